@@ -1,0 +1,319 @@
+/* hubprof hub: the one storage library for profiling data (public C API).
+ * Code outside the hub reads and writes profiles only through this header; it never names a format's files. */
+#ifndef HUBPROF_HUB_H
+#define HUBPROF_HUB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Status: every hub function that can fail returns one of these. ---------------------------- */
+typedef enum hp_status {
+  HP_OK = 0,           /* success */
+  HP_END = 1,          /* a cursor has no more rows (not an error) */
+  HP_ERR_INVALID = -1, /* bad argument: NULL handle, unknown table, struct size too small, bad mode */
+  HP_ERR_NOMEM = -2,   /* out of memory */
+  HP_ERR_IO = -3,      /* a system call failed (open, write, mmap, rename, disk full …); see hp_store_error */
+  HP_ERR_NOT_FOUND = -4,   /* the path does not exist */
+  HP_ERR_FORMAT = -5,      /* not a hubprof store of any known format (foreign file) or unknown format name */
+  HP_ERR_VERSION = -6,     /* a known format, but a version this build cannot read */
+  HP_ERR_CORRUPT = -7,     /* the store is damaged (bad checksum, bad structure); complete parts may be readable */
+  HP_ERR_TRUNCATED = -8,   /* the store ends early; every complete part before the cut is readable */
+  HP_ERR_UNSUPPORTED = -9, /* the operation is not supported by this format or mode (e.g. writing a read store) */
+  HP_ERR_CONSTRAINT = -10, /* the data breaks a rule of the model (duplicate id, dangling reference) */
+} hp_status;
+
+/* A short constant English text for a status ("corrupt data"); never NULL. */
+const char *hp_status_str(hp_status s);
+
+/* ---- Tables of the data model ----------------------------------------------------------------- */
+typedef enum hp_table {
+  HP_TABLE_NODE = 0,
+  HP_TABLE_PROCESS,
+  HP_TABLE_THREAD,
+  HP_TABLE_AGENT,
+  HP_TABLE_QUEUE,
+  HP_TABLE_CODE_OBJECT,
+  HP_TABLE_KERNEL_SYMBOL,
+  HP_TABLE_DISPATCH,
+  HP_TABLE_COUNTER_INFO,
+  HP_TABLE_COUNTER_VALUE,
+  HP_TABLE_REGION,
+  HP_TABLE_METADATA,
+  HP_TABLE_COUNT /* number of tables; not a table */
+} hp_table;
+
+/* Row structs. Every struct begins with `size`, which the caller sets to sizeof(the struct it was
+ * compiled with) before writing or reading, so fields can be added at the end without breaking the ABI.
+ * Ids (`id` and every `*_id`) are chosen by the writer, unique per table within one store, and
+ * never 0 for a present row; 0 in a reference means "none". Merge remaps them.
+ * Strings are UTF-8, never NULL when read (missing = ""); when written, NULL is taken as "".
+ * Strings returned by a cursor stay valid until the next call on that cursor.
+ * Times are nanoseconds on one clock per node (CLOCK_MONOTONIC_RAW for OpenCL on PoCL); 0 = unknown. */
+
+typedef struct hp_node {
+  uint32_t size;
+  uint64_t id;
+  const char *hostname; /* identity of a node together with machine_id */
+  const char *machine_id; /* /etc/machine-id when present */
+  const char *system_name; /* uname sysname, release, version, machine */
+  const char *release;
+  const char *version;
+  const char *machine;
+} hp_node;
+
+typedef struct hp_process {
+  uint32_t size;
+  uint64_t id;
+  uint64_t node_id;
+  int64_t pid;
+  int64_t ppid;
+  int64_t rank; /* MPI rank from the launcher's environment, -1 when none */
+  int64_t start_ns;
+  int64_t end_ns; /* 0 while running or when the process died without saying */
+  const char *command; /* command line, arguments separated by spaces */
+  uint64_t lost_records; /* records the collector could not store (out of space), reported by info/analyze */
+} hp_process;
+
+typedef struct hp_thread {
+  uint32_t size;
+  uint64_t id;
+  uint64_t process_id;
+  int64_t tid;
+  int64_t start_ns;
+  int64_t end_ns;
+  const char *name;
+} hp_thread;
+
+typedef enum hp_agent_type { HP_AGENT_UNKNOWN = 0, HP_AGENT_CPU = 1, HP_AGENT_GPU = 2, HP_AGENT_ACCEL = 3 } hp_agent_type;
+
+typedef struct hp_agent {
+  uint32_t size;
+  uint64_t id;
+  uint64_t node_id;
+  int32_t type;         /* hp_agent_type */
+  int32_t device_index; /* index among the node's devices of its runtime */
+  const char *vendor;
+  const char *name;         /* short device name, e.g. "gfx942" or "cpu-haswell" */
+  const char *product_name; /* marketing name when known */
+  const char *runtime;      /* "OpenCL 3.0 PoCL …", "CUDA 13.0" */
+  int64_t compute_units;
+  int64_t max_clock_mhz;
+  int64_t global_mem_bytes;
+  int64_t local_mem_bytes;
+  int64_t wave_size; /* SIMD width / warp / wavefront size, 0 unknown */
+} hp_agent;
+
+typedef struct hp_queue {
+  uint32_t size;
+  uint64_t id;
+  uint64_t process_id;
+  uint64_t agent_id;
+  const char *name;
+} hp_queue;
+
+typedef struct hp_code_object {
+  uint32_t size;
+  uint64_t id;
+  uint64_t process_id;
+  uint64_t agent_id;
+  const char *uri; /* where the code came from (file, memory://, program hash) */
+  uint64_t load_base;
+  uint64_t load_size;
+} hp_code_object;
+
+typedef struct hp_kernel_symbol {
+  uint32_t size;
+  uint64_t id;
+  uint64_t code_object_id; /* 0 when unknown */
+  const char *name;         /* mangled / runtime name */
+  const char *display_name; /* demangled or shortened name for people */
+  int64_t private_size;     /* static private (scratch) bytes per work-item, 0 unknown */
+  int64_t group_size;       /* static local (LDS/shared) bytes per work-group */
+} hp_kernel_symbol;
+
+typedef struct hp_dispatch {
+  uint32_t size;
+  uint64_t id;          /* row id, unique in the store */
+  uint64_t dispatch_id; /* assigned once by the collector, unique in its process, the same for every replay pass */
+  uint64_t process_id;
+  uint64_t thread_id;
+  uint64_t agent_id;
+  uint64_t queue_id;
+  uint64_t kernel_id;
+  uint32_t grid[3];       /* global work size per dimension (work-items) */
+  uint32_t workgroup[3];  /* local work size per dimension, 0 when the runtime chose */
+  int64_t private_size;   /* dynamic private bytes per work-item */
+  int64_t group_size;     /* dynamic local bytes per work-group */
+  int64_t start_ns;       /* device start */
+  int64_t end_ns;         /* device end */
+  int64_t enqueue_ns;     /* host time of the enqueue call */
+  uint32_t passes;        /* replay passes this dispatch ran (1 = not replayed, 0 = unknown) */
+  uint64_t bytes_accessible; /* bytes the kernel could write (kernel replay), 0 unknown */
+  uint64_t bytes_restored;   /* bytes restored across all later passes (kernel replay) */
+} hp_dispatch;
+
+typedef struct hp_counter_info {
+  uint32_t size;
+  uint64_t id;
+  uint64_t agent_id; /* 0 when the counter is not specific to one agent */
+  const char *name;
+  const char *description;
+  const char *block; /* hardware block, e.g. "SQ", "TCC", "sw" */
+  const char *unit;
+  const char *expression; /* for derived counters; "" for raw */
+} hp_counter_info;
+
+typedef struct hp_counter_value {
+  uint32_t size;
+  uint64_t dispatch_id; /* row id of the dispatch (hp_dispatch.id), not the collector's dispatch id */
+  uint64_t counter_id;
+  uint32_t pass;    /* pass that measured it, 1-based; 0 = not tied to a pass */
+  uint32_t imputed; /* 1 when the value was imputed (multiplexing), not measured */
+  double value;
+} hp_counter_value;
+
+typedef struct hp_region {
+  uint32_t size;
+  uint64_t id;
+  uint64_t process_id;
+  uint64_t thread_id;
+  const char *name;
+  const char *category;
+  int64_t start_ns;
+  int64_t end_ns;
+} hp_region;
+
+typedef struct hp_metadata {
+  uint32_t size;
+  const char *key; /* unique within a store */
+  const char *value;
+} hp_metadata;
+
+/* ---- Table descriptions: let bindings (Python) and generic code walk any row without knowing it. ---- */
+typedef enum hp_col_type {
+  HP_COL_U32 = 1,
+  HP_COL_I32,
+  HP_COL_U64,
+  HP_COL_I64,
+  HP_COL_F64,
+  HP_COL_STR, /* const char * */
+} hp_col_type;
+
+typedef struct hp_column {
+  const char *name; /* e.g. "grid_x" */
+  hp_col_type type;
+  size_t offset; /* offset in the row struct */
+  const char *ref; /* name of the table this column refers to by id, or NULL */
+} hp_column;
+
+typedef struct hp_table_desc {
+  const char *name; /* "dispatch" */
+  hp_table table;
+  size_t row_size; /* sizeof the row struct in this build */
+  size_t ncolumns;
+  const hp_column *columns;
+} hp_table_desc;
+
+/* Description of a table, or NULL when t is not a table. */
+const hp_table_desc *hp_table_describe(hp_table t);
+/* Table by name ("dispatch"), HP_TABLE_COUNT when unknown. */
+hp_table hp_table_from_name(const char *name);
+
+/* ---- Stores ----------------------------------------------------------------------------------- */
+typedef struct hp_store hp_store;   /* opaque: one open store */
+typedef struct hp_cursor hp_cursor; /* opaque: one read cursor over one table */
+
+typedef enum hp_mode {
+  HP_READ = 0,   /* open an existing store */
+  HP_CREATE = 1, /* create a new store; it appears at `path` only when hp_store_close succeeds */
+  HP_CREATE_LIVE = 2, /* create directly at `path`, readable while written and after a crash ("log" only) */
+} hp_mode;
+
+/* Open or create a store. `format` is a format name ("rocpd", "log"), or NULL / "auto" to detect it
+ * when reading (to create, NULL means "rocpd"). On failure returns non-OK and, when `out` is not NULL,
+ * may still set *out to a store whose hp_store_error explains; always close it. */
+hp_status hp_store_open(const char *path, const char *format, hp_mode mode, hp_store **out);
+
+/* Finish and close. For a created store this commits: the output appears at its path (atomic rename
+ * where the format allows) only if every step succeeded; otherwise nothing is left behind.
+ * Returns the first error of the store's life, if any. Accepts NULL. */
+hp_status hp_store_close(hp_store *s);
+
+/* Close a created store without committing: nothing is left at its path. Accepts NULL. */
+void hp_store_abort(hp_store *s);
+
+/* One line naming the file and the problem of the last failure ("x.db: truncated at byte 4096"),
+ * or "" when none. Valid until the next call on the store. */
+const char *hp_store_error(const hp_store *s);
+
+/* Name of the store's format ("rocpd"). */
+const char *hp_store_format(const hp_store *s);
+/* Path given at open. */
+const char *hp_store_path(const hp_store *s);
+
+/* Schema version of the data as stored, e.g. "3.0.4" for rocpd, "1" for log. */
+const char *hp_store_schema_version(const hp_store *s);
+
+/* Write one row. `row` points at the struct matching the table, with `size` set. Thread-safe for
+ * the "log" format (each thread appends on its own, without locks); other formats serialise. */
+hp_status hp_write(hp_store *s, hp_table t, const void *row);
+
+/* Typed conveniences around hp_write. */
+hp_status hp_write_node(hp_store *s, const hp_node *r);
+hp_status hp_write_process(hp_store *s, const hp_process *r);
+hp_status hp_write_thread(hp_store *s, const hp_thread *r);
+hp_status hp_write_agent(hp_store *s, const hp_agent *r);
+hp_status hp_write_queue(hp_store *s, const hp_queue *r);
+hp_status hp_write_code_object(hp_store *s, const hp_code_object *r);
+hp_status hp_write_kernel_symbol(hp_store *s, const hp_kernel_symbol *r);
+hp_status hp_write_dispatch(hp_store *s, const hp_dispatch *r);
+hp_status hp_write_counter_info(hp_store *s, const hp_counter_info *r);
+hp_status hp_write_counter_value(hp_store *s, const hp_counter_value *r);
+hp_status hp_write_region(hp_store *s, const hp_region *r);
+hp_status hp_write_metadata(hp_store *s, const char *key, const char *value);
+
+/* Rows of table t (counts what is readable; for a damaged log, the rows of its complete blocks). */
+hp_status hp_store_count(hp_store *s, hp_table t, uint64_t *n);
+
+/* Read cursors. Rows come in the order they were written (for rocpd: by id). */
+hp_status hp_cursor_open(hp_store *s, hp_table t, hp_cursor **out);
+/* Fill `row` (its `size` set by the caller) with the next row: HP_OK, HP_END, or an error. */
+hp_status hp_cursor_next(hp_cursor *c, void *row);
+void hp_cursor_close(hp_cursor *c);
+
+/* Value of a metadata key, or NULL. The string stays valid until the store is closed. */
+const char *hp_store_metadata(hp_store *s, const char *key);
+
+/* Damage found while reading (a store may be readable up to a point): HP_OK when none, otherwise
+ * the status, and *offset (if not NULL) gets the byte where damage starts. Details in hp_store_error. */
+hp_status hp_store_damage(const hp_store *s, uint64_t *offset);
+
+/* ---- Merge ------------------------------------------------------------------------------------ */
+typedef struct hp_merge_stats {
+  uint32_t size;
+  uint64_t inputs;
+  uint64_t rows_in[HP_TABLE_COUNT];  /* rows read per table */
+  uint64_t rows_out[HP_TABLE_COUNT]; /* rows written per table (after de-duplication) */
+  uint64_t damaged_inputs;           /* inputs read only up to their damage */
+} hp_merge_stats;
+
+/* Merge n stores (any formats) into `out` (an open HP_CREATE store): ids remapped; nodes, agents,
+ * kernels, code objects and counter infos de-duplicated; processes kept apart by node + pid + start;
+ * passes kept apart. Streams: memory depends on the small tables only. Damaged inputs are merged up to
+ * their damage and counted in stats. Errors name the input; `out` is left for the caller to close or abort. */
+hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats);
+
+/* Names of the formats compiled in, NULL-terminated. */
+const char *const *hp_formats(void);
+
+/* Library version string ("0.1.0"). */
+const char *hp_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HUBPROF_HUB_H */

@@ -1,0 +1,359 @@
+/* Hub core: opening, detecting and closing stores, errors, the write and cursor entry points.
+ * It dispatches every format-specific step through hp_format_ops and never knows a file layout itself.
+ * Sections: status texts · errors and temp names · format lookup and detection · open/close · write · read. */
+#define _GNU_SOURCE
+#include "hub_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef HUBPROF_VERSION
+#define HUBPROF_VERSION "0.1.0"
+#endif
+
+const char *hp_version(void) { return HUBPROF_VERSION; }
+
+/* ---- status texts ---- */
+const char *hp_status_str(hp_status s) {
+  switch (s) {
+  case HP_OK: return "success";
+  case HP_END: return "end of rows";
+  case HP_ERR_INVALID: return "invalid argument";
+  case HP_ERR_NOMEM: return "out of memory";
+  case HP_ERR_IO: return "input/output error";
+  case HP_ERR_NOT_FOUND: return "no such file";
+  case HP_ERR_FORMAT: return "not a hubprof store";
+  case HP_ERR_VERSION: return "unsupported version";
+  case HP_ERR_CORRUPT: return "corrupt data";
+  case HP_ERR_TRUNCATED: return "truncated";
+  case HP_ERR_UNSUPPORTED: return "operation not supported";
+  case HP_ERR_CONSTRAINT: return "data breaks a rule of the model";
+  }
+  return "unknown status";
+}
+
+/* ---- errors and temp names ---- */
+static void vset_msg(hp_store *s, const char *fmt, va_list ap) {
+  int n = snprintf(s->error, sizeof s->error, "%s: ", s->path ? s->path : "(store)");
+  if (n < 0 || (size_t)n >= sizeof s->error) return;
+  vsnprintf(s->error + n, sizeof s->error - (size_t)n, fmt, ap);
+}
+
+hp_status hp_set_error(hp_store *s, hp_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vset_msg(s, fmt, ap);
+  va_end(ap);
+  if (s->mode != HP_READ) {
+    hp_status expect = HP_OK;
+    atomic_compare_exchange_strong((_Atomic hp_status *)&s->first_error, &expect, st);
+  }
+  return st;
+}
+
+void hp_set_damage(hp_store *s, hp_status st, uint64_t offset, const char *fmt, ...) {
+  if (s->damage != HP_OK) return; /* the first damage is where it starts */
+  va_list ap;
+  va_start(ap, fmt);
+  vset_msg(s, fmt, ap);
+  va_end(ap);
+  s->damage = st;
+  s->damage_offset = offset;
+}
+
+char *hp_temp_path(const char *path) {
+  static atomic_uint counter;
+  const char *slash = strrchr(path, '/');
+  size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
+  const char *base = slash ? slash + 1 : path;
+  size_t n = strlen(path) + 64;
+  char *t = malloc(n);
+  if (!t) return NULL;
+  snprintf(t, n, "%.*s.%s.tmp.%ld.%u", (int)dirlen, path, base, (long)getpid(), atomic_fetch_add(&counter, 1));
+  return t;
+}
+
+/* ---- format lookup and detection ---- */
+const char *const *hp_formats(void) {
+  static const char *names[16];
+  if (!names[0]) {
+    size_t i = 0;
+    for (; hp_format_table[i] && i < 15; i++) names[i] = hp_format_table[i]->name;
+    names[i] = NULL;
+  }
+  return names;
+}
+
+static const hp_format_ops *find_format(const char *name) {
+  for (size_t i = 0; hp_format_table[i]; i++)
+    if (strcmp(hp_format_table[i]->name, name) == 0) return hp_format_table[i];
+  return NULL;
+}
+
+static hp_status detect(hp_store *s) {
+  struct stat st;
+  if (stat(s->path, &st) != 0) {
+    if (errno == ENOENT) return hp_set_error(s, HP_ERR_NOT_FOUND, "no such file or directory");
+    return hp_set_error(s, HP_ERR_IO, "cannot access: %s", strerror(errno));
+  }
+  unsigned char head[4096];
+  size_t n = 0;
+  if (S_ISREG(st.st_mode)) {
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return hp_set_error(s, HP_ERR_IO, "cannot open: %s", strerror(errno));
+    ssize_t r = read(fd, head, sizeof head);
+    close(fd);
+    if (r < 0) return hp_set_error(s, HP_ERR_IO, "cannot read: %s", strerror(errno));
+    n = (size_t)r;
+    if (n == 0) return hp_set_error(s, HP_ERR_FORMAT, "empty file, not a hubprof store");
+  } else if (!S_ISDIR(st.st_mode)) {
+    return hp_set_error(s, HP_ERR_FORMAT, "not a regular file or directory");
+  }
+  for (size_t i = 0; hp_format_table[i]; i++) {
+    if (hp_format_table[i]->probe(s->path, head, n)) {
+      s->ops = hp_format_table[i];
+      return HP_OK;
+    }
+  }
+  if (S_ISDIR(st.st_mode)) return hp_set_error(s, HP_ERR_FORMAT, "is a directory, not a hubprof store");
+  return hp_set_error(s, HP_ERR_FORMAT, "not a hubprof store (unknown format)");
+}
+
+/* ---- open / close ---- */
+hp_status hp_store_open(const char *path, const char *format, hp_mode mode, hp_store **out) {
+  if (out) *out = NULL;
+  if (!path || !*path || !out || (mode != HP_READ && mode != HP_CREATE && mode != HP_CREATE_LIVE))
+    return HP_ERR_INVALID;
+  hp_store *s = calloc(1, sizeof *s);
+  if (!s) return HP_ERR_NOMEM;
+  s->path = strdup(path);
+  if (!s->path) {
+    free(s);
+    return HP_ERR_NOMEM;
+  }
+  s->mode = mode;
+  pthread_mutex_init(&s->lock, NULL);
+  *out = s;
+  hp_status st;
+  if (format && *format && strcmp(format, "auto") != 0) {
+    s->ops = find_format(format);
+    if (!s->ops) return hp_set_error(s, HP_ERR_FORMAT, "unknown format '%s'", format);
+  } else if (mode != HP_READ) {
+    s->ops = find_format("rocpd");
+    if (!s->ops) s->ops = hp_format_table[0];
+  } else if ((st = detect(s)) != HP_OK) {
+    return st;
+  }
+  if (mode == HP_READ) {
+    st = s->ops->open_read(s);
+  } else {
+    if (mode == HP_CREATE_LIVE && !(s->ops->flags & HP_FMT_LIVE))
+      return hp_set_error(s, HP_ERR_UNSUPPORTED, "format '%s' cannot be written live", s->ops->name);
+    st = s->ops->create(s);
+  }
+  if (st != HP_OK && !s->error[0]) hp_set_error(s, st, "%s", hp_status_str(st));
+  if (st != HP_OK) s->first_error = st;
+  return st;
+}
+
+struct hp_meta_cache {
+  size_t n;
+  char **kv; /* key0, value0, key1, value1, … */
+};
+
+static void free_meta(hp_store *s) {
+  if (!s->meta) return;
+  for (size_t i = 0; i < 2 * s->meta->n; i++) free(s->meta->kv[i]);
+  free(s->meta->kv);
+  free(s->meta);
+  s->meta = NULL;
+}
+
+static void free_store(hp_store *s) {
+  free_meta(s);
+  pthread_mutex_destroy(&s->lock);
+  free(s->schema_version);
+  free(s->path);
+  free(s);
+}
+
+hp_status hp_store_close(hp_store *s) {
+  if (!s) return HP_OK;
+  hp_status st = HP_OK;
+  if (s->mode == HP_READ) {
+    if (s->impl && s->ops) s->ops->close_read(s);
+  } else if (s->impl && s->ops) {
+    if (s->first_error != HP_OK) {
+      s->ops->abort(s);
+      st = s->first_error;
+    } else {
+      st = s->ops->commit(s);
+      if (st != HP_OK) {
+        if (!s->error[0]) hp_set_error(s, st, "cannot commit: %s", hp_status_str(st));
+        s->ops->abort(s);
+      }
+    }
+  } else {
+    st = s->first_error != HP_OK ? s->first_error : HP_ERR_INVALID;
+  }
+  /* keep the message readable for the caller? The store is gone: print nothing, the caller read it before. */
+  free_store(s);
+  return st;
+}
+
+void hp_store_abort(hp_store *s) {
+  if (!s) return;
+  if (s->impl && s->ops) {
+    if (s->mode == HP_READ) s->ops->close_read(s);
+    else s->ops->abort(s);
+  }
+  free_store(s);
+}
+
+const char *hp_store_error(const hp_store *s) { return s ? s->error : "no store"; }
+const char *hp_store_format(const hp_store *s) { return s && s->ops ? s->ops->name : ""; }
+const char *hp_store_path(const hp_store *s) { return s ? s->path : ""; }
+const char *hp_store_schema_version(const hp_store *s) {
+  return s && s->schema_version ? s->schema_version : "";
+}
+
+hp_status hp_store_damage(const hp_store *s, uint64_t *offset) {
+  if (!s) return HP_ERR_INVALID;
+  if (offset) *offset = s->damage_offset;
+  return s->damage;
+}
+
+/* ---- write ---- */
+hp_status hp_write(hp_store *s, hp_table t, const void *row) {
+  if (!s || !row || (unsigned)t >= HP_TABLE_COUNT) return HP_ERR_INVALID;
+  if (s->mode == HP_READ || !s->impl) return HP_ERR_UNSUPPORTED;
+  if (s->first_error != HP_OK) return s->first_error;
+  union {
+    hp_node n;
+    hp_process p;
+    hp_thread th;
+    hp_agent a;
+    hp_queue q;
+    hp_code_object co;
+    hp_kernel_symbol k;
+    hp_dispatch d;
+    hp_counter_info ci;
+    hp_counter_value cv;
+    hp_region r;
+    hp_metadata m;
+  } full;
+  hp_status st = hp_row_import(t, row, &full);
+  if (st != HP_OK) return st;
+  if (s->ops->flags & HP_FMT_THREADSAFE_WRITE) return s->ops->write(s, t, &full);
+  pthread_mutex_lock(&s->lock);
+  st = s->ops->write(s, t, &full);
+  pthread_mutex_unlock(&s->lock);
+  return st;
+}
+
+#define TYPED(fn, T, tab) \
+  hp_status fn(hp_store *s, const T *r) { return hp_write(s, tab, r); }
+TYPED(hp_write_node, hp_node, HP_TABLE_NODE)
+TYPED(hp_write_process, hp_process, HP_TABLE_PROCESS)
+TYPED(hp_write_thread, hp_thread, HP_TABLE_THREAD)
+TYPED(hp_write_agent, hp_agent, HP_TABLE_AGENT)
+TYPED(hp_write_queue, hp_queue, HP_TABLE_QUEUE)
+TYPED(hp_write_code_object, hp_code_object, HP_TABLE_CODE_OBJECT)
+TYPED(hp_write_kernel_symbol, hp_kernel_symbol, HP_TABLE_KERNEL_SYMBOL)
+TYPED(hp_write_dispatch, hp_dispatch, HP_TABLE_DISPATCH)
+TYPED(hp_write_counter_info, hp_counter_info, HP_TABLE_COUNTER_INFO)
+TYPED(hp_write_counter_value, hp_counter_value, HP_TABLE_COUNTER_VALUE)
+TYPED(hp_write_region, hp_region, HP_TABLE_REGION)
+
+hp_status hp_write_metadata(hp_store *s, const char *key, const char *value) {
+  if (!key || !*key) return HP_ERR_INVALID;
+  hp_metadata m = {sizeof m, key, value ? value : ""};
+  return hp_write(s, HP_TABLE_METADATA, &m);
+}
+
+/* ---- read ---- */
+hp_status hp_store_count(hp_store *s, hp_table t, uint64_t *n) {
+  if (!s || !n || (unsigned)t >= HP_TABLE_COUNT) return HP_ERR_INVALID;
+  if (s->mode != HP_READ || !s->impl) return HP_ERR_UNSUPPORTED;
+  return s->ops->count(s, t, n);
+}
+
+hp_status hp_cursor_open(hp_store *s, hp_table t, hp_cursor **out) {
+  if (out) *out = NULL;
+  if (!s || !out || (unsigned)t >= HP_TABLE_COUNT) return HP_ERR_INVALID;
+  if (s->mode != HP_READ || !s->impl) return HP_ERR_UNSUPPORTED;
+  hp_cursor *c = calloc(1, sizeof *c);
+  if (!c) return HP_ERR_NOMEM;
+  c->store = s;
+  c->table = t;
+  hp_status st = s->ops->cursor_open(c);
+  if (st != HP_OK) {
+    free(c);
+    return st;
+  }
+  *out = c;
+  return HP_OK;
+}
+
+hp_status hp_cursor_next(hp_cursor *c, void *row) {
+  if (!c || !row) return HP_ERR_INVALID;
+  uint32_t sz = *(const uint32_t *)row;
+  if (sz < sizeof(uint32_t) + sizeof(uint64_t)) return HP_ERR_INVALID;
+  const hp_table_desc *d = hp_table_describe(c->table);
+  if (sz >= d->row_size) return c->store->ops->cursor_next(c, row); /* fast path: the caller's struct is ours */
+  union {
+    hp_dispatch d;
+    hp_agent a;
+    hp_process p;
+    char any[256];
+  } full;
+  hp_row_init(c->table, &full);
+  hp_status st = c->store->ops->cursor_next(c, &full);
+  if (st != HP_OK) return st;
+  return hp_row_export(c->table, &full, row);
+}
+
+void hp_cursor_close(hp_cursor *c) {
+  if (!c) return;
+  if (c->impl) c->store->ops->cursor_close(c);
+  free(c);
+}
+
+const char *hp_store_metadata(hp_store *s, const char *key) {
+  if (!s || !key || s->mode != HP_READ || !s->impl) return NULL;
+  if (!s->meta) {
+    struct hp_meta_cache *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    s->meta = m;
+    hp_cursor *c;
+    if (hp_cursor_open(s, HP_TABLE_METADATA, &c) == HP_OK) {
+      hp_metadata row = {.size = sizeof row};
+      size_t cap = 0;
+      while (hp_cursor_next(c, &row) == HP_OK) {
+        if (m->n == cap) {
+          cap = cap ? cap * 2 : 16;
+          char **kv = realloc(m->kv, 2 * cap * sizeof *kv);
+          if (!kv) break;
+          m->kv = kv;
+        }
+        m->kv[2 * m->n] = strdup(row.key);
+        m->kv[2 * m->n + 1] = strdup(row.value);
+        if (!m->kv[2 * m->n] || !m->kv[2 * m->n + 1]) {
+          free(m->kv[2 * m->n]);
+          free(m->kv[2 * m->n + 1]);
+          break;
+        }
+        m->n++;
+      }
+      hp_cursor_close(c);
+    }
+  }
+  for (size_t i = s->meta->n; i-- > 0;) /* the last value written for a key wins */
+    if (strcmp(s->meta->kv[2 * i], key) == 0) return s->meta->kv[2 * i + 1];
+  return NULL;
+}

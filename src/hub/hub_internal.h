@@ -1,0 +1,100 @@
+/* Hub internals: the store object and the table of operations every format implements.
+ * Only src/hub/ includes this; each format lives in its own fmt_*.c and is reached only through hp_format_ops. */
+#ifndef HUBPROF_HUB_INTERNAL_H
+#define HUBPROF_HUB_INTERNAL_H
+
+#include "hubprof/hub.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#define HP_ERRMSG_MAX 512
+
+typedef struct hp_format_ops hp_format_ops;
+
+/* The store: common part; a format keeps its own state behind `impl`. */
+struct hp_store {
+  const hp_format_ops *ops;
+  char *path;         /* path given by the user */
+  hp_mode mode;
+  hp_status first_error; /* first failure of a created store: close then aborts */
+  hp_status damage;      /* HP_OK, or what a reader found (truncated/corrupt) */
+  uint64_t damage_offset;
+  char error[HP_ERRMSG_MAX]; /* one line: "<path>: <problem>" */
+  char *schema_version;      /* owned, set by the format */
+  struct hp_meta_cache *meta; /* metadata read lazily by hp_store_metadata */
+  pthread_mutex_t lock;       /* serialises writes for formats without HP_FMT_THREADSAFE_WRITE */
+  void *impl;                /* the format's state */
+};
+
+/* A cursor: common part; formats allocate their own and put the table in. */
+struct hp_cursor {
+  hp_store *store;
+  hp_table table;
+  void *impl;
+};
+
+/* Operations of one format. `size` is sizeof(hp_format_ops) of the build that made it (a version
+ * of the table, as SQLite's VFS does); every function gets the common store. */
+enum {
+  HP_FMT_THREADSAFE_WRITE = 1u << 0, /* write may be called from many threads at once (no hub lock) */
+  HP_FMT_LIVE = 1u << 1,             /* supports HP_CREATE_LIVE */
+};
+
+struct hp_format_ops {
+  size_t size;
+  const char *name;
+  unsigned flags; /* HP_FMT_* */
+  /* Detection: given the path and its first bytes (head, n may be 0 for a directory or empty file),
+   * return 1 when the path is certainly this format. */
+  int (*probe)(const char *path, const unsigned char *head, size_t n);
+  /* Open for reading / create for writing; fill s->impl and s->schema_version. On error set the message
+   * with hp_set_error and return the status (the hub then calls close_read/abort as fitting). */
+  hp_status (*open_read)(hp_store *s);
+  hp_status (*create)(hp_store *s);
+  /* Append one row (row is a full struct of this build, already normalised by the hub: size set to
+   * this build's size, NULL strings replaced by ""). */
+  hp_status (*write)(hp_store *s, hp_table t, const void *row);
+  /* Commit a created store: make it appear at s->path atomically. */
+  hp_status (*commit)(hp_store *s);
+  /* Drop a created store: remove every temporary. */
+  void (*abort)(hp_store *s);
+  /* Release a read store. */
+  void (*close_read)(hp_store *s);
+  hp_status (*count)(hp_store *s, hp_table t, uint64_t *n);
+  /* Cursor: open fills c->impl; next fills a full row struct of this build (strings valid until the
+   * next call); close releases c->impl. */
+  hp_status (*cursor_open)(hp_cursor *c);
+  hp_status (*cursor_next)(hp_cursor *c, void *row);
+  void (*cursor_close)(hp_cursor *c);
+};
+
+extern const hp_format_ops hp_fmt_rocpd;
+extern const hp_format_ops hp_fmt_log;
+
+/* The formats of this build, NULL-terminated (formats.c: all; formats_log.c: log only, for the collector). */
+extern const hp_format_ops *const hp_format_table[];
+
+/* Set s->error to "<path>: <formatted problem>" and return st (also recorded as first_error when
+ * the store is being created). */
+hp_status hp_set_error(hp_store *s, hp_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Record damage found while reading: status, offset and message (the store stays usable). */
+void hp_set_damage(hp_store *s, hp_status st, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Temporary name beside `path` for a store being created ("<dir>/.<base>.tmp.<pid>.<n>"); malloc'd. */
+char *hp_temp_path(const char *path);
+
+/* Zero-fill a row struct of table t and set its size; strings set to "". */
+void hp_row_init(hp_table t, void *row);
+
+/* Copy the caller's row (which may be an older, smaller struct) into a full struct of this build. */
+hp_status hp_row_import(hp_table t, const void *in, void *full);
+/* Copy a full row of this build into the caller's struct, as much as its `size` allows. */
+hp_status hp_row_export(hp_table t, const void *full, void *out);
+
+/* CRC-32C (Castagnoli) over data, continuing from crc (start with 0). */
+uint32_t hp_crc32c(uint32_t crc, const void *data, size_t n);
+
+#endif
