@@ -1,7 +1,6 @@
 /* Hub core: opening, detecting and closing stores, errors, the write and cursor entry points.
  * It dispatches every format-specific step through hp_format_ops and never knows a file layout itself.
  * Sections: status texts · errors and temp names · format lookup and detection · open/close · write · read. */
-#define _GNU_SOURCE
 #include "hub_internal.h"
 
 #include <errno.h>
