@@ -22,7 +22,7 @@ FUZZERS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps demo test test-only check-format format bench fuzz clean san
-all: $(B)/libhubprof.so $(B)/libhubprof.a $(B)/libhubprof_log.a $(B)/hubprof
+all: $(B)/libhubprof.so $(B)/libhubprof.a $(B)/libhubprof_log.a $(B)/hubprof $(B)/examples/gen_logs
 
 $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -61,6 +61,10 @@ $(B)/fuzz/%: tests/fuzz/%.c $(HUB_SRC) $(HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< $(HUB_SRC) -o $@ $(LDLIBS_HUB)
 fuzz: $(addprefix $(B)/fuzz/,$(FUZZERS))
+
+$(B)/examples/%: examples/%.c $(B)/libhubprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
 
 $(B)/bench/%: bench/%.c $(B)/libhubprof.a
 	@mkdir -p $(dir $@)

@@ -9,34 +9,35 @@
 
 static int check_passed, check_failed;
 
-#define CHECK(cond)                                                                  \
-  do {                                                                               \
-    if (cond) {                                                                      \
-      check_passed++;                                                                \
-    } else {                                                                         \
-      check_failed++;                                                                \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);       \
-    }                                                                                \
+#define CHECK(cond)                                                                                          \
+  do {                                                                                                       \
+    if (cond) {                                                                                              \
+      check_passed++;                                                                                        \
+    } else {                                                                                                 \
+      check_failed++;                                                                                        \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                               \
+    }                                                                                                        \
   } while (0)
 
-#define CHECK_MSG(cond, ...)                                                         \
-  do {                                                                               \
-    if (cond) {                                                                      \
-      check_passed++;                                                                \
-    } else {                                                                         \
-      check_failed++;                                                                \
-      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);       \
-      fprintf(stderr, __VA_ARGS__);                                                  \
-      fputc('\n', stderr);                                                           \
-    }                                                                                \
+#define CHECK_MSG(cond, ...)                                                                                 \
+  do {                                                                                                       \
+    if (cond) {                                                                                              \
+      check_passed++;                                                                                        \
+    } else {                                                                                                 \
+      check_failed++;                                                                                        \
+      fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);                               \
+      fprintf(stderr, __VA_ARGS__);                                                                          \
+      fputc('\n', stderr);                                                                                   \
+    }                                                                                                        \
   } while (0)
 
 /* Status check that prints the store's error line when it fails. */
-#define CHECK_OK(st, store) CHECK_MSG((st) == HP_OK, "status %d: %s", (int)(st), (store) ? hp_store_error(store) : "")
+#define CHECK_OK(st, store)                                                                                  \
+  CHECK_MSG((st) == HP_OK, "status %d: %s", (int)(st), (store) ? hp_store_error(store) : "")
 
-#define CHECK_EQ_U64(a, b)                                                           \
-  CHECK_MSG((unsigned long long)(a) == (unsigned long long)(b), "%llu != %llu",      \
-            (unsigned long long)(a), (unsigned long long)(b))
+#define CHECK_EQ_U64(a, b)                                                                                   \
+  CHECK_MSG((unsigned long long)(a) == (unsigned long long)(b), "%llu != %llu", (unsigned long long)(a),     \
+            (unsigned long long)(b))
 
 #define CHECK_STR(a, b) CHECK_MSG(strcmp((a), (b)) == 0, "'%s' != '%s'", (a), (b))
 

@@ -243,6 +243,10 @@ hp_status hp_store_open(const char *path, const char *format, hp_mode mode, hp_s
  * Returns the first error of the store's life, if any. Accepts NULL. */
 hp_status hp_store_close(hp_store *s);
 
+/* Commit a created store now (what hp_store_close does first), keeping the handle so hp_store_error
+ * can explain a failure; hp_store_close then only releases it. */
+hp_status hp_store_commit(hp_store *s);
+
 /* Close a created store without committing: nothing is left at its path. Accepts NULL. */
 void hp_store_abort(hp_store *s);
 

@@ -1,4 +1,5 @@
-/* CRC-32C (Castagnoli) for the log's block checksums: SSE4.2 instruction when the CPU has it, table otherwise. */
+/* CRC-32C (Castagnoli) for the log's block checksums: SSE4.2 instruction when the CPU has it, table
+ * otherwise. */
 #include "hub_internal.h"
 
 #include <string.h>
@@ -9,11 +10,13 @@ static int have_hw = -1;
 static void init_table(void) {
   for (uint32_t i = 0; i < 256; i++) {
     uint32_t c = i;
-    for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    for (int k = 0; k < 8; k++)
+      c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
     table[0][i] = c;
   }
   for (uint32_t i = 0; i < 256; i++)
-    for (int t = 1; t < 8; t++) table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
+    for (int t = 1; t < 8; t++)
+      table[t][i] = (table[t - 1][i] >> 8) ^ table[0][table[t - 1][i] & 0xff];
 }
 
 static uint32_t crc_sw(uint32_t crc, const unsigned char *p, size_t n) {
@@ -27,7 +30,8 @@ static uint32_t crc_sw(uint32_t crc, const unsigned char *p, size_t n) {
     p += 8;
     n -= 8;
   }
-  while (n--) crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xff];
+  while (n--)
+    crc = (crc >> 8) ^ table[0][(crc ^ *p++) & 0xff];
   return crc;
 }
 
@@ -42,7 +46,8 @@ __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uns
     n -= 8;
   }
   uint32_t c32 = (uint32_t)c;
-  while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+  while (n--)
+    c32 = __builtin_ia32_crc32qi(c32, *p++);
   return c32;
 }
 #endif

@@ -1,6 +1,7 @@
 /* Hub core: opening, detecting and closing stores, errors, the write and cursor entry points.
  * It dispatches every format-specific step through hp_format_ops and never knows a file layout itself.
- * Sections: status texts · errors and temp names · format lookup and detection · open/close · write · read. */
+ * Sections: status texts · errors and temp names · format lookup and detection · open/close · write · read.
+ */
 #include "hub_internal.h"
 
 #include <errno.h>
@@ -73,7 +74,8 @@ char *hp_temp_path(const char *path) {
   size_t n = strlen(path) + 64;
   char *t = malloc(n);
   if (!t) return NULL;
-  snprintf(t, n, "%.*s.%s.tmp.%ld.%u", (int)dirlen, path, base, (long)getpid(), atomic_fetch_add(&counter, 1));
+  snprintf(t, n, "%.*s.%s.tmp.%ld.%u", (int)dirlen, path, base, (long)getpid(),
+           atomic_fetch_add(&counter, 1));
   return t;
 }
 
@@ -82,7 +84,8 @@ const char *const *hp_formats(void) {
   static const char *names[16];
   if (!names[0]) {
     size_t i = 0;
-    for (; hp_format_table[i] && i < 15; i++) names[i] = hp_format_table[i]->name;
+    for (; hp_format_table[i] && i < 15; i++)
+      names[i] = hp_format_table[i]->name;
     names[i] = NULL;
   }
   return names;
@@ -167,7 +170,8 @@ struct hp_meta_cache {
 
 static void free_meta(hp_store *s) {
   if (!s->meta) return;
-  for (size_t i = 0; i < 2 * s->meta->n; i++) free(s->meta->kv[i]);
+  for (size_t i = 0; i < 2 * s->meta->n; i++)
+    free(s->meta->kv[i]);
   free(s->meta->kv);
   free(s->meta);
   s->meta = NULL;
@@ -181,26 +185,36 @@ static void free_store(hp_store *s) {
   free(s);
 }
 
+hp_status hp_store_commit(hp_store *s) {
+  if (!s) return HP_ERR_INVALID;
+  if (s->mode == HP_READ) return HP_ERR_UNSUPPORTED;
+  if (!s->impl || !s->ops) return s->first_error != HP_OK ? s->first_error : HP_ERR_INVALID;
+  hp_status st;
+  if (s->first_error != HP_OK) {
+    s->ops->abort(s);
+    st = s->first_error;
+  } else {
+    st = s->ops->commit(s);
+    if (st != HP_OK) {
+      if (!s->error[0]) hp_set_error(s, st, "cannot commit: %s", hp_status_str(st));
+      s->first_error = st;
+      s->ops->abort(s);
+    }
+  }
+  s->impl = NULL; /* commit and abort release the format's state */
+  return st;
+}
+
 hp_status hp_store_close(hp_store *s) {
   if (!s) return HP_OK;
   hp_status st = HP_OK;
   if (s->mode == HP_READ) {
     if (s->impl && s->ops) s->ops->close_read(s);
-  } else if (s->impl && s->ops) {
-    if (s->first_error != HP_OK) {
-      s->ops->abort(s);
-      st = s->first_error;
-    } else {
-      st = s->ops->commit(s);
-      if (st != HP_OK) {
-        if (!s->error[0]) hp_set_error(s, st, "cannot commit: %s", hp_status_str(st));
-        s->ops->abort(s);
-      }
-    }
+  } else if (s->impl) {
+    st = hp_store_commit(s);
   } else {
-    st = s->first_error != HP_OK ? s->first_error : HP_ERR_INVALID;
+    st = s->first_error;
   }
-  /* keep the message readable for the caller? The store is gone: print nothing, the caller read it before. */
   free_store(s);
   return st;
 }
@@ -208,8 +222,11 @@ hp_status hp_store_close(hp_store *s) {
 void hp_store_abort(hp_store *s) {
   if (!s) return;
   if (s->impl && s->ops) {
-    if (s->mode == HP_READ) s->ops->close_read(s);
-    else s->ops->abort(s);
+    if (s->mode == HP_READ)
+      s->ops->close_read(s);
+    else
+      s->ops->abort(s);
+    s->impl = NULL;
   }
   free_store(s);
 }
@@ -255,7 +272,7 @@ hp_status hp_write(hp_store *s, hp_table t, const void *row) {
   return st;
 }
 
-#define TYPED(fn, T, tab) \
+#define TYPED(fn, T, tab)                                                                                    \
   hp_status fn(hp_store *s, const T *r) { return hp_write(s, tab, r); }
 TYPED(hp_write_node, hp_node, HP_TABLE_NODE)
 TYPED(hp_write_process, hp_process, HP_TABLE_PROCESS)
@@ -304,7 +321,8 @@ hp_status hp_cursor_next(hp_cursor *c, void *row) {
   uint32_t sz = *(const uint32_t *)row;
   if (sz < sizeof(uint32_t) + sizeof(uint64_t)) return HP_ERR_INVALID;
   const hp_table_desc *d = hp_table_describe(c->table);
-  if (sz >= d->row_size) return c->store->ops->cursor_next(c, row); /* fast path: the caller's struct is ours */
+  if (sz >= d->row_size)
+    return c->store->ops->cursor_next(c, row); /* fast path: the caller's struct is ours */
   union {
     hp_dispatch d;
     hp_agent a;

@@ -56,7 +56,8 @@ struct hp_format_ops {
   /* Append one row (row is a full struct of this build, already normalised by the hub: size set to
    * this build's size, NULL strings replaced by ""). */
   hp_status (*write)(hp_store *s, hp_table t, const void *row);
-  /* Commit a created store: make it appear at s->path atomically. */
+  /* Commit a created store: make it appear at s->path atomically. Commit and abort both release
+   * everything in s->impl (the hub sets it to NULL after either). */
   hp_status (*commit)(hp_store *s);
   /* Drop a created store: remove every temporary. */
   void (*abort)(hp_store *s);

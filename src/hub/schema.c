@@ -5,26 +5,28 @@
 #include <stddef.h>
 #include <string.h>
 
-#define COL(st, f, ty, ref) {#f, ty, offsetof(st, f), ref}
-#define COLN(st, nm, f, ty) {nm, ty, offsetof(st, f), NULL}
+#define COL(st, f, ty, ref)                                                                                  \
+  { #f, ty, offsetof(st, f), ref }
+#define COLN(st, nm, f, ty)                                                                                  \
+  { nm, ty, offsetof(st, f), NULL }
 
 static const hp_column node_cols[] = {
-    COL(hp_node, id, HP_COL_U64, NULL),           COL(hp_node, hostname, HP_COL_STR, NULL),
-    COL(hp_node, machine_id, HP_COL_STR, NULL),   COL(hp_node, system_name, HP_COL_STR, NULL),
-    COL(hp_node, release, HP_COL_STR, NULL),      COL(hp_node, version, HP_COL_STR, NULL),
+    COL(hp_node, id, HP_COL_U64, NULL),         COL(hp_node, hostname, HP_COL_STR, NULL),
+    COL(hp_node, machine_id, HP_COL_STR, NULL), COL(hp_node, system_name, HP_COL_STR, NULL),
+    COL(hp_node, release, HP_COL_STR, NULL),    COL(hp_node, version, HP_COL_STR, NULL),
     COL(hp_node, machine, HP_COL_STR, NULL),
 };
 static const hp_column process_cols[] = {
-    COL(hp_process, id, HP_COL_U64, NULL),       COL(hp_process, node_id, HP_COL_U64, "node"),
-    COL(hp_process, pid, HP_COL_I64, NULL),      COL(hp_process, ppid, HP_COL_I64, NULL),
-    COL(hp_process, rank, HP_COL_I64, NULL),     COL(hp_process, start_ns, HP_COL_I64, NULL),
-    COL(hp_process, end_ns, HP_COL_I64, NULL),   COL(hp_process, command, HP_COL_STR, NULL),
+    COL(hp_process, id, HP_COL_U64, NULL),           COL(hp_process, node_id, HP_COL_U64, "node"),
+    COL(hp_process, pid, HP_COL_I64, NULL),          COL(hp_process, ppid, HP_COL_I64, NULL),
+    COL(hp_process, rank, HP_COL_I64, NULL),         COL(hp_process, start_ns, HP_COL_I64, NULL),
+    COL(hp_process, end_ns, HP_COL_I64, NULL),       COL(hp_process, command, HP_COL_STR, NULL),
     COL(hp_process, lost_records, HP_COL_U64, NULL),
 };
 static const hp_column thread_cols[] = {
-    COL(hp_thread, id, HP_COL_U64, NULL),       COL(hp_thread, process_id, HP_COL_U64, "process"),
-    COL(hp_thread, tid, HP_COL_I64, NULL),      COL(hp_thread, start_ns, HP_COL_I64, NULL),
-    COL(hp_thread, end_ns, HP_COL_I64, NULL),   COL(hp_thread, name, HP_COL_STR, NULL),
+    COL(hp_thread, id, HP_COL_U64, NULL),     COL(hp_thread, process_id, HP_COL_U64, "process"),
+    COL(hp_thread, tid, HP_COL_I64, NULL),    COL(hp_thread, start_ns, HP_COL_I64, NULL),
+    COL(hp_thread, end_ns, HP_COL_I64, NULL), COL(hp_thread, name, HP_COL_STR, NULL),
 };
 static const hp_column agent_cols[] = {
     COL(hp_agent, id, HP_COL_U64, NULL),
@@ -87,12 +89,9 @@ static const hp_column dispatch_cols[] = {
     COL(hp_dispatch, bytes_restored, HP_COL_U64, NULL),
 };
 static const hp_column counter_info_cols[] = {
-    COL(hp_counter_info, id, HP_COL_U64, NULL),
-    COL(hp_counter_info, agent_id, HP_COL_U64, "agent"),
-    COL(hp_counter_info, name, HP_COL_STR, NULL),
-    COL(hp_counter_info, description, HP_COL_STR, NULL),
-    COL(hp_counter_info, block, HP_COL_STR, NULL),
-    COL(hp_counter_info, unit, HP_COL_STR, NULL),
+    COL(hp_counter_info, id, HP_COL_U64, NULL),         COL(hp_counter_info, agent_id, HP_COL_U64, "agent"),
+    COL(hp_counter_info, name, HP_COL_STR, NULL),       COL(hp_counter_info, description, HP_COL_STR, NULL),
+    COL(hp_counter_info, block, HP_COL_STR, NULL),      COL(hp_counter_info, unit, HP_COL_STR, NULL),
     COL(hp_counter_info, expression, HP_COL_STR, NULL),
 };
 static const hp_column counter_value_cols[] = {
@@ -103,9 +102,12 @@ static const hp_column counter_value_cols[] = {
     COL(hp_counter_value, value, HP_COL_F64, NULL),
 };
 static const hp_column region_cols[] = {
-    COL(hp_region, id, HP_COL_U64, NULL),          COL(hp_region, process_id, HP_COL_U64, "process"),
-    COL(hp_region, thread_id, HP_COL_U64, "thread"), COL(hp_region, name, HP_COL_STR, NULL),
-    COL(hp_region, category, HP_COL_STR, NULL),    COL(hp_region, start_ns, HP_COL_I64, NULL),
+    COL(hp_region, id, HP_COL_U64, NULL),
+    COL(hp_region, process_id, HP_COL_U64, "process"),
+    COL(hp_region, thread_id, HP_COL_U64, "thread"),
+    COL(hp_region, name, HP_COL_STR, NULL),
+    COL(hp_region, category, HP_COL_STR, NULL),
+    COL(hp_region, start_ns, HP_COL_I64, NULL),
     COL(hp_region, end_ns, HP_COL_I64, NULL),
 };
 static const hp_column metadata_cols[] = {
@@ -114,7 +116,8 @@ static const hp_column metadata_cols[] = {
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-#define DESC(nm, T, st, cols) {nm, T, sizeof(st), N(cols), cols}
+#define DESC(nm, T, st, cols)                                                                                \
+  { nm, T, sizeof(st), N(cols), cols }
 
 static const hp_table_desc descs[HP_TABLE_COUNT] = {
     DESC("node", HP_TABLE_NODE, hp_node, node_cols),
@@ -163,7 +166,8 @@ hp_status hp_row_import(hp_table t, const void *in, void *full) {
   const hp_table_desc *d = hp_table_describe(t);
   if (!d || !in) return HP_ERR_INVALID;
   uint32_t sz = *(const uint32_t *)in;
-  if (sz < sizeof(uint32_t) + sizeof(uint64_t)) return HP_ERR_INVALID; /* must hold at least its first field */
+  if (sz < sizeof(uint32_t) + sizeof(uint64_t))
+    return HP_ERR_INVALID; /* must hold at least its first field */
   size_t n = sz < d->row_size ? sz : d->row_size;
   memset(full, 0, d->row_size);
   memcpy(full, in, n);

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what hubprof needs to build, test and demo on Debian 12, only when it is missing:
+# Debian packages with apt-get (as root, or through sudo). Safe to run again.
+set -euo pipefail
+
+debs=(gcc make clang libclang-rt-14-dev libsqlite3-dev sqlite3)
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

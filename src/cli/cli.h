@@ -1,0 +1,31 @@
+/* hubprof CLI: the subcommand table and helpers shared by the one-file-per-subcommand sources. */
+#ifndef HUBPROF_CLI_H
+#define HUBPROF_CLI_H
+
+#include <stdio.h>
+
+/* Exit codes of every subcommand: 0 success, 1 failure (bad input, I/O), 2 usage error. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+typedef struct cli_cmd {
+  const char *name;
+  const char *summary;               /* one line for `hubprof --help` */
+  int (*run)(int argc, char **argv); /* argv[0] is the subcommand name */
+  void (*help)(FILE *out);
+} cli_cmd;
+
+int cmd_info(int argc, char **argv);
+void cmd_info_help(FILE *out);
+int cmd_merge(int argc, char **argv);
+void cmd_merge_help(FILE *out);
+
+/* "hubprof: <message>" on stderr, one line. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "hubprof: warning: <message>" on stderr. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Flush stdout and report a write error (full disk, closed pipe) as a failure, as perf does. */
+int cli_finish_stdout(int rc);
+/* Is `arg` -h or --help? */
+int cli_is_help(const char *arg);
+
+#endif

@@ -1,0 +1,203 @@
+/* `hubprof info STORE`: what a store holds — format, schema version, damage, rows per table,
+ * processes and the time span of its dispatches — as text or JSON. Reads only through the hub. */
+#include "cli.h"
+
+#include "hubprof/hub.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cmd_info_help(FILE *out) {
+  fprintf(out, "usage: hubprof info [--json] STORE\n\n"
+               "Show what a profile store holds: its format and schema version, damage found while\n"
+               "reading (a log cut short by a crash), rows per table, the processes with lost records,\n"
+               "and the time span of its dispatches. Any format is detected automatically.\n\n"
+               "options:\n"
+               "  --json      print one JSON object instead of text\n"
+               "  -h, --help  show this help\n");
+}
+
+typedef struct span {
+  int64_t first, last;
+  uint64_t n;
+} span;
+
+static hp_status dispatch_span(hp_store *s, span *sp) {
+  hp_cursor *c;
+  hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
+  if (st != HP_OK) return st;
+  hp_dispatch d = {.size = sizeof d};
+  memset(sp, 0, sizeof *sp);
+  while ((st = hp_cursor_next(c, &d)) == HP_OK) {
+    int64_t a = d.start_ns ? d.start_ns : d.enqueue_ns, b = d.end_ns ? d.end_ns : a;
+    if (!a) continue;
+    if (!sp->n || a < sp->first) sp->first = a;
+    if (!sp->n || b > sp->last) sp->last = b;
+    sp->n++;
+  }
+  hp_cursor_close(c);
+  return st == HP_END ? HP_OK : st;
+}
+
+static void json_str(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      printf("\\%c", ch);
+    else if (ch < 0x20)
+      printf("\\u%04x", ch);
+    else
+      putchar(ch);
+  }
+  putchar('"');
+}
+
+/* Host name of a node id (small table: looked up by scanning). */
+static void node_name(hp_store *s, uint64_t id, char *out, size_t n) {
+  snprintf(out, n, "?");
+  hp_cursor *c;
+  if (hp_cursor_open(s, HP_TABLE_NODE, &c) != HP_OK) return;
+  hp_node r = {.size = sizeof r};
+  while (hp_cursor_next(c, &r) == HP_OK)
+    if (r.id == id) {
+      snprintf(out, n, "%s", r.hostname);
+      break;
+    }
+  hp_cursor_close(c);
+}
+
+static int print_info(hp_store *s, int json) {
+  uint64_t counts[HP_TABLE_COUNT];
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    hp_status st = hp_store_count(s, (hp_table)t, &counts[t]);
+    if (st != HP_OK) {
+      cli_error("%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
+      return CLI_FAIL;
+    }
+  }
+  span sp;
+  hp_status st = dispatch_span(s, &sp);
+  if (st != HP_OK) {
+    cli_error("%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
+    return CLI_FAIL;
+  }
+  uint64_t dmg_off = 0;
+  hp_status dmg = hp_store_damage(s, &dmg_off);
+
+  if (json) {
+    printf("{\"path\": ");
+    json_str(hp_store_path(s));
+    printf(", \"format\": ");
+    json_str(hp_store_format(s));
+    printf(", \"schema_version\": ");
+    json_str(hp_store_schema_version(s));
+    printf(", \"damage\": ");
+    if (dmg == HP_OK)
+      printf("null");
+    else {
+      printf("{\"status\": ");
+      json_str(hp_status_str(dmg));
+      printf(", \"offset\": %" PRIu64 ", \"message\": ", dmg_off);
+      json_str(hp_store_error(s));
+      printf("}");
+    }
+    printf(", \"rows\": {");
+    for (int t = 0; t < HP_TABLE_COUNT; t++)
+      printf("%s\"%s\": %" PRIu64, t ? ", " : "", hp_table_describe((hp_table)t)->name, counts[t]);
+    printf("}, \"processes\": [");
+  } else {
+    printf("path            %s\n", hp_store_path(s));
+    printf("format          %s\n", hp_store_format(s));
+    printf("schema version  %s\n", hp_store_schema_version(s));
+    if (dmg == HP_OK)
+      printf("damage          none\n");
+    else
+      printf("damage          %s\n", hp_store_error(s));
+    printf("\nrows\n");
+    for (int t = 0; t < HP_TABLE_COUNT; t++)
+      printf("  %-15s %12" PRIu64 "\n", hp_table_describe((hp_table)t)->name, counts[t]);
+    printf("\nprocesses\n  %-8s %-8s %-5s %-16s %-14s %-8s %s\n", "PID", "PPID", "RANK", "HOST",
+           "DURATION(s)", "LOST", "COMMAND");
+  }
+  hp_cursor *c;
+  uint64_t lost = 0;
+  int first = 1;
+  if (hp_cursor_open(s, HP_TABLE_PROCESS, &c) == HP_OK) {
+    hp_process p = {.size = sizeof p};
+    char host[128];
+    while (hp_cursor_next(c, &p) == HP_OK) {
+      node_name(s, p.node_id, host, sizeof host);
+      lost += p.lost_records;
+      double dur = p.end_ns > p.start_ns && p.start_ns ? (double)(p.end_ns - p.start_ns) / 1e9 : -1;
+      if (json) {
+        printf("%s{\"pid\": %" PRId64 ", \"ppid\": %" PRId64 ", \"rank\": %" PRId64 ", \"host\": ",
+               first ? "" : ", ", p.pid, p.ppid, p.rank);
+        json_str(host);
+        printf(", \"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64 ", \"lost_records\": %" PRIu64
+               ", \"command\": ",
+               p.start_ns, p.end_ns, p.lost_records);
+        json_str(p.command);
+        printf("}");
+      } else {
+        char rank[24] = "-", durs[32] = "-";
+        if (p.rank >= 0) snprintf(rank, sizeof rank, "%" PRId64, p.rank);
+        if (dur >= 0) snprintf(durs, sizeof durs, "%.6f", dur);
+        printf("  %-8" PRId64 " %-8" PRId64 " %-5s %-16.16s %-14s %-8" PRIu64 " %s\n", p.pid, p.ppid, rank,
+               host, durs, p.lost_records, p.command);
+      }
+      first = 0;
+    }
+    hp_cursor_close(c);
+  }
+  if (json) {
+    printf("], \"lost_records\": %" PRIu64 ", \"time_span\": ", lost);
+    if (sp.n)
+      printf("{\"first_ns\": %" PRId64 ", \"last_ns\": %" PRId64 "}}\n", sp.first, sp.last);
+    else
+      printf("null}\n");
+  } else {
+    if (first) printf("  (none)\n");
+    if (lost) printf("\nlost records    %" PRIu64 " (the collector ran out of space)\n", lost);
+    if (sp.n)
+      printf("\ntime span       %.6f s (first dispatch at %" PRId64 " ns, last end at %" PRId64 " ns)\n",
+             (double)(sp.last - sp.first) / 1e9, sp.first, sp.last);
+    else
+      printf("\ntime span       no timed dispatches\n");
+  }
+  return CLI_OK;
+}
+
+int cmd_info(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  int json = 0, o;
+  opterr = 0;
+  while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    if (o == 'j')
+      json = 1;
+    else if (o == 'h') {
+      cmd_info_help(stdout);
+      return cli_finish_stdout(CLI_OK);
+    } else {
+      cli_error("info: unknown option '%s' (see 'hubprof info --help')", argv[optind - 1]);
+      return CLI_USAGE;
+    }
+  }
+  if (argc - optind != 1) {
+    cli_error("info: expected one STORE (see 'hubprof info --help')");
+    return CLI_USAGE;
+  }
+  hp_store *s;
+  hp_status st = hp_store_open(argv[optind], NULL, HP_READ, &s);
+  if (st != HP_OK) {
+    cli_error("%s", s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
+    hp_store_abort(s);
+    return CLI_FAIL;
+  }
+  int rc = print_info(s, json);
+  hp_store_close(s);
+  return cli_finish_stdout(rc);
+}

@@ -1,0 +1,146 @@
+/* `hubprof merge IN... -o OUT [--format F]`: merge stores of any format into one through the hub.
+ * The output appears only when everything succeeded (the hub writes a temporary and renames it). */
+#include "cli.h"
+
+#include "hubprof/hub.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void cmd_merge_help(FILE *out) {
+  fprintf(out, "usage: hubprof merge [options] -o OUT IN...\n\n"
+               "Merge profile stores (any mix of formats, detected automatically) into ONE store:\n"
+               "ids are remapped; nodes, agents, kernels, code objects and counters are de-duplicated;\n"
+               "processes stay apart (host + pid + start time); replay passes stay apart.\n"
+               "A log cut short by a crash is merged up to its damage, with a warning.\n\n"
+               "options:\n"
+               "  -o, --output OUT   the merged store (required); it appears only on success\n"
+               "  --format F         format of OUT: ");
+  for (const char *const *f = hp_formats(); *f; f++)
+    fprintf(out, "%s%s", *f, f[1] ? ", " : "");
+  fprintf(out, " (default: rocpd)\n"
+               "  -f, --force        replace OUT if it exists\n"
+               "  --strict           fail instead of warning when an input is damaged\n"
+               "  -q, --quiet        print no summary\n"
+               "  -h, --help         show this help\n");
+}
+
+static int format_known(const char *f) {
+  for (const char *const *p = hp_formats(); *p; p++)
+    if (strcmp(*p, f) == 0) return 1;
+  return 0;
+}
+
+int cmd_merge(int argc, char **argv) {
+  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                       {"format", required_argument, 0, 'F'},
+                                       {"force", no_argument, 0, 'f'},
+                                       {"strict", no_argument, 0, 'S'},
+                                       {"quiet", no_argument, 0, 'q'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  const char *out_path = NULL, *format = "rocpd";
+  int force = 0, strict = 0, quiet = 0, o;
+  opterr = 0;
+  while ((o = getopt_long(argc, argv, "o:fqh", opts, NULL)) != -1) {
+    switch (o) {
+    case 'o': out_path = optarg; break;
+    case 'F': format = optarg; break;
+    case 'f': force = 1; break;
+    case 'S': strict = 1; break;
+    case 'q': quiet = 1; break;
+    case 'h': cmd_merge_help(stdout); return cli_finish_stdout(CLI_OK);
+    case ':': cli_error("merge: option '%s' needs a value", argv[optind - 1]); return CLI_USAGE;
+    default:
+      if (optopt && optopt != '?' && strchr("o", optopt))
+        cli_error("merge: option '-%c' needs a value", optopt);
+      else
+        cli_error("merge: unknown option '%s' (see 'hubprof merge --help')", argv[optind - 1]);
+      return CLI_USAGE;
+    }
+  }
+  if (!out_path) {
+    cli_error("merge: no output given: use -o OUT (see 'hubprof merge --help')");
+    return CLI_USAGE;
+  }
+  if (optind >= argc) {
+    cli_error("merge: no input stores given (see 'hubprof merge --help')");
+    return CLI_USAGE;
+  }
+  if (!format_known(format)) {
+    cli_error("merge: unknown format '%s' (known: %s)", format, "see 'hubprof merge --help'");
+    return CLI_USAGE;
+  }
+  struct stat st_out;
+  if (!force && stat(out_path, &st_out) == 0) {
+    cli_error("%s: already exists (use --force to replace it)", out_path);
+    return CLI_FAIL;
+  }
+  size_t n = (size_t)(argc - optind);
+  hp_store **in = calloc(n, sizeof *in);
+  if (!in) {
+    cli_error("out of memory");
+    return CLI_FAIL;
+  }
+  int rc = CLI_OK;
+  for (size_t i = 0; i < n && rc == CLI_OK; i++) {
+    const char *p = argv[optind + (int)i];
+    if (strcmp(p, out_path) == 0) {
+      cli_error("%s: is both an input and the output", p);
+      rc = CLI_FAIL;
+      break;
+    }
+    hp_status st = hp_store_open(p, NULL, HP_READ, &in[i]);
+    if (st != HP_OK) {
+      cli_error("%s", in[i] && hp_store_error(in[i])[0] ? hp_store_error(in[i]) : hp_status_str(st));
+      rc = CLI_FAIL;
+      break;
+    }
+    if (hp_store_damage(in[i], NULL) != HP_OK) {
+      if (strict) {
+        cli_error("%s", hp_store_error(in[i]));
+        rc = CLI_FAIL;
+      } else {
+        cli_warn("%s (merging what is complete)", hp_store_error(in[i]));
+      }
+    }
+  }
+  hp_store *out = NULL;
+  if (rc == CLI_OK) {
+    hp_status st = hp_store_open(out_path, format, HP_CREATE, &out);
+    if (st != HP_OK) {
+      cli_error("%s", out && hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
+      rc = CLI_FAIL;
+    }
+  }
+  hp_merge_stats stats = {.size = sizeof stats};
+  if (rc == CLI_OK) {
+    hp_status st = hp_merge(out, in, n, &stats);
+    if (st != HP_OK) {
+      cli_error("%s", hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
+      rc = CLI_FAIL;
+    }
+  }
+  if (rc == CLI_OK) {
+    hp_status st = hp_store_commit(out); /* the output appears now */
+    if (st != HP_OK) {
+      cli_error("%s", hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
+      rc = CLI_FAIL;
+    }
+  }
+  hp_store_abort(out); /* after a commit it only releases; otherwise nothing is left at out_path */
+  for (size_t i = 0; i < n; i++)
+    hp_store_close(in[i]);
+  free(in);
+  if (rc == CLI_OK && !quiet)
+    fprintf(stderr,
+            "hubprof: merged %" PRIu64 " stores into %s (%s): %" PRIu64 " processes, %" PRIu64
+            " dispatches, %" PRIu64 " counter values, %" PRIu64 " kernels\n",
+            stats.inputs, out_path, format, stats.rows_out[HP_TABLE_PROCESS],
+            stats.rows_out[HP_TABLE_DISPATCH], stats.rows_out[HP_TABLE_COUNTER_VALUE],
+            stats.rows_out[HP_TABLE_KERNEL_SYMBOL]);
+  return rc;
+}

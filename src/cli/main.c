@@ -1,0 +1,95 @@
+/* hubprof CLI entry point: the table of subcommands, global help and version, dispatch to cmd_*.c. */
+#include "cli.h"
+
+#include "hubprof/hub.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+static const cli_cmd commands[] = {
+    {"info", "show a store's format, schema version, rows per table, processes and time span", cmd_info,
+     cmd_info_help},
+    {"merge", "merge stores of any format into one", cmd_merge, cmd_merge_help},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+void cli_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("hubprof: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("hubprof: warning: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+int cli_finish_stdout(int rc) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    cli_error("cannot write standard output: %s", strerror(errno));
+    return CLI_FAIL;
+  }
+  return rc;
+}
+
+int cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: hubprof <command> [options] [args]\n\n"
+               "hubprof is an open GPU-kernel profiler. Commands:\n");
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\nFormats: ");
+  for (const char *const *f = hp_formats(); *f; f++)
+    fprintf(out, "%s%s", *f, f[1] ? ", " : "\n");
+  fprintf(out, "Run 'hubprof <command> --help' for a command's options.\n");
+}
+
+static const cli_cmd *find(const char *name) {
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    if (strcmp(commands[i].name, name) == 0) return &commands[i];
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_USAGE;
+  }
+  const char *name = argv[1];
+  if (cli_is_help(name)) {
+    usage(stdout);
+    return cli_finish_stdout(CLI_OK);
+  }
+  if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+    printf("hubprof %s\n", hp_version());
+    return cli_finish_stdout(CLI_OK);
+  }
+  if (strcmp(name, "help") == 0) {
+    if (argc < 3) {
+      usage(stdout);
+      return cli_finish_stdout(CLI_OK);
+    }
+    const cli_cmd *c = find(argv[2]);
+    if (!c) {
+      cli_error("unknown command '%s' (see 'hubprof --help')", argv[2]);
+      return CLI_USAGE;
+    }
+    c->help(stdout);
+    return cli_finish_stdout(CLI_OK);
+  }
+  const cli_cmd *c = find(name);
+  if (!c) {
+    cli_error("unknown command '%s' (see 'hubprof --help')", name);
+    return CLI_USAGE;
+  }
+  return c->run(argc - 1, argv + 1);
+}

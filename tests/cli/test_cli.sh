@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# End-to-end tests of `hubprof info` and `hubprof merge` on real files: per-process logs written by
+# build/examples/gen_logs, merged, inspected, queried with sqlite3; and every kind of bad input.
+# usage: test_cli.sh [HUBPROF]   (default build/hubprof)
+set -u
+HP=${1:-build/hubprof}
+GEN=build/examples/gen_logs
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+# expect CODE CMD...: run, keep stdout in $T/out and stderr in $T/err, check the exit code
+expect() {
+  local want=$1
+  shift
+  "$@" >"$T/out" 2>"$T/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got (want $want): $* :: $(head -c 300 "$T/err")"; fi
+}
+# one_line_error PATTERN: stderr is exactly one line and contains PATTERN
+one_line_error() {
+  if [ "$(wc -l <"$T/err")" -eq 1 ] && grep -qF -- "$1" "$T/err"; then ok; else bad "stderr not one line with '$1': $(cat "$T/err")"; fi
+}
+no_leftovers() { # DIR: no temporary files left behind
+  if ls -A "$1" | grep -q '\.tmp\.'; then bad "temporary files left in $1: $(ls -A "$1")"; else ok; fi
+}
+
+# help and usage
+expect 0 "$HP" --help
+grep -q "merge" "$T/out" && grep -q "info" "$T/out" && ok || bad "--help lists no commands"
+expect 0 "$HP" merge --help
+grep -q -- "--format" "$T/out" && ok || bad "merge --help has no --format"
+expect 0 "$HP" info --help
+expect 2 "$HP" nosuchcommand
+one_line_error "unknown command 'nosuchcommand'"
+expect 2 "$HP"
+expect 2 "$HP" info
+expect 2 "$HP" info --bogus x
+one_line_error "unknown option '--bogus'"
+
+# bad inputs for info: missing, empty, foreign, truncated, corrupt
+expect 1 "$HP" info "$T/missing.db"
+one_line_error "$T/missing.db: no such file"
+: >"$T/empty"
+expect 1 "$HP" info "$T/empty"
+one_line_error "$T/empty"
+echo "hello, not a profile" >"$T/text.txt"
+expect 1 "$HP" info "$T/text.txt"
+one_line_error "$T/text.txt: not a hubprof store"
+sqlite3 "$T/plain.db" "create table t(x); insert into t values (1);"
+expect 1 "$HP" info "$T/plain.db"
+one_line_error "$T/plain.db"
+expect 1 "$HP" info "$T"
+one_line_error "$T"
+
+# a real merge: 6 per-process logs with counters in 2 passes
+mkdir -p "$T/logs"
+"$GEN" "$T/logs" 6 500 4 2 || bad "gen_logs failed"
+expect 0 "$HP" merge -o "$T/merged.db" "$T"/logs/*.log
+grep -q "merged 6 stores" "$T/err" && grep -q "3000 dispatches" "$T/err" && ok || bad "merge summary: $(cat "$T/err")"
+[ -f "$T/merged.db" ] && ok || bad "merged.db missing"
+expect 0 "$HP" info "$T/merged.db"
+grep -qE "^format +rocpd" "$T/out" && ok || bad "info format: $(cat "$T/out")"
+grep -qE "dispatch +3000$" "$T/out" && ok || bad "info dispatch rows: $(cat "$T/out")"
+grep -qE "counter_value +12000$" "$T/out" && ok || bad "info counter rows"
+grep -qE "kernel_symbol +8$" "$T/out" && ok || bad "info kernels de-duplicated"
+grep -qE "process +6$" "$T/out" && ok || bad "info processes"
+grep -q "time span" "$T/out" && ok || bad "info time span"
+expect 0 "$HP" info --json "$T/merged.db"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["rows"]["dispatch"]==3000 and len(d["processes"])==6 and d["damage"] is None and d["format"]=="rocpd"' "$T/out" && ok || bad "info --json"
+# ROCm's views answer on the merged data
+calls=$(sqlite3 "$T/merged.db" "select sum(total_calls) from top_kernels;")
+[ "$calls" = "3000" ] && ok || bad "top_kernels total calls $calls"
+pct=$(sqlite3 "$T/merged.db" "select round(sum(percentage)) from top_kernels;")
+[ "$pct" = "100.0" ] && ok || bad "top_kernels percentages sum to $pct"
+ncc=$(sqlite3 "$T/merged.db" "select count(*) from counters_collection;")
+[ "$ncc" = "12000" ] && ok || bad "counters_collection rows $ncc"
+
+# merge again: refuses to replace without --force; --force replaces; log output format
+expect 1 "$HP" merge -o "$T/merged.db" "$T"/logs/*.log
+one_line_error "already exists"
+expect 0 "$HP" merge -f -q -o "$T/merged.db" "$T"/logs/*.log
+[ ! -s "$T/err" ] && ok || bad "--quiet printed: $(cat "$T/err")"
+expect 0 "$HP" merge --format log -o "$T/merged.log" "$T/merged.db" "$T/logs/$(ls "$T/logs" | head -n 1)"
+expect 0 "$HP" info "$T/merged.log"
+grep -qE "dispatch +3500$" "$T/out" && ok || bad "log merge rows: $(cat "$T/out")"
+
+# bad merges leave no output and no temporaries
+expect 1 "$HP" merge -o "$T/out1.db" "$T/logs/"*.log "$T/missing.log"
+one_line_error "$T/missing.log: no such file"
+[ ! -e "$T/out1.db" ] && ok || bad "output left after failed merge"
+no_leftovers "$T"
+expect 1 "$HP" merge -o "$T/out2.db" "$T/text.txt"
+one_line_error "$T/text.txt: not a hubprof store"
+expect 2 "$HP" merge --format nosuch -o "$T/out3.db" "$T"/logs/*.log
+one_line_error "unknown format 'nosuch'"
+expect 2 "$HP" merge "$T"/logs/*.log
+one_line_error "no output"
+expect 2 "$HP" merge -o "$T/out4.db"
+one_line_error "no input"
+expect 1 "$HP" merge -o "$T/no/such/dir/out.db" "$T"/logs/*.log
+one_line_error "$T/no/such/dir/out.db"
+if [ "$(id -u)" -ne 0 ]; then
+  mkdir "$T/ro" && chmod 555 "$T/ro"
+  expect 1 "$HP" merge -o "$T/ro/out.db" "$T"/logs/*.log
+  one_line_error "$T/ro/out.db"
+fi
+
+# a log cut short (as by SIGKILL): merged up to its damage with a warning; --strict refuses
+first=$(ls "$T/logs" | head -n 1)
+cp "$T/logs/$first" "$T/cut.log"
+used=$(python3 -c 'import sys; b=open(sys.argv[1],"rb").read(); print(len(b.rstrip(b"\0")))' "$T/cut.log")
+truncate -s $((used - 100)) "$T/cut.log"
+expect 0 "$HP" info "$T/cut.log"
+grep -qE "^damage +.*truncated" "$T/out" && ok || bad "info shows no damage: $(cat "$T/out")"
+expect 0 "$HP" merge -o "$T/cut.db" "$T/cut.log"
+grep -q "warning: $T/cut.log" "$T/err" && ok || bad "no damage warning: $(cat "$T/err")"
+expect 1 "$HP" merge --strict -o "$T/cut2.db" "$T/cut.log"
+[ ! -e "$T/cut2.db" ] && ok || bad "--strict left an output"
+# truncated and corrupt rocpd files
+head -c 8192 "$T/merged.db" >"$T/trunc.db"
+"$HP" info "$T/trunc.db" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && ok || bad "truncated rocpd: exit $rc"
+one_line_error "$T/trunc.db"
+cp "$T/merged.db" "$T/corrupt.db"
+printf 'garbage!garbage!garbage!' | dd of="$T/corrupt.db" bs=1 seek=4096 conv=notrunc 2>/dev/null
+"$HP" info "$T/corrupt.db" >"$T/out" 2>"$T/err"
+rc=$?
+{ [ $rc -eq 0 ] || [ $rc -eq 1 ]; } && ok || bad "corrupt rocpd crashed: exit $rc"
+[ $rc -eq 0 ] || one_line_error "$T/corrupt.db"
+
+# a closed stdout is reported, not ignored
+if [ -w /dev/full ]; then
+  "$HP" info "$T/merged.db" >/dev/full 2>"$T/err"
+  rc=$?
+  [ $rc -eq 1 ] && ok || bad "write to /dev/full: exit $rc"
+  one_line_error "cannot write standard output"
+fi
+
+echo "test_cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

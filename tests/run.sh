@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Runs every hubprof test: the C tests plain and under ASan/UBSan, the CLI end-to-end tests, and each
+# libFuzzer target briefly. Adds up the "N passed, N failed" lines and prints the total last.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=build
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
+total_pass=0
+total_fail=0
+failed_runs=()
+
+# run NAME CMD...: run one test program, add its closing line to the totals.
+run() {
+  local name=$1
+  shift
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  local line
+  line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+  local p f
+  p=$(printf '%s' "$line" | sed -nE 's/.*[^0-9]?([0-9]+) passed, ([0-9]+) failed.*/\1/p')
+  f=$(printf '%s' "$line" | sed -nE 's/.*[^0-9]?([0-9]+) passed, ([0-9]+) failed.*/\2/p')
+  p=${p:-0}
+  f=${f:-0}
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  total_pass=$((total_pass + p))
+  total_fail=$((total_fail + f))
+  if [ $rc -ne 0 ] || [ "$f" -ne 0 ]; then
+    failed_runs+=("$name")
+    printf '%s\n' "$out" | tail -n 40
+    echo "FAIL $name (exit $rc)"
+  else
+    echo "ok   $name: $p passed"
+  fi
+}
+
+export TMPDIR=${TMPDIR:-/tmp}
+for t in $B/tests/test_*; do
+  [ -x "$t" ] || continue
+  run "$(basename "$t")" "$t"
+done
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for t in $B/san/tests/test_*; do
+  [ -x "$t" ] || continue
+  run "asan+ubsan $(basename "$t")" "$t"
+done
+for t in tests/cli/*.sh; do
+  [ -f "$t" ] || continue
+  run "cli $(basename "$t" .sh)" bash "$t" "$B/san/hubprof"
+done
+unset ASAN_OPTIONS
+for f in $B/fuzz/fuzz_*; do
+  [ -x "$f" ] || continue
+  name=$(basename "$f")
+  corpus=$(mktemp -d)
+  seeds=tests/fuzz/seeds/${name#fuzz_}
+  [ -d "$seeds" ] && cp -r "$seeds"/. "$corpus"/
+  if "$f" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 "$corpus" >"$corpus.log" 2>&1; then
+    echo "ok   fuzz $name: $(grep -c . "$corpus.log") log lines, no crash in ${FUZZ_SECONDS}s"
+    total_pass=$((total_pass + 1))
+  else
+    tail -n 40 "$corpus.log"
+    echo "FAIL fuzz $name"
+    failed_runs+=("fuzz $name")
+    total_fail=$((total_fail + 1))
+  fi
+  rm -rf "$corpus" "$corpus.log"
+done
+
+echo
+[ ${#failed_runs[@]} -eq 0 ] || echo "failed: ${failed_runs[*]}"
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
