@@ -1,0 +1,194 @@
+/* Benchmark: merging many per-process profiles into one rocpd file — hubprof's merge (hp_merge) against
+ * the way ROCm's tools do it (ATTACH each rocpd file, CREATE its tables, INSERT … SELECT, UNION ALL views),
+ * side by side in one run on the same data. Prints one line per variant with time, rows/s and ratio.
+ * usage: bench_merge LOGDIR ROCPDDIR OUTDIR [REPEATS]   (inputs made by examples/gen_logs) */
+#include "hubprof/hub.h"
+
+#include <dirent.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Sorted paths of the files in dir ending with suffix. */
+static char **list_dir(const char *dir, const char *suffix, size_t *n) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    perror(dir);
+    exit(1);
+  }
+  char **v = NULL;
+  size_t cap = 0;
+  *n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    size_t l = strlen(e->d_name), sl = strlen(suffix);
+    if (l <= sl || strcmp(e->d_name + l - sl, suffix) != 0) continue;
+    if (*n == cap) v = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof *v);
+    size_t pl = strlen(dir) + l + 2;
+    v[*n] = malloc(pl);
+    snprintf(v[(*n)++], pl, "%s/%s", dir, e->d_name);
+  }
+  closedir(d);
+  qsort(v, *n, sizeof *v, cmp_str);
+  return v;
+}
+
+static long long file_size(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* hubprof: hp_merge of all inputs into one store of `format`. Returns seconds, fills dispatch rows. */
+static double hub_merge(char **in_paths, size_t n, const char *out, const char *format,
+                        unsigned long long *rows) {
+  unlink(out);
+  double t0 = now();
+  hp_store **in = calloc(n, sizeof *in), *o;
+  for (size_t i = 0; i < n; i++)
+    if (hp_store_open(in_paths[i], NULL, HP_READ, &in[i]) != HP_OK) {
+      fprintf(stderr, "bench_merge: %s\n", hp_store_error(in[i]));
+      exit(1);
+    }
+  if (hp_store_open(out, format, HP_CREATE, &o) != HP_OK) {
+    fprintf(stderr, "bench_merge: %s\n", hp_store_error(o));
+    exit(1);
+  }
+  hp_merge_stats st = {.size = sizeof st};
+  if (hp_merge(o, in, n, &st) != HP_OK || hp_store_commit(o) != HP_OK) {
+    fprintf(stderr, "bench_merge: %s\n", hp_store_error(o));
+    exit(1);
+  }
+  hp_store_close(o);
+  for (size_t i = 0; i < n; i++)
+    hp_store_close(in[i]);
+  free(in);
+  *rows = st.rows_out[HP_TABLE_DISPATCH] + st.rows_out[HP_TABLE_COUNTER_VALUE];
+  return now() - t0;
+}
+
+static void exec_sql(sqlite3 *db, const char *sql) {
+  char *err = NULL;
+  if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK) {
+    fprintf(stderr, "bench_merge: sql error: %s\n  in: %.200s\n", err, sql);
+    exit(1);
+  }
+}
+
+/* ROCm's way (rocpd merge): ATTACH each file, create its uniquely named tables in the destination,
+ * copy every table with INSERT … SELECT, DETACH; at the end one UNION ALL view per base name.
+ * Pragmas as ROCm's merge sets them (WAL, synchronous NORMAL, foreign keys off). */
+static double attach_merge(char **in_paths, size_t n, const char *out) {
+  unlink(out);
+  char wal[4096];
+  snprintf(wal, sizeof wal, "%s-wal", out);
+  unlink(wal);
+  double t0 = now();
+  sqlite3 *db;
+  if (sqlite3_open(out, &db) != SQLITE_OK) exit(1);
+  exec_sql(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;");
+  char sql[8192];
+  for (size_t i = 0; i < n; i++) {
+    sqlite3_stmt *st;
+    snprintf(sql, sizeof sql, "ATTACH DATABASE '%s' AS src", in_paths[i]);
+    exec_sql(db, sql);
+    exec_sql(db, "BEGIN");
+    if (sqlite3_prepare_v2(
+            db, "SELECT name, sql FROM src.sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'", -1,
+            &st, NULL) != SQLITE_OK)
+      exit(1);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const char *name = (const char *)sqlite3_column_text(st, 0),
+                 *create = (const char *)sqlite3_column_text(st, 1);
+      if (!create) continue;
+      exec_sql(db, create);
+      snprintf(sql, sizeof sql, "INSERT INTO main.\"%s\" SELECT * FROM src.\"%s\"", name, name);
+      exec_sql(db, sql);
+    }
+    sqlite3_finalize(st);
+    exec_sql(db, "COMMIT");
+    exec_sql(db, "DETACH DATABASE src");
+  }
+  /* UNION ALL views over the per-file tables, as ROCm's merge builds them */
+  const char *bases[] = {
+      "rocpd_kernel_dispatch",    "rocpd_event",      "rocpd_pmc_event",    "rocpd_string",
+      "rocpd_info_kernel_symbol", "rocpd_info_agent", "rocpd_info_process", "rocpd_info_thread"};
+  for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
+    sqlite3_stmt *st;
+    snprintf(sql, sizeof sql,
+             "SELECT group_concat('SELECT * FROM \"' || name || '\"', ' UNION ALL ') FROM sqlite_master "
+             "WHERE type='table' AND name LIKE '%s^_%%' ESCAPE '^'",
+             bases[b]);
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) exit(1);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+      char *u = sqlite3_mprintf("CREATE VIEW \"merged_%s\" AS %s", bases[b], sqlite3_column_text(st, 0));
+      exec_sql(db, u);
+      sqlite3_free(u);
+    }
+    sqlite3_finalize(st);
+  }
+  exec_sql(db, "PRAGMA wal_checkpoint(TRUNCATE)");
+  sqlite3_close(db);
+  return now() - t0;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  return v[n / 2];
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: bench_merge LOGDIR ROCPDDIR OUTDIR [REPEATS]\n");
+    return 2;
+  }
+  int reps = argc > 4 ? atoi(argv[4]) : 3;
+  if (reps < 1 || reps > 15) reps = 3;
+  size_t nlog, ndb;
+  char **logs = list_dir(argv[1], ".log", &nlog), **dbs = list_dir(argv[2], ".db", &ndb);
+  char out[4096];
+  double t_hub_log[15], t_hub_db[15], t_attach[15];
+  unsigned long long rows = 0, rows_db = 0;
+  for (int r = 0; r < reps; r++) { /* interleaved, so a noisy moment hits every variant alike */
+    snprintf(out, sizeof out, "%s/attach.db", argv[3]);
+    t_attach[r] = attach_merge(dbs, ndb, out);
+    snprintf(out, sizeof out, "%s/hub-from-logs.db", argv[3]);
+    t_hub_log[r] = hub_merge(logs, nlog, out, "rocpd", &rows);
+    snprintf(out, sizeof out, "%s/hub-from-rocpd.db", argv[3]);
+    t_hub_db[r] = hub_merge(dbs, ndb, out, "rocpd", &rows_db);
+  }
+  double a = median(t_attach, reps), hl = median(t_hub_log, reps), hd = median(t_hub_db, reps);
+  long long in_log = 0, in_db = 0;
+  for (size_t i = 0; i < nlog; i++)
+    in_log += file_size(logs[i]);
+  for (size_t i = 0; i < ndb; i++)
+    in_db += file_size(dbs[i]);
+  printf("inputs: %zu logs (%.1f MB), %zu rocpd files (%.1f MB); %llu dispatch+counter rows; median of %d "
+         "runs\n",
+         nlog, in_log / 1e6, ndb, in_db / 1e6, rows, reps);
+  printf("%-44s %8.3f s %12.0f rows/s  1.00x\n", "ROCm way: ATTACH + INSERT..SELECT (rocpd in)", a, rows / a);
+  printf("%-44s %8.3f s %12.0f rows/s  %.2fx\n", "hubprof merge: logs -> rocpd", hl, rows / hl, a / hl);
+  printf("%-44s %8.3f s %12.0f rows/s  %.2fx\n", "hubprof merge: rocpd -> rocpd", hd, rows_db / hd, a / hd);
+  snprintf(out, sizeof out, "%s/attach.db", argv[3]);
+  long long sa = file_size(out);
+  snprintf(out, sizeof out, "%s/hub-from-logs.db", argv[3]);
+  long long sh = file_size(out);
+  printf("output size: ATTACH way %.1f MB, hubprof %.1f MB\n", sa / 1e6, sh / 1e6);
+  return 0;
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# `make bench`: runs every benchmark side by side with its baseline and prints the figures that go into
+# docs/benchmarks.md. Scratch data goes to BENCH_DIR (default: a temporary folder, removed after).
+# BENCH_FILES / BENCH_DISPATCHES size the merge benchmark (default 64 × 100000, the issue's figure).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=build
+dir=${BENCH_DIR:-$(mktemp -d)}
+keep=${BENCH_DIR:+1}
+trap '[ -n "$keep" ] || rm -rf "$dir"' EXIT
+files=${BENCH_FILES:-64}
+disp=${BENCH_DISPATCHES:-100000}
+echo "== machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)"
+echo
+echo "== write rate and bytes per row (bench/bench_write.c, 2M rows each)"
+"$B/bench/bench_write" "$dir" "${BENCH_ROWS:-2000000}"
+echo
+echo "== merge: $files per-process profiles x $disp dispatches (bench/bench_merge.c)"
+mkdir -p "$dir/logs" "$dir/rocpd" "$dir/out"
+"$B/examples/gen_logs" "$dir/logs" "$files" "$disp"
+"$B/examples/gen_logs" "$dir/rocpd" "$files" "$disp" 0 1 rocpd
+"$B/bench/bench_merge" "$dir/logs" "$dir/rocpd" "$dir/out" "${BENCH_REPEATS:-3}"
