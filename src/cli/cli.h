@@ -18,6 +18,10 @@ int cmd_info(int argc, char **argv);
 void cmd_info_help(FILE *out);
 int cmd_merge(int argc, char **argv);
 void cmd_merge_help(FILE *out);
+int cmd_trace(int argc, char **argv);
+void cmd_trace_help(FILE *out);
+int cmd_analyze(int argc, char **argv);
+void cmd_analyze_help(FILE *out);
 
 /* "hubprof: <message>" on stderr, one line. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

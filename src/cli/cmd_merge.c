@@ -45,7 +45,7 @@ int cmd_merge(int argc, char **argv) {
   const char *out_path = NULL, *format = "rocpd";
   int force = 0, strict = 0, quiet = 0, o;
   opterr = 0;
-  while ((o = getopt_long(argc, argv, "o:fqh", opts, NULL)) != -1) {
+  while ((o = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
     switch (o) {
     case 'o': out_path = optarg; break;
     case 'F': format = optarg; break;
@@ -55,10 +55,7 @@ int cmd_merge(int argc, char **argv) {
     case 'h': cmd_merge_help(stdout); return cli_finish_stdout(CLI_OK);
     case ':': cli_error("merge: option '%s' needs a value", argv[optind - 1]); return CLI_USAGE;
     default:
-      if (optopt && optopt != '?' && strchr("o", optopt))
-        cli_error("merge: option '-%c' needs a value", optopt);
-      else
-        cli_error("merge: unknown option '%s' (see 'hubprof merge --help')", argv[optind - 1]);
+      cli_error("merge: unknown option '%s' (see 'hubprof merge --help')", argv[optind - 1]);
       return CLI_USAGE;
     }
   }

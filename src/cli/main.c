@@ -8,6 +8,8 @@
 #include <string.h>
 
 static const cli_cmd commands[] = {
+    {"trace", "run an application and record a lite kernel trace (no counters)", cmd_trace, cmd_trace_help},
+    {"analyze", "top kernels per device: calls, device time, share", cmd_analyze, cmd_analyze_help},
     {"info", "show a store's format, schema version, rows per table, processes and time span", cmd_info,
      cmd_info_help},
     {"merge", "merge stores of any format into one", cmd_merge, cmd_merge_help},
