@@ -1,0 +1,1354 @@
+/* The "log" format: the crash-safe, append-only file an instrumented process writes while it runs
+ * (layout in docs/formats/log.md). Its append path must never block, never allocate in steady state,
+ * never change errno and never crash the host: a full disk or a failed mmap becomes counted losses.
+ * Sections: layout · encoding · table info · registry (thread caches, fork, thread exit) · writer ·
+ * create/commit/abort · reader (header, scan, small tables) · cursors · extras · ops table. */
+#include "fmt_log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- layout ---- */
+#define LOG_MAGIC "HUBPLOG\0"
+#define LOG_VERSION 1u
+#define LOG_HEADER_SIZE 4096u
+#define HDR_CRC_OFF 128u      /* header CRC-32C of bytes [0, 128) */
+#define HDR_FIXED 132u        /* bytes of the header this version defines */
+#define BLK_MAGIC 0x4B4C4248u /* "HBLK" as little-endian bytes */
+#define BLK_HDR 16u           /* u32 magic, u32 payload length, u32 records, u32 crc32c */
+#define REC_LOST 64u          /* record type of a LOST record; tables are 1 + hp_table */
+#define LOST_REC_MAX 22u      /* type, length, two varints */
+#define LOST_RESERVE 64u      /* chunk tail kept free for one LOST block */
+#define MIN_CHUNK (64u << 10)
+#define MAX_CHUNK (1u << 30)
+#define MAX_COLS 32
+
+static uint64_t g_chunk_size = 1u << 20;
+static uint32_t g_block_target = 16u << 10;
+
+/* ---- encoding: little-endian words, LEB128 varints, zigzag ---- */
+static inline uint32_t get_le32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t get_le64(const unsigned char *p) {
+  return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+static inline void put_le32(unsigned char *p, uint32_t v) {
+  p[0] = (unsigned char)v;
+  p[1] = (unsigned char)(v >> 8);
+  p[2] = (unsigned char)(v >> 16);
+  p[3] = (unsigned char)(v >> 24);
+}
+static inline void put_le64(unsigned char *p, uint64_t v) {
+  put_le32(p, (uint32_t)v);
+  put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline unsigned char *put_varint(unsigned char *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (unsigned char)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (unsigned char)v;
+  return p;
+}
+
+/* v in exactly n bytes (n at least its varint size): non-minimal LEB128, which every reader accepts. */
+static inline void put_varint_n(unsigned char *p, uint64_t v, unsigned n) {
+  for (unsigned i = 0; i + 1 < n; i++) {
+    *p++ = (unsigned char)(v | 0x80);
+    v >>= 7;
+  }
+  *p = (unsigned char)v;
+}
+
+static inline unsigned varint_len(uint64_t v) {
+  unsigned n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    n++;
+  }
+  return n;
+}
+
+static inline int get_varint(const unsigned char **pp, const unsigned char *end, uint64_t *out) {
+  const unsigned char *p = *pp;
+  uint64_t v = 0;
+  for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
+    unsigned char b = *p++;
+    v |= (uint64_t)(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *pp = p;
+      *out = v;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static inline uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t unzigzag(uint64_t u) { return (int64_t)((u >> 1) ^ (~(u & 1) + 1)); }
+
+static inline uint64_t align8(uint64_t x) { return (x + 7) & ~(uint64_t)7; }
+static inline unsigned char *align8p(unsigned char *p) { return (unsigned char *)align8((uintptr_t)p); }
+
+/* ---- table info: derived once from the generic descriptions ---- */
+typedef struct tinfo {
+  const hp_table_desc *d;
+  size_t bound;  /* largest payload without string bytes (seq, varints, doubles, string lengths) */
+  int small;     /* rows replace earlier rows with the same key; the payload starts with a sequence */
+  unsigned nstr; /* string columns */
+  size_t stroff[MAX_COLS]; /* their offsets in the row */
+} tinfo;
+
+static tinfo g_ti[HP_TABLE_COUNT];
+static pthread_once_t g_ti_once = PTHREAD_ONCE_INIT;
+
+static int table_is_small(hp_table t) {
+  return t != HP_TABLE_DISPATCH && t != HP_TABLE_COUNTER_VALUE && t != HP_TABLE_REGION;
+}
+
+static void ti_init(void) {
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    tinfo *ti = &g_ti[t];
+    ti->d = hp_table_describe((hp_table)t);
+    ti->small = table_is_small((hp_table)t);
+    ti->bound = ti->small ? 10 : 0;
+    for (size_t i = 0; i < ti->d->ncolumns && i < MAX_COLS; i++) {
+      const hp_column *c = &ti->d->columns[i];
+      switch (c->type) {
+      case HP_COL_U32:
+      case HP_COL_I32: ti->bound += 10; break; /* I32 is zigzagged as 64 bits */
+      case HP_COL_U64:
+      case HP_COL_I64: ti->bound += 10; break;
+      case HP_COL_F64: ti->bound += 8; break;
+      case HP_COL_STR:
+        ti->bound += 10;
+        ti->stroff[ti->nstr++] = c->offset;
+        break;
+      }
+    }
+  }
+}
+
+/* ---- registry: live stores, thread caches, fork and thread exit ---- */
+typedef struct lw lw;
+typedef struct log_w log_w;
+
+/* One thread's writer. Only its owner thread touches it, except under the store lock when the owner
+ * is gone (thread exit, close). */
+struct lw {
+  unsigned char *pos;   /* where the next record goes */
+  unsigned char *soft;  /* end of room for records in the open block (== pos when none is open) */
+  unsigned char *blk;   /* header of the open block, NULL when none */
+  uint32_t nrec;        /* records in the open block */
+  unsigned char *chunk; /* mapping of the current chunk, NULL when none */
+  unsigned char *limit; /* chunk end minus LOST_RESERVE: ordinary blocks end before it */
+  uint64_t chunk_off;   /* file offset of the chunk */
+  uint64_t lost;        /* records lost and not yet written as a LOST record */
+  uint64_t retry_at;    /* after a failure, try for a new chunk again when lost reaches this */
+  uint32_t backoff;
+  int64_t pending; /* chunk index claimed whose allocation failed (retried first), -1 none */
+  pthread_t owner;
+  int in_use; /* owned by a live thread (else free for the next new thread) */
+  lw *next;
+};
+
+/* A log being written. */
+struct log_w {
+  uint64_t gen;   /* unique per store in this process: thread caches compare it */
+  unsigned epoch; /* fork epoch at creation: a forked child must not write */
+  int fd;
+  uint32_t header_size;
+  uint32_t target; /* target block payload */
+  uint64_t chunk_size;
+  pid_t pid;
+  char *tmp;            /* temporary path (HP_CREATE until commit) */
+  pthread_mutex_t lock; /* the writer list and slow paths */
+  lw *writers;
+  log_w *gnext;                             /* registry of live stores */
+  _Alignas(64) _Atomic uint64_t next_chunk; /* chunk counter */
+  _Alignas(64) _Atomic uint64_t seq;        /* order of small-table rows */
+  _Atomic uint64_t process_id;              /* last process row written: owner of LOST records */
+  _Atomic uint64_t lost_total;              /* records lost so far */
+  _Atomic uint64_t orphan_lost;             /* lost without a writer (no memory) */
+};
+
+typedef struct tls_ent {
+  log_w *L;
+  uint64_t gen;
+  lw *w;
+} tls_ent;
+
+#define TLS_N 4
+static __thread tls_ent t_cache[TLS_N];
+static __thread unsigned t_next;
+static __thread int t_keyed;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* g_live; taken before a store's lock */
+static log_w *g_live;
+static _Atomic uint64_t g_gen;
+static _Atomic unsigned g_epoch;
+static pthread_key_t g_key;
+static int g_key_ok;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static unsigned char g_nowhere[8]; /* pos and soft of a writer without a block: no room */
+
+static void flush_writer(log_w *L, lw *w);
+
+/* Thread exit: commit this thread's open blocks and hand its writers to the next new thread. */
+static void thread_exit(void *unused) {
+  (void)unused;
+  int saved = errno;
+  pthread_mutex_lock(&g_lock);
+  unsigned ep = atomic_load(&g_epoch);
+  for (int i = 0; i < TLS_N; i++) {
+    tls_ent *e = &t_cache[i];
+    if (!e->L) continue;
+    for (log_w *L = g_live; L; L = L->gnext) {
+      if (L == e->L && L->gen == e->gen && L->epoch == ep) {
+        pthread_mutex_lock(&L->lock);
+        flush_writer(L, e->w);
+        e->w->in_use = 0;
+        pthread_mutex_unlock(&L->lock);
+        break;
+      }
+    }
+    memset(e, 0, sizeof *e);
+  }
+  t_keyed = 0;
+  pthread_mutex_unlock(&g_lock);
+  errno = saved;
+}
+
+/* In a forked child every log of the parent is foreign: its mappings are shared with the parent. */
+static void fork_child(void) {
+  g_live = NULL;
+  pthread_mutex_init(&g_lock, NULL);
+  atomic_fetch_add(&g_epoch, 1);
+}
+
+static void global_init(void) {
+  g_key_ok = pthread_key_create(&g_key, thread_exit) == 0;
+  pthread_atfork(NULL, NULL, fork_child);
+  pthread_once(&g_ti_once, ti_init);
+}
+
+static void registry_add(log_w *L) {
+  pthread_mutex_lock(&g_lock);
+  L->gnext = g_live;
+  g_live = L;
+  pthread_mutex_unlock(&g_lock);
+}
+
+static void registry_remove(log_w *L) {
+  pthread_mutex_lock(&g_lock);
+  for (log_w **pp = &g_live; *pp; pp = &(*pp)->gnext) {
+    if (*pp == L) {
+      *pp = L->gnext;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_lock);
+}
+
+static int forked(const log_w *L) { return L->epoch != atomic_load_explicit(&g_epoch, memory_order_relaxed); }
+
+static void cache_put(log_w *L, lw *w) {
+  int slot = -1;
+  for (int i = 0; i < TLS_N && slot < 0; i++)
+    if (t_cache[i].L == L) slot = i; /* a stale entry of a closed store at the same address */
+  for (int i = 0; i < TLS_N && slot < 0; i++)
+    if (!t_cache[i].L) slot = i;
+  if (slot < 0) slot = (int)(t_next++ % TLS_N); /* the evicted writer stays owned: found again by owner */
+  t_cache[slot] = (tls_ent){L, L->gen, w};
+  if (!t_keyed && g_key_ok) {
+    pthread_setspecific(g_key, (void *)1);
+    t_keyed = 1;
+  }
+}
+
+static inline lw *cache_get(const log_w *L) {
+  for (int i = 0; i < TLS_N; i++)
+    if (t_cache[i].L == L && t_cache[i].gen == L->gen) return t_cache[i].w;
+  return NULL;
+}
+
+/* First write of a thread to a store (slow path, under the store lock). */
+static lw *writer_get(log_w *L) {
+  int saved = errno;
+  pthread_t self = pthread_self();
+  pthread_mutex_lock(&L->lock);
+  lw *w = NULL, *spare = NULL;
+  for (lw *x = L->writers; x; x = x->next) {
+    if (x->in_use && pthread_equal(x->owner, self)) {
+      w = x;
+      break;
+    }
+    if (!x->in_use && !spare) spare = x;
+  }
+  if (!w) w = spare;
+  if (!w && (w = calloc(1, sizeof *w)) != NULL) {
+    w->pos = w->soft = g_nowhere;
+    w->pending = -1;
+    w->next = L->writers;
+    L->writers = w;
+  }
+  if (w) {
+    w->in_use = 1;
+    w->owner = self;
+  }
+  pthread_mutex_unlock(&L->lock);
+  if (w) cache_put(L, w);
+  errno = saved;
+  return w;
+}
+
+/* ---- writer: chunks, blocks, records ---- */
+static void commit_block(lw *w) {
+  unsigned char *b = w->blk;
+  if (!b) return;
+  w->blk = NULL;
+  if (w->nrec == 0) { /* nothing in it: give the space back */
+    w->pos = w->soft = b;
+    return;
+  }
+  uint32_t len = (uint32_t)(w->pos - b - BLK_HDR);
+  put_le32(b + 4, len);
+  put_le32(b + 8, w->nrec);
+  uint32_t crc = hp_crc32c(0, b + 4, 8);
+  crc = hp_crc32c(crc, b + BLK_HDR, len);
+  put_le32(b + 12, crc);
+  unsigned char m[4];
+  uint32_t mv;
+  put_le32(m, BLK_MAGIC);
+  memcpy(&mv, m, 4);
+  __atomic_store_n((uint32_t *)(void *)b, mv, __ATOMIC_RELEASE); /* the block is valid from here on */
+  w->nrec = 0;
+  w->soft = w->pos;
+}
+
+static void open_block(log_w *L, lw *w, unsigned char *b, size_t need, unsigned char *end) {
+  w->blk = b;
+  w->nrec = 0;
+  w->pos = b + BLK_HDR;
+  size_t room = L->target > need ? L->target : need;
+  size_t avail = (size_t)(end - w->pos);
+  w->soft = w->pos + (room < avail ? room : avail);
+}
+
+static unsigned char *put_lost(unsigned char *p, uint64_t process_id, uint64_t count) {
+  *p++ = REC_LOST;
+  unsigned char *lp = p++;
+  p = put_varint(put_varint(p, process_id), count);
+  *lp = (unsigned char)(p - lp - 1);
+  return p;
+}
+
+/* Write `count` lost records as a LOST block in what is left of w's chunk (the reserve included). */
+static int place_lost(log_w *L, lw *w, uint64_t count) {
+  if (!w->chunk || count == 0) return w->chunk != NULL;
+  commit_block(w);
+  unsigned char *b = align8p(w->pos), *end = w->chunk + L->chunk_size;
+  if (b >= end || (size_t)(end - b) < BLK_HDR + LOST_REC_MAX) return 0;
+  w->blk = b;
+  w->pos = put_lost(b + BLK_HDR, atomic_load_explicit(&L->process_id, memory_order_relaxed), count);
+  w->nrec = 1;
+  commit_block(w);
+  return 1;
+}
+
+/* Leave w's chunk: give its unused tail back to the file system (it reads as zeros) and unmap it. */
+static void leave_chunk(log_w *L, lw *w) {
+  if (!w->chunk) return;
+  uint64_t used = align8((uint64_t)(w->pos - w->chunk));
+  if (w->pos == g_nowhere) used = 0;
+  uint64_t keep = (used + 4095) & ~(uint64_t)4095;
+  if (keep < L->chunk_size)
+    fallocate(L->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(w->chunk_off + keep),
+              (off_t)(L->chunk_size - keep));
+  munmap(w->chunk, L->chunk_size);
+  w->chunk = w->limit = NULL;
+  w->pos = w->soft = g_nowhere;
+  w->blk = NULL;
+}
+
+/* Claim, allocate and map a new chunk for w. Allocation (not a sparse file) means a full disk fails
+ * here, as a counted loss, instead of as SIGBUS when a page is first written. */
+static int new_chunk(log_w *L, lw *w) {
+  uint64_t idx = w->pending >= 0 ? (uint64_t)w->pending : atomic_fetch_add(&L->next_chunk, 1);
+  if (idx >= ((uint64_t)INT64_MAX - L->header_size) / L->chunk_size - 1) return 0;
+  uint64_t off = L->header_size + idx * L->chunk_size;
+  int r;
+  for (int tries = 0; (r = posix_fallocate(L->fd, (off_t)off, (off_t)L->chunk_size)) == EINTR && tries < 8;
+       tries++) {
+  }
+  if (r != 0) {
+    w->pending = (int64_t)idx;
+    return 0;
+  }
+  void *m = mmap(NULL, L->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, L->fd, (off_t)off);
+  if (m == MAP_FAILED) {
+    w->pending = (int64_t)idx;
+    return 0;
+  }
+  w->pending = -1;
+  commit_block(w);
+  leave_chunk(L, w);
+  w->chunk = m;
+  w->chunk_off = off;
+  w->limit = w->chunk + L->chunk_size - LOST_RESERVE;
+  w->pos = w->soft = w->chunk;
+  return 1;
+}
+
+static void lose(log_w *L, lw *w) {
+  w->lost++;
+  atomic_fetch_add_explicit(&L->lost_total, 1, memory_order_relaxed);
+}
+
+/* Slow path of an append: commit the open block and open one with room for `need` bytes, in this
+ * chunk or a new one. On failure the record is counted as lost. errno is preserved. */
+static hp_status make_room(log_w *L, lw *w, size_t need) {
+  int saved = errno;
+  hp_status st = HP_OK;
+  commit_block(w);
+  unsigned char *b = w->chunk ? align8p(w->pos) : NULL;
+  if (b && b < w->limit && (size_t)(w->limit - b) >= BLK_HDR + need) {
+    open_block(L, w, b, need, w->limit);
+  } else if (BLK_HDR + need + LOST_REC_MAX > L->chunk_size - LOST_RESERVE) {
+    lose(L, w); /* larger than a chunk: can never be stored */
+    st = HP_ERR_INVALID;
+  } else if (w->lost && w->lost < w->retry_at) {
+    lose(L, w); /* backing off after a failed allocation */
+    st = HP_ERR_IO;
+  } else if (!new_chunk(L, w)) {
+    lose(L, w);
+    w->backoff = w->backoff ? (w->backoff < 65536 ? w->backoff * 2 : w->backoff) : 16;
+    w->retry_at = w->lost + w->backoff;
+    st = HP_ERR_IO;
+  } else {
+    open_block(L, w, w->chunk, need + (w->lost ? LOST_REC_MAX : 0), w->limit);
+    if (w->lost) { /* space again: say first what was lost */
+      w->pos = put_lost(w->pos, atomic_load_explicit(&L->process_id, memory_order_relaxed), w->lost);
+      w->nrec++;
+      w->lost = 0;
+    }
+    w->backoff = 0;
+  }
+  errno = saved;
+  return st;
+}
+
+/* Encode the columns of `row`; returns the end of the payload with trailing zero columns left out. */
+static inline unsigned char *encode_cols(unsigned char *p, const tinfo *ti, const char *row,
+                                         const size_t *slen) {
+  const hp_table_desc *d = ti->d;
+  unsigned char *keep = p;
+  unsigned si = 0;
+  for (size_t i = 0; i < d->ncolumns; i++) {
+    const hp_column *c = &d->columns[i];
+    const char *f = row + c->offset;
+    uint64_t v;
+    switch (c->type) {
+    case HP_COL_U32: {
+      uint32_t x;
+      memcpy(&x, f, 4);
+      v = x;
+      break;
+    }
+    case HP_COL_I32: {
+      int32_t x;
+      memcpy(&x, f, 4);
+      v = zigzag(x);
+      break;
+    }
+    case HP_COL_I64: {
+      int64_t x;
+      memcpy(&x, f, 8);
+      v = zigzag(x);
+      break;
+    }
+    case HP_COL_F64:
+      memcpy(&v, f, 8);
+      put_le64(p, v);
+      p += 8;
+      if (v) keep = p;
+      continue;
+    case HP_COL_STR: {
+      const char *str;
+      memcpy(&str, f, sizeof str);
+      size_t n = slen[si++];
+      p = put_varint(p, n);
+      memcpy(p, str, n);
+      p += n;
+      if (n) keep = p;
+      continue;
+    }
+    default: memcpy(&v, f, 8); break; /* U64 */
+    }
+    p = put_varint(p, v);
+    if (v) keep = p;
+  }
+  return keep;
+}
+
+static hp_status log_write(hp_store *s, hp_table t, const void *row) {
+  log_w *L = s->impl;
+  if (__builtin_expect(forked(L), 0)) return HP_ERR_UNSUPPORTED;
+  lw *w = cache_get(L);
+  if (__builtin_expect(!w, 0) && !(w = writer_get(L))) {
+    atomic_fetch_add(&L->orphan_lost, 1);
+    atomic_fetch_add(&L->lost_total, 1);
+    return HP_ERR_NOMEM;
+  }
+  const tinfo *ti = &g_ti[t];
+  size_t slen[MAX_COLS];
+  size_t pb = ti->bound;
+  for (unsigned i = 0; i < ti->nstr; i++) {
+    const char *str;
+    memcpy(&str, (const char *)row + ti->stroff[i], sizeof str);
+    slen[i] = strlen(str);
+    pb += slen[i];
+  }
+  unsigned lb = varint_len(pb);
+  size_t need = 1 + lb + pb;
+  if (__builtin_expect(need > (size_t)(w->soft - w->pos), 0)) {
+    hp_status st = make_room(L, w, need);
+    if (st != HP_OK) return st;
+  }
+  unsigned char *p = w->pos;
+  *p++ = (unsigned char)(t + 1);
+  unsigned char *lenp = p;
+  p += lb;
+  unsigned char *start = p;
+  if (ti->small) {
+    p = put_varint(p, atomic_fetch_add_explicit(&L->seq, 1, memory_order_relaxed) + 1);
+    if (t == HP_TABLE_PROCESS)
+      atomic_store_explicit(&L->process_id, ((const hp_process *)row)->id, memory_order_relaxed);
+  }
+  unsigned char *end = encode_cols(p, ti, row, slen);
+  put_varint_n(lenp, (uint64_t)(end - start), lb);
+  w->pos = end;
+  w->nrec++;
+  return HP_OK;
+}
+
+/* Commit w's open block and write its pending losses. */
+static void flush_writer(log_w *L, lw *w) {
+  commit_block(w);
+  if (w->lost && place_lost(L, w, w->lost)) w->lost = 0;
+}
+
+/* Commit every writer's block and write every pending loss somewhere (store lock held). */
+static void flush_all_locked(log_w *L) {
+  uint64_t unplaced = atomic_exchange(&L->orphan_lost, 0);
+  for (lw *w = L->writers; w; w = w->next) {
+    commit_block(w);
+    if (!w->lost) continue;
+    if (!place_lost(L, w, w->lost) && !(new_chunk(L, w) && place_lost(L, w, w->lost))) unplaced += w->lost;
+    w->lost = 0;
+  }
+  if (!unplaced) return;
+  for (lw *w = L->writers; w; w = w->next)
+    if (place_lost(L, w, unplaced)) return;
+  lw tmp = {.pos = g_nowhere, .soft = g_nowhere, .pending = -1};
+  if (new_chunk(L, &tmp) && place_lost(L, &tmp, unplaced))
+    leave_chunk(L, &tmp);
+  else if (tmp.chunk)
+    leave_chunk(L, &tmp);
+}
+
+/* ---- create / commit / abort ---- */
+static void free_writers(log_w *L, int keep_files) {
+  lw *w = L->writers;
+  while (w) {
+    lw *next = w->next;
+    if (keep_files)
+      leave_chunk(L, w);
+    else if (w->chunk)
+      munmap(w->chunk, L->chunk_size);
+    free(w);
+    w = next;
+  }
+  L->writers = NULL;
+}
+
+static void free_log_w(log_w *L) {
+  if (L->fd >= 0) close(L->fd);
+  pthread_mutex_destroy(&L->lock);
+  free(L->tmp);
+  free(L);
+}
+
+static int64_t clock_ns(clockid_t id) {
+  struct timespec ts;
+  if (clock_gettime(id, &ts) != 0) return 0;
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static hp_status write_all(int fd, const unsigned char *p, size_t n, off_t off) {
+  while (n) {
+    ssize_t r = pwrite(fd, p, n, off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return HP_ERR_IO;
+    p += r;
+    n -= (size_t)r;
+    off += r;
+  }
+  return HP_OK;
+}
+
+static hp_status log_create(hp_store *s) {
+  pthread_once(&g_once, global_init);
+  void *mem = NULL;
+  if (posix_memalign(&mem, 64, sizeof(log_w)) != 0) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  log_w *L = mem;
+  memset(L, 0, sizeof *L);
+  L->fd = -1;
+  pthread_mutex_init(&L->lock, NULL);
+  L->gen = atomic_fetch_add(&g_gen, 1) + 1;
+  L->epoch = atomic_load(&g_epoch);
+  L->pid = getpid();
+  L->header_size = LOG_HEADER_SIZE;
+  L->chunk_size = g_chunk_size;
+  L->target = g_block_target;
+  L->tmp = hp_temp_path(s->path);
+  char *schema = strdup("1");
+  if (!L->tmp || !schema) {
+    free(schema);
+    free_log_w(L);
+    return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  }
+  L->fd = open(L->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (L->fd < 0) {
+    int e = errno;
+    free(schema);
+    free_log_w(L);
+    return hp_set_error(s, e == ENOENT ? HP_ERR_NOT_FOUND : HP_ERR_IO, "cannot create: %s", strerror(e));
+  }
+  unsigned char h[LOG_HEADER_SIZE];
+  memset(h, 0, sizeof h);
+  memcpy(h, LOG_MAGIC, 8);
+  put_le32(h + 8, LOG_VERSION);
+  put_le32(h + 12, LOG_VERSION); /* min_reader_version */
+  put_le32(h + 16, L->header_size);
+  put_le32(h + 20, 0); /* features */
+  put_le64(h + 24, L->chunk_size);
+  put_le32(h + 32, L->target);
+  put_le32(h + 36, BLK_HDR);
+  put_le64(h + 40, (uint64_t)clock_ns(CLOCK_REALTIME));
+  put_le64(h + 48, (uint64_t)clock_ns(CLOCK_MONOTONIC_RAW));
+  put_le64(h + 56, (uint64_t)(int64_t)L->pid);
+  gethostname((char *)h + 64, 63);
+  h[127] = 0;
+  put_le32(h + HDR_CRC_OFF, hp_crc32c(0, h, HDR_CRC_OFF));
+  hp_status st = write_all(L->fd, h, sizeof h, 0);
+  if (st == HP_OK && s->mode == HP_CREATE_LIVE && rename(L->tmp, s->path) != 0) st = HP_ERR_IO;
+  if (st != HP_OK) {
+    int e = errno;
+    unlink(L->tmp);
+    free(schema);
+    free_log_w(L);
+    return hp_set_error(s, st, "cannot create: %s", strerror(e));
+  }
+  if (s->mode == HP_CREATE_LIVE) {
+    free(L->tmp);
+    L->tmp = NULL;
+  }
+  s->schema_version = schema;
+  s->impl = L;
+  registry_add(L);
+  return HP_OK;
+}
+
+static hp_status log_commit(hp_store *s) {
+  log_w *L = s->impl;
+  if (forked(L))
+    return hp_set_error(s, HP_ERR_UNSUPPORTED, "created by process %ld: a forked child cannot commit it",
+                        (long)L->pid);
+  registry_remove(L);
+  pthread_mutex_lock(&L->lock);
+  flush_all_locked(L);
+  free_writers(L, 1);
+  pthread_mutex_unlock(&L->lock);
+  if (L->tmp && rename(L->tmp, s->path) != 0)
+    return hp_set_error(s, HP_ERR_IO, "cannot rename %s into place: %s", L->tmp, strerror(errno));
+  free_log_w(L);
+  s->impl = NULL;
+  return HP_OK;
+}
+
+static void log_abort(hp_store *s) {
+  log_w *L = s->impl;
+  if (!L) return;
+  if (forked(L)) { /* the parent's file and mappings: release our copies only */
+    for (lw *w = L->writers, *next; w; w = next) {
+      next = w->next;
+      if (w->chunk) munmap(w->chunk, L->chunk_size);
+      free(w);
+    }
+    if (L->fd >= 0) close(L->fd);
+    free(L->tmp);
+    free(L);
+    s->impl = NULL;
+    return;
+  }
+  registry_remove(L);
+  pthread_mutex_lock(&L->lock);
+  free_writers(L, 0);
+  pthread_mutex_unlock(&L->lock);
+  unlink(L->tmp ? L->tmp : s->path);
+  free_log_w(L);
+  s->impl = NULL;
+}
+
+/* ---- reader ---- */
+typedef struct rblk {
+  uint64_t off;  /* file offset of the payload */
+  uint32_t len;  /* bytes of whole records in it */
+  uint32_t mask; /* big tables with rows in it */
+} rblk;
+
+typedef struct rsmall {
+  size_t n, cap;
+  unsigned char *rows; /* n full row structs */
+  uint64_t *seq;
+  uint32_t *slot; /* hash: row index + 1, 0 = empty */
+  size_t hcap;
+} rsmall;
+
+typedef struct arena {
+  struct arena *next;
+  size_t used, cap;
+  char data[];
+} arena;
+
+typedef struct log_r {
+  int fd;
+  const unsigned char *map;
+  size_t size;
+  uint32_t header_size;
+  uint64_t chunk_size;
+  rblk *blk;
+  size_t nblk, blkcap;
+  uint64_t nvalid; /* complete blocks */
+  rsmall small[HP_TABLE_COUNT];
+  uint64_t nbig[HP_TABLE_COUNT];
+  arena *arena;
+  struct lostrec {
+    uint64_t pid, n;
+  } * lost;
+  size_t nlost, lostcap;
+  hp_status dmg; /* first damage found, kept until the block count is known */
+  uint64_t dmg_off;
+  uint64_t ndmg;
+  char dmg_msg[200];
+} log_r;
+
+static int log_probe(const char *path, const unsigned char *head, size_t n) {
+  (void)path;
+  return n >= 8 && memcmp(head, LOG_MAGIC, 8) == 0;
+}
+
+static char *arena_alloc(log_r *R, size_t n) {
+  if (!R->arena || R->arena->cap - R->arena->used < n) {
+    size_t cap = n > 65536 ? n : 65536;
+    arena *a = malloc(sizeof *a + cap);
+    if (!a) return NULL;
+    a->used = 0;
+    a->cap = cap;
+    a->next = R->arena;
+    R->arena = a;
+  }
+  char *p = R->arena->data + R->arena->used;
+  R->arena->used += n;
+  return p;
+}
+
+static void damage(log_r *R, hp_status st, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void damage(log_r *R, hp_status st, uint64_t off, const char *fmt, ...) {
+  if (R->ndmg++ > 0) return;
+  R->dmg = st;
+  R->dmg_off = off;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(R->dmg_msg, sizeof R->dmg_msg, fmt, ap);
+  va_end(ap);
+}
+
+/* Decode the columns of one record into an initialised full row; strings are copied, NUL-terminated,
+ * into sbuf (room for the payload length plus one byte per column). Lenient: a column that does not
+ * decode ends the row, so count and cursor always agree. Missing trailing columns keep 0 / "". */
+static void decode_cols(const hp_table_desc *d, const unsigned char *p, const unsigned char *end, void *row,
+                        char *sbuf) {
+  char *r = row;
+  for (size_t i = 0; i < d->ncolumns && p < end; i++) {
+    const hp_column *c = &d->columns[i];
+    uint64_t v;
+    if (c->type == HP_COL_F64) {
+      if (end - p < 8) return;
+      v = get_le64(p);
+      p += 8;
+      memcpy(r + c->offset, &v, 8);
+      continue;
+    }
+    if (!get_varint(&p, end, &v)) return;
+    switch (c->type) {
+    case HP_COL_U32: {
+      uint32_t x = (uint32_t)v;
+      memcpy(r + c->offset, &x, 4);
+      break;
+    }
+    case HP_COL_I32: {
+      int32_t x = (int32_t)unzigzag(v);
+      memcpy(r + c->offset, &x, 4);
+      break;
+    }
+    case HP_COL_I64: {
+      int64_t x = unzigzag(v);
+      memcpy(r + c->offset, &x, 8);
+      break;
+    }
+    case HP_COL_STR: {
+      if (v > (uint64_t)(end - p)) return;
+      memcpy(sbuf, p, (size_t)v);
+      sbuf[v] = 0;
+      const char *str = sbuf;
+      memcpy(r + c->offset, &str, sizeof str);
+      sbuf += v + 1;
+      p += v;
+      break;
+    }
+    default: memcpy(r + c->offset, &v, 8); break;
+    }
+  }
+}
+
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return x;
+}
+
+static uint64_t row_hash(const tinfo *ti, const void *row) {
+  const hp_column *c = &ti->d->columns[0];
+  if (c->type == HP_COL_STR) {
+    const char *k;
+    memcpy(&k, (const char *)row + c->offset, sizeof k);
+    uint64_t h = 1469598103934665603ull;
+    for (; *k; k++)
+      h = (h ^ (unsigned char)*k) * 1099511628211ull;
+    return mix64(h);
+  }
+  uint64_t id;
+  memcpy(&id, (const char *)row + c->offset, 8);
+  return mix64(id);
+}
+
+static int row_key_eq(const tinfo *ti, const void *a, const void *b) {
+  const hp_column *c = &ti->d->columns[0];
+  if (c->type == HP_COL_STR) {
+    const char *x, *y;
+    memcpy(&x, (const char *)a + c->offset, sizeof x);
+    memcpy(&y, (const char *)b + c->offset, sizeof y);
+    return strcmp(x, y) == 0;
+  }
+  return memcmp((const char *)a + c->offset, (const char *)b + c->offset, 8) == 0;
+}
+
+/* Index of the row with the same key as `row` in t's table, or -1; *slot gets where to insert. */
+static long small_find(const tinfo *ti, rsmall *S, const void *row, size_t *slot) {
+  size_t mask = S->hcap - 1, i = (size_t)row_hash(ti, row) & mask;
+  size_t rs = ti->d->row_size;
+  for (; S->slot[i]; i = (i + 1) & mask)
+    if (row_key_eq(ti, S->rows + (S->slot[i] - 1) * rs, row)) return (long)(S->slot[i] - 1);
+  *slot = i;
+  return -1;
+}
+
+static int small_grow(const tinfo *ti, rsmall *S) {
+  size_t rs = ti->d->row_size;
+  if (S->n == S->cap) {
+    size_t cap = S->cap ? S->cap * 2 : 16;
+    unsigned char *rows = realloc(S->rows, cap * rs);
+    if (!rows) return 0;
+    S->rows = rows;
+    uint64_t *seq = realloc(S->seq, cap * sizeof *seq);
+    if (!seq) return 0;
+    S->seq = seq;
+    S->cap = cap;
+  }
+  if ((S->n + 1) * 2 > S->hcap) {
+    size_t hcap = S->hcap ? S->hcap * 2 : 32;
+    uint32_t *slot = calloc(hcap, sizeof *slot);
+    if (!slot) return 0;
+    free(S->slot);
+    S->slot = slot;
+    S->hcap = hcap;
+    for (size_t i = 0; i < S->n; i++) {
+      size_t j = (size_t)row_hash(ti, S->rows + i * rs) & (hcap - 1);
+      while (slot[j])
+        j = (j + 1) & (hcap - 1);
+      slot[j] = (uint32_t)(i + 1);
+    }
+  }
+  return 1;
+}
+
+/* Materialise one small-table record: the row with the highest sequence per key wins; it keeps the
+ * place of the key's first row. */
+static hp_status small_add(log_r *R, hp_table t, const unsigned char *p, const unsigned char *end) {
+  const tinfo *ti = &g_ti[t];
+  rsmall *S = &R->small[t];
+  if (!small_grow(ti, S)) return HP_ERR_NOMEM;
+  uint64_t seq = 0;
+  if (!get_varint(&p, end, &seq)) p = end;
+  char *sbuf = arena_alloc(R, (size_t)(end - p) + ti->d->ncolumns + 1);
+  if (!sbuf) return HP_ERR_NOMEM;
+  unsigned char *row = S->rows + S->n * ti->d->row_size; /* decode into the spare slot at the end */
+  hp_row_init(t, row);
+  decode_cols(ti->d, p, end, row, sbuf);
+  size_t slot = 0;
+  long i = small_find(ti, S, row, &slot);
+  if (i < 0) {
+    S->slot[slot] = (uint32_t)(S->n + 1);
+    S->seq[S->n++] = seq;
+  } else if (seq >= S->seq[i]) {
+    memcpy(S->rows + (size_t)i * ti->d->row_size, row, ti->d->row_size);
+    S->seq[i] = seq;
+  }
+  return HP_OK;
+}
+
+static hp_status add_lost(log_r *R, const unsigned char *p, const unsigned char *end) {
+  uint64_t pid = 0, n = 0;
+  if (!get_varint(&p, end, &pid)) return HP_OK;
+  get_varint(&p, end, &n);
+  if (R->nlost == R->lostcap) {
+    size_t cap = R->lostcap ? R->lostcap * 2 : 8;
+    struct lostrec *l = realloc(R->lost, cap * sizeof *l);
+    if (!l) return HP_ERR_NOMEM;
+    R->lost = l;
+    R->lostcap = cap;
+  }
+  R->lost[R->nlost++] = (struct lostrec){pid, n};
+  return HP_OK;
+}
+
+/* Add LOST counts into their processes (process 1, or the first process, when the id is unknown). */
+static hp_status apply_lost(log_r *R) {
+  const tinfo *ti = &g_ti[HP_TABLE_PROCESS];
+  rsmall *S = &R->small[HP_TABLE_PROCESS];
+  for (size_t k = 0; k < R->nlost; k++) {
+    if (!R->lost[k].n) continue;
+    hp_process key;
+    hp_row_init(HP_TABLE_PROCESS, &key);
+    long i = -1;
+    size_t slot;
+    if (S->n && R->lost[k].pid) {
+      key.id = R->lost[k].pid;
+      i = small_find(ti, S, &key, &slot);
+    }
+    if (i < 0 && S->n) {
+      key.id = 1;
+      i = small_find(ti, S, &key, &slot);
+      if (i < 0) i = 0;
+    }
+    if (i < 0) { /* no process row at all: make one, so the loss is seen */
+      if (!small_grow(ti, S)) return HP_ERR_NOMEM;
+      key.id = 1;
+      small_find(ti, S, &key, &slot);
+      memcpy(S->rows, &key, sizeof key);
+      S->slot[slot] = 1;
+      S->seq[0] = 0;
+      S->n = 1;
+      i = 0;
+    }
+    hp_process *p = (hp_process *)(void *)(S->rows + (size_t)i * sizeof(hp_process));
+    p->lost_records += R->lost[k].n;
+  }
+  return HP_OK;
+}
+
+/* Walk the records of a complete block: materialise small tables, count big ones, index the block. */
+static hp_status scan_records(log_r *R, uint64_t poff, uint32_t len, uint32_t count) {
+  const unsigned char *p = R->map + poff, *start = p, *end = p + len;
+  uint32_t mask = 0, nrec = 0;
+  int framed = 1;
+  while (p < end) {
+    const unsigned char *rec = p;
+    uint64_t type, plen;
+    if (!get_varint(&p, end, &type) || !get_varint(&p, end, &plen) || plen > (uint64_t)(end - p)) {
+      damage(R, HP_ERR_CORRUPT, (uint64_t)(rec - R->map), "malformed record at byte %llu",
+             (unsigned long long)(rec - R->map));
+      end = rec;
+      framed = 0;
+      break;
+    }
+    const unsigned char *q = p;
+    p += plen;
+    nrec++;
+    if (type >= 1 && type <= HP_TABLE_COUNT) {
+      hp_table t = (hp_table)(type - 1);
+      if (g_ti[t].small) {
+        hp_status st = small_add(R, t, q, p);
+        if (st != HP_OK) return st;
+      } else {
+        R->nbig[t]++;
+        mask |= 1u << t;
+      }
+    } else if (type == REC_LOST) {
+      hp_status st = add_lost(R, q, p);
+      if (st != HP_OK) return st;
+    } /* other types: a newer writer's records, skipped */
+  }
+  if (framed && nrec != count)
+    damage(R, HP_ERR_CORRUPT, poff - BLK_HDR, "block at byte %llu says %u records, holds %u",
+           (unsigned long long)(poff - BLK_HDR), count, nrec);
+  R->nvalid++;
+  if (!mask) return HP_OK;
+  if (R->nblk == R->blkcap) {
+    size_t cap = R->blkcap ? R->blkcap * 2 : 64;
+    rblk *b = realloc(R->blk, cap * sizeof *b);
+    if (!b) return HP_ERR_NOMEM;
+    R->blk = b;
+    R->blkcap = cap;
+  }
+  R->blk[R->nblk++] = (rblk){poff, (uint32_t)(end - start), mask};
+  return HP_OK;
+}
+
+static uint32_t load_magic(const unsigned char *p) {
+  uint32_t v = __atomic_load_n((const uint32_t *)(const void *)p, __ATOMIC_ACQUIRE);
+  unsigned char b[4];
+  memcpy(b, &v, 4);
+  return get_le32(b);
+}
+
+/* A complete, valid block at pos (within chunk end cend and the file)? */
+static int block_ok(const log_r *R, uint64_t pos, uint64_t cend) {
+  const unsigned char *h = R->map + pos;
+  uint32_t len = get_le32(h + 4);
+  if (len > cend - pos - BLK_HDR || pos + BLK_HDR + len > R->size) return 0;
+  uint32_t crc = hp_crc32c(0, h + 4, 8);
+  return hp_crc32c(crc, h + BLK_HDR, len) == get_le32(h + 12);
+}
+
+/* Scan every chunk once, block by block. Damage is recorded, never fatal; after a bad block the scan
+ * looks for the next valid block of the chunk at 8-byte steps. */
+static hp_status scan(log_r *R) {
+  const uint64_t size = R->size, cs = R->chunk_size;
+  for (uint64_t k = 0;; k++) {
+    uint64_t cstart = R->header_size + k * cs;
+    if (cstart >= size) break;
+    uint64_t cend = cstart + cs, pos = cstart, nblocks = 0;
+    for (;;) {
+      if (pos + BLK_HDR > cend) break; /* no room for another block */
+      if (pos + BLK_HDR > size) {      /* the file ends inside this chunk */
+        int partial = 0;
+        for (uint64_t i = pos; i < size; i++)
+          partial |= R->map[i] != 0;
+        if (partial)
+          damage(R, HP_ERR_TRUNCATED, pos, "truncated at byte %llu (block at %llu incomplete)",
+                 (unsigned long long)size, (unsigned long long)pos);
+        else if (nblocks)
+          damage(R, HP_ERR_TRUNCATED, size, "truncated at byte %llu (chunk %llu incomplete)",
+                 (unsigned long long)size, (unsigned long long)k);
+        break;
+      }
+      const unsigned char *h = R->map + pos;
+      uint32_t magic = load_magic(h);
+      if (magic == 0) { /* nothing more committed in this chunk */
+        if (cend > size && nblocks)
+          damage(R, HP_ERR_TRUNCATED, size, "truncated at byte %llu (chunk %llu incomplete)",
+                 (unsigned long long)size, (unsigned long long)k);
+        break;
+      }
+      uint32_t len = get_le32(h + 4);
+      const char *why = NULL;
+      if (magic != BLK_MAGIC)
+        why = "bad block magic";
+      else if (len > cend - pos - BLK_HDR)
+        why = "bad block length";
+      else if (pos + BLK_HDR + len > size) {
+        damage(R, HP_ERR_TRUNCATED, pos, "truncated at byte %llu (block at %llu incomplete)",
+               (unsigned long long)size, (unsigned long long)pos);
+        break;
+      } else if (!block_ok(R, pos, cend))
+        why = "bad block checksum";
+      if (why) {
+        damage(R, HP_ERR_CORRUPT, pos, "%s at byte %llu", why, (unsigned long long)pos);
+        uint64_t q = pos + 8;
+        while (q + BLK_HDR <= cend && q + BLK_HDR <= size &&
+               !(load_magic(R->map + q) == BLK_MAGIC && block_ok(R, q, cend)))
+          q += 8;
+        if (q + BLK_HDR > cend || q + BLK_HDR > size) break;
+        pos = q;
+        continue;
+      }
+      hp_status st = scan_records(R, pos + BLK_HDR, len, get_le32(h + 8));
+      if (st != HP_OK) return st;
+      nblocks++;
+      pos = align8(pos + BLK_HDR + len);
+    }
+  }
+  return apply_lost(R);
+}
+
+static void free_log_r(log_r *R) {
+  if (!R) return;
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    free(R->small[t].rows);
+    free(R->small[t].seq);
+    free(R->small[t].slot);
+  }
+  while (R->arena) {
+    arena *n = R->arena->next;
+    free(R->arena);
+    R->arena = n;
+  }
+  free(R->blk);
+  free(R->lost);
+  if (R->map) munmap((void *)R->map, R->size);
+  if (R->fd >= 0) close(R->fd);
+  free(R);
+}
+
+static void log_close_read(hp_store *s) {
+  free_log_r(s->impl);
+  s->impl = NULL;
+}
+
+/* Check the header; sets the store's error when the file cannot be read as a log. */
+static hp_status check_header(hp_store *s, log_r *R) {
+  const unsigned char *h = R->map;
+  size_t n = R->size;
+  if (memcmp(h, LOG_MAGIC, n < 8 ? n : 8) != 0)
+    return hp_set_error(s, HP_ERR_FORMAT, "not a hubprof log (no HUBPLOG magic)");
+  if (n < 24) return hp_set_error(s, HP_ERR_TRUNCATED, "truncated log header (%zu bytes)", n);
+  uint32_t ver = get_le32(h + 8), minver = get_le32(h + 12), hs = get_le32(h + 16);
+  if (minver > LOG_VERSION)
+    return hp_set_error(s, HP_ERR_VERSION, "log version %u needs a reader of version %u; this build reads %u",
+                        ver, minver, LOG_VERSION);
+  if (hs < HDR_FIXED || hs % 8 || hs > (1u << 20))
+    return hp_set_error(s, HP_ERR_CORRUPT, "bad log header size %u", hs);
+  if (n < hs) return hp_set_error(s, HP_ERR_TRUNCATED, "truncated log header (%zu of %u bytes)", n, hs);
+  if (hp_crc32c(0, h, HDR_CRC_OFF) != get_le32(h + HDR_CRC_OFF))
+    return hp_set_error(s, HP_ERR_CORRUPT, "bad log header checksum");
+  uint64_t cs = get_le64(h + 24);
+  if (cs < MIN_CHUNK || cs > MAX_CHUNK || (cs & (cs - 1)))
+    return hp_set_error(s, HP_ERR_CORRUPT, "bad chunk size %llu in log header", (unsigned long long)cs);
+  R->header_size = hs;
+  R->chunk_size = cs;
+  return HP_OK;
+}
+
+static hp_status log_open_read(hp_store *s) {
+  pthread_once(&g_once, global_init);
+  log_r *R = calloc(1, sizeof *R);
+  if (!R) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  R->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+  hp_status st;
+  struct stat sb;
+  if (R->fd < 0) {
+    int e = errno;
+    st = hp_set_error(s, e == ENOENT ? HP_ERR_NOT_FOUND : HP_ERR_IO, "cannot open: %s", strerror(e));
+  } else if (fstat(R->fd, &sb) != 0) {
+    st = hp_set_error(s, HP_ERR_IO, "cannot stat: %s", strerror(errno));
+  } else if (!S_ISREG(sb.st_mode)) {
+    st = hp_set_error(s, HP_ERR_FORMAT, "not a hubprof log (not a regular file)");
+  } else if (sb.st_size == 0) {
+    st = hp_set_error(s, HP_ERR_FORMAT, "not a hubprof log (empty file)");
+  } else {
+    R->size = (size_t)sb.st_size;
+    void *m = mmap(NULL, R->size, PROT_READ, MAP_SHARED, R->fd, 0);
+    if (m == MAP_FAILED) {
+      R->size = 0;
+      st = hp_set_error(s, HP_ERR_IO, "cannot map: %s", strerror(errno));
+    } else {
+      R->map = m;
+      st = check_header(s, R);
+      if (st == HP_OK) st = scan(R);
+      if (st == HP_ERR_NOMEM) hp_set_error(s, st, "out of memory");
+    }
+  }
+  char *schema = st == HP_OK ? strdup("1") : NULL;
+  if (st == HP_OK && !schema) st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  if (st != HP_OK) {
+    free_log_r(R);
+    return st;
+  }
+  s->schema_version = schema;
+  s->impl = R;
+  if (R->dmg != HP_OK)
+    hp_set_damage(s, R->dmg, R->dmg_off, "%s; %llu complete blocks recovered%s", R->dmg_msg,
+                  (unsigned long long)R->nvalid, R->ndmg > 1 ? " (more damage after it)" : "");
+  return HP_OK;
+}
+
+static hp_status log_count(hp_store *s, hp_table t, uint64_t *n) {
+  log_r *R = s->impl;
+  *n = g_ti[t].small ? R->small[t].n : R->nbig[t];
+  return HP_OK;
+}
+
+/* ---- cursors: small tables from memory, big tables decoded block by block ---- */
+typedef struct lcur {
+  size_t i;                     /* next row (small) or next block (big) */
+  const unsigned char *p, *end; /* records left in the current block */
+  char *buf;                    /* strings of the current row */
+  size_t cap;
+} lcur;
+
+static hp_status log_cursor_open(hp_cursor *c) {
+  lcur *k = calloc(1, sizeof *k);
+  if (!k) return HP_ERR_NOMEM;
+  c->impl = k;
+  return HP_OK;
+}
+
+static hp_status log_cursor_next(hp_cursor *c, void *row) {
+  log_r *R = c->store->impl;
+  lcur *k = c->impl;
+  const tinfo *ti = &g_ti[c->table];
+  if (ti->small) {
+    rsmall *S = &R->small[c->table];
+    if (k->i >= S->n) return HP_END;
+    memcpy(row, S->rows + k->i++ * ti->d->row_size, ti->d->row_size);
+    return HP_OK;
+  }
+  uint32_t bit = 1u << c->table;
+  for (;;) {
+    if (k->p >= k->end) {
+      while (k->i < R->nblk && !(R->blk[k->i].mask & bit))
+        k->i++;
+      if (k->i >= R->nblk) return HP_END;
+      k->p = R->map + R->blk[k->i].off;
+      k->end = k->p + R->blk[k->i].len;
+      k->i++;
+    }
+    uint64_t type, plen;
+    if (!get_varint(&k->p, k->end, &type) || !get_varint(&k->p, k->end, &plen) ||
+        plen > (uint64_t)(k->end - k->p)) {
+      k->p = k->end;
+      continue;
+    }
+    const unsigned char *q = k->p;
+    k->p += plen;
+    if (type != (uint64_t)c->table + 1) continue;
+    size_t need = (size_t)plen + ti->d->ncolumns + 1;
+    if (need > k->cap) {
+      size_t cap = need < 256 ? 256 : need * 2;
+      char *b = realloc(k->buf, cap);
+      if (!b) return HP_ERR_NOMEM;
+      k->buf = b;
+      k->cap = cap;
+    }
+    hp_row_init(c->table, row);
+    decode_cols(ti->d, q, q + plen, row, k->buf);
+    return HP_OK;
+  }
+}
+
+static void log_cursor_close(hp_cursor *c) {
+  lcur *k = c->impl;
+  free(k->buf);
+  free(k);
+  c->impl = NULL;
+}
+
+/* ---- extras (fmt_log.h) ---- */
+static log_w *writable(hp_store *s) {
+  if (!s || s->ops != &hp_fmt_log || s->mode == HP_READ || !s->impl) return NULL;
+  log_w *L = s->impl;
+  return forked(L) ? NULL : L;
+}
+
+hp_status hp_log_write_lost(hp_store *s, uint64_t process_id, uint64_t count) {
+  log_w *L = writable(s);
+  if (!L) return HP_ERR_UNSUPPORTED;
+  if (!count) return HP_OK;
+  lw *w = cache_get(L);
+  if (!w && !(w = writer_get(L))) {
+    atomic_fetch_add(&L->orphan_lost, count);
+    return HP_ERR_NOMEM;
+  }
+  if (!process_id) process_id = atomic_load_explicit(&L->process_id, memory_order_relaxed);
+  if (LOST_REC_MAX > (size_t)(w->soft - w->pos)) {
+    hp_status st = make_room(L, w, LOST_REC_MAX);
+    if (st != HP_OK) {
+      w->lost += count - 1; /* make_room counted one */
+      atomic_fetch_add(&L->lost_total, count - 1);
+      return st;
+    }
+  }
+  w->pos = put_lost(w->pos, process_id, count);
+  w->nrec++;
+  return HP_OK;
+}
+
+hp_status hp_log_flush(hp_store *s) {
+  log_w *L = writable(s);
+  if (!L) return HP_ERR_UNSUPPORTED;
+  lw *w = cache_get(L);
+  if (!w) return HP_OK; /* this thread wrote nothing */
+  int saved = errno;
+  flush_writer(L, w);
+  errno = saved;
+  return HP_OK;
+}
+
+hp_status hp_log_flush_all(hp_store *s) {
+  log_w *L = writable(s);
+  if (!L) return HP_ERR_UNSUPPORTED;
+  int saved = errno;
+  pthread_mutex_lock(&L->lock);
+  flush_all_locked(L);
+  pthread_mutex_unlock(&L->lock);
+  errno = saved;
+  return HP_OK;
+}
+
+hp_status hp_log_lost(hp_store *s, uint64_t *n) {
+  log_w *L = writable(s);
+  if (!L || !n) return HP_ERR_UNSUPPORTED;
+  *n = atomic_load(&L->lost_total);
+  return HP_OK;
+}
+
+hp_status hp_log_set_defaults(uint64_t chunk_size, uint32_t block_target) {
+  uint64_t cs = chunk_size ? chunk_size : g_chunk_size;
+  uint32_t bt = block_target ? block_target : g_block_target;
+  if (cs < MIN_CHUNK || cs > MAX_CHUNK || (cs & (cs - 1)) || bt < 64 || bt > cs / 4) return HP_ERR_INVALID;
+  g_chunk_size = cs;
+  g_block_target = bt;
+  return HP_OK;
+}
+
+/* ---- ops table ---- */
+const hp_format_ops hp_fmt_log = {
+    .size = sizeof(hp_format_ops),
+    .name = "log",
+    .flags = HP_FMT_THREADSAFE_WRITE | HP_FMT_LIVE,
+    .probe = log_probe,
+    .open_read = log_open_read,
+    .create = log_create,
+    .write = log_write,
+    .commit = log_commit,
+    .abort = log_abort,
+    .close_read = log_close_read,
+    .count = log_count,
+    .cursor_open = log_cursor_open,
+    .cursor_next = log_cursor_next,
+    .cursor_close = log_cursor_close,
+};

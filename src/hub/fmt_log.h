@@ -1,0 +1,25 @@
+/* Extras of the "log" format beyond hp_format_ops: flushes, loss records and tuning, for the collector
+ * and tests. Every function returns HP_ERR_UNSUPPORTED for a store that is not a log being written. */
+#ifndef HUBPROF_FMT_LOG_H
+#define HUBPROF_FMT_LOG_H
+
+#include "hub_internal.h"
+
+/* Append a LOST record: `count` records of process `process_id` (0 = the log's process) were lost. */
+hp_status hp_log_write_lost(hp_store *s, uint64_t process_id, uint64_t count);
+
+/* Commit the calling thread's open block, so that its rows survive a crash of the process. */
+hp_status hp_log_flush(hp_store *s);
+
+/* Commit every thread's open block (close does this). Call it only while no other thread is writing
+ * to the store: the append path takes no lock. */
+hp_status hp_log_flush_all(hp_store *s);
+
+/* Records this store could not write so far (no disk space, no memory, rows too large). */
+hp_status hp_log_lost(hp_store *s, uint64_t *n);
+
+/* Chunk size (a power of two, 64 KiB to 1 GiB) and target block payload size (64 bytes to a quarter of
+ * a chunk) of logs created from now on in this process; 0 keeps the current value. Defaults 1 MiB, 16 KiB. */
+hp_status hp_log_set_defaults(uint64_t chunk_size, uint32_t block_target);
+
+#endif

@@ -1,0 +1,995 @@
+/* Tests of the "log" format: round trips, update rules, many threads, crash and damage recovery,
+ * losses on a full disk, foreign files. Uses tests/check.h; runs plain and under the sanitizers. */
+#include "fmt_log.h"
+
+#include "check.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char g_dir[64];
+
+static char *path_of(const char *name) {
+  static char buf[8][512];
+  static int k;
+  char *p = buf[k++ % 8];
+  snprintf(p, 512, "%s/%s", g_dir, name);
+  return p;
+}
+
+static int exists(const char *p) { return access(p, F_OK) == 0; }
+
+static size_t dir_entries(void) {
+  DIR *d = opendir(g_dir);
+  size_t n = 0;
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+  if (d) closedir(d);
+  return n;
+}
+
+static unsigned char *slurp(const char *p, size_t *n) {
+  FILE *f = fopen(p, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long sz = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc(sz > 0 ? (size_t)sz : 1);
+  *n = fread(b, 1, (size_t)sz, f);
+  fclose(f);
+  return b;
+}
+
+static void spit(const char *p, const void *b, size_t n) {
+  FILE *f = fopen(p, "wb");
+  if (!f) return;
+  if (n) fwrite(b, 1, n, f);
+  fclose(f);
+}
+
+static uint32_t le32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static void put32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Compare two full rows column by column (doubles bit for bit); prints the first difference. */
+static int row_eq(hp_table t, const void *a, const void *b) {
+  const hp_table_desc *d = hp_table_describe(t);
+  for (size_t i = 0; i < d->ncolumns; i++) {
+    const hp_column *c = &d->columns[i];
+    const char *x = (const char *)a + c->offset, *y = (const char *)b + c->offset;
+    int same;
+    if (c->type == HP_COL_STR) {
+      const char *s1, *s2;
+      memcpy(&s1, x, sizeof s1);
+      memcpy(&s2, y, sizeof s2);
+      same = strcmp(s1, s2) == 0;
+    } else {
+      same = memcmp(x, y, c->type == HP_COL_U32 || c->type == HP_COL_I32 ? 4 : 8) == 0;
+    }
+    if (!same) {
+      fprintf(stderr, "  %s.%s differs\n", d->name, c->name);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static hp_store *open_read(const char *p) {
+  hp_store *s = NULL;
+  hp_status st = hp_store_open(p, "log", HP_READ, &s);
+  CHECK_OK(st, s);
+  if (st != HP_OK) {
+    hp_store_close(s);
+    return NULL;
+  }
+  return s;
+}
+
+static uint64_t count(hp_store *s, hp_table t) {
+  uint64_t n = 0;
+  CHECK_OK(hp_store_count(s, t, &n), s);
+  return n;
+}
+
+static uint64_t write_dispatch(hp_store *s, uint64_t id) {
+  hp_dispatch d = {.size = sizeof d,
+                   .id = id,
+                   .dispatch_id = id * 3,
+                   .process_id = 1,
+                   .kernel_id = id % 7 + 1,
+                   .grid = {(uint32_t)id, 2, 3},
+                   .start_ns = (int64_t)id * 1000,
+                   .end_ns = (int64_t)id * 1000 + 500};
+  return hp_write_dispatch(s, &d) == HP_OK;
+}
+
+/* ---- round trip of every table ---- */
+static double dbl_bits(uint64_t b) {
+  double d;
+  memcpy(&d, &b, 8);
+  return d;
+}
+
+static void test_round_trip(void) {
+  const char *p = path_of("rt.log");
+  hp_store *s = NULL;
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  const char *u8 = "ñandú – 速度 – 𝄞 – \"quoted\" \\ tab\t";
+  hp_node nodes[] = {{sizeof(hp_node), 1, "host-ü", "mid-0123", "Linux", "6.1.0", "#1 SMP", "x86_64"},
+                     {sizeof(hp_node), UINT64_MAX, u8, "", "", "", "", ""}};
+  hp_process procs[] = {{sizeof(hp_process), 1, 1, 4242, 1, -1, INT64_MIN, INT64_MAX, "./app --x=ü 'a b'", 0},
+                        {sizeof(hp_process), 2, UINT64_MAX, -7, 0, 12, -1, 0, "", UINT64_MAX}};
+  hp_thread threads[] = {{sizeof(hp_thread), 1, 1, 4242, 5, 6, "main"},
+                         {sizeof(hp_thread), 9, 2, -1, 0, 0, u8}};
+  hp_agent agents[] = {{sizeof(hp_agent), 1, 1, HP_AGENT_GPU, 0, "AMD", "gfx942", "Instinct MI300X", "ROCm 6",
+                        304, 2100, INT64_MAX, 65536, 64},
+                       {sizeof(hp_agent), 2, 1, -5, INT32_MIN, "", u8, "", "", -1, 0, 0, 0, 0}};
+  hp_queue queues[] = {{sizeof(hp_queue), 1, 1, 1, "q0"}, {sizeof(hp_queue), 2, 2, 2, u8}};
+  hp_code_object cos[] = {
+      {sizeof(hp_code_object), 1, 1, 1, "file:///x.hsaco#offset=0", 0x7f0000000000ull, 4096},
+      {sizeof(hp_code_object), 3, 0, 0, "", UINT64_MAX, UINT64_MAX}};
+  hp_kernel_symbol ks[] = {
+      {sizeof(hp_kernel_symbol), 1, 1, "_Z4axpyPfS_f", "axpy(float*, float*, float)", 16, -32},
+      {sizeof(hp_kernel_symbol), 2, 0, u8, u8, INT64_MIN, INT64_MAX}};
+  hp_dispatch ds[] = {{sizeof(hp_dispatch),
+                       1,
+                       77,
+                       1,
+                       1,
+                       1,
+                       1,
+                       1,
+                       {1024, 1, 1},
+                       {64, 1, 1},
+                       0,
+                       128,
+                       1000,
+                       2000,
+                       900,
+                       3,
+                       1 << 20,
+                       2 << 20},
+                      {sizeof(hp_dispatch),
+                       UINT64_MAX,
+                       UINT64_MAX,
+                       2,
+                       9,
+                       2,
+                       2,
+                       2,
+                       {UINT32_MAX, UINT32_MAX, 7},
+                       {0, 0, UINT32_MAX},
+                       -1,
+                       INT64_MIN,
+                       INT64_MAX,
+                       -5,
+                       0,
+                       UINT32_MAX,
+                       UINT64_MAX,
+                       0}};
+  hp_counter_info cis[] = {{sizeof(hp_counter_info), 1, 1, "SQ_WAVES", "waves launched", "SQ", "waves", ""},
+                           {sizeof(hp_counter_info), 2, 0, u8, u8, "sw", "%", "100 * A / B"}};
+  hp_counter_value cvs[] = {
+      {sizeof(hp_counter_value), 1, 1, 1, 0, 3.141592653589793},
+      {sizeof(hp_counter_value), UINT64_MAX, 2, UINT32_MAX, 1, -0.0},
+      {sizeof(hp_counter_value), 1, 2, 2, 0, dbl_bits(0x7ff8dead0000beefull)}, /* NaN with a payload */
+      {sizeof(hp_counter_value), 1, 2, 3, 0, 4.9e-324},                        /* smallest denormal */
+      {sizeof(hp_counter_value), 1, 2, 4, 0, -INFINITY},
+      {sizeof(hp_counter_value), 1, 2, 5, 0, 1.7976931348623157e308},
+  };
+  hp_region regs[] = {{sizeof(hp_region), 1, 1, 1, "init", "app", 10, 20},
+                      {sizeof(hp_region), 2, 2, 9, u8, "", INT64_MIN, -1}};
+  hp_metadata metas[] = {{sizeof(hp_metadata), "tool_version", "0.1.0"}, {sizeof(hp_metadata), "ü-key", u8}};
+  const void *rows[HP_TABLE_COUNT] = {nodes, procs, threads, agents, queues, cos,
+                                      ks,    ds,    cis,     cvs,    regs,   metas};
+  size_t nrows[HP_TABLE_COUNT] = {2, 2, 2, 2, 2, 2, 2, 2, 2, 6, 2, 2};
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    const hp_table_desc *d = hp_table_describe((hp_table)t);
+    for (size_t i = 0; i < nrows[t]; i++)
+      CHECK_OK(hp_write(s, (hp_table)t, (const char *)rows[t] + i * d->row_size), s);
+  }
+  CHECK(!exists(p));
+  CHECK_OK(hp_store_close(s), NULL);
+  CHECK(exists(p));
+
+  hp_store *r = NULL;
+  CHECK_OK(hp_store_open(p, NULL, HP_READ, &r), r); /* detected */
+  CHECK_STR(hp_store_format(r), "log");
+  CHECK_STR(hp_store_schema_version(r), "1");
+  CHECK(hp_store_damage(r, NULL) == HP_OK);
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    const hp_table_desc *d = hp_table_describe((hp_table)t);
+    CHECK_EQ_U64(count(r, (hp_table)t), nrows[t]);
+    hp_cursor *c = NULL;
+    CHECK_OK(hp_cursor_open(r, (hp_table)t, &c), r);
+    unsigned char row[512];
+    size_t i = 0;
+    *(uint32_t *)(void *)row = (uint32_t)d->row_size;
+    hp_status st;
+    while ((st = hp_cursor_next(c, row)) == HP_OK) {
+      CHECK_MSG(i < nrows[t] && row_eq((hp_table)t, row, (const char *)rows[t] + i * d->row_size),
+                "%s row %zu", d->name, i);
+      i++;
+    }
+    CHECK(st == HP_END);
+    CHECK_EQ_U64(i, nrows[t]);
+    hp_cursor_close(c);
+  }
+  CHECK_STR(hp_store_metadata(r, "ü-key"), u8);
+  /* an older, smaller struct reads the fields it has */
+  struct {
+    uint32_t size;
+    uint64_t id;
+    uint64_t node_id;
+  } small = {sizeof small, 0, 0};
+  hp_cursor *c = NULL;
+  CHECK_OK(hp_cursor_open(r, HP_TABLE_PROCESS, &c), r);
+  CHECK(hp_cursor_next(c, &small) == HP_OK && small.id == 1 && small.node_id == 1);
+  hp_cursor_close(c);
+  hp_store_close(r);
+}
+
+/* ---- update rules: the last row written per id (metadata: per key) wins, wherever it lies in the file ----
+ */
+static hp_store *g_upd;
+
+static void *upd_thread(void *arg) {
+  (void)arg;
+  write_dispatch(g_upd, 100); /* this thread's writer takes the second chunk */
+  hp_process p = {.size = sizeof p, .id = 1, .pid = 10, .start_ns = 5, .command = "first"};
+  hp_write_process(g_upd, &p);
+  hp_write_metadata(g_upd, "mode", "first");
+  return NULL; /* its block is committed at thread exit */
+}
+
+static void test_update(void) {
+  hp_log_set_defaults(65536, 256);
+  const char *p = path_of("upd.log");
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &g_upd), g_upd);
+  write_dispatch(g_upd, 1); /* the main thread's writer takes the first chunk */
+  pthread_t th;
+  pthread_create(&th, NULL, upd_thread, NULL);
+  pthread_join(th, NULL);
+  /* written later but stored earlier in the file (first chunk) */
+  hp_process q = {.size = sizeof q, .id = 1, .pid = 10, .start_ns = 5, .end_ns = 99, .command = "second"};
+  CHECK_OK(hp_write_process(g_upd, &q), g_upd);
+  hp_process other = {.size = sizeof other, .id = 2, .pid = 11, .command = "other"};
+  CHECK_OK(hp_write_process(g_upd, &other), g_upd);
+  CHECK_OK(hp_write_metadata(g_upd, "mode", "second"), g_upd);
+  hp_thread t1 = {.size = sizeof t1, .id = 5, .name = "a"}, t2 = {.size = sizeof t2, .id = 5, .name = "b"};
+  hp_write_thread(g_upd, &t1);
+  hp_write_thread(g_upd, &t2);
+  CHECK_OK(hp_store_close(g_upd), NULL);
+  hp_log_set_defaults(1 << 20, 16 << 10);
+
+  hp_store *r = open_read(p);
+  if (!r) return;
+  CHECK_EQ_U64(count(r, HP_TABLE_PROCESS), 2);
+  CHECK_EQ_U64(count(r, HP_TABLE_THREAD), 1);
+  CHECK_EQ_U64(count(r, HP_TABLE_METADATA), 1);
+  CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), 2);
+  hp_cursor *c;
+  hp_process row = {.size = sizeof row};
+  CHECK_OK(hp_cursor_open(r, HP_TABLE_PROCESS, &c), r);
+  CHECK(hp_cursor_next(c, &row) == HP_OK);
+  CHECK_EQ_U64(row.id, 1);
+  CHECK_EQ_U64(row.end_ns, 99);
+  CHECK_STR(row.command, "second");
+  CHECK(hp_cursor_next(c, &row) == HP_OK);
+  CHECK_EQ_U64(row.id, 2);
+  CHECK(hp_cursor_next(c, &row) == HP_END);
+  hp_cursor_close(c);
+  hp_thread tr = {.size = sizeof tr};
+  CHECK_OK(hp_cursor_open(r, HP_TABLE_THREAD, &c), r);
+  CHECK(hp_cursor_next(c, &tr) == HP_OK);
+  CHECK_STR(tr.name, "b");
+  hp_cursor_close(c);
+  CHECK_STR(hp_store_metadata(r, "mode"), "second");
+  hp_store_close(r);
+}
+
+/* ---- 16 threads × 100k rows ---- */
+#define NTHREADS 16
+#define NPER 100000
+static hp_store *g_mt;
+
+static void *mt_thread(void *arg) {
+  uint64_t t = (uint64_t)(uintptr_t)arg;
+  hp_thread th = {.size = sizeof th, .id = t + 1, .process_id = 1, .tid = (int64_t)t, .name = "worker"};
+  int ok = hp_write_thread(g_mt, &th) == HP_OK;
+  for (uint64_t i = 0; i < NPER; i++) {
+    hp_counter_value v = {sizeof v, t + 1, i, (uint32_t)t, (uint32_t)(i & 1), (double)i * 0.25};
+    ok &= hp_write_counter_value(g_mt, &v) == HP_OK;
+    if (i % 1000 == 0) ok &= write_dispatch(g_mt, t * NPER + i + 1);
+  }
+  return (void *)(uintptr_t)ok;
+}
+
+static void test_threads(void) {
+  const char *p = path_of("mt.log");
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &g_mt), g_mt);
+  pthread_t th[NTHREADS];
+  for (int i = 0; i < NTHREADS; i++)
+    pthread_create(&th[i], NULL, mt_thread, (void *)(uintptr_t)i);
+  for (int i = 0; i < NTHREADS; i++) {
+    void *ok;
+    pthread_join(th[i], &ok);
+    CHECK(ok == (void *)1);
+  }
+  uint64_t lost = 1;
+  CHECK(hp_log_lost(g_mt, &lost) == HP_OK && lost == 0);
+  CHECK_OK(hp_store_close(g_mt), NULL);
+
+  hp_store *r = open_read(p);
+  if (!r) return;
+  CHECK(hp_store_damage(r, NULL) == HP_OK);
+  CHECK_EQ_U64(count(r, HP_TABLE_COUNTER_VALUE), (uint64_t)NTHREADS * NPER);
+  CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), (uint64_t)NTHREADS * (NPER / 1000));
+  CHECK_EQ_U64(count(r, HP_TABLE_THREAD), NTHREADS);
+  unsigned char *seen = calloc((size_t)NTHREADS * NPER, 1);
+  int64_t last[NTHREADS];
+  for (int i = 0; i < NTHREADS; i++)
+    last[i] = -1;
+  uint64_t bad = 0, n = 0;
+  hp_cursor *c;
+  CHECK_OK(hp_cursor_open(r, HP_TABLE_COUNTER_VALUE, &c), r);
+  hp_counter_value v = {.size = sizeof v};
+  while (hp_cursor_next(c, &v) == HP_OK) {
+    n++;
+    uint64_t t = v.dispatch_id - 1, i = v.counter_id;
+    if (t >= NTHREADS || i >= NPER || v.pass != t || v.imputed != (i & 1) || v.value != (double)i * 0.25 ||
+        seen[t * NPER + i] || (int64_t)i <= last[t]) {
+      bad++;
+      continue;
+    }
+    seen[t * NPER + i] = 1;
+    last[t] = (int64_t)i; /* one thread's rows come in the order written */
+  }
+  hp_cursor_close(c);
+  CHECK_EQ_U64(bad, 0);
+  CHECK_EQ_U64(n, (uint64_t)NTHREADS * NPER);
+  free(seen);
+  hp_store_close(r);
+}
+
+/* ---- HP_CREATE leaves nothing behind; HP_CREATE_LIVE is readable at once ---- */
+static void test_create_modes(void) {
+  size_t before = dir_entries();
+  const char *p = path_of("tmp.log");
+  hp_store *s = NULL;
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  for (int i = 1; i <= 100; i++)
+    write_dispatch(s, (uint64_t)i);
+  CHECK_OK(hp_log_flush(s), s);
+  CHECK(!exists(p));
+  hp_store_abort(s);
+  CHECK(!exists(p));
+  CHECK_EQ_U64(dir_entries(), before);
+
+  const char *lp = path_of("live.log");
+  CHECK_OK(hp_store_open(lp, "log", HP_CREATE_LIVE, &s), s);
+  CHECK(exists(lp));
+  hp_store *r = open_read(lp); /* empty but valid */
+  if (r) {
+    CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), 0);
+    CHECK(hp_store_damage(r, NULL) == HP_OK);
+    hp_store_close(r);
+  }
+  for (int i = 1; i <= 100; i++)
+    write_dispatch(s, (uint64_t)i);
+  r = open_read(lp); /* nothing committed yet */
+  if (r) {
+    CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), 0);
+    hp_store_close(r);
+  }
+  CHECK_OK(hp_log_flush(s), s);
+  r = open_read(lp);
+  if (r) {
+    CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), 100);
+    CHECK(hp_store_damage(r, NULL) == HP_OK);
+    hp_store_close(r);
+  }
+  for (int i = 101; i <= 150; i++)
+    write_dispatch(s, (uint64_t)i);
+  CHECK_OK(hp_log_flush_all(s), s);
+  r = open_read(lp);
+  if (r) {
+    CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), 150);
+    hp_store_close(r);
+  }
+  CHECK_OK(hp_store_close(s), NULL);
+  r = open_read(lp);
+  if (r) {
+    CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), 150);
+    hp_store_close(r);
+  }
+  /* abort of a live log removes it */
+  CHECK_OK(hp_store_open(lp, "log", HP_CREATE_LIVE, &s), s);
+  write_dispatch(s, 1);
+  hp_store_abort(s);
+  CHECK(!exists(lp));
+  CHECK_EQ_U64(dir_entries(), before + 0);
+  /* a directory that does not exist */
+  CHECK(hp_store_open(path_of("no/such/dir.log"), "log", HP_CREATE, &s) != HP_OK);
+  CHECK(strstr(hp_store_error(s), "no/such/dir.log") != NULL);
+  hp_store_close(s);
+}
+
+/* ---- damage: truncation at every byte of a block, flipped bytes ---- */
+typedef struct blkinfo {
+  size_t off, end; /* header offset, end of payload */
+  uint32_t count;
+  uint64_t before; /* rows in earlier blocks */
+} blkinfo;
+
+/* Walk the blocks of a log's first chunks as docs/formats/log.md describes them. */
+static size_t list_blocks(const unsigned char *b, size_t n, blkinfo *out, size_t max) {
+  size_t hs = le32(b + 16), cs = (size_t)le32(b + 24), k = 0;
+  uint64_t rows = 0;
+  for (size_t c = hs; c < n; c += cs) {
+    for (size_t pos = c; pos + 16 <= c + cs && pos + 16 <= n && le32(b + pos) == 0x4B4C4248u && k < max;) {
+      size_t len = le32(b + pos + 4);
+      out[k] = (blkinfo){pos, pos + 16 + len, le32(b + pos + 8), rows};
+      rows += out[k].count;
+      k++;
+      pos = (pos + 16 + len + 7) & ~(size_t)7;
+    }
+  }
+  return k;
+}
+
+/* Open `p`, expect damage `st` at `off` (or none), and exactly dispatch ids 1..n when ids == NULL, else
+ * those. */
+static void expect_rows(const char *p, hp_status st, uint64_t off, uint64_t n, const unsigned char *ids,
+                        const char *what) {
+  hp_store *r = NULL;
+  hp_status o = hp_store_open(p, "log", HP_READ, &r);
+  CHECK_MSG(o == HP_OK, "%s: open: %s", what, hp_store_error(r));
+  if (o != HP_OK) {
+    hp_store_close(r);
+    return;
+  }
+  uint64_t doff = 0;
+  hp_status d = hp_store_damage(r, &doff);
+  CHECK_MSG(d == st, "%s: damage %d, want %d (%s)", what, (int)d, (int)st, hp_store_error(r));
+  if (st != HP_OK) {
+    CHECK_MSG(doff == off, "%s: damage at %llu, want %llu", what, (unsigned long long)doff,
+              (unsigned long long)off);
+    CHECK_MSG(strstr(hp_store_error(r), "blocks recovered") && strstr(hp_store_error(r), p), "%s: %s", what,
+              hp_store_error(r));
+  }
+  uint64_t cnt = 0;
+  hp_store_count(r, HP_TABLE_DISPATCH, &cnt);
+  CHECK_MSG(cnt == n, "%s: %llu rows, want %llu", what, (unsigned long long)cnt, (unsigned long long)n);
+  hp_cursor *c;
+  hp_dispatch row = {.size = sizeof row};
+  uint64_t k = 0, prev = 0, badrow = 0;
+  hp_cursor_open(r, HP_TABLE_DISPATCH, &c);
+  while (hp_cursor_next(c, &row) == HP_OK) {
+    k++;
+    int want = ids ? (row.id > prev && ids[row.id]) : row.id == k;
+    if (!want || row.dispatch_id != row.id * 3 || row.grid[0] != (uint32_t)row.id) badrow++;
+    prev = row.id;
+  }
+  hp_cursor_close(c);
+  CHECK_MSG(k == n && badrow == 0, "%s: cursor gave %llu rows, %llu wrong", what, (unsigned long long)k,
+            (unsigned long long)badrow);
+  hp_store_close(r);
+}
+
+static void test_damage(void) {
+  hp_log_set_defaults(65536, 256);
+  const char *p = path_of("dmg.log");
+  hp_store *s = NULL;
+  const uint64_t N = 12000; /* several chunks of small blocks */
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  for (uint64_t i = 1; i <= N; i++)
+    write_dispatch(s, i);
+  CHECK_OK(hp_store_close(s), NULL);
+  hp_log_set_defaults(1 << 20, 16 << 10);
+  size_t n = 0;
+  unsigned char *b = slurp(p, &n);
+  static blkinfo bl[20000];
+  size_t nb = list_blocks(b, n, bl, 20000);
+  uint64_t total = nb ? bl[nb - 1].before + bl[nb - 1].count : 0;
+  CHECK_EQ_U64(total, N);
+  CHECK(nb > 100 && n > 4096 + 2 * 65536);
+  expect_rows(p, HP_OK, 0, N, NULL, "intact");
+  const char *q = path_of("cut.log");
+  /* every cut inside the last block (small: committed at close) and inside the full block before it */
+  blkinfo *L = &bl[nb - 1];
+  for (size_t k = nb - 2; k < nb; k++) {
+    blkinfo *B = &bl[k];
+    if (k == nb - 2) {
+      spit(q, b, B->end); /* as if the writer died before committing the last block */
+      expect_rows(q, HP_ERR_TRUNCATED, B->end, B->before + B->count, NULL, "cut after a block");
+    }
+    for (size_t cut = B->off; cut < B->end; cut++) {
+      spit(q, b, cut);
+      char what[64];
+      snprintf(what, sizeof what, "cut at %zu (block at %zu)", cut, B->off);
+      expect_rows(q, HP_ERR_TRUNCATED, B->off, B->before, NULL, what);
+    }
+  }
+  /* cuts in earlier blocks, first chunk and a middle one */
+  size_t picks[] = {0, 1, nb / 3, nb / 2, nb - 2};
+  for (size_t k = 0; k < sizeof picks / sizeof picks[0]; k++) {
+    blkinfo *B = &bl[picks[k]];
+    size_t cuts[] = {B->off + 1, B->off + 9, B->off + 16, (B->off + B->end) / 2, B->end - 1};
+    for (size_t j = 0; j < 5; j++) {
+      spit(q, b, cuts[j]);
+      char what[64];
+      snprintf(what, sizeof what, "cut at %zu (block %zu)", cuts[j], picks[k]);
+      expect_rows(q, HP_ERR_TRUNCATED, B->off, B->before, NULL, what);
+    }
+  }
+  /* cut after the last block, in the unused tail of its chunk: all rows, the cut reported */
+  size_t tail = (L->end + 7 + 100) & ~(size_t)7;
+  spit(q, b, tail);
+  expect_rows(q, HP_ERR_TRUNCATED, tail, N, NULL, "cut in tail");
+  /* cut exactly at a chunk boundary: indistinguishable from a shorter log */
+  spit(q, b, 4096 + 65536);
+  size_t in_first = 0;
+  for (size_t k = 0; k < nb && bl[k].off < 4096 + 65536; k++)
+    in_first += bl[k].count;
+  expect_rows(q, HP_OK, 0, in_first, NULL, "cut at chunk end");
+  /* cuts inside the header */
+  size_t hcuts[] = {5, 8, 23, 100, 4095};
+  for (size_t k = 0; k < 5; k++) {
+    spit(q, b, hcuts[k]);
+    hp_store *r = NULL;
+    CHECK_MSG(hp_store_open(q, "log", HP_READ, &r) == HP_ERR_TRUNCATED, "header cut at %zu: %s", hcuts[k],
+              hp_store_error(r));
+    CHECK(strstr(hp_store_error(r), q) != NULL);
+    hp_store_close(r);
+  }
+
+  /* flipped bytes: payload, length, magic, record count of a middle block; later chunks still read */
+  unsigned char *ids = malloc(N + 1);
+  size_t mids[] = {nb / 4, nb / 2, 3};
+  size_t where[] = {0, 4, 0, 8}; /* payload byte (relative to payload), length, magic, count */
+  for (size_t k = 0; k < 4; k++) {
+    blkinfo *B = &bl[mids[k % 3]];
+    unsigned char *c = malloc(n);
+    memcpy(c, b, n);
+    size_t at = k == 0 ? B->off + 16 + (B->end - B->off - 16) / 2 : B->off + where[k];
+    c[at] ^= k == 1 ? 0x40 : 0x01;
+    spit(q, c, n);
+    memset(ids, 1, N + 1);
+    for (uint64_t i = B->before + 1; i <= B->before + B->count; i++)
+      ids[i] = 0;
+    char what[64];
+    snprintf(what, sizeof what, "flip at %zu (block at %zu)", at, B->off);
+    expect_rows(q, HP_ERR_CORRUPT, B->off, N - B->count, ids, what);
+    free(c);
+  }
+  /* a flipped header byte makes the header invalid */
+  {
+    unsigned char *c = malloc(n);
+    memcpy(c, b, n);
+    c[30] ^= 1;
+    spit(q, c, n);
+    hp_store *r = NULL;
+    CHECK(hp_store_open(q, "log", HP_READ, &r) == HP_ERR_CORRUPT);
+    hp_store_close(r);
+    free(c);
+  }
+  free(ids);
+  free(b);
+}
+
+/* ---- hand-made blocks: unknown record types, missing and extra columns ---- */
+static void test_forward_compat(void) {
+  const char *p = path_of("fc.log");
+  hp_store *s = NULL;
+  hp_log_set_defaults(65536, 0);
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  CHECK_OK(hp_store_close(s), NULL);
+  hp_log_set_defaults(1 << 20, 0);
+  size_t n = 0;
+  unsigned char *h = slurp(p, &n);
+  CHECK(n == 4096);
+  unsigned char *f = calloc(4096 + 65536, 1);
+  memcpy(f, h, 4096);
+  free(h);
+  unsigned char *pl = f + 4096 + 16, *q = pl;
+  *q++ = 99; /* unknown type, skipped by its length */
+  *q++ = 3;
+  *q++ = 1;
+  *q++ = 2;
+  *q++ = 3;
+  *q++ = 8; /* dispatch with two columns: id 5, dispatch_id 15 */
+  *q++ = 2;
+  *q++ = 5;
+  *q++ = 15;
+  *q++ = 8; /* dispatch with all 21 columns plus two unknown trailing ones */
+  unsigned char *lp = q++;
+  unsigned char *st = q;
+  *q++ = 6;
+  *q++ = 18;
+  for (int i = 2; i < 21; i++)
+    *q++ = i == 7 ? 6 : 0; /* grid_x 6 */
+  *q++ = 0x81;             /* an extra varint column */
+  *q++ = 0x01;
+  *q++ = 0x7f;
+  *lp = (unsigned char)(q - st);
+  *q++ = 12; /* metadata with a non-minimal length varint */
+  *q++ = 0x85;
+  *q++ = 0x00;
+  *q++ = 1; /* seq */
+  *q++ = 1;
+  *q++ = 'k';
+  *q++ = 1;
+  *q++ = 'v';
+  uint32_t len = (uint32_t)(q - pl);
+  unsigned char *bh = f + 4096;
+  put32(bh + 4, len);
+  put32(bh + 8, 4);
+  put32(bh + 12, hp_crc32c(hp_crc32c(0, bh + 4, 8), pl, len));
+  put32(bh, 0x4B4C4248u);
+  /* a second block whose header was written but not its magic: a crash before commit, not damage */
+  unsigned char *b2 = f + 4096 + ((16 + len + 7) & ~7u);
+  put32(b2 + 4, 3);
+  put32(b2 + 8, 1);
+  spit(p, f, 4096 + 65536);
+  free(f);
+  hp_store *r = open_read(p);
+  if (!r) return;
+  CHECK_MSG(hp_store_damage(r, NULL) == HP_OK, "%s", hp_store_error(r));
+  CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), 2);
+  hp_cursor *c;
+  hp_dispatch d = {.size = sizeof d};
+  CHECK_OK(hp_cursor_open(r, HP_TABLE_DISPATCH, &c), r);
+  CHECK(hp_cursor_next(c, &d) == HP_OK && d.id == 5 && d.dispatch_id == 15 && d.process_id == 0 &&
+        d.grid[0] == 0);
+  CHECK(hp_cursor_next(c, &d) == HP_OK && d.id == 6 && d.dispatch_id == 18 && d.grid[0] == 6 &&
+        d.bytes_restored == 0);
+  CHECK(hp_cursor_next(c, &d) == HP_END);
+  hp_cursor_close(c);
+  CHECK(hp_store_metadata(r, "k") && strcmp(hp_store_metadata(r, "k"), "v") == 0);
+  hp_store_close(r);
+}
+
+/* ---- crashes: a child writes a live log and dies; every flushed row survives ---- */
+static hp_store *g_crash;
+static void *crash_thread(void *arg) {
+  (void)arg;
+  for (uint64_t i = 0; i < 50; i++)
+    write_dispatch(g_crash, 100000 + i);
+  return NULL; /* committed at thread exit */
+}
+
+static void crash_child(const char *p, int how) {
+  if (hp_store_open(p, "log", HP_CREATE_LIVE, &g_crash) != HP_OK) _exit(3);
+  hp_process pr = {.size = sizeof pr, .id = 1, .pid = getpid(), .command = "crash"};
+  hp_write_process(g_crash, &pr);
+  pthread_t th;
+  pthread_create(&th, NULL, crash_thread, NULL);
+  pthread_join(th, NULL);
+  for (uint64_t i = 1; i <= 5000; i++)
+    write_dispatch(g_crash, i);
+  hp_log_flush(g_crash);
+  for (uint64_t i = 5001; i <= 5010; i++)
+    write_dispatch(g_crash, i); /* never committed */
+  if (how == SIGKILL) kill(getpid(), SIGKILL);
+  if (how == SIGABRT) abort();
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  sigaction(SIGSEGV, &sa, NULL);
+  raise(SIGSEGV);
+  _exit(4);
+}
+
+static void test_crash(void) {
+  int sigs[] = {SIGKILL, SIGABRT, SIGSEGV};
+  for (int k = 0; k < 3; k++) {
+    char name[32];
+    snprintf(name, sizeof name, "crash%d.log", k);
+    const char *p = path_of(name);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) crash_child(p, sigs[k]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == sigs[k], "child status %#x", status);
+    hp_store *r = open_read(p);
+    if (!r) continue;
+    CHECK_MSG(hp_store_damage(r, NULL) == HP_OK, "%s", hp_store_error(r));
+    CHECK_EQ_U64(count(r, HP_TABLE_PROCESS), 1);
+    CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), 5050);
+    hp_cursor *c;
+    hp_dispatch d = {.size = sizeof d};
+    uint64_t main_rows = 0, thread_rows = 0, bad = 0;
+    hp_cursor_open(r, HP_TABLE_DISPATCH, &c);
+    while (hp_cursor_next(c, &d) == HP_OK) {
+      if (d.id >= 100000 && d.id < 100050)
+        thread_rows++;
+      else if (d.id == main_rows + 1)
+        main_rows++;
+      else
+        bad++;
+    }
+    hp_cursor_close(c);
+    CHECK_EQ_U64(main_rows, 5000);
+    CHECK_EQ_U64(thread_rows, 50);
+    CHECK_EQ_U64(bad, 0);
+    hp_store_close(r);
+  }
+}
+
+/* ---- losses: a full disk (file size limit) turns into LOST counts, never a crash ---- */
+static void test_full_disk(void) {
+  const char *p = path_of("full.log");
+  const uint64_t N = 40000;
+  int fds[2];
+  if (pipe(fds) != 0) return;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    hp_log_set_defaults(65536, 1024);
+    struct rlimit rl = {4096 + 3 * 65536, 4096 + 3 * 65536};
+    signal(SIGXFSZ, SIG_IGN);
+    setrlimit(RLIMIT_FSIZE, &rl);
+    hp_store *s;
+    if (hp_store_open(p, "log", HP_CREATE_LIVE, &s) != HP_OK) _exit(3);
+    hp_process pr = {.size = sizeof pr, .id = 1, .pid = getpid(), .lost_records = 7};
+    hp_write_process(s, &pr);
+    uint64_t failed = 0, lost = 0;
+    int e = errno = 12345;
+    for (uint64_t i = 0; i < N; i++) {
+      hp_counter_value v = {sizeof v, i + 1, 1, 1, 0, 1.5};
+      failed += hp_write_counter_value(s, &v) != HP_OK;
+    }
+    hp_log_lost(s, &lost);
+    int errno_kept = errno == e;
+    int st = hp_store_close(s);
+    uint64_t msg[3] = {failed, lost, (uint64_t)errno_kept};
+    if (write(fds[1], msg, sizeof msg) != sizeof msg) _exit(5);
+    _exit(st == HP_OK ? 0 : 4);
+  }
+  close(fds[1]);
+  uint64_t msg[3] = {0, 0, 0};
+  CHECK(read(fds[0], msg, sizeof msg) == sizeof msg);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+  CHECK(msg[0] > 0 && msg[0] == msg[1]);
+  CHECK(msg[2] == 1);
+  hp_store *r = open_read(p);
+  if (!r) return;
+  CHECK(hp_store_damage(r, NULL) == HP_OK);
+  uint64_t stored = count(r, HP_TABLE_COUNTER_VALUE);
+  hp_cursor *c;
+  hp_process pr = {.size = sizeof pr};
+  hp_cursor_open(r, HP_TABLE_PROCESS, &c);
+  CHECK(hp_cursor_next(c, &pr) == HP_OK);
+  hp_cursor_close(c);
+  CHECK_MSG(stored + pr.lost_records - 7 == N, "stored %llu + lost %llu != %llu", (unsigned long long)stored,
+            (unsigned long long)(pr.lost_records - 7), (unsigned long long)N);
+  CHECK_EQ_U64(pr.lost_records - 7, msg[1]);
+  CHECK(stored > 10000 && stored < N);
+  hp_store_close(r);
+}
+
+/* ---- explicit LOST records, rows too large, threads that come and go ---- */
+static hp_store *g_short;
+static void *short_thread(void *arg) {
+  write_dispatch(g_short, (uint64_t)(uintptr_t)arg);
+  return NULL;
+}
+
+static void test_lost_and_pool(void) {
+  const char *p = path_of("lost.log");
+  hp_store *s = NULL;
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE_LIVE, &s), s);
+  hp_process p1 = {.size = sizeof p1, .id = 1}, p7 = {.size = sizeof p7, .id = 7, .lost_records = 100};
+  hp_write_process(s, &p1);
+  hp_write_process(s, &p7);
+  CHECK_OK(hp_log_write_lost(s, 7, 5), s);
+  CHECK_OK(hp_log_write_lost(s, 0, 3), s);  /* the last process written */
+  CHECK_OK(hp_log_write_lost(s, 99, 2), s); /* unknown: process 1 */
+  /* a row larger than a chunk is refused and counted */
+  size_t big = (1u << 20) + 10;
+  char *str = malloc(big + 1);
+  memset(str, 'x', big);
+  str[big] = 0;
+  hp_region reg = {.size = sizeof reg, .id = 1, .name = str};
+  CHECK(hp_write_region(s, &reg) == HP_ERR_INVALID);
+  str[100000] = 0; /* larger than a block, smaller than a chunk */
+  reg.id = 2;
+  CHECK_OK(hp_write_region(s, &reg), s);
+  uint64_t lost = 0;
+  CHECK(hp_log_lost(s, &lost) == HP_OK && lost == 1);
+  /* 200 short-lived threads share writers: the file does not grow by a chunk per thread */
+  g_short = s;
+  for (uintptr_t i = 1; i <= 200; i++) {
+    pthread_t th;
+    pthread_create(&th, NULL, short_thread, (void *)i);
+    pthread_join(th, NULL);
+  }
+  hp_store *r = open_read(p); /* rows of exited threads are committed at their exit */
+  if (r) {
+    CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), 200);
+    CHECK_EQ_U64(count(r, HP_TABLE_REGION), 0); /* still in the main thread's open block */
+    hp_store_close(r);
+  }
+  struct stat st;
+  CHECK(stat(p, &st) == 0 && st.st_size <= 4096 + 3 * (1 << 20));
+  CHECK_OK(hp_store_close(s), NULL);
+  r = open_read(p);
+  if (!r) return;
+  hp_cursor *c;
+  hp_process row = {.size = sizeof row};
+  uint64_t l1 = 0, l7 = 0;
+  hp_cursor_open(r, HP_TABLE_PROCESS, &c);
+  while (hp_cursor_next(c, &row) == HP_OK) {
+    if (row.id == 1) l1 = row.lost_records;
+    if (row.id == 7) l7 = row.lost_records;
+  }
+  hp_cursor_close(c);
+  CHECK_EQ_U64(l7, 100 + 5 + 3 + 1); /* the refused row counts against the last process written */
+  CHECK_EQ_U64(l1, 2);               /* from the unknown process 99 */
+  hp_region rr = {.size = sizeof rr};
+  hp_cursor_open(r, HP_TABLE_REGION, &c);
+  CHECK(hp_cursor_next(c, &rr) == HP_OK && strlen(rr.name) == 100000);
+  hp_cursor_close(c);
+  hp_store_close(r);
+  free(str);
+}
+
+/* ---- one thread, many stores; a store closed and another opened at the same address ---- */
+static void test_many_stores(void) {
+  enum { NS = 7 };
+  hp_store *s[NS];
+  for (int round = 0; round < 3; round++) {
+    for (int k = 0; k < NS; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "many%d.log", k);
+      CHECK_OK(hp_store_open(path_of(name), "log", HP_CREATE, &s[k]), s[k]);
+    }
+    for (uint64_t i = 1; i <= 1000; i++)
+      for (int k = 0; k < NS; k++)
+        write_dispatch(s[k], i * NS + (uint64_t)k);
+    for (int k = 0; k < NS; k++)
+      CHECK_OK(hp_store_close(s[k]), NULL);
+    for (int k = 0; k < NS; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "many%d.log", k);
+      hp_store *r = open_read(path_of(name));
+      if (!r) continue;
+      hp_cursor *c;
+      hp_dispatch d = {.size = sizeof d};
+      uint64_t n = 0, bad = 0;
+      hp_cursor_open(r, HP_TABLE_DISPATCH, &c);
+      while (hp_cursor_next(c, &d) == HP_OK)
+        bad += d.id != ++n * NS + (uint64_t)k;
+      hp_cursor_close(c);
+      CHECK_EQ_U64(n, 1000);
+      CHECK_EQ_U64(bad, 0);
+      hp_store_close(r);
+    }
+  }
+}
+
+/* ---- fork: the child must leave the parent's log alone ---- */
+static void test_fork(void) {
+  const char *p = path_of("fork.log");
+  hp_store *s = NULL;
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  for (uint64_t i = 1; i <= 100; i++)
+    write_dispatch(s, i);
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int ok = !write_dispatch(s, 999999) && hp_log_flush(s) == HP_ERR_UNSUPPORTED;
+    ok &= hp_store_close(s) != HP_OK;
+    _exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  for (uint64_t i = 101; i <= 200; i++)
+    write_dispatch(s, i);
+  CHECK_OK(hp_store_close(s), NULL);
+  expect_rows(p, HP_OK, 0, 200, NULL, "after fork");
+}
+
+/* ---- foreign and broken files ---- */
+static void expect_open_error(const char *p, const char *format, hp_status want, const char *text) {
+  hp_store *r = NULL;
+  hp_status st = hp_store_open(p, format, HP_READ, &r);
+  CHECK_MSG(st == want, "%s: status %d, want %d: %s", p, (int)st, (int)want, hp_store_error(r));
+  CHECK_MSG(strstr(hp_store_error(r), p) != NULL, "error does not name the file: %s", hp_store_error(r));
+  if (text) CHECK_MSG(strstr(hp_store_error(r), text) != NULL, "'%s' lacks '%s'", hp_store_error(r), text);
+  hp_store_close(r);
+}
+
+static void test_foreign(void) {
+  const char *txt = path_of("notes.txt");
+  spit(txt, "hello, this is not a log\n", 25);
+  expect_open_error(txt, "log", HP_ERR_FORMAT, "not a hubprof log");
+  expect_open_error(txt, NULL, HP_ERR_FORMAT, NULL);
+  const char *empty = path_of("empty.log");
+  spit(empty, "", 0);
+  expect_open_error(empty, "log", HP_ERR_FORMAT, "empty");
+  expect_open_error(empty, NULL, HP_ERR_FORMAT, NULL);
+  unsigned char sq[8192];
+  memset(sq, 0, sizeof sq);
+  memcpy(sq, "SQLite format 3", 16);
+  const char *db = path_of("x.db");
+  spit(db, sq, sizeof sq);
+  expect_open_error(db, "log", HP_ERR_FORMAT, "not a hubprof log");
+  expect_open_error(path_of("missing.log"), "log", HP_ERR_NOT_FOUND, NULL);
+  expect_open_error(g_dir, "log", HP_ERR_FORMAT, NULL);
+
+  const char *p = path_of("ver.log");
+  hp_store *s = NULL;
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  write_dispatch(s, 1);
+  CHECK_OK(hp_store_close(s), NULL);
+  size_t n;
+  unsigned char *b = slurp(p, &n);
+  b[12] = 2; /* min_reader_version 2 */
+  spit(p, b, n);
+  expect_open_error(p, "log", HP_ERR_VERSION, "version");
+  expect_open_error(p, NULL, HP_ERR_VERSION, "version");
+  b[12] = 1;
+  b[24] = 1; /* chunk size no longer a power of two (and the header checksum wrong) */
+  spit(p, b, n);
+  expect_open_error(p, "log", HP_ERR_CORRUPT, NULL);
+  free(b);
+  /* writing a read store, reading a write store */
+  CHECK(hp_log_flush(NULL) == HP_ERR_UNSUPPORTED);
+  CHECK(hp_log_set_defaults(1000, 0) == HP_ERR_INVALID);
+  CHECK(hp_log_set_defaults(65536, 65536) == HP_ERR_INVALID);
+}
+
+static void cleanup(void) {
+  DIR *d = opendir(g_dir);
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlink(path_of(e->d_name));
+  if (d) closedir(d);
+  rmdir(g_dir);
+}
+
+int main(int argc, char **argv) {
+  const char *only = argc > 1 ? argv[1] : NULL;
+  snprintf(g_dir, sizeof g_dir, "/tmp/test_log.XXXXXX");
+  if (!mkdtemp(g_dir)) return 2;
+  struct {
+    const char *name;
+    void (*fn)(void);
+  } tests[] = {{"round_trip", test_round_trip},
+               {"update", test_update},
+               {"threads", test_threads},
+               {"create_modes", test_create_modes},
+               {"damage", test_damage},
+               {"forward_compat", test_forward_compat},
+               {"crash", test_crash},
+               {"full_disk", test_full_disk},
+               {"lost_and_pool", test_lost_and_pool},
+               {"many_stores", test_many_stores},
+               {"fork", test_fork},
+               {"foreign", test_foreign}};
+  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
+    if (!only || strcmp(only, tests[i].name) == 0) tests[i].fn();
+  cleanup();
+  return check_report("test_log");
+}
