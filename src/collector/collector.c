@@ -1,0 +1,723 @@
+/* The collector's state: the per-process log (opened lazily), the registries of devices, kernels and queues,
+ * the per-thread rings of pending dispatches and their harvest, fork and exit. It must never block the
+ * application, wait for the device, or let a failure of its own reach the application.
+ * Sections: globals · time and process facts · init · the log · registries · lookup tables · threads ·
+ * harvest · fork · exit. */
+#include "collector.h"
+#include "env.h"
+#include "fmt_log.h"
+#include "hubprof/hub.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef HUBPROF_VERSION
+#define HUBPROF_VERSION "0.1.0"
+#endif
+
+/* ---- globals ---------------------------------------------------------------------------------------- */
+_Atomic int hpc_enabled;
+_Atomic int hpc_replay_active;
+_Atomic int hpc_layer_active;
+const cl_icd_dispatch *_Atomic hpc_layer_next;
+_Atomic uint64_t hpc_next_dispatch;
+__thread hpc_thread *hpc_tls __attribute__((tls_model("initial-exec")));
+__thread int hpc_busy __attribute__((tls_model("initial-exec")));
+hpc_slot hpc_ktab[1u << HPC_KTAB_BITS];
+hpc_slot hpc_qtab[1u << HPC_QTAB_BITS];
+
+enum { STORE_NONE = 0, STORE_OPEN = 1, STORE_FAILED = 2, STORE_CLOSED = 3 };
+
+static hpc_env g_env;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* registries, the log's opening, ring list */
+static _Atomic int g_store_state;                          /* STORE_* */
+static hp_store *g_store;                                  /* the log, valid while STORE_OPEN */
+static hp_store *g_orphan;         /* a forked child's copy of the parent's log, released at its first need */
+static _Atomic int g_writers;      /* threads inside a harvest that writes to g_store */
+static _Atomic int g_closing;      /* the exit handler is closing g_store */
+static _Atomic uint64_t g_dropped; /* dispatches the collector itself could not keep (not the log's losses) */
+static _Atomic uint64_t g_untimed; /* dispatches written without device times */
+static _Atomic uint64_t g_written; /* dispatch rows written */
+static _Atomic int g_warned_space; /* the one "out of space" warning was printed */
+static pthread_key_t g_key;        /* thread exit: harvest the thread's ring */
+static int g_atexit_done;
+static hpc_thread *g_threads; /* every ring of this process */
+static uint64_t g_thread_ids; /* last thread row id */
+
+/* ---- time and process facts ------------------------------------------------------------------------- */
+static inline int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t g_start_ns; /* process start as the collector saw it (load, or fork for a child) */
+static char g_cmdline[4096];
+
+__attribute__((constructor)) static void on_load(void) { g_start_ns = now_ns(); }
+
+static void read_cmdline(void) {
+  g_cmdline[0] = 0;
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = read(fd, g_cmdline, sizeof g_cmdline - 1);
+  close(fd);
+  if (n <= 0) return;
+  while (n > 0 && g_cmdline[n - 1] == 0)
+    n--;
+  for (ssize_t i = 0; i < n; i++)
+    if (!g_cmdline[i]) g_cmdline[i] = ' ';
+  g_cmdline[n] = 0;
+}
+
+/* One line on stderr, "hubprof: ..."; a single write so lines of processes do not mix. */
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...) {
+  char buf[1024];
+  int saved = errno;
+  int n = snprintf(buf, sizeof buf, "hubprof: ");
+  va_list ap;
+  va_start(ap, fmt);
+  int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+  va_end(ap);
+  if (m < 0) m = 0;
+  size_t len = (size_t)n + ((size_t)m < sizeof buf - (size_t)n - 1 ? (size_t)m : sizeof buf - (size_t)n - 2);
+  buf[len++] = '\n';
+  ssize_t w = write(2, buf, len);
+  (void)w;
+  errno = saved;
+}
+#define DEBUG(...)                                                                                           \
+  do {                                                                                                       \
+    if (g_env.debug) say(__VA_ARGS__);                                                                       \
+  } while (0)
+
+/* ---- init -------------------------------------------------------------------------------------------- */
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+static void thread_gone(void *arg);
+
+static void init_once(void) {
+  const char *why = NULL;
+  int ok = hpc_env_load(&g_env, &why) == 0;
+  if (!g_env.output_dir) { /* not asked to trace: silent */
+    atomic_store(&hpc_enabled, -1);
+    return;
+  }
+  if (!ok) {
+    say("%s; tracing disabled", why);
+    atomic_store(&hpc_enabled, -1);
+    return;
+  }
+  if (pthread_key_create(&g_key, thread_gone) != 0 ||
+      pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
+    say("cannot set up thread and fork handlers; tracing disabled");
+    atomic_store(&hpc_enabled, -1);
+    return;
+  }
+  read_cmdline();
+  DEBUG("pid %ld: tracing into %s (%s)", (long)getpid(), g_env.output_dir,
+        atomic_load(&hpc_layer_active) ? "OpenCL layer" : "LD_PRELOAD");
+  atomic_store(&hpc_enabled, 1);
+}
+
+int hpc_init_slow(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  int saved = errno;
+  pthread_once(&once, init_once);
+  errno = saved;
+  return atomic_load(&hpc_enabled);
+}
+
+void hubprof_collector_replay_enter(void) { atomic_fetch_add(&hpc_replay_active, 1); }
+void hubprof_collector_replay_leave(void) { atomic_fetch_sub(&hpc_replay_active, 1); }
+
+/* ---- the log ------------------------------------------------------------------------------------------ */
+static void write_registries(hp_store *s); /* registries section */
+static void at_exit(void);
+
+/* Writers bracket every use of g_store outside g_lock, so the exit handler closes it only when unused. */
+static hp_store *writer_enter(void) {
+  atomic_fetch_add(&g_writers, 1);
+  if (atomic_load(&g_closing) || atomic_load(&g_store_state) != STORE_OPEN) {
+    atomic_fetch_sub(&g_writers, 1);
+    return NULL;
+  }
+  return g_store;
+}
+static void writer_leave(hp_store *s) {
+  if (s) atomic_fetch_sub(&g_writers, 1);
+}
+
+static void write_process(hp_store *s, int64_t end_ns, uint64_t lost) {
+  hp_process p = {.size = sizeof p,
+                  .id = 1,
+                  .node_id = 1,
+                  .pid = getpid(),
+                  .ppid = getppid(),
+                  .rank = g_env.rank,
+                  .start_ns = g_start_ns,
+                  .end_ns = end_ns,
+                  .command = g_cmdline,
+                  .lost_records = lost};
+  hp_write_process(s, &p);
+}
+
+/* Open this process's log (g_lock held). On failure: one line on stderr, tracing disabled. */
+static void open_store_locked(void) {
+  if (g_orphan) { /* a forked child: drop its copy of the parent's handle (leaves the parent's file alone) */
+    hp_store_abort(g_orphan);
+    g_orphan = NULL;
+  }
+  char host[256] = "localhost";
+  gethostname(host, sizeof host - 1);
+  host[sizeof host - 1] = 0;
+  for (char *c = host; *c; c++)
+    if (*c == '/') *c = '_';
+  const char *dir = g_env.output_dir;
+  struct stat st;
+  if (stat(dir, &st) != 0 && errno == ENOENT) mkdir(dir, 0777); /* one level, as the CLI would */
+  char path[4096];
+  snprintf(path, sizeof path, "%s/hubprof-%s-%ld.log", dir, host, (long)getpid());
+  hp_store *s = NULL;
+  hp_status rc = hp_store_open(path, "log", HP_CREATE_LIVE, &s);
+  if (rc != HP_OK) {
+    say("%s; tracing disabled", s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(rc));
+    hp_store_abort(s); /* nothing was created */
+    atomic_store(&hpc_enabled, -1);
+    atomic_store(&g_store_state, STORE_FAILED);
+    return;
+  }
+  struct utsname u;
+  memset(&u, 0, sizeof u);
+  uname(&u);
+  char machine_id[64] = "";
+  int fd = open("/etc/machine-id", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t n = read(fd, machine_id, sizeof machine_id - 1);
+    close(fd);
+    if (n < 0) n = 0;
+    machine_id[n] = 0;
+    char *nl = strchr(machine_id, '\n');
+    if (nl) *nl = 0;
+  }
+  hp_node node = {.size = sizeof node,
+                  .id = 1,
+                  .hostname = host,
+                  .machine_id = machine_id,
+                  .system_name = u.sysname,
+                  .release = u.release,
+                  .version = u.version,
+                  .machine = u.machine};
+  hp_write_node(s, &node);
+  write_process(s, 0, 0);
+  hp_write_metadata(s, "mode", "trace");
+  hp_write_metadata(s, "tool_version", HUBPROF_VERSION);
+  write_registries(s);
+  hp_log_flush(s);
+  g_store = s;
+  atomic_store(&g_store_state, STORE_OPEN);
+  if (!g_atexit_done) { /* inherited by forked children, so once per family */
+    g_atexit_done = 1;
+    atexit(at_exit);
+  }
+  DEBUG("pid %ld: writing %s", (long)getpid(), path);
+}
+
+/* The log, opened at the first need; NULL when tracing is off or the log could not be created. */
+static hp_store *store_locked(void) {
+  if (atomic_load(&g_store_state) == STORE_NONE && atomic_load(&hpc_enabled) == 1) open_store_locked();
+  return atomic_load(&g_store_state) == STORE_OPEN ? g_store : NULL;
+}
+
+/* Count a failed row write; the log itself records the loss. Warn once. */
+static void write_failed(hp_store *s, hp_status rc) {
+  if (atomic_exchange(&g_warned_space, 1)) return;
+  say("%s: cannot write (%s, disk full?); records are counted as lost from here on", hp_store_path(s),
+      hp_status_str(rc));
+}
+
+/* ---- registries: devices (agents), kernel names (symbols), queues; g_lock held ------------------------ */
+typedef struct agent_rec {
+  cl_device_id dev;
+  hp_agent row; /* strings owned */
+} agent_rec;
+
+#define MAX_AGENTS 256
+static agent_rec g_agents[MAX_AGENTS];
+static size_t g_nagents;
+static char **g_knames; /* kernel_symbol id i+1 -> name */
+static size_t g_nknames, g_capknames;
+static uint32_t *g_queue_agent; /* queue id i+1 -> agent id */
+static size_t g_nqueues, g_capqueues;
+
+static void write_agent(hp_store *s, const agent_rec *a) {
+  if (s) hp_write_agent(s, &a->row);
+}
+static void write_kernel(hp_store *s, size_t id) {
+  if (!s) return;
+  hp_kernel_symbol k = {
+      .size = sizeof k, .id = id, .name = g_knames[id - 1], .display_name = g_knames[id - 1]};
+  hp_write_kernel_symbol(s, &k);
+}
+static void write_queue(hp_store *s, size_t id) {
+  if (!s) return;
+  char name[32];
+  snprintf(name, sizeof name, "queue %zu", id);
+  hp_queue q = {.size = sizeof q, .id = id, .process_id = 1, .agent_id = g_queue_agent[id - 1], .name = name};
+  hp_write_queue(s, &q);
+}
+
+static void write_registries(hp_store *s) {
+  for (size_t i = 0; i < g_nagents; i++)
+    write_agent(s, &g_agents[i]);
+  for (size_t i = 1; i <= g_nknames; i++)
+    write_kernel(s, i);
+  for (size_t i = 1; i <= g_nqueues; i++)
+    write_queue(s, i);
+}
+
+static char *dev_str(const cl_icd_dispatch *n, cl_device_id d, cl_device_info what) {
+  size_t len = 0;
+  if (n->clGetDeviceInfo(d, what, 0, NULL, &len) != CL_SUCCESS || len == 0) return strdup("");
+  char *s = calloc(1, len + 1);
+  if (s && n->clGetDeviceInfo(d, what, len, s, NULL) != CL_SUCCESS) s[0] = 0;
+  return s ? s : strdup("");
+}
+
+static int64_t dev_num(const cl_icd_dispatch *n, cl_device_id d, cl_device_info what, size_t size) {
+  uint64_t v = 0;
+  if (n->clGetDeviceInfo(d, what, size, &v, NULL) != CL_SUCCESS) return 0;
+  if (size == sizeof(cl_uint)) return (int64_t)(uint32_t)v;
+  return (int64_t)v;
+}
+
+static uint32_t agent_locked(const cl_icd_dispatch *n, cl_device_id d) {
+  for (size_t i = 0; i < g_nagents; i++)
+    if (g_agents[i].dev == d) return (uint32_t)i + 1;
+  if (g_nagents == MAX_AGENTS) return 0;
+  agent_rec *a = &g_agents[g_nagents];
+  hp_agent *r = &a->row;
+  memset(a, 0, sizeof *a);
+  a->dev = d;
+  r->size = sizeof *r;
+  r->id = g_nagents + 1;
+  r->node_id = 1;
+  cl_device_type t = 0;
+  n->clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+  r->type = t & CL_DEVICE_TYPE_GPU           ? HP_AGENT_GPU
+            : t & CL_DEVICE_TYPE_CPU         ? HP_AGENT_CPU
+            : t & CL_DEVICE_TYPE_ACCELERATOR ? HP_AGENT_ACCEL
+                                             : HP_AGENT_UNKNOWN;
+  r->vendor = dev_str(n, d, CL_DEVICE_VENDOR);
+  r->name = dev_str(n, d, CL_DEVICE_NAME);
+  r->product_name = dev_str(n, d, CL_DEVICE_NAME);
+  /* runtime: the platform's version ("OpenCL 3.0 PoCL 3.1 ..."), else the device's */
+  cl_platform_id plat = NULL;
+  char *rt = NULL;
+  size_t len = 0;
+  if (n->clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof plat, &plat, NULL) == CL_SUCCESS && plat &&
+      n->clGetPlatformInfo(plat, CL_PLATFORM_VERSION, 0, NULL, &len) == CL_SUCCESS && len &&
+      (rt = calloc(1, len + 1)) != NULL &&
+      n->clGetPlatformInfo(plat, CL_PLATFORM_VERSION, len, rt, NULL) != CL_SUCCESS)
+    rt[0] = 0;
+  r->runtime = rt ? rt : dev_str(n, d, CL_DEVICE_VERSION);
+  /* index among the platform's devices */
+  cl_device_id devs[64];
+  cl_uint nd = 0;
+  r->device_index = 0;
+  if (plat && n->clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 64, devs, &nd) == CL_SUCCESS)
+    for (cl_uint i = 0; i < nd && i < 64; i++)
+      if (devs[i] == d) r->device_index = (int32_t)i;
+  r->compute_units = dev_num(n, d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cl_uint));
+  r->max_clock_mhz = dev_num(n, d, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof(cl_uint));
+  r->global_mem_bytes = dev_num(n, d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(cl_ulong));
+  r->local_mem_bytes = dev_num(n, d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(cl_ulong));
+  g_nagents++;
+  hp_store *s = store_locked();
+  write_agent(s, a);
+  if (s) hp_log_flush(s);
+  return (uint32_t)r->id;
+}
+
+static uint32_t kname_locked(const char *name) {
+  for (size_t i = 0; i < g_nknames; i++)
+    if (strcmp(g_knames[i], name) == 0) return (uint32_t)i + 1;
+  if (g_nknames == g_capknames) {
+    size_t cap = g_capknames ? 2 * g_capknames : 64;
+    char **k = realloc(g_knames, cap * sizeof *k);
+    if (!k) return 0;
+    g_knames = k;
+    g_capknames = cap;
+  }
+  char *dup = strdup(name);
+  if (!dup) return 0;
+  g_knames[g_nknames++] = dup;
+  hp_store *s = store_locked();
+  write_kernel(s, g_nknames);
+  if (s) hp_log_flush(s);
+  return (uint32_t)g_nknames;
+}
+
+static uint32_t queue_locked(uint32_t agent_id) {
+  if (g_nqueues == g_capqueues) {
+    size_t cap = g_capqueues ? 2 * g_capqueues : 64;
+    uint32_t *q = realloc(g_queue_agent, cap * sizeof *q);
+    if (!q) return 0;
+    g_queue_agent = q;
+    g_capqueues = cap;
+  }
+  g_queue_agent[g_nqueues++] = agent_id;
+  hp_store *s = store_locked();
+  write_queue(s, g_nqueues);
+  if (s) hp_log_flush(s);
+  return (uint32_t)g_nqueues;
+}
+
+/* ---- lookup tables ------------------------------------------------------------------------------------- */
+int hpc_tab_put(hpc_slot *tab, unsigned bits, uintptr_t key, uint64_t val) {
+  size_t mask = ((size_t)1 << bits) - 1, i = hpc_hash(key, bits);
+  for (unsigned p = 0; p < HPC_PROBES; p++, i = (i + 1) & mask) {
+    uintptr_t k = atomic_load_explicit(&tab[i].key, memory_order_acquire);
+    if (!k) {
+      uintptr_t expect = 0;
+      if (atomic_compare_exchange_strong(&tab[i].key, &expect, key))
+        k = key;
+      else
+        k = expect;
+    }
+    if (k == key) {
+      atomic_store_explicit(&tab[i].val, val, memory_order_release);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static uint32_t kernel_register(const cl_icd_dispatch *n, cl_kernel k) {
+  char buf[256], *name = buf;
+  size_t len = 0;
+  if (n->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, NULL, &len) != CL_SUCCESS) return 0;
+  if (len >= sizeof buf && !(name = malloc(len + 1))) return 0;
+  if (n->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, len, name, NULL) != CL_SUCCESS) len = 0;
+  name[len] = 0;
+  pthread_mutex_lock(&g_lock);
+  uint32_t id = kname_locked(name);
+  pthread_mutex_unlock(&g_lock);
+  if (name != buf) free(name);
+  if (id) hpc_tab_put(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k, id);
+  return id;
+}
+
+void hpc_kernel_created(const cl_icd_dispatch *n, cl_kernel k) {
+  if (k) kernel_register(n, k);
+}
+
+uint32_t hpc_kernel_slow(const cl_icd_dispatch *n, cl_kernel k) {
+  uint32_t id = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k);
+  return id ? id : kernel_register(n, k);
+}
+
+void hpc_queue_created(const cl_icd_dispatch *n, cl_command_queue q, cl_device_id d) {
+  if (!q) return;
+  pthread_mutex_lock(&g_lock);
+  uint32_t agent = agent_locked(n, d);
+  uint32_t qid = queue_locked(agent);
+  pthread_mutex_unlock(&g_lock);
+  if (qid) hpc_tab_put(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q, (uint64_t)qid << 32 | agent);
+}
+
+uint64_t hpc_queue_slow(const cl_icd_dispatch *n, cl_command_queue q) {
+  uint64_t v = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
+  if (v) return v;
+  /* a queue created before the collector saw it (its dispatches may lack device times) */
+  cl_device_id d = NULL;
+  if (n->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, NULL) != CL_SUCCESS) return 0;
+  hpc_queue_created(n, q, d);
+  return hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
+}
+
+/* ---- threads ------------------------------------------------------------------------------------------- */
+static void write_thread(hp_store *s, const hpc_thread *t, int64_t start, int64_t end) {
+  char name[32] = "";
+  pthread_getname_np(pthread_self(), name, sizeof name);
+  hp_thread r = {.size = sizeof r,
+                 .id = t->thread_id,
+                 .process_id = 1,
+                 .tid = t->tid,
+                 .start_ns = start,
+                 .end_ns = end,
+                 .name = name};
+  hp_write_thread(s, &r);
+}
+
+hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
+  int saved = errno;
+  hpc_busy = 1;
+  pthread_mutex_lock(&g_lock);
+  hp_store *s = store_locked();
+  hpc_thread *t = NULL;
+  if (s) {
+    for (hpc_thread *x = g_threads; x; x = x->all) {
+      if (!atomic_load(&x->in_use) && atomic_load(&x->head) == atomic_load(&x->tail) &&
+          !atomic_load(&x->lock)) {
+        t = x;
+        break;
+      }
+    }
+    if (!t && (t = calloc(1, sizeof *t)) != NULL) {
+      size_t bytes = g_env.pending * sizeof(hpc_pending);
+      void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (m == MAP_FAILED) {
+        free(t);
+        t = NULL;
+      } else {
+        t->ring = m;
+        t->mask = g_env.pending - 1;
+        t->all = g_threads;
+        g_threads = t;
+      }
+    }
+    if (t) {
+      atomic_store(&t->in_use, 1);
+      t->thread_id = ++g_thread_ids;
+      t->tid = (int64_t)syscall(SYS_gettid);
+      t->next = n;
+    }
+  }
+  pthread_mutex_unlock(&g_lock);
+  if (t) {
+    hp_store *w = writer_enter();
+    if (w) {
+      write_thread(w, t, now_ns(), 0);
+      hp_log_flush(w);
+    }
+    writer_leave(w);
+    pthread_setspecific(g_key, t);
+    hpc_tls = t;
+  }
+  hpc_busy = 0;
+  errno = saved;
+  return t;
+}
+
+/* ---- harvest ------------------------------------------------------------------------------------------- */
+enum { HARVEST_DONE, HARVEST_FULL, HARVEST_ALL };
+
+/* Write one dispatch and drop our event reference. */
+static void emit(hp_store *s, const hpc_thread *t, const hpc_pending *p, int complete) {
+  const cl_icd_dispatch *n = t->next;
+  cl_ulong start = 0, end = 0;
+  if (complete &&
+      (n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
+           CL_SUCCESS ||
+       n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) != CL_SUCCESS))
+    start = end = 0;
+  if (!end) atomic_fetch_add_explicit(&g_untimed, 1, memory_order_relaxed);
+  n->clReleaseEvent(p->ev);
+  if (!s) {
+    atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
+    return;
+  }
+  hp_dispatch d = {.size = sizeof d,
+                   .id = p->dispatch_id,
+                   .dispatch_id = p->dispatch_id,
+                   .process_id = 1,
+                   .thread_id = t->thread_id,
+                   .agent_id = p->agent_id,
+                   .queue_id = p->queue_id,
+                   .kernel_id = p->kernel_id,
+                   .grid = {p->grid[0], p->grid[1], p->grid[2]},
+                   .workgroup = {p->wg[0], p->wg[1], p->wg[2]},
+                   .start_ns = (int64_t)start,
+                   .end_ns = (int64_t)end,
+                   .enqueue_ns = p->enqueue_ns,
+                   .passes = 1};
+  hp_status rc = hp_write_dispatch(s, &d);
+  if (rc == HP_OK)
+    atomic_fetch_add_explicit(&g_written, 1, memory_order_relaxed);
+  else
+    write_failed(s, rc);
+}
+
+/* Harvest ring t: write what completed; HARVEST_FULL also frees an eighth of the ring by writing the oldest
+ * without device times; HARVEST_ALL writes everything. Never waits. Returns -1 when another thread holds t.
+ */
+static int harvest(hpc_thread *t, int mode) {
+  int expect = 0;
+  if (!atomic_compare_exchange_strong(&t->lock, &expect, 1)) return -1;
+  uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+  uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+  if (head == tail) {
+    atomic_store_explicit(&t->lock, 0, memory_order_release);
+    return 0;
+  }
+  hp_store *s = writer_enter();
+  const cl_icd_dispatch *n = t->next;
+  uint64_t done = 0, kept = 0;
+  for (uint64_t i = tail; i != head; i++) {
+    hpc_pending *p = &t->ring[i & t->mask];
+    cl_int st = CL_QUEUED;
+    if (n->clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
+      st = -1;
+    if (st == CL_COMPLETE || st < 0) {
+      emit(s, t, p, st == CL_COMPLETE);
+      p->keep = 0;
+      done++;
+    } else {
+      p->keep = 1;
+      kept++;
+    }
+  }
+  uint64_t want = mode == HARVEST_ALL ? head - tail : mode == HARVEST_FULL ? (t->mask + 1) / 8 : 0;
+  for (uint64_t i = tail; i != head && done < want && kept; i++) {
+    hpc_pending *p = &t->ring[i & t->mask];
+    if (!p->keep) continue;
+    emit(s, t, p, 0); /* not complete: written without device times, never waited for */
+    p->keep = 0;
+    done++;
+    kept--;
+  }
+  /* keep the still-pending ones, in order, at the head end */
+  uint64_t w = head;
+  for (uint64_t i = head; i-- != tail;) {
+    hpc_pending *p = &t->ring[i & t->mask];
+    if (!p->keep) continue;
+    w--;
+    if (w != i) t->ring[w & t->mask] = *p;
+  }
+  atomic_store_explicit(&t->tail, w, memory_order_release);
+  if (s && done) hp_log_flush(s);
+  writer_leave(s);
+  atomic_store_explicit(&t->lock, 0, memory_order_release);
+  return 0;
+}
+
+int hpc_ring_full(hpc_thread *t) {
+  int saved = errno;
+  int rc = harvest(t, HARVEST_FULL);
+  errno = saved;
+  if (rc != 0) return -1;
+  uint64_t used = atomic_load(&t->head) - atomic_load(&t->tail);
+  return used <= t->mask ? 0 : -1;
+}
+
+void hpc_harvest_self(void) {
+  hpc_thread *t = hpc_tls;
+  if (!t || hpc_busy) return;
+  int saved = errno;
+  hpc_busy = 1;
+  harvest(t, HARVEST_DONE);
+  hpc_busy = 0;
+  errno = saved;
+}
+
+void hpc_count_lost(uint64_t n) { atomic_fetch_add(&g_dropped, n); }
+
+/* Thread exit: harvest what completed, record the thread's end, hand the ring on when empty. */
+static void thread_gone(void *arg) {
+  hpc_thread *t = arg;
+  if (!t) return;
+  int saved = errno;
+  hpc_busy = 1;
+  harvest(t, HARVEST_DONE);
+  hp_store *s = writer_enter();
+  if (s) {
+    write_thread(s, t, 0, now_ns());
+    hp_log_flush(s);
+  }
+  writer_leave(s);
+  atomic_store(&t->in_use, 0); /* reused only once empty (hpc_thread_attach checks); the exit handler
+                                  harvests what is left */
+  hpc_tls = NULL;
+  hpc_busy = 0;
+  errno = saved;
+}
+
+/* ---- fork ---------------------------------------------------------------------------------------------- */
+static void fork_prepare(void) { pthread_mutex_lock(&g_lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&g_lock); }
+
+/* The child is a new process: its own log (created at its first OpenCL call), ids and rings. What the
+ * parent had pending is the parent's to write. Registries stay: the child's log gets them when it opens. */
+static void fork_child(void) {
+  pthread_mutex_unlock(&g_lock);
+  g_start_ns = now_ns();
+  if (atomic_load(&g_store_state) == STORE_OPEN) g_orphan = g_store;
+  g_store = NULL;
+  if (atomic_load(&g_store_state) != STORE_FAILED) atomic_store(&g_store_state, STORE_NONE);
+  atomic_store(&g_writers, 0);
+  atomic_store(&g_closing, 0);
+  atomic_store(&g_dropped, 0);
+  atomic_store(&g_untimed, 0);
+  atomic_store(&g_written, 0);
+  atomic_store(&g_warned_space, 0);
+  atomic_store(&hpc_next_dispatch, 0);
+  g_thread_ids = 0;
+  for (hpc_thread *t = g_threads, *next; t; t = next) { /* copies of the parent's rings: drop them */
+    next = t->all;
+    munmap(t->ring, (t->mask + 1) * sizeof(hpc_pending));
+    free(t);
+  }
+  g_threads = NULL;
+  hpc_tls = NULL;
+  hpc_busy = 0;
+  pthread_setspecific(g_key, NULL);
+}
+
+/* ---- exit ---------------------------------------------------------------------------------------------- */
+/* Harvest every ring (incomplete dispatches are written without device times), write the process's end and
+ * close the log. Runs from exit(); other threads may still run: they forward from now on. */
+static void at_exit(void) {
+  int saved = errno;
+  hpc_busy = 1;
+  if (atomic_load(&g_store_state) != STORE_OPEN) {
+    errno = saved;
+    return;
+  }
+  atomic_store(&hpc_enabled, -1);
+  pthread_mutex_lock(&g_lock);
+  hpc_thread *list = g_threads;
+  pthread_mutex_unlock(&g_lock);
+  for (hpc_thread *t = list; t; t = t->all) {
+    if (harvest(t, HARVEST_ALL) != 0) /* its owner is inside a harvest right now: not ours to touch */
+      hpc_count_lost(atomic_load(&t->head) - atomic_load(&t->tail));
+  }
+  hp_store *s = g_store;
+  uint64_t dropped = atomic_load(&g_dropped), lost = 0;
+  hp_log_lost(s, &lost);
+  write_process(s, now_ns(), lost + dropped);
+  if (dropped) hp_log_write_lost(s, 1, dropped);
+  hp_log_flush(s);
+  atomic_store(&g_closing, 1);
+  int drained = 0;
+  for (int i = 0; i < 2000 && !(drained = atomic_load(&g_writers) == 0); i++) {
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+  }
+  DEBUG("pid %ld: %llu dispatches written (%llu without device times), %llu lost, %llu dropped",
+        (long)getpid(), (unsigned long long)atomic_load(&g_written),
+        (unsigned long long)atomic_load(&g_untimed), (unsigned long long)lost, (unsigned long long)dropped);
+  /* Close only when no other thread is inside a harvest, and never a store with an error (closing would
+   * remove it): otherwise leave it open, every harvested block is committed already. */
+  if (drained && !hp_store_error(s)[0]) {
+    atomic_store(&g_store_state, STORE_CLOSED);
+    g_store = NULL;
+    hp_status rc = hp_store_commit(s);
+    if (rc != HP_OK) say("%s", hp_store_error(s));
+    hp_store_close(s);
+  }
+  errno = saved;
+}

@@ -1,0 +1,142 @@
+/* Collector internals shared by its files: the `next` dispatch table, the intercepted entry points, and the
+ * hooks the layer and the preload shim call. Nothing here may block, allocate or change what the app sees. */
+#ifndef HUBPROF_COLLECTOR_H
+#define HUBPROF_COLLECTOR_H
+
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_0_APIS
+#include <CL/cl_icd.h>
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define HPC_HIDDEN __attribute__((visibility("hidden")))
+#define HPC_EXPORT __attribute__((visibility("default")))
+#define HPC_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HPC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- state of the whole collector ------------------------------------------------------------------ */
+/* hpc_enabled: 0 = not decided yet (first call decides), 1 = tracing, -1 = disabled (forward only). */
+extern _Atomic int hpc_enabled HPC_HIDDEN;
+/* Replay guard for the counter modes: while non-zero, a replay context owns the dispatches and the lite-trace
+ * fast path steps aside (forwards without taking anything). Set with hubprof_collector_replay_enter/leave. */
+extern _Atomic int hpc_replay_active HPC_HIDDEN;
+/* 1 once an ICD loader initialised us as a layer: the preload wrappers then forward without recording. */
+extern _Atomic int hpc_layer_active HPC_HIDDEN;
+
+/* The table the intercept code calls through: the layer's target table when the layer is active,
+ * otherwise one filled with dlsym(RTLD_NEXT) (preload.c). Never NULL after hpc_next() returned non-NULL. */
+extern const cl_icd_dispatch *_Atomic hpc_layer_next HPC_HIDDEN;
+HPC_HIDDEN const cl_icd_dispatch *hpc_preload_next(void);
+
+/* Decide on the first call whether to trace (reads the environment). Returns hpc_enabled afterwards. */
+HPC_HIDDEN int hpc_init_slow(void);
+
+/* Replay-guard hooks (for the counter modes; documented in docs/collector.md). Nestable. */
+HPC_HIDDEN void hubprof_collector_replay_enter(void);
+HPC_HIDDEN void hubprof_collector_replay_leave(void);
+
+/* ---- intercepted entry points: same code for the layer and the preload shim -------------------------- */
+/* `n` is the table to forward to. Each preserves errno and returns what the real call returned. */
+HPC_HIDDEN cl_command_queue hpc_CreateCommandQueue(const cl_icd_dispatch *n, cl_context c, cl_device_id d,
+                                                   cl_command_queue_properties p, cl_int *err);
+HPC_HIDDEN cl_command_queue hpc_CreateCommandQueueWithProperties(const cl_icd_dispatch *n, cl_context c,
+                                                                 cl_device_id d, const cl_queue_properties *p,
+                                                                 cl_int *err);
+HPC_HIDDEN cl_int hpc_ReleaseCommandQueue(const cl_icd_dispatch *n, cl_command_queue q);
+HPC_HIDDEN cl_kernel hpc_CreateKernel(const cl_icd_dispatch *n, cl_program p, const char *name, cl_int *err);
+HPC_HIDDEN cl_int hpc_CreateKernelsInProgram(const cl_icd_dispatch *n, cl_program p, cl_uint num,
+                                             cl_kernel *k, cl_uint *num_ret);
+HPC_HIDDEN cl_kernel hpc_CloneKernel(const cl_icd_dispatch *n, cl_kernel k, cl_int *err);
+HPC_HIDDEN cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k,
+                                           cl_uint dim, const size_t *offset, const size_t *global,
+                                           const size_t *local, cl_uint nwait, const cl_event *wait,
+                                           cl_event *ev);
+HPC_HIDDEN cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint nwait,
+                                  const cl_event *wait, cl_event *ev);
+HPC_HIDDEN cl_int hpc_Finish(const cl_icd_dispatch *n, cl_command_queue q);
+HPC_HIDDEN cl_int hpc_WaitForEvents(const cl_icd_dispatch *n, cl_uint num, const cl_event *list);
+
+/* ---- lock-free lookup tables: object pointer -> ids, filled at create time, read per dispatch ---------- */
+/* Open addressing, linear probing, keys never removed (a re-created object at the same address overwrites
+ * its value). A reader that finds no key or a 0 value takes the slow path, which fills the slot. */
+typedef struct hpc_slot {
+  _Atomic uintptr_t key; /* the cl_kernel / cl_command_queue, 0 = empty */
+  _Atomic uint64_t val;  /* its ids, 0 = not filled yet */
+} hpc_slot;
+
+#define HPC_KTAB_BITS 14 /* kernels: 16384 slots */
+#define HPC_QTAB_BITS 12 /* queues: 4096 slots */
+#define HPC_PROBES 32    /* slots tried before giving up (the slow path then answers each time) */
+extern hpc_slot hpc_ktab[1u << HPC_KTAB_BITS] HPC_HIDDEN;
+extern hpc_slot hpc_qtab[1u << HPC_QTAB_BITS] HPC_HIDDEN;
+
+static inline size_t hpc_hash(uintptr_t key, unsigned bits) {
+  return (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+static inline uint64_t hpc_tab_get(const hpc_slot *tab, unsigned bits, uintptr_t key) {
+  size_t mask = ((size_t)1 << bits) - 1, i = hpc_hash(key, bits);
+  for (unsigned p = 0; p < HPC_PROBES; p++, i = (i + 1) & mask) {
+    uintptr_t k = atomic_load_explicit(&tab[i].key, memory_order_acquire);
+    if (k == key) return atomic_load_explicit(&tab[i].val, memory_order_acquire);
+    if (!k) return 0;
+  }
+  return 0;
+}
+
+/* Insert or overwrite; returns 0 when the probe window is full (the key then stays slow). */
+HPC_HIDDEN int hpc_tab_put(hpc_slot *tab, unsigned bits, uintptr_t key, uint64_t val);
+
+/* ---- per-thread state: the ring of dispatches enqueued but not harvested yet ----------------------- */
+typedef struct hpc_pending {
+  cl_event ev;          /* our reference to the dispatch's event */
+  uint64_t dispatch_id; /* the collector's id, also the row id */
+  uint32_t kernel_id;   /* kernel_symbol row id */
+  uint32_t queue_id;    /* queue row id */
+  uint32_t agent_id;    /* agent row id */
+  uint32_t keep;        /* harvest scratch: 1 = still pending */
+  uint32_t grid[3];     /* global work size per dimension */
+  uint32_t wg[3];       /* local work size, 0 when the runtime chooses */
+  int64_t enqueue_ns;   /* host time just before the enqueue call */
+} hpc_pending;
+
+typedef struct hpc_thread {
+  hpc_pending *ring;           /* `cap` entries (mmap'd once, reused) */
+  uint64_t mask;               /* cap - 1 */
+  _Atomic uint64_t head;       /* next slot to fill; written by the owner only */
+  _Atomic uint64_t tail;       /* oldest pending slot; written under `lock` */
+  _Atomic int lock;            /* 1 while someone harvests this ring (owner, thread exit or process exit) */
+  _Atomic int in_use;          /* 1 while a live thread owns it; 0: free for the next new thread */
+  uint64_t thread_id;          /* thread row id */
+  int64_t tid;                 /* kernel thread id */
+  const cl_icd_dispatch *next; /* table its events were made with */
+  struct hpc_thread *all;      /* list of every ring of this process */
+} hpc_thread;
+
+/* The calling thread's state (NULL until its first dispatch) and the recursion guard (1 while the thread
+ * is inside the collector: nested OpenCL calls made by the runtime then go straight through). */
+extern __thread hpc_thread *hpc_tls HPC_HIDDEN __attribute__((tls_model("initial-exec")));
+extern __thread int hpc_busy HPC_HIDDEN __attribute__((tls_model("initial-exec")));
+
+/* Slow paths of the dispatch fast path. */
+HPC_HIDDEN hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n);         /* first dispatch of a thread */
+HPC_HIDDEN uint32_t hpc_kernel_slow(const cl_icd_dispatch *n, cl_kernel k); /* register, return its id */
+HPC_HIDDEN uint64_t hpc_queue_slow(const cl_icd_dispatch *n, cl_command_queue q); /* queue_id<<32 | agent */
+/* The ring is full: harvest what completed; when too little did, write the oldest without device times.
+ * Returns 0 when there is room now, -1 when the ring is held by an exiting process (drop the dispatch). */
+HPC_HIDDEN int hpc_ring_full(hpc_thread *t);
+/* Harvest the calling thread's completed dispatches (never waits) and commit its log block. */
+HPC_HIDDEN void hpc_harvest_self(void);
+/* Register objects created through an intercepted call (slow path, may lock). */
+HPC_HIDDEN void hpc_kernel_created(const cl_icd_dispatch *n, cl_kernel k);
+HPC_HIDDEN void hpc_queue_created(const cl_icd_dispatch *n, cl_command_queue q, cl_device_id d);
+/* A dispatch could not be recorded (counted and reported as lost). */
+HPC_HIDDEN void hpc_count_lost(uint64_t n);
+/* Process-wide dispatch id counter. */
+extern _Atomic uint64_t hpc_next_dispatch HPC_HIDDEN;
+
+#endif

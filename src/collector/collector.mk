@@ -1,0 +1,35 @@
+# The collector: build/libhubprof_collector.so (OpenCL ICD layer + LD_PRELOAD shim over the hub's log-only
+# subset, never SQLite), a no-op build of it as the overhead floor, the OpenCL examples and their test.
+# Included from the main Makefile (uses B, CSTD, CFLAGS, CPPFLAGS and $(B)/libhubprof_log.a from there).
+
+COLL_SRC := $(wildcard src/collector/*.c)
+COLL_HDR := $(wildcard src/collector/*.h) include/hubprof/hub.h src/hub/hub_internal.h src/hub/fmt_log.h
+COLL_FLAGS := -fvisibility=hidden -Isrc/collector
+COLL_LDFLAGS := -shared -Wl,--exclude-libs,ALL -Wl,-soname,libhubprof_collector.so -Wl,-z,defs \
+                -Wl,-z,nodelete
+COLL_LIBS := -ldl -lpthread
+OCL_EXAMPLES := $(patsubst examples/ocl/%.c,$(B)/examples/ocl/%,$(wildcard examples/ocl/*.c))
+
+$(B)/libhubprof_collector.so: $(COLL_SRC) $(COLL_HDR) $(B)/libhubprof_log.a
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) $(COLL_LDFLAGS) -o $@ $(COLL_SRC) $(B)/libhubprof_log.a \
+	  $(COLL_LIBS)
+
+# The same library with every wrapper forwarding only: the floor of the overhead benchmark.
+$(B)/libhubprof_collector_noop.so: $(COLL_SRC) $(COLL_HDR) $(B)/libhubprof_log.a
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) -DHUBPROF_COLLECTOR_NOOP $(COLL_LDFLAGS) -o $@ $(COLL_SRC) \
+	  $(B)/libhubprof_log.a $(COLL_LIBS)
+
+$(OCL_EXAMPLES): $(B)/examples/ocl/%: examples/ocl/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -lOpenCL -ldl -lpthread
+
+# Checker of the collector's logs (reads them through the hub, log format only).
+$(B)/tests/collector/check_logs: tests/collector/check_logs.c $(B)/libhubprof_log.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $< $(B)/libhubprof_log.a -o $@ -lpthread
+
+.PHONY: collector collector-test
+collector: $(B)/libhubprof_collector.so $(B)/libhubprof_collector_noop.so $(OCL_EXAMPLES) \
+           $(B)/tests/collector/check_logs
+collector-test: collector
+	bash tests/collector/test_collector.sh

@@ -1,0 +1,64 @@
+/* The collector's environment variables, all declared in ONE table (as LTTng-UST does) and parsed once.
+ * It must never print, allocate or fail loudly: a bad value disables tracing with a reason for the caller. */
+#include "env.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Every variable the collector reads. docs/collector.md documents the same list. */
+const hpc_env_var hpc_env_vars[] = {
+    {"HUBPROF_OUTPUT_DIR", NULL,
+     "directory for the per-process logs hubprof-<host>-<pid>.log; unset: collector disabled"},
+    {"HUBPROF_MODE", "trace", "collection mode; only \"trace\" (lite kernel trace) exists"},
+    {"HUBPROF_DEBUG", "0", "1: diagnostics on stderr (setup, per-process summary at exit)"},
+    {"HUBPROF_PENDING", "4096",
+     "dispatches each thread may keep pending before a forced harvest (power of two)"},
+    /* Read, never set: the MPI rank as launchers publish it (the first one set wins). */
+    {"OMPI_COMM_WORLD_RANK", NULL, "MPI rank (Open MPI)"},
+    {"PMI_RANK", NULL, "MPI rank (MPICH, Intel MPI)"},
+    {"PMIX_RANK", NULL, "MPI rank (PMIx launchers)"},
+    {"SLURM_PROCID", NULL, "task rank (Slurm srun)"},
+    {NULL, NULL, NULL},
+};
+
+enum { VAR_OUTPUT_DIR, VAR_MODE, VAR_DEBUG, VAR_PENDING, VAR_RANK_FIRST, VAR_RANK_LAST = VAR_RANK_FIRST + 3 };
+
+static const char *get(int v) {
+  const char *s = getenv(hpc_env_vars[v].name);
+  if (!s || !*s) s = hpc_env_vars[v].default_str;
+  return s;
+}
+
+int hpc_env_load(hpc_env *e, const char **why) {
+  memset(e, 0, sizeof *e);
+  *why = NULL;
+  e->output_dir = get(VAR_OUTPUT_DIR);
+  e->mode = get(VAR_MODE);
+  const char *d = get(VAR_DEBUG);
+  e->debug = d && strcmp(d, "0") != 0;
+  char *end;
+  unsigned long long p = strtoull(get(VAR_PENDING), &end, 10);
+  if (*end || p < 16 || p > (1u << 24)) {
+    *why = "HUBPROF_PENDING must be a number from 16 to 16777216";
+    return -1;
+  }
+  size_t pow2 = 16;
+  while (pow2 < p)
+    pow2 <<= 1;
+  e->pending = pow2;
+  e->rank = -1;
+  for (int v = VAR_RANK_FIRST; v <= VAR_RANK_LAST; v++) {
+    const char *r = get(v);
+    if (!r) continue;
+    long x = strtol(r, &end, 10);
+    if (!*end && x >= 0) {
+      e->rank = x;
+      break;
+    }
+  }
+  if (strcmp(e->mode, "trace") != 0) {
+    *why = "unknown HUBPROF_MODE (only \"trace\" is supported)";
+    return -1;
+  }
+  return 0;
+}

@@ -1,0 +1,220 @@
+/* The intercepted OpenCL calls, one body shared by the ICD layer and the LD_PRELOAD shim (`n` is the table
+ * to forward to). The dispatch fast path takes no lock, allocates nothing and makes no system call in
+ * steady state; every wrapper returns exactly what the runtime returned, with errno untouched. */
+#include "collector.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+static inline int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts); /* vDSO: no system call */
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+#ifdef HUBPROF_COLLECTOR_NOOP /* the overhead floor: every wrapper forwards */
+static inline int tracing(void) { return 0; }
+static inline int active(void) { return 0; }
+#else
+/* Tracing this call? Enabled, no replay context owns the dispatch, not nested inside the collector. */
+static inline int tracing(void) {
+  int e = atomic_load_explicit(&hpc_enabled, memory_order_relaxed);
+  if (HPC_UNLIKELY(e == 0)) e = hpc_init_slow();
+  return e == 1 && !atomic_load_explicit(&hpc_replay_active, memory_order_relaxed) && !hpc_busy;
+}
+
+/* Harvest points and registrations run when tracing is on, even while a replay context is active. */
+static inline int active(void) {
+  int e = atomic_load_explicit(&hpc_enabled, memory_order_relaxed);
+  if (HPC_UNLIKELY(e == 0)) e = hpc_init_slow();
+  return e == 1 && !hpc_busy;
+}
+
+#endif
+
+static inline uint32_t clamp32(size_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+/* Put one enqueued dispatch in the thread's ring (hpc_busy is set). */
+static inline void record(const cl_icd_dispatch *n, hpc_thread *t, cl_event ev, cl_command_queue q,
+                          cl_kernel k, cl_uint dim, const size_t *global, const size_t *local, int64_t enq) {
+  uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
+  if (HPC_UNLIKELY(h - atomic_load_explicit(&t->tail, memory_order_acquire) > t->mask) &&
+      hpc_ring_full(t) != 0) {
+    n->clReleaseEvent(ev);
+    hpc_count_lost(1);
+    return;
+  }
+  uint32_t kid = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k);
+  if (HPC_UNLIKELY(!kid)) kid = hpc_kernel_slow(n, k);
+  uint64_t qa = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
+  if (HPC_UNLIKELY(!qa)) qa = hpc_queue_slow(n, q);
+  hpc_pending *p = &t->ring[h & t->mask];
+  p->ev = ev;
+  p->dispatch_id = atomic_fetch_add_explicit(&hpc_next_dispatch, 1, memory_order_relaxed) + 1;
+  p->kernel_id = kid;
+  p->queue_id = (uint32_t)(qa >> 32);
+  p->agent_id = (uint32_t)qa;
+  for (cl_uint d = 0; d < 3; d++) {
+    p->grid[d] = d < dim && global ? clamp32(global[d]) : 1;
+    p->wg[d] = !local ? 0 : d < dim ? clamp32(local[d]) : 1;
+  }
+  p->enqueue_ns = enq;
+  atomic_store_explicit(&t->head, h + 1, memory_order_release);
+}
+
+cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
+                                const size_t *offset, const size_t *global, const size_t *local,
+                                cl_uint nwait, const cl_event *wait, cl_event *ev) {
+  if (!tracing()) return n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
+  hpc_thread *t = hpc_tls;
+  if (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n)))
+    return n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
+  hpc_busy = 1;
+  cl_event mine = NULL, *evp = ev ? ev : &mine;
+  int64_t enq = now_ns();
+  cl_int rc = n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, evp);
+  int saved = errno;
+  if (HPC_LIKELY(rc == CL_SUCCESS && *evp)) {
+    if (ev) n->clRetainEvent(*ev); /* the app keeps its own reference; ours goes at harvest */
+    record(n, t, *evp, q, k, dim > 3 ? 3 : dim, global, local, enq);
+  }
+  hpc_busy = 0;
+  errno = saved;
+  return rc;
+}
+
+cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint nwait,
+                       const cl_event *wait, cl_event *ev) {
+  if (!tracing()) return n->clEnqueueTask(q, k, nwait, wait, ev);
+  hpc_thread *t = hpc_tls;
+  if (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n))) return n->clEnqueueTask(q, k, nwait, wait, ev);
+  hpc_busy = 1;
+  cl_event mine = NULL, *evp = ev ? ev : &mine;
+  int64_t enq = now_ns();
+  cl_int rc = n->clEnqueueTask(q, k, nwait, wait, evp);
+  int saved = errno;
+  if (rc == CL_SUCCESS && *evp) {
+    if (ev) n->clRetainEvent(*ev);
+    static const size_t one[1] = {1};
+    record(n, t, *evp, q, k, 1, one, one, enq); /* a task is one work-item in a work-group of one */
+  }
+  hpc_busy = 0;
+  errno = saved;
+  return rc;
+}
+
+cl_int hpc_Finish(const cl_icd_dispatch *n, cl_command_queue q) {
+  cl_int rc = n->clFinish(q);
+  if (hpc_tls && active()) hpc_harvest_self(); /* preserves errno */
+  return rc;
+}
+
+cl_int hpc_WaitForEvents(const cl_icd_dispatch *n, cl_uint num, const cl_event *list) {
+  cl_int rc = n->clWaitForEvents(num, list);
+  if (hpc_tls && active()) hpc_harvest_self();
+  return rc;
+}
+
+cl_int hpc_ReleaseCommandQueue(const cl_icd_dispatch *n, cl_command_queue q) {
+  if (hpc_tls && active()) hpc_harvest_self();
+  return n->clReleaseCommandQueue(q);
+}
+
+/* ---- queues: profiling forced on, registered with their device ---- */
+cl_command_queue hpc_CreateCommandQueue(const cl_icd_dispatch *n, cl_context c, cl_device_id d,
+                                        cl_command_queue_properties p, cl_int *err) {
+  if (!active()) return n->clCreateCommandQueue(c, d, p, err);
+  cl_int e = CL_SUCCESS;
+  cl_command_queue q = n->clCreateCommandQueue(c, d, p | CL_QUEUE_PROFILING_ENABLE, &e);
+  if (!q && !(p & CL_QUEUE_PROFILING_ENABLE)) q = n->clCreateCommandQueue(c, d, p, &e); /* as the app asked */
+  int saved = errno;
+  if (err) *err = e;
+  if (q) {
+    hpc_busy = 1;
+    hpc_queue_created(n, q, d);
+    hpc_busy = 0;
+  }
+  errno = saved;
+  return q;
+}
+
+cl_command_queue hpc_CreateCommandQueueWithProperties(const cl_icd_dispatch *n, cl_context c, cl_device_id d,
+                                                      const cl_queue_properties *p, cl_int *err) {
+  if (!active()) return n->clCreateCommandQueueWithProperties(c, d, p, err);
+  /* copy the list with CL_QUEUE_PROFILING_ENABLE added to CL_QUEUE_PROPERTIES (or appended) */
+  cl_queue_properties mine[64];
+  size_t m = 0;
+  int found = 0, fits = 1;
+  for (size_t i = 0; p && p[i]; i += 2) {
+    if (m + 4 >= sizeof mine / sizeof mine[0]) {
+      fits = 0;
+      break;
+    }
+    mine[m++] = p[i];
+    mine[m++] = p[i + 1];
+    if (p[i] == CL_QUEUE_PROPERTIES) {
+      mine[m - 1] |= CL_QUEUE_PROFILING_ENABLE;
+      found = 1;
+    }
+  }
+  if (!found && fits) {
+    mine[m++] = CL_QUEUE_PROPERTIES;
+    mine[m++] = CL_QUEUE_PROFILING_ENABLE;
+  }
+  mine[m] = 0;
+  cl_int e = CL_SUCCESS;
+  cl_command_queue q = NULL;
+  if (fits) q = n->clCreateCommandQueueWithProperties(c, d, mine, &e);
+  if (!q) q = n->clCreateCommandQueueWithProperties(c, d, p, &e); /* as the app asked */
+  int saved = errno;
+  if (err) *err = e;
+  if (q) {
+    hpc_busy = 1;
+    hpc_queue_created(n, q, d);
+    hpc_busy = 0;
+  }
+  errno = saved;
+  return q;
+}
+
+/* ---- kernels: registered by name when created ---- */
+cl_kernel hpc_CreateKernel(const cl_icd_dispatch *n, cl_program p, const char *name, cl_int *err) {
+  cl_kernel k = n->clCreateKernel(p, name, err);
+  if (k && active()) {
+    int saved = errno;
+    hpc_busy = 1;
+    hpc_kernel_created(n, k);
+    hpc_busy = 0;
+    errno = saved;
+  }
+  return k;
+}
+
+cl_int hpc_CreateKernelsInProgram(const cl_icd_dispatch *n, cl_program p, cl_uint num, cl_kernel *k,
+                                  cl_uint *num_ret) {
+  cl_uint got = 0;
+  cl_int rc = n->clCreateKernelsInProgram(p, num, k, num_ret ? num_ret : &got);
+  if (num_ret) got = *num_ret;
+  if (rc == CL_SUCCESS && k && active()) {
+    int saved = errno;
+    hpc_busy = 1;
+    for (cl_uint i = 0; i < got && i < num; i++)
+      hpc_kernel_created(n, k[i]);
+    hpc_busy = 0;
+    errno = saved;
+  }
+  return rc;
+}
+
+cl_kernel hpc_CloneKernel(const cl_icd_dispatch *n, cl_kernel src, cl_int *err) {
+  cl_kernel k = n->clCloneKernel(src, err);
+  if (k && active()) {
+    int saved = errno;
+    hpc_busy = 1;
+    hpc_kernel_created(n, k);
+    hpc_busy = 0;
+    errno = saved;
+  }
+  return k;
+}

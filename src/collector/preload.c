@@ -1,0 +1,130 @@
+/* The LD_PRELOAD fallback: exports the intercepted OpenCL entry points and forwards to the next definition
+ * (dlsym(RTLD_NEXT), looked up at the first call). When the ICD layer is active in the same process these
+ * wrappers forward without recording, so nothing is counted twice. Never links or loads libOpenCL itself. */
+#include "collector.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+static cl_icd_dispatch g_next;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static const cl_icd_dispatch *_Atomic g_ready;
+
+static void fill(void) {
+#define SYM(f) g_next.f = (__typeof__(g_next.f))dlsym(RTLD_NEXT, #f)
+  SYM(clCreateCommandQueue);
+  SYM(clCreateCommandQueueWithProperties);
+  SYM(clReleaseCommandQueue);
+  SYM(clCreateKernel);
+  SYM(clCreateKernelsInProgram);
+  SYM(clCloneKernel);
+  SYM(clEnqueueNDRangeKernel);
+  SYM(clEnqueueTask);
+  SYM(clFinish);
+  SYM(clWaitForEvents);
+  SYM(clGetEventInfo);
+  SYM(clGetEventProfilingInfo);
+  SYM(clRetainEvent);
+  SYM(clReleaseEvent);
+  SYM(clGetKernelInfo);
+  SYM(clGetCommandQueueInfo);
+  SYM(clGetDeviceInfo);
+  SYM(clGetPlatformInfo);
+  SYM(clGetDeviceIDs);
+#undef SYM
+  atomic_store(&g_ready, &g_next);
+}
+
+const cl_icd_dispatch *hpc_preload_next(void) {
+  const cl_icd_dispatch *n = atomic_load_explicit(&g_ready, memory_order_acquire);
+  if (HPC_LIKELY(n)) return n;
+  pthread_once(&g_once, fill);
+  return &g_next;
+}
+
+/* The loader already passes every call through the layer: forward untouched. */
+static inline int layered(void) { return atomic_load_explicit(&hpc_layer_active, memory_order_relaxed); }
+
+HPC_EXPORT CL_API_ENTRY cl_command_queue CL_API_CALL clCreateCommandQueue(cl_context c, cl_device_id d,
+                                                                          cl_command_queue_properties p,
+                                                                          cl_int *e) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clCreateCommandQueue) {
+    if (e) *e = CL_INVALID_OPERATION;
+    return NULL;
+  }
+  return layered() ? n->clCreateCommandQueue(c, d, p, e) : hpc_CreateCommandQueue(n, c, d, p, e);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_command_queue CL_API_CALL
+clCreateCommandQueueWithProperties(cl_context c, cl_device_id d, const cl_queue_properties *p, cl_int *e) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clCreateCommandQueueWithProperties) {
+    if (e) *e = CL_INVALID_OPERATION;
+    return NULL;
+  }
+  return layered() ? n->clCreateCommandQueueWithProperties(c, d, p, e)
+                   : hpc_CreateCommandQueueWithProperties(n, c, d, p, e);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseCommandQueue(cl_command_queue q) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clReleaseCommandQueue) return CL_INVALID_OPERATION;
+  return layered() ? n->clReleaseCommandQueue(q) : hpc_ReleaseCommandQueue(n, q);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_kernel CL_API_CALL clCreateKernel(cl_program p, const char *name, cl_int *e) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clCreateKernel) {
+    if (e) *e = CL_INVALID_OPERATION;
+    return NULL;
+  }
+  return layered() ? n->clCreateKernel(p, name, e) : hpc_CreateKernel(n, p, name, e);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clCreateKernelsInProgram(cl_program p, cl_uint num, cl_kernel *k,
+                                                                    cl_uint *num_ret) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clCreateKernelsInProgram) return CL_INVALID_OPERATION;
+  return layered() ? n->clCreateKernelsInProgram(p, num, k, num_ret)
+                   : hpc_CreateKernelsInProgram(n, p, num, k, num_ret);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_kernel CL_API_CALL clCloneKernel(cl_kernel k, cl_int *e) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clCloneKernel) {
+    if (e) *e = CL_INVALID_OPERATION;
+    return NULL;
+  }
+  return layered() ? n->clCloneKernel(k, e) : hpc_CloneKernel(n, k, e);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
+                                                                  cl_uint dim, const size_t *off,
+                                                                  const size_t *g, const size_t *l,
+                                                                  cl_uint nw, const cl_event *w,
+                                                                  cl_event *ev) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clEnqueueNDRangeKernel) return CL_INVALID_OPERATION;
+  return layered() ? n->clEnqueueNDRangeKernel(q, k, dim, off, g, l, nw, w, ev)
+                   : hpc_EnqueueNDRangeKernel(n, q, k, dim, off, g, l, nw, w, ev);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clEnqueueTask(cl_command_queue q, cl_kernel k, cl_uint nw,
+                                                         const cl_event *w, cl_event *ev) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clEnqueueTask) return CL_INVALID_OPERATION;
+  return layered() ? n->clEnqueueTask(q, k, nw, w, ev) : hpc_EnqueueTask(n, q, k, nw, w, ev);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clFinish(cl_command_queue q) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clFinish) return CL_INVALID_OPERATION;
+  return layered() ? n->clFinish(q) : hpc_Finish(n, q);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint num, const cl_event *list) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clWaitForEvents) return CL_INVALID_OPERATION;
+  return layered() ? n->clWaitForEvents(num, list) : hpc_WaitForEvents(n, num, list);
+}
