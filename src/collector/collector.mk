@@ -19,9 +19,13 @@ $(B)/libhubprof_collector_noop.so: $(COLL_SRC) $(COLL_HDR) $(B)/libhubprof_log.a
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) -DHUBPROF_COLLECTOR_NOOP $(COLL_LDFLAGS) -o $@ $(COLL_SRC) \
 	  $(B)/libhubprof_log.a $(COLL_LIBS)
 
-$(OCL_EXAMPLES): $(B)/examples/ocl/%: examples/ocl/%.c
+$(filter-out $(B)/examples/ocl/dlopen_ocl,$(OCL_EXAMPLES)): $(B)/examples/ocl/%: examples/ocl/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -lOpenCL -ldl -lpthread
+	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -lOpenCL -lpthread
+# dlopen_ocl loads libOpenCL itself: never linked with it.
+$(B)/examples/ocl/dlopen_ocl: examples/ocl/dlopen_ocl.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -ldl
 
 # Checker of the collector's logs (reads them through the hub, log format only).
 $(B)/tests/collector/check_logs: tests/collector/check_logs.c $(B)/libhubprof_log.a
