@@ -1,0 +1,500 @@
+/* The "parquet" format: a store is a directory with one Parquet file per table (<table>.parquet, or
+ * <table>-00001.parquet, … when large) and a manifest (_hubprof.json) naming the files with their rows and
+ * bytes. Created in a temporary directory that is renamed into place at commit. Readers check the manifest
+ * and every file's footer at open; a damaged file is recorded as damage and its table reads without it.
+ * Sections: tuning · directory helpers · manifest · create / write / commit / abort · open / read · ops. */
+#include "parquet_fmt.h"
+#include "parquet_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- tuning ---- */
+static pq_limits g_limits = {
+    .rg_rows = 1u << 20,
+    .rg_bytes = 64u << 20,
+    .file_rgs = 64,
+    .file_bytes = 512u << 20,
+    .zstd_level = 3,
+};
+
+hp_status hp_parquet_set_defaults(uint64_t rg_rows, uint64_t rg_bytes, uint32_t file_rgs, uint64_t file_bytes,
+                                  int zstd_level) {
+  if (rg_rows > ((uint64_t)1 << 31) || (zstd_level && (zstd_level < 1 || zstd_level > 19)))
+    return HP_ERR_INVALID;
+  if (rg_rows) g_limits.rg_rows = rg_rows;
+  if (rg_bytes) g_limits.rg_bytes = rg_bytes;
+  if (file_rgs) g_limits.file_rgs = file_rgs;
+  if (file_bytes) g_limits.file_bytes = file_bytes;
+  if (zstd_level) g_limits.zstd_level = zstd_level;
+  return HP_OK;
+}
+
+/* ---- state ---- */
+typedef struct pq_rtable {
+  pq_rfile *files;
+  size_t nfiles;
+  uint64_t rows; /* rows of the readable files */
+} pq_rtable;
+
+typedef struct pq_store {
+  /* writing */
+  char *tmp;                      /* temporary directory being filled */
+  pq_twriter *tw[HP_TABLE_COUNT]; /* table writers, made on first use */
+  pq_limits lim;
+  /* reading */
+  pq_rtable tab[HP_TABLE_COUNT];
+} pq_store;
+
+/* ---- directory helpers ---- */
+static char *join(const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+/* Remove a directory of plain files (a store or its temporary); best effort. */
+static void remove_flat_dir(const char *dir) {
+  DIR *dp = opendir(dir);
+  if (dp) {
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      char *p = join(dir, e->d_name);
+      if (p) unlink(p);
+      free(p);
+    }
+    closedir(dp);
+  }
+  rmdir(dir);
+}
+
+static int sync_dir(const char *dir) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int rc = fsync(fd);
+  close(fd);
+  return rc;
+}
+
+/* A file name the manifest may use: no path, nothing hidden. */
+static int valid_name(const char *s) {
+  size_t n = strlen(s);
+  return n > 0 && n < 256 && s[0] != '.' && !strchr(s, '/');
+}
+
+static int has_manifest(const char *dir) {
+  char *p = join(dir, PQ_MANIFEST);
+  if (!p) return 0;
+  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  free(p);
+  if (fd < 0) return 0;
+  char buf[512];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  return strstr(buf, "\"" PQ_MAGIC "\"") != NULL;
+}
+
+/* ---- probe ---- */
+static int pq_probe(const char *path, const unsigned char *head, size_t n) {
+  (void)head;
+  if (n) return 0; /* a regular file: never a store of this format */
+  struct stat sb;
+  if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return 0;
+  return has_manifest(path);
+}
+
+/* ---- create / write / commit / abort ---- */
+static void free_writers(pq_store *p) {
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    pq_twriter_free(p->tw[t]);
+    p->tw[t] = NULL;
+  }
+}
+
+static hp_status pq_create(hp_store *s) {
+  pq_store *p = calloc(1, sizeof *p);
+  if (!p) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  p->lim = g_limits;
+  p->tmp = hp_temp_path(s->path);
+  if (!p->tmp) {
+    free(p);
+    return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  }
+  if (mkdir(p->tmp, 0777) != 0) {
+    hp_status st = hp_set_error(s, HP_ERR_IO, "cannot create directory %s: %s", p->tmp, strerror(errno));
+    free(p->tmp);
+    free(p);
+    return st;
+  }
+  s->schema_version = strdup(PQ_SCHEMA_VERSION);
+  s->impl = p;
+  return HP_OK;
+}
+
+static hp_status pq_write(hp_store *s, hp_table t, const void *row) {
+  pq_store *p = s->impl;
+  if (!p->tw[t]) {
+    hp_status st = pq_twriter_new(s, p->tmp, t, &p->lim, &p->tw[t]);
+    if (st != HP_OK) return st;
+  }
+  return pq_twriter_add(p->tw[t], row);
+}
+
+static void json_str(pq_buf *b, const char *s) {
+  pq_buf_byte(b, '"');
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') {
+      pq_buf_byte(b, '\\');
+      pq_buf_byte(b, ch);
+    } else if (ch < 0x20) {
+      char e[8];
+      snprintf(e, sizeof e, "\\u%04x", ch);
+      pq_buf_put(b, e, 6);
+    } else {
+      pq_buf_byte(b, ch);
+    }
+  }
+  pq_buf_byte(b, '"');
+}
+
+static void json_printf(pq_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void json_printf(pq_buf *b, const char *fmt, ...) {
+  char tmp[256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  if (n > 0) pq_buf_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *const files[],
+                                const size_t nfiles[]) {
+  pq_buf b = {0};
+  json_printf(&b, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n  \"schema_version\": \"%s\",\n", PQ_MAGIC,
+              PQ_STORE_VERSION, PQ_SCHEMA_VERSION);
+  json_printf(&b, "  \"created_by\": \"hubprof %s\",\n  \"tables\": [", hp_version());
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    uint64_t rows = 0;
+    for (size_t i = 0; i < nfiles[t]; i++)
+      rows += files[t][i].rows;
+    json_printf(&b, "%s\n    {\"name\": ", t ? "," : "");
+    json_str(&b, hp_table_describe((hp_table)t)->name);
+    json_printf(&b, ", \"rows\": %llu, \"files\": [", (unsigned long long)rows);
+    for (size_t i = 0; i < nfiles[t]; i++) {
+      json_printf(&b, "%s\n      {\"path\": ", i ? "," : "");
+      json_str(&b, files[t][i].name);
+      json_printf(&b, ", \"rows\": %llu, \"bytes\": %llu}", (unsigned long long)files[t][i].rows,
+                  (unsigned long long)files[t][i].bytes);
+    }
+    json_printf(&b, "]}");
+  }
+  json_printf(&b, "\n  ]\n}\n");
+  if (b.oom) {
+    pq_buf_free(&b);
+    return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  }
+  char *path = join(p->tmp, PQ_MANIFEST);
+  hp_status st = HP_OK;
+  int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
+  if (fd < 0) {
+    st = hp_set_error(s, HP_ERR_IO, "%s: cannot create: %s", PQ_MANIFEST, strerror(errno));
+  } else {
+    size_t off = 0;
+    while (off < b.n && st == HP_OK) {
+      ssize_t r = write(fd, b.p + off, b.n - off);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0)
+        st = hp_set_error(s, HP_ERR_IO, "%s: cannot write: %s", PQ_MANIFEST, strerror(errno));
+      else
+        off += (size_t)r;
+    }
+    if (st == HP_OK && fsync(fd) != 0)
+      st = hp_set_error(s, HP_ERR_IO, "%s: cannot sync: %s", PQ_MANIFEST, strerror(errno));
+    if (close(fd) != 0 && st == HP_OK)
+      st = hp_set_error(s, HP_ERR_IO, "%s: cannot close: %s", PQ_MANIFEST, strerror(errno));
+  }
+  free(path);
+  pq_buf_free(&b);
+  return st;
+}
+
+/* Put the finished temporary directory at s->path, replacing an older Parquet store there. */
+static hp_status install(hp_store *s, pq_store *p) {
+  if (rename(p->tmp, s->path) == 0) return HP_OK;
+  int e = errno;
+  if (e != ENOTEMPTY && e != EEXIST && e != ENOTDIR && e != EISDIR)
+    return hp_set_error(s, HP_ERR_IO, "cannot rename %s into place: %s", p->tmp, strerror(e));
+  struct stat sb;
+  if (stat(s->path, &sb) != 0 || !S_ISDIR(sb.st_mode) || !has_manifest(s->path))
+    return hp_set_error(s, HP_ERR_IO, "exists and is not a hubprof Parquet store: not replacing it");
+  char *old = hp_temp_path(s->path);
+  if (!old) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  if (rename(s->path, old) != 0) {
+    hp_status st = hp_set_error(s, HP_ERR_IO, "cannot move the old store aside: %s", strerror(errno));
+    free(old);
+    return st;
+  }
+  if (rename(p->tmp, s->path) != 0) {
+    hp_status st = hp_set_error(s, HP_ERR_IO, "cannot rename %s into place: %s", p->tmp, strerror(errno));
+    rename(old, s->path); /* put the old store back */
+    free(old);
+    return st;
+  }
+  remove_flat_dir(old);
+  free(old);
+  return HP_OK;
+}
+
+static void free_write_store(pq_store *p) {
+  free_writers(p);
+  free(p->tmp);
+  free(p);
+}
+
+static hp_status pq_commit(hp_store *s) {
+  pq_store *p = s->impl;
+  const pq_file_entry *files[HP_TABLE_COUNT];
+  size_t nfiles[HP_TABLE_COUNT];
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    hp_status st;
+    if (!p->tw[t] && (st = pq_twriter_new(s, p->tmp, (hp_table)t, &p->lim, &p->tw[t])) != HP_OK) return st;
+    if ((st = pq_twriter_finish(p->tw[t], &files[t], &nfiles[t])) != HP_OK) return st;
+  }
+  hp_status st = write_manifest(s, p, files, nfiles);
+  if (st != HP_OK) return st;
+  if (sync_dir(p->tmp) != 0) return hp_set_error(s, HP_ERR_IO, "cannot sync %s: %s", p->tmp, strerror(errno));
+  if ((st = install(s, p)) != HP_OK) return st; /* the hub calls abort, which removes the temporary */
+  free_write_store(p);
+  s->impl = NULL;
+  return HP_OK;
+}
+
+static void pq_abort(hp_store *s) {
+  pq_store *p = s->impl;
+  if (!p) return;
+  free_writers(p); /* closes open files first */
+  remove_flat_dir(p->tmp);
+  free_write_store(p);
+  s->impl = NULL;
+}
+
+/* ---- open / read ---- */
+static void free_read_store(pq_store *p) {
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    for (size_t i = 0; i < p->tab[t].nfiles; i++)
+      pq_rfile_free(&p->tab[t].files[i]);
+    free(p->tab[t].files);
+  }
+  free(p);
+}
+
+static hp_status read_manifest(hp_store *s, pq_json **out) {
+  *out = NULL;
+  char *path = join(s->path, PQ_MANIFEST);
+  if (!path) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  free(path);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR)
+      return hp_set_error(s, HP_ERR_FORMAT, "%s missing: not a hubprof Parquet store", PQ_MANIFEST);
+    return hp_set_error(s, HP_ERR_IO, "%s: cannot open: %s", PQ_MANIFEST, strerror(errno));
+  }
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > PQ_MAX_MANIFEST) {
+    close(fd);
+    return hp_set_error(s, HP_ERR_CORRUPT, "%s: not a regular file of at most %u bytes", PQ_MANIFEST,
+                        PQ_MAX_MANIFEST);
+  }
+  size_t n = (size_t)sb.st_size;
+  char *text = malloc(n ? n : 1);
+  if (!text) {
+    close(fd);
+    return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  }
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, text + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  close(fd);
+  if (got != n) {
+    free(text);
+    return hp_set_error(s, HP_ERR_IO, "%s: cannot read", PQ_MANIFEST);
+  }
+  char err[128];
+  int rc = pq_json_parse(text, n, out, err, sizeof err);
+  free(text);
+  if (rc) return hp_set_error(s, HP_ERR_CORRUPT, "%s: bad JSON: %s", PQ_MANIFEST, err);
+  return HP_OK;
+}
+
+/* Check one file of the manifest: size against the manifest, then magic and footer. Damage is recorded,
+ * the file left out; only out-of-memory fails the open. */
+static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, const pq_json *rows,
+                            const pq_json *bytes) {
+  int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    hp_set_damage(s, HP_ERR_CORRUPT, 0, "%s: missing (%s)", f->name, strerror(errno));
+    return HP_OK;
+  }
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(fd);
+    hp_set_damage(s, HP_ERR_CORRUPT, 0, "%s: not a regular file", f->name);
+    return HP_OK;
+  }
+  uint64_t size = (uint64_t)sb.st_size;
+  if (bytes && size < bytes->u) {
+    close(fd);
+    hp_set_damage(s, HP_ERR_TRUNCATED, size, "%s: truncated: %llu bytes of %llu", f->name,
+                  (unsigned long long)size, (unsigned long long)bytes->u);
+    return HP_OK;
+  }
+  if (bytes && size != bytes->u) {
+    close(fd);
+    hp_set_damage(s, HP_ERR_CORRUPT, bytes->u, "%s: %llu bytes, the manifest says %llu", f->name,
+                  (unsigned long long)size, (unsigned long long)bytes->u);
+    return HP_OK;
+  }
+  char err[200];
+  uint64_t off = 0;
+  hp_status st = pq_read_footer(fd, size, d, f, err, sizeof err, &off);
+  close(fd);
+  if (st == HP_ERR_NOMEM) return hp_set_error(s, st, "%s: out of memory", f->name);
+  if (st != HP_OK) {
+    hp_set_damage(s, st, off, "%s: %s", f->name, err);
+    return HP_OK;
+  }
+  if (rows && f->rows != rows->u) {
+    f->ok = 0;
+    hp_set_damage(s, HP_ERR_CORRUPT, 0, "%s: %llu rows, the manifest says %llu", f->name,
+                  (unsigned long long)f->rows, (unsigned long long)rows->u);
+  }
+  return HP_OK;
+}
+
+static hp_status load_table(hp_store *s, pq_store *p, const pq_json *tj) {
+  const pq_json *name = pq_json_get(tj, "name"), *files = pq_json_get(tj, "files");
+  if (!name || name->type != PJ_STR || !files || files->type != PJ_ARR)
+    return hp_set_error(s, HP_ERR_CORRUPT, "%s: a table without name or files", PQ_MANIFEST);
+  hp_table t = hp_table_from_name(name->s);
+  if (t == HP_TABLE_COUNT) return HP_OK; /* a table of a newer model: not ours to read */
+  pq_rtable *rt = &p->tab[t];
+  if (rt->files) return hp_set_error(s, HP_ERR_CORRUPT, "%s: table %s listed twice", PQ_MANIFEST, name->s);
+  rt->files = calloc(files->n ? files->n : 1, sizeof *rt->files);
+  if (!rt->files) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  const hp_table_desc *d = hp_table_describe(t);
+  for (size_t i = 0; i < files->n; i++) {
+    const pq_json *fj = &files->kid[i];
+    const pq_json *path = pq_json_get(fj, "path"), *rows = pq_json_get(fj, "rows"),
+                  *bytes = pq_json_get(fj, "bytes");
+    if (!path || path->type != PJ_STR || !valid_name(path->s))
+      return hp_set_error(s, HP_ERR_CORRUPT, "%s: table %s: file %zu has a bad path", PQ_MANIFEST, name->s,
+                          i);
+    if ((rows && rows->type != PJ_INT) || (bytes && bytes->type != PJ_INT))
+      return hp_set_error(s, HP_ERR_CORRUPT, "%s: table %s: file %s has bad rows or bytes", PQ_MANIFEST,
+                          name->s, path->s);
+    pq_rfile *f = &rt->files[rt->nfiles++];
+    f->name = strdup(path->s);
+    f->path = join(s->path, path->s);
+    if (!f->name || !f->path) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+    hp_status st = check_file(s, d, f, rows, bytes);
+    if (st != HP_OK) return st;
+    if (f->ok) rt->rows += f->rows;
+  }
+  return HP_OK;
+}
+
+static hp_status pq_open_read(hp_store *s) {
+  pq_json *m;
+  hp_status st = read_manifest(s, &m);
+  if (st != HP_OK) return st;
+  pq_store *p = calloc(1, sizeof *p);
+  if (!p) {
+    pq_json_free(m);
+    return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  }
+  const pq_json *fmt = pq_json_get(m, "format"), *ver = pq_json_get(m, "version"),
+                *sv = pq_json_get(m, "schema_version"), *tables = pq_json_get(m, "tables");
+  if (!fmt || fmt->type != PJ_STR || strcmp(fmt->s, PQ_MAGIC) != 0) {
+    st = hp_set_error(s, HP_ERR_FORMAT, "%s: not a hubprof Parquet manifest", PQ_MANIFEST);
+  } else if (!ver || ver->type != PJ_INT) {
+    st = hp_set_error(s, HP_ERR_CORRUPT, "%s: no version", PQ_MANIFEST);
+  } else if (ver->u > PQ_STORE_VERSION) {
+    st = hp_set_error(s, HP_ERR_VERSION, "%s: store version %llu, this build reads up to %d", PQ_MANIFEST,
+                      (unsigned long long)ver->u, PQ_STORE_VERSION);
+  } else if (!tables || tables->type != PJ_ARR) {
+    st = hp_set_error(s, HP_ERR_CORRUPT, "%s: no table list", PQ_MANIFEST);
+  } else {
+    s->schema_version = strdup(sv && sv->type == PJ_STR ? sv->s : PQ_SCHEMA_VERSION);
+    if (!s->schema_version) st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < tables->n && st == HP_OK; i++)
+      st = load_table(s, p, &tables->kid[i]);
+  }
+  pq_json_free(m);
+  if (st != HP_OK) {
+    free_read_store(p);
+    return st;
+  }
+  s->impl = p;
+  return HP_OK;
+}
+
+static void pq_close_read(hp_store *s) {
+  if (s->impl) free_read_store(s->impl);
+  s->impl = NULL;
+}
+
+static hp_status pq_count(hp_store *s, hp_table t, uint64_t *n) {
+  pq_store *p = s->impl;
+  *n = p->tab[t].rows;
+  return HP_OK;
+}
+
+static hp_status pq_cursor_open(hp_cursor *c) {
+  pq_store *p = c->store->impl;
+  pq_rtable *rt = &p->tab[c->table];
+  pq_rcursor *rc;
+  hp_status st = pq_rcursor_open(c->store, hp_table_describe(c->table), rt->files, rt->nfiles, &rc);
+  if (st != HP_OK) return hp_set_error(c->store, st, "out of memory");
+  c->impl = rc;
+  return HP_OK;
+}
+
+static hp_status pq_cursor_next(hp_cursor *c, void *row) { return pq_rcursor_next(c->impl, row); }
+
+static void pq_cursor_close(hp_cursor *c) {
+  pq_rcursor_close(c->impl);
+  c->impl = NULL;
+}
+
+/* ---- ops ---- */
+const hp_format_ops hp_fmt_parquet = {
+    .size = sizeof(hp_format_ops),
+    .name = "parquet",
+    .flags = 0,
+    .probe = pq_probe,
+    .open_read = pq_open_read,
+    .create = pq_create,
+    .write = pq_write,
+    .commit = pq_commit,
+    .abort = pq_abort,
+    .close_read = pq_close_read,
+    .count = pq_count,
+    .cursor_open = pq_cursor_open,
+    .cursor_next = pq_cursor_next,
+    .cursor_close = pq_cursor_close,
+};

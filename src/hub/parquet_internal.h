@@ -1,0 +1,207 @@
+/* Internals shared by the Parquet format's files (fmt_parquet.c, parquet_write.c, parquet_read.c,
+ * parquet_thrift.c, parquet_rle.c, parquet_json.c): byte buffers, the Thrift compact protocol, the
+ * RLE/bit-packed hybrid, the manifest's JSON, and the table writer and reader. Only these files include it.
+ * Sections: constants of the spec · buffers · Thrift compact · RLE hybrid · JSON · writer · reader. */
+#ifndef HUBPROF_PARQUET_INTERNAL_H
+#define HUBPROF_PARQUET_INTERNAL_H
+
+#include "hub_internal.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- constants of parquet.thrift (apache/parquet-format) ---- */
+enum {
+  PQ_BOOLEAN = 0,
+  PQ_INT32 = 1,
+  PQ_INT64 = 2,
+  PQ_INT96 = 3,
+  PQ_FLOAT = 4,
+  PQ_DOUBLE = 5,
+  PQ_BYTE_ARRAY = 6
+};
+enum { PQ_REQUIRED = 0, PQ_OPTIONAL = 1, PQ_REPEATED = 2 };
+enum { PQ_CT_UTF8 = 0, PQ_CT_UINT_32 = 13, PQ_CT_UINT_64 = 14 };
+enum { PQ_ENC_PLAIN = 0, PQ_ENC_PLAIN_DICTIONARY = 2, PQ_ENC_RLE = 3, PQ_ENC_RLE_DICTIONARY = 8 };
+enum { PQ_CODEC_UNCOMPRESSED = 0, PQ_CODEC_ZSTD = 6 };
+enum { PQ_PAGE_DATA = 0, PQ_PAGE_INDEX = 1, PQ_PAGE_DICTIONARY = 2, PQ_PAGE_DATA_V2 = 3 };
+
+/* Store layout: the manifest's name and magic, the store layout version this build writes and reads. */
+#define PQ_MANIFEST "_hubprof.json"
+#define PQ_MAGIC "hubprof-parquet"
+#define PQ_STORE_VERSION 1
+#define PQ_SCHEMA_VERSION "1"
+
+/* Limits of the reader: anything larger is taken as damage, never allocated. */
+#define PQ_MAX_MANIFEST (16u << 20) /* manifest bytes */
+#define PQ_MAX_FOOTER (64u << 20)   /* Thrift FileMetaData bytes */
+#define PQ_MAX_PAGE (256u << 20)    /* one page, uncompressed */
+#define PQ_MAX_ROWS_PER_BYTE 1024   /* rows a file may claim per byte of its size */
+#define PQ_MAX_THRIFT_DEPTH 32      /* nesting of Thrift structs and lists */
+
+/* ---- growable byte buffer; `oom` is sticky, so a run of puts is checked once ---- */
+typedef struct pq_buf {
+  unsigned char *p; /* bytes */
+  size_t n;         /* bytes used */
+  size_t cap;       /* bytes allocated */
+  int oom;          /* an allocation failed: the content is incomplete */
+} pq_buf;
+
+int pq_buf_reserve(pq_buf *b, size_t extra); /* 0 ok, -1 out of memory (sets oom) */
+void pq_buf_put(pq_buf *b, const void *p, size_t n);
+void pq_buf_byte(pq_buf *b, unsigned v);
+void pq_buf_le32(pq_buf *b, uint32_t v);
+void pq_buf_le64(pq_buf *b, uint64_t v);
+void pq_buf_varint(pq_buf *b, uint64_t v);
+void pq_buf_free(pq_buf *b);
+
+/* ---- Thrift compact protocol ---- */
+enum {
+  TC_STOP = 0,
+  TC_TRUE = 1,
+  TC_FALSE = 2,
+  TC_I8 = 3,
+  TC_I16 = 4,
+  TC_I32 = 5,
+  TC_I64 = 6,
+  TC_DOUBLE = 7,
+  TC_BINARY = 8,
+  TC_LIST = 9,
+  TC_SET = 10,
+  TC_MAP = 11,
+  TC_STRUCT = 12,
+};
+
+/* Writer: fields of nested structs; each level remembers its last field id (ids are delta-coded). */
+typedef struct tc_writer {
+  pq_buf *b;                         /* output */
+  int depth;                         /* current struct nesting, 0 = top-level struct */
+  int16_t last[PQ_MAX_THRIFT_DEPTH]; /* last field id written at each depth */
+} tc_writer;
+
+void tc_init(tc_writer *w, pq_buf *b);
+void tc_i32(tc_writer *w, int16_t id, int32_t v);
+void tc_i64(tc_writer *w, int16_t id, int64_t v);
+void tc_i8(tc_writer *w, int16_t id, int8_t v);
+void tc_bool(tc_writer *w, int16_t id, int v);
+void tc_binary(tc_writer *w, int16_t id, const void *p, size_t n);
+void tc_struct_begin(tc_writer *w, int16_t id); /* a struct-valued field */
+void tc_struct_end(tc_writer *w);               /* stop byte, back to the outer struct */
+void tc_list_begin(tc_writer *w, int16_t id, int elem_type, size_t n);
+void tc_elem_i32(tc_writer *w, int32_t v);
+void tc_elem_binary(tc_writer *w, const void *p, size_t n);
+void tc_elem_struct_begin(tc_writer *w); /* a struct element of a list; end with tc_struct_end */
+void tc_stop(tc_writer *w);              /* end of the top-level struct */
+
+/* Reader over [p, end): every read is bounded; `err` is sticky and every later read then yields 0. */
+typedef struct tc_reader {
+  const unsigned char *p;   /* next byte */
+  const unsigned char *end; /* one past the last byte */
+  int err;                  /* malformed or past the end */
+} tc_reader;
+
+/* Next field header of the struct being read: returns 0 at its stop byte (or on error), else 1 with
+ * *type and *id; *last is the struct's last field id (start with 0). For TC_TRUE/TC_FALSE the value is
+ * in the type. */
+int tc_field(tc_reader *r, int16_t *last, int *type, int16_t *id);
+int64_t tc_read_int(tc_reader *r, int type); /* an i8/i16/i32/i64 of that wire type */
+void tc_read_binary(tc_reader *r, const unsigned char **p, size_t *n);
+/* List header: element type and count (bounded by the bytes left). */
+void tc_read_list(tc_reader *r, int *elem_type, size_t *n);
+/* Skip a value of the given type (nested values bounded by PQ_MAX_THRIFT_DEPTH). */
+void tc_skip(tc_reader *r, int type);
+
+/* ---- RLE / bit-packed hybrid (Encodings.md), for dictionary indices and definition levels ---- */
+void pq_rle_encode(pq_buf *b, const uint32_t *v, size_t n, int bit_width);
+
+typedef struct pq_rle_dec {
+  const unsigned char *p, *end; /* encoded runs left */
+  int bw;                       /* bit width, 0..32 */
+  uint32_t rle_left;            /* values left in the current RLE run */
+  uint32_t rle_val;             /* its value */
+  uint64_t bp_left;             /* values left in the current bit-packed run (after buf) */
+  uint32_t buf[8];              /* one unpacked group of a bit-packed run */
+  int buf_i, buf_n;             /* next and count in buf */
+} pq_rle_dec;
+
+void pq_rle_init(pq_rle_dec *d, const unsigned char *p, const unsigned char *end, int bit_width);
+int pq_rle_next(pq_rle_dec *d, uint32_t *out); /* 0 ok, -1 no more data or malformed */
+
+/* ---- minimal JSON (the manifest): a tree of values ---- */
+typedef enum { PJ_NULL, PJ_BOOL, PJ_INT, PJ_NUM, PJ_STR, PJ_ARR, PJ_OBJ } pq_json_type;
+typedef struct pq_json pq_json;
+struct pq_json {
+  pq_json_type type;
+  uint64_t u;   /* PJ_INT (non-negative integer) or PJ_BOOL */
+  char *s;      /* PJ_STR: NUL-terminated, may contain no NUL */
+  size_t n;     /* PJ_ARR/PJ_OBJ: children */
+  char **keys;  /* PJ_OBJ: keys of the children */
+  pq_json *kid; /* PJ_ARR/PJ_OBJ: children */
+};
+/* Parse text[0..n): 0 and *out on success; -1 with a short reason in err. */
+int pq_json_parse(const char *text, size_t n, pq_json **out, char *err, size_t errlen);
+void pq_json_free(pq_json *j);
+const pq_json *pq_json_get(const pq_json *obj, const char *key); /* member of an object, or NULL */
+
+/* ---- writer (parquet_write.c): one per table, buffering at most one row group ---- */
+typedef struct pq_limits {
+  uint64_t rg_rows;    /* rows per row group at most */
+  uint64_t rg_bytes;   /* buffered value bytes per row group at most */
+  uint32_t file_rgs;   /* row groups per file at most */
+  uint64_t file_bytes; /* bytes per file at most (a new file starts after the row group crossing it) */
+  int zstd_level;
+} pq_limits;
+
+typedef struct pq_twriter pq_twriter;
+typedef struct pq_file_entry {
+  char name[64];  /* file name inside the store directory */
+  uint64_t rows;  /* rows in the file */
+  uint64_t bytes; /* file size */
+} pq_file_entry;
+
+hp_status pq_twriter_new(hp_store *s, const char *dir, hp_table t, const pq_limits *lim, pq_twriter **out);
+hp_status pq_twriter_add(pq_twriter *w, const void *row);
+/* Flush and close the last file (an empty file when the table has no rows), name single files
+ * <table>.parquet; then *files and *n describe the files (owned by the writer). */
+hp_status pq_twriter_finish(pq_twriter *w, const pq_file_entry **files, size_t *n);
+void pq_twriter_free(pq_twriter *w); /* closes an open file; removes nothing */
+
+/* ---- reader (parquet_read.c) ---- */
+typedef struct pq_chunk {
+  uint64_t start;      /* first byte of the column chunk (dictionary or first data page) */
+  uint64_t len;        /* total compressed bytes of its pages */
+  uint64_t num_values; /* values (= rows: the schema is flat) */
+  int codec;           /* PQ_CODEC_* */
+  int optional;        /* OPTIONAL column: definition levels precede the values */
+  int present;         /* the column exists in the file (else every row gets 0 / "") */
+} pq_chunk;
+
+typedef struct pq_rowgroup {
+  uint64_t rows;
+  pq_chunk *cols; /* one per column of the hub table, in its description's order */
+} pq_rowgroup;
+
+typedef struct pq_rfile {
+  char *name;    /* file name in the store */
+  char *path;    /* full path */
+  uint64_t size; /* bytes */
+  uint64_t rows; /* rows by its footer */
+  size_t nrg;    /* row groups */
+  pq_rowgroup *rg;
+  int ok; /* the footer was read and checked: rows are readable */
+} pq_rfile;
+
+/* Read and check the footer of the open file fd (size bytes) for table d. On failure returns the status
+ * and a problem in err (without the file name), with *offset the byte where it was found. */
+hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, pq_rfile *f, char *err, size_t errlen,
+                         uint64_t *offset);
+void pq_rfile_free(pq_rfile *f);
+
+typedef struct pq_rcursor pq_rcursor;
+/* A cursor over the readable files of one table, in order. */
+hp_status pq_rcursor_open(hp_store *s, const hp_table_desc *d, pq_rfile *files, size_t nfiles,
+                          pq_rcursor **out);
+hp_status pq_rcursor_next(pq_rcursor *c, void *row);
+void pq_rcursor_close(pq_rcursor *c);
+
+#endif
