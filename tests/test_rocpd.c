@@ -246,6 +246,16 @@ static int same_row(hp_table t, const void *a, const void *b, char *why, size_t 
 }
 
 static void write_all(hp_store *s) {
+  /* small tables (all but dispatch, counter_value, region) and metadata keys: a row written again with
+   * the same key replaces the earlier one in its place, as the collector rewrites a process at exit */
+  hp_process early = procs[0];
+  early.end_ns = 0;
+  early.command = "(starting)";
+  CHECK_OK(hp_write_process(s, &early), s);
+  hp_agent a = agents[1];
+  a.name = "old name";
+  CHECK_OK(hp_write_agent(s, &a), s);
+  CHECK_OK(hp_write_metadata(s, meta[0][0], "first value"), s);
   for (int t = 0; t < HP_TABLE_METADATA; t++)
     for (size_t i = 0; i < rows_of((hp_table)t); i++)
       CHECK_OK(hp_write(s, (hp_table)t, row_at((hp_table)t, i)), s);

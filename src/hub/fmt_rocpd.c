@@ -763,7 +763,7 @@ static hp_status rc_status(int rc) {
 /* ================================ state ================================ */
 
 /* One prepared insert per hub table plus the helpers rows need. */
-enum { WS_STRING = HP_TABLE_COUNT, WS_COUNT };
+enum { WS_STRING = HP_TABLE_COUNT, WS_META_UPDATE, WS_COUNT };
 
 typedef struct rp_state {
   sqlite3 *db;
@@ -859,23 +859,26 @@ static void make_uuid(char guid[37], char suffix[RP_SUFFIX_LEN + 1]) {
 
 /* The insert statements, by hub table; '@name' is expanded to the physical table. */
 static const char *const ins_sql[WS_COUNT] = {
-    [HP_TABLE_NODE] = "INSERT INTO @info_node(id, hash, machine_id, system_name, hostname, release, version, "
-                      "hardware_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    [HP_TABLE_PROCESS] = "INSERT INTO @info_process(id, nid, ppid, pid, init, fini, start, \"end\", command, "
-                         "extdata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5, ?6, ?7, ?8)",
+    [HP_TABLE_NODE] =
+        "INSERT OR REPLACE INTO @info_node(id, hash, machine_id, system_name, hostname, release, version, "
+        "hardware_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    [HP_TABLE_PROCESS] =
+        "INSERT OR REPLACE INTO @info_process(id, nid, ppid, pid, init, fini, start, \"end\", command, "
+        "extdata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5, ?6, ?7, ?8)",
     [HP_TABLE_THREAD] =
-        "INSERT INTO @info_thread(id, nid, ppid, pid, tid, name, start, \"end\") VALUES (?, ?, ?, "
+        "INSERT OR REPLACE INTO @info_thread(id, nid, ppid, pid, tid, name, start, \"end\") VALUES (?, ?, ?, "
         "?, ?, ?, ?, ?)",
     [HP_TABLE_AGENT] =
-        "INSERT INTO @info_agent(id, nid, pid, type, absolute_index, logical_index, type_index, "
+        "INSERT OR REPLACE INTO @info_agent(id, nid, pid, type, absolute_index, logical_index, type_index, "
         "name, vendor_name, product_name, extdata) VALUES (?1, ?2, 0, ?3, ?4, ?4, ?4, ?5, ?6, ?7, "
         "?8)",
-    [HP_TABLE_QUEUE] = "INSERT INTO @info_queue(id, nid, pid, name, extdata) VALUES (?, ?, ?, ?, ?)",
+    [HP_TABLE_QUEUE] =
+        "INSERT OR REPLACE INTO @info_queue(id, nid, pid, name, extdata) VALUES (?, ?, ?, ?, ?)",
     [HP_TABLE_CODE_OBJECT] =
-        "INSERT INTO @info_code_object(id, nid, pid, agent_id, uri, load_base, load_size, "
+        "INSERT OR REPLACE INTO @info_code_object(id, nid, pid, agent_id, uri, load_base, load_size, "
         "load_delta, storage_type) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)",
     [HP_TABLE_KERNEL_SYMBOL] =
-        "INSERT INTO @info_kernel_symbol(id, nid, pid, code_object_id, kernel_name, "
+        "INSERT OR REPLACE INTO @info_kernel_symbol(id, nid, pid, code_object_id, kernel_name, "
         "display_name, group_segment_size, private_segment_size, extdata) VALUES (?, ?, ?, "
         "?, ?, ?, ?, ?, ?)",
     [HP_TABLE_DISPATCH] =
@@ -885,7 +888,7 @@ static const char *const ins_sql[WS_COUNT] = {
         "grid_size_z, region_name_id, event_id, extdata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
         "?8, 0, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?1, ?20)",
     [HP_TABLE_COUNTER_INFO] =
-        "INSERT INTO @info_pmc(id, nid, pid, agent_id, target_arch, name, symbol, "
+        "INSERT OR REPLACE INTO @info_pmc(id, nid, pid, agent_id, target_arch, name, symbol, "
         "description, units, value_type, block, expression, is_constant, is_derived, "
         "spm_support) VALUES (?1, ?2, 0, ?3, ?4, ?5, ?5, ?6, ?7, 'ABS', ?8, ?9, 0, ?10, 0)",
     [HP_TABLE_COUNTER_VALUE] =
@@ -896,6 +899,7 @@ static const char *const ins_sql[WS_COUNT] = {
         "?, ?, ?, ?, ?, ?)",
     [HP_TABLE_METADATA] = "INSERT INTO @metadata(tag, value) VALUES (?, ?)",
     [WS_STRING] = "INSERT INTO @string(id, string) VALUES (?, ?)",
+    [WS_META_UPDATE] = "UPDATE @metadata SET value = ?2 WHERE tag = ?1",
 };
 
 static hp_status step_reset(hp_store *s, sqlite3_stmt *st, const char *what) {
@@ -1180,9 +1184,16 @@ static hp_status rp_write(hp_store *s, hp_table t, const void *row) {
       if (key.oom) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
       tag = key.p;
     }
-    sqlite3_bind_text(st, 1, tag, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, m->value, -1, SQLITE_STATIC);
-    hp_status e = step_reset(s, st, "cannot write metadata");
+    /* a key written again replaces its value, in place */
+    sqlite3_stmt *up = r->ins[WS_META_UPDATE];
+    sqlite3_bind_text(up, 1, tag, -1, SQLITE_STATIC);
+    sqlite3_bind_text(up, 2, m->value, -1, SQLITE_STATIC);
+    hp_status e = step_reset(s, up, "cannot write metadata");
+    if (e == HP_OK && sqlite3_changes(r->db) == 0) {
+      sqlite3_bind_text(st, 1, tag, -1, SQLITE_STATIC);
+      sqlite3_bind_text(st, 2, m->value, -1, SQLITE_STATIC);
+      e = step_reset(s, st, "cannot write metadata");
+    }
     sb_free(&key);
     return e;
   }
