@@ -161,7 +161,7 @@ static void writer_leave(hp_store *s) {
   if (s) atomic_fetch_sub(&g_writers, 1);
 }
 
-static void write_process(hp_store *s, int64_t end_ns, uint64_t lost) {
+static void write_process(hp_store *s, int64_t end_ns) {
   hp_process p = {.size = sizeof p,
                   .id = 1,
                   .node_id = 1,
@@ -170,8 +170,7 @@ static void write_process(hp_store *s, int64_t end_ns, uint64_t lost) {
                   .rank = g_env.rank,
                   .start_ns = g_start_ns,
                   .end_ns = end_ns,
-                  .command = g_cmdline,
-                  .lost_records = lost};
+                  .command = g_cmdline};
   hp_write_process(s, &p);
 }
 
@@ -222,7 +221,7 @@ static void open_store_locked(void) {
                   .version = u.version,
                   .machine = u.machine};
   hp_write_node(s, &node);
-  write_process(s, 0, 0);
+  write_process(s, 0);
   hp_write_metadata(s, "mode", "trace");
   hp_write_metadata(s, "tool_version", HUBPROF_VERSION);
   write_registries(s);
@@ -449,6 +448,8 @@ uint64_t hpc_queue_slow(const cl_icd_dispatch *n, cl_command_queue q) {
   return hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
 }
 
+#define RING_START 1024 /* entries of a new ring (64 KiB); it doubles up to HUBPROF_PENDING */
+
 /* ---- threads ------------------------------------------------------------------------------------------- */
 static void write_thread(hp_store *s, const hpc_thread *t, int64_t start, int64_t end) {
   char name[32] = "";
@@ -478,14 +479,15 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
       }
     }
     if (!t && (t = calloc(1, sizeof *t)) != NULL) {
-      size_t bytes = g_env.pending * sizeof(hpc_pending);
-      void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      size_t cap = g_env.pending < RING_START ? g_env.pending : RING_START;
+      void *m =
+          mmap(NULL, cap * sizeof(hpc_pending), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (m == MAP_FAILED) {
         free(t);
         t = NULL;
       } else {
         t->ring = m;
-        t->mask = g_env.pending - 1;
+        t->mask = cap - 1;
         t->all = g_threads;
         g_threads = t;
       }
@@ -605,12 +607,38 @@ static int harvest(hpc_thread *t, int mode) {
   return 0;
 }
 
+/* Double ring t (its owner calls this): the device is far behind, keep the dispatches rather than write
+ * them without times. Returns 0 when grown. */
+static int grow(hpc_thread *t) {
+  size_t cap = t->mask + 1;
+  if (cap >= g_env.pending) return -1;
+  int expect = 0;
+  if (!atomic_compare_exchange_strong(&t->lock, &expect, 1)) return -1;
+  int rc = -1;
+  hpc_pending *ring =
+      mmap(NULL, 2 * cap * sizeof *ring, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (ring != MAP_FAILED) {
+    uint64_t head = atomic_load(&t->head), tail = atomic_load(&t->tail);
+    for (uint64_t i = tail; i != head; i++)
+      ring[i & (2 * cap - 1)] = t->ring[i & t->mask];
+    munmap(t->ring, cap * sizeof *ring);
+    t->ring = ring;
+    t->mask = 2 * cap - 1;
+    rc = 0;
+  }
+  atomic_store_explicit(&t->lock, 0, memory_order_release);
+  return rc;
+}
+
 int hpc_ring_full(hpc_thread *t) {
   int saved = errno;
-  int rc = harvest(t, HARVEST_FULL);
+  int rc = harvest(t, HARVEST_DONE);
+  uint64_t used = atomic_load(&t->head) - atomic_load(&t->tail);
+  if (rc == 0 && used > t->mask - t->mask / 8 && grow(t) != 0) /* too little completed and cannot grow */
+    rc = harvest(t, HARVEST_FULL);
   errno = saved;
   if (rc != 0) return -1;
-  uint64_t used = atomic_load(&t->head) - atomic_load(&t->tail);
+  used = atomic_load(&t->head) - atomic_load(&t->tail);
   return used <= t->mask ? 0 : -1;
 }
 
@@ -696,9 +724,11 @@ static void at_exit(void) {
       hpc_count_lost(atomic_load(&t->head) - atomic_load(&t->tail));
   }
   hp_store *s = g_store;
+  /* Losses travel as LOST records only (readers add them to the process's lost_records): the log writes
+   * its own (no space), we add the dispatches the collector itself had to drop. */
   uint64_t dropped = atomic_load(&g_dropped), lost = 0;
   hp_log_lost(s, &lost);
-  write_process(s, now_ns(), lost + dropped);
+  write_process(s, now_ns());
   if (dropped) hp_log_write_lost(s, 1, dropped);
   hp_log_flush(s);
   atomic_store(&g_closing, 1);

@@ -111,6 +111,7 @@ typedef struct hpc_thread {
   _Atomic uint64_t tail;       /* oldest pending slot; written under `lock` */
   _Atomic int lock;            /* 1 while someone harvests this ring (owner, thread exit or process exit) */
   _Atomic int in_use;          /* 1 while a live thread owns it; 0: free for the next new thread */
+  uint64_t id_next, id_end;    /* dispatch ids taken from hpc_next_dispatch in blocks of HPC_ID_BLOCK */
   uint64_t thread_id;          /* thread row id */
   int64_t tid;                 /* kernel thread id */
   const cl_icd_dispatch *next; /* table its events were made with */
@@ -136,7 +137,9 @@ HPC_HIDDEN void hpc_kernel_created(const cl_icd_dispatch *n, cl_kernel k);
 HPC_HIDDEN void hpc_queue_created(const cl_icd_dispatch *n, cl_command_queue q, cl_device_id d);
 /* A dispatch could not be recorded (counted and reported as lost). */
 HPC_HIDDEN void hpc_count_lost(uint64_t n);
-/* Process-wide dispatch id counter. */
+/* Process-wide dispatch id counter; threads take ids in blocks so that they do not contend per dispatch
+ * (ids stay unique in the process and increase along each thread). */
 extern _Atomic uint64_t hpc_next_dispatch HPC_HIDDEN;
+#define HPC_ID_BLOCK 64
 
 #endif

@@ -11,8 +11,9 @@ const hpc_env_var hpc_env_vars[] = {
      "directory for the per-process logs hubprof-<host>-<pid>.log; unset: collector disabled"},
     {"HUBPROF_MODE", "trace", "collection mode; only \"trace\" (lite kernel trace) exists"},
     {"HUBPROF_DEBUG", "0", "1: diagnostics on stderr (setup, per-process summary at exit)"},
-    {"HUBPROF_PENDING", "4096",
-     "dispatches each thread may keep pending before a forced harvest (power of two)"},
+    {"HUBPROF_PENDING", "262144",
+     "most dispatches a thread keeps pending (enqueued, not harvested) before the oldest are written without "
+     "device times; rounded up to a power of two, at least 16"},
     /* Read, never set: the MPI rank as launchers publish it (the first one set wins). */
     {"OMPI_COMM_WORLD_RANK", NULL, "MPI rank (Open MPI)"},
     {"PMI_RANK", NULL, "MPI rank (MPICH, Intel MPI)"},

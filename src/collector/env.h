@@ -9,7 +9,8 @@ typedef struct hpc_env {
   const char *output_dir; /* HUBPROF_OUTPUT_DIR, NULL when unset or empty: collector disabled */
   const char *mode;       /* HUBPROF_MODE, "trace" when unset */
   int debug;              /* HUBPROF_DEBUG: 1 = diagnostics on stderr */
-  size_t pending;         /* HUBPROF_PENDING: per-thread pending-dispatch ring entries (power of two) */
+  size_t pending;         /* HUBPROF_PENDING: most pending dispatches per thread (power of two); the ring
+                             starts smaller and doubles up to this */
   long rank;              /* MPI rank from the launcher (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
                              SLURM_PROCID, first one set), -1 when none */
 } hpc_env;

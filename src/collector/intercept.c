@@ -51,7 +51,11 @@ static inline void record(const cl_icd_dispatch *n, hpc_thread *t, cl_event ev, 
   if (HPC_UNLIKELY(!qa)) qa = hpc_queue_slow(n, q);
   hpc_pending *p = &t->ring[h & t->mask];
   p->ev = ev;
-  p->dispatch_id = atomic_fetch_add_explicit(&hpc_next_dispatch, 1, memory_order_relaxed) + 1;
+  if (HPC_UNLIKELY(t->id_next == t->id_end)) {
+    t->id_next = atomic_fetch_add_explicit(&hpc_next_dispatch, HPC_ID_BLOCK, memory_order_relaxed) + 1;
+    t->id_end = t->id_next + HPC_ID_BLOCK;
+  }
+  p->dispatch_id = t->id_next++;
   p->kernel_id = kid;
   p->queue_id = (uint32_t)(qa >> 32);
   p->agent_id = (uint32_t)qa;

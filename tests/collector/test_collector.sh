@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# End-to-end tests of the collector on the OpenCL examples under PoCL: runs each with and without the
+# collector (ICD layer, LD_PRELOAD), reads the logs with check_logs and compares what the app saw.
+# It never touches anything outside its temporary directory. usage: test_collector.sh (from anywhere)
+set -u
+cd "$(dirname "$0")/../.."
+B=${B:-build}
+LIB=$PWD/$B/libhubprof_collector.so
+CHECK=$PWD/$B/tests/collector/check_logs
+EX=$PWD/$B/examples/ocl
+T=$(mktemp -d)
+FULL=""
+cleanup() {
+  [ -n "$FULL" ] && umount "$FULL" 2>/dev/null
+  rm -rf "$T"
+}
+trap cleanup EXIT
+ulimit -c 0 # the crash tests must not leave core files
+unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_DEBUG HUBPROF_PENDING OPENCL_LAYERS LD_PRELOAD
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+  fail=$((fail + 1))
+  echo "FAIL: $*" >&2
+}
+for f in "$LIB" "$CHECK" "$EX/vector_add"; do
+  [ -e "$f" ] || {
+    echo "test_collector: $f is missing (make collector)" >&2
+    echo "test_collector: 0 passed, 1 failed"
+    exit 1
+  }
+done
+if ! clinfo -l 2>/dev/null | grep -q Device; then
+  echo "test_collector: skipped: no OpenCL device (install pocl-opencl-icd)"
+  echo "test_collector: 0 passed, 0 failed"
+  exit 0
+fi
+
+# plain NAME CMD...: run without the collector; keeps $T/NAME.plain.{out,err,rc}
+plain() {
+  local name=$1
+  shift
+  ("$@" >"$T/$name.plain.out" 2>"$T/$name.plain.err"; echo $? >"$T/$name.plain.rc") 2>/dev/null
+}
+# traced NAME MODE CMD...: run with the collector (MODE layer, preload or both) into a fresh $T/NAME/;
+# keeps $T/NAME.{out,err,rc} and the checker's report in $T/NAME.report
+traced() {
+  local name=$1 mode=$2
+  shift 2
+  mkdir -p "$T/$name"
+  local envs=(HUBPROF_OUTPUT_DIR="$T/$name")
+  case $mode in
+  layer) envs+=(OPENCL_LAYERS="$LIB") ;;
+  preload) envs+=(LD_PRELOAD="$LIB") ;;
+  both) envs+=(OPENCL_LAYERS="$LIB" LD_PRELOAD="$LIB") ;;
+  esac
+  (env "${envs[@]}" "$@" >"$T/$name.out" 2>"$T/$name.err"; echo $? >"$T/$name.rc") 2>/dev/null
+  "$CHECK" "$T/$name" >"$T/$name.report" 2>&1
+  echo $? >"$T/$name.check"
+}
+# same_as_plain NAME PLAIN: stdout and exit status as without the collector, nothing on stderr
+same_as_plain() {
+  local name=$1 p=$2
+  if cmp -s "$T/$name.out" "$T/$p.plain.out"; then ok; else bad "$name: stdout differs: $(head -c 200 "$T/$name.out")"; fi
+  if cmp -s "$T/$name.rc" "$T/$p.plain.rc"; then ok; else bad "$name: exit $(cat "$T/$name.rc") (plain: $(cat "$T/$p.plain.rc"))"; fi
+  if [ ! -s "$T/$name.err" ]; then ok; else bad "$name: stderr: $(head -c 300 "$T/$name.err")"; fi
+}
+checked() { # NAME: the checker found every invariant held
+  if [ "$(cat "$T/$1.check")" = 0 ]; then ok; else bad "$1: $(grep -m3 'bad' "$T/$1.report")"; fi
+}
+field() { # NAME KEY: the value of KEY= on the first log line (or of the total line for logs/dispatches)
+  sed -nE "s/.* $2=([^ ]+).*/\1/p" <<<"$(grep -m1 "^log " "$T/$1.report")"
+}
+total() { # NAME KEY: logs or dispatches of the total line
+  sed -nE "s/^total .*$2=([0-9]+).*/\1/p" "$T/$1.report"
+}
+expect_eq() { # WHAT GOT WANT
+  if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi
+}
+kernel_line() { # NAME KERNEL: "COUNT GRID WG" summed over logs (one log expected)
+  awk -v k="$2" '$1 == "kernel" && $3 == k {print $4, $5, $6}' "$T/$1.report" | head -n 1
+}
+
+# ---- each example through the layer: output untouched, exact counts, sizes, times ----
+plain vector_add "$EX/vector_add" 1000 7
+traced vector_add layer "$EX/vector_add" 1000 7
+same_as_plain vector_add vector_add
+checked vector_add
+expect_eq "vector_add logs" "$(total vector_add logs)" 1
+expect_eq "vector_add kernel" "$(kernel_line vector_add vector_add)" "7 1024,1,1 64,1,1"
+expect_eq "vector_add untimed" "$(field vector_add untimed)" 0
+expect_eq "vector_add ended" "$(field vector_add ended)" 1
+expect_eq "vector_add agents/queues/threads" \
+  "$(field vector_add agents)/$(field vector_add queues)/$(field vector_add threads)" 1/1/1
+
+plain inplace "$EX/inplace_update" 1000 9
+traced inplace layer "$EX/inplace_update" 1000 9
+same_as_plain inplace inplace
+checked inplace
+expect_eq "inplace_update kernel" "$(kernel_line inplace inplace_inc)" "9 1000,1,1 0,0,0"
+expect_eq "inplace_update untimed" "$(field inplace untimed)" 0
+
+plain mt "$EX/multithread" 16 150
+traced mt layer "$EX/multithread" 16 150
+same_as_plain mt mt
+checked mt
+expect_eq "multithread 16x150 dispatches" "$(total mt dispatches)" 2400
+expect_eq "multithread threads/queues" "$(field mt threads)/$(field mt queues)" 16/16
+expect_eq "multithread untimed" "$(field mt untimed)" 0
+expect_eq "multithread kernel" "$(kernel_line mt mt_inc)" "2400 256,1,1 16,1,1"
+
+plain dl "$EX/dlopen_ocl" 100 8
+traced dl layer "$EX/dlopen_ocl" 100 8
+same_as_plain dl dl
+checked dl
+expect_eq "dlopen_ocl via the layer" "$(kernel_line dl dl_scale)" "8 100,1,1 0,0,0"
+
+# a tiny pending ring: full rings are harvested inside the enqueue, nothing is lost
+HUBPROF_PENDING=16 traced ring layer "$EX/launch_loop" 3000 500
+grep -q ' ok$' "$T/ring.out" && ok || bad "tiny ring: app output: $(cat "$T/ring.out")"
+[ ! -s "$T/ring.err" ] && ok || bad "tiny ring: stderr: $(cat "$T/ring.err")"
+checked ring
+expect_eq "tiny ring dispatches" "$(total ring dispatches)" 3001
+
+# ---- fork: a log per process that used OpenCL, none for the child that exec'd /bin/true ----
+plain fork "$EX/forking" 5
+traced fork layer "$EX/forking" 5
+same_as_plain fork fork
+checked fork
+expect_eq "forking logs" "$(total fork logs)" 2
+expect_eq "forking parent" "$(kernel_line fork parent_inc | cut -d' ' -f1)" 5
+expect_eq "forking child" "$(kernel_line fork child_inc | cut -d' ' -f1)" 5
+expect_eq "forking total" "$(total fork dispatches)" 10
+# a child forked after the parent traced (fork-safe runtime: PoCL basic): its own log, its own ids
+POCL_DEVICES=basic plain late "$EX/forking" 4 late
+POCL_DEVICES=basic traced late layer "$EX/forking" 4 late
+same_as_plain late late
+checked late
+expect_eq "forking late logs" "$(total late logs)" 3
+expect_eq "forking late child" "$(awk '$1 == "kernel" && $3 == "late_inc" && $4 > 0 {print $4}' "$T/late.report")" 4
+expect_eq "forking late total" "$(total late dispatches)" 12
+
+# ---- LD_PRELOAD instead of the layer: same counts; both at once: not counted twice ----
+traced vector_add_pre preload "$EX/vector_add" 1000 7
+same_as_plain vector_add_pre vector_add
+checked vector_add_pre
+expect_eq "preload vector_add" "$(kernel_line vector_add_pre vector_add)" "7 1024,1,1 64,1,1"
+traced mt_pre preload "$EX/multithread" 16 150
+same_as_plain mt_pre mt
+checked mt_pre
+expect_eq "preload multithread dispatches" "$(total mt_pre dispatches)" 2400
+traced fork_pre preload "$EX/forking" 5
+same_as_plain fork_pre fork
+checked fork_pre
+expect_eq "preload forking logs/dispatches" "$(total fork_pre logs)/$(total fork_pre dispatches)" 2/10
+traced both both "$EX/inplace_update" 1000 9
+same_as_plain both inplace
+checked both
+expect_eq "layer+preload counts once" "$(total both dispatches)" 9
+
+# ---- crashes: everything harvested at the clFinish before the death is in the log ----
+for how in segv abort kill; do
+  plain "crash_$how" "$EX/crash" "$how" 25
+  traced "crash_$how" layer "$EX/crash" "$how" 25
+  same_as_plain "crash_$how" "crash_$how"
+  checked "crash_$how"
+  expect_eq "crash $how dispatches" "$(total "crash_$how" dispatches)" 25
+  expect_eq "crash $how process end" "$(field "crash_$how" ended)" 0
+done
+
+# ---- failures of our own: one line, the application unaffected ----
+: >"$T/afile"
+HUBPROF_OUTPUT_DIR="$T/afile/sub" OPENCL_LAYERS="$LIB" "$EX/vector_add" 1000 7 >"$T/unw.out" 2>"$T/unw.err"
+echo $? >"$T/unw.rc"
+cmp -s "$T/unw.out" "$T/vector_add.plain.out" && ok || bad "unwritable dir: stdout differs"
+cmp -s "$T/unw.rc" "$T/vector_add.plain.rc" && ok || bad "unwritable dir: exit status differs"
+if [ "$(wc -l <"$T/unw.err")" = 1 ] && grep -q '^hubprof: .*; tracing disabled$' "$T/unw.err"; then ok; else
+  bad "unwritable dir: want one warning line, got: $(cat "$T/unw.err")"
+fi
+mkdir -p "$T/cwd"
+(cd "$T/cwd" && OPENCL_LAYERS="$LIB" LD_PRELOAD="$LIB" "$EX/forking" 5 >"$T/unset.out" 2>"$T/unset.err")
+cmp -s "$T/unset.out" "$T/fork.plain.out" && ok || bad "HUBPROF_OUTPUT_DIR unset: stdout differs"
+[ ! -s "$T/unset.err" ] && ok || bad "HUBPROF_OUTPUT_DIR unset: stderr: $(cat "$T/unset.err")"
+[ -z "$(ls -A "$T/cwd")" ] && ok || bad "HUBPROF_OUTPUT_DIR unset: files appeared: $(ls -A "$T/cwd")"
+mkdir -p "$T/mode"
+HUBPROF_OUTPUT_DIR="$T/mode" HUBPROF_MODE=bogus OPENCL_LAYERS="$LIB" "$EX/vector_add" 1000 7 >"$T/mode.out" 2>"$T/mode.err"
+cmp -s "$T/mode.out" "$T/vector_add.plain.out" && ok || bad "bad HUBPROF_MODE: stdout differs"
+if [ "$(wc -l <"$T/mode.err")" = 1 ] && grep -q 'HUBPROF_MODE' "$T/mode.err"; then ok; else
+  bad "bad HUBPROF_MODE: want one line, got: $(cat "$T/mode.err")"
+fi
+[ -z "$(ls -A "$T/mode")" ] && ok || bad "bad HUBPROF_MODE: files appeared"
+
+# a full disk (a small tmpfs; needs root): one warning, the app unaffected, losses counted in the log
+if [ "$(id -u)" = 0 ] && mkdir -p "$T/full" && mount -t tmpfs -o size=1200k tmpfs "$T/full" 2>/dev/null; then
+  FULL="$T/full"
+  POCL_DEVICES=basic plain full "$EX/launch_loop" 60000 1000
+  POCL_DEVICES=basic HUBPROF_OUTPUT_DIR="$T/full" OPENCL_LAYERS="$LIB" "$EX/launch_loop" 60000 1000 \
+    >"$T/full.out" 2>"$T/full.err"
+  echo $? >"$T/full.rc"
+  cmp -s "$T/full.rc" "$T/full.plain.rc" && ok || bad "full disk: exit status $(cat "$T/full.rc")"
+  grep -q ' ok$' "$T/full.out" && ok || bad "full disk: app output: $(cat "$T/full.out")"
+  if [ "$(wc -l <"$T/full.err")" = 1 ] && grep -q '^hubprof: ' "$T/full.err"; then ok; else
+    bad "full disk: want one warning line, got: $(cat "$T/full.err")"
+  fi
+  "$CHECK" "$T/full" >"$T/full.report" 2>&1
+  d=$(total full dispatches)
+  l=$(field full lost)
+  if [ "${d:-0}" -gt 0 ] && [ "${l:-0}" -gt 0 ]; then ok; else bad "full disk: dispatches=$d lost=$l"; fi
+  umount "$T/full" && FULL=""
+else
+  echo "test_collector: full-disk test skipped: needs root to mount a small tmpfs"
+fi
+
+echo "test_collector: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
