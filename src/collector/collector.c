@@ -127,6 +127,13 @@ static void init_once(void) {
     atomic_store(&hpc_enabled, -1);
     return;
   }
+  if (g_env.output_dir[0] != '/') { /* fixed now: the app may change directory before its first dispatch */
+    static char abs_dir[4096];
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd) &&
+        (size_t)snprintf(abs_dir, sizeof abs_dir, "%s/%s", cwd, g_env.output_dir) < sizeof abs_dir)
+      g_env.output_dir = abs_dir;
+  }
   read_cmdline();
   DEBUG("pid %ld: tracing into %s (%s)", (long)getpid(), g_env.output_dir,
         atomic_load(&hpc_layer_active) ? "OpenCL layer" : "LD_PRELOAD");
