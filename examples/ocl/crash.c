@@ -1,6 +1,7 @@
-/* crash: runs D dispatches and clFinish, enqueues a few more, then dies as asked (segfault, abort or
- * SIGKILL), to test that the collector's log keeps every dispatch harvested before the death.
- * usage: crash segv|abort|kill [D]   prints one line before dying; never exits normally. */
+/* crash: runs D dispatches and clFinish (or, with "wait", waits for the last one's event), enqueues a few
+ * more, then dies as asked (segfault, abort or SIGKILL), to test that the collector's log keeps every
+ * dispatch harvested before the death.
+ * usage: crash segv|abort|kill [D [wait]]   prints one line before dying; never exits normally. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
@@ -24,8 +25,9 @@ static const char *src = "__kernel void crash_inc(__global int *a) { a[get_globa
 int main(int argc, char **argv) {
   const char *how = argc > 1 ? argv[1] : "";
   int d = argc > 2 ? atoi(argv[2]) : 25;
+  int wait = argc > 3 && strcmp(argv[3], "wait") == 0;
   if ((strcmp(how, "segv") && strcmp(how, "abort") && strcmp(how, "kill")) || d < 0) {
-    fprintf(stderr, "usage: crash segv|abort|kill [D]\n");
+    fprintf(stderr, "usage: crash segv|abort|kill [D [wait]]\n");
     return 2;
   }
   cl_platform_id plat;
@@ -47,9 +49,15 @@ int main(int argc, char **argv) {
   CHECK(err);
   CHECK(clSetKernelArg(k, 0, sizeof m, &m));
   size_t g = 64;
+  cl_event last = NULL;
   for (int i = 0; i < d; i++)
-    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
-  CHECK(clFinish(q));         /* everything so far is complete (and harvested by a collector) */
+    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, wait && i == d - 1 ? &last : NULL));
+  if (last) { /* an in-order queue: everything so far is complete (and harvested by a collector) */
+    CHECK(clWaitForEvents(1, &last));
+    CHECK(clReleaseEvent(last));
+  } else {
+    CHECK(clFinish(q));
+  }
   for (int i = 0; i < 3; i++) /* in flight when the process dies */
     CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
   printf("crash: %d dispatches finished, dying by %s\n", d, how);

@@ -169,6 +169,15 @@ for how in segv abort kill; do
   expect_eq "crash $how process end" "$(field "crash_$how" ended)" 0
 done
 
+# harvested at clWaitForEvents too, through the layer and through LD_PRELOAD
+plain crash_wait "$EX/crash" kill 20 wait
+for mode in layer preload; do
+  traced "crash_wait_$mode" $mode "$EX/crash" kill 20 wait
+  same_as_plain "crash_wait_$mode" crash_wait
+  checked "crash_wait_$mode"
+  expect_eq "crash after clWaitForEvents ($mode)" "$(total "crash_wait_$mode" dispatches)" 20
+done
+
 # ---- failures of our own: one line, the application unaffected ----
 : >"$T/afile"
 HUBPROF_OUTPUT_DIR="$T/afile/sub" OPENCL_LAYERS="$LIB" "$EX/vector_add" 1000 7 >"$T/unw.out" 2>"$T/unw.err"
