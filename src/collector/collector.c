@@ -455,17 +455,19 @@ uint64_t hpc_queue_slow(const cl_icd_dispatch *n, cl_command_queue q) {
   return hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
 }
 
+enum { HARVEST_DONE, HARVEST_FULL, HARVEST_ALL };
+static int harvest(hpc_thread *t, int mode);
 #define RING_START 1024 /* entries of a new ring (64 KiB); it doubles up to HUBPROF_PENDING */
 
 /* ---- threads ------------------------------------------------------------------------------------------- */
-static void write_thread(hp_store *s, const hpc_thread *t, int64_t start, int64_t end) {
+static void write_thread(hp_store *s, const hpc_thread *t, int64_t end) {
   char name[32] = "";
   pthread_getname_np(pthread_self(), name, sizeof name);
   hp_thread r = {.size = sizeof r,
                  .id = t->thread_id,
                  .process_id = 1,
                  .tid = t->tid,
-                 .start_ns = start,
+                 .start_ns = t->start_ns,
                  .end_ns = end,
                  .name = name};
   hp_write_thread(s, &r);
@@ -479,8 +481,10 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
   hpc_thread *t = NULL;
   if (s) {
     for (hpc_thread *x = g_threads; x; x = x->all) {
-      if (!atomic_load(&x->in_use) && atomic_load(&x->head) == atomic_load(&x->tail) &&
-          !atomic_load(&x->lock)) {
+      if (atomic_load(&x->in_use)) continue;
+      if (atomic_load(&x->head) != atomic_load(&x->tail))
+        harvest(x, HARVEST_DONE); /* left by a thread that exited before its dispatches completed */
+      if (atomic_load(&x->head) == atomic_load(&x->tail) && !atomic_load(&x->lock)) {
         t = x;
         break;
       }
@@ -503,6 +507,7 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
       atomic_store(&t->in_use, 1);
       t->thread_id = ++g_thread_ids;
       t->tid = (int64_t)syscall(SYS_gettid);
+      t->start_ns = now_ns();
       t->next = n;
     }
   }
@@ -510,7 +515,7 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
   if (t) {
     hp_store *w = writer_enter();
     if (w) {
-      write_thread(w, t, now_ns(), 0);
+      write_thread(w, t, 0);
       hp_log_flush(w);
     }
     writer_leave(w);
@@ -523,7 +528,6 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
 }
 
 /* ---- harvest ------------------------------------------------------------------------------------------- */
-enum { HARVEST_DONE, HARVEST_FULL, HARVEST_ALL };
 
 /* Write one dispatch and drop our event reference. */
 static void emit(hp_store *s, const hpc_thread *t, const hpc_pending *p, int complete) {
@@ -670,7 +674,7 @@ static void thread_gone(void *arg) {
   harvest(t, HARVEST_DONE);
   hp_store *s = writer_enter();
   if (s) {
-    write_thread(s, t, 0, now_ns());
+    write_thread(s, t, now_ns());
     hp_log_flush(s);
   }
   writer_leave(s);

@@ -114,6 +114,7 @@ typedef struct hpc_thread {
   uint64_t id_next, id_end;    /* dispatch ids taken from hpc_next_dispatch in blocks of HPC_ID_BLOCK */
   uint64_t thread_id;          /* thread row id */
   int64_t tid;                 /* kernel thread id */
+  int64_t start_ns;            /* when the thread attached */
   const cl_icd_dispatch *next; /* table its events were made with */
   struct hpc_thread *all;      /* list of every ring of this process */
 } hpc_thread;

@@ -72,6 +72,8 @@ static uint64_t check_one(const char *dir, const char *file) {
     while (hp_cursor_next(c, &th) == HP_OK) {
       if (th.id < MAXID && !seen_thread[th.id]++) nthreads++;
       if (th.tid <= 0) BAD("%s: thread %" PRIu64 " has tid %" PRId64, file, th.id, th.tid);
+      if (th.start_ns <= 0 || (th.end_ns && th.end_ns < th.start_ns))
+        BAD("%s: thread %" PRIu64 " runs from %" PRId64 " to %" PRId64, file, th.id, th.start_ns, th.end_ns);
     }
     hp_cursor_close(c);
   }
