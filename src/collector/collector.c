@@ -23,10 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef HUBPROF_VERSION
-#define HUBPROF_VERSION "0.1.0"
-#endif
-
 /* ---- globals ---------------------------------------------------------------------------------------- */
 _Atomic int hpc_enabled;
 _Atomic int hpc_replay_active;
@@ -230,7 +226,7 @@ static void open_store_locked(void) {
   hp_write_node(s, &node);
   write_process(s, 0);
   hp_write_metadata(s, "mode", "trace");
-  hp_write_metadata(s, "tool_version", HUBPROF_VERSION);
+  hp_write_metadata(s, "tool_version", hp_version());
   write_registries(s);
   hp_log_flush(s);
   g_store = s;
