@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char g_dir[64];
@@ -664,6 +665,61 @@ static void test_forward_compat(void) {
   hp_store_close(r);
 }
 
+/* ---- a crafted log full of false block headers opens in linear time ---- */
+static void test_resync_bound(void) {
+  const char *p = path_of("fake.log");
+  hp_store *s = NULL;
+  hp_log_set_defaults(65536, 0);
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  CHECK_OK(hp_store_close(s), NULL);
+  hp_log_set_defaults(1 << 20, 0);
+  size_t n = 0, chunks = 256, size = 4096 + chunks * 65536;
+  unsigned char *h = slurp(p, &n), *f = calloc(size, 1);
+  memcpy(f, h, 4096);
+  free(h);
+  for (size_t pos = 4096; pos + 16 <= size; pos += 8) {
+    put32(f + pos, 0x4B4C4248u);
+    put32(f + pos + 4, (uint32_t)(65536 - 16 - (pos - 4096) % 65536)); /* fits the chunk, CRC wrong */
+  }
+  spit(p, f, size);
+  free(f);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  hp_store *r = open_read(p);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+  CHECK_MSG(secs < 2, "open took %.1f s", secs); /* unbounded: about 7 s */
+  if (r) {
+    CHECK(hp_store_damage(r, NULL) == HP_ERR_CORRUPT);
+    hp_store_close(r);
+  }
+}
+
+/* ---- the encoding example of docs/formats/log.md ---- */
+static void test_doc_example(void) {
+  const char *p = path_of("ex.log");
+  hp_store *s = NULL;
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  hp_counter_value v = {sizeof v, 300, 2, 1, 0, 1.5};
+  CHECK_OK(hp_write_counter_value(s, &v), s);
+  CHECK_OK(hp_store_close(s), NULL);
+  size_t n = 0;
+  unsigned char *b = slurp(p, &n);
+  static const unsigned char want[] = {0x0a, 0x0d, 0xac, 0x02, 0x02, 0x01, 0x00, 0x00,
+                                       0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x3f};
+  CHECK(n > 4096 + 16 + sizeof want);
+  if (n > 4096 + 16 + sizeof want) {
+    CHECK(memcmp(b, "HUBPLOG", 8) == 0 && le32(b + 8) == 1 && le32(b + 12) == 1 && le32(b + 16) == 4096);
+    CHECK(le32(b + 128) == hp_crc32c(0, b, 128));
+    const unsigned char *h = b + 4096;
+    CHECK(le32(h) == 0x4B4C4248u && le32(h + 4) == sizeof want && le32(h + 8) == 1);
+    CHECK(le32(h + 12) == hp_crc32c(hp_crc32c(0, h + 4, 8), h + 16, sizeof want));
+    CHECK(memcmp(h + 16, want, sizeof want) == 0);
+    CHECK(le32(h + 16 + 16) == 0); /* the next block position (align8) is empty */
+  }
+  free(b);
+}
+
 /* ---- crashes: a child writes a live log and dies; every flushed row survives ---- */
 static hp_store *g_crash;
 static void *crash_thread(void *arg) {
@@ -971,7 +1027,8 @@ static void cleanup(void) {
 
 int main(int argc, char **argv) {
   const char *only = argc > 1 ? argv[1] : NULL;
-  snprintf(g_dir, sizeof g_dir, "/tmp/test_log.XXXXXX");
+  const char *tmp = getenv("TMPDIR");
+  snprintf(g_dir, sizeof g_dir, "%s/test_log.XXXXXX", tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
   if (!mkdtemp(g_dir)) return 2;
   struct {
     const char *name;
@@ -982,6 +1039,8 @@ int main(int argc, char **argv) {
                {"create_modes", test_create_modes},
                {"damage", test_damage},
                {"forward_compat", test_forward_compat},
+               {"doc_example", test_doc_example},
+               {"resync_bound", test_resync_bound},
                {"crash", test_crash},
                {"full_disk", test_full_disk},
                {"lost_and_pool", test_lost_and_pool},

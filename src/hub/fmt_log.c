@@ -51,7 +51,24 @@ static inline void put_le64(unsigned char *p, uint64_t v) {
   put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
+/* Writes up to 10 bytes; below 2^56 as one 8-byte store, so callers keep 10 bytes of room per varint.
+ * The bytes past the varint are written as zeros, which is what the fresh chunk holds there. */
 static inline unsigned char *put_varint(unsigned char *p, uint64_t v) {
+  if (v < 0x80) {
+    *p = (unsigned char)v;
+    return p + 1;
+  }
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (v < (1ull << 56)) {
+    unsigned n = (unsigned)(70 - __builtin_clzll(v)) / 7;
+    uint64_t x = (v & 0x7f) | (v << 1 & 0x7f00) | (v << 2 & 0x7f0000) | (v << 3 & 0x7f000000) |
+                 (v << 4 & 0x7f00000000) | (v << 5 & 0x7f0000000000) | (v << 6 & 0x7f000000000000) |
+                 (v << 7 & 0x7f00000000000000);
+    x |= 0x8080808080808080ull >> (8 * (9 - n)); /* continuation bits of all bytes but the last */
+    memcpy(p, &x, 8);
+    return p + n;
+  }
+#endif
   while (v >= 0x80) {
     *p++ = (unsigned char)(v | 0x80);
     v >>= 7;
@@ -100,12 +117,22 @@ static inline uint64_t align8(uint64_t x) { return (x + 7) & ~(uint64_t)7; }
 static inline unsigned char *align8p(unsigned char *p) { return (unsigned char *)align8((uintptr_t)p); }
 
 /* ---- table info: derived once from the generic descriptions ---- */
+/* Column kinds of the encoder: bit 0 = signed (zigzag), bit 1 = 64 bits; then doubles and strings. */
+enum { K_U32 = 0, K_I32 = 1, K_U64 = 2, K_I64 = 3, K_F64 = 4, K_STR = 5 };
+
+typedef struct col_op {
+  uint16_t off; /* offset in the row struct */
+  uint8_t kind; /* K_* */
+} col_op;
+
 typedef struct tinfo {
   const hp_table_desc *d;
-  size_t bound;  /* largest payload without string bytes (seq, varints, doubles, string lengths) */
-  int small;     /* rows replace earlier rows with the same key; the payload starts with a sequence */
-  unsigned nstr; /* string columns */
-  size_t stroff[MAX_COLS]; /* their offsets in the row */
+  size_t bound;   /* largest payload without string bytes (seq, varints, doubles, string lengths) */
+  int small;      /* rows replace earlier rows with the same key; the payload starts with a sequence */
+  unsigned nstr;  /* string columns */
+  unsigned ncols; /* columns encoded */
+  size_t stroff[MAX_COLS]; /* offsets of the string columns in the row */
+  col_op ops[MAX_COLS];    /* the columns, compact, in description order */
 } tinfo;
 
 static tinfo g_ti[HP_TABLE_COUNT];
@@ -123,17 +150,20 @@ static void ti_init(void) {
     ti->bound = ti->small ? 10 : 0;
     for (size_t i = 0; i < ti->d->ncolumns && i < MAX_COLS; i++) {
       const hp_column *c = &ti->d->columns[i];
+      uint8_t kind = K_U64;
       switch (c->type) {
-      case HP_COL_U32:
-      case HP_COL_I32: ti->bound += 10; break; /* I32 is zigzagged as 64 bits */
-      case HP_COL_U64:
-      case HP_COL_I64: ti->bound += 10; break;
-      case HP_COL_F64: ti->bound += 8; break;
+      case HP_COL_U32: kind = K_U32; break;
+      case HP_COL_I32: kind = K_I32; break; /* zigzagged as 64 bits */
+      case HP_COL_U64: kind = K_U64; break;
+      case HP_COL_I64: kind = K_I64; break;
+      case HP_COL_F64: kind = K_F64; break;
       case HP_COL_STR:
-        ti->bound += 10;
+        kind = K_STR;
         ti->stroff[ti->nstr++] = c->offset;
         break;
       }
+      ti->bound += kind == K_F64 ? 8 : 10;
+      ti->ops[ti->ncols++] = (col_op){(uint16_t)c->offset, kind};
     }
   }
 }
@@ -369,7 +399,6 @@ static int place_lost(log_w *L, lw *w, uint64_t count) {
 static void leave_chunk(log_w *L, lw *w) {
   if (!w->chunk) return;
   uint64_t used = align8((uint64_t)(w->pos - w->chunk));
-  if (w->pos == g_nowhere) used = 0;
   uint64_t keep = (used + 4095) & ~(uint64_t)4095;
   if (keep < L->chunk_size)
     fallocate(L->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(w->chunk_off + keep),
@@ -447,53 +476,41 @@ static hp_status make_room(log_w *L, lw *w, size_t need) {
   return st;
 }
 
-/* Encode the columns of `row`; returns the end of the payload with trailing zero columns left out. */
+/* Encode the columns of `row`; returns the end of the payload with trailing zero columns left out
+ * (they encode as zero bytes, which the fresh chunk already holds). */
 static inline unsigned char *encode_cols(unsigned char *p, const tinfo *ti, const char *row,
                                          const size_t *slen) {
-  const hp_table_desc *d = ti->d;
   unsigned char *keep = p;
   unsigned si = 0;
-  for (size_t i = 0; i < d->ncolumns; i++) {
-    const hp_column *c = &d->columns[i];
-    const char *f = row + c->offset;
+  for (unsigned i = 0; i < ti->ncols; i++) {
+    const col_op o = ti->ops[i];
+    const char *f = row + o.off;
     uint64_t v;
-    switch (c->type) {
-    case HP_COL_U32: {
+    if (__builtin_expect(o.kind >= K_F64, 0)) {
+      if (o.kind == K_F64) {
+        memcpy(&v, f, 8);
+        put_le64(p, v);
+        p += 8;
+        if (v) keep = p;
+      } else {
+        const char *str;
+        memcpy(&str, f, sizeof str);
+        size_t n = slen[si++];
+        p = put_varint(p, n);
+        memcpy(p, str, n);
+        p += n;
+        if (n) keep = p;
+      }
+      continue;
+    }
+    if (o.kind & 2) {
+      memcpy(&v, f, 8);
+    } else {
       uint32_t x;
       memcpy(&x, f, 4);
-      v = x;
-      break;
+      v = (o.kind & 1) ? (uint64_t)(int64_t)(int32_t)x : x;
     }
-    case HP_COL_I32: {
-      int32_t x;
-      memcpy(&x, f, 4);
-      v = zigzag(x);
-      break;
-    }
-    case HP_COL_I64: {
-      int64_t x;
-      memcpy(&x, f, 8);
-      v = zigzag(x);
-      break;
-    }
-    case HP_COL_F64:
-      memcpy(&v, f, 8);
-      put_le64(p, v);
-      p += 8;
-      if (v) keep = p;
-      continue;
-    case HP_COL_STR: {
-      const char *str;
-      memcpy(&str, f, sizeof str);
-      size_t n = slen[si++];
-      p = put_varint(p, n);
-      memcpy(p, str, n);
-      p += n;
-      if (n) keep = p;
-      continue;
-    }
-    default: memcpy(&v, f, 8); break; /* U64 */
-    }
+    if (o.kind & 1) v = zigzag((int64_t)v);
     p = put_varint(p, v);
     if (v) keep = p;
   }
@@ -1035,11 +1052,16 @@ static uint32_t load_magic(const unsigned char *p) {
   return get_le32(b);
 }
 
-/* A complete, valid block at pos (within chunk end cend and the file)? */
-static int block_ok(const log_r *R, uint64_t pos, uint64_t cend) {
+/* A complete, valid block at pos (within chunk end cend and the file)? *budget: bytes of checksum work
+ * left for this chunk's resynchronisation (NULL: no limit), so crafted files cannot make it quadratic. */
+static int block_ok(const log_r *R, uint64_t pos, uint64_t cend, uint64_t *budget) {
   const unsigned char *h = R->map + pos;
   uint32_t len = get_le32(h + 4);
   if (len > cend - pos - BLK_HDR || pos + BLK_HDR + len > R->size) return 0;
+  if (budget) {
+    if (*budget < len) return 0;
+    *budget -= len;
+  }
   uint32_t crc = hp_crc32c(0, h + 4, 8);
   return hp_crc32c(crc, h + BLK_HDR, len) == get_le32(h + 12);
 }
@@ -1051,7 +1073,7 @@ static hp_status scan(log_r *R) {
   for (uint64_t k = 0;; k++) {
     uint64_t cstart = R->header_size + k * cs;
     if (cstart >= size) break;
-    uint64_t cend = cstart + cs, pos = cstart, nblocks = 0;
+    uint64_t cend = cstart + cs, pos = cstart, nblocks = 0, budget = 4 * cs;
     for (;;) {
       if (pos + BLK_HDR > cend) break; /* no room for another block */
       if (pos + BLK_HDR > size) {      /* the file ends inside this chunk */
@@ -1084,13 +1106,13 @@ static hp_status scan(log_r *R) {
         damage(R, HP_ERR_TRUNCATED, pos, "truncated at byte %llu (block at %llu incomplete)",
                (unsigned long long)size, (unsigned long long)pos);
         break;
-      } else if (!block_ok(R, pos, cend))
+      } else if (!block_ok(R, pos, cend, NULL))
         why = "bad block checksum";
       if (why) {
         damage(R, HP_ERR_CORRUPT, pos, "%s at byte %llu", why, (unsigned long long)pos);
         uint64_t q = pos + 8;
         while (q + BLK_HDR <= cend && q + BLK_HDR <= size &&
-               !(load_magic(R->map + q) == BLK_MAGIC && block_ok(R, q, cend)))
+               !(load_magic(R->map + q) == BLK_MAGIC && block_ok(R, q, cend, &budget)))
           q += 8;
         if (q + BLK_HDR > cend || q + BLK_HDR > size) break;
         pos = q;
