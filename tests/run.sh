@@ -46,6 +46,7 @@ for t in $B/san/tests/test_*; do
   [ -x "$t" ] || continue
   run "asan+ubsan $(basename "$t")" "$t"
 done
+run "collector" bash tests/collector/test_collector.sh
 for t in tests/cli/*.sh; do
   [ -f "$t" ] || continue
   run "cli $(basename "$t" .sh)" bash "$t" "$B/san/hubprof"

@@ -176,10 +176,10 @@ static int merge_logs(const run_opts *o, const char *output, const char *dir) {
   }
   if (rc == 0 && !o->quiet) {
     fprintf(stderr,
-            "hubprof: %" PRIu64 " dispatches of %" PRIu64 " kernels in %" PRIu64 " process%s -> %s (%s)\n",
+            "hubprof: %" PRIu64 " dispatches of %" PRIu64 " kernel%s in %" PRIu64 " process%s -> %s (%s)\n",
             stats.rows_out[HP_TABLE_DISPATCH], stats.rows_out[HP_TABLE_KERNEL_SYMBOL],
-            stats.rows_out[HP_TABLE_PROCESS], stats.rows_out[HP_TABLE_PROCESS] == 1 ? "" : "es", output,
-            o->format);
+            stats.rows_out[HP_TABLE_KERNEL_SYMBOL] == 1 ? "" : "s", stats.rows_out[HP_TABLE_PROCESS],
+            stats.rows_out[HP_TABLE_PROCESS] == 1 ? "" : "es", output, o->format);
     if (lost) cli_warn("%" PRIu64 " records were lost (the collector ran out of space)", lost);
   }
   for (size_t i = 0; i < n; i++)

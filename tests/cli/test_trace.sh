@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# End-to-end tests of `hubprof trace` and `hubprof analyze` on the OpenCL examples under PoCL: output
+# store contents, exit status and output of the application unchanged, children followed, crashes,
+# refused counters, bad input, analyze in table/CSV/JSON. usage: test_trace.sh [HUBPROF]
+set -u
+HP=$(realpath "${1:-build/hubprof}")
+EX=$PWD/build/examples/ocl
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+ulimit -c 0
+unset HUBPROF_OUTPUT_DIR HUBPROF_MODE OPENCL_LAYERS LD_PRELOAD
+# the ASan build of hubprof must not put its runtime into the application
+export HUBPROF_COLLECTOR=$PWD/build/libhubprof_collector.so
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+if ! clinfo -l 2>/dev/null | grep -q Device; then
+  echo "test_trace: skipped: no OpenCL device (install pocl-opencl-icd)"
+  echo "test_trace: 0 passed, 0 failed"
+  exit 0
+fi
+q() { sqlite3 "$1" "$2"; }
+cd "$T"
+
+# 1. vector_add: output, exit status, stdout identical, store contents, intermediates removed
+"$EX/vector_add" 4096 25 >plain.out 2>plain.err
+plain_rc=$?
+"$HP" trace -o va.db -- "$EX/vector_add" 4096 25 >va.out 2>va.err
+rc=$?
+[ $rc -eq $plain_rc ] && ok || bad "vector_add exit $rc vs $plain_rc"
+cmp -s plain.out va.out && ok || bad "vector_add stdout changed"
+grep -q "hubprof: 25 dispatches of 1 kernel in 1 process -> va.db (rocpd)" va.err && ok || bad "summary: $(cat va.err)"
+[ "$(q va.db 'select count(*) from rocpd_kernel_dispatch')" = 25 ] && ok || bad "dispatch rows"
+[ "$(q va.db "select count(*) from kernels where name='vector_add' and grid_x=4096 and start < \"end\"")" = 25 ] && ok || bad "kernels view"
+[ "$(q va.db 'select total_calls from top_kernels')" = 25 ] && ok || bad "top_kernels"
+ls -A | grep -q hubprof-logs && bad "log directory left behind: $(ls -A)" || ok
+"$HP" info --json va.db >info.json && python3 -c '
+import json,sys; d=json.load(open("info.json"))
+assert d["rows"]["dispatch"]==25 and d["rows"]["kernel_symbol"]==1 and len(d["processes"])==1, d
+assert d["processes"][0]["command"].endswith("vector_add 4096 25"), d["processes"][0]' && ok || bad "info json"
+
+# 2. default output name; existing output refused before the app runs; --force
+(cd "$T" && "$HP" trace -q -- "$EX/vector_add" 1024 3 >/dev/null 2>&1)
+[ -f vector_add.hubprof.db ] && ok || bad "default output name: $(ls)"
+"$HP" trace -- "$EX/vector_add" 1024 3 >out 2>err
+[ $? -eq 1 ] && grep -q "already exists" err && ! grep -q "vector_add: n=" out && ok || bad "existing output not refused before running"
+"$HP" trace -f -q -- "$EX/vector_add" 1024 5 >/dev/null 2>&1 && [ "$(q vector_add.hubprof.db 'select count(*) from rocpd_kernel_dispatch')" = 5 ] && ok || bad "--force"
+
+# 3. counters refused, nothing written, app not run
+"$HP" trace --counters task-clock -o c.db -- "$EX/vector_add" >out 2>err
+[ $? -eq 2 ] && [ ! -e c.db ] && [ ! -s out ] && [ "$(wc -l <err)" -eq 1 ] && grep -q "collects no counters" err && ok || bad "--counters: $(cat err)"
+
+# 4. exit status of the application passes through (a failing app, a missing app, a killed app)
+"$HP" trace -q -o f.db -- sh -c 'exit 7' ; [ $? -eq 7 ] && ok || bad "exit 7 not passed through"
+[ ! -e f.db ] && ok || bad "an app without OpenCL left an output"
+"$HP" trace -q -o m.db -- ./no-such-program 2>err; [ $? -eq 127 ] && grep -q "cannot run './no-such-program'" err && ok || bad "missing app: $(cat err)"
+
+# 5. crashes: every dispatch finished before the crash is in the output; exit status 128+signal
+for how in segv abort kill; do
+  "$HP" trace -q -o crash-$how.db -- "$EX/crash" $how 12 >out 2>err
+  rc=$?
+  case $how in segv) want=139 ;; abort) want=134 ;; kill) want=137 ;; esac
+  [ $rc -eq $want ] && ok || bad "crash $how: exit $rc, want $want"
+  n=$(q crash-$how.db 'select count(*) from rocpd_kernel_dispatch' 2>/dev/null)
+  [ "$n" = 12 ] && ok || bad "crash $how: $n dispatches, want 12 ($(cat err))"
+done
+
+# 6. children: forked processes each write their log, all merged; an exec'd non-OpenCL child leaves nothing
+"$HP" trace -o fork.db -- "$EX/forking" 4 >out 2>err
+[ $? -eq 0 ] && ok || bad "forking failed: $(cat err)"
+np=$(q fork.db 'select count(*) from rocpd_info_process')
+[ "$np" = 2 ] && ok || bad "forking: $np processes, want 2 (parent and OpenCL child)"
+[ "$(q fork.db 'select count(distinct pid) from rocpd_kernel_dispatch')" = 2 ] && ok || bad "dispatches of both processes"
+ls -A | grep -q hubprof-logs && bad "junk left by forking: $(ls -A)" || ok
+
+# 7. many threads, each on its own queue: nothing lost
+"$HP" trace -q -o mt.db -- "$EX/multithread" 16 50 >/dev/null 2>err && ok || bad "multithread: $(cat err)"
+[ "$(q mt.db 'select count(*) from rocpd_kernel_dispatch')" = 800 ] && ok || bad "multithread rows $(q mt.db 'select count(*) from rocpd_kernel_dispatch')"
+[ "$(q mt.db 'select count(*) from rocpd_info_queue')" -ge 16 ] && ok || bad "queues"
+
+# 8. an application that dlopens libOpenCL is traced through the layer; --preload gives the same
+"$HP" trace -q -o dl.db -- "$EX/dlopen_ocl" 1024 9 >/dev/null 2>&1
+[ "$(q dl.db 'select count(*) from rocpd_kernel_dispatch')" = 9 ] && ok || bad "dlopen app"
+"$HP" trace -q --preload -o pre.db -- "$EX/vector_add" 1024 6 >/dev/null 2>&1
+[ "$(q pre.db 'select count(*) from rocpd_kernel_dispatch')" = 6 ] && ok || bad "--preload counts"
+
+# 9. unwritable output directory: one warning, application unaffected, exit status kept
+mkdir ro && chmod 555 ro
+if [ "$(id -u)" -ne 0 ] || ! touch ro/x 2>/dev/null; then
+  "$HP" trace -o ro/x.db -- "$EX/vector_add" 1024 3 >out 2>err
+  rc=$?
+  [ $rc -eq 0 ] && cmp -s out <("$EX/vector_add" 1024 3) && ok || bad "unwritable dir: exit $rc"
+  grep -q "ro/x.db" err && ok || bad "unwritable dir: no warning naming the output: $(cat err)"
+else
+  rm -f ro/x
+  # root writes anywhere: use a path under a regular file instead
+  "$HP" trace -o va.db/x.db -f -- "$EX/vector_add" 1024 3 >out 2>err
+  rc=$?
+  [ $rc -eq 0 ] && cmp -s out <("$EX/vector_add" 1024 3) && ok || bad "unwritable output: exit $rc"
+  [ "$(grep -c . err)" -le 2 ] && grep -q "va.db/x.db" err && ok || bad "unwritable output: warning: $(cat err)"
+fi
+
+# 10. analyze: table, csv, json on the traced stores
+"$HP" analyze va.db >a.txt && grep -q "vector_add" a.txt && head -n 1 a.txt | grep -q "KERNEL" && ok || bad "analyze table"
+"$HP" analyze --format csv mt.db >a.csv && python3 -c '
+import csv; rows=list(csv.DictReader(open("a.csv")))
+assert len(rows)>=1 and sum(int(r["calls"]) for r in rows)==800, rows
+assert abs(sum(float(r["percent"]) for r in rows if r["device"]==rows[0]["device"])-100)<0.01' && ok || bad "analyze csv"
+"$HP" analyze --format json fork.db >a.json && python3 -c '
+import json; rows=json.load(open("a.json"))
+assert sum(r["calls"] for r in rows)>0 and all(r["min_ns"]<=r["avg_ns"]<=r["max_ns"] for r in rows), rows' && ok || bad "analyze json"
+"$HP" analyze --format xml va.db 2>err; [ $? -eq 2 ] && ok || bad "analyze bad format"
+COLUMNS=80 "$HP" analyze va.db >narrow.txt && awk 'length($0) > 80 {exit 1}' narrow.txt && ok || bad "analyze does not fit 80 columns: $(cat narrow.txt)"
+
+echo "test_trace: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
