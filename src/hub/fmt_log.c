@@ -311,8 +311,9 @@ static inline lw *cache_get(const log_w *L) {
   return NULL;
 }
 
-/* First write of a thread to a store (slow path, under the store lock). */
-static lw *writer_get(log_w *L) {
+/* The calling thread's writer of L when it has none in its cache (slow path, under the store lock):
+ * the one it owns (its cache entry was evicted), else with `create` a spare or a new one. */
+static lw *writer_get(log_w *L, int create) {
   int saved = errno;
   pthread_t self = pthread_self();
   pthread_mutex_lock(&L->lock);
@@ -324,8 +325,8 @@ static lw *writer_get(log_w *L) {
     }
     if (!x->in_use && !spare) spare = x;
   }
-  if (!w) w = spare;
-  if (!w && (w = calloc(1, sizeof *w)) != NULL) {
+  if (!w && create) w = spare;
+  if (!w && create && (w = calloc(1, sizeof *w)) != NULL) {
     w->pos = w->soft = g_nowhere;
     w->pending = -1;
     w->next = L->writers;
@@ -521,7 +522,7 @@ static hp_status log_write(hp_store *s, hp_table t, const void *row) {
   log_w *L = s->impl;
   if (__builtin_expect(forked(L), 0)) return HP_ERR_UNSUPPORTED;
   lw *w = cache_get(L);
-  if (__builtin_expect(!w, 0) && !(w = writer_get(L))) {
+  if (__builtin_expect(!w, 0) && !(w = writer_get(L, 1))) {
     atomic_fetch_add(&L->orphan_lost, 1);
     atomic_fetch_add(&L->lost_total, 1);
     return HP_ERR_NOMEM;
@@ -1301,7 +1302,7 @@ hp_status hp_log_write_lost(hp_store *s, uint64_t process_id, uint64_t count) {
   if (!L) return HP_ERR_UNSUPPORTED;
   if (!count) return HP_OK;
   lw *w = cache_get(L);
-  if (!w && !(w = writer_get(L))) {
+  if (!w && !(w = writer_get(L, 1))) {
     atomic_fetch_add(&L->orphan_lost, count);
     return HP_ERR_NOMEM;
   }
@@ -1323,7 +1324,7 @@ hp_status hp_log_flush(hp_store *s) {
   log_w *L = writable(s);
   if (!L) return HP_ERR_UNSUPPORTED;
   lw *w = cache_get(L);
-  if (!w) return HP_OK; /* this thread wrote nothing */
+  if (!w && !(w = writer_get(L, 0))) return HP_OK; /* this thread wrote nothing */
   int saved = errno;
   flush_writer(L, w);
   errno = saved;
