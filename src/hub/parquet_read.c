@@ -206,7 +206,7 @@ static int parse_rowgroup(footer_ctx *x, tc_reader *r, size_t ri, pq_rowgroup *r
     return bad(x, HP_ERR_CORRUPT, "bad metadata: row group %zu is malformed", ri);
   }
   rg->rows = (uint64_t)rows;
-  for (size_t c = 0; c < d->ncolumns; c++) {
+  for (size_t c = 0; c < d->ncolumns && rows > 0; c++) { /* chunks of an empty row group are never read */
     pq_chunk *ch = &rg->cols[c];
     int j = x->colleaf[c];
     if (j < 0) continue;
