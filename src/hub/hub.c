@@ -263,11 +263,15 @@ hp_status hp_write(hp_store *s, hp_table t, const void *row) {
     hp_region r;
     hp_metadata m;
   } full;
-  hp_status st = hp_row_import(t, row, &full);
-  if (st != HP_OK) return st;
-  if (s->ops->flags & HP_FMT_THREADSAFE_WRITE) return s->ops->write(s, t, &full);
+  const void *r = row; /* fast path: the caller's row is already what the format needs */
+  if (!hp_row_is_complete(t, row)) {
+    hp_status st = hp_row_import(t, row, &full);
+    if (st != HP_OK) return st;
+    r = &full;
+  }
+  if (s->ops->flags & HP_FMT_THREADSAFE_WRITE) return s->ops->write(s, t, r);
   pthread_mutex_lock(&s->lock);
-  st = s->ops->write(s, t, &full);
+  hp_status st = s->ops->write(s, t, r);
   pthread_mutex_unlock(&s->lock);
   return st;
 }

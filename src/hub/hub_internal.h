@@ -92,6 +92,8 @@ void hp_row_init(hp_table t, void *row);
 
 /* Copy the caller's row (which may be an older, smaller struct) into a full struct of this build. */
 hp_status hp_row_import(hp_table t, const void *in, void *full);
+/* 1 when a caller's row can be passed to a format as it is: it has this build's size and no NULL string. */
+int hp_row_is_complete(hp_table t, const void *row);
 /* Copy a full row of this build into the caller's struct, as much as its `size` allows. */
 hp_status hp_row_export(hp_table t, const void *full, void *out);
 

@@ -2,6 +2,7 @@
  * Generic code (merge, bindings, the log encoder) walks rows through these; nothing here knows a format. */
 #include "hub_internal.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -184,4 +185,23 @@ hp_status hp_row_export(hp_table t, const void *full, void *out) {
   size_t n = sz < d->row_size ? sz : d->row_size;
   memcpy((char *)out + sizeof(uint32_t), (const char *)full + sizeof(uint32_t), n - sizeof(uint32_t));
   return HP_OK;
+}
+
+/* Offsets of each table's string columns, for the no-copy write path (built once). */
+static size_t str_offsets[HP_TABLE_COUNT][16];
+static size_t str_count[HP_TABLE_COUNT];
+static pthread_once_t str_once = PTHREAD_ONCE_INIT;
+
+static void build_str_offsets(void) {
+  for (int t = 0; t < HP_TABLE_COUNT; t++)
+    for (size_t i = 0; i < descs[t].ncolumns && str_count[t] < 16; i++)
+      if (descs[t].columns[i].type == HP_COL_STR) str_offsets[t][str_count[t]++] = descs[t].columns[i].offset;
+}
+
+int hp_row_is_complete(hp_table t, const void *row) {
+  if (*(const uint32_t *)row != descs[t].row_size) return 0;
+  pthread_once(&str_once, build_str_offsets);
+  for (size_t i = 0; i < str_count[t]; i++)
+    if (!*(const char *const *)((const char *)row + str_offsets[t][i])) return 0;
+  return 1;
 }
