@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -790,7 +791,8 @@ typedef struct rp_state {
   /* reading */
   int own;              /* written by hubprof: id 0 rows are placeholders, keys may be escaped */
   char *obj[RT_COUNT];  /* object read for each base table (view or table), NULL when absent */
-  uint64_t ops, budget; /* SQLite VM work done / allowed for the current statement (hang guard) */
+  _Atomic uint64_t ops; /* SQLite VM work done by the current statement (hang guard) ... */
+  uint64_t budget;      /* ... and the most it may do */
 } rp_state;
 
 /* A read cursor: the statement stepping and the buffer holding the current row's strings. */
@@ -1447,11 +1449,10 @@ static int rp_probe(const char *path, const unsigned char *head, size_t n) {
  * (a hostile or looping schema must not hang a reader). */
 static int work_guard(void *arg) {
   rp_state *r = arg;
-  r->ops += 1000;
-  return r->ops > r->budget;
+  return atomic_fetch_add_explicit(&r->ops, 1000, memory_order_relaxed) + 1000 > r->budget;
 }
 
-static void guard_reset(rp_state *r) { r->ops = 0; }
+static void guard_reset(rp_state *r) { atomic_store_explicit(&r->ops, 0, memory_order_relaxed); }
 
 static hp_status read_fail(hp_store *s, int rc, const char *what) {
   rp_state *r = s->impl;
@@ -1578,7 +1579,8 @@ static hp_status rp_open_read(hp_store *s) {
   if (!r) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   s->impl = r;
   r->budget = 20000000ull + pages * 1000000ull;
-  int rc = sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+  /* serialized: cursors of one store may be used from several threads */
+  int rc = sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, NULL);
   if (rc != SQLITE_OK) return read_fail(s, rc, "cannot open");
   sqlite3_db_config(r->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
   sqlite3_db_config(r->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
