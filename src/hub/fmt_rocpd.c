@@ -1387,8 +1387,12 @@ static hp_status rp_commit(hp_store *s) {
     r->ins[i] = NULL;
   }
   int rc = sqlite3_close(r->db);
+  if (rc != SQLITE_OK) {
+    sqlite3_close_v2(r->db);
+    r->db = NULL;
+    return hp_set_error(s, HP_ERR_IO, "cannot close %s: %s", r->tmp, sqlite3_errstr(rc));
+  }
   r->db = NULL;
-  if (rc != SQLITE_OK) return hp_set_error(s, HP_ERR_IO, "cannot close %s: %s", r->tmp, sqlite3_errstr(rc));
   /* synchronous=OFF wrote without syncing: make the file durable before it takes the final name */
   int fd = open(r->tmp, O_RDONLY | O_CLOEXEC);
   if (fd < 0 || fsync(fd) != 0) {
