@@ -5,12 +5,13 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 CSTD    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -fPIC -pthread
 CPPFLAGS += -Iinclude -Isrc/hub
-LDLIBS_HUB := -lsqlite3 -lpthread
+LDLIBS_HUB := -lsqlite3 -lzstd -lpthread
 B       := build
 SAN     := $(B)/san
 
 HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c \
-           src/hub/fmt_log.c src/hub/fmt_rocpd.c src/hub/formats.c
+           src/hub/fmt_log.c src/hub/fmt_rocpd.c src/hub/fmt_parquet.c $(wildcard src/hub/parquet_*.c) \
+           src/hub/formats.c
 # The collector's subset: no SQLite, no Parquet.
 HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/formats_log.c
 CLI_SRC := $(wildcard src/cli/*.c)

@@ -3,7 +3,7 @@
 # Debian packages with apt-get (as root, or through sudo). Safe to run again.
 set -euo pipefail
 
-debs=(gcc make clang libclang-rt-14-dev libsqlite3-dev sqlite3 pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo)
+debs=(gcc make clang libclang-rt-14-dev libsqlite3-dev sqlite3 libzstd-dev pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,6 +4,7 @@
 #include "check.h"
 #include "hubprof/hub.h"
 
+#include <ftw.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -68,11 +69,15 @@ static int same_col(const hp_column *c, const void *a, const void *b) {
   return 0;
 }
 
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) { return remove(p); }
+/* Remove a store, a file or (parquet) a directory. */
+static void remove_store(const char *path) { nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
 static void roundtrip(const char *format) {
   char path[256];
   snprintf(path, sizeof path, "%s/hubprof-rt-%d.%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
            (int)getpid(), format);
-  unlink(path);
+  remove_store(path);
   hp_store *s;
   hp_status st = hp_store_open(path, format, HP_CREATE, &s);
   CHECK_OK(st, s);
@@ -147,7 +152,7 @@ static void roundtrip(const char *format) {
   hp_store_close(s);
 
   /* abort leaves nothing behind */
-  unlink(path);
+  remove_store(path);
   st = hp_store_open(path, format, HP_CREATE, &s);
   CHECK_OK(st, s);
   fill(HP_TABLE_NODE, 0, row);

@@ -2,4 +2,4 @@
  * The collector links formats_log.c instead, so it never pulls in SQLite or Parquet. */
 #include "hub_internal.h"
 
-const hp_format_ops *const hp_format_table[] = {&hp_fmt_log, &hp_fmt_rocpd, NULL};
+const hp_format_ops *const hp_format_table[] = {&hp_fmt_log, &hp_fmt_rocpd, &hp_fmt_parquet, NULL};

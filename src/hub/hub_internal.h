@@ -73,6 +73,7 @@ struct hp_format_ops {
 
 extern const hp_format_ops hp_fmt_rocpd;
 extern const hp_format_ops hp_fmt_log;
+extern const hp_format_ops hp_fmt_parquet;
 
 /* The formats of this build, NULL-terminated (formats.c: all; formats_log.c: log only, for the collector). */
 extern const hp_format_ops *const hp_format_table[];
