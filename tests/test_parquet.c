@@ -2,7 +2,8 @@
  * pages, several row groups and files, empty tables), replacing and aborting stores, and damaged stores
  * (missing manifest or files, truncation, bad magic, footer and page corruption) giving clear errors.
  * Also a helper for tests/parquet/check_readers.py:
- *   test_parquet --sample DIR EXPECT.json   write a sample store and what readers must find in it
+ *   test_parquet --sample DIR EXPECT.json [N]  write a sample store (tables cut to N rows, row groups of
+ *                                              16) and what readers must find in it
  *   test_parquet --checksums DIR            print the same figures as read back through the hub */
 #include "check.h"
 #include "hubprof/hub.h"
@@ -419,6 +420,74 @@ static void test_create_rules(void) {
   rm_flat(p);
 }
 
+/* Small tables: a row written again with the same id (metadata: key) replaces the earlier one in place. */
+static void test_replace(void) {
+  const char *p = path_of("replace");
+  rm_flat(p);
+  hp_store *s;
+  CHECK(hp_store_open(p, "parquet", HP_CREATE, &s) == HP_OK);
+  hp_process pr = {.size = sizeof pr, .id = 1, .node_id = 1, .pid = 100, .command = "first"};
+  CHECK(hp_write_process(s, &pr) == HP_OK);
+  pr.id = 2;
+  pr.pid = 200;
+  CHECK(hp_write_process(s, &pr) == HP_OK);
+  pr.id = 1;
+  pr.pid = 100;
+  pr.end_ns = 12345;
+  pr.command = "first, at exit";
+  CHECK(hp_write_process(s, &pr) == HP_OK);
+  CHECK(hp_write_metadata(s, "a", "1") == HP_OK);
+  CHECK(hp_write_metadata(s, "b", "2") == HP_OK);
+  CHECK(hp_write_metadata(s, "a", "3") == HP_OK);
+  for (int i = 1; i <= 3; i++) { /* big tables keep every row */
+    hp_region rg = {.size = sizeof rg, .id = 7, .name = "r"};
+    CHECK(hp_write_region(s, &rg) == HP_OK);
+  }
+  for (uint64_t i = 1; i <= 3000; i++) { /* many rows, many replaced, past a row group */
+    hp_thread th = {.size = sizeof th, .id = i % 1000 + 1, .tid = (int64_t)i, .name = i % 2 ? "odd" : "even"};
+    CHECK(hp_write_thread(s, &th) == HP_OK);
+  }
+  CHECK_OK(hp_store_close(s), NULL);
+  CHECK(hp_store_open(p, NULL, HP_READ, &s) == HP_OK);
+  uint64_t n = 0;
+  hp_store_count(s, HP_TABLE_PROCESS, &n);
+  CHECK_EQ_U64(n, 2);
+  hp_cursor *c;
+  if (hp_cursor_open(s, HP_TABLE_PROCESS, &c) == HP_OK) {
+    hp_process r = {.size = sizeof r};
+    CHECK(hp_cursor_next(c, &r) == HP_OK);
+    CHECK_EQ_U64(r.id, 1);
+    CHECK_EQ_U64(r.end_ns, 12345);
+    CHECK_STR(r.command, "first, at exit");
+    CHECK(hp_cursor_next(c, &r) == HP_OK);
+    CHECK_EQ_U64(r.id, 2);
+    CHECK(hp_cursor_next(c, &r) == HP_END);
+    hp_cursor_close(c);
+  }
+  hp_store_count(s, HP_TABLE_METADATA, &n);
+  CHECK_EQ_U64(n, 2);
+  CHECK_STR(hp_store_metadata(s, "a") ? hp_store_metadata(s, "a") : "(null)", "3");
+  hp_store_count(s, HP_TABLE_REGION, &n);
+  CHECK_EQ_U64(n, 3);
+  hp_store_count(s, HP_TABLE_THREAD, &n);
+  CHECK_EQ_U64(n, 1000);
+  if (hp_cursor_open(s, HP_TABLE_THREAD, &c) == HP_OK) {
+    hp_thread r = {.size = sizeof r};
+    uint64_t k = 0;
+    while (hp_cursor_next(c, &r) == HP_OK) {
+      k++;
+      /* row k holds id k % 1000 + 1 (first written at i = k), last written at i = k + 2000 */
+      CHECK_EQ_U64(r.id, k % 1000 + 1);
+      CHECK_EQ_U64(r.tid, k + 2000);
+      CHECK_STR(r.name, (k + 2000) % 2 ? "odd" : "even");
+    }
+    CHECK_EQ_U64(k, 1000);
+    hp_cursor_close(c);
+  }
+  hp_store_close(s);
+  rm_flat(p);
+}
+
 static void expect_open_error(const char *path, hp_status want, const char *needle) {
   hp_store *s;
   hp_status st = hp_store_open(path, "parquet", HP_READ, &s); /* detection only says "not a store" */
@@ -758,11 +827,13 @@ static uint64_t sample_count(hp_table t) {
   }
 }
 
-static int sample_mode(const char *dir, const char *expect) {
-  hp_parquet_set_defaults(65536, 0, 2, 0, 0); /* dispatch: 5 row groups in 3 files */
+static int sample_mode(const char *dir, const char *expect, uint64_t at_most) {
+  hp_parquet_set_defaults(at_most ? 16 : 65536, 0, 2, 0, 0); /* dispatch: 5 row groups in 3 files */
   uint64_t rows[HP_TABLE_COUNT];
-  for (int t = 0; t < HP_TABLE_COUNT; t++)
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
     rows[t] = sample_count((hp_table)t);
+    if (at_most && rows[t] > at_most) rows[t] = at_most;
+  }
   if (write_store(dir, rows) != HP_OK) return 1;
   FILE *f = fopen(expect, "w");
   if (!f) return 1;
@@ -844,10 +915,12 @@ static int checksum_mode(const char *dir) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 4 && strcmp(argv[1], "--sample") == 0) return sample_mode(argv[2], argv[3]);
+  if ((argc == 4 || argc == 5) && strcmp(argv[1], "--sample") == 0)
+    return sample_mode(argv[2], argv[3], argc == 5 ? strtoull(argv[4], NULL, 10) : 0);
   if (argc == 3 && strcmp(argv[1], "--checksums") == 0) return checksum_mode(argv[2]);
   test_roundtrip();
   test_create_rules();
+  test_replace();
   test_damage();
   return check_report("test_parquet");
 }

@@ -46,10 +46,15 @@ struct pq_twriter {
   const hp_table_desc *d;
   pq_limits lim;
   /* the row group being buffered */
-  uint64_t **val; /* per column: values (integers widened, doubles as bits) or string end offsets */
-  pq_buf *str;    /* per column: string bytes (string columns only) */
+  uint64_t **val;  /* per column: values (integers widened, doubles as bits) or string offsets */
+  uint32_t **slen; /* per string column: string lengths */
+  pq_buf *str;     /* per column: string bytes (string columns only) */
   size_t rows, cap;
   uint64_t raw; /* buffered bytes, about */
+  /* small tables: a row written again with the same key (first column) replaces the earlier one */
+  int small;      /* every table but dispatch, counter_value and region; held whole until commit */
+  uint32_t *keys; /* hash table of buffered rows by key (row + 1, 0 = empty) */
+  size_t keycap;
   /* the file being written */
   int fd;         /* -1 when none is open */
   char fname[64]; /* its name */
@@ -98,10 +103,12 @@ hp_status pq_twriter_new(hp_store *s, const char *dir, hp_table t, const pq_limi
   w->d = hp_table_describe(t);
   w->lim = *lim;
   w->fd = -1;
+  w->small = t != HP_TABLE_DISPATCH && t != HP_TABLE_COUNTER_VALUE && t != HP_TABLE_REGION;
   w->val = calloc(w->d->ncolumns, sizeof *w->val);
+  w->slen = calloc(w->d->ncolumns, sizeof *w->slen);
   w->str = calloc(w->d->ncolumns, sizeof *w->str);
   w->cctx = ZSTD_createCCtx();
-  if (!w->val || !w->str || !w->cctx) {
+  if (!w->val || !w->slen || !w->str || !w->cctx) {
     pq_twriter_free(w);
     return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   }
@@ -129,6 +136,10 @@ void pq_twriter_free(pq_twriter *w) {
   if (w->fd >= 0) close(w->fd);
   for (size_t c = 0; w->val && c < w->d->ncolumns; c++)
     free(w->val[c]);
+  for (size_t c = 0; w->slen && c < w->d->ncolumns; c++)
+    free(w->slen[c]);
+  free(w->slen);
+  free(w->keys);
   for (size_t c = 0; w->str && c < w->d->ncolumns; c++)
     pq_buf_free(&w->str[c]);
   free(w->val);
@@ -149,15 +160,109 @@ void pq_twriter_free(pq_twriter *w) {
 static hp_status flush_rowgroup(pq_twriter *w);
 static hp_status finish_file(pq_twriter *w);
 
+/* String i of column c (length in *n). */
+static const unsigned char *str_at(const pq_twriter *w, size_t c, size_t i, size_t *n) {
+  static const unsigned char none[1];
+  *n = w->slen[c][i];
+  return w->str[c].p ? w->str[c].p + w->val[c][i] : none; /* no bytes yet: every string is empty */
+}
+
+static uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+static uint64_t hash_bytes(const unsigned char *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ULL ^ n;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 0x100000001b3ULL;
+  return mix64(h);
+}
+
+/* Key (first column) of a row struct, and of buffered row i. */
+static uint64_t row_key_hash(const pq_twriter *w, const void *row) {
+  const hp_column *k = &w->d->columns[0];
+  const char *p = (const char *)row + k->offset;
+  if (k->type == HP_COL_STR) {
+    const char *sv = *(const char *const *)p;
+    return hash_bytes((const unsigned char *)sv, strlen(sv));
+  }
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return mix64(v);
+}
+
+static int same_key(const pq_twriter *w, const void *row, size_t i) {
+  const hp_column *k = &w->d->columns[0];
+  const char *p = (const char *)row + k->offset;
+  if (k->type == HP_COL_STR) {
+    const char *sv = *(const char *const *)p;
+    size_t n;
+    const unsigned char *b = str_at(w, 0, i, &n);
+    return strlen(sv) == n && memcmp(sv, b, n) == 0;
+  }
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return w->val[0][i] == v;
+}
+
+static uint64_t buffered_key_hash(const pq_twriter *w, size_t i) {
+  if (w->d->columns[0].type == HP_COL_STR) {
+    size_t n;
+    const unsigned char *b = str_at(w, 0, i, &n);
+    return hash_bytes(b, n);
+  }
+  return mix64(w->val[0][i]);
+}
+
+/* Slot of the row's key in w->keys: holding the buffered row (value - 1), or empty. */
+static size_t key_slot(const pq_twriter *w, const void *row, uint64_t h) {
+  size_t mask = w->keycap - 1, slot = (size_t)h & mask;
+  while (w->keys[slot] && !same_key(w, row, w->keys[slot] - 1))
+    slot = (slot + 1) & mask;
+  return slot;
+}
+
+static int keys_grow(pq_twriter *w) {
+  size_t cap = w->keycap ? w->keycap * 2 : 1024;
+  uint32_t *k = calloc(cap, sizeof *k);
+  if (!k) return -1;
+  free(w->keys);
+  w->keys = k;
+  w->keycap = cap;
+  for (size_t i = 0; i < w->rows; i++) {
+    size_t slot = (size_t)buffered_key_hash(w, i) & (cap - 1);
+    while (k[slot])
+      slot = (slot + 1) & (cap - 1);
+    k[slot] = (uint32_t)i + 1;
+  }
+  return 0;
+}
+
 hp_status pq_twriter_add(pq_twriter *w, const void *row) {
   const hp_table_desc *d = w->d;
-  if (w->rows == w->cap) {
+  size_t at = w->rows, slot = 0;
+  if (w->small) {
+    if (w->rows >= UINT32_MAX - 1) return hp_set_error(w->s, HP_ERR_INVALID, "%s: too many rows", d->name);
+    if (2 * (w->rows + 1) > w->keycap && keys_grow(w)) return oom(w);
+    slot = key_slot(w, row, row_key_hash(w, row));
+    if (w->keys[slot]) at = w->keys[slot] - 1; /* written again: replaces the earlier row in place */
+  }
+  if (at == w->rows && w->rows == w->cap) {
     size_t nc = w->cap ? w->cap * 2 : 1024;
-    if (nc > w->lim.rg_rows) nc = (size_t)w->lim.rg_rows;
+    if (!w->small && nc > w->lim.rg_rows) nc = (size_t)w->lim.rg_rows;
     for (size_t c = 0; c < d->ncolumns; c++) {
       uint64_t *v = realloc(w->val[c], nc * sizeof *v);
       if (!v) return oom(w);
       w->val[c] = v;
+      if (d->columns[c].type != HP_COL_STR) continue;
+      uint32_t *l = realloc(w->slen[c], nc * sizeof *l);
+      if (!l) return oom(w);
+      w->slen[c] = l;
     }
     w->cap = nc;
   }
@@ -177,45 +282,28 @@ hp_status pq_twriter_add(pq_twriter *w, const void *row) {
       if (len > INT32_MAX / 2)
         return hp_set_error(w->s, HP_ERR_INVALID, "%s: string of %zu bytes in column %s is too long", d->name,
                             len, col->name);
+      v = w->str[c].n;
       pq_buf_put(&w->str[c], sv, len);
       if (w->str[c].oom) return oom(w);
-      v = w->str[c].n;
+      w->slen[c][at] = (uint32_t)len;
       w->raw += len;
       break;
     }
     }
-    w->val[c][w->rows] = v;
+    w->val[c][at] = v;
   }
-  w->rows++;
   w->raw += 8 * d->ncolumns;
+  if (at < w->rows) return HP_OK;
+  w->rows++;
+  if (w->small) {
+    w->keys[slot] = (uint32_t)w->rows;
+    return HP_OK; /* flushed at commit, in one row group */
+  }
   if (w->rows >= w->lim.rg_rows || w->raw >= w->lim.rg_bytes) return flush_rowgroup(w);
   return HP_OK;
 }
 
-/* String i of column c (length in *n). */
-static const unsigned char *str_at(const pq_twriter *w, size_t c, size_t i, size_t *n) {
-  uint64_t a = i ? w->val[c][i - 1] : 0, b = w->val[c][i];
-  *n = (size_t)(b - a);
-  return w->str[c].p + a;
-}
-
 /* ---- dictionary ---- */
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
-static uint64_t hash_bytes(const unsigned char *p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ULL ^ n;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ p[i]) * 0x100000001b3ULL;
-  return mix64(h);
-}
-
 /* Dictionary-encode column c of the buffered rows when it pays: fills w->idx and w->dent and returns the
  * number of entries, or 0 when plain encoding is better (too many distinct values), -1 out of memory. */
 static long build_dict(pq_twriter *w, size_t c) {
@@ -549,6 +637,7 @@ static hp_status flush_rowgroup(pq_twriter *w) {
   w->frows += w->rows;
   w->rows = 0;
   w->raw = 0;
+  if (w->keys) memset(w->keys, 0, w->keycap * sizeof *w->keys);
   for (size_t c = 0; c < w->d->ncolumns; c++)
     w->str[c].n = 0;
   if (w->nrg >= w->lim.file_rgs || w->fpos >= w->lim.file_bytes) return finish_file(w);
