@@ -4,7 +4,7 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 CSTD    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -fPIC -pthread
-CPPFLAGS += -Iinclude -Isrc/hub
+CPPFLAGS += -Iinclude -Isrc/hub -Isrc/counters
 LDLIBS_HUB := -lsqlite3 -lzstd -lpthread
 B       := build
 SAN     := $(B)/san
@@ -15,7 +15,9 @@ HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c \
 # The collector's subset: no SQLite, no Parquet.
 HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/formats_log.c
 CLI_SRC := $(wildcard src/cli/*.c)
-HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/cli/*.h)
+# Counter providers and the pass planner: linked into the CLI and the collector (no SQLite).
+COUNTERS_SRC := $(wildcard src/counters/*.c)
+HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/cli/*.h src/counters/*.h)
 
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 FUZZERS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -40,7 +42,7 @@ $(B)/libhubprof_log.a: $(call obj,$(B),$(HUBLOG_SRC))
 $(B)/libhubprof.so: $(call obj,$(B),$(HUB_SRC))
 	$(CC) -shared -o $@ $^ $(LDLIBS_HUB)
 
-$(B)/hubprof: $(call obj,$(B),$(CLI_SRC)) $(B)/libhubprof.a
+$(B)/hubprof: $(call obj,$(B),$(CLI_SRC) $(COUNTERS_SRC)) $(B)/libhubprof.a
 	$(CC) -o $@ $^ $(LDLIBS_HUB)
 
 # Tests: each tests/test_X.c is a program linked with the hub; built plain and with ASan/UBSan.
@@ -51,7 +53,7 @@ $(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
 	  $(CPPFLAGS) -Itests $< $(call obj,$(SAN),$(HUB_SRC)) -o $@ $(LDLIBS_HUB)
-$(SAN)/hubprof: $(call obj,$(SAN),$(CLI_SRC) $(HUB_SRC))
+$(SAN)/hubprof: $(call obj,$(SAN),$(CLI_SRC) $(COUNTERS_SRC) $(HUB_SRC))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LDLIBS_HUB)
 
 san: $(addprefix $(SAN)/tests/,$(TESTS)) $(SAN)/hubprof
