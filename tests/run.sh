@@ -19,8 +19,8 @@ run() {
   local line
   line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
   local p f
-  p=$(printf '%s' "$line" | sed -nE 's/.*[^0-9]?([0-9]+) passed, ([0-9]+) failed.*/\1/p')
-  f=$(printf '%s' "$line" | sed -nE 's/.*[^0-9]?([0-9]+) passed, ([0-9]+) failed.*/\2/p')
+  p=$(printf '%s' "$line" | sed -nE 's/^(.*[^0-9])?([0-9]+) passed, ([0-9]+) failed.*/\2/p')
+  f=$(printf '%s' "$line" | sed -nE 's/^(.*[^0-9])?([0-9]+) passed, ([0-9]+) failed.*/\3/p')
   p=${p:-0}
   f=${f:-0}
   if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
