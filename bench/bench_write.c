@@ -107,7 +107,10 @@ static result sqlite_baseline(const char *dir, long rows) {
   sqlite3 *db;
   sqlite3_stmt *st;
   double t0 = now();
-  sqlite3_open(path, &db);
+  if (sqlite3_open(path, &db) != SQLITE_OK) {
+    fprintf(stderr, "bench_write: %s: %s\n", path, sqlite3_errmsg(db));
+    exit(1);
+  }
   sqlite3_exec(
       db,
       "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; CREATE TABLE v(d INTEGER, c INTEGER, p INTEGER, "
@@ -119,7 +122,10 @@ static result sqlite_baseline(const char *dir, long rows) {
     sqlite3_bind_int64(st, 2, i % 8 + 1);
     sqlite3_bind_int64(st, 3, i % 3 + 1);
     sqlite3_bind_double(st, 4, (double)(i * 37 % 100003));
-    sqlite3_step(st);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+      fprintf(stderr, "bench_write: %s: %s\n", path, sqlite3_errmsg(db));
+      exit(1);
+    }
     sqlite3_reset(st);
   }
   sqlite3_finalize(st);

@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B=build
 dir=${BENCH_DIR:-$(mktemp -d)}
+mkdir -p "$dir"
 keep=${BENCH_DIR:+1}
 trap '[ -n "$keep" ] || rm -rf "$dir"' EXIT
 files=${BENCH_FILES:-64}
