@@ -157,6 +157,28 @@ static void copy_flat(const char *from, const char *to) {
   closedir(dp);
 }
 
+/* Remove every ', "footer_crc32c": N' from a manifest. */
+static void drop_footer_crcs(const char *p) {
+  FILE *f = fopen(p, "r");
+  if (!f) return;
+  static char buf[1 << 16], out[1 << 16];
+  size_t n = fread(buf, 1, sizeof buf - 1, f), o = 0;
+  fclose(f);
+  buf[n] = 0;
+  const char *key = ", \"footer_crc32c\": ";
+  for (char *q = buf; *q;) {
+    if (strncmp(q, key, strlen(key)) == 0) {
+      q += strlen(key);
+      while (*q >= '0' && *q <= '9')
+        q++;
+      continue;
+    }
+    out[o++] = *q++;
+  }
+  out[o] = 0;
+  write_text(p, out);
+}
+
 /* Replace the first `from` by `to` in a text file. */
 static int replace_in_file(const char *p, const char *from, const char *to) {
   FILE *f = fopen(p, "r");
@@ -572,7 +594,8 @@ static void test_damage(void) {
   poke(f, file_size(f) - 6, 0x40);
   expect_damage(p, HP_ERR_CORRUPT, "region.parquet: bad footer length");
 
-  /* metadata bytes: a flip of each byte of a footer never crashes; damage names the file */
+  /* metadata bytes: a flip of any byte of a footer is caught by the manifest's footer checksum; without
+   * checksums (a manifest of another writer) the parser alone never crashes, and damage names the file */
   snprintf(f, sizeof f, "%s/agent.parquet", base);
   long size = file_size(f);
   int fd = open(f, O_RDONLY);
@@ -580,11 +603,13 @@ static void test_damage(void) {
   CHECK(fd >= 0 && pread(fd, tail, 8, size - 8) == 8);
   if (fd >= 0) close(fd);
   long flen = (long)(tail[0] | tail[1] << 8 | tail[2] << 16 | (uint32_t)tail[3] << 24);
-  int damaged = 0;
   snprintf(f, sizeof f, "%s/agent.parquet", p);
-  copy_flat(base, p);
-  for (long off = size - 8 - flen; off < size - 8; off++) {
-    {
+  for (int with_crc = 1; with_crc >= 0; with_crc--) {
+    copy_flat(base, p);
+    if (!with_crc) drop_footer_crcs(m);
+    int damaged = 0;
+    long step = with_crc ? 5 : 1, tried = 0;
+    for (long off = size - 8 - flen; off < size - 8; off += step, tried++) {
       copy_file(base, p, "agent.parquet");
       poke(f, off, off % 2 ? 0x01 : 0x80);
       hp_status dmg, cerr;
@@ -593,11 +618,16 @@ static void test_damage(void) {
       if (dmg != HP_OK || cerr != HP_OK) {
         damaged++;
         CHECK_MSG(strstr(msg, "agent.parquet") != NULL, "offset %ld: message '%s' lacks the file", off, msg);
+        if (with_crc) CHECK_MSG(strstr(msg, "footer checksum mismatch") != NULL, "%s", msg);
       }
     }
+    if (with_crc)
+      CHECK_MSG(damaged == tried, "%d of %ld footer flips were caught", damaged, tried);
+    else
+      CHECK_MSG(damaged > flen / 4, "only %d of %ld footer flips were noticed", damaged, flen);
+    if (getenv("PQ_VERBOSE"))
+      printf("footer flips noticed (checksums %d): %d of %ld\n", with_crc, damaged, flen);
   }
-  CHECK_MSG(damaged > flen / 4, "only %d of %ld footer flips were noticed", damaged, flen);
-  if (getenv("PQ_VERBOSE")) printf("footer flips noticed: %d of %ld\n", damaged, flen);
 
   /* page bytes: the zstd checksum (or the decoder) catches them while reading */
   copy_flat(base, p);
@@ -634,9 +664,11 @@ static void test_damage(void) {
   CHECK(rename(f, g) == 0); /* a smaller file in its place */
   copy_file(base, p, "thread.parquet");
   expect_damage(p, HP_ERR_TRUNCATED, "process.parquet: truncated");
-  /* without sizes in the manifest, the file's own footer decides: thread's rows read as processes */
+  /* without sizes and checksums in the manifest, the file's own footer decides: thread's rows read as
+   * processes */
   CHECK(replace_in_file(m, "\"path\": \"process.parquet\", \"rows\": 50, \"bytes\"",
                         "\"path\": \"process.parquet\", \"rows\": 50, \"size\"") == 0);
+  drop_footer_crcs(m);
   {
     hp_status dmg, cerr;
     char msg[600];

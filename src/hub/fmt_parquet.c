@@ -194,8 +194,9 @@ static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *c
     for (size_t i = 0; i < nfiles[t]; i++) {
       json_printf(&b, "%s\n      {\"path\": ", i ? "," : "");
       json_str(&b, files[t][i].name);
-      json_printf(&b, ", \"rows\": %llu, \"bytes\": %llu}", (unsigned long long)files[t][i].rows,
-                  (unsigned long long)files[t][i].bytes);
+      json_printf(&b, ", \"rows\": %llu, \"bytes\": %llu, \"footer_crc32c\": %lu}",
+                  (unsigned long long)files[t][i].rows, (unsigned long long)files[t][i].bytes,
+                  (unsigned long)files[t][i].footer_crc);
     }
     json_printf(&b, "]}");
   }
@@ -344,7 +345,7 @@ static hp_status read_manifest(hp_store *s, pq_json **out) {
 /* Check one file of the manifest: size against the manifest, then magic and footer. Damage is recorded,
  * the file left out; only out-of-memory fails the open. */
 static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, const pq_json *rows,
-                            const pq_json *bytes) {
+                            const pq_json *bytes, const pq_json *crc) {
   int fd = open(f->path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     hp_set_damage(s, HP_ERR_CORRUPT, 0, "%s: missing (%s)", f->name, strerror(errno));
@@ -371,7 +372,8 @@ static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, co
   }
   char err[200];
   uint64_t off = 0;
-  hp_status st = pq_read_footer(fd, size, d, f, err, sizeof err, &off);
+  uint32_t want_crc = crc ? (uint32_t)crc->u : 0;
+  hp_status st = pq_read_footer(fd, size, d, crc ? &want_crc : NULL, f, err, sizeof err, &off);
   close(fd);
   if (st == HP_ERR_NOMEM) return hp_set_error(s, st, "%s: out of memory", f->name);
   if (st != HP_OK) {
@@ -400,18 +402,19 @@ static hp_status load_table(hp_store *s, pq_store *p, const pq_json *tj) {
   for (size_t i = 0; i < files->n; i++) {
     const pq_json *fj = &files->kid[i];
     const pq_json *path = pq_json_get(fj, "path"), *rows = pq_json_get(fj, "rows"),
-                  *bytes = pq_json_get(fj, "bytes");
+                  *bytes = pq_json_get(fj, "bytes"), *crc = pq_json_get(fj, "footer_crc32c");
     if (!path || path->type != PJ_STR || !valid_name(path->s))
       return hp_set_error(s, HP_ERR_CORRUPT, "%s: table %s: file %zu has a bad path", PQ_MANIFEST, name->s,
                           i);
-    if ((rows && rows->type != PJ_INT) || (bytes && bytes->type != PJ_INT))
-      return hp_set_error(s, HP_ERR_CORRUPT, "%s: table %s: file %s has bad rows or bytes", PQ_MANIFEST,
-                          name->s, path->s);
+    if ((rows && rows->type != PJ_INT) || (bytes && bytes->type != PJ_INT) ||
+        (crc && (crc->type != PJ_INT || crc->u > UINT32_MAX)))
+      return hp_set_error(s, HP_ERR_CORRUPT, "%s: table %s: file %s has bad rows, bytes or footer_crc32c",
+                          PQ_MANIFEST, name->s, path->s);
     pq_rfile *f = &rt->files[rt->nfiles++];
     f->name = strdup(path->s);
     f->path = join(s->path, path->s);
     if (!f->name || !f->path) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-    hp_status st = check_file(s, d, f, rows, bytes);
+    hp_status st = check_file(s, d, f, rows, bytes, crc);
     if (st != HP_OK) return st;
     if (f->ok) rt->rows += f->rows;
   }

@@ -154,9 +154,10 @@ typedef struct pq_limits {
 
 typedef struct pq_twriter pq_twriter;
 typedef struct pq_file_entry {
-  char name[64];  /* file name inside the store directory */
-  uint64_t rows;  /* rows in the file */
-  uint64_t bytes; /* file size */
+  char name[64];       /* file name inside the store directory */
+  uint64_t rows;       /* rows in the file */
+  uint64_t bytes;      /* file size */
+  uint32_t footer_crc; /* CRC-32C of the file's last footer length + 8 bytes (metadata, length, magic) */
 } pq_file_entry;
 
 hp_status pq_twriter_new(hp_store *s, const char *dir, hp_table t, const pq_limits *lim, pq_twriter **out);
@@ -191,10 +192,11 @@ typedef struct pq_rfile {
   int ok; /* the footer was read and checked: rows are readable */
 } pq_rfile;
 
-/* Read and check the footer of the open file fd (size bytes) for table d. On failure returns the status
- * and a problem in err (without the file name), with *offset the byte where it was found. */
-hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, pq_rfile *f, char *err, size_t errlen,
-                         uint64_t *offset);
+/* Read and check the footer of the open file fd (size bytes) for table d; with crc not NULL, the footer's
+ * CRC-32C (as pq_file_entry.footer_crc) must equal *crc. On failure returns the status and a problem in err
+ * (without the file name), with *offset the byte where it was found. */
+hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, const uint32_t *crc, pq_rfile *f,
+                         char *err, size_t errlen, uint64_t *offset);
 void pq_rfile_free(pq_rfile *f);
 
 typedef struct pq_rcursor pq_rcursor;

@@ -313,8 +313,8 @@ static int pread_all(int fd, void *p, size_t n, uint64_t off) {
   return 0;
 }
 
-hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, pq_rfile *f, char *err, size_t errlen,
-                         uint64_t *offset) {
+hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, const uint32_t *crc, pq_rfile *f,
+                         char *err, size_t errlen, uint64_t *offset) {
   *offset = 0;
   unsigned char head[4], tail[8];
   if (size < 12) {
@@ -351,6 +351,12 @@ hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, pq_rfile
     free(buf);
     snprintf(err, errlen, "cannot read: %s", strerror(errno));
     return HP_ERR_IO;
+  }
+  if (crc && hp_crc32c(hp_crc32c(0, buf, len), tail, 8) != *crc) {
+    free(buf);
+    *offset = fstart;
+    snprintf(err, errlen, "footer checksum mismatch (the metadata is damaged)");
+    return HP_ERR_CORRUPT;
   }
   footer_ctx x = {0};
   x.d = d;

@@ -62,7 +62,8 @@ struct pq_twriter {
   uint64_t frows; /* rows in it */
   pq_rgmeta *rgs; /* its row groups */
   size_t nrg, caprg;
-  unsigned file_no; /* number of the last file started, 1-based */
+  unsigned file_no;    /* number of the last file started, 1-based */
+  uint32_t footer_crc; /* of the footer just written */
   /* files closed so far */
   pq_file_entry *files;
   size_t nfiles, capfiles;
@@ -777,6 +778,7 @@ static hp_status write_footer(pq_twriter *w) {
   pq_buf_le32(b, len);
   pq_buf_put(b, "PAR1", 4);
   if (b->oom) return oom(w);
+  w->footer_crc = hp_crc32c(0, b->p, b->n);
   return write_all(w, b->p, b->n);
 }
 
@@ -801,6 +803,7 @@ static hp_status finish_file(pq_twriter *w) {
   snprintf(e->name, sizeof e->name, "%s", w->fname);
   e->rows = w->frows;
   e->bytes = w->fpos;
+  e->footer_crc = w->footer_crc;
   free_rgs(w);
   return HP_OK;
 }

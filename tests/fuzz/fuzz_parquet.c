@@ -62,7 +62,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fclose(fp);
   fp = fopen(manifest, "w");
   if (!fp) return 0;
-  fprintf(fp, "{\"format\": \"hubprof-parquet\", \"version\": 1, \"tables\": [{\"name\": \"%s\", \"files\": [{\"path\": \"%s.parquet\"",
+  fprintf(fp,
+          "{\"format\": \"hubprof-parquet\", \"version\": 1, \"tables\": [{\"name\": \"%s\", \"files\": "
+          "[{\"path\": \"%s.parquet\"",
           name, name);
   if (data[0] & 0x80) fprintf(fp, ", \"bytes\": %zu", size - 1);
   fprintf(fp, "}]}]}\n");
