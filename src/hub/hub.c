@@ -324,9 +324,13 @@ hp_status hp_cursor_next(hp_cursor *c, void *row) {
   if (!c || !row) return HP_ERR_INVALID;
   uint32_t sz = *(const uint32_t *)row;
   if (sz < sizeof(uint32_t) + sizeof(uint64_t)) return HP_ERR_INVALID;
+  if (c->ended) return HP_END;
   const hp_table_desc *d = hp_table_describe(c->table);
-  if (sz >= d->row_size)
-    return c->store->ops->cursor_next(c, row); /* fast path: the caller's struct is ours */
+  if (sz >= d->row_size) { /* fast path: the caller's struct is ours */
+    hp_status st = c->store->ops->cursor_next(c, row);
+    if (st != HP_OK) c->ended = 1;
+    return st;
+  }
   union {
     hp_dispatch d;
     hp_agent a;
@@ -335,14 +339,77 @@ hp_status hp_cursor_next(hp_cursor *c, void *row) {
   } full;
   hp_row_init(c->table, &full);
   hp_status st = c->store->ops->cursor_next(c, &full);
-  if (st != HP_OK) return st;
+  if (st != HP_OK) {
+    c->ended = 1;
+    return st;
+  }
   return hp_row_export(c->table, &full, row);
 }
 
 void hp_cursor_close(hp_cursor *c) {
   if (!c) return;
   if (c->impl) c->store->ops->cursor_close(c);
+  free(c->arena);
   free(c);
+}
+
+/* Columnar batches, built on cursor_next: numbers copied into the caller's arrays, strings into an arena
+ * owned by the cursor (pointers fixed up once the arena stops moving). */
+hp_status hp_cursor_next_batch(hp_cursor *c, void *const *cols, size_t max, size_t *n) {
+  if (n) *n = 0;
+  if (!c || !cols || !n) return HP_ERR_INVALID;
+  const hp_table_desc *d = hp_table_describe(c->table);
+  size_t used = 0;
+  union {
+    hp_dispatch d;
+    hp_agent a;
+    char any[256];
+  } row;
+  hp_status st = HP_OK;
+  size_t i = 0;
+  if (c->ended) return HP_END;
+  for (; i < max; i++) {
+    hp_row_init(c->table, &row);
+    st = c->store->ops->cursor_next(c, &row);
+    if (st != HP_OK) break;
+    for (size_t k = 0; k < d->ncolumns; k++) {
+      const hp_column *col = &d->columns[k];
+      if (!cols[k]) continue;
+      const char *p = (const char *)&row + col->offset;
+      switch (col->type) {
+      case HP_COL_U32:
+      case HP_COL_I32: memcpy((char *)cols[k] + 4 * i, p, 4); break;
+      case HP_COL_U64:
+      case HP_COL_I64:
+      case HP_COL_F64: memcpy((char *)cols[k] + 8 * i, p, 8); break;
+      case HP_COL_STR: {
+        const char *str = *(const char *const *)p;
+        size_t len = strlen(str) + 1;
+        if (used + len > c->arena_cap) {
+          size_t nc = c->arena_cap ? c->arena_cap : 4096;
+          while (nc < used + len)
+            nc *= 2;
+          char *na = realloc(c->arena, nc);
+          if (!na) return HP_ERR_NOMEM;
+          c->arena = na;
+          c->arena_cap = nc;
+        }
+        memcpy(c->arena + used, str, len);
+        ((uintptr_t *)cols[k])[i] = used; /* an offset until the arena is final */
+        used += len;
+        break;
+      }
+      }
+    }
+  }
+  for (size_t k = 0; k < d->ncolumns; k++)
+    if (cols[k] && d->columns[k].type == HP_COL_STR)
+      for (size_t r = 0; r < i; r++)
+        ((const char **)cols[k])[r] = c->arena + ((uintptr_t *)cols[k])[r];
+  *n = i;
+  if (st != HP_OK) c->ended = 1;
+  if (st == HP_END) return i ? HP_OK : HP_END;
+  return st;
 }
 
 const char *hp_store_metadata(hp_store *s, const char *key) {

@@ -33,6 +33,9 @@ struct hp_cursor {
   hp_store *store;
   hp_table table;
   void *impl;
+  int ended;   /* the format said HP_END (or failed): never ask it again */
+  char *arena; /* strings of the last hp_cursor_next_batch */
+  size_t arena_cap;
 };
 
 /* Operations of one format. `size` is sizeof(hp_format_ops) of the build that made it (a version
