@@ -5,6 +5,7 @@
 #include "hubprof/hub.h"
 
 #include <dirent.h>
+#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,10 @@ static long long file_size(const char *p) {
   return stat(p, &st) == 0 ? (long long)st.st_size : -1;
 }
 
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) { return remove(p); }
+/* Remove a file or a directory store (parquet). */
+static void remove_store(const char *p) { nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
 /* hubprof: hp_merge of all inputs into one store of `format`. Returns seconds, fills dispatch rows. */
 static double hub_merge(char **in_paths, size_t n, const char *out, const char *format,
                         unsigned long long *rows) {
@@ -91,7 +96,7 @@ static void exec_sql(sqlite3 *db, const char *sql) {
  * Pragmas as ROCm's merge sets them (WAL, synchronous NORMAL, foreign keys off). */
 static double attach_merge(char **in_paths, size_t n, const char *out) {
   unlink(out);
-  char wal[4096];
+  char wal[4200];
   snprintf(wal, sizeof wal, "%s-wal", out);
   unlink(wal);
   double t0 = now();
@@ -163,7 +168,7 @@ int main(int argc, char **argv) {
   size_t nlog, ndb;
   char **logs = list_dir(argv[1], ".log", &nlog), **dbs = list_dir(argv[2], ".db", &ndb);
   char out[4096];
-  double t_hub_log[15], t_hub_db[15], t_attach[15];
+  double t_hub_log[15], t_hub_db[15], t_attach[15], t_hub_pq[15], t_hub_lg[15];
   unsigned long long rows = 0, rows_db = 0;
   for (int r = 0; r < reps; r++) { /* interleaved, so a noisy moment hits every variant alike */
     snprintf(out, sizeof out, "%s/attach.db", argv[3]);
@@ -172,8 +177,13 @@ int main(int argc, char **argv) {
     t_hub_log[r] = hub_merge(logs, nlog, out, "rocpd", &rows);
     snprintf(out, sizeof out, "%s/hub-from-rocpd.db", argv[3]);
     t_hub_db[r] = hub_merge(dbs, ndb, out, "rocpd", &rows_db);
+    snprintf(out, sizeof out, "%s/hub-from-logs.parquet", argv[3]);
+    t_hub_pq[r] = hub_merge(logs, nlog, out, "parquet", &rows);
+    snprintf(out, sizeof out, "%s/hub-from-logs.log", argv[3]);
+    t_hub_lg[r] = hub_merge(logs, nlog, out, "log", &rows);
   }
   double a = median(t_attach, reps), hl = median(t_hub_log, reps), hd = median(t_hub_db, reps);
+  double hp = median(t_hub_pq, reps), hg = median(t_hub_lg, reps);
   long long in_log = 0, in_db = 0;
   for (size_t i = 0; i < nlog; i++)
     in_log += file_size(logs[i]);
@@ -185,6 +195,8 @@ int main(int argc, char **argv) {
   printf("%-44s %8.3f s %12.0f rows/s  1.00x\n", "ROCm way: ATTACH + INSERT..SELECT (rocpd in)", a, rows / a);
   printf("%-44s %8.3f s %12.0f rows/s  %.2fx\n", "hubprof merge: logs -> rocpd", hl, rows / hl, a / hl);
   printf("%-44s %8.3f s %12.0f rows/s  %.2fx\n", "hubprof merge: rocpd -> rocpd", hd, rows_db / hd, a / hd);
+  printf("%-44s %8.3f s %12.0f rows/s  %.2fx\n", "hubprof merge: logs -> parquet", hp, rows / hp, a / hp);
+  printf("%-44s %8.3f s %12.0f rows/s  %.2fx\n", "hubprof merge: logs -> one log", hg, rows / hg, a / hg);
   snprintf(out, sizeof out, "%s/attach.db", argv[3]);
   long long sa = file_size(out);
   snprintf(out, sizeof out, "%s/hub-from-logs.db", argv[3]);

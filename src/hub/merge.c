@@ -248,6 +248,9 @@ static hp_status fail_from(merger *m, hp_store *in, hp_status st) {
 
 static hp_status merge_table(merger *m, hp_store *in, hp_table t, hp_merge_stats *stats) {
   const hp_table_desc *d = hp_table_describe(t);
+  hp_table refs[64]; /* table each column refers to, looked up once per table, not per row */
+  for (size_t i = 0; i < d->ncolumns && i < 64; i++)
+    refs[i] = d->columns[i].ref ? hp_table_from_name(d->columns[i].ref) : HP_TABLE_COUNT;
   hp_cursor *c;
   hp_status st = hp_cursor_open(in, t, &c);
   if (st != HP_OK) return fail_from(m, in, st);
@@ -271,10 +274,9 @@ static hp_status merge_table(merger *m, hp_store *in, hp_table t, hp_merge_stats
     if (stats) stats->rows_in[t]++;
     /* remap every reference column */
     for (size_t i = 0; i < d->ncolumns; i++) {
-      const hp_column *col = &d->columns[i];
-      if (!col->ref) continue;
-      uint64_t *p = u64_at(&row, col);
-      *p = remap_ref(m, hp_table_from_name(col->ref), *p);
+      if (refs[i] == HP_TABLE_COUNT) continue;
+      uint64_t *p = u64_at(&row, &d->columns[i]);
+      *p = remap_ref(m, refs[i], *p);
     }
     uint64_t in_id = has_id ? *u64_at(&row, &d->columns[0]) : 0;
     if (is_streamed(t)) {
