@@ -58,7 +58,7 @@ static void remove_store(const char *p) { nftw(p, rm_entry, 16, FTW_DEPTH | FTW_
 /* hubprof: hp_merge of all inputs into one store of `format`. Returns seconds, fills dispatch rows. */
 static double hub_merge(char **in_paths, size_t n, const char *out, const char *format,
                         unsigned long long *rows) {
-  unlink(out);
+  remove_store(out);
   double t0 = now();
   hp_store **in = calloc(n, sizeof *in), *o;
   for (size_t i = 0; i < n; i++)
