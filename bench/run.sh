@@ -16,6 +16,9 @@ echo
 echo "== write rate and bytes per row (bench/bench_write.c, 2M rows each)"
 "$B/bench/bench_write" "$dir" "${BENCH_ROWS:-2000000}"
 echo
+echo "== collector overhead per dispatch (bench/bench_trace.sh)"
+bash bench/bench_trace.sh "${BENCH_LAUNCHES:-200000}" "${BENCH_ROUNDS:-7}"
+echo
 echo "== merge: $files per-process profiles x $disp dispatches (bench/bench_merge.c)"
 mkdir -p "$dir/logs" "$dir/rocpd" "$dir/out"
 "$B/examples/gen_logs" "$dir/logs" "$files" "$disp"
