@@ -125,7 +125,8 @@ typedef struct pq_rle_dec {
 } pq_rle_dec;
 
 void pq_rle_init(pq_rle_dec *d, const unsigned char *p, const unsigned char *end, int bit_width);
-int pq_rle_next(pq_rle_dec *d, uint32_t *out); /* 0 ok, -1 no more data or malformed */
+int pq_rle_next(pq_rle_dec *d, uint32_t *out);               /* 0 ok, -1 no more data or malformed */
+size_t pq_rle_batch(pq_rle_dec *d, uint32_t *out, size_t n); /* up to n values; fewer: data ended or bad */
 
 /* ---- minimal JSON (the manifest): a tree of values ---- */
 typedef enum { PJ_NULL, PJ_BOOL, PJ_INT, PJ_NUM, PJ_STR, PJ_ARR, PJ_OBJ } pq_json_type;

@@ -395,7 +395,15 @@ void pq_rfile_free(pq_rfile *f) {
 }
 
 /* ---- column readers ---- */
+#define PQ_BATCH 256 /* values decoded at once per column */
+
+enum { K_ABSENT, K_STR, K_W4, K_W8 }; /* how a column's value goes into the row */
+
 typedef struct colrd {
+  /* hot: read for every value */
+  uint32_t bi, bn; /* next and count in b (below) */
+  uint32_t off;    /* offset of the column in the row struct */
+  uint32_t kind;   /* K_* */
   const hp_column *col;
   const pq_chunk *ch;
   const unsigned char *p, *end; /* pages not yet read */
@@ -415,6 +423,12 @@ typedef struct colrd {
   uint32_t nd; /* dictionary entries */
   int has_dict;
   int data_seen; /* a data page was read */
+  /* decoded values not yet returned: a batch never spans two pages, so strings stay in place */
+  union {
+    uint64_t v[PQ_BATCH];    /* fixed width (4-byte values zero-extended) */
+    const char *s[PQ_BATCH]; /* strings */
+  } b;
+  uint32_t ib[PQ_BATCH]; /* dictionary indices of a batch */
 } colrd;
 
 struct pq_rcursor {
@@ -624,6 +638,102 @@ static hp_status load_page(pq_rcursor *c, colrd *r) {
   }
 }
 
+static hp_status plain_string(pq_rcursor *c, colrd *r, const char **out) {
+  if (r->vend - r->vp < 4) return fail(c, r, HP_ERR_CORRUPT, "values end early");
+  uint32_t len = (uint32_t)load_le(r->vp, 4);
+  if (len > (size_t)(r->vend - r->vp) - 4) return fail(c, r, HP_ERR_CORRUPT, "string runs past the page");
+  memmove(r->vp, r->vp + 4, len); /* in place: NUL-terminate where the length was */
+  r->vp[len] = 0;
+  *out = (const char *)r->vp;
+  r->vp += 4 + len;
+  return HP_OK;
+}
+
+/* One value of an OPTIONAL column (definition level first; a null reads as 0 or ""). */
+static hp_status one_optional(pq_rcursor *c, colrd *r, uint32_t i) {
+  int str = r->col->type == HP_COL_STR;
+  uint32_t lvl;
+  if (pq_rle_next(&r->def, &lvl)) return fail(c, r, HP_ERR_CORRUPT, "definition levels end early");
+  if (lvl == 0) {
+    if (str)
+      r->b.s[i] = "";
+    else
+      r->b.v[i] = 0;
+    return HP_OK;
+  }
+  if (r->dict_enc) {
+    uint32_t k;
+    if (pq_rle_next(&r->idx, &k)) return fail(c, r, HP_ERR_CORRUPT, "dictionary indices end early");
+    if (k >= r->nd) return fail(c, r, HP_ERR_CORRUPT, "dictionary index %u out of %u entries", k, r->nd);
+    if (str)
+      r->b.s[i] = r->ds[k];
+    else
+      r->b.v[i] = r->dv[k];
+    return HP_OK;
+  }
+  if (str) return plain_string(c, r, &r->b.s[i]);
+  size_t w = width_of(r->col->type);
+  if ((size_t)(r->vend - r->vp) < w) return fail(c, r, HP_ERR_CORRUPT, "values end early");
+  r->b.v[i] = load_le(r->vp, w);
+  r->vp += w;
+  return HP_OK;
+}
+
+/* Decode the next values of a column, up to a batch and never past its page. */
+static hp_status refill(pq_rcursor *c, colrd *r) {
+  if (!r->page_left) {
+    hp_status st = load_page(c, r);
+    if (st != HP_OK) return st;
+  }
+  uint32_t k = r->page_left < PQ_BATCH ? r->page_left : PQ_BATCH;
+  int str = r->col->type == HP_COL_STR;
+  if (r->ch->optional) {
+    for (uint32_t i = 0; i < k; i++) {
+      hp_status st = one_optional(c, r, i);
+      if (st != HP_OK) return st;
+    }
+  } else if (r->dict_enc) {
+    if (pq_rle_batch(&r->idx, r->ib, k) != k)
+      return fail(c, r, HP_ERR_CORRUPT, "dictionary indices end early");
+    for (uint32_t i = 0; i < k; i++) {
+      uint32_t x = r->ib[i];
+      if (x >= r->nd) return fail(c, r, HP_ERR_CORRUPT, "dictionary index %u out of %u entries", x, r->nd);
+      if (str)
+        r->b.s[i] = r->ds[x];
+      else
+        r->b.v[i] = r->dv[x];
+    }
+  } else if (str) {
+    for (uint32_t i = 0; i < k; i++) {
+      hp_status st = plain_string(c, r, &r->b.s[i]);
+      if (st != HP_OK) return st;
+    }
+  } else {
+    size_t w = width_of(r->col->type);
+    if ((size_t)(r->vend - r->vp) / w < k) return fail(c, r, HP_ERR_CORRUPT, "values end early");
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (w == 8) {
+      memcpy(r->b.v, r->vp, (size_t)k * 8);
+    } else {
+      for (uint32_t i = 0; i < k; i++) {
+        uint32_t x;
+        memcpy(&x, r->vp + 4 * (size_t)i, 4);
+        r->b.v[i] = x;
+      }
+    }
+#else
+    for (uint32_t i = 0; i < k; i++)
+      r->b.v[i] = load_le(r->vp + w * i, w);
+#endif
+    r->vp += w * k;
+  }
+  r->page_left -= k;
+  r->chunk_left -= k;
+  r->bi = 0;
+  r->bn = k;
+  return HP_OK;
+}
+
 static void put_zero(const hp_column *col, char *dst) {
   switch (col->type) {
   case HP_COL_U32:
@@ -633,59 +743,6 @@ static void put_zero(const hp_column *col, char *dst) {
   case HP_COL_F64: memset(dst, 0, 8); break;
   case HP_COL_STR: *(const char **)dst = ""; break;
   }
-}
-
-static void put_fixed(const hp_column *col, char *dst, uint64_t v) {
-  if (col->type == HP_COL_U32 || col->type == HP_COL_I32) {
-    uint32_t x = (uint32_t)v;
-    memcpy(dst, &x, 4);
-  } else {
-    memcpy(dst, &v, 8);
-  }
-}
-
-static hp_status pull(pq_rcursor *c, colrd *r, char *row) {
-  const hp_column *col = r->col;
-  char *dst = row + col->offset;
-  if (!r->page_left) {
-    hp_status st = load_page(c, r);
-    if (st != HP_OK) return st;
-  }
-  r->page_left--;
-  r->chunk_left--;
-  if (r->ch->optional) {
-    uint32_t lvl;
-    if (pq_rle_next(&r->def, &lvl)) return fail(c, r, HP_ERR_CORRUPT, "definition levels end early");
-    if (lvl == 0) { /* null: the hub has no nulls, it reads as 0 or "" */
-      put_zero(col, dst);
-      return HP_OK;
-    }
-  }
-  if (r->dict_enc) {
-    uint32_t k;
-    if (pq_rle_next(&r->idx, &k)) return fail(c, r, HP_ERR_CORRUPT, "dictionary indices end early");
-    if (k >= r->nd) return fail(c, r, HP_ERR_CORRUPT, "dictionary index %u out of %u entries", k, r->nd);
-    if (col->type == HP_COL_STR)
-      *(const char **)dst = r->ds[k];
-    else
-      put_fixed(col, dst, r->dv[k]);
-    return HP_OK;
-  }
-  if (col->type == HP_COL_STR) {
-    if (r->vend - r->vp < 4) return fail(c, r, HP_ERR_CORRUPT, "values end early");
-    uint32_t len = (uint32_t)load_le(r->vp, 4);
-    if (len > (size_t)(r->vend - r->vp) - 4) return fail(c, r, HP_ERR_CORRUPT, "string runs past the page");
-    memmove(r->vp, r->vp + 4, len);
-    r->vp[len] = 0;
-    *(const char **)dst = (const char *)r->vp;
-    r->vp += 4 + len;
-    return HP_OK;
-  }
-  size_t w = width_of(col->type);
-  if ((size_t)(r->vend - r->vp) < w) return fail(c, r, HP_ERR_CORRUPT, "values end early");
-  put_fixed(col, dst, load_le(r->vp, w));
-  r->vp += w;
-  return HP_OK;
 }
 
 /* ---- cursor ---- */
@@ -705,8 +762,10 @@ hp_status pq_rcursor_open(hp_store *s, const hp_table_desc *d, pq_rfile *files, 
     pq_rcursor_close(c);
     return HP_ERR_NOMEM;
   }
-  for (size_t i = 0; i < d->ncolumns; i++)
+  for (size_t i = 0; i < d->ncolumns; i++) {
     c->cr[i].col = &d->columns[i];
+    c->cr[i].off = (uint32_t)d->columns[i].offset;
+  }
   *out = c;
   return HP_OK;
 }
@@ -784,6 +843,11 @@ static hp_status next_rowgroup(pq_rcursor *c) {
       r->data_seen = 0;
       r->nd = 0;
       r->dict_enc = 0;
+      r->bi = r->bn = 0;
+      r->kind = !r->ch->present               ? K_ABSENT
+                : r->col->type == HP_COL_STR  ? K_STR
+                : width_of(r->col->type) == 4 ? K_W4
+                                              : K_W8;
     }
     c->rg_left = rg->rows;
     if (c->rg_left) return HP_OK;
@@ -796,14 +860,26 @@ hp_status pq_rcursor_next(pq_rcursor *c, void *row) {
     hp_status st = next_rowgroup(c);
     if (st != HP_OK) return st;
   }
-  for (size_t i = 0; i < c->d->ncolumns; i++) {
-    colrd *r = &c->cr[i];
-    if (!r->ch->present) {
-      put_zero(r->col, (char *)row + r->col->offset);
+  colrd *r = c->cr, *end = c->cr + c->d->ncolumns;
+  for (; r < end; r++) {
+    char *dst = (char *)row + r->off;
+    if (r->kind == K_ABSENT) {
+      put_zero(r->col, dst);
       continue;
     }
-    hp_status st = pull(c, r, row);
-    if (st != HP_OK) return st;
+    if (r->bi == r->bn) {
+      hp_status st = refill(c, r);
+      if (st != HP_OK) return st;
+    }
+    uint32_t k = r->bi++;
+    if (r->kind == K_W8) {
+      memcpy(dst, &r->b.v[k], 8);
+    } else if (r->kind == K_W4) {
+      uint32_t x = (uint32_t)r->b.v[k];
+      memcpy(dst, &x, 4);
+    } else {
+      memcpy(dst, &r->b.s[k], sizeof(const char *));
+    }
   }
   c->rg_left--;
   return HP_OK;

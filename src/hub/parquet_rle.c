@@ -135,3 +135,25 @@ int pq_rle_next(pq_rle_dec *d, uint32_t *out) {
     }
   }
 }
+
+size_t pq_rle_batch(pq_rle_dec *d, uint32_t *out, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    if (d->buf_i < d->buf_n) {
+      out[got++] = d->buf[d->buf_i++];
+      continue;
+    }
+    if (d->rle_left) {
+      size_t k = n - got < d->rle_left ? n - got : d->rle_left;
+      for (size_t i = 0; i < k; i++)
+        out[got + i] = d->rle_val;
+      got += k;
+      d->rle_left -= (uint32_t)k;
+      continue;
+    }
+    uint32_t v;
+    if (pq_rle_next(d, &v)) break; /* reads the next run header (or unpacks a group) */
+    out[got++] = v;
+  }
+  return got;
+}
