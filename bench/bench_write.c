@@ -3,6 +3,7 @@
  * a 4-column row) measured in the same run. usage: bench_write DIR [ROWS] */
 #include "hubprof/hub.h"
 
+#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +23,22 @@ static long long size_of(const char *p) {
   return stat(p, &st) == 0 ? (long long)st.st_size : 0;
 }
 
+static long long dir_bytes;
+static int add_size(const char *p, const struct stat *sb, int flag, struct FTW *ftw) {
+  if (flag == FTW_F) dir_bytes += (long long)sb->st_size;
+  return 0;
+}
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw) { return remove(p); }
+
 /* Size of a store's payload: a file's size, or for a log the bytes up to its last non-zero byte
  * (a log keeps whole preallocated chunks; the unused tail is not data). */
 static long long used_size(const char *p, const char *format) {
+  struct stat st;
+  if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) { /* a directory store (parquet): all its files */
+    dir_bytes = 0;
+    nftw(p, add_size, 16, FTW_PHYS);
+    return dir_bytes;
+  }
   long long n = size_of(p);
   if (strcmp(format, "log") != 0) return n;
   FILE *f = fopen(p, "rb");
@@ -47,7 +61,7 @@ typedef struct result {
 static result write_rows(const char *dir, const char *format, hp_table t, long rows) {
   char path[4096];
   snprintf(path, sizeof path, "%s/bench-%s-%s", dir, hp_table_describe(t)->name, format);
-  unlink(path);
+  nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   hp_store *s;
   if (hp_store_open(path, format, HP_CREATE, &s) != HP_OK) {
     fprintf(stderr, "bench_write: %s\n", hp_store_error(s));
@@ -95,7 +109,7 @@ static result write_rows(const char *dir, const char *format, hp_table t, long r
   result r = {now() - t0, 0};
   hp_store_close(s);
   r.bytes = used_size(path, format);
-  unlink(path);
+  nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   return r;
 }
 
