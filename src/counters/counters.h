@@ -50,6 +50,22 @@ typedef struct hc_session hc_session; /* one pass's counters, opened on every th
  * inherit) threads created later. Must be opened before the runtime's worker threads start where
  * the provider needs it (perf_event: before PoCL's first clGetDeviceIDs) or re-scan threads on start. */
 hc_status hc_session_open(hc_provider *p, const size_t *idx, size_t n, hc_session **out);
+
+/* How a session covers the process's threads (hc_session_open uses HC_SESSION_AUTO). */
+typedef enum hc_session_mode {
+  HC_SESSION_AUTO = 0,       /* INHERIT when the process has one thread at open, PER_THREAD otherwise */
+  HC_SESSION_INHERIT = 1,    /* counters on the calling thread with inherit=1: it and every thread it
+                                (or its descendants) create after the open; not threads that exist already */
+  HC_SESSION_PER_THREAD = 2, /* one counter per thread of /proc/self/task, re-scanned at every start
+                                (new threads opened, exited ones closed; capacity fixed at open) */
+} hc_session_mode;
+hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_session_mode mode,
+                               hc_session **out);
+hc_session_mode hc_session_get_mode(const hc_session *s); /* INHERIT or PER_THREAD, never AUTO */
+/* PER_THREAD: threads with counters now; INHERIT: 1. */
+size_t hc_session_threads(const hc_session *s);
+/* PER_THREAD: threads seen at a start that found no free slot (not counted), summed over starts. */
+size_t hc_session_missed_threads(const hc_session *s);
 /* Reset and enable (start) / disable and read (stop): values[i] for idx[i]. No allocation. */
 hc_status hc_session_start(hc_session *s);
 hc_status hc_session_stop(hc_session *s, double *values);
@@ -58,8 +74,10 @@ void hc_session_close(hc_session *s);
 /* ---- device limits ---- */
 typedef struct hc_block_limit {
   char block[32];
-  unsigned max; /* counters of this block per pass */
+  unsigned max; /* counters of this block per pass; 0 = none can be measured; HC_UNLIMITED */
 } hc_block_limit;
+
+#define HC_UNLIMITED 0xFFFFFFFFu /* a block limit meaning "no limit" (`block sw unlimited`) */
 
 typedef struct hc_limits {
   char device[64];       /* description name ("gfx9", "cpu-perf") */
@@ -68,28 +86,63 @@ typedef struct hc_limits {
   hc_block_limit blocks[64];
 } hc_limits;
 
-/* Load a device description data file (share/hubprof/devices/NAME.*) by name or path. */
+/* Load a device description data file (share/hubprof/devices/NAME.device; format in docs/counters.md)
+ * by name (found on the search path of hc_devices_list) or by path (has a '/' or ends in .device).
+ * HC_ERR_UNKNOWN when not found (err lists the known devices), HC_ERR_PARSE with "FILE:LINE: why". */
 hc_status hc_limits_load(const char *name_or_path, hc_limits *out, char *err, size_t errlen);
+
+/* Open the provider of a device description (share/hubprof/devices/NAME.device, or a path): the
+ * provider its `provider` line names (cpu-perf: "perf"), with the description's limits; or, when no
+ * provider measures that device here (gfx9), a catalogue of the description's counters, all
+ * unavailable, usable for planning only. On failure err holds one line naming the file and line. */
+hc_status hc_device_open(const char *name_or_path, hc_provider **out, char *err, size_t errlen);
+/* The device limits the provider was opened with (hc_device_open), or NULL (hc_provider_open). */
+const hc_limits *hc_provider_limits(const hc_provider *p);
+/* One line on the device ("Linux perf_event on this CPU"), "" when none. */
+const char *hc_provider_description(const hc_provider *p);
+/* 1 when sessions can be opened (a real provider), 0 for a description-only catalogue. */
+int hc_provider_measurable(const hc_provider *p);
+/* The last failure's message (hc_session_open), "" when none. */
+const char *hc_provider_error(const hc_provider *p);
+/* hc_plan_make's block_of callback over a provider (ctx is the hc_provider *): NULL when unknown. */
+const char *hc_provider_block_of(const char *counter, void *provider);
+
+/* Paths of every device description found on the search path ($HUBPROF_DEVICES, ':'-separated;
+ * share/hubprof/devices one and two folders above the executable's: bin/.., build/.., build/san/..;
+ * /usr/local/share/hubprof/devices; /usr/share/hubprof/devices), one per name (the first found wins), sorted
+ * by name. NULL-terminated, malloc'd: free with hc_devices_free. */
+hc_status hc_devices_list(char ***paths, size_t *n);
+void hc_devices_free(char **paths);
 
 /* ---- the pass planner ---- */
 typedef struct hc_request {
-  const char *group;         /* metric name the counters belong to, or NULL for a lone counter */
+  const char *group;           /* metric name the counters belong to, or NULL for a lone counter */
   const char *const *counters; /* counter names of the group (one for a lone counter) */
   size_t ncounters;
 } hc_request;
 
 typedef struct hc_plan {
   size_t npasses;
-  size_t ncounters;        /* distinct counters over all passes */
-  const char **names;      /* counter names, in plan order */
-  const char **blocks;     /* block of each counter */
-  unsigned *pass;          /* pass of each counter, 1-based */
-  char **split_groups;     /* groups whose counters had to be split across passes (NULL-terminated) */
+  size_t ncounters;    /* distinct counters over all passes */
+  const char **names;  /* counter names, in plan order */
+  const char **blocks; /* block of each counter */
+  unsigned *pass;      /* pass of each counter, 1-based */
+  char **split_groups; /* groups whose counters had to be split across passes (NULL-terminated) */
+  const char **groups; /* group of each counter (the first request naming it), NULL for a lone
+                          counter; all NULL after hc_plan_parse */
 } hc_plan;
 
 /* Pack the requests into the fewest passes the limits allow (`block_of` maps a counter name to its
  * block). Groups stay in one pass where the limits allow; a group that cannot fit is split and named in
- * split_groups. Deterministic: the same input gives the same plan. */
+ * split_groups. Deterministic: the same input gives the same plan. Rules:
+ * - a counter requested twice (alone, in several groups) is measured once; groups sharing a counter
+ *   are kept together as one unit when the unit fits one pass (otherwise some of them are split);
+ * - a request with group NULL holds lone counters, each planned on its own;
+ * - lim NULL: no limits (one pass); limits naming no block: only max_per_pass applies;
+ * - a counter block_of does not know: HC_ERR_UNKNOWN; its block missing from the limits, or limited to
+ *   0: HC_ERR_IMPOSSIBLE; err holds one line naming the counter;
+ * - plan order: by pass, then by first request. To constrain any device to N per pass, plan with a
+ *   copy of the limits whose max_per_pass is N (or the smaller of the two). */
 hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
                        const char *(*block_of)(const char *counter, void *ctx), void *ctx, hc_plan **out,
                        char *err, size_t errlen);
@@ -97,7 +150,31 @@ void hc_plan_free(hc_plan *p);
 /* The plan as one line: passes separated by ';', counters by ',' ("task-clock,page-faults;cycles").
  * This is how the CLI hands a plan to the collector (HUBPROF_PLAN). malloc'd. */
 char *hc_plan_format(const hc_plan *p);
-/* Parse that line back (names only: blocks are ""). */
+/* Is `name` a counter of p, measurable here (when need_available and p is measurable)? HC_OK, or
+ * HC_ERR_UNKNOWN with "unknown counter 'task-clok' (did you mean 'task-clock'?)", or
+ * HC_ERR_UNAVAILABLE with "counter 'cycles' is not available on cpu-perf: no PMU: …" in err. */
+hc_status hc_provider_check(const hc_provider *p, const char *name, int need_available, char *err,
+                            size_t errlen);
+
+/* A request as the CLI takes it (`--counters a,b --group NAME=c,d --max-counters-per-pass N`). */
+typedef struct hc_plan_args {
+  const char *const *counters; /* lists of lone counters, each "a,b,c" (blanks around names ignored) */
+  size_t ncounters;
+  const char *const *groups; /* groups, each "NAME=C1,C2" */
+  size_t ngroups;
+  unsigned max_per_pass; /* 0: the device's own total limit; otherwise the smaller of the two */
+  int need_available;    /* refuse counters a measurable provider cannot measure here */
+} hc_plan_args;
+/* Check every name against p (hc_provider_check) and plan under p's limits (none when p was opened
+ * without a description). Errors, one line in err: HC_ERR_INVALID (an empty name, a group without
+ * "NAME=", a group given twice, nothing requested), then those of hc_provider_check and hc_plan_make. */
+hc_status hc_plan_text(const hc_provider *p, const hc_plan_args *a, hc_plan **out, char *err, size_t errlen);
+
+/* Parse that line back (names only: blocks are ""). Blanks around names are ignored; an empty name
+ * or pass, or a counter named twice, is HC_ERR_PARSE. */
 hc_status hc_plan_parse(const char *s, hc_plan **out);
+/* Lower bound on the passes any plan needs for these distinct counters (max over the total and every
+ * block of ceil(count / limit)); 0 for none. Used to tell an optimal plan. */
+size_t hc_plan_lower_bound(const hc_plan *p, const hc_limits *lim);
 
 #endif

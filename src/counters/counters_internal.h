@@ -1,0 +1,59 @@
+/* hubprof counters, private: the provider object shared by counters.c (generic part, catalogues of
+ * device descriptions), perf.c (Linux perf_event) and devices.c (description files). Not installed. */
+#ifndef HUBPROF_COUNTERS_INTERNAL_H
+#define HUBPROF_COUNTERS_INTERNAL_H
+
+#include "counters.h"
+
+#include <stdint.h>
+
+enum { HC_KIND_PERF = 1, HC_KIND_CATALOGUE = 2 };
+
+/* How the perf provider opens one counter (perf.c). */
+typedef struct hc_perf_event {
+  uint32_t type;      /* PERF_TYPE_* */
+  uint64_t config;    /* event within the type */
+  int exclude_kernel; /* the probe needed exclude_kernel=1 (perf_event_paranoid >= 2, unprivileged) */
+  char reason[200];   /* why unavailable */
+} hc_perf_event;
+
+struct hc_provider {
+  int kind;              /* HC_KIND_* */
+  char name[32];         /* "perf", "catalogue" */
+  size_t n;              /* counters */
+  hc_counter *counters;  /* n entries; strings static (perf) or owned (catalogue) */
+  hc_perf_event *perf;   /* HC_KIND_PERF: n entries */
+  int has_limits;        /* opened through a device description */
+  hc_limits limits;      /* valid when has_limits */
+  char description[256]; /* one line, "" when none */
+  char error[512];       /* the last failure's message */
+  char **owned;          /* strings to free with the provider */
+  size_t nowned, capowned;
+};
+
+/* Copy s into storage the provider owns (freed with it); NULL when out of memory. */
+const char *hc_provider_own(hc_provider *p, const char *s);
+/* A zeroed provider of a kind, or NULL. */
+hc_provider *hc_provider_alloc(int kind, const char *name);
+/* perf.c: the "perf" provider, availability probed. */
+hc_status hc_perf_provider_open(hc_provider **out);
+
+/* One parsed device description (devices.c). */
+typedef struct hc_desc_counter {
+  char *name, *block, *unit, *description;
+} hc_desc_counter;
+
+typedef struct hc_desc {
+  char path[4096];       /* the file */
+  char provider[32];     /* `provider` line, "" when none */
+  char description[256]; /* `description` line */
+  hc_limits lim;         /* name, total and block limits */
+  size_t n;              /* counters */
+  hc_desc_counter *counters;
+} hc_desc;
+
+/* Find (by name on the search path, or by path) and parse a description; err names file and line. */
+hc_status hc_desc_load(const char *name_or_path, hc_desc *d, char *err, size_t errlen);
+void hc_desc_free(hc_desc *d);
+
+#endif

@@ -1,0 +1,448 @@
+/* Device descriptions: the data files in share/hubprof/devices (NAME.device) that give a device's
+ * per-pass limits and counter catalogue — found on a search path, parsed with errors naming file and
+ * line — and the providers opened from them (hc_device_open, hc_limits_load, hc_devices_list). */
+#include "counters_internal.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEV_EXT ".device"
+#define MAX_DIRS 16
+
+/* ---- the search path ---- */
+
+static int is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void add_dir(char dirs[][PATH_MAX], size_t *n, const char *d) {
+  char real[PATH_MAX];
+  if (*n >= MAX_DIRS || !is_dir(d) || !realpath(d, real)) return;
+  for (size_t i = 0; i < *n; i++)
+    if (strcmp(dirs[i], real) == 0) return;
+  snprintf(dirs[(*n)++], PATH_MAX, "%s", real);
+}
+
+/* $HUBPROF_DEVICES (':'-separated), share/hubprof/devices one and two levels above the executable's
+ * folder (an install's bin/, build/, build/san/), then /usr/local/share and /usr/share. */
+static size_t device_dirs(char dirs[][PATH_MAX]) {
+  size_t n = 0;
+  const char *env = getenv("HUBPROF_DEVICES");
+  if (env) {
+    char buf[PATH_MAX];
+    while (*env) {
+      size_t len = strcspn(env, ":");
+      if (len && len < sizeof buf) {
+        memcpy(buf, env, len);
+        buf[len] = 0;
+        add_dir(dirs, &n, buf);
+      }
+      env += len;
+      if (*env == ':') env++;
+    }
+  }
+  char exe[PATH_MAX], buf[PATH_MAX + 64];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len > 0) {
+    exe[len] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+    snprintf(buf, sizeof buf, "%s/../share/hubprof/devices", exe);
+    add_dir(dirs, &n, buf);
+    snprintf(buf, sizeof buf, "%s/../../share/hubprof/devices", exe);
+    add_dir(dirs, &n, buf);
+  }
+  add_dir(dirs, &n, "/usr/local/share/hubprof/devices");
+  add_dir(dirs, &n, "/usr/share/hubprof/devices");
+  return n;
+}
+
+static int by_name(const void *a, const void *b) {
+  const char *x = strrchr(*(char *const *)a, '/'), *y = strrchr(*(char *const *)b, '/');
+  return strcmp(x ? x + 1 : *(char *const *)a, y ? y + 1 : *(char *const *)b);
+}
+
+hc_status hc_devices_list(char ***paths, size_t *n) {
+  if (!paths) return HC_ERR_INVALID;
+  char dirs[MAX_DIRS][PATH_MAX];
+  size_t nd = device_dirs(dirs), cnt = 0, cap = 8;
+  char **v = calloc(cap + 1, sizeof *v);
+  if (!v) return HC_ERR_NOMEM;
+  for (size_t i = 0; i < nd; i++) {
+    DIR *d = opendir(dirs[i]);
+    if (!d) continue;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      size_t len = strlen(e->d_name), el = strlen(DEV_EXT);
+      if (e->d_name[0] == '.' || len <= el || strcmp(e->d_name + len - el, DEV_EXT)) continue;
+      int dup = 0;
+      for (size_t k = 0; k < cnt && !dup; k++)
+        dup = strcmp(strrchr(v[k], '/') + 1, e->d_name) == 0;
+      if (dup) continue; /* an earlier folder on the path wins */
+      if (cnt == cap) {
+        char **nv = realloc(v, (2 * cap + 1) * sizeof *nv);
+        if (!nv) break;
+        v = nv;
+        cap *= 2;
+      }
+      size_t pl = strlen(dirs[i]) + len + 2;
+      if (!(v[cnt] = malloc(pl))) break;
+      snprintf(v[cnt++], pl, "%s/%s", dirs[i], e->d_name);
+    }
+    closedir(d);
+  }
+  v[cnt] = NULL;
+  qsort(v, cnt, sizeof *v, by_name);
+  *paths = v;
+  if (n) *n = cnt;
+  return HC_OK;
+}
+
+void hc_devices_free(char **paths) {
+  if (!paths) return;
+  for (char **p = paths; *p; p++)
+    free(*p);
+  free(paths);
+}
+
+/* Resolve a name (search path) or a path (it has a '/' or ends in .device) to a file. */
+static hc_status find_file(const char *name_or_path, char *out, size_t outlen, char *err, size_t errlen) {
+  size_t len = strlen(name_or_path), el = strlen(DEV_EXT);
+  if (!len) {
+    snprintf(err, errlen, "empty device name");
+    return HC_ERR_INVALID;
+  }
+  if (strchr(name_or_path, '/') || (len > el && strcmp(name_or_path + len - el, DEV_EXT) == 0)) {
+    if (access(name_or_path, R_OK) != 0) {
+      snprintf(err, errlen, "%s: %s", name_or_path, strerror(errno));
+      return errno == ENOENT ? HC_ERR_UNKNOWN : HC_ERR_IO;
+    }
+    snprintf(out, outlen, "%s", name_or_path);
+    return HC_OK;
+  }
+  char dirs[MAX_DIRS][PATH_MAX];
+  size_t nd = device_dirs(dirs);
+  for (size_t i = 0; i < nd; i++) {
+    snprintf(out, outlen, "%s/%s%s", dirs[i], name_or_path, DEV_EXT);
+    if (access(out, R_OK) == 0) return HC_OK;
+  }
+  /* name the devices there are */
+  char **paths = NULL;
+  size_t n = 0;
+  int w = snprintf(err, errlen, "unknown device '%s'", name_or_path);
+  if (hc_devices_list(&paths, &n) == HC_OK && n) {
+    for (size_t i = 0; i < n && w > 0 && (size_t)w < errlen; i++) {
+      const char *b = strrchr(paths[i], '/') + 1;
+      w +=
+          snprintf(err + w, errlen - (size_t)w, "%s%.*s", i ? ", " : " (devices: ", (int)(strlen(b) - el), b);
+    }
+    if (w > 0 && (size_t)w < errlen) snprintf(err + w, errlen - (size_t)w, ")");
+  } else if (w > 0 && (size_t)w < errlen) {
+    snprintf(err + w, errlen - (size_t)w, " (no device descriptions found; set HUBPROF_DEVICES)");
+  }
+  hc_devices_free(paths);
+  return HC_ERR_UNKNOWN;
+}
+
+/* ---- parsing ---- */
+
+void hc_desc_free(hc_desc *d) {
+  for (size_t i = 0; i < d->n; i++) {
+    free(d->counters[i].name);
+    free(d->counters[i].block);
+    free(d->counters[i].unit);
+    free(d->counters[i].description);
+  }
+  free(d->counters);
+  d->counters = NULL;
+  d->n = 0;
+}
+
+/* A word: letters, digits and "_-.:" (no ',' or ';', which the plan string uses). */
+static int valid_word(const char *s, size_t max) {
+  size_t n = 0;
+  for (; s[n]; n++)
+    if (!isalnum((unsigned char)s[n]) && !strchr("_-.:", s[n])) return 0;
+  return n > 0 && n < max;
+}
+
+static char *next_word(char **p) {
+  char *s = *p;
+  while (*s == ' ' || *s == '\t')
+    s++;
+  if (!*s) {
+    *p = s;
+    return NULL;
+  }
+  char *w = s;
+  while (*s && *s != ' ' && *s != '\t')
+    s++;
+  if (*s) *s++ = 0;
+  *p = s;
+  return w;
+}
+
+static char *rest_of_line(char *p) {
+  while (*p == ' ' || *p == '\t')
+    p++;
+  size_t n = strlen(p);
+  while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+    p[--n] = 0;
+  return p;
+}
+
+/* A limit: a count up to 100000, or "unlimited" (HC_UNLIMITED for blocks, 0 for the total). */
+static int parse_limit(const char *w, unsigned unlimited, unsigned *out) {
+  if (strcmp(w, "unlimited") == 0) {
+    *out = unlimited;
+    return 0;
+  }
+  if (!*w || strlen(w) > 6) return -1;
+  unsigned v = 0;
+  for (const char *c = w; *c; c++) {
+    if (*c < '0' || *c > '9') return -1;
+    v = v * 10 + (unsigned)(*c - '0');
+  }
+  if (v > 100000) return -1;
+  *out = v;
+  return 0;
+}
+
+#define FAIL(...)                                                                                            \
+  do {                                                                                                       \
+    snprintf(err, errlen, "%s:%zu: ", d->path, line);                                                        \
+    size_t used_ = strlen(err);                                                                              \
+    snprintf(err + used_, errlen > used_ ? errlen - used_ : 0, __VA_ARGS__);                                 \
+    st = HC_ERR_PARSE;                                                                                       \
+    goto out;                                                                                                \
+  } while (0)
+
+static hc_status parse_file(FILE *f, hc_desc *d, char *err, size_t errlen) {
+  char buf[1100];
+  size_t line = 0, cap = 0;
+  hc_status st = HC_OK;
+  int have_total = 0, have_provider = 0, have_device = 0, have_descr = 0;
+  while (fgets(buf, sizeof buf, f)) {
+    line++;
+    size_t len = strlen(buf);
+    if (len == sizeof buf - 1 && buf[len - 1] != '\n') FAIL("line longer than 1024 characters");
+    if (len && buf[len - 1] == '\n') buf[--len] = 0;
+    if (len && buf[len - 1] == '\r') buf[--len] = 0;
+    if (memchr(buf, 0, len)) FAIL("NUL byte in the line");
+    char *hash = strchr(buf, '#');
+    if (hash) *hash = 0;
+    char *p = buf, *key = next_word(&p);
+    if (!key) continue;
+    if (strcmp(key, "device") == 0) {
+      char *w = next_word(&p);
+      if (have_device) FAIL("'device' given twice");
+      if (!w || !valid_word(w, sizeof d->lim.device)) FAIL("'device' needs one name (letters, digits, _-.:)");
+      if (next_word(&p)) FAIL("'device' takes one name");
+      snprintf(d->lim.device, sizeof d->lim.device, "%s", w);
+      have_device = 1;
+    } else if (strcmp(key, "description") == 0) {
+      if (have_descr) FAIL("'description' given twice");
+      snprintf(d->description, sizeof d->description, "%s", rest_of_line(p));
+      have_descr = 1;
+    } else if (strcmp(key, "provider") == 0) {
+      char *w = next_word(&p);
+      if (have_provider) FAIL("'provider' given twice");
+      if (!w || !valid_word(w, sizeof d->provider) || next_word(&p)) FAIL("'provider' needs one name");
+      snprintf(d->provider, sizeof d->provider, "%s", w);
+      have_provider = 1;
+    } else if (strcmp(key, "max-per-pass") == 0) {
+      char *w = next_word(&p);
+      if (have_total) FAIL("'max-per-pass' given twice");
+      if (!w || parse_limit(w, 0, &d->lim.max_per_pass) || next_word(&p))
+        FAIL("'max-per-pass' needs a count (0-100000) or 'unlimited'");
+      have_total = 1;
+    } else if (strcmp(key, "block") == 0) {
+      char *name = next_word(&p), *lim = next_word(&p);
+      if (!name || !valid_word(name, sizeof d->lim.blocks[0].block))
+        FAIL("'block' needs a name (letters, digits, _-.:, at most 31) and a limit");
+      for (size_t i = 0; i < d->lim.nblocks; i++)
+        if (strcmp(d->lim.blocks[i].block, name) == 0) FAIL("block '%s' given twice", name);
+      if (d->lim.nblocks == sizeof d->lim.blocks / sizeof d->lim.blocks[0])
+        FAIL("too many blocks (at most %zu)", sizeof d->lim.blocks / sizeof d->lim.blocks[0]);
+      hc_block_limit *b = &d->lim.blocks[d->lim.nblocks];
+      if (!lim || parse_limit(lim, HC_UNLIMITED, &b->max))
+        FAIL("block '%s' needs a limit: a count (0-100000) or 'unlimited'", name);
+      if (next_word(&p)) FAIL("'block' takes a name and a limit");
+      snprintf(b->block, sizeof b->block, "%s", name);
+      d->lim.nblocks++;
+    } else if (strcmp(key, "counter") == 0) {
+      char *name = next_word(&p), *block = next_word(&p), *unit = next_word(&p);
+      if (!name || !block || !unit) FAIL("'counter' needs NAME BLOCK UNIT [DESCRIPTION]");
+      if (!valid_word(name, 128)) FAIL("bad counter name '%s' (letters, digits, _-.:, at most 127)", name);
+      if (!valid_word(unit, 32)) FAIL("bad unit '%s'", unit);
+      size_t b = 0;
+      while (b < d->lim.nblocks && strcmp(d->lim.blocks[b].block, block))
+        b++;
+      if (b == d->lim.nblocks)
+        FAIL("counter '%s' names block '%s', which no 'block' line above declares", name, block);
+      for (size_t i = 0; i < d->n; i++)
+        if (strcmp(d->counters[i].name, name) == 0) FAIL("counter '%s' given twice", name);
+      if (d->n == cap) {
+        size_t nc = cap ? 2 * cap : 64;
+        hc_desc_counter *nv = realloc(d->counters, nc * sizeof *nv);
+        if (!nv) {
+          st = HC_ERR_NOMEM;
+          goto out;
+        }
+        d->counters = nv;
+        cap = nc;
+      }
+      hc_desc_counter *c = &d->counters[d->n];
+      c->name = strdup(name);
+      c->block = strdup(block);
+      c->unit = strdup(unit);
+      c->description = strdup(rest_of_line(p));
+      d->n++;
+      if (!c->name || !c->block || !c->unit || !c->description) {
+        st = HC_ERR_NOMEM;
+        goto out;
+      }
+    } else {
+      FAIL("unknown keyword '%s' (device, description, provider, max-per-pass, block, counter)", key);
+    }
+  }
+  if (ferror(f)) {
+    snprintf(err, errlen, "%s: %s", d->path, strerror(errno));
+    st = HC_ERR_IO;
+    goto out;
+  }
+  if (have_provider && d->n) {
+    snprintf(err, errlen,
+             "%s: 'counter' lines and 'provider' exclude each other (the provider lists its counters)",
+             d->path);
+    st = HC_ERR_PARSE;
+  } else if (!have_provider && !d->n) {
+    snprintf(err, errlen, "%s: describes no counters ('counter' lines) and names no 'provider'", d->path);
+    st = HC_ERR_PARSE;
+  }
+out:
+  return st;
+}
+#undef FAIL
+
+hc_status hc_desc_load(const char *name_or_path, hc_desc *d, char *err, size_t errlen) {
+  char dummy[8];
+  if (!err || !errlen) {
+    err = dummy;
+    errlen = sizeof dummy;
+  }
+  err[0] = 0;
+  memset(d, 0, sizeof *d);
+  if (!name_or_path) return HC_ERR_INVALID;
+  hc_status st = find_file(name_or_path, d->path, sizeof d->path, err, errlen);
+  if (st != HC_OK) return st;
+  FILE *f = fopen(d->path, "r");
+  if (!f) {
+    snprintf(err, errlen, "%s: %s", d->path, strerror(errno));
+    return HC_ERR_IO;
+  }
+  st = parse_file(f, d, err, errlen);
+  fclose(f);
+  if (st == HC_OK && !d->lim.device[0]) { /* the name defaults to the file's, less .device */
+    const char *b = strrchr(d->path, '/');
+    b = b ? b + 1 : d->path;
+    size_t len = strlen(b), el = strlen(DEV_EXT);
+    if (len > el && strcmp(b + len - el, DEV_EXT) == 0) len -= el;
+    if (len >= sizeof d->lim.device) len = sizeof d->lim.device - 1;
+    memcpy(d->lim.device, b, len);
+    d->lim.device[len] = 0;
+  }
+  if (st != HC_OK) hc_desc_free(d);
+  return st;
+}
+
+hc_status hc_limits_load(const char *name_or_path, hc_limits *out, char *err, size_t errlen) {
+  if (!out) return HC_ERR_INVALID;
+  hc_desc *d = malloc(sizeof *d);
+  if (!d) return HC_ERR_NOMEM;
+  hc_status st = hc_desc_load(name_or_path, d, err, errlen);
+  if (st == HC_OK) *out = d->lim;
+  hc_desc_free(d);
+  free(d);
+  return st;
+}
+
+static const hc_block_limit *find_block(const hc_limits *l, const char *b) {
+  for (size_t i = 0; i < l->nblocks; i++)
+    if (strcmp(l->blocks[i].block, b) == 0) return &l->blocks[i];
+  return NULL;
+}
+
+hc_status hc_device_open(const char *name_or_path, hc_provider **out, char *err, size_t errlen) {
+  char dummy[8];
+  if (!err || !errlen) {
+    err = dummy;
+    errlen = sizeof dummy;
+  }
+  if (!out) return HC_ERR_INVALID;
+  *out = NULL;
+  hc_desc *d = malloc(sizeof *d);
+  if (!d) return HC_ERR_NOMEM;
+  hc_status st = hc_desc_load(name_or_path, d, err, errlen);
+  if (st != HC_OK) {
+    free(d);
+    return st;
+  }
+  hc_provider *p = NULL;
+  if (d->provider[0]) {
+    st = hc_provider_open(d->provider, &p);
+    if (st == HC_ERR_UNKNOWN) {
+      snprintf(err, errlen, "%s: unknown provider '%s' (providers: perf)", d->path, d->provider);
+      st = HC_ERR_PARSE;
+    } else if (st != HC_OK) {
+      snprintf(err, errlen, "cannot open provider '%s': %s", d->provider, hc_status_str(st));
+    }
+    /* the description must limit every block the provider's counters live in */
+    for (size_t i = 0; st == HC_OK && i < p->n; i++) {
+      if (!find_block(&d->lim, p->counters[i].block)) {
+        snprintf(err, errlen, "%s: provider '%s' has counters in block '%s', which no 'block' line declares",
+                 d->path, d->provider, p->counters[i].block);
+        st = HC_ERR_PARSE;
+      }
+    }
+  } else {
+    p = hc_provider_alloc(HC_KIND_CATALOGUE, "catalogue");
+    if (!p || !(p->counters = calloc(d->n, sizeof *p->counters))) st = HC_ERR_NOMEM;
+    char reason[160];
+    snprintf(reason, sizeof reason, "no provider measures %s on this machine (description for planning only)",
+             d->lim.device);
+    const char *r = st == HC_OK ? hc_provider_own(p, reason) : NULL;
+    if (!r) st = HC_ERR_NOMEM;
+    for (size_t i = 0; st == HC_OK && i < d->n; i++) {
+      hc_counter *c = &p->counters[i];
+      c->name = hc_provider_own(p, d->counters[i].name);
+      c->block = hc_provider_own(p, d->counters[i].block);
+      c->unit = hc_provider_own(p, d->counters[i].unit);
+      c->description = hc_provider_own(p, d->counters[i].description);
+      c->available = 0;
+      c->reason = r;
+      p->n++;
+      if (!c->name || !c->block || !c->unit || !c->description) st = HC_ERR_NOMEM;
+    }
+  }
+  if (st == HC_OK) {
+    p->has_limits = 1;
+    p->limits = d->lim;
+    snprintf(p->description, sizeof p->description, "%s", d->description);
+    *out = p;
+  } else {
+    if (st == HC_ERR_NOMEM && !err[0]) snprintf(err, errlen, "out of memory");
+    hc_provider_close(p);
+  }
+  hc_desc_free(d);
+  free(d);
+  return st;
+}

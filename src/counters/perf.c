@@ -1,0 +1,447 @@
+/* The "perf" counter provider: Linux perf_event_open (no libpfm) for CPU devices — software events
+ * everywhere, hardware and cache events where a PMU exists — and sessions that count one pass over
+ * every thread of the process. start/stop make system calls only: they never allocate or block. */
+#include "counters_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---- the catalogue ---- */
+
+typedef struct perf_def {
+  const char *name, *description, *unit, *block;
+  uint32_t type;
+  uint64_t config;
+} perf_def;
+
+#define SW(n, d, u, c)                                                                                       \
+  { n, d, u, "sw", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_##c }
+#define HW(n, d, u, c)                                                                                       \
+  { n, d, u, "core", PERF_TYPE_HARDWARE, PERF_COUNT_HW_##c }
+#define HWC(n, d, cache, op, res)                                                                            \
+  {                                                                                                          \
+    n, d, "count", "core", PERF_TYPE_HW_CACHE,                                                               \
+        PERF_COUNT_HW_CACHE_##cache | (PERF_COUNT_HW_CACHE_OP_##op << 8) |                                   \
+            (PERF_COUNT_HW_CACHE_RESULT_##res << 16)                                                         \
+  }
+
+static const perf_def perf_defs[] = {
+    SW("task-clock", "CPU time of the counted threads", "ns", TASK_CLOCK),
+    SW("cpu-clock", "CPU clock timer while a counted thread runs", "ns", CPU_CLOCK),
+    SW("context-switches", "context switches of the counted threads", "count", CONTEXT_SWITCHES),
+    SW("cpu-migrations", "moves of a counted thread to another CPU", "count", CPU_MIGRATIONS),
+    SW("page-faults", "page faults (minor and major)", "count", PAGE_FAULTS),
+    SW("minor-faults", "page faults served without I/O", "count", PAGE_FAULTS_MIN),
+    SW("major-faults", "page faults that needed I/O", "count", PAGE_FAULTS_MAJ),
+    SW("alignment-faults", "unaligned accesses fixed up by the kernel", "count", ALIGNMENT_FAULTS),
+    SW("emulation-faults", "instructions emulated by the kernel", "count", EMULATION_FAULTS),
+    HW("cycles", "CPU cycles", "cycles", CPU_CYCLES),
+    HW("instructions", "instructions retired", "count", INSTRUCTIONS),
+    HW("cache-references", "cache accesses (usually last-level cache)", "count", CACHE_REFERENCES),
+    HW("cache-misses", "cache misses (usually last-level cache)", "count", CACHE_MISSES),
+    HW("branch-instructions", "branch instructions retired", "count", BRANCH_INSTRUCTIONS),
+    HW("branch-misses", "mispredicted branches", "count", BRANCH_MISSES),
+    HW("bus-cycles", "bus cycles", "cycles", BUS_CYCLES),
+    HW("ref-cycles", "reference cycles, not scaled by frequency changes", "cycles", REF_CPU_CYCLES),
+    HW("stalled-cycles-frontend", "cycles the frontend issued nothing", "cycles", STALLED_CYCLES_FRONTEND),
+    HW("stalled-cycles-backend", "cycles the backend retired nothing", "cycles", STALLED_CYCLES_BACKEND),
+    HWC("L1-dcache-loads", "L1 data cache loads", L1D, READ, ACCESS),
+    HWC("L1-dcache-load-misses", "L1 data cache load misses", L1D, READ, MISS),
+    HWC("L1-icache-load-misses", "L1 instruction cache misses", L1I, READ, MISS),
+    HWC("LLC-loads", "last-level cache loads", LL, READ, ACCESS),
+    HWC("LLC-load-misses", "last-level cache load misses", LL, READ, MISS),
+    HWC("dTLB-load-misses", "data TLB load misses", DTLB, READ, MISS),
+    HWC("iTLB-load-misses", "instruction TLB misses", ITLB, READ, MISS),
+    HWC("branch-load-misses", "branch predictor misses", BPU, READ, MISS),
+};
+#define NDEFS (sizeof perf_defs / sizeof perf_defs[0])
+
+/* ---- the system call, replaceable by tests (fault injection) ---- */
+
+static long perf_open_sys(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags) {
+  return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
+}
+static long (*hc_perf_open_fn)(struct perf_event_attr *, pid_t, int, int, unsigned long) = perf_open_sys;
+/* perf_event_paranoid, replaceable by tests; -100 when it cannot be read */
+static int perf_paranoid_sys(void) {
+  FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+  int v = -100;
+  if (f) {
+    if (fscanf(f, "%d", &v) != 1) v = -100;
+    fclose(f);
+  }
+  return v;
+}
+static int (*hc_perf_paranoid_fn)(void) = perf_paranoid_sys;
+
+static void perf_attr(struct perf_event_attr *a, const hc_perf_event *e, int inherit) {
+  memset(a, 0, sizeof *a);
+  a->size = sizeof *a;
+  a->type = e->type;
+  a->config = e->config;
+  a->disabled = 1;
+  a->inherit = inherit ? 1 : 0;
+  a->exclude_kernel = e->exclude_kernel ? 1 : 0;
+  a->exclude_hv = 1;
+  a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+}
+
+static int perf_open(const hc_perf_event *e, pid_t tid, int inherit) {
+  struct perf_event_attr a;
+  perf_attr(&a, e, inherit);
+  return (int)hc_perf_open_fn(&a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int is_nosupport(int err) { return err == ENOENT || err == EOPNOTSUPP || err == ENODEV; }
+
+/* Why perf_event_open failed with `err` for an event (`pmu`: does this machine have a PMU at all). */
+static void perf_reason(char *out, size_t len, int err, int hardware, int pmu) {
+  int par = hc_perf_paranoid_fn();
+  if (hardware && !pmu && (is_nosupport(err) || err == EINVAL))
+    snprintf(out, len, "no PMU: hardware events are not supported on this machine (virtualised?)");
+  else if (is_nosupport(err) || err == EINVAL)
+    snprintf(out, len, "this CPU's PMU does not provide this event");
+  else if ((err == EACCES || err == EPERM) && par >= 3)
+    snprintf(out, len,
+             "perf_event_paranoid=%d forbids perf events to unprivileged users (lower it to 2 or grant "
+             "CAP_PERFMON)",
+             par);
+  else if (err == EACCES && par != -100)
+    snprintf(out, len, "perf_event_paranoid=%d forbids this event to this user (grant CAP_PERFMON)", par);
+  else if (err == EPERM)
+    snprintf(out, len,
+             "perf_event_open is not permitted (a seccomp filter, e.g. a container's, may block it)");
+  else if (err == ENOSYS)
+    snprintf(out, len, "this kernel has no perf_event support (perf_event_open: ENOSYS)");
+  else if (err == EMFILE || err == ENFILE)
+    snprintf(out, len, "too many open files to probe perf events");
+  else
+    snprintf(out, len, "perf_event_open failed: %s", strerror(err));
+}
+
+/* Try to open e on this thread (disabled, closed at once); on EACCES/EPERM retry excluding the kernel,
+ * as perf does for unprivileged users. Returns 0 or the errno. */
+static int perf_probe(hc_perf_event *e) {
+  e->exclude_kernel = 0;
+  int fd = perf_open(e, 0, 0);
+  if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+    e->exclude_kernel = 1;
+    fd = perf_open(e, 0, 0);
+  }
+  if (fd < 0) return errno ? errno : EIO;
+  close(fd);
+  return 0;
+}
+
+hc_status hc_perf_provider_open(hc_provider **out) {
+  hc_provider *p = hc_provider_alloc(HC_KIND_PERF, "perf");
+  if (!p) return HC_ERR_NOMEM;
+  p->counters = calloc(NDEFS, sizeof *p->counters);
+  p->perf = calloc(NDEFS, sizeof *p->perf);
+  if (!p->counters || !p->perf) {
+    hc_provider_close(p);
+    return HC_ERR_NOMEM;
+  }
+  p->n = NDEFS;
+  snprintf(p->description, sizeof p->description, "Linux perf_event on this machine's CPUs");
+  /* does the machine have a PMU at all? "cycles" is the event every PMU has */
+  hc_perf_event cyc = {.type = PERF_TYPE_HARDWARE, .config = PERF_COUNT_HW_CPU_CYCLES};
+  int cyc_err = perf_probe(&cyc), pmu = !(cyc_err && (is_nosupport(cyc_err) || cyc_err == EINVAL));
+  for (size_t i = 0; i < NDEFS; i++) {
+    const perf_def *d = &perf_defs[i];
+    hc_perf_event *e = &p->perf[i];
+    e->type = d->type;
+    e->config = d->config;
+    hc_counter *c = &p->counters[i];
+    c->name = d->name;
+    c->description = d->description;
+    c->unit = d->unit;
+    c->block = d->block;
+    int err = perf_probe(e);
+    c->available = err == 0;
+    if (err) perf_reason(e->reason, sizeof e->reason, err, d->type != PERF_TYPE_SOFTWARE, pmu);
+    c->reason = err ? e->reason : "";
+  }
+  *out = p;
+  return HC_OK;
+}
+
+/* ---- sessions ---- */
+
+struct hc_session {
+  hc_provider *p;
+  hc_session_mode mode; /* INHERIT or PER_THREAD */
+  size_t n;             /* counters */
+  size_t *idx;          /* provider index of each counter */
+  size_t cap, nthreads; /* thread slots: capacity and used */
+  pid_t *tids;          /* cap */
+  int *fds;             /* cap * n, slot-major */
+  uint64_t *base;       /* cap * n * 3: value, time enabled, time running at start */
+  unsigned char *seen;  /* cap: marks of one scan of /proc/self/task */
+  int taskdir;          /* /proc/self/task, PER_THREAD; -1 otherwise */
+  int started;          /* between start and stop */
+  size_t missed;        /* threads that found no free slot */
+};
+
+/* The layout getdents64 returns (glibc's struct dirent64 differs in name only; spelled out here). */
+struct hc_dirent64 {
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[];
+};
+
+static void close_slot(hc_session *s, size_t slot) {
+  for (size_t k = 0; k < s->n; k++) {
+    int *fd = &s->fds[slot * s->n + k];
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+  }
+}
+
+/* Open the counters of one thread into `slot`. Returns 1 opened, 0 the thread is gone, -errno. */
+static int open_slot(hc_session *s, size_t slot, pid_t tid, int inherit) {
+  for (size_t k = 0; k < s->n; k++) {
+    int fd = perf_open(&s->p->perf[s->idx[k]], tid, inherit);
+    if (fd < 0) {
+      int err = errno;
+      close_slot(s, slot);
+      return err == ESRCH ? 0 : -(err ? err : EIO);
+    }
+    s->fds[slot * s->n + k] = fd;
+  }
+  s->tids[slot] = tid;
+  return 1;
+}
+
+/* One pass over /proc/self/task with getdents64 into a stack buffer: open counters on threads not
+ * seen before (while slots last), close those of threads that exited. No allocation. */
+static int scan_threads(hc_session *s, int *err) {
+  char buf[4096] __attribute__((aligned(8)));
+  memset(s->seen, 0, s->cap);
+  if (lseek(s->taskdir, 0, SEEK_SET) < 0) {
+    *err = errno;
+    return -1;
+  }
+  for (;;) {
+    long got = syscall(SYS_getdents64, s->taskdir, buf, sizeof buf);
+    if (got < 0) {
+      *err = errno;
+      return -1;
+    }
+    if (got == 0) break;
+    for (long off = 0; off < got;) {
+      struct hc_dirent64 *d = (struct hc_dirent64 *)(buf + off);
+      off += d->d_reclen;
+      pid_t tid = 0;
+      const char *c = d->d_name;
+      if (*c < '0' || *c > '9') continue;
+      for (; *c >= '0' && *c <= '9'; c++)
+        tid = tid * 10 + (*c - '0');
+      size_t j = 0;
+      while (j < s->nthreads && s->tids[j] != tid)
+        j++;
+      if (j < s->nthreads) {
+        s->seen[j] = 1;
+        continue;
+      }
+      if (s->nthreads == s->cap) {
+        s->missed++;
+        continue;
+      }
+      int r = open_slot(s, s->nthreads, tid, 0);
+      if (r < 0) {
+        *err = -r;
+        return -1;
+      }
+      if (r > 0) s->seen[s->nthreads++] = 1;
+    }
+  }
+  for (size_t j = 0; j < s->nthreads;) { /* threads that exited: close, move the last slot here */
+    if (s->seen[j]) {
+      j++;
+      continue;
+    }
+    close_slot(s, j);
+    size_t last = --s->nthreads;
+    if (j != last) {
+      s->tids[j] = s->tids[last];
+      s->seen[j] = s->seen[last];
+      memcpy(&s->fds[j * s->n], &s->fds[last * s->n], s->n * sizeof *s->fds);
+      for (size_t k = 0; k < s->n; k++)
+        s->fds[last * s->n + k] = -1;
+    }
+  }
+  return 0;
+}
+
+static size_t count_threads(void) {
+  size_t n = 0;
+  int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[4096] __attribute__((aligned(8)));
+  long got;
+  while ((got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+    for (long off = 0; off < got;) {
+      struct hc_dirent64 *d = (struct hc_dirent64 *)(buf + off);
+      off += d->d_reclen;
+      n += d->d_name[0] >= '0' && d->d_name[0] <= '9';
+    }
+  close(fd);
+  return n;
+}
+
+hc_status hc_session_open(hc_provider *p, const size_t *idx, size_t n, hc_session **out) {
+  return hc_session_open_mode(p, idx, n, HC_SESSION_AUTO, out);
+}
+
+hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_session_mode mode,
+                               hc_session **out) {
+  if (!p || !out || (n && !idx) || mode < HC_SESSION_AUTO || mode > HC_SESSION_PER_THREAD)
+    return HC_ERR_INVALID;
+  *out = NULL;
+  p->error[0] = 0;
+  if (p->kind != HC_KIND_PERF) {
+    snprintf(p->error, sizeof p->error,
+             "no provider measures %s on this machine (description for planning only)",
+             p->has_limits ? p->limits.device : p->name);
+    return HC_ERR_UNAVAILABLE;
+  }
+  for (size_t k = 0; k < n; k++) {
+    if (idx[k] >= p->n) {
+      snprintf(p->error, sizeof p->error, "counter index %zu out of range (%zu counters)", idx[k], p->n);
+      return HC_ERR_INVALID;
+    }
+    if (!p->counters[idx[k]].available) {
+      snprintf(p->error, sizeof p->error, "counter '%s' is not available: %s", p->counters[idx[k]].name,
+               p->counters[idx[k]].reason);
+      return HC_ERR_UNAVAILABLE;
+    }
+  }
+  size_t threads = count_threads();
+  if (mode == HC_SESSION_AUTO) mode = threads <= 1 ? HC_SESSION_INHERIT : HC_SESSION_PER_THREAD;
+  hc_session *s = calloc(1, sizeof *s);
+  if (!s) return HC_ERR_NOMEM;
+  s->p = p;
+  s->mode = mode;
+  s->n = n;
+  s->taskdir = -1;
+  s->cap = mode == HC_SESSION_INHERIT ? 1 : (4 * threads > 256 ? 4 * threads : 256);
+  s->idx = malloc((n ? n : 1) * sizeof *s->idx);
+  s->tids = calloc(s->cap, sizeof *s->tids);
+  s->fds = malloc(s->cap * (n ? n : 1) * sizeof *s->fds);
+  s->base = calloc(s->cap * (n ? n : 1) * 3, sizeof *s->base);
+  s->seen = calloc(s->cap, 1);
+  if (s->fds)
+    for (size_t i = 0; i < s->cap * n; i++)
+      s->fds[i] = -1;
+  if (!s->idx || !s->tids || !s->fds || !s->base || !s->seen) {
+    hc_session_close(s);
+    return HC_ERR_NOMEM;
+  }
+  if (n) memcpy(s->idx, idx, n * sizeof *idx);
+  int err = 0;
+  if (mode == HC_SESSION_INHERIT) {
+    int r = open_slot(s, 0, 0, 1);
+    if (r <= 0) err = r < 0 ? -r : ESRCH;
+    s->nthreads = 1;
+  } else {
+    s->taskdir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (s->taskdir < 0 || scan_threads(s, &err) < 0) err = err ? err : errno;
+  }
+  if (err) {
+    snprintf(p->error, sizeof p->error, "cannot open perf counters: %s", strerror(err));
+    hc_session_close(s);
+    return HC_ERR_IO;
+  }
+  *out = s;
+  return HC_OK;
+}
+
+hc_session_mode hc_session_get_mode(const hc_session *s) { return s->mode; }
+size_t hc_session_threads(const hc_session *s) { return s->nthreads; }
+size_t hc_session_missed_threads(const hc_session *s) { return s->missed; }
+
+/* read() of one counter: value, time enabled, time running (summed over inherited children). */
+static int read_counter(int fd, uint64_t v[3]) {
+  return read(fd, v, 3 * sizeof *v) == (ssize_t)(3 * sizeof *v) ? 0 : -1;
+}
+
+hc_status hc_session_start(hc_session *s) {
+  if (!s || s->started) return HC_ERR_INVALID;
+  int err = 0;
+  if (s->mode == HC_SESSION_PER_THREAD && scan_threads(s, &err) < 0) {
+    snprintf(s->p->error, sizeof s->p->error, "cannot scan the process's threads: %s", strerror(err));
+    return HC_ERR_IO;
+  }
+  /* reset, then take a baseline: an inherited counter keeps what exited children counted across a
+   * reset, so values are differences from here */
+  size_t m = s->nthreads * s->n;
+  for (size_t i = 0; i < m; i++) {
+    if (ioctl(s->fds[i], PERF_EVENT_IOC_RESET, 0) < 0 || read_counter(s->fds[i], &s->base[3 * i]) < 0) {
+      snprintf(s->p->error, sizeof s->p->error, "cannot reset a perf counter: %s", strerror(errno));
+      return HC_ERR_IO;
+    }
+  }
+  for (size_t i = 0; i < m; i++) {
+    if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
+      int e = errno;
+      for (size_t j = 0; j < i; j++)
+        ioctl(s->fds[j], PERF_EVENT_IOC_DISABLE, 0);
+      snprintf(s->p->error, sizeof s->p->error, "cannot enable a perf counter: %s", strerror(e));
+      return HC_ERR_IO;
+    }
+  }
+  s->started = 1;
+  return HC_OK;
+}
+
+hc_status hc_session_stop(hc_session *s, double *values) {
+  if (!s || !s->started || (s->n && !values)) return HC_ERR_INVALID;
+  size_t m = s->nthreads * s->n;
+  for (size_t i = 0; i < m; i++)
+    ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+  s->started = 0;
+  for (size_t k = 0; k < s->n; k++)
+    values[k] = 0;
+  hc_status st = HC_OK;
+  for (size_t t = 0; t < s->nthreads; t++) {
+    for (size_t k = 0; k < s->n; k++) {
+      size_t i = t * s->n + k;
+      uint64_t v[3];
+      if (read_counter(s->fds[i], v) < 0) {
+        snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
+        st = HC_ERR_IO;
+        continue;
+      }
+      const uint64_t *b = &s->base[3 * i];
+      double val = (double)(v[0] - b[0]), en = (double)(v[1] - b[1]), run = (double)(v[2] - b[2]);
+      /* the kernel multiplexed this counter: it ran part of the time; scale up as perf stat does */
+      if (run > 0 && run < en) val = val * en / run;
+      values[k] += val;
+    }
+  }
+  return st;
+}
+
+void hc_session_close(hc_session *s) {
+  if (!s) return;
+  if (s->fds)
+    for (size_t i = 0; i < s->cap * s->n; i++)
+      if (s->fds[i] >= 0) close(s->fds[i]);
+  if (s->taskdir >= 0) close(s->taskdir);
+  free(s->idx);
+  free(s->tids);
+  free(s->fds);
+  free(s->base);
+  free(s->seen);
+  free(s);
+}

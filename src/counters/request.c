@@ -1,0 +1,152 @@
+/* From the CLI's text to a plan: split "--counters a,b" and "--group NAME=c,d", check every name
+ * against the provider (unknown names with "did you mean" suggestions, counters not measurable here)
+ * and plan under the device's limits. Shared by `hubprof plan` and `hubprof profile`, so both word
+ * their errors alike. */
+#include "counters.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+hc_status hc_provider_check(const hc_provider *p, const char *name, int need_available, char *err,
+                            size_t errlen) {
+  char dummy[8];
+  if (!err || !errlen) {
+    err = dummy;
+    errlen = sizeof dummy;
+  }
+  err[0] = 0;
+  if (!p || !name) return HC_ERR_INVALID;
+  const hc_limits *lim = hc_provider_limits(p);
+  const char *dev = lim ? lim->device : hc_provider_name(p);
+  long i = hc_provider_find(p, name);
+  if (i < 0) {
+    const char *sug[3];
+    size_t n = hc_provider_suggest(p, name, sug, 3);
+    int w = snprintf(err, errlen, "unknown counter '%s'", name);
+    for (size_t k = 0; k < n && w > 0 && (size_t)w < errlen; k++)
+      w += snprintf(err + w, errlen - (size_t)w, "%s'%s'",
+                    k == 0       ? " (did you mean "
+                    : k + 1 == n ? " or "
+                                 : ", ",
+                    sug[k]);
+    if (w > 0 && (size_t)w < errlen) {
+      if (n)
+        snprintf(err + w, errlen - (size_t)w, "?)");
+      else
+        snprintf(err + w, errlen - (size_t)w, " on %s (see 'hubprof list counters --device %s')", dev, dev);
+    }
+    return HC_ERR_UNKNOWN;
+  }
+  const hc_counter *c = hc_provider_counter(p, (size_t)i);
+  if (need_available && hc_provider_measurable(p) && !c->available) {
+    snprintf(err, errlen, "counter '%s' is not available on %s: %s", name, dev, c->reason);
+    return HC_ERR_UNAVAILABLE;
+  }
+  return HC_OK;
+}
+
+/* Split "a, b,c" in place into names; an empty name is an error. Returns the count or -1. */
+static long split_list(char *s, char **out, size_t max) {
+  long n = 0;
+  for (char *c = s;;) {
+    size_t w = strcspn(c, ",");
+    char end = c[w], *b = c, *e = c + w;
+    while (b < e && (*b == ' ' || *b == '\t'))
+      b++;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+      e--;
+    *e = 0;
+    if (b == e || (size_t)n == max) return -1;
+    out[n++] = b;
+    if (!end) break;
+    c += w + 1;
+  }
+  return n;
+}
+
+hc_status hc_plan_text(const hc_provider *p, const hc_plan_args *a, hc_plan **out, char *err, size_t errlen) {
+  char dummy[8];
+  if (!err || !errlen) {
+    err = dummy;
+    errlen = sizeof dummy;
+  }
+  err[0] = 0;
+  if (!p || !a || !out || (a->ncounters && !a->counters) || (a->ngroups && !a->groups)) return HC_ERR_INVALID;
+  *out = NULL;
+  if (!a->ncounters && !a->ngroups) {
+    snprintf(err, errlen, "no counters requested");
+    return HC_ERR_INVALID;
+  }
+  size_t nreq = a->ncounters + a->ngroups, total = 0, maxnames = 0;
+  for (size_t i = 0; i < a->ncounters; i++) {
+    total += strlen(a->counters[i]) + 1;
+    maxnames += strlen(a->counters[i]) / 2 + 1;
+  }
+  for (size_t i = 0; i < a->ngroups; i++) {
+    total += strlen(a->groups[i]) + 1;
+    maxnames += strlen(a->groups[i]) / 2 + 1;
+  }
+  char *text = malloc(total ? total : 1);
+  char **names = malloc(maxnames * sizeof *names);
+  hc_request *req = calloc(nreq, sizeof *req);
+  hc_status st = HC_OK;
+  if (!text || !names || !req) {
+    snprintf(err, errlen, "out of memory");
+    st = HC_ERR_NOMEM;
+    goto out;
+  }
+  char *at = text;
+  size_t used = 0;
+  for (size_t i = 0; i < nreq && st == HC_OK; i++) {
+    int grp = i >= a->ncounters;
+    const char *src = grp ? a->groups[i - a->ncounters] : a->counters[i];
+    size_t l = strlen(src);
+    memcpy(at, src, l + 1);
+    char *list = at;
+    at += l + 1;
+    if (grp) {
+      char *eq = strchr(list, '=');
+      if (!eq || eq == list || !eq[1]) {
+        snprintf(err, errlen, "group '%s' must be NAME=COUNTER,COUNTER,...", src);
+        st = HC_ERR_INVALID;
+        break;
+      }
+      *eq = 0;
+      req[i].group = list;
+      list = eq + 1;
+      for (size_t k = a->ncounters; k < i; k++)
+        if (strcmp(req[k].group, req[i].group) == 0) {
+          snprintf(err, errlen, "group '%s' given twice", req[i].group);
+          st = HC_ERR_INVALID;
+        }
+      if (st != HC_OK) break;
+    }
+    long n = split_list(list, names + used, maxnames - used);
+    if (n < 0) {
+      snprintf(err, errlen, "empty counter name in '%s'", src);
+      st = HC_ERR_INVALID;
+      break;
+    }
+    req[i].counters = (const char *const *)(names + used);
+    req[i].ncounters = (size_t)n;
+    for (long k = 0; k < n && st == HC_OK; k++)
+      st = hc_provider_check(p, names[used + (size_t)k], a->need_available, err, errlen);
+    used += (size_t)n;
+  }
+  if (st == HC_OK) {
+    const hc_limits *dl = hc_provider_limits(p);
+    hc_limits lim;
+    memset(&lim, 0, sizeof lim);
+    if (dl) lim = *dl;
+    if (!dl) snprintf(lim.device, sizeof lim.device, "%s", hc_provider_name(p));
+    if (a->max_per_pass && (!lim.max_per_pass || a->max_per_pass < lim.max_per_pass))
+      lim.max_per_pass = a->max_per_pass;
+    st = hc_plan_make(req, nreq, &lim, hc_provider_block_of, (void *)p, out, err, errlen);
+  }
+out:
+  free(text);
+  free(names);
+  free(req);
+  return st;
+}
