@@ -22,6 +22,10 @@ int cmd_trace(int argc, char **argv);
 void cmd_trace_help(FILE *out);
 int cmd_analyze(int argc, char **argv);
 void cmd_analyze_help(FILE *out);
+int cmd_plan(int argc, char **argv);
+void cmd_plan_help(FILE *out);
+int cmd_list(int argc, char **argv);
+void cmd_list_help(FILE *out);
 
 /* "hubprof: <message>" on stderr, one line. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
