@@ -1,0 +1,64 @@
+"""hubprof: Python bindings of the hub, hubprof's storage library (every table of a profile as a pandas
+DataFrame, the analyses of `hubprof analyze`, merge, and writing stores), over its C API through ctypes.
+
+    import hubprof
+    with hubprof.open("run.db") as s:
+        df = s.table("dispatch")
+        top = s.analyze(by="kernel")
+"""
+from __future__ import annotations
+
+from . import _lib
+from .analysis import GROUPS
+from .errors import (
+    ConstraintError,
+    CorruptError,
+    DamagedInputWarning,
+    Error,
+    FormatError,
+    HubprofWarning,
+    InvalidArgumentError,
+    IOFailedError,
+    LowerBoundWarning,
+    NotFoundError,
+    OutOfMemoryError,
+    TruncatedError,
+    UnsupportedError,
+    VersionError,
+)
+from .merge import merge
+from .schema import TABLES, Column, Table, describe
+from .store import Damage, Store, open
+from .writer import Writer, create
+
+__version__ = "0.1.0"
+
+
+def version() -> str:
+    """Version of the loaded C library ("0.1.0")."""
+    return _lib.decode(_lib.lib.hp_version())
+
+
+def formats() -> list[str]:
+    """Names of the store formats compiled into the loaded C library ("rocpd", "log", "parquet")."""
+    arr = _lib.lib.hp_formats()
+    out = []
+    i = 0
+    while arr[i]:
+        out.append(_lib.decode(arr[i]))
+        i += 1
+    return out
+
+
+def library_path() -> str:
+    """Path of the C library these bindings loaded (see HUBPROF_LIB)."""
+    return _lib.path
+
+
+__all__ = [
+    "open", "create", "merge", "formats", "version", "library_path", "describe", "TABLES", "GROUPS",
+    "Store", "Writer", "Table", "Column", "Damage",
+    "Error", "InvalidArgumentError", "OutOfMemoryError", "IOFailedError", "NotFoundError", "FormatError",
+    "VersionError", "CorruptError", "TruncatedError", "UnsupportedError", "ConstraintError",
+    "HubprofWarning", "LowerBoundWarning", "DamagedInputWarning",
+]
