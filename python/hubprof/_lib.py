@@ -18,7 +18,7 @@ def _candidates() -> list[str]:
     env = os.environ.get("HUBPROF_LIB")
     if env:
         return [env]  # an explicit choice is never silently replaced by another library
-    out = [str(_HERE / "_lib" / _LIBNAME), str(_HERE.parent.parent / "build" / _LIBNAME)]
+    out = [str(_HERE / "_native" / _LIBNAME), str(_HERE.parent.parent / "build" / _LIBNAME)]
     found = ctypes.util.find_library("hubprof")  # installed system-wide
     if found:
         out.append(found)

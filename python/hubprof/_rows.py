@@ -54,7 +54,7 @@ def _ints(col: Column, values: Any, n: int) -> np.ndarray:
     dt = col.dtype
     info = np.iinfo(dt)
     if _is_scalar(values):
-        values = [values] * n
+        values = np.full(n, values) if isinstance(values, np.generic) else [values] * n
     if isinstance(values, (pd.Series, pd.Index)):
         values = values.to_numpy()
     # Python sequences go through the exact per-value path: numpy would infer float64 for [1, 2**64 - 1]

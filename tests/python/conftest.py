@@ -1,0 +1,72 @@
+"""pytest setup for the Python bindings' tests: imports hubprof from the source tree (python/) and finds
+the C programs the tests compare with (build/hubprof, build/examples/gen_logs), built by `make all`."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = REPO / "build"
+sys.path.insert(0, str(REPO / "python"))  # the working tree's package, not an installed one
+
+import hubprof  # noqa: E402
+
+HUBPROF = Path(os.environ.get("HUBPROF_CLI", BUILD / "hubprof"))
+GEN_LOGS = BUILD / "examples" / "gen_logs"
+
+
+def need(path: Path) -> Path:
+    """Skip the test when a program built by `make all` is missing."""
+    if not path.exists():
+        pytest.skip(f"{path.relative_to(REPO) if path.is_relative_to(REPO) else path} is not built (run make all)")
+    return path
+
+
+def run(*args, check: bool = True, **kw) -> subprocess.CompletedProcess:
+    """Run a program, text output captured; fails the test with its stderr when check and it fails."""
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kw)
+    if check and p.returncode != 0:
+        pytest.fail(f"{' '.join(map(str, args))} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def cli_json(*args) -> object:
+    """Output of `hubprof ARGS` parsed as JSON."""
+    return json.loads(run(need(HUBPROF), *args).stdout)
+
+
+@pytest.fixture(scope="session")
+def logs(tmp_path_factory) -> list[Path]:
+    """Three per-process logs as a multi-process, two-pass profile leaves them (gen_logs)."""
+    d = tmp_path_factory.mktemp("logs")
+    run(need(GEN_LOGS), d, 3, 1500, 4, 2)
+    out = sorted(d.glob("*.log"))
+    assert len(out) == 3
+    return out
+
+
+@pytest.fixture(scope="session")
+def rocpd_store(logs, tmp_path_factory) -> Path:
+    """The logs merged into one rocpd store by the CLI."""
+    out = tmp_path_factory.mktemp("rocpd") / "merged.db"
+    run(need(HUBPROF), "merge", "-q", "-o", out, *logs)
+    return out
+
+
+@pytest.fixture(scope="session")
+def parquet_store(tmp_path_factory) -> Path:
+    """One process's profile written as a parquet store by gen_logs."""
+    d = tmp_path_factory.mktemp("pq")
+    run(need(GEN_LOGS), d, 1, 2000, 3, 2, "parquet")
+    (out,) = d.iterdir()
+    return out
+
+
+@pytest.fixture
+def lib():
+    return hubprof
