@@ -79,20 +79,29 @@ static void read_cmdline(void) {
 }
 
 /* One line on stderr, "hubprof: ..."; a single write so lines of processes do not mix. */
-__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...) {
+static void vsay(const char *fmt, va_list ap) {
   char buf[1024];
   int saved = errno;
   int n = snprintf(buf, sizeof buf, "hubprof: ");
-  va_list ap;
-  va_start(ap, fmt);
   int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
-  va_end(ap);
   if (m < 0) m = 0;
   size_t len = (size_t)n + ((size_t)m < sizeof buf - (size_t)n - 1 ? (size_t)m : sizeof buf - (size_t)n - 2);
   buf[len++] = '\n';
   ssize_t w = write(2, buf, len);
   (void)w;
   errno = saved;
+}
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsay(fmt, ap);
+  va_end(ap);
+}
+void hpc_say(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsay(fmt, ap);
+  va_end(ap);
 }
 #define DEBUG(...)                                                                                           \
   do {                                                                                                       \
@@ -131,9 +140,14 @@ static void init_once(void) {
       g_env.output_dir = abs_dir;
   }
   read_cmdline();
-  DEBUG("pid %ld: tracing into %s (%s)", (long)getpid(), g_env.output_dir,
+  if (g_env.profile && hpc_replay_init(&g_env, &why) != 0) {
+    say("%s; profiling disabled", why);
+    atomic_store(&hpc_enabled, -1);
+    return;
+  }
+  DEBUG("pid %ld: %s into %s (%s)", (long)getpid(), g_env.profile ? "profiling" : "tracing", g_env.output_dir,
         atomic_load(&hpc_layer_active) ? "OpenCL layer" : "LD_PRELOAD");
-  atomic_store(&hpc_enabled, 1);
+  atomic_store(&hpc_enabled, g_env.profile ? HPC_PROFILING : HPC_TRACING);
 }
 
 int hpc_init_slow(void) {
@@ -163,6 +177,8 @@ static hp_store *writer_enter(void) {
 static void writer_leave(hp_store *s) {
   if (s) atomic_fetch_sub(&g_writers, 1);
 }
+hp_store *hpc_store_enter(void) { return writer_enter(); }
+void hpc_store_leave(hp_store *s) { writer_leave(s); }
 
 static void write_process(hp_store *s, int64_t end_ns) {
   hp_process p = {.size = sizeof p,
@@ -225,9 +241,10 @@ static void open_store_locked(void) {
                   .machine = u.machine};
   hp_write_node(s, &node);
   write_process(s, 0);
-  hp_write_metadata(s, "mode", "trace");
+  hp_write_metadata(s, "mode", g_env.profile ? "profile" : "trace");
   hp_write_metadata(s, "tool_version", hp_version());
   write_registries(s);
+  if (g_env.profile) hpc_replay_log_opened(s);
   hp_log_flush(s);
   g_store = s;
   atomic_store(&g_store_state, STORE_OPEN);
@@ -240,7 +257,7 @@ static void open_store_locked(void) {
 
 /* The log, opened at the first need; NULL when tracing is off or the log could not be created. */
 static hp_store *store_locked(void) {
-  if (atomic_load(&g_store_state) == STORE_NONE && atomic_load(&hpc_enabled) == 1) open_store_locked();
+  if (atomic_load(&g_store_state) == STORE_NONE && atomic_load(&hpc_enabled) >= 1) open_store_locked();
   return atomic_load(&g_store_state) == STORE_OPEN ? g_store : NULL;
 }
 
@@ -710,6 +727,7 @@ static void fork_child(void) {
   hpc_tls = NULL;
   hpc_busy = 0;
   pthread_setspecific(g_key, NULL);
+  if (g_env.profile) hpc_replay_fork_child();
 }
 
 /* ---- exit ---------------------------------------------------------------------------------------------- */
@@ -744,6 +762,7 @@ static void at_exit(void) {
     struct timespec ts = {0, 100000};
     nanosleep(&ts, NULL);
   }
+  if (g_env.profile) hpc_replay_exit(g_env.debug);
   DEBUG("pid %ld: %llu dispatches written (%llu without device times), %llu lost, %llu dropped",
         (long)getpid(), (unsigned long long)atomic_load(&g_written),
         (unsigned long long)atomic_load(&g_untimed), (unsigned long long)lost, (unsigned long long)dropped);

@@ -19,7 +19,8 @@
 #define HPC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* ---- state of the whole collector ------------------------------------------------------------------ */
-/* hpc_enabled: 0 = not decided yet (first call decides), 1 = tracing, -1 = disabled (forward only). */
+/* hpc_enabled: 0 = not decided yet (first call decides), 1 = tracing, 2 = profiling (HUBPROF_MODE=profile:
+ * dispatches go to kernel replay, replay.c), -1 = disabled (forward only). The trace fast path tests == 1. */
 extern _Atomic int hpc_enabled HPC_HIDDEN;
 /* Replay guard for the counter modes: while non-zero, a replay context owns the dispatches and the lite-trace
  * fast path steps aside (forwards without taking anything). Set with hubprof_collector_replay_enter/leave. */
@@ -32,6 +33,8 @@ extern _Atomic int hpc_layer_active HPC_HIDDEN;
 extern const cl_icd_dispatch *_Atomic hpc_layer_next HPC_HIDDEN;
 HPC_HIDDEN const cl_icd_dispatch *hpc_preload_next(void);
 
+#define HPC_TRACING 1
+#define HPC_PROFILING 2
 /* Decide on the first call whether to trace (reads the environment). Returns hpc_enabled afterwards. */
 HPC_HIDDEN int hpc_init_slow(void);
 
@@ -59,6 +62,50 @@ HPC_HIDDEN cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, 
                                   const cl_event *wait, cl_event *ev);
 HPC_HIDDEN cl_int hpc_Finish(const cl_icd_dispatch *n, cl_command_queue q);
 HPC_HIDDEN cl_int hpc_WaitForEvents(const cl_icd_dispatch *n, cl_uint num, const cl_event *list);
+/* Profile mode only (replay.c): what kernel replay must know about buffers and kernel arguments. In other
+ * modes each forwards untouched. */
+HPC_HIDDEN cl_mem hpc_CreateBuffer(const cl_icd_dispatch *n, cl_context c, cl_mem_flags f, size_t size,
+                                   void *host, cl_int *err);
+HPC_HIDDEN cl_mem hpc_CreateBufferWithProperties(const cl_icd_dispatch *n, cl_context c,
+                                                 const cl_mem_properties *props, cl_mem_flags f, size_t size,
+                                                 void *host, cl_int *err);
+HPC_HIDDEN cl_mem hpc_CreateSubBuffer(const cl_icd_dispatch *n, cl_mem parent, cl_mem_flags f,
+                                      cl_buffer_create_type t, const void *info, cl_int *err);
+HPC_HIDDEN cl_int hpc_ReleaseMemObject(const cl_icd_dispatch *n, cl_mem m);
+HPC_HIDDEN cl_int hpc_SetKernelArg(const cl_icd_dispatch *n, cl_kernel k, cl_uint i, size_t size,
+                                   const void *v);
+HPC_HIDDEN cl_int hpc_SetKernelArgSVMPointer(const cl_icd_dispatch *n, cl_kernel k, cl_uint i, const void *p);
+HPC_HIDDEN cl_int hpc_SetKernelExecInfo(const cl_icd_dispatch *n, cl_kernel k, cl_kernel_exec_info what,
+                                        size_t size, const void *v);
+HPC_HIDDEN void *hpc_SVMAlloc(const cl_icd_dispatch *n, cl_context c, cl_svm_mem_flags f, size_t size,
+                              cl_uint align);
+HPC_HIDDEN void hpc_SVMFree(const cl_icd_dispatch *n, cl_context c, void *p);
+HPC_HIDDEN cl_int hpc_ReleaseKernel(const cl_icd_dispatch *n, cl_kernel k);
+
+/* ---- kernel replay (replay.c), HUBPROF_MODE=profile -----------------------------------------------------
+ */
+struct hpc_env;
+struct hp_store;
+/* Parse the plan, open the provider and one counter session per pass (at init: before the runtime starts
+ * its worker threads). Returns 0, or -1 with a static reason in *why (profiling is then disabled). */
+HPC_HIDDEN int hpc_replay_init(const struct hpc_env *e, const char **why);
+/* The log was opened: write the profile's metadata and counter_info rows. */
+HPC_HIDDEN void hpc_replay_log_opened(struct hp_store *s);
+/* Run one dispatch once per pass (snapshot, restore, counters) and record it; returns what the app's own
+ * enqueue would have returned. `task`: it was clEnqueueTask. */
+HPC_HIDDEN cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
+                                      const size_t *offset, const size_t *global, const size_t *local,
+                                      cl_uint nwait, const cl_event *wait, cl_event *ev, int task);
+/* A kernel object was created (clone: `src` is the kernel it copies, its arguments come along). */
+HPC_HIDDEN void hpc_replay_kernel_new(const cl_icd_dispatch *n, cl_kernel k, cl_kernel src);
+HPC_HIDDEN void hpc_replay_fork_child(void); /* a forked child: its counters are re-opened at need */
+HPC_HIDDEN void hpc_replay_exit(int debug);  /* at exit: the summary line (HUBPROF_DEBUG) */
+
+/* Helpers collector.c offers replay.c: the log for writing (NULL when there is none; bracket every use),
+ * one line on stderr. */
+HPC_HIDDEN struct hp_store *hpc_store_enter(void);
+HPC_HIDDEN void hpc_store_leave(struct hp_store *s);
+HPC_HIDDEN void hpc_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- lock-free lookup tables: object pointer -> ids, filled at create time, read per dispatch ---------- */
 /* Open addressing, linear probing, keys never removed (a re-created object at the same address overwrites

@@ -2,8 +2,10 @@
 # subset, never SQLite), a no-op build of it as the overhead floor, the OpenCL examples and their test.
 # Included from the main Makefile (uses B, CSTD, CFLAGS, CPPFLAGS and $(B)/libhubprof_log.a from there).
 
-COLL_SRC := $(wildcard src/collector/*.c)
-COLL_HDR := $(wildcard src/collector/*.h) include/hubprof/hub.h src/hub/hub_internal.h src/hub/fmt_log.h
+# The counter providers and the planner (src/counters/*.c) come along for kernel replay; they never link SQLite.
+COLL_SRC := $(wildcard src/collector/*.c) $(wildcard src/counters/*.c)
+COLL_HDR := $(wildcard src/collector/*.h) include/hubprof/hub.h src/hub/hub_internal.h src/hub/fmt_log.h \
+            $(wildcard src/counters/*.h)
 COLL_FLAGS := -fvisibility=hidden -Isrc/collector
 COLL_LDFLAGS := -shared -Wl,--exclude-libs,ALL -Wl,-soname,libhubprof_collector.so -Wl,-z,defs \
                 -Wl,-z,nodelete

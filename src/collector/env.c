@@ -9,11 +9,23 @@
 const hpc_env_var hpc_env_vars[] = {
     {"HUBPROF_OUTPUT_DIR", NULL,
      "directory for the per-process logs hubprof-<host>-<pid>.log; unset: collector disabled"},
-    {"HUBPROF_MODE", "trace", "collection mode; only \"trace\" (lite kernel trace) exists"},
+    {"HUBPROF_MODE", "trace",
+     "collection mode: \"trace\" (lite kernel trace) or \"profile\" (counters, kernel replay)"},
     {"HUBPROF_DEBUG", "0", "1: diagnostics on stderr (setup, per-process summary at exit)"},
     {"HUBPROF_PENDING", "262144",
      "most dispatches a thread keeps pending (enqueued, not harvested) before the oldest are written without "
      "device times; rounded up to a power of two, at least 16"},
+    {"HUBPROF_PLAN", NULL,
+     "profile: the counter plan, passes separated by ';', counters by ',' (what hc_plan_format writes)"},
+    {"HUBPROF_PASS", "0",
+     "profile: 0 = replay every dispatch once per pass of the plan (kernel replay); k = this run measures "
+     "pass k of an application replay (the plan holds that pass only)"},
+    {"HUBPROF_PROVIDER", "perf", "profile: counter provider"},
+    {"HUBPROF_SHADOW", "host",
+     "profile: where buffers are saved before pass 1: host (read/write into a reused host pool) or device "
+     "(copies into reused buffers of the same context)"},
+    {"HUBPROF_TEST_SKIP_RESTORE", "0",
+     "test hook: 1 = never restore buffers between passes (results then differ; proves the tests' check)"},
     /* Read, never set: the MPI rank as launchers publish it (the first one set wins). */
     {"OMPI_COMM_WORLD_RANK", NULL, "MPI rank (Open MPI)"},
     {"PMI_RANK", NULL, "MPI rank (MPICH, Intel MPI)"},
@@ -22,7 +34,19 @@ const hpc_env_var hpc_env_vars[] = {
     {NULL, NULL, NULL},
 };
 
-enum { VAR_OUTPUT_DIR, VAR_MODE, VAR_DEBUG, VAR_PENDING, VAR_RANK_FIRST, VAR_RANK_LAST = VAR_RANK_FIRST + 3 };
+enum {
+  VAR_OUTPUT_DIR,
+  VAR_MODE,
+  VAR_DEBUG,
+  VAR_PENDING,
+  VAR_PLAN,
+  VAR_PASS,
+  VAR_PROVIDER,
+  VAR_SHADOW,
+  VAR_SKIP_RESTORE,
+  VAR_RANK_FIRST,
+  VAR_RANK_LAST = VAR_RANK_FIRST + 3
+};
 
 static const char *get(int v) {
   const char *s = getenv(hpc_env_vars[v].name);
@@ -57,8 +81,28 @@ int hpc_env_load(hpc_env *e, const char **why) {
       break;
     }
   }
-  if (strcmp(e->mode, "trace") != 0) {
-    *why = "unknown HUBPROF_MODE (only \"trace\" is supported)";
+  e->profile = strcmp(e->mode, "profile") == 0;
+  if (!e->profile && strcmp(e->mode, "trace") != 0) {
+    *why = "unknown HUBPROF_MODE (\"trace\" or \"profile\")";
+    return -1;
+  }
+  e->plan = get(VAR_PLAN);
+  e->provider = get(VAR_PROVIDER);
+  const char *sk = get(VAR_SKIP_RESTORE);
+  e->skip_restore = sk && strcmp(sk, "0") != 0;
+  const char *sh = get(VAR_SHADOW);
+  e->shadow_device = strcmp(sh, "device") == 0;
+  if (!e->shadow_device && strcmp(sh, "host") != 0) {
+    *why = "HUBPROF_SHADOW must be \"host\" or \"device\"";
+    return -1;
+  }
+  e->pass = strtol(get(VAR_PASS), &end, 10);
+  if (*end || e->pass < 0 || e->pass > 1000000) {
+    *why = "HUBPROF_PASS must be a pass number (0 for kernel replay)";
+    return -1;
+  }
+  if (e->profile && !e->plan) {
+    *why = "HUBPROF_MODE=profile needs HUBPROF_PLAN (the counters of each pass)";
     return -1;
   }
   return 0;

@@ -7,7 +7,14 @@
 
 typedef struct hpc_env {
   const char *output_dir; /* HUBPROF_OUTPUT_DIR, NULL when unset or empty: collector disabled */
-  const char *mode;       /* HUBPROF_MODE, "trace" when unset */
+  const char *mode;       /* HUBPROF_MODE, "trace" when unset, or "profile" */
+  int profile;            /* 1 when mode is "profile" (kernel replay, or one pass of application replay) */
+  const char *plan;       /* HUBPROF_PLAN (profile): passes separated by ';', counters by ',' */
+  long pass;              /* HUBPROF_PASS (profile): 0 = kernel replay of every pass of the plan; k > 0 = this
+                             run is pass k of an application replay (the plan then holds that pass only) */
+  const char *provider;   /* HUBPROF_PROVIDER (profile): counter provider, "perf" */
+  int shadow_device;      /* HUBPROF_SHADOW (profile): 0 = "host" (default), 1 = "device" */
+  int skip_restore;       /* HUBPROF_TEST_SKIP_RESTORE: 1 = never restore between passes (test hook) */
   int debug;              /* HUBPROF_DEBUG: 1 = diagnostics on stderr */
   size_t pending;         /* HUBPROF_PENDING: most pending dispatches per thread (power of two); the ring
                              starts smaller and doubles up to this */

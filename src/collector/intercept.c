@@ -16,6 +16,8 @@ static inline int64_t now_ns(void) {
 #ifdef HUBPROF_COLLECTOR_NOOP /* the overhead floor: every wrapper forwards */
 static inline int tracing(void) { return 0; }
 static inline int active(void) { return 0; }
+static inline int profiling(void) { return 0; }
+static inline int profiling_on(void) { return 0; }
 #else
 /* Tracing this call? Enabled, no replay context owns the dispatch, not nested inside the collector. */
 static inline int tracing(void) {
@@ -28,7 +30,17 @@ static inline int tracing(void) {
 static inline int active(void) {
   int e = atomic_load_explicit(&hpc_enabled, memory_order_relaxed);
   if (HPC_UNLIKELY(e == 0)) e = hpc_init_slow();
-  return e == 1 && !hpc_busy;
+  return e >= 1 && !hpc_busy;
+}
+
+/* Profile mode (whoever calls). */
+static inline int profiling_on(void) {
+  return atomic_load_explicit(&hpc_enabled, memory_order_relaxed) == HPC_PROFILING;
+}
+
+/* Profile mode, and this call is the application's own (not one the collector makes while replaying). */
+static inline int profiling(void) {
+  return atomic_load_explicit(&hpc_enabled, memory_order_relaxed) == HPC_PROFILING && !hpc_busy;
 }
 
 #endif
@@ -70,7 +82,11 @@ static inline void record(const cl_icd_dispatch *n, hpc_thread *t, cl_event ev, 
 cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
                                 const size_t *offset, const size_t *global, const size_t *local,
                                 cl_uint nwait, const cl_event *wait, cl_event *ev) {
-  if (!tracing()) return n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
+  if (!tracing()) {
+    if (HPC_UNLIKELY(profiling()))
+      return hpc_replay_dispatch(n, q, k, dim, offset, global, local, nwait, wait, ev, 0);
+    return n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
+  }
   hpc_thread *t = hpc_tls;
   if (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n)))
     return n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
@@ -90,7 +106,11 @@ cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl
 
 cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint nwait,
                        const cl_event *wait, cl_event *ev) {
-  if (!tracing()) return n->clEnqueueTask(q, k, nwait, wait, ev);
+  if (!tracing()) {
+    static const size_t one[1] = {1};
+    if (HPC_UNLIKELY(profiling())) return hpc_replay_dispatch(n, q, k, 1, NULL, one, one, nwait, wait, ev, 1);
+    return n->clEnqueueTask(q, k, nwait, wait, ev);
+  }
   hpc_thread *t = hpc_tls;
   if (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n))) return n->clEnqueueTask(q, k, nwait, wait, ev);
   hpc_busy = 1;
@@ -189,6 +209,7 @@ cl_kernel hpc_CreateKernel(const cl_icd_dispatch *n, cl_program p, const char *n
     int saved = errno;
     hpc_busy = 1;
     hpc_kernel_created(n, k);
+    if (profiling_on()) hpc_replay_kernel_new(n, k, NULL);
     hpc_busy = 0;
     errno = saved;
   }
@@ -203,8 +224,10 @@ cl_int hpc_CreateKernelsInProgram(const cl_icd_dispatch *n, cl_program p, cl_uin
   if (rc == CL_SUCCESS && k && active()) {
     int saved = errno;
     hpc_busy = 1;
-    for (cl_uint i = 0; i < got && i < num; i++)
+    for (cl_uint i = 0; i < got && i < num; i++) {
       hpc_kernel_created(n, k[i]);
+      if (profiling_on()) hpc_replay_kernel_new(n, k[i], NULL);
+    }
     hpc_busy = 0;
     errno = saved;
   }
@@ -217,6 +240,7 @@ cl_kernel hpc_CloneKernel(const cl_icd_dispatch *n, cl_kernel src, cl_int *err) 
     int saved = errno;
     hpc_busy = 1;
     hpc_kernel_created(n, k);
+    if (profiling_on()) hpc_replay_kernel_new(n, k, src);
     hpc_busy = 0;
     errno = saved;
   }

@@ -47,9 +47,45 @@ static CL_API_ENTRY cl_int CL_API_CALL L_clWaitForEvents(cl_uint n, const cl_eve
   return hpc_WaitForEvents(&g_target, n, l);
 }
 
+/* profile mode: buffers, SVM allocations and kernel arguments, for kernel replay */
+static CL_API_ENTRY cl_mem CL_API_CALL L_clCreateBuffer(cl_context c, cl_mem_flags f, size_t size, void *h,
+                                                        cl_int *e) {
+  return hpc_CreateBuffer(&g_target, c, f, size, h, e);
+}
+static CL_API_ENTRY cl_mem CL_API_CALL L_clCreateBufferWithProperties(cl_context c,
+                                                                      const cl_mem_properties *p,
+                                                                      cl_mem_flags f, size_t size, void *h,
+                                                                      cl_int *e) {
+  return hpc_CreateBufferWithProperties(&g_target, c, p, f, size, h, e);
+}
+static CL_API_ENTRY cl_mem CL_API_CALL L_clCreateSubBuffer(cl_mem m, cl_mem_flags f, cl_buffer_create_type t,
+                                                           const void *info, cl_int *e) {
+  return hpc_CreateSubBuffer(&g_target, m, f, t, info, e);
+}
+static CL_API_ENTRY cl_int CL_API_CALL L_clReleaseMemObject(cl_mem m) {
+  return hpc_ReleaseMemObject(&g_target, m);
+}
+static CL_API_ENTRY cl_int CL_API_CALL L_clSetKernelArg(cl_kernel k, cl_uint i, size_t size, const void *v) {
+  return hpc_SetKernelArg(&g_target, k, i, size, v);
+}
+static CL_API_ENTRY cl_int CL_API_CALL L_clSetKernelArgSVMPointer(cl_kernel k, cl_uint i, const void *p) {
+  return hpc_SetKernelArgSVMPointer(&g_target, k, i, p);
+}
+static CL_API_ENTRY cl_int CL_API_CALL L_clSetKernelExecInfo(cl_kernel k, cl_kernel_exec_info w, size_t size,
+                                                             const void *v) {
+  return hpc_SetKernelExecInfo(&g_target, k, w, size, v);
+}
+static CL_API_ENTRY void *CL_API_CALL L_clSVMAlloc(cl_context c, cl_svm_mem_flags f, size_t size, cl_uint a) {
+  return hpc_SVMAlloc(&g_target, c, f, size, a);
+}
+static CL_API_ENTRY void CL_API_CALL L_clSVMFree(cl_context c, void *p) { hpc_SVMFree(&g_target, c, p); }
+static CL_API_ENTRY cl_int CL_API_CALL L_clReleaseKernel(cl_kernel k) {
+  return hpc_ReleaseKernel(&g_target, k);
+}
+
 HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param, size_t size, void *value,
                                                           size_t *size_ret) {
-  static const char name[] = "hubprof collector (lite kernel trace)";
+  static const char name[] = "hubprof collector (lite kernel trace, kernel replay)";
   const void *src;
   size_t len;
   cl_layer_api_version v = CL_LAYER_API_VERSION_100;
@@ -85,10 +121,11 @@ HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, cons
   atomic_store(&hpc_layer_active, 1);
   /* Not asked to trace (HUBPROF_OUTPUT_DIR unset, bad settings): hand the table back untouched. */
 #ifdef HUBPROF_COLLECTOR_NOOP
-  if (1) { /* the overhead floor: wrappers in place, forwarding only */
+  int mode = HPC_PROFILING; /* the overhead floor: every wrapper in place, forwarding only */
 #else
-  if (hpc_init_slow() == 1) {
+  int mode = hpc_init_slow();
 #endif
+  if (mode >= 1) {
 #define OVERRIDE(f)                                                                                          \
   if (offsetof(cl_icd_dispatch, f) / sizeof(void *) < nent && g_target.f) g_ours.f = L_##f
     OVERRIDE(clCreateCommandQueue);
@@ -101,6 +138,18 @@ HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, cons
     OVERRIDE(clEnqueueTask);
     OVERRIDE(clFinish);
     OVERRIDE(clWaitForEvents);
+    if (mode == HPC_PROFILING) {
+      OVERRIDE(clCreateBuffer);
+      OVERRIDE(clCreateBufferWithProperties);
+      OVERRIDE(clCreateSubBuffer);
+      OVERRIDE(clReleaseMemObject);
+      OVERRIDE(clSetKernelArg);
+      OVERRIDE(clSetKernelArgSVMPointer);
+      OVERRIDE(clSetKernelExecInfo);
+      OVERRIDE(clSVMAlloc);
+      OVERRIDE(clSVMFree);
+      OVERRIDE(clReleaseKernel);
+    }
   }
   *num_entries_ret = (cl_uint)nent;
   *layer_dispatch_ret = &g_ours;

@@ -31,6 +31,28 @@ static void fill(void) {
   SYM(clGetDeviceInfo);
   SYM(clGetPlatformInfo);
   SYM(clGetDeviceIDs);
+  SYM(clGetPlatformIDs);
+  /* kernel replay */
+  SYM(clCreateBuffer);
+  SYM(clCreateBufferWithProperties);
+  SYM(clCreateSubBuffer);
+  SYM(clReleaseMemObject);
+  SYM(clSetKernelArg);
+  SYM(clSetKernelArgSVMPointer);
+  SYM(clSetKernelExecInfo);
+  SYM(clSVMAlloc);
+  SYM(clSVMFree);
+  SYM(clReleaseKernel);
+  SYM(clGetKernelArgInfo);
+  SYM(clGetMemObjectInfo);
+  SYM(clEnqueueReadBuffer);
+  SYM(clEnqueueWriteBuffer);
+  SYM(clEnqueueCopyBuffer);
+  SYM(clEnqueueMapBuffer);
+  SYM(clEnqueueUnmapMemObject);
+  SYM(clEnqueueSVMMemcpy);
+  SYM(clEnqueueSVMMap);
+  SYM(clEnqueueSVMUnmap);
 #undef SYM
   atomic_store(&g_ready, &g_next);
 }
@@ -127,4 +149,104 @@ HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint num, const cl
   const cl_icd_dispatch *n = hpc_preload_next();
   if (!n->clWaitForEvents) return CL_INVALID_OPERATION;
   return layered() ? n->clWaitForEvents(num, list) : hpc_WaitForEvents(n, num, list);
+}
+
+/* ---- profile mode: the collector decides at the application's first OpenCL call, so that the counters
+ * are open before the runtime starts its worker threads (PoCL starts them in clGetDeviceIDs) ---- */
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetPlatformIDs(cl_uint num, cl_platform_id *p,
+                                                            cl_uint *num_ret) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clGetPlatformIDs) return CL_INVALID_OPERATION;
+  if (!layered() && !atomic_load_explicit(&hpc_enabled, memory_order_relaxed)) hpc_init_slow();
+  return n->clGetPlatformIDs(num, p, num_ret);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id p, cl_device_type t, cl_uint num,
+                                                          cl_device_id *d, cl_uint *num_ret) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clGetDeviceIDs) return CL_INVALID_OPERATION;
+  if (!layered() && !atomic_load_explicit(&hpc_enabled, memory_order_relaxed)) hpc_init_slow();
+  return n->clGetDeviceIDs(p, t, num, d, num_ret);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_mem CL_API_CALL clCreateBuffer(cl_context c, cl_mem_flags f, size_t size, void *h,
+                                                          cl_int *e) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clCreateBuffer) {
+    if (e) *e = CL_INVALID_OPERATION;
+    return NULL;
+  }
+  return layered() ? n->clCreateBuffer(c, f, size, h, e) : hpc_CreateBuffer(n, c, f, size, h, e);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context c,
+                                                                        const cl_mem_properties *p,
+                                                                        cl_mem_flags f, size_t size, void *h,
+                                                                        cl_int *e) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clCreateBufferWithProperties) {
+    if (e) *e = CL_INVALID_OPERATION;
+    return NULL;
+  }
+  return layered() ? n->clCreateBufferWithProperties(c, p, f, size, h, e)
+                   : hpc_CreateBufferWithProperties(n, c, p, f, size, h, e);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_mem CL_API_CALL clCreateSubBuffer(cl_mem m, cl_mem_flags f,
+                                                             cl_buffer_create_type t, const void *info,
+                                                             cl_int *e) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clCreateSubBuffer) {
+    if (e) *e = CL_INVALID_OPERATION;
+    return NULL;
+  }
+  return layered() ? n->clCreateSubBuffer(m, f, t, info, e) : hpc_CreateSubBuffer(n, m, f, t, info, e);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clReleaseMemObject) return CL_INVALID_OPERATION;
+  return layered() ? n->clReleaseMemObject(m) : hpc_ReleaseMemObject(n, m);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel k, cl_uint i, size_t size,
+                                                          const void *v) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clSetKernelArg) return CL_INVALID_OPERATION;
+  return layered() ? n->clSetKernelArg(k, i, size, v) : hpc_SetKernelArg(n, k, i, size, v);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clSetKernelArgSVMPointer(cl_kernel k, cl_uint i, const void *p) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clSetKernelArgSVMPointer) return CL_INVALID_OPERATION;
+  return layered() ? n->clSetKernelArgSVMPointer(k, i, p) : hpc_SetKernelArgSVMPointer(n, k, i, p);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clSetKernelExecInfo(cl_kernel k, cl_kernel_exec_info w,
+                                                               size_t size, const void *v) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clSetKernelExecInfo) return CL_INVALID_OPERATION;
+  return layered() ? n->clSetKernelExecInfo(k, w, size, v) : hpc_SetKernelExecInfo(n, k, w, size, v);
+}
+
+HPC_EXPORT CL_API_ENTRY void *CL_API_CALL clSVMAlloc(cl_context c, cl_svm_mem_flags f, size_t size,
+                                                     cl_uint a) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clSVMAlloc) return NULL;
+  return layered() ? n->clSVMAlloc(c, f, size, a) : hpc_SVMAlloc(n, c, f, size, a);
+}
+
+HPC_EXPORT CL_API_ENTRY void CL_API_CALL clSVMFree(cl_context c, void *p) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clSVMFree) return;
+  if (layered())
+    n->clSVMFree(c, p);
+  else
+    hpc_SVMFree(n, c, p);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseKernel(cl_kernel k) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clReleaseKernel) return CL_INVALID_OPERATION;
+  return layered() ? n->clReleaseKernel(k) : hpc_ReleaseKernel(n, k);
 }

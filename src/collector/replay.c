@@ -1,0 +1,1020 @@
+/* Kernel replay (HUBPROF_MODE=profile): tracks the buffers a kernel can write (cl_mem objects, sub-buffers,
+ * SVM allocations, kernel arguments) and runs each dispatch once per counter pass, saving what it can write
+ * before pass 1 and restoring what changed before every later pass, so the application sees one execution. It
+ * may block (replay is synchronous by nature) but must never crash the host or change what it computes: on a
+ * failure it says so in one line and forwards from then on. Sections: state · tracking (buffers, SVM,
+ * kernels) · intercepted calls · shadow storage · ranges · the replay of one dispatch · log rows · init,
+ * fork, exit. */
+#include "collector.h"
+#include "counters.h"
+#include "env.h"
+#include "fmt_log.h"
+#include "hubprof/hub.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- state ------------------------------------------------------------------------------------------- */
+typedef struct pass_rec {
+  size_t n;          /* counters of the pass */
+  size_t *idx;       /* their provider indexes */
+  uint64_t *info_id; /* their counter_info row ids (1-based position in the plan) */
+  hc_session *sess;  /* opened at init (re-opened at need after a fork), reused for every dispatch */
+} pass_rec;
+
+static const hpc_env *r_env;
+static hc_provider *r_prov;
+static hc_plan *r_plan;
+static pass_rec *r_passes;
+static size_t r_npasses;
+static double *r_vals;                                      /* one pass's values */
+static pthread_mutex_t r_tlock = PTHREAD_MUTEX_INITIALIZER; /* the tracking tables */
+static pthread_mutex_t r_dlock = PTHREAD_MUTEX_INITIALIZER; /* one dispatch replays at a time */
+static _Atomic int r_off;                                   /* replay given up after a failure */
+static int r_warned_unsaved, r_warned_user, r_warned_save;  /* one line each (under r_dlock) */
+
+/* What the HUBPROF_DEBUG summary and the benchmarks report (under r_dlock). */
+static struct {
+  uint64_t dispatches, unreplayed, passes;
+  uint64_t accessible, saved, restored, restores; /* bytes; restores = range restores */
+  int64_t save_ns, compare_ns, restore_ns, pass_ns, total_ns;
+} r_st;
+
+static inline int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Profile mode and the application's own call (not one made while replaying). */
+static inline int profiling(void) {
+  return atomic_load_explicit(&hpc_enabled, memory_order_relaxed) == HPC_PROFILING && !hpc_busy;
+}
+
+/* ---- tracking: buffers, SVM allocations, kernels (r_tlock) --------------------------------------------- */
+#define NBUCKETS 4096
+static inline size_t bucket(const void *p) { return hpc_hash((uintptr_t)p, 12); }
+
+typedef struct mem_rec {
+  struct mem_rec *next;
+  cl_mem m;
+  cl_mem root; /* the buffer that owns the memory (m itself, or a sub-buffer's parent) */
+  cl_context ctx;
+  size_t off; /* offset of m in root */
+  size_t size;
+  cl_mem_flags flags; /* access flags, a sub-buffer's inherited from its parent */
+} mem_rec;
+static mem_rec *r_mems[NBUCKETS];
+
+static mem_rec *mem_find(cl_mem m) {
+  for (mem_rec *r = r_mems[bucket(m)]; r; r = r->next)
+    if (r->m == m) return r;
+  return NULL;
+}
+
+static void mem_add(cl_mem m, cl_mem root, cl_context ctx, size_t off, size_t size, cl_mem_flags flags) {
+  pthread_mutex_lock(&r_tlock);
+  mem_rec *r = mem_find(m);
+  if (!r && (r = calloc(1, sizeof *r)) != NULL) {
+    r->m = m;
+    r->next = r_mems[bucket(m)];
+    r_mems[bucket(m)] = r;
+  }
+  if (r) {
+    r->root = root;
+    r->ctx = ctx;
+    r->off = off;
+    r->size = size;
+    r->flags = flags;
+  }
+  pthread_mutex_unlock(&r_tlock);
+}
+
+static void mem_del(cl_mem m) {
+  pthread_mutex_lock(&r_tlock);
+  for (mem_rec **pp = &r_mems[bucket(m)]; *pp; pp = &(*pp)->next)
+    if ((*pp)->m == m) {
+      mem_rec *r = *pp;
+      *pp = r->next;
+      free(r);
+      break;
+    }
+  pthread_mutex_unlock(&r_tlock);
+}
+
+typedef struct svm_rec {
+  char *p;
+  size_t size;
+  cl_context ctx;
+} svm_rec;
+static svm_rec *r_svm;
+static size_t r_nsvm, r_capsvm;
+
+/* The SVM allocation holding p, or NULL (r_tlock held). */
+static svm_rec *svm_find(const void *p) {
+  for (size_t i = 0; i < r_nsvm; i++)
+    if ((const char *)p >= r_svm[i].p && (const char *)p < r_svm[i].p + r_svm[i].size) return &r_svm[i];
+  return NULL;
+}
+
+static void svm_forget(const char *p, size_t size) { /* r_tlock held: drop records overlapping [p, p+size) */
+  for (size_t i = 0; i < r_nsvm;)
+    if (r_svm[i].p < p + size && p < r_svm[i].p + r_svm[i].size)
+      r_svm[i] = r_svm[--r_nsvm];
+    else
+      i++;
+}
+
+enum { ARG_NONE = 0, ARG_MEM = 1, ARG_SVM = 2 };
+typedef struct karg {
+  unsigned char kind; /* ARG_* */
+  unsigned char ro;   /* 1: the kernel cannot write through it (__constant, const-qualified) */
+  const void *p;      /* the cl_mem, or the SVM pointer */
+} karg;
+
+typedef struct kern_rec {
+  struct kern_rec *next;
+  cl_kernel k;
+  karg *args;
+  size_t nargs, cap;
+  void **exec; /* SVM pointers named with clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_PTRS) */
+  size_t nexec;
+  int info;               /* 0: argument qualifiers not asked yet, 1: asked */
+  unsigned char *ro_info; /* per argument, from clGetKernelArgInfo: 1 = read-only */
+  size_t nro;
+} kern_rec;
+static kern_rec *r_kerns[NBUCKETS];
+
+static kern_rec *kern_find(cl_kernel k, int create) {
+  for (kern_rec *r = r_kerns[bucket(k)]; r; r = r->next)
+    if (r->k == k) return r;
+  if (!create) return NULL;
+  kern_rec *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->k = k;
+  r->next = r_kerns[bucket(k)];
+  r_kerns[bucket(k)] = r;
+  return r;
+}
+
+static void kern_clear(kern_rec *r) {
+  free(r->args);
+  free(r->exec);
+  free(r->ro_info);
+  r->args = NULL;
+  r->exec = NULL;
+  r->ro_info = NULL;
+  r->nargs = r->cap = r->nexec = r->nro = 0;
+  r->info = 0;
+}
+
+static void kern_del(cl_kernel k) {
+  pthread_mutex_lock(&r_tlock);
+  for (kern_rec **pp = &r_kerns[bucket(k)]; *pp; pp = &(*pp)->next)
+    if ((*pp)->k == k) {
+      kern_rec *r = *pp;
+      *pp = r->next;
+      kern_clear(r);
+      free(r);
+      break;
+    }
+  pthread_mutex_unlock(&r_tlock);
+}
+
+static void kern_set(cl_kernel k, cl_uint i, int kind, const void *p) {
+  pthread_mutex_lock(&r_tlock);
+  kern_rec *r = kern_find(k, 1);
+  if (r && i >= r->cap) {
+    size_t cap = r->cap ? r->cap : 8;
+    while (cap <= i)
+      cap *= 2;
+    karg *a = realloc(r->args, cap * sizeof *a);
+    if (a) {
+      memset(a + r->cap, 0, (cap - r->cap) * sizeof *a);
+      r->args = a;
+      r->cap = cap;
+    }
+  }
+  if (r && i < r->cap) {
+    r->args[i].kind = (unsigned char)kind;
+    r->args[i].p = p;
+    if (i >= r->nargs) r->nargs = i + 1;
+  }
+  pthread_mutex_unlock(&r_tlock);
+}
+
+void hpc_replay_kernel_new(const cl_icd_dispatch *n, cl_kernel k, cl_kernel src) {
+  (void)n;
+  pthread_mutex_lock(&r_tlock);
+  kern_rec *r = kern_find(k, 1); /* a kernel at the address of a released one starts empty */
+  if (r) kern_clear(r);
+  kern_rec *s = src ? kern_find(src, 0) : NULL;
+  if (r && s && s->nargs && (r->args = malloc(s->nargs * sizeof *r->args)) != NULL) {
+    memcpy(r->args, s->args, s->nargs * sizeof *r->args); /* clCloneKernel copies the argument values */
+    r->nargs = r->cap = s->nargs;
+    if (s->nexec && (r->exec = malloc(s->nexec * sizeof *r->exec)) != NULL) {
+      memcpy(r->exec, s->exec, s->nexec * sizeof *r->exec);
+      r->nexec = s->nexec;
+    }
+  }
+  pthread_mutex_unlock(&r_tlock);
+}
+
+/* Ask the runtime once per kernel which arguments it cannot write (r_tlock held). Without the information
+ * every buffer argument counts as writable. */
+static void kern_info(const cl_icd_dispatch *n, kern_rec *r) {
+  r->info = 1;
+  cl_uint nargs = 0;
+  if (!n->clGetKernelInfo || !n->clGetKernelArgInfo ||
+      n->clGetKernelInfo(r->k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL) != CL_SUCCESS || !nargs)
+    return;
+  unsigned char *ro = calloc(nargs, 1);
+  if (!ro) return;
+  for (cl_uint i = 0; i < nargs; i++) {
+    cl_kernel_arg_address_qualifier aq = 0;
+    cl_kernel_arg_type_qualifier tq = 0;
+    if (n->clGetKernelArgInfo(r->k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq, NULL) != CL_SUCCESS) {
+      free(ro); /* no argument information (built without -cl-kernel-arg-info): assume writable */
+      return;
+    }
+    if (n->clGetKernelArgInfo(r->k, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq, NULL) != CL_SUCCESS)
+      tq = 0;
+    ro[i] = aq == CL_KERNEL_ARG_ADDRESS_CONSTANT || (tq & CL_KERNEL_ARG_TYPE_CONST);
+  }
+  r->ro_info = ro;
+  r->nro = nargs;
+}
+
+/* ---- intercepted calls (profile mode only; otherwise they forward untouched) --------------------------- */
+static cl_mem_flags access_flags(cl_mem_flags f) {
+  return f & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_HOST_WRITE_ONLY |
+              CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS);
+}
+
+cl_mem hpc_CreateBuffer(const cl_icd_dispatch *n, cl_context c, cl_mem_flags f, size_t size, void *host,
+                        cl_int *err) {
+  cl_mem m = n->clCreateBuffer(c, f, size, host, err);
+  if (m && profiling()) {
+    int saved = errno;
+    mem_add(m, m, c, 0, size, access_flags(f));
+    errno = saved;
+  }
+  return m;
+}
+
+cl_mem hpc_CreateBufferWithProperties(const cl_icd_dispatch *n, cl_context c, const cl_mem_properties *props,
+                                      cl_mem_flags f, size_t size, void *host, cl_int *err) {
+  cl_mem m = n->clCreateBufferWithProperties(c, props, f, size, host, err);
+  if (m && profiling()) {
+    int saved = errno;
+    mem_add(m, m, c, 0, size, access_flags(f));
+    errno = saved;
+  }
+  return m;
+}
+
+cl_mem hpc_CreateSubBuffer(const cl_icd_dispatch *n, cl_mem parent, cl_mem_flags f, cl_buffer_create_type t,
+                           const void *info, cl_int *err) {
+  cl_mem m = n->clCreateSubBuffer(parent, f, t, info, err);
+  if (m && profiling() && t == CL_BUFFER_CREATE_TYPE_REGION && info) {
+    int saved = errno;
+    const cl_buffer_region *reg = info;
+    pthread_mutex_lock(&r_tlock);
+    mem_rec *p = mem_find(parent);
+    mem_rec pr = p ? *p : (mem_rec){0};
+    pthread_mutex_unlock(&r_tlock);
+    if (p) { /* a sub-buffer aliases its parent's memory: it is saved as a range of the root buffer */
+      cl_mem_flags dev = CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY;
+      cl_mem_flags hst = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS;
+      cl_mem_flags fl = access_flags(f);
+      if (!(fl & dev)) fl |= pr.flags & dev;
+      if (!(fl & hst)) fl |= pr.flags & hst;
+      mem_add(m, pr.root, pr.ctx, pr.off + reg->origin, reg->size, fl);
+    }
+    errno = saved;
+  }
+  return m;
+}
+
+cl_int hpc_ReleaseMemObject(const cl_icd_dispatch *n, cl_mem m) {
+  if (m && profiling()) {
+    int saved = errno;
+    cl_uint refs = 0;
+    if (n->clGetMemObjectInfo(m, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL) == CL_SUCCESS && refs <= 1)
+      mem_del(m);
+    errno = saved;
+  }
+  return n->clReleaseMemObject(m);
+}
+
+cl_int hpc_ReleaseKernel(const cl_icd_dispatch *n, cl_kernel k) {
+  if (k && profiling()) {
+    int saved = errno;
+    cl_uint refs = 0;
+    if (n->clGetKernelInfo(k, CL_KERNEL_REFERENCE_COUNT, sizeof refs, &refs, NULL) == CL_SUCCESS && refs <= 1)
+      kern_del(k);
+    errno = saved;
+  }
+  return n->clReleaseKernel(k);
+}
+
+cl_int hpc_SetKernelArg(const cl_icd_dispatch *n, cl_kernel k, cl_uint i, size_t size, const void *v) {
+  cl_int rc = n->clSetKernelArg(k, i, size, v);
+  if (rc == CL_SUCCESS && profiling()) {
+    int saved = errno;
+    cl_mem m = NULL;
+    if (size == sizeof(cl_mem) && v) memcpy(&m, v, sizeof m);
+    pthread_mutex_lock(&r_tlock);
+    int known = m && mem_find(m) != NULL; /* a buffer we saw created (samplers, scalars and others are not) */
+    pthread_mutex_unlock(&r_tlock);
+    kern_set(k, i, known ? ARG_MEM : ARG_NONE, known ? (const void *)m : NULL);
+    errno = saved;
+  }
+  return rc;
+}
+
+cl_int hpc_SetKernelArgSVMPointer(const cl_icd_dispatch *n, cl_kernel k, cl_uint i, const void *p) {
+  cl_int rc = n->clSetKernelArgSVMPointer(k, i, p);
+  if (rc == CL_SUCCESS && profiling()) {
+    int saved = errno;
+    kern_set(k, i, ARG_SVM, p);
+    errno = saved;
+  }
+  return rc;
+}
+
+cl_int hpc_SetKernelExecInfo(const cl_icd_dispatch *n, cl_kernel k, cl_kernel_exec_info what, size_t size,
+                             const void *v) {
+  cl_int rc = n->clSetKernelExecInfo(k, what, size, v);
+  if (rc == CL_SUCCESS && profiling() && what == CL_KERNEL_EXEC_INFO_SVM_PTRS) {
+    int saved = errno;
+    size_t cnt = v ? size / sizeof(void *) : 0;
+    pthread_mutex_lock(&r_tlock);
+    kern_rec *r = kern_find(k, 1);
+    if (r) {
+      free(r->exec);
+      r->exec = NULL;
+      r->nexec = 0;
+      if (cnt && (r->exec = malloc(cnt * sizeof(void *))) != NULL) {
+        memcpy(r->exec, v, cnt * sizeof(void *));
+        r->nexec = cnt;
+      }
+    }
+    pthread_mutex_unlock(&r_tlock);
+    errno = saved;
+  }
+  return rc;
+}
+
+void *hpc_SVMAlloc(const cl_icd_dispatch *n, cl_context c, cl_svm_mem_flags f, size_t size, cl_uint align) {
+  void *p = n->clSVMAlloc(c, f, size, align);
+  if (p && profiling() && !(f & CL_MEM_READ_ONLY)) {
+    int saved = errno;
+    pthread_mutex_lock(&r_tlock);
+    svm_forget(p, size);
+    if (r_nsvm == r_capsvm) {
+      size_t cap = r_capsvm ? 2 * r_capsvm : 64;
+      svm_rec *v = realloc(r_svm, cap * sizeof *v);
+      if (v) {
+        r_svm = v;
+        r_capsvm = cap;
+      }
+    }
+    if (r_nsvm < r_capsvm) r_svm[r_nsvm++] = (svm_rec){.p = p, .size = size, .ctx = c};
+    pthread_mutex_unlock(&r_tlock);
+    errno = saved;
+  }
+  return p;
+}
+
+void hpc_SVMFree(const cl_icd_dispatch *n, cl_context c, void *p) {
+  if (p && profiling()) {
+    int saved = errno;
+    pthread_mutex_lock(&r_tlock);
+    svm_forget(p, 1);
+    pthread_mutex_unlock(&r_tlock);
+    errno = saved;
+  }
+  n->clSVMFree(c, p);
+}
+
+/* ---- shadow storage: allocated once, grown when too small, never freed per dispatch -------------------- */
+/* Host pool: one mapping, pre-faulted (MAP_POPULATE) when it grows, since memory touched for the first time
+ * costs far more than a copy. Device shadows: one buffer per context (HUBPROF_SHADOW=device, and buffers the
+ * host may not read or write). */
+static char *r_pool;
+static size_t r_pool_cap;
+
+static int pool_reserve(size_t need) {
+  if (need <= r_pool_cap) return 0;
+  size_t cap = r_pool_cap * 2 > need ? r_pool_cap * 2 : need;
+  cap = (cap + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
+  void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (m == MAP_FAILED) return -1;
+  if (r_pool) munmap(r_pool, r_pool_cap);
+  r_pool = m;
+  r_pool_cap = cap;
+  return 0;
+}
+
+typedef struct dev_shadow {
+  cl_context ctx;
+  cl_mem m;
+  size_t cap;
+} dev_shadow;
+#define MAX_SHADOWS 16
+static dev_shadow r_dev[MAX_SHADOWS];
+static size_t r_ndev;
+
+static cl_mem dev_reserve(const cl_icd_dispatch *n, cl_context ctx, size_t need) {
+  dev_shadow *d = NULL;
+  for (size_t i = 0; i < r_ndev; i++)
+    if (r_dev[i].ctx == ctx) d = &r_dev[i];
+  if (!d) {
+    if (r_ndev == MAX_SHADOWS) return NULL;
+    d = &r_dev[r_ndev++];
+    *d = (dev_shadow){.ctx = ctx};
+  }
+  if (need <= d->cap) return d->m;
+  size_t cap = d->cap * 2 > need ? d->cap * 2 : need;
+  cap = (cap + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
+  cl_int err = CL_SUCCESS;
+  cl_mem m = n->clCreateBuffer(ctx, CL_MEM_READ_WRITE, cap, NULL, &err);
+  if (!m) return NULL;
+  if (d->m) n->clReleaseMemObject(d->m);
+  d->m = m;
+  d->cap = cap;
+  return m;
+}
+
+/* ---- ranges: the memory one dispatch can write ------------------------------------------------------- */
+enum { HOW_HOST = 0, HOW_DEVICE = 1, HOW_SVM = 2 };
+typedef struct range {
+  int how;          /* HOW_*: read/write through the host pool, copy to a device shadow, SVM copy */
+  cl_mem root;      /* buffer (HOW_HOST, HOW_DEVICE) */
+  char *svm;        /* allocation base (HOW_SVM) */
+  cl_context ctx;   /* context of root (device shadows) */
+  size_t off, size; /* range of root, or of the SVM allocation */
+  size_t pos;       /* offset in the shadow (host pool or device shadow) */
+  int host_read;    /* the host may map it for reading (the comparison after pass 1) */
+  int changed;      /* pass 1 wrote it: restore before later passes */
+  void *map;        /* comparison scratch: the mapped pointer */
+} range;
+static range *r_ranges;
+static size_t r_nranges, r_capranges;
+
+static int range_push(const range *x) {
+  if (r_nranges == r_capranges) {
+    size_t cap = r_capranges ? 2 * r_capranges : 32;
+    range *v = realloc(r_ranges, cap * sizeof *v);
+    if (!v) return -1;
+    r_ranges = v;
+    r_capranges = cap;
+  }
+  r_ranges[r_nranges++] = *x;
+  return 0;
+}
+
+static int range_cmp(const void *a, const void *b) {
+  const range *x = a, *y = b;
+  uintptr_t kx = x->how == HOW_SVM ? (uintptr_t)x->svm : (uintptr_t)x->root;
+  uintptr_t ky = y->how == HOW_SVM ? (uintptr_t)y->svm : (uintptr_t)y->root;
+  if (x->how == HOW_SVM && y->how != HOW_SVM) return 1;
+  if (x->how != HOW_SVM && y->how == HOW_SVM) return -1;
+  if (kx != ky) return kx < ky ? -1 : 1;
+  return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Fill r_ranges with the writable memory of kernel k's arguments: one range per buffer or SVM allocation,
+ * sub-buffers as ranges of their root, overlapping ranges (the same buffer twice, a sub-buffer with its
+ * parent) merged. Returns -1 when out of memory. */
+static int collect_ranges(const cl_icd_dispatch *n, cl_kernel k, uint64_t *unknown_svm) {
+  r_nranges = 0;
+  int rc = 0;
+  pthread_mutex_lock(&r_tlock);
+  kern_rec *kr = kern_find(k, 0);
+  if (kr && !kr->info) kern_info(n, kr);
+  for (size_t i = 0; kr && i < kr->nargs + kr->nexec && rc == 0; i++) {
+    const void *p = i < kr->nargs ? kr->args[i].p : kr->exec[i - kr->nargs];
+    int kind = i < kr->nargs ? kr->args[i].kind : ARG_SVM;
+    if (kind == ARG_NONE || !p) continue;
+    if (i < kr->nargs && i < kr->nro && kr->ro_info[i]) continue; /* __constant or const: never written */
+    range x = {0};
+    if (kind == ARG_MEM) {
+      mem_rec *m = mem_find((cl_mem)p);
+      if (!m || (m->flags & CL_MEM_READ_ONLY)) continue; /* read-only buffers never need saving */
+      x.root = m->root;
+      x.ctx = m->ctx;
+      x.off = m->off;
+      x.size = m->size;
+      int host_rw = !(m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS));
+      x.host_read = !(m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS));
+      x.how = r_env->shadow_device || !host_rw ? HOW_DEVICE : HOW_HOST;
+    } else {
+      svm_rec *s = svm_find(p);
+      if (!s) {
+        (*unknown_svm)++;
+        continue;
+      }
+      x.how = HOW_SVM;
+      x.svm = s->p;
+      x.size = s->size;
+      x.host_read = 1;
+    }
+    if (x.size) rc = range_push(&x);
+  }
+  pthread_mutex_unlock(&r_tlock);
+  if (rc) return rc;
+  qsort(r_ranges, r_nranges, sizeof *r_ranges, range_cmp);
+  size_t w = 0;
+  for (size_t i = 0; i < r_nranges; i++) {
+    range *x = &r_ranges[i];
+    if (w) {
+      range *y = &r_ranges[w - 1];
+      if (y->how == x->how && y->root == x->root && y->svm == x->svm && x->off <= y->off + y->size) {
+        size_t end = x->off + x->size > y->off + y->size ? x->off + x->size : y->off + y->size;
+        y->size = end - y->off;
+        y->host_read &= x->host_read;
+        continue;
+      }
+    }
+    r_ranges[w++] = *x;
+  }
+  r_nranges = w;
+  size_t pos = 0;
+  for (size_t i = 0; i < r_nranges; i++) {
+    r_ranges[i].pos = pos;
+    pos += (r_ranges[i].size + 127) & ~(size_t)127;
+  }
+  return 0;
+}
+
+/* Bytes of shadow the ranges need. */
+static size_t ranges_bytes(void) {
+  return r_nranges ? r_ranges[r_nranges - 1].pos + r_ranges[r_nranges - 1].size : 0;
+}
+
+/* Save every range into the shadow storage (before pass 1). Returns a CL error, CL_SUCCESS when saved. */
+static cl_int save_ranges(const cl_icd_dispatch *n, cl_command_queue q) {
+  size_t need = ranges_bytes();
+  if (pool_reserve(need) != 0) return CL_OUT_OF_HOST_MEMORY;
+  cl_int e = CL_SUCCESS;
+  for (size_t i = 0; i < r_nranges && e == CL_SUCCESS; i++) {
+    range *x = &r_ranges[i];
+    x->changed = 1;
+    if (x->how == HOW_HOST)
+      e = n->clEnqueueReadBuffer(q, x->root, CL_FALSE, x->off, x->size, r_pool + x->pos, 0, NULL, NULL);
+    else if (x->how == HOW_SVM)
+      e = n->clEnqueueSVMMemcpy(q, CL_FALSE, r_pool + x->pos, x->svm, x->size, 0, NULL, NULL);
+    else {
+      cl_mem sh = dev_reserve(n, x->ctx, need);
+      e = sh ? n->clEnqueueCopyBuffer(q, x->root, sh, x->off, x->pos, x->size, 0, NULL, NULL)
+             : CL_OUT_OF_RESOURCES;
+    }
+  }
+  cl_int f = n->clFinish(q);
+  return e != CL_SUCCESS ? e : f;
+}
+
+/* After pass 1: which ranges did it change? Those the host cannot read count as changed. The unmaps are
+ * left to the next restore's clFinish on an in-order queue (`ooo` = 0), which always follows. */
+static void compare_ranges(const cl_icd_dispatch *n, cl_command_queue q, int ooo) {
+  cl_int e;
+  for (size_t i = 0; i < r_nranges; i++) {
+    range *x = &r_ranges[i];
+    x->map = NULL;
+    if (!x->host_read) continue;
+    if (x->how == HOW_SVM) {
+      if (n->clEnqueueSVMMap(q, CL_FALSE, CL_MAP_READ, x->svm, x->size, 0, NULL, NULL) == CL_SUCCESS)
+        x->map = x->svm;
+    } else {
+      x->map = n->clEnqueueMapBuffer(q, x->root, CL_FALSE, CL_MAP_READ, x->off, x->size, 0, NULL, NULL, &e);
+    }
+  }
+  /* device shadows are compared through a mapping of the shadow */
+  void *dev_map[MAX_SHADOWS] = {0};
+  for (size_t d = 0; d < r_ndev; d++)
+    for (size_t i = 0; i < r_nranges; i++)
+      if (r_ranges[i].how == HOW_DEVICE && r_ranges[i].map && r_ranges[i].ctx == r_dev[d].ctx) {
+        dev_map[d] =
+            n->clEnqueueMapBuffer(q, r_dev[d].m, CL_FALSE, CL_MAP_READ, 0, ranges_bytes(), 0, NULL, NULL, &e);
+        break;
+      }
+  if (n->clFinish(q) != CL_SUCCESS) {
+    for (size_t i = 0; i < r_nranges; i++)
+      r_ranges[i].changed = 1;
+  } else {
+    for (size_t i = 0; i < r_nranges; i++) {
+      range *x = &r_ranges[i];
+      if (!x->map) continue;
+      const char *saved = NULL;
+      if (x->how != HOW_DEVICE)
+        saved = r_pool + x->pos;
+      else
+        for (size_t d = 0; d < r_ndev; d++)
+          if (r_dev[d].ctx == x->ctx && dev_map[d]) saved = (const char *)dev_map[d] + x->pos;
+      x->changed = !saved || memcmp(x->map, saved, x->size) != 0;
+    }
+  }
+  for (size_t i = 0; i < r_nranges; i++) {
+    range *x = &r_ranges[i];
+    if (!x->map) continue;
+    if (x->how == HOW_SVM)
+      n->clEnqueueSVMUnmap(q, x->svm, 0, NULL, NULL);
+    else
+      n->clEnqueueUnmapMemObject(q, x->root, x->map, 0, NULL, NULL);
+  }
+  for (size_t d = 0; d < r_ndev; d++)
+    if (dev_map[d]) n->clEnqueueUnmapMemObject(q, r_dev[d].m, dev_map[d], 0, NULL, NULL);
+  if (ooo) n->clFinish(q);
+}
+
+/* Put the saved contents of the changed ranges back (before passes 2..N). Returns the bytes restored, or
+ * -1 on an error. */
+static int64_t restore_ranges(const cl_icd_dispatch *n, cl_command_queue q) {
+  cl_int e = CL_SUCCESS;
+  int64_t bytes = 0;
+  for (size_t i = 0; i < r_nranges && e == CL_SUCCESS; i++) {
+    range *x = &r_ranges[i];
+    if (!x->changed) continue;
+    if (x->how == HOW_HOST)
+      e = n->clEnqueueWriteBuffer(q, x->root, CL_FALSE, x->off, x->size, r_pool + x->pos, 0, NULL, NULL);
+    else if (x->how == HOW_SVM)
+      e = n->clEnqueueSVMMemcpy(q, CL_FALSE, x->svm, r_pool + x->pos, x->size, 0, NULL, NULL);
+    else {
+      cl_mem sh = NULL;
+      for (size_t d = 0; d < r_ndev; d++)
+        if (r_dev[d].ctx == x->ctx) sh = r_dev[d].m;
+      e = sh ? n->clEnqueueCopyBuffer(q, sh, x->root, x->pos, x->off, x->size, 0, NULL, NULL)
+             : CL_INVALID_MEM_OBJECT;
+    }
+    bytes += (int64_t)x->size;
+    r_st.restores++;
+  }
+  cl_int f = n->clFinish(q);
+  return e != CL_SUCCESS || f != CL_SUCCESS ? -1 : bytes;
+}
+
+/* ---- the replay of one dispatch ------------------------------------------------------------------------ */
+static inline uint32_t clamp32(size_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+static cl_int enqueue(const cl_icd_dispatch *n, int task, cl_command_queue q, cl_kernel k, cl_uint dim,
+                      const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait,
+                      const cl_event *wait, cl_event *ev) {
+  return task ? n->clEnqueueTask(q, k, nwait, wait, ev)
+              : n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
+}
+
+static void give_up(const char *what, cl_int e) {
+  if (atomic_exchange(&r_off, 1)) return;
+  hpc_say("kernel replay failed (%s: OpenCL error %d); profiling disabled, the application continues "
+          "unprofiled",
+          what, (int)e);
+}
+
+/* Open the sessions a forked child lost (r_dlock held). */
+static int sessions_ready(void) {
+  for (size_t p = 0; p < r_npasses; p++)
+    if (!r_passes[p].sess) {
+      hc_status st = hc_session_open(r_prov, r_passes[p].idx, r_passes[p].n, &r_passes[p].sess);
+      if (st != HC_OK) {
+        hpc_say("cannot open the counters of pass %zu (%s); profiling disabled", p + 1, hc_status_str(st));
+        atomic_store(&r_off, 1);
+        return -1;
+      }
+    }
+  return 0;
+}
+
+typedef struct dispatch_row {
+  hp_dispatch d;
+  double *vals;   /* values of every pass that ran */
+  uint64_t *ids;  /* their counter_info row ids */
+  uint32_t *pass; /* the pass each value was measured in */
+  size_t nvals;
+} dispatch_row;
+
+static void write_row(const dispatch_row *r) {
+  hp_store *s = hpc_store_enter();
+  if (s) {
+    hp_write_dispatch(s, &r->d);
+    for (size_t i = 0; i < r->nvals; i++) {
+      hp_counter_value v = {.size = sizeof v,
+                            .dispatch_id = r->d.id,
+                            .counter_id = r->ids[i],
+                            .pass = r->pass[i],
+                            .value = r->vals[i]};
+      hp_write_counter_value(s, &v);
+    }
+    hp_log_flush(s);
+  }
+  hpc_store_leave(s);
+}
+
+cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
+                           const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait,
+                           const cl_event *wait, cl_event *ev, int task) {
+  if (atomic_load(&r_off)) return enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, ev);
+  hpc_thread *t = hpc_tls;
+  if (!t && !(t = hpc_thread_attach(n))) /* no log: nothing to profile into */
+    return enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, ev);
+  int saved_errno = errno;
+  pthread_mutex_lock(&r_dlock);
+  hpc_busy = 1;
+  hubprof_collector_replay_enter();
+  int64_t t0 = now_ns();
+
+  /* identity and description, as the lite trace records them */
+  dispatch_row row = {.d = {.size = sizeof row.d, .process_id = 1, .thread_id = t->thread_id}};
+  hp_dispatch *d = &row.d;
+  uint32_t kid = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k);
+  if (!kid) kid = hpc_kernel_slow(n, k);
+  uint64_t qa = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
+  if (!qa) qa = hpc_queue_slow(n, q);
+  d->kernel_id = kid;
+  d->queue_id = (uint32_t)(qa >> 32);
+  d->agent_id = (uint32_t)qa;
+  cl_uint nd = dim > 3 ? 3 : dim;
+  for (cl_uint i = 0; i < 3; i++) {
+    d->grid[i] = i < nd && global ? clamp32(global[i]) : 1;
+    d->workgroup[i] = !local ? 0 : i < nd ? clamp32(local[i]) : 1;
+  }
+
+  /* the dispatch runs alone: drain its queue and whatever it waits for */
+  cl_int rc = n->clFinish(q);
+  int replay = rc == CL_SUCCESS && sessions_ready() == 0;
+  for (cl_uint i = 0; replay && i < nwait && wait; i++) {
+    cl_int st = CL_COMPLETE;
+    if (n->clGetEventInfo(wait[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS ||
+        st < 0) {
+      replay = 0; /* a failed or invalid event: the runtime reports it to the app as it would */
+      break;
+    }
+    if (st == CL_COMPLETE) continue;
+    cl_command_type ty = 0;
+    n->clGetEventInfo(wait[i], CL_EVENT_COMMAND_TYPE, sizeof ty, &ty, NULL);
+    if (ty == CL_COMMAND_USER) { /* the app completes it later: waiting here would never return */
+      if (!r_warned_user++)
+        hpc_say("a dispatch waits for a user event that is not complete: it runs once, unprofiled "
+                "(and so do others like it)");
+      replay = 0;
+      break;
+    }
+    n->clWaitForEvents(1, &wait[i]); /* another queue's command */
+  }
+  uint64_t unknown_svm = 0;
+  size_t npasses = r_npasses;
+  if (replay && collect_ranges(n, k, &unknown_svm) != 0) replay = 0;
+  if (unknown_svm && !r_warned_unsaved++)
+    hpc_say("a kernel argument points to memory not allocated with clSVMAlloc: it is not saved between "
+            "passes");
+  for (size_t i = 0; replay && i < r_nranges; i++)
+    d->bytes_accessible += r_ranges[i].size;
+
+  if (!replay) { /* forward once, unprofiled */
+    d->enqueue_ns = now_ns();
+    cl_int e = enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, ev);
+    if (e == CL_SUCCESS) {
+      d->id = d->dispatch_id = atomic_fetch_add(&hpc_next_dispatch, 1) + 1;
+      d->passes = 1;
+      write_row(&row);
+      r_st.unreplayed++;
+    }
+    hubprof_collector_replay_leave();
+    hpc_busy = 0;
+    pthread_mutex_unlock(&r_dlock);
+    errno = saved_errno;
+    return e;
+  }
+
+  /* save what the kernel can write, when later passes need it back */
+  int64_t ts = now_ns();
+  int saving = npasses > 1 && r_nranges > 0;
+  if (saving) {
+    cl_int e = save_ranges(n, q);
+    if (e != CL_SUCCESS) {
+      if (!r_warned_save++)
+        hpc_say("cannot save the buffers of a dispatch (OpenCL error %d): it runs once, with the counters "
+                "of pass 1 only",
+                (int)e);
+      npasses = 1;
+      saving = 0;
+    } else {
+      r_st.saved += ranges_bytes();
+    }
+  }
+  r_st.save_ns += now_ns() - ts;
+
+  double vals[256];
+  uint64_t vids[256];
+  uint32_t vpass[256];
+  size_t nvals = 0;
+  cl_int app_rc = CL_SUCCESS;
+  size_t done = 0;
+  for (size_t p = 0; p < npasses; p++) {
+    pass_rec *pr = &r_passes[p];
+    if (p > 0 && saving && !r_env->skip_restore) {
+      int64_t tr = now_ns();
+      int64_t b = restore_ranges(n, q);
+      r_st.restore_ns += now_ns() - tr;
+      if (b < 0) {
+        give_up("restoring buffers", CL_INVALID_OPERATION);
+        break;
+      }
+      d->bytes_restored += (uint64_t)b;
+    }
+    cl_event mine = NULL, *evp = p == 0 && ev ? ev : &mine;
+    int64_t tp = now_ns();
+    if (p == 0) d->enqueue_ns = tp;
+    hc_status hs = hc_session_start(pr->sess);
+    cl_int e =
+        enqueue(n, task, q, k, dim, offset, global, local, p == 0 ? nwait : 0, p == 0 ? wait : NULL, evp);
+    cl_int st = CL_COMPLETE;
+    if (e == CL_SUCCESS) {
+      n->clWaitForEvents(1, evp);
+      if (n->clGetEventInfo(*evp, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
+        st = -1;
+    }
+    hc_status hs2 = hc_session_stop(pr->sess, r_vals);
+    r_st.pass_ns += now_ns() - tp;
+    if (p == 0) app_rc = e;
+    if (e != CL_SUCCESS) { /* the app's own call failed (pass 1): it sees the error, nothing ran */
+      if (p > 0) give_up("enqueueing a replay pass", e);
+      break;
+    }
+    if (p == 0) {
+      cl_ulong s0 = 0, s1 = 0;
+      if (n->clGetEventProfilingInfo(*evp, CL_PROFILING_COMMAND_START, sizeof s0, &s0, NULL) == CL_SUCCESS &&
+          n->clGetEventProfilingInfo(*evp, CL_PROFILING_COMMAND_END, sizeof s1, &s1, NULL) == CL_SUCCESS) {
+        d->start_ns = (int64_t)s0;
+        d->end_ns = (int64_t)s1;
+      }
+    }
+    if (mine) n->clReleaseEvent(mine);
+    done++;
+    if (hs == HC_OK && hs2 == HC_OK)
+      for (size_t i = 0; i < pr->n && nvals < 256; i++) {
+        vals[nvals] = r_vals[i];
+        vids[nvals] = pr->info_id[i];
+        vpass[nvals] = r_env->pass ? (uint32_t)r_env->pass : (uint32_t)(p + 1);
+        row.nvals = ++nvals;
+      }
+    if (hs != HC_OK || hs2 != HC_OK) {
+      hpc_say("cannot read the counters of pass %zu (%s); profiling disabled", p + 1,
+              hc_status_str(hs != HC_OK ? hs : hs2));
+      atomic_store(&r_off, 1);
+    }
+    if (st != CL_COMPLETE) break; /* the kernel failed: running it again would fail again */
+    if (p == 0 && saving && npasses > 1) {
+      int64_t tc = now_ns();
+      cl_command_queue_properties qp = 0;
+      n->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL);
+      compare_ranges(n, q, (qp & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) || r_env->skip_restore);
+      r_st.compare_ns += now_ns() - tc;
+    }
+    if (atomic_load(&r_off)) break;
+  }
+  if (done) {
+    d->id = d->dispatch_id = atomic_fetch_add(&hpc_next_dispatch, 1) + 1;
+    d->passes = (uint32_t)done;
+    row.vals = vals;
+    row.ids = vids;
+    row.pass = vpass;
+    write_row(&row);
+    r_st.dispatches++;
+    r_st.passes += done;
+    r_st.accessible += d->bytes_accessible;
+    r_st.restored += d->bytes_restored;
+  }
+  r_st.total_ns += now_ns() - t0;
+  hubprof_collector_replay_leave();
+  hpc_busy = 0;
+  pthread_mutex_unlock(&r_dlock);
+  errno = saved_errno;
+  return app_rc;
+}
+
+/* ---- log rows: metadata and counter_info --------------------------------------------------------------- */
+void hpc_replay_log_opened(hp_store *s) {
+  hp_write_metadata(s, "replay", r_env->pass ? "application" : "kernel");
+  hp_write_metadata(s, "pass_plan", r_env->plan);
+  if (r_env->pass) {
+    char b[32];
+    snprintf(b, sizeof b, "%ld", r_env->pass);
+    hp_write_metadata(s, "replay_pass", b);
+  }
+  hp_write_metadata(s, "counter_provider", hc_provider_name(r_prov));
+  uint64_t id = 0;
+  for (size_t p = 0; p < r_npasses; p++)
+    for (size_t i = 0; i < r_passes[p].n; i++) {
+      const hc_counter *c = hc_provider_counter(r_prov, r_passes[p].idx[i]);
+      hp_counter_info ci = {.size = sizeof ci,
+                            .id = ++id,
+                            .name = c->name,
+                            .description = c->description,
+                            .block = c->block,
+                            .unit = c->unit,
+                            .expression = ""};
+      hp_write_counter_info(s, &ci);
+    }
+}
+
+/* ---- init, fork, exit -----------------------------------------------------------------------------------
+ */
+int hpc_replay_init(const hpc_env *e, const char **why) {
+  static char msg[512];
+  r_env = e;
+  if (hc_plan_parse(e->plan, &r_plan) != HC_OK || !r_plan->npasses || !r_plan->ncounters) {
+    *why = "HUBPROF_PLAN is not a counter plan (passes separated by ';', counters by ',')";
+    return -1;
+  }
+  if (e->pass && r_plan->npasses != 1) {
+    *why = "HUBPROF_PASS is set: HUBPROF_PLAN must hold that one pass";
+    return -1;
+  }
+  hc_status st = hc_provider_open(e->provider, &r_prov);
+  if (st != HC_OK) {
+    snprintf(msg, sizeof msg, "counter provider '%s': %s", e->provider, hc_status_str(st));
+    *why = msg;
+    return -1;
+  }
+  r_npasses = r_plan->npasses;
+  r_passes = calloc(r_npasses, sizeof *r_passes);
+  r_vals = calloc(r_plan->ncounters, sizeof *r_vals);
+  if (!r_passes || !r_vals) {
+    *why = "out of memory";
+    return -1;
+  }
+  if (r_plan->ncounters > 256) {
+    *why = "HUBPROF_PLAN names more than 256 counters";
+    return -1;
+  }
+  uint64_t id = 0;
+  for (size_t p = 0; p < r_npasses; p++) {
+    pass_rec *pr = &r_passes[p];
+    pr->idx = calloc(r_plan->ncounters, sizeof *pr->idx);
+    pr->info_id = calloc(r_plan->ncounters, sizeof *pr->info_id);
+    if (!pr->idx || !pr->info_id) {
+      *why = "out of memory";
+      return -1;
+    }
+    for (size_t i = 0; i < r_plan->ncounters; i++) {
+      if (r_plan->pass[i] != p + 1) continue;
+      long x = hc_provider_find(r_prov, r_plan->names[i]);
+      if (x < 0 || !hc_provider_counter(r_prov, (size_t)x)->available) {
+        snprintf(msg, sizeof msg, "counter '%s' %s", r_plan->names[i],
+                 x < 0 ? "is unknown" : hc_provider_counter(r_prov, (size_t)x)->reason);
+        *why = msg;
+        return -1;
+      }
+      pr->idx[pr->n] = (size_t)x;
+      pr->info_id[pr->n++] = ++id;
+    }
+    if (!pr->n) {
+      *why = "HUBPROF_PLAN has an empty pass";
+      return -1;
+    }
+    /* opened now, before the runtime starts its worker threads (they inherit the counters) */
+    st = hc_session_open(r_prov, pr->idx, pr->n, &pr->sess);
+    if (st != HC_OK) {
+      snprintf(msg, sizeof msg, "cannot open the counters of pass %zu: %s", p + 1, hc_status_str(st));
+      *why = msg;
+      return -1;
+    }
+  }
+  return 0;
+}
+
+void hpc_replay_fork_child(void) {
+  pthread_mutex_init(&r_dlock, NULL); /* a fork while another thread replayed leaves it held */
+  pthread_mutex_init(&r_tlock, NULL);
+  for (size_t p = 0; p < r_npasses; p++)
+    if (r_passes[p].sess) { /* the parent's counters: the child opens its own at its first dispatch */
+      hc_session_close(r_passes[p].sess);
+      r_passes[p].sess = NULL;
+    }
+  memset(&r_st, 0, sizeof r_st);
+}
+
+void hpc_replay_exit(int debug) {
+  if (!debug) return;
+  pthread_mutex_lock(&r_dlock);
+  double ms = 1e-6;
+  double other = (double)(r_st.total_ns - r_st.pass_ns);
+  hpc_say("pid %ld: %llu dispatches replayed in %llu passes (%llu ran once, unprofiled); replay cost beyond "
+          "the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f GB/s); compared in %.3f ms; "
+          "restored %llu bytes in %llu copies, %.3f ms (%.2f GB/s); accessible %llu bytes",
+          (long)getpid(), (unsigned long long)r_st.dispatches, (unsigned long long)r_st.passes,
+          (unsigned long long)r_st.unreplayed, r_st.dispatches ? other / 1e3 / (double)r_st.dispatches : 0.0,
+          (unsigned long long)r_st.saved, (double)r_st.save_ns * ms,
+          r_st.save_ns ? (double)r_st.saved / (double)r_st.save_ns : 0.0, (double)r_st.compare_ns * ms,
+          (unsigned long long)r_st.restored, (unsigned long long)r_st.restores, (double)r_st.restore_ns * ms,
+          r_st.restore_ns ? (double)r_st.restored / (double)r_st.restore_ns : 0.0,
+          (unsigned long long)r_st.accessible);
+  pthread_mutex_unlock(&r_dlock);
+}
