@@ -20,6 +20,8 @@ int cmd_merge(int argc, char **argv);
 void cmd_merge_help(FILE *out);
 int cmd_trace(int argc, char **argv);
 void cmd_trace_help(FILE *out);
+int cmd_profile(int argc, char **argv);
+void cmd_profile_help(FILE *out);
 int cmd_analyze(int argc, char **argv);
 void cmd_analyze_help(FILE *out);
 int cmd_plan(int argc, char **argv);

@@ -9,6 +9,8 @@
 
 static const cli_cmd commands[] = {
     {"trace", "run an application and record a lite kernel trace (no counters)", cmd_trace, cmd_trace_help},
+    {"profile", "run an application and measure counters on every dispatch (kernel or application replay)",
+     cmd_profile, cmd_profile_help},
     {"analyze", "top kernels per device: calls, device time, share", cmd_analyze, cmd_analyze_help},
     {"info", "show a store's format, schema version, rows per table, processes and time span", cmd_info,
      cmd_info_help},

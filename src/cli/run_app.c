@@ -1,7 +1,8 @@
 /* Runs an application under the collector: sets the documented HUBPROF_* variables and OPENCL_LAYERS
  * (and LD_PRELOAD when asked), becomes the subreaper of every descendant so forked children are waited
  * for, then merges each process's log into ONE store through the hub and removes the logs.
- * The application's stdin/stdout/stderr, arguments and exit status pass through untouched. */
+ * The application's stdin/stdout/stderr, arguments and exit status pass through untouched; the only
+ * variables it sees added are the collector's. */
 #include "run_app.h"
 #include "cli.h"
 
@@ -71,7 +72,7 @@ static int env_prepend(const char *name, const char *value) {
 
 /* Directory for the per-process logs: beside the output (same file system, so the merge reads locally),
  * falling back to $TMPDIR when the output's directory is not writable (the merge then reports it). */
-static char *make_log_dir(const char *output) {
+char *run_make_log_dir(const char *output) {
   const char *slash = strrchr(output, '/');
   char tmpl[PATH_MAX];
   if (slash)
@@ -86,7 +87,7 @@ static char *make_log_dir(const char *output) {
   return NULL;
 }
 
-static void remove_dir(const char *dir) {
+void run_remove_dir(const char *dir) {
   DIR *d = opendir(dir);
   if (d) {
     struct dirent *e;
@@ -104,7 +105,7 @@ static void remove_dir(const char *dir) {
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Paths of the logs in dir (hubprof-*.log), sorted. */
-static char **list_logs(const char *dir, size_t *n) {
+char **run_list_logs(const char *dir, size_t *n) {
   *n = 0;
   DIR *d = opendir(dir);
   if (!d) return NULL;
@@ -128,10 +129,16 @@ static char **list_logs(const char *dir, size_t *n) {
   return v;
 }
 
+void run_free_list(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
 /* Merge the logs into the output; prints the summary. Returns 0 on success. */
 static int merge_logs(const run_opts *o, const char *output, const char *dir) {
   size_t n;
-  char **logs = list_logs(dir, &n);
+  char **logs = run_list_logs(dir, &n);
   int rc = 0;
   if (n == 0) {
     cli_warn("no OpenCL activity recorded (did the application use OpenCL?); %s not written", output);
@@ -175,11 +182,15 @@ static int merge_logs(const run_opts *o, const char *output, const char *dir) {
     hp_store_close(in[i]);
   }
   if (rc == 0 && !o->quiet) {
+    char extra[128] = "";
+    if (o->plan)
+      snprintf(extra, sizeof extra, ", %" PRIu64 " counter values in %zu pass%s (kernel replay)",
+               stats.rows_out[HP_TABLE_COUNTER_VALUE], o->npasses, o->npasses == 1 ? "" : "es");
     fprintf(stderr,
-            "hubprof: %" PRIu64 " dispatches of %" PRIu64 " kernel%s in %" PRIu64 " process%s -> %s (%s)\n",
+            "hubprof: %" PRIu64 " dispatches of %" PRIu64 " kernel%s in %" PRIu64 " process%s%s -> %s (%s)\n",
             stats.rows_out[HP_TABLE_DISPATCH], stats.rows_out[HP_TABLE_KERNEL_SYMBOL],
             stats.rows_out[HP_TABLE_KERNEL_SYMBOL] == 1 ? "" : "s", stats.rows_out[HP_TABLE_PROCESS],
-            stats.rows_out[HP_TABLE_PROCESS] == 1 ? "" : "es", output, o->format);
+            stats.rows_out[HP_TABLE_PROCESS] == 1 ? "" : "es", extra, output, o->format);
     if (lost) cli_warn("%" PRIu64 " records were lost (the collector ran out of space)", lost);
   }
   for (size_t i = 0; i < n; i++)
@@ -195,37 +206,56 @@ static int format_known(const char *f) {
   return 0;
 }
 
-int run_app(const run_opts *o, int argc, char **argv) {
+int run_prepare(const run_opts *o, const char *app, char **output, char **collector) {
+  *output = *collector = NULL;
   if (!format_known(o->format)) {
     cli_error("%s: unknown format '%s' (see 'hubprof %s --help')", o->mode, o->format, o->mode);
     return CLI_USAGE;
   }
-  char *output = o->output ? strdup(o->output) : default_output(argv[0], o->format);
-  char *collector = find_collector();
-  if (!collector) {
+  char *out = o->output ? strdup(o->output) : default_output(app, o->format);
+  char *coll = find_collector();
+  if (!coll) {
     cli_error("cannot find libhubprof_collector.so beside the hubprof executable (set HUBPROF_COLLECTOR)");
-    free(output);
+    free(out);
     return CLI_FAIL;
   }
   struct stat sb;
-  if (!o->force && stat(output, &sb) == 0) {
-    cli_error("%s: already exists (use --force to replace it, or -o to choose another name)", output);
-    free(output);
-    free(collector);
+  if (!o->force && stat(out, &sb) == 0) {
+    cli_error("%s: already exists (use --force to replace it, or -o to choose another name)", out);
+    free(out);
+    free(coll);
     return CLI_FAIL;
   }
-  char *dir = make_log_dir(output);
-  if (!dir) {
-    cli_error("cannot create a directory for the logs: %s", strerror(errno));
-    free(output);
-    free(collector);
-    return CLI_FAIL;
-  }
+  *output = out;
+  *collector = coll;
+  return 0;
+}
+
+int run_launch(const run_opts *o, const char *collector, const char *dir, const char *plan, size_t pass,
+               int argc, char **argv, int *started) {
+  (void)argc;
+  *started = 0;
   /* The collector reads only these; everything else of the environment passes through unchanged. */
   setenv("HUBPROF_OUTPUT_DIR", dir, 1);
   setenv("HUBPROF_MODE", o->mode, 1);
-  env_prepend("OPENCL_LAYERS", collector);
-  if (o->preload) env_prepend("LD_PRELOAD", collector);
+  if (plan)
+    setenv("HUBPROF_PLAN", plan, 1);
+  else
+    unsetenv("HUBPROF_PLAN");
+  if (pass) {
+    char b[32];
+    snprintf(b, sizeof b, "%zu", pass);
+    setenv("HUBPROF_PASS", b, 1);
+  } else {
+    unsetenv("HUBPROF_PASS");
+  }
+  if (o->provider) setenv("HUBPROF_PROVIDER", o->provider, 1);
+  static int layered; /* once per hubprof process, however many runs */
+  if (!layered) {
+    layered = 1;
+    env_prepend("OPENCL_LAYERS", collector);
+    if (o->preload) env_prepend("LD_PRELOAD", collector);
+  }
 
   /* Orphaned grandchildren are re-parented to us, so every process that writes a log is waited for. */
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -250,10 +280,8 @@ int run_app(const run_opts *o, int argc, char **argv) {
   if (err_pipe[1] >= 0) close(err_pipe[1]);
   if (pid < 0) {
     cli_error("cannot start %s: %s", argv[0], strerror(errno));
-    remove_dir(dir);
-    free(dir);
-    free(output);
-    free(collector);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
     return CLI_FAIL;
   }
   int exec_errno = 0;
@@ -275,17 +303,37 @@ int run_app(const run_opts *o, int argc, char **argv) {
     app_rc = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
     app_rc = 128 + WTERMSIG(status);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGQUIT, &old_quit, NULL);
   if (exec_errno) {
     cli_error("cannot run '%s': %s", argv[0], strerror(exec_errno));
-    remove_dir(dir);
+    return app_rc;
+  }
+  *started = 1;
+  return app_rc;
+}
+
+int run_app(const run_opts *o, int argc, char **argv) {
+  char *output, *collector;
+  int rc = run_prepare(o, argv[0], &output, &collector);
+  if (rc) return rc;
+  char *dir = run_make_log_dir(output);
+  if (!dir) {
+    cli_error("cannot create a directory for the logs: %s", strerror(errno));
+    free(output);
+    free(collector);
+    return CLI_FAIL;
+  }
+  int started = 0;
+  int app_rc = run_launch(o, collector, dir, o->plan, 0, argc, argv, &started);
+  if (!started) {
+    run_remove_dir(dir);
   } else if (merge_logs(o, output, dir) == 0) {
-    remove_dir(dir);
+    run_remove_dir(dir);
   } else {
     /* nothing recorded: remove the empty directory; a failed merge keeps the logs it named */
     rmdir(dir);
   }
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGQUIT, &old_quit, NULL);
   free(dir);
   free(output);
   free(collector);
