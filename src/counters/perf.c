@@ -375,6 +375,14 @@ static int read_counter(int fd, uint64_t v[3]) {
   return read(fd, v, 3 * sizeof *v) == (ssize_t)(3 * sizeof *v) ? 0 : -1;
 }
 
+/* The count since `base` ({value, time enabled, time running} of read()). When the kernel multiplexed
+ * the counter (it ran part of the time it was enabled), scale up as perf stat does. */
+static double perf_scaled(const uint64_t now[3], const uint64_t base[3]) {
+  double val = (double)(now[0] - base[0]), en = (double)(now[1] - base[1]), run = (double)(now[2] - base[2]);
+  if (run > 0 && run < en) val = val * en / run;
+  return val;
+}
+
 hc_status hc_session_start(hc_session *s) {
   if (!s || s->started) return HC_ERR_INVALID;
   int err = 0;
@@ -422,11 +430,7 @@ hc_status hc_session_stop(hc_session *s, double *values) {
         st = HC_ERR_IO;
         continue;
       }
-      const uint64_t *b = &s->base[3 * i];
-      double val = (double)(v[0] - b[0]), en = (double)(v[1] - b[1]), run = (double)(v[2] - b[2]);
-      /* the kernel multiplexed this counter: it ran part of the time; scale up as perf stat does */
-      if (run > 0 && run < en) val = val * en / run;
-      values[k] += val;
+      values[k] += perf_scaled(v, &s->base[3 * i]);
     }
   }
   return st;

@@ -1,0 +1,969 @@
+/* Tests of hubprof's counters part: device description files (good and bad), the pass planner (exact
+ * cases on gfx9 limits, groups, --max-counters-per-pass, determinism, a random property test), the plan
+ * string, the perf provider's availability (with and without a PMU, faults injected) and real
+ * measurements with sessions over every thread. Builds the counters sources into this program. */
+#include "../src/counters/counters.c"
+#include "../src/counters/devices.c"
+#include "../src/counters/perf.c"
+#include "../src/counters/planner.c"
+#include "../src/counters/request.c"
+
+#include "check.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <time.h>
+
+static char tmpdir[256];
+
+/* ---- helpers ---- */
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    perror(path);
+    exit(2);
+  }
+  fputs(text, f);
+  fclose(f);
+}
+
+/* The plan of lone counters `names` (NULL-terminated) and optional groups under `lim`. */
+typedef struct tgroup {
+  const char *name;
+  const char *c[16];
+} tgroup;
+
+static hc_status plan_of(const hc_limits *lim, const char *(*block_of)(const char *, void *), void *ctx,
+                         const char *const *lone, const tgroup *groups, hc_plan **out, char *err) {
+  hc_request req[64];
+  size_t n = 0;
+  if (lone && lone[0]) {
+    size_t k = 0;
+    while (lone[k])
+      k++;
+    req[n++] = (hc_request){NULL, lone, k};
+  }
+  for (const tgroup *g = groups; g && g->name; g++) {
+    size_t k = 0;
+    while (g->c[k])
+      k++;
+    req[n++] = (hc_request){g->name, g->c, k};
+  }
+  return hc_plan_make(req, n, lim, block_of, ctx, out, err, 512);
+}
+
+static unsigned pass_of(const hc_plan *p, const char *name) {
+  for (size_t i = 0; i < p->ncounters; i++)
+    if (strcmp(p->names[i], name) == 0) return p->pass[i];
+  return 0;
+}
+
+static int is_split(const hc_plan *p, const char *group) {
+  for (char **g = p->split_groups; *g; g++)
+    if (strcmp(*g, group) == 0) return 1;
+  return 0;
+}
+
+static size_t nsplit(const hc_plan *p) {
+  size_t n = 0;
+  while (p->split_groups[n])
+    n++;
+  return n;
+}
+
+/* Per pass and block, the plan stays within the limits. */
+static int within_limits(const hc_plan *p, const hc_limits *lim) {
+  for (unsigned pass = 1; pass <= p->npasses; pass++) {
+    size_t total = 0;
+    for (size_t i = 0; i < p->ncounters; i++)
+      total += p->pass[i] == pass;
+    if (total == 0) return 0; /* passes are 1..npasses, none empty */
+    if (lim->max_per_pass && total > lim->max_per_pass) return 0;
+    for (size_t b = 0; b < lim->nblocks; b++) {
+      size_t c = 0;
+      for (size_t i = 0; i < p->ncounters; i++)
+        c += p->pass[i] == pass && strcmp(p->blocks[i], lim->blocks[b].block) == 0;
+      if (lim->blocks[b].max != HC_UNLIMITED && c > lim->blocks[b].max) return 0;
+    }
+  }
+  return 1;
+}
+
+/* block of "B3_17" is "B3"; of "sw:x" is "sw" */
+static char blockbuf[4096][16];
+static const char *prefix_block(const char *c, void *ctx) {
+  (void)ctx;
+  static size_t next;
+  const char *u = strpbrk(c, "_:");
+  if (!u) return NULL;
+  char *b = blockbuf[next++ % 4096];
+  snprintf(b, 16, "%.*s", (int)(u - c), c);
+  return b;
+}
+
+/* ---- device description files ---- */
+
+static void test_limits_files(void) {
+  hc_limits l;
+  char err[512], path[512];
+  CHECK_MSG(hc_limits_load("gfx9", &l, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_STR(l.device, "gfx9");
+  CHECK_EQ_U64(l.max_per_pass, 0);
+  CHECK_EQ_U64(l.nblocks, 10);
+  static const char *names[] = {"SQ", "TA", "TD", "TCP", "TCC", "CPC", "CPF", "SPI", "GRBM", "GDS"};
+  static const unsigned max[] = {8, 2, 2, 4, 4, 2, 2, 6, 2, 4};
+  for (size_t i = 0; i < 10 && i < l.nblocks; i++) {
+    CHECK_STR(l.blocks[i].block, names[i]);
+    CHECK_EQ_U64(l.blocks[i].max, max[i]);
+  }
+  CHECK_MSG(hc_limits_load("cpu-perf", &l, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_EQ_U64(l.nblocks, 2);
+  CHECK_STR(l.blocks[0].block, "sw");
+  CHECK(l.blocks[0].max == HC_UNLIMITED);
+  CHECK_STR(l.blocks[1].block, "core");
+  CHECK_EQ_U64(l.blocks[1].max, 4);
+  CHECK_MSG(hc_limits_load("share/hubprof/devices/gfx9.device", &l, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_STR(l.device, "gfx9");
+
+  /* the catalogue of gfx9: the counters the brief names, all in declared blocks, unavailable here */
+  hc_provider *p;
+  CHECK_MSG(hc_device_open("gfx9", &p, err, sizeof err) == HC_OK, "%s", err);
+  if (p) {
+    static const char *must[] = {"SQ_WAVES",
+                                 "SQ_INSTS_VALU",
+                                 "SQ_ACTIVE_INST_VALU",
+                                 "GRBM_GUI_ACTIVE",
+                                 "GRBM_COUNT",
+                                 "TCC_HIT",
+                                 "TCC_MISS",
+                                 "TA_TA_BUSY",
+                                 "TD_TD_BUSY",
+                                 "TCP_TOTAL_CACHE_ACCESSES",
+                                 "SPI_CSN_BUSY",
+                                 "CPC_ME1_BUSY_FOR_PACKET_DECODE",
+                                 "CPF_CPF_STAT_BUSY",
+                                 "GDS_WR_OP"};
+    for (size_t i = 0; i < sizeof must / sizeof *must; i++)
+      CHECK_MSG(hc_provider_find(p, must[i]) >= 0, "gfx9 lacks %s", must[i]);
+    CHECK(!hc_provider_measurable(p));
+    CHECK(hc_provider_count(p) >= 100);
+    const hc_counter *c = hc_provider_counter(p, 0);
+    CHECK(c && !c->available && strstr(c->reason, "planning only"));
+    size_t idx = 0;
+    hc_session *s = NULL;
+    CHECK(hc_session_open(p, &idx, 1, &s) == HC_ERR_UNAVAILABLE && !s);
+    CHECK(strstr(hc_provider_error(p), "gfx9"));
+    hc_provider_close(p);
+  }
+
+  /* bad files: each names the file and the line */
+  struct {
+    const char *text, *want;
+    hc_status st;
+  } bad[] = {
+      {"device x\nfrobnicate 3\n", ":2: unknown keyword 'frobnicate'", HC_ERR_PARSE},
+      {"block SQ eight\ncounter A SQ count\n", ":1: block 'SQ' needs a limit", HC_ERR_PARSE},
+      {"block SQ 8\ncounter A TA count\n", ":2: counter 'A' names block 'TA'", HC_ERR_PARSE},
+      {"block SQ 8\ncounter A SQ count\ncounter A SQ count\n", ":3: counter 'A' given twice", HC_ERR_PARSE},
+      {"block SQ 8\nblock SQ 4\n", ":2: block 'SQ' given twice", HC_ERR_PARSE},
+      {"block SQ 8\ncounter A,B SQ count\n", ":2: bad counter name 'A,B'", HC_ERR_PARSE},
+      {"max-per-pass -1\n", ":1: 'max-per-pass' needs a count", HC_ERR_PARSE},
+      {"block SQ 8 9\n", ":1: 'block' takes a name and a limit", HC_ERR_PARSE},
+      {"block SQ 8\ncounter A SQ\n", ":2: 'counter' needs NAME BLOCK UNIT", HC_ERR_PARSE},
+      {"# nothing\n", "describes no counters", HC_ERR_PARSE},
+      {"", "describes no counters", HC_ERR_PARSE},
+      {"provider perf\nblock sw unlimited\nblock core 4\nblock X 1\ncounter A X count\n",
+       "exclude each other", HC_ERR_PARSE},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(path, sizeof path, "%s/bad%zu.device", tmpdir, i);
+    write_file(path, bad[i].text);
+    hc_status st = hc_limits_load(path, &l, err, sizeof err);
+    CHECK_MSG(st == bad[i].st, "case %zu: status %d", i, (int)st);
+    CHECK_MSG(strstr(err, bad[i].want) && strstr(err, path), "case %zu: '%s'", i, err);
+    CHECK_MSG(!strchr(err, '\n'), "case %zu: more than one line", i);
+  }
+  /* a line too long */
+  snprintf(path, sizeof path, "%s/long.device", tmpdir);
+  FILE *f = fopen(path, "w");
+  fputs("block SQ 8\ndescription ", f);
+  for (int i = 0; i < 2000; i++)
+    fputc('x', f);
+  fputs("\ncounter A SQ count\n", f);
+  fclose(f);
+  CHECK(hc_limits_load(path, &l, err, sizeof err) == HC_ERR_PARSE && strstr(err, ":2: line longer"));
+  /* missing, by path and by name */
+  snprintf(path, sizeof path, "%s/missing.device", tmpdir);
+  CHECK(hc_limits_load(path, &l, err, sizeof err) == HC_ERR_UNKNOWN && strstr(err, "missing.device"));
+  CHECK(hc_limits_load("gfx42", &l, err, sizeof err) == HC_ERR_UNKNOWN);
+  CHECK_MSG(strstr(err, "unknown device 'gfx42'") && strstr(err, "cpu-perf") && strstr(err, "gfx9"), "%s",
+            err);
+  /* providers named by a description */
+  snprintf(path, sizeof path, "%s/noprov.device", tmpdir);
+  write_file(path, "provider nvidia\nblock core 4\n");
+  CHECK(hc_device_open(path, &p, err, sizeof err) == HC_ERR_PARSE &&
+        strstr(err, "unknown provider 'nvidia'"));
+  snprintf(path, sizeof path, "%s/noblock.device", tmpdir);
+  write_file(path, "provider perf\nblock sw unlimited\n");
+  CHECK(hc_device_open(path, &p, err, sizeof err) == HC_ERR_PARSE && strstr(err, "block 'core'"));
+
+  /* $HUBPROF_DEVICES: first on the path, wins over the same name further on; sorted listing */
+  char dir[300], old[4096] = "";
+  snprintf(dir, sizeof dir, "%s/devs", tmpdir);
+  mkdir(dir, 0755);
+  snprintf(path, sizeof path, "%s/aaa-test.device", dir);
+  write_file(path, "description a test device\nmax-per-pass 3\nblock B 2 # two\ncounter B_x B count x\n"
+                   "counter B_y B count\n");
+  snprintf(path, sizeof path, "%s/gfx9.device", dir);
+  write_file(path, "device gfx9-shadow\nblock B 1\ncounter B_x B count\n");
+  const char *env = getenv("HUBPROF_DEVICES");
+  if (env) snprintf(old, sizeof old, "%s", env);
+  char newenv[4400];
+  snprintf(newenv, sizeof newenv, "%s:%s", dir, old);
+  setenv("HUBPROF_DEVICES", newenv, 1);
+  CHECK_MSG(hc_limits_load("aaa-test", &l, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_STR(l.device, "aaa-test");
+  CHECK_EQ_U64(l.max_per_pass, 3);
+  CHECK(l.nblocks == 1 && l.blocks[0].max == 2);
+  CHECK(hc_limits_load("gfx9", &l, err, sizeof err) == HC_OK && strcmp(l.device, "gfx9-shadow") == 0);
+  char **paths;
+  size_t n;
+  CHECK(hc_devices_list(&paths, &n) == HC_OK);
+  CHECK(n >= 3 && strstr(paths[0], "/aaa-test.device"));
+  size_t gfx9 = 0;
+  for (size_t i = 0; i < n; i++) {
+    gfx9 += strstr(paths[i], "/gfx9.device") != NULL;
+    if (i) CHECK(strcmp(strrchr(paths[i - 1], '/'), strrchr(paths[i], '/')) < 0);
+  }
+  CHECK_EQ_U64(gfx9, 1);
+  for (size_t i = 0; i < n; i++)
+    if (strstr(paths[i], "/gfx9.device")) CHECK(strstr(paths[i], "/devs/gfx9.device"));
+  CHECK(paths[n] == NULL);
+  hc_devices_free(paths);
+  setenv("HUBPROF_DEVICES", old, 1);
+}
+
+/* ---- the planner ---- */
+
+static void test_planner_gfx9(void) {
+  hc_provider *p;
+  char err[512];
+  if (hc_device_open("gfx9", &p, err, sizeof err) != HC_OK) {
+    CHECK_MSG(0, "%s", err);
+    return;
+  }
+  hc_limits lim = *hc_provider_limits(p);
+  hc_plan *pl;
+  /* 9 SQ counters: SQ allows 8 per pass */
+  const char *sq9[] = {
+      "SQ_WAVES",      "SQ_INSTS_VALU", "SQ_INSTS_SALU",  "SQ_INSTS_SMEM",      "SQ_INSTS_LDS",
+      "SQ_INSTS_FLAT", "SQ_CYCLES",     "SQ_BUSY_CYCLES", "SQ_ACTIVE_INST_ANY", NULL};
+  CHECK(plan_of(&lim, hc_provider_block_of, p, sq9, NULL, &pl, err) == HC_OK);
+  CHECK_EQ_U64(pl->npasses, 2);
+  CHECK_EQ_U64(pl->ncounters, 9);
+  CHECK(within_limits(pl, &lim));
+  CHECK_EQ_U64(hc_plan_lower_bound(pl, &lim), 2);
+  CHECK_STR(pl->blocks[0], "SQ");
+  hc_plan_free(pl);
+
+  /* 3 TA + 3 TD + 2 GRBM + 4 TCC: TA and TD allow 2 → 2 passes */
+  const char *mix[] = {"TA_TA_BUSY",
+                       "TA_FLAT_WAVEFRONTS",
+                       "TA_BUFFER_WAVEFRONTS",
+                       "TD_TD_BUSY",
+                       "TD_TC_STALL",
+                       "TD_SPI_STALL",
+                       "GRBM_COUNT",
+                       "GRBM_GUI_ACTIVE",
+                       "TCC_HIT",
+                       "TCC_MISS",
+                       "TCC_REQ",
+                       "TCC_READ",
+                       NULL};
+  CHECK(plan_of(&lim, hc_provider_block_of, p, mix, NULL, &pl, err) == HC_OK);
+  CHECK_EQ_U64(pl->npasses, 2);
+  CHECK(within_limits(pl, &lim));
+  hc_plan_free(pl);
+
+  /* a group of 3 and 7 lone SQ counters: 9 SQ → 2 passes, the group whole */
+  tgroup valu[] = {{"valu", {"SQ_ACTIVE_INST_VALU", "GRBM_GUI_ACTIVE", "SQ_WAVES"}}, {NULL, {NULL}}};
+  const char *sq7[] = {"SQ_INSTS_VALU", "SQ_INSTS_SALU", "SQ_INSTS_SMEM",  "SQ_INSTS_LDS",
+                       "SQ_INSTS_FLAT", "SQ_CYCLES",     "SQ_BUSY_CYCLES", NULL};
+  CHECK(plan_of(&lim, hc_provider_block_of, p, sq7, valu, &pl, err) == HC_OK);
+  CHECK_EQ_U64(pl->npasses, 2);
+  CHECK(pass_of(pl, "SQ_ACTIVE_INST_VALU") == pass_of(pl, "GRBM_GUI_ACTIVE"));
+  CHECK(pass_of(pl, "SQ_WAVES") == pass_of(pl, "GRBM_GUI_ACTIVE"));
+  CHECK_EQ_U64(nsplit(pl), 0);
+  CHECK(within_limits(pl, &lim));
+  for (size_t i = 0; i < pl->ncounters; i++)
+    if (!strcmp(pl->names[i], "SQ_WAVES"))
+      CHECK(pl->groups[i] && !strcmp(pl->groups[i], "valu"));
+    else if (!strcmp(pl->names[i], "SQ_CYCLES"))
+      CHECK(pl->groups[i] == NULL);
+  hc_plan_free(pl);
+
+  /* request order would split the group (TA_a, then {TA_b, TA_c}); the planner keeps it whole */
+  const char *ta1[] = {"TA_TA_BUSY", NULL};
+  tgroup ta2[] = {{"flat", {"TA_FLAT_WAVEFRONTS", "TA_BUFFER_WAVEFRONTS"}}, {NULL, {NULL}}};
+  CHECK(plan_of(&lim, hc_provider_block_of, p, ta1, ta2, &pl, err) == HC_OK);
+  CHECK_EQ_U64(pl->npasses, 2);
+  CHECK(pass_of(pl, "TA_FLAT_WAVEFRONTS") == pass_of(pl, "TA_BUFFER_WAVEFRONTS"));
+  CHECK(pass_of(pl, "TA_TA_BUSY") != pass_of(pl, "TA_FLAT_WAVEFRONTS"));
+  CHECK_EQ_U64(nsplit(pl), 0);
+  hc_plan_free(pl);
+
+  /* three TA+TD pairs: TA allows 2 → 2 passes, every pair whole */
+  tgroup pairs[] = {{"p1", {"TA_TA_BUSY", "TD_TD_BUSY"}},
+                    {"p2", {"TA_FLAT_WAVEFRONTS", "TD_TC_STALL"}},
+                    {"p3", {"TA_BUFFER_WAVEFRONTS", "TD_SPI_STALL"}},
+                    {NULL, {NULL}}};
+  CHECK(plan_of(&lim, hc_provider_block_of, p, NULL, pairs, &pl, err) == HC_OK);
+  CHECK_EQ_U64(pl->npasses, 2);
+  CHECK_EQ_U64(nsplit(pl), 0);
+  CHECK(pass_of(pl, "TA_TA_BUSY") == pass_of(pl, "TD_TD_BUSY"));
+  CHECK(pass_of(pl, "TA_FLAT_WAVEFRONTS") == pass_of(pl, "TD_TC_STALL"));
+  CHECK(pass_of(pl, "TA_BUFFER_WAVEFRONTS") == pass_of(pl, "TD_SPI_STALL"));
+  hc_plan_free(pl);
+
+  /* a group that can never fit (3 TA) is split and reported; the other stays whole */
+  tgroup big[] = {{"ta3", {"TA_TA_BUSY", "TA_FLAT_WAVEFRONTS", "TA_BUFFER_WAVEFRONTS"}},
+                  {"l2", {"TCC_HIT", "TCC_MISS"}},
+                  {NULL, {NULL}}};
+  CHECK(plan_of(&lim, hc_provider_block_of, p, NULL, big, &pl, err) == HC_OK);
+  CHECK_EQ_U64(pl->npasses, 2);
+  CHECK_EQ_U64(nsplit(pl), 1);
+  CHECK(is_split(pl, "ta3") && !is_split(pl, "l2"));
+  CHECK(pass_of(pl, "TCC_HIT") == pass_of(pl, "TCC_MISS"));
+  CHECK(within_limits(pl, &lim));
+  hc_plan_free(pl);
+
+  /* groups sharing a counter: measured once, both groups whole in one pass */
+  tgroup share[] = {{"busy", {"GRBM_GUI_ACTIVE", "SQ_WAVES"}},
+                    {"hit", {"GRBM_GUI_ACTIVE", "TCC_HIT", "TCC_MISS"}},
+                    {NULL, {NULL}}};
+  const char *dup[] = {"TCC_HIT", "SQ_WAVES", "TCC_HIT", NULL};
+  CHECK(plan_of(&lim, hc_provider_block_of, p, dup, share, &pl, err) == HC_OK);
+  CHECK_EQ_U64(pl->ncounters, 4);
+  CHECK_EQ_U64(pl->npasses, 1);
+  CHECK_EQ_U64(nsplit(pl), 0);
+  hc_plan_free(pl);
+
+  /* groups sharing a counter that cannot all fit one pass (GRBM allows 2): split, reported */
+  tgroup grbm[] = {
+      {"g1", {"GRBM_GUI_ACTIVE", "GRBM_COUNT"}}, {"g2", {"GRBM_GUI_ACTIVE", "GRBM_CP_BUSY"}}, {NULL, {NULL}}};
+  CHECK(plan_of(&lim, hc_provider_block_of, p, NULL, grbm, &pl, err) == HC_OK);
+  CHECK_EQ_U64(pl->ncounters, 3);
+  CHECK_EQ_U64(pl->npasses, 2);
+  CHECK_EQ_U64(nsplit(pl), 1);
+  CHECK(is_split(pl, "g2") && !is_split(pl, "g1")); /* the first group (same size) wins */
+  CHECK(within_limits(pl, &lim));
+  hc_plan_free(pl);
+
+  /* --max-counters-per-pass on gfx9: 8 SQ counters at most 3 per pass → 3 passes */
+  hc_limits lim3 = lim;
+  lim3.max_per_pass = 3;
+  const char *sq8[] = {"SQ_WAVES",      "SQ_INSTS_VALU",  "SQ_INSTS_SALU",
+                       "SQ_INSTS_SMEM", "SQ_INSTS_LDS",   "SQ_INSTS_FLAT",
+                       "SQ_CYCLES",     "SQ_BUSY_CYCLES", NULL};
+  CHECK(plan_of(&lim3, hc_provider_block_of, p, sq8, NULL, &pl, err) == HC_OK);
+  CHECK_EQ_U64(pl->npasses, 3);
+  CHECK(within_limits(pl, &lim3));
+  hc_plan_free(pl);
+  /* a group larger than the total is split */
+  lim3.max_per_pass = 2;
+  CHECK(plan_of(&lim3, hc_provider_block_of, p, NULL, valu, &pl, err) == HC_OK);
+  CHECK_EQ_U64(pl->npasses, 2);
+  CHECK(is_split(pl, "valu"));
+  hc_plan_free(pl);
+
+  /* the same through the text interface, as the CLI does */
+  const char *lists[] = {"SQ_WAVES, SQ_INSTS_VALU", "TA_TA_BUSY"};
+  const char *groups[] = {"l2=TCC_HIT,TCC_MISS"};
+  hc_plan_args a = {lists, 2, groups, 1, 0, 1};
+  CHECK_MSG(hc_plan_text(p, &a, &pl, err, sizeof err) == HC_OK, "%s", err);
+  CHECK(pl && pl->npasses == 1 && pl->ncounters == 5);
+  hc_plan_free(pl);
+  a.max_per_pass = 2;
+  CHECK(hc_plan_text(p, &a, &pl, err, sizeof err) == HC_OK && pl->npasses == 3);
+  hc_plan_free(pl);
+  const char *typo[] = {"SQ_WAVE"};
+  hc_plan_args t = {typo, 1, NULL, 0, 0, 1};
+  CHECK(hc_plan_text(p, &t, &pl, err, sizeof err) == HC_ERR_UNKNOWN);
+  CHECK_MSG(strstr(err, "unknown counter 'SQ_WAVE' (did you mean 'SQ_WAVES'"), "%s", err);
+  const char *badg[] = {"novalue"};
+  hc_plan_args g = {NULL, 0, badg, 1, 0, 1};
+  CHECK(hc_plan_text(p, &g, &pl, err, sizeof err) == HC_ERR_INVALID && strstr(err, "NAME=COUNTER"));
+  const char *twice[] = {"x=SQ_WAVES", "x=TCC_HIT"};
+  g.groups = twice;
+  g.ngroups = 2;
+  CHECK(hc_plan_text(p, &g, &pl, err, sizeof err) == HC_ERR_INVALID && strstr(err, "group 'x' given twice"));
+  const char *empty[] = {"SQ_WAVES,,TCC_HIT"};
+  hc_plan_args e = {empty, 1, NULL, 0, 0, 1};
+  CHECK(hc_plan_text(p, &e, &pl, err, sizeof err) == HC_ERR_INVALID && strstr(err, "empty counter name"));
+  hc_plan_args none = {NULL, 0, NULL, 0, 0, 1};
+  CHECK(hc_plan_text(p, &none, &pl, err, sizeof err) == HC_ERR_INVALID);
+  hc_provider_close(p);
+}
+
+static void test_planner_rules(void) {
+  char err[512];
+  hc_plan *pl;
+  /* total 2, block A 1, block B unlimited: B,B,A,A fits 2 passes (A,B | A,B); request order would take 3 */
+  hc_limits lim = {.device = "t", .max_per_pass = 2, .nblocks = 2};
+  snprintf(lim.blocks[0].block, 32, "A");
+  lim.blocks[0].max = 1;
+  snprintf(lim.blocks[1].block, 32, "B");
+  lim.blocks[1].max = HC_UNLIMITED;
+  const char *c1[] = {"B_1", "B_2", "A_1", "A_2", NULL};
+  CHECK(plan_of(&lim, prefix_block, NULL, c1, NULL, &pl, err) == HC_OK);
+  CHECK_EQ_U64(pl->npasses, 2);
+  CHECK(within_limits(pl, &lim));
+  hc_plan_free(pl);
+  /* plan order: by pass, then request order */
+  const char *c2[] = {"B_1", "A_1", "B_2", NULL};
+  lim.max_per_pass = 0;
+  CHECK(plan_of(&lim, prefix_block, NULL, c2, NULL, &pl, err) == HC_OK);
+  CHECK(pl->npasses == 1 && !strcmp(pl->names[0], "B_1") && !strcmp(pl->names[1], "A_1") &&
+        !strcmp(pl->names[2], "B_2"));
+  hc_plan_free(pl);
+  /* impossible: a block with limit 0, a block the limits do not name */
+  lim.blocks[0].max = 0;
+  const char *c3[] = {"B_1", "A_1", NULL};
+  CHECK(plan_of(&lim, prefix_block, NULL, c3, NULL, &pl, err) == HC_ERR_IMPOSSIBLE && !pl);
+  CHECK_MSG(strstr(err, "'A_1'") && strstr(err, "block 'A' allows 0"), "%s", err);
+  const char *c4[] = {"C_1", NULL};
+  CHECK(plan_of(&lim, prefix_block, NULL, c4, NULL, &pl, err) == HC_ERR_IMPOSSIBLE);
+  CHECK_MSG(strstr(err, "'C_1'") && strstr(err, "block 'C'"), "%s", err);
+  const char *c5[] = {"nounderscore", NULL};
+  CHECK(plan_of(&lim, prefix_block, NULL, c5, NULL, &pl, err) == HC_ERR_UNKNOWN);
+  CHECK(strstr(err, "unknown counter 'nounderscore'"));
+  /* no limits at all: one pass */
+  const char *c6[] = {"x_1", "y_1", "z_1", NULL};
+  CHECK(plan_of(NULL, prefix_block, NULL, c6, NULL, &pl, err) == HC_OK && pl->npasses == 1);
+  hc_plan_free(pl);
+  /* limits naming no block: only the total */
+  hc_limits tot = {.device = "t", .max_per_pass = 2};
+  CHECK(plan_of(&tot, NULL, NULL, c6, NULL, &pl, err) == HC_OK && pl->npasses == 2);
+  hc_plan_free(pl);
+  /* nothing requested: an empty plan */
+  CHECK(hc_plan_make(NULL, 0, &tot, NULL, NULL, &pl, err, sizeof err) == HC_OK && pl->npasses == 0);
+  hc_plan_free(pl);
+  /* bad requests */
+  hc_request r = {"g", NULL, 0};
+  CHECK(hc_plan_make(&r, 1, &tot, NULL, NULL, &pl, err, sizeof err) == HC_ERR_INVALID);
+  const char *emptyname[] = {""};
+  hc_request r2 = {NULL, emptyname, 1};
+  CHECK(hc_plan_make(&r2, 1, &tot, NULL, NULL, &pl, err, sizeof err) == HC_ERR_INVALID);
+}
+
+/* ---- the plan string ---- */
+
+static void test_plan_string(void) {
+  hc_plan *p, *q;
+  CHECK(hc_plan_parse("task-clock,page-faults;cycles", &p) == HC_OK);
+  if (!p) return;
+  CHECK_EQ_U64(p->npasses, 2);
+  CHECK_EQ_U64(p->ncounters, 3);
+  CHECK(p->pass[0] == 1 && p->pass[1] == 1 && p->pass[2] == 2);
+  CHECK_STR(p->names[2], "cycles");
+  CHECK_STR(p->blocks[0], "");
+  CHECK(p->groups[0] == NULL && p->split_groups[0] == NULL);
+  char *s = hc_plan_format(p);
+  CHECK(s && strcmp(s, "task-clock,page-faults;cycles") == 0);
+  free(s);
+  hc_plan_free(p);
+  CHECK(hc_plan_parse(" a , b ;c\n", &p) == HC_OK);
+  s = p ? hc_plan_format(p) : NULL;
+  CHECK(s && strcmp(s, "a,b;c") == 0);
+  free(s);
+  hc_plan_free(p);
+  static const char *bad[] = {"", ",", "a,,b", "a;", ";a", "a;;b", "a;b;a", "a b", " ", "a,b,a"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    p = (hc_plan *)1;
+    CHECK_MSG(hc_plan_parse(bad[i], &p) == HC_ERR_PARSE && p == NULL, "'%s' parsed", bad[i]);
+  }
+  /* round trip of a planned plan */
+  hc_provider *g;
+  char err[512];
+  if (hc_device_open("gfx9", &g, err, sizeof err) != HC_OK) return;
+  const char *many[] = {"TA_TA_BUSY", "TA_FLAT_WAVEFRONTS", "TA_BUFFER_WAVEFRONTS", "TD_TD_BUSY", "SQ_WAVES",
+                        "GRBM_COUNT", "GRBM_GUI_ACTIVE",    "GRBM_CP_BUSY",         NULL};
+  CHECK(plan_of(hc_provider_limits(g), hc_provider_block_of, g, many, NULL, &p, err) == HC_OK);
+  s = hc_plan_format(p);
+  CHECK(s && hc_plan_parse(s, &q) == HC_OK);
+  if (s && q) {
+    CHECK_EQ_U64(q->npasses, p->npasses);
+    CHECK_EQ_U64(q->ncounters, p->ncounters);
+    for (size_t i = 0; i < p->ncounters && i < q->ncounters; i++) {
+      CHECK_STR(q->names[i], p->names[i]);
+      CHECK_EQ_U64(q->pass[i], p->pass[i]);
+    }
+    hc_plan_free(q);
+  }
+  free(s);
+  hc_plan_free(p);
+  hc_provider_close(g);
+}
+
+/* ---- random requests: never over the limits, every counter once, deterministic ---- */
+
+static uint64_t rng = 0x9E3779B97F4A7C15ULL;
+static unsigned rnd(unsigned n) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (unsigned)(rng % n);
+}
+
+static void test_planner_random(void) {
+  static char names[8][40][32];
+  for (int b = 0; b < 8; b++)
+    for (int k = 0; k < 40; k++)
+      snprintf(names[b][k], 32, "B%d_%d", b, k);
+  int over = 0, missing = 0, nondet = 0, badsplit = 0, below = 0, notopt = 0, wholefail = 0;
+  const int rounds = 400;
+  for (int round = 0; round < rounds; round++) {
+    hc_limits lim = {.device = "rand"};
+    lim.nblocks = 1 + rnd(6);
+    for (size_t b = 0; b < lim.nblocks; b++) {
+      snprintf(lim.blocks[b].block, 32, "B%zu", b);
+      lim.blocks[b].max = rnd(5) == 0 ? HC_UNLIMITED : 1 + rnd(6);
+    }
+    lim.max_per_pass = rnd(3) == 0 ? 0 : 1 + rnd(10);
+    /* requests: lone counters and groups over the blocks, duplicates likely */
+    size_t nreq = 1 + rnd(10);
+    hc_request req[16];
+    const char *pool[16][12];
+    char gname[16][32];
+    for (size_t r = 0; r < nreq; r++) {
+      size_t n = 1 + rnd(rnd(4) == 0 ? 12 : 4);
+      for (size_t k = 0; k < n; k++) {
+        unsigned b = rnd((unsigned)lim.nblocks);
+        pool[r][k] = names[b][rnd(lim.blocks[b].max == HC_UNLIMITED ? 40 : 12)];
+      }
+      snprintf(gname[r], 32, "g%zu", r);
+      req[r] = (hc_request){rnd(3) ? gname[r] : NULL, pool[r], n};
+    }
+    hc_plan *p, *p2;
+    char err[512];
+    hc_status st = hc_plan_make(req, nreq, &lim, prefix_block, NULL, &p, err, sizeof err);
+    if (st != HC_OK) {
+      CHECK_MSG(0, "round %d: %s", round, err);
+      continue;
+    }
+    if (!within_limits(p, &lim)) over++;
+    /* every requested counter exactly once */
+    for (size_t r = 0; r < nreq; r++)
+      for (size_t k = 0; k < req[r].ncounters; k++) {
+        size_t seen = 0;
+        for (size_t i = 0; i < p->ncounters; i++)
+          seen += strcmp(p->names[i], req[r].counters[k]) == 0;
+        if (seen != 1) missing++;
+      }
+    /* split_groups names exactly the groups whose counters span passes */
+    for (size_t r = 0; r < nreq; r++) {
+      if (!req[r].group) continue;
+      unsigned first = pass_of(p, req[r].counters[0]);
+      int spans = 0;
+      for (size_t k = 1; k < req[r].ncounters; k++)
+        spans |= pass_of(p, req[r].counters[k]) != first;
+      if (spans != is_split(p, req[r].group)) badsplit++;
+      /* a group sharing no counter with another request, that fits one pass, is kept whole */
+      int alone = 1;
+      for (size_t o = 0; o < nreq && alone; o++)
+        for (size_t k = 0; o != r && k < req[o].ncounters && alone; k++)
+          for (size_t m = 0; m < req[r].ncounters; m++)
+            if (strcmp(req[o].counters[k], req[r].counters[m]) == 0) alone = 0;
+      if (alone && spans) {
+        unsigned cnt[8] = {0};
+        size_t distinct = 0;
+        for (size_t k = 0; k < req[r].ncounters; k++) {
+          int dupk = 0;
+          for (size_t m = 0; m < k; m++)
+            dupk |= req[r].counters[m] == req[r].counters[k];
+          if (dupk) continue;
+          distinct++;
+          cnt[req[r].counters[k][1] - '0']++;
+        }
+        int fits1 = !lim.max_per_pass || distinct <= lim.max_per_pass;
+        for (size_t b = 0; b < lim.nblocks; b++)
+          if (lim.blocks[b].max != HC_UNLIMITED && cnt[b] > lim.blocks[b].max) fits1 = 0;
+        if (fits1) wholefail++;
+      }
+    }
+    size_t lb = hc_plan_lower_bound(p, &lim);
+    if (p->npasses < lb) below++;
+    /* groups kept whole can cost a pass over the bound (which ignores them); never many */
+    if (p->npasses > lb + 1 + lb / 3) {
+      notopt++;
+      char *s = hc_plan_format(p);
+      fprintf(stderr, "round %d: %zu passes, lower bound %zu: %s (max %u;", round, p->npasses, lb, s,
+              lim.max_per_pass);
+      for (size_t b = 0; b < lim.nblocks; b++)
+        fprintf(stderr, " %s %u", lim.blocks[b].block, lim.blocks[b].max);
+      fprintf(stderr, ")\n");
+      for (size_t r = 0; r < nreq; r++) {
+        fprintf(stderr, "  %s:", req[r].group ? req[r].group : "-");
+        for (size_t k = 0; k < req[r].ncounters; k++)
+          fprintf(stderr, " %s", req[r].counters[k]);
+        fprintf(stderr, "\n");
+      }
+      free(s);
+    }
+    /* the same input again gives the same plan */
+    CHECK(hc_plan_make(req, nreq, &lim, prefix_block, NULL, &p2, err, sizeof err) == HC_OK);
+    char *s1 = hc_plan_format(p), *s2 = p2 ? hc_plan_format(p2) : NULL;
+    if (!s1 || !s2 || strcmp(s1, s2)) nondet++;
+    free(s1);
+    free(s2);
+    hc_plan_free(p2);
+    hc_plan_free(p);
+  }
+  CHECK_MSG(over == 0, "%d plans over the limits", over);
+  CHECK_MSG(missing == 0, "%d counters missing or twice", missing);
+  CHECK_MSG(badsplit == 0, "%d wrong split_groups", badsplit);
+  CHECK_MSG(wholefail == 0, "%d groups split that fit one pass alone", wholefail);
+  CHECK_MSG(below == 0, "%d plans below the lower bound", below);
+  CHECK_MSG(notopt == 0, "%d plans far above the lower bound", notopt);
+  CHECK_MSG(nondet == 0, "%d plans differ on the same input", nondet);
+
+  /* lone counters of one block: exactly the lower bound */
+  for (int round = 0; round < 100; round++) {
+    hc_limits lim = {.device = "one", .nblocks = 1, .max_per_pass = rnd(2) ? 0 : 1 + rnd(8)};
+    snprintf(lim.blocks[0].block, 32, "B0");
+    lim.blocks[0].max = 1 + rnd(8);
+    const char *c[40];
+    size_t n = 1 + rnd(40);
+    for (size_t k = 0; k < n; k++)
+      c[k] = names[0][k];
+    hc_request r = {NULL, c, n};
+    hc_plan *p;
+    char err[512];
+    CHECK(hc_plan_make(&r, 1, &lim, prefix_block, NULL, &p, err, sizeof err) == HC_OK);
+    CHECK_EQ_U64(p->npasses, hc_plan_lower_bound(p, &lim));
+    hc_plan_free(p);
+  }
+}
+
+/* ---- the perf provider ---- */
+
+static int fake_errno, fake_hw_only, fake_paranoid = 2, fake_cycles_ok;
+static long fake_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags) {
+  int hw = a->type != PERF_TYPE_SOFTWARE;
+  if (fake_cycles_ok && a->type == PERF_TYPE_HARDWARE && a->config == PERF_COUNT_HW_CPU_CYCLES)
+    return open("/dev/null", O_RDONLY); /* only probed: opened and closed */
+  if (fake_hw_only && !hw) return perf_open_sys(a, pid, cpu, group, flags);
+  errno = fake_errno;
+  return -1;
+}
+static int fake_paranoid_fn(void) { return fake_paranoid; }
+/* A PMU made of software events: hardware counters open as task-clock. */
+static long pmu_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags) {
+  struct perf_event_attr b = *a;
+  if (b.type != PERF_TYPE_SOFTWARE) {
+    b.type = PERF_TYPE_SOFTWARE;
+    b.config = PERF_COUNT_SW_TASK_CLOCK;
+  }
+  return perf_open_sys(&b, pid, cpu, group, flags);
+}
+
+static const char *reason_of(hc_provider *p, const char *name) {
+  long i = hc_provider_find(p, name);
+  return i < 0 ? "?" : hc_provider_counter(p, (size_t)i)->reason;
+}
+
+static void test_perf_provider(void) {
+  hc_provider *p;
+  char err[512];
+  CHECK(hc_provider_open("nosuch", &p) == HC_ERR_UNKNOWN);
+  CHECK(hc_provider_open("perf", &p) == HC_OK);
+  if (!p) return;
+  CHECK_STR(hc_provider_name(p), "perf");
+  CHECK(hc_provider_limits(p) == NULL && hc_provider_measurable(p));
+  CHECK(hc_provider_count(p) >= 27);
+  static const char *sw[] = {"task-clock",     "cpu-clock",        "context-switches",
+                             "cpu-migrations", "page-faults",      "minor-faults",
+                             "major-faults",   "alignment-faults", "emulation-faults"};
+  for (size_t i = 0; i < sizeof sw / sizeof *sw; i++) {
+    long k = hc_provider_find(p, sw[i]);
+    CHECK_MSG(k >= 0, "no %s", sw[i]);
+    if (k < 0) continue;
+    const hc_counter *c = hc_provider_counter(p, (size_t)k);
+    CHECK_MSG(c->available, "%s unavailable: %s", sw[i], c->reason);
+    CHECK_STR(c->block, "sw");
+  }
+  /* hardware events: available, or unavailable with a reason (this machine: no PMU) */
+  static const char *hw[] = {
+      "cycles",        "instructions",          "cache-references", "cache-misses", "branch-instructions",
+      "branch-misses", "L1-dcache-load-misses", "LLC-load-misses"};
+  for (size_t i = 0; i < sizeof hw / sizeof *hw; i++) {
+    long k = hc_provider_find(p, hw[i]);
+    CHECK_MSG(k >= 0, "no %s", hw[i]);
+    if (k < 0) continue;
+    const hc_counter *c = hc_provider_counter(p, (size_t)k);
+    CHECK_STR(c->block, "core");
+    CHECK_MSG(c->available ? c->reason[0] == 0 : strlen(c->reason) > 10, "%s: '%s'", hw[i], c->reason);
+  }
+  const hc_counter *cyc = hc_provider_counter(p, (size_t)hc_provider_find(p, "cycles"));
+  if (!cyc->available) printf("test_planner: hardware events unavailable here: %s\n", cyc->reason);
+  /* suggestions and checks */
+  const char *sug[3];
+  CHECK(hc_provider_suggest(p, "task-clok", sug, 3) >= 1 && !strcmp(sug[0], "task-clock"));
+  CHECK(hc_provider_suggest(p, "CYCLES", sug, 3) >= 1 && !strcmp(sug[0], "cycles"));
+  CHECK(hc_provider_suggest(p, "qqqqqqqqqq", sug, 3) == 0);
+  CHECK(hc_provider_check(p, "task-clok", 1, err, sizeof err) == HC_ERR_UNKNOWN);
+  CHECK_STR(err, "unknown counter 'task-clok' (did you mean 'task-clock'?)");
+  CHECK(hc_provider_check(p, "qqqqqqqqqq", 1, err, sizeof err) == HC_ERR_UNKNOWN &&
+        strstr(err, "hubprof list"));
+  CHECK(hc_provider_check(p, "task-clock", 1, err, sizeof err) == HC_OK);
+  if (!cyc->available) {
+    CHECK(hc_provider_check(p, "cycles", 1, err, sizeof err) == HC_ERR_UNAVAILABLE);
+    CHECK_MSG(strstr(err, "counter 'cycles' is not available on perf: ") && strstr(err, cyc->reason), "%s",
+              err);
+    CHECK(hc_provider_check(p, "cycles", 0, err, sizeof err) == HC_OK);
+    size_t idx = (size_t)hc_provider_find(p, "cycles");
+    hc_session *s = NULL;
+    CHECK(hc_session_open(p, &idx, 1, &s) == HC_ERR_UNAVAILABLE && !s);
+    CHECK(strstr(hc_provider_error(p), "cycles"));
+  }
+  hc_provider_close(p);
+
+  /* the reasons, faults injected */
+  hc_perf_paranoid_fn = fake_paranoid_fn;
+  hc_perf_open_fn = fake_open;
+  fake_hw_only = 1;
+  fake_errno = ENOENT;
+  CHECK(hc_provider_open("perf", &p) == HC_OK);
+  CHECK(strstr(reason_of(p, "cycles"), "no PMU: hardware events are not supported"));
+  CHECK(strstr(reason_of(p, "LLC-load-misses"), "no PMU"));
+  CHECK(reason_of(p, "task-clock")[0] == 0);
+  hc_provider_close(p);
+  fake_cycles_ok = 1; /* a PMU without this event */
+  CHECK(hc_provider_open("perf", &p) == HC_OK);
+  CHECK(strstr(reason_of(p, "stalled-cycles-backend"), "does not provide this event"));
+  fake_cycles_ok = 0;
+  hc_provider_close(p);
+  fake_hw_only = 0;
+  fake_errno = EACCES;
+  fake_paranoid = 3;
+  CHECK(hc_provider_open("perf", &p) == HC_OK);
+  CHECK_MSG(strstr(reason_of(p, "task-clock"), "perf_event_paranoid=3 forbids"), "%s",
+            reason_of(p, "task-clock"));
+  CHECK(!hc_provider_counter(p, 0)->available);
+  hc_provider_close(p);
+  fake_paranoid = 2;
+  CHECK(hc_provider_open("perf", &p) == HC_OK);
+  CHECK(strstr(reason_of(p, "page-faults"), "perf_event_paranoid=2 forbids"));
+  hc_provider_close(p);
+  fake_errno = EPERM;
+  CHECK(hc_provider_open("perf", &p) == HC_OK);
+  CHECK(strstr(reason_of(p, "page-faults"), "seccomp"));
+  hc_provider_close(p);
+  fake_errno = ENOSYS;
+  CHECK(hc_provider_open("perf", &p) == HC_OK);
+  CHECK(strstr(reason_of(p, "cycles"), "no perf_event support"));
+  hc_provider_close(p);
+  hc_perf_paranoid_fn = perf_paranoid_sys;
+
+  /* a machine WITH a PMU: hardware counters available, planned 4 per pass on cpu-perf */
+  hc_perf_open_fn = pmu_open;
+  CHECK(hc_device_open("cpu-perf", &p, err, sizeof err) == HC_OK);
+  if (p) {
+    CHECK(hc_provider_counter(p, (size_t)hc_provider_find(p, "cycles"))->available);
+    const char *l[] = {"cycles,instructions,cache-misses,branch-misses,ref-cycles,task-clock,page-faults"};
+    hc_plan_args a = {l, 1, NULL, 0, 0, 1};
+    hc_plan *pl;
+    CHECK_MSG(hc_plan_text(p, &a, &pl, err, sizeof err) == HC_OK, "%s", err);
+    if (pl) {
+      CHECK_EQ_U64(pl->npasses, 2);
+      CHECK(within_limits(pl, hc_provider_limits(p)));
+      hc_plan_free(pl);
+    }
+    hc_provider_close(p);
+  }
+  hc_perf_open_fn = perf_open_sys;
+
+  /* multiplexed counters are scaled by time enabled / time running */
+  uint64_t base[3] = {100, 1000, 1000}, now[3] = {1100, 3000, 2000};
+  CHECK(perf_scaled(now, base) == 2000.0); /* 1000 counted in half the time */
+  uint64_t full[3] = {600, 2000, 2000};
+  CHECK(perf_scaled(full, base) == 500.0);
+  uint64_t never[3] = {100, 3000, 1000};
+  CHECK(perf_scaled(never, base) == 0.0);
+}
+
+/* ---- real measurements ---- */
+
+static double thread_cpu_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static volatile uint64_t sink;
+/* Spin on this thread for `ns` of its own CPU time; returns the CPU time spent. */
+static double spin(double ns) {
+  double t0 = thread_cpu_ns(), t;
+  uint64_t x = 1;
+  do {
+    for (int i = 0; i < 10000; i++)
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    t = thread_cpu_ns();
+  } while (t - t0 < ns);
+  sink = x;
+  return t - t0;
+}
+
+typedef struct worker {
+  pthread_t th;
+  int go[2], done[2];
+  double spent, want;
+} worker;
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  char c;
+  while (read(w->go[0], &c, 1) == 1 && c == 'g') {
+    w->spent = spin(w->want);
+    if (write(w->done[1], "d", 1) != 1) break;
+  }
+  return NULL;
+}
+static void worker_start(worker *w, double want) {
+  w->want = want;
+  if (pipe(w->go) || pipe(w->done) || pthread_create(&w->th, NULL, worker_main, w)) abort();
+}
+static double worker_run(worker *w) {
+  char c;
+  if (write(w->go[1], "g", 1) != 1 || read(w->done[0], &c, 1) != 1) abort();
+  return w->spent;
+}
+static void worker_stop(worker *w) {
+  if (write(w->go[1], "q", 1) != 1) abort();
+  pthread_join(w->th, NULL);
+  close(w->go[0]);
+  close(w->go[1]);
+  close(w->done[0]);
+  close(w->done[1]);
+}
+
+#define NEAR(v, want) ((v) >= 0.9 * (want)-1e6 && (v) <= 1.1 * (want) + 5e6)
+
+static void test_sessions(void) {
+  hc_provider *p;
+  if (hc_provider_open("perf", &p) != HC_OK) {
+    CHECK(0);
+    return;
+  }
+  size_t idx[3] = {(size_t)hc_provider_find(p, "task-clock"), (size_t)hc_provider_find(p, "page-faults"),
+                   (size_t)hc_provider_find(p, "minor-faults")};
+  double v[3];
+  /* INHERIT: opened while this process has one thread, like the collector before clGetDeviceIDs */
+  hc_session *s = NULL;
+  CHECK_EQ_U64(count_threads(), 1);
+  CHECK_MSG(hc_session_open(p, idx, 3, &s) == HC_OK, "%s", hc_provider_error(p));
+  if (!s) {
+    hc_provider_close(p);
+    return;
+  }
+  CHECK(hc_session_get_mode(s) == HC_SESSION_INHERIT);
+  CHECK(hc_session_stop(s, v) == HC_ERR_INVALID); /* not started */
+  /* a busy loop of known CPU time on this thread */
+  CHECK(hc_session_start(s) == HC_OK);
+  CHECK(hc_session_start(s) == HC_ERR_INVALID);
+  double spent = spin(50e6);
+  CHECK(hc_session_stop(s, v) == HC_OK);
+  CHECK_MSG(NEAR(v[0], spent), "task-clock %.0f ns, thread CPU time %.0f ns", v[0], spent);
+  /* touching N fresh pages takes at least N page faults */
+  enum { NPAGES = 512 };
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  char *mem = mmap(NULL, NPAGES * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(mem != MAP_FAILED);
+  madvise(mem, NPAGES * pg, MADV_NOHUGEPAGE);
+  CHECK(hc_session_start(s) == HC_OK);
+  for (size_t i = 0; i < NPAGES; i++)
+    mem[i * pg] = (char)i;
+  CHECK(hc_session_stop(s, v) == HC_OK);
+  CHECK_MSG(v[1] >= NPAGES && v[2] >= NPAGES, "page-faults %.0f, minor-faults %.0f for %d pages", v[1], v[2],
+            NPAGES);
+  CHECK_MSG(v[1] < NPAGES * 2 + 200, "page-faults %.0f", v[1]);
+  munmap(mem, NPAGES * pg);
+  /* a thread started after the open, before the start (PoCL's workers): counted through inherit */
+  worker w1;
+  worker_start(&w1, 60e6);
+  CHECK(hc_session_start(s) == HC_OK);
+  double wspent = worker_run(&w1);
+  CHECK(hc_session_stop(s, v) == HC_OK);
+  CHECK_MSG(NEAR(v[0], wspent), "task-clock %.0f ns, worker CPU time %.0f ns", v[0], wspent);
+  /* the worker exits: what it counted stays in the inherited counter; the next pass starts at 0 */
+  worker_stop(&w1);
+  CHECK(hc_session_start(s) == HC_OK);
+  spent = spin(5e6);
+  CHECK(hc_session_stop(s, v) == HC_OK);
+  CHECK_MSG(NEAR(v[0], spent), "after the worker exited: task-clock %.0f ns, CPU time %.0f ns", v[0], spent);
+  /* a thread started during the pass, and gone before its end */
+  worker w2;
+  CHECK(hc_session_start(s) == HC_OK);
+  worker_start(&w2, 30e6);
+  wspent = worker_run(&w2);
+  worker_stop(&w2);
+  CHECK(hc_session_stop(s, v) == HC_OK);
+  CHECK_MSG(NEAR(v[0], wspent), "task-clock %.0f ns, exited worker CPU time %.0f ns", v[0], wspent);
+  hc_session_close(s);
+
+  /* PER_THREAD: threads that exist at the open, and one that appears before a start (re-scan) */
+  worker a, b;
+  worker_start(&a, 40e6);
+  CHECK_MSG(hc_session_open(p, idx, 1, &s) == HC_OK, "%s", hc_provider_error(p));
+  if (s) {
+    CHECK(hc_session_get_mode(s) == HC_SESSION_PER_THREAD);
+    CHECK_EQ_U64(hc_session_threads(s), 2);
+    worker_start(&b, 40e6);
+    CHECK(hc_session_start(s) == HC_OK);
+    CHECK_EQ_U64(hc_session_threads(s), 3);
+    double sa = worker_run(&a), sb = worker_run(&b);
+    CHECK(hc_session_stop(s, v) == HC_OK);
+    CHECK_MSG(NEAR(v[0], sa + sb), "task-clock %.0f ns, workers' CPU time %.0f ns", v[0], sa + sb);
+    worker_stop(&a);
+    worker_stop(&b);
+    CHECK(hc_session_start(s) == HC_OK); /* exited threads closed */
+    CHECK_EQ_U64(hc_session_threads(s), 1);
+    CHECK_EQ_U64(hc_session_missed_threads(s), 0);
+    spent = spin(5e6);
+    CHECK(hc_session_stop(s, v) == HC_OK);
+    CHECK_MSG(NEAR(v[0], spent), "task-clock %.0f ns, CPU time %.0f ns", v[0], spent);
+    hc_session_close(s);
+  }
+  /* forcing a mode; an empty session; bad arguments */
+  CHECK(hc_session_open_mode(p, idx, 1, HC_SESSION_PER_THREAD, &s) == HC_OK && hc_session_threads(s) == 1);
+  hc_session_close(s);
+  CHECK(hc_session_open_mode(p, idx, 0, HC_SESSION_INHERIT, &s) == HC_OK);
+  CHECK(hc_session_start(s) == HC_OK && hc_session_stop(s, NULL) == HC_OK);
+  hc_session_close(s);
+  size_t bad = 9999;
+  CHECK(hc_session_open(p, &bad, 1, &s) == HC_ERR_INVALID);
+  CHECK(hc_session_open_mode(p, idx, 1, (hc_session_mode)7, &s) == HC_ERR_INVALID);
+  hc_provider_close(p);
+}
+
+int main(void) {
+  snprintf(tmpdir, sizeof tmpdir, "%s/test_planner.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (!mkdtemp(tmpdir)) {
+    perror("mkdtemp");
+    return 2;
+  }
+  /* the device files of the source tree, wherever this program was built */
+  if (!getenv("HUBPROF_DEVICES")) setenv("HUBPROF_DEVICES", "share/hubprof/devices", 1);
+  test_sessions(); /* first: while this process has one thread */
+  test_limits_files();
+  test_planner_gfx9();
+  test_planner_rules();
+  test_plan_string();
+  test_planner_random();
+  test_perf_provider();
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
+  return check_report("test_planner");
+}
