@@ -32,14 +32,6 @@ void cmd_plan_help(FILE *out) {
           "  -h, --help                  show this help\n");
 }
 
-/* Join `v` as "a, b, c" into out. */
-static void join(char *out, size_t len, const char *const *v, size_t n, const char *sep) {
-  size_t w = 0;
-  out[0] = 0;
-  for (size_t i = 0; i < n && w < len; i++)
-    w += (size_t)snprintf(out + w, len - w, "%s%s", i ? sep : "", v[i]);
-}
-
 static int print_plan(const hc_provider *p, const hc_plan *pl, unsigned max_arg, int fmt) {
   const hc_limits *lim = hc_provider_limits(p);
   if (fmt == FMT_LINE) {
@@ -88,25 +80,14 @@ static int print_plan(const hc_provider *p, const hc_plan *pl, unsigned max_arg,
       printf("%s%s %u", b ? ", " : "; per block: ", lim->blocks[b].block, lim->blocks[b].max);
   }
   printf(")\n");
-  static const report_col cols[] = {{"PASS", 1, 0}, {"COUNTERS", 1, 0}, {"BLOCKS", 0, 0}, {"NAMES", 0, 1}};
-  report *r = report_new(cols, 4);
-  const char **names = malloc((pl->ncounters ? pl->ncounters : 1) * sizeof *names);
-  char *blocks = malloc(1024), *list = NULL;
-  size_t listlen = 1;
-  for (size_t i = 0; i < pl->ncounters; i++)
-    listlen += strlen(pl->names[i]) + 2;
-  list = malloc(listlen);
-  if (!r || !names || !blocks || !list) rc = CLI_FAIL;
-  for (size_t i = 0; rc == CLI_OK && i < pl->ncounters;) {
+  /* one line per pass: its counters per block, so a saturated limit shows */
+  char blocks[1024];
+  for (size_t i = 0; i < pl->ncounters;) {
     size_t j = i, w = 0;
     while (j < pl->ncounters && pl->pass[j] == pl->pass[i])
       j++;
-    for (size_t k = i; k < j; k++)
-      names[k - i] = pl->names[k];
-    join(list, listlen, names, j - i, ", ");
-    /* blocks of the pass in order of first appearance, with their counts */
     blocks[0] = 0;
-    for (size_t k = i; k < j; k++) {
+    for (size_t k = i; k < j; k++) { /* blocks in order of first appearance, with their counts */
       size_t seen = i;
       while (seen < k && strcmp(pl->blocks[seen], pl->blocks[k]))
         seen++;
@@ -114,15 +95,27 @@ static int print_plan(const hc_provider *p, const hc_plan *pl, unsigned max_arg,
       size_t cnt = 0;
       for (size_t m = k; m < j; m++)
         cnt += strcmp(pl->blocks[m], pl->blocks[k]) == 0;
-      if (w < 1024)
-        w += (size_t)snprintf(blocks + w, 1024 - w, "%s%s %zu", w ? ", " : "", pl->blocks[k], cnt);
+      if (w < sizeof blocks)
+        w += (size_t)snprintf(blocks + w, sizeof blocks - w, "%s%s %zu", w ? ", " : "", pl->blocks[k], cnt);
     }
-    char pass[16], count[16];
-    snprintf(pass, sizeof pass, "%u", pl->pass[i]);
-    snprintf(count, sizeof count, "%zu", j - i);
-    const char *cells[] = {pass, count, blocks, list};
-    if (report_add(r, cells)) rc = CLI_FAIL;
+    printf("pass %u: %zu counter%s (%s)\n", pl->pass[i], j - i, j - i == 1 ? "" : "s", blocks);
     i = j;
+  }
+  /* one row per counter */
+  static const report_col cols[] = {{"PASS", 1, 0}, {"COUNTER", 0, 0}, {"BLOCK", 0, 0}, {"GROUP", 0, 1}};
+  report *r = report_new(cols, 4);
+  if (!r) rc = CLI_FAIL;
+  for (size_t i = 0; rc == CLI_OK && i < pl->ncounters; i++) {
+    char pass[16], group[300] = "";
+    snprintf(pass, sizeof pass, "%u", pl->pass[i]);
+    if (pl->groups[i]) {
+      int split = 0;
+      for (char **g = pl->split_groups; *g; g++)
+        split |= strcmp(*g, pl->groups[i]) == 0;
+      snprintf(group, sizeof group, "%s%s", pl->groups[i], split ? " (split)" : "");
+    }
+    const char *cells[] = {pass, pl->names[i], pl->blocks[i], group};
+    if (report_add(r, cells)) rc = CLI_FAIL;
   }
   if (rc == CLI_OK) report_print(r, REPORT_TABLE, report_term_width(), stdout);
   for (char **g = pl->split_groups; rc == CLI_OK && *g; g++) {
@@ -139,9 +132,6 @@ static int print_plan(const hc_provider *p, const hc_plan *pl, unsigned max_arg,
   }
   if (rc != CLI_OK) cli_error("out of memory");
   report_free(r);
-  free(names);
-  free(blocks);
-  free(list);
   return rc;
 }
 
