@@ -1,6 +1,7 @@
 /* chain: three kernels where each one's output feeds the next, K rounds: b = 2a + 1; c += b; a = c mod 1021
  * (every buffer is both read and written across the chain; any pass that ran on unrestored memory shows).
- * usage: chain [N [K]]   prints one line with a checksum; exits 0 when right. */
+ * usage: chain [N [K [S]]]   prints one line with a checksum; exits 0 when right. S (0..2) starts every round
+ * at step S+1 instead (another order of dispatches, for the matching tests of application replay). */
 #include "ocl_common.h"
 
 static const char *src = "__kernel void step1(__global const int *a, __global int *b) {\n"
@@ -13,9 +14,9 @@ static const char *src = "__kernel void step1(__global const int *a, __global in
 int main(int argc, char **argv) {
   ex_name = "chain";
   size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 16384;
-  int k = argc > 2 ? atoi(argv[2]) : 5;
-  if (n == 0 || k < 0) {
-    fprintf(stderr, "usage: chain [N [K]]\n");
+  int k = argc > 2 ? atoi(argv[2]) : 5, s0 = argc > 3 ? atoi(argv[3]) : 0;
+  if (n == 0 || k < 0 || s0 < 0 || s0 > 2) {
+    fprintf(stderr, "usage: chain [N [K [S]]]\n");
     return 2;
   }
   ex_cl c;
@@ -38,12 +39,14 @@ int main(int argc, char **argv) {
     CHECK(clSetKernelArg(s[j], 1, sizeof m[(j + 1) % 3], &m[(j + 1) % 3]));
   }
   for (int it = 0; it < k; it++) {
-    for (int j = 0; j < 3; j++)
-      CHECK(clEnqueueNDRangeKernel(c.q, s[j], 1, NULL, &n, NULL, 0, NULL, NULL));
-    for (size_t i = 0; i < n; i++) {
-      wb[i] = 2 * wa[i] + 1;
-      wc[i] += wb[i];
-      wa[i] = wc[i] % 1021;
+    for (int j = 0; j < 3; j++) {
+      int st = (s0 + j) % 3;
+      CHECK(clEnqueueNDRangeKernel(c.q, s[st], 1, NULL, &n, NULL, 0, NULL, NULL));
+      for (size_t i = 0; i < n; i++) {
+        if (st == 0) wb[i] = 2 * wa[i] + 1;
+        if (st == 1) wc[i] += wb[i];
+        if (st == 2) wa[i] = wc[i] % 1021;
+      }
     }
   }
   uint64_t h = 0;

@@ -367,7 +367,14 @@ static size_t load_run(runs *R, size_t k) {
   return m;
 }
 
-/* Match run k (k > 0) to the first run, process by process; report what did not match. */
+/* The program a process ran: the first word of its command line. */
+static int same_program(const char *a, const char *b) {
+  size_t la = strcspn(a, " "), lb = strcspn(b, " ");
+  return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* Match run k (k > 0) to the first run, process by process (in order of start, the same program); report
+ * what did not match. */
 static void match_run(runs *R, size_t k, uint64_t *unmatched_total) {
   size_t np = R->nprocs[0] < R->nprocs[k] ? R->nprocs[0] : R->nprocs[k];
   if (R->nprocs[k] != R->nprocs[0])
@@ -376,7 +383,7 @@ static void match_run(runs *R, size_t k, uint64_t *unmatched_total) {
              k + 1, R->nprocs[k], R->nprocs[k] == 1 ? "" : "es", R->nprocs[0]);
   for (size_t i = 0; i < R->nprocs[k]; i++) {
     plog *p = &R->procs[k][i];
-    if (i >= np || strcmp(p->command, R->procs[0][i].command) != 0) {
+    if (i >= np || !same_program(p->command, R->procs[0][i].command)) {
       if (i < np)
         cli_warn("pass %zu: process %zu ran '%s', the first run's ran '%s': its %zu dispatches are left out",
                  k + 1, i + 1, p->command, R->procs[0][i].command, p->nkeys);

@@ -21,7 +21,8 @@ $(B)/libhubprof_collector_noop.so: $(COLL_SRC) $(COLL_HDR) $(B)/libhubprof_log.a
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) -DHUBPROF_COLLECTOR_NOOP $(COLL_LDFLAGS) -o $@ $(COLL_SRC) \
 	  $(B)/libhubprof_log.a $(COLL_LIBS)
 
-$(filter-out $(B)/examples/ocl/dlopen_ocl,$(OCL_EXAMPLES)): $(B)/examples/ocl/%: examples/ocl/%.c
+$(filter-out $(B)/examples/ocl/dlopen_ocl,$(OCL_EXAMPLES)): $(B)/examples/ocl/%: examples/ocl/%.c \
+  $(wildcard examples/ocl/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -lOpenCL -lpthread
 # dlopen_ocl loads libOpenCL itself: never linked with it.
@@ -34,8 +35,15 @@ $(B)/tests/collector/check_logs: tests/collector/check_logs.c $(B)/libhubprof_lo
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $< $(B)/libhubprof_log.a -o $@ -lpthread
 
-.PHONY: collector collector-test
+# Checker of profile stores (kernel and application replay; any format, so the full hub).
+$(B)/tests/replay/check_profile: tests/replay/check_profile.c $(B)/libhubprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
+
+.PHONY: collector collector-test replay-test
 collector: $(B)/libhubprof_collector.so $(B)/libhubprof_collector_noop.so $(OCL_EXAMPLES) \
-           $(B)/tests/collector/check_logs
+           $(B)/tests/collector/check_logs $(B)/tests/replay/check_profile
 collector-test: collector
 	bash tests/collector/test_collector.sh
+replay-test: collector $(B)/hubprof
+	bash tests/replay/test_replay.sh

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# Correctness suite of kernel replay and application replay (`hubprof profile`) on OpenCL programs whose
+# kernels are not idempotent: each must print bit-identical results with and without profiling, in both
+# modes, and the store must hold each dispatch once with every pass's values tagged with their pass
+# (build/tests/replay/check_profile). Also: a negative test (the test hook HUBPROF_TEST_SKIP_RESTORE=1 makes
+# the results differ, proving the check works), dispatch matching of application replay, bad input refused
+# before the application starts, and the lite trace still working beside replay.
+# usage: test_replay.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
+set -u
+cd "$(dirname "$0")/../.."
+HP=$(realpath "${1:-build/hubprof}")
+EX=$PWD/build/examples/ocl
+CHECK=$PWD/build/tests/replay/check_profile
+LIB=$PWD/build/libhubprof_collector.so
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+ulimit -c 0
+unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG HUBPROF_SHADOW \
+  HUBPROF_TEST_SKIP_RESTORE OPENCL_LAYERS LD_PRELOAD
+export HUBPROF_COLLECTOR=$LIB # an ASan build of hubprof must not put its runtime into the application
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+  fail=$((fail + 1))
+  echo "FAIL: $*" >&2
+}
+for f in "$HP" "$CHECK" "$LIB" "$EX/inplace_update"; do
+  [ -e "$f" ] || {
+    echo "test_replay: $f is missing (make all)" >&2
+    echo "test_replay: 0 passed, 1 failed"
+    exit 1
+  }
+done
+if ! clinfo -l 2>/dev/null | grep -q Device; then
+  echo "test_replay: skipped: no OpenCL device (install pocl-opencl-icd)"
+  echo "test_replay: 0 passed, 0 failed"
+  exit 0
+fi
+cd "$T"
+C3=(--counters task-clock,page-faults,context-switches --max-counters-per-pass 1)
+
+# facts NAME KEY: the value of KEY= in check_profile's report of NAME.db
+facts() { sed -nE "s/.*[ ^]?$2=([^ ]+).*/\1/p" "$1.report" | tail -n 1; }
+expect_eq() { # WHAT GOT WANT
+  if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi
+}
+# profiled NAME MODE ARGS... : profile APP with 3 passes in MODE into NAME.db, check the store
+profiled() {
+  local name=$1 mode=$2
+  shift 2
+  "$HP" profile "${C3[@]}" --replay "$mode" -o "$name.db" -- "$@" >"$name.out" 2>"$name.err"
+  echo $? >"$name.rc"
+  "$CHECK" "$name.db" >"$name.report" 2>&1
+  echo $? >"$name.check"
+}
+
+# ---- 1. every correctness example, both modes: bit-identical output, one row per dispatch, 3 passes ----
+# name|args|dispatches
+examples=(
+  "inplace_update|4096 12|12"
+  "atomic_counter|4096 6|6"
+  "histogram|65536 5|5"
+  "same_buffer|8192 6|6"
+  "sub_buffers|4096 4|8"
+  "chain|16384 3|9"
+  "svm_inc|4096 5|5"
+)
+for e in "${examples[@]}"; do
+  IFS='|' read -r ex args want <<<"$e"
+  # shellcheck disable=SC2086
+  "$EX/$ex" $args >"$ex.plain.out" 2>"$ex.plain.err"
+  echo $? >"$ex.plain.rc"
+  grep -q ' ok$' "$ex.plain.out" && ok || bad "$ex: plain run not ok: $(cat "$ex.plain.out" "$ex.plain.err")"
+  for mode in kernel application; do
+    n="$ex.$mode"
+    # shellcheck disable=SC2086
+    profiled "$n" "$mode" "$EX/$ex" $args
+    # application replay runs the application once per pass: each run prints the same lines
+    if [ "$mode" = kernel ]; then cp "$ex.plain.out" "$n.want"; else cat "$ex.plain.out"{,,} >"$n.want"; fi
+    if cmp -s "$n.out" "$n.want"; then ok; else
+      bad "$ex ($mode replay): output differs: $(cat "$n.out") vs $(cat "$ex.plain.out")"
+    fi
+    cmp -s "$n.rc" "$ex.plain.rc" && ok || bad "$ex ($mode replay): exit $(cat "$n.rc")"
+    [ "$(cat "$n.check")" = 0 ] && ok || bad "$ex ($mode replay): $(grep -m3 bad "$n.report")"
+    expect_eq "$ex ($mode) dispatches" "$(facts "$n" dispatches)" "$want"
+    expect_eq "$ex ($mode) passes" "$(facts "$n" passes)" "3:$want"
+    expect_eq "$ex ($mode) values" "$(facts "$n" values)" "$((3 * want))"
+    expect_eq "$ex ($mode) replay" "$(facts "$n" replay)" "$mode"
+    expect_eq "$ex ($mode) plan" "$(facts "$n" plan)" "task-clock;page-faults;context-switches"
+    expect_eq "$ex ($mode) bytes_accessible set" "$(facts "$n" accessible)" "$want"
+    if [ "$mode" = kernel ]; then # every dispatch here changes its memory: restored before passes 2 and 3
+      expect_eq "$ex (kernel) bytes_restored set" "$(facts "$n" restored)" "$want"
+    else
+      expect_eq "$ex (application) bytes_restored" "$(facts "$n" restored)" 0
+    fi
+    grep -q "passes" "$n.err" && grep -q "pass 3: context-switches" "$n.err" && ok ||
+      bad "$ex ($mode): plan or summary missing on stderr: $(cat "$n.err")"
+    if [ "$mode" = application ]; then
+      grep -q '^hubprof: \[pass 2/3\] page-faults$' "$n.err" && ok || bad "$ex: no [pass k/N] progress"
+    fi
+  done
+  ls -A | grep -q 'hubprof-logs' && bad "$ex: log directory left behind: $(ls -A)" || ok
+done
+
+# per-pass values sit in their own pass; one dispatch id for all passes (sqlite view of the rocpd store)
+if command -v sqlite3 >/dev/null; then
+  q() { sqlite3 "$1" "$2"; }
+  expect_eq "pmc rows per dispatch" \
+    "$(q inplace_update.kernel.db "select count(distinct dispatch_id) from rocpd_kernel_dispatch")" 12
+  expect_eq "counters_collection per pass" \
+    "$(q inplace_update.kernel.db "select count(*) from counters_collection")" 36
+  expect_eq "task-clock in pass 1 only" \
+    "$(q inplace_update.kernel.db "select group_concat(distinct replay_pass) from counters_collection where counter_name='task-clock'")" \
+    "$(q inplace_update.kernel.db "select min(replay_pass) from counters_collection")"
+fi
+
+# ---- 2. negative: without restores the in-place increment goes wrong (the check above is meaningful) ----
+HUBPROF_TEST_SKIP_RESTORE=1 "$HP" profile "${C3[@]}" -o skip.db -- "$EX/inplace_update" 4096 12 >skip.out 2>skip.err
+rc=$?
+if ! cmp -s skip.out inplace_update.plain.out && grep -q FAILED skip.out && [ $rc = 1 ]; then ok; else
+  bad "skipping restores did not change the result: $(cat skip.out) (exit $rc)"
+fi
+# ... and with the device-side shadow buffers instead of the host pool, results are right again
+HUBPROF_SHADOW=device "$HP" profile "${C3[@]}" -o dev.db -- "$EX/sub_buffers" 4096 4 >dev.out 2>dev.err
+cmp -s dev.out sub_buffers.plain.out && ok || bad "HUBPROF_SHADOW=device: $(cat dev.out dev.err)"
+
+# ---- 3. the collector alone, through LD_PRELOAD only (no layer), in profile mode ----
+mkdir -p pre
+HUBPROF_OUTPUT_DIR=$T/pre HUBPROF_MODE=profile HUBPROF_PLAN='task-clock;page-faults;context-switches' \
+  LD_PRELOAD=$LIB "$EX/chain" 16384 3 >pre.out 2>pre.err
+cmp -s pre.out chain.plain.out && ok || bad "preload-only kernel replay: $(cat pre.out pre.err)"
+"$CHECK" pre/hubprof-*.log >pre.report 2>&1 && ok || bad "preload-only log: $(grep -m3 bad pre.report)"
+expect_eq "preload-only passes" "$(facts pre passes)" "3:9"
+
+# ---- 4. exit status kept; dispatches before a crash are kept ----
+{ "$EX/crash" segv 5 >/dev/null; } 2>/dev/null
+want_rc=$?
+"$HP" profile "${C3[@]}" -o crash.db -- "$EX/crash" segv 5 >crash.out 2>crash.err
+expect_eq "crash exit status (kernel replay)" "$?" "$want_rc"
+"$CHECK" crash.db >crash.report 2>&1
+expect_eq "crash: dispatches kept (5, then 3 in flight)" "$(facts crash dispatches)" 8
+"$HP" profile "${C3[@]}" --replay application -o crash_app.db -- "$EX/crash" segv 5 >/dev/null 2>crash_app.err
+expect_eq "crash exit status (application replay)" "$?" "$want_rc"
+
+# ---- 5. application replay: matching policies; unmatched dispatches reported, never joined ----
+# run 1 and later runs differ through HUBPROF_PASS, which the application sees
+vary() { echo "[ \"\${HUBPROF_PASS:-1}\" = 1 ] && exec $1 || exec $2"; }
+# later runs stop after 5 of 7 dispatches: 5 matched in every run, 2 measured in pass 1 only
+"$HP" profile "${C3[@]}" --replay application -o fewer.db -- sh -c "$(vary "$EX/vector_add 1000 7" "$EX/vector_add 1000 5")" \
+  >/dev/null 2>fewer.err
+"$CHECK" fewer.db >fewer.report 2>&1 && ok || bad "fewer: $(grep -m3 bad fewer.report)"
+expect_eq "fewer: passes per dispatch" "$(facts fewer passes)" "1:2,3:5"
+grep -q "pass 2: 0 dispatches matched no dispatch of the first run and 2 of the first run's had no match" fewer.err &&
+  ok || bad "fewer: unmatched not reported: $(cat fewer.err)"
+# later runs use another grid: grid (default) matches nothing, name matches all
+for m in grid name; do
+  "$HP" profile "${C3[@]}" --replay application --match $m -o "grid_$m.db" -- \
+    sh -c "$(vary "$EX/vector_add 1000 4" "$EX/vector_add 3000 4")" >/dev/null 2>"grid_$m.err"
+  "$CHECK" "grid_$m.db" >"grid_$m.report" 2>&1 && ok || bad "grid_$m: $(grep -m3 bad "grid_$m.report")"
+done
+expect_eq "--match grid, other sizes" "$(facts grid_grid passes)" "1:4"
+grep -q "4 dispatches matched no dispatch of the first run" grid_grid.err && grep -q "#1 vector_add grid 3008,1,1" grid_grid.err &&
+  ok || bad "grid: first unmatched not named: $(cat grid_grid.err)"
+expect_eq "--match name, other sizes" "$(facts grid_name passes)" "3:4"
+# later runs start each round at another kernel: name matches all, all (position) matches none
+for m in name all; do
+  "$HP" profile "${C3[@]}" --replay application --match $m -o "order_$m.db" -- \
+    sh -c "$(vary "$EX/chain 1024 2 0" "$EX/chain 1024 2 1")" >/dev/null 2>"order_$m.err"
+  "$CHECK" "order_$m.db" >"order_$m.report" 2>&1 && ok || bad "order_$m: $(grep -m3 bad "order_$m.report")"
+done
+expect_eq "--match name, other order" "$(facts order_name passes)" "3:6"
+expect_eq "--match all, other order" "$(facts order_all passes)" "1:6"
+# a later run's different exit status: a warning, hubprof exits with the first run's
+"$HP" profile "${C3[@]}" --replay application -o exits.db -- sh -c "$(vary "$EX/vector_add 100 2" "false")" \
+  >/dev/null 2>exits.err
+expect_eq "exit status of the first run" "$?" 0
+grep -q "pass 2: the application exited with 1, in the first run with 0" exits.err && ok ||
+  bad "differing exit status not reported: $(cat exits.err)"
+
+# ---- 6. bad input: one line, before the application starts, nothing written ----
+# refused CODE ARGS...: hubprof profile ARGS -o never.db -- inplace_update exits CODE with one line
+refused() {
+  local code=$1
+  shift
+  "$HP" profile "$@" -o never.db -- "$EX/inplace_update" 64 1 >ref.out 2>ref.err
+  local rc=$?
+  if [ $rc = "$code" ] && [ "$(wc -l <ref.err)" = 1 ] && [ ! -s ref.out ] && [ ! -e never.db ]; then ok; else
+    bad "profile $*: exit $rc (want $code), stderr: $(cat ref.err), stdout: $(cat ref.out)"
+  fi
+}
+refused 2 --counters task-clok
+grep -q "did you mean 'task-clock'" ref.err && ok || bad "no suggestion: $(cat ref.err)"
+refused 1 --counters task-clock,cycles
+grep -q "not available" ref.err && ok || bad "unavailable counter: $(cat ref.err)"
+printf 'device nosw\nprovider perf\nmax-per-pass unlimited\nblock sw 0\n' >nosw.device
+refused 1 --counters task-clock --device "$T/nosw.device"
+grep -qi "sw" ref.err && ok || bad "impossible plan: $(cat ref.err)"
+refused 2 --counters task-clock --device no-such-device
+refused 1 --counters task-clock --device gfx9
+refused 2 --counters task-clock --replay kernel --replay application
+refused 2 --counters task-clock --match grid
+refused 2 --counters task-clock --replay kernel --match name
+refused 2 --counters task-clock --replay application --match bogus
+refused 2 --counters task-clock --replay sideways
+refused 2 --counters task-clock --max-counters-per-pass 0
+refused 2 --max-counters-per-pass 2
+refused 2 --counters ,
+: >exists.db
+"$HP" profile --counters task-clock -o exists.db -- "$EX/inplace_update" 64 1 >ex.out 2>ex.err
+[ $? = 1 ] && [ ! -s ex.out ] && grep -q "already exists" ex.err && ok || bad "existing output: $(cat ex.err)"
+"$HP" profile --counters task-clock -o nothere.db -- "$T/no-such-app" >/dev/null 2>nf.err
+expect_eq "missing application" "$?" 127
+[ ! -e nothere.db ] && ok || bad "store written for a missing application"
+
+# ---- 7. the lite trace still works, and yields to replay (each dispatch once above, not once per pass) ----
+"$HP" trace -o trace.db -- "$EX/inplace_update" 4096 12 >trace.out 2>trace.err
+cmp -s trace.out inplace_update.plain.out && ok || bad "trace: output differs"
+grep -q "12 dispatches of 1 kernel" trace.err && ok || bad "trace summary: $(cat trace.err)"
+if command -v sqlite3 >/dev/null; then
+  expect_eq "trace: no counters" "$(sqlite3 trace.db 'select count(*) from rocpd_pmc_event')" 0
+  expect_eq "trace: mode" "$(sqlite3 trace.db "select value from rocpd_metadata where tag='mode'")" trace
+fi
+# a single pass: every dispatch runs once, no memory saved
+"$HP" profile --counters task-clock,page-faults -o one.db -- "$EX/inplace_update" 4096 12 >one.out 2>one.err
+cmp -s one.out inplace_update.plain.out && ok || bad "one pass: output differs"
+"$CHECK" one.db >one.report 2>&1 && ok || bad "one pass: $(grep -m3 bad one.report)"
+expect_eq "one pass: passes" "$(facts one passes)" "1:12"
+expect_eq "one pass: values" "$(facts one values)" 24
+expect_eq "one pass: nothing restored" "$(facts one restored)" 0
+
+echo "test_replay: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
