@@ -70,3 +70,12 @@ def parquet_store(tmp_path_factory) -> Path:
 @pytest.fixture
 def lib():
     return hubprof
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """A closing "N passed, N failed" line, the form tests/run.sh adds up."""
+    st = terminalreporter.stats
+    passed = len(st.get("passed", []))
+    failed = len(st.get("failed", [])) + len(st.get("error", []))
+    skipped = len(st.get("skipped", []))
+    terminalreporter.write_line(f"python bindings: {passed} passed, {failed} failed ({skipped} skipped)")
