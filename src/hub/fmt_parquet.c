@@ -479,6 +479,12 @@ static hp_status pq_cursor_open(hp_cursor *c) {
 
 static hp_status pq_cursor_next(hp_cursor *c, void *row) { return pq_rcursor_next(c->impl, row); }
 
+hp_status hp_parquet_cursor_next_batch(hp_cursor *c, void *const *cols, size_t max, size_t *n) {
+  if (n) *n = 0;
+  if (!c || !cols || !n || c->store->ops != &hp_fmt_parquet || !c->impl) return HP_ERR_INVALID;
+  return pq_rcursor_next_batch(c->impl, cols, max, n);
+}
+
 static void pq_cursor_close(hp_cursor *c) {
   pq_rcursor_close(c->impl);
   c->impl = NULL;

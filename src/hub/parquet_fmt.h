@@ -16,4 +16,9 @@ extern const hp_format_ops hp_fmt_parquet;
 hp_status hp_parquet_set_defaults(uint64_t rg_rows, uint64_t rg_bytes, uint32_t file_rgs, uint64_t file_bytes,
                                   int zstd_level);
 
+/* hp_cursor_next_batch for a cursor of a Parquet store, reading only the columns asked for (NULL arrays
+ * are neither decoded nor, when a whole page is passed over, decompressed). Same contract as
+ * hp_cursor_next_batch; meant to be the format's batch operation. HP_ERR_INVALID for another format. */
+hp_status hp_parquet_cursor_next_batch(hp_cursor *c, void *const *cols, size_t max, size_t *n);
+
 #endif

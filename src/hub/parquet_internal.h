@@ -205,6 +205,9 @@ typedef struct pq_rcursor pq_rcursor;
 hp_status pq_rcursor_open(hp_store *s, const hp_table_desc *d, pq_rfile *files, size_t nfiles,
                           pq_rcursor **out);
 hp_status pq_rcursor_next(pq_rcursor *c, void *row);
+/* Columnar read with the contract of hp_cursor_next_batch; columns left out (NULL) are not decoded, and
+ * their pages not decompressed when wholly passed over. */
+hp_status pq_rcursor_next_batch(pq_rcursor *c, void *const *cols, size_t max, size_t *n);
 void pq_rcursor_close(pq_rcursor *c);
 
 #endif

@@ -404,6 +404,7 @@ typedef struct colrd {
   uint32_t bi, bn; /* next and count in b (below) */
   uint32_t off;    /* offset of the column in the row struct */
   uint32_t kind;   /* K_* */
+  uint64_t skip;   /* values to pass over before the next one is returned (columns a batch left out) */
   const hp_column *col;
   const pq_chunk *ch;
   const unsigned char *p, *end; /* pages not yet read */
@@ -444,6 +445,7 @@ struct pq_rcursor {
   colrd *cr; /* one per hub column */
   ZSTD_DCtx *dctx;
   hp_status failed; /* sticky error */
+  pq_buf arena;     /* strings of the last batch */
   char msg[256];
 };
 
@@ -571,6 +573,13 @@ static hp_status load_page(pq_rcursor *c, colrd *r) {
       continue;
     }
     if (nv < 0) return fail(c, r, HP_ERR_CORRUPT, "page header without its value count");
+    if (type == PQ_PAGE_DATA && (uint64_t)nv <= r->skip && (uint64_t)nv <= r->chunk_left) {
+      r->p = src + csize; /* every value of it is passed over: never decompressed */
+      r->skip -= (uint64_t)nv;
+      r->chunk_left -= (uint64_t)nv;
+      r->data_seen = 1;
+      continue;
+    }
     int dict = type == PQ_PAGE_DICTIONARY;
     if (dict && (r->has_dict || r->data_seen)) return fail(c, r, HP_ERR_CORRUPT, "misplaced dictionary page");
     unsigned char **dst = dict ? &r->dbuf : &r->pbuf;
@@ -734,6 +743,26 @@ static hp_status refill(pq_rcursor *c, colrd *r) {
   return HP_OK;
 }
 
+/* Pass over the column's pending skip: decoded values first, then whole pages, then part of a page. */
+static hp_status apply_skip(pq_rcursor *c, colrd *r) {
+  while (r->skip) {
+    if (r->bi < r->bn) {
+      uint64_t t = r->bn - r->bi < r->skip ? r->bn - r->bi : r->skip;
+      r->bi += (uint32_t)t;
+      r->skip -= t;
+      continue;
+    }
+    if (!r->page_left) {
+      hp_status st = load_page(c, r); /* skips the pages it can; may use up the skip */
+      if (st != HP_OK) return st;
+      continue;
+    }
+    hp_status st = refill(c, r);
+    if (st != HP_OK) return st;
+  }
+  return HP_OK;
+}
+
 static void put_zero(const hp_column *col, char *dst) {
   switch (col->type) {
   case HP_COL_U32:
@@ -786,6 +815,7 @@ void pq_rcursor_close(pq_rcursor *c) {
     free(c->cr[i].ds);
   }
   free(c->cr);
+  pq_buf_free(&c->arena);
   ZSTD_freeDCtx(c->dctx);
   free(c);
 }
@@ -844,6 +874,7 @@ static hp_status next_rowgroup(pq_rcursor *c) {
       r->nd = 0;
       r->dict_enc = 0;
       r->bi = r->bn = 0;
+      r->skip = 0;
       r->kind = !r->ch->present               ? K_ABSENT
                 : r->col->type == HP_COL_STR  ? K_STR
                 : width_of(r->col->type) == 4 ? K_W4
@@ -867,6 +898,10 @@ hp_status pq_rcursor_next(pq_rcursor *c, void *row) {
       put_zero(r->col, dst);
       continue;
     }
+    if (r->skip) {
+      hp_status st = apply_skip(c, r);
+      if (st != HP_OK) return st;
+    }
     if (r->bi == r->bn) {
       hp_status st = refill(c, r);
       if (st != HP_OK) return st;
@@ -883,4 +918,83 @@ hp_status pq_rcursor_next(pq_rcursor *c, void *row) {
   }
   c->rg_left--;
   return HP_OK;
+}
+
+/* Copy n values of column r into out (the column's C type) from position `at`. */
+static hp_status batch_column(pq_rcursor *c, colrd *r, char *out, size_t at, size_t n) {
+  if (r->kind == K_ABSENT) {
+    if (r->col->type == HP_COL_STR) {
+      for (size_t i = 0; i < n; i++) /* "" (an arena offset is fixed up at the end) */
+        ((uintptr_t *)out)[at + i] = UINTPTR_MAX;
+    } else {
+      size_t w = width_of(r->col->type);
+      memset(out + w * at, 0, w * n);
+    }
+    return HP_OK;
+  }
+  if (r->skip) {
+    hp_status st = apply_skip(c, r);
+    if (st != HP_OK) return st;
+  }
+  while (n) {
+    if (r->bi == r->bn) {
+      hp_status st = refill(c, r);
+      if (st != HP_OK) return st;
+    }
+    size_t t = r->bn - r->bi < n ? r->bn - r->bi : n;
+    if (r->kind == K_W8) {
+      memcpy(out + 8 * at, &r->b.v[r->bi], 8 * t);
+    } else if (r->kind == K_W4) {
+      for (size_t i = 0; i < t; i++) {
+        uint32_t x = (uint32_t)r->b.v[r->bi + i];
+        memcpy(out + 4 * (at + i), &x, 4);
+      }
+    } else { /* strings are copied: a later page of this batch may reuse the page buffer */
+      for (size_t i = 0; i < t; i++) {
+        const char *str = r->b.s[r->bi + i];
+        ((uintptr_t *)out)[at + i] = c->arena.n;
+        pq_buf_put(&c->arena, str, strlen(str) + 1);
+      }
+      if (c->arena.oom) return fail(c, r, HP_ERR_NOMEM, "out of memory");
+    }
+    r->bi += (uint32_t)t;
+    at += t;
+    n -= t;
+  }
+  return HP_OK;
+}
+
+hp_status pq_rcursor_next_batch(pq_rcursor *c, void *const *cols, size_t max, size_t *n) {
+  *n = 0;
+  if (c->failed != HP_OK) return c->failed;
+  c->arena.n = 0;
+  size_t done = 0;
+  hp_status st = HP_OK;
+  while (done < max) {
+    if (!c->rg_left) {
+      st = next_rowgroup(c);
+      if (st != HP_OK) break;
+    }
+    size_t k = max - done < c->rg_left ? max - done : (size_t)c->rg_left;
+    for (size_t i = 0; i < c->d->ncolumns && st == HP_OK; i++) {
+      colrd *r = &c->cr[i];
+      if (!cols[i]) {
+        if (r->kind != K_ABSENT) r->skip += k; /* passed over lazily; dropped at the row group's end */
+        continue;
+      }
+      st = batch_column(c, r, cols[i], done, k);
+    }
+    if (st != HP_OK) break;
+    c->rg_left -= k;
+    done += k;
+  }
+  for (size_t i = 0; i < c->d->ncolumns; i++) /* string offsets become pointers into the final arena */
+    if (cols[i] && c->d->columns[i].type == HP_COL_STR)
+      for (size_t r = 0; r < done; r++) {
+        uintptr_t o = ((uintptr_t *)cols[i])[r];
+        ((const char **)cols[i])[r] = o == UINTPTR_MAX ? "" : (const char *)c->arena.p + o;
+      }
+  *n = done;
+  if (st == HP_END) return done ? HP_OK : HP_END;
+  return st;
 }
