@@ -70,11 +70,25 @@ static void walk(hp_store *s) {
   g_sink += (size_t)hp_store_damage(s, &off) + (size_t)off;
 }
 
+static char dir[64]; /* the store directory, removed at exit */
+
+static void cleanup(void) {
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    char p[160];
+    snprintf(p, sizeof p, "%s/%s.parquet", dir, hp_table_describe((hp_table)t)->name);
+    unlink(p);
+  }
+  char m[160];
+  snprintf(m, sizeof m, "%s/_hubprof.json", dir);
+  unlink(m);
+  rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static char dir[64];
   if (!dir[0]) {
     snprintf(dir, sizeof dir, "/tmp/fuzz_parquet.%ld", (long)getpid());
     mkdir(dir, 0777);
+    atexit(cleanup);
   }
   if (!size) return 0;
   if (data[0] == 0xff) { /* the rest is the manifest, over whatever table files the directory holds */
