@@ -153,3 +153,23 @@ def test_describe_matches_the_c_row_layout():
     assert hubprof.TABLES[0] == "node" and "counter_value" in hubprof.TABLES
     with pytest.raises(hubprof.InvalidArgumentError):
         hubprof.describe("nope")
+
+
+def test_string_batches_fast_and_fallback_paths():
+    """strings() decodes a batch at once when the hub's pointers show its one-buffer layout, and string
+    by string otherwise (same result either way)."""
+    import ctypes
+
+    from hubprof import _read
+
+    texts = [["a", "ü", ""], ["bb", "∑x", "c"]]  # two columns, three rows
+    blob = b"".join(s.encode() + b"\0" for row in zip(*texts) for s in row)
+    buf = ctypes.create_string_buffer(blob, len(blob))
+    base = ctypes.addressof(buf)
+    offs = np.cumsum([0] + [len(s.encode()) + 1 for row in zip(*texts) for s in row])[:-1]
+    ptrs = [np.array([base + offs[r * 2 + c] for r in range(3)], dtype=np.uintp) for c in range(2)]
+    assert _read.strings(ptrs, 3) == texts
+    separate = [[ctypes.create_string_buffer(s.encode()) for s in col] for col in texts]
+    ptrs = [np.array([ctypes.addressof(b) for b in col][::-1], dtype=np.uintp) for col in separate]
+    assert _read.strings(ptrs, 3) == [col[::-1] for col in texts]
+    assert _read.strings([], 0) == [] and _read.strings(ptrs, 0) == [[], []]
