@@ -4,6 +4,8 @@ The message of an exception is the hub's one-line explanation naming the file ("
 """
 from __future__ import annotations
 
+import errno
+
 from . import _lib
 
 
@@ -19,6 +21,11 @@ class Error(Exception):
             self.status = status
         self.message = message
         self.path = path
+        self.args = (message,)
+        if isinstance(self, OSError):  # OSError.__new__ took (message, status, path) for (errno, strerror, file)
+            self.errno = errno.ENOENT if isinstance(self, FileNotFoundError) else None
+            self.strerror = message
+            self.filename = path
 
     @property
     def status_text(self) -> str:
