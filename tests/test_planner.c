@@ -648,6 +648,9 @@ static void test_planner_random(void) {
 
 /* ---- the perf provider ---- */
 
+static double spin(double ns);
+#define NEAR(v, want) ((v) >= 0.9 * (want)-1e6 && (v) <= 1.1 * (want) + 5e6)
+
 static int fake_errno, fake_hw_only, fake_paranoid = 2, fake_cycles_ok;
 static long fake_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags) {
   int hw = a->type != PERF_TYPE_SOFTWARE;
@@ -780,6 +783,22 @@ static void test_perf_provider(void) {
       CHECK(within_limits(pl, hc_provider_limits(p)));
       hc_plan_free(pl);
     }
+    /* gated (hardware) counters count inside the window only; free-running (software) ones too */
+    size_t idx[2] = {(size_t)hc_provider_find(p, "cycles"), (size_t)hc_provider_find(p, "task-clock")};
+    hc_session *s = NULL;
+    CHECK_MSG(hc_session_open(p, idx, 2, &s) == HC_OK, "%s", hc_provider_error(p));
+    if (s) {
+      double v[2];
+      for (int round = 0; round < 2; round++) {
+        spin(10e6); /* outside the window */
+        CHECK(hc_session_start(s) == HC_OK);
+        double spent = spin(20e6);
+        CHECK(hc_session_stop(s, v) == HC_OK);
+        CHECK_MSG(NEAR(v[0], spent) && NEAR(v[1], spent), "gated %.0f, free %.0f, CPU time %.0f", v[0], v[1],
+                  spent);
+      }
+      hc_session_close(s);
+    }
     hc_provider_close(p);
   }
   hc_perf_open_fn = perf_open_sys;
@@ -847,8 +866,6 @@ static void worker_stop(worker *w) {
   close(w->done[0]);
   close(w->done[1]);
 }
-
-#define NEAR(v, want) ((v) >= 0.9 * (want)-1e6 && (v) <= 1.1 * (want) + 5e6)
 
 static void test_sessions(void) {
   hc_provider *p;

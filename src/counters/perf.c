@@ -81,21 +81,28 @@ static int perf_paranoid_sys(void) {
 }
 static int (*hc_perf_paranoid_fn)(void) = perf_paranoid_sys;
 
-static void perf_attr(struct perf_event_attr *a, const hc_perf_event *e, int inherit) {
+/* Software events run free from the open to the close (a session reads them at start and stop):
+ * enabling or disabling a counter of another thread costs an IPI to the CPU it last ran on, ~20 µs
+ * in a VM, per counter and thread. Hardware events are gated by ENABLE/DISABLE so that only one
+ * pass at a time holds the PMU's few counters. */
+static int perf_gated(const hc_perf_event *e) { return e->type != PERF_TYPE_SOFTWARE; }
+
+static void perf_attr(struct perf_event_attr *a, const hc_perf_event *e, int inherit, int disabled) {
   memset(a, 0, sizeof *a);
   a->size = sizeof *a;
   a->type = e->type;
   a->config = e->config;
-  a->disabled = 1;
+  a->disabled = disabled ? 1 : 0;
   a->inherit = inherit ? 1 : 0;
   a->exclude_kernel = e->exclude_kernel ? 1 : 0;
   a->exclude_hv = 1;
   a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 }
 
+/* A session's counter on thread `tid` (0: the calling thread). */
 static int perf_open(const hc_perf_event *e, pid_t tid, int inherit) {
   struct perf_event_attr a;
-  perf_attr(&a, e, inherit);
+  perf_attr(&a, e, inherit, perf_gated(e));
   return (int)hc_perf_open_fn(&a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -128,12 +135,18 @@ static void perf_reason(char *out, size_t len, int err, int hardware, int pmu) {
 
 /* Try to open e on this thread (disabled, closed at once); on EACCES/EPERM retry excluding the kernel,
  * as perf does for unprivileged users. Returns 0 or the errno. */
+static int perf_probe_once(const hc_perf_event *e) {
+  struct perf_event_attr a;
+  perf_attr(&a, e, 0, 1);
+  return (int)hc_perf_open_fn(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
 static int perf_probe(hc_perf_event *e) {
   e->exclude_kernel = 0;
-  int fd = perf_open(e, 0, 0);
+  int fd = perf_probe_once(e);
   if (fd < 0 && (errno == EACCES || errno == EPERM)) {
     e->exclude_kernel = 1;
-    fd = perf_open(e, 0, 0);
+    fd = perf_probe_once(e);
   }
   if (fd < 0) return errno ? errno : EIO;
   close(fd);
@@ -390,22 +403,27 @@ hc_status hc_session_start(hc_session *s) {
     snprintf(s->p->error, sizeof s->p->error, "cannot scan the process's threads: %s", strerror(err));
     return HC_ERR_IO;
   }
-  /* reset, then take a baseline: an inherited counter keeps what exited children counted across a
-   * reset, so values are differences from here */
+  /* Values are differences from a baseline read here (no RESET: it would not clear what exited
+   * inherited children handed to their parent). Gated counters: baseline while disabled, then
+   * enable; free-running ones: baseline last, closest to the window. */
   size_t m = s->nthreads * s->n;
-  for (size_t i = 0; i < m; i++) {
-    if (ioctl(s->fds[i], PERF_EVENT_IOC_RESET, 0) < 0 || read_counter(s->fds[i], &s->base[3 * i]) < 0) {
-      snprintf(s->p->error, sizeof s->p->error, "cannot reset a perf counter: %s", strerror(errno));
-      return HC_ERR_IO;
+  for (int gated = 1; gated >= 0; gated--) {
+    for (size_t i = 0; i < m; i++) {
+      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) != gated) continue;
+      if (read_counter(s->fds[i], &s->base[3 * i]) < 0) {
+        snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
+        return HC_ERR_IO;
+      }
     }
-  }
-  for (size_t i = 0; i < m; i++) {
-    if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
-      int e = errno;
-      for (size_t j = 0; j < i; j++)
-        ioctl(s->fds[j], PERF_EVENT_IOC_DISABLE, 0);
-      snprintf(s->p->error, sizeof s->p->error, "cannot enable a perf counter: %s", strerror(e));
-      return HC_ERR_IO;
+    for (size_t i = 0; gated && i < m; i++) {
+      if (!perf_gated(&s->p->perf[s->idx[i % s->n]])) continue;
+      if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
+        int e = errno;
+        for (size_t j = 0; j < i; j++)
+          if (perf_gated(&s->p->perf[s->idx[j % s->n]])) ioctl(s->fds[j], PERF_EVENT_IOC_DISABLE, 0);
+        snprintf(s->p->error, sizeof s->p->error, "cannot enable a perf counter: %s", strerror(e));
+        return HC_ERR_IO;
+      }
     }
   }
   s->started = 1;
@@ -415,24 +433,25 @@ hc_status hc_session_start(hc_session *s) {
 hc_status hc_session_stop(hc_session *s, double *values) {
   if (!s || !s->started || (s->n && !values)) return HC_ERR_INVALID;
   size_t m = s->nthreads * s->n;
-  for (size_t i = 0; i < m; i++)
-    ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-  s->started = 0;
+  uint64_t now[3];
+  hc_status st = HC_OK;
   for (size_t k = 0; k < s->n; k++)
     values[k] = 0;
-  hc_status st = HC_OK;
-  for (size_t t = 0; t < s->nthreads; t++) {
-    for (size_t k = 0; k < s->n; k++) {
-      size_t i = t * s->n + k;
-      uint64_t v[3];
-      if (read_counter(s->fds[i], v) < 0) {
+  /* free-running counters first, closest to the window; then disable and read the gated ones */
+  for (int gated = 0; gated <= 1; gated++) {
+    for (size_t i = 0; gated && i < m; i++)
+      if (perf_gated(&s->p->perf[s->idx[i % s->n]])) ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+    for (size_t i = 0; i < m; i++) {
+      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) != gated) continue;
+      if (read_counter(s->fds[i], now) < 0) {
         snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
         st = HC_ERR_IO;
         continue;
       }
-      values[k] += perf_scaled(v, &s->base[3 * i]);
+      values[i % s->n] += perf_scaled(now, &s->base[3 * i]);
     }
   }
+  s->started = 0;
   return st;
 }
 

@@ -164,10 +164,10 @@ static int by_group_size(const void *a, const void *b, void *ctx) {
   return x < y ? -1 : x > y;
 }
 
-/* Cut an oversized unit (counters `uc`, groups `ug`) into pieces that each fit one pass: groups largest
+/* Cut an oversized unit (`nuc` counters, groups `ug`) into pieces that each fit one pass: groups largest
  * first, each whole into the piece that already holds its counters or the first with room, else counter
  * by counter into the first piece with room. */
-static int cut_unit(planner *P, const size_t *uc, size_t nuc, size_t *ug, size_t nug, long *piece_of) {
+static int cut_unit(planner *P, size_t nuc, size_t *ug, size_t nug, long *piece_of) {
   size_t first_piece = P->ni;
   unsigned *add = calloc(P->nb + 1, sizeof *add);
   size_t *fresh = malloc((nuc ? nuc : 1) * sizeof *fresh);
@@ -264,7 +264,7 @@ static int make_items(planner *P) {
     }
     for (size_t g = 0; g < P->ng; g++)
       if (uf_find(up, P->gs[g].c[0]) == root) ug[nug++] = g;
-    rc = cut_unit(P, uc, nuc, ug, nug, piece_of);
+    rc = cut_unit(P, nuc, ug, nug, piece_of);
   }
   free(up);
   free(piece_of);
