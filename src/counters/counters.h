@@ -48,7 +48,11 @@ typedef struct hc_session hc_session; /* one pass's counters, opened on every th
 
 /* Open the counters `idx[0..n)` of provider p for this process: every current thread and (with
  * inherit) threads created later. Must be opened before the runtime's worker threads start where
- * the provider needs it (perf_event: before PoCL's first clGetDeviceIDs) or re-scan threads on start. */
+ * the provider needs it (perf_event: before PoCL's first clGetDeviceIDs) or re-scan threads on start.
+ * Open every pass's session up front: a stopped session's hardware counters hold no PMU counter.
+ * Inherit follows fork too: child processes started after the open are counted while they live.
+ * HC_ERR_UNAVAILABLE (a counter not measurable here, or a description-only provider),
+ * HC_ERR_INVALID (an index out of range), HC_ERR_IO; hc_provider_error(p) says which. */
 hc_status hc_session_open(hc_provider *p, const size_t *idx, size_t n, hc_session **out);
 
 /* How a session covers the process's threads (hc_session_open uses HC_SESSION_AUTO). */
@@ -66,7 +70,12 @@ hc_session_mode hc_session_get_mode(const hc_session *s); /* INHERIT or PER_THRE
 size_t hc_session_threads(const hc_session *s);
 /* PER_THREAD: threads seen at a start that found no free slot (not counted), summed over starts. */
 size_t hc_session_missed_threads(const hc_session *s);
-/* Reset and enable (start) / disable and read (stop): values[i] for idx[i]. No allocation. */
+/* Start / stop one pass: values[i] for idx[i], summed over the threads, the count between start and
+ * stop (differences from a baseline read at start), scaled by time enabled / time running when the
+ * kernel multiplexed a counter. Hardware counters are enabled at start and disabled at stop;
+ * software counters run from open to close and are only read (enabling another thread's counter
+ * costs an IPI, ~20 µs in a VM). PER_THREAD re-scans /proc/self/task at start. System calls only:
+ * no allocation, no lock. HC_ERR_INVALID: start twice, stop without start. */
 hc_status hc_session_start(hc_session *s);
 hc_status hc_session_stop(hc_session *s, double *values);
 void hc_session_close(hc_session *s);
