@@ -556,6 +556,20 @@ static void test_create_rules(void) {
   CHECK(hp_store_open(d, "parquet", HP_CREATE, &s) == HP_OK);
   CHECK(hp_store_close(s) == HP_OK);
   rm_flat(d);
+  /* a trailing slash names the same directory */
+  char slashed[600];
+  snprintf(slashed, sizeof slashed, "%s//", d);
+  CHECK(hp_store_open(slashed, "parquet", HP_CREATE, &s) == HP_OK);
+  fill(HP_TABLE_NODE, 0, row);
+  CHECK(hp_write(s, HP_TABLE_NODE, row) == HP_OK);
+  CHECK(hp_store_close(s) == HP_OK);
+  CHECK(leftovers(d) == 0);
+  CHECK(hp_store_open(slashed, NULL, HP_READ, &s) == HP_OK);
+  uint64_t n1 = 0;
+  hp_store_count(s, HP_TABLE_NODE, &n1);
+  CHECK_EQ_U64(n1, 1);
+  hp_store_close(s);
+  rm_flat(d);
   /* a read store cannot be written; a created one cannot be read */
   CHECK(hp_store_open(p, NULL, HP_READ, &s) == HP_OK);
   fill(HP_TABLE_NODE, 0, row);

@@ -46,6 +46,7 @@ typedef struct pq_rtable {
 typedef struct pq_store {
   /* writing */
   char *tmp;                      /* temporary directory being filled */
+  char *target;                   /* s->path without trailing slashes: where the store goes */
   pq_twriter *tw[HP_TABLE_COUNT]; /* table writers, made on first use */
   pq_limits lim;
   /* reading */
@@ -125,14 +126,20 @@ static hp_status pq_create(hp_store *s) {
   pq_store *p = calloc(1, sizeof *p);
   if (!p) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   p->lim = g_limits;
-  p->tmp = hp_temp_path(s->path);
+  p->target = strdup(s->path);
+  size_t tl = p->target ? strlen(p->target) : 0;
+  while (tl > 1 && p->target[tl - 1] == '/') /* "out.parquet/" names the directory out.parquet */
+    p->target[--tl] = 0;
+  p->tmp = p->target ? hp_temp_path(p->target) : NULL;
   if (!p->tmp) {
+    free(p->target);
     free(p);
     return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   }
   if (mkdir(p->tmp, 0777) != 0) {
     hp_status st = hp_set_error(s, HP_ERR_IO, "cannot create directory %s: %s", p->tmp, strerror(errno));
     free(p->tmp);
+    free(p->target);
     free(p);
     return st;
   }
@@ -230,25 +237,25 @@ static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *c
   return st;
 }
 
-/* Put the finished temporary directory at s->path, replacing an older Parquet store there. */
+/* Put the finished temporary directory at its path, replacing an older Parquet store there. */
 static hp_status install(hp_store *s, pq_store *p) {
-  if (rename(p->tmp, s->path) == 0) return HP_OK;
+  if (rename(p->tmp, p->target) == 0) return HP_OK;
   int e = errno;
   if (e != ENOTEMPTY && e != EEXIST && e != ENOTDIR && e != EISDIR)
     return hp_set_error(s, HP_ERR_IO, "cannot rename %s into place: %s", p->tmp, strerror(e));
   struct stat sb;
-  if (stat(s->path, &sb) != 0 || !S_ISDIR(sb.st_mode) || !has_manifest(s->path))
+  if (stat(p->target, &sb) != 0 || !S_ISDIR(sb.st_mode) || !has_manifest(p->target))
     return hp_set_error(s, HP_ERR_IO, "exists and is not a hubprof Parquet store: not replacing it");
-  char *old = hp_temp_path(s->path);
+  char *old = hp_temp_path(p->target);
   if (!old) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-  if (rename(s->path, old) != 0) {
+  if (rename(p->target, old) != 0) {
     hp_status st = hp_set_error(s, HP_ERR_IO, "cannot move the old store aside: %s", strerror(errno));
     free(old);
     return st;
   }
-  if (rename(p->tmp, s->path) != 0) {
+  if (rename(p->tmp, p->target) != 0) {
     hp_status st = hp_set_error(s, HP_ERR_IO, "cannot rename %s into place: %s", p->tmp, strerror(errno));
-    rename(old, s->path); /* put the old store back */
+    rename(old, p->target); /* put the old store back */
     free(old);
     return st;
   }
@@ -260,6 +267,7 @@ static hp_status install(hp_store *s, pq_store *p) {
 static void free_write_store(pq_store *p) {
   free_writers(p);
   free(p->tmp);
+  free(p->target);
   free(p);
 }
 
