@@ -1,5 +1,5 @@
 """pytest setup for the Python bindings' tests: imports hubprof from the source tree (python/) and finds
-the C programs the tests compare with (build/hubprof, build/examples/gen_logs), built by `make all`."""
+the C programs the tests compare with (build/hubprof, or $HUBPROF_CLI; build/examples/gen_logs), built by `make all`."""
 from __future__ import annotations
 
 import json
