@@ -16,3 +16,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# Python packages for the bindings' tests and the Parquet reference readers (pip, only when missing).
+pips=(pytest numpy pandas pyarrow duckdb polars)
+need=()
+for m in "${pips[@]}"; do
+  python3 -c "import $m" 2>/dev/null || need+=("$m")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "deps: pip installing ${need[*]}" >&2
+  python3 -m pip install -q "${need[@]}"
+fi

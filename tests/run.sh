@@ -52,6 +52,7 @@ for t in tests/cli/*.sh; do
   run "cli $(basename "$t" .sh)" bash "$t" "$B/san/hubprof"
 done
 unset ASAN_OPTIONS
+run "python" python3 -m pytest -q tests/python
 for f in $B/fuzz/fuzz_*; do
   [ -x "$f" ] || continue
   name=$(basename "$f")
