@@ -43,6 +43,8 @@ static struct {
   uint64_t dispatches, unreplayed, passes;
   uint64_t accessible, saved, restored, restores; /* bytes; restores = range restores */
   int64_t save_ns, compare_ns, restore_ns, pass_ns, total_ns;
+  int64_t drain_ns, counters_ns, write_ns; /* clFinish before pass 1; session start+stop; the log rows */
+  double save_best, restore_best;          /* bytes per ns of the fastest save / restore of >= 1 MiB */
 } r_st;
 
 static inline int64_t now_ns(void) {
@@ -746,7 +748,9 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
   }
 
   /* the dispatch runs alone: drain its queue and whatever it waits for */
+  int64_t td = now_ns();
   cl_int rc = n->clFinish(q);
+  r_st.drain_ns += now_ns() - td;
   int replay = rc == CL_SUCCESS && sessions_ready() == 0;
   for (cl_uint i = 0; replay && i < nwait && wait; i++) {
     cl_int st = CL_COMPLETE;
@@ -806,6 +810,9 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
       saving = 0;
     } else {
       r_st.saved += ranges_bytes();
+      int64_t t = now_ns() - ts;
+      if (ranges_bytes() >= (1 << 20) && t > 0 && (double)ranges_bytes() / (double)t > r_st.save_best)
+        r_st.save_best = (double)ranges_bytes() / (double)t;
     }
   }
   r_st.save_ns += now_ns() - ts;
@@ -821,7 +828,10 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     if (p > 0 && saving && !r_env->skip_restore) {
       int64_t tr = now_ns();
       int64_t b = restore_ranges(n, q);
-      r_st.restore_ns += now_ns() - tr;
+      tr = now_ns() - tr;
+      r_st.restore_ns += tr;
+      if (b >= (1 << 20) && tr > 0 && (double)b / (double)tr > r_st.restore_best)
+        r_st.restore_best = (double)b / (double)tr;
       if (b < 0) {
         give_up("restoring buffers", CL_INVALID_OPERATION);
         break;
@@ -832,6 +842,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     int64_t tp = now_ns();
     if (p == 0) d->enqueue_ns = tp;
     hc_status hs = hc_session_start(pr->sess);
+    int64_t tc0 = now_ns();
     cl_int e =
         enqueue(n, task, q, k, dim, offset, global, local, p == 0 ? nwait : 0, p == 0 ? wait : NULL, evp);
     cl_int st = CL_COMPLETE;
@@ -840,8 +851,11 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
       if (n->clGetEventInfo(*evp, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
         st = -1;
     }
+    int64_t tc1 = now_ns();
     hc_status hs2 = hc_session_stop(pr->sess, r_vals);
-    r_st.pass_ns += now_ns() - tp;
+    int64_t te = now_ns();
+    r_st.pass_ns += te - tp;
+    r_st.counters_ns += (tc0 - tp) + (te - tc1);
     if (p == 0) app_rc = e;
     if (e != CL_SUCCESS) { /* the app's own call failed (pass 1): it sees the error, nothing ran */
       if (p > 0) give_up("enqueueing a replay pass", e);
@@ -885,7 +899,9 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     row.vals = vals;
     row.ids = vids;
     row.pass = vpass;
+    int64_t tw = now_ns();
     write_row(&row);
+    r_st.write_ns += now_ns() - tw;
     r_st.dispatches++;
     r_st.passes += done;
     r_st.accessible += d->bytes_accessible;
@@ -1016,5 +1032,16 @@ void hpc_replay_exit(int debug) {
           (unsigned long long)r_st.restored, (unsigned long long)r_st.restores, (double)r_st.restore_ns * ms,
           r_st.restore_ns ? (double)r_st.restored / (double)r_st.restore_ns : 0.0,
           (unsigned long long)r_st.accessible);
+  if (r_st.dispatches) {
+    double nd = (double)r_st.dispatches, np = (double)r_st.passes;
+    hpc_say(
+        "pid %ld: per dispatch: drain %.1f us, save %.1f us, compare %.1f us, restores %.1f us, log rows "
+        "%.1f us; per pass %.1f us, of which counters start+stop %.1f us; best of 1 MiB or more: save %.2f "
+        "GB/s, restore %.2f GB/s",
+        (long)getpid(), (double)r_st.drain_ns / 1e3 / nd, (double)r_st.save_ns / 1e3 / nd,
+        (double)r_st.compare_ns / 1e3 / nd, (double)r_st.restore_ns / 1e3 / nd,
+        (double)r_st.write_ns / 1e3 / nd, (double)r_st.pass_ns / 1e3 / np,
+        (double)r_st.counters_ns / 1e3 / np, r_st.save_best, r_st.restore_best);
+  }
   pthread_mutex_unlock(&r_dlock);
 }
