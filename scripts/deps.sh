@@ -18,7 +18,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Python packages for the bindings' tests and the Parquet reference readers (pip, only when missing).
-pips=(pytest numpy pandas pyarrow duckdb polars)
+pips=(pytest numpy pandas pyarrow duckdb polars pyspark)
 need=()
 for m in "${pips[@]}"; do
   python3 -c "import $m" 2>/dev/null || need+=("$m")

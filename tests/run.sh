@@ -53,6 +53,7 @@ for t in tests/cli/*.sh; do
 done
 unset ASAN_OPTIONS
 run "python" python3 -m pytest -q tests/python
+run "parquet readers" python3 tests/parquet/check_readers.py --writer $B/tests/test_parquet --require-spark
 for f in $B/fuzz/fuzz_*; do
   [ -x "$f" ] || continue
   name=$(basename "$f")

@@ -291,8 +291,9 @@ void hp_cursor_close(hp_cursor *c);
 
 /* Columnar read for bindings: up to `max` rows into `cols`, one array per column of the table in the
  * order of hp_table_describe(t)->columns, each of max elements of the column's type (uint32_t, int32_t,
- * uint64_t, int64_t, double, or const char * for strings; a NULL array skips that column). Strings stay
- * valid until the next call on the cursor. *n gets the rows read; returns HP_OK (rows may follow),
+ * uint64_t, int64_t, double, or const char * for strings; a NULL array skips that column, and a columnar
+ * format does not even decode it). Strings stay valid until the next call on the cursor; when the hub
+ * builds the batch (row formats) they lie in one buffer, row after row, column after column. *n gets the rows read; returns HP_OK (rows may follow),
  * HP_END (no rows were left: *n == 0) or an error. */
 hp_status hp_cursor_next_batch(hp_cursor *c, void *const *cols, size_t max, size_t *n);
 

@@ -514,4 +514,5 @@ const hp_format_ops hp_fmt_parquet = {
     .cursor_open = pq_cursor_open,
     .cursor_next = pq_cursor_next,
     .cursor_close = pq_cursor_close,
+    .cursor_next_batch = hp_parquet_cursor_next_batch,
 };

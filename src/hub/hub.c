@@ -5,6 +5,7 @@
 #include "hub_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -368,6 +369,12 @@ hp_status hp_cursor_next_batch(hp_cursor *c, void *const *cols, size_t max, size
   hp_status st = HP_OK;
   size_t i = 0;
   if (c->ended) return HP_END;
+  if (c->store->ops->size >= offsetof(hp_format_ops, cursor_next_batch) + sizeof(void *) &&
+      c->store->ops->cursor_next_batch) { /* the format reads columns itself */
+    st = c->store->ops->cursor_next_batch(c, cols, max, n);
+    if (st != HP_OK) c->ended = 1;
+    return st;
+  }
   for (; i < max; i++) {
     hp_row_init(c->table, &row);
     st = c->store->ops->cursor_next(c, &row);

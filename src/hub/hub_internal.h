@@ -1,5 +1,6 @@
 /* Hub internals: the store object and the table of operations every format implements.
- * Only src/hub/ includes this; each format lives in its own fmt_*.c and is reached only through hp_format_ops. */
+ * Only src/hub/ includes this; each format lives in its own fmt_*.c and is reached only through
+ * hp_format_ops. */
 #ifndef HUBPROF_HUB_INTERNAL_H
 #define HUBPROF_HUB_INTERNAL_H
 
@@ -16,16 +17,16 @@ typedef struct hp_format_ops hp_format_ops;
 /* The store: common part; a format keeps its own state behind `impl`. */
 struct hp_store {
   const hp_format_ops *ops;
-  char *path;         /* path given by the user */
+  char *path; /* path given by the user */
   hp_mode mode;
   hp_status first_error; /* first failure of a created store: close then aborts */
   hp_status damage;      /* HP_OK, or what a reader found (truncated/corrupt) */
   uint64_t damage_offset;
-  char error[HP_ERRMSG_MAX]; /* one line: "<path>: <problem>" */
-  char *schema_version;      /* owned, set by the format */
+  char error[HP_ERRMSG_MAX];  /* one line: "<path>: <problem>" */
+  char *schema_version;       /* owned, set by the format */
   struct hp_meta_cache *meta; /* metadata read lazily by hp_store_metadata */
   pthread_mutex_t lock;       /* serialises writes for formats without HP_FMT_THREADSAFE_WRITE */
-  void *impl;                /* the format's state */
+  void *impl;                 /* the format's state */
 };
 
 /* A cursor: common part; formats allocate their own and put the table in. */
@@ -72,6 +73,9 @@ struct hp_format_ops {
   hp_status (*cursor_open)(hp_cursor *c);
   hp_status (*cursor_next)(hp_cursor *c, void *row);
   void (*cursor_close)(hp_cursor *c);
+  /* Optional columnar read with the contract of hp_cursor_next_batch (NULL arrays: columns not wanted,
+   * which a columnar format need not decode); NULL = the hub builds batches from cursor_next. */
+  hp_status (*cursor_next_batch)(hp_cursor *c, void *const *cols, size_t max, size_t *n);
 };
 
 extern const hp_format_ops hp_fmt_rocpd;
