@@ -124,7 +124,10 @@ static void print_table(const report *r, size_t width, FILE *out) {
   }
   for (size_t c = 0; c < r->ncols; c++) {
     if (c) fputs("  ", out);
-    put_cell(out, r->cols[c].name, w[c], r->cols[c].numeric);
+    if (c + 1 == r->ncols && !r->cols[c].numeric && text_width(r->cols[c].name) <= w[c])
+      fputs(r->cols[c].name, out);
+    else
+      put_cell(out, r->cols[c].name, w[c], r->cols[c].numeric);
   }
   fputc('\n', out);
   for (size_t i = 0; i < r->nrows; i++) {
