@@ -32,7 +32,7 @@ typedef struct ex_cl {
 } ex_cl;
 
 /* Platform, device, context, in-order queue and the program built from src. */
-static void ex_setup(ex_cl *c, const char *src) {
+static inline void ex_setup(ex_cl *c, const char *src) {
   cl_int err;
   CHECK(clGetPlatformIDs(1, &c->plat, NULL));
   CHECK(clGetDeviceIDs(c->plat, CL_DEVICE_TYPE_ALL, 1, &c->dev, NULL));
@@ -49,21 +49,21 @@ static void ex_setup(ex_cl *c, const char *src) {
   CHECK(clBuildProgram(c->prog, 1, &c->dev, "", NULL, NULL));
 }
 
-static cl_kernel ex_kernel(ex_cl *c, const char *name) {
+static inline cl_kernel ex_kernel(ex_cl *c, const char *name) {
   cl_int err;
   cl_kernel k = clCreateKernel(c->prog, name, &err);
   CHECK(err);
   return k;
 }
 
-static void ex_teardown(ex_cl *c) {
+static inline void ex_teardown(ex_cl *c) {
   clReleaseProgram(c->prog);
   clReleaseCommandQueue(c->q);
   clReleaseContext(c->ctx);
 }
 
 /* FNV-1a over n bytes, continuing from h (start with 0). */
-static uint64_t ex_fnv(uint64_t h, const void *p, size_t n) {
+static inline uint64_t ex_fnv(uint64_t h, const void *p, size_t n) {
   const unsigned char *b = p;
   if (!h) h = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < n; i++)

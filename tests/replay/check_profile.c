@@ -25,6 +25,7 @@ typedef struct drow {
   uint64_t id, dispatch_id, process_id;
   uint32_t passes;
   uint64_t accessible, restored;
+  int64_t start, end; /* device times (pass 1) */
   uint32_t pass_mask; /* passes seen among its values */
   uint32_t nvalues;
 } drow;
@@ -96,9 +97,9 @@ int main(int argc, char **argv) {
                       .process_id = r.process_id,
                       .passes = r.passes,
                       .accessible = r.bytes_accessible,
-                      .restored = r.bytes_restored};
-      if (!r.start_ns || r.end_ns < r.start_ns)
-        BAD("dispatch %" PRIu64 ": device times %" PRId64 "..%" PRId64, r.id, r.start_ns, r.end_ns);
+                      .restored = r.bytes_restored,
+                      .start = r.start_ns,
+                      .end = r.end_ns};
     }
     hp_cursor_close(cur);
   }
@@ -155,9 +156,15 @@ int main(int argc, char **argv) {
             sv[i].pass);
   free(sv);
   /* passes per dispatch = the passes it has values for */
-  uint64_t hist[33] = {0}, acc = 0, rest = 0;
+  uint64_t hist[33] = {0}, acc = 0, rest = 0, unprofiled = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned got = (unsigned)__builtin_popcount(d[i].pass_mask);
+    if (!d[i].nvalues && d[i].passes == 1 && !d[i].restored) { /* ran once, unprofiled: no values */
+      unprofiled++;
+      continue;
+    }
+    if (!d[i].start || d[i].end < d[i].start)
+      BAD("dispatch %" PRIu64 ": device times %" PRId64 "..%" PRId64, d[i].id, d[i].start, d[i].end);
     if (d[i].passes != got)
       BAD("dispatch %" PRIu64 ": passes=%u but values of %u passes", d[i].id, d[i].passes, got);
     hist[d[i].passes < 32 ? d[i].passes : 32]++;
@@ -174,8 +181,8 @@ int main(int argc, char **argv) {
       printf("%s%d:%" PRIu64, first ? "" : ",", p, hist[p]);
       first = 0;
     }
-  printf(" values=%" PRIu64 " accessible=%" PRIu64 " restored=%" PRIu64 " bad=%d\n", nvalues, acc, rest,
-         nbad);
+  printf(" values=%" PRIu64 " accessible=%" PRIu64 " restored=%" PRIu64 " unprofiled=%" PRIu64 " bad=%d\n",
+         nvalues, acc, rest, unprofiled, nbad);
   free(d);
   hp_store_close(s);
   return nbad ? 1 : 0;

@@ -83,6 +83,7 @@ for e in "${examples[@]}"; do
     fi
     cmp -s "$n.rc" "$ex.plain.rc" && ok || bad "$ex ($mode replay): exit $(cat "$n.rc")"
     [ "$(cat "$n.check")" = 0 ] && ok || bad "$ex ($mode replay): $(grep -m3 bad "$n.report")"
+    expect_eq "$ex ($mode) unprofiled" "$(facts "$n" unprofiled)" 0
     expect_eq "$ex ($mode) dispatches" "$(facts "$n" dispatches)" "$want"
     expect_eq "$ex ($mode) passes" "$(facts "$n" passes)" "3:$want"
     expect_eq "$ex ($mode) values" "$(facts "$n" values)" "$((3 * want))"
@@ -132,6 +133,17 @@ HUBPROF_OUTPUT_DIR=$T/pre HUBPROF_MODE=profile HUBPROF_PLAN='task-clock;page-fau
 cmp -s pre.out chain.plain.out && ok || bad "preload-only kernel replay: $(cat pre.out pre.err)"
 "$CHECK" pre/hubprof-*.log >pre.report 2>&1 && ok || bad "preload-only log: $(grep -m3 bad pre.report)"
 expect_eq "preload-only passes" "$(facts pre passes)" "3:9"
+
+# an out-of-order queue with event chains, and a dispatch gated by a user event completed after the
+# enqueue returns: kernel replay runs that one once, unprofiled, with one warning (and never hangs)
+"$EX/user_event" 4096 10 >ue.plain.out 2>&1
+timeout 60 "$HP" profile "${C3[@]}" -o ue.db -- "$EX/user_event" 4096 10 >ue.out 2>ue.err
+expect_eq "user event: exit" "$?" 0
+cmp -s ue.out ue.plain.out && ok || bad "user event: output differs: $(cat ue.out)"
+"$CHECK" ue.db >ue.report 2>&1 && ok || bad "user event: $(grep -m3 bad ue.report)"
+expect_eq "user event: replayed dispatches" "$(facts ue passes)" "3:10"
+expect_eq "user event: unprofiled" "$(facts ue unprofiled)" 1
+[ "$(grep -c 'user event' ue.err)" = 1 ] && ok || bad "user event: want one warning: $(cat ue.err)"
 
 # ---- 4. exit status kept; dispatches before a crash are kept ----
 { "$EX/crash" segv 5 >/dev/null; } 2>/dev/null
