@@ -14,7 +14,7 @@ B=$PWD/build
 HP=$B/hubprof
 EX=$B/examples/ocl
 dir=${1:-$(mktemp -d)}
-[ -n "${1:-}" ] || trap 'rm -rf "$dir"' EXIT
+[ -n "${1:-}" ] && mkdir -p "$dir" || trap 'rm -rf "$dir"' EXIT
 N=${BENCH_REPLAY_N:-2000}      # dispatches of the launch loop
 MB=${BENCH_REPLAY_MB:-64}      # buffer of the restore-bandwidth run
 REPEATS=${BENCH_REPLAY_REPEATS:-3}
