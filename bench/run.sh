@@ -24,3 +24,6 @@ mkdir -p "$dir/logs" "$dir/rocpd" "$dir/out"
 "$B/examples/gen_logs" "$dir/logs" "$files" "$disp"
 "$B/examples/gen_logs" "$dir/rocpd" "$files" "$disp" 0 1 rocpd
 "$B/bench/bench_merge" "$dir/logs" "$dir/rocpd" "$dir/out" "${BENCH_REPEATS:-3}"
+echo
+echo "== kernel replay (bench/bench_replay.sh)"
+bash bench/bench_replay.sh "$dir/replay"
