@@ -272,6 +272,10 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     if (err_pipe[0] >= 0) close(err_pipe[0]);
+    if (pass > 1) { /* application replay: the user sees the first run's output once, not once per pass */
+      int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+      if (null >= 0) dup2(null, STDOUT_FILENO);
+    }
     execvp(argv[0], argv);
     int e = errno;
     if (err_pipe[1] >= 0) (void)!write(err_pipe[1], &e, sizeof e);
