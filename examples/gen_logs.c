@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *kernel_names[] = {"vector_add", "saxpy",     "histogram256", "matmul_tiled",
@@ -129,6 +130,7 @@ int main(int argc, char **argv) {
   }
   char host[64] = "localhost";
   gethostname(host, sizeof host - 1);
+  mkdir(dir, 0755); /* an existing directory is fine */
   for (int p = 0; p < nproc; p++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/hubprof-%s-%d.%s", dir, host, 10000 + p,
