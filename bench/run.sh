@@ -27,3 +27,10 @@ mkdir -p "$dir/logs" "$dir/rocpd" "$dir/out"
 echo
 echo "== kernel replay (bench/bench_replay.sh)"
 bash bench/bench_replay.sh "$dir/replay"
+echo
+echo "== formats: one 1 M-dispatch store with 8 counter values per dispatch as rocpd and Parquet (bench/bench_formats.c)"
+"$B/examples/gen_logs" "$dir/fmt" 1 "${BENCH_FORMAT_DISPATCHES:-1000000}" 8 2
+"$B/bench/bench_formats" "$dir/fmt"/*.log "$dir/fmt" "${BENCH_REPEATS:-3}"
+echo
+echo "== analyze on a large Parquet store vs DuckDB (bench/bench_analyze.sh)"
+bash bench/bench_analyze.sh "$dir/analyze" "${BENCH_ANALYZE_PROCS:-10}" "${BENCH_ANALYZE_DISPATCHES:-1000000}" 3
