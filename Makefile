@@ -78,7 +78,7 @@ deps:
 
 # Every test: unit and end-to-end tests, the same under ASan/UBSan, the fuzzers briefly.
 test: deps
-	$(MAKE) all san fuzz $(addprefix $(B)/tests/,$(TESTS))
+	$(MAKE) -j2 all san fuzz $(addprefix $(B)/tests/,$(TESTS))
 	@bash tests/run.sh
 
 demo: deps all
