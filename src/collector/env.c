@@ -20,6 +20,12 @@ const hpc_env_var hpc_env_vars[] = {
     {"HUBPROF_PASS", "0",
      "profile: 0 = replay every dispatch once per pass of the plan (kernel replay); k = this run measures "
      "pass k of an application replay (the plan holds that pass only)"},
+    {"HUBPROF_MULTIPLEX", NULL,
+     "profile: iteration multiplexing instead of kernel replay: every dispatch runs once and measures one "
+     "pass "
+     "of the plan, rotating over the dispatches of the same \"kernel\" or the same \"launch\" (kernel + "
+     "global "
+     "and work-group sizes); unset: kernel replay"},
     {"HUBPROF_PROVIDER", "perf", "profile: counter provider"},
     {"HUBPROF_SHADOW", "host",
      "profile: where buffers are saved before pass 1: host (read/write into a reused host pool) or device "
@@ -41,6 +47,7 @@ enum {
   VAR_PENDING,
   VAR_PLAN,
   VAR_PASS,
+  VAR_MULTIPLEX,
   VAR_PROVIDER,
   VAR_SHADOW,
   VAR_SKIP_RESTORE,
@@ -100,6 +107,21 @@ int hpc_env_load(hpc_env *e, const char **why) {
   if (*end || e->pass < 0 || e->pass > 1000000) {
     *why = "HUBPROF_PASS must be a pass number (0 for kernel replay)";
     return -1;
+  }
+  const char *mx = get(VAR_MULTIPLEX);
+  if (mx) {
+    if (strcmp(mx, "kernel") == 0)
+      e->multiplex = HPC_MUX_KERNEL;
+    else if (strcmp(mx, "launch") == 0)
+      e->multiplex = HPC_MUX_LAUNCH;
+    else {
+      *why = "HUBPROF_MULTIPLEX must be \"kernel\" or \"launch\" (or unset)";
+      return -1;
+    }
+    if (e->pass) {
+      *why = "HUBPROF_MULTIPLEX and HUBPROF_PASS exclude each other (iteration multiplexing is one run)";
+      return -1;
+    }
   }
   if (e->profile && !e->plan) {
     *why = "HUBPROF_MODE=profile needs HUBPROF_PLAN (the counters of each pass)";

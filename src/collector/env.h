@@ -20,7 +20,11 @@ typedef struct hpc_env {
                              starts smaller and doubles up to this */
   long rank;              /* MPI rank from the launcher (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
                              SLURM_PROCID, first one set), -1 when none */
+  int multiplex; /* HUBPROF_MULTIPLEX (profile): HPC_MUX_OFF, or iteration multiplexing (each dispatch
+                    runs once, measuring one pass, rotating per kernel or per launch): HPC_MUX_* */
 } hpc_env;
+
+enum { HPC_MUX_OFF = 0, HPC_MUX_KERNEL = 1, HPC_MUX_LAUNCH = 2 };
 
 /* One entry of the table of variables (env.c), for documentation and debug dumps. */
 typedef struct hpc_env_var {

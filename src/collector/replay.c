@@ -1,10 +1,11 @@
 /* Kernel replay (HUBPROF_MODE=profile): tracks the buffers a kernel can write (cl_mem objects, sub-buffers,
  * SVM allocations, kernel arguments) and runs each dispatch once per counter pass, saving what it can write
- * before pass 1 and restoring what changed before every later pass, so the application sees one execution. It
- * may block (replay is synchronous by nature) but must never crash the host or change what it computes: on a
- * failure it says so in one line and forwards from then on. Sections: state · tracking (buffers, SVM,
- * kernels) · intercepted calls · shadow storage · ranges · the replay of one dispatch · log rows · init,
- * fork, exit. */
+ * before pass 1 and restoring what changed before every later pass, so the application sees one execution.
+ * Iteration multiplexing (HUBPROF_MULTIPLEX) runs each dispatch once instead, measuring one pass that rotates
+ * over the dispatches of a kernel or launch. It may block (both are synchronous by nature) but must never
+ * crash the host or change what it computes: on a failure it says so in one line and forwards from then on.
+ * Sections: state · tracking (buffers, SVM, kernels) · intercepted calls · shadow storage · ranges ·
+ * multiplexing keys · the replay of one dispatch · log rows · init, fork, exit. */
 #include "collector.h"
 #include "counters.h"
 #include "env.h"
@@ -37,10 +38,11 @@ static pthread_mutex_t r_tlock = PTHREAD_MUTEX_INITIALIZER; /* the tracking tabl
 static pthread_mutex_t r_dlock = PTHREAD_MUTEX_INITIALIZER; /* one dispatch replays at a time */
 static _Atomic int r_off;                                   /* replay given up after a failure */
 static int r_warned_unsaved, r_warned_user, r_warned_save;  /* one line each (under r_dlock) */
+static int r_mux;                                           /* HUBPROF_MULTIPLEX: HPC_MUX_* */
 
 /* What the HUBPROF_DEBUG summary and the benchmarks report (under r_dlock). */
 static struct {
-  uint64_t dispatches, unreplayed, passes;
+  uint64_t dispatches, unreplayed, passes, mux_keys;
   uint64_t accessible, saved, restored, restores; /* bytes; restores = range restores */
   int64_t save_ns, compare_ns, restore_ns, pass_ns, total_ns;
   int64_t drain_ns, counters_ns, write_ns; /* clFinish before pass 1; session start+stop; the log rows */
@@ -53,9 +55,10 @@ static inline int64_t now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Profile mode and the application's own call (not one made while replaying). */
+/* Kernel replay and the application's own call (not one made while replaying): buffers and arguments are
+ * tracked. Iteration multiplexing runs every dispatch once, so it saves nothing and tracks nothing. */
 static inline int profiling(void) {
-  return atomic_load_explicit(&hpc_enabled, memory_order_relaxed) == HPC_PROFILING && !hpc_busy;
+  return atomic_load_explicit(&hpc_enabled, memory_order_relaxed) == HPC_PROFILING && !hpc_busy && !r_mux;
 }
 
 /* ---- tracking: buffers, SVM allocations, kernels (r_tlock) --------------------------------------------- */
@@ -212,6 +215,7 @@ static void kern_set(cl_kernel k, cl_uint i, int kind, const void *p) {
 
 void hpc_replay_kernel_new(const cl_icd_dispatch *n, cl_kernel k, cl_kernel src) {
   (void)n;
+  if (r_mux) return; /* multiplexing tracks no arguments */
   pthread_mutex_lock(&r_tlock);
   kern_rec *r = kern_find(k, 1); /* a kernel at the address of a released one starts empty */
   if (r) kern_clear(r);
@@ -672,6 +676,52 @@ static cl_int enqueue(const cl_icd_dispatch *n, int task, cl_command_queue q, cl
               : n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
 }
 
+/* ---- multiplexing keys: how many dispatches of each kernel (or launch) were measured (r_dlock) ----------
+ */
+/* The i-th measured dispatch of a key measures pass (i mod N) + 1. Keys are few (kernels, or kernels x
+ * sizes): a chained table, an entry allocated at a key's first dispatch. */
+typedef struct mux_key {
+  struct mux_key *next;
+  uint32_t kernel_id;
+  uint32_t grid[3], wg[3]; /* zero with policy "kernel" */
+  uint64_t measured;       /* dispatches of the key that measured a pass */
+} mux_key;
+static mux_key *r_muxtab[NBUCKETS];
+
+/* The key of a dispatch, created at its first one; NULL when out of memory (the dispatch then measures pass
+ * 1, unrotated). */
+static mux_key *mux_find(uint32_t kid, const uint32_t grid[3], const uint32_t wg[3]) {
+  mux_key want = {.kernel_id = kid};
+  if (r_mux == HPC_MUX_LAUNCH) {
+    memcpy(want.grid, grid, sizeof want.grid);
+    memcpy(want.wg, wg, sizeof want.wg);
+  }
+  uint64_t h = kid;
+  for (int i = 0; i < 3; i++)
+    h = h * 1000003u ^ want.grid[i] ^ ((uint64_t)want.wg[i] << 32);
+  size_t b = hpc_hash((uintptr_t)h, 12);
+  for (mux_key *m = r_muxtab[b]; m; m = m->next)
+    if (m->kernel_id == kid && !memcmp(m->grid, want.grid, sizeof m->grid) &&
+        !memcmp(m->wg, want.wg, sizeof m->wg))
+      return m;
+  mux_key *m = malloc(sizeof *m);
+  if (!m) return NULL;
+  *m = want;
+  m->next = r_muxtab[b];
+  r_muxtab[b] = m;
+  r_st.mux_keys++;
+  return m;
+}
+
+static void mux_clear(void) {
+  for (size_t b = 0; b < NBUCKETS; b++)
+    while (r_muxtab[b]) {
+      mux_key *m = r_muxtab[b];
+      r_muxtab[b] = m->next;
+      free(m);
+    }
+}
+
 static void give_up(const char *what, cl_int e) {
   if (atomic_exchange(&r_off, 1)) return;
   hpc_say("kernel replay failed (%s: OpenCL error %d); profiling disabled, the application continues "
@@ -772,12 +822,19 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     n->clWaitForEvents(1, &wait[i]); /* another queue's command */
   }
   uint64_t unknown_svm = 0;
-  size_t npasses = r_npasses;
-  if (replay && collect_ranges(n, k, &unknown_svm) != 0) replay = 0;
+  size_t npasses = r_npasses, first = 0; /* passes first .. first+npasses-1 (0-based) run */
+  mux_key *mk = NULL;
+  if (r_mux) { /* iteration multiplexing: one run, the key's next pass; nothing to save */
+    npasses = 1;
+    mk = replay ? mux_find(kid, d->grid, d->workgroup) : NULL;
+    first = mk ? (size_t)(mk->measured % r_npasses) : 0;
+  } else if (replay && collect_ranges(n, k, &unknown_svm) != 0) {
+    replay = 0;
+  }
   if (unknown_svm && !r_warned_unsaved++)
     hpc_say("a kernel argument points to memory not allocated with clSVMAlloc: it is not saved between "
             "passes");
-  for (size_t i = 0; replay && i < r_nranges; i++)
+  for (size_t i = 0; replay && !r_mux && i < r_nranges; i++)
     d->bytes_accessible += r_ranges[i].size;
 
   if (!replay) { /* forward once, unprofiled */
@@ -824,7 +881,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
   cl_int app_rc = CL_SUCCESS;
   size_t done = 0;
   for (size_t p = 0; p < npasses; p++) {
-    pass_rec *pr = &r_passes[p];
+    pass_rec *pr = &r_passes[first + p];
     if (p > 0 && saving && !r_env->skip_restore) {
       int64_t tr = now_ns();
       int64_t b = restore_ranges(n, q);
@@ -875,11 +932,11 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
       for (size_t i = 0; i < pr->n && nvals < 256; i++) {
         vals[nvals] = r_vals[i];
         vids[nvals] = pr->info_id[i];
-        vpass[nvals] = r_env->pass ? (uint32_t)r_env->pass : (uint32_t)(p + 1);
+        vpass[nvals] = r_env->pass ? (uint32_t)r_env->pass : (uint32_t)(first + p + 1);
         row.nvals = ++nvals;
       }
     if (hs != HC_OK || hs2 != HC_OK) {
-      hpc_say("cannot read the counters of pass %zu (%s); profiling disabled", p + 1,
+      hpc_say("cannot read the counters of pass %zu (%s); profiling disabled", first + p + 1,
               hc_status_str(hs != HC_OK ? hs : hs2));
       atomic_store(&r_off, 1);
     }
@@ -893,6 +950,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     }
     if (atomic_load(&r_off)) break;
   }
+  if (done && mk && nvals) mk->measured++; /* the key's next dispatch measures the next pass */
   if (done) {
     d->id = d->dispatch_id = atomic_fetch_add(&hpc_next_dispatch, 1) + 1;
     d->passes = (uint32_t)done;
@@ -917,7 +975,8 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
 
 /* ---- log rows: metadata and counter_info --------------------------------------------------------------- */
 void hpc_replay_log_opened(hp_store *s) {
-  hp_write_metadata(s, "replay", r_env->pass ? "application" : "kernel");
+  hp_write_metadata(s, "replay", r_env->pass ? "application" : r_mux ? "multiplex" : "kernel");
+  if (r_mux) hp_write_metadata(s, "multiplex_policy", r_mux == HPC_MUX_LAUNCH ? "launch" : "kernel");
   hp_write_metadata(s, "pass_plan", r_env->plan);
   if (r_env->pass) {
     char b[32];
@@ -945,6 +1004,7 @@ void hpc_replay_log_opened(hp_store *s) {
 int hpc_replay_init(const hpc_env *e, const char **why) {
   static char msg[512];
   r_env = e;
+  r_mux = e->multiplex;
   if (hc_plan_parse(e->plan, &r_plan) != HC_OK || !r_plan->npasses || !r_plan->ncounters) {
     *why = "HUBPROF_PLAN is not a counter plan (passes separated by ';', counters by ',')";
     return -1;
@@ -1015,6 +1075,7 @@ void hpc_replay_fork_child(void) {
       r_passes[p].sess = NULL;
     }
   memset(&r_st, 0, sizeof r_st);
+  mux_clear(); /* the child's rotation starts afresh, in its own log */
 }
 
 void hpc_replay_exit(int debug) {
@@ -1022,6 +1083,21 @@ void hpc_replay_exit(int debug) {
   pthread_mutex_lock(&r_dlock);
   double ms = 1e-6;
   double other = (double)(r_st.total_ns - r_st.pass_ns);
+  if (r_mux) {
+    hpc_say(
+        "pid %ld: %llu dispatches measured one pass each (iteration multiplexing, policy %s, %llu keys; "
+        "%llu ran unprofiled); per dispatch: drain %.1f us, counters start+stop %.1f us, log rows %.1f us, "
+        "cost beyond the run %.1f us",
+        (long)getpid(), (unsigned long long)r_st.dispatches, r_mux == HPC_MUX_LAUNCH ? "launch" : "kernel",
+        (unsigned long long)r_st.mux_keys, (unsigned long long)r_st.unreplayed,
+        r_st.dispatches ? (double)r_st.drain_ns / 1e3 / (double)r_st.dispatches : 0.0,
+        r_st.dispatches ? (double)r_st.counters_ns / 1e3 / (double)r_st.dispatches : 0.0,
+        r_st.dispatches ? (double)r_st.write_ns / 1e3 / (double)r_st.dispatches : 0.0,
+        r_st.dispatches ? other / 1e3 / (double)r_st.dispatches : 0.0);
+    pthread_mutex_unlock(&r_dlock);
+    (void)ms;
+    return;
+  }
   hpc_say("pid %ld: %llu dispatches replayed in %llu passes (%llu ran once, unprofiled); replay cost beyond "
           "the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f GB/s); compared in %.3f ms; "
           "restored %llu bytes in %llu copies, %.3f ms (%.2f GB/s); accessible %llu bytes",
