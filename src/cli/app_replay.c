@@ -186,24 +186,6 @@ static long plan_index(const hc_plan *plan, const char *name) {
   return -1;
 }
 
-/* Copy every row of table t from `in` to `out` unchanged. */
-static hp_status copy_table(hp_store *in, hp_store *out, hp_table t) {
-  const hp_table_desc *td = hp_table_describe(t);
-  void *row = calloc(1, td->row_size);
-  if (!row) return HP_ERR_NOMEM;
-  hp_cursor *c = NULL;
-  hp_status st = hp_cursor_open(in, t, &c);
-  while (st == HP_OK) {
-    memset(row, 0, td->row_size);
-    *(uint32_t *)row = (uint32_t)td->row_size;
-    st = hp_cursor_next(c, row);
-    if (st == HP_OK) st = hp_write(out, t, row);
-  }
-  hp_cursor_close(c);
-  free(row);
-  return st == HP_END ? HP_OK : st;
-}
-
 /* Write process i's intermediate store at `path`: tables of the first run's log, counter_info of the whole
  * plan, dispatches with their pass count, the matched values of every run. */
 static hp_status write_process(runs *R, size_t i, const char *path, uint64_t *nvalues) {
@@ -214,7 +196,7 @@ static hp_status write_process(runs *R, size_t i, const char *path, uint64_t *nv
                                    HP_TABLE_AGENT,         HP_TABLE_QUEUE,   HP_TABLE_CODE_OBJECT,
                                    HP_TABLE_KERNEL_SYMBOL, HP_TABLE_REGION};
   for (size_t t = 0; st == HP_OK && t < sizeof plain / sizeof plain[0]; t++)
-    st = copy_table(first->s, out, plain[t]);
+    st = run_copy_table(first->s, out, plain[t]);
   /* metadata: the first run's, with the profile's own replay description */
   hp_cursor *c = NULL;
   if (st == HP_OK && hp_cursor_open(first->s, HP_TABLE_METADATA, &c) == HP_OK) {

@@ -1,8 +1,9 @@
-/* `hubprof profile --counters LIST [--replay kernel|application] [...] -- APP ARGS…`: plans the counters into
- * passes under the device's limits, then collects every pass either inside ONE run (kernel replay: each
- * dispatch replayed once per pass, its memory saved and restored) or with one run per pass (application
- * replay), and writes ONE store. Every input error is reported before the application starts, and then
- * nothing is written. */
+/* `hubprof profile --counters LIST [--replay kernel|application|multiplex] [...] -- APP ARGS…`: plans the
+ * counters into passes under the device's limits, then collects every pass either inside ONE run (kernel
+ * replay: each dispatch replayed once per pass, its memory saved and restored), with one run per pass
+ * (application replay), or inside ONE run with each dispatch measuring one pass, rotating (iteration
+ * multiplexing, imputed afterwards), and writes ONE store. Every input error is reported before the
+ * application starts, and then nothing is written. */
 #include "cli.h"
 #include "run_app.h"
 
@@ -22,14 +23,22 @@ void cmd_profile_help(FILE *out) {
           "once per pass, saving the memory it can write before the first pass and restoring what it\n"
           "changed before the others, so APP sees one execution and every counter describes the same one.\n"
           "Application replay runs APP once per pass and matches the dispatches of every run to the\n"
-          "first. The result is ONE store: one row per dispatch, counter values tagged with their pass.\n"
+          "first. Iteration multiplexing runs APP once and each dispatch once: successive dispatches of a\n"
+          "kernel (or launch) measure successive passes, and each counter a dispatch did not measure is\n"
+          "imputed from the mean of the kernel's measured values (marked imputed), for kernels whose\n"
+          "dispatches covered every pass; the others are reported and get no imputed values.\n"
+          "The result is ONE store: one row per dispatch, counter values tagged with their pass.\n"
           "hubprof exits with APP's own exit status (that of the first run).\n\n"
           "options:\n"
           "  -c, --counters LIST          counters to measure, comma-separated (repeatable);\n"
           "                               'hubprof list counters' shows them\n"
           "  -g, --group NAME=C1,C2       counters that belong together (one metric): kept in one pass\n"
           "                               where the limits allow (repeatable)\n"
-          "  --replay kernel|application  how passes are collected (default: kernel)\n"
+          "  --replay MODE                how passes are collected: kernel (the default), application or\n"
+          "                               multiplex (iteration multiplexing); one mode per run\n"
+          "  --multiplex-policy P         multiplexing: rotate passes over the dispatches of the same\n"
+          "                               kernel (P = kernel, the default) or of the same kernel, global\n"
+          "                               and work-group sizes (P = launch)\n"
           "  --max-counters-per-pass N    at most N counters in one pass (and the device's own limits)\n"
           "  --device D                   device description giving the limits (name or .device path;\n"
           "                               default: cpu-perf)\n"
@@ -54,11 +63,15 @@ void cmd_profile_help(FILE *out) {
 #define MAX_LISTS 64
 
 /* The plan on stderr: one line per pass. */
-static void print_plan(const hc_plan *plan, const char *device, unsigned maxpp, const char *replay) {
+static void print_plan(const hc_plan *plan, const char *device, unsigned maxpp, const char *replay,
+                       const char *policy) {
   fprintf(stderr, "hubprof: plan: %zu counter%s in %zu pass%s on %s", plan->ncounters,
           plan->ncounters == 1 ? "" : "s", plan->npasses, plan->npasses == 1 ? "" : "es", device);
   if (maxpp) fprintf(stderr, ", at most %u per pass", maxpp);
-  fprintf(stderr, ", %s replay\n", replay);
+  if (policy)
+    fprintf(stderr, ", iteration multiplexing (policy '%s')\n", policy);
+  else
+    fprintf(stderr, ", %s replay\n", replay);
   for (size_t p = 1; p <= plan->npasses; p++) {
     fprintf(stderr, "hubprof:   pass %zu:", p);
     int first = 1;
@@ -81,6 +94,7 @@ int cmd_profile(int argc, char **argv) {
   static const struct option opts[] = {{"counters", required_argument, 0, 'c'},
                                        {"group", required_argument, 0, 'g'},
                                        {"replay", required_argument, 0, 'R'},
+                                       {"multiplex-policy", required_argument, 0, 'X'},
                                        {"max-counters-per-pass", required_argument, 0, 'M'},
                                        {"device", required_argument, 0, 'D'},
                                        {"match", required_argument, 0, 'm'},
@@ -92,7 +106,8 @@ int cmd_profile(int argc, char **argv) {
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   run_opts ro = {.mode = "profile", .format = "rocpd"};
-  const char *counters[MAX_LISTS], *groups[MAX_LISTS], *replay = NULL, *device = NULL, *match = NULL;
+  const char *counters[MAX_LISTS], *groups[MAX_LISTS], *replay = NULL, *device = NULL, *match = NULL,
+                                                       *policy = NULL;
   size_t ncounters = 0, ngroups = 0;
   unsigned maxpp = 0;
   int o;
@@ -112,15 +127,30 @@ int cmd_profile(int argc, char **argv) {
         groups[ngroups++] = optarg;
       break;
     case 'R':
-      if (strcmp(optarg, "kernel") != 0 && strcmp(optarg, "application") != 0) {
-        cli_error("profile: --replay must be 'kernel' or 'application', not '%s'", optarg);
+      if (strcmp(optarg, "kernel") != 0 && strcmp(optarg, "application") != 0 &&
+          strcmp(optarg, "multiplex") != 0) {
+        cli_error("profile: --replay must be 'kernel', 'application' or 'multiplex', not '%s'", optarg);
         return CLI_USAGE;
       }
       if (replay && strcmp(replay, optarg) != 0) {
-        cli_error("profile: --replay given twice with different modes ('%s' and '%s')", replay, optarg);
+        cli_error("profile: --replay given twice with different modes ('%s' and '%s'): they exclude each "
+                  "other, choose one",
+                  replay, optarg);
         return CLI_USAGE;
       }
       replay = optarg;
+      break;
+    case 'X':
+      if (strcmp(optarg, "kernel") != 0 && strcmp(optarg, "launch") != 0) {
+        cli_error("profile: --multiplex-policy must be 'kernel' or 'launch', not '%s'", optarg);
+        return CLI_USAGE;
+      }
+      if (policy && strcmp(policy, optarg) != 0) {
+        cli_error("profile: --multiplex-policy given twice with different policies ('%s' and '%s')", policy,
+                  optarg);
+        return CLI_USAGE;
+      }
+      policy = optarg;
       break;
     case 'M': {
       char *end;
@@ -167,10 +197,19 @@ int cmd_profile(int argc, char **argv) {
     }
   }
   if (!replay) replay = "kernel";
-  int app = strcmp(replay, "application") == 0;
+  int app = strcmp(replay, "application") == 0, mux = strcmp(replay, "multiplex") == 0;
   if (match && !app) {
-    cli_error("profile: --match applies to application replay only (kernel replay measures every pass of "
-              "the same dispatch: nothing to match); add --replay application or drop --match");
+    cli_error("profile: --match applies to application replay only (%s); add --replay application or drop "
+              "--match",
+              mux ? "iteration multiplexing runs once and matches nothing: --multiplex-policy chooses how "
+                    "dispatches are grouped"
+                  : "kernel replay measures every pass of the same dispatch: nothing to match");
+    return CLI_USAGE;
+  }
+  if (policy && !mux) {
+    cli_error("profile: --multiplex-policy applies to iteration multiplexing only (this is %s replay); add "
+              "--replay multiplex or drop --multiplex-policy",
+              replay);
     return CLI_USAGE;
   }
   if (!ncounters && !ngroups) {
@@ -222,8 +261,9 @@ int cmd_profile(int argc, char **argv) {
   ro.provider = hc_provider_name(prov);
   ro.npasses = plan->npasses;
   ro.match = match ? match : "grid";
+  ro.multiplex = mux ? (policy ? policy : "kernel") : NULL;
   const hc_limits *lim = hc_provider_limits(prov);
-  if (!ro.quiet) print_plan(plan, lim && lim->device[0] ? lim->device : dev, maxpp, replay);
+  if (!ro.quiet) print_plan(plan, lim && lim->device[0] ? lim->device : dev, maxpp, replay, ro.multiplex);
   int rc = app ? app_replay(&ro, plan, prov, argc - optind, argv + optind)
                : run_app(&ro, argc - optind, argv + optind);
   free(plan_str);

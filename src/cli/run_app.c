@@ -5,6 +5,7 @@
  * variables it sees added are the collector's. */
 #include "run_app.h"
 #include "cli.h"
+#include "multiplex.h"
 
 #include "hubprof/hub.h"
 
@@ -135,6 +136,23 @@ void run_free_list(char **v, size_t n) {
   free(v);
 }
 
+hp_status run_copy_table(hp_store *in, hp_store *out, hp_table t) {
+  const hp_table_desc *td = hp_table_describe(t);
+  void *row = calloc(1, td->row_size);
+  if (!row) return HP_ERR_NOMEM;
+  hp_cursor *c = NULL;
+  hp_status st = hp_cursor_open(in, t, &c);
+  while (st == HP_OK) {
+    memset(row, 0, td->row_size);
+    *(uint32_t *)row = (uint32_t)td->row_size;
+    st = hp_cursor_next(c, row);
+    if (st == HP_OK) st = hp_write(out, t, row);
+  }
+  hp_cursor_close(c);
+  free(row);
+  return st == HP_END ? HP_OK : st;
+}
+
 /* Merge the logs into the output; prints the summary. Returns 0 on success. */
 static int merge_logs(const run_opts *o, const char *output, const char *dir) {
   size_t n;
@@ -250,6 +268,10 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
     unsetenv("HUBPROF_PASS");
   }
   if (o->provider) setenv("HUBPROF_PROVIDER", o->provider, 1);
+  if (o->multiplex)
+    setenv("HUBPROF_MULTIPLEX", o->multiplex, 1);
+  else
+    unsetenv("HUBPROF_MULTIPLEX");
   static int layered; /* once per hubprof process, however many runs */
   if (!layered) {
     layered = 1;
@@ -332,7 +354,7 @@ int run_app(const run_opts *o, int argc, char **argv) {
   int app_rc = run_launch(o, collector, dir, o->plan, 0, argc, argv, &started);
   if (!started) {
     run_remove_dir(dir);
-  } else if (merge_logs(o, output, dir) == 0) {
+  } else if ((o->multiplex ? multiplex_merge(o, output, dir) : merge_logs(o, output, dir)) == 0) {
     run_remove_dir(dir);
   } else {
     /* nothing recorded: remove the empty directory; a failed merge keeps the logs it named */

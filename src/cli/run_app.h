@@ -4,6 +4,8 @@
 #ifndef HUBPROF_CLI_RUN_APP_H
 #define HUBPROF_CLI_RUN_APP_H
 
+#include "hubprof/hub.h"
+
 #include <stddef.h>
 
 typedef struct run_opts {
@@ -14,16 +16,18 @@ typedef struct run_opts {
   int preload;        /* also LD_PRELOAD the collector */
   int quiet;          /* no plan, progress or summary */
   /* profile only */
-  const char *plan;     /* HUBPROF_PLAN: the whole plan (hc_plan_format) */
-  const char *provider; /* HUBPROF_PROVIDER: the counter provider's name */
-  size_t npasses;       /* passes of the plan */
-  const char *match;    /* application replay: "name", "grid" or "all" */
+  const char *plan;      /* HUBPROF_PLAN: the whole plan (hc_plan_format) */
+  const char *provider;  /* HUBPROF_PROVIDER: the counter provider's name */
+  size_t npasses;        /* passes of the plan */
+  const char *match;     /* application replay: "name", "grid" or "all" */
+  const char *multiplex; /* iteration multiplexing: its policy, "kernel" or "launch" (HUBPROF_MULTIPLEX); NULL
+                            for kernel or application replay */
 } run_opts;
 
-/* Run argv[0..argc) once with the collector (trace, or profile with kernel replay) and merge its logs into
- * one store; returns the exit status hubprof should exit with: the application's own (128+signal when
- * killed), 127/126 when it could not be started, or 1/2 for hubprof's own errors found before the
- * application started. */
+/* Run argv[0..argc) once with the collector (trace, or profile with kernel replay or iteration multiplexing)
+ * and merge its logs into one store (multiplexing: with the imputed values, multiplex.c); returns the exit
+ * status hubprof should exit with: the application's own (128+signal when killed), 127/126 when it could not
+ * be started, or 1/2 for hubprof's own errors found before the application started. */
 int run_app(const run_opts *o, int argc, char **argv);
 
 /* Path of the collector library: $HUBPROF_COLLECTOR, else beside the hubprof executable
@@ -41,9 +45,12 @@ void run_remove_dir(const char *dir);
 /* Paths of the logs in dir (hubprof-*.log), sorted; free with run_free_list. */
 char **run_list_logs(const char *dir, size_t *n);
 void run_free_list(char **v, size_t n);
-/* Run the application once with the collector writing into dir: HUBPROF_PLAN = plan (NULL: none) and
- * HUBPROF_PASS = pass (0: unset). Waits for it and every descendant. Returns its exit status as run_app
- * does; *started = 0 when it could not be started (the error is printed). */
+/* Copy every row of table t from `in` to `out` unchanged. */
+hp_status run_copy_table(hp_store *in, hp_store *out, hp_table t);
+/* Run the application once with the collector writing into dir: HUBPROF_PLAN = plan (NULL: none),
+ * HUBPROF_PASS = pass (0: unset) and HUBPROF_MULTIPLEX = o->multiplex (NULL: unset). Waits for it and every
+ * descendant. Returns its exit status as run_app does; *started = 0 when it could not be started (the error
+ * is printed). */
 int run_launch(const run_opts *o, const char *collector, const char *dir, const char *plan, size_t pass,
                int argc, char **argv, int *started);
 
