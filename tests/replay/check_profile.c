@@ -1,13 +1,20 @@
 /* check_profile: reads a profile store (any format, through the hub) and checks what every profile must hold
  * — each dispatch once with a unique dispatch id, every counter value tagged with a pass that the plan gives
- * its counter, no value twice, a dispatch's `passes` equal to the passes it has values for — and prints one
- * line of facts for tests/replay/test_replay.sh. It never writes. usage: check_profile STORE output: "bad:
- * ..." per violation, then mode=M replay=R plan=P dispatches=N kernels=K passes=P:N[,P:N] values=V
- * accessible=A restored=R bad=B (passes: how many dispatches have each `passes`; accessible/restored:
- * dispatches with bytes > 0) */
+ * its counter, no value twice, a dispatch's `passes` equal to the passes it has measured values for — and
+ * prints one line of facts for tests/replay/test_replay.sh and test_multiplex.sh. It never writes.
+ * Iteration multiplexing (replay=multiplex), recomputed independently of hubprof: per key (process + kernel,
+ * + sizes with policy launch) the i-th measured dispatch measured pass (i mod N)+1 only; a key whose
+ * dispatches measured every counter has each dispatch's other counters imputed (imputed=1, the counter's
+ * pass) with the mean of the key's measured values; any other key has no imputed value and is listed in
+ * metadata multiplex_incomplete. Imputed values anywhere else are bad.
+ * usage: check_profile STORE output: "bad: ..." per violation, then mode=M replay=R plan=P dispatches=N
+ * kernels=K passes=P:N[,P:N] values=V accessible=A restored=R unprofiled=U imputed=I measured=M keys=K
+ * incomplete=J bad=B (passes: how many dispatches have each `passes`; accessible/restored: dispatches with
+ * bytes > 0; keys/incomplete: multiplexing keys, those with incomplete coverage) */
 #include "hubprof/hub.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +29,25 @@ static int nbad;
   } while (0)
 
 typedef struct drow {
-  uint64_t id, dispatch_id, process_id;
+  uint64_t id, dispatch_id, process_id, kernel_id;
+  uint32_t grid[3], wg[3];
   uint32_t passes;
   uint64_t accessible, restored;
   int64_t start, end; /* device times (pass 1) */
-  uint32_t pass_mask; /* passes seen among its values */
-  uint32_t nvalues;
+  uint32_t pass_mask; /* passes seen among its measured values */
+  uint32_t nvalues;   /* measured values */
+  uint32_t nimputed;  /* imputed values */
+  size_t key;         /* multiplexing: its key */
 } drow;
+
+typedef struct vrow { /* one counter value */
+  size_t d;           /* index of its dispatch in d[] (sorted by id) */
+  uint64_t counter;
+  uint32_t pass, imputed;
+  double value;
+} vrow;
+
+static double dabs(double x) { return x < 0 ? -x : x; } /* (the checker links no libm) */
 
 static int cmp_id(const void *a, const void *b) {
   const drow *x = a, *y = b;
@@ -95,6 +114,9 @@ int main(int argc, char **argv) {
       d[n++] = (drow){.id = r.id,
                       .dispatch_id = r.dispatch_id,
                       .process_id = r.process_id,
+                      .kernel_id = r.kernel_id,
+                      .grid = {r.grid[0], r.grid[1], r.grid[2]},
+                      .wg = {r.workgroup[0], r.workgroup[1], r.workgroup[2]},
                       .passes = r.passes,
                       .accessible = r.bytes_accessible,
                       .restored = r.bytes_restored,
@@ -117,16 +139,12 @@ int main(int argc, char **argv) {
         BAD("dispatch id %" PRIu64 " on two rows (%" PRIu64 ", %" PRIu64 ")", d[i].dispatch_id, d[i].id,
             d[j].id);
   /* values */
-  uint64_t nvalues = 0;
+  uint64_t nvalues = 0, nimputed = 0, nmeasured = 0;
   hp_counter_value v = {.size = sizeof v};
-  typedef struct seen {
-    uint64_t dispatch, counter;
-    uint32_t pass;
-  } seen;
-  size_t nseen = 0, capseen = 4096;
-  seen *sv = malloc(capseen * sizeof *sv);
+  size_t nv = 0, capv = 4096;
+  vrow *vals = malloc(capv * sizeof *vals);
   if (hp_cursor_open(s, HP_TABLE_COUNTER_VALUE, &cur) == HP_OK) {
-    while (sv && hp_cursor_next(cur, &v) == HP_OK) {
+    while (vals && hp_cursor_next(cur, &v) == HP_OK) {
       nvalues++;
       drow key = {.id = v.dispatch_id};
       drow *x = bsearch(&key, d, n, sizeof *d, cmp_id);
@@ -139,23 +157,37 @@ int main(int argc, char **argv) {
         continue;
       }
       if (v.counter_id < 1024 && info_pass[v.counter_id] && info_pass[v.counter_id] != v.pass)
-        BAD("dispatch %" PRIu64 ": counter %" PRIu64 " measured in pass %u, the plan puts it in pass %u",
-            v.dispatch_id, v.counter_id, v.pass, info_pass[v.counter_id]);
-      x->pass_mask |= 1u << (v.pass - 1);
-      x->nvalues++;
-      if (nseen == capseen) sv = realloc(sv, (capseen *= 2) * sizeof *sv);
-      if (sv) sv[nseen++] = (seen){v.dispatch_id, v.counter_id, v.pass};
+        BAD("dispatch %" PRIu64 ": counter %" PRIu64 " %s in pass %u, the plan puts it in pass %u",
+            v.dispatch_id, v.counter_id, v.imputed ? "imputed" : "measured", v.pass, info_pass[v.counter_id]);
+      if (v.imputed) {
+        x->nimputed++;
+        nimputed++;
+      } else {
+        x->pass_mask |= 1u << (v.pass - 1);
+        x->nvalues++;
+        nmeasured++;
+      }
+      if (nv == capv) vals = realloc(vals, (capv *= 2) * sizeof *vals);
+      if (vals)
+        vals[nv++] = (vrow){.d = (size_t)(x - d),
+                            .counter = v.counter_id,
+                            .pass = v.pass,
+                            .imputed = v.imputed,
+                            .value = v.value};
     }
     hp_cursor_close(cur);
   }
-  for (size_t i = 0; sv && i < nseen;
-       i++) /* the same (dispatch, counter, pass) twice: summed by mistake later */
-    for (size_t j = i + 1; j < nseen && j < i + 256; j++)
-      if (sv[i].dispatch == sv[j].dispatch && sv[i].counter == sv[j].counter && sv[i].pass == sv[j].pass)
-        BAD("dispatch %" PRIu64 " counter %" PRIu64 " pass %u twice", sv[i].dispatch, sv[i].counter,
-            sv[i].pass);
-  free(sv);
-  /* passes per dispatch = the passes it has values for */
+  if (!vals) {
+    printf("bad: out of memory\n");
+    return 1;
+  }
+  /* the same (dispatch, counter, pass) twice: summed by mistake later (measured and imputed alike) */
+  for (size_t i = 0; i < nv; i++)
+    for (size_t j = i + 1; j < nv && j < i + 256; j++)
+      if (vals[i].d == vals[j].d && vals[i].counter == vals[j].counter && vals[i].pass == vals[j].pass)
+        BAD("dispatch %" PRIu64 " counter %" PRIu64 " pass %u twice", d[vals[i].d].id, vals[i].counter,
+            vals[i].pass);
+  /* passes per dispatch = the passes it has measured values for */
   uint64_t hist[33] = {0}, acc = 0, rest = 0, unprofiled = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned got = (unsigned)__builtin_popcount(d[i].pass_mask);
@@ -171,18 +203,118 @@ int main(int argc, char **argv) {
     acc += d[i].accessible > 0;
     rest += d[i].restored > 0;
   }
+  /* iteration multiplexing, recomputed */
+  int mux = replay && strcmp(replay, "multiplex") == 0;
+  uint64_t nkeys = 0, nincomplete = 0;
+  if (!mux && nimputed) BAD("%" PRIu64 " imputed values in a store without multiplexing", nimputed);
+  if (mux) {
+    const char *policy = hp_store_metadata(s, "multiplex_policy"),
+               *inc = hp_store_metadata(s, "multiplex_incomplete");
+    if (!policy || (strcmp(policy, "kernel") && strcmp(policy, "launch")))
+      BAD("multiplex_policy is %s", policy ? policy : "(none)");
+    if (!inc || inc[0] != '[') BAD("multiplex_incomplete is %s", inc ? inc : "(none)");
+    int launch = policy && strcmp(policy, "launch") == 0;
+    unsigned npasses = nplan ? plan_pass[nplan - 1] : 0;
+    /* kernel names, for the metadata's list */
+    static char knames[1024][128];
+    hp_kernel_symbol ks = {.size = sizeof ks};
+    if (hp_cursor_open(s, HP_TABLE_KERNEL_SYMBOL, &cur) == HP_OK) {
+      while (hp_cursor_next(cur, &ks) == HP_OK)
+        if (ks.id < 1024) snprintf(knames[ks.id], sizeof knames[ks.id], "%s", ks.name);
+      hp_cursor_close(cur);
+    }
+    /* keys: first dispatch with the same process, kernel (and sizes); dispatches in id order are in
+       dispatch_id order within a process */
+    size_t *first = malloc((n ? n : 1) * sizeof *first), nk = 0;
+    for (size_t i = 0; first && i < n; i++) {
+      size_t k = 0;
+      for (; k < nk; k++) {
+        const drow *a = &d[first[k]], *b = &d[i];
+        if (a->process_id == b->process_id && a->kernel_id == b->kernel_id &&
+            (!launch || (!memcmp(a->grid, b->grid, sizeof a->grid) && !memcmp(a->wg, b->wg, sizeof a->wg))))
+          break;
+      }
+      if (k == nk) first[nk++] = i;
+      d[i].key = k;
+    }
+    nkeys = nk;
+    for (size_t k = 0; first && k < nk; k++) {
+      /* rotation: the i-th measured dispatch of the key (by dispatch id) measured pass (i mod N) + 1 only */
+      uint64_t i_meas = 0, prev = 0;
+      for (size_t i = 0; i < n; i++) {
+        if (d[i].key != k || !d[i].nvalues) continue;
+        if (d[i].dispatch_id <= prev) BAD("key %zu: dispatch ids out of order", k);
+        prev = d[i].dispatch_id;
+        uint32_t want = 1u << (i_meas % npasses);
+        if (d[i].pass_mask != want)
+          BAD("dispatch %" PRIu64 " (measured dispatch %" PRIu64
+              " of kernel %s): measured passes 0x%x, want only "
+              "pass %" PRIu64,
+              d[i].id, i_meas + 1, knames[d[i].kernel_id < 1024 ? d[i].kernel_id : 0], d[i].pass_mask,
+              i_meas % npasses + 1);
+        i_meas++;
+      }
+      /* per counter: sum and count of measured values */
+      double sum[1024] = {0};
+      uint64_t cnt[1024] = {0};
+      for (size_t j = 0; j < nv; j++)
+        if (d[vals[j].d].key == k && !vals[j].imputed && vals[j].counter < 1024) {
+          sum[vals[j].counter] += vals[j].value;
+          cnt[vals[j].counter]++;
+        }
+      int complete = 1;
+      for (uint64_t c = 0; c < 1024; c++)
+        if (info_pass[c] && !cnt[c]) complete = 0;
+      const char *name = knames[d[first[k]].kernel_id < 1024 ? d[first[k]].kernel_id : 0];
+      if (!complete) {
+        nincomplete++;
+        char pat[200];
+        snprintf(pat, sizeof pat, "\"kernel\":\"%s\"", name);
+        if (!inc || !strstr(inc, pat)) BAD("kernel %s: incomplete but not in multiplex_incomplete", name);
+      }
+      for (size_t j = 0; j < nv; j++) {
+        const vrow *x = &vals[j];
+        if (d[x->d].key != k || !x->imputed) continue;
+        if (!complete) {
+          BAD("dispatch %" PRIu64 " of kernel %s (incomplete coverage) has an imputed value", d[x->d].id,
+              name);
+          continue;
+        }
+        double mean = x->counter < 1024 && cnt[x->counter] ? sum[x->counter] / (double)cnt[x->counter] : NAN;
+        if (!(dabs(x->value - mean) <= 1e-9 * (dabs(mean) > 1.0 ? dabs(mean) : 1.0)))
+          BAD("dispatch %" PRIu64 " counter %" PRIu64
+              ": imputed %.17g, the mean of the key's measured values is "
+              "%.17g",
+              d[x->d].id, x->counter, x->value, mean);
+      }
+      /* complete: every dispatch holds every counter once, measured or imputed */
+      for (size_t i = 0; complete && i < n; i++)
+        if (d[i].key == k && d[i].nvalues + d[i].nimputed != nplan)
+          BAD("dispatch %" PRIu64 " of kernel %s: %u measured + %u imputed values, the plan has %zu counters",
+              d[i].id, name, d[i].nvalues, d[i].nimputed, nplan);
+    }
+    /* the metadata lists exactly the incomplete keys */
+    uint64_t listed = 0;
+    for (const char *p = inc; p && (p = strstr(p, "\"kernel\":")); p++)
+      listed++;
+    if (listed != nincomplete)
+      BAD("multiplex_incomplete lists %" PRIu64 " keys, %" PRIu64 " are incomplete", listed, nincomplete);
+    free(first);
+  }
   uint64_t kernels = 0;
   hp_store_count(s, HP_TABLE_KERNEL_SYMBOL, &kernels);
   printf("mode=%s replay=%s plan=%s dispatches=%zu kernels=%" PRIu64 " passes=", mode ? mode : "",
          replay ? replay : "", plan ? plan : "", n, kernels);
-  int first = 1;
+  int firstp = 1;
   for (int p = 0; p <= 32; p++)
     if (hist[p]) {
-      printf("%s%d:%" PRIu64, first ? "" : ",", p, hist[p]);
-      first = 0;
+      printf("%s%d:%" PRIu64, firstp ? "" : ",", p, hist[p]);
+      firstp = 0;
     }
-  printf(" values=%" PRIu64 " accessible=%" PRIu64 " restored=%" PRIu64 " unprofiled=%" PRIu64 " bad=%d\n",
-         nvalues, acc, rest, unprofiled, nbad);
+  printf(" values=%" PRIu64 " accessible=%" PRIu64 " restored=%" PRIu64 " unprofiled=%" PRIu64
+         " imputed=%" PRIu64 " measured=%" PRIu64 " keys=%" PRIu64 " incomplete=%" PRIu64 " bad=%d\n",
+         nvalues, acc, rest, unprofiled, nimputed, nmeasured, nkeys, nincomplete, nbad);
+  free(vals);
   free(d);
   hp_store_close(s);
   return nbad ? 1 : 0;

@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# Iteration multiplexing (`hubprof profile --replay multiplex`) on real OpenCL programs under PoCL: one run,
+# each dispatch measuring one pass, rotating per kernel (or per launch); the imputed values are recomputed
+# from the store (build/tests/replay/check_profile, and SQL over the rocpd store) and compared; keys with
+# too few dispatches are reported and get no imputed value; the application's output and exit status are
+# kept; conflicting options are refused before the application starts.
+# usage: test_multiplex.sh [HUBPROF]   (needs `make all collector`; runs in a temporary directory)
+set -u
+cd "$(dirname "$0")/../.."
+HP=$(realpath "${1:-build/hubprof}")
+EX=$PWD/build/examples/ocl
+CHECK=$PWD/build/tests/replay/check_profile
+LIB=$PWD/build/libhubprof_collector.so
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+ulimit -c 0
+unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG HUBPROF_SHADOW HUBPROF_MULTIPLEX \
+  HUBPROF_TEST_SKIP_RESTORE OPENCL_LAYERS LD_PRELOAD
+export HUBPROF_COLLECTOR=$LIB # an ASan build of hubprof must not put its runtime into the application
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+  fail=$((fail + 1))
+  echo "FAIL: $*" >&2
+}
+for f in "$HP" "$CHECK" "$LIB" "$EX/iterations" "$EX/user_event"; do
+  [ -e "$f" ] || {
+    echo "test_multiplex: $f is missing (make all collector)" >&2
+    echo "test_multiplex: 0 passed, 1 failed"
+    exit 1
+  }
+done
+if ! clinfo -l 2>/dev/null | grep -q Device; then
+  echo "test_multiplex: skipped: no OpenCL device (install pocl-opencl-icd)"
+  echo "test_multiplex: 0 passed, 0 failed"
+  exit 0
+fi
+cd "$T"
+C3=(--counters task-clock,page-faults,context-switches --max-counters-per-pass 1)
+C5=(--counters task-clock,page-faults,context-switches,cpu-migrations,minor-faults --max-counters-per-pass 1)
+HAVE_SQL=0
+command -v sqlite3 >/dev/null && HAVE_SQL=1
+
+facts() { sed -nE "s/.*[ ^]?$2=([^ ]+).*/\1/p" "$1.report" | tail -n 1; }
+expect_eq() { # WHAT GOT WANT
+  if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi
+}
+has() { # WHAT FILE FIXED-STRING
+  if grep -qF -- "$3" "$2"; then ok; else bad "$1: '$3' not in $2: $(cat "$2")"; fi
+}
+q() { sqlite3 "$1" "$2"; }
+meta() { q "$1" "select value from rocpd_metadata where tag='$2'"; }
+# muxed NAME [hubprof options...] -- APP ARGS: profile with iteration multiplexing into NAME.db, check it
+muxed() {
+  local name=$1
+  shift
+  local opts=()
+  while [ "$1" != -- ]; do
+    opts+=("$1")
+    shift
+  done
+  shift
+  "$HP" profile "${opts[@]}" -o "$name.db" -- "$@" >"$name.out" 2>"$name.err"
+  echo $? >"$name.rc"
+  "$CHECK" "$name.db" >"$name.report" 2>&1
+  echo $? >"$name.check"
+}
+checked() { # NAME: check_profile found nothing wrong
+  [ "$(cat "$1.check")" = 0 ] && ok || bad "$1: $(grep -m5 bad "$1.report")"
+}
+same_as_plain() { # NAME PLAIN: output and exit status as without hubprof
+  cmp -s "$1.out" "$2.out" && ok || bad "$1: output differs: $(cat "$1.out") vs $(cat "$2.out")"
+  cmp -s "$1.rc" "$2.rc" && ok || bad "$1: exit $(cat "$1.rc"), unprofiled $(cat "$2.rc")"
+}
+
+"$EX/iterations" 4096 60 2 >plain.out 2>plain.err
+echo $? >plain.rc
+grep -q ' ok$' plain.out && ok || bad "plain run not ok: $(cat plain.out plain.err)"
+
+# ---- 1. policy kernel, 5 passes: relax 60 dispatches (complete), finish 2 dispatches (incomplete) ----
+muxed k5 "${C5[@]}" --replay multiplex -- "$EX/iterations" 4096 60 2
+same_as_plain k5 plain
+checked k5
+expect_eq "k5 replay" "$(facts k5 replay)" multiplex
+expect_eq "k5 dispatches (the application's 60 + 2)" "$(facts k5 dispatches)" 62
+expect_eq "k5 each dispatch ran once, measuring one pass" "$(facts k5 passes)" "1:62"
+expect_eq "k5 measured values" "$(facts k5 measured)" 62
+expect_eq "k5 imputed values (60 x 4)" "$(facts k5 imputed)" 240
+expect_eq "k5 keys" "$(facts k5 keys)" 2
+expect_eq "k5 incomplete keys" "$(facts k5 incomplete)" 1
+expect_eq "k5 unprofiled" "$(facts k5 unprofiled)" 0
+has "k5 plan line" k5.err "5 passes on cpu-perf, at most 1 per pass, iteration multiplexing (policy 'kernel')"
+has "k5 incomplete reported" k5.err "hubprof: warning: kernel finish: 2 dispatches cover 2 of 5 passes: left out of metrics"
+has "k5 summary" k5.err "hubprof: 62 dispatches of 2 kernels in 1 process, 62 measured and 240 imputed counter values in 5 passes (iteration multiplexing, policy 'kernel': 1 of 2 keys complete) -> k5.db (rocpd)"
+[ "$(grep -c warning k5.err)" = 1 ] && ok || bad "k5: want one warning: $(cat k5.err)"
+ls -A | grep -q 'hubprof-logs' && bad "log directory left behind: $(ls -A)" || ok
+if [ $HAVE_SQL = 1 ]; then
+  # recomputed with SQL: every relax dispatch holds 5 values, 1 measured, 4 imputed
+  expect_eq "k5 relax: 5 values, 1 measured each" \
+    "$(q k5.db "select count(*) from (select dispatch_id, count(*) c, sum(imputed = 0) m, sum(imputed = 1) i
+        from counters_collection where kernel_name = 'relax' group by dispatch_id) where c = 5 and m = 1 and i = 4")" 60
+  # ... each imputed value is the mean of the measured values of its counter over relax's dispatches
+  expect_eq "k5 imputed = mean of measured" \
+    "$(q k5.db "select count(*) from counters_collection i where imputed = 1 and abs(value - (select avg(value)
+        from counters_collection m where m.imputed = 0 and m.kernel_name = i.kernel_name
+        and m.counter_name = i.counter_name)) > 1e-9 * max(1.0, abs(value))")" 0
+  expect_eq "k5 imputed values tested" "$(q k5.db "select count(*) from counters_collection where imputed = 1")" 240
+  # ... and carries the pass of its counter (task-clock is pass 1, minor-faults pass 5)
+  expect_eq "k5 imputed passes" \
+    "$(q k5.db "select group_concat(distinct counter_name || ':' || replay_pass) from (select * from
+        counters_collection where imputed = 1 order by replay_pass)")" \
+    "task-clock:1,page-faults:2,context-switches:3,cpu-migrations:4,minor-faults:5"
+  # the rotation: the i-th dispatch of relax measured pass (i mod 5) + 1
+  expect_eq "k5 rotation" "$(q k5.db "select group_concat(replay_pass, '') from (select replay_pass from
+      counters_collection where kernel_name = 'relax' and imputed = 0 order by dispatch_id)")" \
+    "$(for i in $(seq 12); do printf 12345; done)"
+  # finish: measured values only, never an imputed one, never a zero filled in
+  expect_eq "k5 finish: values" \
+    "$(q k5.db "select count(*) || '/' || sum(imputed) from counters_collection where kernel_name = 'finish'")" "2/0"
+  expect_eq "k5 metadata policy" "$(meta k5.db multiplex_policy)" kernel
+  expect_eq "k5 metadata imputation" "$(meta k5.db multiplex_imputation)" mean
+  expect_eq "k5 metadata min per pass" "$(meta k5.db multiplex_min_per_pass)" 1
+  expect_eq "k5 metadata keys" "$(meta k5.db multiplex_keys)" 2
+  expect_eq "k5 metadata replay" "$(meta k5.db replay)" multiplex
+  pid=$(q k5.db "select distinct pid from counters_collection")
+  meta k5.db multiplex_incomplete >k5.inc
+  grep -qE "^\[\{\"pid\":$pid,\"process_start_ns\":[0-9]+,\"kernel\":\"finish\",\"dispatches\":2,\"passes\":5,\"passes_covered\":2,\"measured_per_pass\":\[1,1,0,0,0\]\}\]$" k5.inc &&
+    ok || bad "k5 multiplex_incomplete: $(cat k5.inc)"
+fi
+
+# ---- 2. policy launch, 3 passes: each grid of relax rotates on its own, means per grid ----
+muxed l3 "${C3[@]}" --replay multiplex --multiplex-policy launch -- "$EX/iterations" 4096 60 2
+same_as_plain l3 plain
+checked l3
+expect_eq "l3 keys (relax x 2 grids, finish)" "$(facts l3 keys)" 3
+expect_eq "l3 incomplete" "$(facts l3 incomplete)" 1
+expect_eq "l3 imputed (60 x 2)" "$(facts l3 imputed)" 120
+has "l3 plan line" l3.err "iteration multiplexing (policy 'launch')"
+has "l3 incomplete reported" l3.err "hubprof: warning: kernel finish grid 1,1,1 wg 0,0,0: 2 dispatches cover 2 of 3 passes: left out of metrics"
+has "l3 summary" l3.err "(iteration multiplexing, policy 'launch': 2 of 3 keys complete)"
+if [ $HAVE_SQL = 1 ]; then
+  for g in 4096 2048; do
+    expect_eq "l3 rotation of grid $g" "$(q l3.db "select group_concat(replay_pass, '') from (select replay_pass
+        from counters_collection where kernel_name = 'relax' and grid_size_x = $g and imputed = 0
+        order by dispatch_id)")" "$(for i in $(seq 10); do printf 123; done)"
+  done
+  expect_eq "l3 imputed = mean of the same grid" \
+    "$(q l3.db "select count(*) from counters_collection i where imputed = 1 and abs(value - (select avg(value)
+        from counters_collection m where m.imputed = 0 and m.kernel_name = i.kernel_name
+        and m.grid_size_x = i.grid_size_x and m.counter_name = i.counter_name)) > 1e-9 * max(1.0, abs(value))")" 0
+  expect_eq "l3 metadata policy" "$(meta l3.db multiplex_policy)" launch
+  meta l3.db multiplex_incomplete >l3.inc
+  has "l3 multiplex_incomplete names the launch" l3.inc '"kernel":"finish","grid":[1,1,1],"workgroup":[0,0,0],"dispatches":2,"passes":3,"passes_covered":2,"measured_per_pass":[1,1,0]'
+fi
+# the same run with policy kernel rotates over both grids: grid 2048 has dispatches 2, 4, 6, ... of relax
+muxed k3 "${C3[@]}" --replay multiplex -- "$EX/iterations" 4096 60 2
+checked k3
+expect_eq "k3 keys" "$(facts k3 keys)" 2
+if [ $HAVE_SQL = 1 ]; then
+  expect_eq "k3 rotation across grids" "$(q k3.db "select group_concat(replay_pass, '') from (select replay_pass
+      from counters_collection where kernel_name = 'relax' and grid_size_x = 2048 and imputed = 0
+      order by dispatch_id limit 6)")" 213213
+fi
+
+# ---- 3. fewer dispatches than passes: incomplete, no imputed value at all ----
+"$EX/iterations" 4096 3 0 >few.plain.out 2>&1
+echo $? >few.plain.rc
+muxed few "${C5[@]}" --replay multiplex -- "$EX/iterations" 4096 3 0
+same_as_plain few few.plain
+checked few
+expect_eq "few: imputed" "$(facts few imputed)" 0
+expect_eq "few: measured" "$(facts few measured)" 3
+expect_eq "few: incomplete" "$(facts few incomplete)" 1
+has "few: reported" few.err "hubprof: warning: kernel relax: 3 dispatches cover 3 of 5 passes: left out of metrics"
+has "few: summary" few.err "3 measured and 0 imputed counter values in 5 passes (iteration multiplexing, policy 'kernel': 0 of 1 key complete)"
+# one dispatch: "1 dispatch covers"
+muxed one "${C3[@]}" --replay multiplex -- "$EX/iterations" 4096 1 0
+has "one: reported" one.err "kernel relax: 1 dispatch covers 1 of 3 passes: left out of metrics"
+checked one
+
+# ---- 4. other formats, exit status, the same mode twice, a dispatch run unprofiled ----
+muxed pq "${C3[@]}" --replay multiplex --format parquet -- "$EX/iterations" 4096 12 1
+checked pq
+expect_eq "parquet: imputed" "$(facts pq imputed)" 24
+expect_eq "parquet: incomplete" "$(facts pq incomplete)" 1
+muxed lg "${C3[@]}" --replay multiplex --format log -- "$EX/iterations" 4096 12 1
+checked lg
+expect_eq "log: imputed" "$(facts lg imputed)" 24
+"$EX/iterations" 4096 9 1 3 >rc.plain.out 2>&1
+echo $? >rc.plain.rc
+muxed rc "${C3[@]}" --replay multiplex --replay multiplex -- "$EX/iterations" 4096 9 1 3
+same_as_plain rc rc.plain
+expect_eq "exit status 3 kept" "$(cat rc.rc)" 3
+checked rc
+expect_eq "exit status: dispatches" "$(facts rc dispatches)" 10
+# a dispatch gated by a user event runs once, unprofiled (never hangs); its kernel's rotation goes on
+"$EX/user_event" 4096 10 >ue.plain.out 2>&1
+echo $? >ue.plain.rc
+timeout 60 "$HP" profile "${C3[@]}" --replay multiplex -o ue.db -- "$EX/user_event" 4096 10 >ue.out 2>ue.err
+echo $? >ue.rc
+same_as_plain ue ue.plain
+"$CHECK" ue.db >ue.report 2>&1 && ok || bad "user event: $(grep -m3 bad ue.report)"
+expect_eq "user event: unprofiled" "$(facts ue unprofiled)" 1
+# HUBPROF_MULTIPLEX in the user's environment does not turn kernel replay into multiplexing
+HUBPROF_MULTIPLEX=launch "$HP" profile "${C3[@]}" -o kr.db -- "$EX/iterations" 4096 6 1 >/dev/null 2>kr.err
+"$CHECK" kr.db >kr.report 2>&1 && ok || bad "kernel replay: $(grep -m3 bad kr.report)"
+expect_eq "kernel replay stays kernel replay" "$(facts kr replay)/$(facts kr passes)" "kernel/3:7"
+
+# ---- 5. conflicting options: one line, exit 2, before the application starts, nothing written ----
+refused() { # WANT-IN-MESSAGE ARGS...
+  local want=$1
+  shift
+  rm -f started
+  "$HP" profile "$@" -o never.db -- sh -c "touch $T/started" >ref.out 2>ref.err
+  local rc=$?
+  if [ $rc = 2 ] && [ "$(wc -l <ref.err)" = 1 ] && [ ! -s ref.out ] && [ ! -e never.db ] && [ ! -e started ] &&
+    grep -qF -- "$want" ref.err; then ok; else
+    bad "profile $*: exit $rc, stderr: $(cat ref.err), stdout: $(cat ref.out), started: $([ -e started ] && echo yes)"
+  fi
+}
+refused "('kernel' and 'multiplex')" --counters task-clock --replay kernel --replay multiplex
+refused "('multiplex' and 'application')" --counters task-clock --replay multiplex --replay application
+refused "('multiplex' and 'kernel')" --counters task-clock --replay multiplex --multiplex-policy launch --replay kernel
+refused "--multiplex-policy applies to iteration multiplexing only" --counters task-clock --multiplex-policy launch
+refused "--multiplex-policy applies to iteration multiplexing only" --counters task-clock --replay kernel --multiplex-policy kernel
+refused "--multiplex-policy applies to iteration multiplexing only" --counters task-clock --replay application --multiplex-policy launch
+refused "--match applies to application replay only" --counters task-clock --replay multiplex --match grid
+refused "'kernel' or 'launch', not 'grid'" --counters task-clock --replay multiplex --multiplex-policy grid
+refused "('kernel' and 'launch')" --counters task-clock --replay multiplex --multiplex-policy kernel --multiplex-policy launch
+refused "'kernel', 'application' or 'multiplex'" --counters task-clock --replay multiplexing
+
+# ---- 6. the collector alone: bad HUBPROF_MULTIPLEX, or with HUBPROF_PASS: one line, the app unchanged ----
+mkdir -p direct
+HUBPROF_OUTPUT_DIR=$T/direct HUBPROF_MODE=profile HUBPROF_PLAN='task-clock;page-faults' HUBPROF_MULTIPLEX=sometimes \
+  OPENCL_LAYERS=$LIB "$EX/iterations" 4096 60 2 >d1.out 2>d1.err
+cmp -s d1.out plain.out && ok || bad "bad HUBPROF_MULTIPLEX: output $(cat d1.out)"
+has "bad HUBPROF_MULTIPLEX" d1.err 'HUBPROF_MULTIPLEX must be "kernel" or "launch"'
+HUBPROF_OUTPUT_DIR=$T/direct HUBPROF_MODE=profile HUBPROF_PLAN='task-clock' HUBPROF_PASS=2 HUBPROF_MULTIPLEX=kernel \
+  OPENCL_LAYERS=$LIB "$EX/iterations" 4096 60 2 >d2.out 2>d2.err
+cmp -s d2.out plain.out && ok || bad "HUBPROF_MULTIPLEX with HUBPROF_PASS: output $(cat d2.out)"
+has "HUBPROF_MULTIPLEX with HUBPROF_PASS" d2.err "HUBPROF_MULTIPLEX and HUBPROF_PASS exclude each other"
+[ -z "$(ls direct)" ] && ok || bad "a disabled collector wrote $(ls direct)"
+
+echo "test_multiplex: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
