@@ -49,6 +49,11 @@ typedef struct vrow { /* one counter value */
 
 static double dabs(double x) { return x < 0 ? -x : x; } /* (the checker links no libm) */
 
+static int cmp_dispatch_id(const void *a, const void *b) {
+  const drow *x = *(drow *const *)a, *y = *(drow *const *)b;
+  return x->dispatch_id < y->dispatch_id ? -1 : x->dispatch_id > y->dispatch_id;
+}
+
 static int cmp_id(const void *a, const void *b) {
   const drow *x = a, *y = b;
   return x->id < y->id ? -1 : x->id > y->id;
@@ -226,7 +231,12 @@ int main(int argc, char **argv) {
     /* keys: first dispatch with the same process, kernel (and sizes); dispatches in id order are in
        dispatch_id order within a process */
     size_t *first = malloc((n ? n : 1) * sizeof *first), nk = 0;
-    for (size_t i = 0; first && i < n; i++) {
+    drow **order = malloc((n ? n : 1) * sizeof *order);
+    if (!first || !order) {
+      printf("bad: out of memory\n");
+      return 1;
+    }
+    for (size_t i = 0; i < n; i++) {
       size_t k = 0;
       for (; k < nk; k++) {
         const drow *a = &d[first[k]], *b = &d[i];
@@ -238,22 +248,19 @@ int main(int argc, char **argv) {
       d[i].key = k;
     }
     nkeys = nk;
-    for (size_t k = 0; first && k < nk; k++) {
-      /* rotation: the i-th measured dispatch of the key (by dispatch id) measured pass (i mod N) + 1 only */
-      uint64_t i_meas = 0, prev = 0;
-      for (size_t i = 0; i < n; i++) {
-        if (d[i].key != k || !d[i].nvalues) continue;
-        if (d[i].dispatch_id <= prev) BAD("key %zu: dispatch ids out of order", k);
-        prev = d[i].dispatch_id;
-        uint32_t want = 1u << (i_meas % npasses);
-        if (d[i].pass_mask != want)
-          BAD("dispatch %" PRIu64 " (measured dispatch %" PRIu64
-              " of kernel %s): measured passes 0x%x, want only "
-              "pass %" PRIu64,
-              d[i].id, i_meas + 1, knames[d[i].kernel_id < 1024 ? d[i].kernel_id : 0], d[i].pass_mask,
-              i_meas % npasses + 1);
-        i_meas++;
-      }
+    for (size_t k = 0; k < nk; k++) {
+      /* rotation: the i-th measured dispatch of the key in dispatch id order (the order the collector
+         measured them in, whatever the thread; rows need not be in that order) measured pass (i mod N) + 1 */
+      size_t nm = 0;
+      for (size_t i = 0; i < n; i++)
+        if (d[i].key == k && d[i].nvalues) order[nm++] = &d[i];
+      qsort(order, nm, sizeof *order, cmp_dispatch_id);
+      for (size_t i = 0; i < nm; i++)
+        if (order[i]->pass_mask != 1u << (i % npasses))
+          BAD("dispatch %" PRIu64
+              " (measured dispatch %zu of kernel %s): measured passes 0x%x, want only pass %zu",
+              order[i]->id, i + 1, knames[order[i]->kernel_id < 1024 ? order[i]->kernel_id : 0],
+              order[i]->pass_mask, i % npasses + 1);
       /* per counter: sum and count of measured values */
       double sum[1024] = {0};
       uint64_t cnt[1024] = {0};
@@ -300,6 +307,7 @@ int main(int argc, char **argv) {
     if (listed != nincomplete)
       BAD("multiplex_incomplete lists %" PRIu64 " keys, %" PRIu64 " are incomplete", listed, nincomplete);
     free(first);
+    free(order);
   }
   uint64_t kernels = 0;
   hp_store_count(s, HP_TABLE_KERNEL_SYMBOL, &kernels);

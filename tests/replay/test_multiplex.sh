@@ -242,5 +242,33 @@ cmp -s d2.out plain.out && ok || bad "HUBPROF_MULTIPLEX with HUBPROF_PASS: outpu
 has "HUBPROF_MULTIPLEX with HUBPROF_PASS" d2.err "HUBPROF_MULTIPLEX and HUBPROF_PASS exclude each other"
 [ -z "$(ls direct)" ] && ok || bad "a disabled collector wrote $(ls direct)"
 
+# ---- 7. threads, forked processes (keys per process), the collector through LD_PRELOAD only ----
+"$EX/multithread" 4 30 >mt.plain.out 2>&1
+echo $? >mt.plain.rc
+muxed mt "${C3[@]}" --replay multiplex -- "$EX/multithread" 4 30
+same_as_plain mt mt.plain
+checked mt
+expect_eq "threads: one kernel, every dispatch complete" "$(facts mt keys)/$(facts mt imputed)" "1/240"
+export POCL_DEVICES=basic # PoCL's pthread device does not survive a fork after use
+"$EX/forking" 6 late >fk.plain.out 2>&1
+echo $? >fk.plain.rc
+muxed fk "${C3[@]}" --replay multiplex -- "$EX/forking" 6 late
+same_as_plain fk fk.plain
+checked fk
+expect_eq "fork: keys per process, all complete" "$(facts fk keys)/$(facts fk incomplete)/$(facts fk imputed)" "3/0/36"
+muxed fk2 "${C3[@]}" --replay multiplex -- "$EX/forking" 2 late
+checked fk2
+expect_eq "fork, 2 dispatches each: incomplete" "$(facts fk2 incomplete)/$(facts fk2 imputed)" "3/0"
+[ "$(grep -cE '^hubprof: warning: kernel (parent|child|late)_inc \(pid [0-9]+\): 2 dispatches cover 2 of 3 passes' fk2.err)" = 3 ] &&
+  ok || bad "fork: incomplete keys not named with their pid: $(cat fk2.err)"
+unset POCL_DEVICES
+mkdir -p pre
+HUBPROF_OUTPUT_DIR=$T/pre HUBPROF_MODE=profile HUBPROF_PLAN='task-clock;page-faults;context-switches' \
+  HUBPROF_MULTIPLEX=launch LD_PRELOAD=$LIB "$EX/iterations" 4096 60 2 >pre.out 2>pre.err
+cmp -s pre.out plain.out && ok || bad "preload-only multiplexing: $(cat pre.out pre.err)"
+"$CHECK" pre/hubprof-*.log >pre.report 2>&1
+expect_eq "preload-only log: measured, nothing imputed by the collector" \
+  "$(facts pre replay)/$(facts pre measured)/$(facts pre imputed)" "multiplex/62/0"
+
 echo "test_multiplex: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
