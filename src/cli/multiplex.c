@@ -408,7 +408,9 @@ int multiplex_merge(const run_opts *o, const char *output, const char *dir) {
       cli_warn("%s (a process ended abruptly; keeping what it committed)", hp_store_error(p->s));
     p->path = strdup(logs[i]);
     if (!p->path || mproc_load(p) != 0 || mproc_cover(p) != 0) {
-      cli_error("%s: cannot read its dispatches and counters (out of memory?)", logs[i]);
+      cli_error("%s: cannot read its dispatches and counters (out of memory?); the per-process logs are kept "
+                "in %s",
+                logs[i], dir);
       mproc_free(p);
       rc = 1;
       break;

@@ -194,6 +194,13 @@ same_as_plain rc rc.plain
 expect_eq "exit status 3 kept" "$(cat rc.rc)" 3
 checked rc
 expect_eq "exit status: dispatches" "$(facts rc dispatches)" 10
+# a crash: its exit status, and what it committed before
+{ "$EX/crash" segv 5 >/dev/null; } 2>/dev/null
+want_rc=$?
+muxed crash "${C3[@]}" --replay multiplex -- "$EX/crash" segv 5
+expect_eq "crash: exit status" "$(cat crash.rc)" "$want_rc"
+checked crash
+expect_eq "crash: dispatches kept (5, then 3 in flight)" "$(facts crash dispatches)" 8
 # a dispatch gated by a user event runs once, unprofiled (never hangs); its kernel's rotation goes on
 "$EX/user_event" 4096 10 >ue.plain.out 2>&1
 echo $? >ue.plain.rc
