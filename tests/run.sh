@@ -48,6 +48,7 @@ for t in $B/san/tests/test_*; do
 done
 run "collector" bash tests/collector/test_collector.sh
 run "replay" bash tests/replay/test_replay.sh "$B/san/hubprof"
+run "multiplex" bash tests/replay/test_multiplex.sh "$B/san/hubprof"
 for t in tests/cli/*.sh; do
   [ -f "$t" ] || continue
   run "cli $(basename "$t" .sh)" bash "$t" "$B/san/hubprof"
