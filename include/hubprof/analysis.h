@@ -1,5 +1,7 @@
-/* hubprof analysis: the groupings `hubprof analyze` prints, computed over any store through the hub,
- * returned as a result table that the CLI prints and Python turns into a DataFrame. Prefix ha_. */
+/* hubprof analysis: the groupings `hubprof analyze` prints (per kernel, kernel + launch sizes, dispatch),
+ * with counters and derived metrics, and the per-kernel comparison `hubprof diff` prints, computed over any
+ * store through the hub and returned as a result table that the CLI prints and Python turns into a
+ * DataFrame. Prefix ha_. */
 #ifndef HUBPROF_ANALYSIS_H
 #define HUBPROF_ANALYSIS_H
 
@@ -10,35 +12,112 @@ extern "C" {
 #endif
 
 typedef enum ha_group {
-  HA_BY_KERNEL = 0, /* one row per (device, kernel) */
+  HA_BY_KERNEL = 0,      /* one row per (device, kernel) */
+  HA_BY_DISPATCH = 1,    /* one row per dispatch */
+  HA_BY_KERNEL_GRID = 2, /* one row per (device, kernel, grid x/y/z, work-group x/y/z) */
 } ha_group;
 
+typedef enum ha_sort {
+  HA_SORT_DEFAULT = 0, /* HA_SORT_TIME for kernel groupings, HA_SORT_ORDER for dispatches */
+  HA_SORT_TIME = 1,    /* most device time first (a dispatch: its duration) */
+  HA_SORT_ORDER = 2,   /* store order of the first dispatch (collector order within a process) */
+  HA_SORT_NAME = 3,    /* kernel name, then grid and work-group, then order */
+} ha_sort;
+
+enum {
+  HA_NO_BUILTIN_METRICS = 1, /* ha_query.flags: only the metrics of metric_files */
+};
+
 typedef struct ha_query {
-  uint32_t size; /* sizeof(ha_query) */
+  uint32_t size; /* sizeof(ha_query); the fields after `limit` apply when size covers them */
   int32_t group; /* ha_group */
-  int64_t limit; /* keep the N most expensive rows per device, 0 = all */
+  int64_t limit; /* keep the first N rows per device (in the sort order), 0 = all */
+  /* Counters to report, "a,b" (blanks ignored): NULL = every counter measured in the store, "" = none.
+   * A group's value is the mean per dispatch over the dispatches that measured the counter. */
+  const char *counters;
+  /* Metrics to report, "a,b": NULL = every metric that needs counters and whose counters the store
+   * has, "" = none. Unknown names and metrics the store cannot give are errors (ha_last_error). */
+  const char *metrics;
+  const char *const *metric_files; /* definition files to add to the built-in sets */
+  size_t nmetric_files;
+  const char *const *kernels; /* keep kernels whose name (or mangled name) matches one glob; none = all */
+  size_t nkernels;
+  const char *const *devices; /* keep devices whose name matches one glob ("pthread-*", "gfx942#1") */
+  size_t ndevices;
+  uint64_t dispatch_first; /* keep collector dispatch ids in [first, last] (every process); 0 = open */
+  uint64_t dispatch_last;
+  int32_t sort;   /* ha_sort */
+  uint32_t flags; /* HA_NO_BUILTIN_METRICS */
 } ha_query;
 
 typedef struct ha_result ha_result; /* opaque: columns and rows */
 
 typedef enum ha_col_kind { HA_TEXT = 0, HA_INT = 1, HA_REAL = 2 } ha_col_kind;
 
-/* Run a query. Columns of HA_BY_KERNEL: device (text), kernel (text), calls, timed_calls, total_ns,
- * min_ns, max_ns (int), avg_ns, percent (real; NaN when no timed calls). Rows: by device, then total
- * time, most expensive first. Also reports lost records and damage of the store (see below). */
+typedef enum ha_col_role {
+  HA_ROLE_KEY = 0,     /* identifies the row: device, kernel, grid, dispatch … */
+  HA_ROLE_STAT = 1,    /* calls and device time */
+  HA_ROLE_COUNTER = 2, /* a counter's value (a group: mean per dispatch) */
+  HA_ROLE_METRIC = 3,  /* a derived metric */
+  HA_ROLE_PEAK = 4,    /* a metric's share of its peak, % (column "<metric>_pct_peak") */
+  HA_ROLE_FLAGS = 5,   /* "imputed", "incomplete": names of the row's imputed / unmeasured values */
+  HA_ROLE_DIFF = 6,    /* ha_diff: a delta or a direction */
+} ha_col_role;
+
+/* Flags of one cell (ha_result_flags). A cell with MISSING, DIV0 or INCOMPLETE has the value NaN. */
+enum {
+  HA_CELL_IMPUTED = 1,     /* estimated: from part of the group's dispatches, or stored as imputed */
+  HA_CELL_MISSING = 2,     /* no value: the counter was not measured there, a device constant is unknown */
+  HA_CELL_DIV0 = 4,        /* a division by zero while computing it */
+  HA_CELL_MIXED = 8,       /* it combines values of different replay passes of a dispatch */
+  HA_CELL_INCOMPLETE = 16, /* it needs a counter that no dispatch of the group measured */
+};
+
+/* Run a query. Columns of HA_BY_KERNEL: device, kernel (text), calls, timed_calls, total_ns, avg_ns,
+ * min_ns, max_ns, percent (avg_ns and percent real, NaN when no timed calls); HA_BY_KERNEL_GRID adds grid
+ * and workgroup ("XxYxZ" text, e.g. "4096x1x1") after kernel; HA_BY_DISPATCH: device, pid, dispatch (the
+ * collector's id), row (the store's id), kernel, grid, workgroup, start_ns, duration_ns (real, NaN untimed),
+ * percent. Then one real column per counter and per metric (and "<metric>_pct_peak" for a metric with a
+ * peak), and, when there are any, the text columns "imputed" and "incomplete". Percent is a share of the
+ * device's time over the dispatches kept. Rows: by device, then in the sort order. Also reports lost
+ * records and damage of the store. On failure, ha_last_error() says why in one line. */
 hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
+
+/* Compare two stores per kernel (group HA_BY_KERNEL or HA_BY_KERNEL_GRID; kernels matched by name, plus
+ * grid and work-group; plus the device name unless each store has one device). Query fields as for
+ * ha_run, except: counters NULL = none; metrics NULL = those both stores can give. Columns: device,
+ * kernel, [grid, workgroup], status ("both", "new": only in b, "missing": only in a), calls_a, calls_b,
+ * total_ns_a, total_ns_b, total_ns_delta, total_ns_delta_pct, avg_ns_a, avg_ns_b, avg_ns_delta,
+ * avg_ns_delta_pct, time ("faster", "slower", "same": avg of b against a), then per counter and metric X:
+ * X_a, X_b, X_delta, X_delta_pct, X_dir ("higher", "lower", "same"). A change under same_pct percent (in
+ * magnitude) is "same". Rows: most device time (the larger of a and b) first. */
+hp_status ha_diff(hp_store *a, hp_store *b, const ha_query *q, double same_pct, ha_result **out);
+
+/* Why the last ha_run / ha_diff of this thread failed (one line), "" when it did not. */
+const char *ha_last_error(void);
+
 void ha_result_free(ha_result *r);
 
 size_t ha_result_ncols(const ha_result *r);
 size_t ha_result_nrows(const ha_result *r);
 const char *ha_result_col_name(const ha_result *r, size_t col);
 ha_col_kind ha_result_col_kind(const ha_result *r, size_t col);
+ha_col_role ha_result_col_role(const ha_result *r, size_t col);
+/* Unit of a column ("ns", "%", a counter's or metric's unit), "" when none. */
+const char *ha_result_col_unit(const ha_result *r, size_t col);
+/* Index of the column named `name`, or -1. */
+long ha_result_col_find(const ha_result *r, const char *name);
 /* Cell values: text of a text column ("" otherwise), number of a numeric column (NaN for text). */
 const char *ha_result_text(const ha_result *r, size_t row, size_t col);
 double ha_result_num(const ha_result *r, size_t row, size_t col);
 int64_t ha_result_int(const ha_result *r, size_t row, size_t col);
+unsigned ha_result_flags(const ha_result *r, size_t row, size_t col); /* HA_CELL_* */
 /* Records the collector lost in the processes of the store (figures are lower bounds when > 0). */
 uint64_t ha_result_lost_records(const ha_result *r);
+/* Notes on how figures were obtained: averaged passes, mixed passes, divisions by zero, incomplete
+ * coverage, imputed values, unknown device constants. One line each. */
+size_t ha_result_nnotes(const ha_result *r);
+const char *ha_result_note(const ha_result *r, size_t i);
 
 #ifdef __cplusplus
 }

@@ -1,287 +1,1771 @@
-/* Analysis over any store through the hub's cursors: top kernels per device (calls, device time
- * statistics, share of the device's time), as a result table shared by the CLI and Python.
- * Sections: result table · id → name maps · aggregation · the query. Knows no format. */
+/* Analysis over any store through the hub's cursors: groupings (kernel, kernel + launch sizes, dispatch)
+ * with device-time statistics, counters (passes kept apart; imputed values and incomplete coverage marked)
+ * and derived metrics (src/counters/metrics.c), and the per-kernel comparison of two stores, as result
+ * tables shared by the CLI and Python. Sections: result table · maps · the small tables · the query ·
+ * diff. Knows no format. */
 #include "hubprof/analysis.h"
 
+#include "metrics.h"
+/* The metrics engine, built into the hub library for Python and every reader; weak, because the CLI
+ * also links its own copy from src/counters. */
+#define HC_METRICS_LINKAGE __attribute__((weak))
+#include "../counters/metrics.c"
+
+#include <fnmatch.h>
+#include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+static _Thread_local char last_err[1024];
+
+const char *ha_last_error(void) { return last_err; }
+
+static void set_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void set_err(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_err, sizeof last_err, fmt, ap);
+  va_end(ap);
+}
+
+static int is_nan(double x) { return x != x; }
+
 /* ---- result table ---- */
-typedef struct cell {
-  char *text; /* text columns */
-  double num; /* numeric columns */
-  int64_t i;  /* integer columns (exact) */
+
+typedef union cell {
+  double num;
+  int64_t i;
+  const char *text; /* interned in the result */
 } cell;
 
+typedef struct rcol {
+  char *name, *unit;
+  ha_col_kind kind;
+  ha_col_role role;
+} rcol;
+
 struct ha_result {
-  size_t ncols, nrows, cap;
-  const char *const *names;
-  const ha_col_kind *kinds;
+  size_t ncols, capcols, nrows, cap;
+  rcol *cols;
   cell *cells;
+  uint8_t *flags;
   uint64_t lost;
+  char **notes;
+  size_t nnotes;
+  char **strs; /* interned strings: open addressing */
+  size_t nstrs, capstrs;
 };
 
-static const char *const kernel_cols[] = {"device", "kernel", "calls",  "timed_calls", "total_ns",
-                                          "avg_ns", "min_ns", "max_ns", "percent"};
-static const ha_col_kind kernel_kinds[] = {HA_TEXT, HA_TEXT, HA_INT, HA_INT, HA_INT,
-                                           HA_REAL, HA_INT,  HA_INT, HA_REAL};
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (; *s; s++)
+    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+  return h;
+}
 
-static cell *add_row(ha_result *r) {
+static const char *intern(ha_result *r, const char *s) {
+  if (!s) s = "";
+  if (2 * (r->nstrs + 1) > r->capstrs) {
+    size_t nc = r->capstrs ? 2 * r->capstrs : 64;
+    char **n = calloc(nc, sizeof *n);
+    if (!n) return NULL;
+    for (size_t i = 0; i < r->capstrs; i++)
+      if (r->strs[i]) {
+        size_t j = hash_str(r->strs[i]) & (nc - 1);
+        while (n[j])
+          j = (j + 1) & (nc - 1);
+        n[j] = r->strs[i];
+      }
+    free(r->strs);
+    r->strs = n;
+    r->capstrs = nc;
+  }
+  size_t j = hash_str(s) & (r->capstrs - 1);
+  while (r->strs[j]) {
+    if (strcmp(r->strs[j], s) == 0) return r->strs[j];
+    j = (j + 1) & (r->capstrs - 1);
+  }
+  if (!(r->strs[j] = strdup(s))) return NULL;
+  r->nstrs++;
+  return r->strs[j];
+}
+
+static int add_col(ha_result *r, const char *name, ha_col_kind kind, ha_col_role role, const char *unit) {
+  if (r->ncols == r->capcols) {
+    size_t nc = r->capcols ? 2 * r->capcols : 32;
+    rcol *n = realloc(r->cols, nc * sizeof *n);
+    if (!n) return -1;
+    r->cols = n;
+    r->capcols = nc;
+  }
+  rcol *c = &r->cols[r->ncols];
+  c->name = strdup(name);
+  c->unit = strdup(unit ? unit : "");
+  c->kind = kind;
+  c->role = role;
+  if (!c->name || !c->unit) {
+    free(c->name);
+    free(c->unit);
+    return -1;
+  }
+  r->ncols++;
+  return 0;
+}
+
+/* A new row of zeroes (text ""), or NULL when out of memory. */
+static cell *add_row(ha_result *r, uint8_t **flags) {
   if (r->nrows == r->cap) {
     size_t nc = r->cap ? 2 * r->cap : 64;
     cell *n = realloc(r->cells, nc * r->ncols * sizeof *n);
     if (!n) return NULL;
     r->cells = n;
+    uint8_t *f = realloc(r->flags, nc * r->ncols);
+    if (!f) return NULL;
+    r->flags = f;
     r->cap = nc;
   }
-  cell *row = &r->cells[r->nrows++ * r->ncols];
+  cell *row = &r->cells[r->nrows * r->ncols];
   memset(row, 0, r->ncols * sizeof *row);
+  *flags = &r->flags[r->nrows * r->ncols];
+  memset(*flags, 0, r->ncols);
+  r->nrows++;
   return row;
+}
+
+static int add_note(ha_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int add_note(ha_result *r, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  char **n = realloc(r->notes, (r->nnotes + 1) * sizeof *n);
+  if (!n) return -1;
+  r->notes = n;
+  if (!(r->notes[r->nnotes] = strdup(buf))) return -1;
+  r->nnotes++;
+  return 0;
 }
 
 void ha_result_free(ha_result *r) {
   if (!r) return;
-  for (size_t i = 0; i < r->nrows * r->ncols; i++)
-    free(r->cells[i].text);
+  for (size_t i = 0; i < r->ncols; i++) {
+    free(r->cols[i].name);
+    free(r->cols[i].unit);
+  }
+  for (size_t i = 0; i < r->capstrs; i++)
+    free(r->strs[i]);
+  for (size_t i = 0; i < r->nnotes; i++)
+    free(r->notes[i]);
+  free(r->strs);
+  free(r->notes);
+  free(r->cols);
   free(r->cells);
+  free(r->flags);
   free(r);
 }
 
 size_t ha_result_ncols(const ha_result *r) { return r ? r->ncols : 0; }
 size_t ha_result_nrows(const ha_result *r) { return r ? r->nrows : 0; }
-const char *ha_result_col_name(const ha_result *r, size_t c) { return r && c < r->ncols ? r->names[c] : ""; }
+const char *ha_result_col_name(const ha_result *r, size_t c) {
+  return r && c < r->ncols ? r->cols[c].name : "";
+}
 ha_col_kind ha_result_col_kind(const ha_result *r, size_t c) {
-  return r && c < r->ncols ? r->kinds[c] : HA_TEXT;
+  return r && c < r->ncols ? r->cols[c].kind : HA_TEXT;
+}
+ha_col_role ha_result_col_role(const ha_result *r, size_t c) {
+  return r && c < r->ncols ? r->cols[c].role : HA_ROLE_KEY;
+}
+const char *ha_result_col_unit(const ha_result *r, size_t c) {
+  return r && c < r->ncols ? r->cols[c].unit : "";
+}
+long ha_result_col_find(const ha_result *r, const char *name) {
+  for (size_t c = 0; r && name && c < r->ncols; c++)
+    if (strcmp(r->cols[c].name, name) == 0) return (long)c;
+  return -1;
 }
 uint64_t ha_result_lost_records(const ha_result *r) { return r ? r->lost : 0; }
+size_t ha_result_nnotes(const ha_result *r) { return r ? r->nnotes : 0; }
+const char *ha_result_note(const ha_result *r, size_t i) { return r && i < r->nnotes ? r->notes[i] : ""; }
 
 static const cell *at(const ha_result *r, size_t row, size_t col) {
   return r && row < r->nrows && col < r->ncols ? &r->cells[row * r->ncols + col] : NULL;
 }
 const char *ha_result_text(const ha_result *r, size_t row, size_t col) {
   const cell *c = at(r, row, col);
-  return c && c->text ? c->text : "";
+  return c && r->cols[col].kind == HA_TEXT && c->text ? c->text : "";
 }
 double ha_result_num(const ha_result *r, size_t row, size_t col) {
   const cell *c = at(r, row, col);
-  if (!c || r->kinds[col] == HA_TEXT) return NAN;
-  return r->kinds[col] == HA_INT ? (double)c->i : c->num;
+  if (!c || r->cols[col].kind == HA_TEXT) return NAN;
+  return r->cols[col].kind == HA_INT ? (double)c->i : c->num;
 }
 int64_t ha_result_int(const ha_result *r, size_t row, size_t col) {
   const cell *c = at(r, row, col);
-  if (!c || r->kinds[col] == HA_TEXT) return 0;
-  return r->kinds[col] == HA_INT ? c->i : (int64_t)c->num;
+  if (!c || r->cols[col].kind == HA_TEXT) return 0;
+  if (r->cols[col].kind == HA_INT) return c->i;
+  return is_nan(c->num) ? 0 : (int64_t)c->num;
+}
+unsigned ha_result_flags(const ha_result *r, size_t row, size_t col) {
+  return at(r, row, col) ? r->flags[row * r->ncols + col] : 0;
 }
 
-/* ---- id → name maps of the small tables ---- */
-typedef struct names {
-  uint64_t *ids;
-  char **names;
-  size_t n, cap;
-} names;
+/* ---- maps: id -> index ---- */
 
-static void names_free(names *m) {
-  for (size_t i = 0; i < m->n; i++)
-    free(m->names[i]);
-  free(m->ids);
-  free(m->names);
+typedef struct idmap {
+  uint64_t *k; /* 0 = empty (ids of present rows are never 0) */
+  uint32_t *v;
+  size_t cap, n;
+} idmap;
+
+static size_t slot_of(uint64_t k, size_t cap) {
+  return (size_t)((k * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
 }
 
-static const char *names_get(const names *m, uint64_t id) {
-  for (size_t i = 0; i < m->n; i++)
-    if (m->ids[i] == id) return m->names[i];
-  return id ? "?" : "(none)";
-}
-
-static int names_add(names *m, uint64_t id, const char *nm) {
-  if (m->n == m->cap) {
-    size_t nc = m->cap ? 2 * m->cap : 32;
-    uint64_t *ni = realloc(m->ids, nc * sizeof *ni);
-    if (!ni) return -1;
-    m->ids = ni;
-    char **nn = realloc(m->names, nc * sizeof *nn);
-    if (!nn) return -1;
-    m->names = nn;
+static int idmap_put(idmap *m, uint64_t k, uint32_t v) {
+  if (!k) return 0;
+  if (2 * (m->n + 1) > m->cap) {
+    size_t nc = m->cap ? 2 * m->cap : 64;
+    uint64_t *nk = calloc(nc, sizeof *nk);
+    uint32_t *nv = malloc(nc * sizeof *nv);
+    if (!nk || !nv) {
+      free(nk);
+      free(nv);
+      return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->k[i]) {
+        size_t j = slot_of(m->k[i], nc);
+        while (nk[j])
+          j = (j + 1) & (nc - 1);
+        nk[j] = m->k[i];
+        nv[j] = m->v[i];
+      }
+    free(m->k);
+    free(m->v);
+    m->k = nk;
+    m->v = nv;
     m->cap = nc;
   }
-  if (!(m->names[m->n] = strdup(nm))) return -1;
-  m->ids[m->n++] = id;
+  size_t j = slot_of(k, m->cap);
+  while (m->k[j] && m->k[j] != k)
+    j = (j + 1) & (m->cap - 1);
+  if (!m->k[j]) m->n++;
+  m->k[j] = k;
+  m->v[j] = v;
   return 0;
 }
 
-/* Device names ("product#index"), kernel names (display name, else name). */
-static hp_status load_names(hp_store *s, hp_table t, names *m) {
+/* The index stored for k, or -1. */
+static long idmap_get(const idmap *m, uint64_t k) {
+  if (!k || !m->cap) return -1;
+  size_t j = slot_of(k, m->cap);
+  while (m->k[j]) {
+    if (m->k[j] == k) return m->v[j];
+    j = (j + 1) & (m->cap - 1);
+  }
+  return -1;
+}
+
+static void idmap_free(idmap *m) {
+  free(m->k);
+  free(m->v);
+  memset(m, 0, sizeof *m);
+}
+
+/* ---- the small tables ---- */
+
+#define NCONST 5 /* compute_units, max_clock_mhz, global_mem_bytes, local_mem_bytes, wave_size */
+
+typedef struct agent_rec {
+  char *name; /* "product#index" as people see it */
+  char *raw, *product;
+  double c[NCONST]; /* NaN when unknown (0 in the store) */
+  int keep;
+} agent_rec;
+
+typedef struct kernel_rec {
+  char *name, *mangled;
+  int keep;
+} kernel_rec;
+
+typedef struct counter_rec { /* a distinct counter name of the store */
+  char *name, *unit;
+} counter_rec;
+
+typedef struct tables {
+  agent_rec *agents;
+  size_t nagents, capagents;
+  idmap agent_ix;
+  kernel_rec *kernels;
+  size_t nkernels, capkernels;
+  long none_agent, none_kernel; /* the entries standing for id 0, -1 until needed */
+  idmap kernel_ix;
+  idmap pid_of; /* process row id -> index into pids */
+  int64_t *pids;
+  size_t npids;
+  counter_rec *counters;
+  size_t ncounters;
+  idmap counter_ix; /* counter_info id -> distinct name index */
+  uint64_t lost;
+} tables;
+
+static void tables_free(tables *t) {
+  for (size_t i = 0; i < t->nagents; i++) {
+    free(t->agents[i].name);
+    free(t->agents[i].raw);
+    free(t->agents[i].product);
+  }
+  for (size_t i = 0; i < t->nkernels; i++) {
+    free(t->kernels[i].name);
+    free(t->kernels[i].mangled);
+  }
+  for (size_t i = 0; i < t->ncounters; i++) {
+    free(t->counters[i].name);
+    free(t->counters[i].unit);
+  }
+  free(t->agents);
+  free(t->kernels);
+  free(t->counters);
+  free(t->pids);
+  idmap_free(&t->agent_ix);
+  idmap_free(&t->kernel_ix);
+  idmap_free(&t->pid_of);
+  idmap_free(&t->counter_ix);
+}
+
+static int vgrow(void **v, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  size_t nc = *cap ? *cap * 2 : 16;
+  while (nc < need)
+    nc *= 2;
+  void *n = realloc(*v, nc * elem);
+  if (!n) return -1;
+  *v = n;
+  *cap = nc;
+  return 0;
+}
+
+static double known(int64_t v) { return v > 0 ? (double)v : NAN; }
+
+static hp_status load_tables(hp_store *s, tables *t) {
   hp_cursor *c;
-  hp_status st = hp_cursor_open(s, t, &c);
-  if (st != HP_OK) return st;
+  hp_status st;
+  size_t cap = 0;
+  t->none_agent = t->none_kernel = -1;
+  /* agents */
+  if ((st = hp_cursor_open(s, HP_TABLE_AGENT, &c)) != HP_OK) return st;
   hp_agent a = {.size = sizeof a};
-  hp_kernel_symbol k = {.size = sizeof k};
-  for (;;) {
-    char buf[512];
-    uint64_t id;
-    if (t == HP_TABLE_AGENT) {
-      if ((st = hp_cursor_next(c, &a)) != HP_OK) break;
-      const char *base = a.product_name[0] ? a.product_name : a.name;
-      if (a.device_index)
-        snprintf(buf, sizeof buf, "%s#%d", base, a.device_index);
-      else
-        snprintf(buf, sizeof buf, "%s", base);
-      id = a.id;
-    } else {
-      if ((st = hp_cursor_next(c, &k)) != HP_OK) break;
-      snprintf(buf, sizeof buf, "%s", k.display_name[0] ? k.display_name : k.name);
-      id = k.id;
+  while ((st = hp_cursor_next(c, &a)) == HP_OK) {
+    if (vgrow((void **)&t->agents, &t->capagents, t->nagents + 1, sizeof *t->agents)) {
+      st = HP_ERR_NOMEM;
+      break;
     }
-    if (names_add(m, id, buf)) {
+    char buf[512];
+    const char *base = a.product_name[0] ? a.product_name : a.name;
+    if (a.device_index)
+      snprintf(buf, sizeof buf, "%s#%d", base, a.device_index);
+    else
+      snprintf(buf, sizeof buf, "%s", base);
+    agent_rec *r = &t->agents[t->nagents];
+    *r =
+        (agent_rec){.name = strdup(buf), .raw = strdup(a.name), .product = strdup(a.product_name), .keep = 1};
+    r->c[0] = known(a.compute_units);
+    r->c[1] = known(a.max_clock_mhz);
+    r->c[2] = known(a.global_mem_bytes);
+    r->c[3] = known(a.local_mem_bytes);
+    r->c[4] = known(a.wave_size);
+    t->nagents++;
+    if (!r->name || !r->raw || !r->product || idmap_put(&t->agent_ix, a.id, (uint32_t)(t->nagents - 1))) {
       st = HP_ERR_NOMEM;
       break;
     }
   }
   hp_cursor_close(c);
+  if (st != HP_END) return st;
+  /* kernels */
+  if ((st = hp_cursor_open(s, HP_TABLE_KERNEL_SYMBOL, &c)) != HP_OK) return st;
+  hp_kernel_symbol k = {.size = sizeof k};
+  while ((st = hp_cursor_next(c, &k)) == HP_OK) {
+    if (vgrow((void **)&t->kernels, &t->capkernels, t->nkernels + 1, sizeof *t->kernels)) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    kernel_rec *r = &t->kernels[t->nkernels++];
+    *r = (kernel_rec){
+        .name = strdup(k.display_name[0] ? k.display_name : k.name), .mangled = strdup(k.name), .keep = 1};
+    if (!r->name || !r->mangled || idmap_put(&t->kernel_ix, k.id, (uint32_t)(t->nkernels - 1))) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+  }
+  hp_cursor_close(c);
+  if (st != HP_END) return st;
+  /* processes: pid and lost records */
+  if ((st = hp_cursor_open(s, HP_TABLE_PROCESS, &c)) != HP_OK) return st;
+  hp_process p = {.size = sizeof p};
+  while ((st = hp_cursor_next(c, &p)) == HP_OK) {
+    t->lost += p.lost_records;
+    long have = idmap_get(&t->pid_of, p.id);
+    if (have >= 0) { /* a process written twice (start, then end): the last row wins */
+      t->pids[have] = p.pid;
+      continue;
+    }
+    if (vgrow((void **)&t->pids, &cap, t->npids + 1, sizeof *t->pids) ||
+        idmap_put(&t->pid_of, p.id, (uint32_t)t->npids)) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    t->pids[t->npids++] = p.pid;
+  }
+  hp_cursor_close(c);
+  if (st != HP_END) return st;
+  /* counters: one entry per distinct name */
+  cap = 0;
+  if ((st = hp_cursor_open(s, HP_TABLE_COUNTER_INFO, &c)) != HP_OK) return st;
+  hp_counter_info ci = {.size = sizeof ci};
+  while ((st = hp_cursor_next(c, &ci)) == HP_OK) {
+    size_t j = 0;
+    while (j < t->ncounters && strcmp(t->counters[j].name, ci.name))
+      j++;
+    if (j == t->ncounters) {
+      if (vgrow((void **)&t->counters, &cap, t->ncounters + 1, sizeof *t->counters)) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
+      counter_rec *r = &t->counters[t->ncounters++];
+      *r = (counter_rec){.name = strdup(ci.name), .unit = strdup(ci.unit)};
+      if (!r->name || !r->unit) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
+    }
+    if (idmap_put(&t->counter_ix, ci.id, (uint32_t)j)) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+  }
+  hp_cursor_close(c);
+  /* a process written twice counted its losses twice: recount from the last rows */
   return st == HP_END ? HP_OK : st;
 }
 
-/* ---- aggregation per (agent, kernel) ---- */
-typedef struct kstat {
-  int used; /* slot taken */
-  uint64_t agent, kernel, calls, timed;
+/* ---- the query ---- */
+
+typedef struct drec { /* one kept dispatch */
+  uint64_t id, dispatch_id;
+  int64_t start, end;
+  uint32_t agent, kernel, group, passes;
+  uint32_t grid[3], wg[3];
+  int64_t pid;
+} drec;
+
+typedef struct cslot { /* one counter on one dispatch */
+  double sum;
+  uint32_t pass; /* the first pass seen */
+  uint16_t n;    /* values added */
+  uint8_t imputed;
+  uint8_t multi; /* 1: values of several passes, 2: duplicates of one pass */
+} cslot;
+
+typedef struct grec { /* one group of dispatches */
+  uint32_t agent, kernel;
+  uint32_t grid[3], wg[3];
+  size_t first; /* its first dispatch (store order) */
+  uint64_t calls, timed, nwg;
   int64_t total, min, max;
-} kstat;
+  double sum_grid, sum_wg;
+} grec;
 
-typedef struct agg {
-  kstat *v;
-  size_t cap, n;
-} agg;
+typedef struct run {
+  const ha_query *q;
+  int group, sort;
+  int64_t limit;
+  tables t;
+  drec *d;
+  size_t nd, capd;
+  grec *g;
+  size_t ng, capg;
+  size_t *gslot; /* group hash: index + 1, 0 empty */
+  size_t capgslot;
+  /* counters: every distinct counter of the store (index as tables.counters) */
+  int want_counters;      /* scan counter values */
+  cslot *slots;           /* nd * ncounters */
+  uint64_t *with_values;  /* per counter: dispatches with a value */
+  uint64_t *multi, *dups; /* per counter: dispatches with several passes / duplicate rows */
+  size_t *sel;            /* counters to report */
+  size_t nsel;
+  /* metrics */
+  hc_metrics *m;
+  size_t *msel; /* metrics to report (hc_metrics indices) */
+  size_t nmsel;
+  long *mc_to_c; /* metric-set counter -> store counter, -1 when the store lacks it */
+  size_t nmc;
+  size_t *aggs; /* aggregates the selected metrics use */
+  size_t naggs;
+  int *used;               /* per store counter: reported or used by a selected metric */
+  char note_metrics[1100]; /* why default metrics were skipped, "" */
+} run;
 
-static size_t slot_of(uint64_t agent, uint64_t kernel, size_t cap) {
-  return (size_t)(((agent * 31 + kernel) * 0x9E3779B97F4A7C15ULL) >> 7) & (cap - 1);
+static void run_free(run *r) {
+  tables_free(&r->t);
+  free(r->d);
+  free(r->g);
+  free(r->gslot);
+  free(r->slots);
+  free(r->with_values);
+  free(r->multi);
+  free(r->dups);
+  free(r->sel);
+  free(r->msel);
+  free(r->mc_to_c);
+  free(r->aggs);
+  free(r->used);
+  hc_metrics_free(r->m);
 }
 
-static kstat *agg_get(agg *a, uint64_t agent, uint64_t kernel) {
-  if (2 * (a->n + 1) > a->cap) {
-    size_t nc = a->cap ? 2 * a->cap : 256;
-    kstat *nv = calloc(nc, sizeof *nv);
-    if (!nv) return NULL;
-    for (size_t i = 0; i < a->cap; i++) {
-      if (!a->v[i].used) continue;
-      size_t j = slot_of(a->v[i].agent, a->v[i].kernel, nc);
-      while (nv[j].used)
+static int glob_any(const char *const *pats, size_t n, const char *a, const char *b, const char *c) {
+  for (size_t i = 0; i < n; i++) {
+    if (!pats[i]) continue;
+    if (fnmatch(pats[i], a, 0) == 0 || (b && fnmatch(pats[i], b, 0) == 0) ||
+        (c && fnmatch(pats[i], c, 0) == 0))
+      return 1;
+  }
+  return 0;
+}
+
+static uint64_t group_hash(const run *r, const drec *d) {
+  uint64_t h = (uint64_t)d->agent * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)d->kernel + 0x632BE59BD9B4E019ULL);
+  if (r->group == HA_BY_KERNEL_GRID)
+    for (int i = 0; i < 3; i++)
+      h = (h ^ d->grid[i]) * 0x100000001B3ULL ^ ((uint64_t)d->wg[i] << 32);
+  return h * 0xBF58476D1CE4E5B9ULL;
+}
+
+static int same_group(const run *r, const grec *g, const drec *d) {
+  if (g->agent != d->agent || g->kernel != d->kernel) return 0;
+  if (r->group != HA_BY_KERNEL_GRID) return 1;
+  return memcmp(g->grid, d->grid, sizeof g->grid) == 0 && memcmp(g->wg, d->wg, sizeof g->wg) == 0;
+}
+
+/* The group of dispatch d (created when new), or -1 when out of memory. */
+static long group_of(run *r, const drec *d, size_t di) {
+  if (2 * (r->ng + 1) > r->capgslot) {
+    size_t nc = r->capgslot ? 2 * r->capgslot : 256;
+    size_t *n = calloc(nc, sizeof *n);
+    if (!n) return -1;
+    for (size_t i = 0; i < r->ng; i++) {
+      const grec *g = &r->g[i];
+      drec key = {.agent = g->agent, .kernel = g->kernel};
+      memcpy(key.grid, g->grid, sizeof key.grid);
+      memcpy(key.wg, g->wg, sizeof key.wg);
+      size_t j = group_hash(r, &key) & (nc - 1);
+      while (n[j])
         j = (j + 1) & (nc - 1);
-      nv[j] = a->v[i];
+      n[j] = i + 1;
     }
-    free(a->v);
-    a->v = nv;
-    a->cap = nc;
+    free(r->gslot);
+    r->gslot = n;
+    r->capgslot = nc;
   }
-  size_t j = slot_of(agent, kernel, a->cap);
-  while (a->v[j].used && !(a->v[j].agent == agent && a->v[j].kernel == kernel))
-    j = (j + 1) & (a->cap - 1);
-  if (!a->v[j].used) {
-    a->v[j] = (kstat){.used = 1, .agent = agent, .kernel = kernel};
-    a->n++;
+  size_t j = group_hash(r, d) & (r->capgslot - 1);
+  while (r->gslot[j]) {
+    if (same_group(r, &r->g[r->gslot[j] - 1], d)) return (long)(r->gslot[j] - 1);
+    j = (j + 1) & (r->capgslot - 1);
   }
-  return &a->v[j];
+  if (vgrow((void **)&r->g, &r->capg, r->ng + 1, sizeof *r->g)) return -1;
+  grec *g = &r->g[r->ng];
+  memset(g, 0, sizeof *g);
+  g->agent = d->agent;
+  g->kernel = d->kernel;
+  memcpy(g->grid, d->grid, sizeof g->grid);
+  memcpy(g->wg, d->wg, sizeof g->wg);
+  g->first = di;
+  r->gslot[j] = ++r->ng;
+  return (long)(r->ng - 1);
 }
 
-static int by_agent_then_total(const void *x, const void *y) {
-  const kstat *a = x, *b = y;
-  if (a->agent != b->agent) return a->agent < b->agent ? -1 : 1;
-  if (a->total != b->total) return a->total > b->total ? -1 : 1;
-  if (a->calls != b->calls) return a->calls > b->calls ? -1 : 1;
-  return a->kernel < b->kernel ? -1 : a->kernel > b->kernel;
+/* An entry for an agent / kernel id the store lacks, made on first use; -1 when out of memory. */
+static long placeholder_agent(run *r, uint64_t id) {
+  tables *t = &r->t;
+  if (!id && t->none_agent >= 0) return t->none_agent;
+  if (vgrow((void **)&t->agents, &t->capagents, t->nagents + 1, sizeof *t->agents)) return -1;
+  agent_rec *ar = &t->agents[t->nagents];
+  *ar = (agent_rec){.name = strdup(id ? "?" : "(none)"), .raw = strdup(""), .product = strdup("")};
+  for (int i = 0; i < NCONST; i++)
+    ar->c[i] = NAN;
+  t->nagents++;
+  const ha_query *q = r->q;
+  ar->keep =
+      q->size < sizeof(ha_query) || !q->ndevices || glob_any(q->devices, q->ndevices, ar->name, NULL, NULL);
+  long a = (long)t->nagents - 1;
+  if (!ar->name || !ar->raw || !ar->product || (id && idmap_put(&t->agent_ix, id, (uint32_t)a))) return -1;
+  if (!id) t->none_agent = a;
+  return a;
 }
 
-static hp_status scan_dispatches(hp_store *s, agg *a) {
+static long placeholder_kernel(run *r, uint64_t id) {
+  tables *t = &r->t;
+  if (!id && t->none_kernel >= 0) return t->none_kernel;
+  if (vgrow((void **)&t->kernels, &t->capkernels, t->nkernels + 1, sizeof *t->kernels)) return -1;
+  kernel_rec *kr = &t->kernels[t->nkernels];
+  *kr = (kernel_rec){.name = strdup(id ? "?" : "(none)"), .mangled = strdup("")};
+  t->nkernels++;
+  const ha_query *q = r->q;
+  kr->keep =
+      q->size < sizeof(ha_query) || !q->nkernels || glob_any(q->kernels, q->nkernels, kr->name, NULL, NULL);
+  long k = (long)t->nkernels - 1;
+  if (!kr->name || !kr->mangled || (id && idmap_put(&t->kernel_ix, id, (uint32_t)k))) return -1;
+  if (!id) t->none_kernel = k;
+  return k;
+}
+
+static hp_status scan_dispatches(hp_store *s, run *r) {
+  const ha_query *q = r->q;
+  int filters = q->size >= sizeof(ha_query);
   hp_cursor *c;
   hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
   if (st != HP_OK) return st;
   hp_dispatch d = {.size = sizeof d};
   while ((st = hp_cursor_next(c, &d)) == HP_OK) {
-    kstat *k = agg_get(a, d.agent_id, d.kernel_id);
-    if (!k) {
+    long a = idmap_get(&r->t.agent_ix, d.agent_id), k = idmap_get(&r->t.kernel_ix, d.kernel_id);
+    /* rows naming an agent or kernel the store lacks still count, under "?" ("(none)" for id 0) */
+    if (a < 0 && (a = placeholder_agent(r, d.agent_id)) < 0) {
       st = HP_ERR_NOMEM;
       break;
     }
-    k->calls++;
-    if (d.start_ns && d.end_ns >= d.start_ns) {
-      int64_t t = d.end_ns - d.start_ns;
-      if (!k->timed || t < k->min) k->min = t;
-      if (!k->timed || t > k->max) k->max = t;
-      k->total += t;
-      k->timed++;
+    if (k < 0 && (k = placeholder_kernel(r, d.kernel_id)) < 0) {
+      st = HP_ERR_NOMEM;
+      break;
     }
+    if (!r->t.agents[a].keep || !r->t.kernels[k].keep) continue;
+    if (filters && ((q->dispatch_first && d.dispatch_id < q->dispatch_first) ||
+                    (q->dispatch_last && d.dispatch_id > q->dispatch_last)))
+      continue;
+    if (vgrow((void **)&r->d, &r->capd, r->nd + 1, sizeof *r->d)) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    drec *x = &r->d[r->nd];
+    long pi = idmap_get(&r->t.pid_of, d.process_id);
+    *x = (drec){.id = d.id,
+                .dispatch_id = d.dispatch_id,
+                .start = d.start_ns,
+                .end = d.end_ns,
+                .agent = (uint32_t)a,
+                .kernel = (uint32_t)k,
+                .passes = d.passes,
+                .pid = pi >= 0 ? r->t.pids[pi] : 0};
+    memcpy(x->grid, d.grid, sizeof x->grid);
+    memcpy(x->wg, d.workgroup, sizeof x->wg);
+    if (r->group != HA_BY_DISPATCH) {
+      long g = group_of(r, x, r->nd);
+      if (g < 0) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
+      x->group = (uint32_t)g;
+      grec *gr = &r->g[g];
+      gr->calls++;
+      gr->sum_grid += (double)x->grid[0] * x->grid[1] * x->grid[2];
+      if (x->wg[0]) {
+        gr->sum_wg += (double)x->wg[0] * (x->wg[1] ? x->wg[1] : 1) * (x->wg[2] ? x->wg[2] : 1);
+        gr->nwg++;
+      }
+      if (x->start && x->end >= x->start) {
+        int64_t t = x->end - x->start;
+        if (!gr->timed || t < gr->min) gr->min = t;
+        if (!gr->timed || t > gr->max) gr->max = t;
+        gr->total += t;
+        gr->timed++;
+      }
+    }
+    r->nd++;
   }
   hp_cursor_close(c);
   return st == HP_END ? HP_OK : st;
 }
 
-static uint64_t lost_records(hp_store *s) {
-  uint64_t lost = 0;
-  hp_cursor *c;
-  if (hp_cursor_open(s, HP_TABLE_PROCESS, &c) == HP_OK) {
-    hp_process p = {.size = sizeof p};
-    while (hp_cursor_next(c, &p) == HP_OK)
-      lost += p.lost_records;
-    hp_cursor_close(c);
+/* Counter values into per-dispatch slots: passes of one dispatch are never summed; several passes (or
+ * duplicate rows) of one counter on one dispatch are averaged and counted for a note. */
+static hp_status scan_values(hp_store *s, run *r) {
+  size_t nc = r->t.ncounters;
+  if (!nc || !r->nd) return HP_OK;
+  if (!(r->slots = calloc(r->nd * nc, sizeof *r->slots))) return HP_ERR_NOMEM;
+  /* dispatch row id -> index: a direct table when ids are dense, else a hash */
+  uint64_t maxid = 0;
+  for (size_t i = 0; i < r->nd; i++)
+    if (r->d[i].id > maxid) maxid = r->d[i].id;
+  uint32_t *direct = NULL;
+  idmap ix = {0};
+  if (maxid <= 4 * (uint64_t)r->nd + 1024) {
+    if (!(direct = malloc((maxid + 1) * sizeof *direct))) return HP_ERR_NOMEM;
+    memset(direct, 0xff, (maxid + 1) * sizeof *direct);
+    for (size_t i = 0; i < r->nd; i++)
+      direct[r->d[i].id] = (uint32_t)i;
+  } else {
+    for (size_t i = 0; i < r->nd; i++)
+      if (idmap_put(&ix, r->d[i].id, (uint32_t)i)) {
+        idmap_free(&ix);
+        return HP_ERR_NOMEM;
+      }
   }
-  return lost;
+  hp_cursor *c;
+  hp_status st = hp_cursor_open(s, HP_TABLE_COUNTER_VALUE, &c);
+  if (st == HP_OK) {
+    hp_counter_value v = {.size = sizeof v};
+    long lastc = -1;
+    uint64_t last_cid = 0;
+    while ((st = hp_cursor_next(c, &v)) == HP_OK) {
+      long ci = v.counter_id == last_cid ? lastc : idmap_get(&r->t.counter_ix, v.counter_id);
+      last_cid = v.counter_id;
+      lastc = ci;
+      if (ci < 0) continue;
+      long di;
+      if (direct)
+        di = v.dispatch_id <= maxid && direct[v.dispatch_id] != UINT32_MAX ? (long)direct[v.dispatch_id] : -1;
+      else
+        di = idmap_get(&ix, v.dispatch_id);
+      if (di < 0) continue; /* filtered out, or a value of no dispatch */
+      cslot *sl = &r->slots[(size_t)di * nc + (size_t)ci];
+      if (sl->n == 0) {
+        sl->sum = v.value;
+        sl->pass = v.pass;
+        sl->n = 1;
+      } else {
+        if (sl->n < UINT16_MAX) {
+          sl->sum += v.value;
+          sl->n++;
+        }
+        sl->multi |= v.pass != sl->pass ? 1 : 2;
+      }
+      if (v.imputed) sl->imputed = 1;
+    }
+    hp_cursor_close(c);
+    if (st == HP_END) st = HP_OK;
+  }
+  free(direct);
+  idmap_free(&ix);
+  if (st != HP_OK) return st;
+  if (!(r->with_values = calloc(nc, sizeof *r->with_values)) || !(r->multi = calloc(nc, sizeof *r->multi)) ||
+      !(r->dups = calloc(nc, sizeof *r->dups)))
+    return HP_ERR_NOMEM;
+  for (size_t i = 0; i < r->nd; i++)
+    for (size_t j = 0; j < nc; j++) {
+      const cslot *sl = &r->slots[i * nc + j];
+      r->with_values[j] += sl->n > 0;
+      r->multi[j] += (sl->multi & 1) != 0;
+      r->dups[j] += sl->multi == 2;
+    }
+  return HP_OK;
 }
 
-/* ---- the query ---- */
-hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out) {
-  if (out) *out = NULL;
-  if (!s || !q || !out || q->size < sizeof(uint32_t) + 2 * sizeof(int32_t) || q->group != HA_BY_KERNEL)
-    return HP_ERR_INVALID;
-  int64_t limit = q->size >= sizeof(ha_query) ? q->limit : 0;
-  names agents = {0}, kernels = {0};
-  agg a = {0};
-  ha_result *r = calloc(1, sizeof *r);
-  hp_status st = r ? HP_OK : HP_ERR_NOMEM;
-  if (st == HP_OK) st = load_names(s, HP_TABLE_AGENT, &agents);
-  if (st == HP_OK) st = load_names(s, HP_TABLE_KERNEL_SYMBOL, &kernels);
-  if (st == HP_OK) st = scan_dispatches(s, &a);
-  if (st == HP_OK) {
-    r->ncols = sizeof kernel_cols / sizeof kernel_cols[0];
-    r->names = kernel_cols;
-    r->kinds = kernel_kinds;
-    r->lost = lost_records(s);
-    size_t n = 0;
-    for (size_t i = 0; i < a.cap; i++)
-      if (a.v[i].used) a.v[n++] = a.v[i];
-    if (n) qsort(a.v, n, sizeof *a.v, by_agent_then_total);
-    for (size_t i = 0; i < n && st == HP_OK;) {
-      size_t j = i;
-      int64_t dev_total = 0;
-      while (j < n && a.v[j].agent == a.v[i].agent)
-        dev_total += a.v[j++].total;
-      for (size_t k = i; k < j && (limit <= 0 || (int64_t)(k - i) < limit); k++) {
-        const kstat *e = &a.v[k];
-        cell *row = add_row(r);
-        if (!row || !(row[0].text = strdup(names_get(&agents, e->agent))) ||
-            !(row[1].text = strdup(names_get(&kernels, e->kernel)))) {
-          st = HP_ERR_NOMEM;
-          break;
-        }
-        row[2].i = (int64_t)e->calls;
-        row[3].i = (int64_t)e->timed;
-        row[4].i = e->total;
-        row[5].num = e->timed ? (double)e->total / (double)e->timed : NAN;
-        row[6].i = e->min;
-        row[7].i = e->max;
-        row[8].num = dev_total ? 100.0 * (double)e->total / (double)dev_total : (e->timed ? 0 : NAN);
+static long store_counter(const run *r, const char *name) {
+  for (size_t i = 0; i < r->t.ncounters; i++)
+    if (strcmp(r->t.counters[i].name, name) == 0) return (long)i;
+  return -1;
+}
+
+/* Split "a, b" into its names (strndup'd, blanks trimmed); -1 on an empty name or no memory. */
+static int split(const char *list, char ***out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  if (!*list) return 0;
+  const char *p = list;
+  for (;;) {
+    size_t len = strcspn(p, ",");
+    const char *a = p, *e = p + len;
+    while (a < e && (*a == ' ' || *a == '\t'))
+      a++;
+    while (e > a && (e[-1] == ' ' || e[-1] == '\t'))
+      e--;
+    char **nv = realloc(*out, (*n + 1) * sizeof *nv);
+    if (!nv) return -1;
+    *out = nv;
+    if (a == e || !((*out)[*n] = strndup(a, (size_t)(e - a)))) return -1;
+    (*n)++;
+    if (!p[len]) return 0;
+    p += len + 1;
+  }
+}
+
+static void free_names(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+/* The counters to report: a list, or every counter with a value among the kept dispatches. */
+static hp_status select_counters(run *r, const char *list) {
+  size_t nc = r->t.ncounters;
+  if (!(r->sel = malloc((nc + 1) * sizeof *r->sel)) || !(r->used = calloc(nc + 1, sizeof *r->used)))
+    return HP_ERR_NOMEM;
+  if (!list) {
+    for (size_t j = 0; j < nc; j++)
+      if (r->with_values && r->with_values[j]) r->sel[r->nsel++] = j;
+  } else if (*list) {
+    char **names;
+    size_t n;
+    if (split(list, &names, &n)) {
+      free_names(names, n);
+      set_err("empty counter name in '%s'", list);
+      return HP_ERR_INVALID;
+    }
+    for (size_t i = 0; i < n; i++) {
+      long j = store_counter(r, names[i]);
+      if (j < 0) {
+        char have[600] = "";
+        size_t w = 0;
+        for (size_t k = 0; k < nc && w < sizeof have; k++)
+          w += (size_t)snprintf(have + w, sizeof have - w, "%s%s", k ? ", " : "", r->t.counters[k].name);
+        set_err("counter '%s' is not in the store (%s%s)", names[i], nc ? "it has: " : "it has no counters",
+                have);
+        free_names(names, n);
+        return HP_ERR_INVALID;
       }
-      i = j;
+      int dup = 0;
+      for (size_t k = 0; k < r->nsel; k++)
+        dup |= r->sel[k] == (size_t)j;
+      if (!dup) r->sel[r->nsel++] = (size_t)j;
+    }
+    free_names(names, n);
+  }
+  for (size_t k = 0; k < r->nsel; k++)
+    r->used[r->sel[k]] = 1;
+  return HP_OK;
+}
+
+/* Load the metric definitions and choose the metrics to report. */
+static hp_status select_metrics(run *r, const char *list) {
+  const ha_query *q = r->q;
+  int explicit = list != NULL || q->nmetric_files;
+  char err[1024];
+  hc_status hs = hc_metrics_new(&r->m);
+  if (hs == HC_OK && !(q->flags & HA_NO_BUILTIN_METRICS))
+    hs = hc_metrics_add_builtin(r->m, NULL, err, sizeof err);
+  for (size_t i = 0; hs == HC_OK && i < q->nmetric_files; i++)
+    hs = hc_metrics_add_file(r->m, q->metric_files[i], NULL, err, sizeof err);
+  if (hs == HC_OK) hs = hc_metrics_resolve(r->m, NULL, 0, err, sizeof err);
+  if (hs != HC_OK) {
+    if (hs == HC_ERR_NOMEM) return HP_ERR_NOMEM;
+    if (explicit) {
+      set_err("%s", err);
+      return HP_ERR_INVALID;
+    }
+    snprintf(r->note_metrics, sizeof r->note_metrics, "no metrics: %s", err);
+    hc_metrics_free(r->m);
+    r->m = NULL;
+    return HP_OK;
+  }
+  size_t nm = hc_metrics_count(r->m);
+  r->nmc = hc_metrics_ncounters(r->m);
+  if (!(r->msel = malloc((nm + 1) * sizeof *r->msel)) ||
+      !(r->mc_to_c = malloc((r->nmc + 1) * sizeof *r->mc_to_c)))
+    return HP_ERR_NOMEM;
+  for (size_t i = 0; i < r->nmc; i++)
+    r->mc_to_c[i] = store_counter(r, hc_metrics_counter_name(r->m, i));
+  if (!list) { /* every metric that needs counters, all with values here */
+    for (size_t i = 0; i < nm; i++) {
+      const hc_metric_info *mi = hc_metrics_get(r->m, i);
+      int ok = mi->ncounters > 0;
+      for (size_t k = 0; ok && k < mi->ncounters; k++) {
+        long c = r->mc_to_c[mi->counters[k]];
+        ok = c >= 0 && r->with_values && r->with_values[c] > 0;
+      }
+      if (ok) r->msel[r->nmsel++] = i;
+    }
+  } else if (*list) {
+    char **names;
+    size_t n;
+    if (split(list, &names, &n)) {
+      free_names(names, n);
+      set_err("empty metric name in '%s'", list);
+      return HP_ERR_INVALID;
+    }
+    for (size_t i = 0; i < n; i++) {
+      long mi = hc_metrics_find(r->m, names[i]);
+      if (mi < 0) {
+        const char *sug[1];
+        if (hc_metrics_suggest(r->m, names[i], sug, 1))
+          set_err("unknown metric '%s' (did you mean '%s'?)", names[i], sug[0]);
+        else
+          set_err("unknown metric '%s' ('hubprof list metrics' lists them)", names[i]);
+        free_names(names, n);
+        return HP_ERR_INVALID;
+      }
+      const hc_metric_info *inf = hc_metrics_get(r->m, (size_t)mi);
+      char lack[600] = "";
+      size_t w = 0;
+      for (size_t k = 0; k < inf->ncounters && w < sizeof lack; k++)
+        if (r->mc_to_c[inf->counters[k]] < 0)
+          w += (size_t)snprintf(lack + w, sizeof lack - w, "%s%s", w ? ", " : "",
+                                hc_metrics_counter_name(r->m, inf->counters[k]));
+      if (w) {
+        set_err("metric '%s' needs counters the store does not have: %s", names[i], lack);
+        free_names(names, n);
+        return HP_ERR_INVALID;
+      }
+      int dup = 0;
+      for (size_t k = 0; k < r->nmsel; k++)
+        dup |= r->msel[k] == (size_t)mi;
+      if (!dup) r->msel[r->nmsel++] = (size_t)mi;
+    }
+    free_names(names, n);
+  }
+  /* the aggregates and counters the chosen metrics use */
+  size_t na = hc_metrics_naggs(r->m);
+  if (!(r->aggs = malloc((na + 1) * sizeof *r->aggs))) return HP_ERR_NOMEM;
+  for (size_t k = 0; k < r->nmsel; k++) {
+    const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
+    for (size_t c = 0; c < inf->ncounters; c++)
+      if (r->mc_to_c[inf->counters[c]] >= 0) r->used[r->mc_to_c[inf->counters[c]]] = 1;
+    size_t ag[256], nag = hc_metric_aggs(r->m, r->msel[k], ag, 256);
+    for (size_t i = 0; i < nag && i < 256; i++) {
+      int dup = 0;
+      for (size_t j = 0; j < r->naggs; j++)
+        dup |= r->aggs[j] == ag[i];
+      if (!dup) r->aggs[r->naggs++] = ag[i];
     }
   }
-  names_free(&agents);
-  names_free(&kernels);
-  free(a.v);
+  return HP_OK;
+}
+
+/* ---- building rows ---- */
+
+typedef struct rowctx { /* per-metric tallies for the notes */
+  uint64_t *mixed, *div0, *missing, *incomplete_rows;
+  unsigned *missing_vars;
+  uint64_t incomplete_groups, imputed_groups;
+} rowctx;
+
+static void fmt_size(char *buf, size_t len, const uint32_t *v) {
+  snprintf(buf, len, "%" PRIu32 "x%" PRIu32 "x%" PRIu32, v[0], v[1], v[2]);
+}
+
+/* Environment of one dispatch for the metrics (counter values, passes, variables). */
+static void dispatch_env(const run *r, const drec *d, size_t di, double *vals, uint32_t *exec, uint8_t *imp,
+                         hc_metric_env *env) {
+  size_t nc = r->t.ncounters;
+  int replayed = d->passes > 1;
+  for (size_t i = 0; i < r->nmc; i++) {
+    long c = r->mc_to_c[i];
+    const cslot *sl = c >= 0 && r->slots ? &r->slots[di * nc + (size_t)c] : NULL;
+    vals[i] = sl && sl->n ? sl->sum / sl->n : NAN;
+    exec[i] = sl && sl->n && replayed ? (sl->pass ? sl->pass : 0) : 0;
+    imp[i] = sl && sl->imputed;
+  }
+  const agent_rec *a = &r->t.agents[d->agent];
+  memset(env, 0, sizeof *env);
+  env->counters = vals;
+  env->exec = exec;
+  env->imputed = imp;
+  env->vars[HC_VAR_DURATION] = d->start && d->end >= d->start ? (double)(d->end - d->start) : NAN;
+  env->vars[HC_VAR_GRID_SIZE] = (double)d->grid[0] * d->grid[1] * d->grid[2];
+  env->vars[HC_VAR_WORKGROUP_SIZE] =
+      d->wg[0] ? (double)d->wg[0] * (d->wg[1] ? d->wg[1] : 1) * (d->wg[2] ? d->wg[2] : 1) : NAN;
+  for (int k = 0; k < NCONST; k++)
+    env->vars[HC_VAR_COMPUTE_UNITS + k] = a->c[k];
+  env->duration_exec = replayed ? 1 : 0;
+}
+
+static unsigned cell_flags(unsigned mv) {
+  return ((mv & HC_MV_IMPUTED) ? HA_CELL_IMPUTED : 0) | ((mv & HC_MV_MISSING) ? HA_CELL_MISSING : 0) |
+         ((mv & HC_MV_DIV0) ? HA_CELL_DIV0 : 0) | ((mv & HC_MV_MIXED) ? HA_CELL_MIXED : 0);
+}
+
+/* Append names to a space-separated list. */
+static void list_add(char *buf, size_t len, const char *name) {
+  size_t w = strlen(buf);
+  if (w + strlen(name) + 2 < len) snprintf(buf + w, len - w, "%s%s", w ? " " : "", name);
+}
+
+/* Fill the counter, metric and flag cells of a row (first counter column `c0`). vals/imp/cnt: per store
+ * counter, the row's value (NaN none), imputed flag; `incomplete`: per store counter, no value at all. */
+static int fill_measures(run *r, ha_result *res, cell *row, uint8_t *fl, size_t c0, const double *cval,
+                         const uint8_t *cimp, const hc_metric_env *env, const unsigned *mixed_from_dispatches,
+                         rowctx *rc) {
+  size_t col = c0;
+  char imputed[2048] = "", incomplete[2048] = "";
+  int any_missing = 0;
+  for (size_t k = 0; k < r->nsel; k++, col++) {
+    size_t j = r->sel[k];
+    row[col].num = cval[j];
+    if (is_nan(cval[j])) {
+      fl[col] = HA_CELL_MISSING;
+      list_add(incomplete, sizeof incomplete, r->t.counters[j].name);
+    } else if (cimp[j]) {
+      fl[col] = HA_CELL_IMPUTED;
+      list_add(imputed, sizeof imputed, r->t.counters[j].name);
+    }
+  }
+  /* counters only the metrics use also show in "incomplete" when a row lacks them */
+  for (size_t j = 0; j < r->t.ncounters; j++) {
+    int reported = 0;
+    for (size_t k = 0; k < r->nsel; k++)
+      reported |= r->sel[k] == j;
+    if (!reported && r->used[j] && is_nan(cval[j]))
+      list_add(incomplete, sizeof incomplete, r->t.counters[j].name);
+  }
+  for (size_t k = 0; k < r->nmsel; k++) {
+    hc_metric_value v;
+    hc_metric_eval(r->m, r->msel[k], env, &v);
+    unsigned f = cell_flags(v.flags);
+    if (mixed_from_dispatches && mixed_from_dispatches[k]) f |= HA_CELL_MIXED;
+    const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
+    int lacks = 0;
+    for (size_t c = 0; c < inf->ncounters; c++) {
+      long j = r->mc_to_c[inf->counters[c]];
+      lacks |= j < 0 || is_nan(cval[j]);
+    }
+    if (lacks) { /* never computed from a partial set of counters */
+      f = (f & ~(unsigned)HA_CELL_IMPUTED) | HA_CELL_INCOMPLETE | HA_CELL_MISSING;
+      v.value = v.pct_peak = NAN;
+      rc->incomplete_rows[k]++;
+    } else {
+      if (f & HA_CELL_MIXED) rc->mixed[k]++;
+      if (f & HA_CELL_DIV0) rc->div0[k]++;
+      if (f & HA_CELL_MISSING) {
+        rc->missing[k]++;
+        for (int vi = 0; vi < HC_VAR_COUNT; vi++)
+          if ((inf->vars & (1u << vi)) && is_nan(env->vars[vi])) rc->missing_vars[k] |= 1u << vi;
+      }
+    }
+    if (f & HA_CELL_IMPUTED) list_add(imputed, sizeof imputed, inf->name);
+    row[col].num = v.value;
+    fl[col++] = (uint8_t)f;
+    if (inf->peak[0]) {
+      row[col].num = v.pct_peak;
+      fl[col++] = (uint8_t)(is_nan(v.pct_peak) ? (f | HA_CELL_MISSING) : f);
+    }
+    any_missing |= lacks;
+  }
+  (void)any_missing;
+  if (r->nsel || r->nmsel) {
+    if (!(row[col].text = intern(res, imputed)) || !(row[col + 1].text = intern(res, incomplete))) return -1;
+    fl[col] = fl[col + 1] = 0;
+  }
+  return 0;
+}
+
+static int add_measure_cols(run *r, ha_result *res) {
+  for (size_t k = 0; k < r->nsel; k++) {
+    const counter_rec *c = &r->t.counters[r->sel[k]];
+    if (add_col(res, c->name, HA_REAL, HA_ROLE_COUNTER, c->unit)) return -1;
+  }
+  for (size_t k = 0; k < r->nmsel; k++) {
+    const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
+    if (add_col(res, inf->name, HA_REAL, HA_ROLE_METRIC, inf->unit)) return -1;
+    if (inf->peak[0]) {
+      char name[300];
+      snprintf(name, sizeof name, "%s_pct_peak", inf->name);
+      if (add_col(res, name, HA_REAL, HA_ROLE_PEAK, "%")) return -1;
+    }
+  }
+  if ((r->nsel || r->nmsel) && (add_col(res, "imputed", HA_TEXT, HA_ROLE_FLAGS, "") ||
+                                add_col(res, "incomplete", HA_TEXT, HA_ROLE_FLAGS, "")))
+    return -1;
+  return 0;
+}
+
+/* Sorting. */
+static const run *sort_run;
+
+static int cmp_name_then(const run *r, uint32_t ka, uint32_t kb) {
+  return strcmp(r->t.kernels[ka].name, r->t.kernels[kb].name);
+}
+
+static int cmp_groups(const void *x, const void *y) {
+  const run *r = sort_run;
+  const grec *a = &r->g[*(const size_t *)x], *b = &r->g[*(const size_t *)y];
+  if (a->agent != b->agent) return a->agent < b->agent ? -1 : 1;
+  if (r->sort == HA_SORT_TIME) {
+    if (a->total != b->total) return a->total > b->total ? -1 : 1;
+    if (a->calls != b->calls) return a->calls > b->calls ? -1 : 1;
+  } else if (r->sort == HA_SORT_NAME) {
+    int c = cmp_name_then(r, a->kernel, b->kernel);
+    if (c) return c;
+    for (int i = 0; i < 3; i++) {
+      if (a->grid[i] != b->grid[i]) return a->grid[i] < b->grid[i] ? -1 : 1;
+      if (a->wg[i] != b->wg[i]) return a->wg[i] < b->wg[i] ? -1 : 1;
+    }
+  }
+  return a->first < b->first ? -1 : a->first > b->first;
+}
+
+static int cmp_dispatches(const void *x, const void *y) {
+  const run *r = sort_run;
+  size_t i = *(const size_t *)x, j = *(const size_t *)y;
+  const drec *a = &r->d[i], *b = &r->d[j];
+  if (a->agent != b->agent) return a->agent < b->agent ? -1 : 1;
+  if (r->sort == HA_SORT_TIME) {
+    int64_t ta = a->start && a->end >= a->start ? a->end - a->start : -1;
+    int64_t tb = b->start && b->end >= b->start ? b->end - b->start : -1;
+    if (ta != tb) return ta > tb ? -1 : 1;
+  } else if (r->sort == HA_SORT_NAME) {
+    int c = cmp_name_then(r, a->kernel, b->kernel);
+    if (c) return c;
+  }
+  return i < j ? -1 : i > j;
+}
+
+/* Device totals of the kept dispatches, for the percent column. */
+static int64_t *device_totals(const run *r) {
+  int64_t *t = calloc(r->t.nagents + 1, sizeof *t);
+  if (!t) return NULL;
+  for (size_t i = 0; i < r->nd; i++)
+    if (r->d[i].start && r->d[i].end >= r->d[i].start) t[r->d[i].agent] += r->d[i].end - r->d[i].start;
+  return t;
+}
+
+/* Keep the first `limit` entries of each device in `order` (sorted by device first). */
+static size_t apply_limit(const run *r, size_t *order, size_t n, int by_dispatch) {
+  if (r->limit <= 0) return n;
+  size_t out = 0, run_len = 0;
+  uint32_t cur = UINT32_MAX;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t a = by_dispatch ? r->d[order[i]].agent : r->g[order[i]].agent;
+    if (a != cur) {
+      cur = a;
+      run_len = 0;
+    }
+    if ((int64_t)run_len++ < r->limit) order[out++] = order[i];
+  }
+  return out;
+}
+
+static hp_status build_dispatch_rows(run *r, ha_result *res, rowctx *rc) {
+  static const char *const names[] = {"device", "pid",       "dispatch", "row",         "kernel",
+                                      "grid",   "workgroup", "start_ns", "duration_ns", "percent"};
+  static const ha_col_kind kinds[] = {HA_TEXT, HA_INT,  HA_INT, HA_INT,  HA_TEXT,
+                                      HA_TEXT, HA_TEXT, HA_INT, HA_REAL, HA_REAL};
+  static const ha_col_role roles[] = {HA_ROLE_KEY, HA_ROLE_KEY, HA_ROLE_KEY,  HA_ROLE_KEY,  HA_ROLE_KEY,
+                                      HA_ROLE_KEY, HA_ROLE_KEY, HA_ROLE_STAT, HA_ROLE_STAT, HA_ROLE_STAT};
+  static const char *const units[] = {"", "", "", "", "", "", "", "ns", "ns", "%"};
+  for (size_t i = 0; i < 10; i++)
+    if (add_col(res, names[i], kinds[i], roles[i], units[i])) return HP_ERR_NOMEM;
+  if (add_measure_cols(r, res)) return HP_ERR_NOMEM;
+  size_t *order = malloc((r->nd + 1) * sizeof *order);
+  int64_t *tot = device_totals(r);
+  size_t nc = r->t.ncounters, nmc = r->nmc;
+  double *cval = malloc((nc + 1) * sizeof *cval), *vals = malloc((nmc + 1) * sizeof *vals);
+  uint8_t *cimp = malloc(nc + 1), *imp = malloc(nmc + 1);
+  uint32_t *exec = malloc((nmc + 1) * sizeof *exec);
+  hp_status st = order && tot && cval && vals && cimp && imp && exec ? HP_OK : HP_ERR_NOMEM;
+  size_t n = 0;
+  if (st == HP_OK) {
+    for (size_t i = 0; i < r->nd; i++)
+      order[i] = i;
+    sort_run = r;
+    qsort(order, r->nd, sizeof *order, cmp_dispatches);
+    n = apply_limit(r, order, r->nd, 1);
+  }
+  for (size_t oi = 0; oi < n && st == HP_OK; oi++) {
+    size_t di = order[oi];
+    const drec *d = &r->d[di];
+    uint8_t *fl;
+    cell *row = add_row(res, &fl);
+    if (!row) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    char grid[64], wg[64];
+    fmt_size(grid, sizeof grid, d->grid);
+    fmt_size(wg, sizeof wg, d->wg);
+    row[0].text = intern(res, r->t.agents[d->agent].name);
+    row[1].i = d->pid;
+    row[2].i = (int64_t)d->dispatch_id;
+    row[3].i = (int64_t)d->id;
+    row[4].text = intern(res, r->t.kernels[d->kernel].name);
+    row[5].text = intern(res, grid);
+    row[6].text = intern(res, wg);
+    row[7].i = d->start;
+    int timed = d->start && d->end >= d->start;
+    row[8].num = timed ? (double)(d->end - d->start) : NAN;
+    row[9].num = timed && tot[d->agent] ? 100.0 * (double)(d->end - d->start) / (double)tot[d->agent] : NAN;
+    if (!timed) fl[8] = fl[9] = HA_CELL_MISSING;
+    if (!row[0].text || !row[4].text || !row[5].text || !row[6].text) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    if (!r->nsel && !r->nmsel) continue;
+    for (size_t j = 0; j < nc; j++) {
+      const cslot *sl = r->slots ? &r->slots[di * nc + j] : NULL;
+      cval[j] = sl && sl->n ? sl->sum / sl->n : NAN;
+      cimp[j] = sl && sl->imputed;
+    }
+    hc_metric_env env;
+    memset(&env, 0, sizeof env);
+    if (r->m) dispatch_env(r, d, di, vals, exec, imp, &env);
+    if (fill_measures(r, res, row, fl, 10, cval, cimp, &env, NULL, rc)) st = HP_ERR_NOMEM;
+  }
+  free(order);
+  free(tot);
+  free(cval);
+  free(vals);
+  free(cimp);
+  free(imp);
+  free(exec);
+  return st;
+}
+
+static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
+  int grid = r->group == HA_BY_KERNEL_GRID;
+  if (add_col(res, "device", HA_TEXT, HA_ROLE_KEY, "") || add_col(res, "kernel", HA_TEXT, HA_ROLE_KEY, "") ||
+      (grid && (add_col(res, "grid", HA_TEXT, HA_ROLE_KEY, "") ||
+                add_col(res, "workgroup", HA_TEXT, HA_ROLE_KEY, ""))) ||
+      add_col(res, "calls", HA_INT, HA_ROLE_STAT, "") ||
+      add_col(res, "timed_calls", HA_INT, HA_ROLE_STAT, "") ||
+      add_col(res, "total_ns", HA_INT, HA_ROLE_STAT, "ns") ||
+      add_col(res, "avg_ns", HA_REAL, HA_ROLE_STAT, "ns") ||
+      add_col(res, "min_ns", HA_INT, HA_ROLE_STAT, "ns") ||
+      add_col(res, "max_ns", HA_INT, HA_ROLE_STAT, "ns") ||
+      add_col(res, "percent", HA_REAL, HA_ROLE_STAT, "%") || add_measure_cols(r, res))
+    return HP_ERR_NOMEM;
+  size_t nc = r->t.ncounters, ng = r->ng, nmc = r->nmc, nm = r->nmsel;
+  size_t na = r->m ? hc_metrics_naggs(r->m) : 0;
+  int measures = r->nsel || r->nmsel;
+  /* per group: counter sums of per-dispatch values, dispatches with a value, imputed; metrics: mixed */
+  double *gsum = NULL;
+  uint64_t *gn = NULL;
+  uint8_t *gimp = NULL;
+  unsigned *gmix = NULL;
+  hc_metric_acc *gacc = NULL;
+  double *vals = malloc((nmc + 1) * sizeof *vals), *cval = malloc((nc + 1) * sizeof *cval);
+  uint32_t *exec = malloc((nmc + 1) * sizeof *exec);
+  uint8_t *imp = malloc(nmc + 1), *cimp = malloc(nc + 1);
+  size_t *order = malloc((ng + 1) * sizeof *order);
+  int64_t *tot = device_totals(r);
+  hp_status st = vals && cval && exec && imp && cimp && order && tot ? HP_OK : HP_ERR_NOMEM;
+  if (st == HP_OK && measures) {
+    gsum = calloc(ng * nc + 1, sizeof *gsum);
+    gn = calloc(ng * nc + 1, sizeof *gn);
+    gimp = calloc(ng * nc + 1, 1);
+    gmix = calloc(ng * nm + 1, sizeof *gmix);
+    gacc = calloc(ng * na + 1, sizeof *gacc);
+    if (!gsum || !gn || !gimp || !gmix || !gacc) st = HP_ERR_NOMEM;
+  }
+  if (st == HP_OK && measures && r->slots) {
+    for (size_t di = 0; di < r->nd; di++) {
+      const drec *d = &r->d[di];
+      size_t g = d->group;
+      const cslot *sl = &r->slots[di * nc];
+      for (size_t j = 0; j < nc; j++)
+        if (sl[j].n && r->used[j]) {
+          gsum[g * nc + j] += sl[j].sum / sl[j].n;
+          gn[g * nc + j]++;
+          gimp[g * nc + j] |= sl[j].imputed;
+        }
+      if (!nm) continue;
+      hc_metric_env env;
+      dispatch_env(r, d, di, vals, exec, imp, &env);
+      for (size_t k = 0; k < nm; k++) {
+        hc_metric_value v;
+        hc_metric_eval(r->m, r->msel[k], &env, &v);
+        if (v.flags & HC_MV_MIXED) gmix[g * nm + k] = 1;
+      }
+      for (size_t k = 0; k < r->naggs; k++)
+        hc_metrics_agg_add(r->m, r->aggs[k], &env, &gacc[g * na + r->aggs[k]]);
+    }
+  }
+  size_t n = 0;
+  if (st == HP_OK) {
+    for (size_t i = 0; i < ng; i++)
+      order[i] = i;
+    sort_run = r;
+    qsort(order, ng, sizeof *order, cmp_groups);
+    n = apply_limit(r, order, ng, 0);
+  }
+  for (size_t oi = 0; oi < n && st == HP_OK; oi++) {
+    size_t gi = order[oi];
+    const grec *g = &r->g[gi];
+    uint8_t *fl;
+    cell *row = add_row(res, &fl);
+    if (!row) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    size_t c = 0;
+    row[c++].text = intern(res, r->t.agents[g->agent].name);
+    row[c++].text = intern(res, r->t.kernels[g->kernel].name);
+    if (grid) {
+      char a[64], b[64];
+      fmt_size(a, sizeof a, g->grid);
+      fmt_size(b, sizeof b, g->wg);
+      row[c++].text = intern(res, a);
+      row[c++].text = intern(res, b);
+    }
+    for (size_t k = 0; k < c; k++)
+      if (!row[k].text) st = HP_ERR_NOMEM;
+    row[c++].i = (int64_t)g->calls;
+    row[c++].i = (int64_t)g->timed;
+    row[c++].i = g->total;
+    row[c].num = g->timed ? (double)g->total / (double)g->timed : NAN;
+    if (!g->timed) fl[c] = HA_CELL_MISSING;
+    c++;
+    row[c++].i = g->min;
+    row[c++].i = g->max;
+    int64_t dt = tot[g->agent];
+    row[c].num = dt ? 100.0 * (double)g->total / (double)dt : (g->timed ? 0 : NAN);
+    if (is_nan(row[c].num)) fl[c] = HA_CELL_MISSING;
+    c++;
+    if (!measures || st != HP_OK) continue;
+    int incomplete = 0, imputed = 0;
+    for (size_t j = 0; j < nc; j++) {
+      uint64_t have = gn[gi * nc + j];
+      cval[j] = have ? gsum[gi * nc + j] / (double)have : NAN;
+      cimp[j] = have && (have < g->calls || gimp[gi * nc + j]);
+      if (r->used[j]) {
+        incomplete |= !have;
+        imputed |= cimp[j];
+      }
+    }
+    rc->incomplete_groups += incomplete;
+    rc->imputed_groups += imputed;
+    hc_metric_env env;
+    memset(&env, 0, sizeof env);
+    if (r->m) {
+      for (size_t i = 0; i < nmc; i++) {
+        long j = r->mc_to_c[i];
+        vals[i] = j >= 0 ? cval[j] : NAN;
+        imp[i] = j >= 0 && cimp[j];
+      }
+      const agent_rec *a = &r->t.agents[g->agent];
+      env.counters = vals;
+      env.imputed = imp;
+      env.vars[HC_VAR_DURATION] = g->timed ? (double)g->total / (double)g->timed : NAN;
+      env.vars[HC_VAR_GRID_SIZE] = g->sum_grid / (double)g->calls;
+      env.vars[HC_VAR_WORKGROUP_SIZE] = g->nwg ? g->sum_wg / (double)g->nwg : NAN;
+      for (int k = 0; k < NCONST; k++)
+        env.vars[HC_VAR_COMPUTE_UNITS + k] = a->c[k];
+      env.acc = &gacc[gi * na];
+      env.ndispatches = (double)g->calls;
+    }
+    if (fill_measures(r, res, row, fl, c, cval, cimp, &env, nm ? &gmix[gi * nm] : NULL, rc))
+      st = HP_ERR_NOMEM;
+  }
+  free(gsum);
+  free(gn);
+  free(gimp);
+  free(gmix);
+  free(gacc);
+  free(vals);
+  free(cval);
+  free(exec);
+  free(imp);
+  free(cimp);
+  free(order);
+  free(tot);
+  return st;
+}
+
+static const char *unit_name(int group, uint64_t n) {
+  const char *one = group == HA_BY_DISPATCH ? "dispatch" : group == HA_BY_KERNEL ? "kernel" : "kernel launch";
+  static _Thread_local char buf[64];
+  snprintf(buf, sizeof buf, "%s%s", one, n == 1 ? "" : group == HA_BY_DISPATCH ? "es" : "s");
+  return buf;
+}
+
+static int write_notes(run *r, ha_result *res, const rowctx *rc) {
+  int e = 0;
+  if (r->note_metrics[0]) e |= add_note(res, "%s", r->note_metrics);
+  for (size_t j = 0; j < r->t.ncounters; j++) {
+    if (!r->used[j]) continue;
+    if (r->multi && r->multi[j])
+      e |= add_note(res,
+                    "counter '%s' was measured in several passes of %" PRIu64
+                    " dispatch%s: those passes' values are averaged per dispatch, never summed",
+                    r->t.counters[j].name, r->multi[j], r->multi[j] == 1 ? "" : "es");
+    if (r->dups && r->dups[j])
+      e |= add_note(
+          res, "counter '%s' has duplicate rows (same dispatch and pass) on %" PRIu64 " dispatch%s: averaged",
+          r->t.counters[j].name, r->dups[j], r->dups[j] == 1 ? "" : "es");
+  }
+  for (size_t k = 0; k < r->nmsel; k++) {
+    const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
+    if (rc->mixed[k])
+      e |= add_note(
+          res,
+          "metric '%s' combines values of different replay passes of the same dispatch in %" PRIu64
+          " row%s (marked !): its counters were not measured in one pass (plan them with --metrics %s)",
+          inf->name, rc->mixed[k], rc->mixed[k] == 1 ? "" : "s", inf->name);
+    if (rc->div0[k])
+      e |= add_note(res, "metric '%s' divides by zero in %" PRIu64 " row%s: no value (NaN)", inf->name,
+                    rc->div0[k], rc->div0[k] == 1 ? "" : "s");
+    if (rc->missing[k]) {
+      char vars[256] = "";
+      for (int v = 0; v < HC_VAR_COUNT; v++)
+        if (rc->missing_vars[k] & (1u << v)) list_add(vars, sizeof vars, hc_var_name(v));
+      e |= add_note(res, "metric '%s' has no value in %" PRIu64 " row%s: %s%s", inf->name, rc->missing[k],
+                    rc->missing[k] == 1 ? "" : "s", vars[0] ? "unknown " : "an input has no value", vars);
+    }
+  }
+  if (rc->incomplete_groups)
+    e |= add_note(res,
+                  "%" PRIu64
+                  " %s lack a counter that none of their dispatches measured (incomplete coverage): "
+                  "the metrics needing it are left out, never taken as zero",
+                  rc->incomplete_groups, unit_name(r->group, rc->incomplete_groups));
+  if (rc->imputed_groups)
+    e |= add_note(res,
+                  "%" PRIu64
+                  " %s have counters measured on only part of their dispatches: those values are the "
+                  "mean of the dispatches that measured them (imputed, marked *)",
+                  rc->imputed_groups, unit_name(r->group, rc->imputed_groups));
+  return e;
+}
+
+static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
+  last_err[0] = 0;
+  if (out) *out = NULL;
+  if (!s || !q || !out || q->size < sizeof(uint32_t) + sizeof(int32_t)) {
+    set_err("bad arguments");
+    return HP_ERR_INVALID;
+  }
+  run r;
+  memset(&r, 0, sizeof r);
+  r.q = q;
+  r.group = q->group;
+  r.limit = q->size >= offsetof(ha_query, limit) + sizeof q->limit ? q->limit : 0;
+  int full = q->size >= sizeof(ha_query);
+  if (r.group != HA_BY_KERNEL && r.group != HA_BY_DISPATCH && r.group != HA_BY_KERNEL_GRID) {
+    set_err("unknown grouping %d", (int)r.group);
+    return HP_ERR_INVALID;
+  }
+  r.sort = full ? q->sort : HA_SORT_DEFAULT;
+  if (r.sort < HA_SORT_DEFAULT || r.sort > HA_SORT_NAME) {
+    set_err("unknown sort order %d", (int)r.sort);
+    return HP_ERR_INVALID;
+  }
+  if (r.sort == HA_SORT_DEFAULT) r.sort = r.group == HA_BY_DISPATCH ? HA_SORT_ORDER : HA_SORT_TIME;
+  if (full && q->dispatch_first && q->dispatch_last && q->dispatch_first > q->dispatch_last) {
+    set_err("empty dispatch range %" PRIu64 "-%" PRIu64, q->dispatch_first, q->dispatch_last);
+    return HP_ERR_INVALID;
+  }
+  const char *counters = full ? q->counters : "", *metrics = full ? q->metrics : "";
+  ha_result *res = calloc(1, sizeof *res);
+  hp_status st = res ? HP_OK : HP_ERR_NOMEM;
+  if (st == HP_OK) st = load_tables(s, &r.t);
+  if (st == HP_OK && full) { /* filters on devices and kernels */
+    for (size_t i = 0; i < r.t.nagents; i++)
+      r.t.agents[i].keep = !q->ndevices || glob_any(q->devices, q->ndevices, r.t.agents[i].name,
+                                                    r.t.agents[i].raw, r.t.agents[i].product);
+    for (size_t i = 0; i < r.t.nkernels; i++)
+      r.t.kernels[i].keep = !q->nkernels || glob_any(q->kernels, q->nkernels, r.t.kernels[i].name,
+                                                     r.t.kernels[i].mangled, NULL);
+  }
+  if (st == HP_OK) st = scan_dispatches(s, &r);
+  r.want_counters = !(counters && !*counters && metrics && !*metrics);
+  if (st == HP_OK && r.want_counters) st = scan_values(s, &r);
+  if (st == HP_OK) st = select_counters(&r, counters);
+  if (st == HP_OK && !(metrics && !*metrics)) st = select_metrics(&r, metrics);
+  rowctx rc = {0};
+  size_t nm = r.nmsel + 1;
+  if (st == HP_OK &&
+      (!(rc.mixed = calloc(nm, sizeof *rc.mixed)) || !(rc.div0 = calloc(nm, sizeof *rc.div0)) ||
+       !(rc.missing = calloc(nm, sizeof *rc.missing)) ||
+       !(rc.incomplete_rows = calloc(nm, sizeof *rc.incomplete_rows)) ||
+       !(rc.missing_vars = calloc(nm, sizeof *rc.missing_vars))))
+    st = HP_ERR_NOMEM;
+  if (st == HP_OK) {
+    res->lost = r.t.lost;
+    st = r.group == HA_BY_DISPATCH ? build_dispatch_rows(&r, res, &rc) : build_group_rows(&r, res, &rc);
+  }
+  if (st == HP_OK && write_notes(&r, res, &rc)) st = HP_ERR_NOMEM;
+  free(rc.mixed);
+  free(rc.div0);
+  free(rc.missing);
+  free(rc.incomplete_rows);
+  free(rc.missing_vars);
+  run_free(&r);
   if (st != HP_OK) {
-    ha_result_free(r);
+    if (!last_err[0]) set_err("%s", st == HP_ERR_NOMEM ? "out of memory" : hp_status_str(st));
+    ha_result_free(res);
     return st;
   }
-  *out = r;
+  *out = res;
+  return HP_OK;
+}
+
+hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out) { return run_query(s, q, out); }
+
+/* ---- diff ---- */
+
+/* Key of a row: kernel [grid workgroup] [device]. */
+static void row_key(const ha_result *r, size_t row, int grid, int with_device, char *buf, size_t len) {
+  long kc = ha_result_col_find(r, "kernel"), gc = ha_result_col_find(r, "grid"),
+       wc = ha_result_col_find(r, "workgroup"), dc = ha_result_col_find(r, "device");
+  snprintf(buf, len, "%s\x1f%s\x1f%s\x1f%s", ha_result_text(r, row, (size_t)kc),
+           grid ? ha_result_text(r, row, (size_t)gc) : "", grid ? ha_result_text(r, row, (size_t)wc) : "",
+           with_device ? ha_result_text(r, row, (size_t)dc) : "");
+}
+
+static size_t count_devices(const ha_result *r) {
+  long dc = ha_result_col_find(r, "device");
+  size_t n = 0;
+  for (size_t i = 0; i < r->nrows; i++) {
+    int seen = 0;
+    for (size_t j = 0; j < i && !seen; j++)
+      seen = ha_result_text(r, j, (size_t)dc) == ha_result_text(r, i, (size_t)dc) ||
+             strcmp(ha_result_text(r, j, (size_t)dc), ha_result_text(r, i, (size_t)dc)) == 0;
+    n += !seen;
+    if (n > 1) break;
+  }
+  return n;
+}
+
+typedef struct pair {
+  long a, b; /* rows, -1 when absent */
+  double weight;
+} pair;
+
+static int cmp_pairs(const void *x, const void *y) {
+  const pair *a = x, *b = y;
+  if (a->weight != b->weight) return a->weight > b->weight ? -1 : 1;
+  if (a->a != b->a) return a->a < b->a ? -1 : 1;
+  return a->b < b->b ? -1 : a->b > b->b;
+}
+
+static const char *direction(double a, double b, double same_pct, const char *up, const char *down) {
+  if (is_nan(a) || is_nan(b)) return "";
+  double d = b - a;
+  if (d == 0) return "same";
+  if (a != 0) {
+    double pct = 100 * d / (a < 0 ? -a : a);
+    if ((pct < 0 ? -pct : pct) < same_pct) return "same";
+  }
+  return d > 0 ? up : down;
+}
+
+hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct, ha_result **out) {
+  last_err[0] = 0;
+  if (out) *out = NULL;
+  if (!sa || !sb || !q || !out || q->size < sizeof(ha_query)) {
+    set_err("bad arguments");
+    return HP_ERR_INVALID;
+  }
+  if (q->group != HA_BY_KERNEL && q->group != HA_BY_KERNEL_GRID) {
+    set_err("diff compares kernels: group by kernel or kernel-grid");
+    return HP_ERR_INVALID;
+  }
+  if (!(same_pct >= 0)) same_pct = 0;
+  ha_query qq = *q;
+  qq.limit = 0;
+  qq.sort = HA_SORT_TIME;
+  if (!qq.counters) qq.counters = "";
+  ha_result *ra = NULL, *rb = NULL, *res = NULL;
+  hp_status st = run_query(sa, &qq, &ra);
+  if (st != HP_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", last_err);
+    set_err("%s: %s", hp_store_path(sa), msg);
+    return st;
+  }
+  st = run_query(sb, &qq, &rb);
+  if (st != HP_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", last_err);
+    set_err("%s: %s", hp_store_path(sb), msg);
+    ha_result_free(ra);
+    return st;
+  }
+  /* the measures both sides have (metrics default to those both can give) */
+  size_t cap = ra->ncols + 1, nmeas = 0;
+  long *ma = malloc(cap * sizeof *ma), *mb = malloc(cap * sizeof *mb);
+  pair *pairs = NULL;
+  size_t npairs = 0;
+  res = calloc(1, sizeof *res);
+  if (!ma || !mb || !res) st = HP_ERR_NOMEM;
+  for (size_t c = 0; st == HP_OK && c < ra->ncols; c++) {
+    ha_col_role role = ra->cols[c].role;
+    if (role != HA_ROLE_COUNTER && role != HA_ROLE_METRIC) continue;
+    long cb = ha_result_col_find(rb, ra->cols[c].name);
+    if (cb < 0) continue;
+    ma[nmeas] = (long)c;
+    mb[nmeas++] = cb;
+  }
+  int grid = q->group == HA_BY_KERNEL_GRID;
+  int with_device = st == HP_OK && (count_devices(ra) > 1 || count_devices(rb) > 1);
+  /* match rows by key: hash of B's keys */
+  char key[2048];
+  size_t hcap = 64;
+  while (hcap < 2 * (rb->nrows + 1))
+    hcap *= 2;
+  long *htab = st == HP_OK ? malloc(hcap * sizeof *htab) : NULL;
+  char **bkeys = st == HP_OK ? calloc(rb->nrows + 1, sizeof *bkeys) : NULL;
+  int *bused = st == HP_OK ? calloc(rb->nrows + 1, sizeof *bused) : NULL;
+  if (st == HP_OK && (!htab || !bkeys || !bused)) st = HP_ERR_NOMEM;
+  if (st == HP_OK) {
+    for (size_t i = 0; i < hcap; i++)
+      htab[i] = -1;
+    for (size_t i = 0; i < rb->nrows && st == HP_OK; i++) {
+      row_key(rb, i, grid, with_device, key, sizeof key);
+      if (!(bkeys[i] = strdup(key))) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
+      size_t j = hash_str(key) & (hcap - 1);
+      while (htab[j] >= 0)
+        j = (j + 1) & (hcap - 1);
+      htab[j] = (long)i;
+    }
+  }
+  if (st == HP_OK && !(pairs = calloc(ra->nrows + rb->nrows + 1, sizeof *pairs))) st = HP_ERR_NOMEM;
+  long tca = ha_result_col_find(ra, "total_ns"), tcb = ha_result_col_find(rb, "total_ns");
+  for (size_t i = 0; st == HP_OK && i < ra->nrows; i++) {
+    row_key(ra, i, grid, with_device, key, sizeof key);
+    size_t j = hash_str(key) & (hcap - 1);
+    long found = -1;
+    while (htab[j] >= 0) {
+      if (!bused[htab[j]] && strcmp(bkeys[htab[j]], key) == 0) {
+        found = htab[j];
+        break;
+      }
+      j = (j + 1) & (hcap - 1);
+    }
+    if (found >= 0) bused[found] = 1;
+    double wa = (double)ha_result_int(ra, i, (size_t)tca),
+           wb = found >= 0 ? (double)ha_result_int(rb, (size_t)found, (size_t)tcb) : 0;
+    pairs[npairs++] = (pair){.a = (long)i, .b = found, .weight = wa > wb ? wa : wb};
+  }
+  for (size_t i = 0; st == HP_OK && i < rb->nrows; i++)
+    if (!bused[i])
+      pairs[npairs++] = (pair){.a = -1, .b = (long)i, .weight = (double)ha_result_int(rb, i, (size_t)tcb)};
+  if (st == HP_OK) qsort(pairs, npairs, sizeof *pairs, cmp_pairs);
+  if (st == HP_OK && q->limit > 0 && (size_t)q->limit < npairs) npairs = (size_t)q->limit;
+  /* columns */
+  if (st == HP_OK) {
+    int e =
+        add_col(res, "device", HA_TEXT, HA_ROLE_KEY, "") || add_col(res, "kernel", HA_TEXT, HA_ROLE_KEY, "");
+    if (grid)
+      e = e || add_col(res, "grid", HA_TEXT, HA_ROLE_KEY, "") ||
+          add_col(res, "workgroup", HA_TEXT, HA_ROLE_KEY, "");
+    e = e || add_col(res, "status", HA_TEXT, HA_ROLE_KEY, "") ||
+        add_col(res, "calls_a", HA_INT, HA_ROLE_STAT, "") ||
+        add_col(res, "calls_b", HA_INT, HA_ROLE_STAT, "") ||
+        add_col(res, "total_ns_a", HA_INT, HA_ROLE_STAT, "ns") ||
+        add_col(res, "total_ns_b", HA_INT, HA_ROLE_STAT, "ns") ||
+        add_col(res, "total_ns_delta", HA_INT, HA_ROLE_DIFF, "ns") ||
+        add_col(res, "total_ns_delta_pct", HA_REAL, HA_ROLE_DIFF, "%") ||
+        add_col(res, "avg_ns_a", HA_REAL, HA_ROLE_STAT, "ns") ||
+        add_col(res, "avg_ns_b", HA_REAL, HA_ROLE_STAT, "ns") ||
+        add_col(res, "avg_ns_delta", HA_REAL, HA_ROLE_DIFF, "ns") ||
+        add_col(res, "avg_ns_delta_pct", HA_REAL, HA_ROLE_DIFF, "%") ||
+        add_col(res, "time", HA_TEXT, HA_ROLE_DIFF, "");
+    for (size_t k = 0; !e && k < nmeas; k++) {
+      const rcol *c = &ra->cols[ma[k]];
+      char nm[300];
+      static const char *const suf[] = {"_a", "_b", "_delta", "_delta_pct", "_dir"};
+      for (int x = 0; x < 5 && !e; x++) {
+        snprintf(nm, sizeof nm, "%s%s", c->name, suf[x]);
+        e = add_col(res, nm, x == 4 ? HA_TEXT : HA_REAL, x < 2 ? c->role : HA_ROLE_DIFF,
+                    x == 3   ? "%"
+                    : x == 4 ? ""
+                             : c->unit);
+      }
+    }
+    if (e) st = HP_ERR_NOMEM;
+  }
+  long ca[3], cb[3];
+  ca[0] = ha_result_col_find(ra, "calls");
+  ca[1] = tca;
+  ca[2] = ha_result_col_find(ra, "avg_ns");
+  cb[0] = ha_result_col_find(rb, "calls");
+  cb[1] = tcb;
+  cb[2] = ha_result_col_find(rb, "avg_ns");
+  for (size_t p = 0; st == HP_OK && p < npairs; p++) {
+    const pair *pr = &pairs[p];
+    const ha_result *src = pr->a >= 0 ? ra : rb;
+    size_t srow = (size_t)(pr->a >= 0 ? pr->a : pr->b);
+    uint8_t *fl;
+    cell *row = add_row(res, &fl);
+    if (!row) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    size_t c = 0;
+    row[c++].text = intern(res, ha_result_text(src, srow, (size_t)ha_result_col_find(src, "device")));
+    row[c++].text = intern(res, ha_result_text(src, srow, (size_t)ha_result_col_find(src, "kernel")));
+    if (grid) {
+      row[c++].text = intern(res, ha_result_text(src, srow, (size_t)ha_result_col_find(src, "grid")));
+      row[c++].text = intern(res, ha_result_text(src, srow, (size_t)ha_result_col_find(src, "workgroup")));
+    }
+    row[c++].text = intern(res, pr->a >= 0 && pr->b >= 0 ? "both" : pr->a >= 0 ? "missing" : "new");
+    for (size_t k = 0; k < c; k++)
+      if (!row[k].text) st = HP_ERR_NOMEM;
+    int64_t calls_a = pr->a >= 0 ? ha_result_int(ra, (size_t)pr->a, (size_t)ca[0]) : 0;
+    int64_t calls_b = pr->b >= 0 ? ha_result_int(rb, (size_t)pr->b, (size_t)cb[0]) : 0;
+    int64_t tot_a = pr->a >= 0 ? ha_result_int(ra, (size_t)pr->a, (size_t)ca[1]) : 0;
+    int64_t tot_b = pr->b >= 0 ? ha_result_int(rb, (size_t)pr->b, (size_t)cb[1]) : 0;
+    double avg_a = pr->a >= 0 ? ha_result_num(ra, (size_t)pr->a, (size_t)ca[2]) : NAN;
+    double avg_b = pr->b >= 0 ? ha_result_num(rb, (size_t)pr->b, (size_t)cb[2]) : NAN;
+    int both = pr->a >= 0 && pr->b >= 0;
+    row[c++].i = calls_a;
+    row[c++].i = calls_b;
+    row[c++].i = tot_a;
+    row[c++].i = tot_b;
+    row[c++].i = tot_b - tot_a;
+    row[c].num = both && tot_a ? 100.0 * (double)(tot_b - tot_a) / (double)tot_a : NAN;
+    if (is_nan(row[c].num)) fl[c] = HA_CELL_MISSING;
+    c++;
+    row[c].num = avg_a;
+    if (is_nan(avg_a)) fl[c] = HA_CELL_MISSING;
+    c++;
+    row[c].num = avg_b;
+    if (is_nan(avg_b)) fl[c] = HA_CELL_MISSING;
+    c++;
+    row[c].num = avg_b - avg_a;
+    if (is_nan(row[c].num)) fl[c] = HA_CELL_MISSING;
+    c++;
+    row[c].num = avg_a != 0 ? 100.0 * (avg_b - avg_a) / avg_a : NAN;
+    if (is_nan(row[c].num)) fl[c] = HA_CELL_MISSING;
+    c++;
+    if (!(row[c++].text = intern(res, direction(avg_a, avg_b, same_pct, "slower", "faster"))))
+      st = HP_ERR_NOMEM;
+    for (size_t k = 0; k < nmeas && st == HP_OK; k++) {
+      double va = pr->a >= 0 ? ha_result_num(ra, (size_t)pr->a, (size_t)ma[k]) : NAN;
+      double vb = pr->b >= 0 ? ha_result_num(rb, (size_t)pr->b, (size_t)mb[k]) : NAN;
+      unsigned fa = pr->a >= 0 ? ha_result_flags(ra, (size_t)pr->a, (size_t)ma[k]) : HA_CELL_MISSING;
+      unsigned fb = pr->b >= 0 ? ha_result_flags(rb, (size_t)pr->b, (size_t)mb[k]) : HA_CELL_MISSING;
+      row[c].num = va;
+      fl[c++] = (uint8_t)(fa | (is_nan(va) ? HA_CELL_MISSING : 0));
+      row[c].num = vb;
+      fl[c++] = (uint8_t)(fb | (is_nan(vb) ? HA_CELL_MISSING : 0));
+      unsigned fd = ((fa | fb) & (HA_CELL_IMPUTED | HA_CELL_MIXED)) | (is_nan(vb - va) ? HA_CELL_MISSING : 0);
+      row[c].num = vb - va;
+      fl[c++] = (uint8_t)fd;
+      row[c].num = va != 0 ? 100.0 * (vb - va) / (va < 0 ? -va : va) : NAN;
+      fl[c] = (uint8_t)(fd | (is_nan(row[c].num) ? HA_CELL_MISSING : 0));
+      c++;
+      if (!(row[c++].text = intern(res, direction(va, vb, same_pct, "higher", "lower")))) st = HP_ERR_NOMEM;
+    }
+  }
+  if (st == HP_OK) {
+    res->lost = ra->lost + rb->lost;
+    for (size_t i = 0; i < ra->nnotes && st == HP_OK; i++)
+      if (add_note(res, "A: %s", ra->notes[i])) st = HP_ERR_NOMEM;
+    for (size_t i = 0; i < rb->nnotes && st == HP_OK; i++)
+      if (add_note(res, "B: %s", rb->notes[i])) st = HP_ERR_NOMEM;
+  }
+  if (bkeys)
+    for (size_t i = 0; i < rb->nrows; i++)
+      free(bkeys[i]);
+  free(bkeys);
+  free(bused);
+  free(htab);
+  free(pairs);
+  free(ma);
+  free(mb);
+  ha_result_free(ra);
+  ha_result_free(rb);
+  if (st != HP_OK) {
+    if (!last_err[0]) set_err("%s", st == HP_ERR_NOMEM ? "out of memory" : hp_status_str(st));
+    ha_result_free(res);
+    return st;
+  }
+  *out = res;
   return HP_OK;
 }

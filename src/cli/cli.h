@@ -2,6 +2,7 @@
 #ifndef HUBPROF_CLI_H
 #define HUBPROF_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* Exit codes of every subcommand: 0 success, 1 failure (bad input, I/O), 2 usage error. */
@@ -24,6 +25,12 @@ int cmd_profile(int argc, char **argv);
 void cmd_profile_help(FILE *out);
 int cmd_analyze(int argc, char **argv);
 void cmd_analyze_help(FILE *out);
+int cmd_diff(int argc, char **argv);
+void cmd_diff_help(FILE *out);
+/* cmd_analyze.c: an analysis result (ha_run, ha_diff) as a table fitted to `width` in panels, CSV or
+ * JSON (every column), then its notes; CLI_OK or CLI_FAIL. */
+struct ha_result;
+int cli_print_analysis(const struct ha_result *res, int fmt, size_t width);
 int cmd_plan(int argc, char **argv);
 void cmd_plan_help(FILE *out);
 int cmd_list(int argc, char **argv);

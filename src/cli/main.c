@@ -12,6 +12,7 @@ static const cli_cmd commands[] = {
     {"profile", "run an application and measure counters on every dispatch (kernel or application replay)",
      cmd_profile, cmd_profile_help},
     {"analyze", "top kernels per device: calls, device time, share", cmd_analyze, cmd_analyze_help},
+    {"diff", "compare two profiles per kernel: time and metric changes", cmd_diff, cmd_diff_help},
     {"info", "show a store's format, schema version, rows per table, processes and time span", cmd_info,
      cmd_info_help},
     {"merge", "merge stores of any format into one", cmd_merge, cmd_merge_help},

@@ -1,0 +1,1361 @@
+/* Derived metrics: the definition file parser (errors name file, line and column), name resolution with
+ * "did you mean" suggestions and cycle detection, evaluation per dispatch and per group (NaN with flags,
+ * never a crash), the search path of the built-in sets, and metric names to planner groups.
+ * Sections: storage · parsing · resolving · queries · evaluation · search path · planning. Uses no libm. */
+#include "metrics.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The hub library builds this file into src/analysis/analysis.c with weak linkage (so a program that
+ * also links src/counters gets one copy without a clash); elsewhere it is an ordinary object. */
+#ifndef HC_METRICS_LINKAGE
+#define HC_METRICS_LINKAGE
+#endif
+
+#define MET_EXT ".metrics"
+#define MET_MAX_DIRS 16
+#define MAX_DEPTH 200 /* expression nesting */
+
+/* ---- storage ---- */
+
+enum {
+  N_NUM = 1,
+  N_NAME,    /* unresolved name (parse) */
+  N_COUNTER, /* ref: counter index */
+  N_VAR,     /* ref: hc_var */
+  N_DEF,     /* ref: definition index (metric or constant) */
+  N_NEG,
+  N_ADD,
+  N_SUB,
+  N_MUL,
+  N_DIV,
+  N_MIN,
+  N_MAX,
+  N_ABS,
+  N_SUM, /* ref: aggregate index */
+  N_AVG,
+};
+
+typedef struct node {
+  int op;
+  int a, b; /* children, -1 when none */
+  double num;
+  long ref;
+  char *name;   /* N_NAME and the names it resolved to (messages) */
+  unsigned col; /* 1-based column in the definition's line */
+} node;
+
+typedef struct def {
+  char *name, *unit, *desc, *expr, *peak;
+  const char *file, *set, *device; /* owned by the metrics object */
+  unsigned line;
+  int is_const;
+  int root, peak_root; /* nodes, -1 when none */
+  int state;           /* cycle search: 0 new, 1 on the path, 2 done */
+  size_t *counters, ncounters;
+  size_t *aggs, naggs;
+  unsigned vars;
+  int aggregates;
+  hc_metric_info info;
+} def;
+
+struct hc_metrics {
+  def *defs;
+  size_t ndefs, capdefs;
+  node *nodes;
+  size_t nnodes, capnodes;
+  char **counters; /* counter names, after resolve */
+  size_t ncounters, capcounters;
+  size_t *metrics; /* defs that are metrics, in definition order */
+  size_t nmetrics;
+  int *agg_node; /* node of each aggregate */
+  size_t naggs, capaggs;
+  char **owned; /* file, set and device strings */
+  size_t nowned, capowned;
+  int resolved;
+};
+
+static const char *const var_names[HC_VAR_COUNT] = {"duration",        "grid_size",     "workgroup_size",
+                                                    "compute_units",   "max_clock_mhz", "global_mem_bytes",
+                                                    "local_mem_bytes", "wave_size"};
+
+HC_METRICS_LINKAGE const char *hc_var_name(int v) { return v >= 0 && v < HC_VAR_COUNT ? var_names[v] : NULL; }
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  size_t nc = *cap ? *cap * 2 : 16;
+  while (nc < need)
+    nc *= 2;
+  void *n = realloc(*v, nc * elem);
+  if (!n) return -1;
+  *v = n;
+  *cap = nc;
+  return 0;
+}
+
+static const char *own(hc_metrics *m, const char *s) {
+  if (grow((void **)&m->owned, &m->capowned, m->nowned + 1, sizeof *m->owned)) return NULL;
+  char *c = strdup(s);
+  if (c) m->owned[m->nowned++] = c;
+  return c;
+}
+
+HC_METRICS_LINKAGE hc_status hc_metrics_new(hc_metrics **out) {
+  if (!out) return HC_ERR_INVALID;
+  *out = calloc(1, sizeof **out);
+  return *out ? HC_OK : HC_ERR_NOMEM;
+}
+
+HC_METRICS_LINKAGE void hc_metrics_free(hc_metrics *m) {
+  if (!m) return;
+  for (size_t i = 0; i < m->ndefs; i++) {
+    def *d = &m->defs[i];
+    free(d->name);
+    free(d->unit);
+    free(d->desc);
+    free(d->expr);
+    free(d->peak);
+    free(d->counters);
+    free(d->aggs);
+  }
+  for (size_t i = 0; i < m->nnodes; i++)
+    free(m->nodes[i].name);
+  for (size_t i = 0; i < m->ncounters; i++)
+    free(m->counters[i]);
+  for (size_t i = 0; i < m->nowned; i++)
+    free(m->owned[i]);
+  free(m->defs);
+  free(m->nodes);
+  free(m->counters);
+  free(m->metrics);
+  free(m->agg_node);
+  free(m->owned);
+  free(m);
+}
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...) {
+  if (!err || !errlen) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+}
+
+static long find_def(const hc_metrics *m, const char *name) {
+  for (size_t i = 0; i < m->ndefs; i++)
+    if (strcmp(m->defs[i].name, name) == 0) return (long)i;
+  return -1;
+}
+
+/* ---- parsing ---- */
+
+typedef struct parser {
+  hc_metrics *m;
+  const char *file; /* for messages */
+  unsigned line;
+  const char *what, *name; /* "metric", "x": the definition being parsed */
+  const char *start, *p;   /* the expression text, the cursor */
+  unsigned col0;           /* column of start in the line */
+  int depth;
+  char *err;
+  size_t errlen;
+  int failed;
+} parser;
+
+static void perr(parser *ps, const char *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void perr(parser *ps, const char *at, const char *fmt, ...) {
+  if (ps->failed) return;
+  ps->failed = 1;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  seterr(ps->err, ps->errlen, "%s:%u: %s '%s': %s at column %u", ps->file, ps->line, ps->what, ps->name, msg,
+         ps->col0 + (unsigned)(at - ps->start));
+}
+
+static int new_node(parser *ps, int op, int a, int b, const char *at) {
+  hc_metrics *m = ps->m;
+  if (grow((void **)&m->nodes, &m->capnodes, m->nnodes + 1, sizeof *m->nodes)) {
+    perr(ps, at, "out of memory");
+    return -1;
+  }
+  node *n = &m->nodes[m->nnodes];
+  memset(n, 0, sizeof *n);
+  n->op = op;
+  n->a = a;
+  n->b = b;
+  n->col = ps->col0 + (unsigned)(at - ps->start);
+  return (int)m->nnodes++;
+}
+
+static void skip_blanks(parser *ps) {
+  while (*ps->p == ' ' || *ps->p == '\t')
+    ps->p++;
+}
+
+static int name_start(int c) { return isalpha(c) || c == '_'; }
+static int name_char(int c) { return isalnum(c) || c == '_' || c == '.' || c == ':'; }
+
+/* A name: letters, digits, _ . : and '-' between a name character and a letter (task-clock); or any
+ * text between backquotes. Returns a malloc'd copy, NULL when none starts here. */
+static char *read_name(parser *ps) {
+  const char *s = ps->p, *e;
+  if (*s == '`') {
+    e = strchr(s + 1, '`');
+    if (!e || e == s + 1) {
+      perr(ps, s, e ? "empty name between backquotes" : "unterminated backquote");
+      return NULL;
+    }
+    ps->p = e + 1;
+    return strndup(s + 1, (size_t)(e - s - 1));
+  }
+  if (!name_start((unsigned char)*s)) return NULL;
+  e = s + 1;
+  for (;;) {
+    if (name_char((unsigned char)*e))
+      e++;
+    else if (*e == '-' && name_start((unsigned char)e[1]))
+      e++;
+    else
+      break;
+  }
+  ps->p = e;
+  return strndup(s, (size_t)(e - s));
+}
+
+static int parse_expr(parser *ps);
+
+static int parse_primary(parser *ps) {
+  skip_blanks(ps);
+  const char *at = ps->p;
+  if (++ps->depth > MAX_DEPTH) {
+    perr(ps, at, "expression nested too deeply");
+    return -1;
+  }
+  int r = -1;
+  if (isdigit((unsigned char)*at) || (*at == '.' && isdigit((unsigned char)at[1]))) {
+    char *end;
+    double v = strtod(at, &end);
+    if (name_start((unsigned char)*end)) {
+      perr(ps, end, "a number followed by a name (write 2 * x)");
+      goto out;
+    }
+    ps->p = end;
+    if ((r = new_node(ps, N_NUM, -1, -1, at)) >= 0) ps->m->nodes[r].num = v;
+  } else if (*at == '(') {
+    ps->p++;
+    int e = parse_expr(ps);
+    if (e < 0) goto out;
+    skip_blanks(ps);
+    if (*ps->p != ')') {
+      perr(ps, ps->p, *ps->p ? "expected ')'" : "missing ')' at the end");
+      goto out;
+    }
+    ps->p++;
+    r = e;
+  } else if (*at == '-' || *at == '+') {
+    ps->p++;
+    int e = parse_primary(ps);
+    if (e < 0) goto out;
+    r = *at == '-' ? new_node(ps, N_NEG, e, -1, at) : e;
+  } else {
+    char *name = read_name(ps);
+    if (!name) {
+      if (!ps->failed) {
+        if (*at)
+          perr(ps, at, "expected a name, a number or '(', not '%c'", *at);
+        else
+          perr(ps, at, "expression ends early");
+      }
+      goto out;
+    }
+    skip_blanks(ps);
+    if (*ps->p != '(' || *at == '`') {
+      if ((r = new_node(ps, N_NAME, -1, -1, at)) >= 0)
+        ps->m->nodes[r].name = name;
+      else
+        free(name);
+      goto out;
+    }
+    /* a function call */
+    static const struct {
+      const char *name;
+      int op, min, max;
+    } fns[] = {{"min", N_MIN, 1, 64},
+               {"max", N_MAX, 1, 64},
+               {"abs", N_ABS, 1, 1},
+               {"sum", N_SUM, 1, 1},
+               {"avg", N_AVG, 1, 1}};
+    int f = -1;
+    for (int i = 0; i < 5; i++)
+      if (strcasecmp(name, fns[i].name) == 0) f = i;
+    if (f < 0) {
+      perr(ps, at, "unknown function '%s' (min, max, abs, SUM, AVG)", name);
+      free(name);
+      goto out;
+    }
+    free(name);
+    ps->p++;
+    int args[64], nargs = 0;
+    skip_blanks(ps);
+    if (*ps->p != ')')
+      for (;;) {
+        int e = parse_expr(ps);
+        if (e < 0) goto out;
+        if (nargs == 64) {
+          perr(ps, ps->p, "too many arguments");
+          goto out;
+        }
+        args[nargs++] = e;
+        skip_blanks(ps);
+        if (*ps->p == ',') {
+          ps->p++;
+          continue;
+        }
+        if (*ps->p == ')') break;
+        perr(ps, ps->p, *ps->p ? "expected ',' or ')'" : "missing ')' at the end");
+        goto out;
+      }
+    ps->p++;
+    if (nargs < fns[f].min || nargs > fns[f].max) {
+      perr(ps, at, "%s() takes %s argument%s, not %d", fns[f].name, fns[f].max == 1 ? "one" : "one or more",
+           fns[f].max == 1 ? "" : "s", nargs);
+      goto out;
+    }
+    int op = fns[f].op;
+    if (op == N_MIN || op == N_MAX) {
+      r = args[0];
+      for (int i = 1; i < nargs && r >= 0; i++)
+        r = new_node(ps, op, r, args[i], at);
+    } else if ((r = new_node(ps, op, args[0], -1, at)) >= 0 && (op == N_SUM || op == N_AVG)) {
+      hc_metrics *m = ps->m;
+      if (grow((void **)&m->agg_node, &m->capaggs, m->naggs + 1, sizeof *m->agg_node)) {
+        perr(ps, at, "out of memory");
+        r = -1;
+        goto out;
+      }
+      m->nodes[r].ref = (long)m->naggs;
+      m->agg_node[m->naggs++] = r;
+    }
+  }
+out:
+  ps->depth--;
+  return ps->failed ? -1 : r;
+}
+
+static int parse_term(parser *ps) {
+  int l = parse_primary(ps);
+  while (l >= 0) {
+    skip_blanks(ps);
+    char c = *ps->p;
+    if (c != '*' && c != '/') break;
+    const char *at = ps->p++;
+    int r = parse_primary(ps);
+    if (r < 0) return -1;
+    l = new_node(ps, c == '*' ? N_MUL : N_DIV, l, r, at);
+  }
+  return l;
+}
+
+static int parse_expr(parser *ps) {
+  int l = parse_term(ps);
+  while (l >= 0) {
+    skip_blanks(ps);
+    char c = *ps->p;
+    if (c != '+' && c != '-') break;
+    const char *at = ps->p++;
+    int r = parse_term(ps);
+    if (r < 0) return -1;
+    l = new_node(ps, c == '+' ? N_ADD : N_SUB, l, r, at);
+  }
+  return l;
+}
+
+/* Parse a whole expression of a definition; -1 with err set on failure. */
+static int parse_full(parser *ps, const char *text, unsigned col0) {
+  ps->start = ps->p = text;
+  ps->col0 = col0;
+  ps->depth = 0;
+  skip_blanks(ps);
+  if (!*ps->p) {
+    perr(ps, ps->p, "empty expression");
+    return -1;
+  }
+  int r = parse_expr(ps);
+  if (r < 0) return -1;
+  skip_blanks(ps);
+  if (*ps->p) {
+    perr(ps, ps->p, *ps->p == ')' ? "unbalanced ')'" : "unexpected '%c'", *ps->p);
+    return -1;
+  }
+  return r;
+}
+
+static int valid_def_name(const char *s) {
+  if (!name_start((unsigned char)*s)) return 0;
+  for (s++; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_') return 0;
+  return 1;
+}
+
+/* Split "KEYWORD REST": returns the keyword's length, *rest points at REST (blanks skipped). */
+static size_t keyword(const char *s, const char **rest) {
+  size_t n = 0;
+  while (s[n] && s[n] != ' ' && s[n] != '\t')
+    n++;
+  const char *r = s + n;
+  while (*r == ' ' || *r == '\t')
+    r++;
+  *rest = r;
+  return n;
+}
+
+static int kw_is(const char *s, size_t n, const char *kw) {
+  return strlen(kw) == n && strncmp(s, kw, n) == 0;
+}
+
+/* The definitions of one file's text. skip_other: a `device` line naming another device skips the
+ * file (built-in sets) instead of failing. */
+static hc_status add_text(hc_metrics *m, const char *file, const char *text, const char *device,
+                          int skip_other, char *err, size_t errlen) {
+  if (!m || !text) return HC_ERR_INVALID;
+  if (m->resolved) {
+    seterr(err, errlen, "%s: definitions added after the names were resolved", file);
+    return HC_ERR_INVALID;
+  }
+  const char *base = strrchr(file, '/');
+  base = base ? base + 1 : file;
+  char setname[256];
+  snprintf(setname, sizeof setname, "%s", base);
+  size_t bl = strlen(setname), el = strlen(MET_EXT);
+  if (bl > el && strcmp(setname + bl - el, MET_EXT) == 0) setname[bl - el] = 0;
+  const char *ofile = own(m, file), *oset = own(m, setname), *odev = own(m, "");
+  if (!ofile || !oset || !odev) return HC_ERR_NOMEM;
+  size_t first = m->ndefs, first_node = m->nnodes, first_agg = m->naggs; /* where this file's start */
+  int seen_set = 0, seen_device = 0;
+  long last = -1; /* the last definition of this file */
+  unsigned line = 0;
+  hc_status st = HC_OK;
+  const char *p = text;
+  char *buf = NULL;
+  size_t bufcap = 0;
+  while (*p && st == HC_OK) {
+    line++;
+    size_t len = strcspn(p, "\n");
+    if (grow((void **)&buf, &bufcap, len + 1, 1)) {
+      st = HC_ERR_NOMEM;
+      break;
+    }
+    memcpy(buf, p, len);
+    buf[len] = 0;
+    p += len + (p[len] == '\n');
+    /* comments: '#' at the start or after a blank; then trim */
+    for (char *c = buf; *c; c++)
+      if (*c == '#' && (c == buf || c[-1] == ' ' || c[-1] == '\t')) {
+        *c = 0;
+        break;
+      }
+    size_t n = strlen(buf);
+    while (n && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r'))
+      buf[--n] = 0;
+    char *s = buf;
+    while (*s == ' ' || *s == '\t')
+      s++;
+    if (!*s) continue;
+    for (char *c = s; *c; c++)
+      if ((unsigned char)*c < 0x20 && *c != '\t') {
+        seterr(err, errlen, "%s:%u: control character in the line", file, line);
+        st = HC_ERR_PARSE;
+        break;
+      }
+    if (st != HC_OK) break;
+    const char *rest;
+    size_t kl = keyword(s, &rest);
+    if (kw_is(s, kl, "set") || kw_is(s, kl, "device")) {
+      int is_set = s[0] == 's';
+      if (is_set ? seen_set : seen_device) {
+        seterr(err, errlen, "%s:%u: '%s' given twice", file, line, is_set ? "set" : "device");
+        st = HC_ERR_PARSE;
+      } else if (m->ndefs > first) {
+        seterr(err, errlen, "%s:%u: '%s' must come before the definitions", file, line,
+               is_set ? "set" : "device");
+        st = HC_ERR_PARSE;
+      } else if (!*rest || strpbrk(rest, " \t")) {
+        seterr(err, errlen, "%s:%u: expected '%s NAME'", file, line, is_set ? "set" : "device");
+        st = HC_ERR_PARSE;
+      } else if (is_set) {
+        seen_set = 1;
+        if (!(oset = own(m, rest))) st = HC_ERR_NOMEM;
+      } else {
+        seen_device = 1;
+        if (!(odev = own(m, rest))) st = HC_ERR_NOMEM;
+        if (st == HC_OK && device && strcmp(device, rest)) {
+          if (skip_other) break; /* a set for another device: not ours */
+          seterr(err, errlen, "%s:%u: these metrics are for device '%s', not '%s'", file, line, rest, device);
+          st = HC_ERR_INVALID;
+        }
+      }
+      continue;
+    }
+    if (kw_is(s, kl, "metric") || kw_is(s, kl, "const")) {
+      int is_const = s[0] == 'c';
+      const char *what = is_const ? "constant" : "metric";
+      const char *eq = strchr(rest, '=');
+      char name[256];
+      size_t nl = eq ? (size_t)(eq - rest) : strlen(rest);
+      while (nl && (rest[nl - 1] == ' ' || rest[nl - 1] == '\t'))
+        nl--;
+      if (nl >= sizeof name) nl = sizeof name - 1;
+      memcpy(name, rest, nl);
+      name[nl] = 0;
+      if (!eq || !nl) {
+        seterr(err, errlen, "%s:%u: expected '%s NAME = EXPRESSION'", file, line,
+               is_const ? "const" : "metric");
+        st = HC_ERR_PARSE;
+        continue;
+      }
+      if (!valid_def_name(name)) {
+        seterr(err, errlen, "%s:%u: bad %s name '%s' (letters, digits and '_', not starting with a digit)",
+               file, line, what, name);
+        st = HC_ERR_PARSE;
+        continue;
+      }
+      for (int v = 0; v < HC_VAR_COUNT; v++)
+        if (strcmp(name, var_names[v]) == 0) {
+          seterr(err, errlen, "%s:%u: '%s' is a built-in variable and cannot be redefined", file, line, name);
+          st = HC_ERR_PARSE;
+        }
+      if (st != HC_OK) continue;
+      long prev = find_def(m, name);
+      if (prev >= 0) {
+        seterr(err, errlen, "%s:%u: %s '%s' is already defined at %s:%u", file, line, what, name,
+               m->defs[prev].file, m->defs[prev].line);
+        st = HC_ERR_PARSE;
+        continue;
+      }
+      if (grow((void **)&m->defs, &m->capdefs, m->ndefs + 1, sizeof *m->defs)) {
+        st = HC_ERR_NOMEM;
+        continue;
+      }
+      def *d = &m->defs[m->ndefs];
+      memset(d, 0, sizeof *d);
+      d->root = d->peak_root = -1;
+      d->is_const = is_const;
+      d->file = ofile;
+      d->set = oset;
+      d->device = odev;
+      d->line = line;
+      if (!(d->name = strdup(name)) || !(d->expr = strdup(eq + 1 + strspn(eq + 1, " \t")))) {
+        free(d->name);
+        st = HC_ERR_NOMEM;
+        continue;
+      }
+      m->ndefs++;
+      parser ps = {
+          .m = m, .file = file, .line = line, .what = what, .name = d->name, .err = err, .errlen = errlen};
+      int r = parse_full(&ps, eq + 1, (unsigned)(eq + 1 - buf) + 1);
+      if (r < 0) {
+        st = HC_ERR_PARSE;
+        continue;
+      }
+      m->defs[m->ndefs - 1].root = r;
+      last = (long)m->ndefs - 1;
+      continue;
+    }
+    if (kw_is(s, kl, "unit") || kw_is(s, kl, "description") || kw_is(s, kl, "peak")) {
+      char kw[16];
+      snprintf(kw, sizeof kw, "%.*s", (int)kl, s);
+      if (last < 0 || m->defs[last].is_const) {
+        seterr(err, errlen, "%s:%u: '%s' must follow a 'metric' line", file, line, kw);
+        st = HC_ERR_PARSE;
+        continue;
+      }
+      def *d = &m->defs[last];
+      char **slot = kw[0] == 'u' ? &d->unit : kw[0] == 'd' ? &d->desc : &d->peak;
+      if (*slot) {
+        seterr(err, errlen, "%s:%u: metric '%s' has two '%s' lines", file, line, d->name, kw);
+        st = HC_ERR_PARSE;
+        continue;
+      }
+      if (!*rest) {
+        seterr(err, errlen, "%s:%u: '%s' needs a value", file, line, kw);
+        st = HC_ERR_PARSE;
+        continue;
+      }
+      if (!(*slot = strdup(rest))) {
+        st = HC_ERR_NOMEM;
+        continue;
+      }
+      if (kw[0] == 'p') {
+        parser ps = {.m = m,
+                     .file = file,
+                     .line = line,
+                     .what = "peak of metric",
+                     .name = d->name,
+                     .err = err,
+                     .errlen = errlen};
+        int r = parse_full(&ps, rest, (unsigned)(rest - buf) + 1);
+        if (r < 0) {
+          st = HC_ERR_PARSE;
+          continue;
+        }
+        m->defs[last].peak_root = r;
+      }
+      continue;
+    }
+    seterr(err, errlen,
+           "%s:%u: unknown statement '%.*s' (set, device, metric, const, unit, description, peak)", file,
+           line, (int)(kl > 40 ? 40 : kl), s);
+    st = HC_ERR_PARSE;
+  }
+  free(buf);
+  if (st != HC_OK) { /* nothing of a bad file stays */
+    for (size_t i = first; i < m->ndefs; i++) {
+      def *d = &m->defs[i];
+      free(d->name);
+      free(d->unit);
+      free(d->desc);
+      free(d->expr);
+      free(d->peak);
+    }
+    m->ndefs = first;
+    for (size_t i = first_node; i < m->nnodes; i++)
+      free(m->nodes[i].name);
+    m->nnodes = first_node;
+    m->naggs = first_agg;
+    if (st == HC_ERR_NOMEM) seterr(err, errlen, "%s: out of memory", file);
+  }
+  return st;
+}
+
+HC_METRICS_LINKAGE hc_status hc_metrics_add_text(hc_metrics *m, const char *name, const char *text,
+                                                 const char *device, char *err, size_t errlen) {
+  if (err && errlen) err[0] = 0;
+  return add_text(m, name ? name : "(text)", text, device, 0, err, errlen);
+}
+
+static hc_status add_file(hc_metrics *m, const char *path, const char *device, int skip_other, char *err,
+                          size_t errlen) {
+  if (err && errlen) err[0] = 0;
+  if (!m || !path) return HC_ERR_INVALID;
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    seterr(err, errlen, "%s: %s", path, strerror(errno));
+    return errno == ENOENT ? HC_ERR_UNKNOWN : HC_ERR_IO;
+  }
+  char *text = NULL;
+  size_t len = 0, cap = 0;
+  hc_status st = HC_OK;
+  for (;;) {
+    if (grow((void **)&text, &cap, len + 4097, 1)) {
+      st = HC_ERR_NOMEM;
+      break;
+    }
+    size_t got = fread(text + len, 1, 4096, f);
+    len += got;
+    if (got < 4096) break;
+  }
+  if (st == HC_OK && ferror(f)) {
+    seterr(err, errlen, "%s: read error", path);
+    st = HC_ERR_IO;
+  }
+  fclose(f);
+  if (st == HC_OK && memchr(text, 0, len)) {
+    seterr(err, errlen, "%s: not a text file", path);
+    st = HC_ERR_PARSE;
+  }
+  if (st == HC_OK) {
+    text[len] = 0;
+    st = add_text(m, path, text, device, skip_other, err, errlen);
+  } else if (st == HC_ERR_NOMEM) {
+    seterr(err, errlen, "%s: out of memory", path);
+  }
+  free(text);
+  return st;
+}
+
+HC_METRICS_LINKAGE hc_status hc_metrics_add_file(hc_metrics *m, const char *path, const char *device,
+                                                 char *err, size_t errlen) {
+  return add_file(m, path, device, 0, err, errlen);
+}
+
+/* ---- resolving ---- */
+
+static size_t met_distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 64 || lb > 64) return 1000;
+  size_t row[65];
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    size_t prev = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      size_t cur = row[j];
+      size_t sub = prev + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+      size_t del = row[j] + 1, ins = row[j - 1] + 1;
+      row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+      prev = cur;
+    }
+  }
+  return row[lb];
+}
+
+/* The closest candidate within a third of the name's length, or NULL. */
+typedef struct suggest {
+  const char *name;
+  const char *best;
+  size_t dist;
+} suggest;
+
+static void consider(suggest *s, const char *cand) {
+  size_t d = met_distance(s->name, cand), lim = strlen(s->name) / 3 + 1;
+  if (d <= lim && d < s->dist) {
+    s->dist = d;
+    s->best = cand;
+  }
+}
+
+static long counter_index(hc_metrics *m, const char *name, int add) {
+  for (size_t i = 0; i < m->ncounters; i++)
+    if (strcmp(m->counters[i], name) == 0) return (long)i;
+  if (!add) return -1;
+  if (grow((void **)&m->counters, &m->capcounters, m->ncounters + 1, sizeof *m->counters)) return -2;
+  if (!(m->counters[m->ncounters] = strdup(name))) return -2;
+  return (long)m->ncounters++;
+}
+
+static int in_list(const char *const *v, size_t n, const char *s) {
+  for (size_t i = 0; i < n; i++)
+    if (v[i] && strcmp(v[i], s) == 0) return 1;
+  return 0;
+}
+
+/* Resolve the names of one tree. */
+static hc_status resolve_tree(hc_metrics *m, size_t di, int ni, const char *const *cat, size_t ncat,
+                              char *err, size_t errlen) {
+  if (ni < 0) return HC_OK;
+  node *n = &m->nodes[ni];
+  hc_status st = resolve_tree(m, di, n->a, cat, ncat, err, errlen);
+  if (st == HC_OK) st = resolve_tree(m, di, n->b, cat, ncat, err, errlen);
+  if (st != HC_OK || n->op != N_NAME) return st;
+  def *d = &m->defs[di];
+  const char *what = d->is_const ? "constant" : "metric";
+  for (int v = 0; v < HC_VAR_COUNT; v++)
+    if (strcmp(n->name, var_names[v]) == 0) {
+      n->op = N_VAR;
+      n->ref = v;
+      return HC_OK;
+    }
+  long k = find_def(m, n->name);
+  if (k >= 0) {
+    if (d->is_const && !m->defs[k].is_const) {
+      seterr(err, errlen,
+             "%s:%u: constant '%s' uses metric '%s': constants use numbers, variables and other "
+             "constants",
+             d->file, d->line, d->name, n->name);
+      return HC_ERR_PARSE;
+    }
+    n->op = N_DEF;
+    n->ref = k;
+    return HC_OK;
+  }
+  if (cat && !in_list(cat, ncat, n->name)) {
+    suggest s = {.name = n->name, .dist = (size_t)-1};
+    for (size_t i = 0; i < ncat; i++)
+      if (cat[i]) consider(&s, cat[i]);
+    for (size_t i = 0; i < m->ndefs; i++)
+      consider(&s, m->defs[i].name);
+    for (int v = 0; v < HC_VAR_COUNT; v++)
+      consider(&s, var_names[v]);
+    char hint[300] = "";
+    const char *dash = strchr(n->name, '-');
+    if (s.best) {
+      snprintf(hint, sizeof hint, " (did you mean '%s'?)", s.best);
+    } else if (dash) { /* "a-b" where a and b are known: a subtraction needs blanks */
+      char left[256];
+      snprintf(left, sizeof left, "%.*s", (int)(dash - n->name), n->name);
+      if (find_def(m, left) >= 0 || in_list(cat, ncat, left) || in_list(var_names, HC_VAR_COUNT, left))
+        snprintf(hint, sizeof hint, " (a subtraction needs blanks: '%s - %s')", left, dash + 1);
+    }
+    seterr(err, errlen, "%s:%u: %s '%s': unknown name '%s'%s", d->file, d->line, what, d->name, n->name,
+           hint);
+    return HC_ERR_UNKNOWN;
+  }
+  if (d->is_const) {
+    seterr(err, errlen,
+           "%s:%u: constant '%s' uses '%s', which is not a constant or a variable (counters belong "
+           "in metrics)",
+           d->file, d->line, d->name, n->name);
+    return HC_ERR_PARSE;
+  }
+  long c = counter_index(m, n->name, 1);
+  if (c < 0) return HC_ERR_NOMEM;
+  n->op = N_COUNTER;
+  n->ref = c;
+  return HC_OK;
+}
+
+static int push_unique(size_t **v, size_t *n, size_t x) {
+  for (size_t i = 0; i < *n; i++)
+    if ((*v)[i] == x) return 0;
+  size_t *nv = realloc(*v, (*n + 1) * sizeof *nv);
+  if (!nv) return -1;
+  nv[(*n)++] = x;
+  *v = nv;
+  return 0;
+}
+
+/* Counters, variables and aggregates a tree uses directly, and (through done definitions) indirectly. */
+static int collect(hc_metrics *m, def *d, int ni) {
+  if (ni < 0) return 0;
+  node *n = &m->nodes[ni];
+  if (collect(m, d, n->a) || collect(m, d, n->b)) return -1;
+  switch (n->op) {
+  case N_COUNTER: return push_unique(&d->counters, &d->ncounters, (size_t)n->ref);
+  case N_VAR: d->vars |= 1u << n->ref; return 0;
+  case N_SUM:
+  case N_AVG: d->aggregates = 1; return push_unique(&d->aggs, &d->naggs, (size_t)n->ref);
+  case N_DEF: {
+    def *o = &m->defs[n->ref];
+    d->vars |= o->vars;
+    d->aggregates |= o->aggregates;
+    for (size_t i = 0; i < o->ncounters; i++)
+      if (push_unique(&d->counters, &d->ncounters, o->counters[i])) return -1;
+    for (size_t i = 0; i < o->naggs; i++)
+      if (push_unique(&d->aggs, &d->naggs, o->aggs[i])) return -1;
+    return 0;
+  }
+  default: return 0;
+  }
+}
+
+static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth, char *err, size_t errlen);
+
+/* Visit the definitions a tree refers to. */
+static hc_status visit_tree(hc_metrics *m, int ni, size_t *path, size_t depth, char *err, size_t errlen) {
+  if (ni < 0) return HC_OK;
+  const node *x = &m->nodes[ni];
+  hc_status st = visit_tree(m, x->a, path, depth, err, errlen);
+  if (st == HC_OK) st = visit_tree(m, x->b, path, depth, err, errlen);
+  if (st == HC_OK && x->op == N_DEF) st = visit(m, (size_t)x->ref, path, depth, err, errlen);
+  return st;
+}
+
+/* Depth-first: a definition on the current path reached again is a cycle. */
+static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth, char *err, size_t errlen) {
+  def *d = &m->defs[di];
+  if (d->state == 2) return HC_OK;
+  path[depth] = di;
+  if (d->state == 1) {
+    size_t from = 0;
+    while (path[from] != di)
+      from++;
+    const def *start = &m->defs[path[from]];
+    char chain[1024];
+    size_t w = 0;
+    for (size_t i = from; i <= depth && w < sizeof chain; i++)
+      w += (size_t)snprintf(chain + w, sizeof chain - w, "%s%s", i > from ? " -> " : "",
+                            m->defs[path[i]].name);
+    seterr(err, errlen, "%s:%u: %s '%s' depends on itself: %s", start->file, start->line,
+           start->is_const ? "constant" : "metric", start->name, chain);
+    return HC_ERR_PARSE;
+  }
+  if (depth + 1 >= 256) {
+    seterr(err, errlen, "%s:%u: metric '%s': definitions nested too deeply", d->file, d->line, d->name);
+    return HC_ERR_PARSE;
+  }
+  d->state = 1;
+  hc_status st = visit_tree(m, d->root, path, depth + 1, err, errlen);
+  if (st != HC_OK) return st;
+  d->state = 2;
+  return collect(m, d, d->root) ? HC_ERR_NOMEM : HC_OK;
+}
+
+HC_METRICS_LINKAGE hc_status hc_metrics_resolve(hc_metrics *m, const char *const *counters, size_t ncounters,
+                                                char *err, size_t errlen) {
+  if (err && errlen) err[0] = 0;
+  if (!m || m->resolved) return HC_ERR_INVALID;
+  hc_status st = HC_OK;
+  for (size_t i = 0; i < m->ndefs && st == HC_OK; i++) {
+    st = resolve_tree(m, i, m->defs[i].root, counters, ncounters, err, errlen);
+    if (st == HC_OK) st = resolve_tree(m, i, m->defs[i].peak_root, counters, ncounters, err, errlen);
+  }
+  size_t path[256];
+  for (size_t i = 0; i < m->ndefs && st == HC_OK; i++)
+    st = visit(m, i, path, 0, err, errlen);
+  /* a peak's needs count as the metric's (its % of peak needs them) */
+  for (size_t i = 0; i < m->ndefs && st == HC_OK; i++)
+    if (collect(m, &m->defs[i], m->defs[i].peak_root)) st = HC_ERR_NOMEM;
+  if (st == HC_OK && !(m->metrics = malloc((m->ndefs + 1) * sizeof *m->metrics))) st = HC_ERR_NOMEM;
+  if (st != HC_OK) {
+    if (st == HC_ERR_NOMEM) seterr(err, errlen, "out of memory");
+    return st;
+  }
+  for (size_t i = 0; i < m->ndefs; i++) {
+    def *d = &m->defs[i];
+    d->info = (hc_metric_info){.name = d->name,
+                               .unit = d->unit ? d->unit : "",
+                               .description = d->desc ? d->desc : "",
+                               .expression = d->expr,
+                               .peak = d->peak ? d->peak : "",
+                               .set = d->set,
+                               .device = d->device,
+                               .file = d->file,
+                               .line = d->line,
+                               .ncounters = d->ncounters,
+                               .counters = d->counters,
+                               .vars = d->vars,
+                               .aggregates = d->aggregates};
+    if (!d->is_const) m->metrics[m->nmetrics++] = i;
+  }
+  m->resolved = 1;
+  return HC_OK;
+}
+
+/* ---- queries ---- */
+
+HC_METRICS_LINKAGE size_t hc_metrics_count(const hc_metrics *m) { return m && m->resolved ? m->nmetrics : 0; }
+
+HC_METRICS_LINKAGE const hc_metric_info *hc_metrics_get(const hc_metrics *m, size_t i) {
+  return m && m->resolved && i < m->nmetrics ? &m->defs[m->metrics[i]].info : NULL;
+}
+
+HC_METRICS_LINKAGE long hc_metrics_find(const hc_metrics *m, const char *name) {
+  if (!m || !m->resolved || !name) return -1;
+  for (size_t i = 0; i < m->nmetrics; i++)
+    if (strcmp(m->defs[m->metrics[i]].name, name) == 0) return (long)i;
+  return -1;
+}
+
+HC_METRICS_LINKAGE size_t hc_metrics_suggest(const hc_metrics *m, const char *name, const char **out,
+                                             size_t n) {
+  if (!m || !m->resolved || !name || !n) return 0;
+  size_t lim = strlen(name) / 3 + 1, got = 0;
+  for (size_t d = 0; d <= lim && got < n; d++)
+    for (size_t i = 0; i < m->nmetrics && got < n; i++)
+      if (met_distance(name, m->defs[m->metrics[i]].name) == d) out[got++] = m->defs[m->metrics[i]].name;
+  return got;
+}
+
+HC_METRICS_LINKAGE size_t hc_metrics_ncounters(const hc_metrics *m) { return m ? m->ncounters : 0; }
+HC_METRICS_LINKAGE const char *hc_metrics_counter_name(const hc_metrics *m, size_t i) {
+  return m && i < m->ncounters ? m->counters[i] : NULL;
+}
+HC_METRICS_LINKAGE long hc_metrics_counter_find(const hc_metrics *m, const char *name) {
+  if (!m || !name) return -1;
+  for (size_t i = 0; i < m->ncounters; i++)
+    if (strcmp(m->counters[i], name) == 0) return (long)i;
+  return -1;
+}
+
+/* ---- evaluation ---- */
+
+typedef struct evst {
+  const hc_metrics *m;
+  const hc_metric_env *env;
+  unsigned flags;
+  uint32_t exec; /* the first execution seen, 0 none */
+} evst;
+
+static void saw_exec(evst *s, uint32_t e) {
+  if (!e) return;
+  if (!s->exec)
+    s->exec = e;
+  else if (s->exec != e)
+    s->flags |= HC_MV_MIXED;
+}
+
+static int isnan_(double x) { return x != x; }
+
+static double ev(evst *s, int ni) {
+  const node *n = &s->m->nodes[ni];
+  const hc_metric_env *env = s->env;
+  double x, y;
+  switch (n->op) {
+  case N_NUM: return n->num;
+  case N_COUNTER:
+    x = env->counters ? env->counters[n->ref] : (double)NAN;
+    if (isnan_(x)) {
+      s->flags |= HC_MV_MISSING;
+      return NAN;
+    }
+    if (env->imputed && env->imputed[n->ref]) s->flags |= HC_MV_IMPUTED;
+    if (env->exec) saw_exec(s, env->exec[n->ref]);
+    return x;
+  case N_VAR:
+    x = env->vars[n->ref];
+    if (isnan_(x)) {
+      s->flags |= HC_MV_MISSING;
+      return NAN;
+    }
+    if (n->ref == HC_VAR_DURATION) saw_exec(s, env->duration_exec);
+    return x;
+  case N_DEF: return ev(s, s->m->defs[n->ref].root);
+  case N_NEG: return -ev(s, n->a);
+  case N_ABS: x = ev(s, n->a); return x < 0 ? -x : x;
+  case N_ADD: x = ev(s, n->a); return x + ev(s, n->b);
+  case N_SUB: x = ev(s, n->a); return x - ev(s, n->b);
+  case N_MUL: x = ev(s, n->a); return x * ev(s, n->b);
+  case N_DIV:
+    x = ev(s, n->a);
+    y = ev(s, n->b);
+    if (y == 0) {
+      s->flags |= HC_MV_DIV0;
+      return NAN;
+    }
+    return x / y;
+  case N_MIN:
+  case N_MAX:
+    x = ev(s, n->a);
+    y = ev(s, n->b);
+    if (isnan_(x) || isnan_(y)) return NAN;
+    return n->op == N_MIN ? (x < y ? x : y) : (x > y ? x : y);
+  case N_SUM:
+  case N_AVG: {
+    if (!env->acc) return ev(s, n->a); /* one dispatch: SUM(x) = AVG(x) = x */
+    const hc_metric_acc *a = &env->acc[n->ref];
+    double nd = env->ndispatches;
+    if (a->n == 0) { /* no dispatch alone had a value: from the group's values */
+      s->flags |= HC_MV_IMPUTED;
+      x = ev(s, n->a);
+      return n->op == N_SUM ? x * nd : x;
+    }
+    if ((double)a->n < nd) s->flags |= HC_MV_IMPUTED;
+    if (n->op == N_AVG) return a->sum / (double)a->n;
+    return (double)a->n < nd ? a->sum * nd / (double)a->n : a->sum;
+  }
+  default: return NAN;
+  }
+}
+
+HC_METRICS_LINKAGE void hc_metric_eval(const hc_metrics *m, size_t i, const hc_metric_env *env,
+                                       hc_metric_value *out) {
+  if (!out) return;
+  out->value = out->peak = out->pct_peak = NAN;
+  out->flags = HC_MV_MISSING;
+  if (!m || !m->resolved || i >= m->nmetrics || !env) return;
+  const def *d = &m->defs[m->metrics[i]];
+  evst s = {.m = m, .env = env};
+  out->value = ev(&s, d->root);
+  out->flags = s.flags;
+  if (isnan_(out->value) && !(s.flags & (HC_MV_MISSING | HC_MV_DIV0))) out->flags |= HC_MV_MISSING;
+  if (d->peak_root >= 0) {
+    evst p = {.m = m, .env = env};
+    out->peak = ev(&p, d->peak_root);
+    if (!isnan_(out->value) && !isnan_(out->peak) && out->peak != 0)
+      out->pct_peak = 100 * out->value / out->peak;
+  }
+}
+
+HC_METRICS_LINKAGE size_t hc_metrics_naggs(const hc_metrics *m) { return m ? m->naggs : 0; }
+
+HC_METRICS_LINKAGE size_t hc_metric_aggs(const hc_metrics *m, size_t i, size_t *out, size_t max) {
+  if (!m || !m->resolved || i >= m->nmetrics) return 0;
+  const def *d = &m->defs[m->metrics[i]];
+  for (size_t k = 0; k < d->naggs && k < max; k++)
+    out[k] = d->aggs[k];
+  return d->naggs;
+}
+
+HC_METRICS_LINKAGE void hc_metrics_agg_add(const hc_metrics *m, size_t k, const hc_metric_env *dispatch,
+                                           hc_metric_acc *acc) {
+  if (!m || k >= m->naggs || !dispatch || !acc) return;
+  hc_metric_env e = *dispatch;
+  e.acc = NULL;
+  evst s = {.m = m, .env = &e};
+  double v = ev(&s, m->nodes[m->agg_node[k]].a);
+  if (!isnan_(v)) {
+    acc->sum += v;
+    acc->n++;
+  }
+}
+
+/* ---- search path ---- */
+
+static int met_is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void met_add_dir(char dirs[][PATH_MAX], size_t *n, const char *d) {
+  char real[PATH_MAX];
+  if (*n >= MET_MAX_DIRS || !met_is_dir(d) || !realpath(d, real)) return;
+  for (size_t i = 0; i < *n; i++)
+    if (strcmp(dirs[i], real) == 0) return;
+  snprintf(dirs[(*n)++], PATH_MAX, "%s", real);
+}
+
+/* share/hubprof/metrics one and two folders above `dir`, and (for a library bundled in a package)
+ * dir/share/hubprof/metrics. */
+static void add_above(char dirs[][PATH_MAX], size_t *n, const char *file, int here_too) {
+  char d[PATH_MAX], buf[PATH_MAX + 64];
+  snprintf(d, sizeof d, "%s", file);
+  char *slash = strrchr(d, '/');
+  if (!slash) return;
+  *slash = 0;
+  snprintf(buf, sizeof buf, "%s/../share/hubprof/metrics", d);
+  met_add_dir(dirs, n, buf);
+  snprintf(buf, sizeof buf, "%s/../../share/hubprof/metrics", d);
+  met_add_dir(dirs, n, buf);
+  if (here_too) {
+    snprintf(buf, sizeof buf, "%s/share/hubprof/metrics", d);
+    met_add_dir(dirs, n, buf);
+  }
+}
+
+static size_t metric_dirs(char dirs[][PATH_MAX]) {
+  size_t n = 0;
+  const char *env = getenv("HUBPROF_METRICS");
+  if (env) {
+    char buf[PATH_MAX];
+    while (*env) {
+      size_t len = strcspn(env, ":");
+      if (len && len < sizeof buf) {
+        memcpy(buf, env, len);
+        buf[len] = 0;
+        met_add_dir(dirs, &n, buf);
+      }
+      env += len;
+      if (*env == ':') env++;
+    }
+  }
+  char exe[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len > 0) {
+    exe[len] = 0;
+    add_above(dirs, &n, exe, 0);
+  }
+  Dl_info info;
+  if (dladdr((void *)&hc_metrics_files, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
+    char real[PATH_MAX];
+    if (realpath(info.dli_fname, real)) add_above(dirs, &n, real, 1);
+  }
+  met_add_dir(dirs, &n, "/usr/local/share/hubprof/metrics");
+  met_add_dir(dirs, &n, "/usr/share/hubprof/metrics");
+  return n;
+}
+
+static int by_base(const void *a, const void *b) {
+  const char *x = strrchr(*(char *const *)a, '/'), *y = strrchr(*(char *const *)b, '/');
+  return strcmp(x ? x + 1 : *(char *const *)a, y ? y + 1 : *(char *const *)b);
+}
+
+HC_METRICS_LINKAGE hc_status hc_metrics_files(char ***paths, size_t *n) {
+  if (!paths) return HC_ERR_INVALID;
+  char dirs[MET_MAX_DIRS][PATH_MAX];
+  size_t nd = metric_dirs(dirs), cnt = 0, cap = 8;
+  char **v = calloc(cap + 1, sizeof *v);
+  if (!v) return HC_ERR_NOMEM;
+  for (size_t i = 0; i < nd; i++) {
+    DIR *d = opendir(dirs[i]);
+    if (!d) continue;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      size_t l = strlen(e->d_name), el = strlen(MET_EXT);
+      if (l <= el || strcmp(e->d_name + l - el, MET_EXT) || e->d_name[0] == '.') continue;
+      int dup = 0;
+      for (size_t k = 0; k < cnt && !dup; k++)
+        dup = strcmp(strrchr(v[k], '/') + 1, e->d_name) == 0;
+      if (dup) continue;
+      if (cnt == cap) {
+        char **nv = realloc(v, (2 * cap + 1) * sizeof *nv);
+        if (!nv) {
+          closedir(d);
+          hc_metrics_files_free(v);
+          return HC_ERR_NOMEM;
+        }
+        v = nv;
+        cap *= 2;
+      }
+      size_t pl = strlen(dirs[i]) + l + 2;
+      if (!(v[cnt] = malloc(pl))) {
+        closedir(d);
+        hc_metrics_files_free(v);
+        return HC_ERR_NOMEM;
+      }
+      snprintf(v[cnt++], pl, "%s/%s", dirs[i], e->d_name);
+      v[cnt] = NULL;
+    }
+    closedir(d);
+  }
+  v[cnt] = NULL;
+  qsort(v, cnt, sizeof *v, by_base);
+  *paths = v;
+  if (n) *n = cnt;
+  return HC_OK;
+}
+
+HC_METRICS_LINKAGE void hc_metrics_files_free(char **paths) {
+  if (!paths) return;
+  for (char **p = paths; *p; p++)
+    free(*p);
+  free(paths);
+}
+
+HC_METRICS_LINKAGE hc_status hc_metrics_add_builtin(hc_metrics *m, const char *device, char *err,
+                                                    size_t errlen) {
+  if (err && errlen) err[0] = 0;
+  char **paths;
+  hc_status st = hc_metrics_files(&paths, NULL);
+  if (st != HC_OK) {
+    seterr(err, errlen, "out of memory");
+    return st;
+  }
+  for (char **p = paths; *p && st == HC_OK; p++)
+    st = add_file(m, *p, device, 1, err, errlen);
+  hc_metrics_files_free(paths);
+  return st;
+}
+
+/* ---- planning ---- */
+
+/* Split "a, b,c" into names; each malloc'd in *out (NULL-terminated). */
+static hc_status met_split(const char *list, char ***out, size_t *n, char *err, size_t errlen) {
+  size_t cap = 8, cnt = 0;
+  char **v = calloc(cap + 1, sizeof *v);
+  if (!v) return HC_ERR_NOMEM;
+  const char *p = list;
+  for (;;) {
+    size_t len = strcspn(p, ",");
+    const char *s = p, *e = p + len;
+    while (s < e && (*s == ' ' || *s == '\t'))
+      s++;
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+      e--;
+    if (s == e) {
+      seterr(err, errlen, "empty metric name in '%s'", list);
+      for (size_t i = 0; i < cnt; i++)
+        free(v[i]);
+      free(v);
+      return HC_ERR_INVALID;
+    }
+    if (cnt == cap) {
+      char **nv = realloc(v, (2 * cap + 1) * sizeof *nv);
+      if (!nv) break;
+      v = nv;
+      cap *= 2;
+    }
+    if (!(v[cnt] = strndup(s, (size_t)(e - s)))) break;
+    v[++cnt] = NULL;
+    if (!p[len]) {
+      *out = v;
+      *n = cnt;
+      return HC_OK;
+    }
+    p += len + 1;
+  }
+  for (size_t i = 0; i < cnt; i++)
+    free(v[i]);
+  free(v);
+  return HC_ERR_NOMEM;
+}
+
+static hc_status check_metric(const hc_metrics *m, const char *name, long *idx, char *err, size_t errlen) {
+  *idx = hc_metrics_find(m, name);
+  if (*idx >= 0) return HC_OK;
+  const char *sug[1];
+  if (hc_metrics_suggest(m, name, sug, 1))
+    seterr(err, errlen, "unknown metric '%s' (did you mean '%s'?)", name, sug[0]);
+  else
+    seterr(err, errlen, "unknown metric '%s' ('hubprof list metrics' lists them)", name);
+  return HC_ERR_UNKNOWN;
+}
+
+HC_METRICS_LINKAGE hc_status hc_metrics_requests(const hc_metrics *m, const char *const *names, size_t n,
+                                                 hc_request **out, size_t *nout, char *err, size_t errlen) {
+  if (err && errlen) err[0] = 0;
+  if (!m || !m->resolved || !out || !nout || (n && !names)) return HC_ERR_INVALID;
+  hc_request *req = calloc(n + 1, sizeof *req);
+  if (!req) return HC_ERR_NOMEM;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    long idx;
+    hc_status st = check_metric(m, names[i], &idx, err, errlen);
+    if (st != HC_OK) {
+      hc_metrics_requests_free(req, k);
+      return st;
+    }
+    const hc_metric_info *mi = hc_metrics_get(m, (size_t)idx);
+    if (!mi->ncounters) continue;
+    const char **c = malloc(mi->ncounters * sizeof *c);
+    if (!c) {
+      hc_metrics_requests_free(req, k);
+      return HC_ERR_NOMEM;
+    }
+    for (size_t j = 0; j < mi->ncounters; j++)
+      c[j] = m->counters[mi->counters[j]];
+    req[k++] = (hc_request){.group = mi->name, .counters = c, .ncounters = mi->ncounters};
+  }
+  *out = req;
+  *nout = k;
+  return HC_OK;
+}
+
+HC_METRICS_LINKAGE void hc_metrics_requests_free(hc_request *req, size_t n) {
+  if (!req) return;
+  for (size_t i = 0; i < n; i++)
+    free((void *)req[i].counters);
+  free(req);
+}
+
+HC_METRICS_LINKAGE hc_status hc_metrics_plan_groups(const hc_metrics *m, const char *list, char ***groups,
+                                                    size_t *n, char *err, size_t errlen) {
+  if (err && errlen) err[0] = 0;
+  if (!m || !list || !groups) return HC_ERR_INVALID;
+  char **names;
+  size_t nn;
+  hc_status st = met_split(list, &names, &nn, err, errlen);
+  if (st != HC_OK) return st;
+  hc_request *req = NULL;
+  size_t nreq = 0;
+  st = hc_metrics_requests(m, (const char *const *)names, nn, &req, &nreq, err, errlen);
+  char **g = NULL;
+  if (st == HC_OK && !(g = calloc(nreq + 1, sizeof *g))) st = HC_ERR_NOMEM;
+  for (size_t i = 0; st == HC_OK && i < nreq; i++) {
+    size_t len = strlen(req[i].group) + 2;
+    for (size_t j = 0; j < req[i].ncounters; j++)
+      len += strlen(req[i].counters[j]) + 1;
+    if (!(g[i] = malloc(len))) {
+      st = HC_ERR_NOMEM;
+      break;
+    }
+    size_t w = (size_t)snprintf(g[i], len, "%s=", req[i].group);
+    for (size_t j = 0; j < req[i].ncounters; j++)
+      w += (size_t)snprintf(g[i] + w, len - w, "%s%s", j ? "," : "", req[i].counters[j]);
+  }
+  hc_metrics_requests_free(req, nreq);
+  for (size_t i = 0; i < nn; i++)
+    free(names[i]);
+  free(names);
+  if (st != HC_OK) {
+    hc_metrics_groups_free(g);
+    if (st == HC_ERR_NOMEM) seterr(err, errlen, "out of memory");
+    return st;
+  }
+  *groups = g;
+  if (n) *n = nreq;
+  return HC_OK;
+}
+
+HC_METRICS_LINKAGE void hc_metrics_groups_free(char **groups) {
+  if (!groups) return;
+  for (char **g = groups; *g; g++)
+    free(*g);
+  free(groups);
+}
