@@ -16,6 +16,7 @@ static const cli_cmd commands[] = {
     {"info", "show a store's format, schema version, rows per table, processes and time span", cmd_info,
      cmd_info_help},
     {"merge", "merge stores of any format into one", cmd_merge, cmd_merge_help},
+    {"convert", "rewrite a store in another format (rocpd, log, parquet)", cmd_convert, cmd_convert_help},
     {"plan", "print the counter passes a profile needs, without running anything", cmd_plan, cmd_plan_help},
     {"list", "list counters (with availability here) or device descriptions", cmd_list, cmd_list_help},
 };
