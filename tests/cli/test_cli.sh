@@ -87,6 +87,24 @@ expect 0 "$HP" merge --format log -o "$T/merged.log" "$T/merged.db" "$T/logs/$(l
 expect 0 "$HP" info "$T/merged.log"
 grep -qE "dispatch +3500$" "$T/out" && ok || bad "log merge rows: $(cat "$T/out")"
 
+# convert: rocpd -> parquet -> rocpd keeps every table's rows; bad input refused
+expect 0 "$HP" convert "$T/merged.db" -o "$T/merged.parquet" --format parquet
+grep -q "converted $T/merged.db (rocpd) to $T/merged.parquet (parquet): 3000 dispatches, 12000 counter values" "$T/err" && ok || bad "convert summary: $(cat "$T/err")"
+expect 0 "$HP" convert -q "$T/merged.parquet" -o "$T/back.db" --format rocpd
+"$HP" info --json "$T/merged.db" >"$T/a.json"
+"$HP" info --json "$T/back.db" >"$T/b.json"
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["rows"]; b=json.load(open(sys.argv[2]))["rows"]; assert a==b, (a,b)' "$T/a.json" "$T/b.json" && ok || bad "convert round trip changed row counts"
+[ "$(sqlite3 "$T/back.db" "select sum(total_calls) from top_kernels")" = 3000 ] && ok || bad "converted rocpd views"
+expect 2 "$HP" convert "$T/merged.db" -o "$T/x.parquet"
+one_line_error "--format F are required"
+expect 2 "$HP" convert "$T/merged.db" -o "$T/x.db" --format nosuch
+one_line_error "unknown format 'nosuch'"
+expect 1 "$HP" convert "$T/merged.db" -o "$T/back.db" --format rocpd
+one_line_error "already exists"
+expect 1 "$HP" convert "$T/text.txt" -o "$T/y.db" --format rocpd
+one_line_error "$T/text.txt: not a hubprof store"
+[ ! -e "$T/y.db" ] && ok || bad "convert left an output after failing"
+
 # bad merges leave no output and no temporaries
 expect 1 "$HP" merge -o "$T/out1.db" "$T/logs/"*.log "$T/missing.log"
 one_line_error "$T/missing.log: no such file"
