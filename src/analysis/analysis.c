@@ -291,6 +291,7 @@ typedef struct agent_rec {
 typedef struct kernel_rec {
   char *name, *mangled;
   int keep;
+  int mux; /* an incomplete multiplexing key names it */
 } kernel_rec;
 
 typedef struct counter_rec { /* a distinct counter name of the store */
@@ -305,9 +306,9 @@ typedef struct tables {
   size_t nkernels, capkernels;
   long none_agent, none_kernel; /* the entries standing for id 0, -1 until needed */
   idmap kernel_ix;
-  idmap pid_of; /* process row id -> index into pids */
-  int64_t *pids;
-  size_t npids;
+  idmap pid_of;           /* process row id -> index into pids */
+  int64_t *pids, *starts; /* per process: pid, start_ns */
+  size_t npids, cappids;
   counter_rec *counters;
   size_t ncounters;
   idmap counter_ix; /* counter_info id -> distinct name index */
@@ -332,6 +333,7 @@ static void tables_free(tables *t) {
   free(t->kernels);
   free(t->counters);
   free(t->pids);
+  free(t->starts);
   idmap_free(&t->agent_ix);
   idmap_free(&t->kernel_ix);
   idmap_free(&t->pid_of);
@@ -413,13 +415,17 @@ static hp_status load_tables(hp_store *s, tables *t) {
     long have = idmap_get(&t->pid_of, p.id);
     if (have >= 0) { /* a process written twice (start, then end): the last row wins */
       t->pids[have] = p.pid;
+      t->starts[have] = p.start_ns;
       continue;
     }
-    if (vgrow((void **)&t->pids, &cap, t->npids + 1, sizeof *t->pids) ||
+    size_t cap2 = t->cappids;
+    if (vgrow((void **)&t->pids, &t->cappids, t->npids + 1, sizeof *t->pids) ||
+        vgrow((void **)&t->starts, &cap2, t->npids + 1, sizeof *t->starts) ||
         idmap_put(&t->pid_of, p.id, (uint32_t)t->npids)) {
       st = HP_ERR_NOMEM;
       break;
     }
+    t->starts[t->npids] = p.start_ns;
     t->pids[t->npids++] = p.pid;
   }
   hp_cursor_close(c);
@@ -462,6 +468,7 @@ typedef struct drec { /* one kept dispatch */
   uint32_t agent, kernel, group, passes;
   uint32_t grid[3], wg[3];
   int64_t pid;
+  uint8_t mux_incomplete; /* its multiplexing key missed passes (metadata multiplex_incomplete) */
 } drec;
 
 typedef struct cslot { /* one counter on one dispatch */
@@ -509,9 +516,15 @@ typedef struct run {
   size_t naggs;
   int *used;               /* per store counter: reported or used by a selected metric */
   char note_metrics[1100]; /* why default metrics were skipped, "" */
+  struct muxkey *mux;      /* multiplexing keys that missed passes */
+  size_t nmux;
+  int mux_unreadable; /* metadata multiplex_incomplete could not be read */
 } run;
 
+static void mux_free(struct muxkey *k, size_t n);
+
 static void run_free(run *r) {
+  mux_free(r->mux, r->nmux);
   tables_free(&r->t);
   free(r->d);
   free(r->g);
@@ -589,6 +602,229 @@ static long group_of(run *r, const drec *d, size_t di) {
   return (long)(r->ng - 1);
 }
 
+/* ---- keys iteration multiplexing left incomplete (metadata multiplex_incomplete, docs/replay.md) ---- */
+
+typedef struct muxkey {
+  int64_t pid, start;
+  char *kernel; /* the kernel symbol's name */
+  int launch;   /* grid and workgroup given (policy launch) */
+  uint32_t grid[3], wg[3];
+} muxkey;
+
+static void mux_free(muxkey *k, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(k[i].kernel);
+  free(k);
+}
+
+typedef struct jp {
+  const char *p;
+  int bad;
+} jp;
+
+static void jws(jp *j) {
+  while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')
+    j->p++;
+}
+
+/* A JSON string into buf (escapes \" \\ \/ and \uXXXX below 0x80 kept simple); -1 when malformed. */
+static int jstring(jp *j, char *buf, size_t len) {
+  jws(j);
+  if (*j->p != '"') return j->bad = 1, -1;
+  size_t w = 0;
+  for (j->p++; *j->p && *j->p != '"'; j->p++) {
+    char ch = *j->p;
+    if (ch == '\\') {
+      ch = *++j->p;
+      if (ch == 'u') {
+        unsigned v = 0;
+        for (int i = 0; i < 4; i++) {
+          char h = *++j->p;
+          if (!h) return j->bad = 1, -1;
+          v = v * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 32) - 'a' + 10);
+        }
+        ch = v < 0x80 ? (char)v : '?';
+      } else if (ch == 'n') {
+        ch = '\n';
+      } else if (ch == 't') {
+        ch = '\t';
+      } else if (!ch) {
+        return j->bad = 1, -1;
+      }
+    }
+    if (w + 1 < len) buf[w++] = ch;
+  }
+  if (*j->p != '"') return j->bad = 1, -1;
+  j->p++;
+  buf[w] = 0;
+  return 0;
+}
+
+static void jskip(jp *j, int depth) {
+  jws(j);
+  if (depth > 32) {
+    j->bad = 1;
+    return;
+  }
+  char c = *j->p;
+  if (c == '"') {
+    char tmp[8];
+    jstring(j, tmp, sizeof tmp);
+  } else if (c == '[' || c == '{') {
+    char close = c == '[' ? ']' : '}';
+    j->p++;
+    jws(j);
+    if (*j->p == close) {
+      j->p++;
+      return;
+    }
+    while (!j->bad) {
+      if (c == '{') {
+        char tmp[8];
+        if (jstring(j, tmp, sizeof tmp)) return;
+        jws(j);
+        if (*j->p++ != ':') {
+          j->bad = 1;
+          return;
+        }
+      }
+      jskip(j, depth + 1);
+      jws(j);
+      if (*j->p == ',') {
+        j->p++;
+        continue;
+      }
+      if (*j->p == close) {
+        j->p++;
+        return;
+      }
+      j->bad = 1;
+    }
+  } else if (c) {
+    while (*j->p && !strchr(",]} \t\r\n", *j->p))
+      j->p++;
+  } else {
+    j->bad = 1;
+  }
+}
+
+/* [a, b, c] of non-negative integers. */
+static void jtriple(jp *j, uint32_t *v) {
+  jws(j);
+  if (*j->p != '[') {
+    j->bad = 1;
+    return;
+  }
+  j->p++;
+  for (int i = 0; i < 3 && !j->bad; i++) {
+    char *end;
+    jws(j);
+    v[i] = (uint32_t)strtoul(j->p, &end, 10);
+    if (end == j->p) j->bad = 1;
+    j->p = end;
+    jws(j);
+    if (*j->p == (i < 2 ? ',' : ']'))
+      j->p++;
+    else
+      j->bad = 1;
+  }
+}
+
+/* Parse the metadata's array of incomplete keys. 0, or -1 when it is not what docs/replay.md says. */
+static int parse_mux(const char *text, muxkey **out, size_t *n) {
+  jp j = {.p = text};
+  size_t cap = 0;
+  *out = NULL;
+  *n = 0;
+  jws(&j);
+  if (*j.p++ != '[') return -1;
+  jws(&j);
+  if (*j.p == ']') return 0;
+  while (!j.bad) {
+    jws(&j);
+    if (*j.p++ != '{') return -1;
+    muxkey k = {0};
+    char key[64], kernel[1024] = "";
+    int have_pid = 0, have_start = 0, have_kernel = 0;
+    for (;;) {
+      if (jstring(&j, key, sizeof key)) break;
+      jws(&j);
+      if (*j.p++ != ':') {
+        j.bad = 1;
+        break;
+      }
+      jws(&j);
+      if (!strcmp(key, "pid") || !strcmp(key, "process_start_ns")) {
+        char *end;
+        long long v = strtoll(j.p, &end, 10);
+        if (end == j.p) j.bad = 1;
+        j.p = end;
+        if (key[0] == 'p' && key[1] == 'i') {
+          k.pid = v;
+          have_pid = 1;
+        } else {
+          k.start = v;
+          have_start = 1;
+        }
+      } else if (!strcmp(key, "kernel")) {
+        have_kernel = !jstring(&j, kernel, sizeof kernel);
+      } else if (!strcmp(key, "grid")) {
+        jtriple(&j, k.grid);
+        k.launch = 1;
+      } else if (!strcmp(key, "workgroup")) {
+        jtriple(&j, k.wg);
+        k.launch = 1;
+      } else {
+        jskip(&j, 1);
+      }
+      jws(&j);
+      if (j.bad) break;
+      if (*j.p == ',') {
+        j.p++;
+        continue;
+      }
+      if (*j.p == '}') {
+        j.p++;
+        break;
+      }
+      j.bad = 1;
+      break;
+    }
+    if (j.bad || !have_pid || !have_start || !have_kernel) break;
+    if (vgrow((void **)out, &cap, *n + 1, sizeof **out) || !(k.kernel = strdup(kernel))) {
+      j.bad = 1;
+      break;
+    }
+    (*out)[(*n)++] = k;
+    jws(&j);
+    if (*j.p == ',') {
+      j.p++;
+      continue;
+    }
+    if (*j.p == ']') return 0;
+    j.bad = 1;
+  }
+  mux_free(*out, *n);
+  *out = NULL;
+  *n = 0;
+  return -1;
+}
+
+/* Does dispatch x (of process row `process_id`) belong to an incomplete key? */
+static int in_incomplete_key(const run *r, const drec *x, uint64_t process_id) {
+  long pi = idmap_get(&r->t.pid_of, process_id);
+  if (pi < 0) return 0;
+  const char *kname = r->t.kernels[x->kernel].mangled;
+  for (size_t i = 0; i < r->nmux; i++) {
+    const muxkey *k = &r->mux[i];
+    if (k->pid != r->t.pids[pi] || k->start != r->t.starts[pi] || strcmp(k->kernel, kname)) continue;
+    if (k->launch && (memcmp(k->grid, x->grid, sizeof k->grid) || memcmp(k->wg, x->wg, sizeof k->wg)))
+      continue;
+    return 1;
+  }
+  return 0;
+}
+
 /* An entry for an agent / kernel id the store lacks, made on first use; -1 when out of memory. */
 static long placeholder_agent(run *r, uint64_t id) {
   tables *t = &r->t;
@@ -662,6 +898,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
                 .pid = pi >= 0 ? r->t.pids[pi] : 0};
     memcpy(x->grid, d.grid, sizeof x->grid);
     memcpy(x->wg, d.workgroup, sizeof x->wg);
+    if (r->nmux && r->t.kernels[k].mux) x->mux_incomplete = (uint8_t)in_incomplete_key(r, x, d.process_id);
     if (r->group != HA_BY_DISPATCH) {
       long g = group_of(r, x, r->nd);
       if (g < 0) {
@@ -983,14 +1220,33 @@ static void list_add(char *buf, size_t len, const char *name) {
   if (w + strlen(name) + 2 < len) snprintf(buf + w, len - w, "%s%s", w ? " " : "", name);
 }
 
-/* Fill the counter, metric and flag cells of a row (first counter column `c0`). vals/imp/cnt: per store
- * counter, the row's value (NaN none), imputed flag; `incomplete`: per store counter, no value at all. */
+/* The outcome of one metric on one row. */
+typedef struct mout {
+  hc_metric_value v;
+  unsigned extra;    /* HA_CELL_* to add: INCOMPLETE (left out), MIXED, IMPUTED */
+  unsigned nan_vars; /* variables it needs that had no value (bits of hc_var) */
+} mout;
+
+/* Evaluate metric k (of the selection) on env; extra flags given. */
+static void eval_metric(const run *r, size_t k, const hc_metric_env *env, unsigned extra, mout *o) {
+  const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
+  o->extra = extra;
+  o->nan_vars = 0;
+  if (extra & HA_CELL_INCOMPLETE) {
+    o->v = (hc_metric_value){.value = NAN, .peak = NAN, .pct_peak = NAN, .flags = HC_MV_MISSING};
+    return;
+  }
+  hc_metric_eval(r->m, r->msel[k], env, &o->v);
+  for (int vi = 0; vi < HC_VAR_COUNT; vi++)
+    if ((inf->vars & (1u << vi)) && is_nan(env->vars[vi])) o->nan_vars |= 1u << vi;
+}
+
+/* Fill the counter, metric and flag cells of a row (first counter column `c0`). cval/cimp: per store
+ * counter, the row's value (NaN when none) and imputed flag; mo: per selected metric. */
 static int fill_measures(run *r, ha_result *res, cell *row, uint8_t *fl, size_t c0, const double *cval,
-                         const uint8_t *cimp, const hc_metric_env *env, const unsigned *mixed_from_dispatches,
-                         rowctx *rc) {
+                         const uint8_t *cimp, const mout *mo, rowctx *rc) {
   size_t col = c0;
   char imputed[2048] = "", incomplete[2048] = "";
-  int any_missing = 0;
   for (size_t k = 0; k < r->nsel; k++, col++) {
     size_t j = r->sel[k];
     row[col].num = cval[j];
@@ -1011,18 +1267,11 @@ static int fill_measures(run *r, ha_result *res, cell *row, uint8_t *fl, size_t 
       list_add(incomplete, sizeof incomplete, r->t.counters[j].name);
   }
   for (size_t k = 0; k < r->nmsel; k++) {
-    hc_metric_value v;
-    hc_metric_eval(r->m, r->msel[k], env, &v);
-    unsigned f = cell_flags(v.flags);
-    if (mixed_from_dispatches && mixed_from_dispatches[k]) f |= HA_CELL_MIXED;
     const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
-    int lacks = 0;
-    for (size_t c = 0; c < inf->ncounters; c++) {
-      long j = r->mc_to_c[inf->counters[c]];
-      lacks |= j < 0 || is_nan(cval[j]);
-    }
-    if (lacks) { /* never computed from a partial set of counters */
-      f = (f & ~(unsigned)HA_CELL_IMPUTED) | HA_CELL_INCOMPLETE | HA_CELL_MISSING;
+    hc_metric_value v = mo[k].v;
+    unsigned f = cell_flags(v.flags) | mo[k].extra;
+    if (f & HA_CELL_INCOMPLETE) { /* never computed from a partial set of counters */
+      f = HA_CELL_INCOMPLETE | HA_CELL_MISSING;
       v.value = v.pct_peak = NAN;
       rc->incomplete_rows[k]++;
     } else {
@@ -1030,8 +1279,7 @@ static int fill_measures(run *r, ha_result *res, cell *row, uint8_t *fl, size_t 
       if (f & HA_CELL_DIV0) rc->div0[k]++;
       if (f & HA_CELL_MISSING) {
         rc->missing[k]++;
-        for (int vi = 0; vi < HC_VAR_COUNT; vi++)
-          if ((inf->vars & (1u << vi)) && is_nan(env->vars[vi])) rc->missing_vars[k] |= 1u << vi;
+        rc->missing_vars[k] |= mo[k].nan_vars;
       }
     }
     if (f & HA_CELL_IMPUTED) list_add(imputed, sizeof imputed, inf->name);
@@ -1041,9 +1289,7 @@ static int fill_measures(run *r, ha_result *res, cell *row, uint8_t *fl, size_t 
       row[col].num = v.pct_peak;
       fl[col++] = (uint8_t)(is_nan(v.pct_peak) ? (f | HA_CELL_MISSING) : f);
     }
-    any_missing |= lacks;
   }
-  (void)any_missing;
   if (r->nsel || r->nmsel) {
     if (!(row[col].text = intern(res, imputed)) || !(row[col + 1].text = intern(res, incomplete))) return -1;
     fl[col] = fl[col + 1] = 0;
@@ -1154,7 +1400,8 @@ static hp_status build_dispatch_rows(run *r, ha_result *res, rowctx *rc) {
   double *cval = malloc((nc + 1) * sizeof *cval), *vals = malloc((nmc + 1) * sizeof *vals);
   uint8_t *cimp = malloc(nc + 1), *imp = malloc(nmc + 1);
   uint32_t *exec = malloc((nmc + 1) * sizeof *exec);
-  hp_status st = order && tot && cval && vals && cimp && imp && exec ? HP_OK : HP_ERR_NOMEM;
+  mout *mo = calloc(r->nmsel + 1, sizeof *mo);
+  hp_status st = order && tot && cval && vals && cimp && imp && exec && mo ? HP_OK : HP_ERR_NOMEM;
   size_t n = 0;
   if (st == HP_OK) {
     for (size_t i = 0; i < r->nd; i++)
@@ -1197,11 +1444,27 @@ static hp_status build_dispatch_rows(run *r, ha_result *res, rowctx *rc) {
       cval[j] = sl && sl->n ? sl->sum / sl->n : NAN;
       cimp[j] = sl && sl->imputed;
     }
+    int inc = d->mux_incomplete && r->nmsel, imputed = 0;
+    for (size_t j = 0; j < nc; j++)
+      if (r->used[j]) {
+        inc |= is_nan(cval[j]);
+        imputed |= cimp[j];
+      }
+    rc->incomplete_groups += inc;
+    rc->imputed_groups += imputed;
     hc_metric_env env;
     memset(&env, 0, sizeof env);
     if (r->m) dispatch_env(r, d, di, vals, exec, imp, &env);
-    if (fill_measures(r, res, row, fl, 10, cval, cimp, &env, NULL, rc)) st = HP_ERR_NOMEM;
+    for (size_t k = 0; k < r->nmsel; k++) {
+      const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
+      int lacks = d->mux_incomplete && inf->ncounters > 0; /* a multiplexed key that missed passes */
+      for (size_t c = 0; c < inf->ncounters; c++)
+        lacks |= is_nan(vals[inf->counters[c]]);
+      eval_metric(r, k, &env, lacks ? HA_CELL_INCOMPLETE : 0, &mo[k]);
+    }
+    if (fill_measures(r, res, row, fl, 10, cval, cimp, mo, rc)) st = HP_ERR_NOMEM;
   }
+  free(mo);
   free(order);
   free(tot);
   free(cval);
@@ -1211,6 +1474,14 @@ static hp_status build_dispatch_rows(run *r, ha_result *res, rowctx *rc) {
   free(exec);
   return st;
 }
+
+/* Per group and selected metric: the sums over the group's dispatches that have every counter the metric
+ * needs (a ratio is a ratio of the same dispatches), so a group's metric is computed from those alone. */
+typedef struct macc {
+  double dur, grid, wg;   /* sums of the variables */
+  uint64_t n, ndur, nwg;  /* dispatches summed; with a time; with a work-group size */
+  uint8_t imputed, mixed; /* an input was imputed; values of different passes on one dispatch */
+} macc;
 
 static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
   int grid = r->group == HA_BY_KERNEL_GRID;
@@ -1228,48 +1499,78 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
   size_t nc = r->t.ncounters, ng = r->ng, nmc = r->nmc, nm = r->nmsel;
   size_t na = r->m ? hc_metrics_naggs(r->m) : 0;
   int measures = r->nsel || r->nmsel;
-  /* per group: counter sums of per-dispatch values, dispatches with a value, imputed; metrics: mixed */
-  double *gsum = NULL;
+  /* per group: counter sums of per-dispatch values, dispatches with a value, imputed; per group and
+   * metric: sums of its counters (offsets moff[k] into a block of msz doubles) and a macc */
+  size_t *moff = calloc(nm + 1, sizeof *moff), msz = 0;
+  for (size_t k = 0; moff && k < nm; k++) {
+    moff[k] = msz;
+    msz += hc_metrics_get(r->m, r->msel[k])->ncounters;
+  }
+  double *gsum = NULL, *msum = NULL;
   uint64_t *gn = NULL;
   uint8_t *gimp = NULL;
-  unsigned *gmix = NULL;
+  macc *ma = NULL;
   hc_metric_acc *gacc = NULL;
   double *vals = malloc((nmc + 1) * sizeof *vals), *cval = malloc((nc + 1) * sizeof *cval);
   uint32_t *exec = malloc((nmc + 1) * sizeof *exec);
   uint8_t *imp = malloc(nmc + 1), *cimp = malloc(nc + 1);
   size_t *order = malloc((ng + 1) * sizeof *order);
   int64_t *tot = device_totals(r);
-  hp_status st = vals && cval && exec && imp && cimp && order && tot ? HP_OK : HP_ERR_NOMEM;
+  mout *mo = calloc(nm + 1, sizeof *mo);
+  hp_status st = moff && vals && cval && exec && imp && cimp && order && tot && mo ? HP_OK : HP_ERR_NOMEM;
   if (st == HP_OK && measures) {
     gsum = calloc(ng * nc + 1, sizeof *gsum);
     gn = calloc(ng * nc + 1, sizeof *gn);
     gimp = calloc(ng * nc + 1, 1);
-    gmix = calloc(ng * nm + 1, sizeof *gmix);
+    msum = calloc(ng * msz + 1, sizeof *msum);
+    ma = calloc(ng * nm + 1, sizeof *ma);
     gacc = calloc(ng * na + 1, sizeof *gacc);
-    if (!gsum || !gn || !gimp || !gmix || !gacc) st = HP_ERR_NOMEM;
+    if (!gsum || !gn || !gimp || !msum || !ma || !gacc) st = HP_ERR_NOMEM;
   }
-  if (st == HP_OK && measures && r->slots) {
-    for (size_t di = 0; di < r->nd; di++) {
-      const drec *d = &r->d[di];
-      size_t g = d->group;
-      const cslot *sl = &r->slots[di * nc];
-      for (size_t j = 0; j < nc; j++)
-        if (sl[j].n && r->used[j]) {
-          gsum[g * nc + j] += sl[j].sum / sl[j].n;
-          gn[g * nc + j]++;
-          gimp[g * nc + j] |= sl[j].imputed;
-        }
-      if (!nm) continue;
-      hc_metric_env env;
-      dispatch_env(r, d, di, vals, exec, imp, &env);
-      for (size_t k = 0; k < nm; k++) {
+  for (size_t di = 0; st == HP_OK && measures && di < r->nd; di++) {
+    const drec *d = &r->d[di];
+    size_t g = d->group;
+    const cslot *sl = r->slots ? &r->slots[di * nc] : NULL;
+    for (size_t j = 0; sl && j < nc; j++)
+      if (sl[j].n && r->used[j]) {
+        gsum[g * nc + j] += sl[j].sum / sl[j].n;
+        gn[g * nc + j]++;
+        gimp[g * nc + j] |= sl[j].imputed;
+      }
+    if (!nm || d->mux_incomplete) continue; /* a multiplexed key that missed passes gives no metric */
+    hc_metric_env env;
+    dispatch_env(r, d, di, vals, exec, imp, &env);
+    for (size_t k = 0; k < nm; k++) {
+      const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
+      int full = 1, imputed = 0;
+      for (size_t c = 0; c < inf->ncounters && full; c++) {
+        full = !is_nan(vals[inf->counters[c]]);
+        imputed |= imp[inf->counters[c]];
+      }
+      if (!full) continue;
+      macc *a = &ma[g * nm + k];
+      double *cs = &msum[g * msz + moff[k]];
+      for (size_t c = 0; c < inf->ncounters; c++)
+        cs[c] += vals[inf->counters[c]];
+      a->n++;
+      a->imputed |= imputed;
+      if (!is_nan(env.vars[HC_VAR_DURATION])) {
+        a->dur += env.vars[HC_VAR_DURATION];
+        a->ndur++;
+      }
+      a->grid += env.vars[HC_VAR_GRID_SIZE];
+      if (!is_nan(env.vars[HC_VAR_WORKGROUP_SIZE])) {
+        a->wg += env.vars[HC_VAR_WORKGROUP_SIZE];
+        a->nwg++;
+      }
+      if (inf->ncounters > 1 || (inf->ncounters && (inf->vars & 1u << HC_VAR_DURATION))) {
         hc_metric_value v;
         hc_metric_eval(r->m, r->msel[k], &env, &v);
-        if (v.flags & HC_MV_MIXED) gmix[g * nm + k] = 1;
+        a->mixed |= (v.flags & HC_MV_MIXED) != 0;
       }
-      for (size_t k = 0; k < r->naggs; k++)
-        hc_metrics_agg_add(r->m, r->aggs[k], &env, &gacc[g * na + r->aggs[k]]);
     }
+    for (size_t k = 0; k < r->naggs; k++)
+      hc_metrics_agg_add(r->m, r->aggs[k], &env, &gacc[g * na + r->aggs[k]]);
   }
   size_t n = 0;
   if (st == HP_OK) {
@@ -1304,10 +1605,10 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
     row[c++].i = (int64_t)g->timed;
     row[c++].i = g->total;
     row[c].num = g->timed ? (double)g->total / (double)g->timed : NAN;
-    if (!g->timed) fl[c] = HA_CELL_MISSING;
-    c++;
-    row[c++].i = g->min;
-    row[c++].i = g->max;
+    row[c + 1].i = g->min;
+    row[c + 2].i = g->max;
+    if (!g->timed) fl[c] = fl[c + 1] = fl[c + 2] = HA_CELL_MISSING;
+    c += 3;
     int64_t dt = tot[g->agent];
     row[c].num = dt ? 100.0 * (double)g->total / (double)dt : (g->timed ? 0 : NAN);
     if (is_nan(row[c].num)) fl[c] = HA_CELL_MISSING;
@@ -1323,34 +1624,48 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
         imputed |= cimp[j];
       }
     }
-    rc->incomplete_groups += incomplete;
-    rc->imputed_groups += imputed;
-    hc_metric_env env;
-    memset(&env, 0, sizeof env);
-    if (r->m) {
-      for (size_t i = 0; i < nmc; i++) {
-        long j = r->mc_to_c[i];
-        vals[i] = j >= 0 ? cval[j] : NAN;
-        imp[i] = j >= 0 && cimp[j];
+    const agent_rec *ag = &r->t.agents[g->agent];
+    for (size_t k = 0; k < nm; k++) {
+      const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
+      const macc *a = &ma[gi * nm + k];
+      const double *cs = &msum[gi * msz + moff[k]];
+      if (!a->n) { /* no dispatch of the group has every counter it needs */
+        eval_metric(r, k, NULL, HA_CELL_INCOMPLETE, &mo[k]);
+        incomplete |= inf->ncounters > 0;
+        continue;
       }
-      const agent_rec *a = &r->t.agents[g->agent];
+      hc_metric_env env;
+      memset(&env, 0, sizeof env);
+      for (size_t i = 0; i < nmc; i++) {
+        vals[i] = NAN;
+        imp[i] = 0;
+      }
+      for (size_t i = 0; i < inf->ncounters; i++) {
+        vals[inf->counters[i]] = cs[i] / (double)a->n;
+        imp[inf->counters[i]] = a->imputed || a->n < g->calls;
+      }
       env.counters = vals;
       env.imputed = imp;
-      env.vars[HC_VAR_DURATION] = g->timed ? (double)g->total / (double)g->timed : NAN;
-      env.vars[HC_VAR_GRID_SIZE] = g->sum_grid / (double)g->calls;
-      env.vars[HC_VAR_WORKGROUP_SIZE] = g->nwg ? g->sum_wg / (double)g->nwg : NAN;
-      for (int k = 0; k < NCONST; k++)
-        env.vars[HC_VAR_COMPUTE_UNITS + k] = a->c[k];
+      env.vars[HC_VAR_DURATION] = a->ndur ? a->dur / (double)a->ndur : NAN;
+      env.vars[HC_VAR_GRID_SIZE] = a->grid / (double)a->n;
+      env.vars[HC_VAR_WORKGROUP_SIZE] = a->nwg ? a->wg / (double)a->nwg : NAN;
+      for (int x = 0; x < NCONST; x++)
+        env.vars[HC_VAR_COMPUTE_UNITS + x] = ag->c[x];
       env.acc = &gacc[gi * na];
       env.ndispatches = (double)g->calls;
+      unsigned extra = (a->mixed ? HA_CELL_MIXED : 0) | (a->imputed || a->n < g->calls ? HA_CELL_IMPUTED : 0);
+      eval_metric(r, k, &env, extra, &mo[k]);
     }
-    if (fill_measures(r, res, row, fl, c, cval, cimp, &env, nm ? &gmix[gi * nm] : NULL, rc))
-      st = HP_ERR_NOMEM;
+    rc->incomplete_groups += incomplete;
+    rc->imputed_groups += imputed;
+    if (fill_measures(r, res, row, fl, c, cval, cimp, mo, rc)) st = HP_ERR_NOMEM;
   }
+  free(moff);
   free(gsum);
+  free(msum);
   free(gn);
   free(gimp);
-  free(gmix);
+  free(ma);
   free(gacc);
   free(vals);
   free(cval);
@@ -1359,19 +1674,25 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
   free(cimp);
   free(order);
   free(tot);
+  free(mo);
   return st;
 }
 
+/* "1 kernel lacks" / "2 kernels lack": the noun for n groups, and the verb's ending */
 static const char *unit_name(int group, uint64_t n) {
   const char *one = group == HA_BY_DISPATCH ? "dispatch" : group == HA_BY_KERNEL ? "kernel" : "kernel launch";
   static _Thread_local char buf[64];
-  snprintf(buf, sizeof buf, "%s%s", one, n == 1 ? "" : group == HA_BY_DISPATCH ? "es" : "s");
+  snprintf(buf, sizeof buf, "%s%s", one, n == 1 ? "" : group == HA_BY_KERNEL ? "s" : "es");
   return buf;
 }
 
 static int write_notes(run *r, ha_result *res, const rowctx *rc) {
   int e = 0;
   if (r->note_metrics[0]) e |= add_note(res, "%s", r->note_metrics);
+  if (r->mux_unreadable)
+    e |= add_note(res,
+                  "the store's metadata multiplex_incomplete cannot be read: incomplete multiplexing keys "
+                  "are found by their counters alone");
   for (size_t j = 0; j < r->t.ncounters; j++) {
     if (!r->used[j]) continue;
     if (r->multi && r->multi[j])
@@ -1403,18 +1724,30 @@ static int write_notes(run *r, ha_result *res, const rowctx *rc) {
                     rc->missing[k] == 1 ? "" : "s", vars[0] ? "unknown " : "an input has no value", vars);
     }
   }
-  if (rc->incomplete_groups)
+  uint64_t ni = rc->incomplete_groups, nimp = rc->imputed_groups;
+  if (ni && r->group == HA_BY_DISPATCH)
     e |= add_note(res,
                   "%" PRIu64
-                  " %s lack a counter that none of their dispatches measured (incomplete coverage): "
-                  "the metrics needing it are left out, never taken as zero",
-                  rc->incomplete_groups, unit_name(r->group, rc->incomplete_groups));
-  if (rc->imputed_groups)
+                  " dispatch%s %s counters not measured on %s, or %s to a multiplexed key that missed "
+                  "passes: the metrics needing them are left out, never taken as zero",
+                  ni, ni == 1 ? "" : "es", ni == 1 ? "lacks" : "lack", ni == 1 ? "it" : "them",
+                  ni == 1 ? "belongs" : "belong");
+  else if (ni)
+    e |= add_note(
+        res,
+        "%" PRIu64 " %s %s a counter that none of %s dispatches measured, or a multiplexed key that "
+        "missed passes (incomplete coverage): the metrics needing it are left out, never taken as zero",
+        ni, unit_name(r->group, ni), ni == 1 ? "lacks" : "lack", ni == 1 ? "its" : "their");
+  if (nimp && r->group == HA_BY_DISPATCH)
+    e |= add_note(
+        res, "%" PRIu64 " dispatch%s %s values imputed at profile time (iteration multiplexing; marked *)",
+        nimp, nimp == 1 ? "" : "es", nimp == 1 ? "has" : "have");
+  else if (nimp)
     e |= add_note(res,
                   "%" PRIu64
-                  " %s have counters measured on only part of their dispatches: those values are the "
-                  "mean of the dispatches that measured them (imputed, marked *)",
-                  rc->imputed_groups, unit_name(r->group, rc->imputed_groups));
+                  " %s %s values imputed (marked *): counters measured on only part of %s dispatches "
+                  "(the mean of those that measured them) or imputed at profile time",
+                  nimp, unit_name(r->group, nimp), nimp == 1 ? "has" : "have", nimp == 1 ? "its" : "their");
   return e;
 }
 
@@ -1456,6 +1789,13 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
     for (size_t i = 0; i < r.t.nkernels; i++)
       r.t.kernels[i].keep = !q->nkernels || glob_any(q->kernels, q->nkernels, r.t.kernels[i].name,
                                                      r.t.kernels[i].mangled, NULL);
+  }
+  if (st == HP_OK) { /* keys iteration multiplexing left incomplete: their dispatches give no metric */
+    const char *mux = hp_store_metadata(s, "multiplex_incomplete");
+    if (mux && parse_mux(mux, &r.mux, &r.nmux)) r.mux_unreadable = 1;
+    for (size_t i = 0; i < r.t.nkernels; i++)
+      for (size_t k = 0; k < r.nmux && !r.t.kernels[i].mux; k++)
+        r.t.kernels[i].mux = strcmp(r.t.kernels[i].mangled, r.mux[k].kernel) == 0;
   }
   if (st == HP_OK) st = scan_dispatches(s, &r);
   r.want_counters = !(counters && !*counters && metrics && !*metrics);

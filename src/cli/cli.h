@@ -35,6 +35,17 @@ struct ha_result;
 int cli_print_analysis(const struct ha_result *res, int fmt, size_t width);
 int cmd_plan(int argc, char **argv);
 void cmd_plan_help(FILE *out);
+/* cmd_plan.c: the metric definitions for provider p's device (the built-in sets for it, and `files`),
+ * names checked against its counters; errors printed. CLI_OK or CLI_FAIL. */
+struct hc_provider;
+struct hc_metrics;
+int cli_metrics_open(const struct hc_provider *p, const char *const *files, size_t nfiles,
+                     struct hc_metrics **out);
+/* cmd_plan.c: `--metrics` lists (each "a,b") as planner groups "NAME=C1,C2" for hc_plan_args.groups
+ * (NULL-terminated; free with hc_metrics_groups_free); errors printed. CLI_OK, CLI_USAGE (unknown metric)
+ * or CLI_FAIL (a bad definition file). */
+int cli_metric_groups(const struct hc_provider *p, const char *const *lists, size_t nlists,
+                      const char *const *files, size_t nfiles, char ***groups, size_t *ngroups);
 int cmd_list(int argc, char **argv);
 void cmd_list_help(FILE *out);
 

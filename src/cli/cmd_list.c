@@ -1,9 +1,11 @@
-/* `hubprof list counters|devices`: the counters of a device (block, unit, whether they can be
- * measured here and why not) and the device descriptions found, as a table, CSV or JSON. Runs nothing. */
+/* `hubprof list counters|metrics|devices`: the counters of a device (block, unit, whether they can be
+ * measured here and why not), its derived metrics (unit, counters, measurable here), and the device
+ * descriptions found, as a table, CSV or JSON. Runs nothing. */
 #include "cli.h"
 #include "report.h"
 
 #include "counters.h"
+#include "metrics.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -13,14 +15,18 @@
 
 void cmd_list_help(FILE *out) {
   fprintf(out, "usage: hubprof list counters [--device D] [--format F]\n"
+               "       hubprof list metrics [--device D] [--metrics-file F]... [--format F]\n"
                "       hubprof list devices [--format F]\n\n"
                "counters: every counter of a device with its block, unit, whether it can be measured on\n"
                "this machine and, when not, why (no PMU, perf_event_paranoid, a description for planning\n"
-               "only). devices: the device descriptions found (share/hubprof/devices, $HUBPROF_DEVICES)\n"
-               "with their provider and per-pass limits.\n\n"
+               "only). metrics: the derived metrics for a device (share/hubprof/metrics, $HUBPROF_METRICS,\n"
+               "--metrics-file; docs/metrics.md) with their unit, the counters they need and whether they\n"
+               "can be measured here. devices: the device descriptions found (share/hubprof/devices,\n"
+               "$HUBPROF_DEVICES) with their provider and per-pass limits.\n\n"
                "options:\n"
                "  --device D      a device description's name or path (default " DEFAULT_DEVICE ": this CPU\n"
                "                  through Linux perf_event); 'hubprof list devices' names them\n"
+               "  --metrics-file F  more metric definitions (list metrics; repeatable)\n"
                "  --format F      table (default), csv or json\n"
                "  -h, --help      show this help\n");
 }
@@ -100,6 +106,102 @@ static int list_counters(const char *device, int fmt) {
   return rc;
 }
 
+/* Can every counter of a metric be measured here? 1, or 0 with the first reason. */
+static int metric_measurable(const hc_provider *p, const hc_metrics *m, const hc_metric_info *mi,
+                             const char **reason, char *buf, size_t len) {
+  *reason = "";
+  for (size_t k = 0; k < mi->ncounters; k++) {
+    const char *name = hc_metrics_counter_name(m, mi->counters[k]);
+    long i = hc_provider_find(p, name);
+    const hc_counter *c = i >= 0 ? hc_provider_counter(p, (size_t)i) : NULL;
+    if (!c || !c->available) {
+      snprintf(buf, len, "%s: %s", name, c ? c->reason : "unknown counter");
+      *reason = buf;
+      return 0;
+    }
+  }
+  return 1;
+}
+
+static int list_metrics(const char *device, const char *const *files, size_t nfiles, int fmt) {
+  hc_provider *p;
+  char err[1024];
+  hc_status st = hc_device_open(device, &p, err, sizeof err);
+  if (st != HC_OK) {
+    cli_error("%s", err[0] ? err : hc_status_str(st));
+    return CLI_FAIL;
+  }
+  hc_metrics *m;
+  if (cli_metrics_open(p, files, nfiles, &m) != CLI_OK) {
+    hc_provider_close(p);
+    return CLI_FAIL;
+  }
+  static const report_col table_cols[] = {
+      {"METRIC", 0, 0}, {"UNIT", 0, 0}, {"COUNTERS", 0, 1}, {"MEASURABLE", 0, 0}, {"DESCRIPTION", 0, 1}};
+  static const report_col data_cols[] = {{"device", 0, 0},     {"metric", 0, 0},     {"unit", 0, 0},
+                                         {"counters", 0, 0},   {"measurable", 1, 0}, {"reason", 0, 0},
+                                         {"expression", 0, 0}, {"peak", 0, 0},       {"set", 0, 0},
+                                         {"file", 0, 0},       {"description", 0, 0}};
+  report *r = fmt == REPORT_TABLE ? report_new(table_cols, 5) : report_new(data_cols, 11);
+  const hc_limits *lim = hc_provider_limits(p);
+  size_t n = hc_metrics_count(m), avail = 0, nreasons = 0;
+  char reasons[16][300]; /* distinct reasons, footnoted in the table */
+  int rc = r ? CLI_OK : CLI_FAIL;
+  for (size_t i = 0; i < n && rc == CLI_OK; i++) {
+    const hc_metric_info *mi = hc_metrics_get(m, i);
+    char counters[1024] = "", why[300], mark[32], line[32];
+    size_t w = 0;
+    for (size_t k = 0; k < mi->ncounters && w < sizeof counters; k++)
+      w += (size_t)snprintf(counters + w, sizeof counters - w, "%s%s", k ? "," : "",
+                            hc_metrics_counter_name(m, mi->counters[k]));
+    if (!mi->ncounters) snprintf(counters, sizeof counters, "%s", fmt == REPORT_TABLE ? "(none)" : "");
+    const char *reason;
+    int ok = metric_measurable(p, m, mi, &reason, why, sizeof why);
+    avail += ok;
+    if (fmt == REPORT_TABLE) {
+      if (ok) {
+        snprintf(mark, sizeof mark, "yes");
+      } else {
+        const char *bare = strstr(reason, ": "); /* footnotes give the counter's reason; COUNTERS names it */
+        bare = bare ? bare + 2 : reason;
+        size_t k = 0;
+        while (k < nreasons && strcmp(reasons[k], bare))
+          k++;
+        if (k == nreasons && nreasons < 16) snprintf(reasons[nreasons++], sizeof reasons[0], "%s", bare);
+        if (k < 16)
+          snprintf(mark, sizeof mark, "no [%zu]", k + 1);
+        else
+          snprintf(mark, sizeof mark, "no");
+      }
+      const char *cells[] = {mi->name, mi->unit, counters, mark, mi->description};
+      if (report_add(r, cells)) rc = CLI_FAIL;
+    } else {
+      char file[4200];
+      snprintf(line, sizeof line, "%u", mi->line);
+      snprintf(file, sizeof file, "%s:%s", mi->file, line);
+      const char *cells[] = {lim->device,    mi->name, mi->unit, counters, ok ? "1" : "0", reason,
+                             mi->expression, mi->peak, mi->set,  file,     mi->description};
+      if (report_add(r, cells)) rc = CLI_FAIL;
+    }
+  }
+  if (rc == CLI_OK) {
+    if (fmt == REPORT_TABLE)
+      printf("%s: %zu metric%s, %zu measurable here\n", lim->device, n, n == 1 ? "" : "s", avail);
+    if (fmt != REPORT_TABLE || n) report_print(r, (report_fmt)fmt, report_term_width(), stdout);
+    if (fmt == REPORT_TABLE && nreasons) {
+      putchar('\n');
+      for (size_t k = 0; k < nreasons; k++)
+        printf("[%zu] %s\n", k + 1, reasons[k]);
+    }
+  } else {
+    cli_error("out of memory");
+  }
+  report_free(r);
+  hc_metrics_free(m);
+  hc_provider_close(p);
+  return rc;
+}
+
 static int list_devices(int fmt) {
   char **paths;
   size_t n;
@@ -151,10 +253,13 @@ static int list_devices(int fmt) {
 int cmd_list(int argc, char **argv) {
   static const struct option opts[] = {{"device", required_argument, 0, 'd'},
                                        {"format", required_argument, 0, 'F'},
+                                       {"metrics-file", required_argument, 0, 'f'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   int fmt = -1, o;
   const char *device = NULL, *fmt_arg = NULL;
+  const char *files[64];
+  size_t nfiles = 0;
   opterr = 0;
   while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (o) {
@@ -176,6 +281,13 @@ int cmd_list(int argc, char **argv) {
       }
       fmt_arg = optarg;
       break;
+    case 'f':
+      if (nfiles == 64) {
+        cli_error("list: too many --metrics-file (64 at most)");
+        return CLI_USAGE;
+      }
+      files[nfiles++] = optarg;
+      break;
     case 'h': cmd_list_help(stdout); return cli_finish_stdout(CLI_OK);
     case ':': cli_error("list: option '%s' needs a value", argv[optind - 1]); return CLI_USAGE;
     default:
@@ -185,11 +297,17 @@ int cmd_list(int argc, char **argv) {
   }
   if (fmt < 0) fmt = REPORT_TABLE;
   if (argc - optind != 1) {
-    cli_error(argc - optind ? "list: expected one of counters, devices (see 'hubprof list --help')"
-                            : "list: what to list? counters or devices (see 'hubprof list --help')");
+    cli_error(argc - optind ? "list: expected one of counters, metrics, devices (see 'hubprof list --help')"
+                            : "list: what to list? counters, metrics or devices (see 'hubprof list --help')");
     return CLI_USAGE;
   }
   const char *what = argv[optind];
+  if (nfiles && strcmp(what, "metrics")) {
+    cli_error("list: --metrics-file applies to 'list metrics'");
+    return CLI_USAGE;
+  }
+  if (strcmp(what, "metrics") == 0)
+    return cli_finish_stdout(list_metrics(device ? device : DEFAULT_DEVICE, files, nfiles, fmt));
   if (strcmp(what, "counters") == 0)
     return cli_finish_stdout(list_counters(device ? device : DEFAULT_DEVICE, fmt));
   if (strcmp(what, "devices") == 0) {
@@ -199,6 +317,6 @@ int cmd_list(int argc, char **argv) {
     }
     return cli_finish_stdout(list_devices(fmt));
   }
-  cli_error("list: cannot list '%s' (counters or devices)", what);
+  cli_error("list: cannot list '%s' (counters, metrics or devices)", what);
   return CLI_USAGE;
 }

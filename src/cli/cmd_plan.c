@@ -1,9 +1,11 @@
-/* `hubprof plan --counters LIST`: the passes a set of counters needs on a device — which counters go
- * together, under the device's per-pass and per-block limits — printed without running anything. */
+/* `hubprof plan --counters LIST --metrics LIST`: the passes a set of counters and metrics needs on a device
+ * — which counters go together (a metric's in one pass where the limits allow), under the device's per-pass
+ * and per-block limits — printed without running anything. Also the CLI's metric helpers (cli.h). */
 #include "cli.h"
 #include "report.h"
 
 #include "counters.h"
+#include "metrics.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -14,8 +16,8 @@
 
 void cmd_plan_help(FILE *out) {
   fprintf(out,
-          "usage: hubprof plan --counters LIST [--group NAME=LIST]... [--device D]\n"
-          "                    [--max-counters-per-pass N] [--format F]\n\n"
+          "usage: hubprof plan [--counters LIST] [--metrics LIST] [--group NAME=LIST]... [--device D]\n"
+          "                    [--metrics-file F]... [--max-counters-per-pass N] [--format F]\n\n"
           "Print the passes a set of counters needs on a device, without running anything: the\n"
           "fewest passes the device's limits allow (counters per pass and per hardware block),\n"
           "with the counters of one group (a metric's ratio partners) in one pass where they fit.\n"
@@ -23,6 +25,9 @@ void cmd_plan_help(FILE *out) {
           "impossible plans are errors.\n\n"
           "options:\n"
           "  --counters LIST             counters to measure, comma-separated (repeatable)\n"
+          "  --metrics LIST              metrics to measure: their counters, each metric's in one pass\n"
+          "                              where they fit (repeatable; 'hubprof list metrics')\n"
+          "  --metrics-file F            more metric definitions (repeatable; docs/metrics.md)\n"
           "  --group NAME=LIST           counters to keep in one pass, e.g. a metric's (repeatable)\n"
           "  --device D                  device description name or path (default " DEFAULT_DEVICE "; see\n"
           "                              'hubprof list devices')\n"
@@ -135,6 +140,76 @@ static int print_plan(const hc_provider *p, const hc_plan *pl, unsigned max_arg,
   return rc;
 }
 
+/* ---- metric helpers shared with list and profile (cli.h) ---- */
+
+int cli_metrics_open(const hc_provider *p, const char *const *files, size_t nfiles, hc_metrics **out) {
+  char err[1024];
+  const char *device = hc_provider_limits(p) ? hc_provider_limits(p)->device : NULL;
+  size_t n = hc_provider_count(p);
+  const char **names = calloc(n + 1, sizeof *names);
+  hc_metrics *m = NULL;
+  hc_status st = names ? hc_metrics_new(&m) : HC_ERR_NOMEM;
+  for (size_t i = 0; names && i < n; i++)
+    names[i] = hc_provider_counter(p, i)->name;
+  if (st == HC_OK) st = hc_metrics_add_builtin(m, device, err, sizeof err);
+  for (size_t i = 0; st == HC_OK && i < nfiles; i++)
+    st = hc_metrics_add_file(m, files[i], device, err, sizeof err);
+  if (st == HC_OK) st = hc_metrics_resolve(m, names, n, err, sizeof err);
+  free(names);
+  if (st != HC_OK) {
+    cli_error("%s", st == HC_ERR_NOMEM ? "out of memory" : err);
+    hc_metrics_free(m);
+    return CLI_FAIL;
+  }
+  *out = m;
+  return CLI_OK;
+}
+
+int cli_metric_groups(const hc_provider *p, const char *const *lists, size_t nlists, const char *const *files,
+                      size_t nfiles, char ***groups, size_t *ngroups) {
+  *groups = NULL;
+  *ngroups = 0;
+  if (!nlists) return CLI_OK;
+  hc_metrics *m;
+  int rc = cli_metrics_open(p, files, nfiles, &m);
+  for (size_t i = 0; rc == CLI_OK && i < nlists; i++) {
+    char err[1024], **g;
+    size_t ng;
+    hc_status st = hc_metrics_plan_groups(m, lists[i], &g, &ng, err, sizeof err);
+    if (st != HC_OK) {
+      cli_error("%s", st == HC_ERR_NOMEM ? "out of memory" : err);
+      rc = st == HC_ERR_NOMEM ? CLI_FAIL : CLI_USAGE;
+      break;
+    }
+    char **all = realloc(*groups, (*ngroups + ng + 1) * sizeof *all);
+    if (!all) {
+      hc_metrics_groups_free(g);
+      cli_error("out of memory");
+      rc = CLI_FAIL;
+      break;
+    }
+    *groups = all;
+    for (size_t k = 0; k < ng; k++) { /* a metric named twice is planned once */
+      int dup = 0;
+      for (size_t j = 0; j < *ngroups && !dup; j++)
+        dup = strcmp(all[j], g[k]) == 0;
+      if (dup)
+        free(g[k]);
+      else
+        all[(*ngroups)++] = g[k];
+    }
+    all[*ngroups] = NULL;
+    free(g); /* the strings moved */
+  }
+  hc_metrics_free(m);
+  if (rc != CLI_OK) {
+    hc_metrics_groups_free(*groups);
+    *groups = NULL;
+    *ngroups = 0;
+  }
+  return rc;
+}
+
 /* Grow a vector of strings by one. */
 static int push_arg(const char ***v, size_t *n, const char *s) {
   const char **nv = realloc(*v, (*n + 1) * sizeof *nv);
@@ -147,6 +222,8 @@ static int push_arg(const char ***v, size_t *n, const char *s) {
 int cmd_plan(int argc, char **argv) {
   static const struct option opts[] = {{"counters", required_argument, 0, 'c'},
                                        {"group", required_argument, 0, 'g'},
+                                       {"metrics", required_argument, 0, 'M'},
+                                       {"metrics-file", required_argument, 0, 'f'},
                                        {"device", required_argument, 0, 'd'},
                                        {"max-counters-per-pass", required_argument, 0, 'm'},
                                        {"format", required_argument, 0, 'F'},
@@ -154,15 +231,22 @@ int cmd_plan(int argc, char **argv) {
                                        {0, 0, 0, 0}};
   int fmt = REPORT_TABLE, o, rc = CLI_USAGE;
   const char *device = NULL, *fmt_arg = NULL, *max_arg = NULL;
-  const char **lists = NULL, **groups = NULL;
-  size_t nlists = 0, ngroups = 0;
+  const char **lists = NULL, **groups = NULL, **mlists = NULL, **mfiles = NULL;
+  size_t nlists = 0, ngroups = 0, nmlists = 0, nmfiles = 0;
+  char **mgroups = NULL;
+  size_t nmgroups = 0;
   unsigned max = 0;
   opterr = 0;
   while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (o) {
     case 'c':
     case 'g':
-      if (o == 'c' ? push_arg(&lists, &nlists, optarg) : push_arg(&groups, &ngroups, optarg)) {
+    case 'M':
+    case 'f':
+      if (o == 'c'   ? push_arg(&lists, &nlists, optarg)
+          : o == 'g' ? push_arg(&groups, &ngroups, optarg)
+          : o == 'M' ? push_arg(&mlists, &nmlists, optarg)
+                     : push_arg(&mfiles, &nmfiles, optarg)) {
         cli_error("out of memory");
         rc = CLI_FAIL;
         goto out;
@@ -215,8 +299,14 @@ int cmd_plan(int argc, char **argv) {
               argv[optind]);
     goto out;
   }
-  if (!nlists && !ngroups) {
-    cli_error("plan: nothing to plan: give --counters LIST or --group NAME=LIST (see 'hubprof plan --help')");
+  if (!nlists && !ngroups && !nmlists) {
+    cli_error(
+        "plan: nothing to plan: give --counters LIST, --metrics LIST or --group NAME=LIST (see 'hubprof "
+        "plan --help')");
+    goto out;
+  }
+  if (nmfiles && !nmlists) {
+    cli_error("plan: --metrics-file needs --metrics LIST (the metrics to plan)");
     goto out;
   }
   hc_provider *p;
@@ -225,6 +315,16 @@ int cmd_plan(int argc, char **argv) {
   if (st != HC_OK) {
     cli_error("%s", err[0] ? err : hc_status_str(st));
     rc = CLI_FAIL;
+    goto out;
+  }
+  rc = cli_metric_groups(p, mlists, nmlists, mfiles, nmfiles, &mgroups, &nmgroups);
+  for (size_t i = 0; rc == CLI_OK && i < nmgroups; i++)
+    if (push_arg(&groups, &ngroups, mgroups[i])) {
+      cli_error("out of memory");
+      rc = CLI_FAIL;
+    }
+  if (rc != CLI_OK) {
+    hc_provider_close(p);
     goto out;
   }
   hc_plan_args a = {.counters = lists,
@@ -246,5 +346,8 @@ int cmd_plan(int argc, char **argv) {
 out:
   free(lists);
   free(groups);
+  free(mlists);
+  free(mfiles);
+  hc_metrics_groups_free(mgroups);
   return rc;
 }
