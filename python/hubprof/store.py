@@ -155,11 +155,12 @@ class Store:
         return describe(name)
 
     # ---- analysis ----
-    def analyze(self, by: str = "kernel", limit: int | None = None) -> pd.DataFrame:
-        """The groupings of `hubprof analyze` as a DataFrame (see hubprof.analysis.analyze)."""
+    def analyze(self, by: str = "kernel", limit: int | None = None, **kw) -> pd.DataFrame:
+        """The groupings of `hubprof analyze` as a DataFrame: counters=, metrics=, kernel=, device=,
+        dispatch=, sort=, metric_files= as hubprof.analysis.analyze takes them."""
         from .analysis import analyze
 
-        return analyze(self, by=by, limit=limit)
+        return analyze(self, by=by, limit=limit, **kw)
 
 
 def open(path: str | os.PathLike, format: str | None = None) -> Store:  # noqa: A001 (the module's verb)

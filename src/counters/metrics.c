@@ -784,15 +784,16 @@ static hc_status resolve_tree(hc_metrics *m, size_t di, int ni, const char *cons
     for (int v = 0; v < HC_VAR_COUNT; v++)
       consider(&s, var_names[v]);
     char hint[300] = "";
-    const char *dash = strchr(n->name, '-');
-    if (s.best) {
-      snprintf(hint, sizeof hint, " (did you mean '%s'?)", s.best);
-    } else if (dash) { /* "a-b" where a and b are known: a subtraction needs blanks */
+    /* "a-b" where a and b are known: a subtraction needs blanks */
+    for (const char *dash = strchr(n->name, '-'); dash && !hint[0]; dash = strchr(dash + 1, '-')) {
       char left[256];
       snprintf(left, sizeof left, "%.*s", (int)(dash - n->name), n->name);
-      if (find_def(m, left) >= 0 || in_list(cat, ncat, left) || in_list(var_names, HC_VAR_COUNT, left))
-        snprintf(hint, sizeof hint, " (a subtraction needs blanks: '%s - %s')", left, dash + 1);
+      const char *right = dash + 1;
+      int lk = find_def(m, left) >= 0 || in_list(cat, ncat, left) || in_list(var_names, HC_VAR_COUNT, left);
+      int rk = find_def(m, right) >= 0 || in_list(cat, ncat, right) || in_list(var_names, HC_VAR_COUNT, right);
+      if (lk && rk) snprintf(hint, sizeof hint, " (a subtraction needs blanks: '%s - %s')", left, right);
     }
+    if (!hint[0] && s.best) snprintf(hint, sizeof hint, " (did you mean '%s'?)", s.best);
     seterr(err, errlen, "%s:%u: %s '%s': unknown name '%s'%s", d->file, d->line, what, d->name, n->name,
            hint);
     return HC_ERR_UNKNOWN;
