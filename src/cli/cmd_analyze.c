@@ -354,9 +354,22 @@ static int print_table(const ha_result *res, size_t width) {
       size_t take = 0;
       for (size_t k = next; k < end; k++)
         if (!cols[k].fixed) pidx[pn + take++] = k;
-      if (width && pn > base && panel_width(cols, pidx, pn + take) > width) break;
-      pn += take;
-      next = end;
+      if (!width || panel_width(cols, pidx, pn + take) <= width) {
+        pn += take;
+        next = end;
+        continue;
+      }
+      if (pn > base) break; /* the unit goes to the next panel */
+      /* a unit wider than the terminal alone: as many of its columns as fit (at least one) */
+      pn++;
+      next++;
+      while (next < end && !cols[next].fixed) {
+        pidx[pn] = next;
+        if (panel_width(cols, pidx, pn + 1) > width) break;
+        pn++;
+        next++;
+      }
+      break;
     }
     if (panel) putchar('\n');
     rc = print_panel(res, cols, pidx, pn, t0, width);
