@@ -674,6 +674,398 @@ static void check_foreign(void) {
   hp_store_close(s);
 }
 
+/* ---- the big tables built as pages: the same rows as SQLite would store them, any number of them ---- */
+
+/* FNV-1a over every column of every row of a query, as "type:value" (quote()d), and the row count. */
+static uint64_t q_hash(sqlite3 *db, const char *sql, uint64_t *rows) {
+  sqlite3_stmt *st;
+  uint64_t h = 1469598103934665603ull;
+  *rows = 0;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+    fprintf(stderr, "sql error: %s\n  in %s\n", sqlite3_errmsg(db), sql);
+    return 0;
+  }
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    (*rows)++;
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+      const unsigned char *t = sqlite3_column_text(st, i);
+      for (const unsigned char *p = t ? t : (const unsigned char *)"<null>"; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+      h = (h ^ '|') * 1099511628211ull;
+    }
+  }
+  sqlite3_finalize(st);
+  return h;
+}
+
+static char *q_first(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st;
+  char *v = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    v = strdup(sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* PRAGMA integrity_check says "ok" (tree structure, key order, every index entry, NOT NULL, free pages). */
+static void check_integrity(const char *p) {
+  sqlite3 *db;
+  CHECK(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+  char *r = q_first(db, "PRAGMA integrity_check");
+  CHECK_MSG(r && strcmp(r, "ok") == 0, "%s: integrity_check: %s", p, r ? r : "(no answer)");
+  free(r);
+  sqlite3_close(db);
+}
+
+/* Every column but guid of the big tables (and the index, walked in its own order), hashed. */
+static void big_table_hashes(const char *p, uint64_t h[4], uint64_t n[4]) {
+  static const char *const tables[3] = {"rocpd_kernel_dispatch", "rocpd_event", "rocpd_pmc_event"};
+  sqlite3 *db;
+  CHECK(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+  for (int t = 0; t < 3; t++) {
+    char q[256];
+    snprintf(q, sizeof q,
+             "SELECT group_concat('typeof(\"' || name || '\"), quote(\"' || name || '\")', ', ') FROM "
+             "pragma_table_info('%s') WHERE name <> 'guid'",
+             tables[t]);
+    char *cols = q_first(db, q);
+    char *sql = sqlite3_mprintf("SELECT %s FROM %s ORDER BY id", cols ? cols : "NULL", tables[t]);
+    h[t] = q_hash(db, sql, &n[t]);
+    sqlite3_free(sql);
+    free(cols);
+  }
+  char *idx = q_first(db, "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE '%event_id'");
+  char *tbl =
+      q_first(db, "SELECT tbl_name FROM sqlite_master WHERE type = 'index' AND name LIKE '%event_id'");
+  char *sql = sqlite3_mprintf("SELECT event_id, id FROM \"%w\" INDEXED BY \"%w\" ORDER BY event_id",
+                              tbl ? tbl : "", idx ? idx : "");
+  h[3] = q_hash(db, sql, &n[3]);
+  sqlite3_free(sql);
+  free(idx);
+  free(tbl);
+  sqlite3_close(db);
+}
+
+/* Integers of every width SQLite stores (0 and 1 take no bytes, then 1, 2, 3, 4, 6 and 8 bytes). */
+static const int64_t edge_ints[] = {0,
+                                    1,
+                                    -1,
+                                    2,
+                                    127,
+                                    128,
+                                    -128,
+                                    -129,
+                                    32767,
+                                    32768,
+                                    -32769,
+                                    8388607,
+                                    8388608,
+                                    -8388609,
+                                    2147483647,
+                                    2147483648,
+                                    -2147483649,
+                                    140737488355327,
+                                    140737488355328,
+                                    -140737488355329,
+                                    INT64_MAX,
+                                    INT64_MIN};
+static const double edge_doubles[] = {7.5, 0.0, 1e300, 5e-324, -123.456e-300, 100, -3, 0.1};
+
+/* Row i of n, ids increasing (as signed 64-bit integers: from below 0 to above it). */
+static hp_dispatch bulk_row(uint64_t i, uint64_t n) {
+  size_t k = N(edge_ints);
+  int64_t id = -4000000000000000000ll + (int64_t)(i * (8000000000000000000ull / n)) + 1;
+  if (id == 0) id = 1;
+  hp_dispatch d = {.size = sizeof d,
+                   .id = (uint64_t)id,
+                   .dispatch_id = (uint64_t)edge_ints[i % k],
+                   .process_id = i % 5 ? 1 : 0,
+                   .thread_id = i % 7 ? 1 : 0,
+                   .agent_id = 1,
+                   .queue_id = i % 3 ? 1 : 0,
+                   .kernel_id = 1,
+                   .grid = {(uint32_t)edge_ints[(i + 1) % k], (uint32_t)i, 4294967295u},
+                   .workgroup = {64, (uint32_t)(i % 2), 0},
+                   .private_size = edge_ints[(i + 2) % k],
+                   .group_size = edge_ints[(i + 3) % k],
+                   .start_ns = edge_ints[(i + 4) % k],
+                   .end_ns = edge_ints[(i + 5) % k],
+                   .enqueue_ns = i % 4 ? edge_ints[(i + 6) % k] : 0,
+                   .passes = (uint32_t)(i % 3),
+                   .bytes_accessible = i % 5 ? (uint64_t)edge_ints[(i + 7) % k] : 0,
+                   .bytes_restored = i % 11 == 0 ? UINT64_MAX : 0};
+  return d;
+}
+
+static hp_counter_value bulk_value(const hp_dispatch *d, uint64_t i, int c) {
+  hp_counter_value v = {.size = sizeof v,
+                        .dispatch_id = d->id,
+                        .counter_id = (uint64_t)c + 1,
+                        .pass = (uint32_t)((i + (uint64_t)c) % 4),
+                        .imputed = (uint32_t)(i % 9 == 0),
+                        .value = edge_doubles[(i + (uint64_t)c) % N(edge_doubles)] * (double)(i % 13)};
+  if (i % 17 == 0) v.value = c ? -0.0 : NAN;
+  if (i % 19 == 0) v.value = c ? INFINITY : -INFINITY;
+  return v;
+}
+
+static void write_refs(hp_store *s) {
+  hp_node node = {sizeof node, 1, "host", "m", "Linux", "6", "#1", "x86_64"};
+  hp_process pr = {sizeof pr, 1, 1, 42, 1, -1, 10, 20, "./app", 0};
+  hp_thread th = {sizeof th, 1, 1, 42, 10, 20, "main"};
+  hp_agent ag = {.size = sizeof ag, .id = 1, .node_id = 1, .type = HP_AGENT_GPU, .name = "gpu"};
+  hp_queue q = {sizeof q, 1, 1, 1, "q"};
+  hp_code_object co = {sizeof co, 1, 1, 1, "file:///k.so", 0, 0};
+  hp_kernel_symbol ks = {sizeof ks, 1, 1, "k", "kern", 0, 0};
+  CHECK_OK(hp_write_node(s, &node), s);
+  CHECK_OK(hp_write_process(s, &pr), s);
+  CHECK_OK(hp_write_thread(s, &th), s);
+  CHECK_OK(hp_write_agent(s, &ag), s);
+  CHECK_OK(hp_write_queue(s, &q), s);
+  CHECK_OK(hp_write_code_object(s, &co), s);
+  CHECK_OK(hp_write_kernel_symbol(s, &ks), s);
+  for (uint64_t c = 1; c <= 2; c++) {
+    hp_counter_info ci = {sizeof ci, c, 1, c == 1 ? "A" : "B", "", "SQ", "", ""};
+    CHECK_OK(hp_write_counter_info(s, &ci), s);
+  }
+}
+
+/* n dispatches in id order, a value each, then 100 more in descending order (out of order) with values. */
+static hp_status write_deep(hp_store *w, uint64_t n) {
+  write_refs(w);
+  hp_status st = HP_OK;
+  for (uint64_t k = 1; k <= n && st == HP_OK; k++) {
+    hp_dispatch dd = {.size = sizeof dd,
+                      .id = k,
+                      .dispatch_id = k,
+                      .process_id = 1,
+                      .thread_id = 1,
+                      .agent_id = 1,
+                      .queue_id = 1,
+                      .kernel_id = 1,
+                      .start_ns = (int64_t)k * 10,
+                      .end_ns = (int64_t)k * 10 + 5,
+                      .passes = 1};
+    st = hp_write_dispatch(w, &dd);
+    hp_counter_value cv = {sizeof cv, k, 1, 1, 0, (double)k};
+    if (st == HP_OK) st = hp_write_counter_value(w, &cv);
+  }
+  for (uint64_t k = n + 100; k > n && st == HP_OK; k--) {
+    hp_dispatch dd = {.size = sizeof dd,
+                      .id = k,
+                      .dispatch_id = k,
+                      .process_id = 1,
+                      .thread_id = 1,
+                      .agent_id = 1,
+                      .queue_id = 1,
+                      .kernel_id = 1,
+                      .passes = 1};
+    st = hp_write_dispatch(w, &dd);
+    hp_counter_value cv = {sizeof cv, k, 2, 1, 0, (double)k};
+    if (st == HP_OK) st = hp_write_counter_value(w, &cv);
+  }
+  return st;
+}
+
+/* n dispatches with `nv` values each: in id order (built as pages), or in reverse order (the first row built
+ * as pages, then everything through SQLite). */
+static void write_bulk(const char *p, uint64_t n, int nv, int reverse) {
+  hp_store *s;
+  CHECK_OK(hp_store_open(p, "rocpd", HP_CREATE, &s), s);
+  write_refs(s);
+  hp_status st = HP_OK;
+  for (uint64_t k = 0; k < n && st == HP_OK; k++) {
+    uint64_t i = reverse ? n - 1 - k : k;
+    hp_dispatch d = bulk_row(i, n);
+    st = hp_write_dispatch(s, &d);
+  }
+  for (uint64_t i = 0; i < n && st == HP_OK; i++)
+    for (int c = 0; c < nv && st == HP_OK; c++) {
+      hp_dispatch d = bulk_row(i, n);
+      hp_counter_value v = bulk_value(&d, i, c);
+      st = hp_write_counter_value(s, &v);
+    }
+  CHECK_OK(st, s);
+  CHECK_OK(hp_store_close(s), (hp_store *)NULL);
+}
+
+static void check_bulk(void) {
+  /* the same rows stored by SQLite and built as pages read back the same, to the type of every value */
+  const char *a = path_in("bulk.db"), *b = path_in("sqlite.db");
+  write_bulk(a, 10000, 2, 0);
+  write_bulk(b, 10000, 2, 1);
+  check_integrity(a);
+  check_integrity(b);
+  uint64_t ha[4], na[4], hb[4], nb[4];
+  big_table_hashes(a, ha, na);
+  big_table_hashes(b, hb, nb);
+  static const char *const what[4] = {"kernel_dispatch", "event", "pmc_event", "event_id index"};
+  for (int t = 0; t < 4; t++)
+    CHECK_MSG(ha[t] == hb[t] && na[t] == nb[t], "%s: pages and SQLite differ (%llu and %llu rows)", what[t],
+              (unsigned long long)na[t], (unsigned long long)nb[t]);
+  CHECK_EQ_U64(na[0], 10000);
+  CHECK_EQ_U64(na[2], 20000);
+  /* every field reads back through the hub */
+  hp_store *s;
+  CHECK_OK(hp_store_open(a, NULL, HP_READ, &s), s);
+  hp_cursor *c = NULL;
+  CHECK_OK(hp_cursor_open(s, HP_TABLE_DISPATCH, &c), s);
+  uint64_t i = 0, bad = 0;
+  hp_dispatch d = {.size = sizeof d};
+  while (c && hp_cursor_next(c, &d) == HP_OK) {
+    hp_dispatch want = bulk_row(i++, 10000);
+    char why[128];
+    if (!same_row(HP_TABLE_DISPATCH, &want, &d, why, sizeof why) && bad++ < 3) fprintf(stderr, "%s\n", why);
+  }
+  hp_cursor_close(c);
+  CHECK_EQ_U64(i, 10000);
+  CHECK_EQ_U64(bad, 0);
+  CHECK_OK(hp_cursor_open(s, HP_TABLE_COUNTER_VALUE, &c), s);
+  i = bad = 0;
+  hp_counter_value v = {.size = sizeof v};
+  while (c && hp_cursor_next(c, &v) == HP_OK) {
+    hp_dispatch dd = bulk_row(i / 2, 10000);
+    hp_counter_value want = bulk_value(&dd, i / 2, (int)(i % 2));
+    i++;
+    char why[128];
+    if (!same_row(HP_TABLE_COUNTER_VALUE, &want, &v, why, sizeof why) && bad++ < 3)
+      fprintf(stderr, "%s\n", why);
+  }
+  hp_cursor_close(c);
+  CHECK_EQ_U64(i, 20000);
+  CHECK_EQ_U64(bad, 0);
+  hp_store_close(s);
+  sqlite3 *db;
+  CHECK(sqlite3_open_v2(a, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+  CHECK(near(q_double(db, "SELECT COUNT(*) FROM kernels"), 10000));
+  CHECK(near(q_double(db, "SELECT COUNT(*) FROM pmc_events"), 20000));
+  CHECK(near(q_double(db, "SELECT total_calls FROM top_kernels"), 10000));
+  sqlite3_close(db);
+
+  /* deep trees (three levels of kernel_dispatch, event, pmc_event and the index), then rows out of order:
+   * what was built goes in, later rows go through SQLite; a row built as a page is still a duplicate */
+  const char *deep = path_in("deep.db");
+  hp_store *w;
+  CHECK_OK(hp_store_open(deep, "rocpd", HP_CREATE, &w), w);
+  CHECK_OK(write_deep(w, 60000), w);
+  hp_dispatch dup = {.size = sizeof dup, .id = 77, .dispatch_id = 77, .process_id = 1};
+  CHECK(hp_write_dispatch(w, &dup) == HP_ERR_CONSTRAINT);
+  hp_store_abort(w);
+  CHECK(!exists(deep));
+  uint64_t ndeep = 450000;
+  CHECK_OK(hp_store_open(deep, "rocpd", HP_CREATE, &w), w);
+  hp_status st = write_deep(w, ndeep);
+  hp_region rg = {sizeof rg, 1, 1, 1, "phase", "user", 5, 50};
+  CHECK_OK(hp_write_region(w, &rg), w);
+  CHECK_OK(st, w);
+  CHECK_OK(hp_store_close(w), (hp_store *)NULL);
+  check_integrity(deep);
+  CHECK(sqlite3_open_v2(deep, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+  CHECK(near(q_double(db, "SELECT COUNT(*) FROM kernels"), (double)ndeep + 100));
+  CHECK(near(q_double(db, "SELECT COUNT(*) FROM rocpd_event"), (double)ndeep + 100 + 1)); /* + the region's */
+  CHECK(near(q_double(db, "SELECT COUNT(*) FROM pmc_events"), (double)ndeep + 100));
+  CHECK(
+      near(q_double(db, "SELECT COUNT(*) FROM rocpd_pmc_event V JOIN rocpd_kernel_dispatch K ON K.event_id = "
+                        "V.event_id WHERE V.value = K.dispatch_id"),
+           (double)ndeep + 100));
+  CHECK(near(q_double(db, "SELECT COUNT(*) FROM regions"), 1));
+  /* three levels in every big tree (when this SQLite has the dbstat table to tell) */
+  double depth = q_double(db, "SELECT MIN(m) FROM (SELECT MAX(length(path)) AS m FROM dbstat WHERE name LIKE "
+                              "'rocpd_kernel_dispatch%' OR name LIKE 'rocpd_event%' OR name LIKE "
+                              "'rocpd_pmc_event%' GROUP BY name)");
+  CHECK_MSG(isnan(depth) || depth >= 9, "depth path %g", depth);
+  CHECK(near(q_double(db, "SELECT SUM(dispatch_id = id AND event_id = id) FROM rocpd_kernel_dispatch"),
+             (double)ndeep + 100));
+  sqlite3_close(db);
+
+  /* a file system without range insertion (tmpfs): the pages are copied after the database's */
+  if (access("/dev/shm", W_OK) == 0) {
+    char shm[128];
+    snprintf(shm, sizeof shm, "/dev/shm/test_rocpd.%d.db", (int)getpid());
+    write_bulk(shm, 5000, 1, 0);
+    check_integrity(shm);
+    uint64_t hs[4], ns[4];
+    big_table_hashes(shm, hs, ns);
+    CHECK_EQ_U64(ns[0], 5000);
+    CHECK_EQ_U64(ns[2], 5000);
+    unlink(shm);
+  }
+
+  /* no rows at all */
+  const char *empty = path_in("empty.db");
+  CHECK_OK(hp_store_open(empty, "rocpd", HP_CREATE, &w), w);
+  CHECK_OK(hp_store_close(w), (hp_store *)NULL);
+  check_integrity(empty);
+  CHECK(files_with(".tmp.") == 0);
+}
+
+/* Merge: the dispatches of a per-process log come out of id order (a collector's threads take ids in blocks
+ * of 64 and their rows interleave); the merge renumbers them in read order and every counter value still
+ * belongs to its dispatch. */
+static void check_merge_order(void) {
+  const char *in[2] = {path_in("threads.log"), path_in("shuffled.log")};
+  for (int f = 0; f < 2; f++) {
+    hp_store *s;
+    CHECK_OK(hp_store_open(in[f], "log", HP_CREATE, &s), s);
+    write_refs(s);
+    uint64_t n = f ? 3000 : 2048, ids[3000];
+    for (uint64_t k = 0; k < n; k++) {
+      if (!f) { /* two threads, blocks of 64, rows of both threads in turns of 10 */
+        uint64_t turn = k / 10, thread = turn % 2, j = (turn / 2) * 10 + k % 10;
+        ids[k] = (j / 64) * 128 + thread * 64 + j % 64 + 1;
+      } else {
+        ids[k] = 5 * k + 3;
+      }
+    }
+    if (f)
+      for (uint64_t k = n - 1; k > 0; k--) { /* shuffled */
+        uint64_t j = (k * 2654435761u) % (k + 1), t = ids[k];
+        ids[k] = ids[j];
+        ids[j] = t;
+      }
+    for (uint64_t k = 0; k < n; k++) {
+      hp_dispatch d = {.size = sizeof d,
+                       .id = ids[k],
+                       .dispatch_id = ids[k],
+                       .process_id = 1,
+                       .thread_id = 1,
+                       .agent_id = 1,
+                       .queue_id = 1,
+                       .kernel_id = 1,
+                       .passes = 1};
+      CHECK_OK(hp_write_dispatch(s, &d), s);
+    }
+    for (uint64_t k = n; k-- > 0;)
+      for (int c = 1; c <= 2; c++) {
+        hp_counter_value v = {sizeof v, ids[k], (uint64_t)c, 1, 0, (double)(ids[k] * 10 + (uint64_t)c)};
+        CHECK_OK(hp_write_counter_value(s, &v), s);
+      }
+    CHECK_OK(hp_store_close(s), (hp_store *)NULL);
+  }
+  const char *out = path_in("merged.db");
+  hp_store *src[2] = {NULL, NULL}, *o;
+  for (int f = 0; f < 2; f++)
+    CHECK_OK(hp_store_open(in[f], NULL, HP_READ, &src[f]), src[f]);
+  CHECK_OK(hp_store_open(out, "rocpd", HP_CREATE, &o), o);
+  hp_merge_stats ms = {.size = sizeof ms};
+  CHECK_OK(hp_merge(o, src, 2, &ms), o);
+  CHECK_OK(hp_store_close(o), (hp_store *)NULL);
+  for (int f = 0; f < 2; f++)
+    hp_store_close(src[f]);
+  CHECK_EQ_U64(ms.rows_out[HP_TABLE_DISPATCH], 2048 + 3000);
+  CHECK_EQ_U64(ms.rows_out[HP_TABLE_COUNTER_VALUE], 2 * (2048 + 3000));
+  check_integrity(out);
+  sqlite3 *db;
+  CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+  CHECK(near(q_double(db, "SELECT COUNT(DISTINCT id) FROM rocpd_kernel_dispatch"), 5048));
+  CHECK(near(q_double(db, "SELECT MAX(id) - MIN(id) FROM rocpd_kernel_dispatch"), 5047));
+  CHECK(near(q_double(db, "SELECT COUNT(*) FROM rocpd_pmc_event V JOIN rocpd_kernel_dispatch K ON K.id = "
+                          "V.event_id WHERE V.value = K.dispatch_id * 10 + V.pmc_id"),
+             2 * 5048));
+  CHECK(near(q_double(db, "SELECT COUNT(*) FROM counters_collection"), 2 * 5048));
+  sqlite3_close(db);
+}
+
 int main(void) {
   const char *tmp = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/test_rocpd.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -719,6 +1111,8 @@ int main(void) {
   check_abort_and_failures();
   check_bad_files(p);
   check_foreign();
+  check_bulk();
+  check_merge_order();
 
   /* clean up */
   DIR *d = opendir(dir);

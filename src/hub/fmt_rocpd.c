@@ -1,11 +1,13 @@
 /* rocpd format: a profile as ONE SQLite file in ROCm's rocpd 3.x layout (uuid-suffixed tables, base-name
  * views, data and summary views), readable by ROCm's tools and any SQLite client; the mapping is in
- * docs/formats/rocpd.md. Sections: utilities (buffers, JSON, maps) · schema text · writing · reading · ops.
+ * docs/formats/rocpd.md. Sections: utilities (buffers, JSON, maps) · schema text · b-tree pages (the big
+ * tables written as SQLite pages directly) · state · writing · reading · ops.
  */
 #include "hub_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -200,29 +202,40 @@ static size_t js_string_end(const char *s, size_t n, size_t i) {
   return n;
 }
 
-/* Find the member `key` of the top-level object in s[0..n); nested values are skipped.
- * Returns 1 and the value span when found, 0 otherwise (also for malformed text). */
-static int json_find(const char *s, size_t n, const char *key, jspan *out) {
+static int js_num_end(char c) {
+  return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == 0;
+}
+
+/* Find the members keys[0..nk) of the top-level object in s[0..n) in one pass (nested values are skipped;
+ * the first of equal keys counts). Returns a bit per key found, with its value span in out[]; 0 also for
+ * malformed text (members before the damage still count). */
+static unsigned json_find_n(const char *s, size_t n, const char *const *keys, int nk, jspan *out) {
   if (!s) return 0;
-  size_t klen = strlen(key);
+  size_t klen[8];
+  if (nk > 8) nk = 8;
+  for (int k = 0; k < nk; k++)
+    klen[k] = strlen(keys[k]);
+  unsigned found = 0, all = (1u << nk) - 1;
   size_t i = js_ws(s, n, 0);
   if (i >= n || s[i] != '{') return 0;
   i++;
-  for (;;) {
+  while (found != all) {
     i = js_ws(s, n, i);
-    if (i >= n || s[i] != '"') return 0;
+    if (i >= n || s[i] != '"') return found;
     size_t ks = i + 1, ke = js_string_end(s, n, i);
-    if (ke >= n) return 0;
-    int match = ke - 1 - ks == klen && memcmp(s + ks, key, klen) == 0;
+    if (ke >= n) return found;
+    int match = -1;
+    for (int k = 0; k < nk && match < 0; k++)
+      if (!(found >> k & 1) && ke - 1 - ks == klen[k] && memcmp(s + ks, keys[k], klen[k]) == 0) match = k;
     i = js_ws(s, n, ke);
-    if (i >= n || s[i] != ':') return 0;
+    if (i >= n || s[i] != ':') return found;
     i = js_ws(s, n, i + 1);
-    if (i >= n) return 0;
+    if (i >= n) return found;
     size_t vs = i, ve;
     int is_str = 0;
     if (s[i] == '"') {
       ve = js_string_end(s, n, i);
-      if (ve > n || s[ve - 1] != '"' || ve - 1 == vs) return 0;
+      if (ve > n || s[ve - 1] != '"' || ve - 1 == vs) return found;
       is_str = 1;
     } else if (s[i] == '{' || s[i] == '[') {
       size_t depth = 0;
@@ -235,30 +248,36 @@ static int json_find(const char *s, size_t n, const char *key, jspan *out) {
           if (--depth == 0) break;
         }
       }
-      if (ve >= n) return 0;
+      if (ve >= n) return found;
       ve++;
     } else {
-      for (ve = i; ve < n && !strchr(",}] \t\r\n", s[ve]); ve++) {
+      for (ve = i; ve < n && !js_num_end(s[ve]); ve++) {
       }
     }
-    if (match) {
-      out->is_str = is_str;
-      out->p = s + vs + is_str;
-      out->n = ve - vs - 2 * (size_t)is_str;
-      return 1;
+    if (match >= 0) {
+      out[match].is_str = is_str;
+      out[match].p = s + vs + is_str;
+      out[match].n = ve - vs - 2 * (size_t)is_str;
+      found |= 1u << match;
     }
     i = js_ws(s, n, ve);
-    if (i >= n || s[i] != ',') return 0;
+    if (i >= n || s[i] != ',') return found;
     i++;
   }
+  return found;
 }
 
-/* A number member as int64 / uint64 / double; `def` when absent or not a number. */
-static int json_num(const char *s, size_t n, const char *key, char *tmp, size_t tmpsz) {
-  jspan v;
-  if (!json_find(s, n, key, &v) || v.is_str || v.n == 0 || v.n >= tmpsz) return 0;
-  memcpy(tmp, v.p, v.n);
-  tmp[v.n] = 0;
+/* Find the member `key` of the top-level object in s[0..n); nested values are skipped.
+ * Returns 1 and the value span when found, 0 otherwise (also for malformed text). */
+static int json_find(const char *s, size_t n, const char *key, jspan *out) {
+  return json_find_n(s, n, &key, 1, out) != 0;
+}
+
+/* A number value as text in tmp; 0 when it is not one. */
+static int span_num(const jspan *v, char *tmp, size_t tmpsz) {
+  if (v->is_str || v->n == 0 || v->n >= tmpsz) return 0;
+  memcpy(tmp, v->p, v->n);
+  tmp[v->n] = 0;
   return 1;
 }
 
@@ -272,23 +291,51 @@ static uint64_t d2u64(double d) {
   return (uint64_t)d2i64(d);
 }
 
-static int64_t json_i64(const char *s, size_t n, const char *key, int64_t def) {
+/* A number member's value as int64 / uint64; `def` when absent or not a number. */
+static int64_t span_i64(const jspan *v, int found, int64_t def) {
   char tmp[48], *end;
-  if (!json_num(s, n, key, tmp, sizeof tmp)) return def;
+  if (!found || !span_num(v, tmp, sizeof tmp)) return def;
+  /* the common case, an optional '-' and up to 18 digits, without the C library */
+  size_t k = tmp[0] == '-';
+  if (v->n > k && v->n - k < 19) {
+    int64_t x = 0;
+    size_t j = k;
+    while (j < v->n && tmp[j] >= '0' && tmp[j] <= '9')
+      x = x * 10 + (tmp[j++] - '0');
+    if (j == v->n) return k ? -x : x;
+  }
   errno = 0;
-  long long v = strtoll(tmp, &end, 10);
+  long long x = strtoll(tmp, &end, 10);
   if (*end || errno) return d2i64(strtod(tmp, NULL));
-  return (int64_t)v;
+  return (int64_t)x;
+}
+
+static uint64_t span_u64(const jspan *v, int found, uint64_t def) {
+  char tmp[48], *end;
+  if (!found || !span_num(v, tmp, sizeof tmp)) return def;
+  /* the common case, digits only, without the C library */
+  if (v->n < 20) {
+    uint64_t x = 0;
+    size_t k = 0;
+    while (k < v->n && tmp[k] >= '0' && tmp[k] <= '9')
+      x = x * 10 + (uint64_t)(tmp[k++] - '0');
+    if (k == v->n) return x;
+  }
+  errno = 0;
+  if (tmp[0] == '-') return (uint64_t)span_i64(v, 1, 0);
+  unsigned long long x = strtoull(tmp, &end, 10);
+  if (*end || errno) return d2u64(strtod(tmp, NULL));
+  return (uint64_t)x;
+}
+
+static int64_t json_i64(const char *s, size_t n, const char *key, int64_t def) {
+  jspan v;
+  return span_i64(&v, json_find(s, n, key, &v), def);
 }
 
 static uint64_t json_u64(const char *s, size_t n, const char *key, uint64_t def) {
-  char tmp[48], *end;
-  if (!json_num(s, n, key, tmp, sizeof tmp)) return def;
-  errno = 0;
-  if (tmp[0] == '-') return (uint64_t)json_i64(s, n, key, 0);
-  unsigned long long v = strtoull(tmp, &end, 10);
-  if (*end || errno) return d2u64(strtod(tmp, NULL));
-  return (uint64_t)v;
+  jspan v;
+  return span_u64(&v, json_find(s, n, key, &v), def);
 }
 
 static int hexval(char c) {
@@ -761,6 +808,528 @@ static hp_status rc_status(int rc) {
   }
 }
 
+/* ================================ b-tree pages ================================ */
+/* The big tables (kernel_dispatch, event, the event_id index, pmc_event) get many rows, written in id order.
+ * Instead of inserting them one at a time through SQLite, the writer encodes each row as an SQLite record and
+ * builds the b-tree pages itself, bottom up, the way SQLite's own CREATE INDEX and the transfer optimisation
+ * of INSERT … SELECT fill a tree; the pages go to an unnamed temporary file. At commit they are appended to
+ * the database and each tree's root replaces the empty root page SQLite made for the table
+ * (https://sqlite.org/fileformat2.html: records, b-tree pages, the database header). Rows out of id order
+ * end this: the trees so far are spliced in and later rows go through SQLite. */
+
+enum { BT_DISPATCH, BT_EVENT, BT_EVENT_INDEX, BT_PMC, BT_COUNT };
+#define BT_MAXDEPTH 16
+#define BT_MAXCELL 128 /* largest interior cell: 4-byte child + an index key (our keys are two integers) */
+#define BT_WBUF (1u << 20) /* bytes of pages per write */
+#define BT_NBUF 4          /* write buffers: one filled by the builder while the others are written */
+
+static void put_be32(unsigned char *p, uint32_t v) {
+  p[0] = (unsigned char)(v >> 24);
+  p[1] = (unsigned char)(v >> 16);
+  p[2] = (unsigned char)(v >> 8);
+  p[3] = (unsigned char)v;
+}
+
+static uint32_t get_be32(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int varint_len(uint64_t v) {
+  int n = 1;
+  if (v >> 56) return 9;
+  while (v >>= 7)
+    n++;
+  return n;
+}
+
+/* SQLite's varint: big-endian 7-bit groups, high bit = more; the 9th byte holds 8 bits. */
+static int put_varint(unsigned char *p, uint64_t v) {
+  if (v <= 0x7f) {
+    p[0] = (unsigned char)v;
+    return 1;
+  }
+  if (v >> 56) {
+    p[8] = (unsigned char)v;
+    v >>= 8;
+    for (int i = 7; i >= 0; i--) {
+      p[i] = (unsigned char)((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    return 9;
+  }
+  int n = varint_len(v);
+  for (int i = n - 1; i >= 0; i--) {
+    p[i] = (unsigned char)((v & 0x7f) | (i == n - 1 ? 0 : 0x80));
+    v >>= 7;
+  }
+  return n;
+}
+
+static int get_varint(const unsigned char *p, uint64_t *v) {
+  uint64_t x = 0;
+  for (int i = 0; i < 8; i++) {
+    x = (x << 7) | (p[i] & 0x7f);
+    if (!(p[i] & 0x80)) {
+      *v = x;
+      return i + 1;
+    }
+  }
+  *v = (x << 8) | p[8];
+  return 9;
+}
+
+/* One value of a record. */
+typedef struct rv {
+  unsigned char kind; /* RV_NULL, RV_INT, RV_REAL (bits in i), RV_TEXT (s, n) */
+  uint32_t n;
+  int64_t i;
+  const char *s;
+} rv;
+enum { RV_NULL, RV_INT, RV_REAL, RV_TEXT };
+
+#define RV_I(v) ((rv){RV_INT, 0, (int64_t)(v), NULL})
+#define RV_NIL ((rv){RV_NULL, 0, 0, NULL})
+
+static const unsigned char int_size[10] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0};
+
+/* Serial type by the number of significant bits of an integer's magnitude (0..64). */
+static const unsigned char type_by_bits[65] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 5,
+    5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6};
+
+/* One integer of a record: its serial type at *ph (advanced), its bytes at pb; returns the end of them.
+ * pb must have 8 bytes of room (the store is a whole word). */
+static inline unsigned char *put_int(unsigned char **ph, unsigned char *pb, int64_t i) {
+  if ((uint64_t)i <= 1) {
+    *(*ph)++ = (unsigned char)(8 + i);
+    return pb;
+  }
+  uint64_t u = i < 0 ? ~(uint64_t)i : (uint64_t)i;
+  unsigned t = type_by_bits[64 - __builtin_clzll(u | 1)];
+  int size = int_size[t];
+  *(*ph)++ = (unsigned char)t;
+  uint64_t be = __builtin_bswap64((uint64_t)i << (64 - 8 * size));
+  memcpy(pb, &be, 8);
+  return pb + size;
+}
+
+/* Encode values as an SQLite record into out (big enough: rec_max); returns its length. The header is
+ * the serial types (one byte each but for texts of 58 bytes or more), then the values. */
+static size_t rec_encode(unsigned char *out, const rv *v, int n) {
+  size_t hdr = (size_t)n;
+  for (int k = 0; k < n; k++)
+    if (v[k].kind == RV_TEXT && v[k].n > 57) hdr += (size_t)varint_len((uint64_t)v[k].n * 2 + 13) - 1;
+  size_t h = hdr + 1;
+  while ((size_t)varint_len(h) + hdr != h)
+    h = hdr + (size_t)varint_len(h);
+  unsigned char *ph = out + put_varint(out, h), *pb = out + h;
+  for (int k = 0; k < n; k++) {
+    switch (v[k].kind) {
+    case RV_INT: pb = put_int(&ph, pb, v[k].i); break;
+    case RV_REAL: { /* the IEEE bits, big-endian */
+      uint64_t be = __builtin_bswap64((uint64_t)v[k].i);
+      *ph++ = 7;
+      memcpy(pb, &be, 8);
+      pb += 8;
+      break;
+    }
+    case RV_TEXT:
+      ph += put_varint(ph, (uint64_t)v[k].n * 2 + 13);
+      memcpy(pb, v[k].s, v[k].n);
+      pb += v[k].n;
+      break;
+    default: *ph++ = 0; break;
+    }
+  }
+  return (size_t)(pb - out);
+}
+
+/* Most bytes rec_encode writes for n values whose texts total `text` bytes. */
+static size_t rec_max(int n, size_t text) { return 9 + (size_t)n * 9 + (size_t)n * 8 + text; }
+
+/* ---- pages: cells packed from the end of the page down, pointers after the header in key order ---- */
+typedef struct bpage {
+  unsigned char *p; /* page size bytes */
+  int n;            /* cells */
+  int top;          /* start of the cell content area */
+} bpage;
+
+typedef struct btb {
+  int index; /* an index b-tree, else a table b-tree */
+  int depth; /* levels in use: lv[0] is the leaf being filled, lv[1..] interior pages being filled */
+  bpage lv[BT_MAXDEPTH];
+  uint64_t rows;
+  int64_t last; /* table: rowid of the last row */
+} btb;
+
+/* The pages' temporary file and what the splice needs to know of it. The file is written with O_DIRECT
+ * where it can be, by a writer thread, from BT_NBUF buffers in turn: the pages skip the page cache (filling
+ * fresh page cache costs more than the disk here) and the disk works while the rows are encoded. */
+typedef struct bulk {
+  int fd;                      /* unnamed temporary file, -1 when none */
+  uint32_t psz;                /* page size */
+  uint32_t npages;             /* pages written (and buffered) so far */
+  unsigned char *buf[BT_NBUF]; /* page-aligned */
+  int cur;                     /* buffer being filled */
+  size_t wn;                   /* bytes in it */
+  uint32_t *interior; /* page numbers (0-based, in the file) of interior pages: their child pointers move */
+  size_t ninterior, capinterior;
+  int err; /* errno of a failed write, or -1 for another failure */
+  /* the writer thread: buffer i is queued while len[i] != 0 */
+  pthread_t thr;
+  int sync_on, thr_on, quit, werr; /* sync_on: mu and cv made */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  size_t len[BT_NBUF];
+  off_t off[BT_NBUF];
+  int head; /* next buffer to write */
+  btb t[BT_COUNT];
+} bulk;
+
+static int bt_hdr(int level) { return level ? 12 : 8; }
+static int bt_type(const btb *t, int level) { return t->index ? (level ? 2 : 10) : (level ? 5 : 13); }
+
+static int bk_pwrite_all(int fd, const unsigned char *p, size_t n, off_t at) {
+  while (n) {
+    ssize_t w = pwrite(fd, p, n, at);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && errno == EINVAL) { /* a file system that opens with O_DIRECT but refuses the writes */
+      int fl = fcntl(fd, F_GETFL);
+      if (fl != -1 && (fl & O_DIRECT) && fcntl(fd, F_SETFL, fl & ~O_DIRECT) == 0) continue;
+    }
+    if (w <= 0) return w < 0 ? errno : EIO;
+    p += w;
+    n -= (size_t)w;
+    at += w;
+  }
+  return 0;
+}
+
+static void *bk_writer(void *arg) {
+  bulk *b = arg;
+  pthread_mutex_lock(&b->mu);
+  for (;;) {
+    while (!b->len[b->head] && !b->quit)
+      pthread_cond_wait(&b->cv, &b->mu);
+    if (!b->len[b->head]) break;
+    int i = b->head;
+    pthread_mutex_unlock(&b->mu);
+    int e = b->werr ? 0 : bk_pwrite_all(b->fd, b->buf[i], b->len[i], b->off[i]);
+    pthread_mutex_lock(&b->mu);
+    if (e && !b->werr) b->werr = e;
+    b->len[i] = 0;
+    b->head = (i + 1) % BT_NBUF;
+    pthread_cond_broadcast(&b->cv);
+  }
+  pthread_mutex_unlock(&b->mu);
+  return NULL;
+}
+
+/* Hand the buffer being filled to the writer (or write it here without one) and take the next one. */
+static int bk_submit(bulk *b) {
+  if (!b->wn || b->err) return b->err;
+  off_t at = ((off_t)b->npages - (off_t)(b->wn / b->psz)) * b->psz;
+  if (!b->thr_on) {
+    b->err = bk_pwrite_all(b->fd, b->buf[0], b->wn, at);
+    b->wn = 0;
+    return b->err;
+  }
+  pthread_mutex_lock(&b->mu);
+  b->len[b->cur] = b->wn;
+  b->off[b->cur] = at;
+  b->cur = (b->cur + 1) % BT_NBUF;
+  pthread_cond_broadcast(&b->cv);
+  while (b->len[b->cur])
+    pthread_cond_wait(&b->cv, &b->mu);
+  if (b->werr) b->err = b->werr;
+  pthread_mutex_unlock(&b->mu);
+  b->wn = 0;
+  return b->err;
+}
+
+/* Write what is buffered and wait until every write is done; ends the writer thread. */
+static int bk_flush(bulk *b) {
+  if (!b->err) bk_submit(b);
+  if (b->thr_on) {
+    pthread_mutex_lock(&b->mu);
+    b->quit = 1;
+    pthread_cond_broadcast(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    pthread_join(b->thr, NULL);
+    b->thr_on = 0;
+    if (b->werr && !b->err) b->err = b->werr;
+  }
+  return b->err;
+}
+
+/* Finish the header of page pg at `level` of t (right child for interior pages) and zero its free gap. */
+static void bt_seal(const bulk *b, const btb *t, bpage *pg, int level, uint32_t right) {
+  unsigned char *p = pg->p;
+  int hdr = bt_hdr(level);
+  p[0] = (unsigned char)bt_type(t, level);
+  p[1] = p[2] = 0;
+  p[3] = (unsigned char)(pg->n >> 8);
+  p[4] = (unsigned char)pg->n;
+  p[5] = (unsigned char)(pg->top >> 8); /* 65536 is written as 0 */
+  p[6] = (unsigned char)pg->top;
+  p[7] = 0;
+  if (level) put_be32(p + 8, right);
+  memset(p + hdr + 2 * pg->n, 0, (size_t)(pg->top - hdr - 2 * pg->n));
+  (void)b;
+}
+
+/* Append a sealed page to the file; *no gets its number there (0-based). */
+static int bk_emit(bulk *b, const unsigned char *page, int interior, uint32_t *no) {
+  if (b->err) return -1;
+  if (b->npages >= 0x7ffffff0u) {
+    b->err = EFBIG;
+    return -1;
+  }
+  if (interior) {
+    if (b->ninterior == b->capinterior) {
+      size_t cap = b->capinterior ? 2 * b->capinterior : 64;
+      uint32_t *v = realloc(b->interior, cap * sizeof *v);
+      if (!v) {
+        b->err = ENOMEM;
+        return -1;
+      }
+      b->interior = v;
+      b->capinterior = cap;
+    }
+    b->interior[b->ninterior++] = b->npages;
+  }
+  if (b->wn + b->psz > BT_WBUF && bk_submit(b)) return -1;
+  memcpy(b->buf[b->cur] + b->wn, page, b->psz);
+  b->wn += b->psz;
+  *no = b->npages++;
+  return 0;
+}
+
+static void bt_reset(const bulk *b, bpage *pg) {
+  pg->n = 0;
+  pg->top = (int)b->psz;
+}
+
+/* Room for a cell of len bytes (and its pointer) at `level`; returns where to write it. */
+static unsigned char *bt_add(bpage *pg, int level, int len) {
+  pg->top -= len;
+  int at = bt_hdr(level) + 2 * pg->n++;
+  pg->p[at] = (unsigned char)(pg->top >> 8);
+  pg->p[at + 1] = (unsigned char)pg->top;
+  return pg->p + pg->top;
+}
+
+static int bt_fits(const bpage *pg, int level, int len) {
+  return pg->top - bt_hdr(level) - 2 * pg->n >= len + 2;
+}
+
+/* Length of the cell at the lowest address (the one added last). */
+static int bt_last_len(const btb *t, const bpage *pg, int level) {
+  const unsigned char *c = pg->p + pg->top;
+  uint64_t v;
+  if (level == 0) { /* index leaf: payload size, payload */
+    int k = get_varint(c, &v);
+    return k + (int)v;
+  }
+  int k = get_varint(c + 4, &v);
+  return 4 + k + (t->index ? (int)v : 0);
+}
+
+static int bt_level(bulk *b, btb *t, int level) {
+  if (level >= BT_MAXDEPTH) return -1;
+  if (level < t->depth) return 0;
+  bpage *pg = &t->lv[level];
+  if (!pg->p && !(pg->p = malloc(b->psz))) return -1;
+  bt_reset(b, pg);
+  t->depth = level + 1;
+  return 0;
+}
+
+/* Add (child, key) to the interior page being filled at `level`: key = the rowid varint (table) or the
+ * payload size and payload (index) that separates child from what follows. A full page keeps its last
+ * cell's child as its right child and passes that cell's key up, so every page gets at least one cell. */
+static int bt_push(bulk *b, btb *t, int level, uint32_t child, const unsigned char *key, int klen) {
+  if (bt_level(b, t, level)) {
+    if (!b->err) b->err = -1;
+    return -1;
+  }
+  bpage *pg = &t->lv[level];
+  if (!bt_fits(pg, level, 4 + klen)) {
+    unsigned char last[BT_MAXCELL];
+    int ll = bt_last_len(t, pg, level);
+    if (pg->n < 2 || ll > (int)sizeof last) {
+      b->err = -1;
+      return -1;
+    }
+    memcpy(last, pg->p + pg->top, (size_t)ll);
+    pg->top += ll;
+    pg->n--;
+    bt_seal(b, t, pg, level, get_be32(last));
+    uint32_t no;
+    if (bk_emit(b, pg->p, 1, &no)) return -1;
+    bt_reset(b, pg);
+    if (bt_push(b, t, level + 1, no, last + 4, ll - 4)) return -1;
+  }
+  unsigned char *c = bt_add(pg, level, 4 + klen);
+  put_be32(c, child);
+  memcpy(c + 4, key, (size_t)klen);
+  return 0;
+}
+
+/* Append a row (rowid above every earlier one) to a table b-tree. */
+static int bt_row(bulk *b, btb *t, int64_t rowid, const unsigned char *rec, size_t plen) {
+  int len = varint_len(plen) + varint_len((uint64_t)rowid) + (int)plen;
+  if (plen > b->psz - 35) { /* would need overflow pages: never for the tables built here */
+    b->err = -1;
+    return -1;
+  }
+  if (bt_level(b, t, 0)) {
+    b->err = ENOMEM;
+    return -1;
+  }
+  bpage *pg = &t->lv[0];
+  if (!bt_fits(pg, 0, len)) {
+    bt_seal(b, t, pg, 0, 0);
+    uint32_t no;
+    if (bk_emit(b, pg->p, 0, &no)) return -1;
+    bt_reset(b, pg);
+    unsigned char key[9];
+    if (bt_push(b, t, 1, no, key, put_varint(key, (uint64_t)t->last))) return -1;
+  }
+  unsigned char *c = bt_add(pg, 0, len);
+  c += put_varint(c, plen);
+  c += put_varint(c, (uint64_t)rowid);
+  memcpy(c, rec, plen);
+  t->last = rowid;
+  t->rows++;
+  return 0;
+}
+
+/* Append a key (above every earlier one) to an index b-tree. A full leaf gives its last key to the
+ * parent as the divider, so no leaf is ever left empty. */
+static int bt_key(bulk *b, btb *t, const unsigned char *rec, size_t plen) {
+  int len = varint_len(plen) + (int)plen;
+  if (len > BT_MAXCELL - 4 || plen > ((b->psz - 12) * 64 / 255) - 23) {
+    b->err = -1;
+    return -1;
+  }
+  if (bt_level(b, t, 0)) {
+    b->err = ENOMEM;
+    return -1;
+  }
+  bpage *pg = &t->lv[0];
+  if (!bt_fits(pg, 0, len)) {
+    unsigned char last[BT_MAXCELL];
+    int ll = bt_last_len(t, pg, 0);
+    if (pg->n < 2 || ll > (int)sizeof last) {
+      b->err = -1;
+      return -1;
+    }
+    memcpy(last, pg->p + pg->top, (size_t)ll);
+    pg->top += ll;
+    pg->n--;
+    bt_seal(b, t, pg, 0, 0);
+    uint32_t no;
+    if (bk_emit(b, pg->p, 0, &no)) return -1;
+    bt_reset(b, pg);
+    if (bt_push(b, t, 1, no, last, ll)) return -1;
+  }
+  unsigned char *c = bt_add(pg, 0, len);
+  c += put_varint(c, plen);
+  memcpy(c, rec, plen);
+  t->rows++;
+  return 0;
+}
+
+/* Write out every page being filled but the root, which stays in lv[depth - 1] for the splice. */
+static int bt_finish(bulk *b, btb *t) {
+  uint32_t child = 0;
+  for (int level = 0; level < t->depth; level++) {
+    bpage *pg = &t->lv[level];
+    bt_seal(b, t, pg, level, child);
+    if (level + 1 == t->depth) return 0;
+    if (bk_emit(b, pg->p, level > 0, &child)) return -1;
+  }
+  return 0;
+}
+
+/* Child pointers of an interior page, numbers in the page file, to page numbers in the database: + base,
+ * and page `from` (the lock-byte page's place, when the pages cover it) is at `to` instead. */
+static void bt_rebase(unsigned char *p, uint32_t base, uint32_t from, uint32_t to) {
+  if (p[0] != 2 && p[0] != 5) return;
+  int n = p[3] << 8 | p[4];
+  uint32_t c = get_be32(p + 8);
+  put_be32(p + 8, (c == from ? to : c) + base);
+  for (int i = 0; i < n; i++) {
+    int off = p[12 + 2 * i] << 8 | p[13 + 2 * i];
+    c = get_be32(p + off);
+    put_be32(p + off, (c == from ? to : c) + base);
+  }
+}
+
+static void bulk_free(bulk *b) {
+  if (b->thr_on) { /* abandoned while writing: let the writer finish, ignore its result */
+    b->wn = 0;
+    bk_flush(b);
+  }
+  if (b->sync_on) {
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
+    b->sync_on = 0;
+  }
+  if (b->buf[0] && b->fd >= 0) close(b->fd); /* a bulk that never started has no file (fd may read 0) */
+  b->fd = -1;
+  for (int i = 0; i < BT_NBUF; i++) {
+    free(b->buf[i]);
+    b->buf[i] = NULL;
+  }
+  free(b->interior);
+  b->interior = NULL;
+  for (int i = 0; i < BT_COUNT; i++)
+    for (int k = 0; k < BT_MAXDEPTH; k++) {
+      free(b->t[i].lv[k].p);
+      b->t[i].lv[k].p = NULL;
+    }
+}
+
+/* Copy n bytes from fd `in` at offset `from` to `out` at offset `at` (in the kernel when it can). */
+static int copy_range(int in, off_t from, int out, off_t at, uint64_t n) {
+  off_t src = from, dst = at;
+  while (n) {
+    ssize_t k = copy_file_range(in, &src, out, &dst, n > (1u << 30) ? (1u << 30) : (size_t)n, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    n -= (uint64_t)k;
+  }
+  if (!n) return 0;
+  unsigned char *buf = malloc(1u << 20);
+  if (!buf) return ENOMEM;
+  int e = 0;
+  while (n && !e) {
+    size_t want = n > (1u << 20) ? (1u << 20) : (size_t)n;
+    ssize_t k = pread(in, buf, want, src);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      e = k < 0 ? errno : EIO;
+      break;
+    }
+    for (ssize_t done = 0; done < k && !e;) {
+      ssize_t w = pwrite(out, buf + done, (size_t)(k - done), dst);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0)
+        e = w < 0 ? errno : EIO;
+      else {
+        done += w;
+        dst += w;
+      }
+    }
+    src += k;
+    n -= (uint64_t)k;
+  }
+  free(buf);
+  return e;
+}
+
 /* ================================ state ================================ */
 
 /* One prepared insert per hub table plus the helpers rows need. */
@@ -782,15 +1351,23 @@ typedef struct rp_state {
   int64_t next_pmc;                    /* rocpd_pmc_event ids */
   int64_t str_empty, str_dispatch_cat; /* ids of "" and "KERNEL_DISPATCH" */
   uint64_t regions;                    /* region rows written */
-  uint64_t dispatches;                 /* dispatch rows written */
-  uint32_t last_pass, last_imputed;    /* counter value extdata cache: these values ... */
-  char last_ext[64];                   /* ... give this text */
-  unsigned need0;                      /* tables needing a placeholder row with id 0 (bit per hp_table) */
-  uint64_t last_proc;                  /* cache of the last process looked up */
+  uint64_t dispatches;      /* dispatch rows written through SQLite (their events come at commit) */
+  bulk bk;                  /* big tables built as pages (b-tree pages section) ... */
+  int bulk_on;              /* ... while rows come in id order */
+  unsigned char *rec;       /* a record being encoded */
+  unsigned char evrec[128]; /* the record of every dispatch's rocpd_event row (its id apart) */
+  size_t evlen;
+  uint32_t last_pass, last_imputed; /* counter value extdata cache: these values ... */
+  char last_ext[64];                /* ... give this text */
+  unsigned need0;                   /* tables needing a placeholder row with id 0 (bit per hp_table) */
+  uint64_t last_proc;               /* cache of the last process looked up */
   int64_t last_nid;
   /* reading */
-  int own;              /* written by hubprof: id 0 rows are placeholders, keys may be escaped */
-  char *obj[RT_COUNT];  /* object read for each base table (view or table), NULL when absent */
+  int own;               /* written by hubprof: id 0 rows are placeholders, keys may be escaped */
+  char *obj[RT_COUNT];   /* object read for each base table (view or table), NULL when absent */
+  pthread_mutex_t rlock; /* the connection has no mutex of its own: one lock per row instead of one per
+                          * SQLite call (cursors of one store may still be used from several threads) */
+  int rlock_on;
   _Atomic uint64_t ops; /* SQLite VM work done by the current statement (hang guard) ... */
   uint64_t budget;      /* ... and the most it may do */
 } rp_state;
@@ -806,6 +1383,8 @@ static void free_state(rp_state *r) {
     sqlite3_finalize(r->ins[i]);
   if (r->db) sqlite3_close_v2(r->db);
   free(r->tmp);
+  bulk_free(&r->bk);
+  free(r->rec);
   sb_free(&r->js);
   free(r->proc.s);
   free(r->agent.s);
@@ -813,6 +1392,7 @@ static void free_state(rp_state *r) {
   interner_free(&r->strings);
   for (int i = 0; i < RT_COUNT; i++)
     free(r->obj[i]);
+  if (r->rlock_on) pthread_mutex_destroy(&r->rlock);
   free(r);
 }
 
@@ -952,6 +1532,47 @@ static void bind_text_or_null(sqlite3_stmt *st, int i, const char *t) {
 
 #define NEED0(t) (1u << (t))
 
+/* A dispatch's extdata, as jw writes it ({"enqueue_ns":…,"passes":…,…}, keys of default values left out),
+ * without the general writer: it is made for every dispatch. */
+#define DISPATCH_EXT_MAX 128
+static char *ext_num(char *p, const char *key, size_t klen, uint64_t v, int neg) {
+  if (p[-1] != '{') *p++ = ',';
+  *p++ = '"';
+  memcpy(p, key, klen);
+  p += klen;
+  *p++ = '"';
+  *p++ = ':';
+  if (neg) {
+    *p++ = '-';
+    v = (uint64_t)0 - v;
+  }
+  char tmp[20];
+  int n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  while (n)
+    *p++ = tmp[--n];
+  return p;
+}
+
+static size_t dispatch_ext(char *buf, const hp_dispatch *d) {
+  char *p = buf;
+  *p++ = '{';
+  if (d->enqueue_ns) p = ext_num(p, "enqueue_ns", 10, (uint64_t)d->enqueue_ns, d->enqueue_ns < 0);
+  if (d->passes) p = ext_num(p, "passes", 6, d->passes, 0);
+  if (d->bytes_accessible) p = ext_num(p, "bytes_accessible", 16, d->bytes_accessible, 0);
+  if (d->bytes_restored) p = ext_num(p, "bytes_restored", 14, d->bytes_restored, 0);
+  *p++ = '}';
+  *p = 0;
+  return (size_t)(p - buf);
+}
+
+static hp_status bulk_dispatch(hp_store *s, const hp_dispatch *d, const char *ext, size_t extlen);
+static hp_status bulk_counter_value(hp_store *s, const hp_counter_value *cv, const char *ext);
+static hp_status bulk_flush(hp_store *s);
+
 static hp_status rp_write(hp_store *s, hp_table t, const void *row) {
   rp_state *r = s->impl;
   sqlite3_stmt *st = r->ins[t];
@@ -1081,12 +1702,17 @@ static hp_status rp_write(hp_store *s, hp_table t, const void *row) {
     if (!d->agent_id) r->need0 |= NEED0(HP_TABLE_AGENT);
     if (!d->queue_id) r->need0 |= NEED0(HP_TABLE_QUEUE);
     if (!d->kernel_id) r->need0 |= NEED0(HP_TABLE_KERNEL_SYMBOL);
+    char ext[DISPATCH_EXT_MAX];
+    size_t extlen = dispatch_ext(ext, d);
+    if (r->bulk_on) {
+      const btb *kd = &r->bk.t[BT_DISPATCH];
+      if (!kd->rows || (int64_t)d->id > kd->last) return bulk_dispatch(s, d, ext, extlen);
+      /* out of id order: the pages built so far go in, this and later rows through SQLite */
+      hp_status e = bulk_flush(s);
+      if (e != HP_OK) return e;
+      st = r->ins[t];
+    }
     r->dispatches++; /* its rocpd_event row is written at commit, in one statement */
-    jw_begin(&w, &r->js);
-    if (d->enqueue_ns) jw_i64(&w, "enqueue_ns", d->enqueue_ns);
-    if (d->passes) jw_u64(&w, "passes", d->passes);
-    if (d->bytes_accessible) jw_u64(&w, "bytes_accessible", d->bytes_accessible);
-    if (d->bytes_restored) jw_u64(&w, "bytes_restored", d->bytes_restored);
     bind_u64(st, 1, d->id);
     sqlite3_bind_int64(st, 2, proc_node(r, d->process_id));
     bind_u64(st, 3, d->process_id);
@@ -1104,7 +1730,7 @@ static hp_status rp_write(hp_store *s, hp_table t, const void *row) {
       sqlite3_bind_int64(st, 16 + i, d->grid[i]);
     }
     sqlite3_bind_int64(st, 19, r->str_empty);
-    sqlite3_bind_text(st, 20, jw_end(&w), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 20, ext, -1, SQLITE_STATIC);
     return step_reset(s, st, "cannot write a dispatch");
   }
   case HP_TABLE_COUNTER_INFO: {
@@ -1148,6 +1774,7 @@ static hp_status rp_write(hp_store *s, hp_table t, const void *row) {
       }
       ext = r->last_ext;
     }
+    if (r->bulk_on) return bulk_counter_value(s, v, ext);
     sqlite3_bind_int64(st, 1, ++r->next_pmc);
     bind_u64(st, 2, v->dispatch_id);
     bind_u64(st, 3, v->counter_id);
@@ -1204,6 +1831,343 @@ static hp_status rp_write(hp_store *s, hp_table t, const void *row) {
   return hp_set_error(s, HP_ERR_INVALID, "unknown table %d", (int)t);
 }
 
+/* Connection settings of the writer: one transaction, no journal, no syncs (commit syncs the file once). */
+#define RP_WRITE_PRAGMAS                                                                                     \
+  "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; PRAGMA "                  \
+  "temp_store=MEMORY; "                                                                                      \
+  "PRAGMA cache_size=-32768;"
+
+static hp_status prepare_inserts(hp_store *s) {
+  rp_state *r = s->impl;
+  sbuf sql = {0};
+  hp_status st = HP_OK;
+  for (int i = 0; st == HP_OK && i < WS_COUNT; i++) {
+    sb_reset(&sql);
+    sb_expand(&sql, ins_sql[i], r->suffix);
+    int rc = sql.oom ? SQLITE_NOMEM
+                     : sqlite3_prepare_v3(r->db, sql.p, -1, SQLITE_PREPARE_PERSISTENT, &r->ins[i], NULL);
+    if (rc != SQLITE_OK) st = sql_fail(s, rc, "cannot prepare an insert");
+  }
+  sb_free(&sql);
+  return st;
+}
+
+static void finalize_inserts(rp_state *r) {
+  for (int i = 0; i < WS_COUNT; i++) {
+    sqlite3_finalize(r->ins[i]);
+    r->ins[i] = NULL;
+  }
+}
+
+static hp_status bulk_fail(hp_store *s) {
+  rp_state *r = s->impl;
+  int e = r->bk.err;
+  if (e == ENOMEM) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  if (e > 0) return hp_set_error(s, HP_ERR_IO, "cannot write the pages of %s: %s", r->tmp, strerror(e));
+  return hp_set_error(s, HP_ERR_CONSTRAINT, "cannot build the pages of %s: a row does not fit the layout",
+                      r->tmp);
+}
+
+/* Start building the big tables as pages: needs the page size, a temporary file beside the output and the
+ * string ids of rocpd_event rows. Without them rows simply go through SQLite. */
+static void bulk_start(hp_store *s) {
+  rp_state *r = s->impl;
+  bulk *b = &r->bk;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(r->db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    b->psz = (uint32_t)sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  if (b->psz < 4096 || b->psz > 65536 || (b->psz & (b->psz - 1))) return;
+  char *dir = strdup(r->tmp);
+  int ok = dir != NULL && (r->rec = malloc(4096)) != NULL;
+  for (int i = 0; ok && i < BT_NBUF; i++)
+    ok = posix_memalign((void **)&b->buf[i], 4096, BT_WBUF) == 0;
+  int fd = -1;
+  if (ok) {
+    char *slash = strrchr(dir, '/');
+    if (slash)
+      slash[slash == dir] = 0;
+    else
+      strcpy(dir, ".");
+    fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC | O_DIRECT, 0600);
+    if (fd < 0) fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) { /* no O_TMPFILE here: a named file, unlinked at once */
+      char *tmpl = malloc(strlen(r->tmp) + 8);
+      if (tmpl) {
+        sprintf(tmpl, "%s.XXXXXX", r->tmp);
+        fd = mkostemp(tmpl, O_CLOEXEC);
+        if (fd >= 0) unlink(tmpl);
+        free(tmpl);
+      }
+    }
+  }
+  free(dir);
+  if (fd < 0) {
+    bulk_free(b);
+    return;
+  }
+  b->fd = fd;
+  if (pthread_mutex_init(&b->mu, NULL) == 0) {
+    if (pthread_cond_init(&b->cv, NULL) == 0) {
+      b->sync_on = 1;
+      b->thr_on = pthread_create(&b->thr, NULL, bk_writer, b) == 0;
+    } else {
+      pthread_mutex_destroy(&b->mu);
+    }
+  }
+  b->t[BT_EVENT_INDEX].index = 1;
+  /* every dispatch's event: guid, category KERNEL_DISPATCH, no stacks, '{}' JSON columns */
+  rv ev[9] = {RV_NIL,
+              {RV_TEXT, 36, 0, r->guid},
+              RV_I(r->str_dispatch_cat),
+              RV_NIL,
+              RV_NIL,
+              RV_NIL,
+              {RV_TEXT, 2, 0, "{}"},
+              {RV_TEXT, 2, 0, "{}"},
+              {RV_TEXT, 2, 0, "{}"}};
+  r->evlen = rec_encode(r->evrec, ev, 9);
+  r->bulk_on = 1;
+}
+
+/* A dispatch as a kernel_dispatch record (the columns of the table, in order: id as NULL since it is the
+ * rowid, guid, 22 integers, extdata), its rocpd_event row and its event_id index key. */
+static hp_status bulk_dispatch(hp_store *s, const hp_dispatch *d, const char *ext, size_t extlen) {
+  rp_state *r = s->impl;
+  bulk *b = &r->bk;
+  int64_t id = (int64_t)d->id;
+  const int64_t v[22] = {proc_node(r, d->process_id),
+                         (int64_t)d->process_id,
+                         (int64_t)d->thread_id,
+                         (int64_t)d->agent_id,
+                         (int64_t)d->kernel_id,
+                         (int64_t)d->dispatch_id,
+                         (int64_t)d->queue_id,
+                         0, /* stream_id */
+                         d->start_ns,
+                         d->end_ns,
+                         d->private_size,
+                         d->group_size,
+                         d->workgroup[0],
+                         d->workgroup[1],
+                         d->workgroup[2],
+                         d->grid[0],
+                         d->grid[1],
+                         d->grid[2],
+                         0, /* graph_exec_id */
+                         0, /* graph_node_id */
+                         r->str_empty,
+                         id}; /* event_id */
+  uint64_t et = (uint64_t)extlen * 2 + 13;
+  size_t hl = 3 + 22 + (size_t)varint_len(et); /* < 128: one byte */
+  unsigned char *rec = r->rec, *ph = rec, *pb = rec + hl;
+  *ph++ = (unsigned char)hl;
+  *ph++ = 0;           /* id: NULL, the rowid */
+  *ph++ = 36 * 2 + 13; /* guid: text of 36 bytes */
+  memcpy(pb, r->guid, 36);
+  pb += 36;
+  for (int k = 0; k < 22; k++)
+    pb = put_int(&ph, pb, v[k]);
+  put_varint(ph, et);
+  memcpy(pb, ext, extlen);
+  pb += extlen;
+  unsigned char key[24], *kh = key + 1, *kb = key + 3;
+  key[0] = 3;
+  kb = put_int(&kh, kb, id);
+  kb = put_int(&kh, kb, id);
+  if (bt_row(b, &b->t[BT_DISPATCH], id, rec, (size_t)(pb - rec)) ||
+      bt_row(b, &b->t[BT_EVENT], id, r->evrec, r->evlen) ||
+      bt_key(b, &b->t[BT_EVENT_INDEX], key, (size_t)(kb - key)))
+    return bulk_fail(s);
+  return HP_OK;
+}
+
+static hp_status bulk_counter_value(hp_store *s, const hp_counter_value *cv, const char *ext) {
+  rp_state *r = s->impl;
+  size_t extlen = strlen(ext);
+  if (rec_max(10, 36 + extlen) > 4096)
+    return hp_set_error(s, HP_ERR_INVALID, "counter value extdata too long");
+  rv val = RV_NIL;
+  if (!isnan(cv->value)) {
+    double x = cv->value == 0 ? 0.0 : cv->value;
+    val.kind = RV_REAL;
+    memcpy(&val.i, &x, sizeof x);
+  }
+  rv v[10] = {RV_NIL,
+              {RV_TEXT, 36, 0, r->guid},
+              RV_I(cv->dispatch_id),
+              RV_NIL,
+              RV_I(cv->counter_id),
+              val,
+              RV_NIL,
+              RV_NIL,
+              RV_NIL,
+              {RV_TEXT, (uint32_t)extlen, 0, ext}};
+  size_t n = rec_encode(r->rec, v, 10);
+  if (bt_row(&r->bk, &r->bk.t[BT_PMC], ++r->next_pmc, r->rec, n)) return bulk_fail(s);
+  return HP_OK;
+}
+
+/* Put the finished trees into the closed database file: their pages after its last page, each root in place
+ * of the empty root page SQLite made, and the header's page count and change counter updated. Where the
+ * file system can insert a range at the start of a file (ext4, XFS), the database's pages go in front of the
+ * page file, which then replaces the database: the big part is never copied. Otherwise the pages are
+ * copied after the database's. */
+static hp_status bulk_splice(hp_store *s, const uint32_t root[BT_COUNT]) {
+  rp_state *r = s->impl;
+  bulk *b = &r->bk;
+  int fd = open(r->tmp, O_RDWR | O_CLOEXEC);
+  unsigned char h[100], *pg = malloc(b->psz);
+  struct stat sb;
+  if (fd < 0 || !pg || pread(fd, h, sizeof h, 0) != (ssize_t)sizeof h || fstat(fd, &sb) != 0) {
+    int e = pg ? errno : ENOMEM;
+    if (fd >= 0) close(fd);
+    free(pg);
+    return hp_set_error(s, HP_ERR_IO, "cannot reopen %s: %s", r->tmp, strerror(e));
+  }
+  uint32_t psz = (uint32_t)h[16] << 8 | h[17], n = get_be32(h + 28);
+  if (psz == 1) psz = 65536;
+  hp_status st = HP_OK;
+  /* what the pages were built for: this page size, no reserved bytes, file format 4 (serial types 8 and 9),
+   * UTF-8, no auto-vacuum, and a page count in the header that is valid */
+  if (psz != b->psz || h[20] != 0 || get_be32(h + 44) != 4 || get_be32(h + 56) != 1 ||
+      get_be32(h + 52) != 0 || get_be32(h + 24) != get_be32(h + 92) ||
+      (uint64_t)sb.st_size != (uint64_t)n * psz || (uint64_t)n + b->npages >= 0x7ffffff0u)
+    st = hp_set_error(s, HP_ERR_IO, "cannot add pages to %s: unexpected database header", r->tmp);
+  int e = 0, db = fd, moved = 0;
+  int fl = fcntl(b->fd, F_GETFL);
+  if (fl != -1 && (fl & O_DIRECT)) fcntl(b->fd, F_SETFL, fl & ~O_DIRECT); /* small, unaligned writes follow */
+  if (st == HP_OK && b->npages) {
+    if (fallocate(b->fd, FALLOC_FL_INSERT_RANGE, 0, (off_t)n * psz) == 0) {
+      e = copy_range(fd, 0, b->fd, 0, (uint64_t)n * psz);
+      if (!e && fchmod(b->fd, sb.st_mode & 07777) != 0) e = errno;
+      db = b->fd;
+      moved = 1;
+    } else {
+      e = copy_range(b->fd, 0, fd, (off_t)n * psz, (uint64_t)b->npages * psz);
+    }
+  }
+  /* SQLite never uses the page holding the lock bytes at 1 GiB: when the pages cover it, the page there
+   * moves to the end and the place is zeroed */
+  uint32_t lock = (uint32_t)(0x40000000u / psz) + 1, from = UINT32_MAX, to = 0, total = b->npages;
+  if (st == HP_OK && !e && lock > n && lock - n - 1 < b->npages) {
+    from = lock - n - 1;
+    to = total++;
+    if (pread(db, pg, psz, ((off_t)n + from) * psz) != (ssize_t)psz ||
+        pwrite(db, pg, psz, ((off_t)n + to) * psz) != (ssize_t)psz)
+      e = errno ? errno : EIO;
+    memset(pg, 0, psz);
+    if (!e && pwrite(db, pg, psz, ((off_t)n + from) * psz) != (ssize_t)psz) e = errno ? errno : EIO;
+  }
+  for (size_t i = 0; st == HP_OK && !e && i < b->ninterior; i++) {
+    off_t at = ((off_t)n + (b->interior[i] == from ? to : b->interior[i])) * psz;
+    if (pread(db, pg, psz, at) != (ssize_t)psz) {
+      e = errno ? errno : EIO;
+      break;
+    }
+    bt_rebase(pg, n + 1, from, to);
+    if (pwrite(db, pg, psz, at) != (ssize_t)psz) e = errno ? errno : EIO;
+  }
+  for (int t = 0; st == HP_OK && !e && t < BT_COUNT; t++) {
+    btb *tr = &b->t[t];
+    if (!tr->rows) continue;
+    off_t at = ((off_t)root[t] - 1) * psz;
+    int type = bt_type(tr, 0);
+    if (root[t] < 2 || root[t] > n || pread(db, pg, psz, at) != (ssize_t)psz || pg[0] != type || pg[3] ||
+        pg[4]) {
+      st =
+          hp_set_error(s, HP_ERR_IO, "cannot add pages to %s: the root page of a table is not empty", r->tmp);
+      break;
+    }
+    unsigned char *rp = tr->lv[tr->depth - 1].p;
+    bt_rebase(rp, n + 1, from, to);
+    if (pwrite(db, rp, psz, at) != (ssize_t)psz) e = errno ? errno : EIO;
+  }
+  if (st == HP_OK && !e) {
+    uint32_t change = get_be32(h + 24) + 1;
+    put_be32(h + 24, change);
+    put_be32(h + 92, change);
+    put_be32(h + 28, n + total);
+    if (pwrite(db, h, sizeof h, 0) != (ssize_t)sizeof h) e = errno ? errno : EIO;
+  }
+  if (st == HP_OK && !e && moved) {
+    /* the page file is the database now: give it the temporary name (a link to an unnamed file through
+     * /proc), or else copy it over the old one */
+    char proc[64], *tmp2 = malloc(strlen(r->tmp) + 8);
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", b->fd);
+    if (!tmp2) {
+      e = ENOMEM;
+    } else {
+      sprintf(tmp2, "%s.pages", r->tmp);
+      unlink(tmp2);
+      if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp2, AT_SYMLINK_FOLLOW) == 0) {
+        if (rename(tmp2, r->tmp) != 0) {
+          e = errno;
+          unlink(tmp2);
+        }
+      } else {
+        e = copy_range(b->fd, 0, fd, 0, ((uint64_t)n + total) * psz);
+      }
+      free(tmp2);
+    }
+  }
+  if (close(fd) != 0 && !e) e = errno;
+  free(pg);
+  if (st == HP_OK && e) st = hp_set_error(s, HP_ERR_IO, "cannot add pages to %s: %s", r->tmp, strerror(e));
+  return st;
+}
+
+/* End building pages: finish the trees, close SQLite, splice them in, reopen. Later rows go through SQLite.
+ */
+static hp_status bulk_flush(hp_store *s) {
+  rp_state *r = s->impl;
+  bulk *b = &r->bk;
+  if (!r->bulk_on) return HP_OK;
+  r->bulk_on = 0;
+  int any = 0;
+  for (int t = 0; t < BT_COUNT; t++)
+    if (b->t[t].rows) {
+      any = 1;
+      if (bt_finish(b, &b->t[t])) return bulk_fail(s);
+    }
+  if (!any) {
+    bulk_free(b);
+    return HP_OK;
+  }
+  if (bk_flush(b)) return bulk_fail(s);
+  /* the root pages SQLite gave the (still empty) tables and the index */
+  static const char *const names[BT_COUNT] = {"rocpd_kernel_dispatch%s", "rocpd_event%s",
+                                              "rocpd_kernel_dispatch%s_event_id", "rocpd_pmc_event%s"};
+  uint32_t root[BT_COUNT] = {0};
+  sqlite3_stmt *q = NULL;
+  int rc = sqlite3_prepare_v2(r->db, "SELECT rootpage FROM sqlite_master WHERE name = ?1", -1, &q, NULL);
+  for (int t = 0; rc == SQLITE_OK && t < BT_COUNT; t++) {
+    char name[128];
+    snprintf(name, sizeof name, names[t], r->suffix);
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(q) == SQLITE_ROW) root[t] = (uint32_t)sqlite3_column_int64(q, 0);
+    rc = sqlite3_reset(q);
+  }
+  sqlite3_finalize(q);
+  if (rc != SQLITE_OK) return sql_fail(s, rc, "cannot find the root pages");
+  hp_status st = exec_sql(s, "COMMIT", "cannot write the database");
+  if (st != HP_OK) return st;
+  finalize_inserts(r);
+  rc = sqlite3_close(r->db);
+  r->db = NULL;
+  if (rc != SQLITE_OK) return hp_set_error(s, HP_ERR_IO, "cannot close %s: %s", r->tmp, sqlite3_errstr(rc));
+  st = bulk_splice(s, root);
+  bulk_free(b);
+  if (st != HP_OK) return st;
+  rc = sqlite3_open_v2(r->tmp, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+  if (rc != SQLITE_OK)
+    return hp_set_error(s, HP_ERR_IO, "cannot reopen %s: %s", r->tmp,
+                        r->db ? sqlite3_errmsg(r->db) : sqlite3_errstr(rc));
+  st = exec_sql(s, RP_WRITE_PRAGMAS " BEGIN;", "cannot configure the database");
+  return st == HP_OK ? prepare_inserts(s) : st;
+}
+
 static hp_status rp_create(hp_store *s) {
   rp_state *r = calloc(1, sizeof *r);
   if (!r) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
@@ -1221,11 +2185,8 @@ static hp_status rp_create(hp_store *s) {
     return st;
   }
   make_uuid(r->guid, r->suffix);
-  hp_status st =
-      exec_sql(s,
-               "PRAGMA page_size=8192; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; "
-               "PRAGMA locking_mode=EXCLUSIVE; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-32768;",
-               "cannot configure the database");
+  hp_status st = exec_sql(s, "PRAGMA auto_vacuum=NONE; PRAGMA page_size=8192; " RP_WRITE_PRAGMAS,
+                          "cannot configure the database");
   if (st != HP_OK) return st;
   sbuf sql = {0};
   sb_puts(&sql, "BEGIN;\n");
@@ -1242,6 +2203,10 @@ static hp_status rp_create(hp_store *s) {
     sb_expand(&sql, rt_cols[i], r->suffix);
     sb_puts(&sql, ");\n");
   }
+  /* the index the views join on (K.event_id = V.event_id), filled with the table */
+  sb_puts(&sql, "CREATE INDEX \"rocpd_kernel_dispatch");
+  sb_puts(&sql, r->suffix);
+  sb_expand(&sql, "_event_id\" ON @kernel_dispatch(event_id);\n", r->suffix);
   /* the format's own metadata rows come first */
   sb_expand(&sql,
             "INSERT INTO @metadata(tag, value) VALUES ('schema_version', '" RP_SCHEMA_VERSION
@@ -1258,19 +2223,15 @@ static hp_status rp_create(hp_store *s) {
     return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   }
   st = exec_sql(s, sql.p, "cannot create the rocpd tables");
-  for (int i = 0; st == HP_OK && i < WS_COUNT; i++) {
-    sb_reset(&sql);
-    sb_expand(&sql, ins_sql[i], r->suffix);
-    rc = sql.oom ? SQLITE_NOMEM
-                 : sqlite3_prepare_v3(r->db, sql.p, -1, SQLITE_PREPARE_PERSISTENT, &r->ins[i], NULL);
-    if (rc != SQLITE_OK) st = sql_fail(s, rc, "cannot prepare an insert");
-  }
   sb_free(&sql);
+  if (st == HP_OK) st = prepare_inserts(s);
   if (st != HP_OK) return st;
   r->next_string = 1;
   r->str_empty = string_id(s, "");
   r->str_dispatch_cat = r->str_empty ? string_id(s, "KERNEL_DISPATCH") : 0;
-  return r->str_dispatch_cat ? HP_OK : s->first_error;
+  if (!r->str_dispatch_cat) return s->first_error;
+  bulk_start(s);
+  return HP_OK;
 }
 
 /* Regions get their rocpd_event rows (which carry the category) once every dispatch event id is known:
@@ -1319,11 +2280,12 @@ static hp_status finish_regions(hp_store *s) {
 static hp_status rp_commit(hp_store *s) {
   rp_state *r = s->impl;
   sbuf q = {0};
-  hp_status st = HP_OK;
-  if (r->dispatches) { /* one rocpd_event per dispatch, with the dispatch's id */
+  hp_status st = bulk_flush(s);
+  if (st == HP_OK && r->dispatches) { /* one rocpd_event per dispatch, with the dispatch's id (those built
+                                       * as pages have theirs) */
     char cat[32];
     snprintf(cat, sizeof cat, "%" PRId64, r->str_dispatch_cat);
-    sb_expand(&q, "INSERT INTO @event(id, category_id) SELECT id, ", r->suffix);
+    sb_expand(&q, "INSERT OR IGNORE INTO @event(id, category_id) SELECT id, ", r->suffix);
     sb_puts(&q, cat);
     sb_expand(&q, " FROM @kernel_dispatch ORDER BY id", r->suffix);
     st = q.oom ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
@@ -1364,7 +2326,7 @@ static hp_status rp_commit(hp_store *s) {
     sb_expand(&q, ph[i].sql, r->suffix);
     sb_puts(&q, ";\n");
   }
-  /* base-name views, the index the views join on, the data and summary views */
+  /* base-name views, the data and summary views */
   for (int i = 0; i < RT_COUNT; i++) {
     sb_puts(&q, "CREATE VIEW \"rocpd_");
     sb_puts(&q, rt_name[i]);
@@ -1373,9 +2335,6 @@ static hp_status rp_commit(hp_store *s) {
     sb_puts(&q, r->suffix);
     sb_puts(&q, "\";\n");
   }
-  sb_puts(&q, "CREATE INDEX \"rocpd_kernel_dispatch");
-  sb_puts(&q, r->suffix);
-  sb_expand(&q, "_event_id\" ON @kernel_dispatch(event_id);\n", r->suffix);
   sb_puts(&q, rp_views_sql);
   sb_puts(&q, "COMMIT;\n");
   st =
@@ -1583,8 +2542,15 @@ static hp_status rp_open_read(hp_store *s) {
   if (!r) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   s->impl = r;
   r->budget = 20000000ull + pages * 1000000ull;
-  /* serialized: cursors of one store may be used from several threads */
-  int rc = sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, NULL);
+  /* cursors of one store may be used from several threads: every use of the connection after this
+   * function holds rlock (recursive: a count prepares its query) */
+  pthread_mutexattr_t ma;
+  if (pthread_mutexattr_init(&ma) != 0) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+  r->rlock_on = pthread_mutex_init(&r->rlock, &ma) == 0;
+  pthread_mutexattr_destroy(&ma);
+  if (!r->rlock_on) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  int rc = sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
   if (rc != SQLITE_OK) return read_fail(s, rc, "cannot open");
   sqlite3_db_config(r->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
   sqlite3_db_config(r->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
@@ -1844,7 +2810,7 @@ static int build_query(rp_state *r, hp_table t, int count, sbuf *q) {
   return rc;
 }
 
-static hp_status prepare_query(hp_store *s, hp_table t, int count, sqlite3_stmt **out) {
+static hp_status prepare_query_locked(hp_store *s, hp_table t, int count, sqlite3_stmt **out) {
   rp_state *r = s->impl;
   const hp_table_desc *d = hp_table_describe(t);
   sbuf q = {0};
@@ -1869,21 +2835,34 @@ static hp_status prepare_query(hp_store *s, hp_table t, int count, sqlite3_stmt 
   return HP_OK;
 }
 
+static hp_status prepare_query(hp_store *s, hp_table t, int count, sqlite3_stmt **out) {
+  rp_state *r = s->impl;
+  pthread_mutex_lock(&r->rlock);
+  hp_status e = prepare_query_locked(s, t, count, out);
+  pthread_mutex_unlock(&r->rlock);
+  return e;
+}
+
 static hp_status rp_count(hp_store *s, hp_table t, uint64_t *n) {
+  rp_state *r = s->impl;
   sqlite3_stmt *st;
   *n = 0;
-  hp_status e = prepare_query(s, t, 1, &st);
-  if (e == HP_END) return HP_OK;
-  if (e != HP_OK) return e;
-  int rc = sqlite3_step(st);
-  if (rc == SQLITE_ROW) *n = (uint64_t)sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  if (rc != SQLITE_ROW) {
-    char what[96];
-    snprintf(what, sizeof what, "cannot count %s rows", hp_table_describe(t)->name);
-    return read_fail(s, rc, what);
+  pthread_mutex_lock(&r->rlock);
+  hp_status e = prepare_query_locked(s, t, 1, &st);
+  if (e == HP_OK) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *n = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) {
+      char what[96];
+      snprintf(what, sizeof what, "cannot count %s rows", hp_table_describe(t)->name);
+      e = read_fail(s, rc, what);
+    }
+  } else if (e == HP_END) {
+    e = HP_OK;
   }
-  return HP_OK;
+  pthread_mutex_unlock(&r->rlock);
+  return e;
 }
 
 static hp_status rp_cursor_open(hp_cursor *c) {
@@ -1901,7 +2880,10 @@ static hp_status rp_cursor_open(hp_cursor *c) {
 static void rp_cursor_close(hp_cursor *c) {
   rp_cursor *k = c->impl;
   if (!k) return;
+  rp_state *r = c->store->impl;
+  pthread_mutex_lock(&r->rlock);
   sqlite3_finalize(k->st);
+  pthread_mutex_unlock(&r->rlock);
   sb_free(&k->arena);
   free(k);
   c->impl = NULL;
@@ -1909,17 +2891,23 @@ static void rp_cursor_close(hp_cursor *c) {
 
 /* ---- column readers tolerant of whatever type a foreign or damaged file holds ---- */
 static int64_t col_i64(sqlite3_stmt *st, int i) {
-  switch (sqlite3_column_type(st, i)) {
-  case SQLITE_INTEGER: return sqlite3_column_int64(st, i);
-  case SQLITE_FLOAT: return d2i64(sqlite3_column_double(st, i));
-  case SQLITE_TEXT: return sqlite3_column_int64(st, i);
+  sqlite3_value *v = sqlite3_column_value(st, i);
+  switch (sqlite3_value_type(v)) {
+  case SQLITE_INTEGER: return sqlite3_value_int64(v);
+  case SQLITE_FLOAT: return d2i64(sqlite3_value_double(v));
+  case SQLITE_TEXT: return sqlite3_value_int64(v);
   default: return 0;
   }
 }
 
 static uint64_t col_u64(sqlite3_stmt *st, int i) {
-  if (sqlite3_column_type(st, i) == SQLITE_FLOAT) return d2u64(sqlite3_column_double(st, i));
-  return (uint64_t)col_i64(st, i);
+  sqlite3_value *v = sqlite3_column_value(st, i);
+  switch (sqlite3_value_type(v)) {
+  case SQLITE_INTEGER: return (uint64_t)sqlite3_value_int64(v);
+  case SQLITE_FLOAT: return d2u64(sqlite3_value_double(v));
+  case SQLITE_TEXT: return (uint64_t)sqlite3_value_int64(v);
+  default: return 0;
+  }
 }
 
 /* Strings of the current row live in the cursor's arena; pointers are fixed once the row is complete. */
@@ -2096,10 +3084,13 @@ static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
     d->start_ns = col_i64(st, 15);
     d->end_ns = col_i64(st, 16);
     js = col_json(st, 17, &jn);
-    d->enqueue_ns = json_i64(js, jn, "enqueue_ns", 0);
-    d->passes = (uint32_t)json_u64(js, jn, "passes", 0);
-    d->bytes_accessible = json_u64(js, jn, "bytes_accessible", 0);
-    d->bytes_restored = json_u64(js, jn, "bytes_restored", 0);
+    static const char *const dk[4] = {"enqueue_ns", "passes", "bytes_accessible", "bytes_restored"};
+    jspan sp[4] = {{0}};
+    unsigned f = jn > 2 ? json_find_n(js, jn, dk, 4, sp) : 0;
+    d->enqueue_ns = span_i64(&sp[0], f & 1, 0);
+    d->passes = (uint32_t)span_u64(&sp[1], f & 2, 0);
+    d->bytes_accessible = span_u64(&sp[2], f & 4, 0);
+    d->bytes_restored = span_u64(&sp[3], f & 8, 0);
     break;
   }
   case HP_TABLE_COUNTER_INFO: {
@@ -2119,14 +3110,17 @@ static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
     v->counter_id = col_u64(st, 1);
     v->value = sqlite3_column_type(st, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 2);
     js = col_json(st, 3, &jn);
-    uint64_t pass = json_u64(js, jn, "pass", 0);
+    static const char *const vk[3] = {"pass", "imputed", "value_bits"};
+    jspan sp[3] = {{0}};
+    char tmp[48];
+    unsigned f = jn > 2 ? json_find_n(js, jn, vk, 3, sp) : 0;
+    uint64_t pass = span_u64(&sp[0], f & 1, 0);
     if (!pass && sqlite3_column_type(st, 4) != SQLITE_NULL)
       pass = col_u64(st, 4) + 1; /* rocprofv3: 0-based */
     v->pass = (uint32_t)pass;
-    v->imputed = (uint32_t)json_u64(js, jn, "imputed", 0);
-    char tmp[48];
-    if (json_num(js, jn, "value_bits", tmp, sizeof tmp)) {
-      uint64_t bits = json_u64(js, jn, "value_bits", 0);
+    v->imputed = (uint32_t)span_u64(&sp[1], f & 2, 0);
+    if ((f & 4) && span_num(&sp[2], tmp, sizeof tmp)) {
+      uint64_t bits = span_u64(&sp[2], 1, 0);
       memcpy(&v->value, &bits, sizeof bits);
     }
     break;
@@ -2164,14 +3158,21 @@ static hp_status rp_cursor_next(hp_cursor *c, void *row) {
   uint32_t size = *(uint32_t *)row;
   hp_row_init(c->table, row);
   *(uint32_t *)row = size;
+  rp_state *r = c->store->impl;
+  pthread_mutex_lock(&r->rlock);
   int rc = sqlite3_step(k->st);
-  if (rc == SQLITE_DONE) return HP_END;
-  if (rc != SQLITE_ROW) {
+  hp_status e;
+  if (rc == SQLITE_ROW) {
+    e = fill_row(c, k->st, row);
+  } else if (rc == SQLITE_DONE) {
+    e = HP_END;
+  } else {
     char what[96];
     snprintf(what, sizeof what, "cannot read %s rows", hp_table_describe(c->table)->name);
-    return read_fail(c->store, rc, what);
+    e = read_fail(c->store, rc, what);
   }
-  return fill_row(c, k->st, row);
+  pthread_mutex_unlock(&r->rlock);
+  return e;
 }
 
 /* ================================ ops ================================ */

@@ -1,8 +1,11 @@
 /* Merge of N stores into one through the public row API: ids remapped, small tables de-duplicated,
- * big tables (dispatch, counter_value, region) streamed with an id offset so memory stays bounded.
- * Sections: hash maps · per-table merge rules · the merge loop. Knows no format. */
+ * big tables (dispatch, counter_value, region) streamed without a map per row so memory stays bounded
+ * (dispatches renumbered in read order, regions shifted by an offset). This thread reads and remaps while
+ * a writer thread writes the output, batches of rows in between.
+ * Sections: hash maps · per-table merge rules · the write pipeline · the merge loop. Knows no format. */
 #include "hub_internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,18 +194,151 @@ static const char *const *const dedup_cols[HP_TABLE_COUNT] = {
     [HP_TABLE_METADATA] = dedup_metadata,
 };
 
-/* Big tables: ids shifted by an offset per input instead of a map, so memory does not grow with them. */
+/* Big tables: no map per row, so memory does not grow with them. Region ids are shifted by an offset per
+ * input; dispatch ids are renumbered (below). */
 static int is_streamed(hp_table t) {
   return t == HP_TABLE_DISPATCH || t == HP_TABLE_REGION || t == HP_TABLE_COUNTER_VALUE;
 }
 
+/* Dispatch ids are renumbered in the order rows are read, so the output gets its dispatches in increasing
+ * id order whatever the order of an input (a collector's threads take ids in blocks of 64 and their rows
+ * interleave in the log): formats that build tables in id order (rocpd) keep their fast path. An input's
+ * ids map to output ids through runs of consecutive ids, few in practice (one per block of rows); an input
+ * with more than DRUN_MAX runs has the rest of its ids shifted by an offset instead, so memory stays
+ * bounded whatever the order. */
+#define DRUN_MAX (1u << 20)
+typedef struct drun {
+  uint64_t in_lo, in_hi, out_lo;
+} drun;
+
+typedef struct dmap {
+  drun *r;
+  size_t n, cap, hint;
+  int sorted;
+  int shifting; /* past DRUN_MAX runs: output id = input id + shift */
+  uint64_t shift;
+} dmap;
+
+static int drun_cmp(const void *a, const void *b) {
+  const drun *x = a, *y = b;
+  return x->in_lo < y->in_lo ? -1 : x->in_lo > y->in_lo;
+}
+
+/* Output id of the next dispatch row of this input, whose input id is `in`; 0 when out of memory. */
+static uint64_t dmap_add(dmap *d, uint64_t in, uint64_t *max_id) {
+  if (d->shifting) {
+    uint64_t out = in + d->shift;
+    if (out > *max_id) *max_id = out;
+    return out;
+  }
+  uint64_t out = ++*max_id;
+  drun *last = d->n ? &d->r[d->n - 1] : NULL;
+  if (last && in == last->in_hi + 1 && out == last->out_lo + (last->in_hi - last->in_lo) + 1) {
+    last->in_hi = in;
+    return out;
+  }
+  if (d->n == DRUN_MAX) { /* too many runs: shift the rest, above every id given so far */
+    d->shifting = 1;
+    d->shift = *max_id; /* the id just taken, so every shifted id is above the ids given so far */
+    --*max_id;
+    return dmap_add(d, in, max_id);
+  }
+  if (d->n == d->cap) {
+    size_t cap = d->cap ? 2 * d->cap : 64;
+    drun *r = realloc(d->r, cap * sizeof *r);
+    if (!r) return 0;
+    d->r = r;
+    d->cap = cap;
+  }
+  d->r[d->n++] = (drun){in, in, out};
+  d->sorted = 0;
+  return out;
+}
+
+/* Output id of input dispatch `in`; 0 when the input has no such dispatch. */
+static uint64_t dmap_get(dmap *d, uint64_t in) {
+  if (!in) return 0;
+  if (!d->sorted) {
+    qsort(d->r, d->n, sizeof *d->r, drun_cmp);
+    d->sorted = 1;
+    d->hint = 0;
+  }
+  const drun *r = d->r;
+  size_t lo = 0, hi = d->n;
+  if (d->hint < d->n && r[d->hint].in_lo <= in) lo = d->hint; /* rows mostly ask in order */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (r[mid].in_hi < in)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < d->n && r[lo].in_lo <= in && in <= r[lo].in_hi) {
+    d->hint = lo;
+    return r[lo].out_lo + (in - r[lo].in_lo);
+  }
+  return d->shifting ? in + d->shift : 0;
+}
+
+static void dmap_reset(dmap *d) {
+  d->n = 0;
+  d->hint = 0;
+  d->sorted = 1;
+  d->shifting = 0;
+  d->shift = 0;
+}
+
+/* ---- the write pipeline: this thread reads and remaps, a writer thread writes, batches in between ---- */
+#define MQ_ROWS 1024 /* rows per batch */
+#define MQ_N 4       /* batches: the writer writes one while this thread fills another */
+
+typedef union anyrow {
+  hp_node n;
+  hp_process p;
+  hp_thread th;
+  hp_agent a;
+  hp_queue q;
+  hp_code_object co;
+  hp_kernel_symbol k;
+  hp_dispatch d;
+  hp_counter_info ci;
+  hp_counter_value cv;
+  hp_region r;
+  hp_metadata m;
+} anyrow;
+
+typedef struct mbatch {
+  size_t n;
+  unsigned char table[MQ_ROWS];
+  anyrow rows[MQ_ROWS]; /* strings as offsets into `strings` until the writer takes the batch */
+  buf strings;
+} mbatch;
+
+typedef struct mpipe {
+  pthread_t thr;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  mbatch *b[MQ_N];
+  int full[MQ_N]; /* handed to the writer */
+  int fill, take; /* batch being filled; next batch the writer takes */
+  int quit;
+  hp_status werr; /* the writer's first failure: later batches are dropped */
+  hp_store *out;
+  hp_merge_stats *stats;
+} mpipe;
+
 typedef struct merger {
   hp_store *out;
+  hp_merge_stats *stats;
+  mpipe *pipe;              /* NULL: rows are written here */
+  char perr[HP_ERRMSG_MAX]; /* this thread's error message, given to the output once the writer stopped */
+  hp_status perr_st;
   idmap ids[HP_TABLE_COUNT];        /* this input's id → output id (small tables) */
   keymap dedup[HP_TABLE_COUNT];     /* identity key → output id (all inputs) */
   uint64_t next_id[HP_TABLE_COUNT]; /* next output id for small tables */
   uint64_t base[HP_TABLE_COUNT];    /* id offset of this input for streamed tables */
   uint64_t max_id[HP_TABLE_COUNT];  /* highest output id written for streamed tables */
+  dmap disp;                        /* this input's dispatch ids → output ids */
   buf key;
 } merger;
 
@@ -211,6 +347,7 @@ static uint64_t *u64_at(void *row, const hp_column *c) { return (uint64_t *)((ch
 /* Output id for a reference to table `ref` holding input id v; 0 when the input has no such row. */
 static uint64_t remap_ref(merger *m, hp_table ref, uint64_t v) {
   if (!v) return 0;
+  if (ref == HP_TABLE_DISPATCH) return dmap_get(&m->disp, v);
   if (is_streamed(ref)) return v + m->base[ref];
   return idmap_get(&m->ids[ref], v);
 }
@@ -240,28 +377,163 @@ static int build_key(merger *m, hp_table t, const void *row) {
 static hp_status fail_from(merger *m, hp_store *in, hp_status st) {
   hp_store *out = m->out;
   if (in && hp_store_error(in)[0])
-    snprintf(out->error, sizeof out->error, "%s", hp_store_error(in));
+    snprintf(m->perr, sizeof m->perr, "%s", hp_store_error(in));
   else
-    snprintf(out->error, sizeof out->error, "%s: %s", in ? hp_store_path(in) : out->path, hp_status_str(st));
+    snprintf(m->perr, sizeof m->perr, "%s: %s", in ? hp_store_path(in) : out->path, hp_status_str(st));
+  m->perr_st = st;
   return st;
+}
+
+/* Strings of a row as offsets into the batch's arena (+1, so that an offset is never NULL) or back. */
+static int strings_out(mbatch *b, hp_table t, anyrow *row) {
+  const hp_table_desc *d = hp_table_describe(t);
+  for (size_t i = 0; i < d->ncolumns; i++) {
+    if (d->columns[i].type != HP_COL_STR) continue;
+    const char **p = (const char **)((char *)row + d->columns[i].offset);
+    size_t off = b->strings.n + 1;
+    if (buf_add(&b->strings, *p, strlen(*p) + 1)) return -1;
+    *p = (const char *)(uintptr_t)off;
+  }
+  return 0;
+}
+
+static void strings_in(const mbatch *b, hp_table t, anyrow *row) {
+  const hp_table_desc *d = hp_table_describe(t);
+  for (size_t i = 0; i < d->ncolumns; i++) {
+    if (d->columns[i].type != HP_COL_STR) continue;
+    const char **p = (const char **)((char *)row + d->columns[i].offset);
+    *p = b->strings.p + ((uintptr_t)*p - 1);
+  }
+}
+
+static int has_strings(hp_table t) {
+  const hp_table_desc *d = hp_table_describe(t);
+  for (size_t i = 0; i < d->ncolumns; i++)
+    if (d->columns[i].type == HP_COL_STR) return 1;
+  return 0;
+}
+
+static void *pipe_writer(void *arg) {
+  mpipe *q = arg;
+  pthread_mutex_lock(&q->mu);
+  for (;;) {
+    while (!q->full[q->take] && !q->quit)
+      pthread_cond_wait(&q->cv, &q->mu);
+    if (!q->full[q->take]) break;
+    mbatch *b = q->b[q->take];
+    hp_status err = q->werr;
+    pthread_mutex_unlock(&q->mu);
+    for (size_t i = 0; i < b->n && err == HP_OK; i++) {
+      hp_table t = (hp_table)b->table[i];
+      if (b->strings.n) strings_in(b, t, &b->rows[i]);
+      err = hp_write(q->out, t, &b->rows[i]); /* the output's message is set on failure */
+      if (err == HP_OK && q->stats) q->stats->rows_out[t]++;
+    }
+    pthread_mutex_lock(&q->mu);
+    if (err != HP_OK && q->werr == HP_OK) q->werr = err;
+    b->n = 0;
+    b->strings.n = 0;
+    q->full[q->take] = 0;
+    q->take = (q->take + 1) % MQ_N;
+    pthread_cond_broadcast(&q->cv);
+  }
+  pthread_mutex_unlock(&q->mu);
+  return NULL;
+}
+
+/* Hand the batch being filled to the writer; wait for the next one to be free. Returns the writer's
+ * first failure, if any. */
+static hp_status pipe_submit(mpipe *q) {
+  pthread_mutex_lock(&q->mu);
+  if (q->b[q->fill]->n) {
+    q->full[q->fill] = 1;
+    q->fill = (q->fill + 1) % MQ_N;
+    pthread_cond_broadcast(&q->cv);
+  }
+  while (q->full[q->fill])
+    pthread_cond_wait(&q->cv, &q->mu);
+  hp_status e = q->werr;
+  pthread_mutex_unlock(&q->mu);
+  return e;
+}
+
+static mpipe *pipe_start(hp_store *out, hp_merge_stats *stats) {
+  mpipe *q = calloc(1, sizeof *q);
+  if (!q) return NULL;
+  int ok = 1;
+  for (int i = 0; ok && i < MQ_N; i++)
+    ok = (q->b[i] = calloc(1, sizeof *q->b[i])) != NULL;
+  q->out = out;
+  q->stats = stats;
+  if (ok && pthread_mutex_init(&q->mu, NULL) == 0) {
+    if (pthread_cond_init(&q->cv, NULL) == 0) {
+      if (pthread_create(&q->thr, NULL, pipe_writer, q) == 0) return q;
+      pthread_cond_destroy(&q->cv);
+    }
+    pthread_mutex_destroy(&q->mu);
+  }
+  for (int i = 0; i < MQ_N; i++)
+    free(q->b[i]);
+  free(q);
+  return NULL; /* no thread: rows are written by the merging thread */
+}
+
+/* Write what is queued, stop the writer; returns its first failure. */
+static hp_status pipe_stop(mpipe *q) {
+  pipe_submit(q);
+  pthread_mutex_lock(&q->mu);
+  q->quit = 1;
+  pthread_cond_broadcast(&q->cv);
+  pthread_mutex_unlock(&q->mu);
+  pthread_join(q->thr, NULL);
+  hp_status e = q->werr;
+  pthread_cond_destroy(&q->cv);
+  pthread_mutex_destroy(&q->mu);
+  for (int i = 0; i < MQ_N; i++) {
+    free(q->b[i]->strings.p);
+    free(q->b[i]);
+  }
+  free(q);
+  return e;
+}
+
+/* Write one merged row: queued for the writer thread, or written here without one. */
+static hp_status emit_row(merger *m, hp_table t, anyrow *row, int strings) {
+  mpipe *q = m->pipe;
+  if (!q) {
+    hp_status st = hp_write(m->out, t, row);
+    if (st == HP_OK && m->stats) m->stats->rows_out[t]++;
+    return st;
+  }
+  mbatch *b = q->b[q->fill];
+  b->table[b->n] = (unsigned char)t;
+  memcpy(&b->rows[b->n], row, hp_table_describe(t)->row_size);
+  if (strings && strings_out(b, t, &b->rows[b->n])) {
+    snprintf(m->perr, sizeof m->perr, "%s: out of memory while merging", m->out->path);
+    return m->perr_st = HP_ERR_NOMEM;
+  }
+  if (++b->n == MQ_ROWS) return pipe_submit(q);
+  return HP_OK;
 }
 
 static hp_status merge_table(merger *m, hp_store *in, hp_table t, hp_merge_stats *stats) {
   const hp_table_desc *d = hp_table_describe(t);
-  hp_table refs[64]; /* table each column refers to, looked up once per table, not per row */
+  /* the reference columns, with the table each refers to, looked up once per table, not per row */
+  size_t refcol[64], nref = 0;
+  hp_table reft[64];
   for (size_t i = 0; i < d->ncolumns && i < 64; i++)
-    refs[i] = d->columns[i].ref ? hp_table_from_name(d->columns[i].ref) : HP_TABLE_COUNT;
+    if (d->columns[i].ref) {
+      refcol[nref] = d->columns[i].offset;
+      reft[nref++] = hp_table_from_name(d->columns[i].ref);
+    }
   hp_cursor *c;
   hp_status st = hp_cursor_open(in, t, &c);
   if (st != HP_OK) return fail_from(m, in, st);
-  union {
-    hp_dispatch d;
-    hp_agent a;
-    char any[256];
-  } row;
-  int has_id = strcmp(d->columns[0].name, "id") == 0;
+  anyrow row;
+  int has_id = strcmp(d->columns[0].name, "id") == 0, strings = has_strings(t);
+  /* a format's cursor fills every column of a full row: initialised once, not per row */
+  hp_row_init(t, &row);
   for (;;) {
-    hp_row_init(t, &row);
     st = hp_cursor_next(c, &row);
     if (st == HP_END) {
       st = HP_OK;
@@ -273,13 +545,19 @@ static hp_status merge_table(merger *m, hp_store *in, hp_table t, hp_merge_stats
     }
     if (stats) stats->rows_in[t]++;
     /* remap every reference column */
-    for (size_t i = 0; i < d->ncolumns; i++) {
-      if (refs[i] == HP_TABLE_COUNT) continue;
-      uint64_t *p = u64_at(&row, &d->columns[i]);
-      *p = remap_ref(m, refs[i], *p);
+    for (size_t i = 0; i < nref; i++) {
+      uint64_t *p = (uint64_t *)((char *)&row + refcol[i]);
+      *p = remap_ref(m, reft[i], *p);
     }
     uint64_t in_id = has_id ? *u64_at(&row, &d->columns[0]) : 0;
-    if (is_streamed(t)) {
+    if (t == HP_TABLE_DISPATCH) {
+      uint64_t out_id = dmap_add(&m->disp, in_id, &m->max_id[t]);
+      if (!out_id) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
+      row.d.id = out_id;
+    } else if (is_streamed(t)) {
       if (has_id) {
         uint64_t out_id = in_id + m->base[t];
         *u64_at(&row, &d->columns[0]) = out_id;
@@ -312,12 +590,14 @@ static hp_status merge_table(merger *m, hp_store *in, hp_table t, hp_merge_stats
         break;
       }
     }
-    st = hp_write(m->out, t, &row);
-    if (st != HP_OK) break; /* the output's message is already set */
-    if (stats) stats->rows_out[t]++;
+    st = emit_row(m, t, &row, strings);
+    if (st != HP_OK) break; /* the output's message is already set, or perr */
   }
   hp_cursor_close(c);
-  if (st == HP_ERR_NOMEM) hp_set_error(m->out, st, "out of memory while merging %s", hp_store_path(in));
+  if (st == HP_ERR_NOMEM && m->perr_st == HP_OK) {
+    snprintf(m->perr, sizeof m->perr, "%s: out of memory while merging %s", m->out->path, hp_store_path(in));
+    m->perr_st = st;
+  }
   return st;
 }
 
@@ -331,6 +611,8 @@ hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats 
   merger *m = calloc(1, sizeof *m);
   if (!m) return HP_ERR_NOMEM;
   m->out = out;
+  m->stats = stats;
+  m->pipe = n ? pipe_start(out, stats) : NULL;
   hp_status st = HP_OK;
   for (size_t i = 0; i < n && st == HP_OK; i++) {
     if (!in[i] || in[i]->mode != HP_READ) {
@@ -345,14 +627,24 @@ hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats 
       idmap_clear(&m->ids[t]);
       m->base[t] = m->max_id[t];
     }
+    dmap_reset(&m->disp);
     for (int t = 0; t < HP_TABLE_COUNT && st == HP_OK; t++)
       st = merge_table(m, in[i], (hp_table)t, stats);
+  }
+  if (m->pipe) { /* the writer's failure, set in the output, comes first; else this thread's */
+    hp_status w = pipe_stop(m->pipe);
+    if (w != HP_OK) st = w;
+  }
+  if (st != HP_OK && m->perr_st != HP_OK && out->first_error == HP_OK) {
+    snprintf(out->error, sizeof out->error, "%s", m->perr);
+    st = m->perr_st;
   }
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
     idmap_clear(&m->ids[t]);
     keymap_clear(&m->dedup[t]);
   }
   free(m->key.p);
+  free(m->disp.r);
   free(m);
   if (st != HP_OK && out->first_error == HP_OK) out->first_error = st;
   return st;
