@@ -34,3 +34,6 @@ echo "== formats: one 1 M-dispatch store with 8 counter values per dispatch as r
 echo
 echo "== analyze on a large Parquet store vs DuckDB (bench/bench_analyze.sh)"
 bash bench/bench_analyze.sh "$dir/analyze" "${BENCH_ANALYZE_PROCS:-10}" "${BENCH_ANALYZE_DISPATCHES:-1000000}" 3
+echo
+echo "== Python bindings: read rate of store.table(\"dispatch\") (bench/bench_python.py)"
+python3 bench/bench_python.py "$dir/python" "${BENCH_PYTHON_DISPATCHES:-1000000}" 3
