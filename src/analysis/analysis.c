@@ -491,6 +491,10 @@ typedef struct grec { /* one group of dispatches */
 typedef struct run {
   const ha_query *q;
   int group, sort;
+  int keep_records; /* keep a drec per dispatch (rows per dispatch, or counters to combine) */
+  size_t nseen;     /* dispatches kept by the filters */
+  int64_t *devtot;  /* per agent: device time of the kept dispatches */
+  size_t ndevtot;
   int64_t limit;
   tables t;
   drec *d;
@@ -524,6 +528,7 @@ typedef struct run {
 static void mux_free(struct muxkey *k, size_t n);
 
 static void run_free(run *r) {
+  free(r->devtot);
   mux_free(r->mux, r->nmux);
   tables_free(&r->t);
   free(r->d);
@@ -882,11 +887,25 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     if (filters && ((q->dispatch_first && d.dispatch_id < q->dispatch_first) ||
                     (q->dispatch_last && d.dispatch_id > q->dispatch_last)))
       continue;
-    if (vgrow((void **)&r->d, &r->capd, r->nd + 1, sizeof *r->d)) {
-      st = HP_ERR_NOMEM;
-      break;
+    /* the dispatch is kept as a record only when rows or counters need it; groups are summed here */
+    drec one, *x = &one;
+    if (r->keep_records) {
+      if (vgrow((void **)&r->d, &r->capd, r->nd + 1, sizeof *r->d)) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
+      x = &r->d[r->nd];
     }
-    drec *x = &r->d[r->nd];
+    if ((size_t)a >= r->ndevtot) {
+      size_t old = r->ndevtot, cap = r->ndevtot;
+      if (vgrow((void **)&r->devtot, &cap, (size_t)a + 1, sizeof *r->devtot)) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
+      memset(r->devtot + old, 0, (cap - old) * sizeof *r->devtot);
+      r->ndevtot = cap;
+    }
+    if (d.start_ns && d.end_ns >= d.start_ns) r->devtot[a] += d.end_ns - d.start_ns;
     long pi = idmap_get(&r->t.pid_of, d.process_id);
     *x = (drec){.id = d.id,
                 .dispatch_id = d.dispatch_id,
@@ -900,7 +919,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     memcpy(x->wg, d.workgroup, sizeof x->wg);
     if (r->nmux && r->t.kernels[k].mux) x->mux_incomplete = (uint8_t)in_incomplete_key(r, x, d.process_id);
     if (r->group != HA_BY_DISPATCH) {
-      long g = group_of(r, x, r->nd);
+      long g = group_of(r, x, r->nseen);
       if (g < 0) {
         st = HP_ERR_NOMEM;
         break;
@@ -921,7 +940,8 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
         gr->timed++;
       }
     }
-    r->nd++;
+    r->nseen++;
+    if (r->keep_records) r->nd++;
   }
   hp_cursor_close(c);
   return st == HP_END ? HP_OK : st;
@@ -1358,12 +1378,12 @@ static int cmp_dispatches(const void *x, const void *y) {
   return i < j ? -1 : i > j;
 }
 
-/* Device totals of the kept dispatches, for the percent column. */
+/* Device totals of the kept dispatches, for the percent column (summed while scanning). */
 static int64_t *device_totals(const run *r) {
   int64_t *t = calloc(r->t.nagents + 1, sizeof *t);
   if (!t) return NULL;
-  for (size_t i = 0; i < r->nd; i++)
-    if (r->d[i].start && r->d[i].end >= r->d[i].start) t[r->d[i].agent] += r->d[i].end - r->d[i].start;
+  for (size_t i = 0; i < r->ndevtot && i <= r->t.nagents; i++)
+    t[i] = r->devtot[i];
   return t;
 }
 
@@ -1790,7 +1810,9 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
       r.t.kernels[i].keep = !q->nkernels || glob_any(q->kernels, q->nkernels, r.t.kernels[i].name,
                                                      r.t.kernels[i].mangled, NULL);
   }
-  if (st == HP_OK) { /* keys iteration multiplexing left incomplete: their dispatches give no metric */
+  r.want_counters = !(counters && !*counters && metrics && !*metrics);
+  r.keep_records = r.group == HA_BY_DISPATCH || (r.want_counters && r.t.ncounters > 0);
+  if (st == HP_OK && r.want_counters) { /* keys iteration multiplexing left incomplete: no metric */
     const char *mux = hp_store_metadata(s, "multiplex_incomplete");
     if (mux && parse_mux(mux, &r.mux, &r.nmux)) r.mux_unreadable = 1;
     for (size_t i = 0; i < r.t.nkernels; i++)
@@ -1798,7 +1820,6 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
         r.t.kernels[i].mux = strcmp(r.t.kernels[i].mangled, r.mux[k].kernel) == 0;
   }
   if (st == HP_OK) st = scan_dispatches(s, &r);
-  r.want_counters = !(counters && !*counters && metrics && !*metrics);
   if (st == HP_OK && r.want_counters) st = scan_values(s, &r);
   if (st == HP_OK) st = select_counters(&r, counters);
   if (st == HP_OK && !(metrics && !*metrics)) st = select_metrics(&r, metrics);

@@ -383,43 +383,80 @@ static int print_table(const ha_result *res, size_t width) {
   return rc;
 }
 
-/* ---- CSV and JSON: every column ---- */
+/* ---- CSV and JSON: every column, streamed (a million dispatches need no copy of every cell) ---- */
+
+/* RFC 4180: quoted when it holds a comma, a quote or a line break; as report.c writes it. */
+static void csv_text(FILE *out, const char *s) {
+  if (!strpbrk(s, ",\"\n\r")) {
+    fputs(s, out);
+    return;
+  }
+  fputc('"', out);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', out);
+    fputc(*s, out);
+  }
+  fputc('"', out);
+}
+
+static void json_text(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(out, "\\%c", ch);
+    else if (ch == '\n')
+      fputs("\\n", out);
+    else if (ch < 0x20)
+      fprintf(out, "\\u%04x", ch);
+    else
+      fputc(ch, out);
+  }
+  fputc('"', out);
+}
 
 static int print_data(const ha_result *res, int fmt) {
-  size_t nc = ha_result_ncols(res);
-  report_col *rc = calloc(nc + 1, sizeof *rc);
-  const char **cells = calloc(nc + 1, sizeof *cells);
-  char(*buf)[64] = calloc(nc + 1, sizeof *buf);
-  report *r = NULL;
-  int ok = rc && cells && buf;
-  if (ok) {
-    for (size_t c = 0; c < nc; c++)
-      rc[c] = (report_col){ha_result_col_name(res, c), ha_result_col_kind(res, c) != HA_TEXT, 0};
-    ok = (r = report_new(rc, nc)) != NULL;
-  }
-  for (size_t row = 0; ok && row < ha_result_nrows(res); row++) {
+  size_t nc = ha_result_ncols(res), nr = ha_result_nrows(res);
+  FILE *out = stdout;
+  char buf[64];
+  if (fmt == REPORT_CSV) {
     for (size_t c = 0; c < nc; c++) {
+      if (c) fputc(',', out);
+      csv_text(out, ha_result_col_name(res, c));
+    }
+    fputc('\n', out);
+  } else {
+    fputc('[', out);
+  }
+  for (size_t row = 0; row < nr; row++) {
+    if (fmt == REPORT_JSON) fputs(row ? ",\n {" : "{", out);
+    for (size_t c = 0; c < nc; c++) {
+      if (fmt == REPORT_CSV) {
+        if (c) fputc(',', out);
+      } else {
+        if (c) fputs(", ", out);
+        json_text(out, ha_result_col_name(res, c));
+        fputs(": ", out);
+      }
       if (ha_result_col_kind(res, c) == HA_TEXT) {
-        cells[c] = ha_result_text(res, row, c);
+        (fmt == REPORT_CSV ? csv_text : json_text)(out, ha_result_text(res, row, c));
         continue;
       }
-      unsigned f = ha_result_flags(res, row, c);
-      if (f & HA_CELL_MISSING)
-        buf[c][0] = 0;
+      if (ha_result_flags(res, row, c) & HA_CELL_MISSING)
+        buf[0] = 0;
       else if (ha_result_col_kind(res, c) == HA_INT)
-        snprintf(buf[c], sizeof buf[c], "%" PRId64, ha_result_int(res, row, c));
+        snprintf(buf, sizeof buf, "%" PRId64, ha_result_int(res, row, c));
       else
-        fmt_data(buf[c], sizeof buf[c], ha_result_num(res, row, c));
-      cells[c] = buf[c];
+        fmt_data(buf, sizeof buf, ha_result_num(res, row, c));
+      fputs(buf[0] || fmt == REPORT_CSV ? buf : "null", out);
     }
-    if (report_add(r, cells)) ok = 0;
+    if (fmt == REPORT_JSON)
+      fputc('}', out);
+    else
+      fputc('\n', out);
   }
-  if (ok) report_print(r, (report_fmt)fmt, 0, stdout);
-  report_free(r);
-  free(rc);
-  free(cells);
-  free(buf);
-  return ok ? 0 : -1;
+  if (fmt == REPORT_JSON) fputs("]\n", out);
+  return 0;
 }
 
 int cli_print_analysis(const struct ha_result *res, int fmt, size_t width) {
