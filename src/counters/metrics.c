@@ -790,7 +790,8 @@ static hc_status resolve_tree(hc_metrics *m, size_t di, int ni, const char *cons
       snprintf(left, sizeof left, "%.*s", (int)(dash - n->name), n->name);
       const char *right = dash + 1;
       int lk = find_def(m, left) >= 0 || in_list(cat, ncat, left) || in_list(var_names, HC_VAR_COUNT, left);
-      int rk = find_def(m, right) >= 0 || in_list(cat, ncat, right) || in_list(var_names, HC_VAR_COUNT, right);
+      int rk =
+          find_def(m, right) >= 0 || in_list(cat, ncat, right) || in_list(var_names, HC_VAR_COUNT, right);
       if (lk && rk) snprintf(hint, sizeof hint, " (a subtraction needs blanks: '%s - %s')", left, right);
     }
     if (!hint[0] && s.best) snprintf(hint, sizeof hint, " (did you mean '%s'?)", s.best);
