@@ -1338,7 +1338,7 @@ static int add_measure_cols(run *r, ha_result *res) {
 }
 
 /* Sorting. */
-static const run *sort_run;
+static _Thread_local const run *sort_run; /* qsort has no context argument */
 
 static int cmp_name_then(const run *r, uint32_t ka, uint32_t kb) {
   return strcmp(r->t.kernels[ka].name, r->t.kernels[kb].name);
