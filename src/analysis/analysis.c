@@ -865,15 +865,101 @@ static long placeholder_kernel(run *r, uint64_t id) {
   return k;
 }
 
+/* Dispatch rows are read in columnar batches of only the columns this query needs: a columnar format
+ * (Parquet) then decodes nothing else. */
+#define SCAN_BATCH 4096
+
+typedef struct scan_cols {
+  void *cols[64]; /* per column of the dispatch table: an array of SCAN_BATCH values, or NULL */
+  const hp_table_desc *d;
+  size_t n;         /* columns read */
+  uint16_t idx[64]; /* their index, offset in hp_dispatch and width */
+  uint16_t off[64];
+  uint8_t width[64];
+} scan_cols;
+
+static int want_col(const run *r, const char *name, int filters) {
+  const ha_query *q = r->q;
+  if (!strcmp(name, "agent_id") || !strcmp(name, "kernel_id") || !strcmp(name, "start_ns") ||
+      !strcmp(name, "end_ns"))
+    return 1;
+  if (!strcmp(name, "dispatch_id"))
+    return r->keep_records || (filters && (q->dispatch_first || q->dispatch_last));
+  if (!strcmp(name, "process_id")) return r->keep_records || r->nmux;
+  if (!strncmp(name, "grid_", 5) || !strncmp(name, "workgroup_", 10))
+    return r->keep_records || r->group != HA_BY_KERNEL || r->nmux;
+  if (!strcmp(name, "id") || !strcmp(name, "passes")) return r->keep_records;
+  return 0;
+}
+
+static int scan_cols_init(scan_cols *sc, const run *r, int filters) {
+  memset(sc, 0, sizeof *sc);
+  sc->d = hp_table_describe(HP_TABLE_DISPATCH);
+  for (size_t i = 0; i < sc->d->ncolumns && i < 64; i++) {
+    const hp_column *c = &sc->d->columns[i];
+    if (!want_col(r, c->name, filters)) continue;
+    if (!(sc->cols[i] = calloc(SCAN_BATCH, 8))) return -1;
+    sc->idx[sc->n] = (uint16_t)i;
+    sc->off[sc->n] = (uint16_t)c->offset;
+    sc->width[sc->n++] = c->type == HP_COL_U32 || c->type == HP_COL_I32 ? 4 : 8;
+  }
+  return 0;
+}
+
+static void scan_cols_free(scan_cols *sc) {
+  for (size_t i = 0; i < 64; i++)
+    free(sc->cols[i]);
+}
+
+/* Row i of the batch into d: only the columns read (the others stay 0 from the start). */
+static inline void scan_row(const scan_cols *sc, size_t i, hp_dispatch *d) {
+  for (size_t k = 0; k < sc->n; k++) {
+    const char *src = (const char *)sc->cols[sc->idx[k]];
+    if (sc->width[k] == 8)
+      memcpy((char *)d + sc->off[k], src + 8 * i, 8);
+    else
+      memcpy((char *)d + sc->off[k], src + 4 * i, 4);
+  }
+}
+
 static hp_status scan_dispatches(hp_store *s, run *r) {
   const ha_query *q = r->q;
   int filters = q->size >= sizeof(ha_query);
   hp_cursor *c;
   hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
   if (st != HP_OK) return st;
+  scan_cols sc;
+  if (scan_cols_init(&sc, r, filters)) {
+    scan_cols_free(&sc);
+    hp_cursor_close(c);
+    return HP_ERR_NOMEM;
+  }
   hp_dispatch d = {.size = sizeof d};
-  while ((st = hp_cursor_next(c, &d)) == HP_OK) {
-    long a = idmap_get(&r->t.agent_ix, d.agent_id), k = idmap_get(&r->t.kernel_ix, d.kernel_id);
+  size_t nb = 0, bi = 0;
+  /* by kernel: groups found through a direct (agent, kernel) table instead of hashing every row */
+  size_t dna = r->t.nagents + 1, dnk = r->t.nkernels + 1;
+  long *gdirect = NULL;
+  if (r->group == HA_BY_KERNEL && dna * dnk <= (1u << 20) && (gdirect = malloc(dna * dnk * sizeof *gdirect)))
+    for (size_t i = 0; i < dna * dnk; i++)
+      gdirect[i] = -1;
+  int fast = gdirect && !r->keep_records && !r->nmux; /* sums per group only */
+  uint64_t last_agent_id = UINT64_MAX, last_kernel_id = UINT64_MAX;
+  long last_a = -1, last_k = -1;
+  for (;;) {
+    if (bi == nb) {
+      st = hp_cursor_next_batch(c, sc.cols, SCAN_BATCH, &nb);
+      bi = 0;
+      if (st != HP_OK) break;
+      if (!nb) {
+        st = HP_END;
+        break;
+      }
+    }
+    scan_row(&sc, bi++, &d);
+    long a = d.agent_id == last_agent_id ? last_a : idmap_get(&r->t.agent_ix, d.agent_id);
+    long k = d.kernel_id == last_kernel_id ? last_k : idmap_get(&r->t.kernel_ix, d.kernel_id);
+    if (a >= 0) last_agent_id = d.agent_id, last_a = a;
+    if (k >= 0) last_kernel_id = d.kernel_id, last_k = k;
     /* rows naming an agent or kernel the store lacks still count, under "?" ("(none)" for id 0) */
     if (a < 0 && (a = placeholder_agent(r, d.agent_id)) < 0) {
       st = HP_ERR_NOMEM;
@@ -906,6 +992,20 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
       r->ndevtot = cap;
     }
     if (d.start_ns && d.end_ns >= d.start_ns) r->devtot[a] += d.end_ns - d.start_ns;
+    if (fast && (size_t)a < dna && (size_t)k < dnk && gdirect[(size_t)a * dnk + (size_t)k] >= 0) {
+      /* by kernel, nothing kept per dispatch, group known: only its sums change */
+      grec *gr = &r->g[gdirect[(size_t)a * dnk + (size_t)k]];
+      gr->calls++;
+      if (d.start_ns && d.end_ns >= d.start_ns) {
+        int64_t t = d.end_ns - d.start_ns;
+        if (!gr->timed || t < gr->min) gr->min = t;
+        if (!gr->timed || t > gr->max) gr->max = t;
+        gr->total += t;
+        gr->timed++;
+      }
+      r->nseen++;
+      continue;
+    }
     long pi = idmap_get(&r->t.pid_of, d.process_id);
     *x = (drec){.id = d.id,
                 .dispatch_id = d.dispatch_id,
@@ -919,7 +1019,10 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     memcpy(x->wg, d.workgroup, sizeof x->wg);
     if (r->nmux && r->t.kernels[k].mux) x->mux_incomplete = (uint8_t)in_incomplete_key(r, x, d.process_id);
     if (r->group != HA_BY_DISPATCH) {
-      long g = group_of(r, x, r->nseen);
+      long *slot =
+          gdirect && (size_t)a < dna && (size_t)k < dnk ? &gdirect[(size_t)a * dnk + (size_t)k] : NULL;
+      long g = slot && *slot >= 0 ? *slot : group_of(r, x, r->nseen);
+      if (slot && g >= 0) *slot = g;
       if (g < 0) {
         st = HP_ERR_NOMEM;
         break;
@@ -943,6 +1046,8 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     r->nseen++;
     if (r->keep_records) r->nd++;
   }
+  free(gdirect);
+  scan_cols_free(&sc);
   hp_cursor_close(c);
   return st == HP_END ? HP_OK : st;
 }
