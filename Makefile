@@ -73,6 +73,9 @@ $(B)/bench/%: bench/%.c $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O2 -g $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
 
+# analysis.c compiles the metrics engine in (src/counters/metrics.c, weak linkage): rebuild it with it.
+$(B)/src/analysis/analysis.o $(SAN)/src/analysis/analysis.o: src/counters/metrics.c
+
 deps:
 	@bash scripts/deps.sh
 

@@ -8,6 +8,7 @@
 #include "run_app.h"
 
 #include "counters.h"
+#include "metrics.h"
 #include "hubprof/hub.h"
 
 #include <getopt.h>
@@ -93,6 +94,8 @@ static void print_plan(const hc_plan *plan, const char *device, unsigned maxpp, 
 int cmd_profile(int argc, char **argv) {
   static const struct option opts[] = {{"counters", required_argument, 0, 'c'},
                                        {"group", required_argument, 0, 'g'},
+                                       {"metrics", required_argument, 0, 'E'},
+                                       {"metrics-file", required_argument, 0, 'Y'},
                                        {"replay", required_argument, 0, 'R'},
                                        {"multiplex-policy", required_argument, 0, 'X'},
                                        {"max-counters-per-pass", required_argument, 0, 'M'},
@@ -108,7 +111,8 @@ int cmd_profile(int argc, char **argv) {
   run_opts ro = {.mode = "profile", .format = "rocpd"};
   const char *counters[MAX_LISTS], *groups[MAX_LISTS], *replay = NULL, *device = NULL, *match = NULL,
                                                        *policy = NULL;
-  size_t ncounters = 0, ngroups = 0;
+  const char *mlists[MAX_LISTS], *mfiles[MAX_LISTS];
+  size_t ncounters = 0, ngroups = 0, nmlists = 0, nmfiles = 0;
   unsigned maxpp = 0;
   int o;
   opterr = 0;
@@ -125,6 +129,17 @@ int cmd_profile(int argc, char **argv) {
         counters[ncounters++] = optarg;
       else
         groups[ngroups++] = optarg;
+      break;
+    case 'E':
+    case 'Y':
+      if ((o == 'E' ? nmlists : nmfiles) == MAX_LISTS) {
+        cli_error("profile: too many --%s options", o == 'E' ? "metrics" : "metrics-file");
+        return CLI_USAGE;
+      }
+      if (o == 'E')
+        mlists[nmlists++] = optarg;
+      else
+        mfiles[nmfiles++] = optarg;
       break;
     case 'R':
       if (strcmp(optarg, "kernel") != 0 && strcmp(optarg, "application") != 0 &&
@@ -212,8 +227,14 @@ int cmd_profile(int argc, char **argv) {
               replay);
     return CLI_USAGE;
   }
-  if (!ncounters && !ngroups) {
-    cli_error("profile: no counters requested: --counters LIST (see 'hubprof list counters')");
+  if (!ncounters && !ngroups && !nmlists) {
+    cli_error(
+        "profile: no counters requested: --counters LIST or --metrics LIST (see 'hubprof list counters', "
+        "'hubprof list metrics')");
+    return CLI_USAGE;
+  }
+  if (nmfiles && !nmlists) {
+    cli_error("profile: --metrics-file needs --metrics LIST (the metrics to collect)");
     return CLI_USAGE;
   }
   if (optind >= argc) {
@@ -237,6 +258,22 @@ int cmd_profile(int argc, char **argv) {
     hc_provider_close(prov);
     return CLI_FAIL;
   }
+  /* metrics become groups of counters the planner keeps together (ratio partners in one pass) */
+  char **mgroups = NULL;
+  size_t nmgroups = 0;
+  int mrc = cli_metric_groups(prov, mlists, nmlists, mfiles, nmfiles, &mgroups, &nmgroups);
+  if (mrc != CLI_OK) {
+    hc_provider_close(prov);
+    return mrc;
+  }
+  if (ngroups + nmgroups > MAX_LISTS) {
+    cli_error("profile: too many metric groups (%zu)", ngroups + nmgroups);
+    hc_metrics_groups_free(mgroups);
+    hc_provider_close(prov);
+    return CLI_USAGE;
+  }
+  for (size_t i = 0; i < nmgroups; i++)
+    groups[ngroups++] = mgroups[i];
   hc_plan_args pa = {.counters = counters,
                      .ncounters = ncounters,
                      .groups = groups,
@@ -245,6 +282,7 @@ int cmd_profile(int argc, char **argv) {
                      .need_available = 1};
   hc_plan *plan = NULL;
   st = hc_plan_text(prov, &pa, &plan, err, sizeof err);
+  hc_metrics_groups_free(mgroups); /* the plan holds its own copies of the names */
   if (st != HC_OK) {
     cli_error("profile: %s", err[0] ? err : hc_status_str(st));
     hc_provider_close(prov);

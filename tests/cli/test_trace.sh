@@ -113,5 +113,14 @@ assert sum(r["calls"] for r in rows)>0 and all(r["min_ns"]<=r["avg_ns"]<=r["max_
 "$HP" analyze --format xml va.db 2>err; [ $? -eq 2 ] && ok || bad "analyze bad format"
 COLUMNS=80 "$HP" analyze va.db >narrow.txt && awk 'length($0) > 80 {exit 1}' narrow.txt && ok || bad "analyze does not fit 80 columns: $(cat narrow.txt)"
 
+# 11. profile --metrics: the metric's counters are planned and collected; an unknown metric is refused
+"$HP" profile --metrics faults_per_us -o pm.db -- "$EX/vector_add" 4096 10 >out 2>err
+[ $? -eq 0 ] && grep -q "pass 1: page-faults" err && ok || bad "profile --metrics: $(cat err)"
+[ "$(q pm.db 'select count(*) from counters_collection')" = 10 ] && ok || bad "profile --metrics: counter rows"
+"$HP" analyze --format csv --metrics faults_per_us pm.db >pm.csv && python3 -c '
+import csv; r=list(csv.DictReader(open("pm.csv")))[0]; assert float(r["faults_per_us"]) > 0, r' && ok || bad "analyze metric from profile: $(cat pm.csv)"
+"$HP" profile --metrics nosuchmetric -o pm2.db -- "$EX/vector_add" >out 2>err
+[ $? -eq 2 ] && [ ! -e pm2.db ] && [ ! -s out ] && grep -q "unknown metric 'nosuchmetric'" err && ok || bad "unknown metric: $(cat err)"
+
 echo "test_trace: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
