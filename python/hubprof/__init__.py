@@ -9,7 +9,7 @@ DataFrame, the analyses of `hubprof analyze`, merge, and writing stores), over i
 from __future__ import annotations
 
 from . import _lib
-from .analysis import GROUPS
+from .analysis import GROUPS, diff
 from .errors import (
     ConstraintError,
     CorruptError,
@@ -56,6 +56,7 @@ def library_path() -> str:
 
 
 __all__ = [
+    "diff",
     "open", "create", "merge", "formats", "version", "library_path", "describe", "TABLES", "GROUPS",
     "Store", "Writer", "Table", "Column", "Damage",
     "Error", "InvalidArgumentError", "OutOfMemoryError", "IOFailedError", "NotFoundError", "FormatError",
