@@ -37,3 +37,6 @@ bash bench/bench_analyze.sh "$dir/analyze" "${BENCH_ANALYZE_PROCS:-10}" "${BENCH
 echo
 echo "== Python bindings: read rate of store.table(\"dispatch\") (bench/bench_python.py)"
 python3 bench/bench_python.py "$dir/python" "${BENCH_PYTHON_DISPATCHES:-1000000}" 3
+echo
+echo "== analyze on a 1 M-dispatch store with counters, every format (bench/bench_analyze1m.sh)"
+bash bench/bench_analyze1m.sh "$dir/analyze1m" 1000000 3
