@@ -138,6 +138,11 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     lib = _find_library(config_settings)
     files = [(arc, f.read_bytes(), 0o644) for arc, f in _package_files()]
     files.append((f"hubprof/_native/{LIB}", lib.read_bytes(), 0o755))
+    # the built-in metric sets and device descriptions, where the library looks beside itself
+    share = REPO / "share" / "hubprof"
+    for f in sorted(share.rglob("*")) if share.is_dir() else []:
+        if f.is_file():
+            files.append((f"hubprof/_native/share/hubprof/{f.relative_to(share).as_posix()}", f.read_bytes(), 0o644))
     return _write_wheel(wheel_directory, files)
 
 
