@@ -385,36 +385,6 @@ static int print_table(const ha_result *res, size_t width) {
 
 /* ---- CSV and JSON: every column, streamed (a million dispatches need no copy of every cell) ---- */
 
-/* RFC 4180: quoted when it holds a comma, a quote or a line break; as report.c writes it. */
-static void csv_text(FILE *out, const char *s) {
-  if (!strpbrk(s, ",\"\n\r")) {
-    fputs(s, out);
-    return;
-  }
-  fputc('"', out);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', out);
-    fputc(*s, out);
-  }
-  fputc('"', out);
-}
-
-static void json_text(FILE *out, const char *s) {
-  fputc('"', out);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(out, "\\%c", ch);
-    else if (ch == '\n')
-      fputs("\\n", out);
-    else if (ch < 0x20)
-      fprintf(out, "\\u%04x", ch);
-    else
-      fputc(ch, out);
-  }
-  fputc('"', out);
-}
-
 static int print_data(const ha_result *res, int fmt) {
   size_t nc = ha_result_ncols(res), nr = ha_result_nrows(res);
   FILE *out = stdout;
@@ -422,7 +392,7 @@ static int print_data(const ha_result *res, int fmt) {
   if (fmt == REPORT_CSV) {
     for (size_t c = 0; c < nc; c++) {
       if (c) fputc(',', out);
-      csv_text(out, ha_result_col_name(res, c));
+      report_csv_text(out, ha_result_col_name(res, c));
     }
     fputc('\n', out);
   } else {
@@ -435,11 +405,11 @@ static int print_data(const ha_result *res, int fmt) {
         if (c) fputc(',', out);
       } else {
         if (c) fputs(", ", out);
-        json_text(out, ha_result_col_name(res, c));
+        report_json_text(out, ha_result_col_name(res, c));
         fputs(": ", out);
       }
       if (ha_result_col_kind(res, c) == HA_TEXT) {
-        (fmt == REPORT_CSV ? csv_text : json_text)(out, ha_result_text(res, row, c));
+        (fmt == REPORT_CSV ? report_csv_text : report_json_text)(out, ha_result_text(res, row, c));
         continue;
       }
       if (ha_result_flags(res, row, c) & HA_CELL_MISSING)

@@ -1,6 +1,7 @@
 /* `hubprof info STORE`: what a store holds — format, schema version, damage, rows per table,
  * processes and the time span of its dispatches — as text or JSON. Reads only through the hub. */
 #include "cli.h"
+#include "report.h"
 
 #include "hubprof/hub.h"
 
@@ -41,20 +42,6 @@ static hp_status dispatch_span(hp_store *s, span *sp) {
   return st == HP_END ? HP_OK : st;
 }
 
-static void json_str(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      printf("\\%c", ch);
-    else if (ch < 0x20)
-      printf("\\u%04x", ch);
-    else
-      putchar(ch);
-  }
-  putchar('"');
-}
-
 /* Host name of a node id (small table: looked up by scanning). */
 static void node_name(hp_store *s, uint64_t id, char *out, size_t n) {
   snprintf(out, n, "?");
@@ -89,19 +76,19 @@ static int print_info(hp_store *s, int json) {
 
   if (json) {
     printf("{\"path\": ");
-    json_str(hp_store_path(s));
+    report_json_text(stdout, hp_store_path(s));
     printf(", \"format\": ");
-    json_str(hp_store_format(s));
+    report_json_text(stdout, hp_store_format(s));
     printf(", \"schema_version\": ");
-    json_str(hp_store_schema_version(s));
+    report_json_text(stdout, hp_store_schema_version(s));
     printf(", \"damage\": ");
     if (dmg == HP_OK)
       printf("null");
     else {
       printf("{\"status\": ");
-      json_str(hp_status_str(dmg));
+      report_json_text(stdout, hp_status_str(dmg));
       printf(", \"offset\": %" PRIu64 ", \"message\": ", dmg_off);
-      json_str(hp_store_error(s));
+      report_json_text(stdout, hp_store_error(s));
       printf("}");
     }
     printf(", \"rows\": {");
@@ -135,11 +122,11 @@ static int print_info(hp_store *s, int json) {
       if (json) {
         printf("%s{\"pid\": %" PRId64 ", \"ppid\": %" PRId64 ", \"rank\": %" PRId64 ", \"host\": ",
                first ? "" : ", ", p.pid, p.ppid, p.rank);
-        json_str(host);
+        report_json_text(stdout, host);
         printf(", \"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64 ", \"lost_records\": %" PRIu64
                ", \"command\": ",
                p.start_ns, p.end_ns, p.lost_records);
-        json_str(p.command);
+        report_json_text(stdout, p.command);
         printf("}");
       } else {
         char rank[24] = "-", durs[32] = "-";

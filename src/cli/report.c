@@ -144,7 +144,7 @@ static void print_table(const report *r, size_t width, FILE *out) {
   free(w);
 }
 
-static void csv_cell(FILE *out, const char *s) {
+void report_csv_text(FILE *out, const char *s) {
   if (!strpbrk(s, ",\"\n\r")) {
     fputs(s, out);
     return;
@@ -157,7 +157,7 @@ static void csv_cell(FILE *out, const char *s) {
   fputc('"', out);
 }
 
-static void json_string(FILE *out, const char *s) {
+void report_json_text(FILE *out, const char *s) {
   fputc('"', out);
   for (; *s; s++) {
     unsigned char ch = (unsigned char)*s;
@@ -182,7 +182,7 @@ static void json_number(FILE *out, const char *s) {
   }
   double v = strtod(s, &end);
   if (*end || v != v)
-    json_string(out, s);
+    report_json_text(out, s);
   else
     fputs(s, out);
 }
@@ -193,13 +193,13 @@ void report_print(const report *r, report_fmt fmt, size_t width, FILE *out) {
   } else if (fmt == REPORT_CSV) {
     for (size_t c = 0; c < r->ncols; c++) {
       if (c) fputc(',', out);
-      csv_cell(out, r->cols[c].name);
+      report_csv_text(out, r->cols[c].name);
     }
     fputc('\n', out);
     for (size_t i = 0; i < r->nrows; i++) {
       for (size_t c = 0; c < r->ncols; c++) {
         if (c) fputc(',', out);
-        csv_cell(out, r->cells[i * r->ncols + c]);
+        report_csv_text(out, r->cells[i * r->ncols + c]);
       }
       fputc('\n', out);
     }
@@ -209,12 +209,12 @@ void report_print(const report *r, report_fmt fmt, size_t width, FILE *out) {
       fputs(i ? ",\n {" : "{", out);
       for (size_t c = 0; c < r->ncols; c++) {
         if (c) fputs(", ", out);
-        json_string(out, r->cols[c].name);
+        report_json_text(out, r->cols[c].name);
         fputs(": ", out);
         if (r->cols[c].numeric)
           json_number(out, r->cells[i * r->ncols + c]);
         else
-          json_string(out, r->cells[i * r->ncols + c]);
+          report_json_text(out, r->cells[i * r->ncols + c]);
       }
       fputc('}', out);
     }

@@ -24,6 +24,10 @@ size_t report_rows(const report *r);
 void report_print(const report *r, report_fmt fmt, size_t width, FILE *out);
 void report_free(report *r);
 
+/* One text value as a CSV field (RFC 4180 quoting when needed) / as a JSON string. */
+void report_csv_text(FILE *out, const char *s);
+void report_json_text(FILE *out, const char *s);
+
 /* Parse "table", "csv", "json"; -1 when unknown. */
 int report_fmt_parse(const char *s);
 /* Width of the terminal on stdout, $COLUMNS, or 0 when stdout is not a terminal. */
