@@ -9,7 +9,9 @@
 
 static const cli_cmd commands[] = {
     {"trace", "run an application and record a lite kernel trace (no counters)", cmd_trace, cmd_trace_help},
-    {"profile", "run an application and measure counters on every dispatch (kernel or application replay)",
+    {"profile",
+     "run an application and measure counters on every dispatch (kernel replay, application replay, "
+     "multiplexing)",
      cmd_profile, cmd_profile_help},
     {"analyze", "top kernels per device (or launches, dispatches): time, counters, metrics", cmd_analyze,
      cmd_analyze_help},
@@ -19,7 +21,8 @@ static const cli_cmd commands[] = {
     {"merge", "merge stores of any format into one", cmd_merge, cmd_merge_help},
     {"convert", "rewrite a store in another format (rocpd, log, parquet)", cmd_convert, cmd_convert_help},
     {"plan", "print the counter passes a profile needs, without running anything", cmd_plan, cmd_plan_help},
-    {"list", "list counters (with availability here) or device descriptions", cmd_list, cmd_list_help},
+    {"list", "list counters and metrics (with availability here) or device descriptions", cmd_list,
+     cmd_list_help},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
