@@ -542,8 +542,33 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
 
 /* ---- harvest ------------------------------------------------------------------------------------------- */
 
-/* Write one dispatch and drop our event reference. */
-static void emit(hp_store *s, const hpc_thread *t, const hpc_pending *p, int complete) {
+/* Rows of one harvest, written to the log a batch at a time (hp_log_write_dispatches) and counted once. */
+#define HPC_BATCH 32
+typedef struct batch {
+  hp_store *s;
+  size_t n;
+  uint64_t untimed, written, dropped;
+  hp_dispatch row[HPC_BATCH];
+} batch;
+
+static void batch_write(batch *b) {
+  if (!b->n) return;
+  size_t ok = 0;
+  hp_status rc = hp_log_write_dispatches(b->s, b->row, b->n, &ok);
+  b->written += ok;
+  if (rc != HP_OK) write_failed(b->s, rc);
+  b->n = 0;
+}
+
+static void batch_end(batch *b) {
+  batch_write(b);
+  if (b->untimed) atomic_fetch_add_explicit(&g_untimed, b->untimed, memory_order_relaxed);
+  if (b->dropped) atomic_fetch_add_explicit(&g_dropped, b->dropped, memory_order_relaxed);
+  if (b->written) atomic_fetch_add_explicit(&g_written, b->written, memory_order_relaxed);
+}
+
+/* Add one dispatch to the batch and drop our event reference. */
+static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, int complete) {
   const cl_icd_dispatch *n = t->next;
   cl_ulong start = 0, end = 0;
   if (complete &&
@@ -551,31 +576,27 @@ static void emit(hp_store *s, const hpc_thread *t, const hpc_pending *p, int com
            CL_SUCCESS ||
        n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) != CL_SUCCESS))
     start = end = 0;
-  if (!end) atomic_fetch_add_explicit(&g_untimed, 1, memory_order_relaxed);
+  b->untimed += !end;
   n->clReleaseEvent(p->ev);
-  if (!s) {
-    atomic_fetch_add_explicit(&g_dropped, 1, memory_order_relaxed);
+  if (!b->s) {
+    b->dropped++;
     return;
   }
-  hp_dispatch d = {.size = sizeof d,
-                   .id = p->dispatch_id,
-                   .dispatch_id = p->dispatch_id,
-                   .process_id = 1,
-                   .thread_id = t->thread_id,
-                   .agent_id = p->agent_id,
-                   .queue_id = p->queue_id,
-                   .kernel_id = p->kernel_id,
-                   .grid = {p->grid[0], p->grid[1], p->grid[2]},
-                   .workgroup = {p->wg[0], p->wg[1], p->wg[2]},
-                   .start_ns = (int64_t)start,
-                   .end_ns = (int64_t)end,
-                   .enqueue_ns = p->enqueue_ns,
-                   .passes = 1};
-  hp_status rc = hp_write_dispatch(s, &d);
-  if (rc == HP_OK)
-    atomic_fetch_add_explicit(&g_written, 1, memory_order_relaxed);
-  else
-    write_failed(s, rc);
+  b->row[b->n++] = (hp_dispatch){.size = sizeof(hp_dispatch),
+                                 .id = p->dispatch_id,
+                                 .dispatch_id = p->dispatch_id,
+                                 .process_id = 1,
+                                 .thread_id = t->thread_id,
+                                 .agent_id = p->agent_id,
+                                 .queue_id = p->queue_id,
+                                 .kernel_id = p->kernel_id,
+                                 .grid = {p->grid[0], p->grid[1], p->grid[2]},
+                                 .workgroup = {p->wg[0], p->wg[1], p->wg[2]},
+                                 .start_ns = (int64_t)start,
+                                 .end_ns = (int64_t)end,
+                                 .enqueue_ns = p->enqueue_ns,
+                                 .passes = 1};
+  if (b->n == HPC_BATCH) batch_write(b);
 }
 
 /* Harvest ring t: write what completed; HARVEST_FULL also frees an eighth of the ring by writing the oldest
@@ -590,7 +611,9 @@ static int harvest(hpc_thread *t, int mode) {
     atomic_store_explicit(&t->lock, 0, memory_order_release);
     return 0;
   }
-  hp_store *s = writer_enter();
+  batch b;
+  b.s = writer_enter();
+  b.n = b.untimed = b.written = b.dropped = 0;
   const cl_icd_dispatch *n = t->next;
   uint64_t done = 0, kept = 0;
   for (uint64_t i = tail; i != head; i++) {
@@ -599,7 +622,7 @@ static int harvest(hpc_thread *t, int mode) {
     if (n->clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
       st = -1;
     if (st == CL_COMPLETE || st < 0) {
-      emit(s, t, p, st == CL_COMPLETE);
+      emit(&b, t, p, st == CL_COMPLETE);
       p->keep = 0;
       done++;
     } else {
@@ -611,7 +634,7 @@ static int harvest(hpc_thread *t, int mode) {
   for (uint64_t i = tail; i != head && done < want && kept; i++) {
     hpc_pending *p = &t->ring[i & t->mask];
     if (!p->keep) continue;
-    emit(s, t, p, 0); /* not complete: written without device times, never waited for */
+    emit(&b, t, p, 0); /* not complete: written without device times, never waited for */
     p->keep = 0;
     done++;
     kept--;
@@ -624,9 +647,10 @@ static int harvest(hpc_thread *t, int mode) {
     w--;
     if (w != i) t->ring[w & t->mask] = *p;
   }
+  batch_end(&b);
   atomic_store_explicit(&t->tail, w, memory_order_release);
-  if (s && done) hp_log_flush(s);
-  writer_leave(s);
+  if (b.s && done) hp_log_flush(b.s);
+  writer_leave(b.s);
   atomic_store_explicit(&t->lock, 0, memory_order_release);
   return 0;
 }

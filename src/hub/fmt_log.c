@@ -138,6 +138,42 @@ typedef struct tinfo {
 static tinfo g_ti[HP_TABLE_COUNT];
 static pthread_once_t g_ti_once = PTHREAD_ONCE_INIT;
 
+/* The columns of a dispatch row as encode_cols meets them, checked once against the table description
+ * (ti_init): the unrolled encoder below writes exactly the bytes of the generic one, or is not used. */
+static const col_op g_dispatch_ops[] = {
+    {offsetof(hp_dispatch, id), K_U64},
+    {offsetof(hp_dispatch, dispatch_id), K_U64},
+    {offsetof(hp_dispatch, process_id), K_U64},
+    {offsetof(hp_dispatch, thread_id), K_U64},
+    {offsetof(hp_dispatch, agent_id), K_U64},
+    {offsetof(hp_dispatch, queue_id), K_U64},
+    {offsetof(hp_dispatch, kernel_id), K_U64},
+    {offsetof(hp_dispatch, grid) + 0, K_U32},
+    {offsetof(hp_dispatch, grid) + 4, K_U32},
+    {offsetof(hp_dispatch, grid) + 8, K_U32},
+    {offsetof(hp_dispatch, workgroup) + 0, K_U32},
+    {offsetof(hp_dispatch, workgroup) + 4, K_U32},
+    {offsetof(hp_dispatch, workgroup) + 8, K_U32},
+    {offsetof(hp_dispatch, private_size), K_I64},
+    {offsetof(hp_dispatch, group_size), K_I64},
+    {offsetof(hp_dispatch, start_ns), K_I64},
+    {offsetof(hp_dispatch, end_ns), K_I64},
+    {offsetof(hp_dispatch, enqueue_ns), K_I64},
+    {offsetof(hp_dispatch, passes), K_U32},
+    {offsetof(hp_dispatch, bytes_accessible), K_U64},
+    {offsetof(hp_dispatch, bytes_restored), K_U64},
+};
+#define DISPATCH_NCOLS (sizeof g_dispatch_ops / sizeof g_dispatch_ops[0])
+static int g_dispatch_unrolled; /* set by ti_init when the description is the one above */
+
+static void dispatch_check(void) {
+  const tinfo *ti = &g_ti[HP_TABLE_DISPATCH];
+  if (ti->small || ti->nstr || ti->ncols != DISPATCH_NCOLS || ti->d->row_size != sizeof(hp_dispatch)) return;
+  for (unsigned i = 0; i < DISPATCH_NCOLS; i++)
+    if (ti->ops[i].off != g_dispatch_ops[i].off || ti->ops[i].kind != g_dispatch_ops[i].kind) return;
+  g_dispatch_unrolled = 1;
+}
+
 static int table_is_small(hp_table t) {
   return t != HP_TABLE_DISPATCH && t != HP_TABLE_COUNTER_VALUE && t != HP_TABLE_REGION;
 }
@@ -166,6 +202,7 @@ static void ti_init(void) {
       ti->ops[ti->ncols++] = (col_op){(uint16_t)c->offset, kind};
     }
   }
+  dispatch_check();
 }
 
 /* ---- registry: live stores, thread caches, fork and thread exit ---- */
@@ -1318,6 +1355,96 @@ hp_status hp_log_write_lost(hp_store *s, uint64_t process_id, uint64_t count) {
   w->pos = put_lost(w->pos, process_id, count);
   w->nrec++;
   return HP_OK;
+}
+
+/* encode_cols for a dispatch row: one varint per column in order, trailing zero columns left out. */
+static inline unsigned char *encode_dispatch(unsigned char *p, const hp_dispatch *d) {
+  unsigned char *keep = p;
+#define DCOL(x)                                                                                              \
+  do {                                                                                                       \
+    uint64_t v_ = (x);                                                                                       \
+    p = put_varint(p, v_);                                                                                   \
+    keep = v_ ? p : keep;                                                                                    \
+  } while (0)
+  DCOL(d->id);
+  DCOL(d->dispatch_id);
+  DCOL(d->process_id);
+  DCOL(d->thread_id);
+  DCOL(d->agent_id);
+  DCOL(d->queue_id);
+  DCOL(d->kernel_id);
+  DCOL(d->grid[0]);
+  DCOL(d->grid[1]);
+  DCOL(d->grid[2]);
+  DCOL(d->workgroup[0]);
+  DCOL(d->workgroup[1]);
+  DCOL(d->workgroup[2]);
+  DCOL(zigzag(d->private_size));
+  DCOL(zigzag(d->group_size));
+  DCOL(zigzag(d->start_ns));
+  DCOL(zigzag(d->end_ns));
+  DCOL(zigzag(d->enqueue_ns));
+  DCOL(d->passes);
+  DCOL(d->bytes_accessible);
+  DCOL(d->bytes_restored);
+#undef DCOL
+  return keep;
+}
+
+hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n, size_t *written) {
+  size_t ok = 0;
+  hp_status first = HP_OK;
+  log_w *L = writable(s);
+  if (!L || s->first_error != HP_OK || !g_dispatch_unrolled) { /* the generic path decides */
+    for (size_t i = 0; i < n; i++) {
+      hp_status st = hp_write_dispatch(s, &rows[i]);
+      if (st == HP_OK)
+        ok++;
+      else if (first == HP_OK)
+        first = st;
+    }
+    if (written) *written = ok;
+    return first;
+  }
+  lw *w = cache_get(L);
+  if (__builtin_expect(!w, 0) && !(w = writer_get(L, 1))) {
+    atomic_fetch_add(&L->orphan_lost, n);
+    atomic_fetch_add(&L->lost_total, n);
+    if (written) *written = 0;
+    return n ? HP_ERR_NOMEM : HP_OK;
+  }
+  const size_t pb = g_ti[HP_TABLE_DISPATCH].bound; /* as log_write: same length field */
+  const unsigned lb = varint_len(pb);
+  const size_t need = 1 + lb + pb;
+  for (size_t i = 0; i < n; i++) {
+    const hp_dispatch *d = &rows[i];
+    if (__builtin_expect(d->size != sizeof *d, 0)) { /* an older row layout: imported by hp_write */
+      hp_status st = hp_write_dispatch(s, d);
+      if (st == HP_OK)
+        ok++;
+      else if (first == HP_OK)
+        first = st;
+      continue;
+    }
+    if (__builtin_expect(need > (size_t)(w->soft - w->pos), 0)) {
+      hp_status st = make_room(L, w, need);
+      if (st != HP_OK) {
+        if (first == HP_OK) first = st;
+        continue;
+      }
+    }
+    unsigned char *p = w->pos;
+    *p++ = (unsigned char)(HP_TABLE_DISPATCH + 1);
+    unsigned char *lenp = p;
+    p += lb;
+    unsigned char *end = encode_dispatch(p, d);
+    put_varint_n(lenp, (uint64_t)(end - p), lb);
+    w->pos = end;
+    w->nrec++;
+    ok++;
+  }
+  if (written) *written = ok;
+  return first;
 }
 
 hp_status hp_log_flush(hp_store *s) {

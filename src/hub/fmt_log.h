@@ -8,6 +8,13 @@
 /* Append a LOST record: `count` records of process `process_id` (0 = the log's process) were lost. */
 hp_status hp_log_write_lost(hp_store *s, uint64_t process_id, uint64_t count);
 
+/* Append n dispatch rows: the records hp_write_dispatch would append, byte for byte, through an encoder
+ * unrolled for this one table and with the thread's writer looked up once (the collector's harvest).
+ * Returns HP_OK, or the first failure (the rows that failed are counted as lost, the others written);
+ * *written (may be NULL) gets the number written. A store that is not a log being written goes through
+ * hp_write_dispatch row by row. */
+hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n, size_t *written);
+
 /* Commit the calling thread's open block, so that its rows survive a crash of the process. */
 hp_status hp_log_flush(hp_store *s);
 
