@@ -567,15 +567,10 @@ static void batch_end(batch *b) {
   if (b->written) atomic_fetch_add_explicit(&g_written, b->written, memory_order_relaxed);
 }
 
-/* Add one dispatch to the batch and drop our event reference. */
-static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, int complete) {
+/* Add one dispatch to the batch (device times start/end, 0/0 when it has none) and drop our event
+ * reference. */
+static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong start, cl_ulong end) {
   const cl_icd_dispatch *n = t->next;
-  cl_ulong start = 0, end = 0;
-  if (complete &&
-      (n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
-           CL_SUCCESS ||
-       n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) != CL_SUCCESS))
-    start = end = 0;
   b->untimed += !end;
   n->clReleaseEvent(p->ev);
   if (!b->s) {
@@ -618,11 +613,24 @@ static int harvest(hpc_thread *t, int mode) {
   uint64_t done = 0, kept = 0;
   for (uint64_t i = tail; i != head; i++) {
     hpc_pending *p = &t->ring[i & t->mask];
-    cl_int st = CL_QUEUED;
+    /* Profiling times exist only once the command is complete (CL_PROFILING_INFO_NOT_AVAILABLE before):
+     * a dispatch that has its end time is done, and costs the runtime no status query. */
+    cl_ulong start = 0, end = 0;
+    if (n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS &&
+        end) {
+      if (n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
+          CL_SUCCESS)
+        start = end = 0;
+      emit(&b, t, p, start, end);
+      p->keep = 0;
+      done++;
+      continue;
+    }
+    cl_int st = CL_QUEUED; /* no device times: complete (a queue without profiling), failed or pending */
     if (n->clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
       st = -1;
     if (st == CL_COMPLETE || st < 0) {
-      emit(&b, t, p, st == CL_COMPLETE);
+      emit(&b, t, p, 0, 0);
       p->keep = 0;
       done++;
     } else {
@@ -634,7 +642,7 @@ static int harvest(hpc_thread *t, int mode) {
   for (uint64_t i = tail; i != head && done < want && kept; i++) {
     hpc_pending *p = &t->ring[i & t->mask];
     if (!p->keep) continue;
-    emit(&b, t, p, 0); /* not complete: written without device times, never waited for */
+    emit(&b, t, p, 0, 0); /* not complete: written without device times, never waited for */
     p->keep = 0;
     done++;
     kept--;
