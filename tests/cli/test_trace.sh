@@ -113,6 +113,18 @@ assert sum(r["calls"] for r in rows)>0 and all(r["min_ns"]<=r["avg_ns"]<=r["max_
 "$HP" analyze --format xml va.db 2>err; [ $? -eq 2 ] && ok || bad "analyze bad format"
 COLUMNS=80 "$HP" analyze va.db >narrow.txt && awk 'length($0) > 80 {exit 1}' narrow.txt && ok || bad "analyze does not fit 80 columns: $(cat narrow.txt)"
 
+# 11a. --format parquet for trace and profile: a directory store every reader takes
+"$HP" trace -q --format parquet -o tr.parquet -- "$EX/vector_add" 1024 7 >/dev/null 2>err && ok || bad "trace parquet: $(cat err)"
+python3 -c 'import pyarrow.parquet as pq; assert pq.read_table("tr.parquet/dispatch.parquet").num_rows == 7' && ok || bad "trace parquet rows"
+"$HP" profile -q --format parquet --counters task-clock,page-faults --max-counters-per-pass 1 -o pr.parquet -- \
+  "$EX/vector_add" 1024 5 >/dev/null 2>err && ok || bad "profile parquet: $(cat err)"
+python3 -c '
+import pyarrow.parquet as pq
+v = pq.read_table("pr.parquet/counter_value.parquet").to_pydict()
+assert len(v["pass"]) == 10 and sorted(set(v["pass"])) == [1, 2], v["pass"]' && ok || bad "profile parquet passes"
+"$HP" analyze --format json pr.parquet >pr.json && python3 -c '
+import json; r=json.load(open("pr.json")); assert sum(x["calls"] for x in r) == 5, r' && ok || bad "analyze parquet"
+
 # 11. profile --metrics: the metric's counters are planned and collected; an unknown metric is refused
 "$HP" profile --metrics faults_per_us -o pm.db -- "$EX/vector_add" 4096 10 >out 2>err
 [ $? -eq 0 ] && grep -q "pass 1: page-faults" err && ok || bad "profile --metrics: $(cat err)"
