@@ -2,6 +2,7 @@
  * per-pass limits and counter catalogue — found on a search path, parsed with errors naming file and
  * line — and the providers opened from them (hc_device_open, hc_limits_load, hc_devices_list). */
 #include "counters_internal.h"
+#include "metrics.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -14,56 +15,12 @@
 #include <unistd.h>
 
 #define DEV_EXT ".device"
-#define MAX_DIRS 16
+#define MAX_DIRS 16 /* as hc_data_dirs returns at most */
 
 /* ---- the search path ---- */
 
-static int is_dir(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static void add_dir(char dirs[][PATH_MAX], size_t *n, const char *d) {
-  char real[PATH_MAX];
-  if (*n >= MAX_DIRS || !is_dir(d) || !realpath(d, real)) return;
-  for (size_t i = 0; i < *n; i++)
-    if (strcmp(dirs[i], real) == 0) return;
-  snprintf(dirs[(*n)++], PATH_MAX, "%s", real);
-}
-
-/* $HUBPROF_DEVICES (':'-separated), share/hubprof/devices one and two levels above the executable's
- * folder (an install's bin/, build/, build/san/), then /usr/local/share and /usr/share. */
-static size_t device_dirs(char dirs[][PATH_MAX]) {
-  size_t n = 0;
-  const char *env = getenv("HUBPROF_DEVICES");
-  if (env) {
-    char buf[PATH_MAX];
-    while (*env) {
-      size_t len = strcspn(env, ":");
-      if (len && len < sizeof buf) {
-        memcpy(buf, env, len);
-        buf[len] = 0;
-        add_dir(dirs, &n, buf);
-      }
-      env += len;
-      if (*env == ':') env++;
-    }
-  }
-  char exe[PATH_MAX], buf[PATH_MAX + 64];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len > 0) {
-    exe[len] = 0;
-    char *slash = strrchr(exe, '/');
-    if (slash) *slash = 0;
-    snprintf(buf, sizeof buf, "%s/../share/hubprof/devices", exe);
-    add_dir(dirs, &n, buf);
-    snprintf(buf, sizeof buf, "%s/../../share/hubprof/devices", exe);
-    add_dir(dirs, &n, buf);
-  }
-  add_dir(dirs, &n, "/usr/local/share/hubprof/devices");
-  add_dir(dirs, &n, "/usr/share/hubprof/devices");
-  return n;
-}
+/* $HUBPROF_DEVICES, then share/hubprof/devices beside the executable or the library, then the system's. */
+static size_t device_dirs(char dirs[][PATH_MAX]) { return hc_data_dirs("HUBPROF_DEVICES", "devices", dirs); }
 
 static int by_name(const void *a, const void *b) {
   const char *x = strrchr(*(char *const *)a, '/'), *y = strrchr(*(char *const *)b, '/');

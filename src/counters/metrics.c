@@ -1103,27 +1103,27 @@ static void met_add_dir(char dirs[][PATH_MAX], size_t *n, const char *d) {
   snprintf(dirs[(*n)++], PATH_MAX, "%s", real);
 }
 
-/* share/hubprof/metrics one and two folders above `dir`, and (for a library bundled in a package)
- * dir/share/hubprof/metrics. */
-static void add_above(char dirs[][PATH_MAX], size_t *n, const char *file, int here_too) {
+/* share/hubprof/KIND one and two folders above the folder of `file`, and (for a library bundled in a
+ * package) that folder's own share/hubprof/KIND. */
+static void add_above(char dirs[][PATH_MAX], size_t *n, const char *file, const char *kind, int here_too) {
   char d[PATH_MAX], buf[PATH_MAX + 64];
   snprintf(d, sizeof d, "%s", file);
   char *slash = strrchr(d, '/');
   if (!slash) return;
   *slash = 0;
-  snprintf(buf, sizeof buf, "%s/../share/hubprof/metrics", d);
+  snprintf(buf, sizeof buf, "%s/../share/hubprof/%s", d, kind);
   met_add_dir(dirs, n, buf);
-  snprintf(buf, sizeof buf, "%s/../../share/hubprof/metrics", d);
+  snprintf(buf, sizeof buf, "%s/../../share/hubprof/%s", d, kind);
   met_add_dir(dirs, n, buf);
   if (here_too) {
-    snprintf(buf, sizeof buf, "%s/share/hubprof/metrics", d);
+    snprintf(buf, sizeof buf, "%s/share/hubprof/%s", d, kind);
     met_add_dir(dirs, n, buf);
   }
 }
 
-static size_t metric_dirs(char dirs[][PATH_MAX]) {
+HC_METRICS_LINKAGE size_t hc_data_dirs(const char *env_var, const char *kind, char dirs[][PATH_MAX]) {
   size_t n = 0;
-  const char *env = getenv("HUBPROF_METRICS");
+  const char *env = getenv(env_var);
   if (env) {
     char buf[PATH_MAX];
     while (*env) {
@@ -1141,15 +1141,18 @@ static size_t metric_dirs(char dirs[][PATH_MAX]) {
   ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (len > 0) {
     exe[len] = 0;
-    add_above(dirs, &n, exe, 0);
+    add_above(dirs, &n, exe, kind, 0);
   }
   Dl_info info;
   if (dladdr((void *)&hc_metrics_files, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
     char real[PATH_MAX];
-    if (realpath(info.dli_fname, real)) add_above(dirs, &n, real, 1);
+    if (realpath(info.dli_fname, real)) add_above(dirs, &n, real, kind, 1);
   }
-  met_add_dir(dirs, &n, "/usr/local/share/hubprof/metrics");
-  met_add_dir(dirs, &n, "/usr/share/hubprof/metrics");
+  char buf[PATH_MAX];
+  snprintf(buf, sizeof buf, "/usr/local/share/hubprof/%s", kind);
+  met_add_dir(dirs, &n, buf);
+  snprintf(buf, sizeof buf, "/usr/share/hubprof/%s", kind);
+  met_add_dir(dirs, &n, buf);
   return n;
 }
 
@@ -1161,7 +1164,7 @@ static int by_base(const void *a, const void *b) {
 HC_METRICS_LINKAGE hc_status hc_metrics_files(char ***paths, size_t *n) {
   if (!paths) return HC_ERR_INVALID;
   char dirs[MET_MAX_DIRS][PATH_MAX];
-  size_t nd = metric_dirs(dirs), cnt = 0, cap = 8;
+  size_t nd = hc_data_dirs("HUBPROF_METRICS", "metrics", dirs), cnt = 0, cap = 8;
   char **v = calloc(cap + 1, sizeof *v);
   if (!v) return HC_ERR_NOMEM;
   for (size_t i = 0; i < nd; i++) {

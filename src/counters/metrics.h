@@ -8,6 +8,7 @@
 
 #include "counters.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -153,5 +154,11 @@ void hc_metrics_groups_free(char **groups);
 hc_status hc_metrics_requests(const hc_metrics *m, const char *const *names, size_t n, hc_request **out,
                               size_t *nout, char *err, size_t errlen);
 void hc_metrics_requests_free(hc_request *req, size_t n);
+
+/* Folders holding hubprof's data files of one kind ("metrics", "devices"), in search order: the
+ * ':'-separated $ENV_VAR, share/hubprof/KIND one and two levels above the executable's folder and the
+ * library's folder (and beside a library bundled in a package), /usr/local/share, /usr/share. Existing
+ * folders only, without duplicates; at most 16. Returns how many. */
+size_t hc_data_dirs(const char *env_var, const char *kind, char dirs[][PATH_MAX]);
 
 #endif
