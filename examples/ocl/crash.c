@@ -2,8 +2,7 @@
  * more, then dies as asked (segfault, abort or SIGKILL), to test that the collector's log keeps every
  * dispatch harvested before the death.
  * usage: crash segv|abort|kill [D [wait]]   prints one line before dying; never exits normally. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "ocl_common.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -13,15 +12,6 @@
 
 static const char *src = "__kernel void crash_inc(__global int *a) { a[get_global_id(0)] += 1; }\n";
 
-#define CHECK(x)                                                                                             \
-  do {                                                                                                       \
-    cl_int e_ = (x);                                                                                         \
-    if (e_ != CL_SUCCESS) {                                                                                  \
-      fprintf(stderr, "crash: %s failed: %d\n", #x, e_);                                                     \
-      exit(1);                                                                                               \
-    }                                                                                                        \
-  } while (0)
-
 int main(int argc, char **argv) {
   const char *how = argc > 1 ? argv[1] : "";
   int d = argc > 2 ? atoi(argv[2]) : 25;
@@ -30,18 +20,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: crash segv|abort|kill [D [wait]]\n");
     return 2;
   }
-  cl_platform_id plat;
-  cl_device_id dev;
+  ex_name = "crash";
+  ex_cl cl;
+  ex_setup(&cl, src);
+  cl_context ctx = cl.ctx;
+  cl_command_queue q = cl.q;
+  cl_program prog = cl.prog;
   cl_int err;
-  CHECK(clGetPlatformIDs(1, &plat, NULL));
-  CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
-  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-  CHECK(err);
-  cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
-  CHECK(err);
-  cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-  CHECK(err);
-  CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
   cl_kernel k = clCreateKernel(prog, "crash_inc", &err);
   CHECK(err);
   int h[64] = {0};

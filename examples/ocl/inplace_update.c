@@ -1,8 +1,7 @@
 /* inplace_update: increments a buffer in place K times (every other dispatch with an event the app waits on
  * and releases itself) and prints the checksum; a test workload for the collector. Plain OpenCL 1.2.
  * usage: inplace_update [N [K]]   prints one line, exits 0 when the checksum is right. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "ocl_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,15 +11,6 @@ static const char *src = "__kernel void inplace_inc(__global int *a) {\n"
                          "  a[i] += 1;\n"
                          "}\n";
 
-#define CHECK(x)                                                                                             \
-  do {                                                                                                       \
-    cl_int e_ = (x);                                                                                         \
-    if (e_ != CL_SUCCESS) {                                                                                  \
-      fprintf(stderr, "inplace_update: %s failed: %d\n", #x, e_);                                            \
-      exit(1);                                                                                               \
-    }                                                                                                        \
-  } while (0)
-
 int main(int argc, char **argv) {
   size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 4096;
   int k = argc > 2 ? atoi(argv[2]) : 20;
@@ -28,18 +18,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: inplace_update [N [K]]\n");
     return 2;
   }
-  cl_platform_id plat;
-  cl_device_id dev;
+  ex_name = "inplace_update";
+  ex_cl cl;
+  ex_setup(&cl, src);
+  cl_context ctx = cl.ctx;
+  cl_command_queue q = cl.q;
+  cl_program prog = cl.prog;
   cl_int err;
-  CHECK(clGetPlatformIDs(1, &plat, NULL));
-  CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
-  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-  CHECK(err);
-  cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
-  CHECK(err);
-  cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-  CHECK(err);
-  CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
   cl_kernel kern;
   cl_uint nk = 0;
   CHECK(clCreateKernelsInProgram(prog, 1, &kern, &nk));
@@ -74,9 +59,7 @@ int main(int argc, char **argv) {
   }
   clReleaseMemObject(da);
   clReleaseKernel(kern);
-  clReleaseProgram(prog);
-  clReleaseCommandQueue(q);
-  clReleaseContext(ctx);
+  ex_teardown(&cl);
   free(a);
   printf("inplace_update: n=%zu k=%d checksum=%lld %s\n", n, k, sum, sum == want ? "ok" : "FAILED");
   return sum == want ? 0 : 1;

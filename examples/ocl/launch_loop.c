@@ -1,23 +1,13 @@
 /* launch_loop: a tight loop of N tiny dispatches with clFinish every M, timed; the launch-bound workload of
  * the collector's overhead benchmark (with PoCL's POCL_DEVICES=basic a launch costs ~0.4 us).
  * usage: launch_loop [N [M]]   prints one line with ns per dispatch, exits 0 when the count is right. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "ocl_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 static const char *src = "__kernel void tiny(__global int *a) { if (get_global_id(0) == 0) a[0] += 1; }\n";
-
-#define CHECK(x)                                                                                             \
-  do {                                                                                                       \
-    cl_int e_ = (x);                                                                                         \
-    if (e_ != CL_SUCCESS) {                                                                                  \
-      fprintf(stderr, "launch_loop: %s failed: %d\n", #x, e_);                                               \
-      exit(1);                                                                                               \
-    }                                                                                                        \
-  } while (0)
 
 static double now_ns(void) {
   struct timespec ts;
@@ -32,18 +22,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: launch_loop [N [M]]\n");
     return 2;
   }
-  cl_platform_id plat;
-  cl_device_id dev;
+  ex_name = "launch_loop";
+  ex_cl cl;
+  ex_setup(&cl, src);
+  cl_context ctx = cl.ctx;
+  cl_command_queue q = cl.q;
+  cl_program prog = cl.prog;
   cl_int err;
-  CHECK(clGetPlatformIDs(1, &plat, NULL));
-  CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
-  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-  CHECK(err);
-  cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
-  CHECK(err);
-  cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-  CHECK(err);
-  CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
   cl_kernel k = clCreateKernel(prog, "tiny", &err);
   CHECK(err);
   int zero = 0;
@@ -64,9 +49,7 @@ int main(int argc, char **argv) {
   CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof count, &count, 0, NULL, NULL));
   clReleaseMemObject(m);
   clReleaseKernel(k);
-  clReleaseProgram(prog);
-  clReleaseCommandQueue(q);
-  clReleaseContext(ctx);
+  ex_teardown(&cl);
   int ok = count == (int)(n + 1);
   printf("launch_loop: n=%ld finish_every=%ld ns_per_dispatch=%.1f %s\n", n, every, (t1 - t0) / (double)n,
          ok ? "ok" : "FAILED");

@@ -1,4 +1,4 @@
-/* Shared by the kernel-replay correctness examples: OpenCL setup on the first device, a CHECK macro, and an
+/* Shared by the OpenCL examples: OpenCL setup on the first device, a CHECK macro, and an
  * FNV-1a checksum so two runs can be compared byte for byte through the one line each example prints. */
 #ifndef HUBPROF_EXAMPLES_OCL_COMMON_H
 #define HUBPROF_EXAMPLES_OCL_COMMON_H

@@ -1,26 +1,13 @@
 /* vector_add: adds two vectors on the first OpenCL device N times and checks the result; a demo and test
  * workload for the collector. It must never depend on hubprof: it is a plain OpenCL 1.2 application.
  * usage: vector_add [N [ITERATIONS]]   prints one line, exits 0 when every element is right. */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
-
-#include <stdio.h>
-#include <stdlib.h>
+#include "ocl_common.h"
 
 static const char *src = "__kernel void vector_add(__global const float *a, __global const float *b,\n"
                          "                         __global float *c, const unsigned n) {\n"
                          "  size_t i = get_global_id(0);\n"
                          "  if (i < n) c[i] = a[i] + b[i];\n"
                          "}\n";
-
-#define CHECK(x)                                                                                             \
-  do {                                                                                                       \
-    cl_int e_ = (x);                                                                                         \
-    if (e_ != CL_SUCCESS) {                                                                                  \
-      fprintf(stderr, "vector_add: %s failed: %d\n", #x, e_);                                                \
-      exit(1);                                                                                               \
-    }                                                                                                        \
-  } while (0)
 
 int main(int argc, char **argv) {
   unsigned n = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 1024;
@@ -29,20 +16,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: vector_add [N [ITERATIONS]]\n");
     return 2;
   }
-  cl_platform_id plat;
-  cl_device_id dev;
+  ex_name = "vector_add";
+  ex_cl cl;
+  ex_setup(&cl, src);
+  cl_context ctx = cl.ctx;
+  cl_command_queue q = cl.q;
+  cl_kernel k = ex_kernel(&cl, "vector_add");
   cl_int err;
-  CHECK(clGetPlatformIDs(1, &plat, NULL));
-  CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
-  cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
-  CHECK(err);
-  cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
-  CHECK(err);
-  cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
-  CHECK(err);
-  CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
-  cl_kernel k = clCreateKernel(prog, "vector_add", &err);
-  CHECK(err);
 
   float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *c = malloc(n * sizeof *c);
   if (!a || !b || !c) return 1;
@@ -73,9 +53,7 @@ int main(int argc, char **argv) {
   clReleaseMemObject(db);
   clReleaseMemObject(dc);
   clReleaseKernel(k);
-  clReleaseProgram(prog);
-  clReleaseCommandQueue(q);
-  clReleaseContext(ctx);
+  ex_teardown(&cl);
   free(a);
   free(b);
   free(c);
