@@ -447,6 +447,7 @@ int app_replay(const run_opts *o, const hc_plan *plan, const hc_provider *prov, 
                k + 1, R.rcs[k], R.rcs[0]);
   }
   uint64_t unmatched = 0, nvalues = 0, ndisp = 0;
+  int keep_logs = 0;
   if (ok) {
     for (size_t k = 0; k < R.nruns; k++)
       load_run(&R, k);
@@ -454,8 +455,7 @@ int app_replay(const run_opts *o, const hc_plan *plan, const hc_provider *prov, 
       cli_warn(
           "no OpenCL activity recorded in the first run (did the application use OpenCL?); %s not written",
           output);
-      ok = 0;
-      if (app_rc == 0) app_rc = CLI_FAIL;
+      ok = 0; /* as trace and kernel replay: a warning, and the application's own exit status */
     }
   }
   if (ok) {
@@ -478,8 +478,10 @@ int app_replay(const run_opts *o, const hc_plan *plan, const hc_provider *prov, 
     if (st == HP_OK) st = hp_merge(out, in, nin, &stats);
     if (st == HP_OK) st = hp_store_commit(out);
     if (st != HP_OK) {
-      cli_error("%s", out && hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
-      if (app_rc == 0) app_rc = CLI_FAIL;
+      /* as run_app: one warning, the logs kept for `hubprof merge`, the application's own exit status */
+      cli_warn("%s; the per-run logs are kept in %s",
+               out && hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st), R.dirs[0]);
+      keep_logs = 1;
     } else if (!o->quiet) {
       fprintf(stderr,
               "hubprof: %" PRIu64 " dispatches of %" PRIu64 " kernel%s in %" PRIu64 " process%s, %" PRIu64
@@ -501,7 +503,7 @@ int app_replay(const run_opts *o, const hc_plan *plan, const hc_provider *prov, 
       plog_free(&R.procs[k][i]);
     if (R.procs) free(R.procs[k]);
     if (R.dirs && R.dirs[k]) {
-      run_remove_dir(R.dirs[k]);
+      if (!keep_logs) run_remove_dir(R.dirs[k]);
       free(R.dirs[k]);
     }
   }

@@ -286,6 +286,11 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
   sigemptyset(&ign.sa_mask);
   sigaction(SIGINT, &ign, &old_int);
   sigaction(SIGQUIT, &ign, &old_quit);
+  /* an inherited SIG_IGN for SIGCHLD would make waitpid lose the application's status: default it here,
+   * and give the application its inherited setting back */
+  struct sigaction dfl = {.sa_handler = SIG_DFL}, old_chld;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(SIGCHLD, &dfl, &old_chld);
   fflush(NULL);
   int err_pipe[2] = {-1, -1};
   if (pipe2(err_pipe, O_CLOEXEC) != 0) err_pipe[0] = err_pipe[1] = -1;
@@ -293,6 +298,7 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
   if (pid == 0) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGCHLD, &old_chld, NULL);
     if (err_pipe[0] >= 0) close(err_pipe[0]);
     if (pass > 1) { /* application replay: the user sees the first run's output once, not once per pass */
       int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -308,6 +314,7 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
     cli_error("cannot start %s: %s", argv[0], strerror(errno));
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGCHLD, &old_chld, NULL);
     return CLI_FAIL;
   }
   int exec_errno = 0;
@@ -331,6 +338,7 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
     app_rc = 128 + WTERMSIG(status);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGQUIT, &old_quit, NULL);
+  sigaction(SIGCHLD, &old_chld, NULL);
   if (exec_errno) {
     cli_error("cannot run '%s': %s", argv[0], strerror(exec_errno));
     return app_rc;

@@ -56,6 +56,15 @@ assert d["processes"][0]["command"].endswith("vector_add 4096 25"), d["processes
 [ ! -e f.db ] && ok || bad "an app without OpenCL left an output"
 "$HP" trace -q -o m.db -- ./no-such-program 2>err; [ $? -eq 127 ] && grep -q "cannot run './no-such-program'" err && ok || bad "missing app: $(cat err)"
 
+# 4b. started with SIGCHLD ignored (as some launchers do): the application's status still comes through,
+# and the application gets the ignored disposition it inherited
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])' \
+  "$HP" trace -q -o s.db -- sh -c 'exit 3' 2>/dev/null
+[ $? -eq 3 ] && ok || bad "SIGCHLD ignored: exit status lost"
+# application replay of a program without OpenCL: a warning and the application's own status, as trace
+"$HP" profile -q --replay application --counters task-clock -o ar.db -- sh -c 'exit 0' 2>err
+[ $? -eq 0 ] && [ ! -e ar.db ] && grep -q "no OpenCL activity" err && ok || bad "application replay without OpenCL: $(cat err)"
+
 # 5. crashes: every dispatch finished before the crash is in the output; exit status 128+signal
 for how in segv abort kill; do
   "$HP" trace -q -o crash-$how.db -- "$EX/crash" $how 12 >out 2>err
