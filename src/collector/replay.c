@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -37,7 +38,7 @@ static double *r_vals;                                      /* one pass's values
 static pthread_mutex_t r_tlock = PTHREAD_MUTEX_INITIALIZER; /* the tracking tables */
 static pthread_mutex_t r_dlock = PTHREAD_MUTEX_INITIALIZER; /* one dispatch replays at a time */
 static _Atomic int r_off;                                   /* replay given up after a failure */
-static int r_warned_unsaved, r_warned_user, r_warned_save;  /* one line each (under r_dlock) */
+static int r_warned_unsaved, r_warned_user, r_warned_save, r_warned_drain;  /* one line each (under r_dlock) */
 static int r_mux;                                           /* HUBPROF_MULTIPLEX: HPC_MUX_* */
 
 /* What the HUBPROF_DEBUG summary and the benchmarks report (under r_dlock). */
@@ -743,6 +744,79 @@ static int sessions_ready(void) {
   return 0;
 }
 
+/* Whether event e has finished (1), failed or is invalid (-1), or is still pending (0). */
+static int ev_state(const cl_icd_dispatch *n, cl_event e) {
+  cl_int st = CL_COMPLETE;
+  if (n->clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS || st < 0)
+    return -1;
+  return st == CL_COMPLETE;
+}
+
+/* Drain queue q (every command enqueued before) and the wait list before a replayed dispatch, waiting at
+ * most HPC_DRAIN_NS: a command may wait for a user event that the application completes only after this
+ * enqueue returns, and an unbounded clFinish would then never return (r_dlock held, the app hung). A marker
+ * enqueued on q completes once every earlier command has; it is polled, never waited for. Returns 0 when
+ * drained, -1 when the dispatch must run once, unprofiled (a failed, pending-user or too slow dependency).
+ * r_dlock held. */
+#define HPC_DRAIN_NS 2000000000LL
+static int drain(const cl_icd_dispatch *n, cl_command_queue q, cl_uint nwait, const cl_event *wait) {
+  for (cl_uint i = 0; i < nwait && wait; i++) {
+    int s = ev_state(n, wait[i]);
+    if (s < 0) return -1; /* a failed or invalid event: the runtime reports it to the app as it would */
+    if (s) continue;
+    cl_command_type ty = 0;
+    n->clGetEventInfo(wait[i], CL_EVENT_COMMAND_TYPE, sizeof ty, &ty, NULL);
+    if (ty == CL_COMMAND_USER) { /* the app completes it later: waiting here would never return */
+      if (!r_warned_user++)
+        hpc_say("a dispatch waits for a user event that is not complete: it runs once, unprofiled "
+                "(and so do others like it)");
+      return -1;
+    }
+    cl_command_queue wq = NULL; /* another queue's command: make sure it was submitted */
+    if (n->clGetEventInfo(wait[i], CL_EVENT_COMMAND_QUEUE, sizeof wq, &wq, NULL) == CL_SUCCESS && wq &&
+        wq != q)
+      n->clFlush(wq);
+  }
+  if (!n->clEnqueueMarkerWithWaitList) return n->clFinish(q) == CL_SUCCESS ? 0 : -1; /* OpenCL 1.1 */
+  cl_event mark = NULL;
+  if (n->clEnqueueMarkerWithWaitList(q, 0, NULL, &mark) != CL_SUCCESS || !mark) return -1;
+  n->clFlush(q);
+  int64_t t0 = now_ns(), dt = 0;
+  cl_uint done = 0; /* wait[0 .. done) complete */
+  int rc = 1, s;
+  for (unsigned spin = 0;; spin++) {
+    while (done < nwait && wait && (s = ev_state(n, wait[done])) > 0)
+      done++;
+    if (done < nwait && wait && s < 0) {
+      rc = -1;
+      break;
+    }
+    if (done == nwait || !wait) {
+      s = ev_state(n, mark);
+      if (s != 0) {
+        rc = s > 0 ? 0 : -1;
+        break;
+      }
+    }
+    if ((dt = now_ns() - t0) > HPC_DRAIN_NS) break;
+    if (spin < 64) {
+      sched_yield();
+    } else {
+      struct timespec ts = {0, dt < 10000000 ? 20000 : 500000}; /* 20 us, 0.5 ms after 10 ms */
+      nanosleep(&ts, NULL);
+    }
+  }
+  n->clReleaseEvent(mark);
+  if (rc > 0) {
+    if (!r_warned_drain++)
+      hpc_say("a dispatch's queue or wait list did not finish within %d s (an earlier command may wait for "
+              "an event the application completes later): it runs once, unprofiled (and so do others like it)",
+              (int)(HPC_DRAIN_NS / 1000000000LL));
+    return -1;
+  }
+  return rc;
+}
+
 typedef struct dispatch_row {
   hp_dispatch d;
   double *vals;   /* values of every pass that ran */
@@ -797,30 +871,10 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     d->workgroup[i] = !local ? 0 : i < nd ? clamp32(local[i]) : 1;
   }
 
-  /* the dispatch runs alone: drain its queue and whatever it waits for */
+  /* the dispatch runs alone: drain its queue and whatever it waits for, for a bounded time */
   int64_t td = now_ns();
-  cl_int rc = n->clFinish(q);
+  int replay = drain(n, q, nwait, wait) == 0 && sessions_ready() == 0;
   r_st.drain_ns += now_ns() - td;
-  int replay = rc == CL_SUCCESS && sessions_ready() == 0;
-  for (cl_uint i = 0; replay && i < nwait && wait; i++) {
-    cl_int st = CL_COMPLETE;
-    if (n->clGetEventInfo(wait[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS ||
-        st < 0) {
-      replay = 0; /* a failed or invalid event: the runtime reports it to the app as it would */
-      break;
-    }
-    if (st == CL_COMPLETE) continue;
-    cl_command_type ty = 0;
-    n->clGetEventInfo(wait[i], CL_EVENT_COMMAND_TYPE, sizeof ty, &ty, NULL);
-    if (ty == CL_COMMAND_USER) { /* the app completes it later: waiting here would never return */
-      if (!r_warned_user++)
-        hpc_say("a dispatch waits for a user event that is not complete: it runs once, unprofiled "
-                "(and so do others like it)");
-      replay = 0;
-      break;
-    }
-    n->clWaitForEvents(1, &wait[i]); /* another queue's command */
-  }
   uint64_t unknown_svm = 0;
   size_t npasses = r_npasses, first = 0; /* passes first .. first+npasses-1 (0-based) run */
   mux_key *mk = NULL;

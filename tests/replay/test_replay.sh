@@ -145,6 +145,20 @@ expect_eq "user event: replayed dispatches" "$(facts ue passes)" "3:10"
 expect_eq "user event: unprofiled" "$(facts ue unprofiled)" 1
 [ "$(grep -c 'user event' ue.err)" = 1 ] && ok || bad "user event: want one warning: $(cat ue.err)"
 
+# an in-order queue where dispatch B (no wait list) follows A, gated by a user event completed only after
+# B's enqueue returns: the drain before B is bounded (B runs once, unprofiled, one warning), never a hang
+"$EX/user_gate" 4096 >ug.plain.out 2>&1
+timeout 60 "$HP" profile "${C3[@]}" -o ug.db -- "$EX/user_gate" 4096 >ug.out 2>ug.err
+expect_eq "user gate: exit" "$?" 0
+cmp -s ug.out ug.plain.out && ok || bad "user gate: output differs: $(cat ug.out)"
+"$CHECK" ug.db >ug.report 2>&1 && ok || bad "user gate: $(grep -m3 bad ug.report)"
+expect_eq "user gate: dispatches" "$(facts ug dispatches)" 3
+expect_eq "user gate: unprofiled" "$(facts ug unprofiled)" 2
+[ "$(grep -c 'did not finish within' ug.err)" = 1 ] && ok || bad "user gate: want one drain warning: $(cat ug.err)"
+timeout 60 "$HP" profile "${C3[@]}" --replay multiplex -o ugm.db -- "$EX/user_gate" 4096 >ugm.out 2>ugm.err
+expect_eq "user gate (multiplex): exit" "$?" 0
+cmp -s ugm.out ug.plain.out && ok || bad "user gate (multiplex): output differs: $(cat ugm.out)"
+
 # ---- 4. exit status kept; dispatches before a crash are kept ----
 { "$EX/crash" segv 5 >/dev/null; } 2>/dev/null
 want_rc=$?
