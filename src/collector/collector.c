@@ -425,6 +425,53 @@ int hpc_tab_put(hpc_slot *tab, unsigned bits, uintptr_t key, uint64_t val) {
   return 0;
 }
 
+/* Overflow of the lock-free tables (g_lock): keys whose probe window was full. Without it such a kernel or
+ * queue would be registered again at every dispatch (a new queue row each time) and get id 0. */
+typedef struct ovf_rec {
+  struct ovf_rec *next;
+  uintptr_t key;
+  uint64_t val;
+} ovf_rec;
+#define OVF_BITS 10
+static ovf_rec *g_ovf_k[1u << OVF_BITS], *g_ovf_q[1u << OVF_BITS];
+
+static uint64_t ovf_get_locked(ovf_rec **tab, uintptr_t key) {
+  for (ovf_rec *r = tab[hpc_hash(key, OVF_BITS)]; r; r = r->next)
+    if (r->key == key) return r->val;
+  return 0;
+}
+
+static void ovf_put_locked(ovf_rec **tab, uintptr_t key, uint64_t val) {
+  ovf_rec **b = &tab[hpc_hash(key, OVF_BITS)];
+  for (ovf_rec *r = *b; r; r = r->next)
+    if (r->key == key) {
+      r->val = val;
+      return;
+    }
+  ovf_rec *r = malloc(sizeof *r);
+  if (!r) return; /* out of memory: the key stays slow */
+  *r = (ovf_rec){.next = *b, .key = key, .val = val};
+  *b = r;
+}
+
+static void ovf_del_locked(ovf_rec **tab, uintptr_t key) {
+  for (ovf_rec **pp = &tab[hpc_hash(key, OVF_BITS)]; *pp; pp = &(*pp)->next)
+    if ((*pp)->key == key) {
+      ovf_rec *r = *pp;
+      *pp = r->next;
+      free(r);
+      return;
+    }
+}
+
+/* Store key -> val in the table, else in its overflow (g_lock held). */
+static void tab_store_locked(hpc_slot *tab, unsigned bits, ovf_rec **ovf, uintptr_t key, uint64_t val) {
+  if (hpc_tab_put(tab, bits, key, val))
+    ovf_del_locked(ovf, key); /* a stale overflow entry of an object released at this address */
+  else
+    ovf_put_locked(ovf, key, val);
+}
+
 static uint32_t kernel_register(const cl_icd_dispatch *n, cl_kernel k) {
   char buf[256], *name = buf;
   size_t len = 0;
@@ -434,9 +481,9 @@ static uint32_t kernel_register(const cl_icd_dispatch *n, cl_kernel k) {
   name[len] = 0;
   pthread_mutex_lock(&g_lock);
   uint32_t id = kname_locked(name);
+  if (id) tab_store_locked(hpc_ktab, HPC_KTAB_BITS, g_ovf_k, (uintptr_t)k, id);
   pthread_mutex_unlock(&g_lock);
   if (name != buf) free(name);
-  if (id) hpc_tab_put(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k, id);
   return id;
 }
 
@@ -446,26 +493,47 @@ void hpc_kernel_created(const cl_icd_dispatch *n, cl_kernel k) {
 
 uint32_t hpc_kernel_slow(const cl_icd_dispatch *n, cl_kernel k) {
   uint32_t id = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k);
+  if (id) return id;
+  pthread_mutex_lock(&g_lock);
+  id = (uint32_t)ovf_get_locked(g_ovf_k, (uintptr_t)k);
+  pthread_mutex_unlock(&g_lock);
   return id ? id : kernel_register(n, k);
 }
 
-void hpc_queue_created(const cl_icd_dispatch *n, cl_command_queue q, cl_device_id d) {
-  if (!q) return;
+/* Register queue q of device d: its row, and its ids in the table or the overflow. With `known` set, a
+ * queue registered meanwhile (another thread's slow path) keeps its ids. Returns queue_id<<32 | agent. */
+static uint64_t queue_register(const cl_icd_dispatch *n, cl_command_queue q, cl_device_id d, int known) {
   pthread_mutex_lock(&g_lock);
-  uint32_t agent = agent_locked(n, d);
-  uint32_t qid = queue_locked(agent);
+  uint64_t v = 0;
+  if (known && !(v = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q)))
+    v = ovf_get_locked(g_ovf_q, (uintptr_t)q);
+  if (!v) {
+    uint32_t agent = agent_locked(n, d);
+    uint32_t qid = queue_locked(agent);
+    if (qid) {
+      v = (uint64_t)qid << 32 | agent;
+      tab_store_locked(hpc_qtab, HPC_QTAB_BITS, g_ovf_q, (uintptr_t)q, v);
+    }
+  }
   pthread_mutex_unlock(&g_lock);
-  if (qid) hpc_tab_put(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q, (uint64_t)qid << 32 | agent);
+  return v;
+}
+
+void hpc_queue_created(const cl_icd_dispatch *n, cl_command_queue q, cl_device_id d) {
+  if (q) queue_register(n, q, d, 0);
 }
 
 uint64_t hpc_queue_slow(const cl_icd_dispatch *n, cl_command_queue q) {
   uint64_t v = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
   if (v) return v;
+  pthread_mutex_lock(&g_lock);
+  v = ovf_get_locked(g_ovf_q, (uintptr_t)q);
+  pthread_mutex_unlock(&g_lock);
+  if (v) return v;
   /* a queue created before the collector saw it (its dispatches may lack device times) */
   cl_device_id d = NULL;
   if (n->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, NULL) != CL_SUCCESS) return 0;
-  hpc_queue_created(n, q, d);
-  return hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
+  return queue_register(n, q, d, 1);
 }
 
 enum { HARVEST_DONE, HARVEST_FULL, HARVEST_ALL };

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #define MAXK 256
-#define MAXID 4096
+#define MAXID 65536
 
 static int nbad;
 #define BAD(...)                                                                                             \

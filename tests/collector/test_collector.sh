@@ -110,6 +110,15 @@ expect_eq "multithread threads/queues" "$(field mt threads)/$(field mt queues)" 
 expect_eq "multithread untimed" "$(field mt untimed)" 0
 expect_eq "multithread kernel" "$(kernel_line mt mt_inc)" "2400 256,1,1 16,1,1"
 
+# more queues and kernels than the lock-free tables hold (all kept): every dispatch has a valid queue, agent
+# and kernel id (check_logs), and each queue one row (none registered again per dispatch)
+plain mq "$EX/many_queues" 5000 20000
+traced mq layer "$EX/many_queues" 5000 20000
+same_as_plain mq mq
+checked mq
+expect_eq "many_queues dispatches/queues/kernels" \
+  "$(total mq dispatches)/$(field mq queues)/$(field mq kernels)" 120/5000/1
+
 plain dl "$EX/dlopen_ocl" 100 8
 traced dl layer "$EX/dlopen_ocl" 100 8
 same_as_plain dl dl
