@@ -5,6 +5,7 @@
 #include "hubprof/hub.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -276,6 +277,31 @@ static void merge_failure_leaves_nothing(void) {
   CHECK(stat(out_path, &sb) != 0);
 }
 
+/* A caller compiled with an older, smaller hp_merge_stats gets what its size covers and nothing more. */
+static void merge_old_stats(void) {
+  char in_path[300], out_path[300];
+  snprintf(in_path, sizeof in_path, "%s/old-stats.log", dir);
+  snprintf(out_path, sizeof out_path, "%s/old-stats.db", dir);
+  write_process_log(in_path, "node-a", 7, "log");
+  struct {
+    uint32_t size;
+    uint64_t inputs;
+    uint64_t rows_in[HP_TABLE_COUNT];
+    uint64_t guard;
+  } old = {offsetof(hp_merge_stats, rows_out), 0, {0}, 0x5a5a5a5a5a5a5a5aULL};
+  hp_store *in, *out;
+  CHECK_OK(hp_store_open(in_path, NULL, HP_READ, &in), in);
+  CHECK_OK(hp_store_open(out_path, "rocpd", HP_CREATE, &out), out);
+  CHECK_OK(hp_merge(out, &in, 1, (hp_merge_stats *)&old), out);
+  CHECK_OK(hp_store_close(out), (hp_store *)NULL);
+  hp_store_close(in);
+  CHECK_EQ_U64(old.inputs, 1);
+  CHECK_EQ_U64(old.rows_in[HP_TABLE_DISPATCH], NDISP);
+  CHECK_EQ_U64(old.guard, 0x5a5a5a5a5a5a5a5aULL);
+  unlink(in_path);
+  unlink(out_path);
+}
+
 int main(void) {
   snprintf(dir, sizeof dir, "%s/hubprof-merge-%d", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
            (int)getpid());
@@ -283,6 +309,7 @@ int main(void) {
   merge_100_logs();
   merge_damaged();
   merge_failure_leaves_nothing();
+  merge_old_stats();
   rmdir(dir);
   return check_report("test_merge");
 }

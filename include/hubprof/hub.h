@@ -1,5 +1,6 @@
 /* hubprof hub: the one storage library for profiling data (public C API).
- * Code outside the hub reads and writes profiles only through this header; it never names a format's files. */
+ * Code outside the hub reads and writes profiles only through this header; it never names a format's files.
+ */
 #ifndef HUBPROF_HUB_H
 #define HUBPROF_HUB_H
 
@@ -16,13 +17,15 @@ typedef enum hp_status {
   HP_END = 1,          /* a cursor has no more rows (not an error) */
   HP_ERR_INVALID = -1, /* bad argument: NULL handle, unknown table, struct size too small, bad mode */
   HP_ERR_NOMEM = -2,   /* out of memory */
-  HP_ERR_IO = -3,      /* a system call failed (open, write, mmap, rename, disk full …); see hp_store_error */
-  HP_ERR_NOT_FOUND = -4,   /* the path does not exist */
-  HP_ERR_FORMAT = -5,      /* not a hubprof store of any known format (foreign file) or unknown format name */
-  HP_ERR_VERSION = -6,     /* a known format, but a version this build cannot read */
-  HP_ERR_CORRUPT = -7,     /* the store is damaged (bad checksum, bad structure); complete parts may be readable */
-  HP_ERR_TRUNCATED = -8,   /* the store ends early; every complete part before the cut is readable */
-  HP_ERR_UNSUPPORTED = -9, /* the operation is not supported by this format or mode (e.g. writing a read store) */
+  HP_ERR_IO = -3, /* a system call failed (open, write, mmap, rename, disk full …); see hp_store_error */
+  HP_ERR_NOT_FOUND = -4, /* the path does not exist */
+  HP_ERR_FORMAT = -5,    /* not a hubprof store of any known format (foreign file) or unknown format name */
+  HP_ERR_VERSION = -6,   /* a known format, but a version this build cannot read */
+  HP_ERR_CORRUPT =
+      -7, /* the store is damaged (bad checksum, bad structure); complete parts may be readable */
+  HP_ERR_TRUNCATED = -8, /* the store ends early; every complete part before the cut is readable */
+  HP_ERR_UNSUPPORTED =
+      -9, /* the operation is not supported by this format or mode (e.g. writing a read store) */
   HP_ERR_CONSTRAINT = -10, /* the data breaks a rule of the model (duplicate id, dangling reference) */
 } hp_status;
 
@@ -57,8 +60,8 @@ typedef enum hp_table {
 typedef struct hp_node {
   uint32_t size;
   uint64_t id;
-  const char *hostname; /* identity of a node together with machine_id */
-  const char *machine_id; /* /etc/machine-id when present */
+  const char *hostname;    /* identity of a node together with machine_id */
+  const char *machine_id;  /* /etc/machine-id when present */
   const char *system_name; /* uname sysname, release, version, machine */
   const char *release;
   const char *version;
@@ -73,8 +76,8 @@ typedef struct hp_process {
   int64_t ppid;
   int64_t rank; /* MPI rank from the launcher's environment, -1 when none */
   int64_t start_ns;
-  int64_t end_ns; /* 0 while running or when the process died without saying */
-  const char *command; /* command line, arguments separated by spaces */
+  int64_t end_ns;        /* 0 while running or when the process died without saying */
+  const char *command;   /* command line, arguments separated by spaces */
   uint64_t lost_records; /* records the collector could not store (out of space), reported by info/analyze */
 } hp_process;
 
@@ -88,7 +91,12 @@ typedef struct hp_thread {
   const char *name;
 } hp_thread;
 
-typedef enum hp_agent_type { HP_AGENT_UNKNOWN = 0, HP_AGENT_CPU = 1, HP_AGENT_GPU = 2, HP_AGENT_ACCEL = 3 } hp_agent_type;
+typedef enum hp_agent_type {
+  HP_AGENT_UNKNOWN = 0,
+  HP_AGENT_CPU = 1,
+  HP_AGENT_GPU = 2,
+  HP_AGENT_ACCEL = 3
+} hp_agent_type;
 
 typedef struct hp_agent {
   uint32_t size;
@@ -128,7 +136,7 @@ typedef struct hp_code_object {
 typedef struct hp_kernel_symbol {
   uint32_t size;
   uint64_t id;
-  uint64_t code_object_id; /* 0 when unknown */
+  uint64_t code_object_id;  /* 0 when unknown */
   const char *name;         /* mangled / runtime name */
   const char *display_name; /* demangled or shortened name for people */
   int64_t private_size;     /* static private (scratch) bytes per work-item, 0 unknown */
@@ -137,21 +145,22 @@ typedef struct hp_kernel_symbol {
 
 typedef struct hp_dispatch {
   uint32_t size;
-  uint64_t id;          /* row id, unique in the store */
-  uint64_t dispatch_id; /* assigned once by the collector, unique in its process, the same for every replay pass */
+  uint64_t id; /* row id, unique in the store */
+  uint64_t
+      dispatch_id; /* assigned once by the collector, unique in its process, the same for every replay pass */
   uint64_t process_id;
   uint64_t thread_id;
   uint64_t agent_id;
   uint64_t queue_id;
   uint64_t kernel_id;
-  uint32_t grid[3];       /* global work size per dimension (work-items) */
-  uint32_t workgroup[3];  /* local work size per dimension, 0 when the runtime chose */
-  int64_t private_size;   /* dynamic private bytes per work-item */
-  int64_t group_size;     /* dynamic local bytes per work-group */
-  int64_t start_ns;       /* device start */
-  int64_t end_ns;         /* device end */
-  int64_t enqueue_ns;     /* host time of the enqueue call */
-  uint32_t passes;        /* replay passes this dispatch ran (1 = not replayed, 0 = unknown) */
+  uint32_t grid[3];          /* global work size per dimension (work-items) */
+  uint32_t workgroup[3];     /* local work size per dimension, 0 when the runtime chose */
+  int64_t private_size;      /* dynamic private bytes per work-item */
+  int64_t group_size;        /* dynamic local bytes per work-group */
+  int64_t start_ns;          /* device start */
+  int64_t end_ns;            /* device end */
+  int64_t enqueue_ns;        /* host time of the enqueue call */
+  uint32_t passes;           /* replay passes this dispatch ran (1 = not replayed, 0 = unknown) */
   uint64_t bytes_accessible; /* bytes the kernel could write (kernel replay), 0 unknown */
   uint64_t bytes_restored;   /* bytes restored across all later passes (kernel replay) */
 } hp_dispatch;
@@ -206,7 +215,7 @@ typedef enum hp_col_type {
 typedef struct hp_column {
   const char *name; /* e.g. "grid_x" */
   hp_col_type type;
-  size_t offset; /* offset in the row struct */
+  size_t offset;   /* offset in the row struct */
   const char *ref; /* name of the table this column refers to by id, or NULL */
 } hp_column;
 
@@ -228,8 +237,8 @@ typedef struct hp_store hp_store;   /* opaque: one open store */
 typedef struct hp_cursor hp_cursor; /* opaque: one read cursor over one table */
 
 typedef enum hp_mode {
-  HP_READ = 0,   /* open an existing store */
-  HP_CREATE = 1, /* create a new store; it appears at `path` only when hp_store_close succeeds */
+  HP_READ = 0,        /* open an existing store */
+  HP_CREATE = 1,      /* create a new store; it appears at `path` only when hp_store_close succeeds */
   HP_CREATE_LIVE = 2, /* create directly at `path`, readable while written and after a crash ("log" only) */
 } hp_mode;
 
@@ -293,8 +302,8 @@ void hp_cursor_close(hp_cursor *c);
  * order of hp_table_describe(t)->columns, each of max elements of the column's type (uint32_t, int32_t,
  * uint64_t, int64_t, double, or const char * for strings; a NULL array skips that column, and a columnar
  * format does not even decode it). Strings stay valid until the next call on the cursor; when the hub
- * builds the batch (row formats) they lie in one buffer, row after row, column after column. *n gets the rows read; returns HP_OK (rows may follow),
- * HP_END (no rows were left: *n == 0) or an error. */
+ * builds the batch (row formats) they lie in one buffer, row after row, column after column. *n gets the rows
+ * read; returns HP_OK (rows may follow), HP_END (no rows were left: *n == 0) or an error. */
 hp_status hp_cursor_next_batch(hp_cursor *c, void *const *cols, size_t max, size_t *n);
 
 /* Value of a metadata key, or NULL. The string stays valid until the store is closed. */
@@ -311,12 +320,17 @@ typedef struct hp_merge_stats {
   uint64_t rows_in[HP_TABLE_COUNT];  /* rows read per table */
   uint64_t rows_out[HP_TABLE_COUNT]; /* rows written per table (after de-duplication) */
   uint64_t damaged_inputs;           /* inputs read only up to their damage */
+  uint64_t duplicate_processes; /* processes found in an earlier input too (the same profile given twice) */
+  uint64_t duplicate_rows;      /* their dispatches, regions and counter values, not written again; and
+                                   counter values whose dispatch is not in the input (damage) */
+  uint64_t metadata_conflicts;  /* metadata keys whose later inputs had another value (the first one kept) */
 } hp_merge_stats;
 
 /* Merge n stores (any formats) into `out` (an open HP_CREATE store): ids remapped; nodes, agents,
  * kernels, code objects and counter infos de-duplicated; processes kept apart by node + pid + start;
  * passes kept apart. Streams: memory depends on the small tables only. Damaged inputs are merged up to
- * their damage and counted in stats. Errors name the input; `out` is left for the caller to close or abort. */
+ * their damage and counted in stats. Errors name the input; `out` is left for the caller to close or abort.
+ */
 hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats);
 
 /* Names of the formats compiled in, NULL-terminated. */

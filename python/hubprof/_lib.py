@@ -143,6 +143,9 @@ class hp_merge_stats(ctypes.Structure):
         ("rows_in", c_uint64 * TABLE_COUNT),
         ("rows_out", c_uint64 * TABLE_COUNT),
         ("damaged_inputs", c_uint64),
+        ("duplicate_processes", c_uint64),
+        ("duplicate_rows", c_uint64),
+        ("metadata_conflicts", c_uint64),
     ]
 
 

@@ -65,6 +65,8 @@ def merge(inputs: Iterable[PathOrStore], output: str | os.PathLike, format: str 
     return {
         "inputs": int(stats.inputs),
         "damaged_inputs": int(stats.damaged_inputs),
+        "duplicate_processes": int(stats.duplicate_processes),
+        "metadata_conflicts": int(stats.metadata_conflicts),
         "rows_in": {t: int(stats.rows_in[i]) for i, t in enumerate(TABLES)},
         "rows_out": {t: int(stats.rows_out[i]) for i, t in enumerate(TABLES)},
     }

@@ -112,10 +112,11 @@ static int print_info(hp_store *s, int json) {
   hp_cursor *c;
   uint64_t lost = 0;
   int first = 1;
-  if (hp_cursor_open(s, HP_TABLE_PROCESS, &c) == HP_OK) {
+  hp_status pst = hp_cursor_open(s, HP_TABLE_PROCESS, &c);
+  if (pst == HP_OK) {
     hp_process p = {.size = sizeof p};
     char host[128];
-    while (hp_cursor_next(c, &p) == HP_OK) {
+    while ((pst = hp_cursor_next(c, &p)) == HP_OK) {
       node_name(s, p.node_id, host, sizeof host);
       lost += p.lost_records;
       double dur = p.end_ns > p.start_ns && p.start_ns ? (double)(p.end_ns - p.start_ns) / 1e9 : -1;
@@ -138,6 +139,11 @@ static int print_info(hp_store *s, int json) {
       first = 0;
     }
     hp_cursor_close(c);
+  }
+  if (pst != HP_END) { /* a process table that cannot be read is an error, not an empty list */
+    fflush(stdout);
+    cli_error("%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(pst));
+    return CLI_FAIL;
   }
   if (json) {
     printf("], \"lost_records\": %" PRIu64 ", \"time_span\": ", lost);

@@ -132,6 +132,13 @@ int cmd_merge(int argc, char **argv) {
   for (size_t i = 0; i < n; i++)
     hp_store_close(in[i]);
   free(in);
+  if (rc == CLI_OK && stats.duplicate_processes)
+    cli_warn("%" PRIu64 " process%s appeared in more than one input (the same profile given twice?): their "
+             "dispatches were taken once",
+             stats.duplicate_processes, stats.duplicate_processes == 1 ? "" : "es");
+  if (rc == CLI_OK && stats.metadata_conflicts)
+    cli_warn("%" PRIu64 " metadata value%s differed between inputs: the first input's kept",
+             stats.metadata_conflicts, stats.metadata_conflicts == 1 ? "" : "s");
   if (rc == CLI_OK && !quiet)
     fprintf(stderr,
             "hubprof: merged %" PRIu64 " stores into %s (%s): %" PRIu64 " processes, %" PRIu64

@@ -6,6 +6,7 @@
 #include "hub_internal.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -340,6 +341,11 @@ typedef struct merger {
   uint64_t max_id[HP_TABLE_COUNT];  /* highest output id written for streamed tables */
   dmap disp;                        /* this input's dispatch ids → output ids */
   buf key;
+  idmap dup_proc; /* this input's processes already merged from an earlier input (the same profile twice) */
+  uint64_t proc_base;   /* output processes that existed before this input */
+  char *mux_incomplete; /* multiplex_incomplete so far: the lists of every input are joined */
+  char **meta;          /* key, value, key, value … of the metadata written (few rows) */
+  size_t nmeta;
 } merger;
 
 static uint64_t *u64_at(void *row, const hp_column *c) { return (uint64_t *)((char *)row + c->offset); }
@@ -516,6 +522,39 @@ static hp_status emit_row(merger *m, hp_table t, anyrow *row, int strings) {
   return HP_OK;
 }
 
+/* A metadata key seen again: the lists of keys multiplexing left incomplete are joined (every input's
+ * incomplete kernels stay out of metrics) and written again (a rewritten key replaces the earlier row);
+ * for other keys the first value stays, and a different value is counted as a conflict. */
+static hp_status merge_metadata(merger *m, const hp_metadata *r, hp_merge_stats *stats) {
+  if (strcmp(r->key, "multiplex_incomplete") != 0) { /* the first input's value stays */
+    for (size_t i = 0; i < m->nmeta; i++)
+      if (!strcmp(m->meta[2 * i], r->key) && strcmp(m->meta[2 * i + 1], r->value) && stats)
+        stats->metadata_conflicts++;
+    return HP_OK;
+  }
+  const char *a = m->mux_incomplete ? m->mux_incomplete : "[]", *b = r->value;
+  size_t la = strlen(a), lb = strlen(b);
+  if (la < 2 || lb < 2 || a[0] != '[' || b[0] != '[' || a[la - 1] != ']' || b[lb - 1] != ']') {
+    if (stats) stats->metadata_conflicts++;
+    return HP_OK;
+  }
+  int a_empty = strspn(a + 1, " ") == la - 2, b_empty = strspn(b + 1, " ") == lb - 2;
+  if (b_empty) return HP_OK;
+  char *j = malloc(la + lb + 2);
+  if (!j) return HP_ERR_NOMEM;
+  if (a_empty)
+    snprintf(j, la + lb + 2, "%s", b);
+  else
+    snprintf(j, la + lb + 2, "%.*s,%s", (int)(la - 1), a, b + 1);
+  free(m->mux_incomplete);
+  m->mux_incomplete = j;
+  anyrow row;
+  hp_row_init(HP_TABLE_METADATA, &row);
+  row.m.key = "multiplex_incomplete";
+  row.m.value = j;
+  return emit_row(m, HP_TABLE_METADATA, &row, 1);
+}
+
 static hp_status merge_table(merger *m, hp_store *in, hp_table t, hp_merge_stats *stats) {
   const hp_table_desc *d = hp_table_describe(t);
   /* the reference columns, with the table each refers to, looked up once per table, not per row */
@@ -544,10 +583,22 @@ static hp_status merge_table(merger *m, hp_store *in, hp_table t, hp_merge_stats
       break;
     }
     if (stats) stats->rows_in[t]++;
+    /* a process already merged from an earlier input: its dispatches and regions are there already */
+    if (m->dup_proc.n && (t == HP_TABLE_DISPATCH || t == HP_TABLE_REGION) &&
+        idmap_get(&m->dup_proc, t == HP_TABLE_DISPATCH ? row.d.process_id : row.r.process_id)) {
+      if (stats) stats->duplicate_rows++;
+      continue;
+    }
+    uint64_t cv_dispatch = t == HP_TABLE_COUNTER_VALUE ? row.cv.dispatch_id : 0;
     /* remap every reference column */
     for (size_t i = 0; i < nref; i++) {
       uint64_t *p = (uint64_t *)((char *)&row + refcol[i]);
       *p = remap_ref(m, reft[i], *p);
+    }
+    if (t == HP_TABLE_COUNTER_VALUE && cv_dispatch && !row.cv.dispatch_id) {
+      /* its dispatch is not in the output (a duplicate, or lost to damage): never attach it elsewhere */
+      if (stats) stats->duplicate_rows++;
+      continue;
     }
     uint64_t in_id = has_id ? *u64_at(&row, &d->columns[0]) : 0;
     if (t == HP_TABLE_DISPATCH) {
@@ -574,8 +625,28 @@ static hp_status merge_table(merger *m, hp_store *in, hp_table t, hp_merge_stats
       }
       if (found) { /* the same row is already in the output: map to it, write nothing */
         if (has_id && idmap_put(&m->ids[t], in_id, found)) st = HP_ERR_NOMEM;
+        if (st == HP_OK && t == HP_TABLE_PROCESS && found <= m->proc_base) {
+          if (idmap_put(&m->dup_proc, in_id, 1)) st = HP_ERR_NOMEM;
+          if (stats) stats->duplicate_processes++;
+        }
+        if (st == HP_OK && t == HP_TABLE_METADATA) st = merge_metadata(m, &row.m, stats);
         if (st != HP_OK) break;
         continue;
+      }
+      if (t == HP_TABLE_METADATA) { /* remembered: later inputs' values are compared with it */
+        char **nm = realloc(m->meta, (m->nmeta + 1) * 2 * sizeof *nm);
+        if (nm) m->meta = nm;
+        if (!nm || !(m->meta[2 * m->nmeta] = strdup(row.m.key)) ||
+            !(m->meta[2 * m->nmeta + 1] = strdup(row.m.value))) {
+          if (nm) free(m->meta[2 * m->nmeta]);
+          st = HP_ERR_NOMEM;
+          break;
+        }
+        m->nmeta++;
+        if (!strcmp(row.m.key, "multiplex_incomplete") && !(m->mux_incomplete = strdup(row.m.value))) {
+          st = HP_ERR_NOMEM;
+          break;
+        }
       }
       uint64_t out_id = ++m->next_id[t];
       if (has_id) {
@@ -602,12 +673,25 @@ static hp_status merge_table(merger *m, hp_store *in, hp_table t, hp_merge_stats
 }
 
 /* ---- the merge loop ---- */
-hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats) {
+static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats);
+
+/* The caller's stats may be an older, smaller struct: the merge counts into a full one and copies out
+ * what the caller's `size` covers. */
+hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *user) {
   if (!out || (n && !in) || out->mode == HP_READ) return HP_ERR_INVALID;
-  if (stats) {
-    memset(stats, 0, sizeof *stats);
-    stats->size = sizeof *stats;
+  if (user && user->size < offsetof(hp_merge_stats, rows_in)) return HP_ERR_INVALID;
+  hp_merge_stats full;
+  memset(&full, 0, sizeof full);
+  full.size = sizeof full;
+  hp_status st = merge_all(out, in, n, user ? &full : NULL);
+  if (user) {
+    size_t keep = user->size < sizeof full ? user->size : sizeof full;
+    memcpy((char *)user + sizeof full.size, (char *)&full + sizeof full.size, keep - sizeof full.size);
   }
+  return st;
+}
+
+static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats) {
   merger *m = calloc(1, sizeof *m);
   if (!m) return HP_ERR_NOMEM;
   m->out = out;
@@ -628,6 +712,8 @@ hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats 
       m->base[t] = m->max_id[t];
     }
     dmap_reset(&m->disp);
+    idmap_clear(&m->dup_proc);
+    m->proc_base = m->next_id[HP_TABLE_PROCESS];
     for (int t = 0; t < HP_TABLE_COUNT && st == HP_OK; t++)
       st = merge_table(m, in[i], (hp_table)t, stats);
   }
@@ -643,6 +729,11 @@ hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats 
     idmap_clear(&m->ids[t]);
     keymap_clear(&m->dedup[t]);
   }
+  idmap_clear(&m->dup_proc);
+  for (size_t i = 0; i < 2 * m->nmeta; i++)
+    free(m->meta[i]);
+  free(m->meta);
+  free(m->mux_incomplete);
   free(m->key.p);
   free(m->disp.r);
   free(m);

@@ -85,7 +85,16 @@ expect 0 "$HP" merge -f -q -o "$T/merged.db" "$T"/logs/*.log
 [ ! -s "$T/err" ] && ok || bad "--quiet printed: $(cat "$T/err")"
 expect 0 "$HP" merge --format log -o "$T/merged.log" "$T/merged.db" "$T/logs/$(ls "$T/logs" | head -n 1)"
 expect 0 "$HP" info "$T/merged.log"
-grep -qE "dispatch +3500$" "$T/out" && ok || bad "log merge rows: $(cat "$T/out")"
+grep -qE "dispatch +3000$" "$T/out" && ok || bad "log merge rows (a source of merged.db again: taken once): $(cat "$T/out")"
+
+# the same profile given twice (or a merged store with one of its sources): dispatches taken once
+one=$(ls "$T/logs" | head -n 1)
+expect 0 "$HP" merge -o "$T/twice.db" "$T/logs/$one" "$T/logs/$one"
+grep -q "appeared in more than one input" "$T/err" && ok || bad "no warning for a duplicate input: $(cat "$T/err")"
+[ "$(sqlite3 "$T/twice.db" "select count(*) from rocpd_kernel_dispatch")" = 500 ] && ok || bad "duplicate input counted twice"
+[ "$(sqlite3 "$T/twice.db" "select count(*) from counters_collection")" = 2000 ] && ok || bad "duplicate input: counter values twice"
+expect 0 "$HP" merge -q -o "$T/again.db" "$T/merged.db" "$T/logs/$one"
+[ "$(sqlite3 "$T/again.db" "select count(*) from rocpd_kernel_dispatch")" = 3000 ] && ok || bad "merged store + its source counted twice"
 
 # convert: rocpd -> parquet -> rocpd keeps every table's rows; bad input refused
 expect 0 "$HP" convert "$T/merged.db" -o "$T/merged.parquet" --format parquet
