@@ -32,6 +32,9 @@ const hpc_env_var hpc_env_vars[] = {
      "(copies into reused buffers of the same context)"},
     {"HUBPROF_TEST_SKIP_RESTORE", "0",
      "test hook: 1 = never restore buffers between passes (results then differ; proves the tests' check)"},
+    {"HUBPROF_TEST_FAIL_PASS", "0",
+     "test hook: k >= 2 = pass k of the first replayed dispatch fails to enqueue (after its restore; the "
+     "dispatch is run once more and replay disabled)"},
     /* Read, never set: the MPI rank as launchers publish it (the first one set wins). */
     {"OMPI_COMM_WORLD_RANK", NULL, "MPI rank (Open MPI)"},
     {"PMI_RANK", NULL, "MPI rank (MPICH, Intel MPI)"},
@@ -51,6 +54,7 @@ enum {
   VAR_PROVIDER,
   VAR_SHADOW,
   VAR_SKIP_RESTORE,
+  VAR_FAIL_PASS,
   VAR_RANK_FIRST,
   VAR_RANK_LAST = VAR_RANK_FIRST + 3
 };
@@ -97,6 +101,8 @@ int hpc_env_load(hpc_env *e, const char **why) {
   e->provider = get(VAR_PROVIDER);
   const char *sk = get(VAR_SKIP_RESTORE);
   e->skip_restore = sk && strcmp(sk, "0") != 0;
+  e->fail_pass = strtol(get(VAR_FAIL_PASS), &end, 10);
+  if (*end || e->fail_pass < 0) e->fail_pass = 0; /* a test hook: never a reason to stop */
   const char *sh = get(VAR_SHADOW);
   e->shadow_device = strcmp(sh, "device") == 0;
   if (!e->shadow_device && strcmp(sh, "host") != 0) {

@@ -16,7 +16,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 ulimit -c 0
 unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG HUBPROF_SHADOW \
-  HUBPROF_TEST_SKIP_RESTORE OPENCL_LAYERS LD_PRELOAD
+  HUBPROF_TEST_SKIP_RESTORE HUBPROF_TEST_FAIL_PASS OPENCL_LAYERS LD_PRELOAD
 export HUBPROF_COLLECTOR=$LIB # an ASan build of hubprof must not put its runtime into the application
 pass=0
 fail=0
@@ -122,6 +122,15 @@ rc=$?
 if ! cmp -s skip.out inplace_update.plain.out && grep -q FAILED skip.out && [ $rc = 1 ]; then ok; else
   bad "skipping restores did not change the result: $(cat skip.out) (exit $rc)"
 fi
+# a pass after the first that fails after its restore (test hook HUBPROF_TEST_FAIL_PASS=k): the dispatch is
+# restored and run once more, so results are as after one run; one line, replay off, exit status kept
+for k in 2 3; do
+  HUBPROF_TEST_FAIL_PASS=$k "$HP" profile "${C3[@]}" -o fail$k.db -- "$EX/inplace_update" 4096 12 >fail$k.out 2>fail$k.err
+  expect_eq "failed pass $k: exit" "$?" 0
+  cmp -s fail$k.out inplace_update.plain.out && ok || bad "failed pass $k: output differs: $(cat fail$k.out)"
+  [ "$(grep -c 'kernel replay failed' fail$k.err)" = 1 ] && ok || bad "failed pass $k: want one line: $(cat fail$k.err)"
+  "$CHECK" fail$k.db >fail$k.report 2>&1 && ok || bad "failed pass $k: $(grep -m3 bad fail$k.report)"
+done
 # ... and with the device-side shadow buffers instead of the host pool, results are right again
 HUBPROF_SHADOW=device "$HP" profile "${C3[@]}" -o dev.db -- "$EX/sub_buffers" 4096 4 >dev.out 2>dev.err
 cmp -s dev.out sub_buffers.plain.out && ok || bad "HUBPROF_SHADOW=device: $(cat dev.out dev.err)"
