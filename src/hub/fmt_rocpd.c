@@ -2500,7 +2500,7 @@ static uint32_t be32(const unsigned char *p) {
 }
 
 /* Checks before SQLite sees the file: it exists, is an SQLite database, and is as long as its header says. */
-static hp_status check_file(hp_store *s, uint64_t *pages) {
+static hp_status check_file(hp_store *s, uint64_t *bytes) {
   struct stat sb;
   if (stat(s->path, &sb) != 0) {
     if (errno == ENOENT) return hp_set_error(s, HP_ERR_NOT_FOUND, "no such file or directory");
@@ -2524,7 +2524,13 @@ static hp_status check_file(hp_store *s, uint64_t *pages) {
   if (psz < 512 || (psz & (psz - 1)))
     return hp_set_error(s, HP_ERR_CORRUPT, "database disk image is malformed (page size %u)", psz);
   uint32_t npages = be32(h + 28);
-  *pages = (uint64_t)sb.st_size / psz + 1;
+  /* the work a reader may do grows with the bytes really stored: a sparse or padded file (or a tiny page
+   * size) must not buy a crafted schema hours of work */
+  uint64_t stored = (uint64_t)sb.st_blocks * 512;
+  if (stored > (uint64_t)sb.st_size) stored = (uint64_t)sb.st_size;
+  if (npages && be32(h + 24) == be32(h + 92) && (uint64_t)npages * psz < stored)
+    stored = (uint64_t)npages * psz;
+  *bytes = stored;
   if (npages && be32(h + 24) == be32(h + 92)) { /* the in-header size is valid */
     uint64_t want = (uint64_t)npages * psz;
     if ((uint64_t)sb.st_size < want)
@@ -2535,13 +2541,13 @@ static hp_status check_file(hp_store *s, uint64_t *pages) {
 }
 
 static hp_status rp_open_read(hp_store *s) {
-  uint64_t pages = 0;
-  hp_status st = check_file(s, &pages);
+  uint64_t bytes = 0;
+  hp_status st = check_file(s, &bytes);
   if (st != HP_OK) return st;
   rp_state *r = calloc(1, sizeof *r);
   if (!r) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   s->impl = r;
-  r->budget = 20000000ull + pages * 1000000ull;
+  r->budget = 20000000ull + bytes * 200ull; /* SQLite steps: ~1.6 M per 8 KiB page of data */
   /* cursors of one store may be used from several threads: every use of the connection after this
    * function holds rlock (recursive: a count prepares its query) */
   pthread_mutexattr_t ma;
