@@ -1008,6 +1008,10 @@ static void check_merge_order(void) {
     hp_store *s;
     CHECK_OK(hp_store_open(in[f], "log", HP_CREATE, &s), s);
     write_refs(s);
+    if (f) { /* another process than the first log's (the same process twice is merged once) */
+      hp_process pr = {sizeof pr, 1, 1, 43, 1, -1, 10, 20, "./app", 0};
+      CHECK_OK(hp_write_process(s, &pr), s);
+    }
     uint64_t n = f ? 3000 : 2048, ids[3000];
     for (uint64_t k = 0; k < n; k++) {
       if (!f) { /* two threads, blocks of 64, rows of both threads in turns of 10 */
