@@ -43,6 +43,7 @@ static hp_store *g_store;                                  /* the log, valid whi
 static hp_store *g_orphan;         /* a forked child's copy of the parent's log, released at its first need */
 static _Atomic int g_writers;      /* threads inside a harvest that writes to g_store */
 static _Atomic int g_closing;      /* the exit handler is closing g_store */
+static _Atomic int g_exiting;      /* the exit handler has started: it harvests every ring */
 static _Atomic uint64_t g_dropped; /* dispatches the collector itself could not keep (not the log's losses) */
 static _Atomic uint64_t g_untimed; /* dispatches written without device times */
 static _Atomic uint64_t g_written; /* dispatch rows written */
@@ -257,6 +258,7 @@ static void open_store_locked(void) {
 
 /* The log, opened at the first need; NULL when tracing is off or the log could not be created. */
 static hp_store *store_locked(void) {
+  if (atomic_load(&g_closing)) return NULL; /* the exit handler is closing it (set under g_lock) */
   if (atomic_load(&g_store_state) == STORE_NONE && atomic_load(&hpc_enabled) >= 1) open_store_locked();
   return atomic_load(&g_store_state) == STORE_OPEN ? g_store : NULL;
 }
@@ -784,6 +786,12 @@ static void thread_gone(void *arg) {
   if (!t) return;
   int saved = errno;
   hpc_busy = 1;
+  if (atomic_load(&g_exiting)) { /* the exit handler harvests every ring (or did) */
+    hpc_tls = NULL;
+    hpc_busy = 0;
+    errno = saved;
+    return;
+  }
   harvest(t, HARVEST_DONE);
   hp_store *s = writer_enter();
   if (s) {
@@ -812,6 +820,7 @@ static void fork_child(void) {
   if (atomic_load(&g_store_state) != STORE_FAILED) atomic_store(&g_store_state, STORE_NONE);
   atomic_store(&g_writers, 0);
   atomic_store(&g_closing, 0);
+  atomic_store(&g_exiting, 0);
   atomic_store(&g_dropped, 0);
   atomic_store(&g_untimed, 0);
   atomic_store(&g_written, 0);
@@ -841,6 +850,7 @@ static void at_exit(void) {
     return;
   }
   atomic_store(&hpc_enabled, -1);
+  atomic_store(&g_exiting, 1);
   pthread_mutex_lock(&g_lock);
   hpc_thread *list = g_threads;
   pthread_mutex_unlock(&g_lock);
@@ -856,7 +866,9 @@ static void at_exit(void) {
   write_process(s, now_ns());
   if (dropped) hp_log_write_lost(s, 1, dropped);
   hp_log_flush(s);
+  pthread_mutex_lock(&g_lock); /* writers under g_lock (agent, kernel and queue rows) see it from now on */
   atomic_store(&g_closing, 1);
+  pthread_mutex_unlock(&g_lock);
   int drained = 0;
   for (int i = 0; i < 2000 && !(drained = atomic_load(&g_writers) == 0); i++) {
     struct timespec ts = {0, 100000};
@@ -869,8 +881,10 @@ static void at_exit(void) {
   /* Close only when no other thread is inside a harvest, and never a store with an error (closing would
    * remove it): otherwise leave it open, every harvested block is committed already. */
   if (drained && !hp_store_error(s)[0]) {
+    pthread_mutex_lock(&g_lock);
     atomic_store(&g_store_state, STORE_CLOSED);
     g_store = NULL;
+    pthread_mutex_unlock(&g_lock);
     hp_status rc = hp_store_commit(s);
     if (rc != HP_OK) say("%s", hp_store_error(s));
     hp_store_close(s);
