@@ -81,6 +81,7 @@ HPC_HIDDEN void *hpc_SVMAlloc(const cl_icd_dispatch *n, cl_context c, cl_svm_mem
                               cl_uint align);
 HPC_HIDDEN void hpc_SVMFree(const cl_icd_dispatch *n, cl_context c, void *p);
 HPC_HIDDEN cl_int hpc_ReleaseKernel(const cl_icd_dispatch *n, cl_kernel k);
+HPC_HIDDEN cl_int hpc_ReleaseContext(const cl_icd_dispatch *n, cl_context c);
 
 /* ---- kernel replay (replay.c), HUBPROF_MODE=profile -----------------------------------------------------
  */

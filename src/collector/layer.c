@@ -82,6 +82,9 @@ static CL_API_ENTRY void CL_API_CALL L_clSVMFree(cl_context c, void *p) { hpc_SV
 static CL_API_ENTRY cl_int CL_API_CALL L_clReleaseKernel(cl_kernel k) {
   return hpc_ReleaseKernel(&g_target, k);
 }
+static CL_API_ENTRY cl_int CL_API_CALL L_clReleaseContext(cl_context c) {
+  return hpc_ReleaseContext(&g_target, c);
+}
 
 HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param, size_t size, void *value,
                                                           size_t *size_ret) {
@@ -149,6 +152,7 @@ HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, cons
       OVERRIDE(clSVMAlloc);
       OVERRIDE(clSVMFree);
       OVERRIDE(clReleaseKernel);
+      OVERRIDE(clReleaseContext);
     }
   }
   *num_entries_ret = (cl_uint)nent;

@@ -43,6 +43,7 @@ static void fill(void) {
   SYM(clSVMAlloc);
   SYM(clSVMFree);
   SYM(clReleaseKernel);
+  SYM(clReleaseContext);
   SYM(clGetKernelArgInfo);
   SYM(clGetMemObjectInfo);
   SYM(clEnqueueReadBuffer);
@@ -249,4 +250,10 @@ HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseKernel(cl_kernel k) {
   const cl_icd_dispatch *n = hpc_preload_next();
   if (!n->clReleaseKernel) return CL_INVALID_OPERATION;
   return layered() ? n->clReleaseKernel(k) : hpc_ReleaseKernel(n, k);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseContext(cl_context c) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clReleaseContext) return CL_INVALID_OPERATION;
+  return layered() ? n->clReleaseContext(c) : hpc_ReleaseContext(n, c);
 }

@@ -438,13 +438,22 @@ typedef struct dev_shadow {
 static dev_shadow r_dev[MAX_SHADOWS];
 static size_t r_ndev;
 
+static size_t r_devnext; /* the slot a 17th context takes over (round robin) */
+
+/* The device shadow of context ctx, grown to `need` bytes; NULL when it cannot be had (r_dlock held). With
+ * every slot taken, one is released and reused: a shadow is only a cache, and it holds a reference to its
+ * context, so a context never goes away (nor its address gets reused) while its shadow is here. */
 static cl_mem dev_reserve(const cl_icd_dispatch *n, cl_context ctx, size_t need) {
   dev_shadow *d = NULL;
   for (size_t i = 0; i < r_ndev; i++)
     if (r_dev[i].ctx == ctx) d = &r_dev[i];
   if (!d) {
-    if (r_ndev == MAX_SHADOWS) return NULL;
-    d = &r_dev[r_ndev++];
+    if (r_ndev == MAX_SHADOWS) {
+      d = &r_dev[r_devnext++ % MAX_SHADOWS];
+      if (d->m) n->clReleaseMemObject(d->m);
+    } else {
+      d = &r_dev[r_ndev++];
+    }
     *d = (dev_shadow){.ctx = ctx};
   }
   if (need <= d->cap) return d->m;
@@ -457,6 +466,27 @@ static cl_mem dev_reserve(const cl_icd_dispatch *n, cl_context ctx, size_t need)
   d->m = m;
   d->cap = cap;
   return m;
+}
+
+/* The application releases a context: drop its device shadow first, so the shadow does not keep the
+ * context alive (a later dispatch in a context still in use re-creates it). */
+cl_int hpc_ReleaseContext(const cl_icd_dispatch *n, cl_context c) {
+  if (c && atomic_load_explicit(&hpc_enabled, memory_order_relaxed) == HPC_PROFILING && !hpc_busy) {
+    int saved = errno;
+    /* never wait for a replay here: this may be an event callback the replaying thread waits on (the
+     * shadow then stays, as a cache, until its slot is reused) */
+    if (pthread_mutex_trylock(&r_dlock) == 0) {
+      for (size_t i = 0; i < r_ndev; i++)
+        if (r_dev[i].ctx == c) {
+          if (r_dev[i].m) n->clReleaseMemObject(r_dev[i].m);
+          r_dev[i] = r_dev[--r_ndev];
+          break;
+        }
+      pthread_mutex_unlock(&r_dlock);
+    }
+    errno = saved;
+  }
+  return n->clReleaseContext(c);
 }
 
 /* ---- ranges: the memory one dispatch can write ------------------------------------------------------- */

@@ -122,6 +122,15 @@ rc=$?
 if ! cmp -s skip.out inplace_update.plain.out && grep -q FAILED skip.out && [ $rc = 1 ]; then ok; else
   bad "skipping restores did not change the result: $(cat skip.out) (exit $rc)"
 fi
+# more contexts than device shadows are kept for, each released in turn: every dispatch replayed (the
+# shadow goes with its context, or its slot is reused), results as unprofiled, no warning
+"$EX/many_contexts" 20 2 >mc.plain.out 2>&1
+HUBPROF_SHADOW=device "$HP" profile "${C3[@]}" -o mc.db -- "$EX/many_contexts" 20 2 >mc.out 2>mc.err
+expect_eq "many contexts: exit" "$?" 0
+cmp -s mc.out mc.plain.out && ok || bad "many contexts: output differs: $(cat mc.out)"
+grep -q 'cannot save' mc.err && bad "many contexts: $(cat mc.err)" || ok
+"$CHECK" mc.db >mc.report 2>&1 && ok || bad "many contexts: $(grep -m3 bad mc.report)"
+expect_eq "many contexts: replayed dispatches" "$(facts mc passes)" "3:40"
 # a pass after the first that fails after its restore (test hook HUBPROF_TEST_FAIL_PASS=k): the dispatch is
 # restored and run once more, so results are as after one run; one line, replay off, exit status kept
 for k in 2 3; do
