@@ -101,6 +101,12 @@ checked inplace
 expect_eq "inplace_update kernel" "$(kernel_line inplace inplace_inc)" "9 1000,1,1 0,0,0"
 expect_eq "inplace_update untimed" "$(field inplace untimed)" 0
 
+# profile-only variables with invalid values in the user's environment do not disable a plain trace
+traced badprof layer env HUBPROF_SHADOW=bogus HUBPROF_PASS=x HUBPROF_MULTIPLEX=y "$EX/vector_add" 1000 7
+same_as_plain badprof vector_add
+checked badprof
+expect_eq "trace beside invalid profile variables: dispatches" "$(total badprof dispatches)" "$(total vector_add dispatches)"
+
 plain mt "$EX/multithread" 16 150
 traced mt layer "$EX/multithread" 16 150
 same_as_plain mt mt
