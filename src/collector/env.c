@@ -103,7 +103,7 @@ int hpc_env_load(hpc_env *e, const char **why) {
   e->skip_restore = sk && strcmp(sk, "0") != 0;
   e->fail_pass = strtol(get(VAR_FAIL_PASS), &end, 10);
   if (*end || e->fail_pass < 0) e->fail_pass = 0; /* a test hook: never a reason to stop */
-  if (!e->profile) return 0; /* the profile-only variables below never stop a trace */
+  if (!e->profile) return 0;                      /* the profile-only variables below never stop a trace */
   const char *sh = get(VAR_SHADOW);
   e->shadow_device = strcmp(sh, "device") == 0;
   if (!e->shadow_device && strcmp(sh, "host") != 0) {

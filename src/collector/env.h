@@ -14,7 +14,7 @@ typedef struct hpc_env {
                              run is pass k of an application replay (the plan then holds that pass only) */
   const char *provider;   /* HUBPROF_PROVIDER (profile): counter provider, "perf" */
   int shadow_device;      /* HUBPROF_SHADOW (profile): 0 = "host" (default), 1 = "device" */
-  long fail_pass;        /* HUBPROF_TEST_FAIL_PASS: k >= 2 = pass k fails to enqueue (test hook) */
+  long fail_pass;         /* HUBPROF_TEST_FAIL_PASS: k >= 2 = pass k fails to enqueue (test hook) */
   int skip_restore;       /* HUBPROF_TEST_SKIP_RESTORE: 1 = never restore between passes (test hook) */
   int debug;              /* HUBPROF_DEBUG: 1 = diagnostics on stderr */
   size_t pending;         /* HUBPROF_PENDING: most pending dispatches per thread (power of two); the ring

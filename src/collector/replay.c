@@ -38,8 +38,8 @@ static double *r_vals;                                      /* one pass's values
 static pthread_mutex_t r_tlock = PTHREAD_MUTEX_INITIALIZER; /* the tracking tables */
 static pthread_mutex_t r_dlock = PTHREAD_MUTEX_INITIALIZER; /* one dispatch replays at a time */
 static _Atomic int r_off;                                   /* replay given up after a failure */
-static int r_warned_unsaved, r_warned_user, r_warned_save, r_warned_drain;  /* one line each (under r_dlock) */
-static int r_mux;                                           /* HUBPROF_MULTIPLEX: HPC_MUX_* */
+static int r_warned_unsaved, r_warned_user, r_warned_save, r_warned_drain; /* one line each (under r_dlock) */
+static int r_mux;                                                          /* HUBPROF_MULTIPLEX: HPC_MUX_* */
 
 /* What the HUBPROF_DEBUG summary and the benchmarks report (under r_dlock). */
 static struct {
@@ -855,9 +855,10 @@ static int drain(const cl_icd_dispatch *n, cl_command_queue q, cl_uint nwait, co
   n->clReleaseEvent(mark);
   if (rc > 0) {
     if (!r_warned_drain++)
-      hpc_say("a dispatch's queue or wait list did not finish within %d s (an earlier command may wait for "
-              "an event the application completes later): it runs once, unprofiled (and so do others like it)",
-              (int)(HPC_DRAIN_NS / 1000000000LL));
+      hpc_say(
+          "a dispatch's queue or wait list did not finish within %d s (an earlier command may wait for "
+          "an event the application completes later): it runs once, unprofiled (and so do others like it)",
+          (int)(HPC_DRAIN_NS / 1000000000LL));
     return -1;
   }
   return rc;
