@@ -55,6 +55,17 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Flush stdout and report a write error (full disk, closed pipe) as a failure, as perf does. */
 int cli_finish_stdout(int rc);
+/* Is `f` the name of a format compiled into the hub? */
+int cli_format_known(const char *f);
+
+struct hp_merge_stats;
+/* Open the stores at paths[0..n) (any formats; damaged ones warned about, or refused with strict), merge
+ * them into out_path in `format` and commit: the pipeline of `merge` and `convert`. An existing out_path is
+ * refused unless force. Errors are printed (one line); returns CLI_OK or CLI_FAIL. first_format, when not
+ * NULL, gets the first input's format name. */
+int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const char *format, int force,
+                     int strict, struct hp_merge_stats *stats, char *first_format, size_t first_format_len);
+
 /* Is `arg` -h or --help? */
 int cli_is_help(const char *arg);
 

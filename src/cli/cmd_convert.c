@@ -8,7 +8,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
-#include <sys/stat.h>
 
 void cmd_convert_help(FILE *out) {
   fprintf(out, "usage: hubprof convert [options] IN -o OUT --format F\n\n"
@@ -61,54 +60,19 @@ int cmd_convert(int argc, char **argv) {
     cli_error("convert: both -o OUT and --format F are required (see 'hubprof convert --help')");
     return CLI_USAGE;
   }
-  int known = 0;
-  for (const char *const *f = hp_formats(); *f; f++)
-    known |= strcmp(*f, format) == 0;
-  if (!known) {
+  if (!cli_format_known(format)) {
     cli_error("convert: unknown format '%s' (see 'hubprof convert --help')", format);
     return CLI_USAGE;
   }
   const char *in_path = argv[optind];
-  if (strcmp(in_path, out_path) == 0) {
-    cli_error("%s: is both the input and the output", in_path);
-    return CLI_FAIL;
-  }
-  struct stat sb;
-  if (!force && stat(out_path, &sb) == 0) {
-    cli_error("%s: already exists (use --force to replace it)", out_path);
-    return CLI_FAIL;
-  }
-  hp_store *in = NULL, *out = NULL;
-  hp_status st = hp_store_open(in_path, NULL, HP_READ, &in);
-  if (st != HP_OK) {
-    cli_error("%s", in && hp_store_error(in)[0] ? hp_store_error(in) : hp_status_str(st));
-    hp_store_abort(in);
-    return CLI_FAIL;
-  }
-  if (hp_store_damage(in, NULL) != HP_OK) {
-    if (strict) {
-      cli_error("%s", hp_store_error(in));
-      hp_store_close(in);
-      return CLI_FAIL;
-    }
-    cli_warn("%s (converting what is complete)", hp_store_error(in));
-  }
-  int rc = CLI_OK;
   hp_merge_stats stats = {.size = sizeof stats};
-  st = hp_store_open(out_path, format, HP_CREATE, &out);
-  if (st == HP_OK) st = hp_merge(out, &in, 1, &stats);
-  if (st == HP_OK) st = hp_store_commit(out);
-  if (st != HP_OK) {
-    cli_error("%s", out && hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
-    rc = CLI_FAIL;
-  }
-  hp_store_abort(out); /* after a commit it only releases; otherwise nothing is left at out_path */
-  const char *in_format = hp_store_format(in);
+  char in_format[32] = "";
+  int rc = cli_merge_stores(argv + optind, 1, out_path, format, force, strict, &stats, in_format,
+                            sizeof in_format);
   if (rc == CLI_OK && !quiet)
     fprintf(stderr,
             "hubprof: converted %s (%s) to %s (%s): %" PRIu64 " dispatches, %" PRIu64 " counter values\n",
             in_path, in_format, out_path, format, stats.rows_out[HP_TABLE_DISPATCH],
             stats.rows_out[HP_TABLE_COUNTER_VALUE]);
-  hp_store_close(in);
   return rc;
 }

@@ -28,10 +28,63 @@ void cmd_merge_help(FILE *out) {
                "  -h, --help         show this help\n");
 }
 
-static int format_known(const char *f) {
-  for (const char *const *p = hp_formats(); *p; p++)
-    if (strcmp(*p, f) == 0) return 1;
-  return 0;
+int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const char *format, int force,
+                     int strict, hp_merge_stats *stats, char *first_format, size_t first_format_len) {
+  struct stat st_out;
+  if (!force && stat(out_path, &st_out) == 0) {
+    cli_error("%s: already exists (use --force to replace it)", out_path);
+    return CLI_FAIL;
+  }
+  hp_store **in = calloc(n, sizeof *in);
+  if (!in) {
+    cli_error("out of memory");
+    return CLI_FAIL;
+  }
+  int rc = CLI_OK;
+  for (size_t i = 0; i < n && rc == CLI_OK; i++) {
+    if (strcmp(paths[i], out_path) == 0) {
+      cli_error("%s: is both an input and the output", paths[i]);
+      rc = CLI_FAIL;
+      break;
+    }
+    hp_status st = hp_store_open(paths[i], NULL, HP_READ, &in[i]);
+    if (st != HP_OK) {
+      cli_error("%s", in[i] && hp_store_error(in[i])[0] ? hp_store_error(in[i]) : hp_status_str(st));
+      rc = CLI_FAIL;
+      break;
+    }
+    if (hp_store_damage(in[i], NULL) != HP_OK) {
+      if (strict) {
+        cli_error("%s", hp_store_error(in[i]));
+        rc = CLI_FAIL;
+      } else {
+        cli_warn("%s (taking what is complete)", hp_store_error(in[i]));
+      }
+    }
+  }
+  if (rc == CLI_OK && first_format && n)
+    snprintf(first_format, first_format_len, "%s", hp_store_format(in[0]));
+  hp_store *out = NULL;
+  hp_status st = HP_OK;
+  if (rc == CLI_OK) st = hp_store_open(out_path, format, HP_CREATE, &out);
+  if (rc == CLI_OK && st == HP_OK) st = hp_merge(out, in, n, stats);
+  if (rc == CLI_OK && st == HP_OK) st = hp_store_commit(out); /* the output appears now */
+  if (rc == CLI_OK && st != HP_OK) {
+    cli_error("%s", out && hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
+    rc = CLI_FAIL;
+  }
+  hp_store_abort(out); /* after a commit it only releases; otherwise nothing is left at out_path */
+  for (size_t i = 0; i < n; i++)
+    hp_store_close(in[i]);
+  free(in);
+  if (rc == CLI_OK && stats->duplicate_processes)
+    cli_warn("%" PRIu64 " process%s appeared in more than one input (the same profile given twice?): their "
+             "dispatches were taken once",
+             stats->duplicate_processes, stats->duplicate_processes == 1 ? "" : "es");
+  if (rc == CLI_OK && stats->metadata_conflicts)
+    cli_warn("%" PRIu64 " metadata value%s differed between inputs: the first input's kept",
+             stats->metadata_conflicts, stats->metadata_conflicts == 1 ? "" : "s");
+  return rc;
 }
 
 int cmd_merge(int argc, char **argv) {
@@ -67,78 +120,13 @@ int cmd_merge(int argc, char **argv) {
     cli_error("merge: no input stores given (see 'hubprof merge --help')");
     return CLI_USAGE;
   }
-  if (!format_known(format)) {
+  if (!cli_format_known(format)) {
     cli_error("merge: unknown format '%s' (known: %s)", format, "see 'hubprof merge --help'");
     return CLI_USAGE;
   }
-  struct stat st_out;
-  if (!force && stat(out_path, &st_out) == 0) {
-    cli_error("%s: already exists (use --force to replace it)", out_path);
-    return CLI_FAIL;
-  }
-  size_t n = (size_t)(argc - optind);
-  hp_store **in = calloc(n, sizeof *in);
-  if (!in) {
-    cli_error("out of memory");
-    return CLI_FAIL;
-  }
-  int rc = CLI_OK;
-  for (size_t i = 0; i < n && rc == CLI_OK; i++) {
-    const char *p = argv[optind + (int)i];
-    if (strcmp(p, out_path) == 0) {
-      cli_error("%s: is both an input and the output", p);
-      rc = CLI_FAIL;
-      break;
-    }
-    hp_status st = hp_store_open(p, NULL, HP_READ, &in[i]);
-    if (st != HP_OK) {
-      cli_error("%s", in[i] && hp_store_error(in[i])[0] ? hp_store_error(in[i]) : hp_status_str(st));
-      rc = CLI_FAIL;
-      break;
-    }
-    if (hp_store_damage(in[i], NULL) != HP_OK) {
-      if (strict) {
-        cli_error("%s", hp_store_error(in[i]));
-        rc = CLI_FAIL;
-      } else {
-        cli_warn("%s (merging what is complete)", hp_store_error(in[i]));
-      }
-    }
-  }
-  hp_store *out = NULL;
-  if (rc == CLI_OK) {
-    hp_status st = hp_store_open(out_path, format, HP_CREATE, &out);
-    if (st != HP_OK) {
-      cli_error("%s", out && hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
-      rc = CLI_FAIL;
-    }
-  }
   hp_merge_stats stats = {.size = sizeof stats};
-  if (rc == CLI_OK) {
-    hp_status st = hp_merge(out, in, n, &stats);
-    if (st != HP_OK) {
-      cli_error("%s", hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
-      rc = CLI_FAIL;
-    }
-  }
-  if (rc == CLI_OK) {
-    hp_status st = hp_store_commit(out); /* the output appears now */
-    if (st != HP_OK) {
-      cli_error("%s", hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
-      rc = CLI_FAIL;
-    }
-  }
-  hp_store_abort(out); /* after a commit it only releases; otherwise nothing is left at out_path */
-  for (size_t i = 0; i < n; i++)
-    hp_store_close(in[i]);
-  free(in);
-  if (rc == CLI_OK && stats.duplicate_processes)
-    cli_warn("%" PRIu64 " process%s appeared in more than one input (the same profile given twice?): their "
-             "dispatches were taken once",
-             stats.duplicate_processes, stats.duplicate_processes == 1 ? "" : "es");
-  if (rc == CLI_OK && stats.metadata_conflicts)
-    cli_warn("%" PRIu64 " metadata value%s differed between inputs: the first input's kept",
-             stats.metadata_conflicts, stats.metadata_conflicts == 1 ? "" : "s");
+  int rc = cli_merge_stores(argv + optind, (size_t)(argc - optind), out_path, format, force, strict, &stats,
+                            NULL, 0);
   if (rc == CLI_OK && !quiet)
     fprintf(stderr,
             "hubprof: merged %" PRIu64 " stores into %s (%s): %" PRIu64 " processes, %" PRIu64

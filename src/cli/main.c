@@ -50,6 +50,12 @@ int cli_finish_stdout(int rc) {
   return rc;
 }
 
+int cli_format_known(const char *f) {
+  for (const char *const *p = hp_formats(); *p; p++)
+    if (strcmp(*p, f) == 0) return 1;
+  return 0;
+}
+
 int cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
 static void usage(FILE *out) {

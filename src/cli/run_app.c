@@ -218,15 +218,9 @@ static int merge_logs(const run_opts *o, const char *output, const char *dir) {
   return rc;
 }
 
-static int format_known(const char *f) {
-  for (const char *const *p = hp_formats(); *p; p++)
-    if (strcmp(*p, f) == 0) return 1;
-  return 0;
-}
-
 int run_prepare(const run_opts *o, const char *app, char **output, char **collector) {
   *output = *collector = NULL;
-  if (!format_known(o->format)) {
+  if (!cli_format_known(o->format)) {
     cli_error("%s: unknown format '%s' (see 'hubprof %s --help')", o->mode, o->format, o->mode);
     return CLI_USAGE;
   }
