@@ -483,10 +483,21 @@ typedef struct grec { /* one group of dispatches */
   uint32_t agent, kernel;
   uint32_t grid[3], wg[3];
   size_t first; /* its first dispatch (store order) */
-  uint64_t calls, timed, nwg;
+  uint64_t calls, timed;
   int64_t total, min, max;
-  double sum_grid, sum_wg;
 } grec;
+
+/* One dispatch of a group: its call, and its device time when it has one. */
+static inline void grec_add(grec *gr, int64_t start, int64_t end) {
+  gr->calls++;
+  if (start && end >= start) {
+    int64_t t = end - start;
+    if (!gr->timed || t < gr->min) gr->min = t;
+    if (!gr->timed || t > gr->max) gr->max = t;
+    gr->total += t;
+    gr->timed++;
+  }
+}
 
 typedef struct run {
   const ha_query *q;
@@ -994,15 +1005,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     if (d.start_ns && d.end_ns >= d.start_ns) r->devtot[a] += d.end_ns - d.start_ns;
     if (fast && (size_t)a < dna && (size_t)k < dnk && gdirect[(size_t)a * dnk + (size_t)k] >= 0) {
       /* by kernel, nothing kept per dispatch, group known: only its sums change */
-      grec *gr = &r->g[gdirect[(size_t)a * dnk + (size_t)k]];
-      gr->calls++;
-      if (d.start_ns && d.end_ns >= d.start_ns) {
-        int64_t t = d.end_ns - d.start_ns;
-        if (!gr->timed || t < gr->min) gr->min = t;
-        if (!gr->timed || t > gr->max) gr->max = t;
-        gr->total += t;
-        gr->timed++;
-      }
+      grec_add(&r->g[gdirect[(size_t)a * dnk + (size_t)k]], d.start_ns, d.end_ns);
       r->nseen++;
       continue;
     }
@@ -1028,20 +1031,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
         break;
       }
       x->group = (uint32_t)g;
-      grec *gr = &r->g[g];
-      gr->calls++;
-      gr->sum_grid += (double)x->grid[0] * x->grid[1] * x->grid[2];
-      if (x->wg[0]) {
-        gr->sum_wg += (double)x->wg[0] * (x->wg[1] ? x->wg[1] : 1) * (x->wg[2] ? x->wg[2] : 1);
-        gr->nwg++;
-      }
-      if (x->start && x->end >= x->start) {
-        int64_t t = x->end - x->start;
-        if (!gr->timed || t < gr->min) gr->min = t;
-        if (!gr->timed || t > gr->max) gr->max = t;
-        gr->total += t;
-        gr->timed++;
-      }
+      grec_add(&r->g[g], x->start, x->end);
     }
     r->nseen++;
     if (r->keep_records) r->nd++;
