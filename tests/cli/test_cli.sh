@@ -7,22 +7,7 @@ HP=${1:-build/hubprof}
 GEN=build/examples/gen_logs
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-# expect CODE CMD...: run, keep stdout in $T/out and stderr in $T/err, check the exit code
-expect() {
-  local want=$1
-  shift
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got (want $want): $* :: $(head -c 300 "$T/err")"; fi
-}
-# one_line_error PATTERN: stderr is exactly one line and contains PATTERN
-one_line_error() {
-  if [ "$(wc -l <"$T/err")" -eq 1 ] && grep -qF -- "$1" "$T/err"; then ok; else bad "stderr not one line with '$1': $(cat "$T/err")"; fi
-}
+. "$(dirname "$0")/../lib.sh"
 no_leftovers() { # DIR: no temporary files left behind
   if ls -A "$1" | grep -q '\.tmp\.'; then bad "temporary files left in $1: $(ls -A "$1")"; else ok; fi
 }
@@ -161,6 +146,7 @@ rc=$?
 
 # a closed stdout is reported, not ignored
 if [ -w /dev/full ]; then
+  : >"$T/out"
   "$HP" info "$T/merged.db" >/dev/full 2>"$T/err"
   rc=$?
   [ $rc -eq 1 ] && ok || bad "write to /dev/full: exit $rc"

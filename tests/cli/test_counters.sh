@@ -7,24 +7,7 @@ set -u
 HP=${1:-build/hubprof}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-# expect CODE CMD...: run, keep stdout in $T/out and stderr in $T/err, check the exit code
-expect() {
-  local want=$1
-  shift
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got (want $want): $* :: $(head -c 300 "$T/err")"; fi
-}
-# one_line_error PATTERN: stderr is exactly one line and contains PATTERN; stdout is empty
-one_line_error() {
-  if [ "$(wc -l <"$T/err")" -eq 1 ] && grep -qF -- "$1" "$T/err" && [ ! -s "$T/out" ]; then ok; else
-    bad "stderr not one line with '$1': $(cat "$T/err") / stdout: $(head -c 200 "$T/out")"
-  fi
-}
+. "$(dirname "$0")/../lib.sh"
 # py CODE: run python over $T/out (as `out`), passing when it exits 0
 py() { python3 -c "import csv,json,sys; out=open(sys.argv[1]).read(); $1" "$T/out"; }
 

@@ -1,0 +1,24 @@
+# Shared by the shell tests (source it after setting T, a scratch directory): counting checks and
+# running a command with its exit code, stdout and stderr captured. The caller prints its closing
+# "NAME: N passed, N failed" line from $pass and $fail.
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+  fail=$((fail + 1))
+  echo "FAIL: $*" >&2
+}
+# expect CODE CMD...: run, keep stdout in $T/out and stderr in $T/err, check the exit code
+expect() {
+  local want=$1
+  shift
+  "$@" >"$T/out" 2>"$T/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got (want $want): $* :: $(head -c 300 "$T/err")"; fi
+}
+# one_line_error PATTERN: stderr is exactly one line and contains PATTERN; stdout is empty
+one_line_error() {
+  if [ "$(wc -l <"$T/err")" -eq 1 ] && grep -qF -- "$1" "$T/err" && [ ! -s "$T/out" ]; then ok; else
+    bad "stderr not one line with '$1': $(cat "$T/err") / stdout: $(head -c 200 "$T/out")"
+  fi
+}
