@@ -3,8 +3,18 @@
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-CSTD    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -fPIC -pthread
-CPPFLAGS += -Iinclude -Isrc/hub -Isrc/counters
+# One version source: the VERSION file (library, CLI, pkg-config file, Python package).
+VERSION := $(shell cat VERSION)
+SOVERSION := $(firstword $(subst ., ,$(VERSION)))
+# Hidden by default: only declarations marked HP_API (include/hubprof/export.h) leave a shared library.
+CSTD    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -fPIC -pthread -fvisibility=hidden
+CPPFLAGS += -Iinclude -DHP_VERSION='"$(VERSION)"'
+# Internal headers by module (docs/development.md, "Build, ABI and install"): public code sees include/ only.
+INC_HUB := -Isrc/hub
+INC_COUNTERS := -Isrc/counters
+INC_TESTS := $(INC_HUB) $(INC_COUNTERS) -Itests
+# Dependency files (build/**/*.d) for incremental builds and tests/check_deps.sh (system headers too).
+DEPFLAGS := -MD -MP
 LDLIBS_HUB := -lsqlite3 -lzstd -lpthread
 B       := build
 SAN     := $(B)/san
@@ -25,22 +35,33 @@ FUZZERS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps demo test test-only check-format format bench fuzz clean san
-all: $(B)/libhubprof.so $(B)/libhubprof.a $(B)/libhubprof_log.a $(B)/hubprof $(B)/examples/gen_logs collector
+all: $(B)/libhubprof.so $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.a $(B)/libhubprof_log.a $(B)/hubprof $(B)/examples/gen_logs collector
 
 $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(SAN)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined $(CPPFLAGS) -c $< -o $@
+	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined $(CPPFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# Who sees which internal headers: the CLI and analysis the counters' (and the CLI nothing of the hub's).
+$(B)/src/analysis/%.o $(SAN)/src/analysis/%.o $(B)/src/cli/%.o $(SAN)/src/cli/%.o: CPPFLAGS += $(INC_COUNTERS)
+$(B)/src/hub/hub.o $(SAN)/src/hub/hub.o: VERSION
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
 
 $(B)/libhubprof.a: $(call obj,$(B),$(HUB_SRC))
 	ar rcs $@ $^
 $(B)/libhubprof_log.a: $(call obj,$(B),$(HUBLOG_SRC))
 	ar rcs $@ $^
-$(B)/libhubprof.so: $(call obj,$(B),$(HUB_SRC))
-	$(CC) -shared -o $@ $^ $(LDLIBS_HUB)
+# The shared library: soname libhubprof.so.$(SOVERSION), file libhubprof.so.$(VERSION), the exports of
+# src/hub/libhubprof.map only (checked against tests/abi/libhubprof.symbols by tests/abi/test_abi.sh).
+LIB_SO := libhubprof.so.$(VERSION)
+$(B)/$(LIB_SO): $(call obj,$(B),$(HUB_SRC)) src/hub/libhubprof.map
+	$(CC) -shared -Wl,-soname,libhubprof.so.$(SOVERSION) -Wl,--version-script=src/hub/libhubprof.map -Wl,-z,defs \
+	  -o $@ $(filter %.o,$^) $(LDLIBS_HUB)
+$(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.so: $(B)/$(LIB_SO)
+	ln -sf $(LIB_SO) $@
 
 $(B)/hubprof: $(call obj,$(B),$(CLI_SRC) $(COUNTERS_SRC)) $(B)/libhubprof.a
 	$(CC) -o $@ $^ $(LDLIBS_HUB)
@@ -48,11 +69,11 @@ $(B)/hubprof: $(call obj,$(B),$(CLI_SRC) $(COUNTERS_SRC)) $(B)/libhubprof.a
 # Tests: each tests/test_X.c is a program linked with the hub; built plain and with ASan/UBSan.
 $(B)/tests/%: tests/%.c tests/check.h $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) -Itests $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
 $(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
-	  $(CPPFLAGS) -Itests $< $(call obj,$(SAN),$(HUB_SRC)) -o $@ $(LDLIBS_HUB)
+	  $(CPPFLAGS) $(INC_TESTS) $< $(call obj,$(SAN),$(HUB_SRC)) -o $@ $(LDLIBS_HUB)
 $(SAN)/hubprof: $(call obj,$(SAN),$(CLI_SRC) $(COUNTERS_SRC) $(HUB_SRC))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LDLIBS_HUB)
 
@@ -62,7 +83,8 @@ san: $(addprefix $(SAN)/tests/,$(TESTS)) $(SAN)/hubprof
 FUZZ_CC ?= clang
 $(B)/fuzz/%: tests/fuzz/%.c $(HUB_SRC) $(HDRS)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< $(HUB_SRC) -o $@ $(LDLIBS_HUB)
+	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $(INC_TESTS) $< $(HUB_SRC) -o $@ \
+	  $(LDLIBS_HUB)
 fuzz: $(addprefix $(B)/fuzz/,$(FUZZERS))
 
 $(B)/examples/%: examples/%.c $(B)/libhubprof.a

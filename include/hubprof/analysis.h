@@ -5,6 +5,7 @@
 #ifndef HUBPROF_ANALYSIS_H
 #define HUBPROF_ANALYSIS_H
 
+#include "hubprof/export.h"
 #include "hubprof/hub.h"
 
 #ifdef __cplusplus
@@ -81,7 +82,7 @@ enum {
  * peak), and, when there are any, the text columns "imputed" and "incomplete". Percent is a share of the
  * device's time over the dispatches kept. Rows: by device, then in the sort order. Also reports lost
  * records and damage of the store. On failure, ha_last_error() says why in one line. */
-hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
+HP_API hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
 
 /* Compare two stores per kernel (group HA_BY_KERNEL or HA_BY_KERNEL_GRID; kernels matched by name, plus
  * grid and work-group; plus the device name unless each store has one device). Query fields as for
@@ -91,33 +92,33 @@ hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
  * avg_ns_delta_pct, time ("faster", "slower", "same": avg of b against a), then per counter and metric X:
  * X_a, X_b, X_delta, X_delta_pct, X_dir ("higher", "lower", "same"). A change under same_pct percent (in
  * magnitude) is "same". Rows: most device time (the larger of a and b) first. */
-hp_status ha_diff(hp_store *a, hp_store *b, const ha_query *q, double same_pct, ha_result **out);
+HP_API hp_status ha_diff(hp_store *a, hp_store *b, const ha_query *q, double same_pct, ha_result **out);
 
 /* Why the last ha_run / ha_diff of this thread failed (one line), "" when it did not. */
-const char *ha_last_error(void);
+HP_API const char *ha_last_error(void);
 
-void ha_result_free(ha_result *r);
+HP_API void ha_result_free(ha_result *r);
 
-size_t ha_result_ncols(const ha_result *r);
-size_t ha_result_nrows(const ha_result *r);
-const char *ha_result_col_name(const ha_result *r, size_t col);
-ha_col_kind ha_result_col_kind(const ha_result *r, size_t col);
-ha_col_role ha_result_col_role(const ha_result *r, size_t col);
+HP_API size_t ha_result_ncols(const ha_result *r);
+HP_API size_t ha_result_nrows(const ha_result *r);
+HP_API const char *ha_result_col_name(const ha_result *r, size_t col);
+HP_API ha_col_kind ha_result_col_kind(const ha_result *r, size_t col);
+HP_API ha_col_role ha_result_col_role(const ha_result *r, size_t col);
 /* Unit of a column ("ns", "%", a counter's or metric's unit), "" when none. */
-const char *ha_result_col_unit(const ha_result *r, size_t col);
+HP_API const char *ha_result_col_unit(const ha_result *r, size_t col);
 /* Index of the column named `name`, or -1. */
-long ha_result_col_find(const ha_result *r, const char *name);
+HP_API long ha_result_col_find(const ha_result *r, const char *name);
 /* Cell values: text of a text column ("" otherwise), number of a numeric column (NaN for text). */
-const char *ha_result_text(const ha_result *r, size_t row, size_t col);
-double ha_result_num(const ha_result *r, size_t row, size_t col);
-int64_t ha_result_int(const ha_result *r, size_t row, size_t col);
-unsigned ha_result_flags(const ha_result *r, size_t row, size_t col); /* HA_CELL_* */
+HP_API const char *ha_result_text(const ha_result *r, size_t row, size_t col);
+HP_API double ha_result_num(const ha_result *r, size_t row, size_t col);
+HP_API int64_t ha_result_int(const ha_result *r, size_t row, size_t col);
+HP_API unsigned ha_result_flags(const ha_result *r, size_t row, size_t col); /* HA_CELL_* */
 /* Records the collector lost in the processes of the store (figures are lower bounds when > 0). */
-uint64_t ha_result_lost_records(const ha_result *r);
+HP_API uint64_t ha_result_lost_records(const ha_result *r);
 /* Notes on how figures were obtained: averaged passes, mixed passes, divisions by zero, incomplete
  * coverage, imputed values, unknown device constants. One line each. */
-size_t ha_result_nnotes(const ha_result *r);
-const char *ha_result_note(const ha_result *r, size_t i);
+HP_API size_t ha_result_nnotes(const ha_result *r);
+HP_API const char *ha_result_note(const ha_result *r, size_t i);
 
 #ifdef __cplusplus
 }

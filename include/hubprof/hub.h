@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hubprof/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,7 +32,7 @@ typedef enum hp_status {
 } hp_status;
 
 /* A short constant English text for a status ("corrupt data"); never NULL. */
-const char *hp_status_str(hp_status s);
+HP_API const char *hp_status_str(hp_status s);
 
 /* ---- Tables of the data model ----------------------------------------------------------------- */
 typedef enum hp_table {
@@ -228,9 +230,9 @@ typedef struct hp_table_desc {
 } hp_table_desc;
 
 /* Description of a table, or NULL when t is not a table. */
-const hp_table_desc *hp_table_describe(hp_table t);
+HP_API const hp_table_desc *hp_table_describe(hp_table t);
 /* Table by name ("dispatch"), HP_TABLE_COUNT when unknown. */
-hp_table hp_table_from_name(const char *name);
+HP_API hp_table hp_table_from_name(const char *name);
 
 /* ---- Stores ----------------------------------------------------------------------------------- */
 typedef struct hp_store hp_store;   /* opaque: one open store */
@@ -245,58 +247,58 @@ typedef enum hp_mode {
 /* Open or create a store. `format` is a format name ("rocpd", "log"), or NULL / "auto" to detect it
  * when reading (to create, NULL means "rocpd"). On failure returns non-OK and, when `out` is not NULL,
  * may still set *out to a store whose hp_store_error explains; always close it. */
-hp_status hp_store_open(const char *path, const char *format, hp_mode mode, hp_store **out);
+HP_API hp_status hp_store_open(const char *path, const char *format, hp_mode mode, hp_store **out);
 
 /* Finish and close. For a created store this commits: the output appears at its path (atomic rename
  * where the format allows) only if every step succeeded; otherwise nothing is left behind.
  * Returns the first error of the store's life, if any. Accepts NULL. */
-hp_status hp_store_close(hp_store *s);
+HP_API hp_status hp_store_close(hp_store *s);
 
 /* Commit a created store now (what hp_store_close does first), keeping the handle so hp_store_error
  * can explain a failure; hp_store_close then only releases it. */
-hp_status hp_store_commit(hp_store *s);
+HP_API hp_status hp_store_commit(hp_store *s);
 
 /* Close a created store without committing: nothing is left at its path. Accepts NULL. */
-void hp_store_abort(hp_store *s);
+HP_API void hp_store_abort(hp_store *s);
 
 /* One line naming the file and the problem of the last failure ("x.db: truncated at byte 4096"),
  * or "" when none. Valid until the next call on the store. */
-const char *hp_store_error(const hp_store *s);
+HP_API const char *hp_store_error(const hp_store *s);
 
 /* Name of the store's format ("rocpd"). */
-const char *hp_store_format(const hp_store *s);
+HP_API const char *hp_store_format(const hp_store *s);
 /* Path given at open. */
-const char *hp_store_path(const hp_store *s);
+HP_API const char *hp_store_path(const hp_store *s);
 
 /* Schema version of the data as stored, e.g. "3.0.4" for rocpd, "1" for log. */
-const char *hp_store_schema_version(const hp_store *s);
+HP_API const char *hp_store_schema_version(const hp_store *s);
 
 /* Write one row. `row` points at the struct matching the table, with `size` set. Thread-safe for
  * the "log" format (each thread appends on its own, without locks); other formats serialise. */
-hp_status hp_write(hp_store *s, hp_table t, const void *row);
+HP_API hp_status hp_write(hp_store *s, hp_table t, const void *row);
 
 /* Typed conveniences around hp_write. */
-hp_status hp_write_node(hp_store *s, const hp_node *r);
-hp_status hp_write_process(hp_store *s, const hp_process *r);
-hp_status hp_write_thread(hp_store *s, const hp_thread *r);
-hp_status hp_write_agent(hp_store *s, const hp_agent *r);
-hp_status hp_write_queue(hp_store *s, const hp_queue *r);
-hp_status hp_write_code_object(hp_store *s, const hp_code_object *r);
-hp_status hp_write_kernel_symbol(hp_store *s, const hp_kernel_symbol *r);
-hp_status hp_write_dispatch(hp_store *s, const hp_dispatch *r);
-hp_status hp_write_counter_info(hp_store *s, const hp_counter_info *r);
-hp_status hp_write_counter_value(hp_store *s, const hp_counter_value *r);
-hp_status hp_write_region(hp_store *s, const hp_region *r);
-hp_status hp_write_metadata(hp_store *s, const char *key, const char *value);
+HP_API hp_status hp_write_node(hp_store *s, const hp_node *r);
+HP_API hp_status hp_write_process(hp_store *s, const hp_process *r);
+HP_API hp_status hp_write_thread(hp_store *s, const hp_thread *r);
+HP_API hp_status hp_write_agent(hp_store *s, const hp_agent *r);
+HP_API hp_status hp_write_queue(hp_store *s, const hp_queue *r);
+HP_API hp_status hp_write_code_object(hp_store *s, const hp_code_object *r);
+HP_API hp_status hp_write_kernel_symbol(hp_store *s, const hp_kernel_symbol *r);
+HP_API hp_status hp_write_dispatch(hp_store *s, const hp_dispatch *r);
+HP_API hp_status hp_write_counter_info(hp_store *s, const hp_counter_info *r);
+HP_API hp_status hp_write_counter_value(hp_store *s, const hp_counter_value *r);
+HP_API hp_status hp_write_region(hp_store *s, const hp_region *r);
+HP_API hp_status hp_write_metadata(hp_store *s, const char *key, const char *value);
 
 /* Rows of table t (counts what is readable; for a damaged log, the rows of its complete blocks). */
-hp_status hp_store_count(hp_store *s, hp_table t, uint64_t *n);
+HP_API hp_status hp_store_count(hp_store *s, hp_table t, uint64_t *n);
 
 /* Read cursors. Rows come in the order they were written (for rocpd: by id). */
-hp_status hp_cursor_open(hp_store *s, hp_table t, hp_cursor **out);
+HP_API hp_status hp_cursor_open(hp_store *s, hp_table t, hp_cursor **out);
 /* Fill `row` (its `size` set by the caller) with the next row: HP_OK, HP_END, or an error. */
-hp_status hp_cursor_next(hp_cursor *c, void *row);
-void hp_cursor_close(hp_cursor *c);
+HP_API hp_status hp_cursor_next(hp_cursor *c, void *row);
+HP_API void hp_cursor_close(hp_cursor *c);
 
 /* Columnar read for bindings: up to `max` rows into `cols`, one array per column of the table in the
  * order of hp_table_describe(t)->columns, each of max elements of the column's type (uint32_t, int32_t,
@@ -304,14 +306,14 @@ void hp_cursor_close(hp_cursor *c);
  * format does not even decode it). Strings stay valid until the next call on the cursor; when the hub
  * builds the batch (row formats) they lie in one buffer, row after row, column after column. *n gets the rows
  * read; returns HP_OK (rows may follow), HP_END (no rows were left: *n == 0) or an error. */
-hp_status hp_cursor_next_batch(hp_cursor *c, void *const *cols, size_t max, size_t *n);
+HP_API hp_status hp_cursor_next_batch(hp_cursor *c, void *const *cols, size_t max, size_t *n);
 
 /* Value of a metadata key, or NULL. The string stays valid until the store is closed. */
-const char *hp_store_metadata(hp_store *s, const char *key);
+HP_API const char *hp_store_metadata(hp_store *s, const char *key);
 
 /* Damage found while reading (a store may be readable up to a point): HP_OK when none, otherwise
  * the status, and *offset (if not NULL) gets the byte where damage starts. Details in hp_store_error. */
-hp_status hp_store_damage(const hp_store *s, uint64_t *offset);
+HP_API hp_status hp_store_damage(const hp_store *s, uint64_t *offset);
 
 /* ---- Merge ------------------------------------------------------------------------------------ */
 typedef struct hp_merge_stats {
@@ -331,13 +333,13 @@ typedef struct hp_merge_stats {
  * passes kept apart. Streams: memory depends on the small tables only. Damaged inputs are merged up to
  * their damage and counted in stats. Errors name the input; `out` is left for the caller to close or abort.
  */
-hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats);
+HP_API hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats);
 
 /* Names of the formats compiled in, NULL-terminated. */
 const char *const *hp_formats(void);
 
 /* Library version string ("0.1.0"). */
-const char *hp_version(void);
+HP_API const char *hp_version(void);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
 COLL_SRC := $(wildcard src/collector/*.c) $(wildcard src/counters/*.c)
 COLL_HDR := $(wildcard src/collector/*.h) include/hubprof/hub.h src/hub/hub_internal.h src/hub/fmt_log.h \
             $(wildcard src/counters/*.h)
-COLL_FLAGS := -fvisibility=hidden -Isrc/collector
+COLL_FLAGS := -fvisibility=hidden -Isrc/collector $(INC_HUB) $(INC_COUNTERS)
 COLL_LDFLAGS := -shared -Wl,--exclude-libs,ALL -Wl,-soname,libhubprof_collector.so -Wl,-z,defs \
                 -Wl,-z,nodelete
 COLL_LIBS := -ldl -lpthread

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #ifndef HUBPROF_VERSION
-#define HUBPROF_VERSION "0.1.0"
+#define HUBPROF_VERSION HP_VERSION /* from the VERSION file, through the Makefile */
 #endif
 
 const char *hp_version(void) { return HUBPROF_VERSION; }
