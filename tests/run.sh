@@ -46,6 +46,7 @@ for t in $B/san/tests/test_*; do
   [ -x "$t" ] || continue
   run "asan+ubsan $(basename "$t")" "$t"
 done
+run "abi" bash tests/abi/test_abi.sh "$B"
 run "collector" bash tests/collector/test_collector.sh
 run "replay" bash tests/replay/test_replay.sh "$B/san/hubprof"
 run "multiplex" bash tests/replay/test_multiplex.sh "$B/san/hubprof"

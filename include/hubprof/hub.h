@@ -336,7 +336,7 @@ typedef struct hp_merge_stats {
 HP_API hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats);
 
 /* Names of the formats compiled in, NULL-terminated. */
-const char *const *hp_formats(void);
+HP_API const char *const *hp_formats(void);
 
 /* Library version string ("0.1.0"). */
 HP_API const char *hp_version(void);
