@@ -34,7 +34,7 @@ FUZZERS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
-.PHONY: all deps demo test test-only check-format format bench fuzz clean san
+.PHONY: all deps demo test test-only check-format format bench fuzz clean san install uninstall
 all: $(B)/libhubprof.so $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.a $(B)/libhubprof_log.a $(B)/hubprof $(B)/examples/gen_logs collector
 
 $(B)/%.o: %.c $(HDRS)
@@ -100,6 +100,43 @@ $(B)/src/analysis/analysis.o $(SAN)/src/analysis/analysis.o: src/counters/metric
 
 deps:
 	@bash scripts/deps.sh
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the library (and its soname links), the public headers, the CLI,
+# the collector in lib/hubprof (where the CLI looks, run_app.c), the data files in share/hubprof (where the
+# counters look: two folders above the executable or library at most) and hubprof.pc for pkg-config.
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR ?= $(PREFIX)/share
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+COLLDIR := $(PREFIX)/lib/hubprof
+DATA_FILES := $(shell find share/hubprof -type f 2>/dev/null)
+PUBLIC_HDRS := $(wildcard include/hubprof/*.h)
+# hubprof.pc: paths under the prefix are written relative to ${prefix}
+pcdir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(COLLDIR) $(DESTDIR)$(INCLUDEDIR)/hubprof \
+	  $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 755 $(B)/hubprof $(DESTDIR)$(BINDIR)/hubprof
+	install -m 755 $(B)/$(LIB_SO) $(DESTDIR)$(LIBDIR)/$(LIB_SO)
+	ln -sf $(LIB_SO) $(DESTDIR)$(LIBDIR)/libhubprof.so.$(SOVERSION)
+	ln -sf libhubprof.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libhubprof.so
+	install -m 755 $(B)/libhubprof_collector.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so
+	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/hubprof/
+	for f in $(DATA_FILES:share/%=%); do install -D -m 644 share/$$f $(DESTDIR)$(DATADIR)/$$f || exit 1; done
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pcdir,$(LIBDIR))|' \
+	  -e 's|@INCLUDEDIR@|$(call pcdir,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' hubprof.pc.in \
+	  >$(DESTDIR)$(PKGCONFIGDIR)/hubprof.pc.tmp
+	mv $(DESTDIR)$(PKGCONFIGDIR)/hubprof.pc.tmp $(DESTDIR)$(PKGCONFIGDIR)/hubprof.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/hubprof $(DESTDIR)$(LIBDIR)/$(LIB_SO) $(DESTDIR)$(LIBDIR)/libhubprof.so.$(SOVERSION) \
+	  $(DESTDIR)$(LIBDIR)/libhubprof.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so \
+	  $(PUBLIC_HDRS:include/%=$(DESTDIR)$(INCLUDEDIR)/%) $(DATA_FILES:share/%=$(DESTDIR)$(DATADIR)/%) \
+	  $(DESTDIR)$(PKGCONFIGDIR)/hubprof.pc
+	-rmdir $(DESTDIR)$(COLLDIR) $(DESTDIR)$(INCLUDEDIR)/hubprof $(sort $(dir $(DATA_FILES:share/%=$(DESTDIR)$(DATADIR)/%))) \
+	  $(DESTDIR)$(DATADIR)/hubprof 2>/dev/null
 
 # Every test: unit and end-to-end tests, the same under ASan/UBSan, the fuzzers briefly.
 test: deps

@@ -47,6 +47,7 @@ for t in $B/san/tests/test_*; do
   run "asan+ubsan $(basename "$t")" "$t"
 done
 run "abi" bash tests/abi/test_abi.sh "$B"
+run "install" bash tests/test_install.sh
 run "collector" bash tests/collector/test_collector.sh
 run "replay" bash tests/replay/test_replay.sh "$B/san/hubprof"
 run "multiplex" bash tests/replay/test_multiplex.sh "$B/san/hubprof"
