@@ -24,9 +24,20 @@ REPO = HERE.parent  # the hubprof source tree, when building from it
 LIB = "libhubprof.so"
 
 
+def _version() -> str:
+    """The one version source: VERSION at the top of the source tree (copied into an sdist's root)."""
+    for path in (HERE / "VERSION", REPO / "VERSION"):
+        if path.is_file():
+            return path.read_text(encoding="utf-8").strip()
+    raise RuntimeError(f"hubprof build: no VERSION file in {HERE} or {REPO}")
+
+
 def _project() -> dict:
     with open(HERE / "pyproject.toml", "rb") as f:
-        return tomllib.load(f)["project"]
+        p = tomllib.load(f)["project"]
+    if "version" in p.get("dynamic", []):
+        p["version"] = _version()
+    return p
 
 
 def _dist_name(p: dict) -> str:
@@ -165,6 +176,10 @@ def build_sdist(sdist_directory, config_settings=None):
             paths.append(HERE / readme)
         for f in paths:
             tar.add(f, arcname=f"{name}/{f.relative_to(HERE).as_posix()}")
+        version = (_version() + "\n").encode()  # the one version source travels with the sdist
+        info = tarfile.TarInfo(f"{name}/VERSION")
+        info.size = len(version)
+        tar.addfile(info, io.BytesIO(version))
         pkg_info = _metadata(p).encode()
         info = tarfile.TarInfo(f"{name}/PKG-INFO")
         info.size = len(pkg_info)

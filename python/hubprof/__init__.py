@@ -31,11 +31,11 @@ from .schema import TABLES, Column, Table, describe
 from .store import Damage, Store, open
 from .writer import Writer, create
 
-__version__ = "0.1.0"
+__version__ = _lib.decode(_lib.lib.hp_version())  # one version source: the VERSION file, via the C library
 
 
 def version() -> str:
-    """Version of the loaded C library ("0.1.0")."""
+    """Version of the loaded C library (the source tree's VERSION file, e.g. "0.1.0")."""
     return _lib.decode(_lib.lib.hp_version())
 
 

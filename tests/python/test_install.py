@@ -21,6 +21,8 @@ with hubprof.create("t.parquet", format="parquet") as w:
 stats = hubprof.merge(["t.parquet"], "t.db")
 with hubprof.open("t.db") as s:
     assert len(s.table("dispatch")) == 3 == stats["rows_out"]["dispatch"]
+import importlib.metadata
+assert importlib.metadata.version("hubprof") == hubprof.__version__ == hubprof.version() == sys.argv[1]
 print("installed ok", hubprof.version(), hubprof.formats())
 """
 
@@ -40,7 +42,8 @@ def test_pip_install_into_a_venv(tmp_path):
     run(py, "-m", "pip", "check", env=env, timeout=120)
     work = tmp_path / "elsewhere"
     work.mkdir()
-    out = run(py, "-c", CHECK, cwd=work, env=env, timeout=120).stdout
+    version = (REPO / "VERSION").read_text().strip()
+    out = run(py, "-c", CHECK, version, cwd=work, env=env, timeout=120).stdout
     assert "installed ok" in out
     # HUBPROF_LIB overrides the bundled copy
     lib = REPO / "build" / "libhubprof.so"
@@ -56,3 +59,30 @@ def test_source_tree_import_without_install():
     env["PYTHONPATH"] = str(REPO / "python")
     out = run(sys.executable, "-c", "import hubprof; print(hubprof.library_path())", env=env, cwd=REPO).stdout
     assert out.strip() == str((REPO / "build" / "libhubprof.so").resolve())
+
+
+def test_one_version_source():
+    """The package's version is the VERSION file's, through the C library; pyproject names none."""
+    env = {k: v for k, v in os.environ.items() if k != "HUBPROF_LIB"}
+    env["PYTHONPATH"] = str(REPO / "python")
+    out = run(sys.executable, "-c", "import hubprof; print(hubprof.__version__, hubprof.version())", env=env,
+              cwd=REPO).stdout.split()
+    version = (REPO / "VERSION").read_text().strip()
+    assert out == [version, version]
+    assert 'dynamic = ["version"]' in (REPO / "python" / "pyproject.toml").read_text()
+
+
+def test_sdist_carries_the_version(tmp_path):
+    """An sdist holds VERSION, so a wheel built from it (with HUBPROF_LIB) gets the same version."""
+    sys.path.insert(0, str(REPO / "python" / "build_backend"))
+    try:
+        import hubprof_build
+    finally:
+        sys.path.pop(0)
+    import tarfile
+    version = (REPO / "VERSION").read_text().strip()
+    name = hubprof_build.build_sdist(str(tmp_path))
+    assert name == f"hubprof-{version}.tar.gz"
+    with tarfile.open(tmp_path / name) as tar:
+        assert tar.extractfile(f"hubprof-{version}/VERSION").read().decode().strip() == version
+        assert f"Version: {version}" in tar.extractfile(f"hubprof-{version}/PKG-INFO").read().decode()
