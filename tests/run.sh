@@ -48,6 +48,7 @@ for t in $B/san/tests/test_*; do
 done
 run "abi" bash tests/abi/test_abi.sh "$B"
 run "install" bash tests/test_install.sh
+run "include graph" bash tests/check_deps.sh "$B"
 run "collector" bash tests/collector/test_collector.sh
 run "replay" bash tests/replay/test_replay.sh "$B/san/hubprof"
 run "multiplex" bash tests/replay/test_multiplex.sh "$B/san/hubprof"

@@ -40,9 +40,16 @@ $(B)/tests/replay/check_profile: tests/replay/check_profile.c $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
 
+# Dependency files of the collector's own sources, which are compiled in one command (where -MD cannot name
+# one file per source): what tests/check_deps.sh reads for the collector, system headers included.
+COLL_DEPS := $(patsubst %.c,$(B)/deps/%.d,$(wildcard src/collector/*.c))
+$(B)/deps/src/collector/%.d: src/collector/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CPPFLAGS) $(COLL_FLAGS) -M -MP -MT $@ -MF $@ $<
+
 .PHONY: collector collector-test replay-test
 collector: $(B)/libhubprof_collector.so $(B)/libhubprof_collector_noop.so $(OCL_EXAMPLES) \
-           $(B)/tests/collector/check_logs $(B)/tests/replay/check_profile
+           $(B)/tests/collector/check_logs $(B)/tests/replay/check_profile $(COLL_DEPS)
 collector-test: collector
 	bash tests/collector/test_collector.sh
 replay-test: collector $(B)/hubprof
