@@ -3,6 +3,7 @@
  * fitted to the terminal (split into panels side by side when too wide), CSV or JSON. */
 #include "cli.h"
 #include "options.h"
+#include "progress.h"
 #include "report.h"
 
 #include "hubprof/analysis.h"
@@ -100,6 +101,11 @@ typedef struct opts {
   uint64_t first, last;
 } opts;
 
+static int on_rows(void *ctx, uint64_t rows) {
+  cli_progress_update(ctx, rows);
+  return 0;
+}
+
 static int analyze(hp_store *s, const opts *o) {
   ha_query q = {.size = sizeof q,
                 .group = o->group,
@@ -115,8 +121,19 @@ static int analyze(hp_store *s, const opts *o) {
                 .dispatch_first = o->first,
                 .dispatch_last = o->last,
                 .sort = o->sort};
+  /* a progress line on a terminal: rows read of the dispatches and counter values */
+  cli_progress *pr = cli_progress_start("reading", "rows", 0, o->quiet);
+  if (pr) {
+    uint64_t nd = 0, nv = 0;
+    hp_store_count(s, HP_TABLE_DISPATCH, &nd);
+    hp_store_count(s, HP_TABLE_COUNTER_VALUE, &nv);
+    cli_progress_stage(pr, NULL, nd + nv);
+    q.progress = on_rows;
+    q.progress_ctx = pr;
+  }
   ha_result *res;
   hp_status st = ha_run(s, &q, &res);
+  cli_progress_end(pr);
   if (st != HP_OK) {
     const char *why = ha_last_error();
     if (st != HP_ERR_INVALID && hp_store_error(s)[0]) why = hp_store_error(s);
