@@ -47,11 +47,11 @@ cli_progress *cli_progress_start(const char *what, const char *unit, uint64_t to
 /* 1234567 -> "1.23 M" style for rates; counts are printed in full. */
 static void human(char *buf, size_t len, double v) {
   if (v >= 1e9)
-    snprintf(buf, len, "%.2f G", v / 1e9);
+    snprintf(buf, len, "%.2fG ", v / 1e9);
   else if (v >= 1e6)
-    snprintf(buf, len, "%.2f M", v / 1e6);
+    snprintf(buf, len, "%.2fM ", v / 1e6);
   else if (v >= 1e3)
-    snprintf(buf, len, "%.1f k", v / 1e3);
+    snprintf(buf, len, "%.1fk ", v / 1e3);
   else
     snprintf(buf, len, "%.0f ", v);
 }

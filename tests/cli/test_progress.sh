@@ -52,7 +52,7 @@ grep -qE "dispatch +40000$" "$T/out" && ! grep -aq "reading" "$T/out" && ok || b
 
 ptyrun "$T/out" "$HP" analyze "$T/s.db" >"$T/tty"
 [ $? -eq 0 ] && ok || bad "analyze under a terminal failed"
-grep -aqE 'hubprof: reading: [0-9]+/80000 rows \([0-9]+%\)' "$T/tty" && ok ||
+grep -aqE 'hubprof: reading: [0-9]+/120000 rows \([0-9]+%\)' "$T/tty" && ok ||
   bad "analyze: no progress line: $(od -c "$T/tty" | head -5)"
 python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); assert d.endswith(b"\r\x1b[K"), d[-40:]' "$T/tty" && ok ||
   bad "analyze: progress line not cleared"
