@@ -9,6 +9,7 @@ set -u
 HP=${1:-build/hubprof}
 HP=$(cd "$(dirname "$HP")" && pwd)/$(basename "$HP") # absolute: the test runs in its scratch directory
 GEN=$(pwd)/build/examples/gen_logs
+export HUBPROF_COLLECTOR=${HUBPROF_COLLECTOR:-$(pwd)/build/libhubprof_collector.so}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../lib.sh"
