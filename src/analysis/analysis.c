@@ -857,8 +857,7 @@ static long placeholder_agent(run *r, uint64_t id) {
     ar->c[i] = NAN;
   t->nagents++;
   const ha_query *q = r->q;
-  ar->keep =
-      q->size < HA_QUERY_V1 || !q->ndevices || glob_any(q->devices, q->ndevices, ar->name, NULL, NULL);
+  ar->keep = q->size < HA_QUERY_V1 || !q->ndevices || glob_any(q->devices, q->ndevices, ar->name, NULL, NULL);
   long a = (long)t->nagents - 1;
   if (!ar->name || !ar->raw || !ar->product || (id && idmap_put(&t->agent_ix, id, (uint32_t)a))) return -1;
   if (!id) t->none_agent = a;
@@ -873,8 +872,7 @@ static long placeholder_kernel(run *r, uint64_t id) {
   *kr = (kernel_rec){.name = strdup(id ? "?" : "(none)"), .mangled = strdup("")};
   t->nkernels++;
   const ha_query *q = r->q;
-  kr->keep =
-      q->size < HA_QUERY_V1 || !q->nkernels || glob_any(q->kernels, q->nkernels, kr->name, NULL, NULL);
+  kr->keep = q->size < HA_QUERY_V1 || !q->nkernels || glob_any(q->kernels, q->nkernels, kr->name, NULL, NULL);
   long k = (long)t->nkernels - 1;
   if (!kr->name || !kr->mangled || (id && idmap_put(&t->kernel_ix, id, (uint32_t)k))) return -1;
   if (!id) t->none_kernel = k;
@@ -2016,7 +2014,9 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
     return HP_ERR_INVALID;
   }
   if (!(same_pct >= 0)) same_pct = 0;
-  ha_query qq = *q;
+  ha_query qq; /* only the caller's size is read: older callers pass a shorter struct */
+  memset(&qq, 0, sizeof qq);
+  memcpy(&qq, q, q->size < sizeof qq ? q->size : sizeof qq);
   qq.limit = 0;
   qq.sort = HA_SORT_TIME;
   if (!qq.counters) qq.counters = "";

@@ -3,6 +3,7 @@
  * changes and directions (faster/slower, higher/lower); kernels only in one store listed as new/missing. */
 #include "cli.h"
 #include "options.h"
+#include "progress.h"
 #include "report.h"
 
 #include "hubprof/analysis.h"
@@ -107,6 +108,19 @@ static hp_status open_store(const char *path, hp_store **s) {
   return st;
 }
 
+typedef struct diff_progress {
+  cli_progress *p;
+  uint64_t base, last; /* rows of the stores read before, rows of this one so far */
+} diff_progress;
+
+static int on_rows(void *ctx, uint64_t rows) {
+  diff_progress *d = ctx;
+  if (rows < d->last) d->base += d->last; /* the second store began */
+  d->last = rows;
+  cli_progress_update(d->p, d->base + rows);
+  return 0;
+}
+
 int cmd_diff(int argc, char **argv) {
   cli_args args;
   int rc = cli_parse(&diff_spec, argc, argv, &args);
@@ -139,8 +153,21 @@ int cmd_diff(int argc, char **argv) {
     hp_store_close(a);
     goto out;
   }
+  /* a progress line on a terminal: rows read of both stores (the library reads A, then B) */
+  diff_progress dp = {.p = cli_progress_start("reading", "rows", 0, cli_given(&args, "quiet"))};
+  if (dp.p) {
+    uint64_t total = 0, n;
+    for (int i = 0; i < 2; i++)
+      for (int t = 0; t < 2; t++)
+        if (hp_store_count(i ? b : a, t ? HP_TABLE_COUNTER_VALUE : HP_TABLE_DISPATCH, &n) == HP_OK)
+          total += n;
+    cli_progress_stage(dp.p, NULL, total);
+    q.progress = on_rows;
+    q.progress_ctx = &dp;
+  }
   ha_result *res;
   hp_status st = ha_diff(a, b, &q, same, &res);
+  cli_progress_end(dp.p);
   if (st != HP_OK) {
     cli_error("diff: %s", ha_last_error()[0] ? ha_last_error() : hp_status_str(st));
   } else {

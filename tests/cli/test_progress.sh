@@ -58,6 +58,15 @@ python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); assert d.endswith(b"\r\
   bad "analyze: progress line not cleared"
 grep -q "vector_add" "$T/out" && ! grep -aq "reading" "$T/out" && ok || bad "analyze: stdout changed"
 
+# diff reads both stores: one line counting the rows of both
+ptyrun "$T/out" "$HP" diff "$T/s.db" "$T/s.db" >"$T/tty"
+[ $? -eq 0 ] && ok || bad "diff under a terminal failed"
+grep -aqE 'hubprof: reading: [0-9]+/240000 rows' "$T/tty" && ok || bad "diff: no progress line: $(od -c "$T/tty" | head -3)"
+python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); assert d.endswith(b"\r\x1b[K"), d[-40:]' "$T/tty" && ok ||
+  bad "diff: progress line not cleared"
+ptyrun "$T/out" "$HP" diff -q "$T/s.db" "$T/s.db" >"$T/tty"
+[ ! -s "$T/tty" ] && ok || bad "diff -q drew on the terminal"
+
 # -q: nothing on the terminal
 ptyrun "$T/out" "$HP" info -q "$T/s.db" >"$T/tty"
 [ ! -s "$T/tty" ] && ok || bad "info -q drew on the terminal: $(od -c "$T/tty" | head -3)"
