@@ -218,14 +218,14 @@ static const char *const *choices_of(const cli_opt *o) {
   return o->choices_fn ? o->choices_fn() : o->choices;
 }
 
-/* "a, b or c" */
+/* "'a', 'b' or 'c'" */
 static void join_choices(const char *const *c, char *out, size_t len) {
   size_t w = 0, n = 0;
   out[0] = 0;
   while (c[n])
     n++;
   for (size_t i = 0; i < n && w < len; i++)
-    w += (size_t)snprintf(out + w, len - w, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ", c[i]);
+    w += (size_t)snprintf(out + w, len - w, "%s'%s'", i == 0 ? "" : i + 1 == n ? " or " : ", ", c[i]);
 }
 
 static void usage_error(const cli_spec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

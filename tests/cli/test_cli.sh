@@ -92,7 +92,7 @@ python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["rows"]; b=json.load
 expect 2 "$HP" convert "$T/merged.db" -o "$T/x.parquet"
 one_line_error "-F FORMAT are required"
 expect 2 "$HP" convert "$T/merged.db" -o "$T/x.db" -F nosuch
-one_line_error "--output-format must be log, rocpd or parquet, not 'nosuch'"
+one_line_error "--output-format must be 'log', 'rocpd' or 'parquet', not 'nosuch'"
 expect 1 "$HP" convert "$T/merged.db" -o "$T/back.db" --output-format rocpd
 one_line_error "already exists"
 expect 1 "$HP" convert "$T/text.txt" -o "$T/y.db" -F rocpd
@@ -107,7 +107,7 @@ no_leftovers "$T"
 expect 1 "$HP" merge -o "$T/out2.db" "$T/text.txt"
 one_line_error "$T/text.txt: not a hubprof store"
 expect 2 "$HP" merge --output-format nosuch -o "$T/out3.db" "$T"/logs/*.log
-one_line_error "--output-format must be log, rocpd or parquet, not 'nosuch'"
+one_line_error "--output-format must be 'log', 'rocpd' or 'parquet', not 'nosuch'"
 expect 2 "$HP" merge "$T"/logs/*.log
 one_line_error "no output"
 expect 2 "$HP" merge -o "$T/out4.db"

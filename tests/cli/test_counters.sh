@@ -182,7 +182,7 @@ one_line_error "--max-counters-per-pass given twice"
 expect 2 "$HP" plan --counters task-clock --device gfx9 --device cpu-perf
 one_line_error "--device given twice"
 expect 2 "$HP" plan --counters task-clock --format xml
-one_line_error "--format must be table, csv, json or line, not 'xml'"
+one_line_error "--format must be 'table', 'csv', 'json' or 'line', not 'xml'"
 expect 2 "$HP" plan --counters task-clock ./app
 one_line_error "unexpected argument './app'"
 expect 2 "$HP" plan --counters

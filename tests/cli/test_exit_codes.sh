@@ -38,7 +38,7 @@ one_line_error "did you mean 'merge'?"
 expect 2 "$HP" list countres
 one_line_error "did you mean 'counters'?"
 expect 2 "$HP" analyze --by kernal s.db
-one_line_error "--by must be kernel, kernel-grid or dispatch, not 'kernal' (did you mean 'kernel'?)"
+one_line_error "--by must be 'kernel', 'kernel-grid' or 'dispatch', not 'kernal' (did you mean 'kernel'?)"
 expect 2 "$HP" analyze --limit
 one_line_error "option '--limit' needs a value"
 expect 2 "$HP" analyze -n 0 s.db
@@ -63,13 +63,13 @@ one_line_error "contradict"
 expect 2 "$HP" profile --replay kernel --match all --counters task-clock -- true
 one_line_error "--match applies to application replay only"
 expect 2 "$HP" profile --replay sideways --counters task-clock -- true
-one_line_error "--replay must be kernel, application or multiplex"
+one_line_error "--replay must be 'kernel', 'application' or 'multiplex'"
 expect 2 "$HP" profile --counters task-clock
 one_line_error "no application given"
 expect 2 "$HP" convert s.db -o c.db
 one_line_error "-F FORMAT are required"
 expect 2 "$HP" convert s.db -o c.db -F sqlite
-one_line_error "--output-format must be log, rocpd or parquet, not 'sqlite'"
+one_line_error "--output-format must be 'log', 'rocpd' or 'parquet', not 'sqlite'"
 expect 2 "$HP" trace -F rocpd -F log -- true
 one_line_error "--output-format given twice"
 expect 2 "$HP" plan --group novalue
