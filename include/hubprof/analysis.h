@@ -49,6 +49,10 @@ typedef struct ha_query {
   uint64_t dispatch_last;
   int32_t sort;   /* ha_sort */
   uint32_t flags; /* HA_NO_BUILTIN_METRICS */
+  /* Optional, when size covers them: called now and then with the rows read so far (dispatches, then
+   * counter values; the CLI's progress line); its return value is ignored. NULL = none. */
+  int (*progress)(void *ctx, uint64_t rows_read);
+  void *progress_ctx;
 } ha_query;
 
 typedef struct ha_result ha_result; /* opaque: columns and rows */

@@ -20,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The ha_query fields up to `flags` (callers built before the progress hook pass this size). */
+#define HA_QUERY_V1 (offsetof(ha_query, flags) + sizeof(uint32_t))
+
 static _Thread_local char last_err[1024];
 
 const char *ha_last_error(void) { return last_err; }
@@ -501,6 +504,8 @@ static inline void grec_add(grec *gr, int64_t start, int64_t end) {
 
 typedef struct run {
   const ha_query *q;
+  int (*prog)(void *, uint64_t); /* q->progress when given */
+  uint64_t rows_read;            /* dispatch and counter value rows read so far, for prog */
   int group, sort;
   int keep_records; /* keep a drec per dispatch (rows per dispatch, or counters to combine) */
   size_t nseen;     /* dispatches kept by the filters */
@@ -852,8 +857,7 @@ static long placeholder_agent(run *r, uint64_t id) {
     ar->c[i] = NAN;
   t->nagents++;
   const ha_query *q = r->q;
-  ar->keep =
-      q->size < sizeof(ha_query) || !q->ndevices || glob_any(q->devices, q->ndevices, ar->name, NULL, NULL);
+  ar->keep = q->size < HA_QUERY_V1 || !q->ndevices || glob_any(q->devices, q->ndevices, ar->name, NULL, NULL);
   long a = (long)t->nagents - 1;
   if (!ar->name || !ar->raw || !ar->product || (id && idmap_put(&t->agent_ix, id, (uint32_t)a))) return -1;
   if (!id) t->none_agent = a;
@@ -868,8 +872,7 @@ static long placeholder_kernel(run *r, uint64_t id) {
   *kr = (kernel_rec){.name = strdup(id ? "?" : "(none)"), .mangled = strdup("")};
   t->nkernels++;
   const ha_query *q = r->q;
-  kr->keep =
-      q->size < sizeof(ha_query) || !q->nkernels || glob_any(q->kernels, q->nkernels, kr->name, NULL, NULL);
+  kr->keep = q->size < HA_QUERY_V1 || !q->nkernels || glob_any(q->kernels, q->nkernels, kr->name, NULL, NULL);
   long k = (long)t->nkernels - 1;
   if (!kr->name || !kr->mangled || (id && idmap_put(&t->kernel_ix, id, (uint32_t)k))) return -1;
   if (!id) t->none_kernel = k;
@@ -935,7 +938,7 @@ static inline void scan_row(const scan_cols *sc, size_t i, hp_dispatch *d) {
 
 static hp_status scan_dispatches(hp_store *s, run *r) {
   const ha_query *q = r->q;
-  int filters = q->size >= sizeof(ha_query);
+  int filters = q->size >= HA_QUERY_V1;
   hp_cursor *c;
   hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
   if (st != HP_OK) return st;
@@ -965,6 +968,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
         st = HP_END;
         break;
       }
+      if (r->prog) r->prog(q->progress_ctx, r->rows_read += nb);
     }
     scan_row(&sc, bi++, &d);
     long a = d.agent_id == last_agent_id ? last_a : idmap_get(&r->t.agent_ix, d.agent_id);
@@ -1073,6 +1077,7 @@ static hp_status scan_values(hp_store *s, run *r) {
     long lastc = -1;
     uint64_t last_cid = 0;
     while ((st = hp_cursor_next(c, &v)) == HP_OK) {
+      if (r->prog && (++r->rows_read & 4095) == 0) r->prog(r->q->progress_ctx, r->rows_read);
       long ci = v.counter_id == last_cid ? lastc : idmap_get(&r->t.counter_ix, v.counter_id);
       last_cid = v.counter_id;
       lastc = ci;
@@ -1876,9 +1881,10 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   run r;
   memset(&r, 0, sizeof r);
   r.q = q;
+  r.prog = q->size >= offsetof(ha_query, progress_ctx) + sizeof(void *) ? q->progress : NULL;
   r.group = q->group;
   r.limit = q->size >= offsetof(ha_query, limit) + sizeof q->limit ? q->limit : 0;
-  int full = q->size >= sizeof(ha_query);
+  int full = q->size >= HA_QUERY_V1;
   if (r.group != HA_BY_KERNEL && r.group != HA_BY_DISPATCH && r.group != HA_BY_KERNEL_GRID) {
     set_err("unknown grouping %d", (int)r.group);
     return HP_ERR_INVALID;
@@ -1999,7 +2005,7 @@ static const char *direction(double a, double b, double same_pct, const char *up
 hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct, ha_result **out) {
   last_err[0] = 0;
   if (out) *out = NULL;
-  if (!sa || !sb || !q || !out || q->size < sizeof(ha_query)) {
+  if (!sa || !sb || !q || !out || q->size < HA_QUERY_V1) {
     set_err("bad arguments");
     return HP_ERR_INVALID;
   }
@@ -2008,7 +2014,9 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
     return HP_ERR_INVALID;
   }
   if (!(same_pct >= 0)) same_pct = 0;
-  ha_query qq = *q;
+  ha_query qq; /* only the caller's size is read: older callers pass a shorter struct */
+  memset(&qq, 0, sizeof qq);
+  memcpy(&qq, q, q->size < sizeof qq ? q->size : sizeof qq);
   qq.limit = 0;
   qq.sort = HA_SORT_TIME;
   if (!qq.counters) qq.counters = "";

@@ -5,7 +5,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Exit codes of every subcommand: 0 success, 1 failure (bad input, I/O), 2 usage error. */
+/* Exit codes of every subcommand (docs/cli/exit-codes.md): 0 success; 1 an input error (the command line is
+ * well formed but something it names cannot be used: a file, store, device, counter or metric), or a failure
+ * while working (I/O, memory); 2 a usage error (the command line itself is wrong, found without reading any
+ * input). trace and profile exit with the application's own status once it has started. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 
 typedef struct cli_cmd {
@@ -29,21 +32,21 @@ int cmd_analyze(int argc, char **argv);
 void cmd_analyze_help(FILE *out);
 int cmd_diff(int argc, char **argv);
 void cmd_diff_help(FILE *out);
-/* cmd_analyze.c: an analysis result (ha_run, ha_diff) as a table fitted to `width` in panels, CSV or
+/* print_analysis.c: an analysis result (ha_run, ha_diff) as a table fitted to `width` in panels, CSV or
  * JSON (every column), then its notes; CLI_OK or CLI_FAIL. */
 struct ha_result;
 int cli_print_analysis(const struct ha_result *res, int fmt, size_t width);
 int cmd_plan(int argc, char **argv);
 void cmd_plan_help(FILE *out);
-/* cmd_plan.c: the metric definitions for provider p's device (the built-in sets for it, and `files`),
+/* metric_args.c: the metric definitions for provider p's device (the built-in sets for it, and `files`),
  * names checked against its counters; errors printed. CLI_OK or CLI_FAIL. */
 struct hc_provider;
 struct hc_metrics;
 int cli_metrics_open(const struct hc_provider *p, const char *const *files, size_t nfiles,
                      struct hc_metrics **out);
-/* cmd_plan.c: `--metrics` lists (each "a,b") as planner groups "NAME=C1,C2" for hc_plan_args.groups
- * (NULL-terminated; free with hc_metrics_groups_free); errors printed. CLI_OK, CLI_USAGE (unknown metric)
- * or CLI_FAIL (a bad definition file). */
+/* metric_args.c: `--metrics` lists (each "a,b") as planner groups "NAME=C1,C2" for hc_plan_args.groups
+ * (NULL-terminated; free with hc_metrics_groups_free); errors printed. CLI_OK, CLI_USAGE (a malformed list)
+ * or CLI_FAIL (an unknown metric, a bad definition file). */
 int cli_metric_groups(const struct hc_provider *p, const char *const *lists, size_t nlists,
                       const char *const *files, size_t nfiles, char ***groups, size_t *ngroups);
 int cmd_list(int argc, char **argv);

@@ -1,78 +1,68 @@
-/* `hubprof convert IN -o OUT --format F`: rewrite one store in another format through the hub (a merge
+/* `hubprof convert IN -o OUT -F FORMAT`: rewrite one store in another format through the hub (a merge
  * of one input: every table, references, passes and imputed flags kept). The output appears only on success.
  */
 #include "cli.h"
+#include "options.h"
 
 #include "hubprof/hub.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
 
-void cmd_convert_help(FILE *out) {
-  fprintf(out, "usage: hubprof convert [options] IN -o OUT --format F\n\n"
-               "Rewrite the store IN (any format, detected) as OUT in format F: every table of the data\n"
-               "model, replay passes and imputed flags kept. For example a rocpd file as a Parquet store\n"
-               "for pandas, DuckDB, polars or Spark, or a Parquet store back to rocpd for ROCm's tools.\n\n"
-               "options:\n"
-               "  -o, --output OUT   the converted store (required); it appears only on success\n"
-               "  --format F         format of OUT (required): ");
-  for (const char *const *f = hp_formats(); *f; f++)
-    fprintf(out, "%s%s", *f, f[1] ? ", " : "");
-  fprintf(out,
-          "\n"
-          "  -f, --force        replace OUT if it exists\n"
-          "  --strict           fail when IN is damaged (default: convert what is readable, with a warning)\n"
-          "  -q, --quiet        print no summary\n"
-          "  -h, --help         show this help\n");
-}
+static const cli_opt convert_opts[] = {
+    {.name = "output",
+     .short_name = 'o',
+     .kind = CLI_OPT_STRING,
+     .value = "OUT",
+     .help = "the converted store (required); it appears only on success"},
+    {.name = "output-format",
+     .short_name = 'F',
+     .kind = CLI_OPT_ENUM,
+     .choices_fn = cli_store_formats,
+     .help = "format of OUT (required)"},
+    {.name = "format", .kind = CLI_OPT_ENUM, .flags = CLI_OPT_HIDDEN, .alias_of = "output-format"},
+    {.name = "force", .short_name = 'f', .kind = CLI_OPT_FLAG, .help = "replace OUT if it exists"},
+    {.name = "strict",
+     .kind = CLI_OPT_FLAG,
+     .help = "fail when IN is damaged (default: convert what is readable, with a warning)"},
+    {0},
+};
+
+static const cli_opt *const convert_tables[] = {convert_opts, cli_opts_quiet, cli_opts_common, NULL};
+
+static const cli_spec convert_spec = {
+    .command = "convert",
+    .usage = "convert [options] IN -o OUT -F FORMAT",
+    .about = "Rewrite the store IN (any format, detected) as OUT in format FORMAT: every table of the data\n"
+             "model, replay passes and imputed flags kept. For example a rocpd file as a Parquet store\n"
+             "for pandas, DuckDB, polars or Spark, or a Parquet store back to rocpd for ROCm's tools.",
+    .tables = convert_tables,
+};
+
+void cmd_convert_help(FILE *out) { cli_help(&convert_spec, out); }
 
 int cmd_convert(int argc, char **argv) {
-  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                       {"format", required_argument, 0, 'F'},
-                                       {"force", no_argument, 0, 'f'},
-                                       {"strict", no_argument, 0, 'S'},
-                                       {"quiet", no_argument, 0, 'q'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-  const char *out_path = NULL, *format = NULL;
-  int force = 0, strict = 0, quiet = 0, o;
-  opterr = 0;
-  while ((o = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
-    switch (o) {
-    case 'o': out_path = optarg; break;
-    case 'F': format = optarg; break;
-    case 'f': force = 1; break;
-    case 'S': strict = 1; break;
-    case 'q': quiet = 1; break;
-    case 'h': cmd_convert_help(stdout); return cli_finish_stdout(CLI_OK);
-    case ':': cli_error("convert: option '%s' needs a value", argv[optind - 1]); return CLI_USAGE;
-    default:
-      cli_error("convert: unknown option '%s' (see 'hubprof convert --help')", argv[optind - 1]);
-      return CLI_USAGE;
-    }
-  }
-  if (argc - optind != 1) {
-    cli_error("convert: expected one input store (see 'hubprof convert --help')");
+  cli_args a;
+  int rc = cli_parse(&convert_spec, argc, argv, &a);
+  if (rc != CLI_PROCEED) return rc;
+  const char *out_path = cli_str(&a, "output"), *format = cli_str(&a, "output-format");
+  int force = cli_given(&a, "force"), strict = cli_given(&a, "strict"), quiet = cli_given(&a, "quiet");
+  if (a.noperands != 1 || !out_path || !format) {
+    cli_error(a.noperands != 1
+                  ? "convert: expected one input store (see 'hubprof convert --help')"
+                  : "convert: both -o OUT and -F FORMAT are required (see 'hubprof convert --help')");
+    cli_args_free(&a);
     return CLI_USAGE;
   }
-  if (!out_path || !format) {
-    cli_error("convert: both -o OUT and --format F are required (see 'hubprof convert --help')");
-    return CLI_USAGE;
-  }
-  if (!cli_format_known(format)) {
-    cli_error("convert: unknown format '%s' (see 'hubprof convert --help')", format);
-    return CLI_USAGE;
-  }
-  const char *in_path = argv[optind];
+  const char *in_path = a.operands[0];
   hp_merge_stats stats = {.size = sizeof stats};
   char in_format[32] = "";
-  int rc = cli_merge_stores(argv + optind, 1, out_path, format, force, strict, &stats, in_format,
-                            sizeof in_format);
+  rc = cli_merge_stores(a.operands, 1, out_path, format, force, strict, &stats, in_format, sizeof in_format);
   if (rc == CLI_OK && !quiet)
     fprintf(stderr,
             "hubprof: converted %s (%s) to %s (%s): %" PRIu64 " dispatches, %" PRIu64 " counter values\n",
             in_path, in_format, out_path, format, stats.rows_out[HP_TABLE_DISPATCH],
             stats.rows_out[HP_TABLE_COUNTER_VALUE]);
+  cli_args_free(&a);
   return rc;
 }

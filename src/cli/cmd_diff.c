@@ -2,49 +2,101 @@
  * library (ha_diff): calls, total and average device time, counters and metrics, with deltas, percent
  * changes and directions (faster/slower, higher/lower); kernels only in one store listed as new/missing. */
 #include "cli.h"
+#include "options.h"
+#include "progress.h"
 #include "report.h"
 
 #include "hubprof/analysis.h"
 #include "hubprof/hub.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DEFAULT_SAME_PCT 1.0
 
-void cmd_diff_help(FILE *out) {
-  fprintf(out, "usage: hubprof diff [options] A B\n\n"
-               "Compare two stores per kernel: calls, total and average device time, and the metrics\n"
-               "both can give (and counters when asked), as A, B, the change B - A, the change in\n"
-               "percent of A, and its direction: 'faster'/'slower' for the average time, 'higher'/\n"
-               "'lower' for counters and metrics, 'same' under the threshold. Kernels are matched by\n"
-               "name (with --by kernel-grid, also by grid and work-group sizes), and by device name\n"
-               "when a store has several devices; kernels of only one store are 'new' (only in B) or\n"
-               "'missing' (only in A). Rows: most device time first.\n\n"
-               "options:\n"
-               "  --by G             kernel (default) or kernel-grid\n"
-               "  --metrics LIST     metrics to compare; 'none' for none (default: every metric both\n"
-               "                     stores' counters give)\n"
-               "  --counters LIST    counters to compare too (default none)\n"
-               "  --metrics-file F   more metric definitions (repeatable)\n"
-               "  --kernel GLOB      only kernels whose name matches (repeatable)\n"
-               "  --device GLOB      only devices whose name matches (repeatable)\n"
-               "  --threshold PCT    changes smaller than PCT percent are 'same' (default 1)\n"
-               "  -n, --limit N      only the N kernels with the most device time\n"
-               "  --format F         table (default; fitted to the terminal), csv or json (every column,\n"
-               "                     times in nanoseconds)\n"
-               "  -h, --help         show this help\n");
+static const char *const by_choices[] = {"kernel", "kernel-grid", NULL};
+
+/* the threshold: a percentage >= 0 */
+static int check_pct(const char *v, char *err, size_t len) {
+  char *end;
+  double d = strtod(v, &end);
+  if (*end || end == v || !(d >= 0) || d > 1e6) {
+    snprintf(err, len, "needs a percentage from 0 to 1000000, not '%s'", v);
+    return CLI_USAGE;
+  }
+  return CLI_OK;
 }
 
-static int push(const char ***v, size_t *n, const char *s) {
-  const char **nv = realloc(*v, (*n + 1) * sizeof *nv);
-  if (!nv) return -1;
-  nv[(*n)++] = s;
-  *v = nv;
-  return 0;
-}
+static const cli_opt diff_opts[] = {
+    {.name = "by",
+     .kind = CLI_OPT_ENUM,
+     .choices = by_choices,
+     .def = "kernel",
+     .help = "match kernels by name, or by name, grid and work-group sizes"},
+    {.name = "metrics",
+     .kind = CLI_OPT_LIST,
+     .value = "LIST",
+     .help = "metrics to compare; 'none' for none (default: every metric both stores' counters give)"},
+    {.name = "counters",
+     .kind = CLI_OPT_LIST,
+     .value = "LIST",
+     .help = "counters to compare too (default none)"},
+    {.name = "metrics-file",
+     .kind = CLI_OPT_STRING,
+     .flags = CLI_OPT_REPEAT,
+     .value = "FILE",
+     .help = "more metric definitions",
+     .check = cli_check_file},
+    {.name = "kernel",
+     .kind = CLI_OPT_STRING,
+     .flags = CLI_OPT_REPEAT,
+     .value = "GLOB",
+     .help = "only kernels whose name matches",
+     .check = cli_check_glob},
+    {.name = "device",
+     .kind = CLI_OPT_STRING,
+     .flags = CLI_OPT_REPEAT,
+     .value = "GLOB",
+     .help = "only devices whose name matches",
+     .check = cli_check_glob},
+    {.name = "threshold",
+     .kind = CLI_OPT_STRING,
+     .value = "PCT",
+     .def = "1",
+     .help = "changes smaller than PCT percent are 'same'",
+     .check = check_pct},
+    {.name = "limit",
+     .short_name = 'n',
+     .kind = CLI_OPT_UINT,
+     .value = "N",
+     .min = 1,
+     .max = 1000000000,
+     .help = "only the N kernels with the most device time"},
+    {.name = "format",
+     .kind = CLI_OPT_ENUM,
+     .choices = cli_report_formats,
+     .def = "table",
+     .help = "table (fitted to the terminal), csv or json (every column, times in nanoseconds)"},
+    {0},
+};
+
+static const cli_opt *const diff_tables[] = {diff_opts, cli_opts_quiet, cli_opts_common, NULL};
+
+static const cli_spec diff_spec = {
+    .command = "diff",
+    .usage = "diff [options] A B",
+    .about = "Compare two stores per kernel: calls, total and average device time, and the metrics\n"
+             "both can give (and counters when asked), as A, B, the change B - A, the change in\n"
+             "percent of A, and its direction: 'faster'/'slower' for the average time, 'higher'/\n"
+             "'lower' for counters and metrics, 'same' under the threshold. Kernels are matched by\n"
+             "name (with --by kernel-grid, also by grid and work-group sizes), and by device name\n"
+             "when a store has several devices; kernels of only one store are 'new' (only in B) or\n"
+             "'missing' (only in A). Rows: most device time first.",
+    .tables = diff_tables,
+};
+
+void cmd_diff_help(FILE *out) { cli_help(&diff_spec, out); }
 
 static hp_status open_store(const char *path, hp_store **s) {
   hp_status st = hp_store_open(path, NULL, HP_READ, s);
@@ -56,120 +108,70 @@ static hp_status open_store(const char *path, hp_store **s) {
   return st;
 }
 
+typedef struct diff_progress {
+  cli_progress *p;
+  uint64_t base, last; /* rows of the stores read before, rows of this one so far */
+} diff_progress;
+
+static int on_rows(void *ctx, uint64_t rows) {
+  diff_progress *d = ctx;
+  if (rows < d->last) d->base += d->last; /* the second store began */
+  d->last = rows;
+  cli_progress_update(d->p, d->base + rows);
+  return 0;
+}
+
 int cmd_diff(int argc, char **argv) {
-  static const struct option lo[] = {{"by", required_argument, 0, 'b'},
-                                     {"metrics", required_argument, 0, 'm'},
-                                     {"counters", required_argument, 0, 'c'},
-                                     {"metrics-file", required_argument, 0, 'f'},
-                                     {"kernel", required_argument, 0, 'k'},
-                                     {"device", required_argument, 0, 'd'},
-                                     {"threshold", required_argument, 0, 't'},
-                                     {"limit", required_argument, 0, 'n'},
-                                     {"format", required_argument, 0, 'F'},
-                                     {"help", no_argument, 0, 'h'},
-                                     {0, 0, 0, 0}};
-  ha_query q = {.size = sizeof q, .group = HA_BY_KERNEL};
-  const char **files = NULL, **kernels = NULL, **devices = NULL;
-  size_t nfiles = 0, nkernels = 0, ndevices = 0;
-  int fmt = REPORT_TABLE, c, rc = CLI_USAGE, have_m = 0, have_c = 0;
-  double same = DEFAULT_SAME_PCT;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":n:h", lo, NULL)) != -1) {
-    switch (c) {
-    case 'b':
-      if (!strcmp(optarg, "kernel"))
-        q.group = HA_BY_KERNEL;
-      else if (!strcmp(optarg, "kernel-grid"))
-        q.group = HA_BY_KERNEL_GRID;
-      else {
-        cli_error("diff: unknown grouping '%s' (kernel or kernel-grid)", optarg);
-        goto out;
-      }
-      break;
-    case 'm':
-    case 'c': {
-      int *have = c == 'm' ? &have_m : &have_c;
-      if (*have || !*optarg) {
-        cli_error(*have ? "diff: --%s given twice (give one comma-separated list)"
-                        : "diff: --%s needs a list",
-                  c == 'm' ? "metrics" : "counters");
-        goto out;
-      }
-      *have = 1;
-      const char *v = !strcmp(optarg, "none") ? "" : optarg;
-      if (c == 'm')
-        q.metrics = v;
-      else
-        q.counters = v;
-      break;
-    }
-    case 'f':
-    case 'k':
-    case 'd':
-      if (c == 'f'   ? push(&files, &nfiles, optarg)
-          : c == 'k' ? push(&kernels, &nkernels, optarg)
-                     : push(&devices, &ndevices, optarg)) {
-        cli_error("out of memory");
-        rc = CLI_FAIL;
-        goto out;
-      }
-      break;
-    case 't': {
-      char *end;
-      same = strtod(optarg, &end);
-      if (*end || end == optarg || !(same >= 0) || same > 1e6) {
-        cli_error("diff: --threshold needs a percentage >= 0, not '%s'", optarg);
-        goto out;
-      }
-      break;
-    }
-    case 'n': {
-      char *end;
-      long v = strtol(optarg, &end, 10);
-      if (*end || end == optarg || v < 1) {
-        cli_error("diff: --limit needs a positive number, not '%s'", optarg);
-        goto out;
-      }
-      q.limit = v;
-      break;
-    }
-    case 'F':
-      if ((fmt = report_fmt_parse(optarg)) < 0) {
-        cli_error("diff: unknown output format '%s' (table, csv or json)", optarg);
-        goto out;
-      }
-      break;
-    case 'h':
-      cmd_diff_help(stdout);
-      rc = cli_finish_stdout(CLI_OK);
-      goto out;
-    case ':': cli_error("diff: option '%s' needs a value", argv[optind - 1]); goto out;
-    default: cli_error("diff: unknown option '%s' (see 'hubprof diff --help')", argv[optind - 1]); goto out;
-    }
-  }
-  if (argc - optind != 2) {
+  cli_args args;
+  int rc = cli_parse(&diff_spec, argc, argv, &args);
+  if (rc != CLI_PROCEED) return rc;
+  rc = CLI_USAGE;
+  ha_query q = {.size = sizeof q,
+                .group = cli_enum(&args, "by", 0) ? HA_BY_KERNEL_GRID : HA_BY_KERNEL,
+                .limit = (int64_t)cli_uint(&args, "limit", 0),
+                .metrics = cli_str(&args, "metrics"),
+                .counters = cli_str(&args, "counters")};
+  if (q.metrics && !strcmp(q.metrics, "none")) q.metrics = "";
+  if (q.counters && !strcmp(q.counters, "none")) q.counters = "";
+  size_t nkernels, ndevices;
+  q.metric_files = cli_list(&args, "metrics-file", &q.nmetric_files);
+  q.kernels = cli_list(&args, "kernel", &nkernels);
+  q.devices = cli_list(&args, "device", &ndevices);
+  q.nkernels = nkernels;
+  q.ndevices = ndevices;
+  int fmt = cli_enum(&args, "format", REPORT_TABLE);
+  double same = cli_str(&args, "threshold") ? strtod(cli_str(&args, "threshold"), NULL) : DEFAULT_SAME_PCT;
+  if (args.noperands != 2) {
     cli_error("diff: expected two stores, A and B (see 'hubprof diff --help')");
     goto out;
   }
-  q.metric_files = files;
-  q.nmetric_files = nfiles;
-  q.kernels = kernels;
-  q.nkernels = nkernels;
-  q.devices = devices;
-  q.ndevices = ndevices;
+  char **argv2 = args.operands;
   hp_store *a = NULL, *b = NULL;
   rc = CLI_FAIL;
-  if (open_store(argv[optind], &a) != HP_OK) goto out;
-  if (open_store(argv[optind + 1], &b) != HP_OK) {
+  if (open_store(argv2[0], &a) != HP_OK) goto out;
+  if (open_store(argv2[1], &b) != HP_OK) {
     hp_store_close(a);
     goto out;
   }
+  /* a progress line on a terminal: rows read of both stores (the library reads A, then B) */
+  diff_progress dp = {.p = cli_progress_start("reading", "rows", 0, cli_given(&args, "quiet"))};
+  if (dp.p) {
+    uint64_t total = 0, n;
+    for (int i = 0; i < 2; i++)
+      for (int t = 0; t < 2; t++)
+        if (hp_store_count(i ? b : a, t ? HP_TABLE_COUNTER_VALUE : HP_TABLE_DISPATCH, &n) == HP_OK)
+          total += n;
+    cli_progress_stage(dp.p, NULL, total);
+    q.progress = on_rows;
+    q.progress_ctx = &dp;
+  }
   ha_result *res;
   hp_status st = ha_diff(a, b, &q, same, &res);
+  cli_progress_end(dp.p);
   if (st != HP_OK) {
     cli_error("diff: %s", ha_last_error()[0] ? ha_last_error() : hp_status_str(st));
   } else {
-    if (fmt == REPORT_TABLE) printf("A: %s\nB: %s\n\n", argv[optind], argv[optind + 1]);
+    if (fmt == REPORT_TABLE) printf("A: %s\nB: %s\n\n", argv2[0], argv2[1]);
     if (fmt == REPORT_TABLE && ha_result_nrows(res) == 0)
       printf("no dispatches in either store%s\n", nkernels || ndevices ? " match the filters" : "");
     else
@@ -189,8 +191,6 @@ int cmd_diff(int argc, char **argv) {
   hp_store_close(b);
   rc = cli_finish_stdout(rc);
 out:
-  free(files);
-  free(kernels);
-  free(devices);
+  cli_args_free(&args);
   return rc;
 }

@@ -1,43 +1,64 @@
 /* `hubprof info STORE`: what a store holds — format, schema version, damage, rows per table,
  * processes and the time span of its dispatches — as text or JSON. Reads only through the hub. */
 #include "cli.h"
+#include "options.h"
+#include "progress.h"
 #include "report.h"
 
 #include "hubprof/hub.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-void cmd_info_help(FILE *out) {
-  fprintf(out, "usage: hubprof info [--json] STORE\n\n"
-               "Show what a profile store holds: its format and schema version, damage found while\n"
-               "reading (a log cut short by a crash), rows per table, the processes with lost records,\n"
-               "and the time span of its dispatches. Any format is detected automatically.\n\n"
-               "options:\n"
-               "  --json      print one JSON object instead of text\n"
-               "  -h, --help  show this help\n");
-}
+static const char *const info_formats[] = {"table", "json", NULL};
+
+static const cli_opt info_opts[] = {
+    {.name = "format",
+     .kind = CLI_OPT_ENUM,
+     .choices = info_formats,
+     .def = "table",
+     .help = "text for people, or one JSON object"},
+    {.name = "json", .kind = CLI_OPT_FLAG, .flags = CLI_OPT_HIDDEN}, /* old spelling of --format json */
+    {0},
+};
+
+static const cli_opt *const info_tables[] = {info_opts, cli_opts_quiet, cli_opts_common, NULL};
+
+static const cli_spec info_spec = {
+    .command = "info",
+    .usage = "info [--format table|json] STORE",
+    .about = "Show what a profile store holds: its format and schema version, damage found while\n"
+             "reading (a log cut short by a crash), rows per table, the processes with lost records,\n"
+             "and the time span of its dispatches. Any format is detected automatically.",
+    .tables = info_tables,
+};
+
+void cmd_info_help(FILE *out) { cli_help(&info_spec, out); }
 
 typedef struct span {
   int64_t first, last;
   uint64_t n;
 } span;
 
-static hp_status dispatch_span(hp_store *s, span *sp) {
+/* The time span of the dispatches: the one pass over every row, so it shows progress on a terminal. */
+static hp_status dispatch_span(hp_store *s, span *sp, uint64_t total, int quiet) {
   hp_cursor *c;
   hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
   if (st != HP_OK) return st;
   hp_dispatch d = {.size = sizeof d};
   memset(sp, 0, sizeof *sp);
+  cli_progress *pr = cli_progress_start("reading", "dispatches", total, quiet);
+  uint64_t rows = 0;
   while ((st = hp_cursor_next(c, &d)) == HP_OK) {
+    if ((++rows & 1023) == 0) cli_progress_update(pr, rows);
     int64_t a = d.start_ns ? d.start_ns : d.enqueue_ns, b = d.end_ns ? d.end_ns : a;
     if (!a) continue;
     if (!sp->n || a < sp->first) sp->first = a;
     if (!sp->n || b > sp->last) sp->last = b;
     sp->n++;
   }
+  cli_progress_end(pr);
   hp_cursor_close(c);
   return st == HP_END ? HP_OK : st;
 }
@@ -56,7 +77,7 @@ static void node_name(hp_store *s, uint64_t id, char *out, size_t n) {
   hp_cursor_close(c);
 }
 
-static int print_info(hp_store *s, int json) {
+static int print_info(hp_store *s, int json, int quiet) {
   uint64_t counts[HP_TABLE_COUNT];
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
     hp_status st = hp_store_count(s, (hp_table)t, &counts[t]);
@@ -66,7 +87,7 @@ static int print_info(hp_store *s, int json) {
     }
   }
   span sp;
-  hp_status st = dispatch_span(s, &sp);
+  hp_status st = dispatch_span(s, &sp, counts[HP_TABLE_DISPATCH], quiet);
   if (st != HP_OK) {
     cli_error("%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
     return CLI_FAIL;
@@ -164,33 +185,33 @@ static int print_info(hp_store *s, int json) {
 }
 
 int cmd_info(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-  int json = 0, o;
-  opterr = 0;
-  while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-    if (o == 'j')
-      json = 1;
-    else if (o == 'h') {
-      cmd_info_help(stdout);
-      return cli_finish_stdout(CLI_OK);
-    } else {
-      cli_error("info: unknown option '%s' (see 'hubprof info --help')", argv[optind - 1]);
+  cli_args args;
+  int rc = cli_parse(&info_spec, argc, argv, &args);
+  if (rc != CLI_PROCEED) return rc;
+  int json = cli_enum(&args, "format", 0) == 1, quiet = cli_given(&args, "quiet");
+  if (cli_given(&args, "json")) {
+    if (cli_str(&args, "format") && !json) {
+      cli_error("info: --json and --format %s contradict each other: give one", cli_str(&args, "format"));
+      cli_args_free(&args);
       return CLI_USAGE;
     }
+    json = 1;
   }
-  if (argc - optind != 1) {
+  if (args.noperands != 1) {
     cli_error("info: expected one STORE (see 'hubprof info --help')");
+    cli_args_free(&args);
     return CLI_USAGE;
   }
+  const char *path = args.operands[0];
+  cli_args_free(&args);
   hp_store *s;
-  hp_status st = hp_store_open(argv[optind], NULL, HP_READ, &s);
+  hp_status st = hp_store_open(path, NULL, HP_READ, &s);
   if (st != HP_OK) {
     cli_error("%s", s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
     hp_store_abort(s);
     return CLI_FAIL;
   }
-  int rc = print_info(s, json);
+  rc = print_info(s, json, quiet);
   hp_store_close(s);
   return cli_finish_stdout(rc);
 }

@@ -2,34 +2,56 @@
  * measured here and why not), its derived metrics (unit, counters, measurable here), and the device
  * descriptions found, as a table, CSV or JSON. Runs nothing. */
 #include "cli.h"
+#include "options.h"
 #include "report.h"
 
 #include "counters.h"
 #include "metrics.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DEFAULT_DEVICE "cpu-perf"
 
-void cmd_list_help(FILE *out) {
-  fprintf(out, "usage: hubprof list counters [--device D] [--format F]\n"
-               "       hubprof list metrics [--device D] [--metrics-file F]... [--format F]\n"
-               "       hubprof list devices [--format F]\n\n"
-               "counters: every counter of a device with its block, unit, whether it can be measured on\n"
-               "this machine and, when not, why (no PMU, perf_event_paranoid, a description for planning\n"
-               "only). metrics: the derived metrics for a device (share/hubprof/metrics, $HUBPROF_METRICS,\n"
-               "--metrics-file; docs/metrics.md) with their unit, the counters they need and whether they\n"
-               "can be measured here. devices: the device descriptions found (share/hubprof/devices,\n"
-               "$HUBPROF_DEVICES) with their provider and per-pass limits.\n\n"
-               "options:\n"
-               "  --device D      a device description's name or path (default " DEFAULT_DEVICE ": this CPU\n"
-               "                  through Linux perf_event); 'hubprof list devices' names them\n"
-               "  --metrics-file F  more metric definitions (list metrics; repeatable)\n"
-               "  --format F      table (default), csv or json\n"
-               "  -h, --help      show this help\n");
-}
+static const cli_opt list_opts[] = {
+    {.name = "device",
+     .kind = CLI_OPT_STRING,
+     .value = "D",
+     .def = DEFAULT_DEVICE,
+     .help = "list counters, list metrics: a device description's name or .device file ('hubprof list "
+             "devices' names them; cpu-perf is this CPU through Linux perf_event)",
+     .check = cli_check_device},
+    {.name = "metrics-file",
+     .kind = CLI_OPT_STRING,
+     .flags = CLI_OPT_REPEAT,
+     .value = "FILE",
+     .help = "list metrics: more metric definitions",
+     .check = cli_check_file},
+    {.name = "format",
+     .kind = CLI_OPT_ENUM,
+     .choices = cli_report_formats,
+     .def = "table",
+     .help = "table, csv or json"},
+    {0},
+};
+
+static const cli_opt *const list_tables[] = {list_opts, cli_opts_common, NULL};
+
+static const cli_spec list_spec = {
+    .command = "list",
+    .usage = "list counters [--device D] [--format F]\n"
+             "       hubprof list metrics [--device D] [--metrics-file FILE]... [--format F]\n"
+             "       hubprof list devices [--format F]",
+    .about = "counters: every counter of a device with its block, unit, whether it can be measured on\n"
+             "this machine and, when not, why (no PMU, perf_event_paranoid, a description for planning\n"
+             "only). metrics: the derived metrics for a device (share/hubprof/metrics, $HUBPROF_METRICS,\n"
+             "--metrics-file; docs/metrics.md) with their unit, the counters they need and whether they\n"
+             "can be measured here. devices: the device descriptions found (share/hubprof/devices,\n"
+             "$HUBPROF_DEVICES) with their provider and per-pass limits.",
+    .tables = list_tables,
+};
+
+void cmd_list_help(FILE *out) { cli_help(&list_spec, out); }
 
 /* "sw unlimited, core 4" */
 static void block_limits(const hc_limits *l, char *out, size_t len) {
@@ -250,58 +272,18 @@ static int list_devices(int fmt) {
   return rc;
 }
 
-int cmd_list(int argc, char **argv) {
-  static const struct option opts[] = {{"device", required_argument, 0, 'd'},
-                                       {"format", required_argument, 0, 'F'},
-                                       {"metrics-file", required_argument, 0, 'f'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-  int fmt = -1, o;
-  const char *device = NULL, *fmt_arg = NULL;
-  const char *files[64];
-  size_t nfiles = 0;
-  opterr = 0;
-  while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (o) {
-    case 'd':
-      if (device && strcmp(device, optarg)) {
-        cli_error("list: --device given twice ('%s' and '%s')", device, optarg);
-        return CLI_USAGE;
-      }
-      device = optarg;
-      break;
-    case 'F':
-      if (fmt_arg && strcmp(fmt_arg, optarg)) {
-        cli_error("list: --format given twice ('%s' and '%s')", fmt_arg, optarg);
-        return CLI_USAGE;
-      }
-      if ((fmt = report_fmt_parse(optarg)) < 0) {
-        cli_error("list: unknown output format '%s' (table, csv or json)", optarg);
-        return CLI_USAGE;
-      }
-      fmt_arg = optarg;
-      break;
-    case 'f':
-      if (nfiles == 64) {
-        cli_error("list: too many --metrics-file (64 at most)");
-        return CLI_USAGE;
-      }
-      files[nfiles++] = optarg;
-      break;
-    case 'h': cmd_list_help(stdout); return cli_finish_stdout(CLI_OK);
-    case ':': cli_error("list: option '%s' needs a value", argv[optind - 1]); return CLI_USAGE;
-    default:
-      cli_error("list: unknown option '%s' (see 'hubprof list --help')", argv[optind - 1]);
-      return CLI_USAGE;
-    }
-  }
-  if (fmt < 0) fmt = REPORT_TABLE;
-  if (argc - optind != 1) {
-    cli_error(argc - optind ? "list: expected one of counters, metrics, devices (see 'hubprof list --help')"
-                            : "list: what to list? counters, metrics or devices (see 'hubprof list --help')");
+static int list(const cli_args *args) {
+  int fmt = cli_enum(args, "format", REPORT_TABLE);
+  const char *device = cli_str(args, "device");
+  size_t nfiles;
+  const char *const *files = cli_list(args, "metrics-file", &nfiles);
+  if (args->noperands != 1) {
+    cli_error(args->noperands
+                  ? "list: expected one of counters, metrics, devices (see 'hubprof list --help')"
+                  : "list: what to list? counters, metrics or devices (see 'hubprof list --help')");
     return CLI_USAGE;
   }
-  const char *what = argv[optind];
+  const char *what = args->operands[0];
   if (nfiles && strcmp(what, "metrics")) {
     cli_error("list: --metrics-file applies to 'list metrics'");
     return CLI_USAGE;
@@ -317,6 +299,20 @@ int cmd_list(int argc, char **argv) {
     }
     return cli_finish_stdout(list_devices(fmt));
   }
-  cli_error("list: cannot list '%s' (counters, metrics or devices)", what);
+  static const char *const whats[] = {"counters", "metrics", "devices"};
+  const char *sug = cli_suggest(what, whats, 3);
+  if (sug)
+    cli_error("list: cannot list '%s'; did you mean '%s'? (counters, metrics or devices)", what, sug);
+  else
+    cli_error("list: cannot list '%s' (counters, metrics or devices)", what);
   return CLI_USAGE;
+}
+
+int cmd_list(int argc, char **argv) {
+  cli_args args;
+  int rc = cli_parse(&list_spec, argc, argv, &args);
+  if (rc != CLI_PROCEED) return rc;
+  rc = list(&args);
+  cli_args_free(&args);
+  return rc;
 }

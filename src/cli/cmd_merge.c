@@ -1,32 +1,39 @@
-/* `hubprof merge IN... -o OUT [--format F]`: merge stores of any format into one through the hub.
+/* `hubprof merge IN... -o OUT [-F FORMAT]`: merge stores of any format into one through the hub.
  * The output appears only when everything succeeded (the hub writes a temporary and renames it). */
 #include "cli.h"
+#include "options.h"
 
 #include "hubprof/hub.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-void cmd_merge_help(FILE *out) {
-  fprintf(out, "usage: hubprof merge [options] -o OUT IN...\n\n"
-               "Merge profile stores (any mix of formats, detected automatically) into ONE store:\n"
-               "ids are remapped; nodes, agents, kernels, code objects and counters are de-duplicated;\n"
-               "processes stay apart (host + pid + start time); replay passes stay apart.\n"
-               "A log cut short by a crash is merged up to its damage, with a warning.\n\n"
-               "options:\n"
-               "  -o, --output OUT   the merged store (required); it appears only on success\n"
-               "  --format F         format of OUT: ");
-  for (const char *const *f = hp_formats(); *f; f++)
-    fprintf(out, "%s%s", *f, f[1] ? ", " : "");
-  fprintf(out, " (default: rocpd)\n"
-               "  -f, --force        replace OUT if it exists\n"
-               "  --strict           fail instead of warning when an input is damaged\n"
-               "  -q, --quiet        print no summary\n"
-               "  -h, --help         show this help\n");
-}
+static const cli_opt merge_opts[] = {
+    {.name = "output",
+     .short_name = 'o',
+     .kind = CLI_OPT_STRING,
+     .value = "OUT",
+     .help = "the merged store (required); it appears only on success"},
+    {.name = "strict", .kind = CLI_OPT_FLAG, .help = "fail instead of warning when an input is damaged"},
+    {0},
+};
+
+static const cli_opt *const merge_tables[] = {merge_opts, cli_opts_store_out, cli_opts_quiet, cli_opts_common,
+                                              NULL};
+
+static const cli_spec merge_spec = {
+    .command = "merge",
+    .usage = "merge [options] -o OUT IN...",
+    .about = "Merge profile stores (any mix of formats, detected automatically) into ONE store:\n"
+             "ids are remapped; nodes, agents, kernels, code objects and counters are de-duplicated;\n"
+             "processes stay apart (host + pid + start time); replay passes stay apart.\n"
+             "A log cut short by a crash is merged up to its damage, with a warning.",
+    .tables = merge_tables,
+};
+
+void cmd_merge_help(FILE *out) { cli_help(&merge_spec, out); }
 
 int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const char *format, int force,
                      int strict, hp_merge_stats *stats, char *first_format, size_t first_format_len) {
@@ -88,45 +95,24 @@ int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const c
 }
 
 int cmd_merge(int argc, char **argv) {
-  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                       {"format", required_argument, 0, 'F'},
-                                       {"force", no_argument, 0, 'f'},
-                                       {"strict", no_argument, 0, 'S'},
-                                       {"quiet", no_argument, 0, 'q'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
-  const char *out_path = NULL, *format = "rocpd";
-  int force = 0, strict = 0, quiet = 0, o;
-  opterr = 0;
-  while ((o = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
-    switch (o) {
-    case 'o': out_path = optarg; break;
-    case 'F': format = optarg; break;
-    case 'f': force = 1; break;
-    case 'S': strict = 1; break;
-    case 'q': quiet = 1; break;
-    case 'h': cmd_merge_help(stdout); return cli_finish_stdout(CLI_OK);
-    case ':': cli_error("merge: option '%s' needs a value", argv[optind - 1]); return CLI_USAGE;
-    default:
-      cli_error("merge: unknown option '%s' (see 'hubprof merge --help')", argv[optind - 1]);
-      return CLI_USAGE;
-    }
-  }
+  cli_args a;
+  int rc = cli_parse(&merge_spec, argc, argv, &a);
+  if (rc != CLI_PROCEED) return rc;
+  const char *out_path = cli_str(&a, "output"), *format = cli_str(&a, "output-format");
+  int force = cli_given(&a, "force"), strict = cli_given(&a, "strict"), quiet = cli_given(&a, "quiet");
+  if (!format) format = "rocpd";
   if (!out_path) {
     cli_error("merge: no output given: use -o OUT (see 'hubprof merge --help')");
+    cli_args_free(&a);
     return CLI_USAGE;
   }
-  if (optind >= argc) {
+  if (!a.noperands) {
     cli_error("merge: no input stores given (see 'hubprof merge --help')");
-    return CLI_USAGE;
-  }
-  if (!cli_format_known(format)) {
-    cli_error("merge: unknown format '%s' (known: %s)", format, "see 'hubprof merge --help'");
+    cli_args_free(&a);
     return CLI_USAGE;
   }
   hp_merge_stats stats = {.size = sizeof stats};
-  int rc = cli_merge_stores(argv + optind, (size_t)(argc - optind), out_path, format, force, strict, &stats,
-                            NULL, 0);
+  rc = cli_merge_stores(a.operands, a.noperands, out_path, format, force, strict, &stats, NULL, 0);
   if (rc == CLI_OK && !quiet)
     fprintf(stderr,
             "hubprof: merged %" PRIu64 " stores into %s (%s): %" PRIu64 " processes, %" PRIu64
@@ -134,5 +120,6 @@ int cmd_merge(int argc, char **argv) {
             stats.inputs, out_path, format, stats.rows_out[HP_TABLE_PROCESS],
             stats.rows_out[HP_TABLE_DISPATCH], stats.rows_out[HP_TABLE_COUNTER_VALUE],
             stats.rows_out[HP_TABLE_KERNEL_SYMBOL]);
+  cli_args_free(&a);
   return rc;
 }

@@ -1,5 +1,6 @@
 /* hubprof CLI entry point: the table of subcommands, global help and version, dispatch to cmd_*.c. */
 #include "cli.h"
+#include "options.h"
 
 #include "hubprof/hub.h"
 
@@ -63,16 +64,35 @@ static void usage(FILE *out) {
                "hubprof is an open GPU-kernel profiler. Commands:\n");
   for (size_t i = 0; i < NCOMMANDS; i++)
     fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-  fprintf(out, "\nFormats: ");
+  fprintf(out, "\nStore formats (-F/--output-format): ");
   for (const char *const *f = hp_formats(); *f; f++)
     fprintf(out, "%s%s", *f, f[1] ? ", " : "\n");
-  fprintf(out, "Run 'hubprof <command> --help' for a command's options.\n");
+  fprintf(out,
+          "Report formats (--format): table, csv, json\n"
+          "Exit status: 0 success, 1 input error or failure, 2 usage error; trace and profile exit with\n"
+          "the application's own status once it has started (docs/cli/exit-codes.md).\n"
+          "Run 'hubprof <command> --help' for a command's options.\n");
 }
 
 static const cli_cmd *find(const char *name) {
   for (size_t i = 0; i < NCOMMANDS; i++)
     if (strcmp(commands[i].name, name) == 0) return &commands[i];
   return NULL;
+}
+
+/* An unknown command: one line, with the closest command when it looks like a typo. */
+static int unknown(const char *name) {
+  const char *names[NCOMMANDS + 2];
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    names[i] = commands[i].name;
+  names[NCOMMANDS] = "help";
+  names[NCOMMANDS + 1] = "version";
+  const char *sug = name[0] != '-' ? cli_suggest(name, names, NCOMMANDS + 2) : NULL;
+  if (sug)
+    cli_error("unknown command '%s'; did you mean '%s'? (see 'hubprof --help')", name, sug);
+  else
+    cli_error("unknown %s '%s' (see 'hubprof --help')", name[0] == '-' ? "option" : "command", name);
+  return CLI_USAGE;
 }
 
 int main(int argc, char **argv) {
@@ -95,17 +115,11 @@ int main(int argc, char **argv) {
       return cli_finish_stdout(CLI_OK);
     }
     const cli_cmd *c = find(argv[2]);
-    if (!c) {
-      cli_error("unknown command '%s' (see 'hubprof --help')", argv[2]);
-      return CLI_USAGE;
-    }
+    if (!c) return unknown(argv[2]);
     c->help(stdout);
     return cli_finish_stdout(CLI_OK);
   }
   const cli_cmd *c = find(name);
-  if (!c) {
-    cli_error("unknown command '%s' (see 'hubprof --help')", name);
-    return CLI_USAGE;
-  }
+  if (!c) return unknown(name);
   return c->run(argc - 1, argv + 1);
 }

@@ -357,7 +357,7 @@ rows = rows_csv()
 for g in ("valu_flops_f32", "l2_hit_pct", "gpu_busy"):
     assert len({r["pass"] for r in rows if r["group"] == g}) == 1, g
 '
-expect 2 "$HP" plan --metrics cpu_utl
+expect 1 "$HP" plan --metrics cpu_utl
 one_line "unknown metric 'cpu_utl' (did you mean 'cpu_util'?)"
 expect 2 "$HP" plan --metrics-file own.metrics
 expect 1 "$HP" plan --metrics ipc

@@ -16,7 +16,7 @@ no_leftovers() { # DIR: no temporary files left behind
 expect 0 "$HP" --help
 grep -q "merge" "$T/out" && grep -q "info" "$T/out" && ok || bad "--help lists no commands"
 expect 0 "$HP" merge --help
-grep -q -- "--format" "$T/out" && ok || bad "merge --help has no --format"
+grep -q -- "-F, --output-format log|rocpd|parquet" "$T/out" && ok || bad "merge --help has no -F/--output-format"
 expect 0 "$HP" info --help
 expect 2 "$HP" nosuchcommand
 one_line_error "unknown command 'nosuchcommand'"
@@ -53,8 +53,8 @@ grep -qE "counter_value +12000$" "$T/out" && ok || bad "info counter rows"
 grep -qE "kernel_symbol +8$" "$T/out" && ok || bad "info kernels de-duplicated"
 grep -qE "process +6$" "$T/out" && ok || bad "info processes"
 grep -q "time span" "$T/out" && ok || bad "info time span"
-expect 0 "$HP" info --json "$T/merged.db"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["rows"]["dispatch"]==3000 and len(d["processes"])==6 and d["damage"] is None and d["format"]=="rocpd"' "$T/out" && ok || bad "info --json"
+expect 0 "$HP" info --format json "$T/merged.db"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["rows"]["dispatch"]==3000 and len(d["processes"])==6 and d["damage"] is None and d["format"]=="rocpd"' "$T/out" && ok || bad "info --format json"
 # ROCm's views answer on the merged data
 calls=$(sqlite3 "$T/merged.db" "select sum(total_calls) from top_kernels;")
 [ "$calls" = "3000" ] && ok || bad "top_kernels total calls $calls"
@@ -68,7 +68,7 @@ expect 1 "$HP" merge -o "$T/merged.db" "$T"/logs/*.log
 one_line_error "already exists"
 expect 0 "$HP" merge -f -q -o "$T/merged.db" "$T"/logs/*.log
 [ ! -s "$T/err" ] && ok || bad "--quiet printed: $(cat "$T/err")"
-expect 0 "$HP" merge --format log -o "$T/merged.log" "$T/merged.db" "$T/logs/$(ls "$T/logs" | head -n 1)"
+expect 0 "$HP" merge -F log -o "$T/merged.log" "$T/merged.db" "$T/logs/$(ls "$T/logs" | head -n 1)"
 expect 0 "$HP" info "$T/merged.log"
 grep -qE "dispatch +3000$" "$T/out" && ok || bad "log merge rows (a source of merged.db again: taken once): $(cat "$T/out")"
 
@@ -82,20 +82,20 @@ expect 0 "$HP" merge -q -o "$T/again.db" "$T/merged.db" "$T/logs/$one"
 [ "$(sqlite3 "$T/again.db" "select count(*) from rocpd_kernel_dispatch")" = 3000 ] && ok || bad "merged store + its source counted twice"
 
 # convert: rocpd -> parquet -> rocpd keeps every table's rows; bad input refused
-expect 0 "$HP" convert "$T/merged.db" -o "$T/merged.parquet" --format parquet
+expect 0 "$HP" convert "$T/merged.db" -o "$T/merged.parquet" -F parquet
 grep -q "converted $T/merged.db (rocpd) to $T/merged.parquet (parquet): 3000 dispatches, 12000 counter values" "$T/err" && ok || bad "convert summary: $(cat "$T/err")"
-expect 0 "$HP" convert -q "$T/merged.parquet" -o "$T/back.db" --format rocpd
-"$HP" info --json "$T/merged.db" >"$T/a.json"
-"$HP" info --json "$T/back.db" >"$T/b.json"
+expect 0 "$HP" convert -q "$T/merged.parquet" -o "$T/back.db" --output-format rocpd
+"$HP" info --format json "$T/merged.db" >"$T/a.json"
+"$HP" info --format json "$T/back.db" >"$T/b.json"
 python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["rows"]; b=json.load(open(sys.argv[2]))["rows"]; assert a==b, (a,b)' "$T/a.json" "$T/b.json" && ok || bad "convert round trip changed row counts"
 [ "$(sqlite3 "$T/back.db" "select sum(total_calls) from top_kernels")" = 3000 ] && ok || bad "converted rocpd views"
 expect 2 "$HP" convert "$T/merged.db" -o "$T/x.parquet"
-one_line_error "--format F are required"
-expect 2 "$HP" convert "$T/merged.db" -o "$T/x.db" --format nosuch
-one_line_error "unknown format 'nosuch'"
-expect 1 "$HP" convert "$T/merged.db" -o "$T/back.db" --format rocpd
+one_line_error "-F FORMAT are required"
+expect 2 "$HP" convert "$T/merged.db" -o "$T/x.db" -F nosuch
+one_line_error "--output-format must be 'log', 'rocpd' or 'parquet', not 'nosuch'"
+expect 1 "$HP" convert "$T/merged.db" -o "$T/back.db" --output-format rocpd
 one_line_error "already exists"
-expect 1 "$HP" convert "$T/text.txt" -o "$T/y.db" --format rocpd
+expect 1 "$HP" convert "$T/text.txt" -o "$T/y.db" -F rocpd
 one_line_error "$T/text.txt: not a hubprof store"
 [ ! -e "$T/y.db" ] && ok || bad "convert left an output after failing"
 
@@ -106,8 +106,8 @@ one_line_error "$T/missing.log: no such file"
 no_leftovers "$T"
 expect 1 "$HP" merge -o "$T/out2.db" "$T/text.txt"
 one_line_error "$T/text.txt: not a hubprof store"
-expect 2 "$HP" merge --format nosuch -o "$T/out3.db" "$T"/logs/*.log
-one_line_error "unknown format 'nosuch'"
+expect 2 "$HP" merge --output-format nosuch -o "$T/out3.db" "$T"/logs/*.log
+one_line_error "--output-format must be 'log', 'rocpd' or 'parquet', not 'nosuch'"
 expect 2 "$HP" merge "$T"/logs/*.log
 one_line_error "no output"
 expect 2 "$HP" merge -o "$T/out4.db"

@@ -170,7 +170,7 @@ one_line_error "broken.device:2: unknown keyword 'bogus'"
 expect 2 "$HP" plan
 one_line_error "nothing to plan"
 expect 2 "$HP" plan --counters task-clock,,page-faults
-one_line_error "empty counter name"
+one_line_error "--counters 'task-clock,,page-faults': an empty name in the list"
 expect 2 "$HP" plan --group novalue
 one_line_error "group 'novalue' must be NAME=COUNTER"
 expect 2 "$HP" plan --group g=task-clock --group g=page-faults
@@ -182,7 +182,7 @@ one_line_error "--max-counters-per-pass given twice"
 expect 2 "$HP" plan --counters task-clock --device gfx9 --device cpu-perf
 one_line_error "--device given twice"
 expect 2 "$HP" plan --counters task-clock --format xml
-one_line_error "unknown output format 'xml'"
+one_line_error "--format must be 'table', 'csv', 'json' or 'line', not 'xml'"
 expect 2 "$HP" plan --counters task-clock ./app
 one_line_error "unexpected argument './app'"
 expect 2 "$HP" plan --counters

@@ -1,0 +1,77 @@
+/* Metric arguments shared by `plan`, `profile` and `list`: the metric definitions for a device (built-in sets
+ * and --metrics-file), and --metrics lists turned into the planner's counter groups. */
+#include "cli.h"
+
+#include "counters.h"
+#include "metrics.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cli_metrics_open(const hc_provider *p, const char *const *files, size_t nfiles, hc_metrics **out) {
+  char err[1024];
+  const char *device = hc_provider_limits(p) ? hc_provider_limits(p)->device : NULL;
+  size_t n = hc_provider_count(p);
+  const char **names = calloc(n + 1, sizeof *names);
+  hc_metrics *m = NULL;
+  hc_status st = names ? hc_metrics_new(&m) : HC_ERR_NOMEM;
+  for (size_t i = 0; names && i < n; i++)
+    names[i] = hc_provider_counter(p, i)->name;
+  if (st == HC_OK) st = hc_metrics_add_builtin(m, device, err, sizeof err);
+  for (size_t i = 0; st == HC_OK && i < nfiles; i++)
+    st = hc_metrics_add_file(m, files[i], device, err, sizeof err);
+  if (st == HC_OK) st = hc_metrics_resolve(m, names, n, err, sizeof err);
+  free(names);
+  if (st != HC_OK) {
+    cli_error("%s", st == HC_ERR_NOMEM ? "out of memory" : err);
+    hc_metrics_free(m);
+    return CLI_FAIL;
+  }
+  *out = m;
+  return CLI_OK;
+}
+
+int cli_metric_groups(const hc_provider *p, const char *const *lists, size_t nlists, const char *const *files,
+                      size_t nfiles, char ***groups, size_t *ngroups) {
+  *groups = NULL;
+  *ngroups = 0;
+  if (!nlists) return CLI_OK;
+  hc_metrics *m = NULL; /* cli_metrics_open leaves it untouched when it fails */
+  int rc = cli_metrics_open(p, files, nfiles, &m);
+  for (size_t i = 0; rc == CLI_OK && i < nlists; i++) {
+    char err[1024], **g;
+    size_t ng;
+    hc_status st = hc_metrics_plan_groups(m, lists[i], &g, &ng, err, sizeof err);
+    if (st != HC_OK) {
+      cli_error("%s", st == HC_ERR_NOMEM ? "out of memory" : err);
+      rc = st == HC_ERR_INVALID ? CLI_USAGE : CLI_FAIL; /* a malformed list; unknown names are input errors */
+      break;
+    }
+    char **all = realloc(*groups, (*ngroups + ng + 1) * sizeof *all);
+    if (!all) {
+      hc_metrics_groups_free(g);
+      cli_error("out of memory");
+      rc = CLI_FAIL;
+      break;
+    }
+    *groups = all;
+    for (size_t k = 0; k < ng; k++) { /* a metric named twice is planned once */
+      int dup = 0;
+      for (size_t j = 0; j < *ngroups && !dup; j++)
+        dup = strcmp(all[j], g[k]) == 0;
+      if (dup)
+        free(g[k]);
+      else
+        all[(*ngroups)++] = g[k];
+    }
+    all[*ngroups] = NULL;
+    free(g); /* the strings moved */
+  }
+  hc_metrics_free(m);
+  if (rc != CLI_OK) {
+    hc_metrics_groups_free(*groups);
+    *groups = NULL;
+    *ngroups = 0;
+  }
+  return rc;
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The live progress line (src/cli/progress.c) under a pseudo-terminal: drawn on stderr when it is a
+# terminal (info and analyze reading a store), cleared at the end, never with -q, never when stderr is a
+# file; and stdout (the report) never gets any of it.
+# usage: test_progress.sh [HUBPROF]   (default build/hubprof)
+set -u
+HP=${1:-build/hubprof}
+GEN=build/examples/gen_logs
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"
+
+mkdir -p "$T/logs"
+"$GEN" "$T/logs" 2 20000 2 1 || bad "gen_logs failed"
+"$HP" merge -q -o "$T/s.db" "$T"/logs/*.log || bad "merge failed"
+
+# ptyrun OUTFILE CMD...: run CMD with stderr on a pseudo-terminal (stdout into OUTFILE); prints what the
+# terminal received, and exits with CMD's status
+ptyrun() {
+  python3 - "$@" <<'EOF'
+import os, pty, subprocess, sys
+out = open(sys.argv[1], "wb")
+master, slave = pty.openpty()
+p = subprocess.Popen(sys.argv[2:], stdout=out, stderr=slave, stdin=subprocess.DEVNULL)
+os.close(slave)
+got = b""
+while True:
+    try:
+        b = os.read(master, 65536)
+    except OSError:
+        break
+    if not b:
+        break
+    got += b
+rc = p.wait()
+sys.stdout.buffer.write(got)
+sys.exit(rc)
+EOF
+}
+
+# draws at once with HUBPROF_PROGRESS_DELAY_MS=0: a line with done/total, a percentage and a rate, then
+# the clearing sequence as the last thing written
+export HUBPROF_PROGRESS_DELAY_MS=0
+ptyrun "$T/out" "$HP" info "$T/s.db" >"$T/tty"
+rc=$?
+[ $rc -eq 0 ] && ok || bad "info under a terminal exited $rc"
+grep -aqE 'hubprof: reading: [0-9]+/40000 dispatches \([0-9]+%\)' "$T/tty" && ok ||
+  bad "info: no progress line: $(od -c "$T/tty" | head -5)"
+python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); assert d.endswith(b"\r\x1b[K"), d[-40:]' "$T/tty" && ok ||
+  bad "info: progress line not cleared at the end"
+grep -qE "dispatch +40000$" "$T/out" && ! grep -aq "reading" "$T/out" && ok || bad "info: stdout changed: $(cat "$T/out")"
+
+ptyrun "$T/out" "$HP" analyze "$T/s.db" >"$T/tty"
+[ $? -eq 0 ] && ok || bad "analyze under a terminal failed"
+grep -aqE 'hubprof: reading: [0-9]+/120000 rows \([0-9]+%\)' "$T/tty" && ok ||
+  bad "analyze: no progress line: $(od -c "$T/tty" | head -5)"
+python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); assert d.endswith(b"\r\x1b[K"), d[-40:]' "$T/tty" && ok ||
+  bad "analyze: progress line not cleared"
+grep -q "vector_add" "$T/out" && ! grep -aq "reading" "$T/out" && ok || bad "analyze: stdout changed"
+
+# diff reads both stores: one line counting the rows of both
+ptyrun "$T/out" "$HP" diff "$T/s.db" "$T/s.db" >"$T/tty"
+[ $? -eq 0 ] && ok || bad "diff under a terminal failed"
+grep -aqE 'hubprof: reading: [0-9]+/240000 rows' "$T/tty" && ok || bad "diff: no progress line: $(od -c "$T/tty" | head -3)"
+python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); assert d.endswith(b"\r\x1b[K"), d[-40:]' "$T/tty" && ok ||
+  bad "diff: progress line not cleared"
+ptyrun "$T/out" "$HP" diff -q "$T/s.db" "$T/s.db" >"$T/tty"
+[ ! -s "$T/tty" ] && ok || bad "diff -q drew on the terminal"
+
+# -q: nothing on the terminal
+ptyrun "$T/out" "$HP" info -q "$T/s.db" >"$T/tty"
+[ ! -s "$T/tty" ] && ok || bad "info -q drew on the terminal: $(od -c "$T/tty" | head -3)"
+ptyrun "$T/out" "$HP" analyze -q "$T/s.db" >"$T/tty"
+[ ! -s "$T/tty" ] && ok || bad "analyze -q drew on the terminal"
+
+# stderr not a terminal: nothing
+"$HP" info "$T/s.db" >"$T/out" 2>"$T/err"
+[ ! -s "$T/err" ] && ok || bad "info wrote progress to a file: $(od -c "$T/err" | head -3)"
+"$HP" analyze "$T/s.db" >"$T/out" 2>"$T/err"
+[ ! -s "$T/err" ] && ok || bad "analyze wrote progress to a file"
+
+# work shorter than the delay stays silent even on a terminal
+HUBPROF_PROGRESS_DELAY_MS=600000 ptyrun "$T/out" "$HP" info "$T/s.db" >"$T/tty"
+[ ! -s "$T/tty" ] && ok || bad "work shorter than the delay drew a progress line"
+
+echo "test_progress: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
