@@ -775,6 +775,12 @@ static int map_counters(plog *f, plog *p) {
   return rc;
 }
 
+/* The program a process ran: the first word of its command line. */
+static int same_program(const char *a, const char *b) {
+  size_t la = strcspn(a, " "), lb = strcspn(b, " ");
+  return la == lb && strncmp(a, b, la) == 0;
+}
+
 static hp_status replay_prepare(hp_assembly *a, hp_assemble_stats *stats) {
   uint32_t R = 0;
   for (size_t i = 0; i < a->n; i++)
@@ -821,13 +827,19 @@ static hp_status replay_prepare(hp_assembly *a, hp_assemble_stats *stats) {
     size_t n0 = a->nprocs[0];
     unsigned char *taken = calloc(n0 ? n0 : 1, 1);
     if (!taken) return fail(a, HP_ERR_NOMEM, "out of memory");
+    /* the same command line first; then the same program (arguments may differ between runs) */
+    for (int tier = 0; tier < 2; tier++)
+      for (size_t i = 0; i < a->nprocs[k]; i++) {
+        plog *p = &a->runs[k][i];
+        for (size_t j = 0; j < n0 && !p->partner; j++)
+          if (!taken[j] &&
+              (tier ? same_program(first[j].command, p->command) : !strcmp(first[j].command, p->command))) {
+            taken[j] = 1;
+            p->partner = &first[j];
+          }
+      }
     for (size_t i = 0; i < a->nprocs[k]; i++) {
       plog *p = &a->runs[k][i];
-      for (size_t j = 0; j < n0 && !p->partner; j++)
-        if (!taken[j] && strcmp(first[j].command, p->command) == 0) {
-          taken[j] = 1;
-          p->partner = &first[j];
-        }
       if (!p->partner) {
         if (stats) {
           stats->unmatched_processes++;
@@ -835,7 +847,7 @@ static hp_status replay_prepare(hp_assembly *a, hp_assemble_stats *stats) {
         }
         warnf(a,
               "pass %u: process %" PRId64
-              " '%s' has no process with the same command line in the first run: its %zu dispatch%s left out",
+              " '%s' has no process of the same program in the first run: its %zu dispatch%s left out",
               k + 1, p->pid, p->command, p->nkeys, p->nkeys == 1 ? " is" : "es are");
         continue;
       }
