@@ -104,8 +104,8 @@ static hp_status assemble(const char *out_name, const char *const *names, const 
     stats->size = sizeof *stats;
     if (st == HP_OK) st = hp_assembly_write(a, out, stats);
     if (st == HP_OK) st = hp_store_commit(out);
-    hp_store_abort(out);
     if (st == HP_OK) CHECK(hp_assembly_write(a, out, stats) == HP_ERR_INVALID); /* once per assembly */
+    hp_store_abort(out);
   }
   if (st != HP_OK)
     snprintf(warned + strlen(warned), sizeof warned - strlen(warned), "error: %s\n", hp_assembly_error(a));
