@@ -274,8 +274,6 @@ static const char *kname(char *const *names, size_t n, uint64_t id) {
   return id < n && names[id] ? names[id] : "";
 }
 
-static const mproc *g_sorting; /* the process whose dispatches mux_cmp_key orders (qsort has no context) */
-
 static int mux_key_cmp(const mproc *p, const mdisp *x, const mdisp *y) {
   int c = x->kernel_id == y->kernel_id ? 0
                                        : strcmp(kname(p->knames, p->nknames, x->kernel_id),
@@ -284,9 +282,10 @@ static int mux_key_cmp(const mproc *p, const mdisp *x, const mdisp *y) {
   c = memcmp(x->grid, y->grid, sizeof x->grid);
   return c ? c : memcmp(x->wg, y->wg, sizeof x->wg);
 }
-static int mux_cmp_key(const void *a, const void *b) {
-  const mdisp *x = &g_sorting->d[*(const size_t *)a], *y = &g_sorting->d[*(const size_t *)b];
-  int c = mux_key_cmp(g_sorting, x, y);
+static int mux_cmp_key(const void *a, const void *b, void *ctx) {
+  const mproc *p = ctx;
+  const mdisp *x = &p->d[*(const size_t *)a], *y = &p->d[*(const size_t *)b];
+  int c = mux_key_cmp(p, x, y);
   return c ? c : x->row < y->row ? -1 : x->row > y->row;
 }
 
@@ -339,8 +338,7 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
   if (!ord) return -1;
   for (size_t i = 0; i < p->nd; i++)
     ord[i] = i;
-  g_sorting = p;
-  qsort(ord, p->nd, sizeof *ord, mux_cmp_key);
+  qsort_r(ord, p->nd, sizeof *ord, mux_cmp_key, p);
   for (size_t i = 0; i < p->nd; i++)
     p->nkeys += !i || mux_key_cmp(p, &p->d[ord[i - 1]], &p->d[ord[i]]) != 0;
   if (!(p->keys = calloc(p->nkeys ? p->nkeys : 1, sizeof *p->keys))) {
@@ -556,6 +554,7 @@ static hp_status mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
 typedef struct dkey {
   const char *name;        /* kernel name (owned by the plog) */
   uint32_t grid[3], wg[3]; /* global and work-group sizes */
+  uint32_t policy;         /* hp_match: which fields count (every key of an assembly has the same) */
   uint64_t seq;            /* position in the process's sequence of dispatches (by dispatch id) */
   uint64_t occ;            /* occurrence among the dispatches with the same policy fields */
   uint64_t row;            /* the dispatch's row id in its input */
@@ -604,15 +603,13 @@ static void plog_clear(plog *p) {
   free(p->cmap);
 }
 
-static hp_match g_policy; /* qsort has no context */
-
 static int cmp_dispatch_id(const void *a, const void *b) {
   const dkey *x = a, *y = b;
   return x->dispatch_id < y->dispatch_id ? -1 : x->dispatch_id > y->dispatch_id;
 }
 static int cmp_fields(const dkey *x, const dkey *y) {
   int c = strcmp(x->name, y->name);
-  if (c || g_policy == HP_MATCH_NAME) return c;
+  if (c || x->policy == HP_MATCH_NAME) return c;
   c = memcmp(x->grid, y->grid, sizeof x->grid);
   return c ? c : memcmp(x->wg, y->wg, sizeof x->wg);
 }
@@ -633,7 +630,7 @@ static int cmp_drow(const void *a, const void *b) {
 
 /* Process row, kernel names and dispatch keys of p->s, keys numbered among their equals and sorted by
  * (fields, occurrence). */
-static int plog_load(plog *p) {
+static int plog_load(plog *p, hp_match policy) {
   hp_cursor *c = NULL;
   hp_process pr = {.size = sizeof pr};
   if (hp_cursor_open(p->s, HP_TABLE_PROCESS, &c) == HP_OK) {
@@ -667,6 +664,7 @@ static int plog_load(plog *p) {
     memcpy(x->wg, d.workgroup, sizeof x->wg);
     x->row = d.id;
     x->dispatch_id = d.dispatch_id;
+    x->policy = policy;
   }
   hp_cursor_close(c);
   qsort(p->keys, p->nkeys, sizeof *p->keys, cmp_dispatch_id);
@@ -674,7 +672,7 @@ static int plog_load(plog *p) {
     p->keys[i].seq = i;
   qsort(p->keys, p->nkeys, sizeof *p->keys, cmp_fields_seq);
   for (size_t i = 0; i < p->nkeys; i++)
-    p->keys[i].occ = g_policy == HP_MATCH_ALL                             ? p->keys[i].seq
+    p->keys[i].occ = p->keys[i].policy == HP_MATCH_ALL                    ? p->keys[i].seq
                      : i && cmp_fields(&p->keys[i - 1], &p->keys[i]) == 0 ? p->keys[i - 1].occ + 1
                                                                           : 0;
   qsort(p->keys, p->nkeys, sizeof *p->keys, cmp_dkey);
@@ -719,7 +717,7 @@ static void match_dispatches(hp_assembly *a, size_t k, plog *f, plog *p, hp_asse
       a,
       "pass %zu: %zu dispatch%s matched no dispatch of the first run and %zu of the first run's had no match "
       "(policy '%s'); their counters of this pass are left out%s",
-      k + 1, extra, extra == 1 ? "" : "es", missing, pol[g_policy], first_few);
+      k + 1, extra, extra == 1 ? "" : "es", missing, pol[a->o.match], first_few);
 }
 
 /* Counter ids of later process p in its partner f's ids, by name: a name f lacks gets the next id after f's
@@ -787,7 +785,6 @@ static hp_status replay_prepare(hp_assembly *a, hp_assemble_stats *stats) {
     if (a->in[i].run + 1 > R) R = a->in[i].run + 1;
   a->replay_runs = R;
   if (stats) stats->runs = R;
-  g_policy = a->o.match;
   a->runs = calloc(R, sizeof *a->runs);
   a->nprocs = calloc(R, sizeof *a->nprocs);
   if (!a->runs || !a->nprocs) return fail(a, HP_ERR_NOMEM, "out of memory");
@@ -800,7 +797,7 @@ static hp_status replay_prepare(hp_assembly *a, hp_assemble_stats *stats) {
       if (a->in[i].run != k) continue;
       plog *p = &a->runs[k][a->nprocs[k]++];
       p->s = a->in[i].s;
-      if (plog_load(p))
+      if (plog_load(p, a->o.match))
         return fail(a, HP_ERR_NOMEM, "%s: cannot read its dispatches (out of memory?)", hp_store_path(p->s));
     }
     qsort(a->runs[k], a->nprocs[k], sizeof **a->runs, cmp_start);
@@ -931,10 +928,10 @@ static int extra_meta(hp_assembly *a, hp_metadata *m) {
   return 1;
 }
 
-static int hook_failed(hp_assembly *a, hp_merge_hooks *h, hp_status st, const char *what) {
+/* A hook's failure: the status and message the merge returns. */
+static int hook_failed(hp_merge_hooks *h, hp_status st, const char *what) {
   h->status = st;
   snprintf(h->error, sizeof h->error, "%s", what);
-  (void)a;
   return -1;
 }
 
@@ -965,7 +962,7 @@ static int extra_replay(hp_assembly *a, size_t ix, hp_table t, void *row) {
         }
         if (a->it_a >= a->replay_runs) return 0;
         if (hp_cursor_open(a->runs[a->it_a][a->it_b - 1].s, HP_TABLE_COUNTER_VALUE, &a->it_c) != HP_OK)
-          return hook_failed(a, a->hooks, HP_ERR_IO, hp_store_error(a->runs[a->it_a][a->it_b - 1].s));
+          return hook_failed(a->hooks, HP_ERR_IO, hp_store_error(a->runs[a->it_a][a->it_b - 1].s));
       }
       plog *p = &a->runs[a->it_a][a->it_b - 1];
       hp_counter_value *v = row;
@@ -974,7 +971,7 @@ static int extra_replay(hp_assembly *a, size_t ix, hp_table t, void *row) {
         hp_cursor_close(a->it_c);
         a->it_c = NULL;
         a->it_b = 0;
-        if (st != HP_END) return hook_failed(a, a->hooks, st, hp_store_error(p->s));
+        if (st != HP_END) return hook_failed(a->hooks, st, hp_store_error(p->s));
         continue;
       }
       dkey want = {.row = v->dispatch_id};
