@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,8 +33,12 @@ int app_replay(const run_opts *o, const hc_plan *plan, const hc_provider *prov, 
   size_t ran = 0;
   for (size_t k = 0; ok && k < nruns; k++) {
     if (run_stop_signal()) { /* stopped by a signal: no further run; what ran is kept */
-      cli_warn("%s received: passes %zu to %zu not run; keeping the %zu run%s done", "a signal", k + 1, nruns,
-               k, k == 1 ? "" : "s");
+      int sig = run_stop_signal();
+      cli_warn("%s received: passes %zu to %zu not run; keeping the %zu run%s done",
+               sig == SIGINT    ? "SIGINT"
+               : sig == SIGTERM ? "SIGTERM"
+                                : "SIGHUP",
+               k + 1, nruns, k, k == 1 ? "" : "s");
       break;
     }
     size_t w = 0;

@@ -321,6 +321,19 @@ for sig in TERM HUP INT; do
   grep -q "SIG$sig received: passed on to the application" sig_$sig.err && ok || bad "SIG$sig: not said: $(cat sig_$sig.err)"
   [ -z "$(ls -A | grep hubprof-logs)" ] && ok || bad "SIG$sig: logs left behind"
 done
+# application replay stopped during pass 1: no further pass runs, pass 1's values are kept
+dfl "$HP" profile "${C3[@]}" --replay application -o sigapp.db -- sh -c "$EX/vector_add 1024 3 >/dev/null && exec sleep 30" \
+  >/dev/null 2>sigapp.err &
+hp_pid=$!
+for _ in $(seq 100); do pgrep -P "$hp_pid" sleep >/dev/null && break; sleep 0.1; done
+sleep 0.3
+kill -TERM $hp_pid
+wait $hp_pid
+expect_eq "SIGTERM in application replay: exit status" "$?" 143
+"$CHECK" sigapp.db >sigapp.report 2>&1
+expect_eq "SIGTERM in application replay: pass 1 kept" "$(facts sigapp passes)" "1:3"
+grep -q "SIGTERM received: passes 2 to 3 not run" sigapp.err && ok || bad "application replay stop not said: $(cat sigapp.err)"
+[ -z "$(ls -A | grep hubprof-logs)" ] && ok || bad "application replay stop: logs left behind"
 # a long OpenCL run stopped half-way: the store holds what completed, without damage
 "$HP" trace -o sigl.db -- "$EX/launch_loop" 100000000 1000 >/dev/null 2>sigl.err &
 hp_pid=$!
