@@ -69,7 +69,12 @@ int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const c
   hp_assemble_stats as = {.size = sizeof as};
   st = hp_store_open(out_path, format, HP_CREATE, &out);
   if (st == HP_OK) st = hp_assembly_write(a, out, &as);
-  if (st == HP_OK) st = hp_store_commit(out); /* the output appears now */
+  int nothing = st == HP_OK && n && as.skipped_inputs == n; /* every input skipped: no empty output */
+  if (nothing) {
+    cli_error("%s: not written: nothing complete in %s", out_path, n == 1 ? "the input" : "any input");
+    rc = CLI_FAIL;
+  }
+  if (st == HP_OK && !nothing) st = hp_store_commit(out); /* the output appears now */
   if (st != HP_OK) {
     cli_error("%s", hp_assembly_error(a)[0]         ? hp_assembly_error(a)
                     : out && hp_store_error(out)[0] ? hp_store_error(out)

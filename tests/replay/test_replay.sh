@@ -384,6 +384,18 @@ unusable 1 devlink -f
 [ $? = 1 ] && [ "$(wc -l <un.err)" = 1 ] && [ -c /dev/null ] && ok || bad "merge -f -o /dev/null: $(cat un.err)"
 "$HP" convert -f --format rocpd -o afolder w/t.db >un.out 2>un.err
 [ $? = 1 ] && [ "$(wc -l <un.err)" = 1 ] && [ -d afolder ] && ok || bad "convert -f onto a folder: $(cat un.err)"
+# the one damage policy in merge: a log with nothing complete is skipped with a warning; only such inputs:
+# nothing written, exit 1; --strict refuses it
+"$(dirname "$EX")/gen_logs" gl 1 50 2 1 >/dev/null 2>&1
+whole=$(ls gl/*.log | head -n 1)
+head -c 200 "$whole" >gl/cut.log
+"$HP" merge -o skip.db "$whole" gl/cut.log >/dev/null 2>un.err
+[ $? = 0 ] && grep -q "cut.log.*(skipped: nothing complete in it)" un.err && ok || bad "merge: cut log not skipped: $(cat un.err)"
+"$HP" merge -o none.db gl/cut.log >/dev/null 2>un.err
+[ $? = 1 ] && [ ! -e none.db ] && grep -q "not written: nothing complete in the input" un.err && ok ||
+  bad "merge of nothing complete: $(cat un.err)"
+"$HP" merge --strict -o strict.db "$whole" gl/cut.log >/dev/null 2>un.err
+[ $? = 1 ] && [ ! -e strict.db ] && [ "$(wc -l <un.err)" = 1 ] && grep -q "cut.log" un.err && ok || bad "merge --strict: $(cat un.err)"
 # -f still replaces a store: a file, and a Parquet store (a folder)
 "$HP" trace -q -f --format parquet -o w/c.parquet -- "$EX/vector_add" 64 2 >/dev/null 2>un.err && ok || bad "-f onto a parquet store: $(cat un.err)"
 "$HP" trace -q -f -o w/t.db -- "$EX/vector_add" 64 2 >/dev/null 2>un.err && ok || bad "-f onto a file: $(cat un.err)"
