@@ -1065,7 +1065,8 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     hp_cursor_close(c);
   }
   if (st == HP_OK) {
-    hp_merge_hooks h = {.ctx = a, .row = hook_row, .extra = hook_extra, .progress = hook_progress};
+    hp_merge_hooks h = {.ctx = a, .row = hook_row, .extra = hook_extra};
+    if (a->o.progress) h.progress = hook_progress; /* else the inputs' rows need not be counted */
     a->hooks = &h;
     a->stats = &full;
     st = hp_merge_with(out, a->merged, a->nmerged, &full.merge, &h);
