@@ -109,6 +109,13 @@ _proto("hp_cursor_next_batch", c_int, c_void_p, P(c_void_p), c_size_t, P(c_size_
 _proto("hp_cursor_close", None, c_void_p)
 # Merge.
 _proto("hp_merge", c_int, c_void_p, P(c_void_p), c_size_t, c_void_p)
+# Assembly (hubprof/assemble.h): the one pipeline of merge, convert, trace and profile.
+_proto("hp_assembly_new", c_int, c_void_p, P(c_void_p))
+_proto("hp_assembly_add", c_int, c_void_p, c_char_p, ctypes.c_uint32)
+_proto("hp_assembly_add_store", c_int, c_void_p, c_void_p, ctypes.c_uint32)
+_proto("hp_assembly_write", c_int, c_void_p, c_void_p, c_void_p)
+_proto("hp_assembly_error", c_char_p, c_void_p)
+_proto("hp_assembly_free", None, c_void_p)
 # Analysis.
 _proto("ha_run", c_int, c_void_p, P(ha_query), P(c_void_p))
 _proto("ha_result_free", None, c_void_p)
@@ -148,6 +155,44 @@ class hp_merge_stats(ctypes.Structure):
         ("metadata_conflicts", c_uint64),
     ]
 
+
+PROGRESS_FN = ctypes.CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
+WARN_FN = ctypes.CFUNCTYPE(None, c_void_p, c_char_p)
+
+
+class hp_assemble_opts(ctypes.Structure):
+    """struct hp_assemble_opts (assemble.h)."""
+
+    _fields_ = [
+        ("size", ctypes.c_uint32),
+        ("strict", ctypes.c_int),
+        ("impute", ctypes.c_int),
+        ("plan", c_char_p),
+        ("min_per_pass", ctypes.c_uint32),
+        ("match", ctypes.c_int),
+        ("progress", PROGRESS_FN),
+        ("progress_ctx", c_void_p),
+        ("warn", WARN_FN),
+        ("warn_ctx", c_void_p),
+    ]
+
+
+class hp_assemble_stats(ctypes.Structure):
+    """struct hp_assemble_stats (assemble.h)."""
+
+    _fields_ = [
+        ("size", ctypes.c_uint32),
+        ("merge", hp_merge_stats),
+        ("skipped_inputs", c_uint64),
+        ("lost_records", c_uint64),
+        ("measured_values", c_uint64),
+        ("imputed_values", c_uint64),
+        ("keys", c_uint64),
+        ("incomplete_keys", c_uint64),
+        ("runs", c_uint64),
+        ("unmatched_dispatches", c_uint64),
+        ("unmatched_processes", c_uint64),
+    ]
 
 
 def decode(b: bytes | None) -> str:

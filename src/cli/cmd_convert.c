@@ -57,7 +57,8 @@ int cmd_convert(int argc, char **argv) {
   const char *in_path = a.operands[0];
   hp_merge_stats stats = {.size = sizeof stats};
   char in_format[32] = "";
-  rc = cli_merge_stores(a.operands, 1, out_path, format, force, strict, &stats, in_format, sizeof in_format);
+  rc = cli_merge_stores(a.operands, 1, out_path, format, force, strict, quiet, &stats, in_format,
+                        sizeof in_format);
   if (rc == CLI_OK && !quiet)
     fprintf(stderr,
             "hubprof: converted %s (%s) to %s (%s): %" PRIu64 " dispatches, %" PRIu64 " counter values\n",

@@ -1,8 +1,12 @@
-/* `hubprof merge IN... -o OUT [-F FORMAT]`: merge stores of any format into one through the hub.
- * The output appears only when everything succeeded (the hub writes a temporary and renames it). */
+/* `hubprof merge IN... -o OUT [-F FORMAT]`: merge stores of any format into one through the hub's assembly
+ * pipeline (one damage policy). The output appears only when everything succeeded (the hub writes a temporary
+ * and renames it). */
 #include "cli.h"
 #include "options.h"
+#include "progress.h"
+#include "run_app.h"
 
+#include "hubprof/assemble.h"
 #include "hubprof/hub.h"
 
 #include <inttypes.h>
@@ -35,55 +39,71 @@ static const cli_spec merge_spec = {
 
 void cmd_merge_help(FILE *out) { cli_help(&merge_spec, out); }
 
+static void merge_warn(void *ctx, const char *line) {
+  (void)ctx;
+  cli_warn("%s", line);
+}
+
 int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const char *format, int force,
-                     int strict, hp_merge_stats *stats, char *first_format, size_t first_format_len) {
-  struct stat st_out;
-  if (!force && stat(out_path, &st_out) == 0) {
-    cli_error("%s: already exists (use --force to replace it)", out_path);
-    return CLI_FAIL;
-  }
-  hp_store **in = calloc(n, sizeof *in);
-  if (!in) {
+                     int strict, int quiet, hp_merge_stats *stats, char *first_format,
+                     size_t first_format_len) {
+  int rc = run_check_output(out_path, format, force);
+  if (rc) return rc == CLI_USAGE ? CLI_USAGE : CLI_FAIL;
+  cli_progress *pr = NULL; /* a live progress line on a terminal while writing: rows read of every input */
+  hp_assemble_opts ao = {.size = sizeof ao,
+                         .strict = strict,
+                         .warn = merge_warn,
+                         .progress = cli_progress_ref_cb,
+                         .progress_ctx = &pr};
+  hp_assembly *a = NULL;
+  if (hp_assembly_new(&ao, &a) != HP_OK) {
     cli_error("out of memory");
     return CLI_FAIL;
   }
-  int rc = CLI_OK;
-  for (size_t i = 0; i < n && rc == CLI_OK; i++) {
+  hp_status st = HP_OK;
+  for (size_t i = 0; i < n && st == HP_OK; i++) {
     if (strcmp(paths[i], out_path) == 0) {
       cli_error("%s: is both an input and the output", paths[i]);
-      rc = CLI_FAIL;
-      break;
+      hp_assembly_free(a);
+      return CLI_FAIL;
     }
-    hp_status st = hp_store_open(paths[i], NULL, HP_READ, &in[i]);
-    if (st != HP_OK) {
-      cli_error("%s", in[i] && hp_store_error(in[i])[0] ? hp_store_error(in[i]) : hp_status_str(st));
-      rc = CLI_FAIL;
-      break;
-    }
-    if (hp_store_damage(in[i], NULL) != HP_OK) {
-      if (strict) {
-        cli_error("%s", hp_store_error(in[i]));
-        rc = CLI_FAIL;
-      } else {
-        cli_warn("%s (taking what is complete)", hp_store_error(in[i]));
-      }
-    }
+    if ((st = hp_assembly_add(a, paths[i], 0)) != HP_OK) cli_error("%s", hp_assembly_error(a));
   }
-  if (rc == CLI_OK && first_format && n)
-    snprintf(first_format, first_format_len, "%s", hp_store_format(in[0]));
+  if (st != HP_OK) {
+    hp_assembly_free(a);
+    return CLI_FAIL;
+  }
+  if (first_format && n) { /* the first input's format, for convert's summary */
+    hp_store *s = NULL;
+    snprintf(first_format, first_format_len, "%s",
+             hp_store_open(paths[0], NULL, HP_READ, &s) == HP_OK ? hp_store_format(s) : "?");
+    hp_store_abort(s);
+  }
   hp_store *out = NULL;
-  hp_status st = HP_OK;
-  if (rc == CLI_OK) st = hp_store_open(out_path, format, HP_CREATE, &out);
-  if (rc == CLI_OK && st == HP_OK) st = hp_merge(out, in, n, stats);
-  if (rc == CLI_OK && st == HP_OK) st = hp_store_commit(out); /* the output appears now */
-  if (rc == CLI_OK && st != HP_OK) {
-    cli_error("%s", out && hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
+  hp_assemble_stats as = {.size = sizeof as};
+  st = hp_store_open(out_path, format, HP_CREATE, &out);
+  if (st == HP_OK) {
+    pr = cli_progress_start("merging", "rows", 0, quiet);
+    st = hp_assembly_write(a, out, &as);
+    cli_progress_end(pr);
+  }
+  int nothing = st == HP_OK && n && as.skipped_inputs == n; /* every input skipped: no empty output */
+  if (nothing) {
+    cli_error("%s: not written: nothing complete in %s", out_path, n == 1 ? "the input" : "any input");
+    rc = CLI_FAIL;
+  }
+  if (st == HP_OK && !nothing) st = hp_store_commit(out); /* the output appears now */
+  if (st != HP_OK) {
+    cli_error("%s", hp_assembly_error(a)[0]         ? hp_assembly_error(a)
+                    : out && hp_store_error(out)[0] ? hp_store_error(out)
+                                                    : hp_status_str(st));
     rc = CLI_FAIL;
   }
   hp_store_abort(out); /* after a commit it only releases; otherwise nothing is left at out_path */
-  for (size_t i = 0; i < n; i++)
-    hp_store_close(in[i]);
-  free(in);
+  hp_assembly_free(a);
+  size_t keep = stats->size < sizeof as.merge ? stats->size : sizeof as.merge;
+  memcpy((char *)stats + sizeof stats->size, (char *)&as.merge + sizeof stats->size,
+         keep - sizeof stats->size);
   if (rc == CLI_OK && stats->duplicate_processes)
     cli_warn("%" PRIu64 " process%s appeared in more than one input (the same profile given twice?): their "
              "dispatches were taken once",
@@ -112,7 +132,7 @@ int cmd_merge(int argc, char **argv) {
     return CLI_USAGE;
   }
   hp_merge_stats stats = {.size = sizeof stats};
-  rc = cli_merge_stores(a.operands, a.noperands, out_path, format, force, strict, &stats, NULL, 0);
+  rc = cli_merge_stores(a.operands, a.noperands, out_path, format, force, strict, quiet, &stats, NULL, 0);
   if (rc == CLI_OK && !quiet)
     fprintf(stderr,
             "hubprof: merged %" PRIu64 " stores into %s (%s): %" PRIu64 " processes, %" PRIu64

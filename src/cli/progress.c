@@ -118,9 +118,12 @@ void cli_progress_end(cli_progress *p) {
   free(p);
 }
 
-int cli_progress_cb(void *ctx, uint64_t done, uint64_t total) {
+void cli_progress_ref_cb(void *ctx, uint64_t done, uint64_t total) {
+  cli_progress_cb(ctx ? *(cli_progress **)ctx : NULL, done, total);
+}
+
+void cli_progress_cb(void *ctx, uint64_t done, uint64_t total) {
   cli_progress *p = ctx;
   if (p && total != p->total) p->total = total;
   cli_progress_update(p, done);
-  return 0;
 }

@@ -21,8 +21,11 @@ void cli_progress_stage(cli_progress *p, const char *what, uint64_t total);
 /* Clear the line (if drawn) and free. */
 void cli_progress_end(cli_progress *p);
 
-/* The same as a callback, for library hooks that report (done, total): ctx is a cli_progress (or NULL).
- * Returns 0 (the hook's "go on"). */
-int cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
+/* The same as a callback, for library hooks that report (done, total), e.g. hp_assemble_opts.progress: ctx is
+ * a cli_progress (or NULL). */
+void cli_progress_cb(void *ctx, uint64_t done, uint64_t total);
+/* The same with ctx a cli_progress ** whose target may still be NULL: for options copied when a library
+ * handle is made, before the line is started (hp_assemble_opts). */
+void cli_progress_ref_cb(void *ctx, uint64_t done, uint64_t total);
 
 #endif

@@ -1,12 +1,14 @@
-/* Runs an application under the collector: sets the documented HUBPROF_* variables and OPENCL_LAYERS
- * (and LD_PRELOAD when asked), becomes the subreaper of every descendant so forked children are waited
- * for, then merges each process's log into ONE store through the hub and removes the logs.
- * The application's stdin/stdout/stderr, arguments and exit status pass through untouched; the only
- * variables it sees added are the collector's. */
+/* Runs an application under the collector: checks the output before anything runs, sets the documented
+ * HUBPROF_* variables and OPENCL_LAYERS (and LD_PRELOAD when asked), becomes the subreaper of every
+ * descendant so forked children are waited for, passes SIGINT/SIGTERM/SIGHUP on to the application, then
+ * assembles the per-process logs into ONE store through the hub's pipeline (hubprof/assemble.h) and
+ * removes them. The application's stdin/stdout/stderr, arguments and exit status pass through untouched;
+ * the only variables it sees added are the collector's. */
 #include "run_app.h"
 #include "cli.h"
-#include "multiplex.h"
+#include "progress.h"
 
+#include "hubprof/assemble.h"
 #include "hubprof/hub.h"
 
 #include <dirent.h>
@@ -136,86 +138,163 @@ void run_free_list(char **v, size_t n) {
   free(v);
 }
 
-hp_status run_copy_table(hp_store *in, hp_store *out, hp_table t) {
-  const hp_table_desc *td = hp_table_describe(t);
-  void *row = calloc(1, td->row_size);
-  if (!row) return HP_ERR_NOMEM;
-  hp_cursor *c = NULL;
-  hp_status st = hp_cursor_open(in, t, &c);
-  while (st == HP_OK) {
-    memset(row, 0, td->row_size);
-    *(uint32_t *)row = (uint32_t)td->row_size;
-    st = hp_cursor_next(c, row);
-    if (st == HP_OK) st = hp_write(out, t, row);
+/* ---- the output, checked before the application starts ---- */
+int run_check_output(const char *path, const char *format, int force) {
+  if (!path || !*path) {
+    cli_error("the output name is empty (give one with -o)");
+    return CLI_USAGE;
   }
-  hp_cursor_close(c);
-  free(row);
-  return st == HP_END ? HP_OK : st;
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+    cli_error("%s: names a folder, not an output file", path);
+    return CLI_FAIL;
+  }
+  /* the hub writes a temporary ".NAME.tmp.PID.N" beside the output: both names must fit */
+  if (strlen(base) + 40 > NAME_MAX || strlen(path) + 40 >= PATH_MAX) {
+    cli_error("%s: name too long (at most %d bytes for the file name)", path, NAME_MAX - 40);
+    return CLI_FAIL;
+  }
+  char parent[PATH_MAX];
+  if (!slash)
+    snprintf(parent, sizeof parent, ".");
+  else if (slash == path)
+    snprintf(parent, sizeof parent, "/");
+  else
+    snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path);
+  struct stat sb;
+  if (stat(parent, &sb) != 0) {
+    cli_error("%s: cannot write here: folder %s: %s", path, parent, strerror(errno));
+    return CLI_FAIL;
+  }
+  if (!S_ISDIR(sb.st_mode)) {
+    cli_error("%s: cannot write here: %s is not a folder", path, parent);
+    return CLI_FAIL;
+  }
+  if (access(parent, W_OK | X_OK) != 0) {
+    cli_error("%s: cannot write here: folder %s: %s", path, parent, strerror(errno));
+    return CLI_FAIL;
+  }
+  if (lstat(path, &sb) != 0) {
+    if (errno == ENOENT) return 0;
+    cli_error("%s: %s", path, strerror(errno));
+    return CLI_FAIL;
+  }
+  if (S_ISLNK(sb.st_mode) && stat(path, &sb) != 0) { /* a dangling link: replaced only with --force */
+    if (force) return 0;
+    cli_error("%s: already exists (a link; use --force to replace it, or -o to choose another name)", path);
+    return CLI_FAIL;
+  }
+  const char *what = S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) ? "a device"
+                     : S_ISFIFO(sb.st_mode)                     ? "a FIFO"
+                     : S_ISSOCK(sb.st_mode)                     ? "a socket"
+                                                                : NULL;
+  if (what) {
+    cli_error("%s: is %s, not a file hubprof can write a store to", path, what);
+    return CLI_FAIL;
+  }
+  int is_dir = S_ISDIR(sb.st_mode);
+  if (is_dir && (!format || strcmp(format, "parquet") != 0)) {
+    cli_error("%s: is a folder; a %s store is a file (choose another name with -o)", path,
+              format ? format : "rocpd");
+    return CLI_FAIL;
+  }
+  if (!force) {
+    cli_error("%s: already exists (use --force to replace it, or -o to choose another name)", path);
+    return CLI_FAIL;
+  }
+  if (is_dir) { /* --force replaces a folder only when it is a store */
+    hp_store *s = NULL;
+    hp_status st = hp_store_open(path, "parquet", HP_READ, &s);
+    hp_store_abort(s);
+    if (st != HP_OK && st != HP_ERR_TRUNCATED && st != HP_ERR_CORRUPT) {
+      cli_error("%s: is a folder that is not a hubprof store: --force replaces only a file or a store", path);
+      return CLI_FAIL;
+    }
+  }
+  return 0;
 }
 
-/* Merge the logs into the output; prints the summary. Returns 0 on success. */
-static int merge_logs(const run_opts *o, const char *output, const char *dir) {
-  size_t n;
-  char **logs = run_list_logs(dir, &n);
-  int rc = 0;
-  if (n == 0) {
-    cli_warn("no OpenCL activity recorded (did the application use OpenCL?); %s not written", output);
-    free(logs);
+/* ---- signals: SIGINT, SIGTERM and SIGHUP go to the application; hubprof stays to keep what it recorded */
+static volatile sig_atomic_t g_child;    /* the application's pid while it runs */
+static volatile sig_atomic_t g_received; /* the last signal received */
+
+static void forward_signal(int sig, siginfo_t *si, void *uc) {
+  (void)uc;
+  int e = errno;
+  g_received = sig;
+  /* sent by a process (kill, timeout, a job manager): passed on; from the terminal (Ctrl-C, hangup) the
+   * application's process group has it already */
+  if (g_child > 0 && si && si->si_code <= 0) kill((pid_t)g_child, sig);
+  errno = e;
+}
+
+int run_stop_signal(void) { return g_received; }
+
+static const char *signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
+
+/* ---- assembly: the logs of every run into ONE store ---- */
+static void warn_line(void *ctx, const char *line) {
+  (void)ctx;
+  cli_warn("%s", line);
+}
+
+int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_t nruns,
+                 hp_assemble_stats *stats, const char **keep_dir) {
+  *keep_dir = NULL;
+  cli_progress *pr = NULL; /* a live progress line on a terminal while the logs are assembled */
+  hp_assemble_opts ao = {
+      .size = sizeof ao, .warn = warn_line, .progress = cli_progress_ref_cb, .progress_ctx = &pr};
+  if (o->multiplex) {
+    ao.impute = strcmp(o->multiplex, "launch") == 0 ? HP_IMPUTE_LAUNCH : HP_IMPUTE_KERNEL;
+    ao.plan = o->plan;
+  }
+  if (o->match)
+    ao.match = !strcmp(o->match, "name")  ? HP_MATCH_NAME
+               : !strcmp(o->match, "all") ? HP_MATCH_ALL
+                                          : HP_MATCH_GRID;
+  hp_assembly *a = NULL;
+  if (hp_assembly_new(&ao, &a) != HP_OK) {
+    cli_error("out of memory");
     return 1;
   }
-  hp_store **in = calloc(n, sizeof *in);
-  size_t nin = 0;
-  for (size_t i = 0; i < n && in; i++) {
-    hp_store *s;
-    hp_status st = hp_store_open(logs[i], "log", HP_READ, &s);
-    if (st != HP_OK) { /* a process killed before its first block: nothing to merge from it */
-      cli_warn("%s (skipped)", s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
-      hp_store_abort(s);
-      continue;
-    }
-    if (hp_store_damage(s, NULL) != HP_OK && !o->quiet)
-      cli_warn("%s (a process ended abruptly; keeping what it committed)", hp_store_error(s));
-    in[nin++] = s;
+  hp_status st = HP_OK;
+  size_t nlogs = 0, nfirst = 0;
+  for (size_t k = 0; k < nruns && st == HP_OK; k++) {
+    size_t n = 0;
+    char **logs = run_list_logs(dirs[k], &n);
+    if (k == 0) nfirst = n;
+    nlogs += n;
+    for (size_t i = 0; i < n && st == HP_OK; i++)
+      st = hp_assembly_add(a, logs[i], (uint32_t)k);
+    if (st != HP_OK) *keep_dir = dirs[k];
+    run_free_list(logs, n);
+  }
+  if (st == HP_OK && (!nlogs || !nfirst)) {
+    cli_warn("no OpenCL activity recorded%s (did the application use OpenCL?); %s not written",
+             nruns > 1 ? " in the first run" : "", output);
+    hp_assembly_free(a);
+    return 1;
   }
   hp_store *out = NULL;
-  hp_merge_stats stats = {.size = sizeof stats};
-  hp_status st = in ? hp_store_open(output, o->format, HP_CREATE, &out) : HP_ERR_NOMEM;
-  if (st == HP_OK) st = hp_merge(out, in, nin, &stats);
+  if (st == HP_OK) st = hp_store_open(output, o->format, HP_CREATE, &out);
+  if (st == HP_OK) {
+    pr = cli_progress_start("assembling", "rows", 0, o->quiet);
+    st = hp_assembly_write(a, out, stats);
+    cli_progress_end(pr);
+  }
   if (st == HP_OK) st = hp_store_commit(out);
   if (st != HP_OK) {
-    cli_warn("%s; the per-process logs are kept in %s",
-             out && hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st), dir);
-    rc = 1;
+    const char *why = hp_assembly_error(a)[0]         ? hp_assembly_error(a)
+                      : out && hp_store_error(out)[0] ? hp_store_error(out)
+                                                      : hp_status_str(st);
+    if (!*keep_dir) *keep_dir = dirs[0];
+    cli_warn("%s; the per-process logs are kept in %s", why, *keep_dir);
   }
   hp_store_abort(out);
-  uint64_t lost = 0;
-  for (size_t i = 0; i < nin; i++) {
-    hp_cursor *c;
-    if (hp_cursor_open(in[i], HP_TABLE_PROCESS, &c) == HP_OK) {
-      hp_process p = {.size = sizeof p};
-      while (hp_cursor_next(c, &p) == HP_OK)
-        lost += p.lost_records;
-      hp_cursor_close(c);
-    }
-    hp_store_close(in[i]);
-  }
-  if (rc == 0 && !o->quiet) {
-    char extra[128] = "";
-    if (o->plan)
-      snprintf(extra, sizeof extra, ", %" PRIu64 " counter values in %zu pass%s (kernel replay)",
-               stats.rows_out[HP_TABLE_COUNTER_VALUE], o->npasses, o->npasses == 1 ? "" : "es");
-    fprintf(stderr,
-            "hubprof: %" PRIu64 " dispatches of %" PRIu64 " kernel%s in %" PRIu64 " process%s%s -> %s (%s)\n",
-            stats.rows_out[HP_TABLE_DISPATCH], stats.rows_out[HP_TABLE_KERNEL_SYMBOL],
-            stats.rows_out[HP_TABLE_KERNEL_SYMBOL] == 1 ? "" : "s", stats.rows_out[HP_TABLE_PROCESS],
-            stats.rows_out[HP_TABLE_PROCESS] == 1 ? "" : "es", extra, output, o->format);
-    if (lost) cli_warn("%" PRIu64 " records were lost (the collector ran out of space)", lost);
-  }
-  for (size_t i = 0; i < n; i++)
-    free(logs[i]);
-  free(logs);
-  free(in);
-  return rc;
+  hp_assembly_free(a);
+  return st == HP_OK ? 0 : 1;
 }
 
 int run_prepare(const run_opts *o, const char *app, char **output, char **collector) {
@@ -225,17 +304,19 @@ int run_prepare(const run_opts *o, const char *app, char **output, char **collec
     return CLI_USAGE;
   }
   char *out = o->output ? strdup(o->output) : default_output(app, o->format);
+  if (!out) {
+    cli_error("out of memory");
+    return CLI_FAIL;
+  }
+  int rc = run_check_output(out, o->format, o->force);
+  if (rc) {
+    free(out);
+    return rc;
+  }
   char *coll = find_collector();
   if (!coll) {
     cli_error("cannot find libhubprof_collector.so beside the hubprof executable (set HUBPROF_COLLECTOR)");
     free(out);
-    return CLI_FAIL;
-  }
-  struct stat sb;
-  if (!o->force && stat(out, &sb) == 0) {
-    cli_error("%s: already exists (use --force to replace it, or -o to choose another name)", out);
-    free(out);
-    free(coll);
     return CLI_FAIL;
   }
   *output = out;
@@ -275,10 +356,22 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
 
   /* Orphaned grandchildren are re-parented to us, so every process that writes a log is waited for. */
   prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-  /* Like time(1): a Ctrl-C goes to the application; we stay to merge what it recorded. */
-  struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+  /* SIGINT, SIGTERM and SIGHUP are passed on to the application and we stay to keep what it recorded;
+   * SIGQUIT is left to the application (like time(1)). Blocked around fork, so none is lost in between. */
+  static const int fwd[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction on = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART}, old_fwd[3];
+  struct sigaction ign = {.sa_handler = SIG_IGN}, old_quit;
+  sigemptyset(&on.sa_mask);
   sigemptyset(&ign.sa_mask);
-  sigaction(SIGINT, &ign, &old_int);
+  sigset_t block, old_mask;
+  sigemptyset(&block);
+  for (int i = 0; i < 3; i++) {
+    sigaddset(&block, fwd[i]);
+    sigaddset(&on.sa_mask, fwd[i]);
+  }
+  sigprocmask(SIG_BLOCK, &block, &old_mask);
+  for (int i = 0; i < 3; i++)
+    sigaction(fwd[i], &on, &old_fwd[i]);
   sigaction(SIGQUIT, &ign, &old_quit);
   /* an inherited SIG_IGN for SIGCHLD would make waitpid lose the application's status: default it here,
    * and give the application its inherited setting back */
@@ -290,9 +383,11 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
   if (pipe2(err_pipe, O_CLOEXEC) != 0) err_pipe[0] = err_pipe[1] = -1;
   pid_t pid = fork();
   if (pid == 0) {
-    sigaction(SIGINT, &old_int, NULL);
+    for (int i = 0; i < 3; i++)
+      sigaction(fwd[i], &old_fwd[i], NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGCHLD, &old_chld, NULL);
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     if (err_pipe[0] >= 0) close(err_pipe[0]);
     if (pass > 1) { /* application replay: the user sees the first run's output once, not once per pass */
       int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -303,17 +398,24 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
     if (err_pipe[1] >= 0) (void)!write(err_pipe[1], &e, sizeof e);
     _exit(e == ENOENT ? 127 : 126);
   }
+  int fork_errno = errno;
+  if (pid > 0) g_child = pid;
+  sigprocmask(SIG_SETMASK, &old_mask, NULL); /* a signal that came meanwhile is passed on now */
   if (err_pipe[1] >= 0) close(err_pipe[1]);
   if (pid < 0) {
-    cli_error("cannot start %s: %s", argv[0], strerror(errno));
-    sigaction(SIGINT, &old_int, NULL);
+    cli_error("cannot start %s: %s", argv[0], strerror(fork_errno));
+    for (int i = 0; i < 3; i++)
+      sigaction(fwd[i], &old_fwd[i], NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGCHLD, &old_chld, NULL);
     return CLI_FAIL;
   }
   int exec_errno = 0;
   if (err_pipe[0] >= 0) {
-    if (read(err_pipe[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno) exec_errno = 0;
+    ssize_t r;
+    while ((r = read(err_pipe[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR)
+      ;
+    if (r != sizeof exec_errno) exec_errno = 0;
     close(err_pipe[0]);
   }
   int status = 0, app_rc = 0;
@@ -324,21 +426,52 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
       if (errno == EINTR) continue;
       break;
     }
-    if (w == pid) status = st;
+    if (w == pid) {
+      status = st;
+      g_child = 0;
+    }
   }
+  g_child = 0;
   if (WIFEXITED(status))
     app_rc = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
     app_rc = 128 + WTERMSIG(status);
-  sigaction(SIGINT, &old_int, NULL);
+  for (int i = 0; i < 3; i++)
+    sigaction(fwd[i], &old_fwd[i], NULL);
   sigaction(SIGQUIT, &old_quit, NULL);
   sigaction(SIGCHLD, &old_chld, NULL);
   if (exec_errno) {
     cli_error("cannot run '%s': %s", argv[0], strerror(exec_errno));
     return app_rc;
   }
+  if (g_received && !o->quiet)
+    fprintf(stderr,
+            "hubprof: %s received: passed on to the application, which ended with status %d; keeping "
+            "what it recorded\n",
+            signal_name(g_received), app_rc);
   *started = 1;
   return app_rc;
+}
+
+/* The summary line of trace, kernel replay and multiplexing. */
+static void summary(const run_opts *o, const char *output, const hp_assemble_stats *st) {
+  const hp_merge_stats *m = &st->merge;
+  uint64_t nk = m->rows_out[HP_TABLE_KERNEL_SYMBOL], np = m->rows_out[HP_TABLE_PROCESS];
+  fprintf(stderr, "hubprof: %" PRIu64 " dispatches of %" PRIu64 " kernel%s in %" PRIu64 " process%s",
+          m->rows_out[HP_TABLE_DISPATCH], nk, nk == 1 ? "" : "s", np, np == 1 ? "" : "es");
+  if (o->multiplex)
+    fprintf(stderr,
+            ", %" PRIu64 " measured and %" PRIu64
+            " imputed counter values in %zu pass%s (iteration multiplexing, "
+            "policy '%s': %" PRIu64 " of %" PRIu64 " key%s complete)",
+            st->measured_values, st->imputed_values, o->npasses, o->npasses == 1 ? "" : "es", o->multiplex,
+            st->keys - st->incomplete_keys, st->keys, st->keys == 1 ? "" : "s");
+  else if (o->plan)
+    fprintf(stderr, ", %" PRIu64 " counter values in %zu pass%s (kernel replay)",
+            m->rows_out[HP_TABLE_COUNTER_VALUE], o->npasses, o->npasses == 1 ? "" : "es");
+  fprintf(stderr, " -> %s (%s)\n", output, o->format);
+  if (st->lost_records)
+    cli_warn("%" PRIu64 " records were lost (the collector ran out of space)", st->lost_records);
 }
 
 int run_app(const run_opts *o, int argc, char **argv) {
@@ -354,13 +487,15 @@ int run_app(const run_opts *o, int argc, char **argv) {
   }
   int started = 0;
   int app_rc = run_launch(o, collector, dir, o->plan, 0, argc, argv, &started);
+  hp_assemble_stats stats = {.size = sizeof stats};
+  const char *keep = NULL;
   if (!started) {
     run_remove_dir(dir);
-  } else if ((o->multiplex ? multiplex_merge(o, output, dir) : merge_logs(o, output, dir)) == 0) {
+  } else if (run_assemble(o, output, &dir, 1, &stats, &keep) == 0) {
+    if (!o->quiet) summary(o, output, &stats);
     run_remove_dir(dir);
-  } else {
-    /* nothing recorded: remove the empty directory; a failed merge keeps the logs it named */
-    rmdir(dir);
+  } else if (!keep) {
+    rmdir(dir); /* nothing recorded: remove the empty directory; a failed assembly keeps the logs it named */
   }
   free(dir);
   free(output);

@@ -1,9 +1,11 @@
-/* Running an application under the collector (shared by `trace` and `profile`): environment, child
- * following, waiting, merging the per-process logs into one store, summary, exit status; and the pieces
- * application replay (app_replay.c) runs once per pass. */
+/* Running an application under the collector (shared by `trace` and `profile`): the output checked first,
+ * environment, child following, signals passed on, waiting, the per-process logs assembled into one store by
+ * the hub's pipeline, summary, exit status; and the pieces application replay (app_replay.c) runs per pass.
+ */
 #ifndef HUBPROF_CLI_RUN_APP_H
 #define HUBPROF_CLI_RUN_APP_H
 
+#include "hubprof/assemble.h"
 #include "hubprof/hub.h"
 
 #include <stddef.h>
@@ -25,7 +27,7 @@ typedef struct run_opts {
 } run_opts;
 
 /* Run argv[0..argc) once with the collector (trace, or profile with kernel replay or iteration multiplexing)
- * and merge its logs into one store (multiplexing: with the imputed values, multiplex.c); returns the exit
+ * and assemble its logs into one store (multiplexing: with the imputed values); returns the exit
  * status hubprof should exit with: the application's own (128+signal when killed), 127/126 when it could not
  * be started, or 1/2 for hubprof's own errors found before the application started. */
 int run_app(const run_opts *o, int argc, char **argv);
@@ -35,8 +37,14 @@ int run_app(const run_opts *o, int argc, char **argv);
 char *find_collector(void);
 
 /* ---- pieces of a run ---- */
-/* Checks made before anything runs: format known, output free (or --force), collector found. On success
- * *output and *collector are malloc'd and 0 is returned; otherwise the CLI exit code, message printed. */
+/* The output checked before anything runs: a name, in an existing writable folder, short enough for the
+ * store and its temporary; an existing one is refused unless force, and even with force unless it is a
+ * regular file or a store (never a device, FIFO, socket, or a folder where a file is meant). 0, or the CLI
+ * exit code with the message printed. Used by trace, profile, merge and convert. */
+int run_check_output(const char *path, const char *format, int force);
+/* Checks made before anything runs: format known, output checked (run_check_output), collector found. On
+ * success *output and *collector are malloc'd and 0 is returned; otherwise the CLI exit code, message
+ * printed. */
 int run_prepare(const run_opts *o, const char *app, char **output, char **collector);
 /* A fresh directory for one run's logs, beside the output (or in $TMPDIR); NULL on failure. malloc'd. */
 char *run_make_log_dir(const char *output);
@@ -45,12 +53,19 @@ void run_remove_dir(const char *dir);
 /* Paths of the logs in dir (hubprof-*.log), sorted; free with run_free_list. */
 char **run_list_logs(const char *dir, size_t *n);
 void run_free_list(char **v, size_t n);
-/* Copy every row of table t from `in` to `out` unchanged. */
-hp_status run_copy_table(hp_store *in, hp_store *out, hp_table t);
+/* Assemble the logs of runs dirs[0..nruns) (run k's logs in dirs[k]; more than one run = application
+ * replay) into `output` through the hub's pipeline (o->multiplex: imputed; o->match: replay matching).
+ * Warnings printed as they come. 0 on success with *stats filled; 1 when nothing was recorded (warned,
+ * *keep_dir NULL) or on failure (warned; *keep_dir = the folder whose logs are kept for `hubprof merge`). */
+int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_t nruns,
+                 hp_assemble_stats *stats, const char **keep_dir);
+/* The last of SIGINT, SIGTERM, SIGHUP hubprof received while an application ran (passed on to it), or 0:
+ * application replay starts no further run after one. */
+int run_stop_signal(void);
 /* Run the application once with the collector writing into dir: HUBPROF_PLAN = plan (NULL: none),
  * HUBPROF_PASS = pass (0: unset) and HUBPROF_MULTIPLEX = o->multiplex (NULL: unset). Waits for it and every
- * descendant. Returns its exit status as run_app does; *started = 0 when it could not be started (the error
- * is printed). */
+ * descendant; SIGINT, SIGTERM and SIGHUP sent to hubprof meanwhile are passed on to it (and said so).
+ * Returns its exit status as run_app does; *started = 0 when it could not be started (the error printed). */
 int run_launch(const run_opts *o, const char *collector, const char *dir, const char *plan, size_t pass,
                int argc, char **argv, int *started);
 

@@ -3,7 +3,7 @@
  * (dispatches renumbered in read order, regions shifted by an offset). This thread reads and remaps while
  * a writer thread writes the output, batches of rows in between.
  * Sections: hash maps · per-table merge rules · the write pipeline · the merge loop. Knows no format. */
-#include "hub_internal.h"
+#include "merge_internal.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -346,6 +346,8 @@ typedef struct merger {
   char *mux_incomplete; /* multiplex_incomplete so far: the lists of every input are joined */
   char **meta;          /* key, value, key, value … of the metadata written (few rows) */
   size_t nmeta;
+  hp_merge_hooks *hooks; /* the assembly's transforms and progress, or NULL */
+  uint64_t done, total;  /* rows read, rows of every input (progress) */
 } merger;
 
 static uint64_t *u64_at(void *row, const hp_column *c) { return (uint64_t *)((char *)row + c->offset); }
@@ -555,21 +557,115 @@ static hp_status merge_metadata(merger *m, const hp_metadata *r, hp_merge_stats 
   return emit_row(m, HP_TABLE_METADATA, &row, 1);
 }
 
-static hp_status merge_table(merger *m, hp_store *in, hp_table t, hp_merge_stats *stats) {
-  const hp_table_desc *d = hp_table_describe(t);
-  /* the reference columns, with the table each refers to, looked up once per table, not per row */
-  size_t refcol[64], nref = 0;
+/* The reference columns of a table, with the table each refers to, looked up once per table. */
+typedef struct tinfo {
+  const hp_table_desc *d;
+  size_t refcol[64], nref;
   hp_table reft[64];
+  int has_id, strings;
+} tinfo;
+
+/* Remap, de-duplicate and emit one row of input `in` (in the input's ids). HP_OK also when the row is
+ * dropped (a duplicate, or a value whose dispatch is not in the output). */
+static hp_status merge_row(merger *m, hp_store *in, hp_table t, const tinfo *ti, anyrow *row,
+                           hp_merge_stats *stats) {
+  const hp_table_desc *d = ti->d;
+  hp_status st = HP_OK;
+  /* a process already merged from an earlier input: its dispatches and regions are there already */
+  if (m->dup_proc.n && (t == HP_TABLE_DISPATCH || t == HP_TABLE_REGION) &&
+      idmap_get(&m->dup_proc, t == HP_TABLE_DISPATCH ? row->d.process_id : row->r.process_id)) {
+    if (stats) stats->duplicate_rows++;
+    return HP_OK;
+  }
+  uint64_t cv_dispatch = t == HP_TABLE_COUNTER_VALUE ? row->cv.dispatch_id : 0;
+  for (size_t i = 0; i < ti->nref; i++) { /* remap every reference column */
+    uint64_t *p = (uint64_t *)((char *)row + ti->refcol[i]);
+    *p = remap_ref(m, ti->reft[i], *p);
+  }
+  if (t == HP_TABLE_COUNTER_VALUE && cv_dispatch && !row->cv.dispatch_id) {
+    /* its dispatch is not in the output (a duplicate, or lost to damage): never attach it elsewhere */
+    if (stats) stats->duplicate_rows++;
+    return HP_OK;
+  }
+  uint64_t in_id = ti->has_id ? *u64_at(row, &d->columns[0]) : 0;
+  if (t == HP_TABLE_DISPATCH) {
+    uint64_t out_id = dmap_add(&m->disp, in_id, &m->max_id[t]);
+    if (!out_id) return HP_ERR_NOMEM;
+    row->d.id = out_id;
+  } else if (is_streamed(t)) {
+    if (ti->has_id) {
+      uint64_t out_id = in_id + m->base[t];
+      *u64_at(row, &d->columns[0]) = out_id;
+      if (out_id > m->max_id[t]) m->max_id[t] = out_id;
+    }
+  } else {
+    uint64_t found = 0;
+    if (dedup_cols[t][0]) {
+      if (build_key(m, t, row)) return HP_ERR_NOMEM;
+      found = keymap_get(&m->dedup[t], m->key.p, m->key.n);
+    }
+    if (found) { /* the same row is already in the output: map to it, write nothing */
+      if (ti->has_id && idmap_put(&m->ids[t], in_id, found)) st = HP_ERR_NOMEM;
+      if (st == HP_OK && t == HP_TABLE_PROCESS && found <= m->proc_base) {
+        if (idmap_put(&m->dup_proc, in_id, 1)) st = HP_ERR_NOMEM;
+        if (stats) stats->duplicate_processes++;
+      }
+      if (st == HP_OK && t == HP_TABLE_METADATA) st = merge_metadata(m, &row->m, stats);
+      return st;
+    }
+    if (t == HP_TABLE_METADATA) { /* remembered: later inputs' values are compared with it */
+      char **nm = realloc(m->meta, (m->nmeta + 1) * 2 * sizeof *nm);
+      if (nm) m->meta = nm;
+      if (!nm || !(m->meta[2 * m->nmeta] = strdup(row->m.key)) ||
+          !(m->meta[2 * m->nmeta + 1] = strdup(row->m.value))) {
+        if (nm) free(m->meta[2 * m->nmeta]);
+        return HP_ERR_NOMEM;
+      }
+      m->nmeta++;
+      if (!strcmp(row->m.key, "multiplex_incomplete") && !(m->mux_incomplete = strdup(row->m.value)))
+        return HP_ERR_NOMEM;
+    }
+    uint64_t out_id = ++m->next_id[t];
+    if (ti->has_id) {
+      *u64_at(row, &d->columns[0]) = out_id;
+      if (idmap_put(&m->ids[t], in_id, out_id)) return HP_ERR_NOMEM;
+    }
+    if (dedup_cols[t][0] && keymap_put(&m->dedup[t], m->key.p, m->key.n, out_id)) return HP_ERR_NOMEM;
+  }
+  return emit_row(m, t, row, ti->strings); /* on failure the output's message is set, or perr */
+}
+
+#define PROGRESS_EVERY 65536 /* rows between two progress calls */
+
+static void progress(merger *m) {
+  hp_merge_hooks *h = m->hooks;
+  if (!h || !h->progress || ++m->done % PROGRESS_EVERY) return;
+  h->progress(h->ctx, m->done, m->total > m->done ? m->total : 0);
+}
+
+/* A hook's failure: its message becomes this thread's error. */
+static hp_status hook_failed(merger *m) {
+  hp_merge_hooks *h = m->hooks;
+  m->perr_st = h->status != HP_OK ? h->status : HP_ERR_INVALID;
+  snprintf(m->perr, sizeof m->perr, "%s", h->error[0] ? h->error : hp_status_str(m->perr_st));
+  return m->perr_st;
+}
+
+static hp_status merge_table(merger *m, hp_store *in, size_t ix, hp_table t, hp_merge_stats *stats) {
+  tinfo ti = {.d = hp_table_describe(t)};
+  const hp_table_desc *d = ti.d;
   for (size_t i = 0; i < d->ncolumns && i < 64; i++)
     if (d->columns[i].ref) {
-      refcol[nref] = d->columns[i].offset;
-      reft[nref++] = hp_table_from_name(d->columns[i].ref);
+      ti.refcol[ti.nref] = d->columns[i].offset;
+      ti.reft[ti.nref++] = hp_table_from_name(d->columns[i].ref);
     }
+  ti.has_id = strcmp(d->columns[0].name, "id") == 0;
+  ti.strings = has_strings(t);
+  hp_merge_hooks *h = m->hooks;
   hp_cursor *c;
   hp_status st = hp_cursor_open(in, t, &c);
   if (st != HP_OK) return fail_from(m, in, st);
   anyrow row;
-  int has_id = strcmp(d->columns[0].name, "id") == 0, strings = has_strings(t);
   /* a format's cursor fills every column of a full row: initialised once, not per row */
   hp_row_init(t, &row);
   for (;;) {
@@ -583,88 +679,28 @@ static hp_status merge_table(merger *m, hp_store *in, hp_table t, hp_merge_stats
       break;
     }
     if (stats) stats->rows_in[t]++;
-    /* a process already merged from an earlier input: its dispatches and regions are there already */
-    if (m->dup_proc.n && (t == HP_TABLE_DISPATCH || t == HP_TABLE_REGION) &&
-        idmap_get(&m->dup_proc, t == HP_TABLE_DISPATCH ? row.d.process_id : row.r.process_id)) {
-      if (stats) stats->duplicate_rows++;
-      continue;
-    }
-    uint64_t cv_dispatch = t == HP_TABLE_COUNTER_VALUE ? row.cv.dispatch_id : 0;
-    /* remap every reference column */
-    for (size_t i = 0; i < nref; i++) {
-      uint64_t *p = (uint64_t *)((char *)&row + refcol[i]);
-      *p = remap_ref(m, reft[i], *p);
-    }
-    if (t == HP_TABLE_COUNTER_VALUE && cv_dispatch && !row.cv.dispatch_id) {
-      /* its dispatch is not in the output (a duplicate, or lost to damage): never attach it elsewhere */
-      if (stats) stats->duplicate_rows++;
-      continue;
-    }
-    uint64_t in_id = has_id ? *u64_at(&row, &d->columns[0]) : 0;
-    if (t == HP_TABLE_DISPATCH) {
-      uint64_t out_id = dmap_add(&m->disp, in_id, &m->max_id[t]);
-      if (!out_id) {
-        st = HP_ERR_NOMEM;
+    progress(m);
+    if (h && h->row) {
+      int k = h->row(h->ctx, ix, t, &row);
+      if (k < 0) {
+        st = hook_failed(m);
         break;
       }
-      row.d.id = out_id;
-    } else if (is_streamed(t)) {
-      if (has_id) {
-        uint64_t out_id = in_id + m->base[t];
-        *u64_at(&row, &d->columns[0]) = out_id;
-        if (out_id > m->max_id[t]) m->max_id[t] = out_id;
-      }
-    } else {
-      uint64_t found = 0;
-      if (dedup_cols[t][0]) {
-        if (build_key(m, t, &row)) {
-          st = HP_ERR_NOMEM;
-          break;
-        }
-        found = keymap_get(&m->dedup[t], m->key.p, m->key.n);
-      }
-      if (found) { /* the same row is already in the output: map to it, write nothing */
-        if (has_id && idmap_put(&m->ids[t], in_id, found)) st = HP_ERR_NOMEM;
-        if (st == HP_OK && t == HP_TABLE_PROCESS && found <= m->proc_base) {
-          if (idmap_put(&m->dup_proc, in_id, 1)) st = HP_ERR_NOMEM;
-          if (stats) stats->duplicate_processes++;
-        }
-        if (st == HP_OK && t == HP_TABLE_METADATA) st = merge_metadata(m, &row.m, stats);
-        if (st != HP_OK) break;
-        continue;
-      }
-      if (t == HP_TABLE_METADATA) { /* remembered: later inputs' values are compared with it */
-        char **nm = realloc(m->meta, (m->nmeta + 1) * 2 * sizeof *nm);
-        if (nm) m->meta = nm;
-        if (!nm || !(m->meta[2 * m->nmeta] = strdup(row.m.key)) ||
-            !(m->meta[2 * m->nmeta + 1] = strdup(row.m.value))) {
-          if (nm) free(m->meta[2 * m->nmeta]);
-          st = HP_ERR_NOMEM;
-          break;
-        }
-        m->nmeta++;
-        if (!strcmp(row.m.key, "multiplex_incomplete") && !(m->mux_incomplete = strdup(row.m.value))) {
-          st = HP_ERR_NOMEM;
-          break;
-        }
-      }
-      uint64_t out_id = ++m->next_id[t];
-      if (has_id) {
-        *u64_at(&row, &d->columns[0]) = out_id;
-        if (idmap_put(&m->ids[t], in_id, out_id)) {
-          st = HP_ERR_NOMEM;
-          break;
-        }
-      }
-      if (dedup_cols[t][0] && keymap_put(&m->dedup[t], m->key.p, m->key.n, out_id)) {
-        st = HP_ERR_NOMEM;
-        break;
-      }
+      if (!k) continue;
     }
-    st = emit_row(m, t, &row, strings);
-    if (st != HP_OK) break; /* the output's message is already set, or perr */
+    { st = merge_row(m, in, t, &ti, &row, stats); }
+    if (st != HP_OK) break;
   }
   hp_cursor_close(c);
+  while (st == HP_OK && h && h->extra) { /* rows the transforms add after this table */
+    anyrow x;
+    hp_row_init(t, &x);
+    int k = h->extra(h->ctx, ix, t, &x);
+    if (k < 0) st = hook_failed(m);
+    if (k <= 0) break;
+    progress(m);
+    st = merge_row(m, in, t, &ti, &x, stats);
+  }
   if (st == HP_ERR_NOMEM && m->perr_st == HP_OK) {
     snprintf(m->perr, sizeof m->perr, "%s: out of memory while merging %s", m->out->path, hp_store_path(in));
     m->perr_st = st;
@@ -673,17 +709,23 @@ static hp_status merge_table(merger *m, hp_store *in, hp_table t, hp_merge_stats
 }
 
 /* ---- the merge loop ---- */
-static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats);
+static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats,
+                           hp_merge_hooks *hooks);
 
 /* The caller's stats may be an older, smaller struct: the merge counts into a full one and copies out
  * what the caller's `size` covers. */
 hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *user) {
+  return hp_merge_with(out, in, n, user, NULL);
+}
+
+hp_status hp_merge_with(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *user,
+                        hp_merge_hooks *hooks) {
   if (!out || (n && !in) || out->mode == HP_READ) return HP_ERR_INVALID;
   if (user && user->size < offsetof(hp_merge_stats, rows_in)) return HP_ERR_INVALID;
   hp_merge_stats full;
   memset(&full, 0, sizeof full);
   full.size = sizeof full;
-  hp_status st = merge_all(out, in, n, user ? &full : NULL);
+  hp_status st = merge_all(out, in, n, user ? &full : NULL, hooks);
   if (user) {
     size_t keep = user->size < sizeof full ? user->size : sizeof full;
     memcpy((char *)user + sizeof full.size, (char *)&full + sizeof full.size, keep - sizeof full.size);
@@ -691,11 +733,18 @@ hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats 
   return st;
 }
 
-static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats) {
+static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats,
+                           hp_merge_hooks *hooks) {
   merger *m = calloc(1, sizeof *m);
   if (!m) return HP_ERR_NOMEM;
   m->out = out;
   m->stats = stats;
+  m->hooks = hooks;
+  for (size_t i = 0; hooks && hooks->progress && i < n; i++)
+    for (int t = 0; in[i] && t < HP_TABLE_COUNT; t++) {
+      uint64_t c = 0;
+      if (hp_store_count(in[i], (hp_table)t, &c) == HP_OK) m->total += c;
+    }
   m->pipe = n ? pipe_start(out, stats) : NULL;
   hp_status st = HP_OK;
   for (size_t i = 0; i < n && st == HP_OK; i++) {
@@ -715,8 +764,9 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
     idmap_clear(&m->dup_proc);
     m->proc_base = m->next_id[HP_TABLE_PROCESS];
     for (int t = 0; t < HP_TABLE_COUNT && st == HP_OK; t++)
-      st = merge_table(m, in[i], (hp_table)t, stats);
+      st = merge_table(m, in[i], i, (hp_table)t, stats);
   }
+  if (st == HP_OK && hooks && hooks->progress) hooks->progress(hooks->ctx, m->done, m->done);
   if (m->pipe) { /* the writer's failure, set in the output, comes first; else this thread's */
     hp_status w = pipe_stop(m->pipe);
     if (w != HP_OK) st = w;

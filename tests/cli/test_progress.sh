@@ -67,6 +67,16 @@ python3 -c 'import sys; d=open(sys.argv[1],"rb").read(); assert d.endswith(b"\r\
 ptyrun "$T/out" "$HP" diff -q "$T/s.db" "$T/s.db" >"$T/tty"
 [ ! -s "$T/tty" ] && ok || bad "diff -q drew on the terminal"
 
+# merge and convert: rows read of every input (the assembly pipeline's progress callback)
+ptyrun "$T/out" "$HP" merge -o "$T/m.db" "$T"/logs/*.log >"$T/tty"
+[ $? -eq 0 ] && ok || bad "merge under a terminal failed"
+grep -aqE 'hubprof: merging: [0-9]+(/[0-9]+)? rows' "$T/tty" && ok || bad "merge: no progress line: $(od -c "$T/tty" | head -3)"
+ptyrun "$T/out" "$HP" convert -F parquet "$T/s.db" -o "$T/c.parquet" >"$T/tty"
+[ $? -eq 0 ] && ok || bad "convert under a terminal failed"
+grep -aqE 'hubprof: merging: [0-9]+(/[0-9]+)? rows' "$T/tty" && ok || bad "convert: no progress line: $(od -c "$T/tty" | head -3)"
+ptyrun "$T/out" "$HP" merge -q -f -o "$T/m.db" "$T"/logs/*.log >"$T/tty"
+[ ! -s "$T/tty" ] && ok || bad "merge -q drew on the terminal"
+
 # -q: nothing on the terminal
 ptyrun "$T/out" "$HP" info -q "$T/s.db" >"$T/tty"
 [ ! -s "$T/tty" ] && ok || bad "info -q drew on the terminal: $(od -c "$T/tty" | head -3)"

@@ -4,13 +4,16 @@
 # modes, and the store must hold each dispatch once with every pass's values tagged with their pass
 # (build/tests/replay/check_profile). Also: a negative test (the test hook HUBPROF_TEST_SKIP_RESTORE=1 makes
 # the results differ, proving the check works), dispatch matching of application replay, bad input refused
-# before the application starts, and the lite trace still working beside replay.
+# before the application starts, the lite trace still working beside replay; the one assembly pipeline
+# (no intermediate files in any mode), signals passed on to the application, the output checked before the
+# application starts, and application replay pairing processes by what they are.
 # usage: test_replay.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
 set -u
 cd "$(dirname "$0")/../.."
 HP=$(realpath "${1:-build/hubprof}")
 EX=$PWD/build/examples/ocl
 CHECK=$PWD/build/tests/replay/check_profile
+WATCH=$PWD/tests/replay/watch_files.py
 LIB=$PWD/build/libhubprof_collector.so
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -272,6 +275,150 @@ cmp -s one.out inplace_update.plain.out && ok || bad "one pass: output differs"
 expect_eq "one pass: passes" "$(facts one passes)" "1:12"
 expect_eq "one pass: values" "$(facts one values)" 24
 expect_eq "one pass: nothing restored" "$(facts one restored)" 0
+
+# ---- 8. one pipeline: profile (every mode), trace, merge and convert write nothing but the final store ----
+# (a watched output folder and TMPDIR; the collector's own per-process logs are inputs, and the store's
+# commit temporary ".NAME.tmp.*" is the store itself before its rename)
+# only_store NAME LISTING: every created path is the store, its temporary, or a collector log
+only_store() {
+  local name=$1 listing=$2 extra
+  extra=$(grep -vE "^(\.hubprof-logs\.[^/]+(/(\.)?hubprof-[^/]*\.log(\.tmp\.[0-9.]+)?)?|(\.)?$name(\.tmp\.[0-9.]+)?(/.*)?)$" "$listing")
+  [ -s "$listing" ] && [ -z "$extra" ] && ok || bad "$name: intermediate files: $(echo $extra) (all: $(cat "$listing"))"
+}
+mkdir -p w wt
+for mode in kernel application multiplex; do
+  TMPDIR=$T/wt python3 "$WATCH" w_$mode.list w wt -- "$HP" profile -q "${C3[@]}" --replay $mode -o w/p_$mode.db -- \
+    "$EX/inplace_update" 1024 4 >/dev/null 2>w_$mode.err
+  expect_eq "watched profile ($mode): exit" "$?" 0
+  only_store p_$mode.db w_$mode.list
+  [ -z "$(ls -A wt)" ] && [ -z "$(ls -A w | grep -v '^p_')" ] && ok || bad "watched profile ($mode): left behind: $(ls -A w wt)"
+done
+TMPDIR=$T/wt python3 "$WATCH" w_trace.list w wt -- "$HP" trace -q -o w/t.db -- "$EX/forking" 2 >/dev/null 2>w_trace.err
+only_store t.db w_trace.list
+TMPDIR=$T/wt python3 "$WATCH" w_merge.list w wt -- "$HP" merge -q -o w/m.db w/p_kernel.db w/t.db 2>w_merge.err
+expect_eq "watched merge: exit" "$?" 0
+only_store m.db w_merge.list
+TMPDIR=$T/wt python3 "$WATCH" w_convert.list w wt -- "$HP" convert -q --format parquet -o w/c.parquet w/p_multiplex.db \
+  2>w_convert.err
+expect_eq "watched convert: exit" "$?" 0
+only_store c.parquet w_convert.list
+
+# ---- 9. SIGTERM, SIGHUP, SIGINT to hubprof: passed on to the application, what it recorded kept, said so ----
+# (started through python3 to undo the SIG_IGN a shell gives SIGINT of background jobs)
+dfl() { exec python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' "$@"; }
+for sig in TERM HUP INT; do
+  dfl "$HP" trace -o sig_$sig.db -- sh -c "$EX/vector_add 1024 5 >/dev/null && exec sleep 30" >sig.out 2>sig_$sig.err &
+  hp_pid=$!
+  for _ in $(seq 100); do [ -n "$(ls -A .hubprof-logs.* 2>/dev/null)" ] && pgrep -P "$hp_pid" sleep >/dev/null && break; sleep 0.1; done
+  sleep 0.3
+  kill -$sig $hp_pid
+  wait $hp_pid
+  rc=$?
+  want=$((128 + $(kill -l $sig)))
+  expect_eq "SIG$sig: exit status of the application" "$rc" "$want"
+  "$CHECK" sig_$sig.db >sig_$sig.report 2>&1
+  expect_eq "SIG$sig: complete store" "$(facts sig_$sig dispatches)" 5
+  grep -q "SIG$sig received: passed on to the application" sig_$sig.err && ok || bad "SIG$sig: not said: $(cat sig_$sig.err)"
+  [ -z "$(ls -A | grep hubprof-logs)" ] && ok || bad "SIG$sig: logs left behind"
+done
+# application replay stopped during pass 1: no further pass runs, pass 1's values are kept
+dfl "$HP" profile "${C3[@]}" --replay application -o sigapp.db -- sh -c "$EX/vector_add 1024 3 >/dev/null && exec sleep 30" \
+  >/dev/null 2>sigapp.err &
+hp_pid=$!
+for _ in $(seq 100); do pgrep -P "$hp_pid" sleep >/dev/null && break; sleep 0.1; done
+sleep 0.3
+kill -TERM $hp_pid
+wait $hp_pid
+expect_eq "SIGTERM in application replay: exit status" "$?" 143
+"$CHECK" sigapp.db >sigapp.report 2>&1
+expect_eq "SIGTERM in application replay: pass 1 kept" "$(facts sigapp passes)" "1:3"
+grep -q "SIGTERM received: passes 2 to 3 not run" sigapp.err && ok || bad "application replay stop not said: $(cat sigapp.err)"
+[ -z "$(ls -A | grep hubprof-logs)" ] && ok || bad "application replay stop: logs left behind"
+# a long OpenCL run stopped half-way: the store holds what completed, without damage
+"$HP" trace -o sigl.db -- "$EX/launch_loop" 100000000 1000 >/dev/null 2>sigl.err &
+hp_pid=$!
+sleep 2
+kill -TERM $hp_pid
+wait $hp_pid
+expect_eq "SIGTERM mid-run: exit status" "$?" 143
+n=$(sqlite3 sigl.db 'select count(*) from rocpd_kernel_dispatch' 2>/dev/null)
+[ "${n:-0}" -gt 0 ] && ok || bad "SIGTERM mid-run: no dispatches kept: $(cat sigl.err)"
+"$HP" info sigl.db >sigl.info 2>&1 && ok || bad "SIGTERM mid-run: store unreadable: $(cat sigl.info)"
+
+# ---- 10. the output checked before the application starts: one line, exit 1, the application not run ----
+# unusable CODE OUTPUT [OPTIONS...]
+unusable() {
+  local code=$1 out=$2
+  shift 2
+  "$HP" trace "$@" -o "$out" -- "$EX/vector_add" 64 1 >un.out 2>un.err
+  local rc=$?
+  if [ $rc = "$code" ] && [ "$(wc -l <un.err)" = 1 ] && [ ! -s un.out ]; then ok; else
+    bad "trace -o '$out' $*: exit $rc (want $code), stderr: $(cat un.err), stdout: $(cat un.out)"
+  fi
+}
+unusable 2 ""
+grep -q "empty" un.err && ok || bad "empty output: $(cat un.err)"
+unusable 1 no/such/folder/x.db
+grep -q "no/such/folder" un.err && ok || bad "missing folder: $(cat un.err)"
+: >plainfile
+unusable 1 plainfile/x.db -f
+grep -q "not a folder" un.err && ok || bad "parent is a file: $(cat un.err)"
+unusable 1 "$(printf 'n%.0s' $(seq 250)).db"
+grep -q "too long" un.err && ok || bad "long name: $(cat un.err)"
+mkdir -p afolder
+unusable 1 afolder
+grep -q "is a folder" un.err && ok || bad "folder: $(cat un.err)"
+unusable 1 afolder -f
+[ -d afolder ] && ok || bad "-f replaced a folder"
+unusable 1 afolder --format parquet -f
+grep -q "not a hubprof store" un.err && [ -d afolder ] && ok || bad "-f onto a folder that is not a store: $(cat un.err)"
+unusable 1 /dev/null -f
+grep -q "is a device" un.err && [ -c /dev/null ] && ok || bad "-f onto /dev/null: $(cat un.err)"
+mkfifo afifo
+unusable 1 afifo -f
+[ -p afifo ] && ok || bad "-f replaced a FIFO"
+ln -s /dev/null devlink
+unusable 1 devlink -f
+[ -L devlink ] && ok || bad "-f replaced a link to a device"
+"$HP" merge -f -o /dev/null w/t.db >un.out 2>un.err
+[ $? = 1 ] && [ "$(wc -l <un.err)" = 1 ] && [ -c /dev/null ] && ok || bad "merge -f -o /dev/null: $(cat un.err)"
+"$HP" convert -f --format rocpd -o afolder w/t.db >un.out 2>un.err
+[ $? = 1 ] && [ "$(wc -l <un.err)" = 1 ] && [ -d afolder ] && ok || bad "convert -f onto a folder: $(cat un.err)"
+# the one damage policy in merge: a log with nothing complete is skipped with a warning; only such inputs:
+# nothing written, exit 1; --strict refuses it
+"$(dirname "$EX")/gen_logs" gl 1 50 2 1 >/dev/null 2>&1
+whole=$(ls gl/*.log | head -n 1)
+head -c 200 "$whole" >gl/cut.log
+"$HP" merge -o skip.db "$whole" gl/cut.log >/dev/null 2>un.err
+[ $? = 0 ] && grep -q "cut.log.*(skipped: nothing complete in it)" un.err && ok || bad "merge: cut log not skipped: $(cat un.err)"
+"$HP" merge -o none.db gl/cut.log >/dev/null 2>un.err
+[ $? = 1 ] && [ ! -e none.db ] && grep -q "not written: nothing complete in the input" un.err && ok ||
+  bad "merge of nothing complete: $(cat un.err)"
+"$HP" merge --strict -o strict.db "$whole" gl/cut.log >/dev/null 2>un.err
+[ $? = 1 ] && [ ! -e strict.db ] && [ "$(wc -l <un.err)" = 1 ] && grep -q "cut.log" un.err && ok || bad "merge --strict: $(cat un.err)"
+# -f still replaces a store: a file, and a Parquet store (a folder)
+"$HP" trace -q -f --format parquet -o w/c.parquet -- "$EX/vector_add" 64 2 >/dev/null 2>un.err && ok || bad "-f onto a parquet store: $(cat un.err)"
+"$HP" trace -q -f -o w/t.db -- "$EX/vector_add" 64 2 >/dev/null 2>un.err && ok || bad "-f onto a file: $(cat un.err)"
+
+# ---- 11. application replay pairs processes by what they are: command line, then order among equals ----
+# two programs, and one program with two argument sets, started in swapped order in later passes
+swap() { echo "if [ \"\${HUBPROF_PASS:-1}\" = 1 ]; then $1; $2; else $2; $1; fi"; }
+for pair in "$EX/vector_add 1000 3|$EX/inplace_update 512 4" "$EX/vector_add 1000 3|$EX/vector_add 2000 5"; do
+  a=${pair%|*} b=${pair#*|}
+  "$HP" profile "${C3[@]}" --replay application -o swap.db -f -- sh -c "$(swap "$a" "$b")" >/dev/null 2>swap.err
+  "$CHECK" swap.db >swap.report 2>&1 && ok || bad "swapped ($pair): $(grep -m3 bad swap.report)"
+  n=$((${a##* } + ${b##* }))
+  expect_eq "swapped ($pair): every dispatch in every pass" "$(facts swap passes)" "3:$n"
+  expect_eq "swapped ($pair): every counter" "$(sqlite3 swap.db 'select count(*) from rocpd_pmc_event')" $((3 * n))
+  grep -q unmatched swap.err && bad "swapped ($pair): unmatched: $(cat swap.err)" || ok
+done
+# a process only later passes ran: reported by name, its dispatches never joined to another
+"$HP" profile "${C3[@]}" --replay application -o extra.db -- sh -c \
+  "$EX/vector_add 1000 2; [ \"\${HUBPROF_PASS:-1}\" = 1 ] || $EX/inplace_update 512 3" >/dev/null 2>extra.err
+"$CHECK" extra.db >extra.report 2>&1 && ok || bad "extra process: $(grep -m3 bad extra.report)"
+expect_eq "extra process: first run's dispatches keep every pass" "$(facts extra passes)" "3:2"
+grep -q "pass 2: process [0-9]* '$EX/inplace_update 512 3' has no process of the same program in the first run" extra.err &&
+  ok || bad "extra process not named: $(cat extra.err)"
 
 echo "test_replay: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,28 @@
+/* Hub internals of the merge: the per-input transform hooks and progress the assembly pipeline
+ * (assemble.c) plugs into hp_merge's single streaming pass. Only src/hub/ includes this. */
+#ifndef HUBPROF_MERGE_INTERNAL_H
+#define HUBPROF_MERGE_INTERNAL_H
+
+#include "hub_internal.h"
+
+/* Hooks called while merging; rows are full structs of this build, in the input's own ids (before remap).
+ * Return values: 1 keep / a row given, 0 drop / no more rows, negative = failure (the hook has set
+ * hp_merge_hooks.error and the merge stops with `status`). */
+typedef struct hp_merge_hooks {
+  void *ctx;
+  /* A row read from input `in` of table t; may change it. NULL: every row kept as is. */
+  int (*row)(void *ctx, size_t in, hp_table t, void *row);
+  /* After table t of input `in`: rows to add, one per call (the row is initialised by the merge);
+   * NULL: none. */
+  int (*extra)(void *ctx, size_t in, hp_table t, void *row);
+  /* Rows read so far (extra rows included) and the rows of every input (0 unknown); NULL: none. */
+  void (*progress)(void *ctx, uint64_t done, uint64_t total);
+  hp_status status;          /* what a failing hook returns to the caller */
+  char error[HP_ERRMSG_MAX]; /* and its message */
+} hp_merge_hooks;
+
+/* hp_merge with hooks (NULL: plain hp_merge). */
+hp_status hp_merge_with(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats,
+                        hp_merge_hooks *hooks);
+
+#endif
