@@ -236,5 +236,11 @@ else
   echo "test_collector: full-disk test skipped: needs root to mount a small tmpfs"
 fi
 
+# ---- the crash matrix (death x sync style x threads): its own script, one result here ----
+if bash tests/collector/test_crash_matrix.sh >"$T/matrix.out" 2>&1; then ok; else
+  bad "crash matrix: $(grep -m5 FAIL "$T/matrix.out")"
+fi
+tail -n 1 "$T/matrix.out"
+
 echo "test_collector: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
