@@ -732,6 +732,7 @@ static int harvest(hpc_thread *t, int mode) {
   }
   batch_end(&b);
   atomic_store_explicit(&t->tail, w, memory_order_release);
+  atomic_store_explicit(&t->harvested_ns, now_ns(), memory_order_relaxed);
   if (b.s && done) hp_log_flush(b.s);
   writer_leave(b.s);
   atomic_store_explicit(&t->lock, 0, memory_order_release);
@@ -754,19 +755,22 @@ static int harvest_wait(hpc_thread *t, int mode) {
   return rc;
 }
 
-/* Harvest every ring of the process (what completed). `wait`: also rings another thread is harvesting
- * right now (a sync point: what completed before it must be in the log when it returns); without, those
- * are left to the next pass (the background harvester). */
-static void harvest_all(int wait) {
+/* Harvest every ring of the process (what completed). `recent` < 0: a sync point: also rings another
+ * thread is harvesting right now (what completed before it must be in the log when it returns). Else the
+ * background harvester: rings another thread holds, or harvested after `recent` (ns; their owner syncs
+ * often enough), are left to their owner or the next pass. */
+static void harvest_all(int64_t recent) {
   for (hpc_thread *t = atomic_load_explicit(&g_threads, memory_order_acquire); t; t = t->all) {
-    if (atomic_load_explicit(&t->head, memory_order_acquire) == atomic_load_explicit(&t->tail, memory_order_acquire))
+    if (atomic_load_explicit(&t->head, memory_order_acquire) ==
+        atomic_load_explicit(&t->tail, memory_order_acquire))
       continue;
-    if (wait)
+    if (recent < 0) {
       harvest_wait(t, HARVEST_DONE);
-    else if (atomic_load(&g_exiting))
+    } else if (atomic_load(&g_exiting)) {
       return; /* the exit handler takes over */
-    else
+    } else if (atomic_load_explicit(&t->harvested_ns, memory_order_relaxed) < recent) {
       harvest(t, HARVEST_DONE);
+    }
   }
 }
 
@@ -809,7 +813,7 @@ void hpc_harvest_sync(void) {
   if (hpc_busy || atomic_load_explicit(&g_store_state, memory_order_relaxed) != STORE_OPEN) return;
   int saved = errno;
   hpc_busy = 1;
-  harvest_all(1);
+  harvest_all(-1);
   hpc_busy = 0;
   errno = saved;
 }
@@ -882,12 +886,15 @@ static _Atomic int g_harv_hold;    /* fork_prepare: start no pass */
 static void *harvester(void *arg) {
   (void)arg;
   hpc_busy = 1; /* our own OpenCL calls are never taken for the application's */
-  struct timespec period = {(time_t)(g_env.harvest_ms / 1000), (long)(g_env.harvest_ms % 1000) * 1000000L};
+  int64_t period_ns = (int64_t)g_env.harvest_ms * 1000000;
+  struct timespec period = {(time_t)(period_ns / 1000000000), (long)(period_ns % 1000000000)};
   for (;;) {
     nanosleep(&period, NULL);
     atomic_store(&g_harv_busy, 1); /* seq_cst, as the flags it tests: at_exit and fork_prepare see one */
     if (atomic_load(&g_exiting)) break;
-    if (!atomic_load(&g_harv_hold)) harvest_all(0);
+    /* a ring harvested within the last period (its owner's sync points) is left alone: no contention
+     * with a thread that harvests itself; every other one waits at most two periods and a pass */
+    if (!atomic_load(&g_harv_hold)) harvest_all(now_ns() - period_ns);
     atomic_store(&g_harv_busy, 0);
   }
   atomic_store(&g_harv_busy, 0);

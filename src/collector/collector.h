@@ -161,6 +161,7 @@ typedef struct hpc_thread {
   _Atomic uint64_t tail;       /* oldest pending slot; written under `lock` */
   _Atomic int lock;            /* 1 while someone harvests this ring (owner, thread exit or process exit) */
   _Atomic int in_use;          /* 1 while a live thread owns it; 0: free for the next new thread */
+  _Atomic int64_t harvested_ns; /* end of its last harvest (the background harvester skips it when recent) */
   uint64_t id_next, id_end;    /* dispatch ids taken from hpc_next_dispatch in blocks of HPC_ID_BLOCK */
   uint64_t thread_id;          /* thread row id */
   int64_t tid;                 /* kernel thread id */
