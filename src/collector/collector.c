@@ -987,6 +987,31 @@ static void exit_barrier(void) {
   nanosleep(&ts, NULL);
 }
 
+/* The log is closed (unused chunk space given back, writers freed) only when no other thread that ever
+ * dispatched is still alive: then nobody is left to launch. Otherwise it stays open for the others. */
+static void close_if_alone(hp_store *s) {
+  if (!s) return;
+  int alone = 1;
+  pthread_mutex_lock(&g_lock);
+  for (hpc_thread *t = atomic_load(&g_threads); t; t = t->all)
+    if (atomic_load(&t->in_use) && t != hpc_tls) alone = 0;
+  if (alone) atomic_store(&g_store_state, STORE_CLOSED); /* writer_enter refuses from now on */
+  pthread_mutex_unlock(&g_lock);
+  if (!alone) return;
+  int drained = 0;
+  for (int i = 0; i < 200 && !(drained = atomic_load(&g_writers) == 0); i++) {
+    struct timespec ts = {0, 50000};
+    nanosleep(&ts, NULL);
+  }
+  /* never close a store with an error (closing would remove it), nor one still in use: every block is
+   * committed already */
+  if (!drained || hp_store_error(s)[0]) return;
+  g_store = NULL;
+  hp_status rc = hp_store_commit(s);
+  if (rc != HP_OK) say("%s", hp_store_error(s));
+  hp_store_close(s);
+}
+
 /* exit() from any thread: harvest every ring (incomplete dispatches are written without device times) and
  * write the process's end. Other threads may still run: the log stays open (every block is committed, so
  * it reads as complete), dispatches they had in flight are written by themselves (hpc_exit_race), and what
@@ -1022,6 +1047,7 @@ static void at_exit(void) {
           (unsigned long long)atomic_load(&g_untimed), (unsigned long long)lost, (unsigned long long)dropped);
   }
   writer_leave(s);
+  close_if_alone(s);
   hpc_busy = busy;
   errno = saved;
 }
