@@ -78,8 +78,8 @@ int main(int argc, char **argv) {
   g_t = atoi(argv[3]);
   g_d = atoi(argv[4]);
   long delay = atol(argv[5]);
-  int known_death = !strcmp(death, "kill") || !strcmp(death, "segv") || !strcmp(death, "abort") ||
-                    !strcmp(death, "exit");
+  int known_death =
+      !strcmp(death, "kill") || !strcmp(death, "segv") || !strcmp(death, "abort") || !strcmp(death, "exit");
   int known_sync = !strcmp(sync, "finish_main") || !strcmp(sync, "finish_other") || !strcmp(sync, "read") ||
                    !strcmp(sync, "event") || !strcmp(sync, "none");
   if (!known_death || !known_sync || g_t < 1 || g_t > MAXT || g_d < 1 || delay < 0) {

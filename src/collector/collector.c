@@ -53,7 +53,7 @@ static pthread_key_t g_key;        /* thread exit: harvest the thread's ring */
 static int g_atexit_done;
 static hpc_thread *_Atomic g_threads; /* every ring of this process: prepended under g_lock, never removed
                                          (but in a forked child), read without the lock */
-static uint64_t g_thread_ids; /* last thread row id */
+static uint64_t g_thread_ids;         /* last thread row id */
 
 /* ---- time and process facts ------------------------------------------------------------------------- */
 static inline int64_t now_ns(void) {

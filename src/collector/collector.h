@@ -155,19 +155,19 @@ typedef struct hpc_pending {
 } hpc_pending;
 
 typedef struct hpc_thread {
-  hpc_pending *ring;           /* `cap` entries (mmap'd once, reused) */
-  uint64_t mask;               /* cap - 1 */
-  _Atomic uint64_t head;       /* next slot to fill; written by the owner only */
-  _Atomic uint64_t tail;       /* oldest pending slot; written under `lock` */
-  _Atomic int lock;            /* 1 while someone harvests this ring (owner, thread exit or process exit) */
-  _Atomic int in_use;          /* 1 while a live thread owns it; 0: free for the next new thread */
+  hpc_pending *ring;            /* `cap` entries (mmap'd once, reused) */
+  uint64_t mask;                /* cap - 1 */
+  _Atomic uint64_t head;        /* next slot to fill; written by the owner only */
+  _Atomic uint64_t tail;        /* oldest pending slot; written under `lock` */
+  _Atomic int lock;             /* 1 while someone harvests this ring (owner, thread exit or process exit) */
+  _Atomic int in_use;           /* 1 while a live thread owns it; 0: free for the next new thread */
   _Atomic int64_t harvested_ns; /* end of its last harvest (the background harvester skips it when recent) */
-  uint64_t id_next, id_end;    /* dispatch ids taken from hpc_next_dispatch in blocks of HPC_ID_BLOCK */
-  uint64_t thread_id;          /* thread row id */
-  int64_t tid;                 /* kernel thread id */
-  int64_t start_ns;            /* when the thread attached */
-  const cl_icd_dispatch *next; /* table its events were made with */
-  struct hpc_thread *all;      /* list of every ring of this process */
+  uint64_t id_next, id_end;     /* dispatch ids taken from hpc_next_dispatch in blocks of HPC_ID_BLOCK */
+  uint64_t thread_id;           /* thread row id */
+  int64_t tid;                  /* kernel thread id */
+  int64_t start_ns;             /* when the thread attached */
+  const cl_icd_dispatch *next;  /* table its events were made with */
+  struct hpc_thread *all;       /* list of every ring of this process */
 } hpc_thread;
 
 /* The calling thread's state (NULL until its first dispatch) and the recursion guard (1 while the thread
