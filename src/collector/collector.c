@@ -567,7 +567,8 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
   pthread_mutex_lock(&g_lock);
   hp_store *s = store_locked();
   hpc_thread *t = NULL;
-  if (s && atomic_load(&hpc_enabled) == HPC_TRACING) { /* not once the exit handler started */
+  int mode = atomic_load(&hpc_enabled);
+  if (s && (mode == HPC_TRACING || mode == HPC_PROFILING)) { /* not once the exit handler started */
     for (hpc_thread *x = atomic_load(&g_threads); x; x = x->all) {
       if (atomic_load(&x->in_use)) continue;
       if (atomic_load(&x->head) != atomic_load(&x->tail))
