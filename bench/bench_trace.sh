@@ -55,4 +55,10 @@ row "no collector" "${plain[@]}"
 row "no-op collector (layer, forwards only)" "${noop[@]}"
 [ -n "$old" ] && row "collector before ($before, own-thread harvest)" "${prev[@]}"
 row "collector now (background harvester)" "${full[@]}"
+if [ -n "$old" ]; then # paired: now minus before within each round (the two ran back to back)
+  diffs=()
+  for ((r = 0; r < rounds; r++)); do diffs+=("$(awk -v a="${full[r]}" -v b="${prev[r]}" 'BEGIN { print a - b }')"); done
+  read -r m l h <<<"$(stats "${diffs[@]}")"
+  printf '%-46s %9.1f %17s\n' "now minus before, per round" "$m" "$l..$h"
+fi
 echo "ns per dispatch; added = median minus the no-collector median (for scale: rocprofv3 24.5x, LTTng 3.8x on a HIP launch loop)"
