@@ -61,4 +61,38 @@ if [ -n "$old" ]; then # paired: now minus before within each round (the two ran
   read -r m l h <<<"$(stats "${diffs[@]}")"
   printf '%-46s %9.1f %17s\n' "now minus before, per round" "$m" "$l..$h"
 fi
+# CPU time per dispatch, every thread of the process (the harvester's too), from perf's task-clock: the
+# difference between a run of N+N/10 and one of N/10 dispatches, so setup cost cancels out. Less sensitive
+# than wall time to other processes waiting for the same cores; skipped without perf.
+if perf stat -x, -e task-clock true >/dev/null 2>&1; then
+  small=$((n / 10))
+  cpu() { # ENV...: ns of CPU per dispatch
+    local a b
+    rm -rf "$dir/logs" && mkdir -p "$dir/logs"
+    a=$(env "$@" perf stat -x, -e task-clock "$app" "$small" 1000 2>&1 >/dev/null | grep task-clock | cut -d, -f1)
+    rm -rf "$dir/logs" && mkdir -p "$dir/logs"
+    b=$(env "$@" perf stat -x, -e task-clock "$app" $((n + small)) 1000 2>&1 >/dev/null | grep task-clock |
+      cut -d, -f1)
+    awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) * 1e6 / n }'
+  }
+  cplain=() cnoop=() cprev=() cfull=() cdiff=()
+  lay=(OPENCL_LAYERS="$PWD/$B/libhubprof_collector.so" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace)
+  for ((r = 0; r < rounds; r++)); do
+    cplain+=("$(cpu)")
+    cnoop+=("$(cpu OPENCL_LAYERS="$PWD/$B/libhubprof_collector_noop.so")")
+    [ -n "$old" ] && cprev+=("$(cpu OPENCL_LAYERS="$old" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace)")
+    cfull+=("$(cpu "${lay[@]}")")
+    [ -n "$old" ] && cdiff+=("$(awk -v a="${cfull[r]}" -v b="${cprev[r]}" 'BEGIN { print a - b }')")
+  done
+  read -r pm pl ph <<<"$(stats "${cplain[@]}")"
+  printf '\n%-46s %9s %17s %9s %8s\n' "CPU ns per dispatch (task-clock, all threads)" "median" "min-max" "added" "ratio"
+  row "no collector" "${cplain[@]}"
+  row "no-op collector (layer, forwards only)" "${cnoop[@]}"
+  [ -n "$old" ] && row "collector before ($before, own-thread harvest)" "${cprev[@]}"
+  row "collector now (background harvester)" "${cfull[@]}"
+  if [ -n "$old" ]; then
+    read -r m l h <<<"$(stats "${cdiff[@]}")"
+    printf '%-46s %9.1f %17s\n' "now minus before, per round" "$m" "$l..$h"
+  fi
+fi
 echo "ns per dispatch; added = median minus the no-collector median (for scale: rocprofv3 24.5x, LTTng 3.8x on a HIP launch loop)"
