@@ -887,6 +887,7 @@ static _Atomic int g_harv_hold;    /* fork_prepare: start no pass */
 static void *harvester(void *arg) {
   (void)arg;
   hpc_busy = 1; /* our own OpenCL calls are never taken for the application's */
+  pthread_setname_np(pthread_self(), "hubprof-harvest");
   int64_t period_ns = (int64_t)g_env.harvest_ms * 1000000;
   struct timespec period = {(time_t)(period_ns / 1000000000), (long)(period_ns % 1000000000)};
   for (;;) {
@@ -918,9 +919,7 @@ static void harvester_start(void) {
     pthread_attr_destroy(&a);
   }
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (ok) {
-    pthread_setname_np(th, "hubprof-harvest");
-  } else {
+  if (!ok) {
     atomic_store(&g_harv_running, 0);
     say("cannot start the background harvester; dispatches are harvested at sync points only");
   }
