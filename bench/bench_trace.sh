@@ -1,36 +1,98 @@
 #!/usr/bin/env bash
 # Collector overhead: host time per dispatch of a launch-bound loop (examples/ocl/launch_loop, PoCL's
 # POCL_DEVICES=basic: a launch costs ~0.4 us) without the collector, with the no-op collector (every wrapper
-# forwards: the floor) and with the full collector, interleaved in one run; best of R rounds each.
-# usage: bench_trace.sh [N [ROUNDS]]
+# forwards: the floor), with the collector of the base commit BEFORE (harvest at the launching thread's own
+# sync points only; built from git into a temporary folder) and with this tree's collector (background
+# harvester, every sync point harvests every thread), interleaved in one run: median and min-max of R rounds.
+# usage: bench_trace.sh [N [ROUNDS [BEFORE]]]   BEFORE: a git commit (default 3d6ced1), "none" to skip it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-200000}
 rounds=${2:-7}
+before=${3:-3d6ced1}
 B=build
 app=$B/examples/ocl/launch_loop
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 export POCL_DEVICES=basic
-unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE
+unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_HARVEST_MS
+old=""
+if [ "$before" != none ]; then # the "before" collector, built from its commit with the same compiler flags
+  mkdir -p "$dir/old"
+  if git archive "$before" | tar -x -C "$dir/old" && make -C "$dir/old" -j2 build/libhubprof_collector.so \
+    >"$dir/old.build" 2>&1; then
+    old=$dir/old/build/libhubprof_collector.so
+  else
+    echo "bench_trace: cannot build the collector of $before (skipped): $(tail -n 3 "$dir/old.build")" >&2
+  fi
+fi
 # ns per dispatch as launch_loop prints it ("... ns_per_dispatch=NNN ...")
 one() { "$@" "$app" "$n" 1000 | grep -oE 'ns_per_dispatch=[0-9.]+' | cut -d= -f2; }
-best() { sort -g | head -n 1; }
-plain=() noop=() full=()
+traced() { # LIB
+  rm -rf "$dir/logs" && mkdir -p "$dir/logs"
+  one env OPENCL_LAYERS="$1" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace
+}
+plain=() noop=() prev=() full=()
 for ((r = 0; r < rounds; r++)); do
   plain+=("$(one env)")
   noop+=("$(one env OPENCL_LAYERS="$PWD/$B/libhubprof_collector_noop.so")")
-  rm -rf "$dir/logs" && mkdir -p "$dir/logs"
-  full+=("$(one env OPENCL_LAYERS="$PWD/$B/libhubprof_collector.so" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace)")
+  [ -n "$old" ] && prev+=("$(traced "$old")")
+  full+=("$(traced "$PWD/$B/libhubprof_collector.so")")
 done
-p=$(printf '%s\n' "${plain[@]}" | best)
-z=$(printf '%s\n' "${noop[@]}" | best)
-f=$(printf '%s\n' "${full[@]}" | best)
-printf '%-40s %10s %12s\n' "launch_loop $n dispatches (best of $rounds)" "ns/disp" "added ns"
-printf '%-40s %10.1f %12s\n' "no collector" "$p" "-"
-awk -v p="$p" -v z="$z" -v f="$f" 'BEGIN {
-  printf "%-40s %10.1f %12.1f\n", "no-op collector (layer, forwards only)", z, z - p
-  printf "%-40s %10.1f %12.1f\n", "hubprof collector (lite trace)", f, f - p
-  printf "slowdown of the launch loop: %.2fx (for scale: rocprofv3 24.5x, LTTng 3.8x on a HIP launch loop)\n", f / p
-}'
-
+# median min max of the arguments
+stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {
+  m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f %.1f %.1f\n", m, v[1], v[NR] }'; }
+read -r pm pl ph <<<"$(stats "${plain[@]}")"
+row() { # LABEL VALUES...
+  local label=$1
+  shift
+  read -r m l h <<<"$(stats "$@")"
+  awk -v L="$label" -v m="$m" -v l="$l" -v h="$h" -v p="$pm" \
+    'BEGIN { printf "%-46s %9.1f %17s %9.1f %7.2fx\n", L, m, l "-" h, m - p, m / p }'
+}
+printf '%-46s %9s %17s %9s %8s\n' "launch_loop $n dispatches, $rounds rounds" "median" "min-max" "added" "slowdown"
+row "no collector" "${plain[@]}"
+row "no-op collector (layer, forwards only)" "${noop[@]}"
+[ -n "$old" ] && row "collector before ($before, own-thread harvest)" "${prev[@]}"
+row "collector now (background harvester)" "${full[@]}"
+if [ -n "$old" ]; then # paired: now minus before within each round (the two ran back to back)
+  diffs=()
+  for ((r = 0; r < rounds; r++)); do diffs+=("$(awk -v a="${full[r]}" -v b="${prev[r]}" 'BEGIN { print a - b }')"); done
+  read -r m l h <<<"$(stats "${diffs[@]}")"
+  printf '%-46s %9.1f %17s\n' "now minus before, per round" "$m" "$l..$h"
+fi
+# CPU time per dispatch, every thread of the process (the harvester's too), from perf's task-clock: the
+# difference between a run of N+N/10 and one of N/10 dispatches, so setup cost cancels out. Less sensitive
+# than wall time to other processes waiting for the same cores; skipped without perf.
+if perf stat -x, -e task-clock true >/dev/null 2>&1; then
+  small=$((n / 10))
+  cpu() { # ENV...: ns of CPU per dispatch
+    local a b
+    rm -rf "$dir/logs" && mkdir -p "$dir/logs"
+    a=$(env "$@" perf stat -x, -e task-clock "$app" "$small" 1000 2>&1 >/dev/null | grep task-clock | cut -d, -f1)
+    rm -rf "$dir/logs" && mkdir -p "$dir/logs"
+    b=$(env "$@" perf stat -x, -e task-clock "$app" $((n + small)) 1000 2>&1 >/dev/null | grep task-clock |
+      cut -d, -f1)
+    awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) * 1e6 / n }'
+  }
+  cplain=() cnoop=() cprev=() cfull=() cdiff=()
+  lay=(OPENCL_LAYERS="$PWD/$B/libhubprof_collector.so" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace)
+  for ((r = 0; r < rounds; r++)); do
+    cplain+=("$(cpu)")
+    cnoop+=("$(cpu OPENCL_LAYERS="$PWD/$B/libhubprof_collector_noop.so")")
+    [ -n "$old" ] && cprev+=("$(cpu OPENCL_LAYERS="$old" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace)")
+    cfull+=("$(cpu "${lay[@]}")")
+    [ -n "$old" ] && cdiff+=("$(awk -v a="${cfull[r]}" -v b="${cprev[r]}" 'BEGIN { print a - b }')")
+  done
+  read -r pm pl ph <<<"$(stats "${cplain[@]}")"
+  printf '\n%-46s %9s %17s %9s %8s\n' "CPU ns per dispatch (task-clock, all threads)" "median" "min-max" "added" "ratio"
+  row "no collector" "${cplain[@]}"
+  row "no-op collector (layer, forwards only)" "${cnoop[@]}"
+  [ -n "$old" ] && row "collector before ($before, own-thread harvest)" "${cprev[@]}"
+  row "collector now (background harvester)" "${cfull[@]}"
+  if [ -n "$old" ]; then
+    read -r m l h <<<"$(stats "${cdiff[@]}")"
+    printf '%-46s %9.1f %17s\n' "now minus before, per round" "$m" "$l..$h"
+  fi
+fi
+echo "ns per dispatch; added = median minus the no-collector median (for scale: rocprofv3 24.5x, LTTng 3.8x on a HIP launch loop)"

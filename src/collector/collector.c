@@ -2,7 +2,7 @@
  * the per-thread rings of pending dispatches and their harvest, fork and exit. It must never block the
  * application, wait for the device, or let a failure of its own reach the application.
  * Sections: globals · time and process facts · init · the log · registries · lookup tables · threads ·
- * harvest · fork · exit. */
+ * harvest · the background harvester · fork · exit. */
 #include "collector.h"
 #include "env.h"
 #include "fmt_log.h"
@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/membarrier.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -42,7 +44,6 @@ static _Atomic int g_store_state;                          /* STORE_* */
 static hp_store *g_store;                                  /* the log, valid while STORE_OPEN */
 static hp_store *g_orphan;         /* a forked child's copy of the parent's log, released at its first need */
 static _Atomic int g_writers;      /* threads inside a harvest that writes to g_store */
-static _Atomic int g_closing;      /* the exit handler is closing g_store */
 static _Atomic int g_exiting;      /* the exit handler has started: it harvests every ring */
 static _Atomic uint64_t g_dropped; /* dispatches the collector itself could not keep (not the log's losses) */
 static _Atomic uint64_t g_untimed; /* dispatches written without device times */
@@ -50,8 +51,9 @@ static _Atomic uint64_t g_written; /* dispatch rows written */
 static _Atomic int g_warned_space; /* the one "out of space" warning was printed */
 static pthread_key_t g_key;        /* thread exit: harvest the thread's ring */
 static int g_atexit_done;
-static hpc_thread *g_threads; /* every ring of this process */
-static uint64_t g_thread_ids; /* last thread row id */
+static hpc_thread *_Atomic g_threads; /* every ring of this process: prepended under g_lock, never removed
+                                         (but in a forked child), read without the lock */
+static uint64_t g_thread_ids;         /* last thread row id */
 
 /* ---- time and process facts ------------------------------------------------------------------------- */
 static inline int64_t now_ns(void) {
@@ -165,11 +167,12 @@ void hubprof_collector_replay_leave(void) { atomic_fetch_sub(&hpc_replay_active,
 /* ---- the log ------------------------------------------------------------------------------------------ */
 static void write_registries(hp_store *s); /* registries section */
 static void at_exit(void);
+static void harvester_start(void); /* the background harvester section */
 
 /* Writers bracket every use of g_store outside g_lock, so the exit handler closes it only when unused. */
 static hp_store *writer_enter(void) {
   atomic_fetch_add(&g_writers, 1);
-  if (atomic_load(&g_closing) || atomic_load(&g_store_state) != STORE_OPEN) {
+  if (atomic_load(&g_store_state) != STORE_OPEN) {
     atomic_fetch_sub(&g_writers, 1);
     return NULL;
   }
@@ -253,12 +256,14 @@ static void open_store_locked(void) {
     g_atexit_done = 1;
     atexit(at_exit);
   }
+  /* The exit handler's barrier with threads inside an enqueue (see at_exit); refused: a slower fallback. */
+  syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+  if (!g_env.profile) harvester_start(); /* profile mode writes each dispatch as it ends: no rings */
   DEBUG("pid %ld: writing %s", (long)getpid(), path);
 }
 
 /* The log, opened at the first need; NULL when tracing is off or the log could not be created. */
 static hp_store *store_locked(void) {
-  if (atomic_load(&g_closing)) return NULL; /* the exit handler is closing it (set under g_lock) */
   if (atomic_load(&g_store_state) == STORE_NONE && atomic_load(&hpc_enabled) >= 1) open_store_locked();
   return atomic_load(&g_store_state) == STORE_OPEN ? g_store : NULL;
 }
@@ -562,8 +567,9 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
   pthread_mutex_lock(&g_lock);
   hp_store *s = store_locked();
   hpc_thread *t = NULL;
-  if (s) {
-    for (hpc_thread *x = g_threads; x; x = x->all) {
+  int mode = atomic_load(&hpc_enabled);
+  if (s && (mode == HPC_TRACING || mode == HPC_PROFILING)) { /* not once the exit handler started */
+    for (hpc_thread *x = atomic_load(&g_threads); x; x = x->all) {
       if (atomic_load(&x->in_use)) continue;
       if (atomic_load(&x->head) != atomic_load(&x->tail))
         harvest(x, HARVEST_DONE); /* left by a thread that exited before its dispatches completed */
@@ -582,8 +588,8 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
       } else {
         t->ring = m;
         t->mask = cap - 1;
-        t->all = g_threads;
-        g_threads = t;
+        t->all = atomic_load(&g_threads);
+        atomic_store(&g_threads, t);
       }
     }
     if (t) {
@@ -727,10 +733,46 @@ static int harvest(hpc_thread *t, int mode) {
   }
   batch_end(&b);
   atomic_store_explicit(&t->tail, w, memory_order_release);
+  atomic_store_explicit(&t->harvested_ns, now_ns(), memory_order_relaxed);
   if (b.s && done) hp_log_flush(b.s);
   writer_leave(b.s);
   atomic_store_explicit(&t->lock, 0, memory_order_release);
   return 0;
+}
+
+/* harvest(), waiting for the ring when another thread holds it (that one holds it for one pass: never
+ * long). Gives up after about 50 ms (returns -1). Never on the enqueue fast path. */
+static int harvest_wait(hpc_thread *t, int mode) {
+  int rc = harvest(t, mode);
+  for (int i = 0; rc != 0 && i < 1000; i++) {
+    if (i < 64) {
+      sched_yield();
+    } else {
+      struct timespec ts = {0, 50000};
+      nanosleep(&ts, NULL);
+    }
+    rc = harvest(t, mode);
+  }
+  return rc;
+}
+
+/* Harvest every ring of the process (what completed). `recent` < 0: a sync point: also rings another
+ * thread is harvesting right now (what completed before it must be in the log when it returns). Else the
+ * background harvester: rings another thread holds, or harvested after `recent` (ns; their owner syncs
+ * often enough), are left to their owner or the next pass. */
+static void harvest_all(int64_t recent) {
+  for (hpc_thread *t = atomic_load_explicit(&g_threads, memory_order_acquire); t; t = t->all) {
+    if (atomic_load_explicit(&t->head, memory_order_acquire) ==
+        atomic_load_explicit(&t->tail, memory_order_acquire))
+      continue;
+    if (recent < 0) {
+      harvest_wait(t, HARVEST_DONE);
+    } else if (atomic_load(&g_exiting)) {
+      return; /* the exit handler takes over */
+    } else if (atomic_load_explicit(&t->harvested_ns, memory_order_relaxed) < recent) {
+      harvest(t, HARVEST_DONE);
+    }
+  }
 }
 
 /* Double ring t (its owner calls this): the device is far behind, keep the dispatches rather than write
@@ -758,27 +800,52 @@ static int grow(hpc_thread *t) {
 
 int hpc_ring_full(hpc_thread *t) {
   int saved = errno;
-  int rc = harvest(t, HARVEST_DONE);
+  int rc = harvest_wait(t, HARVEST_DONE); /* the background harvester may be in this ring: wait for it */
   uint64_t used = atomic_load(&t->head) - atomic_load(&t->tail);
   if (rc == 0 && used > t->mask - t->mask / 8 && grow(t) != 0) /* too little completed and cannot grow */
-    rc = harvest(t, HARVEST_FULL);
+    rc = harvest_wait(t, HARVEST_FULL);
   errno = saved;
   if (rc != 0) return -1;
   used = atomic_load(&t->head) - atomic_load(&t->tail);
   return used <= t->mask ? 0 : -1;
 }
 
-void hpc_harvest_self(void) {
-  hpc_thread *t = hpc_tls;
-  if (!t || hpc_busy) return;
+void hpc_harvest_sync(void) {
+  if (hpc_busy || atomic_load_explicit(&g_store_state, memory_order_relaxed) != STORE_OPEN) return;
   int saved = errno;
   hpc_busy = 1;
-  harvest(t, HARVEST_DONE);
+  harvest_all(-1);
   hpc_busy = 0;
   errno = saved;
 }
 
 void hpc_count_lost(uint64_t n) { atomic_fetch_add(&g_dropped, n); }
+
+void hpc_unrecorded(void) {
+  int saved = errno, busy = hpc_busy;
+  hpc_busy = 1;
+  hp_store *s = writer_enter();
+  if (s) {
+    hp_status rc = hp_log_write_lost(s, 1, 1);
+    if (rc == HP_OK) rc = hp_log_flush(s);
+    if (rc != HP_OK) write_failed(s, rc);
+  } else {
+    atomic_fetch_add(&g_dropped, 1);
+  }
+  writer_leave(s);
+  hpc_busy = busy;
+  errno = saved;
+}
+
+void hpc_exit_race(hpc_thread *t) {
+  int saved = errno, busy = hpc_busy;
+  hpc_busy = 1;
+  if (harvest_wait(t, HARVEST_ALL) != 0) /* never seen: the exit handler holds the ring for one pass */
+    for (uint64_t n = atomic_load(&t->head) - atomic_load(&t->tail); n; n--)
+      hpc_unrecorded();
+  hpc_busy = busy;
+  errno = saved;
+}
 
 /* Thread exit: harvest what completed, record the thread's end, hand the ring on when empty. */
 static void thread_gone(void *arg) {
@@ -792,7 +859,7 @@ static void thread_gone(void *arg) {
     errno = saved;
     return;
   }
-  harvest(t, HARVEST_DONE);
+  harvest_wait(t, HARVEST_DONE); /* what is still pending: the background harvester takes it later */
   hp_store *s = writer_enter();
   if (s) {
     write_thread(s, t, now_ns());
@@ -806,20 +873,90 @@ static void thread_gone(void *arg) {
   errno = saved;
 }
 
+/* ---- the background harvester -------------------------------------------------------------------------- */
+/* One thread per traced process (started when the log opens) harvests every ring each HUBPROF_HARVEST_MS,
+ * so a completed dispatch reaches the log within about that period whatever the application does next
+ * (no sync, a blocking read, an event callback, a thread that exited). It never waits for the device and
+ * never for a ring another thread is harvesting (that one writes it). All signals are blocked in it: the
+ * application's handlers never run on it. It stops when the exit handler starts; fork_prepare holds it
+ * out of the rings while the process forks, and a child starts its own when its log opens. */
+static _Atomic int g_harv_running; /* started in this process */
+static _Atomic int g_harv_busy;    /* 1 while it is inside a pass */
+static _Atomic int g_harv_hold;    /* fork_prepare: start no pass */
+
+static void *harvester(void *arg) {
+  (void)arg;
+  hpc_busy = 1; /* our own OpenCL calls are never taken for the application's */
+  pthread_setname_np(pthread_self(), "hubprof-harvest");
+  int64_t period_ns = (int64_t)g_env.harvest_ms * 1000000;
+  struct timespec period = {(time_t)(period_ns / 1000000000), (long)(period_ns % 1000000000)};
+  for (;;) {
+    nanosleep(&period, NULL);
+    atomic_store(&g_harv_busy, 1); /* seq_cst, as the flags it tests: at_exit and fork_prepare see one */
+    if (atomic_load(&g_exiting)) break;
+    /* a ring harvested within the last period (its owner's sync points) is left alone: no contention
+     * with a thread that harvests itself; every other one waits at most two periods and a pass */
+    if (!atomic_load(&g_harv_hold)) harvest_all(now_ns() - period_ns);
+    atomic_store(&g_harv_busy, 0);
+  }
+  atomic_store(&g_harv_busy, 0);
+  return NULL;
+}
+
+/* Start the harvester (g_lock held, the log just opened). On failure: harvests at sync points only. */
+static void harvester_start(void) {
+  if (atomic_exchange(&g_harv_running, 1)) return;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited by the new thread */
+  pthread_attr_t a;
+  pthread_t th;
+  int ok = pthread_attr_init(&a) == 0;
+  if (ok) {
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 256 * 1024);
+    ok = pthread_create(&th, &a, harvester, NULL) == 0;
+    pthread_attr_destroy(&a);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!ok) {
+    atomic_store(&g_harv_running, 0);
+    say("cannot start the background harvester; dispatches are harvested at sync points only");
+  }
+}
+
+/* Wait (bounded: one pass, at most ~1 s) until the harvester is outside a pass; it starts none while
+ * g_exiting or g_harv_hold is set. */
+static void harvester_quiesce(void) {
+  for (int i = 0; i < 20000 && atomic_load(&g_harv_busy); i++) {
+    struct timespec ts = {0, 50000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 /* ---- fork ---------------------------------------------------------------------------------------------- */
-static void fork_prepare(void) { pthread_mutex_lock(&g_lock); }
-static void fork_parent(void) { pthread_mutex_unlock(&g_lock); }
+static void fork_prepare(void) {
+  atomic_store(&g_harv_hold, 1); /* the child must not inherit a ring or the log in mid-harvest */
+  harvester_quiesce();
+  pthread_mutex_lock(&g_lock);
+}
+static void fork_parent(void) {
+  pthread_mutex_unlock(&g_lock);
+  atomic_store(&g_harv_hold, 0);
+}
 
 /* The child is a new process: its own log (created at its first OpenCL call), ids and rings. What the
  * parent had pending is the parent's to write. Registries stay: the child's log gets them when it opens. */
 static void fork_child(void) {
   pthread_mutex_unlock(&g_lock);
+  atomic_store(&g_harv_hold, 0);
+  atomic_store(&g_harv_busy, 0);
+  atomic_store(&g_harv_running, 0); /* threads do not survive fork: the child's log starts its own */
   g_start_ns = now_ns();
   if (atomic_load(&g_store_state) == STORE_OPEN) g_orphan = g_store;
   g_store = NULL;
   if (atomic_load(&g_store_state) != STORE_FAILED) atomic_store(&g_store_state, STORE_NONE);
   atomic_store(&g_writers, 0);
-  atomic_store(&g_closing, 0);
   atomic_store(&g_exiting, 0);
   atomic_store(&g_dropped, 0);
   atomic_store(&g_untimed, 0);
@@ -827,12 +964,12 @@ static void fork_child(void) {
   atomic_store(&g_warned_space, 0);
   atomic_store(&hpc_next_dispatch, 0);
   g_thread_ids = 0;
-  for (hpc_thread *t = g_threads, *next; t; t = next) { /* copies of the parent's rings: drop them */
+  for (hpc_thread *t = atomic_load(&g_threads), *next; t; t = next) { /* the parent's rings: drop them */
     next = t->all;
     munmap(t->ring, (t->mask + 1) * sizeof(hpc_pending));
     free(t);
   }
-  g_threads = NULL;
+  atomic_store(&g_threads, NULL);
   hpc_tls = NULL;
   hpc_busy = 0;
   pthread_setspecific(g_key, NULL);
@@ -840,54 +977,77 @@ static void fork_child(void) {
 }
 
 /* ---- exit ---------------------------------------------------------------------------------------------- */
-/* Harvest every ring (incomplete dispatches are written without device times), write the process's end and
- * close the log. Runs from exit(); other threads may still run: they forward from now on. */
+/* Make every thread's earlier stores visible here and its later loads see ours (membarrier: the other half
+ * of the barrier in record(), which is only a compiler barrier). Without membarrier, a pause that lets a
+ * thread inside an enqueue finish it (not a guarantee; said in docs/collector.md). */
+static void exit_barrier(void) {
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
+  if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0) return;
+  struct timespec ts = {0, 2000000};
+  nanosleep(&ts, NULL);
+}
+
+/* The log is closed (unused chunk space given back, writers freed) only when no other thread that ever
+ * dispatched is still alive: then nobody is left to launch. Otherwise it stays open for the others. */
+static void close_if_alone(hp_store *s) {
+  if (!s) return;
+  int alone = 1;
+  pthread_mutex_lock(&g_lock);
+  for (hpc_thread *t = atomic_load(&g_threads); t; t = t->all)
+    if (atomic_load(&t->in_use) && t != hpc_tls) alone = 0;
+  if (alone) atomic_store(&g_store_state, STORE_CLOSED); /* writer_enter refuses from now on */
+  pthread_mutex_unlock(&g_lock);
+  if (!alone) return;
+  int drained = 0;
+  for (int i = 0; i < 200 && !(drained = atomic_load(&g_writers) == 0); i++) {
+    struct timespec ts = {0, 50000};
+    nanosleep(&ts, NULL);
+  }
+  /* never close a store with an error (closing would remove it), nor one still in use: every block is
+   * committed already */
+  if (!drained || hp_store_error(s)[0]) return;
+  g_store = NULL;
+  hp_status rc = hp_store_commit(s);
+  if (rc != HP_OK) say("%s", hp_store_error(s));
+  hp_store_close(s);
+}
+
+/* exit() from any thread: harvest every ring (incomplete dispatches are written without device times) and
+ * write the process's end. Other threads may still run: the log stays open (every block is committed, so
+ * it reads as complete), dispatches they had in flight are written by themselves (hpc_exit_race), and what
+ * they launch from now on is written as LOST records (hpc_unrecorded). Short by design: a long exit
+ * handler would let another thread's exit() overtake this one and change the process's exit status. */
 static void at_exit(void) {
-  int saved = errno;
+  int saved = errno, busy = hpc_busy;
   hpc_busy = 1;
-  if (atomic_load(&g_store_state) != STORE_OPEN) {
+  if (atomic_load(&g_store_state) != STORE_OPEN || atomic_exchange(&g_exiting, 1)) {
+    hpc_busy = busy;
     errno = saved;
     return;
   }
-  atomic_store(&hpc_enabled, -1);
-  atomic_store(&g_exiting, 1);
-  pthread_mutex_lock(&g_lock);
-  hpc_thread *list = g_threads;
-  pthread_mutex_unlock(&g_lock);
-  for (hpc_thread *t = list; t; t = t->all) {
-    if (harvest(t, HARVEST_ALL) != 0) /* its owner is inside a harvest right now: not ours to touch */
+  atomic_store(&hpc_enabled, HPC_EXITING);
+  exit_barrier();
+  harvester_quiesce(); /* it starts no pass after g_exiting */
+  for (hpc_thread *t = atomic_load(&g_threads); t; t = t->all) {
+    if (harvest_wait(t, HARVEST_ALL) != 0) /* held by its owner for over 50 ms: count, not wait longer */
       hpc_count_lost(atomic_load(&t->head) - atomic_load(&t->tail));
   }
-  hp_store *s = g_store;
-  /* Losses travel as LOST records only (readers add them to the process's lost_records): the log writes
-   * its own (no space), we add the dispatches the collector itself had to drop. */
-  uint64_t dropped = atomic_load(&g_dropped), lost = 0;
-  hp_log_lost(s, &lost);
-  write_process(s, now_ns());
-  if (dropped) hp_log_write_lost(s, 1, dropped);
-  hp_log_flush(s);
-  pthread_mutex_lock(&g_lock); /* writers under g_lock (agent, kernel and queue rows) see it from now on */
-  atomic_store(&g_closing, 1);
-  pthread_mutex_unlock(&g_lock);
-  int drained = 0;
-  for (int i = 0; i < 2000 && !(drained = atomic_load(&g_writers) == 0); i++) {
-    struct timespec ts = {0, 100000};
-    nanosleep(&ts, NULL);
+  hp_store *s = writer_enter();
+  if (s) {
+    /* Losses travel as LOST records only (readers add them to the process's lost_records): the log
+     * writes its own (no space), we add the dispatches the collector itself had to drop. */
+    uint64_t dropped = atomic_exchange(&g_dropped, 0), lost = 0;
+    hp_log_lost(s, &lost);
+    write_process(s, now_ns());
+    if (dropped) hp_log_write_lost(s, 1, dropped);
+    hp_log_flush(s);
+    if (g_env.profile) hpc_replay_exit(g_env.debug);
+    DEBUG("pid %ld: %llu dispatches written (%llu without device times), %llu lost, %llu dropped",
+          (long)getpid(), (unsigned long long)atomic_load(&g_written),
+          (unsigned long long)atomic_load(&g_untimed), (unsigned long long)lost, (unsigned long long)dropped);
   }
-  if (g_env.profile) hpc_replay_exit(g_env.debug);
-  DEBUG("pid %ld: %llu dispatches written (%llu without device times), %llu lost, %llu dropped",
-        (long)getpid(), (unsigned long long)atomic_load(&g_written),
-        (unsigned long long)atomic_load(&g_untimed), (unsigned long long)lost, (unsigned long long)dropped);
-  /* Close only when no other thread is inside a harvest, and never a store with an error (closing would
-   * remove it): otherwise leave it open, every harvested block is committed already. */
-  if (drained && !hp_store_error(s)[0]) {
-    pthread_mutex_lock(&g_lock);
-    atomic_store(&g_store_state, STORE_CLOSED);
-    g_store = NULL;
-    pthread_mutex_unlock(&g_lock);
-    hp_status rc = hp_store_commit(s);
-    if (rc != HP_OK) say("%s", hp_store_error(s));
-    hp_store_close(s);
-  }
+  writer_leave(s);
+  close_if_alone(s);
+  hpc_busy = busy;
   errno = saved;
 }

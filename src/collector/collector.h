@@ -20,7 +20,8 @@
 
 /* ---- state of the whole collector ------------------------------------------------------------------ */
 /* hpc_enabled: 0 = not decided yet (first call decides), 1 = tracing, 2 = profiling (HUBPROF_MODE=profile:
- * dispatches go to kernel replay, replay.c), -1 = disabled (forward only). The trace fast path tests == 1. */
+ * dispatches go to kernel replay, replay.c), 3 = the exit handler ran (dispatches are forwarded and each
+ * written as a LOST record), -1 = disabled (forward only). The trace fast path tests == 1. */
 extern _Atomic int hpc_enabled HPC_HIDDEN;
 /* Replay guard for the counter modes: while non-zero, a replay context owns the dispatches and the lite-trace
  * fast path steps aside (forwards without taking anything). Set with hubprof_collector_replay_enter/leave. */
@@ -35,6 +36,7 @@ HPC_HIDDEN const cl_icd_dispatch *hpc_preload_next(void);
 
 #define HPC_TRACING 1
 #define HPC_PROFILING 2
+#define HPC_EXITING 3
 /* Decide on the first call whether to trace (reads the environment). Returns hpc_enabled afterwards. */
 HPC_HIDDEN int hpc_init_slow(void);
 
@@ -153,18 +155,19 @@ typedef struct hpc_pending {
 } hpc_pending;
 
 typedef struct hpc_thread {
-  hpc_pending *ring;           /* `cap` entries (mmap'd once, reused) */
-  uint64_t mask;               /* cap - 1 */
-  _Atomic uint64_t head;       /* next slot to fill; written by the owner only */
-  _Atomic uint64_t tail;       /* oldest pending slot; written under `lock` */
-  _Atomic int lock;            /* 1 while someone harvests this ring (owner, thread exit or process exit) */
-  _Atomic int in_use;          /* 1 while a live thread owns it; 0: free for the next new thread */
-  uint64_t id_next, id_end;    /* dispatch ids taken from hpc_next_dispatch in blocks of HPC_ID_BLOCK */
-  uint64_t thread_id;          /* thread row id */
-  int64_t tid;                 /* kernel thread id */
-  int64_t start_ns;            /* when the thread attached */
-  const cl_icd_dispatch *next; /* table its events were made with */
-  struct hpc_thread *all;      /* list of every ring of this process */
+  hpc_pending *ring;            /* `cap` entries (mmap'd once, reused) */
+  uint64_t mask;                /* cap - 1 */
+  _Atomic uint64_t head;        /* next slot to fill; written by the owner only */
+  _Atomic uint64_t tail;        /* oldest pending slot; written under `lock` */
+  _Atomic int lock;             /* 1 while someone harvests this ring (owner, thread exit or process exit) */
+  _Atomic int in_use;           /* 1 while a live thread owns it; 0: free for the next new thread */
+  _Atomic int64_t harvested_ns; /* end of its last harvest (the background harvester skips it when recent) */
+  uint64_t id_next, id_end;     /* dispatch ids taken from hpc_next_dispatch in blocks of HPC_ID_BLOCK */
+  uint64_t thread_id;           /* thread row id */
+  int64_t tid;                  /* kernel thread id */
+  int64_t start_ns;             /* when the thread attached */
+  const cl_icd_dispatch *next;  /* table its events were made with */
+  struct hpc_thread *all;       /* list of every ring of this process */
 } hpc_thread;
 
 /* The calling thread's state (NULL until its first dispatch) and the recursion guard (1 while the thread
@@ -179,8 +182,16 @@ HPC_HIDDEN uint64_t hpc_queue_slow(const cl_icd_dispatch *n, cl_command_queue q)
 /* The ring is full: harvest what completed; when too little did, write the oldest without device times.
  * Returns 0 when there is room now, -1 when the ring is held by an exiting process (drop the dispatch). */
 HPC_HIDDEN int hpc_ring_full(hpc_thread *t);
-/* Harvest the calling thread's completed dispatches (never waits) and commit its log block. */
-HPC_HIDDEN void hpc_harvest_self(void);
+/* A sync point (clFinish, clWaitForEvents, clReleaseCommandQueue) on any thread: harvest the completed
+ * dispatches of every thread's ring (never waits for the device; waits briefly for a ring another thread
+ * is harvesting) and commit. */
+HPC_HIDDEN void hpc_harvest_sync(void);
+/* A dispatch the application made that the collector does not record (the exit handler ran, or no ring):
+ * written at once as a LOST record of one. Preserves errno. */
+HPC_HIDDEN void hpc_unrecorded(void);
+/* The exit handler started while this thread was inside an enqueue (record() saw it after publishing the
+ * entry): write its ring now (what is pending without device times). */
+HPC_HIDDEN void hpc_exit_race(hpc_thread *t);
 /* Register objects created through an intercepted call (slow path, may lock). */
 HPC_HIDDEN void hpc_kernel_created(const cl_icd_dispatch *n, cl_kernel k);
 HPC_HIDDEN void hpc_queue_created(const cl_icd_dispatch *n, cl_command_queue q, cl_device_id d);

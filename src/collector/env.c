@@ -15,6 +15,9 @@ const hpc_env_var hpc_env_vars[] = {
     {"HUBPROF_PENDING", "262144",
      "most dispatches a thread keeps pending (enqueued, not harvested) before the oldest are written without "
      "device times; rounded up to a power of two, at least 16"},
+    {"HUBPROF_HARVEST_MS", "20",
+     "trace: period of the background harvester in milliseconds (1 to 1000): a completed dispatch is in the "
+     "log within about this time whatever the application does next"},
     {"HUBPROF_PLAN", NULL,
      "profile: the counter plan, passes separated by ';', counters by ',' (what hc_plan_format writes)"},
     {"HUBPROF_PASS", "0",
@@ -48,6 +51,7 @@ enum {
   VAR_MODE,
   VAR_DEBUG,
   VAR_PENDING,
+  VAR_HARVEST_MS,
   VAR_PLAN,
   VAR_PASS,
   VAR_MULTIPLEX,
@@ -82,6 +86,12 @@ int hpc_env_load(hpc_env *e, const char **why) {
   while (pow2 < p)
     pow2 <<= 1;
   e->pending = pow2;
+  unsigned long long h = strtoull(get(VAR_HARVEST_MS), &end, 10);
+  if (*end || h < 1 || h > 1000) {
+    *why = "HUBPROF_HARVEST_MS must be a number of milliseconds from 1 to 1000";
+    return -1;
+  }
+  e->harvest_ms = (unsigned)h;
   e->rank = -1;
   for (int v = VAR_RANK_FIRST; v <= VAR_RANK_LAST; v++) {
     const char *r = get(v);

@@ -19,6 +19,7 @@ typedef struct hpc_env {
   int debug;              /* HUBPROF_DEBUG: 1 = diagnostics on stderr */
   size_t pending;         /* HUBPROF_PENDING: most pending dispatches per thread (power of two); the ring
                              starts smaller and doubles up to this */
+  unsigned harvest_ms;    /* HUBPROF_HARVEST_MS: period of the background harvester (trace mode), 1..1000 */
   long rank;              /* MPI rank from the launcher (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
                              SLURM_PROCID, first one set), -1 when none */
   int multiplex; /* HUBPROF_MULTIPLEX (profile): HPC_MUX_OFF, or iteration multiplexing (each dispatch

@@ -77,6 +77,21 @@ static inline void record(const cl_icd_dispatch *n, hpc_thread *t, cl_event ev, 
   }
   p->enqueue_ns = enq;
   atomic_store_explicit(&t->head, h + 1, memory_order_release);
+  /* The exit handler may have harvested this ring already: it sets hpc_enabled, then membarrier() orders
+   * every thread (at_exit), so either it saw the entry above or this load sees it exiting. */
+  atomic_signal_fence(memory_order_seq_cst);
+  if (HPC_UNLIKELY(atomic_load_explicit(&hpc_enabled, memory_order_relaxed) != HPC_TRACING)) hpc_exit_race(t);
+}
+
+/* The dispatch was forwarded without being recorded: after the exit handler ran, it is counted as lost. */
+static inline void unrecorded(cl_int rc) {
+#ifndef HUBPROF_COLLECTOR_NOOP
+  if (HPC_UNLIKELY(atomic_load_explicit(&hpc_enabled, memory_order_relaxed) == HPC_EXITING) &&
+      rc == CL_SUCCESS && !hpc_busy)
+    hpc_unrecorded();
+#else
+  (void)rc;
+#endif
 }
 
 cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
@@ -85,11 +100,16 @@ cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl
   if (!tracing()) {
     if (HPC_UNLIKELY(profiling()))
       return hpc_replay_dispatch(n, q, k, dim, offset, global, local, nwait, wait, ev, 0);
-    return n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
+    cl_int rc = n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
+    unrecorded(rc);
+    return rc;
   }
   hpc_thread *t = hpc_tls;
-  if (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n)))
-    return n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
+  if (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n))) {
+    cl_int rc = n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
+    unrecorded(rc);
+    return rc;
+  }
   hpc_busy = 1;
   cl_event mine = NULL, *evp = ev ? ev : &mine;
   int64_t enq = now_ns();
@@ -109,10 +129,16 @@ cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k
   if (!tracing()) {
     static const size_t one[1] = {1};
     if (HPC_UNLIKELY(profiling())) return hpc_replay_dispatch(n, q, k, 1, NULL, one, one, nwait, wait, ev, 1);
-    return n->clEnqueueTask(q, k, nwait, wait, ev);
+    cl_int rc = n->clEnqueueTask(q, k, nwait, wait, ev);
+    unrecorded(rc);
+    return rc;
   }
   hpc_thread *t = hpc_tls;
-  if (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n))) return n->clEnqueueTask(q, k, nwait, wait, ev);
+  if (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n))) {
+    cl_int rc = n->clEnqueueTask(q, k, nwait, wait, ev);
+    unrecorded(rc);
+    return rc;
+  }
   hpc_busy = 1;
   cl_event mine = NULL, *evp = ev ? ev : &mine;
   int64_t enq = now_ns();
@@ -130,18 +156,18 @@ cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k
 
 cl_int hpc_Finish(const cl_icd_dispatch *n, cl_command_queue q) {
   cl_int rc = n->clFinish(q);
-  if (hpc_tls && active()) hpc_harvest_self(); /* preserves errno */
+  if (active()) hpc_harvest_sync(); /* every thread's ring; preserves errno */
   return rc;
 }
 
 cl_int hpc_WaitForEvents(const cl_icd_dispatch *n, cl_uint num, const cl_event *list) {
   cl_int rc = n->clWaitForEvents(num, list);
-  if (hpc_tls && active()) hpc_harvest_self();
+  if (active()) hpc_harvest_sync();
   return rc;
 }
 
 cl_int hpc_ReleaseCommandQueue(const cl_icd_dispatch *n, cl_command_queue q) {
-  if (hpc_tls && active()) hpc_harvest_self();
+  if (active()) hpc_harvest_sync();
   return n->clReleaseCommandQueue(q);
 }
 

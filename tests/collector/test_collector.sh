@@ -16,7 +16,7 @@ cleanup() {
 }
 trap cleanup EXIT
 ulimit -c 0 # the crash tests must not leave core files
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_DEBUG HUBPROF_PENDING OPENCL_LAYERS LD_PRELOAD
+unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_DEBUG HUBPROF_PENDING HUBPROF_HARVEST_MS OPENCL_LAYERS LD_PRELOAD
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); }
@@ -214,6 +214,13 @@ if [ "$(wc -l <"$T/mode.err")" = 1 ] && grep -q 'HUBPROF_MODE' "$T/mode.err"; th
   bad "bad HUBPROF_MODE: want one line, got: $(cat "$T/mode.err")"
 fi
 [ -z "$(ls -A "$T/mode")" ] && ok || bad "bad HUBPROF_MODE: files appeared"
+mkdir -p "$T/hms"
+HUBPROF_OUTPUT_DIR="$T/hms" HUBPROF_HARVEST_MS=0 OPENCL_LAYERS="$LIB" "$EX/vector_add" 1000 7 >"$T/hms.out" 2>"$T/hms.err"
+cmp -s "$T/hms.out" "$T/vector_add.plain.out" && ok || bad "bad HUBPROF_HARVEST_MS: stdout differs"
+if [ "$(wc -l <"$T/hms.err")" = 1 ] && grep -q 'HUBPROF_HARVEST_MS.*; tracing disabled$' "$T/hms.err"; then ok; else
+  bad "bad HUBPROF_HARVEST_MS: want one line, got: $(cat "$T/hms.err")"
+fi
+[ -z "$(ls -A "$T/hms")" ] && ok || bad "bad HUBPROF_HARVEST_MS: files appeared"
 
 # a full disk (a small tmpfs; needs root): one warning, the app unaffected, losses counted in the log
 if [ "$(id -u)" = 0 ] && mkdir -p "$T/full" && mount -t tmpfs -o size=1200k tmpfs "$T/full" 2>/dev/null; then
@@ -235,6 +242,12 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$T/full" && mount -t tmpfs -o size=1200k tmpf
 else
   echo "test_collector: full-disk test skipped: needs root to mount a small tmpfs"
 fi
+
+# ---- the crash matrix (death x sync style x threads): its own script, one result here ----
+if bash tests/collector/test_crash_matrix.sh >"$T/matrix.out" 2>&1; then ok; else
+  bad "crash matrix: $(grep -m5 FAIL "$T/matrix.out")"
+fi
+tail -n 1 "$T/matrix.out"
 
 echo "test_collector: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
