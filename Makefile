@@ -9,15 +9,19 @@ LDLIBS_HUB := -lsqlite3 -lzstd -lpthread
 B       := build
 SAN     := $(B)/san
 
+# Shared utilities (buffers, hashing, JSON, varints, maps, directories, text): no dependency at all.
+COMMON_SRC := $(wildcard src/common/*.c)
+# Counter providers, the pass planner and the metrics engine: no SQLite. Their own archive
+# (libhubprof_counters.a) and part of libhubprof, whose analysis evaluates metrics.
+COUNTERS_SRC := $(wildcard src/counters/*.c)
 HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c \
            src/hub/fmt_log.c src/hub/fmt_rocpd.c src/hub/fmt_parquet.c $(wildcard src/hub/parquet_*.c) \
-           src/hub/formats.c src/analysis/analysis.c
+           src/hub/formats.c src/analysis/analysis.c $(COUNTERS_SRC) $(COMMON_SRC)
 # The collector's subset: no SQLite, no Parquet.
-HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/formats_log.c
+HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/formats_log.c \
+              $(COMMON_SRC)
 CLI_SRC := $(wildcard src/cli/*.c)
-# Counter providers and the pass planner: linked into the CLI and the collector (no SQLite).
-COUNTERS_SRC := $(wildcard src/counters/*.c)
-HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/cli/*.h src/counters/*.h)
+HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/cli/*.h src/counters/*.h src/common/*.h)
 
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 FUZZERS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -25,7 +29,8 @@ FUZZERS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps demo test test-only check-format format bench fuzz clean san
-all: $(B)/libhubprof.so $(B)/libhubprof.a $(B)/libhubprof_log.a $(B)/hubprof $(B)/examples/gen_logs collector
+all: $(B)/libhubprof.so $(B)/libhubprof.a $(B)/libhubprof_log.a $(B)/libhubprof_counters.a $(B)/hubprof \
+     $(B)/examples/gen_logs collector
 
 $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -39,10 +44,12 @@ $(B)/libhubprof.a: $(call obj,$(B),$(HUB_SRC))
 	ar rcs $@ $^
 $(B)/libhubprof_log.a: $(call obj,$(B),$(HUBLOG_SRC))
 	ar rcs $@ $^
+$(B)/libhubprof_counters.a: $(call obj,$(B),$(COUNTERS_SRC) $(COMMON_SRC))
+	ar rcs $@ $^
 $(B)/libhubprof.so: $(call obj,$(B),$(HUB_SRC))
 	$(CC) -shared -o $@ $^ $(LDLIBS_HUB)
 
-$(B)/hubprof: $(call obj,$(B),$(CLI_SRC) $(COUNTERS_SRC)) $(B)/libhubprof.a
+$(B)/hubprof: $(call obj,$(B),$(CLI_SRC)) $(B)/libhubprof.a
 	$(CC) -o $@ $^ $(LDLIBS_HUB)
 
 # Tests: each tests/test_X.c is a program linked with the hub; built plain and with ASan/UBSan.
@@ -53,7 +60,7 @@ $(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
 	  $(CPPFLAGS) -Itests $< $(call obj,$(SAN),$(HUB_SRC)) -o $@ $(LDLIBS_HUB)
-$(SAN)/hubprof: $(call obj,$(SAN),$(CLI_SRC) $(COUNTERS_SRC) $(HUB_SRC))
+$(SAN)/hubprof: $(call obj,$(SAN),$(CLI_SRC) $(HUB_SRC))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LDLIBS_HUB)
 
 san: $(addprefix $(SAN)/tests/,$(TESTS)) $(SAN)/hubprof
@@ -72,9 +79,6 @@ $(B)/examples/%: examples/%.c $(B)/libhubprof.a
 $(B)/bench/%: bench/%.c $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O2 -g $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
-
-# analysis.c compiles the metrics engine in (src/counters/metrics.c, weak linkage): rebuild it with it.
-$(B)/src/analysis/analysis.o $(SAN)/src/analysis/analysis.o: src/counters/metrics.c
 
 deps:
 	@bash scripts/deps.sh

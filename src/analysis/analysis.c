@@ -6,10 +6,6 @@
 #include "hubprof/analysis.h"
 
 #include "metrics.h"
-/* The metrics engine, built into the hub library for Python and every reader; weak, because the CLI
- * also links its own copy from src/counters. */
-#define HC_METRICS_LINKAGE __attribute__((weak))
-#include "../counters/metrics.c"
 
 #include <fnmatch.h>
 #include <inttypes.h>

@@ -18,12 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The hub library builds this file into src/analysis/analysis.c with weak linkage (so a program that
- * also links src/counters gets one copy without a clash); elsewhere it is an ordinary object. */
-#ifndef HC_METRICS_LINKAGE
-#define HC_METRICS_LINKAGE
-#endif
-
 #define MET_EXT ".metrics"
 #define MET_MAX_DIRS 16
 #define MAX_DEPTH 200 /* expression nesting */
@@ -91,7 +85,7 @@ static const char *const var_names[HC_VAR_COUNT] = {"duration",        "grid_siz
                                                     "compute_units",   "max_clock_mhz", "global_mem_bytes",
                                                     "local_mem_bytes", "wave_size"};
 
-HC_METRICS_LINKAGE const char *hc_var_name(int v) { return v >= 0 && v < HC_VAR_COUNT ? var_names[v] : NULL; }
+const char *hc_var_name(int v) { return v >= 0 && v < HC_VAR_COUNT ? var_names[v] : NULL; }
 
 static int grow(void **v, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return 0;
@@ -112,13 +106,13 @@ static const char *own(hc_metrics *m, const char *s) {
   return c;
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_new(hc_metrics **out) {
+hc_status hc_metrics_new(hc_metrics **out) {
   if (!out) return HC_ERR_INVALID;
   *out = calloc(1, sizeof **out);
   return *out ? HC_OK : HC_ERR_NOMEM;
 }
 
-HC_METRICS_LINKAGE void hc_metrics_free(hc_metrics *m) {
+void hc_metrics_free(hc_metrics *m) {
   if (!m) return;
   for (size_t i = 0; i < m->ndefs; i++) {
     def *d = &m->defs[i];
@@ -643,8 +637,8 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
   return st;
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_add_text(hc_metrics *m, const char *name, const char *text,
-                                                 const char *device, char *err, size_t errlen) {
+hc_status hc_metrics_add_text(hc_metrics *m, const char *name, const char *text, const char *device,
+                              char *err, size_t errlen) {
   if (err && errlen) err[0] = 0;
   return add_text(m, name ? name : "(text)", text, device, 0, err, errlen);
 }
@@ -689,8 +683,7 @@ static hc_status add_file(hc_metrics *m, const char *path, const char *device, i
   return st;
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_add_file(hc_metrics *m, const char *path, const char *device,
-                                                 char *err, size_t errlen) {
+hc_status hc_metrics_add_file(hc_metrics *m, const char *path, const char *device, char *err, size_t errlen) {
   return add_file(m, path, device, 0, err, errlen);
 }
 
@@ -889,8 +882,8 @@ static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth, cha
   return collect(m, d, d->root) ? HC_ERR_NOMEM : HC_OK;
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_resolve(hc_metrics *m, const char *const *counters, size_t ncounters,
-                                                char *err, size_t errlen) {
+hc_status hc_metrics_resolve(hc_metrics *m, const char *const *counters, size_t ncounters, char *err,
+                             size_t errlen) {
   if (err && errlen) err[0] = 0;
   if (!m || m->resolved) return HC_ERR_INVALID;
   hc_status st = HC_OK;
@@ -932,21 +925,20 @@ HC_METRICS_LINKAGE hc_status hc_metrics_resolve(hc_metrics *m, const char *const
 
 /* ---- queries ---- */
 
-HC_METRICS_LINKAGE size_t hc_metrics_count(const hc_metrics *m) { return m && m->resolved ? m->nmetrics : 0; }
+size_t hc_metrics_count(const hc_metrics *m) { return m && m->resolved ? m->nmetrics : 0; }
 
-HC_METRICS_LINKAGE const hc_metric_info *hc_metrics_get(const hc_metrics *m, size_t i) {
+const hc_metric_info *hc_metrics_get(const hc_metrics *m, size_t i) {
   return m && m->resolved && i < m->nmetrics ? &m->defs[m->metrics[i]].info : NULL;
 }
 
-HC_METRICS_LINKAGE long hc_metrics_find(const hc_metrics *m, const char *name) {
+long hc_metrics_find(const hc_metrics *m, const char *name) {
   if (!m || !m->resolved || !name) return -1;
   for (size_t i = 0; i < m->nmetrics; i++)
     if (strcmp(m->defs[m->metrics[i]].name, name) == 0) return (long)i;
   return -1;
 }
 
-HC_METRICS_LINKAGE size_t hc_metrics_suggest(const hc_metrics *m, const char *name, const char **out,
-                                             size_t n) {
+size_t hc_metrics_suggest(const hc_metrics *m, const char *name, const char **out, size_t n) {
   if (!m || !m->resolved || !name || !n) return 0;
   size_t lim = strlen(name) / 3 + 1, got = 0;
   for (size_t d = 0; d <= lim && got < n; d++)
@@ -955,11 +947,11 @@ HC_METRICS_LINKAGE size_t hc_metrics_suggest(const hc_metrics *m, const char *na
   return got;
 }
 
-HC_METRICS_LINKAGE size_t hc_metrics_ncounters(const hc_metrics *m) { return m ? m->ncounters : 0; }
-HC_METRICS_LINKAGE const char *hc_metrics_counter_name(const hc_metrics *m, size_t i) {
+size_t hc_metrics_ncounters(const hc_metrics *m) { return m ? m->ncounters : 0; }
+const char *hc_metrics_counter_name(const hc_metrics *m, size_t i) {
   return m && i < m->ncounters ? m->counters[i] : NULL;
 }
-HC_METRICS_LINKAGE long hc_metrics_counter_find(const hc_metrics *m, const char *name) {
+long hc_metrics_counter_find(const hc_metrics *m, const char *name) {
   if (!m || !name) return -1;
   for (size_t i = 0; i < m->ncounters; i++)
     if (strcmp(m->counters[i], name) == 0) return (long)i;
@@ -1046,8 +1038,7 @@ static double ev(evst *s, int ni) {
   }
 }
 
-HC_METRICS_LINKAGE void hc_metric_eval(const hc_metrics *m, size_t i, const hc_metric_env *env,
-                                       hc_metric_value *out) {
+void hc_metric_eval(const hc_metrics *m, size_t i, const hc_metric_env *env, hc_metric_value *out) {
   if (!out) return;
   out->value = out->peak = out->pct_peak = NAN;
   out->flags = HC_MV_MISSING;
@@ -1065,9 +1056,9 @@ HC_METRICS_LINKAGE void hc_metric_eval(const hc_metrics *m, size_t i, const hc_m
   }
 }
 
-HC_METRICS_LINKAGE size_t hc_metrics_naggs(const hc_metrics *m) { return m ? m->naggs : 0; }
+size_t hc_metrics_naggs(const hc_metrics *m) { return m ? m->naggs : 0; }
 
-HC_METRICS_LINKAGE size_t hc_metric_aggs(const hc_metrics *m, size_t i, size_t *out, size_t max) {
+size_t hc_metric_aggs(const hc_metrics *m, size_t i, size_t *out, size_t max) {
   if (!m || !m->resolved || i >= m->nmetrics) return 0;
   const def *d = &m->defs[m->metrics[i]];
   for (size_t k = 0; k < d->naggs && k < max; k++)
@@ -1075,8 +1066,7 @@ HC_METRICS_LINKAGE size_t hc_metric_aggs(const hc_metrics *m, size_t i, size_t *
   return d->naggs;
 }
 
-HC_METRICS_LINKAGE void hc_metrics_agg_add(const hc_metrics *m, size_t k, const hc_metric_env *dispatch,
-                                           hc_metric_acc *acc) {
+void hc_metrics_agg_add(const hc_metrics *m, size_t k, const hc_metric_env *dispatch, hc_metric_acc *acc) {
   if (!m || k >= m->naggs || !dispatch || !acc) return;
   hc_metric_env e = *dispatch;
   e.acc = NULL;
@@ -1121,7 +1111,7 @@ static void add_above(char dirs[][PATH_MAX], size_t *n, const char *file, const 
   }
 }
 
-HC_METRICS_LINKAGE size_t hc_data_dirs(const char *env_var, const char *kind, char dirs[][PATH_MAX]) {
+size_t hc_data_dirs(const char *env_var, const char *kind, char dirs[][PATH_MAX]) {
   size_t n = 0;
   const char *env = getenv(env_var);
   if (env) {
@@ -1161,7 +1151,7 @@ static int by_base(const void *a, const void *b) {
   return strcmp(x ? x + 1 : *(char *const *)a, y ? y + 1 : *(char *const *)b);
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_files(char ***paths, size_t *n) {
+hc_status hc_metrics_files(char ***paths, size_t *n) {
   if (!paths) return HC_ERR_INVALID;
   char dirs[MET_MAX_DIRS][PATH_MAX];
   size_t nd = hc_data_dirs("HUBPROF_METRICS", "metrics", dirs), cnt = 0, cap = 8;
@@ -1206,15 +1196,14 @@ HC_METRICS_LINKAGE hc_status hc_metrics_files(char ***paths, size_t *n) {
   return HC_OK;
 }
 
-HC_METRICS_LINKAGE void hc_metrics_files_free(char **paths) {
+void hc_metrics_files_free(char **paths) {
   if (!paths) return;
   for (char **p = paths; *p; p++)
     free(*p);
   free(paths);
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_add_builtin(hc_metrics *m, const char *device, char *err,
-                                                    size_t errlen) {
+hc_status hc_metrics_add_builtin(hc_metrics *m, const char *device, char *err, size_t errlen) {
   if (err && errlen) err[0] = 0;
   char **paths;
   hc_status st = hc_metrics_files(&paths, NULL);
@@ -1282,8 +1271,8 @@ static hc_status check_metric(const hc_metrics *m, const char *name, long *idx, 
   return HC_ERR_UNKNOWN;
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_requests(const hc_metrics *m, const char *const *names, size_t n,
-                                                 hc_request **out, size_t *nout, char *err, size_t errlen) {
+hc_status hc_metrics_requests(const hc_metrics *m, const char *const *names, size_t n, hc_request **out,
+                              size_t *nout, char *err, size_t errlen) {
   if (err && errlen) err[0] = 0;
   if (!m || !m->resolved || !out || !nout || (n && !names)) return HC_ERR_INVALID;
   hc_request *req = calloc(n + 1, sizeof *req);
@@ -1312,15 +1301,15 @@ HC_METRICS_LINKAGE hc_status hc_metrics_requests(const hc_metrics *m, const char
   return HC_OK;
 }
 
-HC_METRICS_LINKAGE void hc_metrics_requests_free(hc_request *req, size_t n) {
+void hc_metrics_requests_free(hc_request *req, size_t n) {
   if (!req) return;
   for (size_t i = 0; i < n; i++)
     free((void *)req[i].counters);
   free(req);
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_plan_groups(const hc_metrics *m, const char *list, char ***groups,
-                                                    size_t *n, char *err, size_t errlen) {
+hc_status hc_metrics_plan_groups(const hc_metrics *m, const char *list, char ***groups, size_t *n, char *err,
+                                 size_t errlen) {
   if (err && errlen) err[0] = 0;
   if (!m || !list || !groups) return HC_ERR_INVALID;
   char **names;
@@ -1358,7 +1347,7 @@ HC_METRICS_LINKAGE hc_status hc_metrics_plan_groups(const hc_metrics *m, const c
   return HC_OK;
 }
 
-HC_METRICS_LINKAGE void hc_metrics_groups_free(char **groups) {
+void hc_metrics_groups_free(char **groups) {
   if (!groups) return;
   for (char **g = groups; *g; g++)
     free(*g);
