@@ -445,7 +445,7 @@ struct pq_rcursor {
   colrd *cr; /* one per hub column */
   ZSTD_DCtx *dctx;
   hp_status failed; /* sticky error */
-  pq_buf arena;     /* strings of the last batch */
+  hu_buf arena;     /* strings of the last batch */
   char msg[256];
 };
 
@@ -815,7 +815,7 @@ void pq_rcursor_close(pq_rcursor *c) {
     free(c->cr[i].ds);
   }
   free(c->cr);
-  pq_buf_free(&c->arena);
+  hu_buf_free(&c->arena);
   ZSTD_freeDCtx(c->dctx);
   free(c);
 }
@@ -953,7 +953,7 @@ static hp_status batch_column(pq_rcursor *c, colrd *r, char *out, size_t at, siz
       for (size_t i = 0; i < t; i++) {
         const char *str = r->b.s[r->bi + i];
         ((uintptr_t *)out)[at + i] = c->arena.n;
-        pq_buf_put(&c->arena, str, strlen(str) + 1);
+        hu_buf_put(&c->arena, str, strlen(str) + 1);
       }
       if (c->arena.oom) return fail(c, r, HP_ERR_NOMEM, "out of memory");
     }

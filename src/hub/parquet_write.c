@@ -5,6 +5,8 @@
  * Sections: state · buffering rows · dictionary · statistics · pages · row groups · footer · files. */
 #include "parquet_internal.h"
 
+#include "../common/hu_hash.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -48,7 +50,7 @@ struct pq_twriter {
   /* the row group being buffered */
   uint64_t **val;  /* per column: values (integers widened, doubles as bits) or string offsets */
   uint32_t **slen; /* per string column: string lengths */
-  pq_buf *str;     /* per column: string bytes (string columns only) */
+  hu_buf *str;     /* per column: string bytes (string columns only) */
   size_t rows, cap;
   uint64_t raw; /* buffered bytes, about */
   /* small tables: a row written again with the same key (first column) replaces the earlier one */
@@ -69,7 +71,7 @@ struct pq_twriter {
   size_t nfiles, capfiles;
   /* scratch, reused between chunks */
   ZSTD_CCtx *cctx;
-  pq_buf plain, comp, chunk;
+  hu_buf plain, comp, chunk;
   uint32_t *idx;  /* dictionary index of each row */
   uint32_t *dent; /* dictionary entry k = row dent[k] */
   uint32_t *ht;   /* hash table of dictionary entries (k + 1, 0 = empty) */
@@ -142,15 +144,15 @@ void pq_twriter_free(pq_twriter *w) {
   free(w->slen);
   free(w->keys);
   for (size_t c = 0; w->str && c < w->d->ncolumns; c++)
-    pq_buf_free(&w->str[c]);
+    hu_buf_free(&w->str[c]);
   free(w->val);
   free(w->str);
   free_rgs(w);
   free(w->files);
   ZSTD_freeCCtx(w->cctx);
-  pq_buf_free(&w->plain);
-  pq_buf_free(&w->comp);
-  pq_buf_free(&w->chunk);
+  hu_buf_free(&w->plain);
+  hu_buf_free(&w->comp);
+  hu_buf_free(&w->chunk);
   free(w->idx);
   free(w->dent);
   free(w->ht);
@@ -168,33 +170,17 @@ static const unsigned char *str_at(const pq_twriter *w, size_t c, size_t i, size
   return w->str[c].p ? w->str[c].p + w->val[c][i] : none; /* no bytes yet: every string is empty */
 }
 
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
-static uint64_t hash_bytes(const unsigned char *p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ULL ^ n;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ p[i]) * 0x100000001b3ULL;
-  return mix64(h);
-}
-
 /* Key (first column) of a row struct, and of buffered row i. */
 static uint64_t row_key_hash(const pq_twriter *w, const void *row) {
   const hp_column *k = &w->d->columns[0];
   const char *p = (const char *)row + k->offset;
   if (k->type == HP_COL_STR) {
     const char *sv = *(const char *const *)p;
-    return hash_bytes((const unsigned char *)sv, strlen(sv));
+    return hu_hash_bytes((const unsigned char *)sv, strlen(sv));
   }
   uint64_t v;
   memcpy(&v, p, 8);
-  return mix64(v);
+  return hu_mix64(v);
 }
 
 static int same_key(const pq_twriter *w, const void *row, size_t i) {
@@ -215,9 +201,9 @@ static uint64_t buffered_key_hash(const pq_twriter *w, size_t i) {
   if (w->d->columns[0].type == HP_COL_STR) {
     size_t n;
     const unsigned char *b = str_at(w, 0, i, &n);
-    return hash_bytes(b, n);
+    return hu_hash_bytes(b, n);
   }
-  return mix64(w->val[0][i]);
+  return hu_mix64(w->val[0][i]);
 }
 
 /* Slot of the row's key in w->keys: holding the buffered row (value - 1), or empty. */
@@ -284,7 +270,7 @@ hp_status pq_twriter_add(pq_twriter *w, const void *row) {
         return hp_set_error(w->s, HP_ERR_INVALID, "%s: string of %zu bytes in column %s is too long", d->name,
                             len, col->name);
       v = w->str[c].n;
-      pq_buf_put(&w->str[c], sv, len);
+      hu_buf_put(&w->str[c], sv, len);
       if (w->str[c].oom) return oom(w);
       w->slen[c][at] = (uint32_t)len;
       w->raw += len;
@@ -345,9 +331,9 @@ static long build_dict(pq_twriter *w, size_t c) {
     uint64_t h;
     if (is_str) {
       sp = str_at(w, c, i, &sn);
-      h = hash_bytes(sp, sn);
+      h = hu_hash_bytes(sp, sn);
     } else {
-      h = mix64(v[i]);
+      h = hu_mix64(v[i]);
     }
     size_t slot = (size_t)h & mask;
     for (;;) {
@@ -465,19 +451,19 @@ static int column_stats(pq_twriter *w, size_t c, const uint32_t *rows, size_t n,
 }
 
 /* ---- pages ---- */
-static void plain_put(pq_twriter *w, pq_buf *b, size_t c, size_t i) {
+static void plain_put(pq_twriter *w, hu_buf *b, size_t c, size_t i) {
   const hp_column *col = &w->d->columns[c];
   switch (col->type) {
   case HP_COL_U32:
-  case HP_COL_I32: pq_buf_le32(b, (uint32_t)w->val[c][i]); break;
+  case HP_COL_I32: hu_buf_le32(b, (uint32_t)w->val[c][i]); break;
   case HP_COL_U64:
   case HP_COL_I64:
-  case HP_COL_F64: pq_buf_le64(b, w->val[c][i]); break;
+  case HP_COL_F64: hu_buf_le64(b, w->val[c][i]); break;
   case HP_COL_STR: {
     size_t n;
     const unsigned char *p = str_at(w, c, i, &n);
-    pq_buf_le32(b, (uint32_t)n);
-    pq_buf_put(b, p, n);
+    hu_buf_le32(b, (uint32_t)n);
+    hu_buf_put(b, p, n);
     break;
   }
   }
@@ -490,7 +476,7 @@ static hp_status put_page(pq_twriter *w, pq_cmeta *m, int dict, uint32_t nvals, 
     return hp_set_error(w->s, HP_ERR_INVALID, "%s: page of %zu bytes is too large", w->d->name, w->plain.n);
   w->comp.n = 0;
   size_t bound = ZSTD_compressBound(w->plain.n);
-  if (pq_buf_reserve(&w->comp, bound)) return oom(w);
+  if (hu_buf_reserve(&w->comp, bound)) return oom(w);
   size_t z = ZSTD_compress2(w->cctx, w->comp.p, bound, w->plain.p, w->plain.n);
   if (ZSTD_isError(z)) return hp_set_error(w->s, HP_ERR_IO, "%s: zstd: %s", w->d->name, ZSTD_getErrorName(z));
   if (z > INT32_MAX) return hp_set_error(w->s, HP_ERR_INVALID, "%s: page too large", w->d->name);
@@ -516,7 +502,7 @@ static hp_status put_page(pq_twriter *w, pq_cmeta *m, int dict, uint32_t nvals, 
   }
   tc_stop(&tw);
   size_t hlen = w->chunk.n - h0;
-  pq_buf_put(&w->chunk, w->comp.p, z);
+  hu_buf_put(&w->chunk, w->comp.p, z);
   if (w->chunk.oom) return oom(w);
   m->uncomp += hlen + w->plain.n;
   m->comp += hlen + z;
@@ -565,7 +551,7 @@ static hp_status encode_chunk(pq_twriter *w, size_t c, pq_cmeta *m) {
       bytes += plain_size(w, c, j++);
     w->plain.n = 0;
     if (m->dict) {
-      pq_buf_byte(&w->plain, (unsigned)bw);
+      hu_buf_byte(&w->plain, (unsigned)bw);
       pq_rle_encode(&w->plain, w->idx + i, j - i, bw);
     } else {
       for (size_t k = i; k < j; k++)
@@ -731,7 +717,7 @@ static void kv(tc_writer *tw, const char *k, const char *v) {
 
 static hp_status write_footer(pq_twriter *w) {
   const hp_table_desc *d = w->d;
-  pq_buf *b = &w->chunk;
+  hu_buf *b = &w->chunk;
   b->n = 0;
   tc_writer tw;
   tc_init(&tw, b);
@@ -775,8 +761,8 @@ static hp_status write_footer(pq_twriter *w) {
   if (b->oom) return oom(w);
   if (b->n > UINT32_MAX) return hp_set_error(w->s, HP_ERR_INVALID, "%s: footer too large", w->fname);
   uint32_t len = (uint32_t)b->n;
-  pq_buf_le32(b, len);
-  pq_buf_put(b, "PAR1", 4);
+  hu_buf_le32(b, len);
+  hu_buf_put(b, "PAR1", 4);
   if (b->oom) return oom(w);
   w->footer_crc = hp_crc32c(0, b->p, b->n);
   return write_all(w, b->p, b->n);
