@@ -161,7 +161,7 @@ static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *c
                                 const size_t nfiles[]) {
   hu_buf b = {0};
   hu_buf_printf(&b, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n  \"schema_version\": \"%s\",\n", PQ_MAGIC,
-              PQ_STORE_VERSION, PQ_SCHEMA_VERSION);
+                PQ_STORE_VERSION, PQ_SCHEMA_VERSION);
   hu_buf_printf(&b, "  \"created_by\": \"hubprof %s\",\n  \"tables\": [", hp_version());
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
     uint64_t rows = 0;
@@ -174,8 +174,8 @@ static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *c
       hu_buf_printf(&b, "%s\n      {\"path\": ", i ? "," : "");
       hu_json_put_str(&b, files[t][i].name);
       hu_buf_printf(&b, ", \"rows\": %llu, \"bytes\": %llu, \"footer_crc32c\": %lu}",
-                  (unsigned long long)files[t][i].rows, (unsigned long long)files[t][i].bytes,
-                  (unsigned long)files[t][i].footer_crc);
+                    (unsigned long long)files[t][i].rows, (unsigned long long)files[t][i].bytes,
+                    (unsigned long)files[t][i].footer_crc);
     }
     hu_buf_printf(&b, "]}");
   }
