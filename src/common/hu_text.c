@@ -25,47 +25,44 @@ void hu_strv_free(char **v) {
   free(v);
 }
 
+long hu_split_inplace(char *s, char **out, size_t max) {
+  long n = 0;
+  for (char *c = s;;) {
+    size_t w = strcspn(c, ",");
+    char end = c[w], *b = c, *e = c + w;
+    while (b < e && (*b == ' ' || *b == '\t'))
+      b++;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+      e--;
+    *e = 0;
+    if (b == e || (size_t)n == max) return -1;
+    out[n++] = b;
+    if (!end) break;
+    c += w + 1;
+  }
+  return n;
+}
+
 hu_status hu_split_names(const char *list, char ***out, size_t *n) {
-  size_t cap = 8, cnt = 0;
   *out = NULL;
   *n = 0;
-  char **v = calloc(cap + 1, sizeof *v);
-  if (!v) return HU_ERR_NOMEM;
-  hu_status st = HU_OK;
-  for (const char *p = list; *list;) {
-    size_t len = strcspn(p, ",");
-    const char *a = p, *e = p + len;
-    while (a < e && (*a == ' ' || *a == '\t'))
-      a++;
-    while (e > a && (e[-1] == ' ' || e[-1] == '\t'))
-      e--;
-    if (a == e) {
-      st = HU_ERR_INVALID;
-      break;
-    }
-    if (cnt == cap) {
-      char **nv = realloc(v, (2 * cap + 1) * sizeof *nv);
-      if (!nv) {
-        st = HU_ERR_NOMEM;
-        break;
-      }
-      v = nv;
-      cap *= 2;
-    }
-    if (!(v[cnt] = strndup(a, (size_t)(e - a)))) {
-      st = HU_ERR_NOMEM;
-      break;
-    }
-    v[++cnt] = NULL;
-    if (!p[len]) break;
-    p += len + 1;
-  }
+  size_t max = 1;
+  for (const char *c = list; *c; c++)
+    max += *c == ',';
+  char *copy = strdup(list), **v = calloc(max + 1, sizeof *v), **at = calloc(max, sizeof *at);
+  hu_status st = copy && v && at ? HU_OK : HU_ERR_NOMEM;
+  long got = 0;
+  if (st == HU_OK && *list && (got = hu_split_inplace(copy, at, max)) < 0) st = HU_ERR_INVALID;
+  for (long i = 0; st == HU_OK && i < got; i++)
+    if (!(v[i] = strdup(at[i]))) st = HU_ERR_NOMEM;
+  free(copy);
+  free(at);
   if (st != HU_OK) {
     hu_strv_free(v);
     return st;
   }
   *out = v;
-  *n = cnt;
+  *n = (size_t)got;
   return HU_OK;
 }
 

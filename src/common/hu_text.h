@@ -15,6 +15,9 @@ void hu_csv_write_str(FILE *out, const char *s);
  * *out (free with hu_strv_free) and the count in *n. "" gives no names.
  * HU_ERR_INVALID on an empty name ("a,,b", "a,"), HU_ERR_NOMEM; *out is NULL then. */
 hu_status hu_split_names(const char *list, char ***out, size_t *n);
+/* The same in place, without allocating: s is cut (NULs written) into at most max names in out.
+ * Returns the count, or -1 on an empty name (also "") or more than max names. */
+long hu_split_inplace(char *s, char **out, size_t max);
 /* Free a NULL-terminated vector of malloc'd strings (NULL is fine). */
 void hu_strv_free(char **v);
 

@@ -4,8 +4,11 @@
  * Sections: storage · parsing · resolving · queries · evaluation · search path · planning. Uses no libm. */
 #include "metrics.h"
 
+#include "../common/hu_buf.h"
+#include "../common/hu_dir.h"
+#include "../common/hu_text.h"
+
 #include <ctype.h>
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -87,20 +90,8 @@ static const char *const var_names[HC_VAR_COUNT] = {"duration",        "grid_siz
 
 const char *hc_var_name(int v) { return v >= 0 && v < HC_VAR_COUNT ? var_names[v] : NULL; }
 
-static int grow(void **v, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t nc = *cap ? *cap * 2 : 16;
-  while (nc < need)
-    nc *= 2;
-  void *n = realloc(*v, nc * elem);
-  if (!n) return -1;
-  *v = n;
-  *cap = nc;
-  return 0;
-}
-
 static const char *own(hc_metrics *m, const char *s) {
-  if (grow((void **)&m->owned, &m->capowned, m->nowned + 1, sizeof *m->owned)) return NULL;
+  if (hu_grow((void **)&m->owned, &m->capowned, m->nowned + 1, sizeof *m->owned)) return NULL;
   char *c = strdup(s);
   if (c) m->owned[m->nowned++] = c;
   return c;
@@ -184,7 +175,7 @@ static void perr(parser *ps, const char *at, const char *fmt, ...) {
 
 static int new_node(parser *ps, int op, int a, int b, const char *at) {
   hc_metrics *m = ps->m;
-  if (grow((void **)&m->nodes, &m->capnodes, m->nnodes + 1, sizeof *m->nodes)) {
+  if (hu_grow((void **)&m->nodes, &m->capnodes, m->nnodes + 1, sizeof *m->nodes)) {
     perr(ps, at, "out of memory");
     return -1;
   }
@@ -338,7 +329,7 @@ static int parse_primary(parser *ps) {
         r = new_node(ps, op, r, args[i], at);
     } else if ((r = new_node(ps, op, args[0], -1, at)) >= 0 && (op == N_SUM || op == N_AVG)) {
       hc_metrics *m = ps->m;
-      if (grow((void **)&m->agg_node, &m->capaggs, m->naggs + 1, sizeof *m->agg_node)) {
+      if (hu_grow((void **)&m->agg_node, &m->capaggs, m->naggs + 1, sizeof *m->agg_node)) {
         perr(ps, at, "out of memory");
         r = -1;
         goto out;
@@ -451,7 +442,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
   while (*p && st == HC_OK) {
     line++;
     size_t len = strcspn(p, "\n");
-    if (grow((void **)&buf, &bufcap, len + 1, 1)) {
+    if (hu_grow((void **)&buf, &bufcap, len + 1, 1)) {
       st = HC_ERR_NOMEM;
       break;
     }
@@ -542,7 +533,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
         st = HC_ERR_PARSE;
         continue;
       }
-      if (grow((void **)&m->defs, &m->capdefs, m->ndefs + 1, sizeof *m->defs)) {
+      if (hu_grow((void **)&m->defs, &m->capdefs, m->ndefs + 1, sizeof *m->defs)) {
         st = HC_ERR_NOMEM;
         continue;
       }
@@ -656,7 +647,7 @@ static hc_status add_file(hc_metrics *m, const char *path, const char *device, i
   size_t len = 0, cap = 0;
   hc_status st = HC_OK;
   for (;;) {
-    if (grow((void **)&text, &cap, len + 4097, 1)) {
+    if (hu_grow((void **)&text, &cap, len + 4097, 1)) {
       st = HC_ERR_NOMEM;
       break;
     }
@@ -689,26 +680,6 @@ hc_status hc_metrics_add_file(hc_metrics *m, const char *path, const char *devic
 
 /* ---- resolving ---- */
 
-static size_t met_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 64 || lb > 64) return 1000;
-  size_t row[65];
-  for (size_t j = 0; j <= lb; j++)
-    row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t prev = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      size_t cur = row[j];
-      size_t sub = prev + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-      size_t del = row[j] + 1, ins = row[j - 1] + 1;
-      row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-      prev = cur;
-    }
-  }
-  return row[lb];
-}
-
 /* The closest candidate within a third of the name's length, or NULL. */
 typedef struct suggest {
   const char *name;
@@ -717,7 +688,7 @@ typedef struct suggest {
 } suggest;
 
 static void consider(suggest *s, const char *cand) {
-  size_t d = met_distance(s->name, cand), lim = strlen(s->name) / 3 + 1;
+  size_t d = hu_edit_distance(s->name, cand), lim = strlen(s->name) / 3 + 1;
   if (d <= lim && d < s->dist) {
     s->dist = d;
     s->best = cand;
@@ -728,7 +699,7 @@ static long counter_index(hc_metrics *m, const char *name, int add) {
   for (size_t i = 0; i < m->ncounters; i++)
     if (strcmp(m->counters[i], name) == 0) return (long)i;
   if (!add) return -1;
-  if (grow((void **)&m->counters, &m->capcounters, m->ncounters + 1, sizeof *m->counters)) return -2;
+  if (hu_grow((void **)&m->counters, &m->capcounters, m->ncounters + 1, sizeof *m->counters)) return -2;
   if (!(m->counters[m->ncounters] = strdup(name))) return -2;
   return (long)m->ncounters++;
 }
@@ -943,7 +914,7 @@ size_t hc_metrics_suggest(const hc_metrics *m, const char *name, const char **ou
   size_t lim = strlen(name) / 3 + 1, got = 0;
   for (size_t d = 0; d <= lim && got < n; d++)
     for (size_t i = 0; i < m->nmetrics && got < n; i++)
-      if (met_distance(name, m->defs[m->metrics[i]].name) == d) out[got++] = m->defs[m->metrics[i]].name;
+      if (hu_edit_distance(name, m->defs[m->metrics[i]].name) == d) out[got++] = m->defs[m->metrics[i]].name;
   return got;
 }
 
@@ -1146,62 +1117,21 @@ size_t hc_data_dirs(const char *env_var, const char *kind, char dirs[][PATH_MAX]
   return n;
 }
 
-static int by_base(const void *a, const void *b) {
-  const char *x = strrchr(*(char *const *)a, '/'), *y = strrchr(*(char *const *)b, '/');
-  return strcmp(x ? x + 1 : *(char *const *)a, y ? y + 1 : *(char *const *)b);
+hc_status hc_data_files(const char *env_var, const char *kind, const char *ext, char ***paths, size_t *n) {
+  if (!paths) return HC_ERR_INVALID;
+  char dirs[MET_MAX_DIRS][PATH_MAX];
+  const char *dp[MET_MAX_DIRS];
+  size_t nd = hc_data_dirs(env_var, kind, dirs);
+  for (size_t i = 0; i < nd; i++)
+    dp[i] = dirs[i];
+  return hu_dir_find(dp, nd, ext, paths, n) == HU_OK ? HC_OK : HC_ERR_NOMEM;
 }
 
 hc_status hc_metrics_files(char ***paths, size_t *n) {
-  if (!paths) return HC_ERR_INVALID;
-  char dirs[MET_MAX_DIRS][PATH_MAX];
-  size_t nd = hc_data_dirs("HUBPROF_METRICS", "metrics", dirs), cnt = 0, cap = 8;
-  char **v = calloc(cap + 1, sizeof *v);
-  if (!v) return HC_ERR_NOMEM;
-  for (size_t i = 0; i < nd; i++) {
-    DIR *d = opendir(dirs[i]);
-    if (!d) continue;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      size_t l = strlen(e->d_name), el = strlen(MET_EXT);
-      if (l <= el || strcmp(e->d_name + l - el, MET_EXT) || e->d_name[0] == '.') continue;
-      int dup = 0;
-      for (size_t k = 0; k < cnt && !dup; k++)
-        dup = strcmp(strrchr(v[k], '/') + 1, e->d_name) == 0;
-      if (dup) continue;
-      if (cnt == cap) {
-        char **nv = realloc(v, (2 * cap + 1) * sizeof *nv);
-        if (!nv) {
-          closedir(d);
-          hc_metrics_files_free(v);
-          return HC_ERR_NOMEM;
-        }
-        v = nv;
-        cap *= 2;
-      }
-      size_t pl = strlen(dirs[i]) + l + 2;
-      if (!(v[cnt] = malloc(pl))) {
-        closedir(d);
-        hc_metrics_files_free(v);
-        return HC_ERR_NOMEM;
-      }
-      snprintf(v[cnt++], pl, "%s/%s", dirs[i], e->d_name);
-      v[cnt] = NULL;
-    }
-    closedir(d);
-  }
-  v[cnt] = NULL;
-  qsort(v, cnt, sizeof *v, by_base);
-  *paths = v;
-  if (n) *n = cnt;
-  return HC_OK;
+  return hc_data_files("HUBPROF_METRICS", "metrics", MET_EXT, paths, n);
 }
 
-void hc_metrics_files_free(char **paths) {
-  if (!paths) return;
-  for (char **p = paths; *p; p++)
-    free(*p);
-  free(paths);
-}
+void hc_metrics_files_free(char **paths) { hu_strv_free(paths); }
 
 hc_status hc_metrics_add_builtin(hc_metrics *m, const char *device, char *err, size_t errlen) {
   if (err && errlen) err[0] = 0;
@@ -1221,43 +1151,9 @@ hc_status hc_metrics_add_builtin(hc_metrics *m, const char *device, char *err, s
 
 /* Split "a, b,c" into names; each malloc'd in *out (NULL-terminated). */
 static hc_status met_split(const char *list, char ***out, size_t *n, char *err, size_t errlen) {
-  size_t cap = 8, cnt = 0;
-  char **v = calloc(cap + 1, sizeof *v);
-  if (!v) return HC_ERR_NOMEM;
-  const char *p = list;
-  for (;;) {
-    size_t len = strcspn(p, ",");
-    const char *s = p, *e = p + len;
-    while (s < e && (*s == ' ' || *s == '\t'))
-      s++;
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-      e--;
-    if (s == e) {
-      seterr(err, errlen, "empty metric name in '%s'", list);
-      for (size_t i = 0; i < cnt; i++)
-        free(v[i]);
-      free(v);
-      return HC_ERR_INVALID;
-    }
-    if (cnt == cap) {
-      char **nv = realloc(v, (2 * cap + 1) * sizeof *nv);
-      if (!nv) break;
-      v = nv;
-      cap *= 2;
-    }
-    if (!(v[cnt] = strndup(s, (size_t)(e - s)))) break;
-    v[++cnt] = NULL;
-    if (!p[len]) {
-      *out = v;
-      *n = cnt;
-      return HC_OK;
-    }
-    p += len + 1;
-  }
-  for (size_t i = 0; i < cnt; i++)
-    free(v[i]);
-  free(v);
-  return HC_ERR_NOMEM;
+  hu_status st = *list ? hu_split_names(list, out, n) : HU_ERR_INVALID;
+  if (st == HU_ERR_INVALID) seterr(err, errlen, "empty metric name in '%s'", list);
+  return st == HU_OK ? HC_OK : st == HU_ERR_NOMEM ? HC_ERR_NOMEM : HC_ERR_INVALID;
 }
 
 static hc_status check_metric(const hc_metrics *m, const char *name, long *idx, char *err, size_t errlen) {
