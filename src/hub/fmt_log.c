@@ -1277,7 +1277,7 @@ static inline unsigned char *encode_dispatch(unsigned char *p, const hp_dispatch
 #define DCOL(x)                                                                                              \
   do {                                                                                                       \
     uint64_t v_ = (x);                                                                                       \
-    p = hu_varint_put(p, v_);                                                                                   \
+    p = hu_varint_put(p, v_);                                                                                \
     keep = v_ ? p : keep;                                                                                    \
   } while (0)
   DCOL(d->id);
