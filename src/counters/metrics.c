@@ -343,33 +343,25 @@ out:
   return ps->failed ? -1 : r;
 }
 
-static int parse_term(parser *ps) {
-  int l = parse_primary(ps);
+/* A left-associative chain of one precedence level's operators: level 0 is + and -, level 1 is * and /
+ * (whose operands are primaries). */
+static int parse_level(parser *ps, int level) {
+  static const char ops[2][2] = {{'+', '-'}, {'*', '/'}};
+  static const int kinds[2][2] = {{N_ADD, N_SUB}, {N_MUL, N_DIV}};
+  int l = level ? parse_primary(ps) : parse_level(ps, 1);
   while (l >= 0) {
     skip_blanks(ps);
     char c = *ps->p;
-    if (c != '*' && c != '/') break;
+    if (!c || (c != ops[level][0] && c != ops[level][1])) break;
     const char *at = ps->p++;
-    int r = parse_primary(ps);
+    int r = level ? parse_primary(ps) : parse_level(ps, 1);
     if (r < 0) return -1;
-    l = new_node(ps, c == '*' ? N_MUL : N_DIV, l, r, at);
+    l = new_node(ps, kinds[level][c == ops[level][1]], l, r, at);
   }
   return l;
 }
 
-static int parse_expr(parser *ps) {
-  int l = parse_term(ps);
-  while (l >= 0) {
-    skip_blanks(ps);
-    char c = *ps->p;
-    if (c != '+' && c != '-') break;
-    const char *at = ps->p++;
-    int r = parse_term(ps);
-    if (r < 0) return -1;
-    l = new_node(ps, c == '+' ? N_ADD : N_SUB, l, r, at);
-  }
-  return l;
-}
+static int parse_expr(parser *ps) { return parse_level(ps, 0); }
 
 /* Parse a whole expression of a definition; -1 with err set on failure. */
 static int parse_full(parser *ps, const char *text, unsigned col0) {

@@ -43,6 +43,20 @@ enum { PQ_PAGE_DATA = 0, PQ_PAGE_INDEX = 1, PQ_PAGE_DICTIONARY = 2, PQ_PAGE_DATA
 #define PQ_MAX_ROWS_PER_BYTE 1024   /* rows a file may claim per byte of its size */
 #define PQ_MAX_THRIFT_DEPTH 32      /* nesting of Thrift structs and lists */
 
+/* The Parquet physical type of a hub column type, and its value's width in bytes (4 or 8; strings 8). */
+static inline int pq_phys_type(hp_col_type ty) {
+  switch (ty) {
+  case HP_COL_U32:
+  case HP_COL_I32: return PQ_INT32;
+  case HP_COL_U64:
+  case HP_COL_I64: return PQ_INT64;
+  case HP_COL_F64: return PQ_DOUBLE;
+  case HP_COL_STR: return PQ_BYTE_ARRAY;
+  }
+  return -1;
+}
+static inline size_t pq_col_width(hp_col_type ty) { return ty == HP_COL_U32 || ty == HP_COL_I32 ? 4 : 8; }
+
 /* ---- Thrift compact protocol ---- */
 enum {
   TC_STOP = 0,

@@ -35,18 +35,6 @@ typedef struct footer_ctx {
   hp_status st;
 } footer_ctx;
 
-static int hub_phys(hp_col_type ty) {
-  switch (ty) {
-  case HP_COL_U32:
-  case HP_COL_I32: return PQ_INT32;
-  case HP_COL_U64:
-  case HP_COL_I64: return PQ_INT64;
-  case HP_COL_F64: return PQ_DOUBLE;
-  case HP_COL_STR: return PQ_BYTE_ARRAY;
-  }
-  return -1;
-}
-
 static const char *phys_name(int t) {
   static const char *n[] = {"BOOLEAN", "INT32",  "INT64",      "INT96",
                             "FLOAT",   "DOUBLE", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"};
@@ -118,9 +106,9 @@ static int parse_schema(footer_ctx *x, tc_reader *r) {
       if (lf->namelen != cl || memcmp(lf->name, col->name, cl) != 0) continue;
       if (x->colleaf[c] >= 0)
         return bad(x, HP_ERR_CORRUPT, "bad metadata: column '%s' appears twice", col->name);
-      if (lf->type != hub_phys(col->type))
+      if (lf->type != pq_phys_type(col->type))
         return bad(x, HP_ERR_CORRUPT, "column '%s' has type %s, expected %s", col->name, phys_name(lf->type),
-                   phys_name(hub_phys(col->type)));
+                   phys_name(pq_phys_type(col->type)));
       if (lf->repetition != PQ_REQUIRED && lf->repetition != PQ_OPTIONAL)
         return bad(x, HP_ERR_UNSUPPORTED, "column '%s' is repeated, which is not supported", col->name);
       x->colleaf[c] = (int)j;
@@ -476,8 +464,6 @@ static int grow(unsigned char **p, size_t *cap, size_t n) {
 }
 
 /* ---- pages ---- */
-static size_t width_of(hp_col_type ty) { return ty == HP_COL_U32 || ty == HP_COL_I32 ? 4 : 8; }
-
 static uint64_t load_le(const unsigned char *p, size_t w) {
   uint64_t v = 0;
   for (size_t i = 0; i < w; i++)
@@ -509,7 +495,7 @@ static hp_status decode_dict(pq_rcursor *c, colrd *r, size_t n, int64_t nv) {
       q += 4 + len;
     }
   } else {
-    size_t w = width_of(r->col->type);
+    size_t w = pq_col_width(r->col->type);
     if ((uint64_t)nv > n / w)
       return fail(c, r, HP_ERR_CORRUPT, "dictionary of %lld entries in %zu bytes", (long long)nv, n);
     if ((size_t)nv > r->dvcap) {
@@ -681,7 +667,7 @@ static hp_status one_optional(pq_rcursor *c, colrd *r, uint32_t i) {
     return HP_OK;
   }
   if (str) return plain_string(c, r, &r->b.s[i]);
-  size_t w = width_of(r->col->type);
+  size_t w = pq_col_width(r->col->type);
   if ((size_t)(r->vend - r->vp) < w) return fail(c, r, HP_ERR_CORRUPT, "values end early");
   r->b.v[i] = load_le(r->vp, w);
   r->vp += w;
@@ -718,7 +704,7 @@ static hp_status refill(pq_rcursor *c, colrd *r) {
       if (st != HP_OK) return st;
     }
   } else {
-    size_t w = width_of(r->col->type);
+    size_t w = pq_col_width(r->col->type);
     if ((size_t)(r->vend - r->vp) / w < k) return fail(c, r, HP_ERR_CORRUPT, "values end early");
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (w == 8) {
@@ -875,10 +861,10 @@ static hp_status next_rowgroup(pq_rcursor *c) {
       r->dict_enc = 0;
       r->bi = r->bn = 0;
       r->skip = 0;
-      r->kind = !r->ch->present               ? K_ABSENT
-                : r->col->type == HP_COL_STR  ? K_STR
-                : width_of(r->col->type) == 4 ? K_W4
-                                              : K_W8;
+      r->kind = !r->ch->present                   ? K_ABSENT
+                : r->col->type == HP_COL_STR      ? K_STR
+                : pq_col_width(r->col->type) == 4 ? K_W4
+                                                  : K_W8;
     }
     c->rg_left = rg->rows;
     if (c->rg_left) return HP_OK;
@@ -927,7 +913,7 @@ static hp_status batch_column(pq_rcursor *c, colrd *r, char *out, size_t at, siz
       for (size_t i = 0; i < n; i++) /* "" (an arena offset is fixed up at the end) */
         ((uintptr_t *)out)[at + i] = UINTPTR_MAX;
     } else {
-      size_t w = width_of(r->col->type);
+      size_t w = pq_col_width(r->col->type);
       memset(out + w * at, 0, w * n);
     }
     return HP_OK;

@@ -78,20 +78,6 @@ struct pq_twriter {
   size_t htcap, idxcap, dentcap;
 };
 
-static size_t col_width(hp_col_type ty) { return ty == HP_COL_U32 || ty == HP_COL_I32 ? 4 : 8; }
-
-static int phys_type(hp_col_type ty) {
-  switch (ty) {
-  case HP_COL_U32:
-  case HP_COL_I32: return PQ_INT32;
-  case HP_COL_U64:
-  case HP_COL_I64: return PQ_INT64;
-  case HP_COL_F64: return PQ_DOUBLE;
-  case HP_COL_STR: return PQ_BYTE_ARRAY;
-  }
-  return PQ_INT64;
-}
-
 static hp_status oom(pq_twriter *w) {
   return hp_set_error(w->s, HP_ERR_NOMEM, "%s: out of memory", w->d->name);
 }
@@ -298,7 +284,7 @@ static long build_dict(pq_twriter *w, size_t c) {
   size_t n = w->rows;
   size_t maxent = n / 4;
   int is_str = col->type == HP_COL_STR;
-  if (!is_str && maxent > DICT_BYTES / col_width(col->type)) maxent = DICT_BYTES / col_width(col->type);
+  if (!is_str && maxent > DICT_BYTES / pq_col_width(col->type)) maxent = DICT_BYTES / pq_col_width(col->type);
   if (maxent < 1) return 0;
   size_t cap = 16;
   while (cap < 2 * maxent)
@@ -351,7 +337,7 @@ static long build_dict(pq_twriter *w, size_t c) {
     }
     if (!w->ht[slot]) {
       if (nd == maxent) return 0;
-      dbytes += is_str ? 4 + sn : col_width(col->type);
+      dbytes += is_str ? 4 + sn : pq_col_width(col->type);
       if (dbytes > DICT_BYTES) return 0;
       w->dent[nd] = (uint32_t)i;
       w->ht[slot] = (uint32_t)++nd;
@@ -393,7 +379,7 @@ static unsigned char *plain_value(const pq_twriter *w, size_t c, size_t i, size_
   if (col->type == HP_COL_STR) {
     src = str_at(w, c, i, n);
   } else {
-    *n = col_width(col->type);
+    *n = pq_col_width(col->type);
     for (size_t k = 0; k < *n; k++)
       tmp[k] = (unsigned char)(w->val[c][i] >> (8 * k));
     src = tmp;
@@ -510,7 +496,7 @@ static hp_status put_page(pq_twriter *w, pq_cmeta *m, int dict, uint32_t nvals, 
 }
 
 static size_t plain_size(const pq_twriter *w, size_t c, size_t i) {
-  if (w->d->columns[c].type != HP_COL_STR) return col_width(w->d->columns[c].type);
+  if (w->d->columns[c].type != HP_COL_STR) return pq_col_width(w->d->columns[c].type);
   size_t n;
   str_at(w, c, i, &n);
   return 4 + n;
@@ -634,7 +620,7 @@ static hp_status flush_rowgroup(pq_twriter *w) {
 /* ---- footer ---- */
 static void write_schema_leaf(tc_writer *tw, const hp_column *col) {
   tc_elem_struct_begin(tw);
-  tc_i32(tw, 1, phys_type(col->type));
+  tc_i32(tw, 1, pq_phys_type(col->type));
   tc_i32(tw, 3, PQ_REQUIRED);
   tc_binary(tw, 4, col->name, strlen(col->name));
   switch (col->type) {
@@ -664,7 +650,7 @@ static void write_chunk_meta(tc_writer *tw, const hp_column *col, const pq_cmeta
   tc_elem_struct_begin(tw); /* ColumnChunk */
   tc_i64(tw, 2, 0);         /* file_offset: deprecated, 0 */
   tc_struct_begin(tw, 3);   /* ColumnMetaData */
-  tc_i32(tw, 1, phys_type(col->type));
+  tc_i32(tw, 1, pq_phys_type(col->type));
   if (m->dict) {
     tc_list_begin(tw, 2, TC_I32, 3);
     tc_elem_i32(tw, PQ_ENC_PLAIN);
