@@ -97,6 +97,17 @@ static const char *own(hc_metrics *m, const char *s) {
   return c;
 }
 
+/* What a definition owns (counters and aggs are set by resolving; NULL before). */
+static void def_free(def *d) {
+  free(d->name);
+  free(d->unit);
+  free(d->desc);
+  free(d->expr);
+  free(d->peak);
+  free(d->counters);
+  free(d->aggs);
+}
+
 hc_status hc_metrics_new(hc_metrics **out) {
   if (!out) return HC_ERR_INVALID;
   *out = calloc(1, sizeof **out);
@@ -105,16 +116,8 @@ hc_status hc_metrics_new(hc_metrics **out) {
 
 void hc_metrics_free(hc_metrics *m) {
   if (!m) return;
-  for (size_t i = 0; i < m->ndefs; i++) {
-    def *d = &m->defs[i];
-    free(d->name);
-    free(d->unit);
-    free(d->desc);
-    free(d->expr);
-    free(d->peak);
-    free(d->counters);
-    free(d->aggs);
-  }
+  for (size_t i = 0; i < m->ndefs; i++)
+    def_free(&m->defs[i]);
   for (size_t i = 0; i < m->nnodes; i++)
     free(m->nodes[i].name);
   for (size_t i = 0; i < m->ncounters; i++)
@@ -602,14 +605,8 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
   }
   free(buf);
   if (st != HC_OK) { /* nothing of a bad file stays */
-    for (size_t i = first; i < m->ndefs; i++) {
-      def *d = &m->defs[i];
-      free(d->name);
-      free(d->unit);
-      free(d->desc);
-      free(d->expr);
-      free(d->peak);
-    }
+    for (size_t i = first; i < m->ndefs; i++)
+      def_free(&m->defs[i]);
     m->ndefs = first;
     for (size_t i = first_node; i < m->nnodes; i++)
       free(m->nodes[i].name);
