@@ -6,6 +6,7 @@
 #include "../src/common/hu_buf.h"
 #include "../src/common/hu_dir.h"
 #include "../src/common/hu_hash.h"
+#include "../src/common/hu_io.h"
 #include "../src/common/hu_json.h"
 #include "../src/common/hu_map.h"
 #include "../src/common/hu_text.h"
@@ -13,6 +14,8 @@
 
 #include "check.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -384,6 +387,39 @@ static void test_dir(void) {
   CHECK(system(cmd) == 0);
 }
 
+/* ---- file I/O ---- */
+
+static void test_io(void) {
+  char path[] = "/tmp/hu_io_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) {
+    CHECK(!"mkstemp");
+    return;
+  }
+  static unsigned char data[300000], back[300000];
+  for (size_t i = 0; i < sizeof data; i++)
+    data[i] = (unsigned char)(i * 7 + 3);
+  CHECK(hu_write_all(fd, data, sizeof data) == 0);
+  CHECK(hu_pwrite_all(fd, "XY", 2, 10) == 0);
+  CHECK(hu_pread_all(fd, back, sizeof back, 0) == 0);
+  CHECK(back[10] == 'X' && back[11] == 'Y' && back[9] == data[9] && back[12] == data[12]);
+  CHECK(memcmp(back + 12, data + 12, sizeof data - 12) == 0);
+  /* past the end: refused with EIO */
+  errno = 0;
+  CHECK(hu_pread_all(fd, back, 10, sizeof data - 5) == -1 && errno == EIO);
+  /* read_full stops at the end of the file */
+  CHECK(lseek(fd, (off_t)(sizeof data - 100), SEEK_SET) >= 0);
+  CHECK(hu_read_full(fd, back, 1000) == 100);
+  CHECK(memcmp(back, data + sizeof data - 100, 100) == 0);
+  close(fd);
+  /* a closed descriptor: an error, not a crash or a loop */
+  CHECK(hu_write_all(fd, data, 10) == -1 && errno == EBADF);
+  CHECK(hu_read_full(fd, back, 10) == -1);
+  unlink(path);
+  CHECK(hu_fsync_dir("/tmp") == 0);
+  CHECK(hu_fsync_dir("/nonexistent/hubprof") == -1 && errno == ENOENT);
+}
+
 /* ---- text ---- */
 
 static void csv(const char *in, const char *want) {
@@ -462,6 +498,7 @@ int main(void) {
   test_idmap();
   test_strmap();
   test_dir();
+  test_io();
   test_text();
   return check_report("test_common");
 }

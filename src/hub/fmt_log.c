@@ -6,6 +6,7 @@
 #include "fmt_log.h"
 
 #include "../common/hu_hash.h"
+#include "../common/hu_io.h"
 #include "../common/hu_varint.h"
 
 #include <errno.h>
@@ -573,18 +574,6 @@ static int64_t clock_ns(clockid_t id) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static hp_status write_all(int fd, const unsigned char *p, size_t n, off_t off) {
-  while (n) {
-    ssize_t r = pwrite(fd, p, n, off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return HP_ERR_IO;
-    p += r;
-    n -= (size_t)r;
-    off += r;
-  }
-  return HP_OK;
-}
-
 static hp_status log_create(hp_store *s) {
   pthread_once(&g_once, global_init);
   void *mem = NULL;
@@ -629,7 +618,7 @@ static hp_status log_create(hp_store *s) {
   gethostname((char *)h + 64, 63);
   h[127] = 0;
   hu_put_le32(h + HDR_CRC_OFF, hp_crc32c(0, h, HDR_CRC_OFF));
-  hp_status st = write_all(L->fd, h, sizeof h, 0);
+  hp_status st = hu_pwrite_all(L->fd, h, sizeof h, 0) ? HP_ERR_IO : HP_OK;
   if (st == HP_OK && s->mode == HP_CREATE_LIVE && rename(L->tmp, s->path) != 0) st = HP_ERR_IO;
   if (st != HP_OK) {
     int e = errno;

@@ -6,6 +6,8 @@
 #include "parquet_fmt.h"
 #include "parquet_internal.h"
 
+#include "../common/hu_io.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -75,14 +77,6 @@ static void remove_flat_dir(const char *dir) {
     closedir(dp);
   }
   rmdir(dir);
-}
-
-static int sync_dir(const char *dir) {
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  int rc = fsync(fd);
-  close(fd);
-  return rc;
 }
 
 /* A file name the manifest may use: no path, nothing hidden. */
@@ -190,15 +184,8 @@ static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *c
   if (fd < 0) {
     st = hp_set_error(s, HP_ERR_IO, "%s: cannot create: %s", PQ_MANIFEST, strerror(errno));
   } else {
-    size_t off = 0;
-    while (off < b.n && st == HP_OK) {
-      ssize_t r = write(fd, b.p + off, b.n - off);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0)
-        st = hp_set_error(s, HP_ERR_IO, "%s: cannot write: %s", PQ_MANIFEST, strerror(errno));
-      else
-        off += (size_t)r;
-    }
+    if (hu_write_all(fd, b.p, b.n))
+      st = hp_set_error(s, HP_ERR_IO, "%s: cannot write: %s", PQ_MANIFEST, strerror(errno));
     if (st == HP_OK && fsync(fd) != 0)
       st = hp_set_error(s, HP_ERR_IO, "%s: cannot sync: %s", PQ_MANIFEST, strerror(errno));
     if (close(fd) != 0 && st == HP_OK)
@@ -254,7 +241,8 @@ static hp_status pq_commit(hp_store *s) {
   }
   hp_status st = write_manifest(s, p, files, nfiles);
   if (st != HP_OK) return st;
-  if (sync_dir(p->tmp) != 0) return hp_set_error(s, HP_ERR_IO, "cannot sync %s: %s", p->tmp, strerror(errno));
+  if (hu_fsync_dir(p->tmp) != 0)
+    return hp_set_error(s, HP_ERR_IO, "cannot sync %s: %s", p->tmp, strerror(errno));
   if ((st = install(s, p)) != HP_OK) return st; /* the hub calls abort, which removes the temporary */
   free_write_store(p);
   s->impl = NULL;
@@ -303,15 +291,9 @@ static hp_status read_manifest(hp_store *s, hu_json **out) {
     close(fd);
     return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   }
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = read(fd, text + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += (size_t)r;
-  }
+  long long got = hu_read_full(fd, text, n);
   close(fd);
-  if (got != n) {
+  if (got != (long long)n) {
     free(text);
     return hp_set_error(s, HP_ERR_IO, "%s: cannot read", PQ_MANIFEST);
   }

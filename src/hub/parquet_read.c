@@ -5,6 +5,8 @@
  * Sections: footer · column readers · pages · cursor. */
 #include "parquet_internal.h"
 
+#include "../common/hu_io.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -288,19 +290,6 @@ static int parse_filemeta(footer_ctx *x, const unsigned char *buf, size_t n, uin
   return 0;
 }
 
-static int pread_all(int fd, void *p, size_t n, uint64_t off) {
-  unsigned char *q = p;
-  while (n) {
-    ssize_t r = pread(fd, q, n, (off_t)off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    q += r;
-    n -= (size_t)r;
-    off += (uint64_t)r;
-  }
-  return 0;
-}
-
 hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, const uint32_t *crc, pq_rfile *f,
                          char *err, size_t errlen, uint64_t *offset) {
   *offset = 0;
@@ -309,7 +298,7 @@ hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, const ui
     snprintf(err, errlen, "too short for a Parquet file (%llu bytes)", (unsigned long long)size);
     return HP_ERR_TRUNCATED;
   }
-  if (pread_all(fd, head, 4, 0) || pread_all(fd, tail, 8, size - 8)) {
+  if (hu_pread_all(fd, head, 4, 0) || hu_pread_all(fd, tail, 8, size - 8)) {
     snprintf(err, errlen, "cannot read: %s", strerror(errno));
     return HP_ERR_IO;
   }
@@ -335,7 +324,7 @@ hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, const ui
     return HP_ERR_NOMEM;
   }
   uint64_t fstart = size - 8 - len;
-  if (pread_all(fd, buf, len, fstart)) {
+  if (hu_pread_all(fd, buf, len, fstart)) {
     free(buf);
     snprintf(err, errlen, "cannot read: %s", strerror(errno));
     return HP_ERR_IO;

@@ -6,6 +6,7 @@
 #include "parquet_internal.h"
 
 #include "../common/hu_hash.h"
+#include "../common/hu_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -552,17 +553,9 @@ static hp_status encode_chunk(pq_twriter *w, size_t c, pq_cmeta *m) {
 
 /* ---- files ---- */
 static hp_status write_all(pq_twriter *w, const void *p, size_t n) {
-  const unsigned char *q = p;
-  while (n) {
-    ssize_t r = write(w->fd, q, n);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return hp_set_error(w->s, HP_ERR_IO, "%s: cannot write: %s", w->fname, strerror(errno));
-    }
-    q += r;
-    n -= (size_t)r;
-    w->fpos += (uint64_t)r;
-  }
+  if (hu_write_all(w->fd, p, n))
+    return hp_set_error(w->s, HP_ERR_IO, "%s: cannot write: %s", w->fname, strerror(errno));
+  w->fpos += n;
   return HP_OK;
 }
 
