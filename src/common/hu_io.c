@@ -3,53 +3,36 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <unistd.h>
 
-int hu_write_all(int fd, const void *p, size_t n) {
-  const unsigned char *q = p;
+/* All n bytes: written (wr) or read, at offset off, or at the file position when off is -1. */
+static int xfer_all(int fd, unsigned char *p, size_t n, int64_t off, int wr) {
   while (n) {
-    ssize_t r = write(fd, q, n);
+    ssize_t r = off < 0 ? (wr ? write(fd, p, n) : read(fd, p, n))
+                        : (wr ? pwrite(fd, p, n, (off_t)off) : pread(fd, p, n, (off_t)off));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {
-      if (r == 0) errno = EIO;
+      if (r == 0) errno = EIO; /* no progress: a full device, or the end of the file */
       return -1;
     }
-    q += r;
+    p += r;
     n -= (size_t)r;
+    if (off >= 0) off += r;
   }
   return 0;
 }
 
+int hu_write_all(int fd, const void *p, size_t n) { return xfer_all(fd, (unsigned char *)p, n, -1, 1); }
+
 int hu_pwrite_all(int fd, const void *p, size_t n, uint64_t off) {
-  const unsigned char *q = p;
-  while (n) {
-    ssize_t r = pwrite(fd, q, n, (off_t)off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      if (r == 0) errno = EIO;
-      return -1;
-    }
-    q += r;
-    n -= (size_t)r;
-    off += (uint64_t)r;
-  }
-  return 0;
+  if (off > INT64_MAX) return errno = EINVAL, -1;
+  return xfer_all(fd, (unsigned char *)p, n, (int64_t)off, 1);
 }
 
 int hu_pread_all(int fd, void *p, size_t n, uint64_t off) {
-  unsigned char *q = p;
-  while (n) {
-    ssize_t r = pread(fd, q, n, (off_t)off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      if (r == 0) errno = EIO;
-      return -1;
-    }
-    q += r;
-    n -= (size_t)r;
-    off += (uint64_t)r;
-  }
-  return 0;
+  if (off > INT64_MAX) return errno = EINVAL, -1;
+  return xfer_all(fd, p, n, (int64_t)off, 0);
 }
 
 long long hu_read_full(int fd, void *p, size_t n) {
