@@ -1588,6 +1588,17 @@ static int write_notes(run *r, ha_result *res, const rowctx *rc) {
   return e;
 }
 
+/* Give the result to the caller, or free it and see that the last error says why. */
+static hp_status hand_out(hp_status st, ha_result *res, ha_result **out) {
+  if (st != HP_OK) {
+    if (!last_err[0]) set_err("%s", st == HP_ERR_NOMEM ? "out of memory" : hp_status_str(st));
+    ha_result_free(res);
+    return st;
+  }
+  *out = res;
+  return HP_OK;
+}
+
 static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   last_err[0] = 0;
   if (out) *out = NULL;
@@ -1659,13 +1670,7 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   free(rc.incomplete_rows);
   free(rc.missing_vars);
   run_free(&r);
-  if (st != HP_OK) {
-    if (!last_err[0]) set_err("%s", st == HP_ERR_NOMEM ? "out of memory" : hp_status_str(st));
-    ha_result_free(res);
-    return st;
-  }
-  *out = res;
-  return HP_OK;
+  return hand_out(st, res, out);
 }
 
 hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out) { return run_query(s, q, out); }
@@ -1939,11 +1944,5 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
   free(mb);
   ha_result_free(ra);
   ha_result_free(rb);
-  if (st != HP_OK) {
-    if (!last_err[0]) set_err("%s", st == HP_ERR_NOMEM ? "out of memory" : hp_status_str(st));
-    ha_result_free(res);
-    return st;
-  }
-  *out = res;
-  return HP_OK;
+  return hand_out(st, res, out);
 }
