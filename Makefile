@@ -56,6 +56,10 @@ $(B)/hubprof: $(call obj,$(B),$(CLI_SRC)) $(B)/libhubprof.a
 $(B)/tests/%: tests/%.c tests/check.h $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) -Itests $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
+# The counters' tests link the counters archive alone: it must stand without the hub or SQLite.
+$(B)/tests/test_planner: tests/test_planner.c tests/check.h $(B)/libhubprof_counters.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) -Itests $< $(B)/libhubprof_counters.a -o $@ -lpthread
 $(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \

@@ -1,7 +1,8 @@
 /* Tests of hubprof's counters part: device description files (good and bad), the pass planner (exact
  * cases on gfx9 limits, groups, --max-counters-per-pass, determinism, a random property test), the plan
  * string, the perf provider's availability (with and without a PMU, faults injected) and real
- * measurements with sessions over every thread. Links the hub library, which holds the counters module. */
+ * measurements with sessions over every thread. Links build/libhubprof_counters.a alone (no hub, no SQLite).
+ */
 
 #include "counters_internal.h"
 
