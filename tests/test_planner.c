@@ -1,8 +1,7 @@
 /* Tests of hubprof's counters part: device description files (good and bad), the pass planner (exact
  * cases on gfx9 limits, groups, --max-counters-per-pass, determinism, a random property test), the plan
  * string, the perf provider's availability (with and without a PMU, faults injected) and real
- * measurements with sessions over every thread. Links build/libhubprof_counters.a alone (no hub, no SQLite).
- */
+ * measurements with sessions over every thread. Links build/libhubprof_counters.a alone (no hub). */
 
 #include "counters_internal.h"
 
