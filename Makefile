@@ -19,15 +19,19 @@ LDLIBS_HUB := -lsqlite3 -lzstd -lpthread
 B       := build
 SAN     := $(B)/san
 
+# Shared utilities (buffers, hashing, JSON, varints, maps, directories, text): no dependency at all.
+COMMON_SRC := $(wildcard src/common/*.c)
+# Counter providers, the pass planner and the metrics engine: no SQLite. Their own archive
+# (libhubprof_counters.a) and part of libhubprof, whose analysis evaluates metrics.
+COUNTERS_SRC := $(wildcard src/counters/*.c)
 HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c src/hub/assemble.c \
            src/hub/fmt_log.c src/hub/fmt_rocpd.c src/hub/fmt_parquet.c $(wildcard src/hub/parquet_*.c) \
-           src/hub/formats.c src/analysis/analysis.c
+           src/hub/formats.c src/analysis/analysis.c $(COUNTERS_SRC) $(COMMON_SRC)
 # The collector's subset: no SQLite, no Parquet.
-HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/formats_log.c
+HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/formats_log.c \
+              $(COMMON_SRC)
 CLI_SRC := $(wildcard src/cli/*.c)
-# Counter providers and the pass planner: linked into the CLI and the collector (no SQLite).
-COUNTERS_SRC := $(wildcard src/counters/*.c)
-HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/cli/*.h src/counters/*.h)
+HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/cli/*.h src/counters/*.h src/common/*.h)
 
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 FUZZERS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -35,7 +39,8 @@ FUZZERS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps demo test test-only check-format format bench fuzz clean san install uninstall
-all: $(B)/libhubprof.so $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.a $(B)/libhubprof_log.a $(B)/hubprof $(B)/examples/gen_logs collector
+all: $(B)/libhubprof.so $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.a $(B)/libhubprof_log.a \
+     $(B)/libhubprof_counters.a $(B)/hubprof $(B)/examples/gen_logs collector
 
 $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -54,6 +59,8 @@ $(B)/libhubprof.a: $(call obj,$(B),$(HUB_SRC))
 	ar rcs $@ $^
 $(B)/libhubprof_log.a: $(call obj,$(B),$(HUBLOG_SRC))
 	ar rcs $@ $^
+$(B)/libhubprof_counters.a: $(call obj,$(B),$(COUNTERS_SRC) $(COMMON_SRC))
+	ar rcs $@ $^
 # The shared library: soname libhubprof.so.$(SOVERSION), file libhubprof.so.$(VERSION), the exports of
 # src/hub/libhubprof.map only (checked against tests/abi/libhubprof.symbols by tests/abi/test_abi.sh).
 LIB_SO := libhubprof.so.$(VERSION)
@@ -63,18 +70,22 @@ $(B)/$(LIB_SO): $(call obj,$(B),$(HUB_SRC)) src/hub/libhubprof.map
 $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.so: $(B)/$(LIB_SO)
 	ln -sf $(LIB_SO) $@
 
-$(B)/hubprof: $(call obj,$(B),$(CLI_SRC) $(COUNTERS_SRC)) $(B)/libhubprof.a
+$(B)/hubprof: $(call obj,$(B),$(CLI_SRC)) $(B)/libhubprof.a
 	$(CC) -o $@ $^ $(LDLIBS_HUB)
 
 # Tests: each tests/test_X.c is a program linked with the hub; built plain and with ASan/UBSan.
 $(B)/tests/%: tests/%.c tests/check.h $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
+# The counters' tests link the counters archive alone: it must stand without the hub or SQLite.
+$(B)/tests/test_planner: tests/test_planner.c tests/check.h $(B)/libhubprof_counters.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) $< $(B)/libhubprof_counters.a -o $@ -lpthread
 $(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
 	  $(CPPFLAGS) $(INC_TESTS) $< $(call obj,$(SAN),$(HUB_SRC)) -o $@ $(LDLIBS_HUB)
-$(SAN)/hubprof: $(call obj,$(SAN),$(CLI_SRC) $(COUNTERS_SRC) $(HUB_SRC))
+$(SAN)/hubprof: $(call obj,$(SAN),$(CLI_SRC) $(HUB_SRC))
 	$(CC) -fsanitize=address,undefined -o $@ $^ $(LDLIBS_HUB)
 
 san: $(addprefix $(SAN)/tests/,$(TESTS)) $(SAN)/hubprof
@@ -94,9 +105,6 @@ $(B)/examples/%: examples/%.c $(B)/libhubprof.a
 $(B)/bench/%: bench/%.c $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O2 -g $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
-
-# analysis.c compiles the metrics engine in (src/counters/metrics.c, weak linkage): rebuild it with it.
-$(B)/src/analysis/analysis.o $(SAN)/src/analysis/analysis.o: src/counters/metrics.c
 
 deps:
 	@bash scripts/deps.sh

@@ -119,9 +119,9 @@ for src in collector_side:
                  or os.path.basename(h) == "fmt_rocpd.h")
     check(not bad, f"{src} (linked into the collector) includes {', '.join(bad)}")
 
-# 4. no file includes a .c file. The one known case waits for the counters library target (issue 13, point 2);
-# an exemption that no longer happens fails too, so it is removed with the include.
-KNOWN_C_INCLUDES = {("src/analysis/analysis.c", "src/counters/metrics.c")}
+# 4. no file includes a .c file (an exemption, should one ever be needed, is listed here; one that no longer
+# happens fails too, so it is removed with the include).
+KNOWN_C_INCLUDES = set()
 c_includes = {(src, h) for src, inc in deps.items() for h in inc if h.endswith(".c")}
 for src, h in sorted(c_includes - KNOWN_C_INCLUDES):
     check(False, f"{src} includes the source file {h} (link its module instead)")

@@ -2,12 +2,8 @@
  * and column), name resolution (suggestions, cycles), evaluation per dispatch and per group (NaN with flags
  * for divisions by zero and missing inputs, mixed passes, imputation, SUM/AVG), the built-in sets against
  * the real providers, metrics to planner groups, and ha_run / ha_diff on synthetic stores whose figures are
- * computed by hand here. Builds the counters sources into this program; the metrics come with the hub. */
-#include "../src/counters/counters.c"
-#include "../src/counters/devices.c"
-#include "../src/counters/perf.c"
-#include "../src/counters/planner.c"
-#include "../src/counters/request.c"
+ * computed by hand here. Links the hub library, which holds the counters module (providers, planner,
+ * metrics). */
 
 #include "metrics.h"
 

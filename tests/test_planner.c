@@ -1,16 +1,17 @@
 /* Tests of hubprof's counters part: device description files (good and bad), the pass planner (exact
  * cases on gfx9 limits, groups, --max-counters-per-pass, determinism, a random property test), the plan
  * string, the perf provider's availability (with and without a PMU, faults injected) and real
- * measurements with sessions over every thread. Builds the counters sources into this program. */
-#include "../src/counters/counters.c"
-#include "../src/counters/devices.c"
-#include "../src/counters/perf.c"
-#include "../src/counters/planner.c"
-#include "../src/counters/request.c"
+ * measurements with sessions over every thread. Links build/libhubprof_counters.a alone (no hub). */
+
+#include "counters_internal.h"
 
 #include "check.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/mman.h>
 #include <time.h>
 
@@ -656,7 +657,7 @@ static long fake_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, 
   int hw = a->type != PERF_TYPE_SOFTWARE;
   if (fake_cycles_ok && a->type == PERF_TYPE_HARDWARE && a->config == PERF_COUNT_HW_CPU_CYCLES)
     return open("/dev/null", O_RDONLY); /* only probed: opened and closed */
-  if (fake_hw_only && !hw) return perf_open_sys(a, pid, cpu, group, flags);
+  if (fake_hw_only && !hw) return hc_perf_open_sys(a, pid, cpu, group, flags);
   errno = fake_errno;
   return -1;
 }
@@ -668,7 +669,7 @@ static long pmu_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, u
     b.type = PERF_TYPE_SOFTWARE;
     b.config = PERF_COUNT_SW_TASK_CLOCK;
   }
-  return perf_open_sys(&b, pid, cpu, group, flags);
+  return hc_perf_open_sys(&b, pid, cpu, group, flags);
 }
 
 static const char *reason_of(hc_provider *p, const char *name) {
@@ -767,7 +768,7 @@ static void test_perf_provider(void) {
   CHECK(hc_provider_open("perf", &p) == HC_OK);
   CHECK(strstr(reason_of(p, "cycles"), "no perf_event support"));
   hc_provider_close(p);
-  hc_perf_paranoid_fn = perf_paranoid_sys;
+  hc_perf_paranoid_fn = hc_perf_paranoid_sys;
 
   /* a machine WITH a PMU: hardware counters available, planned 4 per pass on cpu-perf */
   hc_perf_open_fn = pmu_open;
@@ -801,15 +802,15 @@ static void test_perf_provider(void) {
     }
     hc_provider_close(p);
   }
-  hc_perf_open_fn = perf_open_sys;
+  hc_perf_open_fn = hc_perf_open_sys;
 
   /* multiplexed counters are scaled by time enabled / time running */
   uint64_t base[3] = {100, 1000, 1000}, now[3] = {1100, 3000, 2000};
-  CHECK(perf_scaled(now, base) == 2000.0); /* 1000 counted in half the time */
+  CHECK(hc_perf_scaled(now, base) == 2000.0); /* 1000 counted in half the time */
   uint64_t full[3] = {600, 2000, 2000};
-  CHECK(perf_scaled(full, base) == 500.0);
+  CHECK(hc_perf_scaled(full, base) == 500.0);
   uint64_t never[3] = {100, 3000, 1000};
-  CHECK(perf_scaled(never, base) == 0.0);
+  CHECK(hc_perf_scaled(never, base) == 0.0);
 }
 
 /* ---- real measurements ---- */
@@ -878,7 +879,7 @@ static void test_sessions(void) {
   double v[3];
   /* INHERIT: opened while this process has one thread, like the collector before clGetDeviceIDs */
   hc_session *s = NULL;
-  CHECK_EQ_U64(count_threads(), 1);
+  CHECK_EQ_U64(hc_perf_count_threads(), 1);
   CHECK_MSG(hc_session_open(p, idx, 3, &s) == HC_OK, "%s", hc_provider_error(p));
   if (!s) {
     hc_provider_close(p);

@@ -6,10 +6,12 @@
 #include "hubprof/analysis.h"
 
 #include "metrics.h"
-/* The metrics engine, built into the hub library for Python and every reader; weak, because the CLI
- * also links its own copy from src/counters. */
-#define HC_METRICS_LINKAGE __attribute__((weak))
-#include "../counters/metrics.c"
+
+#include "../common/hu_buf.h"
+#include "../common/hu_hash.h"
+#include "../common/hu_json.h"
+#include "../common/hu_map.h"
+#include "../common/hu_text.h"
 
 #include <fnmatch.h>
 #include <inttypes.h>
@@ -59,42 +61,12 @@ struct ha_result {
   uint64_t lost;
   char **notes;
   size_t nnotes;
-  char **strs; /* interned strings: open addressing */
-  size_t nstrs, capstrs;
+  hu_strmap strs; /* interned strings */
 };
 
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return h;
-}
-
 static const char *intern(ha_result *r, const char *s) {
-  if (!s) s = "";
-  if (2 * (r->nstrs + 1) > r->capstrs) {
-    size_t nc = r->capstrs ? 2 * r->capstrs : 64;
-    char **n = calloc(nc, sizeof *n);
-    if (!n) return NULL;
-    for (size_t i = 0; i < r->capstrs; i++)
-      if (r->strs[i]) {
-        size_t j = hash_str(r->strs[i]) & (nc - 1);
-        while (n[j])
-          j = (j + 1) & (nc - 1);
-        n[j] = r->strs[i];
-      }
-    free(r->strs);
-    r->strs = n;
-    r->capstrs = nc;
-  }
-  size_t j = hash_str(s) & (r->capstrs - 1);
-  while (r->strs[j]) {
-    if (strcmp(r->strs[j], s) == 0) return r->strs[j];
-    j = (j + 1) & (r->capstrs - 1);
-  }
-  if (!(r->strs[j] = strdup(s))) return NULL;
-  r->nstrs++;
-  return r->strs[j];
+  long i = hu_strmap_intern(&r->strs, s ? s : "", NULL);
+  return i < 0 ? NULL : hu_strmap_str(&r->strs, (size_t)i);
 }
 
 static int add_col(ha_result *r, const char *name, ha_col_kind kind, ha_col_role role, const char *unit) {
@@ -160,11 +132,9 @@ void ha_result_free(ha_result *r) {
     free(r->cols[i].name);
     free(r->cols[i].unit);
   }
-  for (size_t i = 0; i < r->capstrs; i++)
-    free(r->strs[i]);
   for (size_t i = 0; i < r->nnotes; i++)
     free(r->notes[i]);
-  free(r->strs);
+  hu_strmap_free(&r->strs);
   free(r->notes);
   free(r->cols);
   free(r->cells);
@@ -219,65 +189,10 @@ unsigned ha_result_flags(const ha_result *r, size_t row, size_t col) {
 
 /* ---- maps: id -> index ---- */
 
-typedef struct idmap {
-  uint64_t *k; /* 0 = empty (ids of present rows are never 0) */
-  uint32_t *v;
-  size_t cap, n;
-} idmap;
-
-static size_t slot_of(uint64_t k, size_t cap) {
-  return (size_t)((k * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
-}
-
-static int idmap_put(idmap *m, uint64_t k, uint32_t v) {
-  if (!k) return 0;
-  if (2 * (m->n + 1) > m->cap) {
-    size_t nc = m->cap ? 2 * m->cap : 64;
-    uint64_t *nk = calloc(nc, sizeof *nk);
-    uint32_t *nv = malloc(nc * sizeof *nv);
-    if (!nk || !nv) {
-      free(nk);
-      free(nv);
-      return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-      if (m->k[i]) {
-        size_t j = slot_of(m->k[i], nc);
-        while (nk[j])
-          j = (j + 1) & (nc - 1);
-        nk[j] = m->k[i];
-        nv[j] = m->v[i];
-      }
-    free(m->k);
-    free(m->v);
-    m->k = nk;
-    m->v = nv;
-    m->cap = nc;
-  }
-  size_t j = slot_of(k, m->cap);
-  while (m->k[j] && m->k[j] != k)
-    j = (j + 1) & (m->cap - 1);
-  if (!m->k[j]) m->n++;
-  m->k[j] = k;
-  m->v[j] = v;
-  return 0;
-}
-
-/* The index stored for k, or -1. */
-static long idmap_get(const idmap *m, uint64_t k) {
-  if (!k || !m->cap) return -1;
-  size_t j = slot_of(k, m->cap);
-  while (m->k[j]) {
-    if (m->k[j] == k) return m->v[j];
-    j = (j + 1) & (m->cap - 1);
-  }
-  return -1;
-}
-
-static void idmap_free(idmap *m) {
-  free(m->k);
-  free(m->v);
-  memset(m, 0, sizeof *m);
+/* The index stored for k in m, or -1. */
+static long ix_get(const hu_idmap *m, uint64_t k) {
+  uint64_t v;
+  return hu_idmap_get(m, k, &v) ? (long)v : -1;
 }
 
 /* ---- the small tables ---- */
@@ -304,17 +219,17 @@ typedef struct counter_rec { /* a distinct counter name of the store */
 typedef struct tables {
   agent_rec *agents;
   size_t nagents, capagents;
-  idmap agent_ix;
+  hu_idmap agent_ix;
   kernel_rec *kernels;
   size_t nkernels, capkernels;
   long none_agent, none_kernel; /* the entries standing for id 0, -1 until needed */
-  idmap kernel_ix;
-  idmap pid_of;           /* process row id -> index into pids */
+  hu_idmap kernel_ix;
+  hu_idmap pid_of;        /* process row id -> index into pids */
   int64_t *pids, *starts; /* per process: pid, start_ns */
   size_t npids, cappids;
   counter_rec *counters;
   size_t ncounters;
-  idmap counter_ix; /* counter_info id -> distinct name index */
+  hu_idmap counter_ix; /* counter_info id -> distinct name index */
   uint64_t lost;
 } tables;
 
@@ -337,22 +252,10 @@ static void tables_free(tables *t) {
   free(t->counters);
   free(t->pids);
   free(t->starts);
-  idmap_free(&t->agent_ix);
-  idmap_free(&t->kernel_ix);
-  idmap_free(&t->pid_of);
-  idmap_free(&t->counter_ix);
-}
-
-static int vgrow(void **v, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t nc = *cap ? *cap * 2 : 16;
-  while (nc < need)
-    nc *= 2;
-  void *n = realloc(*v, nc * elem);
-  if (!n) return -1;
-  *v = n;
-  *cap = nc;
-  return 0;
+  hu_idmap_free(&t->agent_ix);
+  hu_idmap_free(&t->kernel_ix);
+  hu_idmap_free(&t->pid_of);
+  hu_idmap_free(&t->counter_ix);
 }
 
 static double known(int64_t v) { return v > 0 ? (double)v : NAN; }
@@ -366,7 +269,7 @@ static hp_status load_tables(hp_store *s, tables *t) {
   if ((st = hp_cursor_open(s, HP_TABLE_AGENT, &c)) != HP_OK) return st;
   hp_agent a = {.size = sizeof a};
   while ((st = hp_cursor_next(c, &a)) == HP_OK) {
-    if (vgrow((void **)&t->agents, &t->capagents, t->nagents + 1, sizeof *t->agents)) {
+    if (hu_grow((void **)&t->agents, &t->capagents, t->nagents + 1, sizeof *t->agents)) {
       st = HP_ERR_NOMEM;
       break;
     }
@@ -385,7 +288,7 @@ static hp_status load_tables(hp_store *s, tables *t) {
     r->c[3] = known(a.local_mem_bytes);
     r->c[4] = known(a.wave_size);
     t->nagents++;
-    if (!r->name || !r->raw || !r->product || idmap_put(&t->agent_ix, a.id, (uint32_t)(t->nagents - 1))) {
+    if (!r->name || !r->raw || !r->product || hu_idmap_put(&t->agent_ix, a.id, (uint32_t)(t->nagents - 1))) {
       st = HP_ERR_NOMEM;
       break;
     }
@@ -396,14 +299,14 @@ static hp_status load_tables(hp_store *s, tables *t) {
   if ((st = hp_cursor_open(s, HP_TABLE_KERNEL_SYMBOL, &c)) != HP_OK) return st;
   hp_kernel_symbol k = {.size = sizeof k};
   while ((st = hp_cursor_next(c, &k)) == HP_OK) {
-    if (vgrow((void **)&t->kernels, &t->capkernels, t->nkernels + 1, sizeof *t->kernels)) {
+    if (hu_grow((void **)&t->kernels, &t->capkernels, t->nkernels + 1, sizeof *t->kernels)) {
       st = HP_ERR_NOMEM;
       break;
     }
     kernel_rec *r = &t->kernels[t->nkernels++];
     *r = (kernel_rec){
         .name = strdup(k.display_name[0] ? k.display_name : k.name), .mangled = strdup(k.name), .keep = 1};
-    if (!r->name || !r->mangled || idmap_put(&t->kernel_ix, k.id, (uint32_t)(t->nkernels - 1))) {
+    if (!r->name || !r->mangled || hu_idmap_put(&t->kernel_ix, k.id, (uint32_t)(t->nkernels - 1))) {
       st = HP_ERR_NOMEM;
       break;
     }
@@ -415,16 +318,16 @@ static hp_status load_tables(hp_store *s, tables *t) {
   hp_process p = {.size = sizeof p};
   while ((st = hp_cursor_next(c, &p)) == HP_OK) {
     t->lost += p.lost_records;
-    long have = idmap_get(&t->pid_of, p.id);
+    long have = ix_get(&t->pid_of, p.id);
     if (have >= 0) { /* a process written twice (start, then end): the last row wins */
       t->pids[have] = p.pid;
       t->starts[have] = p.start_ns;
       continue;
     }
     size_t cap2 = t->cappids;
-    if (vgrow((void **)&t->pids, &t->cappids, t->npids + 1, sizeof *t->pids) ||
-        vgrow((void **)&t->starts, &cap2, t->npids + 1, sizeof *t->starts) ||
-        idmap_put(&t->pid_of, p.id, (uint32_t)t->npids)) {
+    if (hu_grow((void **)&t->pids, &t->cappids, t->npids + 1, sizeof *t->pids) ||
+        hu_grow((void **)&t->starts, &cap2, t->npids + 1, sizeof *t->starts) ||
+        hu_idmap_put(&t->pid_of, p.id, (uint32_t)t->npids)) {
       st = HP_ERR_NOMEM;
       break;
     }
@@ -442,7 +345,7 @@ static hp_status load_tables(hp_store *s, tables *t) {
     while (j < t->ncounters && strcmp(t->counters[j].name, ci.name))
       j++;
     if (j == t->ncounters) {
-      if (vgrow((void **)&t->counters, &cap, t->ncounters + 1, sizeof *t->counters)) {
+      if (hu_grow((void **)&t->counters, &cap, t->ncounters + 1, sizeof *t->counters)) {
         st = HP_ERR_NOMEM;
         break;
       }
@@ -453,7 +356,7 @@ static hp_status load_tables(hp_store *s, tables *t) {
         break;
       }
     }
-    if (idmap_put(&t->counter_ix, ci.id, (uint32_t)j)) {
+    if (hu_idmap_put(&t->counter_ix, ci.id, (uint32_t)j)) {
       st = HP_ERR_NOMEM;
       break;
     }
@@ -611,7 +514,7 @@ static long group_of(run *r, const drec *d, size_t di) {
     if (same_group(r, &r->g[r->gslot[j] - 1], d)) return (long)(r->gslot[j] - 1);
     j = (j + 1) & (r->capgslot - 1);
   }
-  if (vgrow((void **)&r->g, &r->capg, r->ng + 1, sizeof *r->g)) return -1;
+  if (hu_grow((void **)&r->g, &r->capg, r->ng + 1, sizeof *r->g)) return -1;
   grec *g = &r->g[r->ng];
   memset(g, 0, sizeof *g);
   g->agent = d->agent;
@@ -638,193 +541,39 @@ static void mux_free(muxkey *k, size_t n) {
   free(k);
 }
 
-typedef struct jp {
-  const char *p;
-  int bad;
-} jp;
-
-static void jws(jp *j) {
-  while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')
-    j->p++;
-}
-
-/* A JSON string into buf (escapes \" \\ \/ and \uXXXX below 0x80 kept simple); -1 when malformed. */
-static int jstring(jp *j, char *buf, size_t len) {
-  jws(j);
-  if (*j->p != '"') return j->bad = 1, -1;
-  size_t w = 0;
-  for (j->p++; *j->p && *j->p != '"'; j->p++) {
-    char ch = *j->p;
-    if (ch == '\\') {
-      ch = *++j->p;
-      if (ch == 'u') {
-        unsigned v = 0;
-        for (int i = 0; i < 4; i++) {
-          char h = *++j->p;
-          if (!h) return j->bad = 1, -1;
-          v = v * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 32) - 'a' + 10);
-        }
-        ch = v < 0x80 ? (char)v : '?';
-      } else if (ch == 'n') {
-        ch = '\n';
-      } else if (ch == 't') {
-        ch = '\t';
-      } else if (!ch) {
-        return j->bad = 1, -1;
-      }
-    }
-    if (w + 1 < len) buf[w++] = ch;
+/* [a, b, c] of non-negative integers below 2^32 into v: 0, or -1. */
+static int mux_triple(const hu_json *a, uint32_t *v) {
+  if (!a || a->type != HU_JSON_ARR || a->n != 3) return -1;
+  for (int i = 0; i < 3; i++) {
+    if (a->kid[i].type != HU_JSON_INT || a->kid[i].u > UINT32_MAX) return -1;
+    v[i] = (uint32_t)a->kid[i].u;
   }
-  if (*j->p != '"') return j->bad = 1, -1;
-  j->p++;
-  buf[w] = 0;
   return 0;
-}
-
-static void jskip(jp *j, int depth) {
-  jws(j);
-  if (depth > 32) {
-    j->bad = 1;
-    return;
-  }
-  char c = *j->p;
-  if (c == '"') {
-    char tmp[8];
-    jstring(j, tmp, sizeof tmp);
-  } else if (c == '[' || c == '{') {
-    char close = c == '[' ? ']' : '}';
-    j->p++;
-    jws(j);
-    if (*j->p == close) {
-      j->p++;
-      return;
-    }
-    while (!j->bad) {
-      if (c == '{') {
-        char tmp[8];
-        if (jstring(j, tmp, sizeof tmp)) return;
-        jws(j);
-        if (*j->p++ != ':') {
-          j->bad = 1;
-          return;
-        }
-      }
-      jskip(j, depth + 1);
-      jws(j);
-      if (*j->p == ',') {
-        j->p++;
-        continue;
-      }
-      if (*j->p == close) {
-        j->p++;
-        return;
-      }
-      j->bad = 1;
-    }
-  } else if (c) {
-    while (*j->p && !strchr(",]} \t\r\n", *j->p))
-      j->p++;
-  } else {
-    j->bad = 1;
-  }
-}
-
-/* [a, b, c] of non-negative integers. */
-static void jtriple(jp *j, uint32_t *v) {
-  jws(j);
-  if (*j->p != '[') {
-    j->bad = 1;
-    return;
-  }
-  j->p++;
-  for (int i = 0; i < 3 && !j->bad; i++) {
-    char *end;
-    jws(j);
-    v[i] = (uint32_t)strtoul(j->p, &end, 10);
-    if (end == j->p) j->bad = 1;
-    j->p = end;
-    jws(j);
-    if (*j->p == (i < 2 ? ',' : ']'))
-      j->p++;
-    else
-      j->bad = 1;
-  }
 }
 
 /* Parse the metadata's array of incomplete keys. 0, or -1 when it is not what docs/replay.md says. */
 static int parse_mux(const char *text, muxkey **out, size_t *n) {
-  jp j = {.p = text};
+  char err[128];
+  hu_json *j;
   size_t cap = 0;
   *out = NULL;
   *n = 0;
-  jws(&j);
-  if (*j.p++ != '[') return -1;
-  jws(&j);
-  if (*j.p == ']') return 0;
-  while (!j.bad) {
-    jws(&j);
-    if (*j.p++ != '{') return -1;
+  if (hu_json_parse(text, strlen(text), &j, err, sizeof err)) return -1;
+  int bad = j->type != HU_JSON_ARR;
+  for (size_t i = 0; !bad && i < j->n; i++) {
+    const hu_json *o = &j->kid[i], *kernel = hu_json_get(o, "kernel");
+    const hu_json *grid = hu_json_get(o, "grid"), *wg = hu_json_get(o, "workgroup");
     muxkey k = {0};
-    char key[64], kernel[1024] = "";
-    int have_pid = 0, have_start = 0, have_kernel = 0;
-    for (;;) {
-      if (jstring(&j, key, sizeof key)) break;
-      jws(&j);
-      if (*j.p++ != ':') {
-        j.bad = 1;
-        break;
-      }
-      jws(&j);
-      if (!strcmp(key, "pid") || !strcmp(key, "process_start_ns")) {
-        char *end;
-        long long v = strtoll(j.p, &end, 10);
-        if (end == j.p) j.bad = 1;
-        j.p = end;
-        if (key[0] == 'p' && key[1] == 'i') {
-          k.pid = v;
-          have_pid = 1;
-        } else {
-          k.start = v;
-          have_start = 1;
-        }
-      } else if (!strcmp(key, "kernel")) {
-        have_kernel = !jstring(&j, kernel, sizeof kernel);
-      } else if (!strcmp(key, "grid")) {
-        jtriple(&j, k.grid);
-        k.launch = 1;
-      } else if (!strcmp(key, "workgroup")) {
-        jtriple(&j, k.wg);
-        k.launch = 1;
-      } else {
-        jskip(&j, 1);
-      }
-      jws(&j);
-      if (j.bad) break;
-      if (*j.p == ',') {
-        j.p++;
-        continue;
-      }
-      if (*j.p == '}') {
-        j.p++;
-        break;
-      }
-      j.bad = 1;
-      break;
-    }
-    if (j.bad || !have_pid || !have_start || !have_kernel) break;
-    if (vgrow((void **)out, &cap, *n + 1, sizeof **out) || !(k.kernel = strdup(kernel))) {
-      j.bad = 1;
-      break;
-    }
-    (*out)[(*n)++] = k;
-    jws(&j);
-    if (*j.p == ',') {
-      j.p++;
-      continue;
-    }
-    if (*j.p == ']') return 0;
-    j.bad = 1;
+    bad = o->type != HU_JSON_OBJ || hu_json_int64(hu_json_get(o, "pid"), &k.pid) ||
+          hu_json_int64(hu_json_get(o, "process_start_ns"), &k.start) || !kernel ||
+          kernel->type != HU_JSON_STR || (grid && mux_triple(grid, k.grid)) || (wg && mux_triple(wg, k.wg));
+    k.launch = grid || wg;
+    if (!bad && (hu_grow((void **)out, &cap, *n + 1, sizeof **out) || !(k.kernel = strdup(kernel->s))))
+      bad = 1;
+    if (!bad) (*out)[(*n)++] = k;
   }
+  hu_json_free(j);
+  if (!bad) return 0;
   mux_free(*out, *n);
   *out = NULL;
   *n = 0;
@@ -833,7 +582,7 @@ static int parse_mux(const char *text, muxkey **out, size_t *n) {
 
 /* Does dispatch x (of process row `process_id`) belong to an incomplete key? */
 static int in_incomplete_key(const run *r, const drec *x, uint64_t process_id) {
-  long pi = idmap_get(&r->t.pid_of, process_id);
+  long pi = ix_get(&r->t.pid_of, process_id);
   if (pi < 0) return 0;
   const char *kname = r->t.kernels[x->kernel].mangled;
   for (size_t i = 0; i < r->nmux; i++) {
@@ -850,7 +599,7 @@ static int in_incomplete_key(const run *r, const drec *x, uint64_t process_id) {
 static long placeholder_agent(run *r, uint64_t id) {
   tables *t = &r->t;
   if (!id && t->none_agent >= 0) return t->none_agent;
-  if (vgrow((void **)&t->agents, &t->capagents, t->nagents + 1, sizeof *t->agents)) return -1;
+  if (hu_grow((void **)&t->agents, &t->capagents, t->nagents + 1, sizeof *t->agents)) return -1;
   agent_rec *ar = &t->agents[t->nagents];
   *ar = (agent_rec){.name = strdup(id ? "?" : "(none)"), .raw = strdup(""), .product = strdup("")};
   for (int i = 0; i < NCONST; i++)
@@ -859,7 +608,7 @@ static long placeholder_agent(run *r, uint64_t id) {
   const ha_query *q = r->q;
   ar->keep = q->size < HA_QUERY_V1 || !q->ndevices || glob_any(q->devices, q->ndevices, ar->name, NULL, NULL);
   long a = (long)t->nagents - 1;
-  if (!ar->name || !ar->raw || !ar->product || (id && idmap_put(&t->agent_ix, id, (uint32_t)a))) return -1;
+  if (!ar->name || !ar->raw || !ar->product || (id && hu_idmap_put(&t->agent_ix, id, (uint32_t)a))) return -1;
   if (!id) t->none_agent = a;
   return a;
 }
@@ -867,14 +616,14 @@ static long placeholder_agent(run *r, uint64_t id) {
 static long placeholder_kernel(run *r, uint64_t id) {
   tables *t = &r->t;
   if (!id && t->none_kernel >= 0) return t->none_kernel;
-  if (vgrow((void **)&t->kernels, &t->capkernels, t->nkernels + 1, sizeof *t->kernels)) return -1;
+  if (hu_grow((void **)&t->kernels, &t->capkernels, t->nkernels + 1, sizeof *t->kernels)) return -1;
   kernel_rec *kr = &t->kernels[t->nkernels];
   *kr = (kernel_rec){.name = strdup(id ? "?" : "(none)"), .mangled = strdup("")};
   t->nkernels++;
   const ha_query *q = r->q;
   kr->keep = q->size < HA_QUERY_V1 || !q->nkernels || glob_any(q->kernels, q->nkernels, kr->name, NULL, NULL);
   long k = (long)t->nkernels - 1;
-  if (!kr->name || !kr->mangled || (id && idmap_put(&t->kernel_ix, id, (uint32_t)k))) return -1;
+  if (!kr->name || !kr->mangled || (id && hu_idmap_put(&t->kernel_ix, id, (uint32_t)k))) return -1;
   if (!id) t->none_kernel = k;
   return k;
 }
@@ -971,8 +720,8 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
       if (r->prog) r->prog(q->progress_ctx, r->rows_read += nb);
     }
     scan_row(&sc, bi++, &d);
-    long a = d.agent_id == last_agent_id ? last_a : idmap_get(&r->t.agent_ix, d.agent_id);
-    long k = d.kernel_id == last_kernel_id ? last_k : idmap_get(&r->t.kernel_ix, d.kernel_id);
+    long a = d.agent_id == last_agent_id ? last_a : ix_get(&r->t.agent_ix, d.agent_id);
+    long k = d.kernel_id == last_kernel_id ? last_k : ix_get(&r->t.kernel_ix, d.kernel_id);
     if (a >= 0) last_agent_id = d.agent_id, last_a = a;
     if (k >= 0) last_kernel_id = d.kernel_id, last_k = k;
     /* rows naming an agent or kernel the store lacks still count, under "?" ("(none)" for id 0) */
@@ -991,7 +740,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     /* the dispatch is kept as a record only when rows or counters need it; groups are summed here */
     drec one, *x = &one;
     if (r->keep_records) {
-      if (vgrow((void **)&r->d, &r->capd, r->nd + 1, sizeof *r->d)) {
+      if (hu_grow((void **)&r->d, &r->capd, r->nd + 1, sizeof *r->d)) {
         st = HP_ERR_NOMEM;
         break;
       }
@@ -999,7 +748,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     }
     if ((size_t)a >= r->ndevtot) {
       size_t old = r->ndevtot, cap = r->ndevtot;
-      if (vgrow((void **)&r->devtot, &cap, (size_t)a + 1, sizeof *r->devtot)) {
+      if (hu_grow((void **)&r->devtot, &cap, (size_t)a + 1, sizeof *r->devtot)) {
         st = HP_ERR_NOMEM;
         break;
       }
@@ -1013,7 +762,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
       r->nseen++;
       continue;
     }
-    long pi = idmap_get(&r->t.pid_of, d.process_id);
+    long pi = ix_get(&r->t.pid_of, d.process_id);
     *x = (drec){.id = d.id,
                 .dispatch_id = d.dispatch_id,
                 .start = d.start_ns,
@@ -1057,7 +806,7 @@ static hp_status scan_values(hp_store *s, run *r) {
   for (size_t i = 0; i < r->nd; i++)
     if (r->d[i].id > maxid) maxid = r->d[i].id;
   uint32_t *direct = NULL;
-  idmap ix = {0};
+  hu_idmap ix = {0};
   if (maxid <= 4 * (uint64_t)r->nd + 1024) {
     if (!(direct = malloc((maxid + 1) * sizeof *direct))) return HP_ERR_NOMEM;
     memset(direct, 0xff, (maxid + 1) * sizeof *direct);
@@ -1065,8 +814,8 @@ static hp_status scan_values(hp_store *s, run *r) {
       direct[r->d[i].id] = (uint32_t)i;
   } else {
     for (size_t i = 0; i < r->nd; i++)
-      if (idmap_put(&ix, r->d[i].id, (uint32_t)i)) {
-        idmap_free(&ix);
+      if (hu_idmap_put(&ix, r->d[i].id, (uint32_t)i)) {
+        hu_idmap_free(&ix);
         return HP_ERR_NOMEM;
       }
   }
@@ -1078,7 +827,7 @@ static hp_status scan_values(hp_store *s, run *r) {
     uint64_t last_cid = 0;
     while ((st = hp_cursor_next(c, &v)) == HP_OK) {
       if (r->prog && (++r->rows_read & 4095) == 0) r->prog(r->q->progress_ctx, r->rows_read);
-      long ci = v.counter_id == last_cid ? lastc : idmap_get(&r->t.counter_ix, v.counter_id);
+      long ci = v.counter_id == last_cid ? lastc : ix_get(&r->t.counter_ix, v.counter_id);
       last_cid = v.counter_id;
       lastc = ci;
       if (ci < 0) continue;
@@ -1086,7 +835,7 @@ static hp_status scan_values(hp_store *s, run *r) {
       if (direct)
         di = v.dispatch_id <= maxid && direct[v.dispatch_id] != UINT32_MAX ? (long)direct[v.dispatch_id] : -1;
       else
-        di = idmap_get(&ix, v.dispatch_id);
+        di = ix_get(&ix, v.dispatch_id);
       if (di < 0) continue; /* filtered out, or a value of no dispatch */
       cslot *sl = &r->slots[(size_t)di * nc + (size_t)ci];
       if (sl->n == 0) {
@@ -1106,7 +855,7 @@ static hp_status scan_values(hp_store *s, run *r) {
     if (st == HP_END) st = HP_OK;
   }
   free(direct);
-  idmap_free(&ix);
+  hu_idmap_free(&ix);
   if (st != HP_OK) return st;
   if (!(r->with_values = calloc(nc, sizeof *r->with_values)) || !(r->multi = calloc(nc, sizeof *r->multi)) ||
       !(r->dups = calloc(nc, sizeof *r->dups)))
@@ -1127,35 +876,6 @@ static long store_counter(const run *r, const char *name) {
   return -1;
 }
 
-/* Split "a, b" into its names (strndup'd, blanks trimmed); -1 on an empty name or no memory. */
-static int split(const char *list, char ***out, size_t *n) {
-  *out = NULL;
-  *n = 0;
-  if (!*list) return 0;
-  const char *p = list;
-  for (;;) {
-    size_t len = strcspn(p, ",");
-    const char *a = p, *e = p + len;
-    while (a < e && (*a == ' ' || *a == '\t'))
-      a++;
-    while (e > a && (e[-1] == ' ' || e[-1] == '\t'))
-      e--;
-    char **nv = realloc(*out, (*n + 1) * sizeof *nv);
-    if (!nv) return -1;
-    *out = nv;
-    if (a == e || !((*out)[*n] = strndup(a, (size_t)(e - a)))) return -1;
-    (*n)++;
-    if (!p[len]) return 0;
-    p += len + 1;
-  }
-}
-
-static void free_names(char **v, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    free(v[i]);
-  free(v);
-}
-
 /* The counters to report: a list, or every counter with a value among the kept dispatches. */
 static hp_status select_counters(run *r, const char *list) {
   size_t nc = r->t.ncounters;
@@ -1167,8 +887,9 @@ static hp_status select_counters(run *r, const char *list) {
   } else if (*list) {
     char **names;
     size_t n;
-    if (split(list, &names, &n)) {
-      free_names(names, n);
+    hu_status hs = hu_split_names(list, &names, &n);
+    if (hs == HU_ERR_NOMEM) return HP_ERR_NOMEM;
+    if (hs != HU_OK) {
       set_err("empty counter name in '%s'", list);
       return HP_ERR_INVALID;
     }
@@ -1181,7 +902,7 @@ static hp_status select_counters(run *r, const char *list) {
           w += (size_t)snprintf(have + w, sizeof have - w, "%s%s", k ? ", " : "", r->t.counters[k].name);
         set_err("counter '%s' is not in the store (%s%s)", names[i], nc ? "it has: " : "it has no counters",
                 have);
-        free_names(names, n);
+        hu_strv_free(names);
         return HP_ERR_INVALID;
       }
       int dup = 0;
@@ -1189,7 +910,7 @@ static hp_status select_counters(run *r, const char *list) {
         dup |= r->sel[k] == (size_t)j;
       if (!dup) r->sel[r->nsel++] = (size_t)j;
     }
-    free_names(names, n);
+    hu_strv_free(names);
   }
   for (size_t k = 0; k < r->nsel; k++)
     r->used[r->sel[k]] = 1;
@@ -1238,8 +959,9 @@ static hp_status select_metrics(run *r, const char *list) {
   } else if (*list) {
     char **names;
     size_t n;
-    if (split(list, &names, &n)) {
-      free_names(names, n);
+    hu_status us = hu_split_names(list, &names, &n);
+    if (us == HU_ERR_NOMEM) return HP_ERR_NOMEM;
+    if (us != HU_OK) {
       set_err("empty metric name in '%s'", list);
       return HP_ERR_INVALID;
     }
@@ -1251,7 +973,7 @@ static hp_status select_metrics(run *r, const char *list) {
           set_err("unknown metric '%s' (did you mean '%s'?)", names[i], sug[0]);
         else
           set_err("unknown metric '%s' ('hubprof list metrics' lists them)", names[i]);
-        free_names(names, n);
+        hu_strv_free(names);
         return HP_ERR_INVALID;
       }
       const hc_metric_info *inf = hc_metrics_get(r->m, (size_t)mi);
@@ -1263,7 +985,7 @@ static hp_status select_metrics(run *r, const char *list) {
                                 hc_metrics_counter_name(r->m, inf->counters[k]));
       if (w) {
         set_err("metric '%s' needs counters the store does not have: %s", names[i], lack);
-        free_names(names, n);
+        hu_strv_free(names);
         return HP_ERR_INVALID;
       }
       int dup = 0;
@@ -1271,7 +993,7 @@ static hp_status select_metrics(run *r, const char *list) {
         dup |= r->msel[k] == (size_t)mi;
       if (!dup) r->msel[r->nmsel++] = (size_t)mi;
     }
-    free_names(names, n);
+    hu_strv_free(names);
   }
   /* the aggregates and counters the chosen metrics use */
   size_t na = hc_metrics_naggs(r->m);
@@ -1871,6 +1593,17 @@ static int write_notes(run *r, ha_result *res, const rowctx *rc) {
   return e;
 }
 
+/* Give the result to the caller, or free it and see that the last error says why. */
+static hp_status hand_out(hp_status st, ha_result *res, ha_result **out) {
+  if (st != HP_OK) {
+    if (!last_err[0]) set_err("%s", st == HP_ERR_NOMEM ? "out of memory" : hp_status_str(st));
+    ha_result_free(res);
+    return st;
+  }
+  *out = res;
+  return HP_OK;
+}
+
 static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   last_err[0] = 0;
   if (out) *out = NULL;
@@ -1943,13 +1676,7 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   free(rc.incomplete_rows);
   free(rc.missing_vars);
   run_free(&r);
-  if (st != HP_OK) {
-    if (!last_err[0]) set_err("%s", st == HP_ERR_NOMEM ? "out of memory" : hp_status_str(st));
-    ha_result_free(res);
-    return st;
-  }
-  *out = res;
-  return HP_OK;
+  return hand_out(st, res, out);
 }
 
 hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out) { return run_query(s, q, out); }
@@ -2071,7 +1798,7 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
         st = HP_ERR_NOMEM;
         break;
       }
-      size_t j = hash_str(key) & (hcap - 1);
+      size_t j = hu_hash_str(key) & (hcap - 1);
       while (htab[j] >= 0)
         j = (j + 1) & (hcap - 1);
       htab[j] = (long)i;
@@ -2081,7 +1808,7 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
   long tca = ha_result_col_find(ra, "total_ns"), tcb = ha_result_col_find(rb, "total_ns");
   for (size_t i = 0; st == HP_OK && i < ra->nrows; i++) {
     row_key(ra, i, grid, with_device, key, sizeof key);
-    size_t j = hash_str(key) & (hcap - 1);
+    size_t j = hu_hash_str(key) & (hcap - 1);
     long found = -1;
     while (htab[j] >= 0) {
       if (!bused[htab[j]] && strcmp(bkeys[htab[j]], key) == 0) {
@@ -2225,11 +1952,5 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
   free(mb);
   ha_result_free(ra);
   ha_result_free(rb);
-  if (st != HP_OK) {
-    if (!last_err[0]) set_err("%s", st == HP_ERR_NOMEM ? "out of memory" : hp_status_str(st));
-    ha_result_free(res);
-    return st;
-  }
-  *out = res;
-  return HP_OK;
+  return hand_out(st, res, out);
 }

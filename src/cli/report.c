@@ -2,6 +2,9 @@
  * (an array of objects). Used by every subcommand that prints rows, so they all look alike. */
 #include "report.h"
 
+#include "../common/hu_json.h"
+#include "../common/hu_text.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -144,34 +147,9 @@ static void print_table(const report *r, size_t width, FILE *out) {
   free(w);
 }
 
-void report_csv_text(FILE *out, const char *s) {
-  if (!strpbrk(s, ",\"\n\r")) {
-    fputs(s, out);
-    return;
-  }
-  fputc('"', out);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', out);
-    fputc(*s, out);
-  }
-  fputc('"', out);
-}
+void report_csv_text(FILE *out, const char *s) { hu_csv_write_str(out, s); }
 
-void report_json_text(FILE *out, const char *s) {
-  fputc('"', out);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(out, "\\%c", ch);
-    else if (ch == '\n')
-      fputs("\\n", out);
-    else if (ch < 0x20)
-      fprintf(out, "\\u%04x", ch);
-    else
-      fputc(ch, out);
-  }
-  fputc('"', out);
-}
+void report_json_text(FILE *out, const char *s) { hu_json_write_str(out, s); }
 
 /* A numeric cell goes out as a JSON number when it is one ("" and "-" become null, "nan" too). */
 static void json_number(FILE *out, const char *s) {

@@ -2,6 +2,8 @@
  * suggestions by edit distance) and opening providers by name. Providers live in perf.c and devices.c. */
 #include "counters_internal.h"
 
+#include "../common/hu_text.h"
+
 #include <ctype.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -83,33 +85,6 @@ const char *hc_provider_block_of(const char *counter, void *provider) {
   return i < 0 ? NULL : p->counters[i].block;
 }
 
-/* Optimal-string-alignment distance (Levenshtein plus adjacent transpositions), case-insensitive,
- * over the first 63 characters. */
-static size_t edit_distance(const char *a, const char *b) {
-  enum { M = 64 };
-  size_t la = strlen(a), lb = strlen(b);
-  if (la >= M) la = M - 1;
-  if (lb >= M) lb = M - 1;
-  size_t d[M][M];
-  for (size_t i = 0; i <= la; i++)
-    d[i][0] = i;
-  for (size_t j = 0; j <= lb; j++)
-    d[0][j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    for (size_t j = 1; j <= lb; j++) {
-      int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
-      size_t cost = ca != cb, v = d[i - 1][j] + 1;
-      if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
-      if (d[i - 1][j - 1] + cost < v) v = d[i - 1][j - 1] + cost;
-      if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
-          tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < v)
-        v = d[i - 2][j - 2] + 1;
-      d[i][j] = v;
-    }
-  }
-  return d[la][lb];
-}
-
 static int contains_nocase(const char *hay, const char *needle) {
   size_t n = strlen(needle);
   for (; *hay; hay++)
@@ -128,7 +103,7 @@ size_t hc_provider_suggest(const hc_provider *p, const char *name, const char **
   if (!score) return 0;
   for (size_t i = 0; i < p->n; i++) {
     const char *c = p->counters[i].name;
-    size_t s = edit_distance(name, c);
+    size_t s = hu_edit_distance(name, c);
     if (s > limit) {
       if (len >= 3 && contains_nocase(c, name))
         s = 4 + strlen(c) - len;

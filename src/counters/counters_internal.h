@@ -5,7 +5,9 @@
 
 #include "counters.h"
 
+#include <linux/perf_event.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum { HC_KIND_PERF = 1, HC_KIND_CATALOGUE = 2 };
 
@@ -37,6 +39,16 @@ const char *hc_provider_own(hc_provider *p, const char *s);
 hc_provider *hc_provider_alloc(int kind, const char *name);
 /* perf.c: the "perf" provider, availability probed. */
 hc_status hc_perf_provider_open(hc_provider **out);
+/* perf.c's system seams, replaceable by tests (fault injection): perf_event_open(2) and
+ * /proc/sys/kernel/perf_event_paranoid (-100 when unreadable); the *_sys functions are the real ones. */
+long hc_perf_open_sys(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags);
+int hc_perf_paranoid_sys(void);
+extern long (*hc_perf_open_fn)(struct perf_event_attr *, pid_t, int, int, unsigned long);
+extern int (*hc_perf_paranoid_fn)(void);
+/* The count since `base` ({value, time enabled, time running} of read()), scaled up when multiplexed. */
+double hc_perf_scaled(const uint64_t now[3], const uint64_t base[3]);
+/* Threads of this process (/proc/self/task), without allocating (a session opens one counter each). */
+size_t hc_perf_count_threads(void);
 
 /* One parsed device description (devices.c). */
 typedef struct hc_desc_counter {

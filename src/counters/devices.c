@@ -5,7 +5,6 @@
 #include "metrics.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -22,53 +21,11 @@
 /* $HUBPROF_DEVICES, then share/hubprof/devices beside the executable or the library, then the system's. */
 static size_t device_dirs(char dirs[][PATH_MAX]) { return hc_data_dirs("HUBPROF_DEVICES", "devices", dirs); }
 
-static int by_name(const void *a, const void *b) {
-  const char *x = strrchr(*(char *const *)a, '/'), *y = strrchr(*(char *const *)b, '/');
-  return strcmp(x ? x + 1 : *(char *const *)a, y ? y + 1 : *(char *const *)b);
-}
-
 hc_status hc_devices_list(char ***paths, size_t *n) {
-  if (!paths) return HC_ERR_INVALID;
-  char dirs[MAX_DIRS][PATH_MAX];
-  size_t nd = device_dirs(dirs), cnt = 0, cap = 8;
-  char **v = calloc(cap + 1, sizeof *v);
-  if (!v) return HC_ERR_NOMEM;
-  for (size_t i = 0; i < nd; i++) {
-    DIR *d = opendir(dirs[i]);
-    if (!d) continue;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      size_t len = strlen(e->d_name), el = strlen(DEV_EXT);
-      if (e->d_name[0] == '.' || len <= el || strcmp(e->d_name + len - el, DEV_EXT)) continue;
-      int dup = 0;
-      for (size_t k = 0; k < cnt && !dup; k++)
-        dup = strcmp(strrchr(v[k], '/') + 1, e->d_name) == 0;
-      if (dup) continue; /* an earlier folder on the path wins */
-      if (cnt == cap) {
-        char **nv = realloc(v, (2 * cap + 1) * sizeof *nv);
-        if (!nv) break;
-        v = nv;
-        cap *= 2;
-      }
-      size_t pl = strlen(dirs[i]) + len + 2;
-      if (!(v[cnt] = malloc(pl))) break;
-      snprintf(v[cnt++], pl, "%s/%s", dirs[i], e->d_name);
-    }
-    closedir(d);
-  }
-  v[cnt] = NULL;
-  qsort(v, cnt, sizeof *v, by_name);
-  *paths = v;
-  if (n) *n = cnt;
-  return HC_OK;
+  return hc_data_files("HUBPROF_DEVICES", "devices", DEV_EXT, paths, n);
 }
 
-void hc_devices_free(char **paths) {
-  if (!paths) return;
-  for (char **p = paths; *p; p++)
-    free(*p);
-  free(paths);
-}
+void hc_devices_free(char **paths) { hc_metrics_files_free(paths); }
 
 /* Resolve a name (search path) or a path (it has a '/' or ends in .device) to a file. */
 static hc_status find_file(const char *name_or_path, char *out, size_t outlen, char *err, size_t errlen) {

@@ -4,8 +4,11 @@
  * Sections: storage · parsing · resolving · queries · evaluation · search path · planning. Uses no libm. */
 #include "metrics.h"
 
+#include "../common/hu_buf.h"
+#include "../common/hu_dir.h"
+#include "../common/hu_text.h"
+
 #include <ctype.h>
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -17,12 +20,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* The hub library builds this file into src/analysis/analysis.c with weak linkage (so a program that
- * also links src/counters gets one copy without a clash); elsewhere it is an ordinary object. */
-#ifndef HC_METRICS_LINKAGE
-#define HC_METRICS_LINKAGE
-#endif
 
 #define MET_EXT ".metrics"
 #define MET_MAX_DIRS 16
@@ -91,45 +88,36 @@ static const char *const var_names[HC_VAR_COUNT] = {"duration",        "grid_siz
                                                     "compute_units",   "max_clock_mhz", "global_mem_bytes",
                                                     "local_mem_bytes", "wave_size"};
 
-HC_METRICS_LINKAGE const char *hc_var_name(int v) { return v >= 0 && v < HC_VAR_COUNT ? var_names[v] : NULL; }
-
-static int grow(void **v, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t nc = *cap ? *cap * 2 : 16;
-  while (nc < need)
-    nc *= 2;
-  void *n = realloc(*v, nc * elem);
-  if (!n) return -1;
-  *v = n;
-  *cap = nc;
-  return 0;
-}
+const char *hc_var_name(int v) { return v >= 0 && v < HC_VAR_COUNT ? var_names[v] : NULL; }
 
 static const char *own(hc_metrics *m, const char *s) {
-  if (grow((void **)&m->owned, &m->capowned, m->nowned + 1, sizeof *m->owned)) return NULL;
+  if (hu_grow((void **)&m->owned, &m->capowned, m->nowned + 1, sizeof *m->owned)) return NULL;
   char *c = strdup(s);
   if (c) m->owned[m->nowned++] = c;
   return c;
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_new(hc_metrics **out) {
+/* What a definition owns (counters and aggs are set by resolving; NULL before). */
+static void def_free(def *d) {
+  free(d->name);
+  free(d->unit);
+  free(d->desc);
+  free(d->expr);
+  free(d->peak);
+  free(d->counters);
+  free(d->aggs);
+}
+
+hc_status hc_metrics_new(hc_metrics **out) {
   if (!out) return HC_ERR_INVALID;
   *out = calloc(1, sizeof **out);
   return *out ? HC_OK : HC_ERR_NOMEM;
 }
 
-HC_METRICS_LINKAGE void hc_metrics_free(hc_metrics *m) {
+void hc_metrics_free(hc_metrics *m) {
   if (!m) return;
-  for (size_t i = 0; i < m->ndefs; i++) {
-    def *d = &m->defs[i];
-    free(d->name);
-    free(d->unit);
-    free(d->desc);
-    free(d->expr);
-    free(d->peak);
-    free(d->counters);
-    free(d->aggs);
-  }
+  for (size_t i = 0; i < m->ndefs; i++)
+    def_free(&m->defs[i]);
   for (size_t i = 0; i < m->nnodes; i++)
     free(m->nodes[i].name);
   for (size_t i = 0; i < m->ncounters; i++)
@@ -190,7 +178,7 @@ static void perr(parser *ps, const char *at, const char *fmt, ...) {
 
 static int new_node(parser *ps, int op, int a, int b, const char *at) {
   hc_metrics *m = ps->m;
-  if (grow((void **)&m->nodes, &m->capnodes, m->nnodes + 1, sizeof *m->nodes)) {
+  if (hu_grow((void **)&m->nodes, &m->capnodes, m->nnodes + 1, sizeof *m->nodes)) {
     perr(ps, at, "out of memory");
     return -1;
   }
@@ -344,7 +332,7 @@ static int parse_primary(parser *ps) {
         r = new_node(ps, op, r, args[i], at);
     } else if ((r = new_node(ps, op, args[0], -1, at)) >= 0 && (op == N_SUM || op == N_AVG)) {
       hc_metrics *m = ps->m;
-      if (grow((void **)&m->agg_node, &m->capaggs, m->naggs + 1, sizeof *m->agg_node)) {
+      if (hu_grow((void **)&m->agg_node, &m->capaggs, m->naggs + 1, sizeof *m->agg_node)) {
         perr(ps, at, "out of memory");
         r = -1;
         goto out;
@@ -358,33 +346,25 @@ out:
   return ps->failed ? -1 : r;
 }
 
-static int parse_term(parser *ps) {
-  int l = parse_primary(ps);
+/* A left-associative chain of one precedence level's operators: level 0 is + and -, level 1 is * and /
+ * (whose operands are primaries). */
+static int parse_level(parser *ps, int level) {
+  static const char ops[2][2] = {{'+', '-'}, {'*', '/'}};
+  static const int kinds[2][2] = {{N_ADD, N_SUB}, {N_MUL, N_DIV}};
+  int l = level ? parse_primary(ps) : parse_level(ps, 1);
   while (l >= 0) {
     skip_blanks(ps);
     char c = *ps->p;
-    if (c != '*' && c != '/') break;
+    if (!c || (c != ops[level][0] && c != ops[level][1])) break;
     const char *at = ps->p++;
-    int r = parse_primary(ps);
+    int r = level ? parse_primary(ps) : parse_level(ps, 1);
     if (r < 0) return -1;
-    l = new_node(ps, c == '*' ? N_MUL : N_DIV, l, r, at);
+    l = new_node(ps, kinds[level][c == ops[level][1]], l, r, at);
   }
   return l;
 }
 
-static int parse_expr(parser *ps) {
-  int l = parse_term(ps);
-  while (l >= 0) {
-    skip_blanks(ps);
-    char c = *ps->p;
-    if (c != '+' && c != '-') break;
-    const char *at = ps->p++;
-    int r = parse_term(ps);
-    if (r < 0) return -1;
-    l = new_node(ps, c == '+' ? N_ADD : N_SUB, l, r, at);
-  }
-  return l;
-}
+static int parse_expr(parser *ps) { return parse_level(ps, 0); }
 
 /* Parse a whole expression of a definition; -1 with err set on failure. */
 static int parse_full(parser *ps, const char *text, unsigned col0) {
@@ -457,7 +437,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
   while (*p && st == HC_OK) {
     line++;
     size_t len = strcspn(p, "\n");
-    if (grow((void **)&buf, &bufcap, len + 1, 1)) {
+    if (hu_grow((void **)&buf, &bufcap, len + 1, 1)) {
       st = HC_ERR_NOMEM;
       break;
     }
@@ -548,7 +528,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
         st = HC_ERR_PARSE;
         continue;
       }
-      if (grow((void **)&m->defs, &m->capdefs, m->ndefs + 1, sizeof *m->defs)) {
+      if (hu_grow((void **)&m->defs, &m->capdefs, m->ndefs + 1, sizeof *m->defs)) {
         st = HC_ERR_NOMEM;
         continue;
       }
@@ -625,14 +605,8 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
   }
   free(buf);
   if (st != HC_OK) { /* nothing of a bad file stays */
-    for (size_t i = first; i < m->ndefs; i++) {
-      def *d = &m->defs[i];
-      free(d->name);
-      free(d->unit);
-      free(d->desc);
-      free(d->expr);
-      free(d->peak);
-    }
+    for (size_t i = first; i < m->ndefs; i++)
+      def_free(&m->defs[i]);
     m->ndefs = first;
     for (size_t i = first_node; i < m->nnodes; i++)
       free(m->nodes[i].name);
@@ -643,8 +617,8 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
   return st;
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_add_text(hc_metrics *m, const char *name, const char *text,
-                                                 const char *device, char *err, size_t errlen) {
+hc_status hc_metrics_add_text(hc_metrics *m, const char *name, const char *text, const char *device,
+                              char *err, size_t errlen) {
   if (err && errlen) err[0] = 0;
   return add_text(m, name ? name : "(text)", text, device, 0, err, errlen);
 }
@@ -662,7 +636,7 @@ static hc_status add_file(hc_metrics *m, const char *path, const char *device, i
   size_t len = 0, cap = 0;
   hc_status st = HC_OK;
   for (;;) {
-    if (grow((void **)&text, &cap, len + 4097, 1)) {
+    if (hu_grow((void **)&text, &cap, len + 4097, 1)) {
       st = HC_ERR_NOMEM;
       break;
     }
@@ -689,32 +663,11 @@ static hc_status add_file(hc_metrics *m, const char *path, const char *device, i
   return st;
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_add_file(hc_metrics *m, const char *path, const char *device,
-                                                 char *err, size_t errlen) {
+hc_status hc_metrics_add_file(hc_metrics *m, const char *path, const char *device, char *err, size_t errlen) {
   return add_file(m, path, device, 0, err, errlen);
 }
 
 /* ---- resolving ---- */
-
-static size_t met_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b);
-  if (la > 64 || lb > 64) return 1000;
-  size_t row[65];
-  for (size_t j = 0; j <= lb; j++)
-    row[j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    size_t prev = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= lb; j++) {
-      size_t cur = row[j];
-      size_t sub = prev + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
-      size_t del = row[j] + 1, ins = row[j - 1] + 1;
-      row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-      prev = cur;
-    }
-  }
-  return row[lb];
-}
 
 /* The closest candidate within a third of the name's length, or NULL. */
 typedef struct suggest {
@@ -724,7 +677,7 @@ typedef struct suggest {
 } suggest;
 
 static void consider(suggest *s, const char *cand) {
-  size_t d = met_distance(s->name, cand), lim = strlen(s->name) / 3 + 1;
+  size_t d = hu_edit_distance(s->name, cand), lim = strlen(s->name) / 3 + 1;
   if (d <= lim && d < s->dist) {
     s->dist = d;
     s->best = cand;
@@ -735,7 +688,7 @@ static long counter_index(hc_metrics *m, const char *name, int add) {
   for (size_t i = 0; i < m->ncounters; i++)
     if (strcmp(m->counters[i], name) == 0) return (long)i;
   if (!add) return -1;
-  if (grow((void **)&m->counters, &m->capcounters, m->ncounters + 1, sizeof *m->counters)) return -2;
+  if (hu_grow((void **)&m->counters, &m->capcounters, m->ncounters + 1, sizeof *m->counters)) return -2;
   if (!(m->counters[m->ncounters] = strdup(name))) return -2;
   return (long)m->ncounters++;
 }
@@ -889,8 +842,8 @@ static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth, cha
   return collect(m, d, d->root) ? HC_ERR_NOMEM : HC_OK;
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_resolve(hc_metrics *m, const char *const *counters, size_t ncounters,
-                                                char *err, size_t errlen) {
+hc_status hc_metrics_resolve(hc_metrics *m, const char *const *counters, size_t ncounters, char *err,
+                             size_t errlen) {
   if (err && errlen) err[0] = 0;
   if (!m || m->resolved) return HC_ERR_INVALID;
   hc_status st = HC_OK;
@@ -932,34 +885,33 @@ HC_METRICS_LINKAGE hc_status hc_metrics_resolve(hc_metrics *m, const char *const
 
 /* ---- queries ---- */
 
-HC_METRICS_LINKAGE size_t hc_metrics_count(const hc_metrics *m) { return m && m->resolved ? m->nmetrics : 0; }
+size_t hc_metrics_count(const hc_metrics *m) { return m && m->resolved ? m->nmetrics : 0; }
 
-HC_METRICS_LINKAGE const hc_metric_info *hc_metrics_get(const hc_metrics *m, size_t i) {
+const hc_metric_info *hc_metrics_get(const hc_metrics *m, size_t i) {
   return m && m->resolved && i < m->nmetrics ? &m->defs[m->metrics[i]].info : NULL;
 }
 
-HC_METRICS_LINKAGE long hc_metrics_find(const hc_metrics *m, const char *name) {
+long hc_metrics_find(const hc_metrics *m, const char *name) {
   if (!m || !m->resolved || !name) return -1;
   for (size_t i = 0; i < m->nmetrics; i++)
     if (strcmp(m->defs[m->metrics[i]].name, name) == 0) return (long)i;
   return -1;
 }
 
-HC_METRICS_LINKAGE size_t hc_metrics_suggest(const hc_metrics *m, const char *name, const char **out,
-                                             size_t n) {
+size_t hc_metrics_suggest(const hc_metrics *m, const char *name, const char **out, size_t n) {
   if (!m || !m->resolved || !name || !n) return 0;
   size_t lim = strlen(name) / 3 + 1, got = 0;
   for (size_t d = 0; d <= lim && got < n; d++)
     for (size_t i = 0; i < m->nmetrics && got < n; i++)
-      if (met_distance(name, m->defs[m->metrics[i]].name) == d) out[got++] = m->defs[m->metrics[i]].name;
+      if (hu_edit_distance(name, m->defs[m->metrics[i]].name) == d) out[got++] = m->defs[m->metrics[i]].name;
   return got;
 }
 
-HC_METRICS_LINKAGE size_t hc_metrics_ncounters(const hc_metrics *m) { return m ? m->ncounters : 0; }
-HC_METRICS_LINKAGE const char *hc_metrics_counter_name(const hc_metrics *m, size_t i) {
+size_t hc_metrics_ncounters(const hc_metrics *m) { return m ? m->ncounters : 0; }
+const char *hc_metrics_counter_name(const hc_metrics *m, size_t i) {
   return m && i < m->ncounters ? m->counters[i] : NULL;
 }
-HC_METRICS_LINKAGE long hc_metrics_counter_find(const hc_metrics *m, const char *name) {
+long hc_metrics_counter_find(const hc_metrics *m, const char *name) {
   if (!m || !name) return -1;
   for (size_t i = 0; i < m->ncounters; i++)
     if (strcmp(m->counters[i], name) == 0) return (long)i;
@@ -1046,8 +998,7 @@ static double ev(evst *s, int ni) {
   }
 }
 
-HC_METRICS_LINKAGE void hc_metric_eval(const hc_metrics *m, size_t i, const hc_metric_env *env,
-                                       hc_metric_value *out) {
+void hc_metric_eval(const hc_metrics *m, size_t i, const hc_metric_env *env, hc_metric_value *out) {
   if (!out) return;
   out->value = out->peak = out->pct_peak = NAN;
   out->flags = HC_MV_MISSING;
@@ -1065,9 +1016,9 @@ HC_METRICS_LINKAGE void hc_metric_eval(const hc_metrics *m, size_t i, const hc_m
   }
 }
 
-HC_METRICS_LINKAGE size_t hc_metrics_naggs(const hc_metrics *m) { return m ? m->naggs : 0; }
+size_t hc_metrics_naggs(const hc_metrics *m) { return m ? m->naggs : 0; }
 
-HC_METRICS_LINKAGE size_t hc_metric_aggs(const hc_metrics *m, size_t i, size_t *out, size_t max) {
+size_t hc_metric_aggs(const hc_metrics *m, size_t i, size_t *out, size_t max) {
   if (!m || !m->resolved || i >= m->nmetrics) return 0;
   const def *d = &m->defs[m->metrics[i]];
   for (size_t k = 0; k < d->naggs && k < max; k++)
@@ -1075,8 +1026,7 @@ HC_METRICS_LINKAGE size_t hc_metric_aggs(const hc_metrics *m, size_t i, size_t *
   return d->naggs;
 }
 
-HC_METRICS_LINKAGE void hc_metrics_agg_add(const hc_metrics *m, size_t k, const hc_metric_env *dispatch,
-                                           hc_metric_acc *acc) {
+void hc_metrics_agg_add(const hc_metrics *m, size_t k, const hc_metric_env *dispatch, hc_metric_acc *acc) {
   if (!m || k >= m->naggs || !dispatch || !acc) return;
   hc_metric_env e = *dispatch;
   e.acc = NULL;
@@ -1121,7 +1071,7 @@ static void add_above(char dirs[][PATH_MAX], size_t *n, const char *file, const 
   }
 }
 
-HC_METRICS_LINKAGE size_t hc_data_dirs(const char *env_var, const char *kind, char dirs[][PATH_MAX]) {
+size_t hc_data_dirs(const char *env_var, const char *kind, char dirs[][PATH_MAX]) {
   size_t n = 0;
   const char *env = getenv(env_var);
   if (env) {
@@ -1156,65 +1106,23 @@ HC_METRICS_LINKAGE size_t hc_data_dirs(const char *env_var, const char *kind, ch
   return n;
 }
 
-static int by_base(const void *a, const void *b) {
-  const char *x = strrchr(*(char *const *)a, '/'), *y = strrchr(*(char *const *)b, '/');
-  return strcmp(x ? x + 1 : *(char *const *)a, y ? y + 1 : *(char *const *)b);
-}
-
-HC_METRICS_LINKAGE hc_status hc_metrics_files(char ***paths, size_t *n) {
+hc_status hc_data_files(const char *env_var, const char *kind, const char *ext, char ***paths, size_t *n) {
   if (!paths) return HC_ERR_INVALID;
   char dirs[MET_MAX_DIRS][PATH_MAX];
-  size_t nd = hc_data_dirs("HUBPROF_METRICS", "metrics", dirs), cnt = 0, cap = 8;
-  char **v = calloc(cap + 1, sizeof *v);
-  if (!v) return HC_ERR_NOMEM;
-  for (size_t i = 0; i < nd; i++) {
-    DIR *d = opendir(dirs[i]);
-    if (!d) continue;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      size_t l = strlen(e->d_name), el = strlen(MET_EXT);
-      if (l <= el || strcmp(e->d_name + l - el, MET_EXT) || e->d_name[0] == '.') continue;
-      int dup = 0;
-      for (size_t k = 0; k < cnt && !dup; k++)
-        dup = strcmp(strrchr(v[k], '/') + 1, e->d_name) == 0;
-      if (dup) continue;
-      if (cnt == cap) {
-        char **nv = realloc(v, (2 * cap + 1) * sizeof *nv);
-        if (!nv) {
-          closedir(d);
-          hc_metrics_files_free(v);
-          return HC_ERR_NOMEM;
-        }
-        v = nv;
-        cap *= 2;
-      }
-      size_t pl = strlen(dirs[i]) + l + 2;
-      if (!(v[cnt] = malloc(pl))) {
-        closedir(d);
-        hc_metrics_files_free(v);
-        return HC_ERR_NOMEM;
-      }
-      snprintf(v[cnt++], pl, "%s/%s", dirs[i], e->d_name);
-      v[cnt] = NULL;
-    }
-    closedir(d);
-  }
-  v[cnt] = NULL;
-  qsort(v, cnt, sizeof *v, by_base);
-  *paths = v;
-  if (n) *n = cnt;
-  return HC_OK;
+  const char *dp[MET_MAX_DIRS];
+  size_t nd = hc_data_dirs(env_var, kind, dirs);
+  for (size_t i = 0; i < nd; i++)
+    dp[i] = dirs[i];
+  return hu_dir_find(dp, nd, ext, paths, n) == HU_OK ? HC_OK : HC_ERR_NOMEM;
 }
 
-HC_METRICS_LINKAGE void hc_metrics_files_free(char **paths) {
-  if (!paths) return;
-  for (char **p = paths; *p; p++)
-    free(*p);
-  free(paths);
+hc_status hc_metrics_files(char ***paths, size_t *n) {
+  return hc_data_files("HUBPROF_METRICS", "metrics", MET_EXT, paths, n);
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_add_builtin(hc_metrics *m, const char *device, char *err,
-                                                    size_t errlen) {
+void hc_metrics_files_free(char **paths) { hu_strv_free(paths); }
+
+hc_status hc_metrics_add_builtin(hc_metrics *m, const char *device, char *err, size_t errlen) {
   if (err && errlen) err[0] = 0;
   char **paths;
   hc_status st = hc_metrics_files(&paths, NULL);
@@ -1232,43 +1140,9 @@ HC_METRICS_LINKAGE hc_status hc_metrics_add_builtin(hc_metrics *m, const char *d
 
 /* Split "a, b,c" into names; each malloc'd in *out (NULL-terminated). */
 static hc_status met_split(const char *list, char ***out, size_t *n, char *err, size_t errlen) {
-  size_t cap = 8, cnt = 0;
-  char **v = calloc(cap + 1, sizeof *v);
-  if (!v) return HC_ERR_NOMEM;
-  const char *p = list;
-  for (;;) {
-    size_t len = strcspn(p, ",");
-    const char *s = p, *e = p + len;
-    while (s < e && (*s == ' ' || *s == '\t'))
-      s++;
-    while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-      e--;
-    if (s == e) {
-      seterr(err, errlen, "empty metric name in '%s'", list);
-      for (size_t i = 0; i < cnt; i++)
-        free(v[i]);
-      free(v);
-      return HC_ERR_INVALID;
-    }
-    if (cnt == cap) {
-      char **nv = realloc(v, (2 * cap + 1) * sizeof *nv);
-      if (!nv) break;
-      v = nv;
-      cap *= 2;
-    }
-    if (!(v[cnt] = strndup(s, (size_t)(e - s)))) break;
-    v[++cnt] = NULL;
-    if (!p[len]) {
-      *out = v;
-      *n = cnt;
-      return HC_OK;
-    }
-    p += len + 1;
-  }
-  for (size_t i = 0; i < cnt; i++)
-    free(v[i]);
-  free(v);
-  return HC_ERR_NOMEM;
+  hu_status st = *list ? hu_split_names(list, out, n) : HU_ERR_INVALID;
+  if (st == HU_ERR_INVALID) seterr(err, errlen, "empty metric name in '%s'", list);
+  return st == HU_OK ? HC_OK : st == HU_ERR_NOMEM ? HC_ERR_NOMEM : HC_ERR_INVALID;
 }
 
 static hc_status check_metric(const hc_metrics *m, const char *name, long *idx, char *err, size_t errlen) {
@@ -1282,8 +1156,8 @@ static hc_status check_metric(const hc_metrics *m, const char *name, long *idx, 
   return HC_ERR_UNKNOWN;
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_requests(const hc_metrics *m, const char *const *names, size_t n,
-                                                 hc_request **out, size_t *nout, char *err, size_t errlen) {
+hc_status hc_metrics_requests(const hc_metrics *m, const char *const *names, size_t n, hc_request **out,
+                              size_t *nout, char *err, size_t errlen) {
   if (err && errlen) err[0] = 0;
   if (!m || !m->resolved || !out || !nout || (n && !names)) return HC_ERR_INVALID;
   hc_request *req = calloc(n + 1, sizeof *req);
@@ -1312,15 +1186,15 @@ HC_METRICS_LINKAGE hc_status hc_metrics_requests(const hc_metrics *m, const char
   return HC_OK;
 }
 
-HC_METRICS_LINKAGE void hc_metrics_requests_free(hc_request *req, size_t n) {
+void hc_metrics_requests_free(hc_request *req, size_t n) {
   if (!req) return;
   for (size_t i = 0; i < n; i++)
     free((void *)req[i].counters);
   free(req);
 }
 
-HC_METRICS_LINKAGE hc_status hc_metrics_plan_groups(const hc_metrics *m, const char *list, char ***groups,
-                                                    size_t *n, char *err, size_t errlen) {
+hc_status hc_metrics_plan_groups(const hc_metrics *m, const char *list, char ***groups, size_t *n, char *err,
+                                 size_t errlen) {
   if (err && errlen) err[0] = 0;
   if (!m || !list || !groups) return HC_ERR_INVALID;
   char **names;
@@ -1358,7 +1232,7 @@ HC_METRICS_LINKAGE hc_status hc_metrics_plan_groups(const hc_metrics *m, const c
   return HC_OK;
 }
 
-HC_METRICS_LINKAGE void hc_metrics_groups_free(char **groups) {
+void hc_metrics_groups_free(char **groups) {
   if (!groups) return;
   for (char **g = groups; *g; g++)
     free(*g);

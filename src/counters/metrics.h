@@ -160,5 +160,8 @@ void hc_metrics_requests_free(hc_request *req, size_t n);
  * library's folder (and beside a library bundled in a package), /usr/local/share, /usr/share. Existing
  * folders only, without duplicates; at most 16. Returns how many. */
 size_t hc_data_dirs(const char *env_var, const char *kind, char dirs[][PATH_MAX]);
+/* The files NAME`ext` in those folders (an earlier folder wins a name), sorted by name; NULL-terminated,
+ * malloc'd (free with hc_metrics_files_free). HC_OK, HC_ERR_INVALID without paths, HC_ERR_NOMEM. */
+hc_status hc_data_files(const char *env_var, const char *kind, const char *ext, char ***paths, size_t *n);
 
 #endif

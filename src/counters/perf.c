@@ -65,12 +65,12 @@ static const perf_def perf_defs[] = {
 
 /* ---- the system call, replaceable by tests (fault injection) ---- */
 
-static long perf_open_sys(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags) {
+long hc_perf_open_sys(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags) {
   return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
 }
-static long (*hc_perf_open_fn)(struct perf_event_attr *, pid_t, int, int, unsigned long) = perf_open_sys;
+long (*hc_perf_open_fn)(struct perf_event_attr *, pid_t, int, int, unsigned long) = hc_perf_open_sys;
 /* perf_event_paranoid, replaceable by tests; -100 when it cannot be read */
-static int perf_paranoid_sys(void) {
+int hc_perf_paranoid_sys(void) {
   FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
   int v = -100;
   if (f) {
@@ -79,7 +79,7 @@ static int perf_paranoid_sys(void) {
   }
   return v;
 }
-static int (*hc_perf_paranoid_fn)(void) = perf_paranoid_sys;
+int (*hc_perf_paranoid_fn)(void) = hc_perf_paranoid_sys;
 
 /* Software events run free from the open to the close (a session reads them at start and stop):
  * enabling or disabling a counter of another thread costs an IPI to the CPU it last ran on, ~20 µs
@@ -296,7 +296,7 @@ static int scan_threads(hc_session *s, int *err) {
   return 0;
 }
 
-static size_t count_threads(void) {
+size_t hc_perf_count_threads(void) {
   size_t n = 0;
   int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return 0;
@@ -339,7 +339,7 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
       return HC_ERR_UNAVAILABLE;
     }
   }
-  size_t threads = count_threads();
+  size_t threads = hc_perf_count_threads();
   if (mode == HC_SESSION_AUTO) mode = threads <= 1 ? HC_SESSION_INHERIT : HC_SESSION_PER_THREAD;
   hc_session *s = calloc(1, sizeof *s);
   if (!s) return HC_ERR_NOMEM;
@@ -390,7 +390,7 @@ static int read_counter(int fd, uint64_t v[3]) {
 
 /* The count since `base` ({value, time enabled, time running} of read()). When the kernel multiplexed
  * the counter (it ran part of the time it was enabled), scale up as perf stat does. */
-static double perf_scaled(const uint64_t now[3], const uint64_t base[3]) {
+double hc_perf_scaled(const uint64_t now[3], const uint64_t base[3]) {
   double val = (double)(now[0] - base[0]), en = (double)(now[1] - base[1]), run = (double)(now[2] - base[2]);
   if (run > 0 && run < en) val = val * en / run;
   return val;
@@ -448,7 +448,7 @@ hc_status hc_session_stop(hc_session *s, double *values) {
         st = HC_ERR_IO;
         continue;
       }
-      values[i % s->n] += perf_scaled(now, &s->base[3 * i]);
+      values[i % s->n] += hc_perf_scaled(now, &s->base[3 * i]);
     }
   }
   s->started = 0;

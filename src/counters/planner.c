@@ -9,6 +9,9 @@
  * same input always gives the same plan. */
 #include "counters.h"
 
+#include "../common/hu_buf.h"
+#include "../common/hu_map.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,9 +43,8 @@ typedef struct planner {
   unsigned total; /* per pass, 0 = unlimited */
   pl_counter *cs; /* distinct counters, first-appearance order */
   size_t n, ncap;
-  size_t *hash; /* open addressing, n+1 = empty; index into cs */
-  size_t hcap;
-  pl_group *gs; /* named groups */
+  hu_strmap names; /* counter name -> index into cs */
+  pl_group *gs;    /* named groups */
   size_t ng;
   pl_item *items;
   size_t ni, icap;
@@ -50,60 +52,18 @@ typedef struct planner {
   size_t errlen;
 } planner;
 
-static uint64_t fnv(const char *s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return h;
-}
-
 /* Index of counter `name`, added when new; (size_t)-1 when out of memory. */
 static size_t pl_intern(planner *P, const char *name, int *added) {
-  if (2 * (P->n + 1) > P->hcap) {
-    size_t nc = P->hcap ? 2 * P->hcap : 64;
-    size_t *nh = malloc(nc * sizeof *nh);
-    if (!nh) return (size_t)-1;
-    for (size_t i = 0; i < nc; i++)
-      nh[i] = SIZE_MAX;
-    for (size_t i = 0; i < P->n; i++) {
-      size_t j = fnv(P->cs[i].name) & (nc - 1);
-      while (nh[j] != SIZE_MAX)
-        j = (j + 1) & (nc - 1);
-      nh[j] = i;
-    }
-    free(P->hash);
-    P->hash = nh;
-    P->hcap = nc;
-  }
-  size_t j = fnv(name) & (P->hcap - 1);
-  while (P->hash[j] != SIZE_MAX) {
-    if (strcmp(P->cs[P->hash[j]].name, name) == 0) {
-      *added = 0;
-      return P->hash[j];
-    }
-    j = (j + 1) & (P->hcap - 1);
-  }
-  if (P->n == P->ncap) {
-    size_t nc = P->ncap ? 2 * P->ncap : 64;
-    pl_counter *ncs = realloc(P->cs, nc * sizeof *ncs);
-    if (!ncs) return (size_t)-1;
-    P->cs = ncs;
-    P->ncap = nc;
-  }
+  long i = hu_strmap_intern(&P->names, name, added);
+  if (i < 0) return (size_t)-1;
+  if (!*added) return (size_t)i;
+  if (hu_grow((void **)&P->cs, &P->ncap, P->n + 1, sizeof *P->cs)) return (size_t)-1;
   P->cs[P->n] = (pl_counter){.name = name, .b = -1, .group = -1};
-  P->hash[j] = P->n;
-  *added = 1;
   return P->n++;
 }
 
 static int push(size_t **v, size_t *n, size_t *cap, size_t x) {
-  if (*n == *cap) {
-    size_t nc = *cap ? 2 * *cap : 8;
-    size_t *nv = realloc(*v, nc * sizeof *nv);
-    if (!nv) return -1;
-    *v = nv;
-    *cap = nc;
-  }
+  if (hu_grow((void **)v, cap, *n + 1, sizeof **v)) return -1;
   (*v)[(*n)++] = x;
   return 0;
 }
@@ -483,7 +443,7 @@ static hc_status build_plan(planner *P, hc_plan **out) {
 
 static void planner_free(planner *P) {
   free(P->cs);
-  free(P->hash);
+  hu_strmap_free(&P->names);
   for (size_t g = 0; g < P->ng; g++)
     free(P->gs[g].c);
   free(P->gs);

@@ -4,6 +4,8 @@
  * their errors alike. */
 #include "counters.h"
 
+#include "../common/hu_text.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,25 +46,6 @@ hc_status hc_provider_check(const hc_provider *p, const char *name, int need_ava
     return HC_ERR_UNAVAILABLE;
   }
   return HC_OK;
-}
-
-/* Split "a, b,c" in place into names; an empty name is an error. Returns the count or -1. */
-static long split_list(char *s, char **out, size_t max) {
-  long n = 0;
-  for (char *c = s;;) {
-    size_t w = strcspn(c, ",");
-    char end = c[w], *b = c, *e = c + w;
-    while (b < e && (*b == ' ' || *b == '\t'))
-      b++;
-    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
-      e--;
-    *e = 0;
-    if (b == e || (size_t)n == max) return -1;
-    out[n++] = b;
-    if (!end) break;
-    c += w + 1;
-  }
-  return n;
 }
 
 hc_status hc_plan_text(const hc_provider *p, const hc_plan_args *a, hc_plan **out, char *err, size_t errlen) {
@@ -122,7 +105,7 @@ hc_status hc_plan_text(const hc_provider *p, const hc_plan_args *a, hc_plan **ou
         }
       if (st != HC_OK) break;
     }
-    long n = split_list(list, names + used, maxnames - used);
+    long n = hu_split_inplace(list, names + used, maxnames - used);
     if (n < 0) {
       snprintf(err, errlen, "empty counter name in '%s'", src);
       st = HC_ERR_INVALID;

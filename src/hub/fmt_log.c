@@ -5,6 +5,10 @@
  * create/commit/abort · reader (header, scan, small tables) · cursors · extras · ops table. */
 #include "fmt_log.h"
 
+#include "../common/hu_hash.h"
+#include "../common/hu_io.h"
+#include "../common/hu_varint.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -33,86 +37,7 @@
 static uint64_t g_chunk_size = 1u << 20;
 static uint32_t g_block_target = 16u << 10;
 
-/* ---- encoding: little-endian words, LEB128 varints, zigzag ---- */
-static inline uint32_t get_le32(const unsigned char *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static inline uint64_t get_le64(const unsigned char *p) {
-  return get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-static inline void put_le32(unsigned char *p, uint32_t v) {
-  p[0] = (unsigned char)v;
-  p[1] = (unsigned char)(v >> 8);
-  p[2] = (unsigned char)(v >> 16);
-  p[3] = (unsigned char)(v >> 24);
-}
-static inline void put_le64(unsigned char *p, uint64_t v) {
-  put_le32(p, (uint32_t)v);
-  put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
-/* Writes up to 10 bytes; below 2^56 as one 8-byte store, so callers keep 10 bytes of room per varint.
- * The bytes past the varint are written as zeros, which is what the fresh chunk holds there. */
-static inline unsigned char *put_varint(unsigned char *p, uint64_t v) {
-  if (v < 0x80) {
-    *p = (unsigned char)v;
-    return p + 1;
-  }
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (v < (1ull << 56)) {
-    unsigned n = (unsigned)(70 - __builtin_clzll(v)) / 7;
-    uint64_t x = (v & 0x7f) | (v << 1 & 0x7f00) | (v << 2 & 0x7f0000) | (v << 3 & 0x7f000000) |
-                 (v << 4 & 0x7f00000000) | (v << 5 & 0x7f0000000000) | (v << 6 & 0x7f000000000000) |
-                 (v << 7 & 0x7f00000000000000);
-    x |= 0x8080808080808080ull >> (8 * (9 - n)); /* continuation bits of all bytes but the last */
-    memcpy(p, &x, 8);
-    return p + n;
-  }
-#endif
-  while (v >= 0x80) {
-    *p++ = (unsigned char)(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = (unsigned char)v;
-  return p;
-}
-
-/* v in exactly n bytes (n at least its varint size): non-minimal LEB128, which every reader accepts. */
-static inline void put_varint_n(unsigned char *p, uint64_t v, unsigned n) {
-  for (unsigned i = 0; i + 1 < n; i++) {
-    *p++ = (unsigned char)(v | 0x80);
-    v >>= 7;
-  }
-  *p = (unsigned char)v;
-}
-
-static inline unsigned varint_len(uint64_t v) {
-  unsigned n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    n++;
-  }
-  return n;
-}
-
-static inline int get_varint(const unsigned char **pp, const unsigned char *end, uint64_t *out) {
-  const unsigned char *p = *pp;
-  uint64_t v = 0;
-  for (unsigned shift = 0; p < end && shift < 64; shift += 7) {
-    unsigned char b = *p++;
-    v |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      *pp = p;
-      *out = v;
-      return 1;
-    }
-  }
-  return 0;
-}
-
-static inline uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-static inline int64_t unzigzag(uint64_t u) { return (int64_t)((u >> 1) ^ (~(u & 1) + 1)); }
-
+/* ---- encoding: little-endian words, LEB128 varints, zigzag (src/common/hu_varint.h) ---- */
 static inline uint64_t align8(uint64_t x) { return (x + 7) & ~(uint64_t)7; }
 static inline unsigned char *align8p(unsigned char *p) { return (unsigned char *)align8((uintptr_t)p); }
 
@@ -389,14 +314,14 @@ static void commit_block(lw *w) {
     return;
   }
   uint32_t len = (uint32_t)(w->pos - b - BLK_HDR);
-  put_le32(b + 4, len);
-  put_le32(b + 8, w->nrec);
+  hu_put_le32(b + 4, len);
+  hu_put_le32(b + 8, w->nrec);
   uint32_t crc = hp_crc32c(0, b + 4, 8);
   crc = hp_crc32c(crc, b + BLK_HDR, len);
-  put_le32(b + 12, crc);
+  hu_put_le32(b + 12, crc);
   unsigned char m[4];
   uint32_t mv;
-  put_le32(m, BLK_MAGIC);
+  hu_put_le32(m, BLK_MAGIC);
   memcpy(&mv, m, 4);
   __atomic_store_n((uint32_t *)(void *)b, mv, __ATOMIC_RELEASE); /* the block is valid from here on */
   w->nrec = 0;
@@ -415,7 +340,7 @@ static void open_block(log_w *L, lw *w, unsigned char *b, size_t need, unsigned 
 static unsigned char *put_lost(unsigned char *p, uint64_t process_id, uint64_t count) {
   *p++ = REC_LOST;
   unsigned char *lp = p++;
-  p = put_varint(put_varint(p, process_id), count);
+  p = hu_varint_put(hu_varint_put(p, process_id), count);
   *lp = (unsigned char)(p - lp - 1);
   return p;
 }
@@ -527,14 +452,14 @@ static inline unsigned char *encode_cols(unsigned char *p, const tinfo *ti, cons
     if (__builtin_expect(o.kind >= K_F64, 0)) {
       if (o.kind == K_F64) {
         memcpy(&v, f, 8);
-        put_le64(p, v);
+        hu_put_le64(p, v);
         p += 8;
         if (v) keep = p;
       } else {
         const char *str;
         memcpy(&str, f, sizeof str);
         size_t n = slen[si++];
-        p = put_varint(p, n);
+        p = hu_varint_put(p, n);
         memcpy(p, str, n);
         p += n;
         if (n) keep = p;
@@ -548,8 +473,8 @@ static inline unsigned char *encode_cols(unsigned char *p, const tinfo *ti, cons
       memcpy(&x, f, 4);
       v = (o.kind & 1) ? (uint64_t)(int64_t)(int32_t)x : x;
     }
-    if (o.kind & 1) v = zigzag((int64_t)v);
-    p = put_varint(p, v);
+    if (o.kind & 1) v = hu_zigzag((int64_t)v);
+    p = hu_varint_put(p, v);
     if (v) keep = p;
   }
   return keep;
@@ -573,7 +498,7 @@ static hp_status log_write(hp_store *s, hp_table t, const void *row) {
     slen[i] = strlen(str);
     pb += slen[i];
   }
-  unsigned lb = varint_len(pb);
+  unsigned lb = hu_varint_len(pb);
   size_t need = 1 + lb + pb;
   if (__builtin_expect(need > (size_t)(w->soft - w->pos), 0)) {
     hp_status st = make_room(L, w, need);
@@ -585,12 +510,12 @@ static hp_status log_write(hp_store *s, hp_table t, const void *row) {
   p += lb;
   unsigned char *start = p;
   if (ti->small) {
-    p = put_varint(p, atomic_fetch_add_explicit(&L->seq, 1, memory_order_relaxed) + 1);
+    p = hu_varint_put(p, atomic_fetch_add_explicit(&L->seq, 1, memory_order_relaxed) + 1);
     if (t == HP_TABLE_PROCESS)
       atomic_store_explicit(&L->process_id, ((const hp_process *)row)->id, memory_order_relaxed);
   }
   unsigned char *end = encode_cols(p, ti, row, slen);
-  put_varint_n(lenp, (uint64_t)(end - start), lb);
+  hu_varint_put_n(lenp, (uint64_t)(end - start), lb);
   w->pos = end;
   w->nrec++;
   return HP_OK;
@@ -649,18 +574,6 @@ static int64_t clock_ns(clockid_t id) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static hp_status write_all(int fd, const unsigned char *p, size_t n, off_t off) {
-  while (n) {
-    ssize_t r = pwrite(fd, p, n, off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return HP_ERR_IO;
-    p += r;
-    n -= (size_t)r;
-    off += r;
-  }
-  return HP_OK;
-}
-
 static hp_status log_create(hp_store *s) {
   pthread_once(&g_once, global_init);
   void *mem = NULL;
@@ -692,20 +605,20 @@ static hp_status log_create(hp_store *s) {
   unsigned char h[LOG_HEADER_SIZE];
   memset(h, 0, sizeof h);
   memcpy(h, LOG_MAGIC, 8);
-  put_le32(h + 8, LOG_VERSION);
-  put_le32(h + 12, LOG_VERSION); /* min_reader_version */
-  put_le32(h + 16, L->header_size);
-  put_le32(h + 20, 0); /* features */
-  put_le64(h + 24, L->chunk_size);
-  put_le32(h + 32, L->target);
-  put_le32(h + 36, BLK_HDR);
-  put_le64(h + 40, (uint64_t)clock_ns(CLOCK_REALTIME));
-  put_le64(h + 48, (uint64_t)clock_ns(CLOCK_MONOTONIC_RAW));
-  put_le64(h + 56, (uint64_t)(int64_t)L->pid);
+  hu_put_le32(h + 8, LOG_VERSION);
+  hu_put_le32(h + 12, LOG_VERSION); /* min_reader_version */
+  hu_put_le32(h + 16, L->header_size);
+  hu_put_le32(h + 20, 0); /* features */
+  hu_put_le64(h + 24, L->chunk_size);
+  hu_put_le32(h + 32, L->target);
+  hu_put_le32(h + 36, BLK_HDR);
+  hu_put_le64(h + 40, (uint64_t)clock_ns(CLOCK_REALTIME));
+  hu_put_le64(h + 48, (uint64_t)clock_ns(CLOCK_MONOTONIC_RAW));
+  hu_put_le64(h + 56, (uint64_t)(int64_t)L->pid);
   gethostname((char *)h + 64, 63);
   h[127] = 0;
-  put_le32(h + HDR_CRC_OFF, hp_crc32c(0, h, HDR_CRC_OFF));
-  hp_status st = write_all(L->fd, h, sizeof h, 0);
+  hu_put_le32(h + HDR_CRC_OFF, hp_crc32c(0, h, HDR_CRC_OFF));
+  hp_status st = hu_pwrite_all(L->fd, h, sizeof h, 0) ? HP_ERR_IO : HP_OK;
   if (st == HP_OK && s->mode == HP_CREATE_LIVE && rename(L->tmp, s->path) != 0) st = HP_ERR_IO;
   if (st != HP_OK) {
     int e = errno;
@@ -851,12 +764,12 @@ static void decode_cols(const hp_table_desc *d, const unsigned char *p, const un
     uint64_t v;
     if (c->type == HP_COL_F64) {
       if (end - p < 8) return;
-      v = get_le64(p);
+      v = hu_get_le64(p);
       p += 8;
       memcpy(r + c->offset, &v, 8);
       continue;
     }
-    if (!get_varint(&p, end, &v)) return;
+    if (!hu_varint_get(&p, end, &v)) return;
     switch (c->type) {
     case HP_COL_U32: {
       uint32_t x = (uint32_t)v;
@@ -864,12 +777,12 @@ static void decode_cols(const hp_table_desc *d, const unsigned char *p, const un
       break;
     }
     case HP_COL_I32: {
-      int32_t x = (int32_t)unzigzag(v);
+      int32_t x = (int32_t)hu_unzigzag(v);
       memcpy(r + c->offset, &x, 4);
       break;
     }
     case HP_COL_I64: {
-      int64_t x = unzigzag(v);
+      int64_t x = hu_unzigzag(v);
       memcpy(r + c->offset, &x, 8);
       break;
     }
@@ -888,26 +801,16 @@ static void decode_cols(const hp_table_desc *d, const unsigned char *p, const un
   }
 }
 
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  return x;
-}
-
 static uint64_t row_hash(const tinfo *ti, const void *row) {
   const hp_column *c = &ti->d->columns[0];
   if (c->type == HP_COL_STR) {
     const char *k;
     memcpy(&k, (const char *)row + c->offset, sizeof k);
-    uint64_t h = 1469598103934665603ull;
-    for (; *k; k++)
-      h = (h ^ (unsigned char)*k) * 1099511628211ull;
-    return mix64(h);
+    return hu_hash_str(k);
   }
   uint64_t id;
   memcpy(&id, (const char *)row + c->offset, 8);
-  return mix64(id);
+  return hu_mix64(id);
 }
 
 static int row_key_eq(const tinfo *ti, const void *a, const void *b) {
@@ -967,7 +870,7 @@ static hp_status small_add(log_r *R, hp_table t, const unsigned char *p, const u
   rsmall *S = &R->small[t];
   if (!small_grow(ti, S)) return HP_ERR_NOMEM;
   uint64_t seq = 0;
-  if (!get_varint(&p, end, &seq)) p = end;
+  if (!hu_varint_get(&p, end, &seq)) p = end;
   char *sbuf = arena_alloc(R, (size_t)(end - p) + ti->d->ncolumns + 1);
   if (!sbuf) return HP_ERR_NOMEM;
   unsigned char *row = S->rows + S->n * ti->d->row_size; /* decode into the spare slot at the end */
@@ -987,8 +890,8 @@ static hp_status small_add(log_r *R, hp_table t, const unsigned char *p, const u
 
 static hp_status add_lost(log_r *R, const unsigned char *p, const unsigned char *end) {
   uint64_t pid = 0, n = 0;
-  if (!get_varint(&p, end, &pid)) return HP_OK;
-  get_varint(&p, end, &n);
+  if (!hu_varint_get(&p, end, &pid)) return HP_OK;
+  hu_varint_get(&p, end, &n);
   if (R->nlost == R->lostcap) {
     size_t cap = R->lostcap ? R->lostcap * 2 : 8;
     struct lostrec *l = realloc(R->lost, cap * sizeof *l);
@@ -1043,7 +946,7 @@ static hp_status scan_records(log_r *R, uint64_t poff, uint32_t len, uint32_t co
   while (p < end) {
     const unsigned char *rec = p;
     uint64_t type, plen;
-    if (!get_varint(&p, end, &type) || !get_varint(&p, end, &plen) || plen > (uint64_t)(end - p)) {
+    if (!hu_varint_get(&p, end, &type) || !hu_varint_get(&p, end, &plen) || plen > (uint64_t)(end - p)) {
       damage(R, HP_ERR_CORRUPT, (uint64_t)(rec - R->map), "malformed record at byte %llu",
              (unsigned long long)(rec - R->map));
       end = rec;
@@ -1087,21 +990,21 @@ static uint32_t load_magic(const unsigned char *p) {
   uint32_t v = __atomic_load_n((const uint32_t *)(const void *)p, __ATOMIC_ACQUIRE);
   unsigned char b[4];
   memcpy(b, &v, 4);
-  return get_le32(b);
+  return hu_get_le32(b);
 }
 
 /* A complete, valid block at pos (within chunk end cend and the file)? *budget: bytes of checksum work
  * left for this chunk's resynchronisation (NULL: no limit), so crafted files cannot make it quadratic. */
 static int block_ok(const log_r *R, uint64_t pos, uint64_t cend, uint64_t *budget) {
   const unsigned char *h = R->map + pos;
-  uint32_t len = get_le32(h + 4);
+  uint32_t len = hu_get_le32(h + 4);
   if (len > cend - pos - BLK_HDR || pos + BLK_HDR + len > R->size) return 0;
   if (budget) {
     if (*budget < len) return 0;
     *budget -= len;
   }
   uint32_t crc = hp_crc32c(0, h + 4, 8);
-  return hp_crc32c(crc, h + BLK_HDR, len) == get_le32(h + 12);
+  return hp_crc32c(crc, h + BLK_HDR, len) == hu_get_le32(h + 12);
 }
 
 /* Scan every chunk once, block by block. Damage is recorded, never fatal; after a bad block the scan
@@ -1134,7 +1037,7 @@ static hp_status scan(log_r *R) {
                  (unsigned long long)size, (unsigned long long)k);
         break;
       }
-      uint32_t len = get_le32(h + 4);
+      uint32_t len = hu_get_le32(h + 4);
       const char *why = NULL;
       if (magic != BLK_MAGIC)
         why = "bad block magic";
@@ -1156,7 +1059,7 @@ static hp_status scan(log_r *R) {
         pos = q;
         continue;
       }
-      hp_status st = scan_records(R, pos + BLK_HDR, len, get_le32(h + 8));
+      hp_status st = scan_records(R, pos + BLK_HDR, len, hu_get_le32(h + 8));
       if (st != HP_OK) return st;
       nblocks++;
       pos = align8(pos + BLK_HDR + len);
@@ -1196,16 +1099,16 @@ static hp_status check_header(hp_store *s, log_r *R) {
   if (memcmp(h, LOG_MAGIC, n < 8 ? n : 8) != 0)
     return hp_set_error(s, HP_ERR_FORMAT, "not a hubprof log (no HUBPLOG magic)");
   if (n < 24) return hp_set_error(s, HP_ERR_TRUNCATED, "truncated log header (%zu bytes)", n);
-  uint32_t ver = get_le32(h + 8), minver = get_le32(h + 12), hs = get_le32(h + 16);
+  uint32_t ver = hu_get_le32(h + 8), minver = hu_get_le32(h + 12), hs = hu_get_le32(h + 16);
   if (minver > LOG_VERSION)
     return hp_set_error(s, HP_ERR_VERSION, "log version %u needs a reader of version %u; this build reads %u",
                         ver, minver, LOG_VERSION);
   if (hs < HDR_FIXED || hs % 8 || hs > (1u << 20))
     return hp_set_error(s, HP_ERR_CORRUPT, "bad log header size %u", hs);
   if (n < hs) return hp_set_error(s, HP_ERR_TRUNCATED, "truncated log header (%zu of %u bytes)", n, hs);
-  if (hp_crc32c(0, h, HDR_CRC_OFF) != get_le32(h + HDR_CRC_OFF))
+  if (hp_crc32c(0, h, HDR_CRC_OFF) != hu_get_le32(h + HDR_CRC_OFF))
     return hp_set_error(s, HP_ERR_CORRUPT, "bad log header checksum");
-  uint64_t cs = get_le64(h + 24);
+  uint64_t cs = hu_get_le64(h + 24);
   if (cs < MIN_CHUNK || cs > MAX_CHUNK || (cs & (cs - 1)))
     return hp_set_error(s, HP_ERR_CORRUPT, "bad chunk size %llu in log header", (unsigned long long)cs);
   R->header_size = hs;
@@ -1298,7 +1201,7 @@ static hp_status log_cursor_next(hp_cursor *c, void *row) {
       k->i++;
     }
     uint64_t type, plen;
-    if (!get_varint(&k->p, k->end, &type) || !get_varint(&k->p, k->end, &plen) ||
+    if (!hu_varint_get(&k->p, k->end, &type) || !hu_varint_get(&k->p, k->end, &plen) ||
         plen > (uint64_t)(k->end - k->p)) {
       k->p = k->end;
       continue;
@@ -1363,7 +1266,7 @@ static inline unsigned char *encode_dispatch(unsigned char *p, const hp_dispatch
 #define DCOL(x)                                                                                              \
   do {                                                                                                       \
     uint64_t v_ = (x);                                                                                       \
-    p = put_varint(p, v_);                                                                                   \
+    p = hu_varint_put(p, v_);                                                                                \
     keep = v_ ? p : keep;                                                                                    \
   } while (0)
   DCOL(d->id);
@@ -1379,11 +1282,11 @@ static inline unsigned char *encode_dispatch(unsigned char *p, const hp_dispatch
   DCOL(d->workgroup[0]);
   DCOL(d->workgroup[1]);
   DCOL(d->workgroup[2]);
-  DCOL(zigzag(d->private_size));
-  DCOL(zigzag(d->group_size));
-  DCOL(zigzag(d->start_ns));
-  DCOL(zigzag(d->end_ns));
-  DCOL(zigzag(d->enqueue_ns));
+  DCOL(hu_zigzag(d->private_size));
+  DCOL(hu_zigzag(d->group_size));
+  DCOL(hu_zigzag(d->start_ns));
+  DCOL(hu_zigzag(d->end_ns));
+  DCOL(hu_zigzag(d->enqueue_ns));
   DCOL(d->passes);
   DCOL(d->bytes_accessible);
   DCOL(d->bytes_restored);
@@ -1414,7 +1317,7 @@ hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n
     return n ? HP_ERR_NOMEM : HP_OK;
   }
   const size_t pb = g_ti[HP_TABLE_DISPATCH].bound; /* as log_write: same length field */
-  const unsigned lb = varint_len(pb);
+  const unsigned lb = hu_varint_len(pb);
   const size_t need = 1 + lb + pb;
   for (size_t i = 0; i < n; i++) {
     const hp_dispatch *d = &rows[i];
@@ -1438,7 +1341,7 @@ hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n
     unsigned char *lenp = p;
     p += lb;
     unsigned char *end = encode_dispatch(p, d);
-    put_varint_n(lenp, (uint64_t)(end - p), lb);
+    hu_varint_put_n(lenp, (uint64_t)(end - p), lb);
     w->pos = end;
     w->nrec++;
     ok++;

@@ -6,6 +6,8 @@
 #include "parquet_fmt.h"
 #include "parquet_internal.h"
 
+#include "../common/hu_io.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -75,14 +77,6 @@ static void remove_flat_dir(const char *dir) {
     closedir(dp);
   }
   rmdir(dir);
-}
-
-static int sync_dir(const char *dir) {
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  int rc = fsync(fd);
-  close(fd);
-  return rc;
 }
 
 /* A file name the manifest may use: no path, nothing hidden. */
@@ -157,59 +151,31 @@ static hp_status pq_write(hp_store *s, hp_table t, const void *row) {
   return pq_twriter_add(p->tw[t], row);
 }
 
-static void json_str(pq_buf *b, const char *s) {
-  pq_buf_byte(b, '"');
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') {
-      pq_buf_byte(b, '\\');
-      pq_buf_byte(b, ch);
-    } else if (ch < 0x20) {
-      char e[8];
-      snprintf(e, sizeof e, "\\u%04x", ch);
-      pq_buf_put(b, e, 6);
-    } else {
-      pq_buf_byte(b, ch);
-    }
-  }
-  pq_buf_byte(b, '"');
-}
-
-static void json_printf(pq_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void json_printf(pq_buf *b, const char *fmt, ...) {
-  char tmp[256];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n > 0) pq_buf_put(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
 static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *const files[],
                                 const size_t nfiles[]) {
-  pq_buf b = {0};
-  json_printf(&b, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n  \"schema_version\": \"%s\",\n", PQ_MAGIC,
-              PQ_STORE_VERSION, PQ_SCHEMA_VERSION);
-  json_printf(&b, "  \"created_by\": \"hubprof %s\",\n  \"tables\": [", hp_version());
+  hu_buf b = {0};
+  hu_buf_printf(&b, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n  \"schema_version\": \"%s\",\n", PQ_MAGIC,
+                PQ_STORE_VERSION, PQ_SCHEMA_VERSION);
+  hu_buf_printf(&b, "  \"created_by\": \"hubprof %s\",\n  \"tables\": [", hp_version());
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
     uint64_t rows = 0;
     for (size_t i = 0; i < nfiles[t]; i++)
       rows += files[t][i].rows;
-    json_printf(&b, "%s\n    {\"name\": ", t ? "," : "");
-    json_str(&b, hp_table_describe((hp_table)t)->name);
-    json_printf(&b, ", \"rows\": %llu, \"files\": [", (unsigned long long)rows);
+    hu_buf_printf(&b, "%s\n    {\"name\": ", t ? "," : "");
+    hu_json_put_str(&b, hp_table_describe((hp_table)t)->name);
+    hu_buf_printf(&b, ", \"rows\": %llu, \"files\": [", (unsigned long long)rows);
     for (size_t i = 0; i < nfiles[t]; i++) {
-      json_printf(&b, "%s\n      {\"path\": ", i ? "," : "");
-      json_str(&b, files[t][i].name);
-      json_printf(&b, ", \"rows\": %llu, \"bytes\": %llu, \"footer_crc32c\": %lu}",
-                  (unsigned long long)files[t][i].rows, (unsigned long long)files[t][i].bytes,
-                  (unsigned long)files[t][i].footer_crc);
+      hu_buf_printf(&b, "%s\n      {\"path\": ", i ? "," : "");
+      hu_json_put_str(&b, files[t][i].name);
+      hu_buf_printf(&b, ", \"rows\": %llu, \"bytes\": %llu, \"footer_crc32c\": %lu}",
+                    (unsigned long long)files[t][i].rows, (unsigned long long)files[t][i].bytes,
+                    (unsigned long)files[t][i].footer_crc);
     }
-    json_printf(&b, "]}");
+    hu_buf_printf(&b, "]}");
   }
-  json_printf(&b, "\n  ]\n}\n");
+  hu_buf_printf(&b, "\n  ]\n}\n");
   if (b.oom) {
-    pq_buf_free(&b);
+    hu_buf_free(&b);
     return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   }
   char *path = join(p->tmp, PQ_MANIFEST);
@@ -218,22 +184,15 @@ static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *c
   if (fd < 0) {
     st = hp_set_error(s, HP_ERR_IO, "%s: cannot create: %s", PQ_MANIFEST, strerror(errno));
   } else {
-    size_t off = 0;
-    while (off < b.n && st == HP_OK) {
-      ssize_t r = write(fd, b.p + off, b.n - off);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0)
-        st = hp_set_error(s, HP_ERR_IO, "%s: cannot write: %s", PQ_MANIFEST, strerror(errno));
-      else
-        off += (size_t)r;
-    }
+    if (hu_write_all(fd, b.p, b.n))
+      st = hp_set_error(s, HP_ERR_IO, "%s: cannot write: %s", PQ_MANIFEST, strerror(errno));
     if (st == HP_OK && fsync(fd) != 0)
       st = hp_set_error(s, HP_ERR_IO, "%s: cannot sync: %s", PQ_MANIFEST, strerror(errno));
     if (close(fd) != 0 && st == HP_OK)
       st = hp_set_error(s, HP_ERR_IO, "%s: cannot close: %s", PQ_MANIFEST, strerror(errno));
   }
   free(path);
-  pq_buf_free(&b);
+  hu_buf_free(&b);
   return st;
 }
 
@@ -282,7 +241,8 @@ static hp_status pq_commit(hp_store *s) {
   }
   hp_status st = write_manifest(s, p, files, nfiles);
   if (st != HP_OK) return st;
-  if (sync_dir(p->tmp) != 0) return hp_set_error(s, HP_ERR_IO, "cannot sync %s: %s", p->tmp, strerror(errno));
+  if (hu_fsync_dir(p->tmp) != 0)
+    return hp_set_error(s, HP_ERR_IO, "cannot sync %s: %s", p->tmp, strerror(errno));
   if ((st = install(s, p)) != HP_OK) return st; /* the hub calls abort, which removes the temporary */
   free_write_store(p);
   s->impl = NULL;
@@ -308,7 +268,7 @@ static void free_read_store(pq_store *p) {
   free(p);
 }
 
-static hp_status read_manifest(hp_store *s, pq_json **out) {
+static hp_status read_manifest(hp_store *s, hu_json **out) {
   *out = NULL;
   char *path = join(s->path, PQ_MANIFEST);
   if (!path) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
@@ -331,20 +291,14 @@ static hp_status read_manifest(hp_store *s, pq_json **out) {
     close(fd);
     return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   }
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = read(fd, text + got, n - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += (size_t)r;
-  }
+  long long got = hu_read_full(fd, text, n);
   close(fd);
-  if (got != n) {
+  if (got != (long long)n) {
     free(text);
     return hp_set_error(s, HP_ERR_IO, "%s: cannot read", PQ_MANIFEST);
   }
   char err[128];
-  int rc = pq_json_parse(text, n, out, err, sizeof err);
+  int rc = hu_json_parse(text, n, out, err, sizeof err);
   free(text);
   if (rc) return hp_set_error(s, HP_ERR_CORRUPT, "%s: bad JSON: %s", PQ_MANIFEST, err);
   return HP_OK;
@@ -352,8 +306,8 @@ static hp_status read_manifest(hp_store *s, pq_json **out) {
 
 /* Check one file of the manifest: size against the manifest, then magic and footer. Damage is recorded,
  * the file left out; only out-of-memory fails the open. */
-static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, const pq_json *rows,
-                            const pq_json *bytes, const pq_json *crc) {
+static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, const hu_json *rows,
+                            const hu_json *bytes, const hu_json *crc) {
   int fd = open(f->path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     hp_set_damage(s, HP_ERR_CORRUPT, 0, "%s: missing (%s)", f->name, strerror(errno));
@@ -396,9 +350,9 @@ static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, co
   return HP_OK;
 }
 
-static hp_status load_table(hp_store *s, pq_store *p, const pq_json *tj) {
-  const pq_json *name = pq_json_get(tj, "name"), *files = pq_json_get(tj, "files");
-  if (!name || name->type != PJ_STR || !files || files->type != PJ_ARR)
+static hp_status load_table(hp_store *s, pq_store *p, const hu_json *tj) {
+  const hu_json *name = hu_json_get(tj, "name"), *files = hu_json_get(tj, "files");
+  if (!name || name->type != HU_JSON_STR || !files || files->type != HU_JSON_ARR)
     return hp_set_error(s, HP_ERR_CORRUPT, "%s: a table without name or files", PQ_MANIFEST);
   hp_table t = hp_table_from_name(name->s);
   if (t == HP_TABLE_COUNT) return HP_OK; /* a table of a newer model: not ours to read */
@@ -408,14 +362,14 @@ static hp_status load_table(hp_store *s, pq_store *p, const pq_json *tj) {
   if (!rt->files) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   const hp_table_desc *d = hp_table_describe(t);
   for (size_t i = 0; i < files->n; i++) {
-    const pq_json *fj = &files->kid[i];
-    const pq_json *path = pq_json_get(fj, "path"), *rows = pq_json_get(fj, "rows"),
-                  *bytes = pq_json_get(fj, "bytes"), *crc = pq_json_get(fj, "footer_crc32c");
-    if (!path || path->type != PJ_STR || !valid_name(path->s))
+    const hu_json *fj = &files->kid[i];
+    const hu_json *path = hu_json_get(fj, "path"), *rows = hu_json_get(fj, "rows"),
+                  *bytes = hu_json_get(fj, "bytes"), *crc = hu_json_get(fj, "footer_crc32c");
+    if (!path || path->type != HU_JSON_STR || !valid_name(path->s))
       return hp_set_error(s, HP_ERR_CORRUPT, "%s: table %s: file %zu has a bad path", PQ_MANIFEST, name->s,
                           i);
-    if ((rows && rows->type != PJ_INT) || (bytes && bytes->type != PJ_INT) ||
-        (crc && (crc->type != PJ_INT || crc->u > UINT32_MAX)))
+    if ((rows && rows->type != HU_JSON_INT) || (bytes && bytes->type != HU_JSON_INT) ||
+        (crc && (crc->type != HU_JSON_INT || crc->u > UINT32_MAX)))
       return hp_set_error(s, HP_ERR_CORRUPT, "%s: table %s: file %s has bad rows, bytes or footer_crc32c",
                           PQ_MANIFEST, name->s, path->s);
     pq_rfile *f = &rt->files[rt->nfiles++];
@@ -430,32 +384,32 @@ static hp_status load_table(hp_store *s, pq_store *p, const pq_json *tj) {
 }
 
 static hp_status pq_open_read(hp_store *s) {
-  pq_json *m;
+  hu_json *m;
   hp_status st = read_manifest(s, &m);
   if (st != HP_OK) return st;
   pq_store *p = calloc(1, sizeof *p);
   if (!p) {
-    pq_json_free(m);
+    hu_json_free(m);
     return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   }
-  const pq_json *fmt = pq_json_get(m, "format"), *ver = pq_json_get(m, "version"),
-                *sv = pq_json_get(m, "schema_version"), *tables = pq_json_get(m, "tables");
-  if (!fmt || fmt->type != PJ_STR || strcmp(fmt->s, PQ_MAGIC) != 0) {
+  const hu_json *fmt = hu_json_get(m, "format"), *ver = hu_json_get(m, "version"),
+                *sv = hu_json_get(m, "schema_version"), *tables = hu_json_get(m, "tables");
+  if (!fmt || fmt->type != HU_JSON_STR || strcmp(fmt->s, PQ_MAGIC) != 0) {
     st = hp_set_error(s, HP_ERR_FORMAT, "%s: not a hubprof Parquet manifest", PQ_MANIFEST);
-  } else if (!ver || ver->type != PJ_INT) {
+  } else if (!ver || ver->type != HU_JSON_INT) {
     st = hp_set_error(s, HP_ERR_CORRUPT, "%s: no version", PQ_MANIFEST);
   } else if (ver->u > PQ_STORE_VERSION) {
     st = hp_set_error(s, HP_ERR_VERSION, "%s: store version %llu, this build reads up to %d", PQ_MANIFEST,
                       (unsigned long long)ver->u, PQ_STORE_VERSION);
-  } else if (!tables || tables->type != PJ_ARR) {
+  } else if (!tables || tables->type != HU_JSON_ARR) {
     st = hp_set_error(s, HP_ERR_CORRUPT, "%s: no table list", PQ_MANIFEST);
   } else {
-    s->schema_version = strdup(sv && sv->type == PJ_STR ? sv->s : PQ_SCHEMA_VERSION);
+    s->schema_version = strdup(sv && sv->type == HU_JSON_STR ? sv->s : PQ_SCHEMA_VERSION);
     if (!s->schema_version) st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < tables->n && st == HP_OK; i++)
       st = load_table(s, p, &tables->kid[i]);
   }
-  pq_json_free(m);
+  hu_json_free(m);
   if (st != HP_OK) {
     free_read_store(p);
     return st;

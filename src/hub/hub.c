@@ -250,20 +250,7 @@ hp_status hp_write(hp_store *s, hp_table t, const void *row) {
   if (!s || !row || (unsigned)t >= HP_TABLE_COUNT) return HP_ERR_INVALID;
   if (s->mode == HP_READ || !s->impl) return HP_ERR_UNSUPPORTED;
   if (s->first_error != HP_OK) return s->first_error;
-  union {
-    hp_node n;
-    hp_process p;
-    hp_thread th;
-    hp_agent a;
-    hp_queue q;
-    hp_code_object co;
-    hp_kernel_symbol k;
-    hp_dispatch d;
-    hp_counter_info ci;
-    hp_counter_value cv;
-    hp_region r;
-    hp_metadata m;
-  } full;
+  hp_anyrow full;
   const void *r = row; /* fast path: the caller's row is already what the format needs */
   if (!hp_row_is_complete(t, row)) {
     hp_status st = hp_row_import(t, row, &full);

@@ -98,6 +98,22 @@ char *hp_temp_path(const char *path);
 /* Zero-fill a row struct of table t and set its size; strings set to "". */
 void hp_row_init(hp_table t, void *row);
 
+/* Room for one row of any table (a full, current-size struct): for copies and imports. */
+typedef union hp_anyrow {
+  hp_node n;
+  hp_process p;
+  hp_thread th;
+  hp_agent a;
+  hp_queue q;
+  hp_code_object co;
+  hp_kernel_symbol k;
+  hp_dispatch d;
+  hp_counter_info ci;
+  hp_counter_value cv;
+  hp_region r;
+  hp_metadata m;
+} hp_anyrow;
+
 /* Copy the caller's row (which may be an older, smaller struct) into a full struct of this build. */
 hp_status hp_row_import(hp_table t, const void *in, void *full);
 /* 1 when a caller's row can be passed to a format as it is: it has this build's size and no NULL string. */

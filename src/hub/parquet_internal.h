@@ -1,11 +1,15 @@
 /* Internals shared by the Parquet format's files (fmt_parquet.c, parquet_write.c, parquet_read.c,
- * parquet_thrift.c, parquet_rle.c, parquet_json.c): byte buffers, the Thrift compact protocol, the
- * RLE/bit-packed hybrid, the manifest's JSON, and the table writer and reader. Only these files include it.
- * Sections: constants of the spec · buffers · Thrift compact · RLE hybrid · JSON · writer · reader. */
+ * parquet_thrift.c, parquet_rle.c): the Thrift compact protocol, the RLE/bit-packed hybrid, and the table
+ * writer and reader (byte buffers and the manifest's JSON come from src/common). Only these files include
+ * it. Sections: constants of the spec · Thrift compact · RLE hybrid · writer · reader. */
 #ifndef HUBPROF_PARQUET_INTERNAL_H
 #define HUBPROF_PARQUET_INTERNAL_H
 
 #include "hub_internal.h"
+
+#include "../common/hu_buf.h"
+#include "../common/hu_json.h"
+#include "../common/hu_varint.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -39,21 +43,19 @@ enum { PQ_PAGE_DATA = 0, PQ_PAGE_INDEX = 1, PQ_PAGE_DICTIONARY = 2, PQ_PAGE_DATA
 #define PQ_MAX_ROWS_PER_BYTE 1024   /* rows a file may claim per byte of its size */
 #define PQ_MAX_THRIFT_DEPTH 32      /* nesting of Thrift structs and lists */
 
-/* ---- growable byte buffer; `oom` is sticky, so a run of puts is checked once ---- */
-typedef struct pq_buf {
-  unsigned char *p; /* bytes */
-  size_t n;         /* bytes used */
-  size_t cap;       /* bytes allocated */
-  int oom;          /* an allocation failed: the content is incomplete */
-} pq_buf;
-
-int pq_buf_reserve(pq_buf *b, size_t extra); /* 0 ok, -1 out of memory (sets oom) */
-void pq_buf_put(pq_buf *b, const void *p, size_t n);
-void pq_buf_byte(pq_buf *b, unsigned v);
-void pq_buf_le32(pq_buf *b, uint32_t v);
-void pq_buf_le64(pq_buf *b, uint64_t v);
-void pq_buf_varint(pq_buf *b, uint64_t v);
-void pq_buf_free(pq_buf *b);
+/* The Parquet physical type of a hub column type, and its value's width in bytes (4 or 8; strings 8). */
+static inline int pq_phys_type(hp_col_type ty) {
+  switch (ty) {
+  case HP_COL_U32:
+  case HP_COL_I32: return PQ_INT32;
+  case HP_COL_U64:
+  case HP_COL_I64: return PQ_INT64;
+  case HP_COL_F64: return PQ_DOUBLE;
+  case HP_COL_STR: return PQ_BYTE_ARRAY;
+  }
+  return -1;
+}
+static inline size_t pq_col_width(hp_col_type ty) { return ty == HP_COL_U32 || ty == HP_COL_I32 ? 4 : 8; }
 
 /* ---- Thrift compact protocol ---- */
 enum {
@@ -74,12 +76,12 @@ enum {
 
 /* Writer: fields of nested structs; each level remembers its last field id (ids are delta-coded). */
 typedef struct tc_writer {
-  pq_buf *b;                         /* output */
+  hu_buf *b;                         /* output */
   int depth;                         /* current struct nesting, 0 = top-level struct */
   int16_t last[PQ_MAX_THRIFT_DEPTH]; /* last field id written at each depth */
 } tc_writer;
 
-void tc_init(tc_writer *w, pq_buf *b);
+void tc_init(tc_writer *w, hu_buf *b);
 void tc_i32(tc_writer *w, int16_t id, int32_t v);
 void tc_i64(tc_writer *w, int16_t id, int64_t v);
 void tc_i8(tc_writer *w, int16_t id, int8_t v);
@@ -112,7 +114,7 @@ void tc_read_list(tc_reader *r, int *elem_type, size_t *n);
 void tc_skip(tc_reader *r, int type);
 
 /* ---- RLE / bit-packed hybrid (Encodings.md), for dictionary indices and definition levels ---- */
-void pq_rle_encode(pq_buf *b, const uint32_t *v, size_t n, int bit_width);
+void pq_rle_encode(hu_buf *b, const uint32_t *v, size_t n, int bit_width);
 
 typedef struct pq_rle_dec {
   const unsigned char *p, *end; /* encoded runs left */
@@ -127,22 +129,6 @@ typedef struct pq_rle_dec {
 void pq_rle_init(pq_rle_dec *d, const unsigned char *p, const unsigned char *end, int bit_width);
 int pq_rle_next(pq_rle_dec *d, uint32_t *out);               /* 0 ok, -1 no more data or malformed */
 size_t pq_rle_batch(pq_rle_dec *d, uint32_t *out, size_t n); /* up to n values; fewer: data ended or bad */
-
-/* ---- minimal JSON (the manifest): a tree of values ---- */
-typedef enum { PJ_NULL, PJ_BOOL, PJ_INT, PJ_NUM, PJ_STR, PJ_ARR, PJ_OBJ } pq_json_type;
-typedef struct pq_json pq_json;
-struct pq_json {
-  pq_json_type type;
-  uint64_t u;   /* PJ_INT (non-negative integer) or PJ_BOOL */
-  char *s;      /* PJ_STR: NUL-terminated, may contain no NUL */
-  size_t n;     /* PJ_ARR/PJ_OBJ: children */
-  char **keys;  /* PJ_OBJ: keys of the children */
-  pq_json *kid; /* PJ_ARR/PJ_OBJ: children */
-};
-/* Parse text[0..n): 0 and *out on success; -1 with a short reason in err. */
-int pq_json_parse(const char *text, size_t n, pq_json **out, char *err, size_t errlen);
-void pq_json_free(pq_json *j);
-const pq_json *pq_json_get(const pq_json *obj, const char *key); /* member of an object, or NULL */
 
 /* ---- writer (parquet_write.c): one per table, buffering at most one row group ---- */
 typedef struct pq_limits {

@@ -5,6 +5,8 @@
  * Sections: footer · column readers · pages · cursor. */
 #include "parquet_internal.h"
 
+#include "../common/hu_io.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,18 +36,6 @@ typedef struct footer_ctx {
   int colleaf[64]; /* leaf of each hub column, -1 when the file lacks it */
   hp_status st;
 } footer_ctx;
-
-static int hub_phys(hp_col_type ty) {
-  switch (ty) {
-  case HP_COL_U32:
-  case HP_COL_I32: return PQ_INT32;
-  case HP_COL_U64:
-  case HP_COL_I64: return PQ_INT64;
-  case HP_COL_F64: return PQ_DOUBLE;
-  case HP_COL_STR: return PQ_BYTE_ARRAY;
-  }
-  return -1;
-}
 
 static const char *phys_name(int t) {
   static const char *n[] = {"BOOLEAN", "INT32",  "INT64",      "INT96",
@@ -118,9 +108,9 @@ static int parse_schema(footer_ctx *x, tc_reader *r) {
       if (lf->namelen != cl || memcmp(lf->name, col->name, cl) != 0) continue;
       if (x->colleaf[c] >= 0)
         return bad(x, HP_ERR_CORRUPT, "bad metadata: column '%s' appears twice", col->name);
-      if (lf->type != hub_phys(col->type))
+      if (lf->type != pq_phys_type(col->type))
         return bad(x, HP_ERR_CORRUPT, "column '%s' has type %s, expected %s", col->name, phys_name(lf->type),
-                   phys_name(hub_phys(col->type)));
+                   phys_name(pq_phys_type(col->type)));
       if (lf->repetition != PQ_REQUIRED && lf->repetition != PQ_OPTIONAL)
         return bad(x, HP_ERR_UNSUPPORTED, "column '%s' is repeated, which is not supported", col->name);
       x->colleaf[c] = (int)j;
@@ -300,19 +290,6 @@ static int parse_filemeta(footer_ctx *x, const unsigned char *buf, size_t n, uin
   return 0;
 }
 
-static int pread_all(int fd, void *p, size_t n, uint64_t off) {
-  unsigned char *q = p;
-  while (n) {
-    ssize_t r = pread(fd, q, n, (off_t)off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return -1;
-    q += r;
-    n -= (size_t)r;
-    off += (uint64_t)r;
-  }
-  return 0;
-}
-
 hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, const uint32_t *crc, pq_rfile *f,
                          char *err, size_t errlen, uint64_t *offset) {
   *offset = 0;
@@ -321,7 +298,7 @@ hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, const ui
     snprintf(err, errlen, "too short for a Parquet file (%llu bytes)", (unsigned long long)size);
     return HP_ERR_TRUNCATED;
   }
-  if (pread_all(fd, head, 4, 0) || pread_all(fd, tail, 8, size - 8)) {
+  if (hu_pread_all(fd, head, 4, 0) || hu_pread_all(fd, tail, 8, size - 8)) {
     snprintf(err, errlen, "cannot read: %s", strerror(errno));
     return HP_ERR_IO;
   }
@@ -347,7 +324,7 @@ hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, const ui
     return HP_ERR_NOMEM;
   }
   uint64_t fstart = size - 8 - len;
-  if (pread_all(fd, buf, len, fstart)) {
+  if (hu_pread_all(fd, buf, len, fstart)) {
     free(buf);
     snprintf(err, errlen, "cannot read: %s", strerror(errno));
     return HP_ERR_IO;
@@ -445,7 +422,7 @@ struct pq_rcursor {
   colrd *cr; /* one per hub column */
   ZSTD_DCtx *dctx;
   hp_status failed; /* sticky error */
-  pq_buf arena;     /* strings of the last batch */
+  hu_buf arena;     /* strings of the last batch */
   char msg[256];
 };
 
@@ -476,8 +453,6 @@ static int grow(unsigned char **p, size_t *cap, size_t n) {
 }
 
 /* ---- pages ---- */
-static size_t width_of(hp_col_type ty) { return ty == HP_COL_U32 || ty == HP_COL_I32 ? 4 : 8; }
-
 static uint64_t load_le(const unsigned char *p, size_t w) {
   uint64_t v = 0;
   for (size_t i = 0; i < w; i++)
@@ -509,7 +484,7 @@ static hp_status decode_dict(pq_rcursor *c, colrd *r, size_t n, int64_t nv) {
       q += 4 + len;
     }
   } else {
-    size_t w = width_of(r->col->type);
+    size_t w = pq_col_width(r->col->type);
     if ((uint64_t)nv > n / w)
       return fail(c, r, HP_ERR_CORRUPT, "dictionary of %lld entries in %zu bytes", (long long)nv, n);
     if ((size_t)nv > r->dvcap) {
@@ -681,7 +656,7 @@ static hp_status one_optional(pq_rcursor *c, colrd *r, uint32_t i) {
     return HP_OK;
   }
   if (str) return plain_string(c, r, &r->b.s[i]);
-  size_t w = width_of(r->col->type);
+  size_t w = pq_col_width(r->col->type);
   if ((size_t)(r->vend - r->vp) < w) return fail(c, r, HP_ERR_CORRUPT, "values end early");
   r->b.v[i] = load_le(r->vp, w);
   r->vp += w;
@@ -718,7 +693,7 @@ static hp_status refill(pq_rcursor *c, colrd *r) {
       if (st != HP_OK) return st;
     }
   } else {
-    size_t w = width_of(r->col->type);
+    size_t w = pq_col_width(r->col->type);
     if ((size_t)(r->vend - r->vp) / w < k) return fail(c, r, HP_ERR_CORRUPT, "values end early");
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (w == 8) {
@@ -815,7 +790,7 @@ void pq_rcursor_close(pq_rcursor *c) {
     free(c->cr[i].ds);
   }
   free(c->cr);
-  pq_buf_free(&c->arena);
+  hu_buf_free(&c->arena);
   ZSTD_freeDCtx(c->dctx);
   free(c);
 }
@@ -875,10 +850,10 @@ static hp_status next_rowgroup(pq_rcursor *c) {
       r->dict_enc = 0;
       r->bi = r->bn = 0;
       r->skip = 0;
-      r->kind = !r->ch->present               ? K_ABSENT
-                : r->col->type == HP_COL_STR  ? K_STR
-                : width_of(r->col->type) == 4 ? K_W4
-                                              : K_W8;
+      r->kind = !r->ch->present                   ? K_ABSENT
+                : r->col->type == HP_COL_STR      ? K_STR
+                : pq_col_width(r->col->type) == 4 ? K_W4
+                                                  : K_W8;
     }
     c->rg_left = rg->rows;
     if (c->rg_left) return HP_OK;
@@ -927,7 +902,7 @@ static hp_status batch_column(pq_rcursor *c, colrd *r, char *out, size_t at, siz
       for (size_t i = 0; i < n; i++) /* "" (an arena offset is fixed up at the end) */
         ((uintptr_t *)out)[at + i] = UINTPTR_MAX;
     } else {
-      size_t w = width_of(r->col->type);
+      size_t w = pq_col_width(r->col->type);
       memset(out + w * at, 0, w * n);
     }
     return HP_OK;
@@ -953,7 +928,7 @@ static hp_status batch_column(pq_rcursor *c, colrd *r, char *out, size_t at, siz
       for (size_t i = 0; i < t; i++) {
         const char *str = r->b.s[r->bi + i];
         ((uintptr_t *)out)[at + i] = c->arena.n;
-        pq_buf_put(&c->arena, str, strlen(str) + 1);
+        hu_buf_put(&c->arena, str, strlen(str) + 1);
       }
       if (c->arena.oom) return fail(c, r, HP_ERR_NOMEM, "out of memory");
     }

@@ -8,10 +8,10 @@
 /* ---- encoder ---- */
 /* One bit-packed run of the n values at v, padded with zeros to whole groups of 8 (only the last run
  * of a page may be padded: its value count says where the values end). */
-static void put_packed(pq_buf *b, const uint32_t *v, size_t n, int bw) {
+static void put_packed(hu_buf *b, const uint32_t *v, size_t n, int bw) {
   size_t groups = (n + 7) / 8;
-  pq_buf_varint(b, (uint64_t)groups << 1 | 1);
-  if (pq_buf_reserve(b, groups * (size_t)bw)) return;
+  hu_buf_varint(b, (uint64_t)groups << 1 | 1);
+  if (hu_buf_reserve(b, groups * (size_t)bw)) return;
   uint64_t acc = 0;
   int bits = 0;
   for (size_t i = 0; i < groups * 8; i++) {
@@ -25,13 +25,13 @@ static void put_packed(pq_buf *b, const uint32_t *v, size_t n, int bw) {
   }
 }
 
-static void put_run(pq_buf *b, uint32_t value, size_t count, int bw) {
-  pq_buf_varint(b, (uint64_t)count << 1);
+static void put_run(hu_buf *b, uint32_t value, size_t count, int bw) {
+  hu_buf_varint(b, (uint64_t)count << 1);
   for (int i = 0; i < (bw + 7) / 8; i++)
-    pq_buf_byte(b, (value >> (8 * i)) & 0xff);
+    hu_buf_byte(b, (value >> (8 * i)) & 0xff);
 }
 
-void pq_rle_encode(pq_buf *b, const uint32_t *v, size_t n, int bw) {
+void pq_rle_encode(hu_buf *b, const uint32_t *v, size_t n, int bw) {
   size_t lit = 0; /* start of the pending literals v[lit..i) */
   size_t i = 0;
   while (i < n) {
@@ -60,20 +60,6 @@ void pq_rle_init(pq_rle_dec *d, const unsigned char *p, const unsigned char *end
   d->p = p;
   d->end = end;
   d->bw = bw;
-}
-
-static int read_uvarint(pq_rle_dec *d, uint64_t *v) {
-  uint64_t x = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (d->p >= d->end) return -1;
-    unsigned char c = *d->p++;
-    x |= (uint64_t)(c & 0x7f) << shift;
-    if (!(c & 0x80)) {
-      *v = x;
-      return 0;
-    }
-  }
-  return -1;
 }
 
 /* Unpack the next group of 8 values of the current bit-packed run; a short last group reads as zeros. */
@@ -115,7 +101,7 @@ int pq_rle_next(pq_rle_dec *d, uint32_t *out) {
       continue;
     }
     uint64_t h;
-    if (read_uvarint(d, &h)) return -1;
+    if (!hu_varint_get(&d->p, d->end, &h)) return -1;
     if (h & 1) {
       uint64_t groups = h >> 1;
       if (groups == 0 || groups > ((uint64_t)1 << 40)) return -1;

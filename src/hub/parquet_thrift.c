@@ -1,77 +1,13 @@
-/* Parquet helpers: growable byte buffers and the Thrift compact protocol (writer and bounded reader)
- * used for Parquet page headers and file metadata. Written from the Thrift compact protocol spec; the
+/* Parquet helper: the Thrift compact protocol (writer and bounded reader) used for Parquet page headers
+ * and file metadata. Written from the Thrift compact protocol spec; the
  * reader trusts no length or count: every one is checked against the bytes left. */
 #include "parquet_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- buffers ---- */
-int pq_buf_reserve(pq_buf *b, size_t extra) {
-  if (b->oom) return -1;
-  if (extra <= b->cap - b->n) return 0;
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap - b->n < extra) {
-    if (cap > SIZE_MAX / 2) {
-      b->oom = 1;
-      return -1;
-    }
-    cap *= 2;
-  }
-  unsigned char *p = realloc(b->p, cap);
-  if (!p) {
-    b->oom = 1;
-    return -1;
-  }
-  b->p = p;
-  b->cap = cap;
-  return 0;
-}
-
-void pq_buf_put(pq_buf *b, const void *p, size_t n) {
-  if (!n || pq_buf_reserve(b, n)) return;
-  memcpy(b->p + b->n, p, n);
-  b->n += n;
-}
-
-void pq_buf_byte(pq_buf *b, unsigned v) {
-  if (pq_buf_reserve(b, 1)) return;
-  b->p[b->n++] = (unsigned char)v;
-}
-
-void pq_buf_le32(pq_buf *b, uint32_t v) {
-  unsigned char t[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
-                        (unsigned char)(v >> 24)};
-  pq_buf_put(b, t, 4);
-}
-
-void pq_buf_le64(pq_buf *b, uint64_t v) {
-  unsigned char t[8];
-  for (int i = 0; i < 8; i++)
-    t[i] = (unsigned char)(v >> (8 * i));
-  pq_buf_put(b, t, 8);
-}
-
-void pq_buf_varint(pq_buf *b, uint64_t v) {
-  unsigned char t[10];
-  size_t n = 0;
-  while (v >= 0x80) {
-    t[n++] = (unsigned char)(v | 0x80);
-    v >>= 7;
-  }
-  t[n++] = (unsigned char)v;
-  pq_buf_put(b, t, n);
-}
-
-void pq_buf_free(pq_buf *b) {
-  free(b->p);
-  memset(b, 0, sizeof *b);
-}
-
 /* ---- compact writer ---- */
-static uint64_t zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-
-void tc_init(tc_writer *w, pq_buf *b) {
+void tc_init(tc_writer *w, hu_buf *b) {
   memset(w, 0, sizeof *w);
   w->b = b;
 }
@@ -79,35 +15,35 @@ void tc_init(tc_writer *w, pq_buf *b) {
 static void field_header(tc_writer *w, int16_t id, int type) {
   int16_t delta = (int16_t)(id - w->last[w->depth]);
   if (delta > 0 && delta <= 15) {
-    pq_buf_byte(w->b, (unsigned)(delta << 4 | type));
+    hu_buf_byte(w->b, (unsigned)(delta << 4 | type));
   } else {
-    pq_buf_byte(w->b, (unsigned)type);
-    pq_buf_varint(w->b, zigzag(id));
+    hu_buf_byte(w->b, (unsigned)type);
+    hu_buf_varint(w->b, hu_zigzag(id));
   }
   w->last[w->depth] = id;
 }
 
 void tc_i32(tc_writer *w, int16_t id, int32_t v) {
   field_header(w, id, TC_I32);
-  pq_buf_varint(w->b, zigzag(v));
+  hu_buf_varint(w->b, hu_zigzag(v));
 }
 
 void tc_i64(tc_writer *w, int16_t id, int64_t v) {
   field_header(w, id, TC_I64);
-  pq_buf_varint(w->b, zigzag(v));
+  hu_buf_varint(w->b, hu_zigzag(v));
 }
 
 void tc_i8(tc_writer *w, int16_t id, int8_t v) {
   field_header(w, id, TC_I8);
-  pq_buf_byte(w->b, (unsigned char)v);
+  hu_buf_byte(w->b, (unsigned char)v);
 }
 
 void tc_bool(tc_writer *w, int16_t id, int v) { field_header(w, id, v ? TC_TRUE : TC_FALSE); }
 
 void tc_binary(tc_writer *w, int16_t id, const void *p, size_t n) {
   field_header(w, id, TC_BINARY);
-  pq_buf_varint(w->b, n);
-  pq_buf_put(w->b, p, n);
+  hu_buf_varint(w->b, n);
+  hu_buf_put(w->b, p, n);
 }
 
 static void push(tc_writer *w) {
@@ -124,48 +60,38 @@ void tc_struct_begin(tc_writer *w, int16_t id) {
 }
 
 void tc_struct_end(tc_writer *w) {
-  pq_buf_byte(w->b, TC_STOP);
+  hu_buf_byte(w->b, TC_STOP);
   if (w->depth > 0) w->depth--;
 }
 
 void tc_list_begin(tc_writer *w, int16_t id, int elem_type, size_t n) {
   field_header(w, id, TC_LIST);
   if (n < 15) {
-    pq_buf_byte(w->b, (unsigned)(n << 4 | (unsigned)elem_type));
+    hu_buf_byte(w->b, (unsigned)(n << 4 | (unsigned)elem_type));
   } else {
-    pq_buf_byte(w->b, 0xF0u | (unsigned)elem_type);
-    pq_buf_varint(w->b, n);
+    hu_buf_byte(w->b, 0xF0u | (unsigned)elem_type);
+    hu_buf_varint(w->b, n);
   }
 }
 
-void tc_elem_i32(tc_writer *w, int32_t v) { pq_buf_varint(w->b, zigzag(v)); }
+void tc_elem_i32(tc_writer *w, int32_t v) { hu_buf_varint(w->b, hu_zigzag(v)); }
 
 void tc_elem_binary(tc_writer *w, const void *p, size_t n) {
-  pq_buf_varint(w->b, n);
-  pq_buf_put(w->b, p, n);
+  hu_buf_varint(w->b, n);
+  hu_buf_put(w->b, p, n);
 }
 
 void tc_elem_struct_begin(tc_writer *w) { push(w); }
 
-void tc_stop(tc_writer *w) { pq_buf_byte(w->b, TC_STOP); }
+void tc_stop(tc_writer *w) { hu_buf_byte(w->b, TC_STOP); }
 
 /* ---- compact reader ---- */
+/* A varint, or 0 with r->err set when cut short or longer than 10 bytes. */
 static uint64_t read_varint(tc_reader *r) {
   uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (r->err || r->p >= r->end) {
-      r->err = 1;
-      return 0;
-    }
-    unsigned char c = *r->p++;
-    v |= (uint64_t)(c & 0x7f) << shift;
-    if (!(c & 0x80)) return v;
-  }
-  r->err = 1; /* more than 10 bytes */
-  return 0;
+  if (r->err || !hu_varint_get(&r->p, r->end, &v)) r->err = 1;
+  return r->err ? 0 : v;
 }
-
-static int64_t unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
 int tc_field(tc_reader *r, int16_t *last, int *type, int16_t *id) {
   if (r->err || r->p >= r->end) {
@@ -179,7 +105,7 @@ int tc_field(tc_reader *r, int16_t *last, int *type, int16_t *id) {
   if (delta) {
     *id = (int16_t)(*last + delta);
   } else {
-    int64_t v = unzigzag(read_varint(r));
+    int64_t v = hu_unzigzag(read_varint(r));
     if (v < INT16_MIN || v > INT16_MAX) r->err = 1;
     *id = (int16_t)v;
   }
@@ -199,7 +125,7 @@ int64_t tc_read_int(tc_reader *r, int type) {
   case TC_I16:
   case TC_I32:
   case TC_I64: {
-    int64_t v = unzigzag(read_varint(r));
+    int64_t v = hu_unzigzag(read_varint(r));
     if (type == TC_I16 && (v < INT16_MIN || v > INT16_MAX)) r->err = 1;
     if (type == TC_I32 && (v < INT32_MIN || v > INT32_MAX)) r->err = 1;
     return r->err ? 0 : v;

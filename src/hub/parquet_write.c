@@ -5,6 +5,9 @@
  * Sections: state · buffering rows · dictionary · statistics · pages · row groups · footer · files. */
 #include "parquet_internal.h"
 
+#include "../common/hu_hash.h"
+#include "../common/hu_io.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -48,7 +51,7 @@ struct pq_twriter {
   /* the row group being buffered */
   uint64_t **val;  /* per column: values (integers widened, doubles as bits) or string offsets */
   uint32_t **slen; /* per string column: string lengths */
-  pq_buf *str;     /* per column: string bytes (string columns only) */
+  hu_buf *str;     /* per column: string bytes (string columns only) */
   size_t rows, cap;
   uint64_t raw; /* buffered bytes, about */
   /* small tables: a row written again with the same key (first column) replaces the earlier one */
@@ -69,26 +72,12 @@ struct pq_twriter {
   size_t nfiles, capfiles;
   /* scratch, reused between chunks */
   ZSTD_CCtx *cctx;
-  pq_buf plain, comp, chunk;
+  hu_buf plain, comp, chunk;
   uint32_t *idx;  /* dictionary index of each row */
   uint32_t *dent; /* dictionary entry k = row dent[k] */
   uint32_t *ht;   /* hash table of dictionary entries (k + 1, 0 = empty) */
   size_t htcap, idxcap, dentcap;
 };
-
-static size_t col_width(hp_col_type ty) { return ty == HP_COL_U32 || ty == HP_COL_I32 ? 4 : 8; }
-
-static int phys_type(hp_col_type ty) {
-  switch (ty) {
-  case HP_COL_U32:
-  case HP_COL_I32: return PQ_INT32;
-  case HP_COL_U64:
-  case HP_COL_I64: return PQ_INT64;
-  case HP_COL_F64: return PQ_DOUBLE;
-  case HP_COL_STR: return PQ_BYTE_ARRAY;
-  }
-  return PQ_INT64;
-}
 
 static hp_status oom(pq_twriter *w) {
   return hp_set_error(w->s, HP_ERR_NOMEM, "%s: out of memory", w->d->name);
@@ -142,15 +131,15 @@ void pq_twriter_free(pq_twriter *w) {
   free(w->slen);
   free(w->keys);
   for (size_t c = 0; w->str && c < w->d->ncolumns; c++)
-    pq_buf_free(&w->str[c]);
+    hu_buf_free(&w->str[c]);
   free(w->val);
   free(w->str);
   free_rgs(w);
   free(w->files);
   ZSTD_freeCCtx(w->cctx);
-  pq_buf_free(&w->plain);
-  pq_buf_free(&w->comp);
-  pq_buf_free(&w->chunk);
+  hu_buf_free(&w->plain);
+  hu_buf_free(&w->comp);
+  hu_buf_free(&w->chunk);
   free(w->idx);
   free(w->dent);
   free(w->ht);
@@ -168,33 +157,17 @@ static const unsigned char *str_at(const pq_twriter *w, size_t c, size_t i, size
   return w->str[c].p ? w->str[c].p + w->val[c][i] : none; /* no bytes yet: every string is empty */
 }
 
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
-
-static uint64_t hash_bytes(const unsigned char *p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ULL ^ n;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ p[i]) * 0x100000001b3ULL;
-  return mix64(h);
-}
-
 /* Key (first column) of a row struct, and of buffered row i. */
 static uint64_t row_key_hash(const pq_twriter *w, const void *row) {
   const hp_column *k = &w->d->columns[0];
   const char *p = (const char *)row + k->offset;
   if (k->type == HP_COL_STR) {
     const char *sv = *(const char *const *)p;
-    return hash_bytes((const unsigned char *)sv, strlen(sv));
+    return hu_hash_bytes((const unsigned char *)sv, strlen(sv));
   }
   uint64_t v;
   memcpy(&v, p, 8);
-  return mix64(v);
+  return hu_mix64(v);
 }
 
 static int same_key(const pq_twriter *w, const void *row, size_t i) {
@@ -215,9 +188,9 @@ static uint64_t buffered_key_hash(const pq_twriter *w, size_t i) {
   if (w->d->columns[0].type == HP_COL_STR) {
     size_t n;
     const unsigned char *b = str_at(w, 0, i, &n);
-    return hash_bytes(b, n);
+    return hu_hash_bytes(b, n);
   }
-  return mix64(w->val[0][i]);
+  return hu_mix64(w->val[0][i]);
 }
 
 /* Slot of the row's key in w->keys: holding the buffered row (value - 1), or empty. */
@@ -284,7 +257,7 @@ hp_status pq_twriter_add(pq_twriter *w, const void *row) {
         return hp_set_error(w->s, HP_ERR_INVALID, "%s: string of %zu bytes in column %s is too long", d->name,
                             len, col->name);
       v = w->str[c].n;
-      pq_buf_put(&w->str[c], sv, len);
+      hu_buf_put(&w->str[c], sv, len);
       if (w->str[c].oom) return oom(w);
       w->slen[c][at] = (uint32_t)len;
       w->raw += len;
@@ -312,7 +285,7 @@ static long build_dict(pq_twriter *w, size_t c) {
   size_t n = w->rows;
   size_t maxent = n / 4;
   int is_str = col->type == HP_COL_STR;
-  if (!is_str && maxent > DICT_BYTES / col_width(col->type)) maxent = DICT_BYTES / col_width(col->type);
+  if (!is_str && maxent > DICT_BYTES / pq_col_width(col->type)) maxent = DICT_BYTES / pq_col_width(col->type);
   if (maxent < 1) return 0;
   size_t cap = 16;
   while (cap < 2 * maxent)
@@ -345,9 +318,9 @@ static long build_dict(pq_twriter *w, size_t c) {
     uint64_t h;
     if (is_str) {
       sp = str_at(w, c, i, &sn);
-      h = hash_bytes(sp, sn);
+      h = hu_hash_bytes(sp, sn);
     } else {
-      h = mix64(v[i]);
+      h = hu_mix64(v[i]);
     }
     size_t slot = (size_t)h & mask;
     for (;;) {
@@ -365,7 +338,7 @@ static long build_dict(pq_twriter *w, size_t c) {
     }
     if (!w->ht[slot]) {
       if (nd == maxent) return 0;
-      dbytes += is_str ? 4 + sn : col_width(col->type);
+      dbytes += is_str ? 4 + sn : pq_col_width(col->type);
       if (dbytes > DICT_BYTES) return 0;
       w->dent[nd] = (uint32_t)i;
       w->ht[slot] = (uint32_t)++nd;
@@ -407,7 +380,7 @@ static unsigned char *plain_value(const pq_twriter *w, size_t c, size_t i, size_
   if (col->type == HP_COL_STR) {
     src = str_at(w, c, i, n);
   } else {
-    *n = col_width(col->type);
+    *n = pq_col_width(col->type);
     for (size_t k = 0; k < *n; k++)
       tmp[k] = (unsigned char)(w->val[c][i] >> (8 * k));
     src = tmp;
@@ -465,19 +438,19 @@ static int column_stats(pq_twriter *w, size_t c, const uint32_t *rows, size_t n,
 }
 
 /* ---- pages ---- */
-static void plain_put(pq_twriter *w, pq_buf *b, size_t c, size_t i) {
+static void plain_put(pq_twriter *w, hu_buf *b, size_t c, size_t i) {
   const hp_column *col = &w->d->columns[c];
   switch (col->type) {
   case HP_COL_U32:
-  case HP_COL_I32: pq_buf_le32(b, (uint32_t)w->val[c][i]); break;
+  case HP_COL_I32: hu_buf_le32(b, (uint32_t)w->val[c][i]); break;
   case HP_COL_U64:
   case HP_COL_I64:
-  case HP_COL_F64: pq_buf_le64(b, w->val[c][i]); break;
+  case HP_COL_F64: hu_buf_le64(b, w->val[c][i]); break;
   case HP_COL_STR: {
     size_t n;
     const unsigned char *p = str_at(w, c, i, &n);
-    pq_buf_le32(b, (uint32_t)n);
-    pq_buf_put(b, p, n);
+    hu_buf_le32(b, (uint32_t)n);
+    hu_buf_put(b, p, n);
     break;
   }
   }
@@ -490,7 +463,7 @@ static hp_status put_page(pq_twriter *w, pq_cmeta *m, int dict, uint32_t nvals, 
     return hp_set_error(w->s, HP_ERR_INVALID, "%s: page of %zu bytes is too large", w->d->name, w->plain.n);
   w->comp.n = 0;
   size_t bound = ZSTD_compressBound(w->plain.n);
-  if (pq_buf_reserve(&w->comp, bound)) return oom(w);
+  if (hu_buf_reserve(&w->comp, bound)) return oom(w);
   size_t z = ZSTD_compress2(w->cctx, w->comp.p, bound, w->plain.p, w->plain.n);
   if (ZSTD_isError(z)) return hp_set_error(w->s, HP_ERR_IO, "%s: zstd: %s", w->d->name, ZSTD_getErrorName(z));
   if (z > INT32_MAX) return hp_set_error(w->s, HP_ERR_INVALID, "%s: page too large", w->d->name);
@@ -516,7 +489,7 @@ static hp_status put_page(pq_twriter *w, pq_cmeta *m, int dict, uint32_t nvals, 
   }
   tc_stop(&tw);
   size_t hlen = w->chunk.n - h0;
-  pq_buf_put(&w->chunk, w->comp.p, z);
+  hu_buf_put(&w->chunk, w->comp.p, z);
   if (w->chunk.oom) return oom(w);
   m->uncomp += hlen + w->plain.n;
   m->comp += hlen + z;
@@ -524,7 +497,7 @@ static hp_status put_page(pq_twriter *w, pq_cmeta *m, int dict, uint32_t nvals, 
 }
 
 static size_t plain_size(const pq_twriter *w, size_t c, size_t i) {
-  if (w->d->columns[c].type != HP_COL_STR) return col_width(w->d->columns[c].type);
+  if (w->d->columns[c].type != HP_COL_STR) return pq_col_width(w->d->columns[c].type);
   size_t n;
   str_at(w, c, i, &n);
   return 4 + n;
@@ -565,7 +538,7 @@ static hp_status encode_chunk(pq_twriter *w, size_t c, pq_cmeta *m) {
       bytes += plain_size(w, c, j++);
     w->plain.n = 0;
     if (m->dict) {
-      pq_buf_byte(&w->plain, (unsigned)bw);
+      hu_buf_byte(&w->plain, (unsigned)bw);
       pq_rle_encode(&w->plain, w->idx + i, j - i, bw);
     } else {
       for (size_t k = i; k < j; k++)
@@ -580,17 +553,9 @@ static hp_status encode_chunk(pq_twriter *w, size_t c, pq_cmeta *m) {
 
 /* ---- files ---- */
 static hp_status write_all(pq_twriter *w, const void *p, size_t n) {
-  const unsigned char *q = p;
-  while (n) {
-    ssize_t r = write(w->fd, q, n);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return hp_set_error(w->s, HP_ERR_IO, "%s: cannot write: %s", w->fname, strerror(errno));
-    }
-    q += r;
-    n -= (size_t)r;
-    w->fpos += (uint64_t)r;
-  }
+  if (hu_write_all(w->fd, p, n))
+    return hp_set_error(w->s, HP_ERR_IO, "%s: cannot write: %s", w->fname, strerror(errno));
+  w->fpos += n;
   return HP_OK;
 }
 
@@ -648,7 +613,7 @@ static hp_status flush_rowgroup(pq_twriter *w) {
 /* ---- footer ---- */
 static void write_schema_leaf(tc_writer *tw, const hp_column *col) {
   tc_elem_struct_begin(tw);
-  tc_i32(tw, 1, phys_type(col->type));
+  tc_i32(tw, 1, pq_phys_type(col->type));
   tc_i32(tw, 3, PQ_REQUIRED);
   tc_binary(tw, 4, col->name, strlen(col->name));
   switch (col->type) {
@@ -678,7 +643,7 @@ static void write_chunk_meta(tc_writer *tw, const hp_column *col, const pq_cmeta
   tc_elem_struct_begin(tw); /* ColumnChunk */
   tc_i64(tw, 2, 0);         /* file_offset: deprecated, 0 */
   tc_struct_begin(tw, 3);   /* ColumnMetaData */
-  tc_i32(tw, 1, phys_type(col->type));
+  tc_i32(tw, 1, pq_phys_type(col->type));
   if (m->dict) {
     tc_list_begin(tw, 2, TC_I32, 3);
     tc_elem_i32(tw, PQ_ENC_PLAIN);
@@ -731,7 +696,7 @@ static void kv(tc_writer *tw, const char *k, const char *v) {
 
 static hp_status write_footer(pq_twriter *w) {
   const hp_table_desc *d = w->d;
-  pq_buf *b = &w->chunk;
+  hu_buf *b = &w->chunk;
   b->n = 0;
   tc_writer tw;
   tc_init(&tw, b);
@@ -775,8 +740,8 @@ static hp_status write_footer(pq_twriter *w) {
   if (b->oom) return oom(w);
   if (b->n > UINT32_MAX) return hp_set_error(w->s, HP_ERR_INVALID, "%s: footer too large", w->fname);
   uint32_t len = (uint32_t)b->n;
-  pq_buf_le32(b, len);
-  pq_buf_put(b, "PAR1", 4);
+  hu_buf_le32(b, len);
+  hu_buf_put(b, "PAR1", 4);
   if (b->oom) return oom(w);
   w->footer_crc = hp_crc32c(0, b->p, b->n);
   return write_all(w, b->p, b->n);

@@ -1,12 +1,10 @@
-/* Parquet helper: a small strict JSON parser for the store's manifest (_hubprof.json). It builds a tree,
- * bounds nesting, and accepts only what JSON allows; numbers are kept when they are non-negative integers. */
-#include "parquet_internal.h"
+/* JSON reading and writing (hu_json.h): a small strict parser that builds a tree (nesting bounded, only
+ * what JSON allows) for the Parquet manifest and the replay metadata, and string escaping for the writers. */
+#include "hu_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PJ_MAX_DEPTH 16
 
 typedef struct {
   const char *p, *end;
@@ -45,27 +43,27 @@ static int hex4(jp *j, unsigned *out) {
   return 0;
 }
 
-static void put_utf8(pq_buf *b, unsigned cp) {
+static void put_utf8(hu_buf *b, unsigned cp) {
   if (cp < 0x80) {
-    pq_buf_byte(b, cp);
+    hu_buf_byte(b, cp);
   } else if (cp < 0x800) {
-    pq_buf_byte(b, 0xC0 | (cp >> 6));
-    pq_buf_byte(b, 0x80 | (cp & 0x3F));
+    hu_buf_byte(b, 0xC0 | (cp >> 6));
+    hu_buf_byte(b, 0x80 | (cp & 0x3F));
   } else if (cp < 0x10000) {
-    pq_buf_byte(b, 0xE0 | (cp >> 12));
-    pq_buf_byte(b, 0x80 | ((cp >> 6) & 0x3F));
-    pq_buf_byte(b, 0x80 | (cp & 0x3F));
+    hu_buf_byte(b, 0xE0 | (cp >> 12));
+    hu_buf_byte(b, 0x80 | ((cp >> 6) & 0x3F));
+    hu_buf_byte(b, 0x80 | (cp & 0x3F));
   } else {
-    pq_buf_byte(b, 0xF0 | (cp >> 18));
-    pq_buf_byte(b, 0x80 | ((cp >> 12) & 0x3F));
-    pq_buf_byte(b, 0x80 | ((cp >> 6) & 0x3F));
-    pq_buf_byte(b, 0x80 | (cp & 0x3F));
+    hu_buf_byte(b, 0xF0 | (cp >> 18));
+    hu_buf_byte(b, 0x80 | ((cp >> 12) & 0x3F));
+    hu_buf_byte(b, 0x80 | ((cp >> 6) & 0x3F));
+    hu_buf_byte(b, 0x80 | (cp & 0x3F));
   }
 }
 
 /* A string at j->p (just past the opening quote); malloc'd, NUL-terminated, no NUL inside. */
 static char *string(jp *j) {
-  pq_buf b = {0};
+  hu_buf b = {0};
   for (;;) {
     if (j->p >= j->end) {
       fail(j, "unterminated string");
@@ -73,7 +71,7 @@ static char *string(jp *j) {
     }
     unsigned char c = (unsigned char)*j->p++;
     if (c == '"') {
-      pq_buf_byte(&b, 0);
+      hu_buf_byte(&b, 0);
       if (b.oom) {
         fail(j, "out of memory");
         break;
@@ -85,7 +83,7 @@ static char *string(jp *j) {
       break;
     }
     if (c != '\\') {
-      pq_buf_byte(&b, c);
+      hu_buf_byte(&b, c);
       continue;
     }
     if (j->p >= j->end) {
@@ -95,14 +93,14 @@ static char *string(jp *j) {
     char e = *j->p++;
     unsigned cp;
     switch (e) {
-    case '"': pq_buf_byte(&b, '"'); break;
-    case '\\': pq_buf_byte(&b, '\\'); break;
-    case '/': pq_buf_byte(&b, '/'); break;
-    case 'b': pq_buf_byte(&b, '\b'); break;
-    case 'f': pq_buf_byte(&b, '\f'); break;
-    case 'n': pq_buf_byte(&b, '\n'); break;
-    case 'r': pq_buf_byte(&b, '\r'); break;
-    case 't': pq_buf_byte(&b, '\t'); break;
+    case '"': hu_buf_byte(&b, '"'); break;
+    case '\\': hu_buf_byte(&b, '\\'); break;
+    case '/': hu_buf_byte(&b, '/'); break;
+    case 'b': hu_buf_byte(&b, '\b'); break;
+    case 'f': hu_buf_byte(&b, '\f'); break;
+    case 'n': hu_buf_byte(&b, '\n'); break;
+    case 'r': hu_buf_byte(&b, '\r'); break;
+    case 't': hu_buf_byte(&b, '\t'); break;
     case 'u':
       if (hex4(j, &cp)) break;
       if (cp >= 0xD800 && cp < 0xDC00) { /* a surrogate pair */
@@ -132,19 +130,19 @@ static char *string(jp *j) {
     }
     if (j->failed) break;
   }
-  pq_buf_free(&b);
+  hu_buf_free(&b);
   return NULL;
 }
 
-static int value(jp *j, pq_json *v, int depth);
+static int value(jp *j, hu_json *v, int depth);
 
-static int add_kid(jp *j, pq_json *v, size_t *cap) {
+static int add_kid(jp *j, hu_json *v, size_t *cap) {
   if (v->n == *cap) {
     size_t nc = *cap ? *cap * 2 : 4;
-    pq_json *k = realloc(v->kid, nc * sizeof *k);
+    hu_json *k = realloc(v->kid, nc * sizeof *k);
     if (!k) return fail(j, "out of memory");
     v->kid = k;
-    if (v->type == PJ_OBJ) {
+    if (v->type == HU_JSON_OBJ) {
       char **keys = realloc(v->keys, nc * sizeof *keys);
       if (!keys) return fail(j, "out of memory");
       v->keys = keys;
@@ -155,7 +153,7 @@ static int add_kid(jp *j, pq_json *v, size_t *cap) {
   return 0;
 }
 
-static int container(jp *j, pq_json *v, int depth, char close) {
+static int container(jp *j, hu_json *v, int depth, char close) {
   size_t cap = 0;
   ws(j);
   if (j->p < j->end && *j->p == close) {
@@ -164,7 +162,7 @@ static int container(jp *j, pq_json *v, int depth, char close) {
   }
   for (;;) {
     if (add_kid(j, v, &cap)) return -1;
-    if (v->type == PJ_OBJ) {
+    if (v->type == HU_JSON_OBJ) {
       ws(j);
       if (j->p >= j->end || *j->p != '"') return fail(j, "expected a key");
       j->p++;
@@ -174,7 +172,7 @@ static int container(jp *j, pq_json *v, int depth, char close) {
       ws(j);
       if (j->p >= j->end || *j->p != ':') {
         v->n++; /* the key is owned now */
-        v->kid[v->n - 1].type = PJ_NULL;
+        v->kid[v->n - 1].type = HU_JSON_NULL;
         return fail(j, "expected ':'");
       }
       j->p++;
@@ -203,7 +201,7 @@ static int literal(jp *j, const char *word) {
   return 0;
 }
 
-static int number(jp *j, pq_json *v) {
+static int number(jp *j, hu_json *v) {
   const char *s = j->p;
   int neg = 0, frac = 0;
   if (j->p < j->end && *j->p == '-') {
@@ -233,65 +231,71 @@ static int number(jp *j, pq_json *v) {
     while (j->p < j->end && *j->p >= '0' && *j->p <= '9')
       j->p++;
   }
-  (void)s;
+  size_t len = (size_t)(j->p - s);
+  char tmp[64], *t = len < sizeof tmp ? tmp : malloc(len + 1);
+  if (!t) return fail(j, "out of memory");
+  memcpy(t, s, len);
+  t[len] = 0;
+  v->d = strtod(t, NULL);
+  if (t != tmp) free(t);
   if (neg || frac || overflow) {
-    v->type = PJ_NUM;
+    v->type = HU_JSON_NUM;
   } else {
-    v->type = PJ_INT;
+    v->type = HU_JSON_INT;
     v->u = u;
   }
   return 0;
 }
 
-static int value(jp *j, pq_json *v, int depth) {
-  if (depth > PJ_MAX_DEPTH) return fail(j, "nested too deeply");
+static int value(jp *j, hu_json *v, int depth) {
+  if (depth > HU_JSON_MAX_DEPTH) return fail(j, "nested too deeply");
   ws(j);
   if (j->p >= j->end) return fail(j, "unexpected end");
   char c = *j->p;
   switch (c) {
   case '{':
     j->p++;
-    v->type = PJ_OBJ;
+    v->type = HU_JSON_OBJ;
     return container(j, v, depth, '}');
   case '[':
     j->p++;
-    v->type = PJ_ARR;
+    v->type = HU_JSON_ARR;
     return container(j, v, depth, ']');
   case '"':
     j->p++;
-    v->type = PJ_STR;
+    v->type = HU_JSON_STR;
     v->s = string(j);
     return v->s ? 0 : -1;
   case 't':
-    v->type = PJ_BOOL;
+    v->type = HU_JSON_BOOL;
     v->u = 1;
     return literal(j, "true");
-  case 'f': v->type = PJ_BOOL; return literal(j, "false");
-  case 'n': v->type = PJ_NULL; return literal(j, "null");
+  case 'f': v->type = HU_JSON_BOOL; return literal(j, "false");
+  case 'n': v->type = HU_JSON_NULL; return literal(j, "null");
   default: return number(j, v);
   }
 }
 
-static void free_kids(pq_json *v) {
+static void free_kids(hu_json *v) {
   for (size_t i = 0; i < v->n; i++) {
     free_kids(&v->kid[i]);
-    if (v->type == PJ_OBJ) free(v->keys[i]);
+    if (v->type == HU_JSON_OBJ) free(v->keys[i]);
   }
   free(v->kid);
   free(v->keys);
   free(v->s);
 }
 
-void pq_json_free(pq_json *j) {
+void hu_json_free(hu_json *j) {
   if (!j) return;
   free_kids(j);
   free(j);
 }
 
-int pq_json_parse(const char *text, size_t n, pq_json **out, char *err, size_t errlen) {
+int hu_json_parse(const char *text, size_t n, hu_json **out, char *err, size_t errlen) {
   *out = NULL;
   jp j = {text, text + n, err, errlen, 0};
-  pq_json *v = calloc(1, sizeof *v);
+  hu_json *v = calloc(1, sizeof *v);
   if (!v) {
     snprintf(err, errlen, "out of memory");
     return -1;
@@ -301,16 +305,77 @@ int pq_json_parse(const char *text, size_t n, pq_json **out, char *err, size_t e
     if (j.p != j.end) fail(&j, "trailing bytes after the JSON value");
   }
   if (j.failed) {
-    pq_json_free(v);
+    hu_json_free(v);
     return -1;
   }
   *out = v;
   return 0;
 }
 
-const pq_json *pq_json_get(const pq_json *obj, const char *key) {
-  if (!obj || obj->type != PJ_OBJ) return NULL;
+const hu_json *hu_json_get(const hu_json *obj, const char *key) {
+  if (!obj || obj->type != HU_JSON_OBJ) return NULL;
   for (size_t i = 0; i < obj->n; i++)
     if (strcmp(obj->keys[i], key) == 0) return &obj->kid[i];
   return NULL;
+}
+
+int hu_json_int64(const hu_json *v, int64_t *out) {
+  if (!v) return -1;
+  if (v->type == HU_JSON_INT && v->u <= (uint64_t)INT64_MAX) {
+    *out = (int64_t)v->u;
+    return 0;
+  }
+  /* a negative integer: exact as a double up to 2^53 */
+  if (v->type == HU_JSON_NUM && v->d == (double)(int64_t)v->d && v->d >= -9007199254740992.0 &&
+      v->d <= 9007199254740992.0) {
+    *out = (int64_t)v->d;
+    return 0;
+  }
+  return -1;
+}
+
+/* ---- writing ---- */
+
+/* The escape of byte ch inside a JSON string into e (NUL-terminated), or 0 when it stands as it is. */
+static size_t escape(unsigned char ch, char e[8]) {
+  if (ch == '"' || ch == '\\') {
+    e[0] = '\\';
+    e[1] = (char)ch;
+    e[2] = 0;
+    return 2;
+  }
+  if (ch == '\n') return (size_t)snprintf(e, 8, "\\n");
+  if (ch == '\t') return (size_t)snprintf(e, 8, "\\t");
+  if (ch < 0x20) return (size_t)snprintf(e, 8, "\\u%04x", ch);
+  return 0;
+}
+
+void hu_json_put_str(hu_buf *b, const char *s) {
+  hu_buf_byte(b, '"');
+  const char *run = s;
+  for (; *s; s++) {
+    char e[8];
+    size_t n = escape((unsigned char)*s, e);
+    if (!n) continue;
+    hu_buf_put(b, run, (size_t)(s - run));
+    hu_buf_put(b, e, n);
+    run = s + 1;
+  }
+  hu_buf_put(b, run, (size_t)(s - run));
+  hu_buf_byte(b, '"');
+}
+
+void hu_json_write_str(FILE *out, const char *s) {
+  fputc('"', out);
+  const char *run = s;
+  for (; *s; s++) {
+    char e[8];
+    size_t n = escape((unsigned char)*s, e);
+    if (!n) continue;
+    fwrite(run, 1, (size_t)(s - run), out);
+    fwrite(e, 1, n, out);
+    run = s + 1;
+  }
+  fwrite(run, 1, (size_t)(s - run), out);
+  fputc('"', out);
 }

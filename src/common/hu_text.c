@@ -1,0 +1,92 @@
+/* Text helpers: CSV fields, name lists, edit distance (hu_text.h). */
+#include "hu_text.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+void hu_csv_write_str(FILE *out, const char *s) {
+  if (!strpbrk(s, ",\"\n\r")) {
+    fputs(s, out);
+    return;
+  }
+  fputc('"', out);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', out);
+    fputc(*s, out);
+  }
+  fputc('"', out);
+}
+
+void hu_strv_free(char **v) {
+  if (!v) return;
+  for (char **p = v; *p; p++)
+    free(*p);
+  free(v);
+}
+
+long hu_split_inplace(char *s, char **out, size_t max) {
+  long n = 0;
+  for (char *c = s;;) {
+    size_t w = strcspn(c, ",");
+    char end = c[w], *b = c, *e = c + w;
+    while (b < e && (*b == ' ' || *b == '\t'))
+      b++;
+    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
+      e--;
+    *e = 0;
+    if (b == e || (size_t)n == max) return -1;
+    out[n++] = b;
+    if (!end) break;
+    c += w + 1;
+  }
+  return n;
+}
+
+hu_status hu_split_names(const char *list, char ***out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  size_t max = 1;
+  for (const char *c = list; *c; c++)
+    max += *c == ',';
+  char *copy = strdup(list), **v = calloc(max + 1, sizeof *v), **at = calloc(max, sizeof *at);
+  hu_status st = copy && v && at ? HU_OK : HU_ERR_NOMEM;
+  long got = 0;
+  if (st == HU_OK && *list && (got = hu_split_inplace(copy, at, max)) < 0) st = HU_ERR_INVALID;
+  for (long i = 0; st == HU_OK && i < got; i++)
+    if (!(v[i] = strdup(at[i]))) st = HU_ERR_NOMEM;
+  free(copy);
+  free(at);
+  if (st != HU_OK) {
+    hu_strv_free(v);
+    return st;
+  }
+  *out = v;
+  *n = (size_t)got;
+  return HU_OK;
+}
+
+size_t hu_edit_distance(const char *a, const char *b) {
+  enum { M = HU_EDIT_MAX };
+  size_t la = strlen(a), lb = strlen(b);
+  if (la >= M) la = M - 1;
+  if (lb >= M) lb = M - 1;
+  size_t d[M][M];
+  for (size_t i = 0; i <= la; i++)
+    d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++)
+    d[0][j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    for (size_t j = 1; j <= lb; j++) {
+      int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+      size_t cost = ca != cb, v = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+      if (d[i - 1][j - 1] + cost < v) v = d[i - 1][j - 1] + cost;
+      if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+          tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < v)
+        v = d[i - 2][j - 2] + 1;
+      d[i][j] = v;
+    }
+  }
+  return d[la][lb];
+}
