@@ -1064,8 +1064,13 @@ static void check_merge_order(void) {
   CHECK(near(q_double(db, "SELECT COUNT(DISTINCT id) FROM rocpd_kernel_dispatch"), 5048));
   CHECK(near(q_double(db, "SELECT MAX(id) - MIN(id) FROM rocpd_kernel_dispatch"), 5047));
   CHECK(near(q_double(db, "SELECT COUNT(*) FROM rocpd_pmc_event V JOIN rocpd_kernel_dispatch K ON K.id = "
-                          "V.event_id WHERE V.value = K.dispatch_id * 10 + V.pmc_id"),
+                          "V.event_id WHERE V.value = COALESCE(json_extract(K.extdata, '$.dispatch_id'), "
+                          "K.dispatch_id) * 10 + "
+                          "V.pmc_id"),
              2 * 5048));
+  /* rocpd's dispatch_id is unique in the file (ROCm's views group by guid and dispatch_id) */
+  CHECK(near(q_double(db, "SELECT COUNT(DISTINCT guid || ':' || dispatch_id) FROM rocpd_kernel_dispatch"),
+             5048));
   CHECK(near(q_double(db, "SELECT COUNT(*) FROM counters_collection"), 2 * 5048));
   sqlite3_close(db);
 }

@@ -1360,6 +1360,7 @@ typedef struct rp_state {
   uint32_t last_pass, last_imputed; /* counter value extdata cache: these values ... */
   char last_ext[64];                /* ... give this text */
   unsigned need0;                   /* tables needing a placeholder row with id 0 (bit per hp_table) */
+  int counters_no_agent;            /* a counter_info row has agent_id 0 */
   uint64_t last_proc;               /* cache of the last process looked up */
   int64_t last_nid;
   /* reading */
@@ -1534,7 +1535,7 @@ static void bind_text_or_null(sqlite3_stmt *st, int i, const char *t) {
 
 /* A dispatch's extdata, as jw writes it ({"enqueue_ns":…,"passes":…,…}, keys of default values left out),
  * without the general writer: it is made for every dispatch. */
-#define DISPATCH_EXT_MAX 128
+#define DISPATCH_EXT_MAX 192
 static char *ext_num(char *p, const char *key, size_t klen, uint64_t v, int neg) {
   if (p[-1] != '{') *p++ = ',';
   *p++ = '"';
@@ -1560,6 +1561,8 @@ static char *ext_num(char *p, const char *key, size_t klen, uint64_t v, int neg)
 static size_t dispatch_ext(char *buf, const hp_dispatch *d) {
   char *p = buf;
   *p++ = '{';
+  /* rocpd's dispatch_id is the row id (unique in the file); the collector's id when it differs */
+  if (d->dispatch_id != d->id) p = ext_num(p, "dispatch_id", 11, d->dispatch_id, 0);
   if (d->enqueue_ns) p = ext_num(p, "enqueue_ns", 10, (uint64_t)d->enqueue_ns, d->enqueue_ns < 0);
   if (d->passes) p = ext_num(p, "passes", 6, d->passes, 0);
   if (d->bytes_accessible) p = ext_num(p, "bytes_accessible", 16, d->bytes_accessible, 0);
@@ -1719,7 +1722,7 @@ static hp_status rp_write(hp_store *s, hp_table t, const void *row) {
     bind_u64(st, 4, d->thread_id);
     bind_u64(st, 5, d->agent_id);
     bind_u64(st, 6, d->kernel_id);
-    bind_u64(st, 7, d->dispatch_id);
+    bind_u64(st, 7, d->id); /* rocpd dispatch_id: unique in the file (extdata keeps the collector's) */
     bind_u64(st, 8, d->queue_id);
     sqlite3_bind_int64(st, 9, d->start_ns);
     sqlite3_bind_int64(st, 10, d->end_ns);
@@ -1736,8 +1739,8 @@ static hp_status rp_write(hp_store *s, hp_table t, const void *row) {
   case HP_TABLE_COUNTER_INFO: {
     const hp_counter_info *ci = row;
     umap_slot *a = umap_get(&r->agent, ci->agent_id);
-    r->need0 |= NEED0(HP_TABLE_PROCESS);
-    if (!ci->agent_id) r->need0 |= NEED0(HP_TABLE_AGENT);
+    /* pid 0 and agent_id 0 ("no particular agent") get a real process and agent at commit */
+    r->counters_no_agent |= ci->agent_id == 0;
     bind_u64(st, 1, ci->id);
     sqlite3_bind_int64(st, 2, a ? a->a : 0);
     bind_u64(st, 3, ci->agent_id);
@@ -1874,6 +1877,8 @@ static void bulk_start(hp_store *s) {
   rp_state *r = s->impl;
   bulk *b = &r->bk;
   sqlite3_stmt *st = NULL;
+  const char *env = getenv("HUBPROF_ROCPD_PAGES"); /* "0": every row through SQLite (docs/formats/rocpd.md) */
+  if (env && strcmp(env, "0") == 0) return;
   if (sqlite3_prepare_v2(r->db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK &&
       sqlite3_step(st) == SQLITE_ROW)
     b->psz = (uint32_t)sqlite3_column_int(st, 0);
@@ -1942,7 +1947,7 @@ static hp_status bulk_dispatch(hp_store *s, const hp_dispatch *d, const char *ex
                          (int64_t)d->thread_id,
                          (int64_t)d->agent_id,
                          (int64_t)d->kernel_id,
-                         (int64_t)d->dispatch_id,
+                         id, /* dispatch_id: the row id, unique in the file */
                          (int64_t)d->queue_id,
                          0, /* stream_id */
                          d->start_ns,
@@ -2298,7 +2303,18 @@ static hp_status rp_commit(hp_store *s) {
     return st;
   }
   unsigned need = r->need0;
-  if (need) need |= NEED0(HP_TABLE_PROCESS) | NEED0(HP_TABLE_NODE);
+  /* ROCm's pmc_info joins a counter's agent and process: a counter of no particular agent names the first
+   * agent in rocpd (extdata.agent_id = 0 keeps the hub's value) and every counter the first process */
+  if (r->counters_no_agent)
+    sb_expand(&q,
+              "UPDATE @info_pmc SET agent_id = a.id, nid = a.nid, target_arch = a.type, extdata = "
+              "json_set(extdata, '$.agent_id', 0) FROM (SELECT id, nid, type FROM @info_agent WHERE id <> 0 "
+              "ORDER BY id LIMIT 1) AS a WHERE @info_pmc.agent_id = 0;\n",
+              r->suffix);
+  sb_expand(&q,
+            "UPDATE @info_pmc SET pid = p.id FROM (SELECT id FROM @info_process WHERE id <> 0 ORDER BY id "
+            "LIMIT 1) AS p WHERE @info_pmc.pid = 0;\n",
+            r->suffix);
   /* placeholder rows with id 0 so that ROCm's INNER JOIN views show rows whose references are "none" */
   static const struct {
     hp_table t;
@@ -2691,8 +2707,8 @@ static const char *const cols_dispatch[] = {"id",
                                             "end",
                                             "extdata",
                                             NULL};
-static const char *const cols_pmc[] = {"id",    "agent_id", "name",       "description",
-                                       "block", "units",    "expression", NULL};
+static const char *const cols_pmc[] = {"id",    "agent_id",   "name",    "description", "block",
+                                       "units", "expression", "extdata", NULL};
 static const char *const cols_region[] = {"id", "pid", "tid", "start", "end", NULL};
 
 /* Build the SELECT (or COUNT when count != 0) for hub table t. Returns 0, or -1 when the table is absent
@@ -3090,9 +3106,11 @@ static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
     d->start_ns = col_i64(st, 15);
     d->end_ns = col_i64(st, 16);
     js = col_json(st, 17, &jn);
-    static const char *const dk[4] = {"enqueue_ns", "passes", "bytes_accessible", "bytes_restored"};
-    jspan sp[4] = {{0}};
-    unsigned f = jn > 2 ? json_find_n(js, jn, dk, 4, sp) : 0;
+    static const char *const dk[5] = {"enqueue_ns", "passes", "bytes_accessible", "bytes_restored",
+                                      "dispatch_id"};
+    jspan sp[5] = {{0}};
+    unsigned f = jn > 2 ? json_find_n(js, jn, dk, 5, sp) : 0;
+    if (r->own) d->dispatch_id = span_u64(&sp[4], f & 16, d->dispatch_id); /* the collector's id */
     d->enqueue_ns = span_i64(&sp[0], f & 1, 0);
     d->passes = (uint32_t)span_u64(&sp[1], f & 2, 0);
     d->bytes_accessible = span_u64(&sp[2], f & 4, 0);
@@ -3103,6 +3121,10 @@ static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
     hp_counter_info *ci = row;
     ci->id = col_u64(st, 0);
     ci->agent_id = col_u64(st, 1);
+    if (r->own) { /* a counter of no particular agent names one in rocpd: extdata keeps 0 */
+      js = col_json(st, 7, &jn);
+      ci->agent_id = json_u64(js, jn, "agent_id", ci->agent_id);
+    }
     rs_col(&rs, &ci->name, st, 2);
     rs_col(&rs, &ci->description, st, 3);
     rs_col(&rs, &ci->block, st, 4);

@@ -39,7 +39,8 @@ for pages in 1 0; do
   # merges of merged stores: every process keeps its dispatches apart
   expect 0 "$HP" merge -o "$D/all.db" "$D/three.db" "$D/fork.db" "$D/one.db"
   views "$D/all.db"
-  [ "$(sqlite3 "$D/all.db" 'select count(*) from processes')" = 6 ] && ok || bad "merged processes"
+  # gen_logs gives its processes the same pids: one.db repeats a process of three.db, taken once
+  [ "$(sqlite3 "$D/all.db" "select count(*) from processes")" = 5 ] && ok || bad "merged processes"
 done
 # both writers give the same rows and the same view results
 for db in one three fork all; do
