@@ -1075,6 +1075,60 @@ static void check_merge_order(void) {
   sqlite3_close(db);
 }
 
+/* Every row of every rocpd table and view of a and b, guid apart, has the same values of the same types. */
+static void check_same_rows(const char *a, const char *b) {
+  sqlite3 *da, *db;
+  CHECK(sqlite3_open_v2(a, &da, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+  CHECK(sqlite3_open_v2(b, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+  static const char *const objs[] = {"rocpd_string",
+                                     "rocpd_info_node",
+                                     "rocpd_info_process",
+                                     "rocpd_info_thread",
+                                     "rocpd_info_agent",
+                                     "rocpd_info_queue",
+                                     "rocpd_info_pmc",
+                                     "rocpd_info_code_object",
+                                     "rocpd_info_kernel_symbol",
+                                     "rocpd_event",
+                                     "rocpd_pmc_event",
+                                     "rocpd_region",
+                                     "rocpd_kernel_dispatch",
+                                     "kernels",
+                                     "top_kernels",
+                                     "counters_collection",
+                                     "pmc_events",
+                                     "processes",
+                                     "regions"};
+  for (size_t o = 0; o < sizeof objs / sizeof objs[0]; o++) {
+    char q[200];
+    snprintf(q, sizeof q, "SELECT * FROM %s ORDER BY 1, 2", objs[o]);
+    sqlite3_stmt *sa = NULL, *sb = NULL;
+    CHECK(sqlite3_prepare_v2(da, q, -1, &sa, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(db, q, -1, &sb, NULL) == SQLITE_OK);
+    if (!sa || !sb) continue;
+    uint64_t rows = 0, diff = 0;
+    for (;;) {
+      int ra = sqlite3_step(sa), rb = sqlite3_step(sb);
+      CHECK(ra == rb);
+      if (ra != SQLITE_ROW || rb != SQLITE_ROW) break;
+      rows++;
+      for (int c = 0; c < sqlite3_column_count(sa); c++) {
+        if (strcmp(sqlite3_column_name(sa, c), "guid") == 0) continue;
+        int ta = sqlite3_column_type(sa, c);
+        const void *va = sqlite3_column_blob(sa, c), *vb = sqlite3_column_blob(sb, c);
+        int na = sqlite3_column_bytes(sa, c), nb = sqlite3_column_bytes(sb, c);
+        if (ta != sqlite3_column_type(sb, c) || na != nb || (na && memcmp(va, vb, (size_t)na) != 0)) diff++;
+      }
+    }
+    CHECK(diff == 0);
+    if (diff) fprintf(stderr, "  %s: %" PRIu64 " values differ in %" PRIu64 " rows\n", objs[o], diff, rows);
+    sqlite3_finalize(sa);
+    sqlite3_finalize(sb);
+  }
+  sqlite3_close(da);
+  sqlite3_close(db);
+}
+
 int main(void) {
   const char *tmp = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/test_rocpd.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -1117,6 +1171,17 @@ int main(void) {
   CHECK_OK(hp_store_close(s), (hp_store *)NULL);
   check_roundtrip(exact);
   check_views(exact);
+  /* the same rows through plain SQLite (no page writer): identical tables and views */
+  char plain[1400];
+  snprintf(plain, sizeof plain, "%s", path_in("nopages.db"));
+  setenv("HUBPROF_ROCPD_PAGES", "0", 1);
+  CHECK_OK(hp_store_open(plain, NULL, HP_CREATE, &s), s);
+  write_all(s);
+  CHECK_OK(hp_store_close(s), (hp_store *)NULL);
+  unsetenv("HUBPROF_ROCPD_PAGES");
+  check_roundtrip(plain);
+  check_views(plain);
+  check_same_rows(exact, plain);
   check_abort_and_failures();
   check_bad_files(p);
   check_foreign();
