@@ -1129,6 +1129,36 @@ static void check_same_rows(const char *a, const char *b) {
   sqlite3_close(db);
 }
 
+/* The temporary file is made fresh beside the output (O_EXCL): links planted under the names an older
+ * writer would have used (.<base>.tmp.<pid>.<n>) are neither followed nor removed, and the store is made. */
+static void check_temp_planted(void) {
+  char victim[1400], out[1400], name[1500];
+  snprintf(victim, sizeof victim, "%s", path_in("victim.txt"));
+  snprintf(out, sizeof out, "%s", path_in("planted.db"));
+  FILE *f = fopen(victim, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs("keep me", f);
+  fclose(f);
+  for (int n = 0; n < 256; n++) {
+    snprintf(name, sizeof name, "%s/.planted.db.tmp.%ld.%d", dir, (long)getpid(), n);
+    CHECK(symlink(victim, name) == 0);
+  }
+  hp_store *s;
+  CHECK_OK(hp_store_open(out, "rocpd", HP_CREATE, &s), s);
+  write_all(s);
+  CHECK(files_with(".planted.db.tmp.") == 257); /* the links and the writer's own file */
+  CHECK_OK(hp_store_close(s), (hp_store *)NULL);
+  CHECK(files_with(".planted.db.tmp.") == 256);
+  struct stat sb;
+  CHECK(stat(victim, &sb) == 0 && sb.st_size == 7);
+  check_roundtrip(out);
+  for (int n = 0; n < 256; n++) {
+    snprintf(name, sizeof name, "%s/.planted.db.tmp.%ld.%d", dir, (long)getpid(), n);
+    CHECK(unlink(name) == 0);
+  }
+}
+
 int main(void) {
   const char *tmp = getenv("TMPDIR");
   snprintf(dir, sizeof dir, "%s/test_rocpd.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -1182,6 +1212,7 @@ int main(void) {
   check_roundtrip(plain);
   check_views(plain);
   check_same_rows(exact, plain);
+  check_temp_planted();
   check_abort_and_failures();
   check_bad_files(p);
   check_foreign();

@@ -1075,7 +1075,6 @@ static void bt_seal(const bulk *b, const btb *t, bpage *pg, int level, uint32_t 
   p[7] = 0;
   if (level) put_be32(p + 8, right);
   memset(p + hdr + 2 * pg->n, 0, (size_t)(pg->top - hdr - 2 * pg->n));
-  (void)b;
 }
 
 /* Append a sealed page to the file; *no gets its number there (0-based). */
@@ -1338,7 +1337,9 @@ enum { WS_STRING = HP_TABLE_COUNT, WS_META_UPDATE, WS_COUNT };
 typedef struct rp_state {
   sqlite3 *db;
   /* writing */
-  char *tmp;                      /* temporary file until commit */
+  char *tmp;     /* temporary file until commit (created here, O_EXCL) */
+  dev_t tmp_dev; /* its identity, checked once SQLite has opened it */
+  ino_t tmp_ino;
   char suffix[RP_SUFFIX_LEN + 1]; /* "_<uuid with underscores>" */
   char guid[37];                  /* dashed uuid */
   sqlite3_stmt *ins[WS_COUNT];
@@ -2173,25 +2174,71 @@ static hp_status bulk_flush(hp_store *s) {
   return st == HP_OK ? prepare_inserts(s) : st;
 }
 
+/* Create the temporary database file beside the output: a name no one can guess (hp_temp_path plus random
+ * bits), made with O_CREAT | O_EXCL | O_NOFOLLOW, so a file or link planted there is never followed or
+ * replaced (issue #16: a predictable name opened without O_EXCL let a symlink race redirect root's merge).
+ * r->tmp is set only once the file is ours: abort removes only what was created here. */
+static hp_status create_temp(hp_store *s) {
+  rp_state *r = s->impl;
+  for (int attempt = 0; attempt < 16; attempt++) {
+    char *base = hp_temp_path(s->path);
+    uint64_t rnd = 0;
+    if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd)
+      rnd = mix64((uint64_t)time(NULL) ^ (uintptr_t)base ^ ((uint64_t)attempt << 56));
+    char *name = base ? malloc(strlen(base) + 24) : NULL;
+    if (!name) {
+      free(base);
+      return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+    }
+    sprintf(name, "%s.%016" PRIx64, base, rnd);
+    free(base);
+    int fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      struct stat sb;
+      int ok = fstat(fd, &sb) == 0;
+      close(fd);
+      if (!ok) {
+        int e = errno;
+        unlink(name);
+        free(name);
+        return hp_set_error(s, HP_ERR_IO, "cannot create a temporary file beside the output: %s",
+                            strerror(e));
+      }
+      r->tmp = name;
+      r->tmp_dev = sb.st_dev;
+      r->tmp_ino = sb.st_ino;
+      return HP_OK;
+    }
+    int e = errno;
+    if (e != EEXIST) {
+      hp_status st = hp_set_error(s, HP_ERR_IO, "cannot create %s: %s", name, strerror(e));
+      free(name);
+      return st;
+    }
+    free(name);
+  }
+  return hp_set_error(s, HP_ERR_IO, "cannot create a temporary file beside the output: every name taken");
+}
+
 static hp_status rp_create(hp_store *s) {
   rp_state *r = calloc(1, sizeof *r);
   if (!r) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   s->impl = r;
   s->schema_version = strdup(RP_SCHEMA_VERSION);
-  r->tmp = hp_temp_path(s->path);
-  if (!s->schema_version || !r->tmp) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-  unlink(r->tmp);
-  int rc =
-      sqlite3_open_v2(r->tmp, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-  if (rc != SQLITE_OK) {
-    hp_status st = hp_set_error(s, HP_ERR_IO, "cannot create %s: %s", r->tmp,
-                                r->db ? sqlite3_errmsg(r->db) : sqlite3_errstr(rc));
-    unlink(r->tmp);
-    return st;
-  }
+  if (!s->schema_version) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  hp_status st = create_temp(s);
+  if (st != HP_OK) return st;
+  int rc = sqlite3_open_v2(r->tmp, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX,
+                           NULL);
+  struct stat a;
+  if (rc == SQLITE_OK && (stat(r->tmp, &a) != 0 || a.st_dev != r->tmp_dev || a.st_ino != r->tmp_ino))
+    return hp_set_error(s, HP_ERR_IO, "cannot create %s: the file was replaced while being opened", r->tmp);
+  if (rc != SQLITE_OK)
+    return hp_set_error(s, HP_ERR_IO, "cannot create %s: %s", r->tmp,
+                        r->db ? sqlite3_errmsg(r->db) : sqlite3_errstr(rc));
   make_uuid(r->guid, r->suffix);
-  hp_status st = exec_sql(s, "PRAGMA auto_vacuum=NONE; PRAGMA page_size=8192; " RP_WRITE_PRAGMAS,
-                          "cannot configure the database");
+  st = exec_sql(s, "PRAGMA auto_vacuum=NONE; PRAGMA page_size=8192; " RP_WRITE_PRAGMAS,
+                "cannot configure the database");
   if (st != HP_OK) return st;
   sbuf sql = {0};
   sb_puts(&sql, "BEGIN;\n");
