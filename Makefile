@@ -10,7 +10,7 @@ B       := build
 SAN     := $(B)/san
 
 HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c \
-           src/hub/fmt_log.c src/hub/fmt_rocpd.c src/hub/fmt_parquet.c $(wildcard src/hub/parquet_*.c) \
+           src/hub/fmt_log.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c $(wildcard src/hub/parquet_*.c) \
            src/hub/formats.c src/analysis/analysis.c
 # The collector's subset: no SQLite, no Parquet.
 HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/formats_log.c
