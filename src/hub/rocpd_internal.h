@@ -31,12 +31,6 @@ typedef struct jw {
   int n; /* members written */
 } jw;
 
-typedef struct jspan {
-  const char *p; /* value text: for a string, its content between the quotes (still escaped) */
-  size_t n;
-  int is_str;
-} jspan;
-
 /* ---- u64 -> (a, b) map, open addressing (small tables: processes, agents, code objects) ---- */
 typedef struct umap_slot {
   uint64_t key;
@@ -189,9 +183,23 @@ typedef struct rp_state {
 } rp_state;
 
 /* A read cursor: the statement stepping and the buffer holding the current row's strings. */
+/* Counter values' extdata decoded by SQLite's JSON functions, remembered per distinct text: a store has a
+ * handful of them ({"pass":1}, {"pass":2}, …) over millions of rows. */
+#define RP_EXT_MEMO 8
+typedef struct rp_ext_memo {
+  char *text; /* malloc'd extdata text, NULL = empty slot */
+  size_t n;
+  uint32_t pass, imputed;
+  int has_bits;
+  uint64_t bits;
+} rp_ext_memo;
+
 typedef struct rp_cursor {
   sqlite3_stmt *st;
   sbuf arena;
+  sqlite3_stmt *ext;             /* counter values: decodes one extdata text */
+  rp_ext_memo memo[RP_EXT_MEMO]; /* … and its answers, replaced round robin */
+  unsigned memo_next;
 } rp_cursor;
 
 /* Connection settings of the writer: one transaction, no journal, no syncs (commit syncs the file once). */
@@ -211,17 +219,9 @@ void rp_jw_i64(jw *w, const char *key, int64_t v);
 void rp_jw_u64(jw *w, const char *key, uint64_t v);
 void rp_jw_str(jw *w, const char *key, const char *s);
 const char *rp_jw_end(jw *w);
-unsigned rp_json_find_n(const char *s, size_t n, const char *const *keys, int nk, jspan *out);
-int rp_json_find(const char *s, size_t n, const char *key, jspan *out);
-int rp_span_num(const jspan *v, char *tmp, size_t tmpsz);
 int64_t rp_d2i64(double d);
 uint64_t rp_d2u64(double d);
-int64_t rp_span_i64(const jspan *v, int found, int64_t def);
-uint64_t rp_span_u64(const jspan *v, int found, uint64_t def);
-int64_t rp_json_i64(const char *s, size_t n, const char *key, int64_t def);
-uint64_t rp_json_u64(const char *s, size_t n, const char *key, uint64_t def);
 int rp_hexval(char c);
-void rp_sb_unescape(sbuf *b, const char *p, size_t n);
 uint64_t rp_mix64(uint64_t x);
 umap_slot *rp_umap_get(const umap *m, uint64_t key);
 int rp_umap_put(umap *m, uint64_t key, int64_t a, int64_t b);
@@ -231,7 +231,10 @@ void rp_interner_free(interner *in);
 hp_status rp_rc_status(int rc);
 void rp_make_uuid(char guid[37], char suffix[RP_SUFFIX_LEN + 1]);
 
+#define RP_MAX_COLS 24 /* most columns of a hub table, plus the extra ones a reader takes */
+
 /* ---- rocpd_schema.c ---- */
+extern const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS];
 extern const char *const rp_rt_name[RT_COUNT];
 extern const char *const rp_rt_cols[RT_COUNT];
 extern const char rp_views_sql[];

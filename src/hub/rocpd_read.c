@@ -261,19 +261,6 @@ static int colset_has(const colset *c, const char *name) {
   return 0;
 }
 
-/* Append "alias.col" when the column exists, else "NULL" (older or foreign files). */
-static void sb_col(sbuf *q, const colset *c, const char *alias, const char *col) {
-  if (q->n && q->p[q->n - 1] != '(' && q->p[q->n - 1] != ' ') rp_sb_puts(q, ", ");
-  if (!colset_has(c, col)) {
-    rp_sb_puts(q, "NULL");
-    return;
-  }
-  rp_sb_puts(q, alias);
-  rp_sb_puts(q, ".\"");
-  rp_sb_puts(q, col);
-  rp_sb_puts(q, "\"");
-}
-
 static void sb_obj(sbuf *q, const char *obj, const char *alias) {
   char *t = sqlite3_mprintf(" \"%w\" AS %s", obj, alias);
   if (t)
@@ -283,46 +270,57 @@ static void sb_obj(sbuf *q, const char *obj, const char *alias) {
   sqlite3_free(t);
 }
 
-/* Columns read per hub table, in the order the row fillers take them. */
-static const char *const cols_node[] = {"id",      "hostname", "machine_id",    "system_name",
-                                        "release", "version",  "hardware_name", NULL};
-static const char *const cols_process[] = {"id",      "nid",     "pid",  "ppid", "start", "end",
-                                           "command", "extdata", "init", "fini", NULL};
-static const char *const cols_thread[] = {"id", "pid", "tid", "start", "end", "name", NULL};
-static const char *const cols_agent[] = {
-    "id", "nid", "type", "logical_index", "vendor_name", "name", "product_name", "extdata", NULL};
-static const char *const cols_queue[] = {"id", "pid", "name", "extdata", NULL};
-static const char *const cols_code[] = {"id", "pid", "agent_id", "uri", "load_base", "load_size", NULL};
-static const char *const cols_kernel[] = {"id",
-                                          "code_object_id",
-                                          "kernel_name",
-                                          "display_name",
-                                          "private_segment_size",
-                                          "group_segment_size",
-                                          "extdata",
-                                          NULL};
-static const char *const cols_dispatch[] = {"id",
-                                            "dispatch_id",
-                                            "pid",
-                                            "tid",
-                                            "agent_id",
-                                            "queue_id",
-                                            "kernel_id",
-                                            "grid_size_x",
-                                            "grid_size_y",
-                                            "grid_size_z",
-                                            "workgroup_size_x",
-                                            "workgroup_size_y",
-                                            "workgroup_size_z",
-                                            "private_segment_size",
-                                            "group_segment_size",
-                                            "start",
-                                            "end",
-                                            "extdata",
-                                            NULL};
-static const char *const cols_pmc[] = {"id",    "agent_id",   "name",    "description", "block",
-                                       "units", "expression", "extdata", NULL};
-static const char *const cols_region[] = {"id", "pid", "tid", "start", "end", NULL};
+static int ident_char(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_'; }
+
+/* Append a read expression of rp_read_expr, its '@col' and '$key' made SQL over alias `a` of an object
+ * with columns c: a missing column is NULL, an extdata key is read with SQLite's JSON functions (NULL when
+ * the key is missing; in a foreign file also when extdata is not valid JSON, so it never fails a read, while
+ * hubprof's own extdata is JSON and a damaged one is reported as damage). */
+static void sb_expr(sbuf *q, const colset *c, const char *a, const char *e, int own) {
+  int ext = colset_has(c, "extdata");
+  while (*e) {
+    if (*e != '@' && *e != '$') {
+      rp_sb_put(q, e++, 1);
+      continue;
+    }
+    char kind = *e++;
+    size_t n = 0;
+    while (ident_char(e[n]))
+      n++;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)n, e);
+    e += n;
+    char *t = NULL;
+    if (kind == '@' && colset_has(c, name))
+      t = sqlite3_mprintf("%s.\"%w\"", a, name);
+    else if (kind == '$' && ext && own) /* hubprof wrote it: JSON (a damaged one fails the read) */
+      t = sqlite3_mprintf("json_extract(%s.\"extdata\", '$.%s')", a, name);
+    else if (kind == '$' && ext)
+      t = sqlite3_mprintf(
+          "json_extract(CASE WHEN json_valid(%s.\"extdata\") THEN %s.\"extdata\" END, '$.%s')", a, a, name);
+    else
+      t = sqlite3_mprintf("NULL");
+    if (!t) q->oom = 1;
+    rp_sb_puts(q, t ? t : "");
+    sqlite3_free(t);
+  }
+}
+
+/* The SELECT list of table t: one expression per hub column (rp_read_expr), `special` filling the NULL
+ * entries, then any extra expressions after the columns. */
+static void sb_select(sbuf *q, hp_table t, const colset *c, const char *a, const char *const *special,
+                      int own) {
+  const hp_table_desc *d = hp_table_describe(t);
+  size_t ns = 0;
+  for (size_t i = 0; i < RP_MAX_COLS && (i < d->ncolumns || rp_read_expr[t][i]); i++) {
+    if (i) rp_sb_puts(q, ", ");
+    const char *e = rp_read_expr[t][i];
+    if (e)
+      sb_expr(q, c, a, e, own);
+    else
+      rp_sb_puts(q, special && special[ns] ? special[ns++] : "NULL");
+  }
+}
 
 /* Build the SELECT (or COUNT when count != 0) for hub table t. Returns 0, or -1 when the table is absent
  * (read as empty), or an SQLite error code. */
@@ -341,18 +339,6 @@ static int build_query(rp_state *r, hp_table t, int count, sbuf *q) {
       [HP_TABLE_REGION] = RT_REGION,
       [HP_TABLE_METADATA] = RT_METADATA,
   };
-  static const char *const *const cols[HP_TABLE_COUNT] = {
-      [HP_TABLE_NODE] = cols_node,
-      [HP_TABLE_PROCESS] = cols_process,
-      [HP_TABLE_THREAD] = cols_thread,
-      [HP_TABLE_AGENT] = cols_agent,
-      [HP_TABLE_QUEUE] = cols_queue,
-      [HP_TABLE_CODE_OBJECT] = cols_code,
-      [HP_TABLE_KERNEL_SYMBOL] = cols_kernel,
-      [HP_TABLE_DISPATCH] = cols_dispatch,
-      [HP_TABLE_COUNTER_INFO] = cols_pmc,
-      [HP_TABLE_REGION] = cols_region,
-  };
   const char *obj = r->obj[base[t]];
   if (!obj) return -1;
   colset c, k = {0};
@@ -366,28 +352,25 @@ static int build_query(rp_state *r, hp_table t, int count, sbuf *q) {
   if (count) rp_sb_puts(q, "COUNT(*)");
   switch (t) {
   case HP_TABLE_METADATA:
-    if (!count) rp_sb_puts(q, "tag, value");
+    if (!count) sb_select(q, t, &c, "M", NULL, r->own);
     rp_sb_puts(q, " FROM");
     sb_obj(q, obj, "M");
     rp_sb_puts(q, " WHERE tag NOT IN ('schema_version', 'uuid', 'guid', '" RP_WRITER_TAG "') ORDER BY id");
     break;
   case HP_TABLE_COUNTER_VALUE: {
-    /* own files: the event id is the dispatch id; others: the dispatch whose event_id it is */
+    /* own files: the event id is the dispatch id; others: the dispatch whose event_id it is, and
+     * rocprofv3's 0-based replay_pass when the value has no pass of its own */
     int join = !r->own && r->obj[RT_KERNEL_DISPATCH];
     if (join && (rc = colset_load(r, r->obj[RT_KERNEL_DISPATCH], &k)) != SQLITE_OK) break;
     join = join && colset_has(&k, "id") && colset_has(&k, "event_id") && colset_has(&c, "event_id");
     if (!count) {
-      if (join)
-        rp_sb_puts(q, "K.\"id\"");
-      else
-        sb_col(q, &c, "V", "event_id");
-      sb_col(q, &c, "V", "pmc_id");
-      sb_col(q, &c, "V", "value");
-      sb_col(q, &c, "V", "extdata");
-      if (join)
-        sb_col(q, &k, "K", "replay_pass");
-      else
-        rp_sb_puts(q, ", NULL");
+      /* the pass here is rocprofv3's (0-based replay_pass); extdata.pass, when present, wins (fill_row) */
+      const char *special[2] = {join                         ? "K.\"id\""
+                                : colset_has(&c, "event_id") ? "V.\"event_id\""
+                                                             : "NULL",
+                                join && colset_has(&k, "replay_pass") ? "COALESCE(K.\"replay_pass\" + 1, 0)"
+                                                                      : "0"};
+      sb_select(q, t, &c, "V", special, r->own);
     }
     rp_sb_puts(q, " FROM");
     sb_obj(q, obj, "V");
@@ -402,20 +385,19 @@ static int build_query(rp_state *r, hp_table t, int count, sbuf *q) {
   }
   case HP_TABLE_REGION:
     if (!count) {
-      for (const char *const *p = cols[t]; *p; p++)
-        sb_col(q, &c, "R", *p);
       /* name and category strings through rocpd_string (category via the region's event) */
       int has_s = r->obj[RT_STRING] != NULL, has_e = r->obj[RT_EVENT] != NULL;
-      rp_sb_puts(q, has_s && colset_has(&c, "name_id") ? ", S.\"string\"" : ", NULL");
-      rp_sb_puts(q, has_s && has_e && colset_has(&c, "event_id") ? ", C.\"string\"" : ", NULL");
+      int name = has_s && colset_has(&c, "name_id"), cat = has_s && has_e && colset_has(&c, "event_id");
+      const char *special[2] = {name ? "S.\"string\"" : "NULL", cat ? "C.\"string\"" : "NULL"};
+      sb_select(q, t, &c, "R", special, r->own);
       rp_sb_puts(q, " FROM");
       sb_obj(q, obj, "R");
-      if (has_s && colset_has(&c, "name_id")) {
+      if (name) {
         rp_sb_puts(q, " LEFT JOIN");
         sb_obj(q, r->obj[RT_STRING], "S");
         rp_sb_puts(q, " ON S.\"id\" = R.\"name_id\"");
       }
-      if (has_s && has_e && colset_has(&c, "event_id")) {
+      if (cat) {
         rp_sb_puts(q, " LEFT JOIN");
         sb_obj(q, r->obj[RT_EVENT], "E");
         rp_sb_puts(q, " ON E.\"id\" = R.\"event_id\" LEFT JOIN");
@@ -430,9 +412,7 @@ static int build_query(rp_state *r, hp_table t, int count, sbuf *q) {
     if (!count) rp_sb_puts(q, " ORDER BY R.\"id\"");
     break;
   default:
-    if (!count)
-      for (const char *const *p = cols[t]; *p; p++)
-        sb_col(q, &c, "T", *p);
+    if (!count) sb_select(q, t, &c, "T", NULL, r->own);
     rp_sb_puts(q, " FROM");
     sb_obj(q, obj, "T");
     if (r->own) rp_sb_puts(q, " WHERE T.\"id\" <> 0"); /* id 0 rows are placeholders for "none" */
@@ -504,7 +484,20 @@ hp_status rp_cursor_open(hp_cursor *c) {
   rp_cursor *k = calloc(1, sizeof *k);
   if (!k) return hp_set_error(c->store, HP_ERR_NOMEM, "out of memory");
   hp_status e = prepare_query(c->store, c->table, 0, &k->st);
+  if (e == HP_OK && c->table == HP_TABLE_COUNTER_VALUE) {
+    rp_state *r = c->store->impl;
+    pthread_mutex_lock(&r->rlock);
+    int rc = sqlite3_prepare_v2(
+        r->db,
+        "SELECT json_extract(x, '$.pass'), json_extract(x, '$.imputed'), "
+        "json_extract(x, '$.value_bits') FROM (SELECT CASE WHEN json_valid(?1) THEN ?1 END AS x)",
+        -1, &k->ext, NULL);
+    if (rc != SQLITE_OK) e = read_fail(c->store, rc, "cannot read counter_value rows");
+    pthread_mutex_unlock(&r->rlock);
+    if (e != HP_OK) sqlite3_finalize(k->st);
+  }
   if (e != HP_OK && e != HP_END) {
+    sqlite3_finalize(k->ext);
     free(k);
     return e;
   }
@@ -518,7 +511,10 @@ void rp_cursor_close(hp_cursor *c) {
   rp_state *r = c->store->impl;
   pthread_mutex_lock(&r->rlock);
   sqlite3_finalize(k->st);
+  sqlite3_finalize(k->ext);
   pthread_mutex_unlock(&r->rlock);
+  for (int i = 0; i < RP_EXT_MEMO; i++)
+    free(k->memo[i].text);
   rp_sb_free(&k->arena);
   free(k);
   c->impl = NULL;
@@ -563,20 +559,17 @@ static void rs_begin(rowstr *rs, rp_cursor *k) {
   rp_sb_reset(&k->arena);
 }
 
-static void rs_add(rowstr *rs, const char **dst, const char *p, size_t n, int unescape) {
+static void rs_add(rowstr *rs, const char **dst, const char *p, size_t n) {
   sbuf *a = &rs->k->arena;
   size_t off = a->n;
-  if (unescape)
-    rp_sb_unescape(a, p, n);
-  else
-    rp_sb_put(a, p, n);
+  rp_sb_put(a, p, n);
   rp_sb_put(a, "", 1);
   if (rs->n < (int)(sizeof rs->fix / sizeof rs->fix[0])) rs->fix[rs->n++] = (strfix){dst, off};
 }
 
 static void rs_col(rowstr *rs, const char **dst, sqlite3_stmt *st, int i) {
   const char *t = (const char *)sqlite3_column_text(st, i);
-  rs_add(rs, dst, t ? t : "", t ? (size_t)sqlite3_column_bytes(st, i) : 0, 0);
+  rs_add(rs, dst, t ? t : "", t ? (size_t)sqlite3_column_bytes(st, i) : 0);
 }
 
 static hp_status rs_end(rowstr *rs, hp_store *s) {
@@ -587,212 +580,98 @@ static hp_status rs_end(rowstr *rs, hp_store *s) {
   return HP_OK;
 }
 
-/* The extdata text of column i (never NULL) and its length. */
-static const char *col_json(sqlite3_stmt *st, int i, size_t *n) {
+/* A counter value's extdata (column i) decoded into *out: pass, imputed and the exact value bits, through
+ * SQLite's JSON functions once per distinct text. */
+static hp_status ext_decode(hp_cursor *c, sqlite3_stmt *st, int i, const rp_ext_memo **out) {
+  rp_cursor *k = c->impl;
+  static const rp_ext_memo none = {0};
   const char *t = (const char *)sqlite3_column_text(st, i);
-  *n = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
-  return t ? t : "";
+  size_t n = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
+  *out = &none;
+  if (n <= 2) return HP_OK; /* NULL, "" or "{}" */
+  for (int m = 0; m < RP_EXT_MEMO; m++)
+    if (k->memo[m].text && k->memo[m].n == n && memcmp(k->memo[m].text, t, n) == 0) {
+      *out = &k->memo[m];
+      return HP_OK;
+    }
+  rp_ext_memo *m = &k->memo[k->memo_next++ % RP_EXT_MEMO];
+  free(m->text);
+  memset(m, 0, sizeof *m);
+  sqlite3_bind_text(k->ext, 1, t, (int)n, SQLITE_TRANSIENT);
+  int rc = sqlite3_step(k->ext);
+  if (rc == SQLITE_ROW) {
+    m->pass = (uint32_t)col_u64(k->ext, 0);
+    m->imputed = (uint32_t)col_u64(k->ext, 1);
+    m->has_bits = sqlite3_column_type(k->ext, 2) != SQLITE_NULL;
+    m->bits = col_u64(k->ext, 2);
+  }
+  sqlite3_reset(k->ext);
+  if (rc != SQLITE_ROW) return read_fail(c->store, rc, "cannot read counter_value rows");
+  m->text = malloc(n);
+  if (!m->text) return hp_set_error(c->store, HP_ERR_NOMEM, "out of memory");
+  memcpy(m->text, t, n);
+  m->n = n;
+  *out = m;
+  return HP_OK;
 }
 
-static int32_t agent_type_from_text(const char *t) {
-  if (!t) return HP_AGENT_UNKNOWN;
-  if (strcmp(t, "CPU") == 0) return HP_AGENT_CPU;
-  if (strcmp(t, "GPU") == 0) return HP_AGENT_GPU;
-  if (strcmp(t, "NIC") == 0) return HP_AGENT_ACCEL;
-  return HP_AGENT_UNKNOWN;
-}
-
+/* Fill a row of the cursor's table from the statement: column i is the hub column i of the schema
+ * description, read by its type (rp_read_expr made every default in SQL). */
 static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
   rp_cursor *k = c->impl;
   rp_state *r = c->store->impl;
+  const hp_table_desc *d = hp_table_describe(c->table);
   rowstr rs;
   rs_begin(&rs, k);
-  size_t jn;
-  const char *js;
-  switch (c->table) {
-  case HP_TABLE_NODE: {
-    hp_node *n = row;
-    n->id = col_u64(st, 0);
-    rs_col(&rs, &n->hostname, st, 1);
-    rs_col(&rs, &n->machine_id, st, 2);
-    rs_col(&rs, &n->system_name, st, 3);
-    rs_col(&rs, &n->release, st, 4);
-    rs_col(&rs, &n->version, st, 5);
-    rs_col(&rs, &n->machine, st, 6);
-    break;
-  }
-  case HP_TABLE_PROCESS: {
-    hp_process *p = row;
-    p->id = col_u64(st, 0);
-    p->node_id = col_u64(st, 1);
-    p->pid = col_i64(st, 2);
-    p->ppid = col_i64(st, 3);
-    p->start_ns = sqlite3_column_type(st, 4) == SQLITE_NULL ? col_i64(st, 8) : col_i64(st, 4);
-    p->end_ns = sqlite3_column_type(st, 5) == SQLITE_NULL ? col_i64(st, 9) : col_i64(st, 5);
-    rs_col(&rs, &p->command, st, 6);
-    js = col_json(st, 7, &jn);
-    p->rank = rp_json_i64(js, jn, "rank", -1);
-    p->lost_records = rp_json_u64(js, jn, "lost_records", 0);
-    break;
-  }
-  case HP_TABLE_THREAD: {
-    hp_thread *th = row;
-    th->id = col_u64(st, 0);
-    th->process_id = col_u64(st, 1);
-    th->tid = col_i64(st, 2);
-    th->start_ns = col_i64(st, 3);
-    th->end_ns = col_i64(st, 4);
-    rs_col(&rs, &th->name, st, 5);
-    break;
-  }
-  case HP_TABLE_AGENT: {
-    hp_agent *a = row;
-    a->id = col_u64(st, 0);
-    a->node_id = col_u64(st, 1);
-    js = col_json(st, 7, &jn);
-    a->type =
-        (int32_t)rp_json_i64(js, jn, "type", agent_type_from_text((const char *)sqlite3_column_text(st, 2)));
-    a->device_index = (int32_t)col_i64(st, 3);
-    rs_col(&rs, &a->vendor, st, 4);
-    rs_col(&rs, &a->name, st, 5);
-    rs_col(&rs, &a->product_name, st, 6);
-    js = col_json(st, 7, &jn); /* again: reading column 2 as text may have moved it */
-    jspan v;
-    if (rp_json_find(js, jn, "runtime", &v) && v.is_str) rs_add(&rs, &a->runtime, v.p, v.n, 1);
-    /* ours, else what rocprofv3 keeps in extdata */
-    a->compute_units = rp_json_i64(js, jn, "compute_units", rp_json_i64(js, jn, "cu_count", 0));
-    a->max_clock_mhz =
-        rp_json_i64(js, jn, "max_clock_mhz", rp_json_i64(js, jn, "max_engine_clk_fcompute", 0));
-    a->global_mem_bytes = rp_json_i64(js, jn, "global_mem_bytes", 0);
-    a->local_mem_bytes =
-        rp_json_i64(js, jn, "local_mem_bytes", rp_json_i64(js, jn, "lds_size_in_kb", 0) * 1024);
-    a->wave_size = rp_json_i64(js, jn, "wave_size", rp_json_i64(js, jn, "wave_front_size", 0));
-    break;
-  }
-  case HP_TABLE_QUEUE: {
-    hp_queue *q = row;
-    q->id = col_u64(st, 0);
-    q->process_id = col_u64(st, 1);
-    rs_col(&rs, &q->name, st, 2);
-    js = col_json(st, 3, &jn);
-    q->agent_id = rp_json_u64(js, jn, "agent_id", 0);
-    break;
-  }
-  case HP_TABLE_CODE_OBJECT: {
-    hp_code_object *co = row;
-    co->id = col_u64(st, 0);
-    co->process_id = col_u64(st, 1);
-    co->agent_id = col_u64(st, 2);
-    rs_col(&rs, &co->uri, st, 3);
-    co->load_base = col_u64(st, 4);
-    co->load_size = col_u64(st, 5);
-    break;
-  }
-  case HP_TABLE_KERNEL_SYMBOL: {
-    hp_kernel_symbol *ks = row;
-    ks->id = col_u64(st, 0);
-    ks->code_object_id = col_u64(st, 1);
-    rs_col(&rs, &ks->name, st, 2);
-    ks->private_size = col_i64(st, 4);
-    ks->group_size = col_i64(st, 5);
-    js = col_json(st, 6, &jn);
-    jspan v;
-    if (rp_json_find(js, jn, "display_name", &v) && v.is_str)
-      rs_add(&rs, &ks->display_name, v.p, v.n, 1);
-    else
-      rs_col(&rs, &ks->display_name, st, 3);
-    break;
-  }
-  case HP_TABLE_DISPATCH: {
-    hp_dispatch *d = row;
-    d->id = col_u64(st, 0);
-    d->dispatch_id = col_u64(st, 1);
-    d->process_id = col_u64(st, 2);
-    d->thread_id = col_u64(st, 3);
-    d->agent_id = col_u64(st, 4);
-    d->queue_id = col_u64(st, 5);
-    d->kernel_id = col_u64(st, 6);
-    for (int i = 0; i < 3; i++) {
-      d->grid[i] = (uint32_t)col_u64(st, 7 + i);
-      d->workgroup[i] = (uint32_t)col_u64(st, 10 + i);
+  for (size_t i = 0; i < d->ncolumns; i++) {
+    const hp_column *col = &d->columns[i];
+    void *at = (char *)row + col->offset;
+    int ci = (int)i;
+    switch (col->type) {
+    case HP_COL_STR: rs_col(&rs, (const char **)at, st, ci); break;
+    case HP_COL_F64: {
+      double v = sqlite3_column_type(st, ci) == SQLITE_NULL ? NAN : sqlite3_column_double(st, ci);
+      memcpy(at, &v, sizeof v);
+      break;
     }
-    d->private_size = col_i64(st, 13);
-    d->group_size = col_i64(st, 14);
-    d->start_ns = col_i64(st, 15);
-    d->end_ns = col_i64(st, 16);
-    js = col_json(st, 17, &jn);
-    static const char *const dk[5] = {"enqueue_ns", "passes", "bytes_accessible", "bytes_restored",
-                                      "dispatch_id"};
-    jspan sp[5] = {{0}};
-    unsigned f = jn > 2 ? rp_json_find_n(js, jn, dk, 5, sp) : 0;
-    if (r->own) d->dispatch_id = rp_span_u64(&sp[4], f & 16, d->dispatch_id); /* the collector's id */
-    d->enqueue_ns = rp_span_i64(&sp[0], f & 1, 0);
-    d->passes = (uint32_t)rp_span_u64(&sp[1], f & 2, 0);
-    d->bytes_accessible = rp_span_u64(&sp[2], f & 4, 0);
-    d->bytes_restored = rp_span_u64(&sp[3], f & 8, 0);
-    break;
-  }
-  case HP_TABLE_COUNTER_INFO: {
-    hp_counter_info *ci = row;
-    ci->id = col_u64(st, 0);
-    ci->agent_id = col_u64(st, 1);
-    if (r->own) { /* a counter of no particular agent names one in rocpd: extdata keeps 0 */
-      js = col_json(st, 7, &jn);
-      ci->agent_id = rp_json_u64(js, jn, "agent_id", ci->agent_id);
+    case HP_COL_I32: {
+      int32_t v = (int32_t)col_i64(st, ci);
+      memcpy(at, &v, sizeof v);
+      break;
     }
-    rs_col(&rs, &ci->name, st, 2);
-    rs_col(&rs, &ci->description, st, 3);
-    rs_col(&rs, &ci->block, st, 4);
-    rs_col(&rs, &ci->unit, st, 5);
-    rs_col(&rs, &ci->expression, st, 6);
-    break;
+    case HP_COL_U32: {
+      uint32_t v = (uint32_t)col_u64(st, ci);
+      memcpy(at, &v, sizeof v);
+      break;
+    }
+    case HP_COL_I64: {
+      int64_t v = col_i64(st, ci);
+      memcpy(at, &v, sizeof v);
+      break;
+    }
+    default: {
+      uint64_t v = col_u64(st, ci);
+      memcpy(at, &v, sizeof v);
+      break;
+    }
+    }
   }
-  case HP_TABLE_COUNTER_VALUE: {
+  hp_status e = rs_end(&rs, c->store);
+  if (e != HP_OK) return e;
+  if (c->table == HP_TABLE_COUNTER_VALUE) {
     hp_counter_value *v = row;
-    v->dispatch_id = col_u64(st, 0);
-    v->counter_id = col_u64(st, 1);
-    v->value = sqlite3_column_type(st, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 2);
-    js = col_json(st, 3, &jn);
-    static const char *const vk[3] = {"pass", "imputed", "value_bits"};
-    jspan sp[3] = {{0}};
-    char tmp[48];
-    unsigned f = jn > 2 ? rp_json_find_n(js, jn, vk, 3, sp) : 0;
-    uint64_t pass = rp_span_u64(&sp[0], f & 1, 0);
-    if (!pass && sqlite3_column_type(st, 4) != SQLITE_NULL)
-      pass = col_u64(st, 4) + 1; /* rocprofv3: 0-based */
-    v->pass = (uint32_t)pass;
-    v->imputed = (uint32_t)rp_span_u64(&sp[1], f & 2, 0);
-    if ((f & 4) && rp_span_num(&sp[2], tmp, sizeof tmp)) {
-      uint64_t bits = rp_span_u64(&sp[2], 1, 0);
-      memcpy(&v->value, &bits, sizeof bits);
-    }
-    break;
+    const rp_ext_memo *m;
+    e = ext_decode(c, st, (int)d->ncolumns, &m);
+    if (e != HP_OK) return e;
+    if (m->pass) v->pass = m->pass;
+    v->imputed = m->imputed;
+    if (m->has_bits) memcpy(&v->value, &m->bits, sizeof m->bits); /* SQLite keeps -0.0 as 0, NaN as NULL */
+  } else if (c->table == HP_TABLE_METADATA && r->own) {
+    hp_metadata *m = row; /* keys that would collide with the format's tags were stored escaped */
+    size_t el = strlen(RP_KEY_ESCAPE);
+    if (strlen(m->key) > el && strncmp(m->key, RP_KEY_ESCAPE, el) == 0) m->key += el;
   }
-  case HP_TABLE_REGION: {
-    hp_region *g = row;
-    g->id = col_u64(st, 0);
-    g->process_id = col_u64(st, 1);
-    g->thread_id = col_u64(st, 2);
-    g->start_ns = col_i64(st, 3);
-    g->end_ns = col_i64(st, 4);
-    rs_col(&rs, &g->name, st, 5);
-    rs_col(&rs, &g->category, st, 6);
-    break;
-  }
-  case HP_TABLE_METADATA: {
-    hp_metadata *m = row;
-    const char *tag = (const char *)sqlite3_column_text(st, 0);
-    size_t tl = tag ? (size_t)sqlite3_column_bytes(st, 0) : 0, el = strlen(RP_KEY_ESCAPE);
-    if (r->own && tag && tl > el && strncmp(tag, RP_KEY_ESCAPE, el) == 0)
-      rs_add(&rs, &m->key, tag + el, tl - el, 0);
-    else
-      rs_add(&rs, &m->key, tag ? tag : "", tl, 0);
-    rs_col(&rs, &m->value, st, 1);
-    break;
-  }
-  case HP_TABLE_COUNT: break;
-  }
-  return rs_end(&rs, c->store);
+  return HP_OK;
 }
 
 hp_status rp_cursor_next(hp_cursor *c, void *row) {

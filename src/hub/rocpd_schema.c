@@ -280,3 +280,56 @@ const char *const rp_ins_sql[WS_COUNT] = {
     [WS_STRING] = "INSERT INTO @string(id, string) VALUES (?, ?)",
     [WS_META_UPDATE] = "UPDATE @metadata SET value = ?2 WHERE tag = ?1",
 };
+
+/* How each hub column is read, as an SQL expression, in the order of the hub's schema description
+ * (hp_table_describe): '@col' is a column of the rocpd table (NULL when a file lacks it), '$key' a key of its
+ * extdata JSON (NULL when absent or when extdata is not valid JSON). SQL gives every default, so the reader
+ * fills rows generically by column type. NULL entries are made by the reader (joins of other tables). */
+const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
+    [HP_TABLE_NODE] = {"@id", "@hostname", "@machine_id", "@system_name", "@release", "@version",
+                       "@hardware_name"},
+    [HP_TABLE_PROCESS] = {"@id", "@nid", "@pid", "@ppid", "COALESCE($rank, -1)", "COALESCE(@start, @init)",
+                          "COALESCE(@end, @fini)", "@command", "$lost_records"},
+    [HP_TABLE_THREAD] = {"@id", "@pid", "@tid", "@start", "@end", "@name"},
+    /* rocprofv3 keeps device properties in extdata under its own names (cu_count, …) */
+    [HP_TABLE_AGENT] =
+        {"@id", "@nid",
+         "COALESCE($type, CASE @type WHEN 'CPU' THEN 1 WHEN 'GPU' THEN 2 WHEN 'NIC' THEN 3 ELSE 0 END)",
+         "@logical_index", "@vendor_name", "@name", "@product_name", "$runtime",
+         "COALESCE($compute_units, $cu_count)", "COALESCE($max_clock_mhz, $max_engine_clk_fcompute)",
+         "$global_mem_bytes", "COALESCE($local_mem_bytes, $lds_size_in_kb * 1024)",
+         "COALESCE($wave_size, $wave_front_size)"},
+    [HP_TABLE_QUEUE] = {"@id", "@pid", "$agent_id", "@name"},
+    [HP_TABLE_CODE_OBJECT] = {"@id", "@pid", "@agent_id", "@uri", "@load_base", "@load_size"},
+    [HP_TABLE_KERNEL_SYMBOL] = {"@id", "@code_object_id", "@kernel_name",
+                                "COALESCE($display_name, @display_name)", "@private_segment_size",
+                                "@group_segment_size"},
+    [HP_TABLE_DISPATCH] = {"@id",
+                           "COALESCE($dispatch_id, @dispatch_id)",
+                           "@pid",
+                           "@tid",
+                           "@agent_id",
+                           "@queue_id",
+                           "@kernel_id",
+                           "@grid_size_x",
+                           "@grid_size_y",
+                           "@grid_size_z",
+                           "@workgroup_size_x",
+                           "@workgroup_size_y",
+                           "@workgroup_size_z",
+                           "@private_segment_size",
+                           "@group_segment_size",
+                           "@start",
+                           "@end",
+                           "$enqueue_ns",
+                           "$passes",
+                           "$bytes_accessible",
+                           "$bytes_restored"},
+    [HP_TABLE_COUNTER_INFO] = {"@id", "COALESCE($agent_id, @agent_id)", "@name", "@description", "@block",
+                               "@units", "@expression"},
+    /* dispatch_id and pass depend on who wrote the file (the reader); extdata follows the columns and is
+     * decoded once per distinct text (rocpd_read.c), not per row */
+    [HP_TABLE_COUNTER_VALUE] = {NULL, "@pmc_id", NULL, "0", "@value", "@extdata"},
+    [HP_TABLE_REGION] = {"@id", "@pid", "@tid", NULL, NULL, "@start", "@end"},
+    [HP_TABLE_METADATA] = {"@tag", "@value"},
+};

@@ -1,5 +1,5 @@
-/* rocpd format, shared helpers: growing buffers, the extdata JSON writer and reader, an id map, the
- * rocpd_string interner, uuids and SQLite status mapping. */
+/* rocpd format, shared helpers: growing buffers, the extdata JSON writer (reading uses SQLite's JSON
+ * functions), an id map, the rocpd_string interner, uuids and SQLite status mapping. */
 #include "rocpd_internal.h"
 
 #include <errno.h>
@@ -110,9 +110,11 @@ void rp_jw_i64(jw *w, const char *key, int64_t v) {
   sb_i64(w->b, v);
 }
 
+/* A uint64_t as the int64_t with the same bits (as in the table columns): SQLite's JSON functions read
+ * every value of 64 bits back exactly (a decimal above INT64_MAX would come back as a REAL). */
 void rp_jw_u64(jw *w, const char *key, uint64_t v) {
   jw_key(w, key);
-  sb_u64(w->b, v);
+  sb_i64(w->b, (int64_t)v);
 }
 
 void rp_jw_str(jw *w, const char *key, const char *s) {
@@ -148,102 +150,6 @@ const char *rp_jw_end(jw *w) {
   return w->b->oom ? "{}" : w->b->p;
 }
 
-static size_t js_ws(const char *s, size_t n, size_t i) {
-  while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
-    i++;
-  return i;
-}
-
-/* Index just past the closing quote of the string whose opening quote is at i (n when unterminated). */
-static size_t js_string_end(const char *s, size_t n, size_t i) {
-  for (i++; i < n; i++) {
-    if (s[i] == '\\')
-      i++;
-    else if (s[i] == '"')
-      return i + 1;
-  }
-  return n;
-}
-
-static int js_num_end(char c) {
-  return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == 0;
-}
-
-/* Find the members keys[0..nk) of the top-level object in s[0..n) in one pass (nested values are skipped;
- * the first of equal keys counts). Returns a bit per key found, with its value span in out[]; 0 also for
- * malformed text (members before the damage still count). */
-unsigned rp_json_find_n(const char *s, size_t n, const char *const *keys, int nk, jspan *out) {
-  if (!s) return 0;
-  size_t klen[8];
-  if (nk > 8) nk = 8;
-  for (int k = 0; k < nk; k++)
-    klen[k] = strlen(keys[k]);
-  unsigned found = 0, all = (1u << nk) - 1;
-  size_t i = js_ws(s, n, 0);
-  if (i >= n || s[i] != '{') return 0;
-  i++;
-  while (found != all) {
-    i = js_ws(s, n, i);
-    if (i >= n || s[i] != '"') return found;
-    size_t ks = i + 1, ke = js_string_end(s, n, i);
-    if (ke >= n) return found;
-    int match = -1;
-    for (int k = 0; k < nk && match < 0; k++)
-      if (!(found >> k & 1) && ke - 1 - ks == klen[k] && memcmp(s + ks, keys[k], klen[k]) == 0) match = k;
-    i = js_ws(s, n, ke);
-    if (i >= n || s[i] != ':') return found;
-    i = js_ws(s, n, i + 1);
-    if (i >= n) return found;
-    size_t vs = i, ve;
-    int is_str = 0;
-    if (s[i] == '"') {
-      ve = js_string_end(s, n, i);
-      if (ve > n || s[ve - 1] != '"' || ve - 1 == vs) return found;
-      is_str = 1;
-    } else if (s[i] == '{' || s[i] == '[') {
-      size_t depth = 0;
-      for (ve = i; ve < n; ve++) {
-        if (s[ve] == '"') {
-          ve = js_string_end(s, n, ve) - 1;
-        } else if (s[ve] == '{' || s[ve] == '[') {
-          depth++;
-        } else if (s[ve] == '}' || s[ve] == ']') {
-          if (--depth == 0) break;
-        }
-      }
-      if (ve >= n) return found;
-      ve++;
-    } else {
-      for (ve = i; ve < n && !js_num_end(s[ve]); ve++) {
-      }
-    }
-    if (match >= 0) {
-      out[match].is_str = is_str;
-      out[match].p = s + vs + is_str;
-      out[match].n = ve - vs - 2 * (size_t)is_str;
-      found |= 1u << match;
-    }
-    i = js_ws(s, n, ve);
-    if (i >= n || s[i] != ',') return found;
-    i++;
-  }
-  return found;
-}
-
-/* Find the member `key` of the top-level object in s[0..n); nested values are skipped.
- * Returns 1 and the value span when found, 0 otherwise (also for malformed text). */
-int rp_json_find(const char *s, size_t n, const char *key, jspan *out) {
-  return rp_json_find_n(s, n, &key, 1, out) != 0;
-}
-
-/* A number value as text in tmp; 0 when it is not one. */
-int rp_span_num(const jspan *v, char *tmp, size_t tmpsz) {
-  if (v->is_str || v->n == 0 || v->n >= tmpsz) return 0;
-  memcpy(tmp, v->p, v->n);
-  tmp[v->n] = 0;
-  return 1;
-}
-
 int64_t rp_d2i64(double d) {
   if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) return (int64_t)d;
   return 0;
@@ -254,130 +160,11 @@ uint64_t rp_d2u64(double d) {
   return (uint64_t)rp_d2i64(d);
 }
 
-/* A number member's value as int64 / uint64; `def` when absent or not a number. */
-int64_t rp_span_i64(const jspan *v, int found, int64_t def) {
-  char tmp[48], *end;
-  if (!found || !rp_span_num(v, tmp, sizeof tmp)) return def;
-  /* the common case, an optional '-' and up to 18 digits, without the C library */
-  size_t k = tmp[0] == '-';
-  if (v->n > k && v->n - k < 19) {
-    int64_t x = 0;
-    size_t j = k;
-    while (j < v->n && tmp[j] >= '0' && tmp[j] <= '9')
-      x = x * 10 + (tmp[j++] - '0');
-    if (j == v->n) return k ? -x : x;
-  }
-  errno = 0;
-  long long x = strtoll(tmp, &end, 10);
-  if (*end || errno) return rp_d2i64(strtod(tmp, NULL));
-  return (int64_t)x;
-}
-
-uint64_t rp_span_u64(const jspan *v, int found, uint64_t def) {
-  char tmp[48], *end;
-  if (!found || !rp_span_num(v, tmp, sizeof tmp)) return def;
-  /* the common case, digits only, without the C library */
-  if (v->n < 20) {
-    uint64_t x = 0;
-    size_t k = 0;
-    while (k < v->n && tmp[k] >= '0' && tmp[k] <= '9')
-      x = x * 10 + (uint64_t)(tmp[k++] - '0');
-    if (k == v->n) return x;
-  }
-  errno = 0;
-  if (tmp[0] == '-') return (uint64_t)rp_span_i64(v, 1, 0);
-  unsigned long long x = strtoull(tmp, &end, 10);
-  if (*end || errno) return rp_d2u64(strtod(tmp, NULL));
-  return (uint64_t)x;
-}
-
-int64_t rp_json_i64(const char *s, size_t n, const char *key, int64_t def) {
-  jspan v;
-  return rp_span_i64(&v, rp_json_find(s, n, key, &v), def);
-}
-
-uint64_t rp_json_u64(const char *s, size_t n, const char *key, uint64_t def) {
-  jspan v;
-  return rp_span_u64(&v, rp_json_find(s, n, key, &v), def);
-}
-
 int rp_hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-static int read_u16hex(const char *p, size_t n, size_t i, unsigned *out) {
-  if (i + 4 > n) return 0;
-  unsigned v = 0;
-  for (size_t k = 0; k < 4; k++) {
-    int h = rp_hexval(p[i + k]);
-    if (h < 0) return 0;
-    v = v * 16 + (unsigned)h;
-  }
-  *out = v;
-  return 1;
-}
-
-static void sb_utf8(sbuf *b, unsigned cp) {
-  char u[4];
-  size_t n;
-  if (cp < 0x80) {
-    u[0] = (char)cp;
-    n = 1;
-  } else if (cp < 0x800) {
-    u[0] = (char)(0xc0 | (cp >> 6));
-    u[1] = (char)(0x80 | (cp & 0x3f));
-    n = 2;
-  } else if (cp < 0x10000) {
-    u[0] = (char)(0xe0 | (cp >> 12));
-    u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    u[2] = (char)(0x80 | (cp & 0x3f));
-    n = 3;
-  } else {
-    u[0] = (char)(0xf0 | (cp >> 18));
-    u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    u[3] = (char)(0x80 | (cp & 0x3f));
-    n = 4;
-  }
-  rp_sb_put(b, u, n);
-}
-
-/* Append the unescaped content of a JSON string span (NUL bytes from \u0000 end the C string early). */
-void rp_sb_unescape(sbuf *b, const char *p, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    if (p[i] != '\\' || i + 1 >= n) {
-      rp_sb_put(b, p + i, 1);
-      continue;
-    }
-    char c = p[++i];
-    unsigned cp;
-    switch (c) {
-    case 'b': rp_sb_put(b, "\b", 1); break;
-    case 'f': rp_sb_put(b, "\f", 1); break;
-    case 'n': rp_sb_put(b, "\n", 1); break;
-    case 'r': rp_sb_put(b, "\r", 1); break;
-    case 't': rp_sb_put(b, "\t", 1); break;
-    case 'u':
-      if (!read_u16hex(p, n, i + 1, &cp)) {
-        rp_sb_put(b, "\\u", 2);
-        break;
-      }
-      i += 4;
-      if (cp >= 0xd800 && cp < 0xdc00 && i + 2 < n && p[i + 1] == '\\' && p[i + 2] == 'u') {
-        unsigned lo;
-        if (read_u16hex(p, n, i + 3, &lo) && lo >= 0xdc00 && lo < 0xe000) {
-          cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-          i += 6;
-        }
-      }
-      sb_utf8(b, cp);
-      break;
-    default: rp_sb_put(b, &c, 1); break;
-    }
-  }
 }
 
 uint64_t rp_mix64(uint64_t x) {

@@ -123,11 +123,13 @@ static size_t dispatch_ext(char *buf, const hp_dispatch *d) {
   char *p = buf;
   *p++ = '{';
   /* rocpd's dispatch_id is the row id (unique in the file); the collector's id when it differs */
-  if (d->dispatch_id != d->id) p = ext_num(p, "dispatch_id", 11, d->dispatch_id, 0);
+  if (d->dispatch_id != d->id) p = ext_num(p, "dispatch_id", 11, d->dispatch_id, (int64_t)d->dispatch_id < 0);
   if (d->enqueue_ns) p = ext_num(p, "enqueue_ns", 10, (uint64_t)d->enqueue_ns, d->enqueue_ns < 0);
   if (d->passes) p = ext_num(p, "passes", 6, d->passes, 0);
-  if (d->bytes_accessible) p = ext_num(p, "bytes_accessible", 16, d->bytes_accessible, 0);
-  if (d->bytes_restored) p = ext_num(p, "bytes_restored", 14, d->bytes_restored, 0);
+  if (d->bytes_accessible)
+    p = ext_num(p, "bytes_accessible", 16, d->bytes_accessible, (int64_t)d->bytes_accessible < 0);
+  if (d->bytes_restored)
+    p = ext_num(p, "bytes_restored", 14, d->bytes_restored, (int64_t)d->bytes_restored < 0);
   *p++ = '}';
   *p = 0;
   return (size_t)(p - buf);
