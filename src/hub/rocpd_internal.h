@@ -235,6 +235,9 @@ void rp_make_uuid(char guid[37], char suffix[RP_SUFFIX_LEN + 1]);
 
 /* ---- rocpd_schema.c ---- */
 extern const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS];
+extern const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS];
+extern const char *const rp_write_extra[HP_TABLE_COUNT];
+extern const int rp_table_base[HP_TABLE_COUNT];
 extern const char *const rp_rt_name[RT_COUNT];
 extern const char *const rp_rt_cols[RT_COUNT];
 extern const char rp_views_sql[];

@@ -1,5 +1,5 @@
-/* rocpd format, schema text: the rocpd 3.0.4 tables (names and columns), the data and summary views hubprof
- * ships, and the insert statements of the plain-SQLite writer. Text only: no I/O here. */
+/* rocpd format, schema text: the rocpd 3.0.4 tables and views, and how every hub column is read and written
+ * (rp_read_expr, rp_write_map, the remaining insert statements). Text only: no I/O here. */
 #include "rocpd_internal.h"
 
 #include <string.h>
@@ -238,38 +238,12 @@ int rp_reserved_tag(const char *t) {
 
 /* The insert statements, by hub table; '@name' is expanded to the physical table. */
 const char *const rp_ins_sql[WS_COUNT] = {
-    [HP_TABLE_NODE] =
-        "INSERT OR REPLACE INTO @info_node(id, hash, machine_id, system_name, hostname, release, version, "
-        "hardware_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    [HP_TABLE_PROCESS] =
-        "INSERT OR REPLACE INTO @info_process(id, nid, ppid, pid, init, fini, start, \"end\", command, "
-        "extdata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5, ?6, ?7, ?8)",
-    [HP_TABLE_THREAD] =
-        "INSERT OR REPLACE INTO @info_thread(id, nid, ppid, pid, tid, name, start, \"end\") VALUES (?, ?, ?, "
-        "?, ?, ?, ?, ?)",
-    [HP_TABLE_AGENT] =
-        "INSERT OR REPLACE INTO @info_agent(id, nid, pid, type, absolute_index, logical_index, type_index, "
-        "name, vendor_name, product_name, extdata) VALUES (?1, ?2, 0, ?3, ?4, ?4, ?4, ?5, ?6, ?7, "
-        "?8)",
-    [HP_TABLE_QUEUE] =
-        "INSERT OR REPLACE INTO @info_queue(id, nid, pid, name, extdata) VALUES (?, ?, ?, ?, ?)",
-    [HP_TABLE_CODE_OBJECT] =
-        "INSERT OR REPLACE INTO @info_code_object(id, nid, pid, agent_id, uri, load_base, load_size, "
-        "load_delta, storage_type) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?)",
-    [HP_TABLE_KERNEL_SYMBOL] =
-        "INSERT OR REPLACE INTO @info_kernel_symbol(id, nid, pid, code_object_id, kernel_name, "
-        "display_name, group_segment_size, private_segment_size, extdata) VALUES (?, ?, ?, "
-        "?, ?, ?, ?, ?, ?)",
     [HP_TABLE_DISPATCH] =
         "INSERT INTO @kernel_dispatch(id, nid, pid, tid, agent_id, kernel_id, dispatch_id, "
         "queue_id, stream_id, start, \"end\", private_segment_size, group_segment_size, "
         "workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, "
         "grid_size_z, region_name_id, event_id, extdata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
         "?8, 0, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?1, ?20)",
-    [HP_TABLE_COUNTER_INFO] =
-        "INSERT OR REPLACE INTO @info_pmc(id, nid, pid, agent_id, target_arch, name, symbol, "
-        "description, units, value_type, block, expression, is_constant, is_derived, "
-        "spm_support) VALUES (?1, ?2, 0, ?3, ?4, ?5, ?5, ?6, ?7, 'ABS', ?8, ?9, 0, ?10, 0)",
     [HP_TABLE_COUNTER_VALUE] =
         "INSERT INTO @pmc_event(id, event_id, pmc_id, value, extdata) VALUES (?, ?, ?, "
         "?, ?)",
@@ -332,4 +306,53 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_COUNTER_VALUE] = {NULL, "@pmc_id", NULL, "0", "@value", "@extdata"},
     [HP_TABLE_REGION] = {"@id", "@pid", "@tid", NULL, NULL, "@start", "@end"},
     [HP_TABLE_METADATA] = {"@tag", "@value"},
+};
+
+/* Where each hub column is written, in the order of hp_table_describe, for the tables whose rows map
+ * column by column (the others are written by rocpd_write.c's own code: dispatches and counter values on
+ * the hot path, regions through rocpd_string, metadata keyed by tag): "a" a rocpd column, "a,b" the same
+ * value in several, "$key" an extdata key left out at its default ("$key=-1": default -1), "" a value the
+ * writer derives itself (rp_write_extra names the columns it fills). */
+const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
+    [HP_TABLE_NODE] = {"id", "hostname", "machine_id", "system_name", "release", "version", "hardware_name"},
+    [HP_TABLE_PROCESS] = {"id", "nid", "pid", "ppid", "$rank=-1", "start,init", "end,fini", "command",
+                          "$lost_records"},
+    [HP_TABLE_THREAD] = {"id", "pid", "tid", "start", "end", "name"},
+    [HP_TABLE_AGENT] = {"id", "nid", "", "absolute_index,logical_index,type_index", "vendor_name", "name",
+                        "product_name", "$runtime", "$compute_units", "$max_clock_mhz", "$global_mem_bytes",
+                        "$local_mem_bytes", "$wave_size"},
+    [HP_TABLE_QUEUE] = {"id", "pid", "$agent_id", "name"},
+    [HP_TABLE_CODE_OBJECT] = {"id", "pid", "agent_id", "uri", "load_base", "load_size"},
+    [HP_TABLE_KERNEL_SYMBOL] = {"id", "code_object_id", "kernel_name", "", "private_segment_size",
+                                "group_segment_size"},
+    [HP_TABLE_COUNTER_INFO] = {"id", "agent_id", "name,symbol", "description", "block", "units",
+                               "expression"},
+};
+
+/* The columns the writer derives for a row of those tables (from other tables' rows, or constants), in the
+ * order rocpd_write.c binds them. */
+const char *const rp_write_extra[HP_TABLE_COUNT] = {
+    [HP_TABLE_NODE] = "hash",
+    [HP_TABLE_THREAD] = "nid, ppid",
+    [HP_TABLE_AGENT] = "pid, type",
+    [HP_TABLE_QUEUE] = "nid",
+    [HP_TABLE_CODE_OBJECT] = "nid, load_delta, storage_type",
+    [HP_TABLE_KERNEL_SYMBOL] = "nid, pid, display_name",
+    [HP_TABLE_COUNTER_INFO] = "nid, pid, target_arch, value_type, is_constant, is_derived, spm_support",
+};
+
+/* The rocpd table (RT_*) of each hub table. */
+const int rp_table_base[HP_TABLE_COUNT] = {
+    [HP_TABLE_NODE] = RT_NODE,
+    [HP_TABLE_PROCESS] = RT_PROCESS,
+    [HP_TABLE_THREAD] = RT_THREAD,
+    [HP_TABLE_AGENT] = RT_AGENT,
+    [HP_TABLE_QUEUE] = RT_QUEUE,
+    [HP_TABLE_CODE_OBJECT] = RT_CODE_OBJECT,
+    [HP_TABLE_KERNEL_SYMBOL] = RT_KERNEL_SYMBOL,
+    [HP_TABLE_DISPATCH] = RT_KERNEL_DISPATCH,
+    [HP_TABLE_COUNTER_INFO] = RT_PMC,
+    [HP_TABLE_COUNTER_VALUE] = RT_PMC_EVENT,
+    [HP_TABLE_REGION] = RT_REGION,
+    [HP_TABLE_METADATA] = RT_METADATA,
 };

@@ -135,128 +135,156 @@ static size_t dispatch_ext(char *buf, const hp_dispatch *d) {
   return (size_t)(p - buf);
 }
 
-hp_status rp_write(hp_store *s, hp_table t, const void *row) {
+/* Bind the derived columns of a mapped row (rp_write_extra, in that order, from parameter p on) and note
+ * what the row needs; derived extdata keys go to w. Returns the next parameter, or -1 (message set). */
+static int bind_extra(hp_store *s, hp_table t, const void *row, sqlite3_stmt *st, int p, jw *w) {
   rp_state *r = s->impl;
-  sqlite3_stmt *st = r->ins[t];
-  jw w;
   switch (t) {
   case HP_TABLE_NODE: {
     const hp_node *n = row;
     uint64_t h = rp_fnv1a(n->hostname, strlen(n->hostname), 0xcbf29ce484222325ull);
     h = rp_fnv1a(n->machine_id, strlen(n->machine_id) + 1, h);
-    bind_u64(st, 1, n->id);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)(h & INT64_MAX));
-    sqlite3_bind_text(st, 3, n->machine_id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, n->system_name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, n->hostname, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, n->release, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7, n->version, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 8, n->machine, -1, SQLITE_STATIC);
-    return step_reset(s, st, "cannot write a node");
+    sqlite3_bind_int64(st, p++, (sqlite3_int64)(h & INT64_MAX));
+    break;
   }
   case HP_TABLE_PROCESS: {
-    const hp_process *p = row;
-    if (rp_umap_put(&r->proc, p->id, (int64_t)p->node_id, p->ppid))
-      return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+    const hp_process *pr = row;
+    if (rp_umap_put(&r->proc, pr->id, (int64_t)pr->node_id, pr->ppid)) goto oom;
     r->last_proc = 0;
-    if (!p->node_id) r->need0 |= NEED0(HP_TABLE_NODE);
-    rp_jw_begin(&w, &r->js);
-    if (p->rank != -1) rp_jw_i64(&w, "rank", p->rank);
-    if (p->lost_records) rp_jw_u64(&w, "lost_records", p->lost_records);
-    bind_u64(st, 1, p->id);
-    bind_u64(st, 2, p->node_id);
-    sqlite3_bind_int64(st, 3, p->ppid);
-    sqlite3_bind_int64(st, 4, p->pid);
-    sqlite3_bind_int64(st, 5, p->start_ns);
-    sqlite3_bind_int64(st, 6, p->end_ns);
-    sqlite3_bind_text(st, 7, p->command, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 8, rp_jw_end(&w), -1, SQLITE_STATIC);
-    return step_reset(s, st, "cannot write a process");
+    if (!pr->node_id) r->need0 |= NEED0(HP_TABLE_NODE);
+    break;
   }
   case HP_TABLE_THREAD: {
     const hp_thread *th = row;
-    umap_slot *p = rp_umap_get(&r->proc, th->process_id);
+    umap_slot *pr = rp_umap_get(&r->proc, th->process_id);
     if (!th->process_id) r->need0 |= NEED0(HP_TABLE_PROCESS);
-    if (!p || !p->a) r->need0 |= NEED0(HP_TABLE_NODE);
-    bind_u64(st, 1, th->id);
-    sqlite3_bind_int64(st, 2, p ? p->a : 0);
-    sqlite3_bind_int64(st, 3, p ? p->b : 0);
-    bind_u64(st, 4, th->process_id);
-    sqlite3_bind_int64(st, 5, th->tid);
-    sqlite3_bind_text(st, 6, th->name, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 7, th->start_ns);
-    sqlite3_bind_int64(st, 8, th->end_ns);
-    return step_reset(s, st, "cannot write a thread");
+    if (!pr || !pr->a) r->need0 |= NEED0(HP_TABLE_NODE);
+    sqlite3_bind_int64(st, p++, pr ? pr->a : 0);
+    sqlite3_bind_int64(st, p++, pr ? pr->b : 0);
+    break;
   }
   case HP_TABLE_AGENT: {
     const hp_agent *a = row;
-    if (rp_umap_put(&r->agent, a->id, (int64_t)a->node_id, a->type))
-      return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-    rp_jw_begin(&w, &r->js);
-    if (a->type != HP_AGENT_UNKNOWN && !agent_type_text(a->type)) rp_jw_i64(&w, "type", a->type);
-    if (*a->runtime) rp_jw_str(&w, "runtime", a->runtime);
-    if (a->compute_units) rp_jw_i64(&w, "compute_units", a->compute_units);
-    if (a->max_clock_mhz) rp_jw_i64(&w, "max_clock_mhz", a->max_clock_mhz);
-    if (a->global_mem_bytes) rp_jw_i64(&w, "global_mem_bytes", a->global_mem_bytes);
-    if (a->local_mem_bytes) rp_jw_i64(&w, "local_mem_bytes", a->local_mem_bytes);
-    if (a->wave_size) rp_jw_i64(&w, "wave_size", a->wave_size);
-    bind_u64(st, 1, a->id);
-    bind_u64(st, 2, a->node_id);
-    bind_text_or_null(st, 3, agent_type_text(a->type));
-    sqlite3_bind_int64(st, 4, a->device_index);
-    sqlite3_bind_text(st, 5, a->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, a->vendor, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7, a->product_name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 8, rp_jw_end(&w), -1, SQLITE_STATIC);
-    return step_reset(s, st, "cannot write an agent");
+    if (rp_umap_put(&r->agent, a->id, (int64_t)a->node_id, a->type)) goto oom;
+    /* rocpd's type is 'CPU', 'GPU' or 'NIC': other hub types are kept in extdata */
+    if (a->type != HP_AGENT_UNKNOWN && !agent_type_text(a->type)) rp_jw_i64(w, "type", a->type);
+    sqlite3_bind_int64(st, p++, 0);
+    bind_text_or_null(st, p++, agent_type_text(a->type));
+    break;
   }
   case HP_TABLE_QUEUE: {
     const hp_queue *q = row;
     if (!q->process_id) r->need0 |= NEED0(HP_TABLE_PROCESS);
-    rp_jw_begin(&w, &r->js);
-    if (q->agent_id) rp_jw_u64(&w, "agent_id", q->agent_id);
-    bind_u64(st, 1, q->id);
-    sqlite3_bind_int64(st, 2, rp_proc_node(r, q->process_id));
-    bind_u64(st, 3, q->process_id);
-    sqlite3_bind_text(st, 4, q->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 5, rp_jw_end(&w), -1, SQLITE_STATIC);
-    return step_reset(s, st, "cannot write a queue");
+    sqlite3_bind_int64(st, p++, rp_proc_node(r, q->process_id));
+    break;
   }
   case HP_TABLE_CODE_OBJECT: {
     const hp_code_object *c = row;
-    if (rp_umap_put(&r->code, c->id, (int64_t)c->process_id, 0))
-      return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+    if (rp_umap_put(&r->code, c->id, (int64_t)c->process_id, 0)) goto oom;
     const char *kind = strncmp(c->uri, "file://", 7) == 0     ? "FILE"
                        : strncmp(c->uri, "memory://", 9) == 0 ? "MEMORY"
                                                               : NULL;
-    bind_u64(st, 1, c->id);
-    sqlite3_bind_int64(st, 2, rp_proc_node(r, c->process_id));
-    bind_u64(st, 3, c->process_id);
-    bind_u64(st, 4, c->agent_id);
-    sqlite3_bind_text(st, 5, c->uri, -1, SQLITE_STATIC);
-    bind_u64(st, 6, c->load_base);
-    bind_u64(st, 7, c->load_size);
-    bind_text_or_null(st, 8, kind);
-    return step_reset(s, st, "cannot write a code object");
+    sqlite3_bind_int64(st, p++, rp_proc_node(r, c->process_id));
+    sqlite3_bind_int64(st, p++, 0);
+    bind_text_or_null(st, p++, kind);
+    break;
   }
   case HP_TABLE_KERNEL_SYMBOL: {
     const hp_kernel_symbol *k = row;
     umap_slot *c = rp_umap_get(&r->code, k->code_object_id);
     uint64_t pid = c ? (uint64_t)c->a : 0;
+    sqlite3_bind_int64(st, p++, rp_proc_node(r, pid));
+    bind_u64(st, p++, pid);
     /* ROCm's views show display_name: an empty one is stored as the name, and remembered in extdata */
-    rp_jw_begin(&w, &r->js);
-    if (!*k->display_name) rp_jw_str(&w, "display_name", "");
-    bind_u64(st, 1, k->id);
-    sqlite3_bind_int64(st, 2, rp_proc_node(r, pid));
-    bind_u64(st, 3, pid);
-    bind_u64(st, 4, k->code_object_id);
-    sqlite3_bind_text(st, 5, k->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, *k->display_name ? k->display_name : k->name, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 7, k->group_size);
-    sqlite3_bind_int64(st, 8, k->private_size);
-    sqlite3_bind_text(st, 9, rp_jw_end(&w), -1, SQLITE_STATIC);
-    return step_reset(s, st, "cannot write a kernel symbol");
+    sqlite3_bind_text(st, p++, *k->display_name ? k->display_name : k->name, -1, SQLITE_STATIC);
+    if (!*k->display_name) rp_jw_str(w, "display_name", "");
+    break;
   }
+  case HP_TABLE_COUNTER_INFO: {
+    const hp_counter_info *ci = row;
+    umap_slot *a = rp_umap_get(&r->agent, ci->agent_id);
+    /* pid 0 and agent_id 0 ("no particular agent") get a real process and agent at commit */
+    r->counters_no_agent |= ci->agent_id == 0;
+    sqlite3_bind_int64(st, p++, a ? a->a : 0);
+    sqlite3_bind_int64(st, p++, 0);
+    bind_text_or_null(st, p++, a ? agent_type_text((int32_t)a->b) : NULL);
+    sqlite3_bind_text(st, p++, "ABS", -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, p++, 0);
+    sqlite3_bind_int(st, p++, *ci->expression != 0);
+    sqlite3_bind_int(st, p++, 0);
+    break;
+  }
+  default: break;
+  }
+  return p;
+oom:
+  hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  return -1;
+}
+
+/* Write a row of a table mapped column by column (rp_write_map), driven by the hub's schema description. */
+static hp_status write_mapped(hp_store *s, hp_table t, const void *row) {
+  rp_state *r = s->impl;
+  sqlite3_stmt *st = r->ins[t];
+  const hp_table_desc *d = hp_table_describe(t);
+  jw w;
+  rp_jw_begin(&w, &r->js);
+  int p = 1, ext = 0;
+  for (size_t i = 0; i < d->ncolumns; i++) {
+    const char *m = rp_write_map[t][i];
+    const hp_column *c = &d->columns[i];
+    const char *at = (const char *)row + c->offset;
+    int64_t v = 0;
+    const char *str = NULL;
+    switch (c->type) {
+    case HP_COL_STR: memcpy(&str, at, sizeof str); break;
+    case HP_COL_I32: {
+      int32_t x;
+      memcpy(&x, at, sizeof x);
+      v = x;
+      break;
+    }
+    case HP_COL_U32: {
+      uint32_t x;
+      memcpy(&x, at, sizeof x);
+      v = x;
+      break;
+    }
+    default: memcpy(&v, at, sizeof v); break; /* I64, U64 (its bits) */
+    }
+    if (*m == '$') { /* an extdata key, left out at its default */
+      char key[64];
+      size_t kn = strcspn(m + 1, "=");
+      snprintf(key, sizeof key, "%.*s", (int)kn, m + 1);
+      int64_t def = m[1 + kn] == '=' ? strtoll(m + 2 + kn, NULL, 10) : 0;
+      ext = 1;
+      if (str) {
+        if (*str) rp_jw_str(&w, key, str);
+      } else if (v != def) {
+        rp_jw_i64(&w, key, v);
+      }
+    } else if (*m) {
+      if (str)
+        sqlite3_bind_text(st, p++, str, -1, SQLITE_STATIC);
+      else
+        sqlite3_bind_int64(st, p++, v);
+    }
+  }
+  p = bind_extra(s, t, row, st, p, &w);
+  if (p < 0) return s->first_error;
+  if (ext || t == HP_TABLE_AGENT || t == HP_TABLE_KERNEL_SYMBOL)
+    sqlite3_bind_text(st, p, rp_jw_end(&w), -1, SQLITE_STATIC);
+  char what[64];
+  snprintf(what, sizeof what, "cannot write a %s row", d->name);
+  return step_reset(s, st, what);
+}
+
+hp_status rp_write(hp_store *s, hp_table t, const void *row) {
+  rp_state *r = s->impl;
+  if ((unsigned)t < HP_TABLE_COUNT && rp_write_map[t][0]) return write_mapped(s, t, row);
+  sqlite3_stmt *st = r->ins[t];
+  jw w;
+  switch (t) {
   case HP_TABLE_DISPATCH: {
     const hp_dispatch *d = row;
     if (!d->process_id) r->need0 |= NEED0(HP_TABLE_PROCESS);
@@ -294,23 +322,6 @@ hp_status rp_write(hp_store *s, hp_table t, const void *row) {
     sqlite3_bind_int64(st, 19, r->str_empty);
     sqlite3_bind_text(st, 20, ext, -1, SQLITE_STATIC);
     return step_reset(s, st, "cannot write a dispatch");
-  }
-  case HP_TABLE_COUNTER_INFO: {
-    const hp_counter_info *ci = row;
-    umap_slot *a = rp_umap_get(&r->agent, ci->agent_id);
-    /* pid 0 and agent_id 0 ("no particular agent") get a real process and agent at commit */
-    r->counters_no_agent |= ci->agent_id == 0;
-    bind_u64(st, 1, ci->id);
-    sqlite3_bind_int64(st, 2, a ? a->a : 0);
-    bind_u64(st, 3, ci->agent_id);
-    bind_text_or_null(st, 4, a ? agent_type_text((int32_t)a->b) : NULL);
-    sqlite3_bind_text(st, 5, ci->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 6, ci->description, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 7, ci->unit, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 8, ci->block, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 9, ci->expression, -1, SQLITE_STATIC);
-    sqlite3_bind_int(st, 10, *ci->expression != 0);
-    return step_reset(s, st, "cannot write a counter");
   }
   case HP_TABLE_COUNTER_VALUE: {
     const hp_counter_value *v = row;
@@ -388,9 +399,58 @@ hp_status rp_write(hp_store *s, hp_table t, const void *row) {
     rp_sb_free(&key);
     return e;
   }
-  case HP_TABLE_COUNT: break;
+  default: break;
   }
   return hp_set_error(s, HP_ERR_INVALID, "unknown table %d", (int)t);
+}
+
+/* The INSERT of a table written column by column (rp_write_map): the mapped columns (a hub column's
+ * parameter repeated for each of its rocpd columns), the derived ones (rp_write_extra), then extdata. */
+static void mapped_insert(sbuf *q, hp_table t, const char *suffix) {
+  const hp_table_desc *d = hp_table_describe(t);
+  sbuf vals = {0};
+  char num[16], col[64];
+  int p = 0, ext = 0;
+  rp_sb_puts(q, "INSERT OR REPLACE INTO \"rocpd_");
+  rp_sb_puts(q, rp_rt_name[rp_table_base[t]]);
+  rp_sb_puts(q, suffix);
+  rp_sb_puts(q, "\"(");
+  for (size_t i = 0; i < d->ncolumns; i++) {
+    const char *m = rp_write_map[t][i];
+    if (*m == '$') ext = 1;
+    if (!*m || *m == '$') continue;
+    snprintf(num, sizeof num, "?%d", ++p);
+    for (const char *c = m; *c;) { /* "a,b": each column takes the same parameter */
+      size_t n = strcspn(c, ",");
+      snprintf(col, sizeof col, "\"%.*s\"", (int)n, c);
+      if (vals.n) {
+        rp_sb_puts(q, ", ");
+        rp_sb_puts(&vals, ", ");
+      }
+      rp_sb_puts(q, col);
+      rp_sb_puts(&vals, num);
+      c += n + (c[n] == ',');
+    }
+  }
+  for (const char *c = rp_write_extra[t]; c && *c;) {
+    size_t n = strcspn(c, ",");
+    snprintf(col, sizeof col, ", \"%.*s\"", (int)n, c);
+    snprintf(num, sizeof num, ", ?%d", ++p);
+    rp_sb_puts(q, col);
+    rp_sb_puts(&vals, num);
+    c += n + (c[n] == ',');
+    c += strspn(c, " ");
+  }
+  if (ext || t == HP_TABLE_AGENT || t == HP_TABLE_KERNEL_SYMBOL) { /* those two put derived keys there */
+    snprintf(num, sizeof num, ", ?%d", ++p);
+    rp_sb_puts(q, ", \"extdata\"");
+    rp_sb_puts(&vals, num);
+  }
+  rp_sb_puts(q, ") VALUES (");
+  rp_sb_puts(q, vals.p ? vals.p : "");
+  rp_sb_puts(q, ")");
+  q->oom |= vals.oom;
+  rp_sb_free(&vals);
 }
 
 hp_status rp_prepare_inserts(hp_store *s) {
@@ -399,7 +459,10 @@ hp_status rp_prepare_inserts(hp_store *s) {
   hp_status st = HP_OK;
   for (int i = 0; st == HP_OK && i < WS_COUNT; i++) {
     rp_sb_reset(&sql);
-    rp_sb_expand(&sql, rp_ins_sql[i], r->suffix);
+    if (i < HP_TABLE_COUNT && rp_write_map[i][0])
+      mapped_insert(&sql, (hp_table)i, r->suffix);
+    else
+      rp_sb_expand(&sql, rp_ins_sql[i], r->suffix);
     int rc = sql.oom ? SQLITE_NOMEM
                      : sqlite3_prepare_v3(r->db, sql.p, -1, SQLITE_PREPARE_PERSISTENT, &r->ins[i], NULL);
     if (rc != SQLITE_OK) st = rp_sql_fail(s, rc, "cannot prepare an insert");
