@@ -25,8 +25,8 @@ COMMON_SRC := $(wildcard src/common/*.c)
 # (libhubprof_counters.a) and part of libhubprof, whose analysis evaluates metrics.
 COUNTERS_SRC := $(wildcard src/counters/*.c)
 HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c src/hub/assemble.c \
-           src/hub/fmt_log.c src/hub/fmt_rocpd.c src/hub/fmt_parquet.c $(wildcard src/hub/parquet_*.c) \
-           src/hub/formats.c src/analysis/analysis.c $(COUNTERS_SRC) $(COMMON_SRC)
+           src/hub/fmt_log.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c \
+           $(wildcard src/hub/parquet_*.c) src/hub/formats.c src/analysis/analysis.c $(COUNTERS_SRC) $(COMMON_SRC)
 # The collector's subset: no SQLite, no Parquet.
 HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/formats_log.c \
               $(COMMON_SRC)

@@ -1,7 +1,10 @@
-/* Benchmark: merging many per-process profiles into one rocpd file — hubprof's merge (hp_merge) against
- * the way ROCm's tools do it (ATTACH each rocpd file, CREATE its tables, INSERT … SELECT, UNION ALL views),
- * side by side in one run on the same data. Prints one line per variant with time, rows/s and ratio.
- * usage: bench_merge LOGDIR ROCPDDIR OUTDIR [REPEATS]   (inputs made by examples/gen_logs) */
+/* Benchmark: merging many per-process profiles into one rocpd file, like with like. Same rocpd inputs:
+ * SQLite's own INSERT … SELECT transfer (the way ROCm's tools merge: ATTACH each file, CREATE its tables,
+ * INSERT … SELECT, UNION ALL views) against hubprof's merge (hp_merge) writing through prepared INSERTs in
+ * one transaction (HUBPROF_ROCPD_PAGES=0) and through its page writer. Same log inputs: hubprof's merge into
+ * rocpd through prepared INSERTs against the page writer (and into Parquet and one log). Interleaved runs;
+ * prints median, min and max per variant and the ratios within each group. usage: bench_merge LOGDIR ROCPDDIR
+ * OUTDIR [REPEATS]   (inputs made by examples/gen_logs) */
 #include "hubprof/hub.h"
 
 #include <dirent.h>
@@ -56,9 +59,10 @@ static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *
 static void remove_store(const char *p) { nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 /* hubprof: hp_merge of all inputs into one store of `format`. Returns seconds, fills dispatch rows. */
-static double hub_merge(char **in_paths, size_t n, const char *out, const char *format,
+static double hub_merge(char **in_paths, size_t n, const char *out, const char *format, int pages,
                         unsigned long long *rows) {
   remove_store(out);
+  setenv("HUBPROF_ROCPD_PAGES", pages ? "1" : "0", 1);
   double t0 = now();
   hp_store **in = calloc(n, sizeof *in), *o;
   for (size_t i = 0; i < n; i++)
@@ -186,6 +190,28 @@ static double median(double *v, int n) {
   return v[n / 2];
 }
 
+enum {
+  V_ATTACH,
+  V_ATTACH_DEL,
+  V_DB_PLAIN,
+  V_DB_PAGES,
+  V_LOG_PLAIN,
+  V_LOG_PAGES,
+  V_LOG_PQ,
+  V_LOG_LOG,
+  V_COUNT
+};
+
+static void line(const char *name, double *t, int reps, double rows, double base) {
+  double mn = t[0], mx = t[0];
+  for (int i = 1; i < reps; i++) {
+    mn = t[i] < mn ? t[i] : mn;
+    mx = t[i] > mx ? t[i] : mx;
+  }
+  double m = median(t, reps);
+  printf("  %-52s %7.3f s (%.3f-%.3f) %11.0f rows/s  %.2fx\n", name, m, mn, mx, rows / m, base / m);
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: bench_merge LOGDIR ROCPDDIR OUTDIR [REPEATS]\n");
@@ -196,53 +222,55 @@ int main(int argc, char **argv) {
   size_t nlog, ndb;
   char **logs = list_dir(argv[1], ".log", &nlog), **dbs = list_dir(argv[2], ".db", &ndb);
   char out[4096];
-  double t_hub_log[15], t_hub_db[15], t_attach[15], t_attach_del[15], t_hub_pq[15], t_hub_lg[15];
+  double t[V_COUNT][15];
   unsigned long long rows = 0, rows_db = 0;
   for (int r = 0; r < reps; r++) { /* interleaved, so a noisy moment hits every variant alike */
     snprintf(out, sizeof out, "%s/attach.db", argv[3]);
-    t_attach[r] = attach_merge(dbs, ndb, out, "WAL");
+    t[V_ATTACH][r] = attach_merge(dbs, ndb, out, "WAL");
     snprintf(out, sizeof out, "%s/attach-delete.db", argv[3]);
-    t_attach_del[r] = attach_merge(dbs, ndb, out, "DELETE");
-    snprintf(out, sizeof out, "%s/hub-from-logs.db", argv[3]);
-    t_hub_log[r] = hub_merge(logs, nlog, out, "rocpd", &rows);
+    t[V_ATTACH_DEL][r] = attach_merge(dbs, ndb, out, "DELETE");
+    snprintf(out, sizeof out, "%s/hub-from-rocpd-plain.db", argv[3]);
+    t[V_DB_PLAIN][r] = hub_merge(dbs, ndb, out, "rocpd", 0, &rows_db);
     snprintf(out, sizeof out, "%s/hub-from-rocpd.db", argv[3]);
-    t_hub_db[r] = hub_merge(dbs, ndb, out, "rocpd", &rows_db);
+    t[V_DB_PAGES][r] = hub_merge(dbs, ndb, out, "rocpd", 1, &rows_db);
+    snprintf(out, sizeof out, "%s/hub-from-logs-plain.db", argv[3]);
+    t[V_LOG_PLAIN][r] = hub_merge(logs, nlog, out, "rocpd", 0, &rows);
+    snprintf(out, sizeof out, "%s/hub-from-logs.db", argv[3]);
+    t[V_LOG_PAGES][r] = hub_merge(logs, nlog, out, "rocpd", 1, &rows);
     snprintf(out, sizeof out, "%s/hub-from-logs.parquet", argv[3]);
-    t_hub_pq[r] = hub_merge(logs, nlog, out, "parquet", &rows);
+    t[V_LOG_PQ][r] = hub_merge(logs, nlog, out, "parquet", 1, &rows);
     snprintf(out, sizeof out, "%s/hub-from-logs.log", argv[3]);
-    t_hub_lg[r] = hub_merge(logs, nlog, out, "log", &rows);
+    t[V_LOG_LOG][r] = hub_merge(logs, nlog, out, "log", 1, &rows);
   }
-  double a = median(t_attach, reps), ad = median(t_attach_del, reps), hl = median(t_hub_log, reps),
-         hd = median(t_hub_db, reps);
-  double hp = median(t_hub_pq, reps), hg = median(t_hub_lg, reps);
   long long in_log = 0, in_db = 0;
   for (size_t i = 0; i < nlog; i++)
     in_log += file_size(logs[i]);
   for (size_t i = 0; i < ndb; i++)
     in_db += file_size(dbs[i]);
-  printf("inputs: %zu logs (%.1f MB), %zu rocpd files (%.1f MB); %llu dispatch+counter rows; median of %d "
-         "runs\n",
-         nlog, in_log / 1e6, ndb, in_db / 1e6, rows, reps);
-  /* ratios: against the ATTACH way with WAL (the figure of the issue), then with a DELETE journal */
-  printf("%-44s %8.3f s %12.0f rows/s  1.00x\n", "ROCm way: ATTACH + INSERT..SELECT (rocpd in)", a, rows / a);
-  printf("%-44s %8.3f s %12.0f rows/s  %.2fx\n", "ROCm way, DELETE journal (current merge.py)", ad, rows / ad,
-         a / ad);
-  printf("%-44s %8.3f s %12.0f rows/s  %.2fx  (%.2fx the DELETE way)\n", "hubprof merge: logs -> rocpd", hl,
-         rows / hl, a / hl, ad / hl);
-  printf("%-44s %8.3f s %12.0f rows/s  %.2fx  (%.2fx the DELETE way)\n", "hubprof merge: rocpd -> rocpd", hd,
-         rows_db / hd, a / hd, ad / hd);
-  printf("%-44s %8.3f s %12.0f rows/s  %.2fx  (%.2fx the DELETE way)\n", "hubprof merge: logs -> parquet", hp,
-         rows / hp, a / hp, ad / hp);
-  printf("%-44s %8.3f s %12.0f rows/s  %.2fx  (%.2fx the DELETE way)\n", "hubprof merge: logs -> one log", hg,
-         rows / hg, a / hg, ad / hg);
+  printf("median (min-max) of %d interleaved runs; ratios against the first line of each group\n", reps);
+  printf("same input: %zu rocpd files (%.1f MB), %llu dispatch+counter rows\n", ndb, in_db / 1e6, rows_db);
+  double base = median(t[V_ATTACH], reps);
+  line("SQLite INSERT..SELECT transfer (ROCm's way, WAL)", t[V_ATTACH], reps, (double)rows_db, base);
+  line("SQLite INSERT..SELECT transfer, DELETE journal", t[V_ATTACH_DEL], reps, (double)rows_db, base);
+  line("hubprof merge -> rocpd, prepared INSERTs", t[V_DB_PLAIN], reps, (double)rows_db, base);
+  line("hubprof merge -> rocpd, page writer", t[V_DB_PAGES], reps, (double)rows_db, base);
+  printf("same input: %zu logs (%.1f MB), %llu dispatch+counter rows\n", nlog, in_log / 1e6, rows);
+  base = median(t[V_LOG_PLAIN], reps);
+  line("hubprof merge -> rocpd, prepared INSERTs", t[V_LOG_PLAIN], reps, (double)rows, base);
+  line("hubprof merge -> rocpd, page writer", t[V_LOG_PAGES], reps, (double)rows, base);
+  line("hubprof merge -> parquet", t[V_LOG_PQ], reps, (double)rows, base);
+  line("hubprof merge -> one log", t[V_LOG_LOG], reps, (double)rows, base);
   snprintf(out, sizeof out, "%s/attach.db", argv[3]);
   long long sa = file_size(out);
   snprintf(out, sizeof out, "%s/hub-from-logs.db", argv[3]);
   long long sh = file_size(out);
   printf("output size: ATTACH way %.1f MB, hubprof %.1f MB\n", sa / 1e6, sh / 1e6);
-  check_output(out);
-  snprintf(out, sizeof out, "%s/hub-from-rocpd.db", argv[3]);
-  check_output(out);
+  const char *checked[] = {"hub-from-logs.db", "hub-from-rocpd.db", "hub-from-logs-plain.db",
+                           "hub-from-rocpd-plain.db"};
+  for (size_t i = 0; i < sizeof checked / sizeof checked[0]; i++) {
+    snprintf(out, sizeof out, "%s/%s", argv[3], checked[i]);
+    check_output(out);
+  }
   printf("hubprof's rocpd outputs pass PRAGMA quick_check\n");
   return 0;
 }

@@ -21,8 +21,8 @@ bash bench/bench_trace.sh "${BENCH_LAUNCHES:-200000}" "${BENCH_ROUNDS:-7}"
 echo
 echo "== merge: $files per-process profiles x $disp dispatches (bench/bench_merge.c)"
 mkdir -p "$dir/logs" "$dir/rocpd" "$dir/out"
-"$B/examples/gen_logs" "$dir/logs" "$files" "$disp"
-"$B/examples/gen_logs" "$dir/rocpd" "$files" "$disp" 0 1 rocpd
+"$B/examples/gen_logs" "$dir/logs" "$files" "$disp" 4 1
+"$B/examples/gen_logs" "$dir/rocpd" "$files" "$disp" 4 1 rocpd
 "$B/bench/bench_merge" "$dir/logs" "$dir/rocpd" "$dir/out" "${BENCH_REPEATS:-3}"
 echo
 echo "== kernel replay (bench/bench_replay.sh)"

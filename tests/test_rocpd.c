@@ -1064,10 +1064,99 @@ static void check_merge_order(void) {
   CHECK(near(q_double(db, "SELECT COUNT(DISTINCT id) FROM rocpd_kernel_dispatch"), 5048));
   CHECK(near(q_double(db, "SELECT MAX(id) - MIN(id) FROM rocpd_kernel_dispatch"), 5047));
   CHECK(near(q_double(db, "SELECT COUNT(*) FROM rocpd_pmc_event V JOIN rocpd_kernel_dispatch K ON K.id = "
-                          "V.event_id WHERE V.value = K.dispatch_id * 10 + V.pmc_id"),
+                          "V.event_id WHERE V.value = COALESCE(json_extract(K.extdata, '$.dispatch_id'), "
+                          "K.dispatch_id) * 10 + "
+                          "V.pmc_id"),
              2 * 5048));
+  /* rocpd's dispatch_id is unique in the file (ROCm's views group by guid and dispatch_id) */
+  CHECK(near(q_double(db, "SELECT COUNT(DISTINCT guid || ':' || dispatch_id) FROM rocpd_kernel_dispatch"),
+             5048));
   CHECK(near(q_double(db, "SELECT COUNT(*) FROM counters_collection"), 2 * 5048));
   sqlite3_close(db);
+}
+
+/* Every row of every rocpd table and view of a and b, guid apart, has the same values of the same types. */
+static void check_same_rows(const char *a, const char *b) {
+  sqlite3 *da, *db;
+  CHECK(sqlite3_open_v2(a, &da, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+  CHECK(sqlite3_open_v2(b, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+  static const char *const objs[] = {"rocpd_string",
+                                     "rocpd_info_node",
+                                     "rocpd_info_process",
+                                     "rocpd_info_thread",
+                                     "rocpd_info_agent",
+                                     "rocpd_info_queue",
+                                     "rocpd_info_pmc",
+                                     "rocpd_info_code_object",
+                                     "rocpd_info_kernel_symbol",
+                                     "rocpd_event",
+                                     "rocpd_pmc_event",
+                                     "rocpd_region",
+                                     "rocpd_kernel_dispatch",
+                                     "kernels",
+                                     "top_kernels",
+                                     "counters_collection",
+                                     "pmc_events",
+                                     "processes",
+                                     "regions"};
+  for (size_t o = 0; o < sizeof objs / sizeof objs[0]; o++) {
+    char q[200];
+    snprintf(q, sizeof q, "SELECT * FROM %s ORDER BY 1, 2", objs[o]);
+    sqlite3_stmt *sa = NULL, *sb = NULL;
+    CHECK(sqlite3_prepare_v2(da, q, -1, &sa, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(db, q, -1, &sb, NULL) == SQLITE_OK);
+    if (!sa || !sb) continue;
+    uint64_t rows = 0, diff = 0;
+    for (;;) {
+      int ra = sqlite3_step(sa), rb = sqlite3_step(sb);
+      CHECK(ra == rb);
+      if (ra != SQLITE_ROW || rb != SQLITE_ROW) break;
+      rows++;
+      for (int c = 0; c < sqlite3_column_count(sa); c++) {
+        if (strcmp(sqlite3_column_name(sa, c), "guid") == 0) continue;
+        int ta = sqlite3_column_type(sa, c);
+        const void *va = sqlite3_column_blob(sa, c), *vb = sqlite3_column_blob(sb, c);
+        int na = sqlite3_column_bytes(sa, c), nb = sqlite3_column_bytes(sb, c);
+        if (ta != sqlite3_column_type(sb, c) || na != nb || (na && memcmp(va, vb, (size_t)na) != 0)) diff++;
+      }
+    }
+    CHECK(diff == 0);
+    if (diff) fprintf(stderr, "  %s: %" PRIu64 " values differ in %" PRIu64 " rows\n", objs[o], diff, rows);
+    sqlite3_finalize(sa);
+    sqlite3_finalize(sb);
+  }
+  sqlite3_close(da);
+  sqlite3_close(db);
+}
+
+/* The temporary file is made fresh beside the output (O_EXCL): links planted under the names an older
+ * writer would have used (.<base>.tmp.<pid>.<n>) are neither followed nor removed, and the store is made. */
+static void check_temp_planted(void) {
+  char victim[1400], out[1400], name[1500];
+  snprintf(victim, sizeof victim, "%s", path_in("victim.txt"));
+  snprintf(out, sizeof out, "%s", path_in("planted.db"));
+  FILE *f = fopen(victim, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs("keep me", f);
+  fclose(f);
+  for (int n = 0; n < 256; n++) {
+    snprintf(name, sizeof name, "%s/.planted.db.tmp.%ld.%d", dir, (long)getpid(), n);
+    CHECK(symlink(victim, name) == 0);
+  }
+  hp_store *s;
+  CHECK_OK(hp_store_open(out, "rocpd", HP_CREATE, &s), s);
+  write_all(s);
+  CHECK(files_with(".planted.db.tmp.") == 257); /* the links and the writer's own file */
+  CHECK_OK(hp_store_close(s), (hp_store *)NULL);
+  CHECK(files_with(".planted.db.tmp.") == 256);
+  struct stat sb;
+  CHECK(stat(victim, &sb) == 0 && sb.st_size == 7);
+  check_roundtrip(out);
+  for (int n = 0; n < 256; n++) {
+    snprintf(name, sizeof name, "%s/.planted.db.tmp.%ld.%d", dir, (long)getpid(), n);
+    CHECK(unlink(name) == 0);
+  }
 }
 
 int main(void) {
@@ -1112,6 +1201,18 @@ int main(void) {
   CHECK_OK(hp_store_close(s), (hp_store *)NULL);
   check_roundtrip(exact);
   check_views(exact);
+  /* the same rows through plain SQLite (no page writer): identical tables and views */
+  char plain[1400];
+  snprintf(plain, sizeof plain, "%s", path_in("nopages.db"));
+  setenv("HUBPROF_ROCPD_PAGES", "0", 1);
+  CHECK_OK(hp_store_open(plain, NULL, HP_CREATE, &s), s);
+  write_all(s);
+  CHECK_OK(hp_store_close(s), (hp_store *)NULL);
+  unsetenv("HUBPROF_ROCPD_PAGES");
+  check_roundtrip(plain);
+  check_views(plain);
+  check_same_rows(exact, plain);
+  check_temp_planted();
   check_abort_and_failures();
   check_bad_files(p);
   check_foreign();

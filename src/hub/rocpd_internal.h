@@ -1,0 +1,275 @@
+/* rocpd format internals: what the rocpd_*.c files share (types of the writer state, the page builder and
+ * the helpers, the schema text, cross-file functions). Only src/hub/rocpd_*.c and fmt_rocpd.c include this.
+ */
+#ifndef HUBPROF_ROCPD_INTERNAL_H
+#define HUBPROF_ROCPD_INTERNAL_H
+
+#include "hub_internal.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define RP_SCHEMA_VERSION "3.0.4"
+#define RP_WRITER_TAG "hubprof_format" /* metadata tag marking a file written by hubprof */
+#define RP_KEY_ESCAPE "hubprof.key:"   /* prefix for user keys that would collide with format tags */
+#define RP_SUFFIX_LEN 37               /* "_" + uuid with '-' replaced by '_' */
+#define RP_PLACEHOLDER "{\"hubprof_placeholder\":1}"
+
+/* Growable byte buffer; `p` stays NUL-terminated after every append that succeeded. */
+typedef struct sbuf {
+  char *p;
+  size_t n, cap;
+  int oom; /* an allocation failed: content is incomplete */
+} sbuf;
+
+typedef struct jw {
+  sbuf *b;
+  int n; /* members written */
+} jw;
+
+/* ---- u64 -> (a, b) map, open addressing (small tables: processes, agents, code objects) ---- */
+typedef struct umap_slot {
+  uint64_t key;
+  int64_t a, b;
+  int used;
+} umap_slot;
+
+typedef struct umap {
+  umap_slot *s;
+  size_t cap, n;
+} umap;
+
+/* ---- string interner for rocpd_string: string -> id ---- */
+typedef struct istr {
+  char *s;
+  size_t len;
+  uint64_t hash;
+  int64_t id;
+} istr;
+
+typedef struct interner {
+  istr *t;
+  size_t cap, n;
+} interner;
+
+/* The rocpd base tables (rocpd_<name>), in creation order. */
+enum {
+  RT_METADATA,
+  RT_STRING,
+  RT_NODE,
+  RT_PROCESS,
+  RT_THREAD,
+  RT_AGENT,
+  RT_QUEUE,
+  RT_STREAM,
+  RT_PMC,
+  RT_CODE_OBJECT,
+  RT_KERNEL_SYMBOL,
+  RT_TRACK,
+  RT_EVENT,
+  RT_ARG,
+  RT_PMC_EVENT,
+  RT_REGION,
+  RT_SAMPLE,
+  RT_KERNEL_DISPATCH,
+  RT_MEMORY_COPY,
+  RT_MEMORY_ALLOCATE,
+  RT_GRAPH_LAUNCH,
+  RT_COUNT
+};
+
+enum { BT_DISPATCH, BT_EVENT, BT_EVENT_INDEX, BT_PMC, BT_COUNT };
+#define BT_MAXDEPTH 16
+#define BT_MAXCELL 128 /* largest interior cell: 4-byte child + an index key (our keys are two integers) */
+#define BT_WBUF (1u << 20) /* bytes of pages per write */
+#define BT_NBUF 4          /* write buffers: one filled by the builder while the others are written */
+
+/* One value of a record. */
+typedef struct rv {
+  unsigned char kind; /* RV_NULL, RV_INT, RV_REAL (bits in i), RV_TEXT (s, n) */
+  uint32_t n;
+  int64_t i;
+  const char *s;
+} rv;
+enum { RV_NULL, RV_INT, RV_REAL, RV_TEXT };
+
+#define RV_I(v) ((rv){RV_INT, 0, (int64_t)(v), NULL})
+#define RV_NIL ((rv){RV_NULL, 0, 0, NULL})
+
+/* ---- pages: cells packed from the end of the page down, pointers after the header in key order ---- */
+typedef struct bpage {
+  unsigned char *p; /* page size bytes */
+  int n;            /* cells */
+  int top;          /* start of the cell content area */
+} bpage;
+
+typedef struct btb {
+  int index; /* an index b-tree, else a table b-tree */
+  int depth; /* levels in use: lv[0] is the leaf being filled, lv[1..] interior pages being filled */
+  bpage lv[BT_MAXDEPTH];
+  uint64_t rows;
+  int64_t last; /* table: rowid of the last row */
+} btb;
+
+/* The pages' temporary file and what the splice needs to know of it. The file is written with O_DIRECT
+ * where it can be, by a writer thread, from BT_NBUF buffers in turn: the pages skip the page cache (filling
+ * fresh page cache costs more than the disk here) and the disk works while the rows are encoded. */
+typedef struct bulk {
+  int fd;                      /* unnamed temporary file, -1 when none */
+  uint32_t psz;                /* page size */
+  uint32_t npages;             /* pages written (and buffered) so far */
+  unsigned char *buf[BT_NBUF]; /* page-aligned */
+  int cur;                     /* buffer being filled */
+  size_t wn;                   /* bytes in it */
+  uint32_t *interior; /* page numbers (0-based, in the file) of interior pages: their child pointers move */
+  size_t ninterior, capinterior;
+  int err; /* errno of a failed write, or -1 for another failure */
+  /* the writer thread: buffer i is queued while len[i] != 0 */
+  pthread_t thr;
+  int sync_on, thr_on, quit, werr; /* sync_on: mu and cv made */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  size_t len[BT_NBUF];
+  off_t off[BT_NBUF];
+  int head; /* next buffer to write */
+  btb t[BT_COUNT];
+} bulk;
+
+/* One prepared insert per hub table plus the helpers rows need. */
+enum { WS_STRING = HP_TABLE_COUNT, WS_META_UPDATE, WS_COUNT };
+
+typedef struct rp_state {
+  sqlite3 *db;
+  /* writing */
+  char *tmp;     /* temporary file until commit (created here, O_EXCL) */
+  dev_t tmp_dev; /* its identity, checked once SQLite has opened it */
+  ino_t tmp_ino;
+  char suffix[RP_SUFFIX_LEN + 1]; /* "_<uuid with underscores>" */
+  char guid[37];                  /* dashed uuid */
+  sqlite3_stmt *ins[WS_COUNT];
+  sbuf js;    /* extdata being written */
+  umap proc;  /* process id -> (node id, ppid) */
+  umap agent; /* agent id -> (node id, type) */
+  umap code;  /* code object id -> (process id, -) */
+  interner strings;
+  int64_t next_string;
+  int64_t next_pmc;                    /* rocpd_pmc_event ids */
+  int64_t str_empty, str_dispatch_cat; /* ids of "" and "KERNEL_DISPATCH" */
+  uint64_t regions;                    /* region rows written */
+  uint64_t dispatches;      /* dispatch rows written through SQLite (their events come at commit) */
+  bulk bk;                  /* big tables built as pages (b-tree pages section) ... */
+  int bulk_on;              /* ... while rows come in id order */
+  unsigned char *rec;       /* a record being encoded */
+  unsigned char evrec[128]; /* the record of every dispatch's rocpd_event row (its id apart) */
+  size_t evlen;
+  uint32_t last_pass, last_imputed; /* counter value extdata cache: these values ... */
+  char last_ext[64];                /* ... give this text */
+  unsigned need0;                   /* tables needing a placeholder row with id 0 (bit per hp_table) */
+  int counters_no_agent;            /* a counter_info row has agent_id 0 */
+  uint64_t last_proc;               /* cache of the last process looked up */
+  int64_t last_nid;
+  /* reading */
+  int own;               /* written by hubprof: id 0 rows are placeholders, keys may be escaped */
+  char *obj[RT_COUNT];   /* object read for each base table (view or table), NULL when absent */
+  pthread_mutex_t rlock; /* the connection has no mutex of its own: one lock per row instead of one per
+                          * SQLite call (cursors of one store may still be used from several threads) */
+  int rlock_on;
+  _Atomic uint64_t ops; /* SQLite VM work done by the current statement (hang guard) ... */
+  uint64_t budget;      /* ... and the most it may do */
+} rp_state;
+
+/* A read cursor: the statement stepping and the buffer holding the current row's strings. */
+/* Counter values' extdata decoded by SQLite's JSON functions, remembered per distinct text: a store has a
+ * handful of them ({"pass":1}, {"pass":2}, …) over millions of rows. */
+#define RP_EXT_MEMO 8
+typedef struct rp_ext_memo {
+  char *text; /* malloc'd extdata text, NULL = empty slot */
+  size_t n;
+  uint32_t pass, imputed;
+  int has_bits;
+  uint64_t bits;
+} rp_ext_memo;
+
+typedef struct rp_cursor {
+  sqlite3_stmt *st;
+  sbuf arena;
+  sqlite3_stmt *ext;             /* counter values: decodes one extdata text */
+  rp_ext_memo memo[RP_EXT_MEMO]; /* … and its answers, replaced round robin */
+  unsigned memo_next;
+} rp_cursor;
+
+/* Connection settings of the writer: one transaction, no journal, no syncs (commit syncs the file once). */
+#define RP_WRITE_PRAGMAS                                                                                     \
+  "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; PRAGMA "                  \
+  "temp_store=MEMORY; "                                                                                      \
+  "PRAGMA cache_size=-32768;"
+
+/* ---- rocpd_util.c ---- */
+void rp_sb_put(sbuf *b, const char *s, size_t n);
+void rp_sb_puts(sbuf *b, const char *s);
+void rp_sb_reset(sbuf *b);
+void rp_sb_free(sbuf *b);
+void rp_sb_expand(sbuf *b, const char *s, const char *suffix);
+void rp_jw_begin(jw *w, sbuf *b);
+void rp_jw_i64(jw *w, const char *key, int64_t v);
+void rp_jw_u64(jw *w, const char *key, uint64_t v);
+void rp_jw_str(jw *w, const char *key, const char *s);
+const char *rp_jw_end(jw *w);
+int64_t rp_d2i64(double d);
+uint64_t rp_d2u64(double d);
+int rp_hexval(char c);
+uint64_t rp_mix64(uint64_t x);
+umap_slot *rp_umap_get(const umap *m, uint64_t key);
+int rp_umap_put(umap *m, uint64_t key, int64_t a, int64_t b);
+uint64_t rp_fnv1a(const char *s, size_t n, uint64_t h);
+int64_t rp_intern(interner *in, const char *s, int64_t next_id, int *added);
+void rp_interner_free(interner *in);
+hp_status rp_rc_status(int rc);
+void rp_make_uuid(char guid[37], char suffix[RP_SUFFIX_LEN + 1]);
+
+#define RP_MAX_COLS 24 /* most columns of a hub table, plus the extra ones a reader takes */
+
+/* ---- rocpd_schema.c ---- */
+extern const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS];
+extern const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS];
+extern const char *const rp_write_extra[HP_TABLE_COUNT];
+extern const int rp_table_base[HP_TABLE_COUNT];
+extern const char *const rp_rt_name[RT_COUNT];
+extern const char *const rp_rt_cols[RT_COUNT];
+extern const char rp_views_sql[];
+int rp_reserved_tag(const char *t);
+extern const char *const rp_ins_sql[WS_COUNT];
+
+/* ---- rocpd_pages.c ---- */
+void rp_bulk_free(bulk *b);
+void rp_bulk_start(hp_store *s);
+hp_status rp_bulk_dispatch(hp_store *s, const hp_dispatch *d, const char *ext, size_t extlen);
+hp_status rp_bulk_counter_value(hp_store *s, const hp_counter_value *cv, const char *ext);
+hp_status rp_bulk_flush(hp_store *s);
+
+/* ---- rocpd_write.c ---- */
+void rp_free_state(rp_state *r);
+hp_status rp_sql_fail(hp_store *s, int rc, const char *what);
+hp_status rp_exec_sql(hp_store *s, const char *sql, const char *what);
+int64_t rp_proc_node(rp_state *r, uint64_t pid);
+hp_status rp_write(hp_store *s, hp_table t, const void *row);
+hp_status rp_prepare_inserts(hp_store *s);
+void rp_finalize_inserts(rp_state *r);
+hp_status rp_create(hp_store *s);
+hp_status rp_commit(hp_store *s);
+void rp_abort(hp_store *s);
+
+/* ---- rocpd_read.c ---- */
+int rp_probe(const char *path, const unsigned char *head, size_t n);
+hp_status rp_open_read(hp_store *s);
+void rp_close_read(hp_store *s);
+hp_status rp_count(hp_store *s, hp_table t, uint64_t *n);
+hp_status rp_cursor_open(hp_cursor *c);
+void rp_cursor_close(hp_cursor *c);
+hp_status rp_cursor_next(hp_cursor *c, void *row);
+
+#endif

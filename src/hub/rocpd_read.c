@@ -1,0 +1,698 @@
+/* rocpd format, reader: a rocpd file (hubprof's or rocprofv3's) read as hub tables, through SQLite,
+ * read-only, with the checks that keep a damaged or hostile file from crashing or hanging the reader. */
+#include "rocpd_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const unsigned char sqlite_magic[16] = "SQLite format 3";
+
+/* 1 when the schema names a rocpd_* object, 0 when it does not, -1 when the schema cannot be read. */
+static int has_rocpd_tables(sqlite3 *db) {
+  sqlite3_stmt *st;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name LIKE 'rocpd^_%' ESCAPE '^' LIMIT 1", -1,
+                         &st, NULL) != SQLITE_OK)
+    return -1;
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* An SQLite file with rocpd tables; also a damaged SQLite file whose schema cannot be read, so that the
+ * rocpd reader (hubprof's only SQLite format) explains the damage instead of "unknown format". */
+int rp_probe(const char *path, const unsigned char *head, size_t n) {
+  if (n < 16 || memcmp(head, sqlite_magic, 16) != 0) return 0;
+  if (n < 100) return 1;
+  sqlite3 *db = NULL;
+  int found = -1;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) found = has_rocpd_tables(db);
+  sqlite3_close(db);
+  return found != 0;
+}
+
+/* Progress handler: interrupts a statement that does far more work than the file's size allows
+ * (a hostile or looping schema must not hang a reader). */
+static int work_guard(void *arg) {
+  rp_state *r = arg;
+  return atomic_fetch_add_explicit(&r->ops, 1000, memory_order_relaxed) + 1000 > r->budget;
+}
+
+static void guard_reset(rp_state *r) { atomic_store_explicit(&r->ops, 0, memory_order_relaxed); }
+
+static hp_status read_fail(hp_store *s, int rc, const char *what) {
+  rp_state *r = s->impl;
+  if ((rc & 0xff) == SQLITE_INTERRUPT)
+    return hp_set_error(s, HP_ERR_CORRUPT,
+                        "%s: gave up after too much work for the file's size (damaged schema?)", what);
+  return hp_set_error(s, rp_rc_status(rc), "%s: %s", what,
+                      r->db ? sqlite3_errmsg(r->db) : sqlite3_errstr(rc));
+}
+
+/* Is `name` rocpd_<base>_<uuid with underscores>? */
+static int is_uuid_table(const char *name, const char *base) {
+  size_t bl = strlen(base);
+  if (strncmp(name, "rocpd_", 6) != 0 || strncmp(name + 6, base, bl) != 0) return 0;
+  const char *u = name + 6 + bl;
+  if (strlen(u) != RP_SUFFIX_LEN || u[0] != '_') return 0;
+  for (int i = 1; i < RP_SUFFIX_LEN; i++) {
+    int sep = i == 9 || i == 14 || i == 19 || i == 24;
+    if (sep ? u[i] != '_' : rp_hexval(u[i]) < 0) return 0;
+  }
+  return 1;
+}
+
+/* Find the object to read for each base table: the base-name view (or table) when present, else the
+ * first uuid-suffixed table. Returns how many were found, or -1 with the message set. */
+static int resolve_tables(hp_store *s) {
+  rp_state *r = s->impl;
+  sqlite3_stmt *st;
+  guard_reset(r);
+  int rc = sqlite3_prepare_v2(
+      r->db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name", -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    read_fail(s, rc, "cannot read the schema");
+    return -1;
+  }
+  int found = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 0);
+    if (!name) continue;
+    for (int i = 0; i < RT_COUNT; i++) {
+      int exact = strncmp(name, "rocpd_", 6) == 0 && strcmp(name + 6, rp_rt_name[i]) == 0;
+      if (!exact && (r->obj[i] || !is_uuid_table(name, rp_rt_name[i]))) continue;
+      if (!r->obj[i]) found++;
+      free(r->obj[i]);
+      r->obj[i] = strdup(name);
+      if (!r->obj[i]) {
+        sqlite3_finalize(st);
+        hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+        return -1;
+      }
+    }
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    read_fail(s, rc, "cannot read the schema");
+    return -1;
+  }
+  return found;
+}
+
+/* First value of metadata tag `tag` (malloc'd), or NULL. */
+static char *meta_value(rp_state *r, const char *tag) {
+  if (!r->obj[RT_METADATA]) return NULL;
+  char *q =
+      sqlite3_mprintf("SELECT value FROM \"%w\" WHERE tag = ?1 ORDER BY id LIMIT 1", r->obj[RT_METADATA]);
+  sqlite3_stmt *st = NULL;
+  char *v = NULL;
+  guard_reset(r);
+  if (q && sqlite3_prepare_v2(r->db, q, -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, tag, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+      const char *t = (const char *)sqlite3_column_text(st, 0);
+      v = strdup(t ? t : "");
+    }
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(q);
+  return v;
+}
+
+static uint32_t be32(const unsigned char *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Checks before SQLite sees the file: it exists, is an SQLite database, and is as long as its header says. */
+static hp_status check_file(hp_store *s, uint64_t *bytes) {
+  struct stat sb;
+  if (stat(s->path, &sb) != 0) {
+    if (errno == ENOENT) return hp_set_error(s, HP_ERR_NOT_FOUND, "no such file or directory");
+    return hp_set_error(s, HP_ERR_IO, "cannot access: %s", strerror(errno));
+  }
+  if (S_ISDIR(sb.st_mode)) return hp_set_error(s, HP_ERR_FORMAT, "is a directory, not a rocpd database");
+  if (sb.st_size == 0) return hp_set_error(s, HP_ERR_FORMAT, "empty file, not a rocpd database");
+  unsigned char h[100];
+  int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return hp_set_error(s, HP_ERR_IO, "cannot open: %s", strerror(errno));
+  ssize_t got = read(fd, h, sizeof h);
+  close(fd);
+  if (got < 0) return hp_set_error(s, HP_ERR_IO, "cannot read: %s", strerror(errno));
+  if ((size_t)got < 16 || memcmp(h, sqlite_magic, 16) != 0)
+    return hp_set_error(s, HP_ERR_FORMAT, "not an SQLite database, so not a rocpd file");
+  if (got < (ssize_t)sizeof h)
+    return hp_set_error(s, HP_ERR_TRUNCATED, "truncated SQLite database: %lld bytes, shorter than its header",
+                        (long long)sb.st_size);
+  uint32_t psz = (uint32_t)h[16] << 8 | h[17];
+  if (psz == 1) psz = 65536;
+  if (psz < 512 || (psz & (psz - 1)))
+    return hp_set_error(s, HP_ERR_CORRUPT, "database disk image is malformed (page size %u)", psz);
+  uint32_t npages = be32(h + 28);
+  /* the work a reader may do grows with the bytes really stored: a sparse or padded file (or a tiny page
+   * size) must not buy a crafted schema hours of work */
+  uint64_t stored = (uint64_t)sb.st_blocks * 512;
+  if (stored > (uint64_t)sb.st_size) stored = (uint64_t)sb.st_size;
+  if (npages && be32(h + 24) == be32(h + 92) && (uint64_t)npages * psz < stored)
+    stored = (uint64_t)npages * psz;
+  *bytes = stored;
+  if (npages && be32(h + 24) == be32(h + 92)) { /* the in-header size is valid */
+    uint64_t want = (uint64_t)npages * psz;
+    if ((uint64_t)sb.st_size < want)
+      return hp_set_error(s, HP_ERR_TRUNCATED, "truncated SQLite database: %lld of %llu bytes",
+                          (long long)sb.st_size, (unsigned long long)want);
+  }
+  return HP_OK;
+}
+
+hp_status rp_open_read(hp_store *s) {
+  uint64_t bytes = 0;
+  hp_status st = check_file(s, &bytes);
+  if (st != HP_OK) return st;
+  rp_state *r = calloc(1, sizeof *r);
+  if (!r) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  s->impl = r;
+  r->budget = 20000000ull + bytes * 200ull; /* SQLite steps: ~1.6 M per 8 KiB page of data */
+  /* cursors of one store may be used from several threads: every use of the connection after this
+   * function holds rlock (recursive: a count prepares its query) */
+  pthread_mutexattr_t ma;
+  if (pthread_mutexattr_init(&ma) != 0) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+  r->rlock_on = pthread_mutex_init(&r->rlock, &ma) == 0;
+  pthread_mutexattr_destroy(&ma);
+  if (!r->rlock_on) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  int rc = sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+  if (rc != SQLITE_OK) return read_fail(s, rc, "cannot open");
+  sqlite3_db_config(r->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+  sqlite3_db_config(r->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+  sqlite3_progress_handler(r->db, 1000, work_guard, r);
+  sqlite3_exec(r->db, "PRAGMA cell_size_check=ON", NULL, NULL, NULL);
+  int found = resolve_tables(s);
+  if (found < 0) return s->first_error != HP_OK ? s->first_error : HP_ERR_CORRUPT;
+  if (found == 0) return hp_set_error(s, HP_ERR_FORMAT, "SQLite database without rocpd tables");
+  char *ver = meta_value(r, "schema_version");
+  char *writer = meta_value(r, RP_WRITER_TAG);
+  r->own = writer != NULL;
+  free(writer);
+  s->schema_version = ver ? ver : strdup("");
+  if (!s->schema_version) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  long major = ver ? strtol(ver, NULL, 10) : 3;
+  if (ver && *ver && major != 3)
+    return hp_set_error(s, HP_ERR_VERSION, "rocpd schema %s is not supported (this build reads 3.x)", ver);
+  if (!r->obj[RT_KERNEL_DISPATCH] && !r->obj[RT_PMC] && !r->obj[RT_PROCESS])
+    return hp_set_error(s, HP_ERR_VERSION,
+                        "rocpd tables of an older layout (rocpd 1/2, rocmProfileData), not 3.x");
+  return HP_OK;
+}
+
+void rp_close_read(hp_store *s) {
+  if (s->impl) rp_free_state(s->impl);
+  s->impl = NULL;
+}
+
+/* Column names of object `obj` (PRAGMA table_info also works for views). */
+typedef struct colset {
+  char **name;
+  size_t n;
+} colset;
+
+static void colset_free(colset *c) {
+  for (size_t i = 0; i < c->n; i++)
+    free(c->name[i]);
+  free(c->name);
+  memset(c, 0, sizeof *c);
+}
+
+static int colset_load(rp_state *r, const char *obj, colset *c) {
+  memset(c, 0, sizeof *c);
+  if (!obj) return 0;
+  char *q = sqlite3_mprintf("PRAGMA table_info(\"%w\")", obj);
+  sqlite3_stmt *st = NULL;
+  guard_reset(r);
+  int rc = q ? sqlite3_prepare_v2(r->db, q, -1, &st, NULL) : SQLITE_NOMEM;
+  sqlite3_free(q);
+  if (rc != SQLITE_OK) return rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *n = (const char *)sqlite3_column_text(st, 1);
+    char **nn = realloc(c->name, (c->n + 1) * sizeof *nn);
+    if (!nn) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    c->name = nn;
+    c->name[c->n] = strdup(n ? n : "");
+    if (!c->name[c->n]) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    c->n++;
+  }
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int colset_has(const colset *c, const char *name) {
+  for (size_t i = 0; i < c->n; i++)
+    if (sqlite3_stricmp(c->name[i], name) == 0) return 1;
+  return 0;
+}
+
+static void sb_obj(sbuf *q, const char *obj, const char *alias) {
+  char *t = sqlite3_mprintf(" \"%w\" AS %s", obj, alias);
+  if (t)
+    rp_sb_puts(q, t);
+  else
+    q->oom = 1;
+  sqlite3_free(t);
+}
+
+static int ident_char(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_'; }
+
+/* Append a read expression of rp_read_expr, its '@col' and '$key' made SQL over alias `a` of an object
+ * with columns c: a missing column is NULL, an extdata key is read with SQLite's JSON functions (NULL when
+ * the key is missing; in a foreign file also when extdata is not valid JSON, so it never fails a read, while
+ * hubprof's own extdata is JSON and a damaged one is reported as damage). */
+static void sb_expr(sbuf *q, const colset *c, const char *a, const char *e, int own) {
+  int ext = colset_has(c, "extdata");
+  while (*e) {
+    if (*e != '@' && *e != '$') {
+      rp_sb_put(q, e++, 1);
+      continue;
+    }
+    char kind = *e++;
+    size_t n = 0;
+    while (ident_char(e[n]))
+      n++;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)n, e);
+    e += n;
+    char *t = NULL;
+    if (kind == '@' && colset_has(c, name))
+      t = sqlite3_mprintf("%s.\"%w\"", a, name);
+    else if (kind == '$' && ext && own) /* hubprof wrote it: JSON (a damaged one fails the read) */
+      t = sqlite3_mprintf("json_extract(%s.\"extdata\", '$.%s')", a, name);
+    else if (kind == '$' && ext)
+      t = sqlite3_mprintf(
+          "json_extract(CASE WHEN json_valid(%s.\"extdata\") THEN %s.\"extdata\" END, '$.%s')", a, a, name);
+    else
+      t = sqlite3_mprintf("NULL");
+    if (!t) q->oom = 1;
+    rp_sb_puts(q, t ? t : "");
+    sqlite3_free(t);
+  }
+}
+
+/* The SELECT list of table t: one expression per hub column (rp_read_expr), `special` filling the NULL
+ * entries, then any extra expressions after the columns. */
+static void sb_select(sbuf *q, hp_table t, const colset *c, const char *a, const char *const *special,
+                      int own) {
+  const hp_table_desc *d = hp_table_describe(t);
+  size_t ns = 0;
+  for (size_t i = 0; i < RP_MAX_COLS && (i < d->ncolumns || rp_read_expr[t][i]); i++) {
+    if (i) rp_sb_puts(q, ", ");
+    const char *e = rp_read_expr[t][i];
+    if (e)
+      sb_expr(q, c, a, e, own);
+    else
+      rp_sb_puts(q, special && special[ns] ? special[ns++] : "NULL");
+  }
+}
+
+/* Build the SELECT (or COUNT when count != 0) for hub table t. Returns 0, or -1 when the table is absent
+ * (read as empty), or an SQLite error code. */
+static int build_query(rp_state *r, hp_table t, int count, sbuf *q) {
+  static const int base[HP_TABLE_COUNT] = {
+      [HP_TABLE_NODE] = RT_NODE,
+      [HP_TABLE_PROCESS] = RT_PROCESS,
+      [HP_TABLE_THREAD] = RT_THREAD,
+      [HP_TABLE_AGENT] = RT_AGENT,
+      [HP_TABLE_QUEUE] = RT_QUEUE,
+      [HP_TABLE_CODE_OBJECT] = RT_CODE_OBJECT,
+      [HP_TABLE_KERNEL_SYMBOL] = RT_KERNEL_SYMBOL,
+      [HP_TABLE_DISPATCH] = RT_KERNEL_DISPATCH,
+      [HP_TABLE_COUNTER_INFO] = RT_PMC,
+      [HP_TABLE_COUNTER_VALUE] = RT_PMC_EVENT,
+      [HP_TABLE_REGION] = RT_REGION,
+      [HP_TABLE_METADATA] = RT_METADATA,
+  };
+  const char *obj = r->obj[base[t]];
+  if (!obj) return -1;
+  colset c, k = {0};
+  int rc = colset_load(r, obj, &c);
+  if (rc != SQLITE_OK) return rc;
+  if (!colset_has(&c, "id") && t != HP_TABLE_COUNTER_VALUE) {
+    colset_free(&c);
+    return -1; /* not a table we can read */
+  }
+  rp_sb_puts(q, "SELECT ");
+  if (count) rp_sb_puts(q, "COUNT(*)");
+  switch (t) {
+  case HP_TABLE_METADATA:
+    if (!count) sb_select(q, t, &c, "M", NULL, r->own);
+    rp_sb_puts(q, " FROM");
+    sb_obj(q, obj, "M");
+    rp_sb_puts(q, " WHERE tag NOT IN ('schema_version', 'uuid', 'guid', '" RP_WRITER_TAG "') ORDER BY id");
+    break;
+  case HP_TABLE_COUNTER_VALUE: {
+    /* own files: the event id is the dispatch id; others: the dispatch whose event_id it is, and
+     * rocprofv3's 0-based replay_pass when the value has no pass of its own */
+    int join = !r->own && r->obj[RT_KERNEL_DISPATCH];
+    if (join && (rc = colset_load(r, r->obj[RT_KERNEL_DISPATCH], &k)) != SQLITE_OK) break;
+    join = join && colset_has(&k, "id") && colset_has(&k, "event_id") && colset_has(&c, "event_id");
+    if (!count) {
+      /* the pass here is rocprofv3's (0-based replay_pass); extdata.pass, when present, wins (fill_row) */
+      const char *special[2] = {join                         ? "K.\"id\""
+                                : colset_has(&c, "event_id") ? "V.\"event_id\""
+                                                             : "NULL",
+                                join && colset_has(&k, "replay_pass") ? "COALESCE(K.\"replay_pass\" + 1, 0)"
+                                                                      : "0"};
+      sb_select(q, t, &c, "V", special, r->own);
+    }
+    rp_sb_puts(q, " FROM");
+    sb_obj(q, obj, "V");
+    if (!count && join) {
+      rp_sb_puts(q, " LEFT JOIN");
+      sb_obj(q, r->obj[RT_KERNEL_DISPATCH], "K");
+      rp_sb_puts(q, " ON K.\"event_id\" = V.\"event_id\"");
+    }
+    if (colset_has(&c, "sample_id")) rp_sb_puts(q, " WHERE V.\"sample_id\" IS NULL");
+    if (!count && colset_has(&c, "id")) rp_sb_puts(q, " ORDER BY V.\"id\"");
+    break;
+  }
+  case HP_TABLE_REGION:
+    if (!count) {
+      /* name and category strings through rocpd_string (category via the region's event) */
+      int has_s = r->obj[RT_STRING] != NULL, has_e = r->obj[RT_EVENT] != NULL;
+      int name = has_s && colset_has(&c, "name_id"), cat = has_s && has_e && colset_has(&c, "event_id");
+      const char *special[2] = {name ? "S.\"string\"" : "NULL", cat ? "C.\"string\"" : "NULL"};
+      sb_select(q, t, &c, "R", special, r->own);
+      rp_sb_puts(q, " FROM");
+      sb_obj(q, obj, "R");
+      if (name) {
+        rp_sb_puts(q, " LEFT JOIN");
+        sb_obj(q, r->obj[RT_STRING], "S");
+        rp_sb_puts(q, " ON S.\"id\" = R.\"name_id\"");
+      }
+      if (cat) {
+        rp_sb_puts(q, " LEFT JOIN");
+        sb_obj(q, r->obj[RT_EVENT], "E");
+        rp_sb_puts(q, " ON E.\"id\" = R.\"event_id\" LEFT JOIN");
+        sb_obj(q, r->obj[RT_STRING], "C");
+        rp_sb_puts(q, " ON C.\"id\" = E.\"category_id\"");
+      }
+    } else {
+      rp_sb_puts(q, " FROM");
+      sb_obj(q, obj, "R");
+    }
+    if (r->own) rp_sb_puts(q, " WHERE R.\"id\" <> 0");
+    if (!count) rp_sb_puts(q, " ORDER BY R.\"id\"");
+    break;
+  default:
+    if (!count) sb_select(q, t, &c, "T", NULL, r->own);
+    rp_sb_puts(q, " FROM");
+    sb_obj(q, obj, "T");
+    if (r->own) rp_sb_puts(q, " WHERE T.\"id\" <> 0"); /* id 0 rows are placeholders for "none" */
+    if (!count) rp_sb_puts(q, " ORDER BY T.\"id\"");
+    break;
+  }
+  colset_free(&c);
+  colset_free(&k);
+  if (rc == SQLITE_OK && q->oom) rc = SQLITE_NOMEM;
+  return rc;
+}
+
+static hp_status prepare_query_locked(hp_store *s, hp_table t, int count, sqlite3_stmt **out) {
+  rp_state *r = s->impl;
+  const hp_table_desc *d = hp_table_describe(t);
+  sbuf q = {0};
+  *out = NULL;
+  int rc = build_query(r, t, count, &q);
+  if (rc == -1) {
+    rp_sb_free(&q);
+    return HP_END; /* absent: no rows */
+  }
+  char what[96];
+  snprintf(what, sizeof what, "cannot read %s rows", d->name);
+  if (rc == SQLITE_OK) {
+    guard_reset(r);
+    rc = sqlite3_prepare_v2(r->db, q.p, -1, out, NULL);
+  }
+  rp_sb_free(&q);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(*out);
+    *out = NULL;
+    return read_fail(s, rc, what);
+  }
+  return HP_OK;
+}
+
+static hp_status prepare_query(hp_store *s, hp_table t, int count, sqlite3_stmt **out) {
+  rp_state *r = s->impl;
+  pthread_mutex_lock(&r->rlock);
+  hp_status e = prepare_query_locked(s, t, count, out);
+  pthread_mutex_unlock(&r->rlock);
+  return e;
+}
+
+hp_status rp_count(hp_store *s, hp_table t, uint64_t *n) {
+  rp_state *r = s->impl;
+  sqlite3_stmt *st;
+  *n = 0;
+  pthread_mutex_lock(&r->rlock);
+  hp_status e = prepare_query_locked(s, t, 1, &st);
+  if (e == HP_OK) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) *n = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) {
+      char what[96];
+      snprintf(what, sizeof what, "cannot count %s rows", hp_table_describe(t)->name);
+      e = read_fail(s, rc, what);
+    }
+  } else if (e == HP_END) {
+    e = HP_OK;
+  }
+  pthread_mutex_unlock(&r->rlock);
+  return e;
+}
+
+hp_status rp_cursor_open(hp_cursor *c) {
+  rp_cursor *k = calloc(1, sizeof *k);
+  if (!k) return hp_set_error(c->store, HP_ERR_NOMEM, "out of memory");
+  hp_status e = prepare_query(c->store, c->table, 0, &k->st);
+  if (e == HP_OK && c->table == HP_TABLE_COUNTER_VALUE) {
+    rp_state *r = c->store->impl;
+    pthread_mutex_lock(&r->rlock);
+    int rc = sqlite3_prepare_v2(
+        r->db,
+        "SELECT json_extract(x, '$.pass'), json_extract(x, '$.imputed'), "
+        "json_extract(x, '$.value_bits') FROM (SELECT CASE WHEN json_valid(?1) THEN ?1 END AS x)",
+        -1, &k->ext, NULL);
+    if (rc != SQLITE_OK) e = read_fail(c->store, rc, "cannot read counter_value rows");
+    pthread_mutex_unlock(&r->rlock);
+    if (e != HP_OK) sqlite3_finalize(k->st);
+  }
+  if (e != HP_OK && e != HP_END) {
+    sqlite3_finalize(k->ext);
+    free(k);
+    return e;
+  }
+  c->impl = k; /* k->st NULL: the table is absent, the cursor has no rows */
+  return HP_OK;
+}
+
+void rp_cursor_close(hp_cursor *c) {
+  rp_cursor *k = c->impl;
+  if (!k) return;
+  rp_state *r = c->store->impl;
+  pthread_mutex_lock(&r->rlock);
+  sqlite3_finalize(k->st);
+  sqlite3_finalize(k->ext);
+  pthread_mutex_unlock(&r->rlock);
+  for (int i = 0; i < RP_EXT_MEMO; i++)
+    free(k->memo[i].text);
+  rp_sb_free(&k->arena);
+  free(k);
+  c->impl = NULL;
+}
+
+/* ---- column readers tolerant of whatever type a foreign or damaged file holds ---- */
+static int64_t col_i64(sqlite3_stmt *st, int i) {
+  sqlite3_value *v = sqlite3_column_value(st, i);
+  switch (sqlite3_value_type(v)) {
+  case SQLITE_INTEGER: return sqlite3_value_int64(v);
+  case SQLITE_FLOAT: return rp_d2i64(sqlite3_value_double(v));
+  case SQLITE_TEXT: return sqlite3_value_int64(v);
+  default: return 0;
+  }
+}
+
+static uint64_t col_u64(sqlite3_stmt *st, int i) {
+  sqlite3_value *v = sqlite3_column_value(st, i);
+  switch (sqlite3_value_type(v)) {
+  case SQLITE_INTEGER: return (uint64_t)sqlite3_value_int64(v);
+  case SQLITE_FLOAT: return rp_d2u64(sqlite3_value_double(v));
+  case SQLITE_TEXT: return (uint64_t)sqlite3_value_int64(v);
+  default: return 0;
+  }
+}
+
+/* Strings of the current row live in the cursor's arena; pointers are fixed once the row is complete. */
+typedef struct strfix {
+  const char **dst;
+  size_t off;
+} strfix;
+
+typedef struct rowstr {
+  rp_cursor *k;
+  strfix fix[12];
+  int n;
+} rowstr;
+
+static void rs_begin(rowstr *rs, rp_cursor *k) {
+  rs->k = k;
+  rs->n = 0;
+  rp_sb_reset(&k->arena);
+}
+
+static void rs_add(rowstr *rs, const char **dst, const char *p, size_t n) {
+  sbuf *a = &rs->k->arena;
+  size_t off = a->n;
+  rp_sb_put(a, p, n);
+  rp_sb_put(a, "", 1);
+  if (rs->n < (int)(sizeof rs->fix / sizeof rs->fix[0])) rs->fix[rs->n++] = (strfix){dst, off};
+}
+
+static void rs_col(rowstr *rs, const char **dst, sqlite3_stmt *st, int i) {
+  const char *t = (const char *)sqlite3_column_text(st, i);
+  rs_add(rs, dst, t ? t : "", t ? (size_t)sqlite3_column_bytes(st, i) : 0);
+}
+
+static hp_status rs_end(rowstr *rs, hp_store *s) {
+  sbuf *a = &rs->k->arena;
+  if (a->oom) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  for (int i = 0; i < rs->n; i++)
+    *rs->fix[i].dst = a->p + rs->fix[i].off;
+  return HP_OK;
+}
+
+/* A counter value's extdata (column i) decoded into *out: pass, imputed and the exact value bits, through
+ * SQLite's JSON functions once per distinct text. */
+static hp_status ext_decode(hp_cursor *c, sqlite3_stmt *st, int i, const rp_ext_memo **out) {
+  rp_cursor *k = c->impl;
+  static const rp_ext_memo none = {0};
+  const char *t = (const char *)sqlite3_column_text(st, i);
+  size_t n = t ? (size_t)sqlite3_column_bytes(st, i) : 0;
+  *out = &none;
+  if (n <= 2) return HP_OK; /* NULL, "" or "{}" */
+  for (int m = 0; m < RP_EXT_MEMO; m++)
+    if (k->memo[m].text && k->memo[m].n == n && memcmp(k->memo[m].text, t, n) == 0) {
+      *out = &k->memo[m];
+      return HP_OK;
+    }
+  rp_ext_memo *m = &k->memo[k->memo_next++ % RP_EXT_MEMO];
+  free(m->text);
+  memset(m, 0, sizeof *m);
+  sqlite3_bind_text(k->ext, 1, t, (int)n, SQLITE_TRANSIENT);
+  int rc = sqlite3_step(k->ext);
+  if (rc == SQLITE_ROW) {
+    m->pass = (uint32_t)col_u64(k->ext, 0);
+    m->imputed = (uint32_t)col_u64(k->ext, 1);
+    m->has_bits = sqlite3_column_type(k->ext, 2) != SQLITE_NULL;
+    m->bits = col_u64(k->ext, 2);
+  }
+  sqlite3_reset(k->ext);
+  if (rc != SQLITE_ROW) return read_fail(c->store, rc, "cannot read counter_value rows");
+  m->text = malloc(n);
+  if (!m->text) return hp_set_error(c->store, HP_ERR_NOMEM, "out of memory");
+  memcpy(m->text, t, n);
+  m->n = n;
+  *out = m;
+  return HP_OK;
+}
+
+/* Fill a row of the cursor's table from the statement: column i is the hub column i of the schema
+ * description, read by its type (rp_read_expr made every default in SQL). */
+static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
+  rp_cursor *k = c->impl;
+  rp_state *r = c->store->impl;
+  const hp_table_desc *d = hp_table_describe(c->table);
+  rowstr rs;
+  rs_begin(&rs, k);
+  for (size_t i = 0; i < d->ncolumns; i++) {
+    const hp_column *col = &d->columns[i];
+    void *at = (char *)row + col->offset;
+    int ci = (int)i;
+    switch (col->type) {
+    case HP_COL_STR: rs_col(&rs, (const char **)at, st, ci); break;
+    case HP_COL_F64: {
+      double v = sqlite3_column_type(st, ci) == SQLITE_NULL ? NAN : sqlite3_column_double(st, ci);
+      memcpy(at, &v, sizeof v);
+      break;
+    }
+    case HP_COL_I32: {
+      int32_t v = (int32_t)col_i64(st, ci);
+      memcpy(at, &v, sizeof v);
+      break;
+    }
+    case HP_COL_U32: {
+      uint32_t v = (uint32_t)col_u64(st, ci);
+      memcpy(at, &v, sizeof v);
+      break;
+    }
+    case HP_COL_I64: {
+      int64_t v = col_i64(st, ci);
+      memcpy(at, &v, sizeof v);
+      break;
+    }
+    default: {
+      uint64_t v = col_u64(st, ci);
+      memcpy(at, &v, sizeof v);
+      break;
+    }
+    }
+  }
+  hp_status e = rs_end(&rs, c->store);
+  if (e != HP_OK) return e;
+  if (c->table == HP_TABLE_COUNTER_VALUE) {
+    hp_counter_value *v = row;
+    const rp_ext_memo *m;
+    e = ext_decode(c, st, (int)d->ncolumns, &m);
+    if (e != HP_OK) return e;
+    if (m->pass) v->pass = m->pass;
+    v->imputed = m->imputed;
+    if (m->has_bits) memcpy(&v->value, &m->bits, sizeof m->bits); /* SQLite keeps -0.0 as 0, NaN as NULL */
+  } else if (c->table == HP_TABLE_METADATA && r->own) {
+    hp_metadata *m = row; /* keys that would collide with the format's tags were stored escaped */
+    size_t el = strlen(RP_KEY_ESCAPE);
+    if (strlen(m->key) > el && strncmp(m->key, RP_KEY_ESCAPE, el) == 0) m->key += el;
+  }
+  return HP_OK;
+}
+
+hp_status rp_cursor_next(hp_cursor *c, void *row) {
+  rp_cursor *k = c->impl;
+  if (!k || !k->st) return HP_END;
+  uint32_t size = *(uint32_t *)row;
+  hp_row_init(c->table, row);
+  *(uint32_t *)row = size;
+  rp_state *r = c->store->impl;
+  pthread_mutex_lock(&r->rlock);
+  int rc = sqlite3_step(k->st);
+  hp_status e;
+  if (rc == SQLITE_ROW) {
+    e = fill_row(c, k->st, row);
+  } else if (rc == SQLITE_DONE) {
+    e = HP_END;
+  } else {
+    char what[96];
+    snprintf(what, sizeof what, "cannot read %s rows", hp_table_describe(c->table)->name);
+    e = read_fail(c->store, rc, what);
+  }
+  pthread_mutex_unlock(&r->rlock);
+  return e;
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# rocpd identity across processes: single-process, multi-process and merged rocpd stores keep the invariants
+# ROCm's views rely on (one dispatch per (guid, dispatch_id), every join finds one row, no placeholder process,
+# node or agent), and the views hubprof ships give the numbers of `hubprof analyze` (check_rocpd_views.py).
+# Every store is made twice: pages written directly and plain SQLite (HUBPROF_ROCPD_PAGES=0).
+# usage: test_rocpd_views.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
+set -u
+cd "$(dirname "$0")/../.."
+HP=$(realpath "${1:-build/hubprof}")
+GEN=$PWD/build/examples/gen_logs
+EX=$PWD/build/examples/ocl
+CHECK=$PWD/tests/cli/check_rocpd_views.py
+export HUBPROF_COLLECTOR=$PWD/build/libhubprof_collector.so
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG OPENCL_LAYERS LD_PRELOAD
+. tests/lib.sh
+
+views() { # views STORE: the invariants and the numbers
+  if python3 "$CHECK" "$HP" "$1" >"$T/check" 2>&1; then ok; else bad "$(cat "$T/check")"; fi
+}
+
+# a real profile of an OpenCL program whose child process runs kernels too
+expect 0 "$HP" profile -c task-clock,page-faults --max-counters-per-pass 1 -o "$T/fork.db" -- "$EX/forking" 3
+views "$T/fork.db"
+for pages in 1 0; do
+  export HUBPROF_ROCPD_PAGES=$pages
+  D=$T/p$pages
+  mkdir -p "$D/one" "$D/three"
+  # single process and three processes (logs with counters in 2 passes), merged into rocpd
+  "$GEN" "$D/one" 1 300 4 2 || bad "gen_logs failed"
+  "$GEN" "$D/three" 3 200 4 2 || bad "gen_logs failed"
+  expect 0 "$HP" merge -o "$D/one.db" "$D"/one/*.log
+  views "$D/one.db"
+  expect 0 "$HP" merge -o "$D/three.db" "$D"/three/*.log
+  views "$D/three.db"
+  expect 0 "$HP" convert "$T/fork.db" -o "$D/fork.db" --format rocpd
+  views "$D/fork.db"
+  # merges of merged stores: every process keeps its dispatches apart
+  expect 0 "$HP" merge -o "$D/all.db" "$D/three.db" "$D/fork.db" "$D/one.db"
+  views "$D/all.db"
+  # gen_logs gives its processes the same pids: one.db repeats a process of three.db, taken once
+  [ "$(sqlite3 "$D/all.db" "select count(*) from processes")" = 5 ] && ok || bad "merged processes"
+done
+# both writers give the same rows and the same view results
+for db in one three fork all; do
+  for q in "select * from counters_collection order by id" "select * from top_kernels" \
+    "select dispatch_id, name, grid_x, start, \"end\" from kernels order by id" "select * from pmc_events order by id"; do
+    a=$(sqlite3 "$T/p1/$db.db" "$q" | sed 's/[0-9a-f-]\{36\}/GUID/g')
+    b=$(sqlite3 "$T/p0/$db.db" "$q" | sed 's/[0-9a-f-]\{36\}/GUID/g')
+    [ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "$db: '$q' differs between the page writer and plain SQLite"
+  done
+done
+echo "test_rocpd_views: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
