@@ -1,5 +1,6 @@
 /* hubprof's in-application API: named regions, markers and collection start/stop, header-only. Nothing to
- * link: the first call looks the collector up once (the way NVTX does); without hubprof every call returns. */
+ * link: the first call looks the collector up once (the way NVTX does); without hubprof every call returns.
+ */
 #ifndef HUBPROF_API_H
 #define HUBPROF_API_H
 

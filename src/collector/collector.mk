@@ -24,7 +24,7 @@ $(B)/libhubprof_collector_noop.so: $(COLL_SRC) $(COLL_HDR) $(B)/libhubprof_log.a
 $(filter-out $(B)/examples/ocl/dlopen_ocl,$(OCL_EXAMPLES)): $(B)/examples/ocl/%: examples/ocl/%.c \
   $(wildcard examples/ocl/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -lOpenCL -lpthread
+	$(CC) $(CSTD) $(CFLAGS) -Iinclude $< -o $@ -lOpenCL -lpthread
 # dlopen_ocl loads libOpenCL itself: never linked with it.
 $(B)/examples/ocl/dlopen_ocl: examples/ocl/dlopen_ocl.c
 	@mkdir -p $(dir $@)

@@ -26,13 +26,14 @@ typedef struct rframe {
 /* A thread's stack. `lock` is 1 while its owner changes it, and for good once the exit handler closed it. */
 typedef struct rstate {
   _Atomic int lock;
-  _Atomic int in_use;  /* 0: its thread ended, free for the next new thread */
-  int depth;           /* open regions, those deeper than HPC_REGION_DEPTH included (not recorded) */
-  int warned_deep;     /* the "too deep" marker was written for this thread */
-  uint64_t thread_id;  /* thread row id */
-  int64_t tid;         /* kernel thread id */
-  int64_t start_ns;    /* first region of the thread */
-  struct rstate *all;  /* every state of the process */
+  _Atomic int in_use;       /* 0: its thread ended, free for the next new thread */
+  int depth;                /* open regions, those deeper than HPC_REGION_DEPTH included (not recorded) */
+  int warned_deep;          /* the "too deep" marker was written for this thread */
+  uint64_t thread_id;       /* thread row id */
+  int64_t tid;              /* kernel thread id */
+  int64_t start_ns;         /* first region of the thread */
+  uint64_t id_next, id_end; /* region row ids, taken from g_region_ids in blocks */
+  struct rstate *all;       /* every state of the process */
   rframe f[HPC_REGION_DEPTH];
 } rstate;
 
@@ -42,6 +43,8 @@ static rstate *g_states;
 static pthread_key_t g_rkey;
 static pthread_once_t g_ronce = PTHREAD_ONCE_INIT;
 static int g_rkey_ok;
+static _Atomic uint64_t g_region_ids; /* region row ids handed out (in blocks of RID_BLOCK) */
+#define RID_BLOCK 64
 
 static inline int64_t now_ns(void) {
   struct timespec ts;
@@ -119,11 +122,16 @@ static void write_thread_row(hp_store *s, const rstate *st, int64_t end) {
   hp_write_thread(s, &r);
 }
 
-static void write_row(hp_store *s, uint64_t thread_id, const char *cat, const char *name, int64_t start,
+static void write_row(hp_store *s, rstate *st, const char *cat, const char *name, int64_t start,
                       int64_t end) {
+  if (HPC_UNLIKELY(st->id_next == st->id_end)) {
+    st->id_next = atomic_fetch_add_explicit(&g_region_ids, RID_BLOCK, memory_order_relaxed) + 1;
+    st->id_end = st->id_next + RID_BLOCK;
+  }
   hp_region r = {.size = sizeof r,
+                 .id = st->id_next++,
                  .process_id = 1,
-                 .thread_id = thread_id,
+                 .thread_id = st->thread_id,
                  .name = name,
                  .category = cat,
                  .start_ns = start,
@@ -136,8 +144,8 @@ static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
   int n = st->depth < HPC_REGION_DEPTH ? st->depth : HPC_REGION_DEPTH;
   if (!n) return;
   for (int d = n - 1; d >= 0; d--)
-    write_row(s, st->thread_id, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
-  write_row(s, st->thread_id, HPC_REGION_CAT_HUBPROF, why, end, end);
+    write_row(s, st, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
+  write_row(s, st, HPC_REGION_CAT_HUBPROF, why, end, end);
   st->depth = 0;
 }
 
@@ -167,15 +175,18 @@ static void thread_end(void *arg) {
 
 static void fork_child(void) {
   pthread_mutex_init(&g_rlock, NULL);
+  atomic_store(&g_region_ids, 0);
   hpc_thread_row = 0; /* the child's log numbers its threads anew */
   for (rstate *st = g_states; st; st = st->all) {
     if (st == t_state) { /* the forking thread goes on in the child with its open regions */
       st->thread_id = 0;
+      st->id_next = st->id_end = 0;
       st->tid = (int64_t)syscall(SYS_gettid);
       atomic_store(&st->lock, 0);
       continue;
     }
     st->depth = 0; /* threads that do not exist in the child */
+    st->id_next = st->id_end = 0;
     atomic_store(&st->lock, 0);
     atomic_store(&st->in_use, 0);
   }
@@ -246,7 +257,10 @@ void hpc_region_push(const char *category, const char *name, size_t len) {
   } else if (!st->warned_deep) {
     st->warned_deep = 1;
     hp_store *s = hpc_store_enter_open();
-    if (s) write_row(s, thread_id(s, st), HPC_REGION_CAT_HUBPROF, HPC_REGION_TOO_DEEP, now_ns(), now_ns());
+    if (s) {
+      thread_id(s, st);
+      write_row(s, st, HPC_REGION_CAT_HUBPROF, HPC_REGION_TOO_DEEP, now_ns(), now_ns());
+    }
     hpc_store_leave(s);
   }
   atomic_store_explicit(&st->lock, 0, memory_order_release);
@@ -265,11 +279,14 @@ void hpc_region_pop(void) {
   hp_store *s = hpc_store_enter_open();
   if (s) {
     if (HPC_UNLIKELY(st->depth == 0)) {
-      write_row(s, thread_id(s, st), HPC_REGION_CAT_HUBPROF, HPC_REGION_END_WITHOUT_BEGIN, end, end);
+      thread_id(s, st);
+      write_row(s, st, HPC_REGION_CAT_HUBPROF, HPC_REGION_END_WITHOUT_BEGIN, end, end);
     } else {
       int d = --st->depth;
-      if (d < HPC_REGION_DEPTH)
-        write_row(s, thread_id(s, st), st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
+      if (d < HPC_REGION_DEPTH) {
+        thread_id(s, st);
+        write_row(s, st, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
+      }
     }
   } else if (st->depth) {
     st->depth--;
@@ -291,7 +308,8 @@ void hpc_region_write(const char *category, const char *name, size_t len, int64_
   if (s) {
     char buf[HPC_REGION_NAME_MAX];
     hpc_region_name(buf, sizeof buf, name, len);
-    write_row(s, thread_id(s, st), category, buf, start_ns, end_ns);
+    thread_id(s, st);
+    write_row(s, st, category, buf, start_ns, end_ns);
   }
   hpc_store_leave(s);
   atomic_store_explicit(&st->lock, 0, memory_order_release);
@@ -330,7 +348,9 @@ static void collection(int on) {
 }
 
 /* ---- the public API (include/hubprof/api.h finds these by name) -------------------------------------- */
-HPC_EXPORT void hubprof_region_begin(const char *name) { hpc_region_push(HPC_REGION_CAT_API, name, (size_t)-1); }
+HPC_EXPORT void hubprof_region_begin(const char *name) {
+  hpc_region_push(HPC_REGION_CAT_API, name, (size_t)-1);
+}
 HPC_EXPORT void hubprof_region_end(void) { hpc_region_pop(); }
 HPC_EXPORT void hubprof_mark(const char *name) {
   int64_t t = now_ns();

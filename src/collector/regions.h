@@ -22,11 +22,12 @@
 __attribute__((visibility("hidden"))) size_t hpc_region_name(char *dst, size_t cap, const char *name,
                                                              size_t len);
 /* Open a region on the calling thread (category lives as long as the process); close the innermost one. */
-__attribute__((visibility("hidden"))) void hpc_region_push(const char *category, const char *name, size_t len);
+__attribute__((visibility("hidden"))) void hpc_region_push(const char *category, const char *name,
+                                                           size_t len);
 __attribute__((visibility("hidden"))) void hpc_region_pop(void);
 /* Write one finished region (start == end: a marker) of the calling thread. */
-__attribute__((visibility("hidden"))) void hpc_region_write(const char *category, const char *name, size_t len,
-                                                            int64_t start_ns, int64_t end_ns);
+__attribute__((visibility("hidden"))) void hpc_region_write(const char *category, const char *name,
+                                                            size_t len, int64_t start_ns, int64_t end_ns);
 __attribute__((visibility("hidden"))) int64_t hpc_region_now(void);
 
 #endif

@@ -1,0 +1,111 @@
+/* regions: T threads each run N steps of nested hubprof regions around OpenCL dispatches, through
+ * include/hubprof/api.h (nothing to link). Prints one checksum line, the same with and without hubprof.
+ * usage: regions [T [N]]     regions edge   (unbalanced calls and odd names: never crashes, exits 0) */
+#define CL_TARGET_OPENCL_VERSION 120
+#include "hubprof/api.h"
+#include "ocl_common.h"
+
+#include <pthread.h>
+#include <string.h>
+
+static const char *src = "__kernel void rg_inc(__global int *a) { a[get_global_id(0)] += 1; }\n";
+#define LEN 64
+static ex_cl cl;
+static int steps;
+
+static void *worker(void *arg) {
+  long id = (long)arg;
+  cl_int err;
+  hubprof_region_begin("worker");
+  cl_command_queue q = clCreateCommandQueue(cl.ctx, cl.dev, 0, &err);
+  CHECK(err);
+  cl_kernel k = ex_kernel(&cl, "rg_inc");
+  int host[LEN] = {0};
+  cl_mem m = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(k, 0, sizeof m, &m));
+  size_t g = LEN;
+  for (int i = 0; i < steps; i++) {
+    hubprof_region_begin("step");
+    hubprof_region_begin("enqueue");
+    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+    hubprof_region_end();
+    CHECK(clFinish(q));
+    hubprof_region_end();
+  }
+  hubprof_mark("worker done");
+  CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
+  clReleaseMemObject(m);
+  clReleaseKernel(k);
+  clReleaseCommandQueue(q);
+  hubprof_region_end();
+  long bad = 0;
+  for (int i = 0; i < LEN; i++)
+    bad += host[i] != steps;
+  (void)id;
+  return (void *)bad;
+}
+
+static void *exits_inside(void *arg) {
+  (void)arg;
+  hubprof_region_begin("open at thread exit");
+  return NULL;
+}
+
+/* Every misuse the API promises to survive, then exit with two regions still open. */
+static int edge(void) {
+  hubprof_region_end(); /* end without begin */
+  hubprof_region_begin(NULL);
+  hubprof_region_end();
+  hubprof_region_begin("");
+  hubprof_region_end();
+  size_t big = 1u << 20;
+  char *huge = malloc(big + 1);
+  if (!huge) return 1;
+  memset(huge, 'a', big);
+  huge[big] = 0;
+  hubprof_region_begin(huge);
+  free(huge); /* the name was copied */
+  hubprof_region_end();
+  hubprof_region_begin("bad \xff\xfe utf-8 \xc3(");
+  hubprof_region_end();
+  hubprof_mark("caf\xc3\xa9");
+  pthread_t t;
+  if (pthread_create(&t, NULL, exits_inside, NULL) != 0 || pthread_join(t, NULL) != 0) return 1;
+  hubprof_stop();
+  hubprof_stop();
+  hubprof_start();
+  hubprof_region_begin("open at process exit");
+  hubprof_region_begin("inner open at process exit");
+  printf("regions edge: ok\n");
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  ex_name = "regions";
+  if (argc > 1 && strcmp(argv[1], "edge") == 0) return edge();
+  int nthreads = argc > 1 ? atoi(argv[1]) : 4;
+  steps = argc > 2 ? atoi(argv[2]) : 10;
+  if (nthreads < 1 || nthreads > 256 || steps < 0) {
+    fprintf(stderr, "usage: regions [T [N]] | regions edge\n");
+    return 2;
+  }
+  hubprof_region_begin("setup");
+  ex_setup(&cl, src);
+  hubprof_region_end();
+  pthread_t th[256];
+  for (long i = 0; i < nthreads; i++)
+    if (pthread_create(&th[i], NULL, worker, (void *)i) != 0) {
+      fprintf(stderr, "regions: cannot create thread %ld\n", i);
+      return 1;
+    }
+  long bad = 0;
+  for (int i = 0; i < nthreads; i++) {
+    void *r;
+    pthread_join(th[i], &r);
+    bad += (long)r;
+  }
+  ex_teardown(&cl);
+  printf("regions: %d threads x %d steps, %ld wrong\n", nthreads, steps, bad);
+  return bad != 0;
+}
