@@ -145,7 +145,7 @@ static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
   if (!n) return;
   for (int d = n - 1; d >= 0; d--)
     write_row(s, st, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
-  write_row(s, st, HPC_REGION_CAT_HUBPROF, why, end, end);
+  write_row(s, st, hpc_region_cat_hubprof, why, end, end);
   st->depth = 0;
 }
 
@@ -240,13 +240,13 @@ static uint64_t thread_id(hp_store *s, rstate *st) {
 }
 
 /* ---- entry points ------------------------------------------------------------------------------------ */
-void hpc_region_push(const char *category, const char *name, size_t len) {
+int hpc_region_push(const char *category, const char *name, size_t len) {
   rstate *st = t_state;
-  if (HPC_UNLIKELY(!st) && !(st = state_slow())) return;
+  if (HPC_UNLIKELY(!st) && !(st = state_slow())) return -1;
   int saved = errno;
   if (atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) { /* closed by the exit handler */
     errno = saved;
-    return;
+    return -1;
   }
   int d = st->depth++;
   if (HPC_LIKELY(d < HPC_REGION_DEPTH)) {
@@ -259,41 +259,62 @@ void hpc_region_push(const char *category, const char *name, size_t len) {
     hp_store *s = hpc_store_enter_open();
     if (s) {
       thread_id(s, st);
-      write_row(s, st, HPC_REGION_CAT_HUBPROF, HPC_REGION_TOO_DEEP, now_ns(), now_ns());
+      write_row(s, st, hpc_region_cat_hubprof, HPC_REGION_TOO_DEEP, now_ns(), now_ns());
     }
     hpc_store_leave(s);
   }
   atomic_store_explicit(&st->lock, 0, memory_order_release);
   errno = saved;
+  return d;
 }
 
-void hpc_region_pop(void) {
+int hpc_region_pop(const char *category) {
   int64_t end = now_ns();
   rstate *st = t_state;
-  if (HPC_UNLIKELY(!st) && !(st = state_slow())) return;
+  if (HPC_UNLIKELY(!st) && !(st = state_slow())) return -1;
   int saved = errno;
   if (atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) {
     errno = saved;
-    return;
+    return -1;
   }
-  hp_store *s = hpc_store_enter_open();
-  if (s) {
-    if (HPC_UNLIKELY(st->depth == 0)) {
-      thread_id(s, st);
-      write_row(s, st, HPC_REGION_CAT_HUBPROF, HPC_REGION_END_WITHOUT_BEGIN, end, end);
+  /* the innermost open region of this category (regions of other categories need not nest with it) */
+  int d = st->depth - 1;
+  if (d >= HPC_REGION_DEPTH) {
+    st->depth--; /* too deep to have been recorded */
+  } else {
+    while (d >= 0 && st->f[d].category != category)
+      d--;
+    hp_store *s = hpc_store_enter_open();
+    if (s) thread_id(s, st);
+    if (d < 0) {
+      if (s) write_row(s, st, hpc_region_cat_hubprof, HPC_REGION_END_WITHOUT_BEGIN, end, end);
     } else {
-      int d = --st->depth;
-      if (d < HPC_REGION_DEPTH) {
-        thread_id(s, st);
-        write_row(s, st, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
-      }
+      if (s) write_row(s, st, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
+      if (d != st->depth - 1) memmove(&st->f[d], &st->f[d + 1], (size_t)(st->depth - 1 - d) * sizeof(rframe));
+      st->depth--;
     }
-  } else if (st->depth) {
-    st->depth--;
+    hpc_store_leave(s);
   }
-  hpc_store_leave(s);
   atomic_store_explicit(&st->lock, 0, memory_order_release);
   errno = saved;
+  return d;
+}
+
+const char hpc_region_cat_hubprof[] = "hubprof";
+
+uint64_t hpc_region_thread(void) {
+  rstate *st = t_state;
+  if (HPC_UNLIKELY(!st) && !(st = state_slow())) return 0;
+  if (HPC_LIKELY(st->thread_id && st->thread_id == hpc_thread_row)) return st->thread_id;
+  uint64_t id = 0;
+  hp_store *s = hpc_store_enter_open();
+  if (s) id = thread_id(s, st);
+  hpc_store_leave(s);
+  return id;
+}
+
+uint64_t hpc_region_id_new(void) {
+  return atomic_fetch_add_explicit(&g_region_ids, 1, memory_order_relaxed) + 1;
 }
 
 void hpc_region_write(const char *category, const char *name, size_t len, int64_t start_ns, int64_t end_ns) {
@@ -335,6 +356,7 @@ void hpc_regions_exit(hp_store *s, int64_t end_ns) {
     close_all(s, st, end_ns, HPC_REGION_PROCESS_EXIT);
     /* stays locked: the thread's later calls do nothing */
   }
+  hpc_nvtx_exit(s, end_ns);
 }
 
 static void collection(int on) {
@@ -344,17 +366,17 @@ static void collection(int on) {
   int was = !atomic_exchange(&hpc_paused, !on);
   if (was == on) return;
   int64_t t = now_ns();
-  hpc_region_write(HPC_REGION_CAT_HUBPROF, on ? "hubprof_start" : "hubprof_stop", (size_t)-1, t, t);
+  hpc_region_write(hpc_region_cat_hubprof, on ? "hubprof_start" : "hubprof_stop", (size_t)-1, t, t);
 }
 
 /* ---- the public API (include/hubprof/api.h finds these by name) -------------------------------------- */
 HPC_EXPORT void hubprof_region_begin(const char *name) {
-  hpc_region_push(HPC_REGION_CAT_API, name, (size_t)-1);
+  (void)hpc_region_push(hpc_region_cat_hubprof, name, (size_t)-1);
 }
-HPC_EXPORT void hubprof_region_end(void) { hpc_region_pop(); }
+HPC_EXPORT void hubprof_region_end(void) { hpc_region_pop(hpc_region_cat_hubprof); }
 HPC_EXPORT void hubprof_mark(const char *name) {
   int64_t t = now_ns();
-  hpc_region_write(HPC_REGION_CAT_API, name, (size_t)-1, t, t);
+  hpc_region_write(hpc_region_cat_hubprof, name, (size_t)-1, t, t);
 }
 HPC_EXPORT void hubprof_start(void) { collection(1); }
 HPC_EXPORT void hubprof_stop(void) { collection(0); }
