@@ -1,6 +1,7 @@
 /* regions: T threads each run N steps of nested hubprof regions around OpenCL dispatches, through
  * include/hubprof/api.h (nothing to link). Prints one checksum line, the same with and without hubprof.
- * usage: regions [T [N]]     regions edge   (unbalanced calls and odd names: never crashes, exits 0) */
+ * usage: regions [T [N]]     regions edge   (unbalanced calls and odd names: never crashes, exits 0)
+ *        regions paused       (3 dispatches, hubprof_start(), 4 dispatches, hubprof_stop(), 5 dispatches) */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "hubprof/api.h"
 #include "ocl_common.h"
@@ -81,9 +82,39 @@ static int edge(void) {
   return 0;
 }
 
+/* Dispatches before, between and after start/stop: under --start-paused only the middle 4 are recorded. */
+static int paused(void) {
+  ex_setup(&cl, src);
+  cl_int err;
+  cl_kernel k = ex_kernel(&cl, "rg_inc");
+  int host[LEN] = {0};
+  cl_mem m = clCreateBuffer(cl.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof host, host, &err);
+  CHECK(err);
+  CHECK(clSetKernelArg(k, 0, sizeof m, &m));
+  size_t g = LEN;
+  int counts[3] = {3, 4, 5};
+  for (int phase = 0; phase < 3; phase++) {
+    if (phase == 1) hubprof_start();
+    if (phase == 2) hubprof_stop();
+    for (int i = 0; i < counts[phase]; i++)
+      CHECK(clEnqueueNDRangeKernel(cl.q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+    CHECK(clFinish(cl.q));
+  }
+  CHECK(clEnqueueReadBuffer(cl.q, m, CL_TRUE, 0, sizeof host, host, 0, NULL, NULL));
+  long bad = 0;
+  for (int i = 0; i < LEN; i++)
+    bad += host[i] != 12;
+  clReleaseMemObject(m);
+  clReleaseKernel(k);
+  ex_teardown(&cl);
+  printf("regions paused: 12 dispatches, %ld wrong\n", bad);
+  return bad != 0;
+}
+
 int main(int argc, char **argv) {
   ex_name = "regions";
   if (argc > 1 && strcmp(argv[1], "edge") == 0) return edge();
+  if (argc > 1 && strcmp(argv[1], "paused") == 0) return paused();
   int nthreads = argc > 1 ? atoi(argv[1]) : 4;
   steps = argc > 2 ? atoi(argv[2]) : 10;
   if (nthreads < 1 || nthreads > 256 || steps < 0) {
