@@ -38,14 +38,16 @@ long work(cl_context ctx, cl_device_id dev, cl_program prog, int steps) {
   cl_kernel k = clCreateKernel(prog, "cx_inc", &err);
   check(err, "clCreateKernel");
   std::vector<int> host(len, 0);
-  cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, len * sizeof(int), host.data(), &err);
+  cl_mem m =
+      clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, len * sizeof(int), host.data(), &err);
   check(err, "clCreateBuffer");
   check(clSetKernelArg(k, 0, sizeof m, &m), "clSetKernelArg");
   size_t g = len;
   for (int i = 0; i < steps; i++) {
     region step("cxx step " + std::to_string(i % 2));
     region inner("cxx enqueue");
-    check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr), "clEnqueueNDRangeKernel");
+    check(clEnqueueNDRangeKernel(q, k, 1, nullptr, &g, nullptr, 0, nullptr, nullptr),
+          "clEnqueueNDRangeKernel");
     check(clFinish(q), "clFinish");
   }
   check(clEnqueueReadBuffer(q, m, CL_TRUE, 0, len * sizeof(int), host.data(), 0, nullptr, nullptr),
