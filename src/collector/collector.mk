@@ -41,6 +41,10 @@ $(B)/examples/ocl/regions_cxx: examples/ocl/regions_cxx.cpp include/hubprof/api.
 $(B)/examples/ocl/nvtx_ranges: examples/ocl/nvtx_ranges.c $(wildcard examples/ocl/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) -isystem $(NVTX_INC) $< -o $@ -lOpenCL -lpthread -ldl
+# The region benchmark: api.h only, plus NVTX push/pop when the headers are there.
+$(B)/bench/bench_regions: bench/bench_regions.c include/hubprof/api.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O2 -g -Iinclude $(if $(NVTX_INC),-DHAVE_NVTX -isystem $(NVTX_INC)) $< -o $@ -ldl
 # dlopen_ocl loads libOpenCL itself: never linked with it.
 $(B)/examples/ocl/dlopen_ocl: examples/ocl/dlopen_ocl.c
 	@mkdir -p $(dir $@)

@@ -83,6 +83,12 @@ size_t hpc_region_name(char *dst, size_t cap, const char *src, size_t len) {
   if (!src) src = "(null)", len = (size_t)-1;
   const unsigned char *s = (const unsigned char *)src;
   size_t o = 0, i = 0, keep = 0; /* keep: length after the last character that leaves room for "..." */
+  /* fast path: the ASCII prefix that fits (most names are short ASCII) */
+  size_t lim = len < cap - 4 ? len : cap - 4;
+  while (i < lim && s[i] && s[i] < 0x80)
+    i++;
+  memcpy(dst, s, i);
+  o = keep = i;
   while (i < len && s[i]) {
     size_t n = utf8_len(s + i);
     if (n && n > len - i) n = 0; /* a sequence cut by an explicit length */
