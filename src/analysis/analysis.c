@@ -1871,6 +1871,195 @@ static int write_notes(run *r, ha_result *res, const rowctx *rc) {
   return e;
 }
 
+/* ---- regions (HA_BY_REGION): per region name, from the region and dispatch tables ---- */
+
+typedef struct rreg {
+  uint64_t proc, thread;
+  int64_t start, end;
+  const char *cat, *name; /* interned in the result: compared by address */
+  int64_t child_ns;       /* inclusive time of the regions directly inside it */
+} rreg;
+typedef struct rdis {
+  uint64_t proc, thread;
+  int64_t enq, dur; /* dur 0 when untimed */
+} rdis;
+typedef struct ragg {
+  const char *cat, *name;
+  int64_t calls, total, excl, disp, kernel_ns;
+} ragg;
+
+static int cmp_rreg(const void *x, const void *y) {
+  const rreg *a = x, *b = y;
+  if (a->proc != b->proc) return a->proc < b->proc ? -1 : 1;
+  if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  if (a->end != b->end) return a->end > b->end ? -1 : 1; /* the enclosing one first */
+  return 0;
+}
+static int cmp_rdis(const void *x, const void *y) {
+  const rdis *a = x, *b = y;
+  if (a->proc != b->proc) return a->proc < b->proc ? -1 : 1;
+  if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
+  return a->enq < b->enq ? -1 : a->enq > b->enq;
+}
+static int cmp_ragg(const void *x, const void *y) {
+  const ragg *a = x, *b = y;
+  if (a->total != b->total) return a->total > b->total ? -1 : 1;
+  int c = strcmp(a->name, b->name);
+  return c ? c : strcmp(a->cat, b->cat);
+}
+
+/* First dispatch at or after (proc, thread, enq). */
+static size_t rdis_lower(const rdis *d, size_t n, uint64_t proc, uint64_t thread, int64_t enq) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    rdis k = {proc, thread, enq, 0};
+    if (cmp_rdis(&d[mid], &k) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static hp_status run_regions(hp_store *s, const ha_query *q, ha_result **out) {
+  ha_result *res = calloc(1, sizeof *res);
+  rreg *rg = NULL;
+  rdis *ds = NULL;
+  ragg *ag = NULL;
+  int64_t *pre = NULL;
+  size_t *stack = NULL, *slot = NULL;
+  size_t nr = 0, capr = 0, nd = 0, capd = 0, na = 0, nslot = 0;
+  hp_status st = res ? HP_OK : HP_ERR_NOMEM;
+  hp_cursor *c = NULL;
+  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_REGION, &c);
+  while (st == HP_OK) {
+    hp_region row = {.size = sizeof row};
+    hp_status n = hp_cursor_next(c, &row);
+    if (n == HP_END) break;
+    if (n != HP_OK) {
+      st = n;
+      break;
+    }
+    if (nr == capr && vgrow((void **)&rg, &capr, nr + 1, sizeof *rg)) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    rreg *r = &rg[nr++];
+    *r = (rreg){row.process_id,
+                row.thread_id,
+                row.start_ns,
+                row.end_ns < row.start_ns ? row.start_ns : row.end_ns,
+                intern(res, row.category),
+                intern(res, row.name),
+                0};
+    if (!r->cat || !r->name) st = HP_ERR_NOMEM;
+  }
+  hp_cursor_close(c);
+  c = NULL;
+  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
+  while (st == HP_OK) {
+    hp_dispatch row = {.size = sizeof row};
+    hp_status n = hp_cursor_next(c, &row);
+    if (n == HP_END) break;
+    if (n != HP_OK) {
+      st = n;
+      break;
+    }
+    if (nd == capd && vgrow((void **)&ds, &capd, nd + 1, sizeof *ds)) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    ds[nd++] = (rdis){row.process_id, row.thread_id, row.enqueue_ns,
+                      row.start_ns > 0 && row.end_ns > row.start_ns ? row.end_ns - row.start_ns : 0};
+  }
+  hp_cursor_close(c);
+  if (st == HP_OK && (!(pre = calloc(nd + 1, sizeof *pre)) || !(stack = calloc(nr + 1, sizeof *stack))))
+    st = HP_ERR_NOMEM;
+  if (st == HP_OK) {
+    qsort(rg, nr, sizeof *rg, cmp_rreg);
+    qsort(ds, nd, sizeof *ds, cmp_rdis);
+    for (size_t i = 0; i < nd; i++)
+      pre[i + 1] = pre[i] + ds[i].dur;
+    /* parents: per thread, the innermost earlier region that contains it */
+    size_t top = 0;
+    for (size_t i = 0; i < nr; i++) {
+      if (i && (rg[i].proc != rg[i - 1].proc || rg[i].thread != rg[i - 1].thread)) top = 0;
+      while (top && rg[stack[top - 1]].end < rg[i].end)
+        top--;
+      if (top) rg[stack[top - 1]].child_ns += rg[i].end - rg[i].start;
+      stack[top++] = i;
+    }
+    nslot = 64;
+    while (nslot < 2 * nr)
+      nslot *= 2;
+    if (!(slot = calloc(nslot, sizeof *slot)) || !(ag = calloc(nr + 1, sizeof *ag))) st = HP_ERR_NOMEM;
+  }
+  for (size_t i = 0; st == HP_OK && i < nr; i++) { /* slot holds 1 + the aggregate's index */
+    const rreg *r = &rg[i];
+    size_t h = (size_t)(((uintptr_t)r->name * 0x9E3779B97F4A7C15ull) ^ (uintptr_t)r->cat) & (nslot - 1);
+    while (slot[h] && (ag[slot[h] - 1].name != r->name || ag[slot[h] - 1].cat != r->cat))
+      h = (h + 1) & (nslot - 1);
+    if (!slot[h]) {
+      ag[na] = (ragg){.cat = r->cat, .name = r->name};
+      slot[h] = ++na;
+    }
+    ragg *a = &ag[slot[h] - 1];
+    int64_t incl = r->end - r->start;
+    size_t lo = rdis_lower(ds, nd, r->proc, r->thread, r->start),
+           hi = rdis_lower(ds, nd, r->proc, r->thread, r->end + 1);
+    a->calls++;
+    a->total += incl;
+    a->excl += incl - r->child_ns;
+    a->disp += (int64_t)(hi - lo);
+    a->kernel_ns += pre[hi] - pre[lo];
+  }
+  if (st == HP_OK) {
+    qsort(ag, na, sizeof *ag, cmp_ragg);
+    if (add_col(res, "category", HA_TEXT, HA_ROLE_KEY, "") ||
+        add_col(res, "region", HA_TEXT, HA_ROLE_KEY, "") || add_col(res, "calls", HA_INT, HA_ROLE_STAT, "") ||
+        add_col(res, "total_ns", HA_INT, HA_ROLE_STAT, "ns") ||
+        add_col(res, "avg_ns", HA_REAL, HA_ROLE_STAT, "ns") ||
+        add_col(res, "exclusive_ns", HA_INT, HA_ROLE_STAT, "ns") ||
+        add_col(res, "dispatches", HA_INT, HA_ROLE_STAT, "") ||
+        add_col(res, "kernel_ns", HA_INT, HA_ROLE_STAT, "ns"))
+      st = HP_ERR_NOMEM;
+  }
+  size_t lim = q->size >= offsetof(ha_query, limit) + sizeof q->limit && q->limit > 0 ? (size_t)q->limit : na;
+  for (size_t i = 0; st == HP_OK && i < na && i < lim; i++) {
+    uint8_t *fl;
+    cell *row = add_row(res, &fl);
+    if (!row) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    row[0].text = ag[i].cat;
+    row[1].text = ag[i].name;
+    row[2].i = ag[i].calls;
+    row[3].i = ag[i].total;
+    row[4].num = (double)ag[i].total / (double)ag[i].calls;
+    row[5].i = ag[i].excl;
+    row[6].i = ag[i].disp;
+    row[7].i = ag[i].kernel_ns;
+  }
+  free(rg);
+  free(ds);
+  free(ag);
+  free(pre);
+  free(stack);
+  free(slot);
+  if (st != HP_OK) {
+    set_err("%s", st == HP_ERR_NOMEM     ? "out of memory"
+                  : hp_store_error(s)[0] ? hp_store_error(s)
+                                         : hp_status_str(st));
+    ha_result_free(res);
+    return st;
+  }
+  *out = res;
+  return HP_OK;
+}
+
 static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   last_err[0] = 0;
   if (out) *out = NULL;
@@ -1885,6 +2074,7 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   r.group = q->group;
   r.limit = q->size >= offsetof(ha_query, limit) + sizeof q->limit ? q->limit : 0;
   int full = q->size >= HA_QUERY_V1;
+  if (r.group == HA_BY_REGION) return run_regions(s, q, out);
   if (r.group != HA_BY_KERNEL && r.group != HA_BY_DISPATCH && r.group != HA_BY_KERNEL_GRID) {
     set_err("unknown grouping %d", (int)r.group);
     return HP_ERR_INVALID;

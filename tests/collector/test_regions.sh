@@ -80,6 +80,22 @@ done
 [ "$(sqlite3 c.rocpd "select count(*) from regions where name = 'step' and duration > 0")" = 15 ] && ok ||
   bad "rocpd regions view: steps"
 
+# analyze --by region: calls, inclusive/exclusive time, dispatches inside (CLI and Python agree)
+"$HP" analyze --by region --format csv c.rocpd >an.csv 2>an.err || bad "analyze --by region: $(cat an.err)"
+python3 - an.csv >py.err 2>&1 <<'PY' && ok || bad "analyze --by region: $(tail -3 py.err)"
+import csv, sys
+rows = {r["region"]: r for r in csv.DictReader(open(sys.argv[1]))}
+assert set(rows) == {"worker", "step", "enqueue", "setup", "worker done"}, rows
+i = lambda n, k: int(float(rows[n][k]))
+assert [i(n, "calls") for n in ("worker", "step", "enqueue", "setup", "worker done")] == [3, 15, 15, 1, 3]
+assert [i(n, "dispatches") for n in ("worker", "step", "enqueue", "setup")] == [15, 15, 15, 0]
+assert i("worker", "exclusive_ns") == i("worker", "total_ns") - i("step", "total_ns")
+assert i("step", "exclusive_ns") == i("step", "total_ns") - i("enqueue", "total_ns")
+assert i("enqueue", "kernel_ns") == i("worker", "kernel_ns") > 0 and i("worker done", "total_ns") == 0
+PY
+check c.parquet 'a = s.analyze(by="region").set_index("region")
+    assert a.loc["step", "calls"] == 15 and a.loc["worker", "dispatches"] == 15, a'
+
 # 2. C++ (scope guards), 3 threads
 same cxx "$EX/regions_cxx" 3 4
 check cxx.db 'assert names == {"cxx worker": 3, "cxx step 0": 6, "cxx step 1": 6, "cxx enqueue": 12}, names'
