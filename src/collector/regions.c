@@ -162,12 +162,13 @@ static void thread_end(void *arg) {
   if (!st) return;
   int saved = errno;
   if (!atomic_exchange(&st->lock, 1)) {
-    hp_store *s = hpc_store_enter(); /* NULL once the log is closed */
+    /* NULL once the log is closed; opened here when the thread's only regions are still open */
+    hp_store *s = st->depth ? hpc_store_enter_open() : hpc_store_enter();
     if (s) {
       int64_t end = now_ns();
       if (st->depth) thread_id(s, st);
       close_all(s, st, end, HPC_REGION_THREAD_EXIT);
-      write_thread_row(s, st, end);
+      if (st->thread_id) write_thread_row(s, st, end);
       hp_log_flush(s);
     }
     hpc_store_leave(s);
