@@ -1,13 +1,16 @@
 /* regions: T threads each run N steps of nested hubprof regions around OpenCL dispatches, through
  * include/hubprof/api.h (nothing to link). Prints one checksum line, the same with and without hubprof.
  * usage: regions [T [N]]     regions edge   (unbalanced calls and odd names: never crashes, exits 0)
- *        regions paused       (3 dispatches, hubprof_start(), 4 dispatches, hubprof_stop(), 5 dispatches) */
+ *        regions paused       (3 dispatches, hubprof_start(), 4 dispatches, hubprof_stop(), 5 dispatches)
+ *        regions fork         (a region open across fork(): each process ends its own copy) */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "hubprof/api.h"
 #include "ocl_common.h"
 
 #include <pthread.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static const char *src = "__kernel void rg_inc(__global int *a) { a[get_global_id(0)] += 1; }\n";
 #define LEN 64
@@ -111,8 +114,28 @@ static int paused(void) {
   return bad != 0;
 }
 
+/* The child inherits the open region "across fork" and ends it in its own log, next to its own region. */
+static int forked(void) {
+  hubprof_region_begin("across fork");
+  fflush(stdout);
+  pid_t p = fork();
+  if (p < 0) return 1;
+  if (p == 0) {
+    hubprof_region_begin("child");
+    hubprof_region_end();
+    hubprof_region_end();
+    _exit(0);
+  }
+  int status = 0;
+  if (waitpid(p, &status, 0) != p || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
+  hubprof_region_end();
+  printf("regions fork: ok\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   ex_name = "regions";
+  if (argc > 1 && strcmp(argv[1], "fork") == 0) return forked();
   if (argc > 1 && strcmp(argv[1], "edge") == 0) return edge();
   if (argc > 1 && strcmp(argv[1], "paused") == 0) return paused();
   int nthreads = argc > 1 ? atoi(argv[1]) : 4;

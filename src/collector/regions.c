@@ -32,6 +32,7 @@ typedef struct rstate {
   uint64_t thread_id;       /* thread row id */
   int64_t tid;              /* kernel thread id */
   int64_t start_ns;         /* first region of the thread */
+  int64_t flushed_ns;       /* last commit of the thread's log block by a region end */
   uint64_t id_next, id_end; /* region row ids, taken from g_region_ids in blocks */
   struct rstate *all;       /* every state of the process */
   rframe f[HPC_REGION_DEPTH];
@@ -188,6 +189,7 @@ static void fork_child(void) {
     if (st == t_state) { /* the forking thread goes on in the child with its open regions */
       st->thread_id = 0;
       st->id_next = st->id_end = 0;
+      st->flushed_ns = 0;
       st->tid = (int64_t)syscall(SYS_gettid);
       atomic_store(&st->lock, 0);
       continue;
@@ -227,6 +229,7 @@ static rstate *state_slow(void) {
     st->depth = 0;
     st->warned_deep = 0;
     st->thread_id = 0;
+    st->flushed_ns = 0;
   }
   pthread_mutex_unlock(&g_rlock);
   if (!st) return NULL;
@@ -299,6 +302,12 @@ int hpc_region_pop(const char *category) {
       if (s) write_row(s, st, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
       if (d != st->depth - 1) memmove(&st->f[d], &st->f[d + 1], (size_t)(st->depth - 1 - d) * sizeof(rframe));
       st->depth--;
+      /* the outermost region ended: commit the thread's block, at most once a millisecond, so that a
+       * crash or _exit loses at most that much */
+      if (s && !st->depth && end - st->flushed_ns >= 1000000) {
+        hp_log_flush(s);
+        st->flushed_ns = end;
+      }
     }
     hpc_store_leave(s);
   }

@@ -114,6 +114,13 @@ check edge.db 'big = [n for n in names if n.startswith("aaaa")]
     assert tx.thread_id.nunique() == 1 and tx.thread_id.iloc[0] != px.thread_id.iloc[0]
     assert len(r) == 13, len(r)'
 
+# a region open across fork(): parent and child each end their copy, in their own process
+same fork "$EX/regions" fork
+check fork.db 'assert names == {"across fork": 2, "child": 1}, names
+    p = s.table("process"); assert len(p) == 2
+    a = r[r.name == "across fork"]; c = r[r.name == "child"].iloc[0]
+    assert a.process_id.nunique() == 2 and c.process_id in set(a.process_id)'
+
 # 4. start/stop: 3 dispatches, start, 4, stop, 5
 "$HP" trace -q -o p.db -- "$EX/regions" paused >/dev/null 2>p.err || bad "paused: $(cat p.err)"
 "$HP" trace -q --start-paused -o sp.db -- "$EX/regions" paused >/dev/null 2>sp.err || bad "start-paused: $(cat sp.err)"
