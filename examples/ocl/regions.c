@@ -71,6 +71,16 @@ static int edge(void) {
   hubprof_region_begin(huge);
   free(huge); /* the name was copied */
   hubprof_region_end();
+  char edge_names[3][1300];
+  memset(edge_names[0], 'b', 1023); /* fits exactly */
+  edge_names[0][1023] = 0;
+  memset(edge_names[1], 'c', 1024); /* one byte too many */
+  edge_names[1][1024] = 0;
+  for (int i = 0; i < 600; i++) /* 1200 bytes of two-byte characters: cut between characters */
+    memcpy(edge_names[2] + 2 * i, "\xc3\xa9", 2);
+  edge_names[2][1200] = 0;
+  for (int i = 0; i < 3; i++)
+    hubprof_mark(edge_names[i]);
   hubprof_region_begin("bad \xff\xfe utf-8 \xc3(");
   hubprof_region_end();
   hubprof_mark("caf\xc3\xa9");

@@ -112,7 +112,10 @@ check edge.db 'big = [n for n in names if n.startswith("aaaa")]
     assert px.end_ns.nunique() == 1 and px.end_ns.iloc[0] == r[r.name == "hubprof: process exit inside region"].start_ns.iloc[0]
     tx = r[r.name.str.contains("thread exit")]
     assert tx.thread_id.nunique() == 1 and tx.thread_id.iloc[0] != px.thread_id.iloc[0]
-    assert len(r) == 13, len(r)'
+    assert names.get("b" * 1023) == 1 and names.get("c" * 1020 + "...") == 1, "1023/1024-byte names"
+    e = [n for n in names if n.startswith("\u00e9")]
+    assert len(e) == 1 and e[0] == "\u00e9" * 510 + "..." and len(e[0].encode()) == 1023, e
+    assert len(r) == 16, len(r)'
 
 # a region open across fork(): parent and child each end their copy, in their own process
 same fork "$EX/regions" fork
