@@ -17,6 +17,7 @@ typedef enum ha_group {
   HA_BY_DISPATCH = 1,    /* one row per dispatch */
   HA_BY_KERNEL_GRID = 2, /* one row per (device, kernel, grid x/y/z, work-group x/y/z) */
   HA_BY_REGION = 3,      /* one row per (region category, region name) of the region table */
+  HA_BY_REGION_TREE = 4, /* one row per (region category, path of nested region names) */
 } ha_group;
 
 typedef enum ha_sort {
@@ -89,7 +90,9 @@ enum {
  * records and damage of the store. HA_BY_REGION: category, region (the name), calls, total_ns (inclusive),
  * avg_ns, exclusive_ns (minus the regions directly inside, per thread), dispatches (enqueued by the
  * region's thread between its begin and end, nested ones included), kernel_ns (their device time); most
- * total_ns first; only `limit` of the query applies. On failure, ha_last_error() says why in one line. */
+ * total_ns first; only `limit` of the query applies. HA_BY_REGION_TREE: the same per path of nested names
+ * (per thread), region being the name indented two blanks per level, then depth and path ("a > b"), in
+ * tree order (a row after its parent, siblings by name). On failure, ha_last_error() says why in one line. */
 HP_API hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
 
 /* Compare two stores per kernel (group HA_BY_KERNEL or HA_BY_KERNEL_GRID; kernels matched by name, plus

@@ -1878,13 +1878,16 @@ typedef struct rreg {
   int64_t start, end;
   const char *cat, *name; /* interned in the result: compared by address */
   int64_t child_ns;       /* inclusive time of the regions directly inside it */
+  const char *key;        /* what rows group by: the name, or (tree) the path of names, joined by \x01 */
+  int depth;              /* regions of the thread around it */
 } rreg;
 typedef struct rdis {
   uint64_t proc, thread;
   int64_t enq, dur; /* dur 0 when untimed */
 } rdis;
 typedef struct ragg {
-  const char *cat, *name;
+  const char *cat, *name, *key;
+  int depth;
   int64_t calls, total, excl, disp, kernel_ns;
 } ragg;
 
@@ -1908,6 +1911,12 @@ static int cmp_ragg(const void *x, const void *y) {
   int c = strcmp(a->name, b->name);
   return c ? c : strcmp(a->cat, b->cat);
 }
+/* Tree order: by path, so each row follows its parent (\x01 sorts before any character), then category. */
+static int cmp_ragg_tree(const void *x, const void *y) {
+  const ragg *a = x, *b = y;
+  int c = strcmp(a->key, b->key);
+  return c ? c : strcmp(a->cat, b->cat);
+}
 
 /* First dispatch at or after (proc, thread, enq). */
 static size_t rdis_lower(const rdis *d, size_t n, uint64_t proc, uint64_t thread, int64_t enq) {
@@ -1923,7 +1932,7 @@ static size_t rdis_lower(const rdis *d, size_t n, uint64_t proc, uint64_t thread
   return lo;
 }
 
-static hp_status run_regions(hp_store *s, const ha_query *q, ha_result **out) {
+static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result **out) {
   ha_result *res = calloc(1, sizeof *res);
   rreg *rg = NULL;
   rdis *ds = NULL;
@@ -1953,7 +1962,10 @@ static hp_status run_regions(hp_store *s, const ha_query *q, ha_result **out) {
                 row.end_ns < row.start_ns ? row.start_ns : row.end_ns,
                 intern(res, row.category),
                 intern(res, row.name),
+                0,
+                NULL,
                 0};
+    r->key = r->name;
     if (!r->cat || !r->name) st = HP_ERR_NOMEM;
   }
   hp_cursor_close(c);
@@ -1989,20 +2001,40 @@ static hp_status run_regions(hp_store *s, const ha_query *q, ha_result **out) {
       while (top && rg[stack[top - 1]].end < rg[i].end)
         top--;
       if (top) rg[stack[top - 1]].child_ns += rg[i].end - rg[i].start;
+      rg[i].depth = (int)top;
+      if (tree && top) { /* the path: the parent's, then this name */
+        const char *pk = rg[stack[top - 1]].key;
+        size_t a = strlen(pk), b = strlen(rg[i].name);
+        char *k = malloc(a + b + 2);
+        if (!k) {
+          st = HP_ERR_NOMEM;
+          break;
+        }
+        memcpy(k, pk, a);
+        k[a] = '\x01';
+        memcpy(k + a + 1, rg[i].name, b + 1);
+        rg[i].key = intern(res, k);
+        free(k);
+        if (!rg[i].key) {
+          st = HP_ERR_NOMEM;
+          break;
+        }
+      }
       stack[top++] = i;
     }
     nslot = 64;
     while (nslot < 2 * nr)
       nslot *= 2;
-    if (!(slot = calloc(nslot, sizeof *slot)) || !(ag = calloc(nr + 1, sizeof *ag))) st = HP_ERR_NOMEM;
+    if (st == HP_OK && (!(slot = calloc(nslot, sizeof *slot)) || !(ag = calloc(nr + 1, sizeof *ag))))
+      st = HP_ERR_NOMEM;
   }
   for (size_t i = 0; st == HP_OK && i < nr; i++) { /* slot holds 1 + the aggregate's index */
     const rreg *r = &rg[i];
-    size_t h = (size_t)(((uintptr_t)r->name * 0x9E3779B97F4A7C15ull) ^ (uintptr_t)r->cat) & (nslot - 1);
-    while (slot[h] && (ag[slot[h] - 1].name != r->name || ag[slot[h] - 1].cat != r->cat))
+    size_t h = (size_t)(((uintptr_t)r->key * 0x9E3779B97F4A7C15ull) ^ (uintptr_t)r->cat) & (nslot - 1);
+    while (slot[h] && (ag[slot[h] - 1].key != r->key || ag[slot[h] - 1].cat != r->cat))
       h = (h + 1) & (nslot - 1);
     if (!slot[h]) {
-      ag[na] = (ragg){.cat = r->cat, .name = r->name};
+      ag[na] = (ragg){.cat = r->cat, .name = r->name, .key = r->key, .depth = tree ? r->depth : 0};
       slot[h] = ++na;
     }
     ragg *a = &ag[slot[h] - 1];
@@ -2016,9 +2048,12 @@ static hp_status run_regions(hp_store *s, const ha_query *q, ha_result **out) {
     a->kernel_ns += pre[hi] - pre[lo];
   }
   if (st == HP_OK) {
-    qsort(ag, na, sizeof *ag, cmp_ragg);
+    qsort(ag, na, sizeof *ag, tree ? cmp_ragg_tree : cmp_ragg);
     if (add_col(res, "category", HA_TEXT, HA_ROLE_KEY, "") ||
-        add_col(res, "region", HA_TEXT, HA_ROLE_KEY, "") || add_col(res, "calls", HA_INT, HA_ROLE_STAT, "") ||
+        add_col(res, "region", HA_TEXT, HA_ROLE_KEY, "") ||
+        (tree && (add_col(res, "depth", HA_INT, HA_ROLE_KEY, "") ||
+                  add_col(res, "path", HA_TEXT, HA_ROLE_KEY, ""))) ||
+        add_col(res, "calls", HA_INT, HA_ROLE_STAT, "") ||
         add_col(res, "total_ns", HA_INT, HA_ROLE_STAT, "ns") ||
         add_col(res, "avg_ns", HA_REAL, HA_ROLE_STAT, "ns") ||
         add_col(res, "exclusive_ns", HA_INT, HA_ROLE_STAT, "ns") ||
@@ -2034,14 +2069,43 @@ static hp_status run_regions(hp_store *s, const ha_query *q, ha_result **out) {
       st = HP_ERR_NOMEM;
       break;
     }
-    row[0].text = ag[i].cat;
-    row[1].text = ag[i].name;
-    row[2].i = ag[i].calls;
-    row[3].i = ag[i].total;
-    row[4].num = (double)ag[i].total / (double)ag[i].calls;
-    row[5].i = ag[i].excl;
-    row[6].i = ag[i].disp;
-    row[7].i = ag[i].kernel_ns;
+    size_t c = 0;
+    row[c++].text = ag[i].cat;
+    if (tree) { /* region: the name indented by depth; path: the names from the outermost, " > " */
+      size_t n = 2 * (size_t)ag[i].depth + strlen(ag[i].name), m = 0;
+      for (const char *k = ag[i].key; *k; k++)
+        m += *k == '\x01' ? 3 : 1;
+      char *ind = malloc(n + 1), *path = malloc(m + 1);
+      if (ind && path) {
+        memset(ind, ' ', 2 * (size_t)ag[i].depth);
+        strcpy(ind + 2 * (size_t)ag[i].depth, ag[i].name);
+        char *o = path;
+        for (const char *k = ag[i].key; *k; k++)
+          if (*k == '\x01')
+            memcpy(o, " > ", 3), o += 3;
+          else
+            *o++ = *k;
+        *o = 0;
+        row[c].text = intern(res, ind);
+        row[c + 2].text = intern(res, path);
+      }
+      free(ind);
+      free(path);
+      if (!row[c].text || !row[c + 2].text) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
+      row[c + 1].i = ag[i].depth;
+      c += 3;
+    } else {
+      row[c++].text = ag[i].name;
+    }
+    row[c++].i = ag[i].calls;
+    row[c++].i = ag[i].total;
+    row[c++].num = (double)ag[i].total / (double)ag[i].calls;
+    row[c++].i = ag[i].excl;
+    row[c++].i = ag[i].disp;
+    row[c++].i = ag[i].kernel_ns;
   }
   free(rg);
   free(ds);
@@ -2074,7 +2138,8 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   r.group = q->group;
   r.limit = q->size >= offsetof(ha_query, limit) + sizeof q->limit ? q->limit : 0;
   int full = q->size >= HA_QUERY_V1;
-  if (r.group == HA_BY_REGION) return run_regions(s, q, out);
+  if (r.group == HA_BY_REGION || r.group == HA_BY_REGION_TREE)
+    return run_regions(s, q, r.group == HA_BY_REGION_TREE, out);
   if (r.group != HA_BY_KERNEL && r.group != HA_BY_DISPATCH && r.group != HA_BY_KERNEL_GRID) {
     set_err("unknown grouping %d", (int)r.group);
     return HP_ERR_INVALID;

@@ -93,6 +93,14 @@ assert i("worker", "exclusive_ns") == i("worker", "total_ns") - i("step", "total
 assert i("step", "exclusive_ns") == i("step", "total_ns") - i("enqueue", "total_ns")
 assert i("enqueue", "kernel_ns") == i("worker", "kernel_ns") > 0 and i("worker done", "total_ns") == 0
 PY
+"$HP" analyze --by region-tree --format csv c.rocpd >tree.csv 2>tree.err || bad "analyze --by region-tree: $(cat tree.err)"
+python3 - tree.csv >py.err 2>&1 <<'PY' && ok || bad "analyze --by region-tree: $(tail -3 py.err)"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+got = [(r["path"], int(r["depth"]), int(r["calls"]), r["region"]) for r in rows]
+assert got == [("setup", 0, 1, "setup"), ("worker", 0, 3, "worker"), ("worker > step", 1, 15, "  step"),
+               ("worker > step > enqueue", 2, 15, "    enqueue"), ("worker > worker done", 1, 3, "  worker done")], got
+PY
 check c.parquet 'a = s.analyze(by="region").set_index("region")
     assert a.loc["step", "calls"] == 15 and a.loc["worker", "dispatches"] == 15, a'
 
