@@ -51,6 +51,7 @@ run "install" bash tests/test_install.sh
 run "include graph" bash tests/check_deps.sh "$B"
 run "license lines" bash tests/check_spdx.sh
 run "collector" bash tests/collector/test_collector.sh
+run "regions" bash tests/collector/test_regions.sh "$B/san/hubprof"
 run "replay" bash tests/replay/test_replay.sh "$B/san/hubprof"
 run "multiplex" bash tests/replay/test_multiplex.sh "$B/san/hubprof"
 for t in tests/cli/*.sh; do

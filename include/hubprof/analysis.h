@@ -16,6 +16,8 @@ typedef enum ha_group {
   HA_BY_KERNEL = 0,      /* one row per (device, kernel) */
   HA_BY_DISPATCH = 1,    /* one row per dispatch */
   HA_BY_KERNEL_GRID = 2, /* one row per (device, kernel, grid x/y/z, work-group x/y/z) */
+  HA_BY_REGION = 3,      /* one row per (region category, region name) of the region table */
+  HA_BY_REGION_TREE = 4, /* one row per (region category, path of nested region names) */
 } ha_group;
 
 typedef enum ha_sort {
@@ -85,7 +87,12 @@ enum {
  * percent. Then one real column per counter and per metric (and "<metric>_pct_peak" for a metric with a
  * peak), and, when there are any, the text columns "imputed" and "incomplete". Percent is a share of the
  * device's time over the dispatches kept. Rows: by device, then in the sort order. Also reports lost
- * records and damage of the store. On failure, ha_last_error() says why in one line. */
+ * records and damage of the store. HA_BY_REGION: category, region (the name), calls, total_ns (inclusive),
+ * avg_ns, exclusive_ns (minus the regions directly inside, per thread), dispatches (enqueued by the
+ * region's thread between its begin and end, nested ones included), kernel_ns (their device time); most
+ * total_ns first; only `limit` of the query applies. HA_BY_REGION_TREE: the same per path of nested names
+ * (per thread), region being the name indented two blanks per level, then depth and path ("a > b"), in
+ * tree order (a row after its parent, siblings by name). On failure, ha_last_error() says why in one line. */
 HP_API hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
 
 /* Compare two stores per kernel (group HA_BY_KERNEL or HA_BY_KERNEL_GRID; kernels matched by name, plus

@@ -27,6 +27,7 @@ from .errors import (
     VersionError,
 )
 from .merge import merge
+from .regions import mark, profiled, region, region_begin, region_end, start, stop
 from .schema import TABLES, Column, Table, describe
 from .store import Damage, Store, open
 from .writer import Writer, create
@@ -59,6 +60,7 @@ __all__ = [
     "diff",
     "open", "create", "merge", "formats", "version", "library_path", "describe", "TABLES", "GROUPS",
     "Store", "Writer", "Table", "Column", "Damage",
+    "region", "region_begin", "region_end", "mark", "start", "stop", "profiled",
     "Error", "InvalidArgumentError", "OutOfMemoryError", "IOFailedError", "NotFoundError", "FormatError",
     "VersionError", "CorruptError", "TruncatedError", "UnsupportedError", "ConstraintError",
     "HubprofWarning", "LowerBoundWarning", "DamagedInputWarning",

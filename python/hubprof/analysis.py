@@ -15,7 +15,7 @@ from . import _lib
 from .errors import LowerBoundWarning, make_error
 
 #: Groupings ha_run knows, by the name `by=` takes (ha_group).
-GROUPS = {"kernel": 0, "dispatch": 1, "kernel-grid": 2}
+GROUPS = {"kernel": 0, "dispatch": 1, "kernel-grid": 2, "region": 3, "region-tree": 4}
 #: Sort orders (ha_sort): None = time for kernels, order for dispatches.
 SORTS = {None: 0, "time": 1, "order": 2, "name": 3}
 #: Flags of a cell (HA_CELL_*), in df.attrs["flags"].

@@ -1593,6 +1593,259 @@ static int write_notes(run *r, ha_result *res, const rowctx *rc) {
   return e;
 }
 
+/* ---- regions (HA_BY_REGION): per region name, from the region and dispatch tables ---- */
+
+typedef struct rreg {
+  uint64_t proc, thread;
+  int64_t start, end;
+  const char *cat, *name; /* interned in the result: compared by address */
+  int64_t child_ns;       /* inclusive time of the regions directly inside it */
+  const char *key;        /* what rows group by: the name, or (tree) the path of names, joined by \x01 */
+  int depth;              /* regions of the thread around it */
+} rreg;
+typedef struct rdis {
+  uint64_t proc, thread;
+  int64_t enq, dur; /* dur 0 when untimed */
+} rdis;
+typedef struct ragg {
+  const char *cat, *name, *key;
+  int depth;
+  int64_t calls, total, excl, disp, kernel_ns;
+} ragg;
+
+static int cmp_rreg(const void *x, const void *y) {
+  const rreg *a = x, *b = y;
+  if (a->proc != b->proc) return a->proc < b->proc ? -1 : 1;
+  if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  if (a->end != b->end) return a->end > b->end ? -1 : 1; /* the enclosing one first */
+  return 0;
+}
+static int cmp_rdis(const void *x, const void *y) {
+  const rdis *a = x, *b = y;
+  if (a->proc != b->proc) return a->proc < b->proc ? -1 : 1;
+  if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
+  return a->enq < b->enq ? -1 : a->enq > b->enq;
+}
+static int cmp_ragg(const void *x, const void *y) {
+  const ragg *a = x, *b = y;
+  if (a->total != b->total) return a->total > b->total ? -1 : 1;
+  int c = strcmp(a->name, b->name);
+  return c ? c : strcmp(a->cat, b->cat);
+}
+/* Tree order: by path, so each row follows its parent (\x01 sorts before any character), then category. */
+static int cmp_ragg_tree(const void *x, const void *y) {
+  const ragg *a = x, *b = y;
+  int c = strcmp(a->key, b->key);
+  return c ? c : strcmp(a->cat, b->cat);
+}
+
+/* First dispatch at or after (proc, thread, enq). */
+static size_t rdis_lower(const rdis *d, size_t n, uint64_t proc, uint64_t thread, int64_t enq) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    rdis k = {proc, thread, enq, 0};
+    if (cmp_rdis(&d[mid], &k) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result **out) {
+  ha_result *res = calloc(1, sizeof *res);
+  rreg *rg = NULL;
+  rdis *ds = NULL;
+  ragg *ag = NULL;
+  int64_t *pre = NULL;
+  size_t *stack = NULL, *slot = NULL;
+  size_t nr = 0, capr = 0, nd = 0, capd = 0, na = 0, nslot = 0;
+  hp_status st = res ? HP_OK : HP_ERR_NOMEM;
+  hp_cursor *c = NULL;
+  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_REGION, &c);
+  while (st == HP_OK) {
+    hp_region row = {.size = sizeof row};
+    hp_status n = hp_cursor_next(c, &row);
+    if (n == HP_END) break;
+    if (n != HP_OK) {
+      st = n;
+      break;
+    }
+    if (nr == capr && hu_grow((void **)&rg, &capr, nr + 1, sizeof *rg)) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    rreg *r = &rg[nr++];
+    *r = (rreg){row.process_id,
+                row.thread_id,
+                row.start_ns,
+                row.end_ns < row.start_ns ? row.start_ns : row.end_ns,
+                intern(res, row.category),
+                intern(res, row.name),
+                0,
+                NULL,
+                0};
+    r->key = r->name;
+    if (!r->cat || !r->name) st = HP_ERR_NOMEM;
+  }
+  hp_cursor_close(c);
+  c = NULL;
+  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
+  while (st == HP_OK) {
+    hp_dispatch row = {.size = sizeof row};
+    hp_status n = hp_cursor_next(c, &row);
+    if (n == HP_END) break;
+    if (n != HP_OK) {
+      st = n;
+      break;
+    }
+    if (nd == capd && hu_grow((void **)&ds, &capd, nd + 1, sizeof *ds)) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    ds[nd++] = (rdis){row.process_id, row.thread_id, row.enqueue_ns,
+                      row.start_ns > 0 && row.end_ns > row.start_ns ? row.end_ns - row.start_ns : 0};
+  }
+  hp_cursor_close(c);
+  if (st == HP_OK && (!(pre = calloc(nd + 1, sizeof *pre)) || !(stack = calloc(nr + 1, sizeof *stack))))
+    st = HP_ERR_NOMEM;
+  if (st == HP_OK) {
+    qsort(rg, nr, sizeof *rg, cmp_rreg);
+    qsort(ds, nd, sizeof *ds, cmp_rdis);
+    for (size_t i = 0; i < nd; i++)
+      pre[i + 1] = pre[i] + ds[i].dur;
+    /* parents: per thread, the innermost earlier region that contains it */
+    size_t top = 0;
+    for (size_t i = 0; i < nr; i++) {
+      if (i && (rg[i].proc != rg[i - 1].proc || rg[i].thread != rg[i - 1].thread)) top = 0;
+      while (top && rg[stack[top - 1]].end < rg[i].end)
+        top--;
+      if (top) rg[stack[top - 1]].child_ns += rg[i].end - rg[i].start;
+      rg[i].depth = (int)top;
+      if (tree && top) { /* the path: the parent's, then this name */
+        const char *pk = rg[stack[top - 1]].key;
+        size_t a = strlen(pk), b = strlen(rg[i].name);
+        char *k = malloc(a + b + 2);
+        if (!k) {
+          st = HP_ERR_NOMEM;
+          break;
+        }
+        memcpy(k, pk, a);
+        k[a] = '\x01';
+        memcpy(k + a + 1, rg[i].name, b + 1);
+        rg[i].key = intern(res, k);
+        free(k);
+        if (!rg[i].key) {
+          st = HP_ERR_NOMEM;
+          break;
+        }
+      }
+      stack[top++] = i;
+    }
+    nslot = 64;
+    while (nslot < 2 * nr)
+      nslot *= 2;
+    if (st == HP_OK && (!(slot = calloc(nslot, sizeof *slot)) || !(ag = calloc(nr + 1, sizeof *ag))))
+      st = HP_ERR_NOMEM;
+  }
+  for (size_t i = 0; st == HP_OK && i < nr; i++) { /* slot holds 1 + the aggregate's index */
+    const rreg *r = &rg[i];
+    size_t h = (size_t)(((uintptr_t)r->key * 0x9E3779B97F4A7C15ull) ^ (uintptr_t)r->cat) & (nslot - 1);
+    while (slot[h] && (ag[slot[h] - 1].key != r->key || ag[slot[h] - 1].cat != r->cat))
+      h = (h + 1) & (nslot - 1);
+    if (!slot[h]) {
+      ag[na] = (ragg){.cat = r->cat, .name = r->name, .key = r->key, .depth = tree ? r->depth : 0};
+      slot[h] = ++na;
+    }
+    ragg *a = &ag[slot[h] - 1];
+    int64_t incl = r->end - r->start;
+    size_t lo = rdis_lower(ds, nd, r->proc, r->thread, r->start),
+           hi = rdis_lower(ds, nd, r->proc, r->thread, r->end + 1);
+    a->calls++;
+    a->total += incl;
+    a->excl += incl - r->child_ns;
+    a->disp += (int64_t)(hi - lo);
+    a->kernel_ns += pre[hi] - pre[lo];
+  }
+  if (st == HP_OK) {
+    qsort(ag, na, sizeof *ag, tree ? cmp_ragg_tree : cmp_ragg);
+    if (add_col(res, "category", HA_TEXT, HA_ROLE_KEY, "") ||
+        add_col(res, "region", HA_TEXT, HA_ROLE_KEY, "") ||
+        (tree && (add_col(res, "depth", HA_INT, HA_ROLE_KEY, "") ||
+                  add_col(res, "path", HA_TEXT, HA_ROLE_KEY, ""))) ||
+        add_col(res, "calls", HA_INT, HA_ROLE_STAT, "") ||
+        add_col(res, "total_ns", HA_INT, HA_ROLE_STAT, "ns") ||
+        add_col(res, "avg_ns", HA_REAL, HA_ROLE_STAT, "ns") ||
+        add_col(res, "exclusive_ns", HA_INT, HA_ROLE_STAT, "ns") ||
+        add_col(res, "dispatches", HA_INT, HA_ROLE_STAT, "") ||
+        add_col(res, "kernel_ns", HA_INT, HA_ROLE_STAT, "ns"))
+      st = HP_ERR_NOMEM;
+  }
+  size_t lim = q->size >= offsetof(ha_query, limit) + sizeof q->limit && q->limit > 0 ? (size_t)q->limit : na;
+  for (size_t i = 0; st == HP_OK && i < na && i < lim; i++) {
+    uint8_t *fl;
+    cell *row = add_row(res, &fl);
+    if (!row) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    size_t c = 0;
+    row[c++].text = ag[i].cat;
+    if (tree) { /* region: the name indented by depth; path: the names from the outermost, " > " */
+      size_t n = 2 * (size_t)ag[i].depth + strlen(ag[i].name), m = 0;
+      for (const char *k = ag[i].key; *k; k++)
+        m += *k == '\x01' ? 3 : 1;
+      char *ind = malloc(n + 1), *path = malloc(m + 1);
+      if (ind && path) {
+        memset(ind, ' ', 2 * (size_t)ag[i].depth);
+        strcpy(ind + 2 * (size_t)ag[i].depth, ag[i].name);
+        char *o = path;
+        for (const char *k = ag[i].key; *k; k++)
+          if (*k == '\x01')
+            memcpy(o, " > ", 3), o += 3;
+          else
+            *o++ = *k;
+        *o = 0;
+        row[c].text = intern(res, ind);
+        row[c + 2].text = intern(res, path);
+      }
+      free(ind);
+      free(path);
+      if (!row[c].text || !row[c + 2].text) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
+      row[c + 1].i = ag[i].depth;
+      c += 3;
+    } else {
+      row[c++].text = ag[i].name;
+    }
+    row[c++].i = ag[i].calls;
+    row[c++].i = ag[i].total;
+    row[c++].num = (double)ag[i].total / (double)ag[i].calls;
+    row[c++].i = ag[i].excl;
+    row[c++].i = ag[i].disp;
+    row[c++].i = ag[i].kernel_ns;
+  }
+  free(rg);
+  free(ds);
+  free(ag);
+  free(pre);
+  free(stack);
+  free(slot);
+  if (st != HP_OK) {
+    set_err("%s", st == HP_ERR_NOMEM     ? "out of memory"
+                  : hp_store_error(s)[0] ? hp_store_error(s)
+                                         : hp_status_str(st));
+    ha_result_free(res);
+    return st;
+  }
+  *out = res;
+  return HP_OK;
+}
+
 /* Give the result to the caller, or free it and see that the last error says why. */
 static hp_status hand_out(hp_status st, ha_result *res, ha_result **out) {
   if (st != HP_OK) {
@@ -1618,6 +1871,8 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   r.group = q->group;
   r.limit = q->size >= offsetof(ha_query, limit) + sizeof q->limit ? q->limit : 0;
   int full = q->size >= HA_QUERY_V1;
+  if (r.group == HA_BY_REGION || r.group == HA_BY_REGION_TREE)
+    return run_regions(s, q, r.group == HA_BY_REGION_TREE, out);
   if (r.group != HA_BY_KERNEL && r.group != HA_BY_DISPATCH && r.group != HA_BY_KERNEL_GRID) {
     set_err("unknown grouping %d", (int)r.group);
     return HP_ERR_INVALID;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const by_choices[] = {"kernel", "kernel-grid", "dispatch", NULL};
+static const char *const by_choices[] = {"kernel", "kernel-grid", "dispatch", "region", "region-tree", NULL};
 static const char *const sort_choices[] = {"time", "order", "name", NULL};
 
 static const cli_opt analyze_opts[] = {
@@ -22,7 +22,9 @@ static const cli_opt analyze_opts[] = {
      .kind = CLI_OPT_ENUM,
      .choices = by_choices,
      .def = "kernel",
-     .help = "one row per kernel, per kernel + grid + work-group sizes, or per dispatch"},
+     .help = "one row per kernel, per kernel + grid + work-group sizes, per dispatch, or per region name "
+             "(calls, inclusive and exclusive time, dispatches inside and their device time), or per path of "
+             "nested regions as a tree"},
     {.name = "counters",
      .kind = CLI_OPT_LIST,
      .value = "LIST",
@@ -186,7 +188,8 @@ int cmd_analyze(int argc, char **argv) {
   int rc = cli_parse(&analyze_spec, argc, argv, &args);
   if (rc != CLI_PROCEED) return rc;
   rc = CLI_USAGE;
-  static const int groups[] = {HA_BY_KERNEL, HA_BY_KERNEL_GRID, HA_BY_DISPATCH};
+  static const int groups[] = {HA_BY_KERNEL, HA_BY_KERNEL_GRID, HA_BY_DISPATCH, HA_BY_REGION,
+                               HA_BY_REGION_TREE};
   static const int sorts[] = {HA_SORT_TIME, HA_SORT_ORDER, HA_SORT_NAME};
   opts o = {.fmt = cli_enum(&args, "format", REPORT_TABLE),
             .group = groups[cli_enum(&args, "by", 0)],

@@ -46,6 +46,10 @@ static const cli_opt profile_opts[] = {
      .value = "OUT",
      .help = "the profile store (default: APP.hubprof.db, or .log / .parquet by format)"},
     {.name = "preload", .kind = CLI_OPT_FLAG, .help = "also load the collector with LD_PRELOAD"},
+    {.name = "start-paused",
+     .kind = CLI_OPT_FLAG,
+     .help = "begin with collection off: dispatches are recorded only after the application calls "
+             "hubprof_start() (include/hubprof/api.h, docs/api-regions.md)"},
     {0},
 };
 
@@ -119,6 +123,7 @@ static int profile(const cli_args *args) {
                  .output = cli_str(args, "output"),
                  .force = cli_given(args, "force"),
                  .preload = cli_given(args, "preload"),
+                 .start_paused = cli_given(args, "start-paused"),
                  .quiet = cli_given(args, "quiet")};
   if (!replay) replay = "kernel";
   int app = strcmp(replay, "application") == 0, mux = strcmp(replay, "multiplex") == 0;

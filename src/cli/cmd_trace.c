@@ -22,6 +22,10 @@ static const cli_opt trace_opts[] = {
      .kind = CLI_OPT_FLAG,
      .help = "also load the collector with LD_PRELOAD (for OpenCL loaders without layer support); the layer "
              "is used otherwise"},
+    {.name = "start-paused",
+     .kind = CLI_OPT_FLAG,
+     .help = "begin with collection off: dispatches are recorded only after the application calls "
+             "hubprof_start() (include/hubprof/api.h, docs/api-regions.md)"},
     {.name = "counters", .kind = CLI_OPT_STRING, .flags = CLI_OPT_HIDDEN}, /* refused with advice */
     {0},
 };
@@ -65,6 +69,7 @@ int cmd_trace(int argc, char **argv) {
                  .output = cli_str(&a, "output"),
                  .force = cli_given(&a, "force"),
                  .preload = cli_given(&a, "preload"),
+                 .start_paused = cli_given(&a, "start-paused"),
                  .quiet = cli_given(&a, "quiet")};
   rc = run_app(&ro, (int)a.noperands, a.operands);
   cli_args_free(&a);

@@ -343,6 +343,7 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
     unsetenv("HUBPROF_PASS");
   }
   if (o->provider) setenv("HUBPROF_PROVIDER", o->provider, 1);
+  setenv("HUBPROF_START_PAUSED", o->start_paused ? "1" : "0", 1);
   if (o->multiplex)
     setenv("HUBPROF_MULTIPLEX", o->multiplex, 1);
   else
@@ -351,6 +352,8 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
   if (!layered) {
     layered = 1;
     env_prepend("OPENCL_LAYERS", collector);
+    setenv("HUBPROF_INJECTION_PATH", collector, 1); /* include/hubprof/api.h and Python regions load it */
+    setenv("NVTX_INJECTION64_PATH", collector, 1);  /* NVTX-annotated code hands its calls to it (nvtx.c) */
     if (o->preload) env_prepend("LD_PRELOAD", collector);
   }
 

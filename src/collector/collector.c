@@ -150,6 +150,7 @@ static void init_once(void) {
   }
   DEBUG("pid %ld: %s into %s (%s)", (long)getpid(), g_env.profile ? "profiling" : "tracing", g_env.output_dir,
         atomic_load(&hpc_layer_active) ? "OpenCL layer" : "LD_PRELOAD");
+  hpc_regions_init(g_env.start_paused);
   atomic_store(&hpc_enabled, g_env.profile ? HPC_PROFILING : HPC_TRACING);
 }
 
@@ -168,6 +169,7 @@ void hubprof_collector_replay_leave(void) { atomic_fetch_sub(&hpc_replay_active,
 static void write_registries(hp_store *s); /* registries section */
 static void at_exit(void);
 static void harvester_start(void); /* the background harvester section */
+static hp_store *store_locked(void);
 
 /* Writers bracket every use of g_store outside g_lock, so the exit handler closes it only when unused. */
 static hp_store *writer_enter(void) {
@@ -182,6 +184,20 @@ static void writer_leave(hp_store *s) {
   if (s) atomic_fetch_sub(&g_writers, 1);
 }
 hp_store *hpc_store_enter(void) { return writer_enter(); }
+hp_store *hpc_store_enter_open(void) {
+  if (HPC_UNLIKELY(atomic_load(&g_store_state) == STORE_NONE) && atomic_load(&hpc_enabled) >= 1) {
+    pthread_mutex_lock(&g_lock);
+    store_locked();
+    pthread_mutex_unlock(&g_lock);
+  }
+  return writer_enter();
+}
+uint64_t hpc_thread_id_new(void) {
+  pthread_mutex_lock(&g_lock);
+  uint64_t id = ++g_thread_ids;
+  pthread_mutex_unlock(&g_lock);
+  return id;
+}
 void hpc_store_leave(hp_store *s) { writer_leave(s); }
 
 static void write_process(hp_store *s, int64_t end_ns) {
@@ -594,7 +610,8 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
     }
     if (t) {
       atomic_store(&t->in_use, 1);
-      t->thread_id = ++g_thread_ids;
+      t->thread_id = hpc_thread_row ? hpc_thread_row : ++g_thread_ids; /* a region may have taken it */
+      hpc_thread_row = t->thread_id;
       t->tid = (int64_t)syscall(SYS_gettid);
       t->start_ns = now_ns();
       t->next = n;
@@ -1038,6 +1055,7 @@ static void at_exit(void) {
      * writes its own (no space), we add the dispatches the collector itself had to drop. */
     uint64_t dropped = atomic_exchange(&g_dropped, 0), lost = 0;
     hp_log_lost(s, &lost);
+    hpc_regions_exit(s, now_ns()); /* regions still open: ended here, marked as such */
     write_process(s, now_ns());
     if (dropped) hp_log_write_lost(s, 1, dropped);
     hp_log_flush(s);

@@ -202,4 +202,18 @@ HPC_HIDDEN void hpc_count_lost(uint64_t n);
 extern _Atomic uint64_t hpc_next_dispatch HPC_HIDDEN;
 #define HPC_ID_BLOCK 64
 
+/* ---- regions, markers, start/stop (regions.c, nvtx.c) ------------------------------------------------ */
+/* 1 while collection is paused (hubprof_stop, HUBPROF_START_PAUSED): dispatches are forwarded untouched. */
+extern _Atomic int hpc_paused HPC_HIDDEN;
+/* The calling thread's thread row id, 0 until its first dispatch or region (shared so both use one row). */
+extern __thread uint64_t hpc_thread_row HPC_HIDDEN __attribute__((tls_model("initial-exec")));
+/* A new thread row id (g_lock). */
+HPC_HIDDEN uint64_t hpc_thread_id_new(void);
+/* The log for a writer that may be the first (regions): opened at need; bracket with hpc_store_leave. */
+HPC_HIDDEN struct hp_store *hpc_store_enter_open(void);
+/* Exit handler: close every region still open (recorded as such) into s at time end_ns. */
+HPC_HIDDEN void hpc_regions_exit(struct hp_store *s, int64_t end_ns);
+/* Init: apply HUBPROF_START_PAUSED. */
+HPC_HIDDEN void hpc_regions_init(int start_paused);
+
 #endif

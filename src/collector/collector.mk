@@ -10,7 +10,15 @@ COLL_FLAGS := -fvisibility=hidden -Isrc/collector $(INC_HUB) $(INC_COUNTERS)
 COLL_LDFLAGS := -shared -Wl,--exclude-libs,ALL -Wl,-soname,libhubprof_collector.so -Wl,-z,defs \
                 -Wl,-z,nodelete
 COLL_LIBS := -ldl -lpthread
-OCL_EXAMPLES := $(patsubst examples/ocl/%.c,$(B)/examples/ocl/%,$(wildcard examples/ocl/*.c))
+# The NVTX v3 headers of an installed CUDA toolkit (header-only, nothing linked); without them the NVTX
+# example is not built and its test says it is skipped.
+NVTX_INC ?= $(patsubst %/nvtx3/nvToolsExt.h,%,$(firstword $(wildcard /usr/local/cuda/include/nvtx3/nvToolsExt.h \
+              /usr/local/cuda-*/include/nvtx3/nvToolsExt.h /usr/include/nvtx3/nvToolsExt.h)))
+OCL_EXAMPLES := $(patsubst examples/ocl/%.c,$(B)/examples/ocl/%,$(wildcard examples/ocl/*.c)) \
+                $(patsubst examples/ocl/%.cpp,$(B)/examples/ocl/%,$(wildcard examples/ocl/*.cpp))
+ifeq ($(NVTX_INC),)
+OCL_EXAMPLES := $(filter-out $(B)/examples/ocl/nvtx_ranges,$(OCL_EXAMPLES))
+endif
 
 $(B)/libhubprof_collector.so: $(COLL_SRC) $(COLL_HDR) $(B)/libhubprof_log.a
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) $(COLL_LDFLAGS) -o $@ $(COLL_SRC) $(B)/libhubprof_log.a \
@@ -21,10 +29,22 @@ $(B)/libhubprof_collector_noop.so: $(COLL_SRC) $(COLL_HDR) $(B)/libhubprof_log.a
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) -DHUBPROF_COLLECTOR_NOOP $(COLL_LDFLAGS) -o $@ $(COLL_SRC) \
 	  $(B)/libhubprof_log.a $(COLL_LIBS)
 
-$(filter-out $(B)/examples/ocl/dlopen_ocl,$(OCL_EXAMPLES)): $(B)/examples/ocl/%: examples/ocl/%.c \
+$(filter-out $(B)/examples/ocl/dlopen_ocl $(B)/examples/ocl/nvtx_ranges $(B)/examples/ocl/regions_cxx,\
+  $(OCL_EXAMPLES)): $(B)/examples/ocl/%: examples/ocl/%.c \
   $(wildcard examples/ocl/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -lOpenCL -lpthread
+	$(CC) $(CSTD) $(CFLAGS) -Iinclude $< -o $@ -lOpenCL -lpthread
+# C++ through include/hubprof/api.h; NVTX through the toolkit's headers (-isystem: their warnings are not ours).
+$(B)/examples/ocl/regions_cxx: examples/ocl/regions_cxx.cpp include/hubprof/api.h
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -Wall -Wextra $(CFLAGS) -Iinclude $< -o $@ -lOpenCL -lpthread
+$(B)/examples/ocl/nvtx_ranges: examples/ocl/nvtx_ranges.c $(wildcard examples/ocl/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) -isystem $(NVTX_INC) $< -o $@ -lOpenCL -lpthread -ldl
+# The region benchmark: api.h only, plus NVTX push/pop when the headers are there.
+$(B)/bench/bench_regions: bench/bench_regions.c include/hubprof/api.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O2 -g -Iinclude $(if $(NVTX_INC),-DHAVE_NVTX -isystem $(NVTX_INC)) $< -o $@ -ldl
 # dlopen_ocl loads libOpenCL itself: never linked with it.
 $(B)/examples/ocl/dlopen_ocl: examples/ocl/dlopen_ocl.c
 	@mkdir -p $(dir $@)

@@ -35,6 +35,9 @@ const hpc_env_var hpc_env_vars[] = {
      "(copies into reused buffers of the same context)"},
     {"HUBPROF_TEST_SKIP_RESTORE", "0",
      "test hook: 1 = never restore buffers between passes (results then differ; proves the tests' check)"},
+    {"HUBPROF_START_PAUSED", "0",
+     "1: start with collection off (dispatches forwarded untouched) until the application calls "
+     "hubprof_start() (include/hubprof/api.h)"},
     {"HUBPROF_TEST_FAIL_PASS", "0",
      "test hook: k >= 2 = pass k of the first replayed dispatch fails to enqueue (after its restore; the "
      "dispatch is run once more and replay disabled)"},
@@ -58,6 +61,7 @@ enum {
   VAR_PROVIDER,
   VAR_SHADOW,
   VAR_SKIP_RESTORE,
+  VAR_START_PAUSED,
   VAR_FAIL_PASS,
   VAR_RANK_FIRST,
   VAR_RANK_LAST = VAR_RANK_FIRST + 3
@@ -76,6 +80,8 @@ int hpc_env_load(hpc_env *e, const char **why) {
   e->mode = get(VAR_MODE);
   const char *d = get(VAR_DEBUG);
   e->debug = d && strcmp(d, "0") != 0;
+  const char *sp = get(VAR_START_PAUSED);
+  e->start_paused = sp && strcmp(sp, "0") != 0;
   char *end;
   unsigned long long p = strtoull(get(VAR_PENDING), &end, 10);
   if (*end || p < 16 || p > (1u << 24)) {

@@ -17,6 +17,7 @@ typedef struct hpc_env {
   long fail_pass;         /* HUBPROF_TEST_FAIL_PASS: k >= 2 = pass k fails to enqueue (test hook) */
   int skip_restore;       /* HUBPROF_TEST_SKIP_RESTORE: 1 = never restore between passes (test hook) */
   int debug;              /* HUBPROF_DEBUG: 1 = diagnostics on stderr */
+  int start_paused;       /* HUBPROF_START_PAUSED: 1 = collection off until hubprof_start() */
   size_t pending;         /* HUBPROF_PENDING: most pending dispatches per thread (power of two); the ring
                              starts smaller and doubles up to this */
   unsigned harvest_ms;    /* HUBPROF_HARVEST_MS: period of the background harvester (trace mode), 1..1000 */

@@ -23,7 +23,8 @@ static inline int profiling_on(void) { return 0; }
 static inline int tracing(void) {
   int e = atomic_load_explicit(&hpc_enabled, memory_order_relaxed);
   if (HPC_UNLIKELY(e == 0)) e = hpc_init_slow();
-  return e == 1 && !atomic_load_explicit(&hpc_replay_active, memory_order_relaxed) && !hpc_busy;
+  return e == 1 && !atomic_load_explicit(&hpc_replay_active, memory_order_relaxed) && !hpc_busy &&
+         !atomic_load_explicit(&hpc_paused, memory_order_relaxed);
 }
 
 /* Harvest points and registrations run when tracing is on, even while a replay context is active. */
@@ -40,7 +41,8 @@ static inline int profiling_on(void) {
 
 /* Profile mode, and this call is the application's own (not one the collector makes while replaying). */
 static inline int profiling(void) {
-  return atomic_load_explicit(&hpc_enabled, memory_order_relaxed) == HPC_PROFILING && !hpc_busy;
+  return atomic_load_explicit(&hpc_enabled, memory_order_relaxed) == HPC_PROFILING && !hpc_busy &&
+         !atomic_load_explicit(&hpc_paused, memory_order_relaxed);
 }
 
 #endif

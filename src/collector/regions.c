@@ -1,0 +1,398 @@
+/* Regions and markers from inside the application (include/hubprof/api.h; NVTX through nvtx.c): per-thread
+ * stacks of open regions, each written as a row of the log's `region` table at its end; start/stop. */
+#include "collector.h"
+#include "fmt_log.h"
+#include "hubprof/hub.h"
+#include "regions.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+_Atomic int hpc_paused;
+__thread uint64_t hpc_thread_row __attribute__((tls_model("initial-exec")));
+
+/* One open region: its begin time, category (a string that lives as long as the process) and name. */
+typedef struct rframe {
+  int64_t start_ns;
+  const char *category;
+  char name[HPC_REGION_NAME_MAX];
+} rframe;
+
+/* A thread's stack. `lock` is 1 while its owner changes it, and for good once the exit handler closed it. */
+typedef struct rstate {
+  _Atomic int lock;
+  _Atomic int in_use;       /* 0: its thread ended, free for the next new thread */
+  int depth;                /* open regions, those deeper than HPC_REGION_DEPTH included (not recorded) */
+  int warned_deep;          /* the "too deep" marker was written for this thread */
+  uint64_t thread_id;       /* thread row id */
+  int64_t tid;              /* kernel thread id */
+  int64_t start_ns;         /* first region of the thread */
+  int64_t flushed_ns;       /* last commit of the thread's log block by a region end */
+  uint64_t id_next, id_end; /* region row ids, taken from g_region_ids in blocks */
+  struct rstate *all;       /* every state of the process */
+  rframe f[HPC_REGION_DEPTH];
+} rstate;
+
+static __thread rstate *t_state __attribute__((tls_model("initial-exec")));
+static pthread_mutex_t g_rlock = PTHREAD_MUTEX_INITIALIZER; /* the list of states (slow paths only) */
+static rstate *g_states;
+static pthread_key_t g_rkey;
+static pthread_once_t g_ronce = PTHREAD_ONCE_INIT;
+static int g_rkey_ok;
+static _Atomic uint64_t g_region_ids; /* region row ids handed out (in blocks of RID_BLOCK) */
+#define RID_BLOCK 64
+
+static inline int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts); /* the clock of the dispatches' enqueue times */
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- names ---------------------------------------------------------------------------------------------
+ * Stored as valid UTF-8 of at most HPC_REGION_NAME_MAX - 1 bytes: each byte that is not part of a valid
+ * UTF-8 sequence becomes the four characters \xNN; a name that does not fit is cut at a character boundary
+ * and ends with "..." (so the cut is visible). NULL becomes "(null)". Reads at most what fits. */
+static size_t utf8_len(const unsigned char *s) {
+  unsigned c = s[0];
+  if (c < 0x80) return 1;
+  size_t n;
+  unsigned min;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2, min = 0x80;
+  else if (c >= 0xE0 && c <= 0xEF)
+    n = 3, min = 0x800;
+  else if (c >= 0xF0 && c <= 0xF4)
+    n = 4, min = 0x10000;
+  else
+    return 0;
+  unsigned cp = c & (0x7F >> n);
+  for (size_t i = 1; i < n; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0; /* also stops at the terminator */
+    cp = cp << 6 | (s[i] & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+size_t hpc_region_name(char *dst, size_t cap, const char *src, size_t len) {
+  static const char hex[] = "0123456789abcdef";
+  if (!src) src = "(null)", len = (size_t)-1;
+  const unsigned char *s = (const unsigned char *)src;
+  size_t o = 0, i = 0, keep = 0; /* keep: length after the last character that leaves room for "..." */
+  /* fast path: the ASCII prefix that fits (most names are short ASCII) */
+  size_t lim = len < cap - 4 ? len : cap - 4;
+  while (i < lim && s[i] && s[i] < 0x80)
+    i++;
+  memcpy(dst, s, i);
+  o = keep = i;
+  while (i < len && s[i]) {
+    size_t n = utf8_len(s + i);
+    if (n && n > len - i) n = 0; /* a sequence cut by an explicit length */
+    if (o + (n ? n : 4) > cap - 1) {
+      memcpy(dst + keep, "...", 3);
+      dst[keep + 3] = 0;
+      return keep + 3;
+    }
+    if (n) {
+      memcpy(dst + o, s + i, n);
+      o += n;
+      i += n;
+    } else {
+      dst[o++] = '\\';
+      dst[o++] = 'x';
+      dst[o++] = hex[s[i] >> 4];
+      dst[o++] = hex[s[i] & 15];
+      i++;
+    }
+    if (o + 3 <= cap - 1) keep = o;
+  }
+  dst[o] = 0;
+  return o;
+}
+
+/* ---- thread state ------------------------------------------------------------------------------------- */
+static void write_thread_row(hp_store *s, const rstate *st, int64_t end) {
+  char name[32] = "";
+  pthread_getname_np(pthread_self(), name, sizeof name);
+  hp_thread r = {.size = sizeof r,
+                 .id = st->thread_id,
+                 .process_id = 1,
+                 .tid = st->tid,
+                 .start_ns = st->start_ns,
+                 .end_ns = end,
+                 .name = name};
+  hp_write_thread(s, &r);
+}
+
+static void write_row(hp_store *s, rstate *st, const char *cat, const char *name, int64_t start,
+                      int64_t end) {
+  if (HPC_UNLIKELY(st->id_next == st->id_end)) {
+    st->id_next = atomic_fetch_add_explicit(&g_region_ids, RID_BLOCK, memory_order_relaxed) + 1;
+    st->id_end = st->id_next + RID_BLOCK;
+  }
+  hp_region r = {.size = sizeof r,
+                 .id = st->id_next++,
+                 .process_id = 1,
+                 .thread_id = st->thread_id,
+                 .name = name,
+                 .category = cat,
+                 .start_ns = start,
+                 .end_ns = end};
+  hp_write_region(s, &r);
+}
+
+/* Close every open region of st at `end` (recorded with a marker saying why); st->lock held. */
+static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
+  int n = st->depth < HPC_REGION_DEPTH ? st->depth : HPC_REGION_DEPTH;
+  if (!n) return;
+  for (int d = n - 1; d >= 0; d--)
+    write_row(s, st, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
+  write_row(s, st, hpc_region_cat_hubprof, why, end, end);
+  st->depth = 0;
+}
+
+static uint64_t thread_id(hp_store *s, rstate *st);
+
+static void thread_end(void *arg) {
+  rstate *st = arg;
+  if (!st) return;
+  int saved = errno;
+  if (!atomic_exchange(&st->lock, 1)) {
+    /* NULL once the log is closed; opened here when the thread's only regions are still open */
+    hp_store *s = st->depth ? hpc_store_enter_open() : hpc_store_enter();
+    if (s) {
+      int64_t end = now_ns();
+      if (st->depth) thread_id(s, st);
+      close_all(s, st, end, HPC_REGION_THREAD_EXIT);
+      if (st->thread_id) write_thread_row(s, st, end);
+      hp_log_flush(s);
+    }
+    hpc_store_leave(s);
+    st->depth = 0;
+    atomic_store(&st->lock, 0);
+    atomic_store(&st->in_use, 0);
+  }
+  t_state = NULL;
+  errno = saved;
+}
+
+static void fork_child(void) {
+  pthread_mutex_init(&g_rlock, NULL);
+  atomic_store(&g_region_ids, 0);
+  hpc_thread_row = 0; /* the child's log numbers its threads anew */
+  for (rstate *st = g_states; st; st = st->all) {
+    if (st == t_state) { /* the forking thread goes on in the child with its open regions */
+      st->thread_id = 0;
+      st->id_next = st->id_end = 0;
+      st->flushed_ns = 0;
+      st->tid = (int64_t)syscall(SYS_gettid);
+      atomic_store(&st->lock, 0);
+      continue;
+    }
+    st->depth = 0; /* threads that do not exist in the child */
+    st->id_next = st->id_end = 0;
+    atomic_store(&st->lock, 0);
+    atomic_store(&st->in_use, 0);
+  }
+}
+
+static void once(void) {
+  g_rkey_ok = pthread_key_create(&g_rkey, thread_end) == 0;
+  pthread_atfork(NULL, NULL, fork_child);
+}
+
+/* The calling thread's state, created at its first region (slow path); NULL when the collector is off. */
+static rstate *state_slow(void) {
+  int e = atomic_load_explicit(&hpc_enabled, memory_order_relaxed);
+  if (e == 0) e = hpc_init_slow();
+  if (e < 1) return NULL;
+  pthread_once(&g_ronce, once);
+  if (!g_rkey_ok) return NULL;
+  rstate *st = NULL;
+  pthread_mutex_lock(&g_rlock);
+  for (rstate *x = g_states; x; x = x->all)
+    if (!atomic_load(&x->in_use) && !atomic_load(&x->lock)) {
+      st = x;
+      break;
+    }
+  if (!st && (st = calloc(1, sizeof *st)) != NULL) {
+    st->all = g_states;
+    g_states = st;
+  }
+  if (st) {
+    atomic_store(&st->in_use, 1);
+    st->depth = 0;
+    st->warned_deep = 0;
+    st->thread_id = 0;
+    st->flushed_ns = 0;
+  }
+  pthread_mutex_unlock(&g_rlock);
+  if (!st) return NULL;
+  st->tid = (int64_t)syscall(SYS_gettid);
+  st->start_ns = now_ns();
+  pthread_setspecific(g_rkey, st);
+  t_state = st;
+  return st;
+}
+
+/* The thread row id of st, taking one (and writing the thread's row) at need. */
+static uint64_t thread_id(hp_store *s, rstate *st) {
+  if (HPC_LIKELY(st->thread_id && st->thread_id == hpc_thread_row)) return st->thread_id;
+  if (!hpc_thread_row) hpc_thread_row = hpc_thread_id_new();
+  st->thread_id = hpc_thread_row;
+  write_thread_row(s, st, 0);
+  return st->thread_id;
+}
+
+/* ---- entry points ------------------------------------------------------------------------------------ */
+int hpc_region_push(const char *category, const char *name, size_t len) {
+  rstate *st = t_state;
+  if (HPC_UNLIKELY(!st) && !(st = state_slow())) return -1;
+  int saved = errno;
+  if (atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) { /* closed by the exit handler */
+    errno = saved;
+    return -1;
+  }
+  int d = st->depth++;
+  if (HPC_LIKELY(d < HPC_REGION_DEPTH)) {
+    rframe *f = &st->f[d];
+    f->category = category;
+    hpc_region_name(f->name, sizeof f->name, name, len);
+    f->start_ns = now_ns();
+  } else if (!st->warned_deep) {
+    st->warned_deep = 1;
+    hp_store *s = hpc_store_enter_open();
+    if (s) {
+      thread_id(s, st);
+      write_row(s, st, hpc_region_cat_hubprof, HPC_REGION_TOO_DEEP, now_ns(), now_ns());
+    }
+    hpc_store_leave(s);
+  }
+  atomic_store_explicit(&st->lock, 0, memory_order_release);
+  errno = saved;
+  return d;
+}
+
+int hpc_region_pop(const char *category) {
+  int64_t end = now_ns();
+  rstate *st = t_state;
+  if (HPC_UNLIKELY(!st) && !(st = state_slow())) return -1;
+  int saved = errno;
+  if (atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) {
+    errno = saved;
+    return -1;
+  }
+  /* the innermost open region of this category (regions of other categories need not nest with it) */
+  int d = st->depth - 1;
+  if (d >= HPC_REGION_DEPTH) {
+    st->depth--; /* too deep to have been recorded */
+  } else {
+    while (d >= 0 && st->f[d].category != category)
+      d--;
+    hp_store *s = hpc_store_enter_open();
+    if (s) thread_id(s, st);
+    if (d < 0) {
+      if (s) write_row(s, st, hpc_region_cat_hubprof, HPC_REGION_END_WITHOUT_BEGIN, end, end);
+    } else {
+      if (s) write_row(s, st, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
+      if (d != st->depth - 1) memmove(&st->f[d], &st->f[d + 1], (size_t)(st->depth - 1 - d) * sizeof(rframe));
+      st->depth--;
+      /* the outermost region ended: commit the thread's block, at most once a millisecond, so that a
+       * crash or _exit loses at most that much */
+      if (s && !st->depth && end - st->flushed_ns >= 1000000) {
+        hp_log_flush(s);
+        st->flushed_ns = end;
+      }
+    }
+    hpc_store_leave(s);
+  }
+  atomic_store_explicit(&st->lock, 0, memory_order_release);
+  errno = saved;
+  return d;
+}
+
+const char hpc_region_cat_hubprof[] = "hubprof";
+
+uint64_t hpc_region_thread(void) {
+  rstate *st = t_state;
+  if (HPC_UNLIKELY(!st) && !(st = state_slow())) return 0;
+  if (HPC_LIKELY(st->thread_id && st->thread_id == hpc_thread_row)) return st->thread_id;
+  uint64_t id = 0;
+  hp_store *s = hpc_store_enter_open();
+  if (s) id = thread_id(s, st);
+  hpc_store_leave(s);
+  return id;
+}
+
+uint64_t hpc_region_id_new(void) {
+  return atomic_fetch_add_explicit(&g_region_ids, 1, memory_order_relaxed) + 1;
+}
+
+void hpc_region_write(const char *category, const char *name, size_t len, int64_t start_ns, int64_t end_ns) {
+  rstate *st = t_state;
+  if (HPC_UNLIKELY(!st) && !(st = state_slow())) return;
+  int saved = errno;
+  if (atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) {
+    errno = saved;
+    return;
+  }
+  hp_store *s = hpc_store_enter_open();
+  if (s) {
+    char buf[HPC_REGION_NAME_MAX];
+    hpc_region_name(buf, sizeof buf, name, len);
+    thread_id(s, st);
+    write_row(s, st, category, buf, start_ns, end_ns);
+  }
+  hpc_store_leave(s);
+  atomic_store_explicit(&st->lock, 0, memory_order_release);
+  errno = saved;
+}
+
+int64_t hpc_region_now(void) { return now_ns(); }
+
+void hpc_regions_init(int start_paused) { atomic_store(&hpc_paused, start_paused ? 1 : 0); }
+
+void hpc_regions_exit(hp_store *s, int64_t end_ns) {
+  pthread_mutex_lock(&g_rlock);
+  rstate *list = g_states;
+  pthread_mutex_unlock(&g_rlock);
+  for (rstate *st = list; st; st = st->all) {
+    if (!atomic_load(&st->in_use)) continue;
+    int expect = 0;
+    if (!atomic_compare_exchange_strong(&st->lock, &expect, 1)) continue; /* its owner is inside a call */
+    if (st->depth && !st->thread_id) { /* a thread whose regions never ended yet: its row now */
+      st->thread_id = hpc_thread_id_new();
+      write_thread_row(s, st, 0);
+    }
+    close_all(s, st, end_ns, HPC_REGION_PROCESS_EXIT);
+    /* stays locked: the thread's later calls do nothing */
+  }
+  hpc_nvtx_exit(s, end_ns);
+}
+
+static void collection(int on) {
+  int e = atomic_load_explicit(&hpc_enabled, memory_order_relaxed);
+  if (e == 0) e = hpc_init_slow();
+  if (e < 1) return;
+  int was = !atomic_exchange(&hpc_paused, !on);
+  if (was == on) return;
+  int64_t t = now_ns();
+  hpc_region_write(hpc_region_cat_hubprof, on ? "hubprof_start" : "hubprof_stop", (size_t)-1, t, t);
+}
+
+/* ---- the public API (include/hubprof/api.h finds these by name) -------------------------------------- */
+HPC_EXPORT void hubprof_region_begin(const char *name) {
+  (void)hpc_region_push(hpc_region_cat_hubprof, name, (size_t)-1);
+}
+HPC_EXPORT void hubprof_region_end(void) { hpc_region_pop(hpc_region_cat_hubprof); }
+HPC_EXPORT void hubprof_mark(const char *name) {
+  int64_t t = now_ns();
+  hpc_region_write(hpc_region_cat_hubprof, name, (size_t)-1, t, t);
+}
+HPC_EXPORT void hubprof_start(void) { collection(1); }
+HPC_EXPORT void hubprof_stop(void) { collection(0); }

@@ -1,0 +1,42 @@
+/* Regions inside the collector (regions.c): what nvtx.c and the exported API call, and the limits and
+ * marker names the docs (docs/api-regions.md) promise. */
+#ifndef HUBPROF_COLLECTOR_REGIONS_H
+#define HUBPROF_COLLECTOR_REGIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HPC_REGION_NAME_MAX 1024 /* bytes stored of a name, terminator included: longer ones end in "..." */
+#define HPC_REGION_DEPTH 64      /* nesting levels recorded per thread; deeper regions are counted only */
+
+/* Category of hubprof_region_begin/hubprof_mark and of the collector's own markers below. Categories are
+ * compared by address: one string per category. */
+extern const char hpc_region_cat_hubprof[] __attribute__((visibility("hidden")));
+#define HPC_REGION_END_WITHOUT_BEGIN "hubprof: region end without begin"
+#define HPC_REGION_THREAD_EXIT "hubprof: thread exit inside region"
+#define HPC_REGION_PROCESS_EXIT "hubprof: process exit inside region"
+#define HPC_REGION_TOO_DEEP "hubprof: regions nested too deep, deeper ones not recorded"
+
+#define HPC_RHIDDEN __attribute__((visibility("hidden")))
+
+/* Copy name (at most len bytes, or to its terminator) into dst as UTF-8 of at most cap-1 bytes: invalid
+ * bytes become \xNN, a name too long is cut at a character and ends in "...", NULL becomes "(null)".
+ * cap >= 8. Returns the stored length. */
+HPC_RHIDDEN size_t hpc_region_name(char *dst, size_t cap, const char *name, size_t len);
+/* Open a region on the calling thread (category lives as long as the process): returns its 0-based level;
+ * close the innermost open region of that category: returns its level, or -1 when there was none (recorded
+ * as an unbalanced end). */
+HPC_RHIDDEN int hpc_region_push(const char *category, const char *name, size_t len);
+HPC_RHIDDEN int hpc_region_pop(const char *category);
+/* Write one finished region (start == end: a marker) of the calling thread. */
+HPC_RHIDDEN void hpc_region_write(const char *category, const char *name, size_t len, int64_t start_ns,
+                                  int64_t end_ns);
+/* The calling thread's thread row id (0 when the collector is off); a fresh region row id; the clock. */
+HPC_RHIDDEN uint64_t hpc_region_thread(void);
+HPC_RHIDDEN uint64_t hpc_region_id_new(void);
+HPC_RHIDDEN int64_t hpc_region_now(void);
+struct hp_store;
+/* Exit handler (nvtx.c): close the NVTX start/end ranges still open. */
+HPC_RHIDDEN void hpc_nvtx_exit(struct hp_store *s, int64_t end_ns);
+
+#endif
