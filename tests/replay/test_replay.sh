@@ -282,7 +282,7 @@ expect_eq "one pass: nothing restored" "$(facts one restored)" 0
 # only_store NAME LISTING: every created path is the store, its temporary, or a collector log
 only_store() {
   local name=$1 listing=$2 extra
-  extra=$(grep -vE "^(\.hubprof-logs\.[^/]+(/(\.)?hubprof-[^/]*\.log(\.tmp\.[0-9.]+)?)?|(\.)?$name(\.tmp\.[0-9.]+)?(/.*)?)$" "$listing")
+  extra=$(grep -vE "^(\.hubprof-logs\.[^/]+(/(\.)?hubprof-[^/]*\.log(\.tmp\.[0-9.]+)?)?|(\.)?$name(\.tmp\.[0-9.]+(\.[0-9a-f]+)?)?(/.*)?)$" "$listing")
   [ -s "$listing" ] && [ -z "$extra" ] && ok || bad "$name: intermediate files: $(echo $extra) (all: $(cat "$listing"))"
 }
 mkdir -p w wt
@@ -389,7 +389,7 @@ unusable 1 devlink -f
 "$(dirname "$EX")/gen_logs" gl 1 50 2 1 >/dev/null 2>&1
 whole=$(ls gl/*.log | head -n 1)
 head -c 200 "$whole" >gl/cut.log
-"$HP" merge -o skip.db "$whole" gl/cut.log >/dev/null 2>un.err
+"$HP" merge -o cutskip.db "$whole" gl/cut.log >/dev/null 2>un.err
 [ $? = 0 ] && grep -q "cut.log.*(skipped: nothing complete in it)" un.err && ok || bad "merge: cut log not skipped: $(cat un.err)"
 "$HP" merge -o none.db gl/cut.log >/dev/null 2>un.err
 [ $? = 1 ] && [ ! -e none.db ] && grep -q "not written: nothing complete in the input" un.err && ok ||
