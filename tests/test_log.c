@@ -578,6 +578,29 @@ static void test_damage(void) {
     expect_rows(q, HP_ERR_CORRUPT, B->off, N - B->count, ids, what);
     free(c);
   }
+  /* a block header that reads as zeros (a lost write-back), and a whole block of zeros: the blocks after
+   * it in the same chunk are still read, and the damage is reported with what was skipped */
+  for (size_t k = 0; k < 4; k++) {
+    blkinfo *B = &bl[k < 2 ? nb / 4 : 0];
+    unsigned char *c = malloc(n);
+    memcpy(c, b, n);
+    memset(c + B->off, 0, k % 2 ? B->end - B->off : 16);
+    spit(q, c, n);
+    memset(ids, 1, N + 1);
+    for (uint64_t i = B->before + 1; i <= B->before + B->count; i++)
+      ids[i] = 0;
+    char what[64];
+    snprintf(what, sizeof what, "zeroed %s at %zu", k % 2 ? "block" : "header", B->off);
+    expect_rows(q, HP_ERR_CORRUPT, B->off, N - B->count, ids, what);
+    hp_store *r = open_read(q);
+    if (r) {
+      CHECK_MSG(strstr(hp_store_error(r), "zeroed block header") &&
+                    strstr(hp_store_error(r), "1 damaged place,"),
+                "%s: %s", what, hp_store_error(r));
+      hp_store_close(r);
+    }
+    free(c);
+  }
   /* a flipped header byte makes the header invalid */
   {
     unsigned char *c = malloc(n);

@@ -804,7 +804,9 @@ typedef struct log_r {
   size_t nlost, lostcap;
   hp_status dmg; /* first damage found, kept until the block count is known */
   uint64_t dmg_off;
-  uint64_t ndmg;
+  uint64_t ndmg;     /* places with damage */
+  uint64_t skipped;  /* bytes skipped over by resynchronisation */
+  uint64_t data_end; /* end of the data region skip_hole found last */
   char dmg_msg[200];
 } log_r;
 
@@ -1046,6 +1048,7 @@ static hp_status scan_records(log_r *R, uint64_t poff, uint32_t len, uint32_t co
     if (!get_varint(&p, end, &type) || !get_varint(&p, end, &plen) || plen > (uint64_t)(end - p)) {
       damage(R, HP_ERR_CORRUPT, (uint64_t)(rec - R->map), "malformed record at byte %llu",
              (unsigned long long)(rec - R->map));
+      R->skipped += (uint64_t)(end - rec);
       end = rec;
       framed = 0;
       break;
@@ -1104,6 +1107,31 @@ static int block_ok(const log_r *R, uint64_t pos, uint64_t cend, uint64_t *budge
   return hp_crc32c(crc, h + BLK_HDR, len) == get_le32(h + 12);
 }
 
+/* The first offset at or after the 8-aligned `q` that may hold data: holes of a sparse file (SEEK_DATA,
+ * SEEK_HOLE) are skipped unread, so a reader's time follows the file's data, not its size. R->data_end
+ * caches the end of the data region last found. */
+static uint64_t skip_hole(log_r *R, uint64_t q) {
+  if (q < R->data_end || q >= R->size) return q;
+  off_t d = lseek(R->fd, (off_t)q, SEEK_DATA);
+  if (d < 0) { /* ENXIO: only holes follow; anything else: no hole support, read everything */
+    R->data_end = R->size;
+    return errno == ENXIO ? R->size : q;
+  }
+  off_t e = lseek(R->fd, d, SEEK_HOLE);
+  R->data_end = e < 0 || (uint64_t)e > R->size ? R->size : (uint64_t)e;
+  uint64_t a = (uint64_t)d & ~(uint64_t)7;
+  return a > q ? a : q;
+}
+
+/* The next valid block (magic, length and CRC right) at 8-byte steps from `q` inside the chunk ending at
+ * cend, or 0 when there is none. *budget bounds the checksum work. */
+static uint64_t next_block(log_r *R, uint64_t q, uint64_t cend, uint64_t *budget) {
+  uint64_t lim = cend < R->size ? cend : R->size;
+  for (; (q = skip_hole(R, q)) + BLK_HDR <= lim; q += 8)
+    if (load_magic(R->map + q) == BLK_MAGIC && block_ok(R, q, cend, budget)) return q;
+  return 0;
+}
+
 /* Scan every chunk once, block by block. Damage is recorded, never fatal; after a bad block the scan
  * looks for the next valid block of the chunk at 8-byte steps. */
 static hp_status scan(log_r *R) {
@@ -1111,6 +1139,11 @@ static hp_status scan(log_r *R) {
   for (uint64_t k = 0;; k++) {
     uint64_t cstart = R->header_size + k * cs;
     if (cstart >= size) break;
+    uint64_t d = skip_hole(R, cstart);
+    if (d >= cstart + cs) { /* the whole chunk is a hole: go to the chunk of the next data */
+      k = (d - R->header_size) / cs - 1;
+      continue;
+    }
     uint64_t cend = cstart + cs, pos = cstart, nblocks = 0, budget = 4 * cs;
     for (;;) {
       if (pos + BLK_HDR > cend) break; /* no room for another block */
@@ -1128,7 +1161,17 @@ static hp_status scan(log_r *R) {
       }
       const unsigned char *h = R->map + pos;
       uint32_t magic = load_magic(h);
-      if (magic == 0) { /* nothing more committed in this chunk */
+      if (magic == 0) {
+        /* Nothing more committed in this chunk, unless valid blocks follow: then this header was lost
+         * (a write-back that never reached the disk) and what lies between is damage. */
+        uint64_t q = next_block(R, pos + 8, cend, &budget);
+        if (q) {
+          damage(R, HP_ERR_CORRUPT, pos, "zeroed block header at byte %llu (valid blocks follow it)",
+                 (unsigned long long)pos);
+          R->skipped += q - pos;
+          pos = q;
+          continue;
+        }
         if (cend > size && nblocks)
           damage(R, HP_ERR_TRUNCATED, size, "truncated at byte %llu (chunk %llu incomplete)",
                  (unsigned long long)size, (unsigned long long)k);
@@ -1148,11 +1191,9 @@ static hp_status scan(log_r *R) {
         why = "bad block checksum";
       if (why) {
         damage(R, HP_ERR_CORRUPT, pos, "%s at byte %llu", why, (unsigned long long)pos);
-        uint64_t q = pos + 8;
-        while (q + BLK_HDR <= cend && q + BLK_HDR <= size &&
-               !(load_magic(R->map + q) == BLK_MAGIC && block_ok(R, q, cend, &budget)))
-          q += 8;
-        if (q + BLK_HDR > cend || q + BLK_HDR > size) break;
+        uint64_t q = next_block(R, pos + 8, cend, &budget);
+        R->skipped += (q ? q : (cend < size ? cend : size)) - pos;
+        if (!q) break;
         pos = q;
         continue;
       }
@@ -1251,8 +1292,10 @@ static hp_status log_open_read(hp_store *s) {
   s->schema_version = schema;
   s->impl = R;
   if (R->dmg != HP_OK)
-    hp_set_damage(s, R->dmg, R->dmg_off, "%s; %llu complete blocks recovered%s", R->dmg_msg,
-                  (unsigned long long)R->nvalid, R->ndmg > 1 ? " (more damage after it)" : "");
+    hp_set_damage(s, R->dmg, R->dmg_off,
+                  "%s; %llu complete blocks recovered, %llu damaged place%s, %llu bytes skipped", R->dmg_msg,
+                  (unsigned long long)R->nvalid, (unsigned long long)R->ndmg, R->ndmg == 1 ? "" : "s",
+                  (unsigned long long)R->skipped);
   return HP_OK;
 }
 
