@@ -804,9 +804,10 @@ typedef struct log_r {
   size_t nlost, lostcap;
   hp_status dmg; /* first damage found, kept until the block count is known */
   uint64_t dmg_off;
-  uint64_t ndmg;     /* places with damage */
-  uint64_t skipped;  /* bytes skipped over by resynchronisation */
-  uint64_t data_end; /* end of the data region skip_hole found last */
+  uint64_t ndmg;      /* places with damage */
+  uint64_t skipped;   /* bytes skipped over by resynchronisation */
+  uint64_t data_end;  /* end of the data region skip_hole found last */
+  uint64_t hole_from; /* only holes from here to the end of the file */
   char dmg_msg[200];
 } log_r;
 
@@ -1112,9 +1113,13 @@ static int block_ok(const log_r *R, uint64_t pos, uint64_t cend, uint64_t *budge
  * caches the end of the data region last found. */
 static uint64_t skip_hole(log_r *R, uint64_t q) {
   if (q < R->data_end || q >= R->size) return q;
+  if (q >= R->hole_from) return R->size;
   off_t d = lseek(R->fd, (off_t)q, SEEK_DATA);
   if (d < 0) { /* ENXIO: only holes follow; anything else: no hole support, read everything */
-    R->data_end = R->size;
+    if (errno != ENXIO)
+      R->data_end = R->size;
+    else
+      R->hole_from = q;
     return errno == ENXIO ? R->size : q;
   }
   off_t e = lseek(R->fd, d, SEEK_HOLE);
@@ -1258,6 +1263,7 @@ static hp_status log_open_read(hp_store *s) {
   pthread_once(&g_once, global_init);
   log_r *R = calloc(1, sizeof *R);
   if (!R) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  R->hole_from = UINT64_MAX;
   R->fd = open(s->path, O_RDONLY | O_CLOEXEC);
   hp_status st;
   struct stat sb;
