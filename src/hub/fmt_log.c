@@ -1264,7 +1264,8 @@ static hp_status log_open_read(hp_store *s) {
   log_r *R = calloc(1, sizeof *R);
   if (!R) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   R->hole_from = UINT64_MAX;
-  R->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+  R->fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+                            O_NOCTTY); /* a FIFO or device is refused below, not waited on */
   hp_status st;
   struct stat sb;
   if (R->fd < 0) {

@@ -94,9 +94,14 @@ static int valid_name(const char *s) {
 static int has_manifest(const char *dir) {
   char *p = join(dir, PQ_MANIFEST);
   if (!p) return 0;
-  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); /* never blocks on a FIFO */
   free(p);
   if (fd < 0) return 0;
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(fd);
+    return 0;
+  }
   char buf[512];
   ssize_t n = read(fd, buf, sizeof buf - 1);
   close(fd);
@@ -312,7 +317,7 @@ static hp_status read_manifest(hp_store *s, pq_json **out) {
   *out = NULL;
   char *path = join(s->path, PQ_MANIFEST);
   if (!path) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   free(path);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR)
@@ -354,7 +359,8 @@ static hp_status read_manifest(hp_store *s, pq_json **out) {
  * the file left out; only out-of-memory fails the open. */
 static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, const pq_json *rows,
                             const pq_json *bytes, const pq_json *crc) {
-  int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+  int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+                             O_NOCTTY); /* a FIFO in the store is refused below, not waited on */
   if (fd < 0) {
     hp_set_damage(s, HP_ERR_CORRUPT, 0, "%s: missing (%s)", f->name, strerror(errno));
     return HP_OK;

@@ -107,15 +107,24 @@ static hp_status detect(hp_store *s) {
   unsigned char head[4096];
   size_t n = 0;
   if (S_ISREG(st.st_mode)) {
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+                               O_NOCTTY); /* replaced by a FIFO since the stat: no wait */
     if (fd < 0) return hp_set_error(s, HP_ERR_IO, "cannot open: %s", strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      close(fd);
+      return hp_set_error(s, HP_ERR_FORMAT, "not a regular file or directory");
+    }
     ssize_t r = read(fd, head, sizeof head);
     close(fd);
     if (r < 0) return hp_set_error(s, HP_ERR_IO, "cannot read: %s", strerror(errno));
     n = (size_t)r;
     if (n == 0) return hp_set_error(s, HP_ERR_FORMAT, "empty file, not a hubprof store");
   } else if (!S_ISDIR(st.st_mode)) {
-    return hp_set_error(s, HP_ERR_FORMAT, "not a regular file or directory");
+    return hp_set_error(s, HP_ERR_FORMAT, "not a regular file or directory (%s)",
+                        S_ISFIFO(st.st_mode)                         ? "a FIFO"
+                        : S_ISSOCK(st.st_mode)                       ? "a socket"
+                        : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                     : "a special file");
   }
   for (size_t i = 0; hp_format_table[i]; i++) {
     if (hp_format_table[i]->probe(s->path, head, n)) {

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Hostile inputs through the CLI and Python: a log block header that reads as zeros (damage reported, later
+# blocks kept), a FIFO as a store and inside a Parquet store, a device, a 50 GiB sparse log. Each must give a
+# clear error or a bounded result within seconds (timeout 20). usage: test_hostile.sh [HUBPROF]
+set -u
+cd "$(dirname "$0")/../.."
+HP=$(realpath "${1:-build/hubprof}")
+B=${HUBPROF_BUILD:-build}
+GEN=$PWD/$B/examples/gen_logs
+PY=$PWD/python
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_MULTIPLEX OPENCL_LAYERS LD_PRELOAD COLUMNS
+. tests/lib.sh
+cd "$T" || exit 1
+# t CODE CMD...: expect, under a 20 s limit (124 = it hung)
+t() {
+  local want=$1
+  shift
+  expect "$want" timeout 20 "$@"
+}
+field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$T/out" "$1"; }
+
+"$GEN" g 2 500 >/dev/null || {
+  echo "test_hostile: gen_logs failed"
+  exit 1
+}
+LOG=$(ls g/*.log | head -n 1)
+cp "$LOG" ok.log
+t 0 "$HP" info --json ok.log
+n_ok=$(field 'd["rows"]["dispatch"]')
+
+# 1. a zeroed block header (a lost write-back): the blocks after it are read, the damage is reported
+python3 - ok.log zero.log <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+hs = struct.unpack_from("<I", b, 16)[0]
+assert struct.unpack_from("<I", b, hs)[0] == 0x4B4C4248
+n = struct.unpack_from("<I", b, hs + 4)[0]
+nxt = (hs + 16 + n + 7) & ~7
+assert struct.unpack_from("<I", b, nxt)[0] == 0x4B4C4248, "the test log needs two blocks"
+b[hs:hs + 16] = bytes(16)
+open(sys.argv[2], "wb").write(b)
+EOF
+t 0 "$HP" info --json zero.log
+[ "$(field 'd["damage"]["offset"]')" = 4096 ] && grep -q "zeroed block header" "$T/out" && grep -q "1 damaged place" "$T/out" &&
+  ok || bad "zeroed header: damage not reported: $(head -c 300 "$T/out")"
+n_zero=$(field 'd["rows"]["dispatch"]')
+[ "$n_zero" -gt 0 ] && [ "$n_zero" -lt "$n_ok" ] && ok || bad "zeroed header: $n_zero of $n_ok dispatches (want the later blocks')"
+t 0 "$HP" merge -q -o m.db zero.log
+grep -q "zero.log: zeroed block header" "$T/err" && ok || bad "merge did not report the damage: $(cat "$T/err")"
+t 1 "$HP" merge -q --strict -o m2.db zero.log
+[ ! -e m2.db ] && ok || bad "--strict left an output"
+t 0 "$HP" analyze zero.log
+grep -q "zeroed block header" "$T/err" && ok || bad "analyze did not report the damage: $(cat "$T/err")"
+PYTHONPATH=$PY t 0 python3 -c '
+import sys, hubprof
+with hubprof.open(sys.argv[1]) as s:
+    d = s.damage
+    assert d and "zeroed block header" in d.message, d
+' zero.log
+
+# 2. FIFOs, sockets and devices are refused by name, never opened in a way that blocks
+mkfifo fifo
+for cmd in "info" "analyze" "convert -F parquet -o c.pq" "merge -o f.db"; do
+  # shellcheck disable=SC2086
+  t 1 "$HP" $cmd fifo
+  one_line_error "fifo: not a regular file or directory (a FIFO)"
+done
+t 1 "$HP" convert -F rocpd -o c.db fifo
+one_line_error "fifo: not a regular file or directory (a FIFO)"
+t 1 "$HP" info /dev/zero
+one_line_error "/dev/zero: not a regular file or directory (a device)"
+PYTHONPATH=$PY t 0 python3 -c '
+import sys, hubprof
+for p, f in [(p, f) for p in sys.argv[1:] for f in (None, "log", "parquet")]:
+    try:
+        hubprof.open(p, f)
+    except hubprof.Error as e:
+        assert isinstance(e, hubprof.FormatError) and "not a" in str(e), e
+    else:
+        raise SystemExit(p + ": opened")
+' fifo /dev/zero
+
+# 3. a FIFO inside a Parquet store: the table is damage, never waited on
+t 0 "$HP" convert -q -F parquet -o s.pq ok.log
+rm s.pq/dispatch.parquet && mkfifo s.pq/dispatch.parquet
+t 0 "$HP" info s.pq
+grep -q "dispatch.parquet: not a regular file" "$T/out" && ok || bad "FIFO table not reported: $(head -c 300 "$T/out")"
+t 0 "$HP" analyze s.pq
+t 0 "$HP" merge -q -o p.db s.pq
+t 1 "$HP" merge -q --strict -o p2.db s.pq
+PYTHONPATH=$PY t 0 python3 -c '
+import sys, hubprof
+with hubprof.open(sys.argv[1]) as s:
+    assert s.damage and "not a regular file" in s.damage.message
+' s.pq
+cp -r s.pq m.pq && rm m.pq/_hubprof.json && mkfifo m.pq/_hubprof.json
+t 1 "$HP" info m.pq
+
+# 4. a 50 GiB sparse log: read in time proportional to its data
+cp ok.log sparse.log && truncate -s 50G sparse.log
+t 0 "$HP" info --json sparse.log
+[ "$(field 'd["rows"]["dispatch"]')" = "$n_ok" ] && [ "$(field 'd["damage"]')" = None ] && ok ||
+  bad "sparse log: $(head -c 300 "$T/out")"
+t 0 "$HP" merge -q -o sp.db sparse.log
+rm -f sparse.log
+
+echo "test_hostile: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
