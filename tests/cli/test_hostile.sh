@@ -106,5 +106,32 @@ t 0 "$HP" info --json sparse.log
 t 0 "$HP" merge -q -o sp.db sparse.log
 rm -f sparse.log
 
+# 5. honest end of process: one of three OpenCL processes SIGKILLed (and the shell that ran them) is named by
+# trace, info and merge with what it kept
+export HUBPROF_COLLECTOR=$OLDPWD/$B/libhubprof_collector.so
+EX=$OLDPWD/$B/examples/ocl
+if clinfo -l 2>/dev/null | grep -q Device; then
+  t 137 "$HP" trace -o k.db -- sh -c "'$EX/vector_add' 1024 3 && '$EX/crash' kill 7; '$EX/vector_add' 1024 2; kill -9 \$\$"
+  grep -q "process [0-9]* (.*crash kill 7) did not close its log (killed, or its log cut short): 7 dispatches kept" \
+    "$T/err" && grep -q "1 process did not finish (killed, or its log cut short): 7 dispatches of it kept" "$T/err" &&
+    grep -q "^hubprof: 12 dispatches of 2 kernels in 3 processes" "$T/err" && ok || bad "trace: $(cat "$T/err")"
+  t 0 "$HP" info --json k.db
+  python3 - "$T/out" <<'EOF2' && ok || bad "info of killed processes: $(cat "$T/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+by = {p["command"].split()[0].rsplit("/", 1)[-1]: p for p in d["processes"]}
+assert by["crash"]["state"] == "killed" and by["crash"]["end_ns"] is None and by["crash"]["dispatches"] == 7, by
+assert by["vector_add"]["state"] == "finished" and by["vector_add"]["end_ns"] > 0, by
+assert sorted(p["state"] for p in d["processes"]) == ["finished", "finished", "killed"], d
+EOF2
+  t 0 "$HP" info k.db
+  grep -q "killed .* 7 .*crash kill 7" "$T/out" && grep -q "^unfinished      1 process did not" "$T/out" && ok ||
+    bad "info table: $(cat "$T/out")"
+  t 0 "$HP" merge -o k2.db k.db
+  grep -q "crash kill 7) did not close its log .*: 7 dispatches kept" "$T/err" && ok || bad "merge: $(cat "$T/err")"
+else
+  echo "test_hostile: killed-process checks skipped: no OpenCL device (install pocl-opencl-icd)"
+fi
+
 echo "test_hostile: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
