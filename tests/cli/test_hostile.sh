@@ -106,7 +106,31 @@ t 0 "$HP" info --json sparse.log
 t 0 "$HP" merge -q -o sp.db sparse.log
 rm -f sparse.log
 
-# 5. honest end of process: one of three OpenCL processes SIGKILLed (and the shell that ran them) is named by
+# 5. stored times at the ends of int64: no wrapped figures (a sanitizer build aborts on overflow)
+for fmt in rocpd log parquet; do
+  PYTHONPATH=$PY t 0 python3 -c '
+import sys, hubprof
+lo, hi = -2**63, 2**63 - 1
+with hubprof.create(sys.argv[1], format=sys.argv[2]) as w:
+    w.write("agent", {"id": 1, "name": "cpu"})
+    w.write("kernel_symbol", {"id": 1, "name": "k"})
+    w.write("process", {"id": 1, "pid": 42, "start_ns": lo, "end_ns": hi})
+    w.write("dispatch", {"id": [1, 2, 3], "process_id": 1, "agent_id": 1, "kernel_id": 1,
+                         "start_ns": [lo, 1, lo + 1], "end_ns": [hi, hi, hi]})
+' "ext.$fmt" $fmt
+  t 0 "$HP" info --json "ext.$fmt"
+  [ "$(field 'd["time_span"]["first_ns"], d["time_span"]["last_ns"]')" = "(-9223372036854775808, 9223372036854775807)" ] &&
+    ok || bad "info of extreme times ($fmt): $(head -c 400 "$T/out")"
+  t 0 "$HP" analyze --format json "ext.$fmt"
+  python3 - "$T/out" <<'EOF2' && ok || bad "analyze of extreme times ($fmt): $(head -c 400 "$T/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = (d["rows"] if isinstance(d, dict) else d)[0]
+assert r["calls"] == 3 and r["total_ns"] == 2**63 - 1 and r["min_ns"] > 0 and r["max_ns"] == 2**63 - 1, r
+EOF2
+done
+
+# 6. honest end of process: one of three OpenCL processes SIGKILLed (and the shell that ran them) is named by
 # trace, info and merge with what it kept
 export HUBPROF_COLLECTOR=$OLDPWD/$B/libhubprof_collector.so
 EX=$OLDPWD/$B/examples/ocl
