@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -765,6 +767,65 @@ static void log_abort(hp_store *s) {
   s->impl = NULL;
 }
 
+/* ---- a log that shrinks while it is read ----
+ * The reader maps the file; when another process truncates it, touching the pages that went away raises
+ * SIGBUS. A handler installed once (at the first read) turns that into an error of the read in progress on
+ * the faulting thread, which guards its accesses to the mapping with a sigsetjmp point; any other SIGBUS
+ * goes to the handler that was there before, or ends the process as it would have without us. */
+static __thread sigjmp_buf *t_guard;
+static __thread const unsigned char *t_lo, *t_hi;
+static struct sigaction g_old_bus;
+static pthread_once_t g_bus_once = PTHREAD_ONCE_INIT;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc) {
+  const unsigned char *a = si ? (const unsigned char *)si->si_addr : NULL;
+  if (t_guard && a >= t_lo && a < t_hi) siglongjmp(*t_guard, 1);
+  if ((g_old_bus.sa_flags & SA_SIGINFO) && g_old_bus.sa_sigaction) {
+    g_old_bus.sa_sigaction(sig, si, uc);
+  } else if (!(g_old_bus.sa_flags & SA_SIGINFO) && g_old_bus.sa_handler != SIG_DFL &&
+             g_old_bus.sa_handler != SIG_IGN) {
+    g_old_bus.sa_handler(sig);
+  } else { /* the default: a fault runs again and ends the process; a sent SIGBUS is sent again */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGBUS, &dfl, NULL);
+    if (!si || si->si_code <= 0) raise(sig);
+  }
+}
+
+static void bus_install(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigbus;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK; /* NODEFER: not left blocked after the long jump */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, &g_old_bus);
+}
+
+/* Guarded access to [lo, hi): guard_save, then `if (sigsetjmp(g.jb, 0))` (a SIGBUS hit: guard_end and
+ * fail), guard_set, the accesses, guard_end. */
+typedef struct guard {
+  sigjmp_buf jb;
+  sigjmp_buf *prev;
+  const unsigned char *lo, *hi;
+} guard;
+static void guard_save(guard *g) {
+  g->prev = t_guard;
+  g->lo = t_lo;
+  g->hi = t_hi;
+}
+static void guard_set(guard *g, const unsigned char *lo, const unsigned char *hi) {
+  t_lo = lo;
+  t_hi = hi;
+  t_guard = &g->jb;
+}
+static void guard_end(guard *g) {
+  t_guard = g->prev;
+  t_lo = g->lo;
+  t_hi = g->hi;
+}
+
 /* ---- reader ---- */
 typedef struct rblk {
   uint64_t off;  /* file offset of the payload */
@@ -808,6 +869,7 @@ typedef struct log_r {
   uint64_t skipped;   /* bytes skipped over by resynchronisation */
   uint64_t data_end;  /* end of the data region skip_hole found last */
   uint64_t hole_from; /* only holes from here to the end of the file */
+  int shrunk;         /* a SIGBUS ended a read: the file is no longer what was scanned */
   char dmg_msg[200];
 } log_r;
 
@@ -1285,8 +1347,18 @@ static hp_status log_open_read(hp_store *s) {
       st = hp_set_error(s, HP_ERR_IO, "cannot map: %s", strerror(errno));
     } else {
       R->map = m;
-      st = check_header(s, R);
-      if (st == HP_OK) st = scan(R);
+      pthread_once(&g_bus_once, bus_install);
+      guard g;
+      guard_save(&g);
+      if (sigsetjmp(g.jb, 0)) {
+        guard_end(&g);
+        st = hp_set_error(s, HP_ERR_IO, "the file shrank while being read (cut by another process)");
+      } else {
+        guard_set(&g, R->map, R->map + R->size);
+        st = check_header(s, R);
+        if (st == HP_OK) st = scan(R);
+        guard_end(&g);
+      }
       if (st == HP_ERR_NOMEM) hp_set_error(s, st, "out of memory");
     }
   }
@@ -1327,7 +1399,24 @@ static hp_status log_cursor_open(hp_cursor *c) {
   return HP_OK;
 }
 
+static hp_status cursor_next(hp_cursor *c, void *row);
 static hp_status log_cursor_next(hp_cursor *c, void *row) {
+  log_r *R = c->store->impl;
+  if (R->shrunk) return HP_ERR_IO;
+  guard g;
+  guard_save(&g);
+  if (sigsetjmp(g.jb, 0)) {
+    guard_end(&g);
+    R->shrunk = 1;
+    return hp_set_error(c->store, HP_ERR_IO, "the file shrank while being read (cut by another process)");
+  }
+  guard_set(&g, R->map, R->map + R->size);
+  hp_status st = cursor_next(c, row);
+  guard_end(&g);
+  return st;
+}
+
+static hp_status cursor_next(hp_cursor *c, void *row) {
   log_r *R = c->store->impl;
   lcur *k = c->impl;
   const tinfo *ti = &g_ti[c->table];
