@@ -146,7 +146,28 @@ assert r["calls"] == 3 and r["total_ns"] == 2**63 - 1 and r["min_ns"] > 0 and r[
 EOF2
 done
 
-# 7. honest end of process: one of three OpenCL processes SIGKILLed (and the shell that ran them) is named by
+# 7. text leaves as UTF-8: bytes that are not UTF-8 are stored as \xNN in every format
+for fmt in rocpd log parquet; do
+  PYTHONPATH=$PY t 0 python3 -c '
+import json, os, subprocess, sys, hubprof
+p, fmt, hp = sys.argv[1:4]
+bad = b"k\xff\xc3(\xe2\x82\xac\xed\xa0\x80".decode("utf-8", "surrogateescape")  # invalid, then a valid euro sign
+with hubprof.create(p, format=fmt) as w:
+    w.write("agent", {"id": 1, "name": "cpu"})
+    w.write("kernel_symbol", {"id": 1, "name": bad})
+    w.write("process", {"id": 1, "pid": 42, "start_ns": 1, "end_ns": 2, "command": "/tmp/\udcfe/app"})
+    w.write("dispatch", {"id": 1, "process_id": 1, "agent_id": 1, "kernel_id": 1, "start_ns": 10, "end_ns": 20})
+want = "k\\xFF\\xC3(\u20ac\\xED\\xA0\\x80"
+with hubprof.open(p) as s:
+    assert s.table("kernel_symbol").name.tolist() == [want], s.table("kernel_symbol").name.tolist()
+    assert s.table("process").command.tolist() == ["/tmp/\\xFE/app"], s.table("process").command.tolist()
+out = subprocess.run([hp, "analyze", "--format", "json", p], capture_output=True, check=True).stdout
+out.decode("utf-8")  # strict: raises on invalid UTF-8
+assert [r["kernel"] for r in json.loads(out)] == [want], out
+' "u8.$fmt" $fmt "$HP"
+done
+
+# 8. honest end of process: one of three OpenCL processes SIGKILLed (and the shell that ran them) is named by
 # trace, info and merge with what it kept
 export HUBPROF_COLLECTOR=$OLDPWD/$B/libhubprof_collector.so
 EX=$OLDPWD/$B/examples/ocl
@@ -167,6 +188,10 @@ EOF2
   t 0 "$HP" info k.db
   grep -q "killed .* 7 .*crash kill 7" "$T/out" && grep -q "^unfinished      1 process did not" "$T/out" && ok ||
     bad "info table: $(cat "$T/out")"
+  cp "$EX/vector_add" "$T/va"$'\xff' # a program path that is not UTF-8: stored escaped
+  t 0 "$HP" trace -q -o u.db -- "$T/va"$'\xff' 64 2
+  t 0 "$HP" info --json u.db
+  [ "$(field 'd["processes"][0]["command"]')" = "$T/va\xFF 64 2" ] && ok || bad "escaped command: $(cat "$T/out")"
   t 0 "$HP" merge -o k2.db k.db
   grep -q "crash kill 7) did not close its log .*: 7 dispatches kept" "$T/err" && ok || bad "merge: $(cat "$T/err")"
 else
