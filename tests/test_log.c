@@ -1122,6 +1122,26 @@ static void test_shrink(void) {
   CHECK_MSG(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGBUS, "a foreign SIGBUS: status %#x", ws);
 }
 
+/* ---- LOST counts that add up past 2^64 saturate, never wrap to 0 ---- */
+static void test_lost_wrap(void) {
+  const char *p = path_of("lostwrap.log");
+  hp_store *s = NULL;
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  hp_process p1 = {.size = sizeof p1, .id = 1, .pid = 5};
+  hp_write_process(s, &p1);
+  CHECK_OK(hp_log_write_lost(s, 1, 1ull << 63), s);
+  CHECK_OK(hp_log_write_lost(s, 1, 1ull << 63), s);
+  CHECK_OK(hp_store_close(s), NULL);
+  hp_store *r = open_read(p);
+  if (!r) return;
+  hp_cursor *c;
+  hp_process row = {.size = sizeof row};
+  CHECK_OK(hp_cursor_open(r, HP_TABLE_PROCESS, &c), r);
+  CHECK(hp_cursor_next(c, &row) == HP_OK && row.lost_records == UINT64_MAX);
+  hp_cursor_close(c);
+  hp_store_close(r);
+}
+
 static void cleanup(void) {
   DIR *d = opendir(g_dir);
   struct dirent *e;
@@ -1154,7 +1174,8 @@ int main(int argc, char **argv) {
                {"fork", test_fork},
                {"foreign", test_foreign},
                {"sparse", test_sparse},
-               {"shrink", test_shrink}};
+               {"shrink", test_shrink},
+               {"lost_wrap", test_lost_wrap}};
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
     if (!only || strcmp(only, tests[i].name) == 0) tests[i].fn();
   cleanup();

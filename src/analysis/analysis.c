@@ -414,7 +414,7 @@ static hp_status load_tables(hp_store *s, tables *t) {
   if ((st = hp_cursor_open(s, HP_TABLE_PROCESS, &c)) != HP_OK) return st;
   hp_process p = {.size = sizeof p};
   while ((st = hp_cursor_next(c, &p)) == HP_OK) {
-    t->lost += p.lost_records;
+    t->lost = t->lost + p.lost_records < t->lost ? UINT64_MAX : t->lost + p.lost_records; /* saturated */
     long have = idmap_get(&t->pid_of, p.id);
     if (have >= 0) { /* a process written twice (start, then end): the last row wins */
       t->pids[have] = p.pid;

@@ -181,7 +181,7 @@ static int print_info(hp_store *s, int json, int quiet) {
     char host[128];
     while ((pst = hp_cursor_next(c, &p)) == HP_OK) {
       node_name(s, p.node_id, host, sizeof host);
-      lost += p.lost_records;
+      lost = lost + p.lost_records < lost ? UINT64_MAX : lost + p.lost_records; /* saturated, never 0 */
       const char *state = process_state(s, &p);
       unfinished += p.end_ns == 0;
       uint64_t nd = dispatches_of(&sp, p.id);

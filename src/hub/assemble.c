@@ -1073,7 +1073,9 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     if (hp_cursor_open(a->in[i].s, HP_TABLE_PROCESS, &c) != HP_OK) continue;
     hp_process p = {.size = sizeof p};
     while (hp_cursor_next(c, &p) == HP_OK)
-      full.lost_records += p.lost_records;
+      full.lost_records = full.lost_records + p.lost_records < full.lost_records
+                              ? UINT64_MAX /* saturated */
+                              : full.lost_records + p.lost_records;
     hp_cursor_close(c);
   }
   for (size_t i = 0; st == HP_OK && i < a->nmerged; i++) { /* processes that did not close their logs */

@@ -247,6 +247,7 @@ struct log_w {
   _Alignas(64) _Atomic uint64_t seq;        /* order of small-table rows */
   _Atomic uint64_t process_id;              /* last process row written: owner of LOST records */
   _Atomic uint64_t lost_total;              /* records lost so far */
+  _Atomic int write_errno;                  /* why the last chunk could not be had (ENOSPC ...), 0: never */
   _Atomic uint64_t orphan_lost;             /* lost without a writer (no memory) */
 };
 
@@ -460,11 +461,13 @@ static int new_chunk(log_w *L, lw *w) {
        tries++) {
   }
   if (r != 0) {
+    atomic_store_explicit(&L->write_errno, r, memory_order_relaxed);
     w->pending = (int64_t)idx;
     return 0;
   }
   void *m = mmap(NULL, L->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, L->fd, (off_t)off);
   if (m == MAP_FAILED) {
+    atomic_store_explicit(&L->write_errno, errno, memory_order_relaxed);
     w->pending = (int64_t)idx;
     return 0;
   }
@@ -1095,7 +1098,8 @@ static hp_status apply_lost(log_r *R) {
       i = 0;
     }
     hp_process *p = (hp_process *)(void *)(S->rows + (size_t)i * sizeof(hp_process));
-    p->lost_records += R->lost[k].n;
+    p->lost_records = p->lost_records + R->lost[k].n < p->lost_records ? UINT64_MAX /* never wraps to 0 */
+                                                                       : p->lost_records + R->lost[k].n;
   }
   return HP_OK;
 }
@@ -1606,6 +1610,11 @@ hp_status hp_log_flush_all(hp_store *s) {
   pthread_mutex_unlock(&L->lock);
   errno = saved;
   return HP_OK;
+}
+
+int hp_log_write_errno(hp_store *s) {
+  log_w *L = writable(s);
+  return L ? atomic_load_explicit(&L->write_errno, memory_order_relaxed) : 0;
 }
 
 hp_status hp_log_lost(hp_store *s, uint64_t *n) {

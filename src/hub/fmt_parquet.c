@@ -110,6 +110,21 @@ static int has_manifest(const char *dir) {
   return strstr(buf, "\"" PQ_MAGIC "\"") != NULL;
 }
 
+/* A schema version as the manifest must give it: digits, with single dots between groups ("1", "1.2"). */
+static int schema_version_ok(const char *v) {
+  size_t digits = 0, n = 0;
+  for (; *v; v++, n++) {
+    if (*v >= '0' && *v <= '9')
+      digits++;
+    else if (*v == '.' && digits)
+      digits = 0;
+    else
+      return 0;
+    if (n > 32) return 0;
+  }
+  return digits > 0;
+}
+
 /* ---- probe ---- */
 static int pq_probe(const char *path, const unsigned char *head, size_t n) {
   (void)head;
@@ -455,6 +470,12 @@ static hp_status pq_open_read(hp_store *s) {
                       (unsigned long long)ver->u, PQ_STORE_VERSION);
   } else if (!tables || tables->type != PJ_ARR) {
     st = hp_set_error(s, HP_ERR_CORRUPT, "%s: no table list", PQ_MANIFEST);
+  } else if (sv && (sv->type != PJ_STR || !schema_version_ok(sv->s))) {
+    st = hp_set_error(s, HP_ERR_CORRUPT, "%s: bad schema_version (want digits and dots, e.g. \"%s\")",
+                      PQ_MANIFEST, PQ_SCHEMA_VERSION);
+  } else if (strtoul(sv ? sv->s : PQ_SCHEMA_VERSION, NULL, 10) != strtoul(PQ_SCHEMA_VERSION, NULL, 10)) {
+    st = hp_set_error(s, HP_ERR_VERSION, "%s: schema_version %s, this build reads %s.x", PQ_MANIFEST, sv->s,
+                      PQ_SCHEMA_VERSION);
   } else {
     s->schema_version = strdup(sv && sv->type == PJ_STR ? sv->s : PQ_SCHEMA_VERSION);
     if (!s->schema_version) st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");

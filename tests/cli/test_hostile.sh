@@ -167,7 +167,31 @@ assert [r["kernel"] for r in json.loads(out)] == [want], out
 ' "u8.$fmt" $fmt "$HP"
 done
 
-# 8. honest end of process: one of three OpenCL processes SIGKILLed (and the shell that ran them) is named by
+# 8. smaller items: a full disk (here a file size limit) names the file in every format; a bad
+# schema_version is refused; the analyze table says when calls have no device time
+"$GEN" big2 1 100000 >/dev/null
+for fmt in log parquet rocpd; do
+  (ulimit -f 512 && trap '' XFSZ && exec timeout 20 "$HP" convert -q -F $fmt -o "fz.$fmt" "$(ls big2/*.log)") \
+    >"$T/out" 2>"$T/err"
+  [ $? = 1 ] && grep -q "fz.$fmt.*File too large" "$T/err" && [ "$(wc -l <"$T/err")" = 1 ] && [ ! -e "fz.$fmt" ] &&
+    ok || bad "full disk ($fmt): $(cat "$T/err")"
+done
+t 0 "$HP" convert -q -F parquet -o sv.pq ok.log
+sed -i 's/"schema_version": "1"/"schema_version": "1junk"/' sv.pq/_hubprof.json
+t 1 "$HP" info sv.pq
+one_line_error "bad schema_version"
+PYTHONPATH=$PY t 0 python3 -c '
+import sys, hubprof
+with hubprof.create(sys.argv[1]) as w:
+    w.write("agent", {"id": 1, "name": "cpu"})
+    w.write("kernel_symbol", {"id": 1, "name": "k"})
+    w.write("dispatch", {"id": list(range(1, 401)), "agent_id": 1, "kernel_id": 1,
+                         "start_ns": [10 * (i < 128) for i in range(400)], "end_ns": [20 * (i < 128) for i in range(400)]})
+' untimed.db
+t 0 "$HP" analyze untimed.db
+grep -q "note: 272 of the 400 calls shown have no device time" "$T/out" && ok || bad "untimed note: $(cat "$T/out")"
+
+# 9. honest end of process: one of three OpenCL processes SIGKILLed (and the shell that ran them) is named by
 # trace, info and merge with what it kept
 export HUBPROF_COLLECTOR=$OLDPWD/$B/libhubprof_collector.so
 EX=$OLDPWD/$B/examples/ocl
