@@ -216,6 +216,14 @@ EOF2
   t 0 "$HP" trace -q -o u.db -- "$T/va"$'\xff' 64 2
   t 0 "$HP" info --json u.db
   [ "$(field 'd["processes"][0]["command"]')" = "$T/va\xFF 64 2" ] && ok || bad "escaped command: $(cat "$T/out")"
+  PYTHONPATH=$PY t 0 python3 -c '
+import sys, warnings, hubprof
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    r = hubprof.merge([sys.argv[1]], sys.argv[2])
+assert r["unfinished_processes"] == 1 and r["unfinished_dispatches"] == 7, r
+assert any("crash kill 7) did not close its log" in str(x.message) for x in w), [str(x.message) for x in w]
+' k.db kp.db
   t 0 "$HP" merge -o k2.db k.db
   grep -q "crash kill 7) did not close its log .*: 7 dispatches kept" "$T/err" && ok || bad "merge: $(cat "$T/err")"
 else
