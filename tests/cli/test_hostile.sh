@@ -3,7 +3,7 @@
 # blocks kept), a FIFO as a store and inside a Parquet store, a device, a 50 GiB sparse log. Each must give a
 # clear error or a bounded result within seconds (timeout 20). usage: test_hostile.sh [HUBPROF]
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 HP=$(realpath "${1:-build/hubprof}")
 B=${HUBPROF_BUILD:-build}
 GEN=$PWD/$B/examples/gen_logs
