@@ -60,6 +60,19 @@ with hubprof.open(sys.argv[1]) as s:
     assert d and "zeroed block header" in d.message, d
 ' zero.log
 
+# a log cut inside its last block (the process row of its close is in it): info says "cut"
+last=$(python3 -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+pos = last = struct.unpack_from("<I", b, 16)[0]
+while struct.unpack_from("<I", b, pos)[0] == 0x4B4C4248:
+    last, pos = pos, (pos + 16 + struct.unpack_from("<I", b, pos + 4)[0] + 7) & ~7
+print(last)' ok.log)
+head -c $((last + 8)) ok.log >cut.log
+t 0 "$HP" info --json cut.log
+[ "$(field '[(p["state"], p["end_ns"]) for p in d["processes"]]')" = "[('cut', None)]" ] && ok ||
+  bad "cut log: $(head -c 400 "$T/out")"
+
 # 2. FIFOs, sockets and devices are refused by name, never opened in a way that blocks
 mkfifo fifo
 for cmd in "info" "analyze" "convert -F parquet -o c.pq" "merge -o f.db"; do
