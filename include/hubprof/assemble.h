@@ -60,6 +60,9 @@ typedef struct hp_assemble_stats {
   uint64_t unmatched_dispatches; /* dispatches of a later run without a partner, and the first run's without
                                     a partner in a later run */
   uint64_t unmatched_processes;  /* processes of a later run without a partner in the first run, and back */
+  /* processes that did not close their logs (killed, power lost: end time unknown), and their dispatches
+     kept in the output */
+  uint64_t unfinished_processes, unfinished_dispatches;
 } hp_assemble_stats;
 
 typedef struct hp_assembly hp_assembly; /* opaque */

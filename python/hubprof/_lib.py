@@ -192,6 +192,8 @@ class hp_assemble_stats(ctypes.Structure):
         ("runs", c_uint64),
         ("unmatched_dispatches", c_uint64),
         ("unmatched_processes", c_uint64),
+        ("unfinished_processes", c_uint64),
+        ("unfinished_dispatches", c_uint64),
     ]
 
 

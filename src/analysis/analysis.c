@@ -317,7 +317,7 @@ static hp_status load_tables(hp_store *s, tables *t) {
   if ((st = hp_cursor_open(s, HP_TABLE_PROCESS, &c)) != HP_OK) return st;
   hp_process p = {.size = sizeof p};
   while ((st = hp_cursor_next(c, &p)) == HP_OK) {
-    t->lost += p.lost_records;
+    t->lost = t->lost + p.lost_records < t->lost ? UINT64_MAX : t->lost + p.lost_records; /* saturated */
     long have = ix_get(&t->pid_of, p.id);
     if (have >= 0) { /* a process written twice (start, then end): the last row wins */
       t->pids[have] = p.pid;
@@ -393,14 +393,24 @@ typedef struct grec { /* one group of dispatches */
   int64_t total, min, max;
 } grec;
 
+/* Stored times may be anything (INT64_MIN, INT64_MAX): durations and sums saturate instead of wrapping. */
+static inline int64_t dur_ns(int64_t start, int64_t end) {
+  int64_t t;
+  return __builtin_sub_overflow(end, start, &t) ? INT64_MAX : t;
+}
+static inline int64_t sat_add(int64_t a, int64_t b) {
+  int64_t t;
+  return __builtin_add_overflow(a, b, &t) ? (b > 0 ? INT64_MAX : INT64_MIN) : t;
+}
+
 /* One dispatch of a group: its call, and its device time when it has one. */
 static inline void grec_add(grec *gr, int64_t start, int64_t end) {
   gr->calls++;
   if (start && end >= start) {
-    int64_t t = end - start;
+    int64_t t = dur_ns(start, end);
     if (!gr->timed || t < gr->min) gr->min = t;
     if (!gr->timed || t > gr->max) gr->max = t;
-    gr->total += t;
+    gr->total = sat_add(gr->total, t);
     gr->timed++;
   }
 }
@@ -755,7 +765,8 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
       memset(r->devtot + old, 0, (cap - old) * sizeof *r->devtot);
       r->ndevtot = cap;
     }
-    if (d.start_ns && d.end_ns >= d.start_ns) r->devtot[a] += d.end_ns - d.start_ns;
+    if (d.start_ns && d.end_ns >= d.start_ns)
+      r->devtot[a] = sat_add(r->devtot[a], dur_ns(d.start_ns, d.end_ns));
     if (fast && (size_t)a < dna && (size_t)k < dnk && gdirect[(size_t)a * dnk + (size_t)k] >= 0) {
       /* by kernel, nothing kept per dispatch, group known: only its sums change */
       grec_add(&r->g[gdirect[(size_t)a * dnk + (size_t)k]], d.start_ns, d.end_ns);
@@ -1042,7 +1053,7 @@ static void dispatch_env(const run *r, const drec *d, size_t di, double *vals, u
   env->counters = vals;
   env->exec = exec;
   env->imputed = imp;
-  env->vars[HC_VAR_DURATION] = d->start && d->end >= d->start ? (double)(d->end - d->start) : NAN;
+  env->vars[HC_VAR_DURATION] = d->start && d->end >= d->start ? (double)dur_ns(d->start, d->end) : NAN;
   env->vars[HC_VAR_GRID_SIZE] = (double)d->grid[0] * d->grid[1] * d->grid[2];
   env->vars[HC_VAR_WORKGROUP_SIZE] =
       d->wg[0] ? (double)d->wg[0] * (d->wg[1] ? d->wg[1] : 1) * (d->wg[2] ? d->wg[2] : 1) : NAN;
@@ -1190,8 +1201,8 @@ static int cmp_dispatches(const void *x, const void *y) {
   const drec *a = &r->d[i], *b = &r->d[j];
   if (a->agent != b->agent) return a->agent < b->agent ? -1 : 1;
   if (r->sort == HA_SORT_TIME) {
-    int64_t ta = a->start && a->end >= a->start ? a->end - a->start : -1;
-    int64_t tb = b->start && b->end >= b->start ? b->end - b->start : -1;
+    int64_t ta = a->start && a->end >= a->start ? dur_ns(a->start, a->end) : -1;
+    int64_t tb = b->start && b->end >= b->start ? dur_ns(b->start, b->end) : -1;
     if (ta != tb) return ta > tb ? -1 : 1;
   } else if (r->sort == HA_SORT_NAME) {
     int c = cmp_name_then(r, a->kernel, b->kernel);
@@ -1273,8 +1284,9 @@ static hp_status build_dispatch_rows(run *r, ha_result *res, rowctx *rc) {
     row[6].text = intern(res, wg);
     row[7].i = d->start;
     int timed = d->start && d->end >= d->start;
-    row[8].num = timed ? (double)(d->end - d->start) : NAN;
-    row[9].num = timed && tot[d->agent] ? 100.0 * (double)(d->end - d->start) / (double)tot[d->agent] : NAN;
+    row[8].num = timed ? (double)dur_ns(d->start, d->end) : NAN;
+    row[9].num =
+        timed && tot[d->agent] ? 100.0 * (double)dur_ns(d->start, d->end) / (double)tot[d->agent] : NAN;
     if (!timed) fl[8] = fl[9] = HA_CELL_MISSING;
     if (!row[0].text || !row[4].text || !row[5].text || !row[6].text) {
       st = HP_ERR_NOMEM;
@@ -2154,7 +2166,7 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
     row[c++].i = tot_a;
     row[c++].i = tot_b;
     row[c++].i = tot_b - tot_a;
-    row[c].num = both && tot_a ? 100.0 * (double)(tot_b - tot_a) / (double)tot_a : NAN;
+    row[c].num = both && tot_a ? 100.0 * ((double)tot_b - (double)tot_a) / (double)tot_a : NAN;
     if (is_nan(row[c].num)) fl[c] = HA_CELL_MISSING;
     c++;
     row[c].num = avg_a;

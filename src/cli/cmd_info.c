@@ -39,19 +39,52 @@ void cmd_info_help(FILE *out) { cli_help(&info_spec, out); }
 typedef struct span {
   int64_t first, last;
   uint64_t n;
+  struct pcount {
+    uint64_t id, n;
+  } * per; /* dispatches per process id */
+  size_t nper;
 } span;
+
+/* Count a dispatch of process `id` (the last one found is looked at first: rows come in runs). */
+static int count_process(span *sp, uint64_t id) {
+  for (size_t i = sp->nper; i-- > 0;)
+    if (sp->per[i].id == id) {
+      sp->per[i].n++;
+      if (i + 1 != sp->nper) { /* keep the busiest at the end */
+        struct pcount t = sp->per[i];
+        sp->per[i] = sp->per[sp->nper - 1];
+        sp->per[sp->nper - 1] = t;
+      }
+      return 0;
+    }
+  struct pcount *p = realloc(sp->per, (sp->nper + 1) * sizeof *p);
+  if (!p) return -1;
+  sp->per = p;
+  sp->per[sp->nper++] = (struct pcount){id, 1};
+  return 0;
+}
+
+static uint64_t dispatches_of(const span *sp, uint64_t id) {
+  for (size_t i = 0; i < sp->nper; i++)
+    if (sp->per[i].id == id) return sp->per[i].n;
+  return 0;
+}
 
 /* The time span of the dispatches: the one pass over every row, so it shows progress on a terminal. */
 static hp_status dispatch_span(hp_store *s, span *sp, uint64_t total, int quiet) {
+  memset(sp, 0, sizeof *sp);
   hp_cursor *c;
   hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
   if (st != HP_OK) return st;
   hp_dispatch d = {.size = sizeof d};
-  memset(sp, 0, sizeof *sp);
   cli_progress *pr = cli_progress_start("reading", "dispatches", total, quiet);
   uint64_t rows = 0;
   while ((st = hp_cursor_next(c, &d)) == HP_OK) {
     if ((++rows & 1023) == 0) cli_progress_update(pr, rows);
+    if (count_process(sp, d.process_id)) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
     int64_t a = d.start_ns ? d.start_ns : d.enqueue_ns, b = d.end_ns ? d.end_ns : a;
     if (!a) continue;
     if (!sp->n || a < sp->first) sp->first = a;
@@ -61,6 +94,14 @@ static hp_status dispatch_span(hp_store *s, span *sp, uint64_t total, int quiet)
   cli_progress_end(pr);
   hp_cursor_close(c);
   return st == HP_END ? HP_OK : st;
+}
+
+/* How a process ended: it closed its log, or not (SIGKILL, power loss: its end time is unknown), or its log
+ * was cut short (a log store read up to a truncation). */
+static const char *process_state(hp_store *s, const hp_process *p) {
+  if (p->end_ns != 0) return "finished";
+  return strcmp(hp_store_format(s), "log") == 0 && hp_store_damage(s, NULL) == HP_ERR_TRUNCATED ? "cut"
+                                                                                                : "killed";
 }
 
 /* Host name of a node id (small table: looked up by scanning). */
@@ -89,6 +130,7 @@ static int print_info(hp_store *s, int json, int quiet) {
   span sp;
   hp_status st = dispatch_span(s, &sp, counts[HP_TABLE_DISPATCH], quiet);
   if (st != HP_OK) {
+    free(sp.per);
     cli_error("%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
     return CLI_FAIL;
   }
@@ -127,11 +169,11 @@ static int print_info(hp_store *s, int json, int quiet) {
     printf("\nrows\n");
     for (int t = 0; t < HP_TABLE_COUNT; t++)
       printf("  %-15s %12" PRIu64 "\n", hp_table_describe((hp_table)t)->name, counts[t]);
-    printf("\nprocesses\n  %-8s %-8s %-5s %-16s %-14s %-8s %s\n", "PID", "PPID", "RANK", "HOST",
-           "DURATION(s)", "LOST", "COMMAND");
+    printf("\nprocesses\n  %-8s %-8s %-5s %-16s %-9s %-14s %-10s %-8s %s\n", "PID", "PPID", "RANK", "HOST",
+           "STATE", "DURATION(s)", "DISPATCHES", "LOST", "COMMAND");
   }
   hp_cursor *c;
-  uint64_t lost = 0;
+  uint64_t lost = 0, unfinished = 0;
   int first = 1;
   hp_status pst = hp_cursor_open(s, HP_TABLE_PROCESS, &c);
   if (pst == HP_OK) {
@@ -139,28 +181,37 @@ static int print_info(hp_store *s, int json, int quiet) {
     char host[128];
     while ((pst = hp_cursor_next(c, &p)) == HP_OK) {
       node_name(s, p.node_id, host, sizeof host);
-      lost += p.lost_records;
-      double dur = p.end_ns > p.start_ns && p.start_ns ? (double)(p.end_ns - p.start_ns) / 1e9 : -1;
+      lost = lost + p.lost_records < lost ? UINT64_MAX : lost + p.lost_records; /* saturated, never 0 */
+      const char *state = process_state(s, &p);
+      unfinished += p.end_ns == 0;
+      uint64_t nd = dispatches_of(&sp, p.id);
+      /* in double: stored times may be anything, INT64_MIN and INT64_MAX included */
+      double dur = p.end_ns > p.start_ns && p.start_ns ? ((double)p.end_ns - (double)p.start_ns) / 1e9 : -1;
       if (json) {
         printf("%s{\"pid\": %" PRId64 ", \"ppid\": %" PRId64 ", \"rank\": %" PRId64 ", \"host\": ",
                first ? "" : ", ", p.pid, p.ppid, p.rank);
         report_json_text(stdout, host);
-        printf(", \"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64 ", \"lost_records\": %" PRIu64
-               ", \"command\": ",
-               p.start_ns, p.end_ns, p.lost_records);
+        printf(", \"state\": \"%s\", \"start_ns\": %" PRId64 ", \"end_ns\": ", state, p.start_ns);
+        if (p.end_ns)
+          printf("%" PRId64, p.end_ns);
+        else
+          printf("null");
+        printf(", \"dispatches\": %" PRIu64 ", \"lost_records\": %" PRIu64 ", \"command\": ", nd,
+               p.lost_records);
         report_json_text(stdout, p.command);
         printf("}");
       } else {
         char rank[24] = "-", durs[32] = "-";
         if (p.rank >= 0) snprintf(rank, sizeof rank, "%" PRId64, p.rank);
         if (dur >= 0) snprintf(durs, sizeof durs, "%.6f", dur);
-        printf("  %-8" PRId64 " %-8" PRId64 " %-5s %-16.16s %-14s %-8" PRIu64 " %s\n", p.pid, p.ppid, rank,
-               host, durs, p.lost_records, p.command);
+        printf("  %-8" PRId64 " %-8" PRId64 " %-5s %-16.16s %-9s %-14s %-10" PRIu64 " %-8" PRIu64 " %s\n",
+               p.pid, p.ppid, rank, host, state, durs, nd, p.lost_records, p.command);
       }
       first = 0;
     }
     hp_cursor_close(c);
   }
+  free(sp.per);
   if (pst != HP_END) { /* a process table that cannot be read is an error, not an empty list */
     fflush(stdout);
     cli_error("%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(pst));
@@ -175,9 +226,13 @@ static int print_info(hp_store *s, int json, int quiet) {
   } else {
     if (first) printf("  (none)\n");
     if (lost) printf("\nlost records    %" PRIu64 " (the collector ran out of space)\n", lost);
+    if (unfinished)
+      printf("\nunfinished      %" PRIu64 " process%s did not close its log (killed or cut short): end time "
+             "unknown, what it recorded before is kept\n",
+             unfinished, unfinished == 1 ? "" : "es");
     if (sp.n)
       printf("\ntime span       %.6f s (first dispatch at %" PRId64 " ns, last end at %" PRId64 " ns)\n",
-             (double)(sp.last - sp.first) / 1e9, sp.first, sp.last);
+             ((double)sp.last - (double)sp.first) / 1e9, sp.first, sp.last);
     else
       printf("\ntime span       no timed dispatches\n");
   }

@@ -415,5 +415,24 @@ int cli_print_analysis(const struct ha_result *res, int fmt, size_t width) {
       fprintf(stderr, "hubprof: note: %s\n", ha_result_note(res, i));
     }
   }
+  /* the table leaves out timed_calls: say when the time columns cover fewer calls than it shows */
+  long cc = ha_result_col_find(res, "calls"), tc = ha_result_col_find(res, "timed_calls");
+  if (fmt == REPORT_TABLE && cc >= 0 && tc >= 0) {
+    uint64_t calls = 0, timed = 0;
+    for (size_t r = 0; r < ha_result_nrows(res); r++) {
+      calls += (uint64_t)ha_result_int(res, r, (size_t)cc);
+      timed += (uint64_t)ha_result_int(res, r, (size_t)tc);
+    }
+    if (timed < calls) {
+      char note[256];
+      snprintf(note, sizeof note,
+               "%" PRIu64 " of the %" PRIu64
+               " calls shown have no device time (never completed, or not timed): "
+               "the time columns cover the other %" PRIu64 " (timed_calls in CSV and JSON)",
+               calls - timed, calls, timed);
+      if (!ha_result_nnotes(res)) putchar('\n');
+      print_note(stdout, note, width);
+    }
+  }
   return CLI_OK;
 }

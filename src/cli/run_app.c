@@ -473,6 +473,11 @@ static void summary(const run_opts *o, const char *output, const hp_assemble_sta
     fprintf(stderr, ", %" PRIu64 " counter values in %zu pass%s (kernel replay)",
             m->rows_out[HP_TABLE_COUNTER_VALUE], o->npasses, o->npasses == 1 ? "" : "es");
   fprintf(stderr, " -> %s (%s)\n", output, o->format);
+  if (st->unfinished_processes)
+    cli_warn("%" PRIu64 " process%s did not finish (killed, or its log cut short): %" PRIu64
+             " dispatch%s of %s kept, end time unknown",
+             st->unfinished_processes, st->unfinished_processes == 1 ? "" : "es", st->unfinished_dispatches,
+             st->unfinished_dispatches == 1 ? "" : "es", st->unfinished_processes == 1 ? "it" : "them");
   if (st->lost_records)
     cli_warn("%" PRIu64 " records were lost (the collector ran out of space)", st->lost_records);
 }

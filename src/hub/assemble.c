@@ -47,6 +47,15 @@ struct hp_assembly {
   hp_merge_hooks *hooks;    /* while writing: where a failing hook leaves its error */
   hp_assemble_stats *stats; /* while writing */
   char num[2][32];          /* metadata values */
+  /* processes that did not close their logs (end time 0): reported with the dispatches kept */
+  struct unfinished {
+    size_t ix;
+    uint64_t id; /* the process row's id in input ix */
+    int64_t pid;
+    char *command;
+    uint64_t kept;
+  } * unf;
+  size_t nunf;
 };
 
 static void warnf(hp_assembly *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -886,6 +895,9 @@ static int drop_key(const char *key, int replay) {
 
 static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
   hp_assembly *a = ctx;
+  if (a->nunf && t == HP_TABLE_DISPATCH)
+    for (size_t k = 0; k < a->nunf; k++)
+      if (a->unf[k].ix == ix && a->unf[k].id == ((const hp_dispatch *)row)->process_id) a->unf[k].kept++;
   if (a->replay_runs) {
     if (t == HP_TABLE_METADATA) return !drop_key(((hp_metadata *)row)->key, 1);
     if (t == HP_TABLE_DISPATCH) {
@@ -1061,7 +1073,28 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     if (hp_cursor_open(a->in[i].s, HP_TABLE_PROCESS, &c) != HP_OK) continue;
     hp_process p = {.size = sizeof p};
     while (hp_cursor_next(c, &p) == HP_OK)
-      full.lost_records += p.lost_records;
+      full.lost_records = full.lost_records + p.lost_records < full.lost_records
+                              ? UINT64_MAX /* saturated */
+                              : full.lost_records + p.lost_records;
+    hp_cursor_close(c);
+  }
+  for (size_t i = 0; st == HP_OK && i < a->nmerged; i++) { /* processes that did not close their logs */
+    hp_cursor *c;
+    if (hp_cursor_open(a->merged[i], HP_TABLE_PROCESS, &c) != HP_OK) continue;
+    hp_process p = {.size = sizeof p};
+    while (st == HP_OK && hp_cursor_next(c, &p) == HP_OK) {
+      if (p.end_ns != 0) continue;
+      struct unfinished *u = realloc(a->unf, (a->nunf + 1) * sizeof *u);
+      char *cmd = strdup(p.command ? p.command : "");
+      if (!u || !cmd) {
+        if (u) a->unf = u;
+        free(cmd);
+        st = fail(a, HP_ERR_NOMEM, "out of memory");
+        break;
+      }
+      a->unf = u;
+      a->unf[a->nunf++] = (struct unfinished){i, p.id, p.pid, cmd, 0};
+    }
     hp_cursor_close(c);
   }
   if (st == HP_OK) {
@@ -1075,6 +1108,15 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     if (a->it_c) hp_cursor_close(a->it_c);
     a->it_c = NULL;
     if (st != HP_OK) fail(a, st, "%s", hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
+  }
+  for (size_t k = 0; st == HP_OK && k < a->nunf; k++) {
+    const struct unfinished *u = &a->unf[k];
+    full.unfinished_processes++;
+    full.unfinished_dispatches += u->kept;
+    warnf(a,
+          "%s: process %" PRId64 " (%s) did not close its log (killed, or its log cut short): %" PRIu64
+          " dispatch%s kept, its end time unknown",
+          hp_store_path(a->merged[u->ix]), u->pid, u->command, u->kept, u->kept == 1 ? "" : "es");
   }
   if (user) {
     size_t keep = user->size < sizeof full ? user->size : sizeof full;
@@ -1099,6 +1141,9 @@ void hp_assembly_free(hp_assembly *a) {
   free(a->nprocs);
   free(a->replay_plan);
   free(a->merged);
+  for (size_t k = 0; k < a->nunf; k++)
+    free(a->unf[k].command);
+  free(a->unf);
   for (size_t i = 0; i < a->n; i++)
     if (a->in[i].owned) hp_store_close(a->in[i].s);
   free(a->in);

@@ -11,6 +11,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +172,7 @@ struct log_w {
   _Alignas(64) _Atomic uint64_t seq;        /* order of small-table rows */
   _Atomic uint64_t process_id;              /* last process row written: owner of LOST records */
   _Atomic uint64_t lost_total;              /* records lost so far */
+  _Atomic int write_errno;                  /* why the last chunk could not be had (ENOSPC ...), 0: never */
   _Atomic uint64_t orphan_lost;             /* lost without a writer (no memory) */
 };
 
@@ -383,11 +386,13 @@ static int new_chunk(log_w *L, lw *w) {
        tries++) {
   }
   if (r != 0) {
+    atomic_store_explicit(&L->write_errno, r, memory_order_relaxed);
     w->pending = (int64_t)idx;
     return 0;
   }
   void *m = mmap(NULL, L->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, L->fd, (off_t)off);
   if (m == MAP_FAILED) {
+    atomic_store_explicit(&L->write_errno, errno, memory_order_relaxed);
     w->pending = (int64_t)idx;
     return 0;
   }
@@ -678,6 +683,65 @@ static void log_abort(hp_store *s) {
   s->impl = NULL;
 }
 
+/* ---- a log that shrinks while it is read ----
+ * The reader maps the file; when another process truncates it, touching the pages that went away raises
+ * SIGBUS. A handler installed once (at the first read) turns that into an error of the read in progress on
+ * the faulting thread, which guards its accesses to the mapping with a sigsetjmp point; any other SIGBUS
+ * goes to the handler that was there before, or ends the process as it would have without us. */
+static __thread sigjmp_buf *t_guard;
+static __thread const unsigned char *t_lo, *t_hi;
+static struct sigaction g_old_bus;
+static pthread_once_t g_bus_once = PTHREAD_ONCE_INIT;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc) {
+  const unsigned char *a = si ? (const unsigned char *)si->si_addr : NULL;
+  if (t_guard && a >= t_lo && a < t_hi) siglongjmp(*t_guard, 1);
+  if ((g_old_bus.sa_flags & SA_SIGINFO) && g_old_bus.sa_sigaction) {
+    g_old_bus.sa_sigaction(sig, si, uc);
+  } else if (!(g_old_bus.sa_flags & SA_SIGINFO) && g_old_bus.sa_handler != SIG_DFL &&
+             g_old_bus.sa_handler != SIG_IGN) {
+    g_old_bus.sa_handler(sig);
+  } else { /* the default: a fault runs again and ends the process; a sent SIGBUS is sent again */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGBUS, &dfl, NULL);
+    if (!si || si->si_code <= 0) raise(sig);
+  }
+}
+
+static void bus_install(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_sigbus;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK; /* NODEFER: not left blocked after the long jump */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGBUS, &sa, &g_old_bus);
+}
+
+/* Guarded access to [lo, hi): guard_save, then `if (sigsetjmp(g.jb, 0))` (a SIGBUS hit: guard_end and
+ * fail), guard_set, the accesses, guard_end. */
+typedef struct guard {
+  sigjmp_buf jb;
+  sigjmp_buf *prev;
+  const unsigned char *lo, *hi;
+} guard;
+static void guard_save(guard *g) {
+  g->prev = t_guard;
+  g->lo = t_lo;
+  g->hi = t_hi;
+}
+static void guard_set(guard *g, const unsigned char *lo, const unsigned char *hi) {
+  t_lo = lo;
+  t_hi = hi;
+  t_guard = &g->jb;
+}
+static void guard_end(guard *g) {
+  t_guard = g->prev;
+  t_lo = g->lo;
+  t_hi = g->hi;
+}
+
 /* ---- reader ---- */
 typedef struct rblk {
   uint64_t off;  /* file offset of the payload */
@@ -717,7 +781,11 @@ typedef struct log_r {
   size_t nlost, lostcap;
   hp_status dmg; /* first damage found, kept until the block count is known */
   uint64_t dmg_off;
-  uint64_t ndmg;
+  uint64_t ndmg;      /* places with damage */
+  uint64_t skipped;   /* bytes skipped over by resynchronisation */
+  uint64_t data_end;  /* end of the data region skip_hole found last */
+  uint64_t hole_from; /* only holes from here to the end of the file */
+  int shrunk;         /* a SIGBUS ended a read: the file is no longer what was scanned */
   char dmg_msg[200];
 } log_r;
 
@@ -933,7 +1001,8 @@ static hp_status apply_lost(log_r *R) {
       i = 0;
     }
     hp_process *p = (hp_process *)(void *)(S->rows + (size_t)i * sizeof(hp_process));
-    p->lost_records += R->lost[k].n;
+    p->lost_records = p->lost_records + R->lost[k].n < p->lost_records ? UINT64_MAX /* never wraps to 0 */
+                                                                       : p->lost_records + R->lost[k].n;
   }
   return HP_OK;
 }
@@ -949,6 +1018,7 @@ static hp_status scan_records(log_r *R, uint64_t poff, uint32_t len, uint32_t co
     if (!hu_varint_get(&p, end, &type) || !hu_varint_get(&p, end, &plen) || plen > (uint64_t)(end - p)) {
       damage(R, HP_ERR_CORRUPT, (uint64_t)(rec - R->map), "malformed record at byte %llu",
              (unsigned long long)(rec - R->map));
+      R->skipped += (uint64_t)(end - rec);
       end = rec;
       framed = 0;
       break;
@@ -1007,6 +1077,35 @@ static int block_ok(const log_r *R, uint64_t pos, uint64_t cend, uint64_t *budge
   return hp_crc32c(crc, h + BLK_HDR, len) == hu_get_le32(h + 12);
 }
 
+/* The first offset at or after the 8-aligned `q` that may hold data: holes of a sparse file (SEEK_DATA,
+ * SEEK_HOLE) are skipped unread, so a reader's time follows the file's data, not its size. R->data_end
+ * caches the end of the data region last found. */
+static uint64_t skip_hole(log_r *R, uint64_t q) {
+  if (q < R->data_end || q >= R->size) return q;
+  if (q >= R->hole_from) return R->size;
+  off_t d = lseek(R->fd, (off_t)q, SEEK_DATA);
+  if (d < 0) { /* ENXIO: only holes follow; anything else: no hole support, read everything */
+    if (errno != ENXIO)
+      R->data_end = R->size;
+    else
+      R->hole_from = q;
+    return errno == ENXIO ? R->size : q;
+  }
+  off_t e = lseek(R->fd, d, SEEK_HOLE);
+  R->data_end = e < 0 || (uint64_t)e > R->size ? R->size : (uint64_t)e;
+  uint64_t a = (uint64_t)d & ~(uint64_t)7;
+  return a > q ? a : q;
+}
+
+/* The next valid block (magic, length and CRC right) at 8-byte steps from `q` inside the chunk ending at
+ * cend, or 0 when there is none. *budget bounds the checksum work. */
+static uint64_t next_block(log_r *R, uint64_t q, uint64_t cend, uint64_t *budget) {
+  uint64_t lim = cend < R->size ? cend : R->size;
+  for (; (q = skip_hole(R, q)) + BLK_HDR <= lim; q += 8)
+    if (load_magic(R->map + q) == BLK_MAGIC && block_ok(R, q, cend, budget)) return q;
+  return 0;
+}
+
 /* Scan every chunk once, block by block. Damage is recorded, never fatal; after a bad block the scan
  * looks for the next valid block of the chunk at 8-byte steps. */
 static hp_status scan(log_r *R) {
@@ -1014,6 +1113,11 @@ static hp_status scan(log_r *R) {
   for (uint64_t k = 0;; k++) {
     uint64_t cstart = R->header_size + k * cs;
     if (cstart >= size) break;
+    uint64_t d = skip_hole(R, cstart);
+    if (d >= cstart + cs) { /* the whole chunk is a hole: go to the chunk of the next data */
+      k = (d - R->header_size) / cs - 1;
+      continue;
+    }
     uint64_t cend = cstart + cs, pos = cstart, nblocks = 0, budget = 4 * cs;
     for (;;) {
       if (pos + BLK_HDR > cend) break; /* no room for another block */
@@ -1031,7 +1135,17 @@ static hp_status scan(log_r *R) {
       }
       const unsigned char *h = R->map + pos;
       uint32_t magic = load_magic(h);
-      if (magic == 0) { /* nothing more committed in this chunk */
+      if (magic == 0) {
+        /* Nothing more committed in this chunk, unless valid blocks follow: then this header was lost
+         * (a write-back that never reached the disk) and what lies between is damage. */
+        uint64_t q = next_block(R, pos + 8, cend, &budget);
+        if (q) {
+          damage(R, HP_ERR_CORRUPT, pos, "zeroed block header at byte %llu (valid blocks follow it)",
+                 (unsigned long long)pos);
+          R->skipped += q - pos;
+          pos = q;
+          continue;
+        }
         if (cend > size && nblocks)
           damage(R, HP_ERR_TRUNCATED, size, "truncated at byte %llu (chunk %llu incomplete)",
                  (unsigned long long)size, (unsigned long long)k);
@@ -1051,11 +1165,9 @@ static hp_status scan(log_r *R) {
         why = "bad block checksum";
       if (why) {
         damage(R, HP_ERR_CORRUPT, pos, "%s at byte %llu", why, (unsigned long long)pos);
-        uint64_t q = pos + 8;
-        while (q + BLK_HDR <= cend && q + BLK_HDR <= size &&
-               !(load_magic(R->map + q) == BLK_MAGIC && block_ok(R, q, cend, &budget)))
-          q += 8;
-        if (q + BLK_HDR > cend || q + BLK_HDR > size) break;
+        uint64_t q = next_block(R, pos + 8, cend, &budget);
+        R->skipped += (q ? q : (cend < size ? cend : size)) - pos;
+        if (!q) break;
         pos = q;
         continue;
       }
@@ -1120,7 +1232,9 @@ static hp_status log_open_read(hp_store *s) {
   pthread_once(&g_once, global_init);
   log_r *R = calloc(1, sizeof *R);
   if (!R) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-  R->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+  R->hole_from = UINT64_MAX;
+  R->fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+                            O_NOCTTY); /* a FIFO or device is refused below, not waited on */
   hp_status st;
   struct stat sb;
   if (R->fd < 0) {
@@ -1140,8 +1254,18 @@ static hp_status log_open_read(hp_store *s) {
       st = hp_set_error(s, HP_ERR_IO, "cannot map: %s", strerror(errno));
     } else {
       R->map = m;
-      st = check_header(s, R);
-      if (st == HP_OK) st = scan(R);
+      pthread_once(&g_bus_once, bus_install);
+      guard g;
+      guard_save(&g);
+      if (sigsetjmp(g.jb, 0)) {
+        guard_end(&g);
+        st = hp_set_error(s, HP_ERR_IO, "the file shrank while being read (cut by another process)");
+      } else {
+        guard_set(&g, R->map, R->map + R->size);
+        st = check_header(s, R);
+        if (st == HP_OK) st = scan(R);
+        guard_end(&g);
+      }
       if (st == HP_ERR_NOMEM) hp_set_error(s, st, "out of memory");
     }
   }
@@ -1154,8 +1278,10 @@ static hp_status log_open_read(hp_store *s) {
   s->schema_version = schema;
   s->impl = R;
   if (R->dmg != HP_OK)
-    hp_set_damage(s, R->dmg, R->dmg_off, "%s; %llu complete blocks recovered%s", R->dmg_msg,
-                  (unsigned long long)R->nvalid, R->ndmg > 1 ? " (more damage after it)" : "");
+    hp_set_damage(s, R->dmg, R->dmg_off,
+                  "%s; %llu complete blocks recovered, %llu damaged place%s, %llu bytes skipped", R->dmg_msg,
+                  (unsigned long long)R->nvalid, (unsigned long long)R->ndmg, R->ndmg == 1 ? "" : "s",
+                  (unsigned long long)R->skipped);
   return HP_OK;
 }
 
@@ -1180,7 +1306,24 @@ static hp_status log_cursor_open(hp_cursor *c) {
   return HP_OK;
 }
 
+static hp_status cursor_next(hp_cursor *c, void *row);
 static hp_status log_cursor_next(hp_cursor *c, void *row) {
+  log_r *R = c->store->impl;
+  if (R->shrunk) return HP_ERR_IO;
+  guard g;
+  guard_save(&g);
+  if (sigsetjmp(g.jb, 0)) {
+    guard_end(&g);
+    R->shrunk = 1;
+    return hp_set_error(c->store, HP_ERR_IO, "the file shrank while being read (cut by another process)");
+  }
+  guard_set(&g, R->map, R->map + R->size);
+  hp_status st = cursor_next(c, row);
+  guard_end(&g);
+  return st;
+}
+
+static hp_status cursor_next(hp_cursor *c, void *row) {
   log_r *R = c->store->impl;
   lcur *k = c->impl;
   const tinfo *ti = &g_ti[c->table];
@@ -1370,6 +1513,11 @@ hp_status hp_log_flush_all(hp_store *s) {
   pthread_mutex_unlock(&L->lock);
   errno = saved;
   return HP_OK;
+}
+
+int hp_log_write_errno(hp_store *s) {
+  log_w *L = writable(s);
+  return L ? atomic_load_explicit(&L->write_errno, memory_order_relaxed) : 0;
 }
 
 hp_status hp_log_lost(hp_store *s, uint64_t *n) {

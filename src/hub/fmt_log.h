@@ -22,6 +22,11 @@ hp_status hp_log_flush(hp_store *s);
  * to the store: the append path takes no lock. */
 hp_status hp_log_flush_all(hp_store *s);
 
+/* errno of the last failure to extend a log being written (ENOSPC: the disk is full), 0 when none or when
+ * the store is not such a log. The append path sets no message (it runs inside the application); callers
+ * that report, such as the merge, name the file with it. */
+int hp_log_write_errno(hp_store *s);
+
 /* Records this store could not write so far (no disk space, no memory, rows too large). */
 hp_status hp_log_lost(hp_store *s, uint64_t *n);
 

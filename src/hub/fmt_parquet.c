@@ -88,15 +88,35 @@ static int valid_name(const char *s) {
 static int has_manifest(const char *dir) {
   char *p = join(dir, PQ_MANIFEST);
   if (!p) return 0;
-  int fd = open(p, O_RDONLY | O_CLOEXEC);
+  int fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); /* never blocks on a FIFO */
   free(p);
   if (fd < 0) return 0;
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(fd);
+    return 0;
+  }
   char buf[512];
   ssize_t n = read(fd, buf, sizeof buf - 1);
   close(fd);
   if (n <= 0) return 0;
   buf[n] = 0;
   return strstr(buf, "\"" PQ_MAGIC "\"") != NULL;
+}
+
+/* A schema version as the manifest must give it: digits, with single dots between groups ("1", "1.2"). */
+static int schema_version_ok(const char *v) {
+  size_t digits = 0, n = 0;
+  for (; *v; v++, n++) {
+    if (*v >= '0' && *v <= '9')
+      digits++;
+    else if (*v == '.' && digits)
+      digits = 0;
+    else
+      return 0;
+    if (n > 32) return 0;
+  }
+  return digits > 0;
 }
 
 /* ---- probe ---- */
@@ -272,7 +292,7 @@ static hp_status read_manifest(hp_store *s, hu_json **out) {
   *out = NULL;
   char *path = join(s->path, PQ_MANIFEST);
   if (!path) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   free(path);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR)
@@ -308,7 +328,8 @@ static hp_status read_manifest(hp_store *s, hu_json **out) {
  * the file left out; only out-of-memory fails the open. */
 static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, const hu_json *rows,
                             const hu_json *bytes, const hu_json *crc) {
-  int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+  int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+                             O_NOCTTY); /* a FIFO in the store is refused below, not waited on */
   if (fd < 0) {
     hp_set_damage(s, HP_ERR_CORRUPT, 0, "%s: missing (%s)", f->name, strerror(errno));
     return HP_OK;
@@ -403,6 +424,12 @@ static hp_status pq_open_read(hp_store *s) {
                       (unsigned long long)ver->u, PQ_STORE_VERSION);
   } else if (!tables || tables->type != HU_JSON_ARR) {
     st = hp_set_error(s, HP_ERR_CORRUPT, "%s: no table list", PQ_MANIFEST);
+  } else if (sv && (sv->type != HU_JSON_STR || !schema_version_ok(sv->s))) {
+    st = hp_set_error(s, HP_ERR_CORRUPT, "%s: bad schema_version (want digits and dots, e.g. \"%s\")",
+                      PQ_MANIFEST, PQ_SCHEMA_VERSION);
+  } else if (strtoul(sv ? sv->s : PQ_SCHEMA_VERSION, NULL, 10) != strtoul(PQ_SCHEMA_VERSION, NULL, 10)) {
+    st = hp_set_error(s, HP_ERR_VERSION, "%s: schema_version %s, this build reads %s.x", PQ_MANIFEST, sv->s,
+                      PQ_SCHEMA_VERSION);
   } else {
     s->schema_version = strdup(sv && sv->type == HU_JSON_STR ? sv->s : PQ_SCHEMA_VERSION);
     if (!s->schema_version) st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");

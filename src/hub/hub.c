@@ -107,15 +107,24 @@ static hp_status detect(hp_store *s) {
   unsigned char head[4096];
   size_t n = 0;
   if (S_ISREG(st.st_mode)) {
-    int fd = open(s->path, O_RDONLY | O_CLOEXEC);
+    int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+                               O_NOCTTY); /* replaced by a FIFO since the stat: no wait */
     if (fd < 0) return hp_set_error(s, HP_ERR_IO, "cannot open: %s", strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      close(fd);
+      return hp_set_error(s, HP_ERR_FORMAT, "not a regular file or directory");
+    }
     ssize_t r = read(fd, head, sizeof head);
     close(fd);
     if (r < 0) return hp_set_error(s, HP_ERR_IO, "cannot read: %s", strerror(errno));
     n = (size_t)r;
     if (n == 0) return hp_set_error(s, HP_ERR_FORMAT, "empty file, not a hubprof store");
   } else if (!S_ISDIR(st.st_mode)) {
-    return hp_set_error(s, HP_ERR_FORMAT, "not a regular file or directory");
+    return hp_set_error(s, HP_ERR_FORMAT, "not a regular file or directory (%s)",
+                        S_ISFIFO(st.st_mode)                         ? "a FIFO"
+                        : S_ISSOCK(st.st_mode)                       ? "a socket"
+                        : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                     : "a special file");
   }
   for (size_t i = 0; hp_format_table[i]; i++) {
     if (hp_format_table[i]->probe(s->path, head, n)) {
@@ -245,7 +254,94 @@ hp_status hp_store_damage(const hp_store *s, uint64_t *offset) {
   return s->damage;
 }
 
+/* ---- text leaves as UTF-8 ----
+ * Every string a writer stores is valid UTF-8: a byte that is not part of a valid UTF-8 sequence (a program
+ * path or kernel name in another encoding) is stored as the four characters \xNN (NN: its value, two
+ * upper-case hex digits); valid text is stored as given. One place for every format: hp_write. */
+#define MAX_STR_COLS 16
+static size_t g_nstr[HP_TABLE_COUNT], g_stroff[HP_TABLE_COUNT][MAX_STR_COLS];
+static pthread_once_t g_str_once = PTHREAD_ONCE_INIT;
+
+static void find_str_cols(void) {
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    const hp_table_desc *d = hp_table_describe((hp_table)t);
+    for (size_t i = 0; i < d->ncolumns && g_nstr[t] < MAX_STR_COLS; i++)
+      if (d->columns[i].type == HP_COL_STR) g_stroff[t][g_nstr[t]++] = d->columns[i].offset;
+  }
+}
+
+/* Bytes of the valid UTF-8 sequence at p (1 to 4), or 0 when the byte at p does not start one. */
+static size_t utf8_seq(const unsigned char *p) {
+  unsigned c = p[0];
+  if (c < 0x80) return 1;
+  size_t n;
+  unsigned lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0; /* no overlong forms */
+    if (c == 0xED) hi = 0x9F; /* no surrogates */
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F; /* nothing above U+10FFFF */
+  } else
+    return 0;
+  if (p[1] < lo || p[1] > hi) return 0;
+  for (size_t i = 2; i < n; i++)
+    if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+  return n;
+}
+
+/* Size of s with its invalid bytes escaped, NUL included; *bad: whether any is. */
+static size_t utf8_escaped_size(const char *s, int *bad) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t n = 1;
+  *bad = 0;
+  while (*p) {
+    size_t k = utf8_seq(p);
+    if (!k) {
+      *bad = 1;
+      n += 4;
+      p++;
+    } else {
+      n += k;
+      p += k;
+    }
+  }
+  return n;
+}
+
+static void utf8_escape(const char *s, char *out) {
+  static const char hex[] = "0123456789ABCDEF";
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    size_t k = utf8_seq(p);
+    if (!k) {
+      *out++ = '\\';
+      *out++ = 'x';
+      *out++ = hex[*p >> 4];
+      *out++ = hex[*p & 15];
+      p++;
+    } else {
+      memcpy(out, p, k);
+      out += k;
+      p += k;
+    }
+  }
+  *out = 0;
+}
+
 /* ---- write ---- */
+static hp_status write_row(hp_store *s, hp_table t, const void *r) {
+  if (s->ops->flags & HP_FMT_THREADSAFE_WRITE) return s->ops->write(s, t, r);
+  pthread_mutex_lock(&s->lock);
+  hp_status st = s->ops->write(s, t, r);
+  pthread_mutex_unlock(&s->lock);
+  return st;
+}
+
 hp_status hp_write(hp_store *s, hp_table t, const void *row) {
   if (!s || !row || (unsigned)t >= HP_TABLE_COUNT) return HP_ERR_INVALID;
   if (s->mode == HP_READ || !s->impl) return HP_ERR_UNSUPPORTED;
@@ -257,10 +353,34 @@ hp_status hp_write(hp_store *s, hp_table t, const void *row) {
     if (st != HP_OK) return st;
     r = &full;
   }
-  if (s->ops->flags & HP_FMT_THREADSAFE_WRITE) return s->ops->write(s, t, r);
-  pthread_mutex_lock(&s->lock);
-  hp_status st = s->ops->write(s, t, r);
-  pthread_mutex_unlock(&s->lock);
+  pthread_once(&g_str_once, find_str_cols);
+  size_t need = 0;
+  int bad = 0;
+  for (size_t i = 0; i < g_nstr[t]; i++) {
+    const char *v = *(const char *const *)(const void *)((const char *)r + g_stroff[t][i]);
+    int b;
+    size_t n = utf8_escaped_size(v, &b);
+    if (b) need += n;
+    bad |= b;
+  }
+  if (!bad) return write_row(s, t, r); /* the usual case: nothing copied, nothing allocated */
+  char *esc = malloc(need), *e = esc;
+  if (!esc) return HP_ERR_NOMEM;
+  if (r != (const void *)&full) {
+    memcpy(&full, r, hp_table_describe(t)->row_size);
+    r = &full;
+  }
+  for (size_t i = 0; i < g_nstr[t]; i++) {
+    char **slot = (char **)(void *)((char *)&full + g_stroff[t][i]);
+    int b;
+    size_t n = utf8_escaped_size(*slot, &b);
+    if (!b) continue;
+    utf8_escape(*slot, e);
+    *slot = e;
+    e += n;
+  }
+  hp_status st = write_row(s, t, r);
+  free(esc);
   return st;
 }
 

@@ -5,12 +5,26 @@
  * Sections: hash maps · per-table merge rules · the write pipeline · the merge loop. Knows no format. */
 #include "merge_internal.h"
 
+#include "fmt_log.h"
+
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- hash maps: u64 → u64 (ids of one input) and bytes → u64 (de-duplication keys) ---- */
+/* Write one row to the output; a failure without a message of its own (a log being written sets none on
+ * its append path) gets one naming the file and the reason. */
+static hp_status write_named(hp_store *out, hp_table t, const void *row) {
+  hp_status st = hp_write(out, t, row);
+  if (st != HP_OK && !hp_store_error(out)[0]) {
+    int e = hp_log_write_errno(out);
+    hp_set_error(out, st, "cannot write %s rows: %s", hp_table_describe(t)->name,
+                 e ? strerror(e) : hp_status_str(st));
+  }
+  return st;
+}
+
 typedef struct idmap {
   uint64_t *keys, *vals; /* key 0 = empty slot (ids are never 0) */
   size_t cap, n;
@@ -434,7 +448,7 @@ static void *pipe_writer(void *arg) {
     for (size_t i = 0; i < b->n && err == HP_OK; i++) {
       hp_table t = (hp_table)b->table[i];
       if (b->strings.n) strings_in(b, t, &b->rows[i]);
-      err = hp_write(q->out, t, &b->rows[i]); /* the output's message is set on failure */
+      err = write_named(q->out, t, &b->rows[i]);
       if (err == HP_OK && q->stats) q->stats->rows_out[t]++;
     }
     pthread_mutex_lock(&q->mu);
@@ -509,7 +523,7 @@ static hp_status pipe_stop(mpipe *q) {
 static hp_status emit_row(merger *m, hp_table t, anyrow *row, int strings) {
   mpipe *q = m->pipe;
   if (!q) {
-    hp_status st = hp_write(m->out, t, row);
+    hp_status st = write_named(m->out, t, row);
     if (st == HP_OK && m->stats) m->stats->rows_out[t]++;
     return st;
   }

@@ -797,10 +797,10 @@ void pq_rcursor_close(pq_rcursor *c) {
 
 static hp_status map_file(pq_rcursor *c) {
   pq_rfile *f = &c->files[c->fi];
-  int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+  int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return hp_set_error(c->s, HP_ERR_IO, "%s: cannot open: %s", f->name, strerror(errno));
   struct stat sb;
-  if (fstat(fd, &sb) != 0 || (uint64_t)sb.st_size != f->size) {
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != f->size) {
     close(fd);
     return hp_set_error(c->s, HP_ERR_CORRUPT, "%s: changed since the store was opened", f->name);
   }

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Writes the hostile-structure seeds of fuzz_log (tests/fuzz/seeds/log/): zeroed block headers and
+zero-filled blocks before valid ones, huge declared block, record and string sizes. The first byte of a seed
+is fuzz_log's mode: 1 = a valid 64 KiB-chunk header is put before the rest (block checksums as written
+here). usage: gen_log_seeds.py [DIR]"""
+import os
+import struct
+import sys
+
+POLY = 0x82F63B78  # CRC-32C, reflected
+TABLE = []
+for i in range(256):
+    c = i
+    for _ in range(8):
+        c = (c >> 1) ^ POLY if c & 1 else c >> 1
+    TABLE.append(c)
+
+
+def crc32c(data: bytes, crc: int = 0) -> int:
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc = TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def varint(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def record(rtype: int, fields: bytes, length: int | None = None) -> bytes:
+    return varint(rtype) + varint(len(fields) if length is None else length) + fields
+
+
+def block(payload: bytes, count: int, length: int | None = None, good_crc: bool = True) -> bytes:
+    n = len(payload) if length is None else length
+    head = struct.pack("<II", n, count)
+    crc = crc32c(payload, crc32c(head)) if good_crc else 0
+    b = struct.pack("<I", 0x4B4C4248) + head + struct.pack("<I", crc) + payload
+    return b + bytes(-len(b) % 8)
+
+
+DISPATCH = 8  # record type: 1 + the table's index
+KERNEL = 7
+
+
+def dispatch(i: int) -> bytes:
+    return record(DISPATCH, varint(i) + varint(3 * i) + varint(1))
+
+
+def main() -> None:
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "seeds", "log")
+    os.makedirs(out, exist_ok=True)
+    good = block(b"".join(dispatch(i) for i in range(1, 6)), 5)
+    good2 = block(b"".join(dispatch(i) for i in range(6, 9)), 3)
+    seeds = {
+        "valid-two-blocks": good + good2,
+        "zeroed-header": bytes(16) + good[16:] + good2,  # a lost write-back: the second block must be read
+        "zero-filled-block": bytes(len(good)) + good2,
+        "zeroed-second-header": good + bytes(16) + good2[16:] + good,
+        "huge-block-length": block(b"", 1, length=0xFFFFFFF0) + good2,
+        "huge-record-length": block(record(DISPATCH, varint(1), length=(1 << 62)), 1) + good2,
+        "huge-varint": block(varint(DISPATCH) + b"\xff" * 12, 1) + good2,
+        "huge-string-length": block(record(KERNEL, varint(1) + varint(1) + varint(1 << 40) + b"abc"), 1) + good2,
+        "huge-record-count": block(dispatch(1), 0xFFFFFFFF) + good2,
+        "bad-crc-then-valid": block(dispatch(1), 1, good_crc=False) + good2,
+        "magic-without-block": struct.pack("<I", 0x4B4C4248) * 64 + good2,
+    }
+    for name, body in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(b"\x01" + body)
+
+
+if __name__ == "__main__":
+    main()
