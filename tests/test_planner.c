@@ -943,7 +943,8 @@ static void test_sessions(void) {
     CHECK(hc_session_stop(s, v) == HC_OK);
     CHECK_MSG(NEAR(v[0], sa + sb), "task-clock %.0f ns, workers' CPU time %.0f ns", v[0], sa + sb);
     CHECK(!hc_session_skipped(s));
-    /* the launching thread left out (the collector's window): its own 40 ms are not counted, a worker's are */
+    /* the launching thread left out (the collector's window): its own 40 ms are not counted, a worker's are
+     */
     CHECK(hc_session_skip_thread(s, (pid_t)syscall(SYS_gettid)) == HC_OK);
     CHECK(hc_session_start(s) == HC_OK);
     CHECK(hc_session_skipped(s));
@@ -951,8 +952,8 @@ static void test_sessions(void) {
     double mine = spin(40e6);
     sa = worker_run(&a);
     CHECK(hc_session_stop(s, v) == HC_OK);
-    CHECK_MSG(NEAR(v[0], sa), "launcher left out: task-clock %.0f ns, worker %.0f ns (launcher %.0f ns)", v[0], sa,
-              mine);
+    CHECK_MSG(NEAR(v[0], sa), "launcher left out: task-clock %.0f ns, worker %.0f ns (launcher %.0f ns)",
+              v[0], sa, mine);
     worker_stop(&a);
     worker_stop(&b);
     CHECK(hc_session_start(s) == HC_OK); /* exited threads closed */

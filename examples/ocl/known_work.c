@@ -2,10 +2,10 @@
  * tests/replay/test_known_work.sh — `idle` does nothing, `spin` spins a fixed number of iterations per
  * work-item (one work-item per work-group, one per compute unit), `touch` writes one word in each page of a
  * buffer created just before it on memory mapped just before (CL_MEM_USE_HOST_PTR on fresh anonymous pages:
- * one page fault each at the first write, whatever the runtime's allocator does). Prints the CPU time this thread took
- * for the same recurrence (the reference for `spin`'s task-clock: spin_host_ns, per dispatch, the minimum
- * over the reps). Plain OpenCL 1.2.
- * usage: known_work [PAGES [ITERS [REPS]]]   (defaults 256 4000000 4) */
+ * one page fault each at the first write, whatever the runtime's allocator does). Prints the CPU time this
+ * thread took for the same recurrence (the reference for `spin`'s task-clock: spin_host_ns, per dispatch, the
+ * minimum over the reps). Plain OpenCL 1.2. usage: known_work [PAGES [ITERS [REPS]]]   (defaults 256 4000000
+ * 4) */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "ocl_common.h"
 
@@ -60,7 +60,7 @@ int main(int argc, char **argv) {
     if (!v) return 1;
     CHECK(clEnqueueReadBuffer(c.q, out, CL_TRUE, 0, nspin * sizeof *v, v, 0, NULL, NULL));
     int64_t t0 = cpu_ns();
-    for (size_t i = 0; i < nspin; i++) { /* the same recurrence on the host */
+    for (size_t i = 0; i < nspin; i++) {       /* the same recurrence on the host */
       volatile uint32_t x0 = (uint32_t)i + 1u; /* not folded at compile time */
       uint32_t x = x0;
       for (unsigned long k = 0; k < iters; k++)

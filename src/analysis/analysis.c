@@ -1847,13 +1847,14 @@ static int write_notes(run *r, ha_result *res, const rowctx *rc) {
           " row%s (marked !): its counters were not measured in one pass (plan them with --metrics %s)",
           inf->name, rc->mixed[k], rc->mixed[k] == 1 ? "" : "s", inf->name);
     if (rc->over_peak[k])
-      e |= add_note(res,
-                    "metric '%s' is above its peak (%s) in %" PRIu64 " row%s, up to %.0f%% (marked ^, "
-                    "named in over_peak): %s",
-                    inf->name, inf->peak, rc->over_peak[k], rc->over_peak[k] == 1 ? "" : "s", rc->worst_pct[k],
-                    inf->exceeds[0] ? inf->exceeds
-                                    : "no dispatch can exceed a physical peak: the counters' window holds more "
-                                      "than the dispatch, or a device constant is wrong");
+      e |= add_note(
+          res,
+          "metric '%s' is above its peak (%s) in %" PRIu64 " row%s, up to %.0f%% (marked ^, "
+          "named in over_peak): %s",
+          inf->name, inf->peak, rc->over_peak[k], rc->over_peak[k] == 1 ? "" : "s", rc->worst_pct[k],
+          inf->exceeds[0] ? inf->exceeds
+                          : "no dispatch can exceed a physical peak: the counters' window holds more "
+                            "than the dispatch, or a device constant is wrong");
     if (rc->div0[k])
       e |= add_note(res, "metric '%s' divides by zero in %" PRIu64 " row%s: no value (NaN)", inf->name,
                     rc->div0[k], rc->div0[k] == 1 ? "" : "s");

@@ -738,7 +738,8 @@ static mux_key *r_warmtab[NBUCKETS];
 
 /* The key of a dispatch in `tab` (`launch`: keyed by sizes too), created at its first one; NULL when out of
  * memory (multiplexing: the dispatch then measures pass 1, unrotated; warm-up: it runs none). */
-static mux_key *key_find(mux_key **tab, int launch, uint32_t kid, const uint32_t grid[3], const uint32_t wg[3]) {
+static mux_key *key_find(mux_key **tab, int launch, uint32_t kid, const uint32_t grid[3],
+                         const uint32_t wg[3]) {
   mux_key want = {.kernel_id = kid};
   if (launch) {
     memcpy(want.grid, grid, sizeof want.grid);
@@ -1294,13 +1295,15 @@ void hpc_replay_exit(int debug) {
     return;
   }
   hpc_say("pid %ld: %llu dispatches replayed in %llu passes (%llu ran once, unprofiled; %llu warm-up runs, "
-          "%.3f ms); replay cost beyond the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f GB/s); compared in %.3f ms; "
+          "%.3f ms); replay cost beyond the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f "
+          "GB/s); compared in %.3f ms; "
           "restored %llu bytes in %llu copies, %.3f ms (%.2f GB/s); accessible %llu bytes",
           (long)getpid(), (unsigned long long)r_st.dispatches, (unsigned long long)r_st.passes,
           (unsigned long long)r_st.unreplayed, (unsigned long long)r_st.warmups, (double)r_st.warm_ns * ms,
-          r_st.dispatches ? other / 1e3 / (double)r_st.dispatches : 0.0, (unsigned long long)r_st.saved, (double)r_st.save_ns * ms,
-          r_st.save_ns ? (double)r_st.saved / (double)r_st.save_ns : 0.0, (double)r_st.compare_ns * ms,
-          (unsigned long long)r_st.restored, (unsigned long long)r_st.restores, (double)r_st.restore_ns * ms,
+          r_st.dispatches ? other / 1e3 / (double)r_st.dispatches : 0.0, (unsigned long long)r_st.saved,
+          (double)r_st.save_ns * ms, r_st.save_ns ? (double)r_st.saved / (double)r_st.save_ns : 0.0,
+          (double)r_st.compare_ns * ms, (unsigned long long)r_st.restored, (unsigned long long)r_st.restores,
+          (double)r_st.restore_ns * ms,
           r_st.restore_ns ? (double)r_st.restored / (double)r_st.restore_ns : 0.0,
           (unsigned long long)r_st.accessible);
   if (r_st.dispatches) {

@@ -621,8 +621,8 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
       continue;
     }
     seterr(err, errlen,
-           "%s:%u: unknown statement '%.*s' (set, device, metric, const, unit, description, peak, exceeds)", file,
-           line, (int)(kl > 40 ? 40 : kl), s);
+           "%s:%u: unknown statement '%.*s' (set, device, metric, const, unit, description, peak, exceeds)",
+           file, line, (int)(kl > 40 ? 40 : kl), s);
     st = HC_ERR_PARSE;
   }
   free(buf);

@@ -223,15 +223,15 @@ struct mproc {
   size_t nd;
   mkey *keys;
   size_t nkeys;
-  uint64_t *info_of;       /* plan index -> counter_info id in the input, 0 = none */
-  double *sum;             /* [key * C + c]: sum of the measured values of counter c */
-  uint64_t *cnt;           /* [key * C + c]: how many */
-  double *est;             /* [key * C + c]: the estimate imputed (median of the warm measured values) */
-  struct mval *vals;       /* every measured value, for the medians */
+  uint64_t *info_of; /* plan index -> counter_info id in the input, 0 = none */
+  double *sum;       /* [key * C + c]: sum of the measured values of counter c */
+  uint64_t *cnt;     /* [key * C + c]: how many */
+  double *est;       /* [key * C + c]: the estimate imputed (median of the warm measured values) */
+  struct mval *vals; /* every measured value, for the medians */
   size_t nvals, capvals;
   unsigned char *cold_only; /* [key * C + c]: the estimate is a cold dispatch's value (its only one) */
   uint64_t ncold;           /* such estimates of complete keys (imputed from) */
-  unsigned char *measured; /* [dispatch * C + c]: 1 measured, 2 imputed already (never imputed again) */
+  unsigned char *measured;  /* [dispatch * C + c]: 1 measured, 2 imputed already (never imputed again) */
   uint64_t nmeasured;
 };
 
@@ -614,9 +614,11 @@ static hp_status mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
   for (size_t i = 0; i < a->nmerged; i++)
     if (a->mux[i] && a->mux[i]->ncold)
       warnf(a,
-            "pid %" PRId64 ": %" PRIu64 " imputed counter%s come%s from a kernel's cold first dispatch only (its "
+            "pid %" PRId64 ": %" PRIu64
+            " imputed counter%s come%s from a kernel's cold first dispatch only (its "
             "first use may be in them): more dispatches per kernel give warm ones",
-            a->mux[i]->pid, a->mux[i]->ncold, a->mux[i]->ncold == 1 ? "" : "s", a->mux[i]->ncold == 1 ? "s" : "");
+            a->mux[i]->pid, a->mux[i]->ncold, a->mux[i]->ncold == 1 ? "" : "s",
+            a->mux[i]->ncold == 1 ? "s" : "");
   if (nincomplete > MAX_WARNED)
     warnf(a, "... and %" PRIu64 " more incomplete (metadata multiplex_incomplete lists them all)",
           nincomplete - MAX_WARNED);
@@ -997,9 +999,12 @@ static int extra_meta(hp_assembly *a, hp_metadata *m) {
   }
   snprintf(num[0], sizeof num[0], "%" PRIu32, a->o.min_per_pass);
   snprintf(num[1], sizeof num[1], "%" PRIu64, a->mux_keys);
-  const char *kv[][2] = {{"replay", "multiplex"},          {"multiplex_policy", a->mux_policy},
-                         {"multiplex_imputation", "median"}, {"multiplex_min_per_pass", num[0]},
-                         {"multiplex_keys", num[1]},       {"multiplex_incomplete", a->mux_json}};
+  const char *kv[][2] = {{"replay", "multiplex"},
+                         {"multiplex_policy", a->mux_policy},
+                         {"multiplex_imputation", "median"},
+                         {"multiplex_min_per_pass", num[0]},
+                         {"multiplex_keys", num[1]},
+                         {"multiplex_incomplete", a->mux_json}};
   if (a->it_a >= 6) return 0;
   m->key = kv[a->it_a][0];
   m->value = kv[a->it_a][1];

@@ -302,7 +302,8 @@ int main(int argc, char **argv) {
               vals[t].d != first[k])
             w[nw++] = vals[t].value;
         for (size_t t = 0; w && !nw && t < nv; t++)
-          if (vals[t].d == first[k] && !vals[t].imputed && vals[t].counter == x->counter) w[nw++] = vals[t].value;
+          if (vals[t].d == first[k] && !vals[t].imputed && vals[t].counter == x->counter)
+            w[nw++] = vals[t].value;
         if (nw) {
           qsort(w, nw, sizeof *w, cmp_double);
           mean = nw % 2 ? w[nw / 2] : (w[nw / 2 - 1] + w[nw / 2]) / 2;
