@@ -389,7 +389,7 @@ unusable 1 devlink -f
 "$(dirname "$EX")/gen_logs" gl 1 50 2 1 >/dev/null 2>&1
 whole=$(ls gl/*.log | head -n 1)
 head -c 200 "$whole" >gl/cut.log
-"$HP" merge -o skip.db "$whole" gl/cut.log >/dev/null 2>un.err
+"$HP" merge -o cutskip.db "$whole" gl/cut.log >/dev/null 2>un.err
 [ $? = 0 ] && grep -q "cut.log.*(skipped: nothing complete in it)" un.err && ok || bad "merge: cut log not skipped: $(cat un.err)"
 "$HP" merge -o none.db gl/cut.log >/dev/null 2>un.err
 [ $? = 1 ] && [ ! -e none.db ] && grep -q "not written: nothing complete in the input" un.err && ok ||
