@@ -142,7 +142,9 @@ static void svm_forget(const char *p, size_t size) { /* r_tlock held: drop recor
       i++;
 }
 
-enum { ARG_NONE = 0, ARG_MEM = 1, ARG_SVM = 2 };
+/* ARG_OPAQUE: a value the size of a cl_mem that is no buffer seen created (an image, a pipe, an interop
+ * buffer, a sampler — or a 64-bit scalar): memory the kernel may write that is not saved. */
+enum { ARG_NONE = 0, ARG_MEM = 1, ARG_SVM = 2, ARG_OPAQUE = 3 };
 typedef struct karg {
   unsigned char kind; /* ARG_* */
   unsigned char ro;   /* 1: the kernel cannot write through it (__constant, const-qualified) */
@@ -345,7 +347,7 @@ cl_int hpc_SetKernelArg(const cl_icd_dispatch *n, cl_kernel k, cl_uint i, size_t
     pthread_mutex_lock(&r_tlock);
     int known = m && mem_find(m) != NULL; /* a buffer we saw created (samplers, scalars and others are not) */
     pthread_mutex_unlock(&r_tlock);
-    kern_set(k, i, known ? ARG_MEM : ARG_NONE, known ? (const void *)m : NULL);
+    kern_set(k, i, known ? ARG_MEM : m ? ARG_OPAQUE : ARG_NONE, known ? (const void *)m : NULL);
     errno = saved;
   }
   return rc;
@@ -535,21 +537,27 @@ static int range_cmp(const void *a, const void *b) {
 
 /* Fill r_ranges with the writable memory of kernel k's arguments: one range per buffer or SVM allocation,
  * sub-buffers as ranges of their root, overlapping ranges (the same buffer twice, a sub-buffer with its
- * parent) merged. Returns -1 when out of memory. */
-static int collect_ranges(const cl_icd_dispatch *n, cl_kernel k, uint64_t *unknown_svm) {
+ * parent) merged. *sealed: 1 when every memory the kernel can write is in the ranges (every argument the
+ * size of a cl_mem a buffer seen created, every SVM pointer in an allocation seen: no image, pipe, interop
+ * buffer or system SVM). Returns -1 when out of memory. */
+static int collect_ranges(const cl_icd_dispatch *n, cl_kernel k, uint64_t *unknown_svm, int *sealed) {
   r_nranges = 0;
   int rc = 0;
   pthread_mutex_lock(&r_tlock);
   kern_rec *kr = kern_find(k, 0);
   if (kr && !kr->info) kern_info(n, kr);
+  *sealed = 1;
+  for (size_t i = 0; kr && i < kr->nargs; i++) /* an object the size of a cl_mem not seen created */
+    if (kr->args[i].kind == ARG_OPAQUE) *sealed = 0;
   for (size_t i = 0; kr && i < kr->nargs + kr->nexec && rc == 0; i++) {
     const void *p = i < kr->nargs ? kr->args[i].p : kr->exec[i - kr->nargs];
     int kind = i < kr->nargs ? kr->args[i].kind : ARG_SVM;
-    if (kind == ARG_NONE || !p) continue;
+    if (kind == ARG_NONE || kind == ARG_OPAQUE || !p) continue;
     if (i < kr->nargs && i < kr->nro && kr->ro_info[i]) continue; /* __constant or const: never written */
     range x = {0};
     if (kind == ARG_MEM) {
       mem_rec *m = mem_find((cl_mem)p);
+      if (!m) *sealed = 0;
       if (!m || (m->flags & CL_MEM_READ_ONLY)) continue; /* read-only buffers never need saving */
       x.root = m->root;
       x.ctx = m->ctx;
@@ -561,6 +569,7 @@ static int collect_ranges(const cl_icd_dispatch *n, cl_kernel k, uint64_t *unkno
     } else {
       svm_rec *s = svm_find(p);
       if (!s) {
+        *sealed = 0;
         (*unknown_svm)++;
         continue;
       }
@@ -948,13 +957,14 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
   int replay = drain(n, q, nwait, wait) == 0 && sessions_ready() == 0;
   r_st.drain_ns += now_ns() - td;
   uint64_t unknown_svm = 0;
+  int sealed = 0;                        /* every memory the kernel can write is saved (collect_ranges) */
   size_t npasses = r_npasses, first = 0; /* passes first .. first+npasses-1 (0-based) run */
   mux_key *mk = NULL;
   if (r_mux) { /* iteration multiplexing: one run, the key's next pass; nothing to save */
     npasses = 1;
     mk = replay ? key_find(r_muxtab, r_mux == HPC_MUX_LAUNCH, kid, d->grid, d->workgroup) : NULL;
     first = mk ? (size_t)(mk->measured % r_npasses) : 0;
-  } else if (replay && collect_ranges(n, k, &unknown_svm) != 0) {
+  } else if (replay && collect_ranges(n, k, &unknown_svm, &sealed) != 0) {
     replay = 0;
   }
   if (unknown_svm && !r_warned_unsaved++)
@@ -982,7 +992,11 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
   /* A kernel + launch configuration's first dispatch runs once unmeasured first (its memory restored after
    * it): the runtime's first-use work — compiling the kernel for this launch, building its launch state —
    * happens there, outside every counting window (docs/counters.md). Not in multiplexing (nothing saved). */
-  mux_key *wk = r_warmup && !r_mux ? key_find(r_warmtab, 1, kid, d->grid, d->workgroup) : NULL;
+  /* A kernel whose writes are not all saved (an image, a pipe, system SVM) is re-run only where kernel replay
+   * re-runs it anyway (several passes): never in application replay or with one pass. */
+  mux_key *wk = r_warmup && !r_mux && (sealed || (npasses > 1 && !r_env->pass))
+                    ? key_find(r_warmtab, 1, kid, d->grid, d->workgroup)
+                    : NULL;
   int warm = wk && !wk->measured;
   pid_t self = r_warmup ? (pid_t)syscall(SYS_gettid) : 0;
 
