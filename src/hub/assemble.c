@@ -192,6 +192,7 @@ static int plan_parse(const char *s, aplan *p) {
 /* ---- multiplexing ------------------------------------------------------------------------------------ */
 typedef struct mdisp {
   uint64_t row;            /* the dispatch's row id in its input */
+  uint64_t dispatch_id;    /* the collector's id: enqueue order in the process */
   uint64_t kernel_id;      /* kernel_symbol id in its input */
   uint32_t grid[3], wg[3]; /* global and work-group sizes */
   size_t key;              /* index of its key */
@@ -208,9 +209,10 @@ typedef struct mkey {
   const char *name;        /* kernel name (owned by the mproc) */
   uint32_t grid[3], wg[3]; /* policy launch only (else 0) */
   uint64_t ndisp;          /* its dispatches */
-  uint64_t cold_row;       /* its first dispatch (the cold one: first use of the kernel in the process) */
-  size_t covered;          /* passes measured by at least min_per_pass of its dispatches */
-  uint64_t *per_pass;      /* per pass: how many of its dispatches measured it (fewest over its counters) */
+  uint64_t cold_row;  /* row of its first dispatch by dispatch id (the cold one: first use in the process) */
+  uint64_t cold_id;   /* that dispatch's dispatch id */
+  size_t covered;     /* passes measured by at least min_per_pass of its dispatches */
+  uint64_t *per_pass; /* per pass: how many of its dispatches measured it (fewest over its counters) */
 } mkey;
 
 struct mproc {
@@ -384,6 +386,7 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
     mdisp *x = &p->d[p->nd++];
     memset(x, 0, sizeof *x);
     x->row = d.id;
+    x->dispatch_id = d.dispatch_id;
     x->kernel_id = d.kernel_id;
     memcpy(x->grid, d.grid, sizeof x->grid);
     memcpy(x->wg, d.workgroup, sizeof x->wg);
@@ -414,7 +417,10 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
         memcpy(y->wg, x->wg, sizeof y->wg);
       }
     }
-    if (!y->ndisp) y->cold_row = x->row; /* ord is by key, then row */
+    if (!y->ndisp || x->dispatch_id < y->cold_id) { /* rows of several threads need not be in enqueue order */
+      y->cold_row = x->row;
+      y->cold_id = x->dispatch_id;
+    }
     y->ndisp++;
     x->key = k;
   }
