@@ -991,9 +991,9 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
 
   /* A kernel + launch configuration's first dispatch runs once unmeasured first (its memory restored after
    * it): the runtime's first-use work — compiling the kernel for this launch, building its launch state —
-   * happens there, outside every counting window (docs/counters.md). Not in multiplexing (nothing saved). */
-  /* A kernel whose writes are not all saved (an image, a pipe, system SVM) is re-run only where kernel replay
-   * re-runs it anyway (several passes): never in application replay or with one pass. */
+   * happens there, outside every counting window (docs/counters.md). Not in multiplexing (nothing saved).
+   * A kernel whose writes are not all saved (an image, a pipe, system SVM) is re-run only where kernel
+   * replay re-runs it anyway (several passes): never in application replay or with one pass. */
   mux_key *wk = r_warmup && !r_mux && (sealed || (npasses > 1 && !r_env->pass))
                     ? key_find(r_warmtab, 1, kid, d->grid, d->workgroup)
                     : NULL;
@@ -1016,8 +1016,8 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     } else {
       r_st.saved += ranges_data();
       int64_t t = now_ns() - ts;
-      if (ranges_bytes() >= (1 << 20) && t > 0 && (double)ranges_bytes() / (double)t > r_st.save_best)
-        r_st.save_best = (double)ranges_bytes() / (double)t;
+      if (ranges_data() >= (1 << 20) && t > 0 && (double)ranges_data() / (double)t > r_st.save_best)
+        r_st.save_best = (double)ranges_data() / (double)t;
     }
   }
   r_st.save_ns += now_ns() - ts;
