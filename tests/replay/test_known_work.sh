@@ -4,7 +4,8 @@
 # most duration x work-items), touch (N fresh pages: N page faults) — checked within stated tolerances
 # (tests/replay/check_known_work.py) in kernel replay, application replay and multiplexing, first dispatch
 # included, with the runtime's kernel cache off so every first launch compiles. The old window
-# (HUBPROF_WINDOW=enqueue: first use counted) must fail the same check; HUBPROF_DEBUG's summary counts rows.
+# (HUBPROF_WINDOW=enqueue: first use counted) must fail the same check; no warm-up re-runs a kernel whose
+# memory cannot be saved (examples/ocl/image_inc); HUBPROF_DEBUG's summary counts rows.
 # usage: test_known_work.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
 set -u
 cd "$(dirname "$0")/../.."
@@ -24,7 +25,7 @@ bad() {
   fail=$((fail + 1))
   echo "FAIL: $*" >&2
 }
-for f in "$HP" "$KW"; do
+for f in "$HP" "$KW" "$(dirname "$KW")/image_inc"; do
   [ -e "$f" ] || {
     echo "test_known_work: $f is missing (make all)" >&2
     echo "test_known_work: 0 passed, 1 failed"
@@ -67,6 +68,19 @@ HUBPROF_WINDOW=enqueue known old kernel
 grep -q "^bad: dispatch 1 (idle, first)" old.report && ok || bad "the old window passed the check: $(cat old.report)"
 HUBPROF_WINDOW=bogus "$HP" profile "${C2[@]}" -o bogus.db -- "$KW" 4 10 1 >bogus.out 2>bogus.err
 grep -q "HUBPROF_WINDOW must be 'kernel' or 'enqueue'" bogus.err && ok || bad "bad HUBPROF_WINDOW: $(cat bogus.err)"
+
+# a kernel writing memory the collector cannot save (an image) gets no warm-up where nothing else re-runs it:
+# application replay and one-pass kernel replay keep its results exact; two-pass kernel replay re-runs it
+# (documented: use application replay), which shows the example catches a second execution
+IM=$(dirname "$KW")/image_inc
+"$IM" >im.plain.out 2>&1
+for mode in application kernel; do
+  HUBPROF_DEBUG=1 "$HP" profile --counters task-clock --replay $mode -o "im.$mode.db" -- "$IM" >"im.$mode.out" 2>"im.$mode.err"
+  cmp -s "im.$mode.out" im.plain.out && ok || bad "image_inc ($mode replay): $(cat "im.$mode.out") vs $(cat im.plain.out)"
+  grep -q " 0 warm-up runs" "im.$mode.err" && ok || bad "image_inc ($mode replay) warmed up: $(grep replayed "im.$mode.err")"
+done
+"$HP" profile "${C2[@]}" -o im.two.db -- "$IM" >im.two.out 2>&1
+grep -q "WRONG" im.two.out && ok || bad "image_inc: two passes of kernel replay did not change its result: $(cat im.two.out)"
 
 # HUBPROF_DEBUG's summary (issue #14.6): the rows profile mode wrote, the warm-up runs, bytes without padding
 HUBPROF_DEBUG=1 "$HP" profile "${C2[@]}" -o dbg.db -- "$KW" 16 1000 2 >dbg.out 2>dbg.err
