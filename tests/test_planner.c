@@ -943,10 +943,23 @@ static void test_sessions(void) {
     double sa = worker_run(&a), sb = worker_run(&b);
     CHECK(hc_session_stop(s, v) == HC_OK);
     CHECK_MSG(NEAR(v[0], sa + sb), "task-clock %.0f ns, workers' CPU time %.0f ns", v[0], sa + sb);
+    CHECK(!hc_session_skipped(s));
+    /* the launching thread left out (the collector's window): its own 40 ms are not counted, a worker's are
+     */
+    CHECK(hc_session_skip_thread(s, (pid_t)syscall(SYS_gettid)) == HC_OK);
+    CHECK(hc_session_start(s) == HC_OK);
+    CHECK(hc_session_skipped(s));
+    CHECK(hc_session_skip_thread(s, 0) == HC_ERR_INVALID); /* not while started */
+    double mine = spin(40e6);
+    sa = worker_run(&a);
+    CHECK(hc_session_stop(s, v) == HC_OK);
+    CHECK_MSG(NEAR(v[0], sa), "launcher left out: task-clock %.0f ns, worker %.0f ns (launcher %.0f ns)",
+              v[0], sa, mine);
     worker_stop(&a);
     worker_stop(&b);
     CHECK(hc_session_start(s) == HC_OK); /* exited threads closed */
     CHECK_EQ_U64(hc_session_threads(s), 1);
+    CHECK(!hc_session_skipped(s)); /* the launcher alone: it runs the kernel, so it counts */
     CHECK_EQ_U64(hc_session_missed_threads(s), 0);
     spent = spin(5e6);
     CHECK(hc_session_stop(s, v) == HC_OK);
@@ -957,6 +970,7 @@ static void test_sessions(void) {
   CHECK(hc_session_open_mode(p, idx, 1, HC_SESSION_PER_THREAD, &s) == HC_OK && hc_session_threads(s) == 1);
   hc_session_close(s);
   CHECK(hc_session_open_mode(p, idx, 0, HC_SESSION_INHERIT, &s) == HC_OK);
+  CHECK(hc_session_skip_thread(s, 1) == HC_ERR_INVALID); /* inherit counts the opener with its children */
   CHECK(hc_session_start(s) == HC_OK && hc_session_stop(s, NULL) == HC_OK);
   hc_session_close(s);
   size_t bad = 9999;

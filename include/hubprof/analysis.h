@@ -78,6 +78,7 @@ enum {
   HA_CELL_DIV0 = 4,        /* a division by zero while computing it */
   HA_CELL_MIXED = 8,       /* it combines values of different replay passes of a dispatch */
   HA_CELL_INCOMPLETE = 16, /* it needs a counter that no dispatch of the group measured */
+  HA_CELL_OVER_PEAK = 32,  /* a metric (and its % of peak) above its physical peak: named in "over_peak" */
 };
 
 /* Run a query. Columns of HA_BY_KERNEL: device, kernel (text), calls, timed_calls, total_ns, avg_ns,

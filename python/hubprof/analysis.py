@@ -19,7 +19,7 @@ GROUPS = {"kernel": 0, "dispatch": 1, "kernel-grid": 2, "region": 3, "region-tre
 #: Sort orders (ha_sort): None = time for kernels, order for dispatches.
 SORTS = {None: 0, "time": 1, "order": 2, "name": 3}
 #: Flags of a cell (HA_CELL_*), in df.attrs["flags"].
-IMPUTED, MISSING, DIV0, MIXED, INCOMPLETE = 1, 2, 4, 8, 16
+IMPUTED, MISSING, DIV0, MIXED, INCOMPLETE, OVER_PEAK = 1, 2, 4, 8, 16, 32
 _TEXT, _INT, _REAL = 0, 1, 2
 _ROLES = {0: "key", 1: "stat", 2: "counter", 3: "metric", 4: "peak", 5: "flags", 6: "diff"}
 
@@ -183,7 +183,8 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     adds grid and workgroup ("4096x1x1") after kernel; "dispatch": device, pid, dispatch (the collector's
     id), row (the store's id), kernel, grid, workgroup, start_ns, duration_ns, percent. Then one float
     column per counter (a group's mean per dispatch) and per metric ("<metric>_pct_peak" for one with a
-    peak), and the text columns "imputed" and "incomplete" naming the row's imputed and unmeasured values.
+    peak), and the text columns "imputed" and "incomplete" naming the row's imputed and unmeasured values,
+    and "over_peak" naming its metrics above their physical peak with their share ("cpu_util=310%").
 
     counters / metrics: None = every counter measured in the store / every metric its counters give;
     a list or "a,b"; [] or "" for none. kernel, device: glob patterns (a string or a list: any matches).

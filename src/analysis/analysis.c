@@ -1027,7 +1027,8 @@ static hp_status select_metrics(run *r, const char *list) {
 /* ---- building rows ---- */
 
 typedef struct rowctx { /* per-metric tallies for the notes */
-  uint64_t *mixed, *div0, *missing, *incomplete_rows;
+  uint64_t *mixed, *div0, *missing, *incomplete_rows, *over_peak;
+  double *worst_pct; /* per metric: the highest % of peak among rows above it */
   unsigned *missing_vars;
   uint64_t incomplete_groups, imputed_groups;
 } rowctx;
@@ -1099,7 +1100,7 @@ static void eval_metric(const run *r, size_t k, const hc_metric_env *env, unsign
 static int fill_measures(run *r, ha_result *res, cell *row, uint8_t *fl, size_t c0, const double *cval,
                          const uint8_t *cimp, const mout *mo, rowctx *rc) {
   size_t col = c0;
-  char imputed[2048] = "", incomplete[2048] = "";
+  char imputed[2048] = "", incomplete[2048] = "", over[2048] = "";
   for (size_t k = 0; k < r->nsel; k++, col++) {
     size_t j = r->sel[k];
     row[col].num = cval[j];
@@ -1136,6 +1137,15 @@ static int fill_measures(run *r, ha_result *res, cell *row, uint8_t *fl, size_t 
       }
     }
     if (f & HA_CELL_IMPUTED) list_add(imputed, sizeof imputed, inf->name);
+    if (!(f & HA_CELL_INCOMPLETE) && inf->peak[0] && !is_nan(v.pct_peak) && v.pct_peak > 100) {
+      /* above its physical peak: flagged, counted for the note, named with its share in "over_peak" */
+      char what[320];
+      snprintf(what, sizeof what, "%s=%.0f%%", inf->name, v.pct_peak);
+      list_add(over, sizeof over, what);
+      f |= HA_CELL_OVER_PEAK;
+      rc->over_peak[k]++;
+      if (v.pct_peak > rc->worst_pct[k]) rc->worst_pct[k] = v.pct_peak;
+    }
     row[col].num = v.value;
     fl[col++] = (uint8_t)f;
     if (inf->peak[0]) {
@@ -1144,8 +1154,10 @@ static int fill_measures(run *r, ha_result *res, cell *row, uint8_t *fl, size_t 
     }
   }
   if (r->nsel || r->nmsel) {
-    if (!(row[col].text = intern(res, imputed)) || !(row[col + 1].text = intern(res, incomplete))) return -1;
-    fl[col] = fl[col + 1] = 0;
+    if (!(row[col].text = intern(res, imputed)) || !(row[col + 1].text = intern(res, incomplete)) ||
+        !(row[col + 2].text = intern(res, over)))
+      return -1;
+    fl[col] = fl[col + 1] = fl[col + 2] = 0;
   }
   return 0;
 }
@@ -1165,7 +1177,8 @@ static int add_measure_cols(run *r, ha_result *res) {
     }
   }
   if ((r->nsel || r->nmsel) && (add_col(res, "imputed", HA_TEXT, HA_ROLE_FLAGS, "") ||
-                                add_col(res, "incomplete", HA_TEXT, HA_ROLE_FLAGS, "")))
+                                add_col(res, "incomplete", HA_TEXT, HA_ROLE_FLAGS, "") ||
+                                add_col(res, "over_peak", HA_TEXT, HA_ROLE_FLAGS, "")))
     return -1;
   return 0;
 }
@@ -1567,6 +1580,15 @@ static int write_notes(run *r, ha_result *res, const rowctx *rc) {
           "metric '%s' combines values of different replay passes of the same dispatch in %" PRIu64
           " row%s (marked !): its counters were not measured in one pass (plan them with --metrics %s)",
           inf->name, rc->mixed[k], rc->mixed[k] == 1 ? "" : "s", inf->name);
+    if (rc->over_peak[k])
+      e |= add_note(
+          res,
+          "metric '%s' is above its peak (%s) in %" PRIu64 " row%s, up to %.0f%% (marked ^, "
+          "named in over_peak): %s",
+          inf->name, inf->peak, rc->over_peak[k], rc->over_peak[k] == 1 ? "" : "s", rc->worst_pct[k],
+          inf->exceeds[0] ? inf->exceeds
+                          : "no dispatch can exceed a physical peak: the counters' window holds more "
+                            "than the dispatch, or a device constant is wrong");
     if (rc->div0[k])
       e |= add_note(res, "metric '%s' divides by zero in %" PRIu64 " row%s: no value (NaN)", inf->name,
                     rc->div0[k], rc->div0[k] == 1 ? "" : "s");
@@ -1928,7 +1950,8 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   size_t nm = r.nmsel + 1;
   if (st == HP_OK &&
       (!(rc.mixed = calloc(nm, sizeof *rc.mixed)) || !(rc.div0 = calloc(nm, sizeof *rc.div0)) ||
-       !(rc.missing = calloc(nm, sizeof *rc.missing)) ||
+       !(rc.missing = calloc(nm, sizeof *rc.missing)) || !(rc.over_peak = calloc(nm, sizeof *rc.over_peak)) ||
+       !(rc.worst_pct = calloc(nm, sizeof *rc.worst_pct)) ||
        !(rc.incomplete_rows = calloc(nm, sizeof *rc.incomplete_rows)) ||
        !(rc.missing_vars = calloc(nm, sizeof *rc.missing_vars))))
     st = HP_ERR_NOMEM;
@@ -1939,6 +1962,8 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   if (st == HP_OK && write_notes(&r, res, &rc)) st = HP_ERR_NOMEM;
   free(rc.mixed);
   free(rc.div0);
+  free(rc.over_peak);
+  free(rc.worst_pct);
   free(rc.missing);
   free(rc.incomplete_rows);
   free(rc.missing_vars);

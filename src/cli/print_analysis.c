@@ -133,6 +133,7 @@ static void table_cell(const ha_result *res, size_t row, const tcol *c, int64_t 
   size_t w = strlen(buf);
   if (f & HA_CELL_MIXED && w + 1 < len) buf[w++] = '!', buf[w] = 0;
   if (f & HA_CELL_IMPUTED && w + 1 < len) buf[w++] = '*', buf[w] = 0;
+  if (f & HA_CELL_OVER_PEAK && w + 1 < len) buf[w++] = '^', buf[w] = 0;
 }
 
 /* Width a panel takes once report.c has cut its shrinkable columns to 12. */

@@ -1061,7 +1061,8 @@ static void at_exit(void) {
     hp_log_flush(s);
     if (g_env.profile) hpc_replay_exit(g_env.debug);
     DEBUG("pid %ld: %llu dispatches written (%llu without device times), %llu lost, %llu dropped",
-          (long)getpid(), (unsigned long long)atomic_load(&g_written),
+          (long)getpid(),
+          (unsigned long long)(g_env.profile ? hpc_replay_written() : atomic_load(&g_written)),
           (unsigned long long)atomic_load(&g_untimed), (unsigned long long)lost, (unsigned long long)dropped);
   }
   writer_leave(s);

@@ -101,8 +101,9 @@ HPC_HIDDEN cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue
                                       cl_uint nwait, const cl_event *wait, cl_event *ev, int task);
 /* A kernel object was created (clone: `src` is the kernel it copies, its arguments come along). */
 HPC_HIDDEN void hpc_replay_kernel_new(const cl_icd_dispatch *n, cl_kernel k, cl_kernel src);
-HPC_HIDDEN void hpc_replay_fork_child(void); /* a forked child: its counters are re-opened at need */
-HPC_HIDDEN void hpc_replay_exit(int debug);  /* at exit: the summary line (HUBPROF_DEBUG) */
+HPC_HIDDEN void hpc_replay_fork_child(void);  /* a forked child: its counters are re-opened at need */
+HPC_HIDDEN uint64_t hpc_replay_written(void); /* dispatch rows profile mode wrote in this process */
+HPC_HIDDEN void hpc_replay_exit(int debug);   /* at exit: the summary line (HUBPROF_DEBUG) */
 
 /* Helpers collector.c offers replay.c: the log for writing (NULL when there is none; bracket every use),
  * one line on stderr. */

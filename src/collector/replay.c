@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,11 +41,16 @@ static pthread_mutex_t r_dlock = PTHREAD_MUTEX_INITIALIZER; /* one dispatch repl
 static _Atomic int r_off;                                   /* replay given up after a failure */
 static int r_warned_unsaved, r_warned_user, r_warned_save, r_warned_drain; /* one line each (under r_dlock) */
 static int r_mux;                                                          /* HUBPROF_MULTIPLEX: HPC_MUX_* */
+/* HUBPROF_WINDOW: 1 "kernel" (default): an unmeasured warm-up run of each new kernel + launch, and the
+ * launching thread left out of the count; 0 "enqueue": the window of old, every thread from enqueue to
+ * completion, first use included (kept for comparisons: tests/replay/test_known_work.sh, bench/). */
+static int r_warmup = 1;
 
 /* What the HUBPROF_DEBUG summary and the benchmarks report (under r_dlock). */
 static struct {
-  uint64_t dispatches, unreplayed, passes, mux_keys;
-  uint64_t accessible, saved, restored, restores; /* bytes; restores = range restores */
+  uint64_t dispatches, unreplayed, passes, mux_keys, warmups;
+  uint64_t accessible, saved, restored, restores; /* bytes (saved: the ranges, not the pool's padding) */
+  int64_t warm_ns;                                /* the warm-up runs with their compare and restore */
   int64_t save_ns, compare_ns, restore_ns, pass_ns, total_ns;
   int64_t drain_ns, counters_ns, write_ns; /* clFinish before pass 1; session start+stop; the log rows */
   double save_best, restore_best;          /* bytes per ns of the fastest save / restore of >= 1 MiB */
@@ -136,7 +142,9 @@ static void svm_forget(const char *p, size_t size) { /* r_tlock held: drop recor
       i++;
 }
 
-enum { ARG_NONE = 0, ARG_MEM = 1, ARG_SVM = 2 };
+/* ARG_OPAQUE: a value the size of a cl_mem that is no buffer seen created (an image, a pipe, an interop
+ * buffer, a sampler — or a 64-bit scalar): memory the kernel may write that is not saved. */
+enum { ARG_NONE = 0, ARG_MEM = 1, ARG_SVM = 2, ARG_OPAQUE = 3 };
 typedef struct karg {
   unsigned char kind; /* ARG_* */
   unsigned char ro;   /* 1: the kernel cannot write through it (__constant, const-qualified) */
@@ -339,7 +347,7 @@ cl_int hpc_SetKernelArg(const cl_icd_dispatch *n, cl_kernel k, cl_uint i, size_t
     pthread_mutex_lock(&r_tlock);
     int known = m && mem_find(m) != NULL; /* a buffer we saw created (samplers, scalars and others are not) */
     pthread_mutex_unlock(&r_tlock);
-    kern_set(k, i, known ? ARG_MEM : ARG_NONE, known ? (const void *)m : NULL);
+    kern_set(k, i, known ? ARG_MEM : m ? ARG_OPAQUE : ARG_NONE, known ? (const void *)m : NULL);
     errno = saved;
   }
   return rc;
@@ -529,21 +537,27 @@ static int range_cmp(const void *a, const void *b) {
 
 /* Fill r_ranges with the writable memory of kernel k's arguments: one range per buffer or SVM allocation,
  * sub-buffers as ranges of their root, overlapping ranges (the same buffer twice, a sub-buffer with its
- * parent) merged. Returns -1 when out of memory. */
-static int collect_ranges(const cl_icd_dispatch *n, cl_kernel k, uint64_t *unknown_svm) {
+ * parent) merged. *sealed: 1 when every memory the kernel can write is in the ranges (every argument the
+ * size of a cl_mem a buffer seen created, every SVM pointer in an allocation seen: no image, pipe, interop
+ * buffer or system SVM). Returns -1 when out of memory. */
+static int collect_ranges(const cl_icd_dispatch *n, cl_kernel k, uint64_t *unknown_svm, int *sealed) {
   r_nranges = 0;
   int rc = 0;
   pthread_mutex_lock(&r_tlock);
   kern_rec *kr = kern_find(k, 0);
   if (kr && !kr->info) kern_info(n, kr);
+  *sealed = 1;
+  for (size_t i = 0; kr && i < kr->nargs; i++) /* an object the size of a cl_mem not seen created */
+    if (kr->args[i].kind == ARG_OPAQUE) *sealed = 0;
   for (size_t i = 0; kr && i < kr->nargs + kr->nexec && rc == 0; i++) {
     const void *p = i < kr->nargs ? kr->args[i].p : kr->exec[i - kr->nargs];
     int kind = i < kr->nargs ? kr->args[i].kind : ARG_SVM;
-    if (kind == ARG_NONE || !p) continue;
+    if (kind == ARG_NONE || kind == ARG_OPAQUE || !p) continue;
     if (i < kr->nargs && i < kr->nro && kr->ro_info[i]) continue; /* __constant or const: never written */
     range x = {0};
     if (kind == ARG_MEM) {
       mem_rec *m = mem_find((cl_mem)p);
+      if (!m) *sealed = 0;
       if (!m || (m->flags & CL_MEM_READ_ONLY)) continue; /* read-only buffers never need saving */
       x.root = m->root;
       x.ctx = m->ctx;
@@ -555,6 +569,7 @@ static int collect_ranges(const cl_icd_dispatch *n, cl_kernel k, uint64_t *unkno
     } else {
       svm_rec *s = svm_find(p);
       if (!s) {
+        *sealed = 0;
         (*unknown_svm)++;
         continue;
       }
@@ -594,6 +609,14 @@ static int collect_ranges(const cl_icd_dispatch *n, cl_kernel k, uint64_t *unkno
 /* Bytes of shadow the ranges need. */
 static size_t ranges_bytes(void) {
   return r_nranges ? r_ranges[r_nranges - 1].pos + r_ranges[r_nranges - 1].size : 0;
+}
+
+/* Bytes the ranges hold (what a save copies; the shadow's alignment padding is not counted). */
+static size_t ranges_data(void) {
+  size_t b = 0;
+  for (size_t i = 0; i < r_nranges; i++)
+    b += r_ranges[i].size;
+  return b;
 }
 
 /* Save every range into the shadow storage (before pass 1). Returns a CL error, CL_SUCCESS when saved. */
@@ -718,12 +741,16 @@ typedef struct mux_key {
   uint64_t measured;       /* dispatches of the key that measured a pass */
 } mux_key;
 static mux_key *r_muxtab[NBUCKETS];
+/* Kernel + launch configurations that had their warm-up run (kernel and application replay); `measured`
+ * is 1 once it ran. */
+static mux_key *r_warmtab[NBUCKETS];
 
-/* The key of a dispatch, created at its first one; NULL when out of memory (the dispatch then measures pass
- * 1, unrotated). */
-static mux_key *mux_find(uint32_t kid, const uint32_t grid[3], const uint32_t wg[3]) {
+/* The key of a dispatch in `tab` (`launch`: keyed by sizes too), created at its first one; NULL when out of
+ * memory (multiplexing: the dispatch then measures pass 1, unrotated; warm-up: it runs none). */
+static mux_key *key_find(mux_key **tab, int launch, uint32_t kid, const uint32_t grid[3],
+                         const uint32_t wg[3]) {
   mux_key want = {.kernel_id = kid};
-  if (r_mux == HPC_MUX_LAUNCH) {
+  if (launch) {
     memcpy(want.grid, grid, sizeof want.grid);
     memcpy(want.wg, wg, sizeof want.wg);
   }
@@ -731,26 +758,27 @@ static mux_key *mux_find(uint32_t kid, const uint32_t grid[3], const uint32_t wg
   for (int i = 0; i < 3; i++)
     h = h * 1000003u ^ want.grid[i] ^ ((uint64_t)want.wg[i] << 32);
   size_t b = hpc_hash((uintptr_t)h, 12);
-  for (mux_key *m = r_muxtab[b]; m; m = m->next)
+  for (mux_key *m = tab[b]; m; m = m->next)
     if (m->kernel_id == kid && !memcmp(m->grid, want.grid, sizeof m->grid) &&
         !memcmp(m->wg, want.wg, sizeof m->wg))
       return m;
   mux_key *m = malloc(sizeof *m);
   if (!m) return NULL;
   *m = want;
-  m->next = r_muxtab[b];
-  r_muxtab[b] = m;
-  r_st.mux_keys++;
+  m->next = tab[b];
+  tab[b] = m;
+  if (tab == r_muxtab) r_st.mux_keys++;
   return m;
 }
 
 static void mux_clear(void) {
   for (size_t b = 0; b < NBUCKETS; b++)
-    while (r_muxtab[b]) {
-      mux_key *m = r_muxtab[b];
-      r_muxtab[b] = m->next;
-      free(m);
-    }
+    for (mux_key **tab = r_muxtab; tab; tab = tab == r_muxtab ? r_warmtab : NULL)
+      while (tab[b]) {
+        mux_key *m = tab[b];
+        tab[b] = m->next;
+        free(m);
+      }
 }
 
 static void give_up(const char *what, cl_int e) {
@@ -776,11 +804,17 @@ static int recover(const cl_icd_dispatch *n, int task, cl_command_queue q, cl_ke
   return st == CL_COMPLETE ? 0 : -1;
 }
 
+/* One pass's session: per thread when the launching thread is left out (it cannot be with inherit). */
+static hc_status session_open(pass_rec *pr) {
+  return hc_session_open_mode(r_prov, pr->idx, pr->n, r_warmup ? HC_SESSION_PER_THREAD : HC_SESSION_AUTO,
+                              &pr->sess);
+}
+
 /* Open the sessions a forked child lost (r_dlock held). */
 static int sessions_ready(void) {
   for (size_t p = 0; p < r_npasses; p++)
     if (!r_passes[p].sess) {
-      hc_status st = hc_session_open(r_prov, r_passes[p].idx, r_passes[p].n, &r_passes[p].sess);
+      hc_status st = session_open(&r_passes[p]);
       if (st != HC_OK) {
         hpc_say("cannot open the counters of pass %zu (%s); profiling disabled", p + 1, hc_status_str(st));
         atomic_store(&r_off, 1);
@@ -923,13 +957,14 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
   int replay = drain(n, q, nwait, wait) == 0 && sessions_ready() == 0;
   r_st.drain_ns += now_ns() - td;
   uint64_t unknown_svm = 0;
+  int sealed = 0;                        /* every memory the kernel can write is saved (collect_ranges) */
   size_t npasses = r_npasses, first = 0; /* passes first .. first+npasses-1 (0-based) run */
   mux_key *mk = NULL;
   if (r_mux) { /* iteration multiplexing: one run, the key's next pass; nothing to save */
     npasses = 1;
-    mk = replay ? mux_find(kid, d->grid, d->workgroup) : NULL;
+    mk = replay ? key_find(r_muxtab, r_mux == HPC_MUX_LAUNCH, kid, d->grid, d->workgroup) : NULL;
     first = mk ? (size_t)(mk->measured % r_npasses) : 0;
-  } else if (replay && collect_ranges(n, k, &unknown_svm) != 0) {
+  } else if (replay && collect_ranges(n, k, &unknown_svm, &sealed) != 0) {
     replay = 0;
   }
   if (unknown_svm && !r_warned_unsaved++)
@@ -954,9 +989,20 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     return e;
   }
 
-  /* save what the kernel can write, when later passes need it back */
+  /* A kernel + launch configuration's first dispatch runs once unmeasured first (its memory restored after
+   * it): the runtime's first-use work — compiling the kernel for this launch, building its launch state —
+   * happens there, outside every counting window (docs/counters.md). Not in multiplexing (nothing saved).
+   * A kernel whose writes are not all saved (an image, a pipe, system SVM) is re-run only where kernel
+   * replay re-runs it anyway (several passes): never in application replay or with one pass. */
+  mux_key *wk = r_warmup && !r_mux && (sealed || (npasses > 1 && !r_env->pass))
+                    ? key_find(r_warmtab, 1, kid, d->grid, d->workgroup)
+                    : NULL;
+  int warm = wk && !wk->measured;
+  pid_t self = r_warmup ? (pid_t)syscall(SYS_gettid) : 0;
+
+  /* save what the kernel can write, when later passes (or the warm-up) need it back */
   int64_t ts = now_ns();
-  int saving = npasses > 1 && r_nranges > 0;
+  int saving = (npasses > 1 || warm) && r_nranges > 0;
   if (saving) {
     cl_int e = save_ranges(n, q);
     if (e != CL_SUCCESS) {
@@ -966,14 +1012,37 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
                 (int)e);
       npasses = 1;
       saving = 0;
+      warm = 0; /* its writes could not be undone */
     } else {
-      r_st.saved += ranges_bytes();
+      r_st.saved += ranges_data();
       int64_t t = now_ns() - ts;
-      if (ranges_bytes() >= (1 << 20) && t > 0 && (double)ranges_bytes() / (double)t > r_st.save_best)
-        r_st.save_best = (double)ranges_bytes() / (double)t;
+      if (ranges_data() >= (1 << 20) && t > 0 && (double)ranges_data() / (double)t > r_st.save_best)
+        r_st.save_best = (double)ranges_data() / (double)t;
     }
   }
   r_st.save_ns += now_ns() - ts;
+
+  cl_command_queue_properties qprops = 0;
+  n->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
+  int ooo = (qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) || r_env->skip_restore;
+  if (warm) { /* the warm-up run: no counters, no event for the application, memory put back after it */
+    int64_t tw = now_ns();
+    cl_event wev = NULL;
+    cl_int e = enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, &wev);
+    if (e == CL_SUCCESS && wev) { /* when it could not be enqueued nothing ran: pass 1 meets the same error */
+      n->clWaitForEvents(1, &wev);
+      n->clReleaseEvent(wev);
+      wk->measured = 1;
+      r_st.warmups++;
+      if (saving) {
+        compare_ranges(n, q, ooo);
+        if (restore_ranges(n, q) < 0) /* memory is as after one run: the passes below still run */
+          give_up("restoring buffers after the warm-up run; its buffers may not be as after one run",
+                  CL_INVALID_OPERATION);
+      }
+    }
+    r_st.warm_ns += now_ns() - tw;
+  }
 
   double vals[256];
   uint64_t vids[256];
@@ -1003,6 +1072,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     cl_event mine = NULL, *evp = p == 0 && ev ? ev : &mine;
     int64_t tp = now_ns();
     if (p == 0) d->enqueue_ns = tp;
+    if (r_warmup) hc_session_skip_thread(pr->sess, self);
     hc_status hs = hc_session_start(pr->sess);
     int64_t tc0 = now_ns();
     cl_int e = p > 0 && (size_t)r_env->fail_pass == p + 1 /* test hook: this pass fails to enqueue */
@@ -1060,9 +1130,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     }
     if (p == 0 && saving && npasses > 1) {
       int64_t tc = now_ns();
-      cl_command_queue_properties qp = 0;
-      n->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL);
-      compare_ranges(n, q, (qp & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) || r_env->skip_restore);
+      compare_ranges(n, q, ooo);
       r_st.compare_ns += now_ns() - tc;
     }
     if (atomic_load(&r_off)) break;
@@ -1132,6 +1200,14 @@ int hpc_replay_init(const hpc_env *e, const char **why) {
   static char msg[512];
   r_env = e;
   r_mux = e->multiplex;
+  const char *w = getenv("HUBPROF_WINDOW");
+  if (w && *w) {
+    if (strcmp(w, "kernel") && strcmp(w, "enqueue")) {
+      *why = "HUBPROF_WINDOW must be 'kernel' or 'enqueue'";
+      return -1;
+    }
+    r_warmup = !strcmp(w, "kernel");
+  }
   if (hc_plan_parse(e->plan, &r_plan) != HC_OK || !r_plan->npasses || !r_plan->ncounters) {
     *why = "HUBPROF_PLAN is not a counter plan (passes separated by ';', counters by ',')";
     return -1;
@@ -1183,7 +1259,7 @@ int hpc_replay_init(const hpc_env *e, const char **why) {
       return -1;
     }
     /* opened now, before the runtime starts its worker threads (they inherit the counters) */
-    st = hc_session_open(r_prov, pr->idx, pr->n, &pr->sess);
+    st = session_open(pr);
     if (st != HC_OK) {
       snprintf(msg, sizeof msg, "cannot open the counters of pass %zu: %s", p + 1, hc_status_str(st));
       *why = msg;
@@ -1203,6 +1279,13 @@ void hpc_replay_fork_child(void) {
     }
   memset(&r_st, 0, sizeof r_st);
   mux_clear(); /* the child's rotation starts afresh, in its own log */
+}
+
+uint64_t hpc_replay_written(void) {
+  pthread_mutex_lock(&r_dlock);
+  uint64_t n = r_st.dispatches + r_st.unreplayed;
+  pthread_mutex_unlock(&r_dlock);
+  return n;
 }
 
 void hpc_replay_exit(int debug) {
@@ -1225,14 +1308,16 @@ void hpc_replay_exit(int debug) {
     (void)ms;
     return;
   }
-  hpc_say("pid %ld: %llu dispatches replayed in %llu passes (%llu ran once, unprofiled); replay cost beyond "
-          "the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f GB/s); compared in %.3f ms; "
+  hpc_say("pid %ld: %llu dispatches replayed in %llu passes (%llu ran once, unprofiled; %llu warm-up runs, "
+          "%.3f ms); replay cost beyond the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f "
+          "GB/s); compared in %.3f ms; "
           "restored %llu bytes in %llu copies, %.3f ms (%.2f GB/s); accessible %llu bytes",
           (long)getpid(), (unsigned long long)r_st.dispatches, (unsigned long long)r_st.passes,
-          (unsigned long long)r_st.unreplayed, r_st.dispatches ? other / 1e3 / (double)r_st.dispatches : 0.0,
-          (unsigned long long)r_st.saved, (double)r_st.save_ns * ms,
-          r_st.save_ns ? (double)r_st.saved / (double)r_st.save_ns : 0.0, (double)r_st.compare_ns * ms,
-          (unsigned long long)r_st.restored, (unsigned long long)r_st.restores, (double)r_st.restore_ns * ms,
+          (unsigned long long)r_st.unreplayed, (unsigned long long)r_st.warmups, (double)r_st.warm_ns * ms,
+          r_st.dispatches ? other / 1e3 / (double)r_st.dispatches : 0.0, (unsigned long long)r_st.saved,
+          (double)r_st.save_ns * ms, r_st.save_ns ? (double)r_st.saved / (double)r_st.save_ns : 0.0,
+          (double)r_st.compare_ns * ms, (unsigned long long)r_st.restored, (unsigned long long)r_st.restores,
+          (double)r_st.restore_ns * ms,
           r_st.restore_ns ? (double)r_st.restored / (double)r_st.restore_ns : 0.0,
           (unsigned long long)r_st.accessible);
   if (r_st.dispatches) {

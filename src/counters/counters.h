@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 typedef enum hc_status {
   HC_OK = 0,
@@ -76,6 +77,13 @@ size_t hc_session_missed_threads(const hc_session *s);
  * software counters run from open to close and are only read (enabling another thread's counter
  * costs an IPI, ~20 µs in a VM). PER_THREAD re-scans /proc/self/task at start. System calls only:
  * no allocation, no lock. HC_ERR_INVALID: start twice, stop without start. */
+/* PER_THREAD: leave thread `tid` out of the count from the next start on (0: count every thread) — the
+ * thread that launches the kernel and waits for it, whose work in the window is the runtime's host side,
+ * not the kernel. When `tid` is the only thread the session sees, it is counted all the same (a runtime
+ * without worker threads runs the kernel on it). Other modes: HC_ERR_INVALID. */
+hc_status hc_session_skip_thread(hc_session *s, pid_t tid);
+/* Whether the last start left a thread out (0: every thread was counted). */
+int hc_session_skipped(const hc_session *s);
 hc_status hc_session_start(hc_session *s);
 hc_status hc_session_stop(hc_session *s, double *values);
 void hc_session_close(hc_session *s);

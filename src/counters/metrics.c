@@ -55,7 +55,7 @@ typedef struct node {
 } node;
 
 typedef struct def {
-  char *name, *unit, *desc, *expr, *peak;
+  char *name, *unit, *desc, *expr, *peak, *exceeds;
   const char *file, *set, *device; /* owned by the metrics object */
   unsigned line;
   int is_const;
@@ -104,6 +104,7 @@ static void def_free(def *d) {
   free(d->desc);
   free(d->expr);
   free(d->peak);
+  free(d->exceeds);
   free(d->counters);
   free(d->aggs);
 }
@@ -557,7 +558,8 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
       last = (long)m->ndefs - 1;
       continue;
     }
-    if (kw_is(s, kl, "unit") || kw_is(s, kl, "description") || kw_is(s, kl, "peak")) {
+    if (kw_is(s, kl, "unit") || kw_is(s, kl, "description") || kw_is(s, kl, "peak") ||
+        kw_is(s, kl, "exceeds")) {
       char kw[16];
       snprintf(kw, sizeof kw, "%.*s", (int)kl, s);
       if (last < 0 || m->defs[last].is_const) {
@@ -566,7 +568,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
         continue;
       }
       def *d = &m->defs[last];
-      char **slot = kw[0] == 'u' ? &d->unit : kw[0] == 'd' ? &d->desc : &d->peak;
+      char **slot = kw[0] == 'u' ? &d->unit : kw[0] == 'd' ? &d->desc : kw[0] == 'e' ? &d->exceeds : &d->peak;
       if (*slot) {
         seterr(err, errlen, "%s:%u: metric '%s' has two '%s' lines", file, line, d->name, kw);
         st = HC_ERR_PARSE;
@@ -599,8 +601,8 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
       continue;
     }
     seterr(err, errlen,
-           "%s:%u: unknown statement '%.*s' (set, device, metric, const, unit, description, peak)", file,
-           line, (int)(kl > 40 ? 40 : kl), s);
+           "%s:%u: unknown statement '%.*s' (set, device, metric, const, unit, description, peak, exceeds)",
+           file, line, (int)(kl > 40 ? 40 : kl), s);
     st = HC_ERR_PARSE;
   }
   free(buf);
@@ -869,6 +871,7 @@ hc_status hc_metrics_resolve(hc_metrics *m, const char *const *counters, size_t 
                                .description = d->desc ? d->desc : "",
                                .expression = d->expr,
                                .peak = d->peak ? d->peak : "",
+                               .exceeds = d->exceeds ? d->exceeds : "",
                                .set = d->set,
                                .device = d->device,
                                .file = d->file,

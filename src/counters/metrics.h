@@ -71,6 +71,7 @@ typedef struct hc_metric_info {
   const char *description; /* "" when none */
   const char *expression;  /* as written */
   const char *peak;        /* peak expression as written, "" when none */
+  const char *exceeds;     /* `exceeds` line: why a value can be above the peak here, "" when none */
   const char *set;         /* the set's name (`set` line, else the file name less .metrics) */
   const char *device;      /* the set's device (`device` line), "" for any */
   const char *file;        /* where it is defined */

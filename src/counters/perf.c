@@ -201,6 +201,8 @@ struct hc_session {
   int taskdir;          /* /proc/self/task, PER_THREAD; -1 otherwise */
   int started;          /* between start and stop */
   size_t missed;        /* threads that found no free slot */
+  pid_t skip;           /* PER_THREAD: the thread left out of the count (0: none) */
+  size_t skipslot;      /* its slot at the last start; SIZE_MAX when every thread is counted */
 };
 
 /* The layout getdents64 returns (glibc's struct dirent64 differs in name only; spelled out here). */
@@ -347,6 +349,7 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
   s->mode = mode;
   s->n = n;
   s->taskdir = -1;
+  s->skipslot = SIZE_MAX;
   s->cap = mode == HC_SESSION_INHERIT ? 1 : (4 * threads > 256 ? 4 * threads : 256);
   s->idx = malloc((n ? n : 1) * sizeof *s->idx);
   s->tids = calloc(s->cap, sizeof *s->tids);
@@ -380,6 +383,12 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
 }
 
 hc_session_mode hc_session_get_mode(const hc_session *s) { return s->mode; }
+hc_status hc_session_skip_thread(hc_session *s, pid_t tid) {
+  if (!s || s->mode != HC_SESSION_PER_THREAD || tid < 0 || s->started) return HC_ERR_INVALID;
+  s->skip = tid;
+  return HC_OK;
+}
+int hc_session_skipped(const hc_session *s) { return s && s->skipslot != SIZE_MAX; }
 size_t hc_session_threads(const hc_session *s) { return s->nthreads; }
 size_t hc_session_missed_threads(const hc_session *s) { return s->missed; }
 
@@ -403,24 +412,29 @@ hc_status hc_session_start(hc_session *s) {
     snprintf(s->p->error, sizeof s->p->error, "cannot scan the process's threads: %s", strerror(err));
     return HC_ERR_IO;
   }
+  s->skipslot = SIZE_MAX;
+  if (s->skip && s->nthreads > 1)
+    for (size_t j = 0; j < s->nthreads; j++)
+      if (s->tids[j] == s->skip) s->skipslot = j;
   /* Values are differences from a baseline read here (no RESET: it would not clear what exited
    * inherited children handed to their parent). Gated counters: baseline while disabled, then
    * enable; free-running ones: baseline last, closest to the window. */
   size_t m = s->nthreads * s->n;
   for (int gated = 1; gated >= 0; gated--) {
     for (size_t i = 0; i < m; i++) {
-      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) != gated) continue;
+      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) != gated || i / s->n == s->skipslot) continue;
       if (read_counter(s->fds[i], &s->base[3 * i]) < 0) {
         snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
         return HC_ERR_IO;
       }
     }
     for (size_t i = 0; gated && i < m; i++) {
-      if (!perf_gated(&s->p->perf[s->idx[i % s->n]])) continue;
+      if (!perf_gated(&s->p->perf[s->idx[i % s->n]]) || i / s->n == s->skipslot) continue;
       if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
         int e = errno;
         for (size_t j = 0; j < i; j++)
-          if (perf_gated(&s->p->perf[s->idx[j % s->n]])) ioctl(s->fds[j], PERF_EVENT_IOC_DISABLE, 0);
+          if (perf_gated(&s->p->perf[s->idx[j % s->n]]) && j / s->n != s->skipslot)
+            ioctl(s->fds[j], PERF_EVENT_IOC_DISABLE, 0);
         snprintf(s->p->error, sizeof s->p->error, "cannot enable a perf counter: %s", strerror(e));
         return HC_ERR_IO;
       }
@@ -440,9 +454,10 @@ hc_status hc_session_stop(hc_session *s, double *values) {
   /* free-running counters first, closest to the window; then disable and read the gated ones */
   for (int gated = 0; gated <= 1; gated++) {
     for (size_t i = 0; gated && i < m; i++)
-      if (perf_gated(&s->p->perf[s->idx[i % s->n]])) ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) && i / s->n != s->skipslot)
+        ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
     for (size_t i = 0; i < m; i++) {
-      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) != gated) continue;
+      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) != gated || i / s->n == s->skipslot) continue;
       if (read_counter(s->fds[i], now) < 0) {
         snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
         st = HC_ERR_IO;

@@ -201,17 +201,27 @@ static int plan_parse(const char *s, aplan *p) {
 /* ---- multiplexing ------------------------------------------------------------------------------------ */
 typedef struct mdisp {
   uint64_t row;            /* the dispatch's row id in its input */
+  uint64_t dispatch_id;    /* the collector's id: enqueue order in the process */
   uint64_t kernel_id;      /* kernel_symbol id in its input */
   uint32_t grid[3], wg[3]; /* global and work-group sizes */
   size_t key;              /* index of its key */
 } mdisp;
 
+/* One measured value of a key's counter (kc = key * C + counter). */
+typedef struct mval {
+  size_t kc;
+  uint64_t row;
+  double value;
+} mval;
+
 typedef struct mkey {
   const char *name;        /* kernel name (owned by the mproc) */
   uint32_t grid[3], wg[3]; /* policy launch only (else 0) */
   uint64_t ndisp;          /* its dispatches */
-  size_t covered;          /* passes measured by at least min_per_pass of its dispatches */
-  uint64_t *per_pass;      /* per pass: how many of its dispatches measured it (fewest over its counters) */
+  uint64_t cold_row;  /* row of its first dispatch by dispatch id (the cold one: first use in the process) */
+  uint64_t cold_id;   /* that dispatch's dispatch id */
+  size_t covered;     /* passes measured by at least min_per_pass of its dispatches */
+  uint64_t *per_pass; /* per pass: how many of its dispatches measured it (fewest over its counters) */
 } mkey;
 
 struct mproc {
@@ -224,10 +234,15 @@ struct mproc {
   size_t nd;
   mkey *keys;
   size_t nkeys;
-  uint64_t *info_of;       /* plan index -> counter_info id in the input, 0 = none */
-  double *sum;             /* [key * C + c]: sum of the measured values of counter c */
-  uint64_t *cnt;           /* [key * C + c]: how many */
-  unsigned char *measured; /* [dispatch * C + c]: 1 measured, 2 imputed already (never imputed again) */
+  uint64_t *info_of; /* plan index -> counter_info id in the input, 0 = none */
+  double *sum;       /* [key * C + c]: sum of the measured values of counter c */
+  uint64_t *cnt;     /* [key * C + c]: how many */
+  double *est;       /* [key * C + c]: the estimate imputed (median of the warm measured values) */
+  struct mval *vals; /* every measured value, for the medians */
+  size_t nvals, capvals;
+  unsigned char *cold_only; /* [key * C + c]: the estimate is a cold dispatch's value (its only one) */
+  uint64_t ncold;           /* such estimates of complete keys (imputed from) */
+  unsigned char *measured;  /* [dispatch * C + c]: 1 measured, 2 imputed already (never imputed again) */
   uint64_t nmeasured;
 };
 
@@ -244,6 +259,9 @@ static void mproc_free(mproc *p) {
   free(p->info_of);
   free(p->sum);
   free(p->cnt);
+  free(p->est);
+  free(p->cold_only);
+  free(p->vals);
   free(p->measured);
   free(p);
 }
@@ -298,6 +316,47 @@ static int mux_cmp_key(const void *a, const void *b, void *ctx) {
   return c ? c : x->row < y->row ? -1 : x->row > y->row;
 }
 
+static int cmp_mval(const void *a, const void *b) {
+  const mval *x = a, *y = b;
+  if (x->kc != y->kc) return x->kc < y->kc ? -1 : 1;
+  return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* The estimate of each key's counters: the median of its measured values, the key's cold dispatch (its
+ * first: compilation and first-use work of the runtime may fall into its window) left out unless it is
+ * the only measurement. Robust to outliers (a preempted dispatch, a first-touch page storm), where the mean
+ * follows them. */
+static int mux_estimates(mproc *p) {
+  size_t C = p->plan.n, n = (p->nkeys ? p->nkeys : 1) * (C ? C : 1);
+  if (!(p->est = calloc(n, sizeof *p->est)) || !(p->cold_only = calloc(n, 1))) return -1;
+  if (p->nvals) qsort(p->vals, p->nvals, sizeof *p->vals, cmp_mval);
+  for (size_t i = 0; i < p->nvals;) {
+    size_t j = i, kc = p->vals[i].kc;
+    while (j < p->nvals && p->vals[j].kc == kc)
+      j++;
+    uint64_t cold = p->keys[kc / C].cold_row;
+    size_t warm = 0;
+    for (size_t t = i; t < j; t++)
+      warm += p->vals[t].row != cold;
+    if (!warm) { /* the cold dispatch measured it and no other did */
+      p->est[kc] = p->vals[i].value;
+      p->cold_only[kc] = 1;
+    } else { /* the median of the warm values: the middle one, or the mean of the middle two */
+      size_t want[2] = {(warm - 1) / 2, warm / 2}, seen = 0;
+      double m[2] = {0, 0};
+      for (size_t t = i; t < j; t++) {
+        if (p->vals[t].row == cold) continue;
+        for (int h = 0; h < 2; h++)
+          if (seen == want[h]) m[h] = p->vals[t].value;
+        seen++;
+      }
+      p->est[kc] = want[0] == want[1] ? m[0] : (m[0] + m[1]) / 2;
+    }
+    i = j;
+  }
+  return 0;
+}
+
 /* Read process p of store s: its dispatches grouped into keys, which counters each dispatch measured, per
  * key the sum and count of each counter's measured values, and each key's coverage of the passes. */
 static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
@@ -336,6 +395,7 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
     mdisp *x = &p->d[p->nd++];
     memset(x, 0, sizeof *x);
     x->row = d.id;
+    x->dispatch_id = d.dispatch_id;
     x->kernel_id = d.kernel_id;
     memcpy(x->grid, d.grid, sizeof x->grid);
     memcpy(x->wg, d.workgroup, sizeof x->wg);
@@ -365,6 +425,10 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
         memcpy(y->grid, x->grid, sizeof y->grid);
         memcpy(y->wg, x->wg, sizeof y->wg);
       }
+    }
+    if (!y->ndisp || x->dispatch_id < y->cold_id) { /* rows of several threads need not be in enqueue order */
+      y->cold_row = x->row;
+      y->cold_id = x->dispatch_id;
     }
     y->ndisp++;
     x->key = k;
@@ -399,10 +463,23 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
       p->sum[x->key * C + ci2] += v.value;
       p->cnt[x->key * C + ci2]++;
       p->nmeasured++;
+      if (p->nvals == p->capvals) {
+        size_t nc = p->capvals ? 2 * p->capvals : 1024;
+        mval *nv = realloc(p->vals, nc * sizeof *nv);
+        if (!nv) {
+          hp_cursor_close(c);
+          free(plan_of);
+          return -1;
+        }
+        p->vals = nv;
+        p->capvals = nc;
+      }
+      p->vals[p->nvals++] = (mval){x->key * C + ci2, x->row, v.value};
     }
     hp_cursor_close(c);
   }
   free(plan_of);
+  if (mux_estimates(p)) return -1;
   for (size_t y = 0; y < p->nkeys; y++) { /* coverage of pass q: the fewest measurements of its counters */
     mkey *key = &p->keys[y];
     if (!(key->per_pass = calloc(P ? P : 1, sizeof *key->per_pass))) return -1;
@@ -413,6 +490,8 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
       key->per_pass[q] = least == UINT64_MAX ? 0 : least;
       key->covered += key->per_pass[q] >= min_per_pass;
     }
+    for (size_t i = 0; i < C && key->covered == P; i++)
+      p->ncold += p->cold_only[y * C + i];
   }
   return 0;
 }
@@ -547,6 +626,14 @@ static hp_status mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
     }
   }
   sb_printf(&js, "]");
+  for (size_t i = 0; i < a->nmerged; i++)
+    if (a->mux[i] && a->mux[i]->ncold)
+      warnf(a,
+            "pid %" PRId64 ": %" PRIu64
+            " imputed counter%s come%s from a kernel's cold first dispatch only (its "
+            "first use may be in them): more dispatches per kernel give warm ones",
+            a->mux[i]->pid, a->mux[i]->ncold, a->mux[i]->ncold == 1 ? "" : "s",
+            a->mux[i]->ncold == 1 ? "s" : "");
   if (nincomplete > MAX_WARNED)
     warnf(a, "... and %" PRIu64 " more incomplete (metadata multiplex_incomplete lists them all)",
           nincomplete - MAX_WARNED);
@@ -930,9 +1017,12 @@ static int extra_meta(hp_assembly *a, hp_metadata *m) {
   }
   snprintf(num[0], sizeof num[0], "%" PRIu32, a->o.min_per_pass);
   snprintf(num[1], sizeof num[1], "%" PRIu64, a->mux_keys);
-  const char *kv[][2] = {{"replay", "multiplex"},          {"multiplex_policy", a->mux_policy},
-                         {"multiplex_imputation", "mean"}, {"multiplex_min_per_pass", num[0]},
-                         {"multiplex_keys", num[1]},       {"multiplex_incomplete", a->mux_json}};
+  const char *kv[][2] = {{"replay", "multiplex"},
+                         {"multiplex_policy", a->mux_policy},
+                         {"multiplex_imputation", "median"},
+                         {"multiplex_min_per_pass", num[0]},
+                         {"multiplex_keys", num[1]},
+                         {"multiplex_incomplete", a->mux_json}};
   if (a->it_a >= 6) return 0;
   m->key = kv[a->it_a][0];
   m->value = kv[a->it_a][1];
@@ -1013,7 +1103,7 @@ static int extra_mux(hp_assembly *a, size_t ix, hp_counter_value *v, hp_assemble
       v->counter_id = p->info_of[ci];
       v->pass = p->plan.pass[ci];
       v->imputed = 1;
-      v->value = p->sum[x->key * C + ci] / (double)p->cnt[x->key * C + ci];
+      v->value = p->est[x->key * C + ci];
       if (stats) stats->imputed_values++;
       return 1;
     }

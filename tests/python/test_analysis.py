@@ -12,7 +12,7 @@ import pytest
 from conftest import BUILD, HUBPROF, REPO, cli_json, need, run
 
 import hubprof
-from hubprof.analysis import DIV0, IMPUTED, INCOMPLETE, MIXED, MISSING, diff
+from hubprof.analysis import DIV0, IMPUTED, INCOMPLETE, MIXED, MISSING, OVER_PEAK, diff
 
 os.environ.setdefault("HUBPROF_METRICS", str(REPO / "share" / "hubprof" / "metrics"))
 
@@ -60,7 +60,7 @@ def test_known_values(known):
         assert list(k.columns)[:9] == ["device", "kernel", "calls", "timed_calls", "total_ns", "avg_ns", "min_ns",
                                        "max_ns", "percent"]
         assert list(k.columns)[9:] == ["task-clock", "cpu_util", "cpu_util_pct_peak", "page_faults_total",
-                                       "imputed", "incomplete"]
+                                       "imputed", "incomplete", "over_peak"]
         k1, k2 = k.iloc[0], k.iloc[1]
         assert k1["kernel"] == "k1" and close(k1["task-clock"], 1500) and close(k1["cpu_util"], 100 * 3000 / 4000)
         assert close(k1["page_faults_total"], 6)
@@ -173,3 +173,35 @@ def test_multiplexed_store(tmp_path):
         tc_id = s.table("counter_info").set_index("name").loc["task-clock", "id"]
         vals = cv[(cv["counter_id"] == tc_id) & cv["dispatch_id"].isin(relax)]["value"]
         assert len(vals) == 30 and close(rows["relax"]["task-clock"], float(np.mean(vals)))
+
+
+def test_over_peak(tmp_path):
+    """A metric above its physical peak is flagged with the reason in every output: cpu_util of dispatch 1 is
+    100 * 5000 / 1000 = 500 % against a peak of 100 * 2 compute units; dispatch 2 (50 %) is not flagged."""
+    path = tmp_path / "peak.db"
+    with hubprof.create(path) as w:
+        w.write("process", {"id": 1, "pid": 7, "start_ns": 1})
+        w.write("agent", {"id": 1, "name": "cpu", "product_name": "cpu0", "compute_units": 2})
+        w.write("kernel_symbol", {"id": [1], "name": ["k"]})
+        w.write("counter_info", {"id": [1], "name": ["task-clock"], "unit": ["ns"]})
+        w.write("dispatch", {"id": [1, 2], "dispatch_id": [1, 2], "process_id": 1, "agent_id": 1, "kernel_id": 1,
+                             "grid_x": 64, "grid_y": 1, "grid_z": 1, "start_ns": [100, 2000],
+                             "end_ns": [1100, 3000], "passes": 1})
+        w.write("counter_value", {"dispatch_id": [1, 2], "counter_id": 1, "pass": 1, "value": [5000, 500]})
+    with hubprof.open(path) as s:
+        df = s.analyze(by="dispatch", metrics="cpu_util")
+    assert close(df["cpu_util"][0], 500) and close(df["cpu_util_pct_peak"][0], 250)
+    assert df["over_peak"].tolist() == ["cpu_util=250%", ""]
+    assert df.attrs["flags"]["cpu_util"][0] & OVER_PEAK and df.attrs["flags"]["cpu_util_pct_peak"][0] & OVER_PEAK
+    assert not df.attrs["flags"]["cpu_util"][1] & OVER_PEAK
+    note = [n for n in df.attrs["notes"] if "above its peak" in n]
+    assert len(note) == 1 and "'cpu_util'" in note[0] and "1 row," in note[0] and "up to 250%" in note[0], note
+    assert "waking up" in note[0]  # the reason perf.metrics gives
+    js = cli_json("analyze", "--by", "dispatch", "--metrics", "cpu_util", "--format", "json", path)
+    rows = js["rows"] if isinstance(js, dict) else js
+    assert [r["over_peak"] for r in rows] == ["cpu_util=250%", ""], rows
+    csv = run(need(HUBPROF), "analyze", "--by", "dispatch", "--metrics", "cpu_util", "--format", "csv", path)
+    head, first = csv.stdout.splitlines()[:2]
+    assert head.split(",")[-1] == "over_peak" and first.endswith(",cpu_util=250%"), csv.stdout
+    table = run(need(HUBPROF), "analyze", "--by", "dispatch", "--metrics", "cpu_util", path)
+    assert "500^" in table.stdout and "250.0^" in table.stdout and "above its peak" in table.stdout + table.stderr, table.stdout

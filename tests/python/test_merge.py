@@ -113,7 +113,9 @@ def test_merge_imputes_multiplexed_values(tmp_path):
         imp = v[v["imputed"] == 1]
         ci = s.table("counter_info").set_index("id")["name"]
         got = sorted((int(r.dispatch_id), ci[r.counter_id], int(r["pass"]), r.value) for _, r in imp.iterrows())
-        assert got == [(1, "b", 2, 200.0), (2, "a", 1, 20.0), (3, "b", 2, 200.0), (4, "a", 1, 20.0)]
+        # the median of each counter's warm values: a = 30 (dispatch 1's 10 is the cold first dispatch's), b = 200
+        assert got == [(1, "b", 2, 200.0), (2, "a", 1, 30.0), (3, "b", 2, 200.0), (4, "a", 1, 30.0)]
+        assert s.metadata()["multiplex_imputation"] == "median"
         assert s.metadata()["replay"] == "multiplex" and s.metadata()["multiplex_policy"] == "kernel"
         assert '"kernel":"lonely"' in s.metadata()["multiplex_incomplete"]
     # "auto" reads the policy from the input; imputing an imputed store again adds nothing

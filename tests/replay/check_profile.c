@@ -5,7 +5,8 @@
  * Iteration multiplexing (replay=multiplex), recomputed independently of hubprof: per key (process + kernel,
  * + sizes with policy launch) the i-th measured dispatch measured pass (i mod N)+1 only; a key whose
  * dispatches measured every counter has each dispatch's other counters imputed (imputed=1, the counter's
- * pass) with the mean of the key's measured values; any other key has no imputed value and is listed in
+ * pass) with the median of the key's measured values, its first (cold) dispatch by dispatch id left out
+ * unless it is the only one that measured the counter; any other key has no imputed value and is listed in
  * metadata multiplex_incomplete. Imputed values anywhere else are bad.
  * usage: check_profile STORE output: "bad: ..." per violation, then mode=M replay=R plan=P dispatches=N
  * kernels=K passes=P:N[,P:N] values=V accessible=A restored=R unprofiled=U imputed=I measured=M keys=K
@@ -48,6 +49,11 @@ typedef struct vrow { /* one counter value */
 } vrow;
 
 static double dabs(double x) { return x < 0 ? -x : x; } /* (the checker links no libm) */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
 
 static int cmp_dispatch_id(const void *a, const void *b) {
   const drow *x = *(drow *const *)a, *y = *(drow *const *)b;
@@ -261,6 +267,11 @@ int main(int argc, char **argv) {
               " (measured dispatch %zu of kernel %s): measured passes 0x%x, want only pass %zu",
               order[i]->id, i + 1, knames[order[i]->kernel_id < 1024 ? order[i]->kernel_id : 0],
               order[i]->pass_mask, i % npasses + 1);
+      /* the key's cold dispatch: its first by dispatch id (rows of several threads need not be in that order)
+       */
+      size_t cold = first[k];
+      for (size_t i = 0; i < n; i++)
+        if (d[i].key == k && d[i].dispatch_id < d[cold].dispatch_id) cold = i;
       /* per counter: sum and count of measured values */
       double sum[1024] = {0};
       uint64_t cnt[1024] = {0};
@@ -287,10 +298,23 @@ int main(int argc, char **argv) {
               name);
           continue;
         }
-        double mean = x->counter < 1024 && cnt[x->counter] ? sum[x->counter] / (double)cnt[x->counter] : NAN;
+        /* the median of the measured values of the key's warm dispatches (all but its first), or the
+           first's value when only it measured the counter */
+        double *w = malloc((nv ? nv : 1) * sizeof *w), mean = NAN;
+        size_t nw = 0;
+        for (size_t t = 0; w && t < nv; t++)
+          if (d[vals[t].d].key == k && !vals[t].imputed && vals[t].counter == x->counter && vals[t].d != cold)
+            w[nw++] = vals[t].value;
+        for (size_t t = 0; w && !nw && t < nv; t++)
+          if (vals[t].d == cold && !vals[t].imputed && vals[t].counter == x->counter) w[nw++] = vals[t].value;
+        if (nw) {
+          qsort(w, nw, sizeof *w, cmp_double);
+          mean = nw % 2 ? w[nw / 2] : (w[nw / 2 - 1] + w[nw / 2]) / 2;
+        }
+        free(w);
         if (!(dabs(x->value - mean) <= 1e-9 * (dabs(mean) > 1.0 ? dabs(mean) : 1.0)))
           BAD("dispatch %" PRIu64 " counter %" PRIu64
-              ": imputed %.17g, the mean of the key's measured values is "
+              ": imputed %.17g, the median of the key's warm measured values is "
               "%.17g",
               d[x->d].id, x->counter, x->value, mean);
       }

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Known-work validation (issue #14): examples/ocl/known_work's kernels have counts known by construction — idle
+# (nothing), spin (a fixed recurrence per work-item: task-clock = the CPU time the host takes for it, and at
+# most duration x work-items), touch (N fresh pages: N page faults) — checked within stated tolerances
+# (tests/replay/check_known_work.py) in kernel replay, application replay and multiplexing, first dispatch
+# included, with the runtime's kernel cache off so every first launch compiles. The old window
+# (HUBPROF_WINDOW=enqueue: first use counted) must fail the same check; no warm-up re-runs a kernel whose
+# memory cannot be saved (examples/ocl/image_inc); HUBPROF_DEBUG's summary counts rows.
+# usage: test_known_work.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
+set -u
+cd "$(dirname "$0")/../.."
+HP=$(realpath "${1:-build/hubprof}")
+KW=$PWD/build/examples/ocl/known_work
+CHECK=$PWD/tests/replay/check_known_work.py
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG HUBPROF_SHADOW HUBPROF_WINDOW \
+  HUBPROF_TEST_SKIP_RESTORE HUBPROF_TEST_FAIL_PASS OPENCL_LAYERS LD_PRELOAD
+export HUBPROF_COLLECTOR=$PWD/build/libhubprof_collector.so
+export POCL_KERNEL_CACHE=0 # every first launch compiles: what the window must leave out
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+  fail=$((fail + 1))
+  echo "FAIL: $*" >&2
+}
+for f in "$HP" "$KW" "$(dirname "$KW")/image_inc"; do
+  [ -e "$f" ] || {
+    echo "test_known_work: $f is missing (make all)" >&2
+    echo "test_known_work: 0 passed, 1 failed"
+    exit 1
+  }
+done
+if ! clinfo -l 2>/dev/null | grep -q Device; then
+  echo "test_known_work: skipped: no OpenCL device (install pocl-opencl-icd)"
+  echo "test_known_work: 0 passed, 0 failed"
+  exit 0
+fi
+cd "$T"
+PAGES=256
+ARGS=("$PAGES" 3000000 5)
+# page-faults in pass 1: kernel replay's later passes find the pages the first one touched
+C2=(--counters page-faults,task-clock --max-counters-per-pass 1)
+
+# known NAME MODE: profile known_work in MODE into NAME.db and check it; NAME.check holds the checker's exit
+known() {
+  local name=$1 mode=$2
+  "$HP" profile "${C2[@]}" --replay "$mode" -o "$name.db" -- "$KW" "${ARGS[@]}" >"$name.out" 2>"$name.err"
+  echo $? >"$name.rc"
+  local host
+  host=$(sed -nE 's/.*spin_host_ns=([0-9]+).*/\1/p' "$name.out")
+  python3 "$CHECK" "$name.db" "$PAGES" "${host:-0}" "$mode" >"$name.report" 2>&1
+  echo $? >"$name.check"
+}
+
+for mode in kernel application multiplex; do
+  known "$mode" "$mode"
+  [ "$(cat "$mode.rc")" = 0 ] && grep -q ' ok$' "$mode.out" && ok ||
+    bad "$mode: the run failed: $(cat "$mode.out" "$mode.err")"
+  if [ "$(cat "$mode.check")" = 0 ]; then ok; else bad "$mode: $(grep -v '^dispatches' "$mode.report")"; fi
+  grep -q "^dispatches=15 kernels=3 checked=[1-9]" "$mode.report" && ok || bad "$mode: $(cat "$mode.report")"
+done
+
+# the window of old (first use inside it) breaks the same check: the check can fail
+HUBPROF_WINDOW=enqueue known old kernel
+[ "$(cat old.rc)" = 0 ] && ok || bad "HUBPROF_WINDOW=enqueue: the run failed: $(cat old.err)"
+grep -q "^bad: dispatch 1 (idle, first)" old.report && ok || bad "the old window passed the check: $(cat old.report)"
+HUBPROF_WINDOW=bogus "$HP" profile "${C2[@]}" -o bogus.db -- "$KW" 4 10 1 >bogus.out 2>bogus.err
+grep -q "HUBPROF_WINDOW must be 'kernel' or 'enqueue'" bogus.err && ok || bad "bad HUBPROF_WINDOW: $(cat bogus.err)"
+
+# a kernel writing memory the collector cannot save (an image) gets no warm-up where nothing else re-runs it:
+# application replay and one-pass kernel replay keep its results exact; two-pass kernel replay re-runs it
+# (documented: use application replay), which shows the example catches a second execution
+IM=$(dirname "$KW")/image_inc
+"$IM" >im.plain.out 2>&1
+for mode in application kernel; do
+  HUBPROF_DEBUG=1 "$HP" profile --counters task-clock --replay $mode -o "im.$mode.db" -- "$IM" >"im.$mode.out" 2>"im.$mode.err"
+  cmp -s "im.$mode.out" im.plain.out && ok || bad "image_inc ($mode replay): $(cat "im.$mode.out") vs $(cat im.plain.out)"
+  grep -q " 0 warm-up runs" "im.$mode.err" && ok || bad "image_inc ($mode replay) warmed up: $(grep replayed "im.$mode.err")"
+done
+"$HP" profile "${C2[@]}" -o im.two.db -- "$IM" >im.two.out 2>&1
+grep -q "WRONG" im.two.out && ok || bad "image_inc: two passes of kernel replay did not change its result: $(cat im.two.out)"
+
+# HUBPROF_DEBUG's summary (issue #14.6): the rows profile mode wrote, the warm-up runs, bytes without padding
+HUBPROF_DEBUG=1 "$HP" profile "${C2[@]}" -o dbg.db -- "$KW" 16 1000 2 >dbg.out 2>dbg.err
+grep -q "pid [0-9]*: 6 dispatches written" dbg.err && ok || bad "debug summary: $(grep written dbg.err)"
+grep -q "3 warm-up runs" dbg.err && ok || bad "debug summary warm-ups: $(grep replayed dbg.err)"
+# saved: idle's and spin's 8-byte output twice each, touch's 16 pages twice (no 128-byte padding counted)
+grep -q "saved $((4 * 8 + 2 * 16 * 4096)) bytes" dbg.err && ok || bad "debug summary saved: $(grep saved dbg.err)"
+
+echo "test_known_work: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
