@@ -131,11 +131,11 @@ typedef struct rp_state {
   char suffix[RP_SUFFIX_LEN + 1]; /* "_<uuid with underscores>" */
   char guid[37];                  /* dashed uuid */
   sqlite3_stmt *ins[WS_COUNT];
-  hu_buf js;    /* extdata being written */
-  rp_pairs proc;     /* process id -> (node id, ppid) */
-  rp_pairs agent;    /* agent id -> (node id, type) */
-  rp_pairs code;     /* code object id -> (process id, -) */
-  hu_strmap strings; /* rocpd_string rows: the id of string i is i + 1 */
+  hu_buf js;                           /* extdata being written */
+  rp_pairs proc;                       /* process id -> (node id, ppid) */
+  rp_pairs agent;                      /* agent id -> (node id, type) */
+  rp_pairs code;                       /* code object id -> (process id, -) */
+  hu_strmap strings;                   /* rocpd_string rows: the id of string i is i + 1 */
   int64_t next_pmc;                    /* rocpd_pmc_event ids */
   int64_t str_empty, str_dispatch_cat; /* ids of "" and "KERNEL_DISPATCH" */
   uint64_t regions;                    /* region rows written */

@@ -3,6 +3,8 @@
  * while rows arrive in id order and HUBPROF_ROCPD_PAGES is not 0; the plain-SQLite path is the fallback. */
 #include "rocpd_internal.h"
 
+#include "../common/hu_io.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -136,20 +138,14 @@ static size_t rec_max(int n, size_t text) { return 9 + (size_t)n * 9 + (size_t)n
 static int bt_hdr(int level) { return level ? 12 : 8; }
 static int bt_type(const btb *t, int level) { return t->index ? (level ? 2 : 10) : (level ? 5 : 13); }
 
+/* All n bytes at `at`: 0 or an errno. A file system that opens with O_DIRECT but refuses the writes
+ * (EINVAL) gets them again without O_DIRECT. */
 static int bk_pwrite_all(int fd, const unsigned char *p, size_t n, off_t at) {
-  while (n) {
-    ssize_t w = pwrite(fd, p, n, at);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && errno == EINVAL) { /* a file system that opens with O_DIRECT but refuses the writes */
-      int fl = fcntl(fd, F_GETFL);
-      if (fl != -1 && (fl & O_DIRECT) && fcntl(fd, F_SETFL, fl & ~O_DIRECT) == 0) continue;
-    }
-    if (w <= 0) return w < 0 ? errno : EIO;
-    p += w;
-    n -= (size_t)w;
-    at += w;
+  for (;;) {
+    if (hu_pwrite_all(fd, p, n, (uint64_t)at) == 0) return 0;
+    int e = errno, fl = fcntl(fd, F_GETFL);
+    if (e != EINVAL || fl == -1 || !(fl & O_DIRECT) || fcntl(fd, F_SETFL, fl & ~O_DIRECT) != 0) return e;
   }
-  return 0;
 }
 
 static void *bk_writer(void *arg) {
@@ -453,24 +449,10 @@ static int copy_range(int in, off_t from, int out, off_t at, uint64_t n) {
   int e = 0;
   while (n && !e) {
     size_t want = n > (1u << 20) ? (1u << 20) : (size_t)n;
-    ssize_t k = pread(in, buf, want, src);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) {
-      e = k < 0 ? errno : EIO;
-      break;
-    }
-    for (ssize_t done = 0; done < k && !e;) {
-      ssize_t w = pwrite(out, buf + done, (size_t)(k - done), dst);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0)
-        e = w < 0 ? errno : EIO;
-      else {
-        done += w;
-        dst += w;
-      }
-    }
-    src += k;
-    n -= (uint64_t)k;
+    if (hu_pread_all(in, buf, want, (uint64_t)src) || hu_pwrite_all(out, buf, want, (uint64_t)dst)) e = errno;
+    src += (off_t)want;
+    dst += (off_t)want;
+    n -= want;
   }
   free(buf);
   return e;
@@ -639,7 +621,7 @@ static hp_status bulk_splice(hp_store *s, const uint32_t root[BT_COUNT]) {
   int fd = open(r->tmp, O_RDWR | O_CLOEXEC);
   unsigned char h[100], *pg = malloc(b->psz);
   struct stat sb;
-  if (fd < 0 || !pg || pread(fd, h, sizeof h, 0) != (ssize_t)sizeof h || fstat(fd, &sb) != 0) {
+  if (fd < 0 || !pg || hu_pread_all(fd, h, sizeof h, 0) || fstat(fd, &sb) != 0) {
     int e = pg ? errno : ENOMEM;
     if (fd >= 0) close(fd);
     free(pg);
@@ -673,27 +655,27 @@ static hp_status bulk_splice(hp_store *s, const uint32_t root[BT_COUNT]) {
   if (st == HP_OK && !e && lock > n && lock - n - 1 < b->npages) {
     from = lock - n - 1;
     to = total++;
-    if (pread(db, pg, psz, ((off_t)n + from) * psz) != (ssize_t)psz ||
-        pwrite(db, pg, psz, ((off_t)n + to) * psz) != (ssize_t)psz)
+    if (hu_pread_all(db, pg, psz, ((uint64_t)n + from) * psz) ||
+        hu_pwrite_all(db, pg, psz, ((uint64_t)n + to) * psz))
       e = errno ? errno : EIO;
     memset(pg, 0, psz);
-    if (!e && pwrite(db, pg, psz, ((off_t)n + from) * psz) != (ssize_t)psz) e = errno ? errno : EIO;
+    if (!e && hu_pwrite_all(db, pg, psz, ((uint64_t)n + from) * psz)) e = errno ? errno : EIO;
   }
   for (size_t i = 0; st == HP_OK && !e && i < b->ninterior; i++) {
     off_t at = ((off_t)n + (b->interior[i] == from ? to : b->interior[i])) * psz;
-    if (pread(db, pg, psz, at) != (ssize_t)psz) {
+    if (hu_pread_all(db, pg, psz, (uint64_t)at)) {
       e = errno ? errno : EIO;
       break;
     }
     bt_rebase(pg, n + 1, from, to);
-    if (pwrite(db, pg, psz, at) != (ssize_t)psz) e = errno ? errno : EIO;
+    if (hu_pwrite_all(db, pg, psz, (uint64_t)at)) e = errno ? errno : EIO;
   }
   for (int t = 0; st == HP_OK && !e && t < BT_COUNT; t++) {
     btb *tr = &b->t[t];
     if (!tr->rows) continue;
     off_t at = ((off_t)root[t] - 1) * psz;
     int type = bt_type(tr, 0);
-    if (root[t] < 2 || root[t] > n || pread(db, pg, psz, at) != (ssize_t)psz || pg[0] != type || pg[3] ||
+    if (root[t] < 2 || root[t] > n || hu_pread_all(db, pg, psz, (uint64_t)at) || pg[0] != type || pg[3] ||
         pg[4]) {
       st =
           hp_set_error(s, HP_ERR_IO, "cannot add pages to %s: the root page of a table is not empty", r->tmp);
@@ -701,14 +683,14 @@ static hp_status bulk_splice(hp_store *s, const uint32_t root[BT_COUNT]) {
     }
     unsigned char *rp = tr->lv[tr->depth - 1].p;
     bt_rebase(rp, n + 1, from, to);
-    if (pwrite(db, rp, psz, at) != (ssize_t)psz) e = errno ? errno : EIO;
+    if (hu_pwrite_all(db, rp, psz, (uint64_t)at)) e = errno ? errno : EIO;
   }
   if (st == HP_OK && !e) {
     uint32_t change = get_be32(h + 24) + 1;
     put_be32(h + 24, change);
     put_be32(h + 92, change);
     put_be32(h + 28, n + total);
-    if (pwrite(db, h, sizeof h, 0) != (ssize_t)sizeof h) e = errno ? errno : EIO;
+    if (hu_pwrite_all(db, h, sizeof h, 0)) e = errno ? errno : EIO;
   }
   if (st == HP_OK && !e && moved) {
     /* the page file is the database now: give it the temporary name (a link to an unnamed file through

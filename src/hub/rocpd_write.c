@@ -466,7 +466,8 @@ hp_status rp_prepare_inserts(hp_store *s) {
     else
       rp_buf_expand(&sql, rp_ins_sql[i], r->suffix);
     int rc = !hu_buf_cstr(&sql) ? SQLITE_NOMEM
-                     : sqlite3_prepare_v3(r->db, (const char *)sql.p, -1, SQLITE_PREPARE_PERSISTENT, &r->ins[i], NULL);
+                                : sqlite3_prepare_v3(r->db, (const char *)sql.p, -1,
+                                                     SQLITE_PREPARE_PERSISTENT, &r->ins[i], NULL);
     if (rc != SQLITE_OK) st = rp_sql_fail(s, rc, "cannot prepare an insert");
   }
   hu_buf_free(&sql);
@@ -567,9 +568,9 @@ hp_status rp_create(hp_store *s) {
   rp_buf_expand(&sql, "_event_id\" ON @kernel_dispatch(event_id);\n", r->suffix);
   /* the format's own metadata rows come first */
   rp_buf_expand(&sql,
-               "INSERT INTO @metadata(tag, value) VALUES ('schema_version', '" RP_SCHEMA_VERSION
-               "'), ('uuid', '",
-               r->suffix);
+                "INSERT INTO @metadata(tag, value) VALUES ('schema_version', '" RP_SCHEMA_VERSION
+                "'), ('uuid', '",
+                r->suffix);
   hu_buf_str(&sql, r->suffix);
   hu_buf_str(&sql, "'), ('guid', '");
   hu_buf_str(&sql, r->guid);
@@ -622,14 +623,15 @@ static hp_status finish_regions(hp_store *s) {
   rp_buf_expand(&q, "INSERT INTO @event(id, category_id) SELECT ", r->suffix);
   hu_buf_str(&q, num);
   rp_buf_expand(&q,
-               " + ROW_NUMBER() OVER (ORDER BY id), event_id FROM @region ORDER BY id;\n"
-               "UPDATE @region SET event_id = m.eid FROM (SELECT id AS rid, ",
-               r->suffix);
+                " + ROW_NUMBER() OVER (ORDER BY id), event_id FROM @region ORDER BY id;\n"
+                "UPDATE @region SET event_id = m.eid FROM (SELECT id AS rid, ",
+                r->suffix);
   hu_buf_str(&q, num);
-  rp_buf_expand(&q, " + ROW_NUMBER() OVER (ORDER BY id) AS eid FROM @region) AS m WHERE m.rid = @region.id;\n",
-               r->suffix);
+  rp_buf_expand(&q,
+                " + ROW_NUMBER() OVER (ORDER BY id) AS eid FROM @region) AS m WHERE m.rid = @region.id;\n",
+                r->suffix);
   hp_status e = !hu_buf_cstr(&q) ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
-                      : rp_exec_sql(s, (const char *)q.p, "cannot write region events");
+                                 : rp_exec_sql(s, (const char *)q.p, "cannot write region events");
   hu_buf_free(&q);
   return e;
 }
@@ -646,7 +648,7 @@ hp_status rp_commit(hp_store *s) {
     hu_buf_str(&q, cat);
     rp_buf_expand(&q, " FROM @kernel_dispatch ORDER BY id", r->suffix);
     st = !hu_buf_cstr(&q) ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
-               : rp_exec_sql(s, (const char *)q.p, "cannot write dispatch events");
+                          : rp_exec_sql(s, (const char *)q.p, "cannot write dispatch events");
     rp_buf_reset(&q);
   }
   if (st == HP_OK) st = finish_regions(s);
@@ -664,10 +666,11 @@ hp_status rp_commit(hp_store *s) {
         "json_set(extdata, '$.agent_id', 0) FROM (SELECT id, nid, type FROM @info_agent WHERE id <> 0 "
         "ORDER BY id LIMIT 1) AS a WHERE @info_pmc.agent_id = 0;\n",
         r->suffix);
-  rp_buf_expand(&q,
-               "UPDATE @info_pmc SET pid = p.id FROM (SELECT id FROM @info_process WHERE id <> 0 ORDER BY id "
-               "LIMIT 1) AS p WHERE @info_pmc.pid = 0;\n",
-               r->suffix);
+  rp_buf_expand(
+      &q,
+      "UPDATE @info_pmc SET pid = p.id FROM (SELECT id FROM @info_process WHERE id <> 0 ORDER BY id "
+      "LIMIT 1) AS p WHERE @info_pmc.pid = 0;\n",
+      r->suffix);
   /* placeholder rows with id 0 so that ROCm's INNER JOIN views show rows whose references are "none" */
   static const struct {
     hp_table t;
@@ -707,7 +710,7 @@ hp_status rp_commit(hp_store *s) {
   hu_buf_str(&q, rp_views_sql);
   hu_buf_str(&q, "COMMIT;\n");
   st = !hu_buf_cstr(&q) ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
-             : rp_exec_sql(s, (const char *)q.p, "cannot finish the database");
+                        : rp_exec_sql(s, (const char *)q.p, "cannot finish the database");
   hu_buf_free(&q);
   if (st != HP_OK) return st;
   for (int i = 0; i < WS_COUNT; i++) {
