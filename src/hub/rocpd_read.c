@@ -325,21 +325,7 @@ static void sb_select(hu_buf *q, hp_table t, const colset *c, const char *a, con
 /* Build the SELECT (or COUNT when count != 0) for hub table t. Returns 0, or -1 when the table is absent
  * (read as empty), or an SQLite error code. */
 static int build_query(rp_state *r, hp_table t, int count, hu_buf *q) {
-  static const int base[HP_TABLE_COUNT] = {
-      [HP_TABLE_NODE] = RT_NODE,
-      [HP_TABLE_PROCESS] = RT_PROCESS,
-      [HP_TABLE_THREAD] = RT_THREAD,
-      [HP_TABLE_AGENT] = RT_AGENT,
-      [HP_TABLE_QUEUE] = RT_QUEUE,
-      [HP_TABLE_CODE_OBJECT] = RT_CODE_OBJECT,
-      [HP_TABLE_KERNEL_SYMBOL] = RT_KERNEL_SYMBOL,
-      [HP_TABLE_DISPATCH] = RT_KERNEL_DISPATCH,
-      [HP_TABLE_COUNTER_INFO] = RT_PMC,
-      [HP_TABLE_COUNTER_VALUE] = RT_PMC_EVENT,
-      [HP_TABLE_REGION] = RT_REGION,
-      [HP_TABLE_METADATA] = RT_METADATA,
-  };
-  const char *obj = r->obj[base[t]];
+  const char *obj = r->obj[rp_table_base[t]];
   if (!obj) return -1;
   colset c, k = {0};
   int rc = colset_load(r, obj, &c);
