@@ -277,11 +277,27 @@ static int bt_last_len(const btb *t, const bpage *pg, int level) {
   return 4 + k + (t->index ? (int)v : 0);
 }
 
+/* Take the cell added last off a full page (it keeps at least one) into `last`: its length, or -1. */
+static int bt_take_last(bulk *b, const btb *t, bpage *pg, int level, unsigned char last[BT_MAXCELL]) {
+  int ll = bt_last_len(t, pg, level);
+  if (pg->n < 2 || ll > BT_MAXCELL) {
+    b->err = -1;
+    return -1;
+  }
+  memcpy(last, pg->p + pg->top, (size_t)ll);
+  pg->top += ll;
+  pg->n--;
+  return ll;
+}
+
+/* Make `level` of t in use (0), or -1 with b->err set (too deep, out of memory). */
 static int bt_level(bulk *b, btb *t, int level) {
-  if (level >= BT_MAXDEPTH) return -1;
   if (level < t->depth) return 0;
   bpage *pg = &t->lv[level];
-  if (!pg->p && !(pg->p = malloc(b->psz))) return -1;
+  if (level >= BT_MAXDEPTH || (!pg->p && !(pg->p = malloc(b->psz)))) {
+    if (!b->err) b->err = level >= BT_MAXDEPTH ? -1 : ENOMEM;
+    return -1;
+  }
   bt_reset(b, pg);
   t->depth = level + 1;
   return 0;
@@ -291,21 +307,12 @@ static int bt_level(bulk *b, btb *t, int level) {
  * payload size and payload (index) that separates child from what follows. A full page keeps its last
  * cell's child as its right child and passes that cell's key up, so every page gets at least one cell. */
 static int bt_push(bulk *b, btb *t, int level, uint32_t child, const unsigned char *key, int klen) {
-  if (bt_level(b, t, level)) {
-    if (!b->err) b->err = -1;
-    return -1;
-  }
+  if (bt_level(b, t, level)) return -1;
   bpage *pg = &t->lv[level];
   if (!bt_fits(pg, level, 4 + klen)) {
     unsigned char last[BT_MAXCELL];
-    int ll = bt_last_len(t, pg, level);
-    if (pg->n < 2 || ll > (int)sizeof last) {
-      b->err = -1;
-      return -1;
-    }
-    memcpy(last, pg->p + pg->top, (size_t)ll);
-    pg->top += ll;
-    pg->n--;
+    int ll = bt_take_last(b, t, pg, level, last);
+    if (ll < 0) return -1;
     bt_seal(b, t, pg, level, get_be32(last));
     uint32_t no;
     if (bk_emit(b, pg->p, 1, &no)) return -1;
@@ -325,10 +332,7 @@ static int bt_row(bulk *b, btb *t, int64_t rowid, const unsigned char *rec, size
     b->err = -1;
     return -1;
   }
-  if (bt_level(b, t, 0)) {
-    b->err = ENOMEM;
-    return -1;
-  }
+  if (bt_level(b, t, 0)) return -1;
   bpage *pg = &t->lv[0];
   if (!bt_fits(pg, 0, len)) {
     bt_seal(b, t, pg, 0, 0);
@@ -355,21 +359,12 @@ static int bt_key(bulk *b, btb *t, const unsigned char *rec, size_t plen) {
     b->err = -1;
     return -1;
   }
-  if (bt_level(b, t, 0)) {
-    b->err = ENOMEM;
-    return -1;
-  }
+  if (bt_level(b, t, 0)) return -1;
   bpage *pg = &t->lv[0];
   if (!bt_fits(pg, 0, len)) {
     unsigned char last[BT_MAXCELL];
-    int ll = bt_last_len(t, pg, 0);
-    if (pg->n < 2 || ll > (int)sizeof last) {
-      b->err = -1;
-      return -1;
-    }
-    memcpy(last, pg->p + pg->top, (size_t)ll);
-    pg->top += ll;
-    pg->n--;
+    int ll = bt_take_last(b, t, pg, 0, last);
+    if (ll < 0) return -1;
     bt_seal(b, t, pg, 0, 0);
     uint32_t no;
     if (bk_emit(b, pg->p, 0, &no)) return -1;
