@@ -4,6 +4,8 @@
 #ifndef HUBPROF_ROCPD_INTERNAL_H
 #define HUBPROF_ROCPD_INTERNAL_H
 
+#include "../common/hu_buf.h"
+#include "../common/hu_map.h"
 #include "hub_internal.h"
 
 #include <pthread.h>
@@ -19,42 +21,20 @@
 #define RP_SUFFIX_LEN 37               /* "_" + uuid with '-' replaced by '_' */
 #define RP_PLACEHOLDER "{\"hubprof_placeholder\":1}"
 
-/* Growable byte buffer; `p` stays NUL-terminated after every append that succeeded. */
-typedef struct sbuf {
-  char *p;
-  size_t n, cap;
-  int oom; /* an allocation failed: content is incomplete */
-} sbuf;
-
 typedef struct jw {
-  sbuf *b;
+  hu_buf *b;
   int n; /* members written */
 } jw;
 
-/* ---- u64 -> (a, b) map, open addressing (small tables: processes, agents, code objects) ---- */
-typedef struct umap_slot {
-  uint64_t key;
-  int64_t a, b;
-  int used;
-} umap_slot;
-
-typedef struct umap {
-  umap_slot *s;
-  size_t cap, n;
-} umap;
-
-/* ---- string interner for rocpd_string: string -> id ---- */
-typedef struct istr {
-  char *s;
-  size_t len;
-  uint64_t hash;
-  int64_t id;
-} istr;
-
-typedef struct interner {
-  istr *t;
-  size_t cap, n;
-} interner;
+/* ---- id -> two values (a, b): an hu_idmap from the id to an index into a pair array (small tables:
+ * processes, agents, code objects); id 0, which hu_idmap does not store, has its own slot ---- */
+typedef struct rp_pairs {
+  hu_idmap idx;
+  int64_t (*ab)[2];
+  size_t n, cap;
+  int has0;
+  int64_t ab0[2];
+} rp_pairs;
 
 /* The rocpd base tables (rocpd_<name>), in creation order. */
 enum {
@@ -151,12 +131,11 @@ typedef struct rp_state {
   char suffix[RP_SUFFIX_LEN + 1]; /* "_<uuid with underscores>" */
   char guid[37];                  /* dashed uuid */
   sqlite3_stmt *ins[WS_COUNT];
-  sbuf js;    /* extdata being written */
-  umap proc;  /* process id -> (node id, ppid) */
-  umap agent; /* agent id -> (node id, type) */
-  umap code;  /* code object id -> (process id, -) */
-  interner strings;
-  int64_t next_string;
+  hu_buf js;                           /* extdata being written */
+  rp_pairs proc;                       /* process id -> (node id, ppid) */
+  rp_pairs agent;                      /* agent id -> (node id, type) */
+  rp_pairs code;                       /* code object id -> (process id, -) */
+  hu_strmap strings;                   /* rocpd_string rows: the id of string i is i + 1 */
   int64_t next_pmc;                    /* rocpd_pmc_event ids */
   int64_t str_empty, str_dispatch_cat; /* ids of "" and "KERNEL_DISPATCH" */
   uint64_t regions;                    /* region rows written */
@@ -196,7 +175,7 @@ typedef struct rp_ext_memo {
 
 typedef struct rp_cursor {
   sqlite3_stmt *st;
-  sbuf arena;
+  hu_buf arena;
   sqlite3_stmt *ext;             /* counter values: decodes one extdata text */
   rp_ext_memo memo[RP_EXT_MEMO]; /* … and its answers, replaced round robin */
   unsigned memo_next;
@@ -209,12 +188,12 @@ typedef struct rp_cursor {
   "PRAGMA cache_size=-32768;"
 
 /* ---- rocpd_util.c ---- */
-void rp_sb_put(sbuf *b, const char *s, size_t n);
-void rp_sb_puts(sbuf *b, const char *s);
-void rp_sb_reset(sbuf *b);
-void rp_sb_free(sbuf *b);
-void rp_sb_expand(sbuf *b, const char *s, const char *suffix);
-void rp_jw_begin(jw *w, sbuf *b);
+static inline void rp_buf_reset(hu_buf *b) { /* empty again, keeping the allocation */
+  b->n = 0;
+  b->oom = 0;
+}
+void rp_buf_expand(hu_buf *b, const char *s, const char *suffix);
+void rp_jw_begin(jw *w, hu_buf *b);
 void rp_jw_i64(jw *w, const char *key, int64_t v);
 void rp_jw_u64(jw *w, const char *key, uint64_t v);
 void rp_jw_str(jw *w, const char *key, const char *s);
@@ -222,12 +201,9 @@ const char *rp_jw_end(jw *w);
 int64_t rp_d2i64(double d);
 uint64_t rp_d2u64(double d);
 int rp_hexval(char c);
-uint64_t rp_mix64(uint64_t x);
-umap_slot *rp_umap_get(const umap *m, uint64_t key);
-int rp_umap_put(umap *m, uint64_t key, int64_t a, int64_t b);
-uint64_t rp_fnv1a(const char *s, size_t n, uint64_t h);
-int64_t rp_intern(interner *in, const char *s, int64_t next_id, int *added);
-void rp_interner_free(interner *in);
+const int64_t *rp_pairs_get(const rp_pairs *m, uint64_t key); /* {a, b}, or NULL */
+int rp_pairs_put(rp_pairs *m, uint64_t key, int64_t a, int64_t b);
+void rp_pairs_free(rp_pairs *m);
 hp_status rp_rc_status(int rc);
 void rp_make_uuid(char guid[37], char suffix[RP_SUFFIX_LEN + 1]);
 

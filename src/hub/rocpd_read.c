@@ -261,10 +261,10 @@ static int colset_has(const colset *c, const char *name) {
   return 0;
 }
 
-static void sb_obj(sbuf *q, const char *obj, const char *alias) {
+static void sb_obj(hu_buf *q, const char *obj, const char *alias) {
   char *t = sqlite3_mprintf(" \"%w\" AS %s", obj, alias);
   if (t)
-    rp_sb_puts(q, t);
+    hu_buf_str(q, t);
   else
     q->oom = 1;
   sqlite3_free(t);
@@ -276,11 +276,11 @@ static int ident_char(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' &
  * with columns c: a missing column is NULL, an extdata key is read with SQLite's JSON functions (NULL when
  * the key is missing; in a foreign file also when extdata is not valid JSON, so it never fails a read, while
  * hubprof's own extdata is JSON and a damaged one is reported as damage). */
-static void sb_expr(sbuf *q, const colset *c, const char *a, const char *e, int own) {
+static void sb_expr(hu_buf *q, const colset *c, const char *a, const char *e, int own) {
   int ext = colset_has(c, "extdata");
   while (*e) {
     if (*e != '@' && *e != '$') {
-      rp_sb_put(q, e++, 1);
+      hu_buf_put(q, e++, 1);
       continue;
     }
     char kind = *e++;
@@ -301,45 +301,31 @@ static void sb_expr(sbuf *q, const colset *c, const char *a, const char *e, int 
     else
       t = sqlite3_mprintf("NULL");
     if (!t) q->oom = 1;
-    rp_sb_puts(q, t ? t : "");
+    hu_buf_str(q, t ? t : "");
     sqlite3_free(t);
   }
 }
 
 /* The SELECT list of table t: one expression per hub column (rp_read_expr), `special` filling the NULL
  * entries, then any extra expressions after the columns. */
-static void sb_select(sbuf *q, hp_table t, const colset *c, const char *a, const char *const *special,
+static void sb_select(hu_buf *q, hp_table t, const colset *c, const char *a, const char *const *special,
                       int own) {
   const hp_table_desc *d = hp_table_describe(t);
   size_t ns = 0;
   for (size_t i = 0; i < RP_MAX_COLS && (i < d->ncolumns || rp_read_expr[t][i]); i++) {
-    if (i) rp_sb_puts(q, ", ");
+    if (i) hu_buf_str(q, ", ");
     const char *e = rp_read_expr[t][i];
     if (e)
       sb_expr(q, c, a, e, own);
     else
-      rp_sb_puts(q, special && special[ns] ? special[ns++] : "NULL");
+      hu_buf_str(q, special && special[ns] ? special[ns++] : "NULL");
   }
 }
 
 /* Build the SELECT (or COUNT when count != 0) for hub table t. Returns 0, or -1 when the table is absent
  * (read as empty), or an SQLite error code. */
-static int build_query(rp_state *r, hp_table t, int count, sbuf *q) {
-  static const int base[HP_TABLE_COUNT] = {
-      [HP_TABLE_NODE] = RT_NODE,
-      [HP_TABLE_PROCESS] = RT_PROCESS,
-      [HP_TABLE_THREAD] = RT_THREAD,
-      [HP_TABLE_AGENT] = RT_AGENT,
-      [HP_TABLE_QUEUE] = RT_QUEUE,
-      [HP_TABLE_CODE_OBJECT] = RT_CODE_OBJECT,
-      [HP_TABLE_KERNEL_SYMBOL] = RT_KERNEL_SYMBOL,
-      [HP_TABLE_DISPATCH] = RT_KERNEL_DISPATCH,
-      [HP_TABLE_COUNTER_INFO] = RT_PMC,
-      [HP_TABLE_COUNTER_VALUE] = RT_PMC_EVENT,
-      [HP_TABLE_REGION] = RT_REGION,
-      [HP_TABLE_METADATA] = RT_METADATA,
-  };
-  const char *obj = r->obj[base[t]];
+static int build_query(rp_state *r, hp_table t, int count, hu_buf *q) {
+  const char *obj = r->obj[rp_table_base[t]];
   if (!obj) return -1;
   colset c, k = {0};
   int rc = colset_load(r, obj, &c);
@@ -348,14 +334,14 @@ static int build_query(rp_state *r, hp_table t, int count, sbuf *q) {
     colset_free(&c);
     return -1; /* not a table we can read */
   }
-  rp_sb_puts(q, "SELECT ");
-  if (count) rp_sb_puts(q, "COUNT(*)");
+  hu_buf_str(q, "SELECT ");
+  if (count) hu_buf_str(q, "COUNT(*)");
   switch (t) {
   case HP_TABLE_METADATA:
     if (!count) sb_select(q, t, &c, "M", NULL, r->own);
-    rp_sb_puts(q, " FROM");
+    hu_buf_str(q, " FROM");
     sb_obj(q, obj, "M");
-    rp_sb_puts(q, " WHERE tag NOT IN ('schema_version', 'uuid', 'guid', '" RP_WRITER_TAG "') ORDER BY id");
+    hu_buf_str(q, " WHERE tag NOT IN ('schema_version', 'uuid', 'guid', '" RP_WRITER_TAG "') ORDER BY id");
     break;
   case HP_TABLE_COUNTER_VALUE: {
     /* own files: the event id is the dispatch id; others: the dispatch whose event_id it is, and
@@ -372,15 +358,15 @@ static int build_query(rp_state *r, hp_table t, int count, sbuf *q) {
                                                                       : "0"};
       sb_select(q, t, &c, "V", special, r->own);
     }
-    rp_sb_puts(q, " FROM");
+    hu_buf_str(q, " FROM");
     sb_obj(q, obj, "V");
     if (!count && join) {
-      rp_sb_puts(q, " LEFT JOIN");
+      hu_buf_str(q, " LEFT JOIN");
       sb_obj(q, r->obj[RT_KERNEL_DISPATCH], "K");
-      rp_sb_puts(q, " ON K.\"event_id\" = V.\"event_id\"");
+      hu_buf_str(q, " ON K.\"event_id\" = V.\"event_id\"");
     }
-    if (colset_has(&c, "sample_id")) rp_sb_puts(q, " WHERE V.\"sample_id\" IS NULL");
-    if (!count && colset_has(&c, "id")) rp_sb_puts(q, " ORDER BY V.\"id\"");
+    if (colset_has(&c, "sample_id")) hu_buf_str(q, " WHERE V.\"sample_id\" IS NULL");
+    if (!count && colset_has(&c, "id")) hu_buf_str(q, " ORDER BY V.\"id\"");
     break;
   }
   case HP_TABLE_REGION:
@@ -390,58 +376,58 @@ static int build_query(rp_state *r, hp_table t, int count, sbuf *q) {
       int name = has_s && colset_has(&c, "name_id"), cat = has_s && has_e && colset_has(&c, "event_id");
       const char *special[2] = {name ? "S.\"string\"" : "NULL", cat ? "C.\"string\"" : "NULL"};
       sb_select(q, t, &c, "R", special, r->own);
-      rp_sb_puts(q, " FROM");
+      hu_buf_str(q, " FROM");
       sb_obj(q, obj, "R");
       if (name) {
-        rp_sb_puts(q, " LEFT JOIN");
+        hu_buf_str(q, " LEFT JOIN");
         sb_obj(q, r->obj[RT_STRING], "S");
-        rp_sb_puts(q, " ON S.\"id\" = R.\"name_id\"");
+        hu_buf_str(q, " ON S.\"id\" = R.\"name_id\"");
       }
       if (cat) {
-        rp_sb_puts(q, " LEFT JOIN");
+        hu_buf_str(q, " LEFT JOIN");
         sb_obj(q, r->obj[RT_EVENT], "E");
-        rp_sb_puts(q, " ON E.\"id\" = R.\"event_id\" LEFT JOIN");
+        hu_buf_str(q, " ON E.\"id\" = R.\"event_id\" LEFT JOIN");
         sb_obj(q, r->obj[RT_STRING], "C");
-        rp_sb_puts(q, " ON C.\"id\" = E.\"category_id\"");
+        hu_buf_str(q, " ON C.\"id\" = E.\"category_id\"");
       }
     } else {
-      rp_sb_puts(q, " FROM");
+      hu_buf_str(q, " FROM");
       sb_obj(q, obj, "R");
     }
-    if (r->own) rp_sb_puts(q, " WHERE R.\"id\" <> 0");
-    if (!count) rp_sb_puts(q, " ORDER BY R.\"id\"");
+    if (r->own) hu_buf_str(q, " WHERE R.\"id\" <> 0");
+    if (!count) hu_buf_str(q, " ORDER BY R.\"id\"");
     break;
   default:
     if (!count) sb_select(q, t, &c, "T", NULL, r->own);
-    rp_sb_puts(q, " FROM");
+    hu_buf_str(q, " FROM");
     sb_obj(q, obj, "T");
-    if (r->own) rp_sb_puts(q, " WHERE T.\"id\" <> 0"); /* id 0 rows are placeholders for "none" */
-    if (!count) rp_sb_puts(q, " ORDER BY T.\"id\"");
+    if (r->own) hu_buf_str(q, " WHERE T.\"id\" <> 0"); /* id 0 rows are placeholders for "none" */
+    if (!count) hu_buf_str(q, " ORDER BY T.\"id\"");
     break;
   }
   colset_free(&c);
   colset_free(&k);
-  if (rc == SQLITE_OK && q->oom) rc = SQLITE_NOMEM;
+  if (rc == SQLITE_OK && !hu_buf_cstr(q)) rc = SQLITE_NOMEM;
   return rc;
 }
 
 static hp_status prepare_query_locked(hp_store *s, hp_table t, int count, sqlite3_stmt **out) {
   rp_state *r = s->impl;
   const hp_table_desc *d = hp_table_describe(t);
-  sbuf q = {0};
+  hu_buf q = {0};
   *out = NULL;
   int rc = build_query(r, t, count, &q);
   if (rc == -1) {
-    rp_sb_free(&q);
+    hu_buf_free(&q);
     return HP_END; /* absent: no rows */
   }
   char what[96];
   snprintf(what, sizeof what, "cannot read %s rows", d->name);
   if (rc == SQLITE_OK) {
     guard_reset(r);
-    rc = sqlite3_prepare_v2(r->db, q.p, -1, out, NULL);
+    rc = sqlite3_prepare_v2(r->db, (const char *)q.p, -1, out, NULL);
   }
-  rp_sb_free(&q);
+  hu_buf_free(&q);
   if (rc != SQLITE_OK) {
     sqlite3_finalize(*out);
     *out = NULL;
@@ -515,7 +501,7 @@ void rp_cursor_close(hp_cursor *c) {
   pthread_mutex_unlock(&r->rlock);
   for (int i = 0; i < RP_EXT_MEMO; i++)
     free(k->memo[i].text);
-  rp_sb_free(&k->arena);
+  hu_buf_free(&k->arena);
   free(k);
   c->impl = NULL;
 }
@@ -556,14 +542,14 @@ typedef struct rowstr {
 static void rs_begin(rowstr *rs, rp_cursor *k) {
   rs->k = k;
   rs->n = 0;
-  rp_sb_reset(&k->arena);
+  rp_buf_reset(&k->arena);
 }
 
 static void rs_add(rowstr *rs, const char **dst, const char *p, size_t n) {
-  sbuf *a = &rs->k->arena;
+  hu_buf *a = &rs->k->arena;
   size_t off = a->n;
-  rp_sb_put(a, p, n);
-  rp_sb_put(a, "", 1);
+  hu_buf_put(a, p, n);
+  hu_buf_put(a, "", 1);
   if (rs->n < (int)(sizeof rs->fix / sizeof rs->fix[0])) rs->fix[rs->n++] = (strfix){dst, off};
 }
 
@@ -573,10 +559,10 @@ static void rs_col(rowstr *rs, const char **dst, sqlite3_stmt *st, int i) {
 }
 
 static hp_status rs_end(rowstr *rs, hp_store *s) {
-  sbuf *a = &rs->k->arena;
+  hu_buf *a = &rs->k->arena;
   if (a->oom) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   for (int i = 0; i < rs->n; i++)
-    *rs->fix[i].dst = a->p + rs->fix[i].off;
+    *rs->fix[i].dst = (const char *)a->p + rs->fix[i].off;
   return HP_OK;
 }
 

@@ -3,6 +3,9 @@
  * atomic commit. Mapping: docs/formats/rocpd.md. */
 #include "rocpd_internal.h"
 
+#include "../common/hu_hash.h"
+#include "../common/hu_io.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -22,11 +25,11 @@ void rp_free_state(rp_state *r) {
   free(r->tmp);
   rp_bulk_free(&r->bk);
   free(r->rec);
-  rp_sb_free(&r->js);
-  free(r->proc.s);
-  free(r->agent.s);
-  free(r->code.s);
-  rp_interner_free(&r->strings);
+  hu_buf_free(&r->js);
+  rp_pairs_free(&r->proc);
+  rp_pairs_free(&r->agent);
+  rp_pairs_free(&r->code);
+  hu_strmap_free(&r->strings);
   for (int i = 0; i < RT_COUNT; i++)
     free(r->obj[i]);
   if (r->rlock_on) pthread_mutex_destroy(&r->rlock);
@@ -57,13 +60,13 @@ static hp_status step_reset(hp_store *s, sqlite3_stmt *st, const char *what) {
 static int64_t string_id(hp_store *s, const char *str) {
   rp_state *r = s->impl;
   int added;
-  int64_t id = rp_intern(&r->strings, str, r->next_string, &added);
-  if (id < 0) {
+  long i = hu_strmap_intern(&r->strings, str, &added);
+  if (i < 0) {
     hp_set_error(s, HP_ERR_NOMEM, "out of memory");
     return 0;
   }
+  int64_t id = (int64_t)i + 1;
   if (!added) return id;
-  r->next_string++;
   sqlite3_stmt *st = r->ins[WS_STRING];
   sqlite3_bind_int64(st, 1, id);
   sqlite3_bind_text(st, 2, str, -1, SQLITE_STATIC);
@@ -75,9 +78,9 @@ static void bind_u64(sqlite3_stmt *st, int i, uint64_t v) { sqlite3_bind_int64(s
 /* Node of process `pid` (0 when not written yet). */
 int64_t rp_proc_node(rp_state *r, uint64_t pid) {
   if (pid == r->last_proc && pid) return r->last_nid;
-  umap_slot *p = rp_umap_get(&r->proc, pid);
+  const int64_t *p = rp_pairs_get(&r->proc, pid);
   r->last_proc = pid;
-  r->last_nid = p ? p->a : 0;
+  r->last_nid = p ? p[0] : 0;
   return r->last_nid;
 }
 
@@ -142,30 +145,30 @@ static int bind_extra(hp_store *s, hp_table t, const void *row, sqlite3_stmt *st
   switch (t) {
   case HP_TABLE_NODE: {
     const hp_node *n = row;
-    uint64_t h = rp_fnv1a(n->hostname, strlen(n->hostname), 0xcbf29ce484222325ull);
-    h = rp_fnv1a(n->machine_id, strlen(n->machine_id) + 1, h);
+    uint64_t h = hu_fnv1a(n->hostname, strlen(n->hostname), HU_FNV_BASIS);
+    h = hu_fnv1a(n->machine_id, strlen(n->machine_id) + 1, h);
     sqlite3_bind_int64(st, p++, (sqlite3_int64)(h & INT64_MAX));
     break;
   }
   case HP_TABLE_PROCESS: {
     const hp_process *pr = row;
-    if (rp_umap_put(&r->proc, pr->id, (int64_t)pr->node_id, pr->ppid)) goto oom;
+    if (rp_pairs_put(&r->proc, pr->id, (int64_t)pr->node_id, pr->ppid)) goto oom;
     r->last_proc = 0;
     if (!pr->node_id) r->need0 |= NEED0(HP_TABLE_NODE);
     break;
   }
   case HP_TABLE_THREAD: {
     const hp_thread *th = row;
-    umap_slot *pr = rp_umap_get(&r->proc, th->process_id);
+    const int64_t *pr = rp_pairs_get(&r->proc, th->process_id);
     if (!th->process_id) r->need0 |= NEED0(HP_TABLE_PROCESS);
-    if (!pr || !pr->a) r->need0 |= NEED0(HP_TABLE_NODE);
-    sqlite3_bind_int64(st, p++, pr ? pr->a : 0);
-    sqlite3_bind_int64(st, p++, pr ? pr->b : 0);
+    if (!pr || !pr[0]) r->need0 |= NEED0(HP_TABLE_NODE);
+    sqlite3_bind_int64(st, p++, pr ? pr[0] : 0);
+    sqlite3_bind_int64(st, p++, pr ? pr[1] : 0);
     break;
   }
   case HP_TABLE_AGENT: {
     const hp_agent *a = row;
-    if (rp_umap_put(&r->agent, a->id, (int64_t)a->node_id, a->type)) goto oom;
+    if (rp_pairs_put(&r->agent, a->id, (int64_t)a->node_id, a->type)) goto oom;
     /* rocpd's type is 'CPU', 'GPU' or 'NIC': other hub types are kept in extdata */
     if (a->type != HP_AGENT_UNKNOWN && !agent_type_text(a->type)) rp_jw_i64(w, "type", a->type);
     sqlite3_bind_int64(st, p++, 0);
@@ -180,7 +183,7 @@ static int bind_extra(hp_store *s, hp_table t, const void *row, sqlite3_stmt *st
   }
   case HP_TABLE_CODE_OBJECT: {
     const hp_code_object *c = row;
-    if (rp_umap_put(&r->code, c->id, (int64_t)c->process_id, 0)) goto oom;
+    if (rp_pairs_put(&r->code, c->id, (int64_t)c->process_id, 0)) goto oom;
     const char *kind = strncmp(c->uri, "file://", 7) == 0     ? "FILE"
                        : strncmp(c->uri, "memory://", 9) == 0 ? "MEMORY"
                                                               : NULL;
@@ -191,8 +194,8 @@ static int bind_extra(hp_store *s, hp_table t, const void *row, sqlite3_stmt *st
   }
   case HP_TABLE_KERNEL_SYMBOL: {
     const hp_kernel_symbol *k = row;
-    umap_slot *c = rp_umap_get(&r->code, k->code_object_id);
-    uint64_t pid = c ? (uint64_t)c->a : 0;
+    const int64_t *c = rp_pairs_get(&r->code, k->code_object_id);
+    uint64_t pid = c ? (uint64_t)c[0] : 0;
     sqlite3_bind_int64(st, p++, rp_proc_node(r, pid));
     bind_u64(st, p++, pid);
     /* ROCm's views show display_name: an empty one is stored as the name, and remembered in extdata */
@@ -202,12 +205,12 @@ static int bind_extra(hp_store *s, hp_table t, const void *row, sqlite3_stmt *st
   }
   case HP_TABLE_COUNTER_INFO: {
     const hp_counter_info *ci = row;
-    umap_slot *a = rp_umap_get(&r->agent, ci->agent_id);
+    const int64_t *a = rp_pairs_get(&r->agent, ci->agent_id);
     /* pid 0 and agent_id 0 ("no particular agent") get a real process and agent at commit */
     r->counters_no_agent |= ci->agent_id == 0;
-    sqlite3_bind_int64(st, p++, a ? a->a : 0);
+    sqlite3_bind_int64(st, p++, a ? a[0] : 0);
     sqlite3_bind_int64(st, p++, 0);
-    bind_text_or_null(st, p++, a ? agent_type_text((int32_t)a->b) : NULL);
+    bind_text_or_null(st, p++, a ? agent_type_text((int32_t)a[1]) : NULL);
     sqlite3_bind_text(st, p++, "ABS", -1, SQLITE_STATIC);
     sqlite3_bind_int(st, p++, 0);
     sqlite3_bind_int(st, p++, *ci->expression != 0);
@@ -378,13 +381,13 @@ hp_status rp_write(hp_store *s, hp_table t, const void *row) {
   }
   case HP_TABLE_METADATA: {
     const hp_metadata *m = row;
-    sbuf key = {0};
+    hu_buf key = {0};
     const char *tag = m->key;
     if (rp_reserved_tag(m->key) || strncmp(m->key, RP_KEY_ESCAPE, strlen(RP_KEY_ESCAPE)) == 0) {
-      rp_sb_puts(&key, RP_KEY_ESCAPE);
-      rp_sb_puts(&key, m->key);
-      if (key.oom) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-      tag = key.p;
+      hu_buf_str(&key, RP_KEY_ESCAPE);
+      hu_buf_str(&key, m->key);
+      tag = hu_buf_cstr(&key);
+      if (!tag) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
     }
     /* a key written again replaces its value, in place */
     sqlite3_stmt *up = r->ins[WS_META_UPDATE];
@@ -396,7 +399,7 @@ hp_status rp_write(hp_store *s, hp_table t, const void *row) {
       sqlite3_bind_text(st, 2, m->value, -1, SQLITE_STATIC);
       e = step_reset(s, st, "cannot write metadata");
     }
-    rp_sb_free(&key);
+    hu_buf_free(&key);
     return e;
   }
   default: break;
@@ -406,15 +409,15 @@ hp_status rp_write(hp_store *s, hp_table t, const void *row) {
 
 /* The INSERT of a table written column by column (rp_write_map): the mapped columns (a hub column's
  * parameter repeated for each of its rocpd columns), the derived ones (rp_write_extra), then extdata. */
-static void mapped_insert(sbuf *q, hp_table t, const char *suffix) {
+static void mapped_insert(hu_buf *q, hp_table t, const char *suffix) {
   const hp_table_desc *d = hp_table_describe(t);
-  sbuf vals = {0};
+  hu_buf vals = {0};
   char num[16], col[64];
   int p = 0, ext = 0;
-  rp_sb_puts(q, "INSERT OR REPLACE INTO \"rocpd_");
-  rp_sb_puts(q, rp_rt_name[rp_table_base[t]]);
-  rp_sb_puts(q, suffix);
-  rp_sb_puts(q, "\"(");
+  hu_buf_str(q, "INSERT OR REPLACE INTO \"rocpd_");
+  hu_buf_str(q, rp_rt_name[rp_table_base[t]]);
+  hu_buf_str(q, suffix);
+  hu_buf_str(q, "\"(");
   for (size_t i = 0; i < d->ncolumns; i++) {
     const char *m = rp_write_map[t][i];
     if (*m == '$') ext = 1;
@@ -424,11 +427,11 @@ static void mapped_insert(sbuf *q, hp_table t, const char *suffix) {
       size_t n = strcspn(c, ",");
       snprintf(col, sizeof col, "\"%.*s\"", (int)n, c);
       if (vals.n) {
-        rp_sb_puts(q, ", ");
-        rp_sb_puts(&vals, ", ");
+        hu_buf_str(q, ", ");
+        hu_buf_str(&vals, ", ");
       }
-      rp_sb_puts(q, col);
-      rp_sb_puts(&vals, num);
+      hu_buf_str(q, col);
+      hu_buf_str(&vals, num);
       c += n + (c[n] == ',');
     }
   }
@@ -436,38 +439,39 @@ static void mapped_insert(sbuf *q, hp_table t, const char *suffix) {
     size_t n = strcspn(c, ",");
     snprintf(col, sizeof col, ", \"%.*s\"", (int)n, c);
     snprintf(num, sizeof num, ", ?%d", ++p);
-    rp_sb_puts(q, col);
-    rp_sb_puts(&vals, num);
+    hu_buf_str(q, col);
+    hu_buf_str(&vals, num);
     c += n + (c[n] == ',');
     c += strspn(c, " ");
   }
   if (ext || t == HP_TABLE_AGENT || t == HP_TABLE_KERNEL_SYMBOL) { /* those two put derived keys there */
     snprintf(num, sizeof num, ", ?%d", ++p);
-    rp_sb_puts(q, ", \"extdata\"");
-    rp_sb_puts(&vals, num);
+    hu_buf_str(q, ", \"extdata\"");
+    hu_buf_str(&vals, num);
   }
-  rp_sb_puts(q, ") VALUES (");
-  rp_sb_puts(q, vals.p ? vals.p : "");
-  rp_sb_puts(q, ")");
+  hu_buf_str(q, ") VALUES (");
+  hu_buf_put(q, vals.p, vals.n);
+  hu_buf_str(q, ")");
   q->oom |= vals.oom;
-  rp_sb_free(&vals);
+  hu_buf_free(&vals);
 }
 
 hp_status rp_prepare_inserts(hp_store *s) {
   rp_state *r = s->impl;
-  sbuf sql = {0};
+  hu_buf sql = {0};
   hp_status st = HP_OK;
   for (int i = 0; st == HP_OK && i < WS_COUNT; i++) {
-    rp_sb_reset(&sql);
+    rp_buf_reset(&sql);
     if (i < HP_TABLE_COUNT && rp_write_map[i][0])
       mapped_insert(&sql, (hp_table)i, r->suffix);
     else
-      rp_sb_expand(&sql, rp_ins_sql[i], r->suffix);
-    int rc = sql.oom ? SQLITE_NOMEM
-                     : sqlite3_prepare_v3(r->db, sql.p, -1, SQLITE_PREPARE_PERSISTENT, &r->ins[i], NULL);
+      rp_buf_expand(&sql, rp_ins_sql[i], r->suffix);
+    int rc = !hu_buf_cstr(&sql) ? SQLITE_NOMEM
+                                : sqlite3_prepare_v3(r->db, (const char *)sql.p, -1,
+                                                     SQLITE_PREPARE_PERSISTENT, &r->ins[i], NULL);
     if (rc != SQLITE_OK) st = rp_sql_fail(s, rc, "cannot prepare an insert");
   }
-  rp_sb_free(&sql);
+  hu_buf_free(&sql);
   return st;
 }
 
@@ -488,7 +492,7 @@ static hp_status create_temp(hp_store *s) {
     char *base = hp_temp_path(s->path);
     uint64_t rnd = 0;
     if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd)
-      rnd = rp_mix64((uint64_t)time(NULL) ^ (uintptr_t)base ^ ((uint64_t)attempt << 56));
+      rnd = hu_mix64((uint64_t)time(NULL) ^ (uintptr_t)base ^ ((uint64_t)attempt << 56));
     char *name = base ? malloc(strlen(base) + 24) : NULL;
     if (!name) {
       free(base);
@@ -544,45 +548,44 @@ hp_status rp_create(hp_store *s) {
   st = rp_exec_sql(s, "PRAGMA auto_vacuum=NONE; PRAGMA page_size=8192; " RP_WRITE_PRAGMAS,
                    "cannot configure the database");
   if (st != HP_OK) return st;
-  sbuf sql = {0};
-  rp_sb_puts(&sql, "BEGIN;\n");
+  hu_buf sql = {0};
+  hu_buf_str(&sql, "BEGIN;\n");
   for (int i = 0; i < RT_COUNT; i++) {
-    rp_sb_puts(&sql, "CREATE TABLE \"rocpd_");
-    rp_sb_puts(&sql, rp_rt_name[i]);
-    rp_sb_puts(&sql, r->suffix);
-    rp_sb_puts(&sql, "\" (id INTEGER PRIMARY KEY, ");
+    hu_buf_str(&sql, "CREATE TABLE \"rocpd_");
+    hu_buf_str(&sql, rp_rt_name[i]);
+    hu_buf_str(&sql, r->suffix);
+    hu_buf_str(&sql, "\" (id INTEGER PRIMARY KEY, ");
     if (i != RT_METADATA) {
-      rp_sb_puts(&sql, "guid TEXT NOT NULL DEFAULT '");
-      rp_sb_puts(&sql, r->guid);
-      rp_sb_puts(&sql, "', ");
+      hu_buf_str(&sql, "guid TEXT NOT NULL DEFAULT '");
+      hu_buf_str(&sql, r->guid);
+      hu_buf_str(&sql, "', ");
     }
-    rp_sb_expand(&sql, rp_rt_cols[i], r->suffix);
-    rp_sb_puts(&sql, ");\n");
+    rp_buf_expand(&sql, rp_rt_cols[i], r->suffix);
+    hu_buf_str(&sql, ");\n");
   }
   /* the index the views join on (K.event_id = V.event_id), filled with the table */
-  rp_sb_puts(&sql, "CREATE INDEX \"rocpd_kernel_dispatch");
-  rp_sb_puts(&sql, r->suffix);
-  rp_sb_expand(&sql, "_event_id\" ON @kernel_dispatch(event_id);\n", r->suffix);
+  hu_buf_str(&sql, "CREATE INDEX \"rocpd_kernel_dispatch");
+  hu_buf_str(&sql, r->suffix);
+  rp_buf_expand(&sql, "_event_id\" ON @kernel_dispatch(event_id);\n", r->suffix);
   /* the format's own metadata rows come first */
-  rp_sb_expand(&sql,
-               "INSERT INTO @metadata(tag, value) VALUES ('schema_version', '" RP_SCHEMA_VERSION
-               "'), ('uuid', '",
-               r->suffix);
-  rp_sb_puts(&sql, r->suffix);
-  rp_sb_puts(&sql, "'), ('guid', '");
-  rp_sb_puts(&sql, r->guid);
-  rp_sb_puts(&sql, "'), ('" RP_WRITER_TAG "', 'hubprof ");
-  rp_sb_puts(&sql, hp_version());
-  rp_sb_puts(&sql, "');\n");
-  if (sql.oom) {
-    rp_sb_free(&sql);
+  rp_buf_expand(&sql,
+                "INSERT INTO @metadata(tag, value) VALUES ('schema_version', '" RP_SCHEMA_VERSION
+                "'), ('uuid', '",
+                r->suffix);
+  hu_buf_str(&sql, r->suffix);
+  hu_buf_str(&sql, "'), ('guid', '");
+  hu_buf_str(&sql, r->guid);
+  hu_buf_str(&sql, "'), ('" RP_WRITER_TAG "', 'hubprof ");
+  hu_buf_str(&sql, hp_version());
+  hu_buf_str(&sql, "');\n");
+  if (!hu_buf_cstr(&sql)) {
+    hu_buf_free(&sql);
     return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   }
-  st = rp_exec_sql(s, sql.p, "cannot create the rocpd tables");
-  rp_sb_free(&sql);
+  st = rp_exec_sql(s, (const char *)sql.p, "cannot create the rocpd tables");
+  hu_buf_free(&sql);
   if (st == HP_OK) st = rp_prepare_inserts(s);
   if (st != HP_OK) return st;
-  r->next_string = 1;
   r->str_empty = string_id(s, "");
   r->str_dispatch_cat = r->str_empty ? string_id(s, "KERNEL_DISPATCH") : 0;
   if (!r->str_dispatch_cat) return s->first_error;
@@ -595,10 +598,10 @@ hp_status rp_create(hp_store *s) {
 static hp_status finish_regions(hp_store *s) {
   rp_state *r = s->impl;
   if (!r->regions) return HP_OK;
-  sbuf q = {0};
-  rp_sb_expand(&q, "SELECT MIN(id), MAX(id) FROM @event", r->suffix);
+  hu_buf q = {0};
+  rp_buf_expand(&q, "SELECT MIN(id), MAX(id) FROM @event", r->suffix);
   sqlite3_stmt *st = NULL;
-  int rc = q.oom ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, q.p, -1, &st, NULL);
+  int rc = !hu_buf_cstr(&q) ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, (const char *)q.p, -1, &st, NULL);
   int64_t lo = 0, hi = 0;
   if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
     lo = sqlite3_column_int64(st, 0);
@@ -612,61 +615,63 @@ static hp_status finish_regions(hp_store *s) {
   else if (lo > INT64_MIN + 1 && (uint64_t)lo - (uint64_t)INT64_MIN - 1 > n)
     base = lo - (int64_t)n - 1;
   else {
-    rp_sb_free(&q);
+    hu_buf_free(&q);
     return hp_set_error(s, HP_ERR_CONSTRAINT, "no free rocpd_event ids left for %" PRIu64 " regions", n);
   }
-  rp_sb_reset(&q);
+  rp_buf_reset(&q);
   char num[32];
   snprintf(num, sizeof num, "%" PRId64, base);
-  rp_sb_expand(&q, "INSERT INTO @event(id, category_id) SELECT ", r->suffix);
-  rp_sb_puts(&q, num);
-  rp_sb_expand(&q,
-               " + ROW_NUMBER() OVER (ORDER BY id), event_id FROM @region ORDER BY id;\n"
-               "UPDATE @region SET event_id = m.eid FROM (SELECT id AS rid, ",
-               r->suffix);
-  rp_sb_puts(&q, num);
-  rp_sb_expand(&q, " + ROW_NUMBER() OVER (ORDER BY id) AS eid FROM @region) AS m WHERE m.rid = @region.id;\n",
-               r->suffix);
-  hp_status e = q.oom ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
-                      : rp_exec_sql(s, q.p, "cannot write region events");
-  rp_sb_free(&q);
+  rp_buf_expand(&q, "INSERT INTO @event(id, category_id) SELECT ", r->suffix);
+  hu_buf_str(&q, num);
+  rp_buf_expand(&q,
+                " + ROW_NUMBER() OVER (ORDER BY id), event_id FROM @region ORDER BY id;\n"
+                "UPDATE @region SET event_id = m.eid FROM (SELECT id AS rid, ",
+                r->suffix);
+  hu_buf_str(&q, num);
+  rp_buf_expand(&q,
+                " + ROW_NUMBER() OVER (ORDER BY id) AS eid FROM @region) AS m WHERE m.rid = @region.id;\n",
+                r->suffix);
+  hp_status e = !hu_buf_cstr(&q) ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
+                                 : rp_exec_sql(s, (const char *)q.p, "cannot write region events");
+  hu_buf_free(&q);
   return e;
 }
 
 hp_status rp_commit(hp_store *s) {
   rp_state *r = s->impl;
-  sbuf q = {0};
+  hu_buf q = {0};
   hp_status st = rp_bulk_flush(s);
   if (st == HP_OK && r->dispatches) { /* one rocpd_event per dispatch, with the dispatch's id (those built
                                        * as pages have theirs) */
     char cat[32];
     snprintf(cat, sizeof cat, "%" PRId64, r->str_dispatch_cat);
-    rp_sb_expand(&q, "INSERT OR IGNORE INTO @event(id, category_id) SELECT id, ", r->suffix);
-    rp_sb_puts(&q, cat);
-    rp_sb_expand(&q, " FROM @kernel_dispatch ORDER BY id", r->suffix);
-    st = q.oom ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
-               : rp_exec_sql(s, q.p, "cannot write dispatch events");
-    rp_sb_reset(&q);
+    rp_buf_expand(&q, "INSERT OR IGNORE INTO @event(id, category_id) SELECT id, ", r->suffix);
+    hu_buf_str(&q, cat);
+    rp_buf_expand(&q, " FROM @kernel_dispatch ORDER BY id", r->suffix);
+    st = !hu_buf_cstr(&q) ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
+                          : rp_exec_sql(s, (const char *)q.p, "cannot write dispatch events");
+    rp_buf_reset(&q);
   }
   if (st == HP_OK) st = finish_regions(s);
   if (st != HP_OK) {
-    rp_sb_free(&q);
+    hu_buf_free(&q);
     return st;
   }
   unsigned need = r->need0;
   /* ROCm's pmc_info joins a counter's agent and process: a counter of no particular agent names the first
    * agent in rocpd (extdata.agent_id = 0 keeps the hub's value) and every counter the first process */
   if (r->counters_no_agent)
-    rp_sb_expand(
+    rp_buf_expand(
         &q,
         "UPDATE @info_pmc SET agent_id = a.id, nid = a.nid, target_arch = a.type, extdata = "
         "json_set(extdata, '$.agent_id', 0) FROM (SELECT id, nid, type FROM @info_agent WHERE id <> 0 "
         "ORDER BY id LIMIT 1) AS a WHERE @info_pmc.agent_id = 0;\n",
         r->suffix);
-  rp_sb_expand(&q,
-               "UPDATE @info_pmc SET pid = p.id FROM (SELECT id FROM @info_process WHERE id <> 0 ORDER BY id "
-               "LIMIT 1) AS p WHERE @info_pmc.pid = 0;\n",
-               r->suffix);
+  rp_buf_expand(
+      &q,
+      "UPDATE @info_pmc SET pid = p.id FROM (SELECT id FROM @info_process WHERE id <> 0 ORDER BY id "
+      "LIMIT 1) AS p WHERE @info_pmc.pid = 0;\n",
+      r->suffix);
   /* placeholder rows with id 0 so that ROCm's INNER JOIN views show rows whose references are "none" */
   static const struct {
     hp_table t;
@@ -691,23 +696,23 @@ hp_status rp_commit(hp_store *s) {
   };
   for (size_t i = 0; i < sizeof ph / sizeof ph[0]; i++) {
     if (!(need & NEED0(ph[i].t))) continue;
-    rp_sb_expand(&q, ph[i].sql, r->suffix);
-    rp_sb_puts(&q, ";\n");
+    rp_buf_expand(&q, ph[i].sql, r->suffix);
+    hu_buf_str(&q, ";\n");
   }
   /* base-name views, the data and summary views */
   for (int i = 0; i < RT_COUNT; i++) {
-    rp_sb_puts(&q, "CREATE VIEW \"rocpd_");
-    rp_sb_puts(&q, rp_rt_name[i]);
-    rp_sb_puts(&q, "\" AS SELECT * FROM \"rocpd_");
-    rp_sb_puts(&q, rp_rt_name[i]);
-    rp_sb_puts(&q, r->suffix);
-    rp_sb_puts(&q, "\";\n");
+    hu_buf_str(&q, "CREATE VIEW \"rocpd_");
+    hu_buf_str(&q, rp_rt_name[i]);
+    hu_buf_str(&q, "\" AS SELECT * FROM \"rocpd_");
+    hu_buf_str(&q, rp_rt_name[i]);
+    hu_buf_str(&q, r->suffix);
+    hu_buf_str(&q, "\";\n");
   }
-  rp_sb_puts(&q, rp_views_sql);
-  rp_sb_puts(&q, "COMMIT;\n");
-  st = q.oom ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
-             : rp_exec_sql(s, q.p, "cannot finish the database");
-  rp_sb_free(&q);
+  hu_buf_str(&q, rp_views_sql);
+  hu_buf_str(&q, "COMMIT;\n");
+  st = !hu_buf_cstr(&q) ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
+                        : rp_exec_sql(s, (const char *)q.p, "cannot finish the database");
+  hu_buf_free(&q);
   if (st != HP_OK) return st;
   for (int i = 0; i < WS_COUNT; i++) {
     sqlite3_finalize(r->ins[i]);
@@ -730,6 +735,13 @@ hp_status rp_commit(hp_store *s) {
   close(fd);
   if (rename(r->tmp, s->path) != 0)
     return hp_set_error(s, HP_ERR_IO, "cannot rename %s: %s", r->tmp, strerror(errno));
+  /* the new name is durable once the folder is synced */
+  const char *slash = strrchr(s->path, '/');
+  char *dir = slash ? strndup(s->path, slash == s->path ? 1 : (size_t)(slash - s->path)) : strdup(".");
+  int synced = dir && hu_fsync_dir(dir) == 0;
+  int e = errno;
+  free(dir);
+  if (!synced) return hp_set_error(s, HP_ERR_IO, "cannot sync the folder of %s: %s", s->path, strerror(e));
   rp_free_state(r);
   s->impl = NULL;
   return HP_OK;

@@ -2,7 +2,8 @@
 # rocpd identity across processes: single-process, multi-process and merged rocpd stores keep the invariants
 # ROCm's views rely on (one dispatch per (guid, dispatch_id), every join finds one row, no placeholder process,
 # node or agent), and the views hubprof ships give the numbers of `hubprof analyze` (check_rocpd_views.py).
-# Every store is made twice: pages written directly and plain SQLite (HUBPROF_ROCPD_PAGES=0).
+# Every store is made three times: pages written directly, plain SQLite (HUBPROF_ROCPD_PAGES=0), and pages
+# that cannot be spliced in at commit, their rows then inserted through SQLite (HUBPROF_ROCPD_TEST_NO_SPLICE=1).
 # usage: test_rocpd_views.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
 set -u
 cd "$(dirname "$0")/../.."
@@ -23,8 +24,9 @@ views() { # views STORE: the invariants and the numbers
 # a real profile of an OpenCL program whose child process runs kernels too
 expect 0 "$HP" profile -c task-clock,page-faults --max-counters-per-pass 1 -o "$T/fork.db" -- "$EX/forking" 3
 views "$T/fork.db"
-for pages in 1 0; do
-  export HUBPROF_ROCPD_PAGES=$pages
+for pages in 1 0 x; do
+  export HUBPROF_ROCPD_PAGES=${pages/x/1}
+  if [ "$pages" = x ]; then export HUBPROF_ROCPD_TEST_NO_SPLICE=1; else unset HUBPROF_ROCPD_TEST_NO_SPLICE; fi
   D=$T/p$pages
   mkdir -p "$D/one" "$D/three"
   # single process and three processes (logs with counters in 2 passes), merged into rocpd
@@ -48,8 +50,11 @@ for db in one three fork all; do
     "select dispatch_id, name, grid_x, start, \"end\" from kernels order by id" "select * from pmc_events order by id"; do
     a=$(sqlite3 "$T/p1/$db.db" "$q" | sed 's/[0-9a-f-]\{36\}/GUID/g')
     b=$(sqlite3 "$T/p0/$db.db" "$q" | sed 's/[0-9a-f-]\{36\}/GUID/g')
+    c=$(sqlite3 "$T/px/$db.db" "$q" | sed 's/[0-9a-f-]\{36\}/GUID/g')
     [ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "$db: '$q' differs between the page writer and plain SQLite"
+    [ "$a" = "$c" ] && ok || bad "$db: '$q' differs between spliced pages and the fallback"
   done
 done
+unset HUBPROF_ROCPD_PAGES HUBPROF_ROCPD_TEST_NO_SPLICE
 echo "test_rocpd_views: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
