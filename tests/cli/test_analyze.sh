@@ -254,14 +254,19 @@ assert r["kernel"] == "vector_add" and r["status"] == "both" and r["calls_a"] ==
 assert r["avg_ns_b"] > r["avg_ns_a"] and r["time"] == "slower", r
 assert close(r["avg_ns_delta"], r["avg_ns_b"] - r["avg_ns_a"])
 assert close(r["total_ns_delta_pct"], 100 * (r["total_ns_b"] - r["total_ns_a"]) / r["total_ns_a"])
-assert r["page_faults_b"] > r["page_faults_a"] and r["page_faults_dir"] == "higher", r
+# page faults: first-touch faults fall in the unmeasured warm-up run (docs/counters.md), so the larger
+# problem need not fault more; the direction must agree with the values
+pa, pb = r["page_faults_a"], r["page_faults_b"]
+assert r["page_faults_dir"] == ("higher" if pb > pa else "lower" if pb < pa else "same"), r
 for k in ("cpu_util", "faults_per_us", "cs_per_ms"):
     assert r[k + "_dir"] in ("higher", "lower", "same") and k + "_delta_pct" in r
 '
 expect 0 "$HP" diff --format csv --metrics page_faults big.db small.db
 py '
 (r,) = rows_csv()
-assert r["time"] == "faster" and r["page_faults_dir"] == "lower" and f(r["avg_ns_delta"]) < 0, r
+assert r["time"] == "faster" and f(r["avg_ns_delta"]) < 0, r
+pa, pb = f(r["page_faults_a"]), f(r["page_faults_b"])
+assert r["page_faults_dir"] == ("higher" if pb > pa else "lower" if pb < pa else "same"), r
 assert "cpu_util_a" not in r
 '
 expect 0 "$HP" diff --format json --metrics none small.db mux.db
