@@ -7,6 +7,9 @@
 
 #include "fmt_log.h"
 
+#include "../common/hu_hash.h"
+#include "../common/hu_map.h"
+
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -25,79 +28,20 @@ static hp_status write_named(hp_store *out, hp_table t, const void *row) {
   return st;
 }
 
-typedef struct idmap {
-  uint64_t *keys, *vals; /* key 0 = empty slot (ids are never 0) */
-  size_t cap, n;
-} idmap;
-
-static uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  return x ^ (x >> 33);
-}
-
-static int idmap_put(idmap *m, uint64_t k, uint64_t v) {
-  if (2 * (m->n + 1) > m->cap) {
-    size_t nc = m->cap ? m->cap * 2 : 64;
-    uint64_t *nk = calloc(nc, sizeof *nk), *nv = calloc(nc, sizeof *nv);
-    if (!nk || !nv) {
-      free(nk);
-      free(nv);
-      return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-      if (!m->keys[i]) continue;
-      size_t j = mix64(m->keys[i]) & (nc - 1);
-      while (nk[j])
-        j = (j + 1) & (nc - 1);
-      nk[j] = m->keys[i];
-      nv[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = nk;
-    m->vals = nv;
-    m->cap = nc;
-  }
-  size_t j = mix64(k) & (m->cap - 1);
-  while (m->keys[j] && m->keys[j] != k)
-    j = (j + 1) & (m->cap - 1);
-  if (!m->keys[j]) m->n++;
-  m->keys[j] = k;
-  m->vals[j] = v;
-  return 0;
-}
-
+/* id -> id maps of the merge (key 0 is never stored: ids are never 0; 0 answers "absent") */
+typedef hu_idmap idmap;
+static int idmap_put(idmap *m, uint64_t k, uint64_t v) { return hu_idmap_put(m, k, v); }
 static uint64_t idmap_get(const idmap *m, uint64_t k) {
-  if (!m->cap || !k) return 0;
-  size_t j = mix64(k) & (m->cap - 1);
-  while (m->keys[j]) {
-    if (m->keys[j] == k) return m->vals[j];
-    j = (j + 1) & (m->cap - 1);
-  }
-  return 0;
+  uint64_t v = 0;
+  return hu_idmap_get(m, k, &v) ? v : 0;
 }
-
-static void idmap_clear(idmap *m) {
-  free(m->keys);
-  free(m->vals);
-  memset(m, 0, sizeof *m);
-}
+static void idmap_clear(idmap *m) { hu_idmap_free(m); }
 
 typedef struct keymap {
   char **keys; /* each: 8-byte length then bytes */
   uint64_t *vals;
   size_t cap, n;
 } keymap;
-
-static uint64_t hash_bytes(const char *p, size_t n) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
-  return h;
-}
 
 static size_t key_len(const char *k) {
   size_t n;
@@ -107,7 +51,7 @@ static size_t key_len(const char *k) {
 
 /* Find key (bytes k, n); returns its slot (empty or matching). */
 static size_t keymap_slot(const keymap *m, const char *k, size_t n) {
-  size_t j = hash_bytes(k, n) & (m->cap - 1);
+  size_t j = hu_hash_bytes(k, n) & (m->cap - 1);
   while (m->keys[j] && !(key_len(m->keys[j]) == n && memcmp(m->keys[j] + sizeof n, k, n) == 0))
     j = (j + 1) & (m->cap - 1);
   return j;
@@ -307,20 +251,7 @@ static void dmap_reset(dmap *d) {
 #define MQ_ROWS 1024 /* rows per batch */
 #define MQ_N 4       /* batches: the writer writes one while this thread fills another */
 
-typedef union anyrow {
-  hp_node n;
-  hp_process p;
-  hp_thread th;
-  hp_agent a;
-  hp_queue q;
-  hp_code_object co;
-  hp_kernel_symbol k;
-  hp_dispatch d;
-  hp_counter_info ci;
-  hp_counter_value cv;
-  hp_region r;
-  hp_metadata m;
-} anyrow;
+typedef hp_anyrow anyrow;
 
 typedef struct mbatch {
   size_t n;
