@@ -67,7 +67,8 @@ struct hp_merge_stats;
  * refused unless force. Errors are printed (one line); returns CLI_OK or CLI_FAIL. first_format, when not
  * NULL, gets the first input's format name. */
 int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const char *format, int force,
-                     int strict, int quiet, struct hp_merge_stats *stats, char *first_format, size_t first_format_len);
+                     int strict, int quiet, struct hp_merge_stats *stats, char *first_format,
+                     size_t first_format_len);
 
 /* Is `arg` -h or --help? */
 int cli_is_help(const char *arg);

@@ -35,24 +35,6 @@ static const cli_opt analyze_opts[] = {
      .value = "LIST",
      .help = "metrics to show; 'none' for none (default: every metric the store's counters give; 'hubprof "
              "list metrics' names them)"},
-    {.name = "metrics-file",
-     .kind = CLI_OPT_STRING,
-     .flags = CLI_OPT_REPEAT,
-     .value = "FILE",
-     .help = "more metric definitions",
-     .check = cli_check_file},
-    {.name = "kernel",
-     .kind = CLI_OPT_STRING,
-     .flags = CLI_OPT_REPEAT,
-     .value = "GLOB",
-     .help = "only kernels whose name matches (any of them)",
-     .check = cli_check_glob},
-    {.name = "device",
-     .kind = CLI_OPT_STRING,
-     .flags = CLI_OPT_REPEAT,
-     .value = "GLOB",
-     .help = "only devices whose name matches",
-     .check = cli_check_glob},
     {.name = "dispatch",
      .kind = CLI_OPT_STRING,
      .value = "A-B",
@@ -79,7 +61,8 @@ static const cli_opt analyze_opts[] = {
     {0},
 };
 
-static const cli_opt *const analyze_tables[] = {analyze_opts, cli_opts_quiet, cli_opts_common, NULL};
+static const cli_opt *const analyze_tables[] = {analyze_opts, cli_opts_select, cli_opts_quiet,
+                                                cli_opts_common, NULL};
 
 static const cli_spec analyze_spec = {
     .command = "analyze",

@@ -42,24 +42,6 @@ static const cli_opt diff_opts[] = {
      .kind = CLI_OPT_LIST,
      .value = "LIST",
      .help = "counters to compare too (default none)"},
-    {.name = "metrics-file",
-     .kind = CLI_OPT_STRING,
-     .flags = CLI_OPT_REPEAT,
-     .value = "FILE",
-     .help = "more metric definitions",
-     .check = cli_check_file},
-    {.name = "kernel",
-     .kind = CLI_OPT_STRING,
-     .flags = CLI_OPT_REPEAT,
-     .value = "GLOB",
-     .help = "only kernels whose name matches",
-     .check = cli_check_glob},
-    {.name = "device",
-     .kind = CLI_OPT_STRING,
-     .flags = CLI_OPT_REPEAT,
-     .value = "GLOB",
-     .help = "only devices whose name matches",
-     .check = cli_check_glob},
     {.name = "threshold",
      .kind = CLI_OPT_STRING,
      .value = "PCT",
@@ -81,7 +63,8 @@ static const cli_opt diff_opts[] = {
     {0},
 };
 
-static const cli_opt *const diff_tables[] = {diff_opts, cli_opts_quiet, cli_opts_common, NULL};
+static const cli_opt *const diff_tables[] = {diff_opts, cli_opts_select, cli_opts_quiet, cli_opts_common,
+                                             NULL};
 
 static const cli_spec diff_spec = {
     .command = "diff",

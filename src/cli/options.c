@@ -23,6 +23,28 @@ const cli_opt cli_opts_common[] = {
     {0},
 };
 
+const cli_opt cli_opts_select[] = {
+    {.name = "metrics-file",
+     .kind = CLI_OPT_STRING,
+     .flags = CLI_OPT_REPEAT,
+     .value = "FILE",
+     .help = "more metric definitions",
+     .check = cli_check_file},
+    {.name = "kernel",
+     .kind = CLI_OPT_STRING,
+     .flags = CLI_OPT_REPEAT,
+     .value = "GLOB",
+     .help = "only kernels whose name matches (any of them)",
+     .check = cli_check_glob},
+    {.name = "device",
+     .kind = CLI_OPT_STRING,
+     .flags = CLI_OPT_REPEAT,
+     .value = "GLOB",
+     .help = "only devices whose name matches (any of them)",
+     .check = cli_check_glob},
+    {0},
+};
+
 const cli_opt cli_opts_quiet[] = {
     {.name = "quiet",
      .short_name = 'q',

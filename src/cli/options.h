@@ -101,6 +101,7 @@ extern const cli_opt cli_opts_counters[];  /* plan, profile: --counters, --group
 extern const cli_opt cli_opts_store_out[]; /* trace, profile, merge, convert: -F/--output-format (and its old
                                               spelling --format, hidden), -f/--force; each has its own -o */
 extern const cli_opt cli_opts_common[];    /* every subcommand: -h/--help */
+extern const cli_opt cli_opts_select[];    /* analyze, diff: --metrics-file, --kernel GLOB, --device GLOB */
 extern const cli_opt cli_opts_quiet[];     /* -q/--quiet */
 /* --format table|csv|json (the report format of analyze, diff, list, plan, info); plan adds "line" and info
  * has no csv, so each defines its own row from these choices. */
