@@ -1,5 +1,6 @@
 # hubprof build: the hub library, the collector's log-only subset, the CLI, tests, fuzzers and benchmarks.
 # `make demo` and `make test` install what is missing first (scripts/deps.sh), then build and run.
+# SPDX-License-Identifier: MIT
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g

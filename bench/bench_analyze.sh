@@ -2,6 +2,7 @@
 # `hubprof analyze` (top kernels per device) on a large Parquet store against DuckDB answering the same
 # query on the same files, in one run; best of R each. usage: bench_analyze.sh DIR [NPROC [NDISP [R]]]
 # (default 10 processes x 1M dispatches = a 10 M-dispatch store).
+# SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: bench_analyze.sh DIR [NPROC [NDISP [ROUNDS]]]}

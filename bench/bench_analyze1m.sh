@@ -3,6 +3,7 @@
 # top kernels with counters and the metrics computable from them; and --by dispatch as CSV), against
 # DuckDB computing calls, mean time and mean counters per kernel on the same Parquet files; best of R.
 # usage: bench_analyze1m.sh DIR [NDISP [ROUNDS]]
+# SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: bench_analyze1m.sh DIR [NDISP [ROUNDS]]}

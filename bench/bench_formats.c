@@ -1,6 +1,7 @@
 /* Benchmark: the same store (a per-process log made by gen_logs) written as rocpd and as Parquet through
  * the hub, side by side in one run: bytes on disk, write rate and full-read rate of each.
  * usage: bench_formats LOG OUTDIR [REPEATS] */
+/* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 
 #include <ftw.h>

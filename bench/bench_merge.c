@@ -5,6 +5,7 @@
  * rocpd through prepared INSERTs against the page writer (and into Parquet and one log). Interleaved runs;
  * prints median, min and max per variant and the ratios within each group. usage: bench_merge LOGDIR ROCPDDIR
  * OUTDIR [REPEATS]   (inputs made by examples/gen_logs) */
+/* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 
 #include <dirent.h>

@@ -2,6 +2,7 @@
 """Read rate of the Python bindings: store.table("dispatch") from a log, a Parquet and a rocpd store made
 by gen_logs, against pandas.read_parquet (pyarrow) on the same Parquet files, in one run; best of R.
 usage: bench_python.py DIR [NDISP [ROUNDS]]"""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import glob

@@ -1,6 +1,7 @@
 /* Cost of one region begin+end pair from inside an application: through include/hubprof/api.h and, when
  * built with the NVTX v3 headers (-DHAVE_NVTX), an nvtxRangePushA/Pop pair. Run it alone (hubprof absent)
  * or with the collector's environment (bench/bench_regions.sh). usage: bench_regions api|nvtx|clock|loop N */
+/* SPDX-License-Identifier: MIT */
 #include <hubprof/api.h>
 
 #include <stdio.h>

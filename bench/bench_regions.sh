@@ -3,6 +3,7 @@
 # `hubprof trace` runs it (its environment set directly, so the merge afterwards is not timed), through
 # include/hubprof/api.h and through NVTX push/pop. Rounds interleave the cases; prints median and min-max
 # ns per pair. usage: bench_regions.sh [PAIRS [ROUNDS]]
+# SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000000}

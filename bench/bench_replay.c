@@ -2,6 +2,7 @@
  * between two buffers faulted in beforehand, REPS times, and prints the best bandwidth — what a restore of
  * the same bytes is measured against in the same benchmark run.
  * usage: bench_replay memcpy BYTES [REPS]   prints "memcpy bytes=B best_ms=T gbps=G" */
+/* SPDX-License-Identifier: MIT */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

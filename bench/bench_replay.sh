@@ -8,6 +8,7 @@
 # This machine has 9 software perf events, so 9 passes is the most a plan can have here (one counter per
 # pass); 13-pass figures are extrapolated linearly from the measured 1/3/9-pass ones and marked as such.
 # usage: bench_replay.sh [DIR]   (needs `make all` and build/bench/bench_replay; DIR: scratch, default a temp dir)
+# SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=$PWD/build

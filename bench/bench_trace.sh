@@ -5,6 +5,7 @@
 # sync points only; built from git into a temporary folder) and with this tree's collector (background
 # harvester, every sync point harvests every thread), interleaved in one run: median and min-max of R rounds.
 # usage: bench_trace.sh [N [ROUNDS [BEFORE]]]   BEFORE: a git commit (default 3d6ced1), "none" to skip it
+# SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-200000}

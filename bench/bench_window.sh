@@ -4,6 +4,7 @@
 # (inherited sessions, HUBPROF_WINDOW=enqueue), interleaved in one run on the same inputs: launch_loop N 1
 # (a clFinish after every dispatch) profiled with 3 passes, on PoCL's pthread and basic devices.
 # Prints the median and min-max of the runs of each side. usage: bench_window.sh   (needs `make all`)
+# SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HP=$PWD/build/hubprof

@@ -1,6 +1,7 @@
 /* Benchmark: write rate (rows/s) and bytes per row of dispatch and counter-value rows through the hub,
  * for every format, against the baseline of plain SQLite from C (one transaction, one prepared statement,
  * a 4-column row) measured in the same run. usage: bench_write DIR [ROWS] */
+/* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 
 #include <ftw.h>

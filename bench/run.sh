@@ -2,6 +2,7 @@
 # `make bench`: runs every benchmark side by side with its baseline and prints the figures that go into
 # docs/benchmarks.md. Scratch data goes to BENCH_DIR (default: a temporary folder, removed after).
 # BENCH_FILES / BENCH_DISPATCHES size the merge benchmark (default 64 × 100000, the issue's figure).
+# SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=build

@@ -1,6 +1,7 @@
 /* gen_logs: writes per-process hubprof logs shaped like a multi-process, multi-pass profile (kernels,
  * dispatches, counters per pass), as the collector would; used by the demo, the CLI tests and the benchmarks.
  * usage: gen_logs DIR NPROC NDISPATCH [NCOUNTERS [NPASSES [FORMAT]]] */
+/* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 
 #include <stdio.h>

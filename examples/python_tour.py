@@ -3,6 +3,7 @@
 #
 #   make && PYTHONPATH=python python3 examples/python_tour.py          # after `pip install ./python`: no PYTHONPATH
 #   PYTHONPATH=python python3 examples/python_tour.py run.db           # also look at a store of yours
+# SPDX-License-Identifier: MIT
 
 # %% [markdown]
 # # hubprof from Python

@@ -2,6 +2,7 @@
 # `make demo`: the main job on a bundled example. Traces an OpenCL program (a parent and a forked child,
 # both running kernels on PoCL) with `hubprof trace`, prints the top kernels with `hubprof analyze`,
 # shows `hubprof info`, and asks ROCm's own `top_kernels` view the same question with sqlite3.
+# SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${DEMO_OUT:-build/demo}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what hubprof needs to build, test and demo on Debian 12, only when it is missing:
 # Debian packages with apt-get (as root, or through sudo). Safe to run again.
+# SPDX-License-Identifier: MIT
 set -euo pipefail
 
 debs=(gcc make clang libclang-rt-14-dev libsqlite3-dev sqlite3 libzstd-dev pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo)

@@ -1,5 +1,6 @@
 /* Minimal test harness for hubprof's C tests: CHECK macros that count, and a closing
  * "N passed, N failed" line that tests/run.sh adds up. Header-only; include once per test program. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_TESTS_CHECK_H
 #define HUBPROF_TESTS_CHECK_H
 

@@ -1,6 +1,7 @@
 # Shared by the shell tests (source it after setting T, a scratch directory): counting checks and
 # running a command with its exit code, stdout and stderr captured. The caller prints its closing
 # "NAME: N passed, N failed" line from $pass and $fail.
+# SPDX-License-Identifier: MIT
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); }

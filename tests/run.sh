@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every hubprof test: the C tests plain and under ASan/UBSan, the CLI end-to-end tests, and each
 # libFuzzer target briefly. Adds up the "N passed, N failed" lines and prints the total last.
+# SPDX-License-Identifier: MIT
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=build

@@ -3,6 +3,7 @@
  * progress reported up to the total, multiplex imputation (means per kernel, incomplete keys left out),
  * application replay (processes paired by command line whatever their start order, a counter only later runs
  * measured), and bad calls refused. Stores are written through the hub as the collector writes them. */
+/* SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "hubprof/assemble.h"
 #include "hubprof/hub.h"

@@ -3,6 +3,7 @@
  * the JSON reader (every kind of value, escapes, surrogates, the errors) and writer (round trip of every
  * byte), id maps and the interner under growth, the directory search over real folders, and the text
  * helpers (CSV quoting, name lists, edit distance). */
+/* SPDX-License-Identifier: MIT */
 #include "../src/common/hu_buf.h"
 #include "../src/common/hu_dir.h"
 #include "../src/common/hu_hash.h"

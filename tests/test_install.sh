@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make install` into a scratch DESTDIR: the installed tree is complete, an outside program builds against it
 # with `pkg-config --cflags --libs hubprof` alone and writes/reads a store, the installed CLI traces an example.
+# SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/.."
 SRC=$PWD

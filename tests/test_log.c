@@ -1,5 +1,6 @@
 /* Tests of the "log" format: round trips, update rules, many threads, crash and damage recovery,
  * losses on a full disk, foreign files. Uses tests/check.h; runs plain and under the sanitizers. */
+/* SPDX-License-Identifier: MIT */
 #include "fmt_log.h"
 
 #include "check.h"

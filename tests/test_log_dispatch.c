@@ -1,6 +1,7 @@
 /* The collector's batch path for dispatch rows (hp_log_write_dispatches) writes exactly the bytes the
  * generic hp_write_dispatch writes: random rows (zeros, negatives, huge values) both ways, compared file
  * to file after the header, and read back equal. */
+/* SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "fmt_log.h"
 #include "hubprof/hub.h"

@@ -1,6 +1,7 @@
 /* Merge tests: 100 per-process logs (as the collector writes them) into one rocpd store with exact row
  * counts and consistent references; processes with equal pids on two hosts stay apart; passes stay apart;
  * a mixed rocpd + log merge; a damaged log merges up to its damage; a failed merge leaves no output. */
+/* SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "hubprof/hub.h"
 

@@ -4,6 +4,7 @@
  * the real providers, metrics to planner groups, and ha_run / ha_diff on synthetic stores whose figures are
  * computed by hand here. Links the hub library, which holds the counters module (providers, planner,
  * metrics). */
+/* SPDX-License-Identifier: MIT */
 
 #include "metrics.h"
 

@@ -5,6 +5,7 @@
  *   test_parquet --sample DIR EXPECT.json [N]  write a sample store (tables cut to N rows, row groups of
  *                                              16) and what readers must find in it
  *   test_parquet --checksums DIR            print the same figures as read back through the hub */
+/* SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "hubprof/hub.h"
 #include "parquet_fmt.h"

@@ -2,6 +2,7 @@
  * cases on gfx9 limits, groups, --max-counters-per-pass, determinism, a random property test), the plan
  * string, the perf provider's availability (with and without a PMU, faults injected) and real
  * measurements with sessions over every thread. Links build/libhubprof_counters.a alone (no hub). */
+/* SPDX-License-Identifier: MIT */
 
 #include "counters_internal.h"
 

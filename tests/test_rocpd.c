@@ -1,5 +1,6 @@
 /* End-to-end test of the rocpd format: every table written with distinctive values, read back exactly
  * (auto-detected), ROCm's views queried with SQLite directly, passes never summed, and bad files refused. */
+/* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 
 #include "check.h"

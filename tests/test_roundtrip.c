@@ -1,6 +1,7 @@
 /* Round trip of every table through every format compiled into the hub, driven by the table
  * descriptions: rows with distinctive values are written, the store is closed, reopened with format
  * detection, and every column of every row must come back equal. Also checks atomic creation. */
+/* SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "hubprof/hub.h"
 

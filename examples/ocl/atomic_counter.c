@@ -1,6 +1,7 @@
 /* atomic_counter: every work-item takes a ticket from a global atomic counter and adds its id to a running
  * sum, K dispatches without resetting them (not idempotent: a replay that did not restore counts twice).
  * usage: atomic_counter [N [K]]   prints one line with the counters and a checksum; exits 0 when right. */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 static const char *src = "__kernel void take_ticket(__global int *ctr, __global int *last) {\n"

@@ -2,6 +2,7 @@
  * (every buffer is both read and written across the chain; any pass that ran on unrestored memory shows).
  * usage: chain [N [K [S]]]   prints one line with a checksum; exits 0 when right. S (0..2) starts every round
  * at step S+1 instead (another order of dispatches, for the matching tests of application replay). */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 static const char *src = "__kernel void step1(__global const int *a, __global int *b) {\n"

@@ -2,6 +2,7 @@
  * more, then dies as asked (segfault, abort or SIGKILL), to test that the collector's log keeps every
  * dispatch harvested before the death.
  * usage: crash segv|abort|kill [D [wait]]   prints one line before dying; never exits normally. */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 #include <signal.h>

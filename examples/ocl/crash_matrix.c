@@ -5,6 +5,7 @@
  * test knows how many launches returned before the process died.
  * usage: crash_matrix kill|segv|abort|exit finish_main|finish_other|read|event|none T D DELAY_MS COUNTFILE
  * prints: "crash_matrix: completed=N of M"; never returns normally (exit status 7 with death "exit"). */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 #include <fcntl.h>

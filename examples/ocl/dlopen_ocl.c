@@ -1,6 +1,7 @@
 /* dlopen_ocl: loads libOpenCL.so.1 with dlopen and finds every function with dlsym (as Python bindings and
  * plugin hosts do), then scales a vector D times; an LD_PRELOAD shim cannot see it, the ICD layer can.
  * Never links libOpenCL. usage: dlopen_ocl [N [D]]   prints one line, exits 0 when the result is right. */
+/* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 

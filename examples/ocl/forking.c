@@ -3,6 +3,7 @@
  * after the parent's OpenCL use and runs kernels (needs a fork-safe runtime: PoCL with POCL_DEVICES=basic).
  * A test workload for the collector's fork handling. Plain OpenCL 1.2.
  * usage: forking [D [late]]   prints one line, exits 0 when every process computed the right result. */
+/* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 

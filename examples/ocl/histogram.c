@@ -1,6 +1,7 @@
 /* histogram: K dispatches add a read-only data set into 64 bins with atomics, never clearing them (the
  * bins accumulate: a replay that did not restore counts twice; the data, CL_MEM_READ_ONLY, needs no saving).
  * usage: histogram [N [K]]   prints one line with the bin total and a checksum; exits 0 when right. */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 static const char *src = "__kernel void hist(__global const uint *data, __global uint *bins) {\n"

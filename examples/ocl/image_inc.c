@@ -2,6 +2,7 @@
  * equals K + the start value everywhere. The collector cannot save images: a run that executed a dispatch
  * twice (a warm-up without its memory restored) prints another result (tests/replay/test_known_work.sh).
  * usage: image_inc [W [K]]   (defaults 64 4; the image is W x W, CL_R / CL_UNSIGNED_INT32) */
+/* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 200
 #include "ocl_common.h"
 

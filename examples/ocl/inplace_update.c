@@ -1,6 +1,7 @@
 /* inplace_update: increments a buffer in place K times (every other dispatch with an event the app waits on
  * and releases itself) and prints the checksum; a test workload for the collector. Plain OpenCL 1.2.
  * usage: inplace_update [N [K]]   prints one line, exits 0 when the checksum is right. */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 #include <stdio.h>

@@ -2,6 +2,7 @@
  * a full and a half grid (two launches of one kernel), then kernel `finish` dispatched R times; prints a
  * checksum and exits with EXIT. A test workload (tests/replay/test_multiplex.sh). Plain OpenCL 1.2.
  * usage: iterations [N [K [R [EXIT]]]]   (N work-items, even; defaults 4096 60 2 0) */
+/* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "ocl_common.h"
 

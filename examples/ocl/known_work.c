@@ -6,6 +6,7 @@
  * thread took for the same recurrence (the reference for `spin`'s task-clock: spin_host_ns, per dispatch, the
  * minimum over the reps). Plain OpenCL 1.2. usage: known_work [PAGES [ITERS [REPS]]]   (defaults 256 4000000
  * 4) */
+/* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "ocl_common.h"
 

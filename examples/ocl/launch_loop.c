@@ -1,6 +1,7 @@
 /* launch_loop: a tight loop of N tiny dispatches with clFinish every M, timed; the launch-bound workload of
  * the collector's overhead benchmark (with PoCL's POCL_DEVICES=basic a launch costs ~0.4 us).
  * usage: launch_loop [N [M]]   prints one line with ns per dispatch, exits 0 when the count is right. */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 #include <stdio.h>

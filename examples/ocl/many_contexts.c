@@ -1,6 +1,7 @@
 /* many_contexts: C times in turn, creates a context, runs K in-place increments in it and releases it all
  * (more contexts than kernel replay keeps device shadows for). usage: many_contexts [C [K]]   prints one
  * line with a checksum; exits 0 when right. */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 static const char *src = "__kernel void ctx_inc(__global int *a) { a[get_global_id(0)] += 1; }\n";

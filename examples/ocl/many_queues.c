@@ -2,6 +2,7 @@
  * lock-free tables hold), then dispatches on every 97th queue and on the last 8, with every 997th kernel and
  * the last one. Every dispatch must carry a valid queue and kernel id, and each queue one row.
  * usage: many_queues [Q [K]]   prints one line with a checksum and the dispatch count; exits 0 when right. */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 static const char *src = "__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }\n";

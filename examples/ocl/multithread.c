@@ -1,6 +1,7 @@
 /* multithread: T threads share one context and device, each with its own command queue, kernel and buffer,
  * and each enqueues D dispatches; a test workload for the collector's per-thread rings. Plain OpenCL 1.2.
  * usage: multithread [T [D]]   prints one line, exits 0 when every thread's buffer is right. */
+/* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 

@@ -2,6 +2,7 @@
  * push/pop, start/end (one ended by another thread), marks, A, W and Ex variants, a named domain with a
  * registered string, nested, on T threads. Prints one checksum line, the same with and without hubprof.
  * usage: nvtx_ranges [T [N]] */
+/* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "ocl_common.h"
 

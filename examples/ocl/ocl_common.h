@@ -1,5 +1,6 @@
 /* Shared by the OpenCL examples: OpenCL setup on the first device, a CHECK macro, and an
  * FNV-1a checksum so two runs can be compared byte for byte through the one line each example prints. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_EXAMPLES_OCL_COMMON_H
 #define HUBPROF_EXAMPLES_OCL_COMMON_H
 

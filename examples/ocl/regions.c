@@ -3,6 +3,7 @@
  * usage: regions [T [N]]     regions edge   (unbalanced calls and odd names: never crashes, exits 0)
  *        regions paused       (3 dispatches, hubprof_start(), 4 dispatches, hubprof_stop(), 5 dispatches)
  *        regions fork         (a region open across fork(): each process ends its own copy) */
+/* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "hubprof/api.h"
 #include "ocl_common.h"

@@ -2,6 +2,7 @@
  * y *= 4, wrapping), alternating with dispatches on two distinct buffers; the replay must save the buffer
  * once and restore it once. usage: same_buffer [N [K]]   prints one line with a checksum; exits 0 when right.
  */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 static const char *src = "__kernel void axpy3(__global const uint *x, __global uint *y) {\n"

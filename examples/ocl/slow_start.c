@@ -1,6 +1,7 @@
 /* slow_start: a program whose start-up is most of its run time — it initialises for S milliseconds (a sleep
  * standing in for loading data, building state), then runs K small in-place kernels and prints a checksum.
  * The workload of the kernel-replay vs application-replay benchmark. usage: slow_start [S_MS [K [N]]] */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 #include <time.h>

@@ -2,6 +2,7 @@
  * parent and a sub-buffer of it in the same dispatch (aliased memory: the replay saves the parent's range
  * once), reading a read-only sub-buffer. usage: sub_buffers [N [K]]   prints one line with a checksum; exits
  * 0 when right. */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 static const char *src = "__kernel void inc_sub(__global int *s) { s[get_global_id(0)] += 1; }\n"

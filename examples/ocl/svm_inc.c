@@ -1,6 +1,7 @@
 /* svm_inc: increments a coarse-grained SVM allocation in place through clSetKernelArgSVMPointer, the pointer
  * passed into the middle of the allocation (the replay saves the whole allocation). Where the platform has
  * no SVM it prints a "skipped" line instead. usage: svm_inc [N [K]]   exits 0 when right or skipped. */
+/* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 200
 #include "ocl_common.h"
 

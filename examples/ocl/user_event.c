@@ -2,6 +2,7 @@
  * event, then one dispatch gated by a user event that the application completes only after the enqueue
  * returns (kernel replay cannot wait for it: that dispatch must run once, unprofiled, and never hang). usage:
  * user_event [N [K]]   prints one line with a checksum; exits 0 when right. */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 static const char *src = "__kernel void inc_ooo(__global int *a) { a[get_global_id(0)] += 1; }\n";

@@ -3,6 +3,7 @@
  * user event. Kernel replay must not drain the queue unboundedly before B (it would never return): B runs
  * once, unprofiled, and the application finishes. usage: user_gate [N]   prints one line with a checksum;
  * exits 0 when right. */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 static const char *src = "__kernel void inc(__global int *a) { a[get_global_id(0)] += 1; }\n"

@@ -1,6 +1,7 @@
 /* vector_add: adds two vectors on the first OpenCL device N times and checks the result; a demo and test
  * workload for the collector. It must never depend on hubprof: it is a plain OpenCL 1.2 application.
  * usage: vector_add [N [ITERATIONS]]   prints one line, exits 0 when every element is right. */
+/* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
 static const char *src = "__kernel void vector_add(__global const float *a, __global const float *b,\n"

@@ -2,6 +2,7 @@
  * with counters and derived metrics, and the per-kernel comparison `hubprof diff` prints, computed over any
  * store through the hub and returned as a result table that the CLI prints and Python turns into a
  * DataFrame. Prefix ha_. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_ANALYSIS_H
 #define HUBPROF_ANALYSIS_H
 

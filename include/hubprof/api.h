@@ -1,6 +1,7 @@
 /* hubprof's in-application API: named regions, markers and collection start/stop, header-only. Nothing to
  * link: the first call looks the collector up once (the way NVTX does); without hubprof every call returns.
  */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_API_H
 #define HUBPROF_API_H
 

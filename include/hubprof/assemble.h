@@ -1,6 +1,7 @@
 /* hubprof assembly: the one pipeline that turns inputs (collector logs, stores of any format) into ONE store:
  * one damage policy, per-input transforms (multiplex imputation, application-replay matching and pass
  * tagging) applied while streaming into one writer, no intermediate files, progress and warnings reported. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_ASSEMBLE_H
 #define HUBPROF_ASSEMBLE_H
 

@@ -1,5 +1,6 @@
 /* hubprof export macro: HP_API marks every function of the public API (the headers in include/hubprof);
  * the library is built with -fvisibility=hidden and a version script, so nothing else leaves it. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_EXPORT_H
 #define HUBPROF_EXPORT_H
 

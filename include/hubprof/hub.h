@@ -1,6 +1,7 @@
 /* hubprof hub: the one storage library for profiling data (public C API).
  * Code outside the hub reads and writes profiles only through this header; it never names a format's files.
  */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HUB_H
 #define HUBPROF_HUB_H
 

@@ -1,6 +1,7 @@
 """In-tree PEP 517 build backend of the hubprof Python package: builds a wheel holding the pure-Python
 package and the hub's C library (hubprof/_native/libhubprof.so), made with the source tree's Makefile or
 taken from $HUBPROF_LIB. It needs nothing from PyPI, so `pip install ./python` works offline."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import base64

@@ -6,6 +6,7 @@ DataFrame, the analyses of `hubprof analyze`, merge, and writing stores), over i
         df = s.table("dispatch")
         top = s.analyze(by="kernel")
 """
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 from . import _lib

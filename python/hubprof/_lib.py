@@ -2,6 +2,7 @@
 
 Search order: $HUBPROF_LIB, the copy bundled in this package (pip install), the source tree's build/.
 """
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import ctypes

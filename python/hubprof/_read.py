@@ -1,5 +1,6 @@
 """Columnar reads: one hub cursor drained with hp_cursor_next_batch straight into numpy arrays (numeric
 columns) and Python strings (text columns), then handed to pandas without copying."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import ctypes

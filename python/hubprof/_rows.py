@@ -1,6 +1,7 @@
 """Turning what a user passes to Writer.write (a DataFrame, a list of dicts, a dict of columns or one row
 as a dict) into C row structs laid out by hp_table_describe: one numpy structured array, with the text
 of string columns kept alive in one buffer per column."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import math

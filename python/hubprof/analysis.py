@@ -1,6 +1,7 @@
 """The groupings of `hubprof analyze` and the comparison of `hubprof diff` (ha_run and ha_diff in the C
 analysis library) as pandas DataFrames: device time, counters and derived metrics per kernel, kernel launch
 or dispatch, with the same filters, imputation marks and notes as the CLI."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import ctypes

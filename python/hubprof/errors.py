@@ -2,6 +2,7 @@
 
 The message of an exception is the hub's one-line explanation naming the file ("x.db: truncated at byte 4096").
 """
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import errno

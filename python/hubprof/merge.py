@@ -2,6 +2,7 @@
 (hubprof/assemble.h, the same as `hubprof merge`, trace and profile use): ids remapped; nodes, agents,
 kernels … de-duplicated; passes kept apart; optionally multiplex imputation and application-replay matching;
 the output appears only when everything succeeds."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import ctypes

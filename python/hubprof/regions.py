@@ -10,6 +10,7 @@ this process (under `hubprof trace|profile`); every call is a no-op when the pro
 The collector is found like include/hubprof/api.h finds it: already in the process (LD_PRELOAD), else the
 library named by HUBPROF_INJECTION_PATH, which `hubprof trace|profile` sets. Looked up once, on first use.
 """
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import contextlib

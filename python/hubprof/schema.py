@@ -1,6 +1,7 @@
 """The hub's data model as Python sees it: every table and column read from hp_table_describe at import,
 with numpy dtypes and the row layout (offsets, row size) of this build of the C library. No table is
 named in this code: a column or table added in C appears here by itself."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 from dataclasses import dataclass

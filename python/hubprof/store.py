@@ -1,5 +1,6 @@
 """Reading a store: hubprof.open() gives a Store whose tables come back as pandas DataFrames, through the
 hub's C API only (the bindings never read a format's files themselves)."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import ctypes

@@ -1,6 +1,7 @@
 """Writing a store from Python: hubprof.create() gives a Writer that turns DataFrames, lists of dicts or
 dicts of columns into the hub's row structs and writes them with hp_write; the store appears at its path
 only when committed."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import os

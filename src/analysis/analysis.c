@@ -3,6 +3,7 @@
  * and derived metrics (src/counters/metrics.c), and the per-kernel comparison of two stores, as result
  * tables shared by the CLI and Python. Sections: result table · maps · the small tables · the query ·
  * diff. Knows no format. */
+/* SPDX-License-Identifier: MIT */
 #include "hubprof/analysis.h"
 
 #include "metrics.h"

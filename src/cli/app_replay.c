@@ -3,6 +3,7 @@
  * which pairs each later run's processes with the first run's (command line, then order of start), matches
  * their dispatches by a policy (name, grid, all) and writes ONE store: the first run's dispatches with every
  * pass's counter values attached. Unmatched dispatches and processes are reported, never joined. */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "run_app.h"
 

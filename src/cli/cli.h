@@ -1,4 +1,5 @@
 /* hubprof CLI: the subcommand table and helpers shared by the one-file-per-subcommand sources. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_CLI_H
 #define HUBPROF_CLI_H
 

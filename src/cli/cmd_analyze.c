@@ -1,6 +1,7 @@
 /* `hubprof analyze STORE`: kernels, kernel launches or dispatches with device time, counters and derived
  * metrics (the analysis library, ha_run), filtered by kernel, device and dispatch range, printed as tables
  * fitted to the terminal (split into panels side by side when too wide), CSV or JSON. */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
 #include "progress.h"

@@ -1,6 +1,7 @@
 /* `hubprof convert IN -o OUT -F FORMAT`: rewrite one store in another format through the hub (a merge
  * of one input: every table, references, passes and imputed flags kept). The output appears only on success.
  */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
 

@@ -1,5 +1,6 @@
 /* `hubprof info STORE`: what a store holds — format, schema version, damage, rows per table,
  * processes and the time span of its dispatches — as text or JSON. Reads only through the hub. */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
 #include "progress.h"

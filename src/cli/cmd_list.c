@@ -1,6 +1,7 @@
 /* `hubprof list counters|metrics|devices`: the counters of a device (block, unit, whether they can be
  * measured here and why not), its derived metrics (unit, counters, measurable here), and the device
  * descriptions found, as a table, CSV or JSON. Runs nothing. */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
 #include "report.h"

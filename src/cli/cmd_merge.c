@@ -1,6 +1,7 @@
 /* `hubprof merge IN... -o OUT [-F FORMAT]`: merge stores of any format into one through the hub's assembly
  * pipeline (one damage policy). The output appears only when everything succeeded (the hub writes a temporary
  * and renames it). */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
 #include "progress.h"

@@ -1,6 +1,7 @@
 /* `hubprof plan --counters LIST --metrics LIST`: the passes a set of counters and metrics needs on a device
  * — which counters go together (a metric's in one pass where the limits allow), under the device's per-pass
  * and per-block limits — printed without running anything. */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
 #include "report.h"

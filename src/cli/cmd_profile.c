@@ -4,6 +4,7 @@
  * (application replay), or inside ONE run with each dispatch measuring one pass, rotating (iteration
  * multiplexing, imputed afterwards), and writes ONE store. Every input error is reported before the
  * application starts, and then nothing is written. */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
 #include "run_app.h"

@@ -2,6 +2,7 @@
  * layer, LD_PRELOAD as fallback), follows its children, merges every per-process log into ONE store,
  * deletes the logs and exits with the application's own status. Never changes what the application sees
  * beyond the collector's documented HUBPROF_* variables. */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
 #include "run_app.h"

@@ -1,4 +1,5 @@
 /* hubprof CLI entry point: the table of subcommands, global help and version, dispatch to cmd_*.c. */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
 

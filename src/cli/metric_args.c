@@ -1,5 +1,6 @@
 /* Metric arguments shared by `plan`, `profile` and `list`: the metric definitions for a device (built-in sets
  * and --metrics-file), and --metrics lists turned into the planner's counter groups. */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 
 #include "counters.h"

@@ -1,6 +1,7 @@
 /* The CLI's declarative option tables (options.h): parsing argv against a subcommand's table, validating
  * values (kinds, choices, ranges, checks), "did you mean" for typos, and --help written from the same table.
  */
+/* SPDX-License-Identifier: MIT */
 #include "options.h"
 #include "cli.h"
 

@@ -1,6 +1,7 @@
 /* The CLI's declarative option tables: every subcommand describes its options once (name, short name, kind,
  * choices, range, help) and this file parses argv against that table, validates the values and writes --help.
  */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_CLI_OPTIONS_H
 #define HUBPROF_CLI_OPTIONS_H
 

@@ -1,6 +1,7 @@
 /* An analysis result (ha_run, ha_diff) printed for people or programs: tables fitted to the terminal (split
  * into panels side by side when too wide, values scaled to readable units), or CSV / JSON with every column;
  * then the result's notes. Shared by `analyze` and `diff`. */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "report.h"
 

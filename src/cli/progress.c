@@ -1,5 +1,6 @@
 /* The CLI's live progress line (progress.h): drawn on stderr when it is a terminal, at most ten times a
  * second, with the rate and the time left when the total is known; cleared at the end. */
+/* SPDX-License-Identifier: MIT */
 #include "progress.h"
 
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* A live progress line on stderr for long CLI work (reading, merging, converting, replaying): what is done,
  * the rate and the time left where the total is known; only on a terminal and never with -q. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_CLI_PROGRESS_H
 #define HUBPROF_CLI_PROGRESS_H
 

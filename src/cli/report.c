@@ -1,5 +1,6 @@
 /* Result tables of the CLI: aligned text fitted to the terminal, CSV (RFC 4180 quoting) and JSON
  * (an array of objects). Used by every subcommand that prints rows, so they all look alike. */
+/* SPDX-License-Identifier: MIT */
 #include "report.h"
 
 #include "../common/hu_json.h"

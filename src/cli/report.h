@@ -1,5 +1,6 @@
 /* A small result table for the CLI's reports (analyze, list, …): columns with alignment, rows of cells,
  * printed as an aligned terminal table (fitted to the width), CSV or JSON. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_CLI_REPORT_H
 #define HUBPROF_CLI_REPORT_H
 

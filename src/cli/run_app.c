@@ -4,6 +4,7 @@
  * assembles the per-process logs into ONE store through the hub's pipeline (hubprof/assemble.h) and
  * removes them. The application's stdin/stdout/stderr, arguments and exit status pass through untouched;
  * the only variables it sees added are the collector's. */
+/* SPDX-License-Identifier: MIT */
 #include "run_app.h"
 #include "cli.h"
 #include "progress.h"

@@ -2,6 +2,7 @@
  * environment, child following, signals passed on, waiting, the per-process logs assembled into one store by
  * the hub's pipeline, summary, exit status; and the pieces application replay (app_replay.c) runs per pass.
  */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_CLI_RUN_APP_H
 #define HUBPROF_CLI_RUN_APP_H
 

@@ -3,6 +3,7 @@
  * application, wait for the device, or let a failure of its own reach the application.
  * Sections: globals · time and process facts · init · the log · registries · lookup tables · threads ·
  * harvest · the background harvester · fork · exit. */
+/* SPDX-License-Identifier: MIT */
 #include "collector.h"
 #include "env.h"
 #include "fmt_log.h"

@@ -1,5 +1,6 @@
 /* Collector internals shared by its files: the `next` dispatch table, the intercepted entry points, and the
  * hooks the layer and the preload shim call. Nothing here may block, allocate or change what the app sees. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_COLLECTOR_H
 #define HUBPROF_COLLECTOR_H
 

@@ -1,6 +1,7 @@
 # The collector: build/libhubprof_collector.so (OpenCL ICD layer + LD_PRELOAD shim over the hub's log-only
 # subset, never SQLite), a no-op build of it as the overhead floor, the OpenCL examples and their test.
 # Included from the main Makefile (uses B, CSTD, CFLAGS, CPPFLAGS and $(B)/libhubprof_log.a from there).
+# SPDX-License-Identifier: MIT
 
 # The counter providers and the planner (src/counters/*.c) come along for kernel replay; they never link SQLite.
 COLL_SRC := $(wildcard src/collector/*.c) $(wildcard src/counters/*.c)

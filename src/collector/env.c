@@ -1,5 +1,6 @@
 /* The collector's environment variables, all declared in ONE table (as LTTng-UST does) and parsed once.
  * It must never print, allocate or fail loudly: a bad value disables tracing with a reason for the caller. */
+/* SPDX-License-Identifier: MIT */
 #include "env.h"
 
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /* The collector's environment contract: every HUBPROF_* variable it reads, parsed once into hpc_env.
  * Nothing else in the collector calls getenv; the CLI talks to the collector only through these. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_COLLECTOR_ENV_H
 #define HUBPROF_COLLECTOR_ENV_H
 

@@ -1,6 +1,7 @@
 /* The intercepted OpenCL calls, one body shared by the ICD layer and the LD_PRELOAD shim (`n` is the table
  * to forward to). The dispatch fast path takes no lock, allocates nothing and makes no system call in
  * steady state; every wrapper returns exactly what the runtime returned, with errno untouched. */
+/* SPDX-License-Identifier: MIT */
 #include "collector.h"
 
 #include <errno.h>

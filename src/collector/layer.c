@@ -1,6 +1,7 @@
 /* The OpenCL ICD layer entry points (cl_loader_layers, loaded by ocl-icd through OPENCL_LAYERS): hand the
  * loader a copy of the next table with the intercepted calls replaced. It must never change a call it does
  * not intercept, and never fail the loader: a problem of ours leaves the table as the loader gave it. */
+/* SPDX-License-Identifier: MIT */
 #include "collector.h"
 
 #include <CL/cl_layer.h>

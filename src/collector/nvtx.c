@@ -1,5 +1,6 @@
 /* NVTX injection: an NVTX-annotated application whose NVTX_INJECTION64_PATH names the collector hands it its
  * nvtxRangePush/Pop, RangeStart/End, Mark (A, W and Ex, default and named domains) as regions and markers. */
+/* SPDX-License-Identifier: MIT */
 #include "collector.h"
 #include "hubprof/hub.h"
 #include "regions.h"

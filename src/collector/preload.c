@@ -1,6 +1,7 @@
 /* The LD_PRELOAD fallback: exports the intercepted OpenCL entry points and forwards to the next definition
  * (dlsym(RTLD_NEXT), looked up at the first call). When the ICD layer is active in the same process these
  * wrappers forward without recording, so nothing is counted twice. Never links or loads libOpenCL itself. */
+/* SPDX-License-Identifier: MIT */
 #include "collector.h"
 
 #include <dlfcn.h>

@@ -1,5 +1,6 @@
 /* Regions and markers from inside the application (include/hubprof/api.h; NVTX through nvtx.c): per-thread
  * stacks of open regions, each written as a row of the log's `region` table at its end; start/stop. */
+/* SPDX-License-Identifier: MIT */
 #include "collector.h"
 #include "fmt_log.h"
 #include "hubprof/hub.h"

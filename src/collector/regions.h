@@ -1,5 +1,6 @@
 /* Regions inside the collector (regions.c): what nvtx.c and the exported API call, and the limits and
  * marker names the docs (docs/api-regions.md) promise. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_COLLECTOR_REGIONS_H
 #define HUBPROF_COLLECTOR_REGIONS_H
 

@@ -6,6 +6,7 @@
  * crash the host or change what it computes: on a failure it says so in one line and forwards from then on.
  * Sections: state · tracking (buffers, SVM, kernels) · intercepted calls · shadow storage · ranges ·
  * multiplexing keys · the replay of one dispatch · log rows · init, fork, exit. */
+/* SPDX-License-Identifier: MIT */
 #include "collector.h"
 #include "counters.h"
 #include "env.h"

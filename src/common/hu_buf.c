@@ -1,4 +1,5 @@
 /* Growable byte buffer and array growth (hu_buf.h). */
+/* SPDX-License-Identifier: MIT */
 #include "hu_buf.h"
 
 #include "hu_varint.h"

@@ -1,5 +1,6 @@
 /* Growable byte buffer with a sticky out-of-memory flag (a run of puts is checked once), and the growth of
  * plain arrays (doubling, overflow-checked). Used by the Parquet writer, the JSON writer and reader, … */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_BUF_H
 #define HUBPROF_HU_BUF_H
 

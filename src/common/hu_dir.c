@@ -1,4 +1,5 @@
 /* Directory listing over a search path (hu_dir.h). */
+/* SPDX-License-Identifier: MIT */
 #include "hu_dir.h"
 
 #include "hu_text.h"

@@ -1,5 +1,6 @@
 /* Directory listing: the files with one extension over a search path of folders (an earlier folder wins
  * a name found twice), sorted by file name. Used for the device descriptions and the metric sets. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_DIR_H
 #define HUBPROF_HU_DIR_H
 

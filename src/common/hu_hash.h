@@ -1,5 +1,6 @@
 /* Hashing for hash tables (never stored in files): a 64-bit finaliser to spread integer keys over the
  * slots, and FNV-1a over bytes and strings. Inline: the log writer's and reader's tables use them. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_HASH_H
 #define HUBPROF_HU_HASH_H
 

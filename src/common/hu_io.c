@@ -1,4 +1,5 @@
 /* Whole-buffer file I/O (hu_io.h). */
+/* SPDX-License-Identifier: MIT */
 #include "hu_io.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* Whole-buffer file I/O: the read/write loops that retry on EINTR and continue after short transfers,
  * and syncing a folder (so a rename or a new file in it is durable). 0 on success, -1 with errno set. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_IO_H
 #define HUBPROF_HU_IO_H
 

@@ -1,5 +1,6 @@
 /* JSON reading and writing (hu_json.h): a small strict parser that builds a tree (nesting bounded, only
  * what JSON allows) for the Parquet manifest and the replay metadata, and string escaping for the writers. */
+/* SPDX-License-Identifier: MIT */
 #include "hu_json.h"
 
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* JSON for hubprof's small documents (the Parquet manifest, replay metadata, reports): a strict parser
  * that builds a tree, and string escaping for writers to a hu_buf or a FILE. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_JSON_H
 #define HUBPROF_HU_JSON_H
 

@@ -1,4 +1,5 @@
 /* Id map and string interner (hu_map.h). */
+/* SPDX-License-Identifier: MIT */
 #include "hu_map.h"
 
 #include "hu_hash.h"

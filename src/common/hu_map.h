@@ -1,6 +1,7 @@
 /* Hash maps used across hubprof: an id map (64-bit id -> 64-bit value, e.g. a row id to its index) and a
  * string interner (each distinct string gets a dense index, in first-appearance order, and one owned copy).
  * Open addressing, linear probing, at most half full; the hash is hu_hash.h's. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_MAP_H
 #define HUBPROF_HU_MAP_H
 

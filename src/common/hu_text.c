@@ -1,4 +1,5 @@
 /* Text helpers: CSV fields, name lists, edit distance (hu_text.h). */
+/* SPDX-License-Identifier: MIT */
 #include "hu_text.h"
 
 #include <ctype.h>

@@ -1,5 +1,6 @@
 /* Text helpers shared by the CLI, the counters and the analysis: CSV fields, comma-separated name lists,
  * and the edit distance behind "did you mean" suggestions. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_TEXT_H
 #define HUBPROF_HU_TEXT_H
 

@@ -1,6 +1,7 @@
 /* Byte encodings shared by the formats: little-endian words, LEB128 varints (unsigned, 7 bits a byte, low
  * group first, as Parquet's Thrift compact protocol and the hub's log use), zigzag for signed values.
  * Inline and allocation-free: the log encoder's hot path uses them. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_VARINT_H
 #define HUBPROF_HU_VARINT_H
 

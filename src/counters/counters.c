@@ -1,5 +1,6 @@
 /* hubprof counters, generic part: status texts, the provider object (lookup, "did you mean"
  * suggestions by edit distance) and opening providers by name. Providers live in perf.c and devices.c. */
+/* SPDX-License-Identifier: MIT */
 #include "counters_internal.h"
 
 #include "../common/hu_text.h"

@@ -1,6 +1,7 @@
 /* hubprof counters: counter providers (Linux perf_event first), device limits, and the pass planner.
  * Used by the CLI (list, plan, profile) and by the collector (measuring around one dispatch), so it
  * links neither SQLite nor the hub's formats. Prefix hc_, one status enum hc_status. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_COUNTERS_H
 #define HUBPROF_COUNTERS_H
 

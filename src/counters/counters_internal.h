@@ -1,5 +1,6 @@
 /* hubprof counters, private: the provider object shared by counters.c (generic part, catalogues of
  * device descriptions), perf.c (Linux perf_event) and devices.c (description files). Not installed. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_COUNTERS_INTERNAL_H
 #define HUBPROF_COUNTERS_INTERNAL_H
 

@@ -1,6 +1,7 @@
 /* Device descriptions: the data files in share/hubprof/devices (NAME.device) that give a device's
  * per-pass limits and counter catalogue — found on a search path, parsed with errors naming file and
  * line — and the providers opened from them (hc_device_open, hc_limits_load, hc_devices_list). */
+/* SPDX-License-Identifier: MIT */
 #include "counters_internal.h"
 #include "metrics.h"
 

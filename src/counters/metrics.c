@@ -2,6 +2,7 @@
  * "did you mean" suggestions and cycle detection, evaluation per dispatch and per group (NaN with flags,
  * never a crash), the search path of the built-in sets, and metric names to planner groups.
  * Sections: storage · parsing · resolving · queries · evaluation · search path · planning. Uses no libm. */
+/* SPDX-License-Identifier: MIT */
 #include "metrics.h"
 
 #include "../common/hu_buf.h"

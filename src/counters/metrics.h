@@ -3,6 +3,7 @@
  * dispatch and per group of dispatches, and turned into planner groups (a metric's counters in one pass).
  * Part of the counters (prefix hc_, status hc_status) but uses no provider, so the hub's analysis links it.
  */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_METRICS_H
 #define HUBPROF_METRICS_H
 

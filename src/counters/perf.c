@@ -1,6 +1,7 @@
 /* The "perf" counter provider: Linux perf_event_open (no libpfm) for CPU devices — software events
  * everywhere, hardware and cache events where a PMU exists — and sessions that count one pass over
  * every thread of the process. start/stop make system calls only: they never allocate or block. */
+/* SPDX-License-Identifier: MIT */
 #include "counters_internal.h"
 
 #include <errno.h>

@@ -7,6 +7,7 @@
  * decreasing over the units under three orders (size, tightness against the limits, scarcity of the
  * blocks they use), keeping the plan with the fewest passes. Every tie breaks on request order, so the
  * same input always gives the same plan. */
+/* SPDX-License-Identifier: MIT */
 #include "counters.h"
 
 #include "../common/hu_buf.h"

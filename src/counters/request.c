@@ -2,6 +2,7 @@
  * against the provider (unknown names with "did you mean" suggestions, counters not measurable here)
  * and plan under the device's limits. Shared by `hubprof plan` and `hubprof profile`, so both word
  * their errors alike. */
+/* SPDX-License-Identifier: MIT */
 #include "counters.h"
 
 #include "../common/hu_text.h"

@@ -4,6 +4,7 @@
  * runs' processes paired by command line, their dispatches matched to the first run's, values tagged with
  * their pass). Nothing is written but the output. Sections: inputs · plans · multiplexing · application
  * replay · the hooks · write. */
+/* SPDX-License-Identifier: MIT */
 #include "hubprof/assemble.h"
 #include "merge_internal.h"
 

@@ -1,5 +1,6 @@
 /* CRC-32C (Castagnoli) for the log's block checksums: SSE4.2 instruction when the CPU has it, table
  * otherwise. */
+/* SPDX-License-Identifier: MIT */
 #include "hub_internal.h"
 
 #include <string.h>

@@ -3,6 +3,7 @@
  * never change errno and never crash the host: a full disk or a failed mmap becomes counted losses.
  * Sections: layout · encoding · table info · registry (thread caches, fork, thread exit) · writer ·
  * create/commit/abort · reader (header, scan, small tables) · cursors · extras · ops table. */
+/* SPDX-License-Identifier: MIT */
 #include "fmt_log.h"
 
 #include "../common/hu_hash.h"

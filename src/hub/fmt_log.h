@@ -1,5 +1,6 @@
 /* Extras of the "log" format beyond hp_format_ops: flushes, loss records and tuning, for the collector
  * and tests. Every function returns HP_ERR_UNSUPPORTED for a store that is not a log being written. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_FMT_LOG_H
 #define HUBPROF_FMT_LOG_H
 

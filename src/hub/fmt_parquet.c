@@ -3,6 +3,7 @@
  * bytes. Created in a temporary directory that is renamed into place at commit. Readers check the manifest
  * and every file's footer at open; a damaged file is recorded as damage and its table reads without it.
  * Sections: tuning · directory helpers · manifest · create / write / commit / abort · open / read · ops. */
+/* SPDX-License-Identifier: MIT */
 #include "parquet_fmt.h"
 #include "parquet_internal.h"
 

@@ -3,6 +3,7 @@
  * entry in the hub; the parts: rocpd_schema.c (schema text), rocpd_write.c (writer), rocpd_pages.c (page
  * writer), rocpd_read.c (reader), rocpd_util.c (helpers); rocpd_internal.h holds what they share. Mapping and
  * invariants: docs/formats/rocpd.md. */
+/* SPDX-License-Identifier: MIT */
 #include "rocpd_internal.h"
 
 const hp_format_ops hp_fmt_rocpd = {

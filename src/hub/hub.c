@@ -2,6 +2,7 @@
  * It dispatches every format-specific step through hp_format_ops and never knows a file layout itself.
  * Sections: status texts · errors and temp names · format lookup and detection · open/close · write · read.
  */
+/* SPDX-License-Identifier: MIT */
 #include "hub_internal.h"
 
 #include <errno.h>

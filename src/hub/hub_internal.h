@@ -1,6 +1,7 @@
 /* Hub internals: the store object and the table of operations every format implements.
  * Only src/hub/ includes this; each format lives in its own fmt_*.c and is reached only through
  * hp_format_ops. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HUB_INTERNAL_H
 #define HUBPROF_HUB_INTERNAL_H
 

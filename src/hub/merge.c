@@ -3,6 +3,7 @@
  * (dispatches renumbered in read order, regions shifted by an offset). This thread reads and remaps while
  * a writer thread writes the output, batches of rows in between.
  * Sections: hash maps · per-table merge rules · the write pipeline · the merge loop. Knows no format. */
+/* SPDX-License-Identifier: MIT */
 #include "merge_internal.h"
 
 #include "fmt_log.h"

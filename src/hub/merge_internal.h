@@ -1,5 +1,6 @@
 /* Hub internals of the merge: the per-input transform hooks and progress the assembly pipeline
  * (assemble.c) plugs into hp_merge's single streaming pass. Only src/hub/ includes this. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_MERGE_INTERNAL_H
 #define HUBPROF_MERGE_INTERNAL_H
 

@@ -1,5 +1,6 @@
 /* Extras of the "parquet" format beyond hp_format_ops: tuning of the files it writes, for tests and
  * benchmarks. Process-wide; set them before creating a store, not while another thread creates one. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_PARQUET_FMT_H
 #define HUBPROF_PARQUET_FMT_H
 

@@ -2,6 +2,7 @@
  * parquet_thrift.c, parquet_rle.c): the Thrift compact protocol, the RLE/bit-packed hybrid, and the table
  * writer and reader (byte buffers and the manifest's JSON come from src/common). Only these files include
  * it. Sections: constants of the spec · Thrift compact · RLE hybrid · writer · reader. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_PARQUET_INTERNAL_H
 #define HUBPROF_PARQUET_INTERNAL_H
 

@@ -3,6 +3,7 @@
  * decoding PLAIN and RLE_DICTIONARY pages (ZSTD or uncompressed, REQUIRED or OPTIONAL flat columns).
  * Nothing read from a file is trusted: every offset, length and count is bounded before use.
  * Sections: footer · column readers · pages · cursor. */
+/* SPDX-License-Identifier: MIT */
 #include "parquet_internal.h"
 
 #include "../common/hu_io.h"

@@ -1,6 +1,7 @@
 /* Parquet helper: the RLE / bit-packed hybrid encoding (Encodings.md) of dictionary indices and
  * definition levels. The encoder picks RLE runs for 8 or more equal values and bit-packs the rest in groups
  * of 8; the decoder is bounded by its input and never trusts a run length. */
+/* SPDX-License-Identifier: MIT */
 #include "parquet_internal.h"
 
 #include <string.h>

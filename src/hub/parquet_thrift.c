@@ -1,6 +1,7 @@
 /* Parquet helper: the Thrift compact protocol (writer and bounded reader) used for Parquet page headers
  * and file metadata. Written from the Thrift compact protocol spec; the
  * reader trusts no length or count: every one is checked against the bytes left. */
+/* SPDX-License-Identifier: MIT */
 #include "parquet_internal.h"
 
 #include <stdlib.h>

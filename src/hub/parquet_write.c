@@ -3,6 +3,7 @@
  * compresses every page with ZSTD, and writes the footer (Thrift FileMetaData) when a file is closed.
  * Memory: one row group per table. Files roll over after a number of row groups or bytes.
  * Sections: state · buffering rows · dictionary · statistics · pages · row groups · footer · files. */
+/* SPDX-License-Identifier: MIT */
 #include "parquet_internal.h"
 
 #include "../common/hu_hash.h"

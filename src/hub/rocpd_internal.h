@@ -1,6 +1,7 @@
 /* rocpd format internals: what the rocpd_*.c files share (types of the writer state, the page builder and
  * the helpers, the schema text, cross-file functions). Only src/hub/rocpd_*.c and fmt_rocpd.c include this.
  */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_ROCPD_INTERNAL_H
 #define HUBPROF_ROCPD_INTERNAL_H
 

@@ -1,6 +1,7 @@
 /* rocpd format, page writer: the big tables (kernel_dispatch, event, its event_id index, pmc_event) written
  * as SQLite b-tree pages directly, on a writer thread, then spliced into the database at commit. Used only
  * while rows arrive in id order and HUBPROF_ROCPD_PAGES is not 0; the plain-SQLite path is the fallback. */
+/* SPDX-License-Identifier: MIT */
 #include "rocpd_internal.h"
 
 #include "../common/hu_io.h"

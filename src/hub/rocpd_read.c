@@ -1,5 +1,6 @@
 /* rocpd format, reader: a rocpd file (hubprof's or rocprofv3's) read as hub tables, through SQLite,
  * read-only, with the checks that keep a damaged or hostile file from crashing or hanging the reader. */
+/* SPDX-License-Identifier: MIT */
 #include "rocpd_internal.h"
 
 #include <errno.h>

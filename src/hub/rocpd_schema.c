@@ -1,5 +1,6 @@
 /* rocpd format, schema text: the rocpd 3.0.4 tables and views, and how every hub column is read and written
  * (rp_read_expr, rp_write_map, the remaining insert statements). Text only: no I/O here. */
+/* SPDX-License-Identifier: MIT */
 #include "rocpd_internal.h"
 
 #include <string.h>

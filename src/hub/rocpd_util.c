@@ -1,6 +1,7 @@
 /* rocpd format, shared helpers: table-name expansion, the extdata JSON writer (reading uses SQLite's JSON
  * functions), the id -> pair map, uuids and SQLite status mapping. Buffers, hashing, string escaping and the
  * maps underneath come from src/common. */
+/* SPDX-License-Identifier: MIT */
 #include "rocpd_internal.h"
 
 #include "../common/hu_hash.h"

@@ -1,6 +1,7 @@
 /* rocpd format, writer: a hub store created as one rocpd SQLite file: rows mapped to rocpd tables through
  * prepared INSERTs (or the page writer), placeholder rows, region events, views; the temporary file and the
  * atomic commit. Mapping: docs/formats/rocpd.md. */
+/* SPDX-License-Identifier: MIT */
 #include "rocpd_internal.h"
 
 #include "../common/hu_hash.h"

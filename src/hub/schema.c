@@ -1,5 +1,6 @@
 /* Hub data model descriptions: one table of columns per row struct, and the row copy helpers built on it.
  * Generic code (merge, bindings, the log encoder) walks rows through these; nothing here knows a format. */
+/* SPDX-License-Identifier: MIT */
 #include "hub_internal.h"
 
 #include <pthread.h>

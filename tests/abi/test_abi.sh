@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ABI test of libhubprof: its exports equal tests/abi/libhubprof.symbols (a new export is added there on
 # purpose), soname and file name follow VERSION, every public declaration is HP_API, headers compile alone.
+# SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.."
 B=${1:-build}

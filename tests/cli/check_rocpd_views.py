@@ -2,6 +2,7 @@
 # Checks one rocpd store against the invariants ROCm's views rely on (docs/formats/rocpd.md, "Identity and
 # invariants") and compares the numbers of the views hubprof ships with `hubprof analyze` and `hubprof info`.
 # usage: check_rocpd_views.py HUBPROF STORE   (prints one "FAIL: …" line per broken invariant; exit 1 if any)
+# SPDX-License-Identifier: MIT
 import csv
 import io
 import json

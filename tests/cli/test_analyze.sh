@@ -4,6 +4,7 @@
 # own rows (sqlite3), per dispatch and per kernel; groupings, filters, formats (CSV and JSON parsed),
 # terminal width, imputed and incomplete rows of a multiplexed profile, diff directions, bad metric files
 # and divisions by zero. usage: test_analyze.sh [HUBPROF]   (needs `make all`; $HUBPROF_BUILD: build/)
+# SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.."
 HP=$(realpath "${1:-build/hubprof}")

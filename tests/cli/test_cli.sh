@@ -2,6 +2,7 @@
 # End-to-end tests of `hubprof info` and `hubprof merge` on real files: per-process logs written by
 # build/examples/gen_logs, merged, inspected, queried with sqlite3; and every kind of bad input.
 # usage: test_cli.sh [HUBPROF]   (default build/hubprof)
+# SPDX-License-Identifier: MIT
 set -u
 HP=${1:-build/hubprof}
 GEN=build/examples/gen_logs

@@ -3,6 +3,7 @@
 # JSON (parsed), pass plans parsed and counted under gfx9 and --max-counters-per-pass, and every kind
 # of bad input answered with one line and the right exit status before anything runs.
 # usage: test_counters.sh [HUBPROF]   (default build/hubprof)
+# SPDX-License-Identifier: MIT
 set -u
 HP=${1:-build/hubprof}
 T=$(mktemp -d)

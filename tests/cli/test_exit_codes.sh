@@ -5,6 +5,7 @@
 # error one line on stderr naming the input, nothing on stdout. Also the option tables' shared behaviour:
 # "did you mean", --help generated from the table, the old spellings kept as aliases.
 # usage: test_exit_codes.sh [HUBPROF]   (default build/hubprof)
+# SPDX-License-Identifier: MIT
 set -u
 HP=${1:-build/hubprof}
 HP=$(cd "$(dirname "$HP")" && pwd)/$(basename "$HP") # absolute: the test runs in its scratch directory

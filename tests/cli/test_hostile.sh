@@ -2,6 +2,7 @@
 # Hostile inputs through the CLI and Python: a log block header that reads as zeros (damage reported, later
 # blocks kept), a FIFO as a store and inside a Parquet store, a device, a 50 GiB sparse log. Each must give a
 # clear error or a bounded result within seconds (timeout 20). usage: test_hostile.sh [HUBPROF]
+# SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 HP=$(realpath "${1:-build/hubprof}")

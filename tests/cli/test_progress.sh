@@ -3,6 +3,7 @@
 # terminal (info and analyze reading a store), cleared at the end, never with -q, never when stderr is a
 # file; and stdout (the report) never gets any of it.
 # usage: test_progress.sh [HUBPROF]   (default build/hubprof)
+# SPDX-License-Identifier: MIT
 set -u
 HP=${1:-build/hubprof}
 GEN=build/examples/gen_logs

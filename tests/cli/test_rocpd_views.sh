@@ -5,6 +5,7 @@
 # Every store is made three times: pages written directly, plain SQLite (HUBPROF_ROCPD_PAGES=0), and pages
 # that cannot be spliced in at commit, their rows then inserted through SQLite (HUBPROF_ROCPD_TEST_NO_SPLICE=1).
 # usage: test_rocpd_views.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
+# SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.."
 HP=$(realpath "${1:-build/hubprof}")

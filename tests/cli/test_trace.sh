@@ -2,6 +2,7 @@
 # End-to-end tests of `hubprof trace` and `hubprof analyze` on the OpenCL examples under PoCL: output
 # store contents, exit status and output of the application unchanged, children followed, crashes,
 # refused counters, bad input, analyze in table/CSV/JSON. usage: test_trace.sh [HUBPROF]
+# SPDX-License-Identifier: MIT
 set -u
 HP=$(realpath "${1:-build/hubprof}")
 EX=$PWD/build/examples/ocl

@@ -6,6 +6,7 @@
  *              ended=0|1 lost=L damage=STATUS
  *          kernel FILE NAME COUNT GX,GY,GZ WX,WY,WZ      (sizes of the kernel's first dispatch)
  *          total logs=N dispatches=N bad=N */
+/* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 
 #include <dirent.h>

@@ -2,6 +2,7 @@
 # End-to-end tests of the collector on the OpenCL examples under PoCL: runs each with and without the
 # collector (ICD layer, LD_PRELOAD), reads the logs with check_logs and compares what the app saw.
 # It never touches anything outside its temporary directory. usage: test_collector.sh (from anywhere)
+# SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.."
 B=${B:-build}

@@ -6,6 +6,7 @@
 # that returned is either in the log or counted as LOST, and that the exit status is the program's own.
 # A cell whose only sync is a blocking read or none waits the stated harvest bound (100 ms) before dying;
 # the others die at once. usage: test_crash_matrix.sh (from anywhere); CRASH_MATRIX_QUICK=1: 4 threads only.
+# SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.."
 B=${B:-build}

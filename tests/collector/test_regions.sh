@@ -3,6 +3,7 @@
 # injection, start/stop) under PoCL: the programs' output unchanged, nothing of hubprof loaded without it,
 # every region and marker recorded exactly, in rocpd, log and Parquet, unbalanced calls and odd names.
 # usage: test_regions.sh [HUBPROF]   (from the repository root)
+# SPDX-License-Identifier: MIT
 set -u
 ROOT=$PWD
 HP=$(realpath "${1:-build/hubprof}")

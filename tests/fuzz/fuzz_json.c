@@ -1,6 +1,7 @@
 /* libFuzzer target for src/common's readers: the input as JSON (a parsed tree must walk, and every string
  * in it must survive the writer and the parser again unchanged), as a run of varints (bounded reads never
  * pass the end), and as a name list (every name trimmed and non-empty). */
+/* SPDX-License-Identifier: MIT */
 #include "../../src/common/hu_json.h"
 #include "../../src/common/hu_text.h"
 #include "../../src/common/hu_varint.h"

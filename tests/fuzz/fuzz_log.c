@@ -1,5 +1,6 @@
 /* libFuzzer target for the log reader: any bytes as a log file must open or fail cleanly, and every table
  * must count and walk without a crash, leak or hang. The first byte picks how the input becomes a file. */
+/* SPDX-License-Identifier: MIT */
 #include "hub_internal.h"
 
 #include <stdint.h>

@@ -2,6 +2,7 @@
  * (first byte: which table, and whether the manifest states the file's size), or with a first byte 0xff
  * the manifest itself; the store must open or fail cleanly, and every table must count and walk without a
  * crash, leak or hang. */
+/* SPDX-License-Identifier: MIT */
 #include "hub_internal.h"
 #include "parquet_fmt.h"
 

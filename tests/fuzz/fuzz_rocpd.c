@@ -2,6 +2,7 @@
  * HP_READ); every table is counted and every cursor walked. It must never crash, leak or hang.
  * Input byte 0 picks the mode: even = the bytes are the file; odd = byte patches (and maybe a cut) applied
  * to a valid rocpd file made once at start, so mutations reach deep into real rocpd structure. */
+/* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 
 #include <stdint.h>

@@ -3,6 +3,7 @@
 zero-filled blocks before valid ones, huge declared block, record and string sizes. The first byte of a seed
 is fuzz_log's mode: 1 = a valid 64 KiB-chunk header is put before the rest (block checksums as written
 here). usage: gen_log_seeds.py [DIR]"""
+# SPDX-License-Identifier: MIT
 import os
 import struct
 import sys

@@ -12,6 +12,7 @@ Usage:
 Options: --no-spark (skip Spark), --require-spark (fail instead of SKIP when Spark cannot start), --keep.
 Ends with "check_readers: N passed, M failed" (exit 1 when M > 0).
 """
+# SPDX-License-Identifier: MIT
 import argparse
 import json
 import os

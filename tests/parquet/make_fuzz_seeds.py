@@ -6,6 +6,7 @@ Each seed is one byte (the table's number, | 0x80: the manifest states the size)
 
 Usage: make_fuzz_seeds.py build/tests/test_parquet tests/fuzz/seeds/parquet
 """
+# SPDX-License-Identifier: MIT
 import os
 import subprocess
 import sys

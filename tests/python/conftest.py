@@ -1,5 +1,6 @@
 """pytest setup for the Python bindings' tests: imports hubprof from the source tree (python/) and finds
 the C programs the tests compare with (build/hubprof, or $HUBPROF_CLI; build/examples/gen_logs), built by `make all`."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
 """hubprof.analysis from Python: analyze() with counters, metrics, groupings and filters, and diff(), checked
 against `hubprof analyze/diff --format json` on the same stores and against values computed here from the
 stores' own tables; a store written here holds known counters (passes, imputed values, a division by zero)."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import math

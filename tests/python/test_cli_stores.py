@@ -1,5 +1,6 @@
 """Stores written by the C side (gen_logs, `hubprof merge`) read from Python and checked against
 `hubprof info --json`; analyze() against `hubprof analyze --format json` on the same stores."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import math

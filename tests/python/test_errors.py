@@ -1,5 +1,6 @@
 """Bad input and failures: missing, foreign, empty, truncated and damaged stores raise the hub's one-line
 message naming the file; bad rows raise ValueError naming the column; an aborted writer leaves nothing."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import gc

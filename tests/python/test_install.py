@@ -1,5 +1,6 @@
 """`pip install ./python` for real, into a fresh virtual environment: the installed package loads the
 library bundled in it, from any directory, without the source tree on its path."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """hubprof.merge(): several logs into one store of each format, the same as `hubprof merge` gives; the
 output appears only on success; damaged inputs warn (or raise with strict)."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import pandas as pd

@@ -1,5 +1,6 @@
 """Python regions: `with hubprof.region(...)`, marks and start/stop from a script run under `hubprof trace`
 (the rows land in the store), and the same script without hubprof (no-ops, no collector loaded)."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import os

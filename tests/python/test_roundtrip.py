@@ -1,5 +1,6 @@
 """Stores of every format written from Python and read back: every table, dtypes, and values at the
 edges of each C type (u64 above 2^63, negative ints, UTF-8 text, -0.0, inf, NaN)."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """The notebook-style tour (examples/python_tour.py) runs end to end (read rates: bench/bench_python.py)."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import os

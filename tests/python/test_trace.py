@@ -1,4 +1,5 @@
 """A real trace: `hubprof trace` of an OpenCL program under PoCL, read from Python."""
+# SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import os

@@ -1,6 +1,7 @@
 # Checks a profile of examples/ocl/known_work (tests/replay/test_known_work.sh) against the counts its kernels
 # have by construction; prints "bad: ..." per violation and one line of facts, exits 1 on any violation.
 # usage: check_known_work.py STORE.db PAGES SPIN_HOST_NS MODE   (MODE: kernel, application or multiplex)
+# SPDX-License-Identifier: MIT
 import sqlite3
 import sys
 

@@ -12,6 +12,7 @@
  * kernels=K passes=P:N[,P:N] values=V accessible=A restored=R unprofiled=U imputed=I measured=M keys=K
  * incomplete=J bad=B (passes: how many dispatches have each `passes`; accessible/restored: dispatches with
  * bytes > 0; keys/incomplete: multiplexing keys, those with incomplete coverage) */
+/* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 
 #include <inttypes.h>

@@ -7,6 +7,7 @@
 # (HUBPROF_WINDOW=enqueue: first use counted) must fail the same check; no warm-up re-runs a kernel whose
 # memory cannot be saved (examples/ocl/image_inc); HUBPROF_DEBUG's summary counts rows.
 # usage: test_known_work.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
+# SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.."
 HP=$(realpath "${1:-build/hubprof}")

@@ -5,6 +5,7 @@
 # too few dispatches are reported and get no imputed value; the application's output and exit status are
 # kept; conflicting options are refused before the application starts.
 # usage: test_multiplex.sh [HUBPROF]   (needs `make all collector`; runs in a temporary directory)
+# SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.."
 HP=$(realpath "${1:-build/hubprof}")

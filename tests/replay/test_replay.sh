@@ -8,6 +8,7 @@
 # (no intermediate files in any mode), signals passed on to the application, the output checked before the
 # application starts, and application replay pairing processes by what they are.
 # usage: test_replay.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
+# SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.."
 HP=$(realpath "${1:-build/hubprof}")

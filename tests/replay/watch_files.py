@@ -3,6 +3,7 @@
 relative to the watched folder they appeared in), one a line, into LIST, then exits with the command's
 status. Used to check that the pipeline writes no intermediate files.
 usage: watch_files.py LIST DIR... -- CMD ARGS..."""
+# SPDX-License-Identifier: MIT
 import ctypes
 import ctypes.util
 import os
