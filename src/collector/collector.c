@@ -688,6 +688,19 @@ static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong s
   if (b->n == HPC_BATCH) batch_write(b);
 }
 
+/* The device start and end of a completed command: 1 with both set, else 0 (profiling times exist only once
+ * the command is complete: CL_PROFILING_INFO_NOT_AVAILABLE before). */
+static int event_times(const cl_icd_dispatch *n, cl_event ev, cl_ulong *start, cl_ulong *end) {
+  *start = *end = 0;
+  if (n->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof *end, end, NULL) != CL_SUCCESS || !*end)
+    return 0;
+  if (n->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof *start, start, NULL) != CL_SUCCESS) {
+    *start = *end = 0;
+    return 0;
+  }
+  return 1;
+}
+
 /* Harvest ring t: write what completed; HARVEST_FULL also frees an eighth of the ring by writing the oldest
  * without device times; HARVEST_ALL writes everything. Never waits. Returns -1 when another thread holds t.
  */
@@ -710,11 +723,7 @@ static int harvest(hpc_thread *t, int mode) {
     /* Profiling times exist only once the command is complete (CL_PROFILING_INFO_NOT_AVAILABLE before):
      * a dispatch that has its end time is done, and costs the runtime no status query. */
     cl_ulong start = 0, end = 0;
-    if (n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS &&
-        end) {
-      if (n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
-          CL_SUCCESS)
-        start = end = 0;
+    if (event_times(n, p->ev, &start, &end)) {
       emit(&b, t, p, start, end);
       p->keep = 0;
       done++;
@@ -724,7 +733,9 @@ static int harvest(hpc_thread *t, int mode) {
     if (n->clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
       st = -1;
     if (st == CL_COMPLETE || st < 0) {
-      emit(&b, t, p, 0, 0);
+      /* it may have completed between the two queries (the harvester polls running work): ask again */
+      if (st < 0 || !event_times(n, p->ev, &start, &end)) start = end = 0;
+      emit(&b, t, p, start, end);
       p->keep = 0;
       done++;
     } else {
