@@ -337,6 +337,8 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *st
     free_model(&m);
     return EX_ERR_STORE;
   }
+  uint64_t off = 0;
+  if (hp_store_damage(s, &off) != HP_OK) note_damage(&w, s); /* a log cut short: its complete blocks are read */
   /* the temporary output beside the final one, so the rename stays on one file system */
   hu_buf tb = {0};
   hu_buf_printf(&tb, "%s.tmp.XXXXXX", out_path);
