@@ -11,7 +11,10 @@
 #include <sys/stat.h>
 
 static const cli_opt export_opts[] = {
-    {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .value = "OUT",
+    {.name = "output",
+     .short_name = 'o',
+     .kind = CLI_OPT_STRING,
+     .value = "OUT",
      .help = "the file to write (for otf2: a folder holding the archive, traces.otf2 in it)"},
     {.name = "format",
      .kind = CLI_OPT_ENUM,
@@ -27,11 +30,12 @@ static const cli_opt *const export_tables[] = {export_opts, cli_opts_quiet, cli_
 static const cli_spec export_spec = {
     .command = "export",
     .usage = "export STORE -o OUT [--format perfetto|chrome|otf2] [-f]",
-    .about = "Write a store's run as a timeline: a track per process, thread and queue; dispatches as slices\n"
-             "with kernel, grid and work-group; regions nested on their threads, markers as instants; a flow\n"
-             "from each enqueue to its device slice; per-dispatch counter values as counter tracks.\n"
-             "Times are the nanoseconds each node recorded (one clock per node). A damaged store exports\n"
-             "what is readable and says what was skipped. Any store format is read.",
+    .about =
+        "Write a store's run as a timeline: a track per process, thread and queue; dispatches as slices\n"
+        "with kernel, grid and work-group; regions nested on their threads, markers as instants; a flow\n"
+        "from each enqueue to its device slice; per-dispatch counter values as counter tracks.\n"
+        "Times are the nanoseconds each node recorded (one clock per node). A damaged store exports\n"
+        "what is readable and says what was skipped. Any store format is read.",
     .tables = export_tables,
     .epilog = "examples:\n  hubprof export run.db -o run.pftrace          # open in ui.perfetto.dev\n"
               "  hubprof export run.db -o run.json --format chrome\n"
@@ -93,13 +97,14 @@ int cmd_export(int argc, char **argv) {
     cli_warn("%s: damaged store: exported what was readable, the rest of the table skipped (%s)", path,
              stats.damage);
   if (stats.skipped_untimed)
-    cli_warn("%" PRIu64 " dispatches or regions without start or end time not exported", stats.skipped_untimed);
+    cli_warn("%" PRIu64 " dispatches or regions without start or end time not exported",
+             stats.skipped_untimed);
   if (stats.skipped_order)
     cli_warn("%" PRIu64 " events out of order skipped (see docs/cli/export.md)", stats.skipped_order);
   if (!quiet)
     fprintf(stderr,
-            "hubprof: wrote %s (%s): %" PRIu64 " dispatches, %" PRIu64 " regions, %" PRIu64 " markers, %" PRIu64
-            " flows, %" PRIu64 " counter values\n",
+            "hubprof: wrote %s (%s): %" PRIu64 " dispatches, %" PRIu64 " regions, %" PRIu64
+            " markers, %" PRIu64 " flows, %" PRIu64 " counter values\n",
             outp, ex_format_names[fmt], stats.dispatches, stats.regions, stats.markers, stats.flows,
             stats.counter_values);
   return CLI_OK;

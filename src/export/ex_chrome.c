@@ -1,5 +1,6 @@
 /* hubprof export to the Chrome trace-event JSON format: "X" complete events for dispatches and regions, "i"
- * instants for markers, "s"/"f" flows from enqueue to device, "C" counters, "M" metadata naming the tracks. */
+ * instants for markers, "s"/"f" flows from enqueue to device, "C" counters, "M" metadata naming the tracks.
+ */
 #include "ex_internal.h"
 
 #include <inttypes.h>
@@ -30,8 +31,8 @@ static int put(ex_writer *w, ch_state *cs) {
 
 static int meta(ex_writer *w, ch_state *cs, const char *what, int64_t pid, long long tid, const char *name) {
   hu_buf *b = &cs->ev;
-  hu_buf_printf(b, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRId64 ",\"tid\":%lld,\"args\":{\"name\":", what, pid,
-                tid);
+  hu_buf_printf(b, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRId64 ",\"tid\":%lld,\"args\":{\"name\":", what,
+                pid, tid);
   ex_json_str(b, name);
   hu_buf_str(b, "}}");
   return put(w, cs);
@@ -44,7 +45,8 @@ static int lane_meta(ex_writer *w, ch_state *cs, const ex_queue *q, int lane) {
   if (lane) hu_buf_printf(t, " lane %d", lane + 1);
   const char *nm = hu_buf_cstr(t);
   if (!nm) return ex_set_err(w, "out of memory");
-  if (meta(w, cs, "thread_name", pid_of(ex_find_proc(w->m, q->process_id)), QUEUE_TID(q, lane), nm)) return -1;
+  if (meta(w, cs, "thread_name", pid_of(ex_find_proc(w->m, q->process_id)), QUEUE_TID(q, lane), nm))
+    return -1;
   cs->lanes_written[q->index] = lane + 1;
   return 0;
 }
@@ -55,9 +57,11 @@ static int ch_open(ex_writer *w) {
   w->priv = cs;
   if (w->m->nqueues && !(cs->lanes_written = calloc(w->m->nqueues, sizeof *cs->lanes_written)))
     return ex_set_err(w, "out of memory");
-  if (fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hubprof\",\"clock\":\"nanoseconds of each "
-            "node's recorded clock (CLOCK_MONOTONIC_RAW for OpenCL), as microseconds\"},\n\"traceEvents\":[\n",
-            w->f) == EOF)
+  if (fputs(
+          "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hubprof\",\"clock\":\"nanoseconds of "
+          "each "
+          "node's recorded clock (CLOCK_MONOTONIC_RAW for OpenCL), as microseconds\"},\n\"traceEvents\":[\n",
+          w->f) == EOF)
     return ex_set_err(w, "%s: write failed", w->out_path);
   return 0;
 }
@@ -96,21 +100,25 @@ static int ch_region(ex_writer *w, const hp_region *r, const ex_proc *p, const e
   ch_state *cs = w->priv;
   hu_buf *b = &cs->ev;
   int marker = r->end_ns == r->start_ns;
-  head(b, marker ? "i" : "X", r->name, r->category[0] ? r->category : NULL, pid_of(p), host_tid(p, t), r->start_ns);
-  if (marker) hu_buf_str(b, ",\"s\":\"t\"");
+  head(b, marker ? "i" : "X", r->name, r->category[0] ? r->category : NULL, pid_of(p), host_tid(p, t),
+       r->start_ns);
+  if (marker)
+    hu_buf_str(b, ",\"s\":\"t\"");
   else {
     hu_buf_str(b, ",\"dur\":");
     ex_json_us(b, r->end_ns - r->start_ns);
   }
   hu_buf_byte(b, '}');
   if (put(w, cs)) return -1;
-  if (marker) w->st->markers++;
-  else w->st->regions++;
+  if (marker)
+    w->st->markers++;
+  else
+    w->st->regions++;
   return 0;
 }
 
-static int ch_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p, const ex_thread *t,
-                       ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
+static int ch_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
+                       const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
   ch_state *cs = w->priv;
   hu_buf *b = &cs->ev;
   if (q && lane >= cs->lanes_written[q->index])
@@ -124,8 +132,8 @@ static int ch_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, c
   hu_buf_str(b, ",\"args\":{\"kernel\":");
   ex_json_str(b, kernel);
   hu_buf_printf(b,
-                ",\"grid\":\"%u,%u,%u\",\"workgroup\":\"%u,%u,%u\",\"dispatch_id\":%" PRIu64 ",\"enqueue_ns\":%" PRId64
-                "}}",
+                ",\"grid\":\"%u,%u,%u\",\"workgroup\":\"%u,%u,%u\",\"dispatch_id\":%" PRIu64
+                ",\"enqueue_ns\":%" PRId64 "}}",
                 d->grid[0], d->grid[1], d->grid[2], d->workgroup[0], d->workgroup[1], d->workgroup[2],
                 d->dispatch_id, d->enqueue_ns);
   if (put(w, cs)) return -1;
@@ -151,8 +159,10 @@ static int ch_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, c
     const char *name = hu_buf_cstr(nm);
     if (!name) return ex_set_err(w, "out of memory");
     head(b, "C", name, "counter", pid, qtid, d->start_ns);
-    if (isfinite(cv[i].value)) hu_buf_printf(b, ",\"args\":{\"value\":%.17g}}", cv[i].value);
-    else hu_buf_str(b, ",\"args\":{\"value\":null}}"); /* JSON has no NaN or infinity */
+    if (isfinite(cv[i].value))
+      hu_buf_printf(b, ",\"args\":{\"value\":%.17g}}", cv[i].value);
+    else
+      hu_buf_str(b, ",\"args\":{\"value\":null}}"); /* JSON has no NaN or infinity */
     if (put(w, cs)) return -1;
     w->st->counter_values++;
   }

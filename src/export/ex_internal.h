@@ -27,7 +27,7 @@ typedef struct ex_thread {
 
 typedef struct ex_queue {
   uint64_t id, process_id, agent_id;
-  char *name;  /* "queue NAME (DEVICE)" */
+  char *name;   /* "queue NAME (DEVICE)" */
   size_t index; /* position in the model's queue array */
   int lanes;    /* lanes used so far */
   int64_t lane_end[EX_MAX_LANES];
@@ -56,14 +56,14 @@ typedef struct ex_writer ex_writer;
 
 /* One output format. Every hook returns 0, or -1 with w->err set. */
 typedef struct ex_backend {
-  int (*open)(ex_writer *w);  /* w->tmp_path is the temporary output (file, or folder for OTF2) */
+  int (*open)(ex_writer *w);   /* w->tmp_path is the temporary output (file, or folder for OTF2) */
   int (*tracks)(ex_writer *w); /* processes, threads, queues, counters of the model */
   int (*region)(ex_writer *w, const hp_region *r, const ex_proc *p, const ex_thread *t);
   /* one dispatch: its kernel's name, its process/thread/queue (any may be NULL), its lane on the queue, the
    * counter values measured on it */
-  int (*dispatch)(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p, const ex_thread *t,
-                  ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv);
-  int (*finish)(ex_writer *w); /* write what is left and close (the walker renames afterwards) */
+  int (*dispatch)(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
+                  const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv);
+  int (*finish)(ex_writer *w);   /* write what is left and close (the walker renames afterwards) */
   void (*discard)(ex_writer *w); /* free after a failure (the walker removes the temporary output) */
   int is_dir;                    /* the output is a folder */
 } ex_backend;
@@ -73,8 +73,8 @@ struct ex_writer {
   ex_stats *st;
   const char *out_path;
   char *tmp_path;
-  FILE *f;         /* file formats: the temporary file */
-  void *priv;      /* the backend's state */
+  FILE *f;    /* file formats: the temporary file */
+  void *priv; /* the backend's state */
   char err[512];
   hu_buf scratch[4]; /* reusable buffers */
 };

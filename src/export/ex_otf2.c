@@ -17,7 +17,7 @@ typedef struct ot_open {
 typedef struct ot_loc {
   OTF2_EvtWriter *ew;
   uint64_t events;
-  uint64_t last; /* timestamp of the last event: OTF2 wants them in order per location */
+  uint64_t last;  /* timestamp of the last event: OTF2 wants them in order per location */
   ot_open *stack; /* threads: regions entered and not yet left */
   size_t nstack, capstack;
 } ot_loc;
@@ -34,8 +34,9 @@ typedef struct ot_state {
 
 #define QUEUE_LOC(m, q, lane) ((m)->nthreads + (q)->index * EX_MAX_LANES + (size_t)(lane))
 
-static OTF2_FlushType pre_flush(void *user, OTF2_FileType type, OTF2_LocationRef loc, void *caller, bool final) {
-  (void)user, (void)type, (void)loc, (void)caller, (void)final;
+static OTF2_FlushType pre_flush(void *user, OTF2_FileType type, OTF2_LocationRef loc, void *caller,
+                                bool final) {
+  (void)user, (void)type, (void)loc, (void)caller, (void) final;
   return OTF2_FLUSH;
 }
 static OTF2_TimeStamp post_flush(void *user, OTF2_FileType type, OTF2_LocationRef loc) {
@@ -55,7 +56,8 @@ static int ot_open_archive(ex_writer *w) {
   if (!os->ar) return ex_set_err(w, "%s: OTF2 cannot create the archive", w->out_path);
   if (OTF2_Archive_SetFlushCallbacks(os->ar, &flush_callbacks, NULL) != OTF2_SUCCESS ||
       OTF2_Archive_SetSerialCollectiveCallbacks(os->ar) != OTF2_SUCCESS ||
-      OTF2_Archive_SetCreator(os->ar, "hubprof") != OTF2_SUCCESS || OTF2_Archive_OpenEvtFiles(os->ar) != OTF2_SUCCESS)
+      OTF2_Archive_SetCreator(os->ar, "hubprof") != OTF2_SUCCESS ||
+      OTF2_Archive_OpenEvtFiles(os->ar) != OTF2_SUCCESS)
     return ex_set_err(w, "%s: OTF2 cannot open the event files", w->out_path);
   return 0;
 }
@@ -67,8 +69,10 @@ static int ot_event(ex_writer *w, ot_state *os, size_t l, uint64_t ts, OTF2_Regi
   ot_loc *lc = &os->locs[l];
   if (!lc->ew && !(lc->ew = OTF2_Archive_GetEvtWriter(os->ar, (OTF2_LocationRef)l)))
     return ex_set_err(w, "%s: OTF2 cannot open an event writer", w->out_path);
-  OTF2_ErrorCode e = enter ? OTF2_EvtWriter_Enter(lc->ew, NULL, ts, region) : OTF2_EvtWriter_Leave(lc->ew, NULL, ts, region);
-  if (e != OTF2_SUCCESS) return ex_set_err(w, "%s: OTF2 write failed: %s", w->out_path, OTF2_Error_GetDescription(e));
+  OTF2_ErrorCode e =
+      enter ? OTF2_EvtWriter_Enter(lc->ew, NULL, ts, region) : OTF2_EvtWriter_Leave(lc->ew, NULL, ts, region);
+  if (e != OTF2_SUCCESS)
+    return ex_set_err(w, "%s: OTF2 write failed: %s", w->out_path, OTF2_Error_GetDescription(e));
   lc->events++;
   lc->last = ts;
   if (!os->any_time || ts < os->tmin) os->tmin = ts;
@@ -98,7 +102,8 @@ static int ot_region(ex_writer *w, const hp_region *r, const ex_proc *p, const e
   size_t l = t->index;
   if (ot_unwind(w, os, l, r->start_ns)) return -1;
   ot_loc *lc = &os->locs[l];
-  if ((lc->events && (uint64_t)r->start_ns < lc->last) || (lc->nstack && r->end_ns > lc->stack[lc->nstack - 1].end)) {
+  if ((lc->events && (uint64_t)r->start_ns < lc->last) ||
+      (lc->nstack && r->end_ns > lc->stack[lc->nstack - 1].end)) {
     w->st->skipped_order++;
     return 0;
   }
@@ -109,13 +114,15 @@ static int ot_region(ex_writer *w, const hp_region *r, const ex_proc *p, const e
   uint32_t region = (uint32_t)(w->m->nkernels + 1 + (size_t)ix);
   if (ot_event(w, os, l, (uint64_t)r->start_ns, region, 1)) return -1;
   lc->stack[lc->nstack++] = (ot_open){.end = r->end_ns, .region = region};
-  if (r->end_ns == r->start_ns) w->st->markers++;
-  else w->st->regions++;
+  if (r->end_ns == r->start_ns)
+    w->st->markers++;
+  else
+    w->st->regions++;
   return 0;
 }
 
-static int ot_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p, const ex_thread *t,
-                       ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
+static int ot_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
+                       const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
   ot_state *os = w->priv;
   if (!q) {
     w->st->skipped_order++;
@@ -129,7 +136,8 @@ static int ot_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, c
   }
   const ex_named *k = ex_find_named(w->m->kernels, w->m->nkernels, d->kernel_id);
   OTF2_RegionRef region = k ? (OTF2_RegionRef)(k - w->m->kernels) : (OTF2_RegionRef)w->m->nkernels;
-  if (ot_event(w, os, l, (uint64_t)d->start_ns, region, 1) || ot_event(w, os, l, (uint64_t)d->end_ns, region, 0))
+  if (ot_event(w, os, l, (uint64_t)d->start_ns, region, 1) ||
+      ot_event(w, os, l, (uint64_t)d->end_ns, region, 0))
     return -1;
   w->st->dispatches++;
   return 0;
@@ -144,7 +152,8 @@ static OTF2_StringRef str_ref(ot_state *os, const char *s, int *oom) {
 
 static void ot_free(ot_state *os) {
   if (!os) return;
-  for (size_t i = 0; i < os->nlocs; i++) free(os->locs[i].stack);
+  for (size_t i = 0; i < os->nlocs; i++)
+    free(os->locs[i].stack);
   free(os->locs);
   hu_strmap_free(&os->regions);
   hu_strmap_free(&os->strings);
@@ -167,20 +176,26 @@ static int ot_finish(ex_writer *w) {
       if (!dw || OTF2_Archive_CloseDefWriter(os->ar, dw) != OTF2_SUCCESS)
         return ex_set_err(w, "%s: OTF2 write failed", w->out_path);
     }
-  if (OTF2_Archive_CloseDefFiles(os->ar) != OTF2_SUCCESS) return ex_set_err(w, "%s: OTF2 write failed", w->out_path);
+  if (OTF2_Archive_CloseDefFiles(os->ar) != OTF2_SUCCESS)
+    return ex_set_err(w, "%s: OTF2 write failed", w->out_path);
 
   OTF2_GlobalDefWriter *g = OTF2_Archive_GetGlobalDefWriter(os->ar);
   if (!g) return ex_set_err(w, "%s: OTF2 cannot write the definitions", w->out_path);
   int oom = 0;
-  OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000ULL, os->tmin, os->tmax - os->tmin + 1,
-                                                              OTF2_UNDEFINED_TIMESTAMP);
+  OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteClockProperties(
+      g, 1000000000ULL, os->tmin, os->tmax - os->tmin + 1, OTF2_UNDEFINED_TIMESTAMP);
   /* the strings are interned first, written before anything that names them */
   OTF2_StringRef s_node = str_ref(os, "node", &oom), s_machine = str_ref(os, "machine", &oom);
-  OTF2_StringRef s_noproc = str_ref(os, "(no process)", &oom), s_unknown = str_ref(os, "(unknown kernel)", &oom);
-  for (size_t i = 0; i < m->nprocs; i++) str_ref(os, m->procs[i].name, &oom);
-  for (size_t i = 0; i < m->nthreads; i++) str_ref(os, m->threads[i].name, &oom);
-  for (size_t i = 0; i < m->nkernels; i++) str_ref(os, m->kernels[i].name, &oom);
-  for (size_t i = 0; i < os->regions.n; i++) str_ref(os, hu_strmap_str(&os->regions, i), &oom);
+  OTF2_StringRef s_noproc = str_ref(os, "(no process)", &oom),
+                 s_unknown = str_ref(os, "(unknown kernel)", &oom);
+  for (size_t i = 0; i < m->nprocs; i++)
+    str_ref(os, m->procs[i].name, &oom);
+  for (size_t i = 0; i < m->nthreads; i++)
+    str_ref(os, m->threads[i].name, &oom);
+  for (size_t i = 0; i < m->nkernels; i++)
+    str_ref(os, m->kernels[i].name, &oom);
+  for (size_t i = 0; i < os->regions.n; i++)
+    str_ref(os, hu_strmap_str(&os->regions, i), &oom);
   hu_buf *nb = &w->scratch[1];
   for (size_t i = 0; i < m->nqueues; i++)
     for (int lane = 0; lane < EX_MAX_LANES; lane++)
@@ -193,12 +208,14 @@ static int ot_finish(ex_writer *w) {
   if (oom || nb->oom) return ex_set_err(w, "out of memory");
   hu_buf *cb = &w->scratch[2];
   for (size_t i = 0; e == OTF2_SUCCESS && i < os->strings.n; i++)
-    e = OTF2_GlobalDefWriter_WriteString(g, (OTF2_StringRef)i, ex_utf8_clean(cb, hu_strmap_str(&os->strings, i)));
-  if (e == OTF2_SUCCESS) e = OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s_machine, s_node, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+    e = OTF2_GlobalDefWriter_WriteString(g, (OTF2_StringRef)i,
+                                         ex_utf8_clean(cb, hu_strmap_str(&os->strings, i)));
+  if (e == OTF2_SUCCESS)
+    e = OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, s_machine, s_node, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
   for (size_t i = 0; e == OTF2_SUCCESS && i <= m->nprocs; i++)
-    e = OTF2_GlobalDefWriter_WriteLocationGroup(g, (OTF2_LocationGroupRef)i,
-                                                i < m->nprocs ? str_ref(os, m->procs[i].name, &oom) : s_noproc,
-                                                OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP);
+    e = OTF2_GlobalDefWriter_WriteLocationGroup(
+        g, (OTF2_LocationGroupRef)i, i < m->nprocs ? str_ref(os, m->procs[i].name, &oom) : s_noproc,
+        OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP);
   for (size_t i = 0; e == OTF2_SUCCESS && i < m->nthreads; i++)
     if (os->locs[i].events) {
       const ex_proc *p = ex_find_proc(m, m->threads[i].process_id);
@@ -221,7 +238,8 @@ static int ot_finish(ex_writer *w) {
   for (size_t i = 0; e == OTF2_SUCCESS && i <= m->nkernels; i++) {
     OTF2_StringRef n = i < m->nkernels ? str_ref(os, m->kernels[i].name, &oom) : s_unknown;
     e = OTF2_GlobalDefWriter_WriteRegion(g, (OTF2_RegionRef)i, n, n, n, OTF2_REGION_ROLE_FUNCTION,
-                                         OTF2_PARADIGM_OPENCL, OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING, 0, 0);
+                                         OTF2_PARADIGM_OPENCL, OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING,
+                                         0, 0);
   }
   for (size_t i = 0; e == OTF2_SUCCESS && i < os->regions.n; i++) {
     OTF2_StringRef n = str_ref(os, hu_strmap_str(&os->regions, i), &oom);
@@ -229,8 +247,10 @@ static int ot_finish(ex_writer *w) {
                                          OTF2_REGION_ROLE_CODE, OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
                                          OTF2_UNDEFINED_STRING, 0, 0);
   }
-  if (e != OTF2_SUCCESS) return ex_set_err(w, "%s: OTF2 write failed: %s", w->out_path, OTF2_Error_GetDescription(e));
-  if (OTF2_Archive_CloseGlobalDefWriter(os->ar, g) != OTF2_SUCCESS || OTF2_Archive_Close(os->ar) != OTF2_SUCCESS) {
+  if (e != OTF2_SUCCESS)
+    return ex_set_err(w, "%s: OTF2 write failed: %s", w->out_path, OTF2_Error_GetDescription(e));
+  if (OTF2_Archive_CloseGlobalDefWriter(os->ar, g) != OTF2_SUCCESS ||
+      OTF2_Archive_Close(os->ar) != OTF2_SUCCESS) {
     os->ar = NULL;
     return ex_set_err(w, "%s: OTF2 write failed", w->out_path);
   }

@@ -1,5 +1,6 @@
 /* hubprof export to Perfetto's protobuf trace format (track events): a small protobuf encoder (varints,
- * length-delimited fields) and the packets for process, thread, queue and counter tracks, slices and flows. */
+ * length-delimited fields) and the packets for process, thread, queue and counter tracks, slices and flows.
+ */
 #include "ex_internal.h"
 
 #include <stdlib.h>
@@ -109,13 +110,15 @@ static int emit(ex_writer *w, pf_state *ps) {
     hdr[n++] = (unsigned char)((len & 0x7F) | (len > 0x7F ? 0x80 : 0));
     len >>= 7;
   } while (len);
-  if (fwrite(hdr, 1, n, w->f) != n || fwrite(p->p, 1, p->n, w->f) != p->n) return ex_set_err(w, "%s: write failed", w->out_path);
+  if (fwrite(hdr, 1, n, w->f) != n || fwrite(p->p, 1, p->n, w->f) != p->n)
+    return ex_set_err(w, "%s: write failed", w->out_path);
   p->n = ps->ev.n = ps->sub.n = 0;
   return 0;
 }
 
 /* A track descriptor packet; `sub` holds the process/thread/counter descriptor when field is not 0. */
-static int descriptor(ex_writer *w, pf_state *ps, uint64_t uuid, uint64_t parent, const char *name, unsigned field) {
+static int descriptor(ex_writer *w, pf_state *ps, uint64_t uuid, uint64_t parent, const char *name,
+                      unsigned field) {
   hu_buf *e = &ps->ev;
   pb_uint(e, TD_UUID, uuid);
   if (parent) pb_uint(e, TD_PARENT_UUID, parent);
@@ -243,8 +246,8 @@ static int pf_region(ex_writer *w, const hp_region *r, const ex_proc *p, const e
   return 0;
 }
 
-static int pf_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p, const ex_thread *t,
-                       ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
+static int pf_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
+                       const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
   pf_state *ps = w->priv;
   uint64_t track = q ? UUID_QUEUE(q->index, lane) : proc_uuid(p);
   if (q && lane >= ps->lanes_written[q->index])

@@ -36,10 +36,14 @@ int32_t ex_utf8_next(const unsigned char *s, size_t n, size_t *len) {
   if (c < 0x80) return (int32_t)c;
   size_t k;
   uint32_t cp, min;
-  if (c >= 0xC2 && c <= 0xDF) k = 2, cp = c & 0x1F, min = 0x80;
-  else if (c >= 0xE0 && c <= 0xEF) k = 3, cp = c & 0x0F, min = 0x800;
-  else if (c >= 0xF0 && c <= 0xF4) k = 4, cp = c & 0x07, min = 0x10000;
-  else return -1;
+  if (c >= 0xC2 && c <= 0xDF)
+    k = 2, cp = c & 0x1F, min = 0x80;
+  else if (c >= 0xE0 && c <= 0xEF)
+    k = 3, cp = c & 0x0F, min = 0x800;
+  else if (c >= 0xF0 && c <= 0xF4)
+    k = 4, cp = c & 0x07, min = 0x10000;
+  else
+    return -1;
   if (n < k) return -1;
   for (size_t i = 1; i < k; i++) {
     if ((s[i] & 0xC0) != 0x80) return -1;
@@ -56,8 +60,10 @@ const char *ex_utf8_clean(hu_buf *b, const char *s) {
   size_t n = strlen((const char *)p);
   while (n) {
     size_t len;
-    if (ex_utf8_next(p, n, &len) < 0) hu_buf_str(b, "\xEF\xBF\xBD");
-    else hu_buf_put(b, p, len);
+    if (ex_utf8_next(p, n, &len) < 0)
+      hu_buf_str(b, "\xEF\xBF\xBD");
+    else
+      hu_buf_put(b, p, len);
     p += len, n -= len;
   }
   const char *r = hu_buf_cstr(b);
@@ -71,14 +77,20 @@ void ex_json_str(hu_buf *b, const char *s) {
   while (n) {
     size_t len;
     int32_t cp = ex_utf8_next(p, n, &len);
-    if (cp < 0) hu_buf_str(b, "\\ufffd");
-    else if (cp == '"') hu_buf_str(b, "\\\"");
-    else if (cp == '\\') hu_buf_str(b, "\\\\");
-    else if (cp == '\n') hu_buf_str(b, "\\n");
-    else if (cp == '\t') hu_buf_str(b, "\\t");
+    if (cp < 0)
+      hu_buf_str(b, "\\ufffd");
+    else if (cp == '"')
+      hu_buf_str(b, "\\\"");
+    else if (cp == '\\')
+      hu_buf_str(b, "\\\\");
+    else if (cp == '\n')
+      hu_buf_str(b, "\\n");
+    else if (cp == '\t')
+      hu_buf_str(b, "\\t");
     else if (cp < 0x20 || cp == '<' || cp == '>' || cp == '&' || cp == 0x7F || cp == 0x2028 || cp == 0x2029)
       hu_buf_printf(b, "\\u%04x", (unsigned)cp);
-    else hu_buf_put(b, p, len);
+    else
+      hu_buf_put(b, p, len);
     p += len, n -= len;
   }
   hu_buf_byte(b, '"');
@@ -120,29 +132,30 @@ const ex_named *ex_find_named(const ex_named *v, size_t n, uint64_t id) {
 static char *ex_dup(const char *s) { return strdup(s ? s : ""); }
 
 /* Read the whole of a small table: a damaged one is kept up to its damage. 0, or -1 (message in w->err). */
-#define LOAD(w, s, table, rowtype, arr, n, ...)                                                                  \
-  do {                                                                                                            \
-    hp_cursor *c_;                                                                                                \
-    hp_status st_ = hp_cursor_open(s, table, &c_);                                                                \
-    if (st_ != HP_OK) return ex_set_err(w, "%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st_)); \
-    rowtype r = {.size = sizeof r};                                                                               \
-    size_t cap_ = 0;                                                                                              \
-    while ((st_ = hp_cursor_next(c_, &r)) == HP_OK) {                                                             \
-      if (hu_grow((void **)&(arr), &cap_, (n) + 1, sizeof *(arr))) {                                             \
-        hp_cursor_close(c_);                                                                                      \
-        return ex_set_err(w, "out of memory");                                                                    \
-      }                                                                                                           \
-      memset(&(arr)[n], 0, sizeof *(arr));                                                                        \
-      __VA_ARGS__;                                                                                                     \
-      if (oom_) {                                                                                                 \
-        hp_cursor_close(c_);                                                                                      \
-        return ex_set_err(w, "out of memory");                                                                    \
-      }                                                                                                           \
-      (n)++;                                                                                                      \
-    }                                                                                                             \
-    hp_cursor_close(c_);                                                                                          \
-    if (st_ != HP_END) note_damage(w, s);                                                                         \
-    qsort(arr, n, sizeof *(arr), cmp_id);                                                                         \
+#define LOAD(w, s, table, rowtype, arr, n, ...)                                                              \
+  do {                                                                                                       \
+    hp_cursor *c_;                                                                                           \
+    hp_status st_ = hp_cursor_open(s, table, &c_);                                                           \
+    if (st_ != HP_OK)                                                                                        \
+      return ex_set_err(w, "%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st_));             \
+    rowtype r = {.size = sizeof r};                                                                          \
+    size_t cap_ = 0;                                                                                         \
+    while ((st_ = hp_cursor_next(c_, &r)) == HP_OK) {                                                        \
+      if (hu_grow((void **)&(arr), &cap_, (n) + 1, sizeof *(arr))) {                                         \
+        hp_cursor_close(c_);                                                                                 \
+        return ex_set_err(w, "out of memory");                                                               \
+      }                                                                                                      \
+      memset(&(arr)[n], 0, sizeof *(arr));                                                                   \
+      __VA_ARGS__;                                                                                           \
+      if (oom_) {                                                                                            \
+        hp_cursor_close(c_);                                                                                 \
+        return ex_set_err(w, "out of memory");                                                               \
+      }                                                                                                      \
+      (n)++;                                                                                                 \
+    }                                                                                                        \
+    hp_cursor_close(c_);                                                                                     \
+    if (st_ != HP_END) note_damage(w, s);                                                                    \
+    qsort(arr, n, sizeof *(arr), cmp_id);                                                                    \
   } while (0)
 
 static void note_damage(ex_writer *w, hp_store *s) {
@@ -179,15 +192,18 @@ static int load_model(ex_writer *w, hp_store *s) {
     q->id = r.id, q->process_id = r.process_id, q->agent_id = r.agent_id;
     q->name = ex_dup(r.name), oom_ = !q->name;
   });
-  for (size_t i = 0; i < m->nprocs; i++) m->procs[i].index = i;
-  for (size_t i = 0; i < m->nthreads; i++) m->threads[i].index = i;
+  for (size_t i = 0; i < m->nprocs; i++)
+    m->procs[i].index = i;
+  for (size_t i = 0; i < m->nthreads; i++)
+    m->threads[i].index = i;
   /* queue names for people: "NAME (DEVICE)" */
   for (size_t i = 0; i < m->nqueues; i++) {
     ex_queue *q = &m->queues[i];
     q->index = i;
     const ex_named *a = ex_find_named(m->agents, m->nagents, q->agent_id);
     hu_buf b = {0};
-    hu_buf_printf(&b, "%s%s%s%s", q->name[0] ? q->name : "queue", a ? " (" : "", a ? a->name : "", a ? ")" : "");
+    hu_buf_printf(&b, "%s%s%s%s", q->name[0] ? q->name : "queue", a ? " (" : "", a ? a->name : "",
+                  a ? ")" : "");
     char *n = hu_buf_cstr(&b);
     if (!n) return ex_set_err(w, "out of memory");
     free(q->name);
@@ -199,12 +215,18 @@ static int load_model(ex_writer *w, hp_store *s) {
 }
 
 static void free_model(ex_model *m) {
-  for (size_t i = 0; i < m->nprocs; i++) free(m->procs[i].name);
-  for (size_t i = 0; i < m->nthreads; i++) free(m->threads[i].name);
-  for (size_t i = 0; i < m->nqueues; i++) free(m->queues[i].name);
-  for (size_t i = 0; i < m->nagents; i++) free(m->agents[i].name);
-  for (size_t i = 0; i < m->nkernels; i++) free(m->kernels[i].name);
-  for (size_t i = 0; i < m->ncounters; i++) free(m->counters[i].name), free(m->counters[i].unit);
+  for (size_t i = 0; i < m->nprocs; i++)
+    free(m->procs[i].name);
+  for (size_t i = 0; i < m->nthreads; i++)
+    free(m->threads[i].name);
+  for (size_t i = 0; i < m->nqueues; i++)
+    free(m->queues[i].name);
+  for (size_t i = 0; i < m->nagents; i++)
+    free(m->agents[i].name);
+  for (size_t i = 0; i < m->nkernels; i++)
+    free(m->kernels[i].name);
+  for (size_t i = 0; i < m->ncounters; i++)
+    free(m->counters[i].name), free(m->counters[i].unit);
   free(m->procs), free(m->threads), free(m->queues), free(m->agents), free(m->kernels), free(m->counters);
 }
 
@@ -314,7 +336,8 @@ static int remove_tree(const char *path) {
   return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *stats, char *err, size_t errlen) {
+ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *stats, char *err,
+                    size_t errlen) {
   ex_stats dummy;
   if (!stats) stats = &dummy;
   memset(stats, 0, sizeof *stats);
@@ -323,11 +346,13 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *st
              f >= 0 && f < EX_FORMAT_COUNT ? ex_format_names[f] : "?");
     return f >= 0 && f < EX_FORMAT_COUNT ? EX_ERR_UNSUPPORTED : EX_ERR_INVALID;
   }
-  const ex_backend *be = f == EX_PERFETTO ? &ex_perfetto_backend : f == EX_CHROME ? &ex_chrome_backend :
+  const ex_backend *be = f == EX_PERFETTO ? &ex_perfetto_backend
+                         : f == EX_CHROME ? &ex_chrome_backend
+                                          :
 #ifdef HUBPROF_HAVE_OTF2
-                                                                                  &ex_otf2_backend;
+                                          &ex_otf2_backend;
 #else
-                                                                                  NULL;
+                                          NULL;
 #endif
   ex_model m = {0};
   ex_writer w = {.m = &m, .st = stats, .out_path = out_path};
@@ -338,7 +363,8 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *st
     return EX_ERR_STORE;
   }
   uint64_t off = 0;
-  if (hp_store_damage(s, &off) != HP_OK) note_damage(&w, s); /* a log cut short: its complete blocks are read */
+  if (hp_store_damage(s, &off) != HP_OK)
+    note_damage(&w, s); /* a log cut short: its complete blocks are read */
   /* the temporary output beside the final one, so the rename stays on one file system */
   hu_buf tb = {0};
   hu_buf_printf(&tb, "%s.tmp.XXXXXX", out_path);
@@ -353,14 +379,16 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *st
     if (!mkdtemp(w.tmp_path)) {
       snprintf(err, errlen, "%s: cannot create the output: %s", out_path, strerror(errno));
       rc = EX_ERR_IO;
-    } else made = 1;
+    } else
+      made = 1;
   } else {
     int fd = mkstemp(w.tmp_path);
     if (fd < 0 || !(w.f = fdopen(fd, "w"))) {
       snprintf(err, errlen, "%s: cannot create the output: %s", out_path, strerror(errno));
       if (fd >= 0) close(fd), unlink(w.tmp_path);
       rc = EX_ERR_IO;
-    } else made = 1;
+    } else
+      made = 1;
   }
   if (!rc) {
     int bad = be->open(&w) || be->tracks(&w) || walk_regions(&w, be, s) || walk_dispatches(&w, be, s) ||
@@ -372,11 +400,13 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *st
     } else if ((be->is_dir && remove_tree(out_path)) || rename(w.tmp_path, out_path)) {
       snprintf(err, errlen, "%s: cannot write the output: %s", out_path, strerror(errno));
       rc = EX_ERR_IO;
-    } else made = 0;
+    } else
+      made = 0;
   }
   if (w.f) fclose(w.f);
   if (made) remove_tree(w.tmp_path);
-  for (int i = 0; i < 4; i++) hu_buf_free(&w.scratch[i]);
+  for (int i = 0; i < 4; i++)
+    hu_buf_free(&w.scratch[i]);
   hu_buf_free(&tb);
   free_model(&m);
   return rc;

@@ -42,6 +42,7 @@ int ex_format_available(ex_format f);
 /* Export store `s` to `out_path` in format f. The output appears only when everything could be written:
  * a temporary name beside it, renamed at the end (for OTF2, `out_path` is a folder holding the archive).
  * A damaged store exports what is readable and sets stats->damaged. On error, one line in err. */
-ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *stats, char *err, size_t errlen);
+ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *stats, char *err,
+                    size_t errlen);
 
 #endif
