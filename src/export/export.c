@@ -59,7 +59,14 @@ const char *ex_utf8_clean(hu_buf *b, const char *s) {
   const unsigned char *p = (const unsigned char *)(s ? s : "");
   size_t n = strlen((const char *)p);
   while (n) {
-    size_t len;
+    size_t len, run = 0;
+    while (run < n && p[run] < 0x80)
+      run++;
+    if (run) {
+      hu_buf_put(b, p, run);
+      p += run, n -= run;
+      continue;
+    }
     if (ex_utf8_next(p, n, &len) < 0)
       hu_buf_str(b, "\xEF\xBF\xBD");
     else
@@ -75,6 +82,15 @@ void ex_json_str(hu_buf *b, const char *s) {
   size_t n = strlen((const char *)p);
   hu_buf_byte(b, '"');
   while (n) {
+    size_t run = 0; /* a run of plain ASCII goes in at once */
+    while (run < n && p[run] >= 0x20 && p[run] < 0x7F && p[run] != '"' && p[run] != '\\' && p[run] != '<' &&
+           p[run] != '>' && p[run] != '&')
+      run++;
+    if (run) {
+      hu_buf_put(b, p, run);
+      p += run, n -= run;
+      continue;
+    }
     size_t len;
     int32_t cp = ex_utf8_next(p, n, &len);
     if (cp < 0)
@@ -383,6 +399,11 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *st
       made = 1;
   } else {
     int fd = mkstemp(w.tmp_path);
+    if (fd >= 0) { /* mkstemp makes 0600: give the file the mode a plain create would */
+      mode_t um = umask(0);
+      umask(um);
+      (void)fchmod(fd, 0666 & ~um);
+    }
     if (fd < 0 || !(w.f = fdopen(fd, "w"))) {
       snprintf(err, errlen, "%s: cannot create the output: %s", out_path, strerror(errno));
       if (fd >= 0) close(fd), unlink(w.tmp_path);
