@@ -282,3 +282,17 @@ def test_output_errors(made, tmp_path):
     # usage errors
     assert run(need(HUBPROF), "export", made, check=False).returncode == 2
     assert run(need(HUBPROF), "export", made, "-o", tmp_path / "y", "--format", "svg", check=False).returncode == 2
+
+
+def test_python_store_export(made, tmp_path, monkeypatch):
+    monkeypatch.setenv("HUBPROF_CLI", str(need(HUBPROF)))
+    with hubprof.open(made) as s:
+        out = s.export(tmp_path / "p.pftrace")
+        assert out == tmp_path / "p.pftrace"
+        check_perfetto(out, [1, 2, 3, 4, 5])
+        check_chrome(s.export(tmp_path / "p.json", format="chrome"), [1, 2, 3, 4, 5])
+        with pytest.raises(hubprof.Error, match="exists"):
+            s.export(tmp_path / "p.json", format="chrome")
+        s.export(tmp_path / "p.json", format="chrome", force=True)
+        with pytest.raises(ValueError, match="svg"):
+            s.export(tmp_path / "p.svg", format="svg")
