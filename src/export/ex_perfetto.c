@@ -84,6 +84,7 @@ static void pb_msg(hu_buf *b, unsigned field, const hu_buf *m) { pb_bytes(b, fie
 typedef struct pf_state {
   hu_buf pkt, ev, sub, str;
   int first;          /* the first packet clears the sequence's incremental state */
+  int noproc;         /* the "(no process)" track was described */
   int *lanes_written; /* per queue: lane tracks described so far */
 } pf_state;
 
@@ -140,6 +141,14 @@ static int pf_open(ex_writer *w) {
 
 static uint64_t proc_uuid(const ex_proc *p) { return p ? UUID_PROC(p->index) : UUID_NOPROC; }
 
+/* Describe the "(no process)" track the first time an event needs it (before the event's own packet). */
+static int need_track(ex_writer *w, pf_state *ps, uint64_t uuid) {
+  if (uuid != UUID_NOPROC || ps->noproc) return 0;
+  ps->noproc = 1;
+  pb_str(ps, &ps->sub, PD_PROCESS_NAME, "(no process)");
+  return descriptor(w, ps, UUID_NOPROC, 0, "(no process)", TD_PROCESS);
+}
+
 static int lane_track(ex_writer *w, pf_state *ps, const ex_queue *q, int lane) {
   char name[64];
   snprintf(name, sizeof name, " lane %d", lane + 1);
@@ -158,8 +167,12 @@ static int lane_track(ex_writer *w, pf_state *ps, const ex_queue *q, int lane) {
 static int pf_tracks(ex_writer *w) {
   pf_state *ps = w->priv;
   ex_model *m = w->m;
-  pb_str(ps, &ps->sub, PD_PROCESS_NAME, "(no process)");
-  if (descriptor(w, ps, UUID_NOPROC, 0, "(no process)", TD_PROCESS)) return -1;
+  int orphans = 0; /* threads or queues whose process is not in the store (damage, foreign writers) */
+  for (size_t i = 0; i < m->nthreads; i++)
+    orphans |= !ex_find_proc(m, m->threads[i].process_id);
+  for (size_t i = 0; i < m->nqueues; i++)
+    orphans |= !ex_find_proc(m, m->queues[i].process_id);
+  if (orphans && need_track(w, ps, UUID_NOPROC)) return -1;
   for (size_t i = 0; i < m->nprocs; i++) {
     const ex_proc *p = &m->procs[i];
     pb_int(&ps->sub, PD_PID, p->pid);
@@ -231,6 +244,7 @@ static void annotation_int(pf_state *ps, const char *name, int64_t v) {
 static int pf_region(ex_writer *w, const hp_region *r, const ex_proc *p, const ex_thread *t) {
   pf_state *ps = w->priv;
   uint64_t track = host_uuid(p, t);
+  if (need_track(w, ps, track)) return -1;
   int marker = r->end_ns == r->start_ns;
   begin_event(ps, r->start_ns, marker ? TYPE_INSTANT : TYPE_SLICE_BEGIN, track);
   pb_str(ps, &ps->ev, TE_NAME, r->name);
@@ -249,7 +263,8 @@ static int pf_region(ex_writer *w, const hp_region *r, const ex_proc *p, const e
 static int pf_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
                        const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
   pf_state *ps = w->priv;
-  uint64_t track = q ? UUID_QUEUE(q->index, lane) : proc_uuid(p);
+  uint64_t track = q ? UUID_QUEUE(q->index, lane) : proc_uuid(p), host = host_uuid(p, t);
+  if (need_track(w, ps, track) || need_track(w, ps, host)) return -1;
   if (q && lane >= ps->lanes_written[q->index])
     for (int l = ps->lanes_written[q->index]; l <= lane; l++)
       if (lane_track(w, ps, q, l)) return -1;
@@ -270,7 +285,7 @@ static int pf_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, c
   begin_event(ps, d->end_ns, TYPE_SLICE_END, track);
   if (end_event(w, ps)) return -1;
   if (d->enqueue_ns) { /* the host side: an instant on the enqueuing thread, where the flow starts */
-    begin_event(ps, d->enqueue_ns, TYPE_INSTANT, host_uuid(p, t));
+    begin_event(ps, d->enqueue_ns, TYPE_INSTANT, host);
     pb_str(ps, &ps->ev, TE_NAME, kernel);
     pb_str(ps, &ps->ev, TE_CATEGORIES, "enqueue");
     annotation_uint(ps, "dispatch_id", d->dispatch_id);
