@@ -171,7 +171,7 @@ static char *ex_dup(const char *s) { return strdup(s ? s : ""); }
     }                                                                                                        \
     hp_cursor_close(c_);                                                                                     \
     if (st_ != HP_END) note_damage(w, s);                                                                    \
-    qsort(arr, n, sizeof *(arr), cmp_id);                                                                    \
+    if (n) qsort(arr, n, sizeof *(arr), cmp_id);                                                             \
   } while (0)
 
 static void note_damage(ex_writer *w, hp_store *s) {
