@@ -395,8 +395,12 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *st
     if (!mkdtemp(w.tmp_path)) {
       snprintf(err, errlen, "%s: cannot create the output: %s", out_path, strerror(errno));
       rc = EX_ERR_IO;
-    } else
+    } else { /* mkdtemp makes 0700: give the folder the mode a plain mkdir would */
+      mode_t um = umask(0);
+      umask(um);
+      (void)chmod(w.tmp_path, 0777 & ~um);
       made = 1;
+    }
   } else {
     int fd = mkstemp(w.tmp_path);
     if (fd >= 0) { /* mkstemp makes 0600: give the file the mode a plain create would */
