@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const cli_opt export_opts[] = {
     {.name = "output",
@@ -70,9 +71,14 @@ int cmd_export(int argc, char **argv) {
     cli_error("%s: the output exists (use -f to replace it)", outp);
     return CLI_FAIL;
   }
-  if (force && fmt == EX_OTF2 && lstat(outp, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
-    cli_error("%s: exists and is not a folder; an OTF2 archive is a folder", outp);
-    return CLI_FAIL;
+  if (force && fmt == EX_OTF2 && lstat(outp, &sb) == 0) {
+    /* -f replaces an earlier archive only: never a folder of something else */
+    char anchor[4200];
+    snprintf(anchor, sizeof anchor, "%s/traces.otf2", outp);
+    if (!S_ISDIR(sb.st_mode) || access(anchor, F_OK)) {
+      cli_error("%s: exists and is not an OTF2 archive (no traces.otf2 in it); not replaced", outp);
+      return CLI_FAIL;
+    }
   }
   if (force && fmt != EX_OTF2 && lstat(outp, &sb) == 0 && S_ISDIR(sb.st_mode)) {
     cli_error("%s: is a folder; the %s output is a file", outp, ex_format_names[fmt]);

@@ -5,6 +5,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,7 @@ static int64_t pid_of(const ex_proc *p) { return p ? p->pid : 0; }
 static int put(ex_writer *w, ch_state *cs) {
   if (cs->ev.oom) return ex_set_err(w, "out of memory");
   if ((cs->any && fputs(",\n", w->f) == EOF) || fwrite(cs->ev.p, 1, cs->ev.n, w->f) != cs->ev.n)
-    return ex_set_err(w, "%s: write failed", w->out_path);
+    return ex_set_err(w, "%s: write failed: %s", w->out_path, strerror(errno));
   cs->any = 1;
   cs->ev.n = 0;
   return 0;
@@ -62,7 +63,7 @@ static int ch_open(ex_writer *w) {
           "each "
           "node's recorded clock (CLOCK_MONOTONIC_RAW for OpenCL), as microseconds\"},\n\"traceEvents\":[\n",
           w->f) == EOF)
-    return ex_set_err(w, "%s: write failed", w->out_path);
+    return ex_set_err(w, "%s: write failed: %s", w->out_path, strerror(errno));
   return 0;
 }
 
@@ -183,7 +184,7 @@ static int ch_finish(ex_writer *w) {
   FILE *f = w->f;
   w->f = NULL;
   int bad = fputs("\n]}\n", f) == EOF || fflush(f) != 0 || ferror(f);
-  if (fclose(f) || bad) return ex_set_err(w, "%s: write failed", w->out_path);
+  if (fclose(f) || bad) return ex_set_err(w, "%s: write failed: %s", w->out_path, strerror(errno));
   return 0;
 }
 

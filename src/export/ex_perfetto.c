@@ -3,6 +3,7 @@
  */
 #include "ex_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,7 +113,7 @@ static int emit(ex_writer *w, pf_state *ps) {
     len >>= 7;
   } while (len);
   if (fwrite(hdr, 1, n, w->f) != n || fwrite(p->p, 1, p->n, w->f) != p->n)
-    return ex_set_err(w, "%s: write failed", w->out_path);
+    return ex_set_err(w, "%s: write failed: %s", w->out_path, strerror(errno));
   p->n = ps->ev.n = ps->sub.n = 0;
   return 0;
 }
@@ -318,7 +319,7 @@ static int pf_finish(ex_writer *w) {
   FILE *f = w->f;
   w->f = NULL;
   int bad = fflush(f) != 0 || ferror(f);
-  if (fclose(f) || bad) return ex_set_err(w, "%s: write failed", w->out_path);
+  if (fclose(f) || bad) return ex_set_err(w, "%s: write failed: %s", w->out_path, strerror(errno));
   return 0;
 }
 

@@ -33,8 +33,12 @@ def export(store: Path, out: Path, fmt: str, check: bool = True) -> subprocess.C
 
 
 def dispatch_ids(store: Path) -> list[int]:
+    """Collector dispatch ids of the dispatches with device times (the ones a timeline can place; the
+    export warns about the others)."""
     with hubprof.open(store) as s:
-        return [int(x) for x in s.table("dispatch", columns=["dispatch_id"])["dispatch_id"]]
+        d = s.table("dispatch", columns=["dispatch_id", "start_ns", "end_ns"])
+    d = d[(d.start_ns != 0) & (d.end_ns >= d.start_ns)]
+    return [int(x) for x in d["dispatch_id"]]
 
 
 @pytest.fixture(scope="module")
@@ -299,3 +303,16 @@ def test_python_store_export(made, tmp_path, monkeypatch):
         s.export(tmp_path / "p.json", format="chrome", force=True)
         with pytest.raises(ValueError, match="svg"):
             s.export(tmp_path / "p.svg", format="svg")
+
+
+def test_otf2_force_replaces_only_an_archive(made, tmp_path):
+    out = tmp_path / "a-otf2"
+    export(made, out, "otf2")
+    run(need(HUBPROF), "export", made, "-o", out, "--format", "otf2", "-f")
+    assert otf2_counts(out)["ENTER"] == 8
+    other = tmp_path / "precious"
+    other.mkdir()
+    (other / "keep.txt").write_text("keep")
+    p = run(need(HUBPROF), "export", made, "-o", other, "--format", "otf2", "-f", check=False)
+    assert p.returncode == 1 and "not an OTF2 archive" in p.stderr
+    assert (other / "keep.txt").read_text() == "keep"
