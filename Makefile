@@ -31,8 +31,13 @@ HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c src/h
 # The collector's subset: no SQLite, no Parquet.
 HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/formats_log.c \
               $(COMMON_SRC)
-CLI_SRC := $(wildcard src/cli/*.c)
-HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/cli/*.h src/counters/*.h src/common/*.h)
+# The timeline exporter (hubprof export): reads through the hub's public API, linked into the CLI. OTF2 output
+# when the OTF2 library is installed (libotf2-trace-dev, found through otf2-config).
+EXPORT_SRC := $(wildcard src/export/*.c)
+HAVE_OTF2 := $(shell command -v otf2-config >/dev/null 2>&1 && echo 1)
+LDLIBS_EXPORT := $(if $(HAVE_OTF2),$(shell otf2-config --ldflags) $(shell otf2-config --libs))
+CLI_SRC := $(wildcard src/cli/*.c) $(EXPORT_SRC)
+HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/cli/*.h src/counters/*.h src/common/*.h src/export/*.h)
 
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 FUZZERS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -53,6 +58,7 @@ $(SAN)/%.o: %.c $(HDRS)
 
 # Who sees which internal headers: the CLI and analysis the counters' (and the CLI nothing of the hub's).
 $(B)/src/analysis/%.o $(SAN)/src/analysis/%.o $(B)/src/cli/%.o $(SAN)/src/cli/%.o: CPPFLAGS += $(INC_COUNTERS)
+$(B)/src/export/%.o $(SAN)/src/export/%.o: CPPFLAGS += $(if $(HAVE_OTF2),-DHUBPROF_HAVE_OTF2 $(shell otf2-config --cflags))
 $(B)/src/hub/hub.o $(SAN)/src/hub/hub.o: VERSION
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
@@ -72,7 +78,7 @@ $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.so: $(B)/$(LIB_SO)
 	ln -sf $(LIB_SO) $@
 
 $(B)/hubprof: $(call obj,$(B),$(CLI_SRC)) $(B)/libhubprof.a
-	$(CC) -o $@ $^ $(LDLIBS_HUB)
+	$(CC) -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT)
 
 # Tests: each tests/test_X.c is a program linked with the hub; built plain and with ASan/UBSan.
 $(B)/tests/%: tests/%.c tests/check.h $(B)/libhubprof.a
@@ -87,7 +93,7 @@ $(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC))
 	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
 	  $(CPPFLAGS) $(INC_TESTS) $< $(call obj,$(SAN),$(HUB_SRC)) -o $@ $(LDLIBS_HUB)
 $(SAN)/hubprof: $(call obj,$(SAN),$(CLI_SRC) $(HUB_SRC))
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(LDLIBS_HUB)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT)
 
 san: $(addprefix $(SAN)/tests/,$(TESTS)) $(SAN)/hubprof
 

@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: MIT
 set -euo pipefail
 
-debs=(gcc make clang libclang-rt-14-dev libsqlite3-dev sqlite3 libzstd-dev pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo)
+debs=(gcc make clang libclang-rt-14-dev libsqlite3-dev sqlite3 libzstd-dev pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo libotf2-trace-dev otf2-tools)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,7 +19,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Python packages for the bindings' tests and the Parquet reference readers (pip, only when missing).
-pips=(pytest numpy pandas pyarrow duckdb polars pyspark)
+pips=(pytest numpy pandas pyarrow duckdb polars pyspark perfetto)
 need=()
 for m in "${pips[@]}"; do
   python3 -c "import $m" 2>/dev/null || need+=("$m")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple
 
 import pandas as pd
@@ -154,6 +155,15 @@ class Store:
     def describe(self, name: str) -> Table:
         """The description of a table (columns, types, references), as hubprof.describe()."""
         return describe(name)
+
+    # ---- timelines ----
+    def export(self, path: str | os.PathLike, format: str = "perfetto", force: bool = False) -> Path:
+        """This store as a timeline at `path`: "perfetto" (protobuf, ui.perfetto.dev), "chrome" (trace-event
+        JSON) or "otf2" (an archive folder), through the `hubprof export` command (docs/cli/export.md)."""
+        from .export import export
+
+        self._handle()
+        return export(self.path, path, format, force)
 
     # ---- analysis ----
     def analyze(self, by: str = "kernel", limit: int | None = None, **kw) -> pd.DataFrame:

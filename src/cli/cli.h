@@ -25,6 +25,8 @@ int cmd_merge(int argc, char **argv);
 void cmd_merge_help(FILE *out);
 int cmd_convert(int argc, char **argv);
 void cmd_convert_help(FILE *out);
+int cmd_export(int argc, char **argv);
+void cmd_export_help(FILE *out);
 int cmd_trace(int argc, char **argv);
 void cmd_trace_help(FILE *out);
 int cmd_profile(int argc, char **argv);

@@ -1,0 +1,107 @@
+/* hubprof export, inside the module: the small tables kept in memory, the walk over the large ones, and the
+ * interface each output format (Perfetto, Chrome JSON, OTF2) implements. */
+/* SPDX-License-Identifier: MIT */
+#ifndef HUBPROF_EXPORT_INTERNAL_H
+#define HUBPROF_EXPORT_INTERNAL_H
+
+#include "export.h"
+
+#include "../common/hu_buf.h"
+
+#include <stdio.h>
+
+#define EX_MAX_LANES 16 /* tracks per queue for dispatches that overlap in time (out-of-order queues) */
+
+typedef struct ex_proc {
+  uint64_t id;
+  int64_t pid;
+  char *name; /* command line */
+  size_t index;
+} ex_proc;
+
+typedef struct ex_thread {
+  uint64_t id, process_id;
+  int64_t tid;
+  char *name;
+  size_t index;
+} ex_thread;
+
+typedef struct ex_queue {
+  uint64_t id, process_id, agent_id;
+  char *name;   /* "queue NAME (DEVICE)" */
+  size_t index; /* position in the model's queue array */
+  int lanes;    /* lanes used so far */
+  int64_t lane_end[EX_MAX_LANES];
+} ex_queue;
+
+typedef struct ex_named {
+  uint64_t id;
+  char *name;
+  char *unit; /* counters only */
+} ex_named;
+
+/* The small tables, sorted by id. */
+typedef struct ex_model {
+  ex_proc *procs;
+  size_t nprocs;
+  ex_thread *threads;
+  size_t nthreads;
+  ex_queue *queues;
+  size_t nqueues;
+  ex_named *agents, *kernels, *counters;
+  size_t nagents, nkernels, ncounters;
+  uint64_t nvalues; /* rows of counter_value */
+} ex_model;
+
+typedef struct ex_writer ex_writer;
+
+/* One output format. Every hook returns 0, or -1 with w->err set. */
+typedef struct ex_backend {
+  int (*open)(ex_writer *w);   /* w->tmp_path is the temporary output (file, or folder for OTF2) */
+  int (*tracks)(ex_writer *w); /* processes, threads, queues, counters of the model */
+  int (*region)(ex_writer *w, const hp_region *r, const ex_proc *p, const ex_thread *t);
+  /* one dispatch: its kernel's name, its process/thread/queue (any may be NULL), its lane on the queue, the
+   * counter values measured on it */
+  int (*dispatch)(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
+                  const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv);
+  int (*finish)(ex_writer *w);   /* write what is left and close (the walker renames afterwards) */
+  void (*discard)(ex_writer *w); /* free after a failure (the walker removes the temporary output) */
+  int is_dir;                    /* the output is a folder */
+} ex_backend;
+
+struct ex_writer {
+  ex_model *m;
+  ex_stats *st;
+  const char *out_path;
+  char *tmp_path;
+  FILE *f;    /* file formats: the temporary file */
+  void *priv; /* the backend's state */
+  char err[512];
+  hu_buf scratch[4]; /* reusable buffers */
+};
+
+extern const ex_backend ex_perfetto_backend, ex_chrome_backend;
+#ifdef HUBPROF_HAVE_OTF2
+extern const ex_backend ex_otf2_backend;
+#endif
+
+/* Lookups in the model (NULL when the id is 0 or unknown). */
+const ex_proc *ex_find_proc(const ex_model *m, uint64_t id);
+const ex_thread *ex_find_thread(const ex_model *m, uint64_t id);
+ex_queue *ex_find_queue(const ex_model *m, uint64_t id);
+const ex_named *ex_find_named(const ex_named *v, size_t n, uint64_t id);
+
+/* The next code point of s[0..n): its length in *len (>= 1); -1 for a byte that does not start a valid UTF-8
+ * sequence (overlong forms, surrogates and code points above U+10FFFF are invalid too). */
+int32_t ex_utf8_next(const unsigned char *s, size_t n, size_t *len);
+/* s as valid UTF-8: each invalid byte replaced by U+FFFD; into b (cleared first), NUL-terminated. */
+const char *ex_utf8_clean(hu_buf *b, const char *s);
+/* s as a JSON string with quotes; valid UTF-8 (invalid bytes as \ufffd), control characters and < > & escaped
+ * as \u00XX so the text is also safe inside HTML. */
+void ex_json_str(hu_buf *b, const char *s);
+/* Timestamps of the Chrome format: microseconds with three decimals from nanoseconds. */
+void ex_json_us(hu_buf *b, int64_t ns);
+
+int ex_set_err(ex_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,439 @@
+/* hubprof export: loads the small tables, walks regions and dispatches (with their counter values) once, in
+ * store order, and hands each to the output format; the output appears under its name only when complete. */
+/* SPDX-License-Identifier: MIT */
+#include "ex_internal.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *const ex_format_names[] = {"perfetto", "chrome", "otf2", NULL};
+
+int ex_format_available(ex_format f) {
+#ifdef HUBPROF_HAVE_OTF2
+  return f >= 0 && f < EX_FORMAT_COUNT;
+#else
+  return f == EX_PERFETTO || f == EX_CHROME;
+#endif
+}
+
+int ex_set_err(ex_writer *w, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(w->err, sizeof w->err, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* ---- UTF-8 and JSON text ---------------------------------------------------------------------- */
+
+int32_t ex_utf8_next(const unsigned char *s, size_t n, size_t *len) {
+  *len = 1;
+  unsigned c = s[0];
+  if (c < 0x80) return (int32_t)c;
+  size_t k;
+  uint32_t cp, min;
+  if (c >= 0xC2 && c <= 0xDF)
+    k = 2, cp = c & 0x1F, min = 0x80;
+  else if (c >= 0xE0 && c <= 0xEF)
+    k = 3, cp = c & 0x0F, min = 0x800;
+  else if (c >= 0xF0 && c <= 0xF4)
+    k = 4, cp = c & 0x07, min = 0x10000;
+  else
+    return -1;
+  if (n < k) return -1;
+  for (size_t i = 1; i < k; i++) {
+    if ((s[i] & 0xC0) != 0x80) return -1;
+    cp = cp << 6 | (s[i] & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return -1;
+  *len = k;
+  return (int32_t)cp;
+}
+
+const char *ex_utf8_clean(hu_buf *b, const char *s) {
+  b->n = 0;
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  size_t n = strlen((const char *)p);
+  while (n) {
+    size_t len, run = 0;
+    while (run < n && p[run] < 0x80)
+      run++;
+    if (run) {
+      hu_buf_put(b, p, run);
+      p += run, n -= run;
+      continue;
+    }
+    if (ex_utf8_next(p, n, &len) < 0)
+      hu_buf_str(b, "\xEF\xBF\xBD");
+    else
+      hu_buf_put(b, p, len);
+    p += len, n -= len;
+  }
+  const char *r = hu_buf_cstr(b);
+  return r ? r : "";
+}
+
+void ex_json_str(hu_buf *b, const char *s) {
+  const unsigned char *p = (const unsigned char *)(s ? s : "");
+  size_t n = strlen((const char *)p);
+  hu_buf_byte(b, '"');
+  while (n) {
+    size_t run = 0; /* a run of plain ASCII goes in at once */
+    while (run < n && p[run] >= 0x20 && p[run] < 0x7F && p[run] != '"' && p[run] != '\\' && p[run] != '<' &&
+           p[run] != '>' && p[run] != '&')
+      run++;
+    if (run) {
+      hu_buf_put(b, p, run);
+      p += run, n -= run;
+      continue;
+    }
+    size_t len;
+    int32_t cp = ex_utf8_next(p, n, &len);
+    if (cp < 0)
+      hu_buf_str(b, "\\ufffd");
+    else if (cp == '"')
+      hu_buf_str(b, "\\\"");
+    else if (cp == '\\')
+      hu_buf_str(b, "\\\\");
+    else if (cp == '\n')
+      hu_buf_str(b, "\\n");
+    else if (cp == '\t')
+      hu_buf_str(b, "\\t");
+    else if (cp < 0x20 || cp == '<' || cp == '>' || cp == '&' || cp == 0x7F || cp == 0x2028 || cp == 0x2029)
+      hu_buf_printf(b, "\\u%04x", (unsigned)cp);
+    else
+      hu_buf_put(b, p, len);
+    p += len, n -= len;
+  }
+  hu_buf_byte(b, '"');
+}
+
+void ex_json_us(hu_buf *b, int64_t ns) {
+  if (ns < 0) {
+    hu_buf_byte(b, '-');
+    ns = -ns;
+  }
+  hu_buf_printf(b, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+}
+
+/* ---- the small tables --------------------------------------------------------------------------- */
+
+static int cmp_id(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b; /* every struct starts with its id */
+  return x < y ? -1 : x > y;
+}
+
+static void *find_id(const void *v, size_t n, size_t elem, uint64_t id) {
+  if (!id || !n) return NULL;
+  return bsearch(&id, v, n, elem, cmp_id);
+}
+
+const ex_proc *ex_find_proc(const ex_model *m, uint64_t id) {
+  return find_id(m->procs, m->nprocs, sizeof *m->procs, id);
+}
+const ex_thread *ex_find_thread(const ex_model *m, uint64_t id) {
+  return find_id(m->threads, m->nthreads, sizeof *m->threads, id);
+}
+ex_queue *ex_find_queue(const ex_model *m, uint64_t id) {
+  return find_id(m->queues, m->nqueues, sizeof *m->queues, id);
+}
+const ex_named *ex_find_named(const ex_named *v, size_t n, uint64_t id) {
+  return find_id(v, n, sizeof *v, id);
+}
+
+static char *ex_dup(const char *s) { return strdup(s ? s : ""); }
+
+/* Read the whole of a small table: a damaged one is kept up to its damage. 0, or -1 (message in w->err). */
+#define LOAD(w, s, table, rowtype, arr, n, ...)                                                              \
+  do {                                                                                                       \
+    hp_cursor *c_;                                                                                           \
+    hp_status st_ = hp_cursor_open(s, table, &c_);                                                           \
+    if (st_ != HP_OK)                                                                                        \
+      return ex_set_err(w, "%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st_));             \
+    rowtype r = {.size = sizeof r};                                                                          \
+    size_t cap_ = 0;                                                                                         \
+    while ((st_ = hp_cursor_next(c_, &r)) == HP_OK) {                                                        \
+      if (hu_grow((void **)&(arr), &cap_, (n) + 1, sizeof *(arr))) {                                         \
+        hp_cursor_close(c_);                                                                                 \
+        return ex_set_err(w, "out of memory");                                                               \
+      }                                                                                                      \
+      memset(&(arr)[n], 0, sizeof *(arr));                                                                   \
+      __VA_ARGS__;                                                                                           \
+      if (oom_) {                                                                                            \
+        hp_cursor_close(c_);                                                                                 \
+        return ex_set_err(w, "out of memory");                                                               \
+      }                                                                                                      \
+      (n)++;                                                                                                 \
+    }                                                                                                        \
+    hp_cursor_close(c_);                                                                                     \
+    if (st_ != HP_END) note_damage(w, s);                                                                    \
+    if (n) qsort(arr, n, sizeof *(arr), cmp_id);                                                             \
+  } while (0)
+
+static void note_damage(ex_writer *w, hp_store *s) {
+  if (w->st->damaged) return;
+  w->st->damaged = 1;
+  snprintf(w->st->damage, sizeof w->st->damage, "%s", hp_store_error(s)[0] ? hp_store_error(s) : "damaged");
+}
+
+static int load_model(ex_writer *w, hp_store *s) {
+  ex_model *m = w->m;
+  int oom_ = 0;
+  LOAD(w, s, HP_TABLE_PROCESS, hp_process, m->procs, m->nprocs, {
+    ex_proc *p = &m->procs[m->nprocs];
+    p->id = r.id, p->pid = r.pid, p->name = ex_dup(r.command), oom_ = !p->name;
+  });
+  LOAD(w, s, HP_TABLE_THREAD, hp_thread, m->threads, m->nthreads, {
+    ex_thread *t = &m->threads[m->nthreads];
+    t->id = r.id, t->process_id = r.process_id, t->tid = r.tid, t->name = ex_dup(r.name), oom_ = !t->name;
+  });
+  LOAD(w, s, HP_TABLE_AGENT, hp_agent, m->agents, m->nagents, {
+    ex_named *a = &m->agents[m->nagents];
+    a->id = r.id, a->name = ex_dup(r.product_name[0] ? r.product_name : r.name), oom_ = !a->name;
+  });
+  LOAD(w, s, HP_TABLE_KERNEL_SYMBOL, hp_kernel_symbol, m->kernels, m->nkernels, {
+    ex_named *k = &m->kernels[m->nkernels];
+    k->id = r.id, k->name = ex_dup(r.display_name[0] ? r.display_name : r.name), oom_ = !k->name;
+  });
+  LOAD(w, s, HP_TABLE_COUNTER_INFO, hp_counter_info, m->counters, m->ncounters, {
+    ex_named *k = &m->counters[m->ncounters];
+    k->id = r.id, k->name = ex_dup(r.name), k->unit = ex_dup(r.unit), oom_ = !k->name || !k->unit;
+  });
+  LOAD(w, s, HP_TABLE_QUEUE, hp_queue, m->queues, m->nqueues, {
+    ex_queue *q = &m->queues[m->nqueues];
+    q->id = r.id, q->process_id = r.process_id, q->agent_id = r.agent_id;
+    q->name = ex_dup(r.name), oom_ = !q->name;
+  });
+  for (size_t i = 0; i < m->nprocs; i++)
+    m->procs[i].index = i;
+  for (size_t i = 0; i < m->nthreads; i++)
+    m->threads[i].index = i;
+  /* queue names for people: "NAME (DEVICE)" */
+  for (size_t i = 0; i < m->nqueues; i++) {
+    ex_queue *q = &m->queues[i];
+    q->index = i;
+    const ex_named *a = ex_find_named(m->agents, m->nagents, q->agent_id);
+    hu_buf b = {0};
+    hu_buf_printf(&b, "%s%s%s%s", q->name[0] ? q->name : "queue", a ? " (" : "", a ? a->name : "",
+                  a ? ")" : "");
+    char *n = hu_buf_cstr(&b);
+    if (!n) return ex_set_err(w, "out of memory");
+    free(q->name);
+    q->name = n;
+  }
+  if (hp_store_count(s, HP_TABLE_COUNTER_VALUE, &m->nvalues) != HP_OK) m->nvalues = 0;
+  w->st->processes = m->nprocs, w->st->threads = m->nthreads, w->st->queues = m->nqueues;
+  return 0;
+}
+
+static void free_model(ex_model *m) {
+  for (size_t i = 0; i < m->nprocs; i++)
+    free(m->procs[i].name);
+  for (size_t i = 0; i < m->nthreads; i++)
+    free(m->threads[i].name);
+  for (size_t i = 0; i < m->nqueues; i++)
+    free(m->queues[i].name);
+  for (size_t i = 0; i < m->nagents; i++)
+    free(m->agents[i].name);
+  for (size_t i = 0; i < m->nkernels; i++)
+    free(m->kernels[i].name);
+  for (size_t i = 0; i < m->ncounters; i++)
+    free(m->counters[i].name), free(m->counters[i].unit);
+  free(m->procs), free(m->threads), free(m->queues), free(m->agents), free(m->kernels), free(m->counters);
+}
+
+/* ---- the walk ------------------------------------------------------------------------------------- */
+
+static int walk_regions(ex_writer *w, const ex_backend *be, hp_store *s) {
+  hp_cursor *c;
+  hp_status st = hp_cursor_open(s, HP_TABLE_REGION, &c);
+  if (st != HP_OK) return ex_set_err(w, "%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
+  hp_region r = {.size = sizeof r};
+  int rc = 0;
+  while (!rc && (st = hp_cursor_next(c, &r)) == HP_OK) {
+    if (!r.start_ns || r.end_ns < r.start_ns) {
+      w->st->skipped_untimed++;
+      continue;
+    }
+    rc = be->region(w, &r, ex_find_proc(w->m, r.process_id), ex_find_thread(w->m, r.thread_id));
+  }
+  hp_cursor_close(c);
+  if (!rc && st != HP_END && st != HP_OK) note_damage(w, s);
+  return rc;
+}
+
+/* The lane of a dispatch on its queue: the first whose dispatches all ended by its start. */
+static int queue_lane(ex_queue *q, const hp_dispatch *d) {
+  if (!q) return 0;
+  for (int i = 0; i < q->lanes; i++)
+    if (q->lane_end[i] <= d->start_ns) {
+      q->lane_end[i] = d->end_ns;
+      return i;
+    }
+  if (q->lanes < EX_MAX_LANES) {
+    q->lane_end[q->lanes] = d->end_ns;
+    return q->lanes++;
+  }
+  if (q->lane_end[EX_MAX_LANES - 1] < d->end_ns) q->lane_end[EX_MAX_LANES - 1] = d->end_ns;
+  return EX_MAX_LANES - 1;
+}
+
+/* Dispatches in store order, with the counter values of each: counter values are read alongside (a second
+ * cursor, in step, as every writer stores a dispatch's values after it and in dispatch order); a value whose
+ * dispatch was already passed is counted in skipped_order. */
+static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
+  hp_cursor *c, *cvc = NULL;
+  hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
+  if (st != HP_OK) return ex_set_err(w, "%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
+  hp_status cst = HP_END;
+  hp_counter_value pending = {.size = sizeof pending};
+  if (w->m->nvalues) {
+    cst = hp_cursor_open(s, HP_TABLE_COUNTER_VALUE, &cvc);
+    if (cst == HP_OK) cst = hp_cursor_next(cvc, &pending);
+  }
+  hp_counter_value *vals = NULL;
+  size_t nvals = 0, capvals = 0;
+  uint64_t prev_id = 0;
+  hp_dispatch d = {.size = sizeof d};
+  int rc = 0;
+  while (!rc && (st = hp_cursor_next(c, &d)) == HP_OK) {
+    nvals = 0;
+    /* values of dispatches before this one that were never matched: out of order */
+    while (cst == HP_OK && pending.dispatch_id <= prev_id && pending.dispatch_id != d.id) {
+      w->st->skipped_order++;
+      cst = hp_cursor_next(cvc, &pending);
+    }
+    while (cst == HP_OK && pending.dispatch_id == d.id) {
+      if (hu_grow((void **)&vals, &capvals, nvals + 1, sizeof *vals)) {
+        rc = ex_set_err(w, "out of memory");
+        break;
+      }
+      vals[nvals++] = pending;
+      cst = hp_cursor_next(cvc, &pending);
+    }
+    if (rc) break;
+    prev_id = d.id > prev_id ? d.id : prev_id;
+    if (!d.start_ns || d.end_ns < d.start_ns) {
+      w->st->skipped_untimed++;
+      continue;
+    }
+    const ex_named *k = ex_find_named(w->m->kernels, w->m->nkernels, d.kernel_id);
+    ex_queue *q = ex_find_queue(w->m, d.queue_id);
+    rc = be->dispatch(w, &d, k ? k->name : "(unknown kernel)", ex_find_proc(w->m, d.process_id),
+                      ex_find_thread(w->m, d.thread_id), q, queue_lane(q, &d), vals, nvals);
+  }
+  if (!rc && st != HP_END) note_damage(w, s);
+  if (!rc && cst == HP_OK) /* values left whose dispatch never came */
+    while (cst == HP_OK) {
+      w->st->skipped_order++;
+      cst = hp_cursor_next(cvc, &pending);
+    }
+  if (!rc && cst != HP_END && cst != HP_OK) note_damage(w, s);
+  free(vals);
+  hp_cursor_close(cvc);
+  hp_cursor_close(c);
+  return rc;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
+  (void)sb, (void)ftw;
+  return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Remove a temporary output: a file, or the OTF2 archive's folder with everything in it. */
+static int remove_tree(const char *path) {
+  struct stat sb;
+  if (lstat(path, &sb)) return 0;
+  if (!S_ISDIR(sb.st_mode)) return unlink(path);
+  return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *stats, char *err,
+                    size_t errlen) {
+  ex_stats dummy;
+  if (!stats) stats = &dummy;
+  memset(stats, 0, sizeof *stats);
+  if (!ex_format_available(f)) {
+    snprintf(err, errlen, "export format %s is not compiled into this build",
+             f >= 0 && f < EX_FORMAT_COUNT ? ex_format_names[f] : "?");
+    return f >= 0 && f < EX_FORMAT_COUNT ? EX_ERR_UNSUPPORTED : EX_ERR_INVALID;
+  }
+  const ex_backend *be = f == EX_PERFETTO ? &ex_perfetto_backend
+                         : f == EX_CHROME ? &ex_chrome_backend
+                                          :
+#ifdef HUBPROF_HAVE_OTF2
+                                          &ex_otf2_backend;
+#else
+                                          NULL;
+#endif
+  ex_model m = {0};
+  ex_writer w = {.m = &m, .st = stats, .out_path = out_path};
+  ex_status rc = EX_OK;
+  if (load_model(&w, s)) {
+    snprintf(err, errlen, "%s", w.err);
+    free_model(&m);
+    return EX_ERR_STORE;
+  }
+  uint64_t off = 0;
+  if (hp_store_damage(s, &off) != HP_OK)
+    note_damage(&w, s); /* a log cut short: its complete blocks are read */
+  /* the temporary output beside the final one, so the rename stays on one file system */
+  hu_buf tb = {0};
+  hu_buf_printf(&tb, "%s.tmp.XXXXXX", out_path);
+  w.tmp_path = hu_buf_cstr(&tb);
+  if (!w.tmp_path) {
+    snprintf(err, errlen, "out of memory");
+    free_model(&m);
+    return EX_ERR_NOMEM;
+  }
+  int made = 0;
+  if (be->is_dir) {
+    if (!mkdtemp(w.tmp_path)) {
+      snprintf(err, errlen, "%s: cannot create the output: %s", out_path, strerror(errno));
+      rc = EX_ERR_IO;
+    } else { /* mkdtemp makes 0700: give the folder the mode a plain mkdir would */
+      mode_t um = umask(0);
+      umask(um);
+      (void)chmod(w.tmp_path, 0777 & ~um);
+      made = 1;
+    }
+  } else {
+    int fd = mkstemp(w.tmp_path);
+    if (fd >= 0) { /* mkstemp makes 0600: give the file the mode a plain create would */
+      mode_t um = umask(0);
+      umask(um);
+      (void)fchmod(fd, 0666 & ~um);
+    }
+    if (fd < 0 || !(w.f = fdopen(fd, "w"))) {
+      snprintf(err, errlen, "%s: cannot create the output: %s", out_path, strerror(errno));
+      if (fd >= 0) close(fd), unlink(w.tmp_path);
+      rc = EX_ERR_IO;
+    } else
+      made = 1;
+  }
+  if (!rc) {
+    int bad = be->open(&w) || be->tracks(&w) || walk_regions(&w, be, s) || walk_dispatches(&w, be, s) ||
+              be->finish(&w);
+    if (bad) {
+      rc = strstr(w.err, "out of memory") ? EX_ERR_NOMEM : EX_ERR_IO;
+      snprintf(err, errlen, "%s", w.err);
+      be->discard(&w);
+    } else if ((be->is_dir && remove_tree(out_path)) || rename(w.tmp_path, out_path)) {
+      snprintf(err, errlen, "%s: cannot write the output: %s", out_path, strerror(errno));
+      rc = EX_ERR_IO;
+    } else
+      made = 0;
+  }
+  if (w.f) fclose(w.f);
+  if (made) remove_tree(w.tmp_path);
+  for (int i = 0; i < 4; i++)
+    hu_buf_free(&w.scratch[i]);
+  hu_buf_free(&tb);
+  free_model(&m);
+  return rc;
+}

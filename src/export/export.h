@@ -1,0 +1,49 @@
+/* hubprof export: a store's run as a timeline for viewers (Perfetto protobuf, Chrome trace-event JSON, OTF2).
+ * Reads only through the hub's public API, streaming the large tables; linked into the CLI. */
+/* SPDX-License-Identifier: MIT */
+#ifndef HUBPROF_EXPORT_EXPORT_H
+#define HUBPROF_EXPORT_EXPORT_H
+
+#include "hubprof/hub.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum ex_status {
+  EX_OK = 0,
+  EX_ERR_INVALID = -1,     /* bad argument (unknown format) */
+  EX_ERR_NOMEM = -2,       /* out of memory */
+  EX_ERR_IO = -3,          /* the output could not be written (message names it) */
+  EX_ERR_STORE = -4,       /* the store could not be read at all (message names it) */
+  EX_ERR_UNSUPPORTED = -5, /* the format is not compiled in (OTF2 without libotf2) */
+} ex_status;
+
+typedef enum ex_format { EX_PERFETTO = 0, EX_CHROME, EX_OTF2, EX_FORMAT_COUNT } ex_format;
+
+/* What an export wrote and what it skipped. */
+typedef struct ex_stats {
+  uint64_t processes, threads, queues;
+  uint64_t dispatches;      /* dispatch slices written */
+  uint64_t regions;         /* region slices written */
+  uint64_t markers;         /* regions of zero length, written as instants */
+  uint64_t counter_values;  /* counter samples written */
+  uint64_t flows;           /* enqueue -> device flows */
+  uint64_t skipped_untimed; /* dispatches or regions without a start or end time */
+  uint64_t skipped_order;   /* events a format could not take out of time order (OTF2), counter values whose
+                               dispatch came earlier in the table */
+  int damaged;              /* the store is damaged: a table was read up to its damage */
+  char damage[256];         /* hp_store_error at the damage */
+} ex_stats;
+
+/* Format names ("perfetto", "chrome", "otf2"), NULL-terminated, in ex_format order. */
+extern const char *const ex_format_names[];
+/* Is the format compiled in? (OTF2 needs libotf2 at build time.) */
+int ex_format_available(ex_format f);
+
+/* Export store `s` to `out_path` in format f. The output appears only when everything could be written:
+ * a temporary name beside it, renamed at the end (for OTF2, `out_path` is a folder holding the archive).
+ * A damaged store exports what is readable and sets stats->damaged. On error, one line in err. */
+ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *stats, char *err,
+                    size_t errlen);
+
+#endif
