@@ -159,13 +159,16 @@ typedef struct rp_state {
                           * SQLite call (cursors of one store may still be used from several threads) */
   int rlock_on;
   _Atomic uint64_t ops; /* SQLite VM work done by the current statement (hang guard) ... */
-  uint64_t budget;      /* ... and the most it may do */
+  uint64_t budget;      /* ... and the most it may do (text read is charged too, RP_TEXT_PER_STEP) */
+  uint64_t max_text;    /* the longest string or blob SQLite may make for this file (SQLITE_LIMIT_LENGTH) */
 } rp_state;
 
 /* A read cursor: the statement stepping and the buffer holding the current row's strings. */
 /* Counter values' extdata decoded by SQLite's JSON functions, remembered per distinct text: a store has a
  * handful of them ({"pass":1}, {"pass":2}, …) over millions of rows. */
 #define RP_EXT_MEMO 8
+/* Bytes of row text charged as one step of the reader's work budget. */
+#define RP_TEXT_PER_STEP 16
 typedef struct rp_ext_memo {
   char *text; /* malloc'd extdata text, NULL = empty slot */
   size_t n;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -178,6 +179,10 @@ hp_status rp_open_read(hp_store *s) {
   if (!r) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   s->impl = r;
   r->budget = 20000000ull + bytes * 200ull; /* SQLite steps: ~1.6 M per 8 KiB page of data */
+  /* Text counts too (a view can build huge strings in one step): no value longer than the file could hold,
+   * and every RP_TEXT_PER_STEP bytes of a row's text charged as one step of the same budget. */
+  r->max_text = (1ull << 20) + 2 * bytes;
+  if (r->max_text > INT_MAX) r->max_text = INT_MAX;
   /* cursors of one store may be used from several threads: every use of the connection after this
    * function holds rlock (recursive: a count prepares its query) */
   pthread_mutexattr_t ma;
@@ -191,6 +196,7 @@ hp_status rp_open_read(hp_store *s) {
   sqlite3_db_config(r->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
   sqlite3_db_config(r->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
   sqlite3_progress_handler(r->db, 1000, work_guard, r);
+  sqlite3_limit(r->db, SQLITE_LIMIT_LENGTH, (int)r->max_text);
   sqlite3_exec(r->db, "PRAGMA cell_size_check=ON", NULL, NULL, NULL);
   int found = resolve_tables(s);
   if (found < 0) return s->first_error != HP_OK ? s->first_error : HP_ERR_CORRUPT;
@@ -201,7 +207,11 @@ hp_status rp_open_read(hp_store *s) {
   free(writer);
   s->schema_version = ver ? ver : strdup("");
   if (!s->schema_version) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-  long major = ver ? strtol(ver, NULL, 10) : 3;
+  char *rest = NULL;
+  long major = ver ? strtol(ver, &rest, 10) : 3;
+  if (ver && *ver && (rest == ver || strspn(rest, "0123456789.") != strlen(rest)))
+    return hp_set_error(s, HP_ERR_CORRUPT, "bad rocpd schema_version '%s' (want digits and dots, e.g. 3.0.0)",
+                        ver);
   if (ver && *ver && major != 3)
     return hp_set_error(s, HP_ERR_VERSION, "rocpd schema %s is not supported (this build reads 3.x)", ver);
   if (!r->obj[RT_KERNEL_DISPATCH] && !r->obj[RT_PMC] && !r->obj[RT_PROCESS])
@@ -645,6 +655,12 @@ static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
   }
   hp_status e = rs_end(&rs, c->store);
   if (e != HP_OK) return e;
+  uint64_t used = atomic_fetch_add_explicit(&r->ops, k->arena.n / RP_TEXT_PER_STEP, memory_order_relaxed);
+  if (used + k->arena.n / RP_TEXT_PER_STEP > r->budget)
+    return hp_set_error(c->store, HP_ERR_CORRUPT,
+                        "%s rows: more text than a file of this size holds (over the reader's budget; a "
+                        "hostile view?)",
+                        hp_table_describe(c->table)->name);
   if (c->table == HP_TABLE_COUNTER_VALUE) {
     hp_counter_value *v = row;
     const rp_ext_memo *m;

@@ -312,11 +312,12 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
 /* Where each hub column is written, in the order of hp_table_describe, for the tables whose rows map
  * column by column (the others are written by rocpd_write.c's own code: dispatches and counter values on
  * the hot path, regions through rocpd_string, metadata keyed by tag): "a" a rocpd column, "a,b" the same
- * value in several, "$key" an extdata key left out at its default ("$key=-1": default -1), "" a value the
- * writer derives itself (rp_write_extra names the columns it fills). */
+ * value in several, "$key" an extdata key left out at its default ("$key=-1": default -1), "?a" a column
+ * where 0 is written as NULL (unknown: a process end never recorded), "" a value the writer derives itself
+ * (rp_write_extra names the columns it fills). */
 const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_NODE] = {"id", "hostname", "machine_id", "system_name", "release", "version", "hardware_name"},
-    [HP_TABLE_PROCESS] = {"id", "nid", "pid", "ppid", "$rank=-1", "start,init", "end,fini", "command",
+    [HP_TABLE_PROCESS] = {"id", "nid", "pid", "ppid", "$rank=-1", "start,init", "?end,fini", "command",
                           "$lost_records"},
     [HP_TABLE_THREAD] = {"id", "pid", "tid", "start", "end", "name"},
     [HP_TABLE_AGENT] = {"id", "nid", "", "absolute_index,logical_index,type_index", "vendor_name", "name",

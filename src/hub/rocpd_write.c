@@ -270,6 +270,8 @@ static hp_status write_mapped(hp_store *s, hp_table t, const void *row) {
     } else if (*m) {
       if (str)
         sqlite3_bind_text(st, p++, str, -1, SQLITE_STATIC);
+      else if (*m == '?' && v == 0) /* unknown (a process that never closed its log): NULL, not 0 */
+        sqlite3_bind_null(st, p++);
       else
         sqlite3_bind_int64(st, p++, v);
     }
@@ -423,6 +425,7 @@ static void mapped_insert(hu_buf *q, hp_table t, const char *suffix) {
     const char *m = rp_write_map[t][i];
     if (*m == '$') ext = 1;
     if (!*m || *m == '$') continue;
+    m += *m == '?'; /* 0 written as NULL: the columns are the same */
     snprintf(num, sizeof num, "?%d", ++p);
     for (const char *c = m; *c;) { /* "a,b": each column takes the same parameter */
       size_t n = strcspn(c, ",");

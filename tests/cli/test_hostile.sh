@@ -194,6 +194,16 @@ t 0 "$HP" convert -q -F parquet -o sv.pq ok.log
 sed -i 's/"schema_version": "1"/"schema_version": "1junk"/' sv.pq/_hubprof.json
 t 1 "$HP" info sv.pq
 one_line_error "bad schema_version"
+t 0 "$HP" convert -q -F rocpd -o sv.db ok.log
+python3 - sv.db <<'EOF2'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+(t,) = c.execute("select name from sqlite_master where type='table' and name like 'rocpd_metadata_%'").fetchone()
+c.execute(f"update \"{t}\" set value = '3junk' where tag = 'schema_version'")
+c.commit()
+EOF2
+t 1 "$HP" info sv.db
+one_line_error "bad rocpd schema_version '3junk'"
 PYTHONPATH=$PY t 0 python3 -c '
 import sys, hubprof
 with hubprof.create(sys.argv[1]) as w:
@@ -238,6 +248,10 @@ with warnings.catch_warnings(record=True) as w:
 assert r["unfinished_processes"] == 1 and r["unfinished_dispatches"] == 7, r
 assert any("crash kill 7) did not close its log" in str(x.message) for x in w), [str(x.message) for x in w]
 ' k.db kp.db
+  # rocpd: the killed process's end is NULL (unknown), not 0; the finished ones have theirs
+  [ "$(sqlite3 k.db 'select count(*) from rocpd_info_process where fini is null and "end" is null')" = 1 ] &&
+    [ "$(sqlite3 k.db 'select count(*) from rocpd_info_process where fini > 0')" = 2 ] && ok ||
+    bad "rocpd process ends: $(sqlite3 k.db 'select pid, fini, "end" from rocpd_info_process')"
   t 0 "$HP" merge -o k2.db k.db
   grep -q "crash kill 7) did not close its log .*: 7 dispatches kept" "$T/err" && ok || bad "merge: $(cat "$T/err")"
 else
