@@ -17,6 +17,24 @@ expect() {
   local got=$?
   if [ "$got" -eq "$want" ]; then ok; else bad "exit $got (want $want): $* :: $(head -c 300 "$T/err")"; fi
 }
+# need_built NAME FILE...: each FILE exists, or the test NAME ends failed (it was not built)
+need_built() {
+  local name=$1 f
+  shift
+  for f in "$@"; do
+    [ -e "$f" ] && continue
+    echo "$name: $f is missing (make all)" >&2
+    echo "$name: 0 passed, 1 failed"
+    exit 1
+  done
+}
+# need_opencl NAME: an OpenCL device is there, or the test NAME ends skipped (passing nothing)
+need_opencl() {
+  clinfo -l 2>/dev/null | grep -q Device && return 0
+  echo "$1: skipped: no OpenCL device (install pocl-opencl-icd)"
+  echo "$1: 0 passed, 0 failed"
+  exit 0
+}
 # one_line_error PATTERN: stderr is exactly one line and contains PATTERN; stdout is empty
 one_line_error() {
   if [ "$(wc -l <"$T/err")" -eq 1 ] && grep -qF -- "$1" "$T/err" && [ ! -s "$T/out" ]; then ok; else

@@ -18,25 +18,9 @@ cleanup() {
 trap cleanup EXIT
 ulimit -c 0 # the crash tests must not leave core files
 unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_DEBUG HUBPROF_PENDING HUBPROF_HARVEST_MS OPENCL_LAYERS LD_PRELOAD
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-  fail=$((fail + 1))
-  echo "FAIL: $*" >&2
-}
-for f in "$LIB" "$CHECK" "$EX/vector_add"; do
-  [ -e "$f" ] || {
-    echo "test_collector: $f is missing (make collector)" >&2
-    echo "test_collector: 0 passed, 1 failed"
-    exit 1
-  }
-done
-if ! clinfo -l 2>/dev/null | grep -q Device; then
-  echo "test_collector: skipped: no OpenCL device (install pocl-opencl-icd)"
-  echo "test_collector: 0 passed, 0 failed"
-  exit 0
-fi
+. tests/lib.sh
+need_built test_collector "$LIB" "$CHECK" "$EX/vector_add"
+need_opencl test_collector
 
 # plain NAME CMD...: run without the collector; keeps $T/NAME.plain.{out,err,rc}
 plain() {

@@ -15,25 +15,9 @@ unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_START_PAUSED HUBPROF_INJECTION_PAT
   OPENCL_LAYERS LD_PRELOAD
 export HUBPROF_COLLECTOR=$ROOT/build/libhubprof_collector.so # the ASan CLI must not put its runtime in apps
 export PYTHONPATH=$ROOT/python
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-  fail=$((fail + 1))
-  echo "FAIL: $*" >&2
-}
-for f in "$HP" "$EX/regions" "$EX/regions_cxx"; do
-  [ -x "$f" ] || {
-    echo "test_regions: $f is missing (make all)" >&2
-    echo "test_regions: 0 passed, 1 failed"
-    exit 1
-  }
-done
-if ! clinfo -l 2>/dev/null | grep -q Device; then
-  echo "test_regions: skipped: no OpenCL device (install pocl-opencl-icd)"
-  echo "test_regions: 0 passed, 0 failed"
-  exit 0
-fi
+. "$ROOT/tests/lib.sh"
+need_built test_regions "$HP" "$EX/regions" "$EX/regions_cxx"
+need_opencl test_regions
 cd "$T"
 
 # check STORE PYTHON-ASSERTIONS: r = the region table as a DataFrame, names = its name counts
