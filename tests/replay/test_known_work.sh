@@ -19,25 +19,9 @@ unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG HU
   HUBPROF_TEST_SKIP_RESTORE HUBPROF_TEST_FAIL_PASS OPENCL_LAYERS LD_PRELOAD
 export HUBPROF_COLLECTOR=$PWD/build/libhubprof_collector.so
 export POCL_KERNEL_CACHE=0 # every first launch compiles: what the window must leave out
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-  fail=$((fail + 1))
-  echo "FAIL: $*" >&2
-}
-for f in "$HP" "$KW" "$(dirname "$KW")/image_inc"; do
-  [ -e "$f" ] || {
-    echo "test_known_work: $f is missing (make all)" >&2
-    echo "test_known_work: 0 passed, 1 failed"
-    exit 1
-  }
-done
-if ! clinfo -l 2>/dev/null | grep -q Device; then
-  echo "test_known_work: skipped: no OpenCL device (install pocl-opencl-icd)"
-  echo "test_known_work: 0 passed, 0 failed"
-  exit 0
-fi
+. tests/lib.sh
+need_built test_known_work "$HP" "$KW" "$(dirname "$KW")/image_inc"
+need_opencl test_known_work
 cd "$T"
 PAGES=256
 ARGS=("$PAGES" 3000000 5)

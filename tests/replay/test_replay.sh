@@ -22,25 +22,9 @@ ulimit -c 0
 unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG HUBPROF_SHADOW \
   HUBPROF_TEST_SKIP_RESTORE HUBPROF_TEST_FAIL_PASS OPENCL_LAYERS LD_PRELOAD
 export HUBPROF_COLLECTOR=$LIB # an ASan build of hubprof must not put its runtime into the application
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-  fail=$((fail + 1))
-  echo "FAIL: $*" >&2
-}
-for f in "$HP" "$CHECK" "$LIB" "$EX/inplace_update"; do
-  [ -e "$f" ] || {
-    echo "test_replay: $f is missing (make all)" >&2
-    echo "test_replay: 0 passed, 1 failed"
-    exit 1
-  }
-done
-if ! clinfo -l 2>/dev/null | grep -q Device; then
-  echo "test_replay: skipped: no OpenCL device (install pocl-opencl-icd)"
-  echo "test_replay: 0 passed, 0 failed"
-  exit 0
-fi
+. tests/lib.sh
+need_built test_replay "$HP" "$CHECK" "$LIB" "$EX/inplace_update"
+need_opencl test_replay
 cd "$T"
 C3=(--counters task-clock,page-faults,context-switches --max-counters-per-pass 1)
 
