@@ -83,18 +83,8 @@ int main(int argc, char **argv) {
   ex_setup(&cl, src);
   nvtxRangePop();
   cross = nvtxRangeStartA("cross-thread");
-  pthread_t th[256];
-  for (long i = 0; i < nthreads; i++)
-    if (pthread_create(&th[i], NULL, worker, (void *)i) != 0) {
-      fprintf(stderr, "nvtx_ranges: cannot create thread %ld\n", i);
-      return 1;
-    }
-  long bad = 0;
-  for (int i = 0; i < nthreads; i++) {
-    void *r;
-    pthread_join(th[i], &r);
-    bad += (long)r;
-  }
+  long bad = ex_run_threads(nthreads, worker);
+  if (bad < 0) return 1;
   ex_teardown(&cl);
   nvtxRangePop(); /* one pop too many: an unbalanced end */
   printf("nvtx_ranges: %d threads x %d steps, %ld wrong\n", nthreads, steps, bad);

@@ -9,6 +9,7 @@
 #endif
 #include <CL/cl.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,28 @@ static inline uint64_t ex_fnv(uint64_t h, const void *p, size_t n) {
   for (size_t i = 0; i < n; i++)
     h = (h ^ b[i]) * 0x100000001b3ull;
   return h;
+}
+
+/* Run worker(i) on n threads (i = 0..n-1) and join them: the sum of what they return (their count of wrong
+ * results), or -1 when a thread cannot be created (message printed). */
+static inline long ex_run_threads(int n, void *(*worker)(void *)) {
+  pthread_t *th = calloc((size_t)(n > 0 ? n : 1), sizeof *th);
+  if (!th) return -1;
+  long bad = 0;
+  int made = 0;
+  for (; made < n; made++)
+    if (pthread_create(&th[made], NULL, worker, (void *)(long)made) != 0) {
+      fprintf(stderr, "%s: cannot create thread %d\n", ex_name, made);
+      bad = -1;
+      break;
+    }
+  for (int i = 0; i < made; i++) {
+    void *r;
+    pthread_join(th[i], &r);
+    if (bad >= 0) bad += (long)r;
+  }
+  free(th);
+  return bad;
 }
 
 #endif

@@ -158,18 +158,8 @@ int main(int argc, char **argv) {
   hubprof_region_begin("setup");
   ex_setup(&cl, src);
   hubprof_region_end();
-  pthread_t th[256];
-  for (long i = 0; i < nthreads; i++)
-    if (pthread_create(&th[i], NULL, worker, (void *)i) != 0) {
-      fprintf(stderr, "regions: cannot create thread %ld\n", i);
-      return 1;
-    }
-  long bad = 0;
-  for (int i = 0; i < nthreads; i++) {
-    void *r;
-    pthread_join(th[i], &r);
-    bad += (long)r;
-  }
+  long bad = ex_run_threads(nthreads, worker);
+  if (bad < 0) return 1;
   ex_teardown(&cl);
   printf("regions: %d threads x %d steps, %ld wrong\n", nthreads, steps, bad);
   return bad != 0;
