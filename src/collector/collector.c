@@ -565,17 +565,20 @@ static int harvest(hpc_thread *t, int mode);
 #define RING_START 1024 /* entries of a new ring (64 KiB); it doubles up to HUBPROF_PENDING */
 
 /* ---- threads ------------------------------------------------------------------------------------------- */
-static void write_thread(hp_store *s, const hpc_thread *t, int64_t end) {
+void hpc_write_thread_row(hp_store *s, uint64_t id, int64_t tid, int64_t start, int64_t end) {
   char name[32] = "";
   pthread_getname_np(pthread_self(), name, sizeof name);
   hp_thread r = {.size = sizeof r,
-                 .id = t->thread_id,
+                 .id = id,
                  .process_id = 1,
-                 .tid = t->tid,
-                 .start_ns = t->start_ns,
+                 .tid = tid,
+                 .start_ns = start,
                  .end_ns = end,
                  .name = name};
   hp_write_thread(s, &r);
+}
+static void write_thread(hp_store *s, const hpc_thread *t, int64_t end) {
+  hpc_write_thread_row(s, t->thread_id, t->tid, t->start_ns, end);
 }
 
 hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {

@@ -213,6 +213,9 @@ extern __thread uint64_t hpc_thread_row HPC_HIDDEN __attribute__((tls_model("ini
 HPC_HIDDEN uint64_t hpc_thread_id_new(void);
 /* The log for a writer that may be the first (regions): opened at need; bracket with hpc_store_leave. */
 HPC_HIDDEN struct hp_store *hpc_store_enter_open(void);
+/* The calling thread's row (its name from pthread_getname_np): end 0 while it runs. */
+HPC_HIDDEN void hpc_write_thread_row(struct hp_store *s, uint64_t id, int64_t tid, int64_t start,
+                                     int64_t end);
 /* Exit handler: close every region still open (recorded as such) into s at time end_ns. */
 HPC_HIDDEN void hpc_regions_exit(struct hp_store *s, int64_t end_ns);
 /* Init: apply HUBPROF_START_PAUSED. */

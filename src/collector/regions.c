@@ -118,16 +118,7 @@ size_t hpc_region_name(char *dst, size_t cap, const char *src, size_t len) {
 
 /* ---- thread state ------------------------------------------------------------------------------------- */
 static void write_thread_row(hp_store *s, const rstate *st, int64_t end) {
-  char name[32] = "";
-  pthread_getname_np(pthread_self(), name, sizeof name);
-  hp_thread r = {.size = sizeof r,
-                 .id = st->thread_id,
-                 .process_id = 1,
-                 .tid = st->tid,
-                 .start_ns = st->start_ns,
-                 .end_ns = end,
-                 .name = name};
-  hp_write_thread(s, &r);
+  hpc_write_thread_row(s, st->thread_id, st->tid, st->start_ns, end);
 }
 
 static void write_row(hp_store *s, rstate *st, const char *cat, const char *name, int64_t start,
