@@ -576,7 +576,7 @@ static void test_analysis(void) {
 
   /* per dispatch, default counters and metrics (the built-in sets) */
   ha_query q = t_query(HA_BY_DISPATCH, NULL, NULL);
-  CHECK_MSG(ha_run(s, &q, &r) == HP_OK, "%s", ha_last_error());
+  CHECK_MSG(ha_run(s, &q, &r) == HP_OK, "%s", ha_result_error(r));
   CHECK_EQ_U64(ha_result_nrows(r), NA);
   CHECK(ha_result_col_find(r, "task-clock") >= 0 && ha_result_col_find(r, "context-switches") >= 0);
   CHECK(ha_result_col_find(r, "cpu_util") >= 0 && ha_result_col_find(r, "cs_per_ms") >= 0);
@@ -613,7 +613,7 @@ static void test_analysis(void) {
 
   /* per kernel: counters are means per dispatch, metrics ratios of sums over the same dispatches */
   q = t_query(HA_BY_KERNEL, NULL, NULL);
-  CHECK_MSG(ha_run(s, &q, &r) == HP_OK, "%s", ha_last_error());
+  CHECK_MSG(ha_run(s, &q, &r) == HP_OK, "%s", ha_result_error(r));
   CHECK_EQ_U64(ha_result_nrows(r), 3);
   long ra = row_of(r, "kernel", "alpha"), rb = row_of(r, "kernel", "beta"), rg = row_of(r, "kernel", "gamma");
   CHECK(ra == 0 && rb == 1 && rg == 2); /* by device, then time */
@@ -698,24 +698,31 @@ static void test_analysis(void) {
 
   /* bad requests: one line saying why */
   q = t_query(HA_BY_KERNEL, "task-clock,cycles", NULL);
-  CHECK(ha_run(s, &q, &r) == HP_ERR_INVALID && r == NULL);
-  CHECK_MSG(strstr(ha_last_error(), "counter 'cycles' is not in the store (it has: task-clock"), "%s",
-            ha_last_error());
+  CHECK(ha_run(s, &q, &r) == HP_ERR_INVALID && r && ha_result_ncols(r) == 0 && ha_result_nrows(r) == 0);
+  CHECK_MSG(strstr(ha_result_error(r), "counter 'cycles' is not in the store (it has: task-clock"), "%s",
+            ha_result_error(r));
+  ha_result_free(r);
   q = t_query(HA_BY_KERNEL, NULL, "cpu_utl");
   CHECK(ha_run(s, &q, &r) == HP_ERR_INVALID);
-  CHECK_MSG(strstr(ha_last_error(), "unknown metric 'cpu_utl' (did you mean 'cpu_util'?)"), "%s",
-            ha_last_error());
+  CHECK_MSG(strstr(ha_result_error(r), "unknown metric 'cpu_utl' (did you mean 'cpu_util'?)"), "%s",
+            ha_result_error(r));
+  ha_result_free(r);
   q = t_query(HA_BY_KERNEL, NULL, "ipc");
   CHECK(ha_run(s, &q, &r) == HP_ERR_INVALID);
   CHECK_MSG(
-      strstr(ha_last_error(), "metric 'ipc' needs counters the store does not have: instructions, cycles"),
-      "%s", ha_last_error());
+      strstr(ha_result_error(r), "metric 'ipc' needs counters the store does not have: instructions, cycles"),
+      "%s", ha_result_error(r));
+  ha_result_free(r);
   q = t_query(7, NULL, NULL);
-  CHECK(ha_run(s, &q, &r) == HP_ERR_INVALID);
+  CHECK(ha_run(s, &q, &r) == HP_ERR_INVALID && strstr(ha_result_error(r), "unknown grouping 7"));
+  ha_result_free(r);
   q = t_query(HA_BY_KERNEL, NULL, NULL);
   q.dispatch_first = 5;
   q.dispatch_last = 2;
-  CHECK(ha_run(s, &q, &r) == HP_ERR_INVALID && strstr(ha_last_error(), "empty dispatch range"));
+  CHECK(ha_run(s, &q, &r) == HP_ERR_INVALID && strstr(ha_result_error(r), "empty dispatch range"));
+  ha_result_free(r);
+  CHECK(ha_run(s, &q, NULL) == HP_ERR_INVALID); /* nowhere to put why: status only */
+  CHECK(strcmp(ha_result_error(NULL), "no result (out of memory)") == 0);
 
   /* a metric file of our own, alone: division by zero and unknown constants noted */
   snprintf(path, sizeof path, "%s/own.metrics", tmpdir);
@@ -729,7 +736,7 @@ static void test_analysis(void) {
   q.metric_files = files;
   q.nmetric_files = 1;
   q.flags = HA_NO_BUILTIN_METRICS;
-  CHECK_MSG(ha_run(s, &q, &r) == HP_OK, "%s", ha_last_error());
+  CHECK_MSG(ha_run(s, &q, &r) == HP_OK, "%s", ha_result_error(r));
   CHECK(ha_result_col_find(r, "cpu_util") < 0 && ha_result_col_find(r, "items") < 0);
   CHECK_NEAR(num(r, 0, "per_fault"), 4000.0 / 6);
   CHECK(isnan(num(r, 2, "per_cu")) && (flags(r, 2, "per_cu") & HA_CELL_MISSING));
@@ -744,7 +751,8 @@ static void test_analysis(void) {
   fclose(f);
   q.metrics = NULL;
   CHECK(ha_run(s, &q, &r) == HP_ERR_INVALID); /* a file named explicitly must be right */
-  CHECK_MSG(strstr(ha_last_error(), "own.metrics:1: metric 'broken'"), "%s", ha_last_error());
+  CHECK_MSG(strstr(ha_result_error(r), "own.metrics:1: metric 'broken'"), "%s", ha_result_error(r));
+  ha_result_free(r);
   hp_store_close(s);
   (void)err;
 }
@@ -769,7 +777,7 @@ static void test_multiplexed(void) {
   if (!s) return;
   ha_result *r;
   ha_query q = t_query(HA_BY_KERNEL, NULL, "cpu_util,faults_per_us,cs_per_ms");
-  CHECK_MSG(ha_run(s, &q, &r) == HP_OK, "%s", ha_last_error());
+  CHECK_MSG(ha_run(s, &q, &r) == HP_OK, "%s", ha_result_error(r));
   long ra = row_of(r, "kernel", "alpha"), rd = row_of(r, "kernel", "delta");
   CHECK_NEAR(num(r, ra, "context-switches"), 2);
   CHECK(flags(r, ra, "context-switches") == HA_CELL_IMPUTED);
@@ -824,7 +832,7 @@ static void test_diff(void) {
   if (!a || !b) return;
   ha_query q = t_query(HA_BY_KERNEL, NULL, "cpu_util");
   ha_result *r;
-  CHECK_MSG(ha_diff(a, b, &q, 1.0, &r) == HP_OK, "%s", ha_last_error());
+  CHECK_MSG(ha_diff(a, b, &q, 1.0, &r) == HP_OK, "%s", ha_result_error(r));
   CHECK_EQ_U64(ha_result_nrows(r), 4);
   long ra = row_of(r, "kernel", "alpha"), rb = row_of(r, "kernel", "beta"), rg = row_of(r, "kernel", "gamma"),
        re = row_of(r, "kernel", "eps");
@@ -864,10 +872,12 @@ static void test_diff(void) {
   CHECK(ha_result_col_find(r, "grid") >= 0 && ha_result_col_find(r, "cpu_util_a") < 0);
   ha_result_free(r);
   q = t_query(HA_BY_DISPATCH, NULL, NULL);
-  CHECK(ha_diff(a, b, &q, 1.0, &r) == HP_ERR_INVALID);
+  CHECK(ha_diff(a, b, &q, 1.0, &r) == HP_ERR_INVALID && strstr(ha_result_error(r), "diff compares kernels"));
+  ha_result_free(r);
   q = t_query(HA_BY_KERNEL, NULL, "ipc");
   CHECK(ha_diff(a, b, &q, 1.0, &r) == HP_ERR_INVALID);
-  CHECK_MSG(strstr(ha_last_error(), "a.db: metric 'ipc' needs counters"), "%s", ha_last_error());
+  CHECK_MSG(strstr(ha_result_error(r), "a.db: metric 'ipc' needs counters"), "%s", ha_result_error(r));
+  ha_result_free(r);
   hp_store_close(a);
   hp_store_close(b);
 }

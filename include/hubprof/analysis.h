@@ -40,7 +40,7 @@ typedef struct ha_query {
    * A group's value is the mean per dispatch over the dispatches that measured the counter. */
   const char *counters;
   /* Metrics to report, "a,b": NULL = every metric that needs counters and whose counters the store
-   * has, "" = none. Unknown names and metrics the store cannot give are errors (ha_last_error). */
+   * has, "" = none. Unknown names and metrics the store cannot give are errors (ha_result_error). */
   const char *metrics;
   const char *const *metric_files; /* definition files to add to the built-in sets */
   size_t nmetric_files;
@@ -94,7 +94,9 @@ enum {
  * region's thread between its begin and end, nested ones included), kernel_ns (their device time); most
  * total_ns first; only `limit` of the query applies. HA_BY_REGION_TREE: the same per path of nested names
  * (per thread), region being the name indented two blanks per level, then depth and path ("a > b"), in
- * tree order (a row after its parent, siblings by name). On failure, ha_last_error() says why in one line. */
+ * tree order (a row after its parent, siblings by name).
+ * On failure *out is still set (unless out is NULL or memory ran out) to a result without rows whose
+ * ha_result_error says why in one line; free it with ha_result_free either way. */
 HP_API hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
 
 /* Compare two stores per kernel (group HA_BY_KERNEL or HA_BY_KERNEL_GRID; kernels matched by name, plus
@@ -104,11 +106,13 @@ HP_API hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
  * total_ns_a, total_ns_b, total_ns_delta, total_ns_delta_pct, avg_ns_a, avg_ns_b, avg_ns_delta,
  * avg_ns_delta_pct, time ("faster", "slower", "same": avg of b against a), then per counter and metric X:
  * X_a, X_b, X_delta, X_delta_pct, X_dir ("higher", "lower", "same"). A change under same_pct percent (in
- * magnitude) is "same". Rows: most device time (the larger of a and b) first. */
+ * magnitude) is "same". Rows: most device time (the larger of a and b) first. On failure, as ha_run: *out
+ * holds why (naming the store that failed). */
 HP_API hp_status ha_diff(hp_store *a, hp_store *b, const ha_query *q, double same_pct, ha_result **out);
 
-/* Why the last ha_run / ha_diff of this thread failed (one line), "" when it did not. */
-HP_API const char *ha_last_error(void);
+/* Why the ha_run / ha_diff that made r failed (one line), "" when it did not; for r NULL (no result could
+ * be allocated) "no result (out of memory)". */
+HP_API const char *ha_result_error(const ha_result *r);
 
 HP_API void ha_result_free(ha_result *r);
 

@@ -59,7 +59,7 @@ def _proto(name: str, restype, *argtypes) -> None:
 _proto("ha_run", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, P(ctypes.c_void_p))
 _proto("ha_diff", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_double,
        P(ctypes.c_void_p))
-_proto("ha_last_error", ctypes.c_char_p)
+_proto("ha_result_error", ctypes.c_char_p, ctypes.c_void_p)
 _proto("ha_result_col_role", ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t)
 _proto("ha_result_col_unit", ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
 _proto("ha_result_flags", ctypes.c_uint, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
@@ -167,8 +167,9 @@ def _frame(res: int, store_paths: str) -> pd.DataFrame:
     return df
 
 
-def _fail(st: int, store, what: str):
-    why = _lib.decode(_lib.lib.ha_last_error())
+def _fail(st: int, store, what: str, res):
+    """The exception for a failed ha_run / ha_diff; res is the result that holds why."""
+    why = _lib.decode(_lib.lib.ha_result_error(res)) if res else ""
     if st == -1 and why:  # HP_ERR_INVALID: a bad request (unknown counter or metric, bad definitions)
         return ValueError(why)
     return make_error(st, store._h, store.path, f"{what}: {why}" if why else what)
@@ -201,7 +202,7 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     st = _lib.lib.ha_run(store._handle(), ctypes.byref(q), ctypes.byref(res))
     try:
         if st != 0:
-            raise _fail(st, store, f"analyzing by {by}")
+            raise _fail(st, store, f"analyzing by {by}", res.value)
         df = _frame(res.value, store.path)
     finally:
         _lib.lib.ha_result_free(res)
@@ -234,7 +235,7 @@ def diff(a, b, by: str = "kernel", limit: int | None = None, *, metrics=None, co
     st = _lib.lib.ha_diff(a._handle(), b._handle(), ctypes.byref(q), float(threshold), ctypes.byref(res))
     try:
         if st != 0:
-            raise _fail(st, a, "comparing stores")
+            raise _fail(st, a, "comparing stores", res.value)
         df = _frame(res.value, a.path)
     finally:
         _lib.lib.ha_result_free(res)

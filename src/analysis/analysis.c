@@ -26,18 +26,6 @@
 /* The ha_query fields up to `flags` (callers built before the progress hook pass this size). */
 #define HA_QUERY_V1 (offsetof(ha_query, flags) + sizeof(uint32_t))
 
-static _Thread_local char last_err[1024];
-
-const char *ha_last_error(void) { return last_err; }
-
-static void set_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void set_err(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(last_err, sizeof last_err, fmt, ap);
-  va_end(ap);
-}
-
 static int is_nan(double x) { return x != x; }
 
 /* ---- result table ---- */
@@ -62,8 +50,40 @@ struct ha_result {
   uint64_t lost;
   char **notes;
   size_t nnotes;
-  hu_strmap strs; /* interned strings */
+  hu_strmap strs;   /* interned strings */
+  char error[1024]; /* why the call that made it failed (one line), "" when it did not */
 };
+
+/* Record why the call failed on its result (the first reason wins); returns st. */
+static hp_status res_err(ha_result *r, hp_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static hp_status res_err(ha_result *r, hp_status st, const char *fmt, ...) {
+  if (r && !r->error[0]) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->error, sizeof r->error, fmt, ap);
+    va_end(ap);
+  }
+  return st;
+}
+
+/* A failed call's result: no columns or rows, only the reason (THE error convention: the message lives on
+ * the handle; *out stays NULL only when even this cannot be allocated). Returns st. */
+static hp_status error_out(ha_result **out, hp_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static hp_status error_out(ha_result **out, hp_status st, const char *fmt, ...) {
+  if (!out) return st;
+  *out = calloc(1, sizeof **out);
+  if (*out) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf((*out)->error, sizeof(*out)->error, fmt, ap);
+    va_end(ap);
+  }
+  return st;
+}
+
+const char *ha_result_error(const ha_result *r) { return r ? r->error : "no result (out of memory)"; }
 
 static const char *intern(ha_result *r, const char *s) {
   long i = hu_strmap_intern(&r->strs, s ? s : "", NULL);
@@ -453,6 +473,7 @@ typedef struct run {
   struct muxkey *mux;      /* multiplexing keys that missed passes */
   size_t nmux;
   int mux_unreadable; /* metadata multiplex_incomplete could not be read */
+  ha_result *res;     /* the result being built: res_err puts why the run failed on it */
 } run;
 
 static void mux_free(struct muxkey *k, size_t n);
@@ -564,12 +585,14 @@ static int mux_triple(const hu_json *a, uint32_t *v) {
 
 /* Parse the metadata's array of incomplete keys. 0, or -1 when it is not what docs/replay.md says. */
 static int parse_mux(const char *text, muxkey **out, size_t *n) {
-  char err[128];
   hu_json *j;
   size_t cap = 0;
   *out = NULL;
   *n = 0;
-  if (hu_json_parse(text, strlen(text), &j, err, sizeof err)) return -1;
+  if (hu_json_parse(text, strlen(text), &j) != HU_OK) {
+    hu_json_free(j);
+    return -1;
+  }
   int bad = j->type != HU_JSON_ARR;
   for (size_t i = 0; !bad && i < j->n; i++) {
     const hu_json *o = &j->kid[i], *kernel = hu_json_get(o, "kernel");
@@ -902,7 +925,7 @@ static hp_status select_counters(run *r, const char *list) {
     hu_status hs = hu_split_names(list, &names, &n);
     if (hs == HU_ERR_NOMEM) return HP_ERR_NOMEM;
     if (hs != HU_OK) {
-      set_err("empty counter name in '%s'", list);
+      res_err(r->res, HP_ERR_INVALID, "empty counter name in '%s'", list);
       return HP_ERR_INVALID;
     }
     for (size_t i = 0; i < n; i++) {
@@ -912,8 +935,8 @@ static hp_status select_counters(run *r, const char *list) {
         size_t w = 0;
         for (size_t k = 0; k < nc && w < sizeof have; k++)
           w += (size_t)snprintf(have + w, sizeof have - w, "%s%s", k ? ", " : "", r->t.counters[k].name);
-        set_err("counter '%s' is not in the store (%s%s)", names[i], nc ? "it has: " : "it has no counters",
-                have);
+        res_err(r->res, HP_ERR_INVALID, "counter '%s' is not in the store (%s%s)", names[i],
+                nc ? "it has: " : "it has no counters", have);
         hu_strv_free(names);
         return HP_ERR_INVALID;
       }
@@ -943,7 +966,7 @@ static hp_status select_metrics(run *r, const char *list) {
   if (hs != HC_OK) {
     if (hs == HC_ERR_NOMEM) return HP_ERR_NOMEM;
     if (explicit) {
-      set_err("%s", err);
+      res_err(r->res, HP_ERR_INVALID, "%s", err);
       return HP_ERR_INVALID;
     }
     snprintf(r->note_metrics, sizeof r->note_metrics, "no metrics: %s", err);
@@ -974,7 +997,7 @@ static hp_status select_metrics(run *r, const char *list) {
     hu_status us = hu_split_names(list, &names, &n);
     if (us == HU_ERR_NOMEM) return HP_ERR_NOMEM;
     if (us != HU_OK) {
-      set_err("empty metric name in '%s'", list);
+      res_err(r->res, HP_ERR_INVALID, "empty metric name in '%s'", list);
       return HP_ERR_INVALID;
     }
     for (size_t i = 0; i < n; i++) {
@@ -982,9 +1005,10 @@ static hp_status select_metrics(run *r, const char *list) {
       if (mi < 0) {
         const char *sug[1];
         if (hc_metrics_suggest(r->m, names[i], sug, 1))
-          set_err("unknown metric '%s' (did you mean '%s'?)", names[i], sug[0]);
+          res_err(r->res, HP_ERR_INVALID, "unknown metric '%s' (did you mean '%s'?)", names[i], sug[0]);
         else
-          set_err("unknown metric '%s' ('hubprof list metrics' lists them)", names[i]);
+          res_err(r->res, HP_ERR_INVALID, "unknown metric '%s' ('hubprof list metrics' lists them)",
+                  names[i]);
         hu_strv_free(names);
         return HP_ERR_INVALID;
       }
@@ -996,7 +1020,8 @@ static hp_status select_metrics(run *r, const char *list) {
           w += (size_t)snprintf(lack + w, sizeof lack - w, "%s%s", w ? ", " : "",
                                 hc_metrics_counter_name(r->m, inf->counters[k]));
       if (w) {
-        set_err("metric '%s' needs counters the store does not have: %s", names[i], lack);
+        res_err(r->res, HP_ERR_INVALID, "metric '%s' needs counters the store does not have: %s", names[i],
+                lack);
         hu_strv_free(names);
         return HP_ERR_INVALID;
       }
@@ -1689,6 +1714,23 @@ static size_t rdis_lower(const rdis *d, size_t n, uint64_t proc, uint64_t thread
   return lo;
 }
 
+/* Give the result to the caller, or, on failure, a result holding only why (its partial rows dropped):
+ * the reason recorded first, else the store's error, else the status. */
+static hp_status hand_out(hp_store *s, hp_status st, ha_result *res, ha_result **out) {
+  if (st == HP_OK) {
+    *out = res;
+    return HP_OK;
+  }
+  if (st != HP_ERR_NOMEM && s && hp_store_error(s)[0]) res_err(res, st, "%s", hp_store_error(s));
+  char why[sizeof res->error];
+  snprintf(why, sizeof why, "%s",
+           res && res->error[0] ? res->error
+           : st == HP_ERR_NOMEM ? "out of memory"
+                                : hp_status_str(st));
+  ha_result_free(res);
+  return error_out(out, st, "%s", why);
+}
+
 static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result **out) {
   ha_result *res = calloc(1, sizeof *res);
   rreg *rg = NULL;
@@ -1870,35 +1912,13 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
   free(pre);
   free(stack);
   free(slot);
-  if (st != HP_OK) {
-    set_err("%s", st == HP_ERR_NOMEM     ? "out of memory"
-                  : hp_store_error(s)[0] ? hp_store_error(s)
-                                         : hp_status_str(st));
-    ha_result_free(res);
-    return st;
-  }
-  *out = res;
-  return HP_OK;
-}
-
-/* Give the result to the caller, or free it and see that the last error says why. */
-static hp_status hand_out(hp_status st, ha_result *res, ha_result **out) {
-  if (st != HP_OK) {
-    if (!last_err[0]) set_err("%s", st == HP_ERR_NOMEM ? "out of memory" : hp_status_str(st));
-    ha_result_free(res);
-    return st;
-  }
-  *out = res;
-  return HP_OK;
+  return hand_out(s, st, res, out);
 }
 
 static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
-  last_err[0] = 0;
   if (out) *out = NULL;
-  if (!s || !q || !out || q->size < sizeof(uint32_t) + sizeof(int32_t)) {
-    set_err("bad arguments");
-    return HP_ERR_INVALID;
-  }
+  if (!s || !q || !out || q->size < sizeof(uint32_t) + sizeof(int32_t))
+    return error_out(out, HP_ERR_INVALID, "bad arguments");
   run r;
   memset(&r, 0, sizeof r);
   r.q = q;
@@ -1909,21 +1929,20 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   if (r.group == HA_BY_REGION || r.group == HA_BY_REGION_TREE)
     return run_regions(s, q, r.group == HA_BY_REGION_TREE, out);
   if (r.group != HA_BY_KERNEL && r.group != HA_BY_DISPATCH && r.group != HA_BY_KERNEL_GRID) {
-    set_err("unknown grouping %d", (int)r.group);
-    return HP_ERR_INVALID;
+    return error_out(out, HP_ERR_INVALID, "unknown grouping %d", (int)r.group);
   }
   r.sort = full ? q->sort : HA_SORT_DEFAULT;
   if (r.sort < HA_SORT_DEFAULT || r.sort > HA_SORT_NAME) {
-    set_err("unknown sort order %d", (int)r.sort);
-    return HP_ERR_INVALID;
+    return error_out(out, HP_ERR_INVALID, "unknown sort order %d", (int)r.sort);
   }
   if (r.sort == HA_SORT_DEFAULT) r.sort = r.group == HA_BY_DISPATCH ? HA_SORT_ORDER : HA_SORT_TIME;
   if (full && q->dispatch_first && q->dispatch_last && q->dispatch_first > q->dispatch_last) {
-    set_err("empty dispatch range %" PRIu64 "-%" PRIu64, q->dispatch_first, q->dispatch_last);
-    return HP_ERR_INVALID;
+    return error_out(out, HP_ERR_INVALID, "empty dispatch range %" PRIu64 "-%" PRIu64, q->dispatch_first,
+                     q->dispatch_last);
   }
   const char *counters = full ? q->counters : "", *metrics = full ? q->metrics : "";
   ha_result *res = calloc(1, sizeof *res);
+  r.res = res;
   hp_status st = res ? HP_OK : HP_ERR_NOMEM;
   if (st == HP_OK) st = load_tables(s, &r.t);
   if (st == HP_OK && full) { /* filters on devices and kernels */
@@ -1969,7 +1988,7 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   free(rc.incomplete_rows);
   free(rc.missing_vars);
   run_free(&r);
-  return hand_out(st, res, out);
+  return hand_out(s, st, res, out);
 }
 
 hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out) { return run_query(s, q, out); }
@@ -2023,16 +2042,11 @@ static const char *direction(double a, double b, double same_pct, const char *up
 }
 
 hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct, ha_result **out) {
-  last_err[0] = 0;
   if (out) *out = NULL;
-  if (!sa || !sb || !q || !out || q->size < HA_QUERY_V1) {
-    set_err("bad arguments");
-    return HP_ERR_INVALID;
-  }
-  if (q->group != HA_BY_KERNEL && q->group != HA_BY_KERNEL_GRID) {
-    set_err("diff compares kernels: group by kernel or kernel-grid");
-    return HP_ERR_INVALID;
-  }
+  if (!sa || !sb || !q || !out || q->size < HA_QUERY_V1)
+    return error_out(out, HP_ERR_INVALID, "bad arguments");
+  if (q->group != HA_BY_KERNEL && q->group != HA_BY_KERNEL_GRID)
+    return error_out(out, HP_ERR_INVALID, "diff compares kernels: group by kernel or kernel-grid");
   if (!(same_pct >= 0)) same_pct = 0;
   ha_query qq; /* only the caller's size is read: older callers pass a shorter struct */
   memset(&qq, 0, sizeof qq);
@@ -2042,18 +2056,12 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
   if (!qq.counters) qq.counters = "";
   ha_result *ra = NULL, *rb = NULL, *res = NULL;
   hp_status st = run_query(sa, &qq, &ra);
-  if (st != HP_OK) {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", last_err);
-    set_err("%s: %s", hp_store_path(sa), msg);
-    return st;
-  }
-  st = run_query(sb, &qq, &rb);
-  if (st != HP_OK) {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", last_err);
-    set_err("%s: %s", hp_store_path(sb), msg);
+  if (st == HP_OK) st = run_query(sb, &qq, &rb);
+  if (st != HP_OK) { /* the failed side's result holds why */
+    hp_store *bad = ra && !ra->error[0] ? sb : sa;
+    st = error_out(out, st, "%s: %s", hp_store_path(bad), ha_result_error(bad == sa ? ra : rb));
     ha_result_free(ra);
+    ha_result_free(rb);
     return st;
   }
   /* the measures both sides have (metrics default to those both can give) */
@@ -2245,5 +2253,5 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
   free(mb);
   ha_result_free(ra);
   ha_result_free(rb);
-  return hand_out(st, res, out);
+  return hand_out(NULL, st, res, out);
 }

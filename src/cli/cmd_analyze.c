@@ -121,9 +121,8 @@ static int analyze(hp_store *s, const opts *o) {
   hp_status st = ha_run(s, &q, &res);
   cli_progress_end(pr);
   if (st != HP_OK) {
-    const char *why = ha_last_error();
-    if (st != HP_ERR_INVALID && hp_store_error(s)[0]) why = hp_store_error(s);
-    cli_error("analyze: %s", why[0] ? why : hp_status_str(st));
+    cli_error("analyze: %s", ha_result_error(res));
+    ha_result_free(res);
     return CLI_FAIL;
   }
   int rc = CLI_OK;

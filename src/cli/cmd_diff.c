@@ -153,7 +153,8 @@ int cmd_diff(int argc, char **argv) {
   hp_status st = ha_diff(a, b, &q, same, &res);
   cli_progress_end(dp.p);
   if (st != HP_OK) {
-    cli_error("diff: %s", ha_last_error()[0] ? ha_last_error() : hp_status_str(st));
+    cli_error("diff: %s", ha_result_error(res));
+    ha_result_free(res);
   } else {
     if (fmt == REPORT_TABLE) printf("A: %s\nB: %s\n\n", argv2[0], argv2[1]);
     if (fmt == REPORT_TABLE && ha_result_nrows(res) == 0)

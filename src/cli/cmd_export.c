@@ -2,6 +2,7 @@
  * counters as a timeline for Perfetto, Chrome's trace viewer or OTF2 readers (src/export does the work). */
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
+#include "progress.h"
 #include "options.h"
 
 #include "../export/export.h"
@@ -92,14 +93,20 @@ int cmd_export(int argc, char **argv) {
     hp_store_abort(s);
     return CLI_FAIL;
   }
-  ex_stats stats;
-  char err[600] = "";
-  ex_status es = ex_export(s, outp, fmt, &stats, err, sizeof err);
+  /* a progress line on a terminal: regions and dispatches read */
+  cli_progress *pr = cli_progress_start("exporting", "rows", 0, quiet);
+  ex_opts eo = {.progress = cli_progress_cb, .progress_ctx = pr};
+  ex_result *er;
+  ex_status es = ex_export(s, outp, fmt, pr ? &eo : NULL, &er);
+  cli_progress_end(pr);
   hp_store_close(s);
   if (es != EX_OK) {
-    cli_error("%s", err);
+    cli_error("%s", ex_result_error(er));
+    ex_result_free(er);
     return CLI_FAIL;
   }
+  ex_stats stats = *ex_result_stats(er);
+  ex_result_free(er);
   if (stats.damaged)
     cli_warn("%s: damaged store: exported what was readable, the rest of the table skipped (%s)", path,
              stats.damage);

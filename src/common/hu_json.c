@@ -9,13 +9,12 @@
 
 typedef struct {
   const char *p, *end;
-  char *err;
-  size_t errlen;
+  const char *why; /* the first failure's reason (a static string), NULL while none */
   int failed;
 } jp;
 
 static int fail(jp *j, const char *what) {
-  if (!j->failed) snprintf(j->err, j->errlen, "%s", what);
+  if (!j->failed) j->why = what;
   j->failed = 1;
   return -1;
 }
@@ -293,25 +292,24 @@ void hu_json_free(hu_json *j) {
   free(j);
 }
 
-int hu_json_parse(const char *text, size_t n, hu_json **out, char *err, size_t errlen) {
+hu_status hu_json_parse(const char *text, size_t n, hu_json **out) {
   *out = NULL;
-  jp j = {text, text + n, err, errlen, 0};
+  jp j = {text, text + n, NULL, 0};
   hu_json *v = calloc(1, sizeof *v);
-  if (!v) {
-    snprintf(err, errlen, "out of memory");
-    return -1;
-  }
+  if (!v) return HU_ERR_NOMEM;
   if (value(&j, v, 0) == 0) {
     ws(&j);
     if (j.p != j.end) fail(&j, "trailing bytes after the JSON value");
   }
-  if (j.failed) {
-    hu_json_free(v);
-    return -1;
-  }
   *out = v;
-  return 0;
+  if (!j.failed) return HU_OK;
+  free_kids(v); /* no partial tree: a value-less root that says why */
+  memset(v, 0, sizeof *v);
+  v->err = j.why;
+  return strcmp(j.why, "out of memory") == 0 ? HU_ERR_NOMEM : HU_ERR_INVALID;
 }
+
+const char *hu_json_error(const hu_json *j) { return !j ? "out of memory" : j->err ? j->err : ""; }
 
 const hu_json *hu_json_get(const hu_json *obj, const char *key) {
   if (!obj || obj->type != HU_JSON_OBJ) return NULL;

@@ -78,6 +78,10 @@ struct ex_writer {
   void *priv; /* the backend's state */
   char err[512];
   hu_buf scratch[4]; /* reusable buffers */
+  /* progress (ex_opts): regions and dispatches read so far, of total (0 = unknown) */
+  void (*progress)(void *ctx, uint64_t done, uint64_t total);
+  void *progress_ctx;
+  uint64_t done, total;
 };
 
 extern const ex_backend ex_perfetto_backend, ex_chrome_backend;

@@ -249,6 +249,11 @@ static void free_model(ex_model *m) {
 
 /* ---- the walk ------------------------------------------------------------------------------------- */
 
+/* One more row read: the progress hook every 4096 rows. */
+static void tick(ex_writer *w) {
+  if (++w->done % 4096 == 0 && w->progress) w->progress(w->progress_ctx, w->done, w->total);
+}
+
 static int walk_regions(ex_writer *w, const ex_backend *be, hp_store *s) {
   hp_cursor *c;
   hp_status st = hp_cursor_open(s, HP_TABLE_REGION, &c);
@@ -256,6 +261,7 @@ static int walk_regions(ex_writer *w, const ex_backend *be, hp_store *s) {
   hp_region r = {.size = sizeof r};
   int rc = 0;
   while (!rc && (st = hp_cursor_next(c, &r)) == HP_OK) {
+    tick(w);
     if (!r.start_ns || r.end_ns < r.start_ns) {
       w->st->skipped_untimed++;
       continue;
@@ -302,6 +308,7 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
   hp_dispatch d = {.size = sizeof d};
   int rc = 0;
   while (!rc && (st = hp_cursor_next(c, &d)) == HP_OK) {
+    tick(w);
     nvals = 0;
     /* values of dispatches before this one that were never matched: out of order */
     while (cst == HP_OK && pending.dispatch_id <= prev_id && pending.dispatch_id != d.id) {
@@ -353,16 +360,39 @@ static int remove_tree(const char *path) {
   return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *stats, char *err,
-                    size_t errlen) {
-  ex_stats dummy;
-  if (!stats) stats = &dummy;
-  memset(stats, 0, sizeof *stats);
-  if (!ex_format_available(f)) {
-    snprintf(err, errlen, "export format %s is not compiled into this build",
-             f >= 0 && f < EX_FORMAT_COUNT ? ex_format_names[f] : "?");
-    return f >= 0 && f < EX_FORMAT_COUNT ? EX_ERR_UNSUPPORTED : EX_ERR_INVALID;
-  }
+struct ex_result {
+  ex_stats stats;
+  char error[600];
+};
+
+const ex_stats *ex_result_stats(const ex_result *r) {
+  static const ex_stats none;
+  return r ? &r->stats : &none;
+}
+const char *ex_result_error(const ex_result *r) { return r ? r->error : "out of memory"; }
+void ex_result_free(ex_result *r) { free(r); }
+
+static ex_status res_err(ex_result *r, ex_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static ex_status res_err(ex_result *r, ex_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->error, sizeof r->error, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+ex_status ex_export(hp_store *s, const char *out_path, ex_format f, const ex_opts *opts, ex_result **out) {
+  if (!out) return EX_ERR_INVALID;
+  ex_result *res = *out = calloc(1, sizeof *res);
+  if (!res) return EX_ERR_NOMEM;
+  if (!s || !out_path || !*out_path)
+    return res_err(res, EX_ERR_INVALID, "export: no store or no output path");
+  ex_stats *stats = &res->stats;
+  if (!ex_format_available(f))
+    return res_err(res, f >= 0 && f < EX_FORMAT_COUNT ? EX_ERR_UNSUPPORTED : EX_ERR_INVALID,
+                   "export format %s is not compiled into this build",
+                   f >= 0 && f < EX_FORMAT_COUNT ? ex_format_names[f] : "?");
   const ex_backend *be = f == EX_PERFETTO ? &ex_perfetto_backend
                          : f == EX_CHROME ? &ex_chrome_backend
                                           :
@@ -373,11 +403,18 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *st
 #endif
   ex_model m = {0};
   ex_writer w = {.m = &m, .st = stats, .out_path = out_path};
+  if (opts && opts->progress) {
+    uint64_t nr = 0, nd = 0;
+    w.progress = opts->progress;
+    w.progress_ctx = opts->progress_ctx;
+    if (hp_store_count(s, HP_TABLE_REGION, &nr) == HP_OK &&
+        hp_store_count(s, HP_TABLE_DISPATCH, &nd) == HP_OK)
+      w.total = nr + nd;
+  }
   ex_status rc = EX_OK;
   if (load_model(&w, s)) {
-    snprintf(err, errlen, "%s", w.err);
     free_model(&m);
-    return EX_ERR_STORE;
+    return res_err(res, EX_ERR_STORE, "%s", w.err);
   }
   uint64_t off = 0;
   if (hp_store_damage(s, &off) != HP_OK)
@@ -387,15 +424,13 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *st
   hu_buf_printf(&tb, "%s.tmp.XXXXXX", out_path);
   w.tmp_path = hu_buf_cstr(&tb);
   if (!w.tmp_path) {
-    snprintf(err, errlen, "out of memory");
     free_model(&m);
-    return EX_ERR_NOMEM;
+    return res_err(res, EX_ERR_NOMEM, "out of memory");
   }
   int made = 0;
   if (be->is_dir) {
     if (!mkdtemp(w.tmp_path)) {
-      snprintf(err, errlen, "%s: cannot create the output: %s", out_path, strerror(errno));
-      rc = EX_ERR_IO;
+      rc = res_err(res, EX_ERR_IO, "%s: cannot create the output: %s", out_path, strerror(errno));
     } else { /* mkdtemp makes 0700: give the folder the mode a plain mkdir would */
       mode_t um = umask(0);
       umask(um);
@@ -410,9 +445,8 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *st
       (void)fchmod(fd, 0666 & ~um);
     }
     if (fd < 0 || !(w.f = fdopen(fd, "w"))) {
-      snprintf(err, errlen, "%s: cannot create the output: %s", out_path, strerror(errno));
+      rc = res_err(res, EX_ERR_IO, "%s: cannot create the output: %s", out_path, strerror(errno));
       if (fd >= 0) close(fd), unlink(w.tmp_path);
-      rc = EX_ERR_IO;
     } else
       made = 1;
   }
@@ -420,14 +454,14 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *st
     int bad = be->open(&w) || be->tracks(&w) || walk_regions(&w, be, s) || walk_dispatches(&w, be, s) ||
               be->finish(&w);
     if (bad) {
-      rc = strstr(w.err, "out of memory") ? EX_ERR_NOMEM : EX_ERR_IO;
-      snprintf(err, errlen, "%s", w.err);
+      rc = res_err(res, strstr(w.err, "out of memory") ? EX_ERR_NOMEM : EX_ERR_IO, "%s", w.err);
       be->discard(&w);
     } else if ((be->is_dir && remove_tree(out_path)) || rename(w.tmp_path, out_path)) {
-      snprintf(err, errlen, "%s: cannot write the output: %s", out_path, strerror(errno));
-      rc = EX_ERR_IO;
-    } else
+      rc = res_err(res, EX_ERR_IO, "%s: cannot write the output: %s", out_path, strerror(errno));
+    } else {
       made = 0;
+      if (w.progress) w.progress(w.progress_ctx, w.done, w.total);
+    }
   }
   if (w.f) fclose(w.f);
   if (made) remove_tree(w.tmp_path);

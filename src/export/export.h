@@ -40,10 +40,26 @@ extern const char *const ex_format_names[];
 /* Is the format compiled in? (OTF2 needs libotf2 at build time.) */
 int ex_format_available(ex_format f);
 
+/* Options of an export (NULL = none). */
+typedef struct ex_opts {
+  /* Called every 4096 rows read (regions, then dispatches) and once at the end, with the rows done and
+   * their total (0 when the store cannot count them). NULL = none. */
+  void (*progress)(void *ctx, uint64_t done, uint64_t total);
+  void *progress_ctx;
+} ex_opts;
+
+typedef struct ex_result ex_result; /* what an export wrote (ex_result_stats), or why it failed */
+
 /* Export store `s` to `out_path` in format f. The output appears only when everything could be written:
  * a temporary name beside it, renamed at the end (for OTF2, `out_path` is a folder holding the archive).
- * A damaged store exports what is readable and sets stats->damaged. On error, one line in err. */
-ex_status ex_export(hp_store *s, const char *out_path, ex_format f, ex_stats *stats, char *err,
-                    size_t errlen);
+ * A damaged store exports what is readable and sets the stats' damaged. *out gets the result, on failure
+ * too: ex_result_error says why in one line (the error convention, docs/development.md); free it with
+ * ex_result_free either way. *out stays NULL only when out is NULL or memory ran out. */
+ex_status ex_export(hp_store *s, const char *out_path, ex_format f, const ex_opts *opts, ex_result **out);
+/* What the export wrote and skipped (all zero after a failure before writing). */
+const ex_stats *ex_result_stats(const ex_result *r);
+/* Why the export failed (one line), "" when it did not; "out of memory" for r NULL. */
+const char *ex_result_error(const ex_result *r);
+void ex_result_free(ex_result *r);
 
 #endif

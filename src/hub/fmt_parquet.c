@@ -318,11 +318,14 @@ static hp_status read_manifest(hp_store *s, hu_json **out) {
     free(text);
     return hp_set_error(s, HP_ERR_IO, "%s: cannot read", PQ_MANIFEST);
   }
-  char err[128];
-  int rc = hu_json_parse(text, n, out, err, sizeof err);
+  hu_status rc = hu_json_parse(text, n, out);
   free(text);
-  if (rc) return hp_set_error(s, HP_ERR_CORRUPT, "%s: bad JSON: %s", PQ_MANIFEST, err);
-  return HP_OK;
+  if (rc == HU_OK) return HP_OK;
+  hp_status st = hp_set_error(s, rc == HU_ERR_NOMEM ? HP_ERR_NOMEM : HP_ERR_CORRUPT, "%s: bad JSON: %s",
+                              PQ_MANIFEST, hu_json_error(*out));
+  hu_json_free(*out);
+  *out = NULL;
+  return st;
 }
 
 /* Check one file of the manifest: size against the manifest, then magic and footer. Damage is recorded,
@@ -354,14 +357,13 @@ static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, co
                   (unsigned long long)size, (unsigned long long)bytes->u);
     return HP_OK;
   }
-  char err[200];
   uint64_t off = 0;
   uint32_t want_crc = crc ? (uint32_t)crc->u : 0;
-  hp_status st = pq_read_footer(fd, size, d, crc ? &want_crc : NULL, f, err, sizeof err, &off);
+  hp_status st = pq_read_footer(fd, size, d, crc ? &want_crc : NULL, f, &off);
   close(fd);
   if (st == HP_ERR_NOMEM) return hp_set_error(s, st, "%s: out of memory", f->name);
   if (st != HP_OK) {
-    hp_set_damage(s, st, off, "%s: %s", f->name, err);
+    hp_set_damage(s, st, off, "%s: %s", f->name, f->err);
     return HP_OK;
   }
   if (rows && f->rows != rows->u) {

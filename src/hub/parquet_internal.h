@@ -177,14 +177,15 @@ typedef struct pq_rfile {
   uint64_t rows; /* rows by its footer */
   size_t nrg;    /* row groups */
   pq_rowgroup *rg;
-  int ok; /* the footer was read and checked: rows are readable */
+  int ok;        /* the footer was read and checked: rows are readable */
+  char err[200]; /* why pq_read_footer failed (without the file name), "" */
 } pq_rfile;
 
 /* Read and check the footer of the open file fd (size bytes) for table d; with crc not NULL, the footer's
- * CRC-32C (as pq_file_entry.footer_crc) must equal *crc. On failure returns the status and a problem in err
- * (without the file name), with *offset the byte where it was found. */
+ * CRC-32C (as pq_file_entry.footer_crc) must equal *crc. On failure returns the status, with the problem in
+ * f->err (without the file name) and *offset the byte where it was found. */
 hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, const uint32_t *crc, pq_rfile *f,
-                         char *err, size_t errlen, uint64_t *offset);
+                         uint64_t *offset);
 void pq_rfile_free(pq_rfile *f);
 
 typedef struct pq_rcursor pq_rcursor;

@@ -29,8 +29,7 @@ typedef struct leaf {
 
 typedef struct footer_ctx {
   const hp_table_desc *d;
-  char *err;
-  size_t errlen;
+  pq_rfile *f;       /* its err gets the problem */
   uint64_t data_end; /* first byte of the footer: column chunks end before it */
   leaf *leaves;
   size_t nleaves;
@@ -49,7 +48,7 @@ static int bad(footer_ctx *x, hp_status st, const char *fmt, ...) {
   if (x->st == HP_OK) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(x->err, x->errlen, fmt, ap);
+    vsnprintf(x->f->err, sizeof x->f->err, fmt, ap);
     va_end(ap);
     x->st = st;
   }
@@ -291,60 +290,59 @@ static int parse_filemeta(footer_ctx *x, const unsigned char *buf, size_t n, uin
   return 0;
 }
 
+/* The problem on the file; returns st. */
+static hp_status file_err(pq_rfile *f, hp_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static hp_status file_err(pq_rfile *f, hp_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(f->err, sizeof f->err, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
 hp_status pq_read_footer(int fd, uint64_t size, const hp_table_desc *d, const uint32_t *crc, pq_rfile *f,
-                         char *err, size_t errlen, uint64_t *offset) {
+                         uint64_t *offset) {
   *offset = 0;
+  f->err[0] = 0;
   unsigned char head[4], tail[8];
-  if (size < 12) {
-    snprintf(err, errlen, "too short for a Parquet file (%llu bytes)", (unsigned long long)size);
-    return HP_ERR_TRUNCATED;
-  }
-  if (hu_pread_all(fd, head, 4, 0) || hu_pread_all(fd, tail, 8, size - 8)) {
-    snprintf(err, errlen, "cannot read: %s", strerror(errno));
-    return HP_ERR_IO;
-  }
-  if (memcmp(head, "PAR1", 4) != 0) {
-    snprintf(err, errlen, "bad magic at the start (not a Parquet file)");
-    return HP_ERR_CORRUPT;
-  }
+  if (size < 12)
+    return file_err(f, HP_ERR_TRUNCATED, "too short for a Parquet file (%llu bytes)",
+                    (unsigned long long)size);
+  if (hu_pread_all(fd, head, 4, 0) || hu_pread_all(fd, tail, 8, size - 8))
+    return file_err(f, HP_ERR_IO, "cannot read: %s", strerror(errno));
+  if (memcmp(head, "PAR1", 4) != 0)
+    return file_err(f, HP_ERR_CORRUPT, "bad magic at the start (not a Parquet file)");
   if (memcmp(tail + 4, "PAR1", 4) != 0) {
     *offset = size - 4;
-    snprintf(err, errlen, "bad magic at the end (truncated or not a Parquet file)");
-    return HP_ERR_CORRUPT;
+    return file_err(f, HP_ERR_CORRUPT, "bad magic at the end (truncated or not a Parquet file)");
   }
   uint32_t len =
       (uint32_t)tail[0] | (uint32_t)tail[1] << 8 | (uint32_t)tail[2] << 16 | (uint32_t)tail[3] << 24;
   if (len == 0 || len > size - 12 || len > PQ_MAX_FOOTER) {
     *offset = size - 8;
-    snprintf(err, errlen, "bad footer length %u (file is %llu bytes)", len, (unsigned long long)size);
-    return HP_ERR_CORRUPT;
+    return file_err(f, HP_ERR_CORRUPT, "bad footer length %u (file is %llu bytes)", len,
+                    (unsigned long long)size);
   }
   unsigned char *buf = malloc(len);
-  if (!buf) {
-    snprintf(err, errlen, "out of memory");
-    return HP_ERR_NOMEM;
-  }
+  if (!buf) return file_err(f, HP_ERR_NOMEM, "out of memory");
   uint64_t fstart = size - 8 - len;
   if (hu_pread_all(fd, buf, len, fstart)) {
     free(buf);
-    snprintf(err, errlen, "cannot read: %s", strerror(errno));
-    return HP_ERR_IO;
+    return file_err(f, HP_ERR_IO, "cannot read: %s", strerror(errno));
   }
   if (crc && hp_crc32c(hp_crc32c(0, buf, len), tail, 8) != *crc) {
     free(buf);
     *offset = fstart;
-    snprintf(err, errlen, "footer checksum mismatch (the metadata is damaged)");
-    return HP_ERR_CORRUPT;
+    return file_err(f, HP_ERR_CORRUPT, "footer checksum mismatch (the metadata is damaged)");
   }
   footer_ctx x = {0};
   x.d = d;
-  x.err = err;
-  x.errlen = errlen;
+  x.f = f;
   x.data_end = fstart;
   if (d->ncolumns > sizeof x.colleaf / sizeof x.colleaf[0]) {
     free(buf);
-    snprintf(err, errlen, "too many columns");
-    return HP_ERR_INVALID;
+    return file_err(f, HP_ERR_INVALID, "too many columns");
   }
   parse_filemeta(&x, buf, len, size, f);
   free(buf);
