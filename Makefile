@@ -4,6 +4,12 @@
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
+# Asserts check internal invariants (docs/development.md, "Asserts"): live in `make DEBUG=1` and in the
+# sanitizer builds (build/san, the fuzzers), compiled out (NDEBUG) in the release build. The sanitizer rules
+# do not use CFLAGS.
+ifneq ($(DEBUG),1)
+override CFLAGS += -DNDEBUG
+endif
 # One version source: the VERSION file (library, CLI, pkg-config file, Python package).
 VERSION := $(shell cat VERSION)
 SOVERSION := $(firstword $(subst ., ,$(VERSION)))

@@ -10,18 +10,10 @@ graph() {
   python3 - "$1" <<'PY'
 import os, re, subprocess, sys
 
+sys.path.insert(0, "tests")
+from modules import FORBIDDEN, circles, layers, module  # the module map, shared with check_calls.sh
+
 build = sys.argv[1]
-MODULES = ("hub", "common", "counters", "analysis", "collector", "export", "cli")
-# Modules a module's files must never include (besides the circle rule): lower layers never see upper ones.
-FORBIDDEN = {
-    "common": {"hub", "counters", "analysis", "collector", "export", "cli"},
-    "hub": {"cli", "collector", "analysis", "export"},
-    "counters": {"cli", "collector", "analysis", "export"},
-    "analysis": {"cli", "collector", "export"},
-    "collector": {"cli", "analysis", "export"},
-    "export": {"cli", "collector", "analysis", "counters"},
-    "cli": {"collector"},
-}
 passed, failed = 0, 0
 
 
@@ -32,14 +24,6 @@ def check(ok, msg):
     else:
         failed += 1
         print("FAIL: " + msg, file=sys.stderr)
-
-
-def module(path):
-    """The module of a project file, None for anything else (system headers, tests, examples)."""
-    if path.startswith("include/hubprof/"):
-        return "analysis" if path == "include/hubprof/analysis.h" else "hub"
-    m = re.match(r"src/([a-z]+)/", path)
-    return m.group(1) if m and m.group(1) in MODULES else None
 
 
 def read_dep(path):
@@ -75,27 +59,7 @@ for src, inc in sorted(deps.items()):
             edges.setdefault(a, {}).setdefault(b, f"{src} includes {h}")
 
 
-def circles():
-    out, stack, state = [], [], {}
-
-    def visit(m):
-        state[m] = 1
-        stack.append(m)
-        for n in sorted(edges.get(m, {})):
-            if state.get(n) == 1:
-                out.append(stack[stack.index(n):] + [n])
-            elif n not in state:
-                visit(n)
-        stack.pop()
-        state[m] = 2
-
-    for m in sorted(edges):
-        if m not in state:
-            visit(m)
-    return out
-
-
-found = circles()
+found = circles(edges)
 for c in found:
     why = "; ".join(edges[a][b] for a, b in zip(c, c[1:]))
     check(False, "circle between modules " + " -> ".join(c) + ": " + why)
@@ -131,13 +95,7 @@ for src, h in sorted(KNOWN_C_INCLUDES - c_includes):
     check(False, f"{src} no longer includes {h}: remove it from KNOWN_C_INCLUDES in tests/check_deps.sh")
 check(c_includes <= KNOWN_C_INCLUDES, "includes of .c files")
 
-order, done = [], set()
-while len(done) < len(seen) and not found:
-    nxt = sorted(m for m in seen - done if set(edges.get(m, {})) <= done)
-    if not nxt:
-        break
-    order += nxt
-    done |= set(nxt)
+order = [] if found else layers(seen, edges)
 print("module layers (bottom first): " + ", ".join(order))
 for a in sorted(edges):
     print(f"  {a} -> {', '.join(sorted(edges[a]))}")

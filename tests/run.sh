@@ -50,6 +50,8 @@ done
 run "abi" bash tests/abi/test_abi.sh "$B"
 run "install" bash tests/test_install.sh
 run "include graph" bash tests/check_deps.sh "$B"
+run "call graph" bash tests/check_calls.sh "$B"
+run "asserts" bash tests/check_asserts.sh "$B"
 run "license lines" bash tests/check_spdx.sh
 run "collector" bash tests/collector/test_collector.sh
 run "regions" bash tests/collector/test_regions.sh "$B/san/hubprof"

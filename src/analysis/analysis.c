@@ -14,6 +14,7 @@
 #include "../common/hu_map.h"
 #include "../common/hu_text.h"
 
+#include <assert.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <math.h>
@@ -91,6 +92,7 @@ static const char *intern(ha_result *r, const char *s) {
 }
 
 static int add_col(ha_result *r, const char *name, ha_col_kind kind, ha_col_role role, const char *unit) {
+  assert(r->nrows == 0); /* columns come before rows: a row's cells are ncols wide */
   if (r->ncols == r->capcols) {
     size_t nc = r->capcols ? 2 * r->capcols : 32;
     rcol *n = realloc(r->cols, nc * sizeof *n);
@@ -124,6 +126,7 @@ static cell *add_row(ha_result *r, uint8_t **flags) {
     r->flags = f;
     r->cap = nc;
   }
+  assert(r->nrows < r->cap); /* room for the row after growth (columns are fixed before the first row) */
   cell *row = &r->cells[r->nrows * r->ncols];
   memset(row, 0, r->ncols * sizeof *row);
   *flags = &r->flags[r->nrows * r->ncols];

@@ -4,12 +4,14 @@
 
 #include "hu_varint.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 int hu_buf_reserve(hu_buf *b, size_t extra) {
+  assert(b->n <= b->cap && (b->p || !b->cap)); /* invariant: the bytes in use fit the allocation */
   if (b->oom) return -1;
   if (extra <= b->cap - b->n) return 0;
   size_t cap = b->cap ? b->cap : 256;
@@ -27,6 +29,7 @@ int hu_buf_reserve(hu_buf *b, size_t extra) {
   }
   b->p = p;
   b->cap = cap;
+  assert(b->cap - b->n >= extra); /* the growth made the room asked for */
   return 0;
 }
 

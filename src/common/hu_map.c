@@ -4,6 +4,7 @@
 
 #include "hu_hash.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,9 +35,14 @@ static int idmap_grow(hu_idmap *m) {
   return 0;
 }
 
+/* The map's invariant (hu_map.h): slots a power of two (or none), at most half of them used. */
+#define MAP_OK(m) (((m)->cap & ((m)->cap - 1)) == 0 && 2 * (m)->n <= (m)->cap)
+
 int hu_idmap_put(hu_idmap *m, uint64_t k, uint64_t v) {
+  assert(MAP_OK(m));
   if (!k) return 0;
   if (2 * (m->n + 1) > m->cap && idmap_grow(m)) return -1;
+  assert(2 * (m->n + 1) <= m->cap); /* room for one more after growth: the probe below ends */
   size_t j = (size_t)hu_mix64(k) & (m->cap - 1);
   while (m->keys[j] && m->keys[j] != k)
     j = (j + 1) & (m->cap - 1);
@@ -47,6 +53,7 @@ int hu_idmap_put(hu_idmap *m, uint64_t k, uint64_t v) {
 }
 
 int hu_idmap_get(const hu_idmap *m, uint64_t k, uint64_t *v) {
+  assert(MAP_OK(m));
   if (!k || !m->cap) return 0;
   for (size_t j = (size_t)hu_mix64(k) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1))
     if (m->keys[j] == k) {
@@ -78,6 +85,7 @@ long hu_strmap_find(const hu_strmap *m, const char *s) {
 }
 
 long hu_strmap_intern(hu_strmap *m, const char *s, int *added) {
+  assert(MAP_OK(m) && m->n <= m->capn);
   if (added) *added = 0;
   if (m->n >= UINT32_MAX - 1) return -1;
   if (2 * (m->n + 1) > m->cap) {
@@ -94,6 +102,7 @@ long hu_strmap_intern(hu_strmap *m, const char *s, int *added) {
     m->slot = ns;
     m->cap = nc;
   }
+  assert(2 * (m->n + 1) <= m->cap);
   size_t j = str_slot(m, s);
   if (m->slot[j]) return (long)m->slot[j] - 1;
   if (m->n == m->capn) {

@@ -12,7 +12,7 @@
 typedef struct hu_idmap {
   uint64_t *keys; /* 0 = empty slot */
   uint64_t *vals;
-  size_t cap, n; /* slots (a power of two), keys stored */
+  size_t cap, n; /* slots (a power of two), keys stored; invariant 2n <= cap (asserted in debug builds) */
 } hu_idmap;
 
 /* Set k's value (replacing an earlier one): 0, or -1 when out of memory (the map is unchanged). */

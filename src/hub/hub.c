@@ -5,6 +5,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "hub_internal.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
@@ -434,6 +435,7 @@ hp_status hp_cursor_next(hp_cursor *c, void *row) {
   uint32_t sz = *(const uint32_t *)row;
   if (sz < sizeof(uint32_t) + sizeof(uint64_t)) return HP_ERR_INVALID;
   if (c->ended) return HP_END;
+  assert(c->store && c->store->ops && (unsigned)c->table < HP_TABLE_COUNT); /* an open cursor's state */
   const hp_table_desc *d = hp_table_describe(c->table);
   if (sz >= d->row_size) { /* fast path: the caller's struct is ours */
     hp_status st = c->store->ops->cursor_next(c, row);
@@ -446,6 +448,7 @@ hp_status hp_cursor_next(hp_cursor *c, void *row) {
     hp_process p;
     char any[256];
   } full;
+  assert(d->row_size <= sizeof full); /* every row of this build fits the fallback */
   hp_row_init(c->table, &full);
   hp_status st = c->store->ops->cursor_next(c, &full);
   if (st != HP_OK) {
@@ -476,6 +479,7 @@ hp_status hp_cursor_next_batch(hp_cursor *c, void *const *cols, size_t max, size
   } row;
   hp_status st = HP_OK;
   size_t i = 0;
+  assert(d->row_size <= sizeof row);
   if (c->ended) return HP_END;
   if (c->store->ops->size >= offsetof(hp_format_ops, cursor_next_batch) + sizeof(void *) &&
       c->store->ops->cursor_next_batch) { /* the format reads columns itself */

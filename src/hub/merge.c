@@ -11,6 +11,7 @@
 #include "../common/hu_hash.h"
 #include "../common/hu_map.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -210,6 +211,7 @@ static uint64_t dmap_add(dmap *d, uint64_t in, uint64_t *max_id) {
     d->r = r;
     d->cap = cap;
   }
+  assert(d->n < d->cap && d->n < DRUN_MAX);
   d->r[d->n++] = (drun){in, in, out};
   d->sorted = 0;
   return out;
@@ -460,6 +462,7 @@ static hp_status emit_row(merger *m, hp_table t, anyrow *row, int strings) {
     return st;
   }
   mbatch *b = q->b[q->fill];
+  assert(b->n < MQ_ROWS && hp_table_describe(t)->row_size <= sizeof b->rows[0]); /* a full batch was handed on */
   b->table[b->n] = (unsigned char)t;
   memcpy(&b->rows[b->n], row, hp_table_describe(t)->row_size);
   if (strings && strings_out(b, t, &b->rows[b->n])) {

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Call-graph check over the object files: file -> file edges from each object's undefined symbols and the
+# object that defines them (`nm`), mapped to modules as tests/check_deps.sh maps includes (tests/modules.py);
+# fails on a circle between modules (so between files of different modules) and on a call against the
+# layering (a lower module calling an upper one); circles between files of one module are listed as notes.
+# Prints the module graph and its layers. usage: check_calls.sh [BUILD]
+# SPDX-License-Identifier: MIT
+set -u
+cd "$(dirname "$0")/.."
+B=${1:-build}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# graph DIR [--partial]: check the objects under DIR (DIR/src/MODULE/FILE.o); prints "N passed, N failed"
+graph() {
+  python3 - "$@" <<'PY'
+import os, subprocess, sys
+
+sys.path.insert(0, "tests")
+from modules import FORBIDDEN, circles, layers, module
+
+root, partial = sys.argv[1], "--partial" in sys.argv[2:]
+passed, failed = 0, 0
+
+
+def check(ok, msg):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: " + msg, file=sys.stderr)
+
+
+objs = {}  # source-like name (src/hub/hub.c) -> object path
+for d, dirs, files in os.walk(os.path.join(root, "src")):
+    for f in files:
+        if f.endswith(".o"):
+            src = os.path.relpath(os.path.join(d, f[:-2] + ".c"), root)
+            if module(src):
+                objs[src] = os.path.join(d, f)
+defined, undefined = {}, {}
+for src, o in sorted(objs.items()):
+    out = subprocess.run(["nm", "-P", o], capture_output=True, text=True)
+    check(out.returncode == 0, f"nm {o}: {out.stderr.strip()}")
+    undefined[src] = set()
+    for line in out.stdout.splitlines():
+        f = line.split()
+        if len(f) < 2:
+            continue
+        name, kind = f[0], f[1]
+        if kind == "U":
+            undefined[src].add(name)
+        elif kind in "TDBRGSVWi" and kind.isupper():  # a global definition
+            defined.setdefault(name, src)
+if not partial:
+    seen = {module(s) for s in objs}
+    want = {"hub", "common", "counters", "analysis", "collector", "export", "cli"}
+    check(want <= seen, f"{root}: objects missing for modules {sorted(want - seen)}")
+
+fedges, medges = {}, {}  # file -> file -> symbol; module -> module -> "a calls b's f"
+for src in sorted(undefined):
+    for sym in sorted(undefined[src]):
+        dst = defined.get(sym)
+        if not dst or dst == src:
+            continue
+        fedges.setdefault(src, {}).setdefault(dst, sym)
+        a, b = module(src), module(dst)
+        if a != b:
+            medges.setdefault(a, {}).setdefault(b, f"{src} calls {sym} of {dst}")
+
+# 1. no circle between modules
+found = circles(medges)
+for c in found:
+    check(False, "call circle between modules " + " -> ".join(c) + ": " + "; ".join(medges[a][b] for a, b in zip(c, c[1:])))
+# 2. calls follow the layering
+for a, bs in sorted(medges.items()):
+    for b, why in sorted(bs.items()):
+        check(b not in FORBIDDEN.get(a, set()), f"{a} must not call {b}: {why}")
+# 3. circles between files: across modules they are module circles (above); inside one module (a
+# subcommand calling main.c's cli_error, a format's ops table and its helpers) they are allowed and listed.
+ff = circles(fedges)
+for c in ff:
+    why = " -> ".join(c) + ": " + "; ".join(f"{fedges[a][b]}" for a, b in zip(c, c[1:]))
+    if len({module(f) for f in c}) > 1:
+        check(False, "call circle between files of different modules " + why)
+    else:
+        print("  note: call circle inside module " + module(c[0]) + ": " + why)
+check(not found, "call graph has circles between modules")
+
+print("call graph: " + f"{len(objs)} objects, {sum(len(v) for v in fedges.values())} file edges")
+print("module layers by calls (bottom first): " + ", ".join([] if found else layers({module(s) for s in objs}, medges)))
+for a in sorted(medges):
+    print(f"  {a} -> {', '.join(sorted(medges[a]))}")
+print(f"check_calls: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
+PY
+}
+
+# The collector is linked from its sources in one step (src/collector/collector.mk): compile its files alone.
+mkdir -p "$T/objs"
+(cd "$B" && find src -name '*.o' -exec cp --parents {} "$T/objs" \;)
+mkdir -p "$T/objs/src/collector"
+for c in src/collector/*.c; do
+  cc -std=c11 -D_GNU_SOURCE -pthread -fPIC -O0 -w -Iinclude -Isrc/hub -Isrc/counters -Isrc/collector \
+    -DHP_VERSION='"0"' -c "$c" -o "$T/objs/${c%.c}.o" 2>"$T/cc" || { echo "FAIL: cannot compile $c: $(head -3 "$T/cc")" >&2; }
+done
+graph "$T/objs" | tee "$T/graph"
+rc=${PIPESTATUS[0]}
+line=$(grep -E '^check_calls: [0-9]+ passed' "$T/graph")
+pass=$(echo "$line" | sed -nE 's/.* ([0-9]+) passed.*/\1/p')
+fail=$(echo "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
+pass=${pass:-0}
+fail=${fail:-1}
+
+# The check itself: a small synthetic tree with a module circle (hub -> cli -> hub), a call against the
+# layering (hub -> cli) must fail, naming each; a file circle inside one module is listed.
+S="$T/synth"
+mkdir -p "$S/src/hub" "$S/src/cli" "$S/src/common"
+printf 'int zz_cli_fn(void);\nint zz_hub_fn(void) { return zz_cli_fn(); }\n' >"$T/a.c"
+printf 'int zz_hub_fn(void);\nint zz_cli_fn(void) { return zz_hub_fn() + 1; }\n' >"$T/b.c"
+printf 'int zz_y(void);\nint zz_x(void) { return zz_y(); }\n' >"$T/x.c"
+printf 'int zz_x(void);\nint zz_y(void) { return zz_x(); }\n' >"$T/y.c"
+cc -c "$T/a.c" -o "$S/src/hub/zz_a.o" && cc -c "$T/b.c" -o "$S/src/cli/zz_b.o" &&
+  cc -c "$T/x.c" -o "$S/src/common/zz_x.o" && cc -c "$T/y.c" -o "$S/src/common/zz_y.o" || fail=$((fail + 1))
+graph "$S" --partial >"$T/self" 2>&1
+selfrc=$?
+want_ok=1
+for msg in "call circle between modules cli -> hub -> cli" "hub must not call cli: src/hub/zz_a.c calls zz_cli_fn of src/cli/zz_b.c" \
+  "note: call circle inside module common: src/common/zz_x.c -> src/common/zz_y.c -> src/common/zz_x.c"; do
+  grep -qF "$msg" "$T/self" || { echo "FAIL: check_calls does not report '$msg' on a broken tree" >&2; want_ok=0; }
+done
+if [ $selfrc -ne 0 ] && [ $want_ok -eq 1 ]; then pass=$((pass + 1)); else
+  sed 's/^/  self-test: /' "$T/self" | tail -n 20 >&2
+  fail=$((fail + 1))
+fi
+echo "check_calls: $pass passed, $fail failed (with the self-test on a broken tree)"
+[ "$rc" -eq 0 ] && [ "$fail" -eq 0 ]

@@ -1,0 +1,57 @@
+"""The module map of docs/development.md for the graph checks (tests/check_deps.sh: includes;
+tests/check_calls.sh: calls): which module a file belongs to, who must never use whom, and circles."""
+# SPDX-License-Identifier: MIT
+import re
+
+MODULES = ("hub", "common", "counters", "analysis", "collector", "export", "cli")
+# Modules a module's files must never use (besides the circle rule): lower layers never see upper ones.
+FORBIDDEN = {
+    "common": {"hub", "counters", "analysis", "collector", "export", "cli"},
+    "hub": {"cli", "collector", "analysis", "export"},
+    "counters": {"cli", "collector", "analysis", "export"},
+    "analysis": {"cli", "collector", "export"},
+    "collector": {"cli", "analysis", "export"},
+    "export": {"cli", "collector", "analysis", "counters"},
+    "cli": {"collector"},
+}
+
+
+def module(path):
+    """The module of a project file, None for anything else (system headers, tests, examples)."""
+    if path.startswith("include/hubprof/"):
+        return "analysis" if path == "include/hubprof/analysis.h" else "hub"
+    m = re.match(r"src/([a-z]+)/", path)
+    return m.group(1) if m and m.group(1) in MODULES else None
+
+
+def circles(edges):
+    """Circles of a graph {node: {node: why}}: each a list of nodes whose first and last are the same."""
+    out, stack, state = [], [], {}
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(edges.get(m, {})):
+            if state.get(n) == 1:
+                out.append(stack[stack.index(n):] + [n])
+            elif n not in state:
+                visit(n)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m)
+    return out
+
+
+def layers(nodes, edges):
+    """The nodes bottom first (each after everything it uses), as far as there is no circle."""
+    order, done = [], set()
+    while len(done) < len(nodes):
+        nxt = sorted(m for m in set(nodes) - done if set(edges.get(m, {})) - {m} <= done)
+        if not nxt:
+            break
+        order += nxt
+        done |= set(nxt)
+    return order
