@@ -462,7 +462,8 @@ static hp_status emit_row(merger *m, hp_table t, anyrow *row, int strings) {
     return st;
   }
   mbatch *b = q->b[q->fill];
-  assert(b->n < MQ_ROWS && hp_table_describe(t)->row_size <= sizeof b->rows[0]); /* a full batch was handed on */
+  assert(b->n < MQ_ROWS &&
+         hp_table_describe(t)->row_size <= sizeof b->rows[0]); /* a full batch was handed on */
   b->table[b->n] = (unsigned char)t;
   memcpy(&b->rows[b->n], row, hp_table_describe(t)->row_size);
   if (strings && strings_out(b, t, &b->rows[b->n])) {
