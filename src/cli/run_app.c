@@ -8,6 +8,7 @@
 #include "run_app.h"
 #include "cli.h"
 #include "progress.h"
+#include "watch.h"
 
 #include "hubprof/assemble.h"
 #include "hubprof/hub.h"
@@ -423,9 +424,15 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
     close(err_pipe[0]);
   }
   int status = 0, app_rc = 0;
+  char what[64]; /* the live progress line (watch.c): dispatches in this run's logs so far */
+  if (pass)
+    snprintf(what, sizeof what, "pass %zu/%zu", pass, o->npasses);
+  else
+    snprintf(what, sizeof what, "%s", o->multiplex ? "multiplexing" : o->plan ? "kernel replay" : "tracing");
+  cli_watch *watch = cli_watch_start(dir, what, o->quiet);
   for (;;) { /* the application, then every descendant left behind */
     int st;
-    pid_t w = waitpid(-1, &st, 0);
+    pid_t w = cli_watch_wait(watch, &st);
     if (w < 0) {
       if (errno == EINTR) continue;
       break;
@@ -436,6 +443,7 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
     }
   }
   g_child = 0;
+  cli_watch_end(watch);
   if (WIFEXITED(status))
     app_rc = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
