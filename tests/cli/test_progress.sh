@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The live progress line (src/cli/progress.c) under a pseudo-terminal: drawn on stderr when it is a
-# terminal (info and analyze reading a store), cleared at the end, never with -q, never when stderr is a
+# terminal (info, analyze, diff, merge, convert, export; trace and every replay mode while the application
+# runs, src/cli/watch.c), cleared at the end, never with -q, never when stderr is a
 # file; and stdout (the report) never gets any of it.
 # usage: test_progress.sh [HUBPROF]   (default build/hubprof)
 # SPDX-License-Identifier: MIT
@@ -93,6 +94,42 @@ ptyrun "$T/out" "$HP" analyze -q "$T/s.db" >"$T/tty"
 # work shorter than the delay stays silent even on a terminal
 HUBPROF_PROGRESS_DELAY_MS=600000 ptyrun "$T/out" "$HP" info "$T/s.db" >"$T/tty"
 [ ! -s "$T/tty" ] && ok || bad "work shorter than the delay drew a progress line"
+
+# export: regions and dispatches read, of their total
+ptyrun "$T/out" "$HP" export --format chrome "$T/s.db" -o "$T/s.json" >"$T/tty"
+[ $? -eq 0 ] && ok || bad "export under a terminal failed"
+grep -aqE 'hubprof: exporting: [0-9]+/40000 rows \([0-9]+%\)' "$T/tty" && ok ||
+  bad "export: no progress line: $(od -c "$T/tty" | head -3)"
+python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/s.json" && ok || bad "export: output not JSON"
+ptyrun "$T/out" "$HP" export -q -f --format chrome "$T/s.db" -o "$T/s.json" >"$T/tty"
+[ ! -s "$T/tty" ] && ok || bad "export -q drew on the terminal"
+
+# while the application runs (every replay mode): dispatches its logs hold so far, with the rate; the
+# application's own output unchanged; nothing with -q or off a terminal
+EX=build/examples/ocl
+if clinfo -l 2>/dev/null | grep -q Device && [ -x "$EX/launch_loop" ]; then
+  C3=(--counters task-clock,page-faults,context-switches --max-counters-per-pass 1)
+  run_case() { # LABEL N HUBPROF-ARGS...: one run of N dispatches under a terminal, its line checked
+    local want=$1 n=$2
+    shift 2
+    ptyrun "$T/out" "$HP" "$@" -f -o "$T/r.db" -- "$EX/launch_loop" "$n" >"$T/tty"
+    [ $? -eq 0 ] && ok || bad "$*: failed under a terminal: $(tail -c 300 "$T/tty")"
+    grep -aqE "hubprof: $want: [1-9][0-9]* dispatches, [0-9.]+k? dispatches/s" "$T/tty" && ok ||
+      bad "$*: no live line '$want: N dispatches, R/s': $(tr '\r' '\n' <"$T/tty" | tail -5)"
+    grep -q "launch_loop: n=$n .* ok" "$T/out" && ! grep -aq "dispatches/s" "$T/out" && ok ||
+      bad "$*: the application's stdout changed: $(cat "$T/out")"
+  }
+  run_case "tracing" 200000 trace
+  run_case "kernel replay" 3000 profile "${C3[@]}" --replay kernel
+  run_case "pass 3/3" 3000 profile "${C3[@]}" --replay application
+  run_case "multiplexing" 3000 profile "${C3[@]}" --replay multiplex
+  ptyrun "$T/out" "$HP" profile -q "${C3[@]}" --replay application -f -o "$T/r.db" -- "$EX/launch_loop" 3000 >"$T/tty"
+  ! grep -aq "dispatches" "$T/tty" && ok || bad "profile -q drew a live line: $(tr '\r' '\n' <"$T/tty" | tail -3)"
+  "$HP" trace -f -o "$T/r.db" -- "$EX/launch_loop" 3000 >"$T/out" 2>"$T/err"
+  ! grep -q "dispatches/s" "$T/err" && ok || bad "trace wrote a live line to a file: $(head -3 "$T/err")"
+else
+  echo "test_progress: replay part skipped: no OpenCL device or $EX/launch_loop not built"
+fi
 
 echo "test_progress: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
