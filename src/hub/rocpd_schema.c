@@ -237,20 +237,12 @@ int rp_reserved_tag(const char *t) {
          strcmp(t, RP_WRITER_TAG) == 0;
 }
 
-/* The insert statements, by hub table; '@name' is expanded to the physical table. */
+/* The insert statements of the tables rp_write_map does not cover, by hub table; '@name' is expanded to
+ * the physical table. */
 const char *const rp_ins_sql[WS_COUNT] = {
-    [HP_TABLE_DISPATCH] =
-        "INSERT INTO @kernel_dispatch(id, nid, pid, tid, agent_id, kernel_id, dispatch_id, "
-        "queue_id, stream_id, start, \"end\", private_segment_size, group_segment_size, "
-        "workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, "
-        "grid_size_z, region_name_id, event_id, extdata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-        "?8, 0, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?1, ?20)",
     [HP_TABLE_COUNTER_VALUE] =
         "INSERT INTO @pmc_event(id, event_id, pmc_id, value, extdata) VALUES (?, ?, ?, "
         "?, ?)",
-    [HP_TABLE_REGION] =
-        "INSERT INTO @region(id, nid, pid, tid, start, \"end\", name_id, event_id) VALUES (?, ?, "
-        "?, ?, ?, ?, ?, ?)",
     [HP_TABLE_METADATA] = "INSERT INTO @metadata(tag, value) VALUES (?, ?)",
     [WS_STRING] = "INSERT INTO @string(id, string) VALUES (?, ?)",
     [WS_META_UPDATE] = "UPDATE @metadata SET value = ?2 WHERE tag = ?1",
@@ -310,11 +302,14 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
 };
 
 /* Where each hub column is written, in the order of hp_table_describe, for the tables whose rows map
- * column by column (the others are written by rocpd_write.c's own code: dispatches and counter values on
- * the hot path, regions through rocpd_string, metadata keyed by tag): "a" a rocpd column, "a,b" the same
- * value in several, "$key" an extdata key left out at its default ("$key=-1": default -1), "?a" a column
- * where 0 is written as NULL (unknown: a process end never recorded), "" a value the writer derives itself
- * (rp_write_extra names the columns it fills). */
+ * column by column (the others are written by rocpd_write.c's own code: counter values on the hot path
+ * with their exact-bits extdata, metadata keyed by tag): "a" a rocpd column, "a,b" the same value in
+ * several, "$key" an extdata key left out at its default ("$key=-1": default -1; "$key=@col": default the
+ * value of hub column col), "?a" a column where 0 is written as NULL (unknown: a process end never
+ * recorded), "#a" a string stored as its rocpd_string id, "" a value the writer derives itself
+ * (rp_write_extra names the columns it fills). A hub column added to a table here is written by every
+ * path; dispatches also go through the page writer (rocpd_pages.c), which takes the same extdata text and
+ * encodes the rocpd columns itself: a new dispatch column mapped to an extdata key needs nothing there. */
 const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_NODE] = {"id", "hostname", "machine_id", "system_name", "release", "version", "hardware_name"},
     [HP_TABLE_PROCESS] = {"id", "nid", "pid", "ppid", "$rank=-1", "start,init", "?end,fini", "command",
@@ -329,6 +324,31 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
                                 "group_segment_size"},
     [HP_TABLE_COUNTER_INFO] = {"id", "agent_id", "name,symbol", "description", "block", "units",
                                "expression"},
+    /* rocpd's dispatch_id (and the event) is the row id, unique in the file; the collector's id goes to
+     * extdata when it differs */
+    [HP_TABLE_DISPATCH] = {"id,dispatch_id,event_id",
+                           "$dispatch_id=@id",
+                           "pid",
+                           "tid",
+                           "agent_id",
+                           "queue_id",
+                           "kernel_id",
+                           "grid_size_x",
+                           "grid_size_y",
+                           "grid_size_z",
+                           "workgroup_size_x",
+                           "workgroup_size_y",
+                           "workgroup_size_z",
+                           "private_segment_size",
+                           "group_segment_size",
+                           "start",
+                           "end",
+                           "$enqueue_ns",
+                           "$passes",
+                           "$bytes_accessible",
+                           "$bytes_restored"},
+    /* the category's string id waits in event_id until commit gives the region its event */
+    [HP_TABLE_REGION] = {"id", "pid", "tid", "#name_id", "#event_id", "start", "end"},
 };
 
 /* The columns the writer derives for a row of those tables (from other tables' rows, or constants), in the
@@ -341,6 +361,8 @@ const char *const rp_write_extra[HP_TABLE_COUNT] = {
     [HP_TABLE_CODE_OBJECT] = "nid, load_delta, storage_type",
     [HP_TABLE_KERNEL_SYMBOL] = "nid, pid, display_name",
     [HP_TABLE_COUNTER_INFO] = "nid, pid, target_arch, value_type, is_constant, is_derived, spm_support",
+    [HP_TABLE_DISPATCH] = "nid, stream_id, region_name_id",
+    [HP_TABLE_REGION] = "nid",
 };
 
 /* The rocpd table (RT_*) of each hub table. */

@@ -7,10 +7,12 @@
 #include "../common/hu_hash.h"
 #include "../common/hu_io.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,47 +100,6 @@ static void bind_text_or_null(sqlite3_stmt *st, int i, const char *t) {
 
 #define NEED0(t) (1u << (t))
 
-/* A dispatch's extdata, as jw writes it ({"enqueue_ns":…,"passes":…,…}, keys of default values left out),
- * without the general writer: it is made for every dispatch. */
-#define DISPATCH_EXT_MAX 192
-static char *ext_num(char *p, const char *key, size_t klen, uint64_t v, int neg) {
-  if (p[-1] != '{') *p++ = ',';
-  *p++ = '"';
-  memcpy(p, key, klen);
-  p += klen;
-  *p++ = '"';
-  *p++ = ':';
-  if (neg) {
-    *p++ = '-';
-    v = (uint64_t)0 - v;
-  }
-  char tmp[20];
-  int n = 0;
-  do {
-    tmp[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  while (n)
-    *p++ = tmp[--n];
-  return p;
-}
-
-static size_t dispatch_ext(char *buf, const hp_dispatch *d) {
-  char *p = buf;
-  *p++ = '{';
-  /* rocpd's dispatch_id is the row id (unique in the file); the collector's id when it differs */
-  if (d->dispatch_id != d->id) p = ext_num(p, "dispatch_id", 11, d->dispatch_id, (int64_t)d->dispatch_id < 0);
-  if (d->enqueue_ns) p = ext_num(p, "enqueue_ns", 10, (uint64_t)d->enqueue_ns, d->enqueue_ns < 0);
-  if (d->passes) p = ext_num(p, "passes", 6, d->passes, 0);
-  if (d->bytes_accessible)
-    p = ext_num(p, "bytes_accessible", 16, d->bytes_accessible, (int64_t)d->bytes_accessible < 0);
-  if (d->bytes_restored)
-    p = ext_num(p, "bytes_restored", 14, d->bytes_restored, (int64_t)d->bytes_restored < 0);
-  *p++ = '}';
-  *p = 0;
-  return (size_t)(p - buf);
-}
-
 /* Bind the derived columns of a mapped row (rp_write_extra, in that order, from parameter p on) and note
  * what the row needs; derived extdata keys go to w. Returns the next parameter, or -1 (message set). */
 static int bind_extra(hp_store *s, hp_table t, const void *row, sqlite3_stmt *st, int p, jw *w) {
@@ -218,6 +179,20 @@ static int bind_extra(hp_store *s, hp_table t, const void *row, sqlite3_stmt *st
     sqlite3_bind_int(st, p++, 0);
     break;
   }
+  case HP_TABLE_DISPATCH: {
+    const hp_dispatch *d = row; /* its missing references were noted in write_mapped */
+    sqlite3_bind_int64(st, p++, rp_proc_node(r, d->process_id));
+    sqlite3_bind_int64(st, p++, 0);            /* stream_id */
+    sqlite3_bind_int64(st, p++, r->str_empty); /* region_name_id */
+    break;
+  }
+  case HP_TABLE_REGION: {
+    const hp_region *g = row;
+    if (!g->process_id) r->need0 |= NEED0(HP_TABLE_PROCESS);
+    if (!g->thread_id) r->need0 |= NEED0(HP_TABLE_THREAD);
+    sqlite3_bind_int64(st, p++, rp_proc_node(r, g->process_id));
+    break;
+  }
   default: break;
   }
   return p;
@@ -226,63 +201,154 @@ oom:
   return -1;
 }
 
-/* Write a row of a table mapped column by column (rp_write_map), driven by the hub's schema description. */
+/* ---- rows generated from the schema description (rp_write_map), compiled once ---- */
+
+typedef struct wop {
+  uint32_t off; /* of the value in the row */
+  uint8_t type; /* hp_col_type */
+  char kind;    /* 'b' bound, 'n' bound with 0 as NULL, 's' bound as a rocpd_string id, 'e' extdata, 0 none */
+  int def_col;  /* 'e': the column whose value is the default, -1 for def */
+  int64_t def;  /* 'e': the default, left out */
+  char key[48]; /* 'e': the key */
+} wop;
+
+static wop g_wops[HP_TABLE_COUNT][RP_MAX_COLS];
+static int g_wext[HP_TABLE_COUNT]; /* the table has extdata keys */
+static pthread_once_t g_wops_once = PTHREAD_ONCE_INIT;
+
+static void compile_wops(void) {
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    const hp_table_desc *d = hp_table_describe((hp_table)t);
+    if (!rp_write_map[t][0]) continue;
+    assert(d->ncolumns <= RP_MAX_COLS);
+    for (size_t i = 0; i < d->ncolumns; i++) {
+      const char *m = rp_write_map[t][i];
+      wop *o = &g_wops[t][i];
+      assert(m); /* every column of a mapped table has its place (schema.c and rp_write_map in step) */
+      o->off = (uint32_t)d->columns[i].offset;
+      o->type = (uint8_t)d->columns[i].type;
+      o->def_col = -1;
+      o->kind = *m == '$' ? 'e' : *m == '?' ? 'n' : *m == '#' ? 's' : *m ? 'b' : 0;
+      if (o->kind != 'e') continue;
+      g_wext[t] = 1;
+      size_t kn = strcspn(m + 1, "=");
+      assert(kn < sizeof o->key);
+      snprintf(o->key, sizeof o->key, "%.*s", (int)kn, m + 1);
+      const char *dv = m[1 + kn] == '=' ? m + 2 + kn : NULL;
+      if (dv && *dv == '@') {
+        for (size_t j = 0; j < d->ncolumns; j++)
+          if (strcmp(d->columns[j].name, dv + 1) == 0) o->def_col = (int)j;
+        assert(o->def_col >= 0);
+      } else if (dv) {
+        o->def = strtoll(dv, NULL, 10);
+      }
+    }
+  }
+}
+
+/* A column's value: a string in *str, else the number (U64: its bits) in *v. */
+static void col_value(const wop *o, const void *row, int64_t *v, const char **str) {
+  const char *at = (const char *)row + o->off;
+  *str = NULL;
+  *v = 0;
+  switch (o->type) {
+  case HP_COL_STR: memcpy(str, at, sizeof *str); break;
+  case HP_COL_I32: {
+    int32_t x;
+    memcpy(&x, at, sizeof x);
+    *v = x;
+    break;
+  }
+  case HP_COL_U32: {
+    uint32_t x;
+    memcpy(&x, at, sizeof x);
+    *v = x;
+    break;
+  }
+  default: memcpy(v, at, sizeof *v); break; /* I64, U64 (its bits) */
+  }
+}
+
+/* The extdata keys of a mapped row into w (keys at their default left out). */
+static void mapped_ext(hp_table t, const void *row, jw *w) {
+  const hp_table_desc *d = hp_table_describe(t);
+  for (size_t i = 0; i < d->ncolumns; i++) {
+    const wop *o = &g_wops[t][i];
+    if (o->kind != 'e') continue;
+    int64_t v, def = o->def;
+    const char *str;
+    col_value(o, row, &v, &str);
+    if (o->def_col >= 0) {
+      const char *ds;
+      col_value(&g_wops[t][o->def_col], row, &def, &ds);
+    }
+    if (str) {
+      if (*str) rp_jw_str(w, o->key, str);
+    } else if (v != def) {
+      rp_jw_i64(w, o->key, v);
+    }
+  }
+}
+
+/* Write a row of a table mapped column by column (rp_write_map), driven by the hub's schema description:
+ * the columns bound in map order, then the derived ones (bind_extra), then extdata. Dispatches go to the
+ * page writer instead when it is on (their extdata made the same way). */
 static hp_status write_mapped(hp_store *s, hp_table t, const void *row) {
   rp_state *r = s->impl;
+  pthread_once(&g_wops_once, compile_wops);
   sqlite3_stmt *st = r->ins[t];
   const hp_table_desc *d = hp_table_describe(t);
   jw w;
   rp_jw_begin(&w, &r->js);
-  int p = 1, ext = 0;
+  if (g_wext[t]) mapped_ext(t, row, &w);
+  if (t == HP_TABLE_DISPATCH) { /* the hot path: the page writer takes the row when it is on */
+    const hp_dispatch *dp = row;
+    if (!dp->process_id) r->need0 |= NEED0(HP_TABLE_PROCESS);
+    if (!dp->thread_id) r->need0 |= NEED0(HP_TABLE_THREAD);
+    if (!dp->agent_id) r->need0 |= NEED0(HP_TABLE_AGENT);
+    if (!dp->queue_id) r->need0 |= NEED0(HP_TABLE_QUEUE);
+    if (!dp->kernel_id) r->need0 |= NEED0(HP_TABLE_KERNEL_SYMBOL);
+    if (r->bulk_on) {
+      const btb *kd = &r->bk.t[BT_DISPATCH];
+      const char *ext = rp_jw_end(&w);
+      if (!kd->rows || (int64_t)dp->id > kd->last) return rp_bulk_dispatch(s, dp, ext, strlen(ext));
+      /* out of id order: the pages built so far go in, this and later rows through SQLite */
+      hp_status e = rp_bulk_flush(s);
+      if (e != HP_OK) return e;
+      st = r->ins[t];
+      rp_jw_begin(&w, &r->js); /* the flush may have used the buffer */
+      mapped_ext(t, row, &w);
+    }
+    r->dispatches++; /* its rocpd_event row is written at commit, in one statement */
+  }
+  int p = 1;
   for (size_t i = 0; i < d->ncolumns; i++) {
-    const char *m = rp_write_map[t][i];
-    const hp_column *c = &d->columns[i];
-    const char *at = (const char *)row + c->offset;
-    int64_t v = 0;
-    const char *str = NULL;
-    switch (c->type) {
-    case HP_COL_STR: memcpy(&str, at, sizeof str); break;
-    case HP_COL_I32: {
-      int32_t x;
-      memcpy(&x, at, sizeof x);
-      v = x;
-      break;
-    }
-    case HP_COL_U32: {
-      uint32_t x;
-      memcpy(&x, at, sizeof x);
-      v = x;
-      break;
-    }
-    default: memcpy(&v, at, sizeof v); break; /* I64, U64 (its bits) */
-    }
-    if (*m == '$') { /* an extdata key, left out at its default */
-      char key[64];
-      size_t kn = strcspn(m + 1, "=");
-      snprintf(key, sizeof key, "%.*s", (int)kn, m + 1);
-      int64_t def = m[1 + kn] == '=' ? strtoll(m + 2 + kn, NULL, 10) : 0;
-      ext = 1;
-      if (str) {
-        if (*str) rp_jw_str(&w, key, str);
-      } else if (v != def) {
-        rp_jw_i64(&w, key, v);
-      }
-    } else if (*m) {
-      if (str)
-        sqlite3_bind_text(st, p++, str, -1, SQLITE_STATIC);
-      else if (*m == '?' && v == 0) /* unknown (a process that never closed its log): NULL, not 0 */
-        sqlite3_bind_null(st, p++);
-      else
-        sqlite3_bind_int64(st, p++, v);
+    const wop *o = &g_wops[t][i];
+    if (o->kind == 0 || o->kind == 'e') continue;
+    int64_t v;
+    const char *str;
+    col_value(o, row, &v, &str);
+    if (o->kind == 's') { /* a string stored once in rocpd_string, the row holding its id */
+      int64_t id = string_id(s, str ? str : "");
+      if (!id) return s->first_error;
+      sqlite3_bind_int64(st, p++, id);
+    } else if (str) {
+      sqlite3_bind_text(st, p++, str, -1, SQLITE_STATIC);
+    } else if (o->kind == 'n' && v == 0) { /* unknown (a process that never closed its log): NULL, not 0 */
+      sqlite3_bind_null(st, p++);
+    } else {
+      sqlite3_bind_int64(st, p++, v);
     }
   }
   p = bind_extra(s, t, row, st, p, &w);
   if (p < 0) return s->first_error;
-  if (ext || t == HP_TABLE_AGENT || t == HP_TABLE_KERNEL_SYMBOL)
+  if (g_wext[t] || t == HP_TABLE_AGENT || t == HP_TABLE_KERNEL_SYMBOL)
     sqlite3_bind_text(st, p, rp_jw_end(&w), -1, SQLITE_STATIC);
   char what[64];
   snprintf(what, sizeof what, "cannot write a %s row", d->name);
-  return step_reset(s, st, what);
+  hp_status e = step_reset(s, st, what);
+  if (e == HP_OK && t == HP_TABLE_REGION) r->regions++;
+  return e;
 }
 
 hp_status rp_write(hp_store *s, hp_table t, const void *row) {
@@ -291,44 +357,6 @@ hp_status rp_write(hp_store *s, hp_table t, const void *row) {
   sqlite3_stmt *st = r->ins[t];
   jw w;
   switch (t) {
-  case HP_TABLE_DISPATCH: {
-    const hp_dispatch *d = row;
-    if (!d->process_id) r->need0 |= NEED0(HP_TABLE_PROCESS);
-    if (!d->thread_id) r->need0 |= NEED0(HP_TABLE_THREAD);
-    if (!d->agent_id) r->need0 |= NEED0(HP_TABLE_AGENT);
-    if (!d->queue_id) r->need0 |= NEED0(HP_TABLE_QUEUE);
-    if (!d->kernel_id) r->need0 |= NEED0(HP_TABLE_KERNEL_SYMBOL);
-    char ext[DISPATCH_EXT_MAX];
-    size_t extlen = dispatch_ext(ext, d);
-    if (r->bulk_on) {
-      const btb *kd = &r->bk.t[BT_DISPATCH];
-      if (!kd->rows || (int64_t)d->id > kd->last) return rp_bulk_dispatch(s, d, ext, extlen);
-      /* out of id order: the pages built so far go in, this and later rows through SQLite */
-      hp_status e = rp_bulk_flush(s);
-      if (e != HP_OK) return e;
-      st = r->ins[t];
-    }
-    r->dispatches++; /* its rocpd_event row is written at commit, in one statement */
-    bind_u64(st, 1, d->id);
-    sqlite3_bind_int64(st, 2, rp_proc_node(r, d->process_id));
-    bind_u64(st, 3, d->process_id);
-    bind_u64(st, 4, d->thread_id);
-    bind_u64(st, 5, d->agent_id);
-    bind_u64(st, 6, d->kernel_id);
-    bind_u64(st, 7, d->id); /* rocpd dispatch_id: unique in the file (extdata keeps the collector's) */
-    bind_u64(st, 8, d->queue_id);
-    sqlite3_bind_int64(st, 9, d->start_ns);
-    sqlite3_bind_int64(st, 10, d->end_ns);
-    sqlite3_bind_int64(st, 11, d->private_size);
-    sqlite3_bind_int64(st, 12, d->group_size);
-    for (int i = 0; i < 3; i++) {
-      sqlite3_bind_int64(st, 13 + i, d->workgroup[i]);
-      sqlite3_bind_int64(st, 16 + i, d->grid[i]);
-    }
-    sqlite3_bind_int64(st, 19, r->str_empty);
-    sqlite3_bind_text(st, 20, ext, -1, SQLITE_STATIC);
-    return step_reset(s, st, "cannot write a dispatch");
-  }
   case HP_TABLE_COUNTER_VALUE: {
     const hp_counter_value *v = row;
     /* SQLite stores -0.0 as 0 and NaN as NULL: those keep their exact bits in extdata */
@@ -363,24 +391,6 @@ hp_status rp_write(hp_store *s, hp_table t, const void *row) {
       sqlite3_bind_double(st, 4, v->value == 0 ? 0.0 : v->value);
     sqlite3_bind_text(st, 5, ext, -1, SQLITE_STATIC);
     return step_reset(s, st, "cannot write a counter value");
-  }
-  case HP_TABLE_REGION: {
-    const hp_region *g = row;
-    if (!g->process_id) r->need0 |= NEED0(HP_TABLE_PROCESS);
-    if (!g->thread_id) r->need0 |= NEED0(HP_TABLE_THREAD);
-    int64_t name = string_id(s, g->name), cat = name ? string_id(s, g->category) : 0;
-    if (!name || !cat) return s->first_error;
-    bind_u64(st, 1, g->id);
-    sqlite3_bind_int64(st, 2, rp_proc_node(r, g->process_id));
-    bind_u64(st, 3, g->process_id);
-    bind_u64(st, 4, g->thread_id);
-    sqlite3_bind_int64(st, 5, g->start_ns);
-    sqlite3_bind_int64(st, 6, g->end_ns);
-    sqlite3_bind_int64(st, 7, name);
-    sqlite3_bind_int64(st, 8, cat); /* the category's string id until commit gives the region its event */
-    hp_status e = step_reset(s, st, "cannot write a region");
-    if (e == HP_OK) r->regions++;
-    return e;
   }
   case HP_TABLE_METADATA: {
     const hp_metadata *m = row;
@@ -417,7 +427,9 @@ static void mapped_insert(hu_buf *q, hp_table t, const char *suffix) {
   hu_buf vals = {0};
   char num[16], col[64];
   int p = 0, ext = 0;
-  hu_buf_str(q, "INSERT OR REPLACE INTO \"rocpd_");
+  /* the small tables replace a row written again (same id); dispatches and regions insert, as ever */
+  hu_buf_str(q, t == HP_TABLE_DISPATCH || t == HP_TABLE_REGION ? "INSERT INTO \"rocpd_"
+                                                               : "INSERT OR REPLACE INTO \"rocpd_");
   hu_buf_str(q, rp_rt_name[rp_table_base[t]]);
   hu_buf_str(q, suffix);
   hu_buf_str(q, "\"(");
@@ -425,7 +437,7 @@ static void mapped_insert(hu_buf *q, hp_table t, const char *suffix) {
     const char *m = rp_write_map[t][i];
     if (*m == '$') ext = 1;
     if (!*m || *m == '$') continue;
-    m += *m == '?'; /* 0 written as NULL: the columns are the same */
+    m += *m == '?' || *m == '#'; /* 0 as NULL, a string id: the columns are the same */
     snprintf(num, sizeof num, "?%d", ++p);
     for (const char *c = m; *c;) { /* "a,b": each column takes the same parameter */
       size_t n = strcspn(c, ",");
