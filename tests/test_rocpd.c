@@ -1220,7 +1220,7 @@ int main(void) {
     d.dispatch_id = 1000 + i;
     d.start_ns = 0;
     d.end_ns = 0;
-    CHECK(hp_write_dispatch(s, &d) == HP_OK);
+    CHECK_MSG(hp_write_dispatch(s, &d) == HP_OK, "%s", hp_store_error(s));
   }
   CHECK(!exists(p));
   CHECK_OK(hp_store_close(s), (hp_store *)NULL);

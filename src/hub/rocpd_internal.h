@@ -146,11 +146,9 @@ typedef struct rp_state {
   unsigned char *rec;       /* a record being encoded */
   unsigned char evrec[128]; /* the record of every dispatch's rocpd_event row (its id apart) */
   size_t evlen;
-  uint32_t last_pass, last_imputed; /* counter value extdata cache: these values ... */
-  char last_ext[64];                /* ... give this text */
-  unsigned need0;                   /* tables needing a placeholder row with id 0 (bit per hp_table) */
-  int counters_no_agent;            /* a counter_info row has agent_id 0 */
-  uint64_t last_proc;               /* cache of the last process looked up */
+  unsigned need0;        /* tables needing a placeholder row with id 0 (bit per hp_table) */
+  int counters_no_agent; /* a counter_info row has agent_id 0 */
+  uint64_t last_proc;    /* cache of the last process looked up */
   int64_t last_nid;
   /* reading */
   int own;               /* written by hubprof: id 0 rows are placeholders, keys may be escaped */

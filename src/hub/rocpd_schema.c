@@ -240,9 +240,6 @@ int rp_reserved_tag(const char *t) {
 /* The insert statements of the tables rp_write_map does not cover, by hub table; '@name' is expanded to
  * the physical table. */
 const char *const rp_ins_sql[WS_COUNT] = {
-    [HP_TABLE_COUNTER_VALUE] =
-        "INSERT INTO @pmc_event(id, event_id, pmc_id, value, extdata) VALUES (?, ?, ?, "
-        "?, ?)",
     [HP_TABLE_METADATA] = "INSERT INTO @metadata(tag, value) VALUES (?, ?)",
     [WS_STRING] = "INSERT INTO @string(id, string) VALUES (?, ?)",
     [WS_META_UPDATE] = "UPDATE @metadata SET value = ?2 WHERE tag = ?1",
@@ -306,7 +303,8 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
  * with their exact-bits extdata, metadata keyed by tag): "a" a rocpd column, "a,b" the same value in
  * several, "$key" an extdata key left out at its default ("$key=-1": default -1; "$key=@col": default the
  * value of hub column col), "?a" a column where 0 is written as NULL (unknown: a process end never
- * recorded), "#a" a string stored as its rocpd_string id, "" a value the writer derives itself
+ * recorded), "#a" a string stored as its rocpd_string id, "%a" a real whose -0.0 and NaN (which SQLite cannot
+ * keep) also go to extdata as "a_bits", "" a value the writer derives itself
  * (rp_write_extra names the columns it fills). A hub column added to a table here is written by every
  * path; dispatches also go through the page writer (rocpd_pages.c), which takes the same extdata text and
  * encodes the rocpd columns itself: a new dispatch column mapped to an extdata key needs nothing there. */
@@ -347,6 +345,8 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
                            "$passes",
                            "$bytes_accessible",
                            "$bytes_restored"},
+    /* the row id is a running number of the file (rocpd_pmc_event has no hub id: bind_extra) */
+    [HP_TABLE_COUNTER_VALUE] = {"event_id", "pmc_id", "$pass", "$imputed", "%value"},
     /* the category's string id waits in event_id until commit gives the region its event */
     [HP_TABLE_REGION] = {"id", "pid", "tid", "#name_id", "#event_id", "start", "end"},
 };
@@ -362,6 +362,7 @@ const char *const rp_write_extra[HP_TABLE_COUNT] = {
     [HP_TABLE_KERNEL_SYMBOL] = "nid, pid, display_name",
     [HP_TABLE_COUNTER_INFO] = "nid, pid, target_arch, value_type, is_constant, is_derived, spm_support",
     [HP_TABLE_DISPATCH] = "nid, stream_id, region_name_id",
+    [HP_TABLE_COUNTER_VALUE] = "id",
     [HP_TABLE_REGION] = "nid",
 };
 

@@ -186,6 +186,7 @@ static int bind_extra(hp_store *s, hp_table t, const void *row, sqlite3_stmt *st
     sqlite3_bind_int64(st, p++, r->str_empty); /* region_name_id */
     break;
   }
+  case HP_TABLE_COUNTER_VALUE: sqlite3_bind_int64(st, p++, ++r->next_pmc); break;
   case HP_TABLE_REGION: {
     const hp_region *g = row;
     if (!g->process_id) r->need0 |= NEED0(HP_TABLE_PROCESS);
@@ -206,7 +207,8 @@ oom:
 typedef struct wop {
   uint32_t off; /* of the value in the row */
   uint8_t type; /* hp_col_type */
-  char kind;    /* 'b' bound, 'n' bound with 0 as NULL, 's' bound as a rocpd_string id, 'e' extdata, 0 none */
+  char kind;    /* 'b' bound, 'n' bound with 0 as NULL, 's' bound as a rocpd_string id, 'r' a real (exact
+                   bits of -0.0 and NaN in extdata too), 'e' extdata, 0 none */
   int def_col;  /* 'e': the column whose value is the default, -1 for def */
   int64_t def;  /* 'e': the default, left out */
   char key[48]; /* 'e': the key */
@@ -228,7 +230,12 @@ static void compile_wops(void) {
       o->off = (uint32_t)d->columns[i].offset;
       o->type = (uint8_t)d->columns[i].type;
       o->def_col = -1;
-      o->kind = *m == '$' ? 'e' : *m == '?' ? 'n' : *m == '#' ? 's' : *m ? 'b' : 0;
+      o->kind = *m == '$' ? 'e' : *m == '?' ? 'n' : *m == '#' ? 's' : *m == '%' ? 'r' : *m ? 'b' : 0;
+      if (o->kind == 'r') {
+        assert(o->type == HP_COL_F64);
+        snprintf(o->key, sizeof o->key, "%.*s_bits", (int)(sizeof o->key - 6), m + 1);
+        g_wext[t] = 1;
+      }
       if (o->kind != 'e') continue;
       g_wext[t] = 1;
       size_t kn = strcspn(m + 1, "=");
@@ -274,6 +281,16 @@ static void mapped_ext(hp_table t, const void *row, jw *w) {
   const hp_table_desc *d = hp_table_describe(t);
   for (size_t i = 0; i < d->ncolumns; i++) {
     const wop *o = &g_wops[t][i];
+    if (o->kind == 'r') { /* SQLite stores -0.0 as 0 and NaN as NULL: those keep their exact bits here */
+      double x;
+      memcpy(&x, (const char *)row + o->off, sizeof x);
+      if (isnan(x) || (x == 0 && signbit(x))) {
+        uint64_t bits;
+        memcpy(&bits, &x, sizeof bits);
+        rp_jw_u64(w, o->key, bits);
+      }
+      continue;
+    }
     if (o->kind != 'e') continue;
     int64_t v, def = o->def;
     const char *str;
@@ -320,6 +337,8 @@ static hp_status write_mapped(hp_store *s, hp_table t, const void *row) {
       mapped_ext(t, row, &w);
     }
     r->dispatches++; /* its rocpd_event row is written at commit, in one statement */
+  } else if (t == HP_TABLE_COUNTER_VALUE && r->bulk_on) {
+    return rp_bulk_counter_value(s, row, rp_jw_end(&w));
   }
   int p = 1;
   for (size_t i = 0; i < d->ncolumns; i++) {
@@ -328,7 +347,14 @@ static hp_status write_mapped(hp_store *s, hp_table t, const void *row) {
     int64_t v;
     const char *str;
     col_value(o, row, &v, &str);
-    if (o->kind == 's') { /* a string stored once in rocpd_string, the row holding its id */
+    if (o->kind == 'r') {
+      double x;
+      memcpy(&x, (const char *)row + o->off, sizeof x);
+      if (isnan(x))
+        sqlite3_bind_null(st, p++);
+      else
+        sqlite3_bind_double(st, p++, x == 0 ? 0.0 : x);
+    } else if (o->kind == 's') { /* a string stored once in rocpd_string, the row holding its id */
       int64_t id = string_id(s, str ? str : "");
       if (!id) return s->first_error;
       sqlite3_bind_int64(st, p++, id);
@@ -355,43 +381,7 @@ hp_status rp_write(hp_store *s, hp_table t, const void *row) {
   rp_state *r = s->impl;
   if ((unsigned)t < HP_TABLE_COUNT && rp_write_map[t][0]) return write_mapped(s, t, row);
   sqlite3_stmt *st = r->ins[t];
-  jw w;
   switch (t) {
-  case HP_TABLE_COUNTER_VALUE: {
-    const hp_counter_value *v = row;
-    /* SQLite stores -0.0 as 0 and NaN as NULL: those keep their exact bits in extdata */
-    int special = isnan(v->value) || (v->value == 0 && signbit(v->value));
-    const char *ext = "{}";
-    if (special) {
-      uint64_t bits;
-      memcpy(&bits, &v->value, sizeof bits);
-      rp_jw_begin(&w, &r->js);
-      if (v->pass) rp_jw_u64(&w, "pass", v->pass);
-      if (v->imputed) rp_jw_u64(&w, "imputed", v->imputed);
-      rp_jw_u64(&w, "value_bits", bits);
-      ext = rp_jw_end(&w);
-    } else if (v->pass || v->imputed) {
-      if (v->pass != r->last_pass || v->imputed != r->last_imputed || !r->last_ext[0]) {
-        rp_jw_begin(&w, &r->js);
-        if (v->pass) rp_jw_u64(&w, "pass", v->pass);
-        if (v->imputed) rp_jw_u64(&w, "imputed", v->imputed);
-        snprintf(r->last_ext, sizeof r->last_ext, "%s", rp_jw_end(&w));
-        r->last_pass = v->pass;
-        r->last_imputed = v->imputed;
-      }
-      ext = r->last_ext;
-    }
-    if (r->bulk_on) return rp_bulk_counter_value(s, v, ext);
-    sqlite3_bind_int64(st, 1, ++r->next_pmc);
-    bind_u64(st, 2, v->dispatch_id);
-    bind_u64(st, 3, v->counter_id);
-    if (isnan(v->value))
-      sqlite3_bind_null(st, 4);
-    else
-      sqlite3_bind_double(st, 4, v->value == 0 ? 0.0 : v->value);
-    sqlite3_bind_text(st, 5, ext, -1, SQLITE_STATIC);
-    return step_reset(s, st, "cannot write a counter value");
-  }
   case HP_TABLE_METADATA: {
     const hp_metadata *m = row;
     hu_buf key = {0};
@@ -427,9 +417,9 @@ static void mapped_insert(hu_buf *q, hp_table t, const char *suffix) {
   hu_buf vals = {0};
   char num[16], col[64];
   int p = 0, ext = 0;
-  /* the small tables replace a row written again (same id); dispatches and regions insert, as ever */
-  hu_buf_str(q, t == HP_TABLE_DISPATCH || t == HP_TABLE_REGION ? "INSERT INTO \"rocpd_"
-                                                               : "INSERT OR REPLACE INTO \"rocpd_");
+  /* the small tables replace a row written again (same id); the big ones and regions insert, as ever */
+  int big = t == HP_TABLE_DISPATCH || t == HP_TABLE_COUNTER_VALUE || t == HP_TABLE_REGION;
+  hu_buf_str(q, big ? "INSERT INTO \"rocpd_" : "INSERT OR REPLACE INTO \"rocpd_");
   hu_buf_str(q, rp_rt_name[rp_table_base[t]]);
   hu_buf_str(q, suffix);
   hu_buf_str(q, "\"(");
@@ -437,7 +427,7 @@ static void mapped_insert(hu_buf *q, hp_table t, const char *suffix) {
     const char *m = rp_write_map[t][i];
     if (*m == '$') ext = 1;
     if (!*m || *m == '$') continue;
-    m += *m == '?' || *m == '#'; /* 0 as NULL, a string id: the columns are the same */
+    m += *m == '?' || *m == '#' || *m == '%'; /* 0 as NULL, a string id, a real: the columns are the same */
     snprintf(num, sizeof num, "?%d", ++p);
     for (const char *c = m; *c;) { /* "a,b": each column takes the same parameter */
       size_t n = strcspn(c, ",");
