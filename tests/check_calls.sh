@@ -17,19 +17,10 @@ graph() {
 import os, subprocess, sys
 
 sys.path.insert(0, "tests")
-from modules import FORBIDDEN, circles, layers, module
+from modules import FORBIDDEN, Checks, circles, layers, module
 
 root, partial = sys.argv[1], "--partial" in sys.argv[2:]
-passed, failed = 0, 0
-
-
-def check(ok, msg):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + msg, file=sys.stderr)
+check = Checks()
 
 
 objs = {}  # source-like name (src/hub/hub.c) -> object path
@@ -92,8 +83,7 @@ print("call graph: " + f"{len(objs)} objects, {sum(len(v) for v in fedges.values
 print("module layers by calls (bottom first): " + ", ".join([] if found else layers({module(s) for s in objs}, medges)))
 for a in sorted(medges):
     print(f"  {a} -> {', '.join(sorted(medges[a]))}")
-print(f"check_calls: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(check.end("check_calls"))
 PY
 }
 

@@ -11,19 +11,10 @@ graph() {
 import os, re, subprocess, sys
 
 sys.path.insert(0, "tests")
-from modules import FORBIDDEN, circles, layers, module  # the module map, shared with check_calls.sh
+from modules import FORBIDDEN, Checks, circles, layers, module  # the module map, shared with check_calls.sh
 
 build = sys.argv[1]
-passed, failed = 0, 0
-
-
-def check(ok, msg):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + msg, file=sys.stderr)
+check = Checks()
 
 
 def read_dep(path):
@@ -99,8 +90,7 @@ order = [] if found else layers(seen, edges)
 print("module layers (bottom first): " + ", ".join(order))
 for a in sorted(edges):
     print(f"  {a} -> {', '.join(sorted(edges[a]))}")
-print(f"check_deps: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(check.end("check_deps"))
 PY
 }
 

@@ -2,6 +2,7 @@
 tests/check_calls.sh: calls): which module a file belongs to, who must never use whom, and circles."""
 # SPDX-License-Identifier: MIT
 import re
+import sys
 
 MODULES = ("hub", "common", "counters", "analysis", "collector", "export", "cli")
 # Modules a module's files must never use (besides the circle rule): lower layers never see upper ones.
@@ -55,3 +56,22 @@ def layers(nodes, edges):
         order += nxt
         done |= set(nxt)
     return order
+
+
+class Checks:
+    """Counted checks: check(ok, msg) prints "FAIL: msg" on stderr when not ok; end(name) prints the closing
+    "NAME: N passed, N failed" line and returns the exit status."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def __call__(self, ok, msg):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print("FAIL: " + msg, file=sys.stderr)
+
+    def end(self, name):
+        print(f"{name}: {self.passed} passed, {self.failed} failed")
+        return 1 if self.failed else 0
