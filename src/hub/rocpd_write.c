@@ -205,18 +205,48 @@ oom:
 /* ---- rows generated from the schema description (rp_write_map), compiled once ---- */
 
 typedef struct wop {
-  uint32_t off; /* of the value in the row */
-  uint8_t type; /* hp_col_type */
-  char kind;    /* 'b' bound, 'n' bound with 0 as NULL, 's' bound as a rocpd_string id, 'r' a real (exact
-                   bits of -0.0 and NaN in extdata too), 'e' extdata, 0 none */
-  int def_col;  /* 'e': the column whose value is the default, -1 for def */
-  int64_t def;  /* 'e': the default, left out */
-  char key[48]; /* 'e': the key */
+  uint32_t off;  /* of the value in the row */
+  uint8_t type;  /* hp_col_type */
+  char kind;     /* 'b' bound, 'n' bound with 0 as NULL, 's' bound as a rocpd_string id, 'r' a real (exact
+                    bits of -0.0 and NaN in extdata too), 'e' extdata, 0 none */
+  int def_col;   /* 'e': the column whose value is the default, -1 for def */
+  int64_t def;   /* 'e': the default, left out */
+  char key[48];  /* 'e', 'r': the key */
+  char qkey[52]; /* the key as JSON writes it before a value: "key": */
+  uint8_t qlen;
 } wop;
 
 static wop g_wops[HP_TABLE_COUNT][RP_MAX_COLS];
 static int g_wext[HP_TABLE_COUNT]; /* the table has extdata keys */
 static pthread_once_t g_wops_once = PTHREAD_ONCE_INIT;
+
+/* The key's "key": text, written once (keys are plain names: nothing to escape). */
+static void quote_key(wop *o) {
+  int n = snprintf(o->qkey, sizeof o->qkey, "\"%s\":", o->key);
+  assert(n > 0 && (size_t)n < sizeof o->qkey && !strpbrk(o->key, "\"\\"));
+  o->qlen = (uint8_t)n;
+}
+
+/* An integer member of extdata, as rp_jw_i64 writes it, without the general writer: dispatches and
+ * counter values write them per row. */
+static void ext_int(jw *w, const wop *o, int64_t v) {
+  if (hu_buf_reserve(w->b, (size_t)o->qlen + 22)) return; /* ',' + key + sign and 19 digits */
+  unsigned char *p = w->b->p + w->b->n;
+  if (w->n++) *p++ = ',';
+  memcpy(p, o->qkey, o->qlen);
+  p += o->qlen;
+  char tmp[20];
+  int k = 0;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do {
+    tmp[k++] = (char)('0' + u % 10);
+    u /= 10;
+  } while (u);
+  if (v < 0) *p++ = '-';
+  while (k)
+    *p++ = (unsigned char)tmp[--k];
+  w->b->n = (size_t)(p - w->b->p);
+}
 
 static void compile_wops(void) {
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
@@ -234,6 +264,7 @@ static void compile_wops(void) {
       if (o->kind == 'r') {
         assert(o->type == HP_COL_F64);
         snprintf(o->key, sizeof o->key, "%.*s_bits", (int)(sizeof o->key - 6), m + 1);
+        quote_key(o);
         g_wext[t] = 1;
       }
       if (o->kind != 'e') continue;
@@ -241,6 +272,7 @@ static void compile_wops(void) {
       size_t kn = strcspn(m + 1, "=");
       assert(kn < sizeof o->key);
       snprintf(o->key, sizeof o->key, "%.*s", (int)kn, m + 1);
+      quote_key(o);
       const char *dv = m[1 + kn] == '=' ? m + 2 + kn : NULL;
       if (dv && *dv == '@') {
         for (size_t j = 0; j < d->ncolumns; j++)
@@ -287,7 +319,7 @@ static void mapped_ext(hp_table t, const void *row, jw *w) {
       if (isnan(x) || (x == 0 && signbit(x))) {
         uint64_t bits;
         memcpy(&bits, &x, sizeof bits);
-        rp_jw_u64(w, o->key, bits);
+        ext_int(w, o, (int64_t)bits); /* as rp_jw_u64: the int64 of the same bits */
       }
       continue;
     }
@@ -302,7 +334,7 @@ static void mapped_ext(hp_table t, const void *row, jw *w) {
     if (str) {
       if (*str) rp_jw_str(w, o->key, str);
     } else if (v != def) {
-      rp_jw_i64(w, o->key, v);
+      ext_int(w, o, v);
     }
   }
 }
