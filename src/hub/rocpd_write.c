@@ -217,7 +217,10 @@ typedef struct wop {
 } wop;
 
 static wop g_wops[HP_TABLE_COUNT][RP_MAX_COLS];
-static int g_wext[HP_TABLE_COUNT]; /* the table has extdata keys */
+static int g_wext[HP_TABLE_COUNT];                   /* extdata keys of the table ('e' and 'r' columns) */
+static uint8_t g_wexti[HP_TABLE_COUNT][RP_MAX_COLS]; /* ... their columns, in order */
+/* Every extdata key of the table is an integer and bind_extra adds none: ext_fast makes its text. */
+static int g_wfast[HP_TABLE_COUNT];
 static pthread_once_t g_wops_once = PTHREAD_ONCE_INIT;
 
 /* The key's "key": text, written once (keys are plain names: nothing to escape). */
@@ -225,27 +228,6 @@ static void quote_key(wop *o) {
   int n = snprintf(o->qkey, sizeof o->qkey, "\"%s\":", o->key);
   assert(n > 0 && (size_t)n < sizeof o->qkey && !strpbrk(o->key, "\"\\"));
   o->qlen = (uint8_t)n;
-}
-
-/* An integer member of extdata, as rp_jw_i64 writes it, without the general writer: dispatches and
- * counter values write them per row. */
-static void ext_int(jw *w, const wop *o, int64_t v) {
-  if (hu_buf_reserve(w->b, (size_t)o->qlen + 22)) return; /* ',' + key + sign and 19 digits */
-  unsigned char *p = w->b->p + w->b->n;
-  if (w->n++) *p++ = ',';
-  memcpy(p, o->qkey, o->qlen);
-  p += o->qlen;
-  char tmp[20];
-  int k = 0;
-  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-  do {
-    tmp[k++] = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
-  if (v < 0) *p++ = '-';
-  while (k)
-    *p++ = (unsigned char)tmp[--k];
-  w->b->n = (size_t)(p - w->b->p);
 }
 
 static void compile_wops(void) {
@@ -265,10 +247,10 @@ static void compile_wops(void) {
         assert(o->type == HP_COL_F64);
         snprintf(o->key, sizeof o->key, "%.*s_bits", (int)(sizeof o->key - 6), m + 1);
         quote_key(o);
-        g_wext[t] = 1;
+        g_wexti[t][g_wext[t]++] = (uint8_t)i;
       }
       if (o->kind != 'e') continue;
-      g_wext[t] = 1;
+      g_wexti[t][g_wext[t]++] = (uint8_t)i;
       size_t kn = strcspn(m + 1, "=");
       assert(kn < sizeof o->key);
       snprintf(o->key, sizeof o->key, "%.*s", (int)kn, m + 1);
@@ -282,11 +264,14 @@ static void compile_wops(void) {
         o->def = strtoll(dv, NULL, 10);
       }
     }
+    g_wfast[t] = t != HP_TABLE_AGENT && t != HP_TABLE_KERNEL_SYMBOL; /* their derived keys go to extdata */
+    for (int k = 0; k < g_wext[t]; k++)
+      g_wfast[t] &= g_wops[t][g_wexti[t][k]].type != HP_COL_STR;
   }
 }
 
 /* A column's value: a string in *str, else the number (U64: its bits) in *v. */
-static void col_value(const wop *o, const void *row, int64_t *v, const char **str) {
+static inline void col_value(const wop *o, const void *row, int64_t *v, const char **str) {
   const char *at = (const char *)row + o->off;
   *str = NULL;
   *v = 0;
@@ -308,18 +293,71 @@ static void col_value(const wop *o, const void *row, int64_t *v, const char **st
   }
 }
 
+static inline int64_t load_int(const wop *o, const void *row) {
+  const char *at = (const char *)row + o->off;
+  if (o->type == HP_COL_U32) {
+    uint32_t x;
+    memcpy(&x, at, sizeof x);
+    return x;
+  }
+  if (o->type == HP_COL_I32) {
+    int32_t x;
+    memcpy(&x, at, sizeof x);
+    return x;
+  }
+  int64_t x; /* I64, U64 (its bits), F64 (its bits) */
+  memcpy(&x, at, sizeof x);
+  return x;
+}
+
+#define EXT_FAST_MAX (2 + RP_MAX_COLS * (1 + 52 + 20))
+
+/* The extdata of a row of a g_wfast table into buf (EXT_FAST_MAX bytes), byte for byte as mapped_ext would
+ * write it through rp_jw, without the general writer: dispatches and counter values make one per row.
+ * Returns its length. */
+static size_t ext_fast(hp_table t, const void *row, char *buf) {
+  char *p = buf;
+  *p++ = '{';
+  for (int k = 0; k < g_wext[t]; k++) {
+    const wop *o = &g_wops[t][g_wexti[t][k]];
+    int64_t v = load_int(o, row);
+    if (o->kind == 'r') { /* -0.0 and NaN keep their exact bits */
+      double x;
+      memcpy(&x, &v, sizeof x);
+      if (!isnan(x) && !(x == 0 && signbit(x))) continue;
+    } else if (v == (o->def_col >= 0 ? load_int(&g_wops[t][o->def_col], row) : o->def)) {
+      continue;
+    }
+    if (p[-1] != '{') *p++ = ',';
+    memcpy(p, o->qkey, o->qlen);
+    p += o->qlen;
+    char tmp[20];
+    int n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+      tmp[n++] = (char)('0' + u % 10);
+      u /= 10;
+    } while (u);
+    if (v < 0) *p++ = '-';
+    while (n)
+      *p++ = tmp[--n];
+  }
+  *p++ = '}'; /* "{}" when every key is at its default, as rp_jw_end */
+  *p = 0;
+  return (size_t)(p - buf);
+}
+
 /* The extdata keys of a mapped row into w (keys at their default left out). */
 static void mapped_ext(hp_table t, const void *row, jw *w) {
-  const hp_table_desc *d = hp_table_describe(t);
-  for (size_t i = 0; i < d->ncolumns; i++) {
-    const wop *o = &g_wops[t][i];
+  for (int k = 0; k < g_wext[t]; k++) {
+    const wop *o = &g_wops[t][g_wexti[t][k]];
     if (o->kind == 'r') { /* SQLite stores -0.0 as 0 and NaN as NULL: those keep their exact bits here */
       double x;
       memcpy(&x, (const char *)row + o->off, sizeof x);
       if (isnan(x) || (x == 0 && signbit(x))) {
         uint64_t bits;
         memcpy(&bits, &x, sizeof bits);
-        ext_int(w, o, (int64_t)bits); /* as rp_jw_u64: the int64 of the same bits */
+        rp_jw_u64(w, o->key, bits);
       }
       continue;
     }
@@ -334,7 +372,7 @@ static void mapped_ext(hp_table t, const void *row, jw *w) {
     if (str) {
       if (*str) rp_jw_str(w, o->key, str);
     } else if (v != def) {
-      ext_int(w, o, v);
+      rp_jw_i64(w, o->key, v);
     }
   }
 }
@@ -347,9 +385,16 @@ static hp_status write_mapped(hp_store *s, hp_table t, const void *row) {
   pthread_once(&g_wops_once, compile_wops);
   sqlite3_stmt *st = r->ins[t];
   const hp_table_desc *d = hp_table_describe(t);
-  jw w;
-  rp_jw_begin(&w, &r->js);
-  if (g_wext[t]) mapped_ext(t, row, &w);
+  jw w = {0};
+  char fast[EXT_FAST_MAX];
+  const char *ext = NULL; /* the row's extdata text, when the table has any */
+  size_t extlen = 0;
+  if (g_wfast[t]) {
+    if (g_wext[t]) ext = fast, extlen = ext_fast(t, row, fast);
+  } else {
+    rp_jw_begin(&w, &r->js);
+    if (g_wext[t]) mapped_ext(t, row, &w);
+  }
   if (t == HP_TABLE_DISPATCH) { /* the hot path: the page writer takes the row when it is on */
     const hp_dispatch *dp = row;
     if (!dp->process_id) r->need0 |= NEED0(HP_TABLE_PROCESS);
@@ -359,18 +404,15 @@ static hp_status write_mapped(hp_store *s, hp_table t, const void *row) {
     if (!dp->kernel_id) r->need0 |= NEED0(HP_TABLE_KERNEL_SYMBOL);
     if (r->bulk_on) {
       const btb *kd = &r->bk.t[BT_DISPATCH];
-      const char *ext = rp_jw_end(&w);
-      if (!kd->rows || (int64_t)dp->id > kd->last) return rp_bulk_dispatch(s, dp, ext, strlen(ext));
+      if (!kd->rows || (int64_t)dp->id > kd->last) return rp_bulk_dispatch(s, dp, ext, extlen);
       /* out of id order: the pages built so far go in, this and later rows through SQLite */
       hp_status e = rp_bulk_flush(s);
       if (e != HP_OK) return e;
       st = r->ins[t];
-      rp_jw_begin(&w, &r->js); /* the flush may have used the buffer */
-      mapped_ext(t, row, &w);
     }
     r->dispatches++; /* its rocpd_event row is written at commit, in one statement */
   } else if (t == HP_TABLE_COUNTER_VALUE && r->bulk_on) {
-    return rp_bulk_counter_value(s, row, rp_jw_end(&w));
+    return rp_bulk_counter_value(s, row, ext);
   }
   int p = 1;
   for (size_t i = 0; i < d->ncolumns; i++) {
@@ -401,10 +443,15 @@ static hp_status write_mapped(hp_store *s, hp_table t, const void *row) {
   p = bind_extra(s, t, row, st, p, &w);
   if (p < 0) return s->first_error;
   if (g_wext[t] || t == HP_TABLE_AGENT || t == HP_TABLE_KERNEL_SYMBOL)
-    sqlite3_bind_text(st, p, rp_jw_end(&w), -1, SQLITE_STATIC);
-  char what[64];
-  snprintf(what, sizeof what, "cannot write a %s row", d->name);
-  hp_status e = step_reset(s, st, what);
+    sqlite3_bind_text(st, p, g_wfast[t] ? ext : rp_jw_end(&w), -1, SQLITE_STATIC);
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  hp_status e = HP_OK;
+  if (rc != SQLITE_DONE) { /* the message is made only when it is needed: not per row */
+    char what[64];
+    snprintf(what, sizeof what, "cannot write a %s row", d->name);
+    e = rp_sql_fail(s, rc, what);
+  }
   if (e == HP_OK && t == HP_TABLE_REGION) r->regions++;
   return e;
 }
