@@ -107,6 +107,8 @@ ptyrun "$T/out" "$HP" export -q -f --format chrome "$T/s.db" -o "$T/s.json" >"$T
 # while the application runs (every replay mode): dispatches its logs hold so far, with the rate; the
 # application's own output unchanged; nothing with -q or off a terminal
 EX=build/examples/ocl
+# the release collector, also for an ASan build of hubprof (its runtime must not go into the application)
+export HUBPROF_COLLECTOR=${HUBPROF_COLLECTOR:-$PWD/build/libhubprof_collector.so}
 if clinfo -l 2>/dev/null | grep -q Device && [ -x "$EX/launch_loop" ]; then
   C3=(--counters task-clock,page-faults,context-switches --max-counters-per-pass 1)
   run_case() { # LABEL N HUBPROF-ARGS...: one run of N dispatches under a terminal, its line checked
