@@ -60,6 +60,7 @@ void hc_provider_close(hc_provider *p) {
   free(p->owned);
   free(p->counters);
   free(p->perf);
+  free(p->rules);
   free(p);
 }
 
@@ -81,9 +82,8 @@ long hc_provider_find(const hc_provider *p, const char *name) {
 }
 
 const char *hc_provider_block_of(const char *counter, void *provider) {
-  hc_provider *p = provider;
-  long i = hc_provider_find(p, counter);
-  return i < 0 ? NULL : p->counters[i].block;
+  hc_counter_need nd;
+  return hc_provider_need(provider, counter, &nd, NULL, 0) == HC_OK ? nd.block : NULL;
 }
 
 static int contains_nocase(const char *hay, const char *needle) {

@@ -93,7 +93,10 @@ void hc_session_close(hc_session *s);
 typedef struct hc_block_limit {
   char block[32];
   unsigned max; /* counters of this block per pass; 0 = none can be measured; HC_UNLIMITED */
+  unsigned instances; /* copies of the block (L2 channels, XCDs), each with `max` registers; 0 or 1: one */
 } hc_block_limit;
+
+#define HC_MAX_INSTANCES 1024 /* instances of one block a description may declare */
 
 #define HC_UNLIMITED 0xFFFFFFFFu /* a block limit meaning "no limit" (`block sw unlimited`) */
 
@@ -125,6 +128,22 @@ const char *hc_provider_error(const hc_provider *p);
 /* hc_plan_make's block_of callback over a provider (ctx is the hc_provider *): NULL when unknown. */
 const char *hc_provider_block_of(const char *counter, void *provider);
 
+/* What measuring one counter name takes (a description's counter, or a channel counter TCC_HIT[3],
+ * TCC_HIT[0..15], TCC_HIT[*]): the hardware counter it occupies, on which instances of its block, and
+ * the rules that go with it. The planner asks it of a provider (hc_plan_make with hc_provider_block_of). */
+typedef struct hc_counter_need {
+  const char *block;       /* its block */
+  const char *base;        /* the hardware counter it occupies (TCC_HIT for TCC_HIT[3] and TCC_HIT_sum) */
+  unsigned first, last;    /* instances of the block it occupies, inclusive; 0..0 for a single block */
+  const char *accumulator; /* a LEVEL counter: the accumulator planned right after it, else NULL */
+  int is_accumulator;      /* an accumulator: measured only after a LEVEL counter */
+  int alone;               /* must be the only counter of its pass (with its accumulator) */
+} hc_counter_need;
+/* HC_OK, or HC_ERR_UNKNOWN (no such counter), or HC_ERR_INVALID with a line in err (a channel index
+ * on a counter whose block has no instances, a range beyond the device's instances, bad syntax). */
+hc_status hc_provider_need(const hc_provider *p, const char *name, hc_counter_need *out, char *err,
+                           size_t errlen);
+
 /* Paths of every device description found on the search path ($HUBPROF_DEVICES, ':'-separated;
  * share/hubprof/devices one and two folders above the executable's: bin/.., build/.., build/san/..;
  * /usr/local/share/hubprof/devices; /usr/share/hubprof/devices), one per name (the first found wins), sorted
@@ -148,6 +167,11 @@ typedef struct hc_plan {
   char **split_groups; /* groups whose counters had to be split across passes (NULL-terminated) */
   const char **groups; /* group of each counter (the first request naming it), NULL for a lone
                           counter; all NULL after hc_plan_parse */
+  /* added for AMD devices (issue 17): */
+  char **split_passes;   /* per split group (same index as split_groups): its passes, "2, 5" */
+  size_t nrepeated;      /* entries of a counter already measured in an earlier pass (a counter shared by
+                            groups measured again where a group needs it; an accumulator per LEVEL) */
+  const char **level_of; /* per entry: an accumulator's LEVEL counter (the entry before it), else NULL */
 } hc_plan;
 
 /* Pack the requests into the fewest passes the limits allow (`block_of` maps a counter name to its
@@ -189,7 +213,8 @@ typedef struct hc_plan_args {
 hc_status hc_plan_text(const hc_provider *p, const hc_plan_args *a, hc_plan **out, char *err, size_t errlen);
 
 /* Parse that line back (names only: blocks are ""). Blanks around names are ignored; an empty name
- * or pass, or a counter named twice, is HC_ERR_PARSE. */
+ * or pass, or a counter named twice in one pass, is HC_ERR_PARSE (a counter may be measured in several
+ * passes: an accumulator after each LEVEL counter, a counter shared by groups). */
 hc_status hc_plan_parse(const char *s, hc_plan **out);
 /* Lower bound on the passes any plan needs for these distinct counters (max over the total and every
  * block of ceil(count / limit)); 0 for none. Used to tell an optimal plan. */
