@@ -172,6 +172,7 @@ typedef struct hc_plan {
   size_t nrepeated;      /* entries of a counter already measured in an earlier pass (a counter shared by
                             groups measured again where a group needs it; an accumulator per LEVEL) */
   const char **level_of; /* per entry: an accumulator's LEVEL counter (the entry before it), else NULL */
+  size_t lower_bound;    /* hc_plan_make: fewest passes any plan of these counters needs; 0 after parse */
 } hc_plan;
 
 /* Pack the requests into the fewest passes the limits allow (`block_of` maps a counter name to its
