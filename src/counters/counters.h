@@ -173,6 +173,10 @@ typedef struct hc_plan {
                             groups measured again where a group needs it; an accumulator per LEVEL) */
   const char **level_of; /* per entry: an accumulator's LEVEL counter (the entry before it), else NULL */
   size_t lower_bound;    /* hc_plan_make: fewest passes any plan of these counters needs; 0 after parse */
+  size_t nblocks;        /* hc_plan_make: the limits' blocks (0 after parse) */
+  unsigned *pass_regs;   /* npasses * nblocks: registers pass p (0-based) takes in block b, in its busiest
+                            instance (a LEVEL's accumulator included; a counter read on every L2 channel
+                            takes one register in each channel) */
 } hc_plan;
 
 /* Pack the requests into the fewest passes the limits allow (`block_of` maps a counter name to its

@@ -569,6 +569,7 @@ void hc_plan_free(hc_plan *p) {
   free(p->pass);
   free(p->split_groups);
   free(p->split_passes);
+  free(p->pass_regs);
   free(q->arena);
   free(q);
 }
@@ -679,6 +680,21 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
     if (d && P->max[s] != HC_UNLIMITED && (d + P->max[s] - 1) / P->max[s] > lb) lb = (d + P->max[s] - 1) / P->max[s];
   }
   q->pub.lower_bound = lb;
+  /* registers per pass and block: the busiest slot of the block */
+  unsigned *use = calloc(P->w, sizeof *use);
+  q->pub.nblocks = P->nb;
+  size_t nregs = np * P->nb;
+  q->pub.pass_regs = calloc(nregs ? nregs : 1, sizeof *q->pub.pass_regs);
+  if (!use || !q->pub.pass_regs) st = HC_ERR_NOMEM;
+  for (size_t p = 0; st == HC_OK && p < np; p++) {
+    memset(use, 0, P->w * sizeof *use);
+    for (size_t m = 0; m < P->nm; m++)
+      if (in[p * nm + m]) charge_add(P, use, m);
+    for (size_t b = 0; b < P->nb; b++)
+      for (unsigned i = 0; i < block_instances(P, (long)b); i++)
+        if (use[P->off[b] + i] > q->pub.pass_regs[p * P->nb + b]) q->pub.pass_regs[p * P->nb + b] = use[P->off[b] + i];
+  }
+  free(use);
   (void)text;
   free(gname);
   free(nname);

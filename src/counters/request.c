@@ -5,6 +5,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "counters.h"
 
+#include "../common/hu_buf.h"
 #include "../common/hu_text.h"
 
 #include <stdio.h>
@@ -23,6 +24,12 @@ hc_status hc_provider_check(const hc_provider *p, const char *name, int need_ava
   const hc_limits *lim = hc_provider_limits(p);
   const char *dev = lim ? lim->device : hc_provider_name(p);
   long i = hc_provider_find(p, name);
+  if (i < 0 && strchr(name, '[')) { /* a channel counter: TCC_HIT[3], TCC_HIT[0..15], TCC_HIT[*] */
+    hc_counter_need nd;
+    hc_status st = hc_provider_need(p, name, &nd, err, errlen);
+    if (st == HC_OK) i = hc_provider_find(p, nd.base);
+    else if (st != HC_ERR_UNKNOWN) return st;
+  }
   if (i < 0) {
     const char *sug[3];
     size_t n = hc_provider_suggest(p, name, sug, 3);
@@ -75,6 +82,9 @@ hc_status hc_plan_text(const hc_provider *p, const hc_plan_args *a, hc_plan **ou
   char **names = malloc(maxnames * sizeof *names);
   hc_request *req = calloc(nreq, sizeof *req);
   hc_status st = HC_OK;
+  hu_buf unknown = {0};
+  size_t nunknown = 0;
+  char one[512];
   if (!text || !names || !req) {
     snprintf(err, errlen, "out of memory");
     st = HC_ERR_NOMEM;
@@ -114,9 +124,30 @@ hc_status hc_plan_text(const hc_provider *p, const hc_plan_args *a, hc_plan **ou
     }
     req[i].counters = (const char *const *)(names + used);
     req[i].ncounters = (size_t)n;
-    for (long k = 0; k < n && st == HC_OK; k++)
-      st = hc_provider_check(p, names[used + (size_t)k], a->need_available, err, errlen);
+    for (long k = 0; k < n && st == HC_OK; k++) { /* every unknown name, not only the first */
+      hc_status c = hc_provider_check(p, names[used + (size_t)k], a->need_available, one, sizeof one);
+      if (c == HC_ERR_UNKNOWN) {
+        int dup = 0; /* a name given twice is reported once */
+        for (size_t u = 0; u < used + (size_t)k && !dup; u++)
+          dup = strcmp(names[u], names[used + (size_t)k]) == 0;
+        if (!dup) {
+          if (nunknown++) hu_buf_str(&unknown, "; ");
+          hu_buf_str(&unknown, one);
+        }
+      } else if (c != HC_OK) {
+        snprintf(err, errlen, "%s", one);
+        st = c;
+      }
+    }
     used += (size_t)n;
+  }
+  if (st == HC_OK && nunknown) {
+    char *u = hu_buf_cstr(&unknown);
+    if (nunknown == 1)
+      snprintf(err, errlen, "%s", u ? u : "unknown counter");
+    else
+      snprintf(err, errlen, "%zu unknown counters: %s", nunknown, u ? u : "");
+    st = HC_ERR_UNKNOWN;
   }
   if (st == HC_OK) {
     const hc_limits *dl = hc_provider_limits(p);
@@ -129,6 +160,7 @@ hc_status hc_plan_text(const hc_provider *p, const hc_plan_args *a, hc_plan **ou
     st = hc_plan_make(req, nreq, &lim, hc_provider_block_of, (void *)p, out, err, errlen);
   }
 out:
+  hu_buf_free(&unknown);
   free(text);
   free(names);
   free(req);
