@@ -1205,6 +1205,22 @@ hc_status hc_metrics_plan_groups(const hc_metrics *m, const char *list, char ***
   size_t nn;
   hc_status st = met_split(list, &names, &nn, err, errlen);
   if (st != HC_OK) return st;
+  if (nn == 1 && strcmp(names[0], "all") == 0 && hc_metrics_find(m, "all") < 0) { /* every metric loaded */
+    size_t nm = hc_metrics_count(m);
+    char **every = calloc(nm ? nm : 1, sizeof *every);
+    for (size_t i = 0; every && i < nm; i++)
+      if (!(every[i] = strdup(hc_metrics_get(m, i)->name))) {
+        for (size_t k = 0; k < i; k++)
+          free(every[k]);
+        free(every);
+        every = NULL;
+      }
+    free(names[0]);
+    free(names);
+    if (!every) return HC_ERR_NOMEM;
+    names = every;
+    nn = nm;
+  }
   hc_request *req = NULL;
   size_t nreq = 0;
   st = hc_metrics_requests(m, (const char *const *)names, nn, &req, &nreq, err, errlen);
