@@ -82,7 +82,7 @@ typedef struct planner {
 typedef struct pl_result {
   pl_item *items; /* owned */
   size_t ni;
-  size_t *pass_of;
+  unsigned char *in; /* npasses * nm: measurement m is measured in pass p */
   size_t npasses, nsplit, nrepeat;
 } pl_result;
 
@@ -173,6 +173,11 @@ static void items_free(pl_item *items, size_t ni) {
     free(items[i].serves);
   }
   free(items);
+}
+
+static int by_index(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return x < y ? -1 : x > y;
 }
 
 static size_t uf_find(size_t *up, size_t x) {
@@ -269,83 +274,102 @@ static int cut_unit(planner *P, pl_item **items, size_t *ni, size_t *icap, size_
   return rc;
 }
 
-/* Strategy 0: groups sharing a measurement joined into one unit. Strategy 1: every group its own item,
- * lone measurements that no group holds their own items. */
+/* Is measurement m cheap to measure again: do its blocks have room for it in about every pass? Its block's
+ * (and its accumulator's) demand at most half of what `lb` passes hold. */
+static int replicable(const planner *P, size_t m, const double *demand, size_t lb) {
+  const unsigned *c = &P->charge[m * P->w];
+  for (size_t s = 0; s + 1 < P->w; s++)
+    if (c[s] && P->max[s] != HC_UNLIMITED && demand[s] * 2 > (double)P->max[s] * (double)lb) return 0;
+  return !c[P->w - 1]; /* a LEVEL counter never */
+}
+
+/* Items: groups joined into units where they share a measurement that joins (strategy 0: every shared
+ * measurement; 1: none, every group its own item; 2: only those not cheap to measure again), a unit too
+ * big for one pass cut into pieces; lone measurements that no group holds are items of their own. */
 static int make_items(planner *P, int strategy, pl_item **items, size_t *ni) {
-  size_t icap = 0, n = P->nm ? P->nm : 1;
-  size_t *up = malloc(n * sizeof *up), *uc = malloc(n * sizeof *uc);
-  long *piece_of = malloc(n * sizeof *piece_of);
-  size_t *ug = malloc((P->ng ? P->ng : 1) * sizeof *ug);
+  size_t icap = 0, n = P->nm ? P->nm : 1, ng = P->ng ? P->ng : 1;
+  size_t *up = malloc(ng * sizeof *up), *uc = malloc(n * sizeof *uc), *ug = malloc(ng * sizeof *ug);
+  long *owner = malloc(n * sizeof *owner), *piece_of = malloc(n * sizeof *piece_of);
   unsigned *tmp = calloc(2 * P->w, sizeof *tmp);
-  unsigned char *done = calloc(n, 1), *in_group = calloc(n, 1);
-  int rc = (!up || !piece_of || !uc || !ug || !tmp || !done || !in_group) ? -1 : 0;
+  unsigned char *done = calloc(ng, 1), *in_group = calloc(n, 1), *inunit = calloc(n, 1), *joins = calloc(n, 1);
+  double *demand = calloc(P->w, sizeof *demand);
+  int rc = (!up || !uc || !ug || !owner || !piece_of || !tmp || !done || !in_group || !inunit || !joins || !demand)
+               ? -1
+               : 0;
   *items = NULL;
   *ni = 0;
-  for (size_t i = 0; rc == 0 && i < P->nm; i++) {
-    up[i] = i;
-    piece_of[i] = -1;
+  size_t lb = 1;
+  for (size_t m = 0; rc == 0 && m < P->nm; m++)
+    for (size_t s = 0; s < P->w; s++)
+      demand[s] += P->charge[m * P->w + s];
+  for (size_t s = 0; rc == 0 && s < P->w; s++)
+    if (P->max[s] != HC_UNLIMITED && demand[s] > 0) {
+      size_t need = (size_t)((demand[s] + P->max[s] - 1) / P->max[s]);
+      if (need > lb) lb = need;
+    }
+  for (size_t m = 0; rc == 0 && m < P->nm; m++) {
+    owner[m] = -1;
+    piece_of[m] = -1;
+    joins[m] = strategy == 0 || (strategy == 2 && !replicable(P, m, demand, lb));
   }
   for (size_t g = 0; rc == 0 && g < P->ng; g++)
+    up[g] = g;
+  /* join groups through a shared measurement that joins; the root is the earliest group */
+  for (size_t g = 0; rc == 0 && g < P->ng; g++)
     for (size_t k = 0; k < P->gs[g].nm; k++) {
-      in_group[P->gs[g].m[k]] = 1;
-      size_t a = uf_find(up, P->gs[g].m[0]), b = uf_find(up, P->gs[g].m[k]);
-      if (strategy == 0 && a != b) up[a > b ? a : b] = a < b ? a : b; /* the root: the earliest */
-    }
-  if (strategy == 1) {
-    for (size_t g = 0; rc == 0 && g < P->ng; g++) {
-      const pl_group *G = &P->gs[g];
-      if (fits_empty(P, G->m, G->nm, tmp)) {
-        pl_item *it = new_item(P, items, ni, &icap);
-        for (size_t k = 0; it && rc == 0 && k < G->nm; k++)
-          rc = item_add(P, it, G->m[k]);
-        if (!it || (rc == 0 && item_serves(it, &g, 1))) rc = -1;
-      } else {
-        for (size_t k = 0; k < G->nm; k++)
-          piece_of[G->m[k]] = -1;
-        ug[0] = g;
-        rc = cut_unit(P, items, ni, &icap, ug, 1, piece_of);
+      size_t m = P->gs[g].m[k];
+      in_group[m] = 1;
+      if (!joins[m]) continue;
+      if (owner[m] < 0) {
+        owner[m] = (long)g;
+        continue;
       }
+      size_t a = uf_find(up, (size_t)owner[m]), b = uf_find(up, g);
+      if (a != b) up[a > b ? a : b] = a < b ? a : b;
     }
-    for (size_t m = 0; rc == 0 && m < P->nm; m++) {
-      if (in_group[m]) continue;
-      pl_item *it = new_item(P, items, ni, &icap);
-      if (!it || item_add(P, it, m) || item_serves(it, ug, 0)) rc = -1;
-    }
-  }
-  /* strategy 0: one unit per root, in the order of its first measurement */
-  for (size_t i = 0; strategy == 0 && rc == 0 && i < P->nm; i++) {
-    if (done[i]) continue;
-    size_t root = uf_find(up, i), nuc = 0, nug = 0;
-    for (size_t j = i; j < P->nm; j++)
-      if (!done[j] && uf_find(up, j) == root) {
-        uc[nuc++] = j;
-        done[j] = 1;
+  for (size_t g0 = 0; rc == 0 && g0 < P->ng; g0++) {
+    if (done[g0]) continue;
+    size_t root = uf_find(up, g0), nuc = 0, nug = 0;
+    for (size_t g = g0; g < P->ng; g++)
+      if (!done[g] && uf_find(up, g) == root) {
+        ug[nug++] = g;
+        done[g] = 1;
+        for (size_t k = 0; k < P->gs[g].nm; k++)
+          if (!inunit[P->gs[g].m[k]]) {
+            inunit[P->gs[g].m[k]] = 1;
+            uc[nuc++] = P->gs[g].m[k];
+          }
       }
-    for (size_t g = 0; g < P->ng; g++)
-      if (P->gs[g].nm && uf_find(up, P->gs[g].m[0]) == root) ug[nug++] = g;
+    for (size_t k = 0; k < nuc; k++) { /* a measurement may be in several units: fresh state per unit */
+      inunit[uc[k]] = 0;
+      piece_of[uc[k]] = -1;
+    }
+    qsort(uc, nuc, sizeof *uc, by_index);
     if (fits_empty(P, uc, nuc, tmp)) {
       pl_item *it = new_item(P, items, ni, &icap);
       for (size_t k = 0; it && k < nuc && rc == 0; k++)
         rc = item_add(P, it, uc[k]);
       if (!it || (rc == 0 && item_serves(it, ug, nug))) rc = -1;
-      continue;
+    } else {
+      rc = cut_unit(P, items, ni, &icap, ug, nug, piece_of);
     }
-    if (!nug) { /* lone measurements never form a unit: only a LEVEL or alone one could not fit */
-      for (size_t k = 0; rc == 0 && k < nuc; k++) {
-        pl_item *it = new_item(P, items, ni, &icap);
-        if (!it || item_add(P, it, uc[k]) || item_serves(it, ug, 0)) rc = -1;
-      }
-      continue;
-    }
-    rc = cut_unit(P, items, ni, &icap, ug, nug, piece_of);
+  }
+  for (size_t m = 0; rc == 0 && m < P->nm; m++) { /* lone measurements no group holds */
+    if (in_group[m]) continue;
+    pl_item *it = new_item(P, items, ni, &icap);
+    if (!it || item_add(P, it, m) || item_serves(it, ug, 0)) rc = -1;
   }
   free(up);
-  free(piece_of);
   free(uc);
   free(ug);
+  free(owner);
+  free(piece_of);
   free(tmp);
   free(done);
   free(in_group);
+  free(inunit);
+  free(joins);
+  free(demand);
   return rc;
 }
 
@@ -416,64 +440,87 @@ static size_t first_fit(planner *P, const pl_item *items, size_t ni, const pl_ke
   return rc ? rc : np;
 }
 
-/* Split groups (served by items in more than one pass) and repeated measurements of a packing. */
-static int score(planner *P, pl_result *r) {
-  size_t *seen_pass = malloc((P->ng ? P->ng : 1) * sizeof *seen_pass);
-  unsigned char *split = calloc(P->ng ? P->ng : 1, 1);
-  size_t *mpass = malloc((P->nm ? P->nm : 1) * sizeof *mpass);
-  if (!seen_pass || !split || !mpass) {
-    free(seen_pass);
-    free(split);
-    free(mpass);
+/* Is group g whole in pass p of the matrix `in` (np * nm)? */
+static int whole_in(const planner *P, const unsigned char *in, size_t p, size_t g) {
+  for (size_t k = 0; k < P->gs[g].nm; k++)
+    if (!in[p * P->nm + P->gs[g].m[k]]) return 0;
+  return 1;
+}
+
+/* Make split groups whole where the limits allow: copy the measurements a group misses into the pass that
+ * needs the fewest copies and has room for them (a counter shared by groups measured again there). Groups
+ * in request order; passes holding an alone measurement take nothing. */
+static int repair(planner *P, unsigned char *in, size_t np) {
+  size_t w = P->w, nm = P->nm;
+  unsigned *use = calloc(np * w + w, sizeof *use), *add = use ? use + np * w : NULL;
+  unsigned char *closed = calloc(np ? np : 1, 1);
+  if (!use || !closed) {
+    free(use);
+    free(closed);
     return -1;
   }
-  for (size_t g = 0; g < P->ng; g++)
-    seen_pass[g] = SIZE_MAX;
-  for (size_t m = 0; m < P->nm; m++)
-    mpass[m] = SIZE_MAX;
-  r->nsplit = r->nrepeat = 0;
-  for (size_t i = 0; i < r->ni; i++)
-    for (const long *g = r->items[i].serves; *g >= 0; g++) {
-      int holds = 0; /* the item holds a measurement of the group */
-      for (size_t k = 0; k < r->items[i].nm && !holds; k++)
-        for (size_t j = 0; j < P->gs[*g].nm && !holds; j++)
-          holds = P->gs[*g].m[j] == r->items[i].m[k];
-      if (!holds) continue;
-      if (seen_pass[*g] == SIZE_MAX)
-        seen_pass[*g] = r->pass_of[i];
-      else if (seen_pass[*g] != r->pass_of[i])
-        split[*g] = 1;
+  for (size_t p = 0; p < np; p++)
+    for (size_t m = 0; m < nm; m++)
+      if (in[p * nm + m]) {
+        charge_add(P, &use[p * w], m);
+        closed[p] |= (unsigned char)P->ms[m].alone;
+      }
+  for (size_t g = 0; g < P->ng; g++) {
+    const pl_group *G = &P->gs[g];
+    int whole = 0, alone = 0;
+    for (size_t p = 0; p < np && !whole; p++)
+      whole = whole_in(P, in, p, g);
+    for (size_t k = 0; k < G->nm; k++)
+      alone |= P->ms[G->m[k]].alone;
+    if (whole || alone) continue;
+    size_t best = SIZE_MAX, best_miss = SIZE_MAX;
+    for (size_t p = 0; p < np; p++) {
+      if (closed[p]) continue;
+      size_t miss = 0;
+      memset(add, 0, w * sizeof *add);
+      for (size_t k = 0; k < G->nm; k++)
+        if (!in[p * nm + G->m[k]]) {
+          miss++;
+          charge_add(P, add, G->m[k]);
+        }
+      if (miss < best_miss && miss < G->nm && fits(P, &use[p * w], add)) {
+        best = p;
+        best_miss = miss;
+      }
     }
-  /* repeated: a measurement in more than one pass (each pass once) */
-  size_t np = r->npasses;
-  unsigned char *in = calloc(np * (P->nm ? P->nm : 1), 1);
-  if (!in) {
-    free(seen_pass);
-    free(split);
-    free(mpass);
-    return -1;
+    if (best == SIZE_MAX) continue;
+    for (size_t k = 0; k < G->nm; k++)
+      if (!in[best * nm + G->m[k]]) {
+        in[best * nm + G->m[k]] = 1;
+        charge_add(P, &use[best * w], G->m[k]);
+      }
   }
-  for (size_t i = 0; i < r->ni; i++)
-    for (size_t k = 0; k < r->items[i].nm; k++)
-      in[r->pass_of[i] * P->nm + r->items[i].m[k]] = 1;
+  free(use);
+  free(closed);
+  return 0;
+}
+
+/* Split groups (whole in no pass) and repeated measurements (in more than one pass) of a matrix. */
+static void score(const planner *P, const unsigned char *in, size_t np, size_t *nsplit, size_t *nrepeat) {
+  *nsplit = *nrepeat = 0;
+  for (size_t g = 0; g < P->ng; g++) {
+    int whole = 0;
+    for (size_t p = 0; p < np && !whole; p++)
+      whole = whole_in(P, in, p, g);
+    *nsplit += !whole;
+  }
   for (size_t m = 0; m < P->nm; m++) {
     size_t c = 0;
     for (size_t p = 0; p < np; p++)
       c += in[p * P->nm + m];
-    if (c > 1) r->nrepeat += c - 1;
+    if (c > 1) *nrepeat += c - 1;
   }
-  for (size_t g = 0; g < P->ng; g++)
-    r->nsplit += split[g];
-  free(in);
-  free(seen_pass);
-  free(split);
-  free(mpass);
-  return 0;
 }
 
-/* Pack items under three orders; keep the fewest passes (then fewest split groups). */
+/* Pack items under three orders, make split groups whole where there is room; keep the fewest passes,
+ * then the fewest split groups, then the fewest repeated measurements. */
 static int pack(planner *P, pl_item *items, size_t ni, pl_result *best) {
-  size_t w = P->w;
+  size_t w = P->w, nm = P->nm ? P->nm : 1;
   double *demand = calloc(w, sizeof *demand);
   pl_key *keys = malloc((ni ? ni : 1) * sizeof *keys);
   size_t *pass_of = malloc((ni ? ni : 1) * sizeof *pass_of);
@@ -481,8 +528,7 @@ static int pack(planner *P, pl_item *items, size_t ni, pl_result *best) {
   best->items = items;
   best->ni = ni;
   best->npasses = SIZE_MAX;
-  best->pass_of = malloc((ni ? ni : 1) * sizeof *best->pass_of);
-  if (!best->pass_of) rc = -1;
+  best->in = NULL;
   for (size_t i = 0; rc == 0 && i < ni; i++)
     for (size_t s = 0; s < w; s++)
       demand[s] += items[i].cnt[s];
@@ -510,20 +556,30 @@ static int pack(planner *P, pl_item *items, size_t ni, pl_result *best) {
     }
     qsort(keys, ni, sizeof *keys, by_key);
     size_t np = first_fit(P, items, ni, keys, pass_of);
-    if (np == (size_t)-1) {
+    unsigned char *in = np == (size_t)-1 ? NULL : calloc(np ? np * nm : 1, 1);
+    if (!in) {
       rc = -1;
       break;
     }
-    pl_result r = {.items = items, .ni = ni, .pass_of = pass_of, .npasses = np};
-    if (score(P, &r)) {
+    for (size_t i = 0; i < ni; i++)
+      for (size_t k = 0; k < items[i].nm; k++)
+        in[pass_of[i] * nm + items[i].m[k]] = 1;
+    size_t nsplit, nrepeat;
+    if (repair(P, in, np)) {
+      free(in);
       rc = -1;
       break;
     }
-    if (np < best->npasses || (np == best->npasses && r.nsplit < best->nsplit)) {
+    score(P, in, np, &nsplit, &nrepeat);
+    if (np < best->npasses || (np == best->npasses && (nsplit < best->nsplit ||
+                                                       (nsplit == best->nsplit && nrepeat < best->nrepeat)))) {
+      free(best->in);
+      best->in = in;
       best->npasses = np;
-      best->nsplit = r.nsplit;
-      best->nrepeat = r.nrepeat;
-      memcpy(best->pass_of, pass_of, ni * sizeof *pass_of);
+      best->nsplit = nsplit;
+      best->nrepeat = nrepeat;
+    } else {
+      free(in);
     }
   }
   if (!ni) best->npasses = best->nsplit = best->nrepeat = 0;
@@ -584,22 +640,18 @@ static char *arena_put(char **at, const char *s) {
 
 static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
   size_t np = R->npasses, nm = P->nm ? P->nm : 1;
-  unsigned char *in = calloc(np ? np * nm : 1, 1);
-  unsigned char *gp = calloc((P->ng ? P->ng : 1) * (np ? np : 1), 1); /* group served in pass */
+  const unsigned char *in = R->in;
+  /* a group is whole when one pass holds all of it; a split group's passes: those holding its counters */
+  unsigned char *gp = calloc((P->ng ? P->ng : 1) * (np ? np : 1), 1);
   hu_buf text = {0};
-  if (!in || !gp) {
-    free(in);
-    free(gp);
-    return HC_ERR_NOMEM;
-  }
-  for (size_t i = 0; i < R->ni; i++) {
-    const pl_item *it = &R->items[i];
-    for (size_t k = 0; k < it->nm; k++)
-      in[R->pass_of[i] * nm + it->m[k]] = 1;
-    for (const long *g = it->serves; *g >= 0; g++)
-      for (size_t k = 0; k < it->nm; k++)
-        for (size_t j = 0; j < P->gs[*g].nm; j++)
-          if (P->gs[*g].m[j] == it->m[k]) gp[(size_t)*g * np + R->pass_of[i]] = 1;
+  if (!gp) return HC_ERR_NOMEM;
+  for (size_t g = 0; g < P->ng; g++) {
+    int whole = 0;
+    for (size_t p = 0; p < np && !whole; p++)
+      whole = whole_in(P, in, p, g);
+    for (size_t p = 0; !whole && p < np; p++)
+      for (size_t k = 0; k < P->gs[g].nm; k++)
+        if (in[p * nm + P->gs[g].m[k]]) gp[g * np + p] = 1;
   }
   /* entries: per pass, measurements in first-request order, their names, then a LEVEL's accumulator */
   size_t ne = 0, nsplit = 0, arena = 0;
@@ -619,7 +671,6 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
     arena += strlen(P->ms[m].block) + 1 + (P->ms[m].acc ? strlen(P->ms[m].acc) + strlen(P->ms[m].accblk) + 2 : 0);
   plan_impl *q = plan_alloc(ne, nsplit, arena);
   if (!q) {
-    free(in);
     free(gp);
     return HC_ERR_NOMEM;
   }
@@ -701,7 +752,6 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
   free(mblk);
   free(macc);
   free(maccb);
-  free(in);
   free(gp);
   if (st != HC_OK) {
     hc_plan_free(&q->pub);
@@ -775,7 +825,7 @@ hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
   }
   hc_status st = HC_OK;
   planner P = {.lim = lim, .nb = lim->nblocks};
-  pl_result R[2] = {{0}, {0}};
+  pl_result R[3] = {{0}, {0}, {0}};
   need_ctx nc = {block_of, ctx};
   if (P.nb > sizeof lim->blocks / sizeof lim->blocks[0])
     PL_ERR(HC_ERR_INVALID, "limits with %zu blocks", P.nb);
@@ -918,7 +968,7 @@ hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
       PL_ERR(HC_ERR_IMPOSSIBLE, "counter '%s'%s%s needs more registers than a pass of %s has", P.ms[m].base,
              P.ms[m].acc ? " with its accumulator " : "", P.ms[m].acc ? P.ms[m].acc : "", dev);
   }
-  for (int s = 0; s < 2; s++) {
+  for (int s = 0; s < 3; s++) {
     pl_item *items;
     size_t ni;
     if (make_items(&P, s, &items, &ni)) {
@@ -927,18 +977,19 @@ hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
     }
     if (pack(&P, items, ni, &R[s])) PL_ERR(HC_ERR_NOMEM, "out of memory");
   }
-  /* fewest passes, then fewest split groups, then fewest repeated counters; ties: joined units */
-  int k = (R[1].npasses < R[0].npasses ||
-           (R[1].npasses == R[0].npasses &&
-            (R[1].nsplit < R[0].nsplit || (R[1].nsplit == R[0].nsplit && R[1].nrepeat < R[0].nrepeat))))
-              ? 1
-              : 0;
+  /* fewest passes, then fewest split groups, then fewest repeated counters; ties: the earlier strategy */
+  int k = 0;
+  for (int s = 1; s < 3; s++)
+    if (R[s].npasses < R[k].npasses ||
+        (R[s].npasses == R[k].npasses &&
+         (R[s].nsplit < R[k].nsplit || (R[s].nsplit == R[k].nsplit && R[s].nrepeat < R[k].nrepeat))))
+      k = s;
   st = build_plan(&P, &R[k], out);
   if (st != HC_OK) snprintf(err, errlen, "out of memory");
 out:
-  for (int s = 0; s < 2; s++) {
+  for (int s = 0; s < 3; s++) {
     if (R[s].items) items_free(R[s].items, R[s].ni);
-    free(R[s].pass_of);
+    free(R[s].in);
   }
   planner_free(&P);
   return st;
