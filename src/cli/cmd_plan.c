@@ -162,18 +162,7 @@ static int print_splits(const hc_plan *pl, int fmt) {
   report *r = report_new(cols, 3);
   int rc = r ? CLI_OK : CLI_FAIL;
   for (size_t g = 0; rc == CLI_OK && pl->split_groups[g]; g++) {
-    char counters[2048];
-    size_t w = 0;
-    counters[0] = 0;
-    for (size_t i = 0; i < pl->ncounters; i++) {
-      if (!pl->groups[i] || strcmp(pl->groups[i], pl->split_groups[g]) || pl->level_of[i]) continue;
-      int seen = 0; /* a counter measured in two passes is listed once */
-      for (size_t k = 0; k < i && !seen; k++)
-        seen = pl->groups[k] && strcmp(pl->groups[k], pl->split_groups[g]) == 0 && !strcmp(pl->names[k], pl->names[i]);
-      if (!seen && w < sizeof counters)
-        w += (size_t)snprintf(counters + w, sizeof counters - w, "%s%s:%u", w ? " " : "", pl->names[i], pl->pass[i]);
-    }
-    const char *cells[] = {pl->split_groups[g], pl->split_passes[g], counters};
+    const char *cells[] = {pl->split_groups[g], pl->split_passes[g], pl->split_counters[g]};
     if (report_add(r, cells)) rc = CLI_FAIL;
   }
   if (rc == CLI_OK)

@@ -169,6 +169,7 @@ typedef struct hc_plan {
                           counter; all NULL after hc_plan_parse */
   /* added for AMD devices (issue 17): */
   char **split_passes;   /* per split group (same index as split_groups): its passes, "2, 5" */
+  char **split_counters; /* per split group: its counters with their passes, "SQ_WAVES:2 GRBM_COUNT:2,5" */
   size_t nrepeated;      /* entries of a counter already measured in an earlier pass (a counter shared by
                             groups measured again where a group needs it; an accumulator per LEVEL) */
   const char **level_of; /* per entry: an accumulator's LEVEL counter (the entry before it), else NULL */

@@ -606,9 +606,10 @@ static plan_impl *plan_alloc(size_t n, size_t nsplit, size_t arena) {
   q->pub.pass = calloc(n ? n : 1, sizeof *q->pub.pass);
   q->pub.split_groups = calloc(nsplit + 1, sizeof *q->pub.split_groups);
   q->pub.split_passes = calloc(nsplit + 1, sizeof *q->pub.split_passes);
+  q->pub.split_counters = calloc(nsplit + 1, sizeof *q->pub.split_counters);
   q->arena = malloc(arena ? arena : 1);
   if (!q->pub.names || !q->pub.blocks || !q->pub.groups || !q->pub.level_of || !q->pub.pass ||
-      !q->pub.split_groups || !q->pub.split_passes || !q->arena) {
+      !q->pub.split_groups || !q->pub.split_passes || !q->pub.split_counters || !q->arena) {
     hc_plan_free(&q->pub);
     return NULL;
   }
@@ -625,6 +626,7 @@ void hc_plan_free(hc_plan *p) {
   free(p->pass);
   free(p->split_groups);
   free(p->split_passes);
+  free(p->split_counters);
   free(p->pass_regs);
   free(q->arena);
   free(q);
@@ -664,6 +666,9 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
       c += gp[g * np + p];
     if (c > 1) nsplit++;
     arena += strlen(P->gs[g].name) + 1 + 12 * c;
+    if (c > 1)
+      for (size_t k = 0; k < P->gs[g].nm; k++)
+        arena += strlen(P->ns[P->ms[P->gs[g].m[k]].names[0]].name) + 2 + 12 * np;
   }
   for (size_t i = 0; i < P->nn; i++)
     arena += strlen(P->ns[i].name) + 1;
@@ -689,6 +694,14 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
     q->pub.split_passes[s] = at;
     for (size_t p = 0, k = 0; p < np; p++)
       if (gp[g * np + p]) at += sprintf(at, "%s%zu", k++ ? ", " : "", p + 1);
+    at++;
+    q->pub.split_counters[s] = at;
+    for (size_t k = 0; k < P->gs[g].nm; k++) {
+      size_t m = P->gs[g].m[k];
+      at += sprintf(at, "%s%s:", k ? " " : "", P->ns[P->ms[m].names[0]].name);
+      for (size_t p = 0, j = 0; p < np; p++)
+        if (in[p * nm + m]) at += sprintf(at, "%s%zu", j++ ? "," : "", p + 1);
+    }
     at++;
     s++;
   }
