@@ -138,6 +138,8 @@ typedef struct hc_counter_need {
   const char *accumulator; /* a LEVEL counter: the accumulator planned right after it, else NULL */
   int is_accumulator;      /* an accumulator: measured only after a LEVEL counter */
   int alone;               /* must be the only counter of its pass (with its accumulator) */
+  const char *accumulated; /* a LEVEL counter: the name of its accumulator's value (SQ_LEVEL_WAVES_ACCUM, an
+                              `accumulate` counter of the description), else the accumulator's name */
 } hc_counter_need;
 /* HC_OK, or HC_ERR_UNKNOWN (no such counter), or HC_ERR_INVALID with a line in err (a channel index
  * on a counter whose block has no instances, a range beyond the device's instances, bad syntax). */

@@ -591,6 +591,12 @@ hc_status hc_provider_need(const hc_provider *p, const char *name, hc_counter_ne
   }
   if (r) {
     o->accumulator = r->accumulator >= 0 ? p->counters[r->accumulator].name : NULL;
+    o->accumulated = o->accumulator;
+    for (size_t k = 0; o->accumulator && k < p->n; k++)
+      if (p->rules[k].kind == HC_DC_ACCUMULATE && &p->rules[p->rules[k].base] == r) {
+        o->accumulated = p->counters[k].name;
+        break;
+      }
     o->is_accumulator = r->is_accumulator;
     o->alone = r->alone;
   }

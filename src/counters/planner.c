@@ -29,6 +29,7 @@ typedef struct pl_meas {
   long b;              /* index into the limits' blocks, -1 when the limits name no block */
   uint64_t *inst;      /* instances taken (bitmap), NULL for a block without instances */
   const char *acc;     /* a LEVEL counter's accumulator, else NULL */
+  const char *accname; /* the name of the accumulator's value in the plan (SQ_LEVEL_WAVES_ACCUM) */
   const char *accblk;  /* the accumulator's block */
   long accb;           /* its index into the limits' blocks */
   int alone;           /* alone in its pass */
@@ -659,7 +660,7 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
   size_t ne = 0, nsplit = 0, arena = 0;
   for (size_t p = 0; p < np; p++)
     for (size_t m = 0; m < P->nm; m++)
-      if (in[p * nm + m]) ne += P->ms[m].nn + (P->ms[m].acc != NULL);
+      if (in[p * nm + m]) ne += P->ms[m].nn + (P->ms[m].acc != NULL) * 2;
   for (size_t g = 0; g < P->ng; g++) {
     size_t c = 0;
     for (size_t p = 0; p < np; p++)
@@ -673,7 +674,8 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
   for (size_t i = 0; i < P->nn; i++)
     arena += strlen(P->ns[i].name) + 1;
   for (size_t m = 0; m < P->nm; m++)
-    arena += strlen(P->ms[m].block) + 1 + (P->ms[m].acc ? strlen(P->ms[m].acc) + strlen(P->ms[m].accblk) + 2 : 0);
+    arena += strlen(P->ms[m].block) + 1 +
+             (P->ms[m].acc ? strlen(P->ms[m].accname) + strlen(P->ms[m].accblk) + strlen(P->ms[m].base) + 3 : 0);
   plan_impl *q = plan_alloc(ne, nsplit, arena);
   if (!q) {
     free(gp);
@@ -683,7 +685,8 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
   const char **gname = malloc((P->ng ? P->ng : 1) * sizeof *gname);
   const char **nname = malloc((P->nn ? P->nn : 1) * sizeof *nname);
   const char **mblk = malloc(nm * sizeof *mblk), **macc = malloc(nm * sizeof *macc), **maccb = malloc(nm * sizeof *maccb);
-  hc_status st = gname && nname && mblk && macc && maccb ? HC_OK : HC_ERR_NOMEM;
+  const char **mbase = malloc(nm * sizeof *mbase);
+  hc_status st = gname && nname && mblk && macc && maccb && mbase ? HC_OK : HC_ERR_NOMEM;
   for (size_t g = 0, s = 0; st == HC_OK && g < P->ng; g++) {
     gname[g] = arena_put(&at, P->gs[g].name);
     size_t c = 0;
@@ -709,7 +712,8 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
     nname[i] = arena_put(&at, P->ns[i].name);
   for (size_t m = 0; st == HC_OK && m < P->nm; m++) {
     mblk[m] = arena_put(&at, P->ms[m].block);
-    macc[m] = P->ms[m].acc ? arena_put(&at, P->ms[m].acc) : NULL;
+    macc[m] = P->ms[m].acc ? arena_put(&at, P->ms[m].accname) : NULL;
+    mbase[m] = P->ms[m].acc ? arena_put(&at, P->ms[m].base) : NULL;
     maccb[m] = P->ms[m].acc ? arena_put(&at, P->ms[m].accblk) : NULL;
   }
   size_t e = 0;
@@ -717,18 +721,24 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
     for (size_t m = 0; m < P->nm; m++) {
       if (!in[p * nm + m]) continue;
       const pl_meas *M = &P->ms[m];
+      if (M->acc) { /* a LEVEL counter, then its accumulator: under the names that say what they hold */
+        const pl_name *N = &P->ns[M->names[0]];
+        q->pub.names[e] = mbase[m];
+        q->pub.blocks[e] = mblk[m];
+        q->pub.groups[e] = N->group >= 0 ? gname[N->group] : NULL;
+        q->pub.pass[e++] = (unsigned)p + 1;
+        q->pub.names[e] = macc[m];
+        q->pub.blocks[e] = maccb[m];
+        q->pub.level_of[e] = q->pub.names[e - 1];
+        q->pub.groups[e] = q->pub.groups[e - 1];
+        q->pub.pass[e++] = (unsigned)p + 1;
+        continue;
+      }
       for (size_t k = 0; k < M->nn; k++) {
         const pl_name *N = &P->ns[M->names[k]];
         q->pub.names[e] = nname[M->names[k]];
         q->pub.blocks[e] = mblk[m];
         q->pub.groups[e] = N->group >= 0 ? gname[N->group] : NULL;
-        q->pub.pass[e++] = (unsigned)p + 1;
-      }
-      if (M->acc) {
-        q->pub.names[e] = macc[m];
-        q->pub.blocks[e] = maccb[m];
-        q->pub.level_of[e] = q->pub.names[e - 1];
-        q->pub.groups[e] = q->pub.groups[e - 1];
         q->pub.pass[e++] = (unsigned)p + 1;
       }
     }
@@ -765,6 +775,7 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
   free(mblk);
   free(macc);
   free(maccb);
+  free(mbase);
   free(gp);
   if (st != HC_OK) {
     hc_plan_free(&q->pub);
@@ -927,6 +938,7 @@ hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
         M->block = nd.block;
         M->b = b;
         M->acc = nd.accumulator;
+        M->accname = nd.accumulated ? nd.accumulated : nd.accumulator;
         M->accblk = accblk;
         M->accb = ab;
         M->alone = nd.alone;
