@@ -1,10 +1,13 @@
 /* Tests of hubprof's counters part: device description files (good and bad), the pass planner (exact
  * cases on gfx9 limits, groups, --max-counters-per-pass, determinism, a random property test), the plan
  * string, the perf provider's availability (with and without a PMU, faults injected) and real
- * measurements with sessions over every thread. Links build/libhubprof_counters.a alone (no hub). */
+ * measurements with sessions over every thread; AMD rules (LEVEL counters and their accumulator, L2 channel
+ * counters, alone counters) on a hand-made device, the full gfx942 profile and metric set, bad descriptions.
+ * Links build/libhubprof_counters.a alone (no hub). */
 /* SPDX-License-Identifier: MIT */
 
 #include "counters_internal.h"
+#include "metrics.h"
 
 #include "check.h"
 
@@ -1001,6 +1004,368 @@ static void test_sessions(void) {
   hc_provider_close(p);
 }
 
+/* ---- AMD rules: a small hand-made device, the gfx942 description, bad description files ---- */
+
+static const char mini_device[] = "device mini\n"
+                                  "block A 3\n"
+                                  "block C 2 instances 4\n"
+                                  "counter A1 A count\ncounter A2 A count\ncounter S A count\n"
+                                  "counter LV A level\ncounter LV2 A level\ncounter ACC A count\n"
+                                  "counter H C count\ncounter M C count\ncounter K C count\n"
+                                  "level LV ACC\nlevel LV2 ACC\n"
+                                  "accumulate LV_ACCUM LV\n"
+                                  "sum H_sum H[*]\nsum H_lo H[0..1]\n"
+                                  "alone S\n";
+
+/* Index of entry `name` in pass `pass` (0: any), or -1. */
+static long entry(const hc_plan *p, const char *name, unsigned pass) {
+  for (size_t i = 0; i < p->ncounters; i++)
+    if (strcmp(p->names[i], name) == 0 && (!pass || p->pass[i] == pass)) return (long)i;
+  return -1;
+}
+
+/* Registers each pass takes, recomputed from the plan's names through the provider (independently of the
+ * planner): per block instance, the distinct hardware counters read there, plus one per accumulator
+ * entry; every pass within every limit, equal to pass_regs, one LEVEL counter per pass, each followed by
+ * its accumulator. */
+static int check_amd_plan(const hc_plan *pl, const hc_provider *p, const char *what) {
+  const hc_limits *lim = hc_provider_limits(p);
+  int ok = 1;
+  for (unsigned pass = 1; pass <= pl->npasses; pass++) {
+    size_t nlevel = 0;
+    for (size_t b = 0; b < lim->nblocks; b++) {
+      unsigned ninst = lim->blocks[b].instances > 1 ? lim->blocks[b].instances : 1, busiest = 0;
+      for (unsigned inst = 0; inst < ninst; inst++) {
+        unsigned regs = 0;
+        for (size_t i = 0; i < pl->ncounters; i++) {
+          if (pl->pass[i] != pass || strcmp(pl->blocks[i], lim->blocks[b].block)) continue;
+          if (pl->level_of[i]) {
+            regs++;
+            continue;
+          }
+          hc_counter_need nd, nd2;
+          if (hc_provider_need(p, pl->names[i], &nd, NULL, 0) != HC_OK) return 0;
+          if (inst < nd.first || inst > nd.last) continue;
+          int seen = 0; /* one register per hardware counter, however many names read it */
+          for (size_t k = 0; k < i && !seen; k++)
+            seen = pl->pass[k] == pass && !pl->level_of[k] &&
+                   hc_provider_need(p, pl->names[k], &nd2, NULL, 0) == HC_OK &&
+                   strcmp(nd2.base, nd.base) == 0 && inst >= nd2.first && inst <= nd2.last;
+          regs += !seen;
+        }
+        if (regs > lim->blocks[b].max) {
+          fprintf(stderr, "%s: pass %u takes %u registers of %s[%u] (limit %u)\n", what, pass, regs,
+                  lim->blocks[b].block, inst, lim->blocks[b].max);
+          ok = 0;
+        }
+        if (regs > busiest) busiest = regs;
+      }
+      if (pl->pass_regs[(pass - 1) * pl->nblocks + b] != busiest) {
+        fprintf(stderr, "%s: pass %u: pass_regs %s %u, recomputed %u\n", what, pass, lim->blocks[b].block,
+                pl->pass_regs[(pass - 1) * pl->nblocks + b], busiest);
+        ok = 0;
+      }
+    }
+    for (size_t i = 0; i < pl->ncounters; i++) {
+      if (pl->pass[i] != pass || pl->level_of[i]) continue;
+      hc_counter_need nd;
+      if (hc_provider_need(p, pl->names[i], &nd, NULL, 0) != HC_OK || !nd.accumulator) continue;
+      nlevel++;
+      if (i + 1 >= pl->ncounters || pl->pass[i + 1] != pass || !pl->level_of[i + 1] ||
+          strcmp(pl->level_of[i + 1], pl->names[i])) {
+        fprintf(stderr, "%s: LEVEL counter %s not followed by its accumulator\n", what, pl->names[i]);
+        ok = 0;
+      }
+    }
+    if (nlevel > 1) {
+      fprintf(stderr, "%s: pass %u holds %zu LEVEL counters\n", what, pass, nlevel);
+      ok = 0;
+    }
+  }
+  return ok;
+}
+
+static hc_status plan_names(const hc_provider *p, const char *lone, const char *const *groups, size_t ng,
+                            hc_plan **pl, char *err, size_t errlen) {
+  hc_plan_args a = {
+      .counters = lone ? &lone : NULL, .ncounters = lone ? 1 : 0, .groups = groups, .ngroups = ng};
+  return hc_plan_text(p, &a, pl, err, errlen);
+}
+
+static void test_amd_rules(void) {
+  char path[512], err[1024];
+  snprintf(path, sizeof path, "%s/mini.device", tmpdir);
+  write_file(path, mini_device);
+  hc_provider *p;
+  CHECK_MSG(hc_device_open(path, &p, err, sizeof err) == HC_OK, "%s", err);
+  if (!p) return;
+  hc_plan *pl;
+  /* a LEVEL counter asked alone: with its accumulator, in that order, under the accumulated name */
+  CHECK_MSG(plan_names(p, "A1,LV", NULL, 0, &pl, err, sizeof err) == HC_OK, "%s", err);
+  if (pl) {
+    long l = entry(pl, "LV", 0), a = entry(pl, "LV_ACCUM", 0);
+    CHECK(l >= 0 && a == l + 1 && pl->pass[l] == pl->pass[a] && pl->level_of[a] &&
+          !strcmp(pl->level_of[a], "LV"));
+    CHECK(!strcmp(pl->blocks[a], "A") && check_amd_plan(pl, p, "level alone"));
+    hc_plan_free(pl);
+  }
+  /* without an accumulate name the accumulator keeps its own */
+  CHECK_MSG(plan_names(p, "LV2", NULL, 0, &pl, err, sizeof err) == HC_OK, "%s", err);
+  if (pl) {
+    char *s = hc_plan_format(pl);
+    CHECK(s && !strcmp(s, "LV2,ACC"));
+    free(s);
+    hc_plan_free(pl);
+  }
+  /* as a group: the two LEVEL counters never share a pass (the group is split, and says so) */
+  const char *g2[] = {"both=A1,LV,LV2"};
+  CHECK_MSG(plan_names(p, NULL, g2, 1, &pl, err, sizeof err) == HC_OK, "%s", err);
+  if (pl) {
+    CHECK_EQ_U64(pl->npasses, 2);
+    CHECK(pl->pass[entry(pl, "LV", 0)] != pl->pass[entry(pl, "LV2", 0)]);
+    CHECK(is_split(pl, "both") && pl->split_passes[0] && !strcmp(pl->split_passes[0], "1, 2"));
+    CHECK(check_amd_plan(pl, p, "level group"));
+    hc_plan_free(pl);
+  }
+  /* through a metric: the metric's LEVEL counter with its accumulator and its other counters, one pass */
+  hc_metrics *m;
+  CHECK(hc_metrics_new(&m) == HC_OK);
+  CHECK_MSG(hc_metrics_add_text(m, "mini.metrics", "metric occ = LV_ACCUM / A1\n", NULL, err, sizeof err) ==
+                HC_OK,
+            "%s", err);
+  const char *cn[64];
+  for (size_t i = 0; i < hc_provider_count(p); i++)
+    cn[i] = hc_provider_counter(p, i)->name;
+  CHECK_MSG(hc_metrics_resolve(m, cn, hc_provider_count(p), err, sizeof err) == HC_OK, "%s", err);
+  char **mg = NULL;
+  CHECK(hc_metrics_plan_groups(m, "occ", &mg, NULL, err, sizeof err) == HC_OK);
+  CHECK_MSG(mg && plan_names(p, NULL, (const char *const *)mg, 1, &pl, err, sizeof err) == HC_OK, "%s", err);
+  if (pl) {
+    char *s = hc_plan_format(pl);
+    CHECK_MSG(s && !strcmp(s, "LV,LV_ACCUM,A1"), "%s", s ? s : "");
+    free(s);
+    hc_plan_free(pl);
+  }
+  hc_metrics_groups_free(mg);
+  hc_metrics_free(m);
+  /* an accumulator shared by two LEVEL counters, or without one: refused, with the reason */
+  const char *shared[] = {"old=ACC,LV,LV2"}, *lonely[] = {"w=ACC,A1"};
+  CHECK(plan_names(p, NULL, shared, 1, &pl, err, sizeof err) == HC_ERR_IMPOSSIBLE && !pl &&
+        strstr(err, "group 'old': accumulator 'ACC' would be shared by 2 LEVEL counters (LV, LV2"));
+  CHECK(plan_names(p, NULL, lonely, 1, &pl, err, sizeof err) == HC_ERR_IMPOSSIBLE &&
+        strstr(err, "group 'w': accumulator 'ACC' without a LEVEL counter"));
+  CHECK(plan_names(p, "ACC", NULL, 0, &pl, err, sizeof err) == HC_ERR_IMPOSSIBLE);
+  /* one LEVEL counter with the old spelling of its accumulator: fine, the accumulator is its */
+  const char *oldok[] = {"o=ACC,LV"};
+  CHECK_MSG(plan_names(p, NULL, oldok, 1, &pl, err, sizeof err) == HC_OK, "%s", err);
+  if (pl) {
+    CHECK_EQ_U64(pl->ncounters, 2);
+    hc_plan_free(pl);
+  }
+  /* channels: one register per instance read; counters on different channels share a pass */
+  CHECK_MSG(plan_names(p, "H[0],M[1],K[2]", NULL, 0, &pl, err, sizeof err) == HC_OK, "%s", err);
+  if (pl) {
+    CHECK_EQ_U64(pl->npasses, 1);
+    CHECK_EQ_U64(pl->pass_regs[1], 1);
+    CHECK(check_amd_plan(pl, p, "channels apart"));
+    hc_plan_free(pl);
+  }
+  CHECK_MSG(plan_names(p, "H[*],M[*],K[0]", NULL, 0, &pl, err, sizeof err) == HC_OK, "%s", err);
+  if (pl) {
+    CHECK_EQ_U64(pl->npasses, 2); /* channel 0 would need 3 registers */
+    CHECK(check_amd_plan(pl, p, "channels full"));
+    hc_plan_free(pl);
+  }
+  /* every channel of a counter named one by one, its sum and a range: one register per channel */
+  CHECK_MSG(plan_names(p, "H[0],H[1],H[2],H[3],H_sum,H_lo,H[1..2],M[*]", NULL, 0, &pl, err, sizeof err) ==
+                HC_OK,
+            "%s", err);
+  if (pl) {
+    CHECK_EQ_U64(pl->npasses, 1);
+    CHECK_EQ_U64(pl->ncounters, 8);
+    CHECK_EQ_U64(pl->pass_regs[1], 2);
+    CHECK_EQ_U64(pl->lower_bound, 1);
+    CHECK(check_amd_plan(pl, p, "channels one by one"));
+    hc_plan_free(pl);
+  }
+  CHECK(plan_names(p, "H[4]", NULL, 0, &pl, err, sizeof err) == HC_ERR_INVALID &&
+        strstr(err, "counter 'H[4]': instance 4 is beyond the device, which has 4 (0..3)"));
+  CHECK(plan_names(p, "A1[0]", NULL, 0, &pl, err, sizeof err) == HC_ERR_INVALID &&
+        strstr(err, "block 'A' has one instance"));
+  CHECK(plan_names(p, "H[2..1]", NULL, 0, &pl, err, sizeof err) == HC_ERR_INVALID &&
+        strstr(err, "backwards"));
+  CHECK(plan_names(p, "H[x]", NULL, 0, &pl, err, sizeof err) == HC_ERR_INVALID);
+  /* alone: nothing else in its pass */
+  CHECK_MSG(plan_names(p, "S,A1", NULL, 0, &pl, err, sizeof err) == HC_OK, "%s", err);
+  if (pl) {
+    CHECK_EQ_U64(pl->npasses, 2);
+    CHECK(pl->pass[entry(pl, "S", 0)] != pl->pass[entry(pl, "A1", 0)]);
+    hc_plan_free(pl);
+  }
+  /* every unknown name at once */
+  CHECK(plan_names(p, "A1,NOPE,H[0],ALSO_NOT", NULL, 0, &pl, err, sizeof err) == HC_ERR_UNKNOWN &&
+        strstr(err, "2 unknown counters") && strstr(err, "'NOPE'") && strstr(err, "'ALSO_NOT'"));
+  hc_provider_close(p);
+
+  /* bad descriptions: one line naming file and line */
+  static const struct {
+    const char *text, *want;
+  } bad[] = {
+      {"block SQ 8\ncounter A QQ count\n",
+       ":2: counter 'A' names block 'QQ', which no 'block' line above declares"},
+      {"block SQ 8\nblock TA 2\ncounter A SQ count\ncounter A TA count\n",
+       ":4: counter 'A' in block 'TA' is already in block 'SQ' (line 3): a counter belongs to one block"},
+      {"block SQ 0\ncounter A SQ count\n", ":1: block 'SQ' has a limit of 0"},
+      {"block C 4 instances 16\ncounter H C count\nsum H_sum H[0..31]\n",
+       ":3: 'sum H_sum': H[0..31]: instance 31 is beyond the device, which has 16 (0..15)"},
+      {"block SQ 8\ncounter A SQ count\nsum A_sum A[*]\n", ""},
+      {"block SQ 8\ncounter L SQ level\ncounter X SQ count\n",
+       ":2: LEVEL counter 'L' (unit 'level') has no accumulator: add 'level L ACCUMULATOR'"},
+      {"block SQ 8\ncounter L SQ count\nlevel L\n", ":3: LEVEL counter 'L' has no accumulator"},
+      {"block SQ 8\ncounter L SQ count\nlevel L NOPE\n", ":3: 'level L' names accumulator 'NOPE'"},
+      {"block SQ 8\ncounter L SQ count\ncounter A SQ count\nlevel L A\nlevel A L\n",
+       ":5: 'level A L': a counter cannot be both"},
+      {"block SQ 8\ncounter L SQ count\naccumulate L_ACCUM L\n",
+       ":3: 'accumulate L_ACCUM' names 'L', which no 'level'"},
+      {"block SQ 8\ncounter A SQ count\nsum A_sum A\n", ":3: 'sum' needs the instances it adds up"},
+      {"block SQ 8 instances 0\n", ":1: 'block' takes a name, a limit and optionally 'instances N'"},
+      {"block SQ 8\nvariant big QQ 4\n", ":2: variant 'big' names block 'QQ'"},
+      {"block SQ 8\ncounter A SQ count\nalone B\n", ":3: 'alone' names 'B'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    hc_limits l;
+    snprintf(path, sizeof path, "%s/amdbad%zu.device", tmpdir, i);
+    write_file(path, bad[i].text);
+    hc_status st = hc_limits_load(path, &l, err, sizeof err);
+    if (!bad[i].want[0]) { /* a good one among them: a sum over a block's only instance */
+      CHECK_MSG(st == HC_OK, "case %zu: %s", i, err);
+      continue;
+    }
+    CHECK_MSG(st == HC_ERR_PARSE, "case %zu: status %d", i, (int)st);
+    CHECK_MSG(strstr(err, bad[i].want) && strstr(err, path) && !strchr(err, '\n'), "case %zu: '%s'", i, err);
+  }
+}
+
+/* The names of tests/data/gfx942_full_profile.counters as one comma-separated list. */
+static char *full_profile(size_t *n) {
+  FILE *f = fopen("tests/data/gfx942_full_profile.counters", "r");
+  if (!f) return NULL;
+  char line[256], *all = calloc(1, 65536);
+  size_t w = 0;
+  *n = 0;
+  while (all && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n")] = 0;
+    if (!line[0] || line[0] == '#') continue;
+    w += (size_t)snprintf(all + w, 65536 - w, "%s%s", w ? "," : "", line);
+    (*n)++;
+  }
+  fclose(f);
+  return all;
+}
+
+static void test_gfx942(void) {
+  char err[2048];
+  size_t nnames = 0;
+  char *names = full_profile(&nnames);
+  CHECK_MSG(names && nnames > 250, "tests/data/gfx942_full_profile.counters: %zu names", nnames);
+  if (!names) return;
+  static const char *const devices[] = {"gfx942", "gfx942:mi300x", "gfx942:mi300a"};
+  for (size_t d = 0; d < 3; d++) {
+    hc_provider *p;
+    CHECK_MSG(hc_device_open(devices[d], &p, err, sizeof err) == HC_OK, "%s", err);
+    if (!p) continue;
+    const hc_limits *lim = hc_provider_limits(p);
+    unsigned want_inst = d == 2 ? 96 : 128, tcc = 0;
+    for (size_t b = 0; b < lim->nblocks; b++)
+      if (!strcmp(lim->blocks[b].block, "TCC")) tcc = lim->blocks[b].instances;
+    CHECK_EQ_U64(tcc, want_inst);
+    hc_plan *pl;
+    CHECK_MSG(plan_names(p, names, NULL, 0, &pl, err, sizeof err) == HC_OK, "%s", err);
+    if (pl) {
+      /* 12 passes: the lower bound, as rocprofiler-compute reaches */
+      CHECK_EQ_U64(pl->npasses, 12);
+      CHECK_EQ_U64(pl->lower_bound, 12);
+      CHECK(check_amd_plan(pl, p, devices[d]));
+      /* every LEVEL counter of the profile with its accumulator */
+      static const char *const levels[] = {"SQ_LEVEL_WAVES",     "SQ_INST_LEVEL_VMEM",
+                                           "SQ_INST_LEVEL_SMEM", "SQ_INST_LEVEL_LDS",
+                                           "SQ_IFETCH_LEVEL",    "SQC_DCACHE_INFLIGHT_LEVEL"};
+      for (size_t k = 0; k < 6; k++) {
+        long l = entry(pl, levels[k], 0);
+        CHECK_MSG(l >= 0 && pl->level_of[l + 1] && !strcmp(pl->level_of[l + 1], levels[k]), "%s", levels[k]);
+      }
+      /* every name of the profile measured */
+      size_t missing = 0;
+      for (char *s = names, *e; *s; s = *e ? e + 1 : e) {
+        e = s + strcspn(s, ",");
+        char one[128];
+        snprintf(one, sizeof one, "%.*s", (int)(e - s), s);
+        if (entry(pl, one, 0) < 0) missing++;
+      }
+      CHECK_EQ_U64(missing, 0);
+      hc_plan_free(pl);
+    }
+    /* a channel beyond the product */
+    CHECK(plan_names(p, "TCC_HIT[100]", NULL, 0, &pl, err, sizeof err) == (d == 2 ? HC_ERR_INVALID : HC_OK));
+    if (d != 2) hc_plan_free(pl);
+    hc_provider_close(p);
+  }
+  free(names);
+  hc_provider *p;
+  CHECK(hc_device_open("gfx942:mi250", &p, err, sizeof err) == HC_ERR_UNKNOWN &&
+        strstr(err, "no variant 'mi250'"));
+  CHECK(hc_device_open("gfx90a", &p, err, sizeof err) == HC_OK);
+  hc_provider_close(p);
+
+  /* the gfx942 metric set: a full profile in 12 passes, at most 20 multi-counter metrics split, and
+   * split_groups names exactly those no pass holds whole */
+  CHECK_MSG(hc_device_open("gfx942", &p, err, sizeof err) == HC_OK, "%s", err);
+  hc_metrics *m;
+  CHECK(hc_metrics_new(&m) == HC_OK);
+  CHECK_MSG(hc_metrics_add_file(m, "share/hubprof/metrics/gfx942.metrics", "gfx942", err, sizeof err) ==
+                HC_OK,
+            "%s", err);
+  const char **cn = calloc(hc_provider_count(p), sizeof *cn);
+  for (size_t i = 0; cn && i < hc_provider_count(p); i++)
+    cn[i] = hc_provider_counter(p, i)->name;
+  CHECK_MSG(hc_metrics_resolve(m, cn, hc_provider_count(p), err, sizeof err) == HC_OK, "%s", err);
+  free(cn);
+  char **mg = NULL;
+  size_t nmg = 0;
+  CHECK_MSG(hc_metrics_plan_groups(m, "all", &mg, &nmg, err, sizeof err) == HC_OK, "%s", err);
+  CHECK(nmg > 100);
+  hc_plan *pl = NULL;
+  CHECK_MSG(mg && plan_names(p, NULL, (const char *const *)mg, nmg, &pl, err, sizeof err) == HC_OK, "%s",
+            err);
+  if (pl) {
+    CHECK_EQ_U64(pl->npasses, 12);
+    CHECK(check_amd_plan(pl, p, "gfx942 metrics"));
+    size_t multi = 0, split = 0, wrong = 0;
+    for (size_t i = 0; i < hc_metrics_count(m); i++) {
+      const hc_metric_info *mi = hc_metrics_get(m, i);
+      if (mi->ncounters < 2) continue;
+      multi++;
+      const char *c[64];
+      size_t nc = mi->ncounters < 64 ? mi->ncounters : 64;
+      for (size_t k = 0; k < nc; k++)
+        c[k] = hc_metrics_counter_name(m, mi->counters[k]);
+      int whole = whole_in_a_pass(pl, c, nc);
+      split += !whole;
+      wrong += whole == is_split(pl, mi->name);
+    }
+    size_t listed = 0;
+    while (pl->split_groups[listed])
+      listed++;
+    CHECK_MSG(split <= 20, "%zu of %zu multi-counter metrics split", split, multi);
+    CHECK_EQ_U64(listed, split);
+    CHECK_EQ_U64(wrong, 0);
+    hc_plan_free(pl);
+  }
+  hc_metrics_groups_free(mg);
+  hc_metrics_free(m);
+  hc_provider_close(p);
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "%s/test_planner.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(tmpdir)) {
@@ -1015,6 +1380,8 @@ int main(void) {
   test_planner_rules();
   test_plan_string();
   test_planner_random();
+  test_amd_rules();
+  test_gfx942();
   test_perf_provider();
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

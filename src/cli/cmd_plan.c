@@ -105,9 +105,11 @@ static int print_plan(const hc_provider *p, const hc_plan *pl, unsigned max_arg,
     for (size_t b = 0; pl->pass_regs && b < pl->nblocks && b < lim->nblocks; b++) { /* registers taken */
       unsigned r = pl->pass_regs[(pl->pass[i] - 1) * pl->nblocks + b];
       if (r && w < sizeof blocks)
-        w += (size_t)snprintf(blocks + w, sizeof blocks - w, "%s%s %u", w ? ", " : "", lim->blocks[b].block, r);
+        w += (size_t)snprintf(blocks + w, sizeof blocks - w, "%s%s %u", w ? ", " : "", lim->blocks[b].block,
+                              r);
     }
-    for (size_t k = i; !pl->pass_regs && k < j; k++) { /* blocks in order of first appearance, with their counts */
+    for (size_t k = i; !pl->pass_regs && k < j;
+         k++) { /* blocks in order of first appearance, with their counts */
       size_t seen = i;
       while (seen < k && strcmp(pl->blocks[seen], pl->blocks[k]))
         seen++;
@@ -146,8 +148,10 @@ static int print_plan(const hc_provider *p, const hc_plan *pl, unsigned max_arg,
     size_t acc = 0;
     for (size_t i = 0; i < pl->ncounters; i++)
       acc += pl->level_of && pl->level_of[i];
-    printf("note: %zu counter%s measured in more than one pass: ", pl->nrepeated, pl->nrepeated == 1 ? " is" : "s are");
-    printf("a counter shared by groups is measured again in each pass that holds one of them, so the groups stay "
+    printf("note: %zu counter%s measured in more than one pass: ", pl->nrepeated,
+           pl->nrepeated == 1 ? " is" : "s are");
+    printf("a counter shared by groups is measured again in each pass that holds one of them, so the groups "
+           "stay "
            "whole%s\n",
            acc ? "; an accumulator is measured after every LEVEL counter" : "");
   }
@@ -166,8 +170,8 @@ static int print_splits(const hc_plan *pl, int fmt) {
     if (report_add(r, cells)) rc = CLI_FAIL;
   }
   if (rc == CLI_OK)
-    report_print(r, fmt == PLAN_TABLE ? REPORT_TABLE : (report_fmt)fmt, fmt == PLAN_TABLE ? report_term_width() : 0,
-                 stdout);
+    report_print(r, fmt == PLAN_TABLE ? REPORT_TABLE : (report_fmt)fmt,
+                 fmt == PLAN_TABLE ? report_term_width() : 0, stdout);
   else
     cli_error("out of memory");
   report_free(r);

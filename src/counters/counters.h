@@ -92,7 +92,7 @@ void hc_session_close(hc_session *s);
 /* ---- device limits ---- */
 typedef struct hc_block_limit {
   char block[32];
-  unsigned max; /* counters of this block per pass; 0 = none can be measured; HC_UNLIMITED */
+  unsigned max;       /* counters of this block per pass; 0 = none can be measured; HC_UNLIMITED */
   unsigned instances; /* copies of the block (L2 channels, XCDs), each with `max` registers; 0 or 1: one */
 } hc_block_limit;
 

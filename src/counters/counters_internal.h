@@ -57,13 +57,13 @@ size_t hc_perf_count_threads(void);
 enum { HC_DC_PLAIN = 0, HC_DC_SUM = 1, HC_DC_ACCUMULATE = 2 };
 typedef struct hc_desc_counter {
   char *name, *block, *unit, *description;
-  int kind;              /* HC_DC_*: a hardware counter, a sum over instances, a LEVEL's accumulation */
-  long base;             /* SUM/ACCUMULATE: the counter it is made of (index), else itself */
-  unsigned first, last;  /* SUM: the instances summed (inclusive); HC_ALL_INSTANCES for all */
-  long accumulator;      /* a LEVEL counter: its accumulator (index), else -1 */
-  int is_accumulator;    /* named as some LEVEL counter's accumulator */
-  int alone;             /* `alone` line */
-  size_t line;           /* where it was declared */
+  int kind;             /* HC_DC_*: a hardware counter, a sum over instances, a LEVEL's accumulation */
+  long base;            /* SUM/ACCUMULATE: the counter it is made of (index), else itself */
+  unsigned first, last; /* SUM: the instances summed (inclusive); HC_ALL_INSTANCES for all */
+  long accumulator;     /* a LEVEL counter: its accumulator (index), else -1 */
+  int is_accumulator;   /* named as some LEVEL counter's accumulator */
+  int alone;            /* `alone` line */
+  size_t line;          /* where it was declared */
 } hc_desc_counter;
 
 #define HC_ALL_INSTANCES 0xFFFFFFFFu
@@ -75,9 +75,9 @@ typedef struct hc_desc {
   hc_limits lim;         /* name, total and block limits */
   size_t n;              /* counters */
   hc_desc_counter *counters;
-  char variant[32];      /* the product variant asked for (NAME:VARIANT), "" for none */
-  int variant_found;     /* some 'variant' line of that name applied */
-  int variant_known;     /* the file has 'variant' lines */
+  char variant[32];  /* the product variant asked for (NAME:VARIANT), "" for none */
+  int variant_found; /* some 'variant' line of that name applied */
+  int variant_known; /* the file has 'variant' lines */
 } hc_desc;
 
 /* Parse the instances of a channel counter after its '[': "3]", "0..15]", "*]" against a block of

@@ -301,7 +301,8 @@ static hc_status parse_file(FILE *f, hc_desc *d, char *err, size_t errlen) {
       int sum = key[0] == 's';
       char *name = next_word(&p), *of = next_word(&p);
       if (!name || !of)
-        FAIL(sum ? "'sum' needs NAME BASE[RANGE] [DESCRIPTION]" : "'accumulate' needs NAME LEVEL [DESCRIPTION]");
+        FAIL(sum ? "'sum' needs NAME BASE[RANGE] [DESCRIPTION]"
+                 : "'accumulate' needs NAME LEVEL [DESCRIPTION]");
       if (!valid_word(name, 128)) FAIL("bad counter name '%s' (letters, digits, _-.:, at most 127)", name);
       long dup = find_counter(d, name);
       if (dup >= 0) FAIL("counter '%s' given twice (line %zu)", name, d->counters[dup].line);
@@ -341,7 +342,8 @@ static hc_status parse_file(FILE *f, hc_desc *d, char *err, size_t errlen) {
       if (l < 0 || d->counters[l].kind != HC_DC_PLAIN)
         FAIL("'level' names '%s', which no 'counter' line above declares", name);
       if (!acc)
-        FAIL("LEVEL counter '%s' has no accumulator: level %s ACCUMULATOR (the counter that sums it)", name, name);
+        FAIL("LEVEL counter '%s' has no accumulator: level %s ACCUMULATOR (the counter that sums it)", name,
+             name);
       if (next_word(&p)) FAIL("'level' takes a LEVEL counter and its accumulator");
       long a = find_counter(d, acc);
       if (a < 0 || d->counters[a].kind != HC_DC_PLAIN)
@@ -365,7 +367,8 @@ static hc_status parse_file(FILE *f, hc_desc *d, char *err, size_t errlen) {
         FAIL("'variant' needs NAME BLOCK INSTANCES (a product with another number of block instances)");
       const hc_block_limit *bl = find_block(&d->lim, block);
       if (!bl) FAIL("variant '%s' names block '%s', which no 'block' line above declares", name, block);
-      if (parse_count(cnt, &n)) FAIL("variant '%s': instances of %s must be 1-%u", name, block, HC_MAX_INSTANCES);
+      if (parse_count(cnt, &n))
+        FAIL("variant '%s': instances of %s must be 1-%u", name, block, HC_MAX_INSTANCES);
       if (d->variant[0] && strcmp(d->variant, name) == 0) {
         ((hc_block_limit *)bl)->instances = n;
         d->variant_found = 1;
@@ -518,7 +521,8 @@ hc_status hc_device_open(const char *name_or_path, hc_provider **out, char *err,
       if (!c->name || !c->block || !c->unit || !c->description) st = HC_ERR_NOMEM;
     }
   }
-  if (st == HC_OK && !d->provider[0] && !(p->rules = calloc(d->n ? d->n : 1, sizeof *p->rules))) st = HC_ERR_NOMEM;
+  if (st == HC_OK && !d->provider[0] && !(p->rules = calloc(d->n ? d->n : 1, sizeof *p->rules)))
+    st = HC_ERR_NOMEM;
   for (size_t i = 0; st == HC_OK && !d->provider[0] && i < d->n; i++) { /* the rules, without strings */
     p->rules[i] = d->counters[i];
     p->rules[i].name = p->rules[i].block = p->rules[i].unit = p->rules[i].description = NULL;
@@ -576,12 +580,13 @@ hc_status hc_provider_need(const hc_provider *p, const char *name, hc_counter_ne
   if (br) {
     char why[160];
     if (r && r->kind != HC_DC_PLAIN) {
-      snprintf(err, errlen, "counter '%s': '%s' is derived, only a hardware counter takes instances", name, base);
+      snprintf(err, errlen, "counter '%s': '%s' is derived, only a hardware counter takes instances", name,
+               base);
       return HC_ERR_INVALID;
     }
     if (ninst == 1) {
-      snprintf(err, errlen, "counter '%s': block '%s' has one instance on %s (no [N] channels)", name, c->block,
-               dev);
+      snprintf(err, errlen, "counter '%s': block '%s' has one instance on %s (no [N] channels)", name,
+               c->block, dev);
       return HC_ERR_INVALID;
     }
     if (hc_parse_range(br + 1, ninst, &o->first, &o->last, why, sizeof why)) {

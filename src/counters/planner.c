@@ -39,10 +39,10 @@ typedef struct pl_meas {
 
 typedef struct pl_name {
   const char *name;
-  size_t m;              /* its measurement */
-  long group;            /* first named group requesting it, -1 for none */
-  unsigned first, last;  /* instances it reads */
-  int lone;              /* requested alone (outside a group) */
+  size_t m;             /* its measurement */
+  long group;           /* first named group requesting it, -1 for none */
+  unsigned first, last; /* instances it reads */
+  int lone;             /* requested alone (outside a group) */
 } pl_name;
 
 typedef struct pl_group {
@@ -54,22 +54,22 @@ typedef struct pl_group {
 typedef struct pl_item {
   size_t *m; /* measurements of this unit or piece */
   size_t nm, cap;
-  unsigned *cnt;  /* charge over the slots */
-  size_t first;   /* smallest measurement index: the request-order key */
-  long *serves;   /* groups it serves (all of a unit's, a group's own), -1 terminated */
+  unsigned *cnt; /* charge over the slots */
+  size_t first;  /* smallest measurement index: the request-order key */
+  long *serves;  /* groups it serves (all of a unit's, a group's own), -1 terminated */
   int alone;
 } pl_item;
 
 typedef struct planner {
   const hc_limits *lim;
-  size_t nb;        /* blocks in the limits */
-  size_t w;         /* slots: per block (one per instance when it has instances), total, LEVEL */
-  size_t *off;      /* first slot of each block */
-  unsigned *max;    /* limit of each slot */
-  pl_meas *ms;      /* measurements, first-appearance order */
+  size_t nb;     /* blocks in the limits */
+  size_t w;      /* slots: per block (one per instance when it has instances), total, LEVEL */
+  size_t *off;   /* first slot of each block */
+  unsigned *max; /* limit of each slot */
+  pl_meas *ms;   /* measurements, first-appearance order */
   size_t nm, mcap;
-  hu_strmap bases;  /* base name -> measurement */
-  pl_name *ns;      /* requested names */
+  hu_strmap bases; /* base name -> measurement */
+  pl_name *ns;     /* requested names */
   size_t nn, ncap;
   hu_strmap names;  /* name -> index into ns */
   unsigned *charge; /* nm * w: what each measurement takes */
@@ -292,11 +292,13 @@ static int make_items(planner *P, int strategy, pl_item **items, size_t *ni) {
   size_t *up = malloc(ng * sizeof *up), *uc = malloc(n * sizeof *uc), *ug = malloc(ng * sizeof *ug);
   long *owner = malloc(n * sizeof *owner), *piece_of = malloc(n * sizeof *piece_of);
   unsigned *tmp = calloc(2 * P->w, sizeof *tmp);
-  unsigned char *done = calloc(ng, 1), *in_group = calloc(n, 1), *inunit = calloc(n, 1), *joins = calloc(n, 1);
+  unsigned char *done = calloc(ng, 1), *in_group = calloc(n, 1), *inunit = calloc(n, 1),
+                *joins = calloc(n, 1);
   double *demand = calloc(P->w, sizeof *demand);
-  int rc = (!up || !uc || !ug || !owner || !piece_of || !tmp || !done || !in_group || !inunit || !joins || !demand)
-               ? -1
-               : 0;
+  int rc =
+      (!up || !uc || !ug || !owner || !piece_of || !tmp || !done || !in_group || !inunit || !joins || !demand)
+          ? -1
+          : 0;
   *items = NULL;
   *ni = 0;
   size_t lb = 1;
@@ -572,8 +574,8 @@ static int pack(planner *P, pl_item *items, size_t ni, pl_result *best) {
       break;
     }
     score(P, in, np, &nsplit, &nrepeat);
-    if (np < best->npasses || (np == best->npasses && (nsplit < best->nsplit ||
-                                                       (nsplit == best->nsplit && nrepeat < best->nrepeat)))) {
+    if (np < best->npasses || (np == best->npasses && (nsplit < best->nsplit || (nsplit == best->nsplit &&
+                                                                                 nrepeat < best->nrepeat)))) {
       free(best->in);
       best->in = in;
       best->npasses = np;
@@ -674,8 +676,9 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
   for (size_t i = 0; i < P->nn; i++)
     arena += strlen(P->ns[i].name) + 1;
   for (size_t m = 0; m < P->nm; m++)
-    arena += strlen(P->ms[m].block) + 1 +
-             (P->ms[m].acc ? strlen(P->ms[m].accname) + strlen(P->ms[m].accblk) + strlen(P->ms[m].base) + 3 : 0);
+    arena +=
+        strlen(P->ms[m].block) + 1 +
+        (P->ms[m].acc ? strlen(P->ms[m].accname) + strlen(P->ms[m].accblk) + strlen(P->ms[m].base) + 3 : 0);
   plan_impl *q = plan_alloc(ne, nsplit, arena);
   if (!q) {
     free(gp);
@@ -684,7 +687,8 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
   char *at = q->arena;
   const char **gname = malloc((P->ng ? P->ng : 1) * sizeof *gname);
   const char **nname = malloc((P->nn ? P->nn : 1) * sizeof *nname);
-  const char **mblk = malloc(nm * sizeof *mblk), **macc = malloc(nm * sizeof *macc), **maccb = malloc(nm * sizeof *maccb);
+  const char **mblk = malloc(nm * sizeof *mblk), **macc = malloc(nm * sizeof *macc),
+             **maccb = malloc(nm * sizeof *maccb);
   const char **mbase = malloc(nm * sizeof *mbase);
   hc_status st = gname && nname && mblk && macc && maccb && mbase ? HC_OK : HC_ERR_NOMEM;
   for (size_t g = 0, s = 0; st == HC_OK && g < P->ng; g++) {
@@ -751,7 +755,8 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
     size_t d = 0;
     for (size_t m = 0; m < P->nm; m++)
       d += P->charge[m * P->w + s];
-    if (d && P->max[s] != HC_UNLIMITED && (d + P->max[s] - 1) / P->max[s] > lb) lb = (d + P->max[s] - 1) / P->max[s];
+    if (d && P->max[s] != HC_UNLIMITED && (d + P->max[s] - 1) / P->max[s] > lb)
+      lb = (d + P->max[s] - 1) / P->max[s];
   }
   q->pub.lower_bound = lb;
   /* registers per pass and block: the busiest slot of the block */
@@ -766,7 +771,8 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
       if (in[p * nm + m]) charge_add(P, use, m);
     for (size_t b = 0; b < P->nb; b++)
       for (unsigned i = 0; i < block_instances(P, (long)b); i++)
-        if (use[P->off[b] + i] > q->pub.pass_regs[p * P->nb + b]) q->pub.pass_regs[p * P->nb + b] = use[P->off[b] + i];
+        if (use[P->off[b] + i] > q->pub.pass_regs[p * P->nb + b])
+          q->pub.pass_regs[p * P->nb + b] = use[P->off[b] + i];
   }
   free(use);
   (void)text;
@@ -911,11 +917,13 @@ hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
       if (P.nb) {
         b = block_index(lim, nd.block);
         if (b < 0)
-          PL_ERR(HC_ERR_IMPOSSIBLE, "counter '%s' is in block '%s', for which %s has no limit (cannot be measured)",
-                 name, nd.block, dev);
+          PL_ERR(HC_ERR_IMPOSSIBLE,
+                 "counter '%s' is in block '%s', for which %s has no limit (cannot be measured)", name,
+                 nd.block, dev);
         if (lim->blocks[b].max == 0)
-          PL_ERR(HC_ERR_IMPOSSIBLE, "counter '%s' cannot be measured: block '%s' allows 0 counters per pass on %s",
-                 name, nd.block, dev);
+          PL_ERR(HC_ERR_IMPOSSIBLE,
+                 "counter '%s' cannot be measured: block '%s' allows 0 counters per pass on %s", name,
+                 nd.block, dev);
       }
       const char *accblk = "";
       if (nd.accumulator) {
@@ -943,7 +951,8 @@ hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
         M->accb = ab;
         M->alone = nd.alone;
         unsigned ni = block_instances(&P, b);
-        if (ni > 1 && !(M->inst = calloc((ni + 63) / 64, sizeof *M->inst))) PL_ERR(HC_ERR_NOMEM, "out of memory");
+        if (ni > 1 && !(M->inst = calloc((ni + 63) / 64, sizeof *M->inst)))
+          PL_ERR(HC_ERR_NOMEM, "out of memory");
       }
       pl_meas *M = &P.ms[mi];
       unsigned ni = block_instances(&P, b);
@@ -953,8 +962,11 @@ hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
       if (ki < 0) PL_ERR(HC_ERR_NOMEM, "out of memory");
       if (added) {
         if (hu_grow((void **)&P.ns, &P.ncap, P.nn + 1, sizeof *P.ns)) PL_ERR(HC_ERR_NOMEM, "out of memory");
-        P.ns[P.nn++] = (pl_name){.name = hu_strmap_str(&P.names, (size_t)ki), .m = (size_t)mi, .group = -1,
-                                 .first = nd.first, .last = nd.last};
+        P.ns[P.nn++] = (pl_name){.name = hu_strmap_str(&P.names, (size_t)ki),
+                                 .m = (size_t)mi,
+                                 .group = -1,
+                                 .first = nd.first,
+                                 .last = nd.last};
         if (push(&M->names, &M->nn, &M->ncap, (size_t)ki)) PL_ERR(HC_ERR_NOMEM, "out of memory");
       }
       if (g >= 0) {
@@ -970,16 +982,19 @@ hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
     }
     if (acc_named && nlevels != 1) {
       char who[200];
-      snprintf(who, sizeof who, q->group ? "group '%s'" : "the counters requested alone%s", q->group ? q->group : "");
+      snprintf(who, sizeof who, q->group ? "group '%s'" : "the counters requested alone%s",
+               q->group ? q->group : "");
       if (!nlevels)
-        PL_ERR(HC_ERR_IMPOSSIBLE,
-               "%s: accumulator '%s' without a LEVEL counter: it sums the LEVEL counter planned right before it "
-               "in its pass; ask for the LEVEL counter (or its _ACCUM counter) instead",
-               who, acc_named);
-      PL_ERR(HC_ERR_IMPOSSIBLE,
-             "%s: accumulator '%s' would be shared by %zu LEVEL counters (%s, %s%s): an accumulator serves one "
-             "LEVEL counter per pass; ask for each LEVEL counter (or its _ACCUM counter) instead",
-             who, acc_named, nlevels, levels[0], levels[1], nlevels > 2 ? ", ..." : "");
+        PL_ERR(
+            HC_ERR_IMPOSSIBLE,
+            "%s: accumulator '%s' without a LEVEL counter: it sums the LEVEL counter planned right before it "
+            "in its pass; ask for the LEVEL counter (or its _ACCUM counter) instead",
+            who, acc_named);
+      PL_ERR(
+          HC_ERR_IMPOSSIBLE,
+          "%s: accumulator '%s' would be shared by %zu LEVEL counters (%s, %s%s): an accumulator serves one "
+          "LEVEL counter per pass; ask for each LEVEL counter (or its _ACCUM counter) instead",
+          who, acc_named, nlevels, levels[0], levels[1], nlevels > 2 ? ", ..." : "");
     }
   }
   /* what each measurement takes; one that can never fit a pass */

@@ -27,8 +27,10 @@ hc_status hc_provider_check(const hc_provider *p, const char *name, int need_ava
   if (i < 0 && strchr(name, '[')) { /* a channel counter: TCC_HIT[3], TCC_HIT[0..15], TCC_HIT[*] */
     hc_counter_need nd;
     hc_status st = hc_provider_need(p, name, &nd, err, errlen);
-    if (st == HC_OK) i = hc_provider_find(p, nd.base);
-    else if (st != HC_ERR_UNKNOWN) return st;
+    if (st == HC_OK)
+      i = hc_provider_find(p, nd.base);
+    else if (st != HC_ERR_UNKNOWN)
+      return st;
   }
   if (i < 0) {
     const char *sug[3];
