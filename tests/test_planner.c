@@ -1188,9 +1188,9 @@ static void test_amd_rules(void) {
     CHECK(check_amd_plan(pl, p, "channels one by one"));
     hc_plan_free(pl);
   }
-  CHECK(plan_names(p, "H[4]", NULL, 0, &pl, err, sizeof err) == HC_ERR_INVALID &&
+  CHECK(plan_names(p, "H[4]", NULL, 0, &pl, err, sizeof err) == HC_ERR_IMPOSSIBLE &&
         strstr(err, "counter 'H[4]': instance 4 is beyond the device, which has 4 (0..3)"));
-  CHECK(plan_names(p, "A1[0]", NULL, 0, &pl, err, sizeof err) == HC_ERR_INVALID &&
+  CHECK(plan_names(p, "A1[0]", NULL, 0, &pl, err, sizeof err) == HC_ERR_IMPOSSIBLE &&
         strstr(err, "block 'A' has one instance"));
   CHECK(plan_names(p, "H[2..1]", NULL, 0, &pl, err, sizeof err) == HC_ERR_INVALID &&
         strstr(err, "backwards"));
@@ -1306,7 +1306,8 @@ static void test_gfx942(void) {
       hc_plan_free(pl);
     }
     /* a channel beyond the product */
-    CHECK(plan_names(p, "TCC_HIT[100]", NULL, 0, &pl, err, sizeof err) == (d == 2 ? HC_ERR_INVALID : HC_OK));
+    CHECK(plan_names(p, "TCC_HIT[100]", NULL, 0, &pl, err, sizeof err) ==
+          (d == 2 ? HC_ERR_IMPOSSIBLE : HC_OK));
     if (d != 2) hc_plan_free(pl);
     hc_provider_close(p);
   }

@@ -141,8 +141,8 @@ typedef struct hc_counter_need {
   const char *accumulated; /* a LEVEL counter: the name of its accumulator's value (SQ_LEVEL_WAVES_ACCUM, an
                               `accumulate` counter of the description), else the accumulator's name */
 } hc_counter_need;
-/* HC_OK, or HC_ERR_UNKNOWN (no such counter), or HC_ERR_INVALID with a line in err (a channel index
- * on a counter whose block has no instances, a range beyond the device's instances, bad syntax). */
+/* HC_OK, or HC_ERR_UNKNOWN (no such counter), HC_ERR_IMPOSSIBLE with a line in err (a channel index on a
+ * counter whose block has no instances, an instance beyond the device's), HC_ERR_INVALID (bad syntax). */
 hc_status hc_provider_need(const hc_provider *p, const char *name, hc_counter_need *out, char *err,
                            size_t errlen);
 

@@ -587,11 +587,11 @@ hc_status hc_provider_need(const hc_provider *p, const char *name, hc_counter_ne
     if (ninst == 1) {
       snprintf(err, errlen, "counter '%s': block '%s' has one instance on %s (no [N] channels)", name,
                c->block, dev);
-      return HC_ERR_INVALID;
+      return HC_ERR_IMPOSSIBLE;
     }
     if (hc_parse_range(br + 1, ninst, &o->first, &o->last, why, sizeof why)) {
       snprintf(err, errlen, "counter '%s': %s", name, why);
-      return HC_ERR_INVALID;
+      return strstr(why, "beyond") ? HC_ERR_IMPOSSIBLE : HC_ERR_INVALID;
     }
   }
   if (r) {
