@@ -162,7 +162,7 @@ typedef struct hc_request {
 
 typedef struct hc_plan {
   size_t npasses;
-  size_t ncounters;    /* distinct counters over all passes */
+  size_t ncounters;    /* entries over all passes (a counter measured in two passes: two entries) */
   const char **names;  /* counter names, in plan order */
   const char **blocks; /* block of each counter */
   unsigned *pass;      /* pass of each counter, 1-based */

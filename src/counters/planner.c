@@ -671,7 +671,7 @@ static hc_status build_plan(planner *P, const pl_result *R, hc_plan **out) {
     arena += strlen(P->gs[g].name) + 1 + 12 * c;
     if (c > 1)
       for (size_t k = 0; k < P->gs[g].nm; k++)
-        arena += strlen(P->ns[P->ms[P->gs[g].m[k]].names[0]].name) + 2 + 12 * np;
+        arena += strlen(P->ns[P->ms[P->gs[g].m[k]].names[0]].name) + 3 + 12 * np;
   }
   for (size_t i = 0; i < P->nn; i++)
     arena += strlen(P->ns[i].name) + 1;

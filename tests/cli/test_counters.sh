@@ -218,6 +218,9 @@ levels = [r["pass"] for r in rows if r["counter"].endswith("_ACCUM")]
 assert len(levels) == len(set(levels)) == 6, levels
 ' && ok || bad "full gfx942 profile on $dev: $(head -c 300 "$T/out")"
 done
+full90=$(grep -v '^#' "$(dirname "$0")/../data/gfx90a_full_profile.counters" | paste -sd, -)
+expect 0 "$HP" plan --device gfx90a --counters "$full90"
+head -1 "$T/out" | grep -q "^gfx90a: .* in 12 passes" && ok || bad "gfx90a full profile: $(head -1 "$T/out")"
 expect 0 "$HP" plan --device gfx942 --counters "$full"
 head -1 "$T/out" | grep -q "in 12 passes" && grep -q "^pass 1: .*registers: .*TCC 4" "$T/out" && ok ||
   bad "plan table: $(head -3 "$T/out")"
