@@ -326,7 +326,8 @@ static hc_status parse_file(FILE *f, hc_desc *d, char *err, size_t errlen) {
       } else if (d->counters[b].accumulator < 0) {
         FAIL("'accumulate %s' names '%s', which no 'level' line above declares a LEVEL counter", name, of);
       }
-      if (add_counter(d, &cap, name, d->counters[b].block, d->counters[b].unit, rest_of_line(p), line)) {
+      if (add_counter(d, &cap, name, d->counters[b].block, sum ? d->counters[b].unit : "count",
+                      rest_of_line(p), line)) {
         st = HC_ERR_NOMEM;
         goto out;
       }
