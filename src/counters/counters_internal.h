@@ -29,7 +29,7 @@ struct hc_provider {
   int has_limits;        /* opened through a device description */
   hc_limits limits;      /* valid when has_limits */
   char description[256]; /* one line, "" when none */
-  char error[512];       /* the last failure's message */
+  char error[HC_ERROR_MAX]; /* the last failure's message */
   char **owned;          /* strings to free with the provider */
   size_t nowned, capowned;
   struct hc_desc_counter *rules; /* catalogue from a description: n entries (derived counters, LEVEL
@@ -78,14 +78,17 @@ typedef struct hc_desc {
   char variant[32];  /* the product variant asked for (NAME:VARIANT), "" for none */
   int variant_found; /* some 'variant' line of that name applied */
   int variant_known; /* the file has 'variant' lines */
+  char error[HC_ERROR_MAX]; /* hc_desc_load's failure: file and line */
 } hc_desc;
 
 /* Parse the instances of a channel counter after its '[': "3]", "0..15]", "*]" against a block of
  * ninst instances; -1 with why set when malformed or beyond the device. */
 int hc_parse_range(const char *s, unsigned ninst, unsigned *first, unsigned *last, char *why, size_t wl);
 
-/* Find (by name on the search path, or by path) and parse a description; err names file and line. */
-hc_status hc_desc_load(const char *name_or_path, hc_desc *d, char *err, size_t errlen);
+/* Find (by name on the search path, or by path) and parse a description; d->error names file and line. */
+hc_status hc_desc_load(const char *name_or_path, hc_desc *d);
+/* planner.c: a plan with no passes whose hc_plan_error is msg (NULL when out of memory). */
+hc_plan *hc_plan_failed(const char *msg);
 void hc_desc_free(hc_desc *d);
 
 #endif

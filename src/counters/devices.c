@@ -29,15 +29,17 @@ hc_status hc_devices_list(char ***paths, size_t *n) {
 void hc_devices_free(char **paths) { hc_metrics_files_free(paths); }
 
 /* Resolve a name (search path) or a path (it has a '/' or ends in .device) to a file. */
-static hc_status find_file(const char *name_or_path, char *out, size_t outlen, char *err, size_t errlen) {
+static hc_status find_file(const char *name_or_path, hc_desc *d) {
+  char *out = d->path, *err = d->error;
+  const size_t outlen = sizeof d->path, emax = sizeof d->error;
   size_t len = strlen(name_or_path), el = strlen(DEV_EXT);
   if (!len) {
-    snprintf(err, errlen, "empty device name");
+    snprintf(err, emax, "empty device name");
     return HC_ERR_INVALID;
   }
   if (strchr(name_or_path, '/') || (len > el && strcmp(name_or_path + len - el, DEV_EXT) == 0)) {
     if (access(name_or_path, R_OK) != 0) {
-      snprintf(err, errlen, "%s: %s", name_or_path, strerror(errno));
+      snprintf(err, emax, "%s: %s", name_or_path, strerror(errno));
       return errno == ENOENT ? HC_ERR_UNKNOWN : HC_ERR_IO;
     }
     snprintf(out, outlen, "%s", name_or_path);
@@ -52,16 +54,16 @@ static hc_status find_file(const char *name_or_path, char *out, size_t outlen, c
   /* name the devices there are */
   char **paths = NULL;
   size_t n = 0;
-  int w = snprintf(err, errlen, "unknown device '%s'", name_or_path);
+  int w = snprintf(err, emax, "unknown device '%s'", name_or_path);
   if (hc_devices_list(&paths, &n) == HC_OK && n) {
-    for (size_t i = 0; i < n && w > 0 && (size_t)w < errlen; i++) {
+    for (size_t i = 0; i < n && w > 0 && (size_t)w < emax; i++) {
       const char *b = strrchr(paths[i], '/') + 1;
       w +=
-          snprintf(err + w, errlen - (size_t)w, "%s%.*s", i ? ", " : " (devices: ", (int)(strlen(b) - el), b);
+          snprintf(err + w, emax - (size_t)w, "%s%.*s", i ? ", " : " (devices: ", (int)(strlen(b) - el), b);
     }
-    if (w > 0 && (size_t)w < errlen) snprintf(err + w, errlen - (size_t)w, ")");
-  } else if (w > 0 && (size_t)w < errlen) {
-    snprintf(err + w, errlen - (size_t)w, " (no device descriptions found; set HUBPROF_DEVICES)");
+    if (w > 0 && (size_t)w < emax) snprintf(err + w, emax - (size_t)w, ")");
+  } else if (w > 0 && (size_t)w < emax) {
+    snprintf(err + w, emax - (size_t)w, " (no device descriptions found; set HUBPROF_DEVICES)");
   }
   hc_devices_free(paths);
   return HC_ERR_UNKNOWN;
@@ -210,14 +212,16 @@ static int add_counter(hc_desc *d, size_t *cap, const char *name, const char *bl
 
 #define FAIL(...)                                                                                            \
   do {                                                                                                       \
-    snprintf(err, errlen, "%s:%zu: ", d->path, line);                                                        \
-    size_t used_ = strlen(err);                                                                              \
-    snprintf(err + used_, errlen > used_ ? errlen - used_ : 0, __VA_ARGS__);                                 \
+    snprintf(d->error, sizeof d->error, "%.700s:%zu: ", d->path, line);                                          \
+    size_t used_ = strlen(d->error);                                                                         \
+    snprintf(d->error + used_, sizeof d->error - used_, __VA_ARGS__);                                        \
     st = HC_ERR_PARSE;                                                                                       \
     goto out;                                                                                                \
   } while (0)
 
-static hc_status parse_file(FILE *f, hc_desc *d, char *err, size_t errlen) {
+static hc_status parse_file(FILE *f, hc_desc *d) {
+  char *err = d->error;
+  const size_t emax = sizeof d->error;
   char buf[1100];
   size_t line = 0, cap = 0;
   hc_status st = HC_OK;
@@ -382,7 +386,7 @@ static hc_status parse_file(FILE *f, hc_desc *d, char *err, size_t errlen) {
     }
   }
   if (ferror(f)) {
-    snprintf(err, errlen, "%s: %s", d->path, strerror(errno));
+    snprintf(err, emax, "%.700s: %s", d->path, strerror(errno));
     st = HC_ERR_IO;
     goto out;
   }
@@ -394,18 +398,18 @@ static hc_status parse_file(FILE *f, hc_desc *d, char *err, size_t errlen) {
            d->counters[i].name, d->counters[i].name);
     }
   if (d->variant[0] && !d->variant_found) {
-    snprintf(err, errlen, "%s: no variant '%s'%s", d->path, d->variant,
+    snprintf(err, emax, "%.700s: no variant '%s'%s", d->path, d->variant,
              d->variant_known ? " (see its 'variant' lines)" : " (it declares no 'variant' lines)");
     st = HC_ERR_UNKNOWN;
     goto out;
   }
   if (have_provider && d->n) {
-    snprintf(err, errlen,
-             "%s: 'counter' lines and 'provider' exclude each other (the provider lists its counters)",
+    snprintf(err, emax,
+             "%.700s: 'counter' lines and 'provider' exclude each other (the provider lists its counters)",
              d->path);
     st = HC_ERR_PARSE;
   } else if (!have_provider && !d->n) {
-    snprintf(err, errlen, "%s: describes no counters ('counter' lines) and names no 'provider'", d->path);
+    snprintf(err, emax, "%.700s: describes no counters ('counter' lines) and names no 'provider'", d->path);
     st = HC_ERR_PARSE;
   }
 out:
@@ -413,15 +417,12 @@ out:
 }
 #undef FAIL
 
-hc_status hc_desc_load(const char *name_or_path, hc_desc *d, char *err, size_t errlen) {
-  char dummy[8];
-  if (!err || !errlen) {
-    err = dummy;
-    errlen = sizeof dummy;
-  }
-  err[0] = 0;
+hc_status hc_desc_load(const char *name_or_path, hc_desc *d) {
   memset(d, 0, sizeof *d);
-  if (!name_or_path) return HC_ERR_INVALID;
+  if (!name_or_path) {
+    snprintf(d->error, sizeof d->error, "no device name");
+    return HC_ERR_INVALID;
+  }
   char base[512];
   const char *colon = strrchr(name_or_path, ':');
   if (colon && !strchr(colon, '/') && colon[1] && (size_t)(colon - name_or_path) < sizeof base) {
@@ -431,14 +432,14 @@ hc_status hc_desc_load(const char *name_or_path, hc_desc *d, char *err, size_t e
     snprintf(d->variant, sizeof d->variant, "%s", colon + 1);
     name_or_path = base;
   }
-  hc_status st = find_file(name_or_path, d->path, sizeof d->path, err, errlen);
+  hc_status st = find_file(name_or_path, d);
   if (st != HC_OK) return st;
   FILE *f = fopen(d->path, "r");
   if (!f) {
-    snprintf(err, errlen, "%s: %s", d->path, strerror(errno));
+    snprintf(d->error, sizeof d->error, "%.700s: %s", d->path, strerror(errno));
     return HC_ERR_IO;
   }
-  st = parse_file(f, d, err, errlen);
+  st = parse_file(f, d);
   fclose(f);
   if (st == HC_OK && !d->lim.device[0]) { /* the name defaults to the file's, less .device */
     const char *b = strrchr(d->path, '/');
@@ -453,12 +454,17 @@ hc_status hc_desc_load(const char *name_or_path, hc_desc *d, char *err, size_t e
   return st;
 }
 
-hc_status hc_limits_load(const char *name_or_path, hc_limits *out, char *err, size_t errlen) {
+hc_status hc_limits_load(const char *name_or_path, hc_limits *out) {
   if (!out) return HC_ERR_INVALID;
+  memset(out, 0, sizeof *out);
   hc_desc *d = malloc(sizeof *d);
-  if (!d) return HC_ERR_NOMEM;
-  hc_status st = hc_desc_load(name_or_path, d, err, errlen);
+  if (!d) {
+    snprintf(out->error, sizeof out->error, "out of memory");
+    return HC_ERR_NOMEM;
+  }
+  hc_status st = hc_desc_load(name_or_path, d);
   if (st == HC_OK) *out = d->lim;
+  else snprintf(out->error, sizeof out->error, "%s", d->error);
   hc_desc_free(d);
   free(d);
   return st;
@@ -470,34 +476,41 @@ static const hc_block_limit *find_block(const hc_limits *l, const char *b) {
   return NULL;
 }
 
-hc_status hc_device_open(const char *name_or_path, hc_provider **out, char *err, size_t errlen) {
-  char dummy[8];
-  if (!err || !errlen) {
-    err = dummy;
-    errlen = sizeof dummy;
-  }
+const char *hc_limits_error(const hc_limits *l) { return l ? l->error : "out of memory"; }
+
+/* hc_device_open's failure: a provider that only explains it (NULL when out of memory). */
+static hc_provider *failed_provider(const char *msg) {
+  hc_provider *p = hc_provider_alloc(HC_KIND_CATALOGUE, "catalogue");
+  if (p) snprintf(p->error, sizeof p->error, "%s", msg[0] ? msg : "out of memory");
+  return p;
+}
+
+hc_status hc_device_open(const char *name_or_path, hc_provider **out) {
   if (!out) return HC_ERR_INVALID;
   *out = NULL;
   hc_desc *d = malloc(sizeof *d);
   if (!d) return HC_ERR_NOMEM;
-  hc_status st = hc_desc_load(name_or_path, d, err, errlen);
+  hc_status st = hc_desc_load(name_or_path, d);
   if (st != HC_OK) {
+    *out = failed_provider(d->error);
     free(d);
     return st;
   }
+  char *err = d->error; /* the message of a failure below */
+  const size_t emax = sizeof d->error;
   hc_provider *p = NULL;
   if (d->provider[0]) {
     st = hc_provider_open(d->provider, &p);
     if (st == HC_ERR_UNKNOWN) {
-      snprintf(err, errlen, "%s: unknown provider '%s' (providers: perf)", d->path, d->provider);
+      snprintf(err, emax, "%.700s: unknown provider '%s' (providers: perf)", d->path, d->provider);
       st = HC_ERR_PARSE;
     } else if (st != HC_OK) {
-      snprintf(err, errlen, "cannot open provider '%s': %s", d->provider, hc_status_str(st));
+      snprintf(err, emax, "cannot open provider '%s': %s", d->provider, hc_status_str(st));
     }
     /* the description must limit every block the provider's counters live in */
     for (size_t i = 0; st == HC_OK && i < p->n; i++) {
       if (!find_block(&d->lim, p->counters[i].block)) {
-        snprintf(err, errlen, "%s: provider '%s' has counters in block '%s', which no 'block' line declares",
+        snprintf(err, emax, "%.700s: provider '%s' has counters in block '%s', which no 'block' line declares",
                  d->path, d->provider, p->counters[i].block);
         st = HC_ERR_PARSE;
       }
@@ -534,8 +547,8 @@ hc_status hc_device_open(const char *name_or_path, hc_provider **out, char *err,
     snprintf(p->description, sizeof p->description, "%s", d->description);
     *out = p;
   } else {
-    if (st == HC_ERR_NOMEM && !err[0]) snprintf(err, errlen, "out of memory");
     hc_provider_close(p);
+    *out = failed_provider(err);
   }
   hc_desc_free(d);
   free(d);
@@ -544,15 +557,11 @@ hc_status hc_device_open(const char *name_or_path, hc_provider **out, char *err,
 
 /* ---- what one counter name takes ---- */
 
-hc_status hc_provider_need(const hc_provider *p, const char *name, hc_counter_need *o, char *err,
-                           size_t errlen) {
-  char dummy[8];
-  if (!err || !errlen) {
-    err = dummy;
-    errlen = sizeof dummy;
-  }
-  err[0] = 0;
+hc_status hc_provider_need(hc_provider *p, const char *name, hc_counter_need *o) {
   if (!p || !name || !o) return HC_ERR_INVALID;
+  char *err = p->error;
+  const size_t emax = sizeof p->error;
+  err[0] = 0;
   memset(o, 0, sizeof *o);
   const char *br = strchr(name, '[');
   char base[128];
@@ -581,17 +590,17 @@ hc_status hc_provider_need(const hc_provider *p, const char *name, hc_counter_ne
   if (br) {
     char why[160];
     if (r && r->kind != HC_DC_PLAIN) {
-      snprintf(err, errlen, "counter '%s': '%s' is derived, only a hardware counter takes instances", name,
+      snprintf(err, emax, "counter '%s': '%s' is derived, only a hardware counter takes instances", name,
                base);
       return HC_ERR_INVALID;
     }
     if (ninst == 1) {
-      snprintf(err, errlen, "counter '%s': block '%s' has one instance on %s (no [N] channels)", name,
+      snprintf(err, emax, "counter '%s': block '%s' has one instance on %s (no [N] channels)", name,
                c->block, dev);
       return HC_ERR_IMPOSSIBLE;
     }
     if (hc_parse_range(br + 1, ninst, &o->first, &o->last, why, sizeof why)) {
-      snprintf(err, errlen, "counter '%s': %s", name, why);
+      snprintf(err, emax, "counter '%s': %s", name, why);
       return strstr(why, "beyond") ? HC_ERR_IMPOSSIBLE : HC_ERR_INVALID;
     }
   }

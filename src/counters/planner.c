@@ -597,6 +597,7 @@ static int pack(planner *P, pl_item *items, size_t ni, pl_result *best) {
 typedef struct plan_impl {
   hc_plan pub;
   char *arena;
+  char error[HC_ERROR_MAX]; /* a plan that explains a failure: why (hc_plan_error) */
 } plan_impl;
 
 static plan_impl *plan_alloc(size_t n, size_t nsplit, size_t arena) {
@@ -618,6 +619,15 @@ static plan_impl *plan_alloc(size_t n, size_t nsplit, size_t arena) {
   }
   return q;
 }
+
+hc_plan *hc_plan_failed(const char *msg) {
+  plan_impl *q = calloc(1, sizeof *q);
+  if (!q) return NULL;
+  snprintf(q->error, sizeof q->error, "%s", msg && msg[0] ? msg : "out of memory");
+  return &q->pub;
+}
+
+const char *hc_plan_error(const hc_plan *p) { return p ? ((const plan_impl *)p)->error : "out of memory"; }
 
 void hc_plan_free(hc_plan *p) {
   if (!p) return;
@@ -810,7 +820,7 @@ static void planner_free(planner *P) {
 
 #define PL_ERR(st_, ...)                                                                                     \
   do {                                                                                                       \
-    snprintf(err, errlen, __VA_ARGS__);                                                                      \
+    snprintf(err, sizeof err, __VA_ARGS__);                                                                  \
     st = (st_);                                                                                              \
     goto out;                                                                                                \
   } while (0)
@@ -822,8 +832,8 @@ typedef struct need_ctx {
 
 /* The need of a counter name: the provider's own (channels, LEVEL partners, derived counters) when
  * block_of is hc_provider_block_of, else its block alone. */
-static hc_status need_of(const need_ctx *c, const char *name, hc_counter_need *o, char *err, size_t errlen) {
-  if (c->block_of == hc_provider_block_of) return hc_provider_need(c->ctx, name, o, err, errlen);
+static hc_status need_of(const need_ctx *c, const char *name, hc_counter_need *o) {
+  if (c->block_of == hc_provider_block_of) return hc_provider_need(c->ctx, name, o);
   memset(o, 0, sizeof *o);
   o->block = c->block_of ? c->block_of(name, c->ctx) : "";
   o->base = name;
@@ -837,22 +847,20 @@ static long block_index(const hc_limits *lim, const char *b) {
 }
 
 hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
-                       const char *(*block_of)(const char *counter, void *ctx), void *ctx, hc_plan **out,
-                       char *err, size_t errlen) {
-  char dummy[8];
-  if (!err || !errlen) {
-    err = dummy;
-    errlen = sizeof dummy;
-  }
-  err[0] = 0;
-  if (!out || (nreq && !req)) return HC_ERR_INVALID;
+                       const char *(*block_of)(const char *counter, void *ctx), void *ctx, hc_plan **out) {
+  if (!out) return HC_ERR_INVALID;
   *out = NULL;
+  if (nreq && !req) {
+    *out = hc_plan_failed("no requests");
+    return HC_ERR_INVALID;
+  }
   static const hc_limits none; /* no limits at all */
   if (!lim) lim = &none;
   if (!block_of && lim->nblocks) {
-    snprintf(err, errlen, "block_of is needed when the limits name blocks");
+    *out = hc_plan_failed("block_of is needed when the limits name blocks");
     return HC_ERR_INVALID;
   }
+  char err[HC_ERROR_MAX] = ""; /* the failure's message, given to the plan that explains it */
   hc_status st = HC_OK;
   planner P = {.lim = lim, .nb = lim->nblocks};
   pl_result R[3] = {{0}, {0}, {0}};
@@ -898,10 +906,9 @@ hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
       const char *name = q->counters[k];
       if (!name || !*name) PL_ERR(HC_ERR_INVALID, "request %zu: empty counter name", r + 1);
       hc_counter_need nd;
-      char why[300];
-      hc_status s = need_of(&nc, name, &nd, why, sizeof why);
+      hc_status s = need_of(&nc, name, &nd);
       if (s == HC_ERR_UNKNOWN) PL_ERR(HC_ERR_UNKNOWN, "unknown counter '%s'", name);
-      if (s != HC_OK) PL_ERR(s, "%s", why);
+      if (s != HC_OK) PL_ERR(s, "%s", block_of == hc_provider_block_of ? hc_provider_error(ctx) : "invalid counter");
       if (nd.is_accumulator) {
         acc_named = name;
         continue;
@@ -928,7 +935,7 @@ hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
       const char *accblk = "";
       if (nd.accumulator) {
         hc_counter_need na;
-        if (need_of(&nc, nd.accumulator, &na, why, sizeof why) != HC_OK)
+        if (need_of(&nc, nd.accumulator, &na) != HC_OK)
           PL_ERR(HC_ERR_UNKNOWN, "LEVEL counter '%s': unknown accumulator '%s'", name, nd.accumulator);
         accblk = na.block;
         if (P.nb && ((ab = block_index(lim, na.block)) < 0 || lim->blocks[ab].max == 0))
@@ -1025,8 +1032,9 @@ hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
          (R[s].nsplit < R[k].nsplit || (R[s].nsplit == R[k].nsplit && R[s].nrepeat < R[k].nrepeat))))
       k = s;
   st = build_plan(&P, &R[k], out);
-  if (st != HC_OK) snprintf(err, errlen, "out of memory");
+  if (st != HC_OK) snprintf(err, sizeof err, "out of memory");
 out:
+  if (st != HC_OK) *out = hc_plan_failed(err);
   for (int s = 0; s < 3; s++) {
     if (R[s].items) items_free(R[s].items, R[s].ni);
     free(R[s].in);
