@@ -225,10 +225,11 @@ int cmd_plan(int argc, char **argv) {
     goto out;
   }
   hc_provider *p;
-  char err[1024];
-  hc_status st = hc_device_open(device ? device : DEFAULT_DEVICE, &p, err, sizeof err);
+  hc_status st = hc_device_open(device ? device : DEFAULT_DEVICE, &p);
   if (st != HC_OK) {
+    const char *err = hc_provider_error(p);
     cli_error("%s", err[0] ? err : hc_status_str(st));
+    hc_provider_close(p);
     rc = CLI_FAIL;
     goto out;
   }
@@ -249,9 +250,11 @@ int cmd_plan(int argc, char **argv) {
                     .max_per_pass = max,
                     .need_available = 1};
   hc_plan *pl;
-  st = hc_plan_text(p, &a, &pl, err, sizeof err);
+  st = hc_plan_text(p, &a, &pl);
   if (st != HC_OK) {
+    const char *err = hc_plan_error(pl);
     cli_error("plan: %s", err[0] ? err : hc_status_str(st));
+    hc_plan_free(pl);
     rc = st == HC_ERR_INVALID ? CLI_USAGE : CLI_FAIL;
   } else {
     if (cli_given(&args, "splits") && fmt == PLAN_LINE) {
