@@ -40,6 +40,33 @@ typedef struct tgroup {
   const char *c[16];
 } tgroup;
 
+/* A creating call that fails leaves a handle that explains (hc_plan_error, hc_provider_error): the tests keep
+ * its message in their own buffer for the checks that follow, free the handle and go on with NULL. */
+static hc_status plan_done(hc_status st, hc_plan **pl, char *err, size_t size) {
+  snprintf(err, size, "%s", st == HC_OK ? "" : hc_plan_error(*pl));
+  if (st != HC_OK) {
+    hc_plan_free(*pl);
+    *pl = NULL;
+  }
+  return st;
+}
+
+static hc_status open_device(const char *name, hc_provider **p, char *err, size_t size) {
+  hc_status st = hc_device_open(name, p);
+  snprintf(err, size, "%s", st == HC_OK ? "" : hc_provider_error(*p));
+  if (st != HC_OK) {
+    hc_provider_close(*p);
+    *p = NULL;
+  }
+  return st;
+}
+
+static hc_status load_limits(const char *name, hc_limits *l, char *err, size_t size) {
+  hc_status st = hc_limits_load(name, l);
+  snprintf(err, size, "%s", hc_limits_error(l));
+  return st;
+}
+
 static hc_status plan_of(const hc_limits *lim, const char *(*block_of)(const char *, void *), void *ctx,
                          const char *const *lone, const tgroup *groups, hc_plan **out, char *err) {
   hc_request req[64];
@@ -56,7 +83,7 @@ static hc_status plan_of(const hc_limits *lim, const char *(*block_of)(const cha
       k++;
     req[n++] = (hc_request){g->name, g->c, k};
   }
-  return hc_plan_make(req, n, lim, block_of, ctx, out, err, 512);
+  return plan_done(hc_plan_make(req, n, lim, block_of, ctx, out), out, err, 512);
 }
 
 static unsigned pass_of(const hc_plan *p, const char *name) {
@@ -128,7 +155,7 @@ static const char *prefix_block(const char *c, void *ctx) {
 static void test_limits_files(void) {
   hc_limits l;
   char err[512], path[512];
-  CHECK_MSG(hc_limits_load("gfx9", &l, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_MSG(load_limits("gfx9", &l, err, sizeof err) == HC_OK, "%s", err);
   CHECK_STR(l.device, "gfx9");
   CHECK_EQ_U64(l.max_per_pass, 0);
   CHECK_EQ_U64(l.nblocks, 10);
@@ -138,18 +165,18 @@ static void test_limits_files(void) {
     CHECK_STR(l.blocks[i].block, names[i]);
     CHECK_EQ_U64(l.blocks[i].max, max[i]);
   }
-  CHECK_MSG(hc_limits_load("cpu-perf", &l, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_MSG(load_limits("cpu-perf", &l, err, sizeof err) == HC_OK, "%s", err);
   CHECK_EQ_U64(l.nblocks, 2);
   CHECK_STR(l.blocks[0].block, "sw");
   CHECK(l.blocks[0].max == HC_UNLIMITED);
   CHECK_STR(l.blocks[1].block, "core");
   CHECK_EQ_U64(l.blocks[1].max, 4);
-  CHECK_MSG(hc_limits_load("share/hubprof/devices/gfx9.device", &l, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_MSG(load_limits("share/hubprof/devices/gfx9.device", &l, err, sizeof err) == HC_OK, "%s", err);
   CHECK_STR(l.device, "gfx9");
 
   /* the catalogue of gfx9: the counters the brief names, all in declared blocks, unavailable here */
   hc_provider *p;
-  CHECK_MSG(hc_device_open("gfx9", &p, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_MSG(open_device("gfx9", &p, err, sizeof err) == HC_OK, "%s", err);
   if (p) {
     static const char *must[] = {"SQ_WAVES",
                                  "SQ_INSTS_VALU",
@@ -200,10 +227,11 @@ static void test_limits_files(void) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     snprintf(path, sizeof path, "%s/bad%zu.device", tmpdir, i);
     write_file(path, bad[i].text);
-    hc_status st = hc_limits_load(path, &l, err, sizeof err);
+    hc_status st = hc_limits_load(path, &l);
+    const char *why = hc_limits_error(&l);
     CHECK_MSG(st == bad[i].st, "case %zu: status %d", i, (int)st);
-    CHECK_MSG(strstr(err, bad[i].want) && strstr(err, path), "case %zu: '%s'", i, err);
-    CHECK_MSG(!strchr(err, '\n'), "case %zu: more than one line", i);
+    CHECK_MSG(strstr(why, bad[i].want) && strstr(why, path), "case %zu: '%s'", i, why);
+    CHECK_MSG(!strchr(why, '\n'), "case %zu: more than one line", i);
   }
   /* a line too long */
   snprintf(path, sizeof path, "%s/long.device", tmpdir);
@@ -213,21 +241,22 @@ static void test_limits_files(void) {
     fputc('x', f);
   fputs("\ncounter A SQ count\n", f);
   fclose(f);
-  CHECK(hc_limits_load(path, &l, err, sizeof err) == HC_ERR_PARSE && strstr(err, ":2: line longer"));
+  CHECK(load_limits(path, &l, err, sizeof err) == HC_ERR_PARSE && strstr(err, ":2: line longer"));
   /* missing, by path and by name */
   snprintf(path, sizeof path, "%s/missing.device", tmpdir);
-  CHECK(hc_limits_load(path, &l, err, sizeof err) == HC_ERR_UNKNOWN && strstr(err, "missing.device"));
-  CHECK(hc_limits_load("gfx42", &l, err, sizeof err) == HC_ERR_UNKNOWN);
+  CHECK(load_limits(path, &l, err, sizeof err) == HC_ERR_UNKNOWN && strstr(err, "missing.device"));
+  CHECK(load_limits("gfx42", &l, err, sizeof err) == HC_ERR_UNKNOWN);
   CHECK_MSG(strstr(err, "unknown device 'gfx42'") && strstr(err, "cpu-perf") && strstr(err, "gfx9"), "%s",
             err);
   /* providers named by a description */
   snprintf(path, sizeof path, "%s/noprov.device", tmpdir);
   write_file(path, "provider nvidia\nblock core 4\n");
-  CHECK(hc_device_open(path, &p, err, sizeof err) == HC_ERR_PARSE &&
-        strstr(err, "unknown provider 'nvidia'"));
+  CHECK(hc_device_open(path, &p) == HC_ERR_PARSE && p && strstr(hc_provider_error(p), "unknown provider 'nvidia'"));
+  hc_provider_close(p);
   snprintf(path, sizeof path, "%s/noblock.device", tmpdir);
   write_file(path, "provider perf\nblock sw unlimited\n");
-  CHECK(hc_device_open(path, &p, err, sizeof err) == HC_ERR_PARSE && strstr(err, "block 'core'"));
+  CHECK(hc_device_open(path, &p) == HC_ERR_PARSE && p && strstr(hc_provider_error(p), "block 'core'"));
+  hc_provider_close(p);
 
   /* $HUBPROF_DEVICES: first on the path, wins over the same name further on; sorted listing */
   char dir[300], old[4096] = "";
@@ -243,11 +272,11 @@ static void test_limits_files(void) {
   char newenv[4400];
   snprintf(newenv, sizeof newenv, "%s:%s", dir, old);
   setenv("HUBPROF_DEVICES", newenv, 1);
-  CHECK_MSG(hc_limits_load("aaa-test", &l, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_MSG(load_limits("aaa-test", &l, err, sizeof err) == HC_OK, "%s", err);
   CHECK_STR(l.device, "aaa-test");
   CHECK_EQ_U64(l.max_per_pass, 3);
   CHECK(l.nblocks == 1 && l.blocks[0].max == 2);
-  CHECK(hc_limits_load("gfx9", &l, err, sizeof err) == HC_OK && strcmp(l.device, "gfx9-shadow") == 0);
+  CHECK(load_limits("gfx9", &l, err, sizeof err) == HC_OK && strcmp(l.device, "gfx9-shadow") == 0);
   char **paths;
   size_t n;
   CHECK(hc_devices_list(&paths, &n) == HC_OK);
@@ -270,7 +299,7 @@ static void test_limits_files(void) {
 static void test_planner_gfx9(void) {
   hc_provider *p;
   char err[512];
-  if (hc_device_open("gfx9", &p, err, sizeof err) != HC_OK) {
+  if (open_device("gfx9", &p, err, sizeof err) != HC_OK) {
     CHECK_MSG(0, "%s", err);
     return;
   }
@@ -403,28 +432,28 @@ static void test_planner_gfx9(void) {
   const char *lists[] = {"SQ_WAVES, SQ_INSTS_VALU", "TA_TA_BUSY"};
   const char *groups[] = {"l2=TCC_HIT,TCC_MISS"};
   hc_plan_args a = {lists, 2, groups, 1, 0, 1};
-  CHECK_MSG(hc_plan_text(p, &a, &pl, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_MSG(plan_done(hc_plan_text(p, &a, &pl), &pl, err, sizeof err) == HC_OK, "%s", err);
   CHECK(pl && pl->npasses == 1 && pl->ncounters == 5);
   hc_plan_free(pl);
   a.max_per_pass = 2;
-  CHECK(hc_plan_text(p, &a, &pl, err, sizeof err) == HC_OK && pl->npasses == 3);
+  CHECK(plan_done(hc_plan_text(p, &a, &pl), &pl, err, sizeof err) == HC_OK && pl->npasses == 3);
   hc_plan_free(pl);
   const char *typo[] = {"SQ_WAVE"};
   hc_plan_args t = {typo, 1, NULL, 0, 0, 1};
-  CHECK(hc_plan_text(p, &t, &pl, err, sizeof err) == HC_ERR_UNKNOWN);
+  CHECK(plan_done(hc_plan_text(p, &t, &pl), &pl, err, sizeof err) == HC_ERR_UNKNOWN);
   CHECK_MSG(strstr(err, "unknown counter 'SQ_WAVE' (did you mean 'SQ_WAVES'"), "%s", err);
   const char *badg[] = {"novalue"};
   hc_plan_args g = {NULL, 0, badg, 1, 0, 1};
-  CHECK(hc_plan_text(p, &g, &pl, err, sizeof err) == HC_ERR_INVALID && strstr(err, "NAME=COUNTER"));
+  CHECK(plan_done(hc_plan_text(p, &g, &pl), &pl, err, sizeof err) == HC_ERR_INVALID && strstr(err, "NAME=COUNTER"));
   const char *twice[] = {"x=SQ_WAVES", "x=TCC_HIT"};
   g.groups = twice;
   g.ngroups = 2;
-  CHECK(hc_plan_text(p, &g, &pl, err, sizeof err) == HC_ERR_INVALID && strstr(err, "group 'x' given twice"));
+  CHECK(plan_done(hc_plan_text(p, &g, &pl), &pl, err, sizeof err) == HC_ERR_INVALID && strstr(err, "group 'x' given twice"));
   const char *empty[] = {"SQ_WAVES,,TCC_HIT"};
   hc_plan_args e = {empty, 1, NULL, 0, 0, 1};
-  CHECK(hc_plan_text(p, &e, &pl, err, sizeof err) == HC_ERR_INVALID && strstr(err, "empty counter name"));
+  CHECK(plan_done(hc_plan_text(p, &e, &pl), &pl, err, sizeof err) == HC_ERR_INVALID && strstr(err, "empty counter name"));
   hc_plan_args none = {NULL, 0, NULL, 0, 0, 1};
-  CHECK(hc_plan_text(p, &none, &pl, err, sizeof err) == HC_ERR_INVALID);
+  CHECK(plan_done(hc_plan_text(p, &none, &pl), &pl, err, sizeof err) == HC_ERR_INVALID);
   hc_provider_close(p);
 }
 
@@ -469,14 +498,16 @@ static void test_planner_rules(void) {
   CHECK(plan_of(&tot, NULL, NULL, c6, NULL, &pl, err) == HC_OK && pl->npasses == 2);
   hc_plan_free(pl);
   /* nothing requested: an empty plan */
-  CHECK(hc_plan_make(NULL, 0, &tot, NULL, NULL, &pl, err, sizeof err) == HC_OK && pl->npasses == 0);
+  CHECK(plan_done(hc_plan_make(NULL, 0, &tot, NULL, NULL, &pl), &pl, err, sizeof err) == HC_OK && pl->npasses == 0);
   hc_plan_free(pl);
   /* bad requests */
   hc_request r = {"g", NULL, 0};
-  CHECK(hc_plan_make(&r, 1, &tot, NULL, NULL, &pl, err, sizeof err) == HC_ERR_INVALID);
+  CHECK(plan_done(hc_plan_make(&r, 1, &tot, NULL, NULL, &pl), &pl, err, sizeof err) == HC_ERR_INVALID);
   const char *emptyname[] = {""};
   hc_request r2 = {NULL, emptyname, 1};
-  CHECK(hc_plan_make(&r2, 1, &tot, NULL, NULL, &pl, err, sizeof err) == HC_ERR_INVALID);
+  CHECK(hc_plan_make(&r2, 1, &tot, NULL, NULL, &pl) == HC_ERR_INVALID); /* a plan that explains */
+  CHECK(pl && pl->npasses == 0 && pl->ncounters == 0 && strstr(hc_plan_error(pl), "empty counter name"));
+  hc_plan_free(pl);
 }
 
 /* ---- the plan string ---- */
@@ -511,7 +542,7 @@ static void test_plan_string(void) {
   /* round trip of a planned plan */
   hc_provider *g;
   char err[512];
-  if (hc_device_open("gfx9", &g, err, sizeof err) != HC_OK) return;
+  if (open_device("gfx9", &g, err, sizeof err) != HC_OK) return;
   const char *many[] = {"TA_TA_BUSY", "TA_FLAT_WAVEFRONTS", "TA_BUFFER_WAVEFRONTS", "TD_TD_BUSY", "SQ_WAVES",
                         "GRBM_COUNT", "GRBM_GUI_ACTIVE",    "GRBM_CP_BUSY",         NULL};
   CHECK(plan_of(hc_provider_limits(g), hc_provider_block_of, g, many, NULL, &p, err) == HC_OK);
@@ -572,7 +603,7 @@ static void test_planner_random(void) {
     }
     hc_plan *p, *p2;
     char err[512];
-    hc_status st = hc_plan_make(req, nreq, &lim, prefix_block, NULL, &p, err, sizeof err);
+    hc_status st = plan_done(hc_plan_make(req, nreq, &lim, prefix_block, NULL, &p), &p, err, sizeof err);
     if (st != HC_OK) {
       CHECK_MSG(0, "round %d: %s", round, err);
       continue;
@@ -638,7 +669,7 @@ static void test_planner_random(void) {
       free(s);
     }
     /* the same input again gives the same plan */
-    CHECK(hc_plan_make(req, nreq, &lim, prefix_block, NULL, &p2, err, sizeof err) == HC_OK);
+    CHECK(plan_done(hc_plan_make(req, nreq, &lim, prefix_block, NULL, &p2), &p2, err, sizeof err) == HC_OK);
     char *s1 = hc_plan_format(p), *s2 = p2 ? hc_plan_format(p2) : NULL;
     if (!s1 || !s2 || strcmp(s1, s2)) nondet++;
     free(s1);
@@ -666,7 +697,7 @@ static void test_planner_random(void) {
     hc_request r = {NULL, c, n};
     hc_plan *p;
     char err[512];
-    CHECK(hc_plan_make(&r, 1, &lim, prefix_block, NULL, &p, err, sizeof err) == HC_OK);
+    CHECK(plan_done(hc_plan_make(&r, 1, &lim, prefix_block, NULL, &p), &p, err, sizeof err) == HC_OK);
     CHECK_EQ_U64(p->npasses, hc_plan_lower_bound(p, &lim));
     hc_plan_free(p);
   }
@@ -741,16 +772,16 @@ static void test_perf_provider(void) {
   CHECK(hc_provider_suggest(p, "task-clok", sug, 3) >= 1 && !strcmp(sug[0], "task-clock"));
   CHECK(hc_provider_suggest(p, "CYCLES", sug, 3) >= 1 && !strcmp(sug[0], "cycles"));
   CHECK(hc_provider_suggest(p, "qqqqqqqqqq", sug, 3) == 0);
-  CHECK(hc_provider_check(p, "task-clok", 1, err, sizeof err) == HC_ERR_UNKNOWN);
-  CHECK_STR(err, "unknown counter 'task-clok' (did you mean 'task-clock'?)");
-  CHECK(hc_provider_check(p, "qqqqqqqqqq", 1, err, sizeof err) == HC_ERR_UNKNOWN &&
-        strstr(err, "hubprof list"));
-  CHECK(hc_provider_check(p, "task-clock", 1, err, sizeof err) == HC_OK);
+  CHECK(hc_provider_check(p, "task-clok", 1) == HC_ERR_UNKNOWN);
+  CHECK_STR(hc_provider_error(p), "unknown counter 'task-clok' (did you mean 'task-clock'?)");
+  CHECK(hc_provider_check(p, "qqqqqqqqqq", 1) == HC_ERR_UNKNOWN &&
+        strstr(hc_provider_error(p), "hubprof list"));
+  CHECK(hc_provider_check(p, "task-clock", 1) == HC_OK);
   if (!cyc->available) {
-    CHECK(hc_provider_check(p, "cycles", 1, err, sizeof err) == HC_ERR_UNAVAILABLE);
-    CHECK_MSG(strstr(err, "counter 'cycles' is not available on perf: ") && strstr(err, cyc->reason), "%s",
-              err);
-    CHECK(hc_provider_check(p, "cycles", 0, err, sizeof err) == HC_OK);
+    CHECK(hc_provider_check(p, "cycles", 1) == HC_ERR_UNAVAILABLE);
+    CHECK_MSG(strstr(hc_provider_error(p), "counter 'cycles' is not available on perf: ") && strstr(hc_provider_error(p), cyc->reason), "%s",
+              hc_provider_error(p));
+    CHECK(hc_provider_check(p, "cycles", 0) == HC_OK);
     size_t idx = (size_t)hc_provider_find(p, "cycles");
     hc_session *s = NULL;
     CHECK(hc_session_open(p, &idx, 1, &s) == HC_ERR_UNAVAILABLE && !s);
@@ -797,13 +828,13 @@ static void test_perf_provider(void) {
 
   /* a machine WITH a PMU: hardware counters available, planned 4 per pass on cpu-perf */
   hc_perf_open_fn = pmu_open;
-  CHECK(hc_device_open("cpu-perf", &p, err, sizeof err) == HC_OK);
+  CHECK(open_device("cpu-perf", &p, err, sizeof err) == HC_OK);
   if (p) {
     CHECK(hc_provider_counter(p, (size_t)hc_provider_find(p, "cycles"))->available);
     const char *l[] = {"cycles,instructions,cache-misses,branch-misses,ref-cycles,task-clock,page-faults"};
     hc_plan_args a = {l, 1, NULL, 0, 0, 1};
     hc_plan *pl;
-    CHECK_MSG(hc_plan_text(p, &a, &pl, err, sizeof err) == HC_OK, "%s", err);
+    CHECK_MSG(plan_done(hc_plan_text(p, &a, &pl), &pl, err, sizeof err) == HC_OK, "%s", err);
     if (pl) {
       CHECK_EQ_U64(pl->npasses, 2);
       CHECK(within_limits(pl, hc_provider_limits(p)));
@@ -1028,7 +1059,7 @@ static long entry(const hc_plan *p, const char *name, unsigned pass) {
  * planner): per block instance, the distinct hardware counters read there, plus one per accumulator
  * entry; every pass within every limit, equal to pass_regs, one LEVEL counter per pass, each followed by
  * its accumulator. */
-static int check_amd_plan(const hc_plan *pl, const hc_provider *p, const char *what) {
+static int check_amd_plan(const hc_plan *pl, hc_provider *p, const char *what) {
   const hc_limits *lim = hc_provider_limits(p);
   int ok = 1;
   for (unsigned pass = 1; pass <= pl->npasses; pass++) {
@@ -1044,12 +1075,12 @@ static int check_amd_plan(const hc_plan *pl, const hc_provider *p, const char *w
             continue;
           }
           hc_counter_need nd, nd2;
-          if (hc_provider_need(p, pl->names[i], &nd, NULL, 0) != HC_OK) return 0;
+          if (hc_provider_need(p, pl->names[i], &nd) != HC_OK) return 0;
           if (inst < nd.first || inst > nd.last) continue;
           int seen = 0; /* one register per hardware counter, however many names read it */
           for (size_t k = 0; k < i && !seen; k++)
             seen = pl->pass[k] == pass && !pl->level_of[k] &&
-                   hc_provider_need(p, pl->names[k], &nd2, NULL, 0) == HC_OK &&
+                   hc_provider_need(p, pl->names[k], &nd2) == HC_OK &&
                    strcmp(nd2.base, nd.base) == 0 && inst >= nd2.first && inst <= nd2.last;
           regs += !seen;
         }
@@ -1069,7 +1100,7 @@ static int check_amd_plan(const hc_plan *pl, const hc_provider *p, const char *w
     for (size_t i = 0; i < pl->ncounters; i++) {
       if (pl->pass[i] != pass || pl->level_of[i]) continue;
       hc_counter_need nd;
-      if (hc_provider_need(p, pl->names[i], &nd, NULL, 0) != HC_OK || !nd.accumulator) continue;
+      if (hc_provider_need(p, pl->names[i], &nd) != HC_OK || !nd.accumulator) continue;
       nlevel++;
       if (i + 1 >= pl->ncounters || pl->pass[i + 1] != pass || !pl->level_of[i + 1] ||
           strcmp(pl->level_of[i + 1], pl->names[i])) {
@@ -1085,11 +1116,11 @@ static int check_amd_plan(const hc_plan *pl, const hc_provider *p, const char *w
   return ok;
 }
 
-static hc_status plan_names(const hc_provider *p, const char *lone, const char *const *groups, size_t ng,
-                            hc_plan **pl, char *err, size_t errlen) {
+static hc_status plan_names(hc_provider *p, const char *lone, const char *const *groups, size_t ng,
+                            hc_plan **pl, char *err, size_t size) {
   hc_plan_args a = {
       .counters = lone ? &lone : NULL, .ncounters = lone ? 1 : 0, .groups = groups, .ngroups = ng};
-  return hc_plan_text(p, &a, pl, err, errlen);
+  return plan_done(hc_plan_text(p, &a, pl), pl, err, size);
 }
 
 static void test_amd_rules(void) {
@@ -1097,7 +1128,7 @@ static void test_amd_rules(void) {
   snprintf(path, sizeof path, "%s/mini.device", tmpdir);
   write_file(path, mini_device);
   hc_provider *p;
-  CHECK_MSG(hc_device_open(path, &p, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_MSG(open_device(path, &p, err, sizeof err) == HC_OK, "%s", err);
   if (!p) return;
   hc_plan *pl;
   /* a LEVEL counter asked alone: with its accumulator, in that order, under the accumulated name */
@@ -1130,15 +1161,15 @@ static void test_amd_rules(void) {
   /* through a metric: the metric's LEVEL counter with its accumulator and its other counters, one pass */
   hc_metrics *m;
   CHECK(hc_metrics_new(&m) == HC_OK);
-  CHECK_MSG(hc_metrics_add_text(m, "mini.metrics", "metric occ = LV_ACCUM / A1\n", NULL, err, sizeof err) ==
+  CHECK_MSG(hc_metrics_add_text(m, "mini.metrics", "metric occ = LV_ACCUM / A1\n", NULL) ==
                 HC_OK,
-            "%s", err);
+            "%s", hc_metrics_error(m));
   const char *cn[64];
   for (size_t i = 0; i < hc_provider_count(p); i++)
     cn[i] = hc_provider_counter(p, i)->name;
-  CHECK_MSG(hc_metrics_resolve(m, cn, hc_provider_count(p), err, sizeof err) == HC_OK, "%s", err);
+  CHECK_MSG(hc_metrics_resolve(m, cn, hc_provider_count(p)) == HC_OK, "%s", hc_metrics_error(m));
   char **mg = NULL;
-  CHECK(hc_metrics_plan_groups(m, "occ", &mg, NULL, err, sizeof err) == HC_OK);
+  CHECK(hc_metrics_plan_groups(m, "occ", &mg, NULL) == HC_OK);
   CHECK_MSG(mg && plan_names(p, NULL, (const char *const *)mg, 1, &pl, err, sizeof err) == HC_OK, "%s", err);
   if (pl) {
     char *s = hc_plan_format(pl);
@@ -1236,7 +1267,7 @@ static void test_amd_rules(void) {
     hc_limits l;
     snprintf(path, sizeof path, "%s/amdbad%zu.device", tmpdir, i);
     write_file(path, bad[i].text);
-    hc_status st = hc_limits_load(path, &l, err, sizeof err);
+    hc_status st = load_limits(path, &l, err, sizeof err);
     if (!bad[i].want[0]) { /* a good one among them: a sum over a block's only instance */
       CHECK_MSG(st == HC_OK, "case %zu: %s", i, err);
       continue;
@@ -1272,7 +1303,7 @@ static void test_gfx942(void) {
   static const char *const devices[] = {"gfx942", "gfx942:mi300x", "gfx942:mi300a"};
   for (size_t d = 0; d < 3; d++) {
     hc_provider *p;
-    CHECK_MSG(hc_device_open(devices[d], &p, err, sizeof err) == HC_OK, "%s", err);
+    CHECK_MSG(open_device(devices[d], &p, err, sizeof err) == HC_OK, "%s", err);
     if (!p) continue;
     const hc_limits *lim = hc_provider_limits(p);
     unsigned want_inst = d == 2 ? 96 : 128, tcc = 0;
@@ -1313,27 +1344,27 @@ static void test_gfx942(void) {
   }
   free(names);
   hc_provider *p;
-  CHECK(hc_device_open("gfx942:mi250", &p, err, sizeof err) == HC_ERR_UNKNOWN &&
+  CHECK(open_device("gfx942:mi250", &p, err, sizeof err) == HC_ERR_UNKNOWN &&
         strstr(err, "no variant 'mi250'"));
-  CHECK(hc_device_open("gfx90a", &p, err, sizeof err) == HC_OK);
+  CHECK(open_device("gfx90a", &p, err, sizeof err) == HC_OK);
   hc_provider_close(p);
 
   /* the gfx942 metric set: a full profile in 12 passes, at most 20 multi-counter metrics split, and
    * split_groups names exactly those no pass holds whole */
-  CHECK_MSG(hc_device_open("gfx942", &p, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_MSG(open_device("gfx942", &p, err, sizeof err) == HC_OK, "%s", err);
   hc_metrics *m;
   CHECK(hc_metrics_new(&m) == HC_OK);
-  CHECK_MSG(hc_metrics_add_file(m, "share/hubprof/metrics/gfx942.metrics", "gfx942", err, sizeof err) ==
+  CHECK_MSG(hc_metrics_add_file(m, "share/hubprof/metrics/gfx942.metrics", "gfx942") ==
                 HC_OK,
-            "%s", err);
+            "%s", hc_metrics_error(m));
   const char **cn = calloc(hc_provider_count(p), sizeof *cn);
   for (size_t i = 0; cn && i < hc_provider_count(p); i++)
     cn[i] = hc_provider_counter(p, i)->name;
-  CHECK_MSG(hc_metrics_resolve(m, cn, hc_provider_count(p), err, sizeof err) == HC_OK, "%s", err);
+  CHECK_MSG(hc_metrics_resolve(m, cn, hc_provider_count(p)) == HC_OK, "%s", hc_metrics_error(m));
   free(cn);
   char **mg = NULL;
   size_t nmg = 0;
-  CHECK_MSG(hc_metrics_plan_groups(m, "all", &mg, &nmg, err, sizeof err) == HC_OK, "%s", err);
+  CHECK_MSG(hc_metrics_plan_groups(m, "all", &mg, &nmg) == HC_OK, "%s", hc_metrics_error(m));
   CHECK(nmg > 100);
   hc_plan *pl = NULL;
   CHECK_MSG(mg && plan_names(p, NULL, (const char *const *)mg, nmg, &pl, err, sizeof err) == HC_OK, "%s",
