@@ -278,13 +278,13 @@ static void test_bad_definitions(void) {
 
   /* a file for another device: an error when named, skipped among the built-in sets */
   CHECK(hc_metrics_new(&m) == HC_OK);
-  CHECK(hc_metrics_add_text(m, "g.metrics", "device gfx9\nmetric x = SQ_WAVES\n", "cpu-perf") == HC_ERR_INVALID);
-  CHECK_MSG(strstr(hc_metrics_error(m), "g.metrics:1: these metrics are for device 'gfx9', not 'cpu-perf'"), "%s", hc_metrics_error(m));
-  CHECK(hc_metrics_add_text(m, "g.metrics", "device gfx9\nmetric x = SQ_WAVES\n", "gfx9") ==
-        HC_OK);
+  CHECK(hc_metrics_add_text(m, "g.metrics", "device gfx9\nmetric x = SQ_WAVES\n", "cpu-perf") ==
+        HC_ERR_INVALID);
+  CHECK_MSG(strstr(hc_metrics_error(m), "g.metrics:1: these metrics are for device 'gfx9', not 'cpu-perf'"),
+            "%s", hc_metrics_error(m));
+  CHECK(hc_metrics_add_text(m, "g.metrics", "device gfx9\nmetric x = SQ_WAVES\n", "gfx9") == HC_OK);
   /* a failed file leaves nothing behind: its names can be defined again */
-  CHECK(hc_metrics_add_text(m, "h.metrics", "metric y = 1\nmetric z = (\n", NULL) ==
-        HC_ERR_PARSE);
+  CHECK(hc_metrics_add_text(m, "h.metrics", "metric y = 1\nmetric z = (\n", NULL) == HC_ERR_PARSE);
   CHECK(hc_metrics_add_text(m, "i.metrics", "metric y = 2\nmetric z = 3\n", NULL) == HC_OK);
   CHECK(hc_metrics_add_text(m, "j.metrics", "metric x = 1\n", NULL) == HC_ERR_PARSE);
   CHECK_MSG(strstr(hc_metrics_error(m), "already defined at g.metrics:2"), "%s", hc_metrics_error(m));
@@ -375,7 +375,8 @@ static void test_builtin_sets(void) {
     CHECK(hc_metrics_plan_groups(m, "work_items_per_us", &g, &ng) == HC_OK && ng == 0);
     hc_metrics_groups_free(g);
     CHECK(hc_metrics_plan_groups(m, "cpu_utl", &g, &ng) == HC_ERR_UNKNOWN);
-    CHECK_MSG(strstr(hc_metrics_error(m), "unknown metric 'cpu_utl' (did you mean 'cpu_util'?)"), "%s", hc_metrics_error(m));
+    CHECK_MSG(strstr(hc_metrics_error(m), "unknown metric 'cpu_utl' (did you mean 'cpu_util'?)"), "%s",
+              hc_metrics_error(m));
     CHECK(hc_metrics_plan_groups(m, "cpu_util,,ipc", &g, &ng) == HC_ERR_INVALID);
     hc_metrics_free(m);
     hc_provider_close(p);

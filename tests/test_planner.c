@@ -251,7 +251,8 @@ static void test_limits_files(void) {
   /* providers named by a description */
   snprintf(path, sizeof path, "%s/noprov.device", tmpdir);
   write_file(path, "provider nvidia\nblock core 4\n");
-  CHECK(hc_device_open(path, &p) == HC_ERR_PARSE && p && strstr(hc_provider_error(p), "unknown provider 'nvidia'"));
+  CHECK(hc_device_open(path, &p) == HC_ERR_PARSE && p &&
+        strstr(hc_provider_error(p), "unknown provider 'nvidia'"));
   hc_provider_close(p);
   snprintf(path, sizeof path, "%s/noblock.device", tmpdir);
   write_file(path, "provider perf\nblock sw unlimited\n");
@@ -444,14 +445,17 @@ static void test_planner_gfx9(void) {
   CHECK_MSG(strstr(err, "unknown counter 'SQ_WAVE' (did you mean 'SQ_WAVES'"), "%s", err);
   const char *badg[] = {"novalue"};
   hc_plan_args g = {NULL, 0, badg, 1, 0, 1};
-  CHECK(plan_done(hc_plan_text(p, &g, &pl), &pl, err, sizeof err) == HC_ERR_INVALID && strstr(err, "NAME=COUNTER"));
+  CHECK(plan_done(hc_plan_text(p, &g, &pl), &pl, err, sizeof err) == HC_ERR_INVALID &&
+        strstr(err, "NAME=COUNTER"));
   const char *twice[] = {"x=SQ_WAVES", "x=TCC_HIT"};
   g.groups = twice;
   g.ngroups = 2;
-  CHECK(plan_done(hc_plan_text(p, &g, &pl), &pl, err, sizeof err) == HC_ERR_INVALID && strstr(err, "group 'x' given twice"));
+  CHECK(plan_done(hc_plan_text(p, &g, &pl), &pl, err, sizeof err) == HC_ERR_INVALID &&
+        strstr(err, "group 'x' given twice"));
   const char *empty[] = {"SQ_WAVES,,TCC_HIT"};
   hc_plan_args e = {empty, 1, NULL, 0, 0, 1};
-  CHECK(plan_done(hc_plan_text(p, &e, &pl), &pl, err, sizeof err) == HC_ERR_INVALID && strstr(err, "empty counter name"));
+  CHECK(plan_done(hc_plan_text(p, &e, &pl), &pl, err, sizeof err) == HC_ERR_INVALID &&
+        strstr(err, "empty counter name"));
   hc_plan_args none = {NULL, 0, NULL, 0, 0, 1};
   CHECK(plan_done(hc_plan_text(p, &none, &pl), &pl, err, sizeof err) == HC_ERR_INVALID);
   hc_provider_close(p);
@@ -498,7 +502,8 @@ static void test_planner_rules(void) {
   CHECK(plan_of(&tot, NULL, NULL, c6, NULL, &pl, err) == HC_OK && pl->npasses == 2);
   hc_plan_free(pl);
   /* nothing requested: an empty plan */
-  CHECK(plan_done(hc_plan_make(NULL, 0, &tot, NULL, NULL, &pl), &pl, err, sizeof err) == HC_OK && pl->npasses == 0);
+  CHECK(plan_done(hc_plan_make(NULL, 0, &tot, NULL, NULL, &pl), &pl, err, sizeof err) == HC_OK &&
+        pl->npasses == 0);
   hc_plan_free(pl);
   /* bad requests */
   hc_request r = {"g", NULL, 0};
@@ -779,8 +784,9 @@ static void test_perf_provider(void) {
   CHECK(hc_provider_check(p, "task-clock", 1) == HC_OK);
   if (!cyc->available) {
     CHECK(hc_provider_check(p, "cycles", 1) == HC_ERR_UNAVAILABLE);
-    CHECK_MSG(strstr(hc_provider_error(p), "counter 'cycles' is not available on perf: ") && strstr(hc_provider_error(p), cyc->reason), "%s",
-              hc_provider_error(p));
+    CHECK_MSG(strstr(hc_provider_error(p), "counter 'cycles' is not available on perf: ") &&
+                  strstr(hc_provider_error(p), cyc->reason),
+              "%s", hc_provider_error(p));
     CHECK(hc_provider_check(p, "cycles", 0) == HC_OK);
     size_t idx = (size_t)hc_provider_find(p, "cycles");
     hc_session *s = NULL;
@@ -1080,8 +1086,8 @@ static int check_amd_plan(const hc_plan *pl, hc_provider *p, const char *what) {
           int seen = 0; /* one register per hardware counter, however many names read it */
           for (size_t k = 0; k < i && !seen; k++)
             seen = pl->pass[k] == pass && !pl->level_of[k] &&
-                   hc_provider_need(p, pl->names[k], &nd2) == HC_OK &&
-                   strcmp(nd2.base, nd.base) == 0 && inst >= nd2.first && inst <= nd2.last;
+                   hc_provider_need(p, pl->names[k], &nd2) == HC_OK && strcmp(nd2.base, nd.base) == 0 &&
+                   inst >= nd2.first && inst <= nd2.last;
           regs += !seen;
         }
         if (regs > lim->blocks[b].max) {
@@ -1161,9 +1167,8 @@ static void test_amd_rules(void) {
   /* through a metric: the metric's LEVEL counter with its accumulator and its other counters, one pass */
   hc_metrics *m;
   CHECK(hc_metrics_new(&m) == HC_OK);
-  CHECK_MSG(hc_metrics_add_text(m, "mini.metrics", "metric occ = LV_ACCUM / A1\n", NULL) ==
-                HC_OK,
-            "%s", hc_metrics_error(m));
+  CHECK_MSG(hc_metrics_add_text(m, "mini.metrics", "metric occ = LV_ACCUM / A1\n", NULL) == HC_OK, "%s",
+            hc_metrics_error(m));
   const char *cn[64];
   for (size_t i = 0; i < hc_provider_count(p); i++)
     cn[i] = hc_provider_counter(p, i)->name;
@@ -1354,9 +1359,8 @@ static void test_gfx942(void) {
   CHECK_MSG(open_device("gfx942", &p, err, sizeof err) == HC_OK, "%s", err);
   hc_metrics *m;
   CHECK(hc_metrics_new(&m) == HC_OK);
-  CHECK_MSG(hc_metrics_add_file(m, "share/hubprof/metrics/gfx942.metrics", "gfx942") ==
-                HC_OK,
-            "%s", hc_metrics_error(m));
+  CHECK_MSG(hc_metrics_add_file(m, "share/hubprof/metrics/gfx942.metrics", "gfx942") == HC_OK, "%s",
+            hc_metrics_error(m));
   const char **cn = calloc(hc_provider_count(p), sizeof *cn);
   for (size_t i = 0; cn && i < hc_provider_count(p); i++)
     cn[i] = hc_provider_counter(p, i)->name;

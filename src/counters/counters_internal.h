@@ -29,7 +29,8 @@ struct hc_provider {
   int has_limits;        /* opened through a device description */
   hc_limits limits;      /* valid when has_limits */
   char description[256]; /* one line, "" when none */
-  char error[HC_ERROR_MAX]; /* the last failure's message */
+  /* the last failure's message (hc_provider_error) */
+  char error[HC_ERROR_MAX];
   char **owned;          /* strings to free with the provider */
   size_t nowned, capowned;
   struct hc_desc_counter *rules; /* catalogue from a description: n entries (derived counters, LEVEL
@@ -78,7 +79,8 @@ typedef struct hc_desc {
   char variant[32];  /* the product variant asked for (NAME:VARIANT), "" for none */
   int variant_found; /* some 'variant' line of that name applied */
   int variant_known; /* the file has 'variant' lines */
-  char error[HC_ERROR_MAX]; /* hc_desc_load's failure: file and line */
+  /* hc_desc_load's failure: file and line */
+  char error[HC_ERROR_MAX];
 } hc_desc;
 
 /* Parse the instances of a channel counter after its '[': "3]", "0..15]", "*]" against a block of

@@ -58,8 +58,7 @@ static hc_status find_file(const char *name_or_path, hc_desc *d) {
   if (hc_devices_list(&paths, &n) == HC_OK && n) {
     for (size_t i = 0; i < n && w > 0 && (size_t)w < emax; i++) {
       const char *b = strrchr(paths[i], '/') + 1;
-      w +=
-          snprintf(err + w, emax - (size_t)w, "%s%.*s", i ? ", " : " (devices: ", (int)(strlen(b) - el), b);
+      w += snprintf(err + w, emax - (size_t)w, "%s%.*s", i ? ", " : " (devices: ", (int)(strlen(b) - el), b);
     }
     if (w > 0 && (size_t)w < emax) snprintf(err + w, emax - (size_t)w, ")");
   } else if (w > 0 && (size_t)w < emax) {
@@ -212,7 +211,7 @@ static int add_counter(hc_desc *d, size_t *cap, const char *name, const char *bl
 
 #define FAIL(...)                                                                                            \
   do {                                                                                                       \
-    snprintf(d->error, sizeof d->error, "%.700s:%zu: ", d->path, line);                                          \
+    snprintf(d->error, sizeof d->error, "%.700s:%zu: ", d->path, line);                                      \
     size_t used_ = strlen(d->error);                                                                         \
     snprintf(d->error + used_, sizeof d->error - used_, __VA_ARGS__);                                        \
     st = HC_ERR_PARSE;                                                                                       \
@@ -463,8 +462,10 @@ hc_status hc_limits_load(const char *name_or_path, hc_limits *out) {
     return HC_ERR_NOMEM;
   }
   hc_status st = hc_desc_load(name_or_path, d);
-  if (st == HC_OK) *out = d->lim;
-  else snprintf(out->error, sizeof out->error, "%s", d->error);
+  if (st == HC_OK)
+    *out = d->lim;
+  else
+    snprintf(out->error, sizeof out->error, "%s", d->error);
   hc_desc_free(d);
   free(d);
   return st;
@@ -510,8 +511,9 @@ hc_status hc_device_open(const char *name_or_path, hc_provider **out) {
     /* the description must limit every block the provider's counters live in */
     for (size_t i = 0; st == HC_OK && i < p->n; i++) {
       if (!find_block(&d->lim, p->counters[i].block)) {
-        snprintf(err, emax, "%.700s: provider '%s' has counters in block '%s', which no 'block' line declares",
-                 d->path, d->provider, p->counters[i].block);
+        snprintf(err, emax,
+                 "%.700s: provider '%s' has counters in block '%s', which no 'block' line declares", d->path,
+                 d->provider, p->counters[i].block);
         st = HC_ERR_PARSE;
       }
     }
@@ -595,8 +597,8 @@ hc_status hc_provider_need(hc_provider *p, const char *name, hc_counter_need *o)
       return HC_ERR_INVALID;
     }
     if (ninst == 1) {
-      snprintf(err, emax, "counter '%s': block '%s' has one instance on %s (no [N] channels)", name,
-               c->block, dev);
+      snprintf(err, emax, "counter '%s': block '%s' has one instance on %s (no [N] channels)", name, c->block,
+               dev);
       return HC_ERR_IMPOSSIBLE;
     }
     if (hc_parse_range(br + 1, ninst, &o->first, &o->last, why, sizeof why)) {

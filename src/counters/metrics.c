@@ -475,8 +475,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
         seterr(m, "%s:%u: '%s' given twice", file, line, is_set ? "set" : "device");
         st = HC_ERR_PARSE;
       } else if (m->ndefs > first) {
-        seterr(m, "%s:%u: '%s' must come before the definitions", file, line,
-               is_set ? "set" : "device");
+        seterr(m, "%s:%u: '%s' must come before the definitions", file, line, is_set ? "set" : "device");
         st = HC_ERR_PARSE;
       } else if (!*rest || strpbrk(rest, " \t")) {
         seterr(m, "%s:%u: expected '%s NAME'", file, line, is_set ? "set" : "device");
@@ -507,14 +506,13 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
       memcpy(name, rest, nl);
       name[nl] = 0;
       if (!eq || !nl) {
-        seterr(m, "%s:%u: expected '%s NAME = EXPRESSION'", file, line,
-               is_const ? "const" : "metric");
+        seterr(m, "%s:%u: expected '%s NAME = EXPRESSION'", file, line, is_const ? "const" : "metric");
         st = HC_ERR_PARSE;
         continue;
       }
       if (!valid_def_name(name)) {
-        seterr(m, "%s:%u: bad %s name '%s' (letters, digits and '_', not starting with a digit)",
-               file, line, what, name);
+        seterr(m, "%s:%u: bad %s name '%s' (letters, digits and '_', not starting with a digit)", file, line,
+               what, name);
         st = HC_ERR_PARSE;
         continue;
       }
@@ -526,8 +524,8 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
       if (st != HC_OK) continue;
       long prev = find_def(m, name);
       if (prev >= 0) {
-        seterr(m, "%s:%u: %s '%s' is already defined at %s:%u", file, line, what, name,
-               m->defs[prev].file, m->defs[prev].line);
+        seterr(m, "%s:%u: %s '%s' is already defined at %s:%u", file, line, what, name, m->defs[prev].file,
+               m->defs[prev].line);
         st = HC_ERR_PARSE;
         continue;
       }
@@ -549,8 +547,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
         continue;
       }
       m->ndefs++;
-      parser ps = {
-          .m = m, .file = file, .line = line, .what = what, .name = d->name};
+      parser ps = {.m = m, .file = file, .line = line, .what = what, .name = d->name};
       int r = parse_full(&ps, eq + 1, (unsigned)(eq + 1 - buf) + 1);
       if (r < 0) {
         st = HC_ERR_PARSE;
@@ -586,11 +583,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
         continue;
       }
       if (kw[0] == 'p') {
-        parser ps = {.m = m,
-                     .file = file,
-                     .line = line,
-                     .what = "peak of metric",
-                     .name = d->name};
+        parser ps = {.m = m, .file = file, .line = line, .what = "peak of metric", .name = d->name};
         int r = parse_full(&ps, rest, (unsigned)(rest - buf) + 1);
         if (r < 0) {
           st = HC_ERR_PARSE;
@@ -749,8 +742,7 @@ static hc_status resolve_tree(hc_metrics *m, size_t di, int ni, const char *cons
       if (lk && rk) snprintf(hint, sizeof hint, " (a subtraction needs blanks: '%s - %s')", left, right);
     }
     if (!hint[0] && s.best) snprintf(hint, sizeof hint, " (did you mean '%s'?)", s.best);
-    seterr(m, "%s:%u: %s '%s': unknown name '%s'%s", d->file, d->line, what, d->name, n->name,
-           hint);
+    seterr(m, "%s:%u: %s '%s': unknown name '%s'%s", d->file, d->line, what, d->name, n->name, hint);
     return HC_ERR_UNKNOWN;
   }
   if (d->is_const) {

@@ -908,7 +908,8 @@ hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
       hc_counter_need nd;
       hc_status s = need_of(&nc, name, &nd);
       if (s == HC_ERR_UNKNOWN) PL_ERR(HC_ERR_UNKNOWN, "unknown counter '%s'", name);
-      if (s != HC_OK) PL_ERR(s, "%s", block_of == hc_provider_block_of ? hc_provider_error(ctx) : "invalid counter");
+      if (s != HC_OK)
+        PL_ERR(s, "%s", block_of == hc_provider_block_of ? hc_provider_error(ctx) : "invalid counter");
       if (nd.is_accumulator) {
         acc_named = name;
         continue;
