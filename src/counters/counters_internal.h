@@ -31,7 +31,7 @@ struct hc_provider {
   char description[256]; /* one line, "" when none */
   /* the last failure's message (hc_provider_error) */
   char error[HC_ERROR_MAX];
-  char **owned;          /* strings to free with the provider */
+  char **owned; /* strings to free with the provider */
   size_t nowned, capowned;
   struct hc_desc_counter *rules; /* catalogue from a description: n entries (derived counters, LEVEL
                                     partners, instances), or NULL */
