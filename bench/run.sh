@@ -47,3 +47,6 @@ python3 bench/bench_python.py "$dir/python" "${BENCH_PYTHON_DISPATCHES:-1000000}
 echo
 echo "== analyze on a 1 M-dispatch store with counters, every format (bench/bench_analyze1m.sh)"
 bash bench/bench_analyze1m.sh "$dir/analyze1m" 1000000 3
+echo
+echo "== pass planner: gfx942 full profile vs a first-fit baseline (bench/bench_plan.sh)"
+bash bench/bench_plan.sh "${BENCH_PLAN_ROUNDS:-11}"

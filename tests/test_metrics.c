@@ -27,9 +27,10 @@ static double t_abs(double x) { return x < 0 ? -x : x; }
 static hc_status t_load(const char *text, const char *const *cat, size_t ncat, hc_metrics **out, char *err) {
   hc_metrics *m;
   hc_status st = hc_metrics_new(&m);
-  if (st == HC_OK) st = hc_metrics_add_text(m, "t.metrics", text, NULL, err, 512);
-  if (st == HC_OK) st = hc_metrics_resolve(m, cat, ncat, err, 512);
+  if (st == HC_OK) st = hc_metrics_add_text(m, "t.metrics", text, NULL);
+  if (st == HC_OK) st = hc_metrics_resolve(m, cat, ncat);
   if (st != HC_OK) {
+    snprintf(err, 512, "%s", hc_metrics_error(m)); /* the message lives on m: keep it for the caller */
     hc_metrics_free(m);
     m = NULL;
   }
@@ -277,33 +278,32 @@ static void test_bad_definitions(void) {
 
   /* a file for another device: an error when named, skipped among the built-in sets */
   CHECK(hc_metrics_new(&m) == HC_OK);
-  CHECK(hc_metrics_add_text(m, "g.metrics", "device gfx9\nmetric x = SQ_WAVES\n", "cpu-perf", err,
-                            sizeof err) == HC_ERR_INVALID);
-  CHECK_MSG(strstr(err, "g.metrics:1: these metrics are for device 'gfx9', not 'cpu-perf'"), "%s", err);
-  CHECK(hc_metrics_add_text(m, "g.metrics", "device gfx9\nmetric x = SQ_WAVES\n", "gfx9", err, sizeof err) ==
-        HC_OK);
+  CHECK(hc_metrics_add_text(m, "g.metrics", "device gfx9\nmetric x = SQ_WAVES\n", "cpu-perf") ==
+        HC_ERR_INVALID);
+  CHECK_MSG(strstr(hc_metrics_error(m), "g.metrics:1: these metrics are for device 'gfx9', not 'cpu-perf'"),
+            "%s", hc_metrics_error(m));
+  CHECK(hc_metrics_add_text(m, "g.metrics", "device gfx9\nmetric x = SQ_WAVES\n", "gfx9") == HC_OK);
   /* a failed file leaves nothing behind: its names can be defined again */
-  CHECK(hc_metrics_add_text(m, "h.metrics", "metric y = 1\nmetric z = (\n", NULL, err, sizeof err) ==
-        HC_ERR_PARSE);
-  CHECK(hc_metrics_add_text(m, "i.metrics", "metric y = 2\nmetric z = 3\n", NULL, err, sizeof err) == HC_OK);
-  CHECK(hc_metrics_add_text(m, "j.metrics", "metric x = 1\n", NULL, err, sizeof err) == HC_ERR_PARSE);
-  CHECK_MSG(strstr(err, "already defined at g.metrics:2"), "%s", err);
-  CHECK(hc_metrics_resolve(m, NULL, 0, err, sizeof err) == HC_OK);
+  CHECK(hc_metrics_add_text(m, "h.metrics", "metric y = 1\nmetric z = (\n", NULL) == HC_ERR_PARSE);
+  CHECK(hc_metrics_add_text(m, "i.metrics", "metric y = 2\nmetric z = 3\n", NULL) == HC_OK);
+  CHECK(hc_metrics_add_text(m, "j.metrics", "metric x = 1\n", NULL) == HC_ERR_PARSE);
+  CHECK_MSG(strstr(hc_metrics_error(m), "already defined at g.metrics:2"), "%s", hc_metrics_error(m));
+  CHECK(hc_metrics_resolve(m, NULL, 0) == HC_OK);
   CHECK_EQ_U64(hc_metrics_count(m), 3);
-  CHECK(hc_metrics_add_text(m, "k.metrics", "metric w = 1\n", NULL, err, sizeof err) == HC_ERR_INVALID);
+  CHECK(hc_metrics_add_text(m, "k.metrics", "metric w = 1\n", NULL) == HC_ERR_INVALID);
   hc_metrics_free(m);
   /* files: missing, binary */
   CHECK(hc_metrics_new(&m) == HC_OK);
   char path[512];
   snprintf(path, sizeof path, "%s/none.metrics", tmpdir);
-  CHECK(hc_metrics_add_file(m, path, NULL, err, sizeof err) == HC_ERR_UNKNOWN);
-  CHECK_MSG(strstr(err, "none.metrics: No such file"), "%s", err);
+  CHECK(hc_metrics_add_file(m, path, NULL) == HC_ERR_UNKNOWN);
+  CHECK_MSG(strstr(hc_metrics_error(m), "none.metrics: No such file"), "%s", hc_metrics_error(m));
   snprintf(path, sizeof path, "%s/bin.metrics", tmpdir);
   FILE *f = fopen(path, "wb");
   fwrite("metric x = 1\n\0\1\2", 1, 16, f);
   fclose(f);
-  CHECK(hc_metrics_add_file(m, path, NULL, err, sizeof err) == HC_ERR_PARSE);
-  CHECK_MSG(strstr(err, "not a text file"), "%s", err);
+  CHECK(hc_metrics_add_file(m, path, NULL) == HC_ERR_PARSE);
+  CHECK_MSG(strstr(hc_metrics_error(m), "not a text file"), "%s", hc_metrics_error(m));
   hc_metrics_free(m);
 }
 
@@ -311,17 +311,22 @@ static void test_bad_definitions(void) {
 
 static hc_status t_device_metrics(const char *device, hc_provider **pp, hc_metrics **out, char *err) {
   hc_provider *p;
-  hc_status st = hc_device_open(device, &p, err, 512);
-  if (st != HC_OK) return st;
+  hc_status st = hc_device_open(device, &p);
+  if (st != HC_OK) {
+    snprintf(err, 512, "%s", hc_provider_error(p));
+    hc_provider_close(p);
+    return st;
+  }
   const char *names[512];
   size_t n = hc_provider_count(p);
   for (size_t i = 0; i < n && i < 512; i++)
     names[i] = hc_provider_counter(p, i)->name;
   hc_metrics *m;
   st = hc_metrics_new(&m);
-  if (st == HC_OK) st = hc_metrics_add_builtin(m, device, err, 512);
-  if (st == HC_OK) st = hc_metrics_resolve(m, names, n < 512 ? n : 512, err, 512);
+  if (st == HC_OK) st = hc_metrics_add_builtin(m, device);
+  if (st == HC_OK) st = hc_metrics_resolve(m, names, n < 512 ? n : 512);
   if (st != HC_OK) {
+    snprintf(err, 512, "%s", hc_metrics_error(m));
     hc_metrics_free(m);
     hc_provider_close(p);
     return st;
@@ -358,7 +363,7 @@ static void test_builtin_sets(void) {
     /* planner groups: a metric's counters together */
     char **g;
     size_t ng;
-    CHECK(hc_metrics_plan_groups(m, "cpu_util, faults_per_us ,ipc", &g, &ng, err, sizeof err) == HC_OK);
+    CHECK(hc_metrics_plan_groups(m, "cpu_util, faults_per_us ,ipc", &g, &ng) == HC_OK);
     CHECK_EQ_U64(ng, 3);
     if (ng == 3) {
       CHECK_STR(g[0], "cpu_util=task-clock");
@@ -367,11 +372,12 @@ static void test_builtin_sets(void) {
       CHECK(g[3] == NULL);
     }
     hc_metrics_groups_free(g);
-    CHECK(hc_metrics_plan_groups(m, "work_items_per_us", &g, &ng, err, sizeof err) == HC_OK && ng == 0);
+    CHECK(hc_metrics_plan_groups(m, "work_items_per_us", &g, &ng) == HC_OK && ng == 0);
     hc_metrics_groups_free(g);
-    CHECK(hc_metrics_plan_groups(m, "cpu_utl", &g, &ng, err, sizeof err) == HC_ERR_UNKNOWN);
-    CHECK_MSG(strstr(err, "unknown metric 'cpu_utl' (did you mean 'cpu_util'?)"), "%s", err);
-    CHECK(hc_metrics_plan_groups(m, "cpu_util,,ipc", &g, &ng, err, sizeof err) == HC_ERR_INVALID);
+    CHECK(hc_metrics_plan_groups(m, "cpu_utl", &g, &ng) == HC_ERR_UNKNOWN);
+    CHECK_MSG(strstr(hc_metrics_error(m), "unknown metric 'cpu_utl' (did you mean 'cpu_util'?)"), "%s",
+              hc_metrics_error(m));
+    CHECK(hc_metrics_plan_groups(m, "cpu_util,,ipc", &g, &ng) == HC_ERR_INVALID);
     hc_metrics_free(m);
     hc_provider_close(p);
   }
@@ -385,12 +391,11 @@ static void test_builtin_sets(void) {
     CHECK(nn >= 8);
     hc_request *req;
     size_t nreq;
-    CHECK(hc_metrics_requests(m, names, nn, &req, &nreq, err, sizeof err) == HC_OK);
+    CHECK(hc_metrics_requests(m, names, nn, &req, &nreq) == HC_OK);
     hc_plan *pl;
-    CHECK_MSG(hc_plan_make(req, nreq, hc_provider_limits(p), hc_provider_block_of, p, &pl, err, sizeof err) ==
-                  HC_OK,
-              "%s", err);
-    if (pl) {
+    CHECK_MSG(hc_plan_make(req, nreq, hc_provider_limits(p), hc_provider_block_of, p, &pl) == HC_OK, "%s",
+              hc_plan_error(pl));
+    if (!hc_plan_error(pl)[0]) {
       CHECK(pl->split_groups[0] == NULL);
       for (size_t r = 0; r < nreq; r++) { /* every counter of a metric in the pass of its first */
         unsigned pass = 0;
@@ -401,8 +406,8 @@ static void test_builtin_sets(void) {
               CHECK_MSG(pl->pass[i] == pass, "metric %s split", req[r].group);
             }
       }
-      hc_plan_free(pl);
     }
+    hc_plan_free(pl);
     hc_metrics_requests_free(req, nreq);
     hc_metrics_free(m);
     hc_provider_close(p);

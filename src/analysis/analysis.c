@@ -959,14 +959,13 @@ static hp_status select_counters(run *r, const char *list) {
 static hp_status select_metrics(run *r, const char *list) {
   const ha_query *q = r->q;
   int explicit = list != NULL || q->nmetric_files;
-  char err[1024];
   hc_status hs = hc_metrics_new(&r->m);
-  if (hs == HC_OK && !(q->flags & HA_NO_BUILTIN_METRICS))
-    hs = hc_metrics_add_builtin(r->m, NULL, err, sizeof err);
+  if (hs == HC_OK && !(q->flags & HA_NO_BUILTIN_METRICS)) hs = hc_metrics_add_builtin(r->m, NULL);
   for (size_t i = 0; hs == HC_OK && i < q->nmetric_files; i++)
-    hs = hc_metrics_add_file(r->m, q->metric_files[i], NULL, err, sizeof err);
-  if (hs == HC_OK) hs = hc_metrics_resolve(r->m, NULL, 0, err, sizeof err);
+    hs = hc_metrics_add_file(r->m, q->metric_files[i], NULL);
+  if (hs == HC_OK) hs = hc_metrics_resolve(r->m, NULL, 0);
   if (hs != HC_OK) {
+    const char *err = hc_metrics_error(r->m);
     if (hs == HC_ERR_NOMEM) return HP_ERR_NOMEM;
     if (explicit) {
       res_err(r->res, HP_ERR_INVALID, "%s", err);

@@ -68,10 +68,11 @@ static void block_limits(const hc_limits *l, char *out, size_t len) {
 
 static int list_counters(const char *device, int fmt) {
   hc_provider *p;
-  char err[1024];
-  hc_status st = hc_device_open(device, &p, err, sizeof err);
+  hc_status st = hc_device_open(device, &p);
   if (st != HC_OK) {
+    const char *err = hc_provider_error(p);
     cli_error("%s", err[0] ? err : hc_status_str(st));
+    hc_provider_close(p);
     return CLI_FAIL;
   }
   static const report_col table_cols[] = {
@@ -148,10 +149,11 @@ static int metric_measurable(const hc_provider *p, const hc_metrics *m, const hc
 
 static int list_metrics(const char *device, const char *const *files, size_t nfiles, int fmt) {
   hc_provider *p;
-  char err[1024];
-  hc_status st = hc_device_open(device, &p, err, sizeof err);
+  hc_status st = hc_device_open(device, &p);
   if (st != HC_OK) {
+    const char *err = hc_provider_error(p);
     cli_error("%s", err[0] ? err : hc_status_str(st));
+    hc_provider_close(p);
     return CLI_FAIL;
   }
   hc_metrics *m;
@@ -241,10 +243,11 @@ static int list_devices(int fmt) {
   int rc = r ? CLI_OK : CLI_FAIL;
   for (size_t i = 0; i < n && rc == CLI_OK; i++) {
     hc_provider *p;
-    char err[1024];
-    hc_status st = hc_device_open(paths[i], &p, err, sizeof err);
+    hc_status st = hc_device_open(paths[i], &p);
     if (st != HC_OK) { /* a broken file does not hide the others */
+      const char *err = hc_provider_error(p);
       cli_warn("%s", err[0] ? err : hc_status_str(st));
+      hc_provider_close(p);
       continue;
     }
     const hc_limits *l = hc_provider_limits(p);

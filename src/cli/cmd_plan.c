@@ -25,6 +25,10 @@ static const cli_opt plan_opts[] = {
      .def = "table",
      .help = "table, csv or json (one row per counter), or line (the plan string: passes split by ';', "
              "counters by ',')"},
+    {.name = "splits",
+     .kind = CLI_OPT_FLAG,
+     .help = "print the split report instead: one row per group (metric) split across passes, with its "
+             "passes and counters (table, csv or json)"},
     {0},
 };
 
@@ -98,7 +102,14 @@ static int print_plan(const hc_provider *p, const hc_plan *pl, unsigned max_arg,
     while (j < pl->ncounters && pl->pass[j] == pl->pass[i])
       j++;
     blocks[0] = 0;
-    for (size_t k = i; k < j; k++) { /* blocks in order of first appearance, with their counts */
+    for (size_t b = 0; pl->pass_regs && b < pl->nblocks && b < lim->nblocks; b++) { /* registers taken */
+      unsigned r = pl->pass_regs[(pl->pass[i] - 1) * pl->nblocks + b];
+      if (r && w < sizeof blocks)
+        w += (size_t)snprintf(blocks + w, sizeof blocks - w, "%s%s %u", w ? ", " : "", lim->blocks[b].block,
+                              r);
+    }
+    for (size_t k = i; !pl->pass_regs && k < j;
+         k++) { /* blocks in order of first appearance, with their counts */
       size_t seen = i;
       while (seen < k && strcmp(pl->blocks[seen], pl->blocks[k]))
         seen++;
@@ -109,7 +120,8 @@ static int print_plan(const hc_provider *p, const hc_plan *pl, unsigned max_arg,
       if (w < sizeof blocks)
         w += (size_t)snprintf(blocks + w, sizeof blocks - w, "%s%s %zu", w ? ", " : "", pl->blocks[k], cnt);
     }
-    printf("pass %u: %zu counter%s (%s)\n", pl->pass[i], j - i, j - i == 1 ? "" : "s", blocks);
+    printf("pass %u: %zu counter%s (%s%s)\n", pl->pass[i], j - i, j - i == 1 ? "" : "s",
+           pl->pass_regs ? "registers: " : "", blocks);
     i = j;
   }
   /* one row per counter */
@@ -129,19 +141,39 @@ static int print_plan(const hc_provider *p, const hc_plan *pl, unsigned max_arg,
     if (report_add(r, cells)) rc = CLI_FAIL;
   }
   if (rc == CLI_OK) report_print(r, REPORT_TABLE, report_term_width(), stdout);
-  for (char **g = pl->split_groups; rc == CLI_OK && *g; g++) {
-    char where[256];
-    size_t w = 0;
-    unsigned last = 0;
-    where[0] = 0;
-    for (size_t i = 0; i < pl->ncounters; i++) /* passes in order: each listed once */
-      if (pl->groups[i] && strcmp(pl->groups[i], *g) == 0 && pl->pass[i] != last && w < sizeof where) {
-        w += (size_t)snprintf(where + w, sizeof where - w, "%s%u", w ? ", " : "", pl->pass[i]);
-        last = pl->pass[i];
-      }
-    printf("note: group '%s' is split over passes %s: its counters could not share one pass\n", *g, where);
+  for (size_t g = 0; rc == CLI_OK && pl->split_groups[g]; g++)
+    printf("note: group '%s' is split over passes %s: its counters could not share one pass\n",
+           pl->split_groups[g], pl->split_passes ? pl->split_passes[g] : "?");
+  if (rc == CLI_OK && pl->nrepeated) {
+    size_t acc = 0;
+    for (size_t i = 0; i < pl->ncounters; i++)
+      acc += pl->level_of && pl->level_of[i];
+    printf("note: %zu counter%s measured in more than one pass: ", pl->nrepeated,
+           pl->nrepeated == 1 ? " is" : "s are");
+    printf("a counter shared by groups is measured again in each pass that holds one of them, so the groups "
+           "stay "
+           "whole%s\n",
+           acc ? "; an accumulator is measured after every LEVEL counter" : "");
   }
   if (rc != CLI_OK) cli_error("out of memory");
+  report_free(r);
+  return rc;
+}
+
+/* The split report: every group whose counters could not share one pass, its passes and its counters. */
+static int print_splits(const hc_plan *pl, int fmt) {
+  static const report_col cols[] = {{"group", 0, 0}, {"passes", 0, 0}, {"counters", 0, 1}};
+  report *r = report_new(cols, 3);
+  int rc = r ? CLI_OK : CLI_FAIL;
+  for (size_t g = 0; rc == CLI_OK && pl->split_groups[g]; g++) {
+    const char *cells[] = {pl->split_groups[g], pl->split_passes[g], pl->split_counters[g]};
+    if (report_add(r, cells)) rc = CLI_FAIL;
+  }
+  if (rc == CLI_OK)
+    report_print(r, fmt == PLAN_TABLE ? REPORT_TABLE : (report_fmt)fmt,
+                 fmt == PLAN_TABLE ? report_term_width() : 0, stdout);
+  else
+    cli_error("out of memory");
   report_free(r);
   return rc;
 }
@@ -193,10 +225,11 @@ int cmd_plan(int argc, char **argv) {
     goto out;
   }
   hc_provider *p;
-  char err[1024];
-  hc_status st = hc_device_open(device ? device : DEFAULT_DEVICE, &p, err, sizeof err);
+  hc_status st = hc_device_open(device ? device : DEFAULT_DEVICE, &p);
   if (st != HC_OK) {
+    const char *err = hc_provider_error(p);
     cli_error("%s", err[0] ? err : hc_status_str(st));
+    hc_provider_close(p);
     rc = CLI_FAIL;
     goto out;
   }
@@ -217,12 +250,21 @@ int cmd_plan(int argc, char **argv) {
                     .max_per_pass = max,
                     .need_available = 1};
   hc_plan *pl;
-  st = hc_plan_text(p, &a, &pl, err, sizeof err);
+  st = hc_plan_text(p, &a, &pl);
   if (st != HC_OK) {
+    const char *err = hc_plan_error(pl);
     cli_error("plan: %s", err[0] ? err : hc_status_str(st));
+    hc_plan_free(pl);
     rc = st == HC_ERR_INVALID ? CLI_USAGE : CLI_FAIL;
   } else {
-    rc = cli_finish_stdout(print_plan(p, pl, max, fmt == PLAN_LINE ? FMT_LINE : fmt));
+    if (cli_given(&args, "splits") && fmt == PLAN_LINE) {
+      cli_error("plan: --splits prints a table, csv or json, not --format line");
+      rc = CLI_USAGE;
+    } else if (cli_given(&args, "splits")) {
+      rc = cli_finish_stdout(print_splits(pl, fmt));
+    } else {
+      rc = cli_finish_stdout(print_plan(p, pl, max, fmt == PLAN_LINE ? FMT_LINE : fmt));
+    }
     hc_plan_free(pl);
   }
   hc_provider_close(p);

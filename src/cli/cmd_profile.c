@@ -159,11 +159,12 @@ static int profile(const cli_args *args) {
 
   /* the device, its provider and the plan: every error here comes before the application starts */
   const char *dev = device ? device : "cpu-perf";
-  char err[1024] = "";
   hc_provider *prov = NULL;
-  hc_status st = hc_device_open(dev, &prov, err, sizeof err);
+  hc_status st = hc_device_open(dev, &prov);
   if (st != HC_OK) {
+    const char *err = hc_provider_error(prov);
     cli_error("profile: %s", err[0] ? err : hc_status_str(st));
+    hc_provider_close(prov);
     return CLI_FAIL; /* an unknown or broken device: an input error */
   }
   if (!hc_provider_measurable(prov)) {
@@ -200,11 +201,13 @@ static int profile(const cli_args *args) {
                      .max_per_pass = maxpp,
                      .need_available = 1};
   hc_plan *plan = NULL;
-  st = hc_plan_text(prov, &pa, &plan, err, sizeof err);
+  st = hc_plan_text(prov, &pa, &plan);
   hc_metrics_groups_free(mgroups); /* the plan holds its own copies of the names */
   free(groups);
   if (st != HC_OK) {
+    const char *err = hc_plan_error(plan);
     cli_error("profile: %s", err[0] ? err : hc_status_str(st));
+    hc_plan_free(plan);
     hc_provider_close(prov);
     return st == HC_ERR_INVALID ? CLI_USAGE : CLI_FAIL; /* malformed: usage; unknown, unavailable: input */
   }

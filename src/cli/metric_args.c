@@ -10,7 +10,6 @@
 #include <string.h>
 
 int cli_metrics_open(const hc_provider *p, const char *const *files, size_t nfiles, hc_metrics **out) {
-  char err[1024];
   const char *device = hc_provider_limits(p) ? hc_provider_limits(p)->device : NULL;
   size_t n = hc_provider_count(p);
   const char **names = calloc(n + 1, sizeof *names);
@@ -18,13 +17,13 @@ int cli_metrics_open(const hc_provider *p, const char *const *files, size_t nfil
   hc_status st = names ? hc_metrics_new(&m) : HC_ERR_NOMEM;
   for (size_t i = 0; names && i < n; i++)
     names[i] = hc_provider_counter(p, i)->name;
-  if (st == HC_OK) st = hc_metrics_add_builtin(m, device, err, sizeof err);
+  if (st == HC_OK) st = hc_metrics_add_builtin(m, device);
   for (size_t i = 0; st == HC_OK && i < nfiles; i++)
-    st = hc_metrics_add_file(m, files[i], device, err, sizeof err);
-  if (st == HC_OK) st = hc_metrics_resolve(m, names, n, err, sizeof err);
+    st = hc_metrics_add_file(m, files[i], device);
+  if (st == HC_OK) st = hc_metrics_resolve(m, names, n);
   free(names);
   if (st != HC_OK) {
-    cli_error("%s", st == HC_ERR_NOMEM ? "out of memory" : err);
+    cli_error("%s", st == HC_ERR_NOMEM ? "out of memory" : hc_metrics_error(m));
     hc_metrics_free(m);
     return CLI_FAIL;
   }
@@ -40,11 +39,11 @@ int cli_metric_groups(const hc_provider *p, const char *const *lists, size_t nli
   hc_metrics *m = NULL; /* cli_metrics_open leaves it untouched when it fails */
   int rc = cli_metrics_open(p, files, nfiles, &m);
   for (size_t i = 0; rc == CLI_OK && i < nlists; i++) {
-    char err[1024], **g;
+    char **g;
     size_t ng;
-    hc_status st = hc_metrics_plan_groups(m, lists[i], &g, &ng, err, sizeof err);
+    hc_status st = hc_metrics_plan_groups(m, lists[i], &g, &ng);
     if (st != HC_OK) {
-      cli_error("%s", st == HC_ERR_NOMEM ? "out of memory" : err);
+      cli_error("%s", st == HC_ERR_NOMEM ? "out of memory" : hc_metrics_error(m));
       rc = st == HC_ERR_INVALID ? CLI_USAGE : CLI_FAIL; /* a malformed list; unknown names are input errors */
       break;
     }

@@ -60,6 +60,7 @@ void hc_provider_close(hc_provider *p) {
   free(p->owned);
   free(p->counters);
   free(p->perf);
+  free(p->rules);
   free(p);
 }
 
@@ -71,7 +72,7 @@ const hc_counter *hc_provider_counter(const hc_provider *p, size_t i) {
 const hc_limits *hc_provider_limits(const hc_provider *p) { return p->has_limits ? &p->limits : NULL; }
 const char *hc_provider_description(const hc_provider *p) { return p->description; }
 int hc_provider_measurable(const hc_provider *p) { return p->kind == HC_KIND_PERF; }
-const char *hc_provider_error(const hc_provider *p) { return p->error; }
+const char *hc_provider_error(const hc_provider *p) { return p ? p->error : "out of memory"; }
 
 long hc_provider_find(const hc_provider *p, const char *name) {
   if (!p || !name) return -1;
@@ -81,9 +82,8 @@ long hc_provider_find(const hc_provider *p, const char *name) {
 }
 
 const char *hc_provider_block_of(const char *counter, void *provider) {
-  hc_provider *p = provider;
-  long i = hc_provider_find(p, counter);
-  return i < 0 ? NULL : p->counters[i].block;
+  hc_counter_need nd;
+  return hc_provider_need(provider, counter, &nd) == HC_OK ? nd.block : NULL;
 }
 
 static int contains_nocase(const char *hay, const char *needle) {

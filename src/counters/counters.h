@@ -22,6 +22,12 @@ typedef enum hc_status {
 
 const char *hc_status_str(hc_status s);
 
+/* Errors: a call returns its hc_status; the one-line message naming the input and the problem lives on
+ * the handle the call worked on (hc_provider_error, hc_plan_error, hc_limits_error, hc_metrics_error).
+ * A call that creates a handle may set *out to a handle that only explains a failure: free it all the
+ * same. Messages are at most HC_ERROR_MAX - 1 characters. */
+#define HC_ERROR_MAX 1024
+
 /* ---- counters and providers ---- */
 typedef struct hc_counter {
   const char *name;        /* "task-clock" */
@@ -92,8 +98,11 @@ void hc_session_close(hc_session *s);
 /* ---- device limits ---- */
 typedef struct hc_block_limit {
   char block[32];
-  unsigned max; /* counters of this block per pass; 0 = none can be measured; HC_UNLIMITED */
+  unsigned max;       /* counters of this block per pass; 0 = none can be measured; HC_UNLIMITED */
+  unsigned instances; /* copies of the block (L2 channels, XCDs), each with `max` registers; 0 or 1: one */
 } hc_block_limit;
+
+#define HC_MAX_INSTANCES 1024 /* instances of one block a description may declare */
 
 #define HC_UNLIMITED 0xFFFFFFFFu /* a block limit meaning "no limit" (`block sw unlimited`) */
 
@@ -102,28 +111,52 @@ typedef struct hc_limits {
   unsigned max_per_pass; /* total counters per pass, 0 = unlimited */
   size_t nblocks;
   hc_block_limit blocks[64];
+  char error[HC_ERROR_MAX]; /* hc_limits_load's failure message, "" when none (hc_limits_error) */
 } hc_limits;
 
 /* Load a device description data file (share/hubprof/devices/NAME.device; format in docs/counters.md)
  * by name (found on the search path of hc_devices_list) or by path (has a '/' or ends in .device).
- * HC_ERR_UNKNOWN when not found (err lists the known devices), HC_ERR_PARSE with "FILE:LINE: why". */
-hc_status hc_limits_load(const char *name_or_path, hc_limits *out, char *err, size_t errlen);
+ * HC_ERR_UNKNOWN when not found (the message lists the known devices), HC_ERR_PARSE with "FILE:LINE: why";
+ * the message is in out->error (hc_limits_error). */
+hc_status hc_limits_load(const char *name_or_path, hc_limits *out);
+/* The message of hc_limits_load's failure, "" when none; "out of memory" for NULL. */
+const char *hc_limits_error(const hc_limits *l);
 
 /* Open the provider of a device description (share/hubprof/devices/NAME.device, or a path): the
  * provider its `provider` line names (cpu-perf: "perf"), with the description's limits; or, when no
  * provider measures that device here (gfx9), a catalogue of the description's counters, all
- * unavailable, usable for planning only. On failure err holds one line naming the file and line. */
-hc_status hc_device_open(const char *name_or_path, hc_provider **out, char *err, size_t errlen);
+ * unavailable, usable for planning only. On failure *out may be a provider whose hc_provider_error is one
+ * line naming the file and line (close it): NULL only when out of memory. */
+hc_status hc_device_open(const char *name_or_path, hc_provider **out);
 /* The device limits the provider was opened with (hc_device_open), or NULL (hc_provider_open). */
 const hc_limits *hc_provider_limits(const hc_provider *p);
 /* One line on the device ("Linux perf_event on this CPU"), "" when none. */
 const char *hc_provider_description(const hc_provider *p);
 /* 1 when sessions can be opened (a real provider), 0 for a description-only catalogue. */
 int hc_provider_measurable(const hc_provider *p);
-/* The last failure's message (hc_session_open), "" when none. */
+/* The last failure's message (hc_device_open, hc_session_open, hc_provider_need, hc_provider_check), ""
+ * when none; "out of memory" for NULL. */
 const char *hc_provider_error(const hc_provider *p);
 /* hc_plan_make's block_of callback over a provider (ctx is the hc_provider *): NULL when unknown. */
 const char *hc_provider_block_of(const char *counter, void *provider);
+
+/* What measuring one counter name takes (a description's counter, or a channel counter TCC_HIT[3],
+ * TCC_HIT[0..15], TCC_HIT[*]): the hardware counter it occupies, on which instances of its block, and
+ * the rules that go with it. The planner asks it of a provider (hc_plan_make with hc_provider_block_of). */
+typedef struct hc_counter_need {
+  const char *block;       /* its block */
+  const char *base;        /* the hardware counter it occupies (TCC_HIT for TCC_HIT[3] and TCC_HIT_sum) */
+  unsigned first, last;    /* instances of the block it occupies, inclusive; 0..0 for a single block */
+  const char *accumulator; /* a LEVEL counter: the accumulator planned right after it, else NULL */
+  int is_accumulator;      /* an accumulator: measured only after a LEVEL counter */
+  int alone;               /* must be the only counter of its pass (with its accumulator) */
+  const char *accumulated; /* a LEVEL counter: the name of its accumulator's value (SQ_LEVEL_WAVES_ACCUM, an
+                              `accumulate` counter of the description), else the accumulator's name */
+} hc_counter_need;
+/* HC_OK, or HC_ERR_UNKNOWN (no such counter), HC_ERR_IMPOSSIBLE with a line in hc_provider_error (a channel
+ * index on a counter whose block has no instances, an instance beyond the device's), HC_ERR_INVALID (bad
+ * syntax). */
+hc_status hc_provider_need(hc_provider *p, const char *name, hc_counter_need *out);
 
 /* Paths of every device description found on the search path ($HUBPROF_DEVICES, ':'-separated;
  * share/hubprof/devices one and two folders above the executable's: bin/.., build/.., build/san/..;
@@ -141,13 +174,24 @@ typedef struct hc_request {
 
 typedef struct hc_plan {
   size_t npasses;
-  size_t ncounters;    /* distinct counters over all passes */
+  size_t ncounters;    /* entries over all passes (a counter measured in two passes: two entries) */
   const char **names;  /* counter names, in plan order */
   const char **blocks; /* block of each counter */
   unsigned *pass;      /* pass of each counter, 1-based */
   char **split_groups; /* groups whose counters had to be split across passes (NULL-terminated) */
   const char **groups; /* group of each counter (the first request naming it), NULL for a lone
                           counter; all NULL after hc_plan_parse */
+  /* added for AMD devices (issue 17): */
+  char **split_passes;   /* per split group (same index as split_groups): its passes, "2, 5" */
+  char **split_counters; /* per split group: its counters with their passes, "SQ_WAVES:2 GRBM_COUNT:2,5" */
+  size_t nrepeated;      /* entries of a counter already measured in an earlier pass (a counter shared by
+                            groups measured again where a group needs it; an accumulator per LEVEL) */
+  const char **level_of; /* per entry: an accumulator's LEVEL counter (the entry before it), else NULL */
+  size_t lower_bound;    /* hc_plan_make: fewest passes any plan of these counters needs; 0 after parse */
+  size_t nblocks;        /* hc_plan_make: the limits' blocks (0 after parse) */
+  unsigned *pass_regs;   /* npasses * nblocks: registers pass p (0-based) takes in block b, in its busiest
+                            instance (a LEVEL's accumulator included; a counter read on every L2 channel
+                            takes one register in each channel) */
 } hc_plan;
 
 /* Pack the requests into the fewest passes the limits allow (`block_of` maps a counter name to its
@@ -158,21 +202,23 @@ typedef struct hc_plan {
  * - a request with group NULL holds lone counters, each planned on its own;
  * - lim NULL: no limits (one pass); limits naming no block: only max_per_pass applies;
  * - a counter block_of does not know: HC_ERR_UNKNOWN; its block missing from the limits, or limited to
- *   0: HC_ERR_IMPOSSIBLE; err holds one line naming the counter;
+ *   0: HC_ERR_IMPOSSIBLE; *out is then a plan whose hc_plan_error is one line naming the counter (free it;
+ *   NULL when out of memory);
  * - plan order: by pass, then by first request. To constrain any device to N per pass, plan with a
  *   copy of the limits whose max_per_pass is N (or the smaller of the two). */
 hc_status hc_plan_make(const hc_request *req, size_t nreq, const hc_limits *lim,
-                       const char *(*block_of)(const char *counter, void *ctx), void *ctx, hc_plan **out,
-                       char *err, size_t errlen);
+                       const char *(*block_of)(const char *counter, void *ctx), void *ctx, hc_plan **out);
 void hc_plan_free(hc_plan *p);
+/* The message of the failure that made the plan (hc_plan_make, hc_plan_text), "" for a plan made;
+ * "out of memory" for NULL. A plan that explains a failure has no passes. */
+const char *hc_plan_error(const hc_plan *p);
 /* The plan as one line: passes separated by ';', counters by ',' ("task-clock,page-faults;cycles").
  * This is how the CLI hands a plan to the collector (HUBPROF_PLAN). malloc'd. */
 char *hc_plan_format(const hc_plan *p);
 /* Is `name` a counter of p, measurable here (when need_available and p is measurable)? HC_OK, or
  * HC_ERR_UNKNOWN with "unknown counter 'task-clok' (did you mean 'task-clock'?)", or
- * HC_ERR_UNAVAILABLE with "counter 'cycles' is not available on cpu-perf: no PMU: …" in err. */
-hc_status hc_provider_check(const hc_provider *p, const char *name, int need_available, char *err,
-                            size_t errlen);
+ * HC_ERR_UNAVAILABLE with "counter 'cycles' is not available on cpu-perf: no PMU: …" in hc_provider_error. */
+hc_status hc_provider_check(hc_provider *p, const char *name, int need_available);
 
 /* A request as the CLI takes it (`--counters a,b --group NAME=c,d --max-counters-per-pass N`). */
 typedef struct hc_plan_args {
@@ -184,12 +230,14 @@ typedef struct hc_plan_args {
   int need_available;    /* refuse counters a measurable provider cannot measure here */
 } hc_plan_args;
 /* Check every name against p (hc_provider_check) and plan under p's limits (none when p was opened
- * without a description). Errors, one line in err: HC_ERR_INVALID (an empty name, a group without
- * "NAME=", a group given twice, nothing requested), then those of hc_provider_check and hc_plan_make. */
-hc_status hc_plan_text(const hc_provider *p, const hc_plan_args *a, hc_plan **out, char *err, size_t errlen);
+ * without a description). Errors, one line in hc_plan_error(*out) (free *out): HC_ERR_INVALID (an empty
+ * name, a group without "NAME=", a group given twice, nothing requested), then those of hc_provider_check
+ * and hc_plan_make. */
+hc_status hc_plan_text(hc_provider *p, const hc_plan_args *a, hc_plan **out);
 
 /* Parse that line back (names only: blocks are ""). Blanks around names are ignored; an empty name
- * or pass, or a counter named twice, is HC_ERR_PARSE. */
+ * or pass, or a counter named twice in one pass, is HC_ERR_PARSE (a counter may be measured in several
+ * passes: an accumulator after each LEVEL counter, a counter shared by groups). */
 hc_status hc_plan_parse(const char *s, hc_plan **out);
 /* Lower bound on the passes any plan needs for these distinct counters (max over the total and every
  * block of ceil(count / limit)); 0 for none. Used to tell an optimal plan. */

@@ -29,9 +29,12 @@ struct hc_provider {
   int has_limits;        /* opened through a device description */
   hc_limits limits;      /* valid when has_limits */
   char description[256]; /* one line, "" when none */
-  char error[512];       /* the last failure's message */
-  char **owned;          /* strings to free with the provider */
+  /* the last failure's message (hc_provider_error) */
+  char error[HC_ERROR_MAX];
+  char **owned; /* strings to free with the provider */
   size_t nowned, capowned;
+  struct hc_desc_counter *rules; /* catalogue from a description: n entries (derived counters, LEVEL
+                                    partners, instances), or NULL */
 };
 
 /* Copy s into storage the provider owns (freed with it); NULL when out of memory. */
@@ -52,9 +55,19 @@ double hc_perf_scaled(const uint64_t now[3], const uint64_t base[3]);
 size_t hc_perf_count_threads(void);
 
 /* One parsed device description (devices.c). */
+enum { HC_DC_PLAIN = 0, HC_DC_SUM = 1, HC_DC_ACCUMULATE = 2 };
 typedef struct hc_desc_counter {
   char *name, *block, *unit, *description;
+  int kind;             /* HC_DC_*: a hardware counter, a sum over instances, a LEVEL's accumulation */
+  long base;            /* SUM/ACCUMULATE: the counter it is made of (index), else itself */
+  unsigned first, last; /* SUM: the instances summed (inclusive); HC_ALL_INSTANCES for all */
+  long accumulator;     /* a LEVEL counter: its accumulator (index), else -1 */
+  int is_accumulator;   /* named as some LEVEL counter's accumulator */
+  int alone;            /* `alone` line */
+  size_t line;          /* where it was declared */
 } hc_desc_counter;
+
+#define HC_ALL_INSTANCES 0xFFFFFFFFu
 
 typedef struct hc_desc {
   char path[4096];       /* the file */
@@ -63,10 +76,21 @@ typedef struct hc_desc {
   hc_limits lim;         /* name, total and block limits */
   size_t n;              /* counters */
   hc_desc_counter *counters;
+  char variant[32];  /* the product variant asked for (NAME:VARIANT), "" for none */
+  int variant_found; /* some 'variant' line of that name applied */
+  int variant_known; /* the file has 'variant' lines */
+  /* hc_desc_load's failure: file and line */
+  char error[HC_ERROR_MAX];
 } hc_desc;
 
-/* Find (by name on the search path, or by path) and parse a description; err names file and line. */
-hc_status hc_desc_load(const char *name_or_path, hc_desc *d, char *err, size_t errlen);
+/* Parse the instances of a channel counter after its '[': "3]", "0..15]", "*]" against a block of
+ * ninst instances; -1 with why set when malformed or beyond the device. */
+int hc_parse_range(const char *s, unsigned ninst, unsigned *first, unsigned *last, char *why, size_t wl);
+
+/* Find (by name on the search path, or by path) and parse a description; d->error names file and line. */
+hc_status hc_desc_load(const char *name_or_path, hc_desc *d);
+/* planner.c: a plan with no passes whose hc_plan_error is msg (NULL when out of memory). */
+hc_plan *hc_plan_failed(const char *msg);
 void hc_desc_free(hc_desc *d);
 
 #endif

@@ -29,15 +29,17 @@ hc_status hc_devices_list(char ***paths, size_t *n) {
 void hc_devices_free(char **paths) { hc_metrics_files_free(paths); }
 
 /* Resolve a name (search path) or a path (it has a '/' or ends in .device) to a file. */
-static hc_status find_file(const char *name_or_path, char *out, size_t outlen, char *err, size_t errlen) {
+static hc_status find_file(const char *name_or_path, hc_desc *d) {
+  char *out = d->path, *err = d->error;
+  const size_t outlen = sizeof d->path, emax = sizeof d->error;
   size_t len = strlen(name_or_path), el = strlen(DEV_EXT);
   if (!len) {
-    snprintf(err, errlen, "empty device name");
+    snprintf(err, emax, "empty device name");
     return HC_ERR_INVALID;
   }
   if (strchr(name_or_path, '/') || (len > el && strcmp(name_or_path + len - el, DEV_EXT) == 0)) {
     if (access(name_or_path, R_OK) != 0) {
-      snprintf(err, errlen, "%s: %s", name_or_path, strerror(errno));
+      snprintf(err, emax, "%s: %s", name_or_path, strerror(errno));
       return errno == ENOENT ? HC_ERR_UNKNOWN : HC_ERR_IO;
     }
     snprintf(out, outlen, "%s", name_or_path);
@@ -52,16 +54,15 @@ static hc_status find_file(const char *name_or_path, char *out, size_t outlen, c
   /* name the devices there are */
   char **paths = NULL;
   size_t n = 0;
-  int w = snprintf(err, errlen, "unknown device '%s'", name_or_path);
+  int w = snprintf(err, emax, "unknown device '%s'", name_or_path);
   if (hc_devices_list(&paths, &n) == HC_OK && n) {
-    for (size_t i = 0; i < n && w > 0 && (size_t)w < errlen; i++) {
+    for (size_t i = 0; i < n && w > 0 && (size_t)w < emax; i++) {
       const char *b = strrchr(paths[i], '/') + 1;
-      w +=
-          snprintf(err + w, errlen - (size_t)w, "%s%.*s", i ? ", " : " (devices: ", (int)(strlen(b) - el), b);
+      w += snprintf(err + w, emax - (size_t)w, "%s%.*s", i ? ", " : " (devices: ", (int)(strlen(b) - el), b);
     }
-    if (w > 0 && (size_t)w < errlen) snprintf(err + w, errlen - (size_t)w, ")");
-  } else if (w > 0 && (size_t)w < errlen) {
-    snprintf(err + w, errlen - (size_t)w, " (no device descriptions found; set HUBPROF_DEVICES)");
+    if (w > 0 && (size_t)w < emax) snprintf(err + w, emax - (size_t)w, ")");
+  } else if (w > 0 && (size_t)w < emax) {
+    snprintf(err + w, emax - (size_t)w, " (no device descriptions found; set HUBPROF_DEVICES)");
   }
   hc_devices_free(paths);
   return HC_ERR_UNKNOWN;
@@ -131,16 +132,95 @@ static int parse_limit(const char *w, unsigned unlimited, unsigned *out) {
   return 0;
 }
 
+static const hc_block_limit *find_block(const hc_limits *l, const char *b);
+
+static int parse_uint(const char **s, unsigned *out) {
+  unsigned long v = 0;
+  const char *c = *s;
+  if (*c < '0' || *c > '9') return -1;
+  for (; *c >= '0' && *c <= '9'; c++)
+    if ((v = v * 10 + (unsigned long)(*c - '0')) > 1000000) return -1;
+  *s = c;
+  *out = (unsigned)v;
+  return 0;
+}
+
+int hc_parse_range(const char *s, unsigned ninst, unsigned *first, unsigned *last, char *why, size_t wl) {
+  if (strcmp(s, "*]") == 0) {
+    *first = 0;
+    *last = ninst - 1;
+    return 0;
+  }
+  const char *c = s;
+  if (parse_uint(&c, first)) goto bad;
+  *last = *first;
+  if (c[0] == '.' && c[1] == '.') {
+    c += 2;
+    if (parse_uint(&c, last)) goto bad;
+  }
+  if (strcmp(c, "]")) goto bad;
+  if (*last < *first) {
+    snprintf(why, wl, "the range runs backwards (%u..%u)", *first, *last);
+    return -1;
+  }
+  if (*last >= ninst) {
+    snprintf(why, wl, "instance %u is beyond the device, which has %u (0..%u)", *last, ninst, ninst - 1);
+    return -1;
+  }
+  return 0;
+bad:
+  snprintf(why, wl, "an instance is N, FIRST..LAST or * between [ and ]");
+  return -1;
+}
+
+/* A count of instances: 1..HC_MAX_INSTANCES. */
+static int parse_count(const char *w, unsigned *out) {
+  unsigned v;
+  if (parse_limit(w, 0, &v) || v < 1 || v > HC_MAX_INSTANCES) return -1;
+  *out = v;
+  return 0;
+}
+
+static long find_counter(const hc_desc *d, const char *name) {
+  for (size_t i = 0; i < d->n; i++)
+    if (strcmp(d->counters[i].name, name) == 0) return (long)i;
+  return -1;
+}
+
+static int add_counter(hc_desc *d, size_t *cap, const char *name, const char *block, const char *unit,
+                       const char *descr, size_t line) {
+  if (d->n == *cap) {
+    size_t nc = *cap ? 2 * *cap : 64;
+    hc_desc_counter *nv = realloc(d->counters, nc * sizeof *nv);
+    if (!nv) return -1;
+    d->counters = nv;
+    *cap = nc;
+  }
+  hc_desc_counter *c = &d->counters[d->n];
+  memset(c, 0, sizeof *c);
+  c->name = strdup(name);
+  c->block = strdup(block);
+  c->unit = strdup(unit);
+  c->description = strdup(descr);
+  c->base = (long)d->n;
+  c->accumulator = -1;
+  c->line = line;
+  d->n++;
+  return !c->name || !c->block || !c->unit || !c->description ? -1 : 0;
+}
+
 #define FAIL(...)                                                                                            \
   do {                                                                                                       \
-    snprintf(err, errlen, "%s:%zu: ", d->path, line);                                                        \
-    size_t used_ = strlen(err);                                                                              \
-    snprintf(err + used_, errlen > used_ ? errlen - used_ : 0, __VA_ARGS__);                                 \
+    snprintf(d->error, sizeof d->error, "%.700s:%zu: ", d->path, line);                                      \
+    size_t used_ = strlen(d->error);                                                                         \
+    snprintf(d->error + used_, sizeof d->error - used_, __VA_ARGS__);                                        \
     st = HC_ERR_PARSE;                                                                                       \
     goto out;                                                                                                \
   } while (0)
 
-static hc_status parse_file(FILE *f, hc_desc *d, char *err, size_t errlen) {
+static hc_status parse_file(FILE *f, hc_desc *d) {
+  char *err = d->error;
+  const size_t emax = sizeof d->error;
   char buf[1100];
   size_t line = 0, cap = 0;
   hc_status st = HC_OK;
@@ -189,8 +269,16 @@ static hc_status parse_file(FILE *f, hc_desc *d, char *err, size_t errlen) {
         FAIL("too many blocks (at most %zu)", sizeof d->lim.blocks / sizeof d->lim.blocks[0]);
       hc_block_limit *b = &d->lim.blocks[d->lim.nblocks];
       if (!lim || parse_limit(lim, HC_UNLIMITED, &b->max))
-        FAIL("block '%s' needs a limit: a count (0-100000) or 'unlimited'", name);
-      if (next_word(&p)) FAIL("'block' takes a name and a limit");
+        FAIL("block '%s' needs a limit: a count (1-100000) or 'unlimited'", name);
+      if (b->max == 0)
+        FAIL("block '%s' has a limit of 0: no counter of it could be measured (leave the block out)", name);
+      char *kw = next_word(&p);
+      b->instances = 1;
+      if (kw) {
+        char *cnt = next_word(&p);
+        if (strcmp(kw, "instances") || !cnt || parse_count(cnt, &b->instances) || next_word(&p))
+          FAIL("'block' takes a name, a limit and optionally 'instances N' (1-%u)", HC_MAX_INSTANCES);
+      }
       snprintf(b->block, sizeof b->block, "%s", name);
       d->lim.nblocks++;
     } else if (strcmp(key, "counter") == 0) {
@@ -203,44 +291,124 @@ static hc_status parse_file(FILE *f, hc_desc *d, char *err, size_t errlen) {
         b++;
       if (b == d->lim.nblocks)
         FAIL("counter '%s' names block '%s', which no 'block' line above declares", name, block);
-      for (size_t i = 0; i < d->n; i++)
-        if (strcmp(d->counters[i].name, name) == 0) FAIL("counter '%s' given twice", name);
-      if (d->n == cap) {
-        size_t nc = cap ? 2 * cap : 64;
-        hc_desc_counter *nv = realloc(d->counters, nc * sizeof *nv);
-        if (!nv) {
-          st = HC_ERR_NOMEM;
-          goto out;
-        }
-        d->counters = nv;
-        cap = nc;
-      }
-      hc_desc_counter *c = &d->counters[d->n];
-      c->name = strdup(name);
-      c->block = strdup(block);
-      c->unit = strdup(unit);
-      c->description = strdup(rest_of_line(p));
-      d->n++;
-      if (!c->name || !c->block || !c->unit || !c->description) {
+      long dup = find_counter(d, name);
+      if (dup >= 0 && strcmp(d->counters[dup].block, block))
+        FAIL("counter '%s' in block '%s' is already in block '%s' (line %zu): a counter belongs to one block",
+             name, block, d->counters[dup].block, d->counters[dup].line);
+      if (dup >= 0) FAIL("counter '%s' given twice (line %zu)", name, d->counters[dup].line);
+      if (add_counter(d, &cap, name, block, unit, rest_of_line(p), line)) {
         st = HC_ERR_NOMEM;
         goto out;
       }
+    } else if (strcmp(key, "sum") == 0 || strcmp(key, "accumulate") == 0) {
+      int sum = key[0] == 's';
+      char *name = next_word(&p), *of = next_word(&p);
+      if (!name || !of)
+        FAIL(sum ? "'sum' needs NAME BASE[RANGE] [DESCRIPTION]"
+                 : "'accumulate' needs NAME LEVEL [DESCRIPTION]");
+      if (!valid_word(name, 128)) FAIL("bad counter name '%s' (letters, digits, _-.:, at most 127)", name);
+      long dup = find_counter(d, name);
+      if (dup >= 0) FAIL("counter '%s' given twice (line %zu)", name, d->counters[dup].line);
+      unsigned first = 0, last = 0;
+      char *br = strchr(of, '[');
+      if (br) {
+        if (!sum) FAIL("'accumulate' takes a LEVEL counter, not a channel range");
+        *br = 0;
+      } else if (sum) {
+        FAIL("'sum' needs the instances it adds up: %s[*] or %s[FIRST..LAST]", of, of);
+      }
+      long b = find_counter(d, of);
+      if (b < 0 || d->counters[b].kind != HC_DC_PLAIN)
+        FAIL("'%s' names '%s', which no 'counter' line above declares", key, of);
+      const hc_block_limit *bl = find_block(&d->lim, d->counters[b].block);
+      if (sum) {
+        unsigned ninst = bl->instances > 1 ? bl->instances : 1;
+        char why[160];
+        if (hc_parse_range(br + 1, ninst, &first, &last, why, sizeof why))
+          FAIL("'sum %s': %s[%s: %s", name, of, br + 1, why);
+      } else if (d->counters[b].accumulator < 0) {
+        FAIL("'accumulate %s' names '%s', which no 'level' line above declares a LEVEL counter", name, of);
+      }
+      if (add_counter(d, &cap, name, d->counters[b].block, sum ? d->counters[b].unit : "count",
+                      rest_of_line(p), line)) {
+        st = HC_ERR_NOMEM;
+        goto out;
+      }
+      hc_desc_counter *c = &d->counters[d->n - 1];
+      c->kind = sum ? HC_DC_SUM : HC_DC_ACCUMULATE;
+      c->base = b;
+      c->first = first;
+      c->last = last;
+    } else if (strcmp(key, "level") == 0) {
+      char *name = next_word(&p), *acc = next_word(&p);
+      if (!name) FAIL("'level' needs a LEVEL counter and its accumulator: level NAME ACCUMULATOR");
+      long l = find_counter(d, name);
+      if (l < 0 || d->counters[l].kind != HC_DC_PLAIN)
+        FAIL("'level' names '%s', which no 'counter' line above declares", name);
+      if (!acc)
+        FAIL("LEVEL counter '%s' has no accumulator: level %s ACCUMULATOR (the counter that sums it)", name,
+             name);
+      if (next_word(&p)) FAIL("'level' takes a LEVEL counter and its accumulator");
+      long a = find_counter(d, acc);
+      if (a < 0 || d->counters[a].kind != HC_DC_PLAIN)
+        FAIL("'level %s' names accumulator '%s', which no 'counter' line above declares", name, acc);
+      if (a == l) FAIL("'level %s' names itself as its accumulator", name);
+      if (d->counters[l].accumulator >= 0) FAIL("'level %s' given twice", name);
+      if (d->counters[l].is_accumulator || d->counters[a].accumulator >= 0)
+        FAIL("'level %s %s': a counter cannot be both a LEVEL counter and an accumulator", name, acc);
+      d->counters[l].accumulator = a;
+      d->counters[a].is_accumulator = 1;
+    } else if (strcmp(key, "alone") == 0) {
+      char *name = next_word(&p);
+      long c = name ? find_counter(d, name) : -1;
+      if (!name || next_word(&p)) FAIL("'alone' takes one counter");
+      if (c < 0) FAIL("'alone' names '%s', which no counter line above declares", name);
+      d->counters[c].alone = 1;
+    } else if (strcmp(key, "variant") == 0) {
+      char *name = next_word(&p), *block = next_word(&p), *cnt = next_word(&p);
+      unsigned n = 0;
+      if (!name || !block || !cnt || !valid_word(name, 32) || next_word(&p))
+        FAIL("'variant' needs NAME BLOCK INSTANCES (a product with another number of block instances)");
+      const hc_block_limit *bl = find_block(&d->lim, block);
+      if (!bl) FAIL("variant '%s' names block '%s', which no 'block' line above declares", name, block);
+      if (parse_count(cnt, &n))
+        FAIL("variant '%s': instances of %s must be 1-%u", name, block, HC_MAX_INSTANCES);
+      if (d->variant[0] && strcmp(d->variant, name) == 0) {
+        ((hc_block_limit *)bl)->instances = n;
+        d->variant_found = 1;
+      }
+      d->variant_known = 1;
     } else {
-      FAIL("unknown keyword '%s' (device, description, provider, max-per-pass, block, counter)", key);
+      FAIL("unknown keyword '%s' (device, description, provider, max-per-pass, block, counter, sum, "
+           "level, accumulate, alone, variant)",
+           key);
     }
   }
   if (ferror(f)) {
-    snprintf(err, errlen, "%s: %s", d->path, strerror(errno));
+    snprintf(err, emax, "%.700s: %s", d->path, strerror(errno));
     st = HC_ERR_IO;
     goto out;
   }
+  for (size_t i = 0; i < d->n; i++) /* unit 'level' promises a 'level' line */
+    if (d->counters[i].kind == HC_DC_PLAIN && strcmp(d->counters[i].unit, "level") == 0 &&
+        d->counters[i].accumulator < 0) {
+      line = d->counters[i].line;
+      FAIL("LEVEL counter '%s' (unit 'level') has no accumulator: add 'level %s ACCUMULATOR'",
+           d->counters[i].name, d->counters[i].name);
+    }
+  if (d->variant[0] && !d->variant_found) {
+    snprintf(err, emax, "%.700s: no variant '%s'%s", d->path, d->variant,
+             d->variant_known ? " (see its 'variant' lines)" : " (it declares no 'variant' lines)");
+    st = HC_ERR_UNKNOWN;
+    goto out;
+  }
   if (have_provider && d->n) {
-    snprintf(err, errlen,
-             "%s: 'counter' lines and 'provider' exclude each other (the provider lists its counters)",
+    snprintf(err, emax,
+             "%.700s: 'counter' lines and 'provider' exclude each other (the provider lists its counters)",
              d->path);
     st = HC_ERR_PARSE;
   } else if (!have_provider && !d->n) {
-    snprintf(err, errlen, "%s: describes no counters ('counter' lines) and names no 'provider'", d->path);
+    snprintf(err, emax, "%.700s: describes no counters ('counter' lines) and names no 'provider'", d->path);
     st = HC_ERR_PARSE;
   }
 out:
@@ -248,23 +416,29 @@ out:
 }
 #undef FAIL
 
-hc_status hc_desc_load(const char *name_or_path, hc_desc *d, char *err, size_t errlen) {
-  char dummy[8];
-  if (!err || !errlen) {
-    err = dummy;
-    errlen = sizeof dummy;
-  }
-  err[0] = 0;
+hc_status hc_desc_load(const char *name_or_path, hc_desc *d) {
   memset(d, 0, sizeof *d);
-  if (!name_or_path) return HC_ERR_INVALID;
-  hc_status st = find_file(name_or_path, d->path, sizeof d->path, err, errlen);
+  if (!name_or_path) {
+    snprintf(d->error, sizeof d->error, "no device name");
+    return HC_ERR_INVALID;
+  }
+  char base[512];
+  const char *colon = strrchr(name_or_path, ':');
+  if (colon && !strchr(colon, '/') && colon[1] && (size_t)(colon - name_or_path) < sizeof base) {
+    /* NAME:VARIANT, a product of the device (gfx942:mi300a) */
+    memcpy(base, name_or_path, (size_t)(colon - name_or_path));
+    base[colon - name_or_path] = 0;
+    snprintf(d->variant, sizeof d->variant, "%s", colon + 1);
+    name_or_path = base;
+  }
+  hc_status st = find_file(name_or_path, d);
   if (st != HC_OK) return st;
   FILE *f = fopen(d->path, "r");
   if (!f) {
-    snprintf(err, errlen, "%s: %s", d->path, strerror(errno));
+    snprintf(d->error, sizeof d->error, "%.700s: %s", d->path, strerror(errno));
     return HC_ERR_IO;
   }
-  st = parse_file(f, d, err, errlen);
+  st = parse_file(f, d);
   fclose(f);
   if (st == HC_OK && !d->lim.device[0]) { /* the name defaults to the file's, less .device */
     const char *b = strrchr(d->path, '/');
@@ -279,12 +453,19 @@ hc_status hc_desc_load(const char *name_or_path, hc_desc *d, char *err, size_t e
   return st;
 }
 
-hc_status hc_limits_load(const char *name_or_path, hc_limits *out, char *err, size_t errlen) {
+hc_status hc_limits_load(const char *name_or_path, hc_limits *out) {
   if (!out) return HC_ERR_INVALID;
+  memset(out, 0, sizeof *out);
   hc_desc *d = malloc(sizeof *d);
-  if (!d) return HC_ERR_NOMEM;
-  hc_status st = hc_desc_load(name_or_path, d, err, errlen);
-  if (st == HC_OK) *out = d->lim;
+  if (!d) {
+    snprintf(out->error, sizeof out->error, "out of memory");
+    return HC_ERR_NOMEM;
+  }
+  hc_status st = hc_desc_load(name_or_path, d);
+  if (st == HC_OK)
+    *out = d->lim;
+  else
+    snprintf(out->error, sizeof out->error, "%s", d->error);
   hc_desc_free(d);
   free(d);
   return st;
@@ -296,35 +477,43 @@ static const hc_block_limit *find_block(const hc_limits *l, const char *b) {
   return NULL;
 }
 
-hc_status hc_device_open(const char *name_or_path, hc_provider **out, char *err, size_t errlen) {
-  char dummy[8];
-  if (!err || !errlen) {
-    err = dummy;
-    errlen = sizeof dummy;
-  }
+const char *hc_limits_error(const hc_limits *l) { return l ? l->error : "out of memory"; }
+
+/* hc_device_open's failure: a provider that only explains it (NULL when out of memory). */
+static hc_provider *failed_provider(const char *msg) {
+  hc_provider *p = hc_provider_alloc(HC_KIND_CATALOGUE, "catalogue");
+  if (p) snprintf(p->error, sizeof p->error, "%s", msg[0] ? msg : "out of memory");
+  return p;
+}
+
+hc_status hc_device_open(const char *name_or_path, hc_provider **out) {
   if (!out) return HC_ERR_INVALID;
   *out = NULL;
   hc_desc *d = malloc(sizeof *d);
   if (!d) return HC_ERR_NOMEM;
-  hc_status st = hc_desc_load(name_or_path, d, err, errlen);
+  hc_status st = hc_desc_load(name_or_path, d);
   if (st != HC_OK) {
+    *out = failed_provider(d->error);
     free(d);
     return st;
   }
+  char *err = d->error; /* the message of a failure below */
+  const size_t emax = sizeof d->error;
   hc_provider *p = NULL;
   if (d->provider[0]) {
     st = hc_provider_open(d->provider, &p);
     if (st == HC_ERR_UNKNOWN) {
-      snprintf(err, errlen, "%s: unknown provider '%s' (providers: perf)", d->path, d->provider);
+      snprintf(err, emax, "%.700s: unknown provider '%s' (providers: perf)", d->path, d->provider);
       st = HC_ERR_PARSE;
     } else if (st != HC_OK) {
-      snprintf(err, errlen, "cannot open provider '%s': %s", d->provider, hc_status_str(st));
+      snprintf(err, emax, "cannot open provider '%s': %s", d->provider, hc_status_str(st));
     }
     /* the description must limit every block the provider's counters live in */
     for (size_t i = 0; st == HC_OK && i < p->n; i++) {
       if (!find_block(&d->lim, p->counters[i].block)) {
-        snprintf(err, errlen, "%s: provider '%s' has counters in block '%s', which no 'block' line declares",
-                 d->path, d->provider, p->counters[i].block);
+        snprintf(err, emax,
+                 "%.700s: provider '%s' has counters in block '%s', which no 'block' line declares", d->path,
+                 d->provider, p->counters[i].block);
         st = HC_ERR_PARSE;
       }
     }
@@ -348,16 +537,85 @@ hc_status hc_device_open(const char *name_or_path, hc_provider **out, char *err,
       if (!c->name || !c->block || !c->unit || !c->description) st = HC_ERR_NOMEM;
     }
   }
+  if (st == HC_OK && !d->provider[0] && !(p->rules = calloc(d->n ? d->n : 1, sizeof *p->rules)))
+    st = HC_ERR_NOMEM;
+  for (size_t i = 0; st == HC_OK && !d->provider[0] && i < d->n; i++) { /* the rules, without strings */
+    p->rules[i] = d->counters[i];
+    p->rules[i].name = p->rules[i].block = p->rules[i].unit = p->rules[i].description = NULL;
+  }
   if (st == HC_OK) {
     p->has_limits = 1;
     p->limits = d->lim;
     snprintf(p->description, sizeof p->description, "%s", d->description);
     *out = p;
   } else {
-    if (st == HC_ERR_NOMEM && !err[0]) snprintf(err, errlen, "out of memory");
     hc_provider_close(p);
+    *out = failed_provider(err);
   }
   hc_desc_free(d);
   free(d);
   return st;
+}
+
+/* ---- what one counter name takes ---- */
+
+hc_status hc_provider_need(hc_provider *p, const char *name, hc_counter_need *o) {
+  if (!p || !name || !o) return HC_ERR_INVALID;
+  char *err = p->error;
+  const size_t emax = sizeof p->error;
+  err[0] = 0;
+  memset(o, 0, sizeof *o);
+  const char *br = strchr(name, '[');
+  char base[128];
+  size_t bl = br ? (size_t)(br - name) : strlen(name);
+  if (bl >= sizeof base) return HC_ERR_UNKNOWN;
+  memcpy(base, name, bl);
+  base[bl] = 0;
+  long i = hc_provider_find(p, base);
+  if (i < 0) return HC_ERR_UNKNOWN;
+  const hc_desc_counter *r = p->rules ? &p->rules[i] : NULL;
+  const hc_counter *c = &p->counters[i];
+  const hc_block_limit *b = p->has_limits ? find_block(&p->limits, c->block) : NULL;
+  unsigned ninst = b && b->instances > 1 ? b->instances : 1;
+  const char *dev = p->has_limits ? p->limits.device : p->name;
+  o->block = c->block;
+  o->base = c->name;
+  o->last = ninst - 1;
+  if (r && r->kind == HC_DC_SUM) {
+    o->base = p->counters[r->base].name;
+    o->first = r->first;
+    o->last = r->last;
+  } else if (r && r->kind == HC_DC_ACCUMULATE) {
+    r = &p->rules[r->base];
+    o->base = p->counters[r - p->rules].name;
+  }
+  if (br) {
+    char why[160];
+    if (r && r->kind != HC_DC_PLAIN) {
+      snprintf(err, emax, "counter '%s': '%s' is derived, only a hardware counter takes instances", name,
+               base);
+      return HC_ERR_INVALID;
+    }
+    if (ninst == 1) {
+      snprintf(err, emax, "counter '%s': block '%s' has one instance on %s (no [N] channels)", name, c->block,
+               dev);
+      return HC_ERR_IMPOSSIBLE;
+    }
+    if (hc_parse_range(br + 1, ninst, &o->first, &o->last, why, sizeof why)) {
+      snprintf(err, emax, "counter '%s': %s", name, why);
+      return strstr(why, "beyond") ? HC_ERR_IMPOSSIBLE : HC_ERR_INVALID;
+    }
+  }
+  if (r) {
+    o->accumulator = r->accumulator >= 0 ? p->counters[r->accumulator].name : NULL;
+    o->accumulated = o->accumulator;
+    for (size_t k = 0; o->accumulator && k < p->n; k++)
+      if (p->rules[k].kind == HC_DC_ACCUMULATE && &p->rules[p->rules[k].base] == r) {
+        o->accumulated = p->counters[k].name;
+        break;
+      }
+    o->is_accumulator = r->is_accumulator;
+    o->alone = r->alone;
+  }
+  return HC_OK;
 }

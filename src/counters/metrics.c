@@ -83,6 +83,7 @@ struct hc_metrics {
   char **owned; /* file, set and device strings */
   size_t nowned, capowned;
   int resolved;
+  char error[HC_ERROR_MAX]; /* the last failure's message (hc_metrics_error) */
 };
 
 static const char *const var_names[HC_VAR_COUNT] = {"duration",        "grid_size",     "workgroup_size",
@@ -116,6 +117,8 @@ hc_status hc_metrics_new(hc_metrics **out) {
   return *out ? HC_OK : HC_ERR_NOMEM;
 }
 
+const char *hc_metrics_error(const hc_metrics *m) { return m ? m->error : "out of memory"; }
+
 void hc_metrics_free(hc_metrics *m) {
   if (!m) return;
   for (size_t i = 0; i < m->ndefs; i++)
@@ -135,12 +138,12 @@ void hc_metrics_free(hc_metrics *m) {
   free(m);
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...) {
-  if (!err || !errlen) return;
+/* The one setter of the metrics' message (hc_metrics_error). */
+static void seterr(hc_metrics *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void seterr(hc_metrics *m, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(err, errlen, fmt, ap);
+  vsnprintf(m->error, sizeof m->error, fmt, ap);
   va_end(ap);
 }
 
@@ -160,8 +163,6 @@ typedef struct parser {
   const char *start, *p;   /* the expression text, the cursor */
   unsigned col0;           /* column of start in the line */
   int depth;
-  char *err;
-  size_t errlen;
   int failed;
 } parser;
 
@@ -174,7 +175,7 @@ static void perr(parser *ps, const char *at, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  seterr(ps->err, ps->errlen, "%s:%u: %s '%s': %s at column %u", ps->file, ps->line, ps->what, ps->name, msg,
+  seterr(ps->m, "%s:%u: %s '%s': %s at column %u", ps->file, ps->line, ps->what, ps->name, msg,
          ps->col0 + (unsigned)(at - ps->start));
 }
 
@@ -414,10 +415,10 @@ static int kw_is(const char *s, size_t n, const char *kw) {
 /* The definitions of one file's text. skip_other: a `device` line naming another device skips the
  * file (built-in sets) instead of failing. */
 static hc_status add_text(hc_metrics *m, const char *file, const char *text, const char *device,
-                          int skip_other, char *err, size_t errlen) {
+                          int skip_other) {
   if (!m || !text) return HC_ERR_INVALID;
   if (m->resolved) {
-    seterr(err, errlen, "%s: definitions added after the names were resolved", file);
+    seterr(m, "%s: definitions added after the names were resolved", file);
     return HC_ERR_INVALID;
   }
   const char *base = strrchr(file, '/');
@@ -461,7 +462,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
     if (!*s) continue;
     for (char *c = s; *c; c++)
       if ((unsigned char)*c < 0x20 && *c != '\t') {
-        seterr(err, errlen, "%s:%u: control character in the line", file, line);
+        seterr(m, "%s:%u: control character in the line", file, line);
         st = HC_ERR_PARSE;
         break;
       }
@@ -471,14 +472,13 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
     if (kw_is(s, kl, "set") || kw_is(s, kl, "device")) {
       int is_set = s[0] == 's';
       if (is_set ? seen_set : seen_device) {
-        seterr(err, errlen, "%s:%u: '%s' given twice", file, line, is_set ? "set" : "device");
+        seterr(m, "%s:%u: '%s' given twice", file, line, is_set ? "set" : "device");
         st = HC_ERR_PARSE;
       } else if (m->ndefs > first) {
-        seterr(err, errlen, "%s:%u: '%s' must come before the definitions", file, line,
-               is_set ? "set" : "device");
+        seterr(m, "%s:%u: '%s' must come before the definitions", file, line, is_set ? "set" : "device");
         st = HC_ERR_PARSE;
       } else if (!*rest || strpbrk(rest, " \t")) {
-        seterr(err, errlen, "%s:%u: expected '%s NAME'", file, line, is_set ? "set" : "device");
+        seterr(m, "%s:%u: expected '%s NAME'", file, line, is_set ? "set" : "device");
         st = HC_ERR_PARSE;
       } else if (is_set) {
         seen_set = 1;
@@ -488,7 +488,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
         if (!(odev = own(m, rest))) st = HC_ERR_NOMEM;
         if (st == HC_OK && device && strcmp(device, rest)) {
           if (skip_other) break; /* a set for another device: not ours */
-          seterr(err, errlen, "%s:%u: these metrics are for device '%s', not '%s'", file, line, rest, device);
+          seterr(m, "%s:%u: these metrics are for device '%s', not '%s'", file, line, rest, device);
           st = HC_ERR_INVALID;
         }
       }
@@ -506,27 +506,26 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
       memcpy(name, rest, nl);
       name[nl] = 0;
       if (!eq || !nl) {
-        seterr(err, errlen, "%s:%u: expected '%s NAME = EXPRESSION'", file, line,
-               is_const ? "const" : "metric");
+        seterr(m, "%s:%u: expected '%s NAME = EXPRESSION'", file, line, is_const ? "const" : "metric");
         st = HC_ERR_PARSE;
         continue;
       }
       if (!valid_def_name(name)) {
-        seterr(err, errlen, "%s:%u: bad %s name '%s' (letters, digits and '_', not starting with a digit)",
-               file, line, what, name);
+        seterr(m, "%s:%u: bad %s name '%s' (letters, digits and '_', not starting with a digit)", file, line,
+               what, name);
         st = HC_ERR_PARSE;
         continue;
       }
       for (int v = 0; v < HC_VAR_COUNT; v++)
         if (strcmp(name, var_names[v]) == 0) {
-          seterr(err, errlen, "%s:%u: '%s' is a built-in variable and cannot be redefined", file, line, name);
+          seterr(m, "%s:%u: '%s' is a built-in variable and cannot be redefined", file, line, name);
           st = HC_ERR_PARSE;
         }
       if (st != HC_OK) continue;
       long prev = find_def(m, name);
       if (prev >= 0) {
-        seterr(err, errlen, "%s:%u: %s '%s' is already defined at %s:%u", file, line, what, name,
-               m->defs[prev].file, m->defs[prev].line);
+        seterr(m, "%s:%u: %s '%s' is already defined at %s:%u", file, line, what, name, m->defs[prev].file,
+               m->defs[prev].line);
         st = HC_ERR_PARSE;
         continue;
       }
@@ -548,8 +547,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
         continue;
       }
       m->ndefs++;
-      parser ps = {
-          .m = m, .file = file, .line = line, .what = what, .name = d->name, .err = err, .errlen = errlen};
+      parser ps = {.m = m, .file = file, .line = line, .what = what, .name = d->name};
       int r = parse_full(&ps, eq + 1, (unsigned)(eq + 1 - buf) + 1);
       if (r < 0) {
         st = HC_ERR_PARSE;
@@ -564,19 +562,19 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
       char kw[16];
       snprintf(kw, sizeof kw, "%.*s", (int)kl, s);
       if (last < 0 || m->defs[last].is_const) {
-        seterr(err, errlen, "%s:%u: '%s' must follow a 'metric' line", file, line, kw);
+        seterr(m, "%s:%u: '%s' must follow a 'metric' line", file, line, kw);
         st = HC_ERR_PARSE;
         continue;
       }
       def *d = &m->defs[last];
       char **slot = kw[0] == 'u' ? &d->unit : kw[0] == 'd' ? &d->desc : kw[0] == 'e' ? &d->exceeds : &d->peak;
       if (*slot) {
-        seterr(err, errlen, "%s:%u: metric '%s' has two '%s' lines", file, line, d->name, kw);
+        seterr(m, "%s:%u: metric '%s' has two '%s' lines", file, line, d->name, kw);
         st = HC_ERR_PARSE;
         continue;
       }
       if (!*rest) {
-        seterr(err, errlen, "%s:%u: '%s' needs a value", file, line, kw);
+        seterr(m, "%s:%u: '%s' needs a value", file, line, kw);
         st = HC_ERR_PARSE;
         continue;
       }
@@ -585,13 +583,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
         continue;
       }
       if (kw[0] == 'p') {
-        parser ps = {.m = m,
-                     .file = file,
-                     .line = line,
-                     .what = "peak of metric",
-                     .name = d->name,
-                     .err = err,
-                     .errlen = errlen};
+        parser ps = {.m = m, .file = file, .line = line, .what = "peak of metric", .name = d->name};
         int r = parse_full(&ps, rest, (unsigned)(rest - buf) + 1);
         if (r < 0) {
           st = HC_ERR_PARSE;
@@ -601,7 +593,7 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
       }
       continue;
     }
-    seterr(err, errlen,
+    seterr(m,
            "%s:%u: unknown statement '%.*s' (set, device, metric, const, unit, description, peak, exceeds)",
            file, line, (int)(kl > 40 ? 40 : kl), s);
     st = HC_ERR_PARSE;
@@ -615,24 +607,24 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
       free(m->nodes[i].name);
     m->nnodes = first_node;
     m->naggs = first_agg;
-    if (st == HC_ERR_NOMEM) seterr(err, errlen, "%s: out of memory", file);
+    if (st == HC_ERR_NOMEM) seterr(m, "%s: out of memory", file);
   }
   return st;
 }
 
-hc_status hc_metrics_add_text(hc_metrics *m, const char *name, const char *text, const char *device,
-                              char *err, size_t errlen) {
-  if (err && errlen) err[0] = 0;
-  return add_text(m, name ? name : "(text)", text, device, 0, err, errlen);
+hc_status hc_metrics_add_text(hc_metrics *m, const char *name, const char *text, const char *device) {
+  if (!m) return HC_ERR_INVALID;
+  m->error[0] = 0;
+  return add_text(m, name ? name : "(text)", text, device, 0);
 }
 
-static hc_status add_file(hc_metrics *m, const char *path, const char *device, int skip_other, char *err,
-                          size_t errlen) {
-  if (err && errlen) err[0] = 0;
+static hc_status add_file(hc_metrics *m, const char *path, const char *device, int skip_other) {
+  if (!m) return HC_ERR_INVALID;
+  m->error[0] = 0;
   if (!m || !path) return HC_ERR_INVALID;
   FILE *f = fopen(path, "r");
   if (!f) {
-    seterr(err, errlen, "%s: %s", path, strerror(errno));
+    seterr(m, "%s: %s", path, strerror(errno));
     return errno == ENOENT ? HC_ERR_UNKNOWN : HC_ERR_IO;
   }
   char *text = NULL;
@@ -648,26 +640,26 @@ static hc_status add_file(hc_metrics *m, const char *path, const char *device, i
     if (got < 4096) break;
   }
   if (st == HC_OK && ferror(f)) {
-    seterr(err, errlen, "%s: read error", path);
+    seterr(m, "%s: read error", path);
     st = HC_ERR_IO;
   }
   fclose(f);
   if (st == HC_OK && memchr(text, 0, len)) {
-    seterr(err, errlen, "%s: not a text file", path);
+    seterr(m, "%s: not a text file", path);
     st = HC_ERR_PARSE;
   }
   if (st == HC_OK) {
     text[len] = 0;
-    st = add_text(m, path, text, device, skip_other, err, errlen);
+    st = add_text(m, path, text, device, skip_other);
   } else if (st == HC_ERR_NOMEM) {
-    seterr(err, errlen, "%s: out of memory", path);
+    seterr(m, "%s: out of memory", path);
   }
   free(text);
   return st;
 }
 
-hc_status hc_metrics_add_file(hc_metrics *m, const char *path, const char *device, char *err, size_t errlen) {
-  return add_file(m, path, device, 0, err, errlen);
+hc_status hc_metrics_add_file(hc_metrics *m, const char *path, const char *device) {
+  return add_file(m, path, device, 0);
 }
 
 /* ---- resolving ---- */
@@ -703,12 +695,11 @@ static int in_list(const char *const *v, size_t n, const char *s) {
 }
 
 /* Resolve the names of one tree. */
-static hc_status resolve_tree(hc_metrics *m, size_t di, int ni, const char *const *cat, size_t ncat,
-                              char *err, size_t errlen) {
+static hc_status resolve_tree(hc_metrics *m, size_t di, int ni, const char *const *cat, size_t ncat) {
   if (ni < 0) return HC_OK;
   node *n = &m->nodes[ni];
-  hc_status st = resolve_tree(m, di, n->a, cat, ncat, err, errlen);
-  if (st == HC_OK) st = resolve_tree(m, di, n->b, cat, ncat, err, errlen);
+  hc_status st = resolve_tree(m, di, n->a, cat, ncat);
+  if (st == HC_OK) st = resolve_tree(m, di, n->b, cat, ncat);
   if (st != HC_OK || n->op != N_NAME) return st;
   def *d = &m->defs[di];
   const char *what = d->is_const ? "constant" : "metric";
@@ -721,7 +712,7 @@ static hc_status resolve_tree(hc_metrics *m, size_t di, int ni, const char *cons
   long k = find_def(m, n->name);
   if (k >= 0) {
     if (d->is_const && !m->defs[k].is_const) {
-      seterr(err, errlen,
+      seterr(m,
              "%s:%u: constant '%s' uses metric '%s': constants use numbers, variables and other "
              "constants",
              d->file, d->line, d->name, n->name);
@@ -751,12 +742,11 @@ static hc_status resolve_tree(hc_metrics *m, size_t di, int ni, const char *cons
       if (lk && rk) snprintf(hint, sizeof hint, " (a subtraction needs blanks: '%s - %s')", left, right);
     }
     if (!hint[0] && s.best) snprintf(hint, sizeof hint, " (did you mean '%s'?)", s.best);
-    seterr(err, errlen, "%s:%u: %s '%s': unknown name '%s'%s", d->file, d->line, what, d->name, n->name,
-           hint);
+    seterr(m, "%s:%u: %s '%s': unknown name '%s'%s", d->file, d->line, what, d->name, n->name, hint);
     return HC_ERR_UNKNOWN;
   }
   if (d->is_const) {
-    seterr(err, errlen,
+    seterr(m,
            "%s:%u: constant '%s' uses '%s', which is not a constant or a variable (counters belong "
            "in metrics)",
            d->file, d->line, d->name, n->name);
@@ -803,20 +793,20 @@ static int collect(hc_metrics *m, def *d, int ni) {
   }
 }
 
-static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth, char *err, size_t errlen);
+static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth);
 
 /* Visit the definitions a tree refers to. */
-static hc_status visit_tree(hc_metrics *m, int ni, size_t *path, size_t depth, char *err, size_t errlen) {
+static hc_status visit_tree(hc_metrics *m, int ni, size_t *path, size_t depth) {
   if (ni < 0) return HC_OK;
   const node *x = &m->nodes[ni];
-  hc_status st = visit_tree(m, x->a, path, depth, err, errlen);
-  if (st == HC_OK) st = visit_tree(m, x->b, path, depth, err, errlen);
-  if (st == HC_OK && x->op == N_DEF) st = visit(m, (size_t)x->ref, path, depth, err, errlen);
+  hc_status st = visit_tree(m, x->a, path, depth);
+  if (st == HC_OK) st = visit_tree(m, x->b, path, depth);
+  if (st == HC_OK && x->op == N_DEF) st = visit(m, (size_t)x->ref, path, depth);
   return st;
 }
 
 /* Depth-first: a definition on the current path reached again is a cycle. */
-static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth, char *err, size_t errlen) {
+static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth) {
   def *d = &m->defs[di];
   if (d->state == 2) return HC_OK;
   path[depth] = di;
@@ -830,39 +820,39 @@ static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth, cha
     for (size_t i = from; i <= depth && w < sizeof chain; i++)
       w += (size_t)snprintf(chain + w, sizeof chain - w, "%s%s", i > from ? " -> " : "",
                             m->defs[path[i]].name);
-    seterr(err, errlen, "%s:%u: %s '%s' depends on itself: %s", start->file, start->line,
+    seterr(m, "%s:%u: %s '%s' depends on itself: %s", start->file, start->line,
            start->is_const ? "constant" : "metric", start->name, chain);
     return HC_ERR_PARSE;
   }
   if (depth + 1 >= 256) {
-    seterr(err, errlen, "%s:%u: metric '%s': definitions nested too deeply", d->file, d->line, d->name);
+    seterr(m, "%s:%u: metric '%s': definitions nested too deeply", d->file, d->line, d->name);
     return HC_ERR_PARSE;
   }
   d->state = 1;
-  hc_status st = visit_tree(m, d->root, path, depth + 1, err, errlen);
+  hc_status st = visit_tree(m, d->root, path, depth + 1);
   if (st != HC_OK) return st;
   d->state = 2;
   return collect(m, d, d->root) ? HC_ERR_NOMEM : HC_OK;
 }
 
-hc_status hc_metrics_resolve(hc_metrics *m, const char *const *counters, size_t ncounters, char *err,
-                             size_t errlen) {
-  if (err && errlen) err[0] = 0;
+hc_status hc_metrics_resolve(hc_metrics *m, const char *const *counters, size_t ncounters) {
+  if (!m) return HC_ERR_INVALID;
+  m->error[0] = 0;
   if (!m || m->resolved) return HC_ERR_INVALID;
   hc_status st = HC_OK;
   for (size_t i = 0; i < m->ndefs && st == HC_OK; i++) {
-    st = resolve_tree(m, i, m->defs[i].root, counters, ncounters, err, errlen);
-    if (st == HC_OK) st = resolve_tree(m, i, m->defs[i].peak_root, counters, ncounters, err, errlen);
+    st = resolve_tree(m, i, m->defs[i].root, counters, ncounters);
+    if (st == HC_OK) st = resolve_tree(m, i, m->defs[i].peak_root, counters, ncounters);
   }
   size_t path[256];
   for (size_t i = 0; i < m->ndefs && st == HC_OK; i++)
-    st = visit(m, i, path, 0, err, errlen);
+    st = visit(m, i, path, 0);
   /* a peak's needs count as the metric's (its % of peak needs them) */
   for (size_t i = 0; i < m->ndefs && st == HC_OK; i++)
     if (collect(m, &m->defs[i], m->defs[i].peak_root)) st = HC_ERR_NOMEM;
   if (st == HC_OK && !(m->metrics = malloc((m->ndefs + 1) * sizeof *m->metrics))) st = HC_ERR_NOMEM;
   if (st != HC_OK) {
-    if (st == HC_ERR_NOMEM) seterr(err, errlen, "out of memory");
+    if (st == HC_ERR_NOMEM) seterr(m, "out of memory");
     return st;
   }
   for (size_t i = 0; i < m->ndefs; i++) {
@@ -1126,16 +1116,17 @@ hc_status hc_metrics_files(char ***paths, size_t *n) {
 
 void hc_metrics_files_free(char **paths) { hu_strv_free(paths); }
 
-hc_status hc_metrics_add_builtin(hc_metrics *m, const char *device, char *err, size_t errlen) {
-  if (err && errlen) err[0] = 0;
+hc_status hc_metrics_add_builtin(hc_metrics *m, const char *device) {
+  if (!m) return HC_ERR_INVALID;
+  m->error[0] = 0;
   char **paths;
   hc_status st = hc_metrics_files(&paths, NULL);
   if (st != HC_OK) {
-    seterr(err, errlen, "out of memory");
+    seterr(m, "out of memory");
     return st;
   }
   for (char **p = paths; *p && st == HC_OK; p++)
-    st = add_file(m, *p, device, 1, err, errlen);
+    st = add_file(m, *p, device, 1);
   hc_metrics_files_free(paths);
   return st;
 }
@@ -1143,33 +1134,34 @@ hc_status hc_metrics_add_builtin(hc_metrics *m, const char *device, char *err, s
 /* ---- planning ---- */
 
 /* Split "a, b,c" into names; each malloc'd in *out (NULL-terminated). */
-static hc_status met_split(const char *list, char ***out, size_t *n, char *err, size_t errlen) {
+static hc_status met_split(hc_metrics *m, const char *list, char ***out, size_t *n) {
   hu_status st = *list ? hu_split_names(list, out, n) : HU_ERR_INVALID;
-  if (st == HU_ERR_INVALID) seterr(err, errlen, "empty metric name in '%s'", list);
+  if (st == HU_ERR_INVALID) seterr(m, "empty metric name in '%s'", list);
   return st == HU_OK ? HC_OK : st == HU_ERR_NOMEM ? HC_ERR_NOMEM : HC_ERR_INVALID;
 }
 
-static hc_status check_metric(const hc_metrics *m, const char *name, long *idx, char *err, size_t errlen) {
+static hc_status check_metric(hc_metrics *m, const char *name, long *idx) {
   *idx = hc_metrics_find(m, name);
   if (*idx >= 0) return HC_OK;
   const char *sug[1];
   if (hc_metrics_suggest(m, name, sug, 1))
-    seterr(err, errlen, "unknown metric '%s' (did you mean '%s'?)", name, sug[0]);
+    seterr(m, "unknown metric '%s' (did you mean '%s'?)", name, sug[0]);
   else
-    seterr(err, errlen, "unknown metric '%s' ('hubprof list metrics' lists them)", name);
+    seterr(m, "unknown metric '%s' ('hubprof list metrics' lists them)", name);
   return HC_ERR_UNKNOWN;
 }
 
-hc_status hc_metrics_requests(const hc_metrics *m, const char *const *names, size_t n, hc_request **out,
-                              size_t *nout, char *err, size_t errlen) {
-  if (err && errlen) err[0] = 0;
-  if (!m || !m->resolved || !out || !nout || (n && !names)) return HC_ERR_INVALID;
+hc_status hc_metrics_requests(hc_metrics *m, const char *const *names, size_t n, hc_request **out,
+                              size_t *nout) {
+  if (!m) return HC_ERR_INVALID;
+  m->error[0] = 0;
+  if (!m->resolved || !out || !nout || (n && !names)) return HC_ERR_INVALID;
   hc_request *req = calloc(n + 1, sizeof *req);
   if (!req) return HC_ERR_NOMEM;
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     long idx;
-    hc_status st = check_metric(m, names[i], &idx, err, errlen);
+    hc_status st = check_metric(m, names[i], &idx);
     if (st != HC_OK) {
       hc_metrics_requests_free(req, k);
       return st;
@@ -1197,17 +1189,33 @@ void hc_metrics_requests_free(hc_request *req, size_t n) {
   free(req);
 }
 
-hc_status hc_metrics_plan_groups(const hc_metrics *m, const char *list, char ***groups, size_t *n, char *err,
-                                 size_t errlen) {
-  if (err && errlen) err[0] = 0;
-  if (!m || !list || !groups) return HC_ERR_INVALID;
+hc_status hc_metrics_plan_groups(hc_metrics *m, const char *list, char ***groups, size_t *n) {
+  if (!m) return HC_ERR_INVALID;
+  m->error[0] = 0;
+  if (!list || !groups) return HC_ERR_INVALID;
   char **names;
   size_t nn;
-  hc_status st = met_split(list, &names, &nn, err, errlen);
+  hc_status st = met_split(m, list, &names, &nn);
   if (st != HC_OK) return st;
+  if (nn == 1 && strcmp(names[0], "all") == 0 && hc_metrics_find(m, "all") < 0) { /* every metric loaded */
+    size_t nm = hc_metrics_count(m);
+    char **every = calloc(nm ? nm : 1, sizeof *every);
+    for (size_t i = 0; every && i < nm; i++)
+      if (!(every[i] = strdup(hc_metrics_get(m, i)->name))) {
+        for (size_t k = 0; k < i; k++)
+          free(every[k]);
+        free(every);
+        every = NULL;
+      }
+    free(names[0]);
+    free(names);
+    if (!every) return HC_ERR_NOMEM;
+    names = every;
+    nn = nm;
+  }
   hc_request *req = NULL;
   size_t nreq = 0;
-  st = hc_metrics_requests(m, (const char *const *)names, nn, &req, &nreq, err, errlen);
+  st = hc_metrics_requests(m, (const char *const *)names, nn, &req, &nreq);
   char **g = NULL;
   if (st == HC_OK && !(g = calloc(nreq + 1, sizeof *g))) st = HC_ERR_NOMEM;
   for (size_t i = 0; st == HC_OK && i < nreq; i++) {
@@ -1228,7 +1236,7 @@ hc_status hc_metrics_plan_groups(const hc_metrics *m, const char *list, char ***
   free(names);
   if (st != HC_OK) {
     hc_metrics_groups_free(g);
-    if (st == HC_ERR_NOMEM) seterr(err, errlen, "out of memory");
+    if (st == HC_ERR_NOMEM) seterr(m, "out of memory");
     return st;
   }
   *groups = g;

@@ -37,25 +37,26 @@ const char *hc_var_name(int v);
 
 hc_status hc_metrics_new(hc_metrics **out);
 void hc_metrics_free(hc_metrics *m);
+/* The last failure's message of a call on m, "" when none; "out of memory" for NULL. */
+const char *hc_metrics_error(const hc_metrics *m);
 
 /* Add the definitions of a file (or of text, `name` standing for the file in messages). Parsing only:
  * names are resolved by hc_metrics_resolve. `device` (NULL: any) is the device description the caller
  * works with: a file whose `device` line names another device is an error (HC_ERR_INVALID).
- * HC_ERR_PARSE (syntax; a name defined twice, also across files), HC_ERR_IO; err: "FILE:LINE: why". */
-hc_status hc_metrics_add_file(hc_metrics *m, const char *path, const char *device, char *err, size_t errlen);
-hc_status hc_metrics_add_text(hc_metrics *m, const char *name, const char *text, const char *device,
-                              char *err, size_t errlen);
+ * HC_ERR_PARSE (syntax; a name defined twice, also across files), HC_ERR_IO; hc_metrics_error(m):
+ * "FILE:LINE: why". */
+hc_status hc_metrics_add_file(hc_metrics *m, const char *path, const char *device);
+hc_status hc_metrics_add_text(hc_metrics *m, const char *name, const char *text, const char *device);
 /* Add every built-in set found on the search path (hc_metrics_files) whose device is `device` or none
  * (device NULL: every set). */
-hc_status hc_metrics_add_builtin(hc_metrics *m, const char *device, char *err, size_t errlen);
+hc_status hc_metrics_add_builtin(hc_metrics *m, const char *device);
 
 /* Resolve every name: a metric, a constant, a variable (hc_var), else a counter. With a counter
  * catalogue (counters != NULL) a name it lacks is HC_ERR_UNKNOWN: "FILE:LINE: metric 'x': unknown name
  * 'task-clok' (did you mean 'task-clock'?)"; without one every other name is a counter. A metric that
  * depends on itself is HC_ERR_PARSE ("metric 'a' depends on itself: a -> b -> a"); so is a constant
  * that uses a counter. Call once, after the last add; evaluation needs it. */
-hc_status hc_metrics_resolve(hc_metrics *m, const char *const *counters, size_t ncounters, char *err,
-                             size_t errlen);
+hc_status hc_metrics_resolve(hc_metrics *m, const char *const *counters, size_t ncounters);
 
 /* Paths of the built-in sets (NAME.metrics) on the search path: $HUBPROF_METRICS (':'-separated),
  * share/hubprof/metrics one and two folders above the executable's and above the library holding this
@@ -147,14 +148,13 @@ void hc_metrics_agg_add(const hc_metrics *m, size_t k, const hc_metric_env *disp
 
 /* Planner groups for the metrics of `list` ("a,b", blanks ignored): "NAME=C1,C2" for
  * hc_plan_args.groups, one per metric that needs counters (those it uses, transitively). HC_ERR_UNKNOWN
- * "unknown metric 'x' (did you mean 'y'?)", HC_ERR_INVALID for an empty name. NULL-terminated,
- * malloc'd: free with hc_metrics_groups_free. */
-hc_status hc_metrics_plan_groups(const hc_metrics *m, const char *list, char ***groups, size_t *n, char *err,
-                                 size_t errlen);
+ * "unknown metric 'x' (did you mean 'y'?)", HC_ERR_INVALID for an empty name (hc_metrics_error).
+ * NULL-terminated, malloc'd: free with hc_metrics_groups_free. */
+hc_status hc_metrics_plan_groups(hc_metrics *m, const char *list, char ***groups, size_t *n);
 void hc_metrics_groups_free(char **groups);
 /* The same as planner requests (hc_plan_make), pointing into m: valid while m lives. */
-hc_status hc_metrics_requests(const hc_metrics *m, const char *const *names, size_t n, hc_request **out,
-                              size_t *nout, char *err, size_t errlen);
+hc_status hc_metrics_requests(hc_metrics *m, const char *const *names, size_t n, hc_request **out,
+                              size_t *nout);
 void hc_metrics_requests_free(hc_request *req, size_t n);
 
 /* Folders holding hubprof's data files of one kind ("metrics", "devices"), in search order: the

@@ -10,7 +10,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../lib.sh"
 # py CODE: run python over $T/out (as `out`), passing when it exits 0
-py() { python3 -c "import csv,json,sys; out=open(sys.argv[1]).read(); $1" "$T/out"; }
+py() { python3 -c "import csv,json,os,sys; out=open(sys.argv[1]).read(); $1" "$T/out"; }
 
 # ---- help ----
 expect 0 "$HP" --help
@@ -132,7 +132,7 @@ assert max(r["pass"] for r in rows.values()) == 2
 ' && ok || bad "plan groups json: $(cat "$T/out")"
 expect 0 "$HP" plan --device gfx9 --group ta3=TA_TA_BUSY,TA_FLAT_WAVEFRONTS,TA_BUFFER_WAVEFRONTS
 grep -q "^note: group 'ta3' is split over passes 1, 2" "$T/out" && ok || bad "no split note: $(cat "$T/out")"
-grep -q '^pass 1: 2 counters (TA 2)$' "$T/out" && grep -q '^pass 2: 1 counter (TA 1)$' "$T/out" && ok ||
+grep -q '^pass 1: 2 counters (registers: TA 2)$' "$T/out" && grep -q '^pass 2: 1 counter (registers: TA 1)$' "$T/out" && ok ||
   bad "plan pass lines: $(cat "$T/out")"
 grep -qE '^ +2 +TA_BUFFER_WAVEFRONTS +TA +ta3 \(split\)$' "$T/out" && ok || bad "plan table row: $(cat "$T/out")"
 # the plan string (what the collector gets)
@@ -157,10 +157,10 @@ else
   ok
   ok
 fi
-# impossible plans: a block limited to 0, a counter whose block has no limit
+# a block limited to 0 is a bad description (leave the block out)
 printf 'block A 0\nblock B 2\ncounter A_1 A count\ncounter B_1 B count\n' >"$T/zero.device"
 expect 1 "$HP" plan --device "$T/zero.device" --counters B_1,A_1
-one_line_error "counter 'A_1' cannot be measured: block 'A' allows 0 counters per pass on zero"
+one_line_error "zero.device:1: block 'A' has a limit of 0"
 expect 1 "$HP" plan --device nosuchdevice --counters task-clock
 one_line_error "unknown device 'nosuchdevice' (devices: "
 expect 1 "$HP" list counters --device nosuchdevice
@@ -198,6 +198,92 @@ expect 2 "$HP" list devices --device gfx9
 one_line_error "--device applies to 'list counters'"
 expect 2 "$HP" list counters --format csv --format json
 one_line_error "--format given twice"
+# ---- AMD devices: gfx942 (MI300X, MI300A) and gfx90a ----
+expect 0 "$HP" list devices --format csv
+py '
+rows = {r["device"]: r for r in csv.DictReader(out.splitlines())}
+assert "gfx942" in rows and "gfx90a" in rows, rows.keys()
+' && ok || bad "list devices: no gfx942/gfx90a: $(cat "$T/out")"
+# the full rocprofiler-compute gfx942 profile: 12 passes, every LEVEL counter followed by its accumulator
+full=$(grep -v '^#' "$(dirname "$0")/../data/gfx942_full_profile.counters" | paste -sd, -)
+for dev in gfx942 gfx942:mi300a; do
+  expect 0 "$HP" plan --device "$dev" --counters "$full" --format json
+  py '
+rows = json.loads(out)
+assert max(r["pass"] for r in rows) == 12, max(r["pass"] for r in rows)
+for i, r in enumerate(rows):
+    if r["counter"] in ("SQ_LEVEL_WAVES", "SQ_INST_LEVEL_VMEM", "SQ_IFETCH_LEVEL", "SQC_DCACHE_INFLIGHT_LEVEL"):
+        assert rows[i + 1]["counter"] == r["counter"] + "_ACCUM" and rows[i + 1]["pass"] == r["pass"], r
+levels = [r["pass"] for r in rows if r["counter"].endswith("_ACCUM")]
+assert len(levels) == len(set(levels)) == 6, levels
+' && ok || bad "full gfx942 profile on $dev: $(head -c 300 "$T/out")"
+done
+full90=$(grep -v '^#' "$(dirname "$0")/../data/gfx90a_full_profile.counters" | paste -sd, -)
+expect 0 "$HP" plan --device gfx90a --counters "$full90"
+head -1 "$T/out" | grep -q "^gfx90a: .* in 12 passes" && ok || bad "gfx90a full profile: $(head -1 "$T/out")"
+expect 0 "$HP" plan --device gfx942 --counters "$full"
+head -1 "$T/out" | grep -q "in 12 passes" && grep -q "^pass 1: .*registers: .*TCC 4" "$T/out" && ok ||
+  bad "plan table: $(head -3 "$T/out")"
+# channel counters: one register per channel; beyond the product's channels an error
+expect 0 "$HP" plan --device gfx942 --counters 'TCC_HIT[0],TCC_HIT[1..127],TCC_MISS[*],TCC_HIT_sum,TCC_READ[5]'
+grep -q '^pass 1: 5 counters (registers: TCC 3)$' "$T/out" && ok || bad "channels: $(cat "$T/out")"
+expect 0 "$HP" plan --device gfx942 --counters 'TCC_HIT[100]' --format line
+expect 1 "$HP" plan --device gfx942:mi300a --counters 'TCC_HIT[100]'
+one_line_error "counter 'TCC_HIT[100]': instance 100 is beyond the device, which has 96 (0..95)"
+expect 1 "$HP" plan --device gfx942 --counters 'SQ_WAVES[0]'
+one_line_error "block 'SQ' has one instance on gfx942"
+expect 1 "$HP" plan --device gfx942:mi250 --counters SQ_WAVES
+one_line_error "no variant 'mi250'"
+# LEVEL counters: with their accumulator, one per pass; a shared accumulator refused with the reason
+expect 0 "$HP" plan --device gfx942 --counters SQ_LEVEL_WAVES,SQ_INST_LEVEL_VMEM,SQ_WAVES --format line
+[ "$(cat "$T/out")" = "SQ_LEVEL_WAVES,SQ_LEVEL_WAVES_ACCUM,SQ_WAVES;SQ_INST_LEVEL_VMEM,SQ_INST_LEVEL_VMEM_ACCUM" ] &&
+  ok || bad "level plan: $(cat "$T/out")"
+expect 1 "$HP" plan --device gfx942 --group 'lat=SQ_ACCUM_PREV_HIRES,SQ_INST_LEVEL_VMEM,SQ_INST_LEVEL_SMEM,SQ_WAVES'
+one_line_error "group 'lat': accumulator 'SQ_ACCUM_PREV_HIRES' would be shared by 2 LEVEL counters"
+expect 1 "$HP" plan --device gfx9 --group 'occ=SQ_ACCUM_PREV_HIRES,GRBM_GUI_ACTIVE'
+one_line_error "accumulator 'SQ_ACCUM_PREV_HIRES' without a LEVEL counter"
+# every unknown name at once
+expect 1 "$HP" plan --device gfx942 --counters SQ_WAVES,SQ_WAVEZ,NOPE_1,NOPE_2
+one_line_error "3 unknown counters: unknown counter 'SQ_WAVEZ' (did you mean 'SQ_WAVES'?)"
+grep -q "'NOPE_1'" "$T/err" && grep -q "'NOPE_2'" "$T/err" && ok || bad "not every unknown name: $(cat "$T/err")"
+# the gfx942 metric set: listed; a full profile in 12 passes; the split report in table, CSV and JSON
+expect 0 "$HP" list metrics --device gfx942 --format csv
+py '
+rows = [r for r in csv.DictReader(out.splitlines()) if r["set"] == "gfx942"]
+assert len(rows) > 200, len(rows)
+names = {r["metric"] for r in rows}
+assert {"sol_valu_flops", "mem_lds_latency", "l2_hits", "wave_wavefront_occupancy"} <= names, names
+' && ok || bad "list metrics gfx942: $(head -c 300 "$T/out")"
+expect 0 "$HP" plan --device gfx942 --metrics all
+head -1 "$T/out" | grep -q "in 12 passes" && ok || bad "metrics all: $(head -1 "$T/out")"
+nnotes=$(grep -c "^note: group '.*' is split over passes" "$T/out")
+export NNOTES=$nnotes
+grep -q "^note: .* measured in more than one pass" "$T/out" && ok || bad "no note on counters measured again"
+expect 0 "$HP" plan --device gfx942 --metrics all --splits --format csv
+py '
+rows = list(csv.DictReader(out.splitlines()))
+assert 0 < len(rows) <= 20 and len(rows) == int(os.environ["NNOTES"]), (len(rows), os.environ["NNOTES"])
+for r in rows:
+    assert len(r["passes"].split(", ")) >= 2, r
+    assert all(":" in c for c in r["counters"].split()), r
+' && ok || bad "split report csv: $(head -c 300 "$T/out")"
+expect 0 "$HP" plan --device gfx942 --metrics all --splits --format json
+py 'rows = json.loads(out); assert len(rows) == int(os.environ["NNOTES"]) and rows[0]["group"] == "sol_valu_flops"' &&
+  ok || bad "split report json: $(head -c 300 "$T/out")"
+expect 0 "$HP" plan --device gfx942 --metrics all --splits
+[ "$(($(wc -l <"$T/out") - 1))" = "$nnotes" ] && ok || bad "split report table: $(head -3 "$T/out")"
+expect 2 "$HP" plan --device gfx942 --metrics all --splits --format line
+one_line_error "--splits prints a table, csv or json"
+# bad AMD descriptions: one line naming file and line
+printf 'block SQ 8\nblock TA 2\ncounter A SQ count\ncounter A TA count\n' >"$T/two.device"
+expect 1 "$HP" plan --device "$T/two.device" --counters A
+one_line_error "two.device:4: counter 'A' in block 'TA' is already in block 'SQ' (line 3)"
+printf 'block TCC 4 instances 16\ncounter H TCC count\nsum H_sum H[0..16]\n' >"$T/chan.device"
+expect 1 "$HP" plan --device "$T/chan.device" --counters H
+one_line_error "chan.device:3: 'sum H_sum': H[0..16]: instance 16 is beyond the device"
+printf 'block SQ 8\ncounter L SQ level\n' >"$T/lvl.device"
+expect 1 "$HP" plan --device "$T/lvl.device" --counters L
+one_line_error "lvl.device:2: LEVEL counter 'L' (unit 'level') has no accumulator"
 # a full stdout is a failure, not silence
 if [ -w /dev/full ]; then
   "$HP" list counters >/dev/full 2>"$T/err"
