@@ -202,6 +202,46 @@ assert [r["kernel"] for r in json.loads(out)] == [want], out
 ' "u8.$fmt" $fmt "$HP"
 done
 
+# a store from before the escaping (raw bytes that are not UTF-8, put in by hand): every report format and
+# Python give valid UTF-8, the bytes as \xNN
+t 0 "$HP" convert -q -F rocpd -o old.db ok.log
+python3 - old.db <<'EOF2'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+tab = lambda b: c.execute("select name from sqlite_master where type = 'table' and name like ?", ("rocpd_%s_%%" % b,)).fetchone()[0]
+c.execute('update "%s" set kernel_name = CAST(X\'6BFFC328E282AC2C22\' AS TEXT) || kernel_name' % tab("info_kernel_symbol"))
+c.execute('update "%s" set display_name = kernel_name' % tab("info_kernel_symbol"))
+c.execute('update "%s" set command = CAST(X\'2F746D702FFE2F617070\' AS TEXT)' % tab("info_process"))
+c.commit()
+EOF2
+for cmd in "analyze --format json" "analyze --format csv" "analyze" "info --json" "info" "diff old.db"; do
+  # shellcheck disable=SC2086
+  t 0 "$HP" $cmd old.db
+  python3 - "$T/out" "$cmd" <<'EOF2' && ok || bad "old store, $cmd: $(head -c 300 "$T/out")"
+import csv, json, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")  # strict
+cmd = sys.argv[2]
+if "json" in cmd:
+    d = json.loads(text)
+    if cmd.startswith("info"):
+        assert d["processes"][0]["command"] == "/tmp/\\xFE/app", d["processes"]
+    else:
+        assert all(r["kernel"].startswith('k\\xFF\\xC3(\u20ac,"') for r in d), d
+elif "csv" in cmd:
+    rows = list(csv.DictReader(text.splitlines()))
+    assert rows and all(r["kernel"].startswith('k\\xFF\\xC3(\u20ac,"') for r in rows), rows
+else:
+    assert ("/tmp/\\xFE/app" if cmd == "info" else 'k\\xFF\\xC3(\u20ac,"') in text, text
+EOF2
+done
+PYTHONPATH=$PY t 0 python3 -c '
+import sys, hubprof
+with hubprof.open(sys.argv[1]) as s:
+    names = s.table("kernel_symbol").name.tolist()
+    assert names and all(n.startswith("k\\xFF\\xC3(\u20ac,\"") for n in names), names
+    assert s.table("process").command.tolist() == ["/tmp/\\xFE/app"]
+' old.db
+
 # 8. smaller items: a full disk (here a file size limit) names the file in every format; a bad
 # schema_version is refused; the analyze table says when calls have no device time
 "$GEN" big2 1 100000 >/dev/null
