@@ -134,6 +134,7 @@ static size_t dispatch_ext(char *buf, const hp_dispatch *d) {
     p = ext_num(p, "bytes_accessible", 16, d->bytes_accessible, (int64_t)d->bytes_accessible < 0);
   if (d->bytes_restored)
     p = ext_num(p, "bytes_restored", 14, d->bytes_restored, (int64_t)d->bytes_restored < 0);
+  if (d->cold) p = ext_num(p, "cold", 4, d->cold, 0);
   *p++ = '}';
   *p = 0;
   return (size_t)(p - buf);
