@@ -113,6 +113,18 @@ has "k5 incomplete reported" k5.err "hubprof: warning: kernel finish: 2 dispatch
 has "k5 summary" k5.err "hubprof: 62 dispatches of 2 kernels in 1 process, 62 measured and 240 imputed counter values in 5 passes (iteration multiplexing, policy 'kernel': 1 of 2 keys complete) -> k5.db (rocpd)"
 [ "$(grep -c warning k5.err)" = 1 ] && ok || bad "k5: want one warning: $(cat k5.err)"
 cold_check k5
+# analyze: cold_calls per kernel in CSV and JSON, a note under the table
+"$HP" analyze --format csv k5.db >k5.csv 2>k5.csv.err
+python3 - k5.csv <<'EOF2' && ok || bad "k5 analyze cold_calls: $(cat k5.csv)"
+import csv, sys
+rows = {r["kernel"]: r for r in csv.DictReader(open(sys.argv[1]))}
+assert {k: r["cold_calls"] for k, r in rows.items()} == {"relax": "1", "finish": "1"}, rows
+EOF2
+"$HP" analyze --format json k5.db 2>/dev/null | python3 -c '
+import json, sys
+assert sorted(r["cold_calls"] for r in json.load(sys.stdin)) == [1, 1]' && ok || bad "k5 analyze json cold_calls"
+"$HP" analyze k5.db >k5.table 2>&1
+has "k5 analyze cold note" k5.table "note: 2 of the 62 calls are cold: the first dispatch of their kernel under iteration multiplexing"
 [ $HAVE_SQL = 0 ] || expect_eq "k5 cold in rocpd's extdata (relax, finish)" \
   "$(q k5.db "select group_concat(s.kernel_name) from rocpd_kernel_dispatch d join rocpd_info_kernel_symbol s
       on s.id = d.kernel_id where json_extract(d.extdata, '$.cold') = 1")" "relax,finish"
