@@ -309,5 +309,9 @@ cmp -s pre.out plain.out && ok || bad "preload-only multiplexing: $(cat pre.out 
 expect_eq "preload-only log: measured, nothing imputed by the collector" \
   "$(facts pre replay)/$(facts pre measured)/$(facts pre imputed)" "multiplex/62/0"
 
+# no metric above its peak goes unflagged in any store of this test
+PYTHONPATH=$ROOT/python python3 "$ROOT/tests/replay/check_peaks.py" $(ls -d ./*.db) >peaks.report 2>&1 && ok ||
+  bad "$(cat peaks.report)"
+
 echo "test_multiplex: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
