@@ -132,6 +132,17 @@ with hubprof.open(sys.argv[1]) as s:
 ' s.pq
 cp -r s.pq m.pq && rm m.pq/_hubprof.json && mkfifo m.pq/_hubprof.json
 t 1 "$HP" info m.pq
+# a manifest listing one table file many times (each read would read it again): refused by name
+t 0 "$HP" convert -q -F parquet -o dup.pq ok.log
+python3 - dup.pq/_hubprof.json <<'EOF2'
+import json, sys
+m = json.load(open(sys.argv[1]))
+t = next(t for t in m["tables"] if t["name"] == "dispatch")
+t["files"] = t["files"] * 2000
+json.dump(m, open(sys.argv[1], "w"))
+EOF2
+t 1 "$HP" info dup.pq
+one_line_error "_hubprof.json: table dispatch lists file dispatch"
 
 # 4. a 50 GiB sparse log: read in time proportional to its data
 cp ok.log sparse.log && truncate -s 50G sparse.log
