@@ -15,14 +15,14 @@ trap 'rm -rf "$T"' EXIT
 unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_MULTIPLEX OPENCL_LAYERS LD_PRELOAD COLUMNS
 . tests/lib.sh
 cd "$T" || exit 1
-# t CODE CMD...: expect, under a 20 s limit (124 = it hung)
+# t CODE CMD...: expect, within 20 s and 2 GiB of resident memory (bounded, below; 99 = over a limit)
 t() {
   local want=$1
   shift
-  expect "$want" timeout 20 "$@"
+  bounded 20 2048 "$want" "$@"
 }
-# bounded SECS MIB CODE CMD...: like t, and the command (children included) took at most SECS s of wall time
-# and MIB MiB of resident memory (measured with getrusage; the limits go to $T/lim)
+# bounded SECS MIB CODE CMD...: expect CODE, and the command (children included) took at most SECS s of wall
+# time and MIB MiB of resident memory (measured with getrusage; what it took goes to $T/lim)
 bounded() {
   local secs=$1 mib=$2 want=$3
   shift 3
@@ -32,11 +32,12 @@ secs, mib, out, err, lim = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sy
 t0 = time.monotonic()
 try:
     rc = subprocess.run(sys.argv[6:], stdout=open(out, "w"), stderr=open(err, "w"), timeout=3 * secs).returncode
+    rc = 128 - rc if rc < 0 else rc  # killed by a signal: as the shell says it
 except subprocess.TimeoutExpired:
     rc = 124
 took, rss = time.monotonic() - t0, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 open(lim, "w").write("%.1f s, %.0f MiB\n" % (took, rss))
-sys.exit(rc if rc != 0 or (took <= secs and rss <= mib) else 99)
+sys.exit(rc if took <= secs and rss <= mib else 99)
 ' "$secs" "$mib" "$T/out" "$T/err" "$T/lim" "$@"
   local got=$?
   if [ "$got" -eq "$want" ]; then ok; else bad "exit $got (want $want; 99: over $secs s or $mib MiB: $(cat "$T/lim")): $* :: $(head -c 300 "$T/err")"; fi
@@ -361,6 +362,13 @@ EOF2
   t 0 "$HP" info k.db
   grep -q "killed .* 7 .*crash kill 7" "$T/out" && grep -q "^unfinished      1 process did not" "$T/out" && ok ||
     bad "info table: $(cat "$T/out")"
+  # SIGSEGV and abort of one child among several: named, with what it kept
+  for m in segv abort; do
+    t 0 "$HP" trace -o "c$m.db" -- sh -c "'$EX/vector_add' 1024 3 && '$EX/crash' $m 7; '$EX/vector_add' 1024 2"
+    grep -q "process [0-9]* (.*crash $m 7) did not close its log (killed, or its log cut short): 7 dispatches kept" \
+      "$T/err" && grep -q "1 process did not finish (killed, or its log cut short): 7 dispatches of it kept" "$T/err" &&
+      grep -q "^hubprof: 12 dispatches of 2 kernels in 3 processes" "$T/err" && ok || bad "trace ($m): $(cat "$T/err")"
+  done
   cp "$EX/vector_add" "$T/va"$'\xff' # a program path that is not UTF-8: stored escaped
   t 0 "$HP" trace -q -o u.db -- "$T/va"$'\xff' 64 2
   t 0 "$HP" info --json u.db
