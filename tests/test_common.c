@@ -494,6 +494,34 @@ static void test_text(void) {
   CHECK_EQ_U64(hu_edit_distance(l1, l2), 1);
 }
 
+/* UTF-8: invalid bytes become \xNN one by one, valid sequences (up to 4 bytes) stay */
+static void utf8(const char *in, const char *want) {
+  char *tmp;
+  const char *got = hu_utf8_clean(in, &tmp);
+  CHECK_STR(got, want);
+  CHECK((tmp == NULL) == (strcmp(in, want) == 0) && (got == in) == (tmp == NULL));
+  free(tmp);
+}
+
+static void test_utf8(void) {
+  utf8("", "");
+  utf8("plain", "plain");
+  utf8("\xE2\x82\xAC \xF0\x9F\x98\x80 \xC3\xA9", "\xE2\x82\xAC \xF0\x9F\x98\x80 \xC3\xA9"); /* valid */
+  utf8("k\xFF", "k\\xFF");
+  utf8("\xC3(", "\\xC3(");                          /* a cut 2-byte sequence */
+  utf8("\xE2\x82(", "\\xE2\\x82(");                 /* a cut 3-byte sequence: each byte alone */
+  utf8("\xC0\xAF", "\\xC0\\xAF");                   /* overlong '/' */
+  utf8("\xE0\x80\xAF", "\\xE0\\x80\\xAF");          /* overlong, 3 bytes */
+  utf8("\xED\xA0\x80", "\\xED\\xA0\\x80");          /* an encoded surrogate */
+  utf8("\xF4\x90\x80\x80", "\\xF4\\x90\\x80\\x80"); /* above U+10FFFF */
+  utf8("\x80z", "\\x80z");                          /* a lone continuation byte */
+  int bad;
+  CHECK(hu_utf8_escaped_size("a\xFF", &bad) == 6 && bad);
+  CHECK(hu_utf8_escaped_size("a\xC3\xA9", &bad) == 4 && !bad);
+  CHECK(hu_utf8_seq((const unsigned char *)"\xF0\x9F\x98\x80") == 4);
+  CHECK(hu_utf8_seq((const unsigned char *)"\xF5\x80\x80\x80") == 0);
+}
+
 int main(void) {
   test_buf();
   test_grow();
@@ -506,5 +534,6 @@ int main(void) {
   test_dir();
   test_io();
   test_text();
+  test_utf8();
   return check_report("test_common");
 }

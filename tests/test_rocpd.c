@@ -104,8 +104,9 @@ static hp_dispatch disps[] = {
      19000,
      1,
      0,
+     0,
      0},
-    {sizeof(hp_dispatch), 1, 1, 1, 1, 2, 1, 1, {1024, 1, 1}, {64, 1, 1}, 0, 256, 1000, 3000, 900, 1, 0, 0},
+    {sizeof(hp_dispatch), 1, 1, 1, 1, 2, 1, 1, {1024, 1, 1}, {64, 1, 1}, 0, 256, 1000, 3000, 900, 1, 0, 0, 1},
     {sizeof(hp_dispatch),
      2,
      2,
@@ -123,6 +124,7 @@ static hp_dispatch disps[] = {
      4900,
      2,
      1 << 20,
+     0,
      0},
     {sizeof(hp_dispatch),
      3,
@@ -141,7 +143,8 @@ static hp_dispatch disps[] = {
      9999,
      3,
      18446744073709551615ull,
-     18446744073709551615ull},
+     18446744073709551615ull,
+     1},
     {sizeof(hp_dispatch),
      (1ull << 62),
      99,
@@ -156,6 +159,7 @@ static hp_dispatch disps[] = {
      0,
      17000,
      18000,
+     0,
      0,
      0,
      0,
@@ -794,7 +798,8 @@ static hp_dispatch bulk_row(uint64_t i, uint64_t n) {
                    .enqueue_ns = i % 4 ? edge_ints[(i + 6) % k] : 0,
                    .passes = (uint32_t)(i % 3),
                    .bytes_accessible = i % 5 ? (uint64_t)edge_ints[(i + 7) % k] : 0,
-                   .bytes_restored = i % 11 == 0 ? UINT64_MAX : 0};
+                   .bytes_restored = i % 11 == 0 ? UINT64_MAX : 0,
+                   .cold = i % 7 == 0};
   return d;
 }
 

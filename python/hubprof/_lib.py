@@ -5,6 +5,7 @@ Search order: $HUBPROF_LIB, the copy bundled in this package (pip install), the 
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
+import codecs
 import ctypes
 import ctypes.util
 import os
@@ -198,9 +199,18 @@ class hp_assemble_stats(ctypes.Structure):
     ]
 
 
+def _escape_bytes(e: UnicodeDecodeError) -> tuple[str, int]:
+    """Bytes that are not UTF-8 become the text \\xNN, as the hub stores them (stores written before it
+    escaped them still hold raw bytes)."""
+    return "".join("\\x%02X" % c for c in e.object[e.start:e.end]), e.end
+
+
+codecs.register_error("hubprof-escape", _escape_bytes)
+
+
 def decode(b: bytes | None) -> str:
-    """A C string from the hub as str ("" for NULL); bytes that are not UTF-8 survive as surrogates."""
-    return b.decode("utf-8", "surrogateescape") if b else ""
+    """A C string from the hub as str ("" for NULL); bytes that are not UTF-8 read as \\xNN."""
+    return b.decode("utf-8", "hubprof-escape") if b else ""
 
 
 def encode(s: str | os.PathLike | None) -> bytes:

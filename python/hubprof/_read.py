@@ -52,7 +52,7 @@ def strings(ptrs: list[np.ndarray], n: int) -> list[list[str]]:
             starts[0] = 0
             starts[1:] = nul[:-1] + 1
             if np.array_equal(starts, flat - base):
-                parts = blob[:-1].decode("utf-8", "surrogateescape").split("\0")
+                parts = blob[:-1].decode("utf-8", "hubprof-escape").split("\0")
                 return [parts[j::k] for j in range(k)]
     dec = _lib.decode
     return [[dec(ctypes.string_at(int(a))) for a in p[:n]] for p in ptrs]

@@ -415,6 +415,7 @@ typedef struct grec { /* one group of dispatches */
   size_t first; /* its first dispatch (store order) */
   uint64_t calls, timed;
   int64_t total, min, max;
+  uint64_t cold; /* its cold dispatches (hp_dispatch.cold: a multiplexed kernel's first) */
 } grec;
 
 /* Stored times may be anything (INT64_MIN, INT64_MAX): durations and sums saturate instead of wrapping. */
@@ -689,6 +690,7 @@ static int want_col(const run *r, const char *name, int filters) {
   if (!strncmp(name, "grid_", 5) || !strncmp(name, "workgroup_", 10))
     return r->keep_records || r->group != HA_BY_KERNEL || r->nmux;
   if (!strcmp(name, "id") || !strcmp(name, "passes")) return r->keep_records;
+  if (!strcmp(name, "cold")) return 1;
   return 0;
 }
 
@@ -797,6 +799,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     if (fast && (size_t)a < dna && (size_t)k < dnk && gdirect[(size_t)a * dnk + (size_t)k] >= 0) {
       /* by kernel, nothing kept per dispatch, group known: only its sums change */
       grec_add(&r->g[gdirect[(size_t)a * dnk + (size_t)k]], d.start_ns, d.end_ns);
+      r->g[gdirect[(size_t)a * dnk + (size_t)k]].cold += d.cold != 0;
       r->nseen++;
       continue;
     }
@@ -823,6 +826,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
       }
       x->group = (uint32_t)g;
       grec_add(&r->g[g], x->start, x->end);
+      r->g[g].cold += d.cold != 0;
     }
     r->nseen++;
     if (r->keep_records) r->nd++;
@@ -1380,6 +1384,18 @@ typedef struct macc {
 
 static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
   int grid = r->group == HA_BY_KERNEL_GRID;
+  uint64_t ncold = 0, ncalls = 0; /* cold dispatches: a column and a note only when there are any */
+  for (size_t i = 0; i < r->ng; i++) {
+    ncold += r->g[i].cold;
+    ncalls += r->g[i].calls;
+  }
+  if (ncold && add_note(res,
+                        "%" PRIu64 " of the %" PRIu64
+                        " calls are cold: the first dispatch of their kernel under iteration multiplexing, "
+                        "their counter values hold first-use (JIT) cost and are left out of the imputed "
+                        "medians (cold_calls in CSV and JSON)",
+                        ncold, ncalls))
+    return HP_ERR_NOMEM;
   if (add_col(res, "device", HA_TEXT, HA_ROLE_KEY, "") || add_col(res, "kernel", HA_TEXT, HA_ROLE_KEY, "") ||
       (grid && (add_col(res, "grid", HA_TEXT, HA_ROLE_KEY, "") ||
                 add_col(res, "workgroup", HA_TEXT, HA_ROLE_KEY, ""))) ||
@@ -1389,7 +1405,8 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
       add_col(res, "avg_ns", HA_REAL, HA_ROLE_STAT, "ns") ||
       add_col(res, "min_ns", HA_INT, HA_ROLE_STAT, "ns") ||
       add_col(res, "max_ns", HA_INT, HA_ROLE_STAT, "ns") ||
-      add_col(res, "percent", HA_REAL, HA_ROLE_STAT, "%") || add_measure_cols(r, res))
+      add_col(res, "percent", HA_REAL, HA_ROLE_STAT, "%") ||
+      (ncold && add_col(res, "cold_calls", HA_INT, HA_ROLE_STAT, "")) || add_measure_cols(r, res))
     return HP_ERR_NOMEM;
   size_t nc = r->t.ncounters, ng = r->ng, nmc = r->nmc, nm = r->nmsel;
   size_t na = r->m ? hc_metrics_naggs(r->m) : 0;
@@ -1508,6 +1525,7 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
     row[c].num = dt ? 100.0 * (double)g->total / (double)dt : (g->timed ? 0 : NAN);
     if (is_nan(row[c].num)) fl[c] = HA_CELL_MISSING;
     c++;
+    if (ncold) row[c++].i = (int64_t)g->cold;
     if (!measures || st != HP_OK) continue;
     int incomplete = 0, imputed = 0;
     for (size_t j = 0; j < nc; j++) {

@@ -6,6 +6,8 @@
 #include "progress.h"
 #include "report.h"
 
+#include "../common/hu_text.h"
+
 #include "hubprof/hub.h"
 
 #include <inttypes.h>
@@ -205,8 +207,12 @@ static int print_info(hp_store *s, int json, int quiet) {
         char rank[24] = "-", durs[32] = "-";
         if (p.rank >= 0) snprintf(rank, sizeof rank, "%" PRId64, p.rank);
         if (dur >= 0) snprintf(durs, sizeof durs, "%.6f", dur);
+        char *th, *tc; /* text that is not UTF-8 (a store from before the escaping) leaves escaped */
+        const char *hs = hu_utf8_clean(host, &th), *cmd = hu_utf8_clean(p.command, &tc);
         printf("  %-8" PRId64 " %-8" PRId64 " %-5s %-16.16s %-9s %-14s %-10" PRIu64 " %-8" PRIu64 " %s\n",
-               p.pid, p.ppid, rank, host, state, durs, nd, p.lost_records, p.command);
+               p.pid, p.ppid, rank, hs, state, durs, nd, p.lost_records, cmd);
+        free(th);
+        free(tc);
       }
       first = 0;
     }

@@ -240,7 +240,9 @@ static int print_table(const ha_result *res, size_t width) {
   for (size_t c = 0; rc == 0 && c < nc; c++) {
     const char *name = ha_result_col_name(res, c), *unit = ha_result_col_unit(res, c), *side;
     ha_col_role role = ha_result_col_role(res, c);
-    if (role == HA_ROLE_FLAGS || !strcmp(name, "timed_calls") || !strcmp(name, "row")) continue;
+    if (role == HA_ROLE_FLAGS || !strcmp(name, "timed_calls") || !strcmp(name, "cold_calls") ||
+        !strcmp(name, "row"))
+      continue; /* in CSV and JSON; the table has notes for them */
     tcol *t = &cols[n];
     t->src = c;
     t->numeric = ha_result_col_kind(res, c) != HA_TEXT;

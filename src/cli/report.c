@@ -35,7 +35,12 @@ int report_add(report *r, const char *const *cells) {
     r->cap = nc;
   }
   for (size_t c = 0; c < r->ncols; c++) {
-    char *s = strdup(cells[c] ? cells[c] : "");
+    /* text that is not UTF-8 (a store written before hubprof escaped it) is escaped here, for every format */
+    const char *v = cells[c] ? cells[c] : "";
+    int bad;
+    size_t n = hu_utf8_escaped_size(v, &bad);
+    char *s = bad ? malloc(n) : strdup(v);
+    if (s && bad) hu_utf8_escape(v, s);
     if (!s) {
       for (size_t k = 0; k < c; k++)
         free(r->cells[r->nrows * r->ncols + k]);
@@ -148,9 +153,18 @@ static void print_table(const report *r, size_t width, FILE *out) {
   free(w);
 }
 
-void report_csv_text(FILE *out, const char *s) { hu_csv_write_str(out, s); }
+/* Text leaves as UTF-8 whatever the store holds: invalid bytes as \xNN (hu_utf8_clean). */
+void report_csv_text(FILE *out, const char *s) {
+  char *tmp;
+  hu_csv_write_str(out, hu_utf8_clean(s, &tmp));
+  free(tmp);
+}
 
-void report_json_text(FILE *out, const char *s) { hu_json_write_str(out, s); }
+void report_json_text(FILE *out, const char *s) {
+  char *tmp;
+  hu_json_write_str(out, hu_utf8_clean(s, &tmp));
+  free(tmp);
+}
 
 /* A numeric cell goes out as a JSON number when it is one ("" and "-" become null, "nan" too). */
 static void json_number(FILE *out, const char *s) {

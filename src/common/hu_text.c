@@ -1,4 +1,4 @@
-/* Text helpers: CSV fields, name lists, edit distance (hu_text.h). */
+/* Text helpers: CSV fields, name lists, edit distance, UTF-8 escaping (hu_text.h). */
 /* SPDX-License-Identifier: MIT */
 #include "hu_text.h"
 
@@ -90,4 +90,75 @@ size_t hu_edit_distance(const char *a, const char *b) {
     }
   }
   return d[la][lb];
+}
+
+/* ---- UTF-8: bytes that are not part of a valid sequence written as the four characters \xNN ---- */
+size_t hu_utf8_seq(const unsigned char *p) {
+  unsigned c = p[0];
+  if (c < 0x80) return 1;
+  size_t n;
+  unsigned lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0; /* no overlong forms */
+    if (c == 0xED) hi = 0x9F; /* no surrogates */
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F; /* nothing above U+10FFFF */
+  } else
+    return 0;
+  if (p[1] < lo || p[1] > hi) return 0;
+  for (size_t i = 2; i < n; i++)
+    if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+  return n;
+}
+
+size_t hu_utf8_escaped_size(const char *s, int *bad) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t n = 1;
+  *bad = 0;
+  while (*p) {
+    size_t k = hu_utf8_seq(p);
+    if (!k) {
+      *bad = 1;
+      n += 4;
+      p++;
+    } else {
+      n += k;
+      p += k;
+    }
+  }
+  return n;
+}
+
+void hu_utf8_escape(const char *s, char *out) {
+  static const char hex[] = "0123456789ABCDEF";
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    size_t k = hu_utf8_seq(p);
+    if (!k) {
+      *out++ = '\\';
+      *out++ = 'x';
+      *out++ = hex[*p >> 4];
+      *out++ = hex[*p & 15];
+      p++;
+    } else {
+      memcpy(out, p, k);
+      out += k;
+      p += k;
+    }
+  }
+  *out = 0;
+}
+
+const char *hu_utf8_clean(const char *s, char **tmp) {
+  int bad;
+  size_t n = hu_utf8_escaped_size(s, &bad);
+  *tmp = NULL;
+  if (!bad || !(*tmp = malloc(n))) return s;
+  hu_utf8_escape(s, *tmp);
+  return *tmp;
 }

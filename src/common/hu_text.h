@@ -1,5 +1,5 @@
-/* Text helpers shared by the CLI, the counters and the analysis: CSV fields, comma-separated name lists,
- * and the edit distance behind "did you mean" suggestions. */
+/* Text helpers shared by the CLI, the counters, the analysis and the hub: CSV fields, comma-separated name
+ * lists, the edit distance behind "did you mean" suggestions, UTF-8 escaping. */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_TEXT_H
 #define HUBPROF_HU_TEXT_H
@@ -26,5 +26,16 @@ void hu_strv_free(char **v);
  * over the first HU_EDIT_MAX - 1 bytes of each. */
 #define HU_EDIT_MAX 64
 size_t hu_edit_distance(const char *a, const char *b);
+
+/* UTF-8 text: a byte that is not part of a valid UTF-8 sequence (overlong forms, surrogates and code points
+ * above U+10FFFF are not valid) becomes the four characters \xNN (NN: its value in upper-case hex); valid
+ * text is kept. hu_utf8_seq: bytes of the valid sequence at p (1 to 4), 0 when the byte at p starts none.
+ * hu_utf8_escaped_size: size of s escaped, NUL included; *bad says whether any byte needs escaping.
+ * hu_utf8_escape: write s escaped to out (hu_utf8_escaped_size bytes). hu_utf8_clean: s itself when it is
+ * valid, else an escaped copy in *tmp (malloc'd; free it; NULL when none was made; s when out of memory). */
+size_t hu_utf8_seq(const unsigned char *p);
+size_t hu_utf8_escaped_size(const char *s, int *bad);
+void hu_utf8_escape(const char *s, char *out);
+const char *hu_utf8_clean(const char *s, char **tmp);
 
 #endif

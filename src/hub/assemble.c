@@ -497,6 +497,14 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
   return 0;
 }
 
+/* A dispatch of a multiplexed input is cold when it is its key's first (by dispatch id): stored on the row
+ * (hp_dispatch.cold), so every format and reader can tell which values hold first-use cost. */
+static void mux_mark_cold(const mproc *p, hp_dispatch *d) {
+  mdisp want = {.row = d->id};
+  const mdisp *x = bsearch(&want, p->d, p->nd, sizeof *p->d, cmp_mrow);
+  d->cold = x && p->keys[x->key].cold_row == d->id;
+}
+
 static int key_complete(const mproc *p, const mkey *k) { return k->covered == p->plan.npasses; }
 
 /* A growable string for the incomplete keys as JSON. */
@@ -1000,6 +1008,7 @@ static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
     return 1;
   }
   if (a->mux && a->mux_policy && t == HP_TABLE_METADATA) return !drop_key(((hp_metadata *)row)->key, 0);
+  if (a->mux && a->mux[ix] && t == HP_TABLE_DISPATCH) mux_mark_cold(a->mux[ix], row);
   return 1;
 }
 

@@ -374,6 +374,27 @@ static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, co
   return HP_OK;
 }
 
+static int cmp_file_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A file listed twice in one table would be read twice (a hostile manifest listing one file thousands of
+ * times multiplies the work): refused. */
+static hp_status no_duplicate_files(hp_store *s, const pq_rtable *rt, const char *table) {
+  if (rt->nfiles < 2) return HP_OK;
+  const char **names = malloc(rt->nfiles * sizeof *names);
+  if (!names) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < rt->nfiles; i++)
+    names[i] = rt->files[i].name;
+  qsort(names, rt->nfiles, sizeof *names, cmp_file_name);
+  hp_status st = HP_OK;
+  for (size_t i = 1; i < rt->nfiles && st == HP_OK; i++)
+    if (!strcmp(names[i - 1], names[i]))
+      st = hp_set_error(s, HP_ERR_CORRUPT, "%s: table %s lists file %s twice", PQ_MANIFEST, table, names[i]);
+  free(names);
+  return st;
+}
+
 static hp_status load_table(hp_store *s, pq_store *p, const hu_json *tj) {
   const hu_json *name = hu_json_get(tj, "name"), *files = hu_json_get(tj, "files");
   if (!name || name->type != HU_JSON_STR || !files || files->type != HU_JSON_ARR)
@@ -404,7 +425,7 @@ static hp_status load_table(hp_store *s, pq_store *p, const hu_json *tj) {
     if (st != HP_OK) return st;
     if (f->ok) rt->rows += f->rows;
   }
-  return HP_OK;
+  return no_duplicate_files(s, rt, name->s);
 }
 
 static hp_status pq_open_read(hp_store *s) {

@@ -5,6 +5,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "hub_internal.h"
 
+#include "../common/hu_text.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <stddef.h>
@@ -259,7 +261,8 @@ hp_status hp_store_damage(const hp_store *s, uint64_t *offset) {
 /* ---- text leaves as UTF-8 ----
  * Every string a writer stores is valid UTF-8: a byte that is not part of a valid UTF-8 sequence (a program
  * path or kernel name in another encoding) is stored as the four characters \xNN (NN: its value, two
- * upper-case hex digits); valid text is stored as given. One place for every format: hp_write. */
+ * upper-case hex digits; hu_utf8_escape, src/common/hu_text.c); valid text is stored as given. One place for
+ * every format: hp_write. */
 #define MAX_STR_COLS 16
 static size_t g_nstr[HP_TABLE_COUNT], g_stroff[HP_TABLE_COUNT][MAX_STR_COLS];
 static pthread_once_t g_str_once = PTHREAD_ONCE_INIT;
@@ -270,69 +273,6 @@ static void find_str_cols(void) {
     for (size_t i = 0; i < d->ncolumns && g_nstr[t] < MAX_STR_COLS; i++)
       if (d->columns[i].type == HP_COL_STR) g_stroff[t][g_nstr[t]++] = d->columns[i].offset;
   }
-}
-
-/* Bytes of the valid UTF-8 sequence at p (1 to 4), or 0 when the byte at p does not start one. */
-static size_t utf8_seq(const unsigned char *p) {
-  unsigned c = p[0];
-  if (c < 0x80) return 1;
-  size_t n;
-  unsigned lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF)
-    n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0; /* no overlong forms */
-    if (c == 0xED) hi = 0x9F; /* no surrogates */
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F; /* nothing above U+10FFFF */
-  } else
-    return 0;
-  if (p[1] < lo || p[1] > hi) return 0;
-  for (size_t i = 2; i < n; i++)
-    if (p[i] < 0x80 || p[i] > 0xBF) return 0;
-  return n;
-}
-
-/* Size of s with its invalid bytes escaped, NUL included; *bad: whether any is. */
-static size_t utf8_escaped_size(const char *s, int *bad) {
-  const unsigned char *p = (const unsigned char *)s;
-  size_t n = 1;
-  *bad = 0;
-  while (*p) {
-    size_t k = utf8_seq(p);
-    if (!k) {
-      *bad = 1;
-      n += 4;
-      p++;
-    } else {
-      n += k;
-      p += k;
-    }
-  }
-  return n;
-}
-
-static void utf8_escape(const char *s, char *out) {
-  static const char hex[] = "0123456789ABCDEF";
-  const unsigned char *p = (const unsigned char *)s;
-  while (*p) {
-    size_t k = utf8_seq(p);
-    if (!k) {
-      *out++ = '\\';
-      *out++ = 'x';
-      *out++ = hex[*p >> 4];
-      *out++ = hex[*p & 15];
-      p++;
-    } else {
-      memcpy(out, p, k);
-      out += k;
-      p += k;
-    }
-  }
-  *out = 0;
 }
 
 /* ---- write ---- */
@@ -361,7 +301,7 @@ hp_status hp_write(hp_store *s, hp_table t, const void *row) {
   for (size_t i = 0; i < g_nstr[t]; i++) {
     const char *v = *(const char *const *)(const void *)((const char *)r + g_stroff[t][i]);
     int b;
-    size_t n = utf8_escaped_size(v, &b);
+    size_t n = hu_utf8_escaped_size(v, &b);
     if (b) need += n;
     bad |= b;
   }
@@ -375,9 +315,9 @@ hp_status hp_write(hp_store *s, hp_table t, const void *row) {
   for (size_t i = 0; i < g_nstr[t]; i++) {
     char **slot = (char **)(void *)((char *)&full + g_stroff[t][i]);
     int b;
-    size_t n = utf8_escaped_size(*slot, &b);
+    size_t n = hu_utf8_escaped_size(*slot, &b);
     if (!b) continue;
-    utf8_escape(*slot, e);
+    hu_utf8_escape(*slot, e);
     *slot = e;
     e += n;
   }

@@ -157,16 +157,15 @@ typedef struct rp_state {
                           * SQLite call (cursors of one store may still be used from several threads) */
   int rlock_on;
   _Atomic uint64_t ops; /* SQLite VM work done by the current statement (hang guard) ... */
-  uint64_t budget;      /* ... and the most it may do (text read is charged too, RP_TEXT_PER_STEP) */
+  uint64_t budget;      /* ... and the most it may do */
   uint64_t max_text;    /* the longest string or blob SQLite may make for this file (SQLITE_LIMIT_LENGTH) */
+  struct rp_bounds *bounds; /* the reader's byte and time bounds and its private VFS (rocpd_read.c) */
 } rp_state;
 
 /* A read cursor: the statement stepping and the buffer holding the current row's strings. */
 /* Counter values' extdata decoded by SQLite's JSON functions, remembered per distinct text: a store has a
  * handful of them ({"pass":1}, {"pass":2}, …) over millions of rows. */
 #define RP_EXT_MEMO 8
-/* Bytes of row text charged as one step of the reader's work budget. */
-#define RP_TEXT_PER_STEP 16
 typedef struct rp_ext_memo {
   char *text; /* malloc'd extdata text, NULL = empty slot */
   size_t n;
@@ -181,6 +180,7 @@ typedef struct rp_cursor {
   sqlite3_stmt *ext;             /* counter values: decodes one extdata text */
   rp_ext_memo memo[RP_EXT_MEMO]; /* … and its answers, replaced round robin */
   unsigned memo_next;
+  uint64_t text, rows; /* bytes of row text and rows handed out so far (the reader's budgets) */
 } rp_cursor;
 
 /* Connection settings of the writer: one transaction, no journal, no syncs (commit syncs the file once). */

@@ -8,9 +8,11 @@
 #include <limits.h>
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const unsigned char sqlite_magic[16] = "SQLite format 3";
@@ -38,17 +40,232 @@ int rp_probe(const char *path, const unsigned char *head, size_t n) {
   return found != 0;
 }
 
-/* Progress handler: interrupts a statement that does far more work than the file's size allows
- * (a hostile or looping schema must not hang a reader). */
-static int work_guard(void *arg) {
-  rp_state *r = arg;
-  return atomic_fetch_add_explicit(&r->ops, 1000, memory_order_relaxed) + 1000 > r->budget;
+/* ---- bounds in bytes and time ----
+ * SQLite's step count does not see two kinds of work a hostile view can ask for: temporary storage (a sort
+ * or a temporary b-tree of rows with huge strings, written to temporary files before the first row comes
+ * back) and work inside one step (a function building a huge string whose result is thrown away). Each
+ * store's connection therefore runs on its own VFS, the default one with every temporary file's writes
+ * counted against a byte budget (a write past it fails with SQLITE_FULL), and the progress handler also
+ * stops a statement that has spent more than its time budget inside SQLite. */
+enum { RB_NONE, RB_WORK, RB_TEMP, RB_TIME };
+
+typedef struct rp_bounds {
+  sqlite3_vfs vfs;   /* this store's VFS: forwards to base, temporary files wrapped */
+  sqlite3_vfs *base; /* the default VFS */
+  char name[48];
+  int registered;
+  _Atomic uint64_t temp_bytes; /* written to temporary files by the current statement ... */
+  uint64_t temp_budget;        /* ... and the most it may write */
+  uint64_t text_budget;        /* bytes of row text one cursor may hand out ... */
+  uint64_t row_budget;         /* ... and rows */
+  uint64_t time_budget;        /* ns inside SQLite per statement */
+  uint64_t used;               /* ns spent inside SQLite by the current statement before t0 */
+  uint64_t t0;                 /* start of the current stretch of work (coarse clock) */
+  int why;                     /* what stopped the statement (RB_*) */
+} rp_bounds;
+
+/* A coarse clock (a few ms resolution, no system call): summed over many steps its deltas average out. */
+static uint64_t coarse_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void guard_reset(rp_state *r) { atomic_store_explicit(&r->ops, 0, memory_order_relaxed); }
+/* A temporary file: SQLite's sqlite3_file of the base VFS follows this struct in the same allocation. */
+typedef struct tfile {
+  sqlite3_file base;
+  rp_bounds *b;
+  sqlite3_file *real;
+} tfile;
+
+#define REAL(f) (((tfile *)(f))->real)
+#define REALM(f) (REAL(f)->pMethods)
+static int tf_close(sqlite3_file *f) { return REALM(f)->xClose(REAL(f)); }
+static int tf_read(sqlite3_file *f, void *p, int n, sqlite3_int64 off) {
+  return REALM(f)->xRead(REAL(f), p, n, off);
+}
+static int tf_write(sqlite3_file *f, const void *p, int n, sqlite3_int64 off) {
+  rp_bounds *b = ((tfile *)f)->b;
+  uint64_t add = n > 0 ? (uint64_t)n : 0;
+  if (atomic_fetch_add_explicit(&b->temp_bytes, add, memory_order_relaxed) + add > b->temp_budget) {
+    b->why = RB_TEMP;
+    return SQLITE_FULL;
+  }
+  return REALM(f)->xWrite(REAL(f), p, n, off);
+}
+static int tf_truncate(sqlite3_file *f, sqlite3_int64 n) { return REALM(f)->xTruncate(REAL(f), n); }
+static int tf_sync(sqlite3_file *f, int fl) { return REALM(f)->xSync(REAL(f), fl); }
+static int tf_size(sqlite3_file *f, sqlite3_int64 *n) { return REALM(f)->xFileSize(REAL(f), n); }
+static int tf_lock(sqlite3_file *f, int l) { return REALM(f)->xLock(REAL(f), l); }
+static int tf_unlock(sqlite3_file *f, int l) { return REALM(f)->xUnlock(REAL(f), l); }
+static int tf_reserved(sqlite3_file *f, int *out) { return REALM(f)->xCheckReservedLock(REAL(f), out); }
+static int tf_control(sqlite3_file *f, int op, void *arg) {
+  if (op == SQLITE_FCNTL_SIZE_HINT) return SQLITE_NOTFOUND; /* growth comes through counted writes only */
+  return REALM(f)->xFileControl(REAL(f), op, arg);
+}
+static int tf_sector(sqlite3_file *f) { return REALM(f)->xSectorSize(REAL(f)); }
+static int tf_dev(sqlite3_file *f) { return REALM(f)->xDeviceCharacteristics(REAL(f)); }
+static int tf_fetch(sqlite3_file *f, sqlite3_int64 off, int n, void **pp) {
+  if (REALM(f)->iVersion < 3 || !REALM(f)->xFetch) {
+    *pp = NULL;
+    return SQLITE_OK;
+  }
+  return REALM(f)->xFetch(REAL(f), off, n, pp);
+}
+static int tf_unfetch(sqlite3_file *f, sqlite3_int64 off, void *p) {
+  if (REALM(f)->iVersion < 3 || !REALM(f)->xUnfetch) return SQLITE_OK;
+  return REALM(f)->xUnfetch(REAL(f), off, p);
+}
+#undef REALM
+#undef REAL
+
+static const sqlite3_io_methods tf_methods = {.iVersion = 3,
+                                              .xClose = tf_close,
+                                              .xRead = tf_read,
+                                              .xWrite = tf_write,
+                                              .xTruncate = tf_truncate,
+                                              .xSync = tf_sync,
+                                              .xFileSize = tf_size,
+                                              .xLock = tf_lock,
+                                              .xUnlock = tf_unlock,
+                                              .xCheckReservedLock = tf_reserved,
+                                              .xFileControl = tf_control,
+                                              .xSectorSize = tf_sector,
+                                              .xDeviceCharacteristics = tf_dev,
+                                              .xFetch = tf_fetch,
+                                              .xUnfetch = tf_unfetch};
+
+#define BASE(v) (((rp_bounds *)(v)->pAppData)->base)
+static int bv_open(sqlite3_vfs *v, sqlite3_filename name, sqlite3_file *f, int flags, int *out) {
+  const int temp =
+      SQLITE_OPEN_TEMP_DB | SQLITE_OPEN_TEMP_JOURNAL | SQLITE_OPEN_TRANSIENT_DB | SQLITE_OPEN_SUBJOURNAL;
+  if (!(flags & temp)) return BASE(v)->xOpen(BASE(v), name, f, flags, out);
+  tfile *t = (tfile *)f;
+  t->b = v->pAppData;
+  t->real = (sqlite3_file *)(t + 1);
+  t->real->pMethods = NULL;
+  int rc = BASE(v)->xOpen(BASE(v), name, t->real, flags, out);
+  t->base.pMethods = t->real->pMethods ? &tf_methods : NULL;
+  return rc;
+}
+static int bv_delete(sqlite3_vfs *v, const char *p, int sync) { return BASE(v)->xDelete(BASE(v), p, sync); }
+static int bv_access(sqlite3_vfs *v, const char *p, int fl, int *out) {
+  return BASE(v)->xAccess(BASE(v), p, fl, out);
+}
+static int bv_full(sqlite3_vfs *v, const char *p, int n, char *out) {
+  return BASE(v)->xFullPathname(BASE(v), p, n, out);
+}
+static int bv_random(sqlite3_vfs *v, int n, char *out) { return BASE(v)->xRandomness(BASE(v), n, out); }
+static int bv_sleep(sqlite3_vfs *v, int us) { return BASE(v)->xSleep(BASE(v), us); }
+static int bv_time(sqlite3_vfs *v, double *out) { return BASE(v)->xCurrentTime(BASE(v), out); }
+static int bv_error(sqlite3_vfs *v, int n, char *out) { return BASE(v)->xGetLastError(BASE(v), n, out); }
+static int bv_time64(sqlite3_vfs *v, sqlite3_int64 *out) {
+  if (BASE(v)->iVersion >= 2 && BASE(v)->xCurrentTimeInt64) return BASE(v)->xCurrentTimeInt64(BASE(v), out);
+  double d = 0;
+  int rc = BASE(v)->xCurrentTime(BASE(v), &d);
+  *out = (sqlite3_int64)(d * 86400000.0);
+  return rc;
+}
+#undef BASE
+
+/* Make r's bounds and register its VFS (named after the state's address, unique while it lives). */
+static hp_status bounds_open(hp_store *s, uint64_t bytes) {
+  rp_state *r = s->impl;
+  sqlite3_initialize();
+  rp_bounds *b = calloc(1, sizeof *b);
+  if (!b) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  r->bounds = b;
+  b->base = sqlite3_vfs_find(NULL);
+  if (!b->base) return hp_set_error(s, HP_ERR_IO, "cannot open: SQLite has no default VFS");
+  /* temporary storage: a plain read of a table or of hubprof's views needs none; a foreign view may */
+  b->temp_budget = (64ull << 20) + 4 * bytes;
+  /* row text: strings are stored once and joined into rows, but not 64 times over */
+  b->text_budget = (128ull << 20) + 64 * bytes;
+  /* rows: a stored row takes at least 6 bytes (cell pointer, sizes, rowid, record header); a view can make
+   * rows out of nothing */
+  b->row_budget = 4096 + bytes / 2;
+  /* time inside SQLite per statement: 2 s, and 1 s more per MiB of stored data (hundreds of times what
+   * reading a MiB takes) */
+  b->time_budget = 2000000000ull + (bytes >> 20) * 1000000000ull;
+  snprintf(b->name, sizeof b->name, "hubprof-read-%p", (void *)b);
+  b->vfs = (sqlite3_vfs){.iVersion = 2,
+                         .szOsFile = (int)sizeof(tfile) + b->base->szOsFile,
+                         .mxPathname = b->base->mxPathname,
+                         .zName = b->name,
+                         .pAppData = b,
+                         .xOpen = bv_open,
+                         .xDelete = bv_delete,
+                         .xAccess = bv_access,
+                         .xFullPathname = bv_full,
+                         .xRandomness = bv_random,
+                         .xSleep = bv_sleep,
+                         .xCurrentTime = bv_time,
+                         .xGetLastError = bv_error,
+                         .xCurrentTimeInt64 = bv_time64};
+  if (sqlite3_vfs_register(&b->vfs, 0) != SQLITE_OK) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  b->registered = 1;
+  return HP_OK;
+}
+
+/* Close the connection, then retire the VFS it used (a connection SQLite could not close yet keeps it). */
+static void bounds_close(rp_state *r) {
+  rp_bounds *b = r->bounds;
+  if (r->db && sqlite3_close(r->db) != SQLITE_OK) {
+    sqlite3_close_v2(r->db); /* statements still open: it closes with the last; the VFS must stay */
+    r->db = NULL;
+    return;
+  }
+  r->db = NULL;
+  if (b && b->registered) sqlite3_vfs_unregister(&b->vfs);
+  free(b);
+  r->bounds = NULL;
+}
+
+/* Progress handler: interrupts a statement that does far more work than the file's size allows, in SQLite
+ * steps or in time spent inside SQLite (a hostile or looping schema must not hang a reader). */
+static int work_guard(void *arg) {
+  rp_state *r = arg;
+  rp_bounds *b = r->bounds;
+  if (atomic_fetch_add_explicit(&r->ops, 1000, memory_order_relaxed) + 1000 > r->budget) {
+    b->why = RB_WORK;
+    return 1;
+  }
+  if (b->used + (coarse_ns() - b->t0) > b->time_budget) {
+    b->why = RB_TIME;
+    return 1;
+  }
+  return 0;
+}
+
+/* A new statement: its work, temporary bytes and time count from zero. */
+static void guard_reset(rp_state *r) {
+  rp_bounds *b = r->bounds;
+  atomic_store_explicit(&r->ops, 0, memory_order_relaxed);
+  atomic_store_explicit(&b->temp_bytes, 0, memory_order_relaxed);
+  b->used = 0;
+  b->t0 = coarse_ns();
+  b->why = RB_NONE;
+}
+
+/* Time between work_begin and work_end counts as the current statement's (not the caller's time between
+ * rows). */
+static void work_begin(rp_state *r) { r->bounds->t0 = coarse_ns(); }
+static void work_end(rp_state *r) { r->bounds->used += coarse_ns() - r->bounds->t0; }
 
 static hp_status read_fail(hp_store *s, int rc, const char *what) {
   rp_state *r = s->impl;
+  rp_bounds *b = r->bounds;
+  if (b && b->why == RB_TEMP)
+    return hp_set_error(s, HP_ERR_CORRUPT,
+                        "%s: gave up: it needs over %llu MiB of temporary storage, more than a file of this "
+                        "size calls for (a hostile view?)",
+                        what, (unsigned long long)(b->temp_budget >> 20));
+  if (b && b->why == RB_TIME)
+    return hp_set_error(
+        s, HP_ERR_CORRUPT,
+        "%s: gave up after %.1f s of work, more than a file of this size calls for (a hostile "
+        "view?)",
+        what, (double)b->time_budget / 1e9);
   if ((rc & 0xff) == SQLITE_INTERRUPT)
     return hp_set_error(s, HP_ERR_CORRUPT,
                         "%s: gave up after too much work for the file's size (damaged schema?)", what);
@@ -179,8 +396,8 @@ hp_status rp_open_read(hp_store *s) {
   if (!r) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   s->impl = r;
   r->budget = 20000000ull + bytes * 200ull; /* SQLite steps: ~1.6 M per 8 KiB page of data */
-  /* Text counts too (a view can build huge strings in one step): no value longer than the file could hold,
-   * and every RP_TEXT_PER_STEP bytes of a row's text charged as one step of the same budget. */
+  /* Text counts too (a view can build huge strings in one step): no value longer than the file could hold;
+   * the text a cursor hands out, temporary storage and time are bounded by bounds_open. */
   r->max_text = (1ull << 20) + 2 * bytes;
   if (r->max_text > INT_MAX) r->max_text = INT_MAX;
   /* cursors of one store may be used from several threads: every use of the connection after this
@@ -191,13 +408,18 @@ hp_status rp_open_read(hp_store *s) {
   r->rlock_on = pthread_mutex_init(&r->rlock, &ma) == 0;
   pthread_mutexattr_destroy(&ma);
   if (!r->rlock_on) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-  int rc = sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+  st = bounds_open(s, bytes);
+  if (st != HP_OK) return st;
+  int rc = sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, r->bounds->name);
   if (rc != SQLITE_OK) return read_fail(s, rc, "cannot open");
   sqlite3_db_config(r->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
   sqlite3_db_config(r->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
   sqlite3_progress_handler(r->db, 1000, work_guard, r);
   sqlite3_limit(r->db, SQLITE_LIMIT_LENGTH, (int)r->max_text);
-  sqlite3_exec(r->db, "PRAGMA cell_size_check=ON", NULL, NULL, NULL);
+  sqlite3_limit(r->db, SQLITE_LIMIT_WORKER_THREADS, 0);
+  /* memory: temporary data goes to (counted) files, the page cache and a sort's in-memory part stay small */
+  sqlite3_exec(r->db, "PRAGMA cell_size_check=ON; PRAGMA temp_store=FILE; PRAGMA cache_size=-8192", NULL,
+               NULL, NULL);
   int found = resolve_tables(s);
   if (found < 0) return s->first_error != HP_OK ? s->first_error : HP_ERR_CORRUPT;
   if (found == 0) return hp_set_error(s, HP_ERR_FORMAT, "SQLite database without rocpd tables");
@@ -221,6 +443,7 @@ hp_status rp_open_read(hp_store *s) {
 }
 
 void rp_close_read(hp_store *s) {
+  if (s->impl) bounds_close(s->impl);
   if (s->impl) rp_free_state(s->impl);
   s->impl = NULL;
 }
@@ -335,7 +558,7 @@ static void sb_select(hu_buf *q, hp_table t, const colset *c, const char *a, con
 
 /* Build the SELECT (or COUNT when count != 0) for hub table t. Returns 0, or -1 when the table is absent
  * (read as empty), or an SQLite error code. */
-static int build_query(rp_state *r, hp_table t, int count, hu_buf *q) {
+static int build_query(rp_state *r, hp_table t, int count, int order, hu_buf *q) {
   const char *obj = r->obj[rp_table_base[t]];
   if (!obj) return -1;
   colset c, k = {0};
@@ -352,7 +575,8 @@ static int build_query(rp_state *r, hp_table t, int count, hu_buf *q) {
     if (!count) sb_select(q, t, &c, "M", NULL, r->own);
     hu_buf_str(q, " FROM");
     sb_obj(q, obj, "M");
-    hu_buf_str(q, " WHERE tag NOT IN ('schema_version', 'uuid', 'guid', '" RP_WRITER_TAG "') ORDER BY id");
+    hu_buf_str(q, " WHERE tag NOT IN ('schema_version', 'uuid', 'guid', '" RP_WRITER_TAG "')");
+    if (order) hu_buf_str(q, " ORDER BY id");
     break;
   case HP_TABLE_COUNTER_VALUE: {
     /* own files: the event id is the dispatch id; others: the dispatch whose event_id it is, and
@@ -377,7 +601,7 @@ static int build_query(rp_state *r, hp_table t, int count, hu_buf *q) {
       hu_buf_str(q, " ON K.\"event_id\" = V.\"event_id\"");
     }
     if (colset_has(&c, "sample_id")) hu_buf_str(q, " WHERE V.\"sample_id\" IS NULL");
-    if (!count && colset_has(&c, "id")) hu_buf_str(q, " ORDER BY V.\"id\"");
+    if (order && colset_has(&c, "id")) hu_buf_str(q, " ORDER BY V.\"id\"");
     break;
   }
   case HP_TABLE_REGION:
@@ -406,14 +630,14 @@ static int build_query(rp_state *r, hp_table t, int count, hu_buf *q) {
       sb_obj(q, obj, "R");
     }
     if (r->own) hu_buf_str(q, " WHERE R.\"id\" <> 0");
-    if (!count) hu_buf_str(q, " ORDER BY R.\"id\"");
+    if (order) hu_buf_str(q, " ORDER BY R.\"id\"");
     break;
   default:
     if (!count) sb_select(q, t, &c, "T", NULL, r->own);
     hu_buf_str(q, " FROM");
     sb_obj(q, obj, "T");
     if (r->own) hu_buf_str(q, " WHERE T.\"id\" <> 0"); /* id 0 rows are placeholders for "none" */
-    if (!count) hu_buf_str(q, " ORDER BY T.\"id\"");
+    if (order) hu_buf_str(q, " ORDER BY T.\"id\"");
     break;
   }
   colset_free(&c);
@@ -422,12 +646,38 @@ static int build_query(rp_state *r, hp_table t, int count, hu_buf *q) {
   return rc;
 }
 
+/* 1 when SQLite would sort query q's rows (a temporary b-tree for its ORDER BY: a view, not a table read in
+ * rowid order), else 0; *rc is SQLITE_OK or the error that stopped the check. */
+static int needs_sort(rp_state *r, const char *q, int *rc) {
+  char *e = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", q);
+  sqlite3_stmt *st = NULL;
+  int sort = 0;
+  guard_reset(r);
+  *rc = e ? sqlite3_prepare_v2(r->db, e, -1, &st, NULL) : SQLITE_NOMEM;
+  sqlite3_free(e);
+  while (*rc == SQLITE_OK && (*rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *d = (const char *)sqlite3_column_text(st, 3);
+    if (d && strstr(d, "TEMP B-TREE") && strstr(d, "ORDER BY")) sort = 1;
+    *rc = SQLITE_OK;
+  }
+  if (*rc == SQLITE_DONE) *rc = SQLITE_OK;
+  sqlite3_finalize(st);
+  return sort;
+}
+
 static hp_status prepare_query_locked(hp_store *s, hp_table t, int count, sqlite3_stmt **out) {
   rp_state *r = s->impl;
   const hp_table_desc *d = hp_table_describe(t);
   hu_buf q = {0};
   *out = NULL;
-  int rc = build_query(r, t, count, &q);
+  int rc = build_query(r, t, count, !count, &q);
+  /* Rows come in id order where that is free (tables, hubprof's views over them). Where SQLite would have
+   * to sort them first (a foreign or hostile view: every row with its strings, before the first one comes
+   * back), they come in the view's own order instead. */
+  if (rc == SQLITE_OK && !count && needs_sort(r, (const char *)q.p, &rc) && rc == SQLITE_OK) {
+    rp_buf_reset(&q);
+    rc = build_query(r, t, 0, 0, &q);
+  }
   if (rc == -1) {
     hu_buf_free(&q);
     return HP_END; /* absent: no rows */
@@ -655,12 +905,17 @@ static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
   }
   hp_status e = rs_end(&rs, c->store);
   if (e != HP_OK) return e;
-  uint64_t used = atomic_fetch_add_explicit(&r->ops, k->arena.n / RP_TEXT_PER_STEP, memory_order_relaxed);
-  if (used + k->arena.n / RP_TEXT_PER_STEP > r->budget)
+  k->text += k->arena.n;
+  if (++k->rows > r->bounds->row_budget)
     return hp_set_error(c->store, HP_ERR_CORRUPT,
-                        "%s rows: more text than a file of this size holds (over the reader's budget; a "
-                        "hostile view?)",
-                        hp_table_describe(c->table)->name);
+                        "%s rows: more than %llu rows, more than a file of this size holds (a hostile view?)",
+                        hp_table_describe(c->table)->name, (unsigned long long)r->bounds->row_budget);
+  if (k->text > r->bounds->text_budget)
+    return hp_set_error(c->store, HP_ERR_CORRUPT,
+                        "%s rows: more than %llu MiB of text, more than a file of this size holds (a hostile "
+                        "view?)",
+                        hp_table_describe(c->table)->name,
+                        (unsigned long long)(r->bounds->text_budget >> 20));
   if (c->table == HP_TABLE_COUNTER_VALUE) {
     hp_counter_value *v = row;
     const rp_ext_memo *m;
@@ -685,6 +940,7 @@ hp_status rp_cursor_next(hp_cursor *c, void *row) {
   *(uint32_t *)row = size;
   rp_state *r = c->store->impl;
   pthread_mutex_lock(&r->rlock);
+  work_begin(r);
   int rc = sqlite3_step(k->st);
   hp_status e;
   if (rc == SQLITE_ROW) {
@@ -696,6 +952,7 @@ hp_status rp_cursor_next(hp_cursor *c, void *row) {
     snprintf(what, sizeof what, "cannot read %s rows", hp_table_describe(c->table)->name);
     e = read_fail(c->store, rc, what);
   }
+  work_end(r);
   pthread_mutex_unlock(&r->rlock);
   return e;
 }

@@ -288,7 +288,8 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
                            "$enqueue_ns",
                            "$passes",
                            "$bytes_accessible",
-                           "$bytes_restored"},
+                           "$bytes_restored",
+                           "$cold"},
     [HP_TABLE_COUNTER_INFO] = {"@id", "COALESCE($agent_id, @agent_id)", "@name", "@description", "@block",
                                "@units", "@expression"},
     /* dispatch_id and pass depend on who wrote the file (the reader); extdata follows the columns and is
@@ -344,7 +345,8 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
                            "$enqueue_ns",
                            "$passes",
                            "$bytes_accessible",
-                           "$bytes_restored"},
+                           "$bytes_restored",
+                           "$cold"},
     /* the row id is a running number of the file (rocpd_pmc_event has no hub id: bind_extra) */
     [HP_TABLE_COUNTER_VALUE] = {"event_id", "pmc_id", "$pass", "$imputed", "%value"},
     /* the category's string id waits in event_id until commit gives the region its event */

@@ -171,7 +171,8 @@ py '
 rows = json.loads(out)
 assert sorted((r["kernel"], r["grid"]) for r in rows) == [("finish", "1x1x1"), ("relax", "2048x1x1"), ("relax", "4096x1x1")], rows
 assert sum(r["calls"] for r in rows) == 32
-assert list(rows[0].keys()) == ["device", "kernel", "grid", "workgroup", "calls", "timed_calls", "total_ns", "avg_ns", "min_ns", "max_ns", "percent"], rows[0].keys()
+assert list(rows[0].keys()) == ["device", "kernel", "grid", "workgroup", "calls", "timed_calls", "total_ns", "avg_ns", "min_ns", "max_ns", "percent", "cold_calls"], rows[0].keys()
+assert sorted(r["cold_calls"] for r in rows) == [0, 1, 1], rows  # policy kernel: the first relax dispatch is in one grid
 assert close(sum(r["percent"] for r in rows), 100)
 '
 expect 0 "$HP" analyze --by dispatch --format csv --kernel 're*' --dispatch 5-14 --counters none --metrics none mux.db

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hostile inputs through the CLI and Python: a log block header that reads as zeros (damage reported, later
-# blocks kept), a FIFO as a store and inside a Parquet store, a device, a 50 GiB sparse log. Each must give a
-# clear error or a bounded result within seconds (timeout 20). usage: test_hostile.sh [HUBPROF]
+# blocks kept), a FIFO as a store and inside a Parquet store, a device, a 50 GiB sparse log, rocpd views that
+# build huge strings. Each must give a clear error or a bounded result within seconds (timeout 20; the rocpd
+# views within 10 s and 1 GiB). usage: test_hostile.sh [HUBPROF]
 # SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -14,11 +15,32 @@ trap 'rm -rf "$T"' EXIT
 unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_MULTIPLEX OPENCL_LAYERS LD_PRELOAD COLUMNS
 . tests/lib.sh
 cd "$T" || exit 1
-# t CODE CMD...: expect, under a 20 s limit (124 = it hung)
+# t CODE CMD...: expect, within 20 s and 2 GiB of resident memory (bounded, below; 99 = over a limit)
 t() {
   local want=$1
   shift
-  expect "$want" timeout 20 "$@"
+  bounded 20 2048 "$want" "$@"
+}
+# bounded SECS MIB CODE CMD...: expect CODE, and the command (children included) took at most SECS s of wall
+# time and MIB MiB of resident memory (measured with getrusage; what it took goes to $T/lim)
+bounded() {
+  local secs=$1 mib=$2 want=$3
+  shift 3
+  python3 -c '
+import resource, subprocess, sys, time
+secs, mib, out, err, lim = float(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+t0 = time.monotonic()
+try:
+    rc = subprocess.run(sys.argv[6:], stdout=open(out, "w"), stderr=open(err, "w"), timeout=3 * secs).returncode
+    rc = 128 - rc if rc < 0 else rc  # killed by a signal: as the shell says it
+except subprocess.TimeoutExpired:
+    rc = 124
+took, rss = time.monotonic() - t0, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+open(lim, "w").write("%.1f s, %.0f MiB\n" % (took, rss))
+sys.exit(rc if took <= secs and rss <= mib else 99)
+' "$secs" "$mib" "$T/out" "$T/err" "$T/lim" "$@"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got (want $want; 99: over $secs s or $mib MiB: $(cat "$T/lim")): $* :: $(head -c 300 "$T/err")"; fi
 }
 field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$T/out" "$1"; }
 
@@ -111,6 +133,17 @@ with hubprof.open(sys.argv[1]) as s:
 ' s.pq
 cp -r s.pq m.pq && rm m.pq/_hubprof.json && mkfifo m.pq/_hubprof.json
 t 1 "$HP" info m.pq
+# a manifest listing one table file many times (each read would read it again): refused by name
+t 0 "$HP" convert -q -F parquet -o dup.pq ok.log
+python3 - dup.pq/_hubprof.json <<'EOF2'
+import json, sys
+m = json.load(open(sys.argv[1]))
+t = next(t for t in m["tables"] if t["name"] == "dispatch")
+t["files"] = t["files"] * 2000
+json.dump(m, open(sys.argv[1], "w"))
+EOF2
+t 1 "$HP" info dup.pq
+one_line_error "_hubprof.json: table dispatch lists file dispatch"
 
 # 4. a 50 GiB sparse log: read in time proportional to its data
 cp ok.log sparse.log && truncate -s 50G sparse.log
@@ -181,6 +214,46 @@ assert [r["kernel"] for r in json.loads(out)] == [want], out
 ' "u8.$fmt" $fmt "$HP"
 done
 
+# a store from before the escaping (raw bytes that are not UTF-8, put in by hand): every report format and
+# Python give valid UTF-8, the bytes as \xNN
+t 0 "$HP" convert -q -F rocpd -o old.db ok.log
+python3 - old.db <<'EOF2'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+tab = lambda b: c.execute("select name from sqlite_master where type = 'table' and name like ?", ("rocpd_%s_%%" % b,)).fetchone()[0]
+c.execute('update "%s" set kernel_name = CAST(X\'6BFFC328E282AC2C22\' AS TEXT) || kernel_name' % tab("info_kernel_symbol"))
+c.execute('update "%s" set display_name = kernel_name' % tab("info_kernel_symbol"))
+c.execute('update "%s" set command = CAST(X\'2F746D702FFE2F617070\' AS TEXT)' % tab("info_process"))
+c.commit()
+EOF2
+for cmd in "analyze --format json" "analyze --format csv" "analyze" "info --json" "info" "diff old.db"; do
+  # shellcheck disable=SC2086
+  t 0 "$HP" $cmd old.db
+  python3 - "$T/out" "$cmd" <<'EOF2' && ok || bad "old store, $cmd: $(head -c 300 "$T/out")"
+import csv, json, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")  # strict
+cmd = sys.argv[2]
+if "json" in cmd:
+    d = json.loads(text)
+    if cmd.startswith("info"):
+        assert d["processes"][0]["command"] == "/tmp/\\xFE/app", d["processes"]
+    else:
+        assert all(r["kernel"].startswith('k\\xFF\\xC3(\u20ac,"') for r in d), d
+elif "csv" in cmd:
+    rows = list(csv.DictReader(text.splitlines()))
+    assert rows and all(r["kernel"].startswith('k\\xFF\\xC3(\u20ac,"') for r in rows), rows
+else:
+    assert ("/tmp/\\xFE/app" if cmd == "info" else 'k\\xFF\\xC3(\u20ac,"') in text, text
+EOF2
+done
+PYTHONPATH=$PY t 0 python3 -c '
+import sys, hubprof
+with hubprof.open(sys.argv[1]) as s:
+    names = s.table("kernel_symbol").name.tolist()
+    assert names and all(n.startswith("k\\xFF\\xC3(\u20ac,\"") for n in names), names
+    assert s.table("process").command.tolist() == ["/tmp/\\xFE/app"]
+' old.db
+
 # 8. smaller items: a full disk (here a file size limit) names the file in every format; a bad
 # schema_version is refused; the analyze table says when calls have no device time
 "$GEN" big2 1 100000 >/dev/null
@@ -215,7 +288,60 @@ with hubprof.create(sys.argv[1]) as w:
 t 0 "$HP" analyze untimed.db
 grep -q "note: 272 of the 400 calls shown have no device time" "$T/out" && ok || bad "untimed note: $(cat "$T/out")"
 
-# 9. honest end of process: one of three OpenCL processes SIGKILLed (and the shell that ran them) is named by
+# 9. rocpd files whose views make work out of nothing (a 300 KB file): a clear error within 10 s and 1 GiB each
+python3 - "$T" "$HP" <<'EOF2' || bad "could not make the hostile rocpd files"
+import os, shutil, sqlite3, subprocess, sys
+os.chdir(sys.argv[1])
+n = lambda rows: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT %d) " % rows
+views = {
+    # the file of issue 16: 2 M rows of 1 MB strings (gigabytes to sort if read in id order)
+    "huge": n(2000000) + "SELECT i AS id, printf('%.*c', 1000000, 'k') AS kernel_name FROM n",
+    # the view sorts huge strings itself: temporary storage
+    "sorted": n(2000000) + "SELECT i AS id, printf('%.*c', 1000000, 'k') AS kernel_name FROM n ORDER BY -i",
+    # huge strings made and thrown away, small rows out: work inside SQLite
+    "work": n(2000000) + "SELECT i AS id, length(printf('%.*c', 1000000, 'k')) AS kernel_name FROM n",
+    # a harmless foreign view in its own order (not id order): read unsorted, complete
+    "desc": "SELECT * FROM \"%s\" ORDER BY id DESC",
+}
+subprocess.run([sys.argv[2], "convert", "-q", "-F", "rocpd", "-o", "base.db", "ok.log"], check=True)
+for name, view in views.items():
+    shutil.copy("base.db", "v_%s.db" % name)
+    c = sqlite3.connect("v_%s.db" % name)
+    (tab,) = c.execute("select name from sqlite_master where type = 'table' and name like 'rocpd_info_kernel_symbol_%'").fetchone()
+    c.execute("DROP VIEW rocpd_info_kernel_symbol")
+    c.execute("CREATE VIEW rocpd_info_kernel_symbol AS " + (view % tab if "%s" in view else view))
+    c.commit()
+    c.close()
+    assert os.path.getsize("v_%s.db" % name) < 400000
+EOF2
+for v in huge sorted work; do
+  for cmd in "info" "analyze" "merge -q -o hv.db" "convert -q -F parquet -o hv.pq"; do
+    # shellcheck disable=SC2086
+    bounded 10 1024 1 "$HP" $cmd v_$v.db
+    one_line_error "v_$v.db: "
+    grep -q "a hostile view?" "$T/err" && [ ! -e hv.db ] && [ ! -e hv.pq ] && ok || bad "$v: $cmd: $(cat "$T/err")"
+  done
+  PYTHONPATH=$PY bounded 10 1024 0 python3 -c '
+import sys, hubprof
+try:
+    with hubprof.open(sys.argv[1]) as s:
+        s.table("kernel_symbol")
+except hubprof.Error as e:
+    assert "hostile view?" in str(e) and sys.argv[1] in str(e), e
+else:
+    raise SystemExit("read a hostile view")
+' v_$v.db
+done
+grep -q "temporary storage" <("$HP" analyze v_sorted.db 2>&1) && ok || bad "sorted view: not the temporary storage bound"
+t 0 "$HP" analyze --format csv v_desc.db
+mv "$T/out" desc.csv
+t 0 "$HP" analyze --format csv base.db
+cmp -s desc.csv "$T/out" && ok || bad "a view in its own order: analyze differs: $(diff desc.csv "$T/out" | head -5)"
+t 0 "$HP" merge -q -o desc2.db v_desc.db
+[ "$(sqlite3 desc2.db 'select count(*) from rocpd_info_kernel_symbol')" = "$(sqlite3 base.db 'select count(*) from rocpd_info_kernel_symbol where id > 0')" ] &&
+  ok || bad "a view in its own order: merge lost rows"
+
+# 10. honest end of process: one of three OpenCL processes SIGKILLed (and the shell that ran them) is named by
 # trace, info and merge with what it kept
 export HUBPROF_COLLECTOR=$OLDPWD/$B/libhubprof_collector.so
 EX=$OLDPWD/$B/examples/ocl
@@ -236,6 +362,13 @@ EOF2
   t 0 "$HP" info k.db
   grep -q "killed .* 7 .*crash kill 7" "$T/out" && grep -q "^unfinished      1 process did not" "$T/out" && ok ||
     bad "info table: $(cat "$T/out")"
+  # SIGSEGV and abort of one child among several: named, with what it kept
+  for m in segv abort; do
+    t 0 "$HP" trace -o "c$m.db" -- sh -c "'$EX/vector_add' 1024 3 && '$EX/crash' $m 7; '$EX/vector_add' 1024 2"
+    grep -q "process [0-9]* (.*crash $m 7) did not close its log (killed, or its log cut short): 7 dispatches kept" \
+      "$T/err" && grep -q "1 process did not finish (killed, or its log cut short): 7 dispatches of it kept" "$T/err" &&
+      grep -q "^hubprof: 12 dispatches of 2 kernels in 3 processes" "$T/err" && ok || bad "trace ($m): $(cat "$T/err")"
+  done
   cp "$EX/vector_add" "$T/va"$'\xff' # a program path that is not UTF-8: stored escaped
   t 0 "$HP" trace -q -o u.db -- "$T/va"$'\xff' 64 2
   t 0 "$HP" info --json u.db

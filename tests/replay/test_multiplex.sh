@@ -8,6 +8,7 @@
 # SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.."
+ROOT=$PWD
 HP=$(realpath "${1:-build/hubprof}")
 EX=$PWD/build/examples/ocl
 CHECK=$PWD/build/tests/replay/check_profile
@@ -67,6 +68,25 @@ muxed() {
 checked() { # NAME: check_profile found nothing wrong
   [ "$(cat "$1.check")" = 0 ] && ok || bad "$1: $(grep -m5 bad "$1.report")"
 }
+# cold_check NAME [launch]: in NAME's store (any format, read through Python) the first dispatch of each key
+# (kernel, or kernel + sizes with policy launch) in its process, by the collector's dispatch id, is marked
+# cold, and no other is
+cold_check() {
+  PYTHONPATH=$ROOT/python python3 - "$1" "${2:-kernel}" <<'EOF2' && ok || bad "$1: cold marks wrong"
+import glob, sys, hubprof
+name, policy = sys.argv[1:]
+path = (glob.glob(name + ".db") + glob.glob(name + ".pq") + glob.glob(name + ".hplog") + glob.glob(name))[0]
+with hubprof.open(path) as s:
+    d = s.table("dispatch")
+cols = ["process_id", "kernel_id"] + (["grid_x", "grid_y", "grid_z", "workgroup_x", "workgroup_y", "workgroup_z"]
+                                      if policy == "launch" else [])
+first = d.groupby(cols)["dispatch_id"].transform("min")
+want = (d["dispatch_id"] == first).astype(int)
+bad = d[d["cold"] != want]
+assert len(d) and not len(bad), bad
+print("cold:", int(d["cold"].sum()), "of", len(d), file=sys.stderr)
+EOF2
+}
 same_as_plain() { # NAME PLAIN: output and exit status as without hubprof
   cmp -s "$1.out" "$2.out" && ok || bad "$1: output differs: $(cat "$1.out") vs $(cat "$2.out")"
   cmp -s "$1.rc" "$2.rc" && ok || bad "$1: exit $(cat "$1.rc"), unprofiled $(cat "$2.rc")"
@@ -92,6 +112,22 @@ has "k5 plan line" k5.err "5 passes on cpu-perf, at most 1 per pass, iteration m
 has "k5 incomplete reported" k5.err "hubprof: warning: kernel finish: 2 dispatches cover 2 of 5 passes: left out of metrics"
 has "k5 summary" k5.err "hubprof: 62 dispatches of 2 kernels in 1 process, 62 measured and 240 imputed counter values in 5 passes (iteration multiplexing, policy 'kernel': 1 of 2 keys complete) -> k5.db (rocpd)"
 [ "$(grep -c warning k5.err)" = 1 ] && ok || bad "k5: want one warning: $(cat k5.err)"
+cold_check k5
+# analyze: cold_calls per kernel in CSV and JSON, a note under the table
+"$HP" analyze --format csv k5.db >k5.csv 2>k5.csv.err
+python3 - k5.csv <<'EOF2' && ok || bad "k5 analyze cold_calls: $(cat k5.csv)"
+import csv, sys
+rows = {r["kernel"]: r for r in csv.DictReader(open(sys.argv[1]))}
+assert {k: r["cold_calls"] for k, r in rows.items()} == {"relax": "1", "finish": "1"}, rows
+EOF2
+"$HP" analyze --format json k5.db 2>/dev/null | python3 -c '
+import json, sys
+assert sorted(r["cold_calls"] for r in json.load(sys.stdin)) == [1, 1]' && ok || bad "k5 analyze json cold_calls"
+"$HP" analyze k5.db >k5.table 2>&1
+has "k5 analyze cold note" k5.table "note: 2 of the 62 calls are cold: the first dispatch of their kernel under iteration multiplexing"
+[ $HAVE_SQL = 0 ] || expect_eq "k5 cold in rocpd's extdata (relax, finish)" \
+  "$(q k5.db "select group_concat(s.kernel_name) from rocpd_kernel_dispatch d join rocpd_info_kernel_symbol s
+      on s.id = d.kernel_id where json_extract(d.extdata, '$.cold') = 1")" "relax,finish"
 ls -A | grep -q 'hubprof-logs' && bad "log directory left behind: $(ls -A)" || ok
 if [ $HAVE_SQL = 1 ]; then
   # recomputed with SQL: every relax dispatch holds 5 values, 1 measured, 4 imputed
@@ -135,6 +171,7 @@ expect_eq "l3 imputed (60 x 2)" "$(facts l3 imputed)" 120
 has "l3 plan line" l3.err "iteration multiplexing (policy 'launch')"
 has "l3 incomplete reported" l3.err "hubprof: warning: kernel finish grid 1,1,1 wg 0,0,0: 2 dispatches cover 2 of 3 passes: left out of metrics"
 has "l3 summary" l3.err "(iteration multiplexing, policy 'launch': 2 of 3 keys complete)"
+cold_check l3 launch
 if [ $HAVE_SQL = 1 ]; then
   for g in 4096 2048; do
     expect_eq "l3 rotation of grid $g" "$(q l3.db "select group_concat(replay_pass, '') from (select replay_pass
@@ -177,9 +214,11 @@ muxed pq "${C3[@]}" --replay multiplex --format parquet -- "$EX/iterations" 4096
 checked pq
 expect_eq "parquet: imputed" "$(facts pq imputed)" 24
 expect_eq "parquet: incomplete" "$(facts pq incomplete)" 1
+cold_check pq
 muxed lg "${C3[@]}" --replay multiplex --format log -- "$EX/iterations" 4096 12 1
 checked lg
 expect_eq "log: imputed" "$(facts lg imputed)" 24
+cold_check lg
 "$EX/iterations" 4096 9 1 3 >rc.plain.out 2>&1
 echo $? >rc.plain.rc
 muxed rc "${C3[@]}" --replay multiplex --replay multiplex -- "$EX/iterations" 4096 9 1 3
@@ -269,6 +308,10 @@ cmp -s pre.out plain.out && ok || bad "preload-only multiplexing: $(cat pre.out 
 "$CHECK" pre/hubprof-*.log >pre.report 2>&1
 expect_eq "preload-only log: measured, nothing imputed by the collector" \
   "$(facts pre replay)/$(facts pre measured)/$(facts pre imputed)" "multiplex/62/0"
+
+# no metric above its peak goes unflagged in any store of this test
+PYTHONPATH=$ROOT/python python3 "$ROOT/tests/replay/check_peaks.py" $(ls -d ./*.db) >peaks.report 2>&1 && ok ||
+  bad "$(cat peaks.report)"
 
 echo "test_multiplex: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
