@@ -2,6 +2,7 @@
  * or forwards it untouched. The kernel-name filters are decided once per kernel name and cached; regions
  * are read from the calling thread's own region stack; ranges count in atomics. Nothing here allocates or
  * runs a regex after the first dispatch of each kernel name. */
+/* SPDX-License-Identifier: MIT */
 #include "select.h"
 
 #include "../common/hu_range.h"

@@ -1,6 +1,7 @@
 /* Selective collection inside the collector (select.c): which dispatches are recorded and replayed, from
  * HUBPROF_KERNEL, HUBPROF_KERNEL_EXCLUDE, HUBPROF_DISPATCH_RANGE and HUBPROF_REGION (hubprof trace|profile
  * --kernel, --kernel-exclude, --dispatch-range, --region). The others are forwarded untouched and counted. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_COLLECTOR_SELECT_H
 #define HUBPROF_COLLECTOR_SELECT_H
 

@@ -1,5 +1,6 @@
 /* The dispatch-range grammar shared by the CLI and the collector (see hu_range.h). No allocation, no
  * output: the collector calls it inside the application. */
+/* SPDX-License-Identifier: MIT */
 #include "hu_range.h"
 
 #include <string.h>

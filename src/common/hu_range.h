@@ -1,6 +1,7 @@
 /* Dispatch ranges as `hubprof trace|profile --dispatch-range` writes them ("A-B", "A-", "-B", "N", each
  * optionally prefixed "kernel:"), parsed the same way by the CLI (before the application starts) and by the
  * collector (from HUBPROF_DISPATCH_RANGE). */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_RANGE_H
 #define HUBPROF_HU_RANGE_H
 
