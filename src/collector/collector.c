@@ -1073,7 +1073,7 @@ static void at_exit(void) {
     uint64_t dropped = atomic_exchange(&g_dropped, 0), lost = 0;
     hp_log_lost(s, &lost);
     hpc_regions_exit(s, now_ns()); /* regions still open: ended here, marked as such */
-    hpc_select_exit(s, g_env.debug); /* dispatches not selected: a metadata row */
+    hpc_select_exit(s, g_env.debug);
     write_process(s, now_ns());
     if (dropped) hp_log_write_lost(s, 1, dropped);
     hp_log_flush(s);
