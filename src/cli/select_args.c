@@ -11,21 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A value travels one per line in the environment: it cannot hold a newline. */
+/* A value travels one per line in the environment: it cannot hold a newline (nor be empty: the parser
+ * refuses empty values before this check). */
 static int check_line(const char *v, const char *what, char *err, size_t len) {
   if (!*v) {
     snprintf(err, len, "'': an empty %s", what);
     return CLI_USAGE;
   }
   if (strchr(v, '\n')) {
-    snprintf(err, len, "'%s': a %s cannot hold a newline", v, what);
+    snprintf(err, len, "'%.*s...': a %s cannot hold a newline", (int)strcspn(v, "\n"), v, what);
     return CLI_USAGE;
   }
   return CLI_OK;
 }
 
 static int check_regex(const char *v, char *err, size_t len) {
-  int rc = check_line(v, "pattern (it would match every kernel; leave the option out)", err, len);
+  int rc = check_line(v, "pattern", err, len);
   if (rc != CLI_OK) return rc;
   regex_t re;
   int e = regcomp(&re, v, REG_EXTENDED | REG_NOSUB);
