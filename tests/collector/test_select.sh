@@ -120,6 +120,8 @@ PY
 a=$(python3 -c 'import sys, hubprof; print(sum(int(hubprof.open(p).metadata()["dispatches_not_selected"]) for p in sys.argv[1:]))' t_kernel.db t_excl.db)
 b=$(python3 -c 'import sys, hubprof; print(hubprof.open(sys.argv[1]).metadata().get("dispatches_not_selected"))' m.db)
 [ "$a" = "$b" ] && ok || bad "merge: dispatches_not_selected $b, want $a"
+c=$(python3 -c 'import sys, hubprof; print(hubprof.merge(sys.argv[1:], "pm.db")["not_selected_dispatches"])' t_kernel.db t_excl.db)
+[ "$a" = "$c" ] && ok || bad "Python merge: not_selected_dispatches $c, want $a"
 
 # 7. bad filters: one usage error naming the option, exit 2, the application never started, nothing written
 refused() {
