@@ -30,8 +30,7 @@ for ((r = 0; r < rounds; r++)); do
   sel+=("$(traced HUBPROF_KERNEL=tiny HUBPROF_DISPATCH_RANGE=1-)")
   none+=("$(traced HUBPROF_KERNEL_EXCLUDE=tiny)")
 done
-stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {
-  m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f %.1f %.1f\n", m, v[1], v[NR] }'; }
+. bench/lib.sh # stats
 read -r base _ _ <<<"$(stats "${all[@]}")"
 row() { # LABEL VALUES...
   local label=$1
