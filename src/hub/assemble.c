@@ -987,7 +987,7 @@ static int drop_key(const char *key, int replay) {
 static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
   hp_assembly *a = ctx;
   if (t == HP_TABLE_METADATA && !strcmp(((hp_metadata *)row)->key, "dispatches_not_selected"))
-    return 0; /* one row with the sum instead (extra_nsel) */
+    return 0; /* one row with the sum instead (hook_extra) */
   if (a->nunf && t == HP_TABLE_DISPATCH)
     for (size_t k = 0; k < a->nunf; k++)
       if (a->unf[k].ix == ix && a->unf[k].id == ((const hp_dispatch *)row)->process_id) a->unf[k].kept++;
