@@ -41,8 +41,7 @@ for ((r = 0; r < rounds; r++)); do
   full+=("$(traced "$PWD/$B/libhubprof_collector.so")")
 done
 # median min max of the arguments
-stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {
-  m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f %.1f %.1f\n", m, v[1], v[NR] }'; }
+. bench/lib.sh # stats
 read -r pm pl ph <<<"$(stats "${plain[@]}")"
 row() { # LABEL VALUES...
   local label=$1

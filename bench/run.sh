@@ -23,6 +23,9 @@ echo
 echo "== region begin+end pair: hubprof absent, under trace, api.h and NVTX (bench/bench_regions.sh)"
 bash bench/bench_regions.sh "${BENCH_REGION_PAIRS:-1000000}" "${BENCH_ROUNDS:-7}"
 echo
+echo "== dispatch selection on the trace fast path (bench/bench_select.sh)"
+bash bench/bench_select.sh "${BENCH_LAUNCHES:-200000}" "${BENCH_ROUNDS:-7}"
+echo
 echo "== merge: $files per-process profiles x $disp dispatches (bench/bench_merge.c)"
 mkdir -p "$dir/logs" "$dir/rocpd" "$dir/out"
 "$B/examples/gen_logs" "$dir/logs" "$files" "$disp" 4 1

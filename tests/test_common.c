@@ -2,7 +2,7 @@
  * (round trips, cut-short and over-long input), hashes (known FNV-1a values, string and byte forms agree),
  * the JSON reader (every kind of value, escapes, surrogates, the errors) and writer (round trip of every
  * byte), id maps and the interner under growth, the directory search over real folders, and the text
- * helpers (CSV quoting, name lists, edit distance). */
+ * helpers (CSV quoting, name lists, edit distance), and the dispatch-range grammar. */
 /* SPDX-License-Identifier: MIT */
 #include "../src/common/hu_buf.h"
 #include "../src/common/hu_dir.h"
@@ -10,6 +10,7 @@
 #include "../src/common/hu_io.h"
 #include "../src/common/hu_json.h"
 #include "../src/common/hu_map.h"
+#include "../src/common/hu_range.h"
 #include "../src/common/hu_text.h"
 #include "../src/common/hu_varint.h"
 
@@ -522,6 +523,46 @@ static void test_utf8(void) {
   CHECK(hu_utf8_seq((const unsigned char *)"\xF5\x80\x80\x80") == 0);
 }
 
+/* ---- dispatch ranges (--dispatch-range) ---- */
+static void range_ok(const char *s, uint64_t first, uint64_t last, int per_kernel) {
+  hu_range r;
+  const char *why = NULL;
+  CHECK_MSG(hu_range_parse(s, (size_t)-1, &r, &why) == HU_OK, "'%s': %s\n", s, why ? why : "");
+  CHECK_MSG(r.first == first && r.last == last && r.per_kernel == per_kernel, "'%s'\n", s);
+}
+static void range_bad(const char *s, const char *want) {
+  hu_range r;
+  const char *why = NULL;
+  CHECK_MSG(hu_range_parse(s, (size_t)-1, &r, &why) == HU_ERR_INVALID, "'%s' accepted\n", s);
+  CHECK_MSG(why && strstr(why, want), "'%s': %s\n", s, why ? why : "(no reason)");
+}
+static void test_range(void) {
+  range_ok("3-7", 3, 7, 0);
+  range_ok("5", 5, 5, 0);
+  range_ok("9-", 9, UINT64_MAX, 0);
+  range_ok("-4", 1, 4, 0);
+  range_ok("kernel:2-2", 2, 2, 1);
+  range_ok("kernel:-1", 1, 1, 1);
+  range_ok("9223372036854775807", INT64_MAX, INT64_MAX, 0);
+  range_bad("5-3", "start is after the end");
+  range_bad("x-y", "not a whole number");
+  range_bad("-3-5", "negative");
+  range_bad("3--5", "negative");
+  range_bad("9223372036854775808", "too large");
+  range_bad("99999999999999999999999", "too large");
+  range_bad("0", "numbered from 1");
+  range_bad("0-3", "numbered from 1");
+  range_bad("", "empty");
+  range_bad("kernel:", "empty");
+  range_bad("-", "both ends");
+  range_bad(" 3", "not a whole number");
+  range_bad("3-7 ", "not a whole number");
+  range_bad("Kernel:3", "not a whole number");
+  hu_range r;
+  const char *why;
+  CHECK(hu_range_parse("12-34,junk", 5, &r, &why) == HU_OK && r.first == 12 && r.last == 34); /* a length */
+}
+
 int main(void) {
   test_buf();
   test_grow();
@@ -535,5 +576,6 @@ int main(void) {
   test_io();
   test_text();
   test_utf8();
+  test_range();
   return check_report("test_common");
 }

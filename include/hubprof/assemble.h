@@ -64,6 +64,9 @@ typedef struct hp_assemble_stats {
   /* processes that did not close their logs (killed, power lost: end time unknown), and their dispatches
      kept in the output */
   uint64_t unfinished_processes, unfinished_dispatches;
+  /* dispatches the collectors' selection (trace|profile --kernel, --dispatch-range, --region) forwarded
+     without recording: the sum of the inputs' metadata dispatches_not_selected (first run's processes) */
+  uint64_t not_selected_dispatches;
 } hp_assemble_stats;
 
 typedef struct hp_assembly hp_assembly; /* opaque */

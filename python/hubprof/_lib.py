@@ -196,6 +196,7 @@ class hp_assemble_stats(ctypes.Structure):
         ("unmatched_processes", c_uint64),
         ("unfinished_processes", c_uint64),
         ("unfinished_dispatches", c_uint64),
+        ("not_selected_dispatches", c_uint64),
     ]
 
 

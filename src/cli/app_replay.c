@@ -82,6 +82,7 @@ int app_replay(const run_opts *o, const hc_plan *plan, const hc_provider *prov, 
       fprintf(stderr, ") -> %s (%s)\n", output, o->format);
       if (st.lost_records)
         cli_warn("%" PRIu64 " records were lost (the collector ran out of space)", st.lost_records);
+      run_note_selection(o, &st);
     }
   }
   for (size_t k = 0; dirs && k < nruns; k++) {

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "options.h"
 #include "run_app.h"
+#include "select_args.h"
 
 #include "counters.h"
 #include "metrics.h"
@@ -54,8 +55,9 @@ static const cli_opt profile_opts[] = {
     {0},
 };
 
-static const cli_opt *const profile_tables[] = {cli_opts_counters, profile_opts,    cli_opts_store_out,
-                                                cli_opts_quiet,    cli_opts_common, NULL};
+static const cli_opt *const profile_tables[] = {
+    cli_opts_counters, profile_opts, cli_opts_dispatch_select, cli_opts_store_out, cli_opts_quiet,
+    cli_opts_common,   NULL};
 
 static const cli_spec profile_spec = {
     .command = "profile",
@@ -110,7 +112,7 @@ static void print_plan(const hc_plan *plan, const char *device, unsigned maxpp, 
 }
 
 /* Everything after parsing: the checks between options, the device, the plan, then the run(s). */
-static int profile(const cli_args *args) {
+static int profile(const cli_args *args, const cli_selection *sel) {
   size_t ncounters, ngroups0, nmlists, nmfiles;
   const char *const *counters = cli_list(args, "counters", &ncounters);
   const char *const *groups0 = cli_list(args, "group", &ngroups0);
@@ -125,7 +127,11 @@ static int profile(const cli_args *args) {
                  .force = cli_given(args, "force"),
                  .preload = cli_given(args, "preload"),
                  .start_paused = cli_given(args, "start-paused"),
-                 .quiet = cli_given(args, "quiet")};
+                 .quiet = cli_given(args, "quiet"),
+                 .sel_kernel = sel->kernel,
+                 .sel_exclude = sel->exclude,
+                 .sel_range = sel->range,
+                 .sel_region = sel->region};
   if (!replay) replay = "kernel";
   int app = strcmp(replay, "application") == 0, mux = strcmp(replay, "multiplex") == 0;
   if (match && !app) {
@@ -237,7 +243,10 @@ int cmd_profile(int argc, char **argv) {
   cli_args args;
   int prc = cli_parse(&profile_spec, argc, argv, &args);
   if (prc != CLI_PROCEED) return prc;
-  int rc = profile(&args);
+  cli_selection sel;
+  int rc = cli_selection_get(&args, "profile", &sel);
+  if (rc == CLI_OK) rc = profile(&args, &sel);
+  cli_selection_free(&sel);
   cli_args_free(&args);
   return rc;
 }

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "options.h"
 #include "run_app.h"
+#include "select_args.h"
 
 #include "hubprof/hub.h"
 
@@ -31,8 +32,8 @@ static const cli_opt trace_opts[] = {
     {0},
 };
 
-static const cli_opt *const trace_tables[] = {trace_opts, cli_opts_store_out, cli_opts_quiet, cli_opts_common,
-                                              NULL};
+static const cli_opt *const trace_tables[] = {trace_opts,     cli_opts_dispatch_select, cli_opts_store_out,
+                                              cli_opts_quiet, cli_opts_common,          NULL};
 
 static const cli_spec trace_spec = {
     .command = "trace",
@@ -65,14 +66,24 @@ int cmd_trace(int argc, char **argv) {
     cli_args_free(&a);
     return CLI_USAGE;
   }
+  cli_selection sel;
+  if ((rc = cli_selection_get(&a, "trace", &sel)) != CLI_OK) {
+    cli_args_free(&a);
+    return rc;
+  }
   run_opts ro = {.mode = "trace",
                  .format = cli_str(&a, "output-format") ? cli_str(&a, "output-format") : "rocpd",
                  .output = cli_str(&a, "output"),
                  .force = cli_given(&a, "force"),
                  .preload = cli_given(&a, "preload"),
                  .start_paused = cli_given(&a, "start-paused"),
-                 .quiet = cli_given(&a, "quiet")};
+                 .quiet = cli_given(&a, "quiet"),
+                 .sel_kernel = sel.kernel,
+                 .sel_exclude = sel.exclude,
+                 .sel_range = sel.range,
+                 .sel_region = sel.region};
   rc = run_app(&ro, (int)a.noperands, a.operands);
+  cli_selection_free(&sel);
   cli_args_free(&a);
   return rc;
 }

@@ -346,6 +346,15 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
   }
   if (o->provider) setenv("HUBPROF_PROVIDER", o->provider, 1);
   setenv("HUBPROF_START_PAUSED", o->start_paused ? "1" : "0", 1);
+  const char *sel[][2] = {{"HUBPROF_KERNEL", o->sel_kernel},
+                          {"HUBPROF_KERNEL_EXCLUDE", o->sel_exclude},
+                          {"HUBPROF_DISPATCH_RANGE", o->sel_range},
+                          {"HUBPROF_REGION", o->sel_region}};
+  for (size_t i = 0; i < sizeof sel / sizeof sel[0]; i++) /* the selection (select_args.c), or none */
+    if (sel[i][1])
+      setenv(sel[i][0], sel[i][1], 1);
+    else
+      unsetenv(sel[i][0]);
   if (o->multiplex)
     setenv("HUBPROF_MULTIPLEX", o->multiplex, 1);
   else
@@ -491,6 +500,12 @@ static void summary(const run_opts *o, const char *output, const hp_assemble_sta
     cli_warn("%" PRIu64 " records were lost (the collector ran out of space)", st->lost_records);
 }
 
+void run_note_selection(const run_opts *o, const hp_assemble_stats *st) {
+  if (!o->sel_kernel && !o->sel_exclude && !o->sel_range && !o->sel_region) return;
+  fprintf(stderr, "hubprof: %" PRIu64 " dispatch%s not selected (run untouched, not recorded)\n",
+          st->not_selected_dispatches, st->not_selected_dispatches == 1 ? "" : "es");
+}
+
 int run_app(const run_opts *o, int argc, char **argv) {
   char *output, *collector;
   int rc = run_prepare(o, argv[0], &output, &collector);
@@ -510,6 +525,7 @@ int run_app(const run_opts *o, int argc, char **argv) {
     run_remove_dir(dir);
   } else if (run_assemble(o, output, &dir, 1, &stats, &keep) == 0) {
     if (!o->quiet) summary(o, output, &stats);
+    if (!o->quiet) run_note_selection(o, &stats);
     run_remove_dir(dir);
   } else if (!keep) {
     rmdir(dir); /* nothing recorded: remove the empty directory; a failed assembly keeps the logs it named */

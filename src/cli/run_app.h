@@ -26,6 +26,9 @@ typedef struct run_opts {
   const char *match;     /* application replay: "name", "grid" or "all" */
   const char *multiplex; /* iteration multiplexing: its policy, "kernel" or "launch" (HUBPROF_MULTIPLEX); NULL
                             for kernel or application replay */
+  /* dispatch selection (select_args.h): HUBPROF_KERNEL, _KERNEL_EXCLUDE, _DISPATCH_RANGE, HUBPROF_REGION;
+     values one per line, NULL = not given */
+  const char *sel_kernel, *sel_exclude, *sel_range, *sel_region;
 } run_opts;
 
 /* Run argv[0..argc) once with the collector (trace, or profile with kernel replay or iteration multiplexing)
@@ -70,6 +73,9 @@ int run_stop_signal(void);
  * Returns its exit status as run_app does; *started = 0 when it could not be started (the error printed). */
 int run_launch(const run_opts *o, const char *collector, const char *dir, const char *plan, size_t pass,
                int argc, char **argv, int *started);
+
+/* With a dispatch selection: the line "N dispatches not selected" of the summary (stderr). */
+void run_note_selection(const run_opts *o, const hp_assemble_stats *st);
 
 /* `hubprof profile --replay application`: one run per pass, dispatches matched across runs, one store
  * (app_replay.c). `plan` is the whole plan; argv as for run_app. */

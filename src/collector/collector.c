@@ -8,6 +8,7 @@
 #include "env.h"
 #include "fmt_log.h"
 #include "hubprof/hub.h"
+#include "select.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -152,6 +153,7 @@ static void init_once(void) {
   DEBUG("pid %ld: %s into %s (%s)", (long)getpid(), g_env.profile ? "profiling" : "tracing", g_env.output_dir,
         atomic_load(&hpc_layer_active) ? "OpenCL layer" : "LD_PRELOAD");
   hpc_regions_init(g_env.start_paused);
+  hpc_select_init(&g_env); /* --kernel, --dispatch-range, --region (select.c) */
   atomic_store(&hpc_enabled, g_env.profile ? HPC_PROFILING : HPC_TRACING);
 }
 
@@ -1071,6 +1073,7 @@ static void at_exit(void) {
     uint64_t dropped = atomic_exchange(&g_dropped, 0), lost = 0;
     hp_log_lost(s, &lost);
     hpc_regions_exit(s, now_ns()); /* regions still open: ended here, marked as such */
+    hpc_select_exit(s, g_env.debug);
     write_process(s, now_ns());
     if (dropped) hp_log_write_lost(s, 1, dropped);
     hp_log_flush(s);

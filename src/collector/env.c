@@ -42,6 +42,18 @@ const hpc_env_var hpc_env_vars[] = {
     {"HUBPROF_TEST_FAIL_PASS", "0",
      "test hook: k >= 2 = pass k of the first replayed dispatch fails to enqueue (after its restore; the "
      "dispatch is run once more and replay disabled)"},
+    {"HUBPROF_KERNEL", NULL,
+     "selection: POSIX extended regexes, one per line; only dispatches of a kernel whose name one of them "
+     "matches are collected (hubprof trace|profile --kernel)"},
+    {"HUBPROF_KERNEL_EXCLUDE", NULL,
+     "selection: regexes, one per line; dispatches of a kernel whose name one of them matches are not "
+     "collected (--kernel-exclude)"},
+    {"HUBPROF_DISPATCH_RANGE", NULL,
+     "selection: ranges A-B, A-, -B or N (1-based, inclusive; \"kernel:\" first: numbered per kernel name), "
+     "one per line, of the dispatches that passed the other filters (--dispatch-range)"},
+    {"HUBPROF_REGION", NULL,
+     "selection: region names, one per line; only dispatches made while the thread is inside a region of "
+     "one of these names are collected (--region)"},
     /* Read, never set: the MPI rank as launchers publish it (the first one set wins). */
     {"OMPI_COMM_WORLD_RANK", NULL, "MPI rank (Open MPI)"},
     {"PMI_RANK", NULL, "MPI rank (MPICH, Intel MPI)"},
@@ -64,6 +76,10 @@ enum {
   VAR_SKIP_RESTORE,
   VAR_START_PAUSED,
   VAR_FAIL_PASS,
+  VAR_SEL_KERNEL,
+  VAR_SEL_EXCLUDE,
+  VAR_SEL_RANGE,
+  VAR_SEL_REGION,
   VAR_RANK_FIRST,
   VAR_RANK_LAST = VAR_RANK_FIRST + 3
 };
@@ -83,6 +99,10 @@ int hpc_env_load(hpc_env *e, const char **why) {
   e->debug = d && strcmp(d, "0") != 0;
   const char *sp = get(VAR_START_PAUSED);
   e->start_paused = sp && strcmp(sp, "0") != 0;
+  e->select_kernel = get(VAR_SEL_KERNEL); /* checked by select.c: a bad one disables selection only */
+  e->select_exclude = get(VAR_SEL_EXCLUDE);
+  e->select_range = get(VAR_SEL_RANGE);
+  e->select_region = get(VAR_SEL_REGION);
   char *end;
   unsigned long long p = strtoull(get(VAR_PENDING), &end, 10);
   if (*end || p < 16 || p > (1u << 24)) {

@@ -26,6 +26,9 @@ typedef struct hpc_env {
                              SLURM_PROCID, first one set), -1 when none */
   int multiplex; /* HUBPROF_MULTIPLEX (profile): HPC_MUX_OFF, or iteration multiplexing (each dispatch
                     runs once, measuring one pass, rotating per kernel or per launch): HPC_MUX_* */
+  /* HUBPROF_KERNEL, _KERNEL_EXCLUDE, HUBPROF_DISPATCH_RANGE, HUBPROF_REGION: the dispatch selection, items
+     one per line, NULL when unset (select.c parses them) */
+  const char *select_kernel, *select_exclude, *select_range, *select_region;
 } hpc_env;
 
 enum { HPC_MUX_OFF = 0, HPC_MUX_KERNEL = 1, HPC_MUX_LAUNCH = 2 };

@@ -3,6 +3,7 @@
  * steady state; every wrapper returns exactly what the runtime returned, with errno untouched. */
 /* SPDX-License-Identifier: MIT */
 #include "collector.h"
+#include "select.h"
 
 #include <errno.h>
 #include <string.h>
@@ -101,14 +102,14 @@ cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl
                                 const size_t *offset, const size_t *global, const size_t *local,
                                 cl_uint nwait, const cl_event *wait, cl_event *ev) {
   if (!tracing()) {
-    if (HPC_UNLIKELY(profiling()))
+    if (HPC_UNLIKELY(profiling()) && hpc_selected(n, k))
       return hpc_replay_dispatch(n, q, k, dim, offset, global, local, nwait, wait, ev, 0);
     cl_int rc = n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
     unrecorded(rc);
     return rc;
   }
   hpc_thread *t = hpc_tls;
-  if (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n))) {
+  if (HPC_UNLIKELY(!hpc_selected(n, k)) || (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n)))) {
     cl_int rc = n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
     unrecorded(rc);
     return rc;
@@ -131,13 +132,14 @@ cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k
                        const cl_event *wait, cl_event *ev) {
   if (!tracing()) {
     static const size_t one[1] = {1};
-    if (HPC_UNLIKELY(profiling())) return hpc_replay_dispatch(n, q, k, 1, NULL, one, one, nwait, wait, ev, 1);
+    if (HPC_UNLIKELY(profiling()) && hpc_selected(n, k))
+      return hpc_replay_dispatch(n, q, k, 1, NULL, one, one, nwait, wait, ev, 1);
     cl_int rc = n->clEnqueueTask(q, k, nwait, wait, ev);
     unrecorded(rc);
     return rc;
   }
   hpc_thread *t = hpc_tls;
-  if (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n))) {
+  if (HPC_UNLIKELY(!hpc_selected(n, k)) || (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n)))) {
     cl_int rc = n->clEnqueueTask(q, k, nwait, wait, ev);
     unrecorded(rc);
     return rc;

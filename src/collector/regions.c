@@ -347,6 +347,19 @@ void hpc_region_write(const char *category, const char *name, size_t len, int64_
 
 int64_t hpc_region_now(void) { return now_ns(); }
 
+/* Selection (select.c, --region): is one of the calling thread's recorded open regions named one of
+ * names[0..n) (compared as stored)? Reads only the caller's own stack, under its one-word lock. */
+int hpc_region_open_named(const char *const *names, size_t n) {
+  rstate *st = t_state;
+  if (!st || atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) return 0;
+  int depth = st->depth < HPC_REGION_DEPTH ? st->depth : HPC_REGION_DEPTH, hit = 0;
+  for (int d = depth - 1; d >= 0 && !hit; d--)
+    for (size_t i = 0; i < n && !hit; i++)
+      hit = strcmp(st->f[d].name, names[i]) == 0;
+  atomic_store_explicit(&st->lock, 0, memory_order_release);
+  return hit;
+}
+
 void hpc_regions_init(int start_paused) { atomic_store(&hpc_paused, start_paused ? 1 : 0); }
 
 void hpc_regions_exit(hp_store *s, int64_t end_ns) {

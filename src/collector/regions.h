@@ -36,6 +36,8 @@ HPC_RHIDDEN void hpc_region_write(const char *category, const char *name, size_t
 HPC_RHIDDEN uint64_t hpc_region_thread(void);
 HPC_RHIDDEN uint64_t hpc_region_id_new(void);
 HPC_RHIDDEN int64_t hpc_region_now(void);
+/* 1 when one of the calling thread's open regions (the recorded levels) is named one of names[0..n). */
+HPC_RHIDDEN int hpc_region_open_named(const char *const *names, size_t n);
 struct hp_store;
 /* Exit handler (nvtx.c): close the NVTX start/end ranges still open. */
 HPC_RHIDDEN void hpc_nvtx_exit(struct hp_store *s, int64_t end_ns);

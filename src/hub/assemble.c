@@ -57,6 +57,9 @@ struct hp_assembly {
     uint64_t kept;
   } * unf;
   size_t nunf;
+  /* dispatches not selected (metadata dispatches_not_selected): summed over the processes, written once */
+  int has_nsel;
+  char nsel[32];
 };
 
 static void warnf(hp_assembly *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -991,6 +994,8 @@ static int drop_key(const char *key, int replay) {
 
 static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
   hp_assembly *a = ctx;
+  if (t == HP_TABLE_METADATA && !strcmp(((hp_metadata *)row)->key, "dispatches_not_selected"))
+    return 0; /* one row with the sum instead (hook_extra) */
   if (a->nunf && t == HP_TABLE_DISPATCH)
     for (size_t k = 0; k < a->nunf; k++)
       if (a->unf[k].ix == ix && a->unf[k].id == ((const hp_dispatch *)row)->process_id) a->unf[k].kept++;
@@ -1129,8 +1134,14 @@ static int hook_extra(void *ctx, size_t ix, hp_table t, void *row) {
     if (a->it_c) hp_cursor_close(a->it_c);
     a->it_c = NULL;
   }
-  if (t == HP_TABLE_METADATA)
-    return ix == 0 && (a->replay_runs || (a->mux && a->mux_policy)) ? extra_meta(a, row) : 0;
+  if (t == HP_TABLE_METADATA) {
+    if (ix == 0 && (a->replay_runs || (a->mux && a->mux_policy)) && extra_meta(a, row)) return 1;
+    if (ix != 0 || !a->has_nsel || a->it_b) return 0;
+    a->it_b = 1; /* the sum of dispatches not selected, once */
+    ((hp_metadata *)row)->key = "dispatches_not_selected";
+    ((hp_metadata *)row)->value = a->nsel;
+    return 1;
+  }
   if (a->replay_runs) return extra_replay(a, ix, t, row);
   if (a->mux && a->mux[ix] && t == HP_TABLE_COUNTER_VALUE) return extra_mux(a, ix, row, a->stats);
   return 0;
@@ -1171,6 +1182,12 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
   for (size_t i = 0; st == HP_OK && i < a->n; i++) { /* lost records, from every input's processes */
     hp_cursor *c;
     if (hp_cursor_open(a->in[i].s, HP_TABLE_PROCESS, &c) != HP_OK) continue;
+    const char *ns = a->in[i].run == 0 ? hp_store_metadata(a->in[i].s, "dispatches_not_selected") : NULL;
+    if (ns) { /* every run of an application replay selects the same: its first run counts */
+      full.not_selected_dispatches += strtoull(ns, NULL, 10);
+      a->has_nsel = 1;
+      snprintf(a->nsel, sizeof a->nsel, "%" PRIu64, full.not_selected_dispatches);
+    }
     hp_process p = {.size = sizeof p};
     while (hp_cursor_next(c, &p) == HP_OK)
       full.lost_records = full.lost_records + p.lost_records < full.lost_records

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Cost of dispatch selection on the lite trace's fast path: host time per dispatch of the launch-bound loop
+# examples/ocl/launch_loop (kernel `tiny`, PoCL's POCL_DEVICES=basic) without the collector, traced with no
+# filter (the baseline: one relaxed load added), with every dispatch selected by a kernel regex (the cached
+# per-name answer and a range check: HUBPROF_KERNEL=tiny HUBPROF_DISPATCH_RANGE=1-), and with none selected
+# (HUBPROF_KERNEL_EXCLUDE=tiny: looked up, counted, forwarded), interleaved: median and min-max of R rounds.
+# usage: bench_select.sh [N [ROUNDS]]
+# SPDX-License-Identifier: MIT
+set -euo pipefail
+cd "$(dirname "$0")/.."
+n=${1:-200000}
+rounds=${2:-7}
+B=build
+app=$B/examples/ocl/launch_loop
+lib=$PWD/$B/libhubprof_collector.so
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+export POCL_DEVICES=basic
+unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_KERNEL HUBPROF_KERNEL_EXCLUDE \
+  HUBPROF_DISPATCH_RANGE HUBPROF_REGION
+one() { "$@" "$app" "$n" 1000 | grep -oE 'ns_per_dispatch=[0-9.]+' | cut -d= -f2; }
+traced() { # VAR=VALUE...
+  rm -rf "$dir/logs" && mkdir -p "$dir/logs"
+  one env OPENCL_LAYERS="$lib" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace "$@"
+}
+plain=() all=() sel=() none=()
+for ((r = 0; r < rounds; r++)); do
+  plain+=("$(one env)")
+  all+=("$(traced)")
+  sel+=("$(traced HUBPROF_KERNEL=tiny HUBPROF_DISPATCH_RANGE=1-)")
+  none+=("$(traced HUBPROF_KERNEL_EXCLUDE=tiny)")
+done
+. bench/lib.sh # stats
+read -r base _ _ <<<"$(stats "${all[@]}")"
+row() { # LABEL VALUES...
+  local label=$1
+  shift
+  read -r m l h <<<"$(stats "$@")"
+  awk -v L="$label" -v m="$m" -v l="$l" -v h="$h" -v b="$base" \
+    'BEGIN { printf "%-52s %9.1f %17s %+10.1f\n", L, m, l "-" h, m - b }'
+}
+printf '%-52s %9s %17s %10s\n' "launch_loop $n dispatches, $rounds rounds (ns/dispatch)" "median" "min-max" \
+  "vs trace"
+row "no collector" "${plain[@]}"
+row "trace, no filter (baseline)" "${all[@]}"
+row "trace, every dispatch selected (--kernel, range 1-)" "${sel[@]}"
+row "trace, none selected (--kernel-exclude: forwarded)" "${none[@]}"
