@@ -49,7 +49,8 @@ static void fill(hp_dispatch *d, uint64_t i, uint64_t *s) {
                      .enqueue_ns = (int64_t)pick(s),
                      .passes = (uint32_t)pick(s),
                      .bytes_accessible = pick(s),
-                     .bytes_restored = pick(s)};
+                     .bytes_restored = pick(s),
+                     .region_id = pick(s)};
 }
 
 static unsigned char *slurp(const char *path, size_t *n) {

@@ -90,6 +90,7 @@ static const col_op g_dispatch_ops[] = {
     {offsetof(hp_dispatch, passes), K_U32},
     {offsetof(hp_dispatch, bytes_accessible), K_U64},
     {offsetof(hp_dispatch, bytes_restored), K_U64},
+    {offsetof(hp_dispatch, region_id), K_U64},
 };
 #define DISPATCH_NCOLS (sizeof g_dispatch_ops / sizeof g_dispatch_ops[0])
 static int g_dispatch_unrolled; /* set by ti_init when the description is the one above */
@@ -1434,6 +1435,7 @@ static inline unsigned char *encode_dispatch(unsigned char *p, const hp_dispatch
   DCOL(d->passes);
   DCOL(d->bytes_accessible);
   DCOL(d->bytes_restored);
+  DCOL(d->region_id);
 #undef DCOL
   return keep;
 }

@@ -299,7 +299,8 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
                            "$enqueue_ns",
                            "$passes",
                            "$bytes_accessible",
-                           "$bytes_restored"},
+                           "$bytes_restored",
+                           "$region_id"},
     [HP_TABLE_COUNTER_INFO] = {"@id", "COALESCE($agent_id, @agent_id)", "@name", "@description", "@block",
                                "@units", "@expression"},
     /* dispatch_id and pass depend on who wrote the file (the reader); extdata follows the columns and is

@@ -100,7 +100,7 @@ static void bind_text_or_null(sqlite3_stmt *st, int i, const char *t) {
 
 /* A dispatch's extdata, as jw writes it ({"enqueue_ns":…,"passes":…,…}, keys of default values left out),
  * without the general writer: it is made for every dispatch. */
-#define DISPATCH_EXT_MAX 192
+#define DISPATCH_EXT_MAX 256
 static char *ext_num(char *p, const char *key, size_t klen, uint64_t v, int neg) {
   if (p[-1] != '{') *p++ = ',';
   *p++ = '"';
@@ -134,6 +134,7 @@ static size_t dispatch_ext(char *buf, const hp_dispatch *d) {
     p = ext_num(p, "bytes_accessible", 16, d->bytes_accessible, (int64_t)d->bytes_accessible < 0);
   if (d->bytes_restored)
     p = ext_num(p, "bytes_restored", 14, d->bytes_restored, (int64_t)d->bytes_restored < 0);
+  if (d->region_id) p = ext_num(p, "region_id", 9, d->region_id, (int64_t)d->region_id < 0);
   *p++ = '}';
   *p = 0;
   return (size_t)(p - buf);
