@@ -416,6 +416,11 @@ static inline void grec_add(grec *gr, int64_t start, int64_t end) {
   }
 }
 
+typedef struct rloc { /* where a kept dispatch ran, for the region groupings */
+  uint64_t proc, thread, region;
+  int64_t enq;
+} rloc;
+
 typedef struct run {
   const ha_query *q;
   int (*prog)(void *, uint64_t); /* q->progress when given */
@@ -453,6 +458,9 @@ typedef struct run {
   struct muxkey *mux;      /* multiplexing keys that missed passes */
   size_t nmux;
   int mux_unreadable; /* metadata multiplex_incomplete could not be read */
+  int regions;        /* HA_BY_REGION(_TREE): every dispatch kept, with its rloc; no kernel groups */
+  rloc *rl;           /* per kept dispatch, beside d */
+  size_t caprl;
 } run;
 
 static void mux_free(struct muxkey *k, size_t n);
@@ -473,6 +481,7 @@ static void run_free(run *r) {
   free(r->mc_to_c);
   free(r->aggs);
   free(r->used);
+  free(r->rl);
   hc_metrics_free(r->m);
 }
 
@@ -654,6 +663,8 @@ typedef struct scan_cols {
 
 static int want_col(const run *r, const char *name, int filters) {
   const ha_query *q = r->q;
+  if (r->regions && (!strcmp(name, "thread_id") || !strcmp(name, "enqueue_ns") || !strcmp(name, "region_id")))
+    return 1;
   if (!strcmp(name, "agent_id") || !strcmp(name, "kernel_id") || !strcmp(name, "start_ns") ||
       !strcmp(name, "end_ns"))
     return 1;
@@ -786,7 +797,13 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     memcpy(x->grid, d.grid, sizeof x->grid);
     memcpy(x->wg, d.workgroup, sizeof x->wg);
     if (r->nmux && r->t.kernels[k].mux) x->mux_incomplete = (uint8_t)in_incomplete_key(r, x, d.process_id);
-    if (r->group != HA_BY_DISPATCH) {
+    if (r->regions) {
+      if (hu_grow((void **)&r->rl, &r->caprl, r->nd + 1, sizeof *r->rl)) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
+      r->rl[r->nd] = (rloc){d.process_id, d.thread_id, d.region_id, d.enqueue_ns};
+    } else if (r->group != HA_BY_DISPATCH) {
       long *slot =
           gdirect && (size_t)a < dna && (size_t)k < dnk ? &gdirect[(size_t)a * dnk + (size_t)k] : NULL;
       long g = slot && *slot >= 0 ? *slot : group_of(r, x, r->nseen);
@@ -1351,6 +1368,105 @@ typedef struct macc {
   uint8_t imputed, mixed; /* an input was imputed; values of different passes on one dispatch */
 } macc;
 
+/* Per group (a kernel, a region): the sums its counters and metrics need, added dispatch by dispatch. Per
+ * group: counter sums of per-dispatch values, dispatches with a value, imputed; per group and metric: sums
+ * of its counters (offsets moff[k] into a block of msz doubles), a macc, the metrics' SUM()/AVG(). */
+typedef struct gmeas {
+  size_t nc, nm, na, msz;
+  size_t *moff;
+  double *gsum, *msum;
+  uint64_t *gn;
+  uint8_t *gimp;
+  macc *ma;
+  hc_metric_acc *gacc;
+  double *vals; /* scratch of one dispatch or group: per metric-set counter */
+  uint32_t *exec;
+  uint8_t *imp;
+} gmeas;
+
+static void gmeas_free(gmeas *m) {
+  free(m->moff);
+  free(m->gsum);
+  free(m->msum);
+  free(m->gn);
+  free(m->gimp);
+  free(m->ma);
+  free(m->gacc);
+  free(m->vals);
+  free(m->exec);
+  free(m->imp);
+}
+
+/* Room for ng groups (0: the scratch only); -1 when out of memory (free it anyway). */
+static int gmeas_init(const run *r, gmeas *m, size_t ng) {
+  memset(m, 0, sizeof *m);
+  size_t nc = m->nc = r->t.ncounters, nm = m->nm = r->nmsel, nmc = r->nmc;
+  m->na = r->m ? hc_metrics_naggs(r->m) : 0;
+  if (!(m->moff = calloc(nm + 1, sizeof *m->moff))) return -1;
+  for (size_t k = 0; k < nm; k++) {
+    m->moff[k] = m->msz;
+    m->msz += hc_metrics_get(r->m, r->msel[k])->ncounters;
+  }
+  m->vals = malloc((nmc + 1) * sizeof *m->vals);
+  m->exec = malloc((nmc + 1) * sizeof *m->exec);
+  m->imp = malloc(nmc + 1);
+  m->gsum = calloc(ng * nc + 1, sizeof *m->gsum);
+  m->gn = calloc(ng * nc + 1, sizeof *m->gn);
+  m->gimp = calloc(ng * nc + 1, 1);
+  m->msum = calloc(ng * m->msz + 1, sizeof *m->msum);
+  m->ma = calloc(ng * nm + 1, sizeof *m->ma);
+  m->gacc = calloc(ng * m->na + 1, sizeof *m->gacc);
+  return m->vals && m->exec && m->imp && m->gsum && m->gn && m->gimp && m->msum && m->ma && m->gacc ? 0 : -1;
+}
+
+/* Add kept dispatch di to group g. */
+static void gmeas_add(const run *r, gmeas *m, size_t di, size_t g) {
+  size_t nc = m->nc, nm = m->nm, na = m->na, msz = m->msz;
+  const drec *d = &r->d[di];
+  const cslot *sl = r->slots ? &r->slots[di * nc] : NULL;
+  for (size_t j = 0; sl && j < nc; j++)
+    if (sl[j].n && r->used[j]) {
+      m->gsum[g * nc + j] += sl[j].sum / sl[j].n;
+      m->gn[g * nc + j]++;
+      m->gimp[g * nc + j] |= sl[j].imputed;
+    }
+  if (!nm || d->mux_incomplete) return; /* a multiplexed key that missed passes gives no metric */
+  hc_metric_env env;
+  double *vals = m->vals;
+  dispatch_env(r, d, di, vals, m->exec, m->imp, &env);
+  for (size_t k = 0; k < nm; k++) {
+    const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
+    int full = 1, imputed = 0;
+    for (size_t c = 0; c < inf->ncounters && full; c++) {
+      full = !is_nan(vals[inf->counters[c]]);
+      imputed |= m->imp[inf->counters[c]];
+    }
+    if (!full) continue;
+    macc *a = &m->ma[g * nm + k];
+    double *cs = &m->msum[g * msz + m->moff[k]];
+    for (size_t c = 0; c < inf->ncounters; c++)
+      cs[c] += vals[inf->counters[c]];
+    a->n++;
+    a->imputed |= imputed;
+    if (!is_nan(env.vars[HC_VAR_DURATION])) {
+      a->dur += env.vars[HC_VAR_DURATION];
+      a->ndur++;
+    }
+    a->grid += env.vars[HC_VAR_GRID_SIZE];
+    if (!is_nan(env.vars[HC_VAR_WORKGROUP_SIZE])) {
+      a->wg += env.vars[HC_VAR_WORKGROUP_SIZE];
+      a->nwg++;
+    }
+    if (inf->ncounters > 1 || (inf->ncounters && (inf->vars & 1u << HC_VAR_DURATION))) {
+      hc_metric_value v;
+      hc_metric_eval(r->m, r->msel[k], &env, &v);
+      a->mixed |= (v.flags & HC_MV_MIXED) != 0;
+    }
+  }
+  for (size_t k = 0; k < r->naggs; k++)
+    hc_metrics_agg_add(r->m, r->aggs[k], &env, &m->gacc[g * na + r->aggs[k]]);
+}
+
 static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
   int grid = r->group == HA_BY_KERNEL_GRID;
   if (add_col(res, "device", HA_TEXT, HA_ROLE_KEY, "") || add_col(res, "kernel", HA_TEXT, HA_ROLE_KEY, "") ||
@@ -1365,81 +1481,24 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
       add_col(res, "percent", HA_REAL, HA_ROLE_STAT, "%") || add_measure_cols(r, res))
     return HP_ERR_NOMEM;
   size_t nc = r->t.ncounters, ng = r->ng, nmc = r->nmc, nm = r->nmsel;
-  size_t na = r->m ? hc_metrics_naggs(r->m) : 0;
   int measures = r->nsel || r->nmsel;
-  /* per group: counter sums of per-dispatch values, dispatches with a value, imputed; per group and
-   * metric: sums of its counters (offsets moff[k] into a block of msz doubles) and a macc */
-  size_t *moff = calloc(nm + 1, sizeof *moff), msz = 0;
-  for (size_t k = 0; moff && k < nm; k++) {
-    moff[k] = msz;
-    msz += hc_metrics_get(r->m, r->msel[k])->ncounters;
-  }
-  double *gsum = NULL, *msum = NULL;
-  uint64_t *gn = NULL;
-  uint8_t *gimp = NULL;
-  macc *ma = NULL;
-  hc_metric_acc *gacc = NULL;
-  double *vals = malloc((nmc + 1) * sizeof *vals), *cval = malloc((nc + 1) * sizeof *cval);
-  uint32_t *exec = malloc((nmc + 1) * sizeof *exec);
-  uint8_t *imp = malloc(nmc + 1), *cimp = malloc(nc + 1);
+  gmeas gm;
+  double *cval = malloc((nc + 1) * sizeof *cval);
+  uint8_t *cimp = malloc(nc + 1);
   size_t *order = malloc((ng + 1) * sizeof *order);
   int64_t *tot = device_totals(r);
   mout *mo = calloc(nm + 1, sizeof *mo);
-  hp_status st = moff && vals && cval && exec && imp && cimp && order && tot && mo ? HP_OK : HP_ERR_NOMEM;
-  if (st == HP_OK && measures) {
-    gsum = calloc(ng * nc + 1, sizeof *gsum);
-    gn = calloc(ng * nc + 1, sizeof *gn);
-    gimp = calloc(ng * nc + 1, 1);
-    msum = calloc(ng * msz + 1, sizeof *msum);
-    ma = calloc(ng * nm + 1, sizeof *ma);
-    gacc = calloc(ng * na + 1, sizeof *gacc);
-    if (!gsum || !gn || !gimp || !msum || !ma || !gacc) st = HP_ERR_NOMEM;
-  }
-  for (size_t di = 0; st == HP_OK && measures && di < r->nd; di++) {
-    const drec *d = &r->d[di];
-    size_t g = d->group;
-    const cslot *sl = r->slots ? &r->slots[di * nc] : NULL;
-    for (size_t j = 0; sl && j < nc; j++)
-      if (sl[j].n && r->used[j]) {
-        gsum[g * nc + j] += sl[j].sum / sl[j].n;
-        gn[g * nc + j]++;
-        gimp[g * nc + j] |= sl[j].imputed;
-      }
-    if (!nm || d->mux_incomplete) continue; /* a multiplexed key that missed passes gives no metric */
-    hc_metric_env env;
-    dispatch_env(r, d, di, vals, exec, imp, &env);
-    for (size_t k = 0; k < nm; k++) {
-      const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
-      int full = 1, imputed = 0;
-      for (size_t c = 0; c < inf->ncounters && full; c++) {
-        full = !is_nan(vals[inf->counters[c]]);
-        imputed |= imp[inf->counters[c]];
-      }
-      if (!full) continue;
-      macc *a = &ma[g * nm + k];
-      double *cs = &msum[g * msz + moff[k]];
-      for (size_t c = 0; c < inf->ncounters; c++)
-        cs[c] += vals[inf->counters[c]];
-      a->n++;
-      a->imputed |= imputed;
-      if (!is_nan(env.vars[HC_VAR_DURATION])) {
-        a->dur += env.vars[HC_VAR_DURATION];
-        a->ndur++;
-      }
-      a->grid += env.vars[HC_VAR_GRID_SIZE];
-      if (!is_nan(env.vars[HC_VAR_WORKGROUP_SIZE])) {
-        a->wg += env.vars[HC_VAR_WORKGROUP_SIZE];
-        a->nwg++;
-      }
-      if (inf->ncounters > 1 || (inf->ncounters && (inf->vars & 1u << HC_VAR_DURATION))) {
-        hc_metric_value v;
-        hc_metric_eval(r->m, r->msel[k], &env, &v);
-        a->mixed |= (v.flags & HC_MV_MIXED) != 0;
-      }
-    }
-    for (size_t k = 0; k < r->naggs; k++)
-      hc_metrics_agg_add(r->m, r->aggs[k], &env, &gacc[g * na + r->aggs[k]]);
-  }
+  hp_status st = !gmeas_init(r, &gm, measures ? ng : 0) && cval && cimp && order && tot && mo ? HP_OK
+                                                                                             : HP_ERR_NOMEM;
+  size_t na = gm.na, msz = gm.msz;
+  double *vals = gm.vals, *msum = gm.msum, *gsum = gm.gsum;
+  uint8_t *imp = gm.imp, *gimp = gm.gimp;
+  uint64_t *gn = gm.gn;
+  size_t *moff = gm.moff;
+  macc *ma = gm.ma;
+  hc_metric_acc *gacc = gm.gacc;
+  for (size_t di = 0; st == HP_OK && measures && di < r->nd; di++)
+    gmeas_add(r, &gm, di, r->d[di].group);
   size_t n = 0;
   if (st == HP_OK) {
     for (size_t i = 0; i < ng; i++)
@@ -1528,17 +1587,8 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
     rc->imputed_groups += imputed;
     if (fill_measures(r, res, row, fl, c, cval, cimp, mo, rc)) st = HP_ERR_NOMEM;
   }
-  free(moff);
-  free(gsum);
-  free(msum);
-  free(gn);
-  free(gimp);
-  free(ma);
-  free(gacc);
-  free(vals);
+  gmeas_free(&gm);
   free(cval);
-  free(exec);
-  free(imp);
   free(cimp);
   free(order);
   free(tot);
@@ -1548,9 +1598,13 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
 
 /* "1 kernel lacks" / "2 kernels lack": the noun for n groups, and the verb's ending */
 static const char *unit_name(int group, uint64_t n) {
-  const char *one = group == HA_BY_DISPATCH ? "dispatch" : group == HA_BY_KERNEL ? "kernel" : "kernel launch";
+  int region = group == HA_BY_REGION || group == HA_BY_REGION_TREE;
+  const char *one = group == HA_BY_DISPATCH ? "dispatch"
+                    : group == HA_BY_KERNEL ? "kernel"
+                    : region                ? "region"
+                                            : "kernel launch";
   static _Thread_local char buf[64];
-  snprintf(buf, sizeof buf, "%s%s", one, n == 1 ? "" : group == HA_BY_KERNEL ? "s" : "es");
+  snprintf(buf, sizeof buf, "%s%s", one, n == 1 ? "" : group == HA_BY_KERNEL || region ? "s" : "es");
   return buf;
 }
 
@@ -1626,6 +1680,55 @@ static int write_notes(run *r, ha_result *res, const rowctx *rc) {
                   "(the mean of those that measured them) or imputed at profile time",
                   nimp, unit_name(r->group, nimp), nimp == 1 ? "has" : "have", nimp == 1 ? "its" : "their");
   return e;
+}
+
+/* The part of a query before its rows: small tables and filters, the kept dispatches, their counter values,
+ * the counters and metrics chosen, and rc's tallies. */
+static hp_status run_scan(hp_store *s, run *r, int full, const char *counters, const char *metrics,
+                          rowctx *rc) {
+  const ha_query *q = r->q;
+  hp_status st = load_tables(s, &r->t);
+  if (st == HP_OK && full) { /* filters on devices and kernels */
+    for (size_t i = 0; i < r->t.nagents; i++)
+      r->t.agents[i].keep = !q->ndevices || glob_any(q->devices, q->ndevices, r->t.agents[i].name,
+                                                     r->t.agents[i].raw, r->t.agents[i].product);
+    for (size_t i = 0; i < r->t.nkernels; i++)
+      r->t.kernels[i].keep = !q->nkernels || glob_any(q->kernels, q->nkernels, r->t.kernels[i].name,
+                                                      r->t.kernels[i].mangled, NULL);
+  }
+  r->want_counters = !(counters && !*counters && metrics && !*metrics);
+  r->keep_records = r->regions || r->group == HA_BY_DISPATCH || (r->want_counters && r->t.ncounters > 0);
+  if (st == HP_OK && r->want_counters) { /* keys iteration multiplexing left incomplete: no metric */
+    const char *mux = hp_store_metadata(s, "multiplex_incomplete");
+    if (mux && parse_mux(mux, &r->mux, &r->nmux)) r->mux_unreadable = 1;
+    for (size_t i = 0; i < r->t.nkernels; i++)
+      for (size_t k = 0; k < r->nmux && !r->t.kernels[i].mux; k++)
+        r->t.kernels[i].mux = strcmp(r->t.kernels[i].mangled, r->mux[k].kernel) == 0;
+  }
+  if (st == HP_OK) st = scan_dispatches(s, r);
+  if (st == HP_OK && r->want_counters) st = scan_values(s, r);
+  if (st == HP_OK) st = select_counters(r, counters);
+  if (st == HP_OK && !(metrics && !*metrics)) st = select_metrics(r, metrics);
+  size_t nm = r->nmsel + 1;
+  if (st == HP_OK &&
+      (!(rc->mixed = calloc(nm, sizeof *rc->mixed)) || !(rc->div0 = calloc(nm, sizeof *rc->div0)) ||
+       !(rc->missing = calloc(nm, sizeof *rc->missing)) ||
+       !(rc->over_peak = calloc(nm, sizeof *rc->over_peak)) ||
+       !(rc->worst_pct = calloc(nm, sizeof *rc->worst_pct)) ||
+       !(rc->incomplete_rows = calloc(nm, sizeof *rc->incomplete_rows)) ||
+       !(rc->missing_vars = calloc(nm, sizeof *rc->missing_vars))))
+    st = HP_ERR_NOMEM;
+  return st;
+}
+
+static void rowctx_free(rowctx *rc) {
+  free(rc->mixed);
+  free(rc->div0);
+  free(rc->over_peak);
+  free(rc->worst_pct);
+  free(rc->missing);
+  free(rc->incomplete_rows);
+  free(rc->missing_vars);
 }
 
 /* ---- regions (HA_BY_REGION): per region name, from the region and dispatch tables ---- */
@@ -1925,49 +2028,14 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   const char *counters = full ? q->counters : "", *metrics = full ? q->metrics : "";
   ha_result *res = calloc(1, sizeof *res);
   hp_status st = res ? HP_OK : HP_ERR_NOMEM;
-  if (st == HP_OK) st = load_tables(s, &r.t);
-  if (st == HP_OK && full) { /* filters on devices and kernels */
-    for (size_t i = 0; i < r.t.nagents; i++)
-      r.t.agents[i].keep = !q->ndevices || glob_any(q->devices, q->ndevices, r.t.agents[i].name,
-                                                    r.t.agents[i].raw, r.t.agents[i].product);
-    for (size_t i = 0; i < r.t.nkernels; i++)
-      r.t.kernels[i].keep = !q->nkernels || glob_any(q->kernels, q->nkernels, r.t.kernels[i].name,
-                                                     r.t.kernels[i].mangled, NULL);
-  }
-  r.want_counters = !(counters && !*counters && metrics && !*metrics);
-  r.keep_records = r.group == HA_BY_DISPATCH || (r.want_counters && r.t.ncounters > 0);
-  if (st == HP_OK && r.want_counters) { /* keys iteration multiplexing left incomplete: no metric */
-    const char *mux = hp_store_metadata(s, "multiplex_incomplete");
-    if (mux && parse_mux(mux, &r.mux, &r.nmux)) r.mux_unreadable = 1;
-    for (size_t i = 0; i < r.t.nkernels; i++)
-      for (size_t k = 0; k < r.nmux && !r.t.kernels[i].mux; k++)
-        r.t.kernels[i].mux = strcmp(r.t.kernels[i].mangled, r.mux[k].kernel) == 0;
-  }
-  if (st == HP_OK) st = scan_dispatches(s, &r);
-  if (st == HP_OK && r.want_counters) st = scan_values(s, &r);
-  if (st == HP_OK) st = select_counters(&r, counters);
-  if (st == HP_OK && !(metrics && !*metrics)) st = select_metrics(&r, metrics);
   rowctx rc = {0};
-  size_t nm = r.nmsel + 1;
-  if (st == HP_OK &&
-      (!(rc.mixed = calloc(nm, sizeof *rc.mixed)) || !(rc.div0 = calloc(nm, sizeof *rc.div0)) ||
-       !(rc.missing = calloc(nm, sizeof *rc.missing)) || !(rc.over_peak = calloc(nm, sizeof *rc.over_peak)) ||
-       !(rc.worst_pct = calloc(nm, sizeof *rc.worst_pct)) ||
-       !(rc.incomplete_rows = calloc(nm, sizeof *rc.incomplete_rows)) ||
-       !(rc.missing_vars = calloc(nm, sizeof *rc.missing_vars))))
-    st = HP_ERR_NOMEM;
+  if (st == HP_OK) st = run_scan(s, &r, full, counters, metrics, &rc);
   if (st == HP_OK) {
     res->lost = r.t.lost;
     st = r.group == HA_BY_DISPATCH ? build_dispatch_rows(&r, res, &rc) : build_group_rows(&r, res, &rc);
   }
   if (st == HP_OK && write_notes(&r, res, &rc)) st = HP_ERR_NOMEM;
-  free(rc.mixed);
-  free(rc.div0);
-  free(rc.over_peak);
-  free(rc.worst_pct);
-  free(rc.missing);
-  free(rc.incomplete_rows);
-  free(rc.missing_vars);
+  rowctx_free(&rc);
   run_free(&r);
   return hand_out(st, res, out);
 }
