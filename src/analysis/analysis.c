@@ -1734,21 +1734,21 @@ static void rowctx_free(rowctx *rc) {
 /* ---- regions (HA_BY_REGION): per region name, from the region and dispatch tables ---- */
 
 typedef struct rreg {
-  uint64_t proc, thread;
+  uint64_t id, proc, thread;
   int64_t start, end;
   const char *cat, *name; /* interned in the result: compared by address */
   int64_t child_ns;       /* inclusive time of the regions directly inside it */
   const char *key;        /* what rows group by: the name, or (tree) the path of names, joined by \x01 */
   int depth;              /* regions of the thread around it */
+  long parent;            /* index of the innermost region of the thread around it, -1 none */
+  size_t agg;             /* its row (ragg) */
 } rreg;
-typedef struct rdis {
-  uint64_t proc, thread;
-  int64_t enq, dur; /* dur 0 when untimed */
-} rdis;
 typedef struct ragg {
   const char *cat, *name, *key;
   int depth;
   int64_t calls, total, excl, disp, kernel_ns;
+  size_t ix;    /* its index before sorting (gmeas's group) */
+  size_t first; /* its first dispatch (kept index), when disp > 0 */
 } ragg;
 
 static int cmp_rreg(const void *x, const void *y) {
@@ -1758,12 +1758,6 @@ static int cmp_rreg(const void *x, const void *y) {
   if (a->start != b->start) return a->start < b->start ? -1 : 1;
   if (a->end != b->end) return a->end > b->end ? -1 : 1; /* the enclosing one first */
   return 0;
-}
-static int cmp_rdis(const void *x, const void *y) {
-  const rdis *a = x, *b = y;
-  if (a->proc != b->proc) return a->proc < b->proc ? -1 : 1;
-  if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
-  return a->enq < b->enq ? -1 : a->enq > b->enq;
 }
 static int cmp_ragg(const void *x, const void *y) {
   const ragg *a = x, *b = y;
@@ -1778,28 +1772,116 @@ static int cmp_ragg_tree(const void *x, const void *y) {
   return c ? c : strcmp(a->cat, b->cat);
 }
 
-/* First dispatch at or after (proc, thread, enq). */
-static size_t rdis_lower(const rdis *d, size_t n, uint64_t proc, uint64_t thread, int64_t enq) {
-  size_t lo = 0, hi = n;
+/* The innermost region of (proc, thread) whose interval holds t, -1 none: for dispatches that name no
+ * region (stores written before dispatch.region_id, NVTX start/end ranges). rg sorted by cmp_rreg. */
+static long rreg_at(const rreg *rg, size_t n, uint64_t proc, uint64_t thread, int64_t t) {
+  size_t lo = 0, hi = n; /* first region after (proc, thread, t) */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    rdis k = {proc, thread, enq, 0};
-    if (cmp_rdis(&d[mid], &k) < 0)
+    const rreg *m = &rg[mid];
+    int before = m->proc != proc ? m->proc < proc : m->thread != thread ? m->thread < thread : m->start <= t;
+    if (before)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo;
+  if (!lo || rg[lo - 1].proc != proc || rg[lo - 1].thread != thread) return -1;
+  long j = (long)lo - 1;
+  while (j >= 0 && rg[j].end < t)
+    j = rg[j].parent;
+  return j;
 }
 
+/* Counters and metrics of region row g (its totals over every call: the sums of the dispatches inside,
+ * a dispatch's value the mean of its passes; counters some dispatches lack are estimated from those that
+ * have them and flagged imputed). A row without dispatches has counters 0 and no metric; *empty set. */
+static int region_measures(run *r, ha_result *res, gmeas *gm, const ragg *a, cell *row, uint8_t *fl, size_t c0,
+                           double *cval, uint8_t *cimp, mout *mo, rowctx *rc) {
+  size_t g = a->ix, nc = gm->nc, nm = gm->nm, nmc = r->nmc;
+  double ndisp = (double)a->disp;
+  int incomplete = 0, imputed = 0;
+  for (size_t j = 0; j < nc; j++) {
+    uint64_t have = gm->gn[g * nc + j];
+    cval[j] = !a->disp ? 0 : have ? gm->gsum[g * nc + j] / (double)have * ndisp : NAN;
+    cimp[j] = have && ((double)have < ndisp || gm->gimp[g * nc + j]);
+    if (r->used[j]) {
+      incomplete |= a->disp && !have;
+      imputed |= cimp[j];
+    }
+  }
+  for (size_t k = 0; k < nm; k++) {
+    const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
+    const macc *ac = &gm->ma[g * nm + k];
+    const double *cs = &gm->msum[g * gm->msz + gm->moff[k]];
+    if (!a->disp) { /* no kernel work: nothing to derive a metric from (said once, in a note) */
+      mo[k] = (mout){.v = {.value = NAN, .peak = NAN, .pct_peak = NAN, .flags = 0}};
+      continue;
+    }
+    if (!ac->n) { /* no dispatch inside has every counter it needs */
+      eval_metric(r, k, NULL, HA_CELL_INCOMPLETE, &mo[k]);
+      incomplete |= inf->ncounters > 0;
+      continue;
+    }
+    double scale = ndisp / (double)ac->n;
+    hc_metric_env env;
+    memset(&env, 0, sizeof env);
+    for (size_t i = 0; i < nmc; i++) {
+      gm->vals[i] = NAN;
+      gm->imp[i] = 0;
+    }
+    for (size_t i = 0; i < inf->ncounters; i++) {
+      gm->vals[inf->counters[i]] = cs[i] * scale;
+      gm->imp[inf->counters[i]] = ac->imputed || scale != 1;
+    }
+    env.counters = gm->vals;
+    env.imputed = gm->imp;
+    env.vars[HC_VAR_DURATION] = ac->ndur ? ac->dur / (double)ac->ndur * ndisp : NAN; /* device time */
+    env.vars[HC_VAR_GRID_SIZE] = ac->grid * scale;                                   /* work-items */
+    env.vars[HC_VAR_WORKGROUP_SIZE] = ac->nwg ? ac->wg / (double)ac->nwg : NAN;      /* mean */
+    env.acc = &gm->gacc[g * gm->na];
+    env.ndispatches = ndisp;
+    /* the device constants: those of a dispatch inside (a region's kernels may run on several devices:
+     * the first one's) */
+    unsigned extra = (ac->mixed ? HA_CELL_MIXED : 0) | (ac->imputed || scale != 1 ? HA_CELL_IMPUTED : 0);
+    const agent_rec *ag = &r->t.agents[r->d[a->first].agent];
+    for (int x = 0; x < NCONST; x++)
+      env.vars[HC_VAR_COMPUTE_UNITS + x] = ag->c[x];
+    eval_metric(r, k, &env, extra, &mo[k]);
+  }
+  rc->incomplete_groups += incomplete;
+  rc->imputed_groups += imputed;
+  if (fill_measures(r, res, row, fl, c0, cval, cimp, mo, rc)) return -1;
+  if (!a->disp) /* a row without kernel work: its metrics have no value, not counted as missing inputs */
+    for (size_t k = 0, col = c0 + r->nsel; k < nm; k++) {
+      fl[col++] = HA_CELL_MISSING;
+      if (hc_metrics_get(r->m, r->msel[k])->peak[0]) fl[col++] = HA_CELL_MISSING;
+    }
+  return 0;
+}
+
+static hp_status hand_out(hp_status st, ha_result *res, ha_result **out);
+
 static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result **out) {
+  int full = q->size >= HA_QUERY_V1;
+  run r;
+  memset(&r, 0, sizeof r);
+  r.q = q;
+  r.prog = q->size >= offsetof(ha_query, progress_ctx) + sizeof(void *) ? q->progress : NULL;
+  r.group = tree ? HA_BY_REGION_TREE : HA_BY_REGION;
+  r.regions = 1;
+  const char *counters = full ? q->counters : "", *metrics = full ? q->metrics : "";
   ha_result *res = calloc(1, sizeof *res);
   rreg *rg = NULL;
-  rdis *ds = NULL;
   ragg *ag = NULL;
-  int64_t *pre = NULL;
   size_t *stack = NULL, *slot = NULL;
-  size_t nr = 0, capr = 0, nd = 0, capd = 0, na = 0, nslot = 0;
+  size_t nr = 0, capr = 0, na = 0, nslot = 0;
+  hu_idmap rid = {0};
+  gmeas gm;
+  memset(&gm, 0, sizeof gm);
+  double *cval = NULL;
+  uint8_t *cimp = NULL;
+  mout *mo = NULL;
+  rowctx rc = {0};
   hp_status st = res ? HP_OK : HP_ERR_NOMEM;
   hp_cursor *c = NULL;
   if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_REGION, &c);
@@ -1815,52 +1897,34 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
       st = HP_ERR_NOMEM;
       break;
     }
-    rreg *r = &rg[nr++];
-    *r = (rreg){row.process_id,
-                row.thread_id,
-                row.start_ns,
-                row.end_ns < row.start_ns ? row.start_ns : row.end_ns,
-                intern(res, row.category),
-                intern(res, row.name),
-                0,
-                NULL,
-                0};
-    r->key = r->name;
-    if (!r->cat || !r->name) st = HP_ERR_NOMEM;
+    rreg *x = &rg[nr++];
+    *x = (rreg){.id = row.id,
+                .proc = row.process_id,
+                .thread = row.thread_id,
+                .start = row.start_ns,
+                .end = row.end_ns < row.start_ns ? row.start_ns : row.end_ns,
+                .cat = intern(res, row.category),
+                .name = intern(res, row.name),
+                .parent = -1};
+    x->key = x->name;
+    if (!x->cat || !x->name) st = HP_ERR_NOMEM;
   }
   hp_cursor_close(c);
-  c = NULL;
-  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
-  while (st == HP_OK) {
-    hp_dispatch row = {.size = sizeof row};
-    hp_status n = hp_cursor_next(c, &row);
-    if (n == HP_END) break;
-    if (n != HP_OK) {
-      st = n;
-      break;
-    }
-    if (nd == capd && hu_grow((void **)&ds, &capd, nd + 1, sizeof *ds)) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    ds[nd++] = (rdis){row.process_id, row.thread_id, row.enqueue_ns,
-                      row.start_ns > 0 && row.end_ns > row.start_ns ? row.end_ns - row.start_ns : 0};
-  }
-  hp_cursor_close(c);
-  if (st == HP_OK && (!(pre = calloc(nd + 1, sizeof *pre)) || !(stack = calloc(nr + 1, sizeof *stack))))
-    st = HP_ERR_NOMEM;
+  if (st == HP_OK) st = run_scan(s, &r, full, counters, metrics, &rc);
+  int measures = r.nsel || r.nmsel;
+  if (st == HP_OK && !(stack = calloc(nr + 1, sizeof *stack))) st = HP_ERR_NOMEM;
   if (st == HP_OK) {
     qsort(rg, nr, sizeof *rg, cmp_rreg);
-    qsort(ds, nd, sizeof *ds, cmp_rdis);
-    for (size_t i = 0; i < nd; i++)
-      pre[i + 1] = pre[i] + ds[i].dur;
     /* parents: per thread, the innermost earlier region that contains it */
     size_t top = 0;
     for (size_t i = 0; i < nr; i++) {
       if (i && (rg[i].proc != rg[i - 1].proc || rg[i].thread != rg[i - 1].thread)) top = 0;
       while (top && rg[stack[top - 1]].end < rg[i].end)
         top--;
-      if (top) rg[stack[top - 1]].child_ns += rg[i].end - rg[i].start;
+      if (top) {
+        rg[stack[top - 1]].child_ns += rg[i].end - rg[i].start;
+        rg[i].parent = (long)stack[top - 1];
+      }
       rg[i].depth = (int)top;
       if (tree && top) { /* the path: the parent's, then this name */
         const char *pk = rg[stack[top - 1]].key;
@@ -1880,6 +1944,10 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
           break;
         }
       }
+      if (rg[i].id && hu_idmap_put(&rid, rg[i].id, i)) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
       stack[top++] = i;
     }
     nslot = 64;
@@ -1889,26 +1957,41 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
       st = HP_ERR_NOMEM;
   }
   for (size_t i = 0; st == HP_OK && i < nr; i++) { /* slot holds 1 + the aggregate's index */
-    const rreg *r = &rg[i];
-    size_t h = (size_t)(((uintptr_t)r->key * 0x9E3779B97F4A7C15ull) ^ (uintptr_t)r->cat) & (nslot - 1);
-    while (slot[h] && (ag[slot[h] - 1].key != r->key || ag[slot[h] - 1].cat != r->cat))
+    rreg *x = &rg[i];
+    size_t h = (size_t)(((uintptr_t)x->key * 0x9E3779B97F4A7C15ull) ^ (uintptr_t)x->cat) & (nslot - 1);
+    while (slot[h] && (ag[slot[h] - 1].key != x->key || ag[slot[h] - 1].cat != x->cat))
       h = (h + 1) & (nslot - 1);
     if (!slot[h]) {
-      ag[na] = (ragg){.cat = r->cat, .name = r->name, .key = r->key, .depth = tree ? r->depth : 0};
+      ag[na] = (ragg){.cat = x->cat, .name = x->name, .key = x->key, .depth = tree ? x->depth : 0, .ix = na};
       slot[h] = ++na;
     }
-    ragg *a = &ag[slot[h] - 1];
-    int64_t incl = r->end - r->start;
-    size_t lo = rdis_lower(ds, nd, r->proc, r->thread, r->start),
-           hi = rdis_lower(ds, nd, r->proc, r->thread, r->end + 1);
+    x->agg = slot[h] - 1;
+    ragg *a = &ag[x->agg];
+    int64_t incl = x->end - x->start;
     a->calls++;
     a->total += incl;
-    a->excl += incl - r->child_ns;
-    a->disp += (int64_t)(hi - lo);
-    a->kernel_ns += pre[hi] - pre[lo];
+    a->excl += incl - x->child_ns;
   }
+  /* each dispatch: in the region it names (else the innermost of its thread holding its enqueue time)
+   * and every region around that one */
+  if (st == HP_OK && gmeas_init(&r, &gm, measures ? na : 0)) st = HP_ERR_NOMEM;
+  for (size_t di = 0; st == HP_OK && di < r.nd; di++) {
+    const rloc *l = &r.rl[di];
+    const drec *d = &r.d[di];
+    long j = l->region ? ix_get(&rid, l->region) : -1;
+    if (j < 0) j = rreg_at(rg, nr, l->proc, l->thread, l->enq);
+    int64_t dur = d->start && d->end >= d->start ? dur_ns(d->start, d->end) : 0;
+    for (; j >= 0; j = rg[j].parent) {
+      size_t g = rg[j].agg;
+      ragg *a = &ag[g];
+      if (!a->disp) a->first = di;
+      a->disp++;
+      a->kernel_ns = sat_add(a->kernel_ns, dur);
+      if (measures) gmeas_add(&r, &gm, di, g);
+    }
+  }
+  if (st == HP_OK) qsort(ag, na, sizeof *ag, tree ? cmp_ragg_tree : cmp_ragg);
   if (st == HP_OK) {
-    qsort(ag, na, sizeof *ag, tree ? cmp_ragg_tree : cmp_ragg);
     if (add_col(res, "category", HA_TEXT, HA_ROLE_KEY, "") ||
         add_col(res, "region", HA_TEXT, HA_ROLE_KEY, "") ||
         (tree && (add_col(res, "depth", HA_INT, HA_ROLE_KEY, "") ||
@@ -1918,10 +2001,15 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
         add_col(res, "avg_ns", HA_REAL, HA_ROLE_STAT, "ns") ||
         add_col(res, "exclusive_ns", HA_INT, HA_ROLE_STAT, "ns") ||
         add_col(res, "dispatches", HA_INT, HA_ROLE_STAT, "") ||
-        add_col(res, "kernel_ns", HA_INT, HA_ROLE_STAT, "ns"))
+        add_col(res, "kernel_ns", HA_INT, HA_ROLE_STAT, "ns") || add_measure_cols(&r, res))
       st = HP_ERR_NOMEM;
   }
+  if (st == HP_OK && measures &&
+      (!(cval = malloc((r.t.ncounters + 1) * sizeof *cval)) || !(cimp = malloc(r.t.ncounters + 1)) ||
+       !(mo = calloc(r.nmsel + 1, sizeof *mo))))
+    st = HP_ERR_NOMEM;
   size_t lim = q->size >= offsetof(ha_query, limit) + sizeof q->limit && q->limit > 0 ? (size_t)q->limit : na;
+  uint64_t nodisp = 0;
   for (size_t i = 0; st == HP_OK && i < na && i < lim; i++) {
     uint8_t *fl;
     cell *row = add_row(res, &fl);
@@ -1966,22 +2054,35 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
     row[c++].i = ag[i].excl;
     row[c++].i = ag[i].disp;
     row[c++].i = ag[i].kernel_ns;
+    if (!measures) continue;
+    nodisp += !ag[i].disp;
+    if (region_measures(&r, res, &gm, &ag[i], row, fl, c, cval, cimp, mo, &rc)) st = HP_ERR_NOMEM;
   }
+  if (st == HP_OK && (write_notes(&r, res, &rc) ||
+                      (nodisp && r.nmsel &&
+                       add_note(res,
+                                "%" PRIu64 " region%s enqueued no dispatch: %s counters are 0 (no kernel "
+                                "work) and %s metrics have no value",
+                                nodisp, nodisp == 1 ? "" : "s", nodisp == 1 ? "its" : "their",
+                                nodisp == 1 ? "its" : "their"))))
+    st = HP_ERR_NOMEM;
+  if (st == HP_OK) res->lost = r.t.lost;
   free(rg);
-  free(ds);
   free(ag);
-  free(pre);
   free(stack);
   free(slot);
-  if (st != HP_OK) {
+  free(cval);
+  free(cimp);
+  free(mo);
+  hu_idmap_free(&rid);
+  gmeas_free(&gm);
+  rowctx_free(&rc);
+  run_free(&r);
+  if (st != HP_OK && !last_err[0])
     set_err("%s", st == HP_ERR_NOMEM     ? "out of memory"
                   : hp_store_error(s)[0] ? hp_store_error(s)
                                          : hp_status_str(st));
-    ha_result_free(res);
-    return st;
-  }
-  *out = res;
-  return HP_OK;
+  return hand_out(st, res, out);
 }
 
 /* Give the result to the caller, or free it and see that the last error says why. */

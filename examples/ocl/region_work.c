@@ -1,0 +1,96 @@
+/* region_work: hubprof regions around kernels whose counter values are known by construction (the kernels of
+ * known_work.c), for tests/replay/test_region_counters.sh: REPS times, region "op" holds `spin` (a fixed
+ * recurrence per work-item, one per compute unit) and region "touch" (nested in "op") holds `touch` (one write
+ * in each of PAGES fresh pages: PAGES page faults); `idle` runs outside every region. Prints the CPU time this
+ * thread takes for spin's recurrence (spin_host_ns, the minimum over the reps) and a checksum line, the same
+ * with and without hubprof. usage: region_work [PAGES [ITERS [REPS]]]   (defaults 64 2000000 3) */
+/* SPDX-License-Identifier: MIT */
+#define CL_TARGET_OPENCL_VERSION 120
+#include "hubprof/api.h"
+#include "ocl_common.h"
+
+#include <sys/mman.h>
+#include <time.h>
+
+static int64_t cpu_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+static const char *src = "__kernel void idle(__global uint *o) {}\n"
+                         "__kernel void spin(__global uint *o, uint iters) {\n"
+                         "  uint x = (uint)get_global_id(0) + 1u;\n"
+                         "  for (uint i = 0; i < iters; i++) x = x * 1664525u + 1013904223u;\n"
+                         "  o[get_global_id(0)] = x;\n"
+                         "}\n"
+                         "__kernel void touch(__global uint *p) {\n"
+                         "  p[get_global_id(0) * 1024u] = (uint)get_global_id(0) + 1u;\n"
+                         "}\n";
+
+int main(int argc, char **argv) {
+  ex_name = "region_work";
+  size_t pages = argc > 1 ? strtoul(argv[1], NULL, 10) : 64;
+  unsigned long iters = argc > 2 ? strtoul(argv[2], NULL, 10) : 2000000;
+  int reps = argc > 3 ? atoi(argv[3]) : 3;
+  if (!pages || !iters || iters > 0xffffffffUL || reps < 1) {
+    fprintf(stderr, "usage: region_work [PAGES [ITERS [REPS]]]   (each at least 1)\n");
+    return 2;
+  }
+  ex_cl c;
+  ex_setup(&c, src);
+  cl_kernel idle = ex_kernel(&c, "idle"), spin = ex_kernel(&c, "spin"), touch = ex_kernel(&c, "touch");
+  cl_uint cus = 1;
+  CHECK(clGetDeviceInfo(c.dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL));
+  size_t nspin = cus ? cus : 1, one = 1;
+  cl_int err;
+  cl_mem out = clCreateBuffer(c.ctx, CL_MEM_READ_WRITE, nspin * sizeof(cl_uint), NULL, &err);
+  CHECK(err);
+  cl_uint it = (cl_uint)iters;
+  CHECK(clSetKernelArg(idle, 0, sizeof out, &out));
+  CHECK(clSetKernelArg(spin, 0, sizeof out, &out));
+  CHECK(clSetKernelArg(spin, 1, sizeof it, &it));
+  cl_uint *v = malloc(nspin * sizeof *v);
+  if (!v) return 1;
+  uint64_t h = 1469598103934665603ull;
+  int bad = 0;
+  int64_t host_best = -1;
+  for (int r = 0; r < reps; r++) {
+    hubprof_region_begin("op");
+    CHECK(clEnqueueNDRangeKernel(c.q, spin, 1, NULL, &nspin, &one, 0, NULL, NULL));
+    CHECK(clEnqueueReadBuffer(c.q, out, CL_TRUE, 0, nspin * sizeof *v, v, 0, NULL, NULL));
+    /* fresh pages: a new mapping and buffer for every dispatch of `touch` */
+    void *mem = mmap(NULL, pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) return 1;
+    cl_mem fresh = clCreateBuffer(c.ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, pages * 4096, mem, &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(touch, 0, sizeof fresh, &fresh));
+    hubprof_region_begin("touch");
+    CHECK(clEnqueueNDRangeKernel(c.q, touch, 1, NULL, &pages, NULL, 0, NULL, NULL));
+    cl_uint last = 0;
+    CHECK(clEnqueueReadBuffer(c.q, fresh, CL_TRUE, (pages - 1) * 4096, sizeof last, &last, 0, NULL, NULL));
+    hubprof_region_end();
+    bad |= last != (cl_uint)pages;
+    CHECK(clReleaseMemObject(fresh));
+    CHECK(clFinish(c.q));
+    munmap(mem, pages * 4096);
+    hubprof_region_end();
+    CHECK(clEnqueueNDRangeKernel(c.q, idle, 1, NULL, &one, &one, 0, NULL, NULL));
+    CHECK(clFinish(c.q));
+    int64_t t0 = cpu_ns();
+    for (size_t i = 0; i < nspin; i++) { /* the same recurrence on the host */
+      volatile uint32_t x0 = (uint32_t)i + 1u;
+      uint32_t x = x0;
+      for (unsigned long k = 0; k < iters; k++)
+        x = x * 1664525u + 1013904223u;
+      bad |= x != v[i];
+      h = (h ^ v[i]) * 1099511628211ull;
+    }
+    int64_t t1 = cpu_ns() - t0;
+    if (host_best < 0 || t1 < host_best) host_best = t1;
+  }
+  free(v);
+  printf("region_work: %zu pages, %lu iterations x %zu work-items, %d reps: spin_host_ns=%lld %016llx %s\n", pages,
+         iters, nspin, reps, (long long)host_best, (unsigned long long)h, bad ? "WRONG" : "ok");
+  return bad;
+}
