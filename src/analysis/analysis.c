@@ -2145,13 +2145,31 @@ hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out) { return run_q
 
 /* ---- diff ---- */
 
-/* Key of a row: kernel [grid workgroup] [device]. */
-static void row_key(const ha_result *r, size_t row, int grid, int with_device, char *buf, size_t len) {
-  long kc = ha_result_col_find(r, "kernel"), gc = ha_result_col_find(r, "grid"),
-       wc = ha_result_col_find(r, "workgroup"), dc = ha_result_col_find(r, "device");
-  snprintf(buf, len, "%s\x1f%s\x1f%s\x1f%s", ha_result_text(r, row, (size_t)kc),
-           grid ? ha_result_text(r, row, (size_t)gc) : "", grid ? ha_result_text(r, row, (size_t)wc) : "",
-           with_device ? ha_result_text(r, row, (size_t)dc) : "");
+/* The key columns diff matches rows by and shows, in this order: device kernel [grid workgroup] (the
+ * device only counts for matching when a store has several), or category region / category path. */
+static size_t diff_keys(int group, const char **names) {
+  size_t n = 0;
+  if (group == HA_BY_REGION || group == HA_BY_REGION_TREE) {
+    names[n++] = "category";
+    names[n++] = group == HA_BY_REGION ? "region" : "path";
+    return n;
+  }
+  names[n++] = "device";
+  names[n++] = "kernel";
+  if (group == HA_BY_KERNEL_GRID) names[n++] = "grid", names[n++] = "workgroup";
+  return n;
+}
+
+/* Key of a row: its key columns joined by \x1f (the device left out unless with_device). */
+static void row_key(const ha_result *r, size_t row, int group, int with_device, char *buf, size_t len) {
+  const char *names[4];
+  size_t n = diff_keys(group, names), w = 0;
+  buf[0] = 0;
+  for (size_t i = 0; i < n && w < len; i++) {
+    if (!strcmp(names[i], "device") && !with_device) continue;
+    long c = ha_result_col_find(r, names[i]);
+    w += (size_t)snprintf(buf + w, len - w, "%s\x1f", c >= 0 ? ha_result_text(r, row, (size_t)c) : "");
+  }
 }
 
 static size_t count_devices(const ha_result *r) {
@@ -2198,10 +2216,12 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
     set_err("bad arguments");
     return HP_ERR_INVALID;
   }
-  if (q->group != HA_BY_KERNEL && q->group != HA_BY_KERNEL_GRID) {
-    set_err("diff compares kernels: group by kernel or kernel-grid");
+  if (q->group != HA_BY_KERNEL && q->group != HA_BY_KERNEL_GRID && q->group != HA_BY_REGION &&
+      q->group != HA_BY_REGION_TREE) {
+    set_err("diff compares kernels or regions: group by kernel, kernel-grid, region or region-tree");
     return HP_ERR_INVALID;
   }
+  int regions = q->group == HA_BY_REGION || q->group == HA_BY_REGION_TREE;
   if (!(same_pct >= 0)) same_pct = 0;
   ha_query qq; /* only the caller's size is read: older callers pass a shorter struct */
   memset(&qq, 0, sizeof qq);
@@ -2240,8 +2260,9 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
     ma[nmeas] = (long)c;
     mb[nmeas++] = cb;
   }
-  int grid = q->group == HA_BY_KERNEL_GRID;
-  int with_device = st == HP_OK && (count_devices(ra) > 1 || count_devices(rb) > 1);
+  const char *keys[4];
+  size_t nkeys = diff_keys(q->group, keys);
+  int with_device = st == HP_OK && !regions && (count_devices(ra) > 1 || count_devices(rb) > 1);
   /* match rows by key: hash of B's keys */
   char key[2048];
   size_t hcap = 64;
@@ -2255,7 +2276,7 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
     for (size_t i = 0; i < hcap; i++)
       htab[i] = -1;
     for (size_t i = 0; i < rb->nrows && st == HP_OK; i++) {
-      row_key(rb, i, grid, with_device, key, sizeof key);
+      row_key(rb, i, q->group, with_device, key, sizeof key);
       if (!(bkeys[i] = strdup(key))) {
         st = HP_ERR_NOMEM;
         break;
@@ -2269,7 +2290,7 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
   if (st == HP_OK && !(pairs = calloc(ra->nrows + rb->nrows + 1, sizeof *pairs))) st = HP_ERR_NOMEM;
   long tca = ha_result_col_find(ra, "total_ns"), tcb = ha_result_col_find(rb, "total_ns");
   for (size_t i = 0; st == HP_OK && i < ra->nrows; i++) {
-    row_key(ra, i, grid, with_device, key, sizeof key);
+    row_key(ra, i, q->group, with_device, key, sizeof key);
     size_t j = hu_hash_str(key) & (hcap - 1);
     long found = -1;
     while (htab[j] >= 0) {
@@ -2291,11 +2312,9 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
   if (st == HP_OK && q->limit > 0 && (size_t)q->limit < npairs) npairs = (size_t)q->limit;
   /* columns */
   if (st == HP_OK) {
-    int e =
-        add_col(res, "device", HA_TEXT, HA_ROLE_KEY, "") || add_col(res, "kernel", HA_TEXT, HA_ROLE_KEY, "");
-    if (grid)
-      e = e || add_col(res, "grid", HA_TEXT, HA_ROLE_KEY, "") ||
-          add_col(res, "workgroup", HA_TEXT, HA_ROLE_KEY, "");
+    int e = 0;
+    for (size_t k = 0; k < nkeys; k++)
+      e = e || add_col(res, keys[k], HA_TEXT, HA_ROLE_KEY, "");
     e = e || add_col(res, "status", HA_TEXT, HA_ROLE_KEY, "") ||
         add_col(res, "calls_a", HA_INT, HA_ROLE_STAT, "") ||
         add_col(res, "calls_b", HA_INT, HA_ROLE_STAT, "") ||
@@ -2340,11 +2359,9 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
       break;
     }
     size_t c = 0;
-    row[c++].text = intern(res, ha_result_text(src, srow, (size_t)ha_result_col_find(src, "device")));
-    row[c++].text = intern(res, ha_result_text(src, srow, (size_t)ha_result_col_find(src, "kernel")));
-    if (grid) {
-      row[c++].text = intern(res, ha_result_text(src, srow, (size_t)ha_result_col_find(src, "grid")));
-      row[c++].text = intern(res, ha_result_text(src, srow, (size_t)ha_result_col_find(src, "workgroup")));
+    for (size_t k = 0; k < nkeys; k++) {
+      long kc = ha_result_col_find(src, keys[k]);
+      row[c++].text = intern(res, kc >= 0 ? ha_result_text(src, srow, (size_t)kc) : "");
     }
     row[c++].text = intern(res, pr->a >= 0 && pr->b >= 0 ? "both" : pr->a >= 0 ? "missing" : "new");
     for (size_t k = 0; k < c; k++)
