@@ -22,6 +22,7 @@ __thread uint64_t hpc_region_cur __attribute__((tls_model("initial-exec")));
 typedef struct rframe {
   int64_t start_ns;
   uint64_t id; /* its row id, taken at begin so that the dispatches inside can name it */
+  size_t len;  /* of name */
   const char *category;
   char name[HPC_REGION_NAME_MAX];
 } rframe;
@@ -138,7 +139,9 @@ static inline uint64_t top_id(const rstate *st) {
   return n ? st->f[n - 1].id : 0;
 }
 
-static void write_row_id(hp_store *s, rstate *st, uint64_t id, const char *cat, const char *name,
+/* Write one region row; name (len bytes) made by hpc_region_name and cat valid UTF-8 (the log's region
+ * append, hp_log_write_region, skips the checks of hp_write). */
+static void write_row_id(hp_store *s, rstate *st, uint64_t id, const char *cat, const char *name, size_t len,
                          int64_t start, int64_t end) {
   hp_region r = {.size = sizeof r,
                  .id = id,
@@ -148,12 +151,12 @@ static void write_row_id(hp_store *s, rstate *st, uint64_t id, const char *cat, 
                  .category = cat,
                  .start_ns = start,
                  .end_ns = end};
-  hp_write_region(s, &r);
+  hp_log_write_region(s, &r, len, strlen(cat));
 }
 
 static void write_row(hp_store *s, rstate *st, const char *cat, const char *name, int64_t start,
                       int64_t end) {
-  write_row_id(s, st, new_id(st), cat, name, start, end);
+  write_row_id(s, st, new_id(st), cat, name, strlen(name), start, end);
 }
 
 /* Close every open region of st at `end` (recorded with a marker saying why); st->lock held. */
@@ -161,7 +164,7 @@ static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
   int n = st->depth < HPC_REGION_DEPTH ? st->depth : HPC_REGION_DEPTH;
   if (!n) return;
   for (int d = n - 1; d >= 0; d--)
-    write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
+    write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, st->f[d].start_ns, end);
   write_row(s, st, hpc_region_cat_hubprof, why, end, end);
   st->depth = 0;
 }
@@ -278,7 +281,7 @@ int hpc_region_push(const char *category, const char *name, size_t len) {
     rframe *f = &st->f[d];
     f->category = category;
     f->id = new_id(st);
-    hpc_region_name(f->name, sizeof f->name, name, len);
+    f->len = hpc_region_name(f->name, sizeof f->name, name, len);
     hpc_region_cur = f->id;
     f->start_ns = now_ns();
   } else if (!st->warned_deep) {
@@ -316,7 +319,8 @@ int hpc_region_pop(const char *category) {
     if (d < 0) {
       if (s) write_row(s, st, hpc_region_cat_hubprof, HPC_REGION_END_WITHOUT_BEGIN, end, end);
     } else {
-      if (s) write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
+      if (s)
+        write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, st->f[d].start_ns, end);
       if (d != st->depth - 1) memmove(&st->f[d], &st->f[d + 1], (size_t)(st->depth - 1 - d) * sizeof(rframe));
       st->depth--;
       hpc_region_cur = top_id(st);

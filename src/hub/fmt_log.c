@@ -103,6 +103,24 @@ static void dispatch_check(void) {
   g_dispatch_unrolled = 1;
 }
 
+/* The same for a region row (hp_log_write_region). */
+static const col_op g_region_ops[] = {
+    {offsetof(hp_region, id), K_U64},       {offsetof(hp_region, process_id), K_U64},
+    {offsetof(hp_region, thread_id), K_U64}, {offsetof(hp_region, name), K_STR},
+    {offsetof(hp_region, category), K_STR},  {offsetof(hp_region, start_ns), K_I64},
+    {offsetof(hp_region, end_ns), K_I64},
+};
+#define REGION_NCOLS (sizeof g_region_ops / sizeof g_region_ops[0])
+static int g_region_unrolled;
+
+static void region_check(void) {
+  const tinfo *ti = &g_ti[HP_TABLE_REGION];
+  if (ti->small || ti->nstr != 2 || ti->ncols != REGION_NCOLS || ti->d->row_size != sizeof(hp_region)) return;
+  for (unsigned i = 0; i < REGION_NCOLS; i++)
+    if (ti->ops[i].off != g_region_ops[i].off || ti->ops[i].kind != g_region_ops[i].kind) return;
+  g_region_unrolled = 1;
+}
+
 static int table_is_small(hp_table t) {
   return t != HP_TABLE_DISPATCH && t != HP_TABLE_COUNTER_VALUE && t != HP_TABLE_REGION;
 }
@@ -132,6 +150,7 @@ static void ti_init(void) {
     }
   }
   dispatch_check();
+  region_check();
 }
 
 /* ---- registry: live stores, thread caches, fork and thread exit ---- */
@@ -1494,6 +1513,54 @@ hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n
   }
   if (written) *written = ok;
   return first;
+}
+
+hp_status hp_log_write_region(hp_store *s, const hp_region *r, size_t name_len, size_t cat_len) {
+  log_w *L = writable(s);
+  if (!L || s->first_error != HP_OK || !g_region_unrolled || r->size != sizeof *r)
+    return hp_write_region(s, r); /* the generic path decides */
+  lw *w = cache_get(L);
+  if (__builtin_expect(!w, 0) && !(w = writer_get(L, 1))) {
+    atomic_fetch_add(&L->orphan_lost, 1);
+    atomic_fetch_add(&L->lost_total, 1);
+    return HP_ERR_NOMEM;
+  }
+  const size_t pb = g_ti[HP_TABLE_REGION].bound + name_len + cat_len; /* as log_write: same length field */
+  const unsigned lb = hu_varint_len(pb);
+  const size_t need = 1 + lb + pb;
+  if (__builtin_expect(need > (size_t)(w->soft - w->pos), 0)) {
+    hp_status st = make_room(L, w, need);
+    if (st != HP_OK) return st;
+  }
+  unsigned char *p = w->pos;
+  *p++ = (unsigned char)(HP_TABLE_REGION + 1);
+  unsigned char *lenp = p;
+  p += lb;
+  unsigned char *start = p, *keep = p; /* encode_cols's bytes: trailing zero columns left out */
+  p = hu_varint_put(p, r->id);
+  keep = r->id ? p : keep;
+  p = hu_varint_put(p, r->process_id);
+  keep = r->process_id ? p : keep;
+  p = hu_varint_put(p, r->thread_id);
+  keep = r->thread_id ? p : keep;
+  p = hu_varint_put(p, name_len);
+  memcpy(p, r->name, name_len);
+  p += name_len;
+  keep = name_len ? p : keep;
+  p = hu_varint_put(p, cat_len);
+  memcpy(p, r->category, cat_len);
+  p += cat_len;
+  keep = cat_len ? p : keep;
+  uint64_t v = hu_zigzag(r->start_ns);
+  p = hu_varint_put(p, v);
+  keep = v ? p : keep;
+  v = hu_zigzag(r->end_ns);
+  p = hu_varint_put(p, v);
+  keep = v ? p : keep;
+  hu_varint_put_n(lenp, (uint64_t)(keep - start), lb);
+  w->pos = keep;
+  w->nrec++;
+  return HP_OK;
 }
 
 hp_status hp_log_flush(hp_store *s) {
