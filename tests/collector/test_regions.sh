@@ -65,7 +65,7 @@ for fmt in rocpd log parquet; do
     m = r[r.name == "worker done"]; assert (m.start_ns == m.end_ns).all()
     x = r[r.name != "worker done"]; assert (x.end_ns > x.start_ns).all()
     assert r[r.name == "worker"].thread_id.nunique() == 3 and r.id.is_unique and len(d) == 15
-    '"$nest"'"$inner"
+    '"$nest$inner"
 done
 [ "$(sqlite3 c.rocpd "select count(*) from regions where category = 'hubprof'")" = 37 ] && ok || bad "rocpd regions view"
 [ "$(sqlite3 c.rocpd "select count(*) from regions where name = 'step' and duration > 0")" = 15 ] && ok ||
