@@ -187,6 +187,10 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     peak), and the text columns "imputed" and "incomplete" naming the row's imputed and unmeasured values,
     and "over_peak" naming its metrics above their physical peak with their share ("cpu_util=310%").
 
+    by="region" / "region-tree": per region (docs/cli/analyze.md): category, region, calls, total_ns,
+    avg_ns, exclusive_ns, dispatches, kernel_ns, then counters and metrics as totals over the region's
+    calls (the sum of the values of the dispatches inside it).
+
     counters / metrics: None = every counter measured in the store / every metric its counters give;
     a list or "a,b"; [] or "" for none. kernel, device: glob patterns (a string or a list: any matches).
     dispatch: a collector dispatch id, (first, last) or "A-B". sort: None, "time", "order" or "name".
