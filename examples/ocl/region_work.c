@@ -1,9 +1,9 @@
 /* region_work: hubprof regions around kernels whose counter values are known by construction (the kernels of
  * known_work.c), for tests/replay/test_region_counters.sh: REPS times, region "op" holds `spin` (a fixed
- * recurrence per work-item, one per compute unit) and region "touch" (nested in "op") holds `touch` (one write
- * in each of PAGES fresh pages: PAGES page faults); `idle` runs outside every region. Prints the CPU time this
- * thread takes for spin's recurrence (spin_host_ns, the minimum over the reps) and a checksum line, the same
- * with and without hubprof. usage: region_work [PAGES [ITERS [REPS]]]   (defaults 64 2000000 3) */
+ * recurrence per work-item, one per compute unit) and region "touch" (nested in "op") holds `touch` (one
+ * write in each of PAGES fresh pages: PAGES page faults); `idle` runs outside every region. Prints the CPU
+ * time this thread takes for spin's recurrence (spin_host_ns, the minimum over the reps) and a checksum line,
+ * the same with and without hubprof. usage: region_work [PAGES [ITERS [REPS]]]   (defaults 64 2000000 3) */
 /* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "hubprof/api.h"
@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
     if (host_best < 0 || t1 < host_best) host_best = t1;
   }
   free(v);
-  printf("region_work: %zu pages, %lu iterations x %zu work-items, %d reps: spin_host_ns=%lld %016llx %s\n", pages,
-         iters, nspin, reps, (long long)host_best, (unsigned long long)h, bad ? "WRONG" : "ok");
+  printf("region_work: %zu pages, %lu iterations x %zu work-items, %d reps: spin_host_ns=%lld %016llx %s\n",
+         pages, iters, nspin, reps, (long long)host_best, (unsigned long long)h, bad ? "WRONG" : "ok");
   return bad;
 }

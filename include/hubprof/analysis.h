@@ -94,9 +94,10 @@ enum {
  * region each names, hp_dispatch.region_id, and the regions around it; by enqueue time on the region's
  * thread when it names none), kernel_ns (their device time), then counters and metrics as above but as
  * totals over the region's calls (the sum of its dispatches' values; metrics on those totals); most
- * total_ns first; the filters choose the dispatches, `sort` does not apply. HA_BY_REGION_TREE: the same per path of nested names
- * (per thread), region being the name indented two blanks per level, then depth and path ("a > b"), in
- * tree order (a row after its parent, siblings by name). On failure, ha_last_error() says why in one line. */
+ * total_ns first; the filters choose the dispatches, `sort` does not apply. HA_BY_REGION_TREE: the same per
+ * path of nested names (per thread), region being the name indented two blanks per level, then depth and path
+ * ("a > b"), in tree order (a row after its parent, siblings by name). On failure, ha_last_error() says why
+ * in one line. */
 HP_API hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
 
 /* Compare two stores per kernel (group HA_BY_KERNEL or HA_BY_KERNEL_GRID; kernels matched by name, plus

@@ -166,7 +166,8 @@ typedef struct hp_dispatch {
   uint32_t passes;           /* replay passes this dispatch ran (1 = not replayed, 0 = unknown) */
   uint64_t bytes_accessible; /* bytes the kernel could write (kernel replay), 0 unknown */
   uint64_t bytes_restored;   /* bytes restored across all later passes (kernel replay) */
-  uint64_t region_id; /* innermost region (hp_region.id) open on the enqueuing thread at the enqueue, 0 none */
+  uint64_t
+      region_id; /* innermost region (hp_region.id) open on the enqueuing thread at the enqueue, 0 none */
 } hp_dispatch;
 
 typedef struct hp_counter_info {

@@ -1488,8 +1488,8 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
   size_t *order = malloc((ng + 1) * sizeof *order);
   int64_t *tot = device_totals(r);
   mout *mo = calloc(nm + 1, sizeof *mo);
-  hp_status st = !gmeas_init(r, &gm, measures ? ng : 0) && cval && cimp && order && tot && mo ? HP_OK
-                                                                                             : HP_ERR_NOMEM;
+  hp_status st =
+      !gmeas_init(r, &gm, measures ? ng : 0) && cval && cimp && order && tot && mo ? HP_OK : HP_ERR_NOMEM;
   size_t na = gm.na, msz = gm.msz;
   double *vals = gm.vals, *msum = gm.msum, *gsum = gm.gsum;
   uint8_t *imp = gm.imp, *gimp = gm.gimp;
@@ -1795,8 +1795,8 @@ static long rreg_at(const rreg *rg, size_t n, uint64_t proc, uint64_t thread, in
 /* Counters and metrics of region row g (its totals over every call: the sums of the dispatches inside,
  * a dispatch's value the mean of its passes; counters some dispatches lack are estimated from those that
  * have them and flagged imputed). A row without dispatches has counters 0 and no metric; *empty set. */
-static int region_measures(run *r, ha_result *res, gmeas *gm, const ragg *a, cell *row, uint8_t *fl, size_t c0,
-                           double *cval, uint8_t *cimp, mout *mo, rowctx *rc) {
+static int region_measures(run *r, ha_result *res, gmeas *gm, const ragg *a, cell *row, uint8_t *fl,
+                           size_t c0, double *cval, uint8_t *cimp, mout *mo, rowctx *rc) {
   size_t g = a->ix, nc = gm->nc, nm = gm->nm, nmc = r->nmc;
   double ndisp = (double)a->disp;
   int incomplete = 0, imputed = 0;

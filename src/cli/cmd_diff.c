@@ -1,6 +1,7 @@
-/* `hubprof diff A B`: two profiles compared per kernel (or kernel + launch sizes, or region) through the analysis
- * library (ha_diff): calls, total and average device time, counters and metrics, with deltas, percent
- * changes and directions (faster/slower, higher/lower); kernels only in one store listed as new/missing. */
+/* `hubprof diff A B`: two profiles compared per kernel (or kernel + launch sizes, or region) through the
+ * analysis library (ha_diff): calls, total and average device time, counters and metrics, with deltas,
+ * percent changes and directions (faster/slower, higher/lower); kernels only in one store listed as
+ * new/missing. */
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"

@@ -320,7 +320,8 @@ int hpc_region_pop(const char *category) {
       if (s) write_row(s, st, hpc_region_cat_hubprof, HPC_REGION_END_WITHOUT_BEGIN, end, end);
     } else {
       if (s)
-        write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, st->f[d].start_ns, end);
+        write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, st->f[d].start_ns,
+                     end);
       if (d != st->depth - 1) memmove(&st->f[d], &st->f[d + 1], (size_t)(st->depth - 1 - d) * sizeof(rframe));
       st->depth--;
       hpc_region_cur = top_id(st);

@@ -105,7 +105,7 @@ static void dispatch_check(void) {
 
 /* The same for a region row (hp_log_write_region). */
 static const col_op g_region_ops[] = {
-    {offsetof(hp_region, id), K_U64},       {offsetof(hp_region, process_id), K_U64},
+    {offsetof(hp_region, id), K_U64},        {offsetof(hp_region, process_id), K_U64},
     {offsetof(hp_region, thread_id), K_U64}, {offsetof(hp_region, name), K_STR},
     {offsetof(hp_region, category), K_STR},  {offsetof(hp_region, start_ns), K_I64},
     {offsetof(hp_region, end_ns), K_I64},
