@@ -7,26 +7,10 @@
 /* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "hubprof/api.h"
+#include "known_kernels.h"
 #include "ocl_common.h"
 
 #include <sys/mman.h>
-#include <time.h>
-
-static int64_t cpu_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static const char *src = "__kernel void idle(__global uint *o) {}\n"
-                         "__kernel void spin(__global uint *o, uint iters) {\n"
-                         "  uint x = (uint)get_global_id(0) + 1u;\n"
-                         "  for (uint i = 0; i < iters; i++) x = x * 1664525u + 1013904223u;\n"
-                         "  o[get_global_id(0)] = x;\n"
-                         "}\n"
-                         "__kernel void touch(__global uint *p) {\n"
-                         "  p[get_global_id(0) * 1024u] = (uint)get_global_id(0) + 1u;\n"
-                         "}\n";
 
 int main(int argc, char **argv) {
   ex_name = "region_work";
@@ -38,7 +22,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   ex_cl c;
-  ex_setup(&c, src);
+  ex_setup(&c, kw_src);
   cl_kernel idle = ex_kernel(&c, "idle"), spin = ex_kernel(&c, "spin"), touch = ex_kernel(&c, "touch");
   cl_uint cus = 1;
   CHECK(clGetDeviceInfo(c.dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL));
@@ -77,16 +61,13 @@ int main(int argc, char **argv) {
     hubprof_region_end();
     CHECK(clEnqueueNDRangeKernel(c.q, idle, 1, NULL, &one, &one, 0, NULL, NULL));
     CHECK(clFinish(c.q));
-    int64_t t0 = cpu_ns();
+    int64_t t0 = kw_cpu_ns();
     for (size_t i = 0; i < nspin; i++) { /* the same recurrence on the host */
-      volatile uint32_t x0 = (uint32_t)i + 1u;
-      uint32_t x = x0;
-      for (unsigned long k = 0; k < iters; k++)
-        x = x * 1664525u + 1013904223u;
+      uint32_t x = kw_spin_host(i, iters);
       bad |= x != v[i];
       h = (h ^ v[i]) * 1099511628211ull;
     }
-    int64_t t1 = cpu_ns() - t0;
+    int64_t t1 = kw_cpu_ns() - t0;
     if (host_best < 0 || t1 < host_best) host_best = t1;
   }
   free(v);

@@ -506,15 +506,36 @@ static inline unsigned char *encode_cols(unsigned char *p, const tinfo *ti, cons
   return keep;
 }
 
+/* The calling thread's writer, made at need; NULL (n records counted lost) when there is no memory. */
+static inline lw *writer_or_lose(log_w *L, uint64_t n) {
+  lw *w = cache_get(L);
+  if (__builtin_expect(!w, 0) && !(w = writer_get(L, 1))) {
+    atomic_fetch_add(&L->orphan_lost, n);
+    atomic_fetch_add(&L->lost_total, n);
+  }
+  return w;
+}
+
+/* Start a record of table t with a payload of at most pb bytes in w's block: the type byte, then lb bytes
+ * kept for the payload's length (at *lenp, hu_varint_put_n once it is known). Returns where the payload
+ * goes, or NULL with *st set when there is no room. */
+static inline unsigned char *record_begin(log_w *L, lw *w, hp_table t, size_t pb, unsigned *lb,
+                                          unsigned char **lenp, hp_status *st) {
+  *lb = hu_varint_len(pb);
+  size_t need = 1 + *lb + pb;
+  if (__builtin_expect(need > (size_t)(w->soft - w->pos), 0) && (*st = make_room(L, w, need)) != HP_OK)
+    return NULL;
+  unsigned char *p = w->pos;
+  *p++ = (unsigned char)(t + 1);
+  *lenp = p;
+  return p + *lb;
+}
+
 static hp_status log_write(hp_store *s, hp_table t, const void *row) {
   log_w *L = s->impl;
   if (__builtin_expect(forked(L), 0)) return HP_ERR_UNSUPPORTED;
-  lw *w = cache_get(L);
-  if (__builtin_expect(!w, 0) && !(w = writer_get(L, 1))) {
-    atomic_fetch_add(&L->orphan_lost, 1);
-    atomic_fetch_add(&L->lost_total, 1);
-    return HP_ERR_NOMEM;
-  }
+  lw *w = writer_or_lose(L, 1);
+  if (!w) return HP_ERR_NOMEM;
   const tinfo *ti = &g_ti[t];
   size_t slen[MAX_COLS];
   size_t pb = ti->bound;
@@ -524,17 +545,11 @@ static hp_status log_write(hp_store *s, hp_table t, const void *row) {
     slen[i] = strlen(str);
     pb += slen[i];
   }
-  unsigned lb = hu_varint_len(pb);
-  size_t need = 1 + lb + pb;
-  if (__builtin_expect(need > (size_t)(w->soft - w->pos), 0)) {
-    hp_status st = make_room(L, w, need);
-    if (st != HP_OK) return st;
-  }
-  unsigned char *p = w->pos;
-  *p++ = (unsigned char)(t + 1);
-  unsigned char *lenp = p;
-  p += lb;
-  unsigned char *start = p;
+  unsigned lb;
+  unsigned char *lenp;
+  hp_status st = HP_OK;
+  unsigned char *p = record_begin(L, w, t, pb, &lb, &lenp, &st), *start = p;
+  if (!p) return st;
   if (ti->small) {
     p = hu_varint_put(p, atomic_fetch_add_explicit(&L->seq, 1, memory_order_relaxed) + 1);
     if (t == HP_TABLE_PROCESS)
@@ -1474,10 +1489,8 @@ hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n
     if (written) *written = ok;
     return first;
   }
-  lw *w = cache_get(L);
-  if (__builtin_expect(!w, 0) && !(w = writer_get(L, 1))) {
-    atomic_fetch_add(&L->orphan_lost, n);
-    atomic_fetch_add(&L->lost_total, n);
+  lw *w = writer_or_lose(L, n);
+  if (!w) {
     if (written) *written = 0;
     return n ? HP_ERR_NOMEM : HP_OK;
   }
@@ -1519,23 +1532,14 @@ hp_status hp_log_write_region(hp_store *s, const hp_region *r, size_t name_len, 
   log_w *L = writable(s);
   if (!L || s->first_error != HP_OK || !g_region_unrolled || r->size != sizeof *r)
     return hp_write_region(s, r); /* the generic path decides */
-  lw *w = cache_get(L);
-  if (__builtin_expect(!w, 0) && !(w = writer_get(L, 1))) {
-    atomic_fetch_add(&L->orphan_lost, 1);
-    atomic_fetch_add(&L->lost_total, 1);
-    return HP_ERR_NOMEM;
-  }
+  lw *w = writer_or_lose(L, 1);
+  if (!w) return HP_ERR_NOMEM;
   const size_t pb = g_ti[HP_TABLE_REGION].bound + name_len + cat_len; /* as log_write: same length field */
-  const unsigned lb = hu_varint_len(pb);
-  const size_t need = 1 + lb + pb;
-  if (__builtin_expect(need > (size_t)(w->soft - w->pos), 0)) {
-    hp_status st = make_room(L, w, need);
-    if (st != HP_OK) return st;
-  }
-  unsigned char *p = w->pos;
-  *p++ = (unsigned char)(HP_TABLE_REGION + 1);
-  unsigned char *lenp = p;
-  p += lb;
+  unsigned lb;
+  unsigned char *lenp;
+  hp_status st = HP_OK;
+  unsigned char *p = record_begin(L, w, HP_TABLE_REGION, pb, &lb, &lenp, &st);
+  if (!p) return st;
   unsigned char *start = p, *keep = p; /* encode_cols's bytes: trailing zero columns left out */
   p = hu_varint_put(p, r->id);
   keep = r->id ? p : keep;
