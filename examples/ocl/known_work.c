@@ -8,33 +8,22 @@
  * 4) */
 /* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
-#include "known_kernels.h"
 #include "ocl_common.h"
+/* known_kernels.h uses ocl_common.h */
+#include "known_kernels.h"
 
 #include <sys/mman.h>
 
 int main(int argc, char **argv) {
-  ex_name = "known_work";
-  size_t pages = argc > 1 ? strtoul(argv[1], NULL, 10) : 256;
-  unsigned long iters = argc > 2 ? strtoul(argv[2], NULL, 10) : 4000000;
-  int reps = argc > 3 ? atoi(argv[3]) : 4;
-  if (!pages || !iters || iters > 0xffffffffUL || reps < 1) {
-    fprintf(stderr, "usage: known_work [PAGES [ITERS [REPS]]]   (each at least 1)\n");
-    return 2;
-  }
-  ex_cl c;
-  ex_setup(&c, kw_src);
-  cl_kernel idle = ex_kernel(&c, "idle"), spin = ex_kernel(&c, "spin"), touch = ex_kernel(&c, "touch");
-  cl_uint cus = 1;
-  CHECK(clGetDeviceInfo(c.dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL));
-  size_t nspin = cus ? cus : 1, one = 1;
+  kw_setup k;
+  kw_init(&k, "known_work", argc, argv, 256, 4000000, 4);
+  ex_cl c = k.c;
+  cl_kernel idle = k.idle, spin = k.spin, touch = k.touch;
+  size_t pages = k.pages, nspin = k.nspin, one = 1;
+  unsigned long iters = k.iters;
+  int reps = k.reps;
+  cl_mem out = k.out;
   cl_int err;
-  cl_mem out = clCreateBuffer(c.ctx, CL_MEM_READ_WRITE, nspin * sizeof(cl_uint), NULL, &err);
-  CHECK(err);
-  cl_uint it = (cl_uint)iters;
-  CHECK(clSetKernelArg(idle, 0, sizeof out, &out));
-  CHECK(clSetKernelArg(spin, 0, sizeof out, &out));
-  CHECK(clSetKernelArg(spin, 1, sizeof it, &it));
   uint64_t h = 1469598103934665603ull;
   int bad = 0;
   int64_t host_best = -1;
