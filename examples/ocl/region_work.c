@@ -16,43 +16,40 @@
 int main(int argc, char **argv) {
   kw_setup k;
   kw_init(&k, "region_work", argc, argv, 64, 2000000, 3);
-  ex_cl c = k.c;
-  cl_kernel idle = k.idle, spin = k.spin, touch = k.touch;
-  size_t pages = k.pages, nspin = k.nspin, one = 1;
-  unsigned long iters = k.iters;
-  int reps = k.reps;
-  cl_mem out = k.out;
+  size_t one = 1;
   cl_int err;
-  cl_uint *v = malloc(nspin * sizeof *v);
+  cl_uint *v = malloc(k.nspin * sizeof *v);
   if (!v) return 1;
   uint64_t h = 1469598103934665603ull;
   int bad = 0;
   int64_t host_best = -1;
-  for (int r = 0; r < reps; r++) {
+  for (int r = 0; r < k.reps; r++) {
     hubprof_region_begin("op");
-    CHECK(clEnqueueNDRangeKernel(c.q, spin, 1, NULL, &nspin, &one, 0, NULL, NULL));
-    CHECK(clEnqueueReadBuffer(c.q, out, CL_TRUE, 0, nspin * sizeof *v, v, 0, NULL, NULL));
+    CHECK(clEnqueueNDRangeKernel(k.c.q, k.spin, 1, NULL, &k.nspin, &one, 0, NULL, NULL));
+    CHECK(clEnqueueReadBuffer(k.c.q, k.out, CL_TRUE, 0, k.nspin * sizeof *v, v, 0, NULL, NULL));
     /* fresh pages: a new mapping and buffer for every dispatch of `touch` */
-    void *mem = mmap(NULL, pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *mem = mmap(NULL, k.pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) return 1;
-    cl_mem fresh = clCreateBuffer(c.ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, pages * 4096, mem, &err);
+    cl_mem fresh =
+        clCreateBuffer(k.c.ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, k.pages * 4096, mem, &err);
     CHECK(err);
-    CHECK(clSetKernelArg(touch, 0, sizeof fresh, &fresh));
+    CHECK(clSetKernelArg(k.touch, 0, sizeof fresh, &fresh));
     hubprof_region_begin("touch");
-    CHECK(clEnqueueNDRangeKernel(c.q, touch, 1, NULL, &pages, NULL, 0, NULL, NULL));
+    CHECK(clEnqueueNDRangeKernel(k.c.q, k.touch, 1, NULL, &k.pages, NULL, 0, NULL, NULL));
     cl_uint last = 0;
-    CHECK(clEnqueueReadBuffer(c.q, fresh, CL_TRUE, (pages - 1) * 4096, sizeof last, &last, 0, NULL, NULL));
+    CHECK(
+        clEnqueueReadBuffer(k.c.q, fresh, CL_TRUE, (k.pages - 1) * 4096, sizeof last, &last, 0, NULL, NULL));
     hubprof_region_end();
-    bad |= last != (cl_uint)pages;
+    bad |= last != (cl_uint)k.pages;
     CHECK(clReleaseMemObject(fresh));
-    CHECK(clFinish(c.q));
-    munmap(mem, pages * 4096);
+    CHECK(clFinish(k.c.q));
+    munmap(mem, k.pages * 4096);
     hubprof_region_end();
-    CHECK(clEnqueueNDRangeKernel(c.q, idle, 1, NULL, &one, &one, 0, NULL, NULL));
-    CHECK(clFinish(c.q));
+    CHECK(clEnqueueNDRangeKernel(k.c.q, k.idle, 1, NULL, &one, &one, 0, NULL, NULL));
+    CHECK(clFinish(k.c.q));
     int64_t t0 = kw_cpu_ns();
-    for (size_t i = 0; i < nspin; i++) { /* the same recurrence on the host */
-      uint32_t x = kw_spin_host(i, iters);
+    for (size_t i = 0; i < k.nspin; i++) { /* the same recurrence on the host */
+      uint32_t x = kw_spin_host(i, k.iters);
       bad |= x != v[i];
       h = (h ^ v[i]) * 1099511628211ull;
     }
@@ -61,6 +58,7 @@ int main(int argc, char **argv) {
   }
   free(v);
   printf("region_work: %zu pages, %lu iterations x %zu work-items, %d reps: spin_host_ns=%lld %016llx %s\n",
-         pages, iters, nspin, reps, (long long)host_best, (unsigned long long)h, bad ? "WRONG" : "ok");
+         k.pages, k.iters, k.nspin, k.reps, (long long)host_best, (unsigned long long)h,
+         bad ? "WRONG" : "ok");
   return bad;
 }
