@@ -213,7 +213,7 @@ def _region_store(path, scale=1.0):
     3 names none but lies in op's time (placed by time), 4 is outside every region. Counters in two passes;
     dispatch 2 has no page-faults value (estimated, imputed)."""
     with hubprof.create(path) as w:
-        w.write("process", {"id": 1, "pid": 7, "start_ns": 1})
+        w.write("process", {"id": 1, "pid": 7, "start_ns": 1, "end_ns": 5000})
         w.write("thread", {"id": 1, "process_id": 1, "tid": 7})
         w.write("agent", {"id": 1, "name": "cpu", "product_name": "cpu0", "compute_units": 2})
         w.write("kernel_symbol", {"id": [1], "name": ["k"]})
@@ -262,3 +262,29 @@ def test_regions_diff(tmp_path):
     js = cli_json("diff", "--by", "region", "--counters", "task-clock", "--format", "json", a, b)
     rows = {r["region"]: r for r in (js["rows"] if isinstance(js, dict) else js)}
     assert close(rows["op"]["task-clock_b"], 620), rows
+
+
+@pytest.mark.parametrize("fmt", ["rocpd", "log", "parquet"])
+def test_regions_merged(tmp_path, fmt):
+    """A merge renumbers regions per input and each dispatch's region_id with them: every dispatch still
+    names its own input's region, in every output format."""
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    _region_store(a)
+    with hubprof.create(b) as w:  # a second process whose region ids collide with a's
+        w.write("process", {"id": 1, "pid": 8, "start_ns": 1, "end_ns": 50})
+        w.write("thread", {"id": 1, "process_id": 1, "tid": 8})
+        w.write("agent", {"id": 1, "name": "cpu", "product_name": "cpu0", "compute_units": 2})
+        w.write("kernel_symbol", {"id": [1], "name": ["k"]})
+        w.write("region", {"id": [5], "process_id": 1, "thread_id": 1, "name": ["other"], "category": "hubprof",
+                           "start_ns": [10], "end_ns": [20]})
+        w.write("dispatch", {"id": [1], "dispatch_id": [1], "process_id": 1, "thread_id": 1, "agent_id": 1,
+                             "kernel_id": 1, "enqueue_ns": [15], "start_ns": [16], "end_ns": [17], "region_id": [5]})
+    out = tmp_path / f"m.{fmt}"
+    hubprof.merge([a, b], out, format=fmt)
+    with hubprof.open(out) as s:
+        d, r = s.table("dispatch"), s.table("region")
+        names = dict(zip(r.id, r["name"]))
+        got = sorted((names.get(x, "") if x else "") for x in d.region_id)
+        assert got == ["", "", "inner", "op", "other"], got
+        df = s.analyze(by="region", counters=[], metrics=[]).set_index("region")
+        assert df.loc["other", "dispatches"] == 1 and df.loc["op", "dispatches"] == 3
