@@ -27,8 +27,7 @@ typedef struct rframe {
   char name[HPC_REGION_NAME_MAX];
 } rframe;
 
-/* A thread's stack. `lock` is 1 while its owner changes it (own()), and for good once the exit handler
- * closed it. */
+/* A thread's stack. `lock` is 1 while its owner changes it, and for good once the exit handler closed it. */
 typedef struct rstate {
   _Atomic int lock;
   _Atomic int in_use;       /* 0: its thread ended, free for the next new thread */
@@ -268,29 +267,12 @@ static uint64_t thread_id(hp_store *s, rstate *st) {
   return st->thread_id;
 }
 
-/* The owner takes its stack (0), or finds it closed or the process exiting (-1: touch nothing). No atomic
- * read-modify-write on this path: it marks the stack taken, then looks whether the exit handler started.
- * The exit handler sets HPC_EXITING and runs a membarrier (exit_barrier, collector.c) before it tries the
- * stack's lock: either it sees the mark and leaves the stack alone, or this thread sees HPC_EXITING and
- * bails (the asymmetric fence of record() in intercept.c), leaving the stack to the exit handler. */
-static inline int own(rstate *st) {
-  if (HPC_UNLIKELY(atomic_load_explicit(&st->lock, memory_order_relaxed))) return -1;
-  atomic_store_explicit(&st->lock, 1, memory_order_relaxed);
-  atomic_signal_fence(memory_order_seq_cst);
-  if (HPC_UNLIKELY(atomic_load_explicit(&hpc_enabled, memory_order_relaxed) == HPC_EXITING)) {
-    atomic_store_explicit(&st->lock, 0, memory_order_release); /* the exit handler may still close it */
-    return -1;
-  }
-  atomic_thread_fence(memory_order_acquire);
-  return 0;
-}
-
 /* ---- entry points ------------------------------------------------------------------------------------ */
 int hpc_region_push(const char *category, const char *name, size_t len) {
   rstate *st = t_state;
   if (HPC_UNLIKELY(!st) && !(st = state_slow())) return -1;
   int saved = errno;
-  if (own(st)) { /* closed by the exit handler, or it runs */
+  if (atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) { /* closed by the exit handler */
     errno = saved;
     return -1;
   }
@@ -321,7 +303,7 @@ int hpc_region_pop(const char *category) {
   rstate *st = t_state;
   if (HPC_UNLIKELY(!st) && !(st = state_slow())) return -1;
   int saved = errno;
-  if (own(st)) {
+  if (atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) {
     errno = saved;
     return -1;
   }
@@ -378,7 +360,7 @@ void hpc_region_write(const char *category, const char *name, size_t len, int64_
   rstate *st = t_state;
   if (HPC_UNLIKELY(!st) && !(st = state_slow())) return;
   int saved = errno;
-  if (own(st)) {
+  if (atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) {
     errno = saved;
     return;
   }
