@@ -1,27 +1,45 @@
 #!/usr/bin/env bash
 # Cost of one region begin+end pair (bench/bench_regions.c): hubprof absent, and under the collector as
 # `hubprof trace` runs it (its environment set directly, so the merge afterwards is not timed), through
-# include/hubprof/api.h and through NVTX push/pop. Rounds interleave the cases; prints median and min-max
-# ns per pair. usage: bench_regions.sh [PAIRS [ROUNDS]]
+# include/hubprof/api.h and through NVTX push/pop; with BEFORE, also under the collector of that git commit
+# (built from git into a temporary folder). Rounds interleave the cases; prints median and min-max ns per
+# pair. usage: bench_regions.sh [PAIRS [ROUNDS [BEFORE]]]   (BEFORE: a commit, default none)
 # SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000000}
 rounds=${2:-7}
+before=${3:-none}
 B=build
 LIB=$PWD/$B/libhubprof_collector.so
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 unset HUBPROF_OUTPUT_DIR HUBPROF_INJECTION_PATH NVTX_INJECTION64_PATH OPENCL_LAYERS LD_PRELOAD
+OLD=""
+if [ "$before" != none ]; then # the "before" collector, built from its commit with the same compiler flags
+  mkdir -p "$dir/old"
+  if git archive "$before" | tar -x -C "$dir/old" && make -C "$dir/old" -j2 build/libhubprof_collector.so \
+    >"$dir/old.build" 2>&1; then
+    OLD=$dir/old/build/libhubprof_collector.so
+  else
+    echo "bench_regions: cannot build the collector of $before (skipped): $(tail -n 3 "$dir/old.build")" >&2
+  fi
+fi
 cases=("loop absent" "clock absent" "api absent" "api trace")
-"$B/bench/bench_regions" nvtx 1 >/dev/null 2>&1 && cases+=("nvtx absent" "nvtx trace")
+[ -n "$OLD" ] && cases+=("api before")
+if "$B/bench/bench_regions" nvtx 1 >/dev/null 2>&1; then
+  cases+=("nvtx absent" "nvtx trace")
+  [ -n "$OLD" ] && cases+=("nvtx before")
+fi
 declare -A res
 for ((r = 0; r < rounds; r++)); do
   for c in "${cases[@]}"; do
     set -- $c
-    if [ "$2" = trace ]; then
+    if [ "$2" = trace ] || [ "$2" = before ]; then
+      lib=$LIB
+      [ "$2" = before ] && lib=$OLD
       rm -rf "$dir/logs"
-      v=$(HUBPROF_OUTPUT_DIR=$dir/logs HUBPROF_INJECTION_PATH=$LIB NVTX_INJECTION64_PATH=$LIB \
+      v=$(HUBPROF_OUTPUT_DIR=$dir/logs HUBPROF_INJECTION_PATH=$lib NVTX_INJECTION64_PATH=$lib \
         "$B/bench/bench_regions" "$1" "$n")
     else
       v=$("$B/bench/bench_regions" "$1" "$n")

@@ -59,6 +59,7 @@ run "select" bash tests/collector/test_select.sh "$B/san/hubprof"
 run "replay" bash tests/replay/test_replay.sh "$B/san/hubprof"
 run "multiplex" bash tests/replay/test_multiplex.sh "$B/san/hubprof"
 run "known work" bash tests/replay/test_known_work.sh "$B/san/hubprof"
+run "region counters" bash tests/replay/test_region_counters.sh "$B/san/hubprof"
 for t in tests/cli/*.sh; do
   [ -f "$t" ] || continue
   run "cli $(basename "$t" .sh)" bash "$t" "$B/san/hubprof"

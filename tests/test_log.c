@@ -165,7 +165,8 @@ static void test_round_trip(void) {
                        3,
                        1 << 20,
                        2 << 20,
-                       1},
+                       1,
+                       2},
                       {sizeof(hp_dispatch),
                        UINT64_MAX,
                        UINT64_MAX,
@@ -184,7 +185,8 @@ static void test_round_trip(void) {
                        UINT32_MAX,
                        UINT64_MAX,
                        0,
-                       UINT32_MAX}};
+                       UINT32_MAX,
+                       UINT64_MAX}};
   hp_counter_info cis[] = {{sizeof(hp_counter_info), 1, 1, "SQ_WAVES", "waves launched", "SQ", "waves", ""},
                            {sizeof(hp_counter_info), 2, 0, u8, u8, "sw", "%", "100 * A / B"}};
   hp_counter_value cvs[] = {

@@ -9,48 +9,21 @@
 /* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "ocl_common.h"
+/* known_kernels.h uses ocl_common.h */
+#include "known_kernels.h"
 
 #include <sys/mman.h>
-#include <time.h>
-
-static int64_t cpu_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-static const char *src = "__kernel void idle(__global uint *o) {}\n"
-                         "__kernel void spin(__global uint *o, uint iters) {\n"
-                         "  uint x = (uint)get_global_id(0) + 1u;\n"
-                         "  for (uint i = 0; i < iters; i++) x = x * 1664525u + 1013904223u;\n"
-                         "  o[get_global_id(0)] = x;\n"
-                         "}\n"
-                         "__kernel void touch(__global uint *p) {\n"
-                         "  p[get_global_id(0) * 1024u] = (uint)get_global_id(0) + 1u;\n"
-                         "}\n";
 
 int main(int argc, char **argv) {
-  ex_name = "known_work";
-  size_t pages = argc > 1 ? strtoul(argv[1], NULL, 10) : 256;
-  unsigned long iters = argc > 2 ? strtoul(argv[2], NULL, 10) : 4000000;
-  int reps = argc > 3 ? atoi(argv[3]) : 4;
-  if (!pages || !iters || iters > 0xffffffffUL || reps < 1) {
-    fprintf(stderr, "usage: known_work [PAGES [ITERS [REPS]]]   (each at least 1)\n");
-    return 2;
-  }
-  ex_cl c;
-  ex_setup(&c, src);
-  cl_kernel idle = ex_kernel(&c, "idle"), spin = ex_kernel(&c, "spin"), touch = ex_kernel(&c, "touch");
-  cl_uint cus = 1;
-  CHECK(clGetDeviceInfo(c.dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL));
-  size_t nspin = cus ? cus : 1, one = 1;
+  kw_setup k;
+  kw_init(&k, "known_work", argc, argv, 256, 4000000, 4);
+  ex_cl c = k.c;
+  cl_kernel idle = k.idle, spin = k.spin, touch = k.touch;
+  size_t pages = k.pages, nspin = k.nspin, one = 1;
+  unsigned long iters = k.iters;
+  int reps = k.reps;
+  cl_mem out = k.out;
   cl_int err;
-  cl_mem out = clCreateBuffer(c.ctx, CL_MEM_READ_WRITE, nspin * sizeof(cl_uint), NULL, &err);
-  CHECK(err);
-  cl_uint it = (cl_uint)iters;
-  CHECK(clSetKernelArg(idle, 0, sizeof out, &out));
-  CHECK(clSetKernelArg(spin, 0, sizeof out, &out));
-  CHECK(clSetKernelArg(spin, 1, sizeof it, &it));
   uint64_t h = 1469598103934665603ull;
   int bad = 0;
   int64_t host_best = -1;
@@ -60,16 +33,13 @@ int main(int argc, char **argv) {
     cl_uint *v = malloc(nspin * sizeof *v);
     if (!v) return 1;
     CHECK(clEnqueueReadBuffer(c.q, out, CL_TRUE, 0, nspin * sizeof *v, v, 0, NULL, NULL));
-    int64_t t0 = cpu_ns();
-    for (size_t i = 0; i < nspin; i++) {       /* the same recurrence on the host */
-      volatile uint32_t x0 = (uint32_t)i + 1u; /* not folded at compile time */
-      uint32_t x = x0;
-      for (unsigned long k = 0; k < iters; k++)
-        x = x * 1664525u + 1013904223u;
+    int64_t t0 = kw_cpu_ns();
+    for (size_t i = 0; i < nspin; i++) { /* the same recurrence on the host */
+      uint32_t x = kw_spin_host(i, iters);
       bad |= x != v[i];
       h = (h ^ v[i]) * 1099511628211ull;
     }
-    int64_t t1 = cpu_ns() - t0;
+    int64_t t1 = kw_cpu_ns() - t0;
     if (host_best < 0 || t1 < host_best) host_best = t1;
     free(v);
     /* fresh pages: a new mapping and buffer for every dispatch of `touch` */

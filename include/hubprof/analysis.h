@@ -90,17 +90,21 @@ enum {
  * peak), and, when there are any, the text columns "imputed" and "incomplete". Percent is a share of the
  * device's time over the dispatches kept. Rows: by device, then in the sort order. Also reports lost
  * records and damage of the store. HA_BY_REGION: category, region (the name), calls, total_ns (inclusive),
- * avg_ns, exclusive_ns (minus the regions directly inside, per thread), dispatches (enqueued by the
- * region's thread between its begin and end, nested ones included), kernel_ns (their device time); most
- * total_ns first; only `limit` of the query applies. HA_BY_REGION_TREE: the same per path of nested names
- * (per thread), region being the name indented two blanks per level, then depth and path ("a > b"), in
- * tree order (a row after its parent, siblings by name).
+ * avg_ns, exclusive_ns (minus the regions directly inside, per thread), dispatches (those inside: the
+ * region each names, hp_dispatch.region_id, and the regions around it; by enqueue time on the region's
+ * thread when it names none), kernel_ns (their device time), then counters and metrics as above but as
+ * totals over the region's calls (the sum of its dispatches' values; metrics on those totals); most
+ * total_ns first; the filters choose the dispatches, `sort` does not apply. HA_BY_REGION_TREE: the same per
+ * path of nested names (per thread), region being the name indented two blanks per level, then depth and path
+ * ("a > b"), in tree order (a row after its parent, siblings by name).
  * On failure *out is still set (unless out is NULL or memory ran out) to a result without rows whose
  * ha_result_error says why in one line; free it with ha_result_free either way. */
 HP_API hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
 
 /* Compare two stores per kernel (group HA_BY_KERNEL or HA_BY_KERNEL_GRID; kernels matched by name, plus
- * grid and work-group; plus the device name unless each store has one device). Query fields as for
+ * grid and work-group; plus the device name unless each store has one device), or per region
+ * (HA_BY_REGION / HA_BY_REGION_TREE: matched by category and name / path; key columns category, region /
+ * category, path instead of device, kernel). Query fields as for
  * ha_run, except: counters NULL = none; metrics NULL = those both stores can give. Columns: device,
  * kernel, [grid, workgroup], status ("both", "new": only in b, "missing": only in a), calls_a, calls_b,
  * total_ns_a, total_ns_b, total_ns_delta, total_ns_delta_pct, avg_ns_a, avg_ns_b, avg_ns_delta,

@@ -168,6 +168,8 @@ typedef struct hp_dispatch {
   uint64_t bytes_restored;   /* bytes restored across all later passes (kernel replay) */
   uint32_t cold; /* 1: the first dispatch of its kernel (and launch) in its process under multiplexing, whose
                   * counters hold first-use (JIT) cost: left out of the imputed medians; 0 otherwise */
+  uint64_t
+      region_id; /* innermost region (hp_region.id) open on the enqueuing thread at the enqueue, 0 none */
 } hp_dispatch;
 
 typedef struct hp_counter_info {

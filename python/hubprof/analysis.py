@@ -188,6 +188,10 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     peak), and the text columns "imputed" and "incomplete" naming the row's imputed and unmeasured values,
     and "over_peak" naming its metrics above their physical peak with their share ("cpu_util=310%").
 
+    by="region" / "region-tree": per region (docs/cli/analyze.md): category, region, calls, total_ns,
+    avg_ns, exclusive_ns, dispatches, kernel_ns, then counters and metrics as totals over the region's
+    calls (the sum of the values of the dispatches inside it).
+
     counters / metrics: None = every counter measured in the store / every metric its counters give;
     a list or "a,b"; [] or "" for none. kernel, device: glob patterns (a string or a list: any matches).
     dispatch: a collector dispatch id, (first, last) or "A-B". sort: None, "time", "order" or "name".
@@ -220,14 +224,16 @@ def diff(a, b, by: str = "kernel", limit: int | None = None, *, metrics=None, co
          device=None, metric_files=None, threshold: float = 1.0) -> pd.DataFrame:
     """Compare two open stores per kernel, as `hubprof diff A B` does.
 
-    by="kernel" or "kernel-grid". Columns: device, kernel, [grid, workgroup], status ("both", "new": only
+    by="kernel" or "kernel-grid"; "region" / "region-tree" match regions by category and name / path
+    (key columns category, region / category, path; times inclusive). Columns: device, kernel, [grid,
+    workgroup], status ("both", "new": only
     in b, "missing": only in a), calls_a, calls_b, total_ns_a, total_ns_b, total_ns_delta,
     total_ns_delta_pct, avg_ns_a, avg_ns_b, avg_ns_delta, avg_ns_delta_pct, time ("faster", "slower",
     "same": b's average against a's), then per metric and counter X: X_a, X_b, X_delta, X_delta_pct, X_dir
     ("higher", "lower", "same"). Changes under `threshold` percent are "same". metrics=None: those both
     stores give; counters: none unless listed. Rows: most device time first."""
-    if by not in ("kernel", "kernel-grid"):
-        raise ValueError(f"diff groups by kernel or kernel-grid, not {by!r}")
+    if by not in ("kernel", "kernel-grid", "region", "region-tree"):
+        raise ValueError(f"diff groups by kernel, kernel-grid, region or region-tree, not {by!r}")
     if not isinstance(threshold, (int, float)) or not threshold >= 0:
         raise ValueError("threshold must be a number >= 0")
     q, keep = _query(by, limit, counters, metrics, kernel, device, None, None, metric_files)

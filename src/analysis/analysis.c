@@ -440,6 +440,11 @@ static inline void grec_add(grec *gr, int64_t start, int64_t end) {
   }
 }
 
+typedef struct rloc { /* where a kept dispatch ran, for the region groupings */
+  uint64_t proc, thread, region;
+  int64_t enq;
+} rloc;
+
 typedef struct run {
   const ha_query *q;
   int (*prog)(void *, uint64_t); /* q->progress when given */
@@ -478,6 +483,9 @@ typedef struct run {
   size_t nmux;
   int mux_unreadable; /* metadata multiplex_incomplete could not be read */
   ha_result *res;     /* the result being built: res_err puts why the run failed on it */
+  int regions;        /* HA_BY_REGION(_TREE): every dispatch kept, with its rloc; no kernel groups */
+  rloc *rl;           /* per kept dispatch, beside d */
+  size_t caprl;
 } run;
 
 static void mux_free(struct muxkey *k, size_t n);
@@ -498,6 +506,7 @@ static void run_free(run *r) {
   free(r->mc_to_c);
   free(r->aggs);
   free(r->used);
+  free(r->rl);
   hc_metrics_free(r->m);
 }
 
@@ -681,6 +690,8 @@ typedef struct scan_cols {
 
 static int want_col(const run *r, const char *name, int filters) {
   const ha_query *q = r->q;
+  if (r->regions && (!strcmp(name, "thread_id") || !strcmp(name, "enqueue_ns") || !strcmp(name, "region_id")))
+    return 1;
   if (!strcmp(name, "agent_id") || !strcmp(name, "kernel_id") || !strcmp(name, "start_ns") ||
       !strcmp(name, "end_ns"))
     return 1;
@@ -815,7 +826,13 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     memcpy(x->grid, d.grid, sizeof x->grid);
     memcpy(x->wg, d.workgroup, sizeof x->wg);
     if (r->nmux && r->t.kernels[k].mux) x->mux_incomplete = (uint8_t)in_incomplete_key(r, x, d.process_id);
-    if (r->group != HA_BY_DISPATCH) {
+    if (r->regions) {
+      if (hu_grow((void **)&r->rl, &r->caprl, r->nd + 1, sizeof *r->rl)) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
+      r->rl[r->nd] = (rloc){d.process_id, d.thread_id, d.region_id, d.enqueue_ns};
+    } else if (r->group != HA_BY_DISPATCH) {
       long *slot =
           gdirect && (size_t)a < dna && (size_t)k < dnk ? &gdirect[(size_t)a * dnk + (size_t)k] : NULL;
       long g = slot && *slot >= 0 ? *slot : group_of(r, x, r->nseen);
@@ -1382,6 +1399,105 @@ typedef struct macc {
   uint8_t imputed, mixed; /* an input was imputed; values of different passes on one dispatch */
 } macc;
 
+/* Per group (a kernel, a region): the sums its counters and metrics need, added dispatch by dispatch. Per
+ * group: counter sums of per-dispatch values, dispatches with a value, imputed; per group and metric: sums
+ * of its counters (offsets moff[k] into a block of msz doubles), a macc, the metrics' SUM()/AVG(). */
+typedef struct gmeas {
+  size_t nc, nm, na, msz;
+  size_t *moff;
+  double *gsum, *msum;
+  uint64_t *gn;
+  uint8_t *gimp;
+  macc *ma;
+  hc_metric_acc *gacc;
+  double *vals; /* scratch of one dispatch or group: per metric-set counter */
+  uint32_t *exec;
+  uint8_t *imp;
+} gmeas;
+
+static void gmeas_free(gmeas *m) {
+  free(m->moff);
+  free(m->gsum);
+  free(m->msum);
+  free(m->gn);
+  free(m->gimp);
+  free(m->ma);
+  free(m->gacc);
+  free(m->vals);
+  free(m->exec);
+  free(m->imp);
+}
+
+/* Room for ng groups (0: the scratch only); -1 when out of memory (free it anyway). */
+static int gmeas_init(const run *r, gmeas *m, size_t ng) {
+  memset(m, 0, sizeof *m);
+  size_t nc = m->nc = r->t.ncounters, nm = m->nm = r->nmsel, nmc = r->nmc;
+  m->na = r->m ? hc_metrics_naggs(r->m) : 0;
+  if (!(m->moff = calloc(nm + 1, sizeof *m->moff))) return -1;
+  for (size_t k = 0; k < nm; k++) {
+    m->moff[k] = m->msz;
+    m->msz += hc_metrics_get(r->m, r->msel[k])->ncounters;
+  }
+  m->vals = malloc((nmc + 1) * sizeof *m->vals);
+  m->exec = malloc((nmc + 1) * sizeof *m->exec);
+  m->imp = malloc(nmc + 1);
+  m->gsum = calloc(ng * nc + 1, sizeof *m->gsum);
+  m->gn = calloc(ng * nc + 1, sizeof *m->gn);
+  m->gimp = calloc(ng * nc + 1, 1);
+  m->msum = calloc(ng * m->msz + 1, sizeof *m->msum);
+  m->ma = calloc(ng * nm + 1, sizeof *m->ma);
+  m->gacc = calloc(ng * m->na + 1, sizeof *m->gacc);
+  return m->vals && m->exec && m->imp && m->gsum && m->gn && m->gimp && m->msum && m->ma && m->gacc ? 0 : -1;
+}
+
+/* Add kept dispatch di to group g. */
+static void gmeas_add(const run *r, gmeas *m, size_t di, size_t g) {
+  size_t nc = m->nc, nm = m->nm, na = m->na, msz = m->msz;
+  const drec *d = &r->d[di];
+  const cslot *sl = r->slots ? &r->slots[di * nc] : NULL;
+  for (size_t j = 0; sl && j < nc; j++)
+    if (sl[j].n && r->used[j]) {
+      m->gsum[g * nc + j] += sl[j].sum / sl[j].n;
+      m->gn[g * nc + j]++;
+      m->gimp[g * nc + j] |= sl[j].imputed;
+    }
+  if (!nm || d->mux_incomplete) return; /* a multiplexed key that missed passes gives no metric */
+  hc_metric_env env;
+  double *vals = m->vals;
+  dispatch_env(r, d, di, vals, m->exec, m->imp, &env);
+  for (size_t k = 0; k < nm; k++) {
+    const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
+    int full = 1, imputed = 0;
+    for (size_t c = 0; c < inf->ncounters && full; c++) {
+      full = !is_nan(vals[inf->counters[c]]);
+      imputed |= m->imp[inf->counters[c]];
+    }
+    if (!full) continue;
+    macc *a = &m->ma[g * nm + k];
+    double *cs = &m->msum[g * msz + m->moff[k]];
+    for (size_t c = 0; c < inf->ncounters; c++)
+      cs[c] += vals[inf->counters[c]];
+    a->n++;
+    a->imputed |= imputed;
+    if (!is_nan(env.vars[HC_VAR_DURATION])) {
+      a->dur += env.vars[HC_VAR_DURATION];
+      a->ndur++;
+    }
+    a->grid += env.vars[HC_VAR_GRID_SIZE];
+    if (!is_nan(env.vars[HC_VAR_WORKGROUP_SIZE])) {
+      a->wg += env.vars[HC_VAR_WORKGROUP_SIZE];
+      a->nwg++;
+    }
+    if (inf->ncounters > 1 || (inf->ncounters && (inf->vars & 1u << HC_VAR_DURATION))) {
+      hc_metric_value v;
+      hc_metric_eval(r->m, r->msel[k], &env, &v);
+      a->mixed |= (v.flags & HC_MV_MIXED) != 0;
+    }
+  }
+  for (size_t k = 0; k < r->naggs; k++)
+    hc_metrics_agg_add(r->m, r->aggs[k], &env, &m->gacc[g * na + r->aggs[k]]);
+}
+
 static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
   int grid = r->group == HA_BY_KERNEL_GRID;
   uint64_t ncold = 0, ncalls = 0; /* cold dispatches: a column and a note only when there are any */
@@ -1409,81 +1525,24 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
       (ncold && add_col(res, "cold_calls", HA_INT, HA_ROLE_STAT, "")) || add_measure_cols(r, res))
     return HP_ERR_NOMEM;
   size_t nc = r->t.ncounters, ng = r->ng, nmc = r->nmc, nm = r->nmsel;
-  size_t na = r->m ? hc_metrics_naggs(r->m) : 0;
   int measures = r->nsel || r->nmsel;
-  /* per group: counter sums of per-dispatch values, dispatches with a value, imputed; per group and
-   * metric: sums of its counters (offsets moff[k] into a block of msz doubles) and a macc */
-  size_t *moff = calloc(nm + 1, sizeof *moff), msz = 0;
-  for (size_t k = 0; moff && k < nm; k++) {
-    moff[k] = msz;
-    msz += hc_metrics_get(r->m, r->msel[k])->ncounters;
-  }
-  double *gsum = NULL, *msum = NULL;
-  uint64_t *gn = NULL;
-  uint8_t *gimp = NULL;
-  macc *ma = NULL;
-  hc_metric_acc *gacc = NULL;
-  double *vals = malloc((nmc + 1) * sizeof *vals), *cval = malloc((nc + 1) * sizeof *cval);
-  uint32_t *exec = malloc((nmc + 1) * sizeof *exec);
-  uint8_t *imp = malloc(nmc + 1), *cimp = malloc(nc + 1);
+  gmeas gm;
+  double *cval = malloc((nc + 1) * sizeof *cval);
+  uint8_t *cimp = malloc(nc + 1);
   size_t *order = malloc((ng + 1) * sizeof *order);
   int64_t *tot = device_totals(r);
   mout *mo = calloc(nm + 1, sizeof *mo);
-  hp_status st = moff && vals && cval && exec && imp && cimp && order && tot && mo ? HP_OK : HP_ERR_NOMEM;
-  if (st == HP_OK && measures) {
-    gsum = calloc(ng * nc + 1, sizeof *gsum);
-    gn = calloc(ng * nc + 1, sizeof *gn);
-    gimp = calloc(ng * nc + 1, 1);
-    msum = calloc(ng * msz + 1, sizeof *msum);
-    ma = calloc(ng * nm + 1, sizeof *ma);
-    gacc = calloc(ng * na + 1, sizeof *gacc);
-    if (!gsum || !gn || !gimp || !msum || !ma || !gacc) st = HP_ERR_NOMEM;
-  }
-  for (size_t di = 0; st == HP_OK && measures && di < r->nd; di++) {
-    const drec *d = &r->d[di];
-    size_t g = d->group;
-    const cslot *sl = r->slots ? &r->slots[di * nc] : NULL;
-    for (size_t j = 0; sl && j < nc; j++)
-      if (sl[j].n && r->used[j]) {
-        gsum[g * nc + j] += sl[j].sum / sl[j].n;
-        gn[g * nc + j]++;
-        gimp[g * nc + j] |= sl[j].imputed;
-      }
-    if (!nm || d->mux_incomplete) continue; /* a multiplexed key that missed passes gives no metric */
-    hc_metric_env env;
-    dispatch_env(r, d, di, vals, exec, imp, &env);
-    for (size_t k = 0; k < nm; k++) {
-      const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
-      int full = 1, imputed = 0;
-      for (size_t c = 0; c < inf->ncounters && full; c++) {
-        full = !is_nan(vals[inf->counters[c]]);
-        imputed |= imp[inf->counters[c]];
-      }
-      if (!full) continue;
-      macc *a = &ma[g * nm + k];
-      double *cs = &msum[g * msz + moff[k]];
-      for (size_t c = 0; c < inf->ncounters; c++)
-        cs[c] += vals[inf->counters[c]];
-      a->n++;
-      a->imputed |= imputed;
-      if (!is_nan(env.vars[HC_VAR_DURATION])) {
-        a->dur += env.vars[HC_VAR_DURATION];
-        a->ndur++;
-      }
-      a->grid += env.vars[HC_VAR_GRID_SIZE];
-      if (!is_nan(env.vars[HC_VAR_WORKGROUP_SIZE])) {
-        a->wg += env.vars[HC_VAR_WORKGROUP_SIZE];
-        a->nwg++;
-      }
-      if (inf->ncounters > 1 || (inf->ncounters && (inf->vars & 1u << HC_VAR_DURATION))) {
-        hc_metric_value v;
-        hc_metric_eval(r->m, r->msel[k], &env, &v);
-        a->mixed |= (v.flags & HC_MV_MIXED) != 0;
-      }
-    }
-    for (size_t k = 0; k < r->naggs; k++)
-      hc_metrics_agg_add(r->m, r->aggs[k], &env, &gacc[g * na + r->aggs[k]]);
-  }
+  hp_status st =
+      !gmeas_init(r, &gm, measures ? ng : 0) && cval && cimp && order && tot && mo ? HP_OK : HP_ERR_NOMEM;
+  size_t na = gm.na, msz = gm.msz;
+  double *vals = gm.vals, *msum = gm.msum, *gsum = gm.gsum;
+  uint8_t *imp = gm.imp, *gimp = gm.gimp;
+  uint64_t *gn = gm.gn;
+  size_t *moff = gm.moff;
+  macc *ma = gm.ma;
+  hc_metric_acc *gacc = gm.gacc;
+  for (size_t di = 0; st == HP_OK && measures && di < r->nd; di++)
+    gmeas_add(r, &gm, di, r->d[di].group);
   size_t n = 0;
   if (st == HP_OK) {
     for (size_t i = 0; i < ng; i++)
@@ -1573,17 +1632,8 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
     rc->imputed_groups += imputed;
     if (fill_measures(r, res, row, fl, c, cval, cimp, mo, rc)) st = HP_ERR_NOMEM;
   }
-  free(moff);
-  free(gsum);
-  free(msum);
-  free(gn);
-  free(gimp);
-  free(ma);
-  free(gacc);
-  free(vals);
+  gmeas_free(&gm);
   free(cval);
-  free(exec);
-  free(imp);
   free(cimp);
   free(order);
   free(tot);
@@ -1593,9 +1643,13 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
 
 /* "1 kernel lacks" / "2 kernels lack": the noun for n groups, and the verb's ending */
 static const char *unit_name(int group, uint64_t n) {
-  const char *one = group == HA_BY_DISPATCH ? "dispatch" : group == HA_BY_KERNEL ? "kernel" : "kernel launch";
+  int region = group == HA_BY_REGION || group == HA_BY_REGION_TREE;
+  const char *one = group == HA_BY_DISPATCH ? "dispatch"
+                    : group == HA_BY_KERNEL ? "kernel"
+                    : region                ? "region"
+                                            : "kernel launch";
   static _Thread_local char buf[64];
-  snprintf(buf, sizeof buf, "%s%s", one, n == 1 ? "" : group == HA_BY_KERNEL ? "s" : "es");
+  snprintf(buf, sizeof buf, "%s%s", one, n == 1 ? "" : group == HA_BY_KERNEL || region ? "s" : "es");
   return buf;
 }
 
@@ -1673,24 +1727,73 @@ static int write_notes(run *r, ha_result *res, const rowctx *rc) {
   return e;
 }
 
+/* The part of a query before its rows: small tables and filters, the kept dispatches, their counter values,
+ * the counters and metrics chosen, and rc's tallies. */
+static hp_status run_scan(hp_store *s, run *r, int full, const char *counters, const char *metrics,
+                          rowctx *rc) {
+  const ha_query *q = r->q;
+  hp_status st = load_tables(s, &r->t);
+  if (st == HP_OK && full) { /* filters on devices and kernels */
+    for (size_t i = 0; i < r->t.nagents; i++)
+      r->t.agents[i].keep = !q->ndevices || glob_any(q->devices, q->ndevices, r->t.agents[i].name,
+                                                     r->t.agents[i].raw, r->t.agents[i].product);
+    for (size_t i = 0; i < r->t.nkernels; i++)
+      r->t.kernels[i].keep = !q->nkernels || glob_any(q->kernels, q->nkernels, r->t.kernels[i].name,
+                                                      r->t.kernels[i].mangled, NULL);
+  }
+  r->want_counters = !(counters && !*counters && metrics && !*metrics);
+  r->keep_records = r->regions || r->group == HA_BY_DISPATCH || (r->want_counters && r->t.ncounters > 0);
+  if (st == HP_OK && r->want_counters) { /* keys iteration multiplexing left incomplete: no metric */
+    const char *mux = hp_store_metadata(s, "multiplex_incomplete");
+    if (mux && parse_mux(mux, &r->mux, &r->nmux)) r->mux_unreadable = 1;
+    for (size_t i = 0; i < r->t.nkernels; i++)
+      for (size_t k = 0; k < r->nmux && !r->t.kernels[i].mux; k++)
+        r->t.kernels[i].mux = strcmp(r->t.kernels[i].mangled, r->mux[k].kernel) == 0;
+  }
+  if (st == HP_OK) st = scan_dispatches(s, r);
+  if (st == HP_OK && r->want_counters) st = scan_values(s, r);
+  if (st == HP_OK) st = select_counters(r, counters);
+  if (st == HP_OK && !(metrics && !*metrics)) st = select_metrics(r, metrics);
+  size_t nm = r->nmsel + 1;
+  if (st == HP_OK &&
+      (!(rc->mixed = calloc(nm, sizeof *rc->mixed)) || !(rc->div0 = calloc(nm, sizeof *rc->div0)) ||
+       !(rc->missing = calloc(nm, sizeof *rc->missing)) ||
+       !(rc->over_peak = calloc(nm, sizeof *rc->over_peak)) ||
+       !(rc->worst_pct = calloc(nm, sizeof *rc->worst_pct)) ||
+       !(rc->incomplete_rows = calloc(nm, sizeof *rc->incomplete_rows)) ||
+       !(rc->missing_vars = calloc(nm, sizeof *rc->missing_vars))))
+    st = HP_ERR_NOMEM;
+  return st;
+}
+
+static void rowctx_free(rowctx *rc) {
+  free(rc->mixed);
+  free(rc->div0);
+  free(rc->over_peak);
+  free(rc->worst_pct);
+  free(rc->missing);
+  free(rc->incomplete_rows);
+  free(rc->missing_vars);
+}
+
 /* ---- regions (HA_BY_REGION): per region name, from the region and dispatch tables ---- */
 
 typedef struct rreg {
-  uint64_t proc, thread;
+  uint64_t id, proc, thread;
   int64_t start, end;
   const char *cat, *name; /* interned in the result: compared by address */
   int64_t child_ns;       /* inclusive time of the regions directly inside it */
   const char *key;        /* what rows group by: the name, or (tree) the path of names, joined by \x01 */
   int depth;              /* regions of the thread around it */
+  long parent;            /* index of the innermost region of the thread around it, -1 none */
+  size_t agg;             /* its row (ragg) */
 } rreg;
-typedef struct rdis {
-  uint64_t proc, thread;
-  int64_t enq, dur; /* dur 0 when untimed */
-} rdis;
 typedef struct ragg {
   const char *cat, *name, *key;
   int depth;
   int64_t calls, total, excl, disp, kernel_ns;
+  size_t ix;    /* its index before sorting (gmeas's group) */
+  size_t first; /* its first dispatch (kept index), when disp > 0 */
 } ragg;
 
 static int cmp_rreg(const void *x, const void *y) {
@@ -1700,12 +1803,6 @@ static int cmp_rreg(const void *x, const void *y) {
   if (a->start != b->start) return a->start < b->start ? -1 : 1;
   if (a->end != b->end) return a->end > b->end ? -1 : 1; /* the enclosing one first */
   return 0;
-}
-static int cmp_rdis(const void *x, const void *y) {
-  const rdis *a = x, *b = y;
-  if (a->proc != b->proc) return a->proc < b->proc ? -1 : 1;
-  if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
-  return a->enq < b->enq ? -1 : a->enq > b->enq;
 }
 static int cmp_ragg(const void *x, const void *y) {
   const ragg *a = x, *b = y;
@@ -1720,18 +1817,24 @@ static int cmp_ragg_tree(const void *x, const void *y) {
   return c ? c : strcmp(a->cat, b->cat);
 }
 
-/* First dispatch at or after (proc, thread, enq). */
-static size_t rdis_lower(const rdis *d, size_t n, uint64_t proc, uint64_t thread, int64_t enq) {
-  size_t lo = 0, hi = n;
+/* The innermost region of (proc, thread) whose interval holds t, -1 none: for dispatches that name no
+ * region (stores written before dispatch.region_id, NVTX start/end ranges). rg sorted by cmp_rreg. */
+static long rreg_at(const rreg *rg, size_t n, uint64_t proc, uint64_t thread, int64_t t) {
+  size_t lo = 0, hi = n; /* first region after (proc, thread, t) */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    rdis k = {proc, thread, enq, 0};
-    if (cmp_rdis(&d[mid], &k) < 0)
+    const rreg *m = &rg[mid];
+    int before = m->proc != proc ? m->proc < proc : m->thread != thread ? m->thread < thread : m->start <= t;
+    if (before)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo;
+  if (!lo || rg[lo - 1].proc != proc || rg[lo - 1].thread != thread) return -1;
+  long j = (long)lo - 1;
+  while (j >= 0 && rg[j].end < t)
+    j = rg[j].parent;
+  return j;
 }
 
 /* Give the result to the caller, or, on failure, a result holding only why (its partial rows dropped):
@@ -1751,14 +1854,95 @@ static hp_status hand_out(hp_store *s, hp_status st, ha_result *res, ha_result *
   return error_out(out, st, "%s", why);
 }
 
+/* Counters and metrics of region row g (its totals over every call: the sums of the dispatches inside,
+ * a dispatch's value the mean of its passes; counters some dispatches lack are estimated from those that
+ * have them and flagged imputed). A row without dispatches has counters 0 and no metric; *empty set. */
+static int region_measures(run *r, ha_result *res, gmeas *gm, const ragg *a, cell *row, uint8_t *fl,
+                           size_t c0, double *cval, uint8_t *cimp, mout *mo, rowctx *rc) {
+  size_t g = a->ix, nc = gm->nc, nm = gm->nm, nmc = r->nmc;
+  double ndisp = (double)a->disp;
+  int incomplete = 0, imputed = 0;
+  for (size_t j = 0; j < nc; j++) {
+    uint64_t have = gm->gn[g * nc + j];
+    cval[j] = !a->disp ? 0 : have ? gm->gsum[g * nc + j] / (double)have * ndisp : NAN;
+    cimp[j] = have && ((double)have < ndisp || gm->gimp[g * nc + j]);
+    if (r->used[j]) {
+      incomplete |= a->disp && !have;
+      imputed |= cimp[j];
+    }
+  }
+  for (size_t k = 0; k < nm; k++) {
+    const hc_metric_info *inf = hc_metrics_get(r->m, r->msel[k]);
+    const macc *ac = &gm->ma[g * nm + k];
+    const double *cs = &gm->msum[g * gm->msz + gm->moff[k]];
+    if (!a->disp) { /* no kernel work: nothing to derive a metric from (said once, in a note) */
+      mo[k] = (mout){.v = {.value = NAN, .peak = NAN, .pct_peak = NAN, .flags = 0}};
+      continue;
+    }
+    if (!ac->n) { /* no dispatch inside has every counter it needs */
+      eval_metric(r, k, NULL, HA_CELL_INCOMPLETE, &mo[k]);
+      incomplete |= inf->ncounters > 0;
+      continue;
+    }
+    double scale = ndisp / (double)ac->n;
+    hc_metric_env env;
+    memset(&env, 0, sizeof env);
+    for (size_t i = 0; i < nmc; i++) {
+      gm->vals[i] = NAN;
+      gm->imp[i] = 0;
+    }
+    for (size_t i = 0; i < inf->ncounters; i++) {
+      gm->vals[inf->counters[i]] = cs[i] * scale;
+      gm->imp[inf->counters[i]] = ac->imputed || scale != 1;
+    }
+    env.counters = gm->vals;
+    env.imputed = gm->imp;
+    env.vars[HC_VAR_DURATION] = ac->ndur ? ac->dur / (double)ac->ndur * ndisp : NAN; /* device time */
+    env.vars[HC_VAR_GRID_SIZE] = ac->grid * scale;                                   /* work-items */
+    env.vars[HC_VAR_WORKGROUP_SIZE] = ac->nwg ? ac->wg / (double)ac->nwg : NAN;      /* mean */
+    env.acc = &gm->gacc[g * gm->na];
+    env.ndispatches = ndisp;
+    /* the device constants: those of a dispatch inside (a region's kernels may run on several devices:
+     * the first one's) */
+    unsigned extra = (ac->mixed ? HA_CELL_MIXED : 0) | (ac->imputed || scale != 1 ? HA_CELL_IMPUTED : 0);
+    const agent_rec *ag = &r->t.agents[r->d[a->first].agent];
+    for (int x = 0; x < NCONST; x++)
+      env.vars[HC_VAR_COMPUTE_UNITS + x] = ag->c[x];
+    eval_metric(r, k, &env, extra, &mo[k]);
+  }
+  rc->incomplete_groups += incomplete;
+  rc->imputed_groups += imputed;
+  if (fill_measures(r, res, row, fl, c0, cval, cimp, mo, rc)) return -1;
+  if (!a->disp) /* a row without kernel work: its metrics have no value, not counted as missing inputs */
+    for (size_t k = 0, col = c0 + r->nsel; k < nm; k++) {
+      fl[col++] = HA_CELL_MISSING;
+      if (hc_metrics_get(r->m, r->msel[k])->peak[0]) fl[col++] = HA_CELL_MISSING;
+    }
+  return 0;
+}
+
 static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result **out) {
+  int full = q->size >= HA_QUERY_V1;
+  run r;
+  memset(&r, 0, sizeof r);
+  r.q = q;
+  r.prog = q->size >= offsetof(ha_query, progress_ctx) + sizeof(void *) ? q->progress : NULL;
+  r.group = tree ? HA_BY_REGION_TREE : HA_BY_REGION;
+  r.regions = 1;
+  const char *counters = full ? q->counters : "", *metrics = full ? q->metrics : "";
   ha_result *res = calloc(1, sizeof *res);
+  r.res = res;
   rreg *rg = NULL;
-  rdis *ds = NULL;
   ragg *ag = NULL;
-  int64_t *pre = NULL;
   size_t *stack = NULL, *slot = NULL;
-  size_t nr = 0, capr = 0, nd = 0, capd = 0, na = 0, nslot = 0;
+  size_t nr = 0, capr = 0, na = 0, nslot = 0;
+  hu_idmap rid = {0};
+  gmeas gm;
+  memset(&gm, 0, sizeof gm);
+  double *cval = NULL;
+  uint8_t *cimp = NULL;
+  mout *mo = NULL;
+  rowctx rc = {0};
   hp_status st = res ? HP_OK : HP_ERR_NOMEM;
   hp_cursor *c = NULL;
   if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_REGION, &c);
@@ -1774,52 +1958,34 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
       st = HP_ERR_NOMEM;
       break;
     }
-    rreg *r = &rg[nr++];
-    *r = (rreg){row.process_id,
-                row.thread_id,
-                row.start_ns,
-                row.end_ns < row.start_ns ? row.start_ns : row.end_ns,
-                intern(res, row.category),
-                intern(res, row.name),
-                0,
-                NULL,
-                0};
-    r->key = r->name;
-    if (!r->cat || !r->name) st = HP_ERR_NOMEM;
+    rreg *x = &rg[nr++];
+    *x = (rreg){.id = row.id,
+                .proc = row.process_id,
+                .thread = row.thread_id,
+                .start = row.start_ns,
+                .end = row.end_ns < row.start_ns ? row.start_ns : row.end_ns,
+                .cat = intern(res, row.category),
+                .name = intern(res, row.name),
+                .parent = -1};
+    x->key = x->name;
+    if (!x->cat || !x->name) st = HP_ERR_NOMEM;
   }
   hp_cursor_close(c);
-  c = NULL;
-  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
-  while (st == HP_OK) {
-    hp_dispatch row = {.size = sizeof row};
-    hp_status n = hp_cursor_next(c, &row);
-    if (n == HP_END) break;
-    if (n != HP_OK) {
-      st = n;
-      break;
-    }
-    if (nd == capd && hu_grow((void **)&ds, &capd, nd + 1, sizeof *ds)) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    ds[nd++] = (rdis){row.process_id, row.thread_id, row.enqueue_ns,
-                      row.start_ns > 0 && row.end_ns > row.start_ns ? row.end_ns - row.start_ns : 0};
-  }
-  hp_cursor_close(c);
-  if (st == HP_OK && (!(pre = calloc(nd + 1, sizeof *pre)) || !(stack = calloc(nr + 1, sizeof *stack))))
-    st = HP_ERR_NOMEM;
+  if (st == HP_OK) st = run_scan(s, &r, full, counters, metrics, &rc);
+  int measures = r.nsel || r.nmsel;
+  if (st == HP_OK && !(stack = calloc(nr + 1, sizeof *stack))) st = HP_ERR_NOMEM;
   if (st == HP_OK) {
     qsort(rg, nr, sizeof *rg, cmp_rreg);
-    qsort(ds, nd, sizeof *ds, cmp_rdis);
-    for (size_t i = 0; i < nd; i++)
-      pre[i + 1] = pre[i] + ds[i].dur;
     /* parents: per thread, the innermost earlier region that contains it */
     size_t top = 0;
     for (size_t i = 0; i < nr; i++) {
       if (i && (rg[i].proc != rg[i - 1].proc || rg[i].thread != rg[i - 1].thread)) top = 0;
       while (top && rg[stack[top - 1]].end < rg[i].end)
         top--;
-      if (top) rg[stack[top - 1]].child_ns += rg[i].end - rg[i].start;
+      if (top) {
+        rg[stack[top - 1]].child_ns += rg[i].end - rg[i].start;
+        rg[i].parent = (long)stack[top - 1];
+      }
       rg[i].depth = (int)top;
       if (tree && top) { /* the path: the parent's, then this name */
         const char *pk = rg[stack[top - 1]].key;
@@ -1839,6 +2005,10 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
           break;
         }
       }
+      if (rg[i].id && hu_idmap_put(&rid, rg[i].id, i)) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
       stack[top++] = i;
     }
     nslot = 64;
@@ -1848,26 +2018,41 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
       st = HP_ERR_NOMEM;
   }
   for (size_t i = 0; st == HP_OK && i < nr; i++) { /* slot holds 1 + the aggregate's index */
-    const rreg *r = &rg[i];
-    size_t h = (size_t)(((uintptr_t)r->key * 0x9E3779B97F4A7C15ull) ^ (uintptr_t)r->cat) & (nslot - 1);
-    while (slot[h] && (ag[slot[h] - 1].key != r->key || ag[slot[h] - 1].cat != r->cat))
+    rreg *x = &rg[i];
+    size_t h = (size_t)(((uintptr_t)x->key * 0x9E3779B97F4A7C15ull) ^ (uintptr_t)x->cat) & (nslot - 1);
+    while (slot[h] && (ag[slot[h] - 1].key != x->key || ag[slot[h] - 1].cat != x->cat))
       h = (h + 1) & (nslot - 1);
     if (!slot[h]) {
-      ag[na] = (ragg){.cat = r->cat, .name = r->name, .key = r->key, .depth = tree ? r->depth : 0};
+      ag[na] = (ragg){.cat = x->cat, .name = x->name, .key = x->key, .depth = tree ? x->depth : 0, .ix = na};
       slot[h] = ++na;
     }
-    ragg *a = &ag[slot[h] - 1];
-    int64_t incl = r->end - r->start;
-    size_t lo = rdis_lower(ds, nd, r->proc, r->thread, r->start),
-           hi = rdis_lower(ds, nd, r->proc, r->thread, r->end + 1);
+    x->agg = slot[h] - 1;
+    ragg *a = &ag[x->agg];
+    int64_t incl = x->end - x->start;
     a->calls++;
     a->total += incl;
-    a->excl += incl - r->child_ns;
-    a->disp += (int64_t)(hi - lo);
-    a->kernel_ns += pre[hi] - pre[lo];
+    a->excl += incl - x->child_ns;
   }
+  /* each dispatch: in the region it names (else the innermost of its thread holding its enqueue time)
+   * and every region around that one */
+  if (st == HP_OK && gmeas_init(&r, &gm, measures ? na : 0)) st = HP_ERR_NOMEM;
+  for (size_t di = 0; st == HP_OK && di < r.nd; di++) {
+    const rloc *l = &r.rl[di];
+    const drec *d = &r.d[di];
+    long j = l->region ? ix_get(&rid, l->region) : -1;
+    if (j < 0) j = rreg_at(rg, nr, l->proc, l->thread, l->enq);
+    int64_t dur = d->start && d->end >= d->start ? dur_ns(d->start, d->end) : 0;
+    for (; j >= 0; j = rg[j].parent) {
+      size_t g = rg[j].agg;
+      ragg *a = &ag[g];
+      if (!a->disp) a->first = di;
+      a->disp++;
+      a->kernel_ns = sat_add(a->kernel_ns, dur);
+      if (measures) gmeas_add(&r, &gm, di, g);
+    }
+  }
+  if (st == HP_OK) qsort(ag, na, sizeof *ag, tree ? cmp_ragg_tree : cmp_ragg);
   if (st == HP_OK) {
-    qsort(ag, na, sizeof *ag, tree ? cmp_ragg_tree : cmp_ragg);
     if (add_col(res, "category", HA_TEXT, HA_ROLE_KEY, "") ||
         add_col(res, "region", HA_TEXT, HA_ROLE_KEY, "") ||
         (tree && (add_col(res, "depth", HA_INT, HA_ROLE_KEY, "") ||
@@ -1877,10 +2062,15 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
         add_col(res, "avg_ns", HA_REAL, HA_ROLE_STAT, "ns") ||
         add_col(res, "exclusive_ns", HA_INT, HA_ROLE_STAT, "ns") ||
         add_col(res, "dispatches", HA_INT, HA_ROLE_STAT, "") ||
-        add_col(res, "kernel_ns", HA_INT, HA_ROLE_STAT, "ns"))
+        add_col(res, "kernel_ns", HA_INT, HA_ROLE_STAT, "ns") || add_measure_cols(&r, res))
       st = HP_ERR_NOMEM;
   }
+  if (st == HP_OK && measures &&
+      (!(cval = malloc((r.t.ncounters + 1) * sizeof *cval)) || !(cimp = malloc(r.t.ncounters + 1)) ||
+       !(mo = calloc(r.nmsel + 1, sizeof *mo))))
+    st = HP_ERR_NOMEM;
   size_t lim = q->size >= offsetof(ha_query, limit) + sizeof q->limit && q->limit > 0 ? (size_t)q->limit : na;
+  uint64_t nodisp = 0;
   for (size_t i = 0; st == HP_OK && i < na && i < lim; i++) {
     uint8_t *fl;
     cell *row = add_row(res, &fl);
@@ -1925,13 +2115,30 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
     row[c++].i = ag[i].excl;
     row[c++].i = ag[i].disp;
     row[c++].i = ag[i].kernel_ns;
+    if (!measures) continue;
+    nodisp += !ag[i].disp;
+    if (region_measures(&r, res, &gm, &ag[i], row, fl, c, cval, cimp, mo, &rc)) st = HP_ERR_NOMEM;
   }
+  if (st == HP_OK && (write_notes(&r, res, &rc) ||
+                      (nodisp && r.nmsel &&
+                       add_note(res,
+                                "%" PRIu64 " region%s enqueued no dispatch: %s counters are 0 (no kernel "
+                                "work) and %s metrics have no value",
+                                nodisp, nodisp == 1 ? "" : "s", nodisp == 1 ? "its" : "their",
+                                nodisp == 1 ? "its" : "their"))))
+    st = HP_ERR_NOMEM;
+  if (st == HP_OK) res->lost = r.t.lost;
   free(rg);
-  free(ds);
   free(ag);
-  free(pre);
   free(stack);
   free(slot);
+  free(cval);
+  free(cimp);
+  free(mo);
+  hu_idmap_free(&rid);
+  gmeas_free(&gm);
+  rowctx_free(&rc);
+  run_free(&r);
   return hand_out(s, st, res, out);
 }
 
@@ -1964,49 +2171,14 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   ha_result *res = calloc(1, sizeof *res);
   r.res = res;
   hp_status st = res ? HP_OK : HP_ERR_NOMEM;
-  if (st == HP_OK) st = load_tables(s, &r.t);
-  if (st == HP_OK && full) { /* filters on devices and kernels */
-    for (size_t i = 0; i < r.t.nagents; i++)
-      r.t.agents[i].keep = !q->ndevices || glob_any(q->devices, q->ndevices, r.t.agents[i].name,
-                                                    r.t.agents[i].raw, r.t.agents[i].product);
-    for (size_t i = 0; i < r.t.nkernels; i++)
-      r.t.kernels[i].keep = !q->nkernels || glob_any(q->kernels, q->nkernels, r.t.kernels[i].name,
-                                                     r.t.kernels[i].mangled, NULL);
-  }
-  r.want_counters = !(counters && !*counters && metrics && !*metrics);
-  r.keep_records = r.group == HA_BY_DISPATCH || (r.want_counters && r.t.ncounters > 0);
-  if (st == HP_OK && r.want_counters) { /* keys iteration multiplexing left incomplete: no metric */
-    const char *mux = hp_store_metadata(s, "multiplex_incomplete");
-    if (mux && parse_mux(mux, &r.mux, &r.nmux)) r.mux_unreadable = 1;
-    for (size_t i = 0; i < r.t.nkernels; i++)
-      for (size_t k = 0; k < r.nmux && !r.t.kernels[i].mux; k++)
-        r.t.kernels[i].mux = strcmp(r.t.kernels[i].mangled, r.mux[k].kernel) == 0;
-  }
-  if (st == HP_OK) st = scan_dispatches(s, &r);
-  if (st == HP_OK && r.want_counters) st = scan_values(s, &r);
-  if (st == HP_OK) st = select_counters(&r, counters);
-  if (st == HP_OK && !(metrics && !*metrics)) st = select_metrics(&r, metrics);
   rowctx rc = {0};
-  size_t nm = r.nmsel + 1;
-  if (st == HP_OK &&
-      (!(rc.mixed = calloc(nm, sizeof *rc.mixed)) || !(rc.div0 = calloc(nm, sizeof *rc.div0)) ||
-       !(rc.missing = calloc(nm, sizeof *rc.missing)) || !(rc.over_peak = calloc(nm, sizeof *rc.over_peak)) ||
-       !(rc.worst_pct = calloc(nm, sizeof *rc.worst_pct)) ||
-       !(rc.incomplete_rows = calloc(nm, sizeof *rc.incomplete_rows)) ||
-       !(rc.missing_vars = calloc(nm, sizeof *rc.missing_vars))))
-    st = HP_ERR_NOMEM;
+  if (st == HP_OK) st = run_scan(s, &r, full, counters, metrics, &rc);
   if (st == HP_OK) {
     res->lost = r.t.lost;
     st = r.group == HA_BY_DISPATCH ? build_dispatch_rows(&r, res, &rc) : build_group_rows(&r, res, &rc);
   }
   if (st == HP_OK && write_notes(&r, res, &rc)) st = HP_ERR_NOMEM;
-  free(rc.mixed);
-  free(rc.div0);
-  free(rc.over_peak);
-  free(rc.worst_pct);
-  free(rc.missing);
-  free(rc.incomplete_rows);
-  free(rc.missing_vars);
+  rowctx_free(&rc);
   run_free(&r);
   return hand_out(s, st, res, out);
 }
@@ -2015,13 +2187,31 @@ hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out) { return run_q
 
 /* ---- diff ---- */
 
-/* Key of a row: kernel [grid workgroup] [device]. */
-static void row_key(const ha_result *r, size_t row, int grid, int with_device, char *buf, size_t len) {
-  long kc = ha_result_col_find(r, "kernel"), gc = ha_result_col_find(r, "grid"),
-       wc = ha_result_col_find(r, "workgroup"), dc = ha_result_col_find(r, "device");
-  snprintf(buf, len, "%s\x1f%s\x1f%s\x1f%s", ha_result_text(r, row, (size_t)kc),
-           grid ? ha_result_text(r, row, (size_t)gc) : "", grid ? ha_result_text(r, row, (size_t)wc) : "",
-           with_device ? ha_result_text(r, row, (size_t)dc) : "");
+/* The key columns diff matches rows by and shows, in this order: device kernel [grid workgroup] (the
+ * device only counts for matching when a store has several), or category region / category path. */
+static size_t diff_keys(int group, const char **names) {
+  size_t n = 0;
+  if (group == HA_BY_REGION || group == HA_BY_REGION_TREE) {
+    names[n++] = "category";
+    names[n++] = group == HA_BY_REGION ? "region" : "path";
+    return n;
+  }
+  names[n++] = "device";
+  names[n++] = "kernel";
+  if (group == HA_BY_KERNEL_GRID) names[n++] = "grid", names[n++] = "workgroup";
+  return n;
+}
+
+/* Key of a row: its key columns joined by \x1f (the device left out unless with_device). */
+static void row_key(const ha_result *r, size_t row, int group, int with_device, char *buf, size_t len) {
+  const char *names[4];
+  size_t n = diff_keys(group, names), w = 0;
+  buf[0] = 0;
+  for (size_t i = 0; i < n && w < len; i++) {
+    if (!strcmp(names[i], "device") && !with_device) continue;
+    long c = ha_result_col_find(r, names[i]);
+    w += (size_t)snprintf(buf + w, len - w, "%s\x1f", c >= 0 ? ha_result_text(r, row, (size_t)c) : "");
+  }
 }
 
 static size_t count_devices(const ha_result *r) {
@@ -2065,8 +2255,11 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
   if (out) *out = NULL;
   if (!sa || !sb || !q || !out || q->size < HA_QUERY_V1)
     return error_out(out, HP_ERR_INVALID, "bad arguments");
-  if (q->group != HA_BY_KERNEL && q->group != HA_BY_KERNEL_GRID)
-    return error_out(out, HP_ERR_INVALID, "diff compares kernels: group by kernel or kernel-grid");
+  if (q->group != HA_BY_KERNEL && q->group != HA_BY_KERNEL_GRID && q->group != HA_BY_REGION &&
+      q->group != HA_BY_REGION_TREE)
+    return error_out(out, HP_ERR_INVALID,
+                     "diff compares kernels or regions: group by kernel, kernel-grid, region or region-tree");
+  int regions = q->group == HA_BY_REGION || q->group == HA_BY_REGION_TREE;
   if (!(same_pct >= 0)) same_pct = 0;
   ha_query qq; /* only the caller's size is read: older callers pass a shorter struct */
   memset(&qq, 0, sizeof qq);
@@ -2099,8 +2292,9 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
     ma[nmeas] = (long)c;
     mb[nmeas++] = cb;
   }
-  int grid = q->group == HA_BY_KERNEL_GRID;
-  int with_device = st == HP_OK && (count_devices(ra) > 1 || count_devices(rb) > 1);
+  const char *keys[4];
+  size_t nkeys = diff_keys(q->group, keys);
+  int with_device = st == HP_OK && !regions && (count_devices(ra) > 1 || count_devices(rb) > 1);
   /* match rows by key: hash of B's keys */
   char key[2048];
   size_t hcap = 64;
@@ -2114,7 +2308,7 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
     for (size_t i = 0; i < hcap; i++)
       htab[i] = -1;
     for (size_t i = 0; i < rb->nrows && st == HP_OK; i++) {
-      row_key(rb, i, grid, with_device, key, sizeof key);
+      row_key(rb, i, q->group, with_device, key, sizeof key);
       if (!(bkeys[i] = strdup(key))) {
         st = HP_ERR_NOMEM;
         break;
@@ -2128,7 +2322,7 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
   if (st == HP_OK && !(pairs = calloc(ra->nrows + rb->nrows + 1, sizeof *pairs))) st = HP_ERR_NOMEM;
   long tca = ha_result_col_find(ra, "total_ns"), tcb = ha_result_col_find(rb, "total_ns");
   for (size_t i = 0; st == HP_OK && i < ra->nrows; i++) {
-    row_key(ra, i, grid, with_device, key, sizeof key);
+    row_key(ra, i, q->group, with_device, key, sizeof key);
     size_t j = hu_hash_str(key) & (hcap - 1);
     long found = -1;
     while (htab[j] >= 0) {
@@ -2150,11 +2344,9 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
   if (st == HP_OK && q->limit > 0 && (size_t)q->limit < npairs) npairs = (size_t)q->limit;
   /* columns */
   if (st == HP_OK) {
-    int e =
-        add_col(res, "device", HA_TEXT, HA_ROLE_KEY, "") || add_col(res, "kernel", HA_TEXT, HA_ROLE_KEY, "");
-    if (grid)
-      e = e || add_col(res, "grid", HA_TEXT, HA_ROLE_KEY, "") ||
-          add_col(res, "workgroup", HA_TEXT, HA_ROLE_KEY, "");
+    int e = 0;
+    for (size_t k = 0; k < nkeys; k++)
+      e = e || add_col(res, keys[k], HA_TEXT, HA_ROLE_KEY, "");
     e = e || add_col(res, "status", HA_TEXT, HA_ROLE_KEY, "") ||
         add_col(res, "calls_a", HA_INT, HA_ROLE_STAT, "") ||
         add_col(res, "calls_b", HA_INT, HA_ROLE_STAT, "") ||
@@ -2199,11 +2391,9 @@ hp_status ha_diff(hp_store *sa, hp_store *sb, const ha_query *q, double same_pct
       break;
     }
     size_t c = 0;
-    row[c++].text = intern(res, ha_result_text(src, srow, (size_t)ha_result_col_find(src, "device")));
-    row[c++].text = intern(res, ha_result_text(src, srow, (size_t)ha_result_col_find(src, "kernel")));
-    if (grid) {
-      row[c++].text = intern(res, ha_result_text(src, srow, (size_t)ha_result_col_find(src, "grid")));
-      row[c++].text = intern(res, ha_result_text(src, srow, (size_t)ha_result_col_find(src, "workgroup")));
+    for (size_t k = 0; k < nkeys; k++) {
+      long kc = ha_result_col_find(src, keys[k]);
+      row[c++].text = intern(res, kc >= 0 ? ha_result_text(src, srow, (size_t)kc) : "");
     }
     row[c++].text = intern(res, pr->a >= 0 && pr->b >= 0 ? "both" : pr->a >= 0 ? "missing" : "new");
     for (size_t k = 0; k < c; k++)

@@ -1,6 +1,7 @@
-/* `hubprof diff A B`: two profiles compared per kernel (or kernel + launch sizes) through the analysis
- * library (ha_diff): calls, total and average device time, counters and metrics, with deltas, percent
- * changes and directions (faster/slower, higher/lower); kernels only in one store listed as new/missing. */
+/* `hubprof diff A B`: two profiles compared per kernel (or kernel + launch sizes, or region) through the
+ * analysis library (ha_diff): calls, total and average device time, counters and metrics, with deltas,
+ * percent changes and directions (faster/slower, higher/lower); kernels only in one store listed as
+ * new/missing. */
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
@@ -16,7 +17,8 @@
 
 #define DEFAULT_SAME_PCT 1.0
 
-static const char *const by_choices[] = {"kernel", "kernel-grid", NULL};
+static const char *const by_choices[] = {"kernel", "kernel-grid", "region", "region-tree", NULL};
+static const int by_groups[] = {HA_BY_KERNEL, HA_BY_KERNEL_GRID, HA_BY_REGION, HA_BY_REGION_TREE};
 
 /* the threshold: a percentage >= 0 */
 static int check_pct(const char *v, char *err, size_t len) {
@@ -34,7 +36,8 @@ static const cli_opt diff_opts[] = {
      .kind = CLI_OPT_ENUM,
      .choices = by_choices,
      .def = "kernel",
-     .help = "match kernels by name, or by name, grid and work-group sizes"},
+     .help = "match kernels by name, or by name, grid and work-group sizes; or regions by category and "
+             "name, or by category and path of nested names"},
     {.name = "metrics",
      .kind = CLI_OPT_LIST,
      .value = "LIST",
@@ -76,7 +79,9 @@ static const cli_spec diff_spec = {
              "'lower' for counters and metrics, 'same' under the threshold. Kernels are matched by\n"
              "name (with --by kernel-grid, also by grid and work-group sizes), and by device name\n"
              "when a store has several devices; kernels of only one store are 'new' (only in B) or\n"
-             "'missing' (only in A). Rows: most device time first.",
+             "'missing' (only in A). Rows: most device time first. With --by region (region-tree),\n"
+             "regions are matched by category and name (path): calls, inclusive time (total, per call)\n"
+             "and the counters and metrics of the kernels inside them (see 'hubprof analyze --by region').",
     .tables = diff_tables,
 };
 
@@ -111,7 +116,7 @@ int cmd_diff(int argc, char **argv) {
   if (rc != CLI_PROCEED) return rc;
   rc = CLI_USAGE;
   ha_query q = {.size = sizeof q,
-                .group = cli_enum(&args, "by", 0) ? HA_BY_KERNEL_GRID : HA_BY_KERNEL,
+                .group = by_groups[cli_enum(&args, "by", 0)],
                 .limit = (int64_t)cli_uint(&args, "limit", 0),
                 .metrics = cli_str(&args, "metrics"),
                 .counters = cli_str(&args, "counters")};

@@ -689,6 +689,7 @@ static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong s
                                  .start_ns = (int64_t)start,
                                  .end_ns = (int64_t)end,
                                  .enqueue_ns = p->enqueue_ns,
+                                 .region_id = p->region_id,
                                  .passes = 1};
   if (b->n == HPC_BATCH) batch_write(b);
 }

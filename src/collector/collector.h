@@ -154,6 +154,7 @@ typedef struct hpc_pending {
   uint32_t grid[3];     /* global work size per dimension */
   uint32_t wg[3];       /* local work size, 0 when the runtime chooses */
   int64_t enqueue_ns;   /* host time just before the enqueue call */
+  uint64_t region_id;   /* innermost region open on the thread at the enqueue (hpc_region_cur), 0 none */
 } hpc_pending;
 
 typedef struct hpc_thread {
@@ -209,6 +210,8 @@ extern _Atomic uint64_t hpc_next_dispatch HPC_HIDDEN;
 extern _Atomic int hpc_paused HPC_HIDDEN;
 /* The calling thread's thread row id, 0 until its first dispatch or region (shared so both use one row). */
 extern __thread uint64_t hpc_thread_row HPC_HIDDEN __attribute__((tls_model("initial-exec")));
+/* Row id of the calling thread's innermost open region (regions.c), 0 when none: each dispatch records it. */
+extern __thread uint64_t hpc_region_cur HPC_HIDDEN __attribute__((tls_model("initial-exec")));
 /* A new thread row id (g_lock). */
 HPC_HIDDEN uint64_t hpc_thread_id_new(void);
 /* The log for a writer that may be the first (regions): opened at need; bracket with hpc_store_leave. */

@@ -80,6 +80,7 @@ static inline void record(const cl_icd_dispatch *n, hpc_thread *t, cl_event ev, 
     p->wg[d] = !local ? 0 : d < dim ? clamp32(local[d]) : 1;
   }
   p->enqueue_ns = enq;
+  p->region_id = hpc_region_cur;
   atomic_store_explicit(&t->head, h + 1, memory_order_release);
   /* The exit handler may have harvested this ring already: it sets hpc_enabled, then membarrier() orders
    * every thread (at_exit), so either it saw the entry above or this load sees it exiting. */

@@ -16,10 +16,13 @@
 
 _Atomic int hpc_paused;
 __thread uint64_t hpc_thread_row __attribute__((tls_model("initial-exec")));
+__thread uint64_t hpc_region_cur __attribute__((tls_model("initial-exec")));
 
 /* One open region: its begin time, category (a string that lives as long as the process) and name. */
 typedef struct rframe {
   int64_t start_ns;
+  uint64_t id; /* its row id, taken at begin so that the dispatches inside can name it */
+  size_t len;  /* of name */
   const char *category;
   char name[HPC_REGION_NAME_MAX];
 } rframe;
@@ -121,21 +124,39 @@ static void write_thread_row(hp_store *s, const rstate *st, int64_t end) {
   hpc_write_thread_row(s, st->thread_id, st->tid, st->start_ns, end);
 }
 
-static void write_row(hp_store *s, rstate *st, const char *cat, const char *name, int64_t start,
-                      int64_t end) {
+/* A region row id from the thread's block (a new block of RID_BLOCK from the process counter at need). */
+static inline uint64_t new_id(rstate *st) {
   if (HPC_UNLIKELY(st->id_next == st->id_end)) {
     st->id_next = atomic_fetch_add_explicit(&g_region_ids, RID_BLOCK, memory_order_relaxed) + 1;
     st->id_end = st->id_next + RID_BLOCK;
   }
+  return st->id_next++;
+}
+
+/* The innermost recorded open region of st, for the dispatches of its thread (hpc_region_cur). */
+static inline uint64_t top_id(const rstate *st) {
+  int n = st->depth < HPC_REGION_DEPTH ? st->depth : HPC_REGION_DEPTH;
+  return n ? st->f[n - 1].id : 0;
+}
+
+/* Write one region row; name (len bytes) made by hpc_region_name and cat valid UTF-8 (the log's region
+ * append, hp_log_write_region, skips the checks of hp_write). */
+static void write_row_id(hp_store *s, rstate *st, uint64_t id, const char *cat, const char *name, size_t len,
+                         int64_t start, int64_t end) {
   hp_region r = {.size = sizeof r,
-                 .id = st->id_next++,
+                 .id = id,
                  .process_id = 1,
                  .thread_id = st->thread_id,
                  .name = name,
                  .category = cat,
                  .start_ns = start,
                  .end_ns = end};
-  hp_write_region(s, &r);
+  hp_log_write_region(s, &r, len, strlen(cat));
+}
+
+static void write_row(hp_store *s, rstate *st, const char *cat, const char *name, int64_t start,
+                      int64_t end) {
+  write_row_id(s, st, new_id(st), cat, name, strlen(name), start, end);
 }
 
 /* Close every open region of st at `end` (recorded with a marker saying why); st->lock held. */
@@ -143,7 +164,7 @@ static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
   int n = st->depth < HPC_REGION_DEPTH ? st->depth : HPC_REGION_DEPTH;
   if (!n) return;
   for (int d = n - 1; d >= 0; d--)
-    write_row(s, st, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
+    write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, st->f[d].start_ns, end);
   write_row(s, st, hpc_region_cat_hubprof, why, end, end);
   st->depth = 0;
 }
@@ -170,6 +191,7 @@ static void thread_end(void *arg) {
     atomic_store(&st->in_use, 0);
   }
   t_state = NULL;
+  hpc_region_cur = 0;
   errno = saved;
 }
 
@@ -183,6 +205,10 @@ static void fork_child(void) {
       st->id_next = st->id_end = 0;
       st->flushed_ns = 0;
       st->tid = (int64_t)syscall(SYS_gettid);
+      /* its open regions take ids of the child's numbering (the parent's may be handed out again) */
+      for (int d = 0; d < st->depth && d < HPC_REGION_DEPTH; d++)
+        st->f[d].id = new_id(st);
+      hpc_region_cur = top_id(st);
       atomic_store(&st->lock, 0);
       continue;
     }
@@ -254,7 +280,9 @@ int hpc_region_push(const char *category, const char *name, size_t len) {
   if (HPC_LIKELY(d < HPC_REGION_DEPTH)) {
     rframe *f = &st->f[d];
     f->category = category;
-    hpc_region_name(f->name, sizeof f->name, name, len);
+    f->id = new_id(st);
+    f->len = hpc_region_name(f->name, sizeof f->name, name, len);
+    hpc_region_cur = f->id;
     f->start_ns = now_ns();
   } else if (!st->warned_deep) {
     st->warned_deep = 1;
@@ -291,9 +319,12 @@ int hpc_region_pop(const char *category) {
     if (d < 0) {
       if (s) write_row(s, st, hpc_region_cat_hubprof, HPC_REGION_END_WITHOUT_BEGIN, end, end);
     } else {
-      if (s) write_row(s, st, st->f[d].category, st->f[d].name, st->f[d].start_ns, end);
+      if (s)
+        write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, st->f[d].start_ns,
+                     end);
       if (d != st->depth - 1) memmove(&st->f[d], &st->f[d + 1], (size_t)(st->depth - 1 - d) * sizeof(rframe));
       st->depth--;
+      hpc_region_cur = top_id(st);
       /* the outermost region ended: commit the thread's block, at most once a millisecond, so that a
        * crash or _exit loses at most that much */
       if (s && !st->depth && end - st->flushed_ns >= 1000000) {

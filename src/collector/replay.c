@@ -938,7 +938,8 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
   int64_t t0 = now_ns();
 
   /* identity and description, as the lite trace records them */
-  dispatch_row row = {.d = {.size = sizeof row.d, .process_id = 1, .thread_id = t->thread_id}};
+  dispatch_row row = {
+      .d = {.size = sizeof row.d, .process_id = 1, .thread_id = t->thread_id, .region_id = hpc_region_cur}};
   hp_dispatch *d = &row.d;
   uint32_t kid = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k);
   if (!kid) kid = hpc_kernel_slow(n, k);

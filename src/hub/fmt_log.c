@@ -91,6 +91,7 @@ static const col_op g_dispatch_ops[] = {
     {offsetof(hp_dispatch, bytes_accessible), K_U64},
     {offsetof(hp_dispatch, bytes_restored), K_U64},
     {offsetof(hp_dispatch, cold), K_U32},
+    {offsetof(hp_dispatch, region_id), K_U64},
 };
 #define DISPATCH_NCOLS (sizeof g_dispatch_ops / sizeof g_dispatch_ops[0])
 static int g_dispatch_unrolled; /* set by ti_init when the description is the one above */
@@ -101,6 +102,24 @@ static void dispatch_check(void) {
   for (unsigned i = 0; i < DISPATCH_NCOLS; i++)
     if (ti->ops[i].off != g_dispatch_ops[i].off || ti->ops[i].kind != g_dispatch_ops[i].kind) return;
   g_dispatch_unrolled = 1;
+}
+
+/* The same for a region row (hp_log_write_region). */
+static const col_op g_region_ops[] = {
+    {offsetof(hp_region, id), K_U64},        {offsetof(hp_region, process_id), K_U64},
+    {offsetof(hp_region, thread_id), K_U64}, {offsetof(hp_region, name), K_STR},
+    {offsetof(hp_region, category), K_STR},  {offsetof(hp_region, start_ns), K_I64},
+    {offsetof(hp_region, end_ns), K_I64},
+};
+#define REGION_NCOLS (sizeof g_region_ops / sizeof g_region_ops[0])
+static int g_region_unrolled;
+
+static void region_check(void) {
+  const tinfo *ti = &g_ti[HP_TABLE_REGION];
+  if (ti->small || ti->nstr != 2 || ti->ncols != REGION_NCOLS || ti->d->row_size != sizeof(hp_region)) return;
+  for (unsigned i = 0; i < REGION_NCOLS; i++)
+    if (ti->ops[i].off != g_region_ops[i].off || ti->ops[i].kind != g_region_ops[i].kind) return;
+  g_region_unrolled = 1;
 }
 
 static int table_is_small(hp_table t) {
@@ -132,6 +151,7 @@ static void ti_init(void) {
     }
   }
   dispatch_check();
+  region_check();
 }
 
 /* ---- registry: live stores, thread caches, fork and thread exit ---- */
@@ -487,15 +507,36 @@ static inline unsigned char *encode_cols(unsigned char *p, const tinfo *ti, cons
   return keep;
 }
 
+/* The calling thread's writer, made at need; NULL (n records counted lost) when there is no memory. */
+static inline lw *writer_or_lose(log_w *L, uint64_t n) {
+  lw *w = cache_get(L);
+  if (__builtin_expect(!w, 0) && !(w = writer_get(L, 1))) {
+    atomic_fetch_add(&L->orphan_lost, n);
+    atomic_fetch_add(&L->lost_total, n);
+  }
+  return w;
+}
+
+/* Start a record of table t with a payload of at most pb bytes in w's block: the type byte, then lb bytes
+ * kept for the payload's length (at *lenp, hu_varint_put_n once it is known). Returns where the payload
+ * goes, or NULL with *st set when there is no room. */
+static inline unsigned char *record_begin(log_w *L, lw *w, hp_table t, size_t pb, unsigned *lb,
+                                          unsigned char **lenp, hp_status *st) {
+  *lb = hu_varint_len(pb);
+  size_t need = 1 + *lb + pb;
+  if (__builtin_expect(need > (size_t)(w->soft - w->pos), 0) && (*st = make_room(L, w, need)) != HP_OK)
+    return NULL;
+  unsigned char *p = w->pos;
+  *p++ = (unsigned char)(t + 1);
+  *lenp = p;
+  return p + *lb;
+}
+
 static hp_status log_write(hp_store *s, hp_table t, const void *row) {
   log_w *L = s->impl;
   if (__builtin_expect(forked(L), 0)) return HP_ERR_UNSUPPORTED;
-  lw *w = cache_get(L);
-  if (__builtin_expect(!w, 0) && !(w = writer_get(L, 1))) {
-    atomic_fetch_add(&L->orphan_lost, 1);
-    atomic_fetch_add(&L->lost_total, 1);
-    return HP_ERR_NOMEM;
-  }
+  lw *w = writer_or_lose(L, 1);
+  if (!w) return HP_ERR_NOMEM;
   const tinfo *ti = &g_ti[t];
   size_t slen[MAX_COLS];
   size_t pb = ti->bound;
@@ -505,17 +546,11 @@ static hp_status log_write(hp_store *s, hp_table t, const void *row) {
     slen[i] = strlen(str);
     pb += slen[i];
   }
-  unsigned lb = hu_varint_len(pb);
-  size_t need = 1 + lb + pb;
-  if (__builtin_expect(need > (size_t)(w->soft - w->pos), 0)) {
-    hp_status st = make_room(L, w, need);
-    if (st != HP_OK) return st;
-  }
-  unsigned char *p = w->pos;
-  *p++ = (unsigned char)(t + 1);
-  unsigned char *lenp = p;
-  p += lb;
-  unsigned char *start = p;
+  unsigned lb;
+  unsigned char *lenp;
+  hp_status st = HP_OK;
+  unsigned char *p = record_begin(L, w, t, pb, &lb, &lenp, &st), *start = p;
+  if (!p) return st;
   if (ti->small) {
     p = hu_varint_put(p, atomic_fetch_add_explicit(&L->seq, 1, memory_order_relaxed) + 1);
     if (t == HP_TABLE_PROCESS)
@@ -1436,6 +1471,7 @@ static inline unsigned char *encode_dispatch(unsigned char *p, const hp_dispatch
   DCOL(d->bytes_accessible);
   DCOL(d->bytes_restored);
   DCOL(d->cold);
+  DCOL(d->region_id);
 #undef DCOL
   return keep;
 }
@@ -1455,10 +1491,8 @@ hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n
     if (written) *written = ok;
     return first;
   }
-  lw *w = cache_get(L);
-  if (__builtin_expect(!w, 0) && !(w = writer_get(L, 1))) {
-    atomic_fetch_add(&L->orphan_lost, n);
-    atomic_fetch_add(&L->lost_total, n);
+  lw *w = writer_or_lose(L, n);
+  if (!w) {
     if (written) *written = 0;
     return n ? HP_ERR_NOMEM : HP_OK;
   }
@@ -1494,6 +1528,45 @@ hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n
   }
   if (written) *written = ok;
   return first;
+}
+
+hp_status hp_log_write_region(hp_store *s, const hp_region *r, size_t name_len, size_t cat_len) {
+  log_w *L = writable(s);
+  if (!L || s->first_error != HP_OK || !g_region_unrolled || r->size != sizeof *r)
+    return hp_write_region(s, r); /* the generic path decides */
+  lw *w = writer_or_lose(L, 1);
+  if (!w) return HP_ERR_NOMEM;
+  const size_t pb = g_ti[HP_TABLE_REGION].bound + name_len + cat_len; /* as log_write: same length field */
+  unsigned lb;
+  unsigned char *lenp;
+  hp_status st = HP_OK;
+  unsigned char *p = record_begin(L, w, HP_TABLE_REGION, pb, &lb, &lenp, &st);
+  if (!p) return st;
+  unsigned char *start = p, *keep = p; /* encode_cols's bytes: trailing zero columns left out */
+  p = hu_varint_put(p, r->id);
+  keep = r->id ? p : keep;
+  p = hu_varint_put(p, r->process_id);
+  keep = r->process_id ? p : keep;
+  p = hu_varint_put(p, r->thread_id);
+  keep = r->thread_id ? p : keep;
+  p = hu_varint_put(p, name_len);
+  memcpy(p, r->name, name_len);
+  p += name_len;
+  keep = name_len ? p : keep;
+  p = hu_varint_put(p, cat_len);
+  memcpy(p, r->category, cat_len);
+  p += cat_len;
+  keep = cat_len ? p : keep;
+  uint64_t v = hu_zigzag(r->start_ns);
+  p = hu_varint_put(p, v);
+  keep = v ? p : keep;
+  v = hu_zigzag(r->end_ns);
+  p = hu_varint_put(p, v);
+  keep = v ? p : keep;
+  hu_varint_put_n(lenp, (uint64_t)(keep - start), lb);
+  w->pos = keep;
+  w->nrec++;
+  return HP_OK;
 }
 
 hp_status hp_log_flush(hp_store *s) {

@@ -16,6 +16,11 @@ hp_status hp_log_write_lost(hp_store *s, uint64_t process_id, uint64_t count);
  * hp_write_dispatch row by row. */
 hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n, size_t *written);
 
+/* Append one region row whose name and category are valid UTF-8 of the given lengths (the collector's,
+ * made by hpc_region_name): the record hp_write_region would append, byte for byte, without its checks
+ * and copies (the region hot path). A store that is not a log being written goes through hp_write_region. */
+hp_status hp_log_write_region(hp_store *s, const hp_region *r, size_t name_len, size_t cat_len);
+
 /* Commit the calling thread's open block, so that its rows survive a crash of the process. */
 hp_status hp_log_flush(hp_store *s);
 

@@ -90,6 +90,7 @@ static const hp_column dispatch_cols[] = {
     COL(hp_dispatch, bytes_accessible, HP_COL_U64, NULL),
     COL(hp_dispatch, bytes_restored, HP_COL_U64, NULL),
     COL(hp_dispatch, cold, HP_COL_U32, NULL),
+    COL(hp_dispatch, region_id, HP_COL_U64, "region"),
 };
 static const hp_column counter_info_cols[] = {
     COL(hp_counter_info, id, HP_COL_U64, NULL),         COL(hp_counter_info, agent_id, HP_COL_U64, "agent"),

@@ -52,6 +52,12 @@ same() {
 same c "$EX/regions" 3 5
 nest='w = r[r.name == "step"]; e = r[r.name == "enqueue"]
     assert all(((w.thread_id == x.thread_id) & (w.start_ns <= x.start_ns) & (w.end_ns >= x.end_ns)).any() for x in e.itertuples()), "enqueue outside step"'
+# each dispatch names the innermost region it was enqueued in (dispatch.region_id): its thread's "enqueue"
+inner='
+    x = r.set_index("id").loc[d.region_id.values]
+    assert (d.region_id > 0).all() and (x["name"].values == "enqueue").all(), "region_id not the innermost"
+    assert (x.thread_id.values == d.thread_id.values).all(), "region_id of another thread"
+    assert ((x.start_ns.values <= d.enqueue_ns.values) & (d.enqueue_ns.values <= x.end_ns.values)).all()'
 for fmt in rocpd log parquet; do
   "$HP" trace -q -F $fmt -o "c.$fmt" -- "$EX/regions" 3 5 >/dev/null 2>"c.$fmt.err" || bad "trace -F $fmt: $(cat "c.$fmt.err")"
   check "c.$fmt" 'assert names == {"worker": 3, "step": 15, "enqueue": 15, "setup": 1, "worker done": 3}, names
@@ -59,7 +65,7 @@ for fmt in rocpd log parquet; do
     m = r[r.name == "worker done"]; assert (m.start_ns == m.end_ns).all()
     x = r[r.name != "worker done"]; assert (x.end_ns > x.start_ns).all()
     assert r[r.name == "worker"].thread_id.nunique() == 3 and r.id.is_unique and len(d) == 15
-    '"$nest"
+    '"$nest$inner"
 done
 [ "$(sqlite3 c.rocpd "select count(*) from regions where category = 'hubprof'")" = 37 ] && ok || bad "rocpd regions view"
 [ "$(sqlite3 c.rocpd "select count(*) from regions where name = 'step' and duration > 0")" = 15 ] && ok ||

@@ -206,3 +206,85 @@ def test_over_peak(tmp_path):
     assert head.split(",")[-1] == "over_peak" and first.endswith(",cpu_util=250%"), csv.stdout
     table = run(need(HUBPROF), "analyze", "--by", "dispatch", "--metrics", "cpu_util", path)
     assert "500^" in table.stdout and "250.0^" in table.stdout and "above its peak" in table.stdout + table.stderr, table.stdout
+
+
+def _region_store(path, scale=1.0):
+    """Regions op (100-1000) > inner (200-400) on thread 1 and a marker; dispatch 1 names inner, 2 names op,
+    3 names none but lies in op's time (placed by time), 4 is outside every region. Counters in two passes;
+    dispatch 2 has no page-faults value (estimated, imputed)."""
+    with hubprof.create(path) as w:
+        w.write("process", {"id": 1, "pid": 7, "start_ns": 1, "end_ns": 5000})
+        w.write("thread", {"id": 1, "process_id": 1, "tid": 7})
+        w.write("agent", {"id": 1, "name": "cpu", "product_name": "cpu0", "compute_units": 2})
+        w.write("kernel_symbol", {"id": [1], "name": ["k"]})
+        w.write("counter_info", {"id": [1, 2], "name": ["task-clock", "page-faults"], "unit": ["ns", "count"]})
+        w.write("region", {"id": [5, 6, 7], "process_id": 1, "thread_id": 1, "name": ["inner", "op", "mark"],
+                           "category": "hubprof", "start_ns": [200, 100, 2000], "end_ns": [400, 1000, 2000]})
+        w.write("dispatch", {"id": [1, 2, 3, 4], "dispatch_id": [1, 2, 3, 4], "process_id": 1, "thread_id": 1,
+                             "agent_id": 1, "kernel_id": 1, "grid_x": 64, "grid_y": 1, "grid_z": 1,
+                             "enqueue_ns": [250, 500, 600, 1500], "start_ns": [300, 600, 700, 1600],
+                             "end_ns": [400, 900, 800, 1700], "passes": 2, "region_id": [5, 6, 0, 0]})
+        w.write("counter_value", {"dispatch_id": [1, 1, 2, 3, 3, 4, 4], "counter_id": [1, 2, 1, 1, 2, 1, 2],
+                                  "pass": [1, 2, 1, 1, 2, 1, 2],
+                                  "value": [v * scale for v in (50, 4, 200, 60, 2, 70, 9)]})
+
+
+def test_regions_counters(tmp_path):
+    """analyze by region: dispatches by region_id (and time), counters summed over the region's dispatches,
+    nested ones included; a counter some lack is estimated and imputed; metrics on the totals."""
+    path = tmp_path / "rg.db"
+    _region_store(path)
+    with hubprof.open(path) as s:
+        df = s.analyze(by="region", metrics="cpu_util").set_index("region")
+    assert df.loc["op", "dispatches"] == 3 and df.loc["inner", "dispatches"] == 1 and df.loc["mark", "dispatches"] == 0
+    assert df.loc["op", "kernel_ns"] == 100 + 300 + 100
+    assert close(df.loc["op", "task-clock"], 50 + 200 + 60) and close(df.loc["inner", "task-clock"], 50)
+    assert close(df.loc["op", "page-faults"], (4 + 2) / 2 * 3)  # dispatch 2 lacks it: mean x 3, imputed
+    assert df.loc["op", "imputed"] == "page-faults" and df.loc["inner", "imputed"] == ""
+    assert close(df.loc["op", "cpu_util"], 100 * 310 / 500)  # totals: task-clock / device time
+    assert df.loc["mark", "task-clock"] == 0 and math.isnan(df.loc["mark", "cpu_util"])
+    assert any("enqueued no dispatch" in n for n in df.attrs["notes"]), df.attrs["notes"]
+    js = cli_json("analyze", "--by", "region", "--format", "json", path)
+    rows = {r["region"]: r for r in (js["rows"] if isinstance(js, dict) else js)}
+    assert close(rows["op"]["task-clock"], 310) and rows["op"]["dispatches"] == 3, rows
+
+
+def test_regions_diff(tmp_path):
+    """diff by region: matched by category and name, counters compared; a region of one side is new."""
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    _region_store(a)
+    _region_store(b, scale=2.0)
+    with hubprof.open(a) as sa, hubprof.open(b) as sb:
+        d = diff(sa, sb, by="region", counters="task-clock", metrics=[]).set_index("region")
+    assert list(d.columns[:2]) == ["category", "status"] and set(d.status) == {"both"}
+    assert close(d.loc["op", "task-clock_a"], 310) and close(d.loc["op", "task-clock_b"], 620)
+    assert d.loc["op", "task-clock_dir"] == "higher" and close(d.loc["op", "task-clock_delta_pct"], 100)
+    js = cli_json("diff", "--by", "region", "--counters", "task-clock", "--format", "json", a, b)
+    rows = {r["region"]: r for r in (js["rows"] if isinstance(js, dict) else js)}
+    assert close(rows["op"]["task-clock_b"], 620), rows
+
+
+@pytest.mark.parametrize("fmt", ["rocpd", "log", "parquet"])
+def test_regions_merged(tmp_path, fmt):
+    """A merge renumbers regions per input and each dispatch's region_id with them: every dispatch still
+    names its own input's region, in every output format."""
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    _region_store(a)
+    with hubprof.create(b) as w:  # a second process whose region ids collide with a's
+        w.write("process", {"id": 1, "pid": 8, "start_ns": 1, "end_ns": 50})
+        w.write("thread", {"id": 1, "process_id": 1, "tid": 8})
+        w.write("agent", {"id": 1, "name": "cpu", "product_name": "cpu0", "compute_units": 2})
+        w.write("kernel_symbol", {"id": [1], "name": ["k"]})
+        w.write("region", {"id": [5], "process_id": 1, "thread_id": 1, "name": ["other"], "category": "hubprof",
+                           "start_ns": [10], "end_ns": [20]})
+        w.write("dispatch", {"id": [1], "dispatch_id": [1], "process_id": 1, "thread_id": 1, "agent_id": 1,
+                             "kernel_id": 1, "enqueue_ns": [15], "start_ns": [16], "end_ns": [17], "region_id": [5]})
+    out = tmp_path / f"m.{fmt}"
+    hubprof.merge([a, b], out, format=fmt)
+    with hubprof.open(out) as s:
+        d, r = s.table("dispatch"), s.table("region")
+        names = dict(zip(r.id, r["name"]))
+        got = sorted((names.get(x, "") if x else "") for x in d.region_id)
+        assert got == ["", "", "inner", "op", "other"], got
+        df = s.analyze(by="region", counters=[], metrics=[]).set_index("region")
+        assert df.loc["other", "dispatches"] == 1 and df.loc["op", "dispatches"] == 3

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Counters per region (issue #9.2) in kernel replay, application replay and multiplexing: examples/ocl/
+# region_work puts known-work kernels in regions ("op" holds spin and the nested "touch"; idle runs outside).
+# Checked (tests/replay/check_region_counters.py): each dispatch names its innermost region
+# (dispatch.region_id); `analyze --by region` gives each region the sum of its dispatches' per-dispatch
+# values (every pass of the plan: two counters, one per pass), the same from Python; the known work within
+# stated tolerances; the application's output unchanged; `diff --by region` of two modes; a region without
+# dispatches has counters 0.
+# usage: test_region_counters.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
+# SPDX-License-Identifier: MIT
+set -u
+cd "$(dirname "$0")/../.."
+HP=$(realpath "${1:-build/hubprof}")
+RW=$PWD/build/examples/ocl/region_work
+CHECK=$PWD/tests/replay/check_region_counters.py
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG HUBPROF_SHADOW HUBPROF_WINDOW \
+  HUBPROF_START_PAUSED HUBPROF_INJECTION_PATH OPENCL_LAYERS LD_PRELOAD
+export HUBPROF_COLLECTOR=$PWD/build/libhubprof_collector.so
+export PYTHONPATH=$PWD/python
+. tests/lib.sh
+need_built test_region_counters "$HP" "$RW"
+need_opencl test_region_counters
+cd "$T"
+PAGES=64 REPS=3
+ARGS=("$PAGES" 2000000 "$REPS")
+C2=(--counters page-faults,task-clock --max-counters-per-pass 1)
+
+"$RW" "${ARGS[@]}" >plain.out 2>&1 || bad "region_work alone failed: $(cat plain.out)"
+sed -E 's/spin_host_ns=[0-9]+ //' plain.out >plain.cmp
+for fmt in rocpd parquet; do
+  for mode in kernel application multiplex; do
+    name=$mode.$fmt
+    "$HP" profile -q "${C2[@]}" --replay $mode -F $fmt -o "$name" -- "$RW" "${ARGS[@]}" >"$name.out" 2>"$name.err" ||
+      bad "$name: the run failed: $(cat "$name.err")"
+    # the application's results do not change (its host timing aside)
+    sed -E 's/spin_host_ns=[0-9]+ //' "$name.out" | cmp -s - plain.cmp && ok ||
+      bad "$name: output changed: $(cat "$name.out") vs $(cat plain.out)"
+    host=$(sed -nE 's/.*spin_host_ns=([0-9]+).*/\1/p' "$name.out")
+    "$HP" analyze --by region --counters page-faults,task-clock --metrics none --format csv "$name" \
+      >"$name.csv" 2>"$name.aerr" || bad "$name: analyze --by region: $(cat "$name.aerr")"
+    if python3 "$CHECK" "$name" "$name.csv" "$PAGES" "$REPS" "${host:-0}" $mode >"$name.report" 2>&1; then ok; else
+      bad "$name: $(cat "$name.report")"
+    fi
+  done
+done
+
+# diff per region: the same regions in both, counters compared (kernel replay against application replay)
+"$HP" diff --by region --counters page-faults,task-clock --metrics none --format csv kernel.rocpd \
+  application.parquet >diff.csv 2>diff.err || bad "diff --by region: $(cat diff.err)"
+python3 - diff.csv "$REPS" >py.err 2>&1 <<'PY' && ok || bad "diff --by region: $(tail -3 py.err)"
+import csv, sys
+rows = {r["region"]: r for r in csv.DictReader(open(sys.argv[1]))}
+reps = int(sys.argv[2])
+assert set(rows) == {"op", "touch"}, rows
+for n in ("op", "touch"):
+    r = rows[n]
+    assert r["status"] == "both" and r["category"] == "hubprof", r
+    assert int(r["calls_a"]) == int(r["calls_b"]) == reps, r
+    assert abs(float(r["page-faults_a"]) - float(r["page-faults_b"])) <= 8 * reps, r
+    assert r["page-faults_dir"] in ("same", "higher", "lower") and r["task-clock_delta"] != "", r
+PY
+# a region only in B is "new"; Python gives the same table
+"$HP" profile -q "${C2[@]}" -o one.db -- "$RW" 8 1000 1 >/dev/null 2>&1 || bad "one.db"
+python3 - kernel.rocpd one.db >py.err 2>&1 <<'PY' && ok || bad "Python diff by region: $(tail -3 py.err)"
+import sys, hubprof
+with hubprof.open(sys.argv[1]) as a, hubprof.open(sys.argv[2]) as b:
+    d = hubprof.diff(a, b, by="region", counters=["page-faults"], metrics=[])
+    assert list(d.columns[:3]) == ["category", "region", "status"], list(d.columns)
+    assert set(d.region) == {"op", "touch"} and set(d.status) == {"both"}, d
+    assert (d.calls_a == 3).all() and (d.calls_b == 1).all(), d
+    t = hubprof.diff(a, b, by="region-tree", metrics=[])
+    assert set(t.path) == {"op", "op > touch"}, t
+PY
+"$HP" diff --by bogus kernel.rocpd one.db >/dev/null 2>bogus.err
+[ $? -eq 2 ] && grep -q "region-tree" bogus.err && ok || bad "diff --by bogus: $(cat bogus.err)"
+
+echo "test_region_counters: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
