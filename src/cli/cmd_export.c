@@ -92,6 +92,10 @@ int cmd_export(int argc, char **argv) {
     hp_store_abort(s);
     return CLI_FAIL;
   }
+  if (cli_check_readable("export", s)) {
+    hp_store_close(s);
+    return CLI_FAIL;
+  }
   ex_stats stats;
   char err[600] = "";
   ex_status es = ex_export(s, outp, fmt, &stats, err, sizeof err);

@@ -1,5 +1,6 @@
 /* Parquet reader helpers: names of codecs, encodings and physical types for messages, and page
  * decompression (UNCOMPRESSED, SNAPPY, GZIP, ZSTD), each bounded by the size the page header declares. */
+/* SPDX-License-Identifier: MIT */
 #include "parquet_internal.h"
 
 #include <snappy-c.h>

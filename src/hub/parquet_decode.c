@@ -2,6 +2,7 @@
  * lengths of DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY), and the conversions of INT96 timestamps. Every
  * decoder is bounded by its input: header values are checked (block sizes, bit widths <= 64, counts) and
  * a miniblock is read only when its bytes are there. Also the value a NULL reads as (pq_col_unknown). */
+/* SPDX-License-Identifier: MIT */
 #include "parquet_internal.h"
 
 #include <string.h>
