@@ -80,7 +80,7 @@ struct hp_store;
 /* store_check.c: the reason an opened store has a table (or a file of one) that could not be read at all,
  * or NULL (a log cut by a crash is read up to its damage: NULL). */
 const char *cli_store_unreadable(struct hp_store *s);
-/* Prints "CMD: STORE: a table cannot be read: REASON" and returns CLI_FAIL when cli_store_unreadable; else 0. */
+/* "CMD: STORE: a table cannot be read: REASON" and CLI_FAIL when cli_store_unreadable; else 0. */
 int cli_check_readable(const char *cmd, struct hp_store *s);
 
 /* output_format.c: the format of an output store, from -F/--output-format (`given`, NULL when not given)

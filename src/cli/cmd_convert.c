@@ -20,8 +20,9 @@ static const cli_opt convert_opts[] = {
      .short_name = 'F',
      .kind = CLI_OPT_ENUM,
      .choices_fn = cli_store_formats,
-     .help = "format of OUT (default: from OUT's name: .parquet or a folder -> parquet, .db .sqlite .rocpd -> "
-             "rocpd, .hplog -> log; else rocpd)"},
+     .help =
+         "format of OUT (default: from OUT's name: .parquet or a folder -> parquet, .db .sqlite .rocpd -> "
+         "rocpd, .hplog -> log; else rocpd)"},
     {.name = "format", .kind = CLI_OPT_ENUM, .flags = CLI_OPT_HIDDEN, .alias_of = "output-format"},
     {.name = "force", .short_name = 'f', .kind = CLI_OPT_FLAG, .help = "replace OUT if it exists"},
     {.name = "strict",

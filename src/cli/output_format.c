@@ -11,8 +11,8 @@ static const char *format_of_name(const char *path, const char **why) {
   static const struct {
     const char *suffix, *format;
   } by_suffix[] = {
-      {".parquet", "parquet"}, {".db", "rocpd"},      {".sqlite", "rocpd"},
-      {".sqlite3", "rocpd"},   {".rocpd", "rocpd"},   {".hplog", "log"},
+      {".parquet", "parquet"}, {".db", "rocpd"},    {".sqlite", "rocpd"},
+      {".sqlite3", "rocpd"},   {".rocpd", "rocpd"}, {".hplog", "log"},
   };
   size_t n = strlen(path);
   if (n && path[n - 1] == '/') {

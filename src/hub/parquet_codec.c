@@ -20,16 +20,10 @@ int pq_codec_supported(int64_t codec) {
 }
 
 const char *pq_encoding_name(int64_t enc) {
-  static const char *n[] = {"PLAIN",
-                            "GROUP_VAR_INT",
-                            "PLAIN_DICTIONARY",
-                            "RLE",
-                            "BIT_PACKED",
-                            "DELTA_BINARY_PACKED",
-                            "DELTA_LENGTH_BYTE_ARRAY",
-                            "DELTA_BYTE_ARRAY",
-                            "RLE_DICTIONARY",
-                            "BYTE_STREAM_SPLIT"};
+  static const char *n[] = {
+      "PLAIN",          "GROUP_VAR_INT",       "PLAIN_DICTIONARY",        "RLE",
+      "BIT_PACKED",     "DELTA_BINARY_PACKED", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY",
+      "RLE_DICTIONARY", "BYTE_STREAM_SPLIT"};
   return enc >= 0 && enc < 10 ? n[enc] : "unknown";
 }
 
@@ -67,8 +61,8 @@ static int gzip_inflate(const unsigned char *src, size_t n, unsigned char *dst, 
   size_t done = un - z.avail_out;
   inflateEnd(&z);
   if (rc != Z_STREAM_END) {
-    snprintf(err, errlen, "gzip: %s", rc == Z_DATA_ERROR ? "bad or cut-short data, or more than declared"
-                                                         : "decoding failed");
+    snprintf(err, errlen, "gzip: %s",
+             rc == Z_DATA_ERROR ? "bad or cut-short data, or more than declared" : "decoding failed");
     return -1;
   }
   if (done != un) {
@@ -132,8 +126,9 @@ int pq_decompress(int codec, void *zstd_dctx, const unsigned char *src, size_t n
     return 0;
   }
   }
-  snprintf(err, errlen, "compression codec %s (%d) is not supported (this build reads UNCOMPRESSED, SNAPPY, "
-                        "GZIP and ZSTD)",
+  snprintf(err, errlen,
+           "compression codec %s (%d) is not supported (this build reads UNCOMPRESSED, SNAPPY, "
+           "GZIP and ZSTD)",
            pq_codec_name(codec), codec);
   return -1;
 }

@@ -24,13 +24,13 @@
 typedef struct leaf {
   const unsigned char *name; /* not NUL-terminated */
   size_t namelen;
-  int type;       /* physical type, -1 when absent */
-  int repetition; /* PQ_REQUIRED, PQ_OPTIONAL, PQ_REPEATED; -1 when absent */
-  int hubcol;     /* index of the hub column it fills, -1 when none */
-  int converted;  /* converted type, -1 when absent */
-  int is_unsigned;       /* INTEGER(signed=false) or UINT_* */
-  int decimal;           /* DECIMAL (not read) */
-  uint32_t ts_scale;     /* TIMESTAMP: nanoseconds per unit, 0 when not a timestamp */
+  int type;          /* physical type, -1 when absent */
+  int repetition;    /* PQ_REQUIRED, PQ_OPTIONAL, PQ_REPEATED; -1 when absent */
+  int hubcol;        /* index of the hub column it fills, -1 when none */
+  int converted;     /* converted type, -1 when absent */
+  int is_unsigned;   /* INTEGER(signed=false) or UINT_* */
+  int decimal;       /* DECIMAL (not read) */
+  uint32_t ts_scale; /* TIMESTAMP: nanoseconds per unit, 0 when not a timestamp */
 } leaf;
 
 typedef struct footer_ctx {
@@ -168,7 +168,8 @@ static int parse_schema(footer_ctx *x, tc_reader *r) {
         return bad(x, HP_ERR_CORRUPT, "bad metadata: column '%s' appears twice", col->name);
       if (!convertible(col->type, lf->type))
         return bad(x, HP_ERR_UNSUPPORTED, "column '%s' has type %s, which cannot hold %s (expected %s)",
-                   col->name, phys_name(lf->type), hub_type_name(col->type), phys_name(pq_phys_type(col->type)));
+                   col->name, phys_name(lf->type), hub_type_name(col->type),
+                   phys_name(pq_phys_type(col->type)));
       if (lf->decimal)
         return bad(x, HP_ERR_UNSUPPORTED, "column '%s' is a DECIMAL, which is not supported (write it as %s)",
                    col->name, phys_name(pq_phys_type(col->type)));
@@ -273,10 +274,11 @@ static int parse_rowgroup(footer_ctx *x, tc_reader *r, size_t ri, pq_rowgroup *r
           bad(x, HP_ERR_CORRUPT, "bad metadata: row group %zu, column '%s' has type %lld, the schema says %d",
               ri, cn, (long long)m->type, x->leaves[j].type);
     else if (!pq_codec_supported(m->codec))
-      rc = bad(x, HP_ERR_UNSUPPORTED,
-               "column '%s' uses compression codec %s (%lld); this build reads UNCOMPRESSED, SNAPPY, GZIP and "
-               "ZSTD",
-               cn, pq_codec_name(m->codec), (long long)m->codec);
+      rc =
+          bad(x, HP_ERR_UNSUPPORTED,
+              "column '%s' uses compression codec %s (%lld); this build reads UNCOMPRESSED, SNAPPY, GZIP and "
+              "ZSTD",
+              cn, pq_codec_name(m->codec), (long long)m->codec);
     else if (m->num_values != rows)
       rc = bad(x, HP_ERR_CORRUPT, "bad metadata: row group %zu, column '%s' has %lld values for %lld rows",
                ri, cn, (long long)m->num_values, (long long)rows);
@@ -712,7 +714,8 @@ static hp_status start_values(pq_rcursor *c, colrd *r, int64_t enc, unsigned cha
   case PQ_ENC_RLE:
     if (phys != PQ_BOOLEAN) break;
     if (qend - q < 4) return fail(c, r, HP_ERR_CORRUPT, "page too short for its RLE length");
-    if (load_le(q, 4) > (uint64_t)(qend - q) - 4) return fail(c, r, HP_ERR_CORRUPT, "RLE values run past the page");
+    if (load_le(q, 4) > (uint64_t)(qend - q) - 4)
+      return fail(c, r, HP_ERR_CORRUPT, "RLE values run past the page");
     pq_rle_init(&r->idx, q + 4, q + 4 + load_le(q, 4), 1);
     r->enc = E_RLE;
     return HP_OK;
@@ -839,10 +842,11 @@ static hp_status load_page(pq_rcursor *c, colrd *r) {
     if (grow(dst, cap, (size_t)usize)) return fail(c, r, HP_ERR_NOMEM, "out of memory");
     size_t lvl = 0; /* v2: levels stored uncompressed before the values */
     if (v2) {
-      if (rlen != 0) return fail(c, r, HP_ERR_UNSUPPORTED, "repetition levels (a nested column) are not supported");
+      if (rlen != 0)
+        return fail(c, r, HP_ERR_UNSUPPORTED, "repetition levels (a nested column) are not supported");
       if (dlen < 0 || dlen > csize || dlen > usize)
-        return fail(c, r, HP_ERR_CORRUPT, "definition levels of %lld bytes in a page of %lld", (long long)dlen,
-                    (long long)csize);
+        return fail(c, r, HP_ERR_CORRUPT, "definition levels of %lld bytes in a page of %lld",
+                    (long long)dlen, (long long)csize);
       lvl = (size_t)dlen;
       if (lvl) memcpy(*dst, src, lvl);
     }
@@ -935,7 +939,8 @@ static hp_status decode_values(pq_rcursor *c, colrd *r, uint32_t m) {
   uint64_t *v = r->b.v;
   switch (r->enc) {
   case E_DICT:
-    if (pq_rle_batch(&r->idx, r->ib, m) != m) return fail(c, r, HP_ERR_CORRUPT, "dictionary indices end early");
+    if (pq_rle_batch(&r->idx, r->ib, m) != m)
+      return fail(c, r, HP_ERR_CORRUPT, "dictionary indices end early");
     for (uint32_t i = 0; i < m; i++) {
       uint32_t x = r->ib[i];
       if (x >= r->nd) return fail(c, r, HP_ERR_CORRUPT, "dictionary index %u out of %u entries", x, r->nd);
@@ -953,7 +958,8 @@ static hp_status decode_values(pq_rcursor *c, colrd *r, uint32_t m) {
       v[i] = r->ib[i];
     break;
   case E_DELTA:
-    if (pq_delta_get(&r->dl, v, m) != m) return fail(c, r, HP_ERR_CORRUPT, "DELTA_BINARY_PACKED values end early");
+    if (pq_delta_get(&r->dl, v, m) != m)
+      return fail(c, r, HP_ERR_CORRUPT, "DELTA_BINARY_PACKED values end early");
     if (r->ch->phys == PQ_INT32)
       for (uint32_t i = 0; i < m; i++)
         v[i] = r->ch->is_unsigned ? (uint32_t)v[i] : (uint64_t)(int64_t)(int32_t)(uint32_t)v[i];
@@ -978,7 +984,8 @@ static hp_status decode_values(pq_rcursor *c, colrd *r, uint32_t m) {
       return HP_OK;
     }
     if (r->ch->phys == PQ_BOOLEAN) {
-      if (((uint64_t)(r->vend - r->vp) * 8 - r->bit) < m) return fail(c, r, HP_ERR_CORRUPT, "values end early");
+      if (((uint64_t)(r->vend - r->vp) * 8 - r->bit) < m)
+        return fail(c, r, HP_ERR_CORRUPT, "values end early");
       for (uint32_t i = 0; i < m; i++, r->bit++)
         v[i] = r->vp[r->bit >> 3] >> (r->bit & 7) & 1;
       break;
@@ -1019,7 +1026,8 @@ static hp_status refill(pq_rcursor *c, colrd *r) {
   }
   uint32_t k = r->page_left < PQ_BATCH ? r->page_left : PQ_BATCH, m = k;
   if (r->levels) { /* OPTIONAL: definition level 1 = a value, 0 = NULL */
-    if (pq_rle_batch(&r->def, r->lv, k) != k) return fail(c, r, HP_ERR_CORRUPT, "definition levels end early");
+    if (pq_rle_batch(&r->def, r->lv, k) != k)
+      return fail(c, r, HP_ERR_CORRUPT, "definition levels end early");
     m = 0;
     for (uint32_t i = 0; i < k; i++) {
       if (r->lv[i] > 1) return fail(c, r, HP_ERR_CORRUPT, "definition level %u in a flat column", r->lv[i]);
