@@ -761,6 +761,24 @@ static hp_status start_values(pq_rcursor *c, colrd *r, int64_t enc, unsigned cha
               pq_phys_name(phys));
 }
 
+/* The integer fields ids[0..n) of a nested page header struct into *dst[..]; field 7, a boolean, into
+ * *flag when flag is not NULL; the rest skipped. */
+static void header_ints(tc_reader *tr, const int16_t *ids, int64_t *const *dst, size_t n, int *flag) {
+  int16_t last = 0, id;
+  int ft;
+  while (tc_field(tr, &last, &ft, &id)) {
+    size_t k = 0;
+    while (k < n && ids[k] != id)
+      k++;
+    if (k < n && (ft == TC_I32 || ft == TC_I64))
+      *dst[k] = tc_read_int(tr, ft);
+    else if (flag && id == 7 && (ft == TC_TRUE || ft == TC_FALSE))
+      *flag = ft == TC_TRUE;
+    else
+      tc_skip(tr, ft);
+  }
+}
+
 /* Read page headers until a data page with values is loaded. */
 static hp_status load_page(pq_rcursor *c, colrd *r) {
   for (;;) {
@@ -780,38 +798,18 @@ static hp_status load_page(pq_rcursor *c, colrd *r) {
         usize = tc_read_int(&tr, ft);
       else if (id == 3 && isint)
         csize = tc_read_int(&tr, ft);
-      else if ((id == 5 || id == 7) && ft == TC_STRUCT) { /* DataPageHeader, DictionaryPageHeader */
-        int16_t l2 = 0, id2;
-        int ft2;
-        while (tc_field(&tr, &l2, &ft2, &id2)) {
-          int isint2 = ft2 == TC_I32 || ft2 == TC_I64;
-          if (id2 == 1 && isint2)
-            nv = tc_read_int(&tr, ft2);
-          else if (id2 == 2 && isint2)
-            enc = tc_read_int(&tr, ft2);
-          else if (id2 == 3 && isint2 && id == 5)
-            dle = tc_read_int(&tr, ft2);
-          else
-            tc_skip(&tr, ft2);
-        }
-      } else if (id == 8 && ft == TC_STRUCT) { /* DataPageHeaderV2 */
-        int16_t l2 = 0, id2;
-        int ft2;
-        while (tc_field(&tr, &l2, &ft2, &id2)) {
-          int isint2 = ft2 == TC_I32 || ft2 == TC_I64;
-          if (id2 == 1 && isint2)
-            nv = tc_read_int(&tr, ft2);
-          else if (id2 == 4 && isint2)
-            enc = tc_read_int(&tr, ft2);
-          else if (id2 == 5 && isint2)
-            dlen = tc_read_int(&tr, ft2);
-          else if (id2 == 6 && isint2)
-            rlen = tc_read_int(&tr, ft2);
-          else if (id2 == 7 && (ft2 == TC_TRUE || ft2 == TC_FALSE))
-            compressed = ft2 == TC_TRUE;
-          else
-            tc_skip(&tr, ft2);
-        }
+      else if (id == 5 && ft == TC_STRUCT) { /* DataPageHeader */
+        static const int16_t ids[] = {1, 2, 3};
+        int64_t *const dst[] = {&nv, &enc, &dle};
+        header_ints(&tr, ids, dst, 3, NULL);
+      } else if (id == 7 && ft == TC_STRUCT) { /* DictionaryPageHeader */
+        static const int16_t ids[] = {1, 2};
+        int64_t *const dst[] = {&nv, &enc};
+        header_ints(&tr, ids, dst, 2, NULL);
+      } else if (id == 8 && ft == TC_STRUCT) { /* DataPageHeaderV2 (field 7: is_compressed) */
+        static const int16_t ids[] = {1, 4, 5, 6};
+        int64_t *const dst[] = {&nv, &enc, &dlen, &rlen};
+        header_ints(&tr, ids, dst, 4, &compressed);
       } else {
         tc_skip(&tr, ft);
       }

@@ -24,18 +24,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-PASSED = 0
-FAILED = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_readers as counts  # noqa: E402 (its check() and pass/fail counts)
 
-
-def check(cond, what):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-    else:
-        FAILED += 1
-        print(f"FAIL {what}", flush=True)
-    return cond
+check = counts.check
 
 
 def table_files(store):
@@ -261,9 +253,9 @@ def main():
     finally:
         if "--keep" not in sys.argv:
             shutil.rmtree(tmp, ignore_errors=True)
-        print(f"roundtrip_writers: {PASSED} passed, {FAILED} failed", flush=True)
+        print(f"roundtrip_writers: {counts.PASSED} passed, {counts.FAILED} failed", flush=True)
 
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if FAILED else 0)
+    sys.exit(1 if counts.FAILED else 0)
