@@ -9,7 +9,9 @@ table through the Python Store (rows and values), `hubprof info --json` rows and
 Also checks that a file hubprof cannot read is one clear error naming file, column and encoding or codec,
 and that `analyze` then exits non-zero.
 
-Usage: roundtrip_writers.py BUILD_DIR   (BUILD_DIR holds hubprof, libhubprof.so and examples/ocl)
+Usage: roundtrip_writers.py BUILD_DIR [--reader-cli HUBPROF]
+BUILD_DIR holds hubprof, libhubprof.so and examples/ocl; --reader-cli: the hubprof that reads the rewritten
+stores (info, analyze), e.g. the ASan build build/san/hubprof.
 Ends with "roundtrip_writers: N passed, M failed" (exit 1 when M > 0).
 """
 # SPDX-License-Identifier: MIT
@@ -178,6 +180,7 @@ def run(cmd, **kw):
 def main():
     build = sys.argv[1]
     hp = os.path.abspath(os.path.join(build, "hubprof"))
+    reader = os.path.abspath(sys.argv[sys.argv.index("--reader-cli") + 1]) if "--reader-cli" in sys.argv else hp
     os.environ["HUBPROF_LIB"] = os.path.abspath(os.path.join(build, "libhubprof.so"))
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
     import hubprof
@@ -202,8 +205,8 @@ def main():
             with hubprof.open(store) as s:
                 dmg = s.damage
                 tables = {t: s.table(t) for t in s.tables()}
-            info = run([hp, "info", "--json", store])
-            an = run([hp, "analyze", "--format", "csv", store])
+            info = run([reader, "info", "--json", store])
+            an = run([reader, "analyze", "--format", "csv", store])
             return dmg, tables, info, an
 
         dmg0, want, info0, an0 = snapshot(orig)
@@ -244,10 +247,10 @@ def main():
         pq.write_table(pq.read_table(path), path + ".new", compression="lz4")
         os.replace(path + ".new", path)
         forget_sizes(st)
-        r = run([hp, "analyze", st])
+        r = run([reader, "analyze", st])
         check(r.returncode == 1 and "dispatch" in r.stderr and "LZ4" in r.stderr and "column" in r.stderr,
               f"LZ4 store: analyze rc={r.returncode}: {r.stderr}")
-        r = run([hp, "info", st])
+        r = run([reader, "info", st])
         check(r.returncode == 1 and "LZ4" in r.stdout + r.stderr, f"LZ4 store: info rc={r.returncode}")
         print("ok   unsupported codec named", flush=True)
     finally:
