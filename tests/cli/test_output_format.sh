@@ -64,15 +64,17 @@ one_line_error "convert: -o c3.parquet names a parquet store (.parquet), but -F 
 
 # 4. a table that cannot be read: analyze, diff, export and info exit 1 naming the file
 cp -r run.parquet bad.parquet
-printf 'not parquet at all' >bad.parquet/dispatch.parquet
+# the dispatch table's file, in either layout (dispatch.parquet, or dispatch/part-*.parquet)
+f=$(ls bad.parquet/dispatch.parquet bad.parquet/dispatch/*.parquet 2>/dev/null | head -n 1)
+printf 'not parquet at all' >"$f"
 expect 1 "$HP" analyze bad.parquet
-one_line_error "analyze: bad.parquet: a table cannot be read: dispatch.parquet:"
+one_line_error "analyze: bad.parquet: a table cannot be read: ${f#bad.parquet/}:"
 expect 1 "$HP" diff run.parquet bad.parquet
-grep -q "diff: bad.parquet: a table cannot be read: dispatch.parquet" "$T/err" && ok || bad "diff: $(cat "$T/err")"
+grep -q "diff: bad.parquet: a table cannot be read: ${f#bad.parquet/}" "$T/err" && ok || bad "diff: $(cat "$T/err")"
 expect 1 "$HP" export bad.parquet -o bad.json
 grep -q "export: bad.parquet: a table cannot be read" "$T/err" && [ ! -e bad.json ] && ok || bad "export: $(cat "$T/err")"
 expect 1 "$HP" info bad.parquet
-grep -q "dispatch.parquet" "$T/out" && grep -q "info: bad.parquet: a table cannot be read" "$T/err" && ok ||
+grep -q "${f#bad.parquet/}" "$T/out" && grep -q "info: bad.parquet: a table cannot be read" "$T/err" && ok ||
   bad "info: $(cat "$T/out" "$T/err")"
 # a log cut by a crash still analyzes its complete part
 head -c 8192 run.hplog >cut.hplog

@@ -78,7 +78,8 @@ def main():
             for f, c in zip(t.schema, t.columns):
                 if f.name.endswith("_ns") and pa.types.is_integer(f.type):
                     c = c.cast(pa.int64()).cast(pa.timestamp("us" if len(narrow) % 2 else "ns"))
-                elif pa.types.is_integer(f.type) and (len(c) == 0 or pc.max(c).as_py() < 2**31):
+                elif pa.types.is_integer(f.type) and (pc.max(c).as_py() or 0) < 2**31 and \
+                        (pc.min(c).as_py() or 0) >= -2**31:
                     c = c.cast(pa.int32())
                 narrow.append(c)
             narrow = pa.Table.from_arrays(narrow, names=t.column_names)

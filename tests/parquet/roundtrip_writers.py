@@ -102,8 +102,8 @@ def nulls_writer(path, name):
     cols = []
     for f, col in zip(t.schema, t.columns):
         unknown = -1 if f.name == "rank" else ("" if pa.types.is_string(f.type) else 0)
-        if pa.types.is_floating(f.type):
-            unknown = None
+        if not (pa.types.is_integer(f.type) or pa.types.is_string(f.type)):
+            unknown = None  # floats, booleans, timestamps: kept as they are
         if unknown is not None and len(col):
             col = pc.if_else(pc.equal(col, pa.scalar(unknown, f.type)), pa.nulls(len(col), f.type), col)
         cols.append(col)
@@ -120,7 +120,8 @@ def types_writer(int96):
         for f, col in zip(t.schema, t.columns):
             if f.name.endswith("_ns") and pa.types.is_integer(f.type):
                 col = col.cast(pa.int64()).cast(pa.timestamp("ns"))
-            elif pa.types.is_integer(f.type) and (len(col) == 0 or pc.max(col).as_py() < 2**31):
+            elif pa.types.is_integer(f.type) and (pc.max(col).as_py() or 0) < 2**31 and \
+                    (pc.min(col).as_py() or 0) >= -2**31:
                 col = col.cast(pa.int32())
             cols.append(col)
             fields.append(pa.field(f.name, col.type))
