@@ -1,17 +1,14 @@
 #!/usr/bin/env python3
 """Round trip of a real hubprof Parquet store through the ecosystem's Parquet writers.
 
-Traces and profiles examples/ocl programs into a Parquet store, then rewrites EVERY table file with another
-writer (pyarrow default, data page v2, no dictionary, DELTA_* and BYTE_STREAM_SPLIT encodings, each codec;
-DuckDB COPY defaults; polars write_parquet defaults; pandas to_parquet defaults; NULLs, INT96, TIMESTAMP and
-narrower integer types), and checks that hubprof reads the rewritten store equal to the original: every
-table through the Python Store (rows and values), `hubprof info --json` rows and `hubprof analyze` output.
-Also checks that a file hubprof cannot read is one clear error naming file, column and encoding or codec,
-and that `analyze` then exits non-zero.
+Traces and profiles examples/ocl programs into a Parquet store, rewrites EVERY table file with another writer
+(pyarrow: default, data page v2, no dictionary, DELTA_*, BYTE_STREAM_SPLIT, each codec; DuckDB, polars and
+pandas defaults; NULLs; INT96, TIMESTAMP, INT32 columns) and checks that hubprof reads it back equal: every
+table through Python's Store, `hubprof info --json` rows and `hubprof analyze` output. An LZ4 file must be
+one error naming file, column and codec, with `analyze` exiting 1.
 
-Usage: roundtrip_writers.py BUILD_DIR [--reader-cli HUBPROF]
-BUILD_DIR holds hubprof, libhubprof.so and examples/ocl; --reader-cli: the hubprof that reads the rewritten
-stores (info, analyze), e.g. the ASan build build/san/hubprof.
+Usage: roundtrip_writers.py BUILD_DIR [--reader-cli HUBPROF] [--keep]
+(BUILD_DIR: hubprof, libhubprof.so, examples/ocl; --reader-cli: the hubprof for info/analyze, e.g. ASan's).
 Ends with "roundtrip_writers: N passed, M failed" (exit 1 when M > 0).
 """
 # SPDX-License-Identifier: MIT
