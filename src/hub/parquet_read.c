@@ -639,8 +639,12 @@ static hp_status to_hub(pq_rcursor *c, colrd *r, uint64_t *v, size_t n) {
     return HP_OK;
   }
   if (r->ch->ts_scale) /* TIMESTAMP in ms or us: the hub's times are nanoseconds */
-    for (size_t i = 0; i < n; i++)
-      v[i] = (uint64_t)((int64_t)v[i] * (int64_t)r->ch->ts_scale);
+    for (size_t i = 0; i < n; i++) {
+      int64_t ns;
+      if (__builtin_mul_overflow((int64_t)v[i], (int64_t)r->ch->ts_scale, &ns))
+        return fail(c, r, HP_ERR_CORRUPT, "timestamp %lld is out of range in nanoseconds", (long long)v[i]);
+      v[i] = (uint64_t)ns;
+    }
   return HP_OK;
 }
 
@@ -863,7 +867,7 @@ static hp_status load_page(pq_rcursor *c, colrd *r) {
       continue;
     }
     r->data_seen = 1;
-    if ((uint64_t)nv > r->chunk_left)
+    if ((uint64_t)nv > r->chunk_left || nv > INT32_MAX)
       return fail(c, r, HP_ERR_CORRUPT, "page holds %lld values, only %llu are left", (long long)nv,
                   (unsigned long long)r->chunk_left);
     if (nv == 0) continue;
