@@ -22,7 +22,7 @@ INC_COUNTERS := -Isrc/counters
 INC_TESTS := $(INC_HUB) $(INC_COUNTERS) -Itests
 # Dependency files (build/**/*.d) for incremental builds and tests/check_deps.sh (system headers too).
 DEPFLAGS := -MD -MP
-LDLIBS_HUB := -lsqlite3 -lzstd -lpthread
+LDLIBS_HUB := -lsqlite3 -lzstd -lsnappy -lz -lpthread
 B       := build
 SAN     := $(B)/san
 

@@ -67,6 +67,7 @@ done
 unset ASAN_OPTIONS
 run "python" python3 -m pytest -q tests/python
 run "parquet readers" python3 tests/parquet/check_readers.py --writer $B/tests/test_parquet --require-spark
+run "parquet writers round trip" python3 tests/parquet/roundtrip_writers.py $B --reader-cli $B/san/hubprof
 for f in $B/fuzz/fuzz_*; do
   [ -x "$f" ] || continue
   name=$(basename "$f")

@@ -76,4 +76,17 @@ int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const c
 /* Is `arg` -h or --help? */
 int cli_is_help(const char *arg);
 
+struct hp_store;
+/* store_check.c: the reason an opened store has a table (or a file of one) that could not be read at all,
+ * or NULL (a log cut by a crash is read up to its damage: NULL). */
+const char *cli_store_unreadable(struct hp_store *s);
+/* "CMD: STORE: a table cannot be read: REASON" and CLI_FAIL when cli_store_unreadable; else 0. */
+int cli_check_readable(const char *cmd, struct hp_store *s);
+
+/* output_format.c: the format of an output store, from -F/--output-format (`given`, NULL when not given)
+ * and the output's name: NAME.parquet, NAME/ or an existing folder -> parquet; .db .sqlite .sqlite3 .rocpd
+ * -> rocpd; .hplog -> log; any other name -> `given`, else rocpd. A name that says another format than
+ * `given` is one error line ("CMD: ...") and CLI_USAGE; else 0 with *format set. */
+int cli_output_format(const char *cmd, const char *path, const char *given, const char **format);
+
 #endif

@@ -204,7 +204,8 @@ int cmd_analyze(int argc, char **argv) {
     rc = CLI_FAIL;
     goto out;
   }
-  rc = analyze(s, &o);
+  rc = cli_check_readable("analyze", s);
+  if (!rc) rc = analyze(s, &o);
   hp_store_close(s);
   rc = cli_finish_stdout(rc);
 out:

@@ -20,7 +20,9 @@ static const cli_opt convert_opts[] = {
      .short_name = 'F',
      .kind = CLI_OPT_ENUM,
      .choices_fn = cli_store_formats,
-     .help = "format of OUT (required)"},
+     .help =
+         "format of OUT (default: from OUT's name: .parquet or a folder -> parquet, .db .sqlite .rocpd -> "
+         "rocpd, .hplog -> log; else rocpd)"},
     {.name = "format", .kind = CLI_OPT_ENUM, .flags = CLI_OPT_HIDDEN, .alias_of = "output-format"},
     {.name = "force", .short_name = 'f', .kind = CLI_OPT_FLAG, .help = "replace OUT if it exists"},
     {.name = "strict",
@@ -33,7 +35,7 @@ static const cli_opt *const convert_tables[] = {convert_opts, cli_opts_quiet, cl
 
 static const cli_spec convert_spec = {
     .command = "convert",
-    .usage = "convert [options] IN -o OUT -F FORMAT",
+    .usage = "convert [options] IN -o OUT [-F FORMAT]",
     .about = "Rewrite the store IN (any format, detected) as OUT in format FORMAT: every table of the data\n"
              "model, replay passes and imputed flags kept. For example a rocpd file as a Parquet store\n"
              "for pandas, DuckDB, polars or Spark, or a Parquet store back to rocpd for ROCm's tools.",
@@ -48,12 +50,15 @@ int cmd_convert(int argc, char **argv) {
   if (rc != CLI_PROCEED) return rc;
   const char *out_path = cli_str(&a, "output"), *format = cli_str(&a, "output-format");
   int force = cli_given(&a, "force"), strict = cli_given(&a, "strict"), quiet = cli_given(&a, "quiet");
-  if (a.noperands != 1 || !out_path || !format) {
-    cli_error(a.noperands != 1
-                  ? "convert: expected one input store (see 'hubprof convert --help')"
-                  : "convert: both -o OUT and -F FORMAT are required (see 'hubprof convert --help')");
+  if (a.noperands != 1 || !out_path) {
+    cli_error(a.noperands != 1 ? "convert: expected one input store (see 'hubprof convert --help')"
+                               : "convert: -o OUT is required (see 'hubprof convert --help')");
     cli_args_free(&a);
     return CLI_USAGE;
+  }
+  if ((rc = cli_output_format("convert", out_path, format, &format)) != 0) {
+    cli_args_free(&a);
+    return rc;
   }
   const char *in_path = a.operands[0];
   hp_merge_stats stats = {.size = sizeof stats};

@@ -93,6 +93,10 @@ static hp_status open_store(const char *path, hp_store **s) {
     cli_error("%s", *s && hp_store_error(*s)[0] ? hp_store_error(*s) : hp_status_str(st));
     hp_store_abort(*s);
     *s = NULL;
+  } else if (cli_check_readable("diff", *s)) {
+    hp_store_close(*s);
+    *s = NULL;
+    st = HP_ERR_CORRUPT;
   }
   return st;
 }

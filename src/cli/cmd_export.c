@@ -93,6 +93,10 @@ int cmd_export(int argc, char **argv) {
     hp_store_abort(s);
     return CLI_FAIL;
   }
+  if (cli_check_readable("export", s)) {
+    hp_store_close(s);
+    return CLI_FAIL;
+  }
   /* a progress line on a terminal: regions and dispatches read */
   cli_progress *pr = cli_progress_start("exporting", "rows", 0, quiet);
   ex_opts eo = {.progress = cli_progress_cb, .progress_ctx = pr};

@@ -274,6 +274,7 @@ int cmd_info(int argc, char **argv) {
     return CLI_FAIL;
   }
   rc = print_info(s, json, quiet);
+  if (rc == CLI_OK) rc = cli_check_readable("info", s); /* after showing what the store holds */
   hp_store_close(s);
   return cli_finish_stdout(rc);
 }

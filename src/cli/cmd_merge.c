@@ -121,11 +121,14 @@ int cmd_merge(int argc, char **argv) {
   if (rc != CLI_PROCEED) return rc;
   const char *out_path = cli_str(&a, "output"), *format = cli_str(&a, "output-format");
   int force = cli_given(&a, "force"), strict = cli_given(&a, "strict"), quiet = cli_given(&a, "quiet");
-  if (!format) format = "rocpd";
   if (!out_path) {
     cli_error("merge: no output given: use -o OUT (see 'hubprof merge --help')");
     cli_args_free(&a);
     return CLI_USAGE;
+  }
+  if ((rc = cli_output_format("merge", out_path, format, &format)) != 0) {
+    cli_args_free(&a);
+    return rc;
   }
   if (!a.noperands) {
     cli_error("merge: no input stores given (see 'hubprof merge --help')");

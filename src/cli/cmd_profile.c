@@ -121,8 +121,11 @@ static int profile(const cli_args *args, const cli_selection *sel) {
   const char *replay = cli_str(args, "replay"), *match = cli_str(args, "match"),
              *policy = cli_str(args, "multiplex-policy"), *device = cli_str(args, "device");
   unsigned maxpp = (unsigned)cli_uint(args, "max-counters-per-pass", 0);
+  const char *format;
+  int frc = cli_output_format("profile", cli_str(args, "output"), cli_str(args, "output-format"), &format);
+  if (frc) return frc; /* before the application starts */
   run_opts ro = {.mode = "profile",
-                 .format = cli_str(args, "output-format") ? cli_str(args, "output-format") : "rocpd",
+                 .format = format,
                  .output = cli_str(args, "output"),
                  .force = cli_given(args, "force"),
                  .preload = cli_given(args, "preload"),

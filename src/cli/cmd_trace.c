@@ -66,13 +66,19 @@ int cmd_trace(int argc, char **argv) {
     cli_args_free(&a);
     return CLI_USAGE;
   }
+  const char *format;
+  rc = cli_output_format("trace", cli_str(&a, "output"), cli_str(&a, "output-format"), &format);
+  if (rc) { /* before the application starts */
+    cli_args_free(&a);
+    return rc;
+  }
   cli_selection sel;
   if ((rc = cli_selection_get(&a, "trace", &sel)) != CLI_OK) {
     cli_args_free(&a);
     return rc;
   }
   run_opts ro = {.mode = "trace",
-                 .format = cli_str(&a, "output-format") ? cli_str(&a, "output-format") : "rocpd",
+                 .format = format,
                  .output = cli_str(&a, "output"),
                  .force = cli_given(&a, "force"),
                  .preload = cli_given(&a, "preload"),

@@ -102,8 +102,9 @@ const cli_opt cli_opts_store_out[] = {
      .short_name = 'F',
      .kind = CLI_OPT_ENUM,
      .choices_fn = cli_store_formats,
-     .def = "rocpd",
-     .help = "format of OUT"},
+     .help =
+         "format of OUT (default: from OUT's name: .parquet or a folder -> parquet, .db .sqlite .rocpd -> "
+         "rocpd, .hplog -> log; else rocpd)"},
     {.name = "format", .kind = CLI_OPT_ENUM, .flags = CLI_OPT_HIDDEN, .alias_of = "output-format"},
     {.name = "force", .short_name = 'f', .kind = CLI_OPT_FLAG, .help = "replace OUT if it exists"},
     {0},

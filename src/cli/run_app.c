@@ -146,6 +146,14 @@ int run_check_output(const char *path, const char *format, int force) {
     cli_error("the output name is empty (give one with -o)");
     return CLI_USAGE;
   }
+  char dir[PATH_MAX];
+  size_t pl = strlen(path);
+  if (format && !strcmp(format, "parquet") && pl > 1 && path[pl - 1] == '/' && pl < sizeof dir) {
+    snprintf(dir, sizeof dir, "%s", path); /* "out.parquet/" names the folder out.parquet */
+    while (pl > 1 && dir[pl - 1] == '/')
+      dir[--pl] = 0;
+    path = dir;
+  }
   const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
   if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
     cli_error("%s: names a folder, not an output file", path);

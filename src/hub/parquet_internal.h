@@ -28,7 +28,16 @@ enum {
 enum { PQ_REQUIRED = 0, PQ_OPTIONAL = 1, PQ_REPEATED = 2 };
 enum { PQ_CT_UTF8 = 0, PQ_CT_UINT_32 = 13, PQ_CT_UINT_64 = 14 };
 enum { PQ_ENC_PLAIN = 0, PQ_ENC_PLAIN_DICTIONARY = 2, PQ_ENC_RLE = 3, PQ_ENC_RLE_DICTIONARY = 8 };
-enum { PQ_CODEC_UNCOMPRESSED = 0, PQ_CODEC_ZSTD = 6 };
+enum { PQ_CODEC_UNCOMPRESSED = 0, PQ_CODEC_SNAPPY = 1, PQ_CODEC_GZIP = 2, PQ_CODEC_ZSTD = 6 };
+enum {
+  PQ_ENC_BIT_PACKED = 4,
+  PQ_ENC_DELTA_BINARY_PACKED = 5,
+  PQ_ENC_DELTA_LENGTH_BYTE_ARRAY = 6,
+  PQ_ENC_DELTA_BYTE_ARRAY = 7,
+  PQ_ENC_BYTE_STREAM_SPLIT = 9
+};
+/* converted types (the older annotation) the reader looks at */
+enum { PQ_CT_DECIMAL = 5, PQ_CT_TIMESTAMP_MILLIS = 9, PQ_CT_TIMESTAMP_MICROS = 10, PQ_CT_UINT_8 = 11 };
 enum { PQ_PAGE_DATA = 0, PQ_PAGE_INDEX = 1, PQ_PAGE_DICTIONARY = 2, PQ_PAGE_DATA_V2 = 3 };
 
 /* Store layout: the manifest's name and magic, the store layout version this build writes and reads. */
@@ -163,6 +172,9 @@ typedef struct pq_chunk {
   int codec;           /* PQ_CODEC_* */
   int optional;        /* OPTIONAL column: definition levels precede the values */
   int present;         /* the column exists in the file (else every row gets 0 / "") */
+  int phys;            /* physical type in the file (PQ_INT32, ...), converted to the hub column's type */
+  int is_unsigned;     /* INT32 annotated unsigned: zero-extended */
+  uint32_t ts_scale;   /* TIMESTAMP in MILLIS (1000000) or MICROS (1000): times this gives nanoseconds */
 } pq_chunk;
 
 typedef struct pq_rowgroup {
@@ -197,5 +209,34 @@ hp_status pq_rcursor_next(pq_rcursor *c, void *row);
  * their pages not decompressed when wholly passed over. */
 hp_status pq_rcursor_next_batch(pq_rcursor *c, void *const *cols, size_t max, size_t *n);
 void pq_rcursor_close(pq_rcursor *c);
+
+/* ---- reader helpers (parquet_codec.c, parquet_decode.c) ---- */
+const char *pq_codec_name(int64_t codec);    /* "SNAPPY"; "unknown" */
+int pq_codec_supported(int64_t codec);       /* this build decompresses it */
+const char *pq_encoding_name(int64_t enc);   /* "DELTA_BINARY_PACKED"; "unknown" */
+const char *pq_phys_name(int64_t phys_type); /* "INT64"; "unknown" */
+/* Decompress one page of n bytes at src into exactly un bytes at dst (zstd_dctx: a ZSTD_DCtx *); -1 with a
+ * problem in err when the data is bad or its size is not un. */
+int pq_decompress(int codec, void *zstd_dctx, const unsigned char *src, size_t n, unsigned char *dst,
+                  size_t un, char *err, size_t errlen);
+
+/* DELTA_BINARY_PACKED decoder over [p, end): values as 64-bit words (INT32 values wrap in their low half). */
+typedef struct pq_delta {
+  const unsigned char *p, *end; /* next block or miniblock */
+  uint64_t block, nmini, vpm;   /* values per block, miniblocks per block, values per miniblock */
+  uint64_t left;                /* values not yet returned */
+  uint64_t last, min_delta;     /* previous value; the block's minimum delta */
+  const unsigned char *bws;     /* bit widths of the block's miniblocks */
+  uint64_t mini_i;              /* next miniblock of the block */
+  const unsigned char *mp;      /* current miniblock */
+  uint64_t bit, mini_left;      /* next bit in it, values left in it */
+  int mbw, first, err;          /* its bit width; the first value is pending; malformed */
+} pq_delta;
+int pq_delta_init(pq_delta *d, const unsigned char *p, const unsigned char *end); /* -1: bad header */
+size_t pq_delta_get(pq_delta *d, uint64_t *out, size_t n); /* up to n values; fewer: ended or bad (err) */
+const unsigned char *pq_delta_end(const pq_delta *d); /* first byte after the encoded values, NULL if bad */
+int64_t pq_int96_ns(const unsigned char *p);          /* an INT96 timestamp as nanoseconds since 1970 */
+/* What a NULL of a hub column reads as: the data model's "unknown" (-1 for process.rank, else 0 / ""). */
+int64_t pq_col_unknown(const hp_column *col);
 
 #endif

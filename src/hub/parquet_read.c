@@ -1,6 +1,8 @@
 /* Parquet table reader: checks a file's magic and footer (Thrift FileMetaData) against its size and the
  * hub table it should hold, then streams rows: one row group at a time, one page per column at a time,
- * decoding PLAIN and RLE_DICTIONARY pages (ZSTD or uncompressed, REQUIRED or OPTIONAL flat columns).
+ * decoding data pages v1 and v2 (codecs and encodings: docs/formats/parquet.md, "Reading Parquet written by
+ * other tools") of flat REQUIRED or OPTIONAL columns, a NULL reading as the column's "unknown", and
+ * converting the file's physical and logical types to the hub column's type.
  * Nothing read from a file is trusted: every offset, length and count is bounded before use.
  * Sections: footer · column readers · pages · cursor. */
 /* SPDX-License-Identifier: MIT */
@@ -22,9 +24,13 @@
 typedef struct leaf {
   const unsigned char *name; /* not NUL-terminated */
   size_t namelen;
-  int type;       /* physical type, -1 when absent */
-  int repetition; /* PQ_REQUIRED, PQ_OPTIONAL, PQ_REPEATED; -1 when absent */
-  int hubcol;     /* index of the hub column it fills, -1 when none */
+  int type;          /* physical type, -1 when absent */
+  int repetition;    /* PQ_REQUIRED, PQ_OPTIONAL, PQ_REPEATED; -1 when absent */
+  int hubcol;        /* index of the hub column it fills, -1 when none */
+  int converted;     /* converted type, -1 when absent */
+  int is_unsigned;   /* INTEGER(signed=false) or UINT_* */
+  int decimal;       /* DECIMAL (not read) */
+  uint32_t ts_scale; /* TIMESTAMP: nanoseconds per unit, 0 when not a timestamp */
 } leaf;
 
 typedef struct footer_ctx {
@@ -37,10 +43,53 @@ typedef struct footer_ctx {
   hp_status st;
 } footer_ctx;
 
-static const char *phys_name(int t) {
-  static const char *n[] = {"BOOLEAN", "INT32",  "INT64",      "INT96",
-                            "FLOAT",   "DOUBLE", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"};
-  return t >= 0 && t < 8 ? n[t] : "unknown";
+static const char *phys_name(int t) { return pq_phys_name(t); }
+
+/* LogicalType (a union): INTEGER's signedness, TIMESTAMP's unit, DECIMAL; the rest is skipped. */
+static void parse_logical(tc_reader *r, leaf *lf) {
+  int16_t last = 0, id;
+  int ft;
+  while (tc_field(r, &last, &ft, &id)) {
+    if (id == 10 && ft == TC_STRUCT) { /* INTEGER {1: bitWidth, 2: isSigned} */
+      int16_t l2 = 0, id2;
+      int ft2;
+      while (tc_field(r, &l2, &ft2, &id2))
+        if (id2 == 2 && (ft2 == TC_TRUE || ft2 == TC_FALSE))
+          lf->is_unsigned = ft2 == TC_FALSE;
+        else
+          tc_skip(r, ft2);
+    } else if (id == 8 && ft == TC_STRUCT) { /* TIMESTAMP {1: isAdjustedToUTC, 2: unit} */
+      int16_t l2 = 0, id2;
+      int ft2;
+      while (tc_field(r, &l2, &ft2, &id2)) {
+        if (id2 == 2 && ft2 == TC_STRUCT) { /* TimeUnit {1: MILLIS, 2: MICROS, 3: NANOS} */
+          int16_t l3 = 0, id3;
+          int ft3;
+          while (tc_field(r, &l3, &ft3, &id3)) {
+            if (id3 >= 1 && id3 <= 3) lf->ts_scale = id3 == 1 ? 1000000u : id3 == 2 ? 1000u : 1u;
+            tc_skip(r, ft3);
+          }
+        } else {
+          tc_skip(r, ft2);
+        }
+      }
+    } else {
+      if (id == 5) lf->decimal = 1;
+      tc_skip(r, ft);
+    }
+  }
+}
+
+/* The file's physical type can be read into a hub column of type ty. */
+static int convertible(hp_col_type ty, int phys) {
+  if (ty == HP_COL_STR) return phys == PQ_BYTE_ARRAY;
+  if (ty == HP_COL_F64) return phys == PQ_INT32 || phys == PQ_INT64 || phys == PQ_FLOAT || phys == PQ_DOUBLE;
+  return phys == PQ_BOOLEAN || phys == PQ_INT32 || phys == PQ_INT64 || phys == PQ_INT96 || phys == PQ_FLOAT ||
+         phys == PQ_DOUBLE;
+}
+
+static const char *hub_type_name(hp_col_type ty) {
+  return ty == HP_COL_STR ? "a string" : ty == HP_COL_F64 ? "a floating-point number" : "an integer";
 }
 
 static int bad(footer_ctx *x, hp_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -64,7 +113,7 @@ static int parse_schema(footer_ctx *x, tc_reader *r) {
   if (!x->leaves) return bad(x, HP_ERR_NOMEM, "out of memory");
   int64_t root_children = -1;
   for (size_t i = 0; i < n; i++) {
-    leaf lf = {NULL, 0, -1, -1, -1};
+    leaf lf = {NULL, 0, -1, -1, -1, -1, 0, 0, 0};
     int64_t children = -1;
     int16_t last = 0, id;
     int ft;
@@ -79,9 +128,17 @@ static int parse_schema(footer_ctx *x, tc_reader *r) {
         has_name = 1;
       } else if (id == 5 && ft == TC_I32)
         children = tc_read_int(r, ft);
+      else if (id == 6 && ft == TC_I32)
+        lf.converted = (int)tc_read_int(r, ft);
+      else if (id == 10 && ft == TC_STRUCT)
+        parse_logical(r, &lf);
       else
         tc_skip(r, ft);
     }
+    if (lf.converted >= PQ_CT_UINT_8 && lf.converted <= PQ_CT_UINT_64) lf.is_unsigned = 1;
+    if (lf.converted == PQ_CT_DECIMAL) lf.decimal = 1;
+    if (!lf.ts_scale && lf.converted == PQ_CT_TIMESTAMP_MILLIS) lf.ts_scale = 1000000u;
+    if (!lf.ts_scale && lf.converted == PQ_CT_TIMESTAMP_MICROS) lf.ts_scale = 1000u;
     if (r->err) return bad(x, HP_ERR_CORRUPT, "bad metadata: bad schema element %zu", i);
     if (!has_name) return bad(x, HP_ERR_CORRUPT, "bad metadata: schema element %zu has no name", i);
     if (i == 0) {
@@ -108,9 +165,13 @@ static int parse_schema(footer_ctx *x, tc_reader *r) {
       if (lf->namelen != cl || memcmp(lf->name, col->name, cl) != 0) continue;
       if (x->colleaf[c] >= 0)
         return bad(x, HP_ERR_CORRUPT, "bad metadata: column '%s' appears twice", col->name);
-      if (lf->type != pq_phys_type(col->type))
-        return bad(x, HP_ERR_CORRUPT, "column '%s' has type %s, expected %s", col->name, phys_name(lf->type),
+      if (!convertible(col->type, lf->type))
+        return bad(x, HP_ERR_UNSUPPORTED, "column '%s' has type %s, which cannot hold %s (expected %s)",
+                   col->name, phys_name(lf->type), hub_type_name(col->type),
                    phys_name(pq_phys_type(col->type)));
+      if (lf->decimal)
+        return bad(x, HP_ERR_UNSUPPORTED, "column '%s' is a DECIMAL, which is not supported (write it as %s)",
+                   col->name, phys_name(pq_phys_type(col->type)));
       if (lf->repetition != PQ_REQUIRED && lf->repetition != PQ_OPTIONAL)
         return bad(x, HP_ERR_UNSUPPORTED, "column '%s' is repeated, which is not supported", col->name);
       x->colleaf[c] = (int)j;
@@ -211,10 +272,12 @@ static int parse_rowgroup(footer_ctx *x, tc_reader *r, size_t ri, pq_rowgroup *r
       rc =
           bad(x, HP_ERR_CORRUPT, "bad metadata: row group %zu, column '%s' has type %lld, the schema says %d",
               ri, cn, (long long)m->type, x->leaves[j].type);
-    else if (m->codec != PQ_CODEC_ZSTD && m->codec != PQ_CODEC_UNCOMPRESSED)
-      rc = bad(x, HP_ERR_UNSUPPORTED,
-               "column '%s' uses compression codec %lld (this build reads ZSTD and none)", cn,
-               (long long)m->codec);
+    else if (!pq_codec_supported(m->codec))
+      rc =
+          bad(x, HP_ERR_UNSUPPORTED,
+              "column '%s' uses compression codec %s (%lld); this build reads UNCOMPRESSED, SNAPPY, GZIP and "
+              "ZSTD",
+              cn, pq_codec_name(m->codec), (long long)m->codec);
     else if (m->num_values != rows)
       rc = bad(x, HP_ERR_CORRUPT, "bad metadata: row group %zu, column '%s' has %lld values for %lld rows",
                ri, cn, (long long)m->num_values, (long long)rows);
@@ -238,6 +301,9 @@ static int parse_rowgroup(footer_ctx *x, tc_reader *r, size_t ri, pq_rowgroup *r
     ch->codec = (int)m->codec;
     ch->optional = x->leaves[j].repetition == PQ_OPTIONAL;
     ch->present = 1;
+    ch->phys = x->leaves[j].type;
+    ch->is_unsigned = x->leaves[j].is_unsigned;
+    ch->ts_scale = x->leaves[j].ts_scale > 1 ? x->leaves[j].ts_scale : 0;
   }
   free(cm);
   return 0;
@@ -371,9 +437,19 @@ void pq_rfile_free(pq_rfile *f) {
 }
 
 /* ---- column readers ---- */
-#define PQ_BATCH 256 /* values decoded at once per column */
+#define PQ_BATCH 256                      /* values decoded at once per column */
+#define PQ_MAX_STRINGS (2u * PQ_MAX_PAGE) /* bytes of strings the DELTA_* encodings may build per page */
 
 enum { K_ABSENT, K_STR, K_W4, K_W8 }; /* how a column's value goes into the row */
+/* how the values of the current page are encoded */
+enum { E_PLAIN, E_DICT, E_RLE, E_DELTA, E_DLBA, E_DBA, E_BSS };
+
+/* Strings built for one page (DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY): blocks that never move. */
+typedef struct sblock {
+  struct sblock *next;
+  size_t cap, n;
+  char data[];
+} sblock;
 
 typedef struct colrd {
   /* hot: read for every value */
@@ -387,14 +463,24 @@ typedef struct colrd {
   const unsigned char *base;    /* start of the file's mapping, for offsets in messages */
   uint64_t chunk_left;          /* values left in the chunk */
   uint32_t page_left;           /* values left in the page */
-  int dict_enc;                 /* the page holds dictionary indices */
-  unsigned char *vp, *vend;     /* plain values of the page */
-  pq_rle_dec idx, def;
+  int enc;                      /* E_* of the page */
+  int fast;                     /* the file's type is the hub column's: values need no conversion */
+  int levels;                   /* the page has definition levels */
+  uint64_t nullv;               /* what a NULL reads as (numbers) */
+  unsigned char *vp, *vend;     /* values of the page (PLAIN, BYTE_STREAM_SPLIT, bytes of DELTA_* strings) */
+  uint64_t bit;                 /* next bit of PLAIN booleans */
+  uint64_t bss_n, bss_i;        /* BYTE_STREAM_SPLIT: values in each stream, next value */
+  pq_rle_dec idx, def;          /* dictionary indices (or RLE booleans), definition levels */
+  pq_delta dl, dl2;             /* DELTA_*: values or (prefix) lengths; suffix lengths */
+  const char *prev;             /* DELTA_BYTE_ARRAY: the previous value */
+  size_t prevlen;
+  sblock *sb; /* strings of the page, freed at the next page */
+  size_t sb_total;
   unsigned char *pbuf; /* the page, decompressed */
   size_t pcap;
   unsigned char *dbuf; /* the dictionary page, decompressed */
   size_t dcap;
-  uint64_t *dv;    /* dictionary values (fixed width) */
+  uint64_t *dv;    /* dictionary values (fixed width, converted) */
   const char **ds; /* dictionary values (strings) */
   size_t dvcap, dscap;
   uint32_t nd; /* dictionary entries */
@@ -402,10 +488,13 @@ typedef struct colrd {
   int data_seen; /* a data page was read */
   /* decoded values not yet returned: a batch never spans two pages, so strings stay in place */
   union {
-    uint64_t v[PQ_BATCH];    /* fixed width (4-byte values zero-extended) */
+    uint64_t v[PQ_BATCH];    /* fixed width (4-byte values in the low half) */
     const char *s[PQ_BATCH]; /* strings */
   } b;
-  uint32_t ib[PQ_BATCH]; /* dictionary indices of a batch */
+  uint32_t ib[PQ_BATCH];    /* dictionary indices of a batch */
+  uint32_t lv[PQ_BATCH];    /* definition levels of a batch */
+  uint64_t lens[PQ_BATCH];  /* DELTA_* string lengths (prefix lengths) of a batch */
+  uint64_t lens2[PQ_BATCH]; /* DELTA_BYTE_ARRAY suffix lengths of a batch */
 } colrd;
 
 struct pq_rcursor {
@@ -451,12 +540,110 @@ static int grow(unsigned char **p, size_t *cap, size_t n) {
   return 0;
 }
 
-/* ---- pages ---- */
+static void sb_free(colrd *r) {
+  while (r->sb) {
+    sblock *n = r->sb->next;
+    free(r->sb);
+    r->sb = n;
+  }
+  r->sb_total = 0;
+}
+
+/* n bytes for a string of the page that stay in place until the next page. */
+static hp_status sb_alloc(pq_rcursor *c, colrd *r, size_t n, char **out) {
+  if (r->sb && r->sb->cap - r->sb->n >= n) {
+    *out = r->sb->data + r->sb->n;
+    r->sb->n += n;
+    return HP_OK;
+  }
+  if (n > PQ_MAX_STRINGS - r->sb_total)
+    return fail(c, r, HP_ERR_CORRUPT, "strings of one page grow past %u bytes", PQ_MAX_STRINGS);
+  size_t cap = n > 65536 ? n : 65536;
+  sblock *b = malloc(sizeof *b + cap);
+  if (!b) return fail(c, r, HP_ERR_NOMEM, "out of memory");
+  b->next = r->sb;
+  b->cap = cap;
+  b->n = n;
+  r->sb = b;
+  r->sb_total += cap;
+  *out = b->data;
+  return HP_OK;
+}
+
+/* ---- values ---- */
 static uint64_t load_le(const unsigned char *p, size_t w) {
   uint64_t v = 0;
   for (size_t i = 0; i < w; i++)
     v |= (uint64_t)p[i] << (8 * i);
   return v;
+}
+
+/* Bytes of one value of a fixed-width physical type (0: booleans, bits; BYTE_ARRAY). */
+static size_t phys_width(int phys) {
+  switch (phys) {
+  case PQ_INT32:
+  case PQ_FLOAT: return 4;
+  case PQ_INT64:
+  case PQ_DOUBLE: return 8;
+  case PQ_INT96: return 12;
+  }
+  return 0;
+}
+
+/* One value of the file's physical type as a raw word: integers sign-extended (zero-extended when
+ * unsigned), FLOAT widened to a DOUBLE's bits, INT96 as nanoseconds. */
+static uint64_t raw_value(const pq_chunk *ch, const unsigned char *p) {
+  switch (ch->phys) {
+  case PQ_INT32: {
+    uint32_t x = (uint32_t)load_le(p, 4);
+    return ch->is_unsigned ? x : (uint64_t)(int64_t)(int32_t)x;
+  }
+  case PQ_FLOAT: {
+    float f;
+    uint32_t x = (uint32_t)load_le(p, 4);
+    memcpy(&f, &x, 4);
+    double d = f;
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+  }
+  case PQ_INT96: return (uint64_t)pq_int96_ns(p);
+  default: return load_le(p, 8);
+  }
+}
+
+/* Raw words (raw_value) to the hub column's representation, in place. */
+static hp_status to_hub(pq_rcursor *c, colrd *r, uint64_t *v, size_t n) {
+  int dbl = r->ch->phys == PQ_FLOAT || r->ch->phys == PQ_DOUBLE;
+  if (r->col->type == HP_COL_F64) {
+    if (dbl) return HP_OK;
+    for (size_t i = 0; i < n; i++) {
+      double d = r->ch->is_unsigned && r->ch->phys == PQ_INT64 ? (double)v[i] : (double)(int64_t)v[i];
+      memcpy(&v[i], &d, 8);
+    }
+    return HP_OK;
+  }
+  if (dbl) { /* a whole number written as a float (pandas turns integers with NULLs into float64) */
+    for (size_t i = 0; i < n; i++) {
+      double d;
+      memcpy(&d, &v[i], 8);
+      if (d >= 0 && d < 18446744073709551616.0 && (double)(uint64_t)d == d)
+        v[i] = (uint64_t)d;
+      else if (d < 0 && d >= -9223372036854775808.0 && (double)(int64_t)d == d)
+        v[i] = (uint64_t)(int64_t)d;
+      else
+        return fail(c, r, HP_ERR_CORRUPT, "value %g is not an integer", d);
+    }
+    return HP_OK;
+  }
+  if (r->ch->ts_scale) /* TIMESTAMP in ms or us: the hub's times are nanoseconds */
+    for (size_t i = 0; i < n; i++) {
+      int64_t ns;
+      if (__builtin_mul_overflow((int64_t)v[i], (int64_t)r->ch->ts_scale, &ns))
+        return fail(c, r, HP_ERR_CORRUPT, "timestamp %lld is out of range in nanoseconds", (long long)v[i]);
+      v[i] = (uint64_t)ns;
+    }
+  return HP_OK;
 }
 
 /* Decode the dictionary page held in r->dbuf[0..n) of nv entries. */
@@ -483,7 +670,10 @@ static hp_status decode_dict(pq_rcursor *c, colrd *r, size_t n, int64_t nv) {
       q += 4 + len;
     }
   } else {
-    size_t w = pq_col_width(r->col->type);
+    size_t w = phys_width(r->ch->phys);
+    if (!w)
+      return fail(c, r, HP_ERR_UNSUPPORTED, "a dictionary of %s values is not supported",
+                  pq_phys_name(r->ch->phys));
     if ((uint64_t)nv > n / w)
       return fail(c, r, HP_ERR_CORRUPT, "dictionary of %lld entries in %zu bytes", (long long)nv, n);
     if ((size_t)nv > r->dvcap) {
@@ -493,11 +683,102 @@ static hp_status decode_dict(pq_rcursor *c, colrd *r, size_t n, int64_t nv) {
       r->dvcap = (size_t)nv;
     }
     for (int64_t k = 0; k < nv; k++)
-      r->dv[k] = load_le(r->dbuf + (size_t)k * w, w);
+      r->dv[k] = raw_value(r->ch, r->dbuf + (size_t)k * w);
+    if (!r->fast) {
+      hp_status st = to_hub(c, r, r->dv, (size_t)nv);
+      if (st != HP_OK) return st;
+    }
   }
   r->nd = (uint32_t)nv;
   r->has_dict = 1;
   return HP_OK;
+}
+
+/* ---- pages ---- */
+/* Set up the value decoder of a data page whose values are [q, qend). */
+static hp_status start_values(pq_rcursor *c, colrd *r, int64_t enc, unsigned char *q, unsigned char *qend) {
+  int phys = r->ch->phys;
+  r->vp = q;
+  r->vend = qend;
+  r->bit = 0;
+  switch (enc) {
+  case PQ_ENC_PLAIN: r->enc = E_PLAIN; return HP_OK;
+  case PQ_ENC_PLAIN_DICTIONARY:
+  case PQ_ENC_RLE_DICTIONARY: {
+    if (!r->has_dict) return fail(c, r, HP_ERR_CORRUPT, "dictionary-encoded page without a dictionary");
+    if (q >= qend) return fail(c, r, HP_ERR_CORRUPT, "page too short for its bit width");
+    int bw = *q++;
+    if (bw > 32) return fail(c, r, HP_ERR_CORRUPT, "bad bit width %d", bw);
+    pq_rle_init(&r->idx, q, qend, bw);
+    r->enc = E_DICT;
+    return HP_OK;
+  }
+  case PQ_ENC_RLE:
+    if (phys != PQ_BOOLEAN) break;
+    if (qend - q < 4) return fail(c, r, HP_ERR_CORRUPT, "page too short for its RLE length");
+    if (load_le(q, 4) > (uint64_t)(qend - q) - 4)
+      return fail(c, r, HP_ERR_CORRUPT, "RLE values run past the page");
+    pq_rle_init(&r->idx, q + 4, q + 4 + load_le(q, 4), 1);
+    r->enc = E_RLE;
+    return HP_OK;
+  case PQ_ENC_DELTA_BINARY_PACKED:
+    if (phys != PQ_INT32 && phys != PQ_INT64) break;
+    if (pq_delta_init(&r->dl, q, qend)) return fail(c, r, HP_ERR_CORRUPT, "bad DELTA_BINARY_PACKED header");
+    r->enc = E_DELTA;
+    return HP_OK;
+  case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY:
+  case PQ_ENC_DELTA_BYTE_ARRAY: {
+    if (phys != PQ_BYTE_ARRAY) break;
+    const unsigned char *e;
+    if (pq_delta_init(&r->dl, q, qend) || !(e = pq_delta_end(&r->dl)))
+      return fail(c, r, HP_ERR_CORRUPT, "bad %s lengths", pq_encoding_name(enc));
+    if (enc == PQ_ENC_DELTA_BYTE_ARRAY) {
+      if (pq_delta_init(&r->dl2, e, qend) || !(e = pq_delta_end(&r->dl2)))
+        return fail(c, r, HP_ERR_CORRUPT, "bad DELTA_BYTE_ARRAY suffix lengths");
+      r->prev = "";
+      r->prevlen = 0;
+    }
+    r->vp = q + (e - q);
+    r->enc = enc == PQ_ENC_DELTA_BYTE_ARRAY ? E_DBA : E_DLBA;
+    return HP_OK;
+  }
+  case PQ_ENC_BYTE_STREAM_SPLIT: {
+    size_t w = phys_width(phys);
+    if (!w || phys == PQ_INT96) break;
+    if ((size_t)(qend - q) % w)
+      return fail(c, r, HP_ERR_CORRUPT, "BYTE_STREAM_SPLIT page of %zu bytes for %zu-byte values",
+                  (size_t)(qend - q), w);
+    r->bss_n = (uint64_t)(qend - q) / w;
+    r->bss_i = 0;
+    r->enc = E_BSS;
+    return HP_OK;
+  }
+  default:
+    return fail(c, r, HP_ERR_UNSUPPORTED,
+                "encoding %s (%lld) is not supported (PLAIN, PLAIN_DICTIONARY, RLE_DICTIONARY, RLE, "
+                "DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY and BYTE_STREAM_SPLIT are)",
+                pq_encoding_name(enc), (long long)enc);
+  }
+  return fail(c, r, HP_ERR_UNSUPPORTED, "encoding %s is not supported for %s values", pq_encoding_name(enc),
+              pq_phys_name(phys));
+}
+
+/* The integer fields ids[0..n) of a nested page header struct into *dst[..]; field 7, a boolean, into
+ * *flag when flag is not NULL; the rest skipped. */
+static void header_ints(tc_reader *tr, const int16_t *ids, int64_t *const *dst, size_t n, int *flag) {
+  int16_t last = 0, id;
+  int ft;
+  while (tc_field(tr, &last, &ft, &id)) {
+    size_t k = 0;
+    while (k < n && ids[k] != id)
+      k++;
+    if (k < n && (ft == TC_I32 || ft == TC_I64))
+      *dst[k] = tc_read_int(tr, ft);
+    else if (flag && id == 7 && (ft == TC_TRUE || ft == TC_FALSE))
+      *flag = ft == TC_TRUE;
+    else
+      tc_skip(tr, ft);
+  }
 }
 
 /* Read page headers until a data page with values is loaded. */
@@ -507,6 +788,8 @@ static hp_status load_page(pq_rcursor *c, colrd *r) {
       return fail(c, r, HP_ERR_CORRUPT, "pages end %llu values early", (unsigned long long)r->chunk_left);
     tc_reader tr = {r->p, r->end, 0};
     int64_t type = -1, usize = -1, csize = -1, nv = -1, enc = -1, dle = PQ_ENC_RLE;
+    int64_t dlen = 0, rlen = 0; /* v2: bytes of definition and repetition levels */
+    int compressed = 1;         /* v2: the values are compressed */
     int16_t last = 0, id;
     int ft;
     while (tc_field(&tr, &last, &ft, &id)) {
@@ -517,20 +800,18 @@ static hp_status load_page(pq_rcursor *c, colrd *r) {
         usize = tc_read_int(&tr, ft);
       else if (id == 3 && isint)
         csize = tc_read_int(&tr, ft);
-      else if ((id == 5 || id == 7) && ft == TC_STRUCT) {
-        int16_t l2 = 0, id2;
-        int ft2;
-        while (tc_field(&tr, &l2, &ft2, &id2)) {
-          int isint2 = ft2 == TC_I32 || ft2 == TC_I64;
-          if (id2 == 1 && isint2)
-            nv = tc_read_int(&tr, ft2);
-          else if (id2 == 2 && isint2)
-            enc = tc_read_int(&tr, ft2);
-          else if (id2 == 3 && isint2 && id == 5)
-            dle = tc_read_int(&tr, ft2);
-          else
-            tc_skip(&tr, ft2);
-        }
+      else if (id == 5 && ft == TC_STRUCT) { /* DataPageHeader */
+        static const int16_t ids[] = {1, 2, 3};
+        int64_t *const dst[] = {&nv, &enc, &dle};
+        header_ints(&tr, ids, dst, 3, NULL);
+      } else if (id == 7 && ft == TC_STRUCT) { /* DictionaryPageHeader */
+        static const int16_t ids[] = {1, 2};
+        int64_t *const dst[] = {&nv, &enc};
+        header_ints(&tr, ids, dst, 2, NULL);
+      } else if (id == 8 && ft == TC_STRUCT) { /* DataPageHeaderV2 (field 7: is_compressed) */
+        static const int16_t ids[] = {1, 4, 5, 6};
+        int64_t *const dst[] = {&nv, &enc, &dlen, &rlen};
+        header_ints(&tr, ids, dst, 4, &compressed);
       } else {
         tc_skip(&tr, ft);
       }
@@ -541,13 +822,13 @@ static hp_status load_page(pq_rcursor *c, colrd *r) {
     if (usize > PQ_MAX_PAGE)
       return fail(c, r, HP_ERR_CORRUPT, "page of %lld bytes is too large", (long long)usize);
     const unsigned char *src = tr.p;
-    if (type == PQ_PAGE_DATA_V2) return fail(c, r, HP_ERR_UNSUPPORTED, "data page v2 is not supported");
-    if (type != PQ_PAGE_DATA && type != PQ_PAGE_DICTIONARY) { /* index pages and unknown ones: skip */
+    int v2 = type == PQ_PAGE_DATA_V2, data = type == PQ_PAGE_DATA || v2;
+    if (!data && type != PQ_PAGE_DICTIONARY) { /* index pages and unknown ones: skip */
       r->p = src + csize;
       continue;
     }
     if (nv < 0) return fail(c, r, HP_ERR_CORRUPT, "page header without its value count");
-    if (type == PQ_PAGE_DATA && (uint64_t)nv <= r->skip && (uint64_t)nv <= r->chunk_left) {
+    if (data && (uint64_t)nv <= r->skip && (uint64_t)nv <= r->chunk_left) {
       r->p = src + csize; /* every value of it is passed over: never decompressed */
       r->skip -= (uint64_t)nv;
       r->chunk_left -= (uint64_t)nv;
@@ -558,64 +839,58 @@ static hp_status load_page(pq_rcursor *c, colrd *r) {
     if (dict && (r->has_dict || r->data_seen)) return fail(c, r, HP_ERR_CORRUPT, "misplaced dictionary page");
     unsigned char **dst = dict ? &r->dbuf : &r->pbuf;
     size_t *cap = dict ? &r->dcap : &r->pcap;
-    if (r->ch->codec == PQ_CODEC_ZSTD) {
-      unsigned long long fs = ZSTD_getFrameContentSize(src, (size_t)csize); /* of the first frame */
-      if (fs == ZSTD_CONTENTSIZE_ERROR) return fail(c, r, HP_ERR_CORRUPT, "bad zstd frame");
-      if (fs != ZSTD_CONTENTSIZE_UNKNOWN && fs > (unsigned long long)usize)
-        return fail(c, r, HP_ERR_CORRUPT, "page decompresses to %llu bytes, its header says %lld", fs,
-                    (long long)usize);
-      if (grow(dst, cap, (size_t)usize)) return fail(c, r, HP_ERR_NOMEM, "out of memory");
-      size_t z = ZSTD_decompressDCtx(c->dctx, *dst, (size_t)usize, src, (size_t)csize);
-      if (ZSTD_isError(z)) return fail(c, r, HP_ERR_CORRUPT, "zstd: %s", ZSTD_getErrorName(z));
-      if (z != (size_t)usize)
-        return fail(c, r, HP_ERR_CORRUPT, "page decompresses to %zu bytes, its header says %lld", z,
-                    (long long)usize);
-    } else {
-      if (csize != usize) return fail(c, r, HP_ERR_CORRUPT, "uncompressed page with two sizes");
-      if (grow(dst, cap, (size_t)usize)) return fail(c, r, HP_ERR_NOMEM, "out of memory");
-      if (usize) memcpy(*dst, src, (size_t)usize);
+    if (grow(dst, cap, (size_t)usize)) return fail(c, r, HP_ERR_NOMEM, "out of memory");
+    size_t lvl = 0; /* v2: levels stored uncompressed before the values */
+    if (v2) {
+      if (rlen != 0)
+        return fail(c, r, HP_ERR_UNSUPPORTED, "repetition levels (a nested column) are not supported");
+      if (dlen < 0 || dlen > csize || dlen > usize)
+        return fail(c, r, HP_ERR_CORRUPT, "definition levels of %lld bytes in a page of %lld",
+                    (long long)dlen, (long long)csize);
+      lvl = (size_t)dlen;
+      if (lvl) memcpy(*dst, src, lvl);
     }
+    char err[160];
+    if (pq_decompress(v2 && !compressed ? PQ_CODEC_UNCOMPRESSED : r->ch->codec, c->dctx, src + lvl,
+                      (size_t)csize - lvl, *dst + lvl, (size_t)usize - lvl, err, sizeof err))
+      return fail(c, r, HP_ERR_CORRUPT, "%s", err);
+    sb_free(r); /* strings of the previous page */
     r->p = src + csize;
     if (dict) {
       if (enc != PQ_ENC_PLAIN && enc != PQ_ENC_PLAIN_DICTIONARY)
-        return fail(c, r, HP_ERR_UNSUPPORTED, "dictionary page encoding %lld is not supported",
-                    (long long)enc);
+        return fail(c, r, HP_ERR_UNSUPPORTED, "dictionary page encoding %s (%lld) is not supported",
+                    pq_encoding_name(enc), (long long)enc);
       hp_status st = decode_dict(c, r, (size_t)usize, nv);
       if (st != HP_OK) return st;
       continue;
     }
     r->data_seen = 1;
-    if ((uint64_t)nv > r->chunk_left)
+    if ((uint64_t)nv > r->chunk_left || nv > INT32_MAX)
       return fail(c, r, HP_ERR_CORRUPT, "page holds %lld values, only %llu are left", (long long)nv,
                   (unsigned long long)r->chunk_left);
     if (nv == 0) continue;
     unsigned char *q = r->pbuf, *qend = r->pbuf + usize;
-    if (r->ch->optional) {
+    r->levels = 0;
+    if (r->ch->optional && v2) {
+      r->levels = lvl > 0; /* no levels: no NULL in the page */
+      pq_rle_init(&r->def, q, q + lvl, 1);
+      q += lvl;
+    } else if (r->ch->optional) {
       if (dle != PQ_ENC_RLE)
-        return fail(c, r, HP_ERR_UNSUPPORTED, "definition level encoding %lld is not supported",
-                    (long long)dle);
+        return fail(c, r, HP_ERR_UNSUPPORTED, "definition level encoding %s (%lld) is not supported",
+                    pq_encoding_name(dle), (long long)dle);
       if (qend - q < 4) return fail(c, r, HP_ERR_CORRUPT, "page too short for its definition levels");
       uint32_t len = (uint32_t)load_le(q, 4);
       if (len > (size_t)(qend - q) - 4)
         return fail(c, r, HP_ERR_CORRUPT, "definition levels run past the page");
       pq_rle_init(&r->def, q + 4, q + 4 + len, 1);
+      r->levels = 1;
       q += 4 + len;
+    } else if (lvl) {
+      return fail(c, r, HP_ERR_CORRUPT, "definition levels in a required column");
     }
-    if (enc == PQ_ENC_PLAIN) {
-      r->dict_enc = 0;
-      r->vp = q;
-      r->vend = qend;
-    } else if (enc == PQ_ENC_RLE_DICTIONARY || enc == PQ_ENC_PLAIN_DICTIONARY) {
-      if (!r->has_dict) return fail(c, r, HP_ERR_CORRUPT, "dictionary-encoded page without a dictionary");
-      if (q >= qend) return fail(c, r, HP_ERR_CORRUPT, "page too short for its bit width");
-      int bw = *q++;
-      if (bw > 32) return fail(c, r, HP_ERR_CORRUPT, "bad bit width %d", bw);
-      pq_rle_init(&r->idx, q, qend, bw);
-      r->dict_enc = 1;
-    } else {
-      return fail(c, r, HP_ERR_UNSUPPORTED, "encoding %lld is not supported (PLAIN and RLE_DICTIONARY are)",
-                  (long long)enc);
-    }
+    hp_status st = start_values(c, r, enc, q, qend);
+    if (st != HP_OK) return st;
     r->page_left = (uint32_t)nv;
     return HP_OK;
   }
@@ -632,34 +907,115 @@ static hp_status plain_string(pq_rcursor *c, colrd *r, const char **out) {
   return HP_OK;
 }
 
-/* One value of an OPTIONAL column (definition level first; a null reads as 0 or ""). */
-static hp_status one_optional(pq_rcursor *c, colrd *r, uint32_t i) {
-  int str = r->col->type == HP_COL_STR;
-  uint32_t lvl;
-  if (pq_rle_next(&r->def, &lvl)) return fail(c, r, HP_ERR_CORRUPT, "definition levels end early");
-  if (lvl == 0) {
-    if (str)
-      r->b.s[i] = "";
-    else
-      r->b.v[i] = 0;
-    return HP_OK;
+/* m strings of a DELTA_LENGTH_BYTE_ARRAY or DELTA_BYTE_ARRAY page into r->b.s. */
+static hp_status delta_strings(pq_rcursor *c, colrd *r, uint32_t m) {
+  int dba = r->enc == E_DBA;
+  if (pq_delta_get(&r->dl, r->lens, m) != m || (dba && pq_delta_get(&r->dl2, r->lens2, m) != m))
+    return fail(c, r, HP_ERR_CORRUPT, "string lengths end early");
+  for (uint32_t i = 0; i < m; i++) {
+    int64_t pre = dba ? (int32_t)r->lens[i] : 0, suf = (int32_t)(dba ? r->lens2[i] : r->lens[i]);
+    if (pre < 0 || (uint64_t)pre > r->prevlen || suf < 0 || suf > r->vend - r->vp)
+      return fail(c, r, HP_ERR_CORRUPT, "bad string length (prefix %lld, length %lld)", (long long)pre,
+                  (long long)suf);
+    char *s = NULL;
+    hp_status st = sb_alloc(c, r, (size_t)(pre + suf + 1), &s);
+    if (st != HP_OK) return st;
+    if (pre) memcpy(s, r->prev, (size_t)pre);
+    memcpy(s + pre, r->vp, (size_t)suf);
+    s[pre + suf] = 0;
+    r->vp += suf;
+    r->b.s[i] = s;
+    if (dba) {
+      r->prev = s;
+      r->prevlen = (size_t)(pre + suf);
+    }
   }
-  if (r->dict_enc) {
-    uint32_t k;
-    if (pq_rle_next(&r->idx, &k)) return fail(c, r, HP_ERR_CORRUPT, "dictionary indices end early");
-    if (k >= r->nd) return fail(c, r, HP_ERR_CORRUPT, "dictionary index %u out of %u entries", k, r->nd);
-    if (str)
-      r->b.s[i] = r->ds[k];
-    else
-      r->b.v[i] = r->dv[k];
-    return HP_OK;
-  }
-  if (str) return plain_string(c, r, &r->b.s[i]);
-  size_t w = pq_col_width(r->col->type);
-  if ((size_t)(r->vend - r->vp) < w) return fail(c, r, HP_ERR_CORRUPT, "values end early");
-  r->b.v[i] = load_le(r->vp, w);
-  r->vp += w;
   return HP_OK;
+}
+
+/* Decode the next m non-NULL values of the page into r->b (the hub column's representation). */
+static hp_status decode_values(pq_rcursor *c, colrd *r, uint32_t m) {
+  int str = r->col->type == HP_COL_STR;
+  uint64_t *v = r->b.v;
+  switch (r->enc) {
+  case E_DICT:
+    if (pq_rle_batch(&r->idx, r->ib, m) != m)
+      return fail(c, r, HP_ERR_CORRUPT, "dictionary indices end early");
+    for (uint32_t i = 0; i < m; i++) {
+      uint32_t x = r->ib[i];
+      if (x >= r->nd) return fail(c, r, HP_ERR_CORRUPT, "dictionary index %u out of %u entries", x, r->nd);
+      if (str)
+        r->b.s[i] = r->ds[x];
+      else
+        v[i] = r->dv[x];
+    }
+    return HP_OK; /* dictionaries are converted when read */
+  case E_DLBA:
+  case E_DBA: return delta_strings(c, r, m);
+  case E_RLE:
+    if (pq_rle_batch(&r->idx, r->ib, m) != m) return fail(c, r, HP_ERR_CORRUPT, "RLE values end early");
+    for (uint32_t i = 0; i < m; i++)
+      v[i] = r->ib[i];
+    break;
+  case E_DELTA:
+    if (pq_delta_get(&r->dl, v, m) != m)
+      return fail(c, r, HP_ERR_CORRUPT, "DELTA_BINARY_PACKED values end early");
+    if (r->ch->phys == PQ_INT32)
+      for (uint32_t i = 0; i < m; i++)
+        v[i] = r->ch->is_unsigned ? (uint32_t)v[i] : (uint64_t)(int64_t)(int32_t)(uint32_t)v[i];
+    break;
+  case E_BSS: {
+    size_t w = phys_width(r->ch->phys);
+    if (r->bss_n - r->bss_i < m) return fail(c, r, HP_ERR_CORRUPT, "values end early");
+    for (uint32_t i = 0; i < m; i++, r->bss_i++) {
+      unsigned char one[8];
+      for (size_t j = 0; j < w; j++)
+        one[j] = r->vp[j * r->bss_n + r->bss_i];
+      v[i] = raw_value(r->ch, one);
+    }
+    break;
+  }
+  default: /* E_PLAIN */
+    if (str) {
+      for (uint32_t i = 0; i < m; i++) {
+        hp_status st = plain_string(c, r, &r->b.s[i]);
+        if (st != HP_OK) return st;
+      }
+      return HP_OK;
+    }
+    if (r->ch->phys == PQ_BOOLEAN) {
+      if (((uint64_t)(r->vend - r->vp) * 8 - r->bit) < m)
+        return fail(c, r, HP_ERR_CORRUPT, "values end early");
+      for (uint32_t i = 0; i < m; i++, r->bit++)
+        v[i] = r->vp[r->bit >> 3] >> (r->bit & 7) & 1;
+      break;
+    }
+    size_t w = phys_width(r->ch->phys);
+    if ((size_t)(r->vend - r->vp) / w < m) return fail(c, r, HP_ERR_CORRUPT, "values end early");
+    if (r->fast) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      if (w == 8) {
+        memcpy(v, r->vp, (size_t)m * 8);
+      } else {
+        for (uint32_t i = 0; i < m; i++) {
+          uint32_t x;
+          memcpy(&x, r->vp + 4 * (size_t)i, 4);
+          v[i] = x;
+        }
+      }
+#else
+      for (uint32_t i = 0; i < m; i++)
+        v[i] = load_le(r->vp + w * i, w);
+#endif
+      r->vp += w * m;
+      return HP_OK;
+    }
+    for (uint32_t i = 0; i < m; i++)
+      v[i] = raw_value(r->ch, r->vp + w * i);
+    r->vp += w * m;
+    break;
+  }
+  return r->fast ? HP_OK : to_hub(c, r, v, m);
 }
 
 /* Decode the next values of a column, up to a batch and never past its page. */
@@ -668,47 +1024,26 @@ static hp_status refill(pq_rcursor *c, colrd *r) {
     hp_status st = load_page(c, r);
     if (st != HP_OK) return st;
   }
-  uint32_t k = r->page_left < PQ_BATCH ? r->page_left : PQ_BATCH;
-  int str = r->col->type == HP_COL_STR;
-  if (r->ch->optional) {
+  uint32_t k = r->page_left < PQ_BATCH ? r->page_left : PQ_BATCH, m = k;
+  if (r->levels) { /* OPTIONAL: definition level 1 = a value, 0 = NULL */
+    if (pq_rle_batch(&r->def, r->lv, k) != k)
+      return fail(c, r, HP_ERR_CORRUPT, "definition levels end early");
+    m = 0;
     for (uint32_t i = 0; i < k; i++) {
-      hp_status st = one_optional(c, r, i);
-      if (st != HP_OK) return st;
+      if (r->lv[i] > 1) return fail(c, r, HP_ERR_CORRUPT, "definition level %u in a flat column", r->lv[i]);
+      m += r->lv[i];
     }
-  } else if (r->dict_enc) {
-    if (pq_rle_batch(&r->idx, r->ib, k) != k)
-      return fail(c, r, HP_ERR_CORRUPT, "dictionary indices end early");
-    for (uint32_t i = 0; i < k; i++) {
-      uint32_t x = r->ib[i];
-      if (x >= r->nd) return fail(c, r, HP_ERR_CORRUPT, "dictionary index %u out of %u entries", x, r->nd);
-      if (str)
-        r->b.s[i] = r->ds[x];
-      else
-        r->b.v[i] = r->dv[x];
-    }
-  } else if (str) {
-    for (uint32_t i = 0; i < k; i++) {
-      hp_status st = plain_string(c, r, &r->b.s[i]);
-      if (st != HP_OK) return st;
-    }
-  } else {
-    size_t w = pq_col_width(r->col->type);
-    if ((size_t)(r->vend - r->vp) / w < k) return fail(c, r, HP_ERR_CORRUPT, "values end early");
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (w == 8) {
-      memcpy(r->b.v, r->vp, (size_t)k * 8);
+  }
+  hp_status st = decode_values(c, r, m);
+  if (st != HP_OK) return st;
+  if (m < k) { /* spread the values over the batch, NULLs reading as the column's "unknown" */
+    if (r->col->type == HP_COL_STR) {
+      for (uint32_t i = k; i-- > 0;)
+        r->b.s[i] = r->lv[i] ? r->b.s[--m] : "";
     } else {
-      for (uint32_t i = 0; i < k; i++) {
-        uint32_t x;
-        memcpy(&x, r->vp + 4 * (size_t)i, 4);
-        r->b.v[i] = x;
-      }
+      for (uint32_t i = k; i-- > 0;)
+        r->b.v[i] = r->lv[i] ? r->b.v[--m] : r->nullv;
     }
-#else
-    for (uint32_t i = 0; i < k; i++)
-      r->b.v[i] = load_le(r->vp + w * i, w);
-#endif
-    r->vp += w * k;
   }
   r->page_left -= k;
   r->chunk_left -= k;
@@ -737,12 +1072,18 @@ static hp_status apply_skip(pq_rcursor *c, colrd *r) {
   return HP_OK;
 }
 
+/* A column the file lacks reads as the column's "unknown" (pq_col_unknown), like a NULL. */
 static void put_zero(const hp_column *col, char *dst) {
+  int64_t u = pq_col_unknown(col);
   switch (col->type) {
   case HP_COL_U32:
-  case HP_COL_I32: memset(dst, 0, 4); break;
+  case HP_COL_I32: {
+    uint32_t x = (uint32_t)u;
+    memcpy(dst, &x, 4);
+    break;
+  }
   case HP_COL_U64:
-  case HP_COL_I64:
+  case HP_COL_I64: memcpy(dst, &u, 8); break;
   case HP_COL_F64: memset(dst, 0, 8); break;
   case HP_COL_STR: *(const char **)dst = ""; break;
   }
@@ -787,6 +1128,7 @@ void pq_rcursor_close(pq_rcursor *c) {
     free(c->cr[i].dbuf);
     free(c->cr[i].dv);
     free(c->cr[i].ds);
+    sb_free(&c->cr[i]);
   }
   free(c->cr);
   hu_buf_free(&c->arena);
@@ -846,9 +1188,13 @@ static hp_status next_rowgroup(pq_rcursor *c) {
       r->has_dict = 0;
       r->data_seen = 0;
       r->nd = 0;
-      r->dict_enc = 0;
+      r->enc = E_PLAIN;
       r->bi = r->bn = 0;
       r->skip = 0;
+      r->levels = 0;
+      r->fast = r->ch->phys == pq_phys_type(r->col->type) && !r->ch->ts_scale;
+      r->nullv = r->col->type == HP_COL_F64 ? 0 : (uint64_t)pq_col_unknown(r->col);
+      sb_free(r);
       r->kind = !r->ch->present                   ? K_ABSENT
                 : r->col->type == HP_COL_STR      ? K_STR
                 : pq_col_width(r->col->type) == 4 ? K_W4
@@ -902,7 +1248,8 @@ static hp_status batch_column(pq_rcursor *c, colrd *r, char *out, size_t at, siz
         ((uintptr_t *)out)[at + i] = UINTPTR_MAX;
     } else {
       size_t w = pq_col_width(r->col->type);
-      memset(out + w * at, 0, w * n);
+      for (size_t i = 0; i < n; i++)
+        put_zero(r->col, out + w * (at + i));
     }
     return HP_OK;
   }

@@ -90,8 +90,8 @@ expect 0 "$HP" convert -q "$T/merged.parquet" -o "$T/back.db" --output-format ro
 "$HP" info --format json "$T/back.db" >"$T/b.json"
 python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["rows"]; b=json.load(open(sys.argv[2]))["rows"]; assert a==b, (a,b)' "$T/a.json" "$T/b.json" && ok || bad "convert round trip changed row counts"
 [ "$(sqlite3 "$T/back.db" "select sum(total_calls) from top_kernels")" = 3000 ] && ok || bad "converted rocpd views"
-expect 2 "$HP" convert "$T/merged.db" -o "$T/x.parquet"
-one_line_error "-F FORMAT are required"
+expect 2 "$HP" convert "$T/merged.db" -o "$T/x.parquet" -F rocpd
+one_line_error "names a parquet store (.parquet), but -F rocpd was given"
 expect 2 "$HP" convert "$T/merged.db" -o "$T/x.db" -F nosuch
 one_line_error "--output-format must be 'log', 'rocpd' or 'parquet', not 'nosuch'"
 expect 1 "$HP" convert "$T/merged.db" -o "$T/back.db" --output-format rocpd

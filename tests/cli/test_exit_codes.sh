@@ -67,8 +67,8 @@ expect 2 "$HP" profile --replay sideways --counters task-clock -- true
 one_line_error "--replay must be 'kernel', 'application' or 'multiplex'"
 expect 2 "$HP" profile --counters task-clock
 one_line_error "no application given"
-expect 2 "$HP" convert s.db -o c.db
-one_line_error "-F FORMAT are required"
+expect 2 "$HP" convert s.db -o c.db -F parquet
+one_line_error "convert: -o c.db names a rocpd store (.db), but -F parquet was given"
 expect 2 "$HP" convert s.db -o c.db -F sqlite
 one_line_error "--output-format must be 'log', 'rocpd' or 'parquet', not 'sqlite'"
 expect 2 "$HP" trace -F rocpd -F log -- true
@@ -83,7 +83,7 @@ one_line_error "missing.db"
 expect 1 "$HP" analyze missing.db
 expect 1 "$HP" diff s.db missing.db
 expect 1 "$HP" merge -o m.db missing.db
-expect 1 "$HP" convert missing.db -o c.db -F log
+expect 1 "$HP" convert missing.db -o c.hplog -F log
 # an unknown counter, metric or device is an input error in every subcommand
 expect 1 "$HP" plan --counters task-clok
 one_line_error "unknown counter 'task-clok' (did you mean 'task-clock'?)"

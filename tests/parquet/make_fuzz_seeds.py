@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of tests/fuzz/fuzz_parquet.c: small table files as hubprof writes them (ZSTD,
 dictionary and plain pages, several row groups) and as pyarrow writes them uncompressed (dictionary with
-fallback; nullable plain), so the fuzzer starts from valid files and reaches the page decoders.
+fallback; nullable plain), and in the forms other tools write (SNAPPY, GZIP, data page v2 with NULLs,
+DELTA_BINARY_PACKED, DELTA_LENGTH_BYTE_ARRAY, DELTA_BYTE_ARRAY, BYTE_STREAM_SPLIT, INT32, TIMESTAMP and
+INT96 for 64-bit columns), so the fuzzer starts from valid files and reaches every page decoder.
 Each seed is one byte (the table's number, | 0x80: the manifest states the size) and the file.
 
 Usage: make_fuzz_seeds.py build/tests/test_parquet tests/fuzz/seeds/parquet
@@ -13,6 +15,7 @@ import sys
 import tempfile
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 TABLES = ["node", "process", "thread", "agent", "queue", "code_object", "kernel_symbol", "dispatch",
@@ -49,6 +52,43 @@ def main():
                            write_statistics=False, store_schema=False)
             with open(p2, "rb") as f:
                 seed(out, name, "arrow-plain", f.read())
+            if name not in ("dispatch", "kernel_symbol", "counter_value"):
+                continue
+            # the decoders of what other tools write: codecs, data page v2, DELTA_*, BYTE_STREAM_SPLIT,
+            # NULLs, INT32 / TIMESTAMP / INT96 for 64-bit columns
+            with_nulls = pa.Table.from_arrays(
+                [pc.if_else(pc.equal(pc.modulo(pa.array(range(len(c))), 3), 0), pa.nulls(len(c), c.type), c)
+                 for c in t.columns], schema=t.schema)
+            ints = {f.name: "DELTA_BINARY_PACKED" for f in t.schema if pa.types.is_integer(f.type)}
+            strs = [f.name for f in t.schema if pa.types.is_string(f.type)]
+            nums = {f.name: "BYTE_STREAM_SPLIT" for f in t.schema
+                    if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)}
+            variants = [
+                ("arrow-v2-snappy", with_nulls, dict(compression="snappy", data_page_version="2.0",
+                                                     data_page_size=300)),
+                ("arrow-gzip", t, dict(compression="gzip", row_group_size=20)),
+                ("arrow-delta", with_nulls, dict(compression="none", use_dictionary=False, data_page_version="2.0",
+                                                 column_encoding={**ints, **{n: "DELTA_BYTE_ARRAY" for n in strs}},
+                                                 data_page_size=300)),
+                ("arrow-dlba", t, dict(compression="none", use_dictionary=False,
+                                       column_encoding={**ints, **{n: "DELTA_LENGTH_BYTE_ARRAY" for n in strs}})),
+                ("arrow-bss", t, dict(compression="none", use_dictionary=False, column_encoding=nums)),
+            ]
+            narrow = []
+            for f, c in zip(t.schema, t.columns):
+                if f.name.endswith("_ns") and pa.types.is_integer(f.type):
+                    c = c.cast(pa.int64()).cast(pa.timestamp("us" if len(narrow) % 2 else "ns"))
+                elif pa.types.is_integer(f.type) and (pc.max(c).as_py() or 0) < 2**31 and \
+                        (pc.min(c).as_py() or 0) >= -2**31:
+                    c = c.cast(pa.int32())
+                narrow.append(c)
+            narrow = pa.Table.from_arrays(narrow, names=t.column_names)
+            variants.append(("arrow-types", narrow, dict(compression="none")))
+            variants.append(("arrow-int96", narrow, dict(compression="none", use_deprecated_int96_timestamps=True)))
+            for variant, tab, kw in variants:
+                pq.write_table(tab, p2, **kw)
+                with open(p2, "rb") as f:
+                    seed(out, name, variant, f.read())
 
 
 if __name__ == "__main__":

@@ -60,9 +60,14 @@ muxed() {
     shift
   done
   shift
-  "$HP" profile "${opts[@]}" -o "$name.db" -- "$@" >"$name.out" 2>"$name.err"
+  local out=$name.db # the output's name says its format (-F parquet: .parquet, -F log: .hplog)
+  case " ${opts[*]} " in
+  *" parquet "*) out=$name.parquet ;;
+  *" log "*) out=$name.hplog ;;
+  esac
+  "$HP" profile "${opts[@]}" -o "$out" -- "$@" >"$name.out" 2>"$name.err"
   echo $? >"$name.rc"
-  "$CHECK" "$name.db" >"$name.report" 2>&1
+  "$CHECK" "$out" >"$name.report" 2>&1
   echo $? >"$name.check"
 }
 checked() { # NAME: check_profile found nothing wrong

@@ -351,8 +351,8 @@ grep -q "not a folder" un.err && ok || bad "parent is a file: $(cat un.err)"
 unusable 1 "$(printf 'n%.0s' $(seq 250)).db"
 grep -q "too long" un.err && ok || bad "long name: $(cat un.err)"
 mkdir -p afolder
-unusable 1 afolder
-grep -q "is a folder" un.err && ok || bad "folder: $(cat un.err)"
+unusable 1 afolder # an existing folder names a Parquet store: there already
+grep -q "already exists" un.err && ok || bad "folder: $(cat un.err)"
 unusable 1 afolder -f
 [ -d afolder ] && ok || bad "-f replaced a folder"
 unusable 1 afolder --format parquet -f
@@ -367,8 +367,8 @@ unusable 1 devlink -f
 [ -L devlink ] && ok || bad "-f replaced a link to a device"
 "$HP" merge -f -o /dev/null w/t.db >un.out 2>un.err
 [ $? = 1 ] && [ "$(wc -l <un.err)" = 1 ] && [ -c /dev/null ] && ok || bad "merge -f -o /dev/null: $(cat un.err)"
-"$HP" convert -f --format rocpd -o afolder w/t.db >un.out 2>un.err
-[ $? = 1 ] && [ "$(wc -l <un.err)" = 1 ] && [ -d afolder ] && ok || bad "convert -f onto a folder: $(cat un.err)"
+"$HP" convert -f --format rocpd -o afolder w/t.db >un.out 2>un.err # a folder is Parquet: -F rocpd contradicts
+[ $? = 2 ] && [ "$(wc -l <un.err)" = 1 ] && [ -d afolder ] && ok || bad "convert -f onto a folder: $(cat un.err)"
 # the one damage policy in merge: a log with nothing complete is skipped with a warning; only such inputs:
 # nothing written, exit 1; --strict refuses it
 "$(dirname "$EX")/gen_logs" gl 1 50 2 1 >/dev/null 2>&1
