@@ -34,7 +34,7 @@ enum { PQ_PAGE_DATA = 0, PQ_PAGE_INDEX = 1, PQ_PAGE_DICTIONARY = 2, PQ_PAGE_DATA
 /* Store layout: the manifest's name and magic, the store layout version this build writes and reads. */
 #define PQ_MANIFEST "_hubprof.json"
 #define PQ_MAGIC "hubprof-parquet"
-#define PQ_STORE_VERSION 1
+#define PQ_STORE_VERSION 2 /* 2: a folder per table; 1: flat <table>.parquet files */
 #define PQ_SCHEMA_VERSION "1"
 
 /* Limits of the reader: anything larger is taken as damage, never allocated. */
@@ -150,8 +150,8 @@ typedef struct pq_file_entry {
 
 hp_status pq_twriter_new(hp_store *s, const char *dir, hp_table t, const pq_limits *lim, pq_twriter **out);
 hp_status pq_twriter_add(pq_twriter *w, const void *row);
-/* Flush and close the last file (an empty file when the table has no rows), name single files
- * <table>.parquet; then *files and *n describe the files (owned by the writer). */
+/* Flush and close the last file (an empty file when the table has no rows); then *files and *n describe
+ * the files, <table>/part-00000.parquet, … (owned by the writer). */
 hp_status pq_twriter_finish(pq_twriter *w, const pq_file_entry **files, size_t *n);
 void pq_twriter_free(pq_twriter *w); /* closes an open file; removes nothing */
 
@@ -163,6 +163,7 @@ typedef struct pq_chunk {
   int codec;           /* PQ_CODEC_* */
   int optional;        /* OPTIONAL column: definition levels precede the values */
   int present;         /* the column exists in the file (else every row gets 0 / "") */
+  int boolean;         /* BOOLEAN physical type (values of bit width 1) */
 } pq_chunk;
 
 typedef struct pq_rowgroup {

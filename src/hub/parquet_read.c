@@ -4,6 +4,7 @@
  * Nothing read from a file is trusted: every offset, length and count is bounded before use.
  * Sections: footer · column readers · pages · cursor. */
 /* SPDX-License-Identifier: MIT */
+#include "parquet_fmt.h"
 #include "parquet_internal.h"
 
 #include "../common/hu_io.h"
@@ -99,24 +100,26 @@ static int parse_schema(footer_ctx *x, tc_reader *r) {
     x->leaves[x->nleaves++] = lf;
   }
   (void)root_children;
-  /* map hub columns to leaves by name */
+  /* map hub columns to leaves by name: the dataset name (parquet_schema.c), else the store version 1 name */
   for (size_t c = 0; c < x->d->ncolumns; c++) {
-    const hp_column *col = &x->d->columns[c];
-    size_t cl = strlen(col->name);
+    const pq_colspec *sp = pq_colspec_of(x->d->table, c);
     x->colleaf[c] = -1;
-    for (size_t j = 0; j < x->nleaves; j++) {
-      leaf *lf = &x->leaves[j];
-      if (lf->namelen != cl || memcmp(lf->name, col->name, cl) != 0) continue;
-      if (x->colleaf[c] >= 0)
-        return bad(x, HP_ERR_CORRUPT, "bad metadata: column '%s' appears twice", col->name);
-      if (lf->type != pq_phys_type(col->type))
-        return bad(x, HP_ERR_CORRUPT, "column '%s' has type %s, expected %s", col->name, phys_name(lf->type),
-                   phys_name(pq_phys_type(col->type)));
-      if (lf->repetition != PQ_REQUIRED && lf->repetition != PQ_OPTIONAL)
-        return bad(x, HP_ERR_UNSUPPORTED, "column '%s' is repeated, which is not supported", col->name);
-      x->colleaf[c] = (int)j;
-      lf->hubcol = (int)c;
-    }
+    for (int pass = 0; pass < 2 && x->colleaf[c] < 0; pass++)
+      for (size_t j = 0; j < x->nleaves; j++) {
+        leaf *lf = &x->leaves[j];
+        const char *want = pass ? sp->legacy_name : sp->name;
+        size_t cl = strlen(want);
+        if (lf->namelen != cl || memcmp(lf->name, want, cl) != 0) continue;
+        if (x->colleaf[c] >= 0)
+          return bad(x, HP_ERR_CORRUPT, "bad metadata: column '%s' appears twice", want);
+        if (lf->type != sp->phys && lf->type != sp->legacy_phys)
+          return bad(x, HP_ERR_CORRUPT, "column '%s' has type %s, expected %s", want, phys_name(lf->type),
+                     phys_name(sp->phys));
+        if (lf->repetition != PQ_REQUIRED && lf->repetition != PQ_OPTIONAL)
+          return bad(x, HP_ERR_UNSUPPORTED, "column '%s' is repeated, which is not supported", want);
+        x->colleaf[c] = (int)j;
+        lf->hubcol = (int)c;
+      }
   }
   return 0;
 }
@@ -239,6 +242,7 @@ static int parse_rowgroup(footer_ctx *x, tc_reader *r, size_t ri, pq_rowgroup *r
     ch->codec = (int)m->codec;
     ch->optional = x->leaves[j].repetition == PQ_OPTIONAL;
     ch->present = 1;
+    ch->boolean = x->leaves[j].type == PQ_BOOLEAN;
   }
   free(cm);
   return 0;
@@ -389,7 +393,8 @@ typedef struct colrd {
   const unsigned char *base;    /* start of the file's mapping, for offsets in messages */
   uint64_t chunk_left;          /* values left in the chunk */
   uint32_t page_left;           /* values left in the page */
-  int dict_enc;                 /* the page holds dictionary indices */
+  int dict_enc;                 /* the page holds dictionary indices (1) or RLE/bit-packed booleans (2) */
+  uint64_t nullv;               /* what a NULL reads as (pq_colspec.null_value) */
   unsigned char *vp, *vend;     /* plain values of the page */
   pq_rle_dec idx, def;
   unsigned char *pbuf; /* the page, decompressed */
@@ -603,7 +608,18 @@ static hp_status load_page(pq_rcursor *c, colrd *r) {
       pq_rle_init(&r->def, q + 4, q + 4 + len, 1);
       q += 4 + len;
     }
-    if (enc == PQ_ENC_PLAIN) {
+    if (r->ch->boolean && (enc == PQ_ENC_PLAIN || enc == PQ_ENC_RLE)) { /* bit width 1 */
+      if (enc == PQ_ENC_RLE) { /* RLE hybrid after its 4-byte length */
+        if (qend - q < 4) return fail(c, r, HP_ERR_CORRUPT, "page too short for its boolean runs");
+        uint32_t len = (uint32_t)load_le(q, 4);
+        if (len > (size_t)(qend - q) - 4) return fail(c, r, HP_ERR_CORRUPT, "boolean runs run past the page");
+        pq_rle_init(&r->idx, q + 4, q + 4 + len, 1);
+      } else { /* PLAIN: one bit-packed run without a header */
+        pq_rle_init(&r->idx, q, qend, 1);
+        r->idx.bp_left = ((uint64_t)nv + 7) / 8 * 8;
+      }
+      r->dict_enc = 2;
+    } else if (enc == PQ_ENC_PLAIN) {
       r->dict_enc = 0;
       r->vp = q;
       r->vend = qend;
@@ -643,12 +659,16 @@ static hp_status one_optional(pq_rcursor *c, colrd *r, uint32_t i) {
     if (str)
       r->b.s[i] = "";
     else
-      r->b.v[i] = 0;
+      r->b.v[i] = r->nullv;
     return HP_OK;
   }
   if (r->dict_enc) {
     uint32_t k;
     if (pq_rle_next(&r->idx, &k)) return fail(c, r, HP_ERR_CORRUPT, "dictionary indices end early");
+    if (r->dict_enc == 2) {
+      r->b.v[i] = k;
+      return HP_OK;
+    }
     if (k >= r->nd) return fail(c, r, HP_ERR_CORRUPT, "dictionary index %u out of %u entries", k, r->nd);
     if (str)
       r->b.s[i] = r->ds[k];
@@ -680,7 +700,9 @@ static hp_status refill(pq_rcursor *c, colrd *r) {
   } else if (r->dict_enc) {
     if (pq_rle_batch(&r->idx, r->ib, k) != k)
       return fail(c, r, HP_ERR_CORRUPT, "dictionary indices end early");
-    for (uint32_t i = 0; i < k; i++) {
+    for (uint32_t i = 0; i < k && r->dict_enc == 2; i++)
+      r->b.v[i] = r->ib[i];
+    for (uint32_t i = 0; i < k && r->dict_enc == 1; i++) {
       uint32_t x = r->ib[i];
       if (x >= r->nd) return fail(c, r, HP_ERR_CORRUPT, "dictionary index %u out of %u entries", x, r->nd);
       if (str)
@@ -770,6 +792,8 @@ hp_status pq_rcursor_open(hp_store *s, const hp_table_desc *d, pq_rfile *files, 
   for (size_t i = 0; i < d->ncolumns; i++) {
     c->cr[i].col = &d->columns[i];
     c->cr[i].off = (uint32_t)d->columns[i].offset;
+    const pq_colspec *sp = pq_colspec_of(d->table, i);
+    c->cr[i].nullv = sp ? (uint64_t)sp->null_value : 0;
   }
   *out = c;
   return HP_OK;
