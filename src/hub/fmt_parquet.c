@@ -343,6 +343,30 @@ static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *c
   return st;
 }
 
+/* The root's README.txt: says how to read a table, and makes dataset readers pointed at the root (pyarrow,
+ * pandas, polars, Spark) stop with an error naming it instead of mixing every table's rows. */
+#define PQ_README "README.txt"
+static hp_status write_readme(hp_store *s, pq_store *p) {
+  static const char text[] =
+      "This folder is a hubprof profile stored as a Parquet dataset: one folder per table (node, process,\n"
+      "thread, agent, queue, code_object, kernel_symbol, dispatch, counter_info, counter_value, region,\n"
+      "metadata). Read a table by pointing at its folder, e.g.\n"
+      "  pandas.read_parquet(\"THIS/dispatch\")   pyarrow.parquet.read_table(\"THIS/dispatch\")\n"
+      "  spark.read.parquet(\"THIS/dispatch\")    DuckDB: FROM 'THIS/dispatch/**/*.parquet'\n"
+      "The folder itself is not one table: this file makes readers pointed at it stop with an error.\n"
+      "Keys and joins of the tables: docs/formats/parquet.md of hubprof.\n";
+  char *path = join(p->tmp, PQ_README);
+  int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
+  free(path);
+  if (fd < 0) return hp_set_error(s, HP_ERR_IO, "%s: cannot create: %s", PQ_README, strerror(errno));
+  hp_status st = HP_OK;
+  if (hu_write_all(fd, text, sizeof text - 1))
+    st = hp_set_error(s, HP_ERR_IO, "%s: cannot write: %s", PQ_README, strerror(errno));
+  if (close(fd) != 0 && st == HP_OK)
+    st = hp_set_error(s, HP_ERR_IO, "%s: cannot close: %s", PQ_README, strerror(errno));
+  return st;
+}
+
 /* Put the finished temporary directory at its path, replacing an older Parquet store there. */
 static hp_status install(hp_store *s, pq_store *p) {
   if (rename(p->tmp, p->target) == 0) return HP_OK;
@@ -386,7 +410,8 @@ static hp_status pq_commit(hp_store *s) {
     if (!p->tw[t] && (st = pq_twriter_new(s, p->tmp, (hp_table)t, &p->lim, &p->tw[t])) != HP_OK) return st;
     if ((st = pq_twriter_finish(p->tw[t], &files[t], &nfiles[t])) != HP_OK) return st;
   }
-  hp_status st = write_manifest(s, p, files, nfiles);
+  hp_status st = write_readme(s, p);
+  if (st == HP_OK) st = write_manifest(s, p, files, nfiles);
   if (st != HP_OK) return st;
   if (hu_fsync_dir(p->tmp) != 0)
     return hp_set_error(s, HP_ERR_IO, "cannot sync %s: %s", p->tmp, strerror(errno));
@@ -541,7 +566,8 @@ static hp_status open_bare(hp_store *s, pq_store *p) {
   hp_status st = HP_OK;
   for (int i = 0; i < n; i++) {
     const char *nm = ents[i]->d_name;
-    if (st == HP_OK && nm[0] != '.' && nm[0] != '_' && hp_table_from_name(nm) == HP_TABLE_COUNT)
+    if (st == HP_OK && nm[0] != '.' && nm[0] != '_' && strcmp(nm, PQ_README) != 0 &&
+        hp_table_from_name(nm) == HP_TABLE_COUNT)
       st = hp_set_error(s, HP_ERR_FORMAT,
                         "%s: not a table of the data model (a dataset holds one folder per "
                         "table: node, process, …, dispatch, …)",
