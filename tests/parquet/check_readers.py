@@ -323,7 +323,7 @@ def check_spark(files, expect, require):
                 else:
                     v = c.cast("decimal(38,0)")
                     if cexp["type"] in ("u32", "u64"):
-                        wrap = F.lit(1 << (32 if cexp["type"] == "u32" else 64)).cast("decimal(38,0)")
+                        wrap = F.lit(str(1 << (32 if cexp["type"] == "u32" else 64))).cast("decimal(38,0)")
                         v = F.when(v < 0, v + wrap).otherwise(v)
                     aggs.append(F.sum(v).alias(d))
             if not exp["rows"]:
