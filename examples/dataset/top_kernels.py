@@ -15,7 +15,7 @@ import sys
 
 # One query, written once for both engines: every table is read by pointing at its folder.
 SQL = """
-SELECT p.rank AS rank, p.pid AS pid, a.name AS device,
+SELECT p.rank AS rank, p.pid AS pid, coalesce(a.product_name, a.name) AS device,
        coalesce(k.display_name, k.name) AS kernel,
        count(*) AS calls,
        coalesce(sum(CASE WHEN d.start_ns IS NOT NULL AND d.end_ns >= d.start_ns
@@ -24,7 +24,7 @@ FROM dispatch d
 JOIN process p ON d.process_id = p.id
 JOIN agent a ON d.agent_id = a.id
 JOIN kernel_symbol k ON d.kernel_id = k.id
-GROUP BY p.id, p.rank, p.pid, a.name, coalesce(k.display_name, k.name)
+GROUP BY p.id, p.rank, p.pid, a.id, coalesce(a.product_name, a.name), coalesce(k.display_name, k.name)
 ORDER BY p.id, total_ns DESC, kernel
 """
 TABLES = ("dispatch", "process", "agent", "kernel_symbol")

@@ -142,7 +142,7 @@ def test_schema_nulls_signed_booleans_units(dataset):
     import duckdb
 
     n = duckdb.sql(f"SELECT count(*) FROM '{dataset}/counter_value/*.parquet' v "
-                   f"JOIN '{dataset}/dispatch/*.parquet' d ON v.dispatch_id = d.id").fetchone()[0]
+                   f"JOIN '{dataset}/dispatch/*.parquet' d ON v.dispatch_id = d.id").fetchall()[0][0]
     assert n == hub_counts(dataset)["counter_value"]
 
 
