@@ -777,7 +777,8 @@ static void kv(tc_writer *tw, const char *k, const char *v) {
 }
 
 /* The columns' units, descriptions and NULL rules as JSON in w->comp (NUL-terminated), for the key
- * "hubprof.columns": {"<column>": {"unit": "ns", "description": "...", "null": 0, "hub_name": "..."}, ...}.
+ * "hubprof.columns": {"<column>": {"unit": "ns", "description": "...", "null": 0, "flag": false,
+ * "hub_name": "..."}, ...}.
  * Returns -1 out of memory. */
 static int columns_json(pq_twriter *w) {
   hu_buf *b = &w->comp;
@@ -801,6 +802,7 @@ static int columns_json(pq_twriter *w) {
       hu_buf_str(b, "\"\"");
     else
       hu_buf_printf(b, "%lld", (long long)sp->null_value);
+    hu_buf_str(b, sp->phys == PQ_BOOLEAN ? ", \"flag\": true" : ", \"flag\": false");
     hu_buf_str(b, ", \"hub_name\": ");
     hu_json_put_str(b, w->d->columns[c].name);
     hu_buf_byte(b, '}');

@@ -175,8 +175,7 @@ def expected_types(exp, meta):
     out = []
     for cname, cexp in exp["columns"].items():
         d, m = by_hub[cname]
-        boolean = cexp["type"] == "u32" and m["description"].startswith("true when")
-        out.append((d, dataset_type(cexp["type"], boolean), m["null"] is not None))
+        out.append((d, dataset_type(cexp["type"], m["flag"]), m["null"] is not None))
     return out
 
 
