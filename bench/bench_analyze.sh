@@ -33,9 +33,9 @@ rows = con.execute(f"""
   SELECT a.name AS device, k.name AS kernel, count(*) AS calls, sum(d.end_ns - d.start_ns) AS total_ns,
          avg(d.end_ns - d.start_ns) AS avg_ns, min(d.end_ns - d.start_ns) AS min_ns,
          max(d.end_ns - d.start_ns) AS max_ns
-  FROM read_parquet('{store}/dispatch*.parquet') d
-  JOIN read_parquet('{store}/kernel_symbol*.parquet') k ON k.id = d.kernel_id
-  JOIN read_parquet('{store}/agent*.parquet') a ON a.id = d.agent_id
+  FROM read_parquet('{store}/dispatch/*.parquet') d
+  JOIN read_parquet('{store}/kernel_symbol/*.parquet') k ON k.id = d.kernel_id
+  JOIN read_parquet('{store}/agent/*.parquet') a ON a.id = d.agent_id
   GROUP BY 1, 2 ORDER BY total_ns DESC""").fetchall()
 print(time.perf_counter() - t + 0 * len(rows))
 EOF

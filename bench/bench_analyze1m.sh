@@ -34,9 +34,9 @@ import sys, duckdb
 s = sys.argv[1]
 duckdb.connect().execute(f"""
   SELECT k.name, count(*), avg(d.end_ns - d.start_ns), avg(v.value)
-  FROM read_parquet('{s}/dispatch*.parquet') d
-  JOIN read_parquet('{s}/kernel_symbol*.parquet') k ON k.id = d.kernel_id
-  JOIN read_parquet('{s}/counter_value*.parquet') v ON v.dispatch_id = d.id
+  FROM read_parquet('{s}/dispatch/*.parquet') d
+  JOIN read_parquet('{s}/kernel_symbol/*.parquet') k ON k.id = d.kernel_id
+  JOIN read_parquet('{s}/counter_value/*.parquet') v ON v.dispatch_id = d.id
   GROUP BY k.name, v.counter_id""").fetchall()
 PY
 )

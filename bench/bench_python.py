@@ -40,7 +40,7 @@ def main() -> None:
         subprocess.run([os.path.join(REPO, "build/hubprof"), "convert", "-q", "-f", log, "-o", out,
                         "--format", fmt], check=True)
         stores[fmt] = out
-    files = sorted(glob.glob(os.path.join(stores["parquet"], "dispatch*.parquet")))
+    files = sorted(glob.glob(os.path.join(stores["parquet"], "dispatch", "*.parquet")))
     base = best_of(rounds, lambda: pd.concat([pd.read_parquet(f) for f in files]))
     print(f"read {n} dispatch rows into a DataFrame, best of {rounds}:")
     print(f"  {'pandas.read_parquet (pyarrow), same files':44s} {n / base:12,.0f} rows/s  1.00x")

@@ -42,6 +42,9 @@ echo
 echo "== analyze on a large Parquet store vs DuckDB (bench/bench_analyze.sh)"
 bash bench/bench_analyze.sh "$dir/analyze" "${BENCH_ANALYZE_PROCS:-10}" "${BENCH_ANALYZE_DISPATCHES:-1000000}" 3
 echo
+echo "== top kernels over the same dataset: hubprof analyze, DuckDB and Spark side by side (bench/bench_dataset.py)"
+python3 bench/bench_dataset.py "$dir/analyze/big.parquet" "${BENCH_ROUNDS:-5}"
+echo
 echo "== export: timelines of a 1 M-dispatch store next to analyze (bench/bench_export.sh)"
 bash bench/bench_export.sh "$dir/export" "${BENCH_EXPORT_DISPATCHES:-1000000}" "${BENCH_REPEATS:-3}"
 echo

@@ -12,7 +12,6 @@
 # The bindings call the hub's C library; they never read a format's files themselves.
 
 # %%
-import glob
 import os
 import shutil
 import subprocess
@@ -135,8 +134,8 @@ store.close()
 
 # %% [markdown]
 # ## Parquet: the same profile for pandas, DuckDB, polars, Spark
-# Converting is a merge of one store into another format. A Parquet store is a directory with one or
-# more files per table, which any Parquet reader takes directly.
+# Converting is a merge of one store into another format. A Parquet store is a dataset: a folder per
+# table, which any Parquet reader takes directly by its folder (docs/formats/parquet.md).
 
 # %%
 pq_store = work / "profile.parquet"
@@ -144,9 +143,8 @@ hubprof.merge([merged], pq_store, format="parquet")
 with hubprof.open(pq_store) as s:
     print(s.format, s.count("dispatch"), "dispatches")
 print(sorted(os.listdir(pq_store)))
-files = sorted(glob.glob(str(pq_store / "dispatch*.parquet")))
 try:
-    via_pandas = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    via_pandas = pd.read_parquet(pq_store / "dispatch")
     print("pandas.read_parquet:", len(via_pandas), "rows,", list(via_pandas.columns)[:6], "…")
 except ImportError as e:  # pandas needs pyarrow or fastparquet for Parquet
     print("pandas cannot read Parquet here:", e)
@@ -155,8 +153,8 @@ try:
 
     print(duckdb.sql(f"""
         select k.name as kernel, count(*) as calls, sum(d.end_ns - d.start_ns) as total_ns
-        from read_parquet('{pq_store}/dispatch*.parquet') d
-        join read_parquet('{pq_store}/kernel_symbol*.parquet') k on k.id = d.kernel_id
+        from '{pq_store}/dispatch/**/*.parquet' d
+        join '{pq_store}/kernel_symbol/**/*.parquet' k on k.id = d.kernel_id
         group by 1 order by total_ns desc"""))
 except ImportError:
     print("DuckDB is not installed (pip install duckdb)")

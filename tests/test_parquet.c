@@ -8,6 +8,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "hubprof/hub.h"
+#include "hubprof/dataset.h"
 #include "parquet_fmt.h"
 
 #include <dirent.h>
@@ -37,6 +38,11 @@ static void fill(hp_table t, uint64_t r, void *row) {
     char *p = (char *)row + c->offset;
     int rep = i % 2 == 1; /* a repetitive column */
     uint64_t v = rep ? r % 5 + (uint64_t)i : r * 1000 + i * 7 + (uint64_t)t;
+    hp_dataset_column dc = {.size = sizeof dc};
+    if (hp_dataset_column_describe(t, i, &dc) == HP_OK && dc.boolean) { /* a flag: 0 or 1 */
+      *(uint32_t *)p = r % 3 == 1;
+      continue;
+    }
     if (strcmp(c->name, "id") == 0)
       v = r + 1;
     else if (c->ref)
@@ -110,6 +116,7 @@ static char *path_of(const char *name) {
   return p;
 }
 
+/* Remove a store: its files and table folders. */
 static void rm_flat(const char *dir) {
   DIR *dp = opendir(dir);
   if (!dp) {
@@ -121,7 +128,11 @@ static void rm_flat(const char *dir) {
   while ((e = readdir(dp)) != NULL) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
     snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    unlink(p);
+    struct stat sb;
+    if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
+      rm_flat(p);
+    else
+      unlink(p);
   }
   closedir(dp);
   rmdir(dir);
@@ -147,14 +158,24 @@ static void copy_file(const char *from, const char *to, const char *name) {
   if (out >= 0) close(out);
 }
 
+/* Copy a store: its files and table folders. */
 static void copy_flat(const char *from, const char *to) {
   rm_flat(to);
   mkdir(to, 0777);
   DIR *dp = opendir(from);
   if (!dp) return;
   struct dirent *e;
-  while ((e = readdir(dp)) != NULL)
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) copy_file(from, to, e->d_name);
+  char a[1024], b[1024];
+  while ((e = readdir(dp)) != NULL) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    snprintf(a, sizeof a, "%s/%s", from, e->d_name);
+    snprintf(b, sizeof b, "%s/%s", to, e->d_name);
+    struct stat sb;
+    if (stat(a, &sb) == 0 && S_ISDIR(sb.st_mode))
+      copy_flat(a, b);
+    else
+      copy_file(from, to, e->d_name);
+  }
   closedir(dp);
 }
 
@@ -471,13 +492,13 @@ static void test_roundtrip(void) {
     verify_batches(p, rows);
   }
   char f[600];
-  snprintf(f, sizeof f, "%s/dispatch-00001.parquet", p);
+  snprintf(f, sizeof f, "%s/dispatch/part-00000.parquet", p);
   CHECK_MSG(file_size(f) > 0, "dispatch spans several files");
-  snprintf(f, sizeof f, "%s/dispatch-00003.parquet", p);
+  snprintf(f, sizeof f, "%s/dispatch/part-00002.parquet", p);
   CHECK_MSG(file_size(f) > 0, "dispatch spans three files");
-  snprintf(f, sizeof f, "%s/node.parquet", p);
+  snprintf(f, sizeof f, "%s/node/part-00000.parquet", p);
   CHECK_MSG(file_size(f) > 0, "a table of one file is named <table>.parquet");
-  snprintf(f, sizeof f, "%s/queue.parquet", p);
+  snprintf(f, sizeof f, "%s/queue/part-00000.parquet", p);
   CHECK_MSG(file_size(f) > 0, "an empty table still has its file");
   CHECK(leftovers(p) == 0);
 
@@ -675,18 +696,37 @@ static void test_damage(void) {
   uint64_t rows[HP_TABLE_COUNT];
   for (int t = 0; t < HP_TABLE_COUNT; t++)
     rows[t] = 50;
-  rows[HP_TABLE_DISPATCH] = 2000; /* dispatch-00001..00003 */
+  rows[HP_TABLE_DISPATCH] = 2000; /* dispatch/part-00000..00002 */
   const char *base = path_of("dmg-base");
   write_store(base, rows);
   CHECK(hp_parquet_set_defaults(1u << 20, 64u << 20, 64, 512u << 20, 3) == HP_OK);
   const char *p = path_of("dmg");
-  char f[600], m[600];
+  char f[600], m[600], g0[600];
   snprintf(m, sizeof m, "%s/_hubprof.json", p);
 
   /* the manifest */
   copy_flat(base, p);
   unlink(m);
-  expect_open_error(p, HP_ERR_FORMAT, "_hubprof.json missing");
+  { /* without its manifest a store reads as a dataset: each table's folder, files found by name */
+    hp_store *bs;
+    CHECK(hp_store_open(p, NULL, HP_READ, &bs) == HP_OK);
+    uint64_t n = 0;
+    for (int t = 0; bs && t < HP_TABLE_COUNT; t++) {
+      CHECK(hp_store_count(bs, (hp_table)t, &n) == HP_OK);
+      CHECK_EQ_U64(n, rows[t]);
+    }
+    CHECK(bs && hp_store_damage(bs, NULL) == HP_OK);
+    hp_store_close(bs);
+  }
+  snprintf(f, sizeof f, "%s/foreign.parquet", p); /* a foreign file in the root, or in a table's folder */
+  copy_file(base, p, "node/part-00000.parquet");
+  snprintf(g0, sizeof g0, "%s/node/part-00000.parquet", p);
+  CHECK(rename(g0, f) == 0);
+  expect_open_error(p, HP_ERR_FORMAT, "foreign.parquet: not a table of the data model");
+  CHECK(rename(f, g0) == 0);
+  snprintf(f, sizeof f, "%s/dispatch/notes.txt", p);
+  write_text(f, "x");
+  expect_open_error(p, HP_ERR_FORMAT, "dispatch/notes.txt: a foreign file in a table's folder");
   copy_flat(base, p);
   write_text(m, "{\"format\": \"hubprof-parquet\", \"version\": 1, \"tables\": [");
   expect_open_error(p, HP_ERR_CORRUPT, "bad JSON");
@@ -701,15 +741,15 @@ static void test_damage(void) {
 
   /* a missing file */
   copy_flat(base, p);
-  snprintf(f, sizeof f, "%s/node.parquet", p);
+  snprintf(f, sizeof f, "%s/node/part-00000.parquet", p);
   unlink(f);
-  expect_damage(p, HP_ERR_CORRUPT, "node.parquet: missing");
+  expect_damage(p, HP_ERR_CORRUPT, "node/part-00000.parquet: missing");
 
   /* truncated: the other files of the table still read */
   copy_flat(base, p);
-  snprintf(f, sizeof f, "%s/dispatch-00002.parquet", p);
+  snprintf(f, sizeof f, "%s/dispatch/part-00001.parquet", p);
   CHECK(truncate(f, file_size(f) / 2) == 0);
-  expect_damage(p, HP_ERR_TRUNCATED, "dispatch-00002.parquet: truncated");
+  expect_damage(p, HP_ERR_TRUNCATED, "dispatch/part-00001.parquet: truncated");
   hp_store *s;
   if (hp_store_open(p, NULL, HP_READ, &s) == HP_OK) {
     uint64_t n = 0;
@@ -723,90 +763,93 @@ static void test_damage(void) {
 
   /* bad magic at either end, bad footer length */
   copy_flat(base, p);
-  snprintf(f, sizeof f, "%s/region.parquet", p);
+  snprintf(f, sizeof f, "%s/region/part-00000.parquet", p);
   poke(f, 0, 0xff);
-  expect_damage(p, HP_ERR_CORRUPT, "region.parquet: bad magic at the start");
+  expect_damage(p, HP_ERR_CORRUPT, "region/part-00000.parquet: bad magic at the start");
   copy_flat(base, p);
   poke(f, file_size(f) - 1, 0xff);
-  expect_damage(p, HP_ERR_CORRUPT, "region.parquet: bad magic at the end");
+  expect_damage(p, HP_ERR_CORRUPT, "region/part-00000.parquet: bad magic at the end");
   copy_flat(base, p);
   poke(f, file_size(f) - 6, 0x40);
-  expect_damage(p, HP_ERR_CORRUPT, "region.parquet: bad footer length");
+  expect_damage(p, HP_ERR_CORRUPT, "region/part-00000.parquet: bad footer length");
 
   /* metadata bytes: a flip of any byte of a footer is caught by the manifest's footer checksum; without
    * checksums (a manifest of another writer) the parser alone never crashes, and damage names the file */
-  snprintf(f, sizeof f, "%s/agent.parquet", base);
+  snprintf(f, sizeof f, "%s/agent/part-00000.parquet", base);
   long size = file_size(f);
   int fd = open(f, O_RDONLY);
   unsigned char tail[8];
   CHECK(fd >= 0 && pread(fd, tail, 8, size - 8) == 8);
   if (fd >= 0) close(fd);
   long flen = (long)(tail[0] | tail[1] << 8 | tail[2] << 16 | (uint32_t)tail[3] << 24);
-  snprintf(f, sizeof f, "%s/agent.parquet", p);
+  snprintf(f, sizeof f, "%s/agent/part-00000.parquet", p);
   for (int with_crc = 1; with_crc >= 0; with_crc--) {
     copy_flat(base, p);
     if (!with_crc) drop_footer_crcs(m);
     int damaged = 0;
     long step = with_crc ? 5 : 1, tried = 0;
     for (long off = size - 8 - flen; off < size - 8; off += step, tried++) {
-      copy_file(base, p, "agent.parquet");
+      copy_file(base, p, "agent/part-00000.parquet");
       poke(f, off, off % 2 ? 0x01 : 0x80);
       hp_status dmg, cerr;
       char msg[600];
       CHECK(walk(p, &dmg, msg, sizeof msg, &cerr) == HP_OK);
       if (dmg != HP_OK || cerr != HP_OK) {
         damaged++;
-        CHECK_MSG(strstr(msg, "agent.parquet") != NULL, "offset %ld: message '%s' lacks the file", off, msg);
+        CHECK_MSG(strstr(msg, "agent/part-00000.parquet") != NULL, "offset %ld: message '%s' lacks the file",
+                  off, msg);
         if (with_crc) CHECK_MSG(strstr(msg, "footer checksum mismatch") != NULL, "%s", msg);
       }
     }
     if (with_crc)
       CHECK_MSG(damaged == tried, "%d of %ld footer flips were caught", damaged, tried);
     else
-      CHECK_MSG(damaged > flen / 4, "only %d of %ld footer flips were noticed", damaged, flen);
+      CHECK_MSG(damaged > flen / 8, "only %d of %ld footer flips were noticed", /* most of a footer is now the
+                  columns' descriptions (key-value text, not checked) */
+                damaged, flen);
     if (getenv("PQ_VERBOSE"))
       printf("footer flips noticed (checksums %d): %d of %ld\n", with_crc, damaged, flen);
   }
 
   /* page bytes: the zstd checksum (or the decoder) catches them while reading */
   copy_flat(base, p);
-  snprintf(f, sizeof f, "%s/dispatch-00001.parquet", p);
+  snprintf(f, sizeof f, "%s/dispatch/part-00000.parquet", p);
   poke(f, 200, 0x10);
-  expect_damage(p, HP_ERR_CORRUPT, "dispatch-00001.parquet: row group 0, column ");
+  expect_damage(p, HP_ERR_CORRUPT, "dispatch/part-00000.parquet: row group 0, column ");
   int page_damage = 0;
-  snprintf(f, sizeof f, "%s/counter_value.parquet", p);
+  snprintf(f, sizeof f, "%s/counter_value/part-00000.parquet", p);
   copy_flat(base, p);
   for (long off = 4; off < file_size(f) - 8; off += 7) {
-    copy_file(base, p, "counter_value.parquet");
+    copy_file(base, p, "counter_value/part-00000.parquet");
     poke(f, off, 0x04);
     hp_status dmg, cerr;
     char msg[600];
     CHECK(walk(p, &dmg, msg, sizeof msg, &cerr) == HP_OK);
     if (dmg != HP_OK || cerr != HP_OK) {
       page_damage++;
-      CHECK_MSG(strstr(msg, "counter_value.parquet") != NULL, "offset %ld: message '%s' lacks the file", off,
-                msg);
+      CHECK_MSG(strstr(msg, "counter_value/part-00000.parquet") != NULL,
+                "offset %ld: message '%s' lacks the file", off, msg);
     }
   }
   CHECK(page_damage > 0);
 
   /* a file whose rows or size disagree with the manifest */
   copy_flat(base, p);
-  CHECK(replace_in_file(m, "\"path\": \"process.parquet\", \"rows\": 50",
-                        "\"path\": \"process.parquet\", \"rows\": 51") == 0);
-  expect_damage(p, HP_ERR_CORRUPT, "process.parquet: 50 rows, the manifest says 51");
+  CHECK(replace_in_file(m, "\"path\": \"process/part-00000.parquet\", \"rows\": 50",
+                        "\"path\": \"process/part-00000.parquet\", \"rows\": 51") == 0);
+  expect_damage(p, HP_ERR_CORRUPT, "process/part-00000.parquet: 50 rows, the manifest says 51");
   copy_flat(base, p);
-  copy_file(base, p, "thread.parquet");
-  snprintf(f, sizeof f, "%s/thread.parquet", p);
+  copy_file(base, p, "thread/part-00000.parquet");
+  snprintf(f, sizeof f, "%s/thread/part-00000.parquet", p);
   char g[600];
-  snprintf(g, sizeof g, "%s/process.parquet", p);
+  snprintf(g, sizeof g, "%s/process/part-00000.parquet", p);
   CHECK(rename(f, g) == 0); /* a smaller file in its place */
-  copy_file(base, p, "thread.parquet");
-  expect_damage(p, HP_ERR_TRUNCATED, "process.parquet: truncated");
+  copy_file(base, p, "thread/part-00000.parquet");
+  expect_damage(p, HP_ERR_TRUNCATED, "process/part-00000.parquet: truncated");
   /* without sizes and checksums in the manifest, the file's own footer decides: thread's rows read as
    * processes */
-  CHECK(replace_in_file(m, "\"path\": \"process.parquet\", \"rows\": 50, \"bytes\"",
-                        "\"path\": \"process.parquet\", \"rows\": 50, \"size\"") == 0);
+  CHECK(replace_in_file(m, "\"path\": \"process/part-00000.parquet\", \"rows\": 50, \"bytes\"",
+                        "\"path\": \"process/part-00000.parquet\", \"rows\": 50, \"size\"") == 0);
   drop_footer_crcs(m);
   {
     hp_status dmg, cerr;

@@ -3,6 +3,7 @@
  * detection, and every column of every row must come back equal. Also checks atomic creation. */
 /* SPDX-License-Identifier: MIT */
 #include "check.h"
+#include "hubprof/dataset.h"
 #include "hubprof/hub.h"
 
 #include <ftw.h>
@@ -34,6 +35,11 @@ static void fill(hp_table t, int r, void *row) {
     uint64_t v = (uint64_t)(r + 1) * 1000 + i * 7 + (uint64_t)t;
     if (strcmp(c->name, "id") == 0 || c->ref)
       v = (uint64_t)r + 1; /* ids and references stay small and valid */
+    hp_dataset_column dc = {.size = sizeof dc};
+    if (hp_dataset_column_describe(t, i, &dc) == HP_OK && dc.boolean) { /* a flag is 0 or 1 */
+      *(uint32_t *)p = (uint32_t)(r % 2);
+      continue;
+    }
     switch (c->type) {
     case HP_COL_U32: *(uint32_t *)p = (uint32_t)(r == 3 ? 0xfffffffeu : v); break;
     case HP_COL_I32: *(int32_t *)p = (int32_t)(r % 2 ? -(int64_t)v : (int64_t)v); break;

@@ -72,6 +72,20 @@ class hp_table_desc(ctypes.Structure):
     ]
 
 
+class hp_dataset_column(ctypes.Structure):
+    """struct hp_dataset_column (dataset.h): a column as Parquet datasets and dataset DataFrames have it."""
+
+    _fields_ = [
+        ("size", ctypes.c_uint32),
+        ("name", c_char_p),
+        ("unit", c_char_p),
+        ("description", c_char_p),
+        ("nullable", ctypes.c_int32),
+        ("null_value", ctypes.c_int64),
+        ("boolean", ctypes.c_int32),
+    ]
+
+
 class ha_query(ctypes.Structure):
     """struct ha_query (analysis.h)."""
 
@@ -91,6 +105,7 @@ _proto("hp_version", c_char_p)
 # Tables.
 _proto("hp_table_describe", P(hp_table_desc), c_int)
 _proto("hp_table_from_name", c_int, c_char_p)
+_proto("hp_dataset_column_describe", c_int, c_int, c_size_t, P(hp_dataset_column))
 # Stores.
 _proto("hp_store_open", c_int, c_char_p, c_char_p, c_int, P(c_void_p))
 _proto("hp_store_close", c_int, c_void_p)

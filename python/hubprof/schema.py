@@ -4,6 +4,7 @@ named in this code: a column or table added in C appears here by itself."""
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,14 @@ class Column:
     type: int
     offset: int
     ref: str | None
+    #: as Parquet datasets and dataset DataFrames have it (hp_dataset_column_describe): its name there, its
+    #: unit and description, whether unknown values are NULL and which hub value means unknown, a flag
+    dataset_name: str = ""
+    unit: str | None = None
+    description: str = ""
+    nullable: bool = False
+    null_value: int = 0
+    boolean: bool = False
 
     @property
     def dtype(self) -> np.dtype:
@@ -94,7 +103,12 @@ def _load_tables() -> dict[str, Table]:
         cols = []
         for i in range(d.ncolumns):
             c = d.columns[i]
-            cols.append(Column(_lib.decode(c.name), int(c.type), int(c.offset), _lib.decode(c.ref) or None))
+            dc = _lib.hp_dataset_column(size=ctypes.sizeof(_lib.hp_dataset_column))
+            if _lib.lib.hp_dataset_column_describe(t, i, ctypes.byref(dc)) != 0:
+                raise ImportError(f"hubprof: no dataset description of column {_lib.decode(c.name)}")
+            cols.append(Column(_lib.decode(c.name), int(c.type), int(c.offset), _lib.decode(c.ref) or None,
+                               _lib.decode(dc.name), _lib.decode(dc.unit) or None, _lib.decode(dc.description),
+                               bool(dc.nullable), int(dc.null_value), bool(dc.boolean)))
         # Every row struct begins with its uint32 size and holds each column inside row_size.
         for c in cols:
             if c.type not in _NUMPY or c.offset < 4 or c.offset + c.c_dtype.itemsize > d.row_size:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from . import _lib, _read
 from .errors import make_error, status_text
+from .dataset import to_dataset
 from .schema import TABLES, Table, describe
 
 HP_READ, HP_CREATE, HP_CREATE_LIVE = 0, 1, 2
@@ -135,12 +136,15 @@ class Store:
         return out
 
     # ---- tables ----
-    def table(self, name: str, columns: Iterable[str] | None = None) -> pd.DataFrame:
+    def table(self, name: str, columns: Iterable[str] | None = None, dataset: bool = False) -> pd.DataFrame:
         """Every row of a table as a DataFrame: the hub's column names, numpy dtypes uint32/int32/uint64/
-        int64/float64 and pandas' text dtype for strings. `columns` reads only those."""
+        int64/float64 and pandas' text dtype for strings. `columns` reads only those (hub names).
+        dataset=True gives the table as Parquet datasets hold it (docs/formats/parquet.md): dataset names
+        (dispatch_seq), signed pandas nullable dtypes with <NA> for unknown values, booleans for flags."""
         t = describe(name)
         cols = _read.select_columns(t, columns)
-        return _read.read_table(self, t, cols, self.count(name))
+        df = _read.read_table(self, t, cols, self.count(name))
+        return to_dataset(df, cols) if dataset else df
 
     def batches(self, name: str, rows: int = 1_000_000, columns: Iterable[str] | None = None
                 ) -> Iterator[pd.DataFrame]:

@@ -217,6 +217,25 @@ static void write_process(hp_store *s, int64_t end_ns) {
 }
 
 /* Open this process's log (g_lock held). On failure: one line on stderr, tracing disabled. */
+/* The run's wall-clock start and its monotonic anchor (metadata clock.*): CLOCK_REALTIME and
+ * CLOCK_MONOTONIC_RAW (the clock of every *_ns time) read back to back, so a time t is the wall-clock time
+ * t - clock.monotonic_raw_ns + clock.realtime_ns. Once, when the log opens. */
+static void write_clock_anchor(hp_store *s) {
+  struct timespec rt, mono;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  clock_gettime(CLOCK_MONOTONIC_RAW, &mono);
+  char b[64], utc[40];
+  struct tm tm;
+  snprintf(b, sizeof b, "%lld", (long long)rt.tv_sec * 1000000000LL + rt.tv_nsec);
+  hp_write_metadata(s, "clock.realtime_ns", b);
+  snprintf(b, sizeof b, "%lld", (long long)mono.tv_sec * 1000000000LL + mono.tv_nsec);
+  hp_write_metadata(s, "clock.monotonic_raw_ns", b);
+  if (gmtime_r(&rt.tv_sec, &tm) && strftime(utc, sizeof utc, "%Y-%m-%dT%H:%M:%S", &tm)) {
+    snprintf(b, sizeof b, "%s.%09ldZ", utc, (long)rt.tv_nsec);
+    hp_write_metadata(s, "clock.start_utc", b);
+  }
+}
+
 static void open_store_locked(void) {
   if (g_orphan) { /* a forked child: drop its copy of the parent's handle (leaves the parent's file alone) */
     hp_store_abort(g_orphan);
@@ -266,6 +285,7 @@ static void open_store_locked(void) {
   write_process(s, 0);
   hp_write_metadata(s, "mode", g_env.profile ? "profile" : "trace");
   hp_write_metadata(s, "tool_version", hp_version());
+  write_clock_anchor(s);
   write_registries(s);
   if (g_env.profile) hpc_replay_log_opened(s);
   hp_log_flush(s);

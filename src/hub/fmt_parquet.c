@@ -1,8 +1,10 @@
-/* The "parquet" format: a store is a directory with one Parquet file per table (<table>.parquet, or
- * <table>-00001.parquet, … when large) and a manifest (_hubprof.json) naming the files with their rows and
- * bytes. Created in a temporary directory that is renamed into place at commit. Readers check the manifest
- * and every file's footer at open; a damaged file is recorded as damage and its table reads without it.
- * Sections: tuning · directory helpers · manifest · create / write / commit / abort · open / read · ops. */
+/* The "parquet" format: a store is a dataset folder with one sub-folder per table
+ * (<table>/part-00000.parquet, part-00001, … when large; the Hive/Spark layout) and a manifest
+ * (_hubprof.json) naming the files with their rows and bytes; store version 1 (flat <table>.parquet files) is
+ * still read, and so is a folder of table sub-folders without a manifest (a dataset written back by Spark,
+ * pandas, DuckDB). Created in a temporary directory that is renamed into place at commit. Readers check the
+ * manifest and every file's footer at open; a damaged file is recorded as damage and its table reads without
+ * it. Sections: tuning · directory helpers · layout · create / write / commit / abort · open / read · ops. */
 /* SPDX-License-Identifier: MIT */
 #include "parquet_fmt.h"
 #include "parquet_internal.h"
@@ -64,15 +66,20 @@ static char *join(const char *dir, const char *name) {
   return p;
 }
 
-/* Remove a directory of plain files (a store or its temporary); best effort. */
-static void remove_flat_dir(const char *dir) {
+/* Remove a store or its temporary: its files and folders, `depth` levels deep at most; never follows a
+ * symbolic link (unlinks it). Best effort. */
+static void remove_tree(const char *dir, int depth) {
   DIR *dp = opendir(dir);
   if (dp) {
     struct dirent *e;
     while ((e = readdir(dp)) != NULL) {
       if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
       char *p = join(dir, e->d_name);
-      if (p) unlink(p);
+      struct stat sb;
+      if (p && depth > 0 && lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
+        remove_tree(p, depth - 1);
+      else if (p)
+        unlink(p);
       free(p);
     }
     closedir(dp);
@@ -80,10 +87,19 @@ static void remove_flat_dir(const char *dir) {
   rmdir(dir);
 }
 
-/* A file name the manifest may use: no path, nothing hidden. */
+/* A file path the manifest may use: relative, components not hidden, not "..", at most 8 deep. */
 static int valid_name(const char *s) {
   size_t n = strlen(s);
-  return n > 0 && n < 256 && s[0] != '.' && !strchr(s, '/');
+  if (n == 0 || n >= 1024) return 0;
+  int parts = 0;
+  for (const char *c = s; *c;) {
+    const char *e = strchr(c, '/');
+    size_t len = e ? (size_t)(e - c) : strlen(c);
+    if (len == 0 || len > 255 || c[0] == '.' || ++parts > 8) return 0;
+    c += len + (e != NULL);
+    if (e && !*c) return 0; /* a trailing slash */
+  }
+  return 1;
 }
 
 static int has_manifest(const char *dir) {
@@ -120,13 +136,123 @@ static int schema_version_ok(const char *v) {
   return digits > 0;
 }
 
+/* ---- layout ---- */
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+typedef struct name_list {
+  char **v;
+  size_t n, cap;
+} name_list;
+
+static int list_add(name_list *l, const char *rel, const char *name) {
+  if (l->n == l->cap) {
+    size_t nc = l->cap ? 2 * l->cap : 8;
+    char **v = realloc(l->v, nc * sizeof *v);
+    if (!v) return -1;
+    l->v = v;
+    l->cap = nc;
+  }
+  char *p = join(rel, name);
+  if (!p) return -1;
+  l->v[l->n++] = p;
+  return 0;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b) {
+  return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* Collect the .parquet files below root/rel (rel relative to root), sorted; key=value folders are Hive
+ * partitions and are walked; names starting with '_' or '.' are skipped, as every dataset reader does. */
+static hp_status find_files(const char *root, const char *rel, int depth, name_list *out, char *err,
+                            size_t errlen) {
+  char *dir = join(root, rel);
+  if (!dir) return HP_ERR_NOMEM;
+  struct dirent **ents = NULL;
+  int n = scandir(dir, &ents, NULL, by_name);
+  if (n < 0) {
+    snprintf(err, errlen, "%s: cannot list: %s", rel, strerror(errno));
+    free(dir);
+    return HP_ERR_IO;
+  }
+  hp_status st = HP_OK;
+  for (int i = 0; i < n; i++) {
+    const char *nm = ents[i]->d_name;
+    if (st != HP_OK || nm[0] == '.' || nm[0] == '_') continue;
+    char *p = join(dir, nm);
+    struct stat sb;
+    if (!p) {
+      st = HP_ERR_NOMEM;
+    } else if (stat(p, &sb) != 0) {
+      snprintf(err, errlen, "%s/%s: %s", rel, nm, strerror(errno));
+      st = HP_ERR_IO;
+    } else if (S_ISDIR(sb.st_mode) && strchr(nm, '=') && depth > 0) {
+      char *sub = join(rel, nm);
+      st = sub ? find_files(root, sub, depth - 1, out, err, errlen) : HP_ERR_NOMEM;
+      free(sub);
+    } else if (S_ISREG(sb.st_mode) && ends_with(nm, ".parquet")) {
+      if (list_add(out, rel, nm)) st = HP_ERR_NOMEM;
+    } else {
+      snprintf(err, errlen,
+               "%s/%s: %s in a table's folder (only .parquet files and key=value folders belong there)", rel,
+               nm, S_ISDIR(sb.st_mode) ? "a folder" : "a foreign file");
+      st = HP_ERR_FORMAT;
+    }
+    free(p);
+  }
+  for (int i = 0; i < n; i++)
+    free(ents[i]);
+  free(ents);
+  free(dir);
+  if (st == HP_ERR_NOMEM) snprintf(err, errlen, "out of memory");
+  return st;
+}
+
+hp_status pq_layout_find(const char *root, const char *table, char ***names, size_t *n, char *err,
+                         size_t errlen) {
+  *names = NULL;
+  *n = 0;
+  char *dir = join(root, table);
+  if (!dir) return HP_ERR_NOMEM;
+  struct stat sb;
+  int is_dir = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+  free(dir);
+  if (!is_dir) return HP_OK;
+  name_list l = {0};
+  hp_status st = find_files(root, table, 8, &l, err, errlen);
+  if (st != HP_OK) {
+    for (size_t i = 0; i < l.n; i++)
+      free(l.v[i]);
+    free(l.v);
+    return st;
+  }
+  *names = l.v;
+  *n = l.n;
+  return HP_OK;
+}
+
+/* A dataset without a manifest: a folder with at least one sub-folder named for a table of the model. */
+static int is_bare_dataset(const char *dir) {
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    char *p = join(dir, hp_table_describe((hp_table)t)->name);
+    struct stat sb;
+    int ok = p && stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+    free(p);
+    if (ok) return 1;
+  }
+  return 0;
+}
+
 /* ---- probe ---- */
 static int pq_probe(const char *path, const unsigned char *head, size_t n) {
   (void)head;
   if (n) return 0; /* a regular file: never a store of this format */
   struct stat sb;
   if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return 0;
-  return has_manifest(path);
+  return has_manifest(path) || is_bare_dataset(path);
 }
 
 /* ---- create / write / commit / abort ---- */
@@ -217,6 +343,30 @@ static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *c
   return st;
 }
 
+/* The root's README.txt: says how to read a table, and makes dataset readers pointed at the root (pyarrow,
+ * pandas, polars, Spark) stop with an error naming it instead of mixing every table's rows. */
+#define PQ_README "README.txt"
+static hp_status write_readme(hp_store *s, pq_store *p) {
+  static const char text[] =
+      "This folder is a hubprof profile stored as a Parquet dataset: one folder per table (node, process,\n"
+      "thread, agent, queue, code_object, kernel_symbol, dispatch, counter_info, counter_value, region,\n"
+      "metadata). Read a table by pointing at its folder, e.g.\n"
+      "  pandas.read_parquet(\"THIS/dispatch\")   pyarrow.parquet.read_table(\"THIS/dispatch\")\n"
+      "  spark.read.parquet(\"THIS/dispatch\")    DuckDB: FROM 'THIS/dispatch/**/*.parquet'\n"
+      "The folder itself is not one table: this file makes readers pointed at it stop with an error.\n"
+      "Keys and joins of the tables: docs/formats/parquet.md of hubprof.\n";
+  char *path = join(p->tmp, PQ_README);
+  int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
+  free(path);
+  if (fd < 0) return hp_set_error(s, HP_ERR_IO, "%s: cannot create: %s", PQ_README, strerror(errno));
+  hp_status st = HP_OK;
+  if (hu_write_all(fd, text, sizeof text - 1))
+    st = hp_set_error(s, HP_ERR_IO, "%s: cannot write: %s", PQ_README, strerror(errno));
+  if (close(fd) != 0 && st == HP_OK)
+    st = hp_set_error(s, HP_ERR_IO, "%s: cannot close: %s", PQ_README, strerror(errno));
+  return st;
+}
+
 /* Put the finished temporary directory at its path, replacing an older Parquet store there. */
 static hp_status install(hp_store *s, pq_store *p) {
   if (rename(p->tmp, p->target) == 0) return HP_OK;
@@ -239,7 +389,7 @@ static hp_status install(hp_store *s, pq_store *p) {
     free(old);
     return st;
   }
-  remove_flat_dir(old);
+  remove_tree(old, 10);
   free(old);
   return HP_OK;
 }
@@ -260,7 +410,8 @@ static hp_status pq_commit(hp_store *s) {
     if (!p->tw[t] && (st = pq_twriter_new(s, p->tmp, (hp_table)t, &p->lim, &p->tw[t])) != HP_OK) return st;
     if ((st = pq_twriter_finish(p->tw[t], &files[t], &nfiles[t])) != HP_OK) return st;
   }
-  hp_status st = write_manifest(s, p, files, nfiles);
+  hp_status st = write_readme(s, p);
+  if (st == HP_OK) st = write_manifest(s, p, files, nfiles);
   if (st != HP_OK) return st;
   if (hu_fsync_dir(p->tmp) != 0)
     return hp_set_error(s, HP_ERR_IO, "cannot sync %s: %s", p->tmp, strerror(errno));
@@ -274,7 +425,7 @@ static void pq_abort(hp_store *s) {
   pq_store *p = s->impl;
   if (!p) return;
   free_writers(p); /* closes open files first */
-  remove_flat_dir(p->tmp);
+  remove_tree(p->tmp, 10);
   free_write_store(p);
   s->impl = NULL;
 }
@@ -428,9 +579,74 @@ static hp_status load_table(hp_store *s, pq_store *p, const hu_json *tj) {
   return no_duplicate_files(s, rt, name->s);
 }
 
+/* A dataset without a manifest: every table's files found by pq_layout_find; anything else in the root but
+ * names starting with '_' or '.' is reported by name. */
+static hp_status open_bare(hp_store *s, pq_store *p) {
+  char err[600];
+  struct dirent **ents = NULL;
+  int n = scandir(s->path, &ents, NULL, by_name);
+  if (n < 0) return hp_set_error(s, HP_ERR_IO, "cannot list: %s", strerror(errno));
+  hp_status st = HP_OK;
+  for (int i = 0; i < n; i++) {
+    const char *nm = ents[i]->d_name;
+    if (st == HP_OK && nm[0] != '.' && nm[0] != '_' && strcmp(nm, PQ_README) != 0 &&
+        hp_table_from_name(nm) == HP_TABLE_COUNT)
+      st = hp_set_error(s, HP_ERR_FORMAT,
+                        "%s: not a table of the data model (a dataset holds one folder per "
+                        "table: node, process, …, dispatch, …)",
+                        nm);
+  }
+  for (int i = 0; i < n; i++)
+    free(ents[i]);
+  free(ents);
+  for (int t = 0; t < HP_TABLE_COUNT && st == HP_OK; t++) {
+    const hp_table_desc *d = hp_table_describe((hp_table)t);
+    char **names;
+    size_t k;
+    st = pq_layout_find(s->path, d->name, &names, &k, err, sizeof err);
+    if (st != HP_OK) {
+      st = hp_set_error(s, st, "%s", err);
+      break;
+    }
+    pq_rtable *rt = &p->tab[t];
+    rt->files = calloc(k ? k : 1, sizeof *rt->files);
+    for (size_t i = 0; i < k; i++) {
+      pq_rfile *f = rt->files ? &rt->files[rt->nfiles++] : NULL;
+      if (f) {
+        f->name = names[i];
+        f->path = join(s->path, names[i]);
+      } else {
+        free(names[i]);
+      }
+      if (st == HP_OK && (!f || !f->path)) st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+      if (st == HP_OK) st = check_file(s, d, f, NULL, NULL, NULL);
+      if (st == HP_OK && f->ok) rt->rows += f->rows;
+    }
+    free(names);
+  }
+  if (st == HP_OK && !(s->schema_version = strdup(PQ_SCHEMA_VERSION)))
+    st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  return st;
+}
+
 static hp_status pq_open_read(hp_store *s) {
   hu_json *m;
-  hp_status st = read_manifest(s, &m);
+  hp_status st;
+  char *mp = join(s->path, PQ_MANIFEST);
+  struct stat msb;
+  int no_manifest = mp && lstat(mp, &msb) != 0 && errno == ENOENT;
+  free(mp);
+  if (no_manifest && is_bare_dataset(s->path)) {
+    pq_store *p = calloc(1, sizeof *p);
+    if (!p) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+    if ((st = open_bare(s, p)) != HP_OK) {
+      free_read_store(p);
+      return st;
+    }
+    s->impl = p;
+    return HP_OK;
+  }
+  st = read_manifest(s, &m);
   if (st != HP_OK) return st;
   pq_store *p = calloc(1, sizeof *p);
   if (!p) {

@@ -478,7 +478,8 @@ static hp_status emit_row(merger *m, hp_table t, anyrow *row, int strings) {
  * incomplete kernels stay out of metrics) and written again (a rewritten key replaces the earlier row);
  * for other keys the first value stays, and a different value is counted as a conflict. */
 static hp_status merge_metadata(merger *m, const hp_metadata *r, hp_merge_stats *stats) {
-  if (strcmp(r->key, "multiplex_incomplete") != 0) { /* the first input's value stays */
+  if (strncmp(r->key, "clock.", 6) == 0) return HP_OK; /* each process's clock anchor: the first one stays */
+  if (strcmp(r->key, "multiplex_incomplete") != 0) {   /* the first input's value stays */
     for (size_t i = 0; i < m->nmeta; i++)
       if (!strcmp(m->meta[2 * i], r->key) && strcmp(m->meta[2 * i + 1], r->value) && stats)
         stats->metadata_conflicts++;

@@ -22,4 +22,33 @@ hp_status hp_parquet_set_defaults(uint64_t rg_rows, uint64_t rg_bytes, uint32_t 
  * hp_cursor_next_batch; meant to be the format's batch operation. HP_ERR_INVALID for another format. */
 hp_status hp_parquet_cursor_next_batch(hp_cursor *c, void *const *cols, size_t max, size_t *n);
 
+/* ---- the dataset schema (parquet_schema.c) ---- */
+#define PQ_MAX_COLUMNS 64 /* columns of one hub table at most */
+
+/* How one hub column is stored in Parquet files of store version 2 (dataset layout). */
+typedef struct pq_colspec {
+  const char *name;        /* column name in the file (e.g. dispatch.dispatch_id is "dispatch_seq") */
+  const char *legacy_name; /* its name in store version 1 files (the hub's name) */
+  int phys;                /* physical type (PQ_INT64, PQ_BOOLEAN, ...) */
+  int legacy_phys;         /* physical type in version 1 files (also accepted when reading) */
+  int nullable;            /* OPTIONAL: the hub value null_value (or "" for strings) is written as NULL */
+  int64_t null_value;      /* the hub value a NULL reads as (0, -1; strings: "") */
+  const char *unit;        /* "ns", "bytes", ... or NULL */
+  const char *desc;        /* one-line description */
+} pq_colspec;
+
+/* Spec of column `col` of table t (in hp_table_describe order), NULL when out of range. */
+const pq_colspec *pq_colspec_of(hp_table t, size_t col);
+
+/* ---- the dataset layout (fmt_parquet.c) ---- */
+/* Where a table's files lie: store version 2 writes <root>/<table>/part-NNNNN.parquet (Hive/Spark folder per
+ * table, possibly with key=value sub-folders); version 1 wrote <root>/<table>.parquet and
+ * <root>/<table>-NNNNN.parquet. pq_layout_find lists, sorted, the .parquet files below <root>/<table>/ (paths
+ * relative to root, e.g. "dispatch/part-00000.parquet"); a store without a manifest (a dataset written back
+ * by Spark, pandas, DuckDB) is read this way. Returns HP_OK with *n == 0 when the folder is absent; on a
+ * problem (a foreign entry, unreadable folder) returns the status with a message in err naming the path. The
+ * caller frees each name and the array. */
+hp_status pq_layout_find(const char *root, const char *table, char ***names, size_t *n, char *err,
+                         size_t errlen);
+
 #endif

@@ -43,7 +43,7 @@ enum { PQ_PAGE_DATA = 0, PQ_PAGE_INDEX = 1, PQ_PAGE_DICTIONARY = 2, PQ_PAGE_DATA
 /* Store layout: the manifest's name and magic, the store layout version this build writes and reads. */
 #define PQ_MANIFEST "_hubprof.json"
 #define PQ_MAGIC "hubprof-parquet"
-#define PQ_STORE_VERSION 1
+#define PQ_STORE_VERSION 2 /* 2: a folder per table; 1: flat <table>.parquet files */
 #define PQ_SCHEMA_VERSION "1"
 
 /* Limits of the reader: anything larger is taken as damage, never allocated. */
@@ -159,8 +159,8 @@ typedef struct pq_file_entry {
 
 hp_status pq_twriter_new(hp_store *s, const char *dir, hp_table t, const pq_limits *lim, pq_twriter **out);
 hp_status pq_twriter_add(pq_twriter *w, const void *row);
-/* Flush and close the last file (an empty file when the table has no rows), name single files
- * <table>.parquet; then *files and *n describe the files (owned by the writer). */
+/* Flush and close the last file (an empty file when the table has no rows); then *files and *n describe
+ * the files, <table>/part-00000.parquet, … (owned by the writer). */
 hp_status pq_twriter_finish(pq_twriter *w, const pq_file_entry **files, size_t *n);
 void pq_twriter_free(pq_twriter *w); /* closes an open file; removes nothing */
 
@@ -236,7 +236,5 @@ int pq_delta_init(pq_delta *d, const unsigned char *p, const unsigned char *end)
 size_t pq_delta_get(pq_delta *d, uint64_t *out, size_t n); /* up to n values; fewer: ended or bad (err) */
 const unsigned char *pq_delta_end(const pq_delta *d); /* first byte after the encoded values, NULL if bad */
 int64_t pq_int96_ns(const unsigned char *p);          /* an INT96 timestamp as nanoseconds since 1970 */
-/* What a NULL of a hub column reads as: the data model's "unknown" (-1 for process.rank, else 0 / ""). */
-int64_t pq_col_unknown(const hp_column *col);
 
 #endif

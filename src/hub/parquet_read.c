@@ -6,6 +6,7 @@
  * Nothing read from a file is trusted: every offset, length and count is bounded before use.
  * Sections: footer · column readers · pages · cursor. */
 /* SPDX-License-Identifier: MIT */
+#include "parquet_fmt.h"
 #include "parquet_internal.h"
 
 #include "../common/hu_io.h"
@@ -155,28 +156,31 @@ static int parse_schema(footer_ctx *x, tc_reader *r) {
     x->leaves[x->nleaves++] = lf;
   }
   (void)root_children;
-  /* map hub columns to leaves by name */
+  /* map hub columns to leaves by name: the dataset name (parquet_schema.c), else the store version 1 name */
   for (size_t c = 0; c < x->d->ncolumns; c++) {
+    const pq_colspec *sp = pq_colspec_of(x->d->table, c);
     const hp_column *col = &x->d->columns[c];
-    size_t cl = strlen(col->name);
     x->colleaf[c] = -1;
-    for (size_t j = 0; j < x->nleaves; j++) {
-      leaf *lf = &x->leaves[j];
-      if (lf->namelen != cl || memcmp(lf->name, col->name, cl) != 0) continue;
-      if (x->colleaf[c] >= 0)
-        return bad(x, HP_ERR_CORRUPT, "bad metadata: column '%s' appears twice", col->name);
-      if (!convertible(col->type, lf->type))
-        return bad(x, HP_ERR_UNSUPPORTED, "column '%s' has type %s, which cannot hold %s (expected %s)",
-                   col->name, phys_name(lf->type), hub_type_name(col->type),
-                   phys_name(pq_phys_type(col->type)));
-      if (lf->decimal)
-        return bad(x, HP_ERR_UNSUPPORTED, "column '%s' is a DECIMAL, which is not supported (write it as %s)",
-                   col->name, phys_name(pq_phys_type(col->type)));
-      if (lf->repetition != PQ_REQUIRED && lf->repetition != PQ_OPTIONAL)
-        return bad(x, HP_ERR_UNSUPPORTED, "column '%s' is repeated, which is not supported", col->name);
-      x->colleaf[c] = (int)j;
-      lf->hubcol = (int)c;
-    }
+    for (int pass = 0; pass < 2 && x->colleaf[c] < 0; pass++)
+      for (size_t j = 0; j < x->nleaves; j++) {
+        leaf *lf = &x->leaves[j];
+        const char *want = pass ? sp->legacy_name : sp->name;
+        size_t cl = strlen(want);
+        if (lf->namelen != cl || memcmp(lf->name, want, cl) != 0) continue;
+        if (x->colleaf[c] >= 0)
+          return bad(x, HP_ERR_CORRUPT, "bad metadata: column '%s' appears twice", want);
+        if (!convertible(col->type, lf->type))
+          return bad(x, HP_ERR_UNSUPPORTED, "column '%s' has type %s, which cannot hold %s (expected %s)",
+                     want, phys_name(lf->type), hub_type_name(col->type), phys_name(sp->phys));
+        if (lf->decimal)
+          return bad(x, HP_ERR_UNSUPPORTED,
+                     "column '%s' is a DECIMAL, which is not supported (write it as %s)", want,
+                     phys_name(sp->phys));
+        if (lf->repetition != PQ_REQUIRED && lf->repetition != PQ_OPTIONAL)
+          return bad(x, HP_ERR_UNSUPPORTED, "column '%s' is repeated, which is not supported", want);
+        x->colleaf[c] = (int)j;
+        lf->hubcol = (int)c;
+      }
   }
   return 0;
 }
@@ -1072,19 +1076,18 @@ static hp_status apply_skip(pq_rcursor *c, colrd *r) {
   return HP_OK;
 }
 
-/* A column the file lacks reads as the column's "unknown" (pq_col_unknown), like a NULL. */
-static void put_zero(const hp_column *col, char *dst) {
-  int64_t u = pq_col_unknown(col);
-  switch (col->type) {
+/* A column the file lacks reads as the column's "unknown" (pq_colspec.null_value), like a NULL. */
+static void put_zero(const colrd *r, char *dst) {
+  switch (r->col->type) {
   case HP_COL_U32:
   case HP_COL_I32: {
-    uint32_t x = (uint32_t)u;
+    uint32_t x = (uint32_t)r->nullv;
     memcpy(dst, &x, 4);
     break;
   }
   case HP_COL_U64:
-  case HP_COL_I64: memcpy(dst, &u, 8); break;
-  case HP_COL_F64: memset(dst, 0, 8); break;
+  case HP_COL_I64:
+  case HP_COL_F64: memcpy(dst, &r->nullv, 8); break;
   case HP_COL_STR: *(const char **)dst = ""; break;
   }
 }
@@ -1109,6 +1112,8 @@ hp_status pq_rcursor_open(hp_store *s, const hp_table_desc *d, pq_rfile *files, 
   for (size_t i = 0; i < d->ncolumns; i++) {
     c->cr[i].col = &d->columns[i];
     c->cr[i].off = (uint32_t)d->columns[i].offset;
+    const pq_colspec *sp = pq_colspec_of(d->table, i);
+    c->cr[i].nullv = sp && d->columns[i].type != HP_COL_F64 ? (uint64_t)sp->null_value : 0;
   }
   *out = c;
   return HP_OK;
@@ -1193,7 +1198,6 @@ static hp_status next_rowgroup(pq_rcursor *c) {
       r->skip = 0;
       r->levels = 0;
       r->fast = r->ch->phys == pq_phys_type(r->col->type) && !r->ch->ts_scale;
-      r->nullv = r->col->type == HP_COL_F64 ? 0 : (uint64_t)pq_col_unknown(r->col);
       sb_free(r);
       r->kind = !r->ch->present                   ? K_ABSENT
                 : r->col->type == HP_COL_STR      ? K_STR
@@ -1215,7 +1219,7 @@ hp_status pq_rcursor_next(pq_rcursor *c, void *row) {
   for (; r < end; r++) {
     char *dst = (char *)row + r->off;
     if (r->kind == K_ABSENT) {
-      put_zero(r->col, dst);
+      put_zero(r, dst);
       continue;
     }
     if (r->skip) {
@@ -1249,7 +1253,7 @@ static hp_status batch_column(pq_rcursor *c, colrd *r, char *out, size_t at, siz
     } else {
       size_t w = pq_col_width(r->col->type);
       for (size_t i = 0; i < n; i++)
-        put_zero(r->col, out + w * (at + i));
+        put_zero(r, out + w * (at + i));
     }
     return HP_OK;
   }

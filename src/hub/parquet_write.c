@@ -1,19 +1,24 @@
 /* Parquet table writer: buffers one row group of one hub table column by column, then encodes each
- * column chunk (dictionary page + RLE_DICTIONARY data pages when that is smaller, PLAIN otherwise),
- * compresses every page with ZSTD, and writes the footer (Thrift FileMetaData) when a file is closed.
- * Memory: one row group per table. Files roll over after a number of row groups or bytes.
+ * column chunk (dictionary page + RLE_DICTIONARY data pages when that is smaller, PLAIN otherwise; NULLs of
+ * nullable columns as definition levels), compresses every page with ZSTD, and writes the footer (Thrift
+ * FileMetaData, with the dataset schema of parquet_schema.c) when a file is closed. Files go to
+ * <store>/<table>/part-NNNNN.parquet. Memory: one row group per table. Files roll over after a number of row
+ * groups or bytes.
  * Sections: state · buffering rows · dictionary · statistics · pages · row groups · footer · files. */
 /* SPDX-License-Identifier: MIT */
+#include "parquet_fmt.h"
 #include "parquet_internal.h"
 
 #include "../common/hu_hash.h"
 #include "../common/hu_io.h"
+#include "../common/hu_json.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -33,7 +38,8 @@ typedef struct pq_cmeta {
   int has_minmax;           /* min/max present */
   unsigned char *min, *max; /* plain-encoded min/max (strings without length), malloc'd */
   size_t minn, maxn;
-  uint64_t nan_count; /* doubles only */
+  uint64_t nan_count;  /* doubles only */
+  uint64_t null_count; /* NULLs (nullable columns) */
 } pq_cmeta;
 
 typedef struct pq_rgmeta {
@@ -48,6 +54,7 @@ struct pq_twriter {
   const char *dir; /* the store's temporary directory (owned by the store) */
   hp_table t;
   const hp_table_desc *d;
+  const pq_colspec *spec[PQ_MAX_COLUMNS]; /* how each column is stored */
   pq_limits lim;
   /* the row group being buffered */
   uint64_t **val;  /* per column: values (integers widened, doubles as bits) or string offsets */
@@ -61,12 +68,12 @@ struct pq_twriter {
   size_t keycap;
   /* the file being written */
   int fd;         /* -1 when none is open */
-  char fname[64]; /* its name */
+  char fname[64]; /* its name, relative to the store: <table>/part-NNNNN.parquet */
   uint64_t fpos;  /* bytes written to it */
   uint64_t frows; /* rows in it */
   pq_rgmeta *rgs; /* its row groups */
   size_t nrg, caprg;
-  unsigned file_no;    /* number of the last file started, 1-based */
+  unsigned file_no;    /* number of the next file to start, 0-based */
   uint32_t footer_crc; /* of the footer just written */
   /* files closed so far */
   pq_file_entry *files;
@@ -78,6 +85,9 @@ struct pq_twriter {
   uint32_t *dent; /* dictionary entry k = row dent[k] */
   uint32_t *ht;   /* hash table of dictionary entries (k + 1, 0 = empty) */
   size_t htcap, idxcap, dentcap;
+  uint32_t *nn;   /* rows whose value is not NULL, of a nullable column */
+  uint32_t *defs; /* definition level of each row (0 NULL, 1 value) */
+  size_t nncap;
 };
 
 static hp_status oom(pq_twriter *w) {
@@ -92,6 +102,12 @@ hp_status pq_twriter_new(hp_store *s, const char *dir, hp_table t, const pq_limi
   w->dir = dir;
   w->t = t;
   w->d = hp_table_describe(t);
+  if (w->d->ncolumns > PQ_MAX_COLUMNS) {
+    free(w);
+    return hp_set_error(s, HP_ERR_INVALID, "%s: too many columns", hp_table_describe(t)->name);
+  }
+  for (size_t c = 0; c < w->d->ncolumns; c++)
+    w->spec[c] = pq_colspec_of(t, c);
   w->lim = *lim;
   w->fd = -1;
   w->small = t != HP_TABLE_DISPATCH && t != HP_TABLE_COUNTER_VALUE && t != HP_TABLE_REGION;
@@ -144,6 +160,8 @@ void pq_twriter_free(pq_twriter *w) {
   free(w->idx);
   free(w->dent);
   free(w->ht);
+  free(w->nn);
+  free(w->defs);
   free(w);
 }
 
@@ -279,11 +297,11 @@ hp_status pq_twriter_add(pq_twriter *w, const void *row) {
 }
 
 /* ---- dictionary ---- */
-/* Dictionary-encode column c of the buffered rows when it pays: fills w->idx and w->dent and returns the
- * number of entries, or 0 when plain encoding is better (too many distinct values), -1 out of memory. */
-static long build_dict(pq_twriter *w, size_t c) {
+/* Dictionary-encode column c of the buffered rows rows[0..n) (0..n when rows is NULL) when it pays: fills
+ * w->idx (per position) and w->dent (rows) and returns the number of entries, or 0 when plain encoding is
+ * better (too many distinct values), -1 out of memory. */
+static long build_dict(pq_twriter *w, size_t c, const uint32_t *rows, size_t n) {
   const hp_column *col = &w->d->columns[c];
-  size_t n = w->rows;
   size_t maxent = n / 4;
   int is_str = col->type == HP_COL_STR;
   if (!is_str && maxent > DICT_BYTES / pq_col_width(col->type)) maxent = DICT_BYTES / pq_col_width(col->type);
@@ -313,7 +331,8 @@ static long build_dict(pq_twriter *w, size_t c) {
   size_t mask = cap - 1, nd = 0;
   uint64_t dbytes = 0;
   const uint64_t *v = w->val[c];
-  for (size_t i = 0; i < n; i++) {
+  for (size_t k = 0; k < n; k++) {
+    size_t i = rows ? rows[k] : k;
     const unsigned char *sp = NULL;
     size_t sn = 0;
     uint64_t h;
@@ -344,18 +363,20 @@ static long build_dict(pq_twriter *w, size_t c) {
       w->dent[nd] = (uint32_t)i;
       w->ht[slot] = (uint32_t)++nd;
     }
-    w->idx[i] = w->ht[slot] - 1;
+    w->idx[k] = w->ht[slot] - 1;
   }
   return (long)nd;
 }
 
 /* ---- statistics ---- */
-/* Is value of row a < row b in the column's order (unsigned for u32/u64 and bytes, signed otherwise)? */
+/* Is value of row a < row b in the order of the column's physical type (signed integers, bytes)? */
 static int less(const pq_twriter *w, size_t c, size_t a, size_t b) {
   const uint64_t *v = w->val[c];
+  if (w->spec[c]->phys == PQ_INT32) return (int32_t)(uint32_t)v[a] < (int32_t)(uint32_t)v[b];
+  if (w->spec[c]->phys == PQ_BOOLEAN) return (v[a] != 0) < (v[b] != 0);
   switch (w->d->columns[c].type) {
   case HP_COL_U32:
-  case HP_COL_U64: return v[a] < v[b];
+  case HP_COL_U64:
   case HP_COL_I32:
   case HP_COL_I64: return (int64_t)v[a] < (int64_t)v[b];
   case HP_COL_F64: {
@@ -380,6 +401,10 @@ static unsigned char *plain_value(const pq_twriter *w, size_t c, size_t i, size_
   unsigned char tmp[8];
   if (col->type == HP_COL_STR) {
     src = str_at(w, c, i, n);
+  } else if (w->spec[c]->phys == PQ_BOOLEAN) {
+    *n = 1;
+    tmp[0] = w->val[c][i] != 0;
+    src = tmp;
   } else {
     *n = pq_col_width(col->type);
     for (size_t k = 0; k < *n; k++)
@@ -391,8 +416,9 @@ static unsigned char *plain_value(const pq_twriter *w, size_t c, size_t i, size_
   return p;
 }
 
-/* Min and max over the rows rows[0..n) (or 0..n when rows is NULL) of column c. */
-static int column_stats(pq_twriter *w, size_t c, const uint32_t *rows, size_t n, pq_cmeta *m) {
+/* Min and max over the rows rows[0..n) (or 0..n when rows is NULL) of column c; `entries` when rows are
+ * dictionary entries (NaNs are then counted over every row). */
+static int column_stats(pq_twriter *w, size_t c, const uint32_t *rows, size_t n, int entries, pq_cmeta *m) {
   const hp_column *col = &w->d->columns[c];
   size_t lo = SIZE_MAX, hi = SIZE_MAX;
   for (size_t k = 0; k < n; k++) {
@@ -409,7 +435,7 @@ static int column_stats(pq_twriter *w, size_t c, const uint32_t *rows, size_t n,
     if (hi == SIZE_MAX || less(w, c, hi, i)) hi = i;
   }
   if (lo == SIZE_MAX) return 0; /* no rows, or only NaNs */
-  if (rows && col->type == HP_COL_F64) {
+  if (entries && col->type == HP_COL_F64) {
     /* nan_count counted dictionary entries: count rows instead */
     m->nan_count = 0;
     for (size_t i = 0; i < w->rows; i++) {
@@ -511,14 +537,50 @@ static int bit_width(uint32_t maxv) {
   return b;
 }
 
-/* Encode column c of the buffered rows into w->chunk; fill m (offsets relative to the chunk start). */
+/* Is buffered row i of column c unknown (NULL in the file)? Only for nullable columns. */
+static int is_null(const pq_twriter *w, size_t c, size_t i) {
+  if (w->d->columns[c].type == HP_COL_STR) return w->slen[c][i] == 0;
+  if (w->d->columns[c].type == HP_COL_U32) return (uint32_t)w->val[c][i] == (uint32_t)w->spec[c]->null_value;
+  return w->val[c][i] == (uint64_t)w->spec[c]->null_value;
+}
+
+/* Fill w->defs and w->nn for column c; returns the rows with a value, (size_t)-1 out of memory. */
+static size_t nonnull_rows(pq_twriter *w, size_t c) {
+  size_t n = w->rows, k = 0;
+  if (n > w->nncap) {
+    uint32_t *nn = realloc(w->nn, n * sizeof *nn);
+    if (!nn) return (size_t)-1;
+    w->nn = nn;
+    uint32_t *defs = realloc(w->defs, n * sizeof *defs);
+    if (!defs) return (size_t)-1;
+    w->defs = defs;
+    w->nncap = n;
+  }
+  for (size_t i = 0; i < n; i++) {
+    w->defs[i] = !is_null(w, c, i);
+    if (w->defs[i]) w->nn[k++] = (uint32_t)i;
+  }
+  return k;
+}
+
+/* Encode column c of the buffered rows into w->chunk; fill m (offsets relative to the chunk start). Values
+ * of a nullable column equal to its null value are NULLs: a definition level 0 and no value. */
 static hp_status encode_chunk(pq_twriter *w, size_t c, pq_cmeta *m) {
-  size_t n = w->rows;
+  size_t n = w->rows, nv = n;
+  const pq_colspec *sp = w->spec[c];
+  int boolean = sp->phys == PQ_BOOLEAN;
+  const uint32_t *nn = NULL; /* rows with a value; NULL: every row */
   hp_status st;
   w->chunk.n = 0;
   memset(m, 0, sizeof *m);
   m->nvals = n;
-  long nd = build_dict(w, c);
+  if (sp->nullable) {
+    nv = nonnull_rows(w, c);
+    if (nv == (size_t)-1) return oom(w);
+    nn = w->nn;
+    m->null_count = n - nv;
+  }
+  long nd = boolean ? 0 : build_dict(w, c, nn, nv);
   if (nd < 0) return oom(w);
   if (nd > 0) {
     m->dict = 1;
@@ -527,27 +589,54 @@ static hp_status encode_chunk(pq_twriter *w, size_t c, pq_cmeta *m) {
       plain_put(w, &w->plain, c, w->dent[k]);
     if ((st = put_page(w, m, 1, (uint32_t)nd, PQ_ENC_PLAIN)) != HP_OK) return st;
     m->data_off = w->chunk.n;
-    if (column_stats(w, c, w->dent, (size_t)nd, m)) return oom(w);
+    if (column_stats(w, c, w->dent, (size_t)nd, 1, m)) return oom(w);
   } else {
-    if (column_stats(w, c, NULL, n, m)) return oom(w);
+    if (column_stats(w, c, nn, nv, 0, m)) return oom(w);
   }
   int bw = m->dict ? bit_width((uint32_t)(nd - 1)) : 0;
-  size_t i = 0;
+  size_t i = 0, k = 0; /* next row, and its position among the rows with a value */
   while (i < n) {
-    size_t j = i, bytes = 0;
-    while (j < n && j - i < PAGE_ROWS && bytes < PAGE_BYTES)
-      bytes += plain_size(w, c, j++);
+    size_t j = i, k2 = k, bytes = 0;
+    while (j < n && j - i < PAGE_ROWS && bytes < PAGE_BYTES) {
+      if (!nn || (k2 < nv && nn[k2] == j)) {
+        bytes += plain_size(w, c, j);
+        k2++;
+      } else {
+        bytes++;
+      }
+      j++;
+    }
     w->plain.n = 0;
+    if (nn) { /* definition levels: RLE hybrid of bit width 1 after its 4-byte length */
+      size_t at = w->plain.n;
+      hu_buf_le32(&w->plain, 0);
+      pq_rle_encode(&w->plain, w->defs + i, j - i, 1);
+      if (w->plain.oom) return oom(w);
+      uint32_t len = (uint32_t)(w->plain.n - at - 4);
+      for (int b = 0; b < 4; b++)
+        w->plain.p[at + (size_t)b] = (unsigned char)(len >> (8 * b));
+    }
     if (m->dict) {
       hu_buf_byte(&w->plain, (unsigned)bw);
-      pq_rle_encode(&w->plain, w->idx + i, j - i, bw);
+      pq_rle_encode(&w->plain, w->idx + k, k2 - k, bw);
+    } else if (boolean) { /* PLAIN booleans: bit-packed, least significant bit first */
+      unsigned acc = 0;
+      for (size_t q = k; q < k2; q++) {
+        size_t r = nn ? nn[q] : q;
+        acc |= (unsigned)(w->val[c][r] != 0) << ((q - k) % 8);
+        if ((q - k) % 8 == 7 || q + 1 == k2) {
+          hu_buf_byte(&w->plain, acc);
+          acc = 0;
+        }
+      }
     } else {
-      for (size_t k = i; k < j; k++)
-        plain_put(w, &w->plain, c, k);
+      for (size_t q = k; q < k2; q++)
+        plain_put(w, &w->plain, c, nn ? nn[q] : q);
     }
     if ((st = put_page(w, m, 0, (uint32_t)(j - i), m->dict ? PQ_ENC_RLE_DICTIONARY : PQ_ENC_PLAIN)) != HP_OK)
       return st;
     i = j;
+    k = k2;
   }
   return HP_OK;
 }
@@ -561,9 +650,13 @@ static hp_status write_all(pq_twriter *w, const void *p, size_t n) {
 }
 
 static hp_status open_file(pq_twriter *w) {
-  w->file_no++;
-  snprintf(w->fname, sizeof w->fname, "%s-%05u.parquet", w->d->name, w->file_no);
   char path[4096];
+  if (w->file_no == 0) { /* the table's folder */
+    snprintf(path, sizeof path, "%s/%s", w->dir, w->d->name);
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+      return hp_set_error(w->s, HP_ERR_IO, "%s: cannot create: %s", w->d->name, strerror(errno));
+  }
+  snprintf(w->fname, sizeof w->fname, "%s/part-%05u.parquet", w->d->name, w->file_no++);
   snprintf(path, sizeof path, "%s/%s", w->dir, w->fname);
   w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (w->fd < 0) return hp_set_error(w->s, HP_ERR_IO, "%s: cannot create: %s", w->fname, strerror(errno));
@@ -612,39 +705,27 @@ static hp_status flush_rowgroup(pq_twriter *w) {
 }
 
 /* ---- footer ---- */
-static void write_schema_leaf(tc_writer *tw, const hp_column *col) {
+static void write_schema_leaf(tc_writer *tw, const hp_column *col, const pq_colspec *sp) {
   tc_elem_struct_begin(tw);
-  tc_i32(tw, 1, pq_phys_type(col->type));
-  tc_i32(tw, 3, PQ_REQUIRED);
-  tc_binary(tw, 4, col->name, strlen(col->name));
-  switch (col->type) {
-  case HP_COL_STR:
+  tc_i32(tw, 1, sp->phys);
+  tc_i32(tw, 3, sp->nullable ? PQ_OPTIONAL : PQ_REQUIRED);
+  tc_binary(tw, 4, sp->name, strlen(sp->name));
+  if (col->type == HP_COL_STR) {
     tc_i32(tw, 6, PQ_CT_UTF8);
     tc_struct_begin(tw, 10); /* LogicalType */
     tc_struct_begin(tw, 1);  /* STRING */
     tc_struct_end(tw);
     tc_struct_end(tw);
-    break;
-  case HP_COL_U32:
-  case HP_COL_U64:
-    tc_i32(tw, 6, col->type == HP_COL_U32 ? PQ_CT_UINT_32 : PQ_CT_UINT_64);
-    tc_struct_begin(tw, 10); /* LogicalType */
-    tc_struct_begin(tw, 10); /* INTEGER */
-    tc_i8(tw, 1, col->type == HP_COL_U32 ? 32 : 64);
-    tc_bool(tw, 2, 0);
-    tc_struct_end(tw);
-    tc_struct_end(tw);
-    break;
-  default: break; /* INT32, INT64 and DOUBLE are signed numbers as they are; *_ns stay plain INT64 */
-  }
+  } /* INT32 and INT64 are signed numbers as they are; times are INT64 nanoseconds of a monotonic clock,
+       not TIMESTAMP (docs/formats/parquet.md says why); BOOLEAN and DOUBLE need no annotation */
   tc_struct_end(tw);
 }
 
-static void write_chunk_meta(tc_writer *tw, const hp_column *col, const pq_cmeta *m) {
+static void write_chunk_meta(tc_writer *tw, const hp_column *col, const pq_colspec *sp, const pq_cmeta *m) {
   tc_elem_struct_begin(tw); /* ColumnChunk */
   tc_i64(tw, 2, 0);         /* file_offset: deprecated, 0 */
   tc_struct_begin(tw, 3);   /* ColumnMetaData */
-  tc_i32(tw, 1, pq_phys_type(col->type));
+  tc_i32(tw, 1, sp->phys);
   if (m->dict) {
     tc_list_begin(tw, 2, TC_I32, 3);
     tc_elem_i32(tw, PQ_ENC_PLAIN);
@@ -656,7 +737,7 @@ static void write_chunk_meta(tc_writer *tw, const hp_column *col, const pq_cmeta
     tc_elem_i32(tw, PQ_ENC_RLE);
   }
   tc_list_begin(tw, 3, TC_BINARY, 1);
-  tc_elem_binary(tw, col->name, strlen(col->name));
+  tc_elem_binary(tw, sp->name, strlen(sp->name));
   tc_i32(tw, 4, PQ_CODEC_ZSTD);
   tc_i64(tw, 5, (int64_t)m->nvals);
   tc_i64(tw, 6, (int64_t)m->uncomp);
@@ -664,7 +745,7 @@ static void write_chunk_meta(tc_writer *tw, const hp_column *col, const pq_cmeta
   tc_i64(tw, 9, (int64_t)m->data_off);
   if (m->dict) tc_i64(tw, 11, (int64_t)m->dict_off);
   tc_struct_begin(tw, 12); /* Statistics */
-  tc_i64(tw, 3, 0);        /* null_count */
+  tc_i64(tw, 3, (int64_t)m->null_count);
   if (m->has_minmax) {
     tc_binary(tw, 5, m->max, m->maxn);
     tc_binary(tw, 6, m->min, m->minn);
@@ -695,6 +776,42 @@ static void kv(tc_writer *tw, const char *k, const char *v) {
   tc_struct_end(tw);
 }
 
+/* The columns' units, descriptions and NULL rules as JSON in w->comp (NUL-terminated), for the key
+ * "hubprof.columns": {"<column>": {"unit": "ns", "description": "...", "null": 0, "flag": false,
+ * "hub_name": "..."}, ...}.
+ * Returns -1 out of memory. */
+static int columns_json(pq_twriter *w) {
+  hu_buf *b = &w->comp;
+  b->n = 0;
+  hu_buf_byte(b, '{');
+  for (size_t c = 0; c < w->d->ncolumns; c++) {
+    const pq_colspec *sp = w->spec[c];
+    hu_buf_str(b, c ? ", " : "");
+    hu_json_put_str(b, sp->name);
+    hu_buf_str(b, ": {\"unit\": ");
+    if (sp->unit)
+      hu_json_put_str(b, sp->unit);
+    else
+      hu_buf_str(b, "null");
+    hu_buf_str(b, ", \"description\": ");
+    hu_json_put_str(b, sp->desc);
+    hu_buf_str(b, ", \"null\": ");
+    if (!sp->nullable)
+      hu_buf_str(b, "null");
+    else if (w->d->columns[c].type == HP_COL_STR)
+      hu_buf_str(b, "\"\"");
+    else
+      hu_buf_printf(b, "%lld", (long long)sp->null_value);
+    hu_buf_str(b, sp->phys == PQ_BOOLEAN ? ", \"flag\": true" : ", \"flag\": false");
+    hu_buf_str(b, ", \"hub_name\": ");
+    hu_json_put_str(b, w->d->columns[c].name);
+    hu_buf_byte(b, '}');
+  }
+  hu_buf_str(b, "}");
+  hu_buf_byte(b, 0);
+  return b->oom ? -1 : 0;
+}
+
 static hp_status write_footer(pq_twriter *w) {
   const hp_table_desc *d = w->d;
   hu_buf *b = &w->chunk;
@@ -708,7 +825,7 @@ static hp_status write_footer(pq_twriter *w) {
   tc_i32(&tw, 5, (int32_t)d->ncolumns);
   tc_struct_end(&tw);
   for (size_t c = 0; c < d->ncolumns; c++)
-    write_schema_leaf(&tw, &d->columns[c]);
+    write_schema_leaf(&tw, &d->columns[c], w->spec[c]);
   tc_i64(&tw, 3, (int64_t)w->frows);
   tc_list_begin(&tw, 4, TC_STRUCT, w->nrg);
   for (size_t r = 0; r < w->nrg; r++) {
@@ -716,17 +833,19 @@ static hp_status write_footer(pq_twriter *w) {
     tc_elem_struct_begin(&tw);
     tc_list_begin(&tw, 1, TC_STRUCT, d->ncolumns);
     for (size_t c = 0; c < d->ncolumns; c++)
-      write_chunk_meta(&tw, &d->columns[c], &rg->c[c]);
+      write_chunk_meta(&tw, &d->columns[c], w->spec[c], &rg->c[c]);
     tc_i64(&tw, 2, (int64_t)rg->uncomp);
     tc_i64(&tw, 3, (int64_t)rg->rows);
     tc_i64(&tw, 5, (int64_t)rg->offset);
     tc_i64(&tw, 6, (int64_t)rg->comp);
     tc_struct_end(&tw);
   }
-  tc_list_begin(&tw, 5, TC_STRUCT, 3); /* key_value_metadata */
+  tc_list_begin(&tw, 5, TC_STRUCT, 4); /* key_value_metadata */
   kv(&tw, "hubprof.table", d->name);
   kv(&tw, "hubprof.schema_version", PQ_SCHEMA_VERSION);
   kv(&tw, "hubprof.time_unit", "ns");
+  if (columns_json(w)) return oom(w);
+  kv(&tw, "hubprof.columns", (const char *)w->comp.p);
   char by[96];
   snprintf(by, sizeof by, "hubprof version %s (build hubprof)", hp_version());
   tc_binary(&tw, 6, by, strlen(by));
@@ -779,14 +898,6 @@ hp_status pq_twriter_finish(pq_twriter *w, const pq_file_entry **files, size_t *
   if (st == HP_OK && w->fd < 0 && w->nfiles == 0) st = open_file(w); /* an empty table: a file without rows */
   if (st == HP_OK) st = finish_file(w);
   if (st != HP_OK) return st;
-  if (w->nfiles == 1) { /* one file: <table>.parquet */
-    char from[4096], to[4096];
-    snprintf(from, sizeof from, "%s/%s", w->dir, w->files[0].name);
-    snprintf(w->files[0].name, sizeof w->files[0].name, "%s.parquet", w->d->name);
-    snprintf(to, sizeof to, "%s/%s", w->dir, w->files[0].name);
-    if (rename(from, to) != 0)
-      return hp_set_error(w->s, HP_ERR_IO, "%s: cannot rename: %s", w->files[0].name, strerror(errno));
-  }
   *files = w->files;
   *n = w->nfiles;
   return HP_OK;

@@ -120,9 +120,9 @@ for p, f in [(p, f) for p in sys.argv[1:] for f in (None, "log", "parquet")]:
 
 # 3. a FIFO inside a Parquet store: the table is damage, never waited on (info and analyze exit 1)
 t 0 "$HP" convert -q -F parquet -o s.pq ok.log
-rm s.pq/dispatch.parquet && mkfifo s.pq/dispatch.parquet
+rm s.pq/dispatch/part-00000.parquet && mkfifo s.pq/dispatch/part-00000.parquet
 t 1 "$HP" info s.pq
-grep -q "dispatch.parquet: not a regular file" "$T/out" && ok || bad "FIFO table not reported: $(head -c 300 "$T/out")"
+grep -q "dispatch/part-00000.parquet: not a regular file" "$T/out" && ok || bad "FIFO table not reported: $(head -c 300 "$T/out")"
 t 1 "$HP" analyze s.pq
 t 0 "$HP" merge -q -o p.db s.pq
 t 1 "$HP" merge -q --strict -o p2.db s.pq

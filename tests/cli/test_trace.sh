@@ -122,12 +122,12 @@ COLUMNS=80 "$HP" analyze va.db >narrow.txt && awk 'length($0) > 80 {exit 1}' nar
 
 # 11a. -F parquet for trace and profile: a directory store every reader takes
 "$HP" trace -q -F parquet -o tr.parquet -- "$EX/vector_add" 1024 7 >/dev/null 2>err && ok || bad "trace parquet: $(cat err)"
-python3 -c 'import pyarrow.parquet as pq; assert pq.read_table("tr.parquet/dispatch.parquet").num_rows == 7' && ok || bad "trace parquet rows"
+python3 -c 'import pyarrow.parquet as pq; assert pq.read_table("tr.parquet/dispatch").num_rows == 7' && ok || bad "trace parquet rows"
 "$HP" profile -q --output-format parquet --counters task-clock,page-faults --max-counters-per-pass 1 -o pr.parquet -- \
   "$EX/vector_add" 1024 5 >/dev/null 2>err && ok || bad "profile parquet: $(cat err)"
 python3 -c '
 import pyarrow.parquet as pq
-v = pq.read_table("pr.parquet/counter_value.parquet").to_pydict()
+v = pq.read_table("pr.parquet/counter_value").to_pydict()
 assert len(v["pass"]) == 10 and sorted(set(v["pass"])) == [1, 2], v["pass"]' && ok || bad "profile parquet passes"
 "$HP" analyze --format json pr.parquet >pr.json && python3 -c '
 import json; r=json.load(open("pr.json")); assert sum(x["calls"] for x in r) == 5, r' && ok || bad "analyze parquet"

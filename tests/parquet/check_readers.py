@@ -110,15 +110,76 @@ def manifest_files(store):
     with open(os.path.join(store, "_hubprof.json")) as f:
         m = json.load(f)
     check(m.get("format") == "hubprof-parquet", "manifest format")
+    check(m.get("version") == 2, "manifest: store version 2 (a folder per table)")
+    for t in m["tables"]:
+        for fj in t["files"]:
+            check(fj["path"].startswith(t["name"] + "/part-"), f"manifest: {fj['path']} lies in {t['name']}/")
+    check(not [f for f in os.listdir(store) if f.endswith(".parquet")], "the store's root holds no .parquet file")
     return {t["name"]: [os.path.join(store, fj["path"]) for fj in t["files"]] for t in m["tables"]}, m
 
 
+# ---- the dataset schema: names, NULLs, types -------------------------------------------------------
+def dataset_columns(path):
+    """{dataset name: {"hub_name", "null", "unit", "description"}} from a file's hubprof.columns metadata."""
+    import pyarrow.parquet as pq
+
+    md = pq.ParquetFile(path).metadata.metadata or {}
+    return json.loads(md[b"hubprof.columns"])
+
+
+# The type a reader shows for a hub column as the dataset stores it (signed ids, BOOLEAN flags).
+def dataset_type(typ, boolean):
+    return "bool" if boolean else {"u32": "i32", "u64": "i64"}.get(typ, typ)
+
+
+ARROW_TYPES = {"i32": "int32", "i64": "int64", "f64": "double", "str": "string", "bool": "bool"}
+DUCK_TYPES = {"i32": "INTEGER", "i64": "BIGINT", "f64": "DOUBLE", "str": "VARCHAR", "bool": "BOOLEAN"}
+POLARS_TYPES = {"i32": "Int32", "i64": "Int64", "f64": "Float64", "str": "String", "bool": "Boolean"}
+SPARK_TYPES = {"i32": "int", "i64": "bigint", "f64": "double", "str": "string", "bool": "boolean"}
+
+
+def hub_values(col, typ, null):
+    """An Arrow column of the dataset as the hub holds it: NULL back to its hub value, bits as the hub type."""
+    if typ == "str":
+        return ["" if v is None else v for v in col.to_pylist()]
+    if null is not None:
+        import pyarrow.compute as pc
+        import pyarrow as pa
+
+        col = pc.fill_null(col, pa.scalar(null, col.type))
+    a = col.to_numpy(zero_copy_only=False)
+    if a.dtype == np.bool_:
+        a = a.astype(np.uint32)
+    if typ == "u32":
+        a = a.astype(np.int32).view(np.uint32)
+    elif typ == "u64":
+        a = a.astype(np.int64).view(np.uint64)
+    return a
+
+
+def hub_columns(t, exp, meta):
+    """{hub column: (values, typ)} of an Arrow table read from the dataset."""
+    out = {}
+    for dname in t.column_names:
+        m = meta.get(dname)
+        if not m:
+            continue
+        typ = exp["columns"][m["hub_name"]]["type"]
+        out[m["hub_name"]] = (hub_values(t.column(dname), typ, m["null"]), typ)
+    return out
+
+
+def expected_types(exp, meta):
+    """[(dataset name, dataset type, nullable)] of a table."""
+    by_hub = {m["hub_name"]: (d, m) for d, m in meta.items()}
+    out = []
+    for cname, cexp in exp["columns"].items():
+        d, m = by_hub[cname]
+        out.append((d, dataset_type(cexp["type"], m["flag"]), m["null"] is not None))
+    return out
+
+
 # ---- readers --------------------------------------------------------------------------------------
-ARROW_TYPES = {"u32": "uint32", "i32": "int32", "u64": "uint64", "i64": "int64", "f64": "double", "str": "string"}
-DUCK_TYPES = {"u32": "UINTEGER", "i32": "INTEGER", "u64": "UBIGINT", "i64": "BIGINT", "f64": "DOUBLE", "str": "VARCHAR"}
-POLARS_TYPES = {"u32": "UInt32", "i32": "Int32", "u64": "UInt64", "i64": "Int64", "f64": "Float64", "str": "String"}
-
-
 def check_pyarrow(files, expect):
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -127,37 +188,38 @@ def check_pyarrow(files, expect):
     t0 = time.time()
     for name, exp in expect["tables"].items():
         tables = []
+        meta = dataset_columns(files[name][0])
         for path in files[name]:
             pf = pq.ParquetFile(path)
             md = pf.metadata
             sch = pf.schema_arrow
-            for cname, cexp in exp["columns"].items():
-                f = sch.field(cname)
-                check(str(f.type) == ARROW_TYPES[cexp["type"]], f"pyarrow: {name}.{cname} type {f.type}")
-                check(not f.nullable, f"pyarrow: {name}.{cname} is REQUIRED")
+            for d, typ, nullable in expected_types(exp, meta):
+                f = sch.field(d)
+                check(str(f.type) == ARROW_TYPES[typ], f"pyarrow: {name}.{d} type {f.type}, want {ARROW_TYPES[typ]}")
+                check(f.nullable == nullable, f"pyarrow: {name}.{d} nullable {f.nullable}")
             for rg in range(md.num_row_groups):
                 rgm = md.row_group(rg)
                 data = pf.read_row_group(rg)
                 for j in range(rgm.num_columns):
                     cm = rgm.column(j)
                     cname = cm.path_in_schema
-                    typ = exp["columns"][cname]["type"]
                     check(cm.compression == "ZSTD", f"pyarrow: {path} {cname} compression {cm.compression}")
                     check(set(cm.encodings) <= {"PLAIN", "RLE", "RLE_DICTIONARY"}, f"pyarrow: {cname} encodings {cm.encodings}")
                     st = cm.statistics
-                    check(st is not None and st.null_count == 0, f"pyarrow: {path} {cname} null_count")
                     col = data.column(cname)
-                    if typ == "f64":
+                    check(st is not None and st.null_count == col.null_count, f"pyarrow: {path} {cname} null_count")
+                    col = col.drop_null()
+                    if pa.types.is_floating(col.type):
                         a = col.to_numpy()
                         a = a[~np.isnan(a)]
                         if len(a) and st.has_min_max:
                             check(st.min == a.min() and st.max == a.max(), f"pyarrow: {path} {cname} min/max")
-                    elif typ == "str":
+                    elif pa.types.is_string(col.type):
                         if st.has_min_max:
                             vals = [s.encode() for s in col.to_pylist()]
                             check(st.min.encode() == min(vals) and st.max.encode() == max(vals),
                                   f"pyarrow: {path} {cname} string min/max")
-                    else:
+                    elif len(col):
                         mm = pc.min_max(col)
                         check(st.has_min_max and st.min == mm["min"].as_py() and st.max == mm["max"].as_py(),
                               f"pyarrow: {path} rg {rg} {cname} min/max {st.min}..{st.max} vs {mm}")
@@ -166,8 +228,7 @@ def check_pyarrow(files, expect):
         n = t.num_rows if t is not None else 0
         check(n == exp["rows"], f"pyarrow: {name} rows {n} != {exp['rows']}")
         if t is not None:
-            compare_table("pyarrow", name, exp, {c: (arrow_column_values(t.column(c), exp["columns"][c]["type"]),
-                                                     exp["columns"][c]["type"]) for c in t.column_names})
+            compare_table("pyarrow", name, exp, hub_columns(t, exp, meta))
     say(f"ok   pyarrow read every table ({time.time() - t0:.1f}s)")
 
 
@@ -177,12 +238,13 @@ def check_duckdb(files, expect):
     t0 = time.time()
     con = duckdb.connect()
     for name, exp in expect["tables"].items():
+        meta = dataset_columns(files[name][0])
         lst = "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in files[name]) + "]"
         n = con.execute(f"SELECT count(*) FROM read_parquet({lst})").fetchall()[0][0]
         check(n == exp["rows"], f"duckdb: {name} rows {n} != {exp['rows']}")
         types = dict((r[0], r[1]) for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet({lst})").fetchall())
-        for cname, cexp in exp["columns"].items():
-            check(types.get(cname) == DUCK_TYPES[cexp["type"]], f"duckdb: {name}.{cname} type {types.get(cname)}")
+        for d, typ, _ in expected_types(exp, meta):
+            check(types.get(d) == DUCK_TYPES[typ], f"duckdb: {name}.{d} type {types.get(d)}")
         rel = con.sql(f"SELECT * FROM read_parquet({lst})")
         for meth in ("to_arrow_table", "fetch_arrow_table", "arrow"):  # the name changed across DuckDB versions
             if hasattr(rel, meth):
@@ -190,13 +252,17 @@ def check_duckdb(files, expect):
                 break
         if hasattr(t, "read_all"):
             t = t.read_all()
-        compare_table("duckdb", name, exp, {c: (arrow_column_values(t.column(c), exp["columns"][c]["type"]),
-                                                exp["columns"][c]["type"]) for c in t.column_names})
-        # integer sums in SQL, exactly
-        for cname, cexp in exp["columns"].items():
+        compare_table("duckdb", name, exp, hub_columns(t, exp, meta))
+        # integer sums in SQL, exactly (NULL as its hub value, signed bits as the hub's unsigned type)
+        for d, m in meta.items():
+            cexp = exp["columns"][m["hub_name"]]
             if cexp["type"] in ("u32", "i32", "u64", "i64") and exp["rows"]:
-                s = con.execute(f'SELECT sum("{cname}"::HUGEINT) FROM read_parquet({lst})').fetchall()[0][0]
-                check(int(s) == cexp["sum"], f"duckdb: {name}.{cname} SQL sum {s} != {cexp['sum']}")
+                v = f'coalesce("{d}"::HUGEINT, {m["null"] if m["null"] is not None else 0})'
+                if cexp["type"] in ("u32", "u64"):
+                    bits = 32 if cexp["type"] == "u32" else 64
+                    v = f"(CASE WHEN {v} < 0 THEN {v} + {1 << bits}::HUGEINT ELSE {v} END)"
+                s = con.execute(f"SELECT sum({v}) FROM read_parquet({lst})").fetchall()[0][0]
+                check(int(s) == cexp["sum"], f"duckdb: {name}.{d} SQL sum {s} != {cexp['sum']}")
     say(f"ok   duckdb read every table ({time.time() - t0:.1f}s)")
 
 
@@ -205,13 +271,12 @@ def check_polars(files, expect):
 
     t0 = time.time()
     for name, exp in expect["tables"].items():
+        meta = dataset_columns(files[name][0])
         df = pl.read_parquet(files[name])
         check(df.height == exp["rows"], f"polars: {name} rows {df.height} != {exp['rows']}")
-        for cname, cexp in exp["columns"].items():
-            check(str(df.schema[cname]) == POLARS_TYPES[cexp["type"]], f"polars: {name}.{cname} type {df.schema[cname]}")
-        t = df.to_arrow()
-        compare_table("polars", name, exp, {c: (arrow_column_values(t.column(c), exp["columns"][c]["type"]),
-                                                exp["columns"][c]["type"]) for c in t.column_names})
+        for d, typ, _ in expected_types(exp, meta):
+            check(str(df.schema[d]) == POLARS_TYPES[typ], f"polars: {name}.{d} type {df.schema[d]}")
+        compare_table("polars", name, exp, hub_columns(df.to_arrow(), exp, meta))
     say(f"ok   polars read every table ({time.time() - t0:.1f}s)")
 
 
@@ -234,34 +299,42 @@ def check_spark(files, expect, require):
         else:
             say(f"SKIP spark: cannot start: {msg}")
         return
-    spark_types = {"u32": "bigint", "i32": "int", "u64": "decimal(20,0)", "i64": "bigint", "f64": "double",
-                   "str": "string"}
     try:
         for name, exp in expect["tables"].items():
+            meta = dataset_columns(files[name][0])
             df = spark.read.parquet(*files[name])
             n = df.count()
             check(n == exp["rows"], f"spark: {name} rows {n} != {exp['rows']}")
             types = dict(df.dtypes)
+            for d, typ, _ in expected_types(exp, meta):
+                check(types.get(d) == SPARK_TYPES[typ], f"spark: {name}.{d} type {types.get(d)}")
             aggs = []
-            for cname, cexp in exp["columns"].items():
-                check(types.get(cname) == spark_types[cexp["type"]], f"spark: {name}.{cname} type {types.get(cname)}")
-                c = F.col(cname)
+            for d, m in meta.items():
+                cexp = exp["columns"][m["hub_name"]]
+                c = F.col(d)
+                if m["null"] is not None and cexp["type"] != "str":
+                    c = F.coalesce(c, F.lit(m["null"]))
                 if cexp["type"] == "str":
-                    aggs.append(F.sum(F.octet_length(c)).alias(cname))
+                    aggs.append(F.sum(F.coalesce(F.octet_length(c), F.lit(0))).alias(d))
                 elif cexp["type"] == "f64":
-                    aggs.append(F.sum(F.isnan(c).cast("long")).alias(cname + "__nan"))
-                    aggs.append(F.sum((c == 0).cast("long")).alias(cname + "__zero"))
+                    aggs.append(F.sum(F.isnan(c).cast("long")).alias(d + "__nan"))
+                    aggs.append(F.sum((c == 0).cast("long")).alias(d + "__zero"))
                 else:
-                    aggs.append(F.sum(c.cast("decimal(38,0)")).alias(cname))
+                    v = c.cast("decimal(38,0)")
+                    if cexp["type"] in ("u32", "u64"):
+                        wrap = F.lit(str(1 << (32 if cexp["type"] == "u32" else 64))).cast("decimal(38,0)")
+                        v = F.when(v < 0, v + wrap).otherwise(v)
+                    aggs.append(F.sum(v).alias(d))
             if not exp["rows"]:
                 continue
             row = df.agg(*aggs).collect()[0].asDict()
-            for cname, cexp in exp["columns"].items():
+            for d, m in meta.items():
+                cexp = exp["columns"][m["hub_name"]]
                 if cexp["type"] == "f64":
-                    check(int(row[cname + "__nan"]) == cexp["nan"], f"spark: {name}.{cname} NaNs")
-                    check(int(row[cname + "__zero"]) == cexp["zero"], f"spark: {name}.{cname} zeros")
+                    check(int(row[d + "__nan"]) == cexp["nan"], f"spark: {name}.{d} NaNs")
+                    check(int(row[d + "__zero"]) == cexp["zero"], f"spark: {name}.{d} zeros")
                 else:
-                    check(int(row[cname]) == cexp["sum"], f"spark: {name}.{cname} sum {row[cname]} != {cexp['sum']}")
+                    check(int(row[d]) == cexp["sum"], f"spark: {name}.{d} sum {row[d]} != {cexp['sum']}")
         # a query across tables, as an analysis would run it
         d = spark.read.parquet(*files["dispatch"])
         top = d.groupBy("kernel_id").agg(F.count("*").alias("n")).orderBy("kernel_id").collect()
@@ -280,13 +353,14 @@ def rewrite_with_pyarrow(store, out, files, variant):
     tables = []
     for name, paths in files.items():
         t = pa.concat_tables([pq.read_table(p) for p in paths]) if paths else None
-        fname = f"{name}.parquet"
+        os.makedirs(os.path.join(out, name))
+        fname = f"{name}/part-00000.parquet"
         path = os.path.join(out, fname)
         if variant == "nullable-zstd-dict":
-            # nullable columns (OPTIONAL, definition levels), dictionary with fallback, two files per table
+            # every column nullable (OPTIONAL, definition levels), dictionary with fallback, two files per table
             t = t.cast(pa.schema([f.with_nullable(True) for f in t.schema]))
             half = t.num_rows // 2
-            parts = [(f"{name}-00001.parquet", t.slice(0, half)), (f"{name}-00002.parquet", t.slice(half))]
+            parts = [(f"{name}/part-00000.parquet", t.slice(0, half)), (f"{name}/part-00001.parquet", t.slice(half))]
             entry = []
             for fn, part in parts:
                 pq.write_table(part, os.path.join(out, fn), compression="zstd", use_dictionary=True,
@@ -297,8 +371,10 @@ def rewrite_with_pyarrow(store, out, files, variant):
         pq.write_table(t, path, compression="none", use_dictionary=False, data_page_size=16384,
                        data_page_version="1.0", row_group_size=100000, write_statistics=False)
         tables.append({"name": name, "files": [{"path": fname, "rows": t.num_rows, "bytes": os.path.getsize(path)}]})
+    if variant == "no-manifest":
+        return  # a bare dataset: the hub finds each table's files in its folder
     with open(os.path.join(out, "_hubprof.json"), "w") as f:
-        json.dump({"format": "hubprof-parquet", "version": 1, "tables": tables}, f)
+        json.dump({"format": "hubprof-parquet", "version": 2, "tables": tables}, f)
 
 
 def check_hub_reads(writer, store, expect, label):
@@ -349,7 +425,7 @@ def main():
             check_spark(files, expect, a.require_spark)
         if a.writer:
             check_hub_reads(a.writer, store, expect, "hubprof-written")
-            for variant in ("nullable-zstd-dict", "plain-uncompressed"):
+            for variant in ("nullable-zstd-dict", "plain-uncompressed", "no-manifest"):
                 out = os.path.join(tmp, variant)
                 rewrite_with_pyarrow(store, out, files, variant)
                 check_hub_reads(a.writer, out, expect, f"pyarrow-written ({variant})")

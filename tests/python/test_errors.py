@@ -59,15 +59,15 @@ def test_truncated_stores(tmp_path, logs, rocpd_store, parquet_store):
     # A parquet store with one file cut: the store opens, the damage names the file.
     pq = tmp_path / "cut.parquet"
     shutil.copytree(parquet_store, pq)
-    f = pq / "dispatch.parquet"
+    f = pq / "dispatch" / "part-00000.parquet"
     f.write_bytes(f.read_bytes()[:100])
     try:
         s = hubprof.open(pq)
     except hubprof.Error as err:
-        assert "dispatch.parquet" in str(err)
+        assert "dispatch/part-00000.parquet" in str(err)
     else:
         with s:
-            assert s.damage is not None and "dispatch.parquet" in s.damage.message
+            assert s.damage is not None and "dispatch/part-00000.parquet" in s.damage.message
 
 
 def test_bad_rows(tmp_path):

@@ -24,7 +24,7 @@ EDGE = {
 
 def edge_rows(table: hubprof.Table) -> dict[str, list]:
     """A dict of columns of three rows exercising every column of `table`."""
-    cols = {c.name: list(EDGE[c.type_name]) for c in table.columns}
+    cols = {c.name: list(EDGE[c.type_name]) if not c.boolean else [0, 1, 1] for c in table.columns}  # flags: 0/1
     if "id" in cols:
         cols["id"] = [1, 2**64 - 1, 3]
     if table.name == "metadata":
