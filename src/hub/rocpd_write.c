@@ -268,7 +268,17 @@ static hp_status write_mapped(hp_store *s, hp_table t, const void *row) {
         rp_jw_i64(&w, key, v);
       }
     } else if (*m) {
-      if (str)
+      if (c->type == HP_COL_F64) { /* its bits went to v: a REAL column (NaN reads back as NULL → NaN) */
+        double x;
+        memcpy(&x, at, sizeof x);
+        sqlite3_bind_double(st, p++, x);
+        if (x == 0 && signbit(x)) { /* SQLite keeps -0.0 as 0: the sign goes to extdata "<column>_negzero" */
+          char key[72];
+          snprintf(key, sizeof key, "%s_negzero", c->name);
+          rp_jw_i64(&w, key, 1);
+        }
+        ext = 1; /* as mapped_insert: a table with a REAL column has extdata */
+      } else if (str)
         sqlite3_bind_text(st, p++, str, -1, SQLITE_STATIC);
       else if (*m == '?' && v == 0) /* unknown (a process that never closed its log): NULL, not 0 */
         sqlite3_bind_null(st, p++);
@@ -423,7 +433,7 @@ static void mapped_insert(hu_buf *q, hp_table t, const char *suffix) {
   hu_buf_str(q, "\"(");
   for (size_t i = 0; i < d->ncolumns; i++) {
     const char *m = rp_write_map[t][i];
-    if (*m == '$') ext = 1;
+    if (*m == '$' || d->columns[i].type == HP_COL_F64) ext = 1; /* F64: "<column>_negzero" (write_mapped) */
     if (!*m || *m == '$') continue;
     m += *m == '?'; /* 0 written as NULL: the columns are the same */
     snprintf(num, sizeof num, "?%d", ++p);
@@ -657,6 +667,16 @@ hp_status rp_commit(hp_store *s) {
     rp_buf_reset(&q);
   }
   if (st == HP_OK) st = finish_regions(s);
+  if (st == HP_OK) { /* PC samples lie on their thread's track: one rocpd_track per sampled thread */
+    rp_buf_expand(&q,
+                  "INSERT OR IGNORE INTO @track(id, nid, pid, tid, extdata) SELECT T.id, T.nid, T.pid, T.id, "
+                  "'{\"hubprof\":\"pc_sample\"}' FROM @info_thread T WHERE T.id IN (SELECT DISTINCT track_id "
+                  "FROM @sample)",
+                  r->suffix);
+    st = !hu_buf_cstr(&q) ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
+                          : rp_exec_sql(s, (const char *)q.p, "cannot write sample tracks");
+    rp_buf_reset(&q);
+  }
   if (st != HP_OK) {
     hu_buf_free(&q);
     return st;
