@@ -5,6 +5,7 @@
 set -euo pipefail
 
 debs=(gcc make clang libclang-rt-14-dev libsqlite3-dev sqlite3 libzstd-dev pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo libotf2-trace-dev otf2-tools)
+debs+=(libcapstone-dev libdw-dev) # hubprof analyze --by instruction|line (h-sample)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

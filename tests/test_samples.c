@@ -1,6 +1,7 @@
 /* The sample tables (pc_sample, counter_sample) and code bytes (code_blob) through every format: bytes
  * back bit for bit and checked by hash, damage refused, merge remaps sample ids and keeps each hash once,
  * and stores of the schema before these tables (fixtures written by that code) still open. */
+/* SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "hubprof/hub.h"
 

@@ -5,6 +5,7 @@
  * harvest · the background harvester · fork · exit. */
 /* SPDX-License-Identifier: MIT */
 #include "collector.h"
+#include "sample.h"
 #include "env.h"
 #include "fmt_log.h"
 #include "hubprof/hub.h"
@@ -144,6 +145,7 @@ static void init_once(void) {
       g_env.output_dir = abs_dir;
   }
   read_cmdline();
+  if (!g_env.profile && hpc_sample_init(&why) != 0) say("%s; sampling disabled", why); /* hubprof sample */
   if (g_env.profile && hpc_replay_init(&g_env, &why) != 0) {
     say("%s; profiling disabled", why);
     atomic_store(&hpc_enabled, -1);
@@ -265,6 +267,7 @@ static void open_store_locked(void) {
   hp_write_metadata(s, "mode", g_env.profile ? "profile" : "trace");
   hp_write_metadata(s, "tool_version", hp_version());
   write_registries(s);
+  hpc_sample_log_opened(s);
   if (g_env.profile) hpc_replay_log_opened(s);
   hp_log_flush(s);
   g_store = s;
@@ -511,6 +514,12 @@ static uint32_t kernel_register(const cl_icd_dispatch *n, cl_kernel k) {
   return id;
 }
 
+void hpc_kernel_name(uint32_t id, char *buf, size_t n) {
+  pthread_mutex_lock(&g_lock);
+  snprintf(buf, n, "%s", id && id <= g_nknames ? g_knames[id - 1] : "");
+  pthread_mutex_unlock(&g_lock);
+}
+
 void hpc_kernel_created(const cl_icd_dispatch *n, cl_kernel k) {
   if (k) kernel_register(n, k);
 }
@@ -688,6 +697,7 @@ static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong s
                                  .end_ns = (int64_t)end,
                                  .enqueue_ns = p->enqueue_ns,
                                  .passes = 1};
+  hpc_sample_window(p->dispatch_id, p->kernel_id, (int64_t)start, (int64_t)end);
   if (b->n == HPC_BATCH) batch_write(b);
 }
 
@@ -929,6 +939,7 @@ static void *harvester(void *arg) {
     /* a ring harvested within the last period (its owner's sync points) is left alone: no contention
      * with a thread that harvests itself; every other one waits at most two periods and a pass */
     if (!atomic_load(&g_harv_hold)) harvest_all(now_ns() - period_ns);
+    if (!atomic_load(&g_harv_hold)) hpc_sample_pass(0);
     atomic_store(&g_harv_busy, 0);
   }
   atomic_store(&g_harv_busy, 0);
@@ -1071,6 +1082,7 @@ static void at_exit(void) {
     uint64_t dropped = atomic_exchange(&g_dropped, 0), lost = 0;
     hp_log_lost(s, &lost);
     hpc_regions_exit(s, now_ns()); /* regions still open: ended here, marked as such */
+    hpc_sample_exit(s);            /* the last samples and their counts */
     write_process(s, now_ns());
     if (dropped) hp_log_write_lost(s, 1, dropped);
     hp_log_flush(s);

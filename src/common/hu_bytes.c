@@ -1,4 +1,5 @@
 /* SHA-256 and base64 for the code bytes a store keeps (hu_bytes.h). */
+/* SPDX-License-Identifier: MIT */
 #include "hu_bytes.h"
 
 #include <string.h>

@@ -1,5 +1,6 @@
 /* Stored bytes: a content hash (SHA-256, FIPS 180-4) that names them in files, and base64 (RFC 4648) that
  * carries them in text columns. Allocation-free; the caller gives the room. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_BYTES_H
 #define HUBPROF_HU_BYTES_H
 

@@ -1,5 +1,6 @@
 /* The bytes of code objects in a store: written as code_blob chunks (base64 text, named by the SHA-256 of
  * the whole), read back and checked against that hash. Every format stores them as rows of code_blob. */
+/* SPDX-License-Identifier: MIT */
 #include "hub_internal.h"
 
 #include "../common/hu_bytes.h"
