@@ -2,6 +2,7 @@
  * spends its time in one arithmetic loop line and little in one memory line; `ratio` runs two loops whose
  * work is 1 : 3 (each on its own line). Prints a checksum of every result (the same with and without a
  * profiler). usage: hot_spot [-g] [ITERS [REPS]]   (-g: build with debug information; defaults 20000000 2) */
+/* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "ocl_common.h"
 

@@ -2,6 +2,7 @@
  * and size of the program binary, build options, source when created from source), its bytes once per hash,
  * and kernel_symbol.code_object_id. Filled from the intercepted program calls (slow paths, never a dispatch).
  */
+/* SPDX-License-Identifier: MIT */
 #include "collector.h"
 
 _Atomic uint64_t hpc_code_object_ids; /* code_object row ids of the process (here and sample.c) */

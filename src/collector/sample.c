@@ -5,6 +5,7 @@
  * with counters, counter_sample rows. Samples elsewhere are only counted. The bytes of each kernel's code
  * object go into the log once per hash. Nothing here runs on an application thread's OpenCL calls except
  * hpc_sample_window, which the harvest calls (a short lock, no allocation). */
+/* SPDX-License-Identifier: MIT */
 #include "sample.h"
 
 #include "../common/hu_bytes.h"

@@ -1,6 +1,7 @@
 /* PC sampling and counter timelines of the threads that run kernels (`hubprof sample`): the hooks the
  * collector calls, and the provider interface a sampling source implements (perf_event on the CPU device
  * today, sample_perf.c; a GPU's vendor sampling service would be another provider). */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_COLLECTOR_SAMPLE_H
 #define HUBPROF_COLLECTOR_SAMPLE_H
 

@@ -1,5 +1,6 @@
 /* The perf_event sampling provider: a task-clock sampler per thread (user-space IPs, CLOCK_MONOTONIC_RAW
  * times) with the listed counters in its group, read from a ring buffer mapped per thread. */
+/* SPDX-License-Identifier: MIT */
 #include "sample.h"
 
 #include "counters.h"
@@ -77,6 +78,8 @@ static void *p_open(pid_t tid, uint64_t period_ns, const char *const *counters, 
       return NULL;
     }
     m.config = config;
+    m.use_clockid = 1; /* a group shares its leader's clock */
+    m.clockid = CLOCK_MONOTONIC_RAW;
     m.exclude_kernel = 1;
     m.exclude_hv = 1;
     long mf = open_event(&m, tid, t->fd[0]);
