@@ -38,6 +38,8 @@ EXPORT_SRC := $(wildcard src/export/*.c)
 HAVE_OTF2 := $(shell command -v otf2-config >/dev/null 2>&1 && echo 1)
 LDLIBS_EXPORT := $(if $(HAVE_OTF2),$(shell otf2-config --ldflags) $(shell otf2-config --libs))
 CLI_SRC := $(wildcard src/cli/*.c) $(EXPORT_SRC)
+# hubprof analyze --by instruction|line|function|basic-block (src/cli/code_read.c): capstone and libdw.
+LDLIBS_SAMPLE := -lcapstone -ldw -lelf
 HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/cli/*.h src/counters/*.h src/common/*.h src/export/*.h)
 
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
@@ -79,7 +81,7 @@ $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.so: $(B)/$(LIB_SO)
 	ln -sf $(LIB_SO) $@
 
 $(B)/hubprof: $(call obj,$(B),$(CLI_SRC)) $(B)/libhubprof.a
-	$(CC) -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT)
+	$(CC) -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT) $(LDLIBS_SAMPLE)
 
 # Tests: each tests/test_X.c is a program linked with the hub; built plain and with ASan/UBSan.
 $(B)/tests/%: tests/%.c tests/check.h $(B)/libhubprof.a
@@ -94,7 +96,7 @@ $(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC))
 	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
 	  $(CPPFLAGS) $(INC_TESTS) $< $(call obj,$(SAN),$(HUB_SRC)) -o $@ $(LDLIBS_HUB)
 $(SAN)/hubprof: $(call obj,$(SAN),$(CLI_SRC) $(HUB_SRC))
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT) $(LDLIBS_SAMPLE)
 
 san: $(addprefix $(SAN)/tests/,$(TESTS)) $(SAN)/hubprof
 

@@ -1,7 +1,8 @@
 /* hot_spot: kernels whose hot spots are known by construction, for `hubprof sample` (tests/sample/). `hot`
  * spends its time in one arithmetic loop line and little in one memory line; `ratio` runs two loops whose
  * work is 1 : 3 (each on its own line). Prints a checksum of every result (the same with and without a
- * profiler). usage: hot_spot [-g] [ITERS [REPS]]   (-g: build with debug information; defaults 20000000 2) */
+ * profiler). usage: hot_spot [-g | -o OPTIONS] [ITERS [REPS]]   (-g: build with debug information; -o: these
+ * build options; defaults 20000000 2) */
 /* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "ocl_common.h"
@@ -28,10 +29,11 @@ int main(int argc, char **argv) {
   int a = 1;
   const char *opts = "";
   if (a < argc && !strcmp(argv[a], "-g")) opts = "-g", a++;
+  if (a + 1 < argc && !strcmp(argv[a], "-o")) opts = argv[a + 1], a += 2; /* any build options */
   unsigned long iters = a < argc ? strtoul(argv[a++], NULL, 10) : 20000000;
   int reps = a < argc ? atoi(argv[a++]) : 2;
   if (!iters || iters > 0xffffffffUL || reps < 1) {
-    fprintf(stderr, "usage: hot_spot [-g] [ITERS [REPS]]   (each at least 1)\n");
+    fprintf(stderr, "usage: hot_spot [-g | -o OPTIONS] [ITERS [REPS]]   (each at least 1)\n");
     return 2;
   }
   ex_cl c;

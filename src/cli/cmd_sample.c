@@ -2,6 +2,7 @@
  * once with the collector sampling the threads that execute kernels (no replay): PC samples attributed to
  * the running dispatch and to code object + offset, and with --counters a counter timeline per dispatch.
  * The collector is told through HUBPROF_SAMPLE_* (docs/sampling.md); the run itself is `trace`'s. */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "counters.h"
 #include "options.h"

@@ -305,6 +305,8 @@ typedef struct agent_rec {
 static agent_rec g_agents[MAX_AGENTS];
 static size_t g_nagents;
 static char **g_knames; /* kernel_symbol id i+1 -> name */
+static uint64_t *g_kco; /* kernel_symbol id i+1 -> its program's code object (codeobj.c), g_nkco entries */
+static size_t g_nkco;
 static size_t g_nknames, g_capknames;
 static uint32_t *g_queue_agent; /* queue id i+1 -> agent id */
 static size_t g_nqueues, g_capqueues;
@@ -314,8 +316,11 @@ static void write_agent(hp_store *s, const agent_rec *a) {
 }
 static void write_kernel(hp_store *s, size_t id) {
   if (!s) return;
-  hp_kernel_symbol k = {
-      .size = sizeof k, .id = id, .name = g_knames[id - 1], .display_name = g_knames[id - 1]};
+  hp_kernel_symbol k = {.size = sizeof k,
+                        .id = id,
+                        .code_object_id = id <= g_nkco ? g_kco[id - 1] : 0,
+                        .name = g_knames[id - 1],
+                        .display_name = g_knames[id - 1]};
   hp_write_kernel_symbol(s, &k);
 }
 static void write_queue(hp_store *s, size_t id) {
@@ -506,11 +511,33 @@ static uint32_t kernel_register(const cl_icd_dispatch *n, cl_kernel k) {
   if (len >= sizeof buf && !(name = malloc(len + 1))) return 0;
   if (n->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, len, name, NULL) != CL_SUCCESS) len = 0;
   name[len] = 0;
+  cl_program prog = NULL; /* its program's code object (codeobj.c's lock before g_lock) */
+  uint64_t co = n->clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof prog, &prog, NULL) == CL_SUCCESS
+                    ? hpc_program_code_object(prog)
+                    : 0;
   pthread_mutex_lock(&g_lock);
   uint32_t id = kname_locked(name);
+  if (id && co && (id > g_nkco || g_kco[id - 1] != co)) { /* the kernel's row again, with its code object */
+    uint64_t *nk = id > g_nkco ? realloc(g_kco, id * sizeof *nk) : g_kco;
+    if (nk) {
+      for (size_t i = g_nkco; i < id; i++)
+        nk[i] = 0;
+      g_kco = nk;
+      if (id > g_nkco) g_nkco = id;
+      g_kco[id - 1] = co;
+      write_kernel(store_locked(), id);
+    }
+  }
   if (id) tab_store_locked(hpc_ktab, HPC_KTAB_BITS, g_ovf_k, (uintptr_t)k, id);
   pthread_mutex_unlock(&g_lock);
   if (name != buf) free(name);
+  return id;
+}
+
+uint32_t hpc_agent_of(const cl_icd_dispatch *n, cl_device_id d) {
+  pthread_mutex_lock(&g_lock);
+  uint32_t id = agent_locked(n, d);
+  pthread_mutex_unlock(&g_lock);
   return id;
 }
 
