@@ -53,6 +53,7 @@ run "include graph" bash tests/check_deps.sh "$B"
 run "license lines" bash tests/check_spdx.sh
 run "collector" bash tests/collector/test_collector.sh
 run "regions" bash tests/collector/test_regions.sh "$B/san/hubprof"
+run "sample" bash tests/sample/test_sample.sh "$B/san/hubprof"
 run "replay" bash tests/replay/test_replay.sh "$B/san/hubprof"
 run "multiplex" bash tests/replay/test_multiplex.sh "$B/san/hubprof"
 run "known work" bash tests/replay/test_known_work.sh "$B/san/hubprof"

@@ -1,6 +1,7 @@
 /* `hubprof analyze --by instruction|line|function|basic-block --kernel K STORE` and `--timeline --dispatch
  * N`: a kernel's PC samples grouped on its code (read back from the store: code_read.c), with counts and
  * percentages and the disassembly or the source line; and one dispatch's counter samples as a table. */
+/* SPDX-License-Identifier: MIT */
 #include "attribution.h"
 
 #include "code_read.h"
@@ -224,7 +225,12 @@ int cli_attribution(hp_store *s, int by, const char *const *kernels, size_t nk, 
       } else {
         snprintf(x.key, sizeof x.key, "?");
         x.sort = UINT64_MAX;
-        snprintf(x.text, sizeof x.text, "%s", cc && cc->no_lines ? cc->no_lines : "no line for this address");
+        snprintf(x.text, sizeof x.text, "%s",
+                 !cc ? "no line information: the code object could not be read"
+                 : cc->no_lines
+                     ? cc->no_lines
+                     : "no line for this address (optimised work-group code carries none: build with "
+                       "-g -cl-opt-disable)");
       }
       break;
     case CLI_ATTR_BLOCK: {

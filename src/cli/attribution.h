@@ -1,4 +1,5 @@
 /* Sample attribution views of `hubprof analyze` (attribution.c): hot code of a kernel, counter timelines. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_CLI_ATTRIBUTION_H
 #define HUBPROF_CLI_ATTRIBUTION_H
 

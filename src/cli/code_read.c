@@ -1,6 +1,7 @@
 /* Reading a stored code object for attribution: its ELF symbols (functions), instructions (capstone) with
  * the basic blocks they form, and source lines (DWARF through libdw). Any input is accepted: bytes that are
  * not a readable ELF, or DWARF that libdw refuses, leave the parts that could be read and say why. */
+/* SPDX-License-Identifier: MIT */
 #include "code_read.h"
 
 #include <capstone/capstone.h>

@@ -1,5 +1,6 @@
 /* Reading a stored code object (ELF bytes) for `hubprof analyze --by instruction|line|function|basic-block`:
  * functions, instructions and basic blocks (capstone), source lines (libdw). Prefix cr_. */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_CLI_CODE_READ_H
 #define HUBPROF_CLI_CODE_READ_H
 
