@@ -106,6 +106,11 @@ $(B)/fuzz/%: tests/fuzz/%.c $(HUB_SRC) $(HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $(INC_TESTS) $< $(HUB_SRC) -o $@ \
 	  $(LDLIBS_HUB)
+# The code-object reader of `analyze --by ...` lives in the CLI (capstone, libdw): its own rule.
+$(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c src/cli/code_read.c src/cli/code_read.h src/common/hu_bytes.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< src/cli/code_read.c \
+	  src/common/hu_bytes.c -o $@ $(LDLIBS_SAMPLE)
 fuzz: $(addprefix $(B)/fuzz/,$(FUZZERS))
 
 $(B)/examples/%: examples/%.c $(B)/libhubprof.a

@@ -8,6 +8,8 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,7 +102,8 @@ static void read_insns(cr_code *c, Elf *e, const unsigned char *bytes, size_t n)
       memset(x, 0, sizeof *x);
       x->addr = in[i].address;
       x->size = in[i].size;
-      snprintf(x->text, sizeof x->text, "%s%s%s", in[i].mnemonic, in[i].op_str[0] ? " " : "", in[i].op_str);
+      snprintf(x->text, sizeof x->text, "%.31s%s%.62s", in[i].mnemonic, in[i].op_str[0] ? " " : "",
+               in[i].op_str);
       int jump = cs_insn_group(h, &in[i], CS_GRP_JUMP) || cs_insn_group(h, &in[i], CS_GRP_RET) ||
                  cs_insn_group(h, &in[i], CS_GRP_IRET);
       x->ends_block = jump;
@@ -155,8 +158,9 @@ static void read_lines(cr_code *c, Elf *e) {
           cr_line *r = &c->lines[c->nlines++];
           r->addr = a;
           r->line = line;
-          r->end = 0;
-          dwarf_lineendsequence(l, &r->end);
+          bool end = 0;
+          dwarf_lineendsequence(l, &end);
+          r->end = end;
           const char *b = file ? strrchr(file, '/') : NULL;
           snprintf(r->file, sizeof r->file, "%s", b ? b + 1 : file ? file : "?");
         }
