@@ -213,21 +213,6 @@ int cmd_analyze(int argc, char **argv) {
     cli_error("analyze: --timeline needs --dispatch N (one dispatch id)");
     goto out;
   }
-  if (timeline || by >= BY_ATTRIBUTION) { /* the sample views */
-    hp_store *ss;
-    hp_status sst = hp_store_open(args.operands[0], NULL, HP_READ, &ss);
-    if (sst != HP_OK) {
-      cli_error("%s", ss && hp_store_error(ss)[0] ? hp_store_error(ss) : hp_status_str(sst));
-      hp_store_abort(ss);
-      rc = CLI_FAIL;
-      goto out;
-    }
-    rc = timeline ? cli_timeline(ss, o.first, o.fmt)
-                  : cli_attribution(ss, by - BY_ATTRIBUTION, o.kernels, o.nkernels, o.fmt, o.limit);
-    hp_store_close(ss);
-    rc = cli_finish_stdout(rc);
-    goto out;
-  }
   hp_store *s;
   hp_status st = hp_store_open(args.operands[0], NULL, HP_READ, &s);
   if (st != HP_OK) {
@@ -236,7 +221,12 @@ int cmd_analyze(int argc, char **argv) {
     rc = CLI_FAIL;
     goto out;
   }
-  rc = analyze(s, &o);
+  if (timeline) /* the sample views (attribution.c) */
+    rc = cli_timeline(s, o.first, o.fmt);
+  else if (by >= BY_ATTRIBUTION)
+    rc = cli_attribution(s, by - BY_ATTRIBUTION, o.kernels, o.nkernels, o.fmt, o.limit);
+  else
+    rc = analyze(s, &o);
   hp_store_close(s);
   rc = cli_finish_stdout(rc);
 out:
