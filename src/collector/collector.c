@@ -1044,6 +1044,7 @@ static void fork_child(void) {
   hpc_busy = 0;
   pthread_setspecific(g_key, NULL);
   if (g_env.profile) hpc_replay_fork_child();
+  hpc_sample_fork_child();
 }
 
 /* ---- exit ---------------------------------------------------------------------------------------------- */

@@ -28,7 +28,7 @@
 
 #define MAX_THREADS 1024
 #define NWIN 65536             /* dispatch windows remembered (a ring) */
-#define MAX_PENDING (1u << 20) /* samples waiting for their dispatch's window */
+#define MAX_PENDING (1u << 18) /* samples waiting for their dispatch's window */
 #define MAX_CODE 1024          /* kernel code objects of the process */
 #define SLACK_NS 1000000       /* a sample this close outside a window of its kernel still belongs to it */
 #define MAX_CODE_BYTES (64u << 20)
@@ -469,6 +469,18 @@ void hpc_sample_exit(hp_store *s) {
   }
   for (size_t i = 0; i < g_nthr; i++)
     if (g_thr[i].h) g_prov->close_thread(g_thr[i].h);
+  g_nthr = 0;
+  free(g_pend);
+  g_pend = NULL;
+  g_npend = g_cappend = 0;
+  g_on = 0;
+}
+
+void hpc_sample_fork_child(void) {
+  if (!g_on) return;
+  pthread_mutex_init(&g_wlock, NULL); /* another thread of the parent may have held it */
+  for (size_t i = 0; i < g_nthr; i++)
+    if (g_thr[i].h) g_prov->close_thread(g_thr[i].h); /* the child's mappings and descriptors only */
   g_nthr = 0;
   free(g_pend);
   g_pend = NULL;
