@@ -45,6 +45,7 @@ hp_status hp_read_code_bytes(hp_store *s, const char *hash_hex, void **out, size
   hp_status st = hp_cursor_open(s, HP_TABLE_CODE_BLOB, &c);
   if (st != HP_OK) return st == HP_ERR_INVALID ? HP_ERR_NOT_FOUND : st;
   unsigned char *buf = NULL, *have = NULL; /* have: one flag per chunk filled */
+  unsigned char *scratch = malloc(CHUNK + 3); /* a chunk's text may decode to more than it should */
   uint64_t total = 0;
   int found = 0;
   hp_code_blob b = {.size = sizeof b};
@@ -71,13 +72,15 @@ hp_status hp_read_code_bytes(hp_store *s, const char *hash_hex, void **out, size
       st = HP_ERR_CORRUPT;
       break;
     }
-    if (hu_base64_decode(b.data, len, buf + b.offset) != (long)want) {
-      st = HP_ERR_CORRUPT;
+    if (!scratch || hu_base64_decode(b.data, len, scratch) != (long)want) {
+      st = scratch ? HP_ERR_CORRUPT : HP_ERR_NOMEM;
       break;
     }
+    memcpy(buf + b.offset, scratch, want);
     have[b.offset / CHUNK] = 1;
   }
   hp_cursor_close(c);
+  free(scratch);
   if (st == HP_END) st = found ? HP_OK : HP_ERR_NOT_FOUND;
   for (uint64_t i = 0; st == HP_OK && i * CHUNK < total; i++)
     if (!have[i]) st = HP_ERR_CORRUPT;

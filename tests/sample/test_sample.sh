@@ -75,12 +75,15 @@ py "samples attributed" g.db '
 py "counter timelines" g.db '
     c = s.table("counter_sample"); ci = s.table("counter_info").set_index("id"); p = s.table("pc_sample")
     tc = ci.index[ci.name == "task-clock"][0]
+    d = s.table("dispatch").set_index("id")
     for did, g in c[c.counter_id == tc].groupby("dispatch_id"):
         v = g.sort_values("timestamp_ns").value.values
         assert (v[1:] >= v[:-1]).all(), ("not monotonic", did)
         n = (p.dispatch_id == did).sum(); threads = p[p.dispatch_id == did].thread_id.nunique()
-        want = n * 1e6  # every sample stands for one period of task-clock
-        assert abs(v[-1] - want) <= (threads + 1) * 1e6 + 0.2 * want, (did, v[-1], want, threads)'
+        # at least a period per sample in kernel code but each thread's first (the baseline); at most the
+        # CPU time the sampled threads can have had in the dispatch's window (slack: one period each side)
+        lo = (n - threads) * 1e6; hi = (d.end_ns[did] - d.start_ns[did] + 2e6) * threads
+        assert lo <= v[-1] <= hi, (did, v[-1], lo, hi, threads)'
 expect 0 "$HP" analyze --timeline --dispatch 1 --format csv g.db
 if head -1 out | grep -q 'time_ns,counter,value' && grep -q 'task-clock' out; then ok; else bad "timeline: $(head -3 out)"; fi
 # the last task-clock value of `hot` against the same dispatch's total measured by kernel replay
@@ -92,7 +95,7 @@ py "last timeline value near the dispatch total" g.db '
     with h.open("prof.db") as q:
         v = q.table("counter_value"); pd_ = q.table("dispatch")
         total = v[v.dispatch_id == pd_[pd_.dispatch_id == 1].id.iloc[0]].value.iloc[0]
-    assert 0.6 * total <= last <= 1.2 * total, (last, total)'
+    assert 0.5 * total <= last <= 2 * total, (last, total)  # two runs, a loaded machine: docs/sampling.md'
 
 # 4. the store alone is enough: moved to another folder, the kernel cache deleted
 mkdir -p elsewhere && mv g.db elsewhere/ && rm -rf "$POCL_CACHE_DIR"
