@@ -44,7 +44,7 @@ hp_status hp_read_code_bytes(hp_store *s, const char *hash_hex, void **out, size
   hp_cursor *c;
   hp_status st = hp_cursor_open(s, HP_TABLE_CODE_BLOB, &c);
   if (st != HP_OK) return st == HP_ERR_INVALID ? HP_ERR_NOT_FOUND : st;
-  unsigned char *buf = NULL, *have = NULL; /* have: one flag per chunk filled */
+  unsigned char *buf = NULL, *have = NULL;    /* have: one flag per chunk filled */
   unsigned char *scratch = malloc(CHUNK + 3); /* a chunk's text may decode to more than it should */
   uint64_t total = 0;
   int found = 0;
