@@ -257,7 +257,7 @@ int cli_attribution(hp_store *s, int by, const char *const *kernels, size_t nk, 
     else
       g[ng++] = x;
   }
-  qsort(g, ng, sizeof *g, by_count);
+  if (ng) qsort(g, ng, sizeof *g, by_count);
   static const char *const key_name[] = {"offset", "line", "function", "block"};
   static const char *const text_name[] = {"instruction", "source", "", "what"};
   report_col cols[4] = {{"samples", 1, 0}, {"percent", 1, 0}, {key_name[by], 0, 0}, {text_name[by], 0, 1}};

@@ -56,7 +56,7 @@ static void read_symbols(cr_code *c, Elf *e) {
       if (f->name) c->nfuncs++;
     }
   }
-  qsort(c->funcs, c->nfuncs, sizeof *c->funcs, by_addr);
+  if (c->nfuncs) qsort(c->funcs, c->nfuncs, sizeof *c->funcs, by_addr);
 }
 
 /* Every instruction of the executable sections, with the blocks' leaders marked. */
@@ -118,7 +118,7 @@ static void read_insns(cr_code *c, Elf *e, const unsigned char *bytes, size_t n)
     cs_free(in, k);
   }
   cs_close(&h);
-  qsort(c->insns, c->ninsns, sizeof *c->insns, by_insn);
+  if (c->ninsns) qsort(c->insns, c->ninsns, sizeof *c->insns, by_insn);
   /* leaders: the first instruction, function starts, jump targets, instructions after a jump */
   for (size_t i = 0; i < c->ninsns; i++) {
     cr_insn *x = &c->insns[i];

@@ -388,7 +388,7 @@ static void write_counters(hp_store *s, uint64_t dispatch, const psample *p) {
 
 /* Attribute the pending samples whose windows are known (all of them when final). */
 static void attribute(hp_store *s, int final) {
-  qsort(g_pend, g_npend, sizeof *g_pend, by_time);
+  if (g_npend) qsort(g_pend, g_npend, sizeof *g_pend, by_time);
   size_t keep = 0;
   for (size_t i = 0; i < g_npend; i++) {
     psample *p = &g_pend[i];
