@@ -20,6 +20,9 @@ echo
 echo "== collector overhead per dispatch (bench/bench_trace.sh)"
 bash bench/bench_trace.sh "${BENCH_LAUNCHES:-200000}" "${BENCH_ROUNDS:-7}"
 echo
+echo "== sampling overhead at 3 periods against trace (bench/bench_sample.sh)"
+bash bench/bench_sample.sh "${BENCH_SAMPLE_LAUNCHES:-50000}" "${BENCH_ROUNDS:-7}"
+echo
 echo "== region begin+end pair: hubprof absent, under trace, api.h and NVTX (bench/bench_regions.sh)"
 bash bench/bench_regions.sh "${BENCH_REGION_PAIRS:-1000000}" "${BENCH_ROUNDS:-7}"
 echo

@@ -284,7 +284,7 @@ static void verify_store(const char *path, const uint64_t rows[HP_TABLE_COUNT]) 
     return;
   }
   CHECK_STR(hp_store_format(s), "parquet");
-  CHECK_STR(hp_store_schema_version(s), "1");
+  CHECK_STR(hp_store_schema_version(s), "1.1");
   CHECK_MSG(hp_store_damage(s, NULL) == HP_OK, "damage: %s", hp_store_error(s));
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
     const hp_table_desc *d = hp_table_describe((hp_table)t);

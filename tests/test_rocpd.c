@@ -75,10 +75,11 @@ static hp_queue queues[] = {
     {sizeof(hp_queue), 2, 2, 0, ""},
 };
 static hp_code_object codes[] = {
-    {sizeof(hp_code_object), 1, 1, 2, "file:///tmp/k.co#offset=0&size=4096", 0xffff800000001000ull, 4096},
+    {sizeof(hp_code_object), 1, 1, 2, "file:///tmp/k.co#offset=0&size=4096", 0xffff800000001000ull, 4096, "",
+     0, "", ""},
     {sizeof(hp_code_object), 2, 1, 1, "memory://4242#offset=0x7f00", 0x7f0000000000ull,
-     18446744073709551615ull},
-    {sizeof(hp_code_object), 3, 2, 0, "", 0, 0},
+     18446744073709551615ull, "", 0, "", ""},
+    {sizeof(hp_code_object), 3, 2, 0, "", 0, 0, "", 0, "", ""},
 };
 static hp_kernel_symbol kernels[] = {
     {sizeof(hp_kernel_symbol), 1, 1, "_Z4vaddPfS_S_", "vadd", 0, 1024},
@@ -824,7 +825,7 @@ static void write_refs(hp_store *s) {
   hp_thread th = {sizeof th, 1, 1, 42, 10, 20, "main"};
   hp_agent ag = {.size = sizeof ag, .id = 1, .node_id = 1, .type = HP_AGENT_GPU, .name = "gpu"};
   hp_queue q = {sizeof q, 1, 1, 1, "q"};
-  hp_code_object co = {sizeof co, 1, 1, 1, "file:///k.so", 0, 0};
+  hp_code_object co = {sizeof co, 1, 1, 1, "file:///k.so", 0, 0, "", 0, "", ""};
   hp_kernel_symbol ks = {sizeof ks, 1, 1, "k", "kern", 0, 0};
   CHECK_OK(hp_write_node(s, &node), s);
   CHECK_OK(hp_write_process(s, &pr), s);

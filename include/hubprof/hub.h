@@ -49,7 +49,10 @@ typedef enum hp_table {
   HP_TABLE_COUNTER_VALUE,
   HP_TABLE_REGION,
   HP_TABLE_METADATA,
-  HP_TABLE_COUNT /* number of tables; not a table */
+  HP_TABLE_PC_SAMPLE,      /* PC samples of kernel code (hubprof sample) */
+  HP_TABLE_COUNTER_SAMPLE, /* counter values read during a dispatch (a timeline) */
+  HP_TABLE_CODE_BLOB,      /* the bytes of code objects, once per distinct hash, in chunks */
+  HP_TABLE_COUNT           /* number of tables; not a table */
 } hp_table;
 
 /* Row structs. Every struct begins with `size`, which the caller sets to sizeof(the struct it was
@@ -134,6 +137,11 @@ typedef struct hp_code_object {
   const char *uri; /* where the code came from (file, memory://, program hash) */
   uint64_t load_base;
   uint64_t load_size;
+  /* since schema 2 (hubprof sample): what was built and the bytes that ran */
+  const char *hash;          /* SHA-256 (hex) of the bytes in code_blob, "" when they were not captured */
+  uint64_t code_size;        /* bytes of the captured code (the shared object PoCL ran), 0 when none */
+  const char *build_options; /* options given to clBuildProgram / clCompileProgram / clLinkProgram */
+  const char *source;        /* OpenCL C source when the program was created from source, else "" */
 } hp_code_object;
 
 typedef struct hp_kernel_symbol {
@@ -208,6 +216,40 @@ typedef struct hp_metadata {
   const char *key; /* unique within a store */
   const char *value;
 } hp_metadata;
+
+/* One PC sample of a thread that was executing a kernel (since schema 2). The program counter is kept as
+ * an offset into the code object's bytes (code_blob), so it means the same on any machine. */
+typedef struct hp_pc_sample {
+  uint32_t size;
+  uint64_t id;
+  uint64_t dispatch_id;    /* row id of the dispatch running on that thread at that time */
+  uint64_t code_object_id; /* code object holding the sampled instruction, 0 when unknown */
+  uint64_t offset;         /* byte offset of the sampled instruction in the code object's bytes */
+  int64_t timestamp_ns;    /* when the sample was taken */
+  uint64_t thread_id;      /* thread row of the executing thread */
+  uint64_t weight;         /* what one sample stands for: nanoseconds of the sampling period (CPU clock) */
+} hp_pc_sample;
+
+/* One read of one counter during a dispatch (a counter timeline; since schema 2). */
+typedef struct hp_counter_sample {
+  uint32_t size;
+  uint64_t id;
+  uint64_t dispatch_id; /* row id of the dispatch */
+  uint64_t counter_id;  /* counter_info row */
+  int64_t timestamp_ns;
+  double value; /* the counter's value since the dispatch began (cumulative counters) */
+} hp_counter_sample;
+
+/* A chunk of a code object's bytes (since schema 2): the bytes of one hash are the chunks of that hash
+ * ordered by offset; each distinct hash is stored once per store. */
+typedef struct hp_code_blob {
+  uint32_t size;
+  uint64_t id;
+  const char *hash;    /* SHA-256 of all the bytes (hex), as in hp_code_object.hash */
+  uint64_t offset;     /* where this chunk starts */
+  uint64_t total_size; /* bytes of the whole object */
+  const char *data;    /* this chunk, base64 (RFC 4648) */
+} hp_code_blob;
 
 /* ---- Table descriptions: let bindings (Python) and generic code walk any row without knowing it. ---- */
 typedef enum hp_col_type {
@@ -295,6 +337,15 @@ HP_API hp_status hp_write_counter_info(hp_store *s, const hp_counter_info *r);
 HP_API hp_status hp_write_counter_value(hp_store *s, const hp_counter_value *r);
 HP_API hp_status hp_write_region(hp_store *s, const hp_region *r);
 HP_API hp_status hp_write_metadata(hp_store *s, const char *key, const char *value);
+HP_API hp_status hp_write_pc_sample(hp_store *s, const hp_pc_sample *r);
+HP_API hp_status hp_write_counter_sample(hp_store *s, const hp_counter_sample *r);
+/* Store the bytes of a code object as code_blob chunks, hashed (SHA-256); `hash_hex` (65 bytes, may be
+ * NULL) gets the hash. The caller writes each distinct hash once per store. */
+HP_API hp_status hp_write_code_bytes(hp_store *s, const void *bytes, size_t n, char *hash_hex);
+/* Read back the bytes of a hash from the store's code_blob table: *out (malloc'd) and *n. HP_ERR_NOT_FOUND
+ * when the store has no chunk of that hash; HP_ERR_CORRUPT when chunks are missing, overlap, or their
+ * bytes do not have that hash. */
+HP_API hp_status hp_read_code_bytes(hp_store *s, const char *hash_hex, void **out, size_t *n);
 
 /* Rows of table t (counts what is readable; for a damaged log, the rows of its complete blocks). */
 HP_API hp_status hp_store_count(hp_store *s, hp_table t, uint64_t *n);

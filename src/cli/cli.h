@@ -29,6 +29,8 @@ int cmd_export(int argc, char **argv);
 void cmd_export_help(FILE *out);
 int cmd_trace(int argc, char **argv);
 void cmd_trace_help(FILE *out);
+int cmd_sample(int argc, char **argv);
+void cmd_sample_help(FILE *out);
 int cmd_profile(int argc, char **argv);
 void cmd_profile_help(FILE *out);
 int cmd_analyze(int argc, char **argv);

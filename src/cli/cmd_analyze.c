@@ -7,6 +7,8 @@
 #include "progress.h"
 #include "report.h"
 
+#include "attribution.h"
+
 #include "hubprof/analysis.h"
 #include "hubprof/hub.h"
 
@@ -15,7 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const by_choices[] = {"kernel", "kernel-grid", "dispatch", "region", "region-tree", NULL};
+static const char *const by_choices[] = {"kernel",      "kernel-grid", "dispatch", "region",
+                                         "region-tree", "instruction", "line",     "function",
+                                         "basic-block", NULL};
+#define BY_ATTRIBUTION 5 /* the first of the sample views (attribution.c) */
 static const char *const sort_choices[] = {"time", "order", "name", NULL};
 
 static const cli_opt analyze_opts[] = {
@@ -23,9 +28,15 @@ static const cli_opt analyze_opts[] = {
      .kind = CLI_OPT_ENUM,
      .choices = by_choices,
      .def = "kernel",
-     .help = "one row per kernel, per kernel + grid + work-group sizes, per dispatch, or per region name "
-             "(calls, inclusive and exclusive time, dispatches inside and their device time), or per path of "
-             "nested regions as a tree"},
+     .help =
+         "one row per kernel, per kernel + grid + work-group sizes, per dispatch, or per region name "
+         "(calls, inclusive and exclusive time, dispatches inside and their device time), or per path of "
+         "nested regions as a tree; of a store made by 'hubprof sample', with --kernel K: per instruction "
+         "(with its disassembly), source line (programs built with -g), function or basic block of the "
+         "kernel's code, with sample counts and percentages"},
+    {.name = "timeline",
+     .kind = CLI_OPT_FLAG,
+     .help = "with --dispatch N: the counter samples of dispatch N ('hubprof sample --counters')"},
     {.name = "counters",
      .kind = CLI_OPT_LIST,
      .value = "LIST",
@@ -171,8 +182,8 @@ int cmd_analyze(int argc, char **argv) {
   int rc = cli_parse(&analyze_spec, argc, argv, &args);
   if (rc != CLI_PROCEED) return rc;
   rc = CLI_USAGE;
-  static const int groups[] = {HA_BY_KERNEL, HA_BY_KERNEL_GRID, HA_BY_DISPATCH, HA_BY_REGION,
-                               HA_BY_REGION_TREE};
+  static const int groups[] = {
+      HA_BY_KERNEL, HA_BY_KERNEL_GRID, HA_BY_DISPATCH, HA_BY_REGION, HA_BY_REGION_TREE, 0, 0, 0, 0};
   static const int sorts[] = {HA_SORT_TIME, HA_SORT_ORDER, HA_SORT_NAME};
   opts o = {.fmt = cli_enum(&args, "format", REPORT_TABLE),
             .group = groups[cli_enum(&args, "by", 0)],
@@ -196,6 +207,11 @@ int cmd_analyze(int argc, char **argv) {
     cli_error("analyze: expected one STORE (see 'hubprof analyze --help')");
     goto out;
   }
+  int by = cli_enum(&args, "by", 0), timeline = cli_given(&args, "timeline");
+  if (timeline && (!range || o.first != o.last)) {
+    cli_error("analyze: --timeline needs --dispatch N (one dispatch id)");
+    goto out;
+  }
   hp_store *s;
   hp_status st = hp_store_open(args.operands[0], NULL, HP_READ, &s);
   if (st != HP_OK) {
@@ -205,7 +221,12 @@ int cmd_analyze(int argc, char **argv) {
     goto out;
   }
   rc = cli_check_readable("analyze", s);
-  if (!rc) rc = analyze(s, &o);
+  if (!rc && timeline) /* the sample views (attribution.c) */
+    rc = cli_timeline(s, o.first, o.fmt);
+  else if (!rc && by >= BY_ATTRIBUTION)
+    rc = cli_attribution(s, by - BY_ATTRIBUTION, o.kernels, o.nkernels, o.fmt, o.limit);
+  else if (!rc)
+    rc = analyze(s, &o);
   hp_store_close(s);
   rc = cli_finish_stdout(rc);
 out:

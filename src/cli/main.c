@@ -11,6 +11,8 @@
 
 static const cli_cmd commands[] = {
     {"trace", "run an application and record a lite kernel trace (no counters)", cmd_trace, cmd_trace_help},
+    {"sample", "run an application and sample its kernels: hot instructions and counter timelines",
+     cmd_sample, cmd_sample_help},
     {"profile", "run an application and measure counters on every dispatch (replay or multiplexing)",
      cmd_profile, cmd_profile_help},
     {"analyze", "top kernels per device (or launches, dispatches): time, counters, metrics", cmd_analyze,

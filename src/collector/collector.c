@@ -5,6 +5,7 @@
  * harvest · the background harvester · fork · exit. */
 /* SPDX-License-Identifier: MIT */
 #include "collector.h"
+#include "sample.h"
 #include "env.h"
 #include "fmt_log.h"
 #include "hubprof/hub.h"
@@ -145,6 +146,7 @@ static void init_once(void) {
       g_env.output_dir = abs_dir;
   }
   read_cmdline();
+  if (!g_env.profile && hpc_sample_init(&why) != 0) say("%s; sampling disabled", why); /* hubprof sample */
   if (g_env.profile && hpc_replay_init(&g_env, &why) != 0) {
     say("%s; profiling disabled", why);
     atomic_store(&hpc_enabled, -1);
@@ -287,6 +289,7 @@ static void open_store_locked(void) {
   hp_write_metadata(s, "tool_version", hp_version());
   write_clock_anchor(s);
   write_registries(s);
+  hpc_sample_log_opened(s);
   if (g_env.profile) hpc_replay_log_opened(s);
   hp_log_flush(s);
   g_store = s;
@@ -324,6 +327,8 @@ typedef struct agent_rec {
 static agent_rec g_agents[MAX_AGENTS];
 static size_t g_nagents;
 static char **g_knames; /* kernel_symbol id i+1 -> name */
+static uint64_t *g_kco; /* kernel_symbol id i+1 -> its program's code object (codeobj.c), g_nkco entries */
+static size_t g_nkco;
 static size_t g_nknames, g_capknames;
 static uint32_t *g_queue_agent; /* queue id i+1 -> agent id */
 static size_t g_nqueues, g_capqueues;
@@ -333,8 +338,11 @@ static void write_agent(hp_store *s, const agent_rec *a) {
 }
 static void write_kernel(hp_store *s, size_t id) {
   if (!s) return;
-  hp_kernel_symbol k = {
-      .size = sizeof k, .id = id, .name = g_knames[id - 1], .display_name = g_knames[id - 1]};
+  hp_kernel_symbol k = {.size = sizeof k,
+                        .id = id,
+                        .code_object_id = id <= g_nkco ? g_kco[id - 1] : 0,
+                        .name = g_knames[id - 1],
+                        .display_name = g_knames[id - 1]};
   hp_write_kernel_symbol(s, &k);
 }
 static void write_queue(hp_store *s, size_t id) {
@@ -525,12 +533,40 @@ static uint32_t kernel_register(const cl_icd_dispatch *n, cl_kernel k) {
   if (len >= sizeof buf && !(name = malloc(len + 1))) return 0;
   if (n->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, len, name, NULL) != CL_SUCCESS) len = 0;
   name[len] = 0;
+  cl_program prog = NULL; /* its program's code object (codeobj.c's lock before g_lock) */
+  uint64_t co = n->clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof prog, &prog, NULL) == CL_SUCCESS
+                    ? hpc_program_code_object(prog)
+                    : 0;
   pthread_mutex_lock(&g_lock);
   uint32_t id = kname_locked(name);
+  if (id && co && (id > g_nkco || g_kco[id - 1] != co)) { /* the kernel's row again, with its code object */
+    uint64_t *nk = id > g_nkco ? realloc(g_kco, id * sizeof *nk) : g_kco;
+    if (nk) {
+      for (size_t i = g_nkco; i < id; i++)
+        nk[i] = 0;
+      g_kco = nk;
+      if (id > g_nkco) g_nkco = id;
+      g_kco[id - 1] = co;
+      write_kernel(store_locked(), id);
+    }
+  }
   if (id) tab_store_locked(hpc_ktab, HPC_KTAB_BITS, g_ovf_k, (uintptr_t)k, id);
   pthread_mutex_unlock(&g_lock);
   if (name != buf) free(name);
   return id;
+}
+
+uint32_t hpc_agent_of(const cl_icd_dispatch *n, cl_device_id d) {
+  pthread_mutex_lock(&g_lock);
+  uint32_t id = agent_locked(n, d);
+  pthread_mutex_unlock(&g_lock);
+  return id;
+}
+
+void hpc_kernel_name(uint32_t id, char *buf, size_t n) {
+  pthread_mutex_lock(&g_lock);
+  snprintf(buf, n, "%s", id && id <= g_nknames ? g_knames[id - 1] : "");
+  pthread_mutex_unlock(&g_lock);
 }
 
 void hpc_kernel_created(const cl_icd_dispatch *n, cl_kernel k) {
@@ -711,6 +747,7 @@ static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong s
                                  .enqueue_ns = p->enqueue_ns,
                                  .region_id = p->region_id,
                                  .passes = 1};
+  hpc_sample_window(p->dispatch_id, p->kernel_id, (int64_t)start, (int64_t)end);
   if (b->n == HPC_BATCH) batch_write(b);
 }
 
@@ -952,6 +989,7 @@ static void *harvester(void *arg) {
     /* a ring harvested within the last period (its owner's sync points) is left alone: no contention
      * with a thread that harvests itself; every other one waits at most two periods and a pass */
     if (!atomic_load(&g_harv_hold)) harvest_all(now_ns() - period_ns);
+    if (!atomic_load(&g_harv_hold)) hpc_sample_pass(0);
     atomic_store(&g_harv_busy, 0);
   }
   atomic_store(&g_harv_busy, 0);
@@ -1029,6 +1067,7 @@ static void fork_child(void) {
   hpc_busy = 0;
   pthread_setspecific(g_key, NULL);
   if (g_env.profile) hpc_replay_fork_child();
+  hpc_sample_fork_child();
 }
 
 /* ---- exit ---------------------------------------------------------------------------------------------- */
@@ -1095,6 +1134,7 @@ static void at_exit(void) {
     hp_log_lost(s, &lost);
     hpc_regions_exit(s, now_ns()); /* regions still open: ended here, marked as such */
     hpc_select_exit(s, g_env.debug);
+    hpc_sample_exit(s);            /* the last samples and their counts */
     write_process(s, now_ns());
     if (dropped) hp_log_write_lost(s, 1, dropped);
     hp_log_flush(s);

@@ -85,6 +85,27 @@ HPC_HIDDEN void *hpc_SVMAlloc(const cl_icd_dispatch *n, cl_context c, cl_svm_mem
 HPC_HIDDEN void hpc_SVMFree(const cl_icd_dispatch *n, cl_context c, void *p);
 HPC_HIDDEN cl_int hpc_ReleaseKernel(const cl_icd_dispatch *n, cl_kernel k);
 HPC_HIDDEN cl_int hpc_ReleaseContext(const cl_icd_dispatch *n, cl_context c);
+/* Programs (codeobj.c): code_object rows per program and device, in every mode. */
+HPC_HIDDEN cl_program hpc_CreateProgramWithSource(const cl_icd_dispatch *n, cl_context c, cl_uint count,
+                                                  const char **strings, const size_t *lengths, cl_int *err);
+HPC_HIDDEN cl_program hpc_CreateProgramWithBinary(const cl_icd_dispatch *n, cl_context c, cl_uint nd,
+                                                  const cl_device_id *d, const size_t *lengths,
+                                                  const unsigned char **bins, cl_int *status, cl_int *err);
+HPC_HIDDEN cl_int hpc_BuildProgram(const cl_icd_dispatch *n, cl_program p, cl_uint nd, const cl_device_id *d,
+                                   const char *options, void(CL_CALLBACK *notify)(cl_program, void *),
+                                   void *data);
+HPC_HIDDEN cl_int hpc_CompileProgram(const cl_icd_dispatch *n, cl_program p, cl_uint nd,
+                                     const cl_device_id *d, const char *options, cl_uint nh,
+                                     const cl_program *hdrs, const char **names,
+                                     void(CL_CALLBACK *notify)(cl_program, void *), void *data);
+HPC_HIDDEN cl_program hpc_LinkProgram(const cl_icd_dispatch *n, cl_context c, cl_uint nd,
+                                      const cl_device_id *d, const char *options, cl_uint np,
+                                      const cl_program *progs, void(CL_CALLBACK *notify)(cl_program, void *),
+                                      void *data, cl_int *err);
+/* The code object of a built program's first device, 0 when unknown (codeobj.c). */
+HPC_HIDDEN uint64_t hpc_program_code_object(cl_program p);
+/* The agent row of device d, registered at need (collector.c). */
+HPC_HIDDEN uint32_t hpc_agent_of(const cl_icd_dispatch *n, cl_device_id d);
 
 /* ---- kernel replay (replay.c), HUBPROF_MODE=profile -----------------------------------------------------
  */

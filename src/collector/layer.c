@@ -86,6 +86,35 @@ static CL_API_ENTRY cl_int CL_API_CALL L_clReleaseKernel(cl_kernel k) {
 static CL_API_ENTRY cl_int CL_API_CALL L_clReleaseContext(cl_context c) {
   return hpc_ReleaseContext(&g_target, c);
 }
+/* programs: code objects (codeobj.c) */
+static CL_API_ENTRY cl_program CL_API_CALL L_clCreateProgramWithSource(cl_context c, cl_uint n,
+                                                                       const char **s, const size_t *l,
+                                                                       cl_int *e) {
+  return hpc_CreateProgramWithSource(&g_target, c, n, s, l, e);
+}
+static CL_API_ENTRY cl_program CL_API_CALL L_clCreateProgramWithBinary(cl_context c, cl_uint n,
+                                                                       const cl_device_id *d, const size_t *l,
+                                                                       const unsigned char **b, cl_int *st,
+                                                                       cl_int *e) {
+  return hpc_CreateProgramWithBinary(&g_target, c, n, d, l, b, st, e);
+}
+static CL_API_ENTRY cl_int CL_API_CALL L_clBuildProgram(cl_program p, cl_uint n, const cl_device_id *d,
+                                                        const char *o,
+                                                        void(CL_CALLBACK *f)(cl_program, void *), void *u) {
+  return hpc_BuildProgram(&g_target, p, n, d, o, f, u);
+}
+static CL_API_ENTRY cl_int CL_API_CALL L_clCompileProgram(cl_program p, cl_uint n, const cl_device_id *d,
+                                                          const char *o, cl_uint nh, const cl_program *h,
+                                                          const char **hn,
+                                                          void(CL_CALLBACK *f)(cl_program, void *), void *u) {
+  return hpc_CompileProgram(&g_target, p, n, d, o, nh, h, hn, f, u);
+}
+static CL_API_ENTRY cl_program CL_API_CALL L_clLinkProgram(cl_context c, cl_uint n, const cl_device_id *d,
+                                                           const char *o, cl_uint np, const cl_program *ps,
+                                                           void(CL_CALLBACK *f)(cl_program, void *), void *u,
+                                                           cl_int *e) {
+  return hpc_LinkProgram(&g_target, c, n, d, o, np, ps, f, u, e);
+}
 
 HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param, size_t size, void *value,
                                                           size_t *size_ret) {
@@ -136,6 +165,11 @@ HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, cons
     OVERRIDE(clCreateCommandQueueWithProperties);
     OVERRIDE(clReleaseCommandQueue);
     OVERRIDE(clCreateKernel);
+    OVERRIDE(clCreateProgramWithSource);
+    OVERRIDE(clCreateProgramWithBinary);
+    OVERRIDE(clBuildProgram);
+    OVERRIDE(clCompileProgram);
+    OVERRIDE(clLinkProgram);
     OVERRIDE(clCreateKernelsInProgram);
     OVERRIDE(clCloneKernel);
     OVERRIDE(clEnqueueNDRangeKernel);

@@ -17,6 +17,12 @@ static void fill(void) {
   SYM(clCreateCommandQueueWithProperties);
   SYM(clReleaseCommandQueue);
   SYM(clCreateKernel);
+  SYM(clCreateProgramWithSource);
+  SYM(clCreateProgramWithBinary);
+  SYM(clBuildProgram);
+  SYM(clCompileProgram);
+  SYM(clLinkProgram);
+  SYM(clGetProgramInfo);
   SYM(clCreateKernelsInProgram);
   SYM(clCloneKernel);
   SYM(clEnqueueNDRangeKernel);
@@ -257,4 +263,63 @@ HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseContext(cl_context c) {
   const cl_icd_dispatch *n = hpc_preload_next();
   if (!n->clReleaseContext) return CL_INVALID_OPERATION;
   return layered() ? n->clReleaseContext(c) : hpc_ReleaseContext(n, c);
+}
+
+/* programs: code objects (codeobj.c) */
+HPC_EXPORT CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithSource(cl_context c, cl_uint k,
+                                                                         const char **s, const size_t *l,
+                                                                         cl_int *e) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clCreateProgramWithSource) {
+    if (e) *e = CL_INVALID_OPERATION;
+    return NULL;
+  }
+  return layered() ? n->clCreateProgramWithSource(c, k, s, l, e)
+                   : hpc_CreateProgramWithSource(n, c, k, s, l, e);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_program CL_API_CALL clCreateProgramWithBinary(cl_context c, cl_uint k,
+                                                                         const cl_device_id *d,
+                                                                         const size_t *l,
+                                                                         const unsigned char **b, cl_int *st,
+                                                                         cl_int *e) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clCreateProgramWithBinary) {
+    if (e) *e = CL_INVALID_OPERATION;
+    return NULL;
+  }
+  return layered() ? n->clCreateProgramWithBinary(c, k, d, l, b, st, e)
+                   : hpc_CreateProgramWithBinary(n, c, k, d, l, b, st, e);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clBuildProgram(cl_program p, cl_uint k, const cl_device_id *d,
+                                                          const char *o,
+                                                          void(CL_CALLBACK *f)(cl_program, void *), void *u) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clBuildProgram) return CL_INVALID_OPERATION;
+  return layered() ? n->clBuildProgram(p, k, d, o, f, u) : hpc_BuildProgram(n, p, k, d, o, f, u);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clCompileProgram(cl_program p, cl_uint k, const cl_device_id *d,
+                                                            const char *o, cl_uint nh, const cl_program *h,
+                                                            const char **hn,
+                                                            void(CL_CALLBACK *f)(cl_program, void *),
+                                                            void *u) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clCompileProgram) return CL_INVALID_OPERATION;
+  return layered() ? n->clCompileProgram(p, k, d, o, nh, h, hn, f, u)
+                   : hpc_CompileProgram(n, p, k, d, o, nh, h, hn, f, u);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_program CL_API_CALL clLinkProgram(cl_context c, cl_uint k, const cl_device_id *d,
+                                                             const char *o, cl_uint np, const cl_program *ps,
+                                                             void(CL_CALLBACK *f)(cl_program, void *),
+                                                             void *u, cl_int *e) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clLinkProgram) {
+    if (e) *e = CL_INVALID_OPERATION;
+    return NULL;
+  }
+  return layered() ? n->clLinkProgram(c, k, d, o, np, ps, f, u, e)
+                   : hpc_LinkProgram(n, c, k, d, o, np, ps, f, u, e);
 }

@@ -137,6 +137,8 @@ int hc_provider_measurable(const hc_provider *p);
 /* The last failure's message (hc_device_open, hc_session_open, hc_provider_need, hc_provider_check), ""
  * when none; "out of memory" for NULL. */
 const char *hc_provider_error(const hc_provider *p);
+/* The perf_event type and config of a counter of the "perf" provider by name: 0, or -1 when unknown. */
+int hc_perf_event_of(const char *name, uint32_t *type, uint64_t *config);
 /* hc_plan_make's block_of callback over a provider (ctx is the hc_provider *): NULL when unknown. */
 const char *hc_provider_block_of(const char *counter, void *provider);
 

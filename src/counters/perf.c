@@ -484,3 +484,14 @@ void hc_session_close(hc_session *s) {
   free(s->seen);
   free(s);
 }
+
+/* The perf event of a counter name (h-sample: `hubprof sample --counters` reads them on every sample). */
+int hc_perf_event_of(const char *name, uint32_t *type, uint64_t *config) {
+  for (size_t i = 0; name && i < NDEFS; i++)
+    if (strcmp(perf_defs[i].name, name) == 0) {
+      *type = perf_defs[i].type;
+      *config = perf_defs[i].config;
+      return 0;
+    }
+  return -1;
+}

@@ -122,9 +122,7 @@ static void region_check(void) {
   g_region_unrolled = 1;
 }
 
-static int table_is_small(hp_table t) {
-  return t != HP_TABLE_DISPATCH && t != HP_TABLE_COUNTER_VALUE && t != HP_TABLE_REGION;
-}
+static int table_is_small(hp_table t) { return !hp_table_streamed(t); }
 
 static void ti_init(void) {
   for (int t = 0; t < HP_TABLE_COUNT; t++) {

@@ -113,7 +113,14 @@ typedef union hp_anyrow {
   hp_counter_value cv;
   hp_region r;
   hp_metadata m;
+  hp_pc_sample ps;
+  hp_counter_sample cs;
+  hp_code_blob cb;
 } hp_anyrow;
+
+/* 1 for the tables whose rows are many (dispatches, counter values, regions, samples, code bytes): streamed
+ * by readers and merge, never de-duplicated by key (schema.c). */
+int hp_table_streamed(hp_table t);
 
 /* Copy the caller's row (which may be an older, smaller struct) into a full struct of this build. */
 hp_status hp_row_import(hp_table t, const void *in, void *full);

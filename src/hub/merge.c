@@ -153,13 +153,14 @@ static const char *const *const dedup_cols[HP_TABLE_COUNT] = {
     [HP_TABLE_COUNTER_VALUE] = no_dedup,
     [HP_TABLE_REGION] = no_dedup,
     [HP_TABLE_METADATA] = dedup_metadata,
+    [HP_TABLE_PC_SAMPLE] = no_dedup,
+    [HP_TABLE_COUNTER_SAMPLE] = no_dedup,
+    [HP_TABLE_CODE_BLOB] = no_dedup, /* streamed; chunks of a hash already written are dropped (merge_row) */
 };
 
 /* Big tables: no map per row, so memory does not grow with them. Region ids are shifted by an offset per
  * input; dispatch ids are renumbered (below). */
-static int is_streamed(hp_table t) {
-  return t == HP_TABLE_DISPATCH || t == HP_TABLE_REGION || t == HP_TABLE_COUNTER_VALUE;
-}
+static int is_streamed(hp_table t) { return hp_table_streamed(t); }
 
 /* Dispatch ids are renumbered in the order rows are read, so the output gets its dispatches in increasing
  * id order whatever the order of an input (a collector's threads take ids in blocks of 64 and their rows
@@ -528,12 +529,25 @@ static hp_status merge_row(merger *m, hp_store *in, hp_table t, const tinfo *ti,
     if (stats) stats->duplicate_rows++;
     return HP_OK;
   }
-  uint64_t cv_dispatch = t == HP_TABLE_COUNTER_VALUE ? row->cv.dispatch_id : 0;
+  uint64_t cv_dispatch = t == HP_TABLE_COUNTER_VALUE    ? row->cv.dispatch_id
+                         : t == HP_TABLE_PC_SAMPLE      ? row->ps.dispatch_id
+                         : t == HP_TABLE_COUNTER_SAMPLE ? row->cs.dispatch_id
+                                                        : 0;
   for (size_t i = 0; i < ti->nref; i++) { /* remap every reference column */
     uint64_t *p = (uint64_t *)((char *)row + ti->refcol[i]);
     *p = remap_ref(m, ti->reft[i], *p);
   }
-  if (t == HP_TABLE_COUNTER_VALUE && cv_dispatch && !row->cv.dispatch_id) {
+  if (t == HP_TABLE_CODE_BLOB) { /* the bytes of a hash are stored once: later copies are dropped */
+    m->key.n = 0;
+    if (buf_add(&m->key, row->cb.hash, strlen(row->cb.hash) + 1) ||
+        buf_add(&m->key, &row->cb.offset, sizeof row->cb.offset))
+      return HP_ERR_NOMEM;
+    if (keymap_get(&m->dedup[t], m->key.p, m->key.n)) return HP_OK;
+    if (keymap_put(&m->dedup[t], m->key.p, m->key.n, 1)) return HP_ERR_NOMEM;
+  }
+  if (cv_dispatch && !(t == HP_TABLE_COUNTER_VALUE ? row->cv.dispatch_id
+                       : t == HP_TABLE_PC_SAMPLE   ? row->ps.dispatch_id
+                                                   : row->cs.dispatch_id)) {
     /* its dispatch is not in the output (a duplicate, or lost to damage): never attach it elsewhere */
     if (stats) stats->duplicate_rows++;
     return HP_OK;

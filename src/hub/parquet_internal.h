@@ -44,7 +44,7 @@ enum { PQ_PAGE_DATA = 0, PQ_PAGE_INDEX = 1, PQ_PAGE_DICTIONARY = 2, PQ_PAGE_DATA
 #define PQ_MANIFEST "_hubprof.json"
 #define PQ_MAGIC "hubprof-parquet"
 #define PQ_STORE_VERSION 2 /* 2: a folder per table; 1: flat <table>.parquet files */
-#define PQ_SCHEMA_VERSION "1"
+#define PQ_SCHEMA_VERSION "1.1" /* 1.1: pc_sample, counter_sample, code_blob, code_object columns */
 
 /* Limits of the reader: anything larger is taken as damage, never allocated. */
 #define PQ_MAX_MANIFEST (16u << 20) /* manifest bytes */

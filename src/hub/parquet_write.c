@@ -110,7 +110,7 @@ hp_status pq_twriter_new(hp_store *s, const char *dir, hp_table t, const pq_limi
     w->spec[c] = pq_colspec_of(t, c);
   w->lim = *lim;
   w->fd = -1;
-  w->small = t != HP_TABLE_DISPATCH && t != HP_TABLE_COUNTER_VALUE && t != HP_TABLE_REGION;
+  w->small = !hp_table_streamed(t);
   w->val = calloc(w->d->ncolumns, sizeof *w->val);
   w->slen = calloc(w->d->ncolumns, sizeof *w->slen);
   w->str = calloc(w->d->ncolumns, sizeof *w->str);

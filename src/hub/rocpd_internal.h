@@ -60,6 +60,8 @@ enum {
   RT_MEMORY_COPY,
   RT_MEMORY_ALLOCATE,
   RT_GRAPH_LAUNCH,
+  RT_HP_COUNTER_SAMPLE, /* hubprof's own tables, beside ROCm's (docs/formats/rocpd.md, "Samples") */
+  RT_HP_CODE_BLOB,
   RT_COUNT
 };
 

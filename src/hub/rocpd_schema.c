@@ -27,6 +27,8 @@ const char *const rp_rt_name[RT_COUNT] = {
     "memory_copy",
     "memory_allocate",
     "graph_launch",
+    "hubprof_counter_sample",
+    "hubprof_code_blob",
 };
 
 #define EXT ", extdata JSONB NOT NULL DEFAULT '{}'"
@@ -102,6 +104,11 @@ const char *const rp_rt_cols[RT_COUNT] = {
     ", tid INTEGER, agent_id INTEGER, queue_id INTEGER, start BIGINT NOT NULL, \"end\" BIGINT NOT "
     "NULL, graph_exec_id INTEGER NOT NULL, kernel_dispatch_count INTEGER NOT NULL DEFAULT 0, event_id "
     "INTEGER" EXT,
+    [RT_HP_COUNTER_SAMPLE] =
+        "dispatch_id INTEGER NOT NULL, pmc_id INTEGER NOT NULL, timestamp BIGINT NOT NULL, "
+        "value REAL DEFAULT 0.0" EXT,
+    [RT_HP_CODE_BLOB] =
+        "hash TEXT NOT NULL, \"offset\" BIGINT NOT NULL, total_size BIGINT NOT NULL, data TEXT NOT NULL",
 };
 
 /* Views over the base-name views, with rocprofv3's view and column names (our own SQL). Every counter
@@ -264,7 +271,8 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
          "$global_mem_bytes", "COALESCE($local_mem_bytes, $lds_size_in_kb * 1024)",
          "COALESCE($wave_size, $wave_front_size)"},
     [HP_TABLE_QUEUE] = {"@id", "@pid", "$agent_id", "@name"},
-    [HP_TABLE_CODE_OBJECT] = {"@id", "@pid", "@agent_id", "@uri", "@load_base", "@load_size"},
+    [HP_TABLE_CODE_OBJECT] = {"@id", "@pid", "@agent_id", "@uri", "@load_base", "@load_size", "$hash",
+                              "$code_size", "$build_options", "$source"},
     [HP_TABLE_KERNEL_SYMBOL] = {"@id", "@code_object_id", "@kernel_name",
                                 "COALESCE($display_name, @display_name)", "@private_segment_size",
                                 "@group_segment_size"},
@@ -298,6 +306,12 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_COUNTER_VALUE] = {NULL, "@pmc_id", NULL, "0", "@value", "@extdata"},
     [HP_TABLE_REGION] = {"@id", "@pid", "@tid", NULL, NULL, "@start", "@end"},
     [HP_TABLE_METADATA] = {"@tag", "@value"},
+    /* PC samples are rocpd_sample rows on the executing thread's track (track id = thread row id) */
+    [HP_TABLE_PC_SAMPLE] = {"@id", "$dispatch_id", "$code_object_id", "$offset", "@timestamp", "@track_id",
+                            "$weight"},
+    [HP_TABLE_COUNTER_SAMPLE] = {"@id", "@dispatch_id", "@pmc_id", "@timestamp",
+                                 "CASE WHEN $value_bits IS NOT NULL AND @value IS NOT NULL THEN -0.0 ELSE @value END"},
+    [HP_TABLE_CODE_BLOB] = {"@id", "@hash", "@offset", "@total_size", "@data"},
 };
 
 /* Where each hub column is written, in the order of hp_table_describe, for the tables whose rows map
@@ -319,7 +333,8 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
                         "product_name", "$runtime", "$compute_units", "$max_clock_mhz", "$global_mem_bytes",
                         "$local_mem_bytes", "$wave_size"},
     [HP_TABLE_QUEUE] = {"id", "pid", "$agent_id", "name"},
-    [HP_TABLE_CODE_OBJECT] = {"id", "pid", "agent_id", "uri", "load_base", "load_size"},
+    [HP_TABLE_CODE_OBJECT] = {"id", "pid", "agent_id", "uri", "load_base", "load_size", "$hash", "$code_size",
+                              "$build_options", "$source"},
     [HP_TABLE_KERNEL_SYMBOL] = {"id", "code_object_id", "kernel_name", "", "private_segment_size",
                                 "group_segment_size"},
     [HP_TABLE_COUNTER_INFO] = {"id", "agent_id", "name,symbol", "description", "block", "units",
@@ -353,6 +368,10 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_COUNTER_VALUE] = {"event_id", "pmc_id", "$pass", "$imputed", "%value"},
     /* the category's string id waits in event_id until commit gives the region its event */
     [HP_TABLE_REGION] = {"id", "pid", "tid", "#name_id", "#event_id", "start", "end"},
+    [HP_TABLE_PC_SAMPLE] = {"id", "$dispatch_id", "$code_object_id", "$offset", "timestamp", "track_id",
+                            "$weight"},
+    [HP_TABLE_COUNTER_SAMPLE] = {"id", "dispatch_id", "pmc_id", "timestamp", "%value"},
+    [HP_TABLE_CODE_BLOB] = {"id", "hash", "offset", "total_size", "data"},
 };
 
 /* The columns the writer derives for a row of those tables (from other tables' rows, or constants), in the
@@ -384,4 +403,7 @@ const int rp_table_base[HP_TABLE_COUNT] = {
     [HP_TABLE_COUNTER_VALUE] = RT_PMC_EVENT,
     [HP_TABLE_REGION] = RT_REGION,
     [HP_TABLE_METADATA] = RT_METADATA,
+    [HP_TABLE_PC_SAMPLE] = RT_SAMPLE,
+    [HP_TABLE_COUNTER_SAMPLE] = RT_HP_COUNTER_SAMPLE,
+    [HP_TABLE_CODE_BLOB] = RT_HP_CODE_BLOB,
 };

@@ -504,7 +504,7 @@ static void mapped_insert(hu_buf *q, hp_table t, const char *suffix) {
   hu_buf_str(q, "\"(");
   for (size_t i = 0; i < d->ncolumns; i++) {
     const char *m = rp_write_map[t][i];
-    if (*m == '$') ext = 1;
+    if (*m == '$' || *m == '%') ext = 1; /* extdata keys; a real's "<column>_bits" */
     if (!*m || *m == '$') continue;
     m += *m == '?' || *m == '#' || *m == '%'; /* 0 as NULL, a string id, a real: the columns are the same */
     snprintf(num, sizeof num, "?%d", ++p);
@@ -738,6 +738,16 @@ hp_status rp_commit(hp_store *s) {
     rp_buf_reset(&q);
   }
   if (st == HP_OK) st = finish_regions(s);
+  if (st == HP_OK) { /* PC samples lie on their thread's track: one rocpd_track per sampled thread */
+    rp_buf_expand(&q,
+                  "INSERT OR IGNORE INTO @track(id, nid, pid, tid, extdata) SELECT T.id, T.nid, T.pid, T.id, "
+                  "'{\"hubprof\":\"pc_sample\"}' FROM @info_thread T WHERE T.id IN (SELECT DISTINCT track_id "
+                  "FROM @sample)",
+                  r->suffix);
+    st = !hu_buf_cstr(&q) ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
+                          : rp_exec_sql(s, (const char *)q.p, "cannot write sample tracks");
+    rp_buf_reset(&q);
+  }
   if (st != HP_OK) {
     hu_buf_free(&q);
     return st;

@@ -58,6 +58,10 @@ static const hp_column code_object_cols[] = {
     COL(hp_code_object, uri, HP_COL_STR, NULL),
     COL(hp_code_object, load_base, HP_COL_U64, NULL),
     COL(hp_code_object, load_size, HP_COL_U64, NULL),
+    COL(hp_code_object, hash, HP_COL_STR, NULL),
+    COL(hp_code_object, code_size, HP_COL_U64, NULL),
+    COL(hp_code_object, build_options, HP_COL_STR, NULL),
+    COL(hp_code_object, source, HP_COL_STR, NULL),
 };
 static const hp_column kernel_symbol_cols[] = {
     COL(hp_kernel_symbol, id, HP_COL_U64, NULL),
@@ -118,6 +122,27 @@ static const hp_column metadata_cols[] = {
     COL(hp_metadata, key, HP_COL_STR, NULL),
     COL(hp_metadata, value, HP_COL_STR, NULL),
 };
+static const hp_column pc_sample_cols[] = {
+    COL(hp_pc_sample, id, HP_COL_U64, NULL),
+    COL(hp_pc_sample, dispatch_id, HP_COL_U64, "dispatch"),
+    COL(hp_pc_sample, code_object_id, HP_COL_U64, "code_object"),
+    COL(hp_pc_sample, offset, HP_COL_U64, NULL),
+    COL(hp_pc_sample, timestamp_ns, HP_COL_I64, NULL),
+    COL(hp_pc_sample, thread_id, HP_COL_U64, "thread"),
+    COL(hp_pc_sample, weight, HP_COL_U64, NULL),
+};
+static const hp_column counter_sample_cols[] = {
+    COL(hp_counter_sample, id, HP_COL_U64, NULL),
+    COL(hp_counter_sample, dispatch_id, HP_COL_U64, "dispatch"),
+    COL(hp_counter_sample, counter_id, HP_COL_U64, "counter_info"),
+    COL(hp_counter_sample, timestamp_ns, HP_COL_I64, NULL),
+    COL(hp_counter_sample, value, HP_COL_F64, NULL),
+};
+static const hp_column code_blob_cols[] = {
+    COL(hp_code_blob, id, HP_COL_U64, NULL),     COL(hp_code_blob, hash, HP_COL_STR, NULL),
+    COL(hp_code_blob, offset, HP_COL_U64, NULL), COL(hp_code_blob, total_size, HP_COL_U64, NULL),
+    COL(hp_code_blob, data, HP_COL_STR, NULL),
+};
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define DESC(nm, T, st, cols)                                                                                \
@@ -136,7 +161,17 @@ static const hp_table_desc descs[HP_TABLE_COUNT] = {
     DESC("counter_value", HP_TABLE_COUNTER_VALUE, hp_counter_value, counter_value_cols),
     DESC("region", HP_TABLE_REGION, hp_region, region_cols),
     DESC("metadata", HP_TABLE_METADATA, hp_metadata, metadata_cols),
+    DESC("pc_sample", HP_TABLE_PC_SAMPLE, hp_pc_sample, pc_sample_cols),
+    DESC("counter_sample", HP_TABLE_COUNTER_SAMPLE, hp_counter_sample, counter_sample_cols),
+    DESC("code_blob", HP_TABLE_CODE_BLOB, hp_code_blob, code_blob_cols),
 };
+
+/* Tables whose rows are many (streamed by readers and merge, never held in memory, never de-duplicated by
+ * key); the others are small and keyed. */
+int hp_table_streamed(hp_table t) {
+  return t == HP_TABLE_DISPATCH || t == HP_TABLE_COUNTER_VALUE || t == HP_TABLE_REGION ||
+         t == HP_TABLE_PC_SAMPLE || t == HP_TABLE_COUNTER_SAMPLE || t == HP_TABLE_CODE_BLOB;
+}
 
 const hp_table_desc *hp_table_describe(hp_table t) {
   if ((unsigned)t >= HP_TABLE_COUNT) return NULL;

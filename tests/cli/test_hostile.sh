@@ -264,7 +264,7 @@ for fmt in log parquet rocpd; do
     ok || bad "full disk ($fmt): $(cat "$T/err")"
 done
 t 0 "$HP" convert -q -F parquet -o sv.pq ok.log
-sed -i 's/"schema_version": "1"/"schema_version": "1junk"/' sv.pq/_hubprof.json
+sed -i 's/"schema_version": "[0-9.]*"/"schema_version": "1junk"/' sv.pq/_hubprof.json
 t 1 "$HP" info sv.pq
 one_line_error "bad schema_version"
 t 0 "$HP" convert -q -F rocpd -o sv.db ok.log

@@ -48,6 +48,20 @@ def block(payload: bytes, count: int, length: int | None = None, good_crc: bool 
 
 DISPATCH = 8  # record type: 1 + the table's index
 KERNEL = 7
+PC_SAMPLE, COUNTER_SAMPLE, CODE_BLOB = 13, 14, 15  # h-sample's tables (big: no sequence number)
+
+
+def text(s: bytes) -> bytes:
+    return varint(len(s)) + s
+
+
+def samples(i: int) -> bytes:
+    """A pc_sample of dispatch i, a counter_sample (8-byte double) and a code_blob chunk."""
+    ps = record(PC_SAMPLE, varint(i) + varint(i) + varint(1) + varint(0x1040 + i) + varint(2 * 1000 * i) + varint(2)
+                + varint(1000000))
+    cs = record(COUNTER_SAMPLE, varint(i) + varint(i) + varint(1) + varint(2 * 1000 * i) + struct.pack("<d", 1.5 * i))
+    cb = record(CODE_BLOB, varint(i) + text(b"ab" * 32) + varint(0) + varint(3) + text(b"AAAA"))
+    return ps + cs + cb
 
 
 def dispatch(i: int) -> bytes:
@@ -71,6 +85,9 @@ def main() -> None:
         "huge-record-count": block(dispatch(1), 0xFFFFFFFF) + good2,
         "bad-crc-then-valid": block(dispatch(1), 1, good_crc=False) + good2,
         "magic-without-block": struct.pack("<I", 0x4B4C4248) * 64 + good2,
+        "sample-records": good + block(b"".join(samples(i) for i in range(1, 4)), 9),
+        "huge-blob-string": block(record(CODE_BLOB, varint(1) + text(b"ab") + varint(0) + varint(3)
+                                         + varint(1 << 40) + b"AAAA"), 1) + good2,
     }
     for name, body in seeds.items():
         with open(os.path.join(out, name), "wb") as f:

@@ -1,0 +1,156 @@
+/* `hubprof sample [--period-us N] [--counters LIST] [--kernel REGEX] -- APP ARGS…`: runs the application
+ * once with the collector sampling the threads that execute kernels (no replay): PC samples attributed to
+ * the running dispatch and to code object + offset, and with --counters a counter timeline per dispatch.
+ * The collector is told through HUBPROF_SAMPLE_* (docs/sampling.md); the run itself is `trace`'s. */
+/* SPDX-License-Identifier: MIT */
+#include "cli.h"
+#include "counters.h"
+#include "options.h"
+#include "run_app.h"
+
+#include "../common/hu_text.h"
+
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_PERIOD_US "1000"
+
+static const cli_opt sample_opts[] = {
+    {.name = "output",
+     .short_name = 'o',
+     .kind = CLI_OPT_STRING,
+     .value = "OUT",
+     .help = "the store (default: APP.hubprof.db, or .log / .parquet by format)"},
+    {.name = "period-us",
+     .kind = CLI_OPT_UINT,
+     .value = "N",
+     .min = 10,
+     .max = 1000000,
+     .def = DEFAULT_PERIOD_US,
+     .help = "one sample per N microseconds of CPU time of each thread (10 to 1000000)"},
+    {.name = "counters",
+     .short_name = 'c',
+     .kind = CLI_OPT_LIST,
+     .value = "LIST",
+     .help = "counters read on every sample, stored as a timeline per dispatch (up to 8; perf counters, "
+             "'hubprof list counters')"},
+    {.name = "kernel",
+     .short_name = 'k',
+     .kind = CLI_OPT_STRING,
+     .value = "REGEX",
+     .help = "keep the samples of kernels whose name matches this extended regular expression only"},
+    {.name = "preload",
+     .kind = CLI_OPT_FLAG,
+     .help = "also load the collector with LD_PRELOAD (for OpenCL loaders without layer support)"},
+    {0},
+};
+
+static const cli_opt *const sample_tables[] = {sample_opts, cli_opts_store_out, cli_opts_quiet,
+                                               cli_opts_common, NULL};
+
+static const cli_spec sample_spec = {
+    .command = "sample",
+    .usage = "sample [options] [--] APP [ARGS...]",
+    .about = "Run APP once and sample the threads that execute its kernels: every sample's program counter\n"
+             "is attributed to the dispatch running on that thread and to the kernel's code object and\n"
+             "offset (the code's bytes are kept in the store). Samples outside kernel code are counted,\n"
+             "not stored. With --counters each listed counter is read on every sample, giving a counter\n"
+             "timeline per dispatch. The trace of the dispatches is recorded as by 'hubprof trace'.\n"
+             "hubprof exits with APP's own exit status.",
+    .tables = sample_tables,
+    .epilog = "Afterwards: 'hubprof analyze --by instruction|line|function|basic-block --kernel K OUT' for\n"
+              "the hot code, 'hubprof analyze --timeline --dispatch N OUT' for a counter timeline.\n"
+              "docs/sampling.md says what a sample means on each device.",
+    .stop_at_operand = 1,
+};
+
+void cmd_sample_help(FILE *out) { cli_help(&sample_spec, out); }
+
+/* Every listed counter known to the perf provider and measurable here: 0, or the exit code (printed). */
+static int check_counters(const char *const *names, size_t n) {
+  if (!n) return 0;
+  if (n > 8) {
+    cli_error("sample: --counters: at most 8 counters are read on every sample (%zu given)", n);
+    return CLI_USAGE;
+  }
+  hc_provider *p;
+  if (hc_provider_open("perf", &p) != HC_OK) {
+    cli_error("sample: --counters: the perf counter provider cannot be opened");
+    return CLI_FAIL;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    long k = hc_provider_find(p, names[i]);
+    const hc_counter *c = k >= 0 ? hc_provider_counter(p, (size_t)k) : NULL;
+    uint32_t ty;
+    uint64_t cf;
+    if (!c || hc_perf_event_of(names[i], &ty, &cf) != 0) {
+      cli_error("sample: --counters: unknown counter '%s' ('hubprof list counters' shows them)", names[i]);
+      rc = CLI_FAIL;
+    } else if (!c->available) {
+      cli_error("sample: --counters: %s cannot be measured here: %s", names[i], c->reason);
+      rc = CLI_FAIL;
+    }
+  }
+  hc_provider_close(p);
+  return rc;
+}
+
+int cmd_sample(int argc, char **argv) {
+  cli_args a;
+  int rc = cli_parse(&sample_spec, argc, argv, &a);
+  if (rc != CLI_PROCEED) return rc;
+  if (!a.noperands) {
+    cli_error("sample: no application given: hubprof sample [options] -- APP [ARGS...]");
+    cli_args_free(&a);
+    return CLI_USAGE;
+  }
+  size_t nc = 0;
+  char **cs = NULL;
+  if (cli_str(&a, "counters") && hu_split_names(cli_str(&a, "counters"), &cs, &nc) != HU_OK) {
+    cli_error("sample: --counters: '%s' is not a comma-separated list of names", cli_str(&a, "counters"));
+    cli_args_free(&a);
+    return CLI_USAGE;
+  }
+  const char *kre = cli_str(&a, "kernel");
+  regex_t re;
+  if (kre && regcomp(&re, kre, REG_EXTENDED | REG_NOSUB) != 0) {
+    cli_error("sample: --kernel: '%s' is not an extended regular expression", kre);
+    hu_strv_free(cs);
+    cli_args_free(&a);
+    return CLI_USAGE;
+  }
+  if (kre) regfree(&re);
+  rc = check_counters((const char *const *)cs, nc);
+  if (rc) {
+    hu_strv_free(cs);
+    cli_args_free(&a);
+    return rc;
+  }
+  char period[32], list[512] = "";
+  snprintf(period, sizeof period, "%lu", cli_uint(&a, "period-us", strtoul(DEFAULT_PERIOD_US, NULL, 10)));
+  for (size_t i = 0; i < nc; i++)
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", cs[i]);
+  hu_strv_free(cs);
+  /* the collector reads these in the application (run_launch passes the environment on) */
+  setenv("HUBPROF_SAMPLE_PERIOD_US", period, 1);
+  if (nc)
+    setenv("HUBPROF_SAMPLE_COUNTERS", list, 1);
+  else
+    unsetenv("HUBPROF_SAMPLE_COUNTERS");
+  if (kre)
+    setenv("HUBPROF_SAMPLE_KERNEL", kre, 1);
+  else
+    unsetenv("HUBPROF_SAMPLE_KERNEL");
+  run_opts ro = {.mode = "trace",
+                 .format = cli_str(&a, "output-format") ? cli_str(&a, "output-format") : "rocpd",
+                 .output = cli_str(&a, "output"),
+                 .force = cli_given(&a, "force"),
+                 .preload = cli_given(&a, "preload"),
+                 .quiet = cli_given(&a, "quiet")};
+  rc = run_app(&ro, (int)a.noperands, a.operands);
+  cli_args_free(&a);
+  return rc;
+}

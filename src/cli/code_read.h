@@ -1,0 +1,50 @@
+/* Reading a stored code object (ELF bytes) for `hubprof analyze --by instruction|line|function|basic-block`:
+ * functions, instructions and basic blocks (capstone), source lines (libdw). Prefix cr_. */
+/* SPDX-License-Identifier: MIT */
+#ifndef HUBPROF_CLI_CODE_READ_H
+#define HUBPROF_CLI_CODE_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cr_func {
+  uint64_t lo, hi;
+  char *name;
+} cr_func;
+
+typedef struct cr_insn {
+  uint64_t addr, target; /* target: a jump's destination, 0 when none or not a constant */
+  uint16_t size;
+  uint8_t ends_block, leader;
+  char text[96]; /* "mnemonic operands" */
+} cr_insn;
+
+typedef struct cr_line {
+  uint64_t addr;
+  int line;
+  int end; /* end of a sequence: no line from here */
+  char file[64];
+} cr_line;
+
+typedef struct cr_code {
+  cr_func *funcs;
+  size_t nfuncs;
+  cr_insn *insns; /* sorted by address */
+  size_t ninsns;
+  cr_line *lines;
+  size_t nlines;
+  char why[128];        /* why instructions are missing, "" when they were read */
+  const char *no_lines; /* why lines are missing, NULL when there are lines */
+} cr_code;
+
+/* Read n bytes (any bytes). 0 when instructions were read; -1 otherwise (c->why says why). Free with
+ * cr_free in every case. */
+int cr_read(const void *bytes, size_t n, cr_code *c);
+void cr_free(cr_code *c);
+/* The instruction / function / line row / basic block (its first instruction) holding addr, or NULL. */
+const cr_insn *cr_insn_at(const cr_code *c, uint64_t addr);
+const cr_func *cr_func_at(const cr_code *c, uint64_t addr);
+const cr_line *cr_line_at(const cr_code *c, uint64_t addr);
+const cr_insn *cr_block_of(const cr_code *c, uint64_t addr);
+
+#endif

@@ -1,0 +1,489 @@
+/* `hubprof sample` inside the application: the harvester thread starts a provider's sampler on every thread
+ * of the process, reads the samples each period, keeps those whose program counter lies in a kernel's code
+ * (on PoCL, a shared object of its kernel cache, found in /proc/self/maps), attributes each to the dispatch
+ * of that kernel whose device window holds its time, and writes pc_sample rows (code object + offset) and,
+ * with counters, counter_sample rows. Samples elsewhere are only counted. The bytes of each kernel's code
+ * object go into the log once per hash. Nothing here runs on an application thread's OpenCL calls except
+ * hpc_sample_window, which the harvest calls (a short lock, no allocation). */
+/* SPDX-License-Identifier: MIT */
+#include "sample.h"
+
+#include "../common/hu_bytes.h"
+#include "collector.h"
+#include "counters.h"
+#include "hubprof/hub.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_THREADS 1024
+#define NWIN 65536             /* dispatch windows remembered (a ring) */
+#define MAX_PENDING (1u << 18) /* samples waiting for their dispatch's window */
+#define MAX_CODE 1024          /* kernel code objects of the process */
+#define SLACK_NS 1000000       /* a sample this close outside a window of its kernel still belongs to it */
+#define MAX_CODE_BYTES (64u << 20)
+
+typedef struct sthread {
+  int32_t tid;
+  void *h;         /* provider handle, NULL when it could not be opened */
+  uint64_t row_id; /* thread row */
+} sthread;
+
+typedef struct window {
+  uint64_t dispatch_id;
+  uint32_t kernel_id;
+  int64_t start, end;
+} window;
+
+typedef struct code {
+  uint64_t lo, hi, base; /* executable range and load base (the address of file offset 0) */
+  uint64_t id;           /* code_object row */
+  char kernel[128];      /* kernel name, from the cache path (.../<kernel>/<variant>/<kernel>.so) */
+} code;
+
+typedef struct psample {
+  hpc_raw_sample s;
+  uint64_t thread_row;
+  int32_t code_ix;
+} psample;
+
+/* per (dispatch, thread): last counter values, for the dispatch's running sum */
+typedef struct cstate {
+  uint64_t dispatch_id;
+  int32_t tid;
+  uint64_t last[HPC_SAMPLE_MAX_COUNTERS];
+} cstate;
+#define NCSTATE 256
+
+static const hpc_sample_provider *g_prov = &hpc_sample_perf;
+static int g_on;
+static uint64_t g_period_ns;
+static const char *g_counters[HPC_SAMPLE_MAX_COUNTERS];
+static char g_counter_buf[512];
+static size_t g_ncounters;
+static regex_t g_kre;
+static int g_has_kre;
+
+static sthread g_thr[MAX_THREADS];
+static size_t g_nthr;
+static pid_t g_self; /* the harvester thread: never sampled */
+
+static pthread_mutex_t g_wlock = PTHREAD_MUTEX_INITIALIZER;
+static window g_win[NWIN];
+static uint64_t g_nwin; /* windows ever added */
+
+static code g_code[MAX_CODE];
+static size_t g_ncode;
+static char (*g_hashes)[65]; /* hashes whose bytes are in the log */
+static size_t g_nhash;
+
+static psample *g_pend;
+static size_t g_npend, g_cappend;
+
+static cstate g_cs[NCSTATE];
+static size_t g_ncs;
+static double g_sum[HPC_SAMPLE_MAX_COUNTERS]; /* running sum of the dispatch g_sum_id */
+static uint64_t g_sum_id;
+
+static uint64_t g_ids;       /* pc_sample and counter_sample row ids */
+static uint64_t g_taken;     /* samples delivered */
+static uint64_t g_outside;   /* in no kernel's code */
+static uint64_t g_unmatched; /* in a kernel's code, but no window of that kernel held their time */
+static uint64_t g_filtered;  /* of a kernel that --kernel leaves out */
+static uint64_t g_lost;      /* lost by the provider, or the pending buffer was full */
+static uint64_t g_stored;
+static int g_debug;
+
+static int64_t now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+extern _Atomic uint64_t hpc_code_object_ids; /* codeobj.c: code_object row ids of the process */
+
+int hpc_sample_on(void) { return g_on; }
+
+int hpc_sample_init(const char **why) {
+  const char *p = getenv("HUBPROF_SAMPLE_PERIOD_US");
+  if (!p || !*p) return 0;
+  char *end;
+  unsigned long us = strtoul(p, &end, 10);
+  if (*end || !us || us > 1000000) {
+    *why = "HUBPROF_SAMPLE_PERIOD_US must be a number of microseconds from 1 to 1000000";
+    return -1;
+  }
+  g_period_ns = (uint64_t)us * 1000;
+  const char *c = getenv("HUBPROF_SAMPLE_COUNTERS");
+  if (c && *c) {
+    snprintf(g_counter_buf, sizeof g_counter_buf, "%s", c);
+    for (char *save = NULL, *t = strtok_r(g_counter_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      uint32_t ty;
+      uint64_t cf;
+      if (g_ncounters == HPC_SAMPLE_MAX_COUNTERS || hc_perf_event_of(t, &ty, &cf) != 0) {
+        *why = "HUBPROF_SAMPLE_COUNTERS: unknown counter, or more than 8";
+        return -1;
+      }
+      g_counters[g_ncounters++] = t;
+    }
+  }
+  const char *k = getenv("HUBPROF_SAMPLE_KERNEL");
+  if (k && *k) {
+    if (regcomp(&g_kre, k, REG_EXTENDED | REG_NOSUB) != 0) {
+      *why = "HUBPROF_SAMPLE_KERNEL is not a regular expression";
+      return -1;
+    }
+    g_has_kre = 1;
+  }
+  const char *dbg = getenv("HUBPROF_DEBUG");
+  g_debug = dbg && *dbg && strcmp(dbg, "0");
+  g_on = 1;
+  return 0;
+}
+
+void hpc_sample_window(uint64_t dispatch_id, uint32_t kernel_id, int64_t start, int64_t end) {
+  if (!g_on || !end) return;
+  pthread_mutex_lock(&g_wlock);
+  g_win[g_nwin % NWIN] = (window){dispatch_id, kernel_id, start, end};
+  g_nwin++;
+  pthread_mutex_unlock(&g_wlock);
+}
+
+/* ---- threads: every thread of the process but the harvester, opened once ---- */
+static void scan_threads(hp_store *s) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    int32_t tid = (int32_t)atoi(e->d_name);
+    if (tid <= 0 || tid == g_self) continue;
+    size_t i = 0;
+    while (i < g_nthr && g_thr[i].tid != tid)
+      i++;
+    if (i < g_nthr || g_nthr == MAX_THREADS) continue;
+    const char *why = NULL;
+    sthread *t = &g_thr[g_nthr++];
+    t->tid = tid;
+    t->h = g_prov->open_thread(tid, g_period_ns, g_counters, g_ncounters, &why);
+    if (!t->h) {
+      if (g_debug) hpc_say("sample: thread %d: %s", (int)tid, why);
+      continue;
+    }
+    t->row_id = hpc_thread_id_new();
+    char path[64], name[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      ssize_t n = read(fd, name, sizeof name - 1);
+      close(fd);
+      name[n > 0 ? n : 0] = 0;
+      name[strcspn(name, "\n")] = 0;
+    }
+    hp_thread r = {
+        .size = sizeof r, .id = t->row_id, .process_id = 1, .tid = tid, .start_ns = now(), .name = name};
+    if (s) hp_write_thread(s, &r);
+  }
+  closedir(d);
+}
+
+/* ---- code: the kernels' shared objects in the process's mappings ---- */
+static int is_kernel_code(const char *path) {
+  const char *cache = getenv("POCL_CACHE_DIR");
+  return strstr(path, "/kcache/") || (cache && *cache && !strncmp(path, cache, strlen(cache)));
+}
+
+/* Store the bytes of a file once per hash; returns the hash in hex (into hash) or "" when unreadable. */
+static void store_bytes(hp_store *s, const char *path, char hash[65], uint64_t *size) {
+  hash[0] = 0;
+  *size = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0) return;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > MAX_CODE_BYTES) {
+    close(fd);
+    return;
+  }
+  unsigned char *b = malloc((size_t)st.st_size);
+  ssize_t got = 0;
+  while (b && got < st.st_size) {
+    ssize_t r = read(fd, b + got, (size_t)(st.st_size - got));
+    if (r <= 0) break;
+    got += r;
+  }
+  close(fd);
+  if (!b || got != st.st_size) {
+    free(b);
+    return;
+  }
+  hu_sha256_hex(b, (size_t)got, hash);
+  *size = (uint64_t)got;
+  size_t i = 0;
+  while (i < g_nhash && strcmp(g_hashes[i], hash))
+    i++;
+  if (i == g_nhash) {
+    char(*nh)[65] = realloc(g_hashes, (g_nhash + 1) * sizeof *nh);
+    if (nh) {
+      g_hashes = nh;
+      memcpy(g_hashes[g_nhash++], hash, 65);
+      if (s) hp_write_code_bytes(s, b, (size_t)got, NULL);
+    }
+  }
+  free(b);
+}
+
+/* Read /proc/self/maps and register every kernel code object not known yet. */
+static void scan_maps(hp_store *s) {
+  FILE *f = fopen("/proc/self/maps", "re");
+  if (!f) return;
+  char line[4600];
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi, off;
+    char perms[8];
+    int pos = 0;
+    if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &lo, &hi, perms, &off, &pos) < 4 || perms[2] != 'x')
+      continue;
+    char *path = line + pos;
+    path += strspn(path, " ");
+    path[strcspn(path, "\n")] = 0;
+    if (path[0] != '/' || !is_kernel_code(path)) continue;
+    size_t i = 0;
+    while (i < g_ncode && !(g_code[i].lo == lo && g_code[i].hi == hi))
+      i++;
+    if (i < g_ncode || g_ncode == MAX_CODE) continue;
+    code *c = &g_code[g_ncode];
+    c->lo = lo;
+    c->hi = hi;
+    c->base = lo - off; /* shared objects: segments lie at their file offsets from the load base */
+    const char *b = strrchr(path, '/');
+    snprintf(c->kernel, sizeof c->kernel, "%s", b ? b + 1 : path);
+    size_t kl = strlen(c->kernel);
+    if (kl > 3 && !strcmp(c->kernel + kl - 3, ".so")) c->kernel[kl - 3] = 0;
+    char hash[65];
+    uint64_t size;
+    store_bytes(s, path, hash, &size);
+    c->id = atomic_fetch_add(&hpc_code_object_ids, 1) + 1;
+    char uri[4200];
+    snprintf(uri, sizeof uri, "file://%s", path);
+    hp_code_object co = {.size = sizeof co,
+                         .id = c->id,
+                         .process_id = 1,
+                         .uri = uri,
+                         .load_base = c->base,
+                         .load_size = hi - c->base,
+                         .hash = hash,
+                         .code_size = size,
+                         .build_options = "",
+                         .source = ""};
+    if (s) hp_write_code_object(s, &co);
+    g_ncode++;
+  }
+  fclose(f);
+}
+
+static int find_code(uint64_t ip) {
+  for (size_t i = 0; i < g_ncode; i++)
+    if (ip >= g_code[i].lo && ip < g_code[i].hi) return (int)i;
+  return -1;
+}
+
+/* ---- samples ---- */
+typedef struct pass_ctx {
+  hp_store *s;
+  uint64_t row;
+  int rescanned;
+} pass_ctx;
+
+static void take(void *ctx, const hpc_raw_sample *r) {
+  pass_ctx *p = ctx;
+  g_taken++;
+  int ci = find_code(r->ip);
+  if (ci < 0 && !p->rescanned) { /* a kernel loaded since the last look */
+    p->rescanned = 1;
+    scan_maps(p->s);
+    ci = find_code(r->ip);
+  }
+  if (ci < 0) {
+    g_outside++;
+    return;
+  }
+  if (g_npend == g_cappend) {
+    size_t cap = g_cappend ? 2 * g_cappend : 4096;
+    psample *np = cap <= MAX_PENDING ? realloc(g_pend, cap * sizeof *np) : NULL;
+    if (!np) {
+      g_lost++;
+      return;
+    }
+    g_pend = np;
+    g_cappend = cap;
+  }
+  g_pend[g_npend++] = (psample){*r, p->row, ci};
+}
+
+static int by_time(const void *a, const void *b) {
+  const psample *x = a, *y = b;
+  return x->s.time_ns < y->s.time_ns ? -1 : x->s.time_ns > y->s.time_ns;
+}
+
+/* The dispatch of kernel `name` whose window holds t (closest within SLACK_NS), 0 when none. Candidates are
+ * copied under the window lock; kernel names are compared outside it (they take the collector's lock). */
+static uint64_t match(int64_t t, const char *name, uint32_t *kid) {
+  window cand[64];
+  uint64_t dist[64];
+  size_t nc = 0;
+  pthread_mutex_lock(&g_wlock);
+  uint64_t n = g_nwin < NWIN ? g_nwin : NWIN;
+  for (uint64_t k = 0; k < n && nc < 64; k++) {
+    const window *w = &g_win[(g_nwin - 1 - k) % NWIN];
+    uint64_t d = t < w->start ? (uint64_t)(w->start - t) : t > w->end ? (uint64_t)(t - w->end) : 0;
+    if (d > SLACK_NS) continue;
+    dist[nc] = d;
+    cand[nc++] = *w;
+  }
+  pthread_mutex_unlock(&g_wlock);
+  uint64_t best = 0, bestd = SLACK_NS + 1;
+  char kname[256];
+  for (size_t i = 0; i < nc; i++) {
+    if (dist[i] >= bestd) continue;
+    hpc_kernel_name(cand[i].kernel_id, kname, sizeof kname);
+    if (strcmp(kname, name)) continue;
+    best = cand[i].dispatch_id;
+    bestd = dist[i];
+    *kid = cand[i].kernel_id;
+  }
+  return best;
+}
+
+static void write_counters(hp_store *s, uint64_t dispatch, const psample *p) {
+  if (!g_ncounters || !p->s.nvals) return;
+  if (dispatch != g_sum_id) {
+    memset(g_sum, 0, sizeof g_sum);
+    g_sum_id = dispatch;
+  }
+  size_t i = 0;
+  while (i < g_ncs && !(g_cs[i].dispatch_id == dispatch && g_cs[i].tid == p->s.tid))
+    i++;
+  if (i == g_ncs) { /* the first sample of this thread in this dispatch: the baseline, nothing counted */
+    i = g_ncs < NCSTATE ? g_ncs++ : (size_t)(g_ids % NCSTATE);
+    g_cs[i].dispatch_id = dispatch;
+    g_cs[i].tid = p->s.tid;
+    memcpy(g_cs[i].last, p->s.vals, sizeof g_cs[i].last);
+  }
+  for (uint32_t c = 0; c < p->s.nvals && c < g_ncounters; c++) {
+    g_sum[c] += (double)(p->s.vals[c] - g_cs[i].last[c]);
+    g_cs[i].last[c] = p->s.vals[c];
+    hp_counter_sample cs = {sizeof cs, ++g_ids, dispatch, c + 1, p->s.time_ns, g_sum[c]};
+    hp_write_counter_sample(s, &cs);
+  }
+}
+
+/* Attribute the pending samples whose windows are known (all of them when final). */
+static void attribute(hp_store *s, int final) {
+  if (g_npend) qsort(g_pend, g_npend, sizeof *g_pend, by_time);
+  size_t keep = 0;
+  for (size_t i = 0; i < g_npend; i++) {
+    psample *p = &g_pend[i];
+    const code *c = &g_code[p->code_ix];
+    uint32_t kid = 0;
+    uint64_t d = match(p->s.time_ns, c->kernel, &kid);
+    if (!d) {
+      if (final)
+        g_unmatched++;
+      else
+        g_pend[keep++] = *p;
+      continue;
+    }
+    if (g_has_kre && regexec(&g_kre, c->kernel, 0, NULL, 0) != 0) {
+      g_filtered++;
+      continue;
+    }
+    hp_pc_sample ps = {sizeof ps,    ++g_ids,       d,          c->id, p->s.ip - c->base,
+                       p->s.time_ns, p->thread_row, g_period_ns};
+    if (s && hp_write_pc_sample(s, &ps) == HP_OK) g_stored++;
+    if (s) write_counters(s, d, p);
+  }
+  g_npend = keep;
+}
+
+void hpc_sample_pass(int final) {
+  if (!g_on) return;
+  hp_store *s = hpc_store_enter();
+  if (!g_self) g_self = (pid_t)syscall(SYS_gettid);
+  scan_threads(s);
+  pass_ctx p = {s, 0, 0};
+  for (size_t i = 0; i < g_nthr; i++) {
+    if (!g_thr[i].h) continue;
+    p.row = g_thr[i].row_id;
+    g_lost += g_prov->drain(g_thr[i].h, take, &p);
+  }
+  attribute(s, final);
+  hpc_store_leave(s);
+}
+
+void hpc_sample_log_opened(hp_store *s) {
+  if (!g_on) return;
+  static const char *const units[] = {"ns", "count"};
+  for (size_t i = 0; i < g_ncounters; i++) {
+    int ns = !strcmp(g_counters[i], "task-clock") || !strcmp(g_counters[i], "cpu-clock");
+    hp_counter_info ci = {.size = sizeof ci,
+                          .id = i + 1,
+                          .name = g_counters[i],
+                          .description = "",
+                          .block = "sw",
+                          .unit = units[!ns],
+                          .expression = ""};
+    hp_write_counter_info(s, &ci);
+  }
+  char v[32];
+  snprintf(v, sizeof v, "%llu", (unsigned long long)g_period_ns);
+  hp_write_metadata(s, "sample_period_ns", v);
+  hp_write_metadata(s, "sample_provider", g_prov->name);
+}
+
+/* Exit handler (every ring harvested, the harvester stopped): the last samples, the counts, close. */
+void hpc_sample_exit(hp_store *s) {
+  if (!g_on) return;
+  hpc_sample_pass(1);
+  static const struct {
+    const char *key;
+    uint64_t *v;
+  } m[] = {{"sample_taken", &g_taken},
+           {"sample_stored", &g_stored},
+           {"sample_outside_kernels", &g_outside},
+           {"sample_unattributed", &g_unmatched},
+           {"sample_filtered", &g_filtered},
+           {"sample_lost", &g_lost}};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+    char v[32];
+    snprintf(v, sizeof v, "%llu", (unsigned long long)*m[i].v);
+    hp_write_metadata(s, m[i].key, v);
+  }
+  for (size_t i = 0; i < g_nthr; i++)
+    if (g_thr[i].h) g_prov->close_thread(g_thr[i].h);
+  g_nthr = 0;
+  free(g_pend);
+  g_pend = NULL;
+  g_npend = g_cappend = 0;
+  g_on = 0;
+}
+
+void hpc_sample_fork_child(void) {
+  if (!g_on) return;
+  pthread_mutex_init(&g_wlock, NULL); /* another thread of the parent may have held it */
+  for (size_t i = 0; i < g_nthr; i++)
+    if (g_thr[i].h) g_prov->close_thread(g_thr[i].h); /* the child's mappings and descriptors only */
+  g_nthr = 0;
+  free(g_pend);
+  g_pend = NULL;
+  g_npend = g_cappend = 0;
+  g_on = 0;
+}

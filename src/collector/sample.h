@@ -1,0 +1,56 @@
+/* PC sampling and counter timelines of the threads that run kernels (`hubprof sample`): the hooks the
+ * collector calls, and the provider interface a sampling source implements (perf_event on the CPU device
+ * today, sample_perf.c; a GPU's vendor sampling service would be another provider). */
+/* SPDX-License-Identifier: MIT */
+#ifndef HUBPROF_COLLECTOR_SAMPLE_H
+#define HUBPROF_COLLECTOR_SAMPLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct hp_store;
+
+#define HPC_SAMPLE_MAX_COUNTERS 8
+
+/* One sample as a provider delivers it: when, where (the program counter), on which thread, and the
+ * listed counters' values at that moment (cumulative on that thread since sampling began). */
+typedef struct hpc_raw_sample {
+  int64_t time_ns; /* CLOCK_MONOTONIC_RAW, the clock of the dispatches' device times */
+  uint64_t ip;
+  int32_t tid;
+  uint32_t nvals;
+  uint64_t vals[HPC_SAMPLE_MAX_COUNTERS];
+} hpc_raw_sample;
+
+/* A sampling source. Every call comes from the collector's harvester thread (or its exit handler), never
+ * from an application thread. */
+typedef struct hpc_sample_provider {
+  const char *name;
+  /* Start sampling thread tid every period_ns of its CPU time, reading the counters on every sample.
+   * Returns a handle, or NULL with a static reason in *why. */
+  void *(*open_thread)(pid_t tid, uint64_t period_ns, const char *const *counters, size_t ncounters,
+                       const char **why);
+  /* Deliver the samples taken since the last call (in the order taken); returns the samples the source
+   * itself lost (its buffer was full). */
+  uint64_t (*drain)(void *h, void (*fn)(void *ctx, const hpc_raw_sample *s), void *ctx);
+  void (*close_thread)(void *h);
+} hpc_sample_provider;
+
+extern const hpc_sample_provider hpc_sample_perf __attribute__((visibility("hidden")));
+
+/* Hooks (collector.c). All cheap no-ops unless HUBPROF_SAMPLE_PERIOD_US was set. */
+__attribute__((visibility("hidden"))) int hpc_sample_init(const char **why); /* 0, or -1 with a reason */
+__attribute__((visibility("hidden"))) int hpc_sample_on(void);
+__attribute__((visibility("hidden"))) void hpc_sample_log_opened(struct hp_store *s);
+/* A dispatch's device window is known (harvest): its samples can be attributed. */
+__attribute__((visibility("hidden"))) void hpc_sample_window(uint64_t dispatch_id, uint32_t kernel_id,
+                                                             int64_t start, int64_t end);
+__attribute__((visibility("hidden"))) void hpc_sample_pass(int final); /* harvester period; final at exit */
+__attribute__((visibility("hidden"))) void hpc_sample_exit(struct hp_store *s);
+/* A forked child samples nothing: the parent's samplers and buffers are dropped (its own copies only). */
+__attribute__((visibility("hidden"))) void hpc_sample_fork_child(void);
+/* collector.c: the name of kernel_symbol row `id` copied into buf ("" when unknown). */
+__attribute__((visibility("hidden"))) void hpc_kernel_name(uint32_t id, char *buf, size_t n);
+
+#endif

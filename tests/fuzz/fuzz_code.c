@@ -1,0 +1,40 @@
+/* libFuzzer target for the code-object reader of `hubprof analyze --by ...` (src/cli/code_read.c): any bytes
+ * as a stored code object (ELF, DWARF, machine code) must read or fail with a reason, and every lookup must
+ * answer without a crash, leak or hang; the base64 decoder of the stored chunks takes any text too. */
+/* SPDX-License-Identifier: MIT */
+#include "../../src/cli/code_read.h"
+#include "../../src/common/hu_bytes.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  cr_code c;
+  cr_read(data, size, &c);
+  uint64_t probe[] = {0, 0x1000, 0x1040, 0x10c0, UINT64_MAX};
+  for (size_t i = 0; i < c.ninsns && i < 64; i++) {
+    cr_insn_at(&c, c.insns[i].addr);
+    cr_block_of(&c, c.insns[i].addr + 1);
+    cr_line_at(&c, c.insns[i].addr);
+    cr_func_at(&c, c.insns[i].addr);
+  }
+  for (size_t i = 0; i < sizeof probe / sizeof probe[0]; i++) {
+    cr_insn_at(&c, probe[i]);
+    cr_block_of(&c, probe[i]);
+    cr_line_at(&c, probe[i]);
+    cr_func_at(&c, probe[i]);
+  }
+  cr_free(&c);
+  unsigned char *out = malloc(size / 4 * 3 + 1);
+  if (out) {
+    long n = hu_base64_decode((const char *)data, size, out);
+    if (n >= 0) { /* what decodes encodes back to the same text */
+      char *text = malloc(hu_base64_len((size_t)n) + 1);
+      if (text && hu_base64_encode(out, (size_t)n, text) != size) abort();
+      free(text);
+    }
+    free(out);
+  }
+  return 0;
+}
