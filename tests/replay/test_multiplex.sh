@@ -80,7 +80,7 @@ cold_check() {
   PYTHONPATH=$ROOT/python python3 - "$1" "${2:-kernel}" <<'EOF2' && ok || bad "$1: cold marks wrong"
 import glob, sys, hubprof
 name, policy = sys.argv[1:]
-path = (glob.glob(name + ".db") + glob.glob(name + ".pq") + glob.glob(name + ".hplog") + glob.glob(name))[0]
+path = (glob.glob(name + ".db") + glob.glob(name + ".parquet") + glob.glob(name + ".hplog") + glob.glob(name))[0]
 with hubprof.open(path) as s:
     d = s.table("dispatch")
 cols = ["process_id", "kernel_id"] + (["grid_x", "grid_y", "grid_z", "workgroup_x", "workgroup_y", "workgroup_z"]
