@@ -129,6 +129,13 @@ int cmd_sample(int argc, char **argv) {
     cli_args_free(&a);
     return rc;
   }
+  const char *format; /* the output's format follows its name unless -F says (one rule: output_format.c) */
+  rc = cli_output_format("sample", cli_str(&a, "output"), cli_str(&a, "output-format"), &format);
+  if (rc) { /* before the application starts */
+    hu_strv_free(cs);
+    cli_args_free(&a);
+    return rc;
+  }
   char period[32], list[512] = "";
   snprintf(period, sizeof period, "%lu", cli_uint(&a, "period-us", strtoul(DEFAULT_PERIOD_US, NULL, 10)));
   for (size_t i = 0; i < nc; i++)
@@ -145,7 +152,7 @@ int cmd_sample(int argc, char **argv) {
   else
     unsetenv("HUBPROF_SAMPLE_KERNEL");
   run_opts ro = {.mode = "trace",
-                 .format = cli_str(&a, "output-format") ? cli_str(&a, "output-format") : "rocpd",
+                 .format = format,
                  .output = cli_str(&a, "output"),
                  .force = cli_given(&a, "force"),
                  .preload = cli_given(&a, "preload"),

@@ -1134,7 +1134,7 @@ static void at_exit(void) {
     hp_log_lost(s, &lost);
     hpc_regions_exit(s, now_ns()); /* regions still open: ended here, marked as such */
     hpc_select_exit(s, g_env.debug);
-    hpc_sample_exit(s);            /* the last samples and their counts */
+    hpc_sample_exit(s); /* the last samples and their counts */
     write_process(s, now_ns());
     if (dropped) hp_log_write_lost(s, 1, dropped);
     hp_log_flush(s);

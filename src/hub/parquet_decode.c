@@ -1,7 +1,7 @@
 /* Parquet value decoders beyond PLAIN and dictionaries (Encodings.md): DELTA_BINARY_PACKED (also the
  * lengths of DELTA_LENGTH_BYTE_ARRAY and DELTA_BYTE_ARRAY), and the conversions of INT96 timestamps. Every
  * decoder is bounded by its input: header values are checked (block sizes, bit widths <= 64, counts) and
- * a miniblock is read only when its bytes are there. Also the value a NULL reads as (pq_col_unknown). */
+ * a miniblock is read only when its bytes are there. */
 /* SPDX-License-Identifier: MIT */
 #include "parquet_internal.h"
 
@@ -117,10 +117,4 @@ int64_t pq_int96_ns(const unsigned char *p) {
   for (int i = 0; i < 4; i++)
     jd |= (uint32_t)p[8 + i] << (8 * i);
   return (int64_t)(((uint64_t)jd - 2440588u) * 86400000000000ull + ns); /* 2440588: 1970-01-01 */
-}
-
-/* ---- NULL ---- */
-int64_t pq_col_unknown(const hp_column *col) {
-  /* the data model's "unknown" for a column (include/hubprof/hub.h): -1 for the MPI rank, 0 elsewhere */
-  return strcmp(col->name, "rank") == 0 ? -1 : 0;
 }

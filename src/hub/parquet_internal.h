@@ -43,7 +43,7 @@ enum { PQ_PAGE_DATA = 0, PQ_PAGE_INDEX = 1, PQ_PAGE_DICTIONARY = 2, PQ_PAGE_DATA
 /* Store layout: the manifest's name and magic, the store layout version this build writes and reads. */
 #define PQ_MANIFEST "_hubprof.json"
 #define PQ_MAGIC "hubprof-parquet"
-#define PQ_STORE_VERSION 2 /* 2: a folder per table; 1: flat <table>.parquet files */
+#define PQ_STORE_VERSION 2      /* 2: a folder per table; 1: flat <table>.parquet files */
 #define PQ_SCHEMA_VERSION "1.1" /* 1.1: pc_sample, counter_sample, code_blob, code_object columns */
 
 /* Limits of the reader: anything larger is taken as damage, never allocated. */

@@ -127,6 +127,9 @@ static const spec_row dispatch_s[] = {
     {"bytes_accessible", "bytes_accessible", I64, NR_ZERO, "bytes",
      "bytes the kernel could write (kernel replay)"},
     {"bytes_restored", "bytes_restored", I64, NR_NONE, "bytes", "bytes restored across later passes"},
+    {"cold", "cold", BOOL, NR_NONE, NULL,
+     "true on a multiplexed kernel's first dispatch, whose counters hold first-use cost"},
+    REF("region_id", "region.id of the innermost region open on the enqueuing thread; NULL when none"),
 };
 static const spec_row counter_info_s[] = {
     ID("id", "row id of the counter"),

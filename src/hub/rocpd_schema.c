@@ -309,8 +309,9 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
     /* PC samples are rocpd_sample rows on the executing thread's track (track id = thread row id) */
     [HP_TABLE_PC_SAMPLE] = {"@id", "$dispatch_id", "$code_object_id", "$offset", "@timestamp", "@track_id",
                             "$weight"},
-    [HP_TABLE_COUNTER_SAMPLE] = {"@id", "@dispatch_id", "@pmc_id", "@timestamp",
-                                 "CASE WHEN $value_bits IS NOT NULL AND @value IS NOT NULL THEN -0.0 ELSE @value END"},
+    [HP_TABLE_COUNTER_SAMPLE] =
+        {"@id", "@dispatch_id", "@pmc_id", "@timestamp",
+         "CASE WHEN $value_bits IS NOT NULL AND @value IS NOT NULL THEN -0.0 ELSE @value END"},
     [HP_TABLE_CODE_BLOB] = {"@id", "@hash", "@offset", "@total_size", "@data"},
 };
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The output format follows the output's name (trace, profile, merge, convert): each suffix, a folder, -F
+# The output format follows the output's name (trace, profile, sample, merge, convert): each suffix, a folder, -F
 # agreeing or contradicting (one error, exit 2, the application never started, no output); and reading
 # subcommands on a store whose table cannot be read exit 1 naming the file. usage: test_output_format.sh [HUBPROF]
 # SPDX-License-Identifier: MIT
@@ -44,10 +44,15 @@ done
 expect 2 "$HP" profile --counters task-clock -o p.db -F parquet -- sh -c "touch $T/ran"
 one_line_error "profile: -o p.db names a rocpd store (.db), but -F parquet was given"
 [ ! -e ran ] && [ ! -e p.db ] && ok || bad "profile contradiction ran or wrote"
+expect 2 "$HP" sample -o s.db -F parquet -- sh -c "touch $T/ran"
+one_line_error "sample: -o s.db names a rocpd store (.db), but -F parquet was given"
+[ ! -e ran ] && [ ! -e s.db ] && ok || bad "sample contradiction ran or wrote"
 
 # 3. profile, merge and convert follow the name too
 expect 0 "$HP" profile -q --counters task-clock -o p.parquet -- "$EX/vector_add" 1024 2
 [ "$(fmt p.parquet)" = parquet ] && ok || bad "profile -o p.parquet: $(fmt p.parquet)"
+expect 0 "$HP" sample -q -o s.parquet -- "$EX/vector_add" 1024 2
+[ "$(fmt s.parquet)" = parquet ] && ok || bad "sample -o s.parquet: $(fmt s.parquet)"
 expect 0 "$HP" merge -q -o m.parquet run.db run.hplog
 [ "$(fmt m.parquet)" = parquet ] && ok || bad "merge -o m.parquet: $(fmt m.parquet)"
 expect 0 "$HP" merge -q -o m.sqlite run.parquet

@@ -259,8 +259,6 @@ def test_spark_round_trip_zstd(dataset, spark, tmp_path):
     assert top_of_analyze(out) == top_of_analyze(dataset)
 
 
-@pytest.mark.xfail(reason="Spark's default codec is Snappy: read once the reader of h-pqread (issue #12 point 3) "
-                          "is merged", strict=False)
 def test_spark_round_trip_defaults(dataset, spark, tmp_path):
     out = tmp_path / "spark-default"
     spark_round_trip(spark, dataset, out)
