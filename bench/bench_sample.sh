@@ -29,8 +29,7 @@ for ((r = 0; r < rounds; r++)); do
   s1000+=("$(run HUBPROF_SAMPLE_PERIOD_US=1000)")
   s100+=("$(run HUBPROF_SAMPLE_PERIOD_US=100)")
 done
-stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {
-  m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f %.1f %.1f\n", m, v[1], v[NR] }'; }
+. bench/lib.sh # stats
 read -r tm _ _ <<<"$(stats "${trace[@]}")"
 row() { # LABEL VALUES...
   local label=$1
