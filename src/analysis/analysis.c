@@ -1508,8 +1508,9 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
   if (ncold && add_note(res,
                         "%" PRIu64 " of the %" PRIu64
                         " calls are cold: the first dispatch of their kernel under iteration multiplexing, "
-                        "their counter values hold first-use (JIT) cost and are left out of the imputed "
-                        "medians (cold_calls in CSV and JSON)",
+                        "their raw readings hold first-use (JIT) cost: left out of the imputed medians and "
+                        "replaced by them where warm dispatches measured the counter (raw values in metadata "
+                        "multiplex_cold_raw; cold_calls in CSV and JSON)",
                         ncold, ncalls))
     return HP_ERR_NOMEM;
   if (add_col(res, "device", HA_TEXT, HA_ROLE_KEY, "") || add_col(res, "kernel", HA_TEXT, HA_ROLE_KEY, "") ||

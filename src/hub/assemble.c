@@ -35,6 +35,7 @@ struct hp_assembly {
   size_t nmerged;
   mproc **mux;      /* per merged input: its imputation, or NULL */
   char *mux_json;   /* multiplex_incomplete */
+  char *mux_cold;   /* multiplex_cold_raw: the raw readings of cold dispatches replaced by warm estimates */
   char *mux_policy; /* multiplex_policy written */
   uint64_t mux_keys;
   uint32_t replay_runs; /* 0: no application replay */
@@ -248,6 +249,7 @@ struct mproc {
   uint64_t ncold;           /* such estimates of complete keys (imputed from) */
   unsigned char *measured;  /* [dispatch * C + c]: 1 measured, 2 imputed already (never imputed again) */
   uint64_t nmeasured;
+  uint64_t nwarmed; /* cold dispatches' measured values replaced by their warm siblings' estimate */
 };
 
 static void mproc_free(mproc *p) {
@@ -510,6 +512,33 @@ static void mux_mark_cold(const mproc *p, hp_dispatch *d) {
 
 static int key_complete(const mproc *p, const mkey *k) { return k->covered == p->plan.npasses; }
 
+/* The estimate that replaces a measured value of a cold dispatch (its key's first), or NULL to keep the
+ * value: only for a complete key whose counter was measured by at least one warm dispatch too. The cold
+ * reading holds first-use cost (JIT, first touch) that no warm-up could take out under multiplexing, so the
+ * dispatch gets the same robust estimate as the values it did not measure; the raw reading is kept in
+ * metadata multiplex_cold_raw (docs/counters.md). */
+static const double *mux_cold_estimate(const mproc *p, const mdisp *x, uint64_t counter_id) {
+  const mkey *key = &p->keys[x->key];
+  if (key->cold_row != x->row || !key_complete(p, key)) return NULL;
+  size_t C = p->plan.n;
+  for (size_t ci = 0; ci < C; ci++) {
+    size_t kc = x->key * C + ci;
+    if (p->info_of[ci] == counter_id) return p->cnt[kc] && !p->cold_only[kc] ? &p->est[kc] : NULL;
+  }
+  return NULL;
+}
+
+/* A measured counter value of a cold dispatch: its warm siblings' estimate instead, marked imputed. */
+static void mux_warm_cold(const mproc *p, hp_counter_value *v) {
+  if (v->imputed) return;
+  mdisp want = {.row = v->dispatch_id};
+  const mdisp *x = bsearch(&want, p->d, p->nd, sizeof *p->d, cmp_mrow);
+  const double *e = x ? mux_cold_estimate(p, x, v->counter_id) : NULL;
+  if (!e) return;
+  v->value = *e;
+  v->imputed = 1;
+}
+
 /* A growable string for the incomplete keys as JSON. */
 typedef struct sbuf {
   char *p;
@@ -559,6 +588,50 @@ static void sb_json_str(sbuf *b, const char *s) {
 }
 
 #define MAX_WARNED 20 /* incomplete keys named in warnings; the metadata holds them all */
+
+/* Metadata multiplex_cold_raw: per cold dispatch and counter whose reading is replaced by its warm siblings'
+ * estimate (mux_warm_cold), the raw reading and the estimate, so the first-use cost stays visible; an input
+ * assembled before keeps its own list (its values are imputed already: nothing is replaced again). Counts
+ * the replaced values as imputed, not measured. */
+static int mux_cold_json(hp_assembly *a, hp_assemble_stats *stats) {
+  sbuf b = {0};
+  sb_printf(&b, "[");
+  for (size_t i = 0; i < a->nmerged; i++) {
+    mproc *p = a->mux[i];
+    if (!p) continue;
+    const char *had = hp_store_metadata(a->merged[i], "multiplex_cold_raw"); /* an assembled input's own */
+    size_t hn = had ? strlen(had) : 0;
+    if (hn > 2 && had[0] == '[' && had[hn - 1] == ']')
+      sb_printf(&b, "%s%.*s", b.n > 1 ? "," : "", (int)(hn - 2), had + 1);
+    size_t C = p->plan.n;
+    for (size_t t = 0; t < p->nvals; t++) {
+      const mval *v = &p->vals[t];
+      mdisp want = {.row = v->row};
+      const mdisp *x = bsearch(&want, p->d, p->nd, sizeof *p->d, cmp_mrow);
+      size_t ci = v->kc % C;
+      const double *e = x ? mux_cold_estimate(p, x, p->info_of[ci]) : NULL;
+      if (!e) continue;
+      p->nwarmed++;
+      sb_printf(&b, "%s{\"pid\":%" PRId64 ",\"process_start_ns\":%" PRId64 ",\"kernel\":", b.n > 1 ? "," : "",
+                p->pid, p->start_ns);
+      sb_json_str(&b, p->keys[x->key].name);
+      sb_printf(&b, ",\"dispatch_id\":%" PRIu64 ",\"counter\":", x->dispatch_id);
+      sb_json_str(&b, p->plan.names[ci]);
+      sb_printf(&b, ",\"raw\":%.17g,\"estimate\":%.17g}", v->value, *e);
+    }
+    if (stats) {
+      stats->measured_values -= p->nwarmed;
+      stats->imputed_values += p->nwarmed;
+    }
+  }
+  sb_printf(&b, "]");
+  if (b.failed) {
+    free(b.p);
+    return -1;
+  }
+  a->mux_cold = b.p;
+  return 0;
+}
 
 /* Build the imputation of every merged input that asks for it; warnings for incomplete keys. */
 static hp_status mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
@@ -638,6 +711,10 @@ static hp_status mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
     }
   }
   sb_printf(&js, "]");
+  if (mux_cold_json(a, stats)) {
+    free(js.p);
+    return fail(a, HP_ERR_NOMEM, "out of memory");
+  }
   for (size_t i = 0; i < a->nmerged; i++)
     if (a->mux[i] && a->mux[i]->ncold)
       warnf(a,
@@ -1014,6 +1091,7 @@ static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
   }
   if (a->mux && a->mux_policy && t == HP_TABLE_METADATA) return !drop_key(((hp_metadata *)row)->key, 0);
   if (a->mux && a->mux[ix] && t == HP_TABLE_DISPATCH) mux_mark_cold(a->mux[ix], row);
+  if (a->mux && a->mux[ix] && t == HP_TABLE_COUNTER_VALUE) mux_warm_cold(a->mux[ix], row);
   return 1;
 }
 
@@ -1037,8 +1115,9 @@ static int extra_meta(hp_assembly *a, hp_metadata *m) {
                          {"multiplex_imputation", "median"},
                          {"multiplex_min_per_pass", num[0]},
                          {"multiplex_keys", num[1]},
-                         {"multiplex_incomplete", a->mux_json}};
-  if (a->it_a >= 6) return 0;
+                         {"multiplex_incomplete", a->mux_json},
+                         {"multiplex_cold_raw", a->mux_cold}};
+  if (a->it_a >= 7) return 0;
   m->key = kv[a->it_a][0];
   m->value = kv[a->it_a][1];
   a->it_a++;
@@ -1248,6 +1327,7 @@ void hp_assembly_free(hp_assembly *a) {
     mproc_free(a->mux[i]);
   free(a->mux);
   free(a->mux_json);
+  free(a->mux_cold);
   free(a->mux_policy);
   for (uint32_t k = 0; a->runs && k < a->replay_runs; k++) {
     for (size_t i = 0; i < a->nprocs[k]; i++)

@@ -3,6 +3,8 @@ output appears only on success; damaged inputs warn (or raise with strict)."""
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 from conftest import cli_json
@@ -107,7 +109,8 @@ def test_merge_imputes_multiplexed_values(tmp_path):
     out = tmp_path / "imputed.db"
     with pytest.warns(hubprof.HubprofWarning, match="kernel lonely: 1 dispatch covers 1 of 2 passes"):
         stats = hubprof.merge([src], out, impute="kernel")
-    assert stats["imputed_values"] == 4 and stats["measured_values"] == 5
+    # dispatch 1's cold a=10 is replaced by the warm median 30 (imputed); the raw reading kept in metadata
+    assert stats["imputed_values"] == 5 and stats["measured_values"] == 4
     assert stats["keys"] == 2 and stats["incomplete_keys"] == 1
     with hubprof.open(out) as s:
         v = s.table("counter_value")
@@ -115,7 +118,11 @@ def test_merge_imputes_multiplexed_values(tmp_path):
         ci = s.table("counter_info").set_index("id")["name"]
         got = sorted((int(r.dispatch_id), ci[r.counter_id], int(r["pass"]), r.value) for _, r in imp.iterrows())
         # the median of each counter's warm values: a = 30 (dispatch 1's 10 is the cold first dispatch's), b = 200
-        assert got == [(1, "b", 2, 200.0), (2, "a", 1, 30.0), (3, "b", 2, 200.0), (4, "a", 1, 30.0)]
+        assert got == [(1, "a", 1, 30.0), (1, "b", 2, 200.0), (2, "a", 1, 30.0), (3, "b", 2, 200.0),
+                       (4, "a", 1, 30.0)]
+        raw = json.loads(s.metadata()["multiplex_cold_raw"])
+        assert [(r["kernel"], r["dispatch_id"], r["counter"], r["raw"], r["estimate"]) for r in raw] == \
+            [("k", 1, "a", 10.0, 30.0)]
         assert s.metadata()["multiplex_imputation"] == "median"
         assert s.metadata()["replay"] == "multiplex" and s.metadata()["multiplex_policy"] == "kernel"
         assert '"kernel":"lonely"' in s.metadata()["multiplex_incomplete"]
@@ -125,6 +132,7 @@ def test_merge_imputes_multiplexed_values(tmp_path):
         assert hubprof.merge([out], again, impute="auto")["imputed_values"] == 0
     with hubprof.open(again) as s:
         assert s.count("counter_value") == 9
+        assert json.loads(s.metadata()["multiplex_cold_raw"]) == raw  # the raw reading survives a re-merge
     with pytest.raises(ValueError):
         hubprof.merge([src], tmp_path / "x.db", impute="median")
 

@@ -2,6 +2,7 @@
 # have by construction; prints "bad: ..." per violation and one line of facts, exits 1 on any violation.
 # usage: check_known_work.py STORE.db PAGES SPIN_HOST_NS MODE   (MODE: kernel, application or multiplex)
 # SPDX-License-Identifier: MIT
+import json
 import sqlite3
 import sys
 
@@ -33,10 +34,13 @@ def main():
         d = disp[did]
         k, cold = d["kernel"], first[d["kernel"]] == did
         for c, (v, imp) in sorted(d["vals"].items()):
-            if mode == "multiplex" and cold and not imp:
-                continue  # multiplexing saves nothing, so nothing runs before a cold dispatch: not checked
             what = f"dispatch {did} ({k}{', first' if cold else ''}) {c}={v:g}{' (imputed)' if imp else ''}"
             checked += 1
+            if mode == "multiplex" and cold and not imp:
+                # no warm-up can run before a cold dispatch under multiplexing: its reading holds first use
+                # and must be replaced by its warm siblings' estimate (the raw one is in metadata)
+                bad.append(f"{what}: a cold dispatch's raw reading, want its warm siblings' estimate")
+                continue
             if c == "task-clock":
                 if k == "idle" and v > IDLE_TASK_NS:
                     bad.append(f"{what}: a kernel that does nothing, want <= {IDLE_TASK_NS}")
@@ -56,6 +60,17 @@ def main():
                             bad.append(f"{what}: after the warm-up run, want <= {SMALL_FAULTS}")
                     elif not (pages <= v <= pages + SMALL_FAULTS):
                         bad.append(f"{what}: touches {pages} fresh pages, want {pages}-{pages + SMALL_FAULTS}")
+    if mode == "multiplex":  # the raw cold readings, kept apart: one per kernel's first dispatch, as replaced
+        raw = con.execute("select value from rocpd_metadata where tag = 'multiplex_cold_raw'").fetchone()
+        raw = json.loads(raw[0]) if raw else []
+        if {r["kernel"] for r in raw} != set(first):
+            bad.append(f"multiplex_cold_raw names {sorted({r['kernel'] for r in raw})}, want {sorted(first)}")
+        for r in raw:
+            did = first.get(r["kernel"])
+            kept = disp.get(did, {"vals": {}})["vals"].get(r["counter"])
+            if r["dispatch_id"] != did or not kept or not kept[1] or kept[0] != r["estimate"]:
+                bad.append(f"multiplex_cold_raw entry {r} does not match the imputed value {kept}")
+        print(f"cold_raw={len(raw)}")
     for b in bad:
         print("bad:", b)
     print(f"dispatches={len(disp)} kernels={len(first)} checked={checked} bad={len(bad)}")

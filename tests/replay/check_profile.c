@@ -6,12 +6,16 @@
  * + sizes with policy launch) the i-th measured dispatch measured pass (i mod N)+1 only; a key whose
  * dispatches measured every counter has each dispatch's other counters imputed (imputed=1, the counter's
  * pass) with the median of the key's measured values, its first (cold) dispatch by dispatch id left out
- * unless it is the only one that measured the counter; any other key has no imputed value and is listed in
- * metadata multiplex_incomplete. Imputed values anywhere else are bad.
+ * unless it is the only one that measured the counter; the cold dispatch's own readings (pass 1, the first of
+ * its rotation) are replaced by that median where warm dispatches measured the counter too (imputed, checked
+ * like the others, counted as what the dispatch measured for its rotation and listed with their raw values in
+ * metadata multiplex_cold_raw); any other key has no imputed value and is listed in metadata
+ * multiplex_incomplete. Imputed values anywhere else are bad.
  * usage: check_profile STORE output: "bad: ..." per violation, then mode=M replay=R plan=P dispatches=N
  * kernels=K passes=P:N[,P:N] values=V accessible=A restored=R unprofiled=U imputed=I measured=M keys=K
- * incomplete=J bad=B (passes: how many dispatches have each `passes`; accessible/restored: dispatches with
- * bytes > 0; keys/incomplete: multiplexing keys, those with incomplete coverage) */
+ * incomplete=J replaced=C bad=B (replaced: cold readings replaced by the warm median; passes: how many
+ * dispatches have each `passes`; accessible/restored: dispatches with bytes > 0; keys/incomplete:
+ * multiplexing keys, those with incomplete coverage) */
 /* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 
@@ -38,7 +42,8 @@ typedef struct drow {
   int64_t start, end; /* device times (pass 1) */
   uint32_t pass_mask; /* passes seen among its measured values */
   uint32_t nvalues;   /* measured values */
-  uint32_t nimputed;  /* imputed values */
+  uint32_t nimputed;  /* imputed values (not counting replaced ones) */
+  uint32_t cold;      /* hp_dispatch.cold: its key's first dispatch under multiplexing */
   size_t key;         /* multiplexing: its key */
 } drow;
 
@@ -133,7 +138,8 @@ int main(int argc, char **argv) {
                       .accessible = r.bytes_accessible,
                       .restored = r.bytes_restored,
                       .start = r.start_ns,
-                      .end = r.end_ns};
+                      .end = r.end_ns,
+                      .cold = r.cold};
     }
     hp_cursor_close(cur);
   }
@@ -151,7 +157,8 @@ int main(int argc, char **argv) {
         BAD("dispatch id %" PRIu64 " on two rows (%" PRIu64 ", %" PRIu64 ")", d[i].dispatch_id, d[i].id,
             d[j].id);
   /* values */
-  uint64_t nvalues = 0, nimputed = 0, nmeasured = 0;
+  uint64_t nvalues = 0, nimputed = 0, nmeasured = 0, nreplaced = 0;
+  int muxed = replay && strcmp(replay, "multiplex") == 0;
   hp_counter_value v = {.size = sizeof v};
   size_t nv = 0, capv = 4096;
   vrow *vals = malloc(capv * sizeof *vals);
@@ -171,7 +178,12 @@ int main(int argc, char **argv) {
       if (v.counter_id < 1024 && info_pass[v.counter_id] && info_pass[v.counter_id] != v.pass)
         BAD("dispatch %" PRIu64 ": counter %" PRIu64 " %s in pass %u, the plan puts it in pass %u",
             v.dispatch_id, v.counter_id, v.imputed ? "imputed" : "measured", v.pass, info_pass[v.counter_id]);
-      if (v.imputed) {
+      if (v.imputed && muxed && x->cold && v.pass == 1) { /* a cold reading replaced by the warm median */
+        x->pass_mask |= 1u;
+        x->nvalues++;
+        nimputed++;
+        nreplaced++;
+      } else if (v.imputed) {
         x->nimputed++;
         nimputed++;
       } else {
@@ -216,7 +228,7 @@ int main(int argc, char **argv) {
     rest += d[i].restored > 0;
   }
   /* iteration multiplexing, recomputed */
-  int mux = replay && strcmp(replay, "multiplex") == 0;
+  int mux = muxed;
   uint64_t nkeys = 0, nincomplete = 0;
   if (!mux && nimputed) BAD("%" PRIu64 " imputed values in a store without multiplexing", nimputed);
   if (mux) {
@@ -331,6 +343,14 @@ int main(int argc, char **argv) {
       listed++;
     if (listed != nincomplete)
       BAD("multiplex_incomplete lists %" PRIu64 " keys, %" PRIu64 " are incomplete", listed, nincomplete);
+    /* ... and multiplex_cold_raw exactly the replaced readings */
+    const char *raw = hp_store_metadata(s, "multiplex_cold_raw");
+    uint64_t nraw = 0;
+    for (const char *p = raw; p && (p = strstr(p, "\"raw\":")); p++)
+      nraw++;
+    if (!raw || raw[0] != '[' || nraw != nreplaced)
+      BAD("multiplex_cold_raw lists %" PRIu64 " readings, %" PRIu64 " are replaced: %.200s", nraw, nreplaced,
+          raw ? raw : "(none)");
     free(first);
     free(order);
   }
@@ -345,8 +365,9 @@ int main(int argc, char **argv) {
       firstp = 0;
     }
   printf(" values=%" PRIu64 " accessible=%" PRIu64 " restored=%" PRIu64 " unprofiled=%" PRIu64
-         " imputed=%" PRIu64 " measured=%" PRIu64 " keys=%" PRIu64 " incomplete=%" PRIu64 " bad=%d\n",
-         nvalues, acc, rest, unprofiled, nimputed, nmeasured, nkeys, nincomplete, nbad);
+         " imputed=%" PRIu64 " measured=%" PRIu64 " keys=%" PRIu64 " incomplete=%" PRIu64 " replaced=%" PRIu64
+         " bad=%d\n",
+         nvalues, acc, rest, unprofiled, nimputed, nmeasured, nkeys, nincomplete, nreplaced, nbad);
   free(vals);
   free(d);
   hp_store_close(s);

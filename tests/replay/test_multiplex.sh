@@ -108,14 +108,16 @@ checked k5
 expect_eq "k5 replay" "$(facts k5 replay)" multiplex
 expect_eq "k5 dispatches (the application's 60 + 2)" "$(facts k5 dispatches)" 62
 expect_eq "k5 each dispatch ran once, measuring one pass" "$(facts k5 passes)" "1:62"
-expect_eq "k5 measured values" "$(facts k5 measured)" 62
-expect_eq "k5 imputed values (60 x 4)" "$(facts k5 imputed)" 240
+# relax's cold first dispatch: its reading replaced by the warm median (imputed; raw in multiplex_cold_raw)
+expect_eq "k5 measured values" "$(facts k5 measured)" 61
+expect_eq "k5 imputed values (60 x 4 + the cold reading)" "$(facts k5 imputed)" 241
+expect_eq "k5 cold readings replaced (relax's; finish is incomplete)" "$(facts k5 replaced)" 1
 expect_eq "k5 keys" "$(facts k5 keys)" 2
 expect_eq "k5 incomplete keys" "$(facts k5 incomplete)" 1
 expect_eq "k5 unprofiled" "$(facts k5 unprofiled)" 0
 has "k5 plan line" k5.err "5 passes on cpu-perf, at most 1 per pass, iteration multiplexing (policy 'kernel')"
 has "k5 incomplete reported" k5.err "hubprof: warning: kernel finish: 2 dispatches cover 2 of 5 passes: left out of metrics"
-has "k5 summary" k5.err "hubprof: 62 dispatches of 2 kernels in 1 process, 62 measured and 240 imputed counter values in 5 passes (iteration multiplexing, policy 'kernel': 1 of 2 keys complete) -> k5.db (rocpd)"
+has "k5 summary" k5.err "hubprof: 62 dispatches of 2 kernels in 1 process, 61 measured and 241 imputed counter values in 5 passes (iteration multiplexing, policy 'kernel': 1 of 2 keys complete) -> k5.db (rocpd)"
 [ "$(grep -c warning k5.err)" = 1 ] && ok || bad "k5: want one warning: $(cat k5.err)"
 cold_check k5
 # analyze: cold_calls per kernel in CSV and JSON, a note under the table
@@ -135,23 +137,33 @@ has "k5 analyze cold note" k5.table "note: 2 of the 62 calls are cold: the first
       on s.id = d.kernel_id where json_extract(d.extdata, '$.cold') = 1")" "relax,finish"
 ls -A | grep -q 'hubprof-logs' && bad "log directory left behind: $(ls -A)" || ok
 if [ $HAVE_SQL = 1 ]; then
-  # recomputed with SQL: every relax dispatch holds 5 values, 1 measured, 4 imputed
-  expect_eq "k5 relax: 5 values, 1 measured each" \
-    "$(q k5.db "select count(*) from (select dispatch_id, count(*) c, sum(imputed = 0) m, sum(imputed = 1) i
-        from counters_collection where kernel_name = 'relax' group by dispatch_id) where c = 5 and m = 1 and i = 4")" 60
+  # recomputed with SQL: every relax dispatch holds 5 values, 1 measured, 4 imputed; the cold first one 5 imputed
+  expect_eq "k5 relax: 5 values, 1 measured each (the cold one: 5 imputed)" \
+    "$(q k5.db "select group_concat(n) from (select m || ':' || count(*) n from (select dispatch_id, count(*) c,
+        sum(imputed = 0) m, sum(imputed = 1) i from counters_collection where kernel_name = 'relax'
+        group by dispatch_id) where c = 5 and m + i = 5 group by m order by m)")" "0:1,1:59"
   # ... each imputed value is the median of the measured values of its counter over relax's warm dispatches
   # (all but its first, the cold one)
   expect_eq "k5 imputed = median of warm measured" "$(q k5.db "$(median_check kernel_name)")" 0
-  expect_eq "k5 imputed values tested" "$(q k5.db "select count(*) from counters_collection where imputed = 1")" 240
+  expect_eq "k5 imputed values tested" "$(q k5.db "select count(*) from counters_collection where imputed = 1")" 241
+  # the cold reading kept apart: relax's first dispatch, task-clock (pass 1), raw and the estimate it got
+  meta k5.db multiplex_cold_raw >k5.raw
+  python3 - k5.raw "$(q k5.db "select value from counters_collection where kernel_name = 'relax' and
+      counter_name = 'task-clock' order by dispatch_id limit 1")" <<'EOF2' && ok || bad "k5 multiplex_cold_raw: $(cat k5.raw)"
+import json, sys
+raw = json.load(open(sys.argv[1]))
+assert [(r["kernel"], r["counter"]) for r in raw] == [("relax", "task-clock")], raw
+assert raw[0]["estimate"] == float(sys.argv[2]) and raw[0]["raw"] > 0, (raw, sys.argv[2])
+EOF2
   # ... and carries the pass of its counter (task-clock is pass 1, minor-faults pass 5)
   expect_eq "k5 imputed passes" \
     "$(q k5.db "select group_concat(distinct counter_name || ':' || replay_pass) from (select * from
         counters_collection where imputed = 1 order by replay_pass)")" \
     "task-clock:1,page-faults:2,context-switches:3,cpu-migrations:4,minor-faults:5"
-  # the rotation: the i-th dispatch of relax measured pass (i mod 5) + 1
+  # the rotation: the i-th dispatch of relax measured pass (i mod 5) + 1 (the first's reading replaced)
   expect_eq "k5 rotation" "$(q k5.db "select group_concat(replay_pass, '') from (select replay_pass from
       counters_collection where kernel_name = 'relax' and imputed = 0 order by dispatch_id)")" \
-    "$(for i in $(seq 12); do printf 12345; done)"
+    "2345$(for i in $(seq 11); do printf 12345; done)"
   # finish: measured values only, never an imputed one, never a zero filled in
   expect_eq "k5 finish: values" \
     "$(q k5.db "select count(*) || '/' || sum(imputed) from counters_collection where kernel_name = 'finish'")" "2/0"
@@ -172,7 +184,8 @@ same_as_plain l3 plain
 checked l3
 expect_eq "l3 keys (relax x 2 grids, finish)" "$(facts l3 keys)" 3
 expect_eq "l3 incomplete" "$(facts l3 incomplete)" 1
-expect_eq "l3 imputed (60 x 2)" "$(facts l3 imputed)" 120
+expect_eq "l3 imputed (60 x 2 + 2 cold readings)" "$(facts l3 imputed)" 122
+expect_eq "l3 cold readings replaced (one per grid)" "$(facts l3 replaced)" 2
 has "l3 plan line" l3.err "iteration multiplexing (policy 'launch')"
 has "l3 incomplete reported" l3.err "hubprof: warning: kernel finish grid 1,1,1 wg 0,0,0: 2 dispatches cover 2 of 3 passes: left out of metrics"
 has "l3 summary" l3.err "(iteration multiplexing, policy 'launch': 2 of 3 keys complete)"
@@ -181,7 +194,7 @@ if [ $HAVE_SQL = 1 ]; then
   for g in 4096 2048; do
     expect_eq "l3 rotation of grid $g" "$(q l3.db "select group_concat(replay_pass, '') from (select replay_pass
         from counters_collection where kernel_name = 'relax' and grid_size_x = $g and imputed = 0
-        order by dispatch_id)")" "$(for i in $(seq 10); do printf 123; done)"
+        order by dispatch_id)")" "23$(for i in $(seq 9); do printf 123; done)"
   done
   expect_eq "l3 imputed = median of the same grid" "$(q l3.db "$(median_check "kernel_name, grid_size_x")")" 0
   expect_eq "l3 metadata policy" "$(meta l3.db multiplex_policy)" launch
@@ -217,12 +230,12 @@ checked one
 # ---- 4. other formats, exit status, the same mode twice, a dispatch run unprofiled ----
 muxed pq "${C3[@]}" --replay multiplex --format parquet -- "$EX/iterations" 4096 12 1
 checked pq
-expect_eq "parquet: imputed" "$(facts pq imputed)" 24
+expect_eq "parquet: imputed" "$(facts pq imputed)" 25
 expect_eq "parquet: incomplete" "$(facts pq incomplete)" 1
 cold_check pq
 muxed lg "${C3[@]}" --replay multiplex --format log -- "$EX/iterations" 4096 12 1
 checked lg
-expect_eq "log: imputed" "$(facts lg imputed)" 24
+expect_eq "log: imputed" "$(facts lg imputed)" 25
 cold_check lg
 "$EX/iterations" 4096 9 1 3 >rc.plain.out 2>&1
 echo $? >rc.plain.rc
@@ -292,14 +305,14 @@ echo $? >mt.plain.rc
 muxed mt "${C3[@]}" --replay multiplex -- "$EX/multithread" 4 30
 same_as_plain mt mt.plain
 checked mt
-expect_eq "threads: one kernel, every dispatch complete" "$(facts mt keys)/$(facts mt imputed)" "1/240"
+expect_eq "threads: one kernel, every dispatch complete" "$(facts mt keys)/$(facts mt imputed)" "1/241"
 export POCL_DEVICES=basic # PoCL's pthread device does not survive a fork after use
 "$EX/forking" 6 late >fk.plain.out 2>&1
 echo $? >fk.plain.rc
 muxed fk "${C3[@]}" --replay multiplex -- "$EX/forking" 6 late
 same_as_plain fk fk.plain
 checked fk
-expect_eq "fork: keys per process, all complete" "$(facts fk keys)/$(facts fk incomplete)/$(facts fk imputed)" "3/0/36"
+expect_eq "fork: keys per process, all complete" "$(facts fk keys)/$(facts fk incomplete)/$(facts fk imputed)" "3/0/39"
 muxed fk2 "${C3[@]}" --replay multiplex -- "$EX/forking" 2 late
 checked fk2
 expect_eq "fork, 2 dispatches each: incomplete" "$(facts fk2 incomplete)/$(facts fk2 imputed)" "3/0"
