@@ -57,5 +57,21 @@ for db in one three fork all; do
   done
 done
 unset HUBPROF_ROCPD_PAGES HUBPROF_ROCPD_TEST_NO_SPLICE
+# the check fails on the multi-process stores of old (issue #14): dispatch ids restarting at 1 in each process
+# under the file's one guid, and a pid-0 placeholder process
+G=$(sqlite3 "$T/p1/three.db" "select distinct guid from rocpd_kernel_dispatch" | tr - _)
+cp "$T/p1/three.db" "$T/old.db"
+sqlite3 "$T/old.db" "update rocpd_kernel_dispatch_$G set dispatch_id = (select count(*) from rocpd_kernel_dispatch_$G
+  k where k.pid = rocpd_kernel_dispatch_$G.pid and k.id <= rocpd_kernel_dispatch_$G.id)" || bad "cannot renumber"
+if python3 "$CHECK" "$HP" "$T/old.db" >"$T/old.check" 2>&1; then bad "per-process dispatch ids passed the check"; else
+  grep -q "(guid, dispatch_id) pairs name more than one dispatch" "$T/old.check" && ok || bad "$(cat "$T/old.check")"
+fi
+cp "$T/p1/three.db" "$T/ph.db"
+sqlite3 "$T/ph.db" "insert into rocpd_info_process_$G (id, guid, nid, ppid, pid, init, fini, start, \"end\", command,
+  environment, extdata) select 0, guid, nid, 0, 0, 0, 0, 0, 0, '', '{}', '{}' from rocpd_info_process_$G limit 1" ||
+  bad "cannot add a placeholder"
+if python3 "$CHECK" "$HP" "$T/ph.db" >"$T/ph.check" 2>&1; then bad "a placeholder process passed the check"; else
+  grep -q "rocpd_info_process has a placeholder row (id 0)" "$T/ph.check" && ok || bad "$(cat "$T/ph.check")"
+fi
 echo "test_rocpd_views: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
