@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `hubprof analyze` (top kernels per device) on a large Parquet store against DuckDB answering the same
-# query on the same files, in one run; best of R each. usage: bench_analyze.sh DIR [NPROC [NDISP [R]]]
+# query on the same files, interleaved in one run; median and min-max of R rounds. usage: bench_analyze.sh DIR [NPROC [NDISP [R]]]
 # (default 10 processes x 1M dispatches = a 10 M-dispatch store).
 # SPDX-License-Identifier: MIT
 set -euo pipefail
@@ -18,7 +18,6 @@ if [ ! -d "$store" ]; then
   "$B/hubprof" merge -q --format parquet -o "$store" "$dir"/logs/*.log
   rm -rf "$dir/logs"
 fi
-best() { sort -g | head -n 1; }
 t_hub=() t_duck=()
 for ((r = 0; r < rounds; r++)); do
   s=$(date +%s.%N)
@@ -41,11 +40,14 @@ print(time.perf_counter() - t + 0 * len(rows))
 EOF
 )")
 done
-h=$(printf '%s\n' "${t_hub[@]}" | best)
-d=$(printf '%s\n' "${t_duck[@]}" | best)
+. bench/lib.sh # stats
+read -r hm hl hh <<<"$(stats $(printf '%s\n' "${t_hub[@]}" | awk '{ print $1 * 1000 }'))"
+read -r dm dl dh <<<"$(stats $(printf '%s\n' "${t_duck[@]}" | awk '{ print $1 * 1000 }'))"
 n=$(python3 -c "import json,sys; print(sum(1 for _ in open(sys.argv[1])) - 1)" "$dir/hub.csv")
-awk -v h="$h" -v d="$d" -v n="$n" -v disp="$((nproc * ndisp))" 'BEGIN {
-  printf "top kernels of a %d-dispatch Parquet store (%d rows out), best of runs:\n", disp, n
-  printf "  %-34s %8.3f s\n", "DuckDB (same query, same files)", d
-  printf "  %-34s %8.3f s  (%.2fx DuckDB)\n", "hubprof analyze", h, h / d
+awk -v hm="$hm" -v hl="$hl" -v hh="$hh" -v dm="$dm" -v dl="$dl" -v dh="$dh" -v n="$n" -v r="$rounds" \
+  -v disp="$((nproc * ndisp))" 'BEGIN {
+  printf "top kernels of a %d-dispatch Parquet store (%d rows out), %d interleaved rounds, ms:\n", disp, n, r
+  printf "  %-34s %9s %17s\n", "", "median", "min-max"
+  printf "  %-34s %9.1f %17s\n", "DuckDB (same query, same files)", dm, dl "-" dh
+  printf "  %-34s %9.1f %17s  (%.2fx DuckDB)\n", "hubprof analyze", hm, hl "-" hh, hm / dm
 }'

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `hubprof analyze` on a 1 M-dispatch store with 4 counters per dispatch in each format (default view:
 # top kernels with counters and the metrics computable from them; and --by dispatch as CSV), against
-# DuckDB computing calls, mean time and mean counters per kernel on the same Parquet files; best of R.
+# DuckDB computing calls, mean time and mean counters per kernel on the same Parquet files; ROUNDS interleaved
+# rounds (each runs every case once), median and min-max in ms.
 # usage: bench_analyze1m.sh DIR [NDISP [ROUNDS]]
 # SPDX-License-Identifier: MIT
 set -euo pipefail
@@ -18,18 +19,7 @@ if [ ! -e "$dir/s.parquet" ]; then
   "$B/hubprof" convert -q -f "$dir/s.log" -o "$dir/s.db" --format rocpd
   "$B/hubprof" convert -q -f "$dir/s.log" -o "$dir/s.parquet" --format parquet
 fi
-best() { # best wall time of a command, seconds
-  local b=""
-  for ((r = 0; r < rounds; r++)); do
-    local s e
-    s=$(date +%s.%N)
-    "$@" >/dev/null 2>&1
-    e=$(date +%s.%N)
-    b=$(awk -v b="$b" -v t="$(awk -v s="$s" -v e="$e" 'BEGIN{print e-s}')" 'BEGIN{print (b=="" || t<b) ? t : b}')
-  done
-  echo "$b"
-}
-duck=$(best python3 - "$dir/s.parquet" <<'PY'
+cat >"$dir/duck.py" <<'PY'
 import sys, duckdb
 s = sys.argv[1]
 duckdb.connect().execute(f"""
@@ -39,13 +29,32 @@ duckdb.connect().execute(f"""
   JOIN read_parquet('{s}/counter_value/*.parquet') v ON v.dispatch_id = d.id
   GROUP BY k.name, v.counter_id""").fetchall()
 PY
-)
-printf '%-52s %8.3f s\n' "DuckDB per kernel+counter on Parquet (baseline)" "$duck"
-for f in log db parquet; do
-  t=$(best "$B/hubprof" analyze "$dir/s.$f")
-  printf '%-52s %8.3f s  %.2fx DuckDB\n' "hubprof analyze (counters, metrics), $f" "$t" "$(awk -v a="$t" -v b="$duck" 'BEGIN{print a/b}')"
+. bench/lib.sh # stats
+ms() { # CMD...: wall milliseconds of one run
+  local s e
+  s=$(date +%s%N)
+  "$@" >/dev/null 2>&1
+  e=$(date +%s%N)
+  echo $(((e - s) / 1000000))
+}
+cases=(duck log db parquet dlog ddb dparquet)
+declare -A t
+for ((r = 0; r < rounds; r++)); do
+  t[duck]+=" $(ms python3 "$dir/duck.py" "$dir/s.parquet")"
+  for f in log db parquet; do
+    t[$f]+=" $(ms "$B/hubprof" analyze "$dir/s.$f")"
+    t[d$f]+=" $(ms "$B/hubprof" analyze --by dispatch --format csv "$dir/s.$f")"
+  done
 done
-for f in log db parquet; do
-  t=$(best "$B/hubprof" analyze --by dispatch --format csv "$dir/s.$f")
-  printf '%-52s %8.3f s\n' "hubprof analyze --by dispatch --format csv, $f" "$t"
-done
+read -r dm _ _ <<<"$(stats ${t[duck]})"
+printf '%-52s %9s %15s\n' "$rounds interleaved rounds, ms" median min-max
+row() { # LABEL CASE [vs DuckDB]
+  local m l h
+  read -r m l h <<<"$(stats ${t[$2]})"
+  printf '%-52s %9.1f %15s' "$1" "$m" "$l-$h"
+  [ -n "${3:-}" ] && awk -v a="$m" -v b="$dm" 'BEGIN { printf "  %.2fx DuckDB", a / b }'
+  echo
+}
+row "DuckDB per kernel+counter on Parquet (baseline)" duck
+for f in log db parquet; do row "hubprof analyze (counters, metrics), $f" "$f" vs; done
+for f in log db parquet; do row "hubprof analyze --by dispatch --format csv, $f" "d$f"; done

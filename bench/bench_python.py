@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Read rate of the Python bindings: store.table("dispatch") from a log, a Parquet and a rocpd store made
-by gen_logs, against pandas.read_parquet (pyarrow) on the same Parquet files, in one run; best of R.
+by gen_logs, against pandas.read_parquet (pyarrow) on the same Parquet files, R interleaved rounds (each reads every
+source once): median and min-max of the rates.
 usage: bench_python.py DIR [NDISP [ROUNDS]]"""
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
 import glob
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -17,13 +19,10 @@ import hubprof  # noqa: E402
 import pandas as pd  # noqa: E402
 
 
-def best_of(rounds: int, fn) -> float:
-    best = float("inf")
-    for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+def timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
 
 
 def main() -> None:
@@ -41,14 +40,21 @@ def main() -> None:
                         "--format", fmt], check=True)
         stores[fmt] = out
     files = sorted(glob.glob(os.path.join(stores["parquet"], "dispatch", "*.parquet")))
-    base = best_of(rounds, lambda: pd.concat([pd.read_parquet(f) for f in files]))
-    print(f"read {n} dispatch rows into a DataFrame, best of {rounds}:")
-    print(f"  {'pandas.read_parquet (pyarrow), same files':44s} {n / base:12,.0f} rows/s  1.00x")
-    for fmt, path in stores.items():
-        with hubprof.open(path) as s:
-            t = best_of(rounds, lambda: s.table("dispatch"))
-        print(f"  {'hubprof: store.table(dispatch) from ' + fmt:44s} {n / t:12,.0f} rows/s  {base / t:.2f}x")
-
+    opened = {fmt: hubprof.open(path) for fmt, path in stores.items()}
+    times = {"pandas": []} | {fmt: [] for fmt in stores}
+    for _ in range(rounds):
+        times["pandas"].append(timed(lambda: pd.concat([pd.read_parquet(f) for f in files])))
+        for fmt, s in opened.items():
+            times[fmt].append(timed(lambda: s.table("dispatch")))
+    for s in opened.values():
+        s.close()
+    base = statistics.median([n / t for t in times["pandas"]])
+    print(f"read {n} dispatch rows into a DataFrame, {rounds} interleaved rounds, rows/s median (min-max):")
+    for key, label in [("pandas", "pandas.read_parquet (pyarrow), same files")] + [
+            (fmt, "hubprof: store.table(dispatch) from " + fmt) for fmt in stores]:
+        rates = [n / t for t in times[key]]
+        m = statistics.median(rates)
+        print(f"  {label:44s} {m:12,.0f} ({min(rates):,.0f}-{max(rates):,.0f})  {m / base:.2f}x")
 
 if __name__ == "__main__":
     main()

@@ -13,11 +13,15 @@ N=${BENCH_WINDOW_N:-2000}
 RUNS=${BENCH_WINDOW_RUNS:-7}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+. bench/lib.sh # stats
 cd "$dir"
 unset HUBPROF_DEBUG HUBPROF_SHADOW HUBPROF_WINDOW
 ns_of() { sed -nE 's/.*ns_per_dispatch=([0-9.]+).*/\1/p'; }
-stats() { sort -g | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
-  printf "median %.0f ns, min-max %.0f-%.0f ns (%d runs)", m, v[1], v[NR], NR }'; }
+spread() { # FILE: "median M ns, min-max L-H ns (N runs)" of the values in FILE
+  local m l h
+  read -r m l h <<<"$(stats $(cat "$1"))"
+  echo "median $m ns, min-max $l-$h ns ($(wc -l <"$1") runs)"
+}
 for dev in pthread basic; do
   n=$N
   [ $dev = basic ] && n=$((N * 5))
@@ -30,6 +34,6 @@ for dev in pthread basic; do
     done
   done
   echo "$ POCL_DEVICES=$dev HUBPROF_WINDOW=W hubprof profile --counters task-clock,page-faults,context-switches --max-counters-per-pass 1 -- launch_loop $n 1"
-  echo "    window enqueue (of old): $(stats <enqueue.txt) per dispatch"
-  echo "    window kernel (default): $(stats <kernel.txt) per dispatch"
+  echo "    window enqueue (of old): $(spread enqueue.txt) per dispatch"
+  echo "    window kernel (default): $(spread kernel.txt) per dispatch"
 done

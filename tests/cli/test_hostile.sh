@@ -378,6 +378,14 @@ EOF2
       "$T/err" && grep -q "1 process did not finish (killed, or its log cut short): 7 dispatches of it kept" "$T/err" &&
       grep -q "^hubprof: 12 dispatches of 2 kernels in 3 processes" "$T/err" && ok || bad "trace ($m): $(cat "$T/err")"
   done
+  # profile, in every replay mode, names the killed process at the end with what it kept; its end is NULL
+  for m in kernel application multiplex; do
+    t 0 "$HP" profile -c task-clock --replay $m -o "p$m.db" -- sh -c "'$EX/vector_add' 1024 3 && '$EX/crash' kill 7; '$EX/vector_add' 1024 2"
+    grep -qE "process [0-9]* \(.*crash kill 7\) did not close its log \(killed, or its log cut short\): [0-9]+ dispatches kept" \
+      "$T/err" && grep -q "^hubprof: 1[0-9] dispatches of 2 kernels in 3 processes" "$T/err" && ok || bad "profile ($m): $(cat "$T/err")"
+    [ "$(sqlite3 "p$m.db" 'select count(*) from rocpd_info_process where fini is null and "end" is null')" = 1 ] && ok ||
+      bad "profile ($m): process ends: $(sqlite3 "p$m.db" 'select pid, fini, "end" from rocpd_info_process')"
+  done
   cp "$EX/vector_add" "$T/va"$'\xff' # a program path that is not UTF-8: stored escaped
   t 0 "$HP" trace -q -o u.db -- "$T/va"$'\xff' 64 2
   t 0 "$HP" info --json u.db
