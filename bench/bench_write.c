@@ -1,6 +1,7 @@
 /* Benchmark: write rate (rows/s) and bytes per row of dispatch and counter-value rows through the hub,
  * for every format, against the baseline of plain SQLite from C (one transaction, one prepared statement,
- * a 4-column row) measured in the same run. usage: bench_write DIR [ROWS] */
+ * a 4-column row) measured in the same run; REPEATS interleaved rounds (each writes every case once), the
+ * median and min-max of the rates. usage: bench_write DIR [ROWS [REPEATS]] */
 /* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 
@@ -151,26 +152,58 @@ static result sqlite_baseline(const char *dir, long rows) {
   return r;
 }
 
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n) (sorted in place). */
+static double median_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define MAX_CASES 16
+#define MAX_REPS 15
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: bench_write DIR [ROWS]\n");
+    fprintf(stderr, "usage: bench_write DIR [ROWS [REPEATS]]\n");
     return 2;
   }
   long rows = argc > 2 ? atol(argv[2]) : 2000000;
-  result base = sqlite_baseline(argv[1], rows);
-  double base_rate = rows / base.secs;
-  printf("%-34s %12s %10s %10s\n", "what", "rows/s", "bytes/row", "vs sqlite");
-  printf("%-34s %12.0f %10.1f %9.2fx\n", "plain SQLite, 4-column row", base_rate, (double)base.bytes / rows,
-         1.0);
-  for (const char *const *f = hp_formats(); *f; f++) {
-    hp_table tabs[2] = {HP_TABLE_COUNTER_VALUE, HP_TABLE_DISPATCH};
-    for (int i = 0; i < 2; i++) {
-      result r = write_rows(argv[1], *f, tabs[i], rows);
-      char what[64];
-      snprintf(what, sizeof what, "%s: %s rows", *f, hp_table_describe(tabs[i])->name);
-      printf("%-34s %12.0f %10.1f %9.2fx\n", what, rows / r.secs, (double)r.bytes / rows,
-             (rows / r.secs) / base_rate);
+  int reps = argc > 3 ? atoi(argv[3]) : 3;
+  if (reps < 1 || reps > MAX_REPS) reps = 3;
+  static double rate[MAX_CASES][MAX_REPS];
+  double bytes[MAX_CASES] = {0};
+  char what[MAX_CASES][64];
+  int ncases = 0;
+  for (int r = 0; r < reps; r++) { /* interleaved: a noisy moment hits every case alike */
+    int c = 0;
+    result base = sqlite_baseline(argv[1], rows);
+    snprintf(what[c], sizeof what[c], "plain SQLite, 4-column row");
+    rate[c][r] = rows / base.secs;
+    bytes[c++] = (double)base.bytes / rows;
+    for (const char *const *f = hp_formats(); *f && c < MAX_CASES; f++) {
+      hp_table tabs[2] = {HP_TABLE_COUNTER_VALUE, HP_TABLE_DISPATCH};
+      for (int i = 0; i < 2 && c < MAX_CASES; i++, c++) {
+        result w = write_rows(argv[1], *f, tabs[i], rows);
+        snprintf(what[c], sizeof what[c], "%s: %s rows", *f, hp_table_describe(tabs[i])->name);
+        rate[c][r] = rows / w.secs;
+        bytes[c] = (double)w.bytes / rows;
+      }
     }
+    ncases = c;
+  }
+  printf("rows/s: median (min-max) of %d interleaved rounds\n", reps);
+  printf("%-34s %12s %25s %10s %10s\n", "what", "rows/s", "min-max", "bytes/row", "vs sqlite");
+  double base_rate = 0;
+  for (int c = 0; c < ncases; c++) {
+    double m = median_of(rate[c], reps);
+    if (c == 0) base_rate = m;
+    char range[64];
+    snprintf(range, sizeof range, "%.0f-%.0f", rate[c][0], rate[c][reps - 1]);
+    printf("%-34s %12.0f %25s %10.1f %9.2fx\n", what[c], m, range, bytes[c], m / base_rate);
   }
   return 0;
 }

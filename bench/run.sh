@@ -14,8 +14,8 @@ files=${BENCH_FILES:-64}
 disp=${BENCH_DISPATCHES:-100000}
 echo "== machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)"
 echo
-echo "== write rate and bytes per row (bench/bench_write.c, 2M rows each)"
-"$B/bench/bench_write" "$dir" "${BENCH_ROWS:-2000000}"
+echo "== write rate and bytes per row (bench/bench_write.c, 2M rows each, interleaved rounds)"
+"$B/bench/bench_write" "$dir" "${BENCH_ROWS:-2000000}" "${BENCH_REPEATS:-3}"
 echo
 echo "== collector overhead per dispatch (bench/bench_trace.sh)"
 bash bench/bench_trace.sh "${BENCH_LAUNCHES:-200000}" "${BENCH_ROUNDS:-7}"
