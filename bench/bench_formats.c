@@ -92,13 +92,19 @@ int main(int argc, char **argv) {
       r[f][k] = read_all(out[f], &rows);
     }
   long long size[2] = {store_bytes(out[0]), store_bytes(out[1])};
-  printf("store: %llu rows in all tables (from %s); median of %d runs\n", rows, argv[1], reps);
-  printf("%-10s %14s %10s %14s %14s\n", "format", "bytes", "vs rocpd", "write rows/s", "read rows/s");
+  printf("store: %llu rows in all tables (from %s); rows/s: median (min-max) of %d interleaved runs\n", rows,
+         argv[1], reps);
+  printf("%-10s %14s %10s %34s %34s\n", "format", "bytes", "vs rocpd", "write rows/s", "read rows/s");
   for (int f = 0; f < 2; f++) {
     qsort(w[f], (size_t)reps, sizeof(double), cmp_d);
     qsort(r[f], (size_t)reps, sizeof(double), cmp_d);
-    printf("%-10s %14lld %9.1f%% %14.0f %14.0f\n", formats[f], size[f],
-           100.0 * (double)size[f] / (double)size[0], rows / w[f][reps / 2], rows / r[f][reps / 2]);
+    double mw = reps % 2 ? w[f][reps / 2] : (w[f][reps / 2 - 1] + w[f][reps / 2]) / 2;
+    double mr = reps % 2 ? r[f][reps / 2] : (r[f][reps / 2 - 1] + r[f][reps / 2]) / 2;
+    char ws[64], rs[64]; /* the slowest time is the lowest rate */
+    snprintf(ws, sizeof ws, "%.0f (%.0f-%.0f)", rows / mw, rows / w[f][reps - 1], rows / w[f][0]);
+    snprintf(rs, sizeof rs, "%.0f (%.0f-%.0f)", rows / mr, rows / r[f][reps - 1], rows / r[f][0]);
+    printf("%-10s %14lld %9.1f%% %34s %34s\n", formats[f], size[f], 100.0 * (double)size[f] / (double)size[0],
+           ws, rs);
   }
   return 0;
 }

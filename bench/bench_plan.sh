@@ -58,8 +58,13 @@ read -r bpasses bsplit multi bfull <"$dir/base.txt"
 "$HP" plan --device gfx942 --metrics all --splits --format csv | tail -n +2 | wc -l >"$dir/nsplit"
 "$HP" plan --device gfx942 --counters "$(cat "$dir/full.txt")" --format line | tr ';' '\n' | wc -l >"$dir/nfull"
 ppasses=$(python3 -c "import json,sys; print(max(r['pass'] for r in json.load(open(sys.argv[1]))))" "$dir/plan.json")
-stats() { sort -n "$1" | awk '{v[NR]=$1} END {printf "median %.1f ms (min %.1f, max %.1f, %d runs)", v[int((NR+1)/2)]/1000, v[1]/1000, v[NR]/1000, NR}'; }
+. bench/lib.sh # stats
+spread() { # FILE of microseconds: "median M ms (min-max L-H, N runs)"
+  local m l h
+  read -r m l h <<<"$(stats $(awk '{ print $1 / 1000 }' "$1"))"
+  echo "median $m ms (min-max $l-$h, $(wc -l <"$1") runs)"
+}
 echo "gfx942 metric set ($multi metrics with two or more counters), hubprof plan --metrics all:"
-echo "  hubprof planner: $ppasses passes, $(cat "$dir/nsplit") metrics split; wall time $(stats "$dir/t_plan") (process start included)"
-echo "  first-fit baseline: $bpasses passes, $bsplit metrics split; wall time $(stats "$dir/t_base") (python3 start included)"
+echo "  hubprof planner: $ppasses passes, $(cat "$dir/nsplit") metrics split; wall time $(spread "$dir/t_plan") (process start included)"
+echo "  first-fit baseline: $bpasses passes, $bsplit metrics split; wall time $(spread "$dir/t_base") (python3 start included)"
 echo "full rocprofiler-compute gfx942 counter list: hubprof $(cat "$dir/nfull") passes, first-fit $bfull passes"

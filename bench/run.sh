@@ -35,6 +35,9 @@ mkdir -p "$dir/logs" "$dir/rocpd" "$dir/out"
 "$B/examples/gen_logs" "$dir/rocpd" "$files" "$disp" 4 1 rocpd
 "$B/bench/bench_merge" "$dir/logs" "$dir/rocpd" "$dir/out" "${BENCH_REPEATS:-3}"
 echo
+echo "== kernel replay's counting window: kernel against enqueue (bench/bench_window.sh)"
+BENCH_WINDOW_RUNS=${BENCH_ROUNDS:-7} bash bench/bench_window.sh
+echo
 echo "== kernel replay (bench/bench_replay.sh)"
 bash bench/bench_replay.sh "$dir/replay"
 echo
