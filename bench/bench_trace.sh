@@ -4,6 +4,8 @@
 # forwards: the floor), with the collector of the base commit BEFORE (harvest at the launching thread's own
 # sync points only; built from git into a temporary folder) and with this tree's collector (background
 # harvester, every sync point harvests every thread), interleaved in one run: median and min-max of R rounds.
+# Next to it, the exit work `hubprof trace` adds after the application ends: merging the round's log into a
+# rocpd store (`hubprof merge` of the same log), in seconds per million dispatches.
 # usage: bench_trace.sh [N [ROUNDS [BEFORE]]]   BEFORE: a git commit (default 3d6ced1), "none" to skip it
 # SPDX-License-Identifier: MIT
 set -euo pipefail
@@ -29,16 +31,25 @@ if [ "$before" != none ]; then # the "before" collector, built from its commit w
 fi
 # ns per dispatch as launch_loop prints it ("... ns_per_dispatch=NNN ...")
 one() { "$@" "$app" "$n" 1000 | grep -oE 'ns_per_dispatch=[0-9.]+' | cut -d= -f2; }
-traced() { # LIB
+traced() { # LIB [VAR=VALUE...]
   rm -rf "$dir/logs" && mkdir -p "$dir/logs"
-  one env OPENCL_LAYERS="$1" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace
+  one env OPENCL_LAYERS="$1" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace "${@:2}"
 }
-plain=() noop=() prev=() full=()
+merged() { # seconds per million dispatches to merge this round's log into rocpd (trace's exit work)
+  local s e
+  s=$(date +%s%N)
+  "$B/hubprof" merge -q -f -o "$dir/merged.db" "$dir"/logs/*.log >/dev/null
+  e=$(date +%s%N)
+  awk -v t=$((e - s)) -v n="$n" 'BEGIN { printf "%.3f\n", t / 1e9 * 1e6 / n }'
+}
+plain=() noop=() prev=() full=() merge=() clk=()
 for ((r = 0; r < rounds; r++)); do
   plain+=("$(one env)")
   noop+=("$(one env OPENCL_LAYERS="$PWD/$B/libhubprof_collector_noop.so")")
   [ -n "$old" ] && prev+=("$(traced "$old")")
   full+=("$(traced "$PWD/$B/libhubprof_collector.so")")
+  merge+=("$(merged)")
+  clk+=("$(traced "$PWD/$B/libhubprof_collector.so" HUBPROF_TIMESTAMP=clock)") # the enqueue stamp's source
 done
 # median min max of the arguments
 . bench/lib.sh # stats
@@ -55,6 +66,13 @@ row "no collector" "${plain[@]}"
 row "no-op collector (layer, forwards only)" "${noop[@]}"
 [ -n "$old" ] && row "collector before ($before, own-thread harvest)" "${prev[@]}"
 row "collector now (background harvester)" "${full[@]}"
+row "collector now, HUBPROF_TIMESTAMP=clock" "${clk[@]}"
+diffs=() # paired: the default stamp (rdtsc where the clocksource is tsc) minus clock_gettime, per round
+for ((r = 0; r < rounds; r++)); do diffs+=("$(awk -v a="${full[r]}" -v b="${clk[r]}" 'BEGIN { print a - b }')"); done
+read -r m l h <<<"$(stats "${diffs[@]}")"
+printf '%-46s %9.1f %17s\n' "default stamp minus clock_gettime, per round" "$m" "$l..$h"
+read -r m l h <<<"$(stats $(printf '%s\n' "${merge[@]}" | awk '{ print $1 * 1000 }'))"
+printf '%-46s %9.1f %17s   (ms per million dispatches = ns per dispatch)\n' "exit merge into rocpd, ms per 1 M dispatches" "$m" "$l-$h"
 if [ -n "$old" ]; then # paired: now minus before within each round (the two ran back to back)
   diffs=()
   for ((r = 0; r < rounds; r++)); do diffs+=("$(awk -v a="${full[r]}" -v b="${prev[r]}" 'BEGIN { print a - b }')"); done

@@ -10,6 +10,7 @@
 #include "fmt_log.h"
 #include "hubprof/hub.h"
 #include "select.h"
+#include "stamp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -156,6 +157,9 @@ static void init_once(void) {
         atomic_load(&hpc_layer_active) ? "OpenCL layer" : "LD_PRELOAD");
   hpc_regions_init(g_env.start_paused);
   hpc_select_init(&g_env); /* --kernel, --dispatch-range, --region (select.c) */
+  const char *stamps = hpc_stamp_init(getenv("HUBPROF_TIMESTAMP")); /* enqueue times (stamp.c) */
+  DEBUG("pid %ld: enqueue times from %s", (long)getpid(), stamps);
+  (void)stamps;
   atomic_store(&hpc_enabled, g_env.profile ? HPC_PROFILING : HPC_TRACING);
 }
 
@@ -703,6 +707,7 @@ typedef struct batch {
   hp_store *s;
   size_t n;
   uint64_t untimed, written, dropped;
+  hpc_stamp_now now; /* converts the enqueue stamps of this harvest (stamp.c) */
   hp_dispatch row[HPC_BATCH];
 } batch;
 
@@ -744,7 +749,7 @@ static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong s
                                  .workgroup = {p->wg[0], p->wg[1], p->wg[2]},
                                  .start_ns = (int64_t)start,
                                  .end_ns = (int64_t)end,
-                                 .enqueue_ns = p->enqueue_ns,
+                                 .enqueue_ns = hpc_stamp_ns(&b->now, p->enqueue_ns),
                                  .region_id = p->region_id,
                                  .passes = 1};
   hpc_sample_window(p->dispatch_id, p->kernel_id, (int64_t)start, (int64_t)end);
@@ -779,6 +784,7 @@ static int harvest(hpc_thread *t, int mode) {
   batch b;
   b.s = writer_enter();
   b.n = b.untimed = b.written = b.dropped = 0;
+  hpc_stamp_pair(&b.now);
   const cl_icd_dispatch *n = t->next;
   uint64_t done = 0, kept = 0;
   for (uint64_t i = tail; i != head; i++) {

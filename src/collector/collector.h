@@ -174,7 +174,7 @@ typedef struct hpc_pending {
   uint32_t keep;        /* harvest scratch: 1 = still pending */
   uint32_t grid[3];     /* global work size per dimension */
   uint32_t wg[3];       /* local work size, 0 when the runtime chooses */
-  int64_t enqueue_ns;   /* host time just before the enqueue call */
+  int64_t enqueue_ns;   /* host stamp just before the enqueue call (stamp.h: ns at harvest) */
   uint64_t region_id;   /* innermost region open on the thread at the enqueue (hpc_region_cur), 0 none */
 } hpc_pending;
 

@@ -4,16 +4,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "collector.h"
 #include "select.h"
+#include "stamp.h"
 
 #include <errno.h>
 #include <string.h>
 #include <time.h>
-
-static inline int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_RAW, &ts); /* vDSO: no system call */
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 #ifdef HUBPROF_COLLECTOR_NOOP /* the overhead floor: every wrapper forwards */
 static inline int tracing(void) { return 0; }
@@ -117,7 +112,7 @@ cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl
   }
   hpc_busy = 1;
   cl_event mine = NULL, *evp = ev ? ev : &mine;
-  int64_t enq = now_ns();
+  int64_t enq = hpc_stamp(); /* TSC ticks or ns: converted at harvest (stamp.h) */
   cl_int rc = n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, evp);
   int saved = errno;
   if (HPC_LIKELY(rc == CL_SUCCESS && *evp)) {
@@ -147,7 +142,7 @@ cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k
   }
   hpc_busy = 1;
   cl_event mine = NULL, *evp = ev ? ev : &mine;
-  int64_t enq = now_ns();
+  int64_t enq = hpc_stamp(); /* TSC ticks or ns: converted at harvest (stamp.h) */
   cl_int rc = n->clEnqueueTask(q, k, nwait, wait, evp);
   int saved = errno;
   if (rc == CL_SUCCESS && *evp) {

@@ -1,21 +1,17 @@
 /* check_profile: reads a profile store (any format, through the hub) and checks what every profile must hold
- * — each dispatch once with a unique dispatch id, every counter value tagged with a pass that the plan gives
- * its counter, no value twice, a dispatch's `passes` equal to the passes it has measured values for — and
- * prints one line of facts for tests/replay/test_replay.sh and test_multiplex.sh. It never writes.
- * Iteration multiplexing (replay=multiplex), recomputed independently of hubprof: per key (process + kernel,
- * + sizes with policy launch) the i-th measured dispatch measured pass (i mod N)+1 only; a key whose
- * dispatches measured every counter has each dispatch's other counters imputed (imputed=1, the counter's
- * pass) with the median of the key's measured values, its first (cold) dispatch by dispatch id left out
- * unless it is the only one that measured the counter; the cold dispatch's own readings (pass 1, the first of
- * its rotation) are replaced by that median where warm dispatches measured the counter too (imputed, checked
- * like the others, counted as what the dispatch measured for its rotation and listed with their raw values in
- * metadata multiplex_cold_raw); any other key has no imputed value and is listed in metadata
- * multiplex_incomplete. Imputed values anywhere else are bad.
- * usage: check_profile STORE output: "bad: ..." per violation, then mode=M replay=R plan=P dispatches=N
- * kernels=K passes=P:N[,P:N] values=V accessible=A restored=R unprofiled=U imputed=I measured=M keys=K
- * incomplete=J replaced=C bad=B (replaced: cold readings replaced by the warm median; passes: how many
- * dispatches have each `passes`; accessible/restored: dispatches with bytes > 0; keys/incomplete:
- * multiplexing keys, those with incomplete coverage) */
+ * — each dispatch once with a unique dispatch id, every value tagged with a pass the plan gives its counter,
+ * no value twice, a dispatch's `passes` equal to the passes it has measured values for — and prints one line
+ * of facts for test_replay.sh and test_multiplex.sh. It never writes. Multiplexing (replay=multiplex),
+ * recomputed independently: per key (process + kernel, + sizes with policy launch) the i-th measured dispatch
+ * measured pass (i mod N)+1 only; a complete key has each dispatch's other counters imputed (the counter's
+ * pass) with the median of the warm measured values (the key's first, cold dispatch out unless it alone
+ * measured it); the cold dispatch's pass-1 readings are replaced by that median where warm ones exist
+ * (imputed, checked, counted for its rotation, listed in metadata multiplex_cold_raw); other keys have no
+ * imputed value and are listed in multiplex_incomplete. usage: check_profile STORE. Output: "bad: ..." per
+ * violation, then mode=M replay=R plan=P dispatches=N kernels=K passes=P:N[,P:N] values=V accessible=A
+ * restored=R unprofiled=U imputed=I measured=M keys=K incomplete=J replaced=C bad=B (passes: dispatches per
+ * `passes`; accessible/restored: dispatches with bytes > 0; replaced: cold readings replaced by the warm
+ * median) */
 /* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 

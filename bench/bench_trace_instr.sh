@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Trace fast path in user-space instructions per dispatch (valgrind's callgrind), a measure other jobs on the
+# machine cannot disturb: launch_loop at two sizes on PoCL's basic device, without the collector, with the
+# collector stamping enqueue times with clock_gettime (HUBPROF_TIMESTAMP=clock) and with the default stamp
+# (rdtsc where the kernel's clocksource is the TSC); the difference between the sizes per dispatch, so start-up
+# cancels out. Kernel time (page faults, system calls) is not in it: see bench_trace.sh for wall and CPU time.
+# usage: bench_trace_instr.sh [SMALL [LARGE]]   (needs valgrind and `make all`)
+# SPDX-License-Identifier: MIT
+set -euo pipefail
+cd "$(dirname "$0")/.."
+small=${1:-2000}
+large=${2:-6000}
+app=$PWD/build/examples/ocl/launch_loop
+lib=$PWD/build/libhubprof_collector.so
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+export POCL_DEVICES=basic
+unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_TIMESTAMP
+if ! command -v valgrind >/dev/null; then
+  echo "bench_trace_instr: valgrind not installed (skipped)"
+  exit 0
+fi
+instr() { # N VAR=VALUE...: instructions of one run
+  rm -rf "$dir/logs" && mkdir -p "$dir/logs"
+  env "${@:2}" valgrind --tool=callgrind --callgrind-out-file="$dir/cg" "$app" "$1" 1000 2>&1 >/dev/null |
+    sed -nE 's/.*Collected : ([0-9]+).*/\1/p'
+}
+per() { # VAR=VALUE...: instructions per dispatch (large minus small)
+  local a b
+  a=$(instr "$small" "$@")
+  b=$(instr "$large" "$@")
+  awk -v a="$a" -v b="$b" -v n=$((large - small)) 'BEGIN { printf "%.1f", (b - a) / n }'
+}
+trace=(OPENCL_LAYERS="$lib" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace)
+p=$(per HUBPROF_NONE=1)
+c=$(per "${trace[@]}" HUBPROF_TIMESTAMP=clock)
+t=$(per "${trace[@]}")
+printf '%-52s %10s %8s\n' "user-space instructions per dispatch ($small vs $large)" "instr" "added"
+printf '%-52s %10.1f %8s\n' "no collector" "$p" "-"
+printf '%-52s %10.1f %8.1f\n' "collector, HUBPROF_TIMESTAMP=clock (clock_gettime)" "$c" "$(awk -v a="$c" -v b="$p" 'BEGIN { print a - b }')"
+printf '%-52s %10.1f %8.1f\n' "collector, default stamp" "$t" "$(awk -v a="$t" -v b="$p" 'BEGIN { print a - b }')"
