@@ -20,6 +20,11 @@ echo
 echo "== collector overhead per dispatch (bench/bench_trace.sh)"
 bash bench/bench_trace.sh "${BENCH_LAUNCHES:-200000}" "${BENCH_ROUNDS:-7}"
 echo
+echo "== trace fast path, load-independent: the host stamp, pre-faulted log pages, instructions per dispatch"
+"$B/bench/bench_stamp" 2000000 "${BENCH_ROUNDS:-7}"
+"$B/bench/bench_prefault" "$dir" 4 "${BENCH_ROUNDS:-7}"
+bash bench/bench_trace_instr.sh
+echo
 echo "== sampling overhead at 3 periods against trace (bench/bench_sample.sh)"
 bash bench/bench_sample.sh "${BENCH_SAMPLE_LAUNCHES:-50000}" "${BENCH_ROUNDS:-7}"
 echo

@@ -133,6 +133,13 @@ static void init_once(void) {
     atomic_store(&hpc_enabled, -1);
     return;
   }
+  const char *stamps = hpc_stamp_init(getenv("HUBPROF_TIMESTAMP")); /* enqueue times (stamp.c) */
+  if (!stamps) {
+    say("HUBPROF_TIMESTAMP must be 'auto', 'tsc' or 'clock'; tracing disabled");
+    atomic_store(&hpc_enabled, -1);
+    return;
+  }
+  DEBUG("pid %ld: enqueue times from %s", (long)getpid(), stamps);
   if (pthread_key_create(&g_key, thread_gone) != 0 ||
       pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
     say("cannot set up thread and fork handlers; tracing disabled");
@@ -157,9 +164,6 @@ static void init_once(void) {
         atomic_load(&hpc_layer_active) ? "OpenCL layer" : "LD_PRELOAD");
   hpc_regions_init(g_env.start_paused);
   hpc_select_init(&g_env); /* --kernel, --dispatch-range, --region (select.c) */
-  const char *stamps = hpc_stamp_init(getenv("HUBPROF_TIMESTAMP")); /* enqueue times (stamp.c) */
-  DEBUG("pid %ld: enqueue times from %s", (long)getpid(), stamps);
-  (void)stamps;
   atomic_store(&hpc_enabled, g_env.profile ? HPC_PROFILING : HPC_TRACING);
 }
 

@@ -42,6 +42,7 @@ static int kernel_uses_tsc(void) {
 
 const char *hpc_stamp_init(const char *want) {
   hpc_stamp_tsc = 0;
+  if (want && strcmp(want, "auto") && strcmp(want, "tsc") && strcmp(want, "clock")) return NULL;
 #if HPC_HAVE_TSC
   if (want && !strcmp(want, "clock")) return "clock_gettime (HUBPROF_TIMESTAMP=clock)";
   if ((want && !strcmp(want, "tsc")) || kernel_uses_tsc()) {

@@ -38,7 +38,8 @@ typedef struct hpc_stamp_now {
 } hpc_stamp_now;
 
 /* Choose the source (HUBPROF_TIMESTAMP=clock|tsc|auto, default auto: the TSC when the kernel's clocksource is
- * "tsc") and take the first calibration pair. Returns the source's name for the debug output. */
+ * "tsc"; tsc without the TSC: the clock) and take the first calibration pair. Returns the source's name for
+ * the debug output, NULL for a value that is none of the three. */
 HPC_STAMP_HIDDEN const char *hpc_stamp_init(const char *want);
 /* The pair to convert this harvest's stamps with (a no-op without the TSC). */
 HPC_STAMP_HIDDEN void hpc_stamp_pair(hpc_stamp_now *now);

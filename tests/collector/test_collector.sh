@@ -206,6 +206,20 @@ if [ "$(wc -l <"$T/hms.err")" = 1 ] && grep -q 'HUBPROF_HARVEST_MS.*; tracing di
   bad "bad HUBPROF_HARVEST_MS: want one line, got: $(cat "$T/hms.err")"
 fi
 [ -z "$(ls -A "$T/hms")" ] && ok || bad "bad HUBPROF_HARVEST_MS: files appeared"
+# enqueue stamps from either source (HUBPROF_TIMESTAMP, stamp.c): every invariant holds (enqueue before start);
+# a bad value: one line, tracing off
+for ts in clock tsc; do
+  HUBPROF_TIMESTAMP=$ts traced "ts_$ts" layer "$EX/vector_add" 1000 7
+  same_as_plain "ts_$ts" vector_add
+  checked "ts_$ts"
+done
+mkdir -p "$T/tsb"
+HUBPROF_OUTPUT_DIR="$T/tsb" HUBPROF_TIMESTAMP=bogus OPENCL_LAYERS="$LIB" "$EX/vector_add" 1000 7 >"$T/tsb.out" 2>"$T/tsb.err"
+cmp -s "$T/tsb.out" "$T/vector_add.plain.out" && ok || bad "bad HUBPROF_TIMESTAMP: stdout differs"
+if [ "$(wc -l <"$T/tsb.err")" = 1 ] && grep -q "HUBPROF_TIMESTAMP must be 'auto', 'tsc' or 'clock'; tracing disabled$" "$T/tsb.err"; then ok; else
+  bad "bad HUBPROF_TIMESTAMP: want one line, got: $(cat "$T/tsb.err")"
+fi
+[ -z "$(ls -A "$T/tsb")" ] && ok || bad "bad HUBPROF_TIMESTAMP: files appeared"
 
 # a full disk (a small tmpfs; needs root): one warning, the app unaffected, losses counted in the log
 if [ "$(id -u)" = 0 ] && mkdir -p "$T/full" && mount -t tmpfs -o size=1200k tmpfs "$T/full" 2>/dev/null; then
