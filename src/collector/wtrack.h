@@ -1,6 +1,7 @@
 /* Write tracking for kernel replay: which pages of host-resident buffers a replayed dispatch writes, each
  * saved when first written (mprotect + a SIGSEGV handler that chains to the application's), restored alone.
  */
+/* SPDX-License-Identifier: MIT */
 #ifndef HPC_WTRACK_H
 #define HPC_WTRACK_H
 #include <stddef.h>
