@@ -1,14 +1,26 @@
 /* partial_write: K dispatches of a kernel that increments WRITE bytes in the middle of a BYTES buffer, in
  * place (kernel replay must restore exactly those bytes), through a plain buffer, a CL_MEM_USE_HOST_PTR
  * buffer, an SVM allocation, a sub-buffer, or two aliasing arguments; the workload of write-tracking tests
- * and benchmarks. usage: partial_write BYTES WRITE K [buffer|host|svm|sub|alias] prints one line with ns per
- * dispatch and a checksum; exits 0 when the result is right (or SVM is missing). */
+ * and benchmarks. With "oob" the kernel writes far outside its buffer (a real crash); with "trap" the program
+ * handles SIGSEGV itself (prints "trapped", exits 3) and ends with a fault of its own: a profiler must leave
+ * both as they are. Prints one line with ns per dispatch and a checksum; exits 0 when the result is right.
+ * usage: partial_write BYTES WRITE K [buffer|host|svm|sub|alias|oob [trap]] */
 /* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 200
 #include "ocl_common.h"
 
+#include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+static void trapped(int sig) {
+  (void)sig;
+  static const char msg[] = "partial_write: trapped\n";
+  ssize_t w = write(1, msg, sizeof msg - 1);
+  (void)w;
+  _exit(3);
+}
 
 static const char *src =
     "__kernel void inc(__global int *a, uint off) {\n"
@@ -30,9 +42,16 @@ int main(int argc, char **argv) {
   size_t n = bytes / sizeof(cl_int), w = wbytes / sizeof(cl_int);
   if (n == 0 || w == 0 || w > n || k < 0 ||
       (strcmp(mode, "buffer") && strcmp(mode, "host") && strcmp(mode, "svm") && strcmp(mode, "sub") &&
-       strcmp(mode, "alias"))) {
-    fprintf(stderr, "usage: partial_write BYTES WRITE K [buffer|host|svm|sub|alias]\n");
+       strcmp(mode, "alias") && strcmp(mode, "oob"))) {
+    fprintf(stderr, "usage: partial_write BYTES WRITE K [buffer|host|svm|sub|alias|oob [trap]]\n");
     return 2;
+  }
+  int trap = argc > 5 && !strcmp(argv[5], "trap");
+  if (trap) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = trapped;
+    sigaction(SIGSEGV, &sa, NULL);
   }
   ex_cl c;
   ex_setup(&c, src);
@@ -79,6 +98,7 @@ int main(int argc, char **argv) {
     }
     CHECK(clSetKernelArg(kern, 0, sizeof arg, &arg));
   }
+  if (!strcmp(mode, "oob")) koff = 0x7fffffffu; /* 8 GiB past the buffer: no memory there */
   cl_uint half = (cl_uint)(w / 2);
   if (!strcmp(mode, "alias")) {
     CHECK(clSetKernelArg(kern, 1, sizeof arg, &arg));
@@ -118,5 +138,9 @@ int main(int argc, char **argv) {
   ex_teardown(&c);
   free(h);
   free(want);
+  if (trap) { /* the program's own fault, for its own handler */
+    int *volatile nowhere = NULL;
+    *nowhere = 1;
+  }
   return ok ? 0 : 1;
 }
