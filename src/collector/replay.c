@@ -53,6 +53,7 @@ static struct {
   uint64_t dispatches, unreplayed, passes, mux_keys, warmups;
   uint64_t accessible, saved, restored, restores; /* bytes (saved: the ranges, not the pool's padding) */
   uint64_t tracked, full, faults; /* dispatches saved with write tracking / in full; write faults */
+  uint64_t track_runs;            /* unmeasured runs that took the write faults out of the passes */
   int64_t warm_ns;                /* the warm-up runs with their compare and restore */
   int64_t save_ns, compare_ns, restore_ns, pass_ns, total_ns;
   int64_t drain_ns, counters_ns, write_ns; /* clFinish before pass 1; session start+stop; the log rows */
@@ -833,6 +834,7 @@ typedef struct mux_key {
   uint32_t kernel_id;
   uint32_t grid[3], wg[3]; /* zero with policy "kernel" */
   uint64_t measured;       /* dispatches of the key that measured a pass */
+  int64_t run_ns;          /* warm-up keys: device time of the last run (write tracking's choice) */
 } mux_key;
 static mux_key *r_muxtab[NBUCKETS];
 /* Kernel + launch configurations that had their warm-up run (kernel and application replay); `measured`
@@ -1024,6 +1026,28 @@ static void write_row(const dispatch_row *r, unsigned path) {
   hpc_store_leave(s);
 }
 
+/* Whether this dispatch saves with write tracking (r_dlock held, the ranges collected). It needs a device
+ * that keeps buffers in host memory and their host addresses, and, when some page can fault (a range holds
+ * whole pages), one unmeasured run that takes the faults (*run = 1): the kernel may be re-run (`wk`, the
+ * warm-up's rule), every whole page is resident, and (HUBPROF_WTRACK=auto) the run is expected to cost less
+ * than the full save, compare and restores it replaces: its last run's device time against, per pass + 1,
+ * the bytes at 4 GB/s plus ~20 us of command round trip. */
+static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, const mux_key *wk, size_t npasses,
+                     int *run) {
+  if (r_wt_why || r_env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
+  size_t pages = 0;
+  for (size_t i = 0; i < r_nranges; i++)
+    pages += hpc_wt_pages(r_ranges[i].host, r_ranges[i].size);
+  if (!pages) return 1; /* edges only: saved and restored by copies, nothing can fault */
+  if (!wk) return 0;
+  for (size_t i = 0; i < r_nranges; i++) /* fresh pages: their first touch belongs in pass 1 */
+    if (!hpc_wt_resident(r_ranges[i].host, r_ranges[i].size)) return 0;
+  double full_ns = (double)(npasses + 1) * ((double)ranges_data() / 4.0 + 20000.0);
+  if (!hpc_wt_forced() && wk->measured && (double)wk->run_ns > full_ns) return 0;
+  *run = 1;
+  return 1;
+}
+
 cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
                            const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait,
                            const cl_event *wait, cl_event *ev, int task) {
@@ -1107,8 +1131,8 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
   int saving = (npasses > 1 || warm) && r_nranges > 0;
   uint64_t wt_saved0 = 0, wt_faults0 = 0;
   hpc_wt_totals(&wt_saved0, &wt_faults0);
-  r_wt_on = saving && !r_wt_why && !r_env->shadow_device && host_device(n, q) && ranges_host(n, q) &&
-            wt_start() == 0;
+  int wt_run = 0; /* an unmeasured run first takes the write faults (none in a counting window) */
+  r_wt_on = saving && wt_choose(n, q, wk, npasses, &wt_run) && wt_start() == 0;
   if (r_wt_on) {
     r_st.tracked++;
   } else if (saving) {
@@ -1134,15 +1158,20 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
   cl_command_queue_properties qprops = 0;
   n->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
   int ooo = (qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) || r_env->skip_restore;
-  if (warm) { /* the warm-up run: no counters, no event for the application, memory put back after it */
+  wt_run = r_wt_on && wt_run && !warm;
+  if (warm || wt_run) { /* the warm-up run: no counters, no event for the application, memory put back */
     int64_t tw = now_ns();
     cl_event wev = NULL;
     cl_int e = enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, &wev);
     if (e == CL_SUCCESS && wev) { /* when it could not be enqueued nothing ran: pass 1 meets the same error */
       n->clWaitForEvents(1, &wev);
       n->clReleaseEvent(wev);
-      wk->measured = 1;
-      r_st.warmups++;
+      if (warm) {
+        wk->measured = 1;
+        r_st.warmups++;
+      } else {
+        r_st.track_runs++;
+      }
       if (saving) {
         if (!r_wt_on) compare_ranges(n, q, ooo);
         if (restore_any(n, q) < 0) /* memory is as after one run: the passes below still run */
@@ -1213,6 +1242,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
           n->clGetEventProfilingInfo(*evp, CL_PROFILING_COMMAND_END, sizeof s1, &s1, NULL) == CL_SUCCESS) {
         d->start_ns = (int64_t)s0;
         d->end_ns = (int64_t)s1;
+        if (wk) wk->run_ns = (int64_t)(s1 - s0);
       }
     }
     if (mine) n->clReleaseEvent(mine);
@@ -1431,20 +1461,22 @@ void hpc_replay_exit(int debug) {
     (void)ms;
     return;
   }
-  hpc_say("pid %ld: %llu dispatches replayed in %llu passes (%llu ran once, unprofiled; %llu warm-up runs, "
-          "%.3f ms); replay cost beyond the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f "
-          "GB/s); compared in %.3f ms; "
-          "restored %llu bytes in %llu copies, %.3f ms (%.2f GB/s); accessible %llu bytes; write-tracked "
-          "%llu dispatches (%llu write faults), saved in full %llu",
-          (long)getpid(), (unsigned long long)r_st.dispatches, (unsigned long long)r_st.passes,
-          (unsigned long long)r_st.unreplayed, (unsigned long long)r_st.warmups, (double)r_st.warm_ns * ms,
-          r_st.dispatches ? other / 1e3 / (double)r_st.dispatches : 0.0, (unsigned long long)r_st.saved,
-          (double)r_st.save_ns * ms, r_st.save_ns ? (double)r_st.saved / (double)r_st.save_ns : 0.0,
-          (double)r_st.compare_ns * ms, (unsigned long long)r_st.restored, (unsigned long long)r_st.restores,
-          (double)r_st.restore_ns * ms,
-          r_st.restore_ns ? (double)r_st.restored / (double)r_st.restore_ns : 0.0,
-          (unsigned long long)r_st.accessible, (unsigned long long)r_st.tracked,
-          (unsigned long long)r_st.faults, (unsigned long long)r_st.full);
+  hpc_say(
+      "pid %ld: %llu dispatches replayed in %llu passes (%llu ran once, unprofiled; %llu warm-up runs and "
+      "%llu tracking runs, "
+      "%.3f ms); replay cost beyond the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f "
+      "GB/s); compared in %.3f ms; "
+      "restored %llu bytes in %llu copies, %.3f ms (%.2f GB/s); accessible %llu bytes; write-tracked "
+      "%llu dispatches (%llu write faults), saved in full %llu",
+      (long)getpid(), (unsigned long long)r_st.dispatches, (unsigned long long)r_st.passes,
+      (unsigned long long)r_st.unreplayed, (unsigned long long)r_st.warmups,
+      (unsigned long long)r_st.track_runs, (double)r_st.warm_ns * ms,
+      r_st.dispatches ? other / 1e3 / (double)r_st.dispatches : 0.0, (unsigned long long)r_st.saved,
+      (double)r_st.save_ns * ms, r_st.save_ns ? (double)r_st.saved / (double)r_st.save_ns : 0.0,
+      (double)r_st.compare_ns * ms, (unsigned long long)r_st.restored, (unsigned long long)r_st.restores,
+      (double)r_st.restore_ns * ms, r_st.restore_ns ? (double)r_st.restored / (double)r_st.restore_ns : 0.0,
+      (unsigned long long)r_st.accessible, (unsigned long long)r_st.tracked, (unsigned long long)r_st.faults,
+      (unsigned long long)r_st.full);
   if (r_st.dispatches) {
     double nd = (double)r_st.dispatches, np = (double)r_st.passes;
     hpc_say(

@@ -164,6 +164,10 @@ int hpc_wt_begin(const hpc_wt_range *in, size_t n) {
                               memory_order_relaxed);
   }
   wt_n = n;
+  size_t own = 0;
+  for (size_t i = 0; i < n; i++)
+    own += wt_r[i].npages;
+  if (!own) return 0; /* nothing to protect (every range shares its pages): the edges are all */
   if (install() != 0) return -1;
   atomic_store_explicit(&wt_active, 1, memory_order_release);
   for (size_t i = 0; i < n; i++)
@@ -174,6 +178,31 @@ int hpc_wt_begin(const hpc_wt_range *in, size_t n) {
       return -1;
     }
   return 0;
+}
+
+size_t hpc_wt_pages(const char *host, size_t size) {
+  if (!wt_ps) wt_ps = (size_t)sysconf(_SC_PAGESIZE);
+  uintptr_t b = (uintptr_t)host, e = b + size;
+  uintptr_t lo = (b + wt_ps - 1) & ~(uintptr_t)(wt_ps - 1), hi = e & ~(uintptr_t)(wt_ps - 1);
+  return lo < hi ? (hi - lo) / wt_ps : 0;
+}
+
+int hpc_wt_resident(const char *host, size_t size) {
+  static unsigned char *vec;
+  static size_t cap;
+  size_t np = hpc_wt_pages(host, size);
+  if (!np) return 1;
+  if (np > cap) {
+    unsigned char *v = realloc(vec, np);
+    if (!v) return 0;
+    vec = v;
+    cap = np;
+  }
+  uintptr_t lo = ((uintptr_t)host + wt_ps - 1) & ~(uintptr_t)(wt_ps - 1);
+  if (mincore((void *)lo, np * wt_ps, vec) != 0) return 0;
+  for (size_t i = 0; i < np; i++)
+    if (!(vec[i] & 1)) return 0;
+  return 1;
 }
 
 uint64_t hpc_wt_restore(void) {
@@ -252,6 +281,9 @@ static int probe(const char **why) {
   return ok;
 }
 
+static int v_on = -1; /* HUBPROF_WTRACK=on: track wherever the device allows, whatever it costs */
+int hpc_wt_forced(void) { return v_on > 0; }
+
 int hpc_wt_usable(const char **why) {
   static int done, usable;
   static const char *reason;
@@ -260,8 +292,8 @@ int hpc_wt_usable(const char **why) {
     if (v && (!strcmp(v, "off") || !strcmp(v, "0"))) {
       reason = "turned off (HUBPROF_WTRACK=off)";
       usable = 0;
-    } else if (v && *v && strcmp(v, "on") && strcmp(v, "1")) {
-      reason = "HUBPROF_WTRACK must be 'on' or 'off'";
+    } else if (v && *v && strcmp(v, "on") && strcmp(v, "1") && strcmp(v, "auto")) {
+      reason = "HUBPROF_WTRACK must be 'auto', 'on' or 'off'";
       usable = 0;
     } else {
       usable = probe(&reason);
@@ -269,5 +301,9 @@ int hpc_wt_usable(const char **why) {
     done = 1;
   }
   if (!usable && why) *why = reason;
+  if (usable && v_on < 0) {
+    const char *v = getenv("HUBPROF_WTRACK");
+    v_on = v && (!strcmp(v, "on") || !strcmp(v, "1"));
+  }
   return usable;
 }

@@ -16,13 +16,24 @@ typedef struct hpc_wt_range {
 } hpc_wt_range;
 
 /* Whether write tracking can be used in this process, decided once (HUBPROF_WTRACK, a probe that protects a
- * page, writes it and checks the handler saw it). Returns 1 when usable; 0 with *why the reason. */
+ * page, writes it and checks the handler saw it). Returns 1 when usable; 0 with *why the reason. "auto"
+ * (default) and "on" use it, "off" does not. */
 int hpc_wt_usable(const char **why);
+
+/* 1 when HUBPROF_WTRACK=on: tracking wherever the device allows (tests, benchmarks); 0 for "auto". */
+int hpc_wt_forced(void);
+
+/* 1 when every whole page of [host, host + size) is resident (mincore): a page never touched is left to
+ * the full save, whose pass 1 then takes its first-touch fault as the application's run would. */
+int hpc_wt_resident(const char *host, size_t size);
 
 /* Start tracking `n` ranges (one replayed dispatch; the caller serialises them): bytes in pages the ranges
  * share with other memory are saved now, the ranges' own pages are made read-only and saved at their first
  * write. Returns 0, or -1 with nothing left protected (the caller then saves in full). */
 int hpc_wt_begin(const hpc_wt_range *r, size_t n);
+
+/* Pages of [host, host + size) that it holds whole (those tracking protects; 0: only shared edges). */
+size_t hpc_wt_pages(const char *host, size_t size);
 
 /* Put back every byte saved so far (the pages written since hpc_wt_begin); they stay writable and saved.
  * Returns the bytes copied. */

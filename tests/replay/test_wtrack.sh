@@ -99,7 +99,7 @@ grep -q 'write tracking' quiet.err && bad "refused without debug: $(cat quiet.er
 # a bad value: tracking off, said in the debug output and the metadata
 HUBPROF_WTRACK=maybe HUBPROF_DEBUG=1 "$HP" profile -q "${C3[@]}" -o badval.db -- "$PW" 65536 4096 2 buffer >badval.out 2>badval.err
 expect_eq "bad HUBPROF_WTRACK: exit" "$?" 0
-grep -q "write tracking is off (HUBPROF_WTRACK must be 'on' or 'off')" badval.err && ok || bad "bad HUBPROF_WTRACK: $(cat badval.err)"
+grep -q "write tracking is off (HUBPROF_WTRACK must be 'auto', 'on' or 'off')" badval.err && ok || bad "bad HUBPROF_WTRACK: $(cat badval.err)"
 
 # ---- 4. signals: a kernel's real crash, and the program's own SIGSEGV handler, as without profiling --------
 ("$PW" 65536 4 2 oob >oob.plain 2>&1) 2>/dev/null # bash would print "Segmentation fault"
