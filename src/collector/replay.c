@@ -433,17 +433,25 @@ void hpc_SVMFree(const cl_icd_dispatch *n, cl_context c, void *p) {
 static char *r_pool;
 static size_t r_pool_cap;
 
-static int pool_reserve(size_t need) {
-  if (need <= r_pool_cap) return 0;
-  size_t cap = r_pool_cap * 2 > need ? r_pool_cap * 2 : need;
+/* Write tracking's pool has the same layout but is not pre-faulted: only the pages written are ever
+ * touched (once: the pool is reused). */
+static char *r_wpool;
+static size_t r_wpool_cap;
+
+static int pool_grow(char **pool, size_t *pool_cap, size_t need, int populate) {
+  if (need <= *pool_cap) return 0;
+  size_t cap = *pool_cap * 2 > need ? *pool_cap * 2 : need;
   cap = (cap + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
-  void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : MAP_NORESERVE), -1, 0);
   if (m == MAP_FAILED) return -1;
-  if (r_pool) munmap(r_pool, r_pool_cap);
-  r_pool = m;
-  r_pool_cap = cap;
+  if (*pool) munmap(*pool, *pool_cap);
+  *pool = m;
+  *pool_cap = cap;
   return 0;
 }
+
+static int pool_reserve(size_t need) { return pool_grow(&r_pool, &r_pool_cap, need, 1); }
 
 typedef struct dev_shadow {
   cl_context ctx;
@@ -795,7 +803,7 @@ static int ranges_host(const cl_icd_dispatch *n, cl_command_queue q) {
 
 /* Start tracking the ranges' writes, their saved pages going to the host pool. Returns 0 when tracking. */
 static int wt_start(void) {
-  if (pool_reserve(ranges_bytes()) != 0) return -1;
+  if (pool_grow(&r_wpool, &r_wpool_cap, ranges_bytes(), 0) != 0) return -1;
   if (r_nranges > r_capwtr) {
     hpc_wt_range *v = realloc(r_wtr, r_nranges * sizeof *v);
     if (!v) return -1;
@@ -804,7 +812,7 @@ static int wt_start(void) {
   }
   for (size_t i = 0; i < r_nranges; i++)
     r_wtr[i] = (hpc_wt_range){
-        .host = r_ranges[i].host, .size = r_ranges[i].size, .shadow = r_pool + r_ranges[i].pos};
+        .host = r_ranges[i].host, .size = r_ranges[i].size, .shadow = r_wpool + r_ranges[i].pos};
   return hpc_wt_begin(r_wtr, r_nranges);
 }
 
