@@ -102,3 +102,6 @@ done
 k13=$(calc "${tk[9]} + 4 * (${tk[9]} - ${tk[3]}) / 6" 3)
 a13=$(calc "${ta[9]} + 4 * (${ta[9]} - ${ta[3]}) / 6" 3)
 echo "    13 passes (extrapolated from 3 and 9): kernel replay $k13 s, application replay $a13 s: $(calc "$a13 / $k13")x (goal >= 5x)"
+
+# (c) write-tracked kernel replay: bench/bench_wtrack.sh (also run alone)
+bash "$(dirname "$B")/bench/bench_wtrack.sh" "$dir/wtrack"

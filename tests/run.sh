@@ -60,6 +60,9 @@ run "sample" bash tests/sample/test_sample.sh "$B/san/hubprof"
 run "replay" bash tests/replay/test_replay.sh "$B/san/hubprof"
 run "multiplex" bash tests/replay/test_multiplex.sh "$B/san/hubprof"
 run "known work" bash tests/replay/test_known_work.sh "$B/san/hubprof"
+run "write tracking" bash tests/replay/test_wtrack.sh "$B/san/hubprof"
+run "replay, write tracking off" env HUBPROF_WTRACK=off bash tests/replay/test_replay.sh "$B/san/hubprof"
+run "known work, write tracking off" env HUBPROF_WTRACK=off bash tests/replay/test_known_work.sh "$B/san/hubprof"
 run "region counters" bash tests/replay/test_region_counters.sh "$B/san/hubprof"
 for t in tests/cli/*.sh; do
   [ -f "$t" ] || continue

@@ -224,8 +224,20 @@ static int print_info(hp_store *s, int json, int quiet) {
     cli_error("%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(pst));
     return CLI_FAIL;
   }
+  const char *rmode = hp_store_metadata(s, "replay"), *rmem = hp_store_metadata(s, "replay_memory"),
+             *rwt = hp_store_metadata(s, "replay_write_tracking"); /* how kernel replay saved memory */
   if (json) {
-    printf("], \"lost_records\": %" PRIu64 ", \"time_span\": ", lost);
+    printf("], \"lost_records\": %" PRIu64 ", ", lost);
+    if (rmode) {
+      printf("\"replay\": {\"mode\": ");
+      report_json_text(stdout, rmode);
+      printf(", \"memory\": ");
+      report_json_text(stdout, rmem ? rmem : "");
+      printf(", \"write_tracking\": ");
+      report_json_text(stdout, rwt ? rwt : "");
+      printf("}, ");
+    }
+    printf("\"time_span\": ");
     if (sp.n)
       printf("{\"first_ns\": %" PRId64 ", \"last_ns\": %" PRId64 "}}\n", sp.first, sp.last);
     else
@@ -242,6 +254,9 @@ static int print_info(hp_store *s, int json, int quiet) {
              ((double)sp.last - (double)sp.first) / 1e9, sp.first, sp.last);
     else
       printf("\ntime span       no timed dispatches\n");
+    if (rmode)
+      printf("replay          %s%s%s%s%s\n", rmode, rmem ? "; memory saved " : "", rmem ? rmem : "",
+             rwt ? "; write tracking " : "", rwt ? rwt : "");
   }
   return CLI_OK;
 }

@@ -12,6 +12,7 @@
 #include "env.h"
 #include "fmt_log.h"
 #include "hubprof/hub.h"
+#include "wtrack.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -51,7 +52,9 @@ static int r_warmup = 1;
 static struct {
   uint64_t dispatches, unreplayed, passes, mux_keys, warmups;
   uint64_t accessible, saved, restored, restores; /* bytes (saved: the ranges, not the pool's padding) */
-  int64_t warm_ns;                                /* the warm-up runs with their compare and restore */
+  uint64_t tracked, full, faults; /* dispatches saved with write tracking / in full; write faults */
+  uint64_t track_runs;            /* unmeasured runs that took the write faults out of the passes */
+  int64_t warm_ns;                /* the warm-up runs with their compare and restore */
   int64_t save_ns, compare_ns, restore_ns, pass_ns, total_ns;
   int64_t drain_ns, counters_ns, write_ns; /* clFinish before pass 1; session start+stop; the log rows */
   double save_best, restore_best;          /* bytes per ns of the fastest save / restore of >= 1 MiB */
@@ -81,6 +84,8 @@ typedef struct mem_rec {
   size_t off; /* offset of m in root */
   size_t size;
   cl_mem_flags flags; /* access flags, a sub-buffer's inherited from its parent */
+  char *host;         /* a root's host address where the device keeps it in host memory (write tracking) */
+  int host_state;     /* 0: not asked yet, 1: host known, -1: none */
 } mem_rec;
 static mem_rec *r_mems[NBUCKETS];
 
@@ -99,6 +104,8 @@ static void mem_add(cl_mem m, cl_mem root, cl_context ctx, size_t off, size_t si
     r_mems[bucket(m)] = r;
   }
   if (r) {
+    r->host = NULL;
+    r->host_state = 0;
     r->root = root;
     r->ctx = ctx;
     r->off = off;
@@ -426,17 +433,25 @@ void hpc_SVMFree(const cl_icd_dispatch *n, cl_context c, void *p) {
 static char *r_pool;
 static size_t r_pool_cap;
 
-static int pool_reserve(size_t need) {
-  if (need <= r_pool_cap) return 0;
-  size_t cap = r_pool_cap * 2 > need ? r_pool_cap * 2 : need;
+/* Write tracking's pool has the same layout but is not pre-faulted: only the pages written are ever
+ * touched (once: the pool is reused). */
+static char *r_wpool;
+static size_t r_wpool_cap;
+
+static int pool_grow(char **pool, size_t *pool_cap, size_t need, int populate) {
+  if (need <= *pool_cap) return 0;
+  size_t cap = *pool_cap * 2 > need ? *pool_cap * 2 : need;
   cap = (cap + (1u << 20) - 1) & ~(size_t)((1u << 20) - 1);
-  void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  void *m = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : MAP_NORESERVE), -1, 0);
   if (m == MAP_FAILED) return -1;
-  if (r_pool) munmap(r_pool, r_pool_cap);
-  r_pool = m;
-  r_pool_cap = cap;
+  if (*pool) munmap(*pool, *pool_cap);
+  *pool = m;
+  *pool_cap = cap;
   return 0;
 }
+
+static int pool_reserve(size_t need) { return pool_grow(&r_pool, &r_pool_cap, need, 1); }
 
 typedef struct dev_shadow {
   cl_context ctx;
@@ -510,6 +525,7 @@ typedef struct range {
   int host_read;    /* the host may map it for reading (the comparison after pass 1) */
   int changed;      /* pass 1 wrote it: restore before later passes */
   void *map;        /* comparison scratch: the mapped pointer */
+  char *host;       /* the range's host address (write tracking), NULL when unknown */
 } range;
 static range *r_ranges;
 static size_t r_nranges, r_capranges;
@@ -562,6 +578,8 @@ static int collect_ranges(const cl_icd_dispatch *n, cl_kernel k, uint64_t *unkno
       if (!m || (m->flags & CL_MEM_READ_ONLY)) continue; /* read-only buffers never need saving */
       x.root = m->root;
       x.ctx = m->ctx;
+      mem_rec *root = m->root == m->m ? m : mem_find(m->root);
+      x.host = root && root->host ? root->host + m->off : NULL;
       x.off = m->off;
       x.size = m->size;
       int host_rw = !(m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS));
@@ -721,6 +739,90 @@ static int64_t restore_ranges(const cl_icd_dispatch *n, cl_command_queue q) {
   return e != CL_SUCCESS || f != CL_SUCCESS ? -1 : bytes;
 }
 
+/* ---- write tracking (wtrack.c): devices that keep buffers in host memory ------------------------------ */
+/* There a dispatch's pages are saved when first written and only those are restored: no save of the whole
+ * ranges, no comparison (docs/replay.md). Elsewhere, and when tracking is off or refused, the full save. */
+static const char *r_wt_why; /* why write tracking is off in this process; NULL: usable */
+static int r_wt_on;          /* the current dispatch's writes are tracked (r_dlock) */
+static unsigned r_paths;     /* 1: a dispatch was write-tracked, 2: one was saved in full (the metadata) */
+static hpc_wt_range *r_wtr;
+static size_t r_capwtr;
+typedef struct dev_kind {
+  cl_device_id dev;
+  int host; /* 1: a CPU device with unified memory (PoCL's pthread and basic devices) */
+} dev_kind;
+static dev_kind r_devk[8];
+static size_t r_ndevk;
+
+/* Whether queue q's device keeps buffers in host memory that host threads write (r_dlock held). */
+static int host_device(const cl_icd_dispatch *n, cl_command_queue q) {
+  cl_device_id dev = NULL;
+  if (n->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != CL_SUCCESS || !dev) return 0;
+  for (size_t i = 0; i < r_ndevk; i++)
+    if (r_devk[i].dev == dev) return r_devk[i].host;
+  cl_device_type ty = 0;
+  cl_bool uni = CL_FALSE;
+  int host = n->clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof ty, &ty, NULL) == CL_SUCCESS &&
+             (ty & CL_DEVICE_TYPE_CPU) &&
+             n->clGetDeviceInfo(dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof uni, &uni, NULL) == CL_SUCCESS &&
+             uni;
+  if (r_ndevk < sizeof r_devk / sizeof *r_devk) r_devk[r_ndevk++] = (dev_kind){dev, host};
+  return host;
+}
+
+/* The host address of every range: SVM pointers are their own; a buffer's is its mapping, asked once per
+ * root buffer (on a host-memory device the mapping is the buffer's own storage, no copy). Returns 1 when
+ * every range has one (r_dlock held). */
+static int ranges_host(const cl_icd_dispatch *n, cl_command_queue q) {
+  for (size_t i = 0; i < r_nranges; i++) {
+    range *x = &r_ranges[i];
+    if (x->how == HOW_SVM) x->host = x->svm + x->off;
+    if (x->host) continue;
+    if (x->how != HOW_HOST) return 0;
+    pthread_mutex_lock(&r_tlock);
+    mem_rec *m = mem_find(x->root);
+    int state = m ? m->host_state : -1;
+    size_t size = m ? m->size : 0;
+    pthread_mutex_unlock(&r_tlock);
+    if (state != 0) return 0;
+    cl_int e = CL_SUCCESS;
+    void *p = n->clEnqueueMapBuffer(q, x->root, CL_TRUE, CL_MAP_READ, 0, size, 0, NULL, NULL, &e);
+    if (p && (n->clEnqueueUnmapMemObject(q, x->root, p, 0, NULL, NULL) != CL_SUCCESS || n->clFinish(q)))
+      p = NULL;
+    pthread_mutex_lock(&r_tlock);
+    if ((m = mem_find(x->root)) != NULL) {
+      m->host = p;
+      m->host_state = p ? 1 : -1;
+    }
+    pthread_mutex_unlock(&r_tlock);
+    if (!p) return 0;
+    x->host = (char *)p + x->off;
+  }
+  return 1;
+}
+
+/* Start tracking the ranges' writes, their saved pages going to the host pool. Returns 0 when tracking. */
+static int wt_start(void) {
+  if (pool_grow(&r_wpool, &r_wpool_cap, ranges_bytes(), 0) != 0) return -1;
+  if (r_nranges > r_capwtr) {
+    hpc_wt_range *v = realloc(r_wtr, r_nranges * sizeof *v);
+    if (!v) return -1;
+    r_wtr = v;
+    r_capwtr = r_nranges;
+  }
+  for (size_t i = 0; i < r_nranges; i++)
+    r_wtr[i] = (hpc_wt_range){
+        .host = r_ranges[i].host, .size = r_ranges[i].size, .shadow = r_wpool + r_ranges[i].pos};
+  return hpc_wt_begin(r_wtr, r_nranges);
+}
+
+/* Put back what the dispatch changed: the written pages, or the ranges that differ. Bytes, -1 on an error. */
+static int64_t restore_any(const cl_icd_dispatch *n, cl_command_queue q) {
+  if (!r_wt_on) return restore_ranges(n, q);
+  r_st.restores++;
+  return (int64_t)hpc_wt_restore();
+}
+
 /* ---- the replay of one dispatch ------------------------------------------------------------------------ */
 static inline uint32_t clamp32(size_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
 
@@ -740,6 +842,7 @@ typedef struct mux_key {
   uint32_t kernel_id;
   uint32_t grid[3], wg[3]; /* zero with policy "kernel" */
   uint64_t measured;       /* dispatches of the key that measured a pass */
+  int64_t run_ns;          /* warm-up keys: device time of the last run (write tracking's choice) */
 } mux_key;
 static mux_key *r_muxtab[NBUCKETS];
 /* Kernel + launch configurations that had their warm-up run (kernel and application replay); `measured`
@@ -794,7 +897,7 @@ static void give_up(const char *what, cl_int e) {
  * when done (r_dlock held). */
 static int recover(const cl_icd_dispatch *n, int task, cl_command_queue q, cl_kernel k, cl_uint dim,
                    const size_t *offset, const size_t *global, const size_t *local) {
-  if (restore_ranges(n, q) < 0) return -1;
+  if (restore_any(n, q) < 0) return -1;
   cl_event ev = NULL;
   if (enqueue(n, task, q, k, dim, offset, global, local, 0, NULL, &ev) != CL_SUCCESS || !ev) return -1;
   cl_int st = -1;
@@ -907,8 +1010,15 @@ typedef struct dispatch_row {
   size_t nvals;
 } dispatch_row;
 
-static void write_row(const dispatch_row *r) {
+static void write_row(const dispatch_row *r, unsigned path) {
   hp_store *s = hpc_store_enter();
+  if (s && path && !(r_paths & path)) { /* which way this run saved memory (docs/replay.md), as it changes */
+    r_paths |= path;
+    hp_write_metadata(s, "replay_memory",
+                      r_paths == 3   ? "write-tracked+full"
+                      : r_paths == 1 ? "write-tracked"
+                                     : "full");
+  }
   if (s) {
     hp_write_dispatch(s, &r->d);
     for (size_t i = 0; i < r->nvals; i++) {
@@ -922,6 +1032,28 @@ static void write_row(const dispatch_row *r) {
     hp_log_flush(s);
   }
   hpc_store_leave(s);
+}
+
+/* Whether this dispatch saves with write tracking (r_dlock held, the ranges collected). It needs a device
+ * that keeps buffers in host memory and their host addresses, and, when some page can fault (a range holds
+ * whole pages), one unmeasured run that takes the faults (*run = 1): the kernel may be re-run (`wk`, the
+ * warm-up's rule), every whole page is resident, and (HUBPROF_WTRACK=auto) the run is expected to cost less
+ * than the full save, compare and restores it replaces: its last run's device time against, per pass + 1,
+ * the bytes at 4 GB/s plus ~20 us of command round trip. */
+static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, const mux_key *wk, size_t npasses,
+                     int *run) {
+  if (r_wt_why || r_env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
+  size_t pages = 0;
+  for (size_t i = 0; i < r_nranges; i++)
+    pages += hpc_wt_pages(r_ranges[i].host, r_ranges[i].size);
+  if (!pages) return 1; /* edges only: saved and restored by copies, nothing can fault */
+  if (!wk) return 0;
+  for (size_t i = 0; i < r_nranges; i++) /* fresh pages: their first touch belongs in pass 1 */
+    if (!hpc_wt_resident(r_ranges[i].host, r_ranges[i].size)) return 0;
+  double full_ns = (double)(npasses + 1) * ((double)ranges_data() / 4.0 + 20000.0);
+  if (!hpc_wt_forced() && wk->measured && (double)wk->run_ns > full_ns) return 0;
+  *run = 1;
+  return 1;
 }
 
 cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
@@ -981,7 +1113,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     if (e == CL_SUCCESS) {
       d->id = d->dispatch_id = atomic_fetch_add(&hpc_next_dispatch, 1) + 1;
       d->passes = 1;
-      write_row(&row);
+      write_row(&row, 0);
       r_st.unreplayed++;
     }
     hubprof_collector_replay_leave();
@@ -1005,7 +1137,14 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
   /* save what the kernel can write, when later passes (or the warm-up) need it back */
   int64_t ts = now_ns();
   int saving = (npasses > 1 || warm) && r_nranges > 0;
-  if (saving) {
+  uint64_t wt_saved0 = 0, wt_faults0 = 0;
+  hpc_wt_totals(&wt_saved0, &wt_faults0);
+  int wt_run = 0; /* an unmeasured run first takes the write faults (none in a counting window) */
+  r_wt_on = saving && wt_choose(n, q, wk, npasses, &wt_run) && wt_start() == 0;
+  if (r_wt_on) {
+    r_st.tracked++;
+  } else if (saving) {
+    r_st.full++;
     cl_int e = save_ranges(n, q);
     if (e != CL_SUCCESS) {
       if (!r_warned_save++)
@@ -1027,18 +1166,23 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
   cl_command_queue_properties qprops = 0;
   n->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
   int ooo = (qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) || r_env->skip_restore;
-  if (warm) { /* the warm-up run: no counters, no event for the application, memory put back after it */
+  wt_run = r_wt_on && wt_run && !warm;
+  if (warm || wt_run) { /* the warm-up run: no counters, no event for the application, memory put back */
     int64_t tw = now_ns();
     cl_event wev = NULL;
     cl_int e = enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, &wev);
     if (e == CL_SUCCESS && wev) { /* when it could not be enqueued nothing ran: pass 1 meets the same error */
       n->clWaitForEvents(1, &wev);
       n->clReleaseEvent(wev);
-      wk->measured = 1;
-      r_st.warmups++;
+      if (warm) {
+        wk->measured = 1;
+        r_st.warmups++;
+      } else {
+        r_st.track_runs++;
+      }
       if (saving) {
-        compare_ranges(n, q, ooo);
-        if (restore_ranges(n, q) < 0) /* memory is as after one run: the passes below still run */
+        if (!r_wt_on) compare_ranges(n, q, ooo);
+        if (restore_any(n, q) < 0) /* memory is as after one run: the passes below still run */
           give_up("restoring buffers after the warm-up run; its buffers may not be as after one run",
                   CL_INVALID_OPERATION);
       }
@@ -1059,7 +1203,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     pass_rec *pr = &r_passes[first + p];
     if (p > 0 && saving && !r_env->skip_restore) {
       int64_t tr = now_ns();
-      int64_t b = restore_ranges(n, q);
+      int64_t b = restore_any(n, q);
       tr = now_ns() - tr;
       r_st.restore_ns += tr;
       if (b >= (1 << 20) && tr > 0 && (double)b / (double)tr > r_st.restore_best)
@@ -1106,6 +1250,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
           n->clGetEventProfilingInfo(*evp, CL_PROFILING_COMMAND_END, sizeof s1, &s1, NULL) == CL_SUCCESS) {
         d->start_ns = (int64_t)s0;
         d->end_ns = (int64_t)s1;
+        if (wk) wk->run_ns = (int64_t)(s1 - s0);
       }
     }
     if (mine) n->clReleaseEvent(mine);
@@ -1130,7 +1275,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
       }
       break;
     }
-    if (p == 0 && saving && npasses > 1) {
+    if (p == 0 && saving && npasses > 1 && !r_wt_on) {
       int64_t tc = now_ns();
       compare_ranges(n, q, ooo);
       r_st.compare_ns += now_ns() - tc;
@@ -1147,6 +1292,15 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
       give_up(what, broke_e);
     }
   }
+  int wt_used = r_wt_on;
+  if (r_wt_on) { /* every page writable again; what was saved at first write counts as saved */
+    hpc_wt_end();
+    r_wt_on = 0;
+    uint64_t sv = 0, fl = 0;
+    hpc_wt_totals(&sv, &fl);
+    r_st.saved += sv - wt_saved0;
+    r_st.faults += fl - wt_faults0;
+  }
   if (done && mk && nvals) mk->measured++; /* the key's next dispatch measures the next pass */
   if (done) {
     d->id = d->dispatch_id = atomic_fetch_add(&hpc_next_dispatch, 1) + 1;
@@ -1155,7 +1309,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     row.ids = vids;
     row.pass = vpass;
     int64_t tw = now_ns();
-    write_row(&row);
+    write_row(&row, !saving ? 0 : wt_used ? 1 : 2);
     r_st.write_ns += now_ns() - tw;
     r_st.dispatches++;
     r_st.passes += done;
@@ -1181,6 +1335,7 @@ void hpc_replay_log_opened(hp_store *s) {
     hp_write_metadata(s, "replay_pass", b);
   }
   hp_write_metadata(s, "counter_provider", hc_provider_name(r_prov));
+  if (!r_mux) hp_write_metadata(s, "replay_write_tracking", r_wt_why ? r_wt_why : "on (mprotect)");
   uint64_t id = 0;
   for (size_t p = 0; p < r_npasses; p++)
     for (size_t i = 0; i < r_passes[p].n; i++) {
@@ -1224,6 +1379,8 @@ int hpc_replay_init(const hpc_env *e, const char **why) {
     *why = msg;
     return -1;
   }
+  if (!r_mux && !hpc_wt_usable(&r_wt_why) && e->debug)
+    hpc_say("write tracking is off (%s): kernel replay saves, compares and restores whole buffers", r_wt_why);
   r_npasses = r_plan->npasses;
   r_passes = calloc(r_npasses, sizeof *r_passes);
   r_vals = calloc(r_plan->ncounters, sizeof *r_vals);
@@ -1280,6 +1437,8 @@ void hpc_replay_fork_child(void) {
       r_passes[p].sess = NULL;
     }
   memset(&r_st, 0, sizeof r_st);
+  hpc_wt_fork_child();
+  r_paths = 0; /* the child's log says its own */
   mux_clear(); /* the child's rotation starts afresh, in its own log */
 }
 
@@ -1310,18 +1469,22 @@ void hpc_replay_exit(int debug) {
     (void)ms;
     return;
   }
-  hpc_say("pid %ld: %llu dispatches replayed in %llu passes (%llu ran once, unprofiled; %llu warm-up runs, "
-          "%.3f ms); replay cost beyond the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f "
-          "GB/s); compared in %.3f ms; "
-          "restored %llu bytes in %llu copies, %.3f ms (%.2f GB/s); accessible %llu bytes",
-          (long)getpid(), (unsigned long long)r_st.dispatches, (unsigned long long)r_st.passes,
-          (unsigned long long)r_st.unreplayed, (unsigned long long)r_st.warmups, (double)r_st.warm_ns * ms,
-          r_st.dispatches ? other / 1e3 / (double)r_st.dispatches : 0.0, (unsigned long long)r_st.saved,
-          (double)r_st.save_ns * ms, r_st.save_ns ? (double)r_st.saved / (double)r_st.save_ns : 0.0,
-          (double)r_st.compare_ns * ms, (unsigned long long)r_st.restored, (unsigned long long)r_st.restores,
-          (double)r_st.restore_ns * ms,
-          r_st.restore_ns ? (double)r_st.restored / (double)r_st.restore_ns : 0.0,
-          (unsigned long long)r_st.accessible);
+  hpc_say(
+      "pid %ld: %llu dispatches replayed in %llu passes (%llu ran once, unprofiled; %llu warm-up runs and "
+      "%llu tracking runs, "
+      "%.3f ms); replay cost beyond the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f "
+      "GB/s); compared in %.3f ms; "
+      "restored %llu bytes in %llu copies, %.3f ms (%.2f GB/s); accessible %llu bytes; write-tracked "
+      "%llu dispatches (%llu write faults), saved in full %llu",
+      (long)getpid(), (unsigned long long)r_st.dispatches, (unsigned long long)r_st.passes,
+      (unsigned long long)r_st.unreplayed, (unsigned long long)r_st.warmups,
+      (unsigned long long)r_st.track_runs, (double)r_st.warm_ns * ms,
+      r_st.dispatches ? other / 1e3 / (double)r_st.dispatches : 0.0, (unsigned long long)r_st.saved,
+      (double)r_st.save_ns * ms, r_st.save_ns ? (double)r_st.saved / (double)r_st.save_ns : 0.0,
+      (double)r_st.compare_ns * ms, (unsigned long long)r_st.restored, (unsigned long long)r_st.restores,
+      (double)r_st.restore_ns * ms, r_st.restore_ns ? (double)r_st.restored / (double)r_st.restore_ns : 0.0,
+      (unsigned long long)r_st.accessible, (unsigned long long)r_st.tracked, (unsigned long long)r_st.faults,
+      (unsigned long long)r_st.full);
   if (r_st.dispatches) {
     double nd = (double)r_st.dispatches, np = (double)r_st.passes;
     hpc_say(

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Write-tracked kernel replay benchmark (docs/replay.md "Write tracking", docs/benchmarks.md), part (c) of
+# bench/bench_replay.sh: added cost per dispatch of kernel replay with and without write tracking.
+# usage: bench_wtrack.sh [DIR]   (needs `make all`; DIR: scratch, default a temp dir)
+# SPDX-License-Identifier: MIT
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=$PWD/build
+HP=$B/hubprof
+EX=$B/examples/ocl
+dir=${1:-$(mktemp -d)}
+[ -n "${1:-}" ] && mkdir -p "$dir" || trap 'rm -rf "$dir"' EXIT
+REPEATS=${BENCH_REPLAY_REPEATS:-3}
+ALL=task-clock,cpu-clock,context-switches
+counters() { echo "$ALL" | cut -d, -f1-"$1"; }
+calc() { awk "BEGIN { printf \"%.${2:-1}f\", $1 }"; } # EXPR [DECIMALS]
+unset HUBPROF_DEBUG HUBPROF_SHADOW HUBPROF_WTRACK
+cd "$dir"
+# A kernel that writes 4 KiB of a buffer of
+# 64 KiB, 4 MiB and 64 MiB, and one that writes the whole buffer, profiled with 3 passes. Each round runs the
+# program unprofiled, with write tracking (HUBPROF_WTRACK=on) and with the full save/compare/restore
+# (HUBPROF_WTRACK=off, the path of before), one after the other; the added cost per dispatch is each profiled
+# run's time per dispatch minus the same round's unprofiled one. Median and min-max over the rounds.
+. "$(dirname "$B")/bench/lib.sh" # stats
+PW=$EX/partial_write
+WK=${BENCH_WTRACK_K:-20}
+pw_ns() { sed -nE 's/.*ns_per_dispatch=([0-9.]+).*/\1/p'; }
+# wtrack_case BYTES WRITE ENV...: prints one figure line; sets wt_med and full_med (ns added per dispatch)
+wtrack_case() {
+  local bytes=$1 wr=$2 r p on off
+  shift 2
+  local -a d_on=() d_off=() base=()
+  for r in $(seq "$REPEATS"); do
+    p=$(env "$@" "$PW" "$bytes" "$wr" "$WK" | pw_ns)
+    on=$(env "$@" HUBPROF_WTRACK=on "$HP" profile -q -f --counters "$(counters 3)" --max-counters-per-pass 1 \
+      -o wt.db -- "$PW" "$bytes" "$wr" "$WK" | pw_ns)
+    off=$(env "$@" HUBPROF_WTRACK=off "$HP" profile -q -f --counters "$(counters 3)" --max-counters-per-pass 1 \
+      -o wt.db -- "$PW" "$bytes" "$wr" "$WK" | pw_ns)
+    base+=("$p")
+    d_on+=("$(calc "$on - $p" 0)")
+    d_off+=("$(calc "$off - $p" 0)")
+  done
+  local s_on s_off s_base
+  s_on=$(stats "${d_on[@]}")
+  s_off=$(stats "${d_off[@]}")
+  s_base=$(stats "${base[@]}")
+  wt_med=${s_on%% *}
+  full_med=${s_off%% *}
+  printf '    %9d B buffer, %9d B written: unprofiled %s ns; added per dispatch: tracked %s ns (min %s, max %s), full %s ns (min %s, max %s)\n' \
+    "$bytes" "$wr" "${s_base%% *}" "$wt_med" "$(cut -d' ' -f2 <<<"$s_on")" "$(cut -d' ' -f3 <<<"$s_on")" \
+    "$full_med" "$(cut -d' ' -f2 <<<"$s_off")" "$(cut -d' ' -f3 <<<"$s_off")"
+}
+wtrack_device() { # LABEL ENV...
+  local label=$1
+  shift
+  echo "== (c) write-tracked kernel replay, $label: partial_write BYTES WRITE $WK, 3 passes; $REPEATS interleaved rounds (unprofiled, HUBPROF_WTRACK=on, =off), median (min-max)"
+  echo "$ ${*:+$* }[HUBPROF_WTRACK=on|off hubprof profile --counters $(counters 3) --max-counters-per-pass 1 --] build/examples/ocl/partial_write BYTES WRITE $WK"
+  local small big wsmall wbig fbig
+  wtrack_case 65536 4096 "$@"
+  small=$wt_med
+  wtrack_case 4194304 4096 "$@"
+  wtrack_case 67108864 4096 "$@"
+  big=$wt_med
+  wtrack_case 65536 65536 "$@"
+  wtrack_case 4194304 4194304 "$@"
+  wtrack_case 67108864 67108864 "$@"
+  wbig=$wt_med
+  fbig=$full_med
+  echo "    4 KiB written, 64 KiB -> 64 MiB buffer: tracked cost grows $(calc "$big / ($small > 0 ? $small : 1)" 2) x (goal <= 2)"
+  echo "    whole 64 MiB written: tracked / full $(calc "$wbig / ($fbig > 0 ? $fbig : 1)" 2) x (goal <= 1.5)"
+  echo
+}
+wtrack_device "PoCL pthread device (default)"
+wtrack_device "PoCL basic device" POCL_DEVICES=basic
+echo "machine load when done: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"

@@ -1,0 +1,309 @@
+/* Write tracking for kernel replay (docs/replay.md "Write tracking"): the pages of a dispatch's host-resident
+ * buffers are made read-only; the first write to one faults into a SIGSEGV handler that saves the page (a
+ * block of pages, growing with the faults of a range) and makes it writable again. Faults that are not ours
+ * go to the handler the application had, or end the process as they would have. */
+/* SPDX-License-Identifier: MIT */
+#include "wtrack.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define WT_MAX_GRAIN 512 /* pages saved and unprotected by one fault at most (2 MiB of 4 KiB pages) */
+
+typedef struct wt_rng {
+  uintptr_t base, end; /* the range */
+  uintptr_t lo, hi;    /* its own pages (page-aligned; lo == hi: none), protected while tracking */
+  char *shadow;
+  uint64_t *bits; /* per own page: saved (and writable) */
+  size_t npages;
+  size_t grain; /* pages a fault saves (a power of two, doubled by every fault of the range) */
+} wt_rng;
+
+static wt_rng *wt_r;
+static size_t wt_n, wt_cap;
+static uint64_t *wt_bits;
+static size_t wt_bits_cap;
+static size_t wt_ps;
+static _Atomic int wt_active;
+static atomic_flag wt_lock = ATOMIC_FLAG_INIT;
+static _Atomic uint64_t wt_saved, wt_faults;
+static struct sigaction wt_old; /* the application's SIGSEGV action while ours is installed */
+static int wt_installed;
+
+static void lock(void) {
+  while (atomic_flag_test_and_set_explicit(&wt_lock, memory_order_acquire))
+    ;
+}
+static void unlock(void) { atomic_flag_clear_explicit(&wt_lock, memory_order_release); }
+
+/* Not our fault: what the application's action would have done. The default action is put back and the
+ * faulting instruction runs again, so a real crash ends the process with SIGSEGV as it would have. */
+static void chain(int sig, siginfo_t *si, void *uc) {
+  if ((wt_old.sa_flags & SA_SIGINFO) && wt_old.sa_sigaction) {
+    wt_old.sa_sigaction(sig, si, uc);
+    return;
+  }
+  if (!(wt_old.sa_flags & SA_SIGINFO) && wt_old.sa_handler != SIG_DFL && wt_old.sa_handler != SIG_IGN) {
+    wt_old.sa_handler(sig);
+    return;
+  }
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, &dfl, NULL);
+}
+
+static void wt_handler(int sig, siginfo_t *si, void *uc) {
+  int e = errno;
+  uintptr_t a = (uintptr_t)si->si_addr;
+  if (atomic_load_explicit(&wt_active, memory_order_acquire)) {
+    for (size_t i = 0; i < wt_n; i++) {
+      wt_rng *r = &wt_r[i];
+      if (a < r->lo || a >= r->hi) continue;
+      lock();
+      size_t pg = (a - r->lo) / wt_ps, b0 = pg / r->grain * r->grain, b1 = b0 + r->grain;
+      if (b1 > r->npages) b1 = r->npages;
+      for (size_t p = b0; p < b1; p++)
+        if (!(r->bits[p / 64] >> (p % 64) & 1)) {
+          uintptr_t at = r->lo + p * wt_ps;
+          memcpy(r->shadow + (at - r->base), (const void *)at, wt_ps);
+          r->bits[p / 64] |= (uint64_t)1 << (p % 64);
+          atomic_fetch_add_explicit(&wt_saved, wt_ps, memory_order_relaxed);
+        }
+      int ok = mprotect((void *)(r->lo + b0 * wt_ps), (b1 - b0) * wt_ps, PROT_READ | PROT_WRITE) == 0;
+      if (!ok) /* too many mappings for a block: the page alone (saved above) */
+        ok = mprotect((void *)(r->lo + pg * wt_ps), wt_ps, PROT_READ | PROT_WRITE) == 0;
+      if (r->grain < WT_MAX_GRAIN) r->grain *= 2;
+      atomic_fetch_add_explicit(&wt_faults, 1, memory_order_relaxed);
+      unlock();
+      errno = e;
+      if (ok) return;
+      break;
+    }
+  }
+  errno = e;
+  chain(sig, si, uc);
+}
+
+static int install(void) {
+  if (wt_installed) return 0;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = wt_handler;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGSEGV, &sa, &wt_old) != 0) return -1;
+  wt_installed = 1;
+  return 0;
+}
+
+/* The application's action back, unless it installed another one meanwhile (that one stays). */
+static void uninstall(void) {
+  if (!wt_installed) return;
+  struct sigaction cur;
+  if (sigaction(SIGSEGV, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == wt_handler)
+    sigaction(SIGSEGV, &wt_old, NULL);
+  wt_installed = 0;
+}
+
+static void unprotect(size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (wt_r[i].hi > wt_r[i].lo)
+      mprotect((void *)wt_r[i].lo, wt_r[i].hi - wt_r[i].lo, PROT_READ | PROT_WRITE);
+}
+
+/* The bytes of range r outside its own pages (shared with other memory: never protected, always saved). */
+static void edges(const wt_rng *r, int back) {
+  uintptr_t span[2][2] = {{r->base, r->lo < r->hi ? r->lo : r->end},
+                          {r->lo < r->hi ? r->hi : r->end, r->end}};
+  for (int s = 0; s < 2; s++)
+    if (span[s][1] > span[s][0]) {
+      char *sh = r->shadow + (span[s][0] - r->base);
+      if (back)
+        memcpy((void *)span[s][0], sh, span[s][1] - span[s][0]);
+      else
+        memcpy(sh, (const void *)span[s][0], span[s][1] - span[s][0]);
+    }
+}
+
+int hpc_wt_begin(const hpc_wt_range *in, size_t n) {
+  if (!wt_ps) wt_ps = (size_t)sysconf(_SC_PAGESIZE);
+  if (n > wt_cap) {
+    wt_rng *v = realloc(wt_r, n * sizeof *v);
+    if (!v) return -1;
+    wt_r = v;
+    wt_cap = n;
+  }
+  size_t words = 0;
+  for (size_t i = 0; i < n; i++) {
+    uintptr_t b = (uintptr_t)in[i].host, e = b + in[i].size;
+    uintptr_t lo = (b + wt_ps - 1) & ~(uintptr_t)(wt_ps - 1), hi = e & ~(uintptr_t)(wt_ps - 1);
+    if (lo >= hi) lo = hi = 0;
+    wt_r[i] = (wt_rng){.base = b, .end = e, .lo = lo, .hi = hi, .shadow = in[i].shadow, .grain = 1};
+    wt_r[i].npages = (hi - lo) / wt_ps;
+    words += (wt_r[i].npages + 63) / 64;
+  }
+  if (words > wt_bits_cap) {
+    uint64_t *v = realloc(wt_bits, words * sizeof *v);
+    if (!v) return -1;
+    wt_bits = v;
+    wt_bits_cap = words;
+  }
+  memset(wt_bits, 0, words * sizeof *wt_bits);
+  words = 0;
+  for (size_t i = 0; i < n; i++) {
+    wt_r[i].bits = wt_bits + words;
+    words += (wt_r[i].npages + 63) / 64;
+    edges(&wt_r[i], 0);
+    atomic_fetch_add_explicit(&wt_saved, (wt_r[i].end - wt_r[i].base) - wt_r[i].npages * wt_ps,
+                              memory_order_relaxed);
+  }
+  wt_n = n;
+  size_t own = 0;
+  for (size_t i = 0; i < n; i++)
+    own += wt_r[i].npages;
+  if (!own) return 0; /* nothing to protect (every range shares its pages): the edges are all */
+  if (install() != 0) return -1;
+  atomic_store_explicit(&wt_active, 1, memory_order_release);
+  for (size_t i = 0; i < n; i++)
+    if (wt_r[i].hi > wt_r[i].lo && mprotect((void *)wt_r[i].lo, wt_r[i].hi - wt_r[i].lo, PROT_READ) != 0) {
+      unprotect(i);
+      atomic_store(&wt_active, 0);
+      uninstall();
+      return -1;
+    }
+  return 0;
+}
+
+size_t hpc_wt_pages(const char *host, size_t size) {
+  if (!wt_ps) wt_ps = (size_t)sysconf(_SC_PAGESIZE);
+  uintptr_t b = (uintptr_t)host, e = b + size;
+  uintptr_t lo = (b + wt_ps - 1) & ~(uintptr_t)(wt_ps - 1), hi = e & ~(uintptr_t)(wt_ps - 1);
+  return lo < hi ? (hi - lo) / wt_ps : 0;
+}
+
+int hpc_wt_resident(const char *host, size_t size) {
+  static unsigned char *vec;
+  static size_t cap;
+  size_t np = hpc_wt_pages(host, size);
+  if (!np) return 1;
+  if (np > cap) {
+    unsigned char *v = realloc(vec, np);
+    if (!v) return 0;
+    vec = v;
+    cap = np;
+  }
+  uintptr_t lo = ((uintptr_t)host + wt_ps - 1) & ~(uintptr_t)(wt_ps - 1);
+  if (mincore((void *)lo, np * wt_ps, vec) != 0) return 0;
+  for (size_t i = 0; i < np; i++)
+    if (!(vec[i] & 1)) return 0;
+  return 1;
+}
+
+uint64_t hpc_wt_restore(void) {
+  uint64_t bytes = 0;
+  lock();
+  for (size_t i = 0; i < wt_n; i++) {
+    const wt_rng *r = &wt_r[i];
+    edges(r, 1);
+    bytes += (r->end - r->base) - r->npages * wt_ps;
+    for (size_t p = 0; p < r->npages;) { /* runs of saved pages, one copy each */
+      if (!(r->bits[p / 64] >> (p % 64) & 1)) {
+        p = r->bits[p / 64] >> (p % 64) ? p + 1 : (p / 64 + 1) * 64;
+        continue;
+      }
+      size_t q = p;
+      while (q < r->npages && (r->bits[q / 64] >> (q % 64) & 1))
+        q++;
+      uintptr_t at = r->lo + p * wt_ps;
+      memcpy((void *)at, r->shadow + (at - r->base), (q - p) * wt_ps);
+      bytes += (q - p) * wt_ps;
+      p = q;
+    }
+  }
+  unlock();
+  return bytes;
+}
+
+void hpc_wt_end(void) {
+  unprotect(wt_n);
+  atomic_store_explicit(&wt_active, 0, memory_order_release);
+  wt_n = 0;
+  uninstall();
+}
+
+void hpc_wt_totals(uint64_t *saved, uint64_t *faults) {
+  *saved = atomic_load(&wt_saved);
+  *faults = atomic_load(&wt_faults);
+}
+
+void hpc_wt_fork_child(void) {
+  atomic_flag_clear(&wt_lock);
+  if (atomic_load(&wt_active)) hpc_wt_end(); /* forked during a replayed dispatch: the child's pages back */
+  atomic_store(&wt_saved, 0);
+  atomic_store(&wt_faults, 0);
+}
+
+/* The probe: one page protected, written, and seen saved by the handler. */
+static int probe(const char **why) {
+  const char *t = getenv("HUBPROF_TEST_WTRACK_REFUSE");
+  if (t && *t && strcmp(t, "0")) {
+    *why = "refused by the test hook HUBPROF_TEST_WTRACK_REFUSE";
+    return 0;
+  }
+  wt_ps = (size_t)sysconf(_SC_PAGESIZE);
+  char *m = mmap(NULL, 2 * wt_ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) {
+    *why = "the probe's page could not be mapped";
+    return 0;
+  }
+  m[0] = 7;
+  uint64_t f0 = atomic_load(&wt_faults), s0 = atomic_load(&wt_saved);
+  hpc_wt_range r = {.host = m, .size = wt_ps, .shadow = m + wt_ps};
+  int ok = 0;
+  if (hpc_wt_begin(&r, 1) != 0) {
+    *why = errno == EPERM || errno == EACCES ? "mprotect or sigaction is not permitted"
+                                             : "mprotect or sigaction failed";
+  } else {
+    *(volatile char *)m = 9; /* faults once: saved, then written */
+    ok = atomic_load(&wt_faults) == f0 + 1 && m[wt_ps] == 7 && m[0] == 9;
+    hpc_wt_end();
+    if (!ok) *why = "a write to a protected page was not seen";
+  }
+  atomic_store(&wt_faults, f0);
+  atomic_store(&wt_saved, s0);
+  munmap(m, 2 * wt_ps);
+  return ok;
+}
+
+static int v_on = -1; /* HUBPROF_WTRACK=on: track wherever the device allows, whatever it costs */
+int hpc_wt_forced(void) { return v_on > 0; }
+
+int hpc_wt_usable(const char **why) {
+  static int done, usable;
+  static const char *reason;
+  if (!done) {
+    const char *v = getenv("HUBPROF_WTRACK");
+    if (v && (!strcmp(v, "off") || !strcmp(v, "0"))) {
+      reason = "turned off (HUBPROF_WTRACK=off)";
+      usable = 0;
+    } else if (v && *v && strcmp(v, "on") && strcmp(v, "1") && strcmp(v, "auto")) {
+      reason = "HUBPROF_WTRACK must be 'auto', 'on' or 'off'";
+      usable = 0;
+    } else {
+      usable = probe(&reason);
+    }
+    done = 1;
+  }
+  if (!usable && why) *why = reason;
+  if (usable && v_on < 0) {
+    const char *v = getenv("HUBPROF_WTRACK");
+    v_on = v && (!strcmp(v, "on") || !strcmp(v, "1"));
+  }
+  return usable;
+}
