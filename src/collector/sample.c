@@ -478,12 +478,23 @@ void hpc_sample_exit(hp_store *s) {
 
 void hpc_sample_fork_child(void) {
   if (!g_on) return;
+  /* The child samples its own threads into its own log: the parent's samplers (the child's copies of their
+   * descriptors and buffers), pending samples, dispatch windows, code objects and counts are dropped; the
+   * settings stay. Its harvester finds its threads and code again on its first pass. */
   pthread_mutex_init(&g_wlock, NULL); /* another thread of the parent may have held it */
   for (size_t i = 0; i < g_nthr; i++)
-    if (g_thr[i].h) g_prov->close_thread(g_thr[i].h); /* the child's mappings and descriptors only */
+    if (g_thr[i].h) g_prov->close_thread(g_thr[i].h);
   g_nthr = 0;
+  g_self = 0; /* the child's harvester is a new thread */
   free(g_pend);
   g_pend = NULL;
   g_npend = g_cappend = 0;
-  g_on = 0;
+  g_nwin = 0;
+  g_ncode = 0;
+  free(g_hashes); /* the child's log has none of the parent's bytes */
+  g_hashes = NULL;
+  g_nhash = 0;
+  g_ncs = 0;
+  g_sum_id = 0;
+  g_ids = g_taken = g_outside = g_unmatched = g_filtered = g_lost = g_stored = 0;
 }

@@ -48,7 +48,8 @@ __attribute__((visibility("hidden"))) void hpc_sample_window(uint64_t dispatch_i
                                                              int64_t start, int64_t end);
 __attribute__((visibility("hidden"))) void hpc_sample_pass(int final); /* harvester period; final at exit */
 __attribute__((visibility("hidden"))) void hpc_sample_exit(struct hp_store *s);
-/* A forked child samples nothing: the parent's samplers and buffers are dropped (its own copies only). */
+/* A forked child samples its own threads: the parent's samplers, samples and code are dropped (its copies).
+ */
 __attribute__((visibility("hidden"))) void hpc_sample_fork_child(void);
 /* collector.c: the name of kernel_symbol row `id` copied into buf ("" when unknown). */
 __attribute__((visibility("hidden"))) void hpc_kernel_name(uint32_t id, char *buf, size_t n);

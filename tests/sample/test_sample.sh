@@ -3,7 +3,8 @@
 # whose hot spots are known by construction (examples/ocl/hot_spot.c): the loop line gets most samples, two
 # loops of work 1:3 get samples in that ratio, debug lines with -g and instructions without, the code found
 # again from a store moved elsewhere with the kernel cache gone, counter timelines that only grow and end
-# near the dispatch's total, the application's output unchanged, samples surviving SIGKILL, bad input.
+# near the dispatch's total, the application's output unchanged, samples surviving SIGKILL, a forked child
+# sampled, the same views from Python, bad input.
 # usage: test_sample.sh [HUBPROF]   (from the repository root)
 # SPDX-License-Identifier: MIT
 set -u
@@ -161,7 +162,19 @@ py "samples after SIGKILL" "$(ls k/*.log | head -1)" '
     assert len(p) > 0 and p.dispatch_id.isin(d.id).all(), (len(p), len(d))
     assert s.table("code_blob").shape[0] > 0'
 
-# 8. bad input: one line, the right exit code, nothing written
+# 8. a child the application forks samples its own kernel threads into its own process's rows
+expect 0 "$HP" sample -q -o fork.db -- "$EX/hot_spot" -f "${G[@]}" 2000000 1
+py "forked child sampled" fork.db '
+    p = s.table("pc_sample"); d = s.table("dispatch"); co = s.table("code_object").set_index("id")
+    assert s.count("process") == 2, s.table("process")
+    m = p.merge(d[["id", "process_id"]], left_on="dispatch_id", right_on="id")
+    n = m.groupby("process_id").size()
+    assert len(n) == 2 and n.min() > 10, n
+    assert (co.process_id[m.code_object_id].values == m.process_id.values).all()  # each its own code objects
+    ln = s.analyze(by="line", kernel="hot"); ks = s.table("kernel_symbol")
+    assert ln.line[0].endswith(":3") and ln.samples.sum() == m.dispatch_id.isin(d.id[d.kernel_id.isin(ks.id[ks.name == "hot"])]).sum(), ln'
+
+# 9. bad input: one line, the right exit code, nothing written
 expect 2 "$HP" sample --period-us 0 -o x.db -- "$EX/hot_spot" 10 1
 expect 1 "$HP" sample --counters no-such-counter -o x.db -- "$EX/hot_spot" 10 1
 one_line_error "no-such-counter"
