@@ -239,8 +239,10 @@ static hp_status group_hits(attr *a, int by, const char *src, ha_result *res) {
         snprintf(x.text, sizeof x.text, "%s",
                  !cc            ? "no line information: the code object could not be read"
                  : cc->no_lines ? cc->no_lines
-                                : "no line for this address (code the compiler made without a line, such as "
-                                  "PoCL's work-item loop)");
+                 : fn && strstr(fn->name, "_workgroup")
+                     ? "no line: PoCL optimises the kernel into its work-group function without debug "
+                       "locations (only the unused kernel function has lines); build with -g -cl-opt-disable"
+                     : "no line for this address (code the compiler made without a line)");
       }
       break;
     case HA_BY_BLOCK: {
