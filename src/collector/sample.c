@@ -327,7 +327,15 @@ void hpc_code_note(uint32_t kernel_id) {
 void hpc_code_capture(hp_store *s) {
   if (!s || !atomic_load_explicit(&g_code_new, memory_order_relaxed)) return;
   if (pthread_mutex_trylock(&g_mlock) != 0) return; /* another thread is looking: it or the next one will */
-  if (atomic_exchange(&g_code_new, 0)) scan_maps_locked(s);
+  if (atomic_exchange(&g_code_new, 0)) {
+    int64_t t0 = now();
+    size_t before = g_ncode;
+    scan_maps_locked(s);
+    const char *dbg = getenv("HUBPROF_DEBUG"); /* once per new kernel: not a hot path */
+    if (dbg && *dbg && strcmp(dbg, "0"))
+      hpc_say("code: looked for kernel code in %lld us (%zu new code objects)", (long long)((now() - t0) / 1000),
+              g_ncode - before);
+  }
   pthread_mutex_unlock(&g_mlock);
 }
 
