@@ -333,8 +333,8 @@ void hpc_code_capture(hp_store *s) {
     scan_maps_locked(s);
     const char *dbg = getenv("HUBPROF_DEBUG"); /* once per new kernel: not a hot path */
     if (dbg && *dbg && strcmp(dbg, "0"))
-      hpc_say("code: looked for kernel code in %lld us (%zu new code objects)", (long long)((now() - t0) / 1000),
-              g_ncode - before);
+      hpc_say("code: looked for kernel code in %lld us (%zu new code objects)",
+              (long long)((now() - t0) / 1000), g_ncode - before);
   }
   pthread_mutex_unlock(&g_mlock);
 }
