@@ -22,7 +22,9 @@ INC_COUNTERS := -Isrc/counters
 INC_TESTS := $(INC_HUB) $(INC_COUNTERS) -Itests
 # Dependency files (build/**/*.d) for incremental builds and tests/check_deps.sh (system headers too).
 DEPFLAGS := -MD -MP
-LDLIBS_HUB := -lsqlite3 -lzstd -lsnappy -lz -lpthread
+# The attribution groupings of the analysis (src/analysis/code_read.c): capstone and libdw.
+LDLIBS_SAMPLE := -lcapstone -ldw -lelf
+LDLIBS_HUB := -lsqlite3 -lzstd -lsnappy -lz -lpthread $(LDLIBS_SAMPLE)
 B       := build
 SAN     := $(B)/san
 
@@ -33,7 +35,7 @@ COMMON_SRC := $(wildcard src/common/*.c)
 COUNTERS_SRC := $(wildcard src/counters/*.c)
 HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c src/hub/assemble.c \
            src/hub/fmt_log.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c \
-           $(wildcard src/hub/parquet_*.c) src/hub/formats.c src/analysis/analysis.c $(COUNTERS_SRC) $(COMMON_SRC) \
+           $(wildcard src/hub/parquet_*.c) src/hub/formats.c $(wildcard src/analysis/*.c) $(COUNTERS_SRC) $(COMMON_SRC) \
            src/hub/code_bytes.c
 # The collector's subset: no SQLite, no Parquet.
 HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/formats_log.c \
@@ -44,9 +46,7 @@ EXPORT_SRC := $(wildcard src/export/*.c)
 HAVE_OTF2 := $(shell command -v otf2-config >/dev/null 2>&1 && echo 1)
 LDLIBS_EXPORT := $(if $(HAVE_OTF2),$(shell otf2-config --ldflags) $(shell otf2-config --libs))
 CLI_SRC := $(wildcard src/cli/*.c) $(EXPORT_SRC)
-# hubprof analyze --by instruction|line|function|basic-block (src/cli/code_read.c): capstone and libdw.
-LDLIBS_SAMPLE := -lcapstone -ldw -lelf
-HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/cli/*.h src/counters/*.h src/common/*.h src/export/*.h)
+HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/analysis/*.h src/cli/*.h src/counters/*.h src/common/*.h src/export/*.h)
 
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 FUZZERS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -87,7 +87,7 @@ $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.so: $(B)/$(LIB_SO)
 	ln -sf $(LIB_SO) $@
 
 $(B)/hubprof: $(call obj,$(B),$(CLI_SRC)) $(B)/libhubprof.a
-	$(CC) -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT) $(LDLIBS_SAMPLE)
+	$(CC) -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT)
 
 # Tests: each tests/test_X.c is a program linked with the hub; built plain and with ASan/UBSan.
 $(B)/tests/%: tests/%.c tests/check.h $(B)/libhubprof.a
@@ -102,7 +102,7 @@ $(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC))
 	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
 	  $(CPPFLAGS) $(INC_TESTS) $< $(call obj,$(SAN),$(HUB_SRC)) -o $@ $(LDLIBS_HUB)
 $(SAN)/hubprof: $(call obj,$(SAN),$(CLI_SRC) $(HUB_SRC))
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT) $(LDLIBS_SAMPLE)
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT)
 
 san: $(addprefix $(SAN)/tests/,$(TESTS)) $(SAN)/hubprof
 
@@ -112,10 +112,10 @@ $(B)/fuzz/%: tests/fuzz/%.c $(HUB_SRC) $(HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $(INC_TESTS) $< $(HUB_SRC) -o $@ \
 	  $(LDLIBS_HUB)
-# The code-object reader of `analyze --by ...` lives in the CLI (capstone, libdw): its own rule.
-$(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c src/cli/code_read.c src/cli/code_read.h src/common/hu_bytes.c
+# The code-object reader of the attribution groupings (capstone, libdw) alone: its own rule.
+$(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c src/analysis/code_read.c src/analysis/code_read.h src/common/hu_bytes.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< src/cli/code_read.c \
+	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< src/analysis/code_read.c \
 	  src/common/hu_bytes.c -o $@ $(LDLIBS_SAMPLE)
 fuzz: $(addprefix $(B)/fuzz/,$(FUZZERS))
 

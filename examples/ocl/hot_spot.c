@@ -1,13 +1,16 @@
 /* hot_spot: kernels whose hot spots are known by construction, for `hubprof sample` (tests/sample/). `hot`
  * spends its time in one arithmetic loop line and little in one memory line; `ratio` runs two loops whose
  * work is 1 : 3 (each on its own line). Prints a checksum of every result (the same with and without a
- * profiler). usage: hot_spot [-g | -o OPTIONS] [ITERS [REPS]]   (-g: build with debug information; -o: these
- * build options; defaults 20000000 2) */
+ * profiler). usage: hot_spot [-f] [-g | -o OPTIONS] [ITERS [REPS]]   (-f: fork first; the child runs the
+ * kernels, then the parent; -g: build with debug information; -o: these build options; defaults 20000000 2)
+ */
 /* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "ocl_common.h"
 
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Line numbers matter to the tests: keep the loop lines where they are (lines 3, 4, 9 and 10 of src). */
 static const char *src =
@@ -28,13 +31,22 @@ int main(int argc, char **argv) {
   ex_name = "hot_spot";
   int a = 1;
   const char *opts = "";
+  int fork_first = a < argc && !strcmp(argv[a], "-f");
+  a += fork_first;
   if (a < argc && !strcmp(argv[a], "-g")) opts = "-g", a++;
   if (a + 1 < argc && !strcmp(argv[a], "-o")) opts = argv[a + 1], a += 2; /* any build options */
   unsigned long iters = a < argc ? strtoul(argv[a++], NULL, 10) : 20000000;
   int reps = a < argc ? atoi(argv[a++]) : 2;
   if (!iters || iters > 0xffffffffUL || reps < 1) {
-    fprintf(stderr, "usage: hot_spot [-g | -o OPTIONS] [ITERS [REPS]]   (each at least 1)\n");
+    fprintf(stderr, "usage: hot_spot [-f] [-g | -o OPTIONS] [ITERS [REPS]]   (each at least 1)\n");
     return 2;
+  }
+  pid_t child = fork_first ? fork() : 0;
+  if (child < 0) return 1;
+  if (child > 0) { /* the parent: after the child, the same work */
+    int st = 0;
+    fflush(stdout);
+    if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st)) return 1;
   }
   ex_cl c;
   cl_int err;

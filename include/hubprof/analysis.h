@@ -19,6 +19,13 @@ typedef enum ha_group {
   HA_BY_KERNEL_GRID = 2, /* one row per (device, kernel, grid x/y/z, work-group x/y/z) */
   HA_BY_REGION = 3,      /* one row per (region category, region name) of the region table */
   HA_BY_REGION_TREE = 4, /* one row per (region category, path of nested region names) */
+  /* PC samples of the kernels of `kernels` (needed), on their code read back from the store: */
+  HA_BY_INSTRUCTION = 5, /* one row per sampled instruction, with its disassembly */
+  HA_BY_LINE = 6,        /* one row per source line (code built with -g) */
+  HA_BY_FUNCTION = 7,    /* one row per function of the code object */
+  HA_BY_BLOCK = 8,       /* one row per basic block */
+  HA_BY_SOURCE = 9,      /* the annotated source: one row per line of the kernel's program source */
+  HA_TIMELINE = 10,      /* the counter samples of the dispatch dispatch_first (= dispatch_last) */
 } ha_group;
 
 typedef enum ha_sort {
@@ -97,6 +104,19 @@ enum {
  * total_ns first; the filters choose the dispatches, `sort` does not apply. HA_BY_REGION_TREE: the same per
  * path of nested names (per thread), region being the name indented two blanks per level, then depth and path
  * ("a > b"), in tree order (a row after its parent, siblings by name).
+ * The sample views (stores made by `hubprof sample`; docs/sampling.md) need `kernels` (globs) and read the
+ * PC samples of every dispatch of the kernels that match, grouped on the kernel's code as read back from the
+ * store (capstone, and libdw for lines): HA_BY_INSTRUCTION: samples, percent, offset ("0x1a2b", in the code
+ * object), instruction (its disassembly), line ("file:line", "" without debug information), function;
+ * HA_BY_LINE: samples, percent, line ("file:line", "?" for samples without a line), source (the line's text
+ * from the program's source, or why there is no line); HA_BY_FUNCTION: samples, percent, function;
+ * HA_BY_BLOCK: samples, percent, block ("0xA-0xB"), what ("N instructions, function"). Rows: most samples
+ * first, at most `limit`. HA_BY_SOURCE: line (int), samples, percent, source: every line of the kernel's
+ * program source in order, with the samples of that line. Percent is of the kernel's samples. Notes: the
+ * kernel's sample and dispatch counts, why lines are missing, and a note starting "warning: " when a code
+ * object's bytes are missing, damaged or unreadable (addresses are shown then). No samples: no rows and a
+ * note. HA_TIMELINE: time_ns (from the dispatch's start), counter, value: the counter samples of the one
+ * dispatch dispatch_first (the collector's id; dispatch_last equal or 0), in store order.
  * On failure *out is still set (unless out is NULL or memory ran out) to a result without rows whose
  * ha_result_error says why in one line; free it with ha_result_free either way. */
 HP_API hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);

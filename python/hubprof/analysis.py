@@ -16,7 +16,9 @@ from . import _lib
 from .errors import LowerBoundWarning, make_error
 
 #: Groupings ha_run knows, by the name `by=` takes (ha_group).
-GROUPS = {"kernel": 0, "dispatch": 1, "kernel-grid": 2, "region": 3, "region-tree": 4}
+GROUPS = {"kernel": 0, "dispatch": 1, "kernel-grid": 2, "region": 3, "region-tree": 4,
+          # the sample views (stores made by `hubprof sample`): they need kernel=; "timeline" needs dispatch=N
+          "instruction": 5, "line": 6, "function": 7, "basic-block": 8, "source": 9, "timeline": 10}
 #: Sort orders (ha_sort): None = time for kernels, order for dispatches.
 SORTS = {None: 0, "time": 1, "order": 2, "name": 3}
 #: Flags of a cell (HA_CELL_*), in df.attrs["flags"].
@@ -191,6 +193,14 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     by="region" / "region-tree": per region (docs/cli/analyze.md): category, region, calls, total_ns,
     avg_ns, exclusive_ns, dispatches, kernel_ns, then counters and metrics as totals over the region's
     calls (the sum of the values of the dispatches inside it).
+
+    The sample views of a store made by `hubprof sample` (docs/sampling.md), with kernel= (globs):
+    by="instruction": samples, percent, offset ("0x10bf"), instruction (disassembly), line ("file:3"),
+    function; "line": samples, percent, line, source (the line's text, or why it has none); "function":
+    samples, percent, function; "basic-block": samples, percent, block, what; most samples first.
+    by="source": line (int), samples, percent, source: the kernel's program source annotated line by line.
+    by="timeline" with dispatch=N: time_ns (from the dispatch's start), counter, value. df.attrs["notes"] say
+    why lines or instructions are missing (a note starting "warning: " when a code object's bytes are).
 
     counters / metrics: None = every counter measured in the store / every metric its counters give;
     a list or "a,b"; [] or "" for none. kernel, device: glob patterns (a string or a list: any matches).

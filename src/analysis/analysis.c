@@ -6,6 +6,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "hubprof/analysis.h"
 
+#include "ha_internal.h"
 #include "metrics.h"
 
 #include "../common/hu_buf.h"
@@ -148,6 +149,47 @@ static int add_note(ha_result *r, const char *fmt, ...) {
   if (!(r->notes[r->nnotes] = strdup(buf))) return -1;
   r->nnotes++;
   return 0;
+}
+
+/* The builder for the library's other parts (ha_internal.h). */
+ha_result *hai_new(void) { return calloc(1, sizeof(ha_result)); }
+int hai_col(ha_result *r, const char *name, ha_col_kind kind, ha_col_role role, const char *unit) {
+  return add_col(r, name, kind, role, unit);
+}
+long hai_row(ha_result *r) {
+  uint8_t *fl;
+  return add_row(r, &fl) ? (long)r->nrows - 1 : -1;
+}
+int hai_text(ha_result *r, size_t row, size_t col, const char *text) {
+  assert(row < r->nrows && col < r->ncols && r->cols[col].kind == HA_TEXT);
+  const char *t = intern(r, text);
+  r->cells[row * r->ncols + col].text = t;
+  return t ? 0 : -1;
+}
+void hai_int(ha_result *r, size_t row, size_t col, int64_t v) {
+  assert(row < r->nrows && col < r->ncols && r->cols[col].kind == HA_INT);
+  r->cells[row * r->ncols + col].i = v;
+}
+void hai_num(ha_result *r, size_t row, size_t col, double v) {
+  assert(row < r->nrows && col < r->ncols && r->cols[col].kind == HA_REAL);
+  r->cells[row * r->ncols + col].num = v;
+}
+int hai_note(ha_result *r, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return add_note(r, "%s", buf);
+}
+hp_status hai_fail(ha_result *r, hp_status st, const char *fmt, ...) {
+  if (r && !r->error[0]) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->error, sizeof r->error, fmt, ap);
+    va_end(ap);
+  }
+  return st;
 }
 
 void ha_result_free(ha_result *r) {
@@ -2156,6 +2198,8 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   int full = q->size >= HA_QUERY_V1;
   if (r.group == HA_BY_REGION || r.group == HA_BY_REGION_TREE)
     return run_regions(s, q, r.group == HA_BY_REGION_TREE, out);
+  if (r.group >= HA_BY_INSTRUCTION && r.group <= HA_BY_SOURCE) return hai_attribution(s, q, out);
+  if (r.group == HA_TIMELINE) return hai_timeline(s, q, out);
   if (r.group != HA_BY_KERNEL && r.group != HA_BY_DISPATCH && r.group != HA_BY_KERNEL_GRID) {
     return error_out(out, HP_ERR_INVALID, "unknown grouping %d", (int)r.group);
   }

@@ -7,8 +7,6 @@
 #include "progress.h"
 #include "report.h"
 
-#include "attribution.h"
-
 #include "hubprof/analysis.h"
 #include "hubprof/hub.h"
 
@@ -19,8 +17,8 @@
 
 static const char *const by_choices[] = {"kernel",      "kernel-grid", "dispatch", "region",
                                          "region-tree", "instruction", "line",     "function",
-                                         "basic-block", NULL};
-#define BY_ATTRIBUTION 5 /* the first of the sample views (attribution.c) */
+                                         "basic-block", "source",      NULL};
+#define BY_ATTRIBUTION 5 /* the first of the sample views (the analysis library's attribution.c) */
 static const char *const sort_choices[] = {"time", "order", "name", NULL};
 
 static const cli_opt analyze_opts[] = {
@@ -33,7 +31,8 @@ static const cli_opt analyze_opts[] = {
          "(calls, inclusive and exclusive time, dispatches inside and their device time), or per path of "
          "nested regions as a tree; of a store made by 'hubprof sample', with --kernel K: per instruction "
          "(with its disassembly), source line (programs built with -g), function or basic block of the "
-         "kernel's code, with sample counts and percentages"},
+         "kernel's code, with sample counts and percentages, or the kernel's source with the samples of each "
+         "line"},
     {.name = "timeline",
      .kind = CLI_OPT_FLAG,
      .help = "with --dispatch N: the counter samples of dispatch N ('hubprof sample --counters')"},
@@ -137,7 +136,7 @@ static int analyze(hp_store *s, const opts *o) {
     return CLI_FAIL;
   }
   int rc = CLI_OK;
-  if (o->fmt == REPORT_TABLE && ha_result_nrows(res) == 0)
+  if (o->fmt == REPORT_TABLE && ha_result_nrows(res) == 0 && o->group < HA_BY_INSTRUCTION)
     printf("no dispatches in %s%s\n", hp_store_path(s),
            o->nkernels || o->ndevices || o->first || o->last ? " match the filters" : "");
   else
@@ -182,8 +181,9 @@ int cmd_analyze(int argc, char **argv) {
   int rc = cli_parse(&analyze_spec, argc, argv, &args);
   if (rc != CLI_PROCEED) return rc;
   rc = CLI_USAGE;
-  static const int groups[] = {
-      HA_BY_KERNEL, HA_BY_KERNEL_GRID, HA_BY_DISPATCH, HA_BY_REGION, HA_BY_REGION_TREE, 0, 0, 0, 0};
+  static const int groups[] = {HA_BY_KERNEL,      HA_BY_KERNEL_GRID, HA_BY_DISPATCH, HA_BY_REGION,
+                               HA_BY_REGION_TREE, HA_BY_INSTRUCTION, HA_BY_LINE,     HA_BY_FUNCTION,
+                               HA_BY_BLOCK,       HA_BY_SOURCE};
   static const int sorts[] = {HA_SORT_TIME, HA_SORT_ORDER, HA_SORT_NAME};
   opts o = {.fmt = cli_enum(&args, "format", REPORT_TABLE),
             .group = groups[cli_enum(&args, "by", 0)],
@@ -212,6 +212,11 @@ int cmd_analyze(int argc, char **argv) {
     cli_error("analyze: --timeline needs --dispatch N (one dispatch id)");
     goto out;
   }
+  if (timeline) o.group = HA_TIMELINE;
+  if (by >= BY_ATTRIBUTION && !timeline && !o.nkernels) {
+    cli_error("analyze: --by %s needs --kernel K (the kernel whose samples to attribute)", by_choices[by]);
+    goto out;
+  }
   hp_store *s;
   hp_status st = hp_store_open(args.operands[0], NULL, HP_READ, &s);
   if (st != HP_OK) {
@@ -221,12 +226,7 @@ int cmd_analyze(int argc, char **argv) {
     goto out;
   }
   rc = cli_check_readable("analyze", s);
-  if (!rc && timeline) /* the sample views (attribution.c) */
-    rc = cli_timeline(s, o.first, o.fmt);
-  else if (!rc && by >= BY_ATTRIBUTION)
-    rc = cli_attribution(s, by - BY_ATTRIBUTION, o.kernels, o.nkernels, o.fmt, o.limit);
-  else if (!rc)
-    rc = analyze(s, &o);
+  if (!rc) rc = analyze(s, &o);
   hp_store_close(s);
   rc = cli_finish_stdout(rc);
 out:

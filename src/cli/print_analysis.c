@@ -410,10 +410,12 @@ int cli_print_analysis(const struct ha_result *res, int fmt, size_t width) {
     cli_error("out of memory");
     return CLI_FAIL;
   }
-  /* notes: after the table for people, on stderr beside CSV and JSON */
-  for (size_t i = 0; i < ha_result_nnotes(res); i++) {
-    if (fmt == REPORT_TABLE) {
-      if (i == 0) putchar('\n');
+  /* notes: after the table for people, on stderr beside CSV and JSON; warnings on stderr always */
+  for (size_t i = 0, shown = 0; i < ha_result_nnotes(res); i++) {
+    if (!strncmp(ha_result_note(res, i), "warning: ", 9)) {
+      fprintf(stderr, "hubprof: %s\n", ha_result_note(res, i));
+    } else if (fmt == REPORT_TABLE) {
+      if (shown++ == 0) putchar('\n');
       print_note(stdout, ha_result_note(res, i), width);
     } else {
       fprintf(stderr, "hubprof: note: %s\n", ha_result_note(res, i));

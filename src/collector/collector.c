@@ -757,6 +757,7 @@ static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong s
                                  .region_id = p->region_id,
                                  .passes = 1};
   hpc_sample_window(p->dispatch_id, p->kernel_id, (int64_t)start, (int64_t)end);
+  hpc_code_note(p->kernel_id);
   if (b->n == HPC_BATCH) batch_write(b);
 }
 
@@ -814,6 +815,16 @@ static int harvest(hpc_thread *t, int mode) {
     } else {
       p->keep = 1;
       kept++;
+      /* running: its samples go out now, from its start (the enqueue when the runtime gives no start until
+       * the end, as PoCL does) */
+      cl_ulong run_start = 0;
+      if (st == CL_RUNNING && hpc_sample_on()) {
+        if (n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_START, sizeof run_start, &run_start,
+                                       NULL) != CL_SUCCESS ||
+            !run_start)
+          run_start = (cl_ulong)p->enqueue_ns;
+        hpc_sample_running(p->dispatch_id, p->kernel_id, (int64_t)run_start);
+      }
     }
   }
   uint64_t want = mode == HARVEST_ALL ? head - tail : mode == HARVEST_FULL ? (t->mask + 1) / 8 : 0;
@@ -837,6 +848,7 @@ static int harvest(hpc_thread *t, int mode) {
   atomic_store_explicit(&t->tail, w, memory_order_release);
   atomic_store_explicit(&t->harvested_ns, now_ns(), memory_order_relaxed);
   if (b.s && done) hp_log_flush(b.s);
+  if (b.s && done) hpc_code_capture(b.s); /* a kernel's first dispatch: its code's bytes (sample.c) */
   writer_leave(b.s);
   atomic_store_explicit(&t->lock, 0, memory_order_release);
   return 0;
@@ -1144,6 +1156,7 @@ static void at_exit(void) {
     hp_log_lost(s, &lost);
     hpc_regions_exit(s, now_ns()); /* regions still open: ended here, marked as such */
     hpc_select_exit(s, g_env.debug);
+    hpc_code_capture(s);
     hpc_sample_exit(s); /* the last samples and their counts */
     write_process(s, now_ns());
     if (dropped) hp_log_write_lost(s, 1, dropped);

@@ -8,6 +8,7 @@
  * multiplexing keys · the replay of one dispatch · log rows · init, fork, exit. */
 /* SPDX-License-Identifier: MIT */
 #include "collector.h"
+#include "sample.h"
 #include "counters.h"
 #include "env.h"
 #include "fmt_log.h"
@@ -1021,6 +1022,8 @@ static void write_row(const dispatch_row *r, unsigned path) {
   }
   if (s) {
     hp_write_dispatch(s, &r->d);
+    hpc_code_note(r->d.kernel_id); /* the kernel's code bytes, at its first dispatch (sample.c) */
+    hpc_code_capture(s);
     for (size_t i = 0; i < r->nvals; i++) {
       hp_counter_value v = {.size = sizeof v,
                             .dispatch_id = r->d.id,

@@ -11,6 +11,7 @@
 #include "../common/hu_bytes.h"
 #include "collector.h"
 #include "counters.h"
+#include "fmt_log.h"
 #include "hubprof/hub.h"
 
 #include <dirent.h>
@@ -81,10 +82,17 @@ static pid_t g_self; /* the harvester thread: never sampled */
 static pthread_mutex_t g_wlock = PTHREAD_MUTEX_INITIALIZER;
 static window g_win[NWIN];
 static uint64_t g_nwin; /* windows ever added */
+#define NOPEN 64
+static window g_open[NOPEN]; /* running dispatches (end unknown), under g_wlock */
+static size_t g_nopen;
 
 static code g_code[MAX_CODE];
-static size_t g_ncode;
-static char (*g_hashes)[65]; /* hashes whose bytes are in the log */
+static _Atomic size_t g_ncode; /* appended under g_mlock; read without it (entries are complete first) */
+static pthread_mutex_t g_mlock = PTHREAD_MUTEX_INITIALIZER; /* scan_maps, g_hashes */
+#define NKSEEN 4096
+static _Atomic uint32_t g_kseen[NKSEEN / 32]; /* kernel ids whose dispatches were harvested */
+static _Atomic int g_code_new;                /* a kernel ran for the first time: look for its code */
+static char (*g_hashes)[65];                  /* hashes whose bytes are in the log */
 static size_t g_nhash;
 
 static psample *g_pend;
@@ -156,6 +164,18 @@ void hpc_sample_window(uint64_t dispatch_id, uint32_t kernel_id, int64_t start, 
   pthread_mutex_lock(&g_wlock);
   g_win[g_nwin % NWIN] = (window){dispatch_id, kernel_id, start, end};
   g_nwin++;
+  for (size_t i = 0; i < g_nopen; i++) /* no longer running */
+    if (g_open[i].dispatch_id == dispatch_id) g_open[i--] = g_open[--g_nopen];
+  pthread_mutex_unlock(&g_wlock);
+}
+
+void hpc_sample_running(uint64_t dispatch_id, uint32_t kernel_id, int64_t start) {
+  if (!g_on) return;
+  pthread_mutex_lock(&g_wlock);
+  size_t i = 0;
+  while (i < g_nopen && g_open[i].dispatch_id != dispatch_id)
+    i++;
+  if (i == g_nopen && g_nopen < NOPEN) g_open[g_nopen++] = (window){dispatch_id, kernel_id, start, INT64_MAX};
   pthread_mutex_unlock(&g_wlock);
 }
 
@@ -241,8 +261,8 @@ static void store_bytes(hp_store *s, const char *path, char hash[65], uint64_t *
   free(b);
 }
 
-/* Read /proc/self/maps and register every kernel code object not known yet. */
-static void scan_maps(hp_store *s) {
+/* Read /proc/self/maps and register every kernel code object not known yet (g_mlock held). */
+static void scan_maps_locked(hp_store *s) {
   FILE *f = fopen("/proc/self/maps", "re");
   if (!f) return;
   char line[4600];
@@ -288,6 +308,35 @@ static void scan_maps(hp_store *s) {
     g_ncode++;
   }
   fclose(f);
+}
+
+static void scan_maps(hp_store *s) {
+  pthread_mutex_lock(&g_mlock);
+  scan_maps_locked(s);
+  pthread_mutex_unlock(&g_mlock);
+}
+
+void hpc_code_note(uint32_t kernel_id) {
+  if (kernel_id >= NKSEEN) return; /* so many kernels: their first dispatches trigger no more looks */
+  uint32_t bit = 1u << (kernel_id % 32);
+  if (!(atomic_load_explicit(&g_kseen[kernel_id / 32], memory_order_relaxed) & bit) &&
+      !(atomic_fetch_or(&g_kseen[kernel_id / 32], bit) & bit))
+    atomic_store(&g_code_new, 1);
+}
+
+void hpc_code_capture(hp_store *s) {
+  if (!s || !atomic_load_explicit(&g_code_new, memory_order_relaxed)) return;
+  if (pthread_mutex_trylock(&g_mlock) != 0) return; /* another thread is looking: it or the next one will */
+  if (atomic_exchange(&g_code_new, 0)) {
+    int64_t t0 = now();
+    size_t before = g_ncode;
+    scan_maps_locked(s);
+    const char *dbg = getenv("HUBPROF_DEBUG"); /* once per new kernel: not a hot path */
+    if (dbg && *dbg && strcmp(dbg, "0"))
+      hpc_say("code: looked for kernel code in %lld us (%zu new code objects)",
+              (long long)((now() - t0) / 1000), g_ncode - before);
+  }
+  pthread_mutex_unlock(&g_mlock);
 }
 
 static int find_code(uint64_t ip) {
@@ -349,10 +398,13 @@ static uint64_t match(int64_t t, const char *name, uint32_t *kid) {
     dist[nc] = d;
     cand[nc++] = *w;
   }
+  size_t nclosed = nc;
+  for (size_t k = 0; k < g_nopen && nc < 64; k++) /* running ones: from their start on */
+    if (t >= g_open[k].start) dist[nc] = SLACK_NS + 1, cand[nc++] = g_open[k];
   pthread_mutex_unlock(&g_wlock);
   uint64_t best = 0, bestd = SLACK_NS + 1;
   char kname[256];
-  for (size_t i = 0; i < nc; i++) {
+  for (size_t i = 0; i < nclosed; i++) {
     if (dist[i] >= bestd) continue;
     hpc_kernel_name(cand[i].kernel_id, kname, sizeof kname);
     if (strcmp(kname, name)) continue;
@@ -360,6 +412,13 @@ static uint64_t match(int64_t t, const char *name, uint32_t *kid) {
     bestd = dist[i];
     *kid = cand[i].kernel_id;
   }
+  long bi = -1; /* else the running dispatch of the kernel that started last */
+  for (size_t i = nclosed; i < nc && !best; i++) {
+    if (bi >= 0 && cand[i].start <= cand[bi].start) continue;
+    hpc_kernel_name(cand[i].kernel_id, kname, sizeof kname);
+    if (!strcmp(kname, name)) bi = (long)i;
+  }
+  if (!best && bi >= 0) best = cand[bi].dispatch_id, *kid = cand[bi].kernel_id;
   return best;
 }
 
@@ -425,7 +484,9 @@ void hpc_sample_pass(int final) {
     p.row = g_thr[i].row_id;
     g_lost += g_prov->drain(g_thr[i].h, take, &p);
   }
+  uint64_t stored = g_stored;
   attribute(s, final);
+  if (s && g_stored != stored) hp_log_flush(s); /* in the file as they are attributed: SIGKILL keeps them */
   hpc_store_leave(s);
 }
 
@@ -477,13 +538,29 @@ void hpc_sample_exit(hp_store *s) {
 }
 
 void hpc_sample_fork_child(void) {
+  /* the code objects: the child's log has none of the parent's rows or bytes */
+  pthread_mutex_init(&g_mlock, NULL);
+  g_ncode = 0;
+  free(g_hashes);
+  g_hashes = NULL;
+  g_nhash = 0;
+  for (size_t i = 0; i < NKSEEN / 32; i++)
+    g_kseen[i] = 0;
+  g_code_new = 0;
   if (!g_on) return;
+  /* The child samples its own threads into its own log: the parent's samplers (the child's copies of their
+   * descriptors and buffers), pending samples, dispatch windows, code objects and counts are dropped; the
+   * settings stay. Its harvester finds its threads and code again on its first pass. */
   pthread_mutex_init(&g_wlock, NULL); /* another thread of the parent may have held it */
   for (size_t i = 0; i < g_nthr; i++)
-    if (g_thr[i].h) g_prov->close_thread(g_thr[i].h); /* the child's mappings and descriptors only */
+    if (g_thr[i].h) g_prov->close_thread(g_thr[i].h);
   g_nthr = 0;
+  g_self = 0; /* the child's harvester is a new thread */
   free(g_pend);
   g_pend = NULL;
   g_npend = g_cappend = 0;
-  g_on = 0;
+  g_nwin = g_nopen = 0;
+  g_ncs = 0;
+  g_sum_id = 0;
+  g_ids = g_taken = g_outside = g_unmatched = g_filtered = g_lost = g_stored = 0;
 }

@@ -46,10 +46,21 @@ __attribute__((visibility("hidden"))) void hpc_sample_log_opened(struct hp_store
 /* A dispatch's device window is known (harvest): its samples can be attributed. */
 __attribute__((visibility("hidden"))) void hpc_sample_window(uint64_t dispatch_id, uint32_t kernel_id,
                                                              int64_t start, int64_t end);
+/* A dispatch is running since `start` (device time; harvest, for a dispatch not complete yet): samples of its
+ * kernel after start and in no completed window are attributed to it right away, so they reach the log while
+ * it runs (and survive a SIGKILL). Its hpc_sample_window closes it. */
+__attribute__((visibility("hidden"))) void hpc_sample_running(uint64_t dispatch_id, uint32_t kernel_id,
+                                                              int64_t start);
 __attribute__((visibility("hidden"))) void hpc_sample_pass(int final); /* harvester period; final at exit */
 __attribute__((visibility("hidden"))) void hpc_sample_exit(struct hp_store *s);
-/* A forked child samples nothing: the parent's samplers and buffers are dropped (its own copies only). */
+/* A forked child samples its own threads: the parent's samplers, samples and code are dropped (its copies).
+ */
 __attribute__((visibility("hidden"))) void hpc_sample_fork_child(void);
+/* The bytes of what runs, under every mode (trace and profile too): a harvested dispatch of a kernel never
+ * seen before (hpc_code_note, cheap: a bit) makes the next hpc_code_capture (after a harvest, off the enqueue
+ * path) look for new kernel code objects in /proc/self/maps and store their rows and bytes once per hash. */
+__attribute__((visibility("hidden"))) void hpc_code_note(uint32_t kernel_id);
+__attribute__((visibility("hidden"))) void hpc_code_capture(struct hp_store *s);
 /* collector.c: the name of kernel_symbol row `id` copied into buf ("" when unknown). */
 __attribute__((visibility("hidden"))) void hpc_kernel_name(uint32_t id, char *buf, size_t n);
 

@@ -1,8 +1,8 @@
-/* libFuzzer target for the code-object reader of `hubprof analyze --by ...` (src/cli/code_read.c): any bytes
- * as a stored code object (ELF, DWARF, machine code) must read or fail with a reason, and every lookup must
- * answer without a crash, leak or hang; the base64 decoder of the stored chunks takes any text too. */
+/* libFuzzer target for the code-object reader of `hubprof analyze --by ...` (src/analysis/code_read.c): any
+ * bytes as a stored code object (ELF, DWARF, machine code) must read or fail with a reason, and every lookup
+ * must answer without a crash, leak or hang; the base64 decoder of the stored chunks takes any text too. */
 /* SPDX-License-Identifier: MIT */
-#include "../../src/cli/code_read.h"
+#include "../../src/analysis/code_read.h"
 #include "../../src/common/hu_bytes.h"
 
 #include <stdint.h>

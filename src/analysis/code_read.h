@@ -1,8 +1,8 @@
-/* Reading a stored code object (ELF bytes) for `hubprof analyze --by instruction|line|function|basic-block`:
- * functions, instructions and basic blocks (capstone), source lines (libdw). Prefix cr_. */
+/* Reading a stored code object (ELF bytes) for the attribution groupings of ha_run (attribution.c):
+ * functions, instructions and basic blocks (capstone), source lines (libdw). Internal; prefix cr_. */
 /* SPDX-License-Identifier: MIT */
-#ifndef HUBPROF_CLI_CODE_READ_H
-#define HUBPROF_CLI_CODE_READ_H
+#ifndef HUBPROF_ANALYSIS_CODE_READ_H
+#define HUBPROF_ANALYSIS_CODE_READ_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,0 +1,479 @@
+/* The sample views of ha_run: a kernel's PC samples grouped on its code (read back from the store with
+ * code_read.c) per instruction with its disassembly, source line, function or basic block, the annotated
+ * source, and one dispatch's counter samples (the timeline), as result tables for the CLI and Python. */
+/* SPDX-License-Identifier: MIT */
+#include "code_read.h"
+#include "ha_internal.h"
+
+#include "../common/hu_buf.h"
+#include "../common/hu_map.h"
+
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct hit {
+  uint64_t co, off, n;
+} hit;
+
+typedef struct group {
+  char key[160]; /* what the row is (an address, a function, file:line) */
+  uint64_t sort, n;
+  int line;       /* a source line, 0 when none */
+  char text[200]; /* disassembly, source text, block extent */
+  char line_at[80], func[96];
+} group;
+
+typedef struct cobj {
+  uint64_t id; /* 0: only kept for its source */
+  char *hash, *uri, *source;
+  cr_code code;
+  int readable; /* cr_read succeeded */
+} cobj;
+
+typedef struct attr {
+  hu_idmap kids, dids;
+  hit *hits;
+  size_t nhits, caphits, nco, nnames, ng;
+  cobj *cos;
+  char **names;
+  group *g;
+  uint64_t total;
+} attr;
+
+static const char *const by_name[] = {"instruction", "line", "function", "basic-block", "source"};
+
+static int by_hit(const void *a, const void *b) {
+  const hit *x = a, *y = b;
+  return x->co != y->co ? (x->co < y->co ? -1 : 1) : x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int by_count(const void *a, const void *b) {
+  const group *x = a, *y = b;
+  return x->n != y->n ? (x->n > y->n ? -1 : 1) : x->sort < y->sort ? -1 : x->sort > y->sort;
+}
+
+static int kernel_match(const char *name, const char *const *k, size_t nk) {
+  for (size_t i = 0; i < nk; i++)
+    if (!fnmatch(k[i], name, 0)) return 1;
+  return 0;
+}
+
+/* Line `line` (1-based) of text, copied into out; trimmed of leading blanks unless keep_indent. */
+static void source_line(const char *text, int line, char *out, size_t n, int keep_indent) {
+  out[0] = 0;
+  for (int l = 1; text && *text && l < line; l++) {
+    const char *nl = strchr(text, '\n');
+    if (!nl) return;
+    text = nl + 1;
+  }
+  if (!text) return;
+  if (!keep_indent) text += strspn(text, " \t");
+  size_t len = strcspn(text, "\r\n");
+  snprintf(out, n, "%.*s", (int)len, text);
+}
+
+/* The source of a program code object naming one of the kernels. */
+static const char *find_source(const attr *a, const char *const *k, size_t nk) {
+  for (size_t i = 0; i < a->nco; i++)
+    for (size_t j = 0; j < a->nnames; j++)
+      if (a->cos[i].source && *a->cos[i].source && kernel_match(a->names[j], k, nk) &&
+          strstr(a->cos[i].source, a->names[j]))
+        return a->cos[i].source;
+  return NULL;
+}
+
+static void attr_free(attr *a) {
+  for (size_t i = 0; i < a->nco; i++) {
+    free(a->cos[i].hash);
+    free(a->cos[i].uri);
+    free(a->cos[i].source);
+    cr_free(&a->cos[i].code);
+  }
+  free(a->cos);
+  for (size_t i = 0; i < a->nnames; i++)
+    free(a->names[i]);
+  free(a->names);
+  free(a->hits);
+  free(a->g);
+  hu_idmap_free(&a->kids);
+  hu_idmap_free(&a->dids);
+}
+
+/* The kernels, their dispatches and their samples (one hit per code object and offset). */
+static hp_status read_hits(hp_store *s, const ha_query *q, attr *a) {
+  hp_cursor *c;
+  hp_status st = hp_cursor_open(s, HP_TABLE_KERNEL_SYMBOL, &c);
+  if (st != HP_OK) return st;
+  hp_kernel_symbol k = {.size = sizeof k};
+  while (st == HP_OK && hp_cursor_next(c, &k) == HP_OK)
+    if (kernel_match(k.name, q->kernels, q->nkernels)) {
+      char **nn = realloc(a->names, (a->nnames + 1) * sizeof *nn);
+      if (!nn || hu_idmap_put(&a->kids, k.id, 1) || !(nn[a->nnames] = strdup(k.name))) st = HP_ERR_NOMEM;
+      if (nn) a->names = nn;
+      if (st == HP_OK) a->nnames++;
+    }
+  hp_cursor_close(c);
+  if (st != HP_OK || !a->nnames) return st;
+  if ((st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c)) != HP_OK) return st;
+  hp_dispatch d = {.size = sizeof d};
+  while (st == HP_OK && hp_cursor_next(c, &d) == HP_OK)
+    if (hu_idmap_get(&a->kids, d.kernel_id, NULL) && hu_idmap_put(&a->dids, d.id, 1)) st = HP_ERR_NOMEM;
+  hp_cursor_close(c);
+  if (st != HP_OK || (st = hp_cursor_open(s, HP_TABLE_PC_SAMPLE, &c)) != HP_OK) return st;
+  hp_pc_sample ps = {.size = sizeof ps};
+  while (st == HP_OK && hp_cursor_next(c, &ps) == HP_OK) {
+    if (!hu_idmap_get(&a->dids, ps.dispatch_id, NULL)) continue;
+    if (a->nhits == a->caphits && hu_grow((void **)&a->hits, &a->caphits, a->nhits + 1, sizeof *a->hits)) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    a->hits[a->nhits++] = (hit){ps.code_object_id, ps.offset, 1};
+    a->total++;
+  }
+  hp_cursor_close(c);
+  if (st != HP_OK || !a->nhits) return st;
+  qsort(a->hits, a->nhits, sizeof *a->hits, by_hit);
+  size_t u = 0;
+  for (size_t i = 0; i < a->nhits; i++)
+    if (u && a->hits[u - 1].co == a->hits[i].co && a->hits[u - 1].off == a->hits[i].off)
+      a->hits[u - 1].n++;
+    else
+      a->hits[u++] = a->hits[i];
+  a->nhits = u;
+  return HP_OK;
+}
+
+/* The code objects: every one with a source (for the source lines), and the sampled ones' bytes, read. */
+static hp_status read_code(hp_store *s, attr *a, ha_result *res) {
+  hp_cursor *c;
+  hp_status st = hp_cursor_open(s, HP_TABLE_CODE_OBJECT, &c);
+  if (st != HP_OK) return st;
+  hp_code_object co = {.size = sizeof co};
+  while (st == HP_OK && hp_cursor_next(c, &co) == HP_OK) {
+    int sampled = 0;
+    for (size_t i = 0; i < a->nhits && !sampled; i++)
+      sampled = a->hits[i].co == co.id;
+    if (!sampled && !*co.source) continue;
+    cobj *nc = realloc(a->cos, (a->nco + 1) * sizeof *nc);
+    if (!nc) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    a->cos = nc;
+    cobj *o = &a->cos[a->nco++];
+    memset(o, 0, sizeof *o);
+    o->id = sampled ? co.id : 0;
+    o->hash = strdup(co.hash);
+    o->uri = strdup(co.uri);
+    o->source = strdup(co.source);
+    if (!o->hash || !o->uri || !o->source) st = HP_ERR_NOMEM;
+  }
+  hp_cursor_close(c);
+  int warned = 0;
+  for (size_t i = 0; st == HP_OK && i < a->nco; i++) {
+    cobj *o = &a->cos[i];
+    if (!o->id) continue;
+    void *bytes = NULL;
+    size_t n = 0;
+    hp_status rs = *o->hash ? hp_read_code_bytes(s, o->hash, &bytes, &n) : HP_ERR_NOT_FOUND;
+    if (rs == HP_ERR_NOMEM) st = rs;
+    if (rs == HP_OK) o->readable = cr_read(bytes, n, &o->code) == 0;
+    free(bytes);
+    if (!o->readable && !warned++ &&
+        hai_note(res, "warning: code object %s: %s; showing addresses only", o->uri,
+                 rs == HP_ERR_NOT_FOUND ? "its bytes are not in the store"
+                 : rs != HP_OK          ? "its bytes are damaged (their hash does not match)"
+                                        : o->code.why))
+      st = HP_ERR_NOMEM;
+  }
+  return st;
+}
+
+/* One group per hit, merged by key. */
+static hp_status group_hits(attr *a, int by, const char *src, ha_result *res) {
+  if (!(a->g = calloc(a->nhits, sizeof *a->g))) return HP_ERR_NOMEM;
+  int nolines_said = 0;
+  for (size_t i = 0; i < a->nhits; i++) {
+    const hit *h = &a->hits[i];
+    const cobj *o = NULL;
+    for (size_t j = 0; j < a->nco && !o; j++)
+      if (a->cos[j].id == h->co) o = &a->cos[j];
+    const cr_code *cc = o && o->readable ? &o->code : NULL;
+    group x;
+    memset(&x, 0, sizeof x);
+    x.n = h->n;
+    x.sort = h->co << 40 | h->off;
+    const cr_insn *in = cc ? cr_insn_at(cc, h->off) : NULL;
+    const cr_func *fn = cc ? cr_func_at(cc, h->off) : NULL;
+    const cr_line *ln = cc ? cr_line_at(cc, h->off) : NULL;
+    if (cc && cc->no_lines && !nolines_said && by != HA_BY_INSTRUCTION && by != HA_BY_BLOCK) {
+      nolines_said = 1;
+      if (hai_note(res, "no source lines: %s", cc->no_lines)) return HP_ERR_NOMEM;
+    }
+    if (ln) {
+      snprintf(x.line_at, sizeof x.line_at, "%s:%d", ln->file, ln->line);
+      x.line = ln->line;
+    }
+    if (fn) snprintf(x.func, sizeof x.func, "%s", fn->name);
+    switch (by) {
+    case HA_BY_INSTRUCTION:
+      snprintf(x.key, sizeof x.key, "0x%" PRIx64, h->off);
+      if (in) snprintf(x.text, sizeof x.text, "%s", in->text);
+      break;
+    case HA_BY_FUNCTION:
+      snprintf(x.key, sizeof x.key, "%s", fn ? fn->name : "?");
+      x.sort = fn ? fn->lo : 0;
+      break;
+    case HA_BY_LINE:
+    case HA_BY_SOURCE:
+      if (ln) {
+        snprintf(x.key, sizeof x.key, "%s", x.line_at);
+        x.sort = (uint64_t)ln->line;
+        source_line(src, ln->line, x.text, sizeof x.text, 0);
+      } else {
+        snprintf(x.key, sizeof x.key, "?");
+        x.sort = UINT64_MAX;
+        snprintf(x.text, sizeof x.text, "%s",
+                 !cc            ? "no line information: the code object could not be read"
+                 : cc->no_lines ? cc->no_lines
+                 : fn && strstr(fn->name, "_workgroup")
+                     ? "no line: PoCL optimises the kernel into its work-group function without debug "
+                       "locations (only the unused kernel function has lines); build with -g -cl-opt-disable"
+                     : "no line for this address (code the compiler made without a line)");
+      }
+      break;
+    case HA_BY_BLOCK: {
+      const cr_insn *b = cc ? cr_block_of(cc, h->off) : NULL;
+      if (b) {
+        const cr_insn *e = b;
+        size_t ni = 1;
+        while (e + 1 < cc->insns + cc->ninsns && !e[1].leader)
+          e++, ni++;
+        snprintf(x.key, sizeof x.key, "0x%" PRIx64 "-0x%" PRIx64, b->addr, e->addr + e->size);
+        x.sort = b->addr;
+        snprintf(x.text, sizeof x.text, "%zu instructions, %s", ni, fn ? fn->name : "?");
+      } else {
+        snprintf(x.key, sizeof x.key, "0x%" PRIx64, h->off);
+      }
+      break;
+    }
+    }
+    size_t j = 0; /* merge with a group of the same key */
+    while (j < a->ng && strcmp(a->g[j].key, x.key))
+      j++;
+    if (j < a->ng)
+      a->g[j].n += x.n;
+    else
+      a->g[a->ng++] = x;
+  }
+  return HP_OK;
+}
+
+static double pct(uint64_t n, uint64_t total) { return total ? 100.0 * (double)n / (double)total : 0; }
+
+/* The rows of the grouped views (most samples first). */
+static hp_status group_rows(const attr *a, int by, int64_t limit, ha_result *res) {
+  for (size_t i = 0; i < a->ng && (limit <= 0 || (int64_t)i < limit); i++) {
+    const group *g = &a->g[i];
+    long r = hai_row(res);
+    if (r < 0) return HP_ERR_NOMEM;
+    hai_int(res, (size_t)r, 0, (int64_t)g->n);
+    hai_num(res, (size_t)r, 1, pct(g->n, a->total));
+    int e = hai_text(res, (size_t)r, 2, g->key);
+    if (by != HA_BY_FUNCTION) e |= hai_text(res, (size_t)r, 3, g->text);
+    if (by == HA_BY_INSTRUCTION)
+      e |= hai_text(res, (size_t)r, 4, g->line_at) | hai_text(res, (size_t)r, 5, g->func);
+    if (e) return HP_ERR_NOMEM;
+  }
+  return HP_OK;
+}
+
+/* The annotated source: every line of src with the samples of its line number (lines of other files, such as
+ * headers the compiler pulled in, are left out and counted in a note). */
+static hp_status source_rows(const attr *a, const char *src, ha_result *res) {
+  if (!src)
+    return hai_note(res, "no program source in the store for this kernel (only programs created "
+                         "from source have one)")
+               ? HP_ERR_NOMEM
+               : HP_OK;
+  int nlines = 1;
+  for (const char *p = src; *p; p++)
+    nlines += *p == '\n' && p[1];
+  uint64_t *per = calloc((size_t)nlines + 1, sizeof *per), elsewhere = 0, none = 0;
+  if (!per) return HP_ERR_NOMEM;
+  for (size_t i = 0; i < a->ng; i++) {
+    if (!a->g[i].line)
+      none += a->g[i].n;
+    else if (a->g[i].line <= nlines)
+      per[a->g[i].line] += a->g[i].n;
+    else
+      elsewhere += a->g[i].n;
+  }
+  hp_status st = HP_OK;
+  for (int l = 1; l <= nlines && st == HP_OK; l++) {
+    char text[200];
+    source_line(src, l, text, sizeof text, 1);
+    long r = hai_row(res);
+    if (r < 0) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    hai_int(res, (size_t)r, 0, l);
+    hai_int(res, (size_t)r, 1, (int64_t)per[l]);
+    hai_num(res, (size_t)r, 2, pct(per[l], a->total));
+    if (hai_text(res, (size_t)r, 3, text)) st = HP_ERR_NOMEM;
+  }
+  free(per);
+  if (st == HP_OK && (none || elsewhere) &&
+      hai_note(res, "%" PRIu64 " samples have no line of this source (%" PRIu64 " no line at all)",
+               none + elsewhere, none))
+    st = HP_ERR_NOMEM;
+  return st;
+}
+
+static hp_status add_cols(ha_result *res, int by) {
+  static const char *const key_name[] = {"offset", "line", "function", "block"};
+  static const char *const text_name[] = {"instruction", "source", "", "what"};
+  int e = 0;
+  if (by == HA_BY_SOURCE) {
+    e |= hai_col(res, "line", HA_INT, HA_ROLE_KEY, "");
+    e |= hai_col(res, "samples", HA_INT, HA_ROLE_STAT, "");
+    e |= hai_col(res, "percent", HA_REAL, HA_ROLE_STAT, "%");
+    e |= hai_col(res, "source", HA_TEXT, HA_ROLE_KEY, "");
+    return e ? HP_ERR_NOMEM : HP_OK;
+  }
+  int k = by - HA_BY_INSTRUCTION;
+  e |= hai_col(res, "samples", HA_INT, HA_ROLE_STAT, "");
+  e |= hai_col(res, "percent", HA_REAL, HA_ROLE_STAT, "%");
+  e |= hai_col(res, key_name[k], HA_TEXT, HA_ROLE_KEY, "");
+  if (by != HA_BY_FUNCTION) e |= hai_col(res, text_name[k], HA_TEXT, HA_ROLE_KEY, "");
+  if (by == HA_BY_INSTRUCTION)
+    e |= hai_col(res, "line", HA_TEXT, HA_ROLE_KEY, "") | hai_col(res, "function", HA_TEXT, HA_ROLE_KEY, "");
+  return e ? HP_ERR_NOMEM : HP_OK;
+}
+
+/* A failed call: *out holds why (the store's message when it has one). */
+static hp_status fail_out(hp_store *s, ha_result *res, hp_status st, ha_result **out) {
+  if (!res) res = hai_new();
+  if (res && st != HP_ERR_NOMEM && hp_store_error(s)[0]) hai_fail(res, st, "%s", hp_store_error(s));
+  if (res) hai_fail(res, st, "%s", st == HP_ERR_NOMEM ? "out of memory" : hp_status_str(st));
+  *out = res;
+  return st;
+}
+
+hp_status hai_attribution(hp_store *s, const ha_query *q, ha_result **out) {
+  int by = q->group;
+  ha_result *res = hai_new();
+  if (!res) return HP_ERR_NOMEM;
+  int full = q->size >= offsetof(ha_query, nkernels) + sizeof q->nkernels;
+  if (!full || !q->nkernels)
+    return fail_out(s, res,
+                    hai_fail(res, HP_ERR_INVALID,
+                             "grouping by %s needs a kernel (whose samples to attribute)",
+                             by_name[by - HA_BY_INSTRUCTION]),
+                    out);
+  attr a;
+  memset(&a, 0, sizeof a);
+  hp_status st = add_cols(res, by);
+  if (st == HP_OK) st = read_hits(s, q, &a);
+  if (st == HP_OK && !a.nnames)
+    st = hai_fail(res, HP_ERR_INVALID, "no kernel of %s matches %s", hp_store_path(s), q->kernels[0]);
+  if (st == HP_OK && a.nhits) st = read_code(s, &a, res);
+  const char *src = st == HP_OK ? find_source(&a, q->kernels, q->nkernels) : NULL;
+  if (st == HP_OK && a.nhits) st = group_hits(&a, by, src, res);
+  if (st == HP_OK && a.ng && by != HA_BY_SOURCE) qsort(a.g, a.ng, sizeof *a.g, by_count);
+  if (st == HP_OK && by == HA_BY_SOURCE && a.nhits) st = source_rows(&a, src, res);
+  if (st == HP_OK && by != HA_BY_SOURCE) st = group_rows(&a, by, q->limit, res);
+  if (st == HP_OK &&
+      (a.total ? hai_note(res, "kernel %s: %" PRIu64 " samples in %zu dispatch%s", a.names[0], a.total,
+                          (size_t)a.dids.n, a.dids.n == 1 ? "" : "es")
+               : hai_note(res, "no PC samples of kernel %s in %s (record them with 'hubprof sample')",
+                          a.names[0], hp_store_path(s))))
+    st = HP_ERR_NOMEM;
+  attr_free(&a);
+  if (st != HP_OK) return fail_out(s, res, st, out);
+  *out = res;
+  return HP_OK;
+}
+
+hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
+  ha_result *res = hai_new();
+  if (!res) return HP_ERR_NOMEM;
+  int full = q->size >= offsetof(ha_query, dispatch_last) + sizeof q->dispatch_last;
+  uint64_t dispatch = full ? q->dispatch_first : 0;
+  if (!dispatch || (q->dispatch_last && q->dispatch_last != dispatch))
+    return fail_out(s, res, hai_fail(res, HP_ERR_INVALID, "the timeline needs one dispatch id"), out);
+  hp_cursor *c = NULL;
+  uint64_t row = 0, kid = 0;
+  int64_t start = 0;
+  char kname[256] = "";
+  hu_idmap cix = {0};
+  hu_strmap cnames = {0};
+  hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
+  if (st == HP_OK) {
+    hp_dispatch d = {.size = sizeof d};
+    while (hp_cursor_next(c, &d) == HP_OK)
+      if (d.dispatch_id == dispatch) {
+        row = d.id, start = d.start_ns, kid = d.kernel_id;
+        break;
+      }
+    hp_cursor_close(c);
+    c = NULL;
+  }
+  if (st == HP_OK && !row)
+    st = hai_fail(res, HP_ERR_INVALID, "no dispatch %" PRIu64 " in %s", dispatch, hp_store_path(s));
+  if (st == HP_OK && (st = hp_cursor_open(s, HP_TABLE_KERNEL_SYMBOL, &c)) == HP_OK) {
+    hp_kernel_symbol k = {.size = sizeof k};
+    while (hp_cursor_next(c, &k) == HP_OK)
+      if (k.id == kid) snprintf(kname, sizeof kname, "%s", k.name);
+    hp_cursor_close(c);
+    c = NULL;
+  }
+  if (st == HP_OK && (st = hp_cursor_open(s, HP_TABLE_COUNTER_INFO, &c)) == HP_OK) { /* names by id */
+    hp_counter_info ci = {.size = sizeof ci};
+    while (st == HP_OK && hp_cursor_next(c, &ci) == HP_OK) {
+      long ix = hu_strmap_intern(&cnames, ci.name, NULL);
+      if (ix < 0 || hu_idmap_put(&cix, ci.id, (uint64_t)ix + 1)) st = HP_ERR_NOMEM;
+    }
+    hp_cursor_close(c);
+    c = NULL;
+  }
+  if (st == HP_OK && (hai_col(res, "time_ns", HA_INT, HA_ROLE_KEY, "ns") ||
+                      hai_col(res, "counter", HA_TEXT, HA_ROLE_KEY, "") ||
+                      hai_col(res, "value", HA_REAL, HA_ROLE_COUNTER, "")))
+    st = HP_ERR_NOMEM;
+  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_COUNTER_SAMPLE, &c);
+  hp_counter_sample cs = {.size = sizeof cs};
+  while (st == HP_OK && hp_cursor_next(c, &cs) == HP_OK) {
+    if (cs.dispatch_id != row) continue;
+    uint64_t ix = 0;
+    char idbuf[40];
+    const char *nm = hu_idmap_get(&cix, cs.counter_id, &ix) ? hu_strmap_str(&cnames, (size_t)(ix - 1)) : NULL;
+    if (!nm) snprintf(idbuf, sizeof idbuf, "counter %" PRIu64, cs.counter_id), nm = idbuf;
+    long r = hai_row(res);
+    if (r < 0 || hai_text(res, (size_t)r, 1, nm)) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    hai_int(res, (size_t)r, 0, cs.timestamp_ns - start);
+    hai_num(res, (size_t)r, 2, cs.value);
+  }
+  if (c) hp_cursor_close(c);
+  size_t n = ha_result_nrows(res);
+  if (st == HP_OK &&
+      (n ? hai_note(res, "dispatch %" PRIu64 " (%s): %zu counter samples, times from the dispatch's start",
+                    dispatch, kname, n)
+         : hai_note(res,
+                    "no counter samples of dispatch %" PRIu64 " (record them with 'hubprof sample "
+                    "--counters ...')",
+                    dispatch)))
+    st = HP_ERR_NOMEM;
+  hu_idmap_free(&cix);
+  hu_strmap_free(&cnames);
+  if (st != HP_OK) return fail_out(s, res, st, out);
+  *out = res;
+  return HP_OK;
+}

@@ -1,0 +1,32 @@
+/* The analysis library's internal result builder (analysis.c), for its other parts (attribution.c): make a
+ * result table column by column and row by row, with notes, or a failed one with its reason. Prefix hai_. */
+/* SPDX-License-Identifier: MIT */
+#ifndef HUBPROF_ANALYSIS_HA_INTERNAL_H
+#define HUBPROF_ANALYSIS_HA_INTERNAL_H
+
+#include "hubprof/analysis.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* An empty result, NULL when out of memory. */
+ha_result *hai_new(void);
+/* Add a column (before any row); 0 or -1 (out of memory). */
+int hai_col(ha_result *r, const char *name, ha_col_kind kind, ha_col_role role, const char *unit);
+/* Add a row of zeroes (text ""): its index, or -1 when out of memory. */
+long hai_row(ha_result *r);
+/* Set a cell of a row (text is copied into the result); 0 or -1 (out of memory). */
+int hai_text(ha_result *r, size_t row, size_t col, const char *text);
+void hai_int(ha_result *r, size_t row, size_t col, int64_t v);
+void hai_num(ha_result *r, size_t row, size_t col, double v);
+/* Add a note (one line); 0 or -1. */
+int hai_note(ha_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record why the call failed on r (the first reason wins); returns st. */
+hp_status hai_fail(ha_result *r, hp_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The attribution groupings (HA_BY_INSTRUCTION … HA_BY_SOURCE) and the timeline (HA_TIMELINE) of ha_run:
+ * *out is set as ha_run sets it. */
+hp_status hai_attribution(hp_store *s, const ha_query *q, ha_result **out);
+hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out);
+
+#endif
