@@ -171,17 +171,17 @@ static char *ex_dup(const char *s) { return strdup(s ? s : ""); }
       (n)++;                                                                                                 \
     }                                                                                                        \
     hp_cursor_close(c_);                                                                                     \
-    if (st_ != HP_END) note_damage(w, s);                                                                    \
+    if (st_ != HP_END) ex_note_damage(w, s);                                                                    \
     if (n) qsort(arr, n, sizeof *(arr), cmp_id);                                                             \
   } while (0)
 
-static void note_damage(ex_writer *w, hp_store *s) {
+void ex_note_damage(ex_writer *w, hp_store *s) {
   if (w->st->damaged) return;
   w->st->damaged = 1;
   snprintf(w->st->damage, sizeof w->st->damage, "%s", hp_store_error(s)[0] ? hp_store_error(s) : "damaged");
 }
 
-static int load_model(ex_writer *w, hp_store *s) {
+int ex_model_load(ex_writer *w, hp_store *s) {
   ex_model *m = w->m;
   int oom_ = 0;
   LOAD(w, s, HP_TABLE_PROCESS, hp_process, m->procs, m->nprocs, {
@@ -231,7 +231,7 @@ static int load_model(ex_writer *w, hp_store *s) {
   return 0;
 }
 
-static void free_model(ex_model *m) {
+void ex_model_free(ex_model *m) {
   for (size_t i = 0; i < m->nprocs; i++)
     free(m->procs[i].name);
   for (size_t i = 0; i < m->nthreads; i++)
@@ -269,7 +269,7 @@ static int walk_regions(ex_writer *w, const ex_backend *be, hp_store *s) {
     rc = be->region(w, &r, ex_find_proc(w->m, r.process_id), ex_find_thread(w->m, r.thread_id));
   }
   hp_cursor_close(c);
-  if (!rc && st != HP_END && st != HP_OK) note_damage(w, s);
+  if (!rc && st != HP_END && st != HP_OK) ex_note_damage(w, s);
   return rc;
 }
 
@@ -334,17 +334,32 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
     rc = be->dispatch(w, &d, k ? k->name : "(unknown kernel)", ex_find_proc(w->m, d.process_id),
                       ex_find_thread(w->m, d.thread_id), q, queue_lane(q, &d), vals, nvals);
   }
-  if (!rc && st != HP_END) note_damage(w, s);
+  if (!rc && st != HP_END) ex_note_damage(w, s);
   if (!rc && cst == HP_OK) /* values left whose dispatch never came */
     while (cst == HP_OK) {
       w->st->skipped_order++;
       cst = hp_cursor_next(cvc, &pending);
     }
-  if (!rc && cst != HP_END && cst != HP_OK) note_damage(w, s);
+  if (!rc && cst != HP_END && cst != HP_OK) ex_note_damage(w, s);
   free(vals);
   hp_cursor_close(cvc);
   hp_cursor_close(c);
   return rc;
+}
+
+FILE *ex_tmp_file(char *tmpl) {
+  int fd = mkstemp(tmpl);
+  if (fd < 0) return NULL;
+  mode_t um = umask(0); /* mkstemp makes 0600: give the file the mode a plain create would */
+  umask(um);
+  (void)fchmod(fd, 0666 & ~um);
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    int e = errno;
+    close(fd), unlink(tmpl);
+    errno = e;
+  }
+  return f;
 }
 
 static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
@@ -360,11 +375,6 @@ static int remove_tree(const char *path) {
   return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-struct ex_result {
-  ex_stats stats;
-  char error[600];
-};
-
 const ex_stats *ex_result_stats(const ex_result *r) {
   static const ex_stats none;
   return r ? &r->stats : &none;
@@ -372,9 +382,7 @@ const ex_stats *ex_result_stats(const ex_result *r) {
 const char *ex_result_error(const ex_result *r) { return r ? r->error : "out of memory"; }
 void ex_result_free(ex_result *r) { free(r); }
 
-static ex_status res_err(ex_result *r, ex_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static ex_status res_err(ex_result *r, ex_status st, const char *fmt, ...) {
+ex_status ex_result_err(ex_result *r, ex_status st, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(r->error, sizeof r->error, fmt, ap);
@@ -387,10 +395,10 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, const ex_opt
   ex_result *res = *out = calloc(1, sizeof *res);
   if (!res) return EX_ERR_NOMEM;
   if (!s || !out_path || !*out_path)
-    return res_err(res, EX_ERR_INVALID, "export: no store or no output path");
+    return ex_result_err(res, EX_ERR_INVALID, "export: no store or no output path");
   ex_stats *stats = &res->stats;
   if (!ex_format_available(f))
-    return res_err(res, f >= 0 && f < EX_FORMAT_COUNT ? EX_ERR_UNSUPPORTED : EX_ERR_INVALID,
+    return ex_result_err(res, f >= 0 && f < EX_FORMAT_COUNT ? EX_ERR_UNSUPPORTED : EX_ERR_INVALID,
                    "export format %s is not compiled into this build",
                    f >= 0 && f < EX_FORMAT_COUNT ? ex_format_names[f] : "?");
   const ex_backend *be = f == EX_PERFETTO ? &ex_perfetto_backend
@@ -412,25 +420,25 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, const ex_opt
       w.total = nr + nd;
   }
   ex_status rc = EX_OK;
-  if (load_model(&w, s)) {
-    free_model(&m);
-    return res_err(res, EX_ERR_STORE, "%s", w.err);
+  if (ex_model_load(&w, s)) {
+    ex_model_free(&m);
+    return ex_result_err(res, EX_ERR_STORE, "%s", w.err);
   }
   uint64_t off = 0;
   if (hp_store_damage(s, &off) != HP_OK)
-    note_damage(&w, s); /* a log cut short: its complete blocks are read */
+    ex_note_damage(&w, s); /* a log cut short: its complete blocks are read */
   /* the temporary output beside the final one, so the rename stays on one file system */
   hu_buf tb = {0};
   hu_buf_printf(&tb, "%s.tmp.XXXXXX", out_path);
   w.tmp_path = hu_buf_cstr(&tb);
   if (!w.tmp_path) {
-    free_model(&m);
-    return res_err(res, EX_ERR_NOMEM, "out of memory");
+    ex_model_free(&m);
+    return ex_result_err(res, EX_ERR_NOMEM, "out of memory");
   }
   int made = 0;
   if (be->is_dir) {
     if (!mkdtemp(w.tmp_path)) {
-      rc = res_err(res, EX_ERR_IO, "%s: cannot create the output: %s", out_path, strerror(errno));
+      rc = ex_result_err(res, EX_ERR_IO, "%s: cannot create the output: %s", out_path, strerror(errno));
     } else { /* mkdtemp makes 0700: give the folder the mode a plain mkdir would */
       mode_t um = umask(0);
       umask(um);
@@ -438,26 +446,19 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, const ex_opt
       made = 1;
     }
   } else {
-    int fd = mkstemp(w.tmp_path);
-    if (fd >= 0) { /* mkstemp makes 0600: give the file the mode a plain create would */
-      mode_t um = umask(0);
-      umask(um);
-      (void)fchmod(fd, 0666 & ~um);
-    }
-    if (fd < 0 || !(w.f = fdopen(fd, "w"))) {
-      rc = res_err(res, EX_ERR_IO, "%s: cannot create the output: %s", out_path, strerror(errno));
-      if (fd >= 0) close(fd), unlink(w.tmp_path);
-    } else
+    if (!(w.f = ex_tmp_file(w.tmp_path)))
+      rc = ex_result_err(res, EX_ERR_IO, "%s: cannot create the output: %s", out_path, strerror(errno));
+    else
       made = 1;
   }
   if (!rc) {
     int bad = be->open(&w) || be->tracks(&w) || walk_regions(&w, be, s) || walk_dispatches(&w, be, s) ||
               be->finish(&w);
     if (bad) {
-      rc = res_err(res, strstr(w.err, "out of memory") ? EX_ERR_NOMEM : EX_ERR_IO, "%s", w.err);
+      rc = ex_result_err(res, strstr(w.err, "out of memory") ? EX_ERR_NOMEM : EX_ERR_IO, "%s", w.err);
       be->discard(&w);
     } else if ((be->is_dir && remove_tree(out_path)) || rename(w.tmp_path, out_path)) {
-      rc = res_err(res, EX_ERR_IO, "%s: cannot write the output: %s", out_path, strerror(errno));
+      rc = ex_result_err(res, EX_ERR_IO, "%s: cannot write the output: %s", out_path, strerror(errno));
     } else {
       made = 0;
       if (w.progress) w.progress(w.progress_ctx, w.done, w.total);
@@ -468,6 +469,6 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, const ex_opt
   for (int i = 0; i < 4; i++)
     hu_buf_free(&w.scratch[i]);
   hu_buf_free(&tb);
-  free_model(&m);
+  ex_model_free(&m);
   return rc;
 }

@@ -62,4 +62,13 @@ const ex_stats *ex_result_stats(const ex_result *r);
 const char *ex_result_error(const ex_result *r);
 void ex_result_free(ex_result *r);
 
+/* The HTML report (`hubprof report`): one self-contained file (no network at view time) with the run's
+ * summary, the top kernels as a bar chart, a timeline overview, the per-kernel counter and metric table,
+ * the regions when there are any and, with a baseline, the per-kernel comparison as a chart. Names are the
+ * stores' labels in the page (their paths; NULL = "store"). Written to a temporary name beside out_path and
+ * renamed when complete. The stats say what was read (dispatches, regions) and whether the store is damaged
+ * (what was readable is reported, the page says so). *out as for ex_export. */
+ex_status ex_report(hp_store *s, const char *name, hp_store *baseline, const char *baseline_name,
+                    const char *out_path, ex_result **out);
+
 #endif
