@@ -53,7 +53,8 @@ static const char rp_style[] =
     "th,td{border:1px solid #ddd;padding:3px 6px;text-align:right;white-space:pre-wrap}\n"
     "th{background:#f3f3f3;cursor:pointer;user-select:none}\n"
     "th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}\n"
-    "td.t{text-align:left;max-width:480px;overflow-wrap:anywhere}\n"
+    "td.t{text-align:left;min-width:6em;max-width:480px;overflow-wrap:anywhere}\n"
+    ".wrap{overflow-x:auto}\n"
     "td.imp{color:#a60}dl{display:grid;grid-template-columns:max-content auto;gap:2px 16px}\n"
     "dt{font-weight:600}dd{margin:0;white-space:pre-wrap;overflow-wrap:anywhere}\n"
     ".warn{background:#fff3cd;border:1px solid #e0c060;padding:6px 10px}\n"
@@ -154,7 +155,7 @@ static void cell(hu_buf *b, const ha_result *r, size_t row, size_t col) {
 /* r as a sortable table: every column (its unit in the header), at most RP_MAX_ROWS rows. */
 static void result_table(hu_buf *b, const ha_result *r) {
   size_t nc = ha_result_ncols(r), nr = ha_result_nrows(r);
-  hu_buf_str(b, "<table class=\"sort\"><thead><tr>");
+  hu_buf_str(b, "<div class=\"wrap\"><table class=\"sort\"><thead><tr>");
   for (size_t c = 0; c < nc; c++) {
     hu_buf_str(b, "<th>");
     html_text(b, ha_result_col_name(r, c));
@@ -173,7 +174,7 @@ static void result_table(hu_buf *b, const ha_result *r) {
       cell(b, r, i, c);
     hu_buf_str(b, "</tr>\n");
   }
-  hu_buf_str(b, "</tbody></table>\n");
+  hu_buf_str(b, "</tbody></table></div>\n");
   if (nr > RP_MAX_ROWS)
     hu_buf_printf(b, "<p class=\"note\">%zu more rows not shown (hubprof analyze lists them all).</p>\n",
                   nr - RP_MAX_ROWS);
@@ -365,6 +366,8 @@ static int timeline(rp *p, const rp_span *sp, const size_t *kcls) {
   for (size_t r = 0; r < rows; r++) {
     size_t y = r * rh;
     hu_buf_printf(b, "<text x=\"%d\" y=\"%zu\" text-anchor=\"end\">", lw - 6, y + 14);
+    const ex_proc *qp = r < nrows ? ex_find_proc(m, m->queues[r].process_id) : NULL;
+    if (qp && m->nprocs > 1) hu_buf_printf(b, "pid %" PRId64 " ", qp->pid);
     if (r < nrows)
       html_text_n(b, m->queues[r].name, 44);
     else
