@@ -12,7 +12,11 @@
 #include <sys/stat.h>
 
 static const cli_opt report_opts[] = {
-    {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .value = "OUT", .help = "the HTML file to write"},
+    {.name = "output",
+     .short_name = 'o',
+     .kind = CLI_OPT_STRING,
+     .value = "OUT",
+     .help = "the HTML file to write"},
     {.name = "baseline",
      .kind = CLI_OPT_STRING,
      .value = "B",
@@ -26,10 +30,11 @@ static const cli_opt *const report_tables[] = {report_opts, cli_opts_quiet, cli_
 static const cli_spec report_spec = {
     .command = "report",
     .usage = "report STORE -o OUT.html [--baseline B] [-f]",
-    .about = "Write a store's run as one self-contained HTML page (no network needed to view it): the run's\n"
-             "summary, the top kernels as a bar chart, a timeline overview, the per-kernel counter and metric\n"
-             "table, the regions when there are any and, with --baseline, the per-kernel change as a chart.\n"
-             "Tables sort by a click on their header. Any store format is read.",
+    .about =
+        "Write a store's run as one self-contained HTML page (no network needed to view it): the run's\n"
+        "summary, the top kernels as a bar chart, a timeline overview, the per-kernel counter and metric\n"
+        "table, the regions when there are any and, with --baseline, the per-kernel change as a chart.\n"
+        "Tables sort by a click on their header. Any store format is read.",
     .tables = report_tables,
     .epilog = "examples:\n  hubprof report run.db -o run.html\n"
               "  hubprof report new.db -o diff.html --baseline old.db",
@@ -71,7 +76,8 @@ int cmd_report(int argc, char **argv) {
   cli_args_free(&args);
   struct stat sb;
   if (lstat(outp, &sb) == 0 && (!force || S_ISDIR(sb.st_mode))) {
-    cli_error(S_ISDIR(sb.st_mode) ? "%s: is a folder; the report is a file" : "%s: the output exists (use -f to replace it)",
+    cli_error(S_ISDIR(sb.st_mode) ? "%s: is a folder; the report is a file"
+                                  : "%s: the output exists (use -f to replace it)",
               outp);
     return CLI_FAIL;
   }
@@ -93,7 +99,8 @@ int cmd_report(int argc, char **argv) {
   ex_stats st = *ex_result_stats(er);
   ex_result_free(er);
   if (st.damaged)
-    cli_warn("%s: damaged store: reported what was readable, the rest of the table skipped (%s)", path, st.damage);
+    cli_warn("%s: damaged store: reported what was readable, the rest of the table skipped (%s)", path,
+             st.damage);
   if (!quiet)
     fprintf(stderr, "hubprof: wrote %s: %" PRIu64 " dispatches, %" PRIu64 " regions%s\n", outp, st.dispatches,
             st.regions, b ? ", compared with the baseline" : "");

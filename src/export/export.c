@@ -4,6 +4,7 @@
 #include "ex_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -171,7 +172,7 @@ static char *ex_dup(const char *s) { return strdup(s ? s : ""); }
       (n)++;                                                                                                 \
     }                                                                                                        \
     hp_cursor_close(c_);                                                                                     \
-    if (st_ != HP_END) ex_note_damage(w, s);                                                                    \
+    if (st_ != HP_END) ex_note_damage(w, s);                                                                 \
     if (n) qsort(arr, n, sizeof *(arr), cmp_id);                                                             \
   } while (0)
 
@@ -289,41 +290,87 @@ static int queue_lane(ex_queue *q, const hp_dispatch *d) {
   return EX_MAX_LANES - 1;
 }
 
-/* Dispatches in store order, with the counter values of each: counter values are read alongside (a second
- * cursor, in step, as every writer stores a dispatch's values after it and in dispatch order); a value whose
- * dispatch was already passed is counted in skipped_order. */
+/* A table read alongside the dispatches, in step (counter values, counter samples): every writer stores a
+ * dispatch's rows after it and in dispatch order. Its rows hold no strings, so they are copied as they are.
+ */
+typedef struct ex_step {
+  hp_cursor *c;
+  hp_status st;  /* of the last read: HP_OK while `pending` holds a row */
+  size_t id_off; /* offset of the row's dispatch_id (a uint64_t) */
+  union {
+    hp_counter_value v;
+    hp_counter_sample s;
+  } pending;
+  size_t row_size;
+  unsigned char *rows; /* the current dispatch's rows */
+  size_t n, cap;
+} ex_step;
+
+static void step_open(hp_store *s, hp_table t, uint64_t nrows, size_t row_size, size_t id_off, ex_step *k) {
+  memset(k, 0, sizeof *k);
+  k->st = HP_END, k->row_size = row_size, k->id_off = id_off;
+  memcpy(&k->pending, &(uint32_t){(uint32_t)row_size}, sizeof(uint32_t)); /* every row starts with its size */
+  if (!nrows) return;
+  k->st = hp_cursor_open(s, t, &k->c);
+  if (k->st == HP_OK) k->st = hp_cursor_next(k->c, &k->pending);
+}
+
+static uint64_t step_id(const ex_step *k) {
+  uint64_t id;
+  memcpy(&id, (const unsigned char *)&k->pending + k->id_off, sizeof id);
+  return id;
+}
+
+/* The rows of dispatch `id` into k->rows; rows of dispatches before it (up to prev_id) that were never
+ * matched are out of order: counted in skipped_order. 0, or -1 when out of memory. */
+static int step_take(ex_writer *w, ex_step *k, uint64_t id, uint64_t prev_id) {
+  k->n = 0;
+  while (k->st == HP_OK && step_id(k) <= prev_id && step_id(k) != id) {
+    w->st->skipped_order++;
+    k->st = hp_cursor_next(k->c, &k->pending);
+  }
+  while (k->st == HP_OK && step_id(k) == id) {
+    if (hu_grow((void **)&k->rows, &k->cap, k->n + 1, k->row_size)) return ex_set_err(w, "out of memory");
+    memcpy(k->rows + k->n++ * k->row_size, &k->pending, k->row_size);
+    k->st = hp_cursor_next(k->c, &k->pending);
+  }
+  return 0;
+}
+
+/* Rows left whose dispatch never came are counted; damage is noted; the cursor closed. */
+static void step_close(ex_writer *w, ex_step *k, hp_store *s, int ok) {
+  while (ok && k->st == HP_OK) {
+    w->st->skipped_order++;
+    k->st = hp_cursor_next(k->c, &k->pending);
+  }
+  if (ok && k->st != HP_END && k->st != HP_OK) ex_note_damage(w, s);
+  free(k->rows);
+  hp_cursor_close(k->c);
+}
+
+/* Dispatches in store order, with the counter values of each and, for the formats that take them, its counter
+ * samples (w->samples): both read alongside in step (ex_step); a row whose dispatch was already passed is
+ * counted in skipped_order. */
 static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
-  hp_cursor *c, *cvc = NULL;
+  hp_cursor *c;
   hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
   if (st != HP_OK) return ex_set_err(w, "%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
-  hp_status cst = HP_END;
-  hp_counter_value pending = {.size = sizeof pending};
-  if (w->m->nvalues) {
-    cst = hp_cursor_open(s, HP_TABLE_COUNTER_VALUE, &cvc);
-    if (cst == HP_OK) cst = hp_cursor_next(cvc, &pending);
-  }
-  hp_counter_value *vals = NULL;
-  size_t nvals = 0, capvals = 0;
+  ex_step vals, samples;
+  uint64_t nsamples = 0;
+  if (!be->samples || hp_store_count(s, HP_TABLE_COUNTER_SAMPLE, &nsamples) != HP_OK) nsamples = 0;
+  step_open(s, HP_TABLE_COUNTER_VALUE, w->m->nvalues, sizeof(hp_counter_value),
+            offsetof(hp_counter_value, dispatch_id), &vals);
+  step_open(s, HP_TABLE_COUNTER_SAMPLE, nsamples, sizeof(hp_counter_sample),
+            offsetof(hp_counter_sample, dispatch_id), &samples);
   uint64_t prev_id = 0;
   hp_dispatch d = {.size = sizeof d};
   int rc = 0;
   while (!rc && (st = hp_cursor_next(c, &d)) == HP_OK) {
     tick(w);
-    nvals = 0;
-    /* values of dispatches before this one that were never matched: out of order */
-    while (cst == HP_OK && pending.dispatch_id <= prev_id && pending.dispatch_id != d.id) {
-      w->st->skipped_order++;
-      cst = hp_cursor_next(cvc, &pending);
+    if (step_take(w, &vals, d.id, prev_id) || step_take(w, &samples, d.id, prev_id)) {
+      rc = -1;
+      break;
     }
-    while (cst == HP_OK && pending.dispatch_id == d.id) {
-      if (hu_grow((void **)&vals, &capvals, nvals + 1, sizeof *vals)) {
-        rc = ex_set_err(w, "out of memory");
-        break;
-      }
-      vals[nvals++] = pending;
-      cst = hp_cursor_next(cvc, &pending);
-    }
-    if (rc) break;
     prev_id = d.id > prev_id ? d.id : prev_id;
     if (!d.start_ns || d.end_ns < d.start_ns) {
       w->st->skipped_untimed++;
@@ -331,18 +378,15 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
     }
     const ex_named *k = ex_find_named(w->m->kernels, w->m->nkernels, d.kernel_id);
     ex_queue *q = ex_find_queue(w->m, d.queue_id);
+    w->samples = (const hp_counter_sample *)samples.rows, w->nsamples = samples.n;
     rc = be->dispatch(w, &d, k ? k->name : "(unknown kernel)", ex_find_proc(w->m, d.process_id),
-                      ex_find_thread(w->m, d.thread_id), q, queue_lane(q, &d), vals, nvals);
+                      ex_find_thread(w->m, d.thread_id), q, queue_lane(q, &d),
+                      (const hp_counter_value *)vals.rows, vals.n);
   }
   if (!rc && st != HP_END) ex_note_damage(w, s);
-  if (!rc && cst == HP_OK) /* values left whose dispatch never came */
-    while (cst == HP_OK) {
-      w->st->skipped_order++;
-      cst = hp_cursor_next(cvc, &pending);
-    }
-  if (!rc && cst != HP_END && cst != HP_OK) ex_note_damage(w, s);
-  free(vals);
-  hp_cursor_close(cvc);
+  step_close(w, &vals, s, !rc);
+  step_close(w, &samples, s, !rc);
+  w->samples = NULL, w->nsamples = 0;
   hp_cursor_close(c);
   return rc;
 }
@@ -399,8 +443,8 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, const ex_opt
   ex_stats *stats = &res->stats;
   if (!ex_format_available(f))
     return ex_result_err(res, f >= 0 && f < EX_FORMAT_COUNT ? EX_ERR_UNSUPPORTED : EX_ERR_INVALID,
-                   "export format %s is not compiled into this build",
-                   f >= 0 && f < EX_FORMAT_COUNT ? ex_format_names[f] : "?");
+                         "export format %s is not compiled into this build",
+                         f >= 0 && f < EX_FORMAT_COUNT ? ex_format_names[f] : "?");
   const ex_backend *be = f == EX_PERFETTO ? &ex_perfetto_backend
                          : f == EX_CHROME ? &ex_chrome_backend
                                           :

@@ -26,13 +26,14 @@ typedef struct ex_stats {
   uint64_t dispatches;      /* dispatch slices written */
   uint64_t regions;         /* region slices written */
   uint64_t markers;         /* regions of zero length, written as instants */
-  uint64_t counter_values;  /* counter samples written */
+  uint64_t counter_values;  /* per-dispatch counter values written */
   uint64_t flows;           /* enqueue -> device flows */
   uint64_t skipped_untimed; /* dispatches or regions without a start or end time */
   uint64_t skipped_order;   /* events a format could not take out of time order (OTF2), counter values whose
                                dispatch came earlier in the table */
   int damaged;              /* the store is damaged: a table was read up to its damage */
   char damage[256];         /* hp_store_error at the damage */
+  uint64_t counter_samples; /* counter samples (timelines during a dispatch) written (OTF2) */
 } ex_stats;
 
 /* Format names ("perfetto", "chrome", "otf2"), NULL-terminated, in ex_format order. */

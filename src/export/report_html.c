@@ -14,12 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#define RP_BINS 240     /* columns of the timeline overview */
-#define RP_ROWS 16      /* queues drawn one per row; the others share a last row */
-#define RP_CLASSES 9    /* the top 8 kernels get a colour each, the rest one more */
-#define RP_TOP 15       /* bars in the top-kernel and comparison charts */
+#define RP_BINS 240      /* columns of the timeline overview */
+#define RP_ROWS 16       /* queues drawn one per row; the others share a last row */
+#define RP_CLASSES 9     /* the top 8 kernels get a colour each, the rest one more */
+#define RP_TOP 15        /* bars in the top-kernel and comparison charts */
 #define RP_MAX_ROWS 5000 /* table rows written; the rest counted */
-#define RP_LABEL 56     /* characters of a name in a chart (the full name in its tooltip) */
+#define RP_LABEL 56      /* characters of a name in a chart (the full name in its tooltip) */
 
 static const char *const rp_colors[RP_CLASSES] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
                                                   "#edc948", "#b07aa1", "#ff9da7", "#9c9c9c"};
@@ -200,7 +200,8 @@ static void bar_chart(hu_buf *b, const rp_bar *bars, size_t n, const char *aria)
   double max = 0;
   for (size_t i = 0; i < n; i++)
     if (isfinite(bars[i].value) && bars[i].value > max) max = bars[i].value;
-  hu_buf_printf(b, "<svg width=\"%d\" height=\"%zu\" viewBox=\"0 0 %d %zu\" role=\"img\" aria-label=\"%s\">\n",
+  hu_buf_printf(b,
+                "<svg width=\"%d\" height=\"%zu\" viewBox=\"0 0 %d %zu\" role=\"img\" aria-label=\"%s\">\n",
                 W, n * rh + 8, W, n * rh + 8, aria);
   for (size_t i = 0; i < n; i++) {
     double v = isfinite(bars[i].value) ? bars[i].value : 0;
@@ -216,8 +217,8 @@ static void bar_chart(hu_buf *b, const rp_bar *bars, size_t n, const char *aria)
     hu_buf_printf(b, "<text x=\"%d\" y=\"%zu\" text-anchor=\"end\">", lw - 6, y + 15);
     html_text_n(b, bars[i].label, RP_LABEL);
     hu_buf_str(b, "</text>");
-    hu_buf_printf(b, "<rect x=\"%d\" y=\"%zu\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>", lw, y, len > 0.5 ? len : 0.5,
-                  rh - 6, rp_colors[bars[i].cls % RP_CLASSES]);
+    hu_buf_printf(b, "<rect x=\"%d\" y=\"%zu\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>", lw, y,
+                  len > 0.5 ? len : 0.5, rh - 6, rp_colors[bars[i].cls % RP_CLASSES]);
     hu_buf_printf(b, "<text x=\"%.1f\" y=\"%zu\">", lw + len + 6, y + 15);
     fmt_ns(b, v);
     if (isfinite(bars[i].pct)) hu_buf_printf(b, " (%.1f%%)", bars[i].pct);
@@ -292,7 +293,8 @@ static void top_kernels(rp *p, const ha_result *r, size_t *kcls) {
 static int scan_span(rp *p, rp_span *sp) {
   hp_cursor *c;
   hp_status st = hp_cursor_open(p->s, HP_TABLE_DISPATCH, &c);
-  if (st != HP_OK) return ex_set_err(p->w, "%s", hp_store_error(p->s)[0] ? hp_store_error(p->s) : hp_status_str(st));
+  if (st != HP_OK)
+    return ex_set_err(p->w, "%s", hp_store_error(p->s)[0] ? hp_store_error(p->s) : hp_status_str(st));
   hp_dispatch d = {.size = sizeof d};
   while ((st = hp_cursor_next(c, &d)) == HP_OK) {
     if (!d.start_ns || d.end_ns < d.start_ns) {
@@ -386,8 +388,9 @@ static int timeline(rp *p, const rp_span *sp, const size_t *kcls) {
       if (tot <= 0) continue;
       double op = tot / bin;
       op = op > 1 ? 1 : op < 0.2 ? 0.2 : op; /* several lanes can exceed 1; a short dispatch stays visible */
-      hu_buf_printf(b, "<rect x=\"%zu\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"%s\" fill-opacity=\"%.2f\"/>",
-                    lw + x * cw, y + 2, cw, rh - 4, rp_colors[bc], op);
+      hu_buf_printf(
+          b, "<rect x=\"%zu\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"%s\" fill-opacity=\"%.2f\"/>",
+          lw + x * cw, y + 2, cw, rh - 4, rp_colors[bc], op);
     }
     hu_buf_byte(b, '\n');
   }
@@ -422,11 +425,12 @@ static void summary(rp *p, const char *name, const rp_span *sp, uint64_t lost) {
     html_text(b, m->agents[i].name);
   }
   if (m->nagents > 20) hu_buf_printf(b, "\n… %zu more", m->nagents - 20);
-  hu_buf_printf(b,
-                "</dd>\n<dt>queues</dt><dd>%zu</dd>\n<dt>kernels</dt><dd>%zu</dd>\n<dt>dispatches</dt><dd>%" PRIu64
-                " (%" PRIu64 " timed)</dd>\n<dt>counter values</dt><dd>%" PRIu64 "</dd>\n<dt>regions</dt><dd>%" PRIu64
-                "</dd>\n<dt>time span</dt><dd>",
-                m->nqueues, m->nkernels, sp->timed + sp->untimed, sp->timed, values, regions);
+  hu_buf_printf(
+      b,
+      "</dd>\n<dt>queues</dt><dd>%zu</dd>\n<dt>kernels</dt><dd>%zu</dd>\n<dt>dispatches</dt><dd>%" PRIu64
+      " (%" PRIu64 " timed)</dd>\n<dt>counter values</dt><dd>%" PRIu64 "</dd>\n<dt>regions</dt><dd>%" PRIu64
+      "</dd>\n<dt>time span</dt><dd>",
+      m->nqueues, m->nkernels, sp->timed + sp->untimed, sp->timed, values, regions);
   if (sp->timed) {
     fmt_ns(b, (double)(sp->tmax - sp->tmin));
     hu_buf_printf(b, " (first dispatch start %" PRId64 " ns to last end %" PRId64 " ns, the node's clock)",
@@ -435,15 +439,15 @@ static void summary(rp *p, const char *name, const rp_span *sp, uint64_t lost) {
     hu_buf_str(b, "no timed dispatch");
   hu_buf_str(b, "</dd>\n</dl>\n");
   if (lost)
-    hu_buf_printf(b,
-                  "<p class=\"warn\">The collector lost %" PRIu64
-                  " records: the figures are lower bounds.</p>\n",
-                  lost);
+    hu_buf_printf(
+        b, "<p class=\"warn\">The collector lost %" PRIu64 " records: the figures are lower bounds.</p>\n",
+        lost);
 }
 
 static void damage_note(rp *p) {
   if (!p->w->st->damaged) return;
-  hu_buf_str(p->b, "<p class=\"warn\">Damaged store: this report shows what was readable; the rest was skipped (");
+  hu_buf_str(p->b,
+             "<p class=\"warn\">Damaged store: this report shows what was readable; the rest was skipped (");
   html_text(p->b, p->w->st->damage);
   hu_buf_str(p->b, ").</p>\n");
 }
@@ -461,8 +465,9 @@ static void comparison(rp *p, const ha_result *r, const char *base_name) {
   size_t nr = ha_result_nrows(r), n = nr < RP_TOP ? nr : RP_TOP;
   if (ck >= 0 && cs >= 0 && cpct >= 0 && ca >= 0 && cb >= 0 && n) {
     const int lw = 380, half = 260, rh = 22, W = lw + 2 * half + 200;
-    hu_buf_printf(b, "<svg width=\"%d\" height=\"%zu\" role=\"img\" aria-label=\"change against the baseline\">\n",
-                  W, n * rh + 8);
+    hu_buf_printf(
+        b, "<svg width=\"%d\" height=\"%zu\" role=\"img\" aria-label=\"change against the baseline\">\n", W,
+        n * rh + 8);
     hu_buf_printf(b, "<line x1=\"%d\" y1=\"0\" x2=\"%d\" y2=\"%zu\" stroke=\"#888\"/>\n", lw + half,
                   lw + half, n * rh + 8);
     for (size_t i = 0; i < n; i++) {
@@ -489,7 +494,9 @@ static void comparison(rp *p, const ha_result *r, const char *base_name) {
         hu_buf_str(b, ")</text></g>\n");
       } else {
         hu_buf_printf(b, "<text x=\"%.1f\" y=\"%zu\">", label_x, y + 15);
-        hu_buf_str(b, !strcmp(status, "new") ? "new: only in this run" : !strcmp(status, "missing") ? "missing: only in the baseline" : "no timed calls");
+        hu_buf_str(b, !strcmp(status, "new")       ? "new: only in this run"
+                      : !strcmp(status, "missing") ? "missing: only in the baseline"
+                                                   : "no timed calls");
         hu_buf_str(b, "</text></g>\n");
       }
     }
@@ -551,9 +558,10 @@ static int build_page(rp *p, const char *name, hp_store *base, const char *base_
   html_text_n(b, name, 200);
   hu_buf_printf(b, "</title>\n<style>%s</style>\n</head><body>\n<h1>hubprof report: ", rp_style);
   html_text(b, name);
-  hu_buf_printf(b, "</h1>\n<p class=\"note\">hubprof %s. Contents: <a href=\"#summary\">run</a> · "
-                   "<a href=\"#top\">top kernels</a> · <a href=\"#timeline\">timeline</a> · "
-                   "<a href=\"#kernels\">kernels</a>%s%s. Click a table's header to sort it.</p>\n",
+  hu_buf_printf(b,
+                "</h1>\n<p class=\"note\">hubprof %s. Contents: <a href=\"#summary\">run</a> · "
+                "<a href=\"#top\">top kernels</a> · <a href=\"#timeline\">timeline</a> · "
+                "<a href=\"#kernels\">kernels</a>%s%s. Click a table's header to sort it.</p>\n",
                 hp_version(), nregions ? " · <a href=\"#regions\">regions</a>" : "",
                 base ? " · <a href=\"#diff\">baseline</a>" : "");
   damage_note(p);
@@ -567,8 +575,9 @@ static int build_page(rp *p, const char *name, hp_store *base, const char *base_
   int rc = timeline(p, &sp, kcls);
   free(kcls);
   if (!rc) {
-    hu_buf_str(b, "<h2 id=\"kernels\">Kernels</h2>\n<p>As <code>hubprof analyze</code> gives them: per device "
-                  "and kernel, calls and device time, then each counter (mean per dispatch) and metric.</p>\n");
+    hu_buf_str(b,
+               "<h2 id=\"kernels\">Kernels</h2>\n<p>As <code>hubprof analyze</code> gives them: per device "
+               "and kernel, calls and device time, then each counter (mean per dispatch) and metric.</p>\n");
     if (no_metrics)
       hu_buf_str(b, "<p class=\"warn\">The counters and metrics could not be computed for this store; "
                     "times only.</p>\n");
@@ -586,8 +595,10 @@ static int build_page(rp *p, const char *name, hp_store *base, const char *base_
       size_t n = ha_result_nrows(rr) < RP_TOP ? ha_result_nrows(rr) : RP_TOP;
       rp_bar bars[RP_TOP];
       for (size_t i = 0; cn >= 0 && ct >= 0 && i < n; i++)
-        bars[i] = (rp_bar){.label = ha_result_text(rr, i, (size_t)cn), .value = ha_result_num(rr, i, (size_t)ct),
-                           .pct = NAN, .cls = 0};
+        bars[i] = (rp_bar){.label = ha_result_text(rr, i, (size_t)cn),
+                           .value = ha_result_num(rr, i, (size_t)ct),
+                           .pct = NAN,
+                           .cls = 0};
       if (cn >= 0 && ct >= 0 && n) {
         hu_buf_str(b, "<p>Inclusive time of the regions with the most.</p>\n");
         bar_chart(b, bars, n, "regions by inclusive time");
@@ -615,7 +626,8 @@ ex_status ex_report(hp_store *s, const char *name, hp_store *baseline, const cha
   if (!out) return EX_ERR_INVALID;
   ex_result *res = *out = calloc(1, sizeof *res);
   if (!res) return EX_ERR_NOMEM;
-  if (!s || !out_path || !*out_path) return ex_result_err(res, EX_ERR_INVALID, "report: no store or no output path");
+  if (!s || !out_path || !*out_path)
+    return ex_result_err(res, EX_ERR_INVALID, "report: no store or no output path");
   ex_model m = {0};
   ex_writer w = {.m = &m, .st = &res->stats, .out_path = out_path};
   if (ex_model_load(&w, s)) {
