@@ -356,7 +356,7 @@ static int timeline(rp *p, const rp_span *sp, const size_t *kcls) {
   hp_cursor_close(c);
   if (st != HP_END) ex_note_damage(p->w, p->s);
   if (other && !any_other) rows--;
-  const int lw = 300, cw = 4, rh = 20, W = lw + RP_BINS * cw + 10;
+  const int lw = 300, cw = 3, rh = 20, W = lw + RP_BINS * cw + 60;
   hu_buf_str(b, "<p>Device time over the run (");
   fmt_ns(b, span);
   hu_buf_printf(b, ", %zu columns of ", (size_t)RP_BINS);
