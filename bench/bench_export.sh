@@ -2,7 +2,7 @@
 # Benchmark of `hubprof export` and `hubprof report`: wall time and peak memory (max RSS, /usr/bin/time) of each
 # export format and of the HTML report on one synthetic store of N dispatches (gen_logs, 2 counters per dispatch,
 # rocpd), next to `hubprof analyze` on the same store; the runs interleaved round by round; median and min-max
-# (bench/lib.sh stats). usage: bench_export.sh DIR [DISPATCHES [ROUNDS]]
+# (bench/lib.sh stats). usage: [BENCH_EXPORT_RUNS="analyze perfetto ..."] bench_export.sh DIR [DISPATCHES [ROUNDS]]
 # SPDX-License-Identifier: MIT
 set -euo pipefail
 dir=${1:?usage: bench_export.sh DIR [DISPATCHES [ROUNDS]]}
@@ -21,6 +21,8 @@ have_otf2=1
 runs=(analyze perfetto chrome)
 [ "$have_otf2" = 1 ] && runs+=(otf2)
 runs+=(report)
+# BENCH_EXPORT_RUNS="analyze otf2 ...": a subset (the 10 M-dispatch run leaves out chrome's 8 GB of JSON)
+[ -n "${BENCH_EXPORT_RUNS:-}" ] && read -r -a runs <<<"$BENCH_EXPORT_RUNS"
 res=$dir/results.txt
 : >"$res"
 for r in $(seq "$rounds"); do
