@@ -216,6 +216,8 @@ def test_damaged_store(browser, logs, tmp_path):
     load(browser, out)
     text = browser.evaluate("document.body.innerText")
     assert "Damaged store" in text and f"{readable} (" in text
+    with hubprof.open(cut) as s, pytest.warns(RuntimeWarning, match="damaged store"):
+        s.report(tmp_path / "cut2.html")
 
 
 def test_output_errors(stores, tmp_path):
