@@ -15,7 +15,7 @@ import pytest
 
 import hubprof
 from chromium import Chromium, find
-from conftest import BUILD, HUBPROF, need, run
+from conftest import BUILD, HUBPROF, cut_log, need, run
 
 # quotes, HTML, a newline, a byte that is never UTF-8, an overlong '/', an encoded surrogate and a cut sequence
 WEIRD = ['say "hi"', "<script>alert(1)</script>", "two\nlines", "bad\udcffbyte",
@@ -197,18 +197,8 @@ def test_real_trace(browser, tmp_path):
 
 
 def test_damaged_store(browser, logs, tmp_path):
-    log = logs[0]
-    with hubprof.open(log) as s:
-        total = s.count("dispatch")
     cut = tmp_path / "cut.log"
-    data = log.read_bytes()
-    for frac in (0.6, 0.4, 0.2, 0.1):
-        cut.write_bytes(data[: int(len(data) * frac)])
-        with hubprof.open(cut) as s:
-            readable = s.count("dispatch")
-        if 0 < readable < total:
-            break
-    assert 0 < readable < total
+    readable, _ = cut_log(logs[0], cut)
     out = tmp_path / "cut.html"
     p = report(cut, out)
     assert "damaged store" in p.stderr and "skipped" in p.stderr
