@@ -149,6 +149,12 @@ static void cell(hu_buf *b, const ha_result *r, size_t row, size_t col) {
     hu_buf_printf(b, "%.6g", v);
   else
     hu_buf_printf(b, "%.3f", v);
+  /* analyze's marks: * imputed, ! values of different passes combined, ^ above its physical peak */
+  if (fl & (HA_CELL_IMPUTED | HA_CELL_MIXED | HA_CELL_OVER_PEAK))
+    hu_buf_printf(b, "<sup title=\"%s%s%s\">%s%s%s</sup>", fl & HA_CELL_IMPUTED ? "imputed " : "",
+                  fl & HA_CELL_MIXED ? "combines different replay passes " : "",
+                  fl & HA_CELL_OVER_PEAK ? "above its peak" : "", fl & HA_CELL_IMPUTED ? "*" : "",
+                  fl & HA_CELL_MIXED ? "!" : "", fl & HA_CELL_OVER_PEAK ? "^" : "");
   hu_buf_str(b, "</td>");
 }
 
