@@ -56,8 +56,12 @@ echo
 echo "== top kernels over the same dataset: hubprof analyze, DuckDB and Spark side by side (bench/bench_dataset.py)"
 python3 bench/bench_dataset.py "$dir/analyze/big.parquet" "${BENCH_ROUNDS:-5}"
 echo
-echo "== export: timelines of a 1 M-dispatch store next to analyze (bench/bench_export.sh)"
+echo "== export and report: timelines and the HTML page of a 1 M-dispatch store next to analyze (bench/bench_export.sh)"
 bash bench/bench_export.sh "$dir/export" "${BENCH_EXPORT_DISPATCHES:-1000000}" "${BENCH_REPEATS:-3}"
+echo "== export and report at 10 M dispatches: memory stays bounded (bench/bench_export.sh)"
+BENCH_EXPORT_RUNS="analyze perfetto otf2 report" \
+  bash bench/bench_export.sh "$dir/export10m" "${BENCH_EXPORT_LARGE_DISPATCHES:-10000000}" "${BENCH_EXPORT_LARGE_ROUNDS:-2}"
+rm -rf "$dir/export10m"
 echo
 echo "== Python bindings: read rate of store.table(\"dispatch\") (bench/bench_python.py)"
 python3 bench/bench_python.py "$dir/python" "${BENCH_PYTHON_DISPATCHES:-1000000}" 3

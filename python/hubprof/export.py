@@ -1,5 +1,5 @@
-"""Store.export(): a store's run as a timeline (Perfetto, Chrome JSON, OTF2) by running the `hubprof export`
-command, found as $HUBPROF_CLI, beside the loaded libhubprof.so (a source tree's build/), or on PATH."""
+"""Store.export() and Store.report(): a store's run as a timeline (Perfetto, Chrome JSON, OTF2) or as an HTML
+page by running the `hubprof export` / `hubprof report` command, found as $HUBPROF_CLI, beside the loaded libhubprof.so (a source tree's build/), or on PATH."""
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
@@ -38,12 +38,27 @@ def export(store_path: str | os.PathLike, out: str | os.PathLike, format: str = 
     if format not in FORMATS:
         raise InvalidArgumentError(f"unknown export format {format!r} (one of {', '.join(FORMATS)})", -1)
     args = [find_cli(), "export", "-q", os.fspath(store_path), "-o", os.fspath(out), "--format", format]
+    return _run(args, store_path, out, force)
+
+
+def report(store_path: str | os.PathLike, out: str | os.PathLike, baseline: str | os.PathLike | None = None,
+           force: bool = False) -> Path:
+    """Write the store at store_path as an HTML report at `out` (compared with the store at `baseline` when
+    given); returns `out`. Errors and warnings as export()."""
+    args = [find_cli(), "report", "-q", os.fspath(store_path), "-o", os.fspath(out)]
+    if baseline is not None:
+        args += ["--baseline", os.fspath(baseline)]
+    return _run(args, store_path, out, force)
+
+
+def _run(args: list[str], store_path: str | os.PathLike, out: str | os.PathLike, force: bool) -> Path:
+    """Run the command; its error line as Error, its warnings as RuntimeWarning."""
     if force:
         args.append("-f")
     p = subprocess.run(args, capture_output=True, text=True, errors="replace")
     lines = [ln.removeprefix("hubprof: ") for ln in p.stderr.splitlines() if ln.strip()]
     if p.returncode != 0:
-        raise Error(lines[-1] if lines else f"hubprof export exited {p.returncode}", -3, os.fspath(store_path))
+        raise Error(lines[-1] if lines else f"hubprof {args[1]} exited {p.returncode}", -3, os.fspath(store_path))
     for ln in lines:
-        warnings.warn(ln.removeprefix("warning: "), RuntimeWarning, stacklevel=3)
+        warnings.warn(ln.removeprefix("warning: "), RuntimeWarning, stacklevel=4)
     return Path(out)

@@ -169,6 +169,17 @@ class Store:
         self._handle()
         return export(self.path, path, format, force)
 
+    def report(self, path: str | os.PathLike, baseline: "Store | str | os.PathLike | None" = None,
+               force: bool = False) -> Path:
+        """This store as one self-contained HTML page at `path` (summary, top kernels, timeline, kernel and
+        region tables; with `baseline`, a Store or a path, the per-kernel change as a chart), through the
+        `hubprof report` command (docs/cli/report.md)."""
+        from .export import report
+
+        self._handle()
+        base = baseline.path if isinstance(baseline, Store) else baseline
+        return report(self.path, path, base, force)
+
     # ---- analysis ----
     def analyze(self, by: str = "kernel", limit: int | None = None, **kw) -> pd.DataFrame:
         """The groupings of `hubprof analyze` as a DataFrame: counters=, metrics=, kernel=, device=,

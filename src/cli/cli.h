@@ -27,6 +27,8 @@ int cmd_convert(int argc, char **argv);
 void cmd_convert_help(FILE *out);
 int cmd_export(int argc, char **argv);
 void cmd_export_help(FILE *out);
+int cmd_report(int argc, char **argv);
+void cmd_report_help(FILE *out);
 int cmd_trace(int argc, char **argv);
 void cmd_trace_help(FILE *out);
 int cmd_sample(int argc, char **argv);

@@ -122,8 +122,10 @@ int cmd_export(int argc, char **argv) {
   if (!quiet)
     fprintf(stderr,
             "hubprof: wrote %s (%s): %" PRIu64 " dispatches, %" PRIu64 " regions, %" PRIu64
-            " markers, %" PRIu64 " flows, %" PRIu64 " counter values\n",
+            " markers, %" PRIu64 " flows, %" PRIu64 " counter values%s\n",
             outp, ex_format_names[fmt], stats.dispatches, stats.regions, stats.markers, stats.flows,
-            stats.counter_values);
+            stats.counter_values, stats.counter_samples ? ", counter samples as well" : "");
+  if (!quiet && stats.counter_samples)
+    fprintf(stderr, "hubprof: %" PRIu64 " counter samples\n", stats.counter_samples);
   return CLI_OK;
 }

@@ -24,6 +24,8 @@ static const cli_cmd commands[] = {
     {"convert", "rewrite a store in another format (rocpd, log, parquet)", cmd_convert, cmd_convert_help},
     {"export", "write a store as a timeline: Perfetto, Chrome trace JSON or OTF2", cmd_export,
      cmd_export_help},
+    {"report", "write a store as one self-contained HTML page with plots (top kernels, timeline, diff)",
+     cmd_report, cmd_report_help},
     {"plan", "print the counter passes a profile needs, without running anything", cmd_plan, cmd_plan_help},
     {"list", "list counters and metrics (with availability here) or device descriptions", cmd_list,
      cmd_list_help},

@@ -67,6 +67,7 @@ typedef struct ex_backend {
   int (*finish)(ex_writer *w);   /* write what is left and close (the walker renames afterwards) */
   void (*discard)(ex_writer *w); /* free after a failure (the walker removes the temporary output) */
   int is_dir;                    /* the output is a folder */
+  int samples;                   /* the format takes counter samples: w->samples during dispatch() */
 } ex_backend;
 
 struct ex_writer {
@@ -82,6 +83,9 @@ struct ex_writer {
   void (*progress)(void *ctx, uint64_t done, uint64_t total);
   void *progress_ctx;
   uint64_t done, total;
+  /* during dispatch(), for a backend with `samples`: the dispatch's counter samples in store order */
+  const hp_counter_sample *samples;
+  size_t nsamples;
 };
 
 extern const ex_backend ex_perfetto_backend, ex_chrome_backend;
@@ -105,6 +109,25 @@ const char *ex_utf8_clean(hu_buf *b, const char *s);
 void ex_json_str(hu_buf *b, const char *s);
 /* Timestamps of the Chrome format: microseconds with three decimals from nanoseconds. */
 void ex_json_us(hu_buf *b, int64_t ns);
+
+/* The small tables of store s into w->m (a damaged table kept up to its damage, noted in w->st): 0, or -1
+ * with w->err set. ex_model_free frees them (also after a failure). */
+int ex_model_load(ex_writer *w, hp_store *s);
+void ex_model_free(ex_model *m);
+/* Note the store's damage in w->st (the first only). */
+void ex_note_damage(ex_writer *w, hp_store *s);
+
+struct ex_result {
+  ex_stats stats;
+  char error[600];
+};
+/* Put a one-line reason in r and return st. */
+ex_status ex_result_err(ex_result *r, ex_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Create and open the temporary file named by tmpl ("….XXXXXX", filled in) with the mode a plain create
+ * would give; NULL with errno set and nothing left behind when it cannot. */
+FILE *ex_tmp_file(char *tmpl);
 
 int ex_set_err(ex_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

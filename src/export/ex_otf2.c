@@ -1,5 +1,6 @@
 /* hubprof export to OTF2 through the OTF2 library: a location per thread and per queue lane, dispatches and
- * regions as Enter/Leave of OTF2 regions; definitions written at the end, once event counts are known. */
+ * regions as Enter/Leave of OTF2 regions, counters as metrics; definitions written at the end, once event
+ * counts are known. */
 /* SPDX-License-Identifier: MIT */
 #ifdef HUBPROF_HAVE_OTF2
 #include "ex_internal.h"
@@ -82,6 +83,20 @@ static int ot_event(ex_writer *w, ot_state *os, size_t l, uint64_t ts, OTF2_Regi
   return 0;
 }
 
+/* A counter's value at ts on location l (in time order, as ot_event): metric class 2 * counter for a
+ * per-dispatch value, 2 * counter + 1 for a sample. */
+static int ot_metric(ex_writer *w, ot_state *os, size_t l, uint64_t ts, OTF2_MetricRef metric, double v) {
+  ot_loc *lc = &os->locs[l];
+  OTF2_Type type = OTF2_TYPE_DOUBLE;
+  OTF2_MetricValue val = {.floating_point = v};
+  OTF2_ErrorCode e = OTF2_EvtWriter_Metric(lc->ew, NULL, ts, metric, 1, &type, &val);
+  if (e != OTF2_SUCCESS)
+    return ex_set_err(w, "%s: OTF2 write failed: %s", w->out_path, OTF2_Error_GetDescription(e));
+  lc->events++;
+  lc->last = ts;
+  return 0;
+}
+
 /* Leave the regions of a thread that ended by `until` (all of them when until < 0). */
 static int ot_unwind(ex_writer *w, ot_state *os, size_t l, int64_t until) {
   ot_loc *lc = &os->locs[l];
@@ -137,9 +152,29 @@ static int ot_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, c
   }
   const ex_named *k = ex_find_named(w->m->kernels, w->m->nkernels, d->kernel_id);
   OTF2_RegionRef region = k ? (OTF2_RegionRef)(k - w->m->kernels) : (OTF2_RegionRef)w->m->nkernels;
-  if (ot_event(w, os, l, (uint64_t)d->start_ns, region, 1) ||
-      ot_event(w, os, l, (uint64_t)d->end_ns, region, 0))
-    return -1;
+  if (ot_event(w, os, l, (uint64_t)d->start_ns, region, 1)) return -1;
+  /* its counter samples, in time order within the dispatch; then its per-dispatch values at its end */
+  for (size_t i = 0; i < w->nsamples; i++) {
+    const hp_counter_sample *cs = &w->samples[i];
+    const ex_named *c = ex_find_named(w->m->counters, w->m->ncounters, cs->counter_id);
+    if (!c || cs->timestamp_ns < d->start_ns || cs->timestamp_ns > d->end_ns ||
+        (uint64_t)cs->timestamp_ns < lc->last) {
+      w->st->skipped_order++;
+      continue;
+    }
+    if (ot_metric(w, os, l, (uint64_t)cs->timestamp_ns, (OTF2_MetricRef)(2 * (c - w->m->counters) + 1),
+                  cs->value))
+      return -1;
+    w->st->counter_samples++;
+  }
+  for (size_t i = 0; i < ncv; i++) {
+    const ex_named *c = ex_find_named(w->m->counters, w->m->ncounters, cv[i].counter_id);
+    if (!c) continue;
+    if (ot_metric(w, os, l, (uint64_t)d->end_ns, (OTF2_MetricRef)(2 * (c - w->m->counters)), cv[i].value))
+      return -1;
+    w->st->counter_values++;
+  }
+  if (ot_event(w, os, l, (uint64_t)d->end_ns, region, 0)) return -1;
   w->st->dispatches++;
   return 0;
 }
@@ -206,6 +241,14 @@ static int ot_finish(ex_writer *w) {
         if (lane) hu_buf_printf(nb, " lane %d", lane + 1);
         str_ref(os, hu_buf_cstr(nb) ? hu_buf_cstr(nb) : "", &oom);
       }
+  OTF2_StringRef s_per = str_ref(os, "per dispatch: the counter's value over the dispatch, at its end", &oom),
+                 s_sample = str_ref(os, "sample: the counter's value since the dispatch began", &oom);
+  for (size_t i = 0; i < m->ncounters; i++) {
+    str_ref(os, m->counters[i].name, &oom), str_ref(os, m->counters[i].unit, &oom);
+    nb->n = 0;
+    hu_buf_printf(nb, "%s (sample)", m->counters[i].name);
+    str_ref(os, hu_buf_cstr(nb) ? hu_buf_cstr(nb) : "", &oom);
+  }
   if (oom || nb->oom) return ex_set_err(w, "out of memory");
   hu_buf *cb = &w->scratch[2];
   for (size_t i = 0; e == OTF2_SUCCESS && i < os->strings.n; i++)
@@ -248,6 +291,22 @@ static int ot_finish(ex_writer *w) {
                                          OTF2_REGION_ROLE_CODE, OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
                                          OTF2_UNDEFINED_STRING, 0, 0);
   }
+  /* counters: a metric member and class per counter for per-dispatch values (2 i), one for samples (2 i + 1)
+   */
+  for (size_t i = 0; e == OTF2_SUCCESS && i < m->ncounters; i++)
+    for (int smp = 0; e == OTF2_SUCCESS && smp < 2; smp++) {
+      OTF2_MetricMemberRef ref = (OTF2_MetricMemberRef)(2 * i + (size_t)smp);
+      nb->n = 0;
+      hu_buf_printf(nb, "%s (sample)", m->counters[i].name);
+      e = OTF2_GlobalDefWriter_WriteMetricMember(
+          g, ref, smp ? str_ref(os, hu_buf_cstr(nb), &oom) : str_ref(os, m->counters[i].name, &oom),
+          smp ? s_sample : s_per, OTF2_METRIC_TYPE_OTHER,
+          smp ? OTF2_METRIC_ABSOLUTE_POINT : OTF2_METRIC_ABSOLUTE_LAST, OTF2_TYPE_DOUBLE, OTF2_BASE_DECIMAL,
+          0, str_ref(os, m->counters[i].unit, &oom));
+      if (e == OTF2_SUCCESS)
+        e = OTF2_GlobalDefWriter_WriteMetricClass(g, (OTF2_MetricRef)ref, 1, &ref, OTF2_METRIC_ASYNCHRONOUS,
+                                                  OTF2_RECORDER_KIND_ABSTRACT);
+    }
   if (e != OTF2_SUCCESS)
     return ex_set_err(w, "%s: OTF2 write failed: %s", w->out_path, OTF2_Error_GetDescription(e));
   if (OTF2_Archive_CloseGlobalDefWriter(os->ar, g) != OTF2_SUCCESS ||
@@ -276,6 +335,7 @@ const ex_backend ex_otf2_backend = {
     .finish = ot_finish,
     .discard = ot_discard,
     .is_dir = 1,
+    .samples = 1,
 };
 #else
 typedef int ex_otf2_not_built; /* ISO C wants a translation unit to declare something */

@@ -4,6 +4,7 @@
 #include "ex_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -171,17 +172,17 @@ static char *ex_dup(const char *s) { return strdup(s ? s : ""); }
       (n)++;                                                                                                 \
     }                                                                                                        \
     hp_cursor_close(c_);                                                                                     \
-    if (st_ != HP_END) note_damage(w, s);                                                                    \
+    if (st_ != HP_END) ex_note_damage(w, s);                                                                 \
     if (n) qsort(arr, n, sizeof *(arr), cmp_id);                                                             \
   } while (0)
 
-static void note_damage(ex_writer *w, hp_store *s) {
+void ex_note_damage(ex_writer *w, hp_store *s) {
   if (w->st->damaged) return;
   w->st->damaged = 1;
   snprintf(w->st->damage, sizeof w->st->damage, "%s", hp_store_error(s)[0] ? hp_store_error(s) : "damaged");
 }
 
-static int load_model(ex_writer *w, hp_store *s) {
+int ex_model_load(ex_writer *w, hp_store *s) {
   ex_model *m = w->m;
   int oom_ = 0;
   LOAD(w, s, HP_TABLE_PROCESS, hp_process, m->procs, m->nprocs, {
@@ -231,7 +232,7 @@ static int load_model(ex_writer *w, hp_store *s) {
   return 0;
 }
 
-static void free_model(ex_model *m) {
+void ex_model_free(ex_model *m) {
   for (size_t i = 0; i < m->nprocs; i++)
     free(m->procs[i].name);
   for (size_t i = 0; i < m->nthreads; i++)
@@ -269,7 +270,7 @@ static int walk_regions(ex_writer *w, const ex_backend *be, hp_store *s) {
     rc = be->region(w, &r, ex_find_proc(w->m, r.process_id), ex_find_thread(w->m, r.thread_id));
   }
   hp_cursor_close(c);
-  if (!rc && st != HP_END && st != HP_OK) note_damage(w, s);
+  if (!rc && st != HP_END && st != HP_OK) ex_note_damage(w, s);
   return rc;
 }
 
@@ -289,41 +290,87 @@ static int queue_lane(ex_queue *q, const hp_dispatch *d) {
   return EX_MAX_LANES - 1;
 }
 
-/* Dispatches in store order, with the counter values of each: counter values are read alongside (a second
- * cursor, in step, as every writer stores a dispatch's values after it and in dispatch order); a value whose
- * dispatch was already passed is counted in skipped_order. */
+/* A table read alongside the dispatches, in step (counter values, counter samples): every writer stores a
+ * dispatch's rows after it and in dispatch order. Its rows hold no strings, so they are copied as they are.
+ */
+typedef struct ex_step {
+  hp_cursor *c;
+  hp_status st;  /* of the last read: HP_OK while `pending` holds a row */
+  size_t id_off; /* offset of the row's dispatch_id (a uint64_t) */
+  union {
+    hp_counter_value v;
+    hp_counter_sample s;
+  } pending;
+  size_t row_size;
+  unsigned char *rows; /* the current dispatch's rows */
+  size_t n, cap;
+} ex_step;
+
+static void step_open(hp_store *s, hp_table t, uint64_t nrows, size_t row_size, size_t id_off, ex_step *k) {
+  memset(k, 0, sizeof *k);
+  k->st = HP_END, k->row_size = row_size, k->id_off = id_off;
+  memcpy(&k->pending, &(uint32_t){(uint32_t)row_size}, sizeof(uint32_t)); /* every row starts with its size */
+  if (!nrows) return;
+  k->st = hp_cursor_open(s, t, &k->c);
+  if (k->st == HP_OK) k->st = hp_cursor_next(k->c, &k->pending);
+}
+
+static uint64_t step_id(const ex_step *k) {
+  uint64_t id;
+  memcpy(&id, (const unsigned char *)&k->pending + k->id_off, sizeof id);
+  return id;
+}
+
+/* The rows of dispatch `id` into k->rows; rows of dispatches before it (up to prev_id) that were never
+ * matched are out of order: counted in skipped_order. 0, or -1 when out of memory. */
+static int step_take(ex_writer *w, ex_step *k, uint64_t id, uint64_t prev_id) {
+  k->n = 0;
+  while (k->st == HP_OK && step_id(k) <= prev_id && step_id(k) != id) {
+    w->st->skipped_order++;
+    k->st = hp_cursor_next(k->c, &k->pending);
+  }
+  while (k->st == HP_OK && step_id(k) == id) {
+    if (hu_grow((void **)&k->rows, &k->cap, k->n + 1, k->row_size)) return ex_set_err(w, "out of memory");
+    memcpy(k->rows + k->n++ * k->row_size, &k->pending, k->row_size);
+    k->st = hp_cursor_next(k->c, &k->pending);
+  }
+  return 0;
+}
+
+/* Rows left whose dispatch never came are counted; damage is noted; the cursor closed. */
+static void step_close(ex_writer *w, ex_step *k, hp_store *s, int ok) {
+  while (ok && k->st == HP_OK) {
+    w->st->skipped_order++;
+    k->st = hp_cursor_next(k->c, &k->pending);
+  }
+  if (ok && k->st != HP_END && k->st != HP_OK) ex_note_damage(w, s);
+  free(k->rows);
+  hp_cursor_close(k->c);
+}
+
+/* Dispatches in store order, with the counter values of each and, for the formats that take them, its counter
+ * samples (w->samples): both read alongside in step (ex_step); a row whose dispatch was already passed is
+ * counted in skipped_order. */
 static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
-  hp_cursor *c, *cvc = NULL;
+  hp_cursor *c;
   hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
   if (st != HP_OK) return ex_set_err(w, "%s", hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
-  hp_status cst = HP_END;
-  hp_counter_value pending = {.size = sizeof pending};
-  if (w->m->nvalues) {
-    cst = hp_cursor_open(s, HP_TABLE_COUNTER_VALUE, &cvc);
-    if (cst == HP_OK) cst = hp_cursor_next(cvc, &pending);
-  }
-  hp_counter_value *vals = NULL;
-  size_t nvals = 0, capvals = 0;
+  ex_step vals, samples;
+  uint64_t nsamples = 0;
+  if (!be->samples || hp_store_count(s, HP_TABLE_COUNTER_SAMPLE, &nsamples) != HP_OK) nsamples = 0;
+  step_open(s, HP_TABLE_COUNTER_VALUE, w->m->nvalues, sizeof(hp_counter_value),
+            offsetof(hp_counter_value, dispatch_id), &vals);
+  step_open(s, HP_TABLE_COUNTER_SAMPLE, nsamples, sizeof(hp_counter_sample),
+            offsetof(hp_counter_sample, dispatch_id), &samples);
   uint64_t prev_id = 0;
   hp_dispatch d = {.size = sizeof d};
   int rc = 0;
   while (!rc && (st = hp_cursor_next(c, &d)) == HP_OK) {
     tick(w);
-    nvals = 0;
-    /* values of dispatches before this one that were never matched: out of order */
-    while (cst == HP_OK && pending.dispatch_id <= prev_id && pending.dispatch_id != d.id) {
-      w->st->skipped_order++;
-      cst = hp_cursor_next(cvc, &pending);
+    if (step_take(w, &vals, d.id, prev_id) || step_take(w, &samples, d.id, prev_id)) {
+      rc = -1;
+      break;
     }
-    while (cst == HP_OK && pending.dispatch_id == d.id) {
-      if (hu_grow((void **)&vals, &capvals, nvals + 1, sizeof *vals)) {
-        rc = ex_set_err(w, "out of memory");
-        break;
-      }
-      vals[nvals++] = pending;
-      cst = hp_cursor_next(cvc, &pending);
-    }
-    if (rc) break;
     prev_id = d.id > prev_id ? d.id : prev_id;
     if (!d.start_ns || d.end_ns < d.start_ns) {
       w->st->skipped_untimed++;
@@ -331,20 +378,32 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
     }
     const ex_named *k = ex_find_named(w->m->kernels, w->m->nkernels, d.kernel_id);
     ex_queue *q = ex_find_queue(w->m, d.queue_id);
+    w->samples = (const hp_counter_sample *)samples.rows, w->nsamples = samples.n;
     rc = be->dispatch(w, &d, k ? k->name : "(unknown kernel)", ex_find_proc(w->m, d.process_id),
-                      ex_find_thread(w->m, d.thread_id), q, queue_lane(q, &d), vals, nvals);
+                      ex_find_thread(w->m, d.thread_id), q, queue_lane(q, &d),
+                      (const hp_counter_value *)vals.rows, vals.n);
   }
-  if (!rc && st != HP_END) note_damage(w, s);
-  if (!rc && cst == HP_OK) /* values left whose dispatch never came */
-    while (cst == HP_OK) {
-      w->st->skipped_order++;
-      cst = hp_cursor_next(cvc, &pending);
-    }
-  if (!rc && cst != HP_END && cst != HP_OK) note_damage(w, s);
-  free(vals);
-  hp_cursor_close(cvc);
+  if (!rc && st != HP_END) ex_note_damage(w, s);
+  step_close(w, &vals, s, !rc);
+  step_close(w, &samples, s, !rc);
+  w->samples = NULL, w->nsamples = 0;
   hp_cursor_close(c);
   return rc;
+}
+
+FILE *ex_tmp_file(char *tmpl) {
+  int fd = mkstemp(tmpl);
+  if (fd < 0) return NULL;
+  mode_t um = umask(0); /* mkstemp makes 0600: give the file the mode a plain create would */
+  umask(um);
+  (void)fchmod(fd, 0666 & ~um);
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    int e = errno;
+    close(fd), unlink(tmpl);
+    errno = e;
+  }
+  return f;
 }
 
 static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
@@ -360,11 +419,6 @@ static int remove_tree(const char *path) {
   return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-struct ex_result {
-  ex_stats stats;
-  char error[600];
-};
-
 const ex_stats *ex_result_stats(const ex_result *r) {
   static const ex_stats none;
   return r ? &r->stats : &none;
@@ -372,9 +426,7 @@ const ex_stats *ex_result_stats(const ex_result *r) {
 const char *ex_result_error(const ex_result *r) { return r ? r->error : "out of memory"; }
 void ex_result_free(ex_result *r) { free(r); }
 
-static ex_status res_err(ex_result *r, ex_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static ex_status res_err(ex_result *r, ex_status st, const char *fmt, ...) {
+ex_status ex_result_err(ex_result *r, ex_status st, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(r->error, sizeof r->error, fmt, ap);
@@ -387,12 +439,12 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, const ex_opt
   ex_result *res = *out = calloc(1, sizeof *res);
   if (!res) return EX_ERR_NOMEM;
   if (!s || !out_path || !*out_path)
-    return res_err(res, EX_ERR_INVALID, "export: no store or no output path");
+    return ex_result_err(res, EX_ERR_INVALID, "export: no store or no output path");
   ex_stats *stats = &res->stats;
   if (!ex_format_available(f))
-    return res_err(res, f >= 0 && f < EX_FORMAT_COUNT ? EX_ERR_UNSUPPORTED : EX_ERR_INVALID,
-                   "export format %s is not compiled into this build",
-                   f >= 0 && f < EX_FORMAT_COUNT ? ex_format_names[f] : "?");
+    return ex_result_err(res, f >= 0 && f < EX_FORMAT_COUNT ? EX_ERR_UNSUPPORTED : EX_ERR_INVALID,
+                         "export format %s is not compiled into this build",
+                         f >= 0 && f < EX_FORMAT_COUNT ? ex_format_names[f] : "?");
   const ex_backend *be = f == EX_PERFETTO ? &ex_perfetto_backend
                          : f == EX_CHROME ? &ex_chrome_backend
                                           :
@@ -412,25 +464,25 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, const ex_opt
       w.total = nr + nd;
   }
   ex_status rc = EX_OK;
-  if (load_model(&w, s)) {
-    free_model(&m);
-    return res_err(res, EX_ERR_STORE, "%s", w.err);
+  if (ex_model_load(&w, s)) {
+    ex_model_free(&m);
+    return ex_result_err(res, EX_ERR_STORE, "%s", w.err);
   }
   uint64_t off = 0;
   if (hp_store_damage(s, &off) != HP_OK)
-    note_damage(&w, s); /* a log cut short: its complete blocks are read */
+    ex_note_damage(&w, s); /* a log cut short: its complete blocks are read */
   /* the temporary output beside the final one, so the rename stays on one file system */
   hu_buf tb = {0};
   hu_buf_printf(&tb, "%s.tmp.XXXXXX", out_path);
   w.tmp_path = hu_buf_cstr(&tb);
   if (!w.tmp_path) {
-    free_model(&m);
-    return res_err(res, EX_ERR_NOMEM, "out of memory");
+    ex_model_free(&m);
+    return ex_result_err(res, EX_ERR_NOMEM, "out of memory");
   }
   int made = 0;
   if (be->is_dir) {
     if (!mkdtemp(w.tmp_path)) {
-      rc = res_err(res, EX_ERR_IO, "%s: cannot create the output: %s", out_path, strerror(errno));
+      rc = ex_result_err(res, EX_ERR_IO, "%s: cannot create the output: %s", out_path, strerror(errno));
     } else { /* mkdtemp makes 0700: give the folder the mode a plain mkdir would */
       mode_t um = umask(0);
       umask(um);
@@ -438,26 +490,19 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, const ex_opt
       made = 1;
     }
   } else {
-    int fd = mkstemp(w.tmp_path);
-    if (fd >= 0) { /* mkstemp makes 0600: give the file the mode a plain create would */
-      mode_t um = umask(0);
-      umask(um);
-      (void)fchmod(fd, 0666 & ~um);
-    }
-    if (fd < 0 || !(w.f = fdopen(fd, "w"))) {
-      rc = res_err(res, EX_ERR_IO, "%s: cannot create the output: %s", out_path, strerror(errno));
-      if (fd >= 0) close(fd), unlink(w.tmp_path);
-    } else
+    if (!(w.f = ex_tmp_file(w.tmp_path)))
+      rc = ex_result_err(res, EX_ERR_IO, "%s: cannot create the output: %s", out_path, strerror(errno));
+    else
       made = 1;
   }
   if (!rc) {
     int bad = be->open(&w) || be->tracks(&w) || walk_regions(&w, be, s) || walk_dispatches(&w, be, s) ||
               be->finish(&w);
     if (bad) {
-      rc = res_err(res, strstr(w.err, "out of memory") ? EX_ERR_NOMEM : EX_ERR_IO, "%s", w.err);
+      rc = ex_result_err(res, strstr(w.err, "out of memory") ? EX_ERR_NOMEM : EX_ERR_IO, "%s", w.err);
       be->discard(&w);
     } else if ((be->is_dir && remove_tree(out_path)) || rename(w.tmp_path, out_path)) {
-      rc = res_err(res, EX_ERR_IO, "%s: cannot write the output: %s", out_path, strerror(errno));
+      rc = ex_result_err(res, EX_ERR_IO, "%s: cannot write the output: %s", out_path, strerror(errno));
     } else {
       made = 0;
       if (w.progress) w.progress(w.progress_ctx, w.done, w.total);
@@ -468,6 +513,6 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, const ex_opt
   for (int i = 0; i < 4; i++)
     hu_buf_free(&w.scratch[i]);
   hu_buf_free(&tb);
-  free_model(&m);
+  ex_model_free(&m);
   return rc;
 }

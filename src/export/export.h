@@ -26,13 +26,14 @@ typedef struct ex_stats {
   uint64_t dispatches;      /* dispatch slices written */
   uint64_t regions;         /* region slices written */
   uint64_t markers;         /* regions of zero length, written as instants */
-  uint64_t counter_values;  /* counter samples written */
+  uint64_t counter_values;  /* per-dispatch counter values written */
   uint64_t flows;           /* enqueue -> device flows */
   uint64_t skipped_untimed; /* dispatches or regions without a start or end time */
   uint64_t skipped_order;   /* events a format could not take out of time order (OTF2), counter values whose
                                dispatch came earlier in the table */
   int damaged;              /* the store is damaged: a table was read up to its damage */
   char damage[256];         /* hp_store_error at the damage */
+  uint64_t counter_samples; /* counter samples (timelines during a dispatch) written (OTF2) */
 } ex_stats;
 
 /* Format names ("perfetto", "chrome", "otf2"), NULL-terminated, in ex_format order. */
@@ -61,5 +62,14 @@ const ex_stats *ex_result_stats(const ex_result *r);
 /* Why the export failed (one line), "" when it did not; "out of memory" for r NULL. */
 const char *ex_result_error(const ex_result *r);
 void ex_result_free(ex_result *r);
+
+/* The HTML report (`hubprof report`): one self-contained file (no network at view time) with the run's
+ * summary, the top kernels as a bar chart, a timeline overview, the per-kernel counter and metric table,
+ * the regions when there are any and, with a baseline, the per-kernel comparison as a chart. Names are the
+ * stores' labels in the page (their paths; NULL = "store"). Written to a temporary name beside out_path and
+ * renamed when complete. The stats say what was read (dispatches, regions) and whether the store is damaged
+ * (what was readable is reported, the page says so). *out as for ex_export. */
+ex_status ex_report(hp_store *s, const char *name, hp_store *baseline, const char *baseline_name,
+                    const char *out_path, ex_result **out);
 
 #endif

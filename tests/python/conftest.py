@@ -68,6 +68,22 @@ def parquet_store(tmp_path_factory) -> Path:
     return out
 
 
+def cut_log(log: Path, cut: Path) -> tuple[int, int]:
+    """Write a copy of log cut short inside its dispatches (as a crash leaves it) to cut: (readable, total)
+    dispatches."""
+    with hubprof.open(log) as s:
+        total = s.count("dispatch")
+    data = log.read_bytes()
+    for frac in (0.6, 0.4, 0.2, 0.1):
+        cut.write_bytes(data[: int(len(data) * frac)])
+        with hubprof.open(cut) as s:
+            readable = s.count("dispatch")
+        if 0 < readable < total:
+            break
+    assert 0 < readable < total
+    return readable, total
+
+
 @pytest.fixture
 def lib():
     return hubprof
