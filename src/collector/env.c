@@ -34,6 +34,11 @@ const hpc_env_var hpc_env_vars[] = {
     {"HUBPROF_SHADOW", "host",
      "profile: where buffers are saved before pass 1: host (read/write into a reused host pool) or device "
      "(copies into reused buffers of the same context)"},
+    {"HUBPROF_WTRACK", "auto",
+     "profile: write tracking on devices that keep buffers in host memory (pages saved when first written, "
+     "only they restored): auto (where cheaper than the full save), on (wherever possible) or off"},
+    {"HUBPROF_TEST_WTRACK_REFUSE", "0",
+     "test hook: 1 = the write-tracking probe fails (the full save is used)"},
     {"HUBPROF_TEST_SKIP_RESTORE", "0",
      "test hook: 1 = never restore buffers between passes (results then differ; proves the tests' check)"},
     {"HUBPROF_START_PAUSED", "0",
