@@ -72,4 +72,24 @@ wtrack_device() { # LABEL ENV...
 }
 wtrack_device "PoCL pthread device (default)"
 wtrack_device "PoCL basic device" POCL_DEVICES=basic
+# Launch-bound loop on the basic device: kernel replay's cost per dispatch per pass, the replay with 3 passes
+# against the same loop unprofiled, and the slope from 1 to 3 passes, tracking on and off, interleaved.
+LN=${BENCH_WTRACK_LOOP:-20000}
+ll_ns() { sed -nE 's/.*ns_per_dispatch=([0-9.]+).*/\1/p'; }
+echo "== (c) launch-bound loop, PoCL basic device: launch_loop $LN 1, $REPEATS interleaved rounds, median (min-max)"
+for wt in on off; do
+  declare -a per=() slope=()
+  for r in $(seq "$REPEATS"); do
+    p=$(POCL_DEVICES=basic "$EX/launch_loop" "$LN" 1 | ll_ns)
+    t1=$(POCL_DEVICES=basic HUBPROF_WTRACK=$wt "$HP" profile -q -f --counters "$(counters 1)" --max-counters-per-pass 1 \
+      -o ll.db -- "$EX/launch_loop" "$LN" 1 | ll_ns)
+    t3=$(POCL_DEVICES=basic HUBPROF_WTRACK=$wt "$HP" profile -q -f --counters "$(counters 3)" --max-counters-per-pass 1 \
+      -o ll.db -- "$EX/launch_loop" "$LN" 1 | ll_ns)
+    per+=("$(calc "($t3 - $p) / 3" 0)")
+    slope+=("$(calc "($t3 - $t1) / 2" 0)")
+  done
+  echo "$ POCL_DEVICES=basic HUBPROF_WTRACK=$wt hubprof profile --counters $(counters 3) --max-counters-per-pass 1 -- launch_loop $LN 1"
+  echo "    tracking $wt: added per dispatch per pass (3 passes) $(stats "${per[@]}") ns (median min max); per extra pass (1 -> 3) $(stats "${slope[@]}") ns (goal <= 3000)"
+done
+echo
 echo "machine load when done: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
