@@ -18,12 +18,13 @@ unset HUBPROF_DEBUG HUBPROF_SHADOW HUBPROF_WTRACK
 cd "$dir"
 # A kernel that writes 4 KiB of a buffer of
 # 64 KiB, 4 MiB and 64 MiB, and one that writes the whole buffer, profiled with 3 passes. Each round runs the
-# program unprofiled, with write tracking (HUBPROF_WTRACK=on) and with the full save/compare/restore
+# program unprofiled, with write tracking (HUBPROF_WTRACK=auto, the default, or =on) and with the full save/compare/restore
 # (HUBPROF_WTRACK=off, the path of before), one after the other; the added cost per dispatch is each profiled
 # run's time per dispatch minus the same round's unprofiled one. Median and min-max over the rounds.
 . "$(dirname "$B")/bench/lib.sh" # stats
 PW=$EX/partial_write
 WK=${BENCH_WTRACK_K:-20}
+WT_ON=${BENCH_WTRACK_MODE:-auto} # the tracked column: auto (the default: tracking where cheaper) or on
 pw_ns() { sed -nE 's/.*ns_per_dispatch=([0-9.]+).*/\1/p'; }
 # wtrack_case BYTES WRITE ENV...: prints one figure line; sets wt_med and full_med (ns added per dispatch)
 wtrack_case() {
@@ -32,7 +33,7 @@ wtrack_case() {
   local -a d_on=() d_off=() base=()
   for r in $(seq "$REPEATS"); do
     p=$(env "$@" "$PW" "$bytes" "$wr" "$WK" | pw_ns)
-    on=$(env "$@" HUBPROF_WTRACK=on "$HP" profile -q -f --counters "$(counters 3)" --max-counters-per-pass 1 \
+    on=$(env "$@" HUBPROF_WTRACK="$WT_ON" "$HP" profile -q -f --counters "$(counters 3)" --max-counters-per-pass 1 \
       -o wt.db -- "$PW" "$bytes" "$wr" "$WK" | pw_ns)
     off=$(env "$@" HUBPROF_WTRACK=off "$HP" profile -q -f --counters "$(counters 3)" --max-counters-per-pass 1 \
       -o wt.db -- "$PW" "$bytes" "$wr" "$WK" | pw_ns)
@@ -53,8 +54,8 @@ wtrack_case() {
 wtrack_device() { # LABEL ENV...
   local label=$1
   shift
-  echo "== (c) write-tracked kernel replay, $label: partial_write BYTES WRITE $WK, 3 passes; $REPEATS interleaved rounds (unprofiled, HUBPROF_WTRACK=on, =off), median (min-max)"
-  echo "$ ${*:+$* }[HUBPROF_WTRACK=on|off hubprof profile --counters $(counters 3) --max-counters-per-pass 1 --] build/examples/ocl/partial_write BYTES WRITE $WK"
+  echo "== (c) write-tracked kernel replay, $label: partial_write BYTES WRITE $WK, 3 passes; $REPEATS interleaved rounds (unprofiled, HUBPROF_WTRACK=$WT_ON, =off), median (min-max)"
+  echo "$ ${*:+$* }[HUBPROF_WTRACK=$WT_ON|off hubprof profile --counters $(counters 3) --max-counters-per-pass 1 --] build/examples/ocl/partial_write BYTES WRITE $WK"
   local small big wsmall wbig fbig
   wtrack_case 65536 4096 "$@"
   small=$wt_med

@@ -843,6 +843,7 @@ typedef struct mux_key {
   uint32_t grid[3], wg[3]; /* zero with policy "kernel" */
   uint64_t measured;       /* dispatches of the key that measured a pass */
   int64_t run_ns;          /* warm-up keys: device time of the last run (write tracking's choice) */
+  uint64_t wt_written;     /* warm-up keys: bytes the last write-tracked dispatch saved */
 } mux_key;
 static mux_key *r_muxtab[NBUCKETS];
 /* Kernel + launch configurations that had their warm-up run (kernel and application replay); `measured`
@@ -1037,9 +1038,10 @@ static void write_row(const dispatch_row *r, unsigned path) {
 /* Whether this dispatch saves with write tracking (r_dlock held, the ranges collected). It needs a device
  * that keeps buffers in host memory and their host addresses, and, when some page can fault (a range holds
  * whole pages), one unmeasured run that takes the faults (*run = 1): the kernel may be re-run (`wk`, the
- * warm-up's rule), every whole page is resident, and (HUBPROF_WTRACK=auto) the run is expected to cost less
- * than the full save, compare and restores it replaces: its last run's device time against, per pass + 1,
- * the bytes at 4 GB/s plus ~20 us of command round trip. */
+ * warm-up's rule), every whole page is resident, and (HUBPROF_WTRACK=auto) tracking is expected to cost
+ * less than the full save, compare and restores it replaces: the last run's device time plus copying what
+ * the last tracked dispatch wrote once per pass, against, per pass + 1, the bytes at 4 GB/s plus ~20 us
+ * of command round trip. */
 static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, const mux_key *wk, size_t npasses,
                      int *run) {
   if (r_wt_why || r_env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
@@ -1050,8 +1052,10 @@ static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, const mux_key
   if (!wk) return 0;
   for (size_t i = 0; i < r_nranges; i++) /* fresh pages: their first touch belongs in pass 1 */
     if (!hpc_wt_resident(r_ranges[i].host, r_ranges[i].size)) return 0;
+  /* estimates at 4 GB/s; page-table walks of ~0.5 us per page (protect and unprotect, loaded VM) */
   double full_ns = (double)(npasses + 1) * ((double)ranges_data() / 4.0 + 20000.0);
-  if (!hpc_wt_forced() && wk->measured && (double)wk->run_ns > full_ns) return 0;
+  double wt_ns = (double)wk->run_ns + (double)npasses * (double)wk->wt_written / 4.0 + 500.0 * (double)pages;
+  if (!hpc_wt_forced() && wk->measured && wt_ns > full_ns) return 0;
   *run = 1;
   return 1;
 }
@@ -1299,6 +1303,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     uint64_t sv = 0, fl = 0;
     hpc_wt_totals(&sv, &fl);
     r_st.saved += sv - wt_saved0;
+    if (wk) wk->wt_written = sv - wt_saved0;
     r_st.faults += fl - wt_faults0;
   }
   if (done && mk && nvals) mk->measured++; /* the key's next dispatch measures the next pass */
