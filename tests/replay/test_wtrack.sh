@@ -102,7 +102,7 @@ expect_eq "bad HUBPROF_WTRACK: exit" "$?" 0
 grep -q "write tracking is off (HUBPROF_WTRACK must be 'auto', 'on' or 'off')" badval.err && ok || bad "bad HUBPROF_WTRACK: $(cat badval.err)"
 
 # ---- 4. signals: a kernel's real crash, and the program's own SIGSEGV handler, as without profiling --------
-("$PW" 65536 4 2 oob >oob.plain 2>&1) 2>/dev/null # bash would print "Segmentation fault"
+{ "$PW" 65536 4 2 oob >oob.plain 2>&1; } 2>/dev/null # bash would print "Segmentation fault"
 prc=$?
 "$HP" profile -q "${C3[@]}" -o oob.db -- "$PW" 65536 4 2 oob >oob.out 2>oob.err
 expect_eq "kernel crash: exit as unprofiled" "$?" "$prc"
