@@ -1047,10 +1047,9 @@ static void write_row(const dispatch_row *r, unsigned path) {
 /* Whether this dispatch saves with write tracking (r_dlock held, the ranges collected). It needs a device
  * that keeps buffers in host memory and their host addresses, and, when some page can fault (a range holds
  * whole pages), one unmeasured run that takes the faults (*run = 1): the kernel may be re-run (`wk`, the
- * warm-up's rule), every whole page is resident, and (HUBPROF_WTRACK=auto) tracking is expected to cost
- * less than the full save, compare and restores it replaces: the last run's device time plus copying what
- * the last tracked dispatch wrote once per pass, against, per pass + 1, the bytes at 4 GB/s plus ~20 us
- * of command round trip. */
+ * warm-up's rule), every whole page is resident, and (HUBPROF_WTRACK=auto) tracking costs less than the
+ * full save, compare and restores: measured per kernel + launch once both paths ran (the other one measured
+ * again every 32nd dispatch), estimated before (docs/replay.md "Write tracking"). */
 static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, size_t npasses,
                      int *run) {
   if (r_wt_why || r_env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
