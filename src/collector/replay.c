@@ -1050,8 +1050,7 @@ static void write_row(const dispatch_row *r, unsigned path) {
  * warm-up's rule), every whole page is resident, and (HUBPROF_WTRACK=auto) tracking costs less than the
  * full save, compare and restores: measured per kernel + launch once both paths ran (the other one measured
  * again every 32nd dispatch), estimated before (docs/replay.md "Write tracking"). */
-static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, size_t npasses,
-                     int *run) {
+static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, size_t npasses, int *run) {
   if (r_wt_why || r_env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
   size_t pages = 0;
   for (size_t i = 0; i < r_nranges; i++)
