@@ -18,12 +18,13 @@ unset HUBPROF_DEBUG HUBPROF_SHADOW HUBPROF_WTRACK
 cd "$dir"
 # A kernel that writes 4 KiB of a buffer of
 # 64 KiB, 4 MiB and 64 MiB, and one that writes the whole buffer, profiled with 3 passes. Each round runs the
-# program unprofiled, with write tracking (HUBPROF_WTRACK=on) and with the full save/compare/restore
+# program unprofiled, with write tracking (HUBPROF_WTRACK=auto, the default, or =on) and with the full save/compare/restore
 # (HUBPROF_WTRACK=off, the path of before), one after the other; the added cost per dispatch is each profiled
 # run's time per dispatch minus the same round's unprofiled one. Median and min-max over the rounds.
 . "$(dirname "$B")/bench/lib.sh" # stats
 PW=$EX/partial_write
 WK=${BENCH_WTRACK_K:-20}
+WT_ON=${BENCH_WTRACK_MODE:-auto} # the tracked column: auto (the default: tracking where cheaper) or on
 pw_ns() { sed -nE 's/.*ns_per_dispatch=([0-9.]+).*/\1/p'; }
 # wtrack_case BYTES WRITE ENV...: prints one figure line; sets wt_med and full_med (ns added per dispatch)
 wtrack_case() {
@@ -32,7 +33,7 @@ wtrack_case() {
   local -a d_on=() d_off=() base=()
   for r in $(seq "$REPEATS"); do
     p=$(env "$@" "$PW" "$bytes" "$wr" "$WK" | pw_ns)
-    on=$(env "$@" HUBPROF_WTRACK=on "$HP" profile -q -f --counters "$(counters 3)" --max-counters-per-pass 1 \
+    on=$(env "$@" HUBPROF_WTRACK="$WT_ON" "$HP" profile -q -f --counters "$(counters 3)" --max-counters-per-pass 1 \
       -o wt.db -- "$PW" "$bytes" "$wr" "$WK" | pw_ns)
     off=$(env "$@" HUBPROF_WTRACK=off "$HP" profile -q -f --counters "$(counters 3)" --max-counters-per-pass 1 \
       -o wt.db -- "$PW" "$bytes" "$wr" "$WK" | pw_ns)
@@ -53,8 +54,8 @@ wtrack_case() {
 wtrack_device() { # LABEL ENV...
   local label=$1
   shift
-  echo "== (c) write-tracked kernel replay, $label: partial_write BYTES WRITE $WK, 3 passes; $REPEATS interleaved rounds (unprofiled, HUBPROF_WTRACK=on, =off), median (min-max)"
-  echo "$ ${*:+$* }[HUBPROF_WTRACK=on|off hubprof profile --counters $(counters 3) --max-counters-per-pass 1 --] build/examples/ocl/partial_write BYTES WRITE $WK"
+  echo "== (c) write-tracked kernel replay, $label: partial_write BYTES WRITE $WK, 3 passes; $REPEATS interleaved rounds (unprofiled, HUBPROF_WTRACK=$WT_ON, =off), median (min-max)"
+  echo "$ ${*:+$* }[HUBPROF_WTRACK=$WT_ON|off hubprof profile --counters $(counters 3) --max-counters-per-pass 1 --] build/examples/ocl/partial_write BYTES WRITE $WK"
   local small big wsmall wbig fbig
   wtrack_case 65536 4096 "$@"
   small=$wt_med
@@ -72,4 +73,24 @@ wtrack_device() { # LABEL ENV...
 }
 wtrack_device "PoCL pthread device (default)"
 wtrack_device "PoCL basic device" POCL_DEVICES=basic
+# Launch-bound loop on the basic device: kernel replay's cost per dispatch per pass, the replay with 3 passes
+# against the same loop unprofiled, and the slope from 1 to 3 passes, tracking on and off, interleaved.
+LN=${BENCH_WTRACK_LOOP:-20000}
+ll_ns() { sed -nE 's/.*ns_per_dispatch=([0-9.]+).*/\1/p'; }
+echo "== (c) launch-bound loop, PoCL basic device: launch_loop $LN 1, $REPEATS interleaved rounds, median (min-max)"
+for wt in on off; do
+  declare -a per=() slope=()
+  for r in $(seq "$REPEATS"); do
+    p=$(POCL_DEVICES=basic "$EX/launch_loop" "$LN" 1 | ll_ns)
+    t1=$(POCL_DEVICES=basic HUBPROF_WTRACK=$wt "$HP" profile -q -f --counters "$(counters 1)" --max-counters-per-pass 1 \
+      -o ll.db -- "$EX/launch_loop" "$LN" 1 | ll_ns)
+    t3=$(POCL_DEVICES=basic HUBPROF_WTRACK=$wt "$HP" profile -q -f --counters "$(counters 3)" --max-counters-per-pass 1 \
+      -o ll.db -- "$EX/launch_loop" "$LN" 1 | ll_ns)
+    per+=("$(calc "($t3 - $p) / 3" 0)")
+    slope+=("$(calc "($t3 - $t1) / 2" 0)")
+  done
+  echo "$ POCL_DEVICES=basic HUBPROF_WTRACK=$wt hubprof profile --counters $(counters 3) --max-counters-per-pass 1 -- launch_loop $LN 1"
+  echo "    tracking $wt: added per dispatch per pass (3 passes) $(stats "${per[@]}") ns (median min max); per extra pass (1 -> 3) $(stats "${slope[@]}") ns (goal <= 3000)"
+done
+echo
 echo "machine load when done: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"

@@ -59,6 +59,12 @@ const hpc_env_var hpc_env_vars[] = {
     {"PMI_RANK", NULL, "MPI rank (MPICH, Intel MPI)"},
     {"PMIX_RANK", NULL, "MPI rank (PMIx launchers)"},
     {"SLURM_PROCID", NULL, "task rank (Slurm srun)"},
+    /* Read by wtrack.c itself (not indexed below). */
+    {"HUBPROF_WTRACK", "auto",
+     "profile: write tracking on devices that keep buffers in host memory (pages saved when first written, "
+     "only they restored): auto (where cheaper than the full save), on (wherever possible) or off"},
+    {"HUBPROF_TEST_WTRACK_REFUSE", "0",
+     "test hook: 1 = the write-tracking probe fails (the full save is used)"},
     {NULL, NULL, NULL},
 };
 

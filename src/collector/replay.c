@@ -452,7 +452,14 @@ static int pool_grow(char **pool, size_t *pool_cap, size_t need, int populate) {
   return 0;
 }
 
-static int pool_reserve(size_t need) { return pool_grow(&r_pool, &r_pool_cap, need, 1); }
+static int64_t r_grow_ns; /* time spent growing a pool (a one-time cost, not a path's) */
+static int pool_reserve(size_t need) {
+  if (need <= r_pool_cap) return 0;
+  int64_t t = now_ns();
+  int rc = pool_grow(&r_pool, &r_pool_cap, need, 1);
+  r_grow_ns += now_ns() - t;
+  return rc;
+}
 
 typedef struct dev_shadow {
   cl_context ctx;
@@ -844,6 +851,9 @@ typedef struct mux_key {
   uint32_t grid[3], wg[3]; /* zero with policy "kernel" */
   uint64_t measured;       /* dispatches of the key that measured a pass */
   int64_t run_ns;          /* warm-up keys: device time of the last run (write tracking's choice) */
+  uint64_t wt_written;     /* warm-up keys: bytes the last write-tracked dispatch saved */
+  int64_t mem_ns[2]; /* warm-up keys: what saving memory last cost, [0] tracked, [1] full (0: unknown) */
+  uint32_t since;    /* dispatches since the path not chosen was last measured again */
 } mux_key;
 static mux_key *r_muxtab[NBUCKETS];
 /* Kernel + launch configurations that had their warm-up run (kernel and application replay); `measured`
@@ -1040,11 +1050,10 @@ static void write_row(const dispatch_row *r, unsigned path) {
 /* Whether this dispatch saves with write tracking (r_dlock held, the ranges collected). It needs a device
  * that keeps buffers in host memory and their host addresses, and, when some page can fault (a range holds
  * whole pages), one unmeasured run that takes the faults (*run = 1): the kernel may be re-run (`wk`, the
- * warm-up's rule), every whole page is resident, and (HUBPROF_WTRACK=auto) the run is expected to cost less
- * than the full save, compare and restores it replaces: its last run's device time against, per pass + 1,
- * the bytes at 4 GB/s plus ~20 us of command round trip. */
-static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, const mux_key *wk, size_t npasses,
-                     int *run) {
+ * warm-up's rule), every whole page is resident, and (HUBPROF_WTRACK=auto) tracking costs less than the
+ * full save, compare and restores: measured per kernel + launch once both paths ran (the other one measured
+ * again every 32nd dispatch), estimated before (docs/replay.md "Write tracking"). */
+static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, size_t npasses, int *run) {
   if (r_wt_why || r_env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
   size_t pages = 0;
   for (size_t i = 0; i < r_nranges; i++)
@@ -1053,8 +1062,24 @@ static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, const mux_key
   if (!wk) return 0;
   for (size_t i = 0; i < r_nranges; i++) /* fresh pages: their first touch belongs in pass 1 */
     if (!hpc_wt_resident(r_ranges[i].host, r_ranges[i].size)) return 0;
-  double full_ns = (double)(npasses + 1) * ((double)ranges_data() / 4.0 + 20000.0);
-  if (!hpc_wt_forced() && wk->measured && (double)wk->run_ns > full_ns) return 0;
+  if (!hpc_wt_forced() && wk->measured) {
+    /* measured: once both paths have a cost, the cheaper one, the other measured again every 32nd time */
+    if (wk->mem_ns[0] && wk->mem_ns[1]) {
+      int track = wk->mem_ns[0] <= wk->mem_ns[1];
+      if (++wk->since >= 32) {
+        wk->since = 0;
+        track = !track;
+      }
+      if (!track) return 0;
+    } else if (wk->mem_ns[0]) {
+      return 0;                  /* tracked measured, full not yet */
+    } else if (!wk->mem_ns[1]) { /* neither: estimates at 4 GB/s, page-table walks ~0.5 us per page */
+      double full_ns = (double)(npasses + 1) * ((double)ranges_data() / 4.0 + 20000.0);
+      double wt_ns =
+          (double)wk->run_ns + (double)npasses * (double)wk->wt_written / 4.0 + 500.0 * (double)pages;
+      if (wt_ns > full_ns) return 0;
+    }
+  }
   *run = 1;
   return 1;
 }
@@ -1138,7 +1163,8 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
   pid_t self = r_warmup ? (pid_t)syscall(SYS_gettid) : 0;
 
   /* save what the kernel can write, when later passes (or the warm-up) need it back */
-  int64_t ts = now_ns();
+  int64_t ts = now_ns(), mem_ns = 0; /* mem_ns: what saving memory costs this dispatch (the choice) */
+  r_grow_ns = 0;
   int saving = (npasses > 1 || warm) && r_nranges > 0;
   uint64_t wt_saved0 = 0, wt_faults0 = 0;
   hpc_wt_totals(&wt_saved0, &wt_faults0);
@@ -1165,6 +1191,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
     }
   }
   r_st.save_ns += now_ns() - ts;
+  mem_ns += now_ns() - ts - r_grow_ns;
 
   cl_command_queue_properties qprops = 0;
   n->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
@@ -1191,6 +1218,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
       }
     }
     r_st.warm_ns += now_ns() - tw;
+    if (wt_run) mem_ns += now_ns() - tw; /* the tracking run is tracking's cost; the warm-up is not */
   }
 
   double vals[256];
@@ -1209,6 +1237,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
       int64_t b = restore_any(n, q);
       tr = now_ns() - tr;
       r_st.restore_ns += tr;
+      mem_ns += tr;
       if (b >= (1 << 20) && tr > 0 && (double)b / (double)tr > r_st.restore_best)
         r_st.restore_best = (double)b / (double)tr;
       if (b < 0) { /* partly restored: recovered below */
@@ -1282,6 +1311,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
       int64_t tc = now_ns();
       compare_ranges(n, q, ooo);
       r_st.compare_ns += now_ns() - tc;
+      mem_ns += now_ns() - tc;
     }
     if (atomic_load(&r_off)) break;
   }
@@ -1297,13 +1327,18 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
   }
   int wt_used = r_wt_on;
   if (r_wt_on) { /* every page writable again; what was saved at first write counts as saved */
+    int64_t te = now_ns();
     hpc_wt_end();
+    mem_ns += now_ns() - te;
     r_wt_on = 0;
     uint64_t sv = 0, fl = 0;
     hpc_wt_totals(&sv, &fl);
     r_st.saved += sv - wt_saved0;
+    if (wk) wk->wt_written = sv - wt_saved0;
     r_st.faults += fl - wt_faults0;
   }
+  if (wk && saving && !warm && !broke && done == npasses && npasses > 1)
+    wk->mem_ns[wt_used ? 0 : 1] = mem_ns > 0 ? mem_ns : 1;
   if (done && mk && nvals) mk->measured++; /* the key's next dispatch measures the next pass */
   if (done) {
     d->id = d->dispatch_id = atomic_fetch_add(&hpc_next_dispatch, 1) + 1;

@@ -6,6 +6,7 @@
 #include "wtrack.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -35,9 +36,11 @@ static _Atomic uint64_t wt_saved, wt_faults;
 static struct sigaction wt_old; /* the application's SIGSEGV action while ours is installed */
 static int wt_installed;
 
+/* Taken in the signal handler: a holder copies up to WT_MAX_GRAIN pages, so a waiter yields its CPU
+ * (sched_yield is a plain system call) rather than spin against a holder that may not be running. */
 static void lock(void) {
   while (atomic_flag_test_and_set_explicit(&wt_lock, memory_order_acquire))
-    ;
+    sched_yield();
 }
 static void unlock(void) { atomic_flag_clear_explicit(&wt_lock, memory_order_release); }
 
