@@ -2,6 +2,7 @@
  * pipeline (one damage policy). The output appears only when everything succeeded (the hub writes a temporary
  * and renames it). */
 /* SPDX-License-Identifier: MIT */
+#include "partition.h"
 #include "cli.h"
 #include "options.h"
 #include "progress.h"
@@ -25,7 +26,7 @@ static const cli_opt merge_opts[] = {
     {0},
 };
 
-static const cli_opt *const merge_tables[] = {merge_opts, cli_opts_store_out, cli_opts_quiet, cli_opts_common,
+static const cli_opt *const merge_tables[] = {merge_opts, cli_opts_store_out, cli_opts_partition, cli_opts_quiet, cli_opts_common,
                                               NULL};
 
 static const cli_spec merge_spec = {
@@ -83,6 +84,7 @@ int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const c
   hp_store *out = NULL;
   hp_assemble_stats as = {.size = sizeof as};
   st = hp_store_open(out_path, format, HP_CREATE, &out);
+  if (st == HP_OK && cli_partition_apply(out, paths, n)) st = HP_ERR_INVALID;
   if (st == HP_OK) {
     pr = cli_progress_start("merging", "rows", 0, quiet);
     st = hp_assembly_write(a, out, &as);
@@ -126,7 +128,8 @@ int cmd_merge(int argc, char **argv) {
     cli_args_free(&a);
     return CLI_USAGE;
   }
-  if ((rc = cli_output_format("merge", out_path, format, &format)) != 0) {
+  if ((rc = cli_output_format("merge", out_path, format, &format)) != 0 ||
+      (rc = cli_partition_choose("merge", &a, format)) != 0) {
     cli_args_free(&a);
     return rc;
   }

@@ -10,6 +10,7 @@
 #include "parquet_internal.h"
 
 #include "../common/hu_io.h"
+#include "../common/hu_map.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -48,12 +49,27 @@ typedef struct pq_rtable {
   uint64_t rows; /* rows of the readable files */
 } pq_rtable;
 
+/* Partitioning of the streamed tables: a run of consecutive dispatch ids of one partition. */
+typedef struct pq_drun {
+  uint64_t first, last; /* dispatch ids */
+  uint64_t node, proc;  /* the partition's node and process ids (0: unknown) */
+} pq_drun;
+
+typedef struct pq_part {
+  unsigned keys;     /* HP_PARTITION_NODE | HP_PARTITION_PROCESS, 0 = not partitioned */
+  hu_idmap proc_node; /* process id -> its node id */
+  pq_drun *runs;     /* dispatch ids -> partition, in writing order */
+  size_t nruns, capruns, hit;
+  int unsorted; /* a dispatch id came below an earlier one: look runs up from the newest */
+} pq_part;
+
 typedef struct pq_store {
   /* writing */
   char *tmp;                      /* temporary directory being filled */
   char *target;                   /* s->path without trailing slashes: where the store goes */
   pq_twriter *tw[HP_TABLE_COUNT]; /* table writers, made on first use */
   pq_limits lim;
+  pq_part part;
   /* reading */
   pq_rtable tab[HP_TABLE_COUNT];
 } pq_store;
@@ -289,11 +305,119 @@ static hp_status pq_create(hp_store *s) {
   return HP_OK;
 }
 
+/* ---- partitions ---- */
+hp_status hp_parquet_set_partition(hp_store *s, unsigned keys) {
+  if (!s || s->mode == HP_READ || s->ops != &hp_fmt_parquet || !s->impl ||
+      (keys & ~(unsigned)(HP_PARTITION_NODE | HP_PARTITION_PROCESS)))
+    return HP_ERR_INVALID;
+  pq_store *p = s->impl;
+  for (int t = 0; t < HP_TABLE_COUNT; t++)
+    if (p->tw[t] && hp_table_streamed((hp_table)t))
+      return hp_set_error(s, HP_ERR_INVALID, "partitioning must be chosen before rows are written");
+  p->part.keys = keys;
+  return HP_OK;
+}
+
+static hp_status add_run(hp_store *s, pq_part *pp, uint64_t id, uint64_t node, uint64_t proc) {
+  pq_drun *last = pp->nruns ? &pp->runs[pp->nruns - 1] : NULL;
+  if (last && id > last->last && last->node == node && last->proc == proc) {
+    last->last = id;
+    return HP_OK;
+  }
+  if (last && id <= last->last) pp->unsorted = 1;
+  if (pp->nruns == pp->capruns) {
+    size_t nc = pp->capruns ? 2 * pp->capruns : 64;
+    pq_drun *r = realloc(pp->runs, nc * sizeof *r);
+    if (!r) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+    pp->runs = r;
+    pp->capruns = nc;
+  }
+  pp->runs[pp->nruns++] = (pq_drun){id, id, node, proc};
+  return HP_OK;
+}
+
+/* The run holding dispatch id, NULL when none does. */
+static const pq_drun *find_run(pq_part *pp, uint64_t id) {
+  if (!pp->nruns) return NULL;
+  const pq_drun *h = &pp->runs[pp->hit < pp->nruns ? pp->hit : 0];
+  if (id >= h->first && id <= h->last) return h;
+  if (pp->unsorted) {
+    for (size_t i = pp->nruns; i-- > 0;)
+      if (id >= pp->runs[i].first && id <= pp->runs[i].last) return &pp->runs[pp->hit = i];
+    return NULL;
+  }
+  size_t lo = 0, hi = pp->nruns;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (pp->runs[mid].last < id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < pp->nruns && id >= pp->runs[lo].first) return &pp->runs[pp->hit = lo];
+  return NULL;
+}
+
+/* The partition folder of a row of t (a streamed table), in buf; the process table's rows only teach which
+ * node a process is on. */
+static hp_status partition_of(hp_store *s, pq_part *pp, hp_table t, const void *row, char *buf, size_t n) {
+  uint64_t node = 0, proc = 0;
+  switch (t) {
+  case HP_TABLE_DISPATCH: {
+    const hp_dispatch *d = row;
+    proc = d->process_id;
+    hu_idmap_get(&pp->proc_node, proc, &node);
+    hp_status st = add_run(s, pp, d->id, node, proc);
+    if (st != HP_OK) return st;
+    break;
+  }
+  case HP_TABLE_REGION: {
+    const hp_region *r = row;
+    proc = r->process_id;
+    hu_idmap_get(&pp->proc_node, proc, &node);
+    break;
+  }
+  case HP_TABLE_COUNTER_VALUE:
+  case HP_TABLE_PC_SAMPLE:
+  case HP_TABLE_COUNTER_SAMPLE: {
+    uint64_t did = t == HP_TABLE_COUNTER_VALUE ? ((const hp_counter_value *)row)->dispatch_id
+                   : t == HP_TABLE_PC_SAMPLE   ? ((const hp_pc_sample *)row)->dispatch_id
+                                               : ((const hp_counter_sample *)row)->dispatch_id;
+    const pq_drun *r = find_run(pp, did);
+    if (r) {
+      node = r->node;
+      proc = r->proc;
+    }
+    break;
+  }
+  default: buf[0] = 0; return HP_OK; /* code_blob: not per process */
+  }
+  if (pp->keys == (HP_PARTITION_NODE | HP_PARTITION_PROCESS))
+    snprintf(buf, n, "node=%llu/process=%llu", (unsigned long long)node, (unsigned long long)proc);
+  else if (pp->keys == HP_PARTITION_NODE)
+    snprintf(buf, n, "node=%llu", (unsigned long long)node);
+  else
+    snprintf(buf, n, "process=%llu", (unsigned long long)proc);
+  return HP_OK;
+}
+
 static hp_status pq_write(hp_store *s, hp_table t, const void *row) {
   pq_store *p = s->impl;
   if (!p->tw[t]) {
     hp_status st = pq_twriter_new(s, p->tmp, t, &p->lim, &p->tw[t]);
     if (st != HP_OK) return st;
+  }
+  if (p->part.keys) {
+    if (t == HP_TABLE_PROCESS) {
+      const hp_process *r = row;
+      if (r->id && hu_idmap_put(&p->part.proc_node, r->id, r->node_id))
+        return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+    } else if (hp_table_streamed(t)) {
+      char part[96];
+      hp_status st = partition_of(s, &p->part, t, row, part, sizeof part);
+      if (st == HP_OK) st = pq_twriter_partition(p->tw[t], part);
+      if (st != HP_OK) return st;
+    }
   }
   return pq_twriter_add(p->tw[t], row);
 }
@@ -396,6 +520,8 @@ static hp_status install(hp_store *s, pq_store *p) {
 
 static void free_write_store(pq_store *p) {
   free_writers(p);
+  hu_idmap_free(&p->part.proc_node);
+  free(p->part.runs);
   free(p->tmp);
   free(p->target);
   free(p);
