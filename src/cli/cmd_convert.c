@@ -32,7 +32,8 @@ static const cli_opt convert_opts[] = {
     {0},
 };
 
-static const cli_opt *const convert_tables[] = {convert_opts, cli_opts_partition, cli_opts_quiet, cli_opts_common, NULL};
+static const cli_opt *const convert_tables[] = {convert_opts, cli_opts_partition, cli_opts_quiet,
+                                                cli_opts_common, NULL};
 
 static const cli_spec convert_spec = {
     .command = "convert",

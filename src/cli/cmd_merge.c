@@ -26,8 +26,8 @@ static const cli_opt merge_opts[] = {
     {0},
 };
 
-static const cli_opt *const merge_tables[] = {merge_opts, cli_opts_store_out, cli_opts_partition, cli_opts_quiet, cli_opts_common,
-                                              NULL};
+static const cli_opt *const merge_tables[] = {merge_opts,     cli_opts_store_out, cli_opts_partition,
+                                              cli_opts_quiet, cli_opts_common,    NULL};
 
 static const cli_spec merge_spec = {
     .command = "merge",

@@ -57,8 +57,8 @@ static const cli_opt profile_opts[] = {
 };
 
 static const cli_opt *const profile_tables[] = {
-    cli_opts_counters, profile_opts, cli_opts_dispatch_select, cli_opts_store_out, cli_opts_partition, cli_opts_quiet,
-    cli_opts_common,   NULL};
+    cli_opts_counters,  profile_opts,   cli_opts_dispatch_select, cli_opts_store_out,
+    cli_opts_partition, cli_opts_quiet, cli_opts_common,          NULL};
 
 static const cli_spec profile_spec = {
     .command = "profile",

@@ -48,8 +48,8 @@ static const cli_opt sample_opts[] = {
     {0},
 };
 
-static const cli_opt *const sample_tables[] = {sample_opts, cli_opts_store_out, cli_opts_partition, cli_opts_quiet,
-                                               cli_opts_common, NULL};
+static const cli_opt *const sample_tables[] = {sample_opts,    cli_opts_store_out, cli_opts_partition,
+                                               cli_opts_quiet, cli_opts_common,    NULL};
 
 static const cli_spec sample_spec = {
     .command = "sample",

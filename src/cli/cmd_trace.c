@@ -33,9 +33,13 @@ static const cli_opt trace_opts[] = {
     {0},
 };
 
-static const cli_opt *const trace_tables[] = {trace_opts,     cli_opts_dispatch_select, cli_opts_store_out,
+static const cli_opt *const trace_tables[] = {trace_opts,
+                                              cli_opts_dispatch_select,
+                                              cli_opts_store_out,
                                               cli_opts_partition,
-                                              cli_opts_quiet, cli_opts_common,          NULL};
+                                              cli_opts_quiet,
+                                              cli_opts_common,
+                                              NULL};
 
 static const cli_spec trace_spec = {
     .command = "trace",

@@ -56,9 +56,9 @@ typedef struct pq_drun {
 } pq_drun;
 
 typedef struct pq_part {
-  unsigned keys;     /* HP_PARTITION_NODE | HP_PARTITION_PROCESS, 0 = not partitioned */
+  unsigned keys;      /* HP_PARTITION_NODE | HP_PARTITION_PROCESS, 0 = not partitioned */
   hu_idmap proc_node; /* process id -> its node id */
-  pq_drun *runs;     /* dispatch ids -> partition, in writing order */
+  pq_drun *runs;      /* dispatch ids -> partition, in writing order */
   size_t nruns, capruns, hit;
   int unsorted; /* a dispatch id came below an earlier one: look runs up from the newest */
 } pq_part;

@@ -150,12 +150,13 @@ typedef struct pq_limits {
 } pq_limits;
 
 typedef struct pq_twriter pq_twriter;
-#define PQ_NAME_MAX 160 /* a file's name relative to the store: <table>/node=N/process=N/part-NNNNN.parquet */
+#define PQ_NAME_MAX 160 /* a file's name relative to the store: <table>/node=N/process=N/part-NNNNN.parquet  \
+                         */
 typedef struct pq_file_entry {
   char name[PQ_NAME_MAX]; /* file name inside the store directory */
-  uint64_t rows;       /* rows in the file */
-  uint64_t bytes;      /* file size */
-  uint32_t footer_crc; /* CRC-32C of the file's last footer length + 8 bytes (metadata, length, magic) */
+  uint64_t rows;          /* rows in the file */
+  uint64_t bytes;         /* file size */
+  uint32_t footer_crc;    /* CRC-32C of the file's last footer length + 8 bytes (metadata, length, magic) */
 } pq_file_entry;
 
 hp_status pq_twriter_new(hp_store *s, const char *dir, hp_table t, const pq_limits *lim, pq_twriter **out);

@@ -67,12 +67,12 @@ struct pq_twriter {
   uint32_t *keys; /* hash table of buffered rows by key (row + 1, 0 = empty) */
   size_t keycap;
   /* the file being written */
-  int fd;         /* -1 when none is open */
+  int fd;                  /* -1 when none is open */
   char fname[PQ_NAME_MAX]; /* its name, relative to the store: <table>[/<partition>]/part-NNNNN.parquet */
   char part[96];           /* the Hive partition folder of the rows being buffered ("node=1/process=2"), "" */
-  uint64_t fpos;  /* bytes written to it */
-  uint64_t frows; /* rows in it */
-  pq_rgmeta *rgs; /* its row groups */
+  uint64_t fpos;           /* bytes written to it */
+  uint64_t frows;          /* rows in it */
+  pq_rgmeta *rgs;          /* its row groups */
   size_t nrg, caprg;
   unsigned file_no;    /* number of the next file to start, 0-based */
   uint32_t footer_crc; /* of the footer just written */
@@ -669,7 +669,8 @@ static hp_status make_folders(pq_twriter *w, const char *rel) {
 
 hp_status pq_twriter_partition(pq_twriter *w, const char *part) {
   if (strcmp(part, w->part) == 0) return HP_OK;
-  if (strlen(part) >= sizeof w->part) return hp_set_error(w->s, HP_ERR_INVALID, "%s: partition too long", part);
+  if (strlen(part) >= sizeof w->part)
+    return hp_set_error(w->s, HP_ERR_INVALID, "%s: partition too long", part);
   hp_status st = flush_rowgroup(w); /* the rows buffered so far belong to the old partition's file */
   if (st == HP_OK) st = finish_file(w);
   if (st == HP_OK) snprintf(w->part, sizeof w->part, "%s", part);
@@ -679,7 +680,8 @@ hp_status pq_twriter_partition(pq_twriter *w, const char *part) {
 static hp_status open_file(pq_twriter *w) {
   char path[4096];
   char folder[PQ_NAME_MAX];
-  if (snprintf(folder, sizeof folder, "%s%s%s", w->d->name, w->part[0] ? "/" : "", w->part) >= (int)sizeof folder)
+  if (snprintf(folder, sizeof folder, "%s%s%s", w->d->name, w->part[0] ? "/" : "", w->part) >=
+      (int)sizeof folder)
     return hp_set_error(w->s, HP_ERR_INVALID, "%s: partition too long", w->part);
   hp_status st = make_folders(w, folder);
   if (st != HP_OK) return st;
