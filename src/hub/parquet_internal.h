@@ -150,8 +150,8 @@ typedef struct pq_limits {
 } pq_limits;
 
 typedef struct pq_twriter pq_twriter;
-#define PQ_NAME_MAX 160 /* a file's name relative to the store: <table>/node=N/process=N/part-NNNNN.parquet  \
-                         */
+/* A file's name relative to the store: <table>/node=N/process=N/part-NNNNN.parquet at most. */
+#define PQ_NAME_MAX 160
 typedef struct pq_file_entry {
   char name[PQ_NAME_MAX]; /* file name inside the store directory */
   uint64_t rows;          /* rows in the file */
