@@ -367,6 +367,11 @@ HP_API hp_status hp_cursor_next_batch(hp_cursor *c, void *const *cols, size_t ma
 /* Value of a metadata key, or NULL. The string stays valid until the store is closed. */
 HP_API const char *hp_store_metadata(hp_store *s, const char *key);
 
+/* One line about the first thing found while opening that is worth a warning but is not damage, e.g. a
+ * Parquet file rewritten since the store's manifest was written and read by its own footer; "" when none.
+ * Valid until the store is closed. */
+HP_API const char *hp_store_note(const hp_store *s);
+
 /* Damage found while reading (a store may be readable up to a point): HP_OK when none, otherwise
  * the status, and *offset (if not NULL) gets the byte where damage starts. Details in hp_store_error. */
 HP_API hp_status hp_store_damage(const hp_store *s, uint64_t *offset);

@@ -605,7 +605,9 @@ static hp_status read_manifest(hp_store *s, hu_json **out) {
   return st;
 }
 
-/* Check one file of the manifest: size against the manifest, then magic and footer. Damage is recorded,
+/* Check one file of the manifest: size against the manifest, then magic and footer. A file whose size
+ * differs from the manifest's but which is valid Parquet by its own footer was changed since the manifest was
+ * written (rewritten in place by another tool): a note, and it is read by its own footer. Damage is recorded,
  * the file left out; only out-of-memory fails the open. */
 static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, const hu_json *rows,
                             const hu_json *bytes, const hu_json *crc) {
@@ -621,26 +623,32 @@ static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, co
     hp_set_damage(s, HP_ERR_CORRUPT, 0, "%s: not a regular file", f->name);
     return HP_OK;
   }
-  uint64_t size = (uint64_t)sb.st_size;
-  if (bytes && size < bytes->u) {
-    close(fd);
+  uint64_t size = (uint64_t)sb.st_size, off = 0;
+  int changed = bytes && size != bytes->u;
+  uint32_t want_crc = crc ? (uint32_t)crc->u : 0;
+  hp_status st = pq_read_footer(fd, size, d, crc && !changed ? &want_crc : NULL, f, &off);
+  close(fd);
+  if (st == HP_ERR_NOMEM) return hp_set_error(s, st, "%s: out of memory", f->name);
+  if (st != HP_OK && changed && size < bytes->u) {
     hp_set_damage(s, HP_ERR_TRUNCATED, size, "%s: truncated: %llu bytes of %llu", f->name,
                   (unsigned long long)size, (unsigned long long)bytes->u);
     return HP_OK;
   }
-  if (bytes && size != bytes->u) {
-    close(fd);
-    hp_set_damage(s, HP_ERR_CORRUPT, bytes->u, "%s: %llu bytes, the manifest says %llu", f->name,
-                  (unsigned long long)size, (unsigned long long)bytes->u);
+  if (st != HP_OK && changed) {
+    hp_set_damage(s, HP_ERR_CORRUPT, bytes->u, "%s: %llu bytes, the manifest says %llu, and not readable: %s",
+                  f->name, (unsigned long long)size, (unsigned long long)bytes->u, f->err);
     return HP_OK;
   }
-  uint64_t off = 0;
-  uint32_t want_crc = crc ? (uint32_t)crc->u : 0;
-  hp_status st = pq_read_footer(fd, size, d, crc ? &want_crc : NULL, f, &off);
-  close(fd);
-  if (st == HP_ERR_NOMEM) return hp_set_error(s, st, "%s: out of memory", f->name);
   if (st != HP_OK) {
     hp_set_damage(s, st, off, "%s: %s", f->name, f->err);
+    return HP_OK;
+  }
+  if (changed) {
+    hp_set_note(
+        s,
+        "%s: changed since the manifest was written (%llu bytes, the manifest says %llu; rewritten by "
+        "another tool?): read by its own footer (%llu rows)",
+        f->name, (unsigned long long)size, (unsigned long long)bytes->u, (unsigned long long)f->rows);
     return HP_OK;
   }
   if (rows && f->rows != rows->u) {

@@ -160,3 +160,25 @@ def test_partition_of_a_non_parquet_output_is_refused(logs, tmp_path):
     assert p.returncode == 2 and "needs a Parquet output" in p.stderr and not (tmp_path / "x.db").exists()
     p = run(HUBPROF, "merge", "-q", "--partition", "rank", "-o", tmp_path / "x.parquet", *logs, check=False)
     assert p.returncode == 2 and not (tmp_path / "x.parquet").exists()
+
+
+# ---- the manifest and files rewritten in place ------------------------------------------------------
+def test_file_rewritten_in_place_is_a_warning_not_damage(stores, tmp_path):
+    """A part rewritten by pyarrow with its defaults (another size and footer than the manifest's) is read
+    by its own footer with one warning naming it; a part cut short stays damage."""
+    _, flat = stores
+    st = tmp_path / "rw.parquet"
+    shutil.copytree(flat, st)
+    part = st / "dispatch" / "part-00000.parquet"
+    pq.write_table(pq.read_table(part), part)  # pyarrow's defaults: Snappy, its own footer
+    want = run(HUBPROF, "analyze", "--format", "json", "-q", flat).stdout
+    p = run(HUBPROF, "analyze", "--format", "json", st)
+    assert json.loads(p.stdout) == json.loads(want)
+    assert re.search(r"dispatch/part-00000\.parquet: changed since the manifest was written .*read by its own "
+                     r"footer", p.stderr), p.stderr
+    p = run(HUBPROF, "merge", "-o", tmp_path / "m.db", st)
+    assert "changed since the manifest" in p.stderr
+    data = part.read_bytes()
+    part.write_bytes(data[: len(data) // 2])
+    p = run(HUBPROF, "analyze", "-q", st, check=False)
+    assert p.returncode == 1 and "dispatch/part-00000.parquet" in p.stderr
