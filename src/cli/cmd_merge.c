@@ -23,6 +23,9 @@ static const cli_opt merge_opts[] = {
      .value = "OUT",
      .help = "the merged store (required); it appears only on success"},
     {.name = "strict", .kind = CLI_OPT_FLAG, .help = "fail instead of warning when an input is damaged"},
+    {.name = "append",
+     .kind = CLI_OPT_FLAG,
+     .help = "add IN... to the existing Parquet dataset OUT as new part files (its files are not rewritten)"},
     {0},
 };
 
@@ -139,7 +142,17 @@ int cmd_merge(int argc, char **argv) {
     return CLI_USAGE;
   }
   hp_merge_stats stats = {.size = sizeof stats};
-  rc = cli_merge_stores(a.operands, a.noperands, out_path, format, force, strict, quiet, &stats, NULL, 0);
+  if (cli_given(&a, "append") && (strcmp(format, "parquet") != 0 || cli_given(&a, "partition"))) {
+    cli_error("merge: --append %s", strcmp(format, "parquet") != 0
+                                        ? "adds to a Parquet dataset: OUT must be one (-o DIR.parquet)"
+                                        : "keeps the store's own partitioning: drop --partition");
+    cli_args_free(&a);
+    return CLI_USAGE;
+  }
+  if (cli_given(&a, "append"))
+    rc = cli_merge_append(a.operands, a.noperands, out_path, strict, quiet, &stats);
+  else
+    rc = cli_merge_stores(a.operands, a.noperands, out_path, format, force, strict, quiet, &stats, NULL, 0);
   if (rc == CLI_OK && !quiet)
     fprintf(stderr,
             "hubprof: merged %" PRIu64 " stores into %s (%s): %" PRIu64 " processes, %" PRIu64

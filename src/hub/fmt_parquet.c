@@ -70,6 +70,12 @@ typedef struct pq_store {
   pq_twriter *tw[HP_TABLE_COUNT]; /* table writers, made on first use */
   pq_limits lim;
   pq_part part;
+  /* appending (hp_parquet_set_append): the store at target keeps its streamed tables' files */
+  int append;
+  hu_json *old;                         /* its manifest */
+  uint64_t skip[HP_TABLE_COUNT];        /* its rows, given again as the merge's first input: not written */
+  uint64_t skip_max_id[HP_TABLE_COUNT]; /* the largest id among them */
+  unsigned first_file[HP_TABLE_COUNT];  /* number of the first new part file */
   /* reading */
   pq_rtable tab[HP_TABLE_COUNT];
 } pq_store;
@@ -401,11 +407,38 @@ static hp_status partition_of(hp_store *s, pq_part *pp, hp_table t, const void *
   return HP_OK;
 }
 
+/* An append's rows of a streamed table: the store's own (the first ones) are skipped; new rows must have ids
+ * above them, or they would collide. 1 = skip the row, 0 = write it, -1 = failed. */
+static int append_skip(hp_store *s, pq_store *p, hp_table t, const void *row) {
+  const hp_table_desc *d = hp_table_describe(t);
+  int has_id = strcmp(d->columns[0].name, "id") == 0;
+  uint64_t id = 0;
+  if (has_id) memcpy(&id, (const char *)row + d->columns[0].offset, sizeof id);
+  if (p->skip[t]) {
+    p->skip[t]--;
+    if (id > p->skip_max_id[t]) p->skip_max_id[t] = id;
+    return 1;
+  }
+  if (has_id && id <= p->skip_max_id[t]) {
+    hp_set_error(s, HP_ERR_INVALID,
+                 "%s: new row id %llu is not above the store's own (%llu): the store's ids are not in merge "
+                 "order; merge everything into a new store instead",
+                 d->name, (unsigned long long)id, (unsigned long long)p->skip_max_id[t]);
+    return -1;
+  }
+  return 0;
+}
+
 static hp_status pq_write(hp_store *s, hp_table t, const void *row) {
   pq_store *p = s->impl;
+  if (p->append && hp_table_streamed(t)) {
+    int k = append_skip(s, p, t, row);
+    if (k) return k > 0 ? HP_OK : s->first_error;
+  }
   if (!p->tw[t]) {
     hp_status st = pq_twriter_new(s, p->tmp, t, &p->lim, &p->tw[t]);
     if (st != HP_OK) return st;
+    if (p->append) pq_twriter_first_file(p->tw[t], p->first_file[t]);
   }
   if (p->part.keys) {
     if (t == HP_TABLE_PROCESS) {
@@ -422,6 +455,18 @@ static hp_status pq_write(hp_store *s, hp_table t, const void *row) {
   return pq_twriter_add(p->tw[t], row);
 }
 
+/* The files of table t in an append's old manifest (its streamed tables keep them), or NULL. */
+static const hu_json *old_files(const pq_store *p, hp_table t) {
+  if (!p->append || !hp_table_streamed(t)) return NULL;
+  const hu_json *tables = hu_json_get(p->old, "tables");
+  for (size_t i = 0; tables && tables->type == HU_JSON_ARR && i < tables->n; i++) {
+    const hu_json *name = hu_json_get(&tables->kid[i], "name"), *f = hu_json_get(&tables->kid[i], "files");
+    if (name && name->type == HU_JSON_STR && hp_table_from_name(name->s) == t && f && f->type == HU_JSON_ARR)
+      return f;
+  }
+  return NULL;
+}
+
 static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *const files[],
                                 const size_t nfiles[]) {
   hu_buf b = {0};
@@ -430,13 +475,29 @@ static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *c
   hu_buf_printf(&b, "  \"created_by\": \"hubprof %s\",\n  \"tables\": [", hp_version());
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
     uint64_t rows = 0;
+    const hu_json *old = old_files(p, (hp_table)t); /* an append: the files the store keeps come first */
+    size_t nold = old ? old->n : 0;
+    for (size_t i = 0; i < nold; i++) {
+      const hu_json *r = hu_json_get(&old->kid[i], "rows");
+      rows += r ? r->u : 0;
+    }
     for (size_t i = 0; i < nfiles[t]; i++)
       rows += files[t][i].rows;
     hu_buf_printf(&b, "%s\n    {\"name\": ", t ? "," : "");
     hu_json_put_str(&b, hp_table_describe((hp_table)t)->name);
     hu_buf_printf(&b, ", \"rows\": %llu, \"files\": [", (unsigned long long)rows);
-    for (size_t i = 0; i < nfiles[t]; i++) {
+    for (size_t i = 0; i < nold; i++) {
+      const hu_json *f = &old->kid[i], *path = hu_json_get(f, "path"), *r = hu_json_get(f, "rows"),
+                    *by = hu_json_get(f, "bytes"), *crc = hu_json_get(f, "footer_crc32c");
       hu_buf_printf(&b, "%s\n      {\"path\": ", i ? "," : "");
+      hu_json_put_str(&b, path && path->type == HU_JSON_STR ? path->s : "");
+      hu_buf_printf(&b, ", \"rows\": %llu", (unsigned long long)(r ? r->u : 0));
+      if (by) hu_buf_printf(&b, ", \"bytes\": %llu", (unsigned long long)by->u);
+      if (crc) hu_buf_printf(&b, ", \"footer_crc32c\": %llu", (unsigned long long)crc->u);
+      hu_buf_printf(&b, "}");
+    }
+    for (size_t i = 0; i < nfiles[t]; i++) {
+      hu_buf_printf(&b, "%s\n      {\"path\": ", i || nold ? "," : "");
       hu_json_put_str(&b, files[t][i].name);
       hu_buf_printf(&b, ", \"rows\": %llu, \"bytes\": %llu, \"footer_crc32c\": %lu}",
                     (unsigned long long)files[t][i].rows, (unsigned long long)files[t][i].bytes,
@@ -522,10 +583,14 @@ static void free_write_store(pq_store *p) {
   free_writers(p);
   hu_idmap_free(&p->part.proc_node);
   free(p->part.runs);
+  hu_json_free(p->old);
   free(p->tmp);
   free(p->target);
   free(p);
 }
+
+static hp_status append_install(hp_store *s, pq_store *p, const pq_file_entry *const files[],
+                                const size_t nfiles[]);
 
 static hp_status pq_commit(hp_store *s) {
   pq_store *p = s->impl;
@@ -533,15 +598,24 @@ static hp_status pq_commit(hp_store *s) {
   size_t nfiles[HP_TABLE_COUNT];
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
     hp_status st;
-    if (!p->tw[t] && (st = pq_twriter_new(s, p->tmp, (hp_table)t, &p->lim, &p->tw[t])) != HP_OK) return st;
+    if (p->append && !p->tw[t] && hp_table_streamed((hp_table)t)) { /* no new rows: the old files stay */
+      files[t] = NULL;
+      nfiles[t] = 0;
+      continue;
+    }
+    if (!p->tw[t]) {
+      if ((st = pq_twriter_new(s, p->tmp, (hp_table)t, &p->lim, &p->tw[t])) != HP_OK) return st;
+      if (p->append) pq_twriter_first_file(p->tw[t], p->first_file[t]);
+    }
     if ((st = pq_twriter_finish(p->tw[t], &files[t], &nfiles[t])) != HP_OK) return st;
   }
-  hp_status st = write_readme(s, p);
+  hp_status st = p->append ? HP_OK : write_readme(s, p); /* an append's store has its README */
   if (st == HP_OK) st = write_manifest(s, p, files, nfiles);
   if (st != HP_OK) return st;
   if (hu_fsync_dir(p->tmp) != 0)
     return hp_set_error(s, HP_ERR_IO, "cannot sync %s: %s", p->tmp, strerror(errno));
-  if ((st = install(s, p)) != HP_OK) return st; /* the hub calls abort, which removes the temporary */
+  if ((st = p->append ? append_install(s, p, files, nfiles) : install(s, p)) != HP_OK)
+    return st; /* the hub calls abort, which removes the temporary */
   free_write_store(p);
   s->impl = NULL;
   return HP_OK;
@@ -851,6 +925,124 @@ hp_status hp_parquet_cursor_next_batch(hp_cursor *c, void *const *cols, size_t m
 static void pq_cursor_close(hp_cursor *c) {
   pq_rcursor_close(c->impl);
   c->impl = NULL;
+}
+
+/* ---- appending ---- */
+/* The number in a part file's name ("…/part-00012.parquet" -> 12), or -1. */
+static long part_number(const char *path) {
+  const char *base = strrchr(path, '/');
+  unsigned n;
+  char tail[16];
+  if (sscanf(base ? base + 1 : path, "part-%u%15s", &n, tail) == 2 && strcmp(tail, ".parquet") == 0)
+    return (long)n;
+  return -1;
+}
+
+hp_status hp_parquet_set_append(hp_store *s) {
+  if (!s || s->mode == HP_READ || s->ops != &hp_fmt_parquet || !s->impl) return HP_ERR_INVALID;
+  pq_store *p = s->impl;
+  for (int t = 0; t < HP_TABLE_COUNT; t++)
+    if (p->tw[t]) return hp_set_error(s, HP_ERR_INVALID, "append must be chosen before rows are written");
+  hu_json *m;
+  hp_status st = read_manifest(s, &m);
+  if (st != HP_OK) return st;
+  const hu_json *ver = hu_json_get(m, "version"), *fmt = hu_json_get(m, "format"),
+                *sv = hu_json_get(m, "schema_version"), *tables = hu_json_get(m, "tables");
+  if (!fmt || fmt->type != HU_JSON_STR || strcmp(fmt->s, PQ_MAGIC) != 0 || !tables ||
+      tables->type != HU_JSON_ARR) {
+    hu_json_free(m);
+    return hp_set_error(s, HP_ERR_FORMAT, "%s: not a hubprof Parquet manifest", PQ_MANIFEST);
+  }
+  if (!ver || ver->type != HU_JSON_INT || ver->u != PQ_STORE_VERSION || !sv || sv->type != HU_JSON_STR ||
+      strcmp(sv->s, PQ_SCHEMA_VERSION) != 0) {
+    hu_json_free(m);
+    return hp_set_error(
+        s, HP_ERR_VERSION,
+        "store version or schema of another hubprof: appending needs store version %d, schema "
+        "%s (convert it to a new store first)",
+        PQ_STORE_VERSION, PQ_SCHEMA_VERSION);
+  }
+  unsigned keys = 0;
+  for (size_t i = 0; i < tables->n; i++) {
+    const hu_json *name = hu_json_get(&tables->kid[i], "name"),
+                  *files = hu_json_get(&tables->kid[i], "files");
+    hp_table t = name && name->type == HU_JSON_STR ? hp_table_from_name(name->s) : HP_TABLE_COUNT;
+    if (t == HP_TABLE_COUNT || !files || files->type != HU_JSON_ARR) continue;
+    for (size_t k = 0; k < files->n; k++) {
+      const hu_json *path = hu_json_get(&files->kid[k], "path"), *rows = hu_json_get(&files->kid[k], "rows");
+      if (!path || path->type != HU_JSON_STR || !valid_name(path->s)) {
+        hu_json_free(m);
+        return hp_set_error(s, HP_ERR_CORRUPT, "%s: table %s: a file with a bad path", PQ_MANIFEST, name->s);
+      }
+      long no = part_number(path->s);
+      if (no >= 0 && (unsigned)no + 1 > p->first_file[t]) p->first_file[t] = (unsigned)no + 1;
+      if (hp_table_streamed(t)) {
+        p->skip[t] += rows && rows->type == HU_JSON_INT ? rows->u : 0;
+        if (strstr(path->s, "/node=")) keys |= HP_PARTITION_NODE;
+        if (strstr(path->s, "process=")) keys |= HP_PARTITION_PROCESS;
+      }
+    }
+  }
+  p->old = m;
+  p->append = 1;
+  p->part.keys = keys; /* new processes go where the store's own are */
+  return HP_OK;
+}
+
+/* Move a new file of an append from the temporary into the store, making its folders. */
+static hp_status move_in(hp_store *s, pq_store *p, const char *name) {
+  char *from = join(p->tmp, name), *to = join(p->target, name);
+  hp_status st = HP_OK;
+  if (!from || !to) {
+    st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  } else {
+    for (char *c = to + strlen(p->target) + 1; *c; c++)
+      if (*c == '/') {
+        *c = 0;
+        if (mkdir(to, 0777) != 0 && errno != EEXIST)
+          st = hp_set_error(s, HP_ERR_IO, "cannot create %s: %s", to, strerror(errno));
+        *c = '/';
+      }
+    if (st == HP_OK && rename(from, to) != 0)
+      st = hp_set_error(s, HP_ERR_IO, "cannot move %s into the store: %s", name, strerror(errno));
+  }
+  free(from);
+  free(to);
+  return st;
+}
+
+/* Put an append's files in the store, then its manifest (one rename: readers see the old store or the new
+ * one), then remove the small tables' old files, which the new manifest no longer lists. */
+static hp_status append_install(hp_store *s, pq_store *p, const pq_file_entry *const files[],
+                                const size_t nfiles[]) {
+  hp_status st = HP_OK;
+  for (int t = 0; t < HP_TABLE_COUNT && st == HP_OK; t++)
+    for (size_t i = 0; i < nfiles[t] && st == HP_OK; i++)
+      st = move_in(s, p, files[t][i].name);
+  if (st != HP_OK) return st;
+  char *from = join(p->tmp, PQ_MANIFEST), *to = join(p->target, PQ_MANIFEST);
+  if (!from || !to)
+    st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  else if (rename(from, to) != 0)
+    st = hp_set_error(s, HP_ERR_IO, "cannot replace %s: %s", PQ_MANIFEST, strerror(errno));
+  free(from);
+  free(to);
+  if (st != HP_OK) return st;
+  hu_fsync_dir(p->target);
+  const hu_json *tables = hu_json_get(p->old, "tables");
+  for (size_t i = 0; tables && i < tables->n; i++) {
+    const hu_json *name = hu_json_get(&tables->kid[i], "name"), *fl = hu_json_get(&tables->kid[i], "files");
+    hp_table t = name && name->type == HU_JSON_STR ? hp_table_from_name(name->s) : HP_TABLE_COUNT;
+    if (t == HP_TABLE_COUNT || hp_table_streamed(t) || !fl || fl->type != HU_JSON_ARR) continue;
+    for (size_t k = 0; k < fl->n; k++) {
+      const hu_json *path = hu_json_get(&fl->kid[k], "path");
+      char *f = path && path->type == HU_JSON_STR ? join(p->target, path->s) : NULL;
+      if (f) unlink(f);
+      free(f);
+    }
+  }
+  remove_tree(p->tmp, 10);
+  return HP_OK;
 }
 
 /* ---- ops ---- */

@@ -165,6 +165,8 @@ hp_status pq_twriter_add(pq_twriter *w, const void *row);
  * folder): when it differs from the current one, the buffered rows are written and the open file closed.
  * Meant for streamed tables (a small table is held whole until the end). */
 hp_status pq_twriter_partition(pq_twriter *w, const char *part);
+/* Number the writer's files from `first` on (an append: after the files a store already has). */
+void pq_twriter_first_file(pq_twriter *w, unsigned first);
 /* Flush and close the last file (an empty file when the table has no rows); then *files and *n describe
  * the files, <table>/part-00000.parquet, … (owned by the writer). */
 hp_status pq_twriter_finish(pq_twriter *w, const pq_file_entry **files, size_t *n);

@@ -667,6 +667,8 @@ static hp_status make_folders(pq_twriter *w, const char *rel) {
   }
 }
 
+void pq_twriter_first_file(pq_twriter *w, unsigned first) { w->file_no = first; }
+
 hp_status pq_twriter_partition(pq_twriter *w, const char *part) {
   if (strcmp(part, w->part) == 0) return HP_OK;
   if (strlen(part) >= sizeof w->part)
