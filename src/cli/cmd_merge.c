@@ -153,7 +153,13 @@ int cmd_merge(int argc, char **argv) {
     rc = cli_merge_append(a.operands, a.noperands, out_path, strict, quiet, &stats);
   else
     rc = cli_merge_stores(a.operands, a.noperands, out_path, format, force, strict, quiet, &stats, NULL, 0);
-  if (rc == CLI_OK && !quiet)
+  if (rc == CLI_OK && !quiet && cli_given(&a, "append"))
+    fprintf(stderr,
+            "hubprof: appended %" PRIu64 " store%s to %s: now %" PRIu64 " processes, %" PRIu64
+            " dispatches\n",
+            stats.inputs - 1, stats.inputs == 2 ? "" : "s", out_path, stats.rows_out[HP_TABLE_PROCESS],
+            stats.rows_out[HP_TABLE_DISPATCH]);
+  else if (rc == CLI_OK && !quiet)
     fprintf(stderr,
             "hubprof: merged %" PRIu64 " stores into %s (%s): %" PRIu64 " processes, %" PRIu64
             " dispatches, %" PRIu64 " counter values, %" PRIu64 " kernels\n",

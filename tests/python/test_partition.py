@@ -182,3 +182,51 @@ def test_file_rewritten_in_place_is_a_warning_not_damage(stores, tmp_path):
     part.write_bytes(data[: len(data) // 2])
     p = run(HUBPROF, "analyze", "-q", st, check=False)
     assert p.returncode == 1 and "dispatch/part-00000.parquet" in p.stderr
+
+
+# ---- merge --append ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def four_logs(tmp_path_factory) -> list[Path]:
+    from conftest import GEN_LOGS
+
+    d = tmp_path_factory.mktemp("four")
+    run(need(GEN_LOGS), d, 4, 400, 4, 2)
+    return sorted(d.glob("*.log"))
+
+
+def streamed_files(store: Path) -> dict[str, bytes]:
+    return {str(f.relative_to(store)): f.read_bytes() for t in PARTITIONED for f in (store / t).rglob("*.parquet")}
+
+
+@pytest.mark.parametrize("partition", ["node,process", "none"])
+def test_append_adds_part_files_equal_to_a_full_merge(four_logs, tmp_path, partition):
+    store, full = tmp_path / "run.parquet", tmp_path / "full.parquet"
+    run(HUBPROF, "merge", "-q", "--partition", partition, "-o", store, *four_logs[:2])
+    before = streamed_files(store)
+    p = run(HUBPROF, "merge", "--append", "-o", store, *four_logs[2:])
+    assert "appended 2 stores" in p.stderr and "now 4 processes" in p.stderr
+    after = streamed_files(store)
+    assert all(after[k] == v for k, v in before.items()), "a part file of the store was rewritten"
+    assert len(after) > len(before), "no new part files"
+    run(HUBPROF, "merge", "-q", "--partition", partition, "-o", full, *four_logs)
+    a, b = frames(store), frames(full)
+    for t in hubprof.TABLES:
+        assert a[t].astype(str).equals(b[t].astype(str)), t
+    m = json.loads((store / "_hubprof.json").read_text())
+    listed = {f["path"] for t in m["tables"] for f in t["files"]}
+    on_disk = {str(f.relative_to(store)) for f in store.rglob("*.parquet")}
+    assert listed == on_disk, "the manifest lists exactly the files in the store"
+    assert not list(tmp_path.glob(".*tmp*")), "no temporary left"
+    # the same processes again: taken once, nothing changes
+    run(HUBPROF, "merge", "-q", "--append", "-o", store, four_logs[3])
+    assert frames(store)["dispatch"].astype(str).equals(b["dispatch"].astype(str))
+
+
+def test_append_refusals(four_logs, tmp_path):
+    db = tmp_path / "x.db"
+    run(HUBPROF, "merge", "-q", "-o", db, four_logs[0])
+    p = run(HUBPROF, "merge", "-q", "--append", "-o", db, four_logs[1], check=False)
+    assert p.returncode == 2 and "--append" in p.stderr
+    p = run(HUBPROF, "merge", "-q", "--append", "-F", "parquet", "-o", tmp_path / "none.parquet", four_logs[1],
+            check=False)
+    assert p.returncode == 1 and "none.parquet" in p.stderr and not (tmp_path / "none.parquet").exists()
