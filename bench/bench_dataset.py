@@ -35,6 +35,7 @@ DUCK = """
 import json, sys, time, duckdb
 store, sql = sys.argv[1], sys.argv[2]
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")  # it would print on stdout
 t0 = time.perf_counter()
 for t in ("dispatch", "agent", "kernel_symbol"):
     con.execute(f"CREATE VIEW {t} AS SELECT * FROM read_parquet('{store}/{t}/**/*.parquet', hive_partitioning=false)")
