@@ -230,3 +230,21 @@ def test_append_refusals(four_logs, tmp_path):
     p = run(HUBPROF, "merge", "-q", "--append", "-F", "parquet", "-o", tmp_path / "none.parquet", four_logs[1],
             check=False)
     assert p.returncode == 1 and "none.parquet" in p.stderr and not (tmp_path / "none.parquet").exists()
+
+
+def test_trace_partitions_its_processes(tmp_path):
+    """trace of a program whose child runs kernels too: one partition per process; a rocpd output refused
+    before the application starts."""
+    from conftest import BUILD
+
+    app = need(BUILD / "examples" / "ocl" / "forking")
+    env = dict(os.environ, HUBPROF_COLLECTOR=str(need(BUILD / "libhubprof_collector.so")))
+    out = tmp_path / "f.parquet"
+    run(HUBPROF, "trace", "-q", "--partition", "node,process", "-o", out, "--", app, 2, env=env)
+    with hubprof.open(out) as s:
+        d = s.table("dispatch")
+    folders = {str(f.parent.relative_to(out / "dispatch")) for f in (out / "dispatch").rglob("*.parquet")}
+    assert folders == {f"node=1/process={p}" for p in d["process_id"].unique()} and len(folders) == 2
+    p = run(HUBPROF, "trace", "-q", "--partition", "node,process", "-o", tmp_path / "f.db", "--", app, 2,
+            env=env, check=False)
+    assert p.returncode == 2 and "needs a Parquet output" in p.stderr and not (tmp_path / "f.db").exists()
