@@ -54,7 +54,9 @@ echo "== analyze on a large Parquet store vs DuckDB (bench/bench_analyze.sh)"
 bash bench/bench_analyze.sh "$dir/analyze" "${BENCH_ANALYZE_PROCS:-10}" "${BENCH_ANALYZE_DISPATCHES:-1000000}" 3
 echo
 echo "== top kernels over the same dataset: hubprof analyze, DuckDB and Spark side by side (bench/bench_dataset.py)"
-python3 bench/bench_dataset.py "$dir/analyze/big.parquet" "${BENCH_ROUNDS:-5}"
+echo "   (dataset: ${BENCH_DATASET_PROCS:-10} processes x ${BENCH_DATASET_DISPATCHES:-1000000} dispatches, written by bench/gen_dataset)"
+"$B/bench/gen_dataset" "$dir/dataset.parquet" "${BENCH_DATASET_PROCS:-10}" "${BENCH_DATASET_DISPATCHES:-1000000}"
+python3 bench/bench_dataset.py "$dir/dataset.parquet" "${BENCH_ROUNDS:-5}"
 echo
 echo "== export and report: timelines and the HTML page of a 1 M-dispatch store next to analyze (bench/bench_export.sh)"
 bash bench/bench_export.sh "$dir/export" "${BENCH_EXPORT_DISPATCHES:-1000000}" "${BENCH_REPEATS:-3}"

@@ -843,9 +843,33 @@ static void test_damage(void) {
   snprintf(f, sizeof f, "%s/thread/part-00000.parquet", p);
   char g[600];
   snprintf(g, sizeof g, "%s/process/part-00000.parquet", p);
-  CHECK(rename(f, g) == 0); /* a smaller file in its place */
+  CHECK(rename(f, g) == 0); /* a smaller valid file in its place: changed since the manifest, read by its own
+                               footer, with a note and no damage */
   copy_file(base, p, "thread/part-00000.parquet");
-  expect_damage(p, HP_ERR_TRUNCATED, "process/part-00000.parquet: truncated");
+  {
+    hp_store *s3;
+    CHECK(hp_store_open(p, NULL, HP_READ, &s3) == HP_OK);
+    CHECK_MSG(hp_store_damage(s3, NULL) == HP_OK, "%s", hp_store_error(s3));
+    CHECK_MSG(
+        strstr(hp_store_note(s3), "process/part-00000.parquet: changed since the manifest was written") &&
+            strstr(hp_store_note(s3), "read by its own footer"),
+        "note '%s'", hp_store_note(s3));
+    uint64_t nproc = 0, nthread = 0;
+    CHECK(hp_store_count(s3, HP_TABLE_PROCESS, &nproc) == HP_OK &&
+          hp_store_count(s3, HP_TABLE_THREAD, &nthread) == HP_OK);
+    CHECK_MSG(nproc == nthread, "%llu process rows read by the file's own footer, %llu in it",
+              (unsigned long long)nproc, (unsigned long long)nthread);
+    hp_store_close(s3);
+  }
+  /* the same file cut short is damage, named as truncation */
+  {
+    long full = file_size(g);
+    CHECK(truncate(g, full / 2) == 0);
+    expect_damage(p, HP_ERR_TRUNCATED, "process/part-00000.parquet: truncated");
+    copy_file(base, p, "thread/part-00000.parquet");
+    CHECK(rename(f, g) == 0);
+    copy_file(base, p, "thread/part-00000.parquet");
+  }
   /* without sizes and checksums in the manifest, the file's own footer decides: thread's rows read as
    * processes */
   CHECK(replace_in_file(m, "\"path\": \"process/part-00000.parquet\", \"rows\": 50, \"bytes\"",

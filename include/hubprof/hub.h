@@ -367,6 +367,11 @@ HP_API hp_status hp_cursor_next_batch(hp_cursor *c, void *const *cols, size_t ma
 /* Value of a metadata key, or NULL. The string stays valid until the store is closed. */
 HP_API const char *hp_store_metadata(hp_store *s, const char *key);
 
+/* One line about the first thing found while opening that is worth a warning but is not damage, e.g. a
+ * Parquet file rewritten since the store's manifest was written and read by its own footer; "" when none.
+ * Valid until the store is closed. */
+HP_API const char *hp_store_note(const hp_store *s);
+
 /* Damage found while reading (a store may be readable up to a point): HP_OK when none, otherwise
  * the status, and *offset (if not NULL) gets the byte where damage starts. Details in hp_store_error. */
 HP_API hp_status hp_store_damage(const hp_store *s, uint64_t *offset);
@@ -390,6 +395,23 @@ typedef struct hp_merge_stats {
  * their damage and counted in stats. Errors name the input; `out` is left for the caller to close or abort.
  */
 HP_API hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats);
+
+/* ---- Parquet datasets: Hive partitions ---------------------------------------------------------- */
+#define HP_PARTITION_NODE 1u    /* node=<node id> folders */
+#define HP_PARTITION_PROCESS 2u /* process=<process id> folders */
+/* Partition the per-process tables (dispatch, counter_value, region, pc_sample, counter_sample) of a
+ * Parquet store being created: their files go to <table>/node=N/process=P/part-NNNNN.parquet (ids of the
+ * node and process tables; 0 when unknown). Call after hp_store_open(HP_CREATE) and before writing rows of
+ * those tables; keys 0 turns it off. HP_ERR_INVALID for another format, a store opened to read, or too late.
+ */
+HP_API hp_status hp_parquet_set_partition(hp_store *s, unsigned keys);
+/* Make the Parquet store being created (HP_CREATE at the path of an existing store of this build's layout) an
+ * append to that store: merge the store itself as the first input, then the new ones. Its own rows of the
+ * per-process tables are not written again (its part files stay byte for byte, new processes go to new part
+ * files, partitioned as the store is); the small tables are rewritten; the manifest is replaced by one
+ * rename at commit. New rows whose ids are not above the store's own fail the write. Call before writing.
+ */
+HP_API hp_status hp_parquet_set_append(hp_store *s);
 
 /* Names of the formats compiled in, NULL-terminated. */
 HP_API const char *const *hp_formats(void);

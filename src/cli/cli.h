@@ -76,6 +76,10 @@ struct hp_merge_stats;
 int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const char *format, int force,
                      int strict, int quiet, struct hp_merge_stats *stats, char *first_format,
                      size_t first_format_len);
+/* `merge --append` (merge_append.c): add the stores at paths[0..n) to the Parquet dataset `store` as new
+ * part files; errors printed; CLI_OK or CLI_FAIL. */
+int cli_merge_append(char *const *paths, size_t n, const char *store, int strict, int quiet,
+                     struct hp_merge_stats *stats);
 
 /* Is `arg` -h or --help? */
 int cli_is_help(const char *arg);

@@ -2,6 +2,7 @@
  * of one input: every table, references, passes and imputed flags kept). The output appears only on success.
  */
 /* SPDX-License-Identifier: MIT */
+#include "partition.h"
 #include "cli.h"
 #include "options.h"
 
@@ -31,7 +32,8 @@ static const cli_opt convert_opts[] = {
     {0},
 };
 
-static const cli_opt *const convert_tables[] = {convert_opts, cli_opts_quiet, cli_opts_common, NULL};
+static const cli_opt *const convert_tables[] = {convert_opts, cli_opts_partition, cli_opts_quiet,
+                                                cli_opts_common, NULL};
 
 static const cli_spec convert_spec = {
     .command = "convert",
@@ -56,7 +58,8 @@ int cmd_convert(int argc, char **argv) {
     cli_args_free(&a);
     return CLI_USAGE;
   }
-  if ((rc = cli_output_format("convert", out_path, format, &format)) != 0) {
+  if ((rc = cli_output_format("convert", out_path, format, &format)) != 0 ||
+      (rc = cli_partition_choose("convert", &a, format)) != 0) {
     cli_args_free(&a);
     return rc;
   }

@@ -2,6 +2,7 @@
  * pipeline (one damage policy). The output appears only when everything succeeded (the hub writes a temporary
  * and renames it). */
 /* SPDX-License-Identifier: MIT */
+#include "partition.h"
 #include "cli.h"
 #include "options.h"
 #include "progress.h"
@@ -22,11 +23,14 @@ static const cli_opt merge_opts[] = {
      .value = "OUT",
      .help = "the merged store (required); it appears only on success"},
     {.name = "strict", .kind = CLI_OPT_FLAG, .help = "fail instead of warning when an input is damaged"},
+    {.name = "append",
+     .kind = CLI_OPT_FLAG,
+     .help = "add IN... to the existing Parquet dataset OUT as new part files (its files are not rewritten)"},
     {0},
 };
 
-static const cli_opt *const merge_tables[] = {merge_opts, cli_opts_store_out, cli_opts_quiet, cli_opts_common,
-                                              NULL};
+static const cli_opt *const merge_tables[] = {merge_opts,     cli_opts_store_out, cli_opts_partition,
+                                              cli_opts_quiet, cli_opts_common,    NULL};
 
 static const cli_spec merge_spec = {
     .command = "merge",
@@ -83,6 +87,7 @@ int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const c
   hp_store *out = NULL;
   hp_assemble_stats as = {.size = sizeof as};
   st = hp_store_open(out_path, format, HP_CREATE, &out);
+  if (st == HP_OK && cli_partition_apply(out, paths, n)) st = HP_ERR_INVALID;
   if (st == HP_OK) {
     pr = cli_progress_start("merging", "rows", 0, quiet);
     st = hp_assembly_write(a, out, &as);
@@ -126,7 +131,8 @@ int cmd_merge(int argc, char **argv) {
     cli_args_free(&a);
     return CLI_USAGE;
   }
-  if ((rc = cli_output_format("merge", out_path, format, &format)) != 0) {
+  if ((rc = cli_output_format("merge", out_path, format, &format)) != 0 ||
+      (rc = cli_partition_choose("merge", &a, format)) != 0) {
     cli_args_free(&a);
     return rc;
   }
@@ -136,8 +142,24 @@ int cmd_merge(int argc, char **argv) {
     return CLI_USAGE;
   }
   hp_merge_stats stats = {.size = sizeof stats};
-  rc = cli_merge_stores(a.operands, a.noperands, out_path, format, force, strict, quiet, &stats, NULL, 0);
-  if (rc == CLI_OK && !quiet)
+  if (cli_given(&a, "append") && (strcmp(format, "parquet") != 0 || cli_given(&a, "partition"))) {
+    cli_error("merge: --append %s", strcmp(format, "parquet") != 0
+                                        ? "adds to a Parquet dataset: OUT must be one (-o DIR.parquet)"
+                                        : "keeps the store's own partitioning: drop --partition");
+    cli_args_free(&a);
+    return CLI_USAGE;
+  }
+  if (cli_given(&a, "append"))
+    rc = cli_merge_append(a.operands, a.noperands, out_path, strict, quiet, &stats);
+  else
+    rc = cli_merge_stores(a.operands, a.noperands, out_path, format, force, strict, quiet, &stats, NULL, 0);
+  if (rc == CLI_OK && !quiet && cli_given(&a, "append"))
+    fprintf(stderr,
+            "hubprof: appended %" PRIu64 " store%s to %s: now %" PRIu64 " processes, %" PRIu64
+            " dispatches\n",
+            stats.inputs - 1, stats.inputs == 2 ? "" : "s", out_path, stats.rows_out[HP_TABLE_PROCESS],
+            stats.rows_out[HP_TABLE_DISPATCH]);
+  else if (rc == CLI_OK && !quiet)
     fprintf(stderr,
             "hubprof: merged %" PRIu64 " stores into %s (%s): %" PRIu64 " processes, %" PRIu64
             " dispatches, %" PRIu64 " counter values, %" PRIu64 " kernels\n",

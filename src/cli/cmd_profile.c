@@ -5,6 +5,7 @@
  * multiplexing, imputed afterwards), and writes ONE store. Every input error is reported before the
  * application starts, and then nothing is written. */
 /* SPDX-License-Identifier: MIT */
+#include "partition.h"
 #include "cli.h"
 #include "options.h"
 #include "run_app.h"
@@ -56,8 +57,8 @@ static const cli_opt profile_opts[] = {
 };
 
 static const cli_opt *const profile_tables[] = {
-    cli_opts_counters, profile_opts, cli_opts_dispatch_select, cli_opts_store_out, cli_opts_quiet,
-    cli_opts_common,   NULL};
+    cli_opts_counters,  profile_opts,   cli_opts_dispatch_select, cli_opts_store_out,
+    cli_opts_partition, cli_opts_quiet, cli_opts_common,          NULL};
 
 static const cli_spec profile_spec = {
     .command = "profile",
@@ -123,6 +124,7 @@ static int profile(const cli_args *args, const cli_selection *sel) {
   unsigned maxpp = (unsigned)cli_uint(args, "max-counters-per-pass", 0);
   const char *format;
   int frc = cli_output_format("profile", cli_str(args, "output"), cli_str(args, "output-format"), &format);
+  if (!frc) frc = cli_partition_choose("profile", args, format);
   if (frc) return frc; /* before the application starts */
   run_opts ro = {.mode = "profile",
                  .format = format,

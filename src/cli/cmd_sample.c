@@ -3,6 +3,7 @@
  * the running dispatch and to code object + offset, and with --counters a counter timeline per dispatch.
  * The collector is told through HUBPROF_SAMPLE_* (docs/sampling.md); the run itself is `trace`'s. */
 /* SPDX-License-Identifier: MIT */
+#include "partition.h"
 #include "cli.h"
 #include "counters.h"
 #include "options.h"
@@ -47,8 +48,8 @@ static const cli_opt sample_opts[] = {
     {0},
 };
 
-static const cli_opt *const sample_tables[] = {sample_opts, cli_opts_store_out, cli_opts_quiet,
-                                               cli_opts_common, NULL};
+static const cli_opt *const sample_tables[] = {sample_opts,    cli_opts_store_out, cli_opts_partition,
+                                               cli_opts_quiet, cli_opts_common,    NULL};
 
 static const cli_spec sample_spec = {
     .command = "sample",
@@ -131,6 +132,7 @@ int cmd_sample(int argc, char **argv) {
   }
   const char *format; /* the output's format follows its name unless -F says (one rule: output_format.c) */
   rc = cli_output_format("sample", cli_str(&a, "output"), cli_str(&a, "output-format"), &format);
+  if (!rc) rc = cli_partition_choose("sample", &a, format);
   if (rc) { /* before the application starts */
     hu_strv_free(cs);
     cli_args_free(&a);

@@ -3,6 +3,7 @@
  * deletes the logs and exits with the application's own status. Never changes what the application sees
  * beyond the collector's documented HUBPROF_* variables. */
 /* SPDX-License-Identifier: MIT */
+#include "partition.h"
 #include "cli.h"
 #include "options.h"
 #include "run_app.h"
@@ -32,8 +33,13 @@ static const cli_opt trace_opts[] = {
     {0},
 };
 
-static const cli_opt *const trace_tables[] = {trace_opts,     cli_opts_dispatch_select, cli_opts_store_out,
-                                              cli_opts_quiet, cli_opts_common,          NULL};
+static const cli_opt *const trace_tables[] = {trace_opts,
+                                              cli_opts_dispatch_select,
+                                              cli_opts_store_out,
+                                              cli_opts_partition,
+                                              cli_opts_quiet,
+                                              cli_opts_common,
+                                              NULL};
 
 static const cli_spec trace_spec = {
     .command = "trace",
@@ -68,6 +74,7 @@ int cmd_trace(int argc, char **argv) {
   }
   const char *format;
   rc = cli_output_format("trace", cli_str(&a, "output"), cli_str(&a, "output-format"), &format);
+  if (!rc) rc = cli_partition_choose("trace", &a, format);
   if (rc) { /* before the application starts */
     cli_args_free(&a);
     return rc;

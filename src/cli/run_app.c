@@ -5,6 +5,7 @@
  * removes them. The application's stdin/stdout/stderr, arguments and exit status pass through untouched;
  * the only variables it sees added are the collector's. */
 /* SPDX-License-Identifier: MIT */
+#include "partition.h"
 #include "run_app.h"
 #include "cli.h"
 #include "progress.h"
@@ -289,6 +290,7 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
   }
   hp_store *out = NULL;
   if (st == HP_OK) st = hp_store_open(output, o->format, HP_CREATE, &out);
+  if (st == HP_OK && cli_partition_apply(out, dirs, nruns)) st = HP_ERR_INVALID;
   if (st == HP_OK) {
     pr = cli_progress_start("assembling", "rows", 0, o->quiet);
     st = hp_assembly_write(a, out, stats);

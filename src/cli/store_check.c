@@ -16,6 +16,7 @@ const char *cli_store_unreadable(hp_store *s) {
 }
 
 int cli_check_readable(const char *cmd, hp_store *s) {
+  if (hp_store_note(s)[0]) cli_warn("%s", hp_store_note(s));
   const char *why = cli_store_unreadable(s), *path = hp_store_path(s);
   if (!why) return 0;
   size_t n = strlen(path);

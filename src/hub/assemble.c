@@ -118,6 +118,7 @@ static hp_status take(hp_assembly *a, hp_store *s, int owned, uint32_t run) {
 
 /* The damage policy for a store that opened: damaged = an error (strict) or a warning. */
 static hp_status policy(hp_assembly *a, hp_store *s) {
+  if (hp_store_note(s)[0]) warnf(a, "%s", hp_store_note(s));
   hp_status d = hp_store_damage(s, NULL);
   if (d == HP_OK) return HP_OK;
   if (a->o.strict) return fail(a, d, "%s", hp_store_error(s));

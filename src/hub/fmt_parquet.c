@@ -10,6 +10,7 @@
 #include "parquet_internal.h"
 
 #include "../common/hu_io.h"
+#include "../common/hu_map.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -48,12 +49,33 @@ typedef struct pq_rtable {
   uint64_t rows; /* rows of the readable files */
 } pq_rtable;
 
+/* Partitioning of the streamed tables: a run of consecutive dispatch ids of one partition. */
+typedef struct pq_drun {
+  uint64_t first, last; /* dispatch ids */
+  uint64_t node, proc;  /* the partition's node and process ids (0: unknown) */
+} pq_drun;
+
+typedef struct pq_part {
+  unsigned keys;      /* HP_PARTITION_NODE | HP_PARTITION_PROCESS, 0 = not partitioned */
+  hu_idmap proc_node; /* process id -> its node id */
+  pq_drun *runs;      /* dispatch ids -> partition, in writing order */
+  size_t nruns, capruns, hit;
+  int unsorted; /* a dispatch id came below an earlier one: look runs up from the newest */
+} pq_part;
+
 typedef struct pq_store {
   /* writing */
   char *tmp;                      /* temporary directory being filled */
   char *target;                   /* s->path without trailing slashes: where the store goes */
   pq_twriter *tw[HP_TABLE_COUNT]; /* table writers, made on first use */
   pq_limits lim;
+  pq_part part;
+  /* appending (hp_parquet_set_append): the store at target keeps its streamed tables' files */
+  int append;
+  hu_json *old;                         /* its manifest */
+  uint64_t skip[HP_TABLE_COUNT];        /* its rows, given again as the merge's first input: not written */
+  uint64_t skip_max_id[HP_TABLE_COUNT]; /* the largest id among them */
+  unsigned first_file[HP_TABLE_COUNT];  /* number of the first new part file */
   /* reading */
   pq_rtable tab[HP_TABLE_COUNT];
 } pq_store;
@@ -289,13 +311,160 @@ static hp_status pq_create(hp_store *s) {
   return HP_OK;
 }
 
+/* ---- partitions ---- */
+hp_status hp_parquet_set_partition(hp_store *s, unsigned keys) {
+  if (!s || s->mode == HP_READ || s->ops != &hp_fmt_parquet || !s->impl ||
+      (keys & ~(unsigned)(HP_PARTITION_NODE | HP_PARTITION_PROCESS)))
+    return HP_ERR_INVALID;
+  pq_store *p = s->impl;
+  for (int t = 0; t < HP_TABLE_COUNT; t++)
+    if (p->tw[t] && hp_table_streamed((hp_table)t))
+      return hp_set_error(s, HP_ERR_INVALID, "partitioning must be chosen before rows are written");
+  p->part.keys = keys;
+  return HP_OK;
+}
+
+static hp_status add_run(hp_store *s, pq_part *pp, uint64_t id, uint64_t node, uint64_t proc) {
+  pq_drun *last = pp->nruns ? &pp->runs[pp->nruns - 1] : NULL;
+  if (last && id > last->last && last->node == node && last->proc == proc) {
+    last->last = id;
+    return HP_OK;
+  }
+  if (last && id <= last->last) pp->unsorted = 1;
+  if (pp->nruns == pp->capruns) {
+    size_t nc = pp->capruns ? 2 * pp->capruns : 64;
+    pq_drun *r = realloc(pp->runs, nc * sizeof *r);
+    if (!r) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+    pp->runs = r;
+    pp->capruns = nc;
+  }
+  pp->runs[pp->nruns++] = (pq_drun){id, id, node, proc};
+  return HP_OK;
+}
+
+/* The run holding dispatch id, NULL when none does. */
+static const pq_drun *find_run(pq_part *pp, uint64_t id) {
+  if (!pp->nruns) return NULL;
+  const pq_drun *h = &pp->runs[pp->hit < pp->nruns ? pp->hit : 0];
+  if (id >= h->first && id <= h->last) return h;
+  if (pp->unsorted) {
+    for (size_t i = pp->nruns; i-- > 0;)
+      if (id >= pp->runs[i].first && id <= pp->runs[i].last) return &pp->runs[pp->hit = i];
+    return NULL;
+  }
+  size_t lo = 0, hi = pp->nruns;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (pp->runs[mid].last < id)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo < pp->nruns && id >= pp->runs[lo].first) return &pp->runs[pp->hit = lo];
+  return NULL;
+}
+
+/* The partition folder of a row of t (a streamed table), in buf; the process table's rows only teach which
+ * node a process is on. */
+static hp_status partition_of(hp_store *s, pq_part *pp, hp_table t, const void *row, char *buf, size_t n) {
+  uint64_t node = 0, proc = 0;
+  switch (t) {
+  case HP_TABLE_DISPATCH: {
+    const hp_dispatch *d = row;
+    proc = d->process_id;
+    hu_idmap_get(&pp->proc_node, proc, &node);
+    hp_status st = add_run(s, pp, d->id, node, proc);
+    if (st != HP_OK) return st;
+    break;
+  }
+  case HP_TABLE_REGION: {
+    const hp_region *r = row;
+    proc = r->process_id;
+    hu_idmap_get(&pp->proc_node, proc, &node);
+    break;
+  }
+  case HP_TABLE_COUNTER_VALUE:
+  case HP_TABLE_PC_SAMPLE:
+  case HP_TABLE_COUNTER_SAMPLE: {
+    uint64_t did = t == HP_TABLE_COUNTER_VALUE ? ((const hp_counter_value *)row)->dispatch_id
+                   : t == HP_TABLE_PC_SAMPLE   ? ((const hp_pc_sample *)row)->dispatch_id
+                                               : ((const hp_counter_sample *)row)->dispatch_id;
+    const pq_drun *r = find_run(pp, did);
+    if (r) {
+      node = r->node;
+      proc = r->proc;
+    }
+    break;
+  }
+  default: buf[0] = 0; return HP_OK; /* code_blob: not per process */
+  }
+  if (pp->keys == (HP_PARTITION_NODE | HP_PARTITION_PROCESS))
+    snprintf(buf, n, "node=%llu/process=%llu", (unsigned long long)node, (unsigned long long)proc);
+  else if (pp->keys == HP_PARTITION_NODE)
+    snprintf(buf, n, "node=%llu", (unsigned long long)node);
+  else
+    snprintf(buf, n, "process=%llu", (unsigned long long)proc);
+  return HP_OK;
+}
+
+/* An append's rows of a streamed table: the store's own (the first ones) are skipped; new rows must have ids
+ * above them, or they would collide. 1 = skip the row, 0 = write it, -1 = failed. */
+static int append_skip(hp_store *s, pq_store *p, hp_table t, const void *row) {
+  const hp_table_desc *d = hp_table_describe(t);
+  int has_id = strcmp(d->columns[0].name, "id") == 0;
+  uint64_t id = 0;
+  if (has_id) memcpy(&id, (const char *)row + d->columns[0].offset, sizeof id);
+  if (p->skip[t]) {
+    p->skip[t]--;
+    if (id > p->skip_max_id[t]) p->skip_max_id[t] = id;
+    return 1;
+  }
+  if (has_id && id <= p->skip_max_id[t]) {
+    hp_set_error(s, HP_ERR_INVALID,
+                 "%s: new row id %llu is not above the store's own (%llu): the store's ids are not in merge "
+                 "order; merge everything into a new store instead",
+                 d->name, (unsigned long long)id, (unsigned long long)p->skip_max_id[t]);
+    return -1;
+  }
+  return 0;
+}
+
 static hp_status pq_write(hp_store *s, hp_table t, const void *row) {
   pq_store *p = s->impl;
+  if (p->append && hp_table_streamed(t)) {
+    int k = append_skip(s, p, t, row);
+    if (k) return k > 0 ? HP_OK : s->first_error;
+  }
   if (!p->tw[t]) {
     hp_status st = pq_twriter_new(s, p->tmp, t, &p->lim, &p->tw[t]);
     if (st != HP_OK) return st;
+    if (p->append) pq_twriter_first_file(p->tw[t], p->first_file[t]);
+  }
+  if (p->part.keys) {
+    if (t == HP_TABLE_PROCESS) {
+      const hp_process *r = row;
+      if (r->id && hu_idmap_put(&p->part.proc_node, r->id, r->node_id))
+        return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+    } else if (hp_table_streamed(t)) {
+      char part[96];
+      hp_status st = partition_of(s, &p->part, t, row, part, sizeof part);
+      if (st == HP_OK) st = pq_twriter_partition(p->tw[t], part);
+      if (st != HP_OK) return st;
+    }
   }
   return pq_twriter_add(p->tw[t], row);
+}
+
+/* The files of table t in an append's old manifest (its streamed tables keep them), or NULL. */
+static const hu_json *old_files(const pq_store *p, hp_table t) {
+  if (!p->append || !hp_table_streamed(t)) return NULL;
+  const hu_json *tables = hu_json_get(p->old, "tables");
+  for (size_t i = 0; tables && tables->type == HU_JSON_ARR && i < tables->n; i++) {
+    const hu_json *name = hu_json_get(&tables->kid[i], "name"), *f = hu_json_get(&tables->kid[i], "files");
+    if (name && name->type == HU_JSON_STR && hp_table_from_name(name->s) == t && f && f->type == HU_JSON_ARR)
+      return f;
+  }
+  return NULL;
 }
 
 static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *const files[],
@@ -306,13 +475,29 @@ static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *c
   hu_buf_printf(&b, "  \"created_by\": \"hubprof %s\",\n  \"tables\": [", hp_version());
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
     uint64_t rows = 0;
+    const hu_json *old = old_files(p, (hp_table)t); /* an append: the files the store keeps come first */
+    size_t nold = old ? old->n : 0;
+    for (size_t i = 0; i < nold; i++) {
+      const hu_json *r = hu_json_get(&old->kid[i], "rows");
+      rows += r ? r->u : 0;
+    }
     for (size_t i = 0; i < nfiles[t]; i++)
       rows += files[t][i].rows;
     hu_buf_printf(&b, "%s\n    {\"name\": ", t ? "," : "");
     hu_json_put_str(&b, hp_table_describe((hp_table)t)->name);
     hu_buf_printf(&b, ", \"rows\": %llu, \"files\": [", (unsigned long long)rows);
-    for (size_t i = 0; i < nfiles[t]; i++) {
+    for (size_t i = 0; i < nold; i++) {
+      const hu_json *f = &old->kid[i], *path = hu_json_get(f, "path"), *r = hu_json_get(f, "rows"),
+                    *by = hu_json_get(f, "bytes"), *crc = hu_json_get(f, "footer_crc32c");
       hu_buf_printf(&b, "%s\n      {\"path\": ", i ? "," : "");
+      hu_json_put_str(&b, path && path->type == HU_JSON_STR ? path->s : "");
+      hu_buf_printf(&b, ", \"rows\": %llu", (unsigned long long)(r ? r->u : 0));
+      if (by) hu_buf_printf(&b, ", \"bytes\": %llu", (unsigned long long)by->u);
+      if (crc) hu_buf_printf(&b, ", \"footer_crc32c\": %llu", (unsigned long long)crc->u);
+      hu_buf_printf(&b, "}");
+    }
+    for (size_t i = 0; i < nfiles[t]; i++) {
+      hu_buf_printf(&b, "%s\n      {\"path\": ", i || nold ? "," : "");
       hu_json_put_str(&b, files[t][i].name);
       hu_buf_printf(&b, ", \"rows\": %llu, \"bytes\": %llu, \"footer_crc32c\": %lu}",
                     (unsigned long long)files[t][i].rows, (unsigned long long)files[t][i].bytes,
@@ -396,10 +581,16 @@ static hp_status install(hp_store *s, pq_store *p) {
 
 static void free_write_store(pq_store *p) {
   free_writers(p);
+  hu_idmap_free(&p->part.proc_node);
+  free(p->part.runs);
+  hu_json_free(p->old);
   free(p->tmp);
   free(p->target);
   free(p);
 }
+
+static hp_status append_install(hp_store *s, pq_store *p, const pq_file_entry *const files[],
+                                const size_t nfiles[]);
 
 static hp_status pq_commit(hp_store *s) {
   pq_store *p = s->impl;
@@ -407,15 +598,24 @@ static hp_status pq_commit(hp_store *s) {
   size_t nfiles[HP_TABLE_COUNT];
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
     hp_status st;
-    if (!p->tw[t] && (st = pq_twriter_new(s, p->tmp, (hp_table)t, &p->lim, &p->tw[t])) != HP_OK) return st;
+    if (p->append && !p->tw[t] && hp_table_streamed((hp_table)t)) { /* no new rows: the old files stay */
+      files[t] = NULL;
+      nfiles[t] = 0;
+      continue;
+    }
+    if (!p->tw[t]) {
+      if ((st = pq_twriter_new(s, p->tmp, (hp_table)t, &p->lim, &p->tw[t])) != HP_OK) return st;
+      if (p->append) pq_twriter_first_file(p->tw[t], p->first_file[t]);
+    }
     if ((st = pq_twriter_finish(p->tw[t], &files[t], &nfiles[t])) != HP_OK) return st;
   }
-  hp_status st = write_readme(s, p);
+  hp_status st = p->append ? HP_OK : write_readme(s, p); /* an append's store has its README */
   if (st == HP_OK) st = write_manifest(s, p, files, nfiles);
   if (st != HP_OK) return st;
   if (hu_fsync_dir(p->tmp) != 0)
     return hp_set_error(s, HP_ERR_IO, "cannot sync %s: %s", p->tmp, strerror(errno));
-  if ((st = install(s, p)) != HP_OK) return st; /* the hub calls abort, which removes the temporary */
+  if ((st = p->append ? append_install(s, p, files, nfiles) : install(s, p)) != HP_OK)
+    return st; /* the hub calls abort, which removes the temporary */
   free_write_store(p);
   s->impl = NULL;
   return HP_OK;
@@ -479,7 +679,9 @@ static hp_status read_manifest(hp_store *s, hu_json **out) {
   return st;
 }
 
-/* Check one file of the manifest: size against the manifest, then magic and footer. Damage is recorded,
+/* Check one file of the manifest: size against the manifest, then magic and footer. A file whose size
+ * differs from the manifest's but which is valid Parquet by its own footer was changed since the manifest was
+ * written (rewritten in place by another tool): a note, and it is read by its own footer. Damage is recorded,
  * the file left out; only out-of-memory fails the open. */
 static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, const hu_json *rows,
                             const hu_json *bytes, const hu_json *crc) {
@@ -495,26 +697,32 @@ static hp_status check_file(hp_store *s, const hp_table_desc *d, pq_rfile *f, co
     hp_set_damage(s, HP_ERR_CORRUPT, 0, "%s: not a regular file", f->name);
     return HP_OK;
   }
-  uint64_t size = (uint64_t)sb.st_size;
-  if (bytes && size < bytes->u) {
-    close(fd);
+  uint64_t size = (uint64_t)sb.st_size, off = 0;
+  int changed = bytes && size != bytes->u;
+  uint32_t want_crc = crc ? (uint32_t)crc->u : 0;
+  hp_status st = pq_read_footer(fd, size, d, crc && !changed ? &want_crc : NULL, f, &off);
+  close(fd);
+  if (st == HP_ERR_NOMEM) return hp_set_error(s, st, "%s: out of memory", f->name);
+  if (st != HP_OK && changed && size < bytes->u) {
     hp_set_damage(s, HP_ERR_TRUNCATED, size, "%s: truncated: %llu bytes of %llu", f->name,
                   (unsigned long long)size, (unsigned long long)bytes->u);
     return HP_OK;
   }
-  if (bytes && size != bytes->u) {
-    close(fd);
-    hp_set_damage(s, HP_ERR_CORRUPT, bytes->u, "%s: %llu bytes, the manifest says %llu", f->name,
-                  (unsigned long long)size, (unsigned long long)bytes->u);
+  if (st != HP_OK && changed) {
+    hp_set_damage(s, HP_ERR_CORRUPT, bytes->u, "%s: %llu bytes, the manifest says %llu, and not readable: %s",
+                  f->name, (unsigned long long)size, (unsigned long long)bytes->u, f->err);
     return HP_OK;
   }
-  uint64_t off = 0;
-  uint32_t want_crc = crc ? (uint32_t)crc->u : 0;
-  hp_status st = pq_read_footer(fd, size, d, crc ? &want_crc : NULL, f, &off);
-  close(fd);
-  if (st == HP_ERR_NOMEM) return hp_set_error(s, st, "%s: out of memory", f->name);
   if (st != HP_OK) {
     hp_set_damage(s, st, off, "%s: %s", f->name, f->err);
+    return HP_OK;
+  }
+  if (changed) {
+    hp_set_note(
+        s,
+        "%s: changed since the manifest was written (%llu bytes, the manifest says %llu; rewritten by "
+        "another tool?): read by its own footer (%llu rows)",
+        f->name, (unsigned long long)size, (unsigned long long)bytes->u, (unsigned long long)f->rows);
     return HP_OK;
   }
   if (rows && f->rows != rows->u) {
@@ -717,6 +925,124 @@ hp_status hp_parquet_cursor_next_batch(hp_cursor *c, void *const *cols, size_t m
 static void pq_cursor_close(hp_cursor *c) {
   pq_rcursor_close(c->impl);
   c->impl = NULL;
+}
+
+/* ---- appending ---- */
+/* The number in a part file's name ("…/part-00012.parquet" -> 12), or -1. */
+static long part_number(const char *path) {
+  const char *base = strrchr(path, '/');
+  unsigned n;
+  char tail[16];
+  if (sscanf(base ? base + 1 : path, "part-%u%15s", &n, tail) == 2 && strcmp(tail, ".parquet") == 0)
+    return (long)n;
+  return -1;
+}
+
+hp_status hp_parquet_set_append(hp_store *s) {
+  if (!s || s->mode == HP_READ || s->ops != &hp_fmt_parquet || !s->impl) return HP_ERR_INVALID;
+  pq_store *p = s->impl;
+  for (int t = 0; t < HP_TABLE_COUNT; t++)
+    if (p->tw[t]) return hp_set_error(s, HP_ERR_INVALID, "append must be chosen before rows are written");
+  hu_json *m;
+  hp_status st = read_manifest(s, &m);
+  if (st != HP_OK) return st;
+  const hu_json *ver = hu_json_get(m, "version"), *fmt = hu_json_get(m, "format"),
+                *sv = hu_json_get(m, "schema_version"), *tables = hu_json_get(m, "tables");
+  if (!fmt || fmt->type != HU_JSON_STR || strcmp(fmt->s, PQ_MAGIC) != 0 || !tables ||
+      tables->type != HU_JSON_ARR) {
+    hu_json_free(m);
+    return hp_set_error(s, HP_ERR_FORMAT, "%s: not a hubprof Parquet manifest", PQ_MANIFEST);
+  }
+  if (!ver || ver->type != HU_JSON_INT || ver->u != PQ_STORE_VERSION || !sv || sv->type != HU_JSON_STR ||
+      strcmp(sv->s, PQ_SCHEMA_VERSION) != 0) {
+    hu_json_free(m);
+    return hp_set_error(
+        s, HP_ERR_VERSION,
+        "store version or schema of another hubprof: appending needs store version %d, schema "
+        "%s (convert it to a new store first)",
+        PQ_STORE_VERSION, PQ_SCHEMA_VERSION);
+  }
+  unsigned keys = 0;
+  for (size_t i = 0; i < tables->n; i++) {
+    const hu_json *name = hu_json_get(&tables->kid[i], "name"),
+                  *files = hu_json_get(&tables->kid[i], "files");
+    hp_table t = name && name->type == HU_JSON_STR ? hp_table_from_name(name->s) : HP_TABLE_COUNT;
+    if (t == HP_TABLE_COUNT || !files || files->type != HU_JSON_ARR) continue;
+    for (size_t k = 0; k < files->n; k++) {
+      const hu_json *path = hu_json_get(&files->kid[k], "path"), *rows = hu_json_get(&files->kid[k], "rows");
+      if (!path || path->type != HU_JSON_STR || !valid_name(path->s)) {
+        hu_json_free(m);
+        return hp_set_error(s, HP_ERR_CORRUPT, "%s: table %s: a file with a bad path", PQ_MANIFEST, name->s);
+      }
+      long no = part_number(path->s);
+      if (no >= 0 && (unsigned)no + 1 > p->first_file[t]) p->first_file[t] = (unsigned)no + 1;
+      if (hp_table_streamed(t)) {
+        p->skip[t] += rows && rows->type == HU_JSON_INT ? rows->u : 0;
+        if (strstr(path->s, "/node=")) keys |= HP_PARTITION_NODE;
+        if (strstr(path->s, "process=")) keys |= HP_PARTITION_PROCESS;
+      }
+    }
+  }
+  p->old = m;
+  p->append = 1;
+  p->part.keys = keys; /* new processes go where the store's own are */
+  return HP_OK;
+}
+
+/* Move a new file of an append from the temporary into the store, making its folders. */
+static hp_status move_in(hp_store *s, pq_store *p, const char *name) {
+  char *from = join(p->tmp, name), *to = join(p->target, name);
+  hp_status st = HP_OK;
+  if (!from || !to) {
+    st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  } else {
+    for (char *c = to + strlen(p->target) + 1; *c; c++)
+      if (*c == '/') {
+        *c = 0;
+        if (mkdir(to, 0777) != 0 && errno != EEXIST)
+          st = hp_set_error(s, HP_ERR_IO, "cannot create %s: %s", to, strerror(errno));
+        *c = '/';
+      }
+    if (st == HP_OK && rename(from, to) != 0)
+      st = hp_set_error(s, HP_ERR_IO, "cannot move %s into the store: %s", name, strerror(errno));
+  }
+  free(from);
+  free(to);
+  return st;
+}
+
+/* Put an append's files in the store, then its manifest (one rename: readers see the old store or the new
+ * one), then remove the small tables' old files, which the new manifest no longer lists. */
+static hp_status append_install(hp_store *s, pq_store *p, const pq_file_entry *const files[],
+                                const size_t nfiles[]) {
+  hp_status st = HP_OK;
+  for (int t = 0; t < HP_TABLE_COUNT && st == HP_OK; t++)
+    for (size_t i = 0; i < nfiles[t] && st == HP_OK; i++)
+      st = move_in(s, p, files[t][i].name);
+  if (st != HP_OK) return st;
+  char *from = join(p->tmp, PQ_MANIFEST), *to = join(p->target, PQ_MANIFEST);
+  if (!from || !to)
+    st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  else if (rename(from, to) != 0)
+    st = hp_set_error(s, HP_ERR_IO, "cannot replace %s: %s", PQ_MANIFEST, strerror(errno));
+  free(from);
+  free(to);
+  if (st != HP_OK) return st;
+  hu_fsync_dir(p->target);
+  const hu_json *tables = hu_json_get(p->old, "tables");
+  for (size_t i = 0; tables && i < tables->n; i++) {
+    const hu_json *name = hu_json_get(&tables->kid[i], "name"), *fl = hu_json_get(&tables->kid[i], "files");
+    hp_table t = name && name->type == HU_JSON_STR ? hp_table_from_name(name->s) : HP_TABLE_COUNT;
+    if (t == HP_TABLE_COUNT || hp_table_streamed(t) || !fl || fl->type != HU_JSON_ARR) continue;
+    for (size_t k = 0; k < fl->n; k++) {
+      const hu_json *path = hu_json_get(&fl->kid[k], "path");
+      char *f = path && path->type == HU_JSON_STR ? join(p->target, path->s) : NULL;
+      if (f) unlink(f);
+      free(f);
+    }
+  }
+  remove_tree(p->tmp, 10);
+  return HP_OK;
 }
 
 /* ---- ops ---- */

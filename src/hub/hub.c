@@ -61,6 +61,18 @@ hp_status hp_set_error(hp_store *s, hp_status st, const char *fmt, ...) {
   return st;
 }
 
+void hp_set_note(hp_store *s, const char *fmt, ...) {
+  if (s->note[0]) return; /* the first one */
+  int n = snprintf(s->note, sizeof s->note, "%s: ", s->path ? s->path : "(store)");
+  if (n < 0 || (size_t)n >= sizeof s->note) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->note + n, sizeof s->note - (size_t)n, fmt, ap);
+  va_end(ap);
+}
+
+const char *hp_store_note(const hp_store *s) { return s ? s->note : ""; }
+
 void hp_set_damage(hp_store *s, hp_status st, uint64_t offset, const char *fmt, ...) {
   if (s->damage != HP_OK) return; /* the first damage is where it starts */
   va_list ap;

@@ -28,6 +28,8 @@ struct hp_store {
   struct hp_meta_cache *meta; /* metadata read lazily by hp_store_metadata */
   pthread_mutex_t lock;       /* serialises writes for formats without HP_FMT_THREADSAFE_WRITE */
   void *impl;                 /* the format's state */
+  char
+      note[HP_ERRMSG_MAX]; /* hp_store_note: the first thing read that is worth a warning but is not damage */
 };
 
 /* A cursor: common part; formats allocate their own and put the table in. */
@@ -89,6 +91,8 @@ extern const hp_format_ops *const hp_format_table[];
 /* Set s->error to "<path>: <formatted problem>" and return st (also recorded as first_error when
  * the store is being created). */
 hp_status hp_set_error(hp_store *s, hp_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Record a note (hp_store_note): "<path>: <what>"; the first one is kept, later ones are counted in it. */
+void hp_set_note(hp_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Record damage found while reading: status, offset and message (the store stays usable). */
 void hp_set_damage(hp_store *s, hp_status st, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

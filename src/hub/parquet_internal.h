@@ -150,15 +150,23 @@ typedef struct pq_limits {
 } pq_limits;
 
 typedef struct pq_twriter pq_twriter;
+/* A file's name relative to the store: <table>/node=N/process=N/part-NNNNN.parquet at most. */
+#define PQ_NAME_MAX 160
 typedef struct pq_file_entry {
-  char name[64];       /* file name inside the store directory */
-  uint64_t rows;       /* rows in the file */
-  uint64_t bytes;      /* file size */
-  uint32_t footer_crc; /* CRC-32C of the file's last footer length + 8 bytes (metadata, length, magic) */
+  char name[PQ_NAME_MAX]; /* file name inside the store directory */
+  uint64_t rows;          /* rows in the file */
+  uint64_t bytes;         /* file size */
+  uint32_t footer_crc;    /* CRC-32C of the file's last footer length + 8 bytes (metadata, length, magic) */
 } pq_file_entry;
 
 hp_status pq_twriter_new(hp_store *s, const char *dir, hp_table t, const pq_limits *lim, pq_twriter **out);
 hp_status pq_twriter_add(pq_twriter *w, const void *row);
+/* Rows added from now on go to the Hive partition folder `part` ("node=1/process=2"; "" = the table's own
+ * folder): when it differs from the current one, the buffered rows are written and the open file closed.
+ * Meant for streamed tables (a small table is held whole until the end). */
+hp_status pq_twriter_partition(pq_twriter *w, const char *part);
+/* Number the writer's files from `first` on (an append: after the files a store already has). */
+void pq_twriter_first_file(pq_twriter *w, unsigned first);
 /* Flush and close the last file (an empty file when the table has no rows); then *files and *n describe
  * the files, <table>/part-00000.parquet, … (owned by the writer). */
 hp_status pq_twriter_finish(pq_twriter *w, const pq_file_entry **files, size_t *n);

@@ -67,11 +67,12 @@ struct pq_twriter {
   uint32_t *keys; /* hash table of buffered rows by key (row + 1, 0 = empty) */
   size_t keycap;
   /* the file being written */
-  int fd;         /* -1 when none is open */
-  char fname[64]; /* its name, relative to the store: <table>/part-NNNNN.parquet */
-  uint64_t fpos;  /* bytes written to it */
-  uint64_t frows; /* rows in it */
-  pq_rgmeta *rgs; /* its row groups */
+  int fd;                  /* -1 when none is open */
+  char fname[PQ_NAME_MAX]; /* its name, relative to the store: <table>[/<partition>]/part-NNNNN.parquet */
+  char part[96];           /* the Hive partition folder of the rows being buffered ("node=1/process=2"), "" */
+  uint64_t fpos;           /* bytes written to it */
+  uint64_t frows;          /* rows in it */
+  pq_rgmeta *rgs;          /* its row groups */
   size_t nrg, caprg;
   unsigned file_no;    /* number of the next file to start, 0-based */
   uint32_t footer_crc; /* of the footer just written */
@@ -649,14 +650,44 @@ static hp_status write_all(pq_twriter *w, const void *p, size_t n) {
   return HP_OK;
 }
 
+/* Create the folder dir/rel and the folders of rel above it (rel: "<table>" or "<table>/k=v/k=v"). */
+static hp_status make_folders(pq_twriter *w, const char *rel) {
+  char path[4096];
+  size_t base = (size_t)snprintf(path, sizeof path, "%s/", w->dir);
+  if (base + strlen(rel) >= sizeof path) return hp_set_error(w->s, HP_ERR_INVALID, "%s: path too long", rel);
+  strcpy(path + base, rel);
+  for (char *c = path + base;; c++) {
+    if (*c != '/' && *c) continue;
+    char end = *c;
+    *c = 0;
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+      return hp_set_error(w->s, HP_ERR_IO, "%s: cannot create: %s", path + base, strerror(errno));
+    *c = end;
+    if (!end) return HP_OK;
+  }
+}
+
+void pq_twriter_first_file(pq_twriter *w, unsigned first) { w->file_no = first; }
+
+hp_status pq_twriter_partition(pq_twriter *w, const char *part) {
+  if (strcmp(part, w->part) == 0) return HP_OK;
+  if (strlen(part) >= sizeof w->part)
+    return hp_set_error(w->s, HP_ERR_INVALID, "%s: partition too long", part);
+  hp_status st = flush_rowgroup(w); /* the rows buffered so far belong to the old partition's file */
+  if (st == HP_OK) st = finish_file(w);
+  if (st == HP_OK) snprintf(w->part, sizeof w->part, "%s", part);
+  return st;
+}
+
 static hp_status open_file(pq_twriter *w) {
   char path[4096];
-  if (w->file_no == 0) { /* the table's folder */
-    snprintf(path, sizeof path, "%s/%s", w->dir, w->d->name);
-    if (mkdir(path, 0777) != 0 && errno != EEXIST)
-      return hp_set_error(w->s, HP_ERR_IO, "%s: cannot create: %s", w->d->name, strerror(errno));
-  }
-  snprintf(w->fname, sizeof w->fname, "%s/part-%05u.parquet", w->d->name, w->file_no++);
+  char folder[PQ_NAME_MAX];
+  if (snprintf(folder, sizeof folder, "%s%s%s", w->d->name, w->part[0] ? "/" : "", w->part) >=
+      (int)sizeof folder)
+    return hp_set_error(w->s, HP_ERR_INVALID, "%s: partition too long", w->part);
+  hp_status st = make_folders(w, folder);
+  if (st != HP_OK) return st;
+  snprintf(w->fname, sizeof w->fname, "%s/part-%05u.parquet", folder, w->file_no++);
   snprintf(path, sizeof path, "%s/%s", w->dir, w->fname);
   w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (w->fd < 0) return hp_set_error(w->s, HP_ERR_IO, "%s: cannot create: %s", w->fname, strerror(errno));

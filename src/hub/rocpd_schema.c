@@ -319,27 +319,29 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
  * column by column (the others are written by rocpd_write.c's own code: counter values on the hot path
  * with their exact-bits extdata, metadata keyed by tag): "a" a rocpd column, "a,b" the same value in
  * several, "$key" an extdata key left out at its default ("$key=-1": default -1; "$key=@col": default the
- * value of hub column col), "?a" a column where 0 is written as NULL (unknown: a process end never
- * recorded), "#a" a string stored as its rocpd_string id, "%a" a real whose -0.0 and NaN (which SQLite cannot
- * keep) also go to extdata as "a_bits", "" a value the writer derives itself
- * (rp_write_extra names the columns it fills). A hub column added to a table here is written by every
+ * value of hub column col), "?a" a column where 0 or "" is written as NULL (unknown, as NULL in Parquet: a
+ * process end never recorded, a thread without a name; only where ROCm's schema allows NULL; read back as
+ * 0 / ""), an extdata key absent is NULL too, "#a" a string stored as its rocpd_string id, "%a" a real whose
+ * -0.0 and NaN (which SQLite cannot keep) also go to extdata as "a_bits", "" a value the writer derives
+ * itself (rp_write_extra names the columns it fills). A hub column added to a table here is written by every
  * path; dispatches also go through the page writer (rocpd_pages.c), which takes the same extdata text and
  * encodes the rocpd columns itself: a new dispatch column mapped to an extdata key needs nothing there. */
 const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
-    [HP_TABLE_NODE] = {"id", "hostname", "machine_id", "system_name", "release", "version", "hardware_name"},
-    [HP_TABLE_PROCESS] = {"id", "nid", "pid", "ppid", "$rank=-1", "start,init", "?end,fini", "command",
+    [HP_TABLE_NODE] = {"id", "?hostname", "machine_id", "?system_name", "?release", "?version",
+                       "?hardware_name"},
+    [HP_TABLE_PROCESS] = {"id", "nid", "pid", "?ppid", "$rank=-1", "?start,init", "?end,fini", "?command",
                           "$lost_records"},
-    [HP_TABLE_THREAD] = {"id", "pid", "tid", "start", "end", "name"},
+    [HP_TABLE_THREAD] = {"id", "pid", "tid", "?start", "?end", "?name"},
     [HP_TABLE_AGENT] = {"id", "nid", "", "absolute_index,logical_index,type_index", "vendor_name", "name",
                         "product_name", "$runtime", "$compute_units", "$max_clock_mhz", "$global_mem_bytes",
                         "$local_mem_bytes", "$wave_size"},
-    [HP_TABLE_QUEUE] = {"id", "pid", "$agent_id", "name"},
-    [HP_TABLE_CODE_OBJECT] = {"id", "pid", "agent_id", "uri", "load_base", "load_size", "$hash", "$code_size",
-                              "$build_options", "$source"},
+    [HP_TABLE_QUEUE] = {"id", "pid", "$agent_id", "?name"},
+    [HP_TABLE_CODE_OBJECT] = {"id", "pid", "agent_id", "?uri", "load_base", "load_size", "$hash",
+                              "$code_size", "$build_options", "$source"},
     [HP_TABLE_KERNEL_SYMBOL] = {"id", "code_object_id", "kernel_name", "", "private_segment_size",
                                 "group_segment_size"},
-    [HP_TABLE_COUNTER_INFO] = {"id", "agent_id", "name,symbol", "description", "block", "units",
-                               "expression"},
+    [HP_TABLE_COUNTER_INFO] = {"id", "agent_id", "name,symbol", "?description", "?block", "units",
+                               "?expression"},
     /* rocpd's dispatch_id (and the event) is the row id, unique in the file; the collector's id goes to
      * extdata when it differs */
     [HP_TABLE_DISPATCH] = {"id,dispatch_id,event_id",

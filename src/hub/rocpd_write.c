@@ -432,6 +432,8 @@ static hp_status write_mapped(hp_store *s, hp_table t, const void *row) {
       int64_t id = string_id(s, str ? str : "");
       if (!id) return s->first_error;
       sqlite3_bind_int64(st, p++, id);
+    } else if (str && o->kind == 'n' && !*str) { /* unknown text: NULL */
+      sqlite3_bind_null(st, p++);
     } else if (str) {
       sqlite3_bind_text(st, p++, str, -1, SQLITE_STATIC);
     } else if (o->kind == 'n' && v == 0) { /* unknown (a process that never closed its log): NULL, not 0 */

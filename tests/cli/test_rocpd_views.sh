@@ -73,5 +73,21 @@ sqlite3 "$T/ph.db" "insert into rocpd_info_process_$G (id, guid, nid, ppid, pid,
 if python3 "$CHECK" "$HP" "$T/ph.db" >"$T/ph.check" 2>&1; then bad "a placeholder process passed the check"; else
   grep -q "rocpd_info_process has a placeholder row (id 0)" "$T/ph.check" && ok || bad "$(cat "$T/ph.check")"
 fi
+# NULL for unknown where ROCm's schema allows it: a killed process's end and fini, its thread's end; hubprof
+# and Python read them back as unknown, and the views still answer
+"$HP" trace -q -o "$T/killed.db" -- "$EX/crash" kill 12 >/dev/null 2>&1
+[ "$(sqlite3 "$T/killed.db" 'select count(*) from rocpd_info_process where "end" is null and fini is null and start is not null')" = 1 ] &&
+  ok || bad "a killed process's end is not NULL"
+[ "$(sqlite3 "$T/killed.db" 'select count(*) from rocpd_info_thread where "end" is null')" = 1 ] && ok || bad "thread end not NULL"
+[ "$(sqlite3 "$T/killed.db" 'select count(*) from processes where "end" is null; select count(*) from kernels')" = "1
+12" ] && ok || bad "views over NULLs"
+views "$T/killed.db"
+"$HP" info "$T/killed.db" | grep -q "^unfinished *1 process" && ok || bad "info: the NULL end is not read as unknown"
+PYTHONPATH=$PWD/python python3 -c '
+import sys, hubprof
+with hubprof.open(sys.argv[1]) as s:
+    p, t = s.table("process", dataset=True), s.table("thread", dataset=True)
+assert p["end_ns"].isna().all() and p["start_ns"].notna().all() and t["end_ns"].isna().all(), (p, t)
+' "$T/killed.db" && ok || bad "Python: the NULL end is not <NA>"
 echo "test_rocpd_views: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
