@@ -14,11 +14,13 @@ extern "C" {
 #endif
 
 typedef enum ha_group {
-  HA_BY_KERNEL = 0,      /* one row per (device, kernel) */
-  HA_BY_DISPATCH = 1,    /* one row per dispatch */
-  HA_BY_KERNEL_GRID = 2, /* one row per (device, kernel, grid x/y/z, work-group x/y/z) */
-  HA_BY_REGION = 3,      /* one row per (region category, region name) of the region table */
-  HA_BY_REGION_TREE = 4, /* one row per (region category, path of nested region names) */
+  HA_BY_KERNEL = 0,         /* one row per (device, kernel) */
+  HA_BY_DISPATCH = 1,       /* one row per dispatch */
+  HA_BY_KERNEL_GRID = 2,    /* one row per (device, kernel, grid x/y/z, work-group x/y/z) */
+  HA_BY_REGION = 3,         /* one row per (region category, region name) of the region table */
+  HA_BY_REGION_TREE = 4,    /* one row per (region category, path of nested region names) */
+  HA_BY_RANK = 5,           /* one row per (MPI rank, device, kernel); a process without a rank is its own */
+  HA_BY_RANK_IMBALANCE = 6, /* one row per kernel name: its device time per rank, min / median / max */
 } ha_group;
 
 typedef enum ha_sort {
@@ -97,8 +99,15 @@ enum {
  * total_ns first; the filters choose the dispatches, `sort` does not apply. HA_BY_REGION_TREE: the same per
  * path of nested names (per thread), region being the name indented two blanks per level, then depth and path
  * ("a > b"), in tree order (a row after its parent, siblings by name).
- * On failure *out is still set (unless out is NULL or memory ran out) to a result without rows whose
- * ha_result_error says why in one line; free it with ha_result_free either way. */
+ * HA_BY_RANK (cluster runs, docs/cluster.md): rank (-1 for a process without one), host, pid (the rank's
+ * first process: a rank's forked children count as the rank), device, kernel, calls, timed_calls, total_ns,
+ * avg_ns, min_ns, max_ns, percent (of the rank's device time); by rank, then most total_ns first
+ * (HA_SORT_NAME: by kernel name); limit = rows per rank. HA_BY_RANK_IMBALANCE: per kernel name, the device
+ * time of each rank that ran it (over all its devices): kernel, ranks (how many ran it), calls, min_ns,
+ * median_ns, mean_ns, max_ns, imbalance_pct ((max - median) / median), fastest_rank, slowest_rank,
+ * slowest_host (ties: the lower rank); most max_ns first; limit = rows. Both take the kernel, device and
+ * dispatch filters; no counters. On failure *out is still set (unless out is NULL or memory ran out) to a
+ * result without rows whose ha_result_error says why in one line; free it with ha_result_free either way. */
 HP_API hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
 
 /* Compare two stores per kernel (group HA_BY_KERNEL or HA_BY_KERNEL_GRID; kernels matched by name, plus

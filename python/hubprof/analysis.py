@@ -16,7 +16,8 @@ from . import _lib
 from .errors import LowerBoundWarning, make_error
 
 #: Groupings ha_run knows, by the name `by=` takes (ha_group).
-GROUPS = {"kernel": 0, "dispatch": 1, "kernel-grid": 2, "region": 3, "region-tree": 4}
+GROUPS = {"kernel": 0, "dispatch": 1, "kernel-grid": 2, "region": 3, "region-tree": 4, "rank": 5,
+          "rank-imbalance": 6}
 #: Sort orders (ha_sort): None = time for kernels, order for dispatches.
 SORTS = {None: 0, "time": 1, "order": 2, "name": 3}
 #: Flags of a cell (HA_CELL_*), in df.attrs["flags"].
@@ -191,6 +192,12 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     by="region" / "region-tree": per region (docs/cli/analyze.md): category, region, calls, total_ns,
     avg_ns, exclusive_ns, dispatches, kernel_ns, then counters and metrics as totals over the region's
     calls (the sum of the values of the dispatches inside it).
+
+    by="rank" (cluster runs, docs/cluster.md): one row per (MPI rank, device, kernel): rank (-1 for a
+    process without one), host, pid, device, kernel, calls, timed_calls, total_ns, avg_ns, min_ns, max_ns,
+    percent (of the rank's device time). by="rank-imbalance": one row per kernel name over the ranks that
+    ran it: kernel, ranks, calls, min_ns, median_ns, mean_ns, max_ns, imbalance_pct, fastest_rank,
+    slowest_rank, slowest_host. limit: rows per rank / rows.
 
     counters / metrics: None = every counter measured in the store / every metric its counters give;
     a list or "a,b"; [] or "" for none. kernel, device: glob patterns (a string or a list: any matches).

@@ -17,10 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const by_choices[] = {"kernel",      "kernel-grid", "dispatch", "region",
-                                         "region-tree", "instruction", "line",     "function",
-                                         "basic-block", NULL};
+static const char *const by_choices[] = {"kernel",      "kernel-grid", "dispatch",       "region",
+                                         "region-tree", "instruction", "line",           "function",
+                                         "basic-block", "rank",        "rank-imbalance", NULL};
 #define BY_ATTRIBUTION 5 /* the first of the sample views (attribution.c) */
+#define BY_RANK 9        /* the rank views (cluster runs) follow them */
 static const char *const sort_choices[] = {"time", "order", "name", NULL};
 
 static const cli_opt analyze_opts[] = {
@@ -33,7 +34,9 @@ static const cli_opt analyze_opts[] = {
          "(calls, inclusive and exclusive time, dispatches inside and their device time), or per path of "
          "nested regions as a tree; of a store made by 'hubprof sample', with --kernel K: per instruction "
          "(with its disassembly), source line (programs built with -g), function or basic block of the "
-         "kernel's code, with sample counts and percentages"},
+         "kernel's code, with sample counts and percentages; of a cluster run (docs/cluster.md): per MPI "
+         "rank, device and kernel, or per kernel its device time over the ranks (min, median, max, the "
+         "slowest rank)"},
     {.name = "timeline",
      .kind = CLI_OPT_FLAG,
      .help = "with --dispatch N: the counter samples of dispatch N ('hubprof sample --counters')"},
@@ -183,7 +186,8 @@ int cmd_analyze(int argc, char **argv) {
   if (rc != CLI_PROCEED) return rc;
   rc = CLI_USAGE;
   static const int groups[] = {
-      HA_BY_KERNEL, HA_BY_KERNEL_GRID, HA_BY_DISPATCH, HA_BY_REGION, HA_BY_REGION_TREE, 0, 0, 0, 0};
+      HA_BY_KERNEL, HA_BY_KERNEL_GRID,   HA_BY_DISPATCH, HA_BY_REGION, HA_BY_REGION_TREE, 0, 0, 0, 0,
+      HA_BY_RANK,   HA_BY_RANK_IMBALANCE};
   static const int sorts[] = {HA_SORT_TIME, HA_SORT_ORDER, HA_SORT_NAME};
   opts o = {.fmt = cli_enum(&args, "format", REPORT_TABLE),
             .group = groups[cli_enum(&args, "by", 0)],
@@ -223,7 +227,7 @@ int cmd_analyze(int argc, char **argv) {
   rc = cli_check_readable("analyze", s);
   if (!rc && timeline) /* the sample views (attribution.c) */
     rc = cli_timeline(s, o.first, o.fmt);
-  else if (!rc && by >= BY_ATTRIBUTION)
+  else if (!rc && by >= BY_ATTRIBUTION && by < BY_RANK)
     rc = cli_attribution(s, by - BY_ATTRIBUTION, o.kernels, o.nkernels, o.fmt, o.limit);
   else if (!rc)
     rc = analyze(s, &o);

@@ -1,6 +1,7 @@
 /* `hubprof merge DIR`: a folder of stores (the rank stores of `mpirun ... hubprof trace -o DIR`) given as an
  * input stands for the stores in it; a foreign file there is named; a rank whose process did not finish
  * (killed mid-run) is named with what is kept of it (docs/cluster.md). */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 
 #include "hubprof/hub.h"

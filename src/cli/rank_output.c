@@ -1,6 +1,7 @@
 /* The output of trace and profile under an MPI launcher: when hubprof itself runs as one rank
  * (`mpirun -np N hubprof trace -o DIR -- APP`), -o names a folder and each rank writes its own store
  * DIR/hubprof-HOST-PID-rRANK.EXT there, with no coordination between ranks (docs/cluster.md). */
+/* SPDX-License-Identifier: MIT */
 #include "cli.h"
 
 #include "../common/hu_launch.h"

@@ -1,4 +1,5 @@
 /* The launcher's view of this process (hu_launch.h): rank, size, local rank, job id, host name. */
+/* SPDX-License-Identifier: MIT */
 #include "hu_launch.h"
 
 #include <stdio.h>

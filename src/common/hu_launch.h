@@ -1,6 +1,7 @@
 /* Who launched this process in a cluster job: MPI rank, job size, node-local rank and job id from the
  * launchers' variables (Open MPI, MPICH/PMI, PMIx, Slurm), and the host name (HUBPROF_HOSTNAME overrides it).
  */
+/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_LAUNCH_H
 #define HUBPROF_HU_LAUNCH_H
 
