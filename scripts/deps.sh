@@ -9,6 +9,7 @@ debs=(gcc make clang libclang-rt-14-dev libsqlite3-dev sqlite3 libzstd-dev pocl-
 # OpenJDK 17 (about 200 MB; pyspark below is about 500 MB, a few minutes of download, no build).
 debs+=(openjdk-17-jre-headless)
 debs+=(libcapstone-dev libdw-dev) # hubprof analyze --by instruction|line (h-sample)
+debs+=(openmpi-bin libopenmpi-dev) # cluster runs: mpirun and mpicc (examples/mpi, tests/cluster)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -61,6 +61,7 @@ run "replay" bash tests/replay/test_replay.sh "$B/san/hubprof"
 run "multiplex" bash tests/replay/test_multiplex.sh "$B/san/hubprof"
 run "known work" bash tests/replay/test_known_work.sh "$B/san/hubprof"
 run "region counters" bash tests/replay/test_region_counters.sh "$B/san/hubprof"
+run "cluster" bash tests/cluster/test_cluster.sh "$B/san/hubprof"
 for t in tests/cli/*.sh; do
   [ -f "$t" ] || continue
   run "cli $(basename "$t" .sh)" bash "$t" "$B/san/hubprof"

@@ -2195,6 +2195,7 @@ hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out) { return run_q
 typedef struct rk_unit {
   int64_t rank, pid; /* rank -1: a process without one */
   const char *host;  /* interned in the result */
+  const char *job;   /* the launcher's job id, interned */
   int64_t total;     /* device time of its kept dispatches */
 } rk_unit;
 
@@ -2254,19 +2255,35 @@ static hp_status rk_units(hp_store *s, rk_run *k, ha_result *res) {
     if (hu_idmap_get(&k->unit_of, p.id, &have)) continue; /* written twice (start, then end) */
     int ranked = p.rank >= 0;
     if (ranked && hu_idmap_get(&k->rank_ix, (uint64_t)p.rank + 1, &have)) {
-      if (hu_idmap_put(&k->unit_of, p.id, have)) st = HP_ERR_NOMEM;
-      if (st != HP_OK) break;
-      continue;
+      /* the same rank of the same job (stores of several jobs merged keep their ranks apart) */
+      size_t j = (size_t)have;
+      if (strcmp(k->u[j].job, p.job_id))
+        for (j = 0; j < k->nu && (k->u[j].rank != p.rank || strcmp(k->u[j].job, p.job_id)); j++)
+          ;
+      if (j < k->nu) {
+        if (hu_idmap_put(&k->unit_of, p.id, j)) {
+          st = HP_ERR_NOMEM;
+          break;
+        }
+        continue;
+      }
     }
     if (hu_grow((void **)&k->u, &k->capu, k->nu + 1, sizeof *k->u)) {
       st = HP_ERR_NOMEM;
       break;
     }
     hu_idmap_get(&host_of, p.node_id, &hv);
-    k->u[k->nu] =
-        (rk_unit){.rank = ranked ? p.rank : -1, .pid = p.pid, .host = hv ? (const char *)(uintptr_t)hv : ""};
+    k->u[k->nu] = (rk_unit){.rank = ranked ? p.rank : -1,
+                            .pid = p.pid,
+                            .host = hv ? (const char *)(uintptr_t)hv : "",
+                            .job = intern(res, p.job_id)};
+    if (!k->u[k->nu].job) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
     if (hu_idmap_put(&k->unit_of, p.id, k->nu) ||
-        (ranked && hu_idmap_put(&k->rank_ix, (uint64_t)p.rank + 1, k->nu))) {
+        (ranked && !hu_idmap_get(&k->rank_ix, (uint64_t)p.rank + 1, NULL) &&
+         hu_idmap_put(&k->rank_ix, (uint64_t)p.rank + 1, k->nu))) {
       st = HP_ERR_NOMEM;
       break;
     }
@@ -2331,6 +2348,8 @@ static const char *rk_kernel(const rk_run *k, uint32_t kk) { return kk ? k->t.ke
 static int cmp_unit(const rk_unit *a, const rk_unit *b) {
   if ((a->rank < 0) != (b->rank < 0)) return a->rank < 0 ? 1 : -1; /* ranks first */
   if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+  int c = strcmp(a->job, b->job);
+  if (c) return c;
   return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
