@@ -35,6 +35,9 @@ mkdir -p "$dir/logs" "$dir/rocpd" "$dir/out"
 "$B/examples/gen_logs" "$dir/rocpd" "$files" "$disp" 4 1 rocpd
 "$B/bench/bench_merge" "$dir/logs" "$dir/rocpd" "$dir/out" "${BENCH_REPEATS:-3}"
 echo
+echo "== cluster: merge DIR of 16, 32 and 64 rank stores x $disp dispatches into a dataset (bench/bench_cluster.sh)"
+bash bench/bench_cluster.sh "$dir/cluster" "$disp" "${BENCH_REPEATS:-3}"
+echo
 echo "== kernel replay (bench/bench_replay.sh)"
 bash bench/bench_replay.sh "$dir/replay"
 echo
