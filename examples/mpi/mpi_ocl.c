@@ -1,7 +1,8 @@
 /* mpi_ocl: an MPI + OpenCL program for cluster runs (docs/cluster.md): every rank runs OpenCL kernels on its
  * first device, rank r doing `scale` 10*(r+1) times and `offset` 5 times, so each rank's dispatch counts are
  * known; the ranks then check their results together (MPI_Allreduce). It must never depend on hubprof.
- * usage: mpirun -np N mpi_ocl [ELEMENTS]   rank 0 prints one line; exit 0 when every rank's result is right. */
+ * usage: mpirun -np N mpi_ocl [ELEMENTS]   rank 0 prints one line; exit 0 when every rank's result is right.
+ */
 /* SPDX-License-Identifier: MIT */
 #include "../ocl/ocl_common.h"
 
