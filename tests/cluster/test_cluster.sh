@@ -93,6 +93,24 @@ python3 -c 'import csv,sys; sys.exit(sum(int(r["calls"]) for r in csv.DictReader
   "$T/out" && ok ||
   bad "the cut rank's dispatches: $(cat "$T/out")"
 
+# 5b. a rank whose hubprof was killed (the job manager's SIGKILL): its logs stay in DIR/.hubprof-logs.*, and
+# merge takes them with a warning
+env OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=4 "$HP" trace -q -o "$T/killed" -- \
+  sh -c "$EX/ocl/vector_add 1024 6 >/dev/null; echo \$\$ >$T/sleeper; exec sleep 60" &
+hp_pid=$!
+for _ in $(seq 600); do [ -s "$T/sleeper" ] && break; sleep 0.1; done
+exec 3>&2 2>/dev/null # not the shell's "Killed" line
+kill -9 "$hp_pid"
+wait "$hp_pid"
+exec 2>&3 3>&-
+[ -s "$T/sleeper" ] && kill "$(cat "$T/sleeper")" 2>/dev/null
+expect 0 "$HP" merge -o "$T/killed.db" "$T/killed"
+grep -q "\.hubprof-logs\..*: 1 per-process log that no hubprof assembled" "$T/err" && ok ||
+  bad "merge of a killed hubprof's logs: $(cat "$T/err")"
+expect 0 "$HP" analyze --by rank --format csv "$T/killed.db"
+python3 -c 'import csv,sys; r=list(csv.DictReader(open(sys.argv[1]))); sys.exit(not (len(r)==1 and r[0]["rank"]=="3" and r[0]["calls"]=="6"))' \
+  "$T/out" && ok || bad "the killed hubprof's rank: $(cat "$T/out")"
+
 # 6. a foreign file in the folder is named; nothing is written
 echo "notes" >"$T/ranks/notes.txt"
 expect 1 "$HP" merge -o "$T/foreign.parquet" "$T/ranks"
