@@ -12,6 +12,7 @@ EX=build/examples
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . tests/lib.sh
+export HUBPROF_COLLECTOR=$PWD/build/libhubprof_collector.so # the ASan CLI must not put its runtime in apps
 need_built cluster "$HP" $EX/ocl/vector_add $EX/ocl/crash
 need_opencl cluster
 if ! command -v mpirun >/dev/null || [ ! -x $EX/mpi/mpi_ocl ]; then
