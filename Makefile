@@ -187,3 +187,13 @@ clean:
 	rm -rf $(B)
 
 include src/collector/collector.mk
+
+# Cluster runs (docs/cluster.md): the MPI + OpenCL example, built when an MPI compiler is installed
+# (Debian's openmpi-bin and libopenmpi-dev, scripts/deps.sh); tests/cluster/test_cluster.sh skips without it.
+MPICC ?= $(shell command -v mpicc 2>/dev/null)
+ifneq ($(MPICC),)
+all: $(B)/examples/mpi/mpi_ocl
+$(B)/examples/mpi/mpi_ocl: examples/mpi/mpi_ocl.c $(wildcard examples/ocl/*.h)
+	@mkdir -p $(dir $@)
+	OMPI_CC=$(CC) $(MPICC) $(CSTD) $(CFLAGS) $< -o $@ -lOpenCL
+endif

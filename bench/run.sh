@@ -42,6 +42,9 @@ mkdir -p "$dir/logs" "$dir/rocpd" "$dir/out"
 echo
 echo "== kernel replay's counting window: kernel against enqueue (bench/bench_window.sh)"
 BENCH_WINDOW_RUNS=${BENCH_ROUNDS:-7} bash bench/bench_window.sh
+
+echo "== cluster: merge DIR of 16, 32 and 64 rank stores x $disp dispatches into a dataset (bench/bench_cluster.sh)"
+bash bench/bench_cluster.sh "$dir/cluster" "$disp" "${BENCH_REPEATS:-3}"
 echo
 echo "== kernel replay (bench/bench_replay.sh)"
 bash bench/bench_replay.sh "$dir/replay"

@@ -78,7 +78,7 @@ static int row_eq(hp_table t, const void *a, const void *b) {
       const char *s1, *s2;
       memcpy(&s1, x, sizeof s1);
       memcpy(&s2, y, sizeof s2);
-      same = strcmp(s1, s2) == 0;
+      same = strcmp(s1 ? s1 : "", s2 ? s2 : "") == 0; /* a string written as NULL reads as "" */
     } else {
       same = memcmp(x, y, c->type == HP_COL_U32 || c->type == HP_COL_I32 ? 4 : 8) == 0;
     }

@@ -26,6 +26,8 @@ typedef enum ha_group {
   HA_BY_BLOCK = 8,       /* one row per basic block */
   HA_BY_SOURCE = 9,      /* the annotated source: one row per line of the kernel's program source */
   HA_TIMELINE = 10,      /* the counter samples of the dispatch dispatch_first (= dispatch_last) */
+  HA_BY_RANK = 11,           /* one row per (MPI rank, device, kernel); a process without a rank is its own */
+  HA_BY_RANK_IMBALANCE = 12, /* one row per kernel name: its device time per rank, min / median / max */
 } ha_group;
 
 typedef enum ha_sort {
@@ -117,8 +119,15 @@ enum {
  * object's bytes are missing, damaged or unreadable (addresses are shown then). No samples: no rows and a
  * note. HA_TIMELINE: time_ns (from the dispatch's start), counter, value: the counter samples of the one
  * dispatch dispatch_first (the collector's id; dispatch_last equal or 0), in store order.
- * On failure *out is still set (unless out is NULL or memory ran out) to a result without rows whose
- * ha_result_error says why in one line; free it with ha_result_free either way. */
+ * HA_BY_RANK (cluster runs, docs/cluster.md): rank (-1 for a process without one), host, pid (the rank's
+ * first process: a rank's forked children count as the rank), device, kernel, calls, timed_calls, total_ns,
+ * avg_ns, min_ns, max_ns, percent (of the rank's device time); by rank, then most total_ns first
+ * (HA_SORT_NAME: by kernel name); limit = rows per rank. HA_BY_RANK_IMBALANCE: per kernel name, the device
+ * time of each rank that ran it (over all its devices): kernel, ranks (how many ran it), calls, min_ns,
+ * median_ns, mean_ns, max_ns, imbalance_pct ((max - median) / median), fastest_rank, slowest_rank,
+ * slowest_host (ties: the lower rank); most max_ns first; limit = rows. Both take the kernel, device and
+ * dispatch filters; no counters. On failure *out is still set (unless out is NULL or memory ran out) to a
+ * result without rows whose ha_result_error says why in one line; free it with ha_result_free either way. */
 HP_API hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
 
 /* Compare two stores per kernel (group HA_BY_KERNEL or HA_BY_KERNEL_GRID; kernels matched by name, plus

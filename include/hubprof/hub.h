@@ -85,6 +85,12 @@ typedef struct hp_process {
   int64_t end_ns;        /* 0 while running or when the process died without saying */
   const char *command;   /* command line, arguments separated by spaces */
   uint64_t lost_records; /* records the collector could not store (out of space), reported by info/analyze */
+  /* cluster runs (docs/cluster.md), from the launcher's environment: */
+  int64_t world_size;      /* ranks in the job, -1 when none */
+  int64_t local_rank;      /* rank among the job's ranks on this node, -1 when none */
+  const char *job_id;      /* the launcher's job id ("" when none) */
+  int64_t clock_offset_ns; /* this node's CLOCK_REALTIME - CLOCK_MONOTONIC_RAW when the process's log opened:
+                              t + clock_offset_ns is wall-clock (UTC) time; 0 = unknown */
 } hp_process;
 
 typedef struct hp_thread {

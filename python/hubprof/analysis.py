@@ -18,7 +18,9 @@ from .errors import LowerBoundWarning, make_error
 #: Groupings ha_run knows, by the name `by=` takes (ha_group).
 GROUPS = {"kernel": 0, "dispatch": 1, "kernel-grid": 2, "region": 3, "region-tree": 4,
           # the sample views (stores made by `hubprof sample`): they need kernel=; "timeline" needs dispatch=N
-          "instruction": 5, "line": 6, "function": 7, "basic-block": 8, "source": 9, "timeline": 10}
+          "instruction": 5, "line": 6, "function": 7, "basic-block": 8, "source": 9, "timeline": 10,
+          # cluster runs
+          "rank": 11, "rank-imbalance": 12}
 #: Sort orders (ha_sort): None = time for kernels, order for dispatches.
 SORTS = {None: 0, "time": 1, "order": 2, "name": 3}
 #: Flags of a cell (HA_CELL_*), in df.attrs["flags"].
@@ -201,6 +203,11 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     by="source": line (int), samples, percent, source: the kernel's program source annotated line by line.
     by="timeline" with dispatch=N: time_ns (from the dispatch's start), counter, value. df.attrs["notes"] say
     why lines or instructions are missing (a note starting "warning: " when a code object's bytes are).
+    by="rank" (cluster runs, docs/cluster.md): one row per (MPI rank, device, kernel): rank (-1 for a
+    process without one), host, pid, device, kernel, calls, timed_calls, total_ns, avg_ns, min_ns, max_ns,
+    percent (of the rank's device time). by="rank-imbalance": one row per kernel name over the ranks that
+    ran it: kernel, ranks, calls, min_ns, median_ns, mean_ns, max_ns, imbalance_pct, fastest_rank,
+    slowest_rank, slowest_host. limit: rows per rank / rows.
 
     counters / metrics: None = every counter measured in the store / every metric its counters give;
     a list or "a,b"; [] or "" for none. kernel, device: glob patterns (a string or a list: any matches).

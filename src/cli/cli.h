@@ -96,5 +96,18 @@ int cli_check_readable(const char *cmd, struct hp_store *s);
  * -> rocpd; .hplog -> log; any other name -> `given`, else rocpd. A name that says another format than
  * `given` is one error line ("CMD: ...") and CLI_USAGE; else 0 with *format set. */
 int cli_output_format(const char *cmd, const char *path, const char *given, const char **format);
+/* trace and profile: cli_output_format, except under an MPI launcher (a rank variable set, more than one
+ * rank) where path (default APP.hubprof-ranks) is the folder of the rank stores: it is created and *output
+ * set to this rank's DIR/hubprof-HOST-PID-rRANK.EXT (format -F, default rocpd). Otherwise *output = path. */
+/* merge_dir.c: the merge's inputs with every folder of stores (one no format claims) replaced by the stores
+ * in it, sorted (and the logs a killed hubprof left in .hubprof-logs.*, with a warning); a foreign entry or
+ * an empty folder is one error and CLI_FAIL. Free with cli_merge_inputs_free. */
+int cli_merge_inputs(char *const *operands, size_t nops, char ***paths, size_t *npaths);
+void cli_merge_inputs_free(char **paths, size_t n);
+/* One warning per process of the inputs that did not finish (end unknown): its rank, host, pid, store and
+ * the dispatches kept. */
+void cli_merge_report_cut(char *const *paths, size_t n);
+int cli_run_output(const char *cmd, const char *app, const char *path, const char *given, const char **format,
+                   const char **output);
 
 #endif

@@ -17,8 +17,10 @@
 
 static const char *const by_choices[] = {"kernel",      "kernel-grid", "dispatch", "region",
                                          "region-tree", "instruction", "line",     "function",
-                                         "basic-block", "source",      NULL};
+                                         "basic-block", "source",      "rank",     "rank-imbalance",
+                                         NULL};
 #define BY_ATTRIBUTION 5 /* the first of the sample views (the analysis library's attribution.c) */
+#define BY_RANK 10       /* the rank views (cluster runs) follow them */
 static const char *const sort_choices[] = {"time", "order", "name", NULL};
 
 static const cli_opt analyze_opts[] = {
@@ -32,7 +34,8 @@ static const cli_opt analyze_opts[] = {
          "nested regions as a tree; of a store made by 'hubprof sample', with --kernel K: per instruction "
          "(with its disassembly), source line (programs built with -g), function or basic block of the "
          "kernel's code, with sample counts and percentages, or the kernel's source with the samples of each "
-         "line"},
+         "line; of a cluster run (docs/cluster.md): per MPI rank, device and kernel, or per kernel its device "
+         "time over the ranks (min, median, max, the slowest rank)"},
     {.name = "timeline",
      .kind = CLI_OPT_FLAG,
      .help = "with --dispatch N: the counter samples of dispatch N ('hubprof sample --counters')"},
@@ -183,7 +186,7 @@ int cmd_analyze(int argc, char **argv) {
   rc = CLI_USAGE;
   static const int groups[] = {HA_BY_KERNEL,      HA_BY_KERNEL_GRID, HA_BY_DISPATCH, HA_BY_REGION,
                                HA_BY_REGION_TREE, HA_BY_INSTRUCTION, HA_BY_LINE,     HA_BY_FUNCTION,
-                               HA_BY_BLOCK,       HA_BY_SOURCE};
+                               HA_BY_BLOCK,       HA_BY_SOURCE,      HA_BY_RANK,     HA_BY_RANK_IMBALANCE};
   static const int sorts[] = {HA_SORT_TIME, HA_SORT_ORDER, HA_SORT_NAME};
   opts o = {.fmt = cli_enum(&args, "format", REPORT_TABLE),
             .group = groups[cli_enum(&args, "by", 0)],
@@ -213,7 +216,7 @@ int cmd_analyze(int argc, char **argv) {
     goto out;
   }
   if (timeline) o.group = HA_TIMELINE;
-  if (by >= BY_ATTRIBUTION && !timeline && !o.nkernels) {
+  if (by >= BY_ATTRIBUTION && by < BY_RANK && !timeline && !o.nkernels) {
     cli_error("analyze: --by %s needs --kernel K (the kernel whose samples to attribute)", by_choices[by]);
     goto out;
   }

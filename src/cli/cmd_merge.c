@@ -34,11 +34,14 @@ static const cli_opt *const merge_tables[] = {merge_opts,     cli_opts_store_out
 
 static const cli_spec merge_spec = {
     .command = "merge",
-    .usage = "merge [options] -o OUT IN...",
+    .usage = "merge [options] -o OUT IN|DIR...",
     .about = "Merge profile stores (any mix of formats, detected automatically) into ONE store:\n"
              "ids are remapped; nodes, agents, kernels, code objects and counters are de-duplicated;\n"
              "processes stay apart (host + pid + start time); replay passes stay apart.\n"
-             "A log cut short by a crash is merged up to its damage, with a warning.",
+             "A log cut short by a crash is merged up to its damage, with a warning.\n"
+             "A folder that is not a store stands for the stores in it (the rank stores of\n"
+             "'mpirun -np N hubprof trace -o DIR -- APP'): a foreign file there is an error naming it,\n"
+             "and a rank that did not finish is named with the dispatches kept.",
     .tables = merge_tables,
 };
 
@@ -142,17 +145,18 @@ int cmd_merge(int argc, char **argv) {
     return CLI_USAGE;
   }
   hp_merge_stats stats = {.size = sizeof stats};
-  if (cli_given(&a, "append") && (strcmp(format, "parquet") != 0 || cli_given(&a, "partition"))) {
-    cli_error("merge: --append %s", strcmp(format, "parquet") != 0
-                                        ? "adds to a Parquet dataset: OUT must be one (-o DIR.parquet)"
-                                        : "keeps the store's own partitioning: drop --partition");
+  char **inputs = NULL; /* folders of stores (merge_dir.c) replaced by their stores */
+  size_t ninputs = 0;
+  if ((rc = cli_merge_inputs(a.operands, a.noperands, &inputs, &ninputs)) != CLI_OK) {
     cli_args_free(&a);
-    return CLI_USAGE;
+    return rc;
   }
   if (cli_given(&a, "append"))
-    rc = cli_merge_append(a.operands, a.noperands, out_path, strict, quiet, &stats);
+    rc = cli_merge_append(inputs, ninputs, out_path, strict, quiet, &stats);
   else
-    rc = cli_merge_stores(a.operands, a.noperands, out_path, format, force, strict, quiet, &stats, NULL, 0);
+    rc = cli_merge_stores(inputs, ninputs, out_path, format, force, strict, quiet, &stats, NULL, 0);
+  if (rc == CLI_OK) cli_merge_report_cut(inputs, ninputs);
+  cli_merge_inputs_free(inputs, ninputs);
   if (rc == CLI_OK && !quiet && cli_given(&a, "append"))
     fprintf(stderr,
             "hubprof: appended %" PRIu64 " store%s to %s: now %" PRIu64 " processes, %" PRIu64

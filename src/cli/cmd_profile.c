@@ -122,13 +122,14 @@ static int profile(const cli_args *args, const cli_selection *sel) {
   const char *replay = cli_str(args, "replay"), *match = cli_str(args, "match"),
              *policy = cli_str(args, "multiplex-policy"), *device = cli_str(args, "device");
   unsigned maxpp = (unsigned)cli_uint(args, "max-counters-per-pass", 0);
-  const char *format;
-  int frc = cli_output_format("profile", cli_str(args, "output"), cli_str(args, "output-format"), &format);
+  const char *format, *output;
+  int frc = cli_run_output("profile", args->noperands ? args->operands[0] : "app", cli_str(args, "output"),
+                           cli_str(args, "output-format"), &format, &output);
   if (!frc) frc = cli_partition_choose("profile", args, format);
   if (frc) return frc; /* before the application starts */
   run_opts ro = {.mode = "profile",
                  .format = format,
-                 .output = cli_str(args, "output"),
+                 .output = output,
                  .force = cli_given(args, "force"),
                  .preload = cli_given(args, "preload"),
                  .start_paused = cli_given(args, "start-paused"),

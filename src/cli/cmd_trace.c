@@ -72,8 +72,9 @@ int cmd_trace(int argc, char **argv) {
     cli_args_free(&a);
     return CLI_USAGE;
   }
-  const char *format;
-  rc = cli_output_format("trace", cli_str(&a, "output"), cli_str(&a, "output-format"), &format);
+  const char *format, *output;
+  rc = cli_run_output("trace", a.operands[0], cli_str(&a, "output"), cli_str(&a, "output-format"), &format,
+                      &output);
   if (!rc) rc = cli_partition_choose("trace", &a, format);
   if (rc) { /* before the application starts */
     cli_args_free(&a);
@@ -86,7 +87,7 @@ int cmd_trace(int argc, char **argv) {
   }
   run_opts ro = {.mode = "trace",
                  .format = format,
-                 .output = cli_str(&a, "output"),
+                 .output = output,
                  .force = cli_given(&a, "force"),
                  .preload = cli_given(&a, "preload"),
                  .start_paused = cli_given(&a, "start-paused"),

@@ -90,7 +90,7 @@ static void split_name(const char *name, char *base, size_t len, const char **si
 static double time_scale(const char *base) {
   if (!strcmp(base, "total_ns")) return 1e6;
   if (!strcmp(base, "avg_ns") || !strcmp(base, "min_ns") || !strcmp(base, "max_ns") ||
-      !strcmp(base, "duration_ns"))
+      !strcmp(base, "duration_ns") || !strcmp(base, "median_ns") || !strcmp(base, "mean_ns"))
     return 1e3;
   return 0;
 }
@@ -123,7 +123,8 @@ static void table_cell(const ha_result *res, size_t row, const tcol *c, int64_t 
     snprintf(buf, len, delta ? "%+.*f" : "%.*f", scale == 1e6 ? 3 : 2, v / scale);
   else if (!strcmp(name, "start_ns"))
     snprintf(buf, len, "%.3f", t0 && v ? (v - (double)t0) / 1e6 : 0.0);
-  else if (!strcmp(name, "percent") || ha_result_col_role(res, s) == HA_ROLE_PEAK)
+  else if (!strcmp(name, "percent") || !strcmp(name, "imbalance_pct") ||
+           ha_result_col_role(res, s) == HA_ROLE_PEAK)
     snprintf(buf, len, "%.1f", v);
   else if (ha_result_col_kind(res, s) == HA_INT)
     snprintf(buf, len, delta ? "%+" PRId64 : "%" PRId64, ha_result_int(res, row, s));
@@ -261,9 +262,10 @@ static int print_table(const ha_result *res, size_t width) {
     snprintf(prev_base, sizeof prev_base, "%s", role == HA_ROLE_PEAK ? prev_base : base);
     static const struct {
       const char *name, *head;
-    } heads[] = {{"total_ns", "TOTAL(ms)"}, {"avg_ns", "AVG(us)"}, {"min_ns", "MIN(us)"},
-                 {"max_ns", "MAX(us)"},     {"percent", "%"},      {"duration_ns", "TIME(us)"},
-                 {"start_ns", "START(ms)"}, {"workgroup", "WG"},   {"calls", "CALLS"}};
+    } heads[] = {{"total_ns", "TOTAL(ms)"},   {"avg_ns", "AVG(us)"},   {"min_ns", "MIN(us)"},
+                 {"max_ns", "MAX(us)"},       {"percent", "%"},        {"duration_ns", "TIME(us)"},
+                 {"start_ns", "START(ms)"},   {"workgroup", "WG"},     {"calls", "CALLS"},
+                 {"median_ns", "MEDIAN(us)"}, {"mean_ns", "MEAN(us)"}, {"imbalance_pct", "IMBALANCE(%)"}};
     char what[128] = "";
     for (size_t h = 0; h < sizeof heads / sizeof heads[0]; h++)
       if (!strcmp(base, heads[h].name)) snprintf(what, sizeof what, "%s", heads[h].head);

@@ -213,6 +213,8 @@ uint64_t hpc_thread_id_new(void) {
 }
 void hpc_store_leave(hp_store *s) { writer_leave(s); }
 
+static int64_t g_clock_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC_RAW when the log opened */
+
 static void write_process(hp_store *s, int64_t end_ns) {
   hp_process p = {.size = sizeof p,
                   .id = 1,
@@ -222,7 +224,11 @@ static void write_process(hp_store *s, int64_t end_ns) {
                   .rank = g_env.rank,
                   .start_ns = g_start_ns,
                   .end_ns = end_ns,
-                  .command = g_cmdline};
+                  .command = g_cmdline,
+                  .world_size = g_env.launch.size,
+                  .local_rank = g_env.launch.local_rank,
+                  .job_id = g_env.launch.job_id,
+                  .clock_offset_ns = g_clock_offset_ns};
   hp_write_process(s, &p);
 }
 
@@ -234,6 +240,8 @@ static void write_clock_anchor(hp_store *s) {
   struct timespec rt, mono;
   clock_gettime(CLOCK_REALTIME, &rt);
   clock_gettime(CLOCK_MONOTONIC_RAW, &mono);
+  g_clock_offset_ns =
+      ((int64_t)rt.tv_sec - (int64_t)mono.tv_sec) * 1000000000LL + (rt.tv_nsec - mono.tv_nsec);
   char b[64], utc[40];
   struct tm tm;
   snprintf(b, sizeof b, "%lld", (long long)rt.tv_sec * 1000000000LL + rt.tv_nsec);
@@ -251,11 +259,7 @@ static void open_store_locked(void) {
     hp_store_abort(g_orphan);
     g_orphan = NULL;
   }
-  char host[256] = "localhost";
-  gethostname(host, sizeof host - 1);
-  host[sizeof host - 1] = 0;
-  for (char *c = host; *c; c++)
-    if (*c == '/') *c = '_';
+  const char *host = g_env.launch.host; /* HUBPROF_HOSTNAME or gethostname, '/' made '_' */
   const char *dir = g_env.output_dir;
   struct stat st;
   if (stat(dir, &st) != 0 && errno == ENOENT) mkdir(dir, 0777); /* one level, as the CLI would */
@@ -292,10 +296,10 @@ static void open_store_locked(void) {
                   .version = u.version,
                   .machine = u.machine};
   hp_write_node(s, &node);
+  write_clock_anchor(s); /* first: the process row carries its offset */
   write_process(s, 0);
   hp_write_metadata(s, "mode", g_env.profile ? "profile" : "trace");
   hp_write_metadata(s, "tool_version", hp_version());
-  write_clock_anchor(s);
   write_registries(s);
   hpc_sample_log_opened(s);
   if (g_env.profile) hpc_replay_log_opened(s);

@@ -65,6 +65,15 @@ const hpc_env_var hpc_env_vars[] = {
      "only they restored): auto (where cheaper than the full save), on (wherever possible) or off"},
     {"HUBPROF_TEST_WTRACK_REFUSE", "0",
      "test hook: 1 = the write-tracking probe fails (the full save is used)"},
+    /* Read, never set (src/common/hu_launch.c): the job's size, node-local rank and id, stored per process */
+    {"OMPI_COMM_WORLD_SIZE", NULL, "ranks in the job (Open MPI; also PMI_SIZE, SLURM_NTASKS)"},
+    {"OMPI_COMM_WORLD_LOCAL_RANK", NULL,
+     "rank on this node (Open MPI; also MPI_LOCALRANKID, PMI_LOCAL_RANK, SLURM_LOCALID)"},
+    {"SLURM_JOB_ID", NULL,
+     "job id (Slurm; also PBS_JOBID, LSB_JOBID, PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid)"},
+    {"HUBPROF_HOSTNAME", NULL,
+     "the host name to record and to put in log names instead of gethostname's (containers or tests that "
+     "share one host name; docs/cluster.md)"},
     {NULL, NULL, NULL},
 };
 
@@ -125,16 +134,8 @@ int hpc_env_load(hpc_env *e, const char **why) {
     return -1;
   }
   e->harvest_ms = (unsigned)h;
-  e->rank = -1;
-  for (int v = VAR_RANK_FIRST; v <= VAR_RANK_LAST; v++) {
-    const char *r = get(v);
-    if (!r) continue;
-    long x = strtol(r, &end, 10);
-    if (!*end && x >= 0) {
-      e->rank = x;
-      break;
-    }
-  }
+  hu_launch_read(&e->launch);
+  e->rank = e->launch.rank;
   e->profile = strcmp(e->mode, "profile") == 0;
   if (!e->profile && strcmp(e->mode, "trace") != 0) {
     *why = "unknown HUBPROF_MODE (\"trace\" or \"profile\")";

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "../common/hu_launch.h"
+
 typedef struct hpc_env {
   const char *output_dir; /* HUBPROF_OUTPUT_DIR, NULL when unset or empty: collector disabled */
   const char *mode;       /* HUBPROF_MODE, "trace" when unset, or "profile" */
@@ -29,6 +31,7 @@ typedef struct hpc_env {
   /* HUBPROF_KERNEL, _KERNEL_EXCLUDE, HUBPROF_DISPATCH_RANGE, HUBPROF_REGION: the dispatch selection, items
      one per line, NULL when unset (select.c parses them) */
   const char *select_kernel, *select_exclude, *select_range, *select_region;
+  hu_launch launch; /* rank, job size, local rank, job id and host name (HUBPROF_HOSTNAME) of this process */
 } hpc_env;
 
 enum { HPC_MUX_OFF = 0, HPC_MUX_KERNEL = 1, HPC_MUX_LAUNCH = 2 };

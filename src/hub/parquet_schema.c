@@ -53,6 +53,13 @@ static const spec_row process_s[] = {
     TIME("end_ns", "process end; NULL while running or when it died without saying"),
     TXT("command", "command line"),
     {"lost_records", "lost_records", I64, NR_NONE, "records", "records the collector could not store"},
+    {"world_size", "world_size", I64, NR_MINUS1, NULL, "ranks in the MPI job; NULL when none"},
+    {"local_rank", "local_rank", I64, NR_MINUS1, NULL,
+     "rank among the job's ranks on this node; NULL when none"},
+    TXT("job_id", "the launcher's job id"),
+    {"clock_offset_ns", "clock_offset_ns", I64, NR_ZERO, "ns",
+     "CLOCK_REALTIME - CLOCK_MONOTONIC_RAW of the node when the process's log opened: start_ns + "
+     "clock_offset_ns is UTC nanoseconds since 1970"},
 };
 static const spec_row thread_s[] = {
     ID("id", "row id of the thread"),

@@ -759,6 +759,9 @@ void rp_cursor_close(hp_cursor *c) {
   pthread_mutex_lock(&r->rlock);
   sqlite3_finalize(k->st);
   sqlite3_finalize(k->ext);
+  /* the table is read: give its cached pages back, so that a merge of many inputs (all open at once) holds
+   * the cache of the one it reads, not of every one it has read (docs/cluster.md, merge DIR's memory) */
+  sqlite3_db_release_memory(r->db);
   pthread_mutex_unlock(&r->rlock);
   for (int i = 0; i < RP_EXT_MEMO; i++)
     free(k->memo[i].text);

@@ -19,11 +19,19 @@ static const hp_column node_cols[] = {
     COL(hp_node, machine, HP_COL_STR, NULL),
 };
 static const hp_column process_cols[] = {
-    COL(hp_process, id, HP_COL_U64, NULL),           COL(hp_process, node_id, HP_COL_U64, "node"),
-    COL(hp_process, pid, HP_COL_I64, NULL),          COL(hp_process, ppid, HP_COL_I64, NULL),
-    COL(hp_process, rank, HP_COL_I64, NULL),         COL(hp_process, start_ns, HP_COL_I64, NULL),
-    COL(hp_process, end_ns, HP_COL_I64, NULL),       COL(hp_process, command, HP_COL_STR, NULL),
+    COL(hp_process, id, HP_COL_U64, NULL),
+    COL(hp_process, node_id, HP_COL_U64, "node"),
+    COL(hp_process, pid, HP_COL_I64, NULL),
+    COL(hp_process, ppid, HP_COL_I64, NULL),
+    COL(hp_process, rank, HP_COL_I64, NULL),
+    COL(hp_process, start_ns, HP_COL_I64, NULL),
+    COL(hp_process, end_ns, HP_COL_I64, NULL),
+    COL(hp_process, command, HP_COL_STR, NULL),
     COL(hp_process, lost_records, HP_COL_U64, NULL),
+    COL(hp_process, world_size, HP_COL_I64, NULL),
+    COL(hp_process, local_rank, HP_COL_I64, NULL),
+    COL(hp_process, job_id, HP_COL_STR, NULL),
+    COL(hp_process, clock_offset_ns, HP_COL_I64, NULL),
 };
 static const hp_column thread_cols[] = {
     COL(hp_thread, id, HP_COL_U64, NULL),     COL(hp_thread, process_id, HP_COL_U64, "process"),
