@@ -132,10 +132,26 @@ static void read_insns(cr_code *c, Elf *e, const unsigned char *bytes, size_t n)
   if (!c->ninsns) reason(c, "no instructions could be decoded");
 }
 
+/* Whether the ELF has a section named .debug_<what> (its DWARF, readable or not). */
+static int has_debug(Elf *e, const char *what) {
+  size_t shstr;
+  if (elf_getshdrstrndx(e, &shstr) != 0) return 0;
+  Elf_Scn *scn = NULL;
+  while ((scn = elf_nextscn(e, scn))) {
+    GElf_Shdr sh;
+    const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstr, sh.sh_name) : NULL;
+    if (name && !strncmp(name, ".debug_", 7) && !strcmp(name + 7, what)) return 1;
+  }
+  return 0;
+}
+
 static void read_lines(cr_code *c, Elf *e) {
+  int has_info = has_debug(e, "info"), has_line = has_debug(e, "line");
   Dwarf *dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
   if (!dw) {
-    c->no_lines = "the code object has no debug information (build the program with -g)";
+    c->bad_dwarf = has_info || has_line;
+    c->no_lines = c->bad_dwarf ? "its debug information (DWARF) cannot be read: damaged"
+                               : "the code object has no debug information (build the program with -g)";
     return;
   }
   Dwarf_Off off = 0, next;
@@ -169,7 +185,12 @@ static void read_lines(cr_code *c, Elf *e) {
     off = next;
   }
   dwarf_end(dw);
-  if (!c->nlines) c->no_lines = "the code object has no line table (build the program with -g)";
+  if (!c->nlines && has_line) {
+    c->bad_dwarf = 1;
+    c->no_lines = "its line table (DWARF .debug_line) cannot be read: damaged";
+  } else if (!c->nlines) {
+    c->no_lines = "the code object has no line table (build the program with -g)";
+  }
 }
 
 int cr_read(const void *bytes, size_t n, cr_code *c) {
