@@ -2,7 +2,8 @@
 # Sampling overhead: host time per dispatch of a launch-bound loop (examples/ocl/launch_loop, PoCL's default
 # pthread device) without the collector, under trace, and under `hubprof sample`'s collector at three
 # periods (HUBPROF_SAMPLE_PERIOD_US 10000, 1000, 100), interleaved in one run: median and min-max of R rounds,
-# slowdown against trace in the same round order.
+# slowdown against trace in the same round order; in wall time (the app's own figure) and in the process's CPU
+# time.
 # usage: bench_sample.sh [N [ROUNDS]]
 # SPDX-License-Identifier: MIT
 set -euo pipefail
@@ -16,31 +17,51 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_HARVEST_MS HUBPROF_SAMPLE_PERIOD_US \
   HUBPROF_SAMPLE_COUNTERS HUBPROF_SAMPLE_KERNEL
-one() { "$@" "$app" "$n" 1000 | grep -oE 'ns_per_dispatch=[0-9.]+' | cut -d= -f2; }
+# one ENV...: "wall cpu" of one run: the app's own host ns per dispatch, and the CPU time of the whole process
+# (every thread: the application, PoCL's workers, the harvester, the sampling interrupts) per dispatch,
+# which a loaded machine disturbs less than wall time
+one() {
+  python3 -c '
+import os, re, resource, subprocess, sys
+n, app = sys.argv[1], sys.argv[2]
+env = dict(os.environ)
+for kv in sys.argv[3:]:
+    k, v = kv.split("=", 1)
+    env[k] = v
+out = subprocess.run([app, n, "1000"], env=env, capture_output=True, text=True, check=True).stdout
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(re.search(r"ns_per_dispatch=([0-9.]+)", out).group(1), (r.ru_utime + r.ru_stime) * 1e9 / int(n))' "$n" "$app" "$@"
+}
 run() { # ENV...: under the collector
   rm -rf "$dir/logs" && mkdir -p "$dir/logs"
-  one env OPENCL_LAYERS="$lib" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace "$@"
+  one OPENCL_LAYERS="$lib" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace "$@"
 }
-plain=() trace=() s10000=() s1000=() s100=()
+names=("no collector" "trace" "sample, period 10000 us" "sample, period 1000 us (default)" "sample, period 100 us")
+declare -A wall cpu
 for ((r = 0; r < rounds; r++)); do
-  plain+=("$(one env)")
-  trace+=("$(run)")
-  s10000+=("$(run HUBPROF_SAMPLE_PERIOD_US=10000)")
-  s1000+=("$(run HUBPROF_SAMPLE_PERIOD_US=1000)")
-  s100+=("$(run HUBPROF_SAMPLE_PERIOD_US=100)")
+  for c in 0 1 2 3 4; do # interleaved: every configuration once per round
+    case $c in
+    0) v=$(one) ;;
+    1) v=$(run) ;;
+    2) v=$(run HUBPROF_SAMPLE_PERIOD_US=10000) ;;
+    3) v=$(run HUBPROF_SAMPLE_PERIOD_US=1000) ;;
+    4) v=$(run HUBPROF_SAMPLE_PERIOD_US=100) ;;
+    esac
+    wall[$c]+="${v% *} "
+    cpu[$c]+="${v#* } "
+  done
 done
 . bench/lib.sh # stats
-read -r tm _ _ <<<"$(stats "${trace[@]}")"
-row() { # LABEL VALUES...
-  local label=$1
-  shift
-  read -r m l h <<<"$(stats "$@")"
-  awk -v L="$label" -v m="$m" -v l="$l" -v h="$h" -v t="$tm" \
-    'BEGIN { printf "%-40s %9.1f %17s %9.2fx\n", L, m, l "-" h, m / t }'
+table() { # TITLE ARRAY-NAME
+  local -n a=$2
+  local tm
+  read -r tm _ _ <<<"$(stats ${a[1]})"
+  printf '%-40s %9s %17s %10s\n' "$1" "ns/disp" "min-max" "vs trace"
+  for c in 0 1 2 3 4; do
+    read -r m l h <<<"$(stats ${a[$c]})"
+    awk -v L="${names[$c]}" -v m="$m" -v l="$l" -v h="$h" -v t="$tm" \
+      'BEGIN { printf "%-40s %9.1f %17s %9.2fx\n", L, m, l "-" h, m / t }'
+  done
 }
-printf '%-40s %9s %17s %10s\n' "launch_loop $n dispatches, $rounds rounds" "ns/disp" "min-max" "vs trace"
-row "no collector" "${plain[@]}"
-row "trace" "${trace[@]}"
-row "sample, period 10000 us" "${s10000[@]}"
-row "sample, period 1000 us (default)" "${s1000[@]}"
-row "sample, period 100 us" "${s100[@]}"
+table "launch_loop $n dispatches, $rounds rounds: wall" wall
+table "process CPU time per dispatch" cpu

@@ -59,13 +59,15 @@ struct ha_result {
 /* Record why the call failed on its result (the first reason wins); returns st. */
 static hp_status res_err(ha_result *r, hp_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+static hp_status res_verr(ha_result *r, hp_status st, const char *fmt, va_list ap) {
+  if (r && !r->error[0]) vsnprintf(r->error, sizeof r->error, fmt, ap);
+  return st;
+}
 static hp_status res_err(ha_result *r, hp_status st, const char *fmt, ...) {
-  if (r && !r->error[0]) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->error, sizeof r->error, fmt, ap);
-    va_end(ap);
-  }
+  va_list ap;
+  va_start(ap, fmt);
+  res_verr(r, st, fmt, ap);
+  va_end(ap);
   return st;
 }
 
@@ -183,12 +185,10 @@ int hai_note(ha_result *r, const char *fmt, ...) {
   return add_note(r, "%s", buf);
 }
 hp_status hai_fail(ha_result *r, hp_status st, const char *fmt, ...) {
-  if (r && !r->error[0]) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->error, sizeof r->error, fmt, ap);
-    va_end(ap);
-  }
+  va_list ap;
+  va_start(ap, fmt);
+  res_verr(r, st, fmt, ap);
+  va_end(ap);
   return st;
 }
 

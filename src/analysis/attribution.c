@@ -182,6 +182,9 @@ static hp_status read_code(hp_store *s, attr *a, ha_result *res) {
     if (rs == HP_ERR_NOMEM) st = rs;
     if (rs == HP_OK) o->readable = cr_read(bytes, n, &o->code) == 0;
     free(bytes);
+    if (o->readable && o->code.bad_dwarf && !warned++ &&
+        hai_note(res, "warning: code object %s: %s; instructions without lines", o->uri, o->code.no_lines))
+      st = HP_ERR_NOMEM;
     if (!o->readable && !warned++ &&
         hai_note(res, "warning: code object %s: %s; showing addresses only", o->uri,
                  rs == HP_ERR_NOT_FOUND ? "its bytes are not in the store"

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int by_addr(const void *a, const void *b) {
+static int by_addr(const void *a, const void *b) { /* then by name: duplicates side by side */
   const cr_func *x = a, *y = b;
-  return x->lo < y->lo ? -1 : x->lo > y->lo;
+  return x->lo != y->lo ? (x->lo < y->lo ? -1 : 1) : strcmp(x->name, y->name);
 }
 
 static int by_insn(const void *a, const void *b) {
@@ -30,6 +30,7 @@ static void reason(cr_code *c, const char *why) {
 /* Function symbols of .symtab (or .dynsym). */
 static void read_symbols(cr_code *c, Elf *e) {
   Elf_Scn *scn = NULL;
+  size_t cap = 0;
   while ((scn = elf_nextscn(e, scn))) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
@@ -42,13 +43,13 @@ static void read_symbols(cr_code *c, Elf *e) {
       if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value) continue;
       const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
       if (!name || !*name) continue;
-      int dup = 0;
-      for (size_t k = 0; k < c->nfuncs && !dup; k++)
-        dup = c->funcs[k].lo == sym.st_value && !strcmp(c->funcs[k].name, name);
-      if (dup) continue;
-      cr_func *nf = realloc(c->funcs, (c->nfuncs + 1) * sizeof *nf);
-      if (!nf) return;
-      c->funcs = nf;
+      if (c->nfuncs == cap) { /* doubling: large symbol tables in linear time */
+        size_t nc = cap ? 2 * cap : 64;
+        cr_func *nf = realloc(c->funcs, nc * sizeof *nf);
+        if (!nf) break;
+        c->funcs = nf;
+        cap = nc;
+      }
       cr_func *f = &c->funcs[c->nfuncs];
       f->lo = sym.st_value;
       f->hi = sym.st_value + (sym.st_size ? sym.st_size : 1);
@@ -56,7 +57,17 @@ static void read_symbols(cr_code *c, Elf *e) {
       if (f->name) c->nfuncs++;
     }
   }
-  if (c->nfuncs) qsort(c->funcs, c->nfuncs, sizeof *c->funcs, by_addr);
+  if (!c->nfuncs) return;
+  qsort(c->funcs, c->nfuncs, sizeof *c->funcs, by_addr);
+  size_t u = 0; /* one of each (address, name): .symtab and .dynsym repeat each other */
+  for (size_t i = 0; i < c->nfuncs; i++) {
+    if (u && c->funcs[u - 1].lo == c->funcs[i].lo && !strcmp(c->funcs[u - 1].name, c->funcs[i].name)) {
+      free(c->funcs[i].name);
+      continue;
+    }
+    c->funcs[u++] = c->funcs[i];
+  }
+  c->nfuncs = u;
 }
 
 /* Every instruction of the executable sections, with the blocks' leaders marked. */
@@ -119,11 +130,15 @@ static void read_insns(cr_code *c, Elf *e, const unsigned char *bytes, size_t n)
   }
   cs_close(&h);
   if (c->ninsns) qsort(c->insns, c->ninsns, sizeof *c->insns, by_insn);
-  /* leaders: the first instruction, function starts, jump targets, instructions after a jump */
+  /* leaders: the first instruction, function starts, jump targets, instructions after a jump (functions
+   * and instructions are both sorted: one walk) */
+  size_t f = 0;
   for (size_t i = 0; i < c->ninsns; i++) {
     cr_insn *x = &c->insns[i];
-    if (!i || c->insns[i - 1].ends_block || cr_func_at(c, x->addr) != cr_func_at(c, c->insns[i - 1].addr))
-      x->leader = 1;
+    int crossed = 0; /* a function starts after the previous instruction, at or before this one */
+    for (; f < c->nfuncs && c->funcs[f].lo <= x->addr; f++)
+      crossed = 1;
+    if (!i || c->insns[i - 1].ends_block || crossed) x->leader = 1;
     if (x->target) {
       const cr_insn *t = cr_insn_at(c, x->target);
       if (t && t->addr == x->target) ((cr_insn *)t)->leader = 1;
@@ -132,10 +147,26 @@ static void read_insns(cr_code *c, Elf *e, const unsigned char *bytes, size_t n)
   if (!c->ninsns) reason(c, "no instructions could be decoded");
 }
 
+/* Whether the ELF has a section named .debug_<what> (its DWARF, readable or not). */
+static int has_debug(Elf *e, const char *what) {
+  size_t shstr;
+  if (elf_getshdrstrndx(e, &shstr) != 0) return 0;
+  Elf_Scn *scn = NULL;
+  while ((scn = elf_nextscn(e, scn))) {
+    GElf_Shdr sh;
+    const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstr, sh.sh_name) : NULL;
+    if (name && !strncmp(name, ".debug_", 7) && !strcmp(name + 7, what)) return 1;
+  }
+  return 0;
+}
+
 static void read_lines(cr_code *c, Elf *e) {
+  int has_info = has_debug(e, "info"), has_line = has_debug(e, "line");
   Dwarf *dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
   if (!dw) {
-    c->no_lines = "the code object has no debug information (build the program with -g)";
+    c->bad_dwarf = has_info || has_line;
+    c->no_lines = c->bad_dwarf ? "its debug information (DWARF) cannot be read: damaged"
+                               : "the code object has no debug information (build the program with -g)";
     return;
   }
   Dwarf_Off off = 0, next;
@@ -152,9 +183,13 @@ static void read_lines(cr_code *c, Elf *e) {
           int line;
           if (!l || dwarf_lineaddr(l, &a) != 0 || dwarf_lineno(l, &line) != 0) continue;
           const char *file = dwarf_linesrc(l, NULL, NULL);
-          cr_line *nr = realloc(c->lines, (c->nlines + 1) * sizeof *nr);
-          if (!nr) break;
-          c->lines = nr;
+          if (c->nlines == c->caplines) { /* doubling: large line tables in linear time */
+            size_t cap = c->caplines ? 2 * c->caplines : 256;
+            cr_line *nr = realloc(c->lines, cap * sizeof *nr);
+            if (!nr) break;
+            c->lines = nr;
+            c->caplines = cap;
+          }
           cr_line *r = &c->lines[c->nlines++];
           r->addr = a;
           r->line = line;
@@ -169,7 +204,12 @@ static void read_lines(cr_code *c, Elf *e) {
     off = next;
   }
   dwarf_end(dw);
-  if (!c->nlines) c->no_lines = "the code object has no line table (build the program with -g)";
+  if (!c->nlines && has_line) {
+    c->bad_dwarf = 1;
+    c->no_lines = "its line table (DWARF .debug_line) cannot be read: damaged";
+  } else if (!c->nlines) {
+    c->no_lines = "the code object has no line table (build the program with -g)";
+  }
 }
 
 int cr_read(const void *bytes, size_t n, cr_code *c) {

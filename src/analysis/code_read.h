@@ -32,9 +32,10 @@ typedef struct cr_code {
   cr_insn *insns; /* sorted by address */
   size_t ninsns;
   cr_line *lines;
-  size_t nlines;
+  size_t nlines, caplines;
   char why[128];        /* why instructions are missing, "" when they were read */
   const char *no_lines; /* why lines are missing, NULL when there are lines */
+  int bad_dwarf;        /* it has DWARF sections that libdw could not read (no_lines says so) */
 } cr_code;
 
 /* Read n bytes (any bytes). 0 when instructions were read; -1 otherwise (c->why says why). Free with

@@ -160,11 +160,13 @@ int hpc_sample_init(const char **why) {
 }
 
 void hpc_sample_window(uint64_t dispatch_id, uint32_t kernel_id, int64_t start, int64_t end) {
-  if (!g_on || !end) return;
+  if (!g_on) return;
   pthread_mutex_lock(&g_wlock);
-  g_win[g_nwin % NWIN] = (window){dispatch_id, kernel_id, start, end};
-  g_nwin++;
-  for (size_t i = 0; i < g_nopen; i++) /* no longer running */
+  if (end) {
+    g_win[g_nwin % NWIN] = (window){dispatch_id, kernel_id, start, end};
+    g_nwin++;
+  }
+  for (size_t i = 0; i < g_nopen; i++) /* no longer running (also when written without device times) */
     if (g_open[i].dispatch_id == dispatch_id) g_open[i--] = g_open[--g_nopen];
   pthread_mutex_unlock(&g_wlock);
 }

@@ -147,20 +147,29 @@ if [ "$(grep -c warning err)" -eq 1 ] && grep -q 'damaged\|not in the store' err
   bad "damaged bytes: $(cat err) / $(head -3 out)"
 fi
 
-# 7. SIGKILL: every complete sample block stays readable
-mkdir k
-HUBPROF_OUTPUT_DIR=$T/k HUBPROF_SAMPLE_PERIOD_US=1000 LD_PRELOAD=$HUBPROF_COLLECTOR \
-  "$EX/hot_spot" 2000000 1000 >/dev/null 2>&1 &
-pid=$!
-for _ in $(seq 1 200); do # until the log holds samples (a dispatch finished and was attributed)
-  sleep 0.1
-  n=$(python3 -c 'import glob,sys,hubprof
+# kill_sampled DIR WHEN ARGS...: run hot_spot ARGS sampled into the log folder DIR, SIGKILL it once the
+# Python condition WHEN holds on its log (s: the open log), or after 20 s
+kill_sampled() {
+  local dir=$T/$1 when=$2 pid
+  shift 2
+  mkdir "$dir"
+  HUBPROF_OUTPUT_DIR=$dir HUBPROF_SAMPLE_PERIOD_US=1000 LD_PRELOAD=$HUBPROF_COLLECTOR \
+    "$EX/hot_spot" "$@" >/dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 1 200); do
+    sleep 0.1
+    python3 -c 'import glob,sys,hubprof
 for f in glob.glob(sys.argv[1]+"/*.log"):
-    with hubprof.open(f) as s: print(s.count("pc_sample"))' "$T/k" 2>/dev/null | head -1)
-  [ "${n:-0}" -gt 0 ] && break
-done
-kill -9 $pid 2>/dev/null
-wait $pid 2>/dev/null
+    with hubprof.open(f) as s: sys.exit(0 if ('"$when"') else 1)
+sys.exit(1)' "$dir" 2>/dev/null && break
+  done
+  kill -9 $pid 2>/dev/null
+  wait $pid 2>/dev/null
+}
+
+# 7. SIGKILL: every complete sample block stays readable (killed once a completed dispatch has samples)
+kill_sampled k 's.count("dispatch") > 0 and s.table("pc_sample").dispatch_id.isin(s.table("dispatch").id).any()' \
+  2000000 1000
 py "samples after SIGKILL" "$(ls k/*.log | head -1)" '
     p = s.table("pc_sample"); d = s.table("dispatch")
     # every sample on a dispatch of the log, but those of the one dispatch running at the kill (no row)
@@ -169,19 +178,7 @@ py "samples after SIGKILL" "$(ls k/*.log | head -1)" '
     assert s.table("code_blob").shape[0] > 0'
 # ... and mid-kernel: the samples of a dispatch still running are in the log as they are taken (its row is
 # not: it never completed; the log read directly keeps them, its assembly into a store cannot attach them)
-mkdir k2
-HUBPROF_OUTPUT_DIR=$T/k2 HUBPROF_SAMPLE_PERIOD_US=1000 LD_PRELOAD=$HUBPROF_COLLECTOR \
-  "$EX/hot_spot" 4000000000 1 >/dev/null 2>&1 &
-pid=$!
-for _ in $(seq 1 200); do
-  sleep 0.1
-  n=$(python3 -c 'import glob,sys,hubprof
-for f in glob.glob(sys.argv[1]+"/*.log"):
-    with hubprof.open(f) as s: print(s.count("pc_sample"))' "$T/k2" 2>/dev/null | head -1)
-  [ "${n:-0}" -gt 20 ] && break
-done
-kill -9 $pid 2>/dev/null
-wait $pid 2>/dev/null
+kill_sampled k2 's.count("pc_sample") > 20' 4000000000 1
 py "samples of a running dispatch after SIGKILL" "$(ls k2/*.log | head -1)" '
     p = s.table("pc_sample"); co = s.table("code_object").set_index("id")
     assert len(p) > 20 and s.count("dispatch") == 0 and (p.dispatch_id == 1).all(), (len(p), p.dispatch_id.unique())
