@@ -588,6 +588,14 @@ static void sb_json_str(sbuf *b, const char *s) {
   sb_printf(b, "\"");
 }
 
+/* A number as JSON: null where JSON has none (NaN, infinities). */
+static void sb_json_num(sbuf *b, double v) {
+  if (v - v == 0) /* finite */
+    sb_printf(b, "%.17g", v);
+  else
+    sb_printf(b, "null");
+}
+
 #define MAX_WARNED 20 /* incomplete keys named in warnings; the metadata holds them all */
 
 /* Metadata multiplex_cold_raw: per cold dispatch and counter whose reading is replaced by its warm siblings'
@@ -618,7 +626,11 @@ static int mux_cold_json(hp_assembly *a, hp_assemble_stats *stats) {
       sb_json_str(&b, p->keys[x->key].name);
       sb_printf(&b, ",\"dispatch_id\":%" PRIu64 ",\"counter\":", x->dispatch_id);
       sb_json_str(&b, p->plan.names[ci]);
-      sb_printf(&b, ",\"raw\":%.17g,\"estimate\":%.17g}", v->value, *e);
+      sb_printf(&b, ",\"raw\":");
+      sb_json_num(&b, v->value);
+      sb_printf(&b, ",\"estimate\":");
+      sb_json_num(&b, *e);
+      sb_printf(&b, "}");
     }
     if (stats) {
       stats->measured_values -= p->nwarmed;

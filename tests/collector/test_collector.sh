@@ -192,20 +192,20 @@ mkdir -p "$T/cwd"
 cmp -s "$T/unset.out" "$T/fork.plain.out" && ok || bad "HUBPROF_OUTPUT_DIR unset: stdout differs"
 [ ! -s "$T/unset.err" ] && ok || bad "HUBPROF_OUTPUT_DIR unset: stderr: $(cat "$T/unset.err")"
 [ -z "$(ls -A "$T/cwd")" ] && ok || bad "HUBPROF_OUTPUT_DIR unset: files appeared: $(ls -A "$T/cwd")"
-mkdir -p "$T/mode"
-HUBPROF_OUTPUT_DIR="$T/mode" HUBPROF_MODE=bogus OPENCL_LAYERS="$LIB" "$EX/vector_add" 1000 7 >"$T/mode.out" 2>"$T/mode.err"
-cmp -s "$T/mode.out" "$T/vector_add.plain.out" && ok || bad "bad HUBPROF_MODE: stdout differs"
-if [ "$(wc -l <"$T/mode.err")" = 1 ] && grep -q 'HUBPROF_MODE' "$T/mode.err"; then ok; else
-  bad "bad HUBPROF_MODE: want one line, got: $(cat "$T/mode.err")"
-fi
-[ -z "$(ls -A "$T/mode")" ] && ok || bad "bad HUBPROF_MODE: files appeared"
-mkdir -p "$T/hms"
-HUBPROF_OUTPUT_DIR="$T/hms" HUBPROF_HARVEST_MS=0 OPENCL_LAYERS="$LIB" "$EX/vector_add" 1000 7 >"$T/hms.out" 2>"$T/hms.err"
-cmp -s "$T/hms.out" "$T/vector_add.plain.out" && ok || bad "bad HUBPROF_HARVEST_MS: stdout differs"
-if [ "$(wc -l <"$T/hms.err")" = 1 ] && grep -q 'HUBPROF_HARVEST_MS.*; tracing disabled$' "$T/hms.err"; then ok; else
-  bad "bad HUBPROF_HARVEST_MS: want one line, got: $(cat "$T/hms.err")"
-fi
-[ -z "$(ls -A "$T/hms")" ] && ok || bad "bad HUBPROF_HARVEST_MS: files appeared"
+# bad_env NAME VAR=VALUE PATTERN: a bad setting gives one line matching PATTERN, the app's output unchanged,
+# no file
+bad_env() {
+  local name=$1 setting=$2 pat=$3
+  mkdir -p "$T/$name"
+  env HUBPROF_OUTPUT_DIR="$T/$name" "$setting" OPENCL_LAYERS="$LIB" "$EX/vector_add" 1000 7 >"$T/$name.out" 2>"$T/$name.err"
+  cmp -s "$T/$name.out" "$T/vector_add.plain.out" && ok || bad "$setting: stdout differs"
+  if [ "$(wc -l <"$T/$name.err")" = 1 ] && grep -q -- "$pat" "$T/$name.err"; then ok; else
+    bad "$setting: want one line, got: $(cat "$T/$name.err")"
+  fi
+  [ -z "$(ls -A "$T/$name")" ] && ok || bad "$setting: files appeared"
+}
+bad_env mode HUBPROF_MODE=bogus 'HUBPROF_MODE'
+bad_env hms HUBPROF_HARVEST_MS=0 'HUBPROF_HARVEST_MS.*; tracing disabled$'
 # enqueue stamps from either source (HUBPROF_TIMESTAMP, stamp.c): every invariant holds (enqueue before start);
 # a bad value: one line, tracing off
 for ts in clock tsc; do
@@ -213,13 +213,7 @@ for ts in clock tsc; do
   same_as_plain "ts_$ts" vector_add
   checked "ts_$ts"
 done
-mkdir -p "$T/tsb"
-HUBPROF_OUTPUT_DIR="$T/tsb" HUBPROF_TIMESTAMP=bogus OPENCL_LAYERS="$LIB" "$EX/vector_add" 1000 7 >"$T/tsb.out" 2>"$T/tsb.err"
-cmp -s "$T/tsb.out" "$T/vector_add.plain.out" && ok || bad "bad HUBPROF_TIMESTAMP: stdout differs"
-if [ "$(wc -l <"$T/tsb.err")" = 1 ] && grep -q "HUBPROF_TIMESTAMP must be 'auto', 'tsc' or 'clock'; tracing disabled$" "$T/tsb.err"; then ok; else
-  bad "bad HUBPROF_TIMESTAMP: want one line, got: $(cat "$T/tsb.err")"
-fi
-[ -z "$(ls -A "$T/tsb")" ] && ok || bad "bad HUBPROF_TIMESTAMP: files appeared"
+bad_env tsb HUBPROF_TIMESTAMP=bogus "HUBPROF_TIMESTAMP must be 'auto', 'tsc' or 'clock'; tracing disabled$"
 
 # a full disk (a small tmpfs; needs root): one warning, the app unaffected, losses counted in the log
 if [ "$(id -u)" = 0 ] && mkdir -p "$T/full" && mount -t tmpfs -o size=1200k tmpfs "$T/full" 2>/dev/null; then
