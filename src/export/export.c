@@ -312,7 +312,7 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
     nvals = 0;
     /* values of dispatches before this one that were never matched: out of order */
     while (cst == HP_OK && pending.dispatch_id <= prev_id && pending.dispatch_id != d.id) {
-      w->st->skipped_order++;
+      if (pending.dispatch_id || !pending.region_id) w->st->skipped_order++; /* not a region's host part */
       cst = hp_cursor_next(cvc, &pending);
     }
     while (cst == HP_OK && pending.dispatch_id == d.id) {
