@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Counters per region (issue #9.2) in kernel replay, application replay and multiplexing: examples/ocl/
-# region_work puts known-work kernels in regions ("op" holds spin and the nested "touch"; idle runs outside).
+# region_work puts known-work kernels in regions ("op" holds spin and the nested "touch"; idle runs outside)
+# and known host work in a region of its own ("host": a measured CPU time and PAGES fresh pages).
 # Checked (tests/replay/check_region_counters.py): each dispatch names its innermost region
-# (dispatch.region_id); `analyze --by region` gives each region the sum of its dispatches' per-dispatch
-# values (every pass of the plan: two counters, one per pass), the same from Python; the known work within
+# (dispatch.region_id); each region call's host part is stored with it; `analyze --by region` gives each
+# region the sum of its dispatches' per-dispatch values (every pass of the plan: two counters, one per pass)
+# plus its host parts, the same from Python; the known work within
 # stated tolerances; the application's output unchanged; `diff --by region` of two modes; a region without
-# dispatches has counters 0.
+# dispatches has its host part alone.
 # usage: test_region_counters.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
 # SPDX-License-Identifier: MIT
 set -u
@@ -28,19 +30,20 @@ ARGS=("$PAGES" 2000000 "$REPS")
 C2=(--counters page-faults,task-clock --max-counters-per-pass 1)
 
 "$RW" "${ARGS[@]}" >plain.out 2>&1 || bad "region_work alone failed: $(cat plain.out)"
-sed -E 's/spin_host_ns=[0-9]+ //' plain.out >plain.cmp
+sed -E 's/spin_host_ns=[0-9]+ host_cpu_ns=[0-9]+ //' plain.out >plain.cmp
 for fmt in rocpd parquet; do
   for mode in kernel application multiplex; do
     name=$mode.$fmt
     "$HP" profile -q "${C2[@]}" --replay $mode -F $fmt -o "$name" -- "$RW" "${ARGS[@]}" >"$name.out" 2>"$name.err" ||
       bad "$name: the run failed: $(cat "$name.err")"
     # the application's results do not change (its host timing aside)
-    sed -E 's/spin_host_ns=[0-9]+ //' "$name.out" | cmp -s - plain.cmp && ok ||
+    sed -E 's/spin_host_ns=[0-9]+ host_cpu_ns=[0-9]+ //' "$name.out" | cmp -s - plain.cmp && ok ||
       bad "$name: output changed: $(cat "$name.out") vs $(cat plain.out)"
     host=$(sed -nE 's/.*spin_host_ns=([0-9]+).*/\1/p' "$name.out")
+    hcpu=$(sed -nE 's/.*host_cpu_ns=([0-9]+).*/\1/p' "$name.out")
     "$HP" analyze --by region --counters page-faults,task-clock --metrics none --format csv "$name" \
       >"$name.csv" 2>"$name.aerr" || bad "$name: analyze --by region: $(cat "$name.aerr")"
-    if python3 "$CHECK" "$name" "$name.csv" "$PAGES" "$REPS" "${host:-0}" $mode >"$name.report" 2>&1; then ok; else
+    if python3 "$CHECK" "$name" "$name.csv" "$PAGES" "$REPS" "${host:-0}" $mode "${hcpu:-0}" >"$name.report" 2>&1; then ok; else
       bad "$name: $(cat "$name.report")"
     fi
   done
@@ -53,8 +56,8 @@ python3 - diff.csv "$REPS" >py.err 2>&1 <<'PY' && ok || bad "diff --by region: $
 import csv, sys
 rows = {r["region"]: r for r in csv.DictReader(open(sys.argv[1]))}
 reps = int(sys.argv[2])
-assert set(rows) == {"op", "touch"}, rows
-for n in ("op", "touch"):
+assert set(rows) == {"op", "touch", "host"}, rows
+for n in ("op", "touch", "host"):
     r = rows[n]
     assert r["status"] == "both" and r["category"] == "hubprof", r
     assert int(r["calls_a"]) == int(r["calls_b"]) == reps, r
@@ -68,10 +71,10 @@ import sys, hubprof
 with hubprof.open(sys.argv[1]) as a, hubprof.open(sys.argv[2]) as b:
     d = hubprof.diff(a, b, by="region", counters=["page-faults"], metrics=[])
     assert list(d.columns[:3]) == ["category", "region", "status"], list(d.columns)
-    assert set(d.region) == {"op", "touch"} and set(d.status) == {"both"}, d
+    assert set(d.region) == {"op", "touch", "host"} and set(d.status) == {"both"}, d
     assert (d.calls_a == 3).all() and (d.calls_b == 1).all(), d
     t = hubprof.diff(a, b, by="region-tree", metrics=[])
-    assert set(t.path) == {"op", "op > touch"}, t
+    assert set(t.path) == {"op", "op > touch", "host"}, t
 PY
 "$HP" diff --by bogus kernel.rocpd one.db >/dev/null 2>bogus.err
 [ $? -eq 2 ] && grep -q "region-tree" bogus.err && ok || bad "diff --by bogus: $(cat bogus.err)"
