@@ -58,7 +58,8 @@ int main(int argc, char **argv) {
     }
     int64_t t1 = kw_cpu_ns() - t0;
     if (host_best < 0 || t1 < host_best) host_best = t1;
-    volatile char *pg = mmap(NULL, k.pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    volatile char *pg =
+        mmap(NULL, k.pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if ((void *)pg == MAP_FAILED) return 1;
     for (size_t i = 0; i < k.pages; i++)
       pg[i * 4096] = (char)i;
@@ -67,9 +68,10 @@ int main(int argc, char **argv) {
     hubprof_region_end();
   }
   free(v);
-  printf("region_work: %zu pages, %lu iterations x %zu work-items, %d reps: spin_host_ns=%lld host_cpu_ns=%lld "
-         "%016llx %s\n",
-         k.pages, k.iters, k.nspin, k.reps, (long long)host_best, (long long)host_cpu, (unsigned long long)h,
-         bad ? "WRONG" : "ok");
+  printf(
+      "region_work: %zu pages, %lu iterations x %zu work-items, %d reps: spin_host_ns=%lld host_cpu_ns=%lld "
+      "%016llx %s\n",
+      k.pages, k.iters, k.nspin, k.reps, (long long)host_best, (long long)host_cpu, (unsigned long long)h,
+      bad ? "WRONG" : "ok");
   return bad;
 }

@@ -492,9 +492,9 @@ typedef struct run {
   int regions;        /* HA_BY_REGION(_TREE): every dispatch kept, with its rloc; no kernel groups */
   rloc *rl;           /* per kept dispatch, beside d */
   size_t caprl;
-  hostv *hv;          /* regions: the host parts read with the counter values */
+  hostv *hv; /* regions: the host parts read with the counter values */
   size_t nhv, caphv;
-  uint8_t *host_has;  /* per counter: some region has a host part of it */
+  uint8_t *host_has; /* per counter: some region has a host part of it */
 } run;
 
 static void mux_free(struct muxkey *k, size_t n);
@@ -2151,14 +2151,14 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
     nodisp += !ag[i].disp;
     if (region_measures(&r, res, &gm, &ag[i], host, row, fl, c, cval, cimp, mo, &rc)) st = HP_ERR_NOMEM;
   }
-  if (st == HP_OK && (write_notes(&r, res, &rc) ||
-                      (nodisp && r.nmsel &&
-                       add_note(res,
-                                "%" PRIu64 " region%s enqueued no dispatch: %s counters are %s and %s "
-                                "metrics have no value",
-                                nodisp, nodisp == 1 ? "" : "s", nodisp == 1 ? "its" : "their",
-                                host ? "the host part alone" : "0 (no kernel work)",
-                                nodisp == 1 ? "its" : "their"))))
+  if (st == HP_OK &&
+      (write_notes(&r, res, &rc) ||
+       (nodisp && r.nmsel &&
+        add_note(res,
+                 "%" PRIu64 " region%s enqueued no dispatch: %s counters are %s and %s "
+                 "metrics have no value",
+                 nodisp, nodisp == 1 ? "" : "s", nodisp == 1 ? "its" : "their",
+                 host ? "the host part alone" : "0 (no kernel work)", nodisp == 1 ? "its" : "their"))))
     st = HP_ERR_NOMEM;
   if (st == HP_OK) res->lost = r.t.lost;
   free(rg);

@@ -42,9 +42,9 @@ typedef struct rstate {
   int64_t flushed_ns;       /* last commit of the thread's log block by a region end */
   uint64_t id_next, id_end; /* region row ids, taken from g_region_ids in blocks */
   struct rstate *all;       /* every state of the process */
-  hc_self *hs;              /* the thread's host counters (profile with counters), opened at its first region */
-  int hs_tried;             /* hs was tried (NULL after: not measurable on this thread) */
-  int paused;               /* inside hubprof's replay of a dispatch (hpc_region_host_pause) */
+  hc_self *hs;  /* the thread's host counters (profile with counters), opened at its first region */
+  int hs_tried; /* hs was tried (NULL after: not measurable on this thread) */
+  int paused;   /* inside hubprof's replay of a dispatch (hpc_region_host_pause) */
   double excl[HC_SELF_MAX]; /* counts inside hubprof's replays so far: left out of every host part */
   double pause_v[HC_SELF_MAX];
   rframe f[HPC_REGION_DEPTH];
@@ -228,7 +228,7 @@ static void fork_child(void) {
     memset(st->excl, 0, sizeof st->excl);
     for (int d = 0; d < HPC_REGION_DEPTH; d++)
       st->f[d].host_ok = 0; /* begun in the parent: no host part */
-    if (st == t_state) { /* the forking thread goes on in the child with its open regions */
+    if (st == t_state) {    /* the forking thread goes on in the child with its open regions */
       st->thread_id = 0;
       st->id_next = st->id_end = 0;
       st->flushed_ns = 0;

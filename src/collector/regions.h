@@ -42,7 +42,8 @@ struct hp_store;
 struct hc_provider;
 /* The host part of regions' counters (profile with counters; kernel replay.c sets it up at init): add each
  * counter (provider index, counter_info row id; extra: a counter of no pass of this run, whose counter_info
- * row hpc_region_host_info writes) once, then start. Returns 1 added, 0 already there, -1 past HC_SELF_MAX counters. */
+ * row hpc_region_host_info writes) once, then start. Returns 1 added, 0 already there, -1 past HC_SELF_MAX
+ * counters. */
 HPC_RHIDDEN int hpc_region_host_add(size_t idx, uint64_t info_id, int extra);
 HPC_RHIDDEN void hpc_region_host_start(struct hc_provider *p);
 HPC_RHIDDEN void hpc_region_host_info(struct hp_store *s);

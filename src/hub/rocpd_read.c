@@ -734,11 +734,11 @@ hp_status rp_cursor_open(hp_cursor *c) {
   if (e == HP_OK && c->table == HP_TABLE_COUNTER_VALUE) {
     rp_state *r = c->store->impl;
     pthread_mutex_lock(&r->rlock);
-    int rc = sqlite3_prepare_v2(
-        r->db,
-        "SELECT json_extract(x, '$.pass'), json_extract(x, '$.imputed'), "
-        "json_extract(x, '$.value_bits'), json_extract(x, '$.region_id') FROM (SELECT CASE WHEN json_valid(?1) THEN ?1 END AS x)",
-        -1, &k->ext, NULL);
+    int rc = sqlite3_prepare_v2(r->db,
+                                "SELECT json_extract(x, '$.pass'), json_extract(x, '$.imputed'), "
+                                "json_extract(x, '$.value_bits'), json_extract(x, '$.region_id') FROM "
+                                "(SELECT CASE WHEN json_valid(?1) THEN ?1 END AS x)",
+                                -1, &k->ext, NULL);
     if (rc != SQLITE_OK) e = read_fail(c->store, rc, "cannot read counter_value rows");
     pthread_mutex_unlock(&r->rlock);
     if (e != HP_OK) sqlite3_finalize(k->st);
