@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,6 +67,11 @@ static hc_provider *g_hprov;
 static size_t g_hn, g_hidx[HC_SELF_MAX];
 static uint64_t g_hinfo[HC_SELF_MAX];
 static unsigned char g_hextra[HC_SELF_MAX];
+static _Atomic size_t g_hfds; /* descriptors the threads' host counters hold */
+static size_t g_hfds_max;
+
+/* A thread's host counters, closed at its exit (its state may serve another thread next). */
+static void host_close(struct rstate *st);
 
 static inline int64_t now_ns(void) {
   struct timespec ts;
@@ -207,6 +213,7 @@ static void thread_end(void *arg) {
     }
     hpc_store_leave(s);
     st->depth = 0;
+    host_close(st);
     atomic_store(&st->lock, 0);
     atomic_store(&st->in_use, 0);
   }
@@ -220,12 +227,7 @@ static void fork_child(void) {
   atomic_store(&g_region_ids, 0);
   hpc_thread_row = 0; /* the child's log numbers its threads anew */
   for (rstate *st = g_states; st; st = st->all) {
-    if (st->hs) { /* the parent's threads' counters: the child opens its own at its next region */
-      hc_self_close(st->hs);
-      st->hs = NULL;
-    }
-    st->hs_tried = st->paused = 0;
-    memset(st->excl, 0, sizeof st->excl);
+    host_close(st); /* the parent's threads' counters: the child opens its own at its next region */
     for (int d = 0; d < HPC_REGION_DEPTH; d++)
       st->f[d].host_ok = 0; /* begun in the parent: no host part */
     if (st == t_state) {    /* the forking thread goes on in the child with its open regions */
@@ -312,8 +314,21 @@ int hpc_region_host_add(size_t idx, uint64_t info_id, int extra) {
 }
 
 void hpc_region_host_start(hc_provider *p) {
+  struct rlimit rl;
+  g_hfds_max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur / 4 : 1024;
+  if (g_hfds_max > 1024) g_hfds_max = 1024;
   g_hprov = p;
   g_host_on = p && g_hn;
+}
+
+static void host_close(rstate *st) {
+  if (st->hs) {
+    hc_self_close(st->hs);
+    atomic_fetch_sub(&g_hfds, g_hn);
+  }
+  st->hs = NULL;
+  st->hs_tried = st->paused = 0;
+  memset(st->excl, 0, sizeof st->excl);
 }
 
 void hpc_region_host_info(hp_store *s) {
@@ -336,7 +351,12 @@ static int host_now(rstate *st, double *v) {
   if (!st->hs) {
     if (st->hs_tried) return 0;
     st->hs_tried = 1;
-    if (hc_self_open(g_hprov, g_hidx, g_hn, &st->hs) != HC_OK) return 0;
+    /* the application's descriptors come first: at most a quarter of its limit (and 1024) for these */
+    if (atomic_fetch_add(&g_hfds, g_hn) + g_hn > g_hfds_max ||
+        hc_self_open(g_hprov, g_hidx, g_hn, &st->hs) != HC_OK) {
+      atomic_fetch_sub(&g_hfds, g_hn);
+      return 0;
+    }
   }
   if (hc_self_read(st->hs, v) != HC_OK) return 0;
   for (size_t k = 0; k < g_hn; k++)
