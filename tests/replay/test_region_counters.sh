@@ -79,5 +79,33 @@ PY
 "$HP" diff --by bogus kernel.rocpd one.db >/dev/null 2>bogus.err
 [ $? -eq 2 ] && grep -q "region-tree" bogus.err && ok || bad "diff --by bogus: $(cat bogus.err)"
 
+# host parts on several threads: every region call of each thread has its own (markers none); with few file
+# descriptors allowed, the host counters take at most a quarter of them (later threads get no host part) and
+# the application runs as without hubprof
+RG=$(dirname "$RW")/regions
+"$RG" 3 5 >rg.plain 2>&1 || bad "regions alone failed"
+"$HP" profile -q --counters task-clock,page-faults -o rg.db -- "$RG" 3 5 >rg.out 2>rg.err && cmp -s rg.out rg.plain &&
+  ok || bad "regions under profile: $(cat rg.err)"
+"$RG" 12 2 >rg12.plain 2>&1 || bad "regions 12 alone failed"
+(ulimit -n 64 && "$HP" profile -q --counters task-clock,page-faults -o rg12.db -- "$RG" 12 2 >rg12.out 2>rg12.err) &&
+  cmp -s rg12.out rg12.plain && ok || bad "regions, 12 threads, ulimit -n 64: $(cat rg12.err)"
+python3 - rg.db rg12.db >py.err 2>&1 <<'PY' && ok || bad "host parts per thread: $(tail -3 py.err)"
+import sys, hubprof
+for f, want_threads in ((sys.argv[1], 4), (sys.argv[2], None)):
+    with hubprof.open(f) as s:
+        cv, r = s.table("counter_value"), s.table("region").set_index("id")
+    h = cv[cv.region_id > 0]
+    calls = r[r.end_ns > r.start_ns]  # markers (start == end) have no host part
+    per = h.groupby("region_id").size()
+    threads = set(r.loc[h.region_id].thread_id)
+    if want_threads:  # main + 3 workers: every call has both counters
+        assert set(per.index) == set(calls.index) and (per == 2).all(), (len(per), len(calls))
+        assert len(threads) == want_threads, threads
+    else:  # 64 / 4 = 16 descriptors: 8 threads of 2 counters
+        assert (per == 2).all() and 1 <= len(threads) <= 8, threads
+    assert (h.dispatch_id.fillna(0) == 0).all() and (h["pass"].fillna(0) == 0).all()
+    assert (h[h.counter_id == 1].value >= 0).all()
+PY
+
 echo "test_region_counters: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
