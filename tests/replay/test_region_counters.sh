@@ -79,6 +79,31 @@ PY
 "$HP" diff --by bogus kernel.rocpd one.db >/dev/null 2>bogus.err
 [ $? -eq 2 ] && grep -q "region-tree" bogus.err && ok || bad "diff --by bogus: $(cat bogus.err)"
 
+# merged stores keep each region's host parts (region_id remapped with the regions), and analyze's JSON
+# and table forms give the same values as its CSV
+"$HP" merge -q -o merged.parquet kernel.rocpd application.parquet >/dev/null 2>merge.err || bad "merge: $(cat merge.err)"
+"$HP" analyze --by region --counters page-faults,task-clock --metrics none --format json merged.parquet \
+  >merged.json 2>merged.err || bad "analyze merged: $(cat merged.err)"
+"$HP" analyze --by region --counters page-faults,task-clock --metrics none kernel.rocpd >table.txt 2>&1 &&
+  grep -q "task-clock" table.txt && grep -q "^hubprof  *host " table.txt && ok || bad "analyze table: $(cat table.txt)"
+python3 - merged.json kernel.rocpd.csv application.parquet.csv merged.parquet "$REPS" >py.err 2>&1 <<'PY' &&
+import csv, json, sys, hubprof
+j = json.load(open(sys.argv[1]))
+rows = j["rows"] if isinstance(j, dict) else j
+got = {r["region"]: r for r in rows}
+parts = [{r["region"]: r for r in csv.DictReader(open(f))} for f in sys.argv[2:4]]
+for reg in ("op", "touch", "host"):
+    assert int(got[reg]["calls"]) == 2 * int(sys.argv[5]), got[reg]
+    for c in ("page-faults", "task-clock"):
+        want = sum(float(p[reg][c]) for p in parts)
+        assert abs(float(got[reg][c]) - want) <= 1e-9 * abs(want) + 1e-6, (reg, c, got[reg][c], want)
+with hubprof.open(sys.argv[4]) as s:
+    cv, r = s.table("counter_value"), s.table("region")
+h = cv[cv.region_id > 0]
+assert set(h.region_id) <= set(r.id) and len(h) == 2 * 3 * 2 * int(sys.argv[5]), len(h)
+PY
+  ok || bad "merged host parts: $(tail -3 py.err)"
+
 # host parts on several threads: every region call of each thread has its own (markers none); with few file
 # descriptors allowed, the host counters take at most a quarter of them (later threads get no host part) and
 # the application runs as without hubprof
