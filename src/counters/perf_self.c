@@ -1,5 +1,6 @@
 /* The calling thread's own perf counters, free-running from the open and read at any moment: the host part
  * of a region's counters (regions measure begin..end on the thread that opened them, PAPI_hl style). */
+/* SPDX-License-Identifier: MIT */
 #include "counters_internal.h"
 
 #include <errno.h>
