@@ -181,7 +181,7 @@ static void write_row(hp_store *s, rstate *st, const char *cat, const char *name
   write_row_id(s, st, new_id(st), cat, name, strlen(name), start, end);
 }
 
-static void host_end(hp_store *s, rstate *st, const rframe *f);
+static void host_end(hp_store *s, rstate *st, const rframe *f, const double *now);
 
 /* Close every open region of st at `end` (recorded with a marker saying why); st->lock held. */
 static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
@@ -189,7 +189,7 @@ static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
   if (!n) return;
   for (int d = n - 1; d >= 0; d--) {
     write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, st->f[d].start_ns, end);
-    if (g_host_on) host_end(s, st, &st->f[d]);
+    if (g_host_on) host_end(s, st, &st->f[d], NULL);
   }
   write_row(s, st, hpc_region_cat_hubprof, why, end, end);
   st->depth = 0;
@@ -366,10 +366,11 @@ static int host_now(rstate *st, double *v) {
 
 static void host_begin(rstate *st, rframe *f) { f->host_ok = host_now(st, f->host); }
 
-/* The host rows of frame f ending now (st->lock held). */
-static void host_end(hp_store *s, rstate *st, const rframe *f) {
+/* The host rows of frame f ending at the reading `now` (host_now's; NULL: read here); st->lock held. */
+static void host_end(hp_store *s, rstate *st, const rframe *f, const double *now) {
   double v[HC_SELF_MAX];
-  if (!f->host_ok || !host_now(st, v)) return;
+  if (!f->host_ok || (!now && !host_now(st, v))) return;
+  if (now) memcpy(v, now, g_hn * sizeof *v);
   for (size_t k = 0; k < g_hn; k++) {
     hp_counter_value cv = {
         .size = sizeof cv, .counter_id = g_hinfo[k], .value = v[k] - f->host[k], .region_id = f->id};
@@ -439,6 +440,9 @@ int hpc_region_pop(const char *category) {
     errno = saved;
     return -1;
   }
+  /* the host counters first: what follows (opening the log in a forked child, say) is hubprof's work */
+  double hnow[HC_SELF_MAX];
+  int hok = HPC_UNLIKELY(g_host_on) && st->hs && host_now(st, hnow);
   /* the innermost open region of this category (regions of other categories need not nest with it) */
   int d = st->depth - 1;
   if (d >= HPC_REGION_DEPTH) {
@@ -454,7 +458,7 @@ int hpc_region_pop(const char *category) {
       if (s) {
         write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, st->f[d].start_ns,
                      end);
-        if (HPC_UNLIKELY(g_host_on)) host_end(s, st, &st->f[d]);
+        if (hok) host_end(s, st, &st->f[d], hnow);
       }
       if (d != st->depth - 1) memmove(&st->f[d], &st->f[d + 1], (size_t)(st->depth - 1 - d) * sizeof(rframe));
       st->depth--;

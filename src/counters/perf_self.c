@@ -13,6 +13,7 @@
 struct hc_self {
   size_t n;
   int fd[HC_SELF_MAX];
+  unsigned char scale[HC_SELF_MAX]; /* hardware: scaled by time enabled / running (software always runs) */
 };
 
 hc_status hc_self_open(hc_provider *p, const size_t *idx, size_t n, hc_self **out) {
@@ -41,6 +42,7 @@ hc_status hc_self_open(hc_provider *p, const size_t *idx, size_t n, hc_self **ou
       hc_self_close(s);
       return err == EACCES || err == EPERM ? HC_ERR_UNAVAILABLE : HC_ERR_IO;
     }
+    s->scale[s->n] = e->type != PERF_TYPE_SOFTWARE;
     s->fd[s->n++] = fd;
   }
   *out = s;
@@ -58,7 +60,8 @@ hc_status hc_self_read(hc_self *s, double *values) {
       st = HC_ERR_IO;
       continue;
     }
-    values[k] = hc_perf_scaled(v, zero);
+    /* a software event never waits for a register; its times can lag just after the open */
+    values[k] = s->scale[k] ? hc_perf_scaled(v, zero) : (double)v[0];
   }
   return st;
 }
