@@ -132,5 +132,22 @@ for f, want_threads in ((sys.argv[1], 4), (sys.argv[2], None)):
     assert (h[h.counter_id == 1].value >= 0).all()
 PY
 
+# a forked child: its own region's host part is its own work only (not hubprof opening the child's log:
+# ~1 ms and ~20 page faults when it was counted), the region open across fork has one host part (the
+# parent's; the child's copy began in the parent)
+"$HP" profile -q --counters task-clock,page-faults -o fork.db -- "$RG" fork >fork.out 2>fork.err || bad "fork: $(cat fork.err)"
+"$HP" analyze --by region --counters task-clock,page-faults --metrics none --format csv fork.db >fork.csv 2>&1
+python3 - fork.csv fork.db >py.err 2>&1 <<'PY' && ok || bad "host parts across fork: $(tail -3 py.err)"
+import csv, sys, hubprof
+rows = {r["region"]: r for r in csv.DictReader(open(sys.argv[1]))}
+c = rows["child"]
+assert float(c["task-clock"]) < 300_000 and float(c["page-faults"]) <= 2, c
+with hubprof.open(sys.argv[2]) as s:
+    cv, r = s.table("counter_value"), s.table("region").set_index("id")
+h = cv[cv.region_id > 0]
+names = list(r.loc[h.region_id].name)
+assert names.count("across fork") == 2 and names.count("child") == 2, names
+PY
+
 echo "test_region_counters: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
