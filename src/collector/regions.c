@@ -333,17 +333,20 @@ static void host_close(rstate *st) {
 
 void hpc_region_host_info(hp_store *s) {
   for (size_t k = 0; g_host_on && k < g_hn; k++) {
-    if (!g_hextra[k]) continue;
-    const hc_counter *c = hc_provider_counter(g_hprov, g_hidx[k]);
-    hp_counter_info ci = {.size = sizeof ci,
-                          .id = g_hinfo[k],
-                          .name = c->name,
-                          .description = c->description,
-                          .block = c->block,
-                          .unit = c->unit,
-                          .expression = ""};
-    hp_write_counter_info(s, &ci);
+    if (g_hextra[k]) hpc_counter_info_row(s, g_hprov, g_hidx[k], g_hinfo[k]);
   }
+}
+
+void hpc_counter_info_row(hp_store *s, hc_provider *p, size_t idx, uint64_t id) {
+  const hc_counter *c = hc_provider_counter(p, idx);
+  hp_counter_info ci = {.size = sizeof ci,
+                        .id = id,
+                        .name = c->name,
+                        .description = c->description,
+                        .block = c->block,
+                        .unit = c->unit,
+                        .expression = ""};
+  hp_write_counter_info(s, &ci);
 }
 
 /* v[k]: the thread's counts now, less those inside replays; 0 when it has no counters. */

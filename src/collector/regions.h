@@ -47,6 +47,8 @@ struct hc_provider;
 HPC_RHIDDEN int hpc_region_host_add(size_t idx, uint64_t info_id, int extra);
 HPC_RHIDDEN void hpc_region_host_start(struct hc_provider *p);
 HPC_RHIDDEN void hpc_region_host_info(struct hp_store *s);
+/* The counter_info row (row id `id`) of provider p's counter idx. */
+HPC_RHIDDEN void hpc_counter_info_row(struct hp_store *s, struct hc_provider *p, size_t idx, uint64_t id);
 /* Around hubprof's own work for a dispatch on the calling thread (replay.c): its counts are left out of
  * the thread's host parts. */
 HPC_RHIDDEN void hpc_region_host_pause(void);

@@ -1199,17 +1199,8 @@ void hpc_replay_log_opened(hp_store *s) {
   hp_write_metadata(s, "counter_provider", hc_provider_name(r_prov));
   uint64_t id = 0;
   for (size_t p = 0; p < r_npasses; p++)
-    for (size_t i = 0; i < r_passes[p].n; i++) {
-      const hc_counter *c = hc_provider_counter(r_prov, r_passes[p].idx[i]);
-      hp_counter_info ci = {.size = sizeof ci,
-                            .id = ++id,
-                            .name = c->name,
-                            .description = c->description,
-                            .block = c->block,
-                            .unit = c->unit,
-                            .expression = ""};
-      hp_write_counter_info(s, &ci);
-    }
+    for (size_t i = 0; i < r_passes[p].n; i++)
+      hpc_counter_info_row(s, r_prov, r_passes[p].idx[i], ++id);
   hpc_region_host_info(s);
 }
 
