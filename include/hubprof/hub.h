@@ -204,6 +204,7 @@ typedef struct hp_counter_value {
   uint32_t pass;    /* pass that measured it, 1-based; 0 = not tied to a pass */
   uint32_t imputed; /* 1 when the value was imputed (multiplexing), not measured */
   double value;
+  uint64_t region_id; /* a region's host part (dispatch_id 0): hp_region.id; 0 for a dispatch's value */
 } hp_counter_value;
 
 typedef struct hp_region {

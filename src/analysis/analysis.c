@@ -487,6 +487,12 @@ typedef struct rloc { /* where a kept dispatch ran, for the region groupings */
   int64_t enq;
 } rloc;
 
+typedef struct hostv { /* a region's host part of one counter (counter_value with region_id, no dispatch) */
+  uint64_t region;
+  size_t counter;
+  double value;
+} hostv;
+
 typedef struct run {
   const ha_query *q;
   int (*prog)(void *, uint64_t); /* q->progress when given */
@@ -528,6 +534,9 @@ typedef struct run {
   int regions;        /* HA_BY_REGION(_TREE): every dispatch kept, with its rloc; no kernel groups */
   rloc *rl;           /* per kept dispatch, beside d */
   size_t caprl;
+  hostv *hv; /* regions: the host parts read with the counter values */
+  size_t nhv, caphv;
+  uint8_t *host_has; /* per counter: some region has a host part of it */
 } run;
 
 static void mux_free(struct muxkey *k, size_t n);
@@ -549,6 +558,8 @@ static void run_free(run *r) {
   free(r->aggs);
   free(r->used);
   free(r->rl);
+  free(r->hv);
+  free(r->host_has);
   hc_metrics_free(r->m);
 }
 
@@ -900,8 +911,9 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
  * duplicate rows) of one counter on one dispatch are averaged and counted for a note. */
 static hp_status scan_values(hp_store *s, run *r) {
   size_t nc = r->t.ncounters;
-  if (!nc || !r->nd) return HP_OK;
-  if (!(r->slots = calloc(r->nd * nc, sizeof *r->slots))) return HP_ERR_NOMEM;
+  if (!nc || (!r->nd && !r->regions)) return HP_OK; /* regions: host parts without any dispatch too */
+  if (!(r->slots = calloc(r->nd * nc + 1, sizeof *r->slots))) return HP_ERR_NOMEM;
+  if (r->regions && !(r->host_has = calloc(nc, 1))) return HP_ERR_NOMEM;
   /* dispatch row id -> index: a direct table when ids are dense, else a hash */
   uint64_t maxid = 0;
   for (size_t i = 0; i < r->nd; i++)
@@ -932,6 +944,16 @@ static hp_status scan_values(hp_store *s, run *r) {
       last_cid = v.counter_id;
       lastc = ci;
       if (ci < 0) continue;
+      if (!v.dispatch_id && v.region_id) { /* a region's host part: kept for run_regions */
+        if (!r->regions) continue;
+        if (r->nhv == r->caphv && hu_grow((void **)&r->hv, &r->caphv, r->nhv + 1, sizeof *r->hv)) {
+          st = HP_ERR_NOMEM;
+          break;
+        }
+        r->hv[r->nhv++] = (hostv){v.region_id, (size_t)ci, v.value};
+        r->host_has[ci] = 1;
+        continue;
+      }
       long di;
       if (direct)
         di = v.dispatch_id <= maxid && direct[v.dispatch_id] != UINT32_MAX ? (long)direct[v.dispatch_id] : -1;
@@ -984,7 +1006,7 @@ static hp_status select_counters(run *r, const char *list) {
     return HP_ERR_NOMEM;
   if (!list) {
     for (size_t j = 0; j < nc; j++)
-      if (r->with_values && r->with_values[j]) r->sel[r->nsel++] = j;
+      if ((r->with_values && r->with_values[j]) || (r->host_has && r->host_has[j])) r->sel[r->nsel++] = j;
   } else if (*list) {
     char **names;
     size_t n;
@@ -1899,15 +1921,18 @@ static hp_status hand_out(hp_store *s, hp_status st, ha_result *res, ha_result *
 
 /* Counters and metrics of region row g (its totals over every call: the sums of the dispatches inside,
  * a dispatch's value the mean of its passes; counters some dispatches lack are estimated from those that
- * have them and flagged imputed). A row without dispatches has counters 0 and no metric; *empty set. */
-static int region_measures(run *r, ha_result *res, gmeas *gm, const ragg *a, cell *row, uint8_t *fl,
-                           size_t c0, double *cval, uint8_t *cimp, mout *mo, rowctx *rc) {
+ * have them and flagged imputed), plus host[g * nc + j], the host parts of its calls (NULL: none stored).
+ * Metrics come from the kernel part alone. A row without dispatches has its host part (else 0) and no
+ * metric. */
+static int region_measures(run *r, ha_result *res, gmeas *gm, const ragg *a, const double *host, cell *row,
+                           uint8_t *fl, size_t c0, double *cval, uint8_t *cimp, mout *mo, rowctx *rc) {
   size_t g = a->ix, nc = gm->nc, nm = gm->nm, nmc = r->nmc;
   double ndisp = (double)a->disp;
   int incomplete = 0, imputed = 0;
   for (size_t j = 0; j < nc; j++) {
     uint64_t have = gm->gn[g * nc + j];
     cval[j] = !a->disp ? 0 : have ? gm->gsum[g * nc + j] / (double)have * ndisp : NAN;
+    if (host) cval[j] += host[g * nc + j]; /* the host part of the calling thread (0 when none) */
     cimp[j] = have && ((double)have < ndisp || gm->gimp[g * nc + j]);
     if (r->used[j]) {
       incomplete |= a->disp && !have;
@@ -1982,7 +2007,7 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
   hu_idmap rid = {0};
   gmeas gm;
   memset(&gm, 0, sizeof gm);
-  double *cval = NULL;
+  double *cval = NULL, *host = NULL;
   uint8_t *cimp = NULL;
   mout *mo = NULL;
   rowctx rc = {0};
@@ -2094,6 +2119,13 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
       if (measures) gmeas_add(&r, &gm, di, g);
     }
   }
+  /* each region call's host part (stored with it: counter_value rows naming the region), summed per row */
+  if (st == HP_OK && measures && r.nhv && !(host = calloc(na * r.t.ncounters + 1, sizeof *host)))
+    st = HP_ERR_NOMEM;
+  for (size_t i = 0; st == HP_OK && host && i < r.nhv; i++) {
+    long j = ix_get(&rid, r.hv[i].region);
+    if (j >= 0) host[rg[j].agg * r.t.ncounters + r.hv[i].counter] += r.hv[i].value;
+  }
   if (st == HP_OK) qsort(ag, na, sizeof *ag, tree ? cmp_ragg_tree : cmp_ragg);
   if (st == HP_OK) {
     if (add_col(res, "category", HA_TEXT, HA_ROLE_KEY, "") ||
@@ -2160,15 +2192,16 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
     row[c++].i = ag[i].kernel_ns;
     if (!measures) continue;
     nodisp += !ag[i].disp;
-    if (region_measures(&r, res, &gm, &ag[i], row, fl, c, cval, cimp, mo, &rc)) st = HP_ERR_NOMEM;
+    if (region_measures(&r, res, &gm, &ag[i], host, row, fl, c, cval, cimp, mo, &rc)) st = HP_ERR_NOMEM;
   }
-  if (st == HP_OK && (write_notes(&r, res, &rc) ||
-                      (nodisp && r.nmsel &&
-                       add_note(res,
-                                "%" PRIu64 " region%s enqueued no dispatch: %s counters are 0 (no kernel "
-                                "work) and %s metrics have no value",
-                                nodisp, nodisp == 1 ? "" : "s", nodisp == 1 ? "its" : "their",
-                                nodisp == 1 ? "its" : "their"))))
+  if (st == HP_OK &&
+      (write_notes(&r, res, &rc) ||
+       (nodisp && r.nmsel &&
+        add_note(res,
+                 "%" PRIu64 " region%s enqueued no dispatch: %s counters are %s and %s "
+                 "metrics have no value",
+                 nodisp, nodisp == 1 ? "" : "s", nodisp == 1 ? "its" : "their",
+                 host ? "the host part alone" : "0 (no kernel work)", nodisp == 1 ? "its" : "their"))))
     st = HP_ERR_NOMEM;
   if (st == HP_OK) res->lost = r.t.lost;
   free(rg);
@@ -2176,6 +2209,7 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
   free(stack);
   free(slot);
   free(cval);
+  free(host);
   free(cimp);
   free(mo);
   hu_idmap_free(&rid);

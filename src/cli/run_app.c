@@ -354,6 +354,10 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
   } else {
     unsetenv("HUBPROF_PASS");
   }
+  if (plan && o->plan) /* regions' host part: every counter, in every run (regions.c) */
+    setenv("HUBPROF_REGION_COUNTERS", o->plan, 1);
+  else
+    unsetenv("HUBPROF_REGION_COUNTERS");
   if (o->provider) setenv("HUBPROF_PROVIDER", o->provider, 1);
   setenv("HUBPROF_START_PAUSED", o->start_paused ? "1" : "0", 1);
   const char *sel[][2] = {{"HUBPROF_KERNEL", o->sel_kernel},

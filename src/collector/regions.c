@@ -2,6 +2,7 @@
  * stacks of open regions, each written as a row of the log's `region` table at its end; start/stop. */
 /* SPDX-License-Identifier: MIT */
 #include "collector.h"
+#include "counters.h"
 #include "fmt_log.h"
 #include "hubprof/hub.h"
 #include "regions.h"
@@ -10,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,7 +25,9 @@ typedef struct rframe {
   int64_t start_ns;
   uint64_t id; /* its row id, taken at begin so that the dispatches inside can name it */
   size_t len;  /* of name */
+  int host_ok; /* host[] holds this thread's counters at begin (profile with counters) */
   const char *category;
+  double host[HC_SELF_MAX]; /* the thread's host counters at begin, time inside hubprof's replay excluded */
   char name[HPC_REGION_NAME_MAX];
 } rframe;
 
@@ -39,6 +43,11 @@ typedef struct rstate {
   int64_t flushed_ns;       /* last commit of the thread's log block by a region end */
   uint64_t id_next, id_end; /* region row ids, taken from g_region_ids in blocks */
   struct rstate *all;       /* every state of the process */
+  hc_self *hs;  /* the thread's host counters (profile with counters), opened at its first region */
+  int hs_tried; /* hs was tried (NULL after: not measurable on this thread) */
+  int paused;   /* inside hubprof's replay of a dispatch (hpc_region_host_pause) */
+  double excl[HC_SELF_MAX]; /* counts inside hubprof's replays so far: left out of every host part */
+  double pause_v[HC_SELF_MAX];
   rframe f[HPC_REGION_DEPTH];
 } rstate;
 
@@ -50,6 +59,19 @@ static pthread_once_t g_ronce = PTHREAD_ONCE_INIT;
 static int g_rkey_ok;
 static _Atomic uint64_t g_region_ids; /* region row ids handed out (in blocks of RID_BLOCK) */
 #define RID_BLOCK 64
+
+/* The host part of regions' counters (profile with counters): set once at init, before the application's
+ * threads, read-only after. g_hinfo: counter_info row ids; g_hextra: written by hpc_region_host_info. */
+static int g_host_on;
+static hc_provider *g_hprov;
+static size_t g_hn, g_hidx[HC_SELF_MAX];
+static uint64_t g_hinfo[HC_SELF_MAX];
+static unsigned char g_hextra[HC_SELF_MAX];
+static _Atomic size_t g_hfds; /* descriptors the threads' host counters hold */
+static size_t g_hfds_max;
+
+/* A thread's host counters, closed at its exit (its state may serve another thread next). */
+static void host_close(struct rstate *st);
 
 static inline int64_t now_ns(void) {
   struct timespec ts;
@@ -159,12 +181,16 @@ static void write_row(hp_store *s, rstate *st, const char *cat, const char *name
   write_row_id(s, st, new_id(st), cat, name, strlen(name), start, end);
 }
 
+static void host_end(hp_store *s, rstate *st, const rframe *f, const double *now);
+
 /* Close every open region of st at `end` (recorded with a marker saying why); st->lock held. */
 static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
   int n = st->depth < HPC_REGION_DEPTH ? st->depth : HPC_REGION_DEPTH;
   if (!n) return;
-  for (int d = n - 1; d >= 0; d--)
+  for (int d = n - 1; d >= 0; d--) {
     write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, st->f[d].start_ns, end);
+    if (g_host_on) host_end(s, st, &st->f[d], NULL);
+  }
   write_row(s, st, hpc_region_cat_hubprof, why, end, end);
   st->depth = 0;
 }
@@ -187,6 +213,7 @@ static void thread_end(void *arg) {
     }
     hpc_store_leave(s);
     st->depth = 0;
+    host_close(st);
     atomic_store(&st->lock, 0);
     atomic_store(&st->in_use, 0);
   }
@@ -200,7 +227,10 @@ static void fork_child(void) {
   atomic_store(&g_region_ids, 0);
   hpc_thread_row = 0; /* the child's log numbers its threads anew */
   for (rstate *st = g_states; st; st = st->all) {
-    if (st == t_state) { /* the forking thread goes on in the child with its open regions */
+    host_close(st); /* the parent's threads' counters: the child opens its own at its next region */
+    for (int d = 0; d < HPC_REGION_DEPTH; d++)
+      st->f[d].host_ok = 0; /* begun in the parent: no host part */
+    if (st == t_state) {    /* the forking thread goes on in the child with its open regions */
       st->thread_id = 0;
       st->id_next = st->id_end = 0;
       st->flushed_ns = 0;
@@ -267,6 +297,110 @@ static uint64_t thread_id(hp_store *s, rstate *st) {
   return st->thread_id;
 }
 
+/* ---- the host part of a region's counters ---------------------------------------------------------------
+ * Each thread with regions opens its own counters (hc_self: free-running, read with read()) at its first
+ * region; a region keeps the reading at its begin and writes, at its end, one counter_value row per
+ * counter (dispatch_id 0, region_id its id) with the difference. Counts while the thread is inside
+ * hubprof's replay of a dispatch (its passes, waits, saves and restores) are left out: the dispatch's own
+ * counter values are the kernel part. */
+int hpc_region_host_add(size_t idx, uint64_t info_id, int extra) {
+  for (size_t k = 0; k < g_hn; k++)
+    if (g_hidx[k] == idx) return 0;
+  if (g_hn == HC_SELF_MAX) return -1;
+  g_hidx[g_hn] = idx;
+  g_hinfo[g_hn] = info_id;
+  g_hextra[g_hn++] = (unsigned char)extra;
+  return 1;
+}
+
+void hpc_region_host_start(hc_provider *p) {
+  struct rlimit rl;
+  g_hfds_max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur / 4 : 1024;
+  if (g_hfds_max > 1024) g_hfds_max = 1024;
+  g_hprov = p;
+  g_host_on = p && g_hn;
+}
+
+static void host_close(rstate *st) {
+  if (st->hs) {
+    hc_self_close(st->hs);
+    atomic_fetch_sub(&g_hfds, g_hn);
+  }
+  st->hs = NULL;
+  st->hs_tried = st->paused = 0;
+  memset(st->excl, 0, sizeof st->excl);
+}
+
+void hpc_region_host_info(hp_store *s) {
+  for (size_t k = 0; g_host_on && k < g_hn; k++) {
+    if (g_hextra[k]) hpc_counter_info_row(s, g_hprov, g_hidx[k], g_hinfo[k]);
+  }
+}
+
+void hpc_counter_info_row(hp_store *s, hc_provider *p, size_t idx, uint64_t id) {
+  const hc_counter *c = hc_provider_counter(p, idx);
+  hp_counter_info ci = {.size = sizeof ci,
+                        .id = id,
+                        .name = c->name,
+                        .description = c->description,
+                        .block = c->block,
+                        .unit = c->unit,
+                        .expression = ""};
+  hp_write_counter_info(s, &ci);
+}
+
+/* v[k]: the thread's counts now, less those inside replays; 0 when it has no counters. */
+static int host_now(rstate *st, double *v) {
+  if (!st->hs) {
+    if (st->hs_tried) return 0;
+    st->hs_tried = 1;
+    /* the application's descriptors come first: at most a quarter of its limit (and 1024) for these */
+    if (atomic_fetch_add(&g_hfds, g_hn) + g_hn > g_hfds_max ||
+        hc_self_open(g_hprov, g_hidx, g_hn, &st->hs) != HC_OK) {
+      atomic_fetch_sub(&g_hfds, g_hn);
+      return 0;
+    }
+  }
+  if (hc_self_read(st->hs, v) != HC_OK) return 0;
+  for (size_t k = 0; k < g_hn; k++)
+    v[k] -= st->excl[k];
+  return 1;
+}
+
+static void host_begin(rstate *st, rframe *f) { f->host_ok = host_now(st, f->host); }
+
+/* The host rows of frame f ending at the reading `now` (host_now's; NULL: read here); st->lock held. */
+static void host_end(hp_store *s, rstate *st, const rframe *f, const double *now) {
+  double v[HC_SELF_MAX];
+  if (!f->host_ok || (!now && !host_now(st, v))) return;
+  if (now) memcpy(v, now, g_hn * sizeof *v);
+  for (size_t k = 0; k < g_hn; k++) {
+    hp_counter_value cv = {
+        .size = sizeof cv, .counter_id = g_hinfo[k], .value = v[k] - f->host[k], .region_id = f->id};
+    hp_write_counter_value(s, &cv);
+  }
+}
+
+void hpc_region_host_pause(void) {
+  rstate *st = t_state;
+  if (!g_host_on || !st || !st->hs || st->paused) return;
+  int saved = errno;
+  st->paused = hc_self_read(st->hs, st->pause_v) == HC_OK;
+  errno = saved;
+}
+
+void hpc_region_host_resume(void) {
+  rstate *st = t_state;
+  if (!st || !st->paused) return;
+  int saved = errno;
+  double v[HC_SELF_MAX];
+  if (hc_self_read(st->hs, v) == HC_OK)
+    for (size_t k = 0; k < g_hn; k++)
+      st->excl[k] += v[k] - st->pause_v[k];
+  st->paused = 0;
+  errno = saved;
+}
+
 /* ---- entry points ------------------------------------------------------------------------------------ */
 int hpc_region_push(const char *category, const char *name, size_t len) {
   rstate *st = t_state;
@@ -283,6 +417,8 @@ int hpc_region_push(const char *category, const char *name, size_t len) {
     f->id = new_id(st);
     f->len = hpc_region_name(f->name, sizeof f->name, name, len);
     hpc_region_cur = f->id;
+    f->host_ok = 0;
+    if (HPC_UNLIKELY(g_host_on)) host_begin(st, f);
     f->start_ns = now_ns();
   } else if (!st->warned_deep) {
     st->warned_deep = 1;
@@ -307,6 +443,9 @@ int hpc_region_pop(const char *category) {
     errno = saved;
     return -1;
   }
+  /* the host counters first: what follows (opening the log in a forked child, say) is hubprof's work */
+  double hnow[HC_SELF_MAX];
+  int hok = HPC_UNLIKELY(g_host_on) && st->hs && host_now(st, hnow);
   /* the innermost open region of this category (regions of other categories need not nest with it) */
   int d = st->depth - 1;
   if (d >= HPC_REGION_DEPTH) {
@@ -319,9 +458,11 @@ int hpc_region_pop(const char *category) {
     if (d < 0) {
       if (s) write_row(s, st, hpc_region_cat_hubprof, HPC_REGION_END_WITHOUT_BEGIN, end, end);
     } else {
-      if (s)
+      if (s) {
         write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, st->f[d].start_ns,
                      end);
+        if (hok) host_end(s, st, &st->f[d], hnow);
+      }
       if (d != st->depth - 1) memmove(&st->f[d], &st->f[d + 1], (size_t)(st->depth - 1 - d) * sizeof(rframe));
       st->depth--;
       hpc_region_cur = top_id(st);

@@ -14,6 +14,7 @@
 #include "fmt_log.h"
 #include "hubprof/hub.h"
 #include "wtrack.h"
+#include "regions.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -1084,9 +1085,24 @@ static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, 
   return 1;
 }
 
+static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
+                              const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait,
+                              const cl_event *wait, cl_event *ev, int task);
+
+/* The dispatch with the calling thread's region host counters paused: what hubprof does for it is not the
+ * application's host work (its counter values are the region's kernel part). */
 cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
                            const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait,
                            const cl_event *wait, cl_event *ev, int task) {
+  hpc_region_host_pause();
+  cl_int rc = replay_dispatch(n, q, k, dim, offset, global, local, nwait, wait, ev, task);
+  hpc_region_host_resume();
+  return rc;
+}
+
+static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
+                              const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait,
+                              const cl_event *wait, cl_event *ev, int task) {
   if (atomic_load(&r_off)) return enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, ev);
   hpc_thread *t = hpc_tls;
   if (!t && !(t = hpc_thread_attach(n))) /* no log: nothing to profile into */
@@ -1376,21 +1392,30 @@ void hpc_replay_log_opened(hp_store *s) {
   if (!r_mux) hp_write_metadata(s, "replay_write_tracking", r_wt_why ? r_wt_why : "on (mprotect)");
   uint64_t id = 0;
   for (size_t p = 0; p < r_npasses; p++)
-    for (size_t i = 0; i < r_passes[p].n; i++) {
-      const hc_counter *c = hc_provider_counter(r_prov, r_passes[p].idx[i]);
-      hp_counter_info ci = {.size = sizeof ci,
-                            .id = ++id,
-                            .name = c->name,
-                            .description = c->description,
-                            .block = c->block,
-                            .unit = c->unit,
-                            .expression = ""};
-      hp_write_counter_info(s, &ci);
-    }
+    for (size_t i = 0; i < r_passes[p].n; i++)
+      hpc_counter_info_row(s, r_prov, r_passes[p].idx[i], ++id);
+  hpc_region_host_info(s);
 }
 
 /* ---- init, fork, exit -----------------------------------------------------------------------------------
  */
+/* Regions' host part: the plan's counters, and in application replay (HUBPROF_REGION_COUNTERS, the whole
+ * plan: each run measures every counter on the host, the host runs once per run) those of the other passes
+ * too, with counter_info ids after `id`. Unknown or unmeasurable names are left out. */
+static void host_counters(uint64_t id) {
+  const char *all = getenv("HUBPROF_REGION_COUNTERS");
+  hc_plan *pl = NULL;
+  if (all && *all && hc_plan_parse(all, &pl) == HC_OK)
+    for (size_t i = 0; i < pl->ncounters; i++) {
+      long x = hc_provider_find(r_prov, pl->names[i]);
+      if (x >= 0 && hc_provider_counter(r_prov, (size_t)x)->available &&
+          hpc_region_host_add((size_t)x, id + 1, 1) == 1)
+        id++;
+    }
+  hc_plan_free(pl);
+  hpc_region_host_start(r_prov);
+}
+
 int hpc_replay_init(const hpc_env *e, const char **why) {
   static char msg[512];
   r_env = e;
@@ -1455,6 +1480,8 @@ int hpc_replay_init(const hpc_env *e, const char **why) {
       *why = "HUBPROF_PLAN has an empty pass";
       return -1;
     }
+    for (size_t i = 0; i < pr->n; i++) /* regions' host part: every counter of the plan */
+      hpc_region_host_add(pr->idx[i], pr->info_id[i], 0);
     /* opened now, before the runtime starts its worker threads (they inherit the counters) */
     st = session_open(pr);
     if (st != HC_OK) {
@@ -1463,6 +1490,7 @@ int hpc_replay_init(const hpc_env *e, const char **why) {
       return -1;
     }
   }
+  host_counters(id);
   return 0;
 }
 

@@ -245,4 +245,17 @@ hc_status hc_plan_parse(const char *s, hc_plan **out);
  * block of ceil(count / limit)); 0 for none. Used to tell an optimal plan. */
 size_t hc_plan_lower_bound(const hc_plan *p, const hc_limits *lim);
 
+/* ---- the calling thread's own counters (perf provider), read at any moment: a region's host part ---- */
+typedef struct hc_self hc_self;
+#define HC_SELF_MAX 32 /* counters one hc_self holds */
+/* Open counters idx[0..n) on the calling thread alone (no inherit), running from now on. Hardware events
+ * beyond the PMU's counters are time-multiplexed by the kernel (values scaled). HC_ERR_UNAVAILABLE: not the
+ * perf provider (device counters have no host part) or a counter not measurable here; HC_ERR_IO. */
+hc_status hc_self_open(hc_provider *p, const size_t *idx, size_t n, hc_self **out);
+/* values[k]: counter k's count since the open (scaled when multiplexed). read() calls only: no allocation,
+ * no lock. Any thread may read (the counts stay the opening thread's). */
+hc_status hc_self_read(hc_self *s, double *values);
+size_t hc_self_count(const hc_self *s);
+void hc_self_close(hc_self *s);
+
 #endif

@@ -297,6 +297,7 @@ typedef struct ex_step {
   hp_cursor *c;
   hp_status st;  /* of the last read: HP_OK while `pending` holds a row */
   size_t id_off; /* offset of the row's dispatch_id (a uint64_t) */
+  hp_table table;
   union {
     hp_counter_value v;
     hp_counter_sample s;
@@ -308,7 +309,7 @@ typedef struct ex_step {
 
 static void step_open(hp_store *s, hp_table t, uint64_t nrows, size_t row_size, size_t id_off, ex_step *k) {
   memset(k, 0, sizeof *k);
-  k->st = HP_END, k->row_size = row_size, k->id_off = id_off;
+  k->st = HP_END, k->row_size = row_size, k->id_off = id_off, k->table = t;
   memcpy(&k->pending, &(uint32_t){(uint32_t)row_size}, sizeof(uint32_t)); /* every row starts with its size */
   if (!nrows) return;
   k->st = hp_cursor_open(s, t, &k->c);
@@ -321,14 +322,19 @@ static uint64_t step_id(const ex_step *k) {
   return id;
 }
 
+/* A row passed without its dispatch: counted in skipped_order, unless it is a region's host part (a counter
+ * value with no dispatch, docs/api-regions.md), which the timeline formats leave out. */
+static void step_skip(ex_writer *w, ex_step *k) {
+  if (step_id(k) || k->table != HP_TABLE_COUNTER_VALUE || !k->pending.v.region_id) w->st->skipped_order++;
+  k->st = hp_cursor_next(k->c, &k->pending);
+}
+
 /* The rows of dispatch `id` into k->rows; rows of dispatches before it (up to prev_id) that were never
  * matched are out of order: counted in skipped_order. 0, or -1 when out of memory. */
 static int step_take(ex_writer *w, ex_step *k, uint64_t id, uint64_t prev_id) {
   k->n = 0;
-  while (k->st == HP_OK && step_id(k) <= prev_id && step_id(k) != id) {
-    w->st->skipped_order++;
-    k->st = hp_cursor_next(k->c, &k->pending);
-  }
+  while (k->st == HP_OK && step_id(k) <= prev_id && step_id(k) != id)
+    step_skip(w, k);
   while (k->st == HP_OK && step_id(k) == id) {
     if (hu_grow((void **)&k->rows, &k->cap, k->n + 1, k->row_size)) return ex_set_err(w, "out of memory");
     memcpy(k->rows + k->n++ * k->row_size, &k->pending, k->row_size);
@@ -339,10 +345,8 @@ static int step_take(ex_writer *w, ex_step *k, uint64_t id, uint64_t prev_id) {
 
 /* Rows left whose dispatch never came are counted; damage is noted; the cursor closed. */
 static void step_close(ex_writer *w, ex_step *k, hp_store *s, int ok) {
-  while (ok && k->st == HP_OK) {
-    w->st->skipped_order++;
-    k->st = hp_cursor_next(k->c, &k->pending);
-  }
+  while (ok && k->st == HP_OK)
+    step_skip(w, k);
   if (ok && k->st != HP_END && k->st != HP_OK) ex_note_damage(w, s);
   free(k->rows);
   hp_cursor_close(k->c);

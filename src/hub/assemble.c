@@ -1099,7 +1099,8 @@ static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
       d->passes = (uint32_t)(1 + (y ? y->target : 0));
       d->bytes_restored = 0; /* nothing is restored: every run starts afresh */
     }
-    if (t == HP_TABLE_COUNTER_VALUE) ((hp_counter_value *)row)->pass = 1;
+    if (t == HP_TABLE_COUNTER_VALUE && ((hp_counter_value *)row)->dispatch_id)
+      ((hp_counter_value *)row)->pass = 1; /* a region's host part stays pass 0 (every run measures it) */
     return 1;
   }
   if (a->mux && a->mux_policy && t == HP_TABLE_METADATA) return !drop_key(((hp_metadata *)row)->key, 0);

@@ -154,6 +154,8 @@ static const spec_row counter_value_s[] = {
      "replay pass that measured it, 1-based; NULL when not tied to a pass"},
     {"imputed", "imputed", BOOL, NR_NONE, NULL, "true when imputed (multiplexing), not measured"},
     {"value", "value", F64, NR_NONE, NULL, "value, in counter_info.unit"},
+    REF("region_id",
+        "region.id whose host part this is (dispatch_id NULL then); NULL for a dispatch's value"),
 };
 static const spec_row region_s[] = {
     ID("id", "row id of the region"), REF("process_id", "process.id"),    REF("thread_id", "thread.id"),

@@ -172,6 +172,7 @@ typedef struct rp_ext_memo {
   char *text; /* malloc'd extdata text, NULL = empty slot */
   size_t n;
   uint32_t pass, imputed;
+  uint64_t region_id; /* a region's host part (extdata region_id) */
   int has_bits;
   uint64_t bits;
 } rp_ext_memo;

@@ -734,11 +734,11 @@ hp_status rp_cursor_open(hp_cursor *c) {
   if (e == HP_OK && c->table == HP_TABLE_COUNTER_VALUE) {
     rp_state *r = c->store->impl;
     pthread_mutex_lock(&r->rlock);
-    int rc = sqlite3_prepare_v2(
-        r->db,
-        "SELECT json_extract(x, '$.pass'), json_extract(x, '$.imputed'), "
-        "json_extract(x, '$.value_bits') FROM (SELECT CASE WHEN json_valid(?1) THEN ?1 END AS x)",
-        -1, &k->ext, NULL);
+    int rc = sqlite3_prepare_v2(r->db,
+                                "SELECT json_extract(x, '$.pass'), json_extract(x, '$.imputed'), "
+                                "json_extract(x, '$.value_bits'), json_extract(x, '$.region_id') FROM "
+                                "(SELECT CASE WHEN json_valid(?1) THEN ?1 END AS x)",
+                                -1, &k->ext, NULL);
     if (rc != SQLITE_OK) e = read_fail(c->store, rc, "cannot read counter_value rows");
     pthread_mutex_unlock(&r->rlock);
     if (e != HP_OK) sqlite3_finalize(k->st);
@@ -854,6 +854,7 @@ static hp_status ext_decode(hp_cursor *c, sqlite3_stmt *st, int i, const rp_ext_
     m->imputed = (uint32_t)col_u64(k->ext, 1);
     m->has_bits = sqlite3_column_type(k->ext, 2) != SQLITE_NULL;
     m->bits = col_u64(k->ext, 2);
+    m->region_id = col_u64(k->ext, 3);
   }
   sqlite3_reset(k->ext);
   if (rc != SQLITE_ROW) return read_fail(c->store, rc, "cannot read counter_value rows");
@@ -926,6 +927,7 @@ static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
     if (e != HP_OK) return e;
     if (m->pass) v->pass = m->pass;
     v->imputed = m->imputed;
+    v->region_id = m->region_id;
     if (m->has_bits) memcpy(&v->value, &m->bits, sizeof m->bits); /* SQLite keeps -0.0 as 0, NaN as NULL */
   } else if (c->table == HP_TABLE_METADATA && r->own) {
     hp_metadata *m = row; /* keys that would collide with the format's tags were stored escaped */

@@ -304,7 +304,7 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
                                "@units", "@expression"},
     /* dispatch_id and pass depend on who wrote the file (the reader); extdata follows the columns and is
      * decoded once per distinct text (rocpd_read.c), not per row */
-    [HP_TABLE_COUNTER_VALUE] = {NULL, "@pmc_id", NULL, "0", "@value", "@extdata"},
+    [HP_TABLE_COUNTER_VALUE] = {NULL, "@pmc_id", NULL, "0", "@value", "0", "@extdata"},
     [HP_TABLE_REGION] = {"@id", "@pid", "@tid", NULL, NULL, "@start", "@end"},
     [HP_TABLE_METADATA] = {"@tag", "@value"},
     /* PC samples are rocpd_sample rows on the executing thread's track (track id = thread row id) */
@@ -369,7 +369,7 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
                            "$cold",
                            "$region_id"},
     /* the row id is a running number of the file (rocpd_pmc_event has no hub id: bind_extra) */
-    [HP_TABLE_COUNTER_VALUE] = {"event_id", "pmc_id", "$pass", "$imputed", "%value"},
+    [HP_TABLE_COUNTER_VALUE] = {"event_id", "pmc_id", "$pass", "$imputed", "%value", "$region_id"},
     /* the category's string id waits in event_id until commit gives the region its event */
     [HP_TABLE_REGION] = {"id", "pid", "tid", "#name_id", "#event_id", "start", "end"},
     [HP_TABLE_PC_SAMPLE] = {"id", "$dispatch_id", "$code_object_id", "$offset", "timestamp", "track_id",

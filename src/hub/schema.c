@@ -116,6 +116,7 @@ static const hp_column counter_value_cols[] = {
     COL(hp_counter_value, pass, HP_COL_U32, NULL),
     COL(hp_counter_value, imputed, HP_COL_U32, NULL),
     COL(hp_counter_value, value, HP_COL_F64, NULL),
+    COL(hp_counter_value, region_id, HP_COL_U64, "region"),
 };
 static const hp_column region_cols[] = {
     COL(hp_region, id, HP_COL_U64, NULL),

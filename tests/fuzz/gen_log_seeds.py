@@ -49,6 +49,7 @@ def block(payload: bytes, count: int, length: int | None = None, good_crc: bool 
 DISPATCH = 8  # record type: 1 + the table's index
 KERNEL = 7
 PC_SAMPLE, COUNTER_SAMPLE, CODE_BLOB = 13, 14, 15  # h-sample's tables (big: no sequence number)
+COUNTER_VALUE, REGION = 10, 11
 
 
 def text(s: bytes) -> bytes:
@@ -62,6 +63,14 @@ def samples(i: int) -> bytes:
     cs = record(COUNTER_SAMPLE, varint(i) + varint(i) + varint(1) + varint(2 * 1000 * i) + struct.pack("<d", 1.5 * i))
     cb = record(CODE_BLOB, varint(i) + text(b"ab" * 32) + varint(0) + varint(3) + text(b"AAAA"))
     return ps + cs + cb
+
+
+def host_part(i: int) -> bytes:
+    """Region i and its host part: a counter_value of no dispatch naming the region (region_id, last)."""
+    reg = record(REGION, varint(i) + varint(1) + varint(1) + text(b"op") + text(b"hubprof") + varint(10 * i)
+                 + varint(10 * i + 5))
+    cv = record(COUNTER_VALUE, varint(0) + varint(1) + varint(0) + varint(0) + struct.pack("<d", 2.5 * i) + varint(i))
+    return reg + cv
 
 
 def dispatch(i: int) -> bytes:
@@ -86,6 +95,9 @@ def main() -> None:
         "bad-crc-then-valid": block(dispatch(1), 1, good_crc=False) + good2,
         "magic-without-block": struct.pack("<I", 0x4B4C4248) * 64 + good2,
         "sample-records": good + block(b"".join(samples(i) for i in range(1, 4)), 9),
+        "region-host-part": good + block(b"".join(host_part(i) for i in range(1, 4)), 6),
+        "huge-region-id": good + block(record(COUNTER_VALUE, varint(0) + varint(1) + varint(0) + varint(0)
+                                              + struct.pack("<d", 1.0) + b"\xff" * 11), 1),
         "huge-blob-string": block(record(CODE_BLOB, varint(1) + text(b"ab") + varint(0) + varint(3)
                                          + varint(1 << 40) + b"AAAA"), 1) + good2,
     }
