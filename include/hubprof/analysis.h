@@ -19,6 +19,8 @@ typedef enum ha_group {
   HA_BY_KERNEL_GRID = 2, /* one row per (device, kernel, grid x/y/z, work-group x/y/z) */
   HA_BY_REGION = 3,      /* one row per (region category, region name) of the region table */
   HA_BY_REGION_TREE = 4, /* one row per (region category, path of nested region names) */
+  HA_BY_API = 5,         /* one row per OpenCL function of the API calls (regions of category "api") */
+  HA_BY_COPY = 6,        /* one row per direction of the memory copies */
 } ha_group;
 
 typedef enum ha_sort {
@@ -97,6 +99,10 @@ enum {
  * total_ns first; the filters choose the dispatches, `sort` does not apply. HA_BY_REGION_TREE: the same per
  * path of nested names (per thread), region being the name indented two blanks per level, then depth and path
  * ("a > b"), in tree order (a row after its parent, siblings by name).
+ * HA_BY_API (stores traced with --api): function, calls, total_ns, avg_ns, min_ns, max_ns, percent (of all
+ * API time), most total_ns first. HA_BY_COPY: direction ("H2D", "D2H", "D2D", "FILL", "UNKNOWN"), copies,
+ * bytes, timed_copies, total_ns and avg_ns (device time of the timed ones), bandwidth_gbs (their bytes per
+ * device nanosecond), in that order of directions. Neither uses the filters, counters or metrics.
  * On failure *out is still set (unless out is NULL or memory ran out) to a result without rows whose
  * ha_result_error says why in one line; free it with ha_result_free either way. */
 HP_API hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);

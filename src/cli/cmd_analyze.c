@@ -19,8 +19,9 @@
 
 static const char *const by_choices[] = {"kernel",      "kernel-grid", "dispatch", "region",
                                          "region-tree", "instruction", "line",     "function",
-                                         "basic-block", NULL};
-#define BY_ATTRIBUTION 5 /* the first of the sample views (attribution.c) */
+                                         "basic-block", "api",         "copy",     NULL};
+#define BY_ATTRIBUTION 5     /* the first of the sample views (attribution.c) */
+#define BY_ATTRIBUTION_END 9 /* after the last one */
 static const char *const sort_choices[] = {"time", "order", "name", NULL};
 
 static const cli_opt analyze_opts[] = {
@@ -138,8 +139,11 @@ static int analyze(hp_store *s, const opts *o) {
   }
   int rc = CLI_OK;
   if (o->fmt == REPORT_TABLE && ha_result_nrows(res) == 0)
-    printf("no dispatches in %s%s\n", hp_store_path(s),
-           o->nkernels || o->ndevices || o->first || o->last ? " match the filters" : "");
+    printf("no %s in %s%s\n",
+           o->group == HA_BY_API    ? "API calls (record them with --api)"
+           : o->group == HA_BY_COPY ? "memory copies (record them with --api)"
+                                    : "dispatches",
+           hp_store_path(s), o->nkernels || o->ndevices || o->first || o->last ? " match the filters" : "");
   else
     rc = cli_print_analysis(res, o->fmt, report_term_width());
   /* losses make every figure a lower bound: say so */
@@ -183,7 +187,8 @@ int cmd_analyze(int argc, char **argv) {
   if (rc != CLI_PROCEED) return rc;
   rc = CLI_USAGE;
   static const int groups[] = {
-      HA_BY_KERNEL, HA_BY_KERNEL_GRID, HA_BY_DISPATCH, HA_BY_REGION, HA_BY_REGION_TREE, 0, 0, 0, 0};
+      HA_BY_KERNEL, HA_BY_KERNEL_GRID, HA_BY_DISPATCH, HA_BY_REGION, HA_BY_REGION_TREE, 0, 0, 0, 0,
+      HA_BY_API,    HA_BY_COPY};
   static const int sorts[] = {HA_SORT_TIME, HA_SORT_ORDER, HA_SORT_NAME};
   opts o = {.fmt = cli_enum(&args, "format", REPORT_TABLE),
             .group = groups[cli_enum(&args, "by", 0)],
@@ -223,7 +228,7 @@ int cmd_analyze(int argc, char **argv) {
   rc = cli_check_readable("analyze", s);
   if (!rc && timeline) /* the sample views (attribution.c) */
     rc = cli_timeline(s, o.first, o.fmt);
-  else if (!rc && by >= BY_ATTRIBUTION)
+  else if (!rc && by >= BY_ATTRIBUTION && by < BY_ATTRIBUTION_END)
     rc = cli_attribution(s, by - BY_ATTRIBUTION, o.kernels, o.nkernels, o.fmt, o.limit);
   else if (!rc)
     rc = analyze(s, &o);
