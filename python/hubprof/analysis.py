@@ -16,7 +16,7 @@ from . import _lib
 from .errors import LowerBoundWarning, make_error
 
 #: Groupings ha_run knows, by the name `by=` takes (ha_group).
-GROUPS = {"kernel": 0, "dispatch": 1, "kernel-grid": 2, "region": 3, "region-tree": 4}
+GROUPS = {"kernel": 0, "dispatch": 1, "kernel-grid": 2, "region": 3, "region-tree": 4, "api": 5, "copy": 6}
 #: Sort orders (ha_sort): None = time for kernels, order for dispatches.
 SORTS = {None: 0, "time": 1, "order": 2, "name": 3}
 #: Flags of a cell (HA_CELL_*), in df.attrs["flags"].
@@ -191,6 +191,10 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     by="region" / "region-tree": per region (docs/cli/analyze.md): category, region, calls, total_ns,
     avg_ns, exclusive_ns, dispatches, kernel_ns, then counters and metrics as totals over the region's
     calls (the sum of the values of the dispatches inside it).
+
+    by="api" (stores traced with --api): per OpenCL function: function, calls, total_ns, avg_ns, min_ns,
+    max_ns, percent. by="copy": per direction (H2D, D2H, D2D, FILL): direction, copies, bytes, timed_copies,
+    total_ns, avg_ns, bandwidth_gbs.
 
     counters / metrics: None = every counter measured in the store / every metric its counters give;
     a list or "a,b"; [] or "" for none. kernel, device: glob patterns (a string or a list: any matches).
