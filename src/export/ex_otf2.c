@@ -144,6 +144,31 @@ static int ot_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, c
   return 0;
 }
 
+/* A memory copy: Enter/Leave of an OTF2 region named for its call, on its queue's location. */
+static int ot_copy(ex_writer *w, const hp_memory_copy *c, const ex_proc *p, const ex_thread *t, ex_queue *q,
+                   int lane) {
+  ot_state *os = w->priv;
+  if (!q) {
+    w->st->skipped_order++;
+    return 0;
+  }
+  size_t l = QUEUE_LOC(w->m, q, lane);
+  ot_loc *lc = &os->locs[l];
+  if (lc->events && (uint64_t)c->start_ns < lc->last) {
+    w->st->skipped_order++;
+    return 0;
+  }
+  int added;
+  long ix = hu_strmap_intern(&os->regions, c->name, &added);
+  if (ix < 0) return ex_set_err(w, "out of memory");
+  uint32_t region = (uint32_t)(w->m->nkernels + 1 + (size_t)ix);
+  if (ot_event(w, os, l, (uint64_t)c->start_ns, region, 1) ||
+      ot_event(w, os, l, (uint64_t)c->end_ns, region, 0))
+    return -1;
+  w->st->copies++;
+  return 0;
+}
+
 static OTF2_StringRef str_ref(ot_state *os, const char *s, int *oom) {
   int added;
   long ix = hu_strmap_intern(&os->strings, s ? s : "", &added);
@@ -273,6 +298,7 @@ const ex_backend ex_otf2_backend = {
     .tracks = ot_tracks,
     .region = ot_region,
     .dispatch = ot_dispatch,
+    .copy = ot_copy,
     .finish = ot_finish,
     .discard = ot_discard,
     .is_dir = 1,

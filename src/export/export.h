@@ -33,6 +33,7 @@ typedef struct ex_stats {
                                dispatch came earlier in the table */
   int damaged;              /* the store is damaged: a table was read up to its damage */
   char damage[256];         /* hp_store_error at the damage */
+  uint64_t copies;          /* memory copy slices written (stores traced with --api) */
 } ex_stats;
 
 /* Format names ("perfetto", "chrome", "otf2"), NULL-terminated, in ex_format order. */
