@@ -49,6 +49,7 @@ def block(payload: bytes, count: int, length: int | None = None, good_crc: bool 
 DISPATCH = 8  # record type: 1 + the table's index
 KERNEL = 7
 PC_SAMPLE, COUNTER_SAMPLE, CODE_BLOB = 13, 14, 15  # h-sample's tables (big: no sequence number)
+MEMORY_COPY = 16  # --api's transfer commands (big)
 
 
 def text(s: bytes) -> bytes:
@@ -62,6 +63,14 @@ def samples(i: int) -> bytes:
     cs = record(COUNTER_SAMPLE, varint(i) + varint(i) + varint(1) + varint(2 * 1000 * i) + struct.pack("<d", 1.5 * i))
     cb = record(CODE_BLOB, varint(i) + text(b"ab" * 32) + varint(0) + varint(3) + text(b"AAAA"))
     return ps + cs + cb
+
+
+def copy(i: int, name: bytes = b"clEnqueueReadBuffer", name_len: int | None = None) -> bytes:
+    """A memory_copy row: id, process, thread, agent, queue, call name, direction, bytes, enqueue, start, end,
+    region."""
+    nm = (varint(len(name)) if name_len is None else varint(name_len)) + name
+    return record(MEMORY_COPY, varint(i) + varint(1) + varint(1) + varint(1) + varint(1) + nm + varint(i % 5)
+                  + varint(4096 * i) + varint(2000 * i) + varint(2000 * i + 10) + varint(2000 * i + 50) + varint(0))
 
 
 def dispatch(i: int) -> bytes:
@@ -86,6 +95,8 @@ def main() -> None:
         "bad-crc-then-valid": block(dispatch(1), 1, good_crc=False) + good2,
         "magic-without-block": struct.pack("<I", 0x4B4C4248) * 64 + good2,
         "sample-records": good + block(b"".join(samples(i) for i in range(1, 4)), 9),
+        "copy-records": good + block(b"".join(copy(i) for i in range(1, 5)), 4),
+        "huge-copy-name": block(copy(1, b"clEnqueue", 1 << 40), 1) + good2,
         "huge-blob-string": block(record(CODE_BLOB, varint(1) + text(b"ab") + varint(0) + varint(3)
                                          + varint(1 << 40) + b"AAAA"), 1) + good2,
     }
