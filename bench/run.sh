@@ -19,6 +19,8 @@ echo "== write rate and bytes per row (bench/bench_write.c, 2M rows each)"
 echo
 echo "== collector overhead per dispatch (bench/bench_trace.sh)"
 bash bench/bench_trace.sh "${BENCH_LAUNCHES:-200000}" "${BENCH_ROUNDS:-7}"
+echo "== cost of --api per dispatch (bench/bench_api.sh)"
+bash bench/bench_api.sh "${BENCH_LAUNCHES:-200000}" "${BENCH_ROUNDS:-7}"
 echo
 echo "== sampling overhead at 3 periods against trace (bench/bench_sample.sh)"
 bash bench/bench_sample.sh "${BENCH_SAMPLE_LAUNCHES:-50000}" "${BENCH_ROUNDS:-7}"
