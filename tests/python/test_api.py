@@ -155,3 +155,15 @@ def test_convert_and_merge_keep_them(stores, tmp_path):
         # references still point at rows of the store
         _, _, disp = tables(store)
         assert set(mc.queue_id) <= set(disp.queue_id)
+
+
+@pytest.mark.parametrize("cmd", [["profile", "--counters", "task-clock"], ["sample"]])
+def test_profile_and_sample_take_api(tmp_path, cmd):
+    """The same calls and copies under kernel replay (its own restore copies are not the application's) and
+    under sampling."""
+    out = tmp_path / "s.db"
+    p = run(need(HUBPROF), *cmd, "-q", "--api", "-o", out, "--", need(APP), str(N), str(K))
+    assert "bad=0" in p.stdout
+    reg, mc, disp = tables(out)
+    assert Counter(reg[reg.category == "api"].name) == CALLS
+    assert [(r.name, int(r.direction), int(r.bytes)) for r in mc.sort_values("id").itertuples()] == COPIES
