@@ -109,8 +109,11 @@ static void cs_thread_end(void *arg) {
   errno = saved;
 }
 
+static pthread_mutex_t g_maplock = PTHREAD_MUTEX_INITIALIZER; /* mapped pointers (below) */
+
 static void cs_fork_child(void) {
   pthread_mutex_init(&g_cslock, NULL);
+  pthread_mutex_init(&g_maplock, NULL); /* another thread may have held it at the fork */
   for (cstate *cs = g_cs; cs; cs = cs->all) {
     cs->n = 0; /* the parent's events: the parent writes them */
     atomic_store(&cs->lock, 0);
@@ -236,7 +239,6 @@ static struct {
   void *p;
   uint64_t bytes;
 } g_maps[MAPS];
-static pthread_mutex_t g_maplock = PTHREAD_MUTEX_INITIALIZER;
 
 static void map_put(void *p, uint64_t bytes) {
   if (!p) return;
