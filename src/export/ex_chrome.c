@@ -119,13 +119,19 @@ static int ch_region(ex_writer *w, const hp_region *r, const ex_proc *p, const e
   return 0;
 }
 
+/* Name the queue's lanes up to `lane` (once each). */
+static int lanes_named(ex_writer *w, ch_state *cs, ex_queue *q, int lane) {
+  if (q && lane >= cs->lanes_written[q->index])
+    for (int l = cs->lanes_written[q->index]; l <= lane; l++)
+      if (lane_meta(w, cs, q, l)) return -1;
+  return 0;
+}
+
 static int ch_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
                        const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
   ch_state *cs = w->priv;
   hu_buf *b = &cs->ev;
-  if (q && lane >= cs->lanes_written[q->index])
-    for (int l = cs->lanes_written[q->index]; l <= lane; l++)
-      if (lane_meta(w, cs, q, l)) return -1;
+  if (lanes_named(w, cs, q, lane)) return -1;
   int64_t pid = pid_of(p);
   long long qtid = q ? QUEUE_TID(q, lane) : host_tid(p, t);
   head(b, "X", kernel, "dispatch", pid, qtid, d->start_ns);
@@ -176,9 +182,7 @@ static int ch_copy(ex_writer *w, const hp_memory_copy *c, const ex_proc *p, cons
                    int lane) {
   ch_state *cs = w->priv;
   hu_buf *b = &cs->ev;
-  if (q && lane >= cs->lanes_written[q->index])
-    for (int l = cs->lanes_written[q->index]; l <= lane; l++)
-      if (lane_meta(w, cs, q, l)) return -1;
+  if (lanes_named(w, cs, q, lane)) return -1;
   int64_t pid = pid_of(p);
   long long qtid = q ? QUEUE_TID(q, lane) : host_tid(p, t);
   head(b, "X", c->name, "copy", pid, qtid, c->start_ns);
