@@ -45,7 +45,7 @@ def have_opencl() -> bool:
     return bool(p and "Device" in p.stdout)
 
 
-pytestmark = pytest.mark.skipif(not have_opencl(), reason="no OpenCL device (install pocl-opencl-icd)")
+needs_cl = pytest.mark.skipif(not have_opencl(), reason="no OpenCL device (install pocl-opencl-icd)")
 
 
 def trace(out: Path, *opts: str) -> str:
@@ -55,6 +55,8 @@ def trace(out: Path, *opts: str) -> str:
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory) -> dict:
+    if not have_opencl():
+        pytest.skip("no OpenCL device (install pocl-opencl-icd)")
     d = tmp_path_factory.mktemp("api")
     out = {}
     for ext in ("db", "parquet", "log"):
@@ -157,6 +159,7 @@ def test_convert_and_merge_keep_them(stores, tmp_path):
         assert set(mc.queue_id) <= set(disp.queue_id)
 
 
+@needs_cl
 @pytest.mark.parametrize("cmd", [["profile", "--counters", "task-clock"], ["sample"]])
 def test_profile_and_sample_take_api(tmp_path, cmd):
     """The same calls and copies under kernel replay (its own restore copies are not the application's) and
@@ -167,3 +170,13 @@ def test_profile_and_sample_take_api(tmp_path, cmd):
     reg, mc, disp = tables(out)
     assert Counter(reg[reg.category == "api"].name) == CALLS
     assert [(r.name, int(r.direction), int(r.bytes)) for r in mc.sort_values("id").itertuples()] == COPIES
+
+
+@pytest.mark.parametrize("ext", ["db", "log", "parquet"])
+def test_older_stores_open_without_copies(ext):
+    """Stores written before the memory_copy table read as having none."""
+    old = Path(__file__).resolve().parents[1] / "fixtures" / f"schema1.{ext}"
+    with hubprof.open(old) as s:
+        assert len(s.table("memory_copy")) == 0 and len(s.table("dispatch")) > 0
+    p = run(need(HUBPROF), "analyze", old, "--by", "copy")
+    assert "no memory copies" in p.stdout
