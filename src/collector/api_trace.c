@@ -155,12 +155,12 @@ static cstate *cs_slow(void) {
 static void drain_mine(void) {
   cstate *cs = t_cs;
   if (!cs || !cs->n || atomic_exchange_explicit(&cs->lock, 1, memory_order_acquire)) return;
-  int saved = errno;
+  int saved = errno, busy = hpc_busy;
   hpc_busy = 1;
   hp_store *s = hpc_store_enter_open();
   drain(s, cs, 0);
   hpc_store_leave(s);
-  hpc_busy = 0;
+  hpc_busy = busy;
   atomic_store_explicit(&cs->lock, 0, memory_order_release);
   errno = saved;
 }
