@@ -19,6 +19,8 @@ echo "== write rate and bytes per row (bench/bench_write.c, 2M rows each, interl
 echo
 echo "== collector overhead per dispatch (bench/bench_trace.sh)"
 bash bench/bench_trace.sh "${BENCH_LAUNCHES:-200000}" "${BENCH_ROUNDS:-7}"
+echo "== cost of --api per dispatch (bench/bench_api.sh)"
+bash bench/bench_api.sh "${BENCH_LAUNCHES:-200000}" "${BENCH_ROUNDS:-7}"
 echo
 echo "== trace fast path, load-independent: the host stamp, pre-faulted log pages, instructions per dispatch"
 "$B/bench/bench_stamp" 2000000 "${BENCH_ROUNDS:-7}"

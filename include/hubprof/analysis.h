@@ -20,14 +20,16 @@ typedef enum ha_group {
   HA_BY_REGION = 3,      /* one row per (region category, region name) of the region table */
   HA_BY_REGION_TREE = 4, /* one row per (region category, path of nested region names) */
   /* PC samples of the kernels of `kernels` (needed), on their code read back from the store: */
-  HA_BY_INSTRUCTION = 5, /* one row per sampled instruction, with its disassembly */
-  HA_BY_LINE = 6,        /* one row per source line (code built with -g) */
-  HA_BY_FUNCTION = 7,    /* one row per function of the code object */
-  HA_BY_BLOCK = 8,       /* one row per basic block */
-  HA_BY_SOURCE = 9,      /* the annotated source: one row per line of the kernel's program source */
-  HA_TIMELINE = 10,      /* the counter samples of the dispatch dispatch_first (= dispatch_last) */
+  HA_BY_INSTRUCTION = 5,     /* one row per sampled instruction, with its disassembly */
+  HA_BY_LINE = 6,            /* one row per source line (code built with -g) */
+  HA_BY_FUNCTION = 7,        /* one row per function of the code object */
+  HA_BY_BLOCK = 8,           /* one row per basic block */
+  HA_BY_SOURCE = 9,          /* the annotated source: one row per line of the kernel's program source */
+  HA_TIMELINE = 10,          /* the counter samples of the dispatch dispatch_first (= dispatch_last) */
   HA_BY_RANK = 11,           /* one row per (MPI rank, device, kernel); a process without a rank is its own */
   HA_BY_RANK_IMBALANCE = 12, /* one row per kernel name: its device time per rank, min / median / max */
+  HA_BY_API = 13,            /* one row per OpenCL function of the API calls (regions of category "api") */
+  HA_BY_COPY = 14,           /* one row per direction of the memory copies */
 } ha_group;
 
 typedef enum ha_sort {
@@ -126,8 +128,13 @@ enum {
  * time of each rank that ran it (over all its devices): kernel, ranks (how many ran it), calls, min_ns,
  * median_ns, mean_ns, max_ns, imbalance_pct ((max - median) / median), fastest_rank, slowest_rank,
  * slowest_host (ties: the lower rank); most max_ns first; limit = rows. Both take the kernel, device and
- * dispatch filters; no counters. On failure *out is still set (unless out is NULL or memory ran out) to a
- * result without rows whose ha_result_error says why in one line; free it with ha_result_free either way. */
+ * dispatch filters; no counters.
+ * HA_BY_API (stores traced with --api): function, calls, total_ns, avg_ns, min_ns, max_ns, percent (of all
+ * API time), most total_ns first. HA_BY_COPY: direction ("H2D", "D2H", "D2D", "FILL", "UNKNOWN"), copies,
+ * bytes, timed_copies, total_ns and avg_ns (device time of the timed ones), bandwidth_gbs (their bytes per
+ * device nanosecond), in that order of directions. Neither uses the filters, counters or metrics.
+ * On failure *out is still set (unless out is NULL or memory ran out) to a result without rows whose
+ * ha_result_error says why in one line; free it with ha_result_free either way. */
 HP_API hp_status ha_run(hp_store *s, const ha_query *q, ha_result **out);
 
 /* Compare two stores per kernel (group HA_BY_KERNEL or HA_BY_KERNEL_GRID; kernels matched by name, plus

@@ -52,7 +52,8 @@ typedef enum hp_table {
   HP_TABLE_PC_SAMPLE,      /* PC samples of kernel code (hubprof sample) */
   HP_TABLE_COUNTER_SAMPLE, /* counter values read during a dispatch (a timeline) */
   HP_TABLE_CODE_BLOB,      /* the bytes of code objects, once per distinct hash, in chunks */
-  HP_TABLE_COUNT           /* number of tables; not a table */
+  HP_TABLE_MEMORY_COPY, /* transfer commands: buffer/image/SVM reads, writes, copies, fills, maps (--api) */
+  HP_TABLE_COUNT        /* number of tables; not a table */
 } hp_table;
 
 /* Row structs. Every struct begins with `size`, which the caller sets to sizeof(the struct it was
@@ -258,6 +259,34 @@ typedef struct hp_code_blob {
   const char *data;    /* this chunk, base64 (RFC 4648) */
 } hp_code_blob;
 
+/* Direction of a memory copy (hp_memory_copy.direction). */
+typedef enum hp_copy_direction {
+  HP_COPY_UNKNOWN = 0,
+  HP_COPY_H2D = 1,  /* host to device: write, unmap of a mapping, SVM copy into device memory */
+  HP_COPY_D2H = 2,  /* device to host: read, map */
+  HP_COPY_D2D = 3,  /* device to device: copy between memory objects, SVM copy */
+  HP_COPY_FILL = 4, /* a fill of device memory with a pattern */
+} hp_copy_direction;
+
+/* One transfer command (since store version with memory_copy; hubprof trace --api): the OpenCL call that
+ * enqueued it, its bytes and direction, its queue, and the device's start and end from the event's
+ * profiling info (0 when the command had none). */
+typedef struct hp_memory_copy {
+  uint32_t size;
+  uint64_t id;
+  uint64_t process_id;
+  uint64_t thread_id; /* the enqueuing thread */
+  uint64_t agent_id;  /* the queue's device */
+  uint64_t queue_id;
+  const char *name;   /* the OpenCL call, e.g. "clEnqueueReadBuffer" */
+  uint32_t direction; /* hp_copy_direction */
+  uint64_t bytes;     /* bytes moved (a fill: bytes filled; a rectangle or image: its region's bytes) */
+  int64_t enqueue_ns; /* host time of the enqueue call */
+  int64_t start_ns;   /* device start */
+  int64_t end_ns;     /* device end */
+  uint64_t region_id; /* innermost region open on the enqueuing thread, 0 none */
+} hp_memory_copy;
+
 /* ---- Table descriptions: let bindings (Python) and generic code walk any row without knowing it. ---- */
 typedef enum hp_col_type {
   HP_COL_U32 = 1,
@@ -346,6 +375,7 @@ HP_API hp_status hp_write_region(hp_store *s, const hp_region *r);
 HP_API hp_status hp_write_metadata(hp_store *s, const char *key, const char *value);
 HP_API hp_status hp_write_pc_sample(hp_store *s, const hp_pc_sample *r);
 HP_API hp_status hp_write_counter_sample(hp_store *s, const hp_counter_sample *r);
+HP_API hp_status hp_write_memory_copy(hp_store *s, const hp_memory_copy *r);
 /* Store the bytes of a code object as code_blob chunks, hashed (SHA-256); `hash_hex` (65 bytes, may be
  * NULL) gets the hash. The caller writes each distinct hash once per store. */
 HP_API hp_status hp_write_code_bytes(hp_store *s, const void *bytes, size_t n, char *hash_hex);

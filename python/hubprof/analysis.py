@@ -20,7 +20,9 @@ GROUPS = {"kernel": 0, "dispatch": 1, "kernel-grid": 2, "region": 3, "region-tre
           # the sample views (stores made by `hubprof sample`): they need kernel=; "timeline" needs dispatch=N
           "instruction": 5, "line": 6, "function": 7, "basic-block": 8, "source": 9, "timeline": 10,
           # cluster runs
-          "rank": 11, "rank-imbalance": 12}
+          "rank": 11, "rank-imbalance": 12,
+          # stores traced with --api
+          "api": 13, "copy": 14}
 #: Sort orders (ha_sort): None = time for kernels, order for dispatches.
 SORTS = {None: 0, "time": 1, "order": 2, "name": 3}
 #: Flags of a cell (HA_CELL_*), in df.attrs["flags"].
@@ -208,6 +210,9 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     percent (of the rank's device time). by="rank-imbalance": one row per kernel name over the ranks that
     ran it: kernel, ranks, calls, min_ns, median_ns, mean_ns, max_ns, imbalance_pct, fastest_rank,
     slowest_rank, slowest_host. limit: rows per rank / rows.
+    by="api" (stores traced with --api): per OpenCL function: function, calls, total_ns, avg_ns, min_ns,
+    max_ns, percent. by="copy": per direction (H2D, D2H, D2D, FILL): direction, copies, bytes, timed_copies,
+    total_ns, avg_ns, bandwidth_gbs.
 
     counters / metrics: None = every counter measured in the store / every metric its counters give;
     a list or "a,b"; [] or "" for none. kernel, device: glob patterns (a string or a list: any matches).

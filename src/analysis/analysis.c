@@ -2220,6 +2220,159 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
 }
 
 static hp_status run_ranks(hp_store *s, const ha_query *q, int imbalance, ha_result **out);
+/* ---- host API calls and memory copies (HA_BY_API, HA_BY_COPY; hubprof trace --api) ---- */
+
+typedef struct apiagg {
+  const char *name; /* interned: compared by address */
+  int64_t calls, total, min, max;
+} apiagg;
+
+static int cmp_apiagg(const void *x, const void *y) {
+  const apiagg *a = x, *b = y;
+  if (a->total != b->total) return a->total > b->total ? -1 : 1;
+  return strcmp(a->name, b->name);
+}
+
+/* Per OpenCL function: the regions of category "api". */
+static hp_status run_api(hp_store *s, const ha_query *q, ha_result **out) {
+  ha_result *res = calloc(1, sizeof *res);
+  apiagg *ag = NULL;
+  size_t na = 0, cap = 0;
+  int64_t all = 0;
+  hp_status st = res ? HP_OK : HP_ERR_NOMEM;
+  hp_cursor *c = NULL;
+  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_REGION, &c);
+  while (st == HP_OK) {
+    hp_region row = {.size = sizeof row};
+    hp_status n = hp_cursor_next(c, &row);
+    if (n == HP_END) break;
+    if (n != HP_OK) {
+      st = n;
+      break;
+    }
+    if (strcmp(row.category, "api") != 0) continue;
+    const char *name = intern(res, row.name);
+    if (!name) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    int64_t d = row.end_ns > row.start_ns ? row.end_ns - row.start_ns : 0;
+    size_t i = 0;
+    while (i < na && ag[i].name != name) /* a few dozen functions: a scan is enough */
+      i++;
+    if (i == na) {
+      if (na == cap && hu_grow((void **)&ag, &cap, na + 1, sizeof *ag)) {
+        st = HP_ERR_NOMEM;
+        break;
+      }
+      ag[na++] = (apiagg){.name = name, .min = d, .max = d};
+    }
+    ag[i].calls++;
+    ag[i].total = sat_add(ag[i].total, d);
+    if (d < ag[i].min) ag[i].min = d;
+    if (d > ag[i].max) ag[i].max = d;
+    all = sat_add(all, d);
+  }
+  hp_cursor_close(c);
+  if (st == HP_OK) {
+    qsort(ag, na, sizeof *ag, cmp_apiagg);
+    if (add_col(res, "function", HA_TEXT, HA_ROLE_KEY, "") ||
+        add_col(res, "calls", HA_INT, HA_ROLE_STAT, "") ||
+        add_col(res, "total_ns", HA_INT, HA_ROLE_STAT, "ns") ||
+        add_col(res, "avg_ns", HA_REAL, HA_ROLE_STAT, "ns") ||
+        add_col(res, "min_ns", HA_INT, HA_ROLE_STAT, "ns") ||
+        add_col(res, "max_ns", HA_INT, HA_ROLE_STAT, "ns") ||
+        add_col(res, "percent", HA_REAL, HA_ROLE_STAT, "%"))
+      st = HP_ERR_NOMEM;
+  }
+  size_t lim = q->size >= offsetof(ha_query, limit) + sizeof q->limit && q->limit > 0 ? (size_t)q->limit : na;
+  for (size_t i = 0; st == HP_OK && i < na && i < lim; i++) {
+    uint8_t *fl;
+    cell *row = add_row(res, &fl);
+    if (!row) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    row[0].text = ag[i].name;
+    row[1].i = ag[i].calls;
+    row[2].i = ag[i].total;
+    row[3].num = (double)ag[i].total / (double)ag[i].calls;
+    row[4].i = ag[i].min;
+    row[5].i = ag[i].max;
+    row[6].num = all ? 100.0 * (double)ag[i].total / (double)all : NAN;
+  }
+  if (st == HP_OK && !na &&
+      add_note(
+          res,
+          "no API calls in this store: record them with 'hubprof trace --api' (or profile/sample --api)"))
+    st = HP_ERR_NOMEM;
+  free(ag);
+  return hand_out(s, st, res, out);
+}
+
+/* Per direction: the memory_copy rows (device time of the timed ones; bandwidth over those). */
+static hp_status run_copies(hp_store *s, const ha_query *q, ha_result **out) {
+  static const char *const dirs[] = {"H2D", "D2H", "D2D", "FILL", "UNKNOWN"};
+  enum { ND = 5 };
+  int64_t n[ND] = {0}, timed[ND] = {0}, ns[ND] = {0};
+  uint64_t bytes[ND] = {0}, tbytes[ND] = {0};
+  ha_result *res = calloc(1, sizeof *res);
+  hp_status st = res ? HP_OK : HP_ERR_NOMEM;
+  hp_cursor *c = NULL;
+  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_MEMORY_COPY, &c);
+  while (st == HP_OK) {
+    hp_memory_copy row = {.size = sizeof row};
+    hp_status r = hp_cursor_next(c, &row);
+    if (r == HP_END) break;
+    if (r != HP_OK) {
+      st = r;
+      break;
+    }
+    size_t k = row.direction >= HP_COPY_H2D && row.direction <= HP_COPY_FILL ? row.direction - 1 : ND - 1;
+    n[k]++;
+    bytes[k] += row.bytes;
+    if (row.start_ns && row.end_ns >= row.start_ns) {
+      timed[k]++;
+      tbytes[k] += row.bytes;
+      ns[k] = sat_add(ns[k], row.end_ns - row.start_ns);
+    }
+  }
+  hp_cursor_close(c);
+  if (st == HP_OK && (add_col(res, "direction", HA_TEXT, HA_ROLE_KEY, "") ||
+                      add_col(res, "copies", HA_INT, HA_ROLE_STAT, "") ||
+                      add_col(res, "bytes", HA_INT, HA_ROLE_STAT, "bytes") ||
+                      add_col(res, "timed_copies", HA_INT, HA_ROLE_STAT, "") ||
+                      add_col(res, "total_ns", HA_INT, HA_ROLE_STAT, "ns") ||
+                      add_col(res, "avg_ns", HA_REAL, HA_ROLE_STAT, "ns") ||
+                      add_col(res, "bandwidth_gbs", HA_REAL, HA_ROLE_STAT, "GB/s")))
+    st = HP_ERR_NOMEM;
+  size_t rows = 0,
+         lim = q->size >= offsetof(ha_query, limit) + sizeof q->limit && q->limit > 0 ? (size_t)q->limit : ND;
+  for (size_t k = 0; st == HP_OK && k < ND && rows < lim; k++) {
+    if (!n[k]) continue;
+    uint8_t *fl;
+    cell *row = add_row(res, &fl);
+    if (!row) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+    rows++;
+    row[0].text = intern(res, dirs[k]);
+    row[1].i = n[k];
+    row[2].i = (int64_t)bytes[k];
+    row[3].i = timed[k];
+    row[4].i = ns[k];
+    row[5].num = timed[k] ? (double)ns[k] / (double)timed[k] : NAN;
+    row[6].num = ns[k] ? (double)tbytes[k] / (double)ns[k] : NAN; /* bytes per ns = GB/s */
+    if (!row[0].text) st = HP_ERR_NOMEM;
+  }
+  if (st == HP_OK && !rows &&
+      add_note(
+          res,
+          "no memory copies in this store: record them with 'hubprof trace --api' (or profile/sample --api)"))
+    st = HP_ERR_NOMEM;
+  return hand_out(s, st, res, out);
+}
 
 static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   if (out) *out = NULL;
@@ -2238,6 +2391,8 @@ static hp_status run_query(hp_store *s, const ha_query *q, ha_result **out) {
   if (r.group == HA_TIMELINE) return hai_timeline(s, q, out);
   if (r.group == HA_BY_RANK || r.group == HA_BY_RANK_IMBALANCE)
     return run_ranks(s, q, r.group == HA_BY_RANK_IMBALANCE, out);
+  if (r.group == HA_BY_API) return run_api(s, q, out);
+  if (r.group == HA_BY_COPY) return run_copies(s, q, out);
   if (r.group != HA_BY_KERNEL && r.group != HA_BY_DISPATCH && r.group != HA_BY_KERNEL_GRID) {
     return error_out(out, HP_ERR_INVALID, "unknown grouping %d", (int)r.group);
   }

@@ -18,7 +18,7 @@
 static const char *const by_choices[] = {"kernel",      "kernel-grid", "dispatch", "region",
                                          "region-tree", "instruction", "line",     "function",
                                          "basic-block", "source",      "rank",     "rank-imbalance",
-                                         NULL};
+                                         "api",         "copy",        NULL};
 #define BY_ATTRIBUTION 5 /* the first of the sample views (the analysis library's attribution.c) */
 #define BY_RANK 10       /* the rank views (cluster runs) follow them */
 static const char *const sort_choices[] = {"time", "order", "name", NULL};
@@ -34,7 +34,8 @@ static const cli_opt analyze_opts[] = {
          "nested regions as a tree; of a store made by 'hubprof sample', with --kernel K: per instruction "
          "(with its disassembly), source line (programs built with -g), function or basic block of the "
          "kernel's code, with sample counts and percentages, or the kernel's source with the samples of each "
-         "line; of a cluster run (docs/cluster.md): per MPI rank, device and kernel, or per kernel its device "
+         "line; of a cluster run (docs/cluster.md): per MPI rank, device and kernel, or per kernel its "
+         "device "
          "time over the ranks (min, median, max, the slowest rank)"},
     {.name = "timeline",
      .kind = CLI_OPT_FLAG,
@@ -142,6 +143,12 @@ static int analyze(hp_store *s, const opts *o) {
   if (o->fmt == REPORT_TABLE && ha_result_nrows(res) == 0 && o->group < HA_BY_INSTRUCTION)
     printf("no dispatches in %s%s\n", hp_store_path(s),
            o->nkernels || o->ndevices || o->first || o->last ? " match the filters" : "");
+  else if (o->fmt == REPORT_TABLE && ha_result_nrows(res) == 0 &&
+           (o->group == HA_BY_API || o->group == HA_BY_COPY))
+    printf("no %s in %s\n",
+           o->group == HA_BY_API ? "API calls (record them with --api)"
+                                 : "memory copies (record them with --api)",
+           hp_store_path(s));
   else
     rc = cli_print_analysis(res, o->fmt, report_term_width());
   /* losses make every figure a lower bound: say so */
@@ -186,7 +193,8 @@ int cmd_analyze(int argc, char **argv) {
   rc = CLI_USAGE;
   static const int groups[] = {HA_BY_KERNEL,      HA_BY_KERNEL_GRID, HA_BY_DISPATCH, HA_BY_REGION,
                                HA_BY_REGION_TREE, HA_BY_INSTRUCTION, HA_BY_LINE,     HA_BY_FUNCTION,
-                               HA_BY_BLOCK,       HA_BY_SOURCE,      HA_BY_RANK,     HA_BY_RANK_IMBALANCE};
+                               HA_BY_BLOCK,       HA_BY_SOURCE,      HA_BY_RANK,     HA_BY_RANK_IMBALANCE,
+                               HA_BY_API,         HA_BY_COPY};
   static const int sorts[] = {HA_SORT_TIME, HA_SORT_ORDER, HA_SORT_NAME};
   opts o = {.fmt = cli_enum(&args, "format", REPORT_TABLE),
             .group = groups[cli_enum(&args, "by", 0)],

@@ -36,7 +36,8 @@ static const cli_spec export_spec = {
     .about =
         "Write a store's run as a timeline: a track per process, thread and queue; dispatches as slices\n"
         "with kernel, grid and work-group; regions nested on their threads, markers as instants; a flow\n"
-        "from each enqueue to its device slice; per-dispatch counter values as counter tracks.\n"
+        "from each enqueue to its device slice; per-dispatch counter values as counter tracks; memory\n"
+        "copies (--api) as slices on their queues, with a flow from their enqueue.\n"
         "Times are the nanoseconds each node recorded (one clock per node). A damaged store exports\n"
         "what is readable and says what was skipped. Any store format is read.",
     .tables = export_tables,
@@ -119,12 +120,14 @@ int cmd_export(int argc, char **argv) {
              stats.skipped_untimed);
   if (stats.skipped_order)
     cli_warn("%" PRIu64 " events out of order skipped (see docs/cli/export.md)", stats.skipped_order);
+  char copies[48] = ""; /* stores traced with --api */
+  if (stats.copies) snprintf(copies, sizeof copies, ", %" PRIu64 " memory copies", stats.copies);
   if (!quiet)
     fprintf(stderr,
             "hubprof: wrote %s (%s): %" PRIu64 " dispatches, %" PRIu64 " regions, %" PRIu64
             " markers, %" PRIu64 " flows, %" PRIu64 " counter values%s\n",
             outp, ex_format_names[fmt], stats.dispatches, stats.regions, stats.markers, stats.flows,
-            stats.counter_values, stats.counter_samples ? ", counter samples as well" : "");
+            stats.counter_values, copies);
   if (!quiet && stats.counter_samples)
     fprintf(stderr, "hubprof: %" PRIu64 " counter samples\n", stats.counter_samples);
   return CLI_OK;

@@ -48,8 +48,8 @@ static const cli_opt sample_opts[] = {
     {0},
 };
 
-static const cli_opt *const sample_tables[] = {sample_opts,    cli_opts_store_out, cli_opts_partition,
-                                               cli_opts_quiet, cli_opts_common,    NULL};
+static const cli_opt *const sample_tables[] = {
+    sample_opts, cli_opts_api, cli_opts_store_out, cli_opts_partition, cli_opts_quiet, cli_opts_common, NULL};
 
 static const cli_spec sample_spec = {
     .command = "sample",
@@ -158,6 +158,7 @@ int cmd_sample(int argc, char **argv) {
                  .output = cli_str(&a, "output"),
                  .force = cli_given(&a, "force"),
                  .preload = cli_given(&a, "preload"),
+                 .api = cli_given(&a, "api"),
                  .quiet = cli_given(&a, "quiet")};
   rc = run_app(&ro, (int)a.noperands, a.operands);
   cli_args_free(&a);

@@ -569,3 +569,13 @@ void cli_help(const cli_spec *s, FILE *out) {
     }
   if (s->epilog) fprintf(out, "\n%s\n", s->epilog);
 }
+
+const cli_opt cli_opts_api[] = {
+    {.name = "api",
+     .kind = CLI_OPT_FLAG,
+     .help =
+         "also record every OpenCL call the collector intercepts (regions of category \"api\", with thread, "
+         "start and end) and every transfer command (memory_copy: bytes, direction, queue, device times); "
+         "'hubprof analyze --by api|copy' sums them"},
+    {0},
+};

@@ -19,6 +19,7 @@ typedef struct run_opts {
   int preload;        /* also LD_PRELOAD the collector */
   int quiet;          /* no plan, progress or summary */
   int start_paused;   /* HUBPROF_START_PAUSED: collection off until the application calls hubprof_start() */
+  int api;            /* HUBPROF_API: also record the OpenCL calls and transfer commands (--api) */
   /* profile only */
   const char *plan;      /* HUBPROF_PLAN: the whole plan (hc_plan_format) */
   const char *provider;  /* HUBPROF_PROVIDER: the counter provider's name */

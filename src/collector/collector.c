@@ -4,6 +4,7 @@
  * Sections: globals · time and process facts · init · the log · registries · lookup tables · threads ·
  * harvest · the background harvester · fork · exit. */
 /* SPDX-License-Identifier: MIT */
+#include "api_trace.h"
 #include "collector.h"
 #include "sample.h"
 #include "env.h"
@@ -154,6 +155,7 @@ static void init_once(void) {
       g_env.output_dir = abs_dir;
   }
   read_cmdline();
+  hpc_api_enable(g_env.api);
   if (!g_env.profile && hpc_sample_init(&why) != 0) say("%s; sampling disabled", why); /* hubprof sample */
   if (g_env.profile && hpc_replay_init(&g_env, &why) != 0) {
     say("%s; profiling disabled", why);
@@ -1158,6 +1160,7 @@ static void at_exit(void) {
      * writes its own (no space), we add the dispatches the collector itself had to drop. */
     uint64_t dropped = atomic_exchange(&g_dropped, 0), lost = 0;
     hp_log_lost(s, &lost);
+    hpc_api_exit(s);               /* memory copies still waiting for their device times */
     hpc_regions_exit(s, now_ns()); /* regions still open: ended here, marked as such */
     hpc_select_exit(s, g_env.debug);
     hpc_code_capture(s);

@@ -54,6 +54,9 @@ const hpc_env_var hpc_env_vars[] = {
     {"HUBPROF_REGION", NULL,
      "selection: region names, one per line; only dispatches made while the thread is inside a region of "
      "one of these names are collected (--region)"},
+    {"HUBPROF_API", "0",
+     "1: also record every OpenCL call the collector intercepts (regions of category \"api\") and every "
+     "transfer command (memory_copy rows) (hubprof trace|profile|sample --api)"},
     /* Read, never set: the MPI rank as launchers publish it (the first one set wins). */
     {"OMPI_COMM_WORLD_RANK", NULL, "MPI rank (Open MPI)"},
     {"PMI_RANK", NULL, "MPI rank (MPICH, Intel MPI)"},
@@ -95,6 +98,7 @@ enum {
   VAR_SEL_EXCLUDE,
   VAR_SEL_RANGE,
   VAR_SEL_REGION,
+  VAR_API,
   VAR_RANK_FIRST,
   VAR_RANK_LAST = VAR_RANK_FIRST + 3
 };
@@ -114,6 +118,8 @@ int hpc_env_load(hpc_env *e, const char **why) {
   e->debug = d && strcmp(d, "0") != 0;
   const char *sp = get(VAR_START_PAUSED);
   e->start_paused = sp && strcmp(sp, "0") != 0;
+  const char *api = get(VAR_API);
+  e->api = api && strcmp(api, "0") != 0;
   e->select_kernel = get(VAR_SEL_KERNEL); /* checked by select.c: a bad one disables selection only */
   e->select_exclude = get(VAR_SEL_EXCLUDE);
   e->select_range = get(VAR_SEL_RANGE);

@@ -2,6 +2,7 @@
  * loader a copy of the next table with the intercepted calls replaced. It must never change a call it does
  * not intercept, and never fail the loader: a problem of ours leaves the table as the loader gave it. */
 /* SPDX-License-Identifier: MIT */
+#include "api_trace.h"
 #include "collector.h"
 
 #include <CL/cl_layer.h>
@@ -189,6 +190,7 @@ HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, cons
       OVERRIDE(clReleaseKernel);
       OVERRIDE(clReleaseContext);
     }
+    hpc_api_install(&g_ours, &g_target, nent); /* --api only: the calls timed, transfers recorded */
   }
   *num_entries_ret = (cl_uint)nent;
   *layer_dispatch_ret = &g_ours;

@@ -119,13 +119,19 @@ static int ch_region(ex_writer *w, const hp_region *r, const ex_proc *p, const e
   return 0;
 }
 
+/* Name the queue's lanes up to `lane` (once each). */
+static int lanes_named(ex_writer *w, ch_state *cs, ex_queue *q, int lane) {
+  if (q && lane >= cs->lanes_written[q->index])
+    for (int l = cs->lanes_written[q->index]; l <= lane; l++)
+      if (lane_meta(w, cs, q, l)) return -1;
+  return 0;
+}
+
 static int ch_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
                        const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
   ch_state *cs = w->priv;
   hu_buf *b = &cs->ev;
-  if (q && lane >= cs->lanes_written[q->index])
-    for (int l = cs->lanes_written[q->index]; l <= lane; l++)
-      if (lane_meta(w, cs, q, l)) return -1;
+  if (lanes_named(w, cs, q, lane)) return -1;
   int64_t pid = pid_of(p);
   long long qtid = q ? QUEUE_TID(q, lane) : host_tid(p, t);
   head(b, "X", kernel, "dispatch", pid, qtid, d->start_ns);
@@ -172,6 +178,35 @@ static int ch_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, c
   return 0;
 }
 
+static int ch_copy(ex_writer *w, const hp_memory_copy *c, const ex_proc *p, const ex_thread *t, ex_queue *q,
+                   int lane) {
+  ch_state *cs = w->priv;
+  hu_buf *b = &cs->ev;
+  if (lanes_named(w, cs, q, lane)) return -1;
+  int64_t pid = pid_of(p);
+  long long qtid = q ? QUEUE_TID(q, lane) : host_tid(p, t);
+  head(b, "X", c->name, "copy", pid, qtid, c->start_ns);
+  hu_buf_str(b, ",\"dur\":");
+  ex_json_us(b, c->end_ns - c->start_ns);
+  hu_buf_printf(b,
+                ",\"args\":{\"bytes\":%" PRIu64 ",\"direction\":\"%s\",\"copy_id\":%" PRIu64
+                ",\"enqueue_ns\":%" PRId64 "}}",
+                c->bytes, ex_copy_direction(c->direction), c->id, c->enqueue_ns);
+  if (put(w, cs)) return -1;
+  if (c->enqueue_ns) { /* the flow from the enqueuing call (its API region holds the start) */
+    long long htid = host_tid(p, t);
+    head(b, "s", "copy", "flow", pid, htid, c->enqueue_ns);
+    hu_buf_printf(b, ",\"id\":%" PRIu64 "}", EX_COPY_FLOW(c->id));
+    if (put(w, cs)) return -1;
+    head(b, "f", "copy", "flow", pid, qtid, c->start_ns);
+    hu_buf_printf(b, ",\"bp\":\"e\",\"id\":%" PRIu64 "}", EX_COPY_FLOW(c->id));
+    if (put(w, cs)) return -1;
+    w->st->flows++;
+  }
+  w->st->copies++;
+  return 0;
+}
+
 static void ch_free(ch_state *cs) {
   if (!cs) return;
   hu_buf_free(&cs->ev);
@@ -201,4 +236,5 @@ const ex_backend ex_chrome_backend = {
     .dispatch = ch_dispatch,
     .finish = ch_finish,
     .discard = ch_discard,
+    .copy = ch_copy,
 };

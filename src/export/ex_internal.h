@@ -68,7 +68,15 @@ typedef struct ex_backend {
   void (*discard)(ex_writer *w); /* free after a failure (the walker removes the temporary output) */
   int is_dir;                    /* the output is a folder */
   int samples;                   /* the format takes counter samples: w->samples during dispatch() */
+  /* one memory copy (a transfer command, --api) on its queue's lane; its enqueue on the thread */
+  int (*copy)(ex_writer *w, const hp_memory_copy *c, const ex_proc *p, const ex_thread *t, ex_queue *q,
+              int lane);
 } ex_backend;
+
+/* Direction of a memory copy as text ("H2D", ...). */
+const char *ex_copy_direction(uint32_t d);
+/* Flow ids of memory copies, apart from the dispatches' (their row ids) */
+#define EX_COPY_FLOW(id) ((uint64_t)1 << 52 | (uint64_t)(id))
 
 struct ex_writer {
   ex_model *m;

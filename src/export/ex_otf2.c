@@ -137,22 +137,26 @@ static int ot_region(ex_writer *w, const hp_region *r, const ex_proc *p, const e
   return 0;
 }
 
+/* The location of a queue lane for a command starting at `start`; -1 (counted as skipped) for a command
+ * without a queue or one before the location's last event (OTF2 takes each location's events in order). */
+static long queue_loc(ex_writer *w, ot_state *os, const ex_queue *q, int lane, int64_t start) {
+  size_t l = q ? QUEUE_LOC(w->m, q, lane) : 0;
+  if (!q || (os->locs[l].events && (uint64_t)start < os->locs[l].last)) {
+    w->st->skipped_order++;
+    return -1;
+  }
+  return (long)l;
+}
+
 static int ot_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
                        const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
   ot_state *os = w->priv;
-  if (!q) {
-    w->st->skipped_order++;
-    return 0;
-  }
-  size_t l = QUEUE_LOC(w->m, q, lane);
-  ot_loc *lc = &os->locs[l];
-  if (lc->events && (uint64_t)d->start_ns < lc->last) {
-    w->st->skipped_order++;
-    return 0;
-  }
+  long l = queue_loc(w, os, q, lane, d->start_ns);
+  if (l < 0) return 0;
   const ex_named *k = ex_find_named(w->m->kernels, w->m->nkernels, d->kernel_id);
   OTF2_RegionRef region = k ? (OTF2_RegionRef)(k - w->m->kernels) : (OTF2_RegionRef)w->m->nkernels;
-  if (ot_event(w, os, l, (uint64_t)d->start_ns, region, 1)) return -1;
+  ot_loc *lc = &os->locs[l];
+  if (ot_event(w, os, (size_t)l, (uint64_t)d->start_ns, region, 1)) return -1;
   /* its counter samples, in time order within the dispatch; then its per-dispatch values at its end */
   for (size_t i = 0; i < w->nsamples; i++) {
     const hp_counter_sample *cs = &w->samples[i];
@@ -162,20 +166,38 @@ static int ot_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, c
       w->st->skipped_order++;
       continue;
     }
-    if (ot_metric(w, os, l, (uint64_t)cs->timestamp_ns, (OTF2_MetricRef)(2 * (c - w->m->counters) + 1),
-                  cs->value))
+    if (ot_metric(w, os, (size_t)l, (uint64_t)cs->timestamp_ns,
+                  (OTF2_MetricRef)(2 * (c - w->m->counters) + 1), cs->value))
       return -1;
     w->st->counter_samples++;
   }
   for (size_t i = 0; i < ncv; i++) {
     const ex_named *c = ex_find_named(w->m->counters, w->m->ncounters, cv[i].counter_id);
     if (!c) continue;
-    if (ot_metric(w, os, l, (uint64_t)d->end_ns, (OTF2_MetricRef)(2 * (c - w->m->counters)), cv[i].value))
+    if (ot_metric(w, os, (size_t)l, (uint64_t)d->end_ns, (OTF2_MetricRef)(2 * (c - w->m->counters)),
+                  cv[i].value))
       return -1;
     w->st->counter_values++;
   }
-  if (ot_event(w, os, l, (uint64_t)d->end_ns, region, 0)) return -1;
+  if (ot_event(w, os, (size_t)l, (uint64_t)d->end_ns, region, 0)) return -1;
   w->st->dispatches++;
+  return 0;
+}
+
+/* A memory copy: Enter/Leave of an OTF2 region named for its call, on its queue's location. */
+static int ot_copy(ex_writer *w, const hp_memory_copy *c, const ex_proc *p, const ex_thread *t, ex_queue *q,
+                   int lane) {
+  ot_state *os = w->priv;
+  long l = queue_loc(w, os, q, lane, c->start_ns);
+  if (l < 0) return 0;
+  int added;
+  long ix = hu_strmap_intern(&os->regions, c->name, &added);
+  if (ix < 0) return ex_set_err(w, "out of memory");
+  uint32_t region = (uint32_t)(w->m->nkernels + 1 + (size_t)ix);
+  if (ot_event(w, os, (size_t)l, (uint64_t)c->start_ns, region, 1) ||
+      ot_event(w, os, (size_t)l, (uint64_t)c->end_ns, region, 0))
+    return -1;
+  w->st->copies++;
   return 0;
 }
 
@@ -332,6 +354,7 @@ const ex_backend ex_otf2_backend = {
     .tracks = ot_tracks,
     .region = ot_region,
     .dispatch = ot_dispatch,
+    .copy = ot_copy,
     .finish = ot_finish,
     .discard = ot_discard,
     .is_dir = 1,

@@ -262,14 +262,20 @@ static int pf_region(ex_writer *w, const hp_region *r, const ex_proc *p, const e
   return 0;
 }
 
-static int pf_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
-                       const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
-  pf_state *ps = w->priv;
-  uint64_t track = q ? UUID_QUEUE(q->index, lane) : proc_uuid(p), host = host_uuid(p, t);
+/* The tracks a command needs: its queue lane's (and the lanes before it) and its host thread's. */
+static int tracks_for(ex_writer *w, pf_state *ps, ex_queue *q, int lane, uint64_t track, uint64_t host) {
   if (need_track(w, ps, track) || need_track(w, ps, host)) return -1;
   if (q && lane >= ps->lanes_written[q->index])
     for (int l = ps->lanes_written[q->index]; l <= lane; l++)
       if (lane_track(w, ps, q, l)) return -1;
+  return 0;
+}
+
+static int pf_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
+                       const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
+  pf_state *ps = w->priv;
+  uint64_t track = q ? UUID_QUEUE(q->index, lane) : proc_uuid(p), host = host_uuid(p, t);
+  if (tracks_for(w, ps, q, lane, track, host)) return -1;
   uint64_t flow = d->id;
   char dims[96];
   begin_event(ps, d->start_ns, TYPE_SLICE_BEGIN, track);
@@ -307,6 +313,36 @@ static int pf_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, c
   return 0;
 }
 
+static int pf_copy(ex_writer *w, const hp_memory_copy *c, const ex_proc *p, const ex_thread *t, ex_queue *q,
+                   int lane) {
+  pf_state *ps = w->priv;
+  uint64_t track = q ? UUID_QUEUE(q->index, lane) : proc_uuid(p), host = host_uuid(p, t);
+  if (tracks_for(w, ps, q, lane, track, host)) return -1;
+  uint64_t flow = (1ULL << 62) | c->id; /* apart from the dispatches' flows (their row ids) */
+  begin_event(ps, c->start_ns, TYPE_SLICE_BEGIN, track);
+  pb_str(ps, &ps->ev, TE_NAME, c->name);
+  pb_str(ps, &ps->ev, TE_CATEGORIES, "copy");
+  annotation_uint(ps, "bytes", c->bytes);
+  annotation_str(ps, "direction", ex_copy_direction(c->direction));
+  annotation_uint(ps, "copy_id", c->id);
+  if (c->enqueue_ns) annotation_int(ps, "enqueue_ns", c->enqueue_ns);
+  if (c->enqueue_ns) pb_fixed64(&ps->ev, TE_TERMINATING_FLOW_IDS, flow);
+  if (end_event(w, ps)) return -1;
+  begin_event(ps, c->end_ns, TYPE_SLICE_END, track);
+  if (end_event(w, ps)) return -1;
+  if (c->enqueue_ns) { /* the host side: an instant on the enqueuing thread, where the flow starts */
+    begin_event(ps, c->enqueue_ns, TYPE_INSTANT, host);
+    pb_str(ps, &ps->ev, TE_NAME, c->name);
+    pb_str(ps, &ps->ev, TE_CATEGORIES, "enqueue");
+    annotation_uint(ps, "copy_id", c->id);
+    pb_fixed64(&ps->ev, TE_FLOW_IDS, flow);
+    if (end_event(w, ps)) return -1;
+    w->st->flows++;
+  }
+  w->st->copies++;
+  return 0;
+}
+
 static void pf_free(pf_state *ps) {
   if (!ps) return;
   hu_buf_free(&ps->pkt), hu_buf_free(&ps->ev), hu_buf_free(&ps->sub), hu_buf_free(&ps->str);
@@ -336,4 +372,5 @@ const ex_backend ex_perfetto_backend = {
     .dispatch = pf_dispatch,
     .finish = pf_finish,
     .discard = pf_discard,
+    .copy = pf_copy,
 };

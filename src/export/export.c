@@ -274,20 +274,51 @@ static int walk_regions(ex_writer *w, const ex_backend *be, hp_store *s) {
   return rc;
 }
 
-/* The lane of a dispatch on its queue: the first whose dispatches all ended by its start. */
-static int queue_lane(ex_queue *q, const hp_dispatch *d) {
+/* The lane of a command (dispatch or copy) on its queue: the first whose commands all ended by its start. */
+static int lane_at(ex_queue *q, int64_t start, int64_t end) {
   if (!q) return 0;
   for (int i = 0; i < q->lanes; i++)
-    if (q->lane_end[i] <= d->start_ns) {
-      q->lane_end[i] = d->end_ns;
+    if (q->lane_end[i] <= start) {
+      q->lane_end[i] = end;
       return i;
     }
   if (q->lanes < EX_MAX_LANES) {
-    q->lane_end[q->lanes] = d->end_ns;
+    q->lane_end[q->lanes] = end;
     return q->lanes++;
   }
-  if (q->lane_end[EX_MAX_LANES - 1] < d->end_ns) q->lane_end[EX_MAX_LANES - 1] = d->end_ns;
+  if (q->lane_end[EX_MAX_LANES - 1] < end) q->lane_end[EX_MAX_LANES - 1] = end;
   return EX_MAX_LANES - 1;
+}
+static int queue_lane(ex_queue *q, const hp_dispatch *d) { return lane_at(q, d->start_ns, d->end_ns); }
+
+const char *ex_copy_direction(uint32_t d) {
+  static const char *const names[] = {"UNKNOWN", "H2D", "D2H", "D2D", "FILL"};
+  return d < sizeof names / sizeof names[0] ? names[d] : "UNKNOWN";
+}
+
+/* The memory copies (--api), read alongside the dispatches so that both share their queues' lanes in time
+ * order: every copy that starts before `until` goes out first. */
+typedef struct copy_walk {
+  hp_cursor *c;
+  hp_status st; /* of the last read: HP_OK while `next` holds a row */
+  hp_memory_copy next;
+} copy_walk;
+
+static int copies_before(ex_writer *w, const ex_backend *be, copy_walk *cw, int64_t until) {
+  while (cw->st == HP_OK && cw->next.start_ns < until) {
+    const hp_memory_copy *c = &cw->next;
+    tick(w);
+    if (!c->start_ns || c->end_ns < c->start_ns || !be->copy) {
+      w->st->skipped_untimed += !c->start_ns || c->end_ns < c->start_ns;
+    } else {
+      ex_queue *q = ex_find_queue(w->m, c->queue_id);
+      if (be->copy(w, c, ex_find_proc(w->m, c->process_id), ex_find_thread(w->m, c->thread_id), q,
+                   lane_at(q, c->start_ns, c->end_ns)))
+        return -1;
+    }
+    cw->st = hp_cursor_next(cw->c, &cw->next);
+  }
+  return 0;
 }
 
 /* A table read alongside the dispatches, in step (counter values, counter samples): every writer stores a
@@ -369,8 +400,14 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
   uint64_t prev_id = 0;
   hp_dispatch d = {.size = sizeof d};
   int rc = 0;
+  copy_walk cw = {.st = HP_END, .next = {.size = sizeof cw.next}};
+  uint64_t ncopies = 0;
+  if (hp_store_count(s, HP_TABLE_MEMORY_COPY, &ncopies) == HP_OK && ncopies &&
+      (cw.st = hp_cursor_open(s, HP_TABLE_MEMORY_COPY, &cw.c)) == HP_OK)
+    cw.st = hp_cursor_next(cw.c, &cw.next);
   while (!rc && (st = hp_cursor_next(c, &d)) == HP_OK) {
     tick(w);
+    if (d.start_ns && (rc = copies_before(w, be, &cw, d.start_ns)) != 0) break;
     if (step_take(w, &vals, d.id, prev_id) || step_take(w, &samples, d.id, prev_id)) {
       rc = -1;
       break;
@@ -388,6 +425,9 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
                       (const hp_counter_value *)vals.rows, vals.n);
   }
   if (!rc && st != HP_END) ex_note_damage(w, s);
+  if (!rc) rc = copies_before(w, be, &cw, INT64_MAX);
+  if (!rc && cw.st != HP_END && cw.st != HP_OK && ncopies) ex_note_damage(w, s);
+  hp_cursor_close(cw.c);
   step_close(w, &vals, s, !rc);
   step_close(w, &samples, s, !rc);
   w->samples = NULL, w->nsamples = 0;
@@ -463,9 +503,10 @@ ex_status ex_export(hp_store *s, const char *out_path, ex_format f, const ex_opt
     uint64_t nr = 0, nd = 0;
     w.progress = opts->progress;
     w.progress_ctx = opts->progress_ctx;
+    uint64_t nc = 0;
     if (hp_store_count(s, HP_TABLE_REGION, &nr) == HP_OK &&
         hp_store_count(s, HP_TABLE_DISPATCH, &nd) == HP_OK)
-      w.total = nr + nd;
+      w.total = nr + nd + (hp_store_count(s, HP_TABLE_MEMORY_COPY, &nc) == HP_OK ? nc : 0);
   }
   ex_status rc = EX_OK;
   if (ex_model_load(&w, s)) {

@@ -34,6 +34,7 @@ typedef struct ex_stats {
   int damaged;              /* the store is damaged: a table was read up to its damage */
   char damage[256];         /* hp_store_error at the damage */
   uint64_t counter_samples; /* counter samples (timelines during a dispatch) written (OTF2) */
+  uint64_t copies;          /* memory copy slices written (stores traced with --api) */
 } ex_stats;
 
 /* Format names ("perfetto", "chrome", "otf2"), NULL-terminated, in ex_format order. */

@@ -120,6 +120,7 @@ typedef union hp_anyrow {
   hp_pc_sample ps;
   hp_counter_sample cs;
   hp_code_blob cb;
+  hp_memory_copy mc;
 } hp_anyrow;
 
 /* 1 for the tables whose rows are many (dispatches, counter values, regions, samples, code bytes): streamed

@@ -156,6 +156,7 @@ static const char *const *const dedup_cols[HP_TABLE_COUNT] = {
     [HP_TABLE_PC_SAMPLE] = no_dedup,
     [HP_TABLE_COUNTER_SAMPLE] = no_dedup,
     [HP_TABLE_CODE_BLOB] = no_dedup, /* streamed; chunks of a hash already written are dropped (merge_row) */
+    [HP_TABLE_MEMORY_COPY] = no_dedup,
 };
 
 /* Big tables: no map per row, so memory does not grow with them. Region ids are shifted by an offset per
@@ -524,8 +525,10 @@ static hp_status merge_row(merger *m, hp_store *in, hp_table t, const tinfo *ti,
   const hp_table_desc *d = ti->d;
   hp_status st = HP_OK;
   /* a process already merged from an earlier input: its dispatches and regions are there already */
-  if (m->dup_proc.n && (t == HP_TABLE_DISPATCH || t == HP_TABLE_REGION) &&
-      idmap_get(&m->dup_proc, t == HP_TABLE_DISPATCH ? row->d.process_id : row->r.process_id)) {
+  if (m->dup_proc.n && (t == HP_TABLE_DISPATCH || t == HP_TABLE_REGION || t == HP_TABLE_MEMORY_COPY) &&
+      idmap_get(&m->dup_proc, t == HP_TABLE_DISPATCH ? row->d.process_id
+                              : t == HP_TABLE_REGION ? row->r.process_id
+                                                     : row->mc.process_id)) {
     if (stats) stats->duplicate_rows++;
     return HP_OK;
   }

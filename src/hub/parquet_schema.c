@@ -162,6 +162,21 @@ static const spec_row region_s[] = {
     TXT("name", "region name"),       TXT("category", "region category"), TIME("start_ns", "region begin"),
     TIME("end_ns", "region end"),
 };
+static const spec_row memory_copy_s[] = {
+    ID("id", "row id of the memory copy"),
+    REF("process_id", "process.id"),
+    REF("thread_id", "thread.id of the enqueuing thread"),
+    REF("agent_id", "agent.id of the queue's device"),
+    REF("queue_id", "queue.id"),
+    TXT("name", "the OpenCL call that enqueued it (clEnqueueReadBuffer, ...)"),
+    {"direction", "direction", I32, NR_NONE, NULL,
+     "1 host to device, 2 device to host, 3 device to device, 4 fill, 0 unknown"},
+    {"bytes", "bytes", I64, NR_NONE, "bytes", "bytes moved or filled"},
+    TIME("enqueue_ns", "host time of the enqueue call"),
+    TIME("start_ns", "device start"),
+    TIME("end_ns", "device end"),
+    REF("region_id", "region.id of the innermost region open on the enqueuing thread; NULL when none"),
+};
 static const spec_row metadata_s[] = {
     {"key", "key", STR, NR_NONE, NULL, "metadata key, unique in the store"},
     TXT("value", "its value"),
@@ -184,6 +199,7 @@ static const struct {
     [HP_TABLE_COUNTER_VALUE] = {counter_value_s, N(counter_value_s)},
     [HP_TABLE_REGION] = {region_s, N(region_s)},
     [HP_TABLE_METADATA] = {metadata_s, N(metadata_s)},
+    [HP_TABLE_MEMORY_COPY] = {memory_copy_s, N(memory_copy_s)},
 };
 
 static pq_colspec g_spec[HP_TABLE_COUNT][PQ_MAX_COLUMNS];

@@ -632,6 +632,24 @@ static int build_query(rp_state *r, hp_table t, int count, int order, hu_buf *q)
     if (r->own) hu_buf_str(q, " WHERE R.\"id\" <> 0");
     if (order) hu_buf_str(q, " ORDER BY R.\"id\"");
     break;
+  case HP_TABLE_MEMORY_COPY: {
+    /* the name (the OpenCL call, or ROCm's copy kind) through rocpd_string */
+    int name = r->obj[RT_STRING] != NULL && colset_has(&c, "name_id");
+    if (!count) {
+      const char *special[1] = {name ? "S.\"string\"" : "NULL"};
+      sb_select(q, t, &c, "M", special, r->own);
+    }
+    hu_buf_str(q, " FROM");
+    sb_obj(q, obj, "M");
+    if (!count && name) {
+      hu_buf_str(q, " LEFT JOIN");
+      sb_obj(q, r->obj[RT_STRING], "S");
+      hu_buf_str(q, " ON S.\"id\" = M.\"name_id\"");
+    }
+    if (r->own) hu_buf_str(q, " WHERE M.\"id\" <> 0");
+    if (order) hu_buf_str(q, " ORDER BY M.\"id\"");
+    break;
+  }
   default:
     if (!count) sb_select(q, t, &c, "T", NULL, r->own);
     hu_buf_str(q, " FROM");

@@ -236,7 +236,18 @@ const char rp_views_sql[] =
     "rocpd_string N ON N.id = M.name_id AND N.guid = M.guid UNION ALL SELECT N.string, R.\"end\" - R.start "
     "FROM "
     "rocpd_region R JOIN rocpd_string N ON N.id = R.name_id AND N.guid = R.guid) GROUP BY name ORDER BY "
-    "total_duration DESC;\n";
+    "total_duration DESC;\n"
+    /* memory copies (hubprof trace --api): ROCm's view name and columns, with hubprof's direction */
+    "CREATE VIEW memory_copies AS SELECT M.id, M.guid, 'MEMORY_COPY' AS category, M.nid, P.pid, T.tid, "
+    "M.start, M.\"end\", M.\"end\" - M.start AS duration, S.string AS name, M.stream_id, M.queue_id, Q.name "
+    "AS queue_name, M.size, M.dst_agent_id, A.absolute_index AS dst_agent_abs_index, A.type AS "
+    "dst_agent_type, M.dst_address, M.src_agent_id, M.src_address, CASE COALESCE(json_extract(M.extdata, "
+    "'$.direction'), 0) WHEN 1 THEN 'H2D' WHEN 2 THEN 'D2H' WHEN 3 THEN 'D2D' WHEN 4 THEN 'FILL' ELSE "
+    "'UNKNOWN' END AS direction FROM rocpd_memory_copy M JOIN rocpd_string S ON S.id = M.name_id AND "
+    "S.guid = M.guid JOIN rocpd_info_process P ON P.id = M.pid AND P.guid = M.guid LEFT JOIN "
+    "rocpd_info_thread T ON T.id = M.tid AND T.guid = M.guid LEFT JOIN rocpd_info_queue Q ON Q.id = "
+    "M.queue_id AND Q.guid = M.guid LEFT JOIN rocpd_info_agent A ON A.id = M.dst_agent_id AND A.guid = "
+    "M.guid;\n";
 
 /* Metadata tags owned by the format, never returned as user metadata. */
 int rp_reserved_tag(const char *t) {
@@ -314,6 +325,9 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
         {"@id", "@dispatch_id", "@pmc_id", "@timestamp",
          "CASE WHEN $value_bits IS NOT NULL AND @value IS NOT NULL THEN -0.0 ELSE @value END"},
     [HP_TABLE_CODE_BLOB] = {"@id", "@hash", "@offset", "@total_size", "@data"},
+    /* the name through rocpd_string (the reader's join) */
+    [HP_TABLE_MEMORY_COPY] = {"@id", "@pid", "@tid", "COALESCE(@dst_agent_id, @src_agent_id)", "@queue_id",
+                              NULL, "$direction", "@size", "$enqueue_ns", "@start", "@end", "$region_id"},
 };
 
 /* Where each hub column is written, in the order of hp_table_describe, for the tables whose rows map
@@ -376,6 +390,9 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
                             "$weight"},
     [HP_TABLE_COUNTER_SAMPLE] = {"id", "dispatch_id", "pmc_id", "timestamp", "%value"},
     [HP_TABLE_CODE_BLOB] = {"id", "hash", "offset", "total_size", "data"},
+    /* the device is both ends' agent (hubprof has no host agent row); the direction says which way */
+    [HP_TABLE_MEMORY_COPY] = {"id", "pid", "tid", "dst_agent_id,src_agent_id", "queue_id", "#name_id",
+                              "$direction", "size", "$enqueue_ns", "start", "end", "$region_id"},
 };
 
 /* The columns the writer derives for a row of those tables (from other tables' rows, or constants), in the
@@ -391,6 +408,7 @@ const char *const rp_write_extra[HP_TABLE_COUNT] = {
     [HP_TABLE_DISPATCH] = "nid, stream_id, region_name_id",
     [HP_TABLE_COUNTER_VALUE] = "id",
     [HP_TABLE_REGION] = "nid",
+    [HP_TABLE_MEMORY_COPY] = "nid, stream_id",
 };
 
 /* The rocpd table (RT_*) of each hub table. */
@@ -410,4 +428,5 @@ const int rp_table_base[HP_TABLE_COUNT] = {
     [HP_TABLE_PC_SAMPLE] = RT_SAMPLE,
     [HP_TABLE_COUNTER_SAMPLE] = RT_HP_COUNTER_SAMPLE,
     [HP_TABLE_CODE_BLOB] = RT_HP_CODE_BLOB,
+    [HP_TABLE_MEMORY_COPY] = RT_MEMORY_COPY,
 };

@@ -194,6 +194,13 @@ static int bind_extra(hp_store *s, hp_table t, const void *row, sqlite3_stmt *st
     sqlite3_bind_int64(st, p++, rp_proc_node(r, g->process_id));
     break;
   }
+  case HP_TABLE_MEMORY_COPY: {
+    const hp_memory_copy *mc = row;
+    if (!mc->process_id) r->need0 |= NEED0(HP_TABLE_PROCESS);
+    sqlite3_bind_int64(st, p++, rp_proc_node(r, mc->process_id));
+    sqlite3_bind_int64(st, p++, 0); /* stream_id */
+    break;
+  }
   default: break;
   }
   return p;
@@ -499,7 +506,8 @@ static void mapped_insert(hu_buf *q, hp_table t, const char *suffix) {
   char num[16], col[64];
   int p = 0, ext = 0;
   /* the small tables replace a row written again (same id); the big ones and regions insert, as ever */
-  int big = t == HP_TABLE_DISPATCH || t == HP_TABLE_COUNTER_VALUE || t == HP_TABLE_REGION;
+  int big = t == HP_TABLE_DISPATCH || t == HP_TABLE_COUNTER_VALUE || t == HP_TABLE_REGION ||
+            t == HP_TABLE_MEMORY_COPY;
   hu_buf_str(q, big ? "INSERT INTO \"rocpd_" : "INSERT OR REPLACE INTO \"rocpd_");
   hu_buf_str(q, rp_rt_name[rp_table_base[t]]);
   hu_buf_str(q, suffix);

@@ -152,6 +152,20 @@ static const hp_column code_blob_cols[] = {
     COL(hp_code_blob, offset, HP_COL_U64, NULL), COL(hp_code_blob, total_size, HP_COL_U64, NULL),
     COL(hp_code_blob, data, HP_COL_STR, NULL),
 };
+static const hp_column memory_copy_cols[] = {
+    COL(hp_memory_copy, id, HP_COL_U64, NULL),
+    COL(hp_memory_copy, process_id, HP_COL_U64, "process"),
+    COL(hp_memory_copy, thread_id, HP_COL_U64, "thread"),
+    COL(hp_memory_copy, agent_id, HP_COL_U64, "agent"),
+    COL(hp_memory_copy, queue_id, HP_COL_U64, "queue"),
+    COL(hp_memory_copy, name, HP_COL_STR, NULL),
+    COL(hp_memory_copy, direction, HP_COL_U32, NULL),
+    COL(hp_memory_copy, bytes, HP_COL_U64, NULL),
+    COL(hp_memory_copy, enqueue_ns, HP_COL_I64, NULL),
+    COL(hp_memory_copy, start_ns, HP_COL_I64, NULL),
+    COL(hp_memory_copy, end_ns, HP_COL_I64, NULL),
+    COL(hp_memory_copy, region_id, HP_COL_U64, "region"),
+};
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define DESC(nm, T, st, cols)                                                                                \
@@ -173,13 +187,15 @@ static const hp_table_desc descs[HP_TABLE_COUNT] = {
     DESC("pc_sample", HP_TABLE_PC_SAMPLE, hp_pc_sample, pc_sample_cols),
     DESC("counter_sample", HP_TABLE_COUNTER_SAMPLE, hp_counter_sample, counter_sample_cols),
     DESC("code_blob", HP_TABLE_CODE_BLOB, hp_code_blob, code_blob_cols),
+    DESC("memory_copy", HP_TABLE_MEMORY_COPY, hp_memory_copy, memory_copy_cols),
 };
 
 /* Tables whose rows are many (streamed by readers and merge, never held in memory, never de-duplicated by
  * key); the others are small and keyed. */
 int hp_table_streamed(hp_table t) {
   return t == HP_TABLE_DISPATCH || t == HP_TABLE_COUNTER_VALUE || t == HP_TABLE_REGION ||
-         t == HP_TABLE_PC_SAMPLE || t == HP_TABLE_COUNTER_SAMPLE || t == HP_TABLE_CODE_BLOB;
+         t == HP_TABLE_PC_SAMPLE || t == HP_TABLE_COUNTER_SAMPLE || t == HP_TABLE_CODE_BLOB ||
+         t == HP_TABLE_MEMORY_COPY;
 }
 
 const hp_table_desc *hp_table_describe(hp_table t) {

@@ -39,7 +39,7 @@ one_line_error "did you mean 'merge'?"
 expect 2 "$HP" list countres
 one_line_error "did you mean 'counters'?"
 expect 2 "$HP" analyze --by kernal s.db
-one_line_error "--by must be 'kernel', 'kernel-grid', 'dispatch', 'region', 'region-tree', 'instruction', 'line', 'function', 'basic-block', 'source', 'rank' or 'rank-imbalance', not 'kernal' (did you mean 'kernel'?)"
+one_line_error "--by must be 'kernel', 'kernel-grid', 'dispatch', 'region', 'region-tree', 'instruction', 'line', 'function', 'basic-block', 'source', 'rank', 'rank-imbalance', 'api' or 'copy', not 'kernal' (did you mean 'kernel'?)"
 expect 2 "$HP" analyze --limit
 one_line_error "option '--limit' needs a value"
 expect 2 "$HP" analyze -n 0 s.db

@@ -50,6 +50,7 @@ DISPATCH = 8  # record type: 1 + the table's index
 KERNEL = 7
 PC_SAMPLE, COUNTER_SAMPLE, CODE_BLOB = 13, 14, 15  # h-sample's tables (big: no sequence number)
 COUNTER_VALUE, REGION = 10, 11
+MEMORY_COPY = 16  # --api's transfer commands (big)
 
 
 def text(s: bytes) -> bytes:
@@ -71,6 +72,12 @@ def host_part(i: int) -> bytes:
                  + varint(10 * i + 5))
     cv = record(COUNTER_VALUE, varint(0) + varint(1) + varint(0) + varint(0) + struct.pack("<d", 2.5 * i) + varint(i))
     return reg + cv
+def copy(i: int, name: bytes = b"clEnqueueReadBuffer", name_len: int | None = None) -> bytes:
+    """A memory_copy row: id, process, thread, agent, queue, call name, direction, bytes, enqueue, start, end,
+    region."""
+    nm = (varint(len(name)) if name_len is None else varint(name_len)) + name
+    return record(MEMORY_COPY, varint(i) + varint(1) + varint(1) + varint(1) + varint(1) + nm + varint(i % 5)
+                  + varint(4096 * i) + varint(2000 * i) + varint(2000 * i + 10) + varint(2000 * i + 50) + varint(0))
 
 
 def dispatch(i: int) -> bytes:
@@ -98,6 +105,8 @@ def main() -> None:
         "region-host-part": good + block(b"".join(host_part(i) for i in range(1, 4)), 6),
         "huge-region-id": good + block(record(COUNTER_VALUE, varint(0) + varint(1) + varint(0) + varint(0)
                                               + struct.pack("<d", 1.0) + b"\xff" * 11), 1),
+        "copy-records": good + block(b"".join(copy(i) for i in range(1, 5)), 4),
+        "huge-copy-name": block(copy(1, b"clEnqueue", 1 << 40), 1) + good2,
         "huge-blob-string": block(record(CODE_BLOB, varint(1) + text(b"ab") + varint(0) + varint(3)
                                          + varint(1 << 40) + b"AAAA"), 1) + good2,
     }

@@ -42,6 +42,31 @@ def base(path: str) -> None:
     c.close()
 
 
+def with_copies(path: str) -> bytes:
+    """The base file with memory copies (--api): the reader's join of their names through rocpd_string,
+    and one copy whose name string is missing."""
+    import shutil
+    tmp = path + ".copies.db"
+    with hubprof.create(tmp, format="rocpd") as w:
+        w.write("agent", {"id": 1, "name": "cpu"})
+        w.write("process", {"id": 1, "pid": 42, "start_ns": 1, "end_ns": 900, "command": "./app"})
+        w.write("queue", {"id": 1, "process_id": 1, "agent_id": 1, "name": "q"})
+        w.write("memory_copy", {"id": list(range(1, 9)), "process_id": 1, "agent_id": 1, "queue_id": 1,
+                                "name": ["clEnqueueReadBuffer", "clEnqueueWriteBuffer"] * 4,
+                                "direction": [1 + i % 4 for i in range(8)], "bytes": [4096 * i for i in range(8)],
+                                "start_ns": [10 * i + 10 for i in range(8)], "end_ns": [10 * i + 15 for i in range(8)]})
+    c = sqlite3.connect(tmp)
+    (table,) = c.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE "
+                         "'rocpd_memory_copy_%'").fetchone()
+    c.execute(f'UPDATE "{table}" SET name_id = 999999 WHERE id = 3')  # a name that is not in rocpd_string
+    c.commit()
+    c.execute("PRAGMA page_size = 512")
+    c.execute("VACUUM")
+    c.close()
+    shutil.move(tmp, path)
+    return open(path, "rb").read()
+
+
 def main() -> None:
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "seeds", "rocpd")
     os.makedirs(out, exist_ok=True)
@@ -72,6 +97,7 @@ def main() -> None:
     struct.pack_into(">I", h, 28, 0x7FFFFFFF)
     seeds["huge-page-count"] = bytes(h)
     seeds["cut-in-half"] = bytes(v[: len(v) // 2])
+    seeds["memory-copies"] = with_copies(os.path.join(tmp, "copies.db"))
     for name, data in seeds.items():
         with open(os.path.join(out, name), "wb") as f:
             f.write(b"\0" + data)

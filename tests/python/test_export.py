@@ -319,3 +319,57 @@ def test_otf2_force_replaces_only_an_archive(made, tmp_path):
     p = run(need(HUBPROF), "export", made, "-o", other, "--format", "otf2", "-f", check=False)
     assert p.returncode == 1 and "not an OTF2 archive" in p.stderr
     assert (other / "keep.txt").read_text() == "keep"
+
+
+# ---- --api: API calls on their threads, memory copies on their queues (task api11) ------------------------------
+
+
+@pytest.fixture(scope="module")
+def api_store(tmp_path_factory) -> Path:
+    if not have_opencl():
+        pytest.skip("no OpenCL device")
+    out = tmp_path_factory.mktemp("api") / "api.db"
+    run(need(HUBPROF), "trace", "-q", "--api", "-o", out, "--", need(EX / "api_calls"), "1024", "5")
+    return out
+
+
+def test_api_calls_and_copies_every_format(api_store, tmp_path):
+    with hubprof.open(api_store) as s:
+        mc = s.table("memory_copy").sort_values("id")
+        reg = s.table("region")
+    api = reg[reg.category == "api"]
+    ndisp = len(dispatch_ids(api_store))
+    copies = sorted(zip(mc.name, mc.bytes))
+    assert len(mc) == 10 and len(api) > 10
+    # Perfetto: copies as slices with their bytes on queue tracks, API calls nested on the thread's track, one
+    # flow per dispatch and per copy, each from one enqueue to one device slice
+    export(api_store, tmp_path / "a.pftrace", "perfetto")
+    t = read_perfetto(tmp_path / "a.pftrace")
+    cps = [s for v in t["slices"].values() for s in v if "copy" in s[2].categories]
+    assert sorted((s[2].name, int(annotations(s[2])["bytes"])) for s in cps) == copies
+    calls = [s for v in t["slices"].values() for s in v if "api" in s[2].categories]
+    assert Counter(s[2].name for s in calls) == Counter(api.name)
+    for uuid, v in t["slices"].items():
+        assert nested([(b, e) for b, e, _ in v]), f"slices of track {uuid} overlap"
+    assert t["flows_out"] == t["flows_in"] and len(t["flows_out"]) == ndisp + len(mc)
+    assert all(n == 1 for n in t["flows_out"].values())
+    # Chrome JSON: the same, and each copy flow ends where its copy starts
+    export(api_store, tmp_path / "a.json", "chrome")
+    ev = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))["traceEvents"]
+    cx = [e for e in ev if e["ph"] == "X" and e.get("cat") == "copy"]
+    assert sorted((e["name"], e["args"]["bytes"]) for e in cx) == copies
+    assert Counter(e["name"] for e in ev if e["ph"] == "X" and e.get("cat") == "api") == Counter(api.name)
+    s = Counter(e["id"] for e in ev if e["ph"] == "s")
+    f = Counter(e["id"] for e in ev if e["ph"] == "f")
+    assert s == f and len(s) == ndisp + len(mc) and all(n == 1 for n in s.values())
+    starts = {(e["pid"], e["tid"], e["ts"]) for e in cx}
+    assert all((e["pid"], e["tid"], e["ts"]) in starts for e in ev if e["ph"] == "f" and e["name"] == "copy")
+    per = defaultdict(list)
+    for e in ev:
+        if e["ph"] == "X":
+            per[(e["pid"], e["tid"])].append((round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)))
+    assert all(nested(v) for v in per.values())
+    # OTF2: one Enter/Leave per dispatch, region and copy
+    export(api_store, tmp_path / "a-otf2", "otf2")
+    c = otf2_counts(tmp_path / "a-otf2")
+    assert c["ENTER"] == c["LEAVE"] == ndisp + len(reg) + len(mc)
