@@ -687,7 +687,9 @@ static hp_status open_file(pq_twriter *w) {
     return hp_set_error(w->s, HP_ERR_INVALID, "%s: partition too long", w->part);
   hp_status st = make_folders(w, folder);
   if (st != HP_OK) return st;
-  snprintf(w->fname, sizeof w->fname, "%s/part-%05u.parquet", folder, w->file_no++);
+  if (snprintf(w->fname, sizeof w->fname, "%s/part-%05u.parquet", folder, w->file_no++) >=
+      (int)sizeof w->fname)
+    return hp_set_error(w->s, HP_ERR_INVALID, "%s: partition too long", w->part);
   snprintf(path, sizeof path, "%s/%s", w->dir, w->fname);
   w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (w->fd < 0) return hp_set_error(w->s, HP_ERR_IO, "%s: cannot create: %s", w->fname, strerror(errno));

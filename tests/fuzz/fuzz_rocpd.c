@@ -29,7 +29,7 @@ static void make_base(void) {
     return;
   }
   hp_node n = {sizeof n, 1, "host", "machine", "Linux", "6.1", "#1", "x86_64"};
-  hp_process p = {sizeof p, 1, 1, 100, 1, 3, 5, 900, "./app \"x\"", 2};
+  hp_process p = {sizeof p, 1, 1, 100, 1, 3, 5, 900, "./app \"x\"", 2, -1, -1, "", 0};
   hp_thread t = {sizeof t, 1, 1, 100, 5, 900, "main"};
   hp_agent a = {
       .size = sizeof a, .id = 1, .node_id = 1, .type = HP_AGENT_GPU, .name = "gfx942", .runtime = "r\n"};
@@ -60,7 +60,7 @@ static void make_base(void) {
                      .passes = 2,
                      .bytes_accessible = i << 60};
     hp_write_dispatch(s, &d);
-    hp_counter_value v = {sizeof v, i, 1, 1 + (uint32_t)(i % 3), 0, i % 5 ? 1.5 * (double)i : -0.0};
+    hp_counter_value v = {sizeof v, i, 1, 1 + (uint32_t)(i % 3), 0, i % 5 ? 1.5 * (double)i : -0.0, 0};
     hp_write_counter_value(s, &v);
   }
   hp_region r = {sizeof r, 1, 1, 1, "init", "roctx", 1, 2};
