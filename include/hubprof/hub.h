@@ -414,11 +414,14 @@ HP_API const char *hp_store_note(const hp_store *s);
 HP_API hp_status hp_store_damage(const hp_store *s, uint64_t *offset);
 
 /* ---- Merge ------------------------------------------------------------------------------------ */
+/* Per-table arrays in public structs have this many slots, so that a new table does not change their
+ * layout (the ABI) again; HP_TABLE_COUNT is at most this. */
+#define HP_TABLE_SLOTS 32
 typedef struct hp_merge_stats {
   uint32_t size;
   uint64_t inputs;
-  uint64_t rows_in[HP_TABLE_COUNT];  /* rows read per table */
-  uint64_t rows_out[HP_TABLE_COUNT]; /* rows written per table (after de-duplication) */
+  uint64_t rows_in[HP_TABLE_SLOTS];  /* rows read per table (slots from HP_TABLE_COUNT on stay 0) */
+  uint64_t rows_out[HP_TABLE_SLOTS]; /* rows written per table (after de-duplication) */
   uint64_t damaged_inputs;           /* inputs read only up to their damage */
   uint64_t duplicate_processes; /* processes found in an earlier input too (the same profile given twice) */
   uint64_t duplicate_rows;      /* their dispatches, regions and counter values, not written again; and

@@ -156,16 +156,17 @@ def _table_count() -> int:
 
 
 TABLE_COUNT = _table_count()
+TABLE_SLOTS = 32  # HP_TABLE_SLOTS (hub.h): the per-table arrays of the stats structs
 
 
 class hp_merge_stats(ctypes.Structure):
-    """struct hp_merge_stats (hub.h); its arrays have one slot per table of the loaded library."""
+    """struct hp_merge_stats (hub.h); its arrays have HP_TABLE_SLOTS slots, the first TABLE_COUNT used."""
 
     _fields_ = [
         ("size", ctypes.c_uint32),
         ("inputs", c_uint64),
-        ("rows_in", c_uint64 * TABLE_COUNT),
-        ("rows_out", c_uint64 * TABLE_COUNT),
+        ("rows_in", c_uint64 * TABLE_SLOTS),
+        ("rows_out", c_uint64 * TABLE_SLOTS),
         ("damaged_inputs", c_uint64),
         ("duplicate_processes", c_uint64),
         ("duplicate_rows", c_uint64),

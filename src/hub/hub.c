@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+static_assert(HP_TABLE_COUNT <= HP_TABLE_SLOTS, "hp_merge_stats' per-table arrays are too small");
+
 #ifndef HUBPROF_VERSION
 #define HUBPROF_VERSION HP_VERSION /* from the VERSION file, through the Makefile */
 #endif
