@@ -41,13 +41,7 @@ for ((r = 0; r < rounds; r++)); do
 done
 . bench/lib.sh # stats
 read -r pm pl ph <<<"$(stats "${plain[@]}")"
-row() { # LABEL VALUES...
-  local label=$1
-  shift
-  read -r m l h <<<"$(stats "$@")"
-  awk -v L="$label" -v m="$m" -v l="$l" -v h="$h" -v p="$pm" \
-    'BEGIN { printf "%-40s %9.1f %17s %9.1f %7.2fx\n", L, m, l "-" h, m - p, m / p }'
-}
+row() { stats_row 40 "$pm" "$@"; } # LABEL VALUES...: against the plain runs' median pm
 printf '%-40s %9s %17s %9s %8s\n' "launch_loop $n dispatches, $rounds rounds" "median" "min-max" "added" "slowdown"
 row "no collector" "${plain[@]}"
 [ -n "$old" ] && row "collector of $base (before --api)" "${prev[@]}"

@@ -54,13 +54,7 @@ done
 # median min max of the arguments
 . bench/lib.sh # stats
 read -r pm pl ph <<<"$(stats "${plain[@]}")"
-row() { # LABEL VALUES...
-  local label=$1
-  shift
-  read -r m l h <<<"$(stats "$@")"
-  awk -v L="$label" -v m="$m" -v l="$l" -v h="$h" -v p="$pm" \
-    'BEGIN { printf "%-46s %9.1f %17s %9.1f %7.2fx\n", L, m, l "-" h, m - p, m / p }'
-}
+row() { stats_row 46 "$pm" "$@"; } # LABEL VALUES...: against the plain runs' median pm
 printf '%-46s %9s %17s %9s %8s\n' "launch_loop $n dispatches, $rounds rounds" "median" "min-max" "added" "slowdown"
 row "no collector" "${plain[@]}"
 row "no-op collector (layer, forwards only)" "${noop[@]}"

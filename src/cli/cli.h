@@ -76,6 +76,11 @@ struct hp_merge_stats;
 int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const char *format, int force,
                      int strict, int quiet, struct hp_merge_stats *stats, char *first_format,
                      size_t first_format_len);
+struct hp_assembly;
+struct cli_progress;
+/* A new assembly with merge's options (strict; warnings as cli_warn lines; the progress line in *pr), or
+ * NULL after one error line (out of memory): for merge, convert and merge --append. */
+struct hp_assembly *cli_merge_assembly(int strict, struct cli_progress **pr);
 /* `merge --append` (merge_append.c): add the stores at paths[0..n) to the Parquet dataset `store` as new
  * part files; errors printed; CLI_OK or CLI_FAIL. */
 int cli_merge_append(char *const *paths, size_t n, const char *store, int strict, int quiet,

@@ -52,22 +52,25 @@ static void merge_warn(void *ctx, const char *line) {
   cli_warn("%s", line);
 }
 
+hp_assembly *cli_merge_assembly(int strict, cli_progress **pr) {
+  hp_assemble_opts ao = {.size = sizeof ao,
+                         .strict = strict,
+                         .warn = merge_warn,
+                         .progress = cli_progress_ref_cb,
+                         .progress_ctx = pr};
+  hp_assembly *a = NULL;
+  if (hp_assembly_new(&ao, &a) != HP_OK) cli_error("out of memory");
+  return a;
+}
+
 int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const char *format, int force,
                      int strict, int quiet, hp_merge_stats *stats, char *first_format,
                      size_t first_format_len) {
   int rc = run_check_output(out_path, format, force);
   if (rc) return rc == CLI_USAGE ? CLI_USAGE : CLI_FAIL;
   cli_progress *pr = NULL; /* a live progress line on a terminal while writing: rows read of every input */
-  hp_assemble_opts ao = {.size = sizeof ao,
-                         .strict = strict,
-                         .warn = merge_warn,
-                         .progress = cli_progress_ref_cb,
-                         .progress_ctx = &pr};
-  hp_assembly *a = NULL;
-  if (hp_assembly_new(&ao, &a) != HP_OK) {
-    cli_error("out of memory");
-    return CLI_FAIL;
-  }
+  hp_assembly *a = cli_merge_assembly(strict, &pr);
+  if (!a) return CLI_FAIL;
   hp_status st = HP_OK;
   for (size_t i = 0; i < n && st == HP_OK; i++) {
     if (strcmp(paths[i], out_path) == 0) {

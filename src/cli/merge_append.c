@@ -10,11 +10,6 @@
 
 #include <string.h>
 
-static void append_warn(void *ctx, const char *line) {
-  (void)ctx;
-  cli_warn("%s", line);
-}
-
 int cli_merge_append(char *const *paths, size_t n, const char *store, int strict, int quiet,
                      hp_merge_stats *stats) {
   hp_store *in = NULL;
@@ -33,16 +28,8 @@ int cli_merge_append(char *const *paths, size_t n, const char *store, int strict
   }
   hp_store_close(in);
   cli_progress *pr = NULL;
-  hp_assemble_opts ao = {.size = sizeof ao,
-                         .strict = strict,
-                         .warn = append_warn,
-                         .progress = cli_progress_ref_cb,
-                         .progress_ctx = &pr};
-  hp_assembly *a = NULL;
-  if (hp_assembly_new(&ao, &a) != HP_OK) {
-    cli_error("out of memory");
-    return CLI_FAIL;
-  }
+  hp_assembly *a = cli_merge_assembly(strict, &pr);
+  if (!a) return CLI_FAIL;
   st = hp_assembly_add(a, store, 0); /* the store first: its ids stay */
   for (size_t i = 0; i < n && st == HP_OK; i++) {
     if (strcmp(paths[i], store) == 0) {
