@@ -287,7 +287,7 @@ static void merge_old_stats(void) {
   struct {
     uint32_t size;
     uint64_t inputs;
-    uint64_t rows_in[HP_TABLE_COUNT];
+    uint64_t rows_in[HP_TABLE_SLOTS];
     uint64_t guard;
   } old = {offsetof(hp_merge_stats, rows_out), 0, {0}, 0x5a5a5a5a5a5a5a5aULL};
   hp_store *in, *out;
