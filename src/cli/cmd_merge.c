@@ -148,6 +148,13 @@ int cmd_merge(int argc, char **argv) {
     return CLI_USAGE;
   }
   hp_merge_stats stats = {.size = sizeof stats};
+  if (cli_given(&a, "append") && (strcmp(format, "parquet") != 0 || cli_given(&a, "partition"))) {
+    cli_error("merge: --append %s", strcmp(format, "parquet") != 0
+                                        ? "adds to a Parquet dataset: OUT must be one (-o DIR.parquet)"
+                                        : "keeps the store's own partitioning: drop --partition");
+    cli_args_free(&a);
+    return CLI_USAGE;
+  }
   char **inputs = NULL; /* folders of stores (merge_dir.c) replaced by their stores */
   size_t ninputs = 0;
   if ((rc = cli_merge_inputs(a.operands, a.noperands, &inputs, &ninputs)) != CLI_OK) {
