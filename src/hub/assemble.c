@@ -1352,7 +1352,7 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
       a->merged[i] = a->in[i].s; /* NULL while closed: hook_open opens it for the merge */
     if (st == HP_OK && !stream && a->o.impute != HP_IMPUTE_NONE) st = mux_prepare(a, &full);
   }
-  uint64_t total = 0; /* the inputs' rows, for progress */
+  uint64_t total = 0;                                /* the inputs' rows, for progress */
   for (size_t i = 0; st == HP_OK && i < a->n; i++) { /* lost records, from every input's processes */
     if ((st = ain_open(a, i)) != HP_OK) break;
     for (int t = 0; stream && a->o.progress && t < HP_TABLE_COUNT; t++) {
@@ -1404,7 +1404,8 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     warnf(a,
           "%s: process %" PRId64 " (%s) did not close its log (killed, or its log cut short): %" PRIu64
           " dispatch%s kept, its end time unknown",
-          a->merged[u->ix] ? hp_store_path(a->merged[u->ix]) : a->in[u->ix].path, u->pid, u->command, u->kept, u->kept == 1 ? "" : "es");
+          a->merged[u->ix] ? hp_store_path(a->merged[u->ix]) : a->in[u->ix].path, u->pid, u->command, u->kept,
+          u->kept == 1 ? "" : "es");
   }
   if (user) {
     size_t keep = user->size < sizeof full ? user->size : sizeof full;
