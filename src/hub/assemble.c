@@ -1363,6 +1363,7 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     hp_cursor *c;
     if (st != HP_OK || hp_cursor_open(a->in[i].s, HP_TABLE_PROCESS, &c) != HP_OK) {
       if (stream) ain_park(a, i);
+      if (stream) a->merged[i] = a->in[i].s; /* NULL once closed: the merge opens it again */
       continue;
     }
     const char *ns = a->in[i].run == 0 ? hp_store_metadata(a->in[i].s, "dispatches_not_selected") : NULL;
@@ -1378,6 +1379,7 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
                               : full.lost_records + p.lost_records;
     hp_cursor_close(c);
     if (stream) ain_park(a, i);
+    if (stream) a->merged[i] = a->in[i].s;
   }
   for (size_t i = 0; st == HP_OK && !stream && i < a->nmerged; i++) /* those found above when streaming */
     st = unfinished_of(a, i, a->merged[i]);
