@@ -4,6 +4,8 @@
 # /usr/bin/time) per size, interleaved rounds, median and min-max (bench/lib.sh). Memory that stays flat as the
 # inputs grow is the claim (docs/cluster.md).
 # usage: bench_cluster.sh DIR [DISPATCHES [ROUNDS [SIZES]]]   (defaults 100000, 3, "16 32 64")
+# CLUSTER_SPLIT=1: DISPATCHES is the total, split evenly over the stores (same rows for every size, so
+# what changes with the size is the number of inputs alone).
 # SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,10 +16,12 @@ rounds=${3:-3}
 sizes=${4:-16 32 64}
 B=build
 mkdir -p "$dir"
+split=${CLUSTER_SPLIT:-0}
+per() { if [ "$split" = 1 ]; then echo $((disp / $1)); else echo "$disp"; fi; }
 for n in $sizes; do
   if [ ! -d "$dir/ranks$n" ]; then
     mkdir -p "$dir/ranks$n"
-    "$B/examples/gen_logs" "$dir/ranks$n" "$n" "$disp" 0 1 rocpd >/dev/null
+    "$B/examples/gen_logs" "$dir/ranks$n" "$n" "$(per "$n")" 0 1 rocpd >/dev/null
   fi
 done
 declare -A secs mem
@@ -33,6 +37,6 @@ done
 echo "inputs  dispatches  time s (median min max)  peak RSS MiB (median min max)"
 for n in $sizes; do
   # shellcheck disable=SC2086
-  printf "%6d  %10d  %-23s  %s\n" "$n" "$((n * disp))" "$(stats ${secs[$n]})" "$(stats ${mem[$n]})"
+  printf "%6d  %10d  %-23s  %s\n" "$n" "$((n * $(per "$n")))" "$(stats ${secs[$n]})" "$(stats ${mem[$n]})"
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -8,6 +8,7 @@
 #include "hubprof/assemble.h"
 #include "hubprof/hub.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sys/stat.h>
@@ -287,6 +288,62 @@ static void test_bad_calls(void) {
   hp_assembly_free(NULL);
 }
 
+/* Open file descriptors of this process. */
+static int open_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  int n = 0;
+  if (!d) return -1;
+  while (readdir(d))
+    n++;
+  closedir(d);
+  return n;
+}
+
+/* A plain merge holds one input open at a time: adding inputs leaves none open, the merge opens each while
+ * it reads it (and says which one it cannot open again). */
+static void test_streamed_inputs(void) {
+  enum { N = 8 };
+  char names[N][32];
+  const char *list[N];
+  for (int i = 0; i < N; i++) {
+    snprintf(names[i], sizeof names[i], "stream%d.log", i);
+    list[i] = names[i];
+    write_proc(names[i], 100 + i, 1000 + i, "app", "k", 5, "c", 1, 1.0);
+  }
+  hp_assembly *a = NULL;
+  hp_assemble_opts o = {.size = sizeof o};
+  CHECK_OK(hp_assembly_new(&o, &a), (hp_store *)NULL);
+  int before = open_fds();
+  for (int i = 0; i < N; i++) {
+    char p[512];
+    path_of(p, sizeof p, names[i]);
+    CHECK_OK(hp_assembly_add(a, p, 0), (hp_store *)NULL);
+  }
+  CHECK_EQ_U64(open_fds(), before); /* every input added is closed again */
+  hp_assembly_free(a);
+  hp_assemble_stats stats;
+  CHECK_OK(assemble("stream.db", list, NULL, N, &o, &stats), (hp_store *)NULL);
+  CHECK_EQ_U64(stats.merge.inputs, N);
+  CHECK_EQ_U64(count("stream.db", HP_TABLE_DISPATCH), 5 * N);
+  CHECK_EQ_U64(count("stream.db", HP_TABLE_PROCESS), N);
+  /* an input gone between add and write: the write fails naming it */
+  CHECK_OK(hp_assembly_new(&o, &a), (hp_store *)NULL);
+  char p[512];
+  for (int i = 0; i < 2; i++) {
+    path_of(p, sizeof p, names[i]);
+    CHECK_OK(hp_assembly_add(a, p, 0), (hp_store *)NULL);
+  }
+  CHECK(unlink(p) == 0);
+  char outp[512];
+  path_of(outp, sizeof outp, "stream-gone.db");
+  hp_store *out = NULL;
+  CHECK_OK(hp_store_open(outp, "rocpd", HP_CREATE, &out), out);
+  CHECK(hp_assembly_write(a, out, NULL) != HP_OK);
+  CHECK(strstr(hp_assembly_error(a), names[1]) != NULL);
+  hp_store_abort(out);
+  hp_assembly_free(a);
+}
+
 int main(void) {
   snprintf(dir, sizeof dir, "%s/hubprof-test-assemble-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(dir)) {
@@ -297,6 +354,7 @@ int main(void) {
   test_imputation();
   test_replay();
   test_bad_calls();
+  test_streamed_inputs();
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

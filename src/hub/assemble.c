@@ -18,6 +18,7 @@ typedef struct ainput {
   hp_store *s;
   int owned; /* opened by the assembly */
   uint32_t run;
+  char *path; /* an owned input's path: closed (s NULL) while not read, opened again by ain_open */
 } ainput;
 
 typedef struct mproc mproc;
@@ -112,8 +113,32 @@ static hp_status take(hp_assembly *a, hp_store *s, int owned, uint32_t run) {
     a->in = v;
     a->cap = cap;
   }
-  a->in[a->n++] = (ainput){s, owned, run};
+  a->in[a->n++] = (ainput){s, owned, run, NULL};
   return HP_OK;
+}
+
+/* An input of the assembly, open: one closed while not read is opened again (the merge of many inputs holds
+ * one open at a time, docs/cluster.md). */
+static hp_status ain_open(hp_assembly *a, size_t i) {
+  ainput *x = &a->in[i];
+  if (x->s) return HP_OK;
+  hp_status st = hp_store_open(x->path, NULL, HP_READ, &x->s);
+  if (st == HP_OK) return HP_OK;
+  if (x->s && hp_store_error(x->s)[0])
+    fail(a, st, "%s", hp_store_error(x->s));
+  else
+    fail(a, st, "%s: %s", x->path, hp_status_str(st));
+  hp_store_abort(x->s);
+  x->s = NULL;
+  return st;
+}
+
+/* Close an input the assembly opened until it is read again (its path kept); others stay open. */
+static void ain_park(hp_assembly *a, size_t i) {
+  ainput *x = &a->in[i];
+  if (!x->owned || !x->path || !x->s) return;
+  hp_store_close(x->s);
+  x->s = NULL;
 }
 
 /* The damage policy for a store that opened: damaged = an error (strict) or a warning. */
@@ -150,7 +175,9 @@ hp_status hp_assembly_add(hp_assembly *a, const char *path, uint32_t run) {
     hp_store_close(s);
     return st;
   }
-  return take(a, s, 1, run);
+  if ((st = take(a, s, 1, run)) != HP_OK) return st;
+  if ((a->in[a->n - 1].path = strdup(path))) ain_park(a, a->n - 1); /* else it stays open */
+  return HP_OK;
 }
 
 hp_status hp_assembly_add_store(hp_assembly *a, hp_store *s, uint32_t run) {
@@ -1245,6 +1272,47 @@ static void hook_progress(void *ctx, uint64_t done, uint64_t total) {
   if (a->o.progress) a->o.progress(a->o.progress_ctx, done, total);
 }
 
+/* Merged input i's processes that did not close their logs (a->unf), from its store s. */
+static hp_status unfinished_of(hp_assembly *a, size_t i, hp_store *s) {
+  hp_cursor *c;
+  if (hp_cursor_open(s, HP_TABLE_PROCESS, &c) != HP_OK) return HP_OK;
+  hp_status st = HP_OK;
+  hp_process p = {.size = sizeof p};
+  while (st == HP_OK && hp_cursor_next(c, &p) == HP_OK) {
+    if (p.end_ns != 0) continue;
+    struct unfinished *u = realloc(a->unf, (a->nunf + 1) * sizeof *u);
+    char *cmd = strdup(p.command ? p.command : "");
+    if (!u || !cmd) {
+      if (u) a->unf = u;
+      free(cmd);
+      st = fail(a, HP_ERR_NOMEM, "out of memory");
+      break;
+    }
+    a->unf = u;
+    a->unf[a->nunf++] = (struct unfinished){i, p.id, p.pid, cmd, 0};
+  }
+  hp_cursor_close(c);
+  return st;
+}
+
+/* A streamed merge's input, opened when the merge reaches it and closed after. */
+static hp_store *hook_open(void *ctx, size_t ix) {
+  hp_assembly *a = ctx;
+  hp_status st = ain_open(a, ix);
+  if (st != HP_OK) {
+    a->hooks->status = st;
+    snprintf(a->hooks->error, sizeof a->hooks->error, "%s", a->error);
+    return NULL;
+  }
+  return a->merged[ix] = a->in[ix].s;
+}
+
+static void hook_done(void *ctx, size_t ix) {
+  hp_assembly *a = ctx;
+  a->merged[ix] = NULL;
+  ain_park(a, ix);
+}
+
 /* ---- write -----------------------------------------------------------------------------------------------
  */
 hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *user) {
@@ -1262,6 +1330,18 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     replay |= a->in[i].run > 0;
   if (replay && a->o.impute != HP_IMPUTE_NONE && a->o.impute != HP_IMPUTE_AUTO)
     st = fail(a, HP_ERR_INVALID, "application replay and multiplex imputation exclude each other");
+  /* A plain merge (no application replay, no multiplex imputation) reads one input at a time: an input is
+   * open only while it is read (first its small tables here, then all of it in the merge), so memory does
+   * not grow with the number of inputs. Replay and imputation compare inputs: they keep all open. */
+  int stream = !replay && a->o.impute != HP_IMPUTE_KERNEL && a->o.impute != HP_IMPUTE_LAUNCH;
+  for (size_t i = 0; st == HP_OK && stream && a->o.impute == HP_IMPUTE_AUTO && i < a->n; i++) {
+    if ((st = ain_open(a, i)) != HP_OK) break;
+    const char *rp = hp_store_metadata(a->in[i].s, "replay");
+    if (rp && !strcmp(rp, "multiplex") && hp_store_metadata(a->in[i].s, "multiplex_policy")) stream = 0;
+    ain_park(a, i);
+  }
+  for (size_t i = 0; st == HP_OK && !stream && i < a->n; i++)
+    st = ain_open(a, i);
   if (st == HP_OK && replay) {
     st = replay_prepare(a, &full);
   } else if (st == HP_OK) {
@@ -1269,12 +1349,23 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     if (!(a->merged = calloc(a->n ? a->n : 1, sizeof *a->merged)))
       st = fail(a, HP_ERR_NOMEM, "out of memory");
     for (size_t i = 0; st == HP_OK && i < a->n; i++)
-      a->merged[i] = a->in[i].s;
-    if (st == HP_OK && a->o.impute != HP_IMPUTE_NONE) st = mux_prepare(a, &full);
+      a->merged[i] = a->in[i].s; /* NULL while closed: hook_open opens it for the merge */
+    if (st == HP_OK && !stream && a->o.impute != HP_IMPUTE_NONE) st = mux_prepare(a, &full);
   }
+  uint64_t total = 0;                                /* the inputs' rows, for progress */
   for (size_t i = 0; st == HP_OK && i < a->n; i++) { /* lost records, from every input's processes */
+    if ((st = ain_open(a, i)) != HP_OK) break;
+    for (int t = 0; stream && a->o.progress && t < HP_TABLE_COUNT; t++) {
+      uint64_t k = 0;
+      if (hp_store_count(a->in[i].s, (hp_table)t, &k) == HP_OK) total += k;
+    }
+    if (stream) st = unfinished_of(a, i, a->in[i].s);
     hp_cursor *c;
-    if (hp_cursor_open(a->in[i].s, HP_TABLE_PROCESS, &c) != HP_OK) continue;
+    if (st != HP_OK || hp_cursor_open(a->in[i].s, HP_TABLE_PROCESS, &c) != HP_OK) {
+      if (stream) ain_park(a, i);
+      if (stream) a->merged[i] = a->in[i].s; /* NULL once closed: the merge opens it again */
+      continue;
+    }
     const char *ns = a->in[i].run == 0 ? hp_store_metadata(a->in[i].s, "dispatches_not_selected") : NULL;
     if (ns) { /* every run of an application replay selects the same: its first run counts */
       full.not_selected_dispatches += strtoull(ns, NULL, 10);
@@ -1287,28 +1378,17 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
                               ? UINT64_MAX /* saturated */
                               : full.lost_records + p.lost_records;
     hp_cursor_close(c);
+    if (stream) ain_park(a, i);
+    if (stream) a->merged[i] = a->in[i].s;
   }
-  for (size_t i = 0; st == HP_OK && i < a->nmerged; i++) { /* processes that did not close their logs */
-    hp_cursor *c;
-    if (hp_cursor_open(a->merged[i], HP_TABLE_PROCESS, &c) != HP_OK) continue;
-    hp_process p = {.size = sizeof p};
-    while (st == HP_OK && hp_cursor_next(c, &p) == HP_OK) {
-      if (p.end_ns != 0) continue;
-      struct unfinished *u = realloc(a->unf, (a->nunf + 1) * sizeof *u);
-      char *cmd = strdup(p.command ? p.command : "");
-      if (!u || !cmd) {
-        if (u) a->unf = u;
-        free(cmd);
-        st = fail(a, HP_ERR_NOMEM, "out of memory");
-        break;
-      }
-      a->unf = u;
-      a->unf[a->nunf++] = (struct unfinished){i, p.id, p.pid, cmd, 0};
-    }
-    hp_cursor_close(c);
-  }
+  for (size_t i = 0; st == HP_OK && !stream && i < a->nmerged; i++) /* those found above when streaming */
+    st = unfinished_of(a, i, a->merged[i]);
   if (st == HP_OK) {
-    hp_merge_hooks h = {.ctx = a, .row = hook_row, .extra = hook_extra};
+    hp_merge_hooks h = {.ctx = a, .row = hook_row, .extra = hook_extra, .total = total};
+    if (stream) {
+      h.open = hook_open;
+      h.done = hook_done;
+    }
     if (a->o.progress) h.progress = hook_progress; /* else the inputs' rows need not be counted */
     a->hooks = &h;
     a->stats = &full;
@@ -1326,7 +1406,8 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     warnf(a,
           "%s: process %" PRId64 " (%s) did not close its log (killed, or its log cut short): %" PRIu64
           " dispatch%s kept, its end time unknown",
-          hp_store_path(a->merged[u->ix]), u->pid, u->command, u->kept, u->kept == 1 ? "" : "es");
+          a->merged[u->ix] ? hp_store_path(a->merged[u->ix]) : a->in[u->ix].path, u->pid, u->command, u->kept,
+          u->kept == 1 ? "" : "es");
   }
   if (user) {
     size_t keep = user->size < sizeof full ? user->size : sizeof full;
@@ -1355,8 +1436,10 @@ void hp_assembly_free(hp_assembly *a) {
   for (size_t k = 0; k < a->nunf; k++)
     free(a->unf[k].command);
   free(a->unf);
-  for (size_t i = 0; i < a->n; i++)
-    if (a->in[i].owned) hp_store_close(a->in[i].s);
+  for (size_t i = 0; i < a->n; i++) {
+    if (a->in[i].owned && a->in[i].s) hp_store_close(a->in[i].s);
+    free(a->in[i].path);
+  }
   free(a->in);
   free(a);
 }

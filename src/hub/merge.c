@@ -708,7 +708,8 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
   m->out = out;
   m->stats = stats;
   m->hooks = hooks;
-  for (size_t i = 0; hooks && hooks->progress && i < n; i++)
+  m->total = hooks ? hooks->total : 0;
+  for (size_t i = 0; hooks && hooks->progress && !hooks->total && i < n; i++)
     for (int t = 0; in[i] && t < HP_TABLE_COUNT; t++) {
       uint64_t c = 0;
       if (hp_store_count(in[i], (hp_table)t, &c) == HP_OK) m->total += c;
@@ -716,13 +717,23 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
   m->pipe = n ? pipe_start(out, stats) : NULL;
   hp_status st = HP_OK;
   for (size_t i = 0; i < n && st == HP_OK; i++) {
-    if (!in[i] || in[i]->mode != HP_READ) {
+    hp_store *s = in[i];
+    if (!s && !(hooks && hooks->open)) {
       st = HP_ERR_INVALID;
+      break;
+    }
+    if (!s && !(s = hooks->open(hooks->ctx, i))) {
+      st = hook_failed(m);
+      break;
+    }
+    if (s->mode != HP_READ) {
+      st = HP_ERR_INVALID;
+      if (!in[i] && hooks->done) hooks->done(hooks->ctx, i);
       break;
     }
     if (stats) {
       stats->inputs++;
-      if (hp_store_damage(in[i], NULL) != HP_OK) stats->damaged_inputs++;
+      if (hp_store_damage(s, NULL) != HP_OK) stats->damaged_inputs++;
     }
     for (int t = 0; t < HP_TABLE_COUNT; t++) {
       idmap_clear(&m->ids[t]);
@@ -732,7 +743,8 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
     idmap_clear(&m->dup_proc);
     m->proc_base = m->next_id[HP_TABLE_PROCESS];
     for (int t = 0; t < HP_TABLE_COUNT && st == HP_OK; t++)
-      st = merge_table(m, in[i], i, (hp_table)t, stats);
+      st = merge_table(m, s, i, (hp_table)t, stats);
+    if (!in[i] && hooks->done) hooks->done(hooks->ctx, i);
   }
   if (st == HP_OK && hooks && hooks->progress) hooks->progress(hooks->ctx, m->done, m->done);
   if (m->pipe) { /* the writer's failure, set in the output, comes first; else this thread's */

@@ -20,6 +20,11 @@ typedef struct hp_merge_hooks {
   void (*progress)(void *ctx, uint64_t done, uint64_t total);
   hp_status status;          /* what a failing hook returns to the caller */
   char error[HP_ERRMSG_MAX]; /* and its message */
+  /* An input given as NULL is opened by `open` just before it is read and handed to `done` right after, so
+   * that one input at a time is open (NULL: every input given open). */
+  hp_store *(*open)(void *ctx, size_t in);
+  void (*done)(void *ctx, size_t in);
+  uint64_t total; /* the rows of every input, for progress when inputs are opened by `open` (0: counted) */
 } hp_merge_hooks;
 
 /* hp_merge with hooks (NULL: plain hp_merge). */

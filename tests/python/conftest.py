@@ -96,3 +96,18 @@ def pytest_terminal_summary(terminalreporter) -> None:
     failed = len(st.get("failed", [])) + len(st.get("error", []))
     skipped = len(st.get("skipped", []))
     terminalreporter.write_line(f"python bindings: {passed} passed, {failed} failed ({skipped} skipped)")
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """The one local SparkSession of the test run, shared by every module that needs it (a JVM starts once per
+    suite; Java and pyspark come from scripts/deps.sh)."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    s = (SparkSession.builder.master("local[2]").appName("hubprof-tests")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+         .config("spark.driver.memory", "1g").config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+    s.stop()

@@ -44,20 +44,6 @@ def ranks(tmp_path_factory) -> Path:
     return d / "run.parquet"
 
 
-@pytest.fixture(scope="module")
-def spark():
-    """A local SparkSession (Java and pyspark come from scripts/deps.sh); an active one is reused."""
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    s = (SparkSession.builder.master("local[2]").appName("hubprof-test-cluster")
-         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-         .config("spark.driver.memory", "1g").config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    s.sparkContext.setLogLevel("ERROR")
-    yield s
-    s.stop()
-
-
 def by_rank_cli(store):
     return sorted((r["rank"], r["host"], r["device"], r["kernel"], r["calls"], r["total_ns"])
                   for r in cli_json("analyze", "--by", "rank", "--format", "json", "-q", store))

@@ -2,7 +2,7 @@
 DuckDB, polars and Spark at its folder; the documented joins (run from the doc itself) and the examples/dataset
 program give the numbers of `hubprof analyze` on a multi-process store; NULLs, signed ids, booleans and
 units; a store of the old flat layout still reads; Spark writes tables back that hubprof reads equal.
-One local SparkSession serves the whole module."""
+The session-wide SparkSession of conftest.py serves the whole module."""
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
@@ -28,20 +28,6 @@ TABLES = hubprof.TABLES
 
 
 # ---- fixtures ---------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def spark():
-    """One local SparkSession for the module (Java and pyspark come from scripts/deps.sh)."""
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    s = (SparkSession.builder.master("local[2]").appName("hubprof-test-dataset")
-         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-         .config("spark.driver.memory", "1g").config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    s.sparkContext.setLogLevel("ERROR")
-    yield s
-    s.stop()
-
-
 @pytest.fixture(scope="module")
 def dataset(logs, tmp_path_factory) -> Path:
     """Three processes' logs (counters, two passes) merged into one Parquet dataset by the CLI."""

@@ -33,19 +33,6 @@ def stores(logs, tmp_path_factory) -> tuple[Path, Path]:
     return part, flat
 
 
-@pytest.fixture(scope="module")
-def spark():
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    s = (SparkSession.builder.master("local[2]").appName("hubprof-test-partition")
-         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-         .config("spark.driver.memory", "1g").config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    s.sparkContext.setLogLevel("ERROR")
-    yield s
-    s.stop()
-
-
 def frames(store: Path) -> dict[str, object]:
     with hubprof.open(store) as s:
         return {t: s.table(t) for t in hubprof.TABLES}
