@@ -19,7 +19,7 @@ typedef struct ex_proc {
   size_t index;
   uint64_t node_id;
   int64_t clock_offset_ns; /* hp_process's (0 = unknown) */
-  int64_t shift_ns;        /* added to the process's times: its node's clock onto the first node's (ex_align) */
+  int64_t shift_ns; /* added to the process's times: its node's clock onto the first node's (ex_align) */
 } ex_proc;
 
 typedef struct ex_thread {

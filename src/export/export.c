@@ -351,7 +351,8 @@ static void copy_next(ex_writer *w, copy_walk *cw) {
   if (cw->st != HP_OK) return;
   hp_memory_copy *c = &cw->next;
   c->enqueue_ns = shifted(w->m, c->process_id, c->enqueue_ns);
-  c->start_ns = shifted(w->m, c->process_id, c->start_ns), c->end_ns = shifted(w->m, c->process_id, c->end_ns);
+  c->start_ns = shifted(w->m, c->process_id, c->start_ns),
+  c->end_ns = shifted(w->m, c->process_id, c->end_ns);
 }
 
 static int copies_before(ex_writer *w, const ex_backend *be, copy_walk *cw, int64_t until) {

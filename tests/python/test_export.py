@@ -373,3 +373,51 @@ def test_api_calls_and_copies_every_format(api_store, tmp_path):
     export(api_store, tmp_path / "a-otf2", "otf2")
     c = otf2_counts(tmp_path / "a-otf2")
     assert c["ENTER"] == c["LEAVE"] == ndisp + len(reg) + len(mc)
+
+
+def two_node_store(path: Path, offsets: tuple[int, int], same_node: bool = False) -> Path:
+    """Two processes, on two nodes (or one), each with a dispatch, a region, a copy at the same local times; the
+    nodes' clock offsets (CLOCK_REALTIME - CLOCK_MONOTONIC_RAW) as given."""
+    with hubprof.create(path) as w:
+        w.write("node", {"id": [1, 2], "hostname": ["a", "b"]})
+        w.write("process", {"id": [1, 2], "node_id": [1, 1 if same_node else 2], "pid": [10, 20],
+                            "start_ns": 10, "command": ["app-a", "app-b"], "clock_offset_ns": list(offsets)})
+        w.write("thread", {"id": [1, 2], "process_id": [1, 2], "tid": [10, 20], "name": "main"})
+        w.write("agent", {"id": [1, 2], "node_id": [1, 2], "type": 2, "name": "dev"})
+        w.write("queue", {"id": [1, 2], "process_id": [1, 2], "agent_id": [1, 2], "name": "q"})
+        w.write("kernel_symbol", {"id": 1, "name": "k"})
+        w.write("dispatch", {"id": [1, 2], "dispatch_id": [1, 2], "process_id": [1, 2], "thread_id": [1, 2],
+                             "agent_id": [1, 2], "queue_id": [1, 2], "kernel_id": 1, "grid_x": 64, "grid_y": 1,
+                             "grid_z": 1, "workgroup_x": 64, "workgroup_y": 1, "workgroup_z": 1,
+                             "start_ns": 100_000, "end_ns": 200_000, "enqueue_ns": 90_000})
+        w.write("region", {"id": [1, 2], "process_id": [1, 2], "thread_id": [1, 2], "name": "r",
+                           "category": "user", "start_ns": 50_000, "end_ns": 250_000})
+    return path
+
+
+def test_clock_alignment_across_nodes(tmp_path):
+    """Node b's clock offset is 7 ms more than node a's: b's times move 7 ms later in every format; one node
+    or an unknown offset leaves them as stored."""
+    cases = {"two": ((1_000_000_000, 1_007_000_000), False, 7_000_000),
+             "unknown": ((1_000_000_000, 0), False, 0),
+             "one": ((1_000_000_000, 1_007_000_000), True, 0)}
+    for name, (offsets, same, shift) in cases.items():
+        store = two_node_store(tmp_path / f"{name}.db", offsets, same)
+        export(store, tmp_path / f"{name}.pftrace", "perfetto")
+        p = read_perfetto(tmp_path / f"{name}.pftrace")
+        starts = sorted(b for sl in p["slices"].values() for b, _, _ in sl)
+        # per process: the region (50 us) and the dispatch (100 us)
+        assert starts == sorted([50_000, 100_000, 50_000 + shift, 100_000 + shift]), name
+        export(store, tmp_path / f"{name}.json", "chrome")
+        ev = json.loads((tmp_path / f"{name}.json").read_text())
+        ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+        xs = sorted(round(e["ts"] * 1000) for e in ev
+                    if e.get("ph") == "X" and e.get("cat") in ("dispatch", "user"))
+        assert xs == sorted([50_000, 100_000, 50_000 + shift, 100_000 + shift]), (name, xs)
+        if shutil.which("otf2-print") and "otf2" in run(need(HUBPROF), "export", "--help").stdout:
+            export(store, tmp_path / f"{name}.otf2", "otf2")
+            out = run("otf2-print", tmp_path / f"{name}.otf2" / "traces.otf2").stdout
+            ts = sorted(int(line.split()[2]) for line in out.splitlines() if line.startswith("ENTER"))
+            # otf2-print shows times from the clock properties' start (the earliest event)
+            want = sorted([50_000, 100_000, 50_000 + shift, 100_000 + shift])
+            assert [t - ts[0] for t in ts] == [t - want[0] for t in want], (name, ts)
