@@ -53,7 +53,8 @@ typedef struct ex_model {
   size_t nqueues;
   ex_named *agents, *kernels, *counters;
   size_t nagents, nkernels, ncounters;
-  uint64_t nvalues; /* rows of counter_value */
+  uint64_t nvalues;  /* rows of counter_value */
+  uint64_t nsamples; /* rows of counter_sample */
 } ex_model;
 
 typedef struct ex_writer ex_writer;

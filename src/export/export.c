@@ -268,6 +268,7 @@ int ex_model_load(ex_writer *w, hp_store *s) {
     q->name = n;
   }
   if (hp_store_count(s, HP_TABLE_COUNTER_VALUE, &m->nvalues) != HP_OK) m->nvalues = 0;
+  if (hp_store_count(s, HP_TABLE_COUNTER_SAMPLE, &m->nsamples) != HP_OK) m->nsamples = 0;
   w->st->processes = m->nprocs, w->st->threads = m->nthreads, w->st->queues = m->nqueues;
   return 0;
 }

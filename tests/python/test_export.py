@@ -421,3 +421,43 @@ def test_clock_alignment_across_nodes(tmp_path):
             # otf2-print shows times from the clock properties' start (the earliest event)
             want = sorted([50_000, 100_000, 50_000 + shift, 100_000 + shift])
             assert [t - ts[0] for t in ts] == [t - want[0] for t in want], (name, ts)
+
+
+def test_counter_samples_as_counter_tracks(tmp_path):
+    """Counter samples (`hubprof sample --counters`) become a counter track per queue and counter, `… (sample)`,
+    next to the per-dispatch values' track: Perfetto counter events and Chrome `C` events at the samples'
+    times with their values."""
+    store = tmp_path / "s.db"
+    starts = [1000, 5000]
+    with hubprof.create(store) as w:
+        w.write("node", {"id": 1, "hostname": "h"})
+        w.write("process", {"id": 1, "node_id": 1, "pid": 7, "start_ns": 1, "command": "app"})
+        w.write("thread", {"id": 1, "process_id": 1, "tid": 7, "name": "main"})
+        w.write("agent", {"id": 1, "node_id": 1, "type": 2, "name": "dev"})
+        w.write("queue", {"id": 1, "process_id": 1, "agent_id": 1, "name": "q"})
+        w.write("kernel_symbol", {"id": 1, "name": "k"})
+        w.write("dispatch", {"id": [1, 2], "dispatch_id": [1, 2], "process_id": 1, "thread_id": 1,
+                             "agent_id": 1, "queue_id": 1, "kernel_id": 1, "grid_x": 64, "grid_y": 1, "grid_z": 1,
+                             "workgroup_x": 64, "workgroup_y": 1, "workgroup_z": 1, "start_ns": starts,
+                             "end_ns": [s + 2000 for s in starts]})
+        w.write("counter_info", {"id": 1, "name": "SQ_WAVES", "unit": "waves"})
+        w.write("counter_value", {"dispatch_id": [1, 2], "counter_id": 1, "pass": 1, "value": [7.0, 8.0]})
+        st = [s + 400 * (i + 1) for s in starts for i in range(3)]
+        sv = [float(10 * d + i) for d in (1, 2) for i in range(3)]
+        w.write("counter_sample", {"id": list(range(1, 7)), "dispatch_id": [1, 1, 1, 2, 2, 2], "counter_id": 1,
+                                   "timestamp_ns": st, "value": sv})
+    p = export(store, tmp_path / "s.pftrace", "perfetto")
+    assert "6 counter samples" in p.stderr, p.stderr
+    t = read_perfetto(tmp_path / "s.pftrace")
+    by_track = defaultdict(list)
+    for ts, e in t["counters"]:
+        by_track[t["tracks"][e.track_uuid].name].append((ts, e.double_counter_value))
+    assert by_track["q (dev) SQ_WAVES (sample)"] == list(zip(st, sv))
+    assert by_track["q (dev) SQ_WAVES"] == [(1000, 7.0), (5000, 8.0)]
+    p = export(store, tmp_path / "s.json", "chrome")
+    assert "6 counter samples" in p.stderr, p.stderr
+    doc = json.loads((tmp_path / "s.json").read_text())
+    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+    c = [(round(e["ts"] * 1000), e["args"]["value"]) for e in ev
+         if e["ph"] == "C" and e["name"] == "q (dev) SQ_WAVES (sample)"]
+    assert c == list(zip(st, sv))
