@@ -127,6 +127,22 @@ static int lanes_named(ex_writer *w, ch_state *cs, ex_queue *q, int lane) {
   return 0;
 }
 
+/* A "C" event of the counter track "QUEUE COUNTER" + suffix: value v at ts. */
+static int counter_event(ex_writer *w, ch_state *cs, int64_t pid, long long qtid, const ex_queue *q,
+                         const ex_named *c, const char *suffix, int64_t ts, double v) {
+  hu_buf *b = &cs->ev, *nm = &w->scratch[0];
+  nm->n = 0;
+  hu_buf_printf(nm, "%s %s%s", q->name, c->name, suffix);
+  const char *name = hu_buf_cstr(nm);
+  if (!name) return ex_set_err(w, "out of memory");
+  head(b, "C", name, "counter", pid, qtid, ts);
+  if (isfinite(v))
+    hu_buf_printf(b, ",\"args\":{\"value\":%.17g}}", v);
+  else
+    hu_buf_str(b, ",\"args\":{\"value\":null}}"); /* JSON has no NaN or infinity */
+  return put(w, cs);
+}
+
 static int ch_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
                        const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
   ch_state *cs = w->priv;
@@ -161,18 +177,18 @@ static int ch_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, c
   for (size_t i = 0; q && i < ncv; i++) {
     const ex_named *c = ex_find_named(w->m->counters, w->m->ncounters, cv[i].counter_id);
     if (!c) continue;
-    hu_buf *nm = &w->scratch[0];
-    nm->n = 0;
-    hu_buf_printf(nm, "%s %s", q->name, c->name);
-    const char *name = hu_buf_cstr(nm);
-    if (!name) return ex_set_err(w, "out of memory");
-    head(b, "C", name, "counter", pid, qtid, d->start_ns);
-    if (isfinite(cv[i].value))
-      hu_buf_printf(b, ",\"args\":{\"value\":%.17g}}", cv[i].value);
-    else
-      hu_buf_str(b, ",\"args\":{\"value\":null}}"); /* JSON has no NaN or infinity */
-    if (put(w, cs)) return -1;
+    if (counter_event(w, cs, pid, qtid, q, c, "", d->start_ns, cv[i].value)) return -1;
     w->st->counter_values++;
+  }
+  for (size_t i = 0; q && i < w->nsamples; i++) { /* counter samples read during the dispatch */
+    const hp_counter_sample *s = &w->samples[i];
+    const ex_named *c = ex_find_named(w->m->counters, w->m->ncounters, s->counter_id);
+    if (!c || !s->timestamp_ns) {
+      w->st->skipped_order++;
+      continue;
+    }
+    if (counter_event(w, cs, pid, qtid, q, c, " (sample)", s->timestamp_ns, s->value)) return -1;
+    w->st->counter_samples++;
   }
   w->st->dispatches++;
   return 0;
@@ -237,4 +253,5 @@ const ex_backend ex_chrome_backend = {
     .finish = ch_finish,
     .discard = ch_discard,
     .copy = ch_copy,
+    .samples = 1,
 };

@@ -17,6 +17,9 @@ typedef struct ex_proc {
   int64_t pid;
   char *name; /* command line */
   size_t index;
+  uint64_t node_id;
+  int64_t clock_offset_ns; /* hp_process's (0 = unknown) */
+  int64_t shift_ns; /* added to the process's times: its node's clock onto the first node's (ex_align) */
 } ex_proc;
 
 typedef struct ex_thread {
@@ -50,7 +53,8 @@ typedef struct ex_model {
   size_t nqueues;
   ex_named *agents, *kernels, *counters;
   size_t nagents, nkernels, ncounters;
-  uint64_t nvalues; /* rows of counter_value */
+  uint64_t nvalues;  /* rows of counter_value */
+  uint64_t nsamples; /* rows of counter_sample */
 } ex_model;
 
 typedef struct ex_writer ex_writer;

@@ -47,6 +47,40 @@ static OTF2_TimeStamp post_flush(void *user, OTF2_FileType type, OTF2_LocationRe
 }
 static OTF2_FlushCallbacks flush_callbacks = {.otf2_pre_flush = pre_flush, .otf2_post_flush = post_flush};
 
+/* The chunks of one OTF2 buffer (a location's events, the definitions). Without memory callbacks the OTF2
+ * library allocates a new chunk whenever one fills and keeps every chunk until the writer closes, so memory
+ * grows with the events (about 10 bytes each). With them, a buffer holds at most OT_CHUNKS chunks: when they
+ * are full, the allocation fails, the library flushes the buffer to its file (pre_flush says OTF2_FLUSH)
+ * and releases the chunks (free_all), and the buffer starts again. */
+#define OT_CHUNKS 2
+typedef struct ot_pool {
+  void *chunk[OT_CHUNKS];
+  size_t n;
+} ot_pool;
+
+static void *pool_alloc(void *user, OTF2_FileType type, OTF2_LocationRef loc, void **per_buffer,
+                        uint64_t size) {
+  (void)user, (void)type, (void)loc;
+  ot_pool *p = *per_buffer;
+  if (!p && !(p = *per_buffer = calloc(1, sizeof *p))) return NULL;
+  if (p->n == OT_CHUNKS) return NULL; /* full: the library flushes, then frees all and asks again */
+  void *c = malloc(size);
+  if (c) p->chunk[p->n++] = c;
+  return c;
+}
+
+static void pool_free_all(void *user, OTF2_FileType type, OTF2_LocationRef loc, void **per_buffer,
+                          bool final) {
+  (void)user, (void)type, (void)loc;
+  ot_pool *p = *per_buffer;
+  if (!p) return;
+  for (size_t i = 0; i < p->n; i++)
+    free(p->chunk[i]);
+  p->n = 0;
+  if (final) free(p), *per_buffer = NULL;
+}
+static OTF2_MemoryCallbacks memory_callbacks = {.otf2_allocate = pool_alloc, .otf2_free_all = pool_free_all};
+
 static int ot_open_archive(ex_writer *w) {
   ot_state *os = calloc(1, sizeof *os);
   if (!os) return ex_set_err(w, "out of memory");
@@ -57,6 +91,7 @@ static int ot_open_archive(ex_writer *w) {
                              OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!os->ar) return ex_set_err(w, "%s: OTF2 cannot create the archive", w->out_path);
   if (OTF2_Archive_SetFlushCallbacks(os->ar, &flush_callbacks, NULL) != OTF2_SUCCESS ||
+      OTF2_Archive_SetMemoryCallbacks(os->ar, &memory_callbacks, NULL) != OTF2_SUCCESS ||
       OTF2_Archive_SetSerialCollectiveCallbacks(os->ar) != OTF2_SUCCESS ||
       OTF2_Archive_SetCreator(os->ar, "hubprof") != OTF2_SUCCESS ||
       OTF2_Archive_OpenEvtFiles(os->ar) != OTF2_SUCCESS)

@@ -58,6 +58,7 @@ enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2 };
 #define UUID_QUEUE(i, lane) ((3ULL << 60) | (uint64_t)(i) << 8 | (uint64_t)(lane))
 #define UUID_COUNTER(q, c) ((4ULL << 60) | (uint64_t)(q) << 28 | (uint64_t)(c))
 #define UUID_NOPROC (5ULL << 60)
+#define UUID_SAMPLE(q, c) ((6ULL << 60) | (uint64_t)(q) << 28 | (uint64_t)(c))
 
 /* ---- the encoder ------------------------------------------------------------------------------------- */
 
@@ -192,19 +193,23 @@ static int pf_tracks(ex_writer *w) {
   }
   for (size_t i = 0; i < m->nqueues; i++)
     if (lane_track(w, ps, &m->queues[i], 0)) return -1;
-  if (m->nvalues)
-    for (size_t i = 0; i < m->nqueues; i++)
-      for (size_t c = 0; c < m->ncounters; c++) {
-        const ex_queue *q = &m->queues[i];
-        hu_buf *t = &w->scratch[0];
-        t->n = 0;
-        hu_buf_printf(t, "%s %s", q->name, m->counters[c].name);
-        const char *nm = hu_buf_cstr(t);
-        if (!nm) return ex_set_err(w, "out of memory");
-        if (m->counters[c].unit[0]) pb_str(ps, &ps->sub, CD_UNIT_NAME, m->counters[c].unit);
-        if (descriptor(w, ps, UUID_COUNTER(i, c), proc_uuid(ex_find_proc(m, q->process_id)), nm, TD_COUNTER))
-          return -1;
-      }
+  /* counter tracks per queue: per-dispatch values, and samples (`COUNTER (sample)`) when the store has them
+   */
+  for (int smp = 0; smp < 2; smp++)
+    if (smp ? m->nsamples : m->nvalues)
+      for (size_t i = 0; i < m->nqueues; i++)
+        for (size_t c = 0; c < m->ncounters; c++) {
+          const ex_queue *q = &m->queues[i];
+          hu_buf *t = &w->scratch[0];
+          t->n = 0;
+          hu_buf_printf(t, "%s %s%s", q->name, m->counters[c].name, smp ? " (sample)" : "");
+          const char *nm = hu_buf_cstr(t);
+          if (!nm) return ex_set_err(w, "out of memory");
+          if (m->counters[c].unit[0]) pb_str(ps, &ps->sub, CD_UNIT_NAME, m->counters[c].unit);
+          if (descriptor(w, ps, smp ? UUID_SAMPLE(i, c) : UUID_COUNTER(i, c),
+                         proc_uuid(ex_find_proc(m, q->process_id)), nm, TD_COUNTER))
+            return -1;
+        }
   return 0;
 }
 
@@ -309,6 +314,18 @@ static int pf_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, c
     if (end_event(w, ps)) return -1;
     w->st->counter_values++;
   }
+  for (size_t i = 0; q && i < w->nsamples; i++) { /* counter samples read during the dispatch */
+    const hp_counter_sample *cs = &w->samples[i];
+    const ex_named *c = ex_find_named(w->m->counters, w->m->ncounters, cs->counter_id);
+    if (!c || !cs->timestamp_ns) {
+      w->st->skipped_order++;
+      continue;
+    }
+    begin_event(ps, cs->timestamp_ns, TYPE_COUNTER, UUID_SAMPLE(q->index, (size_t)(c - w->m->counters)));
+    pb_double(&ps->ev, TE_DOUBLE_COUNTER_VALUE, cs->value);
+    if (end_event(w, ps)) return -1;
+    w->st->counter_samples++;
+  }
   w->st->dispatches++;
   return 0;
 }
@@ -373,4 +390,5 @@ const ex_backend ex_perfetto_backend = {
     .finish = pf_finish,
     .discard = pf_discard,
     .copy = pf_copy,
+    .samples = 1,
 };

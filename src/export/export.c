@@ -182,12 +182,51 @@ void ex_note_damage(ex_writer *w, hp_store *s) {
   snprintf(w->st->damage, sizeof w->st->damage, "%s", hp_store_error(s)[0] ? hp_store_error(s) : "damaged");
 }
 
+/* The offset of node n's clock (CLOCK_REALTIME - CLOCK_MONOTONIC_RAW): that of its first process (by id) that
+ * knows it; 0 when none does. One offset per node: its processes share one monotonic clock. */
+static int64_t node_offset(const ex_model *m, uint64_t node) {
+  for (size_t i = 0; i < m->nprocs; i++)
+    if (m->procs[i].node_id == node && m->procs[i].clock_offset_ns) return m->procs[i].clock_offset_ns;
+  return 0;
+}
+
+/* Clock alignment across nodes: when processes of more than one node know their node's clock offset, every
+ * node's times go onto the time base of the first such node (the lowest process id): shift = the node's
+ * offset - the first node's. One node, or offsets unknown: no shift. */
+static void ex_align(ex_model *m) {
+  int64_t ref = 0;
+  uint64_t ref_node = 0;
+  int nodes = 0;
+  for (size_t i = 0; i < m->nprocs; i++) {
+    const ex_proc *p = &m->procs[i];
+    if (!p->clock_offset_ns) continue;
+    if (!nodes) {
+      ref = node_offset(m, p->node_id), ref_node = p->node_id, nodes = 1;
+    } else if (p->node_id != ref_node) {
+      nodes = 2;
+      break;
+    }
+  }
+  if (nodes < 2) return;
+  for (size_t i = 0; i < m->nprocs; i++) {
+    int64_t off = node_offset(m, m->procs[i].node_id);
+    m->procs[i].shift_ns = off ? off - ref : 0;
+  }
+}
+
+/* A time of process `id` on the common time base (0 = unknown stays 0). */
+static int64_t shifted(const ex_model *m, uint64_t id, int64_t t) {
+  const ex_proc *p = t ? ex_find_proc(m, id) : NULL;
+  return p ? t + p->shift_ns : t;
+}
+
 int ex_model_load(ex_writer *w, hp_store *s) {
   ex_model *m = w->m;
   int oom_ = 0;
   LOAD(w, s, HP_TABLE_PROCESS, hp_process, m->procs, m->nprocs, {
     ex_proc *p = &m->procs[m->nprocs];
     p->id = r.id, p->pid = r.pid, p->name = ex_dup(r.command), oom_ = !p->name;
+    p->node_id = r.node_id, p->clock_offset_ns = r.clock_offset_ns;
   });
   LOAD(w, s, HP_TABLE_THREAD, hp_thread, m->threads, m->nthreads, {
     ex_thread *t = &m->threads[m->nthreads];
@@ -212,6 +251,7 @@ int ex_model_load(ex_writer *w, hp_store *s) {
   });
   for (size_t i = 0; i < m->nprocs; i++)
     m->procs[i].index = i;
+  ex_align(m);
   for (size_t i = 0; i < m->nthreads; i++)
     m->threads[i].index = i;
   /* queue names for people: "NAME (DEVICE)" */
@@ -228,6 +268,7 @@ int ex_model_load(ex_writer *w, hp_store *s) {
     q->name = n;
   }
   if (hp_store_count(s, HP_TABLE_COUNTER_VALUE, &m->nvalues) != HP_OK) m->nvalues = 0;
+  if (hp_store_count(s, HP_TABLE_COUNTER_SAMPLE, &m->nsamples) != HP_OK) m->nsamples = 0;
   w->st->processes = m->nprocs, w->st->threads = m->nthreads, w->st->queues = m->nqueues;
   return 0;
 }
@@ -267,6 +308,7 @@ static int walk_regions(ex_writer *w, const ex_backend *be, hp_store *s) {
       w->st->skipped_untimed++;
       continue;
     }
+    r.start_ns = shifted(w->m, r.process_id, r.start_ns), r.end_ns = shifted(w->m, r.process_id, r.end_ns);
     rc = be->region(w, &r, ex_find_proc(w->m, r.process_id), ex_find_thread(w->m, r.thread_id));
   }
   hp_cursor_close(c);
@@ -304,6 +346,16 @@ typedef struct copy_walk {
   hp_memory_copy next;
 } copy_walk;
 
+/* The next memory copy into cw->next, its times on the common time base. */
+static void copy_next(ex_writer *w, copy_walk *cw) {
+  cw->st = hp_cursor_next(cw->c, &cw->next);
+  if (cw->st != HP_OK) return;
+  hp_memory_copy *c = &cw->next;
+  c->enqueue_ns = shifted(w->m, c->process_id, c->enqueue_ns);
+  c->start_ns = shifted(w->m, c->process_id, c->start_ns),
+  c->end_ns = shifted(w->m, c->process_id, c->end_ns);
+}
+
 static int copies_before(ex_writer *w, const ex_backend *be, copy_walk *cw, int64_t until) {
   while (cw->st == HP_OK && cw->next.start_ns < until) {
     const hp_memory_copy *c = &cw->next;
@@ -316,7 +368,7 @@ static int copies_before(ex_writer *w, const ex_backend *be, copy_walk *cw, int6
                    lane_at(q, c->start_ns, c->end_ns)))
         return -1;
     }
-    cw->st = hp_cursor_next(cw->c, &cw->next);
+    copy_next(w, cw);
   }
   return 0;
 }
@@ -404,9 +456,14 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
   uint64_t ncopies = 0;
   if (hp_store_count(s, HP_TABLE_MEMORY_COPY, &ncopies) == HP_OK && ncopies &&
       (cw.st = hp_cursor_open(s, HP_TABLE_MEMORY_COPY, &cw.c)) == HP_OK)
-    cw.st = hp_cursor_next(cw.c, &cw.next);
+    copy_next(w, &cw);
   while (!rc && (st = hp_cursor_next(c, &d)) == HP_OK) {
     tick(w);
+    int64_t shift = d.start_ns ? shifted(w->m, d.process_id, d.start_ns) - d.start_ns : 0;
+    if (shift) {
+      d.start_ns += shift, d.end_ns = d.end_ns ? d.end_ns + shift : 0;
+      d.enqueue_ns = d.enqueue_ns ? d.enqueue_ns + shift : 0;
+    }
     if (d.start_ns && (rc = copies_before(w, be, &cw, d.start_ns)) != 0) break;
     if (step_take(w, &vals, d.id, prev_id) || step_take(w, &samples, d.id, prev_id)) {
       rc = -1;
@@ -419,7 +476,10 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
     }
     const ex_named *k = ex_find_named(w->m->kernels, w->m->nkernels, d.kernel_id);
     ex_queue *q = ex_find_queue(w->m, d.queue_id);
-    w->samples = (const hp_counter_sample *)samples.rows, w->nsamples = samples.n;
+    hp_counter_sample *cs = (hp_counter_sample *)samples.rows;
+    for (size_t i = 0; shift && i < samples.n; i++)
+      cs[i].timestamp_ns = cs[i].timestamp_ns ? cs[i].timestamp_ns + shift : 0;
+    w->samples = cs, w->nsamples = samples.n;
     rc = be->dispatch(w, &d, k ? k->name : "(unknown kernel)", ex_find_proc(w->m, d.process_id),
                       ex_find_thread(w->m, d.thread_id), q, queue_lane(q, &d),
                       (const hp_counter_value *)vals.rows, vals.n);

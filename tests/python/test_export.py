@@ -373,3 +373,91 @@ def test_api_calls_and_copies_every_format(api_store, tmp_path):
     export(api_store, tmp_path / "a-otf2", "otf2")
     c = otf2_counts(tmp_path / "a-otf2")
     assert c["ENTER"] == c["LEAVE"] == ndisp + len(reg) + len(mc)
+
+
+def two_node_store(path: Path, offsets: tuple[int, int], same_node: bool = False) -> Path:
+    """Two processes, on two nodes (or one), each with a dispatch, a region, a copy at the same local times; the
+    nodes' clock offsets (CLOCK_REALTIME - CLOCK_MONOTONIC_RAW) as given."""
+    with hubprof.create(path) as w:
+        w.write("node", {"id": [1, 2], "hostname": ["a", "b"]})
+        w.write("process", {"id": [1, 2], "node_id": [1, 1 if same_node else 2], "pid": [10, 20],
+                            "start_ns": 10, "command": ["app-a", "app-b"], "clock_offset_ns": list(offsets)})
+        w.write("thread", {"id": [1, 2], "process_id": [1, 2], "tid": [10, 20], "name": "main"})
+        w.write("agent", {"id": [1, 2], "node_id": [1, 2], "type": 2, "name": "dev"})
+        w.write("queue", {"id": [1, 2], "process_id": [1, 2], "agent_id": [1, 2], "name": "q"})
+        w.write("kernel_symbol", {"id": 1, "name": "k"})
+        w.write("dispatch", {"id": [1, 2], "dispatch_id": [1, 2], "process_id": [1, 2], "thread_id": [1, 2],
+                             "agent_id": [1, 2], "queue_id": [1, 2], "kernel_id": 1, "grid_x": 64, "grid_y": 1,
+                             "grid_z": 1, "workgroup_x": 64, "workgroup_y": 1, "workgroup_z": 1,
+                             "start_ns": 100_000, "end_ns": 200_000, "enqueue_ns": 90_000})
+        w.write("region", {"id": [1, 2], "process_id": [1, 2], "thread_id": [1, 2], "name": "r",
+                           "category": "user", "start_ns": 50_000, "end_ns": 250_000})
+    return path
+
+
+def test_clock_alignment_across_nodes(tmp_path):
+    """Node b's clock offset is 7 ms more than node a's: b's times move 7 ms later in every format; one node
+    or an unknown offset leaves them as stored."""
+    cases = {"two": ((1_000_000_000, 1_007_000_000), False, 7_000_000),
+             "unknown": ((1_000_000_000, 0), False, 0),
+             "one": ((1_000_000_000, 1_007_000_000), True, 0)}
+    for name, (offsets, same, shift) in cases.items():
+        store = two_node_store(tmp_path / f"{name}.db", offsets, same)
+        export(store, tmp_path / f"{name}.pftrace", "perfetto")
+        p = read_perfetto(tmp_path / f"{name}.pftrace")
+        starts = sorted(b for sl in p["slices"].values() for b, _, _ in sl)
+        # per process: the region (50 us) and the dispatch (100 us)
+        assert starts == sorted([50_000, 100_000, 50_000 + shift, 100_000 + shift]), name
+        export(store, tmp_path / f"{name}.json", "chrome")
+        ev = json.loads((tmp_path / f"{name}.json").read_text())
+        ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+        xs = sorted(round(e["ts"] * 1000) for e in ev
+                    if e.get("ph") == "X" and e.get("cat") in ("dispatch", "user"))
+        assert xs == sorted([50_000, 100_000, 50_000 + shift, 100_000 + shift]), (name, xs)
+        if shutil.which("otf2-print") and "otf2" in run(need(HUBPROF), "export", "--help").stdout:
+            export(store, tmp_path / f"{name}.otf2", "otf2")
+            out = run("otf2-print", tmp_path / f"{name}.otf2" / "traces.otf2").stdout
+            ts = sorted(int(line.split()[2]) for line in out.splitlines() if line.startswith("ENTER"))
+            # otf2-print shows times from the clock properties' start (the earliest event)
+            want = sorted([50_000, 100_000, 50_000 + shift, 100_000 + shift])
+            assert [t - ts[0] for t in ts] == [t - want[0] for t in want], (name, ts)
+
+
+def test_counter_samples_as_counter_tracks(tmp_path):
+    """Counter samples (`hubprof sample --counters`) become a counter track per queue and counter, `… (sample)`,
+    next to the per-dispatch values' track: Perfetto counter events and Chrome `C` events at the samples'
+    times with their values."""
+    store = tmp_path / "s.db"
+    starts = [1000, 5000]
+    with hubprof.create(store) as w:
+        w.write("node", {"id": 1, "hostname": "h"})
+        w.write("process", {"id": 1, "node_id": 1, "pid": 7, "start_ns": 1, "command": "app"})
+        w.write("thread", {"id": 1, "process_id": 1, "tid": 7, "name": "main"})
+        w.write("agent", {"id": 1, "node_id": 1, "type": 2, "name": "dev"})
+        w.write("queue", {"id": 1, "process_id": 1, "agent_id": 1, "name": "q"})
+        w.write("kernel_symbol", {"id": 1, "name": "k"})
+        w.write("dispatch", {"id": [1, 2], "dispatch_id": [1, 2], "process_id": 1, "thread_id": 1,
+                             "agent_id": 1, "queue_id": 1, "kernel_id": 1, "grid_x": 64, "grid_y": 1, "grid_z": 1,
+                             "workgroup_x": 64, "workgroup_y": 1, "workgroup_z": 1, "start_ns": starts,
+                             "end_ns": [s + 2000 for s in starts]})
+        w.write("counter_info", {"id": 1, "name": "SQ_WAVES", "unit": "waves"})
+        w.write("counter_value", {"dispatch_id": [1, 2], "counter_id": 1, "pass": 1, "value": [7.0, 8.0]})
+        st = [s + 400 * (i + 1) for s in starts for i in range(3)]
+        sv = [float(10 * d + i) for d in (1, 2) for i in range(3)]
+        w.write("counter_sample", {"id": list(range(1, 7)), "dispatch_id": [1, 1, 1, 2, 2, 2], "counter_id": 1,
+                                   "timestamp_ns": st, "value": sv})
+    p = export(store, tmp_path / "s.pftrace", "perfetto")
+    assert "6 counter samples" in p.stderr, p.stderr
+    t = read_perfetto(tmp_path / "s.pftrace")
+    by_track = defaultdict(list)
+    for ts, e in t["counters"]:
+        by_track[t["tracks"][e.track_uuid].name].append((ts, e.double_counter_value))
+    assert by_track["q (dev) SQ_WAVES (sample)"] == list(zip(st, sv))
+    assert by_track["q (dev) SQ_WAVES"] == [(1000, 7.0), (5000, 8.0)]
+    p = export(store, tmp_path / "s.json", "chrome")
+    assert "6 counter samples" in p.stderr, p.stderr
+    doc = json.loads((tmp_path / "s.json").read_text())
+    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+    c = [(round(e["ts"] * 1000), e["args"]["value"]) for e in ev
+         if e["ph"] == "C" and e["name"] == "q (dev) SQ_WAVES (sample)"]
+    assert c == list(zip(st, sv))
