@@ -84,6 +84,16 @@ def cut_log(log: Path, cut: Path) -> tuple[int, int]:
     return readable, total
 
 
+def write_one_queue(w, pid: int = 7, command: str = "app", start_ns: int = 1) -> None:
+    """The rows a hand-made store's dispatches hang on (writer w of hubprof.create): node 1 "h", process 1
+    (pid, command), its thread 1 "main", agent 1 "dev" and queue 1 "q"."""
+    w.write("node", {"id": 1, "hostname": "h"})
+    w.write("process", {"id": 1, "node_id": 1, "pid": pid, "start_ns": start_ns, "command": command})
+    w.write("thread", {"id": 1, "process_id": 1, "tid": pid, "name": "main"})
+    w.write("agent", {"id": 1, "node_id": 1, "type": 2, "name": "dev"})
+    w.write("queue", {"id": 1, "process_id": 1, "agent_id": 1, "name": "q"})
+
+
 @pytest.fixture
 def lib():
     return hubprof

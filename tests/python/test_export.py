@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import hubprof
-from conftest import BUILD, HUBPROF, need, run
+from conftest import BUILD, HUBPROF, need, run, write_one_queue
 
 pf = pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2", reason="pip install perfetto")
 
@@ -50,11 +50,7 @@ def made(tmp_path_factory) -> Path:
     counter per dispatch."""
     path = tmp_path_factory.mktemp("made") / "made.db"
     with hubprof.create(path) as w:
-        w.write("node", {"id": 1, "hostname": "h"})
-        w.write("process", {"id": 1, "node_id": 1, "pid": 42, "start_ns": 10, "command": "app <x>"})
-        w.write("thread", {"id": 1, "process_id": 1, "tid": 42, "name": "main"})
-        w.write("agent", {"id": 1, "node_id": 1, "type": 2, "name": "dev"})
-        w.write("queue", {"id": 1, "process_id": 1, "agent_id": 1, "name": "q"})
+        write_one_queue(w, pid=42, command="app <x>", start_ns=10)
         w.write("kernel_symbol", {"id": list(range(1, 6)), "name": WEIRD})
         n = 5
         w.write("dispatch", {"id": list(range(1, n + 1)), "dispatch_id": list(range(1, n + 1)), "process_id": 1,
@@ -430,11 +426,7 @@ def test_counter_samples_as_counter_tracks(tmp_path):
     store = tmp_path / "s.db"
     starts = [1000, 5000]
     with hubprof.create(store) as w:
-        w.write("node", {"id": 1, "hostname": "h"})
-        w.write("process", {"id": 1, "node_id": 1, "pid": 7, "start_ns": 1, "command": "app"})
-        w.write("thread", {"id": 1, "process_id": 1, "tid": 7, "name": "main"})
-        w.write("agent", {"id": 1, "node_id": 1, "type": 2, "name": "dev"})
-        w.write("queue", {"id": 1, "process_id": 1, "agent_id": 1, "name": "q"})
+        write_one_queue(w)
         w.write("kernel_symbol", {"id": 1, "name": "k"})
         w.write("dispatch", {"id": [1, 2], "dispatch_id": [1, 2], "process_id": 1, "thread_id": 1,
                              "agent_id": 1, "queue_id": 1, "kernel_id": 1, "grid_x": 64, "grid_y": 1, "grid_z": 1,

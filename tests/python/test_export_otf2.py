@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import hubprof
-from conftest import HUBPROF, need, run
+from conftest import HUBPROF, need, run, write_one_queue
 
 pytestmark = pytest.mark.skipif(not shutil.which("otf2-print"), reason="otf2-print missing (otf2-tools)")
 
@@ -24,11 +24,7 @@ def store(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("otf2c") / "c.db"
     starts = [1000, 5000, 9000]
     with hubprof.create(path) as w:
-        w.write("node", {"id": 1, "hostname": "h"})
-        w.write("process", {"id": 1, "node_id": 1, "pid": 7, "start_ns": 1, "command": "app"})
-        w.write("thread", {"id": 1, "process_id": 1, "tid": 7, "name": "main"})
-        w.write("agent", {"id": 1, "node_id": 1, "type": 2, "name": "dev"})
-        w.write("queue", {"id": 1, "process_id": 1, "agent_id": 1, "name": "q"})
+        write_one_queue(w)
         w.write("kernel_symbol", {"id": 1, "name": "k"})
         w.write("dispatch", {"id": [1, 2, 3], "dispatch_id": [1, 2, 3], "process_id": 1, "thread_id": 1,
                              "agent_id": 1, "queue_id": 1, "kernel_id": 1, "grid_x": 64, "grid_y": 1, "grid_z": 1,

@@ -15,7 +15,7 @@ import pytest
 
 import hubprof
 from chromium import Chromium, find
-from conftest import BUILD, HUBPROF, cut_log, need, run
+from conftest import BUILD, HUBPROF, cut_log, need, run, write_one_queue
 
 # quotes, HTML, a newline, a byte that is never UTF-8, an overlong '/', an encoded surrogate and a cut sequence
 WEIRD = ['say "hi"', "<script>alert(1)</script>", "two\nlines", "bad\udcffbyte",
@@ -38,11 +38,7 @@ def make_store(path: Path, scale: float, regions: bool = True) -> Path:
     dispatch, nested regions."""
     n = len(WEIRD)
     with hubprof.create(path) as w:
-        w.write("node", {"id": 1, "hostname": "h"})
-        w.write("process", {"id": 1, "node_id": 1, "pid": 42, "start_ns": 10, "command": "app <b>x</b>"})
-        w.write("thread", {"id": 1, "process_id": 1, "tid": 42, "name": "main"})
-        w.write("agent", {"id": 1, "node_id": 1, "type": 2, "name": "dev"})
-        w.write("queue", {"id": 1, "process_id": 1, "agent_id": 1, "name": "q"})
+        write_one_queue(w, pid=42, command="app <b>x</b>", start_ns=10)
         w.write("kernel_symbol", {"id": list(range(1, n + 1)), "name": WEIRD})
         ids = list(range(1, 2 * n + 1))
         starts = [1000 * i * 10 for i in ids]
