@@ -828,7 +828,7 @@ static int harvest(hpc_thread *t, int mode) {
         if (n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_START, sizeof run_start, &run_start,
                                        NULL) != CL_SUCCESS ||
             !run_start)
-          run_start = (cl_ulong)p->enqueue_ns;
+          run_start = (cl_ulong)hpc_stamp_ns(&b.now, p->enqueue_ns); /* a stamp until emitted (stamp.c) */
         hpc_sample_running(p->dispatch_id, p->kernel_id, (int64_t)run_start);
       }
     }
