@@ -1,5 +1,7 @@
 # Checks a profile of examples/ocl/known_work (tests/replay/test_known_work.sh) against the counts its kernels
-# have by construction; prints "bad: ..." per violation and one line of facts, exits 1 on any violation.
+# have by construction; prints "bad: ..." per violation and one line of facts; exits 1 on any violation, 3 when
+# the only violations are spin's task-clock against the host's CPU time (CPU time of a shared VM: the test
+# re-runs the profile then).
 # usage: check_known_work.py STORE.db PAGES SPIN_HOST_NS MODE   (MODE: kernel, application or multiplex)
 # SPDX-License-Identifier: MIT
 import json
@@ -12,6 +14,8 @@ SMALL_FAULTS = 8  # page faults of a kernel that touches no new memory
 SPIN_LO, SPIN_HI = 0.6, 1.6  # spin's task-clock / the host's CPU time for the same recurrence
 SPIN_SLACK_NS = 500_000
 PEAK_SLACK = 1.05  # task-clock <= device duration x work-items (one per compute unit) x 1.05 + slack
+# The duration is the application's own run (pass 1): the peak is checked for values measured in pass 1 only,
+# a later pass's kernel runs at another time, and for another time
 
 
 def main():
@@ -21,8 +25,17 @@ def main():
         "select dispatch_id, kernel_name, grid_size, end - start, counter_name, value, imputed "
         "from counters_collection order by dispatch_id"
     ).fetchall()
-    bad = []
+    passes = dict(  # (dispatch, counter) -> the pass that measured it
+        ((did, c), p)
+        for did, c, p in con.execute(
+            "select K.dispatch_id, I.name, json_extract(V.extdata, '$.pass') from rocpd_pmc_event V "
+            "join rocpd_kernel_dispatch K on K.event_id = V.event_id and K.guid = V.guid "
+            "join rocpd_info_pmc I on I.id = V.pmc_id and I.guid = V.guid"
+        )
+    )
+    bad, noisy = [], []
     disp = {}
+    peaks = 0
     for did, k, grid, dur, c, v, imp in rows:
         d = disp.setdefault(did, {"kernel": k, "grid": grid, "dur": dur, "vals": {}})
         d["vals"][c] = (v, imp)
@@ -46,9 +59,11 @@ def main():
                     bad.append(f"{what}: a kernel that does nothing, want <= {IDLE_TASK_NS}")
                 if k == "spin":
                     if not (SPIN_LO * host_ns - SPIN_SLACK_NS <= v <= SPIN_HI * host_ns + SPIN_SLACK_NS):
-                        bad.append(f"{what}: want {SPIN_LO}-{SPIN_HI} x the host's {host_ns:g} ns")
+                        noisy.append(f"{what}: want {SPIN_LO}-{SPIN_HI} x the host's {host_ns:g} ns")
                     peak = d["dur"] * d["grid"] * PEAK_SLACK + SPIN_SLACK_NS
-                    if not imp and v > peak:
+                    same_run = not imp and passes.get((did, c)) in (None, 1)
+                    peaks += same_run
+                    if same_run and v > peak:
                         bad.append(f"{what}: above its peak {peak:g} (duration x {d['grid']} work-items)")
             elif c == "page-faults":
                 if k in ("idle", "spin") and v > SMALL_FAULTS:
@@ -71,10 +86,10 @@ def main():
             if r["dispatch_id"] != did or not kept or not kept[1] or kept[0] != r["estimate"]:
                 bad.append(f"multiplex_cold_raw entry {r} does not match the imputed value {kept}")
         print(f"cold_raw={len(raw)}")
-    for b in bad:
+    for b in bad + noisy:
         print("bad:", b)
-    print(f"dispatches={len(disp)} kernels={len(first)} checked={checked} bad={len(bad)}")
-    return 1 if bad or not checked else 0
+    print(f"dispatches={len(disp)} kernels={len(first)} checked={checked} peaks={peaks} bad={len(bad) + len(noisy)}")
+    return 1 if bad or not checked else 3 if noisy else 0
 
 
 if __name__ == "__main__":

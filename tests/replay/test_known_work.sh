@@ -28,15 +28,26 @@ ARGS=("$PAGES" 3000000 5)
 # page-faults in pass 1: kernel replay's later passes find the pages the first one touched
 C2=(--counters page-faults,task-clock --max-counters-per-pass 1)
 
-# known NAME MODE: profile known_work in MODE into NAME.db and check it; NAME.check holds the checker's exit
+# known NAME MODE [COUNTER OPTIONS]: profile known_work in MODE into NAME.db and check it; NAME.check holds the
+# checker's exit. Exit 3 says the only violations were spin's task-clock against the host's CPU time, which a
+# shared 2-core VM can double for one dispatch (steal time, a sibling hyperthread): the run is then repeated,
+# 3 tries at most, each report kept (NAME.report.N); anything else fails at once.
 known() {
-  local name=$1 mode=$2
-  "$HP" profile "${C2[@]}" --replay "$mode" -o "$name.db" -- "$KW" "${ARGS[@]}" >"$name.out" 2>"$name.err"
-  echo $? >"$name.rc"
-  local host
-  host=$(sed -nE 's/.*spin_host_ns=([0-9]+).*/\1/p' "$name.out")
-  python3 "$CHECK" "$name.db" "$PAGES" "${host:-0}" "$mode" >"$name.report" 2>&1
-  echo $? >"$name.check"
+  local name=$1 mode=$2 try host rc
+  shift 2
+  [ $# -gt 0 ] || set -- "${C2[@]}"
+  for try in 1 2 3; do
+    "$HP" profile "$@" --replay "$mode" -o "$name.db" -- "$KW" "${ARGS[@]}" >"$name.out" 2>"$name.err"
+    echo $? >"$name.rc"
+    host=$(sed -nE 's/.*spin_host_ns=([0-9]+).*/\1/p' "$name.out")
+    python3 "$CHECK" "$name.db" "$PAGES" "${host:-0}" "$mode" >"$name.report" 2>&1
+    rc=$?
+    echo $rc >"$name.check"
+    cp "$name.report" "$name.report.$try"
+    [ $rc = 3 ] || break
+    echo "test_known_work: $name: spin's CPU time off the host's (try $try): $(grep '^bad' "$name.report" | head -1)"
+    rm -f "$name.db"
+  done
 }
 
 for mode in kernel application multiplex; do
@@ -45,8 +56,13 @@ for mode in kernel application multiplex; do
     bad "$mode: the run failed: $(cat "$mode.out" "$mode.err")"
   if [ "$(cat "$mode.check")" = 0 ]; then ok; else bad "$mode: $(grep -v '^dispatches' "$mode.report")"; fi
   # every dispatch's two counters checked, the first dispatch's included (multiplexing: imputed there)
-  grep -q "^dispatches=15 kernels=3 checked=30 " "$mode.report" && ok || bad "$mode: $(cat "$mode.report")"
+  grep -q "^dispatches=15 kernels=3 checked=30 peaks=" "$mode.report" && ok || bad "$mode: $(cat "$mode.report")"
 done
+# the physical peak (task-clock <= duration x work-items) holds within one run: pass 1 of kernel replay with
+# task-clock alone, every spin dispatch's value measured in the run whose duration the store keeps
+known peak kernel --counters task-clock
+[ "$(cat peak.check)" = 0 ] && ok || bad "peak: $(grep -v '^dispatches' peak.report)"
+grep -q "^dispatches=15 kernels=3 checked=15 peaks=5 " peak.report && ok || bad "peak: $(cat peak.report)"
 grep -q "^cold_raw=[1-9]" multiplex.report && ok || bad "multiplex: no raw cold reading kept: $(cat multiplex.report)"
 
 # the window of old (first use inside it) breaks the same check: the check can fail
