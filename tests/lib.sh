@@ -1,5 +1,5 @@
-# Shared by the shell tests (source it after setting T, a scratch directory): counting checks and
-# running a command with its exit code, stdout and stderr captured. The caller prints its closing
+# Shared by the shell tests (source it, then call hp_test_env or set T, a scratch directory): the common
+# environment, counting checks and running a command with its exit code, stdout and stderr captured. The caller prints its closing
 # "NAME: N passed, N failed" line from $pass and $fail.
 # SPDX-License-Identifier: MIT
 pass=0
@@ -40,4 +40,23 @@ one_line_error() {
   if [ "$(wc -l <"$T/err")" -eq 1 ] && grep -qF -- "$1" "$T/err" && [ ! -s "$T/out" ]; then ok; else
     bad "stderr not one line with '$1': $(cat "$T/err") / stdout: $(head -c 200 "$T/out")"
   fi
+}
+# hp_test_env [KEEP...]: the common start of a test that runs hubprof or an application, called from the
+# repository root after sourcing this file: a scratch directory $T removed on exit, no core files, EVERY
+# HUBPROF_* variable of the caller's environment unset (a new one is never forgotten) except the KEEP names
+# (one tests/run.sh passes on purpose, e.g. HUBPROF_WTRACK), OPENCL_LAYERS, LD_PRELOAD and
+# NVTX_INJECTION64_PATH unset too; HUBPROF_COLLECTOR set to the build's collector (an ASan hubprof must not
+# put its runtime into the application; the build folder is $B, default build) and PYTHONPATH to python/.
+hp_test_env() {
+  local v k
+  for v in $(compgen -v HUBPROF_); do
+    for k in "$@"; do [ "$v" = "$k" ] && continue 2; done
+    unset "$v"
+  done
+  unset OPENCL_LAYERS LD_PRELOAD NVTX_INJECTION64_PATH
+  T=$(mktemp -d)
+  trap 'rm -rf "$T"' EXIT
+  ulimit -c 0
+  export HUBPROF_COLLECTOR=$PWD/${B:-build}/libhubprof_collector.so
+  export PYTHONPATH=$PWD/python
 }

@@ -10,26 +10,10 @@ cd "$(dirname "$0")/../.."
 HP=$(realpath "${1:-build/hubprof}")
 B=${HUBPROF_BUILD:-build}
 EX=$PWD/$B/examples/ocl
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-export HUBPROF_COLLECTOR=$PWD/$B/libhubprof_collector.so # an ASan hubprof must not load its runtime into apps
+. tests/lib.sh
+hp_test_env
 export HUBPROF_METRICS=$PWD/share/hubprof/metrics HUBPROF_DEVICES=$PWD/share/hubprof/devices
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_MULTIPLEX OPENCL_LAYERS LD_PRELOAD COLUMNS
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() {
-  fail=$((fail + 1))
-  echo "FAIL: $*" >&2
-}
-# expect CODE CMD...: run, stdout in $T/out, stderr in $T/err, check the exit status
-expect() {
-  local want=$1
-  shift
-  "$@" >"$T/out" 2>"$T/err"
-  local got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got (want $want): $* :: $(head -c 400 "$T/err")"; fi
-}
+unset COLUMNS
 # py CODE: python over $T/out (as `out`) with the store helpers; passes when it exits 0
 py() {
   if python3 - "$T/out" "$@" >"$T/py" 2>&1 <<EOF; then ok; else bad "check failed: $(tail -n 5 "$T/py")"; fi
@@ -55,26 +39,13 @@ def store(db):
 $1
 EOF
 }
-need() {
-  for f in "$@"; do
-    [ -e "$f" ] || {
-      echo "test_analyze: $f is missing (make all)" >&2
-      echo "test_analyze: 0 passed, 1 failed"
-      exit 1
-    }
-  done
-}
-need "$HP" "$HUBPROF_COLLECTOR" "$EX/vector_add" "$EX/iterations"
+need_built test_analyze "$HP" "$HUBPROF_COLLECTOR" "$EX/vector_add" "$EX/iterations"
 command -v sqlite3 >/dev/null || python3 -c 'import sqlite3' || {
   echo "test_analyze: skipped: no sqlite3 in python3"
   echo "test_analyze: 0 passed, 0 failed"
   exit 0
 }
-if ! clinfo -l 2>/dev/null | grep -q Device; then
-  echo "test_analyze: skipped: no OpenCL device (install pocl-opencl-icd)"
-  echo "test_analyze: 0 passed, 0 failed"
-  exit 0
-fi
+need_opencl test_analyze
 cd "$T"
 
 # ---- profiles of real programs ----

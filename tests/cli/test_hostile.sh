@@ -10,10 +10,9 @@ HP=$(realpath "${1:-build/hubprof}")
 B=${HUBPROF_BUILD:-build}
 GEN=$PWD/$B/examples/gen_logs
 PY=$PWD/python
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_MULTIPLEX OPENCL_LAYERS LD_PRELOAD COLUMNS
 . tests/lib.sh
+hp_test_env
+unset COLUMNS
 cd "$T" || exit 1
 # t CODE CMD...: expect, within 20 s and 2 GiB of resident memory (bounded, below; 99 = over a limit)
 t() {

@@ -6,11 +6,8 @@
 set -u
 HP=$(realpath "${1:-build/hubprof}")
 EX=$PWD/build/examples/ocl
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE OPENCL_LAYERS LD_PRELOAD
-export HUBPROF_COLLECTOR=$PWD/build/libhubprof_collector.so
 . tests/lib.sh
+hp_test_env
 need_built test_output_format "$HP" "$EX/vector_add" "$HUBPROF_COLLECTOR"
 need_opencl test_output_format
 cd "$T"

@@ -12,11 +12,8 @@ HP=$(realpath "${1:-build/hubprof}")
 GEN=$PWD/build/examples/gen_logs
 EX=$PWD/build/examples/ocl
 CHECK=$PWD/tests/cli/check_rocpd_views.py
-export HUBPROF_COLLECTOR=$PWD/build/libhubprof_collector.so
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG OPENCL_LAYERS LD_PRELOAD
 . tests/lib.sh
+hp_test_env
 
 views() { # views STORE: the invariants and the numbers
   if python3 "$CHECK" "$HP" "$1" >"$T/check" 2>&1; then ok; else bad "$(cat "$T/check")"; fi

@@ -6,21 +6,9 @@
 set -u
 HP=$(realpath "${1:-build/hubprof}")
 EX=$PWD/build/examples/ocl
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ulimit -c 0
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE OPENCL_LAYERS LD_PRELOAD
-# the ASan build of hubprof must not put its runtime into the application
-export HUBPROF_COLLECTOR=$PWD/build/libhubprof_collector.so
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-if ! clinfo -l 2>/dev/null | grep -q Device; then
-  echo "test_trace: skipped: no OpenCL device (install pocl-opencl-icd)"
-  echo "test_trace: 0 passed, 0 failed"
-  exit 0
-fi
+. tests/lib.sh
+hp_test_env
+need_opencl test_trace
 q() { sqlite3 "$1" "$2"; }
 cd "$T"
 

@@ -10,14 +10,8 @@ set -u
 ROOT=$PWD
 HP=$(realpath "${1:-build/hubprof}")
 EX=$ROOT/build/examples/ocl
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ulimit -c 0
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_START_PAUSED HUBPROF_INJECTION_PATH NVTX_INJECTION64_PATH \
-  OPENCL_LAYERS LD_PRELOAD HUBPROF_KERNEL HUBPROF_KERNEL_EXCLUDE HUBPROF_DISPATCH_RANGE HUBPROF_REGION HUBPROF_DEBUG
-export HUBPROF_COLLECTOR=$ROOT/build/libhubprof_collector.so # the ASan CLI must not put its runtime in apps
-export PYTHONPATH=$ROOT/python
 . "$ROOT/tests/lib.sh"
+hp_test_env
 need_built test_select "$HP" "$EX/select_mix" "$EX/regions" "$EX/forking"
 need_opencl test_select
 CHECK=$ROOT/tests/collector/check_select.py

@@ -13,13 +13,9 @@ cd "$(dirname "$0")/../.."
 HP=$(realpath "${1:-build/hubprof}")
 KW=$PWD/build/examples/ocl/known_work
 CHECK=$PWD/tests/replay/check_known_work.py
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG HUBPROF_SHADOW HUBPROF_WINDOW \
-  HUBPROF_TEST_SKIP_RESTORE HUBPROF_TEST_FAIL_PASS OPENCL_LAYERS LD_PRELOAD
-export HUBPROF_COLLECTOR=$PWD/build/libhubprof_collector.so
-export POCL_KERNEL_CACHE=0 # every first launch compiles: what the window must leave out
 . tests/lib.sh
+hp_test_env HUBPROF_WTRACK # tests/run.sh runs it again with write tracking off
+export POCL_KERNEL_CACHE=0 # every first launch compiles: what the window must leave out
 need_built test_known_work "$HP" "$KW" "$(dirname "$KW")/image_inc"
 need_opencl test_known_work
 cd "$T"

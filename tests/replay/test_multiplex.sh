@@ -13,13 +13,8 @@ HP=$(realpath "${1:-build/hubprof}")
 EX=$PWD/build/examples/ocl
 CHECK=$PWD/build/tests/replay/check_profile
 LIB=$PWD/build/libhubprof_collector.so
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ulimit -c 0
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG HUBPROF_SHADOW HUBPROF_MULTIPLEX \
-  HUBPROF_TEST_SKIP_RESTORE OPENCL_LAYERS LD_PRELOAD
-export HUBPROF_COLLECTOR=$LIB # an ASan build of hubprof must not put its runtime into the application
 . tests/lib.sh
+hp_test_env
 need_built test_multiplex "$HP" "$CHECK" "$LIB" "$EX/iterations" "$EX/user_event"
 need_opencl test_multiplex
 cd "$T"

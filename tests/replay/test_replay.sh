@@ -16,13 +16,8 @@ EX=$PWD/build/examples/ocl
 CHECK=$PWD/build/tests/replay/check_profile
 WATCH=$PWD/tests/replay/watch_files.py
 LIB=$PWD/build/libhubprof_collector.so
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ulimit -c 0
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG HUBPROF_SHADOW \
-  HUBPROF_TEST_SKIP_RESTORE HUBPROF_TEST_FAIL_PASS OPENCL_LAYERS LD_PRELOAD
-export HUBPROF_COLLECTOR=$LIB # an ASan build of hubprof must not put its runtime into the application
 . tests/lib.sh
+hp_test_env HUBPROF_WTRACK # tests/run.sh runs it again with write tracking off
 need_built test_replay "$HP" "$CHECK" "$LIB" "$EX/inplace_update"
 need_opencl test_replay
 cd "$T"
