@@ -294,7 +294,7 @@ typedef struct tables {
   int64_t *pids, *starts; /* per process: pid, start_ns */
   size_t npids, cappids;
   counter_rec *counters;
-  size_t ncounters;
+  size_t ncounters, capcounters;
   hu_idmap counter_ix; /* counter_info id -> distinct name index */
   uint64_t lost;
 } tables;
@@ -324,112 +324,105 @@ static void tables_free(tables *t) {
   hu_idmap_free(&t->counter_ix);
 }
 
+hp_status hai_each(hp_store *s, hp_table t, void *row, hai_row_fn fn, void *ctx) {
+  hp_cursor *c;
+  hp_status st = hp_cursor_open(s, t, &c);
+  if (st != HP_OK) return st;
+  while ((st = hp_cursor_next(c, row)) == HP_OK && (st = fn(row, ctx)) == HP_OK)
+    ;
+  hp_cursor_close(c);
+  return st == HP_END ? HP_OK : st;
+}
+
 static double known(int64_t v) { return v > 0 ? (double)v : NAN; }
 
+/* One agent row into t->agents (named "product#index"), with its index by id. */
+static hp_status load_agent(const void *row, void *ctx) {
+  const hp_agent *a = row;
+  tables *t = ctx;
+  if (hu_grow((void **)&t->agents, &t->capagents, t->nagents + 1, sizeof *t->agents)) return HP_ERR_NOMEM;
+  char buf[512];
+  const char *base = a->product_name[0] ? a->product_name : a->name;
+  if (a->device_index)
+    snprintf(buf, sizeof buf, "%s#%d", base, a->device_index);
+  else
+    snprintf(buf, sizeof buf, "%s", base);
+  agent_rec *r = &t->agents[t->nagents];
+  *r =
+      (agent_rec){.name = strdup(buf), .raw = strdup(a->name), .product = strdup(a->product_name), .keep = 1};
+  r->c[0] = known(a->compute_units);
+  r->c[1] = known(a->max_clock_mhz);
+  r->c[2] = known(a->global_mem_bytes);
+  r->c[3] = known(a->local_mem_bytes);
+  r->c[4] = known(a->wave_size);
+  t->nagents++;
+  if (!r->name || !r->raw || !r->product || hu_idmap_put(&t->agent_ix, a->id, (uint32_t)(t->nagents - 1)))
+    return HP_ERR_NOMEM;
+  return HP_OK;
+}
+
+/* One kernel symbol into t->kernels (its display name when it has one). */
+static hp_status load_kernel(const void *row, void *ctx) {
+  const hp_kernel_symbol *k = row;
+  tables *t = ctx;
+  if (hu_grow((void **)&t->kernels, &t->capkernels, t->nkernels + 1, sizeof *t->kernels)) return HP_ERR_NOMEM;
+  kernel_rec *r = &t->kernels[t->nkernels++];
+  *r = (kernel_rec){
+      .name = strdup(k->display_name[0] ? k->display_name : k->name), .mangled = strdup(k->name), .keep = 1};
+  if (!r->name || !r->mangled || hu_idmap_put(&t->kernel_ix, k->id, (uint32_t)(t->nkernels - 1)))
+    return HP_ERR_NOMEM;
+  return HP_OK;
+}
+
+/* One process row: its pid, start and lost records. */
+static hp_status load_process(const void *row, void *ctx) {
+  const hp_process *p = row;
+  tables *t = ctx;
+  t->lost = t->lost + p->lost_records < t->lost ? UINT64_MAX : t->lost + p->lost_records; /* saturated */
+  long have = ix_get(&t->pid_of, p->id);
+  if (have >= 0) { /* a process written twice (start, then end): the last row wins */
+    t->pids[have] = p->pid;
+    t->starts[have] = p->start_ns;
+    return HP_OK;
+  }
+  size_t cap2 = t->cappids;
+  if (hu_grow((void **)&t->pids, &t->cappids, t->npids + 1, sizeof *t->pids) ||
+      hu_grow((void **)&t->starts, &cap2, t->npids + 1, sizeof *t->starts) ||
+      hu_idmap_put(&t->pid_of, p->id, (uint32_t)t->npids))
+    return HP_ERR_NOMEM;
+  t->starts[t->npids] = p->start_ns;
+  t->pids[t->npids++] = p->pid;
+  return HP_OK;
+}
+
+/* One counter_info row: one entry per distinct name, the row's id mapped to it. */
+static hp_status load_counter(const void *row, void *ctx) {
+  const hp_counter_info *ci = row;
+  tables *t = ctx;
+  size_t j = 0;
+  while (j < t->ncounters && strcmp(t->counters[j].name, ci->name))
+    j++;
+  if (j == t->ncounters) {
+    if (hu_grow((void **)&t->counters, &t->capcounters, t->ncounters + 1, sizeof *t->counters))
+      return HP_ERR_NOMEM;
+    counter_rec *r = &t->counters[t->ncounters++];
+    *r = (counter_rec){.name = strdup(ci->name), .unit = strdup(ci->unit)};
+    if (!r->name || !r->unit) return HP_ERR_NOMEM;
+  }
+  return hu_idmap_put(&t->counter_ix, ci->id, (uint32_t)j) ? HP_ERR_NOMEM : HP_OK;
+}
+
 static hp_status load_tables(hp_store *s, tables *t) {
-  hp_cursor *c;
-  hp_status st;
-  size_t cap = 0;
   t->none_agent = t->none_kernel = -1;
-  /* agents */
-  if ((st = hp_cursor_open(s, HP_TABLE_AGENT, &c)) != HP_OK) return st;
   hp_agent a = {.size = sizeof a};
-  while ((st = hp_cursor_next(c, &a)) == HP_OK) {
-    if (hu_grow((void **)&t->agents, &t->capagents, t->nagents + 1, sizeof *t->agents)) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    char buf[512];
-    const char *base = a.product_name[0] ? a.product_name : a.name;
-    if (a.device_index)
-      snprintf(buf, sizeof buf, "%s#%d", base, a.device_index);
-    else
-      snprintf(buf, sizeof buf, "%s", base);
-    agent_rec *r = &t->agents[t->nagents];
-    *r =
-        (agent_rec){.name = strdup(buf), .raw = strdup(a.name), .product = strdup(a.product_name), .keep = 1};
-    r->c[0] = known(a.compute_units);
-    r->c[1] = known(a.max_clock_mhz);
-    r->c[2] = known(a.global_mem_bytes);
-    r->c[3] = known(a.local_mem_bytes);
-    r->c[4] = known(a.wave_size);
-    t->nagents++;
-    if (!r->name || !r->raw || !r->product || hu_idmap_put(&t->agent_ix, a.id, (uint32_t)(t->nagents - 1))) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-  }
-  hp_cursor_close(c);
-  if (st != HP_END) return st;
-  /* kernels */
-  if ((st = hp_cursor_open(s, HP_TABLE_KERNEL_SYMBOL, &c)) != HP_OK) return st;
   hp_kernel_symbol k = {.size = sizeof k};
-  while ((st = hp_cursor_next(c, &k)) == HP_OK) {
-    if (hu_grow((void **)&t->kernels, &t->capkernels, t->nkernels + 1, sizeof *t->kernels)) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    kernel_rec *r = &t->kernels[t->nkernels++];
-    *r = (kernel_rec){
-        .name = strdup(k.display_name[0] ? k.display_name : k.name), .mangled = strdup(k.name), .keep = 1};
-    if (!r->name || !r->mangled || hu_idmap_put(&t->kernel_ix, k.id, (uint32_t)(t->nkernels - 1))) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-  }
-  hp_cursor_close(c);
-  if (st != HP_END) return st;
-  /* processes: pid and lost records */
-  if ((st = hp_cursor_open(s, HP_TABLE_PROCESS, &c)) != HP_OK) return st;
   hp_process p = {.size = sizeof p};
-  while ((st = hp_cursor_next(c, &p)) == HP_OK) {
-    t->lost = t->lost + p.lost_records < t->lost ? UINT64_MAX : t->lost + p.lost_records; /* saturated */
-    long have = ix_get(&t->pid_of, p.id);
-    if (have >= 0) { /* a process written twice (start, then end): the last row wins */
-      t->pids[have] = p.pid;
-      t->starts[have] = p.start_ns;
-      continue;
-    }
-    size_t cap2 = t->cappids;
-    if (hu_grow((void **)&t->pids, &t->cappids, t->npids + 1, sizeof *t->pids) ||
-        hu_grow((void **)&t->starts, &cap2, t->npids + 1, sizeof *t->starts) ||
-        hu_idmap_put(&t->pid_of, p.id, (uint32_t)t->npids)) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    t->starts[t->npids] = p.start_ns;
-    t->pids[t->npids++] = p.pid;
-  }
-  hp_cursor_close(c);
-  if (st != HP_END) return st;
-  /* counters: one entry per distinct name */
-  cap = 0;
-  if ((st = hp_cursor_open(s, HP_TABLE_COUNTER_INFO, &c)) != HP_OK) return st;
   hp_counter_info ci = {.size = sizeof ci};
-  while ((st = hp_cursor_next(c, &ci)) == HP_OK) {
-    size_t j = 0;
-    while (j < t->ncounters && strcmp(t->counters[j].name, ci.name))
-      j++;
-    if (j == t->ncounters) {
-      if (hu_grow((void **)&t->counters, &cap, t->ncounters + 1, sizeof *t->counters)) {
-        st = HP_ERR_NOMEM;
-        break;
-      }
-      counter_rec *r = &t->counters[t->ncounters++];
-      *r = (counter_rec){.name = strdup(ci.name), .unit = strdup(ci.unit)};
-      if (!r->name || !r->unit) {
-        st = HP_ERR_NOMEM;
-        break;
-      }
-    }
-    if (hu_idmap_put(&t->counter_ix, ci.id, (uint32_t)j)) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-  }
-  hp_cursor_close(c);
-  /* a process written twice counted its losses twice: recount from the last rows */
-  return st == HP_END ? HP_OK : st;
+  hp_status st = hai_each(s, HP_TABLE_AGENT, &a, load_agent, t);
+  if (st == HP_OK) st = hai_each(s, HP_TABLE_KERNEL_SYMBOL, &k, load_kernel, t);
+  if (st == HP_OK) st = hai_each(s, HP_TABLE_PROCESS, &p, load_process, t);
+  if (st == HP_OK) st = hai_each(s, HP_TABLE_COUNTER_INFO, &ci, load_counter, t);
+  return st;
 }
 
 /* ---- the query ---- */
@@ -1989,6 +1982,30 @@ static int region_measures(run *r, ha_result *res, gmeas *gm, const ragg *a, con
   return 0;
 }
 
+/* The regions read, in store order (hai_each's context: res interns the names). */
+typedef struct rreg_list {
+  ha_result *res;
+  rreg *v;
+  size_t n, cap;
+} rreg_list;
+
+static hp_status rreg_add(const void *row, void *ctx) {
+  const hp_region *g = row;
+  rreg_list *l = ctx;
+  if (l->n == l->cap && hu_grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) return HP_ERR_NOMEM;
+  rreg *x = &l->v[l->n++];
+  *x = (rreg){.id = g->id,
+              .proc = g->process_id,
+              .thread = g->thread_id,
+              .start = g->start_ns,
+              .end = g->end_ns < g->start_ns ? g->start_ns : g->end_ns,
+              .cat = intern(l->res, g->category),
+              .name = intern(l->res, g->name),
+              .parent = -1};
+  x->key = x->name;
+  return x->cat && x->name ? HP_OK : HP_ERR_NOMEM;
+}
+
 static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result **out) {
   int full = q->size >= HA_QUERY_V1;
   run r;
@@ -2003,7 +2020,7 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
   rreg *rg = NULL;
   ragg *ag = NULL;
   size_t *stack = NULL, *slot = NULL;
-  size_t nr = 0, capr = 0, na = 0, nslot = 0;
+  size_t nr = 0, na = 0, nslot = 0;
   hu_idmap rid = {0};
   gmeas gm;
   memset(&gm, 0, sizeof gm);
@@ -2012,33 +2029,11 @@ static hp_status run_regions(hp_store *s, const ha_query *q, int tree, ha_result
   mout *mo = NULL;
   rowctx rc = {0};
   hp_status st = res ? HP_OK : HP_ERR_NOMEM;
-  hp_cursor *c = NULL;
-  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_REGION, &c);
-  while (st == HP_OK) {
-    hp_region row = {.size = sizeof row};
-    hp_status n = hp_cursor_next(c, &row);
-    if (n == HP_END) break;
-    if (n != HP_OK) {
-      st = n;
-      break;
-    }
-    if (nr == capr && hu_grow((void **)&rg, &capr, nr + 1, sizeof *rg)) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    rreg *x = &rg[nr++];
-    *x = (rreg){.id = row.id,
-                .proc = row.process_id,
-                .thread = row.thread_id,
-                .start = row.start_ns,
-                .end = row.end_ns < row.start_ns ? row.start_ns : row.end_ns,
-                .cat = intern(res, row.category),
-                .name = intern(res, row.name),
-                .parent = -1};
-    x->key = x->name;
-    if (!x->cat || !x->name) st = HP_ERR_NOMEM;
-  }
-  hp_cursor_close(c);
+  rreg_list regs = {.res = res};
+  hp_region reg = {.size = sizeof reg};
+  if (st == HP_OK) st = hai_each(s, HP_TABLE_REGION, &reg, rreg_add, &regs);
+  rg = regs.v;
+  nr = regs.n;
   if (st == HP_OK) st = run_scan(s, &r, full, counters, metrics, &rc);
   int measures = r.nsel || r.nmsel;
   if (st == HP_OK && !(stack = calloc(nr + 1, sizeof *stack))) st = HP_ERR_NOMEM;
@@ -2233,47 +2228,47 @@ static int cmp_apiagg(const void *x, const void *y) {
   return strcmp(a->name, b->name);
 }
 
+/* The API calls summed per function (hai_each's context: res interns the names). */
+typedef struct api_sum {
+  ha_result *res;
+  apiagg *ag;
+  size_t na, cap;
+  int64_t all;
+} api_sum;
+
+static hp_status api_add(const void *row, void *ctx) {
+  const hp_region *g = row;
+  api_sum *a = ctx;
+  if (strcmp(g->category, "api") != 0) return HP_OK;
+  const char *name = intern(a->res, g->name);
+  if (!name) return HP_ERR_NOMEM;
+  int64_t d = g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0;
+  size_t i = 0;
+  while (i < a->na && a->ag[i].name != name) /* a few dozen functions: a scan is enough */
+    i++;
+  if (i == a->na) {
+    if (a->na == a->cap && hu_grow((void **)&a->ag, &a->cap, a->na + 1, sizeof *a->ag)) return HP_ERR_NOMEM;
+    a->ag[a->na++] = (apiagg){.name = name, .min = d, .max = d};
+  }
+  apiagg *x = &a->ag[i];
+  x->calls++;
+  x->total = sat_add(x->total, d);
+  if (d < x->min) x->min = d;
+  if (d > x->max) x->max = d;
+  a->all = sat_add(a->all, d);
+  return HP_OK;
+}
+
 /* Per OpenCL function: the regions of category "api". */
 static hp_status run_api(hp_store *s, const ha_query *q, ha_result **out) {
   ha_result *res = calloc(1, sizeof *res);
-  apiagg *ag = NULL;
-  size_t na = 0, cap = 0;
-  int64_t all = 0;
   hp_status st = res ? HP_OK : HP_ERR_NOMEM;
-  hp_cursor *c = NULL;
-  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_REGION, &c);
-  while (st == HP_OK) {
-    hp_region row = {.size = sizeof row};
-    hp_status n = hp_cursor_next(c, &row);
-    if (n == HP_END) break;
-    if (n != HP_OK) {
-      st = n;
-      break;
-    }
-    if (strcmp(row.category, "api") != 0) continue;
-    const char *name = intern(res, row.name);
-    if (!name) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    int64_t d = row.end_ns > row.start_ns ? row.end_ns - row.start_ns : 0;
-    size_t i = 0;
-    while (i < na && ag[i].name != name) /* a few dozen functions: a scan is enough */
-      i++;
-    if (i == na) {
-      if (na == cap && hu_grow((void **)&ag, &cap, na + 1, sizeof *ag)) {
-        st = HP_ERR_NOMEM;
-        break;
-      }
-      ag[na++] = (apiagg){.name = name, .min = d, .max = d};
-    }
-    ag[i].calls++;
-    ag[i].total = sat_add(ag[i].total, d);
-    if (d < ag[i].min) ag[i].min = d;
-    if (d > ag[i].max) ag[i].max = d;
-    all = sat_add(all, d);
-  }
-  hp_cursor_close(c);
+  api_sum sum = {.res = res};
+  hp_region reg = {.size = sizeof reg};
+  if (st == HP_OK) st = hai_each(s, HP_TABLE_REGION, &reg, api_add, &sum);
+  apiagg *ag = sum.ag;
+  size_t na = sum.na;
+  int64_t all = sum.all;
   if (st == HP_OK) {
     qsort(ag, na, sizeof *ag, cmp_apiagg);
     if (add_col(res, "function", HA_TEXT, HA_ROLE_KEY, "") ||
@@ -2310,34 +2305,39 @@ static hp_status run_api(hp_store *s, const ha_query *q, ha_result **out) {
   return hand_out(s, st, res, out);
 }
 
+/* The memory copies summed per direction (H2D, D2H, D2D, FILL, then the unknown ones). */
+enum { NCOPYDIR = 5 };
+typedef struct copy_sum {
+  int64_t n[NCOPYDIR], timed[NCOPYDIR], ns[NCOPYDIR];
+  uint64_t bytes[NCOPYDIR], tbytes[NCOPYDIR];
+} copy_sum;
+
+static hp_status copy_add(const void *row, void *ctx) {
+  const hp_memory_copy *m = row;
+  copy_sum *a = ctx;
+  size_t k = m->direction >= HP_COPY_H2D && m->direction <= HP_COPY_FILL ? m->direction - 1 : NCOPYDIR - 1;
+  a->n[k]++;
+  a->bytes[k] += m->bytes;
+  if (m->start_ns && m->end_ns >= m->start_ns) {
+    a->timed[k]++;
+    a->tbytes[k] += m->bytes;
+    a->ns[k] = sat_add(a->ns[k], m->end_ns - m->start_ns);
+  }
+  return HP_OK;
+}
+
 /* Per direction: the memory_copy rows (device time of the timed ones; bandwidth over those). */
 static hp_status run_copies(hp_store *s, const ha_query *q, ha_result **out) {
-  static const char *const dirs[] = {"H2D", "D2H", "D2D", "FILL", "UNKNOWN"};
-  enum { ND = 5 };
-  int64_t n[ND] = {0}, timed[ND] = {0}, ns[ND] = {0};
-  uint64_t bytes[ND] = {0}, tbytes[ND] = {0};
+  static const char *const dirs[NCOPYDIR] = {"H2D", "D2H", "D2D", "FILL", "UNKNOWN"};
+  enum { ND = NCOPYDIR };
+  copy_sum a;
+  memset(&a, 0, sizeof a);
+  const int64_t *n = a.n, *timed = a.timed, *ns = a.ns;
+  const uint64_t *bytes = a.bytes, *tbytes = a.tbytes;
   ha_result *res = calloc(1, sizeof *res);
   hp_status st = res ? HP_OK : HP_ERR_NOMEM;
-  hp_cursor *c = NULL;
-  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_MEMORY_COPY, &c);
-  while (st == HP_OK) {
-    hp_memory_copy row = {.size = sizeof row};
-    hp_status r = hp_cursor_next(c, &row);
-    if (r == HP_END) break;
-    if (r != HP_OK) {
-      st = r;
-      break;
-    }
-    size_t k = row.direction >= HP_COPY_H2D && row.direction <= HP_COPY_FILL ? row.direction - 1 : ND - 1;
-    n[k]++;
-    bytes[k] += row.bytes;
-    if (row.start_ns && row.end_ns >= row.start_ns) {
-      timed[k]++;
-      tbytes[k] += row.bytes;
-      ns[k] = sat_add(ns[k], row.end_ns - row.start_ns);
-    }
-  }
-  hp_cursor_close(c);
+  hp_memory_copy cp = {.size = sizeof cp};
+  if (st == HP_OK) st = hai_each(s, HP_TABLE_MEMORY_COPY, &cp, copy_add, &a);
   if (st == HP_OK && (add_col(res, "direction", HA_TEXT, HA_ROLE_KEY, "") ||
                       add_col(res, "copies", HA_INT, HA_ROLE_STAT, "") ||
                       add_col(res, "bytes", HA_INT, HA_ROLE_STAT, "bytes") ||
@@ -2458,74 +2458,95 @@ static void rk_free(rk_run *k) {
   hu_idmap_free(&k->group_ix);
 }
 
+/* hai_each's context in the rank views: the run, the result (it interns text), the query and its filters
+ * (rk_scan), and the host names read (rk_units). */
+typedef struct rk_ctx {
+  rk_run *k;
+  ha_result *res;
+  const ha_query *q;
+  int filters;
+  uint64_t rows;
+  hu_idmap host_of; /* node id -> interned host name (as an address) */
+} rk_ctx;
+
+static hp_status rk_node(const void *row, void *ctx) {
+  const hp_node *nd = row;
+  rk_ctx *x = ctx;
+  const char *h = intern(x->res, nd->hostname);
+  return h && !hu_idmap_put(&x->host_of, nd->id, (uint64_t)(uintptr_t)h) ? HP_OK : HP_ERR_NOMEM;
+}
+
+/* A process row: a unit of its own, or the unit of its rank when that rank of that job was seen already. */
+static hp_status rk_process(const void *row, void *ctx) {
+  const hp_process *p = row;
+  rk_ctx *x = ctx;
+  rk_run *k = x->k;
+  uint64_t have, hv = 0;
+  if (hu_idmap_get(&k->unit_of, p->id, &have)) return HP_OK; /* written twice (start, then end) */
+  int ranked = p->rank >= 0;
+  if (ranked && hu_idmap_get(&k->rank_ix, (uint64_t)p->rank + 1, &have)) {
+    /* the same rank of the same job (stores of several jobs merged keep their ranks apart) */
+    size_t j = (size_t)have;
+    if (strcmp(k->u[j].job, p->job_id))
+      for (j = 0; j < k->nu && (k->u[j].rank != p->rank || strcmp(k->u[j].job, p->job_id)); j++)
+        ;
+    if (j < k->nu) return hu_idmap_put(&k->unit_of, p->id, j) ? HP_ERR_NOMEM : HP_OK;
+  }
+  if (hu_grow((void **)&k->u, &k->capu, k->nu + 1, sizeof *k->u)) return HP_ERR_NOMEM;
+  hu_idmap_get(&x->host_of, p->node_id, &hv);
+  k->u[k->nu] = (rk_unit){.rank = ranked ? p->rank : -1,
+                          .pid = p->pid,
+                          .host = hv ? (const char *)(uintptr_t)hv : "",
+                          .job = intern(x->res, p->job_id)};
+  if (!k->u[k->nu].job) return HP_ERR_NOMEM;
+  if (hu_idmap_put(&k->unit_of, p->id, k->nu) ||
+      (ranked && !hu_idmap_get(&k->rank_ix, (uint64_t)p->rank + 1, NULL) &&
+       hu_idmap_put(&k->rank_ix, (uint64_t)p->rank + 1, k->nu)))
+    return HP_ERR_NOMEM;
+  k->nu++;
+  return HP_OK;
+}
+
 /* Units from the process table (hosts from the node table), ordered by rank, then rankless processes. */
 static hp_status rk_units(hp_store *s, rk_run *k, ha_result *res) {
-  hu_idmap host_of = {0}; /* node id -> interned host name (as an address) */
-  hp_cursor *c;
-  hp_status st = hp_cursor_open(s, HP_TABLE_NODE, &c);
-  if (st != HP_OK) return st;
+  rk_ctx x = {.k = k, .res = res};
   hp_node nd = {.size = sizeof nd};
-  while ((st = hp_cursor_next(c, &nd)) == HP_OK) {
-    const char *h = intern(res, nd.hostname);
-    if (!h || hu_idmap_put(&host_of, nd.id, (uint64_t)(uintptr_t)h)) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-  }
-  hp_cursor_close(c);
-  if (st == HP_END)
-    st = hp_cursor_open(s, HP_TABLE_PROCESS, &c);
-  else {
-    hu_idmap_free(&host_of);
-    return st;
-  }
-  if (st != HP_OK) {
-    hu_idmap_free(&host_of);
-    return st;
-  }
   hp_process p = {.size = sizeof p};
-  while ((st = hp_cursor_next(c, &p)) == HP_OK) {
-    uint64_t have, hv = 0;
-    if (hu_idmap_get(&k->unit_of, p.id, &have)) continue; /* written twice (start, then end) */
-    int ranked = p.rank >= 0;
-    if (ranked && hu_idmap_get(&k->rank_ix, (uint64_t)p.rank + 1, &have)) {
-      /* the same rank of the same job (stores of several jobs merged keep their ranks apart) */
-      size_t j = (size_t)have;
-      if (strcmp(k->u[j].job, p.job_id))
-        for (j = 0; j < k->nu && (k->u[j].rank != p.rank || strcmp(k->u[j].job, p.job_id)); j++)
-          ;
-      if (j < k->nu) {
-        if (hu_idmap_put(&k->unit_of, p.id, j)) {
-          st = HP_ERR_NOMEM;
-          break;
-        }
-        continue;
-      }
-    }
-    if (hu_grow((void **)&k->u, &k->capu, k->nu + 1, sizeof *k->u)) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    hu_idmap_get(&host_of, p.node_id, &hv);
-    k->u[k->nu] = (rk_unit){.rank = ranked ? p.rank : -1,
-                            .pid = p.pid,
-                            .host = hv ? (const char *)(uintptr_t)hv : "",
-                            .job = intern(res, p.job_id)};
-    if (!k->u[k->nu].job) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    if (hu_idmap_put(&k->unit_of, p.id, k->nu) ||
-        (ranked && !hu_idmap_get(&k->rank_ix, (uint64_t)p.rank + 1, NULL) &&
-         hu_idmap_put(&k->rank_ix, (uint64_t)p.rank + 1, k->nu))) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    k->nu++;
+  hp_status st = hai_each(s, HP_TABLE_NODE, &nd, rk_node, &x);
+  if (st == HP_OK) st = hai_each(s, HP_TABLE_PROCESS, &p, rk_process, &x);
+  hu_idmap_free(&x.host_of);
+  return st;
+}
+
+/* A dispatch row into the group of its (unit, agent, kernel), unless the query's filters leave it out. */
+static hp_status rk_dispatch(const void *row, void *ctx) {
+  const hp_dispatch *d = row;
+  rk_ctx *x = ctx;
+  rk_run *k = x->k;
+  const ha_query *q = x->q;
+  int filters = x->filters;
+  if (q->size >= offsetof(ha_query, progress_ctx) + sizeof(void *) && q->progress && !(++x->rows & 0xffff))
+    q->progress(q->progress_ctx, x->rows);
+  if (filters && ((q->dispatch_first && d->dispatch_id < q->dispatch_first) ||
+                  (q->dispatch_last && d->dispatch_id > q->dispatch_last)))
+    return HP_OK;
+  uint64_t u, a, kk;
+  if (!hu_idmap_get(&k->unit_of, d->process_id, &u)) return HP_OK; /* a dispatch of no known process */
+  /* an agent or kernel the store does not describe: its own "unknown" entry (0) */
+  a = hu_idmap_get(&k->t.agent_ix, d->agent_id, &a) ? a + 1 : 0;
+  kk = hu_idmap_get(&k->t.kernel_ix, d->kernel_id, &kk) ? kk + 1 : 0;
+  if ((a && !k->t.agents[a - 1].keep) || (kk && !k->t.kernels[kk - 1].keep) ||
+      (!kk && filters && q->nkernels) || (!a && filters && q->ndevices))
+    return HP_OK;
+  uint64_t key = (u + 1) << 40 | a << 24 | kk, gi;
+  if (!hu_idmap_get(&k->group_ix, key, &gi)) {
+    if (hu_grow((void **)&k->g, &k->capg, k->ng + 1, sizeof *k->g) || hu_idmap_put(&k->group_ix, key, k->ng))
+      return HP_ERR_NOMEM;
+    k->g[k->ng] = (rk_group){.unit = (uint32_t)u, .agent = (uint32_t)a, .kernel = (uint32_t)kk};
+    gi = k->ng++;
   }
-  hp_cursor_close(c);
-  hu_idmap_free(&host_of);
-  return st == HP_END ? HP_OK : st;
+  grec_add(&k->g[gi].g, d->start_ns, d->end_ns);
+  return HP_OK;
 }
 
 static hp_status rk_scan(hp_store *s, const ha_query *q, rk_run *k) {
@@ -2538,39 +2559,10 @@ static hp_status rk_scan(hp_store *s, const ha_query *q, rk_run *k) {
                                                     k->t.kernels[i].mangled, NULL);
   if (k->nu >= (1u << 24) || k->t.nagents >= (1u << 15) || k->t.nkernels >= (1u << 23))
     return HP_ERR_UNSUPPORTED; /* the group key below: beyond any real run */
-  hp_cursor *c;
-  hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
-  if (st != HP_OK) return st;
+  rk_ctx x = {.k = k, .q = q, .filters = filters};
   hp_dispatch d = {.size = sizeof d};
-  uint64_t rows = 0;
-  while ((st = hp_cursor_next(c, &d)) == HP_OK) {
-    if (q->size >= offsetof(ha_query, progress_ctx) + sizeof(void *) && q->progress && !(++rows & 0xffff))
-      q->progress(q->progress_ctx, rows);
-    if (filters && ((q->dispatch_first && d.dispatch_id < q->dispatch_first) ||
-                    (q->dispatch_last && d.dispatch_id > q->dispatch_last)))
-      continue;
-    uint64_t u, a, kk;
-    if (!hu_idmap_get(&k->unit_of, d.process_id, &u)) continue; /* a dispatch of no known process */
-    /* an agent or kernel the store does not describe: its own "unknown" entry (0) */
-    a = hu_idmap_get(&k->t.agent_ix, d.agent_id, &a) ? a + 1 : 0;
-    kk = hu_idmap_get(&k->t.kernel_ix, d.kernel_id, &kk) ? kk + 1 : 0;
-    if ((a && !k->t.agents[a - 1].keep) || (kk && !k->t.kernels[kk - 1].keep) ||
-        (!kk && filters && q->nkernels) || (!a && filters && q->ndevices))
-      continue;
-    uint64_t key = (u + 1) << 40 | a << 24 | kk, gi;
-    if (!hu_idmap_get(&k->group_ix, key, &gi)) {
-      if (hu_grow((void **)&k->g, &k->capg, k->ng + 1, sizeof *k->g) ||
-          hu_idmap_put(&k->group_ix, key, k->ng)) {
-        st = HP_ERR_NOMEM;
-        break;
-      }
-      k->g[k->ng] = (rk_group){.unit = (uint32_t)u, .agent = (uint32_t)a, .kernel = (uint32_t)kk};
-      gi = k->ng++;
-    }
-    grec_add(&k->g[gi].g, d.start_ns, d.end_ns);
-  }
-  hp_cursor_close(c);
-  if (st != HP_END) return st;
+  hp_status st = hai_each(s, HP_TABLE_DISPATCH, &d, rk_dispatch, &x);
+  if (st != HP_OK) return st;
   for (size_t i = 0; i < k->ng; i++)
     k->u[k->g[i].unit].total = sat_add(k->u[k->g[i].unit].total, k->g[i].g.total);
   return HP_OK;

@@ -1,5 +1,6 @@
 /* The analysis library's internal result builder (analysis.c), for its other parts (attribution.c): make a
- * result table column by column and row by row, with notes, or a failed one with its reason. Prefix hai_. */
+ * result table column by column and row by row, with notes, or a failed one with its reason; and the walk
+ * over a table's rows. Prefix hai_. */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_ANALYSIS_HA_INTERNAL_H
 #define HUBPROF_ANALYSIS_HA_INTERNAL_H
@@ -23,6 +24,12 @@ void hai_num(ha_result *r, size_t row, size_t col, double v);
 int hai_note(ha_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Record why the call failed on r (the first reason wins); returns st. */
 hp_status hai_fail(ha_result *r, hp_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Each row of table t of s in store order: read into *row (a row struct of t, its .size set), then
+ * fn(row, ctx), which returns HP_OK to go on or a status that ends the walk. The cursor is opened and closed
+ * here; HP_OK once every row was seen, else the first error (the cursor's or fn's). */
+typedef hp_status (*hai_row_fn)(const void *row, void *ctx);
+hp_status hai_each(hp_store *s, hp_table t, void *row, hai_row_fn fn, void *ctx);
 
 /* The attribution groupings (HA_BY_INSTRUCTION … HA_BY_SOURCE) and the timeline (HA_TIMELINE) of ha_run:
  * *out is set as ha_run sets it. */
