@@ -207,6 +207,11 @@ typedef struct hp_counter_value {
   double value;
   uint64_t region_id; /* a region's host part (dispatch_id 0): hp_region.id; 0 for a dispatch's value */
 } hp_counter_value;
+/* A region's host part (docs/api-regions.md): a value of no dispatch that names its region. The one test for
+ * it, shared by the readers that keep host parts apart from dispatches' values (analysis, export, merge). */
+static inline int hp_counter_value_is_host_part(const hp_counter_value *v) {
+  return v->dispatch_id == 0 && v->region_id != 0;
+}
 
 typedef struct hp_region {
   uint32_t size;

@@ -937,7 +937,7 @@ static hp_status scan_values(hp_store *s, run *r) {
       last_cid = v.counter_id;
       lastc = ci;
       if (ci < 0) continue;
-      if (!v.dispatch_id && v.region_id) { /* a region's host part: kept for run_regions */
+      if (hp_counter_value_is_host_part(&v)) { /* kept for run_regions */
         if (!r->regions) continue;
         if (r->nhv == r->caphv && hu_grow((void **)&r->hv, &r->caphv, r->nhv + 1, sizeof *r->hv)) {
           st = HP_ERR_NOMEM;

@@ -408,7 +408,8 @@ static uint64_t step_id(const ex_step *k) {
 /* A row passed without its dispatch: counted in skipped_order, unless it is a region's host part (a counter
  * value with no dispatch, docs/api-regions.md), which the timeline formats leave out. */
 static void step_skip(ex_writer *w, ex_step *k) {
-  if (step_id(k) || k->table != HP_TABLE_COUNTER_VALUE || !k->pending.v.region_id) w->st->skipped_order++;
+  if (k->table != HP_TABLE_COUNTER_VALUE || !hp_counter_value_is_host_part(&k->pending.v))
+    w->st->skipped_order++;
   k->st = hp_cursor_next(k->c, &k->pending);
 }
 

@@ -298,6 +298,8 @@ typedef struct merger {
   size_t nmeta;
   hp_merge_hooks *hooks; /* the assembly's transforms and progress, or NULL */
   uint64_t done, total;  /* rows read, rows of every input (progress) */
+  /* this input's regions of the processes in dup_proc (read_dup_regions): dropped with their host parts */
+  idmap dup_region;
 } merger;
 
 static uint64_t *u64_at(void *row, const hp_column *c) { return (uint64_t *)((char *)row + c->offset); }
@@ -532,6 +534,11 @@ static hp_status merge_row(merger *m, hp_store *in, hp_table t, const tinfo *ti,
     if (stats) stats->duplicate_rows++;
     return HP_OK;
   }
+  if (t == HP_TABLE_COUNTER_VALUE && m->dup_region.n && hp_counter_value_is_host_part(&row->cv) &&
+      idmap_get(&m->dup_region, row->cv.region_id)) { /* its region is there already, with its host part */
+    if (stats) stats->duplicate_rows++;
+    return HP_OK;
+  }
   uint64_t cv_dispatch = t == HP_TABLE_COUNTER_VALUE    ? row->cv.dispatch_id
                          : t == HP_TABLE_PC_SAMPLE      ? row->ps.dispatch_id
                          : t == HP_TABLE_COUNTER_SAMPLE ? row->cs.dispatch_id
@@ -617,6 +624,22 @@ static hp_status hook_failed(merger *m) {
   m->perr_st = h->status != HP_OK ? h->status : HP_ERR_INVALID;
   snprintf(m->perr, sizeof m->perr, "%s", h->error[0] ? h->error : hp_status_str(m->perr_st));
   return m->perr_st;
+}
+
+/* This input's regions whose process is in m->dup_proc, read before its counter values: their host parts
+ * (hp_counter_value_is_host_part) are dropped with them, never attached to another input's regions. */
+static hp_status read_dup_regions(merger *m, hp_store *in) {
+  hp_cursor *c;
+  hp_status st = hp_cursor_open(in, HP_TABLE_REGION, &c);
+  if (st != HP_OK) return fail_from(m, in, st);
+  hp_region r = {.size = sizeof r};
+  while ((st = hp_cursor_next(c, &r)) == HP_OK)
+    if (idmap_get(&m->dup_proc, r.process_id) && idmap_put(&m->dup_region, r.id, 1)) {
+      st = HP_ERR_NOMEM;
+      break;
+    }
+  hp_cursor_close(c);
+  return st == HP_END ? HP_OK : st == HP_ERR_NOMEM ? st : fail_from(m, in, st);
 }
 
 static hp_status merge_table(merger *m, hp_store *in, size_t ix, hp_table t, hp_merge_stats *stats) {
@@ -741,9 +764,12 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
     }
     dmap_reset(&m->disp);
     idmap_clear(&m->dup_proc);
+    idmap_clear(&m->dup_region);
     m->proc_base = m->next_id[HP_TABLE_PROCESS];
-    for (int t = 0; t < HP_TABLE_COUNT && st == HP_OK; t++)
-      st = merge_table(m, s, i, (hp_table)t, stats);
+    for (int t = 0; t < HP_TABLE_COUNT && st == HP_OK; t++) {
+      if (t == HP_TABLE_COUNTER_VALUE && m->dup_proc.n) st = read_dup_regions(m, s);
+      if (st == HP_OK) st = merge_table(m, s, i, (hp_table)t, stats);
+    }
     if (!in[i] && hooks->done) hooks->done(hooks->ctx, i);
   }
   if (st == HP_OK && hooks && hooks->progress) hooks->progress(hooks->ctx, m->done, m->done);
@@ -760,6 +786,7 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
     keymap_clear(&m->dedup[t]);
   }
   idmap_clear(&m->dup_proc);
+  idmap_clear(&m->dup_region);
   for (size_t i = 0; i < 2 * m->nmeta; i++)
     free(m->meta[i]);
   free(m->meta);

@@ -42,7 +42,7 @@ if ldd -r "$LIB" 2>&1 | grep -q "undefined symbol"; then bad "undefined symbols:
 
 # 3. every function declared in the public headers carries HP_API, and the HP_API ones are the exports
 decl='[A-Za-z][A-Za-z0-9_ *]*[ *](hp|ha)_[a-z0-9_]+\('
-bare=$(grep -HnE "^$decl" include/hubprof/*.h | grep -vE ':(HP_API |typedef )')
+bare=$(grep -HnE "^$decl" include/hubprof/*.h | grep -vE ':(HP_API |typedef |static inline )') # inline: not exported
 [ -z "$bare" ] && ok || bad "public declarations without HP_API: $bare"
 grep -hoE "^HP_API $decl" include/hubprof/*.h | grep -oE '(hp|ha)_[a-z0-9_]+\($' | tr -d '(' | LC_ALL=C sort >"$T/declared"
 if cmp -s "$T/declared" "$T/exported"; then ok; else

@@ -7,7 +7,9 @@
 # region the sum of its dispatches' per-dispatch values (every pass of the plan: two counters, one per pass)
 # plus its host parts, the same from Python; the known work within
 # stated tolerances; the application's output unchanged; `diff --by region` of two modes; a region without
-# dispatches has its host part alone.
+# dispatches has its host part alone; in rocpd the host parts (pmc_event rows with event_id 0) give the same
+# sums in direct SQL, and ROCm's views leave them out; merged stores keep them, the same profile merged twice
+# has them once.
 # usage: test_region_counters.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
 # SPDX-License-Identifier: MIT
 set -u
@@ -15,13 +17,8 @@ cd "$(dirname "$0")/../.."
 HP=$(realpath "${1:-build/hubprof}")
 RW=$PWD/build/examples/ocl/region_work
 CHECK=$PWD/tests/replay/check_region_counters.py
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_PLAN HUBPROF_PASS HUBPROF_DEBUG HUBPROF_SHADOW HUBPROF_WINDOW \
-  HUBPROF_START_PAUSED HUBPROF_INJECTION_PATH OPENCL_LAYERS LD_PRELOAD
-export HUBPROF_COLLECTOR=$PWD/build/libhubprof_collector.so
-export PYTHONPATH=$PWD/python
 . tests/lib.sh
+hp_test_env
 need_built test_region_counters "$HP" "$RW"
 need_opencl test_region_counters
 cd "$T"
@@ -47,6 +44,41 @@ for fmt in rocpd parquet; do
       bad "$name: $(cat "$name.report")"
     fi
   done
+done
+
+# rocpd: a region's host parts are pmc_event rows with event_id 0 naming the region in extdata (docs/formats/
+# rocpd.md). Direct SQL over them, plus the values of the dispatches in the region and in the regions inside it,
+# gives analyze's sums; there is one per region call and counter; ROCm's views (pmc_events,
+# counters_collection) leave them out
+for mode in kernel application multiplex; do
+  db=$mode.rocpd
+  sqlite3 -csv "$db" >"$db.sql.csv" 2>"$db.sql.err" <<'SQL' || bad "$db: SQL: $(cat "$db.sql.err")"
+WITH x(n, p, v) AS (
+  SELECT R.name_id, V.pmc_id, V.value FROM rocpd_pmc_event V
+  JOIN rocpd_region R ON R.id = json_extract(V.extdata, '$.region_id') WHERE V.event_id = 0
+  UNION ALL
+  SELECT R.name_id, V.pmc_id, V.value FROM rocpd_region R
+  JOIN rocpd_region Q ON Q.pid = R.pid AND Q.tid = R.tid AND Q.start >= R.start AND Q."end" <= R."end"
+  JOIN rocpd_kernel_dispatch D ON json_extract(D.extdata, '$.region_id') = Q.id
+  JOIN rocpd_pmc_event V ON V.event_id = D.id)
+SELECT S.string, I.name, SUM(x.v) FROM x JOIN rocpd_string S ON S.id = x.n JOIN rocpd_info_pmc I ON I.id = x.p
+GROUP BY 1, 2;
+SQL
+  python3 - "$db.csv" "$db.sql.csv" >py.err 2>&1 <<'PY' && ok || bad "$db: host parts in SQL: $(tail -3 py.err)"
+import csv, sys
+got = {r["region"]: r for r in csv.DictReader(open(sys.argv[1]))}
+sql = {(reg, c): float(v) for reg, c, v in csv.reader(open(sys.argv[2]))}
+assert {reg for reg, _ in sql} == set(got) == {"op", "touch", "host"}, (sorted(sql), sorted(got))
+for (reg, c), want in sql.items():
+    assert abs(float(got[reg][c]) - want) <= 1e-9 * abs(want) + 1e-6, (reg, c, got[reg][c], want)
+PY
+  n=$(sqlite3 "$db" "SELECT count(*) FROM rocpd_pmc_event WHERE event_id = 0 AND json_extract(extdata, '$.region_id')
+    IN (SELECT id FROM rocpd_region WHERE \"end\" > start)")
+  [ "$n" = $((3 * REPS * 2)) ] && ok || bad "$db: $n host-part rows, want $((3 * REPS * 2))"
+  read -r a b c <<<"$(sqlite3 -separator ' ' "$db" "SELECT (SELECT count(*) FROM pmc_events),
+    (SELECT count(*) FROM counters_collection), (SELECT count(*) FROM rocpd_pmc_event WHERE event_id != 0)")"
+  [ "${c:-0}" -gt 0 ] && [ "$a" = "$c" ] && [ "$b" = "$c" ] && ok ||
+    bad "$db: ROCm's views count host parts: pmc_events $a, counters_collection $b, values of dispatches $c"
 done
 
 # diff per region: the same regions in both, counters compared (kernel replay against application replay)
@@ -103,6 +135,24 @@ h = cv[cv.region_id > 0]
 assert set(h.region_id) <= set(r.id) and len(h) == 2 * 3 * 2 * int(sys.argv[5]), len(h)
 PY
   ok || bad "merged host parts: $(tail -3 py.err)"
+# the same profile given twice: its regions' host parts are taken once, never attached to the next input's
+# regions (the counter values are merged before the regions)
+"$HP" merge -q -o twice.parquet kernel.rocpd kernel.rocpd application.parquet >/dev/null 2>twice.err ||
+  bad "merge twice: $(cat twice.err)"
+"$HP" analyze --by region --counters page-faults,task-clock --metrics none --format json twice.parquet \
+  >twice.json 2>twice.err || bad "analyze twice: $(cat twice.err)"
+python3 - merged.json twice.json twice.parquet "$REPS" >py.err 2>&1 <<'PY' && ok || bad "merged twice: $(tail -3 py.err)"
+import json, sys, hubprof
+rows = [json.load(open(f)) for f in sys.argv[1:3]]
+once, twice = [{r["region"]: r for r in (j["rows"] if isinstance(j, dict) else j)} for j in rows]
+for reg in ("op", "touch", "host"):
+    for c in ("calls", "page-faults", "task-clock"):
+        assert float(twice[reg][c]) == float(once[reg][c]), (reg, c, twice[reg][c], once[reg][c])
+with hubprof.open(sys.argv[3]) as s:
+    cv, r = s.table("counter_value"), s.table("region")
+h = cv[cv.region_id > 0]
+assert set(h.region_id) <= set(r.id) and len(h) == 2 * 3 * 2 * int(sys.argv[4]), len(h)
+PY
 
 # host parts on several threads: every region call of each thread has its own (markers none); with few file
 # descriptors allowed, the host counters take at most a quarter of them (later threads get no host part) and
