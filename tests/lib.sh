@@ -41,19 +41,23 @@ one_line_error() {
     bad "stderr not one line with '$1': $(cat "$T/err") / stdout: $(head -c 200 "$T/out")"
   fi
 }
-# hp_test_env [KEEP...]: the common start of a test that runs hubprof or an application, called from the
-# repository root after sourcing this file: a scratch directory $T removed on exit, no core files, EVERY
-# HUBPROF_* variable of the caller's environment unset (a new one is never forgotten) except the KEEP names
-# (one tests/run.sh passes on purpose, e.g. HUBPROF_WTRACK), OPENCL_LAYERS, LD_PRELOAD and
-# NVTX_INJECTION64_PATH unset too; HUBPROF_COLLECTOR set to the build's collector (an ASan hubprof must not
-# put its runtime into the application; the build folder is $B, default build) and PYTHONPATH to python/.
-hp_test_env() {
+# hp_clean_env [KEEP...]: EVERY HUBPROF_* variable of the caller's environment unset (a new one is never
+# forgotten) except the KEEP names (one tests/run.sh passes on purpose, e.g. HUBPROF_WTRACK), and
+# OPENCL_LAYERS, LD_PRELOAD and NVTX_INJECTION64_PATH too: nothing of the caller's changes what a test runs.
+hp_clean_env() {
   local v k
   for v in $(compgen -v HUBPROF_); do
     for k in "$@"; do [ "$v" = "$k" ] && continue 2; done
     unset "$v"
   done
   unset OPENCL_LAYERS LD_PRELOAD NVTX_INJECTION64_PATH
+}
+# hp_test_env [KEEP...]: the common start of a test that runs hubprof or an application, called from the
+# repository root after sourcing this file: hp_clean_env KEEP..., a scratch directory $T removed on exit, no
+# core files, HUBPROF_COLLECTOR set to the build's collector (an ASan hubprof must not put its runtime into
+# the application; the build folder is $B, default build) and PYTHONPATH to python/.
+hp_test_env() {
+  hp_clean_env "$@"
   T=$(mktemp -d)
   trap 'rm -rf "$T"' EXIT
   ulimit -c 0

@@ -13,7 +13,7 @@ SOVERSION=${VERSION%%.*}
 ROOT=$T/root
 PREFIX=/opt/hubprof-test # a prefix nothing else knows: only what was installed can be found
 P=$ROOT$PREFIX
-unset HUBPROF_COLLECTOR HUBPROF_LIB HUBPROF_METRICS HUBPROF_DEVICES OPENCL_LAYERS LD_PRELOAD
+hp_clean_env # nothing of the build or the caller: only what was installed
 
 # 1. the installed tree
 if make -s install DESTDIR="$ROOT" PREFIX="$PREFIX" >"$T/make.out" 2>&1; then ok; else

@@ -9,10 +9,8 @@ set -u
 cd "$(dirname "$0")/../.."
 HP=${1:-build/hubprof}
 EX=build/examples
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 . tests/lib.sh
-export HUBPROF_COLLECTOR=$PWD/build/libhubprof_collector.so # the ASan CLI must not put its runtime in apps
+hp_test_env
 need_built cluster "$HP" $EX/ocl/vector_add $EX/ocl/crash
 need_opencl cluster
 if ! command -v mpirun >/dev/null || [ ! -x $EX/mpi/mpi_ocl ]; then
