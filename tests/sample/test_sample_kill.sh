@@ -129,6 +129,15 @@ py "merge of the log itself" m2.parquet '
     d = s.table("dispatch"); p = s.table("pc_sample"); inc = d[d.end_ns.fillna(0) == 0]
     assert len(d) == 4 and len(inc) == 1 and (p.dispatch_id == inc.id.iloc[0]).sum() == '"$N2"', d'
 
+if python3 - "$LOG" >py.err 2>&1 <<'PY'; then ok; else bad "Python merge of the killed log: $(tail -3 py.err)"; fi
+import sys, warnings, hubprof
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    r = hubprof.merge([sys.argv[1]], "py.parquet", format="parquet")
+assert r["unfinished_processes"] == 1 and r["unfinished_dispatches"] == 2 and r["incomplete_dispatches"] == 1, r
+assert any("1 running when it died" in str(x.message) for x in w), [str(x.message) for x in w]
+PY
+
 # 4. analyze counts those samples and says the dispatch is incomplete
 expect 0 "$HP" analyze --by instruction --kernel ratio --format csv k.db
 awk -F, 'NR > 1 {n += $1} END {print n}' out >sum
