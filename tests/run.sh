@@ -57,6 +57,7 @@ run "collector" bash tests/collector/test_collector.sh
 run "regions" bash tests/collector/test_regions.sh "$B/san/hubprof"
 run "select" bash tests/collector/test_select.sh "$B/san/hubprof"
 run "sample" bash tests/sample/test_sample.sh "$B/san/hubprof"
+run "sample kill" bash tests/sample/test_sample_kill.sh "$B/san/hubprof"
 run "replay" bash tests/replay/test_replay.sh "$B/san/hubprof"
 run "multiplex" bash tests/replay/test_multiplex.sh "$B/san/hubprof"
 run "known work" bash tests/replay/test_known_work.sh "$B/san/hubprof"

@@ -2,7 +2,8 @@
  * warning or refused with strict, a log with nothing complete skipped, a foreign file an error naming it),
  * progress reported up to the total, multiplex imputation (means per kernel, incomplete keys left out),
  * application replay (processes paired by command line whatever their start order, a counter only later runs
- * measured), and bad calls refused. Stores are written through the hub as the collector writes them. */
+ * measured), a sampled run's "dispatch begun" rows (dropped, or kept for a dispatch that never ended), and
+ * bad calls refused. Stores are written through the hub as the collector writes them. */
 /* SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "hubprof/assemble.h"
@@ -344,6 +345,74 @@ static void test_streamed_inputs(void) {
   hp_assembly_free(a);
 }
 
+/* A sampled process killed while dispatch 2 ran: dispatch 1's "dispatch begun" row is dropped (its own row
+ * follows), dispatch 2's is kept as the incomplete dispatch with its samples; an input that is not a sampled
+ * run keeps its untimed rows as they are. */
+static void test_begun_rows(void) {
+  char p[512];
+  path_of(p, sizeof p, "sampled.log");
+  hp_store *s = NULL;
+  hp_status st = hp_store_open(p, "log", HP_CREATE, &s);
+  CHECK_OK(st, s);
+  if (st != HP_OK) return;
+  hp_write_metadata(s, "sample_period_ns", "1000000");
+  hp_node node = {.size = sizeof node, .id = 1, .hostname = "host"};
+  hp_write_node(s, &node);
+  hp_process pr = {.size = sizeof pr, .id = 1, .node_id = 1, .pid = 77, .start_ns = 1, .command = "killed"};
+  hp_write_process(s, &pr); /* no end: it died */
+  hp_kernel_symbol k = {.size = sizeof k, .id = 1, .name = "k"};
+  hp_write_kernel_symbol(s, &k);
+  hp_dispatch b1 = {
+      .size = sizeof b1, .id = 1, .dispatch_id = 1, .process_id = 1, .kernel_id = 1, .enqueue_ns = 3};
+  hp_dispatch b2 = b1, own1 = b1;
+  b2.id = b2.dispatch_id = 2;
+  b2.enqueue_ns = 20;
+  own1.start_ns = 5, own1.end_ns = 9, own1.passes = 1;
+  hp_write_dispatch(s, &b1); /* begun rows: no device times, passes 0 */
+  hp_write_dispatch(s, &b2);
+  hp_write_dispatch(s, &own1);
+  for (uint64_t i = 1; i <= 5; i++) {
+    hp_pc_sample ps = {.size = sizeof ps,
+                       .id = i,
+                       .dispatch_id = i <= 3 ? 1 : 2,
+                       .offset = i,
+                       .timestamp_ns = 5 + (int64_t)i};
+    hp_write_pc_sample(s, &ps);
+  }
+  CHECK_OK(hp_store_close(s), (hp_store *)NULL);
+  write_proc("plain.log", 78, 2, "app", "k", 2, "c", 1, 1.0); /* untimed, passes 0, not sampled: kept */
+  hp_assemble_opts o = {0};
+  hp_assemble_stats stats = {0};
+  const char *in[] = {"sampled.log", "plain.log"};
+  CHECK(assemble("begun.db", in, NULL, 2, &o, &stats) == HP_OK);
+  CHECK(stats.incomplete_dispatches == 1 && stats.unfinished_dispatches == 4);
+  CHECK(strstr(warned, "cut short): 2 dispatches kept (1 running when it died: no end time, samples kept)"));
+  CHECK(count("begun.db", HP_TABLE_DISPATCH) == 4 && count("begun.db", HP_TABLE_PC_SAMPLE) == 5);
+  path_of(p, sizeof p, "begun.db");
+  hp_store *r = NULL;
+  CHECK_OK(hp_store_open(p, NULL, HP_READ, &r), r);
+  hp_cursor *c = NULL;
+  uint64_t inc_row = 0, ninc = 0, timed = 0;
+  if (r && hp_cursor_open(r, HP_TABLE_DISPATCH, &c) == HP_OK) {
+    hp_dispatch d = {.size = sizeof d};
+    while (hp_cursor_next(c, &d) == HP_OK) {
+      if (d.end_ns) timed += d.start_ns == 5 && d.end_ns == 9;
+      if (!d.end_ns && d.enqueue_ns == 20) inc_row = d.id, ninc++;
+    }
+    hp_cursor_close(c);
+  }
+  CHECK(timed == 1 && ninc == 1);
+  uint64_t on_inc = 0;
+  if (r && hp_cursor_open(r, HP_TABLE_PC_SAMPLE, &c) == HP_OK) {
+    hp_pc_sample ps = {.size = sizeof ps};
+    while (hp_cursor_next(c, &ps) == HP_OK)
+      on_inc += ps.dispatch_id == inc_row;
+    hp_cursor_close(c);
+  }
+  CHECK(on_inc == 2);
+  hp_store_close(r);
+}
+
 int main(void) {
   snprintf(dir, sizeof dir, "%s/hubprof-test-assemble-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(dir)) {
@@ -355,6 +424,7 @@ int main(void) {
   test_replay();
   test_bad_calls();
   test_streamed_inputs();
+  test_begun_rows();
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -67,6 +67,9 @@ typedef struct hp_assemble_stats {
   /* dispatches the collectors' selection (trace|profile --kernel, --dispatch-range, --region) forwarded
      without recording: the sum of the inputs' metadata dispatches_not_selected (first run's processes) */
   uint64_t not_selected_dispatches;
+  /* dispatches still running when their process died (a sampled run's "dispatch begun" row without the
+     dispatch's own row): kept without device times, with their samples; counted in unfinished_dispatches */
+  uint64_t incomplete_dispatches;
 } hp_assemble_stats;
 
 typedef struct hp_assembly hp_assembly; /* opaque */

@@ -213,6 +213,7 @@ class hp_assemble_stats(ctypes.Structure):
         ("unfinished_processes", c_uint64),
         ("unfinished_dispatches", c_uint64),
         ("not_selected_dispatches", c_uint64),
+        ("incomplete_dispatches", c_uint64),
     ]
 
 

@@ -37,9 +37,11 @@ def merge(inputs: Iterable[PathOrStore], output: str | os.PathLike, format: str 
     Returns {"inputs", "damaged_inputs", "skipped_inputs", "duplicate_processes", "metadata_conflicts",
     "measured_values", "imputed_values", "keys", "incomplete_keys", "unmatched_dispatches",
     "unmatched_processes", "lost_records", "unfinished_processes", "unfinished_dispatches",
-    "not_selected_dispatches", "rows_in": {table: rows}, "rows_out": {table: rows}}; unfinished_*: processes
-    that did not close their logs (killed: their end time unknown) and the dispatches kept of them, each also
-    named in a HubprofWarning; not_selected_dispatches: the inputs' metadata dispatches_not_selected summed
+    "not_selected_dispatches", "incomplete_dispatches", "rows_in": {table: rows}, "rows_out": {table: rows}};
+    unfinished_*: processes that did not close their logs (killed: their end time unknown) and the dispatches
+    kept of them, each also named in a HubprofWarning; incomplete_dispatches: of those, the ones still running
+    when their process died (a sampled run: kept without device times, with their samples);
+    not_selected_dispatches: the inputs' metadata dispatches_not_selected summed
     (hubprof trace|profile --kernel, --dispatch-range, --region).
     An existing output raises FileExistsError unless force=True. A damaged input (a log cut by a crash)
     gives what is complete with a DamagedInputWarning; strict=True raises its error instead. Other notes of
@@ -126,6 +128,7 @@ def merge(inputs: Iterable[PathOrStore], output: str | os.PathLike, format: str 
         "unfinished_processes": int(stats.unfinished_processes),
         "unfinished_dispatches": int(stats.unfinished_dispatches),
         "not_selected_dispatches": int(stats.not_selected_dispatches),
+        "incomplete_dispatches": int(stats.incomplete_dispatches),
         "rows_in": {t: int(m.rows_in[i]) for i, t in enumerate(TABLES)},
         "rows_out": {t: int(m.rows_out[i]) for i, t in enumerate(TABLES)},
     }

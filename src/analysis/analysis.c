@@ -530,6 +530,8 @@ typedef struct run {
   hostv *hv; /* regions: the host parts read with the counter values */
   size_t nhv, caphv;
   uint8_t *host_has; /* per counter: some region has a host part of it */
+  /* kept dispatches running when their process died ("dispatch begun" rows: no device times, passes 0) */
+  uint64_t nincomplete;
 } run;
 
 static void mux_free(struct muxkey *k, size_t n);
@@ -746,7 +748,8 @@ static int want_col(const run *r, const char *name, int filters) {
   if (!strcmp(name, "process_id")) return r->keep_records || r->nmux;
   if (!strncmp(name, "grid_", 5) || !strncmp(name, "workgroup_", 10))
     return r->keep_records || r->group != HA_BY_KERNEL || r->nmux;
-  if (!strcmp(name, "id") || !strcmp(name, "passes")) return r->keep_records;
+  if (!strcmp(name, "id")) return r->keep_records;
+  if (!strcmp(name, "passes")) return 1; /* passes 0 without device times: incomplete (its process died) */
   if (!strcmp(name, "cold")) return 1;
   return 0;
 }
@@ -833,6 +836,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     if (filters && ((q->dispatch_first && d.dispatch_id < q->dispatch_first) ||
                     (q->dispatch_last && d.dispatch_id > q->dispatch_last)))
       continue;
+    r->nincomplete += !d.start_ns && !d.end_ns && !d.passes;
     /* the dispatch is kept as a record only when rows or counters need it; groups are summed here */
     drec one, *x = &one;
     if (r->keep_records) {
@@ -1758,6 +1762,13 @@ static int write_notes(run *r, ha_result *res, const rowctx *rc) {
                     rc->missing[k] == 1 ? "" : "s", vars[0] ? "unknown " : "an input has no value", vars);
     }
   }
+  if (r->nincomplete)
+    e |= add_note(res,
+                  "%" PRIu64 " dispatch%s incomplete: still running when %s process died (no end time; %s "
+                  "device time is unknown and not counted, %s samples are kept)",
+                  r->nincomplete, r->nincomplete == 1 ? " is" : "es are",
+                  r->nincomplete == 1 ? "its" : "their", r->nincomplete == 1 ? "its" : "their",
+                  r->nincomplete == 1 ? "its" : "their");
   uint64_t ni = rc->incomplete_groups, nimp = rc->imputed_groups;
   if (ni && r->group == HA_BY_DISPATCH)
     e |= add_note(res,

@@ -41,6 +41,8 @@ typedef struct attr {
   char **names;
   group *g;
   uint64_t total;
+  /* dispatches without an end time (running when their process ended or died): their samples count too */
+  uint64_t ninc, inc_first, inc_samples;
 } attr;
 
 static const char *const by_name[] = {"instruction", "line", "function", "basic-block", "source"};
@@ -119,13 +121,18 @@ static hp_status read_hits(hp_store *s, const ha_query *q, attr *a) {
   if (st != HP_OK || !a->nnames) return st;
   if ((st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c)) != HP_OK) return st;
   hp_dispatch d = {.size = sizeof d};
-  while (st == HP_OK && hp_cursor_next(c, &d) == HP_OK)
-    if (hu_idmap_get(&a->kids, d.kernel_id, NULL) && hu_idmap_put(&a->dids, d.id, 1)) st = HP_ERR_NOMEM;
+  while (st == HP_OK && hp_cursor_next(c, &d) == HP_OK) {
+    if (!hu_idmap_get(&a->kids, d.kernel_id, NULL)) continue;
+    if (hu_idmap_put(&a->dids, d.id, d.end_ns ? 1 : 2)) st = HP_ERR_NOMEM;
+    if (!d.end_ns && !a->ninc++) a->inc_first = d.dispatch_id;
+  }
   hp_cursor_close(c);
   if (st != HP_OK || (st = hp_cursor_open(s, HP_TABLE_PC_SAMPLE, &c)) != HP_OK) return st;
   hp_pc_sample ps = {.size = sizeof ps};
   while (st == HP_OK && hp_cursor_next(c, &ps) == HP_OK) {
-    if (!hu_idmap_get(&a->dids, ps.dispatch_id, NULL)) continue;
+    uint64_t dv = 0;
+    if (!hu_idmap_get(&a->dids, ps.dispatch_id, &dv)) continue;
+    a->inc_samples += dv == 2;
     if (a->nhits == a->caphits && hu_grow((void **)&a->hits, &a->caphits, a->nhits + 1, sizeof *a->hits)) {
       st = HP_ERR_NOMEM;
       break;
@@ -396,6 +403,13 @@ hp_status hai_attribution(hp_store *s, const ha_query *q, ha_result **out) {
                : hai_note(res, "no PC samples of kernel %s in %s (record them with 'hubprof sample')",
                           a.names[0], hp_store_path(s))))
     st = HP_ERR_NOMEM;
+  if (st == HP_OK && a.inc_samples &&
+      hai_note(res,
+               "incomplete: %" PRIu64 " of these samples are of %s%" PRIu64 " dispatch%s without an end time "
+               "(dispatch %" PRIu64 "%s: still running when its process ended or died)",
+               a.inc_samples, a.ninc == 1 ? "" : "the ", a.ninc, a.ninc == 1 ? "" : "es", a.inc_first,
+               a.ninc == 1 ? "" : " first"))
+    st = HP_ERR_NOMEM;
   attr_free(&a);
   if (st != HP_OK) return fail_out(s, res, st, out);
   *out = res;
@@ -412,6 +426,7 @@ hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
   hp_cursor *c = NULL;
   uint64_t row = 0, kid = 0;
   int64_t start = 0;
+  int incomplete = 0;
   char kname[256] = "";
   hu_idmap cix = {0};
   hu_strmap cnames = {0};
@@ -420,7 +435,8 @@ hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
     hp_dispatch d = {.size = sizeof d};
     while (hp_cursor_next(c, &d) == HP_OK)
       if (d.dispatch_id == dispatch) {
-        row = d.id, start = d.start_ns, kid = d.kernel_id;
+        row = d.id, start = d.start_ns, kid = d.kernel_id, incomplete = !d.end_ns;
+        if (!start) start = d.enqueue_ns; /* no device times (incomplete): from its enqueue */
         break;
       }
     hp_cursor_close(c);
@@ -467,8 +483,11 @@ hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
   if (c) hp_cursor_close(c);
   size_t n = ha_result_nrows(res);
   if (st == HP_OK &&
-      (n ? hai_note(res, "dispatch %" PRIu64 " (%s): %zu counter samples, times from the dispatch's start",
-                    dispatch, kname, n)
+      (n ? hai_note(res, "dispatch %" PRIu64 " (%s): %zu counter samples, times from the dispatch's %s",
+                    dispatch, kname, n,
+                    incomplete
+                        ? "enqueue (incomplete: no end time, still running when its process ended or died)"
+                        : "start")
          : hai_note(res,
                     "no counter samples of dispatch %" PRIu64 " (record them with 'hubprof sample "
                     "--counters ...')",

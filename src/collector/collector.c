@@ -737,6 +737,27 @@ static void batch_end(batch *b) {
   if (b->written) atomic_fetch_add_explicit(&g_written, b->written, memory_order_relaxed);
 }
 
+/* The dispatch row of pending entry p (device times start/end, 0/0 when it has none; passes 0: the "dispatch
+ * begun" row of one still running, sample.c). */
+static hp_dispatch dispatch_row(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong start,
+                                cl_ulong end, uint32_t passes) {
+  return (hp_dispatch){.size = sizeof(hp_dispatch),
+                       .id = p->dispatch_id,
+                       .dispatch_id = p->dispatch_id,
+                       .process_id = 1,
+                       .thread_id = t->thread_id,
+                       .agent_id = p->agent_id,
+                       .queue_id = p->queue_id,
+                       .kernel_id = p->kernel_id,
+                       .grid = {p->grid[0], p->grid[1], p->grid[2]},
+                       .workgroup = {p->wg[0], p->wg[1], p->wg[2]},
+                       .start_ns = (int64_t)start,
+                       .end_ns = (int64_t)end,
+                       .enqueue_ns = hpc_stamp_ns(&b->now, p->enqueue_ns),
+                       .region_id = p->region_id,
+                       .passes = passes};
+}
+
 /* Add one dispatch to the batch (device times start/end, 0/0 when it has none) and drop our event
  * reference. */
 static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong start, cl_ulong end) {
@@ -747,21 +768,7 @@ static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong s
     b->dropped++;
     return;
   }
-  b->row[b->n++] = (hp_dispatch){.size = sizeof(hp_dispatch),
-                                 .id = p->dispatch_id,
-                                 .dispatch_id = p->dispatch_id,
-                                 .process_id = 1,
-                                 .thread_id = t->thread_id,
-                                 .agent_id = p->agent_id,
-                                 .queue_id = p->queue_id,
-                                 .kernel_id = p->kernel_id,
-                                 .grid = {p->grid[0], p->grid[1], p->grid[2]},
-                                 .workgroup = {p->wg[0], p->wg[1], p->wg[2]},
-                                 .start_ns = (int64_t)start,
-                                 .end_ns = (int64_t)end,
-                                 .enqueue_ns = hpc_stamp_ns(&b->now, p->enqueue_ns),
-                                 .region_id = p->region_id,
-                                 .passes = 1};
+  b->row[b->n++] = dispatch_row(b, t, p, start, end, 1);
   hpc_sample_window(p->dispatch_id, p->kernel_id, (int64_t)start, (int64_t)end);
   hpc_code_note(p->kernel_id);
   if (b->n == HPC_BATCH) batch_write(b);
@@ -829,7 +836,8 @@ static int harvest(hpc_thread *t, int mode) {
                                        NULL) != CL_SUCCESS ||
             !run_start)
           run_start = (cl_ulong)hpc_stamp_ns(&b.now, p->enqueue_ns); /* a stamp until emitted (stamp.c) */
-        hpc_sample_running(p->dispatch_id, p->kernel_id, (int64_t)run_start);
+        hp_dispatch begun = dispatch_row(&b, t, p, 0, 0, 0); /* written if samples reach it (sample.c) */
+        hpc_sample_running(&begun, (int64_t)run_start);
       }
     }
   }

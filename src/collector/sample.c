@@ -83,8 +83,16 @@ static pthread_mutex_t g_wlock = PTHREAD_MUTEX_INITIALIZER;
 static window g_win[NWIN];
 static uint64_t g_nwin; /* windows ever added */
 #define NOPEN 64
-static window g_open[NOPEN]; /* running dispatches (end unknown), under g_wlock */
+/* a running dispatch (end unknown): its window, and its "dispatch begun" row (written before its first
+ * sample) */
+typedef struct running {
+  window w;
+  hp_dispatch row;
+  int begun; /* the row is in the log */
+} running;
+static running g_open[NOPEN]; /* under g_wlock */
 static size_t g_nopen;
+static uint64_t g_begun_last; /* the dispatch whose begun row was looked at last (harvester thread only) */
 
 static code g_code[MAX_CODE];
 static _Atomic size_t g_ncode; /* appended under g_mlock; read without it (entries are complete first) */
@@ -167,18 +175,36 @@ void hpc_sample_window(uint64_t dispatch_id, uint32_t kernel_id, int64_t start, 
     g_nwin++;
   }
   for (size_t i = 0; i < g_nopen; i++) /* no longer running (also when written without device times) */
-    if (g_open[i].dispatch_id == dispatch_id) g_open[i--] = g_open[--g_nopen];
+    if (g_open[i].w.dispatch_id == dispatch_id) g_open[i--] = g_open[--g_nopen];
   pthread_mutex_unlock(&g_wlock);
 }
 
-void hpc_sample_running(uint64_t dispatch_id, uint32_t kernel_id, int64_t start) {
+void hpc_sample_running(const hp_dispatch *begun, int64_t start) {
   if (!g_on) return;
   pthread_mutex_lock(&g_wlock);
   size_t i = 0;
-  while (i < g_nopen && g_open[i].dispatch_id != dispatch_id)
+  while (i < g_nopen && g_open[i].w.dispatch_id != begun->id)
     i++;
-  if (i == g_nopen && g_nopen < NOPEN) g_open[g_nopen++] = (window){dispatch_id, kernel_id, start, INT64_MAX};
+  if (i == g_nopen && g_nopen < NOPEN)
+    g_open[g_nopen++] = (running){{begun->id, (uint32_t)begun->kernel_id, start, INT64_MAX}, *begun, 0};
   pthread_mutex_unlock(&g_wlock);
+}
+
+/* Before the first sample of a running dispatch goes to the log: its "dispatch begun" row, once. A process
+ * killed while the dispatch runs then has a row for its samples (without an end: it never ended). */
+static void write_begun(hp_store *s, uint64_t dispatch_id) {
+  if (dispatch_id == g_begun_last) return;
+  g_begun_last = dispatch_id;
+  hp_dispatch row;
+  int write = 0;
+  pthread_mutex_lock(&g_wlock);
+  for (size_t i = 0; i < g_nopen; i++)
+    if (g_open[i].w.dispatch_id == dispatch_id && !g_open[i].begun) {
+      g_open[i].begun = write = 1;
+      row = g_open[i].row;
+    }
+  pthread_mutex_unlock(&g_wlock);
+  if (write) hp_write_dispatch(s, &row);
 }
 
 /* ---- threads: every thread of the process but the harvester, opened once ---- */
@@ -402,7 +428,7 @@ static uint64_t match(int64_t t, const char *name, uint32_t *kid) {
   }
   size_t nclosed = nc;
   for (size_t k = 0; k < g_nopen && nc < 64; k++) /* running ones: from their start on */
-    if (t >= g_open[k].start) dist[nc] = SLACK_NS + 1, cand[nc++] = g_open[k];
+    if (t >= g_open[k].w.start) dist[nc] = SLACK_NS + 1, cand[nc++] = g_open[k].w;
   pthread_mutex_unlock(&g_wlock);
   uint64_t best = 0, bestd = SLACK_NS + 1;
   char kname[256];
@@ -467,6 +493,7 @@ static void attribute(hp_store *s, int final) {
       g_filtered++;
       continue;
     }
+    if (s) write_begun(s, d);
     hp_pc_sample ps = {sizeof ps,    ++g_ids,       d,          c->id, p->s.ip - c->base,
                        p->s.time_ns, p->thread_row, g_period_ns};
     if (s && hp_write_pc_sample(s, &ps) == HP_OK) g_stored++;
@@ -562,6 +589,7 @@ void hpc_sample_fork_child(void) {
   g_pend = NULL;
   g_npend = g_cappend = 0;
   g_nwin = g_nopen = 0;
+  g_begun_last = 0;
   g_ncs = 0;
   g_sum_id = 0;
   g_ids = g_taken = g_outside = g_unmatched = g_filtered = g_lost = g_stored = 0;

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 struct hp_store;
+struct hp_dispatch;
 
 #define HPC_SAMPLE_MAX_COUNTERS 8
 
@@ -48,9 +49,10 @@ __attribute__((visibility("hidden"))) void hpc_sample_window(uint64_t dispatch_i
                                                              int64_t start, int64_t end);
 /* A dispatch is running since `start` (device time; harvest, for a dispatch not complete yet): samples of its
  * kernel after start and in no completed window are attributed to it right away, so they reach the log while
- * it runs (and survive a SIGKILL). Its hpc_sample_window closes it. */
-__attribute__((visibility("hidden"))) void hpc_sample_running(uint64_t dispatch_id, uint32_t kernel_id,
-                                                              int64_t start);
+ * it runs (and survive a SIGKILL). `begun` is its "dispatch begun" row (no device times, passes 0), written
+ * to the log once, before its first sample, so a process killed while it runs still has a dispatch for those
+ * samples (the assembly drops it when the dispatch's own row follows). Its hpc_sample_window closes it. */
+__attribute__((visibility("hidden"))) void hpc_sample_running(const struct hp_dispatch *begun, int64_t start);
 __attribute__((visibility("hidden"))) void hpc_sample_pass(int final); /* harvester period; final at exit */
 __attribute__((visibility("hidden"))) void hpc_sample_exit(struct hp_store *s);
 /* A forked child samples its own threads: the parent's samplers, samples and code are dropped (its copies).

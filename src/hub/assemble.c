@@ -8,6 +8,8 @@
 #include "hubprof/assemble.h"
 #include "merge_internal.h"
 
+#include "../common/hu_map.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -57,7 +59,11 @@ struct hp_assembly {
     int64_t pid;
     char *command;
     uint64_t kept;
+    uint64_t incomplete; /* of kept: running when it died (a "dispatch begun" row only) */
   } * unf;
+  /* per input of a sampled run: dispatch ids of "dispatch begun" rows → BEGUN_ONLY, BEGUN_ENDED (the
+   * dispatch's own row is there too: the begun row is dropped) or BEGUN_KEPT (kept once, as incomplete) */
+  hu_idmap *begun;
   size_t nunf;
   /* dispatches not selected (metadata dispatches_not_selected): summed over the processes, written once */
   int has_nsel;
@@ -1101,6 +1107,51 @@ static hp_status replay_prepare(hp_assembly *a, hp_assemble_stats *stats) {
   return HP_OK;
 }
 
+/* ---- dispatches running when their process died ----------------------------------------------------------
+ * A sampled process writes a "dispatch begun" row (no device times, passes 0) for a running dispatch before
+ * its first sample (src/collector/sample.c); the dispatch's own row follows when it ends. A begun row whose
+ * dispatch has its own row is dropped; one without (the process died while it ran) is kept as it is: the
+ * dispatch without device times (its end unknown, never invented), to which its samples stay attached. */
+enum { BEGUN_ONLY = 1, BEGUN_ENDED, BEGUN_KEPT };
+
+static int is_begun(const hp_dispatch *d) { return !d->passes && !d->start_ns && !d->end_ns; }
+
+/* Input i's begun rows (only a sampled run has them: its metadata names the period). */
+static hp_status begun_scan(hp_assembly *a, size_t i, hp_store *s) {
+  if (!hp_store_metadata(s, "sample_period_ns")) return HP_OK;
+  if (!a->begun && !(a->begun = calloc(a->n, sizeof *a->begun)))
+    return fail(a, HP_ERR_NOMEM, "out of memory");
+  hu_idmap *m = &a->begun[i];
+  for (int pass = 0; pass < 2 && (pass == 0 || m->n); pass++) { /* the begun ids, then their own rows */
+    hp_cursor *c;
+    if (hp_cursor_open(s, HP_TABLE_DISPATCH, &c) != HP_OK) return HP_OK; /* the merge reports it */
+    hp_dispatch d = {.size = sizeof d};
+    int nomem = 0;
+    while (!nomem && hp_cursor_next(c, &d) == HP_OK) {
+      if (pass == 0 && is_begun(&d))
+        nomem = hu_idmap_put(m, d.id, BEGUN_ONLY) != 0;
+      else if (pass == 1 && !is_begun(&d) && hu_idmap_get(m, d.id, NULL))
+        nomem = hu_idmap_put(m, d.id, BEGUN_ENDED) != 0;
+    }
+    hp_cursor_close(c);
+    if (nomem) return fail(a, HP_ERR_NOMEM, "out of memory");
+  }
+  return HP_OK;
+}
+
+/* A dispatch row of input ix: 1 keep, 0 drop (a begun row of a dispatch that has its own row, or one kept
+ * already), -1 out of memory. *incomplete: it is kept as a dispatch that never ended. */
+static int begun_row(hp_assembly *a, size_t ix, const hp_dispatch *d, int *incomplete) {
+  *incomplete = 0;
+  if (!a->begun || !a->begun[ix].n || !is_begun(d)) return 1;
+  uint64_t v = 0;
+  hu_idmap_get(&a->begun[ix], d->id, &v);
+  if (v != BEGUN_ONLY) return 0;
+  if (hu_idmap_put(&a->begun[ix], d->id, BEGUN_KEPT)) return -1;
+  *incomplete = 1;
+  return 1;
+}
+
 /* ---- the hooks ----------------------------------------------------------------------------------------- */
 static int drop_key(const char *key, int replay) {
   if (replay)
@@ -1109,13 +1160,24 @@ static int drop_key(const char *key, int replay) {
   return !strcmp(key, "replay") || !strncmp(key, "multiplex_", 10);
 }
 
+static int hook_failed(hp_merge_hooks *h, hp_status st, const char *what);
+
 static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
   hp_assembly *a = ctx;
   if (t == HP_TABLE_METADATA && !strcmp(((hp_metadata *)row)->key, "dispatches_not_selected"))
     return 0; /* one row with the sum instead (hook_extra) */
+  int incomplete = 0;
+  if (t == HP_TABLE_DISPATCH && !a->replay_runs) {
+    int k = begun_row(a, ix, row, &incomplete);
+    if (k <= 0) return k < 0 ? hook_failed(a->hooks, HP_ERR_NOMEM, "out of memory") : 0;
+    if (incomplete && a->stats) a->stats->incomplete_dispatches++;
+  }
   if (a->nunf && t == HP_TABLE_DISPATCH)
     for (size_t k = 0; k < a->nunf; k++)
-      if (a->unf[k].ix == ix && a->unf[k].id == ((const hp_dispatch *)row)->process_id) a->unf[k].kept++;
+      if (a->unf[k].ix == ix && a->unf[k].id == ((const hp_dispatch *)row)->process_id) {
+        a->unf[k].kept++;
+        a->unf[k].incomplete += incomplete;
+      }
   if (a->replay_runs) {
     if (t == HP_TABLE_METADATA) return !drop_key(((hp_metadata *)row)->key, 1);
     if (t == HP_TABLE_DISPATCH) {
@@ -1289,7 +1351,7 @@ static hp_status unfinished_of(hp_assembly *a, size_t i, hp_store *s) {
       break;
     }
     a->unf = u;
-    a->unf[a->nunf++] = (struct unfinished){i, p.id, p.pid, cmd, 0};
+    a->unf[a->nunf++] = (struct unfinished){i, p.id, p.pid, cmd, 0, 0};
   }
   hp_cursor_close(c);
   return st;
@@ -1360,6 +1422,7 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
       if (hp_store_count(a->in[i].s, (hp_table)t, &k) == HP_OK) total += k;
     }
     if (stream) st = unfinished_of(a, i, a->in[i].s);
+    if (st == HP_OK && !replay) st = begun_scan(a, i, a->in[i].s);
     hp_cursor *c;
     if (st != HP_OK || hp_cursor_open(a->in[i].s, HP_TABLE_PROCESS, &c) != HP_OK) {
       if (stream) ain_park(a, i);
@@ -1403,11 +1466,15 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     const struct unfinished *u = &a->unf[k];
     full.unfinished_processes++;
     full.unfinished_dispatches += u->kept;
+    char running[96] = "";
+    if (u->incomplete)
+      snprintf(running, sizeof running, " (%" PRIu64 " running when it died: no end time, samples kept)",
+               u->incomplete);
     warnf(a,
           "%s: process %" PRId64 " (%s) did not close its log (killed, or its log cut short): %" PRIu64
-          " dispatch%s kept, its end time unknown",
+          " dispatch%s kept%s, its end time unknown",
           a->merged[u->ix] ? hp_store_path(a->merged[u->ix]) : a->in[u->ix].path, u->pid, u->command, u->kept,
-          u->kept == 1 ? "" : "es");
+          u->kept == 1 ? "" : "es", running);
   }
   if (user) {
     size_t keep = user->size < sizeof full ? user->size : sizeof full;
@@ -1436,6 +1503,9 @@ void hp_assembly_free(hp_assembly *a) {
   for (size_t k = 0; k < a->nunf; k++)
     free(a->unf[k].command);
   free(a->unf);
+  for (size_t i = 0; a->begun && i < a->n; i++)
+    hu_idmap_free(&a->begun[i]);
+  free(a->begun);
   for (size_t i = 0; i < a->n; i++) {
     if (a->in[i].owned && a->in[i].s) hp_store_close(a->in[i].s);
     free(a->in[i].path);

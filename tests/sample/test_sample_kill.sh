@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# A sampled process killed by SIGKILL while a kernel runs (a real crash, under PoCL): the samples of the
+# dispatch it was running reach the store through convert, merge and `hubprof sample` itself, attached to an
+# incomplete dispatch (no end time, never invented), counted against the log's own sample records; the
+# complete blocks of the dispatch before it are intact; analyze says the dispatch is incomplete.
+# usage: test_sample_kill.sh [HUBPROF]   (from the repository root)
+# SPDX-License-Identifier: MIT
+set -u
+ROOT=$PWD
+HP=$(realpath "${1:-build/hubprof}")
+EX=$ROOT/build/examples/ocl
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+ulimit -c 0
+unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_SAMPLE_PERIOD_US HUBPROF_SAMPLE_COUNTERS HUBPROF_SAMPLE_KERNEL \
+  OPENCL_LAYERS LD_PRELOAD
+export HUBPROF_COLLECTOR=$ROOT/build/libhubprof_collector.so # the ASan CLI must not put its runtime in apps
+export PYTHONPATH=$ROOT/python
+export POCL_CACHE_DIR=$T/kcache
+. "$ROOT/tests/lib.sh"
+need_built test_sample_kill "$HP" "$EX/hot_spot" "$HUBPROF_COLLECTOR"
+need_opencl test_sample_kill
+cd "$T"
+ITERS=800000000 # `hot` then `ratio`, several seconds each on the CPU device
+
+# py WHAT STORE PYTHON: assertions on the store `s` (hubprof.open)
+py() {
+  local what=$1 store=$2
+  if python3 - "$store" >"$T/py.err" 2>&1 <<PY; then ok; else bad "$what: $(tail -3 "$T/py.err")"; fi
+import sys, hubprof
+with hubprof.open(sys.argv[1]) as s:
+$3
+PY
+}
+
+# The state wanted at the kill, on an open log `s`: dispatch 1 (hot) complete with samples, dispatch 2
+# (ratio) running: its "dispatch begun" row (no device times, passes 0) and no row of its own, 20+ samples.
+RUNNING='(lambda d, p: len(d[(d.id == 1) & (d.end_ns > 0)]) == 1 and (p.dispatch_id == 1).sum() > 0
+  and len(d[d.id == 2]) == 1 and (d[d.id == 2].passes == 0).all() and (d[d.id == 2].end_ns == 0).all()
+  and (p.dispatch_id == 2).sum() > 20)(s.table("dispatch"), s.table("pc_sample"))'
+
+# dispatch_rows DIR: the dispatch rows of the log in DIR so far
+dispatch_rows() {
+  local f
+  f=$(ls "$1"/*.log 2>/dev/null | head -1)
+  [ -n "$f" ] && "$HP" info --json "$f" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"]["dispatch"])' 2>/dev/null
+}
+
+# running_log DIR: hot_spot sampled into log folder DIR, SIGKILLed in that state (up to 3 tries: on a loaded
+# machine the kill can come after `ratio` ended); the log's path on stdout
+running_log() {
+  local dir=$T/$1 try pid
+  for try in 1 2 3; do
+    rm -rf "$dir"
+    mkdir "$dir"
+    HUBPROF_OUTPUT_DIR=$dir HUBPROF_SAMPLE_PERIOD_US=1000 LD_PRELOAD=$HUBPROF_COLLECTOR \
+      "$EX/hot_spot" $ITERS 1 >/dev/null 2>&1 &
+    pid=$!
+    # polled with `info` (pandas is too slow to start here): 3 dispatch rows are hot's begun and own rows and
+    # ratio's begun row; then a second more of ratio's samples
+    for _ in $(seq 1 600); do
+      sleep 0.1
+      [ "$(dispatch_rows "$dir")" = 3 ] && sleep 1 && break
+    done
+    kill -9 $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    python3 -c 'import glob,sys,hubprof
+with hubprof.open(glob.glob(sys.argv[1]+"/*.log")[0]) as s: sys.exit(0 if '"$RUNNING"' else 1)' "$dir" \
+      2>/dev/null && {
+      ls "$dir"/*.log
+      return 0
+    }
+    echo "test_sample_kill: the kill did not come while ratio ran (try $try)" >&2
+  done
+  return 1
+}
+
+# 1. the killed process's log: the running dispatch's samples and its begun row
+LOG=$(running_log k) && ok || bad "no log killed while ratio ran"
+# the raw counts, from the log's own records: every sample, and per dispatch
+python3 -c 'import sys,hubprof
+with hubprof.open(sys.argv[1]) as s:
+    p = s.table("pc_sample")
+    print(len(p), (p.dispatch_id == 1).sum(), (p.dispatch_id == 2).sum())' "$LOG" >raw 2>py.err || bad "raw counts: $(cat py.err)"
+read -r N N1 N2 <raw
+expect 0 "$HP" info --json "$LOG"
+py "info counts the log's samples" "$LOG" '
+    import json
+    assert json.load(open("'"$T"'/out"))["rows"]["pc_sample"] == '"$N"''
+
+# 2. convert to every format: every sample kept, those of the running dispatch on an incomplete dispatch row
+for f in db parquet log; do
+  expect 0 "$HP" convert "$LOG" -o "k.$f"
+  grep -q "did not close its log (killed, or its log cut short): 2 dispatches kept (1 running when it died: no end time, samples kept)" err &&
+    ok || bad "convert to $f: the warning: $(cat err)"
+  py "convert to $f keeps the running dispatch's samples" "k.$f" '
+    d = s.table("dispatch"); p = s.table("pc_sample"); k = s.table("kernel_symbol").set_index("id")
+    assert len(d) == 2 and len(p) == '"$N"', (len(d), len(p))
+    inc = d[d.end_ns.fillna(0) == 0]; done = d[d.end_ns.fillna(0) > 0]
+    assert len(inc) == 1 and len(done) == 1, d
+    assert k.name[inc.kernel_id.iloc[0]] == "ratio" and k.name[done.kernel_id.iloc[0]] == "hot", d
+    assert inc.start_ns.fillna(0).iloc[0] == 0 and inc.passes.fillna(0).iloc[0] == 0, inc  # no time invented
+    assert inc.enqueue_ns.iloc[0] > 0 and done.start_ns.iloc[0] > 0, d
+    assert (p.dispatch_id == inc.id.iloc[0]).sum() == '"$N2"', (p.dispatch_id == inc.id.iloc[0]).sum()
+    assert (p.dispatch_id == done.id.iloc[0]).sum() == '"$N1"'
+    assert p.dispatch_id.isin(d.id).all() and p.code_object_id.isin(s.table("code_object").id).all()'
+done
+# the complete dispatch's row is the log's own (its device times intact)
+py "the complete dispatch intact" k.parquet '
+    import hubprof
+    with hubprof.open("'"$LOG"'") as lg:
+        a = lg.table("dispatch"); a = a[(a.id == 1) & (a.end_ns > 0)].iloc[0]
+    b = s.table("dispatch"); b = b[b.end_ns.fillna(0) > 0].iloc[0]
+    assert (a.start_ns, a.end_ns, a.enqueue_ns, a.grid_x) == (b.start_ns, b.end_ns, b.enqueue_ns, b.grid_x), (a, b)'
+
+# 3. merge: with a complete sampled run, and the converted store again (rocpd + Parquet inputs)
+expect 0 "$HP" sample -q -o full.db -- "$EX/hot_spot" 20000000 1
+py "a complete run keeps no begun row" full.db '
+    d = s.table("dispatch"); p = s.table("pc_sample")
+    assert len(d) == 2 and (d.passes == 1).all() and (d.end_ns > 0).all() and p.dispatch_id.isin(d.id).all(), d'
+expect 0 "$HP" merge -o m.db full.db k.parquet
+py "merge keeps the incomplete dispatch and its samples" m.db '
+    d = s.table("dispatch"); p = s.table("pc_sample")
+    inc = d[d.end_ns.fillna(0) == 0]
+    assert len(d) == 4 and len(inc) == 1, d
+    assert (p.dispatch_id == inc.id.iloc[0]).sum() == '"$N2"' and p.dispatch_id.isin(d.id).all()'
+expect 0 "$HP" merge -o m2.parquet "$LOG" full.db
+py "merge of the log itself" m2.parquet '
+    d = s.table("dispatch"); p = s.table("pc_sample"); inc = d[d.end_ns.fillna(0) == 0]
+    assert len(d) == 4 and len(inc) == 1 and (p.dispatch_id == inc.id.iloc[0]).sum() == '"$N2"', d'
+
+if python3 - "$LOG" >py.err 2>&1 <<'PY'; then ok; else bad "Python merge of the killed log: $(tail -3 py.err)"; fi
+import sys, warnings, hubprof
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    r = hubprof.merge([sys.argv[1]], "py.parquet", format="parquet")
+assert r["unfinished_processes"] == 1 and r["unfinished_dispatches"] == 2 and r["incomplete_dispatches"] == 1, r
+assert any("1 running when it died" in str(x.message) for x in w), [str(x.message) for x in w]
+PY
+
+# 4. analyze counts those samples and says the dispatch is incomplete
+expect 0 "$HP" analyze --by instruction --kernel ratio --format csv k.db
+awk -F, 'NR > 1 {n += $1} END {print n}' out >sum
+[ "$(cat sum)" = "$N2" ] && ok || bad "by instruction counts $(cat sum) samples of ratio, the log has $N2"
+grep -q "incomplete: $N2 of these samples are of 1 dispatch without an end time (dispatch 2" err && ok ||
+  bad "by instruction: no incomplete note: $(cat err)"
+expect 0 "$HP" analyze --by line --kernel ratio k.parquet
+grep -q "incomplete: $N2 of these samples" out && ok || bad "by line: $(cat out)"
+expect 0 "$HP" analyze k.db
+grep -q "1 dispatch is incomplete: still running when its process died" out && ok || bad "analyze: $(cat out)"
+expect 0 "$HP" analyze full.db
+grep -q "incomplete" out && bad "a complete run called incomplete: $(cat out)" || ok
+py "Python analysis counts them" k.db '
+    r = s.analyze(by="instruction", kernel="ratio")
+    assert int(r.samples.sum()) == '"$N2"', r'
+
+# 5. `hubprof sample` itself, its application SIGKILLed while ratio runs: the store has the incomplete
+# dispatch and its samples, and names the killed process
+"$HP" sample -o s.db -- "$EX/hot_spot" $ITERS 1 >sout 2>serr &
+hp=$!
+app=
+for _ in $(seq 1 600); do
+  sleep 0.1
+  app=$(pgrep -P $hp | head -1)
+  d=$(ls -d .hubprof-logs.* 2>/dev/null | head -1)
+  [ -n "$app" ] && [ -n "$d" ] && [ "$(dispatch_rows "$d")" = 3 ] && sleep 1 && break
+done
+[ -n "$app" ] && kill -9 "$app"
+wait $hp
+rc=$?
+[ "$rc" -ne 0 ] && grep -q "1 running when it died: no end time, samples kept" serr && ok ||
+  bad "sample of a killed app: exit $rc: $(cat serr)"
+py "sample of a killed app keeps the running dispatch" s.db '
+    d = s.table("dispatch"); p = s.table("pc_sample"); inc = d[d.end_ns.fillna(0) == 0]
+    assert len(d) == 2 and len(inc) == 1 and (p.dispatch_id == inc.id.iloc[0]).sum() > 20, (d, len(p))
+    assert p.dispatch_id.isin(d.id).all() and (p.dispatch_id != inc.id.iloc[0]).sum() > 0'
+
+echo "test_sample_kill: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
