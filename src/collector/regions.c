@@ -24,9 +24,9 @@ __thread uint64_t hpc_region_cur __attribute__((tls_model("initial-exec")));
 /* One open region: its begin time, category (a string that lives as long as the process) and name. */
 typedef struct rframe {
   int64_t start; /* its begin: a stamp (stamp.h), converted when the region is written */
-  uint64_t id; /* its row id, taken at begin so that the dispatches inside can name it */
-  size_t len;  /* of name */
-  int host_ok; /* host[] holds this thread's counters at begin (profile with counters) */
+  uint64_t id;   /* its row id, taken at begin so that the dispatches inside can name it */
+  size_t len;    /* of name */
+  int host_ok;   /* host[] holds this thread's counters at begin (profile with counters) */
   const char *category;
   double host[HC_SELF_MAX]; /* the thread's host counters at begin, time inside hubprof's replay excluded */
   char name[HPC_REGION_NAME_MAX];

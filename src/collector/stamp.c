@@ -91,7 +91,8 @@ const char *hpc_stamp_init(const char *want) {
   if (want && !strcmp(want, "clock")) return "clock_gettime (HUBPROF_TIMESTAMP=clock)";
   if ((want && !strcmp(want, "tsc")) || kernel_uses_tsc()) {
     atomic_store(&g_kwriter, 0); /* a fork while another thread appended: that thread is not here */
-    /* a forked child keeps its parent's knots: the TSC is the machine's, and open regions keep their stamps */
+    /* a forked child keeps its parent's knots: the TSC is the machine's, and open regions keep their stamps
+     */
     if (!atomic_load(&g_nknots)) first_knot();
     hpc_stamp_tsc = 1;
     return "rdtsc, converted by one shared calibration";

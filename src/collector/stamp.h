@@ -1,5 +1,5 @@
-/* Host time stamps of the collector's fast paths (dispatch enqueue, region begin/end): the TSC where the kernel
- * itself keeps time with it (one rdtsc instead of a clock_gettime), converted to CLOCK_MONOTONIC_RAW ns. */
+/* Host time stamps of the collector's fast paths (dispatch enqueue, region begin and end): the TSC where
+ * the kernel keeps time with it (one rdtsc, not a clock_gettime), converted to CLOCK_MONOTONIC_RAW ns. */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_COLLECTOR_STAMP_H
 #define HUBPROF_COLLECTOR_STAMP_H
