@@ -1018,6 +1018,11 @@ static void *harvester(void *arg) {
      * with a thread that harvests itself; every other one waits at most two periods and a pass */
     if (!atomic_load(&g_harv_hold)) harvest_all(now_ns() - period_ns);
     if (!atomic_load(&g_harv_hold)) hpc_sample_pass(0);
+    if (!atomic_load(&g_harv_hold)) { /* the log's next chunks, faulted in here rather than by a writer */
+      hp_store *ps = writer_enter();
+      if (ps) hp_log_prepare(ps);
+      writer_leave(ps);
+    }
     atomic_store(&g_harv_busy, 0);
   }
   atomic_store(&g_harv_busy, 0);
