@@ -1,7 +1,8 @@
 /* The fast paths' host time stamps (stamp.h): which source, and the one TSC-to-nanosecond conversion that
- * dispatch enqueue times and region begin/end times share, so that they lie on one time line.
- *
- * The conversion is a continuous, increasing, piecewise-linear map of TSC ticks to CLOCK_MONOTONIC_RAW ns,
+ * dispatch enqueue times and region begin/end times share, so that they lie on one time line. */
+/* SPDX-License-Identifier: MIT */
+
+/* The conversion is a continuous, increasing, piecewise-linear map of TSC ticks to CLOCK_MONOTONIC_RAW ns,
  * defined by calibration points ("knots" (t, n, r): from tick t on, n + (x - t)·r ns) that are only ever
  * appended, never changed. A stamp x converts with the last knot whose t <= x, whoever converts it and
  * whenever: a region converts its begin and end when it ends, a dispatch its enqueue stamp at harvest, with
@@ -15,7 +16,6 @@
  * least 1 ms from the library's load. Each clock reading is paired with the TSC as the best of 4 tries
  * (two rdtsc around the clock read, the closest kept). CLOCK_MONOTONIC_RAW is itself the TSC scaled
  * linearly when the kernel's clocksource is "tsc" (no NTP slewing), so the only error is the estimate's. */
-/* SPDX-License-Identifier: MIT */
 #include "stamp.h"
 
 #include <fcntl.h>
@@ -122,7 +122,9 @@ void hpc_stamp_tick(void) {
     double r = rate - err / ticks;    /* back on the clock after as many ticks again */
     if (r < rate * 0.5) r = rate * 0.5;
     if (r > rate * 1.5) r = rate * 1.5;
-    g_knot[k] = (knot){p.tsc, (int64_t)cont, r};
+    int64_t n = (int64_t)cont; /* rounded up: no stamp before the knot converts later than it */
+    if ((double)n < cont) n++;
+    g_knot[k] = (knot){p.tsc, n, r};
     atomic_store_explicit(&g_nknots, k + 1, memory_order_release);
   }
   atomic_store_explicit(&g_kwriter, 0, memory_order_release);
