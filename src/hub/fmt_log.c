@@ -205,6 +205,13 @@ struct log_w {
     unsigned char *m;
     uint64_t off;
   } spare[SPARE_MAX];
+  /* Full chunks a writer left when it took a spare: unmapped (their unused tail given back) by the next
+   * hp_log_prepare or at close, not on the append path; under `lock`. */
+  unsigned nretire;
+  struct {
+    unsigned char *m;
+    uint64_t off, used;
+  } retire[SPARE_MAX];
 };
 
 typedef struct tls_ent {
@@ -392,15 +399,19 @@ static int place_lost(log_w *L, lw *w, uint64_t count) {
   return 1;
 }
 
-/* Leave w's chunk: give its unused tail back to the file system (it reads as zeros) and unmap it. */
+/* Give the unused tail of a chunk back to the file system (it reads as zeros) and unmap it. */
+static void drop_chunk(log_w *L, unsigned char *m, uint64_t off, uint64_t used) {
+  uint64_t keep = (align8(used) + 4095) & ~(uint64_t)4095;
+  if (keep < L->chunk_size)
+    fallocate(L->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(off + keep),
+              (off_t)(L->chunk_size - keep));
+  munmap(m, L->chunk_size);
+}
+
+/* Leave w's chunk: drop_chunk, now. */
 static void leave_chunk(log_w *L, lw *w) {
   if (!w->chunk) return;
-  uint64_t used = align8((uint64_t)(w->pos - w->chunk));
-  uint64_t keep = (used + 4095) & ~(uint64_t)4095;
-  if (keep < L->chunk_size)
-    fallocate(L->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(w->chunk_off + keep),
-              (off_t)(L->chunk_size - keep));
-  munmap(w->chunk, L->chunk_size);
+  drop_chunk(L, w->chunk, w->chunk_off, (uint64_t)(w->pos - w->chunk));
   w->chunk = w->limit = NULL;
   w->pos = w->soft = g_nowhere;
   w->blk = NULL;
@@ -417,10 +428,16 @@ static int new_chunk(log_w *L, lw *w) {
       m = L->spare[L->nspare].m;
       off = L->spare[L->nspare].off;
       L->spare_taken++;
+      commit_block(w);
+      if (w->chunk && L->nretire < SPARE_MAX) { /* the full one: unmapped off the append path */
+        L->retire[L->nretire].m = w->chunk;
+        L->retire[L->nretire].off = w->chunk_off;
+        L->retire[L->nretire++].used = (uint64_t)(w->pos - w->chunk);
+        w->chunk = NULL;
+      }
     }
     pthread_mutex_unlock(&L->lock);
     if (m) {
-      commit_block(w);
       leave_chunk(L, w);
       w->chunk = m;
       w->chunk_off = off;
@@ -635,6 +652,13 @@ static void free_writers(log_w *L, int keep_files) {
 /* Unmap the chunks made ready and never used; with keep_files, give their space back (they read as zeros,
  * which a reader takes for a chunk with nothing committed). */
 static void free_spares(log_w *L, int keep_files) {
+  for (unsigned i = 0; i < L->nretire; i++) {
+    if (keep_files)
+      drop_chunk(L, L->retire[i].m, L->retire[i].off, L->retire[i].used);
+    else
+      munmap(L->retire[i].m, L->chunk_size);
+  }
+  L->nretire = 0;
   for (unsigned i = 0; i < L->nspare; i++) {
     if (keep_files)
       fallocate(L->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)L->spare[i].off,
@@ -1623,8 +1647,16 @@ hp_status hp_log_prepare(hp_store *s) {
   unsigned want = L->spare_taken * 2 < 1 ? 1 : L->spare_taken * 2;
   if (want > SPARE_MAX) want = SPARE_MAX;
   L->spare_taken = 0;
-  unsigned have = L->nspare, failed = L->spare_failed;
+  unsigned have = L->nspare, failed = L->spare_failed, nretire = L->nretire;
+  struct {
+    unsigned char *m;
+    uint64_t off, used;
+  } retire[SPARE_MAX];
+  memcpy(retire, L->retire, nretire * sizeof retire[0]);
+  L->nretire = 0;
   pthread_mutex_unlock(&L->lock);
+  for (unsigned i = 0; i < nretire; i++)
+    drop_chunk(L, retire[i].m, retire[i].off, retire[i].used);
   for (; !failed && have < want; have++) {
     /* as new_chunk, off the append path: claim, allocate (a full disk fails here, not as SIGBUS), map */
     uint64_t idx = atomic_fetch_add(&L->next_chunk, 1);
