@@ -1643,8 +1643,9 @@ hp_status hp_log_prepare(hp_store *s) {
   int saved = errno;
   hp_status st = HP_OK;
   pthread_mutex_lock(&L->lock);
-  /* twice what the writers took since the last call, at least one, at most SPARE_MAX */
-  unsigned want = L->spare_taken * 2 < 1 ? 1 : L->spare_taken * 2;
+  /* one more than the writers took since the last call, at most SPARE_MAX: what is left unused at close was
+   * faulted in for nothing */
+  unsigned want = L->spare_taken + 1;
   if (want > SPARE_MAX) want = SPARE_MAX;
   L->spare_taken = 0;
   unsigned have = L->nspare, failed = L->spare_failed, nretire = L->nretire;
