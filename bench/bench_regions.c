@@ -1,6 +1,8 @@
 /* Cost of one region begin+end pair from inside an application: through include/hubprof/api.h and, when
  * built with the NVTX v3 headers (-DHAVE_NVTX), an nvtxRangePushA/Pop pair. Run it alone (hubprof absent)
- * or with the collector's environment (bench/bench_regions.sh). usage: bench_regions api|nvtx|clock|loop N */
+ * or with the collector's environment (bench/bench_regions.sh). Prints wall-clock ns per pair, then the
+ * calling thread's CPU ns per pair (other jobs on a loaded machine inflate the first far more than the
+ * second; the collector's background thread is in neither). usage: bench_regions api|nvtx|clock|loop N */
 /* SPDX-License-Identifier: MIT */
 #include <hubprof/api.h>
 
@@ -12,9 +14,9 @@
 #include <nvtx3/nvToolsExt.h>
 #endif
 
-static double now(void) {
+static double now(clockid_t id) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(id, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
@@ -33,7 +35,7 @@ int main(int argc, char **argv) {
   nvtxRangePushA("warm");
   nvtxRangePop();
 #endif
-  double t0 = now();
+  double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
   if (strcmp(mode, "api") == 0) {
     for (long i = 0; i < n; i++) {
       hubprof_region_begin("bench region");
@@ -64,7 +66,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_regions: unknown mode %s\n", mode);
     return 2;
   }
-  double t1 = now();
-  printf("%.2f\n", (t1 - t0) / (double)n);
+  double t1 = now(CLOCK_MONOTONIC), c1 = now(CLOCK_THREAD_CPUTIME_ID);
+  printf("%.2f %.2f\n", (t1 - t0) / (double)n, (c1 - c0) / (double)n);
   return 0;
 }

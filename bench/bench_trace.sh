@@ -6,6 +6,10 @@
 # harvester, every sync point harvests every thread), interleaved in one run: median and min-max of R rounds.
 # Next to it, the exit work `hubprof trace` adds after the application ends: merging the round's log into a
 # rocpd store (`hubprof merge` of the same log), in seconds per million dispatches.
+# The headline "added" figure is PAIRED: in each round, the collector's ns per dispatch minus the no-op
+# floor's of the same round (the two run back to back), median and min-max over the rounds. On a shared
+# machine the spread between rounds is larger than the effect, so the difference of the two medians (the
+# "added" column, kept) is a poor estimator of it.
 # usage: bench_trace.sh [N [ROUNDS [BEFORE]]]   BEFORE: a git commit (default 3d6ced1), "none" to skip it
 # SPDX-License-Identifier: MIT
 set -euo pipefail
@@ -65,6 +69,15 @@ diffs=() # paired: the default stamp (rdtsc where the clocksource is tsc) minus 
 for ((r = 0; r < rounds; r++)); do diffs+=("$(awk -v a="${full[r]}" -v b="${clk[r]}" 'BEGIN { print a - b }')"); done
 read -r m l h <<<"$(stats "${diffs[@]}")"
 printf '%-46s %9.1f %17s\n' "default stamp minus clock_gettime, per round" "$m" "$l..$h"
+paired() { # LABEL A[] B[] (names): per round A minus B, median and min..max
+  local -n a=$2 b=$3
+  local d=() k m l h
+  for ((k = 0; k < rounds; k++)); do d+=("$(awk -v x="${a[k]}" -v y="${b[k]}" 'BEGIN { print x - y }')"); done
+  read -r m l h <<<"$(stats "${d[@]}")"
+  printf '%-46s %9.1f %17s\n' "$1" "$m" "$l..$h"
+}
+paired "ADDED: collector minus no-op, per round" full noop
+paired "ADDED, HUBPROF_TIMESTAMP=clock, per round" clk noop
 read -r m l h <<<"$(stats $(printf '%s\n' "${merge[@]}" | awk '{ print $1 * 1000 }'))"
 printf '%-46s %9.1f %17s   (ms per million dispatches = ns per dispatch)\n' "exit merge into rocpd, ms per 1 M dispatches" "$m" "$l-$h"
 if [ -n "$old" ]; then # paired: now minus before within each round (the two ran back to back)

@@ -717,7 +717,6 @@ typedef struct batch {
   hp_store *s;
   size_t n;
   uint64_t untimed, written, dropped;
-  hpc_stamp_now now; /* converts the enqueue stamps of this harvest (stamp.c) */
   hp_dispatch row[HPC_BATCH];
 } batch;
 
@@ -753,7 +752,7 @@ static hp_dispatch dispatch_row(batch *b, const hpc_thread *t, const hpc_pending
                        .workgroup = {p->wg[0], p->wg[1], p->wg[2]},
                        .start_ns = (int64_t)start,
                        .end_ns = (int64_t)end,
-                       .enqueue_ns = hpc_stamp_ns(&b->now, p->enqueue_ns),
+                       .enqueue_ns = hpc_stamp_ns(p->enqueue_ns),
                        .region_id = p->region_id,
                        .passes = passes};
 }
@@ -802,7 +801,7 @@ static int harvest(hpc_thread *t, int mode) {
   batch b;
   b.s = writer_enter();
   b.n = b.untimed = b.written = b.dropped = 0;
-  hpc_stamp_pair(&b.now);
+  hpc_stamp_tick(); /* a calibration point now and then (stamp.c) */
   const cl_icd_dispatch *n = t->next;
   uint64_t done = 0, kept = 0;
   for (uint64_t i = tail; i != head; i++) {
@@ -835,7 +834,7 @@ static int harvest(hpc_thread *t, int mode) {
         if (n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_START, sizeof run_start, &run_start,
                                        NULL) != CL_SUCCESS ||
             !run_start)
-          run_start = (cl_ulong)hpc_stamp_ns(&b.now, p->enqueue_ns); /* a stamp until emitted (stamp.c) */
+          run_start = (cl_ulong)hpc_stamp_ns(p->enqueue_ns); /* a stamp until emitted (stamp.c) */
         hp_dispatch begun = dispatch_row(&b, t, p, 0, 0, 0); /* written if samples reach it (sample.c) */
         hpc_sample_running(&begun, (int64_t)run_start);
       }
@@ -1022,10 +1021,16 @@ static void *harvester(void *arg) {
     nanosleep(&period, NULL);
     atomic_store(&g_harv_busy, 1); /* seq_cst, as the flags it tests: at_exit and fork_prepare see one */
     if (atomic_load(&g_exiting)) break;
+    hpc_stamp_tick(); /* the stamps' calibration follows the clock even without dispatches (stamp.c) */
     /* a ring harvested within the last period (its owner's sync points) is left alone: no contention
      * with a thread that harvests itself; every other one waits at most two periods and a pass */
     if (!atomic_load(&g_harv_hold)) harvest_all(now_ns() - period_ns);
     if (!atomic_load(&g_harv_hold)) hpc_sample_pass(0);
+    if (!atomic_load(&g_harv_hold)) { /* the log's next chunks, faulted in here rather than by a writer */
+      hp_store *ps = writer_enter();
+      if (ps) hp_log_prepare(ps);
+      writer_leave(ps);
+    }
     atomic_store(&g_harv_busy, 0);
   }
   atomic_store(&g_harv_busy, 0);

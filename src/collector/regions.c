@@ -6,6 +6,7 @@
 #include "fmt_log.h"
 #include "hubprof/hub.h"
 #include "regions.h"
+#include "stamp.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -22,10 +23,10 @@ __thread uint64_t hpc_region_cur __attribute__((tls_model("initial-exec")));
 
 /* One open region: its begin time, category (a string that lives as long as the process) and name. */
 typedef struct rframe {
-  int64_t start_ns;
-  uint64_t id; /* its row id, taken at begin so that the dispatches inside can name it */
-  size_t len;  /* of name */
-  int host_ok; /* host[] holds this thread's counters at begin (profile with counters) */
+  int64_t start; /* its begin: a stamp (stamp.h), converted when the region is written */
+  uint64_t id;   /* its row id, taken at begin so that the dispatches inside can name it */
+  size_t len;    /* of name */
+  int host_ok;   /* host[] holds this thread's counters at begin (profile with counters) */
   const char *category;
   double host[HC_SELF_MAX]; /* the thread's host counters at begin, time inside hubprof's replay excluded */
   char name[HPC_REGION_NAME_MAX];
@@ -73,11 +74,8 @@ static size_t g_hfds_max;
 /* A thread's host counters, closed at its exit (its state may serve another thread next). */
 static void host_close(struct rstate *st);
 
-static inline int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_RAW, &ts); /* the clock of the dispatches' enqueue times */
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+/* The time line of the dispatches' enqueue times: their stamps, converted the same way (stamp.c). */
+static inline int64_t now_ns(void) { return hpc_stamp_now_ns(); }
 
 /* ---- names ---------------------------------------------------------------------------------------------
  * Stored as valid UTF-8 of at most HPC_REGION_NAME_MAX - 1 bytes: each byte that is not part of a valid
@@ -188,7 +186,8 @@ static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
   int n = st->depth < HPC_REGION_DEPTH ? st->depth : HPC_REGION_DEPTH;
   if (!n) return;
   for (int d = n - 1; d >= 0; d--) {
-    write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, st->f[d].start_ns, end);
+    write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len,
+                 hpc_stamp_ns(st->f[d].start), end);
     if (g_host_on) host_end(s, st, &st->f[d], NULL);
   }
   write_row(s, st, hpc_region_cat_hubprof, why, end, end);
@@ -419,7 +418,7 @@ int hpc_region_push(const char *category, const char *name, size_t len) {
     hpc_region_cur = f->id;
     f->host_ok = 0;
     if (HPC_UNLIKELY(g_host_on)) host_begin(st, f);
-    f->start_ns = now_ns();
+    f->start = hpc_stamp(); /* last: the region's own bookkeeping is outside it */
   } else if (!st->warned_deep) {
     st->warned_deep = 1;
     hp_store *s = hpc_store_enter_open();
@@ -435,7 +434,7 @@ int hpc_region_push(const char *category, const char *name, size_t len) {
 }
 
 int hpc_region_pop(const char *category) {
-  int64_t end = now_ns();
+  int64_t end = hpc_stamp(); /* first: the region's own bookkeeping is outside it; converted below */
   rstate *st = t_state;
   if (HPC_UNLIKELY(!st) && !(st = state_slow())) return -1;
   int saved = errno;
@@ -447,6 +446,7 @@ int hpc_region_pop(const char *category) {
   double hnow[HC_SELF_MAX];
   int hok = HPC_UNLIKELY(g_host_on) && st->hs && host_now(st, hnow);
   /* the innermost open region of this category (regions of other categories need not nest with it) */
+  end = hpc_stamp_ns(end);
   int d = st->depth - 1;
   if (d >= HPC_REGION_DEPTH) {
     st->depth--; /* too deep to have been recorded */
@@ -459,8 +459,8 @@ int hpc_region_pop(const char *category) {
       if (s) write_row(s, st, hpc_region_cat_hubprof, HPC_REGION_END_WITHOUT_BEGIN, end, end);
     } else {
       if (s) {
-        write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, st->f[d].start_ns,
-                     end);
+        write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len,
+                     hpc_stamp_ns(st->f[d].start), end);
         if (hok) host_end(s, st, &st->f[d], hnow);
       }
       if (d != st->depth - 1) memmove(&st->f[d], &st->f[d + 1], (size_t)(st->depth - 1 - d) * sizeof(rframe));

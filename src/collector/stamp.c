@@ -1,22 +1,50 @@
-/* The trace path's host time stamps (stamp.h): which source, and the TSC-to-nanosecond conversion. A stamp x
- * taken after the first pair (t0, n0) converts by interpolation to the latest pair (t1, n1) of the harvest:
- * n1 - (t1 - x) * (n1 - n0) / (t1 - t0). Both ends are exact, so the error is bounded by how well each pair's
- * two readings line up (the pair with the smallest TSC gap of a few tries: tens of ns), whatever the TSC's
- * frequency, and CLOCK_MONOTONIC_RAW is itself the TSC scaled linearly when the clocksource is "tsc". */
+/* The fast paths' host time stamps (stamp.h): which source, and the one TSC-to-nanosecond conversion that
+ * dispatch enqueue times and region begin/end times share, so that they lie on one time line. */
 /* SPDX-License-Identifier: MIT */
+
+/* The conversion is a continuous, increasing, piecewise-linear map of TSC ticks to CLOCK_MONOTONIC_RAW ns,
+ * defined by calibration points ("knots" (t, n, r): from tick t on, n + (x - t)·r ns) that are only ever
+ * appended, never changed. A stamp x converts with the last knot whose t <= x, whoever converts it and
+ * whenever: a region converts its begin and end when it ends, a dispatch its enqueue stamp at harvest, with
+ * the same knots, so three stamps taken in one order on a thread keep that order once converted (a
+ * knot appended between two conversions of the same x moves it by (x - t)·Δr, with x - t only the time
+ * between the knot's clock reading and its publication: far below a nanosecond). Each new knot starts
+ * where the previous segment ends (no jump: the map stays increasing) and its rate steers the map back
+ * to the clock: the long-run rate (ns per tick since the first reading), corrected by the error found at
+ * the knot spread over the next segment. Knots come at harvests, at most one per max(2 ms, 1/8 of the
+ * time since start) (about 120 for an hour), at most HPC_KNOTS; the first one is calibrated over at
+ * least 1 ms from the library's load. Each clock reading is paired with the TSC as the best of 4 tries
+ * (two rdtsc around the clock read, the closest kept). CLOCK_MONOTONIC_RAW is itself the TSC scaled
+ * linearly when the kernel's clocksource is "tsc" (no NTP slewing), so the only error is the estimate's. */
 #include "stamp.h"
 
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
 int hpc_stamp_tsc;
-static hpc_stamp_now g_first; /* the first pair (process start, or the fork that made this process) */
+
+#define HPC_KNOTS 256
+typedef struct knot {
+  int64_t t, n; /* from tick t on: n + (x - t) * r ns */
+  double r;
+} knot;
 
 #if HPC_HAVE_TSC
+typedef struct tpair {
+  int64_t tsc, ns;
+} tpair;
+
+static knot g_knot[HPC_KNOTS];
+static _Atomic unsigned g_nknots; /* knots [0, g_nknots) are published and never change */
+static _Atomic int g_kwriter;     /* 1 while a thread appends a knot */
+static tpair g_base;              /* the first reading (library load): the long-run rate's origin */
+static int64_t g_min_ticks;       /* 2 ms in ticks: the smallest spacing of knots */
+
 /* Both clocks read together: of 4 tries, the one whose TSC readings around the clock read are closest. */
-static hpc_stamp_now pair(void) {
-  hpc_stamp_now best = {0, 0};
+static tpair pair(void) {
+  tpair best = {0, 0};
   int64_t gap = INT64_MAX;
   for (int i = 0; i < 4; i++) {
     int64_t a = (int64_t)__rdtsc(), n = hpc_clock_ns(), b = (int64_t)__rdtsc();
@@ -29,6 +57,9 @@ static hpc_stamp_now pair(void) {
   return best;
 }
 
+/* The first reading, when the collector is loaded: the first segment's rate is measured from here. */
+__attribute__((constructor)) static void stamp_load(void) { g_base = pair(); }
+
 /* The kernel keeps time with the TSC: it found it invariant and synchronized across CPUs. */
 static int kernel_uses_tsc(void) {
   char buf[32] = {0};
@@ -38,6 +69,19 @@ static int kernel_uses_tsc(void) {
   close(fd);
   return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
 }
+
+/* The first knot: the rate over at least 1 ms since the library's load (waits out what is left of it). */
+static void first_knot(void) {
+  if (!g_base.tsc) g_base = pair();
+  while (hpc_clock_ns() - g_base.ns < 1000000) {
+  }
+  tpair p = pair();
+  double r = p.tsc > g_base.tsc ? (double)(p.ns - g_base.ns) / (double)(p.tsc - g_base.tsc) : 1.0;
+  if (!(r > 0)) r = 1.0;
+  g_min_ticks = (int64_t)(2e6 / r);
+  g_knot[0] = (knot){p.tsc, p.ns, r};
+  atomic_store_explicit(&g_nknots, 1, memory_order_release);
+}
 #endif
 
 const char *hpc_stamp_init(const char *want) {
@@ -46,9 +90,12 @@ const char *hpc_stamp_init(const char *want) {
 #if HPC_HAVE_TSC
   if (want && !strcmp(want, "clock")) return "clock_gettime (HUBPROF_TIMESTAMP=clock)";
   if ((want && !strcmp(want, "tsc")) || kernel_uses_tsc()) {
-    g_first = pair();
+    atomic_store(&g_kwriter, 0); /* a fork while another thread appended: that thread is not here */
+    /* a forked child keeps its parent's knots: the TSC is the machine's, and open regions keep their stamps
+     */
+    if (!atomic_load(&g_nknots)) first_knot();
     hpc_stamp_tsc = 1;
-    return "rdtsc, converted at harvest";
+    return "rdtsc, converted by one shared calibration";
   }
   return "clock_gettime (the kernel's clocksource is not the TSC)";
 #else
@@ -57,20 +104,42 @@ const char *hpc_stamp_init(const char *want) {
 #endif
 }
 
-void hpc_stamp_pair(hpc_stamp_now *now) {
+void hpc_stamp_tick(void) {
 #if HPC_HAVE_TSC
-  if (hpc_stamp_tsc) {
-    *now = pair();
-    return;
+  if (!hpc_stamp_tsc) return;
+  unsigned k = atomic_load_explicit(&g_nknots, memory_order_acquire);
+  if (k == 0 || k == HPC_KNOTS) return;
+  const knot *last = &g_knot[k - 1];
+  int64_t x = (int64_t)__rdtsc(), gap = (x - g_base.tsc) / 8;
+  if (x - last->t < (gap > g_min_ticks ? gap : g_min_ticks)) return;
+  if (atomic_exchange_explicit(&g_kwriter, 1, memory_order_acquire)) return;
+  if (atomic_load_explicit(&g_nknots, memory_order_relaxed) == k) {
+    tpair p = pair();
+    double ticks = (double)(p.tsc - last->t);
+    double cont = (double)last->n + ticks * last->r; /* where the last segment is at this reading */
+    double rate = (double)(p.ns - g_base.ns) / (double)(p.tsc - g_base.tsc);
+    double err = cont - (double)p.ns; /* ns ahead of the clock */
+    double r = rate - err / ticks;    /* back on the clock after as many ticks again */
+    if (r < rate * 0.5) r = rate * 0.5;
+    if (r > rate * 1.5) r = rate * 1.5;
+    int64_t n = (int64_t)cont; /* rounded up: no stamp before the knot converts later than it */
+    if ((double)n < cont) n++;
+    g_knot[k] = (knot){p.tsc, n, r};
+    atomic_store_explicit(&g_nknots, k + 1, memory_order_release);
   }
+  atomic_store_explicit(&g_kwriter, 0, memory_order_release);
 #endif
-  now->tsc = now->ns = 0;
 }
 
-int64_t hpc_stamp_ns(const hpc_stamp_now *now, int64_t stamp) {
+int64_t hpc_stamp_ns(int64_t stamp) {
+#if HPC_HAVE_TSC
   if (!hpc_stamp_tsc) return stamp;
-  int64_t span = now->tsc - g_first.tsc;
-  if (span <= 0) return now->ns; /* the pair of this harvest is the first one */
-  long double rate = (long double)(now->ns - g_first.ns) / (long double)span;
-  return now->ns - (int64_t)((long double)(now->tsc - stamp) * rate);
+  unsigned k = atomic_load_explicit(&g_nknots, memory_order_acquire);
+  while (k > 1 && g_knot[k - 1].t > stamp)
+    k--;
+  const knot *c = &g_knot[k - 1];
+  return c->n + (int64_t)((double)(stamp - c->t) * c->r);
+#else
+  return stamp;
+#endif
 }

@@ -1,5 +1,5 @@
-/* Host time stamps of the trace fast path: the TSC where the kernel itself keeps time with it (one rdtsc
- * instead of a clock_gettime per dispatch), converted to CLOCK_MONOTONIC_RAW nanoseconds at harvest. */
+/* Host time stamps of the collector's fast paths (dispatch enqueue, region begin and end): the TSC where
+ * the kernel keeps time with it (one rdtsc, not a clock_gettime), converted to CLOCK_MONOTONIC_RAW ns. */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_COLLECTOR_STAMP_H
 #define HUBPROF_COLLECTOR_STAMP_H
@@ -15,7 +15,7 @@
 
 #define HPC_STAMP_HIDDEN __attribute__((visibility("hidden")))
 
-/* 1 when stamps are TSC ticks (decided once by hpc_stamp_init, before the first dispatch is recorded). */
+/* 1 when stamps are TSC ticks (decided once by hpc_stamp_init, before the first stamp is taken). */
 extern int hpc_stamp_tsc HPC_STAMP_HIDDEN;
 
 static inline int64_t hpc_clock_ns(void) {
@@ -24,7 +24,7 @@ static inline int64_t hpc_clock_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* A stamp for the enqueue path: TSC ticks or nanoseconds (convert with hpc_stamp_ns). */
+/* A stamp for a fast path: TSC ticks or nanoseconds (convert with hpc_stamp_ns). */
 static inline int64_t hpc_stamp(void) {
 #if HPC_HAVE_TSC
   if (__builtin_expect(hpc_stamp_tsc, 1)) return (int64_t)__rdtsc();
@@ -32,18 +32,17 @@ static inline int64_t hpc_stamp(void) {
   return hpc_clock_ns();
 }
 
-/* A pair of readings of both clocks taken together: converts the stamps of one harvest. */
-typedef struct hpc_stamp_now {
-  int64_t tsc, ns;
-} hpc_stamp_now;
-
 /* Choose the source (HUBPROF_TIMESTAMP=clock|tsc|auto, default auto: the TSC when the kernel's clocksource is
- * "tsc"; tsc without the TSC: the clock) and take the first calibration pair. Returns the source's name for
- * the debug output, NULL for a value that is none of the three. */
+ * "tsc"; tsc without the TSC: the clock) and calibrate the first segment of the conversion. Returns the
+ * source's name for the debug output, NULL for a value that is none of the three. */
 HPC_STAMP_HIDDEN const char *hpc_stamp_init(const char *want);
-/* The pair to convert this harvest's stamps with (a no-op without the TSC). */
-HPC_STAMP_HIDDEN void hpc_stamp_pair(hpc_stamp_now *now);
-/* A stamp in CLOCK_MONOTONIC_RAW nanoseconds: interpolated between the first pair and `now`. */
-HPC_STAMP_HIDDEN int64_t hpc_stamp_ns(const hpc_stamp_now *now, int64_t stamp);
+/* Called now and then off the fast paths (each harvest): adds a calibration point to the conversion when
+ * the last one is old enough (a few ns otherwise; never blocks: another thread adding one wins). */
+HPC_STAMP_HIDDEN void hpc_stamp_tick(void);
+/* A stamp in CLOCK_MONOTONIC_RAW nanoseconds. The one conversion of every stamp of the process, whoever
+ * converts it and when: stamps taken in one order on a thread convert in that order (stamp.c). */
+HPC_STAMP_HIDDEN int64_t hpc_stamp_ns(int64_t stamp);
+/* hpc_stamp_ns(hpc_stamp()): the current time on the stamps' time line. */
+static inline int64_t hpc_stamp_now_ns(void) { return hpc_stamp_ns(hpc_stamp()); }
 
 #endif

@@ -36,6 +36,10 @@
 #define MIN_CHUNK (64u << 10)
 #define MAX_CHUNK (1u << 30)
 #define MAX_COLS 32
+#define SPARE_MAX 16 /* chunks made ready ahead of need (hp_log_prepare) */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 static uint64_t g_chunk_size = 1u << 20;
 static uint32_t g_block_target = 16u << 10;
@@ -194,6 +198,20 @@ struct log_w {
   _Atomic uint64_t lost_total;              /* records lost so far */
   _Atomic int write_errno;                  /* why the last chunk could not be had (ENOSPC ...), 0: never */
   _Atomic uint64_t orphan_lost;             /* lost without a writer (no memory) */
+  /* Chunks made ready ahead of need by hp_log_prepare (allocated, mapped, pages faulted in), taken by
+   * new_chunk; under `lock`. spare_taken: taken since the last hp_log_prepare (sizes the next refill). */
+  unsigned nspare, spare_taken, spare_failed;
+  struct {
+    unsigned char *m;
+    uint64_t off;
+  } spare[SPARE_MAX];
+  /* Full chunks a writer left when it took a spare: unmapped (their unused tail given back) by the next
+   * hp_log_prepare or at close, not on the append path; under `lock`. */
+  unsigned nretire;
+  struct {
+    unsigned char *m;
+    uint64_t off, used;
+  } retire[SPARE_MAX];
 };
 
 typedef struct tls_ent {
@@ -381,15 +399,19 @@ static int place_lost(log_w *L, lw *w, uint64_t count) {
   return 1;
 }
 
-/* Leave w's chunk: give its unused tail back to the file system (it reads as zeros) and unmap it. */
+/* Give the unused tail of a chunk back to the file system (it reads as zeros) and unmap it. */
+static void drop_chunk(log_w *L, unsigned char *m, uint64_t off, uint64_t used) {
+  uint64_t keep = (align8(used) + 4095) & ~(uint64_t)4095;
+  if (keep < L->chunk_size)
+    fallocate(L->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(off + keep),
+              (off_t)(L->chunk_size - keep));
+  munmap(m, L->chunk_size);
+}
+
+/* Leave w's chunk: drop_chunk, now. */
 static void leave_chunk(log_w *L, lw *w) {
   if (!w->chunk) return;
-  uint64_t used = align8((uint64_t)(w->pos - w->chunk));
-  uint64_t keep = (used + 4095) & ~(uint64_t)4095;
-  if (keep < L->chunk_size)
-    fallocate(L->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(w->chunk_off + keep),
-              (off_t)(L->chunk_size - keep));
-  munmap(w->chunk, L->chunk_size);
+  drop_chunk(L, w->chunk, w->chunk_off, (uint64_t)(w->pos - w->chunk));
   w->chunk = w->limit = NULL;
   w->pos = w->soft = g_nowhere;
   w->blk = NULL;
@@ -398,6 +420,32 @@ static void leave_chunk(log_w *L, lw *w) {
 /* Claim, allocate and map a new chunk for w. Allocation (not a sparse file) means a full disk fails
  * here, as a counted loss, instead of as SIGBUS when a page is first written. */
 static int new_chunk(log_w *L, lw *w) {
+  if (w->pending < 0 && pthread_mutex_trylock(&L->lock) == 0) { /* never waits: makes its own instead */
+    unsigned char *m = NULL;
+    uint64_t off = 0;
+    if (L->nspare) {
+      L->nspare--;
+      m = L->spare[L->nspare].m;
+      off = L->spare[L->nspare].off;
+      L->spare_taken++;
+      commit_block(w);
+      if (w->chunk && L->nretire < SPARE_MAX) { /* the full one: unmapped off the append path */
+        L->retire[L->nretire].m = w->chunk;
+        L->retire[L->nretire].off = w->chunk_off;
+        L->retire[L->nretire++].used = (uint64_t)(w->pos - w->chunk);
+        w->chunk = NULL;
+      }
+    }
+    pthread_mutex_unlock(&L->lock);
+    if (m) {
+      leave_chunk(L, w);
+      w->chunk = m;
+      w->chunk_off = off;
+      w->limit = w->chunk + L->chunk_size - LOST_RESERVE;
+      w->pos = w->soft = w->chunk;
+      return 1;
+    }
+  }
   uint64_t idx = w->pending >= 0 ? (uint64_t)w->pending : atomic_fetch_add(&L->next_chunk, 1);
   if (idx >= ((uint64_t)INT64_MAX - L->header_size) / L->chunk_size - 1) return 0;
   uint64_t off = L->header_size + idx * L->chunk_size;
@@ -601,6 +649,25 @@ static void free_writers(log_w *L, int keep_files) {
   L->writers = NULL;
 }
 
+/* Unmap the chunks made ready and never used; with keep_files, give their space back (they read as zeros,
+ * which a reader takes for a chunk with nothing committed). */
+static void free_spares(log_w *L, int keep_files) {
+  for (unsigned i = 0; i < L->nretire; i++) {
+    if (keep_files)
+      drop_chunk(L, L->retire[i].m, L->retire[i].off, L->retire[i].used);
+    else
+      munmap(L->retire[i].m, L->chunk_size);
+  }
+  L->nretire = 0;
+  for (unsigned i = 0; i < L->nspare; i++) {
+    if (keep_files)
+      fallocate(L->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)L->spare[i].off,
+                (off_t)L->chunk_size);
+    munmap(L->spare[i].m, L->chunk_size);
+  }
+  L->nspare = 0;
+}
+
 static void free_log_w(log_w *L) {
   if (L->fd >= 0) close(L->fd);
   pthread_mutex_destroy(&L->lock);
@@ -686,6 +753,7 @@ static hp_status log_commit(hp_store *s) {
   pthread_mutex_lock(&L->lock);
   flush_all_locked(L);
   free_writers(L, 1);
+  free_spares(L, 1);
   pthread_mutex_unlock(&L->lock);
   if (L->tmp && rename(L->tmp, s->path) != 0)
     return hp_set_error(s, HP_ERR_IO, "cannot rename %s into place: %s", L->tmp, strerror(errno));
@@ -703,6 +771,7 @@ static void log_abort(hp_store *s) {
       if (w->chunk) munmap(w->chunk, L->chunk_size);
       free(w);
     }
+    free_spares(L, 0);
     if (L->fd >= 0) close(L->fd);
     free(L->tmp);
     free(L);
@@ -712,6 +781,7 @@ static void log_abort(hp_store *s) {
   registry_remove(L);
   pthread_mutex_lock(&L->lock);
   free_writers(L, 0);
+  free_spares(L, 0);
   pthread_mutex_unlock(&L->lock);
   unlink(L->tmp ? L->tmp : s->path);
   free_log_w(L);
@@ -1565,6 +1635,61 @@ hp_status hp_log_write_region(hp_store *s, const hp_region *r, size_t name_len, 
   w->pos = keep;
   w->nrec++;
   return HP_OK;
+}
+
+hp_status hp_log_prepare(hp_store *s) {
+  log_w *L = writable(s);
+  if (!L) return HP_ERR_UNSUPPORTED;
+  int saved = errno;
+  hp_status st = HP_OK;
+  pthread_mutex_lock(&L->lock);
+  /* one more than the writers took since the last call, at most SPARE_MAX: what is left unused at close was
+   * faulted in for nothing */
+  unsigned want = L->spare_taken + 1;
+  if (want > SPARE_MAX) want = SPARE_MAX;
+  L->spare_taken = 0;
+  unsigned have = L->nspare, failed = L->spare_failed, nretire = L->nretire;
+  struct {
+    unsigned char *m;
+    uint64_t off, used;
+  } retire[SPARE_MAX];
+  memcpy(retire, L->retire, nretire * sizeof retire[0]);
+  L->nretire = 0;
+  pthread_mutex_unlock(&L->lock);
+  for (unsigned i = 0; i < nretire; i++)
+    drop_chunk(L, retire[i].m, retire[i].off, retire[i].used);
+  for (; !failed && have < want; have++) {
+    /* as new_chunk, off the append path: claim, allocate (a full disk fails here, not as SIGBUS), map */
+    uint64_t idx = atomic_fetch_add(&L->next_chunk, 1);
+    if (idx >= ((uint64_t)INT64_MAX - L->header_size) / L->chunk_size - 1) break;
+    uint64_t off = L->header_size + idx * L->chunk_size;
+    int r;
+    for (int tries = 0; (r = posix_fallocate(L->fd, (off_t)off, (off_t)L->chunk_size)) == EINTR && tries < 8;
+         tries++) {
+    }
+    void *m = r == 0 ? mmap(NULL, L->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, L->fd, (off_t)off)
+                     : MAP_FAILED;
+    if (m == MAP_FAILED) { /* the claimed chunk stays a hole (zeros); the writers make their own from now */
+      failed = 1;
+      st = HP_ERR_IO;
+      break;
+    }
+    /* the pages in now, so that the first write of each costs the writer no fault */
+    if (madvise(m, L->chunk_size, MADV_POPULATE_WRITE) != 0)
+      for (uint64_t i = 0; i < L->chunk_size; i += 4096)
+        ((volatile unsigned char *)m)[i] = 0;
+    pthread_mutex_lock(&L->lock);
+    L->spare[L->nspare].m = m;
+    L->spare[L->nspare++].off = off;
+    pthread_mutex_unlock(&L->lock);
+  }
+  if (failed) {
+    pthread_mutex_lock(&L->lock);
+    L->spare_failed = 1;
+    pthread_mutex_unlock(&L->lock);
+  }
+  errno = saved;
+  return st;
 }
 
 hp_status hp_log_flush(hp_store *s) {

@@ -21,6 +21,14 @@ hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n
  * and copies (the region hot path). A store that is not a log being written goes through hp_write_region. */
 hp_status hp_log_write_region(hp_store *s, const hp_region *r, size_t name_len, size_t cat_len);
 
+/* Make chunks ready ahead of need, off the append path (the collector's background harvester, each period):
+ * allocated, mapped and their pages faulted in, so that a writer that fills its chunk takes one of them
+ * instead of allocating, mapping and faulting on its own (a writer takes one only when it gets the store's
+ * lock without waiting). Keeps one more than the writers took since the last call (1 to 16); chunks
+ * never used read as zeros (nothing committed) and are given back at close. Call it from one thread at a
+ * time while the store is open. HP_ERR_IO: no space (and no more tries: the writers' own path reports it). */
+hp_status hp_log_prepare(hp_store *s);
+
 /* Commit the calling thread's open block, so that its rows survive a crash of the process. */
 hp_status hp_log_flush(hp_store *s);
 

@@ -71,6 +71,18 @@ done
 [ "$(sqlite3 c.rocpd "select count(*) from regions where name = 'step' and duration > 0")" = 15 ] && ok ||
   bad "rocpd regions view: steps"
 
+# 1b. regions and dispatches on one time line with the TSC stamp (src/collector/stamp.c): region times and
+# enqueue times are both TSC stamps converted by one calibration, regions when they end, dispatches at
+# harvest. 1200 dispatches, each enqueued right after its "enqueue" region begins, harvested every 1 ms (so
+# calibration points are added while regions are open): every one lies within its region, on every thread.
+if [ "$(uname -m)" = x86_64 ]; then
+  HUBPROF_TIMESTAMP=tsc HUBPROF_HARVEST_MS=1 HUBPROF_DEBUG=1 "$HP" trace -q -o tsc.db -- "$EX/regions" 4 300 \
+    >/dev/null 2>tsc.err || bad "trace with the TSC stamp: $(tail -3 tsc.err)"
+  grep -q "enqueue times from rdtsc" tsc.err && ok || bad "the TSC stamp was not used: $(grep -m1 "enqueue times" tsc.err)"
+  check tsc.db 'assert len(d) == 1200 and names["enqueue"] == 1200, (len(d), names)
+    '"$nest$inner"
+fi
+
 # analyze --by region: calls, inclusive/exclusive time, dispatches inside (CLI and Python agree)
 "$HP" analyze --by region --format csv c.rocpd >an.csv 2>an.err || bad "analyze --by region: $(cat an.err)"
 python3 - an.csv >py.err 2>&1 <<'PY' && ok || bad "analyze --by region: $(tail -3 py.err)"
