@@ -1026,6 +1026,32 @@ static void test_sessions(void) {
     spent = spin(5e6);
     CHECK(hc_session_stop(s, v) == HC_OK);
     CHECK_MSG(NEAR(v[0], spent), "task-clock %.0f ns, CPU time %.0f ns", v[0], spent);
+    /* the thread list is cached between starts (re-read when the thread count changes): many starts with
+     * no new thread, then a thread that starts late (after the first dispatches) is still counted */
+    for (int i = 0; i < 100; i++) {
+      CHECK(hc_session_start(s) == HC_OK);
+      CHECK(hc_session_stop(s, v) == HC_OK);
+    }
+    worker c;
+    worker_start(&c, 30e6);
+    CHECK(hc_session_start(s) == HC_OK);
+    CHECK_EQ_U64(hc_session_threads(s), 2);
+    double sc = worker_run(&c);
+    CHECK(hc_session_stop(s, v) == HC_OK);
+    CHECK_MSG(v[0] >= 0.9 * sc, "late thread: task-clock %.0f ns, its CPU time %.0f ns", v[0], sc);
+    /* one thread exits and another starts between two starts: the count is the same, so the list is
+     * re-read once the last scan is older than 10 ms (HC_RESCAN_NS) */
+    worker_stop(&c);
+    worker d;
+    worker_start(&d, 30e6);
+    struct timespec ten = {0, 20000000};
+    nanosleep(&ten, NULL);
+    CHECK(hc_session_start(s) == HC_OK);
+    CHECK_EQ_U64(hc_session_threads(s), 2);
+    double sd = worker_run(&d);
+    CHECK(hc_session_stop(s, v) == HC_OK);
+    CHECK_MSG(v[0] >= 0.9 * sd, "replacing thread: task-clock %.0f ns, its CPU time %.0f ns", v[0], sd);
+    worker_stop(&d);
     hc_session_close(s);
   }
   /* forcing a mode; an empty session; bad arguments */

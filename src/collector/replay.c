@@ -1176,7 +1176,7 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
                     ? key_find(r_warmtab, 1, kid, d->grid, d->workgroup)
                     : NULL;
   int warm = wk && !wk->measured;
-  pid_t self = r_warmup ? (pid_t)syscall(SYS_gettid) : 0;
+  pid_t self = r_warmup ? (pid_t)t->tid : 0; /* the attach's gettid (reset in a forked child) */
 
   /* save what the kernel can write, when later passes (or the warm-up) need it back */
   int64_t ts = now_ns(), mem_ns = 0; /* mem_ns: what saving memory costs this dispatch (the choice) */
