@@ -32,7 +32,6 @@ typedef struct pass_rec {
   size_t *idx;       /* their provider indexes */
   uint64_t *info_id; /* their counter_info row ids (1-based position in the plan) */
   hc_session *sess;  /* opened at init (re-opened at need after a fork), reused for every dispatch */
-  size_t off;        /* its counters' place in r_union */
 } pass_rec;
 
 static const hpc_env *r_env;
@@ -40,13 +39,7 @@ static hc_provider *r_prov;
 static hc_plan *r_plan;
 static pass_rec *r_passes;
 static size_t r_npasses;
-static double *r_vals; /* one pass's values (r_union: every pass's) */
-/* Kernel replay with several passes of software counters only: one session over every pass's counters
- * (one group per thread), where the reading that ends a pass starts the next (hc_session_lap): one read()
- * per thread per pass instead of two. The passes' own sessions are not opened then (docs/replay.md). */
-static hc_session *r_union;
-static size_t *r_uidx;
-static int r_lap;                                           /* r_union is the way this run counts */
+static double *r_vals;                                      /* one pass's values */
 static pthread_mutex_t r_tlock = PTHREAD_MUTEX_INITIALIZER; /* the tracking tables */
 static pthread_mutex_t r_dlock = PTHREAD_MUTEX_INITIALIZER; /* one dispatch replays at a time */
 static _Atomic int r_off;                                   /* replay given up after a failure */
@@ -932,22 +925,10 @@ static hc_status session_open(pass_rec *pr) {
   return hc_session_open_mode(r_prov, pr->idx, pr->n, r_warmup ? HC_SESSION_PER_THREAD : HC_SESSION_AUTO,
                               &pr->sess);
 }
-static hc_status union_open(void) {
-  return hc_session_open_mode(r_prov, r_uidx, r_plan->ncounters,
-                              r_warmup ? HC_SESSION_PER_THREAD : HC_SESSION_AUTO, &r_union);
-}
 
 /* Open the sessions a forked child lost (r_dlock held). */
 static int sessions_ready(void) {
-  if (r_lap && !r_union) {
-    hc_status st = union_open();
-    if (st != HC_OK) {
-      hpc_say("cannot open the counters of the passes (%s); profiling disabled", hc_status_str(st));
-      atomic_store(&r_off, 1);
-      return -1;
-    }
-  }
-  for (size_t p = 0; !r_lap && p < r_npasses; p++)
+  for (size_t p = 0; p < r_npasses; p++)
     if (!r_passes[p].sess) {
       hc_status st = session_open(&r_passes[p]);
       if (st != HC_OK) {
@@ -1264,12 +1245,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   size_t done = 0;
   const char *broke = NULL; /* why a pass after the first broke after its restore */
   cl_int broke_e = CL_SUCCESS;
-  int broke_quiet = 0;  /* the kernel itself failed: no line when running it once more recovers */
-  int lapping = 0;      /* r_union started: the last lap's reading is the next pass's baseline */
-  int64_t restored = 0; /* what the restore before this pass copied */
+  int broke_quiet = 0; /* the kernel itself failed: no line when running it once more recovers */
   for (size_t p = 0; p < npasses; p++) {
     pass_rec *pr = &r_passes[first + p];
-    restored = 0;
     if (p > 0 && saving && !r_env->skip_restore) {
       int64_t tr = now_ns();
       int64_t b = restore_any(n, q);
@@ -1284,24 +1262,12 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
         break;
       }
       d->bytes_restored += (uint64_t)b;
-      restored = b;
     }
     cl_event mine = NULL, *evp = p == 0 && ev ? ev : &mine;
     int64_t tp = now_ns();
     if (p == 0) d->enqueue_ns = tp;
-    hc_status hs = HC_OK;
-    if (!r_lap) {
-      if (r_warmup) hc_session_skip_thread(pr->sess, self);
-      hs = hc_session_start(pr->sess);
-    } else if (!lapping) {
-      if (r_warmup) hc_session_skip_thread(r_union, self);
-      hs = hc_session_start(r_union);
-      lapping = hs == HC_OK;
-    } else if (restored >= 4096 || (restored && !r_wt_on) || (p == 1 && saving && !r_wt_on)) {
-      /* the restore (or pass 1's compare) did work of its own since the last lap: a new baseline. A
-       * write-tracked restore under 4 KiB is a host copy of the launching thread, kept in the window */
-      hs = hc_session_lap(r_union, r_vals);
-    }
+    if (r_warmup) hc_session_skip_thread(pr->sess, self);
+    hc_status hs = hc_session_start(pr->sess);
     int64_t tc0 = now_ns();
     cl_int e = p > 0 && (size_t)r_env->fail_pass == p + 1 /* test hook: this pass fails to enqueue */
                    ? CL_OUT_OF_RESOURCES
@@ -1314,18 +1280,7 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
         st = -1;
     }
     int64_t tc1 = now_ns();
-    hc_status hs2;
-    const double *pv = r_vals + (r_lap ? pr->off : 0); /* this pass's values */
-    if (!r_lap) {
-      hs2 = hc_session_stop(pr->sess, r_vals);
-    } else if (hs != HC_OK) {
-      hs2 = hs;
-    } else if (p + 1 < npasses) {
-      hs2 = hc_session_lap(r_union, r_vals);
-    } else {
-      hs2 = hc_session_stop(r_union, r_vals);
-      lapping = 0;
-    }
+    hc_status hs2 = hc_session_stop(pr->sess, r_vals);
     int64_t te = now_ns();
     r_st.pass_ns += te - tp;
     r_st.counters_ns += (tc0 - tp) + (te - tc1);
@@ -1350,7 +1305,7 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
     done++;
     if (hs == HC_OK && hs2 == HC_OK)
       for (size_t i = 0; i < pr->n && nvals < 256; i++) {
-        vals[nvals] = pv[i];
+        vals[nvals] = r_vals[i];
         vids[nvals] = pr->info_id[i];
         vpass[nvals] = r_env->pass ? (uint32_t)r_env->pass : (uint32_t)(first + p + 1);
         row.nvals = ++nvals;
@@ -1376,8 +1331,6 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
     }
     if (atomic_load(&r_off)) break;
   }
-  if (lapping) /* the passes ended early: the union stops, its reading unused */
-    hc_session_stop(r_union, r_vals);
   if (broke) { /* a pass after the first broke after its restore: memory must be as after one run */
     int bad = !saving || r_env->skip_restore || recover(n, task, q, k, dim, offset, global, local) != 0;
     if (bad || !broke_quiet) {
@@ -1529,34 +1482,14 @@ int hpc_replay_init(const hpc_env *e, const char **why) {
     }
     for (size_t i = 0; i < pr->n; i++) /* regions' host part: every counter of the plan */
       hpc_region_host_add(pr->idx[i], pr->info_id[i], 0);
-  }
-  /* opened now, before the runtime starts its worker threads (they inherit the counters): every pass's
-   * software counters in one session with laps when it can (kernel replay, several passes), else one
-   * session per pass */
-  if (!r_mux && !e->pass && r_npasses > 1 && (r_uidx = calloc(r_plan->ncounters, sizeof *r_uidx))) {
-    size_t u = 0;
-    for (size_t p = 0; p < r_npasses; p++) {
-      r_passes[p].off = u;
-      for (size_t i = 0; i < r_passes[p].n; i++)
-        r_uidx[u++] = r_passes[p].idx[i];
-    }
-    r_lap = union_open() == HC_OK && hc_session_can_lap(r_union);
-    if (!r_lap) {
-      hc_session_close(r_union);
-      r_union = NULL;
-    }
-  }
-  for (size_t p = 0; !r_lap && p < r_npasses; p++) {
-    st = session_open(&r_passes[p]);
+    /* opened now, before the runtime starts its worker threads (they inherit the counters) */
+    st = session_open(pr);
     if (st != HC_OK) {
       snprintf(msg, sizeof msg, "cannot open the counters of pass %zu: %s", p + 1, hc_status_str(st));
       *why = msg;
       return -1;
     }
   }
-  if (e->debug)
-    hpc_say("counters: %s", r_lap ? "one session over every pass, one reading between passes (laps)"
-                                  : "one session per pass");
   host_counters(id);
   return 0;
 }
@@ -1569,8 +1502,6 @@ void hpc_replay_fork_child(void) {
       hc_session_close(r_passes[p].sess);
       r_passes[p].sess = NULL;
     }
-  hc_session_close(r_union);
-  r_union = NULL;
   memset(&r_st, 0, sizeof r_st);
   hpc_wt_fork_child();
   r_paths = 0; /* the child's log says its own */
