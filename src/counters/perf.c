@@ -204,7 +204,7 @@ struct hc_session {
   uint64_t *base;       /* cap * n * 3: value, time enabled, time running at start */
   unsigned char *seen;  /* cap: marks of one scan of /proc/self/task */
   int taskdir;          /* /proc/self/task, PER_THREAD; -1 otherwise */
-  nlink_t scan_nlink;   /* the taskdir's link count (2 + the process's threads) before the last scan */
+  uint64_t scan_gen;    /* the provider's thr_gen at the last scan */
   int64_t scan_ns;      /* CLOCK_MONOTONIC_COARSE of the last scan */
   int started;          /* between start and stop */
   size_t missed;        /* threads that found no free slot */
@@ -311,8 +311,10 @@ static int scan_threads(hc_session *s, int *err) {
 
 /* PER_THREAD starts re-read the thread list only when it may have changed (docs/replay.md "Fixed cost"):
  * procfs gives /proc/self/task the link count 2 + the process's thread count, one fstat (~1 µs in a VM)
- * against ~3.4 µs for the getdents scan; a thread that starts while another exits leaves the count
- * unchanged, so the list is also re-read when the last scan is older than HC_RESCAN_NS. */
+ * against ~3.4 µs for the getdents scan. The provider keeps the count of the last check and a generation
+ * bumped when a check saw it change, so a session whose start skips the check (hc_session_start_cached)
+ * still re-reads after another session's check saw a change. A thread that starts while another exits
+ * leaves the count unchanged: the list is also re-read when the session's last scan is HC_RESCAN_NS old. */
 #define HC_RESCAN_NS 10000000LL
 static int64_t coarse_ns(void) {
   struct timespec ts;
@@ -320,17 +322,28 @@ static int64_t coarse_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* scan_threads when the thread list may have changed since the last scan (or `force`): 1 scanned, 0 not
- * needed, -1 failed (*err). */
-static int rescan_threads(hc_session *s, int force, int *err) {
-  struct stat st;
+enum { SCAN_CHECK, SCAN_FORCE, SCAN_CACHED };
+/* scan_threads when the thread list may have changed since the session's last scan: `how` SCAN_CHECK
+ * (fstat the directory), SCAN_FORCE, SCAN_CACHED (only what other sessions' checks saw, and the age).
+ * 1 scanned, 0 not needed, -1 failed (*err). */
+static int rescan_threads(hc_session *s, int how, int *err) {
+  hc_provider *p = s->p;
   int64_t now = coarse_ns();
-  int have = fstat(s->taskdir, &st) == 0;
-  if (!force && have && st.st_nlink == s->scan_nlink && now - s->scan_ns < HC_RESCAN_NS) return 0;
-  s->scan_nlink = have ? st.st_nlink : 0; /* read before the scan: a thread born during it changes it */
+  if (how == SCAN_CHECK) {
+    struct stat st;
+    if (fstat(s->taskdir, &st) != 0) {
+      how = SCAN_FORCE;
+    } else if ((unsigned long)st.st_nlink != p->thr_nlink) { /* read before the scan: a thread born
+                                                                 during it shows at the next check */
+      p->thr_nlink = (unsigned long)st.st_nlink;
+      p->thr_gen++;
+    }
+  }
+  if (how != SCAN_FORCE && s->scan_gen == p->thr_gen && now - s->scan_ns < HC_RESCAN_NS) return 0;
+  s->scan_gen = p->thr_gen;
   s->scan_ns = now;
   if (scan_threads(s, err) == 0) return 1;
-  s->scan_nlink = 0; /* scan again next time */
+  s->scan_ns = 0; /* scan again next time */
   return -1;
 }
 
@@ -411,7 +424,7 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
     s->nthreads = 1;
   } else {
     s->taskdir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (s->taskdir < 0 || rescan_threads(s, 1, &err) < 0) err = err ? err : errno;
+    if (s->taskdir < 0 || rescan_threads(s, SCAN_FORCE, &err) < 0) err = err ? err : errno;
   }
   if (err) {
     snprintf(p->error, sizeof p->error, "cannot open perf counters: %s", strerror(err));
@@ -485,9 +498,8 @@ static int read_bases(hc_session *s) {
   return 0;
 }
 
-/* Add the free-running counters' counts since their baselines to values[]; with `rebase`, what was read
- * becomes the new baseline. */
-static int read_free_values(hc_session *s, double *values, int rebase) {
+/* Add the free-running counters' counts since their baselines to values[]. */
+static int read_free_values(hc_session *s, double *values) {
   uint64_t *now = s->rbuf + 3 + s->n;
   int rc = 0;
   for (size_t j = 0; j < s->nthreads; j++) {
@@ -501,16 +513,15 @@ static int read_free_values(hc_session *s, double *values, int rebase) {
     for (size_t k = 0; k < s->n; k++) {
       if (perf_gated(&s->p->perf[s->idx[k]])) continue;
       values[k] += hc_perf_scaled(&now[3 * k], &base[3 * k]);
-      if (rebase) memcpy(&base[3 * k], &now[3 * k], 3 * sizeof *now);
     }
   }
   return rc;
 }
 
-hc_status hc_session_start(hc_session *s) {
+static hc_status session_start(hc_session *s, int how) {
   if (!s || s->started) return HC_ERR_INVALID;
   int err = 0;
-  if (s->mode == HC_SESSION_PER_THREAD && rescan_threads(s, 0, &err) < 0) {
+  if (s->mode == HC_SESSION_PER_THREAD && rescan_threads(s, how, &err) < 0) {
     snprintf(s->p->error, sizeof s->p->error, "cannot scan the process's threads: %s", strerror(err));
     return HC_ERR_IO;
   }
@@ -547,6 +558,9 @@ hc_status hc_session_start(hc_session *s) {
   return HC_OK;
 }
 
+hc_status hc_session_start(hc_session *s) { return session_start(s, SCAN_CHECK); }
+hc_status hc_session_start_cached(hc_session *s) { return session_start(s, SCAN_CACHED); }
+
 hc_status hc_session_stop(hc_session *s, double *values) {
   if (!s || !s->started || (s->n && !values)) return HC_ERR_INVALID;
   size_t m = s->ngated ? s->nthreads * s->n : 0;
@@ -555,7 +569,7 @@ hc_status hc_session_stop(hc_session *s, double *values) {
   for (size_t k = 0; k < s->n; k++)
     values[k] = 0;
   /* free-running counters first, closest to the window; then disable and read the gated ones */
-  if (read_free_values(s, values, 0) < 0) st = HC_ERR_IO;
+  if (read_free_values(s, values) < 0) st = HC_ERR_IO;
   for (size_t i = 0; i < m; i++)
     if (perf_gated(&s->p->perf[s->idx[i % s->n]]) && i / s->n != s->skipslot)
       ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
@@ -571,25 +585,6 @@ hc_status hc_session_stop(hc_session *s, double *values) {
   s->started = 0;
   return st;
 }
-
-hc_status hc_session_lap(hc_session *s, double *values) {
-  if (!s || !s->started || s->ngated || (s->n && !values)) return HC_ERR_INVALID;
-  for (size_t k = 0; k < s->n; k++)
-    values[k] = 0;
-  hc_status st = read_free_values(s, values, 1) < 0 ? HC_ERR_IO : HC_OK;
-  int err = 0, r = s->mode == HC_SESSION_PER_THREAD ? rescan_threads(s, 0, &err) : 0;
-  if (r < 0) {
-    snprintf(s->p->error, sizeof s->p->error, "cannot scan the process's threads: %s", strerror(err));
-    return HC_ERR_IO;
-  }
-  if (r > 0) { /* threads came or went: every baseline read again, the new threads' first */
-    find_skip(s);
-    if (read_bases(s) < 0) st = HC_ERR_IO;
-  }
-  return st;
-}
-
-int hc_session_can_lap(const hc_session *s) { return s && !s->ngated; }
 
 void hc_session_close(hc_session *s) {
   if (!s) return;
