@@ -109,13 +109,13 @@ echo "    median restore / median memcpy: host $(calc "100 * $(stats "${r_host[@
 
 echo
 echo "== (b) many passes of a program whose start-up dominates: slow_start 500 4 (0.5 s start-up, 4 kernels);" \
-  "$REPEATS interleaved rounds, median (min-max) in s"
-wall() { # CMD...: wall seconds of one run
+  "$REPEATS interleaved rounds, median (min-max) in ms"
+wall() { # CMD...: wall milliseconds of one run
   local t0 t1
   t0=$(now)
   "$@" >/dev/null 2>&1
   t1=$(now)
-  calc "$t1 - $t0" 3
+  calc "($t1 - $t0) * 1000" 0
 }
 declare -a w_plain=() w_k1=() w_k3=() w_k9=() w_a1=() w_a3=() w_a9=()
 for r in $(seq "$REPEATS"); do
@@ -125,18 +125,18 @@ for r in $(seq "$REPEATS"); do
     eval "w_a$p+=($(wall "$HP" profile -q -f --replay application --counters "$(counters $p)" --max-counters-per-pass 1 -o a.db -- "$EX/slow_start" 500 4))"
   done
 done
-echo "$ build/examples/ocl/slow_start 500 4      -> $(med "${w_plain[@]}") s"
+echo "$ build/examples/ocl/slow_start 500 4      -> $(med "${w_plain[@]}") ms"
 declare -A tk ta
 for p in 1 3 9; do
   kk="w_k$p[@]" aa="w_a$p[@]"
   tk[$p]=$(stats "${!kk}" | cut -d' ' -f1)
   ta[$p]=$(stats "${!aa}" | cut -d' ' -f1)
   echo "$ hubprof profile [--replay application] --counters <$p counters> --max-counters-per-pass 1 -- slow_start 500 4"
-  echo "    $p pass(es): kernel replay $(med "${!kk}") s, application replay $(med "${!aa}") s: medians $(calc "${ta[$p]} / ${tk[$p]}")x"
+  echo "    $p pass(es): kernel replay $(med "${!kk}") ms, application replay $(med "${!aa}") ms: medians $(calc "${ta[$p]} / ${tk[$p]}")x"
 done
-k13=$(calc "${tk[9]} + 4 * (${tk[9]} - ${tk[3]}) / 6" 3)
-a13=$(calc "${ta[9]} + 4 * (${ta[9]} - ${ta[3]}) / 6" 3)
-echo "    13 passes (extrapolated from the medians at 3 and 9): kernel replay $k13 s, application replay $a13 s: $(calc "$a13 / $k13")x (goal >= 5x)"
+k13=$(calc "${tk[9]} + 4 * (${tk[9]} - ${tk[3]}) / 6" 0)
+a13=$(calc "${ta[9]} + 4 * (${ta[9]} - ${ta[3]}) / 6" 0)
+echo "    13 passes (extrapolated from the medians at 3 and 9): kernel replay $k13 ms, application replay $a13 ms: $(calc "$a13 / $k13")x (goal >= 5x)"
 echo "    machine load: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
 echo
 
