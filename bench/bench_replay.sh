@@ -80,6 +80,17 @@ cost_per_dispatch() {
 cost_per_dispatch "PoCL pthread device (default)" "$N"
 cost_per_dispatch "PoCL basic device (synchronous, launch ~0.4 us)" "$((N * 10))" POCL_DEVICES=basic
 
+echo "== (a) counting alone, no kernel: the calling thread's CPU time per dispatch of 3 passes, four ways" \
+  "interleaved in each of $REPEATS rounds (bench/bench_replay.c: scan = the thread list re-read at every" \
+  "start, as before; check = an fstat at every start; cached = the check at pass 1 only, as replay does;" \
+  "group = the 3 counters in one pass), median min max in ns"
+for t in 1 4; do
+  echo "$ build/bench/bench_replay session 3 $t $REPEATS 3000"
+  "$B/bench/bench_replay" session 3 "$t" "$REPEATS" 3000 |
+    sed -E 's/^session passes=3 threads=([0-9]+) way=([a-z]+) cpu_ns_per_dispatch=([0-9]+) cpu_min=([0-9]+) cpu_max=([0-9]+) .*/    \1 thread(s), \2: \3 (\4-\5) ns/'
+done
+echo
+
 echo "== (a) restore bandwidth vs memcpy: inplace_update on one $MB MiB buffer, 8 dispatches, 3 passes;" \
   "$REPEATS interleaved rounds (shadow host, shadow device, memcpy), median (min-max) in GB/s"
 ints=$((MB * 262144))
