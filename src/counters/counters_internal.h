@@ -34,7 +34,8 @@ struct hc_provider {
   char **owned; /* strings to free with the provider */
   size_t nowned, capowned;
   struct hc_desc_counter *rules; /* catalogue from a description: n entries (derived counters, LEVEL
-                                    partners, instances), or NULL */  /* perf sessions' shared view of the thread list (perf.c rescan_threads): the link count of
+                                    partners, instances), or NULL */
+  /* perf sessions' shared view of the thread list (perf.c rescan_threads): the link count of
    * /proc/self/task at the last check, and a generation bumped whenever a check saw it change */
   unsigned long thr_nlink;
   uint64_t thr_gen;
