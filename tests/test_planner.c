@@ -862,6 +862,19 @@ static void test_perf_provider(void) {
       }
       hc_session_close(s);
     }
+    /* the same per thread: not grouped (a gated counter), each counter read on its own */
+    CHECK_MSG(hc_session_open_mode(p, idx, 2, HC_SESSION_PER_THREAD, &s) == HC_OK, "%s",
+              hc_provider_error(p));
+    if (s) {
+      double v[2];
+      spin(10e6);
+      CHECK(hc_session_start(s) == HC_OK);
+      double spent = spin(20e6);
+      CHECK(hc_session_stop(s, v) == HC_OK);
+      CHECK_MSG(NEAR(v[0], spent) && NEAR(v[1], spent), "per thread: gated %.0f, free %.0f, CPU time %.0f",
+                v[0], v[1], spent);
+      hc_session_close(s);
+    }
     hc_provider_close(p);
   }
   hc_perf_open_fn = hc_perf_open_sys;
@@ -1026,8 +1039,74 @@ static void test_sessions(void) {
     spent = spin(5e6);
     CHECK(hc_session_stop(s, v) == HC_OK);
     CHECK_MSG(NEAR(v[0], spent), "task-clock %.0f ns, CPU time %.0f ns", v[0], spent);
+    /* the thread list is cached between starts (re-read when the thread count changes): many starts with
+     * no new thread, then a thread that starts late (after the first dispatches) is still counted */
+    for (int i = 0; i < 100; i++) {
+      CHECK(hc_session_start(s) == HC_OK);
+      CHECK(hc_session_stop(s, v) == HC_OK);
+    }
+    worker c;
+    worker_start(&c, 30e6);
+    CHECK(hc_session_start(s) == HC_OK);
+    CHECK_EQ_U64(hc_session_threads(s), 2);
+    double sc = worker_run(&c);
+    CHECK(hc_session_stop(s, v) == HC_OK);
+    CHECK_MSG(v[0] >= 0.9 * sc, "late thread: task-clock %.0f ns, its CPU time %.0f ns", v[0], sc);
+    /* one thread exits and another starts between two starts: the count is the same, so the list is
+     * re-read once the last scan is older than 10 ms (HC_RESCAN_NS) */
+    worker_stop(&c);
+    worker d;
+    worker_start(&d, 30e6);
+    struct timespec ten = {0, 20000000};
+    nanosleep(&ten, NULL);
+    CHECK(hc_session_start(s) == HC_OK);
+    CHECK_EQ_U64(hc_session_threads(s), 2);
+    double sd = worker_run(&d);
+    CHECK(hc_session_stop(s, v) == HC_OK);
+    CHECK_MSG(v[0] >= 0.9 * sd, "replacing thread: task-clock %.0f ns, its CPU time %.0f ns", v[0], sd);
+    worker_stop(&d);
     hc_session_close(s);
   }
+  /* PER_THREAD with several software counters: one group per thread, one read() each */
+  worker g, h;
+  worker_start(&g, 30e6);
+  CHECK_MSG(hc_session_open_mode(p, idx, 3, HC_SESSION_PER_THREAD, &s) == HC_OK, "%s", hc_provider_error(p));
+  if (s) {
+    CHECK(hc_session_skip_thread(s, (pid_t)syscall(SYS_gettid)) == HC_OK);
+    CHECK(hc_session_start(s) == HC_OK);
+    double s1 = worker_run(&g);
+    spin(20e6); /* the launcher's own time, left out */
+    CHECK(hc_session_stop(s, v) == HC_OK);
+    CHECK_MSG(NEAR(v[0], s1), "group: task-clock %.0f ns, worker %.0f ns", v[0], s1);
+    CHECK_MSG(v[1] >= v[2] && v[1] < 200, "group: page-faults %.0f, minor-faults %.0f", v[1], v[2]);
+    hc_session_close(s);
+  }
+  /* a start that skips the check (replay's passes after the first of a dispatch) still re-reads the list
+   * once another session's check of the same provider saw it change */
+  hc_session *s2 = NULL;
+  CHECK(hc_session_open_mode(p, idx, 1, HC_SESSION_PER_THREAD, &s) == HC_OK);
+  CHECK(hc_session_open_mode(p, idx, 1, HC_SESSION_PER_THREAD, &s2) == HC_OK);
+  if (s && s2) {
+    CHECK(hc_session_start(s) == HC_OK && hc_session_stop(s, v) == HC_OK);
+    CHECK(hc_session_start_cached(s2) == HC_OK && hc_session_stop(s2, v) == HC_OK);
+    CHECK_EQ_U64(hc_session_threads(s2), 2);
+    worker_start(&h, 20e6);
+    CHECK(hc_session_start(s) == HC_OK && hc_session_stop(s, v) == HC_OK); /* the check sees the new one */
+    CHECK_EQ_U64(hc_session_threads(s), 3);
+    CHECK(hc_session_start_cached(s2) == HC_OK);
+    CHECK_EQ_U64(hc_session_threads(s2), 3);
+    double s3 = worker_run(&h);
+    CHECK(hc_session_stop(s2, v) == HC_OK);
+    CHECK_MSG(v[0] >= 0.9 * s3, "cached start: task-clock %.0f ns, the new thread's CPU time %.0f ns", v[0],
+              s3);
+    CHECK(hc_session_start_cached(s2) == HC_OK);
+    CHECK(hc_session_start_cached(s2) == HC_ERR_INVALID); /* started twice */
+    CHECK(hc_session_stop(s2, v) == HC_OK);
+    worker_stop(&h);
+  }
+  hc_session_close(s);
+  hc_session_close(s2);
+  worker_stop(&g);
   /* forcing a mode; an empty session; bad arguments */
   CHECK(hc_session_open_mode(p, idx, 1, HC_SESSION_PER_THREAD, &s) == HC_OK && hc_session_threads(s) == 1);
   hc_session_close(s);

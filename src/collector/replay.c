@@ -67,6 +67,10 @@ static inline int64_t now_ns(void) {
   clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
+/* The stages' times that only the HUBPROF_DEBUG summary reports are taken only then: a clock read costs
+ * ~85 ns on a VM, and a 3-pass dispatch took ~18 of them (docs/replay.md "Fixed cost per pass"). */
+static int r_timed;
+static inline int64_t stage_ns(void) { return r_timed ? now_ns() : 0; }
 
 /* Kernel replay and the application's own call (not one made while replaying): buffers and arguments are
  * tracked. Iteration multiplexing runs every dispatch once, so it saves nothing and tracks nothing. */
@@ -1111,7 +1115,7 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   pthread_mutex_lock(&r_dlock);
   hpc_busy = 1;
   hubprof_collector_replay_enter();
-  int64_t t0 = now_ns();
+  int64_t t0 = stage_ns();
 
   /* identity and description, as the lite trace records them */
   dispatch_row row = {
@@ -1131,9 +1135,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   }
 
   /* the dispatch runs alone: drain its queue and whatever it waits for, for a bounded time */
-  int64_t td = now_ns();
+  int64_t td = stage_ns();
   int replay = drain(n, q, nwait, wait) == 0 && sessions_ready() == 0;
-  r_st.drain_ns += now_ns() - td;
+  r_st.drain_ns += stage_ns() - td;
   uint64_t unknown_svm = 0;
   int sealed = 0;                        /* every memory the kernel can write is saved (collect_ranges) */
   size_t npasses = r_npasses, first = 0; /* passes first .. first+npasses-1 (0-based) run */
@@ -1176,7 +1180,7 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
                     ? key_find(r_warmtab, 1, kid, d->grid, d->workgroup)
                     : NULL;
   int warm = wk && !wk->measured;
-  pid_t self = r_warmup ? (pid_t)syscall(SYS_gettid) : 0;
+  pid_t self = r_warmup ? (pid_t)t->tid : 0; /* the attach's gettid (reset in a forked child) */
 
   /* save what the kernel can write, when later passes (or the warm-up) need it back */
   int64_t ts = now_ns(), mem_ns = 0; /* mem_ns: what saving memory costs this dispatch (the choice) */
@@ -1206,8 +1210,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
         r_st.save_best = (double)ranges_data() / (double)t;
     }
   }
-  r_st.save_ns += now_ns() - ts;
-  mem_ns += now_ns() - ts - r_grow_ns;
+  int64_t tse = now_ns() - ts;
+  r_st.save_ns += tse;
+  mem_ns += tse - r_grow_ns;
 
   cl_command_queue_properties qprops = 0;
   n->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
@@ -1233,8 +1238,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
                   CL_INVALID_OPERATION);
       }
     }
-    r_st.warm_ns += now_ns() - tw;
-    if (wt_run) mem_ns += now_ns() - tw; /* the tracking run is tracking's cost; the warm-up is not */
+    tw = now_ns() - tw;
+    r_st.warm_ns += tw;
+    if (wt_run) mem_ns += tw; /* the tracking run is tracking's cost; the warm-up is not */
   }
 
   double vals[256];
@@ -1264,11 +1270,13 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
       d->bytes_restored += (uint64_t)b;
     }
     cl_event mine = NULL, *evp = p == 0 && ev ? ev : &mine;
-    int64_t tp = now_ns();
-    if (p == 0) d->enqueue_ns = tp;
+    int64_t tp = stage_ns();
+    if (p == 0) d->enqueue_ns = r_timed ? tp : now_ns();
     if (r_warmup) hc_session_skip_thread(pr->sess, self);
-    hc_status hs = hc_session_start(pr->sess);
-    int64_t tc0 = now_ns();
+    /* the thread list is checked once per dispatch, at pass 1: a thread that starts during the later
+     * passes counts from the next dispatch (docs/replay.md "Fixed cost per pass") */
+    hc_status hs = p == 0 ? hc_session_start(pr->sess) : hc_session_start_cached(pr->sess);
+    int64_t tc0 = stage_ns();
     cl_int e = p > 0 && (size_t)r_env->fail_pass == p + 1 /* test hook: this pass fails to enqueue */
                    ? CL_OUT_OF_RESOURCES
                    : enqueue(n, task, q, k, dim, offset, global, local, p == 0 ? nwait : 0,
@@ -1279,9 +1287,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
       if (n->clGetEventInfo(*evp, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
         st = -1;
     }
-    int64_t tc1 = now_ns();
+    int64_t tc1 = stage_ns();
     hc_status hs2 = hc_session_stop(pr->sess, r_vals);
-    int64_t te = now_ns();
+    int64_t te = stage_ns();
     r_st.pass_ns += te - tp;
     r_st.counters_ns += (tc0 - tp) + (te - tc1);
     if (p == 0) app_rc = e;
@@ -1326,8 +1334,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
     if (p == 0 && saving && npasses > 1 && !r_wt_on) {
       int64_t tc = now_ns();
       compare_ranges(n, q, ooo);
-      r_st.compare_ns += now_ns() - tc;
-      mem_ns += now_ns() - tc;
+      tc = now_ns() - tc;
+      r_st.compare_ns += tc;
+      mem_ns += tc;
     }
     if (atomic_load(&r_off)) break;
   }
@@ -1362,15 +1371,15 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
     row.vals = vals;
     row.ids = vids;
     row.pass = vpass;
-    int64_t tw = now_ns();
+    int64_t tw = stage_ns();
     write_row(&row, !saving ? 0 : wt_used ? 1 : 2);
-    r_st.write_ns += now_ns() - tw;
+    r_st.write_ns += stage_ns() - tw;
     r_st.dispatches++;
     r_st.passes += done;
     r_st.accessible += d->bytes_accessible;
     r_st.restored += d->bytes_restored;
   }
-  r_st.total_ns += now_ns() - t0;
+  r_st.total_ns += stage_ns() - t0;
   hubprof_collector_replay_leave();
   hpc_busy = 0;
   pthread_mutex_unlock(&r_dlock);
@@ -1420,6 +1429,7 @@ int hpc_replay_init(const hpc_env *e, const char **why) {
   static char msg[512];
   r_env = e;
   r_mux = e->multiplex;
+  r_timed = e->debug;
   const char *w = getenv("HUBPROF_WINDOW");
   if (w && *w) {
     if (strcmp(w, "kernel") && strcmp(w, "enqueue")) {

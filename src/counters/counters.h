@@ -68,8 +68,9 @@ typedef enum hc_session_mode {
   HC_SESSION_AUTO = 0,       /* INHERIT when the process has one thread at open, PER_THREAD otherwise */
   HC_SESSION_INHERIT = 1,    /* counters on the calling thread with inherit=1: it and every thread it
                                 (or its descendants) create after the open; not threads that exist already */
-  HC_SESSION_PER_THREAD = 2, /* one counter per thread of /proc/self/task, re-scanned at every start
-                                (new threads opened, exited ones closed; capacity fixed at open) */
+  HC_SESSION_PER_THREAD = 2, /* one counter per thread of /proc/self/task, re-scanned at a start when
+                                the thread count changed or 10 ms after the last scan (new threads
+                                opened, exited ones closed; capacity fixed at open) */
 } hc_session_mode;
 hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_session_mode mode,
                                hc_session **out);
@@ -82,7 +83,8 @@ size_t hc_session_missed_threads(const hc_session *s);
  * stop (differences from a baseline read at start), scaled by time enabled / time running when the
  * kernel multiplexed a counter. Hardware counters are enabled at start and disabled at stop;
  * software counters run from open to close and are only read (enabling another thread's counter
- * costs an IPI, ~20 µs in a VM). PER_THREAD re-scans /proc/self/task at start. System calls only:
+ * costs an IPI, ~20 µs in a VM). PER_THREAD re-scans /proc/self/task at start when it may have changed
+ * (one fstat tells). System calls only:
  * no allocation, no lock. HC_ERR_INVALID: start twice, stop without start. */
 /* PER_THREAD: leave thread `tid` out of the count from the next start on (0: count every thread) — the
  * thread that launches the kernel and waits for it, whose work in the window is the runtime's host side,
@@ -93,6 +95,11 @@ hc_status hc_session_skip_thread(hc_session *s, pid_t tid);
 int hc_session_skipped(const hc_session *s);
 hc_status hc_session_start(hc_session *s);
 hc_status hc_session_stop(hc_session *s, double *values);
+/* hc_session_start without checking whether the process's threads changed (PER_THREAD: one fstat, ~1 µs
+ * in a VM): the thread list is re-read only when another session's check of the same provider saw a
+ * change since this session's last scan, or that scan is 10 ms old. For the passes after the first of
+ * one replayed dispatch: a thread that starts during them is counted from the next check on. */
+hc_status hc_session_start_cached(hc_session *s);
 void hc_session_close(hc_session *s);
 
 /* ---- device limits ---- */

@@ -35,6 +35,10 @@ struct hc_provider {
   size_t nowned, capowned;
   struct hc_desc_counter *rules; /* catalogue from a description: n entries (derived counters, LEVEL
                                     partners, instances), or NULL */
+  /* perf sessions' shared view of the thread list (perf.c rescan_threads): the link count of
+   * /proc/self/task at the last check, and a generation bumped whenever a check saw it change */
+  unsigned long thr_nlink;
+  uint64_t thr_gen;
 };
 
 /* Copy s into storage the provider owns (freed with it); NULL when out of memory. */

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- the catalogue ---- */
@@ -100,11 +102,13 @@ static void perf_attr(struct perf_event_attr *a, const hc_perf_event *e, int inh
   a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 }
 
-/* A session's counter on thread `tid` (0: the calling thread). */
-static int perf_open(const hc_perf_event *e, pid_t tid, int inherit) {
+/* A session's counter on thread `tid` (0: the calling thread); `group`: -1 alone, -2 the leader of a group
+ * read with one read() (PERF_FORMAT_GROUP), else the leader's fd. */
+static int perf_open(const hc_perf_event *e, pid_t tid, int inherit, int group) {
   struct perf_event_attr a;
   perf_attr(&a, e, inherit, perf_gated(e));
-  return (int)hc_perf_open_fn(&a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (group == -2) a.read_format |= PERF_FORMAT_GROUP;
+  return (int)hc_perf_open_fn(&a, tid, -1, group >= 0 ? group : -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 static int is_nosupport(int err) { return err == ENOENT || err == EOPNOTSUPP || err == ENODEV; }
@@ -200,10 +204,15 @@ struct hc_session {
   uint64_t *base;       /* cap * n * 3: value, time enabled, time running at start */
   unsigned char *seen;  /* cap: marks of one scan of /proc/self/task */
   int taskdir;          /* /proc/self/task, PER_THREAD; -1 otherwise */
+  uint64_t scan_gen;    /* the provider's thr_gen at the last scan */
+  int64_t scan_ns;      /* CLOCK_MONOTONIC_COARSE of the last scan */
   int started;          /* between start and stop */
   size_t missed;        /* threads that found no free slot */
   pid_t skip;           /* PER_THREAD: the thread left out of the count (0: none) */
   size_t skipslot;      /* its slot at the last start; SIZE_MAX when every thread is counted */
+  size_t ngated;        /* counters enabled at start and disabled at stop (hardware) */
+  int grouped;          /* PER_THREAD, >= 2 counters, none gated: one group per thread, one read() each */
+  uint64_t *rbuf;       /* 3 + 4n: a group read (nr, enabled, running, values), then one slot's readings */
 };
 
 /* The layout getdents64 returns (glibc's struct dirent64 differs in name only; spelled out here). */
@@ -226,7 +235,8 @@ static void close_slot(hc_session *s, size_t slot) {
 /* Open the counters of one thread into `slot`. Returns 1 opened, 0 the thread is gone, -errno. */
 static int open_slot(hc_session *s, size_t slot, pid_t tid, int inherit) {
   for (size_t k = 0; k < s->n; k++) {
-    int fd = perf_open(&s->p->perf[s->idx[k]], tid, inherit);
+    int group = !s->grouped ? -1 : k == 0 ? -2 : s->fds[slot * s->n];
+    int fd = perf_open(&s->p->perf[s->idx[k]], tid, inherit, group);
     if (fd < 0) {
       int err = errno;
       close_slot(s, slot);
@@ -299,6 +309,44 @@ static int scan_threads(hc_session *s, int *err) {
   return 0;
 }
 
+/* PER_THREAD starts re-read the thread list only when it may have changed (docs/replay.md "Fixed cost"):
+ * procfs gives /proc/self/task the link count 2 + the process's thread count, one fstat (~1 µs in a VM)
+ * against ~3.4 µs for the getdents scan. The provider keeps the count of the last check and a generation
+ * bumped when a check saw it change, so a session whose start skips the check (hc_session_start_cached)
+ * still re-reads after another session's check saw a change. A thread that starts while another exits
+ * leaves the count unchanged: the list is also re-read when the session's last scan is HC_RESCAN_NS old. */
+#define HC_RESCAN_NS 10000000LL
+static int64_t coarse_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+enum { SCAN_CHECK, SCAN_FORCE, SCAN_CACHED };
+/* scan_threads when the thread list may have changed since the session's last scan: `how` SCAN_CHECK
+ * (fstat the directory), SCAN_FORCE, SCAN_CACHED (only what other sessions' checks saw, and the age).
+ * 1 scanned, 0 not needed, -1 failed (*err). */
+static int rescan_threads(hc_session *s, int how, int *err) {
+  hc_provider *p = s->p;
+  int64_t now = coarse_ns();
+  if (how == SCAN_CHECK) {
+    struct stat st;
+    if (fstat(s->taskdir, &st) != 0) {
+      how = SCAN_FORCE;
+    } else if ((unsigned long)st.st_nlink != p->thr_nlink) { /* read before the scan: a thread born
+                                                                 during it shows at the next check */
+      p->thr_nlink = (unsigned long)st.st_nlink;
+      p->thr_gen++;
+    }
+  }
+  if (how != SCAN_FORCE && s->scan_gen == p->thr_gen && now - s->scan_ns < HC_RESCAN_NS) return 0;
+  s->scan_gen = p->thr_gen;
+  s->scan_ns = now;
+  if (scan_threads(s, err) == 0) return 1;
+  s->scan_ns = 0; /* scan again next time */
+  return -1;
+}
+
 size_t hc_perf_count_threads(void) {
   size_t n = 0;
   int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -357,14 +405,18 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
   s->fds = malloc(s->cap * (n ? n : 1) * sizeof *s->fds);
   s->base = calloc(s->cap * (n ? n : 1) * 3, sizeof *s->base);
   s->seen = calloc(s->cap, 1);
+  s->rbuf = malloc((3 + 4 * n) * sizeof *s->rbuf);
   if (s->fds)
     for (size_t i = 0; i < s->cap * n; i++)
       s->fds[i] = -1;
-  if (!s->idx || !s->tids || !s->fds || !s->base || !s->seen) {
+  if (!s->idx || !s->tids || !s->fds || !s->base || !s->seen || !s->rbuf) {
     hc_session_close(s);
     return HC_ERR_NOMEM;
   }
   if (n) memcpy(s->idx, idx, n * sizeof *idx);
+  for (size_t k = 0; k < n; k++)
+    s->ngated += perf_gated(&p->perf[idx[k]]);
+  s->grouped = mode == HC_SESSION_PER_THREAD && n >= 2 && !s->ngated;
   int err = 0;
   if (mode == HC_SESSION_INHERIT) {
     int r = open_slot(s, 0, 0, 1);
@@ -372,7 +424,7 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
     s->nthreads = 1;
   } else {
     s->taskdir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (s->taskdir < 0 || scan_threads(s, &err) < 0) err = err ? err : errno;
+    if (s->taskdir < 0 || rescan_threads(s, SCAN_FORCE, &err) < 0) err = err ? err : errno;
   }
   if (err) {
     snprintf(p->error, sizeof p->error, "cannot open perf counters: %s", strerror(err));
@@ -406,66 +458,129 @@ double hc_perf_scaled(const uint64_t now[3], const uint64_t base[3]) {
   return val;
 }
 
-hc_status hc_session_start(hc_session *s) {
-  if (!s || s->started) return HC_ERR_INVALID;
-  int err = 0;
-  if (s->mode == HC_SESSION_PER_THREAD && scan_threads(s, &err) < 0) {
-    snprintf(s->p->error, sizeof s->p->error, "cannot scan the process's threads: %s", strerror(err));
-    return HC_ERR_IO;
-  }
+static void find_skip(hc_session *s) {
   s->skipslot = SIZE_MAX;
   if (s->skip && s->nthreads > 1)
     for (size_t j = 0; j < s->nthreads; j++)
       if (s->tids[j] == s->skip) s->skipslot = j;
+}
+
+/* Read the free-running counters of `slot` into out[3k .. 3k+3) (k: the session's counter; gated ones
+ * untouched): one read() of the group leader when the session is grouped. 0 or -1 (errno). */
+static int read_free(hc_session *s, size_t slot, uint64_t *out) {
+  const int *fd = &s->fds[slot * s->n];
+  if (s->grouped) {
+    uint64_t *g = s->rbuf;
+    ssize_t want = (ssize_t)((3 + s->n) * sizeof *g), got = read(fd[0], g, (size_t)want);
+    if (got != want || g[0] != s->n) {
+      if (got >= 0) errno = EIO;
+      return -1;
+    }
+    for (size_t k = 0; k < s->n; k++) {
+      out[3 * k] = g[3 + k];
+      out[3 * k + 1] = g[1];
+      out[3 * k + 2] = g[2];
+    }
+    return 0;
+  }
+  for (size_t k = 0; k < s->n; k++)
+    if (!perf_gated(&s->p->perf[s->idx[k]]) && read_counter(fd[k], &out[3 * k]) < 0) return -1;
+  return 0;
+}
+
+/* The free-running counters' baselines of every counted thread. */
+static int read_bases(hc_session *s) {
+  for (size_t j = 0; j < s->nthreads; j++)
+    if (j != s->skipslot && read_free(s, j, &s->base[3 * j * s->n]) < 0) {
+      snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
+      return -1;
+    }
+  return 0;
+}
+
+/* Add the free-running counters' counts since their baselines to values[]. */
+static int read_free_values(hc_session *s, double *values) {
+  uint64_t *now = s->rbuf + 3 + s->n;
+  int rc = 0;
+  for (size_t j = 0; j < s->nthreads; j++) {
+    if (j == s->skipslot) continue;
+    if (read_free(s, j, now) < 0) {
+      snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
+      rc = -1;
+      continue;
+    }
+    uint64_t *base = &s->base[3 * j * s->n];
+    for (size_t k = 0; k < s->n; k++) {
+      if (perf_gated(&s->p->perf[s->idx[k]])) continue;
+      values[k] += hc_perf_scaled(&now[3 * k], &base[3 * k]);
+    }
+  }
+  return rc;
+}
+
+static hc_status session_start(hc_session *s, int how) {
+  if (!s || s->started) return HC_ERR_INVALID;
+  int err = 0;
+  if (s->mode == HC_SESSION_PER_THREAD && rescan_threads(s, how, &err) < 0) {
+    snprintf(s->p->error, sizeof s->p->error, "cannot scan the process's threads: %s", strerror(err));
+    return HC_ERR_IO;
+  }
+  find_skip(s);
   /* Values are differences from a baseline read here (no RESET: it would not clear what exited
    * inherited children handed to their parent). Gated counters: baseline while disabled, then
    * enable; free-running ones: baseline last, closest to the window. */
-  size_t m = s->nthreads * s->n;
-  for (int gated = 1; gated >= 0; gated--) {
-    for (size_t i = 0; i < m; i++) {
-      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) != gated || i / s->n == s->skipslot) continue;
-      if (read_counter(s->fds[i], &s->base[3 * i]) < 0) {
-        snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
-        return HC_ERR_IO;
-      }
+  size_t m = s->ngated ? s->nthreads * s->n : 0;
+  for (size_t i = 0; i < m; i++) {
+    if (!perf_gated(&s->p->perf[s->idx[i % s->n]]) || i / s->n == s->skipslot) continue;
+    if (read_counter(s->fds[i], &s->base[3 * i]) < 0) {
+      snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
+      return HC_ERR_IO;
     }
-    for (size_t i = 0; gated && i < m; i++) {
-      if (!perf_gated(&s->p->perf[s->idx[i % s->n]]) || i / s->n == s->skipslot) continue;
-      if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
-        int e = errno;
-        for (size_t j = 0; j < i; j++)
-          if (perf_gated(&s->p->perf[s->idx[j % s->n]]) && j / s->n != s->skipslot)
-            ioctl(s->fds[j], PERF_EVENT_IOC_DISABLE, 0);
-        snprintf(s->p->error, sizeof s->p->error, "cannot enable a perf counter: %s", strerror(e));
-        return HC_ERR_IO;
-      }
+  }
+  for (size_t i = 0; i < m; i++) {
+    if (!perf_gated(&s->p->perf[s->idx[i % s->n]]) || i / s->n == s->skipslot) continue;
+    if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
+      int e = errno;
+      for (size_t j = 0; j < i; j++)
+        if (perf_gated(&s->p->perf[s->idx[j % s->n]]) && j / s->n != s->skipslot)
+          ioctl(s->fds[j], PERF_EVENT_IOC_DISABLE, 0);
+      snprintf(s->p->error, sizeof s->p->error, "cannot enable a perf counter: %s", strerror(e));
+      return HC_ERR_IO;
     }
+  }
+  if (read_bases(s) < 0) {
+    for (size_t i = 0; i < m; i++)
+      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) && i / s->n != s->skipslot)
+        ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+    return HC_ERR_IO;
   }
   s->started = 1;
   return HC_OK;
 }
 
+hc_status hc_session_start(hc_session *s) { return session_start(s, SCAN_CHECK); }
+hc_status hc_session_start_cached(hc_session *s) { return session_start(s, SCAN_CACHED); }
+
 hc_status hc_session_stop(hc_session *s, double *values) {
   if (!s || !s->started || (s->n && !values)) return HC_ERR_INVALID;
-  size_t m = s->nthreads * s->n;
+  size_t m = s->ngated ? s->nthreads * s->n : 0;
   uint64_t now[3];
   hc_status st = HC_OK;
   for (size_t k = 0; k < s->n; k++)
     values[k] = 0;
   /* free-running counters first, closest to the window; then disable and read the gated ones */
-  for (int gated = 0; gated <= 1; gated++) {
-    for (size_t i = 0; gated && i < m; i++)
-      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) && i / s->n != s->skipslot)
-        ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-    for (size_t i = 0; i < m; i++) {
-      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) != gated || i / s->n == s->skipslot) continue;
-      if (read_counter(s->fds[i], now) < 0) {
-        snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
-        st = HC_ERR_IO;
-        continue;
-      }
-      values[i % s->n] += hc_perf_scaled(now, &s->base[3 * i]);
+  if (read_free_values(s, values) < 0) st = HC_ERR_IO;
+  for (size_t i = 0; i < m; i++)
+    if (perf_gated(&s->p->perf[s->idx[i % s->n]]) && i / s->n != s->skipslot)
+      ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+  for (size_t i = 0; i < m; i++) {
+    if (!perf_gated(&s->p->perf[s->idx[i % s->n]]) || i / s->n == s->skipslot) continue;
+    if (read_counter(s->fds[i], now) < 0) {
+      snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
+      st = HC_ERR_IO;
+      continue;
     }
+    values[i % s->n] += hc_perf_scaled(now, &s->base[3 * i]);
   }
   s->started = 0;
   return st;
@@ -482,6 +597,7 @@ void hc_session_close(hc_session *s) {
   free(s->fds);
   free(s->base);
   free(s->seen);
+  free(s->rbuf);
   free(s);
 }
 
