@@ -67,6 +67,12 @@ static CL_API_ENTRY cl_mem CL_API_CALL L_clCreateSubBuffer(cl_mem m, cl_mem_flag
 static CL_API_ENTRY cl_int CL_API_CALL L_clReleaseMemObject(cl_mem m) {
   return hpc_ReleaseMemObject(&g_target, m);
 }
+static CL_API_ENTRY void *CL_API_CALL L_clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool blk,
+                                                           cl_map_flags f, size_t off, size_t size,
+                                                           cl_uint nw, const cl_event *w, cl_event *ev,
+                                                           cl_int *e) {
+  return hpc_EnqueueMapBuffer(&g_target, q, b, blk, f, off, size, nw, w, ev, e);
+}
 static CL_API_ENTRY cl_int CL_API_CALL L_clSetKernelArg(cl_kernel k, cl_uint i, size_t size, const void *v) {
   return hpc_SetKernelArg(&g_target, k, i, size, v);
 }
@@ -182,6 +188,7 @@ HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, cons
       OVERRIDE(clCreateBufferWithProperties);
       OVERRIDE(clCreateSubBuffer);
       OVERRIDE(clReleaseMemObject);
+      OVERRIDE(clEnqueueMapBuffer); /* write tracking: a mapped buffer is the application's to write */
       OVERRIDE(clSetKernelArg);
       OVERRIDE(clSetKernelArgSVMPointer);
       OVERRIDE(clSetKernelExecInfo);

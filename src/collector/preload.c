@@ -217,6 +217,19 @@ HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
   return layered() ? n->clReleaseMemObject(m) : hpc_ReleaseMemObject(n, m);
 }
 
+HPC_EXPORT CL_API_ENTRY void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool blk,
+                                                             cl_map_flags f, size_t off, size_t size,
+                                                             cl_uint nw, const cl_event *w, cl_event *ev,
+                                                             cl_int *e) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clEnqueueMapBuffer) {
+    if (e) *e = CL_INVALID_OPERATION;
+    return NULL;
+  }
+  return layered() ? n->clEnqueueMapBuffer(q, b, blk, f, off, size, nw, w, ev, e)
+                   : hpc_EnqueueMapBuffer(n, q, b, blk, f, off, size, nw, w, ev, e);
+}
+
 HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel k, cl_uint i, size_t size,
                                                           const void *v) {
   const cl_icd_dispatch *n = hpc_preload_next();

@@ -278,7 +278,7 @@ static void kern_info(const cl_icd_dispatch *n, kern_rec *r) {
 /* ---- intercepted calls (profile mode only; otherwise they forward untouched) --------------------------- */
 static cl_mem_flags access_flags(cl_mem_flags f) {
   return f & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_HOST_WRITE_ONLY |
-              CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS);
+              CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS | CL_MEM_USE_HOST_PTR); /* (write tracking) */
 }
 
 cl_mem hpc_CreateBuffer(const cl_icd_dispatch *n, cl_context c, cl_mem_flags f, size_t size, void *host,
@@ -326,7 +326,34 @@ cl_mem hpc_CreateSubBuffer(const cl_icd_dispatch *n, cl_mem parent, cl_mem_flags
   return m;
 }
 
+/* A root buffer's host memory (write tracking), leaving it writable: the application gets it (a map) or
+ * the runtime may free it (a release). */
+static void wt_disarm_mem(cl_mem m) {
+  pthread_mutex_lock(&r_tlock);
+  mem_rec *r = mem_find(m), *root = r ? mem_find(r->root) : NULL;
+  char *host = root && root->host_state == 1 ? root->host : NULL;
+  size_t size = root ? root->size : 0;
+  pthread_mutex_unlock(&r_tlock);
+  if (host) hpc_wt_disarm(host, size);
+}
+
+void *hpc_EnqueueMapBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem b, cl_bool blk,
+                           cl_map_flags f, size_t off, size_t size, cl_uint nw, const cl_event *w,
+                           cl_event *ev, cl_int *e) {
+  if (b) {
+    int saved = errno;
+    wt_disarm_mem(b);
+    errno = saved;
+  }
+  return n->clEnqueueMapBuffer(q, b, blk, f, off, size, nw, w, ev, e);
+}
+
 cl_int hpc_ReleaseMemObject(const cl_icd_dispatch *n, cl_mem m) {
+  if (m) { /* every release: the runtime may free the memory once its own references go */
+    int saved = errno;
+    wt_disarm_mem(m);
+    errno = saved;
+  }
   if (m && profiling()) {
     int saved = errno;
     cl_uint refs = 0;
@@ -535,6 +562,7 @@ typedef struct range {
   int changed;      /* pass 1 wrote it: restore before later passes */
   void *map;        /* comparison scratch: the mapped pointer */
   char *host;       /* the range's host address (write tracking), NULL when unknown */
+  int keep;         /* memory the runtime allocated (not USE_HOST_PTR): write tracking keeps it armed */
 } range;
 static range *r_ranges;
 static size_t r_nranges, r_capranges;
@@ -594,6 +622,7 @@ static int collect_ranges(const cl_icd_dispatch *n, cl_kernel k, uint64_t *unkno
       int host_rw = !(m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS));
       x.host_read = !(m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS));
       x.how = r_env->shadow_device || !host_rw ? HOW_DEVICE : HOW_HOST;
+      x.keep = root && !(root->flags & CL_MEM_USE_HOST_PTR);
     } else {
       svm_rec *s = svm_find(p);
       if (!s) {
@@ -820,8 +849,10 @@ static int wt_start(void) {
     r_capwtr = r_nranges;
   }
   for (size_t i = 0; i < r_nranges; i++)
-    r_wtr[i] = (hpc_wt_range){
-        .host = r_ranges[i].host, .size = r_ranges[i].size, .shadow = r_wpool + r_ranges[i].pos};
+    r_wtr[i] = (hpc_wt_range){.host = r_ranges[i].host,
+                              .size = r_ranges[i].size,
+                              .shadow = r_wpool + r_ranges[i].pos,
+                              .keep = r_ranges[i].keep};
   return hpc_wt_begin(r_wtr, r_nranges);
 }
 
@@ -1056,9 +1087,11 @@ static void write_row(const dispatch_row *r, unsigned path) {
  * again every 32nd dispatch), estimated before (docs/replay.md "Write tracking"). */
 static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, size_t npasses, int *run) {
   if (r_wt_why || r_env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
-  size_t pages = 0;
-  for (size_t i = 0; i < r_nranges; i++)
+  size_t pages = 0, walk = 0; /* walk: pages begin protects (an armed buffer's: those written since) */
+  for (size_t i = 0; i < r_nranges; i++) {
     pages += hpc_wt_pages(r_ranges[i].host, r_ranges[i].size);
+    walk += hpc_wt_walk(r_ranges[i].host, r_ranges[i].size);
+  }
   if (!pages) return 1; /* edges only: saved and restored by copies, nothing can fault */
   if (!wk) return 0;
   for (size_t i = 0; i < r_nranges; i++) /* fresh pages: their first touch belongs in pass 1 */
@@ -1077,7 +1110,7 @@ static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, 
     } else if (!wk->mem_ns[1]) { /* neither: estimates at 4 GB/s, page-table walks ~0.5 us per page */
       double full_ns = (double)(npasses + 1) * ((double)ranges_data() / 4.0 + 20000.0);
       double wt_ns =
-          (double)wk->run_ns + (double)npasses * (double)wk->wt_written / 4.0 + 500.0 * (double)pages;
+          (double)wk->run_ns + (double)npasses * (double)wk->wt_written / 4.0 + 500.0 * (double)walk;
       if (wt_ns > full_ns) return 0;
     }
   }
@@ -1541,7 +1574,7 @@ void hpc_replay_exit(int debug) {
       "%.3f ms); replay cost beyond the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f "
       "GB/s); compared in %.3f ms; "
       "restored %llu bytes in %llu copies, %.3f ms (%.2f GB/s); accessible %llu bytes; write-tracked "
-      "%llu dispatches (%llu write faults), saved in full %llu",
+      "%llu dispatches (%llu write faults, %llu armed pages protected again), saved in full %llu",
       (long)getpid(), (unsigned long long)r_st.dispatches, (unsigned long long)r_st.passes,
       (unsigned long long)r_st.unreplayed, (unsigned long long)r_st.warmups,
       (unsigned long long)r_st.track_runs, (double)r_st.warm_ns * ms,
@@ -1550,7 +1583,7 @@ void hpc_replay_exit(int debug) {
       (double)r_st.compare_ns * ms, (unsigned long long)r_st.restored, (unsigned long long)r_st.restores,
       (double)r_st.restore_ns * ms, r_st.restore_ns ? (double)r_st.restored / (double)r_st.restore_ns : 0.0,
       (unsigned long long)r_st.accessible, (unsigned long long)r_st.tracked, (unsigned long long)r_st.faults,
-      (unsigned long long)r_st.full);
+      (unsigned long long)hpc_wt_reprotected(), (unsigned long long)r_st.full);
   if (r_st.dispatches) {
     double nd = (double)r_st.dispatches, np = (double)r_st.passes;
     hpc_say(
