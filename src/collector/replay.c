@@ -342,10 +342,36 @@ void *hpc_EnqueueMapBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem 
                            cl_event *ev, cl_int *e) {
   if (b) {
     int saved = errno;
+    hpc_wt_guard();
     wt_disarm_mem(b);
     errno = saved;
   }
   return n->clEnqueueMapBuffer(q, b, blk, f, off, size, nw, w, ev, e);
+}
+
+cl_int hpc_EnqueueWriteBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem b, cl_bool blk, size_t off,
+                              size_t size, const void *p, cl_uint nw, const cl_event *w, cl_event *ev) {
+  int saved = errno;
+  hpc_wt_guard();
+  errno = saved;
+  return n->clEnqueueWriteBuffer(q, b, blk, off, size, p, nw, w, ev);
+}
+
+cl_int hpc_EnqueueCopyBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem src, cl_mem dst, size_t so,
+                             size_t dof, size_t size, cl_uint nw, const cl_event *w, cl_event *ev) {
+  int saved = errno;
+  hpc_wt_guard();
+  errno = saved;
+  return n->clEnqueueCopyBuffer(q, src, dst, so, dof, size, nw, w, ev);
+}
+
+cl_int hpc_EnqueueFillBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem b, const void *pat,
+                             size_t psize, size_t off, size_t size, cl_uint nw, const cl_event *w,
+                             cl_event *ev) {
+  int saved = errno;
+  hpc_wt_guard();
+  errno = saved;
+  return n->clEnqueueFillBuffer(q, b, pat, psize, off, size, nw, w, ev);
 }
 
 cl_int hpc_ReleaseMemObject(const cl_icd_dispatch *n, cl_mem m) {

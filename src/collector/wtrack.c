@@ -440,6 +440,16 @@ void hpc_wt_end(void) {
   unlock();
 }
 
+void hpc_wt_guard(void) {
+  if (!atomic_load_explicit(&wt_narmed, memory_order_acquire)) return;
+  lock();
+  if (wt_na && wt_installed && !ours() && !atomic_load_explicit(&wt_active, memory_order_relaxed)) {
+    arm_drop_all(); /* the application's own action now: it must never see the collector's faults */
+    wt_installed = 0;
+  }
+  unlock();
+}
+
 void hpc_wt_disarm(const char *host, size_t size) {
   if (!atomic_load_explicit(&wt_narmed, memory_order_acquire) || !host) return;
   uintptr_t b = (uintptr_t)host, e = b + size;

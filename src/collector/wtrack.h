@@ -50,6 +50,10 @@ void hpc_wt_end(void);
  * overlapping it become writable and are dropped (during a dispatch, at its end). Any thread. */
 void hpc_wt_disarm(const char *host, size_t size);
 
+/* Before a command that may write armed memory (a copy, a fill): when the application has replaced the
+ * SIGSEGV action since, every armed region is dropped (writable), so its handler never sees our faults. */
+void hpc_wt_guard(void);
+
 /* Pages a begin would protect for [host, host + size): its whole pages, or only the open ones of an armed
  * region (the cost estimate). */
 size_t hpc_wt_walk(const char *host, size_t size);
