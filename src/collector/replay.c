@@ -1154,6 +1154,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
                            const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait,
                            const cl_event *wait, cl_event *ev, int task) {
   hpc_region_host_pause();
+  hpc_wt_guard(); /* armed memory this kernel may write outside tracking: only with the collector's handler */
   cl_int rc = replay_dispatch(n, q, k, dim, offset, global, local, nwait, wait, ev, task);
   hpc_region_host_resume();
   return rc;
