@@ -1246,6 +1246,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   hpc_wt_totals(&wt_saved0, &wt_faults0);
   int wt_run = 0; /* an unmeasured run first takes the write faults (none in a counting window) */
   r_wt_on = saving && wt_choose(n, q, wk, npasses, &wt_run) && wt_start() == 0;
+  if (!r_wt_on) /* armed buffers it writes: writable first, or their faults would land in a counting window */
+    for (size_t i = 0; i < r_nranges; i++)
+      if (r_ranges[i].host) hpc_wt_disarm(r_ranges[i].host, r_ranges[i].size);
   if (r_wt_on) {
     r_st.tracked++;
   } else if (saving) {
