@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define WT_MAX_GRAIN 512 /* pages saved and unprotected by one fault at most (2 MiB of 4 KiB pages) */
@@ -54,6 +55,7 @@ static wt_arm *wt_a; /* armed regions (changed under wt_lock; read by the handle
 static size_t wt_na, wt_capa;
 static _Atomic size_t wt_narmed;   /* wt_na, for the lock-free checks */
 static _Atomic uint64_t wt_reprot; /* pages protected again by a begin (armed regions' open pages) */
+static _Atomic uint64_t wt_arm_ns; /* time spent arming regions (their first whole protection) */
 
 /* Taken in the signal handler: a holder copies up to WT_MAX_GRAIN pages, so a waiter yields its CPU
  * (sched_yield is a plain system call) rather than spin against a holder that may not be running. */
@@ -227,10 +229,16 @@ static long arm_get(uintptr_t lo, uintptr_t hi) {
   size_t np = (hi - lo) / wt_ps;
   uint64_t *open = calloc((np + 63) / 64, sizeof *open);
   if (!open) return -1;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   if (mprotect((void *)lo, hi - lo, PROT_READ) != 0) {
     free(open);
     return -1;
   }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  atomic_fetch_add_explicit(&wt_arm_ns,
+                            (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)),
+                            memory_order_relaxed);
   wt_a[wt_na] = (wt_arm){.lo = lo, .hi = hi, .open = open, .npages = np, .grain = 1};
   atomic_store_explicit(&wt_narmed, ++wt_na, memory_order_release);
   return (long)wt_na - 1;
@@ -476,6 +484,8 @@ size_t hpc_wt_walk(const char *host, size_t size) {
 }
 
 uint64_t hpc_wt_reprotected(void) { return atomic_load(&wt_reprot); }
+
+uint64_t hpc_wt_arm_ns(void) { return atomic_load(&wt_arm_ns); }
 
 void hpc_wt_totals(uint64_t *saved, uint64_t *faults) {
   *saved = atomic_load(&wt_saved);

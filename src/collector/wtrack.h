@@ -61,6 +61,9 @@ size_t hpc_wt_walk(const char *host, size_t size);
 /* Pages protected again by begins, in armed regions, since the start (HUBPROF_DEBUG). */
 uint64_t hpc_wt_reprotected(void);
 
+/* Nanoseconds spent arming regions (their first whole protection, a one-time cost) since the start. */
+uint64_t hpc_wt_arm_ns(void);
+
 /* Totals since the start: bytes saved at first write (and edges), write faults handled. */
 void hpc_wt_totals(uint64_t *saved, uint64_t *faults);
 
