@@ -7,6 +7,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "wtrack.h"
 
+#include "../common/hu_buf.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -94,6 +96,15 @@ static void arm_opened(wt_arm *x, size_t p0, size_t p1) {
     }
 }
 
+/* Pages [*b0, *b1) from lo made writable; when that fails (too many mappings for a block) page pg alone,
+ * and [*b0, *b1) becomes that page. 0, or -1 when neither could be. */
+static int open_block(uintptr_t lo, size_t pg, size_t *b0, size_t *b1) {
+  if (mprotect((void *)(lo + *b0 * wt_ps), (*b1 - *b0) * wt_ps, PROT_READ | PROT_WRITE) == 0) return 0;
+  *b0 = pg;
+  *b1 = pg + 1;
+  return mprotect((void *)(lo + pg * wt_ps), wt_ps, PROT_READ | PROT_WRITE) == 0 ? 0 : -1;
+}
+
 /* A write fault at a in a tracked range: its block saved and made writable. 1 done, 0 not in one, -1 failed
  * (wt_lock held). */
 static int fault_range(uintptr_t a) {
@@ -109,13 +120,8 @@ static int fault_range(uintptr_t a) {
         bit_set(r->bits, p);
         atomic_fetch_add_explicit(&wt_saved, wt_ps, memory_order_relaxed);
       }
-    int ok = mprotect((void *)(r->lo + b0 * wt_ps), (b1 - b0) * wt_ps, PROT_READ | PROT_WRITE) == 0;
-    if (!ok) { /* too many mappings for a block: the page alone (saved above) */
-      ok = mprotect((void *)(r->lo + pg * wt_ps), wt_ps, PROT_READ | PROT_WRITE) == 0;
-      b0 = pg;
-      b1 = pg + 1;
-    }
-    if (ok && r->arm >= 0) { /* the range's pages are its region's (same lo) */
+    int ok = open_block(r->lo, pg, &b0, &b1) == 0; /* (the whole block saved above) */
+    if (ok && r->arm >= 0) {                       /* the range's pages are its region's (same lo) */
       wt_arm *x = &wt_a[r->arm];
       arm_opened(x, (r->lo - x->lo) / wt_ps + b0, (r->lo - x->lo) / wt_ps + b1);
     }
@@ -134,11 +140,7 @@ static int fault_arm(uintptr_t a) {
     if (a < x->lo || a >= x->hi) continue;
     size_t pg = (a - x->lo) / wt_ps, b0 = pg / x->grain * x->grain, b1 = b0 + x->grain;
     if (b1 > x->npages) b1 = x->npages;
-    if (mprotect((void *)(x->lo + b0 * wt_ps), (b1 - b0) * wt_ps, PROT_READ | PROT_WRITE) != 0) {
-      if (mprotect((void *)(x->lo + pg * wt_ps), wt_ps, PROT_READ | PROT_WRITE) != 0) return -1;
-      b0 = pg;
-      b1 = pg + 1;
-    }
+    if (open_block(x->lo, pg, &b0, &b1) != 0) return -1;
     arm_opened(x, b0, b1);
     if (x->grain < WT_MAX_GRAIN) x->grain *= 2;
     return 1;
@@ -219,13 +221,7 @@ static long arm_get(uintptr_t lo, uintptr_t hi) {
     else
       i++;
   }
-  if (wt_na == wt_capa) {
-    size_t cap = wt_capa ? 2 * wt_capa : 16;
-    wt_arm *v = realloc(wt_a, cap * sizeof *v);
-    if (!v) return -1;
-    wt_a = v;
-    wt_capa = cap;
-  }
+  if (hu_grow((void **)&wt_a, &wt_capa, wt_na + 1, sizeof *wt_a) != 0) return -1;
   size_t np = (hi - lo) / wt_ps;
   uint64_t *open = calloc((np + 63) / 64, sizeof *open);
   if (!open) return -1;
