@@ -2,8 +2,9 @@
  * tracking", docs/benchmarks.md "Write tracking growth, session 5"): whole-range mprotect both ways (what a
  * dispatch paid before arming), the same with a second thread running (TLB shootdowns), a 2 MiB huge-page
  * range, the armed scheme (one write fault + re-protecting the written page), mincore, soft-dirty clearing,
- * and whether userfaultfd is permitted. Median and min-max of ROUNDS rounds, microseconds.
- * usage: bench_wtrack_mprotect [ROUNDS]   (built by `make bench`; run by bench/bench_wtrack.sh) */
+ * userfaultfd write-protection of the range (where permitted) and whether userfaultfd is permitted. Median
+ * and min-max of ROUNDS rounds, microseconds. usage: bench_wtrack_mprotect [ROUNDS]   (built by `make bench`;
+ * run by bench/bench_wtrack.sh) */
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -143,6 +146,42 @@ static void soft_dirty(size_t bytes, int rounds) {
   free(b);
 }
 
+/* userfaultfd write-protection of the whole range and its removal (UFFDIO_WRITEPROTECT), where permitted. */
+static void uffd_wp(size_t bytes, int rounds) {
+  long fd = syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+  if (fd < 0) fd = syscall(SYS_userfaultfd, O_CLOEXEC);
+  if (fd < 0) {
+    printf("    userfaultfd write-protect: refused here (%s)\n", strerror(errno));
+    return;
+  }
+  struct uffdio_api api = {.api = UFFD_API, .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP};
+  char *b = buffer(bytes, 0);
+  struct uffdio_register reg = {.range = {(uintptr_t)b, bytes}, .mode = UFFDIO_REGISTER_MODE_WP};
+  if (!b || ioctl((int)fd, UFFDIO_API, &api) != 0 || ioctl((int)fd, UFFDIO_REGISTER, &reg) != 0) {
+    printf("    userfaultfd write-protect: not available (%s)\n", strerror(errno));
+    close((int)fd);
+    free(b);
+    return;
+  }
+  double pr[MAXR], un[MAXR];
+  for (int r = 0; r < rounds; r++) {
+    struct uffdio_writeprotect wp = {.range = {(uintptr_t)b, bytes}, .mode = UFFDIO_WRITEPROTECT_MODE_WP};
+    double t0 = now_us();
+    ioctl((int)fd, UFFDIO_WRITEPROTECT, &wp);
+    double t1 = now_us();
+    wp.mode = 0;
+    ioctl((int)fd, UFFDIO_WRITEPROTECT, &wp);
+    pr[r] = t1 - t0;
+    un[r] = now_us() - t1;
+  }
+  struct uffdio_range ur = {(uintptr_t)b, bytes};
+  ioctl((int)fd, UFFDIO_UNREGISTER, &ur);
+  close((int)fd);
+  report("userfaultfd write-protect", bytes, pr, rounds);
+  report("userfaultfd write-unprotect", bytes, un, rounds);
+  free(b);
+}
+
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 11;
   if (rounds < 1 || rounds > MAXR) rounds = 11;
@@ -160,6 +199,7 @@ int main(int argc, char **argv) {
     if (sizes[i] >= (size_t)2 << 20) whole(sizes[i], rounds, 1, 0);
     armed(sizes[i], rounds);
     soft_dirty(sizes[i], rounds);
+    uffd_wp(sizes[i], rounds);
   }
   long fd = syscall(SYS_userfaultfd, 0);
   if (fd >= 0) {
