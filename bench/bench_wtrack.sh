@@ -88,7 +88,11 @@ wtrack_device() { # LABEL ENV...
   [ -n "$bbig" ] && echo "    whole 64 MiB written: tracked / before $(calc "$wbig / ($bbig > 0 ? $bbig : 1)" 2) x (goal <= 1.5)"
   echo
 }
-"$B/bench/bench_wtrack_mprotect" 11 # what page protection itself costs here, by size
+if [ -x "$B/bench/bench_wtrack_mprotect" ]; then # what page protection itself costs here, by size
+  "$B/bench/bench_wtrack_mprotect" 11
+else
+  echo "(build/bench/bench_wtrack_mprotect is not built: make bench)"
+fi
 echo
 for dev in ${BENCH_WTRACK_DEVICES:-pthread basic}; do
   if [ "$dev" = basic ]; then wtrack_device "PoCL basic device" POCL_DEVICES=basic; else wtrack_device "PoCL pthread device (default)"; fi
