@@ -5,7 +5,12 @@
  * handles SIGSEGV itself (prints "trapped", exits 3) and ends with a fault of its own: a profiler must leave
  * both as they are. Prints one line with ns per dispatch (K timed after one untimed dispatch) and a checksum;
  * exits 0 when the result is right.
- * usage: partial_write BYTES WRITE K [buffer|host|svm|sub|alias|oob [trap]] */
+ * With "between" the program changes the buffer between dispatches itself: through a mapped pointer (with a
+ * read() from a pipe, a system call writing into it), clEnqueueWriteBuffer and clEnqueueFillBuffer; with
+ * "between trap" its SIGSEGV handler is installed after the first dispatch.
+ * usage: partial_write BYTES WRITE K [buffer|host|sub|oob [trap|between|between trap]] (svm, alias: no
+ * between)
+ */
 /* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 200
 #include "ocl_common.h"
@@ -14,6 +19,48 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Between two dispatches, step `it`: the written part changed by the program itself (want follows). */
+static void between(ex_cl *c, cl_mem buf, size_t n, cl_uint off, size_t w, int it, cl_int *want,
+                    cl_int *tmp) {
+  cl_int err = CL_SUCCESS;
+  if (it % 3 == 0) { /* mapped, and written by a system call: read() from a pipe */
+    cl_int *m = clEnqueueMapBuffer(c->q, buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, n * sizeof *m, 0, NULL,
+                                   NULL, &err);
+    CHECK(err);
+    for (size_t i = 0; i < w; i++)
+      tmp[i] = m[off + i] + 7;
+    int fd[2];
+    if (pipe(fd) != 0) exit(1);
+    for (size_t done = 0; done < w * sizeof *tmp;) { /* in pieces of at most a pipe's capacity */
+      size_t part = w * sizeof *tmp - done > 32768 ? 32768 : w * sizeof *tmp - done;
+      if (write(fd[1], (char *)tmp + done, part) != (ssize_t)part ||
+          read(fd[0], (char *)(m + off) + done, part) != (ssize_t)part) {
+        perror("partial_write: read into the mapped buffer");
+        exit(1);
+      }
+      done += part;
+    }
+    close(fd[0]);
+    close(fd[1]);
+    CHECK(clEnqueueUnmapMemObject(c->q, buf, m, 0, NULL, NULL));
+    for (size_t i = 0; i < w; i++)
+      want[off + i] += 7;
+  } else if (it % 3 == 1) { /* read, changed, written back */
+    CHECK(clEnqueueReadBuffer(c->q, buf, CL_TRUE, off * sizeof *tmp, w * sizeof *tmp, tmp, 0, NULL, NULL));
+    for (size_t i = 0; i < w; i++)
+      tmp[i] += 3;
+    CHECK(clEnqueueWriteBuffer(c->q, buf, CL_TRUE, off * sizeof *tmp, w * sizeof *tmp, tmp, 0, NULL, NULL));
+    for (size_t i = 0; i < w; i++)
+      want[off + i] += 3;
+  } else if (off >= 16) { /* a fill before the written part */
+    cl_int v = 11 + it;
+    CHECK(clEnqueueFillBuffer(c->q, buf, &v, sizeof v, 0, 16 * sizeof v, 0, NULL, NULL));
+    for (size_t i = 0; i < 16; i++)
+      want[i] = v;
+  }
+  CHECK(clFinish(c->q));
+}
 
 static int *volatile nowhere; /* NULL */
 
@@ -51,15 +98,20 @@ int main(int argc, char **argv) {
   }
   ex_cl c;
   ex_setup(&c, src);
-  int trap = argc > 5 && !strcmp(argv[5], "trap");
-  if (trap) { /* after the runtime's own set-up (its compiler may install handlers of its own) */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = trapped;
-    sigaction(SIGSEGV, &sa, NULL);
+  int btw = argc > 5 && !strcmp(argv[5], "between");
+  int trap = (argc > 5 && !strcmp(argv[5], "trap")) || (btw && argc > 6 && !strcmp(argv[6], "trap"));
+  if (btw && (!strcmp(mode, "svm") || !strcmp(mode, "alias"))) {
+    fprintf(stderr, "partial_write: 'between' is for buffer, host, sub and oob\n");
+    return 2;
   }
-  cl_int *h = malloc(n * sizeof *h), *want = malloc(n * sizeof *want);
-  if (!h || !want) return 1;
+  struct sigaction trap_sa;
+  memset(&trap_sa, 0, sizeof trap_sa);
+  trap_sa.sa_handler = trapped;
+  if (trap && !btw) { /* after the runtime's own set-up (its compiler may install handlers of its own) */
+    sigaction(SIGSEGV, &trap_sa, NULL);
+  }
+  cl_int *h = malloc(n * sizeof *h), *want = malloc(n * sizeof *want), *tmp = malloc(n * sizeof *tmp);
+  if (!h || !want || !tmp) return 1;
   for (size_t i = 0; i < n; i++)
     want[i] = h[i] = (cl_int)(i * 2654435761u % 100003);
   cl_uint off = (cl_uint)((n - w) / 2 + ((n - w) / 2 > 3 ? 3 : 0)); /* never page-aligned */
@@ -113,9 +165,13 @@ int main(int argc, char **argv) {
   struct timespec t0, t1; /* the first dispatch (the runtime's first use of the kernel) is not timed */
   CHECK(clEnqueueNDRangeKernel(c.q, kern, 1, NULL, &w, NULL, 0, NULL, NULL));
   CHECK(clFinish(c.q));
+  if (trap && btw) /* after a dispatch: the profiler's tracking may already be in place */
+    sigaction(SIGSEGV, &trap_sa, NULL);
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  for (int it = 0; it < k; it++)
+  for (int it = 0; it < k; it++) {
+    if (btw) between(&c, buf, n, off, w, it, want, tmp);
     CHECK(clEnqueueNDRangeKernel(c.q, kern, 1, NULL, &w, NULL, 0, NULL, NULL));
+  }
   CHECK(clFinish(c.q));
   clock_gettime(CLOCK_MONOTONIC, &t1);
   for (int it = 0; it <= k; it++)
@@ -143,6 +199,7 @@ int main(int argc, char **argv) {
   ex_teardown(&c);
   free(h);
   free(want);
+  free(tmp);
   if (trap) { /* the program's own fault, for its own handler */
     fflush(stdout);
     *nowhere = 1;

@@ -75,6 +75,18 @@ HPC_HIDDEN cl_mem hpc_CreateBufferWithProperties(const cl_icd_dispatch *n, cl_co
 HPC_HIDDEN cl_mem hpc_CreateSubBuffer(const cl_icd_dispatch *n, cl_mem parent, cl_mem_flags f,
                                       cl_buffer_create_type t, const void *info, cl_int *err);
 HPC_HIDDEN cl_int hpc_ReleaseMemObject(const cl_icd_dispatch *n, cl_mem m);
+HPC_HIDDEN cl_int hpc_EnqueueWriteBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem b, cl_bool blk,
+                                         size_t off, size_t size, const void *p, cl_uint nw,
+                                         const cl_event *w, cl_event *ev);
+HPC_HIDDEN cl_int hpc_EnqueueCopyBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem src, cl_mem dst,
+                                        size_t so, size_t dof, size_t size, cl_uint nw, const cl_event *w,
+                                        cl_event *ev);
+HPC_HIDDEN cl_int hpc_EnqueueFillBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem b,
+                                        const void *pat, size_t psize, size_t off, size_t size, cl_uint nw,
+                                        const cl_event *w, cl_event *ev);
+HPC_HIDDEN void *hpc_EnqueueMapBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem b, cl_bool blk,
+                                      cl_map_flags f, size_t off, size_t size, cl_uint nw, const cl_event *w,
+                                      cl_event *ev, cl_int *e);
 HPC_HIDDEN cl_int hpc_SetKernelArg(const cl_icd_dispatch *n, cl_kernel k, cl_uint i, size_t size,
                                    const void *v);
 HPC_HIDDEN cl_int hpc_SetKernelArgSVMPointer(const cl_icd_dispatch *n, cl_kernel k, cl_uint i, const void *p);

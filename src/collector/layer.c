@@ -67,6 +67,27 @@ static CL_API_ENTRY cl_mem CL_API_CALL L_clCreateSubBuffer(cl_mem m, cl_mem_flag
 static CL_API_ENTRY cl_int CL_API_CALL L_clReleaseMemObject(cl_mem m) {
   return hpc_ReleaseMemObject(&g_target, m);
 }
+static CL_API_ENTRY void *CL_API_CALL L_clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool blk,
+                                                           cl_map_flags f, size_t off, size_t size,
+                                                           cl_uint nw, const cl_event *w, cl_event *ev,
+                                                           cl_int *e) {
+  return hpc_EnqueueMapBuffer(&g_target, q, b, blk, f, off, size, nw, w, ev, e);
+}
+static CL_API_ENTRY cl_int CL_API_CALL L_clEnqueueWriteBuffer(cl_command_queue q, cl_mem b, cl_bool blk,
+                                                              size_t off, size_t size, const void *p,
+                                                              cl_uint nw, const cl_event *w, cl_event *ev) {
+  return hpc_EnqueueWriteBuffer(&g_target, q, b, blk, off, size, p, nw, w, ev);
+}
+static CL_API_ENTRY cl_int CL_API_CALL L_clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst,
+                                                             size_t so, size_t dof, size_t size, cl_uint nw,
+                                                             const cl_event *w, cl_event *ev) {
+  return hpc_EnqueueCopyBuffer(&g_target, q, src, dst, so, dof, size, nw, w, ev);
+}
+static CL_API_ENTRY cl_int CL_API_CALL L_clEnqueueFillBuffer(cl_command_queue q, cl_mem b, const void *pat,
+                                                             size_t psize, size_t off, size_t size,
+                                                             cl_uint nw, const cl_event *w, cl_event *ev) {
+  return hpc_EnqueueFillBuffer(&g_target, q, b, pat, psize, off, size, nw, w, ev);
+}
 static CL_API_ENTRY cl_int CL_API_CALL L_clSetKernelArg(cl_kernel k, cl_uint i, size_t size, const void *v) {
   return hpc_SetKernelArg(&g_target, k, i, size, v);
 }
@@ -182,6 +203,10 @@ HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clInitLayer(cl_uint num_entries, cons
       OVERRIDE(clCreateBufferWithProperties);
       OVERRIDE(clCreateSubBuffer);
       OVERRIDE(clReleaseMemObject);
+      OVERRIDE(clEnqueueMapBuffer);   /* write tracking: a mapped buffer is the application's to write */
+      OVERRIDE(clEnqueueWriteBuffer); /* write tracking: the guard against a replaced SIGSEGV action */
+      OVERRIDE(clEnqueueCopyBuffer);
+      OVERRIDE(clEnqueueFillBuffer);
       OVERRIDE(clSetKernelArg);
       OVERRIDE(clSetKernelArgSVMPointer);
       OVERRIDE(clSetKernelExecInfo);

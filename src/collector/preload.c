@@ -56,6 +56,7 @@ static void fill(void) {
   SYM(clEnqueueReadBuffer);
   SYM(clEnqueueWriteBuffer);
   SYM(clEnqueueCopyBuffer);
+  SYM(clEnqueueFillBuffer);
   SYM(clEnqueueMapBuffer);
   SYM(clEnqueueUnmapMemObject);
   SYM(clEnqueueSVMMemcpy);
@@ -215,6 +216,46 @@ HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
   const cl_icd_dispatch *n = hpc_preload_next();
   if (!n->clReleaseMemObject) return CL_INVALID_OPERATION;
   return layered() ? n->clReleaseMemObject(m) : hpc_ReleaseMemObject(n, m);
+}
+
+HPC_EXPORT CL_API_ENTRY void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool blk,
+                                                             cl_map_flags f, size_t off, size_t size,
+                                                             cl_uint nw, const cl_event *w, cl_event *ev,
+                                                             cl_int *e) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clEnqueueMapBuffer) {
+    if (e) *e = CL_INVALID_OPERATION;
+    return NULL;
+  }
+  return layered() ? n->clEnqueueMapBuffer(q, b, blk, f, off, size, nw, w, ev, e)
+                   : hpc_EnqueueMapBuffer(n, q, b, blk, f, off, size, nw, w, ev, e);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clEnqueueWriteBuffer(cl_command_queue q, cl_mem b, cl_bool blk,
+                                                                size_t off, size_t size, const void *p,
+                                                                cl_uint nw, const cl_event *w, cl_event *ev) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clEnqueueWriteBuffer) return CL_INVALID_OPERATION;
+  return layered() ? n->clEnqueueWriteBuffer(q, b, blk, off, size, p, nw, w, ev)
+                   : hpc_EnqueueWriteBuffer(n, q, b, blk, off, size, p, nw, w, ev);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst,
+                                                               size_t so, size_t dof, size_t size, cl_uint nw,
+                                                               const cl_event *w, cl_event *ev) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clEnqueueCopyBuffer) return CL_INVALID_OPERATION;
+  return layered() ? n->clEnqueueCopyBuffer(q, src, dst, so, dof, size, nw, w, ev)
+                   : hpc_EnqueueCopyBuffer(n, q, src, dst, so, dof, size, nw, w, ev);
+}
+
+HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clEnqueueFillBuffer(cl_command_queue q, cl_mem b, const void *pat,
+                                                               size_t psize, size_t off, size_t size,
+                                                               cl_uint nw, const cl_event *w, cl_event *ev) {
+  const cl_icd_dispatch *n = hpc_preload_next();
+  if (!n->clEnqueueFillBuffer) return CL_INVALID_OPERATION;
+  return layered() ? n->clEnqueueFillBuffer(q, b, pat, psize, off, size, nw, w, ev)
+                   : hpc_EnqueueFillBuffer(n, q, b, pat, psize, off, size, nw, w, ev);
 }
 
 HPC_EXPORT CL_API_ENTRY cl_int CL_API_CALL clSetKernelArg(cl_kernel k, cl_uint i, size_t size,

@@ -282,7 +282,7 @@ static void kern_info(const cl_icd_dispatch *n, kern_rec *r) {
 /* ---- intercepted calls (profile mode only; otherwise they forward untouched) --------------------------- */
 static cl_mem_flags access_flags(cl_mem_flags f) {
   return f & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_HOST_WRITE_ONLY |
-              CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS);
+              CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS | CL_MEM_USE_HOST_PTR); /* (write tracking) */
 }
 
 cl_mem hpc_CreateBuffer(const cl_icd_dispatch *n, cl_context c, cl_mem_flags f, size_t size, void *host,
@@ -330,7 +330,60 @@ cl_mem hpc_CreateSubBuffer(const cl_icd_dispatch *n, cl_mem parent, cl_mem_flags
   return m;
 }
 
+/* A root buffer's host memory (write tracking), leaving it writable: the application gets it (a map) or
+ * the runtime may free it (a release). */
+static void wt_disarm_mem(cl_mem m) {
+  pthread_mutex_lock(&r_tlock);
+  mem_rec *r = mem_find(m), *root = r ? mem_find(r->root) : NULL;
+  char *host = root && root->host_state == 1 ? root->host : NULL;
+  size_t size = root ? root->size : 0;
+  pthread_mutex_unlock(&r_tlock);
+  if (host) hpc_wt_disarm(host, size);
+}
+
+void *hpc_EnqueueMapBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem b, cl_bool blk,
+                           cl_map_flags f, size_t off, size_t size, cl_uint nw, const cl_event *w,
+                           cl_event *ev, cl_int *e) {
+  if (b) {
+    int saved = errno;
+    hpc_wt_guard();
+    wt_disarm_mem(b);
+    errno = saved;
+  }
+  return n->clEnqueueMapBuffer(q, b, blk, f, off, size, nw, w, ev, e);
+}
+
+cl_int hpc_EnqueueWriteBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem b, cl_bool blk, size_t off,
+                              size_t size, const void *p, cl_uint nw, const cl_event *w, cl_event *ev) {
+  int saved = errno;
+  hpc_wt_guard();
+  errno = saved;
+  return n->clEnqueueWriteBuffer(q, b, blk, off, size, p, nw, w, ev);
+}
+
+cl_int hpc_EnqueueCopyBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem src, cl_mem dst, size_t so,
+                             size_t dof, size_t size, cl_uint nw, const cl_event *w, cl_event *ev) {
+  int saved = errno;
+  hpc_wt_guard();
+  errno = saved;
+  return n->clEnqueueCopyBuffer(q, src, dst, so, dof, size, nw, w, ev);
+}
+
+cl_int hpc_EnqueueFillBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem b, const void *pat,
+                             size_t psize, size_t off, size_t size, cl_uint nw, const cl_event *w,
+                             cl_event *ev) {
+  int saved = errno;
+  hpc_wt_guard();
+  errno = saved;
+  return n->clEnqueueFillBuffer(q, b, pat, psize, off, size, nw, w, ev);
+}
+
 cl_int hpc_ReleaseMemObject(const cl_icd_dispatch *n, cl_mem m) {
+  if (m) { /* every release: the runtime may free the memory once its own references go */
+    int saved = errno;
+    wt_disarm_mem(m);
+    errno = saved;
+  }
   if (m && profiling()) {
     int saved = errno;
     cl_uint refs = 0;
@@ -539,6 +592,7 @@ typedef struct range {
   int changed;      /* pass 1 wrote it: restore before later passes */
   void *map;        /* comparison scratch: the mapped pointer */
   char *host;       /* the range's host address (write tracking), NULL when unknown */
+  int keep;         /* memory the runtime allocated (not USE_HOST_PTR): write tracking keeps it armed */
 } range;
 static range *r_ranges;
 static size_t r_nranges, r_capranges;
@@ -598,6 +652,7 @@ static int collect_ranges(const cl_icd_dispatch *n, cl_kernel k, uint64_t *unkno
       int host_rw = !(m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS));
       x.host_read = !(m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS));
       x.how = r_env->shadow_device || !host_rw ? HOW_DEVICE : HOW_HOST;
+      x.keep = root && !(root->flags & CL_MEM_USE_HOST_PTR);
     } else {
       svm_rec *s = svm_find(p);
       if (!s) {
@@ -824,8 +879,10 @@ static int wt_start(void) {
     r_capwtr = r_nranges;
   }
   for (size_t i = 0; i < r_nranges; i++)
-    r_wtr[i] = (hpc_wt_range){
-        .host = r_ranges[i].host, .size = r_ranges[i].size, .shadow = r_wpool + r_ranges[i].pos};
+    r_wtr[i] = (hpc_wt_range){.host = r_ranges[i].host,
+                              .size = r_ranges[i].size,
+                              .shadow = r_wpool + r_ranges[i].pos,
+                              .keep = r_ranges[i].keep};
   return hpc_wt_begin(r_wtr, r_nranges);
 }
 
@@ -1060,28 +1117,31 @@ static void write_row(const dispatch_row *r, unsigned path) {
  * again every 32nd dispatch), estimated before (docs/replay.md "Write tracking"). */
 static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, size_t npasses, int *run) {
   if (r_wt_why || r_env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
-  size_t pages = 0;
-  for (size_t i = 0; i < r_nranges; i++)
+  size_t pages = 0, walk = 0; /* walk: pages begin protects (an armed buffer's: those written since) */
+  for (size_t i = 0; i < r_nranges; i++) {
     pages += hpc_wt_pages(r_ranges[i].host, r_ranges[i].size);
+    walk += hpc_wt_walk(r_ranges[i].host, r_ranges[i].size);
+  }
   if (!pages) return 1; /* edges only: saved and restored by copies, nothing can fault */
   if (!wk) return 0;
   for (size_t i = 0; i < r_nranges; i++) /* fresh pages: their first touch belongs in pass 1 */
     if (!hpc_wt_resident(r_ranges[i].host, r_ranges[i].size)) return 0;
   if (!hpc_wt_forced() && wk->measured) {
     /* measured: once both paths have a cost, the cheaper one, the other measured again every 32nd time */
+    /* the full path at 4 GB/s and 20 us per command: a path 4x dearer than tracking is not tried again */
+    double full_ns = (double)(npasses + 1) * ((double)ranges_data() / 4.0 + 20000.0);
     if (wk->mem_ns[0] && wk->mem_ns[1]) {
       int track = wk->mem_ns[0] <= wk->mem_ns[1];
       if (++wk->since >= 32) {
         wk->since = 0;
-        track = !track;
+        if (!track || wk->mem_ns[1] < 4 * wk->mem_ns[0]) track = !track;
       }
       if (!track) return 0;
-    } else if (wk->mem_ns[0]) {
-      return 0;                  /* tracked measured, full not yet */
+    } else if (wk->mem_ns[0]) { /* tracked measured, full not yet: tried unless estimated 4x dearer */
+      if (full_ns < 4.0 * (double)wk->mem_ns[0]) return 0;
     } else if (!wk->mem_ns[1]) { /* neither: estimates at 4 GB/s, page-table walks ~0.5 us per page */
-      double full_ns = (double)(npasses + 1) * ((double)ranges_data() / 4.0 + 20000.0);
       double wt_ns =
-          (double)wk->run_ns + (double)npasses * (double)wk->wt_written / 4.0 + 500.0 * (double)pages;
+          (double)wk->run_ns + (double)npasses * (double)wk->wt_written / 4.0 + 500.0 * (double)walk;
       if (wt_ns > full_ns) return 0;
     }
   }
@@ -1099,6 +1159,7 @@ cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kern
                            const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait,
                            const cl_event *wait, cl_event *ev, int task) {
   hpc_region_host_pause();
+  hpc_wt_guard(); /* armed memory this kernel may write outside tracking: only with the collector's handler */
   cl_int rc = replay_dispatch(n, q, k, dim, offset, global, local, nwait, wait, ev, task);
   hpc_region_host_resume();
   return rc;
@@ -1186,10 +1247,13 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   int64_t ts = now_ns(), mem_ns = 0; /* mem_ns: what saving memory costs this dispatch (the choice) */
   r_grow_ns = 0;
   int saving = (npasses > 1 || warm) && r_nranges > 0;
-  uint64_t wt_saved0 = 0, wt_faults0 = 0;
+  uint64_t wt_saved0 = 0, wt_faults0 = 0, wt_arm0 = hpc_wt_arm_ns();
   hpc_wt_totals(&wt_saved0, &wt_faults0);
   int wt_run = 0; /* an unmeasured run first takes the write faults (none in a counting window) */
   r_wt_on = saving && wt_choose(n, q, wk, npasses, &wt_run) && wt_start() == 0;
+  if (!r_wt_on) /* armed buffers it writes: writable first, or their faults would land in a counting window */
+    for (size_t i = 0; i < r_nranges; i++)
+      if (r_ranges[i].host) hpc_wt_disarm(r_ranges[i].host, r_ranges[i].size);
   if (r_wt_on) {
     r_st.tracked++;
   } else if (saving) {
@@ -1362,6 +1426,8 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
     if (wk) wk->wt_written = sv - wt_saved0;
     r_st.faults += fl - wt_faults0;
   }
+  if (wt_used && wk && !wk->mem_ns[0]) /* a buffer's first protection (arming) is a one-time cost */
+    mem_ns -= (int64_t)(hpc_wt_arm_ns() - wt_arm0);
   if (wk && saving && !warm && !broke && done == npasses && npasses > 1)
     wk->mem_ns[wt_used ? 0 : 1] = mem_ns > 0 ? mem_ns : 1;
   if (done && mk && nvals) mk->measured++; /* the key's next dispatch measures the next pass */
@@ -1551,7 +1617,7 @@ void hpc_replay_exit(int debug) {
       "%.3f ms); replay cost beyond the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f "
       "GB/s); compared in %.3f ms; "
       "restored %llu bytes in %llu copies, %.3f ms (%.2f GB/s); accessible %llu bytes; write-tracked "
-      "%llu dispatches (%llu write faults), saved in full %llu",
+      "%llu dispatches (%llu write faults, %llu armed pages protected again), saved in full %llu",
       (long)getpid(), (unsigned long long)r_st.dispatches, (unsigned long long)r_st.passes,
       (unsigned long long)r_st.unreplayed, (unsigned long long)r_st.warmups,
       (unsigned long long)r_st.track_runs, (double)r_st.warm_ns * ms,
@@ -1560,7 +1626,7 @@ void hpc_replay_exit(int debug) {
       (double)r_st.compare_ns * ms, (unsigned long long)r_st.restored, (unsigned long long)r_st.restores,
       (double)r_st.restore_ns * ms, r_st.restore_ns ? (double)r_st.restored / (double)r_st.restore_ns : 0.0,
       (unsigned long long)r_st.accessible, (unsigned long long)r_st.tracked, (unsigned long long)r_st.faults,
-      (unsigned long long)r_st.full);
+      (unsigned long long)hpc_wt_reprotected(), (unsigned long long)r_st.full);
   if (r_st.dispatches) {
     double nd = (double)r_st.dispatches, np = (double)r_st.passes;
     hpc_say(

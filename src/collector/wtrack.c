@@ -1,9 +1,13 @@
 /* Write tracking for kernel replay (docs/replay.md "Write tracking"): the pages of a dispatch's host-resident
  * buffers are made read-only; the first write to one faults into a SIGSEGV handler that saves the page (a
- * block of pages, growing with the faults of a range) and makes it writable again. Faults that are not ours
- * go to the handler the application had, or end the process as they would have. */
+ * block of pages, growing with the faults of a range) and makes it writable again. Memory only OpenCL writes
+ * stays read-only between dispatches ("armed"): a dispatch re-protects only the pages written since, so its
+ * cost follows what was written, not the buffer's size. Faults that are not ours go to the handler the
+ * application had, or end the process as they would have. */
 /* SPDX-License-Identifier: MIT */
 #include "wtrack.h"
+
+#include "../common/hu_buf.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -12,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define WT_MAX_GRAIN 512 /* pages saved and unprotected by one fault at most (2 MiB of 4 KiB pages) */
@@ -23,7 +28,20 @@ typedef struct wt_rng {
   uint64_t *bits; /* per own page: saved (and writable) */
   size_t npages;
   size_t grain; /* pages a fault saves (a power of two, doubled by every fault of the range) */
+  long arm;     /* index of its armed region in wt_a (kept read-only after the dispatch), -1: none */
 } wt_rng;
+
+/* An armed region: whole pages of memory that only OpenCL commands write (a buffer the runtime allocated),
+ * kept read-only between dispatches. A write outside a tracked dispatch (a command the collector does not
+ * replay) faults once per block and leaves the block writable ("open"); the next dispatch protects only the
+ * open pages again. Disarmed (all writable) when the application maps or releases the buffer. */
+typedef struct wt_arm {
+  uintptr_t lo, hi;
+  uint64_t *open; /* per page: writable now */
+  size_t npages, nopen;
+  size_t grain; /* pages a fault outside a dispatch opens (doubles, at most WT_MAX_GRAIN) */
+  int leave;    /* disarm asked for during a dispatch: done at its end */
+} wt_arm;
 
 static wt_rng *wt_r;
 static size_t wt_n, wt_cap;
@@ -35,6 +53,11 @@ static atomic_flag wt_lock = ATOMIC_FLAG_INIT;
 static _Atomic uint64_t wt_saved, wt_faults;
 static struct sigaction wt_old; /* the application's SIGSEGV action while ours is installed */
 static int wt_installed;
+static wt_arm *wt_a; /* armed regions (changed under wt_lock; read by the handler under it) */
+static size_t wt_na, wt_capa;
+static _Atomic size_t wt_narmed;   /* wt_na, for the lock-free checks */
+static _Atomic uint64_t wt_reprot; /* pages protected again by a begin (armed regions' open pages) */
+static _Atomic uint64_t wt_arm_ns; /* time spent arming regions (their first whole protection) */
 
 /* Taken in the signal handler: a holder copies up to WT_MAX_GRAIN pages, so a waiter yields its CPU
  * (sched_yield is a plain system call) rather than spin against a holder that may not be running. */
@@ -61,33 +84,81 @@ static void chain(int sig, siginfo_t *si, void *uc) {
   sigaction(sig, &dfl, NULL);
 }
 
+static inline int bit(const uint64_t *v, size_t i) { return (int)(v[i / 64] >> (i % 64) & 1); }
+static inline void bit_set(uint64_t *v, size_t i) { v[i / 64] |= (uint64_t)1 << (i % 64); }
+
+/* Pages [p0, p1) of armed region x are writable now (wt_lock held). */
+static void arm_opened(wt_arm *x, size_t p0, size_t p1) {
+  for (size_t p = p0; p < p1; p++)
+    if (!bit(x->open, p)) {
+      bit_set(x->open, p);
+      x->nopen++;
+    }
+}
+
+/* Pages [*b0, *b1) from lo made writable; when that fails (too many mappings for a block) page pg alone,
+ * and [*b0, *b1) becomes that page. 0, or -1 when neither could be. */
+static int open_block(uintptr_t lo, size_t pg, size_t *b0, size_t *b1) {
+  if (mprotect((void *)(lo + *b0 * wt_ps), (*b1 - *b0) * wt_ps, PROT_READ | PROT_WRITE) == 0) return 0;
+  *b0 = pg;
+  *b1 = pg + 1;
+  return mprotect((void *)(lo + pg * wt_ps), wt_ps, PROT_READ | PROT_WRITE) == 0 ? 0 : -1;
+}
+
+/* A write fault at a in a tracked range: its block saved and made writable. 1 done, 0 not in one, -1 failed
+ * (wt_lock held). */
+static int fault_range(uintptr_t a) {
+  for (size_t i = 0; i < wt_n; i++) {
+    wt_rng *r = &wt_r[i];
+    if (a < r->lo || a >= r->hi) continue;
+    size_t pg = (a - r->lo) / wt_ps, b0 = pg / r->grain * r->grain, b1 = b0 + r->grain;
+    if (b1 > r->npages) b1 = r->npages;
+    for (size_t p = b0; p < b1; p++)
+      if (!bit(r->bits, p)) {
+        uintptr_t at = r->lo + p * wt_ps;
+        memcpy(r->shadow + (at - r->base), (const void *)at, wt_ps);
+        bit_set(r->bits, p);
+        atomic_fetch_add_explicit(&wt_saved, wt_ps, memory_order_relaxed);
+      }
+    int ok = open_block(r->lo, pg, &b0, &b1) == 0; /* (the whole block saved above) */
+    if (ok && r->arm >= 0) {                       /* the range's pages are its region's (same lo) */
+      wt_arm *x = &wt_a[r->arm];
+      arm_opened(x, (r->lo - x->lo) / wt_ps + b0, (r->lo - x->lo) / wt_ps + b1);
+    }
+    if (r->grain < WT_MAX_GRAIN) r->grain *= 2;
+    atomic_fetch_add_explicit(&wt_faults, 1, memory_order_relaxed);
+    return ok ? 1 : -1;
+  }
+  return 0;
+}
+
+/* A write fault at a in an armed region outside a tracked range (a command that is not replayed, a copy
+ * into the buffer): the block is made writable, nothing saved. Same returns (wt_lock held). */
+static int fault_arm(uintptr_t a) {
+  for (size_t i = 0; i < wt_na; i++) {
+    wt_arm *x = &wt_a[i];
+    if (a < x->lo || a >= x->hi) continue;
+    size_t pg = (a - x->lo) / wt_ps, b0 = pg / x->grain * x->grain, b1 = b0 + x->grain;
+    if (b1 > x->npages) b1 = x->npages;
+    if (open_block(x->lo, pg, &b0, &b1) != 0) return -1;
+    arm_opened(x, b0, b1);
+    if (x->grain < WT_MAX_GRAIN) x->grain *= 2;
+    return 1;
+  }
+  return 0;
+}
+
 static void wt_handler(int sig, siginfo_t *si, void *uc) {
   int e = errno;
   uintptr_t a = (uintptr_t)si->si_addr;
-  if (atomic_load_explicit(&wt_active, memory_order_acquire)) {
-    for (size_t i = 0; i < wt_n; i++) {
-      wt_rng *r = &wt_r[i];
-      if (a < r->lo || a >= r->hi) continue;
-      lock();
-      size_t pg = (a - r->lo) / wt_ps, b0 = pg / r->grain * r->grain, b1 = b0 + r->grain;
-      if (b1 > r->npages) b1 = r->npages;
-      for (size_t p = b0; p < b1; p++)
-        if (!(r->bits[p / 64] >> (p % 64) & 1)) {
-          uintptr_t at = r->lo + p * wt_ps;
-          memcpy(r->shadow + (at - r->base), (const void *)at, wt_ps);
-          r->bits[p / 64] |= (uint64_t)1 << (p % 64);
-          atomic_fetch_add_explicit(&wt_saved, wt_ps, memory_order_relaxed);
-        }
-      int ok = mprotect((void *)(r->lo + b0 * wt_ps), (b1 - b0) * wt_ps, PROT_READ | PROT_WRITE) == 0;
-      if (!ok) /* too many mappings for a block: the page alone (saved above) */
-        ok = mprotect((void *)(r->lo + pg * wt_ps), wt_ps, PROT_READ | PROT_WRITE) == 0;
-      if (r->grain < WT_MAX_GRAIN) r->grain *= 2;
-      atomic_fetch_add_explicit(&wt_faults, 1, memory_order_relaxed);
-      unlock();
-      errno = e;
-      if (ok) return;
-      break;
-    }
+  if (atomic_load_explicit(&wt_active, memory_order_acquire) ||
+      atomic_load_explicit(&wt_narmed, memory_order_acquire)) {
+    lock();
+    int rc = atomic_load_explicit(&wt_active, memory_order_relaxed) ? fault_range(a) : 0;
+    if (rc == 0) rc = fault_arm(a);
+    unlock();
+    errno = e;
+    if (rc > 0) return;
   }
   errno = e;
   chain(sig, si, uc);
@@ -114,9 +185,86 @@ static void uninstall(void) {
   wt_installed = 0;
 }
 
+/* Whether our handler is still the SIGSEGV action (the application may have set its own since). */
+static int ours(void) {
+  struct sigaction cur;
+  return sigaction(SIGSEGV, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == wt_handler;
+}
+
+/* Armed region i writable again and dropped (wt_lock held; the last one moves into its slot). */
+static void arm_drop(size_t i) {
+  wt_arm *x = &wt_a[i];
+  mprotect((void *)x->lo, x->hi - x->lo, PROT_READ | PROT_WRITE);
+  free(x->open);
+  for (size_t j = 0; j < wt_n; j++) /* a range of the current dispatch loses its region, or follows it */
+    if (wt_r[j].arm == (long)i)
+      wt_r[j].arm = -1;
+    else if (wt_r[j].arm == (long)wt_na - 1)
+      wt_r[j].arm = (long)i;
+  wt_a[i] = wt_a[--wt_na];
+  atomic_store_explicit(&wt_narmed, wt_na, memory_order_release);
+}
+
+/* Every armed region dropped (wt_lock held). */
+static void arm_drop_all(void) {
+  while (wt_na)
+    arm_drop(wt_na - 1);
+}
+
+/* The armed region of exactly [lo, hi), created (read-only, nothing open) when there is none; regions
+ * overlapping it otherwise are dropped. Returns its index, -1 when it cannot be had (wt_lock held). */
+static long arm_get(uintptr_t lo, uintptr_t hi) {
+  for (size_t i = 0; i < wt_na;) {
+    if (wt_a[i].lo == lo && wt_a[i].hi == hi && !wt_a[i].leave) return (long)i;
+    if (wt_a[i].lo < hi && lo < wt_a[i].hi)
+      arm_drop(i);
+    else
+      i++;
+  }
+  if (hu_grow((void **)&wt_a, &wt_capa, wt_na + 1, sizeof *wt_a) != 0) return -1;
+  size_t np = (hi - lo) / wt_ps;
+  uint64_t *open = calloc((np + 63) / 64, sizeof *open);
+  if (!open) return -1;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (mprotect((void *)lo, hi - lo, PROT_READ) != 0) {
+    free(open);
+    return -1;
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  atomic_fetch_add_explicit(&wt_arm_ns,
+                            (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec)),
+                            memory_order_relaxed);
+  wt_a[wt_na] = (wt_arm){.lo = lo, .hi = hi, .open = open, .npages = np, .grain = 1};
+  atomic_store_explicit(&wt_narmed, ++wt_na, memory_order_release);
+  return (long)wt_na - 1;
+}
+
+/* The open pages of armed region x read-only again (runs of pages, one call each). 0, or -1 (wt_lock). */
+static int arm_close(wt_arm *x) {
+  x->grain = 1;
+  for (size_t p = 0; p < x->npages && x->nopen;) {
+    if (!bit(x->open, p)) {
+      p = x->open[p / 64] >> (p % 64) ? p + 1 : (p / 64 + 1) * 64;
+      continue;
+    }
+    size_t q = p;
+    while (q < x->npages && bit(x->open, q))
+      q++;
+    if (mprotect((void *)(x->lo + p * wt_ps), (q - p) * wt_ps, PROT_READ) != 0) return -1;
+    for (size_t i = p; i < q; i++)
+      x->open[i / 64] &= ~((uint64_t)1 << (i % 64));
+    x->nopen -= q - p;
+    atomic_fetch_add_explicit(&wt_reprot, q - p, memory_order_relaxed);
+    p = q;
+  }
+  return 0;
+}
+
+/* The ranges' pages writable again, except those of armed regions (wt_lock held). */
 static void unprotect(size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (wt_r[i].hi > wt_r[i].lo)
+    if (wt_r[i].hi > wt_r[i].lo && wt_r[i].arm < 0)
       mprotect((void *)wt_r[i].lo, wt_r[i].hi - wt_r[i].lo, PROT_READ | PROT_WRITE);
 }
 
@@ -147,7 +295,8 @@ int hpc_wt_begin(const hpc_wt_range *in, size_t n) {
     uintptr_t b = (uintptr_t)in[i].host, e = b + in[i].size;
     uintptr_t lo = (b + wt_ps - 1) & ~(uintptr_t)(wt_ps - 1), hi = e & ~(uintptr_t)(wt_ps - 1);
     if (lo >= hi) lo = hi = 0;
-    wt_r[i] = (wt_rng){.base = b, .end = e, .lo = lo, .hi = hi, .shadow = in[i].shadow, .grain = 1};
+    wt_r[i] =
+        (wt_rng){.base = b, .end = e, .lo = lo, .hi = hi, .shadow = in[i].shadow, .grain = 1, .arm = -1};
     wt_r[i].npages = (hi - lo) / wt_ps;
     words += (wt_r[i].npages + 63) / 64;
   }
@@ -166,21 +315,69 @@ int hpc_wt_begin(const hpc_wt_range *in, size_t n) {
     atomic_fetch_add_explicit(&wt_saved, (wt_r[i].end - wt_r[i].base) - wt_r[i].npages * wt_ps,
                               memory_order_relaxed);
   }
-  wt_n = n;
   size_t own = 0;
   for (size_t i = 0; i < n; i++)
     own += wt_r[i].npages;
-  if (!own) return 0; /* nothing to protect (every range shares its pages): the edges are all */
-  if (install() != 0) return -1;
+  lock();
+  wt_n = n;
+  if (!own) { /* nothing to protect (every range shares its pages): the edges are all */
+    unlock();
+    return 0;
+  }
+  if (wt_installed && !ours()) { /* the application set its own action: it would get our faults */
+    arm_drop_all();
+    wt_installed = 0;
+  }
+  if (install() != 0) {
+    wt_n = 0;
+    unlock();
+    return -1;
+  }
   atomic_store_explicit(&wt_active, 1, memory_order_release);
-  for (size_t i = 0; i < n; i++)
-    if (wt_r[i].hi > wt_r[i].lo && mprotect((void *)wt_r[i].lo, wt_r[i].hi - wt_r[i].lo, PROT_READ) != 0) {
-      unprotect(i);
+  for (size_t i = 0; i < n; i++) {
+    wt_rng *r = &wt_r[i];
+    if (r->hi <= r->lo) continue;
+    int ok;
+    if (in[i].keep) { /* an armed region: only the pages written since it was last protected */
+      r->arm = arm_get(r->lo, r->hi);
+      ok = r->arm >= 0 && arm_close(&wt_a[r->arm]) == 0;
+    } else {
+      for (size_t j = 0; j < wt_na;) /* memory the application owns is never armed: drop a stale region */
+        if (wt_a[j].lo < r->hi && r->lo < wt_a[j].hi)
+          arm_drop(j);
+        else
+          j++;
+      ok = mprotect((void *)r->lo, r->hi - r->lo, PROT_READ) == 0;
+    }
+    if (!ok) { /* everything this dispatch touched writable again */
+      for (size_t j = 0; j <= i; j++)
+        if (wt_r[j].arm >= 0) arm_drop((size_t)wt_r[j].arm);
+      unprotect(i + 1);
       atomic_store(&wt_active, 0);
-      uninstall();
+      wt_n = 0;
+      if (!wt_na) uninstall();
+      unlock();
       return -1;
     }
+  }
+  unlock();
   return 0;
+}
+
+/* The open pages of the armed region of exactly the whole pages of [host, host + size), or -1 when it has
+ * none (np: its whole pages). */
+static long arm_open_pages(const char *host, size_t size, size_t np) {
+  if (!np || !atomic_load_explicit(&wt_narmed, memory_order_acquire)) return -1;
+  uintptr_t lo = ((uintptr_t)host + wt_ps - 1) & ~(uintptr_t)(wt_ps - 1);
+  long open = -1;
+  lock();
+  for (size_t i = 0; i < wt_na; i++)
+    if (wt_a[i].lo == lo && wt_a[i].npages == np && !wt_a[i].leave) {
+      open = (long)wt_a[i].nopen;
+      break;
+    }
+  unlock();
+  return open;
 }
 
 size_t hpc_wt_pages(const char *host, size_t size) {
@@ -194,7 +391,7 @@ int hpc_wt_resident(const char *host, size_t size) {
   static unsigned char *vec;
   static size_t cap;
   size_t np = hpc_wt_pages(host, size);
-  if (!np) return 1;
+  if (!np || arm_open_pages(host, size, np) >= 0) return 1; /* armed: resident then (mincore walks all) */
   if (np > cap) {
     unsigned char *v = realloc(vec, np);
     if (!v) return 0;
@@ -234,11 +431,57 @@ uint64_t hpc_wt_restore(void) {
 }
 
 void hpc_wt_end(void) {
+  lock();
   unprotect(wt_n);
   atomic_store_explicit(&wt_active, 0, memory_order_release);
   wt_n = 0;
-  uninstall();
+  for (size_t i = 0; i < wt_na;) /* disarms asked for during the dispatch */
+    if (wt_a[i].leave)
+      arm_drop(i);
+    else
+      i++;
+  if (!wt_na) uninstall();
+  unlock();
 }
+
+void hpc_wt_guard(void) {
+  if (!atomic_load_explicit(&wt_narmed, memory_order_acquire)) return;
+  lock();
+  if (wt_na && wt_installed && !ours() && !atomic_load_explicit(&wt_active, memory_order_relaxed)) {
+    arm_drop_all(); /* the application's own action now: it must never see the collector's faults */
+    wt_installed = 0;
+  }
+  unlock();
+}
+
+void hpc_wt_disarm(const char *host, size_t size) {
+  if (!atomic_load_explicit(&wt_narmed, memory_order_acquire) || !host) return;
+  uintptr_t b = (uintptr_t)host, e = b + size;
+  lock();
+  for (size_t i = 0; i < wt_na;) {
+    wt_arm *x = &wt_a[i];
+    if (x->lo < e && b < x->hi && atomic_load_explicit(&wt_active, memory_order_relaxed)) {
+      x->leave = 1; /* a dispatch is tracking it now: at its end */
+      i++;
+    } else if (x->lo < e && b < x->hi) {
+      arm_drop(i);
+    } else {
+      i++;
+    }
+  }
+  if (!wt_na && !atomic_load_explicit(&wt_active, memory_order_relaxed)) uninstall();
+  unlock();
+}
+
+size_t hpc_wt_walk(const char *host, size_t size) {
+  size_t np = hpc_wt_pages(host, size);
+  long open = arm_open_pages(host, size, np);
+  return open >= 0 ? (size_t)open : np;
+}
+
+uint64_t hpc_wt_reprotected(void) { return atomic_load(&wt_reprot); }
+
+uint64_t hpc_wt_arm_ns(void) { return atomic_load(&wt_arm_ns); }
 
 void hpc_wt_totals(uint64_t *saved, uint64_t *faults) {
   *saved = atomic_load(&wt_saved);

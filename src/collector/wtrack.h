@@ -1,5 +1,6 @@
 /* Write tracking for kernel replay: which pages of host-resident buffers a replayed dispatch writes, each
- * saved when first written (mprotect + a SIGSEGV handler that chains to the application's), restored alone.
+ * saved when first written (mprotect + a SIGSEGV handler that chains to the application's), restored alone;
+ * memory only OpenCL writes stays read-only between dispatches, so a dispatch re-protects what was written.
  */
 /* SPDX-License-Identifier: MIT */
 #ifndef HPC_WTRACK_H
@@ -13,6 +14,8 @@ typedef struct hpc_wt_range {
   char *host;
   size_t size;
   char *shadow;
+  int keep; /* 1: memory only OpenCL commands write (not the application's own): stays read-only ("armed")
+               after the dispatch, and the next one protects only the pages written since */
 } hpc_wt_range;
 
 /* Whether write tracking can be used in this process, decided once (HUBPROF_WTRACK, a probe that protects a
@@ -39,8 +42,27 @@ size_t hpc_wt_pages(const char *host, size_t size);
  * Returns the bytes copied. */
 uint64_t hpc_wt_restore(void);
 
-/* Stop tracking: every page writable again, the application's SIGSEGV handler back. */
+/* Stop tracking: every page writable again, except armed ones (`keep`); the application's SIGSEGV handler
+ * back once nothing is armed. */
 void hpc_wt_end(void);
+
+/* Memory [host, host + size) is handed to the application or freed (a map, a release): armed regions
+ * overlapping it become writable and are dropped (during a dispatch, at its end). Any thread. */
+void hpc_wt_disarm(const char *host, size_t size);
+
+/* Before a command that may write armed memory (a copy, a fill): when the application has replaced the
+ * SIGSEGV action since, every armed region is dropped (writable), so its handler never sees our faults. */
+void hpc_wt_guard(void);
+
+/* Pages a begin would protect for [host, host + size): its whole pages, or only the open ones of an armed
+ * region (the cost estimate). */
+size_t hpc_wt_walk(const char *host, size_t size);
+
+/* Pages protected again by begins, in armed regions, since the start (HUBPROF_DEBUG). */
+uint64_t hpc_wt_reprotected(void);
+
+/* Nanoseconds spent arming regions (their first whole protection, a one-time cost) since the start. */
+uint64_t hpc_wt_arm_ns(void);
 
 /* Totals since the start: bytes saved at first write (and edges), write faults handled. */
 void hpc_wt_totals(uint64_t *saved, uint64_t *faults);

@@ -118,5 +118,31 @@ for a in "oob trap" "buffer trap"; do
   [ "$(result trap.out)" = "$(result trap.plain)" ] && ok || bad "program's handler ($a): $(cat trap.out) vs $(cat trap.plain)"
 done
 
+# ---- 5. armed buffers: memory the runtime allocated stays read-only between dispatches -------------------
+# The next dispatch protects again only the pages written since (4 KiB written: at most 2 whole pages per
+# dispatch, 3 dispatches after the first), not the 1024 pages of the buffer.
+HUBPROF_WTRACK=on HUBPROF_DEBUG=1 "$HP" profile -q -f "${C3[@]}" -o armed.db -- "$PW" 4194304 4096 3 buffer \
+  >armed.out 2>armed.err
+expect_eq "armed: exit" "$?" 0
+[ "$(result armed.out)" = "$(result big.plain)" ] && ok || bad "armed: output differs: $(cat armed.out)"
+rp=$(sed -nE 's/.*, ([0-9]+) armed pages protected again.*/\1/p' armed.err)
+[ -n "$rp" ] && [ "$rp" -ge 1 ] && [ "$rp" -le 8 ] && ok || bad "armed: pages protected again: '$rp' (want 1..8)"
+# The program changes the buffer itself between dispatches: through a mapped pointer written by read() (a
+# system call: EFAULT if the page were still read-only), clEnqueueWriteBuffer and clEnqueueFillBuffer; then
+# with its own SIGSEGV handler installed after the first dispatch (it must never see the collector's faults).
+for a in "65536 4096 7 buffer between" "4194304 4096 7 sub between" "65536 4096 7 host between" \
+  "65536 65536 4 buffer between" "65536 4096 7 buffer between trap"; do
+  # shellcheck disable=SC2086
+  "$PW" $a >btw.plain 2>&1
+  prc=$?
+  for wt in on off; do
+    # shellcheck disable=SC2086
+    HUBPROF_WTRACK=$wt "$HP" profile -q -f "${C3[@]}" -o btw.db -- "$PW" $a >btw.out 2>btw.err
+    expect_eq "between ($a, $wt): exit" "$?" "$prc"
+    [ "$(result btw.out)" = "$(result btw.plain)" ] && ok || bad "between ($a, $wt): $(cat btw.out btw.err) vs $(cat btw.plain)"
+  done
+done
+expect_eq "between trap: plain exit" "$prc" 3
+
 echo "test_wtrack: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
