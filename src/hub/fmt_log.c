@@ -420,6 +420,7 @@ static void leave_chunk(log_w *L, lw *w) {
 /* Claim, allocate and map a new chunk for w. Allocation (not a sparse file) means a full disk fails
  * here, as a counted loss, instead of as SIGBUS when a page is first written. */
 static int new_chunk(log_w *L, lw *w) {
+  if (w->pending < 0) commit_block(w); /* before the lock: held only to swap chunks */
   if (w->pending < 0 && pthread_mutex_trylock(&L->lock) == 0) { /* never waits: makes its own instead */
     unsigned char *m = NULL;
     uint64_t off = 0;
@@ -428,7 +429,6 @@ static int new_chunk(log_w *L, lw *w) {
       m = L->spare[L->nspare].m;
       off = L->spare[L->nspare].off;
       L->spare_taken++;
-      commit_block(w);
       if (w->chunk && L->nretire < SPARE_MAX) { /* the full one: unmapped off the append path */
         L->retire[L->nretire].m = w->chunk;
         L->retire[L->nretire].off = w->chunk_off;
