@@ -417,9 +417,30 @@ static void leave_chunk(log_w *L, lw *w) {
   w->blk = NULL;
 }
 
+/* Make m (chunk at file offset off) w's chunk, leaving the one it had. */
+static void use_chunk(log_w *L, lw *w, unsigned char *m, uint64_t off) {
+  leave_chunk(L, w);
+  w->chunk = m;
+  w->chunk_off = off;
+  w->limit = w->chunk + L->chunk_size - LOST_RESERVE;
+  w->pos = w->soft = w->chunk;
+}
+
+/* Allocate the chunk at file offset off and map it: 0 with *m set, else the errno. */
+static int map_chunk(log_w *L, uint64_t off, void **m) {
+  int r;
+  for (int tries = 0; (r = posix_fallocate(L->fd, (off_t)off, (off_t)L->chunk_size)) == EINTR && tries < 8;
+       tries++) {
+  }
+  if (r != 0) return r;
+  *m = mmap(NULL, L->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, L->fd, (off_t)off);
+  return *m == MAP_FAILED ? errno : 0;
+}
+
 /* Claim, allocate and map a new chunk for w. Allocation (not a sparse file) means a full disk fails
  * here, as a counted loss, instead of as SIGBUS when a page is first written. */
 static int new_chunk(log_w *L, lw *w) {
+  if (w->pending < 0) commit_block(w); /* before the lock: held only to swap chunks */
   if (w->pending < 0 && pthread_mutex_trylock(&L->lock) == 0) { /* never waits: makes its own instead */
     unsigned char *m = NULL;
     uint64_t off = 0;
@@ -428,7 +449,6 @@ static int new_chunk(log_w *L, lw *w) {
       m = L->spare[L->nspare].m;
       off = L->spare[L->nspare].off;
       L->spare_taken++;
-      commit_block(w);
       if (w->chunk && L->nretire < SPARE_MAX) { /* the full one: unmapped off the append path */
         L->retire[L->nretire].m = w->chunk;
         L->retire[L->nretire].off = w->chunk_off;
@@ -438,39 +458,23 @@ static int new_chunk(log_w *L, lw *w) {
     }
     pthread_mutex_unlock(&L->lock);
     if (m) {
-      leave_chunk(L, w);
-      w->chunk = m;
-      w->chunk_off = off;
-      w->limit = w->chunk + L->chunk_size - LOST_RESERVE;
-      w->pos = w->soft = w->chunk;
+      use_chunk(L, w, m, off);
       return 1;
     }
   }
   uint64_t idx = w->pending >= 0 ? (uint64_t)w->pending : atomic_fetch_add(&L->next_chunk, 1);
   if (idx >= ((uint64_t)INT64_MAX - L->header_size) / L->chunk_size - 1) return 0;
   uint64_t off = L->header_size + idx * L->chunk_size;
-  int r;
-  for (int tries = 0; (r = posix_fallocate(L->fd, (off_t)off, (off_t)L->chunk_size)) == EINTR && tries < 8;
-       tries++) {
-  }
+  void *m = NULL;
+  int r = map_chunk(L, off, &m);
   if (r != 0) {
     atomic_store_explicit(&L->write_errno, r, memory_order_relaxed);
     w->pending = (int64_t)idx;
     return 0;
   }
-  void *m = mmap(NULL, L->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, L->fd, (off_t)off);
-  if (m == MAP_FAILED) {
-    atomic_store_explicit(&L->write_errno, errno, memory_order_relaxed);
-    w->pending = (int64_t)idx;
-    return 0;
-  }
   w->pending = -1;
   commit_block(w);
-  leave_chunk(L, w);
-  w->chunk = m;
-  w->chunk_off = off;
-  w->limit = w->chunk + L->chunk_size - LOST_RESERVE;
-  w->pos = w->soft = w->chunk;
+  use_chunk(L, w, m, off);
   return 1;
 }
 
@@ -1663,13 +1667,9 @@ hp_status hp_log_prepare(hp_store *s) {
     uint64_t idx = atomic_fetch_add(&L->next_chunk, 1);
     if (idx >= ((uint64_t)INT64_MAX - L->header_size) / L->chunk_size - 1) break;
     uint64_t off = L->header_size + idx * L->chunk_size;
-    int r;
-    for (int tries = 0; (r = posix_fallocate(L->fd, (off_t)off, (off_t)L->chunk_size)) == EINTR && tries < 8;
-         tries++) {
-    }
-    void *m = r == 0 ? mmap(NULL, L->chunk_size, PROT_READ | PROT_WRITE, MAP_SHARED, L->fd, (off_t)off)
-                     : MAP_FAILED;
-    if (m == MAP_FAILED) { /* the claimed chunk stays a hole (zeros); the writers make their own from now */
+    void *m = NULL;
+    if (map_chunk(L, off, &m) !=
+        0) { /* the claimed chunk stays a hole (zeros); the writers make their own from now */
       failed = 1;
       st = HP_ERR_IO;
       break;
