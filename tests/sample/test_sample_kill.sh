@@ -9,15 +9,9 @@ set -u
 ROOT=$PWD
 HP=$(realpath "${1:-build/hubprof}")
 EX=$ROOT/build/examples/ocl
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-ulimit -c 0
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_SAMPLE_PERIOD_US HUBPROF_SAMPLE_COUNTERS HUBPROF_SAMPLE_KERNEL \
-  OPENCL_LAYERS LD_PRELOAD
-export HUBPROF_COLLECTOR=$ROOT/build/libhubprof_collector.so # the ASan CLI must not put its runtime in apps
-export PYTHONPATH=$ROOT/python
-export POCL_CACHE_DIR=$T/kcache
 . "$ROOT/tests/lib.sh"
+hp_test_env # the build's collector: the ASan CLI must not put its runtime in apps
+export POCL_CACHE_DIR=$T/kcache
 need_built test_sample_kill "$HP" "$EX/hot_spot" "$HUBPROF_COLLECTOR"
 need_opencl test_sample_kill
 cd "$T"
