@@ -104,43 +104,59 @@ static void attr_free(attr *a) {
   hu_idmap_free(&a->dids);
 }
 
-/* The kernels, their dispatches and their samples (one hit per code object and offset). */
+typedef struct hits_ctx { /* the kernel walk of read_hits */
+  const ha_query *q;
+  attr *a;
+} hits_ctx;
+
+/* One kernel symbol: kept when its name matches one of the query's kernels. */
+static hp_status hit_kernel(const void *row, void *ctx) {
+  const hp_kernel_symbol *k = row;
+  const hits_ctx *h = ctx;
+  attr *a = h->a;
+  if (!kernel_match(k->name, h->q->kernels, h->q->nkernels)) return HP_OK;
+  char **nn = realloc(a->names, (a->nnames + 1) * sizeof *nn);
+  if (nn) a->names = nn;
+  if (!nn || hu_idmap_put(&a->kids, k->id, 1) || !(nn[a->nnames] = strdup(k->name))) return HP_ERR_NOMEM;
+  a->nnames++;
+  return HP_OK;
+}
+
+/* One dispatch of a kept kernel: 1 in dids when complete, 2 without an end time. */
+static hp_status hit_dispatch(const void *row, void *ctx) {
+  const hp_dispatch *d = row;
+  attr *a = ctx;
+  if (!hu_idmap_get(&a->kids, d->kernel_id, NULL)) return HP_OK;
+  if (hu_idmap_put(&a->dids, d->id, d->end_ns ? 1 : 2)) return HP_ERR_NOMEM;
+  if (!d->end_ns && !a->ninc++) a->inc_first = d->dispatch_id;
+  return HP_OK;
+}
+
+/* One PC sample of a kept dispatch: a hit. */
+static hp_status hit_sample(const void *row, void *ctx) {
+  const hp_pc_sample *ps = row;
+  attr *a = ctx;
+  uint64_t dv = 0;
+  if (!hu_idmap_get(&a->dids, ps->dispatch_id, &dv)) return HP_OK;
+  a->inc_samples += dv == 2;
+  if (a->nhits == a->caphits && hu_grow((void **)&a->hits, &a->caphits, a->nhits + 1, sizeof *a->hits))
+    return HP_ERR_NOMEM;
+  a->hits[a->nhits++] = (hit){ps->code_object_id, ps->offset, 1};
+  a->total++;
+  return HP_OK;
+}
+
+/* The kernels, their dispatches and their samples (one hit per code object and offset). A read error of
+ * any of these tables ends the call with that error (never a shorter answer). */
 static hp_status read_hits(hp_store *s, const ha_query *q, attr *a) {
-  hp_cursor *c;
-  hp_status st = hp_cursor_open(s, HP_TABLE_KERNEL_SYMBOL, &c);
-  if (st != HP_OK) return st;
+  hits_ctx h = {q, a};
   hp_kernel_symbol k = {.size = sizeof k};
-  while (st == HP_OK && hp_cursor_next(c, &k) == HP_OK)
-    if (kernel_match(k.name, q->kernels, q->nkernels)) {
-      char **nn = realloc(a->names, (a->nnames + 1) * sizeof *nn);
-      if (!nn || hu_idmap_put(&a->kids, k.id, 1) || !(nn[a->nnames] = strdup(k.name))) st = HP_ERR_NOMEM;
-      if (nn) a->names = nn;
-      if (st == HP_OK) a->nnames++;
-    }
-  hp_cursor_close(c);
+  hp_status st = hai_each(s, HP_TABLE_KERNEL_SYMBOL, &k, hit_kernel, &h);
   if (st != HP_OK || !a->nnames) return st;
-  if ((st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c)) != HP_OK) return st;
   hp_dispatch d = {.size = sizeof d};
-  while (st == HP_OK && hp_cursor_next(c, &d) == HP_OK) {
-    if (!hu_idmap_get(&a->kids, d.kernel_id, NULL)) continue;
-    if (hu_idmap_put(&a->dids, d.id, d.end_ns ? 1 : 2)) st = HP_ERR_NOMEM;
-    if (!d.end_ns && !a->ninc++) a->inc_first = d.dispatch_id;
-  }
-  hp_cursor_close(c);
-  if (st != HP_OK || (st = hp_cursor_open(s, HP_TABLE_PC_SAMPLE, &c)) != HP_OK) return st;
+  if ((st = hai_each(s, HP_TABLE_DISPATCH, &d, hit_dispatch, a)) != HP_OK) return st;
   hp_pc_sample ps = {.size = sizeof ps};
-  while (st == HP_OK && hp_cursor_next(c, &ps) == HP_OK) {
-    uint64_t dv = 0;
-    if (!hu_idmap_get(&a->dids, ps.dispatch_id, &dv)) continue;
-    a->inc_samples += dv == 2;
-    if (a->nhits == a->caphits && hu_grow((void **)&a->hits, &a->caphits, a->nhits + 1, sizeof *a->hits)) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    a->hits[a->nhits++] = (hit){ps.code_object_id, ps.offset, 1};
-    a->total++;
-  }
-  hp_cursor_close(c);
+  st = hai_each(s, HP_TABLE_PC_SAMPLE, &ps, hit_sample, a);
   if (st != HP_OK || !a->nhits) return st;
   qsort(a->hits, a->nhits, sizeof *a->hits, by_hit);
   size_t u = 0;
@@ -153,32 +169,30 @@ static hp_status read_hits(hp_store *s, const ha_query *q, attr *a) {
   return HP_OK;
 }
 
+/* One code object: kept when it has a source (for the source lines) or samples (id set, bytes read later). */
+static hp_status keep_code(const void *row, void *ctx) {
+  const hp_code_object *co = row;
+  attr *a = ctx;
+  int sampled = 0;
+  for (size_t i = 0; i < a->nhits && !sampled; i++)
+    sampled = a->hits[i].co == co->id;
+  if (!sampled && !*co->source) return HP_OK;
+  cobj *nc = realloc(a->cos, (a->nco + 1) * sizeof *nc);
+  if (!nc) return HP_ERR_NOMEM;
+  a->cos = nc;
+  cobj *o = &a->cos[a->nco++];
+  memset(o, 0, sizeof *o);
+  o->id = sampled ? co->id : 0;
+  o->hash = strdup(co->hash);
+  o->uri = strdup(co->uri);
+  o->source = strdup(co->source);
+  return !o->hash || !o->uri || !o->source ? HP_ERR_NOMEM : HP_OK;
+}
+
 /* The code objects: every one with a source (for the source lines), and the sampled ones' bytes, read. */
 static hp_status read_code(hp_store *s, attr *a, ha_result *res) {
-  hp_cursor *c;
-  hp_status st = hp_cursor_open(s, HP_TABLE_CODE_OBJECT, &c);
-  if (st != HP_OK) return st;
   hp_code_object co = {.size = sizeof co};
-  while (st == HP_OK && hp_cursor_next(c, &co) == HP_OK) {
-    int sampled = 0;
-    for (size_t i = 0; i < a->nhits && !sampled; i++)
-      sampled = a->hits[i].co == co.id;
-    if (!sampled && !*co.source) continue;
-    cobj *nc = realloc(a->cos, (a->nco + 1) * sizeof *nc);
-    if (!nc) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    a->cos = nc;
-    cobj *o = &a->cos[a->nco++];
-    memset(o, 0, sizeof *o);
-    o->id = sampled ? co.id : 0;
-    o->hash = strdup(co.hash);
-    o->uri = strdup(co.uri);
-    o->source = strdup(co.source);
-    if (!o->hash || !o->uri || !o->source) st = HP_ERR_NOMEM;
-  }
-  hp_cursor_close(c);
+  hp_status st = hai_each(s, HP_TABLE_CODE_OBJECT, &co, keep_code, a);
   int warned = 0;
   for (size_t i = 0; st == HP_OK && i < a->nco; i++) {
     cobj *o = &a->cos[i];
@@ -416,6 +430,60 @@ hp_status hai_attribution(hp_store *s, const ha_query *q, ha_result **out) {
   return HP_OK;
 }
 
+typedef struct tl_ctx { /* the walks of hai_timeline */
+  uint64_t dispatch;    /* the dispatch id asked for */
+  uint64_t row, kid;    /* its row id and kernel, 0 until found */
+  int64_t start;        /* the time its samples count from */
+  int incomplete;       /* no end time */
+  char kname[256];      /* its kernel's name */
+  hu_idmap cix;         /* counter id -> index + 1 in cnames */
+  hu_strmap cnames;
+  ha_result *res;
+} tl_ctx;
+
+/* The dispatch asked for (the walk ends there). */
+static hp_status tl_dispatch(const void *row, void *ctx) {
+  const hp_dispatch *d = row;
+  tl_ctx *t = ctx;
+  if (d->dispatch_id != t->dispatch) return HP_OK;
+  t->row = d->id, t->start = d->start_ns, t->kid = d->kernel_id, t->incomplete = !d->end_ns;
+  if (!t->start) t->start = d->enqueue_ns; /* no device times (incomplete): from its enqueue */
+  return HP_END;
+}
+
+/* Its kernel's name. */
+static hp_status tl_kernel(const void *row, void *ctx) {
+  const hp_kernel_symbol *k = row;
+  tl_ctx *t = ctx;
+  if (k->id == t->kid) snprintf(t->kname, sizeof t->kname, "%s", k->name);
+  return HP_OK;
+}
+
+/* The counters' names by id. */
+static hp_status tl_counter(const void *row, void *ctx) {
+  const hp_counter_info *ci = row;
+  tl_ctx *t = ctx;
+  long ix = hu_strmap_intern(&t->cnames, ci->name, NULL);
+  return ix < 0 || hu_idmap_put(&t->cix, ci->id, (uint64_t)ix + 1) ? HP_ERR_NOMEM : HP_OK;
+}
+
+/* One counter sample of the dispatch: a row (time from the dispatch's start, counter, value). */
+static hp_status tl_sample(const void *row, void *ctx) {
+  const hp_counter_sample *cs = row;
+  tl_ctx *t = ctx;
+  if (cs->dispatch_id != t->row) return HP_OK;
+  uint64_t ix = 0;
+  char idbuf[40];
+  const char *nm =
+      hu_idmap_get(&t->cix, cs->counter_id, &ix) ? hu_strmap_str(&t->cnames, (size_t)(ix - 1)) : NULL;
+  if (!nm) snprintf(idbuf, sizeof idbuf, "counter %" PRIu64, cs->counter_id), nm = idbuf;
+  long r = hai_row(t->res);
+  if (r < 0 || hai_text(t->res, (size_t)r, 1, nm)) return HP_ERR_NOMEM;
+  hai_int(t->res, (size_t)r, 0, cs->timestamp_ns - t->start);
+  hai_num(t->res, (size_t)r, 2, cs->value);
+  return HP_OK;
+}
+
 hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
   ha_result *res = hai_new();
   if (!res) return HP_ERR_NOMEM;
@@ -423,69 +491,27 @@ hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
   uint64_t dispatch = full ? q->dispatch_first : 0;
   if (!dispatch || (q->dispatch_last && q->dispatch_last != dispatch))
     return fail_out(s, res, hai_fail(res, HP_ERR_INVALID, "the timeline needs one dispatch id"), out);
-  hp_cursor *c = NULL;
-  uint64_t row = 0, kid = 0;
-  int64_t start = 0;
-  int incomplete = 0;
-  char kname[256] = "";
-  hu_idmap cix = {0};
-  hu_strmap cnames = {0};
-  hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
-  if (st == HP_OK) {
-    hp_dispatch d = {.size = sizeof d};
-    while (hp_cursor_next(c, &d) == HP_OK)
-      if (d.dispatch_id == dispatch) {
-        row = d.id, start = d.start_ns, kid = d.kernel_id, incomplete = !d.end_ns;
-        if (!start) start = d.enqueue_ns; /* no device times (incomplete): from its enqueue */
-        break;
-      }
-    hp_cursor_close(c);
-    c = NULL;
-  }
-  if (st == HP_OK && !row)
+  tl_ctx t = {.dispatch = dispatch};
+  hp_dispatch d = {.size = sizeof d};
+  hp_status st = hai_each(s, HP_TABLE_DISPATCH, &d, tl_dispatch, &t);
+  if (st == HP_OK && !t.row)
     st = hai_fail(res, HP_ERR_INVALID, "no dispatch %" PRIu64 " in %s", dispatch, hp_store_path(s));
-  if (st == HP_OK && (st = hp_cursor_open(s, HP_TABLE_KERNEL_SYMBOL, &c)) == HP_OK) {
-    hp_kernel_symbol k = {.size = sizeof k};
-    while (hp_cursor_next(c, &k) == HP_OK)
-      if (k.id == kid) snprintf(kname, sizeof kname, "%s", k.name);
-    hp_cursor_close(c);
-    c = NULL;
-  }
-  if (st == HP_OK && (st = hp_cursor_open(s, HP_TABLE_COUNTER_INFO, &c)) == HP_OK) { /* names by id */
-    hp_counter_info ci = {.size = sizeof ci};
-    while (st == HP_OK && hp_cursor_next(c, &ci) == HP_OK) {
-      long ix = hu_strmap_intern(&cnames, ci.name, NULL);
-      if (ix < 0 || hu_idmap_put(&cix, ci.id, (uint64_t)ix + 1)) st = HP_ERR_NOMEM;
-    }
-    hp_cursor_close(c);
-    c = NULL;
-  }
+  hp_kernel_symbol k = {.size = sizeof k};
+  if (st == HP_OK) st = hai_each(s, HP_TABLE_KERNEL_SYMBOL, &k, tl_kernel, &t);
+  hp_counter_info ci = {.size = sizeof ci};
+  if (st == HP_OK) st = hai_each(s, HP_TABLE_COUNTER_INFO, &ci, tl_counter, &t);
   if (st == HP_OK && (hai_col(res, "time_ns", HA_INT, HA_ROLE_KEY, "ns") ||
                       hai_col(res, "counter", HA_TEXT, HA_ROLE_KEY, "") ||
                       hai_col(res, "value", HA_REAL, HA_ROLE_COUNTER, "")))
     st = HP_ERR_NOMEM;
-  if (st == HP_OK) st = hp_cursor_open(s, HP_TABLE_COUNTER_SAMPLE, &c);
+  t.res = res;
   hp_counter_sample cs = {.size = sizeof cs};
-  while (st == HP_OK && hp_cursor_next(c, &cs) == HP_OK) {
-    if (cs.dispatch_id != row) continue;
-    uint64_t ix = 0;
-    char idbuf[40];
-    const char *nm = hu_idmap_get(&cix, cs.counter_id, &ix) ? hu_strmap_str(&cnames, (size_t)(ix - 1)) : NULL;
-    if (!nm) snprintf(idbuf, sizeof idbuf, "counter %" PRIu64, cs.counter_id), nm = idbuf;
-    long r = hai_row(res);
-    if (r < 0 || hai_text(res, (size_t)r, 1, nm)) {
-      st = HP_ERR_NOMEM;
-      break;
-    }
-    hai_int(res, (size_t)r, 0, cs.timestamp_ns - start);
-    hai_num(res, (size_t)r, 2, cs.value);
-  }
-  if (c) hp_cursor_close(c);
+  if (st == HP_OK) st = hai_each(s, HP_TABLE_COUNTER_SAMPLE, &cs, tl_sample, &t);
   size_t n = ha_result_nrows(res);
   if (st == HP_OK &&
       (n ? hai_note(res, "dispatch %" PRIu64 " (%s): %zu counter samples, times from the dispatch's %s",
-                    dispatch, kname, n,
-                    incomplete
+                    dispatch, t.kname, n,
+                    t.incomplete
                         ? "enqueue (incomplete: no end time, still running when its process ended or died)"
                         : "start")
          : hai_note(res,
@@ -493,8 +519,8 @@ hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
                     "--counters ...')",
                     dispatch)))
     st = HP_ERR_NOMEM;
-  hu_idmap_free(&cix);
-  hu_strmap_free(&cnames);
+  hu_idmap_free(&t.cix);
+  hu_strmap_free(&t.cnames);
   if (st != HP_OK) return fail_out(s, res, st, out);
   *out = res;
   return HP_OK;
