@@ -148,7 +148,105 @@ py "Python analysis counts them" k.db '
     r = s.analyze(by="instruction", kernel="ratio")
     assert int(r.samples.sum()) == '"$N2"', r'
 
-# 5. `hubprof sample` itself, its application SIGKILLed while ratio runs: the store has the incomplete
+# 5. other readers of the incomplete dispatch agree with analyze: it is one call with no device time. analyze
+# counts it in CALLS, not in timed_calls, times or averages; ROCm's views (rocpd has no NULL: start = end = 0)
+# list it with duration 0 but leave it out of averages and of busy's wall time; Parquet readers see NULL.
+expect 0 "$HP" analyze --format csv k.db
+cp out an.csv
+py "analyze, rocpd views and Parquet readers agree" k.db '
+    import csv, json, math, sqlite3, duckdb, pandas as pd, pyarrow.parquet as pq
+    an = {r["kernel"]: r for r in csv.DictReader(open("an.csv"))}
+    assert an["ratio"]["calls"] == "1" and an["ratio"]["timed_calls"] == "0" and an["ratio"]["total_ns"] == "0"
+    assert an["ratio"]["avg_ns"] == an["ratio"]["min_ns"] == "", an["ratio"]
+    assert an["hot"]["calls"] == an["hot"]["timed_calls"] == "1", an["hot"]
+    hot_ns = int(an["hot"]["total_ns"])
+    db = sqlite3.connect("k.db")
+    q = lambda sql: db.execute(sql).fetchall()
+    # the column that tells it apart: start = end = 0 (no time is 0) and no passes in extdata
+    assert q("SELECT COUNT(*) FROM rocpd_kernel_dispatch WHERE start = 0 AND \"end\" = 0 "
+             "AND json_extract(extdata, \"$.passes\") IS NULL") == [(1,)]
+    assert q("SELECT start, \"end\", duration FROM kernels WHERE name = \"ratio\"") == [(0, 0, 0)]
+    assert q("SELECT duration FROM kernels WHERE name = \"hot\"") == [(hot_ns,)]
+    for v in ("top_kernels", "top"):
+        got = {n: (c, t, a) for n, c, t, a in q(f"SELECT name, total_calls, total_duration, average FROM {v}")}
+        assert got["ratio"] == (1, 0.0, None), (v, got)  # one call, no duration, no average (analyze: -)
+        assert got["hot"] == (1, hot_ns / 1000.0, hot_ns / 1000.0), (v, got)
+    (gpu, wall, busy), = q("SELECT GpuTime, WallTime, Busy FROM busy")
+    assert gpu == hot_ns and wall == hot_ns and busy == 1.0, (gpu, wall, busy)  # wall time not from 0
+    # Parquet: NULL start, end and passes, for pandas, pyarrow and DuckDB
+    d = pd.read_parquet("k.parquet/dispatch", dtype_backend="numpy_nullable")
+    inc = d[d.end_ns.isna()]
+    assert len(inc) == 1 and inc.start_ns.isna().all() and inc.passes.isna().all() and inc.enqueue_ns.notna().all()
+    t = pq.read_table("k.parquet/dispatch")
+    assert t.column("start_ns").null_count == t.column("end_ns").null_count == 1
+    dd = duckdb.sql("SELECT count(*), count(end_ns - start_ns), sum(end_ns - start_ns), avg(end_ns - start_ns) "
+                    "FROM \"k.parquet/dispatch/**/*.parquet\"").fetchall()
+    assert dd == [(2, 1, hot_ns, float(hot_ns))], dd
+    # the documented top-kernels query (docs/formats/parquet.md) gives the calls and totals of analyze
+    top = duckdb.sql("""SELECT coalesce(k.display_name, k.name) AS kernel, count(*) AS calls,
+           coalesce(sum(d.end_ns - d.start_ns) FILTER (WHERE d.end_ns >= d.start_ns), 0) AS total_ns
+           FROM "k.parquet/dispatch/**/*.parquet" d JOIN "k.parquet/kernel_symbol/**/*.parquet" k
+           ON d.kernel_id = k.id GROUP BY ALL""").fetchall()
+    assert sorted(top) == [("hot", 1, hot_ns), ("ratio", 1, 0)], top
+    # hubprof Python: the same figures from either store (the hub reads NULL as 0: timed_calls tells)
+    import hubprof
+    for st in (s, hubprof.open("k.parquet")):
+        r = st.analyze().set_index("kernel")
+        assert (r.calls["ratio"], r.timed_calls["ratio"], r.total_ns["ratio"]) == (1, 0, 0), r
+        assert math.isnan(r.avg_ns["ratio"]) and r.total_ns["hot"] == hot_ns, r
+        x = st.table("dispatch", dataset=True)
+        assert x.end_ns.isna().sum() == 1, x'
+
+# 6. a damaged store: a read error of the tables behind the sample views fails the call with one line naming
+# the damage (never a shorter answer); a damaged log is read as far as it can be, with the warning
+cp -r k.parquet bad.parquet
+f=$(ls bad.parquet/pc_sample/*.parquet | head -1)
+printf 'garbage!garbage!garbage!' | dd of="$f" bs=1 seek=200 conv=notrunc 2>/dev/null
+expect 1 "$HP" analyze --by line --kernel ratio bad.parquet
+one_line_error "bad.parquet: pc_sample/"
+cp -r k.parquet bad2.parquet
+f=$(ls bad2.parquet/dispatch/*.parquet | head -1)
+printf 'garbage!garbage!garbage!' | dd of="$f" bs=1 seek=200 conv=notrunc 2>/dev/null
+expect 1 "$HP" analyze --by instruction --kernel ratio bad2.parquet
+one_line_error "bad2.parquet: dispatch/"
+expect 1 "$HP" analyze --timeline --dispatch 2 bad2.parquet
+one_line_error "bad2.parquet: dispatch/"
+# the log: the payload of its last block of pc_sample records (type 13, docs/formats/log.md) damaged
+cp "$LOG" bad.log
+python3 - bad.log <<'PY' || bad "no pc_sample block in the log"
+import struct, sys
+def varint(b, i):
+    v = s = 0
+    while True:
+        v |= (b[i] & 0x7F) << s; s += 7; i += 1
+        if not b[i - 1] & 0x80: return v, i
+with open(sys.argv[1], "r+b") as f:
+    b = f.read()
+    hs, cs = struct.unpack_from("<I", b, 16)[0], struct.unpack_from("<Q", b, 24)[0]
+    last = None
+    for c in range(hs, len(b), cs):
+        pos = c
+        while pos + 16 <= min(c + cs, len(b)):
+            magic, n = struct.unpack_from("<II", b, pos)
+            if magic != 0x4B4C4248: break
+            i, end = pos + 16, pos + 16 + n
+            while i < end:
+                t, i = varint(b, i); ln, i = varint(b, i)
+                if t == 13: last = pos
+                i += ln
+            pos = (end + 7) & ~7
+    assert last is not None
+    f.seek(last + 20); f.write(b"\xff\xff\xff\xff")
+PY
+expect 0 "$HP" analyze --by instruction --kernel ratio --format csv bad.log
+awk -F, 'NR > 1 {n += $1} END {print n + 0}' out >sum
+grep -q "figures cover the readable part" err && ok || bad "damaged log: no warning: $(cat err)"
+py "a damaged log: the readable samples, as Python reads them" bad.log '
+    p = s.table("pc_sample")
+    assert len(p) < '"$N"', len(p)  # the damaged block is gone
+    assert (p.dispatch_id == 2).sum() == int(open("sum").read()), ((p.dispatch_id == 2).sum(), open("sum").read())'
+
+# 7. `hubprof sample` itself, its application SIGKILLed while ratio runs: the store has the incomplete
 # dispatch and its samples, and names the killed process
 "$HP" sample -o s.db -- "$EX/hot_spot" $ITERS 1 >sout 2>serr &
 hp=$!
