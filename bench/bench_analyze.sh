@@ -4,13 +4,12 @@
 # (default 10 processes x 1M dispatches = a 10 M-dispatch store).
 # SPDX-License-Identifier: MIT
 set -euo pipefail
-cd "$(dirname "$0")/.."
-dir=${1:?usage: bench_analyze.sh DIR [NPROC [NDISP [ROUNDS]]]}
+. "$(dirname "$0")/lib.sh"
+bench_env
+bench_scratch "${1:?usage: bench_analyze.sh DIR [NPROC [NDISP [ROUNDS]]]}"
 nproc=${2:-10}
 ndisp=${3:-1000000}
 rounds=${4:-3}
-B=build
-mkdir -p "$dir"
 store="$dir/big.parquet"
 if [ ! -d "$store" ]; then
   rm -rf "$dir/logs"
@@ -40,7 +39,6 @@ print(time.perf_counter() - t + 0 * len(rows))
 EOF
 )")
 done
-. bench/lib.sh # stats
 read -r hm hl hh <<<"$(stats $(printf '%s\n' "${t_hub[@]}" | awk '{ print $1 * 1000 }'))"
 read -r dm dl dh <<<"$(stats $(printf '%s\n' "${t_duck[@]}" | awk '{ print $1 * 1000 }'))"
 n=$(python3 -c "import json,sys; print(sum(1 for _ in open(sys.argv[1])) - 1)" "$dir/hub.csv")

@@ -6,12 +6,11 @@
 # usage: bench_analyze1m.sh DIR [NDISP [ROUNDS]]
 # SPDX-License-Identifier: MIT
 set -euo pipefail
-cd "$(dirname "$0")/.."
-dir=${1:?usage: bench_analyze1m.sh DIR [NDISP [ROUNDS]]}
+. "$(dirname "$0")/lib.sh"
+bench_env
+bench_scratch "${1:?usage: bench_analyze1m.sh DIR [NDISP [ROUNDS]]}"
 n=${2:-1000000}
 rounds=${3:-3}
-B=build
-mkdir -p "$dir"
 if [ ! -e "$dir/s.parquet" ]; then
   rm -rf "$dir/logs"
   "$B/examples/gen_logs" "$dir/logs" 1 "$n" 4 2
@@ -29,7 +28,6 @@ duckdb.connect().execute(f"""
   JOIN read_parquet('{s}/counter_value/*.parquet') v ON v.dispatch_id = d.id
   GROUP BY k.name, v.counter_id""").fetchall()
 PY
-. bench/lib.sh # stats
 ms() { # CMD...: wall milliseconds of one run
   local s e
   s=$(date +%s%N)

@@ -7,39 +7,23 @@
 # usage: bench_api.sh [N [ROUNDS [BASE]]]   BASE: a git commit (default 41274aa), "none" to skip it
 # SPDX-License-Identifier: MIT
 set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
+bench_env
+bench_scratch
 n=${1:-200000}
 rounds=${2:-7}
 base=${3:-41274aa}
-B=build
 app=$B/examples/ocl/launch_loop
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
 export POCL_DEVICES=basic
-unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_HARVEST_MS HUBPROF_API
-old=""
-if [ "$base" != none ]; then
-  mkdir -p "$dir/old"
-  if git archive "$base" | tar -x -C "$dir/old" && make -C "$dir/old" -j2 build/libhubprof_collector.so \
-    >"$dir/old.build" 2>&1; then
-    old=$dir/old/build/libhubprof_collector.so
-  else
-    echo "bench_api: cannot build the collector of $base (skipped): $(tail -n 3 "$dir/old.build")" >&2
-  fi
-fi
-one() { "$@" "$app" "$n" 1000 | grep -oE 'ns_per_dispatch=[0-9.]+' | cut -d= -f2; }
-traced() { # LIB API
-  rm -rf "$dir/logs" && mkdir -p "$dir/logs"
-  one env OPENCL_LAYERS="$1" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace HUBPROF_API="$2"
-}
+old=$(bench_old_collector bench_api "$base")
+traced() { launch_traced "$1" HUBPROF_API="$2"; } # LIB API
 plain=() prev=() now=() api=()
 for ((r = 0; r < rounds; r++)); do
-  plain+=("$(one env)")
+  plain+=("$(launch_ns env)")
   [ -n "$old" ] && prev+=("$(traced "$old" 0)")
   now+=("$(traced "$PWD/$B/libhubprof_collector.so" 0)")
   api+=("$(traced "$PWD/$B/libhubprof_collector.so" 1)")
 done
-. bench/lib.sh # stats
 read -r pm pl ph <<<"$(stats "${plain[@]}")"
 row() { stats_row 40 "$pm" "$@"; } # LABEL VALUES...: against the plain runs' median pm
 printf '%-40s %9s %17s %9s %8s\n' "launch_loop $n dispatches, $rounds rounds" "median" "min-max" "added" "slowdown"
@@ -53,4 +37,4 @@ if [ -n "$old" ]; then # paired: now (no --api) minus base within each round
   read -r m l h <<<"$(stats "${diffs[@]}")"
   printf '%-40s %9.1f %17s\n' "without --api minus base, per round" "$m" "$l..$h"
 fi
-echo "machine load (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine load: $(bench_load)"

@@ -8,14 +8,12 @@
 # what changes with the size is the number of inputs alone).
 # SPDX-License-Identifier: MIT
 set -euo pipefail
-cd "$(dirname "$0")/.."
-. bench/lib.sh
-dir=$1
+. "$(dirname "$0")/lib.sh"
+bench_env
+bench_scratch "${1:?usage: bench_cluster.sh DIR [DISPATCHES [ROUNDS [SIZES]]]}"
 disp=${2:-100000}
 rounds=${3:-3}
 sizes=${4:-16 32 64}
-B=build
-mkdir -p "$dir"
 split=${CLUSTER_SPLIT:-0}
 per() { if [ "$split" = 1 ]; then echo $((disp / $1)); else echo "$disp"; fi; }
 for n in $sizes; do
@@ -39,4 +37,4 @@ for n in $sizes; do
   # shellcheck disable=SC2086
   printf "%6d  %10d  %-23s  %s\n" "$n" "$((n * $(per "$n")))" "$(stats ${secs[$n]})" "$(stats ${mem[$n]})"
 done
-echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load at the end: $(bench_load)"

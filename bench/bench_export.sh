@@ -5,13 +5,12 @@
 # (bench/lib.sh stats). usage: [BENCH_EXPORT_RUNS="analyze perfetto ..."] bench_export.sh DIR [DISPATCHES [ROUNDS]]
 # SPDX-License-Identifier: MIT
 set -euo pipefail
-dir=${1:?usage: bench_export.sh DIR [DISPATCHES [ROUNDS]]}
+. "$(dirname "$0")/lib.sh"
+bench_env
+bench_scratch "${1:?usage: bench_export.sh DIR [DISPATCHES [ROUNDS]]}"
 n=${2:-1000000}
 rounds=${3:-3}
-B=${B:-build}
 HP=$B/hubprof
-. "$(dirname "$0")/lib.sh"
-mkdir -p "$dir"
 rm -f "$dir"/*.db
 "$B/examples/gen_logs" "$dir" 1 "$n" 2 1 rocpd >/dev/null
 store=$(ls "$dir"/*.db | head -1)

@@ -7,11 +7,11 @@
 # usage: bench_plan.sh [ROUNDS]   (default 11)
 # SPDX-License-Identifier: MIT
 set -euo pipefail
-cd "$(dirname "$0")/.."
-HP=${HP:-build/hubprof}
+. "$(dirname "$0")/lib.sh"
+bench_env
+bench_scratch
+HP=${HP:-$B/hubprof}
 rounds=${1:-11}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
 "$HP" list counters --device gfx942 --format csv >"$dir/counters.csv"
 "$HP" list metrics --device gfx942 --format csv >"$dir/metrics.csv"
 grep -v '^#' tests/data/gfx942_full_profile.counters | paste -sd, - >"$dir/full.txt"
@@ -58,7 +58,6 @@ read -r bpasses bsplit multi bfull <"$dir/base.txt"
 "$HP" plan --device gfx942 --metrics all --splits --format csv | tail -n +2 | wc -l >"$dir/nsplit"
 "$HP" plan --device gfx942 --counters "$(cat "$dir/full.txt")" --format line | tr ';' '\n' | wc -l >"$dir/nfull"
 ppasses=$(python3 -c "import json,sys; print(max(r['pass'] for r in json.load(open(sys.argv[1]))))" "$dir/plan.json")
-. bench/lib.sh # stats
 spread() { # FILE of microseconds: "median M ms (min-max L-H, N runs)"
   local m l h
   read -r m l h <<<"$(stats $(awk '{ print $1 / 1000 }' "$1"))"

@@ -7,16 +7,13 @@
 # usage: bench_sample.sh [N [ROUNDS]]
 # SPDX-License-Identifier: MIT
 set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
+bench_env
+bench_scratch
 n=${1:-50000}
 rounds=${2:-5}
-B=build
 app=$B/examples/ocl/launch_loop
 lib=$PWD/$B/libhubprof_collector.so
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_HARVEST_MS HUBPROF_SAMPLE_PERIOD_US \
-  HUBPROF_SAMPLE_COUNTERS HUBPROF_SAMPLE_KERNEL
 # one ENV...: "wall cpu" of one run: the app's own host ns per dispatch, and the CPU time of the whole process
 # (every thread: the application, PoCL's workers, the harvester, the sampling interrupts) per dispatch,
 # which a loaded machine disturbs less than wall time
@@ -51,7 +48,6 @@ for ((r = 0; r < rounds; r++)); do
     cpu[$c]+="${v#* } "
   done
 done
-. bench/lib.sh # stats
 table() { # TITLE ARRAY-NAME
   local -n a=$2
   local tm

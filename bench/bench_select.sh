@@ -7,30 +7,22 @@
 # usage: bench_select.sh [N [ROUNDS]]
 # SPDX-License-Identifier: MIT
 set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
+bench_env
+bench_scratch
 n=${1:-200000}
 rounds=${2:-7}
-B=build
 app=$B/examples/ocl/launch_loop
 lib=$PWD/$B/libhubprof_collector.so
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
 export POCL_DEVICES=basic
-unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_KERNEL HUBPROF_KERNEL_EXCLUDE \
-  HUBPROF_DISPATCH_RANGE HUBPROF_REGION
-one() { "$@" "$app" "$n" 1000 | grep -oE 'ns_per_dispatch=[0-9.]+' | cut -d= -f2; }
-traced() { # VAR=VALUE...
-  rm -rf "$dir/logs" && mkdir -p "$dir/logs"
-  one env OPENCL_LAYERS="$lib" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace "$@"
-}
+traced() { launch_traced "$lib" "$@"; } # VAR=VALUE...
 plain=() all=() sel=() none=()
 for ((r = 0; r < rounds; r++)); do
-  plain+=("$(one env)")
+  plain+=("$(launch_ns env)")
   all+=("$(traced)")
   sel+=("$(traced HUBPROF_KERNEL=tiny HUBPROF_DISPATCH_RANGE=1-)")
   none+=("$(traced HUBPROF_KERNEL_EXCLUDE=tiny)")
 done
-. bench/lib.sh # stats
 read -r base _ _ <<<"$(stats "${all[@]}")"
 row() { # LABEL VALUES...
   local label=$1
@@ -45,3 +37,4 @@ row "no collector" "${plain[@]}"
 row "trace, no filter (baseline)" "${all[@]}"
 row "trace, every dispatch selected (--kernel, range 1-)" "${sel[@]}"
 row "trace, none selected (--kernel-exclude: forwarded)" "${none[@]}"
+echo "machine load: $(bench_load)"

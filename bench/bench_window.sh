@@ -6,16 +6,14 @@
 # Prints the median and min-max of the runs of each side. usage: bench_window.sh   (needs `make all`)
 # SPDX-License-Identifier: MIT
 set -euo pipefail
-cd "$(dirname "$0")/.."
-HP=$PWD/build/hubprof
-EX=$PWD/build/examples/ocl
+. "$(dirname "$0")/lib.sh"
+bench_env
+bench_scratch
+HP=$PWD/$B/hubprof
+EX=$PWD/$B/examples/ocl
 N=${BENCH_WINDOW_N:-2000}
 RUNS=${BENCH_WINDOW_RUNS:-7}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-. bench/lib.sh # stats
 cd "$dir"
-unset HUBPROF_DEBUG HUBPROF_SHADOW HUBPROF_WINDOW
 ns_of() { sed -nE 's/.*ns_per_dispatch=([0-9.]+).*/\1/p'; }
 spread() { # FILE: "median M ns, min-max L-H ns (N runs)" of the values in FILE
   local m l h

@@ -1,5 +1,54 @@
-# Shared by the benchmark scripts (source it): the figures they print from a list of measurements.
+# Shared by the benchmark scripts (source it by its path, from anywhere): the common start of a script (its
+# working directory, environment and scratch folder), the collector of an older commit, a run of the
+# launch-bound loop, the machine's load, and the figures they print from a list of measurements.
 # SPDX-License-Identifier: MIT
+BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_CALLER_DIR=$PWD # where the script was started: a relative DIR argument is relative to it
+# bench_env [KEEP...]: the common start (after `set -euo pipefail`): the repository root as working
+# directory, B the build folder (default build), and the caller's environment cleared the way the tests clear
+# it (tests/lib.sh hp_clean_env: every HUBPROF_* variable but the KEEP names, OPENCL_LAYERS, LD_PRELOAD and
+# NVTX_INJECTION64_PATH), so that nothing of the caller's changes what is measured.
+bench_env() {
+  cd "$BENCH_ROOT" || return 1
+  B=${B:-build}
+  . "$BENCH_ROOT/tests/lib.sh"
+  hp_clean_env "$@"
+}
+# bench_scratch [DIR]: $dir, the scratch folder (an absolute path): DIR when given (created, kept after), else a
+# temporary folder removed at exit
+bench_scratch() {
+  if [ -n "${1:-}" ]; then
+    case $1 in /*) dir=$1 ;; *) dir=$BENCH_CALLER_DIR/$1 ;; esac
+    mkdir -p "$dir"
+  else
+    dir=$(mktemp -d)
+    trap 'rm -rf "$dir"' EXIT
+  fi
+}
+# bench_load: the machine's load now, "L1 L5 L15 (1, 5, 15 min), N cores"
+bench_load() { echo "$(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min), $(nproc) cores"; }
+# bench_old_collector NAME COMMIT: the collector of git commit COMMIT built in $dir/old with the same compiler
+# flags, its path on stdout; nothing ("none", or a note on stderr, from NAME, when it does not build)
+bench_old_collector() {
+  [ "$2" = none ] && return 0
+  mkdir -p "$dir/old"
+  if git archive "$2" | tar -x -C "$dir/old" && make -C "$dir/old" -j2 build/libhubprof_collector.so \
+    >"$dir/old.build" 2>&1; then
+    echo "$dir/old/build/libhubprof_collector.so"
+  else
+    echo "$1: cannot build the collector of $2 (skipped): $(tail -n 3 "$dir/old.build" 2>/dev/null)" >&2
+  fi
+}
+# launch_ns CMD...: host ns per dispatch of one run of the launch-bound loop $app with $n dispatches, a
+# clFinish every 1000 (examples/ocl/launch_loop), run by CMD (e.g. env VAR=VALUE ...)
+launch_ns() { "$@" "$app" "$n" 1000 | grep -oE 'ns_per_dispatch=[0-9.]+' | cut -d= -f2; }
+# launch_traced LIB VAR=VALUE...: the same traced by the collector LIB into a new $dir/logs
+launch_traced() {
+  local lib=$1
+  shift
+  rm -rf "$dir/logs" && mkdir -p "$dir/logs"
+  launch_ns env OPENCL_LAYERS="$lib" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace "$@"
+}
 # stats VALUES...: "median min max" of the values, one decimal each
 stats() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {
   m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f %.1f %.1f\n", m, v[1], v[NR] }'; }
