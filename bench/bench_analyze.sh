@@ -3,10 +3,8 @@
 # query on the same files, interleaved in one run; median and min-max of R rounds. usage: bench_analyze.sh DIR [NPROC [NDISP [R]]]
 # (default 10 processes x 1M dispatches = a 10 M-dispatch store).
 # SPDX-License-Identifier: MIT
-set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-bench_env
-bench_scratch "${1:?usage: bench_analyze.sh DIR [NPROC [NDISP [ROUNDS]]]}"
+bench_start "${1:?usage: bench_analyze.sh DIR [NPROC [NDISP [ROUNDS]]]}"
 nproc=${2:-10}
 ndisp=${3:-1000000}
 rounds=${4:-3}

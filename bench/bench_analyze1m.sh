@@ -5,10 +5,8 @@
 # rounds (each runs every case once), median and min-max in ms.
 # usage: bench_analyze1m.sh DIR [NDISP [ROUNDS]]
 # SPDX-License-Identifier: MIT
-set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-bench_env
-bench_scratch "${1:?usage: bench_analyze1m.sh DIR [NDISP [ROUNDS]]}"
+bench_start "${1:?usage: bench_analyze1m.sh DIR [NDISP [ROUNDS]]}"
 n=${2:-1000000}
 rounds=${3:-3}
 if [ ! -e "$dir/s.parquet" ]; then

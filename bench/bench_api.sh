@@ -6,14 +6,11 @@
 # rounds, and "without --api minus base" paired per round (the claim: unchanged).
 # usage: bench_api.sh [N [ROUNDS [BASE]]]   BASE: a git commit (default 41274aa), "none" to skip it
 # SPDX-License-Identifier: MIT
-set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-bench_env
-bench_scratch
+bench_start
 n=${1:-200000}
 rounds=${2:-7}
 base=${3:-41274aa}
-app=$B/examples/ocl/launch_loop
 export POCL_DEVICES=basic
 old=$(bench_old_collector bench_api "$base")
 traced() { launch_traced "$1" HUBPROF_API="$2"; } # LIB API
@@ -21,8 +18,8 @@ plain=() prev=() now=() api=()
 for ((r = 0; r < rounds; r++)); do
   plain+=("$(launch_ns env)")
   [ -n "$old" ] && prev+=("$(traced "$old" 0)")
-  now+=("$(traced "$PWD/$B/libhubprof_collector.so" 0)")
-  api+=("$(traced "$PWD/$B/libhubprof_collector.so" 1)")
+  now+=("$(traced "$COLLECTOR" 0)")
+  api+=("$(traced "$COLLECTOR" 1)")
 done
 read -r pm pl ph <<<"$(stats "${plain[@]}")"
 row() { stats_row 40 "$pm" "$@"; } # LABEL VALUES...: against the plain runs' median pm

@@ -7,10 +7,8 @@
 # CLUSTER_SPLIT=1: DISPATCHES is the total, split evenly over the stores (same rows for every size, so
 # what changes with the size is the number of inputs alone).
 # SPDX-License-Identifier: MIT
-set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-bench_env
-bench_scratch "${1:?usage: bench_cluster.sh DIR [DISPATCHES [ROUNDS [SIZES]]]}"
+bench_start "${1:?usage: bench_cluster.sh DIR [DISPATCHES [ROUNDS [SIZES]]]}"
 disp=${2:-100000}
 rounds=${3:-3}
 sizes=${4:-16 32 64}

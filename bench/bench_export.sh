@@ -4,10 +4,8 @@
 # rocpd), next to `hubprof analyze` on the same store; the runs interleaved round by round; median and min-max
 # (bench/lib.sh stats). usage: [BENCH_EXPORT_RUNS="analyze perfetto ..."] bench_export.sh DIR [DISPATCHES [ROUNDS]]
 # SPDX-License-Identifier: MIT
-set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-bench_env
-bench_scratch "${1:?usage: bench_export.sh DIR [DISPATCHES [ROUNDS]]}"
+bench_start "${1:?usage: bench_export.sh DIR [DISPATCHES [ROUNDS]]}"
 n=${2:-1000000}
 rounds=${3:-3}
 HP=$B/hubprof

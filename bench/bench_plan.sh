@@ -6,10 +6,8 @@
 # Runs interleaved; prints median and min-max of the planner's wall time.
 # usage: bench_plan.sh [ROUNDS]   (default 11)
 # SPDX-License-Identifier: MIT
-set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-bench_env
-bench_scratch
+bench_start
 HP=${HP:-$B/hubprof}
 rounds=${1:-11}
 "$HP" list counters --device gfx942 --format csv >"$dir/counters.csv"

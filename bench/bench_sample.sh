@@ -6,14 +6,10 @@
 # time.
 # usage: bench_sample.sh [N [ROUNDS]]
 # SPDX-License-Identifier: MIT
-set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-bench_env
-bench_scratch
+bench_start
 n=${1:-50000}
 rounds=${2:-5}
-app=$B/examples/ocl/launch_loop
-lib=$PWD/$B/libhubprof_collector.so
 # one ENV...: "wall cpu" of one run: the app's own host ns per dispatch, and the CPU time of the whole process
 # (every thread: the application, PoCL's workers, the harvester, the sampling interrupts) per dispatch,
 # which a loaded machine disturbs less than wall time
@@ -27,11 +23,11 @@ for kv in sys.argv[3:]:
     env[k] = v
 out = subprocess.run([app, n, "1000"], env=env, capture_output=True, text=True, check=True).stdout
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(re.search(r"ns_per_dispatch=([0-9.]+)", out).group(1), (r.ru_utime + r.ru_stime) * 1e9 / int(n))' "$n" "$app" "$@"
+print(re.search(r"ns_per_dispatch=([0-9.]+)", out).group(1), (r.ru_utime + r.ru_stime) * 1e9 / int(n))' "$n" "$LAUNCH_LOOP" "$@"
 }
 run() { # ENV...: under the collector
   rm -rf "$dir/logs" && mkdir -p "$dir/logs"
-  one OPENCL_LAYERS="$lib" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace "$@"
+  one OPENCL_LAYERS="$COLLECTOR" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace "$@"
 }
 names=("no collector" "trace" "sample, period 10000 us" "sample, period 1000 us (default)" "sample, period 100 us")
 declare -A wall cpu

@@ -6,16 +6,12 @@
 # (HUBPROF_KERNEL_EXCLUDE=tiny: looked up, counted, forwarded), interleaved: median and min-max of R rounds.
 # usage: bench_select.sh [N [ROUNDS]]
 # SPDX-License-Identifier: MIT
-set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-bench_env
-bench_scratch
+bench_start
 n=${1:-200000}
 rounds=${2:-7}
-app=$B/examples/ocl/launch_loop
-lib=$PWD/$B/libhubprof_collector.so
 export POCL_DEVICES=basic
-traced() { launch_traced "$lib" "$@"; } # VAR=VALUE...
+traced() { launch_traced "$COLLECTOR" "$@"; } # VAR=VALUE...
 plain=() all=() sel=() none=()
 for ((r = 0; r < rounds; r++)); do
   plain+=("$(launch_ns env)")

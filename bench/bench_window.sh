@@ -5,10 +5,8 @@
 # (a clFinish after every dispatch) profiled with 3 passes, on PoCL's pthread and basic devices.
 # Prints the median and min-max of the runs of each side. usage: bench_window.sh   (needs `make all`)
 # SPDX-License-Identifier: MIT
-set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-bench_env
-bench_scratch
+bench_start
 HP=$PWD/$B/hubprof
 EX=$PWD/$B/examples/ocl
 N=${BENCH_WINDOW_N:-2000}

@@ -4,15 +4,23 @@
 # SPDX-License-Identifier: MIT
 BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_CALLER_DIR=$PWD # where the script was started: a relative DIR argument is relative to it
-# bench_env [KEEP...]: the common start (after `set -euo pipefail`): the repository root as working
-# directory, B the build folder (default build), and the caller's environment cleared the way the tests clear
-# it (tests/lib.sh hp_clean_env: every HUBPROF_* variable but the KEEP names, OPENCL_LAYERS, LD_PRELOAD and
-# NVTX_INJECTION64_PATH), so that nothing of the caller's changes what is measured.
+# bench_env [KEEP...]: the repository root as working directory; B the build folder (default build), COLLECTOR
+# its collector and LAUNCH_LOOP the launch-bound loop (examples/ocl/launch_loop); the caller's environment
+# cleared the way the tests clear it (tests/lib.sh hp_clean_env: every HUBPROF_* variable but the KEEP names,
+# OPENCL_LAYERS, LD_PRELOAD and NVTX_INJECTION64_PATH), so that nothing of the caller's changes what is measured.
 bench_env() {
   cd "$BENCH_ROOT" || return 1
   B=${B:-build}
+  COLLECTOR=$BENCH_ROOT/$B/libhubprof_collector.so
+  LAUNCH_LOOP=$B/examples/ocl/launch_loop
   . "$BENCH_ROOT/tests/lib.sh"
   hp_clean_env "$@"
+}
+# bench_start [DIR]: the common start of a script: `set -euo pipefail`, bench_env, bench_scratch DIR
+bench_start() {
+  set -euo pipefail
+  bench_env
+  bench_scratch "${1:-}"
 }
 # bench_scratch [DIR]: $dir, the scratch folder (an absolute path): DIR when given (created, kept after), else a
 # temporary folder removed at exit
@@ -39,9 +47,9 @@ bench_old_collector() {
     echo "$1: cannot build the collector of $2 (skipped): $(tail -n 3 "$dir/old.build" 2>/dev/null)" >&2
   fi
 }
-# launch_ns CMD...: host ns per dispatch of one run of the launch-bound loop $app with $n dispatches, a
-# clFinish every 1000 (examples/ocl/launch_loop), run by CMD (e.g. env VAR=VALUE ...)
-launch_ns() { "$@" "$app" "$n" 1000 | grep -oE 'ns_per_dispatch=[0-9.]+' | cut -d= -f2; }
+# launch_ns CMD...: host ns per dispatch of one run of LAUNCH_LOOP with $n dispatches, a clFinish every 1000,
+# run by CMD (e.g. env VAR=VALUE ...)
+launch_ns() { "$@" "$LAUNCH_LOOP" "$n" 1000 | grep -oE 'ns_per_dispatch=[0-9.]+' | cut -d= -f2; }
 # launch_traced LIB VAR=VALUE...: the same traced by the collector LIB into a new $dir/logs
 launch_traced() {
   local lib=$1

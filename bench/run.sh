@@ -3,13 +3,8 @@
 # docs/benchmarks.md. Scratch data goes to BENCH_DIR (default: a temporary folder, removed after).
 # BENCH_FILES / BENCH_DISPATCHES size the merge benchmark (default 64 × 100000, the issue's figure).
 # SPDX-License-Identifier: MIT
-set -euo pipefail
-cd "$(dirname "$0")/.."
-B=build
-dir=${BENCH_DIR:-$(mktemp -d)}
-mkdir -p "$dir"
-keep=${BENCH_DIR:+1}
-trap '[ -n "$keep" ] || rm -rf "$dir"' EXIT
+. "$(dirname "$0")/lib.sh"
+bench_start "${BENCH_DIR:-}"
 files=${BENCH_FILES:-64}
 disp=${BENCH_DISPATCHES:-100000}
 echo "== machine: $(nproc) cores, $(uname -r), $(date -u +%Y-%m-%d)"
