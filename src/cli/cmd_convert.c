@@ -17,23 +17,14 @@ static const cli_opt convert_opts[] = {
      .kind = CLI_OPT_STRING,
      .value = "OUT",
      .help = "the converted store (required); it appears only on success"},
-    {.name = "output-format",
-     .short_name = 'F',
-     .kind = CLI_OPT_ENUM,
-     .choices_fn = cli_store_formats,
-     .help =
-         "format of OUT (default: from OUT's name: .parquet or a folder -> parquet, .db .sqlite .rocpd -> "
-         "rocpd, .hplog -> log; else rocpd)"},
-    {.name = "format", .kind = CLI_OPT_ENUM, .flags = CLI_OPT_HIDDEN, .alias_of = "output-format"},
-    {.name = "force", .short_name = 'f', .kind = CLI_OPT_FLAG, .help = "replace OUT if it exists"},
     {.name = "strict",
      .kind = CLI_OPT_FLAG,
      .help = "fail when IN is damaged (default: convert what is readable, with a warning)"},
     {0},
 };
 
-static const cli_opt *const convert_tables[] = {convert_opts, cli_opts_partition, cli_opts_quiet,
-                                                cli_opts_common, NULL};
+static const cli_opt *const convert_tables[] = {convert_opts,   cli_opts_store_out, cli_opts_partition,
+                                                cli_opts_quiet, cli_opts_common,    NULL};
 
 static const cli_spec convert_spec = {
     .command = "convert",
