@@ -95,6 +95,10 @@ struct hp_store;
 const char *cli_store_unreadable(struct hp_store *s);
 /* "CMD: STORE: a table cannot be read: REASON" and CLI_FAIL when cli_store_unreadable; else 0. */
 int cli_check_readable(const char *cmd, struct hp_store *s);
+/* The store at path opened to read, or NULL after one error line (the store's reason). */
+struct hp_store *cli_open_store(const char *path);
+/* The same, then checked by cli_check_readable(cmd): NULL (closed) after its error line. */
+struct hp_store *cli_open_readable(const char *cmd, const char *path);
 
 /* output_format.c: the format of an output store, from -F/--output-format (`given`, NULL when not given)
  * and the output's name: NAME.parquet, NAME/ or an existing folder -> parquet; .db .sqlite .sqlite3 .rocpd

@@ -228,16 +228,12 @@ int cmd_analyze(int argc, char **argv) {
     cli_error("analyze: --by %s needs --kernel K (the kernel whose samples to attribute)", by_choices[by]);
     goto out;
   }
-  hp_store *s;
-  hp_status st = hp_store_open(args.operands[0], NULL, HP_READ, &s);
-  if (st != HP_OK) {
-    cli_error("%s", s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
-    hp_store_abort(s);
+  hp_store *s = cli_open_readable("analyze", args.operands[0]);
+  if (!s) {
     rc = CLI_FAIL;
     goto out;
   }
-  rc = cli_check_readable("analyze", s);
-  if (!rc) rc = analyze(s, &o);
+  rc = analyze(s, &o);
   hp_store_close(s);
   rc = cli_finish_stdout(rc);
 out:

@@ -87,20 +87,6 @@ static const cli_spec diff_spec = {
 
 void cmd_diff_help(FILE *out) { cli_help(&diff_spec, out); }
 
-static hp_status open_store(const char *path, hp_store **s) {
-  hp_status st = hp_store_open(path, NULL, HP_READ, s);
-  if (st != HP_OK) {
-    cli_error("%s", *s && hp_store_error(*s)[0] ? hp_store_error(*s) : hp_status_str(st));
-    hp_store_abort(*s);
-    *s = NULL;
-  } else if (cli_check_readable("diff", *s)) {
-    hp_store_close(*s);
-    *s = NULL;
-    st = HP_ERR_CORRUPT;
-  }
-  return st;
-}
-
 typedef struct diff_progress {
   cli_progress *p;
   uint64_t base, last; /* rows of the stores read before, rows of this one so far */
@@ -141,8 +127,8 @@ int cmd_diff(int argc, char **argv) {
   char **argv2 = args.operands;
   hp_store *a = NULL, *b = NULL;
   rc = CLI_FAIL;
-  if (open_store(argv2[0], &a) != HP_OK) goto out;
-  if (open_store(argv2[1], &b) != HP_OK) {
+  if (!(a = cli_open_readable("diff", argv2[0]))) goto out;
+  if (!(b = cli_open_readable("diff", argv2[1]))) {
     hp_store_close(a);
     goto out;
   }

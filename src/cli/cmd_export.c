@@ -87,17 +87,8 @@ int cmd_export(int argc, char **argv) {
     cli_error("%s: is a folder; the %s output is a file", outp, ex_format_names[fmt]);
     return CLI_FAIL;
   }
-  hp_store *s;
-  hp_status st = hp_store_open(path, NULL, HP_READ, &s);
-  if (st != HP_OK) {
-    cli_error("%s", s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
-    hp_store_abort(s);
-    return CLI_FAIL;
-  }
-  if (cli_check_readable("export", s)) {
-    hp_store_close(s);
-    return CLI_FAIL;
-  }
+  hp_store *s = cli_open_readable("export", path);
+  if (!s) return CLI_FAIL;
   /* a progress line on a terminal: regions and dispatches read */
   cli_progress *pr = cli_progress_start("exporting", "rows", 0, quiet);
   ex_opts eo = {.progress = cli_progress_cb, .progress_ctx = pr};

@@ -281,13 +281,8 @@ int cmd_info(int argc, char **argv) {
   }
   const char *path = args.operands[0];
   cli_args_free(&args);
-  hp_store *s;
-  hp_status st = hp_store_open(path, NULL, HP_READ, &s);
-  if (st != HP_OK) {
-    cli_error("%s", s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
-    hp_store_abort(s);
-    return CLI_FAIL;
-  }
+  hp_store *s = cli_open_store(path);
+  if (!s) return CLI_FAIL;
   rc = print_info(s, json, quiet);
   if (rc == CLI_OK) rc = cli_check_readable("info", s); /* after showing what the store holds */
   hp_store_close(s);

@@ -42,22 +42,6 @@ static const cli_spec report_spec = {
 
 void cmd_report_help(FILE *out) { cli_help(&report_spec, out); }
 
-/* Open a store for reading; NULL after one error line. */
-static hp_store *open_store(const char *path) {
-  hp_store *s;
-  hp_status st = hp_store_open(path, NULL, HP_READ, &s);
-  if (st != HP_OK) {
-    cli_error("%s", s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
-    hp_store_abort(s);
-    return NULL;
-  }
-  if (cli_check_readable("report", s)) {
-    hp_store_close(s);
-    return NULL;
-  }
-  return s;
-}
-
 int cmd_report(int argc, char **argv) {
   cli_args args;
   int rc = cli_parse(&report_spec, argc, argv, &args);
@@ -81,9 +65,9 @@ int cmd_report(int argc, char **argv) {
               outp);
     return CLI_FAIL;
   }
-  hp_store *s = open_store(path), *b = NULL;
+  hp_store *s = cli_open_readable("report", path), *b = NULL;
   if (!s) return CLI_FAIL;
-  if (basep[0] && !(b = open_store(basep))) {
+  if (basep[0] && !(b = cli_open_readable("report", basep))) {
     hp_store_close(s);
     return CLI_FAIL;
   }

@@ -1,5 +1,6 @@
-/* The reading subcommands' check of an opened store: a table (or a file of one) that could not be read at
- * all makes analyze, diff, export and info fail, rather than report figures for part of the data. */
+/* The reading subcommands' opening and check of a store: one error line when it cannot be opened, and a table
+ * (or a file of one) that could not be read at all makes analyze, diff, export, info and report fail, rather
+ * than report figures for part of the data. */
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 
@@ -13,6 +14,24 @@ const char *cli_store_unreadable(hp_store *s) {
   if (strcmp(hp_store_format(s), "log") == 0) return NULL;
   const char *why = hp_store_error(s);
   return why && *why ? why : "damaged";
+}
+
+hp_store *cli_open_store(const char *path) {
+  hp_store *s;
+  hp_status st = hp_store_open(path, NULL, HP_READ, &s);
+  if (st == HP_OK) return s;
+  cli_error("%s", s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st));
+  hp_store_abort(s);
+  return NULL;
+}
+
+hp_store *cli_open_readable(const char *cmd, const char *path) {
+  hp_store *s = cli_open_store(path);
+  if (s && cli_check_readable(cmd, s)) {
+    hp_store_close(s);
+    return NULL;
+  }
+  return s;
 }
 
 int cli_check_readable(const char *cmd, hp_store *s) {
