@@ -108,7 +108,7 @@ san: $(addprefix $(SAN)/tests/,$(TESTS)) $(SAN)/hubprof
 
 # libFuzzer targets (clang), run briefly by the test suite.
 FUZZ_CC ?= clang
-$(B)/fuzz/%: tests/fuzz/%.c $(HUB_SRC) $(HDRS)
+$(B)/fuzz/%: tests/fuzz/%.c $(HUB_SRC) $(HDRS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $(INC_TESTS) $< $(HUB_SRC) -o $@ \
 	  $(LDLIBS_HUB)

@@ -1,6 +1,7 @@
 /* libFuzzer target for the log reader: any bytes as a log file must open or fail cleanly, and every table
  * must count and walk without a crash, leak or hang. The first byte picks how the input becomes a file. */
 /* SPDX-License-Identifier: MIT */
+#include "fuzz_walk.h"
 #include "hub_internal.h"
 
 #include <stdint.h>
@@ -53,27 +54,12 @@ static volatile size_t g_sink;
 static void walk(hp_store *s) {
   unsigned char row[512];
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
-    const hp_table_desc *d = hp_table_describe((hp_table)t);
     uint64_t n = 0, k = 0;
+    hp_status st;
     hp_store_count(s, (hp_table)t, &n);
-    for (int pass = 0; pass < 2; pass++) {
-      hp_cursor *c = NULL;
-      if (hp_cursor_open(s, (hp_table)t, &c) != HP_OK) continue;
-      uint32_t size = pass == 0 ? (uint32_t)d->row_size : (uint32_t)(sizeof(uint32_t) + 2 * sizeof(uint64_t));
-      memcpy(row, &size, sizeof size);
-      k = 0;
-      while (hp_cursor_next(c, row) == HP_OK) {
-        k++;
-        for (size_t i = 0; pass == 0 && i < d->ncolumns; i++) {
-          if (d->columns[i].type != HP_COL_STR) continue;
-          const char *str;
-          memcpy(&str, row + d->columns[i].offset, sizeof str);
-          g_sink += strlen(str);
-        }
-      }
-      hp_cursor_close(c);
-      if (k != n) abort(); /* count and cursor must agree */
-    }
+    for (int pass = 0; pass < 2; pass++)
+      if (fuzz_walk(s, (hp_table)t, pass, row, &k, &st, &g_sink) && k != n)
+        abort(); /* count and cursor must agree */
   }
   g_sink += hp_store_metadata(s, "schema_version") != NULL;
   uint64_t off = 0;

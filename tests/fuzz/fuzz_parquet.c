@@ -3,6 +3,7 @@
  * the manifest itself; the store must open or fail cleanly, and every table must count and walk without a
  * crash, leak or hang. */
 /* SPDX-License-Identifier: MIT */
+#include "fuzz_walk.h"
 #include "hub_internal.h"
 #include "parquet_fmt.h"
 
@@ -18,26 +19,11 @@ static volatile size_t g_sink;
 static void walk(hp_store *s) {
   unsigned char row[512];
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
-    const hp_table_desc *d = hp_table_describe((hp_table)t);
-    uint64_t n = 0;
+    uint64_t n = 0, k = 0;
+    hp_status st;
     hp_store_count(s, (hp_table)t, &n);
     for (int pass = 0; pass < 2; pass++) {
-      hp_cursor *c = NULL;
-      if (hp_cursor_open(s, (hp_table)t, &c) != HP_OK) continue;
-      uint32_t size = pass == 0 ? (uint32_t)d->row_size : (uint32_t)(sizeof(uint32_t) + 2 * sizeof(uint64_t));
-      memcpy(row, &size, sizeof size);
-      uint64_t k = 0;
-      hp_status st;
-      while ((st = hp_cursor_next(c, row)) == HP_OK) {
-        k++;
-        for (size_t i = 0; pass == 0 && i < d->ncolumns; i++) {
-          if (d->columns[i].type != HP_COL_STR) continue;
-          const char *str;
-          memcpy(&str, row + d->columns[i].offset, sizeof str);
-          g_sink += strlen(str);
-        }
-      }
-      hp_cursor_close(c);
+      if (!fuzz_walk(s, (hp_table)t, pass, row, &k, &st, &g_sink)) continue;
       if (st == HP_END && k != n) abort(); /* a cursor that ends cleanly gives every counted row */
       if (k > n) abort();
     }
