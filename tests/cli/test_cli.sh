@@ -6,9 +6,8 @@
 set -u
 HP=${1:-build/hubprof}
 GEN=build/examples/gen_logs
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../lib.sh"
+hp_test_env
 no_leftovers() { # DIR: no temporary files left behind
   if ls -A "$1" | grep -q '\.tmp\.'; then bad "temporary files left in $1: $(ls -A "$1")"; else ok; fi
 }

@@ -6,9 +6,8 @@
 # SPDX-License-Identifier: MIT
 set -u
 HP=${1:-build/hubprof}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../lib.sh"
+hp_test_env
 # py CODE: run python over $T/out (as `out`), passing when it exits 0
 py() { python3 -c "import csv,json,os,sys; out=open(sys.argv[1]).read(); $1" "$T/out"; }
 

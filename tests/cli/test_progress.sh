@@ -8,9 +8,8 @@
 set -u
 HP=${1:-build/hubprof}
 GEN=build/examples/gen_logs
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 . "$(dirname "$0")/../lib.sh"
+hp_test_env
 
 mkdir -p "$T/logs"
 "$GEN" "$T/logs" 2 20000 2 1 || bad "gen_logs failed"
