@@ -35,7 +35,7 @@ COMMON_SRC := $(wildcard src/common/*.c)
 COUNTERS_SRC := $(wildcard src/counters/*.c)
 HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c src/hub/assemble.c \
            src/hub/fmt_log.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c \
-           $(wildcard src/hub/parquet_*.c) src/hub/formats.c $(wildcard src/analysis/*.c) $(COUNTERS_SRC) $(COMMON_SRC) \
+           $(wildcard src/hub/parquet_*.c) src/hub/formats.c $(filter-out src/analysis/llvm_regen.c,$(wildcard src/analysis/*.c)) $(COUNTERS_SRC) $(COMMON_SRC) \
            src/hub/code_bytes.c
 # The collector's subset: no SQLite, no Parquet.
 HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/formats_log.c \
@@ -118,6 +118,16 @@ $(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c src/analysis/code_read.c src/analysi
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< src/analysis/code_read.c \
 	  src/common/hu_bytes.c -o $@ $(LDLIBS_SAMPLE)
 fuzz: $(addprefix $(B)/fuzz/,$(FUZZERS))
+
+# The LLVM plugin of analysis (source lines for -g alone on PoCL, src/analysis/llvm_regen.c): LLVM 15's C API,
+# dlopened by src/analysis/code_lines.c, never linked into libhubprof; built when llvm-15-dev is installed.
+LLVM15_INC := /usr/lib/llvm-15/include
+ifneq ($(wildcard $(LLVM15_INC)/llvm-c/Core.h),)
+all: $(B)/libhubprof_llvm.so
+endif
+$(B)/libhubprof_llvm.so: src/analysis/llvm_regen.c src/analysis/llvm_regen.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) -shared -I$(LLVM15_INC) $< -o $@ -l:libLLVM-15.so.1
 
 $(B)/examples/%: examples/%.c $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
