@@ -166,13 +166,13 @@ static int needs_ir_lines(const attr *a, const cobj *o) {
   return 0;
 }
 
-/* Lines from o's stored IR (code_lines.c): 0 when rows were added, else -1 with o->ir_why (a warning when
- * there was an IR to try). */
+/* Lines from o's stored IR (code_lines.c). o->ir_why says why when they are not all there; 1 when that is
+ * worth a warning (there was an IR to try), else 0. */
 static int ir_lines(hp_store *s, cobj *o, const void *so, size_t n) {
   if (!*o->ir_hash) {
     snprintf(o->ir_why, sizeof o->ir_why,
-             "its IR was not kept (PoCL had the kernel cached without it: "
-             "sample with an empty POCL_CACHE_DIR)");
+             "its IR was not kept (--no-keep-ir, or a kernel PoCL had cached before: use an empty "
+             "POCL_CACHE_DIR)");
     return 0; /* said on the rows, no warning */
   }
   void *ir = NULL;

@@ -22,8 +22,8 @@
 
 #define MAX_OBJ (256u << 20)
 
-/* The plugin: $HUBPROF_LLVM_PLUGIN, else libhubprof_llvm.so beside the library or program holding this code.
- */
+/* The plugin: $HUBPROF_LLVM_PLUGIN, else libhubprof_llvm.so where it is built or installed relative to the
+ * library or program holding this code (build/, build/san/; PREFIX/bin, PREFIX/lib -> PREFIX/lib/hubprof). */
 static void plugin_path(char *out, size_t n) {
   const char *env = getenv("HUBPROF_LLVM_PLUGIN");
   if (env && *env) {
@@ -32,12 +32,20 @@ static void plugin_path(char *out, size_t n) {
   }
   Dl_info di;
   char self[PATH_MAX] = "";
+  ssize_t l;
   if (dladdr((void *)plugin_path, &di) && di.dli_fname && strchr(di.dli_fname, '/'))
     snprintf(self, sizeof self, "%s", di.dli_fname);
-  else if (readlink("/proc/self/exe", self, sizeof self - 1) < 0)
-    self[0] = 0;
+  else if ((l = readlink("/proc/self/exe", self, sizeof self - 1)) > 0)
+    self[l] = 0;
   char *slash = strrchr(self, '/');
-  snprintf(out, n, "%.*s/libhubprof_llvm.so", slash ? (int)(slash - self) : 1, slash ? self : ".");
+  int dl = slash ? (int)(slash - self) : 1;
+  static const char *const rel[] = {"/libhubprof_llvm.so", "/hubprof/libhubprof_llvm.so",
+                                    "/../lib/hubprof/libhubprof_llvm.so", "/../libhubprof_llvm.so"};
+  for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
+    snprintf(out, n, "%.*s%s", dl, slash ? self : ".", rel[i]);
+    if (access(out, R_OK) == 0) return;
+  }
+  snprintf(out, n, "%.*s%s", dl, slash ? self : ".", rel[0]); /* not there: dlopen says so */
 }
 
 static int write_all(int fd, const void *p, size_t n) {
@@ -283,8 +291,9 @@ int cl_lines_from_ir(cr_code *c, const void *so, size_t sn, const void *ir, size
     cr_free(&oc);
     if (!rows)
       ;
-    else if (!moved && differ)
-      snprintf(why, whyn, "regenerated code differs from what ran");
+    else if (differ) /* the identical ones keep their rows */
+      snprintf(why, whyn, "regenerated code differs from what ran (%d function%s)", differ,
+               differ == 1 ? "" : "s");
     else if (!moved)
       snprintf(why, whyn, "the regenerated object has no lines for the functions without them");
     else
