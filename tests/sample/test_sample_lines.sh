@@ -10,18 +10,12 @@ set -u
 ROOT=$PWD
 HP=$(realpath "${1:-build/hubprof}")
 EX=$ROOT/build/examples/ocl
-T=$(mktemp -d)
-trap '[ -n "${KEEP_T:-}" ] || rm -rf "$T"' EXIT
-ulimit -c 0
-unset HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_SAMPLE_PERIOD_US HUBPROF_SAMPLE_COUNTERS HUBPROF_SAMPLE_KERNEL \
-  OPENCL_LAYERS LD_PRELOAD POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES HUBPROF_LLVM_PLUGIN
-export HUBPROF_COLLECTOR=$ROOT/build/libhubprof_collector.so
-export PYTHONPATH=$ROOT/python
 . "$ROOT/tests/lib.sh"
+hp_test_env # the build's collector: the ASan CLI must not put its runtime in apps
+unset POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES
 need_built test_sample_lines "$HP" "$EX/hot_spot" "$HUBPROF_COLLECTOR" "$ROOT/build/libhubprof_llvm.so"
 need_opencl test_sample_lines
-# the ASan CLI finds the plugin beside the program (build/san/): name the built one
-export HUBPROF_LLVM_PLUGIN=$ROOT/build/libhubprof_llvm.so
+# the plugin is found where it was built: beside build/hubprof, one folder above build/san/hubprof
 cd "$T"
 ITERS=4000000
 
