@@ -169,7 +169,8 @@ static int relocate_debug(unsigned char *b, size_t n, Elf *e, int machine) {
  * the code section's relocations left out. */
 static int same_code(Elf *e, const unsigned char *obj, size_t on, size_t text_ix, uint64_t text_off,
                      uint64_t at, uint64_t size, const unsigned char *so, size_t sn, uint64_t so_off) {
-  if (so_off > sn || size > sn - so_off || text_off + at > on || size > on - text_off - at) return 0;
+  if (so_off > sn || size > sn - so_off || text_off > on || at > on - text_off || size > on - text_off - at)
+    return 0;
   unsigned char *mask = calloc(size ? size : 1, 1);
   if (!mask) return 0;
   Elf_Scn *scn = NULL;
@@ -180,7 +181,7 @@ static int same_code(Elf *e, const unsigned char *obj, size_t on, size_t text_ix
     Elf_Data *rd = elf_getdata(scn, NULL);
     for (size_t i = 0; rd && i < rs.sh_size / rs.sh_entsize; i++) {
       GElf_Rela r;
-      if (!gelf_getrela(rd, (int)i, &r)) continue;
+      if (!gelf_getrela(rd, (int)i, &r)) break;
       unsigned t = GELF_R_TYPE(r.r_info), w = t == R_X86_64_64 ? 8 : 4;
       for (unsigned k = 0; k < w; k++)
         if (r.r_offset + k >= at && r.r_offset + k < at + size) mask[r.r_offset + k - at] = 1;
@@ -234,7 +235,8 @@ static void adopt_rows(cr_code *c, const unsigned char *so, size_t sn, unsigned 
     for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
       GElf_Sym sym;
       GElf_Shdr ts;
-      if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size) continue;
+      if (!gelf_getsym(d, (int)i, &sym)) break;
+      if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size) continue;
       Elf_Scn *tscn = elf_getscn(e, sym.st_shndx);
       const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
       if (!name || !tscn || !gelf_getshdr(tscn, &ts) || ts.sh_type != SHT_PROGBITS) continue;
@@ -263,12 +265,9 @@ static void adopt_rows(cr_code *c, const unsigned char *so, size_t sn, unsigned 
   if (se) elf_end(se);
 }
 
-int cl_lines_from_ir(cr_code *c, const void *so, size_t sn, const void *ir, size_t irn, char *why,
-                     size_t whyn) {
-  unsigned char *obj;
-  size_t on;
+int cl_lines_from_object(cr_code *c, const void *so, size_t sn, unsigned char *obj, size_t on, char *why,
+                         size_t whyn) {
   why[0] = 0;
-  if (regenerate(ir, irn, &obj, &on, why, whyn) != 0) return -1;
   elf_version(EV_CURRENT);
   Elf *e = elf_memory((char *)obj, on);
   GElf_Ehdr eh;
@@ -300,6 +299,16 @@ int cl_lines_from_ir(cr_code *c, const void *so, size_t sn, const void *ir, size
       rc = 0;
   }
   if (e) elf_end(e);
+  return rc;
+}
+
+int cl_lines_from_ir(cr_code *c, const void *so, size_t sn, const void *ir, size_t irn, char *why,
+                     size_t whyn) {
+  unsigned char *obj;
+  size_t on;
+  why[0] = 0;
+  if (regenerate(ir, irn, &obj, &on, why, whyn) != 0) return -1;
+  int rc = cl_lines_from_object(c, so, sn, obj, on, why, whyn);
   free(obj);
   return rc;
 }

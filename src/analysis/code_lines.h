@@ -15,4 +15,9 @@
 int cl_lines_from_ir(cr_code *c, const void *so, size_t sn, const void *ir, size_t irn, char *why,
                      size_t whyn);
 
+/* The same from the regenerated object (obj, on bytes, any bytes: its debug sections are relocated in place).
+ */
+int cl_lines_from_object(cr_code *c, const void *so, size_t sn, unsigned char *obj, size_t on, char *why,
+                         size_t whyn);
+
 #endif
