@@ -35,7 +35,7 @@ COMMON_SRC := $(wildcard src/common/*.c)
 COUNTERS_SRC := $(wildcard src/counters/*.c)
 HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c src/hub/assemble.c \
            src/hub/fmt_log.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c \
-           $(wildcard src/hub/parquet_*.c) src/hub/formats.c $(wildcard src/analysis/*.c) $(COUNTERS_SRC) $(COMMON_SRC) \
+           $(wildcard src/hub/parquet_*.c) src/hub/formats.c $(filter-out src/analysis/llvm_regen.c,$(wildcard src/analysis/*.c)) $(COUNTERS_SRC) $(COMMON_SRC) \
            src/hub/code_bytes.c
 # The collector's subset: no SQLite, no Parquet.
 HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/formats_log.c \
@@ -113,11 +113,22 @@ $(B)/fuzz/%: tests/fuzz/%.c $(HUB_SRC) $(HDRS) $(wildcard tests/fuzz/*.h)
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $(INC_TESTS) $< $(HUB_SRC) -o $@ \
 	  $(LDLIBS_HUB)
 # The code-object reader of the attribution groupings (capstone, libdw) alone: its own rule.
-$(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c src/analysis/code_read.c src/analysis/code_read.h src/common/hu_bytes.c
+$(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c src/analysis/code_read.c src/analysis/code_read.h src/common/hu_bytes.c \
+  src/analysis/code_lines.c src/analysis/code_lines.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< src/analysis/code_read.c \
-	  src/common/hu_bytes.c -o $@ $(LDLIBS_SAMPLE)
+	  src/analysis/code_lines.c src/common/hu_bytes.c -o $@ $(LDLIBS_SAMPLE)
 fuzz: $(addprefix $(B)/fuzz/,$(FUZZERS))
+
+# The LLVM plugin of analysis (source lines for -g alone on PoCL, src/analysis/llvm_regen.c): LLVM 15's C API,
+# dlopened by src/analysis/code_lines.c, never linked into libhubprof; built when llvm-15-dev is installed.
+LLVM15_INC := /usr/lib/llvm-15/include
+ifneq ($(wildcard $(LLVM15_INC)/llvm-c/Core.h),)
+all: $(B)/libhubprof_llvm.so
+endif
+$(B)/libhubprof_llvm.so: src/analysis/llvm_regen.c src/analysis/llvm_regen.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) -shared -I$(LLVM15_INC) $< -o $@ -l:libLLVM-15.so.1
 
 $(B)/examples/%: examples/%.c $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
@@ -152,6 +163,7 @@ install: all
 	ln -sf $(LIB_SO) $(DESTDIR)$(LIBDIR)/libhubprof.so.$(SOVERSION)
 	ln -sf libhubprof.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libhubprof.so
 	install -m 755 $(B)/libhubprof_collector.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so
+	if [ -e $(B)/libhubprof_llvm.so ]; then install -m 755 $(B)/libhubprof_llvm.so $(DESTDIR)$(COLLDIR)/; fi
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/hubprof/
 	for f in $(DATA_FILES:share/%=%); do install -D -m 644 share/$$f $(DESTDIR)$(DATADIR)/$$f || exit 1; done
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pcdir,$(LIBDIR))|' \
@@ -161,7 +173,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/hubprof $(DESTDIR)$(LIBDIR)/$(LIB_SO) $(DESTDIR)$(LIBDIR)/libhubprof.so.$(SOVERSION) \
-	  $(DESTDIR)$(LIBDIR)/libhubprof.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so \
+	  $(DESTDIR)$(LIBDIR)/libhubprof.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so $(DESTDIR)$(COLLDIR)/libhubprof_llvm.so \
 	  $(PUBLIC_HDRS:include/%=$(DESTDIR)$(INCLUDEDIR)/%) $(DATA_FILES:share/%=$(DESTDIR)$(DATADIR)/%) \
 	  $(DESTDIR)$(PKGCONFIGDIR)/hubprof.pc
 	-rmdir $(DESTDIR)$(COLLDIR) $(DESTDIR)$(INCLUDEDIR)/hubprof $(sort $(dir $(DATA_FILES:share/%=$(DESTDIR)$(DATADIR)/%))) \

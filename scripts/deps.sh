@@ -11,6 +11,7 @@ debs+=(openjdk-17-jre-headless)
 debs+=(libcapstone-dev libdw-dev) # hubprof analyze --by instruction|line (h-sample)
 debs+=(chromium) # hubprof report: the page opened headless in tests/python/test_report.py (h-report11)
 debs+=(openmpi-bin libopenmpi-dev) # cluster runs: the MPI rank tests
+debs+=(llvm-15-dev) # analyze --by line for -g alone: the LLVM-C headers of the plugin build/libhubprof_llvm.so (h-lines)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

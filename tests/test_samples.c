@@ -29,7 +29,8 @@ static void write_process(hp_store *s, int pid, char *hash) {
                        .hash = hash,
                        .code_size = sizeof blob,
                        .build_options = "-g -cl-opt-disable",
-                       .source = "kernel void k(global float *a) { a[0] = 1; }"};
+                       .source = "kernel void k(global float *a) { a[0] = 1; }",
+                       .ir_hash = "00ff"};
   hp_write_code_object(s, &co);
   hp_counter_info ci = {.size = sizeof ci, .id = 6, .name = "task-clock", .unit = "ns"};
   hp_write_counter_info(s, &ci);
@@ -130,7 +131,8 @@ static void check_store(const char *format, const char *path, uint64_t nproc, co
   hp_code_object co = {.size = sizeof co};
   CHECK(hp_cursor_next(cur, &co) == HP_OK);
   CHECK_MSG(!strcmp(co.hash, hash) && co.code_size == sizeof blob &&
-                !strcmp(co.build_options, "-g -cl-opt-disable") && !strncmp(co.source, "kernel void k", 13),
+                !strcmp(co.build_options, "-g -cl-opt-disable") && !strncmp(co.source, "kernel void k", 13) &&
+                co.ir_hash && !strcmp(co.ir_hash, "00ff"),
             "%s: code object columns", format);
   hp_cursor_close(cur);
   hp_store_close(s);
@@ -188,7 +190,7 @@ static void older(const char *srcdir) {
     CHECK(hp_cursor_open(s, HP_TABLE_CODE_OBJECT, &c) == HP_OK);
     hp_code_object co = {.size = sizeof co};
     CHECK(hp_cursor_next(c, &co) == HP_OK && !strcmp(co.uri, "program://old") && !*co.hash && !co.code_size &&
-          !*co.source);
+          !*co.source && (!co.ir_hash || !*co.ir_hash)); /* no ir_hash column: "" */
     hp_cursor_close(c);
     CHECK(hp_cursor_open(s, HP_TABLE_PC_SAMPLE, &c) == HP_OK);
     hp_pc_sample ps = {.size = sizeof ps};

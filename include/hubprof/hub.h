@@ -149,6 +149,9 @@ typedef struct hp_code_object {
   uint64_t code_size;        /* bytes of the captured code (the shared object PoCL ran), 0 when none */
   const char *build_options; /* options given to clBuildProgram / clCompileProgram / clLinkProgram */
   const char *source;        /* OpenCL C source when the program was created from source, else "" */
+  /* the IR the code was generated from (PoCL's parallel.bc beside the kernel's .so), its SHA-256 (hex) in
+   * code_blob, "" when none was kept; analysis compiles it again for the source lines of `-g` alone */
+  const char *ir_hash;
 } hp_code_object;
 
 typedef struct hp_kernel_symbol {

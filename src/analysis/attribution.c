@@ -2,6 +2,7 @@
  * code_read.c) per instruction with its disassembly, source line, function or basic block, the annotated
  * source, and one dispatch's counter samples (the timeline), as result tables for the CLI and Python. */
 /* SPDX-License-Identifier: MIT */
+#include "code_lines.h"
 #include "code_read.h"
 #include "ha_internal.h"
 
@@ -30,7 +31,9 @@ typedef struct cobj {
   uint64_t id; /* 0: only kept for its source */
   char *hash, *uri, *source;
   cr_code code;
-  int readable; /* cr_read succeeded */
+  int readable;     /* cr_read succeeded */
+  char *ir_hash;    /* its IR in code_blob, "" when none was kept */
+  char ir_why[200]; /* why its IR gave no lines ("" when it gave them or was not needed) */
 } cobj;
 
 typedef struct attr {
@@ -92,6 +95,7 @@ static void attr_free(attr *a) {
     free(a->cos[i].hash);
     free(a->cos[i].uri);
     free(a->cos[i].source);
+    free(a->cos[i].ir_hash);
     cr_free(&a->cos[i].code);
   }
   free(a->cos);
@@ -186,7 +190,38 @@ static hp_status keep_code(const void *row, void *ctx) {
   o->hash = strdup(co->hash);
   o->uri = strdup(co->uri);
   o->source = strdup(co->source);
-  return !o->hash || !o->uri || !o->source ? HP_ERR_NOMEM : HP_OK;
+  o->ir_hash = strdup(co->ir_hash ? co->ir_hash : "");
+  return !o->hash || !o->uri || !o->source || !o->ir_hash ? HP_ERR_NOMEM : HP_OK;
+}
+
+/* Whether a sample of o falls in a function without a line row (PoCL's work-group code of -g alone). */
+static int needs_ir_lines(const attr *a, const cobj *o) {
+  for (size_t i = 0; i < a->nhits; i++)
+    if (a->hits[i].co == o->id && cr_func_at(&o->code, a->hits[i].off) &&
+        !cr_line_at(&o->code, a->hits[i].off))
+      return 1;
+  return 0;
+}
+
+/* Lines from o's stored IR (code_lines.c). o->ir_why says why when they are not all there; 1 when that is
+ * worth a warning (there was an IR to try), else 0. */
+static int ir_lines(hp_store *s, cobj *o, const void *so, size_t n) {
+  if (!*o->ir_hash) {
+    snprintf(o->ir_why, sizeof o->ir_why,
+             "its IR was not kept (--no-keep-ir, or a kernel PoCL had cached before: use an empty "
+             "POCL_CACHE_DIR)");
+    return 0; /* said on the rows, no warning */
+  }
+  void *ir = NULL;
+  size_t irn = 0;
+  hp_status rs = hp_read_code_bytes(s, o->ir_hash, &ir, &irn);
+  if (rs != HP_OK)
+    snprintf(o->ir_why, sizeof o->ir_why, "its IR is %s",
+             rs == HP_ERR_NOT_FOUND ? "not in the store" : "damaged (its hash does not match)");
+  int rc = rs == HP_OK ? cl_lines_from_ir(&o->code, so, n, ir, irn, o->ir_why, sizeof o->ir_why) : -1;
+  free(ir);
+  if (!rc) o->ir_why[0] = 0;
+  return rc != 0;
 }
 
 /* The code objects: every one with a source (for the source lines), and the sampled ones' bytes, read. */
@@ -202,6 +237,9 @@ static hp_status read_code(hp_store *s, attr *a, ha_result *res) {
     hp_status rs = *o->hash ? hp_read_code_bytes(s, o->hash, &bytes, &n) : HP_ERR_NOT_FOUND;
     if (rs == HP_ERR_NOMEM) st = rs;
     if (rs == HP_OK) o->readable = cr_read(bytes, n, &o->code) == 0;
+    if (o->readable && !o->code.no_lines && needs_ir_lines(a, o) && ir_lines(s, o, bytes, n) && !warned++ &&
+        hai_note(res, "warning: code object %s: no source lines from its IR: %s", o->uri, o->ir_why))
+      st = HP_ERR_NOMEM;
     free(bytes);
     if (o->readable && o->code.bad_dwarf && !warned++ &&
         hai_note(res, "warning: code object %s: %s; instructions without lines", o->uri, o->code.no_lines))
@@ -260,13 +298,18 @@ static hp_status group_hits(attr *a, int by, const char *src, ha_result *res) {
       } else {
         snprintf(x.key, sizeof x.key, "?");
         x.sort = UINT64_MAX;
-        snprintf(x.text, sizeof x.text, "%s",
-                 !cc            ? "no line information: the code object could not be read"
-                 : cc->no_lines ? cc->no_lines
-                 : fn && strstr(fn->name, "_workgroup")
-                     ? "no line: PoCL optimises the kernel into its work-group function without debug "
-                       "locations (only the unused kernel function has lines); build with -g -cl-opt-disable"
-                     : "no line for this address (code the compiler made without a line)");
+        if (cc && !cc->no_lines && fn && strstr(fn->name, "_workgroup") && o->ir_why[0])
+          snprintf(x.text, sizeof x.text,
+                   "no line: PoCL's work-group function has no debug locations, and %.120s", o->ir_why);
+        else
+          snprintf(
+              x.text, sizeof x.text, "%s",
+              !cc            ? "no line information: the code object could not be read"
+              : cc->no_lines ? cc->no_lines
+              : fn && strstr(fn->name, "_workgroup")
+                  ? "no line: PoCL optimises the kernel into its work-group function without debug "
+                    "locations (only the unused kernel function has lines); build with -g -cl-opt-disable"
+                  : "no line for this address (code the compiler made without a line)");
       }
       break;
     case HA_BY_BLOCK: {

@@ -266,7 +266,7 @@ const cr_line *cr_line_at(const cr_code *c, uint64_t addr) {
   const cr_line *best = NULL; /* the row with the highest address at or below addr, not an end of sequence */
   for (size_t i = 0; i < c->nlines; i++) {
     const cr_line *l = &c->lines[i];
-    if (l->addr <= addr && (!best || l->addr >= best->addr)) best = l;
+    if (l->addr <= addr && (!best || l->addr > best->addr || (l->addr == best->addr && !l->end))) best = l;
   }
   return best && !best->end && best->line > 0 ? best : NULL;
 }

@@ -42,6 +42,9 @@ static const cli_opt sample_opts[] = {
      .kind = CLI_OPT_STRING,
      .value = "REGEX",
      .help = "keep the samples of kernels whose name matches this extended regular expression only"},
+    {.name = "no-keep-ir",
+     .kind = CLI_OPT_FLAG,
+     .help = "do not ask PoCL to keep each kernel's IR (parallel.bc) for the source lines of -g alone"},
     {.name = "preload",
      .kind = CLI_OPT_FLAG,
      .help = "also load the collector with LD_PRELOAD (for OpenCL loaders without layer support)"},
@@ -153,6 +156,9 @@ int cmd_sample(int argc, char **argv) {
     setenv("HUBPROF_SAMPLE_KERNEL", kre, 1);
   else
     unsetenv("HUBPROF_SAMPLE_KERNEL");
+  /* PoCL keeps each kernel's parallel.bc beside its .so (the code that runs is the same): the collector
+   * stores it, and analysis compiles it again for the lines of a program built with -g alone */
+  if (!cli_given(&a, "no-keep-ir")) setenv("POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES", "1", 1);
   run_opts ro = {.mode = "trace",
                  .format = format,
                  .output = cli_str(&a, "output"),

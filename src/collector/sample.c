@@ -319,6 +319,12 @@ static void scan_maps_locked(hp_store *s) {
     char hash[65];
     uint64_t size;
     store_bytes(s, path, hash, &size);
+    /* PoCL's parallel.bc beside it (kept with POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES=1, which hubprof sample
+     * sets): the IR analysis compiles again for the source lines of a program built with -g alone */
+    char ir[4200], ir_hash[65];
+    uint64_t ir_size;
+    snprintf(ir, sizeof ir, "%.*sparallel.bc", (int)(b ? b + 1 - path : 0), path);
+    store_bytes(s, ir, ir_hash, &ir_size);
     c->id = atomic_fetch_add(&hpc_code_object_ids, 1) + 1;
     char uri[4200];
     snprintf(uri, sizeof uri, "file://%s", path);
@@ -331,7 +337,8 @@ static void scan_maps_locked(hp_store *s) {
                          .hash = hash,
                          .code_size = size,
                          .build_options = "",
-                         .source = ""};
+                         .source = "",
+                         .ir_hash = ir_hash};
     if (s) hp_write_code_object(s, &co);
     g_ncode++;
   }

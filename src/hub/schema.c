@@ -70,6 +70,7 @@ static const hp_column code_object_cols[] = {
     COL(hp_code_object, code_size, HP_COL_U64, NULL),
     COL(hp_code_object, build_options, HP_COL_STR, NULL),
     COL(hp_code_object, source, HP_COL_STR, NULL),
+    COL(hp_code_object, ir_hash, HP_COL_STR, NULL),
 };
 static const hp_column kernel_symbol_cols[] = {
     COL(hp_kernel_symbol, id, HP_COL_U64, NULL),

@@ -1,7 +1,10 @@
 /* libFuzzer target for the code-object reader of `hubprof analyze --by ...` (src/analysis/code_read.c): any
  * bytes as a stored code object (ELF, DWARF, machine code) must read or fail with a reason, and every lookup
- * must answer without a crash, leak or hang; the base64 decoder of the stored chunks takes any text too. */
+ * must answer without a crash, leak or hang; the base64 decoder of the stored chunks takes any text too; the
+ * same bytes as the object regenerated from a kernel's IR (code_lines.c: relocation, identity check, rows).
+ */
 /* SPDX-License-Identifier: MIT */
+#include "../../src/analysis/code_lines.h"
 #include "../../src/analysis/code_read.h"
 #include "../../src/common/hu_bytes.h"
 
@@ -24,6 +27,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cr_block_of(&c, probe[i]);
     cr_line_at(&c, probe[i]);
     cr_func_at(&c, probe[i]);
+  }
+  unsigned char *obj = malloc(size ? size : 1); /* relocated in place: a copy */
+  char why[256];
+  if (obj) {
+    memcpy(obj, data, size);
+    if (cl_lines_from_object(&c, data, size, obj, size, why, sizeof why) != 0 && !why[0]) abort();
+    for (size_t i = 0; i < sizeof probe / sizeof probe[0]; i++)
+      cr_line_at(&c, probe[i]);
+    free(obj);
   }
   cr_free(&c);
   unsigned char *out = malloc(size / 4 * 3 + 1);
