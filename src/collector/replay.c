@@ -49,6 +49,9 @@ static int r_mux;                                                          /* HU
  * launching thread left out of the count; 0 "enqueue": the window of old, every thread from enqueue to
  * completion, first use included (kept for comparisons: tests/replay/test_known_work.sh, bench/). */
 static int r_warmup = 1;
+/* HUBPROF_TEST_ALL_THREADS=1 (test and benchmark hook): count every thread also on a device that runs the
+ * kernel on the launching thread, as before (tests/replay/test_caller_only.sh shows the difference). */
+static int r_all_threads;
 
 /* What the HUBPROF_DEBUG summary and the benchmarks report (under r_dlock). */
 static struct {
@@ -56,6 +59,7 @@ static struct {
   uint64_t accessible, saved, restored, restores; /* bytes (saved: the ranges, not the pool's padding) */
   uint64_t tracked, full, faults; /* dispatches saved with write tracking / in full; write faults */
   uint64_t track_runs;            /* unmeasured runs that took the write faults out of the passes */
+  uint64_t caller_only;           /* dispatches whose passes counted the launching thread alone */
   int64_t warm_ns;                /* the warm-up runs with their compare and restore */
   int64_t save_ns, compare_ns, restore_ns, pass_ns, total_ns;
   int64_t drain_ns, counters_ns, write_ns; /* clFinish before pass 1; session start+stop; the log rows */
@@ -817,26 +821,45 @@ static hpc_wt_range *r_wtr;
 static size_t r_capwtr;
 typedef struct dev_kind {
   cl_device_id dev;
-  int host; /* 1: a CPU device with unified memory (PoCL's pthread and basic devices) */
+  int host;   /* 1: a CPU device with unified memory (PoCL's pthread and basic devices) */
+  int caller; /* 1: it runs a ready kernel on the thread that enqueues it (PoCL's basic device) */
 } dev_kind;
 static dev_kind r_devk[8];
 static size_t r_ndevk;
 
-/* Whether queue q's device keeps buffers in host memory that host threads write (r_dlock held). */
-static int host_device(const cl_icd_dispatch *n, cl_command_queue q) {
+/* PoCL's basic device ("basic-<cpu>") executes a command that is ready when it is enqueued inside
+ * clEnqueue*, on the calling thread, under its device lock (no worker thread); a replay pass's command is
+ * always ready (the queue drained, no wait list after pass 1), so only that thread runs the kernel. */
+static int runs_on_caller(const cl_icd_dispatch *n, cl_device_id dev) {
+  char name[64] = "", plat[64] = "";
+  cl_platform_id pl = NULL;
+  return n->clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof pl, &pl, NULL) == CL_SUCCESS && pl &&
+         n->clGetPlatformInfo(pl, CL_PLATFORM_NAME, sizeof plat, plat, NULL) == CL_SUCCESS &&
+         strcmp(plat, "Portable Computing Language") == 0 &&
+         n->clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL) == CL_SUCCESS &&
+         strncmp(name, "basic-", 6) == 0;
+}
+
+/* What queue q's device is (r_dlock held); asked once per device. */
+static dev_kind dev_of(const cl_icd_dispatch *n, cl_command_queue q) {
   cl_device_id dev = NULL;
-  if (n->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != CL_SUCCESS || !dev) return 0;
+  if (n->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != CL_SUCCESS || !dev)
+    return (dev_kind){0};
   for (size_t i = 0; i < r_ndevk; i++)
-    if (r_devk[i].dev == dev) return r_devk[i].host;
+    if (r_devk[i].dev == dev) return r_devk[i];
   cl_device_type ty = 0;
   cl_bool uni = CL_FALSE;
   int host = n->clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof ty, &ty, NULL) == CL_SUCCESS &&
              (ty & CL_DEVICE_TYPE_CPU) &&
              n->clGetDeviceInfo(dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof uni, &uni, NULL) == CL_SUCCESS &&
              uni;
-  if (r_ndevk < sizeof r_devk / sizeof *r_devk) r_devk[r_ndevk++] = (dev_kind){dev, host};
-  return host;
+  dev_kind k = {dev, host, runs_on_caller(n, dev)};
+  if (r_ndevk < sizeof r_devk / sizeof *r_devk) r_devk[r_ndevk++] = k;
+  return k;
 }
+
+/* Whether queue q's device keeps buffers in host memory that host threads write (r_dlock held). */
+static int host_device(const cl_icd_dispatch *n, cl_command_queue q) { return dev_of(n, q).host; }
 
 /* The host address of every range: SVM pointers are their own; a buffer's is its mapping, asked once per
  * root buffer (on a host-memory device the mapping is the buffer's own storage, no copy). Returns 1 when
@@ -1242,6 +1265,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
                     : NULL;
   int warm = wk && !wk->measured;
   pid_t self = r_warmup ? (pid_t)t->tid : 0; /* the attach's gettid (reset in a forked child) */
+  /* a device that runs the kernel on this thread: only it is counted (docs/counters.md, "Which threads") */
+  int caller = r_warmup && self && !r_all_threads && dev_of(n, q).caller;
+  r_st.caller_only += caller;
 
   /* save what the kernel can write, when later passes (or the warm-up) need it back */
   int64_t ts = now_ns(), mem_ns = 0; /* mem_ns: what saving memory costs this dispatch (the choice) */
@@ -1336,7 +1362,10 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
     cl_event mine = NULL, *evp = p == 0 && ev ? ev : &mine;
     int64_t tp = stage_ns();
     if (p == 0) d->enqueue_ns = r_timed ? tp : now_ns();
-    if (r_warmup) hc_session_skip_thread(pr->sess, self);
+    if (r_warmup) {
+      hc_session_skip_thread(pr->sess, self);
+      hc_session_count_caller(pr->sess, caller ? self : 0);
+    }
     /* the thread list is checked once per dispatch, at pass 1: a thread that starts during the later
      * passes counts from the next dispatch (docs/replay.md "Fixed cost per pass") */
     hc_status hs = p == 0 ? hc_session_start(pr->sess) : hc_session_start_cached(pr->sess);
@@ -1504,6 +1533,8 @@ int hpc_replay_init(const hpc_env *e, const char **why) {
     }
     r_warmup = !strcmp(w, "kernel");
   }
+  const char *at = getenv("HUBPROF_TEST_ALL_THREADS");
+  r_all_threads = at && strcmp(at, "0") != 0;
   if (hc_plan_parse(e->plan, &r_plan) != HC_OK || !r_plan->npasses || !r_plan->ncounters) {
     *why = "HUBPROF_PLAN is not a counter plan (passes separated by ';', counters by ',')";
     return -1;
@@ -1637,6 +1668,9 @@ void hpc_replay_exit(int debug) {
         (double)r_st.compare_ns / 1e3 / nd, (double)r_st.restore_ns / 1e3 / nd,
         (double)r_st.write_ns / 1e3 / nd, (double)r_st.pass_ns / 1e3 / np,
         (double)r_st.counters_ns / 1e3 / np, r_st.save_best, r_st.restore_best);
+    hpc_say("pid %ld: counted the launching thread alone in %llu of %llu dispatches (a device that runs "
+            "kernels on it)",
+            (long)getpid(), (unsigned long long)r_st.caller_only, (unsigned long long)r_st.dispatches);
   }
   pthread_mutex_unlock(&r_dlock);
 }
