@@ -1061,8 +1061,8 @@ static int drain(const cl_icd_dispatch *n, cl_command_queue q, cl_uint nwait, co
   cl_event mark = NULL;
   if (n->clEnqueueMarkerWithWaitList(q, 0, NULL, &mark) != CL_SUCCESS || !mark) return -1;
   n->clFlush(q);
-  int64_t t0 = now_ns(), dt = 0;
-  cl_uint done = 0; /* wait[0 .. done) complete */
+  int64_t t0 = 0, dt = 0; /* the clock is read from the first poll that finds work left (~85 ns a read) */
+  cl_uint done = 0;       /* wait[0 .. done) complete */
   int rc = 1, s;
   for (unsigned spin = 0;; spin++) {
     while (done < nwait && wait && (s = ev_state(n, wait[done])) > 0)
@@ -1078,6 +1078,7 @@ static int drain(const cl_icd_dispatch *n, cl_command_queue q, cl_uint nwait, co
         break;
       }
     }
+    if (!t0) t0 = now_ns();
     if ((dt = now_ns() - t0) > HPC_DRAIN_NS) break;
     if (spin < 64) {
       sched_yield();
@@ -1138,7 +1139,8 @@ static void write_row(const dispatch_row *r, unsigned path) {
  * warm-up's rule), every whole page is resident, and (HUBPROF_WTRACK=auto) tracking costs less than the
  * full save, compare and restores: measured per kernel + launch once both paths ran (the other one measured
  * again every 32nd dispatch), estimated before (docs/replay.md "Write tracking"). */
-static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, size_t npasses, int *run) {
+static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, size_t npasses, int *run,
+                     int *timed) {
   if (r_wt_why || r_env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
   size_t pages = 0, walk = 0; /* walk: pages begin protects (an armed buffer's: those written since) */
   for (size_t i = 0; i < r_nranges; i++) {
@@ -1147,6 +1149,7 @@ static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, 
   }
   if (!pages) return 1; /* edges only: saved and restored by copies, nothing can fault */
   if (!wk) return 0;
+  *timed = !hpc_wt_forced();             /* the choice uses the paths' measured costs */
   for (size_t i = 0; i < r_nranges; i++) /* fresh pages: their first touch belongs in pass 1 */
     if (!hpc_wt_resident(r_ranges[i].host, r_ranges[i].size)) return 0;
   if (!hpc_wt_forced() && wk->measured) {
@@ -1276,7 +1279,10 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   uint64_t wt_saved0 = 0, wt_faults0 = 0, wt_arm0 = hpc_wt_arm_ns();
   hpc_wt_totals(&wt_saved0, &wt_faults0);
   int wt_run = 0; /* an unmeasured run first takes the write faults (none in a counting window) */
-  r_wt_on = saving && wt_choose(n, q, wk, npasses, &wt_run) && wt_start() == 0;
+  /* the memory stages are timed for the write-tracking choice (only where it compares the two paths'
+   * costs: a clock read is ~50-85 ns on a VM, ~10 per 3-pass dispatch) and for the HUBPROF_DEBUG summary */
+  int timed = r_timed;
+  r_wt_on = saving && wt_choose(n, q, wk, npasses, &wt_run, &timed) && wt_start() == 0;
   if (!r_wt_on) /* armed buffers it writes: writable first, or their faults would land in a counting window */
     for (size_t i = 0; i < r_nranges; i++)
       if (r_ranges[i].host) hpc_wt_disarm(r_ranges[i].host, r_ranges[i].size);
@@ -1295,12 +1301,12 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
       warm = 0; /* its writes could not be undone */
     } else {
       r_st.saved += ranges_data();
-      int64_t t = now_ns() - ts;
+      int64_t t = timed ? now_ns() - ts : 0;
       if (ranges_data() >= (1 << 20) && t > 0 && (double)ranges_data() / (double)t > r_st.save_best)
         r_st.save_best = (double)ranges_data() / (double)t;
     }
   }
-  int64_t tse = now_ns() - ts;
+  int64_t tse = timed ? now_ns() - ts : 0;
   r_st.save_ns += tse;
   mem_ns += tse - r_grow_ns;
 
@@ -1309,7 +1315,7 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   int ooo = (qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) || r_env->skip_restore;
   wt_run = r_wt_on && wt_run && !warm;
   if (warm || wt_run) { /* the warm-up run: no counters, no event for the application, memory put back */
-    int64_t tw = now_ns();
+    int64_t tw = timed ? now_ns() : 0;
     cl_event wev = NULL;
     cl_int e = enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, &wev);
     if (e == CL_SUCCESS && wev) { /* when it could not be enqueued nothing ran: pass 1 meets the same error */
@@ -1328,7 +1334,7 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
                   CL_INVALID_OPERATION);
       }
     }
-    tw = now_ns() - tw;
+    tw = timed ? now_ns() - tw : 0;
     r_st.warm_ns += tw;
     if (wt_run) mem_ns += tw; /* the tracking run is tracking's cost; the warm-up is not */
   }
@@ -1345,9 +1351,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   for (size_t p = 0; p < npasses; p++) {
     pass_rec *pr = &r_passes[first + p];
     if (p > 0 && saving && !r_env->skip_restore) {
-      int64_t tr = now_ns();
+      int64_t tr = timed ? now_ns() : 0;
       int64_t b = restore_any(n, q);
-      tr = now_ns() - tr;
+      tr = timed ? now_ns() - tr : 0;
       r_st.restore_ns += tr;
       mem_ns += tr;
       if (b >= (1 << 20) && tr > 0 && (double)b / (double)tr > r_st.restore_best)
@@ -1425,9 +1431,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
       break;
     }
     if (p == 0 && saving && npasses > 1 && !r_wt_on) {
-      int64_t tc = now_ns();
+      int64_t tc = timed ? now_ns() : 0;
       compare_ranges(n, q, ooo);
-      tc = now_ns() - tc;
+      tc = timed ? now_ns() - tc : 0;
       r_st.compare_ns += tc;
       mem_ns += tc;
     }
@@ -1445,9 +1451,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   }
   int wt_used = r_wt_on;
   if (r_wt_on) { /* every page writable again; what was saved at first write counts as saved */
-    int64_t te = now_ns();
+    int64_t te = timed ? now_ns() : 0;
     hpc_wt_end();
-    mem_ns += now_ns() - te;
+    mem_ns += timed ? now_ns() - te : 0;
     r_wt_on = 0;
     uint64_t sv = 0, fl = 0;
     hpc_wt_totals(&sv, &fl);
@@ -1457,7 +1463,7 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   }
   if (wt_used && wk && !wk->mem_ns[0]) /* a buffer's first protection (arming) is a one-time cost */
     mem_ns -= (int64_t)(hpc_wt_arm_ns() - wt_arm0);
-  if (wk && saving && !warm && !broke && done == npasses && npasses > 1)
+  if (wk && timed && saving && !warm && !broke && done == npasses && npasses > 1)
     wk->mem_ns[wt_used ? 0 : 1] = mem_ns > 0 ? mem_ns : 1;
   if (done && mk && nvals) mk->measured++; /* the key's next dispatch measures the next pass */
   if (done) {
