@@ -1139,6 +1139,12 @@ static void write_row(const dispatch_row *r, unsigned path) {
  * warm-up's rule), every whole page is resident, and (HUBPROF_WTRACK=auto) tracking costs less than the
  * full save, compare and restores: measured per kernel + launch once both paths ran (the other one measured
  * again every 32nd dispatch), estimated before (docs/replay.md "Write tracking"). */
+/* Below this many bytes to save (HUBPROF_WTRACK=auto, a device that runs commands on the caller) the full
+ * path is taken from the first dispatch on: partial_write, 4 KiB written, 3 passes, on PoCL's basic device,
+ * costs ~30 µs per dispatch in full against ~55 µs tracked at 64 KiB, about the same at 128 KiB, and ~50
+ * against ~35-50 µs at 256 KiB (docs/replay.md "Write tracking"). On the pthread device a command costs
+ * a worker's wake-up and tracking is cheaper from 64 KiB: no threshold there. */
+#define HPC_WT_FULL_BELOW (128u << 10)
 static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, size_t npasses, int *run,
                      int *timed) {
   if (r_wt_why || r_env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
@@ -1149,6 +1155,9 @@ static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, 
   }
   if (!pages) return 1; /* edges only: saved and restored by copies, nothing can fault */
   if (!wk) return 0;
+  /* small buffers on a device that runs commands on the calling thread (PoCL basic): the full path's
+   * copies cost a few µs, less than tracking's run and faults, so tracking is not even tried */
+  if (!hpc_wt_forced() && ranges_data() < HPC_WT_FULL_BELOW && dev_of(n, q).caller) return 0;
   *timed = !hpc_wt_forced();             /* the choice uses the paths' measured costs */
   for (size_t i = 0; i < r_nranges; i++) /* fresh pages: their first touch belongs in pass 1 */
     if (!hpc_wt_resident(r_ranges[i].host, r_ranges[i].size)) return 0;
