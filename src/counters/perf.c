@@ -495,8 +495,7 @@ static void find_skip(hc_session *s) {
       if (s->tids[j] == s->skip) s->skipslot = j;
 }
 
-/* Whether thread slot j is counted this pass: not the one left out, the caller's alone when only it counts.
- */
+/* Whether thread slot j counts this pass: not the one left out; the caller's alone when only it counts. */
 static inline int counted(const hc_session *s, size_t j) {
   return j != s->skipslot && (s->onlyslot == SIZE_MAX || j == s->onlyslot);
 }
