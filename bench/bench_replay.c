@@ -1,15 +1,12 @@
 /* bench_replay: two baselines of the kernel-replay benchmark (bench/bench_replay.sh).
  * memcpy: copies BYTES between two buffers faulted in beforehand, REPS times, and prints the median copy's
  * bandwidth (with the fastest and slowest) — what a restore of the same bytes is measured against.
- * session: what counting costs a replayed dispatch, with no kernel: PASSES software counters, one per
- * pass, on a process of THREADS threads (THREADS-1 idle, like a runtime's worker pool, the launching thread
- * left out as the collector leaves it), four ways interleaved in each of ROUNDS rounds of ITERS dispatches:
- * "scan", a session per pass whose every start re-reads /proc/self/task (lseek + getdents64: what each
- * start did before the thread list was cached); "check", a session per pass whose every start checks the
- * thread count (one fstat); "cached", the same with the check at pass 1 only (what replay does now);
- * "group", the PASSES counters in ONE pass (a session of one group per thread, one read() each);
- * "caller", a session per pass counting the calling thread alone (hc_session_count_caller: what replay does
- * on a device that runs kernels on the launching thread, PoCL basic; context-switches from getrusage).
+ * session: what counting costs a replayed dispatch, no kernel: PASSES software counters, one per pass, on a
+ * process of THREADS threads (THREADS-1 idle, a runtime's worker pool; the launching thread left out as the
+ * collector does), five ways interleaved in each of ROUNDS rounds of ITERS dispatches: "scan" (every start
+ * re-reads /proc/self/task, as before the list was cached), "check" (every start fstats it), "cached" (the
+ * check at pass 1 only), "group" (the PASSES counters in ONE pass, one read() per thread), "caller" (the
+ * calling thread alone, hc_session_count_caller: replay on PoCL basic, context-switches from getrusage).
  * Median (min-max) over the rounds of the calling thread's CPU time and of wall time, ns per dispatch.
  * usage: bench_replay memcpy BYTES [REPS]   prints "memcpy bytes=B median_ms=T min_ms=A max_ms=Z gbps=G"
  *        bench_replay session PASSES THREADS ROUNDS ITERS */
