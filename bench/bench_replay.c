@@ -1,13 +1,12 @@
 /* bench_replay: two baselines of the kernel-replay benchmark (bench/bench_replay.sh).
  * memcpy: copies BYTES between two buffers faulted in beforehand, REPS times, and prints the median copy's
  * bandwidth (with the fastest and slowest) — what a restore of the same bytes is measured against.
- * session: what counting costs a replayed dispatch, with no kernel: PASSES software counters, one per
- * pass, on a process of THREADS threads (THREADS-1 idle, like a runtime's worker pool, the launching thread
- * left out as the collector leaves it), four ways interleaved in each of ROUNDS rounds of ITERS dispatches:
- * "scan", a session per pass whose every start re-reads /proc/self/task (lseek + getdents64: what each
- * start did before the thread list was cached); "check", a session per pass whose every start checks the
- * thread count (one fstat); "cached", the same with the check at pass 1 only (what replay does now);
- * "group", the PASSES counters in ONE pass (a session of one group per thread, one read() each).
+ * session: what counting costs a replayed dispatch, no kernel: PASSES software counters, one per pass, on a
+ * process of THREADS threads (THREADS-1 idle, a runtime's worker pool; the launching thread left out as the
+ * collector does), five ways interleaved in each of ROUNDS rounds of ITERS dispatches: "scan" (every start
+ * re-reads /proc/self/task, as before the list was cached), "check" (every start fstats it), "cached" (the
+ * check at pass 1 only), "group" (the PASSES counters in ONE pass, one read() per thread), "caller" (the
+ * calling thread alone, hc_session_count_caller: replay on PoCL basic, context-switches from getrusage).
  * Median (min-max) over the rounds of the calling thread's CPU time and of wall time, ns per dispatch.
  * usage: bench_replay memcpy BYTES [REPS]   prints "memcpy bytes=B median_ms=T min_ms=A max_ms=Z gbps=G"
  *        bench_replay session PASSES THREADS ROUNDS ITERS */
@@ -61,6 +60,9 @@ static void *idle_main(void *arg) {
 static int run_way(int way, hc_session **ps, hc_session *all, size_t np, long iters, int taskdir) {
   static double v[64];
   char buf[4096] __attribute__((aligned(8)));
+  pid_t self = (pid_t)syscall(SYS_gettid);
+  for (size_t p = 0; p < np; p++)
+    hc_session_count_caller(ps[p], way == 4 ? self : 0);
   for (long i = 0; i < iters; i++) {
     if (way == 3) {
       if (hc_session_start(all) != HC_OK || hc_session_stop(all, v) != HC_OK) return -1;
@@ -72,8 +74,8 @@ static int run_way(int way, hc_session **ps, hc_session *all, size_t np, long it
         while (syscall(SYS_getdents64, taskdir, buf, sizeof buf) > 0)
           ;
       }
-      hc_status st =
-          way == 1 || (way == 2 && p == 0) ? hc_session_start(ps[p]) : hc_session_start_cached(ps[p]);
+      hc_status st = way == 1 || ((way == 2 || way == 4) && p == 0) ? hc_session_start(ps[p])
+                                                                    : hc_session_start_cached(ps[p]);
       if (st != HC_OK || hc_session_stop(ps[p], v) != HC_OK) return -1;
     }
   }
@@ -117,7 +119,7 @@ static int session_bench(int argc, char **argv) {
     hc_session_skip_thread(ps[k], self);
   if (threads > 1) hc_session_skip_thread(all, self);
   int taskdir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  enum { NWAYS = 4 };
+  enum { NWAYS = 5 };
   double *cpu[NWAYS], *wall[NWAYS];
   for (int w = 0; w < NWAYS; w++) {
     cpu[w] = calloc((size_t)rounds, sizeof(double));
@@ -134,7 +136,7 @@ static int session_bench(int argc, char **argv) {
       cpu[w][r] = (cpu_ns() - c0) / (double)iters;
       wall[w][r] = (now_s() - w0) * 1e9 / (double)iters;
     }
-  static const char *way[] = {"scan", "check", "cached", "group"};
+  static const char *way[] = {"scan", "check", "cached", "group", "caller"};
   for (int w = 0; w < NWAYS; w++) {
     double cm = median(cpu[w], rounds), wm = median(wall[w], rounds);
     printf("session passes=%zu threads=%d way=%s cpu_ns_per_dispatch=%.0f cpu_min=%.0f cpu_max=%.0f "

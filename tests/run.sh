@@ -66,6 +66,7 @@ run "write tracking" bash tests/replay/test_wtrack.sh "$B/san/hubprof"
 run "replay, write tracking off" env HUBPROF_WTRACK=off bash tests/replay/test_replay.sh "$B/san/hubprof"
 run "known work, write tracking off" env HUBPROF_WTRACK=off bash tests/replay/test_known_work.sh "$B/san/hubprof"
 run "region counters" bash tests/replay/test_region_counters.sh "$B/san/hubprof"
+run "caller only" bash tests/replay/test_caller_only.sh "$B/san/hubprof"
 run "cluster" bash tests/cluster/test_cluster.sh "$B/san/hubprof"
 for t in tests/cli/*.sh; do
   [ -f "$t" ] || continue

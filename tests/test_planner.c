@@ -943,6 +943,81 @@ static void worker_stop(worker *w) {
   close(w->done[1]);
 }
 
+/* A thread that is not yet in a session's list counts itself alone (hc_session_count_caller). */
+typedef struct caller_arg {
+  hc_session *s;
+  double v, spent;
+  int ok;
+} caller_arg;
+static void *caller_main(void *arg) {
+  caller_arg *a = arg;
+  a->ok =
+      hc_session_count_caller(a->s, (pid_t)syscall(SYS_gettid)) == HC_OK && hc_session_start(a->s) == HC_OK;
+  a->spent = spin(20e6);
+  a->ok = a->ok && hc_session_stop(a->s, &a->v) == HC_OK && hc_session_count_caller(a->s, 0) == HC_OK;
+  return NULL;
+}
+
+/* hc_session_count_caller (the collector on a device that runs kernels on the launching thread, PoCL's
+ * basic): the calling thread alone, a concurrent worker left out; a caller new to the session scanned in;
+ * context-switches alone read from getrusage, the same count as perf's over the same work. */
+static void test_count_caller(hc_provider *p, const size_t *idx) {
+  double v[2];
+  worker cw;
+  char c;
+  worker_start(&cw, 30e6);
+  hc_session *s = NULL;
+  CHECK(hc_session_open_mode(p, idx, 1, HC_SESSION_PER_THREAD, &s) == HC_OK);
+  if (!s) return;
+  pid_t self = (pid_t)syscall(SYS_gettid);
+  CHECK(hc_session_count_caller(s, self) == HC_OK);
+  CHECK(hc_session_start(s) == HC_OK);
+  CHECK(hc_session_count_caller(s, 0) == HC_ERR_INVALID); /* not while started */
+  CHECK(write(cw.go[1], "g", 1) == 1);                    /* the worker burns while this thread does */
+  double mine = spin(30e6);
+  CHECK(read(cw.done[0], &c, 1) == 1);
+  CHECK(hc_session_stop(s, v) == HC_OK);
+  CHECK_MSG(NEAR(v[0], mine), "caller alone: task-clock %.0f ns, its CPU time %.0f ns (worker %.0f ns)", v[0],
+            mine, cw.spent);
+  CHECK(!hc_session_skipped(s));
+  /* back to every thread: the worker's time counts again */
+  CHECK(hc_session_count_caller(s, 0) == HC_OK);
+  CHECK(hc_session_start(s) == HC_OK);
+  CHECK(write(cw.go[1], "g", 1) == 1);
+  mine = spin(30e6);
+  CHECK(read(cw.done[0], &c, 1) == 1);
+  CHECK(hc_session_stop(s, v) == HC_OK);
+  CHECK_MSG(NEAR(v[0], mine + cw.spent), "every thread: task-clock %.0f ns, CPU time %.0f + %.0f ns", v[0],
+            mine, cw.spent);
+  /* a thread started after the last scan calls: it has no counters yet, so the start scans it in */
+  caller_arg a = {.s = s};
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, caller_main, &a) == 0 && pthread_join(th, NULL) == 0);
+  CHECK_MSG(a.ok && NEAR(a.v, a.spent), "new caller: task-clock %.0f ns, its CPU time %.0f ns", a.v, a.spent);
+  hc_session_close(s);
+  worker_stop(&cw);
+  /* context-switches alone, the caller alone: getrusage; nested in a perf session of the same thread
+   * (grouped with task-clock, so read through perf), the two counts agree */
+  size_t cs = (size_t)hc_provider_find(p, "context-switches"), two[2] = {idx[0], cs};
+  hc_session *r = NULL, *q = NULL;
+  CHECK(hc_session_open_mode(p, &cs, 1, HC_SESSION_PER_THREAD, &r) == HC_OK);
+  CHECK(hc_session_open_mode(p, two, 2, HC_SESSION_PER_THREAD, &q) == HC_OK);
+  if (r && q) {
+    CHECK(hc_session_count_caller(r, self) == HC_OK && hc_session_count_caller(q, self) == HC_OK);
+    CHECK(hc_session_start(r) == HC_OK && hc_session_start(q) == HC_OK);
+    for (int i = 0; i < 50; i++) {
+      struct timespec us = {0, 20000};
+      nanosleep(&us, NULL);
+    }
+    double vq[2], vr[1];
+    CHECK(hc_session_stop(q, vq) == HC_OK && hc_session_stop(r, vr) == HC_OK);
+    CHECK_MSG(vq[1] >= 25 && vr[0] >= vq[1] && vr[0] <= vq[1] + 2,
+              "context-switches: getrusage %.0f, perf %.0f (50 sleeps)", vr[0], vq[1]);
+  }
+  hc_session_close(r);
+  hc_session_close(q);
+}
+
 static void test_sessions(void) {
   hc_provider *p;
   if (hc_provider_open("perf", &p) != HC_OK) {
@@ -1107,6 +1182,7 @@ static void test_sessions(void) {
   hc_session_close(s);
   hc_session_close(s2);
   worker_stop(&g);
+  test_count_caller(p, idx);
   /* forcing a mode; an empty session; bad arguments */
   CHECK(hc_session_open_mode(p, idx, 1, HC_SESSION_PER_THREAD, &s) == HC_OK && hc_session_threads(s) == 1);
   hc_session_close(s);

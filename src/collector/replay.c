@@ -49,6 +49,9 @@ static int r_mux;                                                          /* HU
  * launching thread left out of the count; 0 "enqueue": the window of old, every thread from enqueue to
  * completion, first use included (kept for comparisons: tests/replay/test_known_work.sh, bench/). */
 static int r_warmup = 1;
+/* HUBPROF_TEST_ALL_THREADS=1 (test and benchmark hook): count every thread also on a device that runs the
+ * kernel on the launching thread, as before (tests/replay/test_caller_only.sh shows the difference). */
+static int r_all_threads;
 
 /* What the HUBPROF_DEBUG summary and the benchmarks report (under r_dlock). */
 static struct {
@@ -56,6 +59,7 @@ static struct {
   uint64_t accessible, saved, restored, restores; /* bytes (saved: the ranges, not the pool's padding) */
   uint64_t tracked, full, faults; /* dispatches saved with write tracking / in full; write faults */
   uint64_t track_runs;            /* unmeasured runs that took the write faults out of the passes */
+  uint64_t caller_only;           /* dispatches whose passes counted the launching thread alone */
   int64_t warm_ns;                /* the warm-up runs with their compare and restore */
   int64_t save_ns, compare_ns, restore_ns, pass_ns, total_ns;
   int64_t drain_ns, counters_ns, write_ns; /* clFinish before pass 1; session start+stop; the log rows */
@@ -817,26 +821,45 @@ static hpc_wt_range *r_wtr;
 static size_t r_capwtr;
 typedef struct dev_kind {
   cl_device_id dev;
-  int host; /* 1: a CPU device with unified memory (PoCL's pthread and basic devices) */
+  int host;   /* 1: a CPU device with unified memory (PoCL's pthread and basic devices) */
+  int caller; /* 1: it runs a ready kernel on the thread that enqueues it (PoCL's basic device) */
 } dev_kind;
 static dev_kind r_devk[8];
 static size_t r_ndevk;
 
-/* Whether queue q's device keeps buffers in host memory that host threads write (r_dlock held). */
-static int host_device(const cl_icd_dispatch *n, cl_command_queue q) {
+/* PoCL's basic device ("basic-<cpu>") executes a command that is ready when it is enqueued inside
+ * clEnqueue*, on the calling thread, under its device lock (no worker thread); a replay pass's command is
+ * always ready (the queue drained, no wait list after pass 1), so only that thread runs the kernel. */
+static int runs_on_caller(const cl_icd_dispatch *n, cl_device_id dev) {
+  char name[64] = "", plat[64] = "";
+  cl_platform_id pl = NULL;
+  return n->clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof pl, &pl, NULL) == CL_SUCCESS && pl &&
+         n->clGetPlatformInfo(pl, CL_PLATFORM_NAME, sizeof plat, plat, NULL) == CL_SUCCESS &&
+         strcmp(plat, "Portable Computing Language") == 0 &&
+         n->clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL) == CL_SUCCESS &&
+         strncmp(name, "basic-", 6) == 0;
+}
+
+/* What queue q's device is (r_dlock held); asked once per device. */
+static dev_kind dev_of(const cl_icd_dispatch *n, cl_command_queue q) {
   cl_device_id dev = NULL;
-  if (n->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != CL_SUCCESS || !dev) return 0;
+  if (n->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL) != CL_SUCCESS || !dev)
+    return (dev_kind){0};
   for (size_t i = 0; i < r_ndevk; i++)
-    if (r_devk[i].dev == dev) return r_devk[i].host;
+    if (r_devk[i].dev == dev) return r_devk[i];
   cl_device_type ty = 0;
   cl_bool uni = CL_FALSE;
   int host = n->clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof ty, &ty, NULL) == CL_SUCCESS &&
              (ty & CL_DEVICE_TYPE_CPU) &&
              n->clGetDeviceInfo(dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof uni, &uni, NULL) == CL_SUCCESS &&
              uni;
-  if (r_ndevk < sizeof r_devk / sizeof *r_devk) r_devk[r_ndevk++] = (dev_kind){dev, host};
-  return host;
+  dev_kind k = {dev, host, runs_on_caller(n, dev)};
+  if (r_ndevk < sizeof r_devk / sizeof *r_devk) r_devk[r_ndevk++] = k;
+  return k;
 }
+
+/* Whether queue q's device keeps buffers in host memory that host threads write (r_dlock held). */
+static int host_device(const cl_icd_dispatch *n, cl_command_queue q) { return dev_of(n, q).host; }
 
 /* The host address of every range: SVM pointers are their own; a buffer's is its mapping, asked once per
  * root buffer (on a host-memory device the mapping is the buffer's own storage, no copy). Returns 1 when
@@ -1038,8 +1061,8 @@ static int drain(const cl_icd_dispatch *n, cl_command_queue q, cl_uint nwait, co
   cl_event mark = NULL;
   if (n->clEnqueueMarkerWithWaitList(q, 0, NULL, &mark) != CL_SUCCESS || !mark) return -1;
   n->clFlush(q);
-  int64_t t0 = now_ns(), dt = 0;
-  cl_uint done = 0; /* wait[0 .. done) complete */
+  int64_t t0 = 0, dt = 0; /* the clock is read from the first poll that finds work left (~85 ns a read) */
+  cl_uint done = 0;       /* wait[0 .. done) complete */
   int rc = 1, s;
   for (unsigned spin = 0;; spin++) {
     while (done < nwait && wait && (s = ev_state(n, wait[done])) > 0)
@@ -1055,6 +1078,7 @@ static int drain(const cl_icd_dispatch *n, cl_command_queue q, cl_uint nwait, co
         break;
       }
     }
+    if (!t0) t0 = now_ns();
     if ((dt = now_ns() - t0) > HPC_DRAIN_NS) break;
     if (spin < 64) {
       sched_yield();
@@ -1115,7 +1139,14 @@ static void write_row(const dispatch_row *r, unsigned path) {
  * warm-up's rule), every whole page is resident, and (HUBPROF_WTRACK=auto) tracking costs less than the
  * full save, compare and restores: measured per kernel + launch once both paths ran (the other one measured
  * again every 32nd dispatch), estimated before (docs/replay.md "Write tracking"). */
-static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, size_t npasses, int *run) {
+/* Below this many bytes to save (HUBPROF_WTRACK=auto, a device that runs commands on the caller) the full
+ * path is taken from the first dispatch on: partial_write, 4 KiB written, 3 passes, on PoCL's basic device,
+ * costs ~30 µs per dispatch in full against ~55 µs tracked at 64 KiB, about the same at 128 KiB, and ~50
+ * against ~35-50 µs at 256 KiB (docs/replay.md "Write tracking"). On the pthread device a command costs
+ * a worker's wake-up and tracking is cheaper from 64 KiB: no threshold there. */
+#define HPC_WT_FULL_BELOW (128u << 10)
+static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, size_t npasses, int *run,
+                     int *timed) {
   if (r_wt_why || r_env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
   size_t pages = 0, walk = 0; /* walk: pages begin protects (an armed buffer's: those written since) */
   for (size_t i = 0; i < r_nranges; i++) {
@@ -1124,6 +1155,10 @@ static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, 
   }
   if (!pages) return 1; /* edges only: saved and restored by copies, nothing can fault */
   if (!wk) return 0;
+  /* small buffers on a device that runs commands on the calling thread (PoCL basic): the full path's
+   * copies cost a few µs, less than tracking's run and faults, so tracking is not even tried */
+  if (!hpc_wt_forced() && ranges_data() < HPC_WT_FULL_BELOW && dev_of(n, q).caller) return 0;
+  *timed = !hpc_wt_forced();             /* the choice uses the paths' measured costs */
   for (size_t i = 0; i < r_nranges; i++) /* fresh pages: their first touch belongs in pass 1 */
     if (!hpc_wt_resident(r_ranges[i].host, r_ranges[i].size)) return 0;
   if (!hpc_wt_forced() && wk->measured) {
@@ -1242,6 +1277,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
                     : NULL;
   int warm = wk && !wk->measured;
   pid_t self = r_warmup ? (pid_t)t->tid : 0; /* the attach's gettid (reset in a forked child) */
+  /* a device that runs the kernel on this thread: only it is counted (docs/counters.md, "Which threads") */
+  int caller = r_warmup && self && !r_all_threads && dev_of(n, q).caller;
+  r_st.caller_only += caller;
 
   /* save what the kernel can write, when later passes (or the warm-up) need it back */
   int64_t ts = now_ns(), mem_ns = 0; /* mem_ns: what saving memory costs this dispatch (the choice) */
@@ -1250,7 +1288,10 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   uint64_t wt_saved0 = 0, wt_faults0 = 0, wt_arm0 = hpc_wt_arm_ns();
   hpc_wt_totals(&wt_saved0, &wt_faults0);
   int wt_run = 0; /* an unmeasured run first takes the write faults (none in a counting window) */
-  r_wt_on = saving && wt_choose(n, q, wk, npasses, &wt_run) && wt_start() == 0;
+  /* the memory stages are timed for the write-tracking choice (only where it compares the two paths'
+   * costs: a clock read is ~50-85 ns on a VM, ~10 per 3-pass dispatch) and for the HUBPROF_DEBUG summary */
+  int timed = r_timed;
+  r_wt_on = saving && wt_choose(n, q, wk, npasses, &wt_run, &timed) && wt_start() == 0;
   if (!r_wt_on) /* armed buffers it writes: writable first, or their faults would land in a counting window */
     for (size_t i = 0; i < r_nranges; i++)
       if (r_ranges[i].host) hpc_wt_disarm(r_ranges[i].host, r_ranges[i].size);
@@ -1269,12 +1310,12 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
       warm = 0; /* its writes could not be undone */
     } else {
       r_st.saved += ranges_data();
-      int64_t t = now_ns() - ts;
+      int64_t t = timed ? now_ns() - ts : 0;
       if (ranges_data() >= (1 << 20) && t > 0 && (double)ranges_data() / (double)t > r_st.save_best)
         r_st.save_best = (double)ranges_data() / (double)t;
     }
   }
-  int64_t tse = now_ns() - ts;
+  int64_t tse = timed ? now_ns() - ts : 0;
   r_st.save_ns += tse;
   mem_ns += tse - r_grow_ns;
 
@@ -1283,7 +1324,7 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   int ooo = (qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) || r_env->skip_restore;
   wt_run = r_wt_on && wt_run && !warm;
   if (warm || wt_run) { /* the warm-up run: no counters, no event for the application, memory put back */
-    int64_t tw = now_ns();
+    int64_t tw = timed ? now_ns() : 0;
     cl_event wev = NULL;
     cl_int e = enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, &wev);
     if (e == CL_SUCCESS && wev) { /* when it could not be enqueued nothing ran: pass 1 meets the same error */
@@ -1302,7 +1343,7 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
                   CL_INVALID_OPERATION);
       }
     }
-    tw = now_ns() - tw;
+    tw = timed ? now_ns() - tw : 0;
     r_st.warm_ns += tw;
     if (wt_run) mem_ns += tw; /* the tracking run is tracking's cost; the warm-up is not */
   }
@@ -1319,9 +1360,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   for (size_t p = 0; p < npasses; p++) {
     pass_rec *pr = &r_passes[first + p];
     if (p > 0 && saving && !r_env->skip_restore) {
-      int64_t tr = now_ns();
+      int64_t tr = timed ? now_ns() : 0;
       int64_t b = restore_any(n, q);
-      tr = now_ns() - tr;
+      tr = timed ? now_ns() - tr : 0;
       r_st.restore_ns += tr;
       mem_ns += tr;
       if (b >= (1 << 20) && tr > 0 && (double)b / (double)tr > r_st.restore_best)
@@ -1336,7 +1377,10 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
     cl_event mine = NULL, *evp = p == 0 && ev ? ev : &mine;
     int64_t tp = stage_ns();
     if (p == 0) d->enqueue_ns = r_timed ? tp : now_ns();
-    if (r_warmup) hc_session_skip_thread(pr->sess, self);
+    if (r_warmup) {
+      hc_session_skip_thread(pr->sess, self);
+      hc_session_count_caller(pr->sess, caller ? self : 0);
+    }
     /* the thread list is checked once per dispatch, at pass 1: a thread that starts during the later
      * passes counts from the next dispatch (docs/replay.md "Fixed cost per pass") */
     hc_status hs = p == 0 ? hc_session_start(pr->sess) : hc_session_start_cached(pr->sess);
@@ -1396,9 +1440,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
       break;
     }
     if (p == 0 && saving && npasses > 1 && !r_wt_on) {
-      int64_t tc = now_ns();
+      int64_t tc = timed ? now_ns() : 0;
       compare_ranges(n, q, ooo);
-      tc = now_ns() - tc;
+      tc = timed ? now_ns() - tc : 0;
       r_st.compare_ns += tc;
       mem_ns += tc;
     }
@@ -1416,9 +1460,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   }
   int wt_used = r_wt_on;
   if (r_wt_on) { /* every page writable again; what was saved at first write counts as saved */
-    int64_t te = now_ns();
+    int64_t te = timed ? now_ns() : 0;
     hpc_wt_end();
-    mem_ns += now_ns() - te;
+    mem_ns += timed ? now_ns() - te : 0;
     r_wt_on = 0;
     uint64_t sv = 0, fl = 0;
     hpc_wt_totals(&sv, &fl);
@@ -1428,7 +1472,7 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
   }
   if (wt_used && wk && !wk->mem_ns[0]) /* a buffer's first protection (arming) is a one-time cost */
     mem_ns -= (int64_t)(hpc_wt_arm_ns() - wt_arm0);
-  if (wk && saving && !warm && !broke && done == npasses && npasses > 1)
+  if (wk && timed && saving && !warm && !broke && done == npasses && npasses > 1)
     wk->mem_ns[wt_used ? 0 : 1] = mem_ns > 0 ? mem_ns : 1;
   if (done && mk && nvals) mk->measured++; /* the key's next dispatch measures the next pass */
   if (done) {
@@ -1504,6 +1548,8 @@ int hpc_replay_init(const hpc_env *e, const char **why) {
     }
     r_warmup = !strcmp(w, "kernel");
   }
+  const char *at = getenv("HUBPROF_TEST_ALL_THREADS");
+  r_all_threads = at && strcmp(at, "0") != 0;
   if (hc_plan_parse(e->plan, &r_plan) != HC_OK || !r_plan->npasses || !r_plan->ncounters) {
     *why = "HUBPROF_PLAN is not a counter plan (passes separated by ';', counters by ',')";
     return -1;
@@ -1637,6 +1683,9 @@ void hpc_replay_exit(int debug) {
         (double)r_st.compare_ns / 1e3 / nd, (double)r_st.restore_ns / 1e3 / nd,
         (double)r_st.write_ns / 1e3 / nd, (double)r_st.pass_ns / 1e3 / np,
         (double)r_st.counters_ns / 1e3 / np, r_st.save_best, r_st.restore_best);
+    hpc_say("pid %ld: counted the launching thread alone in %llu of %llu dispatches (a device that runs "
+            "kernels on it)",
+            (long)getpid(), (unsigned long long)r_st.caller_only, (unsigned long long)r_st.dispatches);
   }
   pthread_mutex_unlock(&r_dlock);
 }

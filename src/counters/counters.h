@@ -93,6 +93,13 @@ size_t hc_session_missed_threads(const hc_session *s);
 hc_status hc_session_skip_thread(hc_session *s, pid_t tid);
 /* Whether the last start left a thread out (0: every thread was counted). */
 int hc_session_skipped(const hc_session *s);
+/* PER_THREAD: from the next start on, count only the thread that calls start and stop, whose id is `self`
+ * (0: every thread again, hc_session_skip_thread's rule applies) — for a runtime that runs kernels on the
+ * thread that enqueues and waits (PoCL's basic device). Such a start checks no thread list (it scans only
+ * when the caller has no counters yet; a caller beyond the slots falls back to every thread), reads one
+ * slot, and a session whose counters are all context-switches reads getrusage(RUSAGE_THREAD) instead of
+ * perf (the same count, a cheaper system call; docs/counters.md). Other modes: HC_ERR_INVALID. */
+hc_status hc_session_count_caller(hc_session *s, pid_t self);
 hc_status hc_session_start(hc_session *s);
 hc_status hc_session_stop(hc_session *s, double *values);
 /* hc_session_start without checking whether the process's threads changed (PER_THREAD: one fstat, ~1 µs

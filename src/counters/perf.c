@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -213,6 +214,10 @@ struct hc_session {
   size_t ngated;        /* counters enabled at start and disabled at stop (hardware) */
   int grouped;          /* PER_THREAD, >= 2 counters, none gated: one group per thread, one read() each */
   uint64_t *rbuf;       /* 3 + 4n: a group read (nr, enabled, running, values), then one slot's readings */
+  pid_t caller;         /* PER_THREAD: count only this thread, the one calling start and stop (0: off) */
+  size_t onlyslot;      /* its slot at the last start; SIZE_MAX when the other rules apply */
+  int rusage;           /* every counter is one getrusage(RUSAGE_THREAD) gives exactly (context-switches) */
+  int use_rusage;       /* the current pass reads getrusage instead of perf (caller alone, s->rusage) */
 };
 
 /* The layout getdents64 returns (glibc's struct dirent64 differs in name only; spelled out here). */
@@ -347,6 +352,22 @@ static int rescan_threads(hc_session *s, int how, int *err) {
   return -1;
 }
 
+/* getrusage(RUSAGE_THREAD) stands for a perf counter of the calling thread only where the kernel counts the
+ * same events at the same place: context switches (nvcsw + nivcsw are incremented in __schedule exactly
+ * when perf's context-switches event fires, prev != next), and only when perf would count kernel-mode
+ * events (with exclude_kernel the perf event, fired in the scheduler, counts nothing). Not the page-fault
+ * counters (min_flt also counts faults taken for get_user_pages, e.g. MAP_POPULATE, which perf does not)
+ * nor task-clock (the thread's CPU time is another clock than perf's). docs/counters.md "Sessions". */
+static int rusage_exact(const hc_perf_event *e) {
+  return e->type == PERF_TYPE_SOFTWARE && e->config == PERF_COUNT_SW_CONTEXT_SWITCHES && !e->exclude_kernel;
+}
+static int rusage_switches(uint64_t *out) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru) != 0) return -1;
+  *out = (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+  return 0;
+}
+
 size_t hc_perf_count_threads(void) {
   size_t n = 0;
   int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -399,6 +420,7 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
   s->n = n;
   s->taskdir = -1;
   s->skipslot = SIZE_MAX;
+  s->onlyslot = SIZE_MAX;
   s->cap = mode == HC_SESSION_INHERIT ? 1 : (4 * threads > 256 ? 4 * threads : 256);
   s->idx = malloc((n ? n : 1) * sizeof *s->idx);
   s->tids = calloc(s->cap, sizeof *s->tids);
@@ -417,6 +439,9 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
   for (size_t k = 0; k < n; k++)
     s->ngated += perf_gated(&p->perf[idx[k]]);
   s->grouped = mode == HC_SESSION_PER_THREAD && n >= 2 && !s->ngated;
+  s->rusage = n > 0;
+  for (size_t k = 0; k < n; k++)
+    s->rusage &= rusage_exact(&p->perf[idx[k]]);
   int err = 0;
   if (mode == HC_SESSION_INHERIT) {
     int r = open_slot(s, 0, 0, 1);
@@ -436,6 +461,11 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
 }
 
 hc_session_mode hc_session_get_mode(const hc_session *s) { return s->mode; }
+hc_status hc_session_count_caller(hc_session *s, pid_t self) {
+  if (!s || s->mode != HC_SESSION_PER_THREAD || self < 0 || s->started) return HC_ERR_INVALID;
+  s->caller = self;
+  return HC_OK;
+}
 hc_status hc_session_skip_thread(hc_session *s, pid_t tid) {
   if (!s || s->mode != HC_SESSION_PER_THREAD || tid < 0 || s->started) return HC_ERR_INVALID;
   s->skip = tid;
@@ -460,9 +490,14 @@ double hc_perf_scaled(const uint64_t now[3], const uint64_t base[3]) {
 
 static void find_skip(hc_session *s) {
   s->skipslot = SIZE_MAX;
-  if (s->skip && s->nthreads > 1)
+  if (s->skip && s->nthreads > 1 && s->onlyslot == SIZE_MAX)
     for (size_t j = 0; j < s->nthreads; j++)
       if (s->tids[j] == s->skip) s->skipslot = j;
+}
+
+/* Whether thread slot j counts this pass: not the one left out; the caller's alone when only it counts. */
+static inline int counted(const hc_session *s, size_t j) {
+  return j != s->skipslot && (s->onlyslot == SIZE_MAX || j == s->onlyslot);
 }
 
 /* Read the free-running counters of `slot` into out[3k .. 3k+3) (k: the session's counter; gated ones
@@ -491,7 +526,7 @@ static int read_free(hc_session *s, size_t slot, uint64_t *out) {
 /* The free-running counters' baselines of every counted thread. */
 static int read_bases(hc_session *s) {
   for (size_t j = 0; j < s->nthreads; j++)
-    if (j != s->skipslot && read_free(s, j, &s->base[3 * j * s->n]) < 0) {
+    if (counted(s, j) && read_free(s, j, &s->base[3 * j * s->n]) < 0) {
       snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
       return -1;
     }
@@ -503,7 +538,7 @@ static int read_free_values(hc_session *s, double *values) {
   uint64_t *now = s->rbuf + 3 + s->n;
   int rc = 0;
   for (size_t j = 0; j < s->nthreads; j++) {
-    if (j == s->skipslot) continue;
+    if (!counted(s, j)) continue;
     if (read_free(s, j, now) < 0) {
       snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
       rc = -1;
@@ -518,10 +553,39 @@ static int read_free_values(hc_session *s, double *values) {
   return rc;
 }
 
+/* The caller's slot (count_caller), scanning the thread list only when it has none yet. SIZE_MAX: none. */
+static size_t caller_slot(hc_session *s, int *err) {
+  for (int scanned = 0;; scanned = 1) {
+    for (size_t j = 0; j < s->nthreads; j++)
+      if (s->tids[j] == s->caller) return j;
+    if (scanned || rescan_threads(s, SCAN_FORCE, err) < 0) return SIZE_MAX;
+  }
+}
+
 static hc_status session_start(hc_session *s, int how) {
   if (!s || s->started) return HC_ERR_INVALID;
   int err = 0;
-  if (s->mode == HC_SESSION_PER_THREAD && rescan_threads(s, how, &err) < 0) {
+  s->onlyslot = SIZE_MAX;
+  s->use_rusage = 0;
+  if (s->caller && s->rusage) { /* the caller alone, its context switches: one getrusage, no perf read */
+    if (rusage_switches(&s->base[0]) < 0) {
+      snprintf(s->p->error, sizeof s->p->error, "cannot read the thread's resource usage: %s",
+               strerror(errno));
+      return HC_ERR_IO;
+    }
+    s->use_rusage = 1;
+    s->skipslot = SIZE_MAX;
+    s->started = 1;
+    return HC_OK;
+  }
+  if (s->caller) { /* the caller alone: no thread-list check (a thread the caller is not has no say) */
+    s->onlyslot = caller_slot(s, &err);
+    if (s->onlyslot == SIZE_MAX && err) {
+      snprintf(s->p->error, sizeof s->p->error, "cannot scan the process's threads: %s", strerror(err));
+      return HC_ERR_IO;
+    }
+  }
+  if (s->mode == HC_SESSION_PER_THREAD && s->onlyslot == SIZE_MAX && rescan_threads(s, how, &err) < 0) {
     snprintf(s->p->error, sizeof s->p->error, "cannot scan the process's threads: %s", strerror(err));
     return HC_ERR_IO;
   }
@@ -531,18 +595,18 @@ static hc_status session_start(hc_session *s, int how) {
    * enable; free-running ones: baseline last, closest to the window. */
   size_t m = s->ngated ? s->nthreads * s->n : 0;
   for (size_t i = 0; i < m; i++) {
-    if (!perf_gated(&s->p->perf[s->idx[i % s->n]]) || i / s->n == s->skipslot) continue;
+    if (!perf_gated(&s->p->perf[s->idx[i % s->n]]) || !counted(s, i / s->n)) continue;
     if (read_counter(s->fds[i], &s->base[3 * i]) < 0) {
       snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
       return HC_ERR_IO;
     }
   }
   for (size_t i = 0; i < m; i++) {
-    if (!perf_gated(&s->p->perf[s->idx[i % s->n]]) || i / s->n == s->skipslot) continue;
+    if (!perf_gated(&s->p->perf[s->idx[i % s->n]]) || !counted(s, i / s->n)) continue;
     if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
       int e = errno;
       for (size_t j = 0; j < i; j++)
-        if (perf_gated(&s->p->perf[s->idx[j % s->n]]) && j / s->n != s->skipslot)
+        if (perf_gated(&s->p->perf[s->idx[j % s->n]]) && counted(s, j / s->n))
           ioctl(s->fds[j], PERF_EVENT_IOC_DISABLE, 0);
       snprintf(s->p->error, sizeof s->p->error, "cannot enable a perf counter: %s", strerror(e));
       return HC_ERR_IO;
@@ -550,7 +614,7 @@ static hc_status session_start(hc_session *s, int how) {
   }
   if (read_bases(s) < 0) {
     for (size_t i = 0; i < m; i++)
-      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) && i / s->n != s->skipslot)
+      if (perf_gated(&s->p->perf[s->idx[i % s->n]]) && counted(s, i / s->n))
         ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
     return HC_ERR_IO;
   }
@@ -568,13 +632,24 @@ hc_status hc_session_stop(hc_session *s, double *values) {
   hc_status st = HC_OK;
   for (size_t k = 0; k < s->n; k++)
     values[k] = 0;
+  if (s->use_rusage) {
+    s->started = 0;
+    if (rusage_switches(&now[0]) < 0) {
+      snprintf(s->p->error, sizeof s->p->error, "cannot read the thread's resource usage: %s",
+               strerror(errno));
+      return HC_ERR_IO;
+    }
+    for (size_t k = 0; k < s->n; k++)
+      values[k] = (double)(now[0] - s->base[0]);
+    return HC_OK;
+  }
   /* free-running counters first, closest to the window; then disable and read the gated ones */
   if (read_free_values(s, values) < 0) st = HC_ERR_IO;
   for (size_t i = 0; i < m; i++)
-    if (perf_gated(&s->p->perf[s->idx[i % s->n]]) && i / s->n != s->skipslot)
+    if (perf_gated(&s->p->perf[s->idx[i % s->n]]) && counted(s, i / s->n))
       ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
   for (size_t i = 0; i < m; i++) {
-    if (!perf_gated(&s->p->perf[s->idx[i % s->n]]) || i / s->n == s->skipslot) continue;
+    if (!perf_gated(&s->p->perf[s->idx[i % s->n]]) || !counted(s, i / s->n)) continue;
     if (read_counter(s->fds[i], now) < 0) {
       snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
       st = HC_ERR_IO;

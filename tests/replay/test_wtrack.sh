@@ -144,5 +144,15 @@ for a in "65536 4096 7 buffer between" "4194304 4096 7 sub between" "65536 4096 
 done
 expect_eq "between trap: plain exit" "$prc" 3
 
+# ---- 6. auto on a device that runs commands on the caller (PoCL basic): small buffers take the full path ---
+# from the first dispatch (no trial of tracking: the copies cost less); a large one is write-tracked.
+for c in "small|65536|full" "large|4194304|write-tracked"; do
+  IFS='|' read -r name size want <<<"$c"
+  POCL_DEVICES=basic "$HP" profile -q -f "${C3[@]}" -o "auto_$name.db" -- "$PW" "$size" 4096 4 buffer \
+    >"auto_$name.out" 2>"auto_$name.err"
+  expect_eq "auto, basic, $size bytes: exit" "$?" 0
+  expect_eq "auto, basic, $size bytes: replay_memory" "$(meta "auto_$name.db" replay_memory)" "$want"
+done
+
 echo "test_wtrack: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
