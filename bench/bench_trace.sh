@@ -14,9 +14,11 @@
 # runtime do (LAUNCH_LOOP_EVENTS): a profiling queue; + an event per dispatch released after each clFinish;
 # + its start and end read before the release. "collector minus that" is what the collector adds beyond the
 # least any OpenCL event-based tracer costs (its stamp, ring, row encoding and log).
-# Next to it, the exit work `hubprof trace` adds after the application ends: merging the round's log into a
-# rocpd store (`hubprof merge`), in ms per million dispatches (a 1-dispatch log's merge subtracted: the fixed
-# cost of a merge, shown apart).
+# Within one process (LAUNCH_LOOP_AB): blocks of 1000 dispatches collecting and paused in turn, so the noise
+# between processes cancels; a component only (a paused collector keeps the queue's profiling on).
+# Next to it, the exit work `hubprof trace` adds after the application ends: merging a log of MERGE_N
+# (200000) dispatches into a rocpd store (`hubprof merge`, the same log every round), in ms per million
+# dispatches (a 1-dispatch log's merge subtracted: the fixed cost of a merge, shown apart).
 # usage: bench_trace.sh [N [ROUNDS [BEFORE]]]   (default 20000 31 none) BEFORE: a git commit, "none" to skip
 # SPDX-License-Identifier: MIT
 set -euo pipefail
@@ -56,17 +58,19 @@ mtime() { # LOG...: ns to merge into rocpd
   e=$(date +%s%N)
   echo $((e - s))
 }
-mkdir -p "$dir/tiny" # a 1-dispatch log: the merge's fixed cost
+mkdir -p "$dir/tiny" "$dir/big" # a 1-dispatch log (the merge's fixed cost) and one of MERGE_N dispatches
+mn=${MERGE_N:-200000}
 OPENCL_LAYERS="$lib" HUBPROF_OUTPUT_DIR="$dir/tiny" HUBPROF_MODE=trace "$app" 1 1 >/dev/null
+OPENCL_LAYERS="$lib" HUBPROF_OUTPUT_DIR="$dir/big" HUBPROF_MODE=trace "$app" "$mn" 1000 >/dev/null
 echo "load at the start: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min), $(nproc) CPUs; launching thread on CPU" \
   "$LAUNCH_LOOP_CPU; launch_loop $n dispatches, clFinish every 1000, $rounds rounds"
 # configurations, run in this order in every round; results in W[name,round], C[..] and P[..] (wall, thread
 # CPU, process CPU)
 names=(plain noop queue events times)
 [ -n "$old" ] && names+=(prev)
-names+=(full clk)
+names+=(full clk ab)
 declare -A W C P
-merge=() mfix=()
+merge=() mfix=() abw=() abc=()
 for ((r = 0; r < rounds; r++)); do
   for x in "${names[@]}"; do
     case $x in
@@ -76,8 +80,18 @@ for ((r = 0; r < rounds; r++)); do
       prev) v=$(traced "$old") ;;
       full)
         v=$(traced "$lib")
-        merge+=("$(mtime "$dir"/logs/*.log)") # the exit merge of this round's log
+        merge+=("$(mtime "$dir"/big/*.log)") # the exit merge, the same log every round
         mfix+=("$(mtime "$dir"/tiny/*.log)")
+        ;;
+      ab) # one process, blocks of 1000 collecting and paused in turn: "ON OFF ON_CPU OFF_CPU"
+        rm -rf "$dir/logs" && mkdir -p "$dir/logs"
+        v=$(LAUNCH_LOOP_AB=1 OPENCL_LAYERS="$lib" HUBPROF_INJECTION_PATH="$lib" HUBPROF_OUTPUT_DIR="$dir/logs" \
+          HUBPROF_MODE=trace "$app" "$n" 1000 |
+          sed -nE 's/.* on_ns=([0-9.]+) off_ns=([0-9.]+) on_cpu_ns=([0-9.]+) off_cpu_ns=([0-9.]+).*/\1 \2 \3 \4/p')
+        read -r a b c d <<<"$v"
+        abw+=("$(awk -v x="$a" -v y="$b" 'BEGIN { print x - y }')")
+        abc+=("$(awk -v x="$c" -v y="$d" 'BEGIN { print x - y }')")
+        continue
         ;;
       clk) v=$(traced "$lib" HUBPROF_TIMESTAMP=clock) ;; # the enqueue stamp's source
     esac
@@ -124,13 +138,21 @@ for kind in W C P; do
   paired "default stamp minus clock_gettime" $kind full clk
   [ -n "$old" ] && paired "now minus before" $kind full prev
 done
+echo
+echo "within one process (LAUNCH_LOOP_AB: blocks of 1000 collecting and paused in turn, median of each kind per"
+echo "run; a paused collector keeps the queue's profiling on, so this is the collector's own work only):"
+read -r m l h <<<"$(stats "${abw[@]}")"
+printf '%-50s %9.1f %17s\n' "collecting minus paused, wall" "$m" "$l..$h"
+read -r m l h <<<"$(stats "${abc[@]}")"
+printf '%-50s %9.1f %17s\n' "collecting minus paused, thread CPU" "$m" "$l..$h"
 d=() f=()
 for ((r = 0; r < rounds; r++)); do
-  d+=("$(awk -v a="${merge[r]}" -v b="${mfix[r]}" -v n="$n" 'BEGIN { printf "%.1f", (a - b) / 1e6 * 1e6 / n }')")
+  d+=("$(awk -v a="${merge[r]}" -v b="${mfix[r]}" -v n="$mn" 'BEGIN { printf "%.1f", (a - b) / 1e6 * 1e6 / n }')")
   f+=("$(awk -v b="${mfix[r]}" 'BEGIN { printf "%.1f", b / 1e6 }')")
 done
 read -r m l h <<<"$(stats "${d[@]}")"
 printf '\n%-50s %9.1f %17s\n' "exit merge into rocpd, ms per 1 M dispatches" "$m" "$l-$h"
+echo "  (a log of $mn dispatches, the same every round, minus the merge of a 1-dispatch log)"
 read -r m l h <<<"$(stats "${f[@]}")"
 printf '%-50s %9.1f %17s\n' "  fixed cost of a merge (1-dispatch log), ms" "$m" "$l-$h"
 echo "ns per dispatch; added = median minus the no-collector median (for scale: rocprofv3 24.5x, LTTng 3.8x on a HIP launch loop)"

@@ -10,6 +10,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
+#include "hubprof/api.h"
+
 #include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -22,6 +24,18 @@ static double clock_ns(clockid_t c) {
   struct timespec ts;
   clock_gettime(c, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (sorts v), 0 for none. */
+static double median(double *v, long n) {
+  if (n < 1) return 0;
+  qsort(v, (size_t)n, sizeof *v, by_value);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Release the events of the dispatches since the last sync (their times read first when asked). */
@@ -73,6 +87,16 @@ int main(int argc, char **argv) {
     fprintf(stderr, "launch_loop: out of memory\n");
     return 1;
   }
+  const char *abv = getenv("LAUNCH_LOOP_AB");
+  int ab = abv && strcmp(abv, "1") == 0;
+  long nblocks = (n + every - 1) / every, nab[2] = {0, 0}; /* [0] paused blocks, [1] collecting */
+  double *abw[2] = {NULL, NULL}, *abc[2] = {NULL, NULL};   /* their wall and CPU ns per dispatch */
+  for (int x = 0; ab && x < 2; x++)
+    if (!(abw[x] = malloc(sizeof(double) * (size_t)nblocks)) ||
+        !(abc[x] = malloc(sizeof(double) * (size_t)nblocks))) {
+      fprintf(stderr, "launch_loop: out of memory\n");
+      return 1;
+    }
   cl_program prog = cl.prog;
   cl_kernel k = clCreateKernel(prog, "tiny", &err);
   CHECK(err);
@@ -91,18 +115,27 @@ int main(int argc, char **argv) {
   }
   double t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID),
          p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-  long since = 0; /* dispatches since the last sync */
+  long since = 0, block = 0; /* dispatches since the last sync; blocks so far */
+  double bw = t0, bc = c0;   /* the block's start */
   for (long i = 0; i < n; i++) {
     CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, evs ? &evs[since] : NULL));
     since++;
-    if ((i + 1) % every == 0) {
+    if ((i + 1) % every == 0 || i + 1 == n) {
       CHECK(clFinish(q));
       if (evs) drop_events(evs, since, mode == 3);
+      if (ab) { /* this block's kind: on, off, off, on, on, ...; the next one's set before its start */
+        int on = !((block + 1) >> 1 & 1), next = !((block + 2) >> 1 & 1);
+        double w = clock_ns(CLOCK_MONOTONIC), c = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+        abw[on][nab[on]] = (w - bw) / (double)since;
+        abc[on][nab[on]++] = (c - bc) / (double)since;
+        next ? hubprof_start() : hubprof_stop();
+        bw = clock_ns(CLOCK_MONOTONIC), bc = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+      }
+      block++;
       since = 0;
     }
   }
-  CHECK(clFinish(q));
-  if (evs) drop_events(evs, since, mode == 3);
+  if (ab) hubprof_start(); /* as it was */
   double t1 = clock_ns(CLOCK_MONOTONIC), c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID),
          p1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
   free(evs);
@@ -116,5 +149,15 @@ int main(int argc, char **argv) {
   printf("launch_loop: n=%ld finish_every=%ld ns_per_dispatch=%.1f cpu_per_dispatch_ns=%.1f "
          "proc_cpu_per_dispatch_ns=%.1f %s\n",
          n, every, (t1 - t0) / (double)n, (c1 - c0) / (double)n, (p1 - p0) / (double)n, ok ? "ok" : "FAILED");
+  if (ab) {
+    double w1m = median(abw[1], nab[1]), w0m = median(abw[0], nab[0]);
+    double c1m = median(abc[1], nab[1]), c0m = median(abc[0], nab[0]);
+    printf("launch_loop: ab blocks=%ld+%ld on_ns=%.1f off_ns=%.1f on_cpu_ns=%.1f off_cpu_ns=%.1f\n", nab[1],
+           nab[0], w1m, w0m, c1m, c0m);
+    for (int x = 0; x < 2; x++) {
+      free(abw[x]);
+      free(abc[x]);
+    }
+  }
   return ok ? 0 : 1;
 }
