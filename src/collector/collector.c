@@ -794,8 +794,6 @@ static int event_times(const cl_icd_dispatch *n, cl_event ev, cl_ulong *start, c
   return 1;
 }
 
-#define HPC_PREFETCH 4 /* harvest: events prefetched this many entries ahead */
-
 /* Harvest ring t: write what completed; HARVEST_FULL also frees an eighth of the ring by writing the oldest
  * without device times; HARVEST_ALL writes everything. Never waits. Returns -1 when another thread holds t.
  */
@@ -816,9 +814,6 @@ static int harvest(hpc_thread *t, int mode) {
   uint64_t done = 0, kept = 0;
   for (uint64_t i = tail; i != head; i++) {
     hpc_pending *p = &t->ring[i & t->mask];
-    /* the event a few entries on: the runtime's object, cold since its enqueue (a stale slot past head
-     * only prefetches an old address: a prefetch never faults) */
-    __builtin_prefetch(t->ring[(i + HPC_PREFETCH) & t->mask].ev);
     /* Profiling times exist only once the command is complete (CL_PROFILING_INFO_NOT_AVAILABLE before):
      * a dispatch that has its end time is done, and costs the runtime no status query. */
     cl_ulong start = 0, end = 0;
