@@ -1,28 +1,38 @@
 #!/usr/bin/env bash
 # Collector overhead: host time per dispatch of a launch-bound loop (examples/ocl/launch_loop, PoCL's
-# POCL_DEVICES=basic: a launch costs ~0.4 us) without the collector, with the no-op collector (every wrapper
-# forwards: the floor), with the collector of the base commit BEFORE (harvest at the launching thread's own
-# sync points only; built from git into a temporary folder) and with this tree's collector (background
-# harvester, every sync point harvests every thread), interleaved in one run: median and min-max of R rounds.
-# Next to it, the exit work `hubprof trace` adds after the application ends: merging the round's log into a
-# rocpd store (`hubprof merge` of the same log), in seconds per million dispatches.
-# The headline "added" figure is PAIRED: in each round, the collector's ns per dispatch minus the no-op
-# floor's of the same round (the two run back to back), median and min-max over the rounds. On a shared
-# machine the spread between rounds is larger than the effect, so the difference of the two medians (the
-# "added" column, kept) is a poor estimator of it.
-# usage: bench_trace.sh [N [ROUNDS [BEFORE]]]   BEFORE: a git commit (default 3d6ced1), "none" to skip it
+# POCL_DEVICES=basic: a launch costs ~0.4-1 us) without the collector, with the no-op collector (every wrapper
+# forwards: the floor), with the collector of the base commit BEFORE (built from git into a temporary folder)
+# and with this tree's collector, strictly interleaved in many short rounds: median and min-max over rounds.
+# The noise is between rounds and processes (a launch varies 0.8-1.4 us from one process to the next even on
+# an idle machine), so: the headline "ADDED" figure is PAIRED, in each round the collector's ns per dispatch
+# minus the no-op floor's of the same round (they run back to back), median and min..max over the rounds;
+# the launching thread is pinned alone to the last CPU (LAUNCH_LOOP_CPU; the collector's background harvester,
+# started before, may use the others); and next to wall time, the launching thread's own CPU time
+# (CLOCK_THREAD_CPUTIME_ID: not counting time it waited for a core; the harvester's CPU is not in it) and
+# the whole process's (CLOCK_PROCESS_CPUTIME_ID: the harvester's too).
+# The runtime's share: the same loop without a collector doing by hand what an event-based tracer makes the
+# runtime do (LAUNCH_LOOP_EVENTS): a profiling queue; + an event per dispatch released after each clFinish;
+# + its start and end read before the release. "collector minus that" is what the collector adds beyond the
+# least any OpenCL event-based tracer costs (its stamp, ring, row encoding and log).
+# Within one process (LAUNCH_LOOP_AB): blocks of 1000 dispatches collecting and paused in turn, so the noise
+# between processes cancels; a component only (a paused collector keeps the queue's profiling on).
+# Next to it, the exit work `hubprof trace` adds after the application ends: merging a log of MERGE_N
+# (200000) dispatches into a rocpd store (`hubprof merge`, the same log every round), in ms per million
+# dispatches (a 1-dispatch log's merge subtracted: the fixed cost of a merge, shown apart).
+# usage: bench_trace.sh [N [ROUNDS [BEFORE]]]   (default 20000 31 none) BEFORE: a git commit, "none" to skip
 # SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
-n=${1:-200000}
-rounds=${2:-7}
-before=${3:-3d6ced1}
+n=${1:-20000}
+rounds=${2:-31}
+before=${3:-none}
 B=build
 app=$B/examples/ocl/launch_loop
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 export POCL_DEVICES=basic
-unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_HARVEST_MS
+unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_HARVEST_MS LAUNCH_LOOP_EVENTS
+export LAUNCH_LOOP_CPU=$(($(nproc) - 1)) # the launching thread alone, on the last CPU
 old=""
 if [ "$before" != none ]; then # the "before" collector, built from its commit with the same compiler flags
   mkdir -p "$dir/old"
@@ -33,91 +43,116 @@ if [ "$before" != none ]; then # the "before" collector, built from its commit w
     echo "bench_trace: cannot build the collector of $before (skipped): $(tail -n 3 "$dir/old.build")" >&2
   fi
 fi
-# ns per dispatch as launch_loop prints it ("... ns_per_dispatch=NNN ...")
-one() { "$@" "$app" "$n" 1000 | grep -oE 'ns_per_dispatch=[0-9.]+' | cut -d= -f2; }
+lib=$PWD/$B/libhubprof_collector.so
+# one run: "WALL THREAD-CPU PROCESS-CPU" ns per dispatch as launch_loop prints them
+one() { "$@" "$app" "$n" 1000 |
+  sed -nE 's/.* ns_per_dispatch=([0-9.]+) cpu_per_dispatch_ns=([0-9.]+) proc_cpu_per_dispatch_ns=([0-9.]+).*/\1 \2 \3/p'; }
 traced() { # LIB [VAR=VALUE...]
   rm -rf "$dir/logs" && mkdir -p "$dir/logs"
   one env OPENCL_LAYERS="$1" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace "${@:2}"
 }
-merged() { # seconds per million dispatches to merge this round's log into rocpd (trace's exit work)
+mtime() { # LOG...: ns to merge into rocpd
   local s e
   s=$(date +%s%N)
-  "$B/hubprof" merge -q -f -o "$dir/merged.db" "$dir"/logs/*.log >/dev/null
+  "$B/hubprof" merge -q -f -o "$dir/merged.db" "$@" >/dev/null
   e=$(date +%s%N)
-  awk -v t=$((e - s)) -v n="$n" 'BEGIN { printf "%.3f\n", t / 1e9 * 1e6 / n }'
+  echo $((e - s))
 }
-plain=() noop=() prev=() full=() merge=() clk=()
+mkdir -p "$dir/tiny" "$dir/big" # a 1-dispatch log (the merge's fixed cost) and one of MERGE_N dispatches
+mn=${MERGE_N:-200000}
+OPENCL_LAYERS="$lib" HUBPROF_OUTPUT_DIR="$dir/tiny" HUBPROF_MODE=trace "$app" 1 1 >/dev/null
+OPENCL_LAYERS="$lib" HUBPROF_OUTPUT_DIR="$dir/big" HUBPROF_MODE=trace "$app" "$mn" 1000 >/dev/null
+echo "load at the start: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min), $(nproc) CPUs; launching thread on CPU" \
+  "$LAUNCH_LOOP_CPU; launch_loop $n dispatches, clFinish every 1000, $rounds rounds"
+# configurations, run in this order in every round; results in W[name,round], C[..] and P[..] (wall, thread
+# CPU, process CPU)
+names=(plain noop queue events times)
+[ -n "$old" ] && names+=(prev)
+names+=(full clk ab)
+declare -A W C P
+merge=() mfix=() abw=() abc=()
 for ((r = 0; r < rounds; r++)); do
-  plain+=("$(one env)")
-  noop+=("$(one env OPENCL_LAYERS="$PWD/$B/libhubprof_collector_noop.so")")
-  [ -n "$old" ] && prev+=("$(traced "$old")")
-  full+=("$(traced "$PWD/$B/libhubprof_collector.so")")
-  merge+=("$(merged)")
-  clk+=("$(traced "$PWD/$B/libhubprof_collector.so" HUBPROF_TIMESTAMP=clock)") # the enqueue stamp's source
-done
-# median min max of the arguments
-. bench/lib.sh # stats
-read -r pm pl ph <<<"$(stats "${plain[@]}")"
-row() { stats_row 46 "$pm" "$@"; } # LABEL VALUES...: against the plain runs' median pm
-printf '%-46s %9s %17s %9s %8s\n' "launch_loop $n dispatches, $rounds rounds" "median" "min-max" "added" "slowdown"
-row "no collector" "${plain[@]}"
-row "no-op collector (layer, forwards only)" "${noop[@]}"
-[ -n "$old" ] && row "collector before ($before, own-thread harvest)" "${prev[@]}"
-row "collector now (background harvester)" "${full[@]}"
-row "collector now, HUBPROF_TIMESTAMP=clock" "${clk[@]}"
-diffs=() # paired: the default stamp (rdtsc where the clocksource is tsc) minus clock_gettime, per round
-for ((r = 0; r < rounds; r++)); do diffs+=("$(awk -v a="${full[r]}" -v b="${clk[r]}" 'BEGIN { print a - b }')"); done
-read -r m l h <<<"$(stats "${diffs[@]}")"
-printf '%-46s %9.1f %17s\n' "default stamp minus clock_gettime, per round" "$m" "$l..$h"
-paired() { # LABEL A[] B[] (names): per round A minus B, median and min..max
-  local -n a=$2 b=$3
-  local d=() k m l h
-  for ((k = 0; k < rounds; k++)); do d+=("$(awk -v x="${a[k]}" -v y="${b[k]}" 'BEGIN { print x - y }')"); done
-  read -r m l h <<<"$(stats "${d[@]}")"
-  printf '%-46s %9.1f %17s\n' "$1" "$m" "$l..$h"
-}
-paired "ADDED: collector minus no-op, per round" full noop
-paired "ADDED, HUBPROF_TIMESTAMP=clock, per round" clk noop
-read -r m l h <<<"$(stats $(printf '%s\n' "${merge[@]}" | awk '{ print $1 * 1000 }'))"
-printf '%-46s %9.1f %17s   (ms per million dispatches = ns per dispatch)\n' "exit merge into rocpd, ms per 1 M dispatches" "$m" "$l-$h"
-if [ -n "$old" ]; then # paired: now minus before within each round (the two ran back to back)
-  diffs=()
-  for ((r = 0; r < rounds; r++)); do diffs+=("$(awk -v a="${full[r]}" -v b="${prev[r]}" 'BEGIN { print a - b }')"); done
-  read -r m l h <<<"$(stats "${diffs[@]}")"
-  printf '%-46s %9.1f %17s\n' "now minus before, per round" "$m" "$l..$h"
-fi
-# CPU time per dispatch, every thread of the process (the harvester's too), from perf's task-clock: the
-# difference between a run of N+N/10 and one of N/10 dispatches, so setup cost cancels out. Less sensitive
-# than wall time to other processes waiting for the same cores; skipped without perf.
-if perf stat -x, -e task-clock true >/dev/null 2>&1; then
-  small=$((n / 10))
-  cpu() { # ENV...: ns of CPU per dispatch
-    local a b
-    rm -rf "$dir/logs" && mkdir -p "$dir/logs"
-    a=$(env "$@" perf stat -x, -e task-clock "$app" "$small" 1000 2>&1 >/dev/null | grep task-clock | cut -d, -f1)
-    rm -rf "$dir/logs" && mkdir -p "$dir/logs"
-    b=$(env "$@" perf stat -x, -e task-clock "$app" $((n + small)) 1000 2>&1 >/dev/null | grep task-clock |
-      cut -d, -f1)
-    awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { printf "%.1f\n", (b - a) * 1e6 / n }'
-  }
-  cplain=() cnoop=() cprev=() cfull=() cdiff=()
-  lay=(OPENCL_LAYERS="$PWD/$B/libhubprof_collector.so" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace)
-  for ((r = 0; r < rounds; r++)); do
-    cplain+=("$(cpu)")
-    cnoop+=("$(cpu OPENCL_LAYERS="$PWD/$B/libhubprof_collector_noop.so")")
-    [ -n "$old" ] && cprev+=("$(cpu OPENCL_LAYERS="$old" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace)")
-    cfull+=("$(cpu "${lay[@]}")")
-    [ -n "$old" ] && cdiff+=("$(awk -v a="${cfull[r]}" -v b="${cprev[r]}" 'BEGIN { print a - b }')")
+  for x in "${names[@]}"; do
+    case $x in
+      plain) v=$(one env) ;;
+      noop) v=$(one env OPENCL_LAYERS="$PWD/$B/libhubprof_collector_noop.so") ;;
+      queue | events | times) v=$(one env LAUNCH_LOOP_EVENTS="$x") ;;
+      prev) v=$(traced "$old") ;;
+      full)
+        v=$(traced "$lib")
+        merge+=("$(mtime "$dir"/big/*.log)") # the exit merge, the same log every round
+        mfix+=("$(mtime "$dir"/tiny/*.log)")
+        ;;
+      ab) # one process, blocks of 1000 collecting and paused in turn: "ON OFF ON_CPU OFF_CPU"
+        rm -rf "$dir/logs" && mkdir -p "$dir/logs"
+        v=$(LAUNCH_LOOP_AB=1 OPENCL_LAYERS="$lib" HUBPROF_INJECTION_PATH="$lib" HUBPROF_OUTPUT_DIR="$dir/logs" \
+          HUBPROF_MODE=trace "$app" "$n" 1000 |
+          sed -nE 's/.* on_ns=([0-9.]+) off_ns=([0-9.]+) on_cpu_ns=([0-9.]+) off_cpu_ns=([0-9.]+).*/\1 \2 \3 \4/p')
+        read -r a b c d <<<"$v"
+        abw+=("$(awk -v x="$a" -v y="$b" 'BEGIN { print x - y }')")
+        abc+=("$(awk -v x="$c" -v y="$d" 'BEGIN { print x - y }')")
+        continue
+        ;;
+      clk) v=$(traced "$lib" HUBPROF_TIMESTAMP=clock) ;; # the enqueue stamp's source
+    esac
+    read -r W[$x,$r] C[$x,$r] P[$x,$r] <<<"$v"
   done
-  read -r pm pl ph <<<"$(stats "${cplain[@]}")"
-  printf '\n%-46s %9s %17s %9s %8s\n' "CPU ns per dispatch (task-clock, all threads)" "median" "min-max" "added" "ratio"
-  row "no collector" "${cplain[@]}"
-  row "no-op collector (layer, forwards only)" "${cnoop[@]}"
-  [ -n "$old" ] && row "collector before ($before, own-thread harvest)" "${cprev[@]}"
-  row "collector now (background harvester)" "${cfull[@]}"
-  if [ -n "$old" ]; then
-    read -r m l h <<<"$(stats "${cdiff[@]}")"
-    printf '%-46s %9.1f %17s\n' "now minus before, per round" "$m" "$l..$h"
-  fi
-fi
+done
+echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+. bench/lib.sh # stats, stats_row
+col() { # KIND NAME: the rounds' values of one configuration (KIND W or C)
+  local -n m=$1
+  local k
+  for ((k = 0; k < rounds; k++)); do echo "${m[$2,$k]}"; done
+}
+paired() { # LABEL KIND A B: per round A minus B, median and min..max
+  local d=() k m l h
+  local -n t=$2
+  for ((k = 0; k < rounds; k++)); do d+=("$(awk -v x="${t[$3,$k]}" -v y="${t[$4,$k]}" 'BEGIN { print x - y }')"); done
+  read -r m l h <<<"$(stats "${d[@]}")"
+  printf '%-50s %9.1f %17s\n' "$1" "$m" "$l..$h"
+}
+for kind in W C P; do
+  case $kind in
+    W) title="wall ns per dispatch" ;;
+    C) title="launching thread's CPU ns per dispatch" ;;
+    P) title="CPU ns per dispatch, all threads (harvester too)" ;;
+  esac
+  read -r pm pl ph <<<"$(stats $(col $kind plain))"
+  row() { stats_row 50 "$pm" "$1" $(col $kind "$2"); }
+  printf '\n%-50s %9s %17s %9s %8s\n' "$title" "median" "min-max" "added" "slowdown"
+  row "no collector" plain
+  row "no-op collector (layer, forwards only)" noop
+  row "no collector, profiling queue" queue
+  row "  + an event per dispatch, released at sync" events
+  row "  + its start and end read (a minimal tracer)" times
+  [ -n "$old" ] && row "collector before ($before)" prev
+  row "collector now" full
+  row "collector now, HUBPROF_TIMESTAMP=clock" clk
+  echo "paired per round (the two ran back to back):"
+  paired "ADDED: collector minus no-op floor" $kind full noop
+  paired "ADDED, HUBPROF_TIMESTAMP=clock" $kind clk noop
+  paired "runtime: profiling queue minus no collector" $kind queue plain
+  paired "runtime: events read and released, minus none" $kind times plain
+  paired "collector's own: collector minus minimal tracer" $kind full times
+  paired "default stamp minus clock_gettime" $kind full clk
+  [ -n "$old" ] && paired "now minus before" $kind full prev
+done
+echo
+echo "within one process (LAUNCH_LOOP_AB: blocks of 1000 collecting and paused in turn, median of each kind per"
+echo "run; a paused collector keeps the queue's profiling on, so this is the collector's own work only):"
+read -r m l h <<<"$(stats "${abw[@]}")"
+printf '%-50s %9.1f %17s\n' "collecting minus paused, wall" "$m" "$l..$h"
+read -r m l h <<<"$(stats "${abc[@]}")"
+printf '%-50s %9.1f %17s\n' "collecting minus paused, thread CPU" "$m" "$l..$h"
+d=() f=()
+for ((r = 0; r < rounds; r++)); do
+  d+=("$(awk -v a="${merge[r]}" -v b="${mfix[r]}" -v n="$mn" 'BEGIN { printf "%.1f", (a - b) / 1e6 * 1e6 / n }')")
+  f+=("$(awk -v b="${mfix[r]}" 'BEGIN { printf "%.1f", b / 1e6 }')")
+done
+read -r m l h <<<"$(stats "${d[@]}")"
+printf '\n%-50s %9.1f %17s\n' "exit merge into rocpd, ms per 1 M dispatches" "$m" "$l-$h"
+echo "  (a log of $mn dispatches, the same every round, minus the merge of a 1-dispatch log)"
+read -r m l h <<<"$(stats "${f[@]}")"
+printf '%-50s %9.1f %17s\n' "  fixed cost of a merge (1-dispatch log), ms" "$m" "$l-$h"
 echo "ns per dispatch; added = median minus the no-collector median (for scale: rocprofv3 24.5x, LTTng 3.8x on a HIP launch loop)"

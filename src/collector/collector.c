@@ -736,25 +736,33 @@ static void batch_end(batch *b) {
   if (b->written) atomic_fetch_add_explicit(&g_written, b->written, memory_order_relaxed);
 }
 
-/* The dispatch row of pending entry p (device times start/end, 0/0 when it has none; passes 0: the "dispatch
- * begun" row of one still running, sample.c). */
-static hp_dispatch dispatch_row(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong start,
-                                cl_ulong end, uint32_t passes) {
-  return (hp_dispatch){.size = sizeof(hp_dispatch),
-                       .id = p->dispatch_id,
-                       .dispatch_id = p->dispatch_id,
-                       .process_id = 1,
-                       .thread_id = t->thread_id,
-                       .agent_id = p->agent_id,
-                       .queue_id = p->queue_id,
-                       .kernel_id = p->kernel_id,
-                       .grid = {p->grid[0], p->grid[1], p->grid[2]},
-                       .workgroup = {p->wg[0], p->wg[1], p->wg[2]},
-                       .start_ns = (int64_t)start,
-                       .end_ns = (int64_t)end,
-                       .enqueue_ns = hpc_stamp_ns(p->enqueue_ns),
-                       .region_id = p->region_id,
-                       .passes = passes};
+/* Fill r, the dispatch row of pending entry p (device times start/end, 0/0 when it has none; passes 0: the
+ * "dispatch begun" row of one still running, sample.c), field by field in place: a compound literal would
+ * zero the whole row, padding included, and copy it (a `rep stos` and 168 bytes per dispatch). Fields added
+ * after region_id are zeroed (the memset's size is a constant: 0 while region_id is the last). */
+static inline void dispatch_fill(hp_dispatch *r, const hpc_thread *t, const hpc_pending *p, cl_ulong start,
+                                 cl_ulong end, uint32_t passes) {
+  r->size = sizeof(hp_dispatch);
+  r->id = r->dispatch_id = p->dispatch_id;
+  r->process_id = 1;
+  r->thread_id = t->thread_id;
+  r->agent_id = p->agent_id;
+  r->queue_id = p->queue_id;
+  r->kernel_id = p->kernel_id;
+  for (int d = 0; d < 3; d++) {
+    r->grid[d] = p->grid[d];
+    r->workgroup[d] = p->wg[d];
+  }
+  r->private_size = r->group_size = 0;
+  r->start_ns = (int64_t)start;
+  r->end_ns = (int64_t)end;
+  r->enqueue_ns = hpc_stamp_ns(p->enqueue_ns);
+  r->passes = passes;
+  r->bytes_accessible = r->bytes_restored = 0;
+  r->cold = 0;
+  r->region_id = p->region_id;
+  enum { TAIL = offsetof(hp_dispatch, region_id) + sizeof r->region_id };
+  memset((char *)r + TAIL, 0, sizeof(hp_dispatch) - TAIL);
 }
 
 /* Add one dispatch to the batch (device times start/end, 0/0 when it has none) and drop our event
@@ -767,7 +775,7 @@ static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong s
     b->dropped++;
     return;
   }
-  b->row[b->n++] = dispatch_row(b, t, p, start, end, 1);
+  dispatch_fill(&b->row[b->n++], t, p, start, end, 1);
   hpc_sample_window(p->dispatch_id, p->kernel_id, (int64_t)start, (int64_t)end);
   hpc_code_note(p->kernel_id);
   if (b->n == HPC_BATCH) batch_write(b);
@@ -835,7 +843,8 @@ static int harvest(hpc_thread *t, int mode) {
                                        NULL) != CL_SUCCESS ||
             !run_start)
           run_start = (cl_ulong)hpc_stamp_ns(p->enqueue_ns); /* a stamp until emitted (stamp.c) */
-        hp_dispatch begun = dispatch_row(&b, t, p, 0, 0, 0); /* written if samples reach it (sample.c) */
+        hp_dispatch begun; /* written if samples reach it (sample.c) */
+        dispatch_fill(&begun, t, p, 0, 0, 0);
         hpc_sample_running(&begun, (int64_t)run_start);
       }
     }
@@ -849,9 +858,9 @@ static int harvest(hpc_thread *t, int mode) {
     done++;
     kept--;
   }
-  /* keep the still-pending ones, in order, at the head end */
+  /* keep the still-pending ones, in order, at the head end (none: no second walk of the ring) */
   uint64_t w = head;
-  for (uint64_t i = head; i-- != tail;) {
+  for (uint64_t i = head; kept && i-- != tail;) {
     hpc_pending *p = &t->ring[i & t->mask];
     if (!p->keep) continue;
     w--;

@@ -213,6 +213,16 @@ for ts in clock tsc; do
   same_as_plain "ts_$ts" vector_add
   checked "ts_$ts"
 done
+# the overhead benchmark's within-process A/B (bench_trace.sh, launch_loop LAUNCH_LOOP_AB): blocks of 1000
+# collecting, paused, paused, collecting: exactly the warm-up and the 2000 collecting dispatches are traced,
+# the app's count is right, and the line gives both kinds' figures
+if [ -x "$EX/launch_loop" ]; then
+  LAUNCH_LOOP_AB=1 HUBPROF_INJECTION_PATH="$LIB" POCL_DEVICES=basic traced ab layer "$EX/launch_loop" 4000 1000
+  checked ab
+  expect_eq "A/B blocks: dispatches traced" "$(total ab dispatches)" 2001
+  grep -q 'launch_loop: n=4000 .* ok$' "$T/ab.out" && grep -qE 'ab blocks=2\+2 on_ns=[0-9.]+ off_ns=[0-9.]+ ' \
+    "$T/ab.out" && ok || bad "A/B blocks: output: $(cat "$T/ab.out")"
+fi
 bad_env tsb HUBPROF_TIMESTAMP=bogus "HUBPROF_TIMESTAMP must be 'auto', 'tsc' or 'clock'; tracing disabled$"
 
 # a full disk (a small tmpfs; needs root): one warning, the app unaffected, losses counted in the log
