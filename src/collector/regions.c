@@ -243,7 +243,11 @@ static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
   st->depth = 0;
 }
 
-static uint64_t thread_id(hp_store *s, rstate *st);
+static uint64_t thread_id_slow(hp_store *s, rstate *st);
+static inline uint64_t thread_id(hp_store *s, rstate *st) {
+  if (HPC_LIKELY(st->thread_id && st->thread_id == hpc_thread_row)) return st->thread_id;
+  return thread_id_slow(s, st);
+}
 
 static void thread_end(void *arg) {
   rstate *st = arg;
@@ -344,8 +348,7 @@ static rstate *state_slow(void) {
 }
 
 /* The thread row id of st, taking one (and writing the thread's row) at need. */
-static uint64_t thread_id(hp_store *s, rstate *st) {
-  if (HPC_LIKELY(st->thread_id && st->thread_id == hpc_thread_row)) return st->thread_id;
+static uint64_t thread_id_slow(hp_store *s, rstate *st) {
   if (!hpc_thread_row) hpc_thread_row = hpc_thread_id_new();
   st->thread_id = hpc_thread_row;
   write_thread_row(s, st, 0);
@@ -502,7 +505,6 @@ int hpc_region_pop(const char *category) {
   double hnow[HC_SELF_MAX];
   int hok = HPC_UNLIKELY(g_host_on) && st->hs && host_now(st, hnow);
   /* the innermost open region of this category (regions of other categories need not nest with it) */
-  end = hpc_stamp_ns(end);
   int d = st->depth - 1;
   if (d >= HPC_REGION_DEPTH) {
     st->depth--; /* too deep to have been recorded */
@@ -512,11 +514,13 @@ int hpc_region_pop(const char *category) {
     hp_store *s = st_store(st);
     if (s) thread_id(s, st);
     if (d < 0) {
+      end = hpc_stamp_ns(end);
       if (s) write_row(s, st, hpc_region_cat_hubprof, HPC_REGION_END_WITHOUT_BEGIN, end, end);
     } else {
+      int64_t start = st->f[d].start;
+      hpc_stamp_ns2(&start, &end); /* both on the dispatches' time line, one look-up */
       if (s) {
-        write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len,
-                     hpc_stamp_ns(st->f[d].start), end);
+        write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, start, end);
         if (hok) host_end(s, st, &st->f[d], hnow);
       }
       if (d != st->depth - 1) memmove(&st->f[d], &st->f[d + 1], (size_t)(st->depth - 1 - d) * sizeof(rframe));

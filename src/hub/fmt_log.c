@@ -309,8 +309,9 @@ static void cache_put(log_w *L, lw *w) {
 }
 
 static inline lw *cache_get(const log_w *L) {
+  const tls_ent *c = t_cache; /* one look-up of the thread's block (global-dynamic TLS: a call) */
   for (int i = 0; i < TLS_N; i++)
-    if (t_cache[i].L == L && t_cache[i].gen == L->gen) return t_cache[i].w;
+    if (c[i].L == L && c[i].gen == L->gen) return c[i].w;
   return NULL;
 }
 
