@@ -1,6 +1,7 @@
 /* Regions and markers from inside the application (include/hubprof/api.h; NVTX through nvtx.c): per-thread
  * stacks of open regions, each written as a row of the log's `region` table at its end; start/stop. */
 /* SPDX-License-Identifier: MIT */
+#include "../common/hu_varint.h"
 #include "collector.h"
 #include "counters.h"
 #include "fmt_log.h"
@@ -121,7 +122,7 @@ size_t hpc_region_name(char *dst, size_t cap, const char *src, size_t len) {
     i += 8;
   while (i < lim && s[i] < 0x80)
     i++;
-  memcpy(dst, s, i);
+  hu_copy_short(dst, s, i);
   o = keep = i;
   while (i < len && s[i]) {
     size_t n = utf8_len(s + i);
