@@ -5,7 +5,9 @@
 # (built from git into a temporary folder). Rounds interleave the cases; prints median and min-max ns per
 # pair of wall-clock time and of the calling thread's CPU time (the collector's background thread, which
 # faults in the log's next chunks, is in neither: its CPU time is the per-pair cost of the whole process
-# minus the thread's, shown by `perf stat` in docs/benchmarks.md). usage: bench_regions.sh [PAIRS [ROUNDS [BEFORE]]]   (BEFORE: a commit, default none)
+# minus the thread's, shown by `perf stat` in docs/benchmarks.md). Each timed run follows 0.2 s of the same
+# pairs (steady state); "trace-cold" times from the first pair (the log's first chunks made by the thread).
+# usage: bench_regions.sh [PAIRS [ROUNDS [BEFORE]]]   (BEFORE: a commit, default none)
 # SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +29,7 @@ if [ "$before" != none ]; then # the "before" collector, built from its commit w
     echo "bench_regions: cannot build the collector of $before (skipped): $(tail -n 3 "$dir/old.build")" >&2
   fi
 fi
-cases=("loop absent" "clock absent" "api absent" "api trace")
+cases=("loop absent" "clock absent" "api absent" "api trace" "api trace-cold")
 [ -n "$OLD" ] && cases+=("api before")
 if "$B/bench/bench_regions" nvtx 1 >/dev/null 2>&1; then
   cases+=("nvtx absent" "nvtx trace")
@@ -37,11 +39,13 @@ declare -A res cpu
 for ((r = 0; r < rounds; r++)); do
   for c in "${cases[@]}"; do
     set -- $c
-    if [ "$2" = trace ] || [ "$2" = before ]; then
+    if [ "$2" != absent ]; then
       lib=$LIB
       [ "$2" = before ] && lib=$OLD
+      cold=()
+      [ "$2" = trace-cold ] && cold=(BENCH_REGIONS_COLD=1)
       rm -rf "$dir/logs"
-      v=$(HUBPROF_OUTPUT_DIR=$dir/logs HUBPROF_INJECTION_PATH=$lib NVTX_INJECTION64_PATH=$lib \
+      v=$(env "${cold[@]}" HUBPROF_OUTPUT_DIR=$dir/logs HUBPROF_INJECTION_PATH=$lib NVTX_INJECTION64_PATH=$lib \
         "$B/bench/bench_regions" "$1" "$n")
     else
       v=$("$B/bench/bench_regions" "$1" "$n")

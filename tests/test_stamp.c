@@ -66,6 +66,23 @@ static void test_tsc(void) {
   for (size_t i = 0; i < ns; i++)
     moved += hpc_stamp_ns(saved[i]) != conv[i];
   CHECK_MSG(ns >= 10 && moved == 0, "%zu of %zu stamps converted differently later", moved, ns);
+  /* two stamps at once (a region's begin and end): the same as one by one, for pairs within one segment,
+   * across calibration points, in reverse order and before the first point */
+  size_t pairs = 0, differ = 0;
+  for (size_t i = 0; i + 1 < ns; i++) {
+    const int64_t xs[][2] = {{saved[i], saved[i] + 200},
+                             {saved[i], saved[i + 1]},
+                             {saved[i + 1], saved[i]},
+                             {saved[0] - 1000000, saved[i]},
+                             {g_knot[1].t - 1, g_knot[1].t}};
+    for (size_t j = 0; j < sizeof xs / sizeof xs[0]; j++) {
+      int64_t a = xs[j][0], b = xs[j][1];
+      hpc_stamp_ns2(&a, &b);
+      differ += a != hpc_stamp_ns(xs[j][0]) || b != hpc_stamp_ns(xs[j][1]);
+      pairs++;
+    }
+  }
+  CHECK_MSG(pairs > 40 && differ == 0, "%zu of %zu pairs converted unlike one by one", differ, pairs);
   printf("test_stamp: %u calibration points, %zu stamps, worst distance to the clock %lld ns\n", knots,
          checks, (long long)worst);
 #endif

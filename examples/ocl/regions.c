@@ -2,7 +2,8 @@
  * include/hubprof/api.h (nothing to link). Prints one checksum line, the same with and without hubprof.
  * usage: regions [T [N]]     regions edge   (unbalanced calls and odd names: never crashes, exits 0)
  *        regions paused       (3 dispatches, hubprof_start(), 4 dispatches, hubprof_stop(), 5 dispatches)
- *        regions fork         (a region open across fork(): each process ends its own copy) */
+ *        regions fork         (a region open across fork(): each process ends its own copy)
+ *        regions race         (3 threads begin and end regions without pause while main calls exit()) */
 /* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include "hubprof/api.h"
@@ -10,7 +11,9 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *src = "__kernel void rg_inc(__global int *a) { a[get_global_id(0)] += 1; }\n";
@@ -144,8 +147,33 @@ static int forked(void) {
   return 0;
 }
 
+/* Threads inside region calls when the process exits: the exit handler must wait for them or see them
+ * leave, never write their stacks under them. */
+static void *hammer(void *arg) {
+  (void)arg;
+  for (;;) {
+    hubprof_region_begin("race outer");
+    hubprof_region_begin("race inner");
+    hubprof_region_end();
+    hubprof_region_end();
+  }
+  return NULL;
+}
+
+static int race(void) {
+  pthread_t t;
+  for (int i = 0; i < 3; i++)
+    if (pthread_create(&t, NULL, hammer, NULL) != 0) return 1;
+  struct timespec ts = {0, 50000000};
+  nanosleep(&ts, NULL);
+  printf("regions race: exit\n");
+  fflush(stdout);
+  exit(0);
+}
+
 int main(int argc, char **argv) {
   ex_name = "regions";
+  if (argc > 1 && strcmp(argv[1], "race") == 0) return race();
   if (argc > 1 && strcmp(argv[1], "fork") == 0) return forked();
   if (argc > 1 && strcmp(argv[1], "edge") == 0) return edge();
   if (argc > 1 && strcmp(argv[1], "paused") == 0) return paused();

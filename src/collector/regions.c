@@ -1,6 +1,7 @@
 /* Regions and markers from inside the application (include/hubprof/api.h; NVTX through nvtx.c): per-thread
  * stacks of open regions, each written as a row of the log's `region` table at its end; start/stop. */
 /* SPDX-License-Identifier: MIT */
+#include "../common/hu_varint.h"
 #include "collector.h"
 #include "counters.h"
 #include "fmt_log.h"
@@ -9,6 +10,7 @@
 #include "stamp.h"
 
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +34,11 @@ typedef struct rframe {
   char name[HPC_REGION_NAME_MAX];
 } rframe;
 
-/* A thread's stack. `lock` is 1 while its owner changes it, and for good once the exit handler closed it. */
+/* A thread's stack. `lock` is 1 while its owner is inside a region call (st_enter); without membarrier also
+ * for good once the exit handler closed it. */
 typedef struct rstate {
   _Atomic int lock;
+  hp_store *store;          /* the log, kept by the owner once opened (with membarrier only: st_store) */
   _Atomic int in_use;       /* 0: its thread ended, free for the next new thread */
   int depth;                /* open regions, those deeper than HPC_REGION_DEPTH included (not recorded) */
   int warned_deep;          /* the "too deep" marker was written for this thread */
@@ -58,6 +62,9 @@ static rstate *g_states;
 static pthread_key_t g_rkey;
 static pthread_once_t g_ronce = PTHREAD_ONCE_INIT;
 static int g_rkey_ok;
+/* The process is registered for membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): the owner marks its stack busy
+ * with a plain store, the exit handler's membarrier (exit_barrier in collector.c) is the other half. */
+static int g_rbar;
 static _Atomic uint64_t g_region_ids; /* region row ids handed out (in blocks of RID_BLOCK) */
 #define RID_BLOCK 64
 
@@ -108,11 +115,14 @@ size_t hpc_region_name(char *dst, size_t cap, const char *src, size_t len) {
   if (!src) src = "(null)", len = (size_t)-1;
   const unsigned char *s = (const unsigned char *)src;
   size_t o = 0, i = 0, keep = 0; /* keep: length after the last character that leaves room for "..." */
-  /* fast path: the ASCII prefix that fits (most names are short ASCII) */
-  size_t lim = len < cap - 4 ? len : cap - 4;
-  while (i < lim && s[i] && s[i] < 0x80)
+  /* fast path: the ASCII prefix that fits (most names are short ASCII), its length from libc's strnlen and
+   * its bytes checked 8 at a time */
+  size_t lim = strnlen(src, len < cap - 4 ? len : cap - 4);
+  for (uint64_t w; i + 8 <= lim && (memcpy(&w, s + i, 8), !(w & 0x8080808080808080ull));)
+    i += 8;
+  while (i < lim && s[i] < 0x80)
     i++;
-  memcpy(dst, s, i);
+  hu_copy_short(dst, s, i);
   o = keep = i;
   while (i < len && s[i]) {
     size_t n = utf8_len(s + i);
@@ -139,6 +149,41 @@ size_t hpc_region_name(char *dst, size_t cap, const char *src, size_t len) {
   return o;
 }
 
+/* ---- the owner's side of a stack's busy word -------------------------------------------------------------
+ * With membarrier (g_rbar), entering is a plain store of 1 and a compiler barrier, then a look at
+ * hpc_enabled: the exit handler sets HPC_EXITING, runs membarrier (a full barrier on every thread of the
+ * process) and only then reads the busy words (hpc_regions_exit). So either it sees this thread busy and
+ * waits for it, or this thread sees HPC_EXITING and leaves without touching its stack or the log: no
+ * read-modify-write on the path. Without membarrier, an atomic exchange, as a lock the exit handler can
+ * keep for good. */
+static inline int st_enter(rstate *st) {
+  if (HPC_LIKELY(g_rbar)) {
+    atomic_store_explicit(&st->lock, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (HPC_LIKELY(atomic_load_explicit(&hpc_enabled, memory_order_relaxed) != HPC_EXITING)) return 1;
+    atomic_store_explicit(&st->lock, 0, memory_order_release);
+    return 0;
+  }
+  return !atomic_exchange_explicit(&st->lock, 1, memory_order_acquire);
+}
+static inline void st_leave(rstate *st) { atomic_store_explicit(&st->lock, 0, memory_order_release); }
+
+/* The log for the owner inside st_enter (NULL: none), opened at need; hand it back with st_unstore. With
+ * membarrier it is kept in the state without the store's writer count: the exit handler closes the log
+ * only after every stack is idle and closed (hpc_regions_exit), and a forked child forgets it. */
+static inline hp_store *st_store(rstate *st) {
+  if (HPC_LIKELY(st->store)) return st->store;
+  hp_store *s = hpc_store_enter_open();
+  if (g_rbar && s) {
+    hpc_store_leave(s);
+    st->store = s;
+  }
+  return s;
+}
+static inline void st_unstore(rstate *st, hp_store *s) {
+  if (!st->store) hpc_store_leave(s);
+}
+
 /* ---- thread state ------------------------------------------------------------------------------------- */
 static void write_thread_row(hp_store *s, const rstate *st, int64_t end) {
   hpc_write_thread_row(s, st->thread_id, st->tid, st->start_ns, end);
@@ -159,6 +204,11 @@ static inline uint64_t top_id(const rstate *st) {
   return n ? st->f[n - 1].id : 0;
 }
 
+#define CAT_HUBPROF "hubprof" /* hpc_region_cat_hubprof: its length known here */
+static inline size_t cat_len(const char *cat) {
+  return cat == hpc_region_cat_hubprof ? sizeof CAT_HUBPROF - 1 : strlen(cat);
+}
+
 /* Write one region row; name (len bytes) made by hpc_region_name and cat valid UTF-8 (the log's region
  * append, hp_log_write_region, skips the checks of hp_write). */
 static void write_row_id(hp_store *s, rstate *st, uint64_t id, const char *cat, const char *name, size_t len,
@@ -171,7 +221,7 @@ static void write_row_id(hp_store *s, rstate *st, uint64_t id, const char *cat, 
                  .category = cat,
                  .start_ns = start,
                  .end_ns = end};
-  hp_log_write_region(s, &r, len, strlen(cat));
+  hp_log_write_region(s, &r, len, cat_len(cat));
 }
 
 static void write_row(hp_store *s, rstate *st, const char *cat, const char *name, int64_t start,
@@ -194,13 +244,17 @@ static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
   st->depth = 0;
 }
 
-static uint64_t thread_id(hp_store *s, rstate *st);
+static uint64_t thread_id_slow(hp_store *s, rstate *st);
+static inline uint64_t thread_id(hp_store *s, rstate *st) {
+  if (HPC_LIKELY(st->thread_id && st->thread_id == hpc_thread_row)) return st->thread_id;
+  return thread_id_slow(s, st);
+}
 
 static void thread_end(void *arg) {
   rstate *st = arg;
   if (!st) return;
   int saved = errno;
-  if (!atomic_exchange(&st->lock, 1)) {
+  if (st_enter(st)) {
     /* NULL once the log is closed; opened here when the thread's only regions are still open */
     hp_store *s = st->depth ? hpc_store_enter_open() : hpc_store_enter();
     if (s) {
@@ -213,7 +267,8 @@ static void thread_end(void *arg) {
     hpc_store_leave(s);
     st->depth = 0;
     host_close(st);
-    atomic_store(&st->lock, 0);
+    st->store = NULL;
+    st_leave(st);
     atomic_store(&st->in_use, 0);
   }
   t_state = NULL;
@@ -223,9 +278,12 @@ static void thread_end(void *arg) {
 
 static void fork_child(void) {
   pthread_mutex_init(&g_rlock, NULL);
+  if (g_rbar) /* the child's own registration (its log is a new one too: st->store below) */
+    g_rbar = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
   atomic_store(&g_region_ids, 0);
   hpc_thread_row = 0; /* the child's log numbers its threads anew */
   for (rstate *st = g_states; st; st = st->all) {
+    st->store = NULL;
     host_close(st); /* the parent's threads' counters: the child opens its own at its next region */
     for (int d = 0; d < HPC_REGION_DEPTH; d++)
       st->f[d].host_ok = 0; /* begun in the parent: no host part */
@@ -250,6 +308,8 @@ static void fork_child(void) {
 
 static void once(void) {
   g_rkey_ok = pthread_key_create(&g_rkey, thread_end) == 0;
+  g_rbar = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
+           !getenv("HUBPROF_REGIONS_NO_MEMBARRIER"); /* tests: the fallback */
   pthread_atfork(NULL, NULL, fork_child);
 }
 
@@ -277,6 +337,7 @@ static rstate *state_slow(void) {
     st->warned_deep = 0;
     st->thread_id = 0;
     st->flushed_ns = 0;
+    st->store = NULL;
   }
   pthread_mutex_unlock(&g_rlock);
   if (!st) return NULL;
@@ -288,8 +349,7 @@ static rstate *state_slow(void) {
 }
 
 /* The thread row id of st, taking one (and writing the thread's row) at need. */
-static uint64_t thread_id(hp_store *s, rstate *st) {
-  if (HPC_LIKELY(st->thread_id && st->thread_id == hpc_thread_row)) return st->thread_id;
+static uint64_t thread_id_slow(hp_store *s, rstate *st) {
   if (!hpc_thread_row) hpc_thread_row = hpc_thread_id_new();
   st->thread_id = hpc_thread_row;
   write_thread_row(s, st, 0);
@@ -405,7 +465,7 @@ int hpc_region_push(const char *category, const char *name, size_t len) {
   rstate *st = t_state;
   if (HPC_UNLIKELY(!st) && !(st = state_slow())) return -1;
   int saved = errno;
-  if (atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) { /* closed by the exit handler */
+  if (!st_enter(st)) { /* closed by the exit handler */
     errno = saved;
     return -1;
   }
@@ -421,14 +481,14 @@ int hpc_region_push(const char *category, const char *name, size_t len) {
     f->start = hpc_stamp(); /* last: the region's own bookkeeping is outside it */
   } else if (!st->warned_deep) {
     st->warned_deep = 1;
-    hp_store *s = hpc_store_enter_open();
+    hp_store *s = st_store(st);
     if (s) {
       thread_id(s, st);
       write_row(s, st, hpc_region_cat_hubprof, HPC_REGION_TOO_DEEP, now_ns(), now_ns());
     }
-    hpc_store_leave(s);
+    st_unstore(st, s);
   }
-  atomic_store_explicit(&st->lock, 0, memory_order_release);
+  st_leave(st);
   errno = saved;
   return d;
 }
@@ -438,7 +498,7 @@ int hpc_region_pop(const char *category) {
   rstate *st = t_state;
   if (HPC_UNLIKELY(!st) && !(st = state_slow())) return -1;
   int saved = errno;
-  if (atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) {
+  if (!st_enter(st)) {
     errno = saved;
     return -1;
   }
@@ -446,21 +506,22 @@ int hpc_region_pop(const char *category) {
   double hnow[HC_SELF_MAX];
   int hok = HPC_UNLIKELY(g_host_on) && st->hs && host_now(st, hnow);
   /* the innermost open region of this category (regions of other categories need not nest with it) */
-  end = hpc_stamp_ns(end);
   int d = st->depth - 1;
   if (d >= HPC_REGION_DEPTH) {
     st->depth--; /* too deep to have been recorded */
   } else {
     while (d >= 0 && st->f[d].category != category)
       d--;
-    hp_store *s = hpc_store_enter_open();
+    hp_store *s = st_store(st);
     if (s) thread_id(s, st);
     if (d < 0) {
+      end = hpc_stamp_ns(end);
       if (s) write_row(s, st, hpc_region_cat_hubprof, HPC_REGION_END_WITHOUT_BEGIN, end, end);
     } else {
+      int64_t start = st->f[d].start;
+      hpc_stamp_ns2(&start, &end); /* both on the dispatches' time line, one look-up */
       if (s) {
-        write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len,
-                     hpc_stamp_ns(st->f[d].start), end);
+        write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, start, end);
         if (hok) host_end(s, st, &st->f[d], hnow);
       }
       if (d != st->depth - 1) memmove(&st->f[d], &st->f[d + 1], (size_t)(st->depth - 1 - d) * sizeof(rframe));
@@ -473,23 +534,25 @@ int hpc_region_pop(const char *category) {
         st->flushed_ns = end;
       }
     }
-    hpc_store_leave(s);
+    st_unstore(st, s);
   }
-  atomic_store_explicit(&st->lock, 0, memory_order_release);
+  st_leave(st);
   errno = saved;
   return d;
 }
 
-const char hpc_region_cat_hubprof[] = "hubprof";
+const char hpc_region_cat_hubprof[] = CAT_HUBPROF;
 
 uint64_t hpc_region_thread(void) {
   rstate *st = t_state;
   if (HPC_UNLIKELY(!st) && !(st = state_slow())) return 0;
   if (HPC_LIKELY(st->thread_id && st->thread_id == hpc_thread_row)) return st->thread_id;
   uint64_t id = 0;
-  hp_store *s = hpc_store_enter_open();
+  if (!st_enter(st)) return 0;
+  hp_store *s = st_store(st);
   if (s) id = thread_id(s, st);
-  hpc_store_leave(s);
+  st_unstore(st, s);
+  st_leave(st);
   return id;
 }
 
@@ -501,19 +564,19 @@ void hpc_region_write(const char *category, const char *name, size_t len, int64_
   rstate *st = t_state;
   if (HPC_UNLIKELY(!st) && !(st = state_slow())) return;
   int saved = errno;
-  if (atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) {
+  if (!st_enter(st)) {
     errno = saved;
     return;
   }
-  hp_store *s = hpc_store_enter_open();
+  hp_store *s = st_store(st);
   if (s) {
     char buf[HPC_REGION_NAME_MAX];
     hpc_region_name(buf, sizeof buf, name, len);
     thread_id(s, st);
     write_row(s, st, category, buf, start_ns, end_ns);
   }
-  hpc_store_leave(s);
-  atomic_store_explicit(&st->lock, 0, memory_order_release);
+  st_unstore(st, s);
+  st_leave(st);
   errno = saved;
 }
 
@@ -523,12 +586,12 @@ int64_t hpc_region_now(void) { return now_ns(); }
  * names[0..n) (compared as stored)? Reads only the caller's own stack, under its one-word lock. */
 int hpc_region_open_named(const char *const *names, size_t n) {
   rstate *st = t_state;
-  if (!st || atomic_exchange_explicit(&st->lock, 1, memory_order_acquire)) return 0;
+  if (!st || !st_enter(st)) return 0;
   int depth = st->depth < HPC_REGION_DEPTH ? st->depth : HPC_REGION_DEPTH, hit = 0;
   for (int d = depth - 1; d >= 0 && !hit; d--)
     for (size_t i = 0; i < n && !hit; i++)
       hit = strcmp(st->f[d].name, names[i]) == 0;
-  atomic_store_explicit(&st->lock, 0, memory_order_release);
+  st_leave(st);
   return hit;
 }
 
@@ -538,16 +601,29 @@ void hpc_regions_exit(hp_store *s, int64_t end_ns) {
   pthread_mutex_lock(&g_rlock);
   rstate *list = g_states;
   pthread_mutex_unlock(&g_rlock);
+  int pinned = 0;
   for (rstate *st = list; st; st = st->all) {
     if (!atomic_load(&st->in_use)) continue;
-    int expect = 0;
-    if (!atomic_compare_exchange_strong(&st->lock, &expect, 1)) continue; /* its owner is inside a call */
+    if (g_rbar) { /* after exit_barrier: an owner not busy now sees HPC_EXITING from here on */
+      int idle = 0;
+      for (int i = 0; i < 200 && !(idle = !atomic_load_explicit(&st->lock, memory_order_acquire)); i++) {
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+      }
+      if (!idle) { /* its owner is stuck inside a call (10 ms): its regions stay open, the log with it */
+        if (!pinned) pinned = hpc_store_enter() != NULL; /* never left: the log is not closed under it */
+        continue;
+      }
+    } else {
+      int expect = 0;
+      if (!atomic_compare_exchange_strong(&st->lock, &expect, 1)) continue; /* its owner is inside a call */
+    }
     if (st->depth && !st->thread_id) { /* a thread whose regions never ended yet: its row now */
       st->thread_id = hpc_thread_id_new();
       write_thread_row(s, st, 0);
     }
     close_all(s, st, end_ns, HPC_REGION_PROCESS_EXIT);
-    /* stays locked: the thread's later calls do nothing */
+    /* the thread's later calls do nothing: they see HPC_EXITING, or (without membarrier) the lock kept */
   }
   hpc_nvtx_exit(s, end_ns);
 }

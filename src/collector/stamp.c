@@ -131,6 +131,22 @@ void hpc_stamp_tick(void) {
 #endif
 }
 
+void hpc_stamp_ns2(int64_t *a, int64_t *b) {
+#if HPC_HAVE_TSC
+  if (!hpc_stamp_tsc) return;
+  int64_t x = *a, y = *b;
+  unsigned k = atomic_load_explicit(&g_nknots, memory_order_acquire);
+  while (k > 1 && g_knot[k - 1].t > y)
+    k--;
+  const knot *c = &g_knot[k - 1];
+  *b = c->n + (int64_t)((double)(y - c->t) * c->r);
+  /* the knot of y is x's too when it starts at or before x (later ones start after y): the same sum */
+  *a = x <= y && (k == 1 || c->t <= x) ? c->n + (int64_t)((double)(x - c->t) * c->r) : hpc_stamp_ns(x);
+#else
+  (void)a, (void)b;
+#endif
+}
+
 int64_t hpc_stamp_ns(int64_t stamp) {
 #if HPC_HAVE_TSC
   if (!hpc_stamp_tsc) return stamp;

@@ -42,6 +42,9 @@ HPC_STAMP_HIDDEN void hpc_stamp_tick(void);
 /* A stamp in CLOCK_MONOTONIC_RAW nanoseconds. The one conversion of every stamp of the process, whoever
  * converts it and when: stamps taken in one order on a thread convert in that order (stamp.c). */
 HPC_STAMP_HIDDEN int64_t hpc_stamp_ns(int64_t stamp);
+/* *a = hpc_stamp_ns(*a), *b = hpc_stamp_ns(*b) with one look-up of the calibration when a <= b are close (a
+ * region's begin and end): the same results. */
+HPC_STAMP_HIDDEN void hpc_stamp_ns2(int64_t *a, int64_t *b);
 /* hpc_stamp_ns(hpc_stamp()): the current time on the stamps' time line. */
 static inline int64_t hpc_stamp_now_ns(void) { return hpc_stamp_ns(hpc_stamp()); }
 

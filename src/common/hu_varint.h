@@ -91,6 +91,28 @@ static inline int hu_varint_get(const unsigned char **pp, const unsigned char *e
   return 0;
 }
 
+/* n bytes from src to dst, without a call into libc for the short strings of a hot path (4 to 16 bytes: two
+ * overlapping loads and stores); longer or shorter ones by memcpy. */
+static inline void hu_copy_short(void *dst, const void *src, size_t n) {
+  unsigned char *d = (unsigned char *)dst;
+  const unsigned char *s = (const unsigned char *)src;
+  if (n >= 8 && n <= 16) {
+    uint64_t a, b;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+    memcpy(d, &a, 8);
+    memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+  } else {
+    memcpy(d, s, n);
+  }
+}
+
 static inline uint64_t hu_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static inline int64_t hu_unzigzag(uint64_t u) { return (int64_t)((u >> 1) ^ (~(u & 1) + 1)); }
 

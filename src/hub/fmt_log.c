@@ -309,8 +309,9 @@ static void cache_put(log_w *L, lw *w) {
 }
 
 static inline lw *cache_get(const log_w *L) {
+  const tls_ent *c = t_cache; /* one look-up of the thread's block (global-dynamic TLS: a call) */
   for (int i = 0; i < TLS_N; i++)
-    if (t_cache[i].L == L && t_cache[i].gen == L->gen) return t_cache[i].w;
+    if (c[i].L == L && c[i].gen == L->gen) return c[i].w;
   return NULL;
 }
 
@@ -1622,11 +1623,11 @@ hp_status hp_log_write_region(hp_store *s, const hp_region *r, size_t name_len, 
   p = hu_varint_put(p, r->thread_id);
   keep = r->thread_id ? p : keep;
   p = hu_varint_put(p, name_len);
-  memcpy(p, r->name, name_len);
+  hu_copy_short(p, r->name, name_len);
   p += name_len;
   keep = name_len ? p : keep;
   p = hu_varint_put(p, cat_len);
-  memcpy(p, r->category, cat_len);
+  hu_copy_short(p, r->category, cat_len);
   p += cat_len;
   keep = cat_len ? p : keep;
   uint64_t v = hu_zigzag(r->start_ns);

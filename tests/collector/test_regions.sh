@@ -128,6 +128,22 @@ check edge.db 'big = [n for n in names if n.startswith("aaaa")]
     assert len(e) == 1 and e[0] == "\u00e9" * 510 + "..." and len(e[0].encode()) == 1023, e
     assert len(r) == 16, len(r)'
 
+# exit() while 3 threads begin and end regions without pause: the exit handler waits for a thread inside a
+# call or the thread sees the exit and leaves (the busy word with membarrier; the lock without it)
+for mb in on off; do
+  e=()
+  [ $mb = off ] && e=(HUBPROF_REGIONS_NO_MEMBARRIER=1)
+  env "${e[@]}" "$HP" trace -q -o race.$mb.db -- "$EX/regions" race >race.$mb.out 2>race.$mb.err
+  rc=$?
+  [ $rc -eq 0 ] && grep -q "regions race: exit" race.$mb.out && ! grep -q "hubprof:" race.$mb.err && ok ||
+    bad "race ($mb): exit $rc: $(tail -3 race.$mb.err)"
+  check race.$mb.db 'o = r[r.name == "race outer"]; i = r[r.name == "race inner"]
+    assert len(o) > 100 and len(i) >= len(o) - 3, (len(o), len(i))
+    assert (r.end_ns >= r.start_ns).all() and r.id.is_unique
+    assert names.get("hubprof: process exit inside region", 0) <= 3, names
+    assert set(names) <= {"race outer", "race inner", "hubprof: process exit inside region"}, names'
+done
+
 # a region open across fork(): parent and child each end their copy, in their own process
 same fork "$EX/regions" fork
 check fork.db 'assert names == {"across fork": 2, "child": 1}, names
