@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Collector overhead: host time per dispatch of a launch-bound loop (examples/ocl/launch_loop, PoCL's
 # POCL_DEVICES=basic: a launch costs ~0.4-1 us) without the collector, with the no-op collector (every wrapper
 # forwards: the floor), with the collector of the base commit BEFORE (built from git into a temporary folder)
@@ -20,7 +21,6 @@
 # (200000) dispatches into a rocpd store (`hubprof merge`, the same log every round), in ms per million
 # dispatches (a 1-dispatch log's merge subtracted: the fixed cost of a merge, shown apart).
 # usage: bench_trace.sh [N [ROUNDS [BEFORE]]]   (default 20000 31 none) BEFORE: a git commit, "none" to skip
-# SPDX-License-Identifier: MIT
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20000}

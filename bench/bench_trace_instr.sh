@@ -4,6 +4,8 @@
 # collector stamping enqueue times with clock_gettime (HUBPROF_TIMESTAMP=clock) and with the default stamp
 # (rdtsc where the kernel's clocksource is the TSC); the difference between the sizes per dispatch, so start-up
 # cancels out. Kernel time (page faults, system calls) is not in it: see bench_trace.sh for wall and CPU time.
+# The runtime's share, without a collector (launch_loop LAUNCH_LOOP_EVENTS): a profiling queue; + an event per
+# dispatch released at each sync; + its start and end read (the least an OpenCL event-based tracer costs).
 # usage: bench_trace_instr.sh [SMALL [LARGE]]   (needs valgrind and `make all`)
 # SPDX-License-Identifier: MIT
 set -euo pipefail
@@ -15,7 +17,7 @@ lib=$PWD/build/libhubprof_collector.so
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 export POCL_DEVICES=basic
-unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_TIMESTAMP
+unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_TIMESTAMP LAUNCH_LOOP_EVENTS LAUNCH_LOOP_CPU
 if ! command -v valgrind >/dev/null; then
   echo "bench_trace_instr: valgrind not installed (skipped)"
   exit 0
@@ -33,9 +35,17 @@ per() { # VAR=VALUE...: instructions per dispatch (large minus small)
 }
 trace=(OPENCL_LAYERS="$lib" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace)
 p=$(per HUBPROF_NONE=1)
+rq=$(per LAUNCH_LOOP_EVENTS=queue)
+re=$(per LAUNCH_LOOP_EVENTS=events)
+rt=$(per LAUNCH_LOOP_EVENTS=times)
 c=$(per "${trace[@]}" HUBPROF_TIMESTAMP=clock)
 t=$(per "${trace[@]}")
 printf '%-52s %10s %8s\n' "user-space instructions per dispatch ($small vs $large)" "instr" "added"
 printf '%-52s %10.1f %8s\n' "no collector" "$p" "-"
+add() { awk -v a="$1" -v b="$p" 'BEGIN { print a - b }'; }
+printf '%-52s %10.1f %8.1f\n' "no collector, profiling queue" "$rq" "$(add "$rq")"
+printf '%-52s %10.1f %8.1f\n' "  + an event per dispatch, released at sync" "$re" "$(add "$re")"
+printf '%-52s %10.1f %8.1f\n' "  + its start and end read (a minimal tracer)" "$rt" "$(add "$rt")"
 printf '%-52s %10.1f %8.1f\n' "collector, HUBPROF_TIMESTAMP=clock (clock_gettime)" "$c" "$(awk -v a="$c" -v b="$p" 'BEGIN { print a - b }')"
 printf '%-52s %10.1f %8.1f\n' "collector, default stamp" "$t" "$(awk -v a="$t" -v b="$p" 'BEGIN { print a - b }')"
+printf '%-52s %10s %8.1f\n' "collector's own: collector minus the minimal tracer" "" "$(awk -v a="$t" -v b="$rt" 'BEGIN { print a - b }')"

@@ -13,7 +13,7 @@ echo "== write rate and bytes per row (bench/bench_write.c, 2M rows each, interl
 "$B/bench/bench_write" "$dir" "${BENCH_ROWS:-2000000}" "${BENCH_REPEATS:-3}"
 echo
 echo "== collector overhead per dispatch (bench/bench_trace.sh)"
-bash bench/bench_trace.sh "${BENCH_LAUNCHES:-200000}" "${BENCH_ROUNDS:-7}"
+bash bench/bench_trace.sh "${BENCH_TRACE_LAUNCHES:-20000}" "${BENCH_TRACE_ROUNDS:-31}"
 echo "== cost of --api per dispatch (bench/bench_api.sh)"
 bash bench/bench_api.sh "${BENCH_LAUNCHES:-200000}" "${BENCH_ROUNDS:-7}"
 echo

@@ -843,7 +843,7 @@ static int harvest(hpc_thread *t, int mode) {
                                        NULL) != CL_SUCCESS ||
             !run_start)
           run_start = (cl_ulong)hpc_stamp_ns(p->enqueue_ns); /* a stamp until emitted (stamp.c) */
-        hp_dispatch begun; /* written if samples reach it (sample.c) */
+        hp_dispatch begun;                                   /* written if samples reach it (sample.c) */
         dispatch_fill(&begun, t, p, 0, 0, 0);
         hpc_sample_running(&begun, (int64_t)run_start);
       }

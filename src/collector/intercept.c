@@ -46,9 +46,12 @@ static inline int profiling(void) {
 
 static inline uint32_t clamp32(size_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
 
-/* Put one enqueued dispatch in the thread's ring (hpc_busy is set). */
-static inline void record(const cl_icd_dispatch *n, hpc_thread *t, cl_event ev, cl_command_queue q,
-                          cl_kernel k, cl_uint dim, const size_t *global, const size_t *local, int64_t enq) {
+/* Put one enqueued dispatch in the thread's ring (hpc_busy is set). Inlined into its two callers: no call,
+ * no saved registers on the enqueue path. */
+static inline __attribute__((always_inline)) void record(const cl_icd_dispatch *n, hpc_thread *t, cl_event ev,
+                                                         cl_command_queue q, cl_kernel k, cl_uint dim,
+                                                         const size_t *global, const size_t *local,
+                                                         int64_t enq) {
   uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
   if (HPC_UNLIKELY(h - atomic_load_explicit(&t->tail, memory_order_acquire) > t->mask) &&
       hpc_ring_full(t) != 0) {
@@ -70,9 +73,16 @@ static inline void record(const cl_icd_dispatch *n, hpc_thread *t, cl_event ev, 
   p->kernel_id = kid;
   p->queue_id = (uint32_t)(qa >> 32);
   p->agent_id = (uint32_t)qa;
-  for (cl_uint d = 0; d < 3; d++) {
-    p->grid[d] = d < dim && global ? clamp32(global[d]) : 1;
-    p->wg[d] = !local ? 0 : d < dim ? clamp32(local[d]) : 1;
+  if (HPC_LIKELY(dim == 1 && global)) { /* the common case, without the loop's per-dimension tests */
+    p->grid[0] = clamp32(global[0]);
+    p->grid[1] = p->grid[2] = 1;
+    p->wg[0] = local ? clamp32(local[0]) : 0;
+    p->wg[1] = p->wg[2] = local ? 1 : 0;
+  } else {
+    for (cl_uint d = 0; d < 3; d++) {
+      p->grid[d] = d < dim && global ? clamp32(global[d]) : 1;
+      p->wg[d] = !local ? 0 : d < dim ? clamp32(local[d]) : 1;
+    }
   }
   p->enqueue_ns = enq;
   p->region_id = hpc_region_cur;

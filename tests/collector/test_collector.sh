@@ -222,6 +222,16 @@ if [ -x "$EX/launch_loop" ]; then
   expect_eq "A/B blocks: dispatches traced" "$(total ab dispatches)" 2001
   grep -q 'launch_loop: n=4000 .* ok$' "$T/ab.out" && grep -qE 'ab blocks=2\+2 on_ns=[0-9.]+ off_ns=[0-9.]+ ' \
     "$T/ab.out" && ok || bad "A/B blocks: output: $(cat "$T/ab.out")"
+  # the runtime's share without a collector (LAUNCH_LOOP_EVENTS): each way runs every dispatch; a bad value
+  # is one line and exit 2
+  for how in queue events times; do
+    out=$(LAUNCH_LOOP_EVENTS=$how POCL_DEVICES=basic "$EX/launch_loop" 2500 1000 2>&1)
+    grep -qE '^launch_loop: n=2500 .* cpu_per_dispatch_ns=[0-9.]+ proc_cpu_per_dispatch_ns=[0-9.]+ ok$' <<<"$out" &&
+      ok || bad "LAUNCH_LOOP_EVENTS=$how: $out"
+  done
+  out=$(LAUNCH_LOOP_EVENTS=bogus "$EX/launch_loop" 10 2>&1)
+  rc=$?
+  [ "$rc" = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && ok || bad "LAUNCH_LOOP_EVENTS=bogus: exit $rc: $out"
 fi
 bad_env tsb HUBPROF_TIMESTAMP=bogus "HUBPROF_TIMESTAMP must be 'auto', 'tsc' or 'clock'; tracing disabled$"
 
