@@ -236,8 +236,10 @@ static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
   int n = st->depth < HPC_REGION_DEPTH ? st->depth : HPC_REGION_DEPTH;
   if (!n) return;
   for (int d = n - 1; d >= 0; d--) {
-    write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len,
-                 hpc_stamp_ns(st->f[d].start), end);
+    /* begun after `end` was read (the exit handler's, while this thread went on): ended where it began */
+    int64_t start = hpc_stamp_ns(st->f[d].start);
+    write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, start,
+                 start > end ? start : end);
     if (g_host_on) host_end(s, st, &st->f[d], NULL);
   }
   write_row(s, st, hpc_region_cat_hubprof, why, end, end);
