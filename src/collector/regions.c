@@ -311,7 +311,7 @@ static void fork_child(void) {
 static void once(void) {
   g_rkey_ok = pthread_key_create(&g_rkey, thread_end) == 0;
   g_rbar = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
-           !getenv("HUBPROF_REGIONS_NO_MEMBARRIER"); /* tests: the fallback */
+           !getenv("HUBPROF_TEST_REGIONS_NO_MEMBARRIER"); /* tests: the fallback */
   pthread_atfork(NULL, NULL, fork_child);
 }
 
