@@ -603,16 +603,17 @@ void hpc_regions_exit(hp_store *s, int64_t end_ns) {
   pthread_mutex_lock(&g_rlock);
   rstate *list = g_states;
   pthread_mutex_unlock(&g_rlock);
-  int pinned = 0;
+  int pinned = 0, waits = 200; /* 50 us each: 10 ms in all, whatever the number of threads */
   for (rstate *st = list; st; st = st->all) {
     if (!atomic_load(&st->in_use)) continue;
     if (g_rbar) { /* after exit_barrier: an owner not busy now sees HPC_EXITING from here on */
-      int idle = 0;
-      for (int i = 0; i < 200 && !(idle = !atomic_load_explicit(&st->lock, memory_order_acquire)); i++) {
+      int idle;
+      while (!(idle = !atomic_load_explicit(&st->lock, memory_order_acquire)) && waits > 0) {
         struct timespec ts = {0, 50000};
         nanosleep(&ts, NULL);
+        waits--;
       }
-      if (!idle) { /* its owner is stuck inside a call (10 ms): its regions stay open, the log with it */
+      if (!idle) { /* its owner is stuck inside a call: its regions stay open, the log with it */
         if (!pinned) pinned = hpc_store_enter() != NULL; /* never left: the log is not closed under it */
         continue;
       }
