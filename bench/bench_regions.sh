@@ -5,8 +5,8 @@
 # (built from git into a temporary folder). Rounds interleave the cases; prints median and min-max ns per
 # pair of wall-clock time and of the calling thread's CPU time (the collector's background thread, which
 # faults in the log's next chunks, is in neither: its CPU time is the per-pair cost of the whole process
-# minus the thread's, shown by `perf stat` in docs/benchmarks.md). Each timed run follows 0.2 s of the same
-# pairs (steady state); "trace-cold" times from the first pair (the log's first chunks made by the thread).
+# minus the thread's, shown by `perf stat` in docs/benchmarks.md). Each timed run of PAIRS follows an untimed one
+# (steady state); "trace-cold" times from the first pair (the log's first chunks made by the thread).
 # usage: bench_regions.sh [PAIRS [ROUNDS [BEFORE]]]   (BEFORE: a commit, default none)
 # SPDX-License-Identifier: MIT
 set -euo pipefail

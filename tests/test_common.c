@@ -146,6 +146,20 @@ static void test_varint(void) {
   CHECK(w[0] == 0xef && w[3] == 0xde && hu_get_le32(w) == 0xdeadbeefu);
   hu_put_le64(w, 0x0123456789abcdefull);
   CHECK(w[0] == 0xef && w[7] == 0x01 && hu_get_le64(w) == 0x0123456789abcdefull);
+
+  /* hu_copy_short: exactly n bytes, every length across its three ways, nothing written around them */
+  unsigned char src[40], dst[48];
+  for (size_t i = 0; i < sizeof src; i++)
+    src[i] = (unsigned char)(i * 7 + 1);
+  int copy_ok = 1;
+  for (size_t n = 0; n <= sizeof src; n++) {
+    memset(dst, 0xee, sizeof dst);
+    hu_copy_short(dst + 4, src, n);
+    copy_ok &= memcmp(dst + 4, src, n) == 0;
+    for (size_t i = 0; i < sizeof dst; i++)
+      copy_ok &= i >= 4 && i < 4 + n ? 1 : dst[i] == 0xee;
+  }
+  CHECK(copy_ok);
 }
 
 /* ---- hashes ---- */

@@ -236,8 +236,10 @@ static void close_all(hp_store *s, rstate *st, int64_t end, const char *why) {
   int n = st->depth < HPC_REGION_DEPTH ? st->depth : HPC_REGION_DEPTH;
   if (!n) return;
   for (int d = n - 1; d >= 0; d--) {
-    write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len,
-                 hpc_stamp_ns(st->f[d].start), end);
+    /* begun after `end` was read (the exit handler's, while this thread went on): ended where it began */
+    int64_t start = hpc_stamp_ns(st->f[d].start);
+    write_row_id(s, st, st->f[d].id, st->f[d].category, st->f[d].name, st->f[d].len, start,
+                 start > end ? start : end);
     if (g_host_on) host_end(s, st, &st->f[d], NULL);
   }
   write_row(s, st, hpc_region_cat_hubprof, why, end, end);
@@ -309,7 +311,7 @@ static void fork_child(void) {
 static void once(void) {
   g_rkey_ok = pthread_key_create(&g_rkey, thread_end) == 0;
   g_rbar = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 &&
-           !getenv("HUBPROF_REGIONS_NO_MEMBARRIER"); /* tests: the fallback */
+           !getenv("HUBPROF_TEST_REGIONS_NO_MEMBARRIER"); /* tests: the fallback */
   pthread_atfork(NULL, NULL, fork_child);
 }
 
@@ -601,16 +603,17 @@ void hpc_regions_exit(hp_store *s, int64_t end_ns) {
   pthread_mutex_lock(&g_rlock);
   rstate *list = g_states;
   pthread_mutex_unlock(&g_rlock);
-  int pinned = 0;
+  int pinned = 0, waits = 200; /* 50 us each: 10 ms in all, whatever the number of threads */
   for (rstate *st = list; st; st = st->all) {
     if (!atomic_load(&st->in_use)) continue;
     if (g_rbar) { /* after exit_barrier: an owner not busy now sees HPC_EXITING from here on */
-      int idle = 0;
-      for (int i = 0; i < 200 && !(idle = !atomic_load_explicit(&st->lock, memory_order_acquire)); i++) {
+      int idle;
+      while (!(idle = !atomic_load_explicit(&st->lock, memory_order_acquire)) && waits > 0) {
         struct timespec ts = {0, 50000};
         nanosleep(&ts, NULL);
+        waits--;
       }
-      if (!idle) { /* its owner is stuck inside a call (10 ms): its regions stay open, the log with it */
+      if (!idle) { /* its owner is stuck inside a call: its regions stay open, the log with it */
         if (!pinned) pinned = hpc_store_enter() != NULL; /* never left: the log is not closed under it */
         continue;
       }

@@ -132,7 +132,7 @@ check edge.db 'big = [n for n in names if n.startswith("aaaa")]
 # call or the thread sees the exit and leaves (the busy word with membarrier; the lock without it)
 for mb in on off; do
   e=()
-  [ $mb = off ] && e=(HUBPROF_REGIONS_NO_MEMBARRIER=1)
+  [ $mb = off ] && e=(HUBPROF_TEST_REGIONS_NO_MEMBARRIER=1)
   env "${e[@]}" "$HP" trace -q -o race.$mb.db -- "$EX/regions" race >race.$mb.out 2>race.$mb.err
   rc=$?
   [ $rc -eq 0 ] && grep -q "regions race: exit" race.$mb.out && ! grep -q "hubprof:" race.$mb.err && ok ||
