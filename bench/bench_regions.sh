@@ -9,26 +9,13 @@
 # (steady state); "trace-cold" times from the first pair (the log's first chunks made by the thread).
 # usage: bench_regions.sh [PAIRS [ROUNDS [BEFORE]]]   (BEFORE: a commit, default none)
 # SPDX-License-Identifier: MIT
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
+bench_start
 n=${1:-1000000}
 rounds=${2:-7}
 before=${3:-none}
-B=build
-LIB=$PWD/$B/libhubprof_collector.so
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-unset HUBPROF_OUTPUT_DIR HUBPROF_INJECTION_PATH NVTX_INJECTION64_PATH OPENCL_LAYERS LD_PRELOAD
-OLD=""
-if [ "$before" != none ]; then # the "before" collector, built from its commit with the same compiler flags
-  mkdir -p "$dir/old"
-  if git archive "$before" | tar -x -C "$dir/old" && make -C "$dir/old" -j2 build/libhubprof_collector.so \
-    >"$dir/old.build" 2>&1; then
-    OLD=$dir/old/build/libhubprof_collector.so
-  else
-    echo "bench_regions: cannot build the collector of $before (skipped): $(tail -n 3 "$dir/old.build")" >&2
-  fi
-fi
+LIB=$COLLECTOR
+OLD=$(bench_old_collector bench_regions "$before")
 cases=("loop absent" "clock absent" "api absent" "api trace" "api trace-cold")
 [ -n "$OLD" ] && cases+=("api before")
 if "$B/bench/bench_regions" nvtx 1 >/dev/null 2>&1; then

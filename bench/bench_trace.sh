@@ -21,28 +21,16 @@
 # (200000) dispatches into a rocpd store (`hubprof merge`, the same log every round), in ms per million
 # dispatches (a 1-dispatch log's merge subtracted: the fixed cost of a merge, shown apart).
 # usage: bench_trace.sh [N [ROUNDS [BEFORE]]]   (default 20000 31 none) BEFORE: a git commit, "none" to skip
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
+bench_start
 n=${1:-20000}
 rounds=${2:-31}
 before=${3:-none}
-B=build
-app=$B/examples/ocl/launch_loop
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+app=$LAUNCH_LOOP
 export POCL_DEVICES=basic
-unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_HARVEST_MS LAUNCH_LOOP_EVENTS
+unset LAUNCH_LOOP_EVENTS
 export LAUNCH_LOOP_CPU=$(($(nproc) - 1)) # the launching thread alone, on the last CPU
-old=""
-if [ "$before" != none ]; then # the "before" collector, built from its commit with the same compiler flags
-  mkdir -p "$dir/old"
-  if git archive "$before" | tar -x -C "$dir/old" && make -C "$dir/old" -j2 build/libhubprof_collector.so \
-    >"$dir/old.build" 2>&1; then
-    old=$dir/old/build/libhubprof_collector.so
-  else
-    echo "bench_trace: cannot build the collector of $before (skipped): $(tail -n 3 "$dir/old.build")" >&2
-  fi
-fi
+old=$(bench_old_collector bench_trace "$before")
 lib=$PWD/$B/libhubprof_collector.so
 # one run: "WALL THREAD-CPU PROCESS-CPU" ns per dispatch as launch_loop prints them
 one() { "$@" "$app" "$n" 1000 |

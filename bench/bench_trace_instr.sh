@@ -8,16 +8,14 @@
 # dispatch released at each sync; + its start and end read (the least an OpenCL event-based tracer costs).
 # usage: bench_trace_instr.sh [SMALL [LARGE]]   (needs valgrind and `make all`)
 # SPDX-License-Identifier: MIT
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
+bench_start
 small=${1:-2000}
 large=${2:-6000}
-app=$PWD/build/examples/ocl/launch_loop
-lib=$PWD/build/libhubprof_collector.so
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+app=$PWD/$LAUNCH_LOOP
+lib=$COLLECTOR
 export POCL_DEVICES=basic
-unset OPENCL_LAYERS LD_PRELOAD HUBPROF_OUTPUT_DIR HUBPROF_MODE HUBPROF_TIMESTAMP LAUNCH_LOOP_EVENTS LAUNCH_LOOP_CPU
+unset LAUNCH_LOOP_EVENTS LAUNCH_LOOP_CPU
 if ! command -v valgrind >/dev/null; then
   echo "bench_trace_instr: valgrind not installed (skipped)"
   exit 0
