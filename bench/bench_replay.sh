@@ -12,13 +12,11 @@
 # machine's load printed with them.
 # usage: bench_replay.sh [DIR]   (needs `make all` and build/bench/bench_replay; DIR: scratch, default a temp dir)
 # SPDX-License-Identifier: MIT
-set -euo pipefail
-cd "$(dirname "$0")/.."
-B=$PWD/build
+. "$(dirname "$0")/lib.sh"
+bench_start "${1:-}"
+B=$PWD/$B
 HP=$B/hubprof
 EX=$B/examples/ocl
-dir=${1:-$(mktemp -d)}
-[ -n "${1:-}" ] && mkdir -p "$dir" || trap 'rm -rf "$dir"' EXIT
 N=${BENCH_REPLAY_N:-2000}      # dispatches of the launch loop
 MB=${BENCH_REPLAY_MB:-64}      # buffer of the restore-bandwidth run
 REPEATS=${BENCH_REPLAY_REPEATS:-5}
@@ -26,9 +24,7 @@ ALL=task-clock,cpu-clock,context-switches,cpu-migrations,page-faults,minor-fault
 counters() { echo "$ALL" | cut -d, -f1-"$1"; }
 now() { date +%s.%N; }
 calc() { awk "BEGIN { printf \"%.${2:-1}f\", $1 }"; } # EXPR [DECIMALS]
-unset HUBPROF_DEBUG HUBPROF_SHADOW
-. "$PWD/bench/lib.sh" # stats
-echo "machine load at the start: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min), $(nproc) cores"
+echo "machine load at the start: $(bench_load)"
 cd "$dir"
 
 # cost_per_dispatch LABEL N ENV...: launch_loop N 1 unprofiled and profiled with 1, 3, 9 passes, one run of

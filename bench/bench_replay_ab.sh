@@ -18,11 +18,11 @@ B=$(cd "$2" && pwd)
 N=${N:-10000}
 R=${R:-5}
 ALL=task-clock,cpu-clock,context-switches,cpu-migrations,page-faults,minor-faults,major-faults,alignment-faults,emulation-faults
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$BENCH_ROOT/tests/lib.sh"
+hp_clean_env
+bench_scratch
 cd "$dir"
 export POCL_DEVICES=basic
-unset HUBPROF_DEBUG HUBPROF_WTRACK HUBPROF_SHADOW
 declare -A V
 field() { sed -nE "s/.*$1 ([0-9.]+) us.*/\\1/p"; } # NAME: the µs figure after NAME in the split line
 echo "load at the start: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min), $(nproc) cores; launch_loop $N 1, $R rounds"

@@ -5,25 +5,21 @@
 # BENCH_WTRACK_BEFORE=COLLECTOR.so: a collector built from an earlier commit, run in the same rounds as a
 # "before" column (tracked path, same mode); BENCH_WTRACK_DEVICES="pthread basic" (default) picks devices.
 # SPDX-License-Identifier: MIT
-set -euo pipefail
-cd "$(dirname "$0")/.."
-B=$PWD/build
+. "$(dirname "$0")/lib.sh"
+bench_start "${1:-}"
+B=$PWD/$B
 HP=$B/hubprof
 EX=$B/examples/ocl
-dir=${1:-$(mktemp -d)}
-[ -n "${1:-}" ] && mkdir -p "$dir" || trap 'rm -rf "$dir"' EXIT
 REPEATS=${BENCH_REPLAY_REPEATS:-3}
 ALL=task-clock,cpu-clock,context-switches
 counters() { echo "$ALL" | cut -d, -f1-"$1"; }
 calc() { awk "BEGIN { printf \"%.${2:-1}f\", $1 }"; } # EXPR [DECIMALS]
-unset HUBPROF_DEBUG HUBPROF_SHADOW HUBPROF_WTRACK
 cd "$dir"
 # A kernel that writes 4 KiB of a buffer of
 # 64 KiB, 4 MiB and 64 MiB, and one that writes the whole buffer, profiled with 3 passes. Each round runs the
 # program unprofiled, with write tracking (HUBPROF_WTRACK=auto, the default, or =on) and with the full save/compare/restore
 # (HUBPROF_WTRACK=off, the path of before), one after the other; the added cost per dispatch is each profiled
 # run's time per dispatch minus the same round's unprofiled one. Median and min-max over the rounds.
-. "$(dirname "$B")/bench/lib.sh" # stats
 PW=$EX/partial_write
 WK=${BENCH_WTRACK_K:-20}
 WT_ON=${BENCH_WTRACK_MODE:-auto} # the tracked column: auto (the default: tracking where cheaper) or on
