@@ -51,7 +51,7 @@ static void write_process_log(const char *path, const char *host, int pid, const
   hp_write_agent(s, &a);
   hp_queue q = {sizeof q, 3, 1, 7, "queue0"};
   hp_write_queue(s, &q);
-  hp_code_object co = {sizeof co, 5, 1, 7, "program://abc", 0, 0, "", 0, "", ""};
+  hp_code_object co = {sizeof co, 5, 1, 7, "program://abc", 0, 0, "", 0, "", "", ""};
   hp_write_code_object(s, &co);
   for (int k = 0; k < NKERN; k++) {
     hp_kernel_symbol ks = {sizeof ks, (uint64_t)(k + 10), 5, kernels[k], kernels[k], 0, 0};

@@ -825,7 +825,7 @@ static void write_refs(hp_store *s) {
   hp_thread th = {sizeof th, 1, 1, 42, 10, 20, "main"};
   hp_agent ag = {.size = sizeof ag, .id = 1, .node_id = 1, .type = HP_AGENT_GPU, .name = "gpu"};
   hp_queue q = {sizeof q, 1, 1, 1, "q"};
-  hp_code_object co = {sizeof co, 1, 1, 1, "file:///k.so", 0, 0, "", 0, "", ""};
+  hp_code_object co = {sizeof co, 1, 1, 1, "file:///k.so", 0, 0, "", 0, "", "", ""};
   hp_kernel_symbol ks = {sizeof ks, 1, 1, "k", "kern", 0, 0};
   CHECK_OK(hp_write_node(s, &node), s);
   CHECK_OK(hp_write_process(s, &pr), s);

@@ -221,7 +221,7 @@ static int ir_lines(hp_store *s, cobj *o, const void *so, size_t n) {
   int rc = rs == HP_OK ? cl_lines_from_ir(&o->code, so, n, ir, irn, o->ir_why, sizeof o->ir_why) : -1;
   free(ir);
   if (!rc) o->ir_why[0] = 0;
-  return rc != 0;
+  return rc < 0;
 }
 
 /* The code objects: every one with a source (for the source lines), and the sampled ones' bytes, read. */

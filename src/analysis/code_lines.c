@@ -79,7 +79,7 @@ static void child(int fd, const void *ir, size_t n) {
   _exit(0);
 }
 
-/* Run the plugin on ir in a child process: 0 and the object, or -1 and why. */
+/* Run the plugin on ir in a child process: 0 and the object, or 1 (nothing to add) or -1 and why. */
 static int regenerate(const void *ir, size_t n, unsigned char **obj, size_t *on, char *why, size_t whyn) {
   int p[2];
   *obj = NULL;
@@ -126,13 +126,14 @@ static int regenerate(const void *ir, size_t n, unsigned char **obj, size_t *on,
     rc = -1;
   } else if (rc != 0) {
     snprintf(why, whyn, "%.*s", (int)m, (const char *)buf + sizeof rc + sizeof m);
+    rc = rc == 1 ? 1 : -1;
   } else {
     memmove(buf, buf + sizeof rc + sizeof m, (size_t)m);
     *obj = buf, *on = (size_t)m;
     return 0;
   }
   free(buf);
-  return -1;
+  return rc;
 }
 
 /* Apply the RELA relocations of the object's non-allocated sections (its DWARF) in place, so that libdw
@@ -307,7 +308,8 @@ int cl_lines_from_ir(cr_code *c, const void *so, size_t sn, const void *ir, size
   unsigned char *obj;
   size_t on;
   why[0] = 0;
-  if (regenerate(ir, irn, &obj, &on, why, whyn) != 0) return -1;
+  int got = regenerate(ir, irn, &obj, &on, why, whyn);
+  if (got != 0) return got;
   int rc = cl_lines_from_object(c, so, sn, obj, on, why, whyn);
   free(obj);
   return rc;

@@ -10,8 +10,8 @@
 
 /* Compile ir (irn bytes, LLVM bitcode) again through the LLVM plugin and add to c (read from the object so,
  * sn bytes) the line rows of each function that has none in c and whose regenerated code is identical to
- * so's. 0 when every such function got rows; -1 otherwise, with why (whyn bytes) saying why (the
- * functions that were identical keep the rows they got). */
+ * so's. 0 when every such function got rows; 1 when the IR has no locations for them either; -1 otherwise,
+ * with why (whyn bytes) saying why (the functions that were identical keep the rows they got). */
 int cl_lines_from_ir(cr_code *c, const void *so, size_t sn, const void *ir, size_t irn, char *why,
                      size_t whyn);
 

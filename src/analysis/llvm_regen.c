@@ -208,8 +208,9 @@ HL_EXPORT int hl_regenerate(const void *bc, size_t n, void **obj, size_t *objn, 
     LLVMDIBuilderFinalize(b);
     LLVMDisposeDIBuilder(b);
     char *msg = NULL;
-    if (!adopted) {
-      say(why, HL_WHY, "the IR has no debug locations (built without -g)");
+    if (!adopted) { /* nothing to add: not a failure */
+      say(why, HL_WHY, "its IR has no debug locations there either");
+      rc = 1;
     } else if (LLVMVerifyModule(mod, LLVMReturnStatusAction, &msg)) {
       say(why, HL_WHY, "the IR with lines does not verify: %.*s", (int)strcspn(msg ? msg : "?", "\n"),
           msg ? msg : "?");

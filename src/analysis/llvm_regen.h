@@ -10,8 +10,8 @@
 #define HL_EXPORT __attribute__((visibility("default")))
 
 /* Compile the bitcode bc (n bytes) again, giving functions with debug locations but no subprogram one of
- * their own: 0 and the object file in *obj (malloc, *objn bytes), or -1 with why (HL_WHY bytes) saying why.
- */
+ * their own: 0 and the object file in *obj (malloc, *objn bytes); 1 when no function is such (nothing to
+ * add); -1 on failure. why (HL_WHY bytes) says why when not 0. */
 typedef int hl_regenerate_fn(const void *bc, size_t n, void **obj, size_t *objn, char *why);
 HL_EXPORT hl_regenerate_fn hl_regenerate;
 

@@ -34,7 +34,7 @@ static void make_base(void) {
   hp_agent a = {
       .size = sizeof a, .id = 1, .node_id = 1, .type = HP_AGENT_GPU, .name = "gfx942", .runtime = "r\n"};
   hp_queue q = {sizeof q, 1, 1, 1, "q"};
-  hp_code_object co = {sizeof co, 1, 1, 1, "file:///k.co", 4096, 8192, "", 0, "", ""};
+  hp_code_object co = {sizeof co, 1, 1, 1, "file:///k.co", 4096, 8192, "", 0, "", "", ""};
   hp_kernel_symbol k = {sizeof k, 1, 1, "kern", "", 4, 8};
   hp_counter_info ci = {.size = sizeof ci, .id = 1, .agent_id = 1, .name = "SQ_WAVES", .block = "SQ"};
   hp_write_node(s, &n);
