@@ -199,7 +199,7 @@ struct log_w {
   _Atomic int write_errno;                  /* why the last chunk could not be had (ENOSPC ...), 0: never */
   _Atomic uint64_t orphan_lost;             /* lost without a writer (no memory) */
   /* Chunks made ready ahead of need by hp_log_prepare (allocated, mapped, pages faulted in), taken by
-   * new_chunk; under `lock`. spare_taken: taken since the last hp_log_prepare (sizes the next refill). */
+   * new_chunk; under `lock`. spare_taken: chunks needed since the last hp_log_prepare (sizes the next refill). */
   unsigned nspare, spare_taken, spare_failed;
   struct {
     unsigned char *m;
@@ -445,11 +445,11 @@ static int new_chunk(log_w *L, lw *w) {
   if (w->pending < 0 && pthread_mutex_trylock(&L->lock) == 0) { /* never waits: makes its own instead */
     unsigned char *m = NULL;
     uint64_t off = 0;
+    L->spare_taken++; /* the demand, met by a spare or not: sizes the next refill */
     if (L->nspare) {
       L->nspare--;
       m = L->spare[L->nspare].m;
       off = L->spare[L->nspare].off;
-      L->spare_taken++;
       if (w->chunk && L->nretire < SPARE_MAX) { /* the full one: unmapped off the append path */
         L->retire[L->nretire].m = w->chunk;
         L->retire[L->nretire].off = w->chunk_off;
@@ -1648,9 +1648,9 @@ hp_status hp_log_prepare(hp_store *s) {
   int saved = errno;
   hp_status st = HP_OK;
   pthread_mutex_lock(&L->lock);
-  /* one more than the writers took since the last call, at most SPARE_MAX: what is left unused at close was
-   * faulted in for nothing */
-  unsigned want = L->spare_taken + 1;
+  /* twice what the writers needed since the last call, plus one, at most SPARE_MAX: a rate that grows is met
+   * ahead of need; what is left unused at close was faulted in for nothing */
+  unsigned want = 2 * L->spare_taken + 1;
   if (want > SPARE_MAX) want = SPARE_MAX;
   L->spare_taken = 0;
   unsigned have = L->nspare, failed = L->spare_failed, nretire = L->nretire;
