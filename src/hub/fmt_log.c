@@ -199,7 +199,8 @@ struct log_w {
   _Atomic int write_errno;                  /* why the last chunk could not be had (ENOSPC ...), 0: never */
   _Atomic uint64_t orphan_lost;             /* lost without a writer (no memory) */
   /* Chunks made ready ahead of need by hp_log_prepare (allocated, mapped, pages faulted in), taken by
-   * new_chunk; under `lock`. spare_taken: chunks needed since the last hp_log_prepare (sizes the next refill). */
+   * new_chunk; under `lock`. spare_taken: chunks needed since the last hp_log_prepare (sizes the next
+   * refill). */
   unsigned nspare, spare_taken, spare_failed;
   struct {
     unsigned char *m;
