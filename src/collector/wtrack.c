@@ -114,16 +114,9 @@ static int fault_range(uintptr_t a) {
     size_t pg = (a - r->lo) / wt_ps, b0 = pg / r->grain * r->grain, b1 = b0 + r->grain;
     if (b1 > r->npages) b1 = r->npages;
     /* Saved already: a fault of another thread on the same block won the lock, or the block could not be
-     * opened whole. This page alone is opened, and the grain is left as it is. */
-    if (bit(r->bits, pg)) {
-      b0 = pg;
-      b1 = pg + 1;
-      int ok = open_block(r->lo, pg, &b0, &b1) == 0;
-      if (ok && r->arm >= 0)
-        arm_opened(&wt_a[r->arm], (r->lo - wt_a[r->arm].lo) / wt_ps + pg,
-                   (r->lo - wt_a[r->arm].lo) / wt_ps + pg + 1);
-      return ok ? 1 : -1;
-    }
+     * opened whole. This page alone is opened (nothing to save), and the grain is left as it is. */
+    int again = bit(r->bits, pg);
+    if (again) b0 = pg, b1 = pg + 1;
     for (size_t p = b0; p < b1; p++)
       if (!bit(r->bits, p)) {
         uintptr_t at = r->lo + p * wt_ps;
@@ -136,8 +129,8 @@ static int fault_range(uintptr_t a) {
       wt_arm *x = &wt_a[r->arm];
       arm_opened(x, (r->lo - x->lo) / wt_ps + b0, (r->lo - x->lo) / wt_ps + b1);
     }
-    if (r->grain < WT_MAX_GRAIN) r->grain *= 2;
-    atomic_fetch_add_explicit(&wt_faults, 1, memory_order_relaxed);
+    if (!again && r->grain < WT_MAX_GRAIN) r->grain *= 2;
+    if (!again) atomic_fetch_add_explicit(&wt_faults, 1, memory_order_relaxed);
     return ok ? 1 : -1;
   }
   return 0;
@@ -151,11 +144,11 @@ static int fault_arm(uintptr_t a) {
     if (a < x->lo || a >= x->hi) continue;
     size_t pg = (a - x->lo) / wt_ps, b0 = pg / x->grain * x->grain, b1 = b0 + x->grain;
     if (b1 > x->npages) b1 = x->npages;
-    if (bit(x->open, pg)) /* opened by a fault of another thread that won the lock: this page alone, again */
-      return mprotect((void *)(x->lo + pg * wt_ps), wt_ps, PROT_READ | PROT_WRITE) == 0 ? 1 : -1;
+    int again = bit(x->open, pg); /* opened by a fault of another thread that won the lock: this page alone */
+    if (again) b0 = pg, b1 = pg + 1;
     if (open_block(x->lo, pg, &b0, &b1) != 0) return -1;
     arm_opened(x, b0, b1);
-    if (x->grain < WT_MAX_GRAIN) x->grain *= 2;
+    if (!again && x->grain < WT_MAX_GRAIN) x->grain *= 2;
     return 1;
   }
   return 0;
