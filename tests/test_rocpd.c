@@ -76,10 +76,10 @@ static hp_queue queues[] = {
 };
 static hp_code_object codes[] = {
     {sizeof(hp_code_object), 1, 1, 2, "file:///tmp/k.co#offset=0&size=4096", 0xffff800000001000ull, 4096, "",
-     0, "", ""},
+     0, "", "", ""},
     {sizeof(hp_code_object), 2, 1, 1, "memory://4242#offset=0x7f00", 0x7f0000000000ull,
-     18446744073709551615ull, "", 0, "", ""},
-    {sizeof(hp_code_object), 3, 2, 0, "", 0, 0, "", 0, "", ""},
+     18446744073709551615ull, "", 0, "", "", ""},
+    {sizeof(hp_code_object), 3, 2, 0, "", 0, 0, "", 0, "", "", ""},
 };
 static hp_kernel_symbol kernels[] = {
     {sizeof(hp_kernel_symbol), 1, 1, "_Z4vaddPfS_S_", "vadd", 0, 1024},
