@@ -141,9 +141,9 @@ static void test_round_trip(void) {
                         304, 2100, INT64_MAX, 65536, 64},
                        {sizeof(hp_agent), 2, 1, -5, INT32_MIN, "", u8, "", "", -1, 0, 0, 0, 0}};
   hp_queue queues[] = {{sizeof(hp_queue), 1, 1, 1, "q0"}, {sizeof(hp_queue), 2, 2, 2, u8}};
-  hp_code_object cos[] = {
-      {sizeof(hp_code_object), 1, 1, 1, "file:///x.hsaco#offset=0", 0x7f0000000000ull, 4096, "", 0, "", "", ""},
-      {sizeof(hp_code_object), 3, 0, 0, "", UINT64_MAX, UINT64_MAX, "", 0, "", "", ""}};
+  hp_code_object cos[] = {{sizeof(hp_code_object), 1, 1, 1, "file:///x.hsaco#offset=0", 0x7f0000000000ull,
+                           4096, "", 0, "", "", ""},
+                          {sizeof(hp_code_object), 3, 0, 0, "", UINT64_MAX, UINT64_MAX, "", 0, "", "", ""}};
   hp_kernel_symbol ks[] = {
       {sizeof(hp_kernel_symbol), 1, 1, "_Z4axpyPfS_f", "axpy(float*, float*, float)", 16, -32},
       {sizeof(hp_kernel_symbol), 2, 0, u8, u8, INT64_MIN, INT64_MAX}};
