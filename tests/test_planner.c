@@ -13,7 +13,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -996,11 +998,16 @@ static void test_count_caller(hc_provider *p, const size_t *idx) {
   CHECK_MSG(a.ok && NEAR(a.v, a.spent), "new caller: task-clock %.0f ns, its CPU time %.0f ns", a.v, a.spent);
   hc_session_close(s);
   worker_stop(&cw);
-  /* context-switches alone, the caller alone: getrusage; nested in a perf session of the same thread
-   * (grouped with task-clock, so read through perf), the two counts agree */
+  /* context-switches alone, the caller alone, rings off: getrusage; nested in a perf session of the same
+   * thread (grouped with task-clock, so read through perf), the two counts agree */
   size_t cs = (size_t)hc_provider_find(p, "context-switches"), two[2] = {idx[0], cs};
   hc_session *r = NULL, *q = NULL;
-  CHECK(hc_session_open_mode(p, &cs, 1, HC_SESSION_PER_THREAD, &r) == HC_OK);
+  hc_provider *noring = NULL;
+  setenv("HUBPROF_PERF_RING", "0", 1);
+  CHECK(hc_provider_open("perf", &noring) == HC_OK);
+  unsetenv("HUBPROF_PERF_RING");
+  CHECK(noring && hc_provider_ring_off(noring) != NULL);
+  CHECK(hc_session_open_mode(noring, &cs, 1, HC_SESSION_PER_THREAD, &r) == HC_OK);
   CHECK(hc_session_open_mode(p, two, 2, HC_SESSION_PER_THREAD, &q) == HC_OK);
   if (r && q) {
     CHECK(hc_session_count_caller(r, self) == HC_OK && hc_session_count_caller(q, self) == HC_OK);
@@ -1014,8 +1021,106 @@ static void test_count_caller(hc_provider *p, const size_t *idx) {
     CHECK_MSG(vq[1] >= 25 && vr[0] >= vq[1] && vr[0] <= vq[1] + 2,
               "context-switches: getrusage %.0f, perf %.0f (50 sleeps)", vr[0], vq[1]);
   }
+  CHECK_EQ_U64(hc_provider_ring_windows(noring), 0);
   hc_session_close(r);
   hc_session_close(q);
+  hc_provider_close(noring);
+}
+
+/* Touch `pages` fresh anonymous pages (one minor fault each: no huge pages) and sleep `sleeps` times (a
+ * context switch each). */
+static void faults_and_switches(size_t pages, int sleeps) {
+  size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+  char *m = mmap(NULL, pages * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return;
+  madvise(m, pages * ps, MADV_NOHUGEPAGE);
+  for (size_t i = 0; i < pages; i++)
+    ((volatile char *)m)[i * ps] = 1;
+  munmap(m, pages * ps);
+  for (int i = 0; i < sleeps; i++) {
+    struct timespec us = {0, 20000};
+    nanosleep(&us, NULL);
+  }
+}
+
+/* PERF_EVENT_IOC_RESET on every perf descriptor of this process: counts restart from 0, ring heads do not. */
+static void reset_all_perf(void) {
+  for (int fd = 3; fd < 1024; fd++) {
+    char path[64], link[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n <= 0) continue;
+    link[n] = 0;
+    if (strstr(link, "perf_event")) ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+  }
+}
+
+/* Counts without a system call: caller-alone sessions of faults and context switches count from ring
+ * buffers, and agree with read() over the same work (a provider with HUBPROF_PERF_RING=0, started first and
+ * stopped last: it may see one more fault, the first touch of a ring's page); the periodic check against
+ * read() passes; a count that moved away from its ring (reset under it) turns rings off, read() goes on. */
+static void test_count_rings(hc_provider *p) {
+  hc_provider *noring = NULL;
+  setenv("HUBPROF_PERF_RING", "0", 1);
+  CHECK(hc_provider_open("perf", &noring) == HC_OK);
+  unsetenv("HUBPROF_PERF_RING");
+  if (!noring) return;
+  size_t pf = (size_t)hc_provider_find(p, "page-faults"), mf = (size_t)hc_provider_find(p, "minor-faults"),
+         cs = (size_t)hc_provider_find(p, "context-switches"), two[2] = {mf, cs}, three[3] = {pf, mf, cs};
+  hc_session *a = NULL, *b = NULL, *ref = NULL;
+  pid_t self = (pid_t)syscall(SYS_gettid);
+  CHECK(hc_session_open_mode(p, &pf, 1, HC_SESSION_PER_THREAD, &a) == HC_OK);
+  CHECK(hc_session_open_mode(p, two, 2, HC_SESSION_PER_THREAD, &b) == HC_OK);
+  CHECK(hc_session_open_mode(noring, three, 3, HC_SESSION_PER_THREAD, &ref) == HC_OK);
+  if (!a || !b || !ref) goto out;
+  CHECK(hc_session_count_caller(a, self) == HC_OK && hc_session_count_caller(b, self) == HC_OK &&
+        hc_session_count_caller(ref, self) == HC_OK);
+  uint64_t w0 = hc_provider_ring_windows(p);
+  for (int round = 0; round < 3; round++) { /* the first maps the rings */
+    double va[1], vb[2], vr[3];
+    CHECK(hc_session_start(ref) == HC_OK && hc_session_start(a) == HC_OK && hc_session_start(b) == HC_OK);
+    faults_and_switches(300, 20);
+    CHECK(hc_session_stop(b, vb) == HC_OK && hc_session_stop(a, va) == HC_OK &&
+          hc_session_stop(ref, vr) == HC_OK);
+    CHECK_MSG(va[0] >= 300 && va[0] <= vr[0] && vr[0] <= va[0] + 4 && vb[0] >= 300 && vb[0] <= vr[1] &&
+                  vr[1] <= vb[0] + 4,
+              "round %d: faults from rings %.0f / %.0f, from read() %.0f / %.0f (300 pages)", round, va[0],
+              vb[0], vr[0], vr[1]);
+    CHECK_MSG(vb[1] >= 15 && vb[1] <= vr[2] && vr[2] <= vb[1] + 2,
+              "round %d: context switches from a ring %.0f, from read() %.0f (20 sleeps)", round, vb[1],
+              vr[2]);
+  }
+  CHECK_EQ_U64(hc_provider_ring_windows(p) - w0, 6);
+  CHECK_EQ_U64(hc_provider_ring_windows(noring), 0);
+  /* past the periodic check (every 64th start), still exact */
+  double va[1], vr[3];
+  for (int i = 0; i < 70; i++) {
+    CHECK(hc_session_start(ref) == HC_OK && hc_session_start(a) == HC_OK);
+    faults_and_switches(3, 0);
+    CHECK(hc_session_stop(a, va) == HC_OK && hc_session_stop(ref, vr) == HC_OK);
+    if (va[0] < 3 || va[0] > vr[0] || vr[0] > va[0] + 2) {
+      CHECK_MSG(0, "start %d: faults from a ring %.0f, from read() %.0f (3 pages)", i, va[0], vr[0]);
+      break;
+    }
+  }
+  CHECK(hc_provider_ring_off(p) == NULL);
+  /* the kernel's count moved away from the ring (reset): the next check turns rings off, read() counts */
+  reset_all_perf();
+  for (int i = 0; i < 70 && !hc_provider_ring_off(p); i++)
+    CHECK(hc_session_start(a) == HC_OK && hc_session_stop(a, va) == HC_OK);
+  const char *why = hc_provider_ring_off(p);
+  CHECK_MSG(why && strstr(why, "page-faults") && strstr(why, "read()"), "rings off: %s", why ? why : "(no)");
+  uint64_t w1 = hc_provider_ring_windows(p);
+  CHECK(hc_session_start(a) == HC_OK);
+  faults_and_switches(50, 0);
+  CHECK(hc_session_stop(a, va) == HC_OK);
+  CHECK_MSG(va[0] >= 50 && va[0] <= 52, "read() after rings went off: %.0f faults (50 pages)", va[0]);
+  CHECK_EQ_U64(hc_provider_ring_windows(p), w1);
+out:
+  hc_session_close(a);
+  hc_session_close(b);
+  hc_session_close(ref);
+  hc_provider_close(noring);
 }
 
 static void test_sessions(void) {
@@ -1183,6 +1288,8 @@ static void test_sessions(void) {
   hc_session_close(s2);
   worker_stop(&g);
   test_count_caller(p, idx);
+  /* the last: it turns the provider's rings off */
+  test_count_rings(p);
   /* forcing a mode; an empty session; bad arguments */
   CHECK(hc_session_open_mode(p, idx, 1, HC_SESSION_PER_THREAD, &s) == HC_OK && hc_session_threads(s) == 1);
   hc_session_close(s);

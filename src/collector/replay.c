@@ -1686,6 +1686,10 @@ void hpc_replay_exit(int debug) {
     hpc_say("pid %ld: counted the launching thread alone in %llu of %llu dispatches (a device that runs "
             "kernels on it)",
             (long)getpid(), (unsigned long long)r_st.caller_only, (unsigned long long)r_st.dispatches);
+    const char *off = r_prov ? hc_provider_ring_off(r_prov) : NULL;
+    hpc_say("pid %ld: %llu pass windows counted from perf ring buffers, without a system call%s%s",
+            (long)getpid(), (unsigned long long)(r_prov ? hc_provider_ring_windows(r_prov) : 0),
+            off ? "; rings off: " : "", off ? off : "");
   }
   pthread_mutex_unlock(&r_dlock);
 }

@@ -100,6 +100,12 @@ int hc_session_skipped(const hc_session *s);
  * slot, and a session whose counters are all context-switches reads getrusage(RUSAGE_THREAD) instead of
  * perf (the same count, a cheaper system call; docs/counters.md). Other modes: HC_ERR_INVALID. */
 hc_status hc_session_count_caller(hc_session *s, pid_t self);
+/* Caller-alone sessions whose counters are all software events that fire one occurrence at a time
+ * (context switches, migrations, faults) count from the events' ring buffers: a load at start and stop, no
+ * system call (docs/counters.md "Counts without a system call"). How many pass windows rings served, and
+ * why the provider does not use them (NULL: it does where it can; HUBPROF_PERF_RING=0 turns them off). */
+uint64_t hc_provider_ring_windows(const hc_provider *p);
+const char *hc_provider_ring_off(const hc_provider *p);
 hc_status hc_session_start(hc_session *s);
 hc_status hc_session_stop(hc_session *s, double *values);
 /* hc_session_start without checking whether the process's threads changed (PER_THREAD: one fstat, ~1 µs

@@ -39,6 +39,12 @@ struct hc_provider {
    * /proc/self/task at the last check, and a generation bumped whenever a check saw it change */
   unsigned long thr_nlink;
   uint64_t thr_gen;
+  /* software counts read from a ring buffer instead of read() (perf.c, "Counts without a system call"):
+   * ring_off says why not (NULL: rings are used where they can be); ring_windows counts the pass windows
+   * (start + stop) they served */
+  const char *ring_off;
+  char ring_why[160];
+  uint64_t ring_windows;
 };
 
 /* Copy s into storage the provider owns (freed with it); NULL when out of memory. */

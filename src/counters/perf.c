@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -104,11 +105,20 @@ static void perf_attr(struct perf_event_attr *a, const hc_perf_event *e, int inh
 }
 
 /* A session's counter on thread `tid` (0: the calling thread); `group`: -1 alone, -2 the leader of a group
- * read with one read() (PERF_FORMAT_GROUP), else the leader's fd. */
-static int perf_open(const hc_perf_event *e, pid_t tid, int inherit, int group) {
+ * read with one read() (PERF_FORMAT_GROUP), else the leader's fd. `*sample`: open it as a period-1
+ * sampling event whose ring can count it ("Counts without a system call" below); cleared when the kernel
+ * refused that and the counter was opened to be read only. */
+static int perf_open(const hc_perf_event *e, pid_t tid, int inherit, int group, int *sample) {
   struct perf_event_attr a;
   perf_attr(&a, e, inherit, perf_gated(e));
   if (group == -2) a.read_format |= PERF_FORMAT_GROUP;
+  if (*sample) {
+    a.sample_period = 1; /* no sample fields: each occurrence writes an 8-byte header alone */
+    int fd = (int)hc_perf_open_fn(&a, tid, -1, group >= 0 ? group : -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd >= 0 || errno == ESRCH) return fd;
+    *sample = 0;
+    a.sample_period = 0;
+  }
   return (int)hc_perf_open_fn(&a, tid, -1, group >= 0 ? group : -1, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -169,6 +179,8 @@ hc_status hc_perf_provider_open(hc_provider **out) {
     return HC_ERR_NOMEM;
   }
   p->n = NDEFS;
+  const char *ring = getenv("HUBPROF_PERF_RING"); /* 0: never count from rings (tests, comparisons) */
+  if (ring && strcmp(ring, "0") == 0) p->ring_off = "HUBPROF_PERF_RING=0";
   snprintf(p->description, sizeof p->description, "Linux perf_event on this machine's CPUs");
   /* does the machine have a PMU at all? "cycles" is the event every PMU has */
   hc_perf_event cyc = {.type = PERF_TYPE_HARDWARE, .config = PERF_COUNT_HW_CPU_CYCLES};
@@ -218,7 +230,56 @@ struct hc_session {
   size_t onlyslot;      /* its slot at the last start; SIZE_MAX when the other rules apply */
   int rusage;           /* every counter is one getrusage(RUSAGE_THREAD) gives exactly (context-switches) */
   int use_rusage;       /* the current pass reads getrusage instead of perf (caller alone, s->rusage) */
+  int ringable;         /* PER_THREAD, every counter one a ring can count: opened as sampling events */
+  int use_ring;         /* the current pass counts from the caller slot's rings */
+  size_t ringslot;      /* that slot */
+  uint64_t ring_starts; /* starts that tried the rings (every HC_RING_CHECK-th checks them) */
+  struct ring_fd *rfd;  /* cap * n, beside fds */
 };
+
+/* ---- counts without a system call (docs/counters.md "Counts without a system call") ----
+ * A perf read() costs ~0.8 µs in this VM, twice per pass. A software event that fires one occurrence at a
+ * time (context switches, migrations, faults) is opened instead as a sampling event with period 1 and no
+ * sample fields, so that each occurrence writes one 8-byte record into the event's ring buffer. Mapped
+ * read-only, the ring runs in overwrite mode: the kernel never waits for a reader and data_head, a byte
+ * count, only grows, so head / 8 is the event's count up to a constant: one load instead of a system call.
+ * The kernel never throttles such an event (the first overflow of an occurrence is not throttled, and
+ * each of these occurrences overflows once) and writes it no other record (no sample_id_all, mmap, comm
+ * or switch records were asked for). Rings serve only the caller-alone sessions (one thread, the one
+ * reading); each maps two pages on first use. Every HC_RING_CHECK-th start compares head / 8 with read():
+ * one disagreement turns rings off for the provider, and read() counts from then on. */
+enum { RING_NO, RING_CAN, RING_MAPPED, RING_FAILED };
+typedef struct ring_fd {
+  struct perf_event_mmap_page *pg; /* the mapped ring, or NULL */
+  int64_t off;                     /* read()'s count minus head / 8 when it was last checked */
+  unsigned char mode;              /* RING_* */
+} ring_fd;
+#define HC_RING_CHECK 64
+#define HC_RING_PAGES 2 /* the control page and one data page */
+
+static size_t ring_bytes(void) { return HC_RING_PAGES * (size_t)sysconf(_SC_PAGESIZE); }
+static inline uint64_t ring_head(const struct perf_event_mmap_page *pg) {
+  return __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+}
+/* The software events whose every occurrence adds one (perf_sw_event with nr 1): a ring counts them. */
+static int ring_countable(const hc_perf_event *e) {
+  if (e->type != PERF_TYPE_SOFTWARE) return 0;
+  switch (e->config) {
+  case PERF_COUNT_SW_CONTEXT_SWITCHES:
+  case PERF_COUNT_SW_CPU_MIGRATIONS:
+  case PERF_COUNT_SW_PAGE_FAULTS:
+  case PERF_COUNT_SW_PAGE_FAULTS_MIN:
+  case PERF_COUNT_SW_PAGE_FAULTS_MAJ:
+  case PERF_COUNT_SW_ALIGNMENT_FAULTS:
+  case PERF_COUNT_SW_EMULATION_FAULTS: return 1;
+  default: return 0;
+  }
+}
+static void ring_drop(ring_fd *r) {
+  if (r->pg) munmap(r->pg, ring_bytes());
+  r->pg = NULL;
+  r->mode = RING_NO;
+}
 
 /* The layout getdents64 returns (glibc's struct dirent64 differs in name only; spelled out here). */
 struct hc_dirent64 {
@@ -232,6 +293,7 @@ struct hc_dirent64 {
 static void close_slot(hc_session *s, size_t slot) {
   for (size_t k = 0; k < s->n; k++) {
     int *fd = &s->fds[slot * s->n + k];
+    ring_drop(&s->rfd[slot * s->n + k]);
     if (*fd >= 0) close(*fd);
     *fd = -1;
   }
@@ -241,13 +303,15 @@ static void close_slot(hc_session *s, size_t slot) {
 static int open_slot(hc_session *s, size_t slot, pid_t tid, int inherit) {
   for (size_t k = 0; k < s->n; k++) {
     int group = !s->grouped ? -1 : k == 0 ? -2 : s->fds[slot * s->n];
-    int fd = perf_open(&s->p->perf[s->idx[k]], tid, inherit, group);
+    int sample = s->ringable && !s->p->ring_off;
+    int fd = perf_open(&s->p->perf[s->idx[k]], tid, inherit, group, &sample);
     if (fd < 0) {
       int err = errno;
       close_slot(s, slot);
       return err == ESRCH ? 0 : -(err ? err : EIO);
     }
     s->fds[slot * s->n + k] = fd;
+    s->rfd[slot * s->n + k].mode = sample ? RING_CAN : RING_NO;
   }
   s->tids[slot] = tid;
   return 1;
@@ -307,8 +371,11 @@ static int scan_threads(hc_session *s, int *err) {
       s->tids[j] = s->tids[last];
       s->seen[j] = s->seen[last];
       memcpy(&s->fds[j * s->n], &s->fds[last * s->n], s->n * sizeof *s->fds);
-      for (size_t k = 0; k < s->n; k++)
+      memcpy(&s->rfd[j * s->n], &s->rfd[last * s->n], s->n * sizeof *s->rfd);
+      for (size_t k = 0; k < s->n; k++) {
         s->fds[last * s->n + k] = -1;
+        s->rfd[last * s->n + k] = (ring_fd){0};
+      }
     }
   }
   return 0;
@@ -428,10 +495,11 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
   s->base = calloc(s->cap * (n ? n : 1) * 3, sizeof *s->base);
   s->seen = calloc(s->cap, 1);
   s->rbuf = malloc((3 + 4 * n) * sizeof *s->rbuf);
+  s->rfd = calloc(s->cap * (n ? n : 1), sizeof *s->rfd);
   if (s->fds)
     for (size_t i = 0; i < s->cap * n; i++)
       s->fds[i] = -1;
-  if (!s->idx || !s->tids || !s->fds || !s->base || !s->seen || !s->rbuf) {
+  if (!s->idx || !s->tids || !s->fds || !s->base || !s->seen || !s->rbuf || !s->rfd) {
     hc_session_close(s);
     return HC_ERR_NOMEM;
   }
@@ -442,6 +510,9 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
   s->rusage = n > 0;
   for (size_t k = 0; k < n; k++)
     s->rusage &= rusage_exact(&p->perf[idx[k]]);
+  s->ringable = mode == HC_SESSION_PER_THREAD && n > 0 && !p->ring_off;
+  for (size_t k = 0; k < n; k++)
+    s->ringable &= ring_countable(&p->perf[idx[k]]);
   int err = 0;
   if (mode == HC_SESSION_INHERIT) {
     int r = open_slot(s, 0, 0, 1);
@@ -562,11 +633,83 @@ static size_t caller_slot(hc_session *s, int *err) {
   }
 }
 
+/* Whether this start can count from the rings of `slot`: maps them at their first use, then compares
+ * them with read() (one read of the slot, between two loads of every head that agree) at the mapping and
+ * every HC_RING_CHECK-th start. 0: it can; -1: read() this time (and rings may be off from now on). */
+static int rings_ready(hc_session *s, size_t slot) {
+  hc_provider *p = s->p;
+  ring_fd *r = &s->rfd[slot * s->n];
+  int fresh = 0;
+  for (size_t k = 0; k < s->n; k++) {
+    if (r[k].mode == RING_CAN) {
+      void *m = mmap(NULL, ring_bytes(), PROT_READ, MAP_SHARED, s->fds[slot * s->n + k], 0); /* overwrite */
+      if (m == MAP_FAILED) { /* e.g. past perf_event_mlock_kb: this slot is read() */
+        r[k].mode = RING_FAILED;
+        return -1;
+      }
+      r[k].pg = m;
+      r[k].mode = RING_MAPPED;
+      fresh = 1;
+    } else if (r[k].mode != RING_MAPPED) {
+      return -1;
+    }
+  }
+  if (fresh)
+    s->ring_starts = 1;
+  else if (s->ring_starts++ % HC_RING_CHECK != 0)
+    return 0;
+  uint64_t *now = s->rbuf + 3 + s->n, *head = &s->base[s->n]; /* base[0 .. n) holds the window's start */
+  for (int tries = 0;; tries++) {
+    for (size_t k = 0; k < s->n; k++)
+      head[k] = ring_head(r[k].pg);
+    int same = read_free(s, slot, now) == 0;
+    for (size_t k = 0; same && k < s->n; k++)
+      same = ring_head(r[k].pg) == head[k];
+    if (same) break;
+    if (tries < 2) continue;
+    if (!fresh) return 0; /* records kept landing: checked next time */
+    for (size_t k = 0; k < s->n; k++) {
+      ring_drop(&r[k]);
+      r[k].mode = RING_FAILED;
+    }
+    return -1;
+  }
+  for (size_t k = 0; k < s->n; k++) {
+    int64_t off = (int64_t)(now[3 * k] - head[k] / 8);
+    if (fresh) {
+      r[k].off = off;
+    } else if (off != r[k].off) {
+      snprintf(p->ring_why, sizeof p->ring_why,
+               "the count of %s from perf's ring buffer was %lld away from read(): counted with read() from "
+               "then on",
+               p->counters[s->idx[k]].name, (long long)(r[k].off - off));
+      p->ring_off = p->ring_why;
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static hc_status session_start(hc_session *s, int how) {
   if (!s || s->started) return HC_ERR_INVALID;
   int err = 0;
   s->onlyslot = SIZE_MAX;
   s->use_rusage = 0;
+  s->use_ring = 0;
+  if (s->caller && s->ringable && !s->p->ring_off) { /* the caller alone: loads from its rings */
+    size_t slot = caller_slot(s, &err);
+    if (slot != SIZE_MAX && rings_ready(s, slot) == 0) {
+      const ring_fd *r = &s->rfd[slot * s->n];
+      for (size_t k = 0; k < s->n; k++)
+        s->base[k] = ring_head(r[k].pg);
+      s->ringslot = slot;
+      s->use_ring = 1;
+      s->skipslot = SIZE_MAX;
+      s->started = 1;
+      return HC_OK;
+    }
+    err = 0; /* the ways below */
+  }
   if (s->caller && s->rusage) { /* the caller alone, its context switches: one getrusage, no perf read */
     if (rusage_switches(&s->base[0]) < 0) {
       snprintf(s->p->error, sizeof s->p->error, "cannot read the thread's resource usage: %s",
@@ -622,6 +765,9 @@ static hc_status session_start(hc_session *s, int how) {
   return HC_OK;
 }
 
+uint64_t hc_provider_ring_windows(const hc_provider *p) { return p ? p->ring_windows : 0; }
+const char *hc_provider_ring_off(const hc_provider *p) { return p ? p->ring_off : NULL; }
+
 hc_status hc_session_start(hc_session *s) { return session_start(s, SCAN_CHECK); }
 hc_status hc_session_start_cached(hc_session *s) { return session_start(s, SCAN_CACHED); }
 
@@ -630,6 +776,14 @@ hc_status hc_session_stop(hc_session *s, double *values) {
   size_t m = s->ngated ? s->nthreads * s->n : 0;
   uint64_t now[3];
   hc_status st = HC_OK;
+  if (s->use_ring) {
+    const ring_fd *r = &s->rfd[s->ringslot * s->n];
+    for (size_t k = 0; k < s->n; k++)
+      values[k] = (double)((ring_head(r[k].pg) - s->base[k]) / 8);
+    s->p->ring_windows++;
+    s->started = 0;
+    return HC_OK;
+  }
   for (size_t k = 0; k < s->n; k++)
     values[k] = 0;
   if (s->use_rusage) {
@@ -664,8 +818,10 @@ hc_status hc_session_stop(hc_session *s, double *values) {
 void hc_session_close(hc_session *s) {
   if (!s) return;
   if (s->fds)
-    for (size_t i = 0; i < s->cap * s->n; i++)
+    for (size_t i = 0; i < s->cap * s->n; i++) {
+      if (s->rfd) ring_drop(&s->rfd[i]);
       if (s->fds[i] >= 0) close(s->fds[i]);
+    }
   if (s->taskdir >= 0) close(s->taskdir);
   free(s->idx);
   free(s->tids);
@@ -673,6 +829,7 @@ void hc_session_close(hc_session *s) {
   free(s->base);
   free(s->seen);
   free(s->rbuf);
+  free(s->rfd);
   free(s);
 }
 

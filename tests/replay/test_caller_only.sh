@@ -4,7 +4,8 @@
 # thread, which takes page faults all the time, is not counted, and its kernel, which takes none, reads ~0
 # page faults; the old rule (HUBPROF_TEST_ALL_THREADS=1: every thread but the launcher) counts the neighbour's
 # faults and not the kernel's thread, which shows the check can fail. context-switches alone is read from
-# getrusage there (a pass of its own): every dispatch has its value. PoCL's pthread device keeps its workers.
+# perf's ring buffers there, without a system call (a pass of its own; with HUBPROF_PERF_RING=0 from getrusage
+# and read()): every dispatch has its value either way. PoCL's pthread device keeps its workers.
 # usage: test_caller_only.sh [HUBPROF]   (needs `make all`; runs in a temporary directory, leaves nothing)
 # SPDX-License-Identifier: MIT
 set -u
@@ -46,6 +47,17 @@ grep -q "counted the launching thread alone in $D of $D dispatches" basic.err &&
 # the kernel touches no new page: a few faults at most over all dispatches (the neighbour takes thousands)
 pf=$(val basic page-faults)
 [ -n "$pf" ] && [ "$pf" -le $((4 * D)) ] && ok || bad "basic: page-faults $pf over $D dispatches: the neighbour counted?"
+
+# both passes count from rings (docs/counters.md "Counts without a system call"): 2 windows per dispatch; with
+# rings off, read() and getrusage give every dispatch its values all the same
+grep -q "pid [0-9]*: $((2 * D)) pass windows counted from perf ring buffers" basic.err && ok ||
+  bad "basic: rings: $(grep 'pass windows' basic.err)"
+run noring basic HUBPROF_PERF_RING=0
+[ "$(cat noring.rc)" = 0 ] && grep -q "0 pass windows counted from perf ring buffers.*rings off: HUBPROF_PERF_RING=0" \
+  noring.err && ok || bad "rings off: $(cat noring.err)"
+pf=$(val noring page-faults)
+[ "$(rows noring page-faults)" = $D ] && [ "$(rows noring context-switches)" = $D ] && [ -n "$pf" ] &&
+  [ "$pf" -le $((4 * D)) ] && ok || bad "rings off: $(cat noring.sums)"
 
 # the neighbour runs in some windows only on a loaded machine: up to 3 tries for its faults to show
 for try in 1 2 3; do
