@@ -1090,8 +1090,42 @@ static void test_count_rings(hc_provider *p) {
               "round %d: context switches from a ring %.0f, from read() %.0f (20 sleeps)", round, vb[1],
               vr[2]);
   }
-  CHECK_EQ_U64(hc_provider_ring_windows(p) - w0, 6);
+  CHECK_EQ_U64(hc_provider_ring_windows(p) - w0, 4); /* the first round maps and checks: a read() */
   CHECK_EQ_U64(hc_provider_ring_windows(noring), 0);
+  /* the clocks, reckoned from a read() while the thread stays on its CPU (the sentinel's ring): the same as
+   * read()'s count within a read's cost, spinning (no system call in the window) and sleeping (a switch:
+   * the time asleep is not counted, as by perf) */
+  size_t tc = (size_t)hc_provider_find(p, "task-clock"), cc = (size_t)hc_provider_find(p, "cpu-clock"),
+         clk[3] = {tc, pf, cc}, clk2[2] = {tc, cc};
+  hc_session *c = NULL, *cref = NULL;
+  CHECK(hc_session_open_mode(p, clk, 3, HC_SESSION_PER_THREAD, &c) == HC_OK);
+  CHECK(hc_session_open_mode(noring, clk2, 2, HC_SESSION_PER_THREAD, &cref) == HC_OK);
+  if (c && cref) {
+    CHECK(hc_session_count_caller(c, self) == HC_OK && hc_session_count_caller(cref, self) == HC_OK);
+    for (int round = 0; round < 8; round++) {
+      double vc[3], vr[2];
+      CHECK(hc_session_start(cref) == HC_OK && hc_session_start(c) == HC_OK);
+      double spent = round % 2 ? spin(2e6) : 0;
+      if (round % 2 == 0) faults_and_switches(10, 20);
+      CHECK(hc_session_stop(c, vc) == HC_OK && hc_session_stop(cref, vr) == HC_OK);
+      for (int k = 0; k < 2 && round > 0; k++) /* the first maps the rings: in cref's window, not c's */
+        CHECK_MSG(vc[2 * k] <= vr[k] + 2000 && vc[2 * k] >= vr[k] - 50000 - 0.02 * vr[k],
+                  "round %d: %s reckoned %.0f ns, read() %.0f ns (spun %.0f ns)", round,
+                  k ? "cpu-clock" : "task-clock", vc[2 * k], vr[k], spent);
+      CHECK_MSG(vc[1] >= (round % 2 ? 0 : 10) && vc[1] <= (round % 2 ? 2 : 14), "round %d: %.0f faults",
+                round, vc[1]);
+    }
+    /* back-to-back windows: most make no system call at either end (a window whose thread was switched out
+     * by another process takes a new reference) */
+    uint64_t w = hc_provider_ring_windows(p);
+    double vc[3];
+    for (int i = 0; i < 40; i++)
+      CHECK(hc_session_start(c) == HC_OK && hc_session_stop(c, vc) == HC_OK);
+    CHECK_MSG(hc_provider_ring_windows(p) - w >= 20, "%llu of 40 windows without a system call",
+              (unsigned long long)(hc_provider_ring_windows(p) - w));
+  }
+  hc_session_close(c);
+  hc_session_close(cref);
   /* past the periodic check (every 64th start), still exact */
   double va[1], vr[3];
   for (int i = 0; i < 70; i++) {

@@ -230,11 +230,14 @@ struct hc_session {
   size_t onlyslot;      /* its slot at the last start; SIZE_MAX when the other rules apply */
   int rusage;           /* every counter is one getrusage(RUSAGE_THREAD) gives exactly (context-switches) */
   int use_rusage;       /* the current pass reads getrusage instead of perf (caller alone, s->rusage) */
-  int ringable;         /* PER_THREAD, every counter one a ring can count: opened as sampling events */
+  int ringable;         /* PER_THREAD, every counter a ring counts or a clock (has_clock): no read() */
+  int has_clock;        /* some counter is a clock (task-clock, cpu-clock): counted with a sentinel */
   int use_ring;         /* the current pass counts from the caller slot's rings */
+  int ring_sys;         /* the current window made a system call after all (a clock's reference) */
   size_t ringslot;      /* that slot */
   uint64_t ring_starts; /* starts that tried the rings (every HC_RING_CHECK-th checks them) */
   struct ring_fd *rfd;  /* cap * n, beside fds */
+  struct ring_fd *sent; /* cap: each slot's sentinel, its context switches (has_clock) */
 };
 
 /* ---- counts without a system call (docs/counters.md "Counts without a system call") ----
@@ -248,14 +251,31 @@ struct hc_session {
  * or switch records were asked for). Rings serve only the caller-alone sessions (one thread, the one
  * reading); each maps two pages on first use. Every HC_RING_CHECK-th start compares head / 8 with read():
  * one disagreement turns rings off for the provider, and read() counts from then on. */
-enum { RING_NO, RING_CAN, RING_MAPPED, RING_FAILED };
+/* The clocks (task-clock, cpu-clock: the time the thread spent on a CPU) need no ring of their own: while
+ * the thread has not left its CPU, its clock advances as CLOCK_MONOTONIC_RAW does. A sentinel — the
+ * thread's context switches, counted by a ring — tells: a clock's count is its last read() (the
+ * reference) plus the raw clock's advance since, as long as the sentinel's head has not moved and the
+ * reference is under HC_CLOCK_REF_NS old; otherwise one read() of the slot takes a new reference. In a VM
+ * the two clocks' rates differ by up to a few 0.1 % (perf's is the scheduler's clock): the advance is scaled
+ * by the rate measured between the last two references of one stay on the CPU (at least HC_CLOCK_RATE_NS
+ * apart). The sentinel needs kernel-mode events (the switch happens in the kernel): not with
+ * exclude_kernel. */
+enum { RING_NO, RING_CAN, RING_MAPPED, RING_FAILED, RING_CLOCK };
 typedef struct ring_fd {
   struct perf_event_mmap_page *pg; /* the mapped ring, or NULL */
   int64_t off;                     /* read()'s count minus head / 8 when it was last checked */
+  uint64_t cref, href;             /* RING_CLOCK: the reference's count, the sentinel's head then */
+  int64_t tref;                    /* its CLOCK_MONOTONIC_RAW ns */
+  double rate;                     /* the clock's ns per raw ns, measured between references (0: 1) */
+  int fd;                          /* a sentinel's descriptor (-1: none) */
   unsigned char mode;              /* RING_* */
+  unsigned char refok;             /* RING_CLOCK: cref/href/tref hold a reference */
 } ring_fd;
 #define HC_RING_CHECK 64
-#define HC_RING_PAGES 2 /* the control page and one data page */
+#define HC_CLOCK_REF_NS 2000000LL  /* a reference's age at most: 2 ms */
+#define HC_CLOCK_RATE_NS 1000000LL /* references this far apart on one CPU measure the clocks' rate */
+#define HC_CLOCK_CHECK_NS 20000    /* the periodic check's bound for a clock: 20 µs, ~20 read() calls */
+#define HC_RING_PAGES 2            /* the control page and one data page */
 
 static size_t ring_bytes(void) { return HC_RING_PAGES * (size_t)sysconf(_SC_PAGESIZE); }
 static inline uint64_t ring_head(const struct perf_event_mmap_page *pg) {
@@ -275,10 +295,26 @@ static int ring_countable(const hc_perf_event *e) {
   default: return 0;
   }
 }
+/* The clocks a sentinel serves (their count is the time the thread ran). */
+static int clock_countable(const hc_perf_event *e) {
+  return e->type == PERF_TYPE_SOFTWARE &&
+         (e->config == PERF_COUNT_SW_TASK_CLOCK || e->config == PERF_COUNT_SW_CPU_CLOCK);
+}
 static void ring_drop(ring_fd *r) {
   if (r->pg) munmap(r->pg, ring_bytes());
   r->pg = NULL;
   r->mode = RING_NO;
+  r->refok = 0;
+}
+static void sent_drop(ring_fd *r) {
+  ring_drop(r);
+  if (r->fd >= 0) close(r->fd);
+  r->fd = -1;
+}
+static inline int64_t raw_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* The layout getdents64 returns (glibc's struct dirent64 differs in name only; spelled out here). */
@@ -297,21 +333,25 @@ static void close_slot(hc_session *s, size_t slot) {
     if (*fd >= 0) close(*fd);
     *fd = -1;
   }
+  if (s->sent) sent_drop(&s->sent[slot]);
 }
 
 /* Open the counters of one thread into `slot`. Returns 1 opened, 0 the thread is gone, -errno. */
 static int open_slot(hc_session *s, size_t slot, pid_t tid, int inherit) {
   for (size_t k = 0; k < s->n; k++) {
     int group = !s->grouped ? -1 : k == 0 ? -2 : s->fds[slot * s->n];
-    int sample = s->ringable && !s->p->ring_off;
-    int fd = perf_open(&s->p->perf[s->idx[k]], tid, inherit, group, &sample);
+    const hc_perf_event *e = &s->p->perf[s->idx[k]];
+    int sample = s->ringable && !s->p->ring_off && ring_countable(e);
+    int fd = perf_open(e, tid, inherit, group, &sample);
     if (fd < 0) {
       int err = errno;
       close_slot(s, slot);
       return err == ESRCH ? 0 : -(err ? err : EIO);
     }
     s->fds[slot * s->n + k] = fd;
-    s->rfd[slot * s->n + k].mode = sample ? RING_CAN : RING_NO;
+    s->rfd[slot * s->n + k].mode = sample                              ? RING_CAN
+                                   : s->ringable && clock_countable(e) ? RING_CLOCK
+                                                                       : RING_NO;
   }
   s->tids[slot] = tid;
   return 1;
@@ -374,8 +414,10 @@ static int scan_threads(hc_session *s, int *err) {
       memcpy(&s->rfd[j * s->n], &s->rfd[last * s->n], s->n * sizeof *s->rfd);
       for (size_t k = 0; k < s->n; k++) {
         s->fds[last * s->n + k] = -1;
-        s->rfd[last * s->n + k] = (ring_fd){0};
+        s->rfd[last * s->n + k] = (ring_fd){.fd = -1};
       }
+      s->sent[j] = s->sent[last];
+      s->sent[last] = (ring_fd){.fd = -1};
     }
   }
   return 0;
@@ -451,6 +493,14 @@ size_t hc_perf_count_threads(void) {
   return n;
 }
 
+/* The context-switch event a clock's sentinel counts, when this machine has it. */
+static const hc_perf_event *sentinel_event(const hc_provider *p) {
+  for (size_t i = 0; i < p->n; i++)
+    if (p->perf[i].type == PERF_TYPE_SOFTWARE && p->perf[i].config == PERF_COUNT_SW_CONTEXT_SWITCHES)
+      return p->counters[i].available ? &p->perf[i] : NULL;
+  return NULL;
+}
+
 hc_status hc_session_open(hc_provider *p, const size_t *idx, size_t n, hc_session **out) {
   return hc_session_open_mode(p, idx, n, HC_SESSION_AUTO, out);
 }
@@ -496,10 +546,14 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
   s->seen = calloc(s->cap, 1);
   s->rbuf = malloc((3 + 4 * n) * sizeof *s->rbuf);
   s->rfd = calloc(s->cap * (n ? n : 1), sizeof *s->rfd);
+  s->sent = calloc(s->cap, sizeof *s->sent);
+  if (s->sent)
+    for (size_t j = 0; j < s->cap; j++)
+      s->sent[j].fd = -1;
   if (s->fds)
     for (size_t i = 0; i < s->cap * n; i++)
       s->fds[i] = -1;
-  if (!s->idx || !s->tids || !s->fds || !s->base || !s->seen || !s->rbuf || !s->rfd) {
+  if (!s->idx || !s->tids || !s->fds || !s->base || !s->seen || !s->rbuf || !s->rfd || !s->sent) {
     hc_session_close(s);
     return HC_ERR_NOMEM;
   }
@@ -511,8 +565,12 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
   for (size_t k = 0; k < n; k++)
     s->rusage &= rusage_exact(&p->perf[idx[k]]);
   s->ringable = mode == HC_SESSION_PER_THREAD && n > 0 && !p->ring_off;
-  for (size_t k = 0; k < n; k++)
-    s->ringable &= ring_countable(&p->perf[idx[k]]);
+  for (size_t k = 0; k < n; k++) {
+    s->ringable &= ring_countable(&p->perf[idx[k]]) || clock_countable(&p->perf[idx[k]]);
+    s->has_clock |= clock_countable(&p->perf[idx[k]]);
+  }
+  const hc_perf_event *cs = sentinel_event(p);
+  if (s->has_clock && (!cs || cs->exclude_kernel)) s->ringable = 0; /* no sentinel: read() */
   int err = 0;
   if (mode == HC_SESSION_INHERIT) {
     int r = open_slot(s, 0, 0, 1);
@@ -633,9 +691,77 @@ static size_t caller_slot(hc_session *s, int *err) {
   }
 }
 
-/* Whether this start can count from the rings of `slot`: maps them at their first use, then compares
- * them with read() (one read of the slot, between two loads of every head that agree) at the mapping and
- * every HC_RING_CHECK-th start. 0: it can; -1: read() this time (and rings may be off from now on). */
+/* The sentinel of `slot` (its thread's context switches, counted by a ring), opened and mapped at its first
+ * use: 1 just made, 0 ready, -1 none (the clocks are read()). */
+static int sentinel_ready(hc_session *s, size_t slot) {
+  ring_fd *q = &s->sent[slot];
+  if (q->mode == RING_MAPPED) return 0;
+  if (q->mode == RING_FAILED) return -1;
+  int sample = 1, fd = perf_open(sentinel_event(s->p), s->tids[slot], 0, -1, &sample);
+  void *m = fd >= 0 && sample ? mmap(NULL, ring_bytes(), PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+  if (m == MAP_FAILED) {
+    if (fd >= 0) close(fd);
+    q->mode = RING_FAILED;
+    return -1;
+  }
+  q->fd = fd;
+  q->pg = m;
+  q->mode = RING_MAPPED;
+  return 1;
+}
+
+/* A new reference for clock r: count c at raw time t, sentinel head h (usable when `ok`); the rate from the
+ * last reference when both lie in one stay on the CPU far enough apart. */
+static void clock_ref(ring_fd *r, uint64_t c, int64_t t, uint64_t h, int ok) {
+  if (ok && r->refok && r->href == h && t - r->tref >= HC_CLOCK_RATE_NS && c >= r->cref) {
+    double rate = (double)(c - r->cref) / (double)(t - r->tref);
+    if (rate > 0.9 && rate < 1.1) r->rate = rate;
+  }
+  r->cref = c;
+  r->tref = t;
+  r->href = h;
+  r->refok = (unsigned char)ok;
+}
+static inline uint64_t clock_at(const ring_fd *r, int64_t t) {
+  return r->cref + (uint64_t)((double)(t - r->tref) * (r->rate > 0 ? r->rate : 1.0));
+}
+
+/* One read() of `slot` into now[3k..] and, from it, new references of its clocks (the sentinel's head
+ * loaded around it: a switch during the read leaves them unusable until the next). 0 or -1. */
+static int clock_refresh(hc_session *s, size_t slot, uint64_t *now) {
+  const ring_fd *q = &s->sent[slot];
+  ring_fd *r = &s->rfd[slot * s->n];
+  uint64_t h0 = ring_head(q->pg);
+  s->ring_sys = 1;
+  if (read_free(s, slot, now) < 0) return -1;
+  int64_t t = raw_ns();
+  uint64_t h1 = ring_head(q->pg);
+  for (size_t k = 0; k < s->n; k++)
+    if (r[k].mode == RING_CLOCK) clock_ref(&r[k], now[3 * k], t, h1, h0 == h1);
+  return 0;
+}
+
+/* The clocks' counts now into out[k] (the RING_CLOCK counters of `slot`): their references plus the raw
+ * clock's advance while the thread has not left its CPU since, else one read(). 0 or -1. */
+static int clock_values(hc_session *s, size_t slot, uint64_t *out) {
+  ring_fd *r = &s->rfd[slot * s->n];
+  uint64_t h = ring_head(s->sent[slot].pg);
+  int64_t t = raw_ns();
+  int fresh = 1;
+  for (size_t k = 0; fresh && k < s->n; k++)
+    if (r[k].mode == RING_CLOCK)
+      fresh = r[k].refok && r[k].href == h && t >= r[k].tref && t - r[k].tref < HC_CLOCK_REF_NS;
+  if (!fresh && clock_refresh(s, slot, s->rbuf + 3 + s->n) < 0) return -1;
+  for (size_t k = 0; k < s->n; k++)
+    if (r[k].mode == RING_CLOCK) out[k] = fresh ? clock_at(&r[k], t) : r[k].cref;
+  return 0;
+}
+
+/* Whether this start can count without read(): maps the rings (and the clocks' sentinel) at their first
+ * use, then compares them with read() (one read of the slot, between two loads of every head that agree)
+ * at the mapping and every HC_RING_CHECK-th start: a ring's head / 8 must stay the same distance from its
+ * count, a clock's reckoning within HC_CLOCK_CHECK_NS of its count. 0: it can; -1: read() this time (and
+ * rings may be off from now on). */
 static int rings_ready(hc_session *s, size_t slot) {
   hc_provider *p = s->p;
   ring_fd *r = &s->rfd[slot * s->n];
@@ -650,39 +776,61 @@ static int rings_ready(hc_session *s, size_t slot) {
       r[k].pg = m;
       r[k].mode = RING_MAPPED;
       fresh = 1;
-    } else if (r[k].mode != RING_MAPPED) {
+    } else if (r[k].mode != RING_MAPPED && r[k].mode != RING_CLOCK) {
       return -1;
     }
+  }
+  if (s->has_clock) {
+    int q = sentinel_ready(s, slot);
+    if (q < 0) return -1;
+    fresh |= q;
   }
   if (fresh)
     s->ring_starts = 1;
   else if (s->ring_starts++ % HC_RING_CHECK != 0)
     return 0;
+  s->ring_sys = 1;
+  const ring_fd *q = s->has_clock ? &s->sent[slot] : NULL;
   uint64_t *now = s->rbuf + 3 + s->n, *head = &s->base[s->n]; /* base[0 .. n) holds the window's start */
+  uint64_t h0 = 0;
+  int64_t t = 0;
   for (int tries = 0;; tries++) {
     for (size_t k = 0; k < s->n; k++)
-      head[k] = ring_head(r[k].pg);
+      head[k] = r[k].mode == RING_MAPPED ? ring_head(r[k].pg) : 0;
+    h0 = q ? ring_head(q->pg) : 0;
     int same = read_free(s, slot, now) == 0;
+    t = raw_ns();
     for (size_t k = 0; same && k < s->n; k++)
-      same = ring_head(r[k].pg) == head[k];
+      same = r[k].mode != RING_MAPPED || ring_head(r[k].pg) == head[k];
+    same = same && (!q || ring_head(q->pg) == h0);
     if (same) break;
     if (tries < 2) continue;
     if (!fresh) return 0; /* records kept landing: checked next time */
-    for (size_t k = 0; k < s->n; k++) {
-      ring_drop(&r[k]);
-      r[k].mode = RING_FAILED;
-    }
+    for (size_t k = 0; k < s->n; k++)
+      if (r[k].mode == RING_MAPPED) {
+        ring_drop(&r[k]);
+        r[k].mode = RING_FAILED;
+      }
     return -1;
   }
   for (size_t k = 0; k < s->n; k++) {
-    int64_t off = (int64_t)(now[3 * k] - head[k] / 8);
-    if (fresh) {
+    long long away = 0;
+    if (r[k].mode == RING_MAPPED) {
+      int64_t off = (int64_t)(now[3 * k] - head[k] / 8);
+      if (!fresh) away = (long long)(r[k].off - off);
       r[k].off = off;
-    } else if (off != r[k].off) {
+    } else { /* a clock: its reckoning from the last reference against the count */
+      if (!fresh && r[k].refok && r[k].href == h0 && t - r[k].tref < HC_CLOCK_REF_NS) {
+        away = (long long)(clock_at(&r[k], t) - now[3 * k]);
+        if (away >= -HC_CLOCK_CHECK_NS && away <= HC_CLOCK_CHECK_NS) away = 0;
+      }
+      clock_ref(&r[k], now[3 * k], t, h0, 1);
+    }
+    if (away) {
       snprintf(p->ring_why, sizeof p->ring_why,
-               "the count of %s from perf's ring buffer was %lld away from read(): counted with read() from "
-               "then on",
-               p->counters[s->idx[k]].name, (long long)(r[k].off - off));
+               "the count of %s %s was %lld away from read(): counted with read() from then on",
+               p->counters[s->idx[k]].name,
+               r[k].mode == RING_MAPPED ? "from perf's ring buffer" : "reckoned from the clock", away);
       p->ring_off = p->ring_why;
       return -1;
     }
@@ -698,10 +846,12 @@ static hc_status session_start(hc_session *s, int how) {
   s->use_ring = 0;
   if (s->caller && s->ringable && !s->p->ring_off) { /* the caller alone: loads from its rings */
     size_t slot = caller_slot(s, &err);
-    if (slot != SIZE_MAX && rings_ready(s, slot) == 0) {
+    s->ring_sys = 0;
+    if (slot != SIZE_MAX && rings_ready(s, slot) == 0 &&
+        (!s->has_clock || clock_values(s, slot, s->base) == 0)) {
       const ring_fd *r = &s->rfd[slot * s->n];
       for (size_t k = 0; k < s->n; k++)
-        s->base[k] = ring_head(r[k].pg);
+        if (r[k].mode == RING_MAPPED) s->base[k] = ring_head(r[k].pg);
       s->ringslot = slot;
       s->use_ring = 1;
       s->skipslot = SIZE_MAX;
@@ -778,10 +928,17 @@ hc_status hc_session_stop(hc_session *s, double *values) {
   hc_status st = HC_OK;
   if (s->use_ring) {
     const ring_fd *r = &s->rfd[s->ringslot * s->n];
+    uint64_t *c = &s->base[2 * s->n]; /* the clocks now */
     for (size_t k = 0; k < s->n; k++)
-      values[k] = (double)((ring_head(r[k].pg) - s->base[k]) / 8);
-    s->p->ring_windows++;
+      if (r[k].mode == RING_MAPPED) values[k] = (double)((ring_head(r[k].pg) - s->base[k]) / 8);
     s->started = 0;
+    if (s->has_clock && clock_values(s, s->ringslot, c) < 0) {
+      snprintf(s->p->error, sizeof s->p->error, "cannot read a perf counter: %s", strerror(errno));
+      return HC_ERR_IO;
+    }
+    for (size_t k = 0; k < s->n; k++)
+      if (r[k].mode == RING_CLOCK) values[k] = c[k] > s->base[k] ? (double)(c[k] - s->base[k]) : 0.0;
+    s->p->ring_windows += !s->ring_sys;
     return HC_OK;
   }
   for (size_t k = 0; k < s->n; k++)
@@ -822,6 +979,9 @@ void hc_session_close(hc_session *s) {
       if (s->rfd) ring_drop(&s->rfd[i]);
       if (s->fds[i] >= 0) close(s->fds[i]);
     }
+  if (s->sent)
+    for (size_t j = 0; j < s->cap; j++)
+      sent_drop(&s->sent[j]);
   if (s->taskdir >= 0) close(s->taskdir);
   free(s->idx);
   free(s->tids);
@@ -830,6 +990,7 @@ void hc_session_close(hc_session *s) {
   free(s->seen);
   free(s->rbuf);
   free(s->rfd);
+  free(s->sent);
   free(s);
 }
 
