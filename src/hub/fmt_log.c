@@ -1125,7 +1125,9 @@ static hp_status apply_lost(log_r *R) {
  * count cannot make a reader's work exceed the file's data). */
 static int dbatch_open(const unsigned char *p, const unsigned char *end, uint64_t *n,
                        const unsigned char **rows) {
-  if (!hu_varint_get(&p, end, n) || *n > (uint64_t)(end - p)) return 0;
+  uint64_t k;
+  if (!hu_varint_get(&p, end, &k) || k > (uint64_t)(end - p)) return 0;
+  *n = k;
   *rows = p;
   return 1;
 }
