@@ -1222,11 +1222,11 @@ static void test_foreign(void) {
   CHECK_OK(hp_store_close(s), NULL);
   size_t n;
   unsigned char *b = slurp(p, &n);
-  b[12] = 2; /* min_reader_version 2 */
+  b[12] = 3; /* min_reader_version 3 */
   spit(p, b, n);
   expect_open_error(p, "log", HP_ERR_VERSION, "version");
   expect_open_error(p, NULL, HP_ERR_VERSION, "version");
-  b[12] = 1;
+  b[12] = 2;
   b[24] = 1; /* chunk size no longer a power of two (and the header checksum wrong) */
   spit(p, b, n);
   expect_open_error(p, "log", HP_ERR_CORRUPT, NULL);
