@@ -1594,8 +1594,19 @@ hp_status hp_log_write_lost(hp_store *s, uint64_t process_id, uint64_t count) {
  * per such column: the difference as 64-bit integers (U32 zero-extended, I64 as bits), mod 2^64. */
 #define DBATCH_MASK ((DISPATCH_NCOLS + 6) / 7)
 #define DBATCH_ROW (DBATCH_MASK + 10 * DISPATCH_NCOLS) /* largest row */
+_Static_assert(DBATCH_MASK == 4, "encode_dispatch_delta writes a 4-byte mask");
 _Static_assert(1 + DBATCH_MAX * DBATCH_ROW < 16384 && DBATCH_MAX < 128,
                "a batch's length takes 2 bytes, its count 1");
+/* hu_varint_put with a short path for the 2-byte values most deltas are (a few microseconds apart). */
+static inline unsigned char *put_delta(unsigned char *p, uint64_t v) {
+  if (v < 0x4000 && v >= 0x80) {
+    p[0] = (unsigned char)(v | 0x80);
+    p[1] = (unsigned char)(v >> 7);
+    return p + 2;
+  }
+  return hu_varint_put(p, v);
+}
+
 static inline unsigned char *encode_dispatch_delta(unsigned char *p, const hp_dispatch *d,
                                                    const hp_dispatch *o) {
   unsigned char *mp = p;
@@ -1607,7 +1618,7 @@ static inline unsigned char *encode_dispatch_delta(unsigned char *p, const hp_di
     uint64_t v_ = (uint64_t)(d->x) - (uint64_t)(o->x);                                                       \
     if (v_) {                                                                                                \
       m |= 1ull << bit;                                                                                      \
-      p = hu_varint_put(p, hu_zigzag((int64_t)v_));                                                          \
+      p = put_delta(p, hu_zigzag((int64_t)v_));                                                              \
     }                                                                                                        \
     bit++;                                                                                                   \
   } while (0)
@@ -1635,7 +1646,9 @@ static inline unsigned char *encode_dispatch_delta(unsigned char *p, const hp_di
   DCOL(cold);
   DCOL(region_id);
 #undef DCOL
-  hu_varint_put_n(mp, m, DBATCH_MASK);
+  /* the mask as 4 LEB128 bytes (hu_varint_put_n(mp, m, 4)) in one go */
+  hu_put_le32(mp, (uint32_t)((m & 0x7f) | (m << 1 & 0x7f00) | (m << 2 & 0x7f0000) | (m << 3 & 0x7f000000)) |
+                      0x808080u);
   return p;
 }
 
