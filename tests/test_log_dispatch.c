@@ -198,6 +198,51 @@ static void extreme(hp_dispatch *d, int hi) {
                      .region_id = u};
 }
 
+/* Log a (type-8 records) and log b (batch records) merged into `format` give the same stores: every table's
+ * count and every dispatch row. */
+static void merged_same(const char *a, const char *b, const char *format, const char *tmp) {
+  char out[2][256];
+  const char *in[2] = {a, b};
+  hp_store *o[2] = {NULL, NULL};
+  for (int k = 0; k < 2; k++) {
+    snprintf(out[k], sizeof out[k], "%s/hubprof-disp-m%d-%d.%s", tmp, k, (int)getpid(),
+             strcmp(format, "rocpd") ? "parquet" : "db");
+    hp_store *i, *w;
+    CHECK_OK(hp_store_open(in[k], NULL, HP_READ, &i), i);
+    CHECK_OK(hp_store_open(out[k], format, HP_CREATE, &w), w);
+    hp_merge_stats st = {.size = sizeof st};
+    CHECK_OK(hp_merge(w, &i, 1, &st), w);
+    CHECK_OK(hp_store_close(w), (hp_store *)NULL);
+    hp_store_close(i);
+    CHECK_OK(hp_store_open(out[k], NULL, HP_READ, &o[k]), o[k]);
+  }
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    uint64_t n0 = 0, n1 = 0;
+    hp_store_count(o[0], (hp_table)t, &n0);
+    hp_store_count(o[1], (hp_table)t, &n1);
+    CHECK_EQ_U64(n0, n1);
+  }
+  hp_cursor *c0, *c1;
+  CHECK_OK(hp_cursor_open(o[0], HP_TABLE_DISPATCH, &c0), o[0]);
+  CHECK_OK(hp_cursor_open(o[1], HP_TABLE_DISPATCH, &c1), o[1]);
+  hp_dispatch d0 = {.size = sizeof d0}, d1 = {.size = sizeof d1};
+  size_t n = 0, same = 0;
+  while (hp_cursor_next(c0, &d0) == HP_OK) {
+    same += hp_cursor_next(c1, &d1) == HP_OK && memcmp(&d0, &d1, sizeof d0) == 0;
+    n++;
+  }
+  CHECK(hp_cursor_next(c1, &d1) == HP_END);
+  CHECK_MSG(n > 0 && same == n, "%s: %zu of %zu rows the same", format, same, n);
+  hp_cursor_close(c0);
+  hp_cursor_close(c1);
+  for (int k = 0; k < 2; k++) {
+    hp_store_close(o[k]);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out[k]);
+    CHECK(system(cmd) == 0);
+  }
+}
+
 static void edges(const char *tmp) {
   char p[256];
   snprintf(p, sizeof p, "%s/hubprof-disp-e-%d.log", tmp, (int)getpid());
@@ -230,6 +275,24 @@ static void edges(const char *tmp) {
                             .passes = 1};
   write_batches(p, rows, 40000, 40000);
   same_rows(p, rows, 40000);
+  char q[256]; /* the same rows as type-8 records, with a process row each: merged, the same stores */
+  snprintf(q, sizeof q, "%s/hubprof-disp-q-%d.log", tmp, (int)getpid());
+  hp_store *s;
+  hp_process pr;
+  hp_row_init(HP_TABLE_PROCESS, &pr);
+  pr.id = 7, pr.pid = 4242, pr.command = "app";
+  for (int k = 0; k < 2; k++) {
+    CHECK_OK(hp_store_open(k ? p : q, "log", HP_CREATE, &s), s);
+    CHECK_OK(hp_write_process(s, &pr), s);
+    size_t w = 0;
+    for (size_t i = 0; i < 40000; i++)
+      if (!k) CHECK_OK(hp_write_dispatch(s, &rows[i]), s);
+    if (k) CHECK_OK(hp_log_write_dispatches(s, rows, 40000, &w), s);
+    CHECK_OK(hp_store_close(s), (hp_store *)NULL);
+  }
+  merged_same(q, p, "rocpd", tmp);
+  merged_same(q, p, "parquet", tmp);
+  unlink(q);
   struct stat st;
   CHECK(stat(p, &st) == 0 && st.st_size > 4096);
   /* rows of an older, shorter layout in the middle of a batch: imported by hp_write, in order */
