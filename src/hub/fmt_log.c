@@ -1597,12 +1597,18 @@ hp_status hp_log_write_lost(hp_store *s, uint64_t process_id, uint64_t count) {
 _Static_assert(DBATCH_MASK == 4, "encode_dispatch_delta writes a 4-byte mask");
 _Static_assert(1 + DBATCH_MAX * DBATCH_ROW < 16384 && DBATCH_MAX < 128,
                "a batch's length takes 2 bytes, its count 1");
-/* hu_varint_put with a short path for the 2-byte values most deltas are (a few microseconds apart). */
+/* hu_varint_put with short paths for the 2- and 3-byte values most deltas are (microseconds to a millisecond
+ * apart): a few stores instead of the general bit shuffle. */
 static inline unsigned char *put_delta(unsigned char *p, uint64_t v) {
-  if (v < 0x4000 && v >= 0x80) {
+  if (v >= 0x80 && v < (1u << 21)) {
     p[0] = (unsigned char)(v | 0x80);
-    p[1] = (unsigned char)(v >> 7);
-    return p + 2;
+    if (v < (1u << 14)) {
+      p[1] = (unsigned char)(v >> 7);
+      return p + 2;
+    }
+    p[1] = (unsigned char)(v >> 7 | 0x80);
+    p[2] = (unsigned char)(v >> 14);
+    return p + 3;
   }
   return hu_varint_put(p, v);
 }
