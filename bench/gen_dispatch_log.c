@@ -49,6 +49,9 @@ int main(int argc, char **argv) {
     size_t ok = 0;
     hp_log_write_dispatches(s, rows, (size_t)k, &ok);
   }
+  p.start_ns = t0 - 1000000,
+  p.end_ns = t0 + n * 4000 + 1000000; /* completed at exit, as the collector does */
+  hp_write_process(s, &p);
   if (hp_store_close(s) != HP_OK) return 1;
   return 0;
 }
