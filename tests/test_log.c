@@ -107,15 +107,20 @@ static uint64_t count(hp_store *s, hp_table t) {
   return n;
 }
 
+/* The dispatch row `id` of the tests (expect_rows checks rows like it). */
+static hp_dispatch dispatch_row(uint64_t id) {
+  return (hp_dispatch){.size = sizeof(hp_dispatch),
+                       .id = id,
+                       .dispatch_id = id * 3,
+                       .process_id = 1,
+                       .kernel_id = id % 7 + 1,
+                       .grid = {(uint32_t)id, 2, 3},
+                       .start_ns = (int64_t)id * 1000,
+                       .end_ns = (int64_t)id * 1000 + 500};
+}
+
 static uint64_t write_dispatch(hp_store *s, uint64_t id) {
-  hp_dispatch d = {.size = sizeof d,
-                   .id = id,
-                   .dispatch_id = id * 3,
-                   .process_id = 1,
-                   .kernel_id = id % 7 + 1,
-                   .grid = {(uint32_t)id, 2, 3},
-                   .start_ns = (int64_t)id * 1000,
-                   .end_ns = (int64_t)id * 1000 + 500};
+  hp_dispatch d = dispatch_row(id);
   return hp_write_dispatch(s, &d) == HP_OK;
 }
 
@@ -622,19 +627,24 @@ static void test_damage(void) {
 }
 
 /* ---- hand-made blocks: unknown record types, missing and extra columns ---- */
-static void test_forward_compat(void) {
-  const char *p = path_of("fc.log");
+/* A fresh 64 KiB-chunk log made at p: its header at the start of a zeroed buffer of header + one chunk. */
+static unsigned char *blank_log(const char *p) {
   hp_store *s = NULL;
   hp_log_set_defaults(65536, 0);
   CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
   CHECK_OK(hp_store_close(s), NULL);
   hp_log_set_defaults(1 << 20, 0);
   size_t n = 0;
-  unsigned char *h = slurp(p, &n);
+  unsigned char *h = slurp(p, &n), *f = calloc(4096 + 65536, 1);
   CHECK(n == 4096);
-  unsigned char *f = calloc(4096 + 65536, 1);
   memcpy(f, h, 4096);
   free(h);
+  return f;
+}
+
+static void test_forward_compat(void) {
+  const char *p = path_of("fc.log");
+  unsigned char *f = blank_log(p);
   unsigned char *pl = f + 4096 + 16, *q = pl;
   *q++ = 99; /* unknown type, skipped by its length */
   *q++ = 3;
@@ -749,17 +759,6 @@ static void test_doc_example(void) {
 }
 
 /* ---- dispatch batch records: the example of docs/formats/log.md, crafted records, torn batches ---- */
-static hp_dispatch batch_row(uint64_t id) {
-  return (hp_dispatch){.size = sizeof(hp_dispatch),
-                       .id = id,
-                       .dispatch_id = id * 3,
-                       .process_id = 1,
-                       .kernel_id = id % 7 + 1,
-                       .grid = {(uint32_t)id, 2, 3},
-                       .start_ns = (int64_t)id * 1000,
-                       .end_ns = (int64_t)id * 1000 + 500};
-}
-
 /* Dispatch rows of the records in [p, end): 1 per dispatch record, the count of a batch record (type 65). */
 static uint64_t payload_rows(const unsigned char *p, const unsigned char *end) {
   uint64_t rows = 0;
@@ -775,15 +774,7 @@ static uint64_t payload_rows(const unsigned char *p, const unsigned char *end) {
 /* A block holding the payload pl[0..len) with `count` records as the first block of a 64 KiB-chunk log at
  * p (the header taken from a fresh log). */
 static void craft_log(const char *p, const unsigned char *pl, uint32_t len, uint32_t count) {
-  hp_store *s = NULL;
-  hp_log_set_defaults(65536, 0);
-  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
-  CHECK_OK(hp_store_close(s), NULL);
-  hp_log_set_defaults(1 << 20, 0);
-  size_t n = 0;
-  unsigned char *h = slurp(p, &n), *f = calloc(4096 + 65536, 1);
-  memcpy(f, h, 4096);
-  free(h);
+  unsigned char *f = blank_log(p);
   unsigned char *bh = f + 4096;
   memcpy(bh + 16, pl, len);
   put32(bh + 4, len);
@@ -885,7 +876,7 @@ static void test_batch(void) {
   for (uint64_t i = 1; i <= N; i += 8) {
     size_t k = N + 1 - i < 8 ? (size_t)(N + 1 - i) : 8;
     for (size_t j = 0; j < k; j++)
-      rows[j] = batch_row(i + j);
+      rows[j] = dispatch_row(i + j);
     CHECK_OK(hp_log_write_dispatches(s, rows, k, &w), s);
   }
   CHECK_OK(hp_store_close(s), NULL);
