@@ -31,7 +31,7 @@ assert d["processes"][0]["command"].endswith("vector_add 4096 25"), d["processes
 
 # 1b. the collector's own log (dispatch batch records): info reads its 25 rows; merged into Parquet and back
 # into rocpd, the rows are those of the traced store
-mkdir -p lg && HUBPROF_OUTPUT_DIR="$T/lg" OPENCL_LAYERS="$(dirname "$HP")/libhubprof_collector.so" \
+mkdir -p lg && HUBPROF_OUTPUT_DIR="$T/lg" OPENCL_LAYERS="$HUBPROF_COLLECTOR" \
   "$EX/vector_add" 4096 25 >/dev/null 2>&1
 lg=$(ls lg/*.log 2>/dev/null | head -n 1)
 "$HP" info --format json "$lg" >lginfo.json 2>&1 && python3 -c '
