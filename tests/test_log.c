@@ -107,15 +107,20 @@ static uint64_t count(hp_store *s, hp_table t) {
   return n;
 }
 
+/* The dispatch row `id` of the tests (expect_rows checks rows like it). */
+static hp_dispatch dispatch_row(uint64_t id) {
+  return (hp_dispatch){.size = sizeof(hp_dispatch),
+                       .id = id,
+                       .dispatch_id = id * 3,
+                       .process_id = 1,
+                       .kernel_id = id % 7 + 1,
+                       .grid = {(uint32_t)id, 2, 3},
+                       .start_ns = (int64_t)id * 1000,
+                       .end_ns = (int64_t)id * 1000 + 500};
+}
+
 static uint64_t write_dispatch(hp_store *s, uint64_t id) {
-  hp_dispatch d = {.size = sizeof d,
-                   .id = id,
-                   .dispatch_id = id * 3,
-                   .process_id = 1,
-                   .kernel_id = id % 7 + 1,
-                   .grid = {(uint32_t)id, 2, 3},
-                   .start_ns = (int64_t)id * 1000,
-                   .end_ns = (int64_t)id * 1000 + 500};
+  hp_dispatch d = dispatch_row(id);
   return hp_write_dispatch(s, &d) == HP_OK;
 }
 
@@ -622,19 +627,24 @@ static void test_damage(void) {
 }
 
 /* ---- hand-made blocks: unknown record types, missing and extra columns ---- */
-static void test_forward_compat(void) {
-  const char *p = path_of("fc.log");
+/* A fresh 64 KiB-chunk log made at p: its header at the start of a zeroed buffer of header + one chunk. */
+static unsigned char *blank_log(const char *p) {
   hp_store *s = NULL;
   hp_log_set_defaults(65536, 0);
   CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
   CHECK_OK(hp_store_close(s), NULL);
   hp_log_set_defaults(1 << 20, 0);
   size_t n = 0;
-  unsigned char *h = slurp(p, &n);
+  unsigned char *h = slurp(p, &n), *f = calloc(4096 + 65536, 1);
   CHECK(n == 4096);
-  unsigned char *f = calloc(4096 + 65536, 1);
   memcpy(f, h, 4096);
   free(h);
+  return f;
+}
+
+static void test_forward_compat(void) {
+  const char *p = path_of("fc.log");
+  unsigned char *f = blank_log(p);
   unsigned char *pl = f + 4096 + 16, *q = pl;
   *q++ = 99; /* unknown type, skipped by its length */
   *q++ = 3;
@@ -737,7 +747,7 @@ static void test_doc_example(void) {
                                        0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x3f};
   CHECK(n > 4096 + 16 + sizeof want);
   if (n > 4096 + 16 + sizeof want) {
-    CHECK(memcmp(b, "HUBPLOG", 8) == 0 && le32(b + 8) == 1 && le32(b + 12) == 1 && le32(b + 16) == 4096);
+    CHECK(memcmp(b, "HUBPLOG", 8) == 0 && le32(b + 8) == 2 && le32(b + 12) == 2 && le32(b + 16) == 4096);
     CHECK(le32(b + 128) == hp_crc32c(0, b, 128));
     const unsigned char *h = b + 4096;
     CHECK(le32(h) == 0x4B4C4248u && le32(h + 4) == sizeof want && le32(h + 8) == 1);
@@ -745,6 +755,161 @@ static void test_doc_example(void) {
     CHECK(memcmp(h + 16, want, sizeof want) == 0);
     CHECK(le32(h + 16 + 16) == 0); /* the next block position (align8) is empty */
   }
+  free(b);
+}
+
+/* ---- dispatch batch records: the example of docs/formats/log.md, crafted records, torn batches ---- */
+/* Dispatch rows of the records in [p, end): 1 per dispatch record, the count of a batch record (type 65). */
+static uint64_t payload_rows(const unsigned char *p, const unsigned char *end) {
+  uint64_t rows = 0;
+  while (p < end) {
+    unsigned type = *p++, len = *p & 0x7f;
+    if (*p++ & 0x80) len |= (unsigned)*p++ << 7;
+    rows += type == 8 ? 1 : type == 65 ? p[0] : 0;
+    p += len;
+  }
+  return rows;
+}
+
+/* A block holding the payload pl[0..len) with `count` records as the first block of a 64 KiB-chunk log at
+ * p (the header taken from a fresh log). */
+static void craft_log(const char *p, const unsigned char *pl, uint32_t len, uint32_t count) {
+  unsigned char *f = blank_log(p);
+  unsigned char *bh = f + 4096;
+  memcpy(bh + 16, pl, len);
+  put32(bh + 4, len);
+  put32(bh + 8, count);
+  put32(bh + 12, hp_crc32c(hp_crc32c(0, bh + 4, 8), bh + 16, len));
+  put32(bh, 0x4B4C4248u);
+  spit(p, f, 4096 + 65536);
+  free(f);
+}
+
+static void test_batch(void) {
+  /* the worked example: two rows of one harvest */
+  const char *p = path_of("batch.log");
+  hp_store *s = NULL;
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  hp_dispatch two[2] = {{.size = sizeof(hp_dispatch),
+                         .id = 1,
+                         .dispatch_id = 1,
+                         .process_id = 1,
+                         .thread_id = 1,
+                         .agent_id = 1,
+                         .queue_id = 1,
+                         .kernel_id = 1,
+                         .grid = {64, 1, 1},
+                         .workgroup = {8, 1, 1},
+                         .start_ns = 1000,
+                         .end_ns = 1500,
+                         .enqueue_ns = 900,
+                         .passes = 1}};
+  two[1] = two[0];
+  two[1].id = two[1].dispatch_id = 2;
+  two[1].start_ns = 2000, two[1].end_ns = 2600, two[1].enqueue_ns = 1900;
+  size_t w = 0;
+  CHECK_OK(hp_log_write_dispatches(s, two, 2, &w), s);
+  CHECK_EQ_U64(w, 2);
+  CHECK_OK(hp_store_close(s), NULL);
+  size_t n = 0;
+  unsigned char *b = slurp(p, &n);
+  static const unsigned char want[] = {
+      0x41, 0xa6, 0x00, 0x02,                                                       /* type, length, rows */
+      0xff, 0xbf, 0x9e, 0x00, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x80, 0x01, /* row 1 */
+      0x02, 0x02, 0x10, 0x02, 0x02, 0xd0, 0x0f, 0xb8, 0x17, 0x88, 0x0e, 0x02, 0x83,
+      0x80, 0x8e, 0x00, 0x02, 0x02, 0xd0, 0x0f, 0x98, 0x11, 0xd0, 0x0f}; /* row 2 */
+  CHECK(n > 4096 + 16 + sizeof want);
+  if (n > 4096 + 16 + sizeof want) {
+    const unsigned char *h = b + 4096;
+    CHECK(le32(h + 4) == sizeof want && le32(h + 8) == 1);
+    CHECK(memcmp(h + 16, want, sizeof want) == 0);
+  }
+  free(b);
+  hp_store *r = open_read(p);
+  if (r) {
+    hp_cursor *c;
+    hp_dispatch d = {.size = sizeof d};
+    CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), 2);
+    CHECK_OK(hp_cursor_open(r, HP_TABLE_DISPATCH, &c), r);
+    CHECK(hp_cursor_next(c, &d) == HP_OK && memcmp(&d, &two[0], sizeof d) == 0);
+    CHECK(hp_cursor_next(c, &d) == HP_OK && memcmp(&d, &two[1], sizeof d) == 0);
+    CHECK(hp_cursor_next(c, &d) == HP_END);
+    hp_cursor_close(c);
+    hp_store_close(r);
+  }
+
+  /* crafted: a column this reader does not know (bit 36), padded mask bytes, a cut last row, trailing bytes
+   */
+  static const unsigned char pl[] = {
+      65,   14,   3,                                 /* batch of 3 rows */
+      0x83, 0x80, 0x80, 0x80, 0x80, 0x02, 10, 30, 7, /* id 5, dispatch_id 15, column 36 += -4 (dropped) */
+      0x01, 2,                                       /* id 6, the rest unchanged */
+      0x03, 2,                                       /* id 7, dispatch_id: cut (the record ends) */
+      65,   2,    3,    0x01,                        /* 3 rows in 1 byte left: malformed, no rows */
+      65,   3,    1,    0x00, 0x55};                 /* 1 row, unchanged (all zero), a trailing byte */
+  const char *pc = path_of("bcraft.log");
+  craft_log(pc, pl, sizeof pl, 3);
+  r = open_read(pc);
+  if (r) {
+    uint64_t off = 0;
+    CHECK(hp_store_damage(r, &off) == HP_ERR_CORRUPT && off == 4096 + 16 + 16);
+    CHECK_MSG(strstr(hp_store_error(r), "malformed dispatch batch"), "%s", hp_store_error(r));
+    CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), 4);
+    hp_cursor *c;
+    hp_dispatch d = {.size = sizeof d};
+    CHECK_OK(hp_cursor_open(r, HP_TABLE_DISPATCH, &c), r);
+    CHECK(hp_cursor_next(c, &d) == HP_OK && d.id == 5 && d.dispatch_id == 15 && d.process_id == 0);
+    CHECK(hp_cursor_next(c, &d) == HP_OK && d.id == 6 && d.dispatch_id == 15);
+    CHECK(hp_cursor_next(c, &d) == HP_OK && d.id == 7 && d.dispatch_id == 15);
+    CHECK(hp_cursor_next(c, &d) == HP_OK && d.id == 0 && d.dispatch_id == 0);
+    CHECK(hp_cursor_next(c, &d) == HP_END);
+    hp_cursor_close(c);
+    hp_store_close(r);
+  }
+
+  /* torn batches: small blocks of batch records, cut at every byte of the last two blocks; a byte changed
+   * inside a record: the block CRC rejects that block, the others are read */
+  hp_log_set_defaults(65536, 4096);
+  const uint64_t N = 3000;
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  hp_dispatch rows[8];
+  for (uint64_t i = 1; i <= N; i += 8) {
+    size_t k = N + 1 - i < 8 ? (size_t)(N + 1 - i) : 8;
+    for (size_t j = 0; j < k; j++)
+      rows[j] = dispatch_row(i + j);
+    CHECK_OK(hp_log_write_dispatches(s, rows, k, &w), s);
+  }
+  CHECK_OK(hp_store_close(s), NULL);
+  hp_log_set_defaults(1 << 20, 16 << 10);
+  b = slurp(p, &n);
+  static blkinfo bl[2000];
+  size_t nb = list_blocks(b, n, bl, 2000);
+  uint64_t before = 0;
+  for (size_t k = 0; k < nb; k++) { /* rows, not records, before each block */
+    bl[k].before = before;
+    before += payload_rows(b + bl[k].off + 16, b + bl[k].end);
+  }
+  CHECK_EQ_U64(before, N);
+  CHECK(nb > 10);
+  expect_rows(p, HP_OK, 0, N, NULL, "batches intact");
+  const char *q = path_of("bcut.log");
+  for (size_t k = nb - 2; k < nb; k++)
+    for (size_t cut = bl[k].off; cut < bl[k].end; cut++) {
+      spit(q, b, cut);
+      char what[64];
+      snprintf(what, sizeof what, "batch cut at %zu (block at %zu)", cut, bl[k].off);
+      expect_rows(q, HP_ERR_TRUNCATED, bl[k].off, bl[k].before, NULL, what);
+    }
+  blkinfo *B = &bl[nb / 2];
+  unsigned char *f = malloc(n);
+  memcpy(f, b, n);
+  f[B->off + 16 + 9] ^= 0x04; /* inside the first row of the block's batch */
+  spit(q, f, n);
+  static unsigned char ids[3001];
+  for (uint64_t i = 1; i <= N; i++)
+    ids[i] = i <= B->before || i > bl[nb / 2 + 1].before;
+  expect_rows(q, HP_ERR_CORRUPT, B->off, N - (bl[nb / 2 + 1].before - B->before), ids, "batch byte flipped");
+  free(f);
   free(b);
 }
 
@@ -1048,11 +1213,11 @@ static void test_foreign(void) {
   CHECK_OK(hp_store_close(s), NULL);
   size_t n;
   unsigned char *b = slurp(p, &n);
-  b[12] = 2; /* min_reader_version 2 */
+  b[12] = 3; /* min_reader_version 3 */
   spit(p, b, n);
   expect_open_error(p, "log", HP_ERR_VERSION, "version");
   expect_open_error(p, NULL, HP_ERR_VERSION, "version");
-  b[12] = 1;
+  b[12] = 2;
   b[24] = 1; /* chunk size no longer a power of two (and the header checksum wrong) */
   spit(p, b, n);
   expect_open_error(p, "log", HP_ERR_CORRUPT, NULL);
@@ -1233,6 +1398,7 @@ int main(int argc, char **argv) {
                {"damage", test_damage},
                {"forward_compat", test_forward_compat},
                {"doc_example", test_doc_example},
+               {"batch", test_batch},
                {"resync_bound", test_resync_bound},
                {"crash", test_crash},
                {"full_disk", test_full_disk},

@@ -1,7 +1,8 @@
-/* The collector's batch path for dispatch rows (hp_log_write_dispatches) writes exactly the bytes the
- * generic hp_write_dispatch writes: random rows (zeros, negatives, huge values) both ways, compared file
- * to file after the header, and read back equal. The same for its region append (hp_log_write_region),
- * with names of every length from empty to larger than a block. */
+/* The collector's batch path for dispatch rows (hp_log_write_dispatches, dispatch batch records) reads back
+ * exactly the rows the generic hp_write_dispatch stores: random rows (zeros, negatives, huge values) both
+ * ways, and edge batches (every column at its extremes, n = 1, 32, more than a chunk holds, older row
+ * layouts in the middle). Its region append (hp_log_write_region) writes exactly the generic bytes, with
+ * names of every length from empty to larger than a block. */
 /* SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "fmt_log.h"
@@ -133,44 +134,201 @@ static void regions(const char *tmp) {
   unlink(b);
 }
 
+/* Every dispatch row of log p equals rows[0..n) in order; the count agrees. */
+static void same_rows(const char *p, const hp_dispatch *rows, size_t n) {
+  hp_store *r;
+  CHECK_OK(hp_store_open(p, NULL, HP_READ, &r), r);
+  uint64_t cnt = 0;
+  CHECK_OK(hp_store_count(r, HP_TABLE_DISPATCH, &cnt), r);
+  CHECK_EQ_U64(cnt, n);
+  CHECK(hp_store_damage(r, NULL) == HP_OK);
+  hp_cursor *c;
+  CHECK_OK(hp_cursor_open(r, HP_TABLE_DISPATCH, &c), r);
+  hp_dispatch d = {.size = sizeof d};
+  size_t i = 0, same = 0;
+  while (hp_cursor_next(c, &d) == HP_OK) {
+    if (i < n) same += memcmp(&d, &rows[i], sizeof d) == 0;
+    i++;
+  }
+  CHECK_EQ_U64(i, n);
+  CHECK_EQ_U64(same, n);
+  hp_cursor_close(c);
+  hp_store_close(r);
+}
+
+/* rows[0..n) through hp_log_write_dispatches in batches of `batch` rows, into a new log at p. */
+static void write_batches(const char *p, const hp_dispatch *rows, size_t n, size_t batch) {
+  hp_store *s;
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  size_t written = 0;
+  for (size_t i = 0; i < n; i += batch) {
+    size_t k = n - i < batch ? n - i : batch, w = 0;
+    CHECK_OK(hp_log_write_dispatches(s, rows + i, k, &w), s);
+    written += w;
+  }
+  CHECK_EQ_U64(written, n);
+  CHECK_OK(hp_store_close(s), (hp_store *)NULL);
+}
+
+/* A row whose every column is at an extreme (INT64_MIN/MAX times, UINT64_MAX ids, UINT32_MAX sizes), and its
+ * neighbours going the other way: every delta as large as it gets, negative and positive. */
+static void extreme(hp_dispatch *d, int hi) {
+  uint64_t u = hi ? UINT64_MAX : 1;
+  uint32_t w = hi ? UINT32_MAX : 1;
+  int64_t t = hi ? INT64_MAX : INT64_MIN;
+  *d = (hp_dispatch){.size = sizeof *d,
+                     .id = u,
+                     .dispatch_id = u,
+                     .process_id = u,
+                     .thread_id = u,
+                     .agent_id = u,
+                     .queue_id = u,
+                     .kernel_id = u,
+                     .grid = {w, w, w},
+                     .workgroup = {w, w, w},
+                     .private_size = t,
+                     .group_size = t,
+                     .start_ns = t,
+                     .end_ns = t,
+                     .enqueue_ns = t,
+                     .passes = w,
+                     .bytes_accessible = u,
+                     .bytes_restored = u,
+                     .cold = w,
+                     .region_id = u};
+}
+
+/* Log a (type-8 records) and log b (batch records) merged into `format` give the same stores: every table's
+ * count and every dispatch row. */
+static void merged_same(const char *a, const char *b, const char *format, const char *tmp) {
+  char out[2][256];
+  const char *in[2] = {a, b};
+  hp_store *o[2] = {NULL, NULL};
+  for (int k = 0; k < 2; k++) {
+    snprintf(out[k], sizeof out[k], "%s/hubprof-disp-m%d-%d.%s", tmp, k, (int)getpid(),
+             strcmp(format, "rocpd") ? "parquet" : "db");
+    hp_store *i, *w;
+    CHECK_OK(hp_store_open(in[k], NULL, HP_READ, &i), i);
+    CHECK_OK(hp_store_open(out[k], format, HP_CREATE, &w), w);
+    hp_merge_stats st = {.size = sizeof st};
+    CHECK_OK(hp_merge(w, &i, 1, &st), w);
+    CHECK_OK(hp_store_close(w), (hp_store *)NULL);
+    hp_store_close(i);
+    CHECK_OK(hp_store_open(out[k], NULL, HP_READ, &o[k]), o[k]);
+  }
+  for (int t = 0; t < HP_TABLE_COUNT; t++) {
+    uint64_t n0 = 0, n1 = 0;
+    hp_store_count(o[0], (hp_table)t, &n0);
+    hp_store_count(o[1], (hp_table)t, &n1);
+    CHECK_EQ_U64(n0, n1);
+  }
+  hp_cursor *c0, *c1;
+  CHECK_OK(hp_cursor_open(o[0], HP_TABLE_DISPATCH, &c0), o[0]);
+  CHECK_OK(hp_cursor_open(o[1], HP_TABLE_DISPATCH, &c1), o[1]);
+  hp_dispatch d0 = {.size = sizeof d0}, d1 = {.size = sizeof d1};
+  size_t n = 0, same = 0;
+  while (hp_cursor_next(c0, &d0) == HP_OK) {
+    same += hp_cursor_next(c1, &d1) == HP_OK && memcmp(&d0, &d1, sizeof d0) == 0;
+    n++;
+  }
+  CHECK(hp_cursor_next(c1, &d1) == HP_END);
+  CHECK_MSG(n > 0 && same == n, "%s: %zu of %zu rows the same", format, same, n);
+  hp_cursor_close(c0);
+  hp_cursor_close(c1);
+  for (int k = 0; k < 2; k++) {
+    hp_store_close(o[k]);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", out[k]);
+    CHECK(system(cmd) == 0);
+  }
+}
+
+static void edges(const char *tmp) {
+  char p[256];
+  snprintf(p, sizeof p, "%s/hubprof-disp-e-%d.log", tmp, (int)getpid());
+  static hp_dispatch rows[40000];
+  for (size_t i = 0; i < 64; i++)
+    extreme(&rows[i], (int)(i % 2));
+  rows[5].start_ns = 0; /* a zero between extremes */
+  rows[6].enqueue_ns = -1;
+  rows[7] = (hp_dispatch){.size = sizeof rows[7]}; /* an all-zero row */
+  for (size_t b = 1; b <= 64; b++) {               /* every batch size; n = 1 and 32 among them */
+    write_batches(p, rows, 64, b);
+    same_rows(p, rows, 64);
+  }
+  /* a harvest as the collector makes it: ids +1, times growing a little; 40000 rows in one call, more than
+   * a 1 MiB chunk holds as the largest rows would */
+  for (size_t i = 0; i < 40000; i++)
+    rows[i] = (hp_dispatch){.size = sizeof rows[i],
+                            .id = i + 1,
+                            .dispatch_id = i + 1,
+                            .process_id = 7,
+                            .thread_id = 9,
+                            .agent_id = 2,
+                            .queue_id = 3,
+                            .kernel_id = 1 + i % 3,
+                            .grid = {1024, 1, 1},
+                            .workgroup = {64, 1, 1},
+                            .start_ns = 1700000000000000000 + (int64_t)i * 5000,
+                            .end_ns = 1700000000000000000 + (int64_t)i * 5000 + 2100,
+                            .enqueue_ns = 1700000000000000000 + (int64_t)i * 5000 - 300,
+                            .passes = 1};
+  write_batches(p, rows, 40000, 40000);
+  same_rows(p, rows, 40000);
+  char q[256]; /* the same rows as type-8 records, with a process row each: merged, the same stores */
+  snprintf(q, sizeof q, "%s/hubprof-disp-q-%d.log", tmp, (int)getpid());
+  hp_store *s;
+  hp_process pr;
+  hp_row_init(HP_TABLE_PROCESS, &pr);
+  pr.id = 7, pr.pid = 4242, pr.command = "app";
+  for (int k = 0; k < 2; k++) {
+    CHECK_OK(hp_store_open(k ? p : q, "log", HP_CREATE, &s), s);
+    CHECK_OK(hp_write_process(s, &pr), s);
+    size_t w = 0;
+    for (size_t i = 0; i < 40000; i++)
+      if (!k) CHECK_OK(hp_write_dispatch(s, &rows[i]), s);
+    if (k) CHECK_OK(hp_log_write_dispatches(s, rows, 40000, &w), s);
+    CHECK_OK(hp_store_close(s), (hp_store *)NULL);
+  }
+  merged_same(q, p, "rocpd", tmp);
+  merged_same(q, p, "parquet", tmp);
+  unlink(q);
+  struct stat st;
+  CHECK(stat(p, &st) == 0 && st.st_size > 4096);
+  /* rows of an older, shorter layout in the middle of a batch: imported by hp_write, in order */
+  hp_dispatch old[5];
+  for (size_t i = 0; i < 5; i++) {
+    old[i] = rows[i];
+    old[i].region_id = 99;
+    if (i % 2) old[i].size = (uint32_t)offsetof(hp_dispatch, region_id); /* region_id unknown to it */
+  }
+  write_batches(p, old, 5, 5);
+  for (size_t i = 0; i < 5; i++) /* what a reader gets: the full layout, region_id 0 where it was unknown */
+    if (i % 2) old[i].size = sizeof old[i], old[i].region_id = 0;
+  same_rows(p, old, 5);
+  unlink(p);
+}
+
 int main(void) {
   char a[256], b[256];
   const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   snprintf(a, sizeof a, "%s/hubprof-disp-a-%d.log", tmp, (int)getpid());
   snprintf(b, sizeof b, "%s/hubprof-disp-b-%d.log", tmp, (int)getpid());
-  hp_store *sa, *sb;
+  hp_store *sa;
   CHECK_OK(hp_store_open(a, "log", HP_CREATE, &sa), sa);
-  CHECK_OK(hp_store_open(b, "log", HP_CREATE, &sb), sb);
   static hp_dispatch rows[N];
   uint64_t seed = 0x9E3779B97F4A7C15ULL;
   for (uint64_t i = 0; i < N; i++)
     fill(&rows[i], i, &seed);
   for (size_t i = 0; i < N; i++)
     CHECK_OK(hp_write_dispatch(sa, &rows[i]), sa);
-  size_t written = 0;
-  for (size_t i = 0; i < N; i += 37) { /* batches of odd sizes, as a harvest makes them */
-    size_t k = N - i < 37 ? N - i : 37, w = 0;
-    CHECK_OK(hp_log_write_dispatches(sb, rows + i, k, &w), sb);
-    written += w;
-  }
-  CHECK_EQ_U64(written, N);
   CHECK_OK(hp_store_close(sa), (hp_store *)NULL);
-  CHECK_OK(hp_store_close(sb), (hp_store *)NULL);
-  same_records(a, b); /* the header holds the creation time and pid: what follows it */
-  hp_store *r;
-  CHECK_OK(hp_store_open(b, NULL, HP_READ, &r), r);
-  hp_cursor *c;
-  CHECK_OK(hp_cursor_open(r, HP_TABLE_DISPATCH, &c), r);
-  hp_dispatch d = {.size = sizeof d};
-  size_t i = 0, same = 0;
-  while (hp_cursor_next(c, &d) == HP_OK && i < N)
-    same += memcmp(&d, &rows[i++], sizeof d) == 0;
-  CHECK_EQ_U64(i, N);
-  CHECK_EQ_U64(same, N);
-  hp_cursor_close(c);
-  hp_store_close(r);
+  write_batches(b, rows, N, 37); /* batches of odd sizes, as a harvest makes them */
+  same_rows(a, rows, N);         /* the old encoding and the batch records: the same rows */
+  same_rows(b, rows, N);
   unlink(a);
   unlink(b);
+  edges(tmp);
   regions(tmp);
   return check_report("test_log_dispatch");
 }

@@ -24,7 +24,7 @@
 
 /* ---- layout ---- */
 #define LOG_MAGIC "HUBPLOG\0"
-#define LOG_VERSION 1u
+#define LOG_VERSION 2u /* 2: dispatch batch records, which a version-1 reader would skip (lose) */
 #define LOG_HEADER_SIZE 4096u
 #define HDR_CRC_OFF 128u      /* header CRC-32C of bytes [0, 128) */
 #define HDR_FIXED 132u        /* bytes of the header this version defines */
@@ -32,7 +32,9 @@
 #define BLK_HDR 16u           /* u32 magic, u32 payload length, u32 records, u32 crc32c */
 #define REC_LOST 64u          /* record type of a LOST record; tables are 1 + hp_table */
 #define LOST_REC_MAX 22u      /* type, length, two varints */
-#define LOST_RESERVE 64u      /* chunk tail kept free for one LOST block */
+#define REC_DBATCH 65u   /* record type of a dispatch batch: rows delta-encoded against the previous one */
+#define DBATCH_MAX 64u   /* rows in one dispatch batch record at most (a record stays under 16 KiB) */
+#define LOST_RESERVE 64u /* chunk tail kept free for one LOST block */
 #define MIN_CHUNK (64u << 10)
 #define MAX_CHUNK (1u << 30)
 #define MAX_COLS 32
@@ -1118,6 +1120,53 @@ static hp_status apply_lost(log_r *R) {
   return HP_OK;
 }
 
+/* The rows of a dispatch batch record [p, end): 1 with *n and *rows (where the first row starts) set, or 0
+ * when the count does not decode or exceeds the bytes left (every row takes at least one byte, so a crafted
+ * count cannot make a reader's work exceed the file's data). */
+static int dbatch_open(const unsigned char *p, const unsigned char *end, uint64_t *n,
+                       const unsigned char **rows) {
+  uint64_t k;
+  if (!hu_varint_get(&p, end, &k) || k > (uint64_t)(end - p)) return 0;
+  *n = k;
+  *rows = p;
+  return 1;
+}
+
+/* Decode the next row of a dispatch batch at *pp (before end) into row (initialised): prev holds the
+ * previous row's columns as 64-bit integers (zeros before the first) and gets this row's. Mask bit c (bit c%7
+ * of mask byte c/7; a byte with bit 7 set is followed by another) says column c changed: a zigzag varint
+ * follows, added mod 2^64. Columns this reader does not know are read and dropped. Lenient like decode_cols:
+ * bytes that do not decode end the row (its remaining columns keep their previous values). */
+static void dbatch_row(const tinfo *ti, const unsigned char **pp, const unsigned char *end, uint64_t *prev,
+                       void *row) {
+  const unsigned char *m = *pp, *p = m;
+  while (p < end && (*p & 0x80))
+    p++;
+  if (p < end) {
+    const size_t nmask = (size_t)(++p - m);
+    for (size_t c = 0; c < 7 * nmask; c++) {
+      uint64_t v;
+      if (!(m[c / 7] >> (c % 7) & 1)) continue;
+      if (!hu_varint_get(&p, end, &v)) {
+        p = end;
+        break;
+      }
+      if (c < ti->ncols) prev[c] += (uint64_t)hu_unzigzag(v);
+    }
+  }
+  *pp = p;
+  char *r = row;
+  for (unsigned c = 0; c < ti->ncols; c++) {
+    const col_op o = ti->ops[c];
+    if (o.kind == K_U32 || o.kind == K_I32) {
+      uint32_t x = (uint32_t)prev[c];
+      memcpy(r + o.off, &x, 4);
+    } else if (o.kind != K_STR) {
+      memcpy(r + o.off, &prev[c], 8);
+    }
+  }
+}
+
 /* Walk the records of a complete block: materialise small tables, count big ones, index the block. */
 static hp_status scan_records(log_r *R, uint64_t poff, uint32_t len, uint32_t count) {
   const unsigned char *p = R->map + poff, *start = p, *end = p + len;
@@ -1149,6 +1198,16 @@ static hp_status scan_records(log_r *R, uint64_t poff, uint32_t len, uint32_t co
     } else if (type == REC_LOST) {
       hp_status st = add_lost(R, q, p);
       if (st != HP_OK) return st;
+    } else if (type == REC_DBATCH) {
+      uint64_t n;
+      const unsigned char *rows;
+      if (dbatch_open(q, p, &n, &rows)) {
+        R->nbig[HP_TABLE_DISPATCH] += n;
+        mask |= 1u << HP_TABLE_DISPATCH;
+      } else {
+        damage(R, HP_ERR_CORRUPT, (uint64_t)(rec - R->map), "malformed dispatch batch at byte %llu",
+               (unsigned long long)(rec - R->map));
+      }
     } /* other types: a newer writer's records, skipped */
   }
   if (framed && nrec != count)
@@ -1408,6 +1467,9 @@ typedef struct lcur {
   const unsigned char *p, *end; /* records left in the current block */
   char *buf;                    /* strings of the current row */
   size_t cap;
+  const unsigned char *bp, *bend; /* rows left in the current dispatch batch record */
+  uint64_t bleft;                 /* how many */
+  uint64_t prev[MAX_COLS];        /* the batch's previous row, column by column */
 } lcur;
 
 static hp_status log_cursor_open(hp_cursor *c) {
@@ -1446,6 +1508,12 @@ static hp_status cursor_next(hp_cursor *c, void *row) {
   }
   uint32_t bit = 1u << c->table;
   for (;;) {
+    if (k->bleft) { /* inside a dispatch batch */
+      k->bleft--;
+      hp_row_init(c->table, row);
+      dbatch_row(ti, &k->bp, k->bend, k->prev, row);
+      return HP_OK;
+    }
     if (k->p >= k->end) {
       while (k->i < R->nblk && !(R->blk[k->i].mask & bit))
         k->i++;
@@ -1462,6 +1530,13 @@ static hp_status cursor_next(hp_cursor *c, void *row) {
     }
     const unsigned char *q = k->p;
     k->p += plen;
+    if (type == REC_DBATCH && c->table == HP_TABLE_DISPATCH) {
+      if (dbatch_open(q, k->p, &k->bleft, &k->bp)) {
+        k->bend = k->p;
+        memset(k->prev, 0, sizeof k->prev);
+      }
+      continue;
+    }
     if (type != (uint64_t)c->table + 1) continue;
     size_t need = (size_t)plen + ti->d->ncolumns + 1;
     if (need > k->cap) {
@@ -1514,40 +1589,79 @@ hp_status hp_log_write_lost(hp_store *s, uint64_t process_id, uint64_t count) {
   return HP_OK;
 }
 
-/* encode_cols for a dispatch row: one varint per column in order, trailing zero columns left out. */
-static inline unsigned char *encode_dispatch(unsigned char *p, const hp_dispatch *d) {
-  unsigned char *keep = p;
+/* One row of a dispatch batch (docs/formats/log.md, "Dispatch batch records"): a mask of the columns whose
+ * value differs from the previous row's (4 bytes, padded LEB128 groups of 7 columns), then one zigzag varint
+ * per such column: the difference as 64-bit integers (U32 zero-extended, I64 as bits), mod 2^64. */
+#define DBATCH_MASK ((DISPATCH_NCOLS + 6) / 7)
+#define DBATCH_ROW (DBATCH_MASK + 10 * DISPATCH_NCOLS) /* largest row */
+_Static_assert(DBATCH_MASK == 4, "encode_dispatch_delta writes a 4-byte mask");
+_Static_assert(1 + DBATCH_MAX * DBATCH_ROW < 16384 && DBATCH_MAX < 128,
+               "a batch's length takes 2 bytes, its count 1");
+/* hu_varint_put with short paths for the 2- and 3-byte values most deltas are (microseconds to a millisecond
+ * apart): a few stores instead of the general bit shuffle. */
+static inline unsigned char *put_delta(unsigned char *p, uint64_t v) {
+  if (v >= 0x80 && v < (1u << 21)) {
+    p[0] = (unsigned char)(v | 0x80);
+    if (v < (1u << 14)) {
+      p[1] = (unsigned char)(v >> 7);
+      return p + 2;
+    }
+    p[1] = (unsigned char)(v >> 7 | 0x80);
+    p[2] = (unsigned char)(v >> 14);
+    return p + 3;
+  }
+  return hu_varint_put(p, v);
+}
+
+static inline unsigned char *encode_dispatch_delta(unsigned char *p, const hp_dispatch *d,
+                                                   const hp_dispatch *o) {
+  unsigned char *mp = p;
+  uint64_t m = 0;
+  unsigned bit = 0;
+  p += DBATCH_MASK;
 #define DCOL(x)                                                                                              \
   do {                                                                                                       \
-    uint64_t v_ = (x);                                                                                       \
-    p = hu_varint_put(p, v_);                                                                                \
-    keep = v_ ? p : keep;                                                                                    \
+    uint64_t v_ = (uint64_t)(d->x) - (uint64_t)(o->x);                                                       \
+    if (v_) {                                                                                                \
+      m |= 1ull << bit;                                                                                      \
+      p = put_delta(p, hu_zigzag((int64_t)v_));                                                              \
+    }                                                                                                        \
+    bit++;                                                                                                   \
   } while (0)
-  DCOL(d->id);
-  DCOL(d->dispatch_id);
-  DCOL(d->process_id);
-  DCOL(d->thread_id);
-  DCOL(d->agent_id);
-  DCOL(d->queue_id);
-  DCOL(d->kernel_id);
-  DCOL(d->grid[0]);
-  DCOL(d->grid[1]);
-  DCOL(d->grid[2]);
-  DCOL(d->workgroup[0]);
-  DCOL(d->workgroup[1]);
-  DCOL(d->workgroup[2]);
-  DCOL(hu_zigzag(d->private_size));
-  DCOL(hu_zigzag(d->group_size));
-  DCOL(hu_zigzag(d->start_ns));
-  DCOL(hu_zigzag(d->end_ns));
-  DCOL(hu_zigzag(d->enqueue_ns));
-  DCOL(d->passes);
-  DCOL(d->bytes_accessible);
-  DCOL(d->bytes_restored);
-  DCOL(d->cold);
-  DCOL(d->region_id);
+  DCOL(id);
+  DCOL(dispatch_id);
+  DCOL(process_id);
+  DCOL(thread_id);
+  DCOL(agent_id);
+  DCOL(queue_id);
+  DCOL(kernel_id);
+  DCOL(grid[0]);
+  DCOL(grid[1]);
+  DCOL(grid[2]);
+  DCOL(workgroup[0]);
+  DCOL(workgroup[1]);
+  DCOL(workgroup[2]);
+  DCOL(private_size);
+  DCOL(group_size);
+  DCOL(start_ns);
+  DCOL(end_ns);
+  DCOL(enqueue_ns);
+  DCOL(passes);
+  DCOL(bytes_accessible);
+  DCOL(bytes_restored);
+  DCOL(cold);
+  DCOL(region_id);
 #undef DCOL
-  return keep;
+  /* the mask as 4 LEB128 bytes (hu_varint_put_n(mp, m, 4)) in one go */
+  hu_put_le32(mp, (uint32_t)((m & 0x7f) | (m << 1 & 0x7f00) | (m << 2 & 0x7f0000) | (m << 3 & 0x7f000000)) |
+                      0x808080u);
+  return p;
+}
+
+/* Count k rows that cannot be stored (make_room counted one). */
+static void lose_more(log_w *L, lw *w, size_t k) {
+  w->lost += k - 1;
+  atomic_fetch_add_explicit(&L->lost_total, k - 1, memory_order_relaxed);
 }
 
 hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n, size_t *written) {
@@ -1570,35 +1684,46 @@ hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n
     if (written) *written = 0;
     return n ? HP_ERR_NOMEM : HP_OK;
   }
-  const size_t pb = g_ti[HP_TABLE_DISPATCH].bound; /* as log_write: same length field */
-  const unsigned lb = hu_varint_len(pb);
-  const size_t need = 1 + lb + pb;
-  for (size_t i = 0; i < n; i++) {
-    const hp_dispatch *d = &rows[i];
-    if (__builtin_expect(d->size != sizeof *d, 0)) { /* an older row layout: imported by hp_write */
-      hp_status st = hp_write_dispatch(s, d);
+  static const hp_dispatch zero; /* the "previous row" of a record's first row */
+  const size_t head = 1 + 2 + 1; /* type, length (2 bytes: a record is below 16 KiB), row count */
+  for (size_t i = 0; i < n;) {
+    if (__builtin_expect(rows[i].size != sizeof rows[i], 0)) { /* an older row layout: imported by hp_write */
+      hp_status st = hp_write_dispatch(s, &rows[i++]);
       if (st == HP_OK)
         ok++;
       else if (first == HP_OK)
         first = st;
       continue;
     }
-    if (__builtin_expect(need > (size_t)(w->soft - w->pos), 0)) {
-      hp_status st = make_room(L, w, need);
+    size_t k = 1; /* the rows of this record: up to DBATCH_MAX of the current layout */
+    while (k < DBATCH_MAX && i + k < n && rows[i + k].size == sizeof rows[i + k])
+      k++;
+    size_t room = (size_t)(w->soft - w->pos), fit = room > head ? (room - head) / DBATCH_ROW : 0;
+    if (fit >= k || fit >= 8)
+      k = fit < k ? fit : k; /* what fits in the open block; the rest goes in the next record */
+    else {
+      hp_status st = make_room(L, w, head + k * DBATCH_ROW);
       if (st != HP_OK) {
+        lose_more(L, w, k);
         if (first == HP_OK) first = st;
+        i += k;
         continue;
       }
     }
-    unsigned char *p = w->pos;
-    *p++ = (unsigned char)(HP_TABLE_DISPATCH + 1);
-    unsigned char *lenp = p;
-    p += lb;
-    unsigned char *end = encode_dispatch(p, d);
-    hu_varint_put_n(lenp, (uint64_t)(end - p), lb);
-    w->pos = end;
+    unsigned char *p = w->pos, *lenp;
+    *p++ = REC_DBATCH;
+    lenp = p;
+    p += 2;
+    unsigned char *start = p;
+    *p++ = (unsigned char)k;
+    const hp_dispatch *o = &zero;
+    for (size_t j = i; j < i + k; o = &rows[j++])
+      p = encode_dispatch_delta(p, &rows[j], o);
+    hu_varint_put_n(lenp, (uint64_t)(p - start), 2);
+    w->pos = p;
     w->nrec++;
-    ok++;
+    ok += k;
+    i += k;
   }
   if (written) *written = ok;
   return first;

@@ -29,6 +29,17 @@ import json,sys; d=json.load(open("info.json"))
 assert d["rows"]["dispatch"]==25 and d["rows"]["kernel_symbol"]==1 and len(d["processes"])==1, d
 assert d["processes"][0]["command"].endswith("vector_add 4096 25"), d["processes"][0]' && ok || bad "info json"
 
+# 1b. the collector's own log (dispatch batch records): info reads its 25 rows; merged into Parquet and back
+# into rocpd, the rows are those of the traced store
+mkdir -p lg && HUBPROF_OUTPUT_DIR="$T/lg" OPENCL_LAYERS="$HUBPROF_COLLECTOR" \
+  "$EX/vector_add" 4096 25 >/dev/null 2>&1
+lg=$(ls lg/*.log 2>/dev/null | head -n 1)
+"$HP" info --format json "$lg" >lginfo.json 2>&1 && python3 -c '
+import json; d=json.load(open("lginfo.json")); assert d["rows"]["dispatch"]==25, d' && ok || bad "info on a log: $(cat lginfo.json)"
+"$HP" merge -q -o lg.parquet "$lg" && "$HP" merge -q -o lg.db lg.parquet &&
+  [ "$(q lg.db "select count(*) from kernels where name='vector_add' and grid_x=4096 and start < \"end\"")" = 25 ] &&
+  ok || bad "log -> parquet -> rocpd"
+
 # 2. default output name; existing output refused before the app runs; --force
 (cd "$T" && "$HP" trace -q -- "$EX/vector_add" 1024 3 >/dev/null 2>&1)
 [ -f vector_add.hubprof.db ] && ok || bad "default output name: $(ls)"

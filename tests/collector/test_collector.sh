@@ -235,11 +235,12 @@ if [ -x "$EX/launch_loop" ]; then
 fi
 bad_env tsb HUBPROF_TIMESTAMP=bogus "HUBPROF_TIMESTAMP must be 'auto', 'tsc' or 'clock'; tracing disabled$"
 
-# a full disk (a small tmpfs; needs root): one warning, the app unaffected, losses counted in the log
+# a full disk (a small tmpfs; needs root): one warning, the app unaffected, losses counted in the log (200000
+# dispatches: batch records take ~15 bytes a row, so 60000 would fit the first 1 MiB chunk)
 if [ "$(id -u)" = 0 ] && mkdir -p "$T/full" && mount -t tmpfs -o size=1200k tmpfs "$T/full" 2>/dev/null; then
   FULL="$T/full"
-  POCL_DEVICES=basic plain full "$EX/launch_loop" 60000 1000
-  POCL_DEVICES=basic HUBPROF_OUTPUT_DIR="$T/full" OPENCL_LAYERS="$LIB" "$EX/launch_loop" 60000 1000 \
+  POCL_DEVICES=basic plain full "$EX/launch_loop" 200000 1000
+  POCL_DEVICES=basic HUBPROF_OUTPUT_DIR="$T/full" OPENCL_LAYERS="$LIB" "$EX/launch_loop" 200000 1000 \
     >"$T/full.out" 2>"$T/full.err"
   echo $? >"$T/full.rc"
   cmp -s "$T/full.rc" "$T/full.plain.rc" && ok || bad "full disk: exit status $(cat "$T/full.rc")"

@@ -51,6 +51,7 @@ KERNEL = 7
 PC_SAMPLE, COUNTER_SAMPLE, CODE_BLOB = 13, 14, 15  # h-sample's tables (big: no sequence number)
 COUNTER_VALUE, REGION = 10, 11
 MEMORY_COPY = 16  # --api's transfer commands (big)
+DISPATCH_BATCH = 65  # dispatch rows, each against the previous one (docs/formats/log.md)
 
 
 def text(s: bytes) -> bytes:
@@ -84,6 +85,11 @@ def dispatch(i: int) -> bytes:
     return record(DISPATCH, varint(i) + varint(3 * i) + varint(1))
 
 
+def batch(rows: list[bytes]) -> bytes:
+    """A dispatch batch record of the given rows (each: mask bytes, then its zigzag deltas)."""
+    return record(DISPATCH_BATCH, varint(len(rows)) + b"".join(rows))
+
+
 def main() -> None:
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "seeds", "log")
     os.makedirs(out, exist_ok=True)
@@ -107,6 +113,10 @@ def main() -> None:
                                               + struct.pack("<d", 1.0) + b"\xff" * 11), 1),
         "copy-records": good + block(b"".join(copy(i) for i in range(1, 5)), 4),
         "huge-copy-name": block(copy(1, b"clEnqueue", 1 << 40), 1) + good2,
+        "dispatch-batch": good + block(batch([b"\x83\x00\x0a\x1e", b"\x81\x00\x02", b"\x83\x80\x80\x80\x80\x02"
+                                                   b"\x02\x02\x07", b"\x00"]), 1),
+        "huge-batch-count": block(record(DISPATCH_BATCH, varint(1 << 40) + b"\x01\x02"), 1) + good2,
+        "huge-batch-mask": block(batch([b"\xff" * 300 + b"\x7f" + b"\x02" * 40]), 1) + good2,
         "huge-blob-string": block(record(CODE_BLOB, varint(1) + text(b"ab") + varint(0) + varint(3)
                                          + varint(1 << 40) + b"AAAA"), 1) + good2,
     }
