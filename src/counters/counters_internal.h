@@ -40,10 +40,9 @@ struct hc_provider {
   unsigned long thr_nlink;
   uint64_t thr_gen;
   /* software counts read from a ring buffer instead of read() (perf.c, "Counts without a system call"):
-   * ring_off says why not (NULL: rings are used where they can be); ring_windows counts the pass windows
-   * (start + stop) they served */
-  const char *ring_off;
-  char ring_why[160];
+   * ring_off says why not ("": rings are used where they can be); ring_windows counts the pass windows
+   * (start + stop) that made no system call */
+  char ring_off[160];
   uint64_t ring_windows;
 };
 

@@ -180,7 +180,7 @@ hc_status hc_perf_provider_open(hc_provider **out) {
   }
   p->n = NDEFS;
   const char *ring = getenv("HUBPROF_PERF_RING"); /* 0: never count from rings (tests, comparisons) */
-  if (ring && strcmp(ring, "0") == 0) p->ring_off = "HUBPROF_PERF_RING=0";
+  if (ring && strcmp(ring, "0") == 0) snprintf(p->ring_off, sizeof p->ring_off, "HUBPROF_PERF_RING=0");
   snprintf(p->description, sizeof p->description, "Linux perf_event on this machine's CPUs");
   /* does the machine have a PMU at all? "cycles" is the event every PMU has */
   hc_perf_event cyc = {.type = PERF_TYPE_HARDWARE, .config = PERF_COUNT_HW_CPU_CYCLES};
@@ -341,7 +341,7 @@ static int open_slot(hc_session *s, size_t slot, pid_t tid, int inherit) {
   for (size_t k = 0; k < s->n; k++) {
     int group = !s->grouped ? -1 : k == 0 ? -2 : s->fds[slot * s->n];
     const hc_perf_event *e = &s->p->perf[s->idx[k]];
-    int sample = s->ringable && !s->p->ring_off && ring_countable(e);
+    int sample = s->ringable && !s->p->ring_off[0] && ring_countable(e);
     int fd = perf_open(e, tid, inherit, group, &sample);
     if (fd < 0) {
       int err = errno;
@@ -564,7 +564,7 @@ hc_status hc_session_open_mode(hc_provider *p, const size_t *idx, size_t n, hc_s
   s->rusage = n > 0;
   for (size_t k = 0; k < n; k++)
     s->rusage &= rusage_exact(&p->perf[idx[k]]);
-  s->ringable = mode == HC_SESSION_PER_THREAD && n > 0 && !p->ring_off;
+  s->ringable = mode == HC_SESSION_PER_THREAD && n > 0 && !p->ring_off[0];
   for (size_t k = 0; k < n; k++) {
     s->ringable &= ring_countable(&p->perf[idx[k]]) || clock_countable(&p->perf[idx[k]]);
     s->has_clock |= clock_countable(&p->perf[idx[k]]);
@@ -827,11 +827,10 @@ static int rings_ready(hc_session *s, size_t slot) {
       clock_ref(&r[k], now[3 * k], t, h0, 1);
     }
     if (away) {
-      snprintf(p->ring_why, sizeof p->ring_why,
+      snprintf(p->ring_off, sizeof p->ring_off,
                "the count of %s %s was %lld away from read(): counted with read() from then on",
                p->counters[s->idx[k]].name,
                r[k].mode == RING_MAPPED ? "from perf's ring buffer" : "reckoned from the clock", away);
-      p->ring_off = p->ring_why;
       return -1;
     }
   }
@@ -844,7 +843,7 @@ static hc_status session_start(hc_session *s, int how) {
   s->onlyslot = SIZE_MAX;
   s->use_rusage = 0;
   s->use_ring = 0;
-  if (s->caller && s->ringable && !s->p->ring_off) { /* the caller alone: loads from its rings */
+  if (s->caller && s->ringable && !s->p->ring_off[0]) { /* the caller alone: loads from its rings */
     size_t slot = caller_slot(s, &err);
     s->ring_sys = 0;
     if (slot != SIZE_MAX && rings_ready(s, slot) == 0 &&
@@ -916,7 +915,7 @@ static hc_status session_start(hc_session *s, int how) {
 }
 
 uint64_t hc_provider_ring_windows(const hc_provider *p) { return p ? p->ring_windows : 0; }
-const char *hc_provider_ring_off(const hc_provider *p) { return p ? p->ring_off : NULL; }
+const char *hc_provider_ring_off(const hc_provider *p) { return p && p->ring_off[0] ? p->ring_off : NULL; }
 
 hc_status hc_session_start(hc_session *s) { return session_start(s, SCAN_CHECK); }
 hc_status hc_session_start_cached(hc_session *s) { return session_start(s, SCAN_CACHED); }
