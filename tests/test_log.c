@@ -913,6 +913,97 @@ static void test_batch(void) {
   free(b);
 }
 
+/* Random rows through hp_log_write_dispatches read back equal: each column changes now and then (by small,
+ * large and negative steps), the ids and times nearly always, batches of 1-100 rows (split at 64 and at
+ * block ends); the rows given carry garbage in their padding, which must not matter. */
+static uint64_t xs(uint64_t *x) {
+  *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+  return *x;
+}
+static uint64_t step(uint64_t *x, unsigned pct) {
+  uint64_t r = xs(x);
+  if (r % 100 >= pct) return 0;
+  switch (r >> 8 & 3) {
+  case 0: return 1;
+  case 1: return (r >> 16) % 300000;
+  case 2: return (uint64_t)0 - (r >> 16) % 5000;
+  default: return r >> 20;
+  }
+}
+static void test_batch_random(void) {
+  const char *p = path_of("brandom.log");
+  enum { N = 6000 };
+  hp_dispatch *want = calloc(N, sizeof *want), *give = malloc(N * sizeof *give);
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  hp_dispatch r = {.size = sizeof r};
+  for (size_t i = 0; i < N; i++) {
+    unsigned rare = i % 1000 < 500 ? 3 : 40; /* stretches of quiet rows and of busy ones */
+    r.id += 1 + step(&x, 5);
+    r.dispatch_id += 1 + step(&x, 5);
+    r.process_id += step(&x, rare);
+    r.thread_id += step(&x, rare);
+    r.agent_id += step(&x, rare);
+    r.queue_id += step(&x, rare);
+    r.kernel_id += step(&x, 20);
+    for (int d = 0; d < 3; d++) {
+      r.grid[d] += (uint32_t)step(&x, rare);
+      r.workgroup[d] += (uint32_t)step(&x, rare);
+    }
+    r.private_size += (int64_t)step(&x, rare);
+    r.group_size += (int64_t)step(&x, rare);
+    r.start_ns += (int64_t)step(&x, 95);
+    r.end_ns += (int64_t)step(&x, 95);
+    r.enqueue_ns += (int64_t)step(&x, 95);
+    r.passes += (uint32_t)step(&x, rare);
+    r.bytes_accessible += step(&x, rare);
+    r.bytes_restored += step(&x, rare);
+    r.cold ^= (uint32_t)(step(&x, rare) & 1);
+    r.region_id += step(&x, rare);
+    memcpy(&want[i], &r, sizeof r); /* r's padding is zero: it was zero-initialised and only fields change */
+    memset(&give[i], 0xa5 ^ (int)(i & 0xff), sizeof give[i]);
+    give[i].size = r.size, give[i].id = r.id, give[i].dispatch_id = r.dispatch_id;
+    give[i].process_id = r.process_id, give[i].thread_id = r.thread_id, give[i].agent_id = r.agent_id;
+    give[i].queue_id = r.queue_id, give[i].kernel_id = r.kernel_id;
+    memcpy(give[i].grid, r.grid, sizeof r.grid);
+    memcpy(give[i].workgroup, r.workgroup, sizeof r.workgroup);
+    give[i].private_size = r.private_size, give[i].group_size = r.group_size;
+    give[i].start_ns = r.start_ns, give[i].end_ns = r.end_ns, give[i].enqueue_ns = r.enqueue_ns;
+    give[i].passes = r.passes, give[i].bytes_accessible = r.bytes_accessible;
+    give[i].bytes_restored = r.bytes_restored, give[i].cold = r.cold, give[i].region_id = r.region_id;
+  }
+  hp_store *s = NULL;
+  CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
+  size_t total = 0;
+  for (size_t i = 0; i < N;) {
+    size_t k = 1 + xs(&x) % 100, w = 0;
+    if (k > N - i) k = N - i;
+    CHECK_OK(hp_log_write_dispatches(s, give + i, k, &w), s);
+    total += w;
+    i += k;
+  }
+  CHECK_EQ_U64(total, N);
+  CHECK_OK(hp_store_close(s), NULL);
+  hp_store *rd = open_read(p);
+  if (rd) {
+    hp_cursor *c;
+    hp_dispatch d = {.size = sizeof d};
+    size_t i = 0, bad = 0;
+    CHECK_OK(hp_cursor_open(rd, HP_TABLE_DISPATCH, &c), rd);
+    while (hp_cursor_next(c, &d) == HP_OK) {
+      if (i >= N || memcmp(&d, &want[i], sizeof d) != 0) {
+        if (!bad++) fprintf(stderr, "  row %zu read back differs\n", i);
+      }
+      i++;
+    }
+    CHECK_EQ_U64(i, N);
+    CHECK_EQ_U64(bad, 0);
+    hp_cursor_close(c);
+    hp_store_close(rd);
+  }
+  free(want);
+  free(give);
+}
+
 /* ---- crashes: a child writes a live log and dies; every flushed row survives ---- */
 static hp_store *g_crash;
 static void *crash_thread(void *arg) {
@@ -1399,6 +1490,7 @@ int main(int argc, char **argv) {
                {"forward_compat", test_forward_compat},
                {"doc_example", test_doc_example},
                {"batch", test_batch},
+               {"batch_random", test_batch_random},
                {"resync_bound", test_resync_bound},
                {"crash", test_crash},
                {"full_disk", test_full_disk},

@@ -691,6 +691,7 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
       t->tid = (int64_t)syscall(SYS_gettid);
       t->start_ns = now_ns();
       t->next = n;
+      t->err = &errno;
     }
   }
   pthread_mutex_unlock(&g_lock);

@@ -203,6 +203,7 @@ typedef struct hpc_thread {
   int64_t tid;                  /* kernel thread id */
   int64_t start_ns;             /* when the thread attached */
   const cl_icd_dispatch *next;  /* table its events were made with */
+  int *err;                     /* the owning thread's errno (&errno: no libc call on the enqueue path) */
   struct hpc_thread *all;       /* list of every ring of this process */
 } hpc_thread;
 

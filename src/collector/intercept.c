@@ -124,13 +124,13 @@ cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl
   cl_event mine = NULL, *evp = ev ? ev : &mine;
   int64_t enq = hpc_stamp(); /* TSC ticks or ns: converted at harvest (stamp.h) */
   cl_int rc = n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, evp);
-  int saved = errno;
+  int *err = t->err, saved = *err;
   if (HPC_LIKELY(rc == CL_SUCCESS && *evp)) {
     if (ev) n->clRetainEvent(*ev); /* the app keeps its own reference; ours goes at harvest */
     record(n, t, *evp, q, k, dim > 3 ? 3 : dim, global, local, enq);
   }
   hpc_busy = 0;
-  errno = saved;
+  *err = saved;
   return rc;
 }
 
@@ -154,14 +154,14 @@ cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k
   cl_event mine = NULL, *evp = ev ? ev : &mine;
   int64_t enq = hpc_stamp(); /* TSC ticks or ns: converted at harvest (stamp.h) */
   cl_int rc = n->clEnqueueTask(q, k, nwait, wait, evp);
-  int saved = errno;
+  int *err = t->err, saved = *err;
   if (rc == CL_SUCCESS && *evp) {
     if (ev) n->clRetainEvent(*ev);
     static const size_t one[1] = {1};
     record(n, t, *evp, q, k, 1, one, one, enq); /* a task is one work-item in a work-group of one */
   }
   hpc_busy = 0;
-  errno = saved;
+  *err = saved;
   return rc;
 }
 
