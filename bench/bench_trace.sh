@@ -16,7 +16,11 @@
 # + its start and end read before the release. "collector minus that" is what the collector adds beyond the
 # least any OpenCL event-based tracer costs (its stamp, ring, row encoding and log).
 # Within one process (LAUNCH_LOOP_AB): blocks of 1000 dispatches collecting and paused in turn, so the noise
-# between processes cancels; a component only (a paused collector keeps the queue's profiling on).
+# between processes cancels; a component only (a paused collector keeps the queue's profiling on). The
+# runtime's share the same way, without a collector: blocks on a profiling queue (LAUNCH_LOOP_AB=queue) or
+# done as the minimal tracer (=times), against blocks on the plain queue. Together they give the added cost
+# within one process: profiling queue + (collecting - paused), and the collector's own: (collecting - paused)
+# - (minimal tracer - profiling queue).
 # Next to it, the exit work `hubprof trace` adds after the application ends: merging a log of MERGE_N
 # (200000) dispatches into a rocpd store (`hubprof merge`, the same log every round), in ms per million
 # dispatches (a 1-dispatch log's merge subtracted: the fixed cost of a merge, shown apart).
@@ -56,9 +60,9 @@ echo "load at the start: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min), $(npro
 # CPU, process CPU)
 names=(plain noop queue events times)
 [ -n "$old" ] && names+=(prev)
-names+=(full clk ab)
+names+=(full clk ab abq abt)
 declare -A W C P
-merge=() mfix=() abw=() abc=()
+merge=() mfix=() abw=() abc=() abqw=() abtw=()
 for ((r = 0; r < rounds; r++)); do
   for x in "${names[@]}"; do
     case $x in
@@ -79,6 +83,14 @@ for ((r = 0; r < rounds; r++)); do
         read -r a b c d <<<"$v"
         abw+=("$(awk -v x="$a" -v y="$b" 'BEGIN { print x - y }')")
         abc+=("$(awk -v x="$c" -v y="$d" 'BEGIN { print x - y }')")
+        continue
+        ;;
+      abq | abt) # one process, blocks on a profiling queue (abq) or as the minimal tracer (abt) and plain ones
+        v=$(LAUNCH_LOOP_AB=$([ $x = abq ] && echo queue || echo times) "$app" "$n" 1000 |
+          sed -nE 's/.* on_ns=([0-9.]+) off_ns=([0-9.]+) .*/\1 \2/p')
+        read -r a b <<<"$v"
+        if [ $x = abq ]; then abqw+=("$(awk -v x="$a" -v y="$b" 'BEGIN { print x - y }')"); else
+          abtw+=("$(awk -v x="$a" -v y="$b" 'BEGIN { print x - y }')"); fi
         continue
         ;;
       clk) v=$(traced "$lib" HUBPROF_TIMESTAMP=clock) ;; # the enqueue stamp's source
@@ -127,12 +139,25 @@ for kind in W C P; do
   [ -n "$old" ] && paired "now minus before" $kind full prev
 done
 echo
-echo "within one process (LAUNCH_LOOP_AB: blocks of 1000 collecting and paused in turn, median of each kind per"
-echo "run; a paused collector keeps the queue's profiling on, so this is the collector's own work only):"
+echo "within one process (LAUNCH_LOOP_AB: blocks of 1000 of two kinds in turn, median of each kind per run,"
+echo "then median and min..max over the rounds; a paused collector keeps the queue's profiling on):"
 read -r m l h <<<"$(stats "${abw[@]}")"
 printf '%-50s %9.1f %17s\n' "collecting minus paused, wall" "$m" "$l..$h"
 read -r m l h <<<"$(stats "${abc[@]}")"
 printf '%-50s %9.1f %17s\n' "collecting minus paused, thread CPU" "$m" "$l..$h"
+read -r m l h <<<"$(stats "${abqw[@]}")"
+printf '%-50s %9.1f %17s\n' "runtime: profiling queue minus plain queue, wall" "$m" "$l..$h"
+read -r m l h <<<"$(stats "${abtw[@]}")"
+printf '%-50s %9.1f %17s\n' "runtime: minimal tracer minus plain queue, wall" "$m" "$l..$h"
+d=() e=()
+for ((r = 0; r < rounds; r++)); do # per round: the ways' sum and difference
+  d+=("$(awk -v a="${abw[r]}" -v q="${abqw[r]}" 'BEGIN { print a + q }')")
+  e+=("$(awk -v a="${abw[r]}" -v q="${abqw[r]}" -v t="${abtw[r]}" 'BEGIN { print a - (t - q) }')")
+done
+read -r m l h <<<"$(stats "${d[@]}")"
+printf '%-50s %9.1f %17s\n' "ADDED within: profiling queue + collecting-paused" "$m" "$l..$h"
+read -r m l h <<<"$(stats "${e[@]}")"
+printf '%-50s %9.1f %17s\n' "collector's own within: minus (tracer - queue)" "$m" "$l..$h"
 d=() f=()
 for ((r = 0; r < rounds; r++)); do
   d+=("$(awk -v a="${merge[r]}" -v b="${mfix[r]}" -v n="$mn" 'BEGIN { printf "%.1f", (a - b) / 1e6 * 1e6 / n }')")

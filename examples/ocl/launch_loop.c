@@ -6,7 +6,10 @@
  * loop (threads started before, such as a collector's, keep their CPUs);
  * LAUNCH_LOOP_EVENTS=queue|events|times does by hand what an event-based tracer makes the runtime do, without
  * one: a profiling queue; also an event per dispatch, released after each clFinish; also its start and end
- * times read before the release. */
+ * times read before the release. Within one process, LAUNCH_LOOP_AB=1 alternates blocks of M dispatches with
+ * a collector collecting and paused (hubprof_start/stop); LAUNCH_LOOP_AB=queue|events|times alternates blocks
+ * done that LAUNCH_LOOP_EVENTS way (on a second queue, with profiling) and blocks on the plain queue; both
+ * print the median ns per dispatch of each kind of block ("on": collecting, or the tracer's way). */
 /* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
@@ -38,6 +41,15 @@ static double median(double *v, long n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* LAUNCH_LOOP_EVENTS's ways: 0 none (unset or empty), 1 queue, 2 events, 3 times, -1 not one of them. */
+static int way(const char *how) {
+  return !how || !*how                ? 0
+         : strcmp(how, "queue") == 0  ? 1
+         : strcmp(how, "events") == 0 ? 2
+         : strcmp(how, "times") == 0  ? 3
+                                      : -1;
+}
+
 /* Release the events of the dispatches since the last sync (their times read first when asked). */
 static void drop_events(cl_event *evs, long n, int times) {
   for (long i = 0; i < n; i++) {
@@ -62,33 +74,35 @@ int main(int argc, char **argv) {
     return 2;
   }
   ex_name = "launch_loop";
-  const char *how = getenv("LAUNCH_LOOP_EVENTS"), *cpu = getenv("LAUNCH_LOOP_CPU");
-  int mode = !how || !*how                ? 0
-             : strcmp(how, "queue") == 0  ? 1
-             : strcmp(how, "events") == 0 ? 2
-             : strcmp(how, "times") == 0  ? 3
-                                          : -1;
-  if (mode < 0 || (cpu && *cpu && (atoi(cpu) < 0 || atoi(cpu) >= CPU_SETSIZE))) {
+  const char *how = getenv("LAUNCH_LOOP_EVENTS"), *cpu = getenv("LAUNCH_LOOP_CPU"),
+             *abv = getenv("LAUNCH_LOOP_AB");
+  int mode = way(how), ab = abv && strcmp(abv, "1") == 0 ? 1 : 0, abway = ab ? 0 : way(abv);
+  if (mode < 0 || abway < 0 || (abway && mode) ||
+      (cpu && *cpu && (atoi(cpu) < 0 || atoi(cpu) >= CPU_SETSIZE))) {
     fprintf(stderr,
-            "launch_loop: LAUNCH_LOOP_EVENTS must be queue, events or times, LAUNCH_LOOP_CPU a CPU\n");
+            "launch_loop: LAUNCH_LOOP_EVENTS must be queue, events or times, LAUNCH_LOOP_AB 1, queue, "
+            "events or times (not with LAUNCH_LOOP_EVENTS), LAUNCH_LOOP_CPU a CPU\n");
     return 2;
+  }
+  if (abway) { /* blocks that way, on a queue of their own, and plain blocks */
+    ab = 2;
+    mode = abway;
   }
   ex_cl cl;
   ex_setup(&cl, src);
   cl_context ctx = cl.ctx;
-  cl_command_queue q = cl.q;
+  cl_command_queue q = cl.q, qt = NULL; /* qt: the way's queue (LAUNCH_LOOP_AB: its blocks only) */
   cl_int err;
   if (mode) { /* the same in-order queue, with profiling */
-    q = clCreateCommandQueue(ctx, cl.dev, CL_QUEUE_PROFILING_ENABLE, &err);
+    qt = clCreateCommandQueue(ctx, cl.dev, CL_QUEUE_PROFILING_ENABLE, &err);
     CHECK(err);
+    if (ab != 2) q = qt;
   }
   cl_event *evs = NULL;
   if (mode >= 2 && !(evs = malloc(sizeof *evs * (size_t)(every < n ? every : n)))) {
     fprintf(stderr, "launch_loop: out of memory\n");
     return 1;
   }
-  const char *abv = getenv("LAUNCH_LOOP_AB");
-  int ab = abv && strcmp(abv, "1") == 0;
   long nblocks = (n + every - 1) / every, nab[2] = {0, 0}; /* [0] paused blocks, [1] collecting */
   double *abw[2] = {NULL, NULL}, *abc[2] = {NULL, NULL};   /* their wall and CPU ns per dispatch */
   for (int x = 0; ab && x < 2; x++)
@@ -117,25 +131,31 @@ int main(int argc, char **argv) {
          p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
   long since = 0, block = 0; /* dispatches since the last sync; blocks so far */
   double bw = t0, bc = c0;   /* the block's start */
+  int tracer = 1;            /* LAUNCH_LOOP_AB=WAY: this block done that way (the first one is "on") */
   for (long i = 0; i < n; i++) {
-    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, evs ? &evs[since] : NULL));
+    cl_command_queue cq = ab == 2 && tracer ? qt : q;
+    cl_event *ev = evs && (ab != 2 || tracer) ? &evs[since] : NULL;
+    CHECK(clEnqueueNDRangeKernel(cq, k, 1, NULL, &g, NULL, 0, NULL, ev));
     since++;
     if ((i + 1) % every == 0 || i + 1 == n) {
-      CHECK(clFinish(q));
-      if (evs) drop_events(evs, since, mode == 3);
+      CHECK(clFinish(cq));
+      if (ev) drop_events(evs, since, mode == 3);
       if (ab) { /* this block's kind: on, off, off, on, on, ...; the next one's set before its start */
         int on = !((block + 1) >> 1 & 1), next = !((block + 2) >> 1 & 1);
         double w = clock_ns(CLOCK_MONOTONIC), c = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         abw[on][nab[on]] = (w - bw) / (double)since;
         abc[on][nab[on]++] = (c - bc) / (double)since;
-        next ? hubprof_start() : hubprof_stop();
+        if (ab == 2)
+          tracer = next;
+        else
+          next ? hubprof_start() : hubprof_stop();
         bw = clock_ns(CLOCK_MONOTONIC), bc = clock_ns(CLOCK_THREAD_CPUTIME_ID);
       }
       block++;
       since = 0;
     }
   }
-  if (ab) hubprof_start(); /* as it was */
+  if (ab == 1) hubprof_start(); /* as it was */
   double t1 = clock_ns(CLOCK_MONOTONIC), c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID),
          p1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
   free(evs);
@@ -143,7 +163,7 @@ int main(int argc, char **argv) {
   CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof count, &count, 0, NULL, NULL));
   clReleaseMemObject(m);
   clReleaseKernel(k);
-  if (q != cl.q) clReleaseCommandQueue(q);
+  if (qt) clReleaseCommandQueue(qt);
   ex_teardown(&cl);
   int ok = count == (int)(n + 1);
   printf("launch_loop: n=%ld finish_every=%ld ns_per_dispatch=%.1f cpu_per_dispatch_ns=%.1f "

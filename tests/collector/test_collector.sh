@@ -224,14 +224,21 @@ if [ -x "$EX/launch_loop" ]; then
     "$T/ab.out" && ok || bad "A/B blocks: output: $(cat "$T/ab.out")"
   # the runtime's share without a collector (LAUNCH_LOOP_EVENTS): each way runs every dispatch; a bad value
   # is one line and exit 2
+  # and within one process (LAUNCH_LOOP_AB=WAY): blocks that way and plain blocks in turn (on, off, off), every
+  # dispatch run, both kinds' figures printed
   for how in queue events times; do
     out=$(LAUNCH_LOOP_EVENTS=$how POCL_DEVICES=basic "$EX/launch_loop" 2500 1000 2>&1)
     grep -qE '^launch_loop: n=2500 .* cpu_per_dispatch_ns=[0-9.]+ proc_cpu_per_dispatch_ns=[0-9.]+ ok$' <<<"$out" &&
       ok || bad "LAUNCH_LOOP_EVENTS=$how: $out"
+    out=$(LAUNCH_LOOP_AB=$how POCL_DEVICES=basic "$EX/launch_loop" 2500 1000 2>&1)
+    grep -q '^launch_loop: n=2500 .* ok$' <<<"$out" && grep -qE '^launch_loop: ab blocks=1\+2 on_ns=[0-9.]+ off_ns=' \
+      <<<"$out" && ok || bad "LAUNCH_LOOP_AB=$how: $out"
   done
-  out=$(LAUNCH_LOOP_EVENTS=bogus "$EX/launch_loop" 10 2>&1)
-  rc=$?
-  [ "$rc" = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && ok || bad "LAUNCH_LOOP_EVENTS=bogus: exit $rc: $out"
+  for bogus in LAUNCH_LOOP_EVENTS=bogus LAUNCH_LOOP_AB=bogus "LAUNCH_LOOP_AB=times LAUNCH_LOOP_EVENTS=queue"; do
+    out=$(env $bogus "$EX/launch_loop" 10 2>&1)
+    rc=$?
+    [ "$rc" = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && ok || bad "$bogus: exit $rc: $out"
+  done
 fi
 bad_env tsb HUBPROF_TIMESTAMP=bogus "HUBPROF_TIMESTAMP must be 'auto', 'tsc' or 'clock'; tracing disabled$"
 
