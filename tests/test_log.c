@@ -916,7 +916,7 @@ static void test_batch(void) {
 /* Random rows through hp_log_write_dispatches read back equal: each column changes now and then (by small,
  * large and negative steps), the ids and times nearly always, batches of 1-100 rows (split at 64 and at
  * block ends); the rows given carry garbage in their padding, which must not matter. */
-static uint64_t xs(uint64_t *x) { /* splitmix64: successive draws independent (xorshift's were not) */
+static uint64_t xs(uint64_t *x) { /* splitmix64 */
   uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
