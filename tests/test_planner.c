@@ -1093,8 +1093,10 @@ static void test_count_rings(hc_provider *p) {
   CHECK_EQ_U64(hc_provider_ring_windows(p) - w0, 4); /* the first round maps and checks: a read() */
   CHECK_EQ_U64(hc_provider_ring_windows(noring), 0);
   /* the clocks, reckoned from a read() while the thread stays on its CPU (the sentinel's ring): the same as
-   * read()'s count within a read's cost, spinning (no system call in the window) and sleeping (a switch:
-   * the time asleep is not counted, as by perf) */
+   * read()'s count within a read's cost and 2 % (time a hypervisor takes from the vCPU, or interrupts take,
+   * without a switch: perf leaves it out, the raw clock does not; CI's shared 2-vCPU machines showed +1 %),
+   * spinning (no system call in the window) and sleeping (a switch: the time asleep is not counted, as by
+   * perf, ~20 sleeps of 50 us and more) */
   size_t tc = (size_t)hc_provider_find(p, "task-clock"), cc = (size_t)hc_provider_find(p, "cpu-clock"),
          clk[3] = {tc, pf, cc}, clk2[2] = {tc, cc};
   hc_session *c = NULL, *cref = NULL;
@@ -1109,7 +1111,7 @@ static void test_count_rings(hc_provider *p) {
       if (round % 2 == 0) faults_and_switches(10, 20);
       CHECK(hc_session_stop(c, vc) == HC_OK && hc_session_stop(cref, vr) == HC_OK);
       for (int k = 0; k < 2 && round > 0; k++) /* the first maps the rings: in cref's window, not c's */
-        CHECK_MSG(vc[2 * k] <= vr[k] + 2000 && vc[2 * k] >= vr[k] - 50000 - 0.02 * vr[k],
+        CHECK_MSG(vc[2 * k] <= vr[k] + 5000 + 0.02 * vr[k] && vc[2 * k] >= vr[k] - 50000 - 0.02 * vr[k],
                   "round %d: %s reckoned %.0f ns, read() %.0f ns (spun %.0f ns)", round,
                   k ? "cpu-clock" : "task-clock", vc[2 * k], vr[k], spent);
       CHECK_MSG(vc[1] >= (round % 2 ? 0 : 10) && vc[1] <= (round % 2 ? 2 : 14), "round %d: %.0f faults",
