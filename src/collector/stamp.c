@@ -18,9 +18,11 @@
  * linearly when the kernel's clocksource is "tsc" (no NTP slewing), so the only error is the estimate's. */
 #include "stamp.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 int hpc_stamp_tsc;
@@ -70,10 +72,15 @@ static int kernel_uses_tsc(void) {
   return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
 }
 
-/* The first knot: the rate over at least 1 ms since the library's load (waits out what is left of it). */
+/* The first knot: the rate over at least 1 ms since the library's load (sleeps out what is left of it: the
+ * CPU stays the application's). */
 static void first_knot(void) {
   if (!g_base.tsc) g_base = pair();
-  while (hpc_clock_ns() - g_base.ns < 1000000) {
+  for (int64_t left; (left = 1000000 - (hpc_clock_ns() - g_base.ns)) > 0;) {
+    struct timespec ts = {0, (long)left};
+    int e = errno;
+    nanosleep(&ts, NULL); /* a signal cuts it short: the loop sleeps the rest */
+    errno = e;
   }
   tpair p = pair();
   double r = p.tsc > g_base.tsc ? (double)(p.ns - g_base.ns) / (double)(p.tsc - g_base.tsc) : 1.0;
