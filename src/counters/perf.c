@@ -727,14 +727,17 @@ static inline uint64_t clock_at(const ring_fd *r, int64_t t) {
 }
 
 /* One read() of `slot` into now[3k..] and, from it, new references of its clocks (the sentinel's head
- * loaded around it: a switch during the read leaves them unusable until the next). 0 or -1. */
+ * loaded around it: a switch during the read leaves them unusable until the next). The reference's time is
+ * the read's midpoint: the kernel samples the count inside the call, and the time after it would count the
+ * call's way back as time not yet counted (seen: a reckoned window ~0.5 µs longer). 0 or -1. */
 static int clock_refresh(hc_session *s, size_t slot, uint64_t *now) {
   const ring_fd *q = &s->sent[slot];
   ring_fd *r = &s->rfd[slot * s->n];
   uint64_t h0 = ring_head(q->pg);
   s->ring_sys = 1;
+  int64_t t0 = raw_ns();
   if (read_free(s, slot, now) < 0) return -1;
-  int64_t t = raw_ns();
+  int64_t t = t0 + (raw_ns() - t0) / 2;
   uint64_t h1 = ring_head(q->pg);
   for (size_t k = 0; k < s->n; k++)
     if (r[k].mode == RING_CLOCK) clock_ref(&r[k], now[3 * k], t, h1, h0 == h1);
@@ -798,8 +801,9 @@ static int rings_ready(hc_session *s, size_t slot) {
     for (size_t k = 0; k < s->n; k++)
       head[k] = r[k].mode == RING_MAPPED ? ring_head(r[k].pg) : 0;
     h0 = q ? ring_head(q->pg) : 0;
+    int64_t t0 = raw_ns();
     int same = read_free(s, slot, now) == 0;
-    t = raw_ns();
+    t = t0 + (raw_ns() - t0) / 2;
     for (size_t k = 0; same && k < s->n; k++)
       same = r[k].mode != RING_MAPPED || ring_head(r[k].pg) == head[k];
     same = same && (!q || ring_head(q->pg) == h0);
