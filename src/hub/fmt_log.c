@@ -1650,11 +1650,11 @@ static inline unsigned char *encode_dispatch_delta(unsigned char *p, const hp_di
              (drow_at(d, DROW_B) ^ drow_at(o, DROW_B));
   if (!(x[0] | x[1] | (uint64_t)(d->group_size ^ o->group_size) | (d->passes ^ o->passes) |
         (d->cold ^ o->cold) | (d->region_id ^ o->region_id))) {
-    DCOL(id);
-    DCOL(dispatch_id);
+    DCOL(id);          /* column 0 (g_dispatch_ops' order, as below) */
+    DCOL(dispatch_id); /* 1 */
     bit = 6;
-    DCOL(kernel_id);
-    bit = 15;
+    DCOL(kernel_id); /* 6 */
+    bit = 15;        /* start_ns, end_ns, enqueue_ns: 15-17 */
     DCOL(start_ns);
     DCOL(end_ns);
     DCOL(enqueue_ns);
