@@ -1,7 +1,9 @@
-/* crash: runs D dispatches and clFinish (or, with "wait", waits for the last one's event), enqueues a few
- * more, then dies as asked (segfault, abort or SIGKILL), to test that the collector's log keeps every
- * dispatch harvested before the death.
- * usage: crash segv|abort|kill [D [wait]]   prints one line before dying; never exits normally. */
+/* crash: runs D dispatches and clFinish (or, with "wait", waits for the last one's event), enqueues MORE
+ * (default 3) more, one every EVERY ms (default 0), waits LINGER ms (default 0) without any OpenCL call, then
+ * dies as asked (segfault, abort or SIGKILL), to test that the collector's log keeps every dispatch harvested
+ * before the death.
+ * usage: crash segv|abort|kill [D [wait|finish [LINGER [MORE [EVERY]]]]]   prints one line before dying;
+ * never exits normally. */
 /* SPDX-License-Identifier: MIT */
 #include "ocl_common.h"
 
@@ -9,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *src = "__kernel void crash_inc(__global int *a) { a[get_global_id(0)] += 1; }\n";
@@ -17,8 +20,11 @@ int main(int argc, char **argv) {
   const char *how = argc > 1 ? argv[1] : "";
   int d = argc > 2 ? atoi(argv[2]) : 25;
   int wait = argc > 3 && strcmp(argv[3], "wait") == 0;
-  if ((strcmp(how, "segv") && strcmp(how, "abort") && strcmp(how, "kill")) || d < 0) {
-    fprintf(stderr, "usage: crash segv|abort|kill [D [wait]]\n");
+  int linger = argc > 4 ? atoi(argv[4]) : 0;
+  int more = argc > 5 ? atoi(argv[5]) : 3, every = argc > 6 ? atoi(argv[6]) : 0;
+  if ((strcmp(how, "segv") && strcmp(how, "abort") && strcmp(how, "kill")) || d < 0 || linger < 0 ||
+      more < 0 || every < 0) {
+    fprintf(stderr, "usage: crash segv|abort|kill [D [wait|finish [LINGER_MS [MORE [EVERY_MS]]]]]\n");
     return 2;
   }
   ex_name = "crash";
@@ -44,8 +50,16 @@ int main(int argc, char **argv) {
   } else {
     CHECK(clFinish(q));
   }
-  for (int i = 0; i < 3; i++) /* in flight when the process dies */
+  for (int i = 0; i < more; i++) { /* in flight when the process dies */
     CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+    struct timespec ts = {every / 1000, (long)(every % 1000) * 1000000};
+    if (every > 0) nanosleep(&ts, NULL);
+  }
+  if (linger > 0) { /* no OpenCL call: only a background harvester can write the last three meanwhile */
+    CHECK(clFlush(q));
+    struct timespec ts = {linger / 1000, (long)(linger % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+  }
   printf("crash: %d dispatches finished, dying by %s\n", d, how);
   fflush(stdout);
   if (strcmp(how, "segv") == 0) {

@@ -183,7 +183,17 @@ void hubprof_collector_replay_leave(void) { atomic_fetch_sub(&hpc_replay_active,
 /* ---- the log ------------------------------------------------------------------------------------------ */
 static void write_registries(hp_store *s); /* registries section */
 static void at_exit(void);
-static void harvester_start(void); /* the background harvester section */
+static void harvester_start(void);  /* the background harvester section */
+static void harvester_decide(void); /* the log just opened (g_lock held): start it now, later or never */
+static void harvester_device(int caller); /* a device came into use (g_lock held) */
+static _Atomic int64_t g_due_span;        /* HUBPROF_HARVEST_MS in stamp units, 0 until first needed */
+static int64_t due_span(void) {
+  int64_t v = atomic_load_explicit(&g_due_span, memory_order_relaxed);
+  if (!v)
+    atomic_store_explicit(&g_due_span, v = hpc_stamp_span((int64_t)g_env.harvest_ms * 1000000),
+                          memory_order_relaxed);
+  return v;
+}
 static hp_store *store_locked(void);
 
 /* Writers bracket every use of g_store outside g_lock, so the exit handler closes it only when unused. */
@@ -314,7 +324,7 @@ static void open_store_locked(void) {
   }
   /* The exit handler's barrier with threads inside an enqueue (see at_exit); refused: a slower fallback. */
   syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
-  if (!g_env.profile) harvester_start(); /* profile mode writes each dispatch as it ends: no rings */
+  if (!g_env.profile) harvester_decide(); /* profile mode writes each dispatch as it ends: no rings */
   DEBUG("pid %ld: writing %s", (long)getpid(), path);
 }
 
@@ -335,6 +345,7 @@ static void write_failed(hp_store *s, hp_status rc) {
 typedef struct agent_rec {
   cl_device_id dev;
   hp_agent row; /* strings owned */
+  int caller;   /* 1: a ready command runs inside clEnqueue*, on the enqueuing thread (hpc_runs_on_caller) */
 } agent_rec;
 
 #define MAX_AGENTS 256
@@ -399,6 +410,7 @@ static uint32_t agent_locked(const cl_icd_dispatch *n, cl_device_id d) {
   hp_agent *r = &a->row;
   memset(a, 0, sizeof *a);
   a->dev = d;
+  a->caller = hpc_runs_on_caller(n, d);
   r->size = sizeof *r;
   r->id = g_nagents + 1;
   r->node_id = 1;
@@ -434,6 +446,7 @@ static uint32_t agent_locked(const cl_icd_dispatch *n, cl_device_id d) {
   r->local_mem_bytes = dev_num(n, d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(cl_ulong));
   g_nagents++;
   hp_store *s = store_locked();
+  if (s) harvester_device(a->caller);
   write_agent(s, a);
   if (s) hp_log_flush(s);
   return (uint32_t)r->id;
@@ -704,6 +717,7 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
     writer_leave(w);
     pthread_setspecific(g_key, t);
     hpc_tls = t;
+    hpc_harvester_check(); /* a second thread that dispatches: the process is no longer single-threaded */
   }
   hpc_busy = 0;
   errno = saved;
@@ -870,6 +884,7 @@ static int harvest(hpc_thread *t, int mode) {
   batch_end(&b);
   atomic_store_explicit(&t->tail, w, memory_order_release);
   atomic_store_explicit(&t->harvested_ns, now_ns(), memory_order_relaxed);
+  atomic_store_explicit(&t->due, hpc_stamp() + due_span(), memory_order_relaxed);
   if (b.s && done) hp_log_flush(b.s);
   if (b.s && done) hpc_code_capture(b.s); /* a kernel's first dispatch: its code's bytes (sample.c) */
   writer_leave(b.s);
@@ -949,6 +964,7 @@ int hpc_ring_full(hpc_thread *t) {
 
 void hpc_harvest_sync(void) {
   if (hpc_busy || atomic_load_explicit(&g_store_state, memory_order_relaxed) != STORE_OPEN) return;
+  hpc_harvester_check();
   int saved = errno;
   hpc_busy = 1;
   harvest_all(-1);
@@ -1069,6 +1085,72 @@ static void harvester_start(void) {
   }
 }
 
+/* HUBPROF_HARVESTER=auto: the harvester costs its wake-ups in a process that has threads already (every GPU
+ * runtime, PoCL's pthread device, a multithreaded application), but in a process of one thread its very
+ * existence ends glibc's single-thread fast paths (locks taken without atomics, malloc without the arena
+ * lock) in the runtime's own calls: ~25 mutex pairs and a few allocations per dispatch on PoCL's basic
+ * device, 130-250 ns. There a command runs inside clEnqueue*, on the one thread, so it waits for the next
+ * sync point; the harvester starts as soon as the process gains a thread (the enqueue and sync paths look at
+ * __libc_single_threaded) or a queue is made on a device that completes work on its own. */
+_Atomic int hpc_harv_watch;
+
+void hpc_harvest_due(hpc_thread *t) {
+  int saved = errno;
+  hpc_stamp_tick(); /* the calibration follows the clock as the harvester's passes keep it (stamp.c) */
+  if (harvest(t, HARVEST_DONE) != 0 || atomic_load_explicit(&t->head, memory_order_relaxed) ==
+                                           atomic_load_explicit(&t->tail, memory_order_relaxed))
+    atomic_store_explicit(&t->due, hpc_stamp() + due_span(), memory_order_relaxed);
+  errno = saved;
+}
+
+static int agents_all_caller_locked(void) {
+  for (size_t i = 0; i < g_nagents; i++)
+    if (!g_agents[i].caller) return 0;
+  return 1;
+}
+
+static void harvester_decide(void) {
+  atomic_store(&hpc_harv_watch, 0);
+  if (g_env.harvester == HPC_HARVEST_SYNC && !hpc_sample_on()) return; /* `sample` needs its pass */
+  if (g_env.harvester == HPC_HARVEST_AUTO && !hpc_sample_on() && HPC_SINGLE_THREADED() &&
+      agents_all_caller_locked()) {
+    atomic_store(&hpc_harv_watch, 1);
+    DEBUG("pid %ld: one thread, commands run on it: harvest at sync points until a second thread",
+          (long)getpid());
+    return;
+  }
+  harvester_start();
+}
+
+static void harvester_device(int caller) {
+  if (caller || !atomic_exchange(&hpc_harv_watch, 0)) return;
+  DEBUG("pid %ld: a device that completes work on its own: background harvester started", (long)getpid());
+  harvester_start();
+}
+
+void hpc_harvester_late(void) {
+  int saved = errno;
+  pthread_mutex_lock(&g_lock);
+  if (atomic_exchange(&hpc_harv_watch, 0)) {
+    DEBUG("pid %ld: a second thread: background harvester started", (long)getpid());
+    harvester_start();
+  }
+  pthread_mutex_unlock(&g_lock);
+  errno = saved;
+}
+
+/* PoCL's basic device ("basic-<cpu>") executes a command that is ready when it is enqueued inside
+ * clEnqueue*, on the calling thread, under its device lock (no worker thread of its own). */
+int hpc_runs_on_caller(const cl_icd_dispatch *n, cl_device_id dev) {
+  char name[64] = "", plat[64] = "";
+  cl_platform_id pl = NULL;
+  return n->clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof pl, &pl, NULL) == CL_SUCCESS && pl &&
+         n->clGetPlatformInfo(pl, CL_PLATFORM_NAME, sizeof plat, plat, NULL) == CL_SUCCESS &&
+         strcmp(plat, "Portable Computing Language") == 0 &&
+         n->clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL) == CL_SUCCESS &&
+         strncmp(name, "basic-", 6) == 0;
+}
+
 /* Wait (bounded: one pass, at most ~1 s) until the harvester is outside a pass; it starts none while
  * g_exiting or g_harv_hold is set. */
 static void harvester_quiesce(void) {
@@ -1096,6 +1178,7 @@ static void fork_child(void) {
   atomic_store(&g_harv_hold, 0);
   atomic_store(&g_harv_busy, 0);
   atomic_store(&g_harv_running, 0); /* threads do not survive fork: the child's log starts its own */
+  atomic_store(&hpc_harv_watch, 0); /* decided again when the child's log opens */
   g_start_ns = now_ns();
   if (atomic_load(&g_store_state) == STORE_OPEN) g_orphan = g_store;
   g_store = NULL;

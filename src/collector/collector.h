@@ -198,6 +198,8 @@ typedef struct hpc_thread {
   _Atomic int lock;             /* 1 while someone harvests this ring (owner, thread exit or process exit) */
   _Atomic int in_use;           /* 1 while a live thread owns it; 0: free for the next new thread */
   _Atomic int64_t harvested_ns; /* end of its last harvest (the background harvester skips it when recent) */
+  _Atomic int64_t due;          /* HUBPROF_HARVESTER=auto with one thread: the stamp (stamp.h) after which its
+                                   next enqueue harvests the ring itself (one HUBPROF_HARVEST_MS after the last) */
   uint64_t id_next, id_end;     /* dispatch ids taken from hpc_next_dispatch in blocks of HPC_ID_BLOCK */
   uint64_t thread_id;           /* thread row id */
   int64_t tid;                  /* kernel thread id */
@@ -223,6 +225,39 @@ HPC_HIDDEN int hpc_ring_full(hpc_thread *t);
  * dispatches of every thread's ring (never waits for the device; waits briefly for a ring another thread
  * is harvesting) and commit. */
 HPC_HIDDEN void hpc_harvest_sync(void);
+/* HUBPROF_HARVESTER=auto while the background harvester waits for a reason to start (a process with one
+ * thread, every queue on a device that runs commands on the enqueuing thread): 1, and the enqueue path then
+ * starts it once the process has gained a thread (glibc's __libc_single_threaded, one byte). Starting the
+ * thread earlier would end glibc's single-thread fast paths in the runtime's own locks and allocations
+ * (~130-250 ns per dispatch on PoCL's basic device; docs/collector.md "What the harvester costs"). */
+extern _Atomic int hpc_harv_watch HPC_HIDDEN;
+HPC_HIDDEN void hpc_harvester_late(void);
+/* 1: device d runs a ready command inside clEnqueue*, on the enqueuing thread (PoCL's basic device). */
+HPC_HIDDEN int hpc_runs_on_caller(const cl_icd_dispatch *n, cl_device_id d);
+#if defined(__has_include) && __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define HPC_SINGLE_THREADED() (__libc_single_threaded != 0)
+#else
+#define HPC_SINGLE_THREADED() 0 /* unknown: the harvester starts with the log, as HUBPROF_HARVESTER=thread   \
+                                 */
+#endif
+static inline void hpc_harvester_check(void) {
+  if (__builtin_expect(atomic_load_explicit(&hpc_harv_watch, memory_order_relaxed), 0) &&
+      !HPC_SINGLE_THREADED())
+    hpc_harvester_late();
+}
+/* The enqueue path's check (stamp: this dispatch's enqueue stamp): while the harvester waits, the one thread
+ * harvests its own ring when HUBPROF_HARVEST_MS has passed since the last harvest, so a loop without sync
+ * points keeps no more than that pending. */
+HPC_HIDDEN void hpc_harvest_due(hpc_thread *t);
+static inline void hpc_harvester_check_enqueue(hpc_thread *t, int64_t stamp) {
+  if (__builtin_expect(atomic_load_explicit(&hpc_harv_watch, memory_order_relaxed), 0)) {
+    if (!HPC_SINGLE_THREADED())
+      hpc_harvester_late();
+    else if (__builtin_expect(stamp >= atomic_load_explicit(&t->due, memory_order_relaxed), 0))
+      hpc_harvest_due(t);
+  }
+}
 /* A dispatch the application made that the collector does not record (the exit handler ran, or no ring):
  * written at once as a LOST record of one. Preserves errno. */
 HPC_HIDDEN void hpc_unrecorded(void);

@@ -19,6 +19,11 @@ const hpc_env_var hpc_env_vars[] = {
     {"HUBPROF_HARVEST_MS", "20",
      "trace: period of the background harvester in milliseconds (1 to 1000): a completed dispatch is in the "
      "log within about this time whatever the application does next"},
+    {"HUBPROF_HARVESTER", "auto",
+     "trace: when the background harvester thread runs: auto (once the process has a second thread or a "
+     "queue on a device that completes work on its own; a process with one thread on PoCL's basic device "
+     "harvests at sync points), thread (always: the HUBPROF_HARVEST_MS bound everywhere) or sync (never: "
+     "sync points, full rings and exits only)"},
     {"HUBPROF_PLAN", NULL,
      "profile: the counter plan, passes separated by ';', counters by ',' (what hc_plan_format writes)"},
     {"HUBPROF_PASS", "0",
@@ -86,6 +91,7 @@ enum {
   VAR_DEBUG,
   VAR_PENDING,
   VAR_HARVEST_MS,
+  VAR_HARVESTER,
   VAR_PLAN,
   VAR_PASS,
   VAR_MULTIPLEX,
@@ -140,6 +146,17 @@ int hpc_env_load(hpc_env *e, const char **why) {
     return -1;
   }
   e->harvest_ms = (unsigned)h;
+  const char *hv = get(VAR_HARVESTER);
+  if (strcmp(hv, "auto") == 0)
+    e->harvester = HPC_HARVEST_AUTO;
+  else if (strcmp(hv, "thread") == 0)
+    e->harvester = HPC_HARVEST_THREAD;
+  else if (strcmp(hv, "sync") == 0)
+    e->harvester = HPC_HARVEST_SYNC;
+  else {
+    *why = "HUBPROF_HARVESTER must be \"auto\", \"thread\" or \"sync\"";
+    return -1;
+  }
   hu_launch_read(&e->launch);
   e->rank = e->launch.rank;
   e->profile = strcmp(e->mode, "profile") == 0;

@@ -24,6 +24,7 @@ typedef struct hpc_env {
   size_t pending;         /* HUBPROF_PENDING: most pending dispatches per thread (power of two); the ring
                              starts smaller and doubles up to this */
   unsigned harvest_ms;    /* HUBPROF_HARVEST_MS: period of the background harvester (trace mode), 1..1000 */
+  int harvester;          /* HUBPROF_HARVESTER: HPC_HARVEST_AUTO (default), _THREAD or _SYNC */
   long rank;              /* MPI rank from the launcher (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
                              SLURM_PROCID, first one set), -1 when none */
   int multiplex; /* HUBPROF_MULTIPLEX (profile): HPC_MUX_OFF, or iteration multiplexing (each dispatch
@@ -34,6 +35,9 @@ typedef struct hpc_env {
   hu_launch launch; /* rank, job size, local rank, job id and host name (HUBPROF_HOSTNAME) of this process */
   int api;          /* HUBPROF_API: 1 = also record the OpenCL calls and transfer commands (api_trace.c) */
 } hpc_env;
+
+/* When the background harvester runs (docs/collector.md, "Harvest: when a dispatch reaches the log"). */
+enum { HPC_HARVEST_AUTO = 0, HPC_HARVEST_THREAD = 1, HPC_HARVEST_SYNC = 2 };
 
 enum { HPC_MUX_OFF = 0, HPC_MUX_KERNEL = 1, HPC_MUX_LAUNCH = 2 };
 

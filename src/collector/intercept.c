@@ -91,6 +91,8 @@ static inline __attribute__((always_inline)) void record(const cl_icd_dispatch *
    * every thread (at_exit), so either it saw the entry above or this load sees it exiting. */
   atomic_signal_fence(memory_order_seq_cst);
   if (HPC_UNLIKELY(atomic_load_explicit(&hpc_enabled, memory_order_relaxed) != HPC_TRACING)) hpc_exit_race(t);
+  hpc_harvester_check_enqueue(t,
+                              enq); /* HUBPROF_HARVESTER=auto, one thread: a thread gained, a harvest due */
 }
 
 /* The dispatch was forwarded without being recorded: after the exit handler ran, it is counted as lost. */

@@ -827,19 +827,8 @@ typedef struct dev_kind {
 static dev_kind r_devk[8];
 static size_t r_ndevk;
 
-/* PoCL's basic device ("basic-<cpu>") executes a command that is ready when it is enqueued inside
- * clEnqueue*, on the calling thread, under its device lock (no worker thread); a replay pass's command is
- * always ready (the queue drained, no wait list after pass 1), so only that thread runs the kernel. */
-static int runs_on_caller(const cl_icd_dispatch *n, cl_device_id dev) {
-  char name[64] = "", plat[64] = "";
-  cl_platform_id pl = NULL;
-  return n->clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof pl, &pl, NULL) == CL_SUCCESS && pl &&
-         n->clGetPlatformInfo(pl, CL_PLATFORM_NAME, sizeof plat, plat, NULL) == CL_SUCCESS &&
-         strcmp(plat, "Portable Computing Language") == 0 &&
-         n->clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL) == CL_SUCCESS &&
-         strncmp(name, "basic-", 6) == 0;
-}
-
+/* A replay pass's command is always ready (the queue drained, no wait list after pass 1), so on a device
+ * that runs ready commands on the enqueuing thread (hpc_runs_on_caller) only that thread runs the kernel. */
 /* What queue q's device is (r_dlock held); asked once per device. */
 static dev_kind dev_of(const cl_icd_dispatch *n, cl_command_queue q) {
   cl_device_id dev = NULL;
@@ -853,7 +842,7 @@ static dev_kind dev_of(const cl_icd_dispatch *n, cl_command_queue q) {
              (ty & CL_DEVICE_TYPE_CPU) &&
              n->clGetDeviceInfo(dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof uni, &uni, NULL) == CL_SUCCESS &&
              uni;
-  dev_kind k = {dev, host, runs_on_caller(n, dev)};
+  dev_kind k = {dev, host, hpc_runs_on_caller(n, dev)};
   if (r_ndevk < sizeof r_devk / sizeof *r_devk) r_devk[r_ndevk++] = k;
   return k;
 }

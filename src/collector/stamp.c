@@ -12,10 +12,12 @@
  * where the previous segment ends (no jump: the map stays increasing) and its rate steers the map back
  * to the clock: the long-run rate (ns per tick since the first reading), corrected by the error found at
  * the knot spread over the next segment. Knots come at harvests, at most one per max(2 ms, 1/8 of the
- * time since start) (about 120 for an hour), at most HPC_KNOTS; the first one is calibrated over at
- * least 1 ms from the library's load. Each clock reading is paired with the TSC as the best of 4 tries
- * (two rdtsc around the clock read, the closest kept). CLOCK_MONOTONIC_RAW is itself the TSC scaled
- * linearly when the kernel's clocksource is "tsc" (no NTP slewing), so the only error is the estimate's. */
+ * time since start) (about 120 for an hour), at most HPC_KNOTS; the first one is made at the first need and
+ * runs through the library's load and that reading (at least 1 ms apart), so every stamp before it converts
+ * exactly at both ends whenever the first harvest comes. Each clock reading is paired with the TSC as the
+ * best of 4 tries (two rdtsc around the clock read, the closest kept). CLOCK_MONOTONIC_RAW is itself the TSC
+ * scaled linearly when the kernel's clocksource is "tsc" (no NTP slewing), so the only error is the
+ * estimate's. */
 #include "stamp.h"
 
 #include <errno.h>
@@ -72,9 +74,12 @@ static int kernel_uses_tsc(void) {
   return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
 }
 
-/* The first knot: the rate over at least 1 ms since the library's load (sleeps out what is left of it: the
- * CPU stays the application's). */
-static void first_knot(void) {
+/* The first knot, made at the first need (a conversion or a tick, whichever thread comes first; others wait
+ * for it): the rate from the library's load to now, over at least 1 ms (sleeps out what is left of it: the
+ * CPU stays the application's; a conversion that early is rare). Every stamp before it converts between two
+ * clock readings, exact at both ends, however long the application ran before its first harvest (a compile,
+ * a process with no background harvester). */
+static void first_knot_locked(void) {
   if (!g_base.tsc) g_base = pair();
   for (int64_t left; (left = 1000000 - (hpc_clock_ns() - g_base.ns)) > 0;) {
     struct timespec ts = {0, (long)left};
@@ -89,6 +94,20 @@ static void first_knot(void) {
   g_knot[0] = (knot){p.tsc, p.ns, r};
   atomic_store_explicit(&g_nknots, 1, memory_order_release);
 }
+static void first_knot(void) {
+  for (int i = 0; !atomic_load_explicit(&g_nknots, memory_order_acquire); i++) {
+    if (!atomic_exchange_explicit(&g_kwriter, 1, memory_order_acquire)) {
+      if (!atomic_load_explicit(&g_nknots, memory_order_relaxed)) first_knot_locked();
+      atomic_store_explicit(&g_kwriter, 0, memory_order_release);
+      return;
+    }
+    int e = errno; /* another thread makes it: at most ~1 ms */
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+    errno = e;
+    if (i > 100000) return; /* never: a writer never holds it long; the caller then uses the clock's rate */
+  }
+}
 #endif
 
 const char *hpc_stamp_init(const char *want) {
@@ -98,9 +117,8 @@ const char *hpc_stamp_init(const char *want) {
   if (want && !strcmp(want, "clock")) return "clock_gettime (HUBPROF_TIMESTAMP=clock)";
   if ((want && !strcmp(want, "tsc")) || kernel_uses_tsc()) {
     atomic_store(&g_kwriter, 0); /* a fork while another thread appended: that thread is not here */
-    /* a forked child keeps its parent's knots: the TSC is the machine's, and open regions keep their stamps
-     */
-    if (!atomic_load(&g_nknots)) first_knot();
+    /* a forked child keeps its parent's knots: the TSC is the machine's, and open regions keep their stamps;
+     * the first knot is made at the first conversion or tick (first_knot) */
     hpc_stamp_tsc = 1;
     return "rdtsc, converted by one shared calibration";
   }
@@ -115,7 +133,11 @@ void hpc_stamp_tick(void) {
 #if HPC_HAVE_TSC
   if (!hpc_stamp_tsc) return;
   unsigned k = atomic_load_explicit(&g_nknots, memory_order_acquire);
-  if (k == 0 || k == HPC_KNOTS) return;
+  if (k == 0) { /* the first knot once 1 ms has passed since the load (never sleeps here) */
+    if (hpc_clock_ns() - g_base.ns >= 1000000) first_knot();
+    return;
+  }
+  if (k == HPC_KNOTS) return;
   const knot *last = &g_knot[k - 1];
   int64_t x = (int64_t)__rdtsc(), gap = (x - g_base.tsc) / 8;
   if (x - last->t < (gap > g_min_ticks ? gap : g_min_ticks)) return;
@@ -138,11 +160,24 @@ void hpc_stamp_tick(void) {
 #endif
 }
 
+int64_t hpc_stamp_span(int64_t ns) {
+#if HPC_HAVE_TSC
+  if (!hpc_stamp_tsc) return ns;
+  first_knot();
+  if (atomic_load_explicit(&g_nknots, memory_order_acquire)) return (int64_t)((double)ns / g_knot[0].r);
+#endif
+  return ns;
+}
+
 void hpc_stamp_ns2(int64_t *a, int64_t *b) {
 #if HPC_HAVE_TSC
   if (!hpc_stamp_tsc) return;
   int64_t x = *a, y = *b;
   unsigned k = atomic_load_explicit(&g_nknots, memory_order_acquire);
+  if (__builtin_expect(k == 0, 0)) {
+    first_knot();
+    if (!(k = atomic_load_explicit(&g_nknots, memory_order_acquire))) return; /* never */
+  }
   while (k > 1 && g_knot[k - 1].t > y)
     k--;
   const knot *c = &g_knot[k - 1];
@@ -158,6 +193,10 @@ int64_t hpc_stamp_ns(int64_t stamp) {
 #if HPC_HAVE_TSC
   if (!hpc_stamp_tsc) return stamp;
   unsigned k = atomic_load_explicit(&g_nknots, memory_order_acquire);
+  if (__builtin_expect(k == 0, 0)) {
+    first_knot();
+    if (!(k = atomic_load_explicit(&g_nknots, memory_order_acquire))) return stamp; /* never */
+  }
   while (k > 1 && g_knot[k - 1].t > stamp)
     k--;
   const knot *c = &g_knot[k - 1];

@@ -45,6 +45,8 @@ HPC_STAMP_HIDDEN int64_t hpc_stamp_ns(int64_t stamp);
 /* *a = hpc_stamp_ns(*a), *b = hpc_stamp_ns(*b) with one look-up of the calibration when a <= b are close (a
  * region's begin and end): the same results. */
 HPC_STAMP_HIDDEN void hpc_stamp_ns2(int64_t *a, int64_t *b);
+/* A duration of ns nanoseconds in stamp units (TSC ticks at the first calibration's rate, or ns). */
+HPC_STAMP_HIDDEN int64_t hpc_stamp_span(int64_t ns);
 /* hpc_stamp_ns(hpc_stamp()): the current time on the stamps' time line. */
 static inline int64_t hpc_stamp_now_ns(void) { return hpc_stamp_ns(hpc_stamp()); }
 

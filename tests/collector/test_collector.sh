@@ -178,6 +178,37 @@ for mode in layer preload; do
   expect_eq "crash after clWaitForEvents ($mode)" "$(total "crash_wait_$mode" dispatches)" 20
 done
 
+# ---- when the background harvester runs (HUBPROF_HARVESTER, docs/collector.md "What the harvester costs") ----
+# crash kill 25 finish 150: 25 dispatches and clFinish, 3 more, 150 ms without an OpenCL call, SIGKILL. The 3
+# are complete (basic: inside their enqueue) but only a background harvester can write them.
+harv() { # NAME SETTING DEVICE CRASH-ARGS...: a traced crash run with HUBPROF_HARVESTER and POCL_DEVICES
+  local name=$1 setting=$2 dev=$3
+  shift 3
+  HUBPROF_HARVESTER=$setting POCL_DEVICES=$dev HUBPROF_DEBUG=1 traced "$name" layer "$EX/crash" kill "$@"
+  checked "$name"
+}
+harv harv_auto_basic auto basic 25 finish 150
+expect_eq "auto, one thread on basic: sync points only" "$(total harv_auto_basic dispatches)" 25
+grep -q "one thread, commands run on it" "$T/harv_auto_basic.err" && ok || bad "auto on basic: no debug line"
+harv harv_thread_basic thread basic 25 finish 150
+expect_eq "thread on basic: the bound holds" "$(total harv_thread_basic dispatches)" 28
+harv harv_auto_pthread auto pthread 25 finish 150
+expect_eq "auto on the pthread device: the harvester runs" "$(total harv_auto_pthread dispatches)" 28
+harv harv_sync_pthread sync pthread 25 finish 150
+expect_eq "sync on the pthread device: sync points only" "$(total harv_sync_pthread dispatches)" 25
+# auto with one thread: a loop without sync points harvests its own ring once a period (40 dispatches 10 ms
+# apart, SIGKILL right after the last: at most the last period's few are missing); sync: none written
+harv harv_auto_due auto basic 5 finish 0 40 10
+n=$(total harv_auto_due dispatches)
+[ "${n:-0}" -ge 41 ] && [ "${n:-0}" -le 45 ] && ok || bad "auto, one thread, no sync: $n dispatches (want 41..45)"
+harv harv_sync_due sync basic 5 finish 0 40 10
+expect_eq "sync, one thread, no sync point: what the clFinish wrote" "$(total harv_sync_due dispatches)" 5
+# auto on basic with a second thread (multithread: 4 threads dispatch): the harvester starts with it
+HUBPROF_DEBUG=1 POCL_DEVICES=basic traced harv_mt layer "$EX/multithread" 4 50
+checked harv_mt
+grep -q "a second thread: background harvester started" "$T/harv_mt.err" && ok ||
+  bad "auto, basic, 4 threads: the harvester did not start: $(grep hubprof "$T/harv_mt.err" | head -3)"
+
 # ---- failures of our own: one line, the application unaffected ----
 : >"$T/afile"
 HUBPROF_OUTPUT_DIR="$T/afile/sub" OPENCL_LAYERS="$LIB" "$EX/vector_add" 1000 7 >"$T/unw.out" 2>"$T/unw.err"
@@ -206,6 +237,7 @@ bad_env() {
 }
 bad_env mode HUBPROF_MODE=bogus 'HUBPROF_MODE'
 bad_env hms HUBPROF_HARVEST_MS=0 'HUBPROF_HARVEST_MS.*; tracing disabled$'
+bad_env harvester HUBPROF_HARVESTER=bogus 'HUBPROF_HARVESTER.*; tracing disabled$'
 # enqueue stamps from either source (HUBPROF_TIMESTAMP, stamp.c): every invariant holds (enqueue before start);
 # a bad value: one line, tracing off
 for ts in clock tsc; do
