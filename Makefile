@@ -45,6 +45,13 @@ HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c 
 EXPORT_SRC := $(wildcard src/export/*.c)
 HAVE_OTF2 := $(shell command -v otf2-config >/dev/null 2>&1 && echo 1)
 LDLIBS_EXPORT := $(if $(HAVE_OTF2),$(shell otf2-config --ldflags) $(shell otf2-config --libs))
+# The optional parts found when make read this file, in one file: objects that depend on them rebuild when they
+# change (a machine where `make deps` installed libotf2 after an earlier build). `demo` and `test` run `deps`
+# first and the build in a second make, which reads this file again.
+FEATURES := otf2=$(if $(HAVE_OTF2),1,0)
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+$(shell mkdir -p $(B) && { [ "$$(cat $(B)/features 2>/dev/null)" = "$(FEATURES)" ] || echo "$(FEATURES)" >$(B)/features; })
+endif
 CLI_SRC := $(wildcard src/cli/*.c) $(EXPORT_SRC)
 HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/analysis/*.h src/cli/*.h src/counters/*.h src/common/*.h src/export/*.h)
 
@@ -68,6 +75,7 @@ $(SAN)/%.o: %.c $(HDRS)
 # Who sees which internal headers: the CLI and analysis the counters' (and the CLI nothing of the hub's).
 $(B)/src/analysis/%.o $(SAN)/src/analysis/%.o $(B)/src/cli/%.o $(SAN)/src/cli/%.o: CPPFLAGS += $(INC_COUNTERS)
 $(B)/src/export/%.o $(SAN)/src/export/%.o: CPPFLAGS += $(if $(HAVE_OTF2),-DHUBPROF_HAVE_OTF2 $(shell otf2-config --cflags))
+$(addprefix $(B)/,$(EXPORT_SRC:.c=.o)) $(addprefix $(SAN)/,$(EXPORT_SRC:.c=.o)): $(B)/features
 $(B)/src/hub/hub.o $(SAN)/src/hub/hub.o: VERSION
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
@@ -134,6 +142,10 @@ $(B)/examples/%: examples/%.c $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
 
+# A preload that starts one idle thread (bench_trace.sh: the price of a second thread, without a collector).
+$(B)/bench/idle_thread.so: bench/idle_thread.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O2 -shared $< -o $@
 $(B)/bench/%: bench/%.c $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O2 -g $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
@@ -184,10 +196,12 @@ test: deps
 	$(MAKE) -j2 all san fuzz $(addprefix $(B)/tests/,$(TESTS))
 	@bash tests/run.sh
 
-demo: deps all
+demo: deps
+	$(MAKE) -j2 all
 	@bash scripts/demo.sh
 
-bench: deps all $(addprefix $(B)/bench/,$(patsubst bench/%.c,%,$(wildcard bench/*.c)))
+bench: deps all $(addprefix $(B)/bench/,$(patsubst bench/%.c,%,$(filter-out bench/idle_thread.c,$(wildcard bench/*.c)))) \
+  $(B)/bench/idle_thread.so
 	@bash bench/run.sh
 
 check-format:

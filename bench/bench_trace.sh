@@ -24,6 +24,9 @@
 # Next to it, the exit work `hubprof trace` adds after the application ends: merging a log of MERGE_N
 # (200000) dispatches into a rocpd store (`hubprof merge`, the same log every round), in ms per million
 # dispatches (a 1-dispatch log's merge subtracted: the fixed cost of a merge, shown apart).
+# The price of a second thread (issue 33): the loop with one idle thread preloaded (bench/idle_thread.c, no
+# collector: glibc's single-thread fast paths end in the runtime's locks and allocations), and the collector
+# with HUBPROF_HARVESTER=thread (its harvester thread started even in this one-thread process).
 # usage: bench_trace.sh [N [ROUNDS [BEFORE]]]   (default 20000 31 none) BEFORE: a git commit, "none" to skip
 . "$(dirname "$0")/lib.sh"
 bench_start
@@ -58,15 +61,19 @@ echo "load at the start: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min), $(npro
   "$LAUNCH_LOOP_CPU; launch_loop $n dispatches, clFinish every 1000, $rounds rounds"
 # configurations, run in this order in every round; results in W[name,round], C[..] and P[..] (wall, thread
 # CPU, process CPU)
-names=(plain noop queue events times)
+idle=$PWD/$B/bench/idle_thread.so
+[ -e "$idle" ] || make -s "$idle" >/dev/null
+names=(plain idle noop queue events times)
 [ -n "$old" ] && names+=(prev)
-names+=(full clk ab abq abt)
+names+=(full thr clk ab abq abt)
 declare -A W C P
 merge=() mfix=() abw=() abc=() abqw=() abtw=()
 for ((r = 0; r < rounds; r++)); do
   for x in "${names[@]}"; do
     case $x in
       plain) v=$(one env) ;;
+      idle) v=$(one env LD_PRELOAD="$idle") ;;
+      thr) v=$(traced "$lib" HUBPROF_HARVESTER=thread) ;;
       noop) v=$(one env OPENCL_LAYERS="$PWD/$B/libhubprof_collector_noop.so") ;;
       queue | events | times) v=$(one env LAUNCH_LOOP_EVENTS="$x") ;;
       prev) v=$(traced "$old") ;;
@@ -122,16 +129,20 @@ for kind in W C P; do
   row() { stats_row 50 "$pm" "$1" $(col $kind "$2"); }
   printf '\n%-50s %9s %17s %9s %8s\n' "$title" "median" "min-max" "added" "slowdown"
   row "no collector" plain
+  row "no collector, one idle thread (preloaded)" idle
   row "no-op collector (layer, forwards only)" noop
   row "no collector, profiling queue" queue
   row "  + an event per dispatch, released at sync" events
   row "  + its start and end read (a minimal tracer)" times
   [ -n "$old" ] && row "collector before ($before)" prev
   row "collector now" full
+  row "collector now, HUBPROF_HARVESTER=thread" thr
   row "collector now, HUBPROF_TIMESTAMP=clock" clk
   echo "paired per round (the two ran back to back):"
   paired "ADDED: collector minus no-op floor" $kind full noop
   paired "ADDED, HUBPROF_TIMESTAMP=clock" $kind clk noop
+  paired "ADDED, HUBPROF_HARVESTER=thread" $kind thr noop
+  paired "a second thread, no collector: idle minus plain" $kind idle plain
   paired "runtime: profiling queue minus no collector" $kind queue plain
   paired "runtime: events read and released, minus none" $kind times plain
   paired "collector's own: collector minus minimal tracer" $kind full times

@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
+#include "../export/export.h"
 
 #include "hubprof/hub.h"
 
@@ -112,8 +113,13 @@ int main(int argc, char **argv) {
     usage(stdout);
     return cli_finish_stdout(CLI_OK);
   }
-  if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+  if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0 || strcmp(name, "version") == 0) {
     printf("hubprof %s\n", hp_version());
+    /* the optional parts decided at build time (Makefile: found after `make deps`, rebuilt when that changes) */
+    printf("export formats:");
+    for (int f = 0; ex_format_names[f]; f++)
+      printf(" %s%s", ex_format_names[f], ex_format_available((ex_format)f) ? "" : " (not built: no libotf2)");
+    printf("\n");
     return cli_finish_stdout(CLI_OK);
   }
   if (strcmp(name, "help") == 0) {

@@ -18,6 +18,16 @@ grep -q "merge" "$T/out" && grep -q "info" "$T/out" && ok || bad "--help lists n
 expect 0 "$HP" merge --help
 grep -q -- "-F, --output-format log|rocpd|parquet" "$T/out" && ok || bad "merge --help has no -F/--output-format"
 expect 0 "$HP" info --help
+# the version and the optional parts built in: every part that can be built here is (a build made before
+# `make deps` installed libotf2 rebuilds its export objects: Makefile, FEATURES)
+for v in --version -V version; do
+  expect 0 "$HP" $v
+  head -n 1 "$T/out" | grep -qE '^hubprof [0-9]+\.[0-9]+\.[0-9]+$' && ok || bad "$v: $(head -n 1 "$T/out")"
+done
+grep -q '^export formats: perfetto chrome otf2' "$T/out" && ok || bad "version: formats: $(cat "$T/out")"
+if command -v otf2-config >/dev/null; then
+  grep -q 'not built' "$T/out" && bad "libotf2 is installed but OTF2 export is not built: $(cat "$T/out")" || ok
+fi
 expect 2 "$HP" nosuchcommand
 one_line_error "unknown command 'nosuchcommand'"
 expect 2 "$HP"
