@@ -115,10 +115,12 @@ int main(int argc, char **argv) {
   }
   if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0 || strcmp(name, "version") == 0) {
     printf("hubprof %s\n", hp_version());
-    /* the optional parts decided at build time (Makefile: found after `make deps`, rebuilt when that changes) */
+    /* the optional parts decided at build time (Makefile: found after `make deps`, rebuilt when that changes)
+     */
     printf("export formats:");
     for (int f = 0; ex_format_names[f]; f++)
-      printf(" %s%s", ex_format_names[f], ex_format_available((ex_format)f) ? "" : " (not built: no libotf2)");
+      printf(" %s%s", ex_format_names[f],
+             ex_format_available((ex_format)f) ? "" : " (not built: no libotf2)");
     printf("\n");
     return cli_finish_stdout(CLI_OK);
   }
