@@ -238,8 +238,8 @@ HPC_HIDDEN int hpc_runs_on_caller(const cl_icd_dispatch *n, cl_device_id d);
 #include <sys/single_threaded.h>
 #define HPC_SINGLE_THREADED() (__libc_single_threaded != 0)
 #else
-#define HPC_SINGLE_THREADED() 0 /* unknown: the harvester starts with the log, as HUBPROF_HARVESTER=thread   \
-                                 */
+/* unknown: the harvester starts with the log, as with HUBPROF_HARVESTER=thread */
+#define HPC_SINGLE_THREADED() 0
 #endif
 static inline void hpc_harvester_check(void) {
   if (__builtin_expect(atomic_load_explicit(&hpc_harv_watch, memory_order_relaxed), 0) &&
