@@ -23,7 +23,8 @@ static const cli_opt sample_opts[] = {
      .short_name = 'o',
      .kind = CLI_OPT_STRING,
      .value = "OUT",
-     .help = "the store (default: APP.hubprof.db, or .log / .parquet by format)"},
+     .help = "the store (default: APP.hubprof.db, or .log / .parquet by format; APP.hubprof-2.db, -3, ... "
+             "when taken)"},
     {.name = "period-us",
      .kind = CLI_OPT_UINT,
      .value = "N",

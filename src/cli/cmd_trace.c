@@ -20,7 +20,8 @@ static const cli_opt trace_opts[] = {
      .short_name = 'o',
      .kind = CLI_OPT_STRING,
      .value = "OUT",
-     .help = "the trace store (default: APP.hubprof.db, or .log / .parquet by format)"},
+     .help = "the trace store (default: APP.hubprof.db, or .log / .parquet by format; APP.hubprof-2.db, -3, "
+             "... when taken)"},
     {.name = "preload",
      .kind = CLI_OPT_FLAG,
      .help = "also load the collector with LD_PRELOAD (for OpenCL loaders without layer support); the layer "

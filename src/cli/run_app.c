@@ -53,13 +53,18 @@ static const char *format_suffix(const char *format) {
   return strcmp(format, "parquet") == 0 ? ".parquet" : ".store";
 }
 
-/* "APP.hubprof.db" in the current directory, from the application's base name. */
-static char *default_output(const char *app, const char *format) {
+/* "APP.hubprof.db" in the current directory, from the application's base name; when that exists (and not
+ * --force), the first free "APP.hubprof-N.db" from N = 2, as nsys and perf pick a new name. */
+static char *default_output(const char *app, const char *format, int force) {
   const char *base = strrchr(app, '/');
   base = base ? base + 1 : app;
   size_t n = strlen(base) + 32;
   char *p = malloc(n);
-  if (p) snprintf(p, n, "%s.hubprof%s", base, format_suffix(format));
+  if (!p) return NULL;
+  snprintf(p, n, "%s.hubprof%s", base, format_suffix(format));
+  struct stat sb;
+  for (unsigned i = 2; !force && i < 100000 && lstat(p, &sb) == 0; i++)
+    snprintf(p, n, "%s.hubprof-%u%s", base, i, format_suffix(format));
   return p;
 }
 
@@ -315,7 +320,7 @@ int run_prepare(const run_opts *o, const char *app, char **output, char **collec
     cli_error("%s: unknown format '%s' (see 'hubprof %s --help')", o->mode, o->format, o->mode);
     return CLI_USAGE;
   }
-  char *out = o->output ? strdup(o->output) : default_output(app, o->format);
+  char *out = o->output ? strdup(o->output) : default_output(app, o->format, o->force);
   if (!out) {
     cli_error("out of memory");
     return CLI_FAIL;

@@ -43,7 +43,13 @@ import json; d=json.load(open("lginfo.json")); assert d["rows"]["dispatch"]==25,
 # 2. default output name; existing output refused before the app runs; --force
 (cd "$T" && "$HP" trace -q -- "$EX/vector_add" 1024 3 >/dev/null 2>&1)
 [ -f vector_add.hubprof.db ] && ok || bad "default output name: $(ls)"
-"$HP" trace -- "$EX/vector_add" 1024 3 >out 2>err
+# a second and a third run without -o take the next free names, and say so (issue 28)
+for i in 2 3; do
+  "$HP" trace -- "$EX/vector_add" 1024 $i >out 2>err
+  [ $? -eq 0 ] && grep -q -- "-> vector_add.hubprof-$i.db" err && [ "$(q vector_add.hubprof-$i.db 'select count(*) from rocpd_kernel_dispatch')" = $i ] &&
+    ok || bad "default output name, run $i: $(cat err)"
+done
+"$HP" trace -o vector_add.hubprof.db -- "$EX/vector_add" 1024 3 >out 2>err
 [ $? -eq 1 ] && grep -q "already exists" err && ! grep -q "vector_add: n=" out && ok || bad "existing output not refused before running"
 "$HP" trace -f -q -- "$EX/vector_add" 1024 5 >/dev/null 2>&1 && [ "$(q vector_add.hubprof.db 'select count(*) from rocpd_kernel_dispatch')" = 5 ] && ok || bad "--force"
 
