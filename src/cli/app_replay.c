@@ -74,10 +74,13 @@ int app_replay(const run_opts *o, const hc_plan *plan, const hc_provider *prov, 
       const hp_merge_stats *m = &st.merge;
       uint64_t nk = m->rows_out[HP_TABLE_KERNEL_SYMBOL], np = m->rows_out[HP_TABLE_PROCESS];
       fprintf(stderr,
-              "hubprof: %" PRIu64 " dispatches of %" PRIu64 " kernel%s in %" PRIu64 " process%s, %" PRIu64
-              " counter values in %zu pass%s (application replay, match '%s'",
-              m->rows_out[HP_TABLE_DISPATCH], nk, nk == 1 ? "" : "s", np, np == 1 ? "" : "es",
-              m->rows_out[HP_TABLE_COUNTER_VALUE], ran, ran == 1 ? "" : "es", o->match);
+              "hubprof: %" PRIu64 " %s of %" PRIu64 " kernel%s in %" PRIu64 " process%s, %" PRIu64
+              " counter %s in %zu pass%s (application replay, match '%s'",
+              m->rows_out[HP_TABLE_DISPATCH],
+              cli_noun(m->rows_out[HP_TABLE_DISPATCH], "dispatch", "dispatches"), nk, nk == 1 ? "" : "s", np,
+              np == 1 ? "" : "es", m->rows_out[HP_TABLE_COUNTER_VALUE],
+              cli_noun(m->rows_out[HP_TABLE_COUNTER_VALUE], "value", "values"), ran, ran == 1 ? "" : "es",
+              o->match);
       if (st.unmatched_dispatches) fprintf(stderr, ", %" PRIu64 " unmatched", st.unmatched_dispatches);
       fprintf(stderr, ") -> %s (%s)\n", output, o->format);
       if (st.lost_records)

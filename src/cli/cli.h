@@ -4,6 +4,7 @@
 #define HUBPROF_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit codes of every subcommand (docs/cli/exit-codes.md): 0 success; 1 an input error (the command line is
@@ -65,6 +66,10 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Flush stdout and report a write error (full disk, closed pipe) as a failure, as perf does. */
 int cli_finish_stdout(int rc);
+/* The noun for a count: one (n == 1) or many ("dispatch" / "dispatches"), for summary lines. */
+static inline const char *cli_noun(uint64_t n, const char *one, const char *many) {
+  return n == 1 ? one : many;
+}
 /* Is `f` the name of a format compiled into the hub? */
 int cli_format_known(const char *f);
 

@@ -60,10 +60,11 @@ int cmd_convert(int argc, char **argv) {
   rc = cli_merge_stores(a.operands, 1, out_path, format, force, strict, quiet, &stats, in_format,
                         sizeof in_format);
   if (rc == CLI_OK && !quiet)
-    fprintf(stderr,
-            "hubprof: converted %s (%s) to %s (%s): %" PRIu64 " dispatches, %" PRIu64 " counter values\n",
+    fprintf(stderr, "hubprof: converted %s (%s) to %s (%s): %" PRIu64 " %s, %" PRIu64 " counter %s\n",
             in_path, in_format, out_path, format, stats.rows_out[HP_TABLE_DISPATCH],
-            stats.rows_out[HP_TABLE_COUNTER_VALUE]);
+            cli_noun(stats.rows_out[HP_TABLE_DISPATCH], "dispatch", "dispatches"),
+            stats.rows_out[HP_TABLE_COUNTER_VALUE],
+            cli_noun(stats.rows_out[HP_TABLE_COUNTER_VALUE], "value", "values"));
   cli_args_free(&a);
   return rc;
 }

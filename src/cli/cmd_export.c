@@ -115,10 +115,13 @@ int cmd_export(int argc, char **argv) {
   if (stats.copies) snprintf(copies, sizeof copies, ", %" PRIu64 " memory copies", stats.copies);
   if (!quiet)
     fprintf(stderr,
-            "hubprof: wrote %s (%s): %" PRIu64 " dispatches, %" PRIu64 " regions, %" PRIu64
-            " markers, %" PRIu64 " flows, %" PRIu64 " counter values%s\n",
-            outp, ex_format_names[fmt], stats.dispatches, stats.regions, stats.markers, stats.flows,
-            stats.counter_values, copies);
+            "hubprof: wrote %s (%s): %" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64
+            " counter %s%s\n",
+            outp, ex_format_names[fmt], stats.dispatches,
+            cli_noun(stats.dispatches, "dispatch", "dispatches"), stats.regions,
+            cli_noun(stats.regions, "region", "regions"), stats.markers,
+            cli_noun(stats.markers, "marker", "markers"), stats.flows, cli_noun(stats.flows, "flow", "flows"),
+            stats.counter_values, cli_noun(stats.counter_values, "value", "values"), copies);
   if (!quiet && stats.counter_samples)
     fprintf(stderr, "hubprof: %" PRIu64 " counter samples\n", stats.counter_samples);
   return CLI_OK;

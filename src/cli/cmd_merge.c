@@ -168,18 +168,24 @@ int cmd_merge(int argc, char **argv) {
   if (rc == CLI_OK) cli_merge_report_cut(inputs, ninputs);
   cli_merge_inputs_free(inputs, ninputs);
   if (rc == CLI_OK && !quiet && cli_given(&a, "append"))
-    fprintf(stderr,
-            "hubprof: appended %" PRIu64 " store%s to %s: now %" PRIu64 " processes, %" PRIu64
-            " dispatches\n",
+    fprintf(stderr, "hubprof: appended %" PRIu64 " store%s to %s: now %" PRIu64 " %s, %" PRIu64 " %s\n",
             stats.inputs - 1, stats.inputs == 2 ? "" : "s", out_path, stats.rows_out[HP_TABLE_PROCESS],
-            stats.rows_out[HP_TABLE_DISPATCH]);
+            cli_noun(stats.rows_out[HP_TABLE_PROCESS], "process", "processes"),
+            stats.rows_out[HP_TABLE_DISPATCH],
+            cli_noun(stats.rows_out[HP_TABLE_DISPATCH], "dispatch", "dispatches"));
   else if (rc == CLI_OK && !quiet)
     fprintf(stderr,
-            "hubprof: merged %" PRIu64 " stores into %s (%s): %" PRIu64 " processes, %" PRIu64
-            " dispatches, %" PRIu64 " counter values, %" PRIu64 " kernels\n",
-            stats.inputs, out_path, format, stats.rows_out[HP_TABLE_PROCESS],
-            stats.rows_out[HP_TABLE_DISPATCH], stats.rows_out[HP_TABLE_COUNTER_VALUE],
-            stats.rows_out[HP_TABLE_KERNEL_SYMBOL]);
+            "hubprof: merged %" PRIu64 " %s into %s (%s): %" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64
+            " counter %s, %" PRIu64 " %s\n",
+            stats.inputs, cli_noun(stats.inputs, "store", "stores"), out_path, format,
+            stats.rows_out[HP_TABLE_PROCESS],
+            cli_noun(stats.rows_out[HP_TABLE_PROCESS], "process", "processes"),
+            stats.rows_out[HP_TABLE_DISPATCH],
+            cli_noun(stats.rows_out[HP_TABLE_DISPATCH], "dispatch", "dispatches"),
+            stats.rows_out[HP_TABLE_COUNTER_VALUE],
+            cli_noun(stats.rows_out[HP_TABLE_COUNTER_VALUE], "value", "values"),
+            stats.rows_out[HP_TABLE_KERNEL_SYMBOL],
+            cli_noun(stats.rows_out[HP_TABLE_KERNEL_SYMBOL], "kernel", "kernels"));
   cli_args_free(&a);
   return rc;
 }

@@ -86,7 +86,8 @@ int cmd_report(int argc, char **argv) {
     cli_warn("%s: damaged store: reported what was readable, the rest of the table skipped (%s)", path,
              st.damage);
   if (!quiet)
-    fprintf(stderr, "hubprof: wrote %s: %" PRIu64 " dispatches, %" PRIu64 " regions%s\n", outp, st.dispatches,
-            st.regions, b ? ", compared with the baseline" : "");
+    fprintf(stderr, "hubprof: wrote %s: %" PRIu64 " %s, %" PRIu64 " %s%s\n", outp, st.dispatches,
+            cli_noun(st.dispatches, "dispatch", "dispatches"), st.regions,
+            cli_noun(st.regions, "region", "regions"), b ? ", compared with the baseline" : "");
   return CLI_OK;
 }

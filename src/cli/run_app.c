@@ -498,8 +498,9 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
 static void summary(const run_opts *o, const char *output, const hp_assemble_stats *st) {
   const hp_merge_stats *m = &st->merge;
   uint64_t nk = m->rows_out[HP_TABLE_KERNEL_SYMBOL], np = m->rows_out[HP_TABLE_PROCESS];
-  fprintf(stderr, "hubprof: %" PRIu64 " dispatches of %" PRIu64 " kernel%s in %" PRIu64 " process%s",
-          m->rows_out[HP_TABLE_DISPATCH], nk, nk == 1 ? "" : "s", np, np == 1 ? "" : "es");
+  uint64_t nd = m->rows_out[HP_TABLE_DISPATCH];
+  fprintf(stderr, "hubprof: %" PRIu64 " %s of %" PRIu64 " kernel%s in %" PRIu64 " process%s", nd,
+          cli_noun(nd, "dispatch", "dispatches"), nk, nk == 1 ? "" : "s", np, np == 1 ? "" : "es");
   if (o->multiplex)
     fprintf(stderr,
             ", %" PRIu64 " measured and %" PRIu64
@@ -508,8 +509,10 @@ static void summary(const run_opts *o, const char *output, const hp_assemble_sta
             st->measured_values, st->imputed_values, o->npasses, o->npasses == 1 ? "" : "es", o->multiplex,
             st->keys - st->incomplete_keys, st->keys, st->keys == 1 ? "" : "s");
   else if (o->plan)
-    fprintf(stderr, ", %" PRIu64 " counter values in %zu pass%s (kernel replay)",
-            m->rows_out[HP_TABLE_COUNTER_VALUE], o->npasses, o->npasses == 1 ? "" : "es");
+    fprintf(stderr, ", %" PRIu64 " counter %s in %zu pass%s (kernel replay)",
+            m->rows_out[HP_TABLE_COUNTER_VALUE],
+            cli_noun(m->rows_out[HP_TABLE_COUNTER_VALUE], "value", "values"), o->npasses,
+            o->npasses == 1 ? "" : "es");
   fprintf(stderr, " -> %s (%s)\n", output, o->format);
   if (st->unfinished_processes)
     cli_warn("%" PRIu64 " process%s did not finish (killed, or its log cut short): %" PRIu64

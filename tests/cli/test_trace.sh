@@ -49,6 +49,12 @@ for i in 2 3; do
   [ $? -eq 0 ] && grep -q -- "-> vector_add.hubprof-$i.db" err && [ "$(q vector_add.hubprof-$i.db 'select count(*) from rocpd_kernel_dispatch')" = $i ] &&
     ok || bad "default output name, run $i: $(cat err)"
 done
+# one of a kind in the summary: singular (issue 28: "1 dispatches")
+"$HP" trace -o one.db -- "$EX/vector_add" 1024 1 >out 2>err
+grep -q "^hubprof: 1 dispatch of 1 kernel in 1 process -> one.db" err && ok || bad "singular summary: $(cat err)"
+"$HP" merge -o one2.db one.db >out 2>err
+grep -q "merged 1 store into one2.db (rocpd): 1 process, 1 dispatch, 0 counter values, 1 kernel$" err && ok ||
+  bad "singular merge summary: $(cat err)"
 "$HP" trace -o vector_add.hubprof.db -- "$EX/vector_add" 1024 3 >out 2>err
 [ $? -eq 1 ] && grep -q "already exists" err && ! grep -q "vector_add: n=" out && ok || bad "existing output not refused before running"
 "$HP" trace -f -q -- "$EX/vector_add" 1024 5 >/dev/null 2>&1 && [ "$(q vector_add.hubprof.db 'select count(*) from rocpd_kernel_dispatch')" = 5 ] && ok || bad "--force"
