@@ -46,6 +46,9 @@ typedef struct hp_assemble_opts {
    * complete)"). NULL: not reported (the counts in hp_assemble_stats remain). */
   void (*warn)(void *ctx, const char *line);
   void *warn_ctx;
+  /* Set to nonzero (e.g. by a signal handler) to stop: hp_assembly_write then returns HP_ERR_CANCELLED within
+   * 4096 rows, having committed nothing. NULL: never. */
+  const volatile int *cancel;
 } hp_assemble_opts;
 
 typedef struct hp_assemble_stats {

@@ -30,6 +30,7 @@ typedef enum hp_status {
   HP_ERR_UNSUPPORTED =
       -9, /* the operation is not supported by this format or mode (e.g. writing a read store) */
   HP_ERR_CONSTRAINT = -10, /* the data breaks a rule of the model (duplicate id, dangling reference) */
+  HP_ERR_CANCELLED = -11,  /* stopped on request (hp_assemble_opts.cancel): nothing was committed */
 } hp_status;
 
 /* A short constant English text for a status ("corrupt data"); never NULL. */

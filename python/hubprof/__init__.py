@@ -12,6 +12,7 @@ from __future__ import annotations
 from . import _lib
 from .analysis import GROUPS, diff
 from .errors import (
+    CancelledError,
     ConstraintError,
     CorruptError,
     DamagedInputWarning,
@@ -63,6 +64,6 @@ __all__ = [
     "Store", "Writer", "Table", "Column", "Damage",
     "region", "region_begin", "region_end", "mark", "start", "stop", "profiled",
     "Error", "InvalidArgumentError", "OutOfMemoryError", "IOFailedError", "NotFoundError", "FormatError",
-    "VersionError", "CorruptError", "TruncatedError", "UnsupportedError", "ConstraintError",
+    "VersionError", "CorruptError", "TruncatedError", "UnsupportedError", "ConstraintError", "CancelledError",
     "HubprofWarning", "LowerBoundWarning", "DamagedInputWarning",
 ]

@@ -97,16 +97,23 @@ class ConstraintError(Error):
     status = -10
 
 
+class CancelledError(Error):
+    """HP_ERR_CANCELLED: stopped on request; nothing was committed."""
+
+    status = -11
+
+
 _BY_STATUS: dict[int, type[Error]] = {
     c.status: c
     for c in (InvalidArgumentError, OutOfMemoryError, IOFailedError, NotFoundError, FormatError, VersionError,
-              CorruptError, TruncatedError, UnsupportedError, ConstraintError)
+              CorruptError, TruncatedError, UnsupportedError, ConstraintError, CancelledError)
 }
 
 STATUS_NAMES = {
     0: "HP_OK", 1: "HP_END", -1: "HP_ERR_INVALID", -2: "HP_ERR_NOMEM", -3: "HP_ERR_IO",
     -4: "HP_ERR_NOT_FOUND", -5: "HP_ERR_FORMAT", -6: "HP_ERR_VERSION", -7: "HP_ERR_CORRUPT",
     -8: "HP_ERR_TRUNCATED", -9: "HP_ERR_UNSUPPORTED", -10: "HP_ERR_CONSTRAINT",
+    -11: "HP_ERR_CANCELLED",
 }
 
 

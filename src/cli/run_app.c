@@ -230,25 +230,47 @@ int run_check_output(const char *path, const char *format, int force) {
   return 0;
 }
 
-/* ---- signals: SIGINT, SIGTERM and SIGHUP go to the application; hubprof stays to keep what it recorded */
+/* ---- signals: SIGINT, SIGTERM and SIGHUP go to the application; hubprof stays to keep what it recorded.
+ * Once no application runs (it ended, between application-replay runs, while the logs are assembled) the
+ * first one lets hubprof finish the store from what was recorded, and a second one stops the assembly at
+ * once (hp_assemble_opts.cancel), keeping the logs and naming them; nothing is left without a message. The
+ * handlers stay installed from the first launch to the end of hubprof. */
 static volatile sig_atomic_t g_child;    /* the application's pid while it runs */
 static volatile sig_atomic_t g_received; /* the last signal received */
+static volatile sig_atomic_t g_after;    /* signals received while no application ran */
+static volatile int g_cancel;            /* the second of those: the assembly stops */
+static char g_out_name[1024];            /* the store being written, for the handler's lines */
+
+static const char *signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
+
+static void say_safe(const char *s) { (void)!write(STDERR_FILENO, s, strlen(s)); } /* async-signal-safe */
 
 static void forward_signal(int sig, siginfo_t *si, void *uc) {
   (void)uc;
   int e = errno;
   g_received = sig;
-  /* sent by a process (kill, timeout, a job manager): passed on; from the terminal (Ctrl-C, hangup) the
-   * application's process group has it already */
-  if (g_child > 0 && si && si->si_code <= 0) kill((pid_t)g_child, sig);
+  if (g_child > 0) {
+    /* sent by a process (kill, timeout, a job manager): passed on; from the terminal (Ctrl-C, hangup) the
+     * application's process group has it already */
+    if (si && si->si_code <= 0) kill((pid_t)g_child, sig);
+  } else if (g_after++ == 0) {
+    say_safe("hubprof: ");
+    say_safe(signal_name(sig));
+    say_safe(" received: finishing ");
+    say_safe(g_out_name);
+    say_safe(" from what was recorded (send it again to stop now, keeping the logs)\n");
+  } else if (!g_cancel) {
+    g_cancel = 1;
+    say_safe("hubprof: ");
+    say_safe(signal_name(sig));
+    say_safe(" received again: stopping\n");
+  }
   errno = e;
 }
 
 int run_stop_signal(void) { return g_received; }
-
-static const char *signal_name(int sig) {
-  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
-}
 
 /* ---- assembly: the logs of every run into ONE store ---- */
 static void warn_line(void *ctx, const char *line) {
@@ -260,8 +282,11 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
                  hp_assemble_stats *stats, const char **keep_dir) {
   *keep_dir = NULL;
   cli_progress *pr = NULL; /* a live progress line on a terminal while the logs are assembled */
-  hp_assemble_opts ao = {
-      .size = sizeof ao, .warn = warn_line, .progress = cli_progress_ref_cb, .progress_ctx = &pr};
+  hp_assemble_opts ao = {.size = sizeof ao,
+                         .warn = warn_line,
+                         .progress = cli_progress_ref_cb,
+                         .progress_ctx = &pr,
+                         .cancel = &g_cancel};
   if (o->multiplex) {
     ao.impute = strcmp(o->multiplex, "launch") == 0 ? HP_IMPUTE_LAUNCH : HP_IMPUTE_KERNEL;
     ao.plan = o->plan;
@@ -307,7 +332,15 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
                       : out && hp_store_error(out)[0] ? hp_store_error(out)
                                                       : hp_status_str(st);
     if (!*keep_dir) *keep_dir = dirs[0];
-    cli_warn("%s; the per-process logs are kept in %s", why, *keep_dir);
+    if (st == HP_ERR_CANCELLED && nruns == 1)
+      cli_warn("stopped by %s: %s not written; the per-process logs are kept in %s (hubprof merge -o %s %s)",
+               signal_name(g_received), output, *keep_dir, output, *keep_dir);
+    else if (st == HP_ERR_CANCELLED)
+      cli_warn("stopped by %s: %s not written; the per-process logs of the %zu runs are kept in %s and the "
+               "folders beside it",
+               signal_name(g_received), output, nruns, *keep_dir);
+    else
+      cli_warn("%s; the per-process logs are kept in %s", why, *keep_dir);
   }
   hp_store_abort(out);
   hp_assembly_free(a);
@@ -325,6 +358,7 @@ int run_prepare(const run_opts *o, const char *app, char **output, char **collec
     cli_error("out of memory");
     return CLI_FAIL;
   }
+  snprintf(g_out_name, sizeof g_out_name, "%s", out); /* named by the signal handler */
   int rc = run_check_output(out, o->format, o->force);
   if (rc) {
     free(out);
@@ -393,7 +427,9 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
   /* SIGINT, SIGTERM and SIGHUP are passed on to the application and we stay to keep what it recorded;
    * SIGQUIT is left to the application (like time(1)). Blocked around fork, so none is lost in between. */
   static const int fwd[] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction on = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART}, old_fwd[3];
+  struct sigaction on = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART};
+  static struct sigaction old_fwd[3]; /* the inherited handlers, for the application (saved once) */
+  static int installed;
   struct sigaction ign = {.sa_handler = SIG_IGN}, old_quit;
   sigemptyset(&on.sa_mask);
   sigemptyset(&ign.sa_mask);
@@ -405,7 +441,8 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
   }
   sigprocmask(SIG_BLOCK, &block, &old_mask);
   for (int i = 0; i < 3; i++)
-    sigaction(fwd[i], &on, &old_fwd[i]);
+    sigaction(fwd[i], &on, installed ? NULL : &old_fwd[i]);
+  installed = 1;
   sigaction(SIGQUIT, &ign, &old_quit);
   /* an inherited SIG_IGN for SIGCHLD would make waitpid lose the application's status: default it here,
    * and give the application its inherited setting back */
@@ -438,8 +475,6 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
   if (err_pipe[1] >= 0) close(err_pipe[1]);
   if (pid < 0) {
     cli_error("cannot start %s: %s", argv[0], strerror(fork_errno));
-    for (int i = 0; i < 3; i++)
-      sigaction(fwd[i], &old_fwd[i], NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     sigaction(SIGCHLD, &old_chld, NULL);
     return CLI_FAIL;
@@ -477,9 +512,7 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
     app_rc = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
     app_rc = 128 + WTERMSIG(status);
-  for (int i = 0; i < 3; i++)
-    sigaction(fwd[i], &old_fwd[i], NULL);
-  sigaction(SIGQUIT, &old_quit, NULL);
+  sigaction(SIGQUIT, &old_quit, NULL); /* SIGINT, SIGTERM and SIGHUP keep forward_signal: see above */
   sigaction(SIGCHLD, &old_chld, NULL);
   if (exec_errno) {
     cli_error("cannot run '%s': %s", argv[0], strerror(exec_errno));

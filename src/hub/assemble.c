@@ -1453,6 +1453,7 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
       h.done = hook_done;
     }
     if (a->o.progress) h.progress = hook_progress; /* else the inputs' rows need not be counted */
+    h.cancel = a->o.cancel;
     a->hooks = &h;
     a->stats = &full;
     st = hp_merge_with(out, a->merged, a->nmerged, &full.merge, &h);

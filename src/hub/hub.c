@@ -40,6 +40,7 @@ const char *hp_status_str(hp_status s) {
   case HP_ERR_TRUNCATED: return "truncated";
   case HP_ERR_UNSUPPORTED: return "operation not supported";
   case HP_ERR_CONSTRAINT: return "data breaks a rule of the model";
+  case HP_ERR_CANCELLED: return "cancelled";
   }
   return "unknown status";
 }

@@ -12,6 +12,7 @@
 #include "../common/hu_map.h"
 
 #include <assert.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -612,10 +613,19 @@ static hp_status merge_row(merger *m, hp_store *in, hp_table t, const tinfo *ti,
 
 #define PROGRESS_EVERY 65536 /* rows between two progress calls */
 
-static void progress(merger *m) {
+/* Count a row; every 4096 rows look at the cancel flag (1: stop, its message set), every PROGRESS_EVERY
+ * report. */
+static int progress(merger *m) {
   hp_merge_hooks *h = m->hooks;
-  if (!h || !h->progress || ++m->done % PROGRESS_EVERY) return;
-  h->progress(h->ctx, m->done, m->total > m->done ? m->total : 0);
+  if (!h || (!h->progress && !h->cancel) || ++m->done % 4096) return 0;
+  if (h->cancel && *h->cancel) {
+    m->perr_st = HP_ERR_CANCELLED;
+    snprintf(m->perr, sizeof m->perr, "%s: cancelled after %" PRIu64 " rows", m->out->path, m->done);
+    return 1;
+  }
+  if (h->progress && m->done % PROGRESS_EVERY == 0)
+    h->progress(h->ctx, m->done, m->total > m->done ? m->total : 0);
+  return 0;
 }
 
 /* A hook's failure: its message becomes this thread's error. */
@@ -670,7 +680,10 @@ static hp_status merge_table(merger *m, hp_store *in, size_t ix, hp_table t, hp_
       break;
     }
     if (stats) stats->rows_in[t]++;
-    progress(m);
+    if (progress(m)) {
+      st = HP_ERR_CANCELLED;
+      break;
+    }
     if (h && h->row) {
       int k = h->row(h->ctx, ix, t, &row);
       if (k < 0) {
@@ -689,8 +702,7 @@ static hp_status merge_table(merger *m, hp_store *in, size_t ix, hp_table t, hp_
     int k = h->extra(h->ctx, ix, t, &x);
     if (k < 0) st = hook_failed(m);
     if (k <= 0) break;
-    progress(m);
-    st = merge_row(m, in, t, &ti, &x, stats);
+    st = progress(m) ? HP_ERR_CANCELLED : merge_row(m, in, t, &ti, &x, stats);
   }
   if (st == HP_ERR_NOMEM && m->perr_st == HP_OK) {
     snprintf(m->perr, sizeof m->perr, "%s: out of memory while merging %s", m->out->path, hp_store_path(in));

@@ -324,6 +324,31 @@ expect_eq "SIGTERM mid-run: exit status" "$?" 143
 n=$(sqlite3 sigl.db 'select count(*) from rocpd_kernel_dispatch' 2>/dev/null)
 [ "${n:-0}" -gt 0 ] && ok || bad "SIGTERM mid-run: no dispatches kept: $(cat sigl.err)"
 "$HP" info sigl.db >sigl.info 2>&1 && ok || bad "SIGTERM mid-run: store unreadable: $(cat sigl.info)"
+# a signal once the application has ended, while the logs are merged (issue 30 point 3): the first finishes
+# the store, a second stops at once, keeping the logs and naming them; no temporary left, no silent end
+merge_signals() { # NAME COUNT: launch_loop's 1.5 M dispatches (and its warm-up one), COUNT SIGTERMs once it ended
+  POCL_DEVICES=basic "$HP" trace -o "$1.db" -- "$EX/launch_loop" 1500000 1000 >"$1.out" 2>"$1.err" &
+  hp_pid=$!
+  for _ in $(seq 600); do grep -q ns_per_dispatch "$1.out" 2>/dev/null && break; sleep 0.05; done
+  for ((i = 0; i < $2; i++)); do
+    kill -TERM $hp_pid
+    sleep 0.05
+  done
+  wait $hp_pid
+}
+merge_signals sigm1 1
+expect_eq "SIGTERM during the merge: the application's exit status" "$?" 0
+grep -q "SIGTERM received: finishing sigm1.db from what was recorded" sigm1.err && ok || bad "merge signal: not said: $(cat sigm1.err)"
+expect_eq "SIGTERM during the merge: the store is complete" "$(sqlite3 sigm1.db "select count(*) from rocpd_kernel_dispatch")" 1500001
+[ -z "$(ls -A | grep -e hubprof-logs -e '\.tmp\.')" ] && ok || bad "SIGTERM during the merge: left behind: $(ls -A)"
+merge_signals sigm2 2
+expect_eq "two SIGTERMs during the merge: the application's exit status" "$?" 0
+[ ! -e sigm2.db ] && ok || bad "two SIGTERMs during the merge: sigm2.db written"
+[ -z "$(ls -A | grep '\.tmp\.')" ] && ok || bad "two SIGTERMs during the merge: temporary left: $(ls -A)"
+kept=$(sed -nE 's/.*stopped by SIGTERM: sigm2.db not written; the per-process logs are kept in ([^ ]+) \(hubprof merge.*/\1/p' sigm2.err)
+[ -n "$kept" ] && [ -d "$kept" ] && ok || bad "two SIGTERMs during the merge: logs not named or not kept: $(cat sigm2.err)"
+"$HP" merge -q -o sigm2.db "$kept" && rm -rf "$kept" &&
+  expect_eq "the kept logs merged by the named command" "$(sqlite3 sigm2.db "select count(*) from rocpd_kernel_dispatch")" 1500001
 
 # ---- 10. the output checked before the application starts: one line, exit 1, the application not run ----
 # unusable CODE OUTPUT [OPTIONS...]
