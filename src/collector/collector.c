@@ -279,6 +279,14 @@ static void open_store_locked(void) {
   snprintf(path, sizeof path, "%s/hubprof-%s-%ld.log", dir, host, (long)getpid());
   hp_store *s = NULL;
   hp_status rc = hp_store_open(path, "log", HP_CREATE_LIVE, &s);
+  /* the name taken (a process of another PID namespace or host with our pid, sharing the folder): the log
+   * never replaces it (fmt_log.c publishes without replacing); the next free -N */
+  for (int k = 2; rc != HP_OK && k < 1000 && access(path, F_OK) == 0; k++) {
+    hp_store_abort(s);
+    s = NULL;
+    snprintf(path, sizeof path, "%s/hubprof-%s-%ld-%d.log", dir, host, (long)getpid(), k);
+    rc = hp_store_open(path, "log", HP_CREATE_LIVE, &s);
+  }
   if (rc != HP_OK) {
     say("%s; tracing disabled", s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(rc));
     hp_store_abort(s); /* nothing was created */

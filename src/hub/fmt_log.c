@@ -15,6 +15,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -689,6 +690,18 @@ static int64_t clock_ns(clockid_t id) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A live log appears under its name at once, and never in place of another file (two collectors in
+ * different PID namespaces, or on two hosts, sharing one folder can have the same pid): rename without
+ * replacing, or where the file system cannot (EINVAL), a hard link, which fails on an existing name too.
+ * EEXIST: the name is taken (the caller picks another). */
+static int publish_new(const char *tmp, const char *path) {
+  if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+  if (link(tmp, path) != 0) return -1;
+  unlink(tmp);
+  return 0;
+}
+
 static hp_status log_create(hp_store *s) {
   pthread_once(&g_once, global_init);
   void *mem = NULL;
@@ -734,7 +747,7 @@ static hp_status log_create(hp_store *s) {
   h[127] = 0;
   hu_put_le32(h + HDR_CRC_OFF, hp_crc32c(0, h, HDR_CRC_OFF));
   hp_status st = hu_pwrite_all(L->fd, h, sizeof h, 0) ? HP_ERR_IO : HP_OK;
-  if (st == HP_OK && s->mode == HP_CREATE_LIVE && rename(L->tmp, s->path) != 0) st = HP_ERR_IO;
+  if (st == HP_OK && s->mode == HP_CREATE_LIVE && publish_new(L->tmp, s->path) != 0) st = HP_ERR_IO;
   if (st != HP_OK) {
     int e = errno;
     unlink(L->tmp);

@@ -209,6 +209,21 @@ checked harv_mt
 grep -q "a second thread: background harvester started" "$T/harv_mt.err" && ok ||
   bad "auto, basic, 4 threads: the harvester did not start: $(grep hubprof "$T/harv_mt.err" | head -3)"
 
+# two processes with the same pid (PID namespaces, as containers and MPI launchers make them) sharing one
+# log folder: each keeps its own log (issue 30 point 7: the second replaced the first)
+if unshare -p -f --mount-proc true 2>/dev/null; then
+  mkdir -p "$T/pidns"
+  for i in 1 2; do
+    HUBPROF_OUTPUT_DIR="$T/pidns" OPENCL_LAYERS="$LIB" unshare -p -f --mount-proc "$EX/vector_add" 1000 $((i * 5)) \
+      >/dev/null 2>"$T/pidns.$i.err"
+  done
+  "$CHECK" "$T/pidns" >"$T/pidns.report" 2>&1
+  expect_eq "same pid in two PID namespaces: logs/dispatches" "$(total pidns logs)/$(total pidns dispatches)" 2/15
+  [ ! -s "$T/pidns.1.err" ] && [ ! -s "$T/pidns.2.err" ] && ok || bad "PID namespaces: $(cat "$T"/pidns.*.err)"
+else
+  echo "test_collector: PID-namespace case skipped: unshare -p refused here"
+fi
+
 # ---- failures of our own: one line, the application unaffected ----
 : >"$T/afile"
 HUBPROF_OUTPUT_DIR="$T/afile/sub" OPENCL_LAYERS="$LIB" "$EX/vector_add" 1000 7 >"$T/unw.out" 2>"$T/unw.err"
