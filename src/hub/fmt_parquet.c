@@ -91,6 +91,11 @@ static char *join(const char *dir, const char *name) {
 /* Remove a store or its temporary: its files and folders, `depth` levels deep at most; never follows a
  * symbolic link (unlinks it). Best effort. */
 static void remove_tree(const char *dir, int depth) {
+  struct stat top;
+  if (lstat(dir, &top) == 0 && !S_ISDIR(top.st_mode)) { /* a link (or a file) in the store's place */
+    unlink(dir);
+    return;
+  }
   DIR *dp = opendir(dir);
   if (dp) {
     struct dirent *e;
@@ -561,6 +566,8 @@ static hp_status install(hp_store *s, pq_store *p) {
   struct stat sb;
   if (stat(p->target, &sb) != 0 || !S_ISDIR(sb.st_mode) || !has_manifest(p->target))
     return hp_set_error(s, HP_ERR_IO, "exists and is not a hubprof Parquet store: not replacing it");
+  /* A symbolic link to a store is replaced itself: its target, someone's folder, is never touched (it is
+   * moved aside and unlinked below, never walked). */
   char *old = hp_temp_path(p->target);
   if (!old) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   if (rename(p->target, old) != 0) {

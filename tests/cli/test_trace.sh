@@ -49,6 +49,15 @@ for i in 2 3; do
   [ $? -eq 0 ] && grep -q -- "-> vector_add.hubprof-$i.db" err && [ "$(q vector_add.hubprof-$i.db 'select count(*) from rocpd_kernel_dispatch')" = $i ] &&
     ok || bad "default output name, run $i: $(cat err)"
 done
+# -f on a link to a Parquet store replaces the link, never what it points to (issue 30 point 6: the target's
+# files, a user's own included, were deleted and a hidden link left)
+"$HP" trace -q -F parquet -o real.parquet -- "$EX/vector_add" 64 2 >/dev/null 2>&1
+echo "my notes" >real.parquet/my_notes.txt
+ln -s real.parquet link.parquet
+"$HP" trace -q -f -F parquet -o link.parquet -- "$EX/vector_add" 64 3 >/dev/null 2>err
+[ -d link.parquet ] && [ ! -L link.parquet ] && [ "$(cat real.parquet/my_notes.txt 2>/dev/null)" = "my notes" ] &&
+  [ -f real.parquet/_hubprof.json ] && [ -z "$(ls -A | grep '\.tmp\.')" ] && ok ||
+  bad "-f on a link to a store: $(ls -la) $(cat err)"
 # one of a kind in the summary: singular (issue 28: "1 dispatches")
 "$HP" trace -o one.db -- "$EX/vector_add" 1024 1 >out 2>err
 grep -q "^hubprof: 1 dispatch of 1 kernel in 1 process -> one.db" err && ok || bad "singular summary: $(cat err)"
