@@ -269,10 +269,11 @@ static void usage_error(const cli_spec *s, const char *fmt, ...) __attribute__((
 static void usage_error(const cli_spec *s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "hubprof: %s: ", s->command);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  char *text = NULL;
+  int n = vasprintf(&text, fmt, ap);
   va_end(ap);
+  cli_error("%s: %s", s->command, n < 0 ? "out of memory" : text); /* control characters made visible */
+  free(text);
 }
 
 /* Check and store one value of option i (spelled `spelled` on the command line). */
