@@ -24,9 +24,9 @@ static size_t bracket_end(const char *re, size_t i, size_t len) {
   return j < len ? j : len;
 }
 
-/* "{m}", "{m,}", "{m,n}" at re[i]: the copies of the atom before it the compiler makes (n, or m + 1 for an
- * open end), *end at the '}'; 0 when it is not an interval (regcomp judges it then). */
-static uint64_t interval(const char *re, size_t i, size_t len, size_t *end) {
+/* "{m}", "{m,}", "{m,n}" at re[i]: 1 with the copies of the atom before it the compiler makes in *copies
+ * (m, m + 1 for an open end, n) and *end at the '}'; 0 when it is not an interval (regcomp judges it). */
+static int interval(const char *re, size_t i, size_t len, uint64_t *copies, size_t *end) {
   uint64_t m = 0, n = 0;
   size_t j = i + 1, digits = 0;
   for (; j < len && re[j] >= '0' && re[j] <= '9' && digits < 9; j++, digits++)
@@ -44,7 +44,8 @@ static uint64_t interval(const char *re, size_t i, size_t len, size_t *end) {
   }
   if (j >= len || re[j] != '}') return 0;
   *end = j;
-  return (n > m ? n : m) + 1;
+  *copies = n > m ? n : m;
+  return 1;
 }
 
 int hu_regex_bounded(const char *re, size_t len, const char **why) {
@@ -83,8 +84,8 @@ int hu_regex_bounded(const char *re, size_t len, const char **why) {
       last[d] *= 2;
       break;
     case '{':
-      if ((copies = interval(re, i, len, &end))) {
-        total[d] += last[d] * (copies - 1);
+      if (interval(re, i, len, &copies, &end)) {
+        total[d] = total[d] - last[d] + last[d] * copies;
         last[d] *= copies;
         i = end;
       } else {
