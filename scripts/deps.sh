@@ -12,6 +12,7 @@ debs+=(libcapstone-dev libdw-dev) # hubprof analyze --by instruction|line (h-sam
 debs+=(chromium) # hubprof report: the page opened headless in tests/python/test_report.py (h-report11)
 debs+=(openmpi-bin libopenmpi-dev) # cluster runs: the MPI rank tests
 debs+=(llvm-15-dev) # analyze --by line for -g alone: the LLVM-C headers of the plugin build/libhubprof_llvm.so (h-lines)
+debs+=(time) # /usr/bin/time: the memory and time bounds of tests/cli/test_bounds.sh
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

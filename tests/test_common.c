@@ -10,6 +10,7 @@
 #include "../src/common/hu_io.h"
 #include "../src/common/hu_json.h"
 #include "../src/common/hu_map.h"
+#include "../src/common/hu_pattern.h"
 #include "../src/common/hu_range.h"
 #include "../src/common/hu_text.h"
 #include "../src/common/hu_varint.h"
@@ -577,7 +578,47 @@ static void test_range(void) {
   CHECK(hu_range_parse("12-34,junk", 5, &r, &why) == HU_OK && r.first == 12 && r.last == 34); /* a length */
 }
 
+/* Pattern bounds, terminal text and CSV text cells (hostile input, issue 30). */
+static void test_hostile_text(void) {
+  const char *why = NULL;
+  static const char *const fine[] = {"^add$",         "vec.*",      "[[:alnum:]_]+x{2,3}",
+                                     "\\.(a|b)?",     "[]a]{4095}", "a{4095}",
+                                     "((a{63}){63})", "k)",         "a{,}"};
+  for (size_t i = 0; i < sizeof fine / sizeof *fine; i++)
+    CHECK_MSG(hu_regex_bounded(fine[i], (size_t)-1, &why) == 0, "%s refused: %s", fine[i], why);
+  static const char *const big[] = {"((a{255}){255}){255}", "a{4097}", "(a{64}){64}",
+                                    "([[:alpha:]]{100}|x){41}"};
+  for (size_t i = 0; i < sizeof big / sizeof *big; i++)
+    CHECK_MSG(hu_regex_bounded(big[i], (size_t)-1, &why) == -1 && strstr(why, "4096 atoms"), "%s", big[i]);
+  CHECK(hu_regex_bounded("(a)\\1", (size_t)-1, &why) == -1 && strstr(why, "back-reference"));
+  CHECK(hu_regex_bounded("[\\1]", (size_t)-1, &why) == 0); /* a backslash in brackets is itself */
+  char long_re[HU_PATTERN_MAX + 2];
+  memset(long_re, 'a', sizeof long_re - 1);
+  long_re[sizeof long_re - 1] = 0;
+  CHECK(hu_regex_bounded(long_re, (size_t)-1, &why) == -1 && strstr(why, "longer than 1024"));
+  CHECK(hu_regex_bounded(long_re, HU_PATTERN_MAX, &why) == 0);
+  CHECK(hu_glob_bounded(long_re, &why) == -1 && hu_glob_bounded(long_re + 1, &why) == 0);
+  /* control characters visible, C1 included; other text untouched (the same pointer) */
+  char *tmp;
+  const char *s = "k\x1b[2J\x07\t\xc2\x9b\x7f \xc3\xa9";
+  CHECK(strcmp(hu_term_clean(s, &tmp), "k\\x1B[2J\\x07\\x09\\x9B\\x7F \xc3\xa9") == 0);
+  free(tmp);
+  CHECK(hu_term_clean("plain \xc3\xa9", &tmp) != NULL && tmp == NULL);
+  /* CSV: formula prefixes quoted with a ', the rest as hu_csv_write_str */
+  char buf[256] = "";
+  FILE *f = fmemopen(buf, sizeof buf, "w");
+  static const char *const cells[] = {"=1+2", "+x", "-2", "@a", "\tx", "\rx", "a,b", "plain", ""};
+  for (size_t i = 0; i < sizeof cells / sizeof *cells; i++) {
+    hu_csv_write_text(f, cells[i]);
+    fputc('|', f);
+  }
+  fclose(f);
+  CHECK_MSG(strcmp(buf, "\"'=1+2\"|\"'+x\"|\"'-2\"|\"'@a\"|\"'\tx\"|\"'\rx\"|\"a,b\"|plain||") == 0, "%s",
+            buf);
+}
+
 int main(void) {
+  test_hostile_text();
   test_buf();
   test_grow();
   test_varint();

@@ -307,6 +307,66 @@ static void test_bad_definitions(void) {
   hc_metrics_free(m);
 }
 
+/* ---- bounds: length, depth and size, each a one-line error naming the file and line ---- */
+
+/* "metric NAME = " then n terms joined by op, into a malloc'd text (line 1). */
+static char *t_chain(const char *name, size_t n, const char *term, const char *op) {
+  size_t len = strlen(name) + 16 + n * (strlen(term) + strlen(op)), w = 0;
+  char *s = malloc(len);
+  w += (size_t)snprintf(s + w, len - w, "metric %s = ", name);
+  for (size_t i = 0; i < n; i++)
+    w += (size_t)snprintf(s + w, len - w, "%s%s", i ? op : "", term);
+  snprintf(s + w, len - w, "\n");
+  return s;
+}
+
+static void test_bounds(void) {
+  /* a 20 000-term sum: the line's length (it crashed resolving, a stack overflow) */
+  char *t = t_chain("big", 20000, "a", " + ");
+  t_bad(t, HC_ERR_PARSE, "t.metrics:1: line longer than 4096 bytes", NULL);
+  free(t);
+  /* a chain within the length but deeper than the limit; the limit itself is fine */
+  t = t_chain("deep", HC_METRICS_DEPTH_MAX + 1, "a", "+");
+  t_bad(t, HC_ERR_PARSE, "t.metrics:1: metric 'deep': expression deeper than 256 levels", NULL);
+  free(t);
+  hc_metrics *m;
+  char err[512] = "";
+  t = t_chain("ok", HC_METRICS_DEPTH_MAX / 2, "a", "+");
+  CHECK_MSG(t_load(t, NULL, 0, &m, err) == HC_OK, "%s", err);
+  hc_metrics_free(m);
+  free(t);
+  /* depth through the definitions used: two chains of 200 */
+  char *a = t_chain("d0", 200, "a", "+"), *b = t_chain("d1", 200, "d0", " - ");
+  char both[4096];
+  snprintf(both, sizeof both, "%s%s", a, b);
+  t_bad(both, HC_ERR_PARSE, "t.metrics:2: metric 'd1': expression deeper than 256 levels, counting", NULL);
+  free(a);
+  free(b);
+  /* a file over the size limit: refused before it is read (a sparse one here) */
+  char path[512];
+  snprintf(path, sizeof path, "%s/huge.metrics", tmpdir);
+  FILE *f = fopen(path, "w");
+  CHECK(f && fputs("metric x = 1\n", f) >= 0 && fseek(f, HC_METRICS_FILE_MAX, SEEK_SET) == 0 &&
+        fputc('\n', f) == '\n');
+  if (f) fclose(f);
+  CHECK(hc_metrics_new(&m) == HC_OK);
+  CHECK(hc_metrics_add_file(m, path, NULL) == HC_ERR_PARSE);
+  CHECK_MSG(strstr(hc_metrics_error(m), "huge.metrics: larger than 1048576 bytes"), "%s",
+            hc_metrics_error(m));
+  hc_metrics_free(m);
+  /* counters of one metric, through the definitions it uses */
+  char wide[8192];
+  size_t w = 0;
+  for (int d = 0; d < 2; d++) {
+    w += (size_t)snprintf(wide + w, sizeof wide - w, "metric w%d = (0", d);
+    for (int i = 0; i < 600; i++)
+      w += (size_t)snprintf(wide + w, sizeof wide - w, "%s%c%d", i % 100 ? "+" : ")+(0+", 'x' + d, i);
+    w += (size_t)snprintf(wide + w, sizeof wide - w, ")\n");
+  }
+  snprintf(wide + w, sizeof wide - w, "metric w2 = w0 + w1\n");
+  t_bad(wide, HC_ERR_PARSE, "t.metrics:3: metric 'w2' needs more than 1024 counters", NULL);
+}
+
 /* ---- the built-in sets against the devices' counters, and planning ---- */
 
 static hc_status t_device_metrics(const char *device, hc_provider **pp, hc_metrics **out, char *err) {
@@ -898,6 +958,7 @@ int main(void) {
   if (!getenv("HUBPROF_METRICS")) setenv("HUBPROF_METRICS", "share/hubprof/metrics", 1);
   test_expressions();
   test_bad_definitions();
+  test_bounds();
   test_builtin_sets();
   test_analysis();
   test_multiplexed();

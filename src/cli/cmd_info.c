@@ -162,13 +162,14 @@ static int print_info(hp_store *s, int json, int quiet) {
       printf("%s\"%s\": %" PRIu64, t ? ", " : "", hp_table_describe((hp_table)t)->name, counts[t]);
     printf("}, \"processes\": [");
   } else {
-    printf("path            %s\n", hp_store_path(s));
+    char *t1, *t2, *t3; /* text of the store: control characters made visible */
+    printf("path            %s\n", hu_term_clean(hp_store_path(s), &t1));
     printf("format          %s\n", hp_store_format(s));
-    printf("schema version  %s\n", hp_store_schema_version(s));
-    if (dmg == HP_OK)
-      printf("damage          none\n");
-    else
-      printf("damage          %s\n", hp_store_error(s));
+    printf("schema version  %s\n", hu_term_clean(hp_store_schema_version(s), &t2));
+    printf("damage          %s\n", dmg == HP_OK ? "none" : hu_term_clean(hp_store_error(s), &t3));
+    free(t1);
+    free(t2);
+    if (dmg != HP_OK) free(t3);
     printf("\nrows\n");
     for (int t = 0; t < HP_TABLE_COUNT; t++)
       printf("  %-15s %12" PRIu64 "\n", hp_table_describe((hp_table)t)->name, counts[t]);
@@ -207,10 +208,14 @@ static int print_info(hp_store *s, int json, int quiet) {
         char rank[24] = "-", durs[32] = "-";
         if (p.rank >= 0) snprintf(rank, sizeof rank, "%" PRId64, p.rank);
         if (dur >= 0) snprintf(durs, sizeof durs, "%.6f", dur);
-        char *th, *tc; /* text that is not UTF-8 (a store from before the escaping) leaves escaped */
+        char *th, *tc, *vh, *vc; /* text that is not UTF-8 (a store from before the escaping) leaves escaped,
+                                  * control characters visible */
         const char *hs = hu_utf8_clean(host, &th), *cmd = hu_utf8_clean(p.command, &tc);
+        const char *hv = hu_term_clean(hs, &vh), *cv = hu_term_clean(cmd, &vc);
         printf("  %-8" PRId64 " %-8" PRId64 " %-5s %-16.16s %-9s %-14s %-10" PRIu64 " %-8" PRIu64 " %s\n",
-               p.pid, p.ppid, rank, hs, state, durs, nd, p.lost_records, cmd);
+               p.pid, p.ppid, rank, hv, state, durs, nd, p.lost_records, cv);
+        free(vh);
+        free(vc);
         free(th);
         free(tc);
       }

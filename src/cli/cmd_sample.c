@@ -121,6 +121,13 @@ int cmd_sample(int argc, char **argv) {
   }
   const char *kre = cli_str(&a, "kernel");
   regex_t re;
+  char why[1200];
+  if (kre && cli_check_pattern(kre, 1, why, sizeof why) != CLI_OK) {
+    cli_error("sample: --kernel %s", why);
+    hu_strv_free(cs);
+    cli_args_free(&a);
+    return CLI_USAGE;
+  }
   if (kre && regcomp(&re, kre, REG_EXTENDED | REG_NOSUB) != 0) {
     cli_error("sample: --kernel: '%s' is not an extended regular expression", kre);
     hu_strv_free(cs);

@@ -4,10 +4,13 @@
 #include "options.h"
 #include "../export/export.h"
 
+#include "../common/hu_text.h"
 #include "hubprof/hub.h"
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const cli_cmd commands[] = {
@@ -33,21 +36,32 @@ static const cli_cmd commands[] = {
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
+/* One message line on stderr; names and text from stores and files in it reach the terminal with their
+ * control characters made visible (hu_term_clean). */
+static void message(const char *prefix, const char *fmt, va_list ap) {
+  char *text = NULL, *tmp;
+  fputs(prefix, stderr);
+  if (vasprintf(&text, fmt, ap) < 0) {
+    fputs("out of memory\n", stderr);
+    return;
+  }
+  fputs(hu_term_clean(text, &tmp), stderr);
+  fputc('\n', stderr);
+  free(tmp);
+  free(text);
+}
+
 void cli_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("hubprof: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  message("hubprof: ", fmt, ap);
   va_end(ap);
 }
 
 void cli_warn(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("hubprof: warning: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  message("hubprof: warning: ", fmt, ap);
   va_end(ap);
 }
 

@@ -5,6 +5,7 @@
 #include "options.h"
 #include "cli.h"
 
+#include "../common/hu_pattern.h"
 #include "hubprof/hub.h"
 
 #include <assert.h>
@@ -155,7 +156,19 @@ const char *cli_suggest(const char *word, const char *const *cands, size_t n) {
 
 /* ---- checks ---- */
 
+int cli_check_pattern(const char *v, int regex, char *err, size_t len) {
+  const char *why;
+  if (!(regex ? hu_regex_bounded(v, (size_t)-1, &why) : hu_glob_bounded(v, &why))) return CLI_OK;
+  if (strlen(v) > HU_PATTERN_MAX) /* not echoed: one short line */
+    snprintf(err, len, "'%.32s...' (%zu bytes): %s", v, strlen(v), why);
+  else
+    snprintf(err, len, "'%s': %s", v, why);
+  return CLI_USAGE;
+}
+
 int cli_check_glob(const char *v, char *err, size_t len) {
+  int rc = cli_check_pattern(v, 0, err, len);
+  if (rc != CLI_OK) return rc;
   for (const char *p = v; *p; p++) {
     if (*p == '\\') {
       if (!p[1]) {
@@ -256,10 +269,11 @@ static void usage_error(const cli_spec *s, const char *fmt, ...) __attribute__((
 static void usage_error(const cli_spec *s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "hubprof: %s: ", s->command);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  char *text = NULL;
+  int n = vasprintf(&text, fmt, ap);
   va_end(ap);
+  cli_error("%s: %s", s->command, n < 0 ? "out of memory" : text); /* control characters made visible */
+  free(text);
 }
 
 /* Check and store one value of option i (spelled `spelled` on the command line). */

@@ -92,7 +92,10 @@ void cli_help(const cli_spec *spec, FILE *out);
 const char *cli_suggest(const char *word, const char *const *cands, size_t n);
 
 /* Checks for cli_opt.check. */
-int cli_check_glob(const char *value, char *err, size_t len);   /* a valid glob: no unterminated '[' */
+int cli_check_glob(const char *value, char *err, size_t len); /* a valid glob: no unterminated '[' */
+/* A pattern within hu_pattern.h's bounds (regex: a regular expression, else a glob); the message does not
+ * repeat a pattern longer than the limit. Used by cli_check_glob and the --kernel regex checks. */
+int cli_check_pattern(const char *value, int regex, char *err, size_t len);
 int cli_check_file(const char *value, char *err, size_t len);   /* an existing regular file */
 int cli_check_device(const char *value, char *err, size_t len); /* a device name, or a regular file */
 

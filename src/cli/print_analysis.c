@@ -5,6 +5,8 @@
 #include "cli.h"
 #include "report.h"
 
+#include "../common/hu_text.h"
+
 #include "hubprof/analysis.h"
 #include "hubprof/hub.h"
 
@@ -193,7 +195,8 @@ static void print_note(FILE *out, const char *note, size_t width) {
   const size_t lead = 6;
   size_t w = width > 30 ? width : 0, col = lead;
   fputs("note: ", out);
-  const char *p = note;
+  char *tmp; /* a kernel name in a note: its control characters made visible */
+  const char *p = hu_term_clean(note, &tmp);
   while (*p) {
     size_t wl = strcspn(p, " ");
     if (w && col > lead && col + 1 + wl > w) {
@@ -210,6 +213,7 @@ static void print_note(FILE *out, const char *note, size_t width) {
       p++;
   }
   fputc('\n', out);
+  free(tmp);
 }
 
 static size_t distinct_text(const ha_result *res, long col) {
@@ -415,12 +419,12 @@ int cli_print_analysis(const struct ha_result *res, int fmt, size_t width) {
   /* notes: after the table for people, on stderr beside CSV and JSON; warnings on stderr always */
   for (size_t i = 0, shown = 0; i < ha_result_nnotes(res); i++) {
     if (!strncmp(ha_result_note(res, i), "warning: ", 9)) {
-      fprintf(stderr, "hubprof: %s\n", ha_result_note(res, i));
+      cli_error("%s", ha_result_note(res, i));
     } else if (fmt == REPORT_TABLE) {
       if (shown++ == 0) putchar('\n');
       print_note(stdout, ha_result_note(res, i), width);
     } else {
-      fprintf(stderr, "hubprof: note: %s\n", ha_result_note(res, i));
+      cli_error("note: %s", ha_result_note(res, i));
     }
   }
   /* the table leaves out timed_calls: say when the time columns cover fewer calls than it shows */

@@ -106,13 +106,27 @@ static void put_cell(FILE *out, const char *s, size_t w, int right) {
   fprintf(out, "%.*s%s", (int)(p - s), s, w ? "~" : "");
 }
 
+/* The table for people: cells and headers with their control characters made visible (hu_term_clean). */
 static void print_table(const report *r, size_t width, FILE *out) {
+  size_t n = (r->nrows + 1) * r->ncols; /* the headers, then the cells */
   size_t *w = calloc(r->ncols, sizeof *w);
-  if (!w) return;
+  const char **vis = calloc(n ? n : 1, sizeof *vis);
+  char **tmp = calloc(n ? n : 1, sizeof *tmp);
+  if (!w || !vis || !tmp) {
+    free(w);
+    free(vis);
+    free(tmp);
+    return;
+  }
+  for (size_t c = 0; c < r->ncols; c++)
+    vis[c] = hu_term_clean(r->cols[c].name, &tmp[c]);
+  for (size_t i = 0; i < r->nrows * r->ncols; i++)
+    vis[r->ncols + i] = hu_term_clean(r->cells[i], &tmp[r->ncols + i]);
+  const char *const *head = vis, *const *cells = vis + r->ncols;
   for (size_t c = 0; c < r->ncols; c++) {
-    w[c] = text_width(r->cols[c].name);
+    w[c] = text_width(head[c]);
     for (size_t i = 0; i < r->nrows; i++) {
-      size_t tw = text_width(r->cells[i * r->ncols + c]);
+      size_t tw = text_width(cells[i * r->ncols + c]);
       if (tw > w[c]) w[c] = tw;
     }
   }
@@ -133,28 +147,40 @@ static void print_table(const report *r, size_t width, FILE *out) {
   }
   for (size_t c = 0; c < r->ncols; c++) {
     if (c) fputs("  ", out);
-    if (c + 1 == r->ncols && !r->cols[c].numeric && text_width(r->cols[c].name) <= w[c])
-      fputs(r->cols[c].name, out);
+    if (c + 1 == r->ncols && !r->cols[c].numeric && text_width(head[c]) <= w[c])
+      fputs(head[c], out);
     else
-      put_cell(out, r->cols[c].name, w[c], r->cols[c].numeric);
+      put_cell(out, head[c], w[c], r->cols[c].numeric);
   }
   fputc('\n', out);
   for (size_t i = 0; i < r->nrows; i++) {
     for (size_t c = 0; c < r->ncols; c++) {
       if (c) fputs("  ", out);
       /* the last column is not padded: no trailing blanks */
-      if (c + 1 == r->ncols && !r->cols[c].numeric && text_width(r->cells[i * r->ncols + c]) <= w[c])
-        fputs(r->cells[i * r->ncols + c], out);
+      if (c + 1 == r->ncols && !r->cols[c].numeric && text_width(cells[i * r->ncols + c]) <= w[c])
+        fputs(cells[i * r->ncols + c], out);
       else
-        put_cell(out, r->cells[i * r->ncols + c], w[c], r->cols[c].numeric);
+        put_cell(out, cells[i * r->ncols + c], w[c], r->cols[c].numeric);
     }
     fputc('\n', out);
   }
+  for (size_t i = 0; i < n; i++)
+    free(tmp[i]);
+  free(tmp);
+  free(vis);
   free(w);
 }
 
-/* Text leaves as UTF-8 whatever the store holds: invalid bytes as \xNN (hu_utf8_clean). */
+/* Text leaves as UTF-8 whatever the store holds: invalid bytes as \xNN (hu_utf8_clean); a formula
+ * prefix is neutralised (hu_csv_write_text). */
 void report_csv_text(FILE *out, const char *s) {
+  char *tmp;
+  hu_csv_write_text(out, hu_utf8_clean(s, &tmp));
+  free(tmp);
+}
+
+/* A cell of a numeric column: as it is (a negative number stays a number). */
+static void csv_number(FILE *out, const char *s) {
   char *tmp;
   hu_csv_write_str(out, hu_utf8_clean(s, &tmp));
   free(tmp);
@@ -192,7 +218,7 @@ void report_print(const report *r, report_fmt fmt, size_t width, FILE *out) {
     for (size_t i = 0; i < r->nrows; i++) {
       for (size_t c = 0; c < r->ncols; c++) {
         if (c) fputc(',', out);
-        report_csv_text(out, r->cells[i * r->ncols + c]);
+        (r->cols[c].numeric ? csv_number : report_csv_text)(out, r->cells[i * r->ncols + c]);
       }
       fputc('\n', out);
     }

@@ -25,7 +25,8 @@ size_t report_rows(const report *r);
 void report_print(const report *r, report_fmt fmt, size_t width, FILE *out);
 void report_free(report *r);
 
-/* One text value as a CSV field (RFC 4180 quoting when needed) / as a JSON string. */
+/* One text value as a CSV field (RFC 4180 quoting when needed; a formula prefix = + - @ tab CR neutralised
+ * with a leading single quote) / as a JSON string. */
 void report_csv_text(FILE *out, const char *s);
 void report_json_text(FILE *out, const char *s);
 

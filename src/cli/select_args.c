@@ -28,6 +28,7 @@ static int check_line(const char *v, const char *what, char *err, size_t len) {
 static int check_regex(const char *v, char *err, size_t len) {
   int rc = check_line(v, "pattern", err, len);
   if (rc != CLI_OK) return rc;
+  if ((rc = cli_check_pattern(v, 1, err, len)) != CLI_OK) return rc;
   regex_t re;
   int e = regcomp(&re, v, REG_EXTENDED | REG_NOSUB);
   if (e) {

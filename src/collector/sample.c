@@ -9,6 +9,7 @@
 #include "sample.h"
 
 #include "../common/hu_bytes.h"
+#include "../common/hu_pattern.h"
 #include "collector.h"
 #include "counters.h"
 #include "fmt_log.h"
@@ -155,6 +156,11 @@ int hpc_sample_init(const char **why) {
   }
   const char *k = getenv("HUBPROF_SAMPLE_KERNEL");
   if (k && *k) {
+    const char *big;
+    if (hu_regex_bounded(k, (size_t)-1, &big)) {
+      *why = "HUBPROF_SAMPLE_KERNEL is longer or larger than the limit of a pattern (1024 bytes, 4096 atoms)";
+      return -1;
+    }
     if (regcomp(&g_kre, k, REG_EXTENDED | REG_NOSUB) != 0) {
       *why = "HUBPROF_SAMPLE_KERNEL is not a regular expression";
       return -1;

@@ -5,6 +5,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "select.h"
 
+#include "../common/hu_pattern.h"
 #include "../common/hu_range.h"
 #include "env.h"
 #include "hubprof/hub.h"
@@ -78,6 +79,14 @@ static int compile(const char *var, const char *s, regex_t *re, size_t *nre, cha
   }
   int rc = 0;
   for (long i = 0; i < n && !rc; i++) {
+    const char *big;
+    if (hu_regex_bounded(items[i], (size_t)-1, &big)) { /* the CLI refuses it; the variable set by hand */
+      snprintf(why, wlen, "%s: '%.32s%s': %s", var, items[i], strlen(items[i]) > 32 ? "..." : "", big);
+      for (long j = 0; j < i; j++)
+        regfree(&re[j]);
+      rc = -1;
+      break;
+    }
     int e = regcomp(&re[i], items[i], REG_EXTENDED | REG_NOSUB);
     if (e) {
       char msg[128];

@@ -6,17 +6,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-void hu_csv_write_str(FILE *out, const char *s) {
-  if (!strpbrk(s, ",\"\n\r")) {
-    fputs(s, out);
-    return;
-  }
+/* s in double quotes (quotes doubled), after `lead` inside them. */
+static void csv_quoted(FILE *out, const char *lead, const char *s) {
   fputc('"', out);
+  fputs(lead, out);
   for (; *s; s++) {
     if (*s == '"') fputc('"', out);
     fputc(*s, out);
   }
   fputc('"', out);
+}
+
+void hu_csv_write_str(FILE *out, const char *s) {
+  if (strpbrk(s, ",\"\n\r"))
+    csv_quoted(out, "", s);
+  else
+    fputs(s, out);
+}
+
+void hu_csv_write_text(FILE *out, const char *s) {
+  if (*s && strchr("=+-@\t\r", *s))
+    csv_quoted(out, "'", s);
+  else
+    hu_csv_write_str(out, s);
 }
 
 void hu_strv_free(char **v) {
@@ -152,6 +164,40 @@ void hu_utf8_escape(const char *s, char *out) {
     }
   }
   *out = 0;
+}
+
+/* Bytes of the control character at p (1, or 2 for a C1 code point), 0 when it starts none. */
+static size_t term_control(const unsigned char *p) {
+  if (*p < 0x20 || *p == 0x7F) return 1;
+  return p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F ? 2 : 0;
+}
+
+const char *hu_term_clean(const char *s, char **tmp) {
+  size_t extra = 0;
+  *tmp = NULL;
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    size_t c = term_control(p);
+    extra += c ? 4 - c : 0;
+    p += c ? c : 1;
+  }
+  if (!extra || !(*tmp = malloc(strlen(s) + extra + 1))) return s;
+  static const char hex[] = "0123456789ABCDEF";
+  char *o = *tmp;
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    size_t c = term_control(p);
+    if (!c) {
+      *o++ = (char)*p++;
+      continue;
+    }
+    unsigned v = c == 2 ? p[1] : p[0]; /* U+0080-U+009F: the code point is the second byte */
+    *o++ = '\\';
+    *o++ = 'x';
+    *o++ = hex[v >> 4];
+    *o++ = hex[v & 15];
+    p += c;
+  }
+  *o = 0;
+  return *tmp;
 }
 
 const char *hu_utf8_clean(const char *s, char **tmp) {

@@ -11,6 +11,11 @@
 
 /* s as one CSV field: as it is, or in double quotes (quotes doubled) when it holds , " CR or LF. */
 void hu_csv_write_str(FILE *out, const char *s);
+/* s as a CSV field of a text column: as hu_csv_write_str, except that text starting with = + - @, a tab or
+ * a CR (what a spreadsheet reads as a formula) gets a single quote in front and double quotes around
+ * ("'=cmd()"), as OWASP's CSV-injection advice says. Numbers of numeric columns go through
+ * hu_csv_write_str: a negative number stays a number. */
+void hu_csv_write_text(FILE *out, const char *s);
 
 /* Split "a, b,c" into its names (blanks around each trimmed), each malloc'd, into a NULL-terminated
  * *out (free with hu_strv_free) and the count in *n. "" gives no names.
@@ -37,5 +42,12 @@ size_t hu_utf8_seq(const unsigned char *p);
 size_t hu_utf8_escaped_size(const char *s, int *bad);
 void hu_utf8_escape(const char *s, char *out);
 const char *hu_utf8_clean(const char *s, char **tmp);
+
+/* Text for a terminal (tables and messages of the human format): every control character — the bytes
+ * 0x00-0x1F and 0x7F, and the C1 code points U+0080-U+009F in UTF-8 — becomes the four characters \xNN
+ * (NN: the byte, or the code point, in upper-case hex), so no text from a store or a file can move the
+ * cursor, retitle the window or hide what follows. s itself when it has none, else a copy in *tmp as
+ * hu_utf8_clean gives it (free *tmp; s when out of memory). */
+const char *hu_term_clean(const char *s, char **tmp);
 
 #endif

@@ -122,7 +122,9 @@ typedef struct hc_block_limit {
   unsigned instances; /* copies of the block (L2 channels, XCDs), each with `max` registers; 0 or 1: one */
 } hc_block_limit;
 
-#define HC_MAX_INSTANCES 1024 /* instances of one block a description may declare */
+#define HC_MAX_INSTANCES 1024       /* instances of one block a description may declare */
+#define HC_DESC_FILE_MAX (1u << 20) /* bytes of a description file (docs/counters.md "Limits") */
+#define HC_DESC_COUNTERS_MAX 8192   /* counters ('counter', 'sum', 'accumulate' lines) of a description */
 
 #define HC_UNLIMITED 0xFFFFFFFFu /* a block limit meaning "no limit" (`block sw unlimited`) */
 

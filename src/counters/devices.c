@@ -181,6 +181,7 @@ static int parse_count(const char *w, unsigned *out) {
   return 0;
 }
 
+/* Linear, over at most HC_DESC_COUNTERS_MAX counters (parse_file refuses more). */
 static long find_counter(const hc_desc *d, const char *name) {
   for (size_t i = 0; i < d->n; i++)
     if (strcmp(d->counters[i].name, name) == 0) return (long)i;
@@ -236,6 +237,9 @@ static hc_status parse_file(FILE *f, hc_desc *d) {
     if (hash) *hash = 0;
     char *p = buf, *key = next_word(&p);
     if (!key) continue;
+    if (d->n == HC_DESC_COUNTERS_MAX &&
+        (strcmp(key, "counter") == 0 || strcmp(key, "sum") == 0 || strcmp(key, "accumulate") == 0))
+      FAIL("more than %d counters, the limit of a description (docs/counters.md)", HC_DESC_COUNTERS_MAX);
     if (strcmp(key, "device") == 0) {
       char *w = next_word(&p);
       if (have_device) FAIL("'device' given twice");
@@ -437,6 +441,15 @@ hc_status hc_desc_load(const char *name_or_path, hc_desc *d) {
   if (!f) {
     snprintf(d->error, sizeof d->error, "%.700s: %s", d->path, strerror(errno));
     return HC_ERR_IO;
+  }
+  struct stat sb; /* read whole into the description: bounded before reading */
+  if (fstat(fileno(f), &sb) == 0 && (!S_ISREG(sb.st_mode) || (uintmax_t)sb.st_size > HC_DESC_FILE_MAX)) {
+    snprintf(d->error, sizeof d->error, "%.700s: %s", d->path,
+             S_ISREG(sb.st_mode)
+                 ? "larger than 1048576 bytes, the limit of a device description (docs/counters.md)"
+                 : "not a regular file");
+    fclose(f);
+    return HC_ERR_PARSE;
   }
   st = parse_file(f, d);
   fclose(f);

@@ -7,6 +7,7 @@
 
 #include "../common/hu_buf.h"
 #include "../common/hu_dir.h"
+#include "../common/hu_map.h"
 #include "../common/hu_text.h"
 
 #include <ctype.h>
@@ -53,6 +54,7 @@ typedef struct node {
   long ref;
   char *name;   /* N_NAME and the names it resolved to (messages) */
   unsigned col; /* 1-based column in the definition's line */
+  unsigned h;   /* height of the tree below (1: a leaf), at most HC_METRICS_DEPTH_MAX */
 } node;
 
 typedef struct def {
@@ -62,6 +64,7 @@ typedef struct def {
   int is_const;
   int root, peak_root; /* nodes, -1 when none */
   int state;           /* cycle search: 0 new, 1 on the path, 2 done */
+  unsigned height;     /* the root's tree height counting the definitions it uses (after visit) */
   size_t *counters, ncounters;
   size_t *aggs, naggs;
   unsigned vars;
@@ -74,9 +77,12 @@ struct hc_metrics {
   size_t ndefs, capdefs;
   node *nodes;
   size_t nnodes, capnodes;
-  char **counters; /* counter names, after resolve */
-  size_t ncounters, capcounters;
-  size_t *metrics; /* defs that are metrics, in definition order */
+  hu_strmap defmap;      /* definition names: index = definition index (lookups in constant time) */
+  hu_strmap counters;    /* counter names, after resolve: index = counter index */
+  size_t *cmark, *amark; /* while resolving: the definition (index + 1) a counter, an aggregate was last
+                          * added to (each added once in constant time) */
+  size_t nrefs;          /* counters and aggregates of every definition's lists (HC_METRICS_REFS_MAX) */
+  size_t *metrics;       /* defs that are metrics, in definition order */
   size_t nmetrics;
   int *agg_node; /* node of each aggregate */
   size_t naggs, capaggs;
@@ -125,13 +131,12 @@ void hc_metrics_free(hc_metrics *m) {
     def_free(&m->defs[i]);
   for (size_t i = 0; i < m->nnodes; i++)
     free(m->nodes[i].name);
-  for (size_t i = 0; i < m->ncounters; i++)
-    free(m->counters[i]);
   for (size_t i = 0; i < m->nowned; i++)
     free(m->owned[i]);
   free(m->defs);
   free(m->nodes);
-  free(m->counters);
+  hu_strmap_free(&m->counters);
+  hu_strmap_free(&m->defmap);
   free(m->metrics);
   free(m->agg_node);
   free(m->owned);
@@ -147,11 +152,7 @@ static void seterr(hc_metrics *m, const char *fmt, ...) {
   va_end(ap);
 }
 
-static long find_def(const hc_metrics *m, const char *name) {
-  for (size_t i = 0; i < m->ndefs; i++)
-    if (strcmp(m->defs[i].name, name) == 0) return (long)i;
-  return -1;
-}
+static long find_def(const hc_metrics *m, const char *name) { return hu_strmap_find(&m->defmap, name); }
 
 /* ---- parsing ---- */
 
@@ -185,8 +186,17 @@ static int new_node(parser *ps, int op, int a, int b, const char *at) {
     perr(ps, at, "out of memory");
     return -1;
   }
+  /* the tree's height bounds every recursion over it (resolving, collecting, evaluating) */
+  unsigned h = 1 + (a >= 0 ? m->nodes[a].h : 0), hb = 1 + (b >= 0 ? m->nodes[b].h : 0);
+  if (hb > h) h = hb;
+  if (h > HC_METRICS_DEPTH_MAX) {
+    perr(ps, at, "expression deeper than %d levels (a chain of more than %d operators; docs/metrics.md)",
+         HC_METRICS_DEPTH_MAX, HC_METRICS_DEPTH_MAX - 1);
+    return -1;
+  }
   node *n = &m->nodes[m->nnodes];
   memset(n, 0, sizeof *n);
+  n->h = h;
   n->op = op;
   n->a = a;
   n->b = b;
@@ -440,6 +450,12 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
   while (*p && st == HC_OK) {
     line++;
     size_t len = strcspn(p, "\n");
+    if (len > HC_METRICS_LINE_MAX) {
+      seterr(m, "%s:%u: line longer than %d bytes (the limit of a metrics line; docs/metrics.md)", file, line,
+             HC_METRICS_LINE_MAX);
+      st = HC_ERR_PARSE;
+      break;
+    }
     if (hu_grow((void **)&buf, &bufcap, len + 1, 1)) {
       st = HC_ERR_NOMEM;
       break;
@@ -547,6 +563,10 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
         continue;
       }
       m->ndefs++;
+      if (hu_strmap_intern(&m->defmap, name, NULL) != (long)m->ndefs - 1) {
+        st = HC_ERR_NOMEM;
+        continue;
+      }
       parser ps = {.m = m, .file = file, .line = line, .what = what, .name = d->name};
       int r = parse_full(&ps, eq + 1, (unsigned)(eq + 1 - buf) + 1);
       if (r < 0) {
@@ -607,6 +627,10 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
       free(m->nodes[i].name);
     m->nnodes = first_node;
     m->naggs = first_agg;
+    hu_strmap_free(&m->defmap); /* the names of the definitions kept, again */
+    memset(&m->defmap, 0, sizeof m->defmap);
+    for (size_t i = 0; i < first && st != HC_ERR_NOMEM; i++)
+      if (hu_strmap_intern(&m->defmap, m->defs[i].name, NULL) < 0) st = HC_ERR_NOMEM;
     if (st == HC_ERR_NOMEM) seterr(m, "%s: out of memory", file);
   }
   return st;
@@ -630,13 +654,26 @@ static hc_status add_file(hc_metrics *m, const char *path, const char *device, i
   char *text = NULL;
   size_t len = 0, cap = 0;
   hc_status st = HC_OK;
-  for (;;) {
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && (uintmax_t)sb.st_size > HC_METRICS_FILE_MAX) {
+    seterr(m, "%s: larger than %u bytes, the limit of a metrics file (docs/metrics.md)", path,
+           HC_METRICS_FILE_MAX);
+    fclose(f);
+    return HC_ERR_PARSE;
+  }
+  for (;;) { /* read whole, at most the limit (a file growing as it is read, or a size fstat cannot tell) */
     if (hu_grow((void **)&text, &cap, len + 4097, 1)) {
       st = HC_ERR_NOMEM;
       break;
     }
     size_t got = fread(text + len, 1, 4096, f);
     len += got;
+    if (len > HC_METRICS_FILE_MAX) {
+      seterr(m, "%s: larger than %u bytes, the limit of a metrics file (docs/metrics.md)", path,
+             HC_METRICS_FILE_MAX);
+      st = HC_ERR_PARSE;
+      break;
+    }
     if (got < 4096) break;
   }
   if (st == HC_OK && ferror(f)) {
@@ -679,13 +716,9 @@ static void consider(suggest *s, const char *cand) {
   }
 }
 
-static long counter_index(hc_metrics *m, const char *name, int add) {
-  for (size_t i = 0; i < m->ncounters; i++)
-    if (strcmp(m->counters[i], name) == 0) return (long)i;
-  if (!add) return -1;
-  if (hu_grow((void **)&m->counters, &m->capcounters, m->ncounters + 1, sizeof *m->counters)) return -2;
-  if (!(m->counters[m->ncounters] = strdup(name))) return -2;
-  return (long)m->ncounters++;
+static long counter_index(hc_metrics *m, const char *name) {
+  long i = hu_strmap_intern(&m->counters, name, NULL);
+  return i < 0 ? -2 : i;
 }
 
 static int in_list(const char *const *v, size_t n, const char *s) {
@@ -752,61 +785,110 @@ static hc_status resolve_tree(hc_metrics *m, size_t di, int ni, const char *cons
            d->file, d->line, d->name, n->name);
     return HC_ERR_PARSE;
   }
-  long c = counter_index(m, n->name, 1);
+  long c = counter_index(m, n->name);
   if (c < 0) return HC_ERR_NOMEM;
   n->op = N_COUNTER;
   n->ref = c;
   return HC_OK;
 }
 
-static int push_unique(size_t **v, size_t *n, size_t x) {
-  for (size_t i = 0; i < *n; i++)
-    if ((*v)[i] == x) return 0;
-  size_t *nv = realloc(*v, (*n + 1) * sizeof *nv);
-  if (!nv) return -1;
-  nv[(*n)++] = x;
-  *v = nv;
-  return 0;
+/* Add x to d's list v (counters: mark = m->cmark, else aggregates) unless there: HC_OK, HC_ERR_NOMEM, or
+ * HC_ERR_PARSE past a limit (the message set). */
+static hc_status push_unique(hc_metrics *m, def *d, size_t **v, size_t *n, size_t x, size_t *mark) {
+  size_t stamp = (size_t)(d - m->defs) + 1;
+  if (mark[x] == stamp) return HC_OK;
+  if (mark == m->cmark && *n == HC_METRICS_COUNTERS_MAX) {
+    seterr(m, "%s:%u: metric '%s' needs more than %d counters (docs/metrics.md)", d->file, d->line, d->name,
+           HC_METRICS_COUNTERS_MAX);
+    return HC_ERR_PARSE;
+  }
+  if (m->nrefs == HC_METRICS_REFS_MAX) {
+    seterr(m,
+           "%s:%u: metric '%s': the definitions use more than %d counters and aggregates in all, "
+           "counting those of the definitions they use (docs/metrics.md)",
+           d->file, d->line, d->name, HC_METRICS_REFS_MAX);
+    return HC_ERR_PARSE;
+  }
+  if (*n < 4 || !(*n & (*n - 1))) { /* 0..4, then at each power of two: room doubles */
+    size_t *nv = realloc(*v, (*n < 4 ? 4 : 2 * *n) * sizeof *nv);
+    if (!nv) return HC_ERR_NOMEM;
+    *v = nv;
+  }
+  mark[x] = stamp;
+  (*v)[(*n)++] = x;
+  m->nrefs++;
+  return HC_OK;
 }
 
 /* Counters, variables and aggregates a tree uses directly, and (through done definitions) indirectly. */
-static int collect(hc_metrics *m, def *d, int ni) {
-  if (ni < 0) return 0;
+static hc_status collect(hc_metrics *m, def *d, int ni) {
+  if (ni < 0) return HC_OK;
   node *n = &m->nodes[ni];
-  if (collect(m, d, n->a) || collect(m, d, n->b)) return -1;
+  hc_status st = collect(m, d, n->a);
+  if (st == HC_OK) st = collect(m, d, n->b);
+  if (st != HC_OK) return st;
   switch (n->op) {
-  case N_COUNTER: return push_unique(&d->counters, &d->ncounters, (size_t)n->ref);
-  case N_VAR: d->vars |= 1u << n->ref; return 0;
+  case N_COUNTER: return push_unique(m, d, &d->counters, &d->ncounters, (size_t)n->ref, m->cmark);
+  case N_VAR: d->vars |= 1u << n->ref; return HC_OK;
   case N_SUM:
-  case N_AVG: d->aggregates = 1; return push_unique(&d->aggs, &d->naggs, (size_t)n->ref);
+  case N_AVG: d->aggregates = 1; return push_unique(m, d, &d->aggs, &d->naggs, (size_t)n->ref, m->amark);
   case N_DEF: {
     def *o = &m->defs[n->ref];
     d->vars |= o->vars;
     d->aggregates |= o->aggregates;
-    for (size_t i = 0; i < o->ncounters; i++)
-      if (push_unique(&d->counters, &d->ncounters, o->counters[i])) return -1;
-    for (size_t i = 0; i < o->naggs; i++)
-      if (push_unique(&d->aggs, &d->naggs, o->aggs[i])) return -1;
-    return 0;
+    for (size_t i = 0; i < o->ncounters && st == HC_OK; i++)
+      st = push_unique(m, d, &d->counters, &d->ncounters, o->counters[i], m->cmark);
+    for (size_t i = 0; i < o->naggs && st == HC_OK; i++)
+      st = push_unique(m, d, &d->aggs, &d->naggs, o->aggs[i], m->amark);
+    return st;
   }
-  default: return 0;
+  default: return HC_OK;
   }
 }
 
-static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth);
+static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth, unsigned level);
 
-/* Visit the definitions a tree refers to. */
-static hc_status visit_tree(hc_metrics *m, int ni, size_t *path, size_t depth) {
+/* Height of a tree counting the definitions it uses (theirs computed by visit before): the depth of the
+ * evaluation's recursion. */
+static unsigned def_height(const hc_metrics *m, int ni) {
+  if (ni < 0) return 0;
+  const node *n = &m->nodes[ni];
+  unsigned a = def_height(m, n->a), b = def_height(m, n->b), h = a > b ? a : b;
+  if (n->op == N_DEF) h = m->defs[n->ref].height;
+  return h + 1;
+}
+
+static hc_status check_height(hc_metrics *m, const def *d, int root, const char *what) {
+  unsigned h = def_height(m, root);
+  if (h <= HC_METRICS_DEPTH_MAX) return HC_OK;
+  seterr(m,
+         "%s:%u: %s '%s': expression deeper than %d levels, counting the definitions it uses (%u; "
+         "docs/metrics.md)",
+         d->file, d->line, what, d->name, HC_METRICS_DEPTH_MAX, h);
+  return HC_ERR_PARSE;
+}
+
+/* Visit the definitions a tree refers to. `level`: the nodes above this one, through the definitions on the
+ * path (bounded, so this recursion is). */
+static hc_status visit_tree(hc_metrics *m, int ni, size_t *path, size_t depth, unsigned level) {
   if (ni < 0) return HC_OK;
+  if (++level > HC_METRICS_DEPTH_MAX) {
+    const def *d = &m->defs[path[0]];
+    seterr(m,
+           "%s:%u: %s '%s': expression deeper than %d levels, counting the definitions it uses "
+           "(docs/metrics.md)",
+           d->file, d->line, d->is_const ? "constant" : "metric", d->name, HC_METRICS_DEPTH_MAX);
+    return HC_ERR_PARSE;
+  }
   const node *x = &m->nodes[ni];
-  hc_status st = visit_tree(m, x->a, path, depth);
-  if (st == HC_OK) st = visit_tree(m, x->b, path, depth);
-  if (st == HC_OK && x->op == N_DEF) st = visit(m, (size_t)x->ref, path, depth);
+  hc_status st = visit_tree(m, x->a, path, depth, level);
+  if (st == HC_OK) st = visit_tree(m, x->b, path, depth, level);
+  if (st == HC_OK && x->op == N_DEF) st = visit(m, (size_t)x->ref, path, depth, level);
   return st;
 }
 
 /* Depth-first: a definition on the current path reached again is a cycle. */
-static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth) {
+static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth, unsigned level) {
   def *d = &m->defs[di];
   if (d->state == 2) return HC_OK;
   path[depth] = di;
@@ -829,10 +911,12 @@ static hc_status visit(hc_metrics *m, size_t di, size_t *path, size_t depth) {
     return HC_ERR_PARSE;
   }
   d->state = 1;
-  hc_status st = visit_tree(m, d->root, path, depth + 1);
+  hc_status st = visit_tree(m, d->root, path, depth + 1, level);
+  if (st == HC_OK) st = check_height(m, d, d->root, d->is_const ? "constant" : "metric");
   if (st != HC_OK) return st;
+  d->height = def_height(m, d->root);
   d->state = 2;
-  return collect(m, d, d->root) ? HC_ERR_NOMEM : HC_OK;
+  return collect(m, d, d->root);
 }
 
 hc_status hc_metrics_resolve(hc_metrics *m, const char *const *counters, size_t ncounters) {
@@ -844,12 +928,25 @@ hc_status hc_metrics_resolve(hc_metrics *m, const char *const *counters, size_t 
     st = resolve_tree(m, i, m->defs[i].root, counters, ncounters);
     if (st == HC_OK) st = resolve_tree(m, i, m->defs[i].peak_root, counters, ncounters);
   }
+  if (st == HC_OK && (!(m->cmark = calloc(m->counters.n + 1, sizeof *m->cmark)) ||
+                      !(m->amark = calloc(m->naggs + 1, sizeof *m->amark))))
+    st = HC_ERR_NOMEM;
   size_t path[256];
   for (size_t i = 0; i < m->ndefs && st == HC_OK; i++)
-    st = visit(m, i, path, 0);
+    st = visit(m, i, path, 0, 0);
   /* a peak's needs count as the metric's (its % of peak needs them) */
-  for (size_t i = 0; i < m->ndefs && st == HC_OK; i++)
-    if (collect(m, &m->defs[i], m->defs[i].peak_root)) st = HC_ERR_NOMEM;
+  for (size_t i = 0; i < m->ndefs && st == HC_OK; i++) {
+    def *d = &m->defs[i];
+    if (d->peak_root < 0) continue;
+    for (size_t k = 0; k < d->ncounters; k++) /* marked again: a later definition may have marked them */
+      m->cmark[d->counters[k]] = i + 1;
+    for (size_t k = 0; k < d->naggs; k++)
+      m->amark[d->aggs[k]] = i + 1;
+    if ((st = check_height(m, d, d->peak_root, "peak of metric")) == HC_OK) st = collect(m, d, d->peak_root);
+  }
+  free(m->cmark);
+  free(m->amark);
+  m->cmark = m->amark = NULL;
   if (st == HC_OK && !(m->metrics = malloc((m->ndefs + 1) * sizeof *m->metrics))) st = HC_ERR_NOMEM;
   if (st != HC_OK) {
     if (st == HC_ERR_NOMEM) seterr(m, "out of memory");
@@ -901,15 +998,12 @@ size_t hc_metrics_suggest(const hc_metrics *m, const char *name, const char **ou
   return got;
 }
 
-size_t hc_metrics_ncounters(const hc_metrics *m) { return m ? m->ncounters : 0; }
+size_t hc_metrics_ncounters(const hc_metrics *m) { return m ? m->counters.n : 0; }
 const char *hc_metrics_counter_name(const hc_metrics *m, size_t i) {
-  return m && i < m->ncounters ? m->counters[i] : NULL;
+  return m ? hu_strmap_str(&m->counters, i) : NULL;
 }
 long hc_metrics_counter_find(const hc_metrics *m, const char *name) {
-  if (!m || !name) return -1;
-  for (size_t i = 0; i < m->ncounters; i++)
-    if (strcmp(m->counters[i], name) == 0) return (long)i;
-  return -1;
+  return m && name ? hu_strmap_find(&m->counters, name) : -1;
 }
 
 /* ---- evaluation ---- */
@@ -1174,7 +1268,7 @@ hc_status hc_metrics_requests(hc_metrics *m, const char *const *names, size_t n,
       return HC_ERR_NOMEM;
     }
     for (size_t j = 0; j < mi->ncounters; j++)
-      c[j] = m->counters[mi->counters[j]];
+      c[j] = hu_strmap_str(&m->counters, mi->counters[j]);
     req[k++] = (hc_request){.group = mi->name, .counters = c, .ncounters = mi->ncounters};
   }
   *out = req;

@@ -15,6 +15,14 @@
 
 typedef struct hc_metrics hc_metrics; /* opaque: the metrics and constants of some definition files */
 
+/* Bounds on definition text (docs/metrics.md "Limits"); past one, the add or resolve call fails with
+ * "FILE:LINE: why" (HC_ERR_PARSE), never a crash or an unbounded cost. */
+#define HC_METRICS_FILE_MAX (1u << 20) /* bytes of one definition file (read whole) */
+#define HC_METRICS_LINE_MAX 4096       /* bytes of one line (an expression's length) */
+#define HC_METRICS_DEPTH_MAX 256       /* levels of an expression tree, counting the definitions it uses */
+#define HC_METRICS_COUNTERS_MAX 1024   /* counters one metric needs, with those of the definitions it uses */
+#define HC_METRICS_REFS_MAX (1 << 20)  /* counters and aggregates of every definition's needs, summed */
+
 /* Names a metric may use besides counters, metrics and constants. Per dispatch: the dispatch's own
  * values; per group: the mean over the group's dispatches (duration: over its timed dispatches). Device
  * constants come from the dispatch's agent row; 0 there (unknown) reads as "no value". */
