@@ -1267,7 +1267,10 @@ static uint64_t skip_hole(log_r *R, uint64_t q) {
   if (q < R->data_end || q >= R->size) return q;
   if (q >= R->hole_from) return R->size;
   off_t d = lseek(R->fd, (off_t)q, SEEK_DATA);
-  if (d < 0) { /* ENXIO: only holes follow; anything else: no hole support, read everything */
+  if (d < 0) { /* ENXIO: only holes follow, or q is past the end of a file cut since it was mapped (an
+                  error of the read, never a shorter answer); anything else: no hole support, read all */
+    struct stat sb;
+    if (errno == ENXIO && fstat(R->fd, &sb) == 0 && (uint64_t)sb.st_size < R->size) R->shrunk = 1;
     if (errno != ENXIO)
       R->data_end = R->size;
     else
@@ -1448,6 +1451,8 @@ static hp_status log_open_read(hp_store *s) {
         st = check_header(s, R);
         if (st == HP_OK) st = scan(R);
         guard_end(&g);
+        if (st == HP_OK && R->shrunk)
+          st = hp_set_error(s, HP_ERR_IO, "the file shrank while being read (cut by another process)");
       }
       if (st == HP_ERR_NOMEM) hp_set_error(s, st, "out of memory");
     }
@@ -1506,6 +1511,8 @@ static hp_status log_cursor_next(hp_cursor *c, void *row) {
   guard_set(&g, R->map, R->map + R->size);
   hp_status st = cursor_next(c, row);
   guard_end(&g);
+  if (R->shrunk && (st == HP_OK || st == HP_END)) /* found by skip_hole during this call */
+    return hp_set_error(c->store, HP_ERR_IO, "the file shrank while being read (cut by another process)");
   return st;
 }
 

@@ -19,8 +19,8 @@ typedef struct hp_merge_hooks {
   /* Rows read so far (extra rows included) and the rows of every input (0 unknown); NULL: none. */
   void (*progress)(void *ctx, uint64_t done, uint64_t total);
   const volatile int *cancel; /* nonzero: stop within 4096 rows with HP_ERR_CANCELLED; NULL: never */
-  hp_status status;          /* what a failing hook returns to the caller */
-  char error[HP_ERRMSG_MAX]; /* and its message */
+  hp_status status;           /* what a failing hook returns to the caller */
+  char error[HP_ERRMSG_MAX];  /* and its message */
   /* An input given as NULL is opened by `open` just before it is read and handed to `done` right after, so
    * that one input at a time is open (NULL: every input given open). */
   hp_store *(*open)(void *ctx, size_t in);
