@@ -338,16 +338,7 @@ static size_t ext_fast(hp_table t, const void *row, char *buf) {
     if (p[-1] != '{') *p++ = ',';
     memcpy(p, o->qkey, o->qlen);
     p += o->qlen;
-    char tmp[20];
-    int n = 0;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-      tmp[n++] = (char)('0' + u % 10);
-      u /= 10;
-    } while (u);
-    if (v < 0) *p++ = '-';
-    while (n)
-      *p++ = tmp[--n];
+    p += rp_i64_dec(p, v);
   }
   *p++ = '}'; /* "{}" when every key is at its default, as rp_jw_end */
   *p = 0;
