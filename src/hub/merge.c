@@ -303,6 +303,7 @@ typedef struct merger {
   /* per referenced table, the last input id remapped through ids[] and its output id (0: none): the rows of
    * one input mostly name the same process, thread, agent and queue */
   uint64_t last_in[HP_TABLE_COUNT], last_out[HP_TABLE_COUNT];
+  uint8_t streamed[HP_TABLE_COUNT]; /* is_streamed of each table, asked once per reference otherwise */
 } merger;
 
 static uint64_t *u64_at(void *row, const hp_column *c) { return (uint64_t *)((char *)row + c->offset); }
@@ -311,7 +312,7 @@ static uint64_t *u64_at(void *row, const hp_column *c) { return (uint64_t *)((ch
 static uint64_t remap_ref(merger *m, hp_table ref, uint64_t v) {
   if (!v) return 0;
   if (ref == HP_TABLE_DISPATCH) return dmap_get(&m->disp, v);
-  if (is_streamed(ref)) return v + m->base[ref];
+  if (m->streamed[ref]) return v + m->base[ref];
   if (v == m->last_in[ref]) return m->last_out[ref];
   uint64_t out = idmap_get(&m->ids[ref], v);
   if (out) m->last_in[ref] = v, m->last_out[ref] = out;
@@ -748,6 +749,8 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
   m->stats = stats;
   m->hooks = hooks;
   m->total = hooks ? hooks->total : 0;
+  for (int t = 0; t < HP_TABLE_COUNT; t++)
+    m->streamed[t] = (uint8_t)is_streamed((hp_table)t);
   for (size_t i = 0; hooks && hooks->progress && !hooks->total && i < n; i++)
     for (int t = 0; in[i] && t < HP_TABLE_COUNT; t++) {
       uint64_t c = 0;
