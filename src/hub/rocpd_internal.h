@@ -208,8 +208,13 @@ static inline size_t rp_i64_dec(char *out, int64_t v) {
       "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
       "8081828384858687888990919293949596979899";
-  char tmp[20], *e = tmp + sizeof tmp, *p = e;
   uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  size_t n = 0;
+  if (v < 0) out[n++] = '-';
+  size_t len = 1; /* digits, then written from the last one back: no copy of a variable length */
+  for (uint64_t p10 = 10; len < 20 && u >= p10; p10 *= 10)
+    len++;
+  char *p = out + n + len;
   while (u >= 100) {
     p -= 2;
     memcpy(p, pairs + 2 * (u % 100), 2);
@@ -221,10 +226,7 @@ static inline size_t rp_i64_dec(char *out, int64_t v) {
   } else {
     *--p = (char)('0' + u);
   }
-  size_t n = 0;
-  if (v < 0) out[n++] = '-';
-  memcpy(out + n, p, (size_t)(e - p));
-  return n + (size_t)(e - p);
+  return n + len;
 }
 void rp_jw_u64(jw *w, const char *key, uint64_t v);
 void rp_jw_str(jw *w, const char *key, const char *s);
