@@ -1,4 +1,5 @@
-/* Tests of the Parquet reader's decoders (parquet_codec.c, parquet_decode.c): DELTA_BINARY_PACKED streams
+/* Tests of the Parquet reader's decoders (parquet_codec.c, parquet_decode.c, parquet_rle.c's take of a whole
+ * run): DELTA_BINARY_PACKED streams
  * from an independent encoder (every bit width 0..64, wrapping deltas, several blocks, the end position),
  * bad DELTA headers and cut streams refused, page decompression of every codec checked against the
  * declared size, INT96 timestamps, and the names used in messages. */
@@ -8,6 +9,7 @@
 
 #include <snappy-c.h>
 #include <stdint.h>
+#include <string.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -241,7 +243,44 @@ static void test_names_and_int96(void) {
   CHECK(pq_int96_ns(b) == 946684800LL * 1000000000LL);
 }
 
+/* pq_rle_take_run: n values inside one RLE run of the wanted value are taken; otherwise nothing is consumed
+ * and pq_rle_batch reads on as if it had not been asked. Hand-encoded, bit width 1: RLE 10 x 1, one
+ * bit-packed group (0,1,0,0,1,1,0,1), RLE 4 x 0. */
+static void test_rle_take_run(void) {
+  static const unsigned char s[] = {10 << 1, 1, (1 << 1) | 1, 0xB2, 4 << 1, 0};
+  const uint32_t all[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0};
+  pq_rle_dec d;
+  uint32_t out[32];
+  pq_rle_init(&d, s, s + sizeof s, 1);
+  CHECK_EQ_U64(pq_rle_take_run(&d, 1, 4), 4);
+  CHECK_EQ_U64(pq_rle_take_run(&d, 0, 2), 0); /* a run of 1s: not taken */
+  CHECK_EQ_U64(pq_rle_take_run(&d, 1, 7), 0); /* 6 left in it */
+  CHECK_EQ_U64(pq_rle_take_run(&d, 1, 6), 6);
+  CHECK_EQ_U64(pq_rle_take_run(&d, 1, 1), 0); /* the bit-packed group is next */
+  CHECK_EQ_U64(pq_rle_batch(&d, out, 8), 8);
+  CHECK(memcmp(out, all + 10, 8 * sizeof *out) == 0);
+  CHECK_EQ_U64(pq_rle_take_run(&d, 0, 4), 4);
+  CHECK_EQ_U64(pq_rle_take_run(&d, 0, 1), 0); /* the end */
+  CHECK_EQ_U64(pq_rle_batch(&d, out, 1), 0);
+  /* refused takes consume nothing: the whole stream still reads back value by value */
+  pq_rle_init(&d, s, s + sizeof s, 1);
+  size_t got = 0;
+  for (size_t i = 0; i < 22; i++) {
+    CHECK_EQ_U64(pq_rle_take_run(&d, all[i] ^ 1, 1), 0);
+    CHECK_EQ_U64(pq_rle_take_run(&d, all[i], 23), 0);
+    got += pq_rle_batch(&d, out + got, 1);
+  }
+  CHECK_EQ_U64(got, 22);
+  CHECK(memcmp(out, all, sizeof all) == 0);
+  /* a header cut short: refused, and the batch meets the same damage */
+  static const unsigned char cut[] = {0x80};
+  pq_rle_init(&d, cut, cut + sizeof cut, 1);
+  CHECK_EQ_U64(pq_rle_take_run(&d, 1, 1), 0);
+  CHECK_EQ_U64(pq_rle_batch(&d, out, 1), 0);
+}
+
 int main(void) {
+  test_rle_take_run();
   test_delta();
   test_codecs();
   test_names_and_int96();

@@ -726,6 +726,7 @@ static long placeholder_kernel(run *r, uint64_t id) {
 /* Dispatch rows are read in columnar batches of only the columns this query needs: a columnar format
  * (Parquet) then decodes nothing else. */
 #define SCAN_BATCH 4096
+#define SCAN_DIRECT_IDS 256
 
 typedef struct scan_cols {
   void *cols[64]; /* per column of the dispatch table: an array of SCAN_BATCH values, or NULL */
@@ -734,6 +735,10 @@ typedef struct scan_cols {
   uint16_t idx[64]; /* their index, offset in hp_dispatch and width */
   uint16_t off[64];
   uint8_t width[64];
+  /* the columns every query reads, looked at directly by the scan (the others reach it through scan_row) */
+  const uint64_t *agent, *kernel;
+  const int64_t *start, *end;
+  const uint32_t *passes, *cold;
 } scan_cols;
 
 static int want_col(const run *r, const char *name, int filters) {
@@ -764,8 +769,14 @@ static int scan_cols_init(scan_cols *sc, const run *r, int filters) {
     sc->idx[sc->n] = (uint16_t)i;
     sc->off[sc->n] = (uint16_t)c->offset;
     sc->width[sc->n++] = c->type == HP_COL_U32 || c->type == HP_COL_I32 ? 4 : 8;
+    if (!strcmp(c->name, "agent_id")) sc->agent = sc->cols[i];
+    if (!strcmp(c->name, "kernel_id")) sc->kernel = sc->cols[i];
+    if (!strcmp(c->name, "start_ns")) sc->start = sc->cols[i];
+    if (!strcmp(c->name, "end_ns")) sc->end = sc->cols[i];
+    if (!strcmp(c->name, "passes")) sc->passes = sc->cols[i];
+    if (!strcmp(c->name, "cold")) sc->cold = sc->cols[i];
   }
-  return 0;
+  return sc->agent && sc->kernel && sc->start && sc->end && sc->passes && sc->cold ? 0 : -1;
 }
 
 static void scan_cols_free(scan_cols *sc) {
@@ -807,6 +818,11 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
   int fast = gdirect && !r->keep_records && !r->nmux; /* sums per group only */
   uint64_t last_agent_id = UINT64_MAX, last_kernel_id = UINT64_MAX;
   long last_a = -1, last_k = -1;
+  /* kernel rows of ids below SCAN_DIRECT_IDS by an array (the merged stores number kernels from 1): -1 not
+   * looked up yet */
+  long kdirect[SCAN_DIRECT_IDS];
+  for (size_t i = 0; i < SCAN_DIRECT_IDS; i++)
+    kdirect[i] = -1;
   for (;;) {
     if (bi == nb) {
       st = hp_cursor_next_batch(c, sc.cols, SCAN_BATCH, &nb);
@@ -818,25 +834,36 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
       }
       if (r->prog) r->prog(q->progress_ctx, r->rows_read += nb);
     }
-    scan_row(&sc, bi++, &d);
-    long a = d.agent_id == last_agent_id ? last_a : ix_get(&r->t.agent_ix, d.agent_id);
-    long k = d.kernel_id == last_kernel_id ? last_k : ix_get(&r->t.kernel_ix, d.kernel_id);
-    if (a >= 0) last_agent_id = d.agent_id, last_a = a;
-    if (k >= 0) last_kernel_id = d.kernel_id, last_k = k;
+    /* the columns every query reads first, straight from the batch; the row as a whole (scan_row) only when
+     * more than its group's sums is needed */
+    size_t i = bi++;
+    const uint64_t agent_id = sc.agent[i], kernel_id = sc.kernel[i];
+    const int64_t start_ns = sc.start[i], end_ns = sc.end[i];
+    long a = agent_id == last_agent_id ? last_a : ix_get(&r->t.agent_ix, agent_id);
+    long k = kernel_id == last_kernel_id                              ? last_k
+             : kernel_id < SCAN_DIRECT_IDS && kdirect[kernel_id] >= 0 ? kdirect[kernel_id]
+                                                                      : ix_get(&r->t.kernel_ix, kernel_id);
+    if (a >= 0) last_agent_id = agent_id, last_a = a;
+    if (k >= 0) last_kernel_id = kernel_id, last_k = k;
     /* rows naming an agent or kernel the store lacks still count, under "?" ("(none)" for id 0) */
-    if (a < 0 && (a = placeholder_agent(r, d.agent_id)) < 0) {
+    if (a < 0 && (a = placeholder_agent(r, agent_id)) < 0) {
       st = HP_ERR_NOMEM;
       break;
     }
-    if (k < 0 && (k = placeholder_kernel(r, d.kernel_id)) < 0) {
+    if (k < 0 && (k = placeholder_kernel(r, kernel_id)) < 0) {
       st = HP_ERR_NOMEM;
       break;
     }
+    if (kernel_id < SCAN_DIRECT_IDS)
+      kdirect[kernel_id] = k; /* what the map (or placeholder) gives it again */
     if (!r->t.agents[a].keep || !r->t.kernels[k].keep) continue;
-    if (filters && ((q->dispatch_first && d.dispatch_id < q->dispatch_first) ||
-                    (q->dispatch_last && d.dispatch_id > q->dispatch_last)))
-      continue;
-    r->nincomplete += !d.start_ns && !d.end_ns && !d.passes;
+    if (filters && (q->dispatch_first || q->dispatch_last)) {
+      scan_row(&sc, i, &d);
+      if ((q->dispatch_first && d.dispatch_id < q->dispatch_first) ||
+          (q->dispatch_last && d.dispatch_id > q->dispatch_last))
+        continue;
+    }
+    r->nincomplete += !start_ns && !end_ns && !sc.passes[i];
     /* the dispatch is kept as a record only when rows or counters need it; groups are summed here */
     drec one, *x = &one;
     if (r->keep_records) {
@@ -855,15 +882,16 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
       memset(r->devtot + old, 0, (cap - old) * sizeof *r->devtot);
       r->ndevtot = cap;
     }
-    if (d.start_ns && d.end_ns >= d.start_ns)
-      r->devtot[a] = sat_add(r->devtot[a], dur_ns(d.start_ns, d.end_ns));
+    if (start_ns && end_ns >= start_ns) r->devtot[a] = sat_add(r->devtot[a], dur_ns(start_ns, end_ns));
     if (fast && (size_t)a < dna && (size_t)k < dnk && gdirect[(size_t)a * dnk + (size_t)k] >= 0) {
       /* by kernel, nothing kept per dispatch, group known: only its sums change */
-      grec_add(&r->g[gdirect[(size_t)a * dnk + (size_t)k]], d.start_ns, d.end_ns);
-      r->g[gdirect[(size_t)a * dnk + (size_t)k]].cold += d.cold != 0;
+      grec *g = &r->g[gdirect[(size_t)a * dnk + (size_t)k]];
+      grec_add(g, start_ns, end_ns);
+      g->cold += sc.cold[i] != 0;
       r->nseen++;
       continue;
     }
+    scan_row(&sc, i, &d);
     long pi = ix_get(&r->t.pid_of, d.process_id);
     *x = (drec){.id = d.id,
                 .dispatch_id = d.dispatch_id,

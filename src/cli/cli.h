@@ -77,10 +77,11 @@ struct hp_merge_stats;
 /* Open the stores at paths[0..n) (any formats; damaged ones warned about, or refused with strict), merge
  * them into out_path in `format` and commit: the pipeline of `merge` and `convert`. An existing out_path is
  * refused unless force. Errors are printed (one line); returns CLI_OK or CLI_FAIL. first_format, when not
- * NULL, gets the first input's format name. */
+ * NULL, gets the first input's format name. *unfinished, when not NULL, gets the number of processes that did
+ * not close their logs (the assembly's count: 0 means no input needs cli_merge_report_cut). */
 int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const char *format, int force,
                      int strict, int quiet, struct hp_merge_stats *stats, char *first_format,
-                     size_t first_format_len);
+                     size_t first_format_len, uint64_t *unfinished);
 struct hp_assembly;
 struct cli_progress;
 /* A new assembly with merge's options (strict; warnings as cli_warn lines; the progress line in *pr), or
@@ -89,7 +90,7 @@ struct hp_assembly *cli_merge_assembly(int strict, struct cli_progress **pr);
 /* `merge --append` (merge_append.c): add the stores at paths[0..n) to the Parquet dataset `store` as new
  * part files; errors printed; CLI_OK or CLI_FAIL. */
 int cli_merge_append(char *const *paths, size_t n, const char *store, int strict, int quiet,
-                     struct hp_merge_stats *stats);
+                     struct hp_merge_stats *stats, uint64_t *unfinished);
 
 /* Is `arg` -h or --help? */
 int cli_is_help(const char *arg);

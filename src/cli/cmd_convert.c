@@ -58,7 +58,7 @@ int cmd_convert(int argc, char **argv) {
   hp_merge_stats stats = {.size = sizeof stats};
   char in_format[32] = "";
   rc = cli_merge_stores(a.operands, 1, out_path, format, force, strict, quiet, &stats, in_format,
-                        sizeof in_format);
+                        sizeof in_format, NULL);
   if (rc == CLI_OK && !quiet)
     fprintf(stderr, "hubprof: converted %s (%s) to %s (%s): %" PRIu64 " %s, %" PRIu64 " counter %s\n",
             in_path, in_format, out_path, format, stats.rows_out[HP_TABLE_DISPATCH],

@@ -65,7 +65,7 @@ hp_assembly *cli_merge_assembly(int strict, cli_progress **pr) {
 
 int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const char *format, int force,
                      int strict, int quiet, hp_merge_stats *stats, char *first_format,
-                     size_t first_format_len) {
+                     size_t first_format_len, uint64_t *unfinished) {
   int rc = run_check_output(out_path, format, force);
   if (rc) return rc == CLI_USAGE ? CLI_USAGE : CLI_FAIL;
   cli_progress *pr = NULL; /* a live progress line on a terminal while writing: rows read of every input */
@@ -113,6 +113,7 @@ int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const c
   }
   hp_store_abort(out); /* after a commit it only releases; otherwise nothing is left at out_path */
   hp_assembly_free(a);
+  if (unfinished) *unfinished = as.unfinished_processes;
   size_t keep = stats->size < sizeof as.merge ? stats->size : sizeof as.merge;
   memcpy((char *)stats + sizeof stats->size, (char *)&as.merge + sizeof stats->size,
          keep - sizeof stats->size);
@@ -155,6 +156,7 @@ int cmd_merge(int argc, char **argv) {
     cli_args_free(&a);
     return CLI_USAGE;
   }
+  uint64_t unfinished = 0;
   char **inputs = NULL; /* folders of stores (merge_dir.c) replaced by their stores */
   size_t ninputs = 0;
   if ((rc = cli_merge_inputs(a.operands, a.noperands, &inputs, &ninputs)) != CLI_OK) {
@@ -162,10 +164,13 @@ int cmd_merge(int argc, char **argv) {
     return rc;
   }
   if (cli_given(&a, "append"))
-    rc = cli_merge_append(inputs, ninputs, out_path, strict, quiet, &stats);
+    rc = cli_merge_append(inputs, ninputs, out_path, strict, quiet, &stats, &unfinished);
   else
-    rc = cli_merge_stores(inputs, ninputs, out_path, format, force, strict, quiet, &stats, NULL, 0);
-  if (rc == CLI_OK) cli_merge_report_cut(inputs, ninputs);
+    rc = cli_merge_stores(inputs, ninputs, out_path, format, force, strict, quiet, &stats, NULL, 0,
+                          &unfinished);
+  /* the cut processes named with their host and rank: only when the assembly found one (reading every input
+   * again costs a whole open of each) */
+  if (rc == CLI_OK && unfinished) cli_merge_report_cut(inputs, ninputs);
   cli_merge_inputs_free(inputs, ninputs);
   if (rc == CLI_OK && !quiet && cli_given(&a, "append"))
     fprintf(stderr, "hubprof: appended %" PRIu64 " store%s to %s: now %" PRIu64 " %s, %" PRIu64 " %s\n",

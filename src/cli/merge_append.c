@@ -11,7 +11,7 @@
 #include <string.h>
 
 int cli_merge_append(char *const *paths, size_t n, const char *store, int strict, int quiet,
-                     hp_merge_stats *stats) {
+                     hp_merge_stats *stats, uint64_t *unfinished) {
   hp_store *in = NULL;
   hp_status st = hp_store_open(store, NULL, HP_READ, &in);
   if (st != HP_OK || strcmp(hp_store_format(in), "parquet") != 0) {
@@ -58,6 +58,7 @@ int cli_merge_append(char *const *paths, size_t n, const char *store, int strict
   }
   hp_store_abort(out); /* after a commit it only releases; otherwise the store is left as it was */
   hp_assembly_free(a);
+  if (unfinished) *unfinished = as.unfinished_processes;
   size_t keep = stats->size < sizeof as.merge ? stats->size : sizeof as.merge;
   memcpy((char *)stats + sizeof stats->size, (char *)&as.merge + sizeof stats->size,
          keep - sizeof stats->size);

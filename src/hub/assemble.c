@@ -147,6 +147,16 @@ static void ain_park(hp_assembly *a, size_t i) {
   x->s = NULL;
 }
 
+/* Inputs of a plain merge below this index stay open from the write's first look at them (small tables,
+ * metadata) until the merge has read them: they are read first, and opening a log again reads all of it
+ * again. Later inputs are closed in between, so at most this many (plus the one being read) are open. */
+#define AIN_KEEP_OPEN 8
+
+/* Done with input i before the merge reads it: parked unless it is one of the first AIN_KEEP_OPEN. */
+static void ain_pause(hp_assembly *a, size_t i) {
+  if (i >= AIN_KEEP_OPEN) ain_park(a, i);
+}
+
 /* The damage policy for a store that opened: damaged = an error (strict) or a warning. */
 static hp_status policy(hp_assembly *a, hp_store *s) {
   if (hp_store_note(s)[0]) warnf(a, "%s", hp_store_note(s));
@@ -1394,13 +1404,14 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     st = fail(a, HP_ERR_INVALID, "application replay and multiplex imputation exclude each other");
   /* A plain merge (no application replay, no multiplex imputation) reads one input at a time: an input is
    * open only while it is read (first its small tables here, then all of it in the merge), so memory does
-   * not grow with the number of inputs. Replay and imputation compare inputs: they keep all open. */
+   * not grow with the number of inputs; the first AIN_KEEP_OPEN stay open in between (ain_pause). Replay
+   * and imputation compare inputs: they keep all open. */
   int stream = !replay && a->o.impute != HP_IMPUTE_KERNEL && a->o.impute != HP_IMPUTE_LAUNCH;
   for (size_t i = 0; st == HP_OK && stream && a->o.impute == HP_IMPUTE_AUTO && i < a->n; i++) {
     if ((st = ain_open(a, i)) != HP_OK) break;
     const char *rp = hp_store_metadata(a->in[i].s, "replay");
     if (rp && !strcmp(rp, "multiplex") && hp_store_metadata(a->in[i].s, "multiplex_policy")) stream = 0;
-    ain_park(a, i);
+    ain_pause(a, i);
   }
   for (size_t i = 0; st == HP_OK && !stream && i < a->n; i++)
     st = ain_open(a, i);
@@ -1411,7 +1422,7 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     if (!(a->merged = calloc(a->n ? a->n : 1, sizeof *a->merged)))
       st = fail(a, HP_ERR_NOMEM, "out of memory");
     for (size_t i = 0; st == HP_OK && i < a->n; i++)
-      a->merged[i] = a->in[i].s; /* NULL while closed: hook_open opens it for the merge */
+      a->merged[i] = stream ? NULL : a->in[i].s; /* NULL: hook_open opens it (again) for the merge */
     if (st == HP_OK && !stream && a->o.impute != HP_IMPUTE_NONE) st = mux_prepare(a, &full);
   }
   uint64_t total = 0;                                /* the inputs' rows, for progress */
@@ -1425,8 +1436,7 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     if (st == HP_OK && !replay) st = begun_scan(a, i, a->in[i].s);
     hp_cursor *c;
     if (st != HP_OK || hp_cursor_open(a->in[i].s, HP_TABLE_PROCESS, &c) != HP_OK) {
-      if (stream) ain_park(a, i);
-      if (stream) a->merged[i] = a->in[i].s; /* NULL once closed: the merge opens it again */
+      if (stream) ain_pause(a, i); /* the merge opens it again where it was closed */
       continue;
     }
     const char *ns = a->in[i].run == 0 ? hp_store_metadata(a->in[i].s, "dispatches_not_selected") : NULL;
@@ -1441,8 +1451,7 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
                               ? UINT64_MAX /* saturated */
                               : full.lost_records + p.lost_records;
     hp_cursor_close(c);
-    if (stream) ain_park(a, i);
-    if (stream) a->merged[i] = a->in[i].s;
+    if (stream) ain_pause(a, i);
   }
   for (size_t i = 0; st == HP_OK && !stream && i < a->nmerged; i++) /* those found above when streaming */
     st = unfinished_of(a, i, a->merged[i]);

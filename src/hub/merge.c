@@ -301,6 +301,10 @@ typedef struct merger {
   uint64_t done, total;  /* rows read, rows of every input (progress) */
   /* this input's regions of the processes in dup_proc (read_dup_regions): dropped with their host parts */
   idmap dup_region;
+  /* per referenced table, the last input id remapped through ids[] and its output id (0: none): the rows of
+   * one input mostly name the same process, thread, agent and queue */
+  uint64_t last_in[HP_TABLE_COUNT], last_out[HP_TABLE_COUNT];
+  uint8_t streamed[HP_TABLE_COUNT]; /* is_streamed of each table, asked once per reference otherwise */
 } merger;
 
 static uint64_t *u64_at(void *row, const hp_column *c) { return (uint64_t *)((char *)row + c->offset); }
@@ -309,8 +313,21 @@ static uint64_t *u64_at(void *row, const hp_column *c) { return (uint64_t *)((ch
 static uint64_t remap_ref(merger *m, hp_table ref, uint64_t v) {
   if (!v) return 0;
   if (ref == HP_TABLE_DISPATCH) return dmap_get(&m->disp, v);
-  if (is_streamed(ref)) return v + m->base[ref];
-  return idmap_get(&m->ids[ref], v);
+  if (m->streamed[ref]) return v + m->base[ref];
+  if (v == m->last_in[ref]) return m->last_out[ref];
+  uint64_t out = idmap_get(&m->ids[ref], v);
+  if (out) m->last_in[ref] = v, m->last_out[ref] = out;
+  return out;
+}
+
+/* ids[t] changes (an input id given its output id, or the map emptied): its last remap is forgotten */
+static int ids_put(merger *m, hp_table t, uint64_t in_id, uint64_t out_id) {
+  m->last_in[t] = 0;
+  return idmap_put(&m->ids[t], in_id, out_id);
+}
+static void ids_clear(merger *m, hp_table t) {
+  m->last_in[t] = 0;
+  idmap_clear(&m->ids[t]);
 }
 
 static int build_key(merger *m, hp_table t, const void *row) {
@@ -581,7 +598,7 @@ static hp_status merge_row(merger *m, hp_store *in, hp_table t, const tinfo *ti,
       found = keymap_get(&m->dedup[t], m->key.p, m->key.n);
     }
     if (found) { /* the same row is already in the output: map to it, write nothing */
-      if (ti->has_id && idmap_put(&m->ids[t], in_id, found)) st = HP_ERR_NOMEM;
+      if (ti->has_id && ids_put(m, (hp_table)t, in_id, found)) st = HP_ERR_NOMEM;
       if (st == HP_OK && t == HP_TABLE_PROCESS && found <= m->proc_base) {
         if (idmap_put(&m->dup_proc, in_id, 1)) st = HP_ERR_NOMEM;
         if (stats) stats->duplicate_processes++;
@@ -604,7 +621,7 @@ static hp_status merge_row(merger *m, hp_store *in, hp_table t, const tinfo *ti,
     uint64_t out_id = ++m->next_id[t];
     if (ti->has_id) {
       *u64_at(row, &d->columns[0]) = out_id;
-      if (idmap_put(&m->ids[t], in_id, out_id)) return HP_ERR_NOMEM;
+      if (ids_put(m, (hp_table)t, in_id, out_id)) return HP_ERR_NOMEM;
     }
     if (dedup_cols[t][0] && keymap_put(&m->dedup[t], m->key.p, m->key.n, out_id)) return HP_ERR_NOMEM;
   }
@@ -744,6 +761,8 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
   m->stats = stats;
   m->hooks = hooks;
   m->total = hooks ? hooks->total : 0;
+  for (int t = 0; t < HP_TABLE_COUNT; t++)
+    m->streamed[t] = (uint8_t)is_streamed((hp_table)t);
   for (size_t i = 0; hooks && hooks->progress && !hooks->total && i < n; i++)
     for (int t = 0; in[i] && t < HP_TABLE_COUNT; t++) {
       uint64_t c = 0;
@@ -771,7 +790,7 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
       if (hp_store_damage(s, NULL) != HP_OK) stats->damaged_inputs++;
     }
     for (int t = 0; t < HP_TABLE_COUNT; t++) {
-      idmap_clear(&m->ids[t]);
+      ids_clear(m, (hp_table)t);
       m->base[t] = m->max_id[t];
     }
     dmap_reset(&m->disp);
@@ -794,7 +813,7 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
     st = m->perr_st;
   }
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
-    idmap_clear(&m->ids[t]);
+    ids_clear(m, (hp_table)t);
     keymap_clear(&m->dedup[t]);
   }
   idmap_clear(&m->dup_proc);

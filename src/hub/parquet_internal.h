@@ -139,6 +139,9 @@ typedef struct pq_rle_dec {
 void pq_rle_init(pq_rle_dec *d, const unsigned char *p, const unsigned char *end, int bit_width);
 int pq_rle_next(pq_rle_dec *d, uint32_t *out);               /* 0 ok, -1 no more data or malformed */
 size_t pq_rle_batch(pq_rle_dec *d, uint32_t *out, size_t n); /* up to n values; fewer: data ended or bad */
+/* The next n values when they all lie in one RLE run of value `want`: consumed, n returned. Otherwise 0 and
+ * nothing consumed (a run's header may have been read; pq_rle_batch goes on from there). */
+size_t pq_rle_take_run(pq_rle_dec *d, uint32_t want, size_t n);
 
 /* ---- writer (parquet_write.c): one per table, buffering at most one row group ---- */
 typedef struct pq_limits {

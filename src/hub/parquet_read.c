@@ -1029,7 +1029,8 @@ static hp_status refill(pq_rcursor *c, colrd *r) {
     if (st != HP_OK) return st;
   }
   uint32_t k = r->page_left < PQ_BATCH ? r->page_left : PQ_BATCH, m = k;
-  if (r->levels) { /* OPTIONAL: definition level 1 = a value, 0 = NULL */
+  if (r->levels && pq_rle_take_run(&r->def, 1, k) != k) { /* OPTIONAL: level 1 = a value, 0 = NULL */
+    /* (a batch inside one run of 1s, a column without NULLs, takes the k values without spreading levels) */
     if (pq_rle_batch(&r->def, r->lv, k) != k)
       return fail(c, r, HP_ERR_CORRUPT, "definition levels end early");
     m = 0;

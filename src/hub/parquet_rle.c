@@ -85,6 +85,30 @@ static int unpack_group(pq_rle_dec *d) {
   return 0;
 }
 
+/* The next run's header (no values left before it): an RLE run's value and count, or a bit-packed size. */
+static int run_header(pq_rle_dec *d) {
+  uint64_t h;
+  if (!hu_varint_get(&d->p, d->end, &h)) return -1;
+  if (h & 1) {
+    uint64_t groups = h >> 1;
+    if (groups == 0 || groups > ((uint64_t)1 << 40)) return -1;
+    d->bp_left = groups * 8;
+    return 0;
+  }
+  uint64_t count = h >> 1;
+  if (count == 0 || count > UINT32_MAX) return -1;
+  int nb = (d->bw + 7) / 8;
+  if (d->end - d->p < nb) return -1;
+  uint32_t v = 0;
+  for (int i = 0; i < nb; i++)
+    v |= (uint32_t)d->p[i] << (8 * i);
+  d->p += nb;
+  if (d->bw < 32 && (v >> d->bw)) return -1;
+  d->rle_val = v;
+  d->rle_left = (uint32_t)count;
+  return 0;
+}
+
 int pq_rle_next(pq_rle_dec *d, uint32_t *out) {
   for (;;) {
     if (d->buf_i < d->buf_n) {
@@ -101,26 +125,24 @@ int pq_rle_next(pq_rle_dec *d, uint32_t *out) {
       if (unpack_group(d)) return -1;
       continue;
     }
-    uint64_t h;
-    if (!hu_varint_get(&d->p, d->end, &h)) return -1;
-    if (h & 1) {
-      uint64_t groups = h >> 1;
-      if (groups == 0 || groups > ((uint64_t)1 << 40)) return -1;
-      d->bp_left = groups * 8;
-    } else {
-      uint64_t count = h >> 1;
-      if (count == 0 || count > UINT32_MAX) return -1;
-      int nb = (d->bw + 7) / 8;
-      if (d->end - d->p < nb) return -1;
-      uint32_t v = 0;
-      for (int i = 0; i < nb; i++)
-        v |= (uint32_t)d->p[i] << (8 * i);
-      d->p += nb;
-      if (d->bw < 32 && (v >> d->bw)) return -1;
-      d->rle_val = v;
-      d->rle_left = (uint32_t)count;
+    if (run_header(d)) return -1;
+  }
+}
+
+size_t pq_rle_take_run(pq_rle_dec *d, uint32_t want, size_t n) {
+  if (d->buf_i < d->buf_n || d->bp_left) return 0;
+  if (!d->rle_left) {
+    const unsigned char *at = d->p;
+    if (run_header(d)) {
+      d->p = at; /* as it was: pq_rle_batch meets the same damage */
+      d->bp_left = 0;
+      d->rle_left = 0;
+      return 0;
     }
   }
+  if (d->bp_left || d->rle_val != want || d->rle_left < n) return 0;
+  d->rle_left -= (uint32_t)n;
+  return n;
 }
 
 size_t pq_rle_batch(pq_rle_dec *d, uint32_t *out, size_t n) {

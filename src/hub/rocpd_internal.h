@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define RP_SCHEMA_VERSION "3.0.4"
@@ -200,6 +201,33 @@ static inline void rp_buf_reset(hu_buf *b) { /* empty again, keeping the allocat
 void rp_buf_expand(hu_buf *b, const char *s, const char *suffix);
 void rp_jw_begin(jw *w, hu_buf *b);
 void rp_jw_i64(jw *w, const char *key, int64_t v);
+/* v in decimal ("%" PRId64 without printf, two digits a step: extdata makes some per dispatch) at out, which
+ * has room for 20 bytes; returns the length written (no NUL). */
+static inline size_t rp_i64_dec(char *out, int64_t v) {
+  static const char pairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  size_t n = 0;
+  if (v < 0) out[n++] = '-';
+  size_t len = 1; /* digits, then written from the last one back: no copy of a variable length */
+  for (uint64_t p10 = 10; len < 20 && u >= p10; p10 *= 10)
+    len++;
+  char *p = out + n + len;
+  while (u >= 100) {
+    p -= 2;
+    memcpy(p, pairs + 2 * (u % 100), 2);
+    u /= 100;
+  }
+  if (u >= 10) {
+    p -= 2;
+    memcpy(p, pairs + 2 * u, 2);
+  } else {
+    *--p = (char)('0' + u);
+  }
+  return n + len;
+}
 void rp_jw_u64(jw *w, const char *key, uint64_t v);
 void rp_jw_str(jw *w, const char *key, const char *s);
 const char *rp_jw_end(jw *w);

@@ -51,14 +51,8 @@ static void jw_key(jw *w, const char *key) {
 
 void rp_jw_i64(jw *w, const char *key, int64_t v) {
   jw_key(w, key);
-  char tmp[24], *e = tmp + sizeof tmp, *p = e; /* "%" PRId64 without printf: dispatches use it per row */
-  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-  do {
-    *--p = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
-  if (v < 0) *--p = '-';
-  hu_buf_put(w->b, p, (size_t)(e - p));
+  char tmp[24];
+  hu_buf_put(w->b, tmp, rp_i64_dec(tmp, v));
 }
 
 /* A uint64_t as the int64_t with the same bits (as in the table columns): SQLite's JSON functions read
