@@ -29,6 +29,10 @@ static char *path_of(const char *name) {
 }
 
 static int exists(const char *p) { return access(p, F_OK) == 0; }
+static size_t file_size(const char *p) {
+  struct stat sb;
+  return stat(p, &sb) == 0 ? (size_t)sb.st_size : 0;
+}
 
 static size_t dir_entries(void) {
   DIR *d = opendir(g_dir);
@@ -428,6 +432,15 @@ static void test_create_modes(void) {
     CHECK_EQ_U64(count(r, HP_TABLE_DISPATCH), 150);
     hp_store_close(r);
   }
+  /* a live log never replaces a file (two collectors with one pid in different PID namespaces sharing a
+   * folder): refused, naming it, the old one intact and no temporary left */
+  size_t old_size = file_size(lp);
+  CHECK(hp_store_open(lp, "log", HP_CREATE_LIVE, &s) == HP_ERR_IO);
+  CHECK(strstr(hp_store_error(s), "exists") != NULL);
+  hp_store_abort(s);
+  CHECK_EQ_U64(file_size(lp), old_size);
+  CHECK_EQ_U64(dir_entries(), before + 1);
+  CHECK(unlink(lp) == 0);
   /* abort of a live log removes it */
   CHECK_OK(hp_store_open(lp, "log", HP_CREATE_LIVE, &s), s);
   write_dispatch(s, 1);
