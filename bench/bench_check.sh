@@ -165,7 +165,7 @@ row() { # FIGURE LABEL: one line of the table, FAIL when now's median is worse t
   awk -v L="$2" -v bm="$bm" -v bl="$bl" -v bh="$bh" -v nm="$nm" -v nl="$nl" -v nh="$nh" -v v="$verdict" '
     function fig(m, l, h) { return l == h ? sprintf("%.0f", m) : sprintf("%.1f (%.1f-%.1f)", m, l, h) }
     BEGIN { printf "%-46s %28s %28s %9s  %s\n", L, fig(bm, bl, bh), fig(nm, nl, nh),
-      bm > 0 ? sprintf("%.3fx", nm / bm) : "-", v }'
+      (bm > 0 ? sprintf("%.3fx", nm / bm) : "-"), v }'
 }
 row trace "trace: added ns per dispatch (paired)"
 row replay "replay: added ns per dispatch per pass"
