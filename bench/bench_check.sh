@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `make bench-check`, the release guard (docs/development.md, "The release guard"): builds the baseline commit
 # (bench/BASELINE: the last release) beside this tree and runs the two interleaved, base and now in turn in
 # every round (their order alternating), on the headline figures: trace added per dispatch (launch_loop traced
@@ -14,7 +15,6 @@
 #   folder (kept; default a temporary one); BENCH_CHECK_IGNORE_LOAD=1 judges at any load: development only)
 # exit: 0 no figure worse by more than 10%; 1 at least one is (FAIL); 2 the baseline or this tree does not
 #   build, or a bad setting; 3 the machine was not idle: figures printed, no verdict.
-# SPDX-License-Identifier: MIT
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 bench_start "${BENCH_CHECK_DIR:-}"
