@@ -38,7 +38,7 @@ done
 [ $((total % 10)) -eq 0 ] || refuse "BENCH_CHECK_N=$total: not a multiple of 10 (10 processes' logs)"
 [ -z "$spin" ] || [[ $spin =~ ^[1-9][0-9]*$ ]] || refuse "SPIN=$spin: not a positive whole number"
 [ -n "$base" ] || refuse "no baseline commit in bench/BASELINE"
-git rev-parse --verify --quiet "$base^{commit}" >/dev/null ||
+base_full=$(git rev-parse --verify --quiet "$base^{commit}") ||
   refuse "baseline $base: not a commit of this repository (bench/BASELINE, or BASE=)"
 
 load1() { cut -d' ' -f1 /proc/loadavg; }
@@ -46,8 +46,8 @@ load_start=$(load1) # before anything of this run adds to it
 load_start_all=$(bench_load)
 
 # the builds: base in $dir/base, now in build/ (with SPIN, in $dir/now: its own objects, build/ untouched)
-echo "bench-check: building the baseline $(git log -1 --format='%h (%cs, %s)' "$base")"
-bench_tree "$base" "$dir/base" all ||
+echo "bench-check: building the baseline $(git log -1 --format='%h (%cs, %s)' "$base_full")"
+bench_tree "$base_full" "$dir/base" all ||
   refuse "cannot build the baseline $base: $(tail -n 3 "$dir/base.build" | tr '\n' ' ')"
 BB=$dir/base/build
 if [ -n "$spin" ]; then
@@ -82,7 +82,7 @@ own_ticks() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$$/stat"; }       # t
 busy0=$(busy_ticks)
 own0=$(own_ticks)
 t0=$(date +%s%N)
-echo "bench-check: base $(git rev-parse --short "$base") against now $now_name; load at the start: $load_start_all"
+echo "bench-check: base $(git rev-parse --short "$base_full") against now $now_name; load at the start: $load_start_all"
 echo "  trace and replay: $rounds rounds; storage: $srounds rounds of $total dispatches (10 logs); launching" \
   "thread on CPU $LAUNCH_LOOP_CPU, PoCL basic device"
 
@@ -188,7 +188,7 @@ if awk -v l="$worst" 'BEGIN { exit !(l >= 1) }'; then
   fi
 fi
 if [ "$fails" -gt 0 ]; then
-  echo "bench-check: FAIL: $fails figure(s) of now worse than base $(git rev-parse --short "$base") by more than $limit%"
+  echo "bench-check: FAIL: $fails figure(s) of now worse than base $(git rev-parse --short "$base_full") by more than $limit%"
   exit 1
 fi
-echo "bench-check: pass: no figure of now worse than base $(git rev-parse --short "$base") by more than $limit%"
+echo "bench-check: pass: no figure of now worse than base $(git rev-parse --short "$base_full") by more than $limit%"
