@@ -44,7 +44,7 @@ bench_tree() {
   shift 2
   rm -rf "$folder" && mkdir -p "$folder" || return 1
   git -C "$BENCH_ROOT" archive "$commit" | tar -x -C "$folder" &&
-    make -C "$folder" -j2 "${@:-all}" >"$folder.build" 2>&1
+    make --no-print-directory -C "$folder" -j2 "${@:-all}" >"$folder.build" 2>&1
 }
 # bench_old_collector NAME COMMIT: the collector of git commit COMMIT built in $dir/old with the same compiler
 # flags, its path on stdout; nothing ("none", or a note on stderr, from NAME, when it does not build)
