@@ -193,7 +193,7 @@ bench: deps all $(addprefix $(B)/bench/,$(patsubst bench/%.c,%,$(wildcard bench/
 # The release guard (bench/bench_check.sh, docs/development.md "The release guard"): this tree against the
 # baseline commit of bench/BASELINE on the headline figures; a verdict on an idle machine only. Never part of
 # `make test`. BASE=<commit> another baseline; SPIN=N this tree's collector slowed by N pause instructions per
-# dispatch (to see it fail); ROUNDS / STORE_ROUNDS the rounds (21 / 5).
+# dispatch (to see it fail); ROUNDS / STORE_ROUNDS the rounds (31 / 5).
 bench-check:
 	@$(if $(BASE),BENCH_CHECK_BASE='$(BASE)') $(if $(SPIN),BENCH_CHECK_SPIN='$(SPIN)') \
 	  $(if $(ROUNDS),BENCH_CHECK_ROUNDS='$(ROUNDS)') $(if $(STORE_ROUNDS),BENCH_CHECK_STORE_ROUNDS='$(STORE_ROUNDS)') \

@@ -10,7 +10,7 @@
 # start and at the end, and other processes using under 1 CPU on average during the run).
 # usage: bench_check.sh   (environment, all optional: BENCH_CHECK_BASE commit (default: bench/BASELINE);
 #   BENCH_CHECK_SPIN N: build this tree's collector with N pause instructions per dispatch (the slowdown it
-#   must catch); BENCH_CHECK_ROUNDS trace and replay rounds (21); BENCH_CHECK_STORE_ROUNDS storage rounds (5);
+#   must catch); BENCH_CHECK_ROUNDS trace and replay rounds (31); BENCH_CHECK_STORE_ROUNDS storage rounds (5);
 #   BENCH_CHECK_N dispatches of the storage figures (10000000, a multiple of 10); BENCH_CHECK_DIR scratch
 #   folder (kept; default a temporary one); BENCH_CHECK_IGNORE_LOAD=1 judges at any load: development only)
 # exit: 0 no figure worse by more than 10%; 1 at least one is (FAIL); 2 the baseline or this tree does not
@@ -25,7 +25,7 @@ refuse() { # MESSAGE: exit 2 with one line
 limit=10 # percent: now's median worse than base's by more than this fails
 base=${BENCH_CHECK_BASE:-$(grep -v '^#' bench/BASELINE | grep -m1 . || true)}
 spin=${BENCH_CHECK_SPIN:-}
-rounds=${BENCH_CHECK_ROUNDS:-21}
+rounds=${BENCH_CHECK_ROUNDS:-31}
 srounds=${BENCH_CHECK_STORE_ROUNDS:-5}
 total=${BENCH_CHECK_N:-10000000}
 tn=20000   # dispatches of a trace run (a clFinish every 1000), as bench/bench_trace.sh
