@@ -45,13 +45,14 @@ load1() { cut -d' ' -f1 /proc/loadavg; }
 load_start=$(load1) # before anything of this run adds to it
 load_start_all=$(bench_load)
 
-# the builds: base in $dir/base, now in build/ (with SPIN, in $dir/now: its own objects, build/ untouched)
+# the builds: base in $dir/base, now in build/ (with SPIN, in $dir/now/build: its own objects, build/ untouched)
 echo "bench-check: building the baseline $(git log -1 --format='%h (%cs, %s)' "$base_full")"
 bench_tree "$base_full" "$dir/base" all ||
   refuse "cannot build the baseline $base: $(tail -n 3 "$dir/base.build" | tr '\n' ' ')"
 BB=$dir/base/build
 if [ -n "$spin" ]; then
-  NB=$dir/now
+  NB=$dir/now/build # beside a link to this tree's share/ (device descriptions, metrics), as in the tree itself
+  mkdir -p "$dir/now" && ln -sfn "$BENCH_ROOT/share" "$dir/now/share"
   nowmake=(B="$NB" BENCH_SPIN="$spin")
 else
   NB=$BENCH_ROOT/build
