@@ -22,6 +22,7 @@ refuse() { # MESSAGE: exit 2 with one line
   echo "bench-check: $1" >&2
   exit 2
 }
+[ $# -eq 0 ] || refuse "takes no arguments: settings come from the environment (BENCH_CHECK_BASE=...; make bench-check BASE=...)"
 limit=10 # percent: now's median worse than base's by more than this fails
 base=${BENCH_CHECK_BASE:-$(grep -v '^#' bench/BASELINE | grep -m1 . || true)}
 spin=${BENCH_CHECK_SPIN:-}
