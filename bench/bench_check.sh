@@ -14,7 +14,7 @@
 #   BENCH_CHECK_N dispatches of the storage figures (10000000, a multiple of 10); BENCH_CHECK_DIR scratch
 #   folder (kept; default a temporary one); BENCH_CHECK_IGNORE_LOAD=1 judges at any load: development only)
 # exit: 0 no figure worse by more than 10%; 1 at least one is (FAIL); 2 the baseline or this tree does not
-#   build, or a bad setting; 3 the machine was not idle: figures printed, no verdict.
+#   build, a bad setting, or a step failed; 3 the machine was not idle: figures printed, no verdict.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 bench_start "${BENCH_CHECK_DIR:-}"
@@ -22,6 +22,7 @@ refuse() { # MESSAGE: exit 2 with one line
   echo "bench-check: $1" >&2
   exit 2
 }
+trap 'refuse "a step failed (bench/bench_check.sh line $LINENO): no figures"' ERR # never mistaken for a FAIL (1)
 [ $# -eq 0 ] || refuse "takes no arguments: settings come from the environment (BENCH_CHECK_BASE=...; make bench-check BASE=...)"
 limit=10 # percent: now's median worse than base's by more than this fails
 base=${BENCH_CHECK_BASE:-$(grep -v '^#' bench/BASELINE | grep -m1 . || true)}
