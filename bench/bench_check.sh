@@ -34,11 +34,12 @@ tn=20000   # dispatches of a trace run (a clFinish every 1000), as bench/bench_t
 rn=10000   # dispatches of a replay run (a clFinish after each), as bench/bench_replay_ab.sh
 passes=3   # replay passes: one software counter each
 counters=task-clock,cpu-clock,context-switches
-for v in rounds srounds total; do
-  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || refuse "$v=${!v}: not a positive whole number"
-done
+whole() { [[ $2 =~ ^[1-9][0-9]*$ ]] || refuse "$1=$2: not a positive whole number"; } # NAME VALUE
+whole ROUNDS "$rounds"
+whole STORE_ROUNDS "$srounds"
+whole BENCH_CHECK_N "$total"
 [ $((total % 10)) -eq 0 ] || refuse "BENCH_CHECK_N=$total: not a multiple of 10 (10 processes' logs)"
-[ -z "$spin" ] || [[ $spin =~ ^[1-9][0-9]*$ ]] || refuse "SPIN=$spin: not a positive whole number"
+[ -z "$spin" ] || whole SPIN "$spin"
 [ -n "$base" ] || refuse "no baseline commit in bench/BASELINE"
 base_full=$(git rev-parse --verify --quiet "$base^{commit}") ||
   refuse "baseline $base: not a commit of this repository (bench/BASELINE, or BASE=)"
