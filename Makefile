@@ -60,7 +60,7 @@ FUZZERS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 
 obj = $(patsubst %.c,$(1)/%.o,$(2))
 
-.PHONY: all deps demo test test-only check-format format bench fuzz clean san install uninstall
+.PHONY: all deps demo test test-only check-format format bench bench-check fuzz clean san install uninstall
 all: $(B)/libhubprof.so $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.a $(B)/libhubprof_log.a \
      $(B)/libhubprof_counters.a $(B)/hubprof $(B)/examples/gen_logs collector
 
@@ -203,6 +203,15 @@ demo: deps
 bench: deps all $(addprefix $(B)/bench/,$(patsubst bench/%.c,%,$(filter-out bench/idle_thread.c,$(wildcard bench/*.c)))) \
   $(B)/bench/idle_thread.so
 	@bash bench/run.sh
+
+# The release guard (bench/bench_check.sh, docs/development.md "The release guard"): this tree against the
+# baseline commit of bench/BASELINE on the headline figures; a verdict on an idle machine only. Never part of
+# `make test`. BASE=<commit> another baseline; SPIN=N this tree's collector slowed by N pause instructions per
+# dispatch (to see it fail); ROUNDS / STORE_ROUNDS the rounds (31 / 5).
+bench-check:
+	@$(if $(BASE),BENCH_CHECK_BASE='$(BASE)') $(if $(SPIN),BENCH_CHECK_SPIN='$(SPIN)') \
+	  $(if $(ROUNDS),BENCH_CHECK_ROUNDS='$(ROUNDS)') $(if $(STORE_ROUNDS),BENCH_CHECK_STORE_ROUNDS='$(STORE_ROUNDS)') \
+	  bash bench/bench_check.sh
 
 check-format:
 	clang-format --dry-run -Werror $(shell git ls-files '*.c' '*.h')

@@ -1,6 +1,7 @@
 # Shared by the benchmark scripts (source it by its path, from anywhere): the common start of a script (its
-# working directory, environment and scratch folder), the collector of an older commit, a run of the
-# launch-bound loop, the machine's load, and the figures they print from a list of measurements.
+# working directory, environment and scratch folder), an older commit's tree or collector built beside this
+# one, a run of the launch-bound loop, a command's wall time, the machine's load, and the figures they print
+# from a list of measurements.
 # SPDX-License-Identifier: MIT
 BENCH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_CALLER_DIR=$PWD # where the script was started: a relative DIR argument is relative to it
@@ -35,17 +36,38 @@ bench_scratch() {
 }
 # bench_load: the machine's load now, "L1 L5 L15 (1, 5, 15 min), N cores"
 bench_load() { echo "$(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min), $(nproc) cores"; }
+# bench_tree COMMIT FOLDER [TARGET...]: the tree of git commit COMMIT extracted into FOLDER (emptied first) and
+# built there by `make -j2 TARGET...` (default all) with the same compiler flags, make's output in FOLDER.build;
+# fails when the commit cannot be extracted or does not build
+bench_tree() {
+  local commit=$1 folder=$2
+  shift 2
+  rm -rf "$folder" && mkdir -p "$folder" || return 1
+  git -C "$BENCH_ROOT" archive "$commit" | tar -x -C "$folder" &&
+    make --no-print-directory -C "$folder" -j2 "${@:-all}" >"$folder.build" 2>&1
+}
 # bench_old_collector NAME COMMIT: the collector of git commit COMMIT built in $dir/old with the same compiler
 # flags, its path on stdout; nothing ("none", or a note on stderr, from NAME, when it does not build)
 bench_old_collector() {
   [ "$2" = none ] && return 0
-  mkdir -p "$dir/old"
-  if git archive "$2" | tar -x -C "$dir/old" && make -C "$dir/old" -j2 build/libhubprof_collector.so \
-    >"$dir/old.build" 2>&1; then
+  if bench_tree "$2" "$dir/old" build/libhubprof_collector.so; then
     echo "$dir/old/build/libhubprof_collector.so"
   else
     echo "$1: cannot build the collector of $2 (skipped): $(tail -n 3 "$dir/old.build" 2>/dev/null)" >&2
   fi
+}
+# bench_wall_ms CMD...: the wall milliseconds of one run of CMD (its output dropped); when CMD fails, its
+# exit status and the end of its error output on stderr, and failure
+bench_wall_ms() {
+  local s e rc=0
+  s=$(date +%s%N)
+  "$@" >/dev/null 2>"$dir/wall.err" || rc=$?
+  e=$(date +%s%N)
+  if [ $rc -ne 0 ]; then
+    echo "failed (exit $rc): $*: $(tail -n 3 "$dir/wall.err")" >&2
+    return 1
+  fi
+  awk -v s="$s" -v e="$e" 'BEGIN { printf "%.1f\n", (e - s) / 1e6 }'
 }
 # launch_ns CMD...: host ns per dispatch of one run of LAUNCH_LOOP with $n dispatches, a clFinish every 1000,
 # run by CMD (e.g. env VAR=VALUE ...)

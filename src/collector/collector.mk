@@ -7,7 +7,11 @@
 COLL_SRC := $(wildcard src/collector/*.c) $(wildcard src/counters/*.c)
 COLL_HDR := $(wildcard src/collector/*.h) include/hubprof/hub.h src/hub/hub_internal.h src/hub/fmt_log.h \
             $(wildcard src/counters/*.h)
-COLL_FLAGS := -fvisibility=hidden -Isrc/collector $(INC_HUB) $(INC_COUNTERS)
+# BENCH_SPIN=N: the deliberately slowed collector of `make bench-check SPIN=N` (N pause instructions per
+# dispatch, src/collector/intercept.c), built by bench/bench_check.sh into its own build folder; never set
+# otherwise.
+COLL_FLAGS := -fvisibility=hidden -Isrc/collector $(INC_HUB) $(INC_COUNTERS) \
+              $(if $(BENCH_SPIN),-DHUBPROF_BENCH_SPIN=$(BENCH_SPIN))
 COLL_LDFLAGS := -shared -Wl,--exclude-libs,ALL -Wl,-soname,libhubprof_collector.so -Wl,-z,defs \
                 -Wl,-z,nodelete
 COLL_LIBS := -ldl -lpthread

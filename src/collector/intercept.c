@@ -46,12 +46,28 @@ static inline int profiling(void) {
 
 static inline uint32_t clamp32(size_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
 
+/* HUBPROF_BENCH_SPIN=N (`make bench-check SPIN=N`, docs/development.md "The release guard"): a deliberate
+ * slowdown of N pause instructions on every dispatch the collector records or replays, to show the guard
+ * catching it. Off by default: without the define this is empty and costs nothing. */
+static inline __attribute__((always_inline)) void bench_spin(void) {
+#ifdef HUBPROF_BENCH_SPIN
+  for (int i = 0; i < HUBPROF_BENCH_SPIN; i++) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+  }
+#endif
+}
+
 /* Put one enqueued dispatch in the thread's ring (hpc_busy is set). Inlined into its two callers: no call,
  * no saved registers on the enqueue path. */
 static inline __attribute__((always_inline)) void record(const cl_icd_dispatch *n, hpc_thread *t, cl_event ev,
                                                          cl_command_queue q, cl_kernel k, cl_uint dim,
                                                          const size_t *global, const size_t *local,
                                                          int64_t enq) {
+  bench_spin();
   uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
   if (HPC_UNLIKELY(h - atomic_load_explicit(&t->tail, memory_order_acquire) > t->mask) &&
       hpc_ring_full(t) != 0) {
@@ -110,8 +126,10 @@ cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl
                                 const size_t *offset, const size_t *global, const size_t *local,
                                 cl_uint nwait, const cl_event *wait, cl_event *ev) {
   if (!tracing()) {
-    if (HPC_UNLIKELY(profiling()) && hpc_selected(n, k))
+    if (HPC_UNLIKELY(profiling()) && hpc_selected(n, k)) {
+      bench_spin();
       return hpc_replay_dispatch(n, q, k, dim, offset, global, local, nwait, wait, ev, 0);
+    }
     cl_int rc = n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
     unrecorded(rc);
     return rc;
@@ -140,8 +158,10 @@ cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k
                        const cl_event *wait, cl_event *ev) {
   if (!tracing()) {
     static const size_t one[1] = {1};
-    if (HPC_UNLIKELY(profiling()) && hpc_selected(n, k))
+    if (HPC_UNLIKELY(profiling()) && hpc_selected(n, k)) {
+      bench_spin();
       return hpc_replay_dispatch(n, q, k, 1, NULL, one, one, nwait, wait, ev, 1);
+    }
     cl_int rc = n->clEnqueueTask(q, k, nwait, wait, ev);
     unrecorded(rc);
     return rc;
