@@ -395,9 +395,8 @@ static void unknown_metric(hc_provider *p, void *host, const char *name) {
     if (d < bd) bd = d, best = k;
   }
   if (w > 0 && (size_t)w < sizeof p->error)
-    snprintf(p->error + w, sizeof p->error - (size_t)w,
-             " (%s: did you mean '%s%s'? %zu rollups: .sum, .avg, …)",
-             suffix[0] ? "not a rollup of it" : "a base metric needs a rollup", base, a.subs[best], a.n);
+    snprintf(p->error + w, sizeof p->error - (size_t)w, " (%s: did you mean '%s%s'?)",
+             suffix[0] ? "not one of its rollups" : "a base metric needs a rollup", base, a.subs[best]);
 }
 
 hc_status hc_cupti_passes(hc_provider *p, const char *const *names, size_t n, size_t *passes) {

@@ -517,7 +517,7 @@ hc_status hc_device_open(const char *name_or_path, hc_provider **out) {
     if (cs == HC_OK || cs == HC_ERR_NOMEM || (cs != HC_ERR_UNKNOWN && looks_like_chip(name_or_path))) {
       if (c && cs == HC_ERR_UNAVAILABLE) { /* say both: not a description, and CUPTI is not here */
         char msg[HC_ERROR_MAX];
-        snprintf(msg, sizeof msg, "%.400s; an NVIDIA chip needs %.600s", d->error, c->error);
+        snprintf(msg, sizeof msg, "%.400s; for NVIDIA chips: %.600s", d->error, c->error);
         snprintf(c->error, sizeof c->error, "%s", msg);
       }
       *out = c;
