@@ -132,9 +132,26 @@ static int call(hc_cupti *c, int f, void *params, size_t size) {
 
 /* ---- finding and loading libcupti ---- */
 
-/* Try one file: 1 when loaded. */
+/* AddressSanitizer aborts the process when a library is opened with RTLD_DEEPBIND, as libcupti opens
+ * libnvperf_host.so: a sanitizer build finds libcupti but does not load it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HC_ASAN 1
+#endif
+#endif
+
+/* Try one file: 1 when loaded, 0 when absent, -1 when it cannot be used (the message in c->error). */
 static int try_load(hc_cupti *c, const char *path) {
   if (access(path, R_OK) != 0) return 0;
+#ifdef HC_ASAN
+  snprintf(c->error, sizeof c->error,
+           "%s: not loaded by a sanitizer build (libcupti opens libnvperf_host.so with RTLD_DEEPBIND, which "
+           "AddressSanitizer refuses); use the release build",
+           path);
+  return -1;
+#endif
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     snprintf(c->error, sizeof c->error, "%s: %s", path, dlerror());
