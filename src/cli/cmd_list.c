@@ -20,7 +20,8 @@ static const cli_opt list_opts[] = {
      .value = "D",
      .def = DEFAULT_DEVICE,
      .help = "list counters, list metrics: a device description's name or .device file ('hubprof list "
-             "devices' names them; cpu-perf is this CPU through Linux perf_event)",
+             "devices' names them; cpu-perf is this CPU through Linux perf_event; GH100 and the other NVIDIA "
+             "chips come from CUPTI, docs/cuda.md)",
      .check = cli_check_device},
     {.name = "metrics-file",
      .kind = CLI_OPT_STRING,
@@ -48,7 +49,8 @@ static const cli_spec list_spec = {
              "only). metrics: the derived metrics for a device (share/hubprof/metrics, $HUBPROF_METRICS,\n"
              "--metrics-file; docs/metrics.md) with their unit, the counters they need and whether they\n"
              "can be measured here. devices: the device descriptions found (share/hubprof/devices,\n"
-             "$HUBPROF_DEVICES) with their provider and per-pass limits.",
+             "$HUBPROF_DEVICES) with their provider and per-pass limits, then the NVIDIA chips CUPTI's\n"
+             "Profiler Host API describes when libcupti is found ($HUBPROF_CUPTI; docs/cuda.md).",
     .tables = list_tables,
 };
 

@@ -41,7 +41,8 @@ static const cli_spec plan_spec = {
              "fewest passes the device's limits allow (counters per pass and per hardware block),\n"
              "with the counters of one group (a metric's ratio partners) in one pass where they fit.\n"
              "Counters are checked first: unknown names, counters this machine cannot measure and\n"
-             "impossible plans are errors.",
+             "impossible plans are errors. An NVIDIA chip (--device GH100): CUPTI's own pass count of\n"
+             "the --counters list as one configuration (docs/cuda.md).",
     .tables = plan_tables,
 };
 
