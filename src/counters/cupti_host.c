@@ -310,7 +310,13 @@ hc_status hc_cupti_device_open(const char *chip, hc_provider **out) {
   hc_cupti *c = p->cupti;
   const char *name = find_chip(c, chip);
   if (!name) {
-    snprintf(p->error, sizeof p->error, "'%.200s' is not a chip CUPTI knows (%.700s)", chip, c->path);
+    const char *const *names;
+    size_t n = 0;
+    int w = snprintf(p->error, sizeof p->error, "'%.200s' is not one of CUPTI's chips", chip);
+    if (hc_cupti_chips(c, &names, &n) != HC_OK) n = 0;
+    for (size_t i = 0; i < n && w > 0 && (size_t)w < sizeof p->error; i++)
+      w += snprintf(p->error + w, sizeof p->error - (size_t)w, "%s%s", i ? ", " : " (", names[i]);
+    if (n && w > 0 && (size_t)w < sizeof p->error) snprintf(p->error + w, sizeof p->error - (size_t)w, ")");
     return HC_ERR_UNKNOWN;
   }
   void *host = host_open(c, name, p->error, sizeof p->error);

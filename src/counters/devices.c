@@ -514,8 +514,8 @@ hc_status hc_device_open(const char *name_or_path, hc_provider **out) {
     /* no description of that name: an NVIDIA chip CUPTI describes (cupti_host.c)? */
     hc_provider *c;
     hc_status cs = hc_cupti_device_open(name_or_path, &c);
-    if (cs == HC_OK || cs == HC_ERR_NOMEM || (cs != HC_ERR_UNKNOWN && looks_like_chip(name_or_path))) {
-      if (c && cs == HC_ERR_UNAVAILABLE) { /* say both: not a description, and CUPTI is not here */
+    if (cs == HC_OK || cs == HC_ERR_NOMEM || looks_like_chip(name_or_path)) {
+      if (c && cs != HC_OK && cs != HC_ERR_NOMEM) { /* say both: not a description, nor a CUPTI chip here */
         char msg[HC_ERROR_MAX];
         snprintf(msg, sizeof msg, "%.400s; for NVIDIA chips: %.600s", d->error, c->error);
         snprintf(c->error, sizeof c->error, "%s", msg);

@@ -107,6 +107,8 @@ expect 2 "$HP" plan --device GH100 --counters "$ONE" --max-counters-per-pass 2
 one_line_error "do not apply"
 expect 1 "$HP" plan --device GH999 --counters "$ONE"
 one_line_error "unknown device 'GH999'"
+grep -q "for NVIDIA chips: 'GH999' is not one of CUPTI's chips (GV100, .*GH100, .*GB100" "$T/err" && ok ||
+  bad "GH999: no list of CUPTI's chips: $(cat "$T/err")"
 
 echo "test_cupti: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
