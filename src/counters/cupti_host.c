@@ -106,6 +106,7 @@ static const char *const fn_names[F_COUNT] = {
 
 struct hc_cupti {
   void *lib;
+  void *nvperf; /* libnvperf_host.so from libcupti's folder, loaded before it, or NULL */
   cupti_fn fn[F_COUNT];
   cupti_str_fn result_string; /* cuptiGetResultString, NULL when absent */
   char path[PATH_MAX];
@@ -152,6 +153,12 @@ static int try_load(hc_cupti *c, const char *path) {
            path);
   return -1;
 #endif
+  /* libcupti opens libnvperf_host.so by bare name: load the one beside it first (a pip package's folder,
+   * $CUDA_HOME, is on no search path), so that name finds it already loaded */
+  char host[PATH_MAX];
+  const char *slash = strrchr(path, '/');
+  snprintf(host, sizeof host, "%.*slibnvperf_host.so", slash ? (int)(slash - path + 1) : 0, path);
+  if (!c->nvperf && access(host, R_OK) == 0) c->nvperf = dlopen(host, RTLD_NOW | RTLD_GLOBAL);
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     snprintf(c->error, sizeof c->error, "%s: %s", path, dlerror());
@@ -238,16 +245,18 @@ hc_status hc_cupti_open(hc_cupti **out) {
   if (r == 1) return HC_OK;
   if (r == 0)
     snprintf(c->error, sizeof c->error,
-             "libcupti not found (looked in $HUBPROF_CUPTI, /usr/local/cuda/lib64, "
-             "/usr/local/cuda/extras/CUPTI/lib64, $CUDA_HOME/lib64 and extras/CUPTI/lib64%s, and the "
-             "nvidia-cuda-cupti pip package's nvidia/cuda_cupti/lib); set HUBPROF_CUPTI=/path/to/libcupti.so",
-             cuda && *cuda ? "" : " (unset)");
+             "libcupti not found (looked in $HUBPROF_CUPTI (unset), /usr/local/cuda/lib64, "
+             "/usr/local/cuda/extras/CUPTI/lib64, $CUDA_HOME%s%.300s%s, and the nvidia-cuda-cupti pip "
+             "package's site-packages/nvidia/cuda_cupti/lib); set HUBPROF_CUPTI=/path/to/libcupti.so",
+             cuda && *cuda ? "=" : " (unset)", cuda ? cuda : "",
+             cuda && *cuda ? "/{lib64,extras/CUPTI/lib64}" : "");
   return HC_ERR_UNAVAILABLE;
 }
 
 void hc_cupti_close(hc_cupti *c) {
   if (!c) return;
   if (c->lib) dlclose(c->lib);
+  if (c->nvperf) dlclose(c->nvperf);
   free(c);
 }
 

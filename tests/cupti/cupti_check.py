@@ -4,8 +4,13 @@ list as one configuration, or the metric names of a chip. usage: cupti_check.py 
 | LIB CHIP names TYPE | LIB - chips"""
 # SPDX-License-Identifier: MIT
 import ctypes as C
+import os
 import sys
 
+# libcupti opens libnvperf_host.so by bare name: the one beside it, loaded first, answers that name
+host = os.path.join(os.path.dirname(sys.argv[1]), "libnvperf_host.so")
+if os.path.exists(host):
+    C.CDLL(host, mode=C.RTLD_GLOBAL)
 lib = C.CDLL(sys.argv[1])
 chip = sys.argv[2].encode()
 what = sys.argv[3]

@@ -110,5 +110,34 @@ one_line_error "unknown device 'GH999'"
 grep -q "for NVIDIA chips: 'GH999' is not one of CUPTI's chips (GV100, .*GH100, .*GB100" "$T/err" && ok ||
   bad "GH999: no list of CUPTI's chips: $(cat "$T/err")"
 
+
+# ---- the search path, with the toolkit hidden (a private mount namespace, where unshare can make one) ----
+cuda=$(readlink -f /usr/local/cuda)
+if [ -d "$cuda" ] && unshare -rm true 2>/dev/null; then
+  mkdir -p "$T/empty" "$T/venv/lib/python3.11/site-packages/nvidia/cuda_cupti/lib"
+  # copies (36 MB), since the toolkit's folder is hidden: libcupti and the libnvperf_host.so it opens
+  src=$(dirname "$(readlink -f "$LIB")")
+  cp "$(readlink -f "$LIB")" "$T/venv/lib/python3.11/site-packages/nvidia/cuda_cupti/lib/libcupti.so.13"
+  [ -e "$src/libnvperf_host.so" ] && cp "$src/libnvperf_host.so" "$T/venv/lib/python3.11/site-packages/nvidia/cuda_cupti/lib/"
+  hidden() { unshare -rm sh -c 'mount --bind "$0" "$1" && shift && exec "$@"' "$T/empty" "$cuda" "$@"; }
+  # a pip package's folder (the virtual environment's site-packages) is found when the toolkit is not
+  hidden env -u HUBPROF_CUPTI -u CUDA_HOME VIRTUAL_ENV="$T/venv" HOME="$T" "$HP" list devices --format csv >"$T/out" 2>"$T/err"
+  grep -q "^GH100,cupti,[0-9]*,.*,$T/venv/lib/python3.11/site-packages/nvidia/cuda_cupti/lib/libcupti.so.13$" "$T/out" &&
+    ok || bad "pip folder not found: $(cat "$T/err") $(grep GH100 "$T/out")"
+  want=$($CHECK "$T/venv/lib/python3.11/site-packages/nvidia/cuda_cupti/lib/libcupti.so.13" GH100 passes "$FIVE_T")
+  hidden env -u HUBPROF_CUPTI -u CUDA_HOME VIRTUAL_ENV="$T/venv" HOME="$T" "$HP" plan --device GH100 --counters "$FIVE_T" >"$T/out" 2>"$T/err"
+  head -1 "$T/out" | grep -q "^GH100: 5 counters in $want passes" && ok || bad "plan from the pip folder: $(cat "$T/out" "$T/err")"
+  # none found: one note naming where hubprof looked, the descriptions still listed
+  hidden env -u HUBPROF_CUPTI -u CUDA_HOME -u VIRTUAL_ENV HOME="$T" "$HP" list devices >"$T/out" 2>"$T/err"
+  if grep -q "libcupti not found" "$T/err"; then
+    [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q '/usr/local/cuda/lib64, .*$CUDA_HOME (unset), .*nvidia-cuda-cupti' "$T/err" &&
+      grep -qE '^gfx9 ' "$T/out" && ok || bad "list devices, no libcupti: $(cat "$T/err")"
+  else
+    echo "test_cupti: a libcupti outside the toolkit is installed here: the none-found check skipped"
+  fi
+else
+  echo "test_cupti: search-path checks skipped: no private mount namespace here (unshare -rm)"
+fi
+
 echo "test_cupti: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
