@@ -72,6 +72,8 @@ for t in tests/cli/*.sh; do
   [ -f "$t" ] || continue
   run "cli $(basename "$t" .sh)" bash "$t" "$B/san/hubprof"
 done
+# NVIDIA chips through CUPTI: the release build (a sanitizer build does not load libcupti); skipped without it
+run "cupti" bash tests/cupti/test_cupti.sh "$B/hubprof"
 unset ASAN_OPTIONS
 run "python" python3 -m pytest -q tests/python
 run "parquet readers" python3 tests/parquet/check_readers.py --writer $B/tests/test_parquet --require-spark

@@ -20,7 +20,8 @@ static const cli_opt list_opts[] = {
      .value = "D",
      .def = DEFAULT_DEVICE,
      .help = "list counters, list metrics: a device description's name or .device file ('hubprof list "
-             "devices' names them; cpu-perf is this CPU through Linux perf_event)",
+             "devices' names them; cpu-perf is this CPU through Linux perf_event; GH100 and the other NVIDIA "
+             "chips come from CUPTI, docs/cuda.md)",
      .check = cli_check_device},
     {.name = "metrics-file",
      .kind = CLI_OPT_STRING,
@@ -48,7 +49,8 @@ static const cli_spec list_spec = {
              "only). metrics: the derived metrics for a device (share/hubprof/metrics, $HUBPROF_METRICS,\n"
              "--metrics-file; docs/metrics.md) with their unit, the counters they need and whether they\n"
              "can be measured here. devices: the device descriptions found (share/hubprof/devices,\n"
-             "$HUBPROF_DEVICES) with their provider and per-pass limits.",
+             "$HUBPROF_DEVICES) with their provider and per-pass limits, then the NVIDIA chips CUPTI's\n"
+             "Profiler Host API describes when libcupti is found ($HUBPROF_CUPTI; docs/cuda.md).",
     .tables = list_tables,
 };
 
@@ -227,6 +229,41 @@ static int list_metrics(const char *device, const char *const *files, size_t nfi
   return rc;
 }
 
+/* One row per chip CUPTI's Profiler Host API describes, when libcupti is found; a note on stderr when not. */
+static int cupti_rows(report *r, int fmt) {
+  hc_cupti *c;
+  if (hc_cupti_open(&c) != HC_OK) {
+    if (c) cli_warn("no NVIDIA chips listed: %s", hc_cupti_error(c));
+    hc_cupti_close(c);
+    return c ? CLI_OK : CLI_FAIL;
+  }
+  const char *const *chips;
+  size_t n;
+  int rc = CLI_OK;
+  if (hc_cupti_chips(c, &chips, &n) != HC_OK) {
+    cli_warn("no NVIDIA chips listed: %s", hc_cupti_error(c));
+    n = 0;
+  }
+  for (size_t i = 0; i < n && rc == CLI_OK; i++) {
+    size_t count;
+    char cnt[32], desc[HC_ERROR_MAX + 64];
+    const char *dash = fmt == REPORT_TABLE ? "-" : "";
+    if (hc_cupti_metric_count(c, chips[i], &count) != HC_OK) { /* listed, with CUPTI's reason */
+      snprintf(cnt, sizeof cnt, "%s", dash);
+      snprintf(desc, sizeof desc, "NVIDIA %s: CUPTI names it but cannot describe it (%s)", chips[i],
+               hc_cupti_error(c));
+    } else {
+      snprintf(cnt, sizeof cnt, "%zu", count);
+      snprintf(desc, sizeof desc, "NVIDIA %s: metrics and pass counts from CUPTI's Profiler Host API",
+               chips[i]);
+    }
+    const char *cells[] = {chips[i], "cupti", cnt, dash, dash, desc, hc_cupti_path(c)};
+    if (report_add(r, cells)) rc = CLI_FAIL;
+  }
+  hc_cupti_close(c);
+  return rc;
+}
+
 static int list_devices(int fmt) {
   char **paths;
   size_t n;
@@ -263,6 +300,7 @@ static int list_devices(int fmt) {
     if (report_add(r, cells)) rc = CLI_FAIL;
     hc_provider_close(p);
   }
+  if (rc == CLI_OK) rc = cupti_rows(r, fmt);
   if (rc == CLI_OK) {
     if (fmt == REPORT_TABLE && report_rows(r) == 0)
       printf("no device descriptions found (share/hubprof/devices next to hubprof, or $HUBPROF_DEVICES)\n");

@@ -41,7 +41,8 @@ static const cli_spec plan_spec = {
              "fewest passes the device's limits allow (counters per pass and per hardware block),\n"
              "with the counters of one group (a metric's ratio partners) in one pass where they fit.\n"
              "Counters are checked first: unknown names, counters this machine cannot measure and\n"
-             "impossible plans are errors.",
+             "impossible plans are errors. An NVIDIA chip (--device GH100): CUPTI's own pass count of\n"
+             "the --counters list as one configuration (docs/cuda.md).",
     .tables = plan_tables,
 };
 
@@ -187,6 +188,122 @@ static int push_arg(const char ***v, size_t *n, const char *s) {
   return 0;
 }
 
+/* Split the --counters lists into distinct names (blanks around a name ignored; a name given twice kept
+ * once). CLI_OK, CLI_USAGE (an empty name) or CLI_FAIL; *names and *buf to free. */
+static int cupti_names(const char *const *lists, size_t nlists, char **buf, const char ***names, size_t *n) {
+  size_t len = 0;
+  for (size_t i = 0; i < nlists; i++)
+    len += strlen(lists[i]) + 1;
+  *n = 0;
+  *names = NULL;
+  *buf = malloc(len + 1);
+  if (!*buf) {
+    cli_error("out of memory");
+    return CLI_FAIL;
+  }
+  char *w = *buf;
+  for (size_t i = 0; i < nlists; i++) {
+    for (const char *s = lists[i];;) {
+      const char *e = strchr(s, ',');
+      size_t l = e ? (size_t)(e - s) : strlen(s);
+      while (l && (*s == ' ' || *s == '\t'))
+        s++, l--;
+      while (l && (s[l - 1] == ' ' || s[l - 1] == '\t'))
+        l--;
+      if (!l) {
+        cli_error("plan: an empty name in --counters '%s'", lists[i]);
+        return CLI_USAGE;
+      }
+      memcpy(w, s, l);
+      w[l] = 0;
+      size_t k = 0;
+      while (k < *n && strcmp((*names)[k], w))
+        k++;
+      if (k == *n && push_arg(names, n, w)) {
+        cli_error("out of memory");
+        return CLI_FAIL;
+      }
+      w += l + 1;
+      if (!e) break;
+      s = e + 1;
+    }
+  }
+  return CLI_OK;
+}
+
+/* The plan of an NVIDIA chip: CUPTI's own pass count of the whole list as one configuration (it does not say
+ * which metric goes in which pass), and per metric the passes it takes alone. */
+static int plan_cupti(hc_provider *p, const char *const *lists, size_t nlists, int fmt) {
+  if (!nlists) {
+    cli_error("plan: give the metrics of %s with --counters LIST ('hubprof list counters --device %s' names "
+              "them)",
+              hc_provider_limits(p)->device, hc_provider_limits(p)->device);
+    return CLI_USAGE;
+  }
+  char *buf;
+  const char **names;
+  size_t n, passes = 0;
+  int rc = cupti_names(lists, nlists, &buf, &names, &n);
+  hc_status st = rc == CLI_OK ? hc_cupti_passes(p, names, n, &passes) : HC_OK;
+  if (st != HC_OK) {
+    cli_error("plan: %s", hc_provider_error(p));
+    rc = CLI_FAIL;
+  }
+  size_t *alone = rc == CLI_OK ? calloc(n, sizeof *alone) : NULL;
+  if (rc == CLI_OK && !alone) {
+    cli_error("out of memory");
+    rc = CLI_FAIL;
+  }
+  for (size_t i = 0; rc == CLI_OK && i < n; i++)
+    if (hc_cupti_passes(p, &names[i], 1, &alone[i]) != HC_OK) {
+      cli_error("plan: %s", hc_provider_error(p));
+      rc = CLI_FAIL;
+    }
+  const char *dev = hc_provider_limits(p)->device;
+  if (rc == CLI_OK && fmt == PLAN_LINE) { /* the one configuration */
+    for (size_t i = 0; i < n; i++)
+      printf("%s%s", i ? "," : "", names[i]);
+    printf("\n");
+  } else if (rc == CLI_OK) {
+    static const report_col tcols[] = {
+        {"COUNTER", 0, 0}, {"ALONE", 1, 0}, {"UNIT", 0, 0}, {"DESCRIPTION", 0, 1}};
+    static const report_col dcols[] = {{"passes", 1, 0}, {"counter", 0, 0}, {"passes_alone", 1, 0},
+                                       {"block", 0, 0},  {"unit", 0, 0},    {"description", 0, 0}};
+    report *r = fmt == PLAN_TABLE ? report_new(tcols, 4) : report_new(dcols, 6);
+    char all[32];
+    snprintf(all, sizeof all, "%zu", passes);
+    for (size_t i = 0; r && rc == CLI_OK && i < n; i++) {
+      long b = hc_cupti_base(p, names[i]);
+      const hc_counter *c = b >= 0 ? hc_provider_counter(p, (size_t)b) : NULL;
+      char one[32];
+      snprintf(one, sizeof one, "%zu", alone[i]);
+      const char *cells[] = {
+          all, names[i], one, c ? c->block : "", c ? c->unit : "", c ? c->description : ""};
+      const char *tcells[] = {names[i], one, cells[4], cells[5]};
+      if (report_add(r, fmt == PLAN_TABLE ? tcells : cells)) rc = CLI_FAIL;
+    }
+    if (r && rc == CLI_OK && fmt == PLAN_TABLE) {
+      printf("%s: %zu counter%s in %zu pass%s (CUPTI's own count for the list as one configuration)\n", dev,
+             n, n == 1 ? "" : "s", passes, passes == 1 ? "" : "es");
+      printf("note: CUPTI does not say which metric is measured in which pass: the table is the one "
+             "configuration; ALONE is the passes a metric takes by itself\n");
+      report_print(r, REPORT_TABLE, report_term_width(), stdout);
+    } else if (r && rc == CLI_OK) {
+      report_print(r, (report_fmt)fmt, 0, stdout);
+    }
+    if (!r || rc != CLI_OK) {
+      cli_error("out of memory");
+      rc = CLI_FAIL;
+    }
+    report_free(r);
+    if (rc == CLI_OK) rc = cli_finish_stdout(CLI_OK);
+  }
+  free(alone);
+  free(names);
+  free(buf);
+  return rc;
+}
+
 int cmd_plan(int argc, char **argv) {
   cli_args args;
   int rc = cli_parse(&plan_spec, argc, argv, &args);
@@ -231,6 +348,18 @@ int cmd_plan(int argc, char **argv) {
     cli_error("%s", err[0] ? err : hc_status_str(st));
     hc_provider_close(p);
     rc = CLI_FAIL;
+    goto out;
+  }
+  if (hc_provider_is_cupti(p)) { /* an NVIDIA chip: CUPTI counts the passes */
+    if (ngroups || nmlists || max || cli_given(&args, "splits")) {
+      cli_error("plan: %s is an NVIDIA chip: give its metrics with --counters (CUPTI plans them as one "
+                "configuration; --group, --metrics, --max-counters-per-pass and --splits do not apply)",
+                hc_provider_limits(p)->device);
+      rc = CLI_USAGE;
+    } else {
+      rc = plan_cupti(p, lists, nlists, fmt);
+    }
+    hc_provider_close(p);
     goto out;
   }
   rc = cli_metric_groups(p, mlists, nmlists, mfiles, nmfiles, &mgroups, &nmgroups);

@@ -85,7 +85,7 @@ const cli_opt cli_opts_counters[] = {
      .value = "D",
      .def = "cpu-perf",
      .help = "device description giving the counters and limits: a name ('hubprof list devices') or a "
-             ".device file",
+             ".device file; or an NVIDIA chip CUPTI describes (GH100: passes from CUPTI, docs/cuda.md)",
      .check = cli_check_device},
     {.name = "max-counters-per-pass",
      .kind = CLI_OPT_UINT,

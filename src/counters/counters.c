@@ -61,6 +61,7 @@ void hc_provider_close(hc_provider *p) {
   free(p->counters);
   free(p->perf);
   free(p->rules);
+  hc_cupti_close(p->cupti);
   free(p);
 }
 

@@ -189,6 +189,35 @@ hc_status hc_provider_need(hc_provider *p, const char *name, hc_counter_need *ou
 hc_status hc_devices_list(char ***paths, size_t *n);
 void hc_devices_free(char **paths);
 
+/* ---- NVIDIA chips through CUPTI's Profiler Host API, no GPU needed (cupti_host.c, docs/cuda.md) ---- */
+typedef struct hc_cupti hc_cupti; /* libcupti, loaded with dlopen (never linked) */
+/* Find and load libcupti: $HUBPROF_CUPTI (a file; when set, the only one tried), else /usr/local/cuda/lib64,
+ * /usr/local/cuda/extras/CUPTI/lib64, $CUDA_HOME/lib64, $CUDA_HOME/extras/CUPTI/lib64, else the
+ * nvidia-cuda-cupti pip package (site-packages/nvidia/cuda_cupti/lib). HC_ERR_UNAVAILABLE when none loads:
+ * hc_cupti_error(*out) is one line saying where it looked (close *out all the same). */
+hc_status hc_cupti_open(hc_cupti **out);
+void hc_cupti_close(hc_cupti *c);
+const char *hc_cupti_error(const hc_cupti *c);
+const char *hc_cupti_path(const hc_cupti *c); /* the file loaded */
+/* The chips CUPTI describes ("GV100" … "GH100", "GB100"); the names belong to libcupti. */
+hc_status hc_cupti_chips(hc_cupti *c, const char *const **names, size_t *n);
+/* How many base metrics CUPTI describes for chip (all types); HC_ERR_IO with hc_cupti_error. */
+hc_status hc_cupti_metric_count(hc_cupti *c, const char *chip, size_t *n);
+/* "counter", "ratio", "throughput" for CUPTI's metric types 0, 1, 2. */
+const char *hc_cupti_type_name(int type);
+/* A provider describing one chip (name matched case-insensitively): its base metrics as counters (block =
+ * the metric type, none available here), limits naming the chip and no block. hc_device_open falls back
+ * to it for a name that is no description. HC_ERR_UNAVAILABLE (no libcupti), HC_ERR_UNKNOWN (not a CUPTI
+ * chip), HC_ERR_IO; the message in hc_provider_error(*out) (close it). */
+hc_status hc_cupti_device_open(const char *chip, hc_provider **out);
+int hc_provider_is_cupti(const hc_provider *p);
+/* The counter index of a metric name's base metric ("dram__bytes_read" for "dram__bytes_read.sum"), or -1. */
+long hc_cupti_base(const hc_provider *p, const char *name);
+/* CUPTI's own pass count of names[0..n) (full metric names: base metric plus rollup,
+ * "dram__bytes_read.sum") added as one configuration. HC_ERR_UNKNOWN when CUPTI refuses a metric: the
+ * message in hc_provider_error names the first refused one, with "did you mean" suggestions. */
+hc_status hc_cupti_passes(hc_provider *p, const char *const *names, size_t n, size_t *passes);
+
 /* ---- the pass planner ---- */
 typedef struct hc_request {
   const char *group;           /* metric name the counters belong to, or NULL for a lone counter */

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum { HC_KIND_PERF = 1, HC_KIND_CATALOGUE = 2 };
+enum { HC_KIND_PERF = 1, HC_KIND_CATALOGUE = 2, HC_KIND_CUPTI = 3 };
 
 /* How the perf provider opens one counter (perf.c). */
 typedef struct hc_perf_event {
@@ -44,6 +44,7 @@ struct hc_provider {
    * (start + stop) that made no system call */
   char ring_off[160];
   uint64_t ring_windows;
+  struct hc_cupti *cupti; /* HC_KIND_CUPTI: the loaded libcupti (cupti_host.c), closed with the provider */
 };
 
 /* Copy s into storage the provider owns (freed with it); NULL when out of memory. */

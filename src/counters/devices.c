@@ -499,12 +499,33 @@ static hc_provider *failed_provider(const char *msg) {
   return p;
 }
 
+/* An NVIDIA chip's name: two letters, then a digit ("GH100", "AD102", "GV11B"). */
+static int looks_like_chip(const char *s) {
+  return isalpha((unsigned char)s[0]) && isalpha((unsigned char)s[1]) && isdigit((unsigned char)s[2]);
+}
+
 hc_status hc_device_open(const char *name_or_path, hc_provider **out) {
   if (!out) return HC_ERR_INVALID;
   *out = NULL;
   hc_desc *d = malloc(sizeof *d);
   if (!d) return HC_ERR_NOMEM;
   hc_status st = hc_desc_load(name_or_path, d);
+  if (st == HC_ERR_UNKNOWN && !strchr(name_or_path, '/') && !strstr(name_or_path, DEV_EXT)) {
+    /* no description of that name: an NVIDIA chip CUPTI describes (cupti_host.c)? */
+    hc_provider *c;
+    hc_status cs = hc_cupti_device_open(name_or_path, &c);
+    if (cs == HC_OK || cs == HC_ERR_NOMEM || looks_like_chip(name_or_path)) {
+      if (c && cs != HC_OK && cs != HC_ERR_NOMEM) { /* say both: not a description, nor a CUPTI chip here */
+        char msg[HC_ERROR_MAX];
+        snprintf(msg, sizeof msg, "%.400s; for NVIDIA chips: %.600s", d->error, c->error);
+        snprintf(c->error, sizeof c->error, "%s", msg);
+      }
+      *out = c;
+      free(d);
+      return cs == HC_ERR_UNAVAILABLE ? HC_ERR_UNKNOWN : cs;
+    }
+    hc_provider_close(c);
+  }
   if (st != HC_OK) {
     *out = failed_provider(d->error);
     free(d);
