@@ -330,6 +330,9 @@ merge_signals() { # NAME COUNT: launch_loop's 1.5 M dispatches (and its warm-up 
   POCL_DEVICES=basic "$HP" trace -o "$1.db" -- "$EX/launch_loop" 1500000 1000 >"$1.out" 2>"$1.err" &
   hp_pid=$!
   for _ in $(seq 600); do grep -q ns_per_dispatch "$1.out" 2>/dev/null && break; sleep 0.05; done
+  # the application reaped (its line comes before its own exit): hubprof has no child left
+  for _ in $(seq 200); do [ -z "$(cat /proc/$hp_pid/task/$hp_pid/children 2>/dev/null)" ] && break; sleep 0.01; done
+  sleep 0.02
   for ((i = 0; i < $2; i++)); do
     kill -TERM $hp_pid
     sleep 0.05
