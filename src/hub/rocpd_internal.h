@@ -155,6 +155,8 @@ typedef struct rp_state {
   int64_t last_nid;
   /* reading */
   int own;               /* written by hubprof: id 0 rows are placeholders, keys may be escaped */
+  int ext_c;             /* dispatch rows: extdata read raw after the columns and its keys parsed in C
+                            (hubprof's own files: a flat JSON object), not by json_extract per key and row */
   char *obj[RT_COUNT];   /* object read for each base table (view or table), NULL when absent */
   pthread_mutex_t rlock; /* the connection has no mutex of its own: one lock per row instead of one per
                           * SQLite call (cursors of one store may still be used from several threads) */

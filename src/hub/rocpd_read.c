@@ -512,6 +512,10 @@ static int ident_char(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' &
  * hubprof's own extdata is JSON and a damaged one is reported as damage). */
 static void sb_expr(hu_buf *q, const colset *c, const char *a, const char *e, int own) {
   int ext = colset_has(c, "extdata");
+  if (own == 2) { /* rp_state.ext_c: the key is parsed from the raw extdata in C (ext_keys) */
+    ext = 0;
+    own = 1;
+  }
   while (*e) {
     if (*e != '@' && *e != '$') {
       hu_buf_put(q, e++, 1);
@@ -651,7 +655,11 @@ static int build_query(rp_state *r, hp_table t, int count, int order, hu_buf *q)
     break;
   }
   default:
-    if (!count) sb_select(q, t, &c, "T", NULL, r->own);
+    /* hubprof's own dispatch rows: their extdata keys parsed in C from the raw text, one pass per row
+     * (json_extract per key and row cost twice the whole read at 10^7 dispatches; issue 33) */
+    if (t == HP_TABLE_DISPATCH) r->ext_c = r->own && colset_has(&c, "extdata");
+    if (!count) sb_select(q, t, &c, "T", NULL, t == HP_TABLE_DISPATCH && r->ext_c ? 2 : r->own);
+    if (!count && t == HP_TABLE_DISPATCH && r->ext_c) hu_buf_str(q, ", T.\"extdata\"");
     hu_buf_str(q, " FROM");
     sb_obj(q, obj, "T");
     if (r->own) hu_buf_str(q, " WHERE T.\"id\" <> 0"); /* id 0 rows are placeholders for "none" */
@@ -884,6 +892,177 @@ static hp_status ext_decode(hp_cursor *c, sqlite3_stmt *st, int i, const rp_ext_
   return HP_OK;
 }
 
+/* ---- extdata keys parsed in C (rp_state.ext_c): hubprof's own dispatch rows ----
+ * Each hub column whose read expression is "$key" or "COALESCE($key, …)" takes the key's value when the
+ * row's extdata has it (not null), else what the SQL gave (NULL: the column's 0). */
+typedef struct ext_key {
+  char name[32];
+  size_t col;
+} ext_key;
+static ext_key g_dkeys[RP_MAX_COLS];
+static size_t g_ndkeys;
+static unsigned char g_dpure[RP_MAX_COLS]; /* column i's expression is "$key" alone: its SQL is NULL */
+static pthread_once_t g_dkeys_once = PTHREAD_ONCE_INIT;
+
+static void dkeys_init(void) {
+  const hp_table_desc *d = hp_table_describe(HP_TABLE_DISPATCH);
+  for (size_t i = 0; i < d->ncolumns && i < RP_MAX_COLS; i++) {
+    const char *e = rp_read_expr[HP_TABLE_DISPATCH][i], *k = e ? strchr(e, '$') : NULL;
+    if (!k) continue;
+    size_t n = 0;
+    while (ident_char(k[1 + n]) && n < sizeof g_dkeys[0].name - 1)
+      n++;
+    g_dpure[i] = k == e && !k[1 + n];
+    memcpy(g_dkeys[g_ndkeys].name, k + 1, n);
+    g_dkeys[g_ndkeys].name[n] = 0;
+    g_dkeys[g_ndkeys++].col = i;
+  }
+}
+
+static const char *json_ws(const char *p) {
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+    p++;
+  return p;
+}
+
+/* Past one JSON value at p (string, number, literal, or a nested object or array by its brackets), or NULL
+ * when it is not one. */
+static const char *json_skip(const char *p) {
+  if (*p == '"') {
+    for (p++; *p && *p != '"'; p++)
+      if (*p == '\\' && !*++p) return NULL;
+    return *p ? p + 1 : NULL;
+  }
+  if (*p == '{' || *p == '[') {
+    int depth = 0;
+    for (; *p; p++) {
+      if (*p == '"') {
+        if (!(p = json_skip(p))) return NULL;
+        p--;
+      } else if (*p == '{' || *p == '[') {
+        depth++;
+      } else if ((*p == '}' || *p == ']') && --depth == 0) {
+        return p + 1;
+      }
+    }
+    return NULL;
+  }
+  const char *b = p;
+  while (*p && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
+    p++;
+  return p > b ? p : NULL;
+}
+
+/* Put the JSON value at v (a number or literal) into column col of row, by its type. 0, or -1 when it is not
+ * a value the column can take (text, an object): the column keeps the SQL's. */
+static int ext_put(void *row, const hp_column *col, const char *v) {
+  void *at = (char *)row + col->offset;
+  if (!strncmp(v, "null", 4)) return -1;
+  if (!strncmp(v, "true", 4) || !strncmp(v, "false", 5)) {
+    int64_t b = v[0] == 't';
+    v = b ? "1" : "0";
+  }
+  char *end;
+  if (col->type == HP_COL_F64) {
+    double x = strtod(v, &end);
+    if (end == v) return -1;
+    memcpy(at, &x, sizeof x);
+    return 0;
+  }
+  int integral = 1;
+  for (const char *p = v; *p && *p != ',' && *p != '}' && *p != ' '; p++)
+    if (*p == '.' || *p == 'e' || *p == 'E') integral = 0;
+  int64_t i64;
+  uint64_t u64;
+  if (!integral) {
+    double x = strtod(v, &end);
+    if (end == v) return -1;
+    i64 = (int64_t)x;
+    u64 = x < 0 ? (uint64_t)(int64_t)x : (uint64_t)x;
+  } else if (*v == '-') {
+    i64 = strtoll(v, &end, 10);
+    u64 = (uint64_t)i64;
+  } else {
+    u64 = strtoull(v, &end, 10);
+    i64 = (int64_t)u64;
+  }
+  if (end == v) return -1;
+  switch (col->type) {
+  case HP_COL_I32: {
+    int32_t x = (int32_t)i64;
+    memcpy(at, &x, sizeof x);
+    break;
+  }
+  case HP_COL_U32: {
+    uint32_t x = (uint32_t)u64;
+    memcpy(at, &x, sizeof x);
+    break;
+  }
+  case HP_COL_I64: memcpy(at, &i64, sizeof i64); break;
+  case HP_COL_STR: return -1;
+  default: memcpy(at, &u64, sizeof u64); break;
+  }
+  return 0;
+}
+
+/* The dispatch row's extdata keys from the raw text in column ci (a flat JSON object; NULL or empty: none).
+ * A text that is not a JSON object is damage, as SQLite's JSON functions made it. */
+static hp_status ext_keys(hp_cursor *c, sqlite3_stmt *st, int ci, void *row) {
+  const char *p = (const char *)sqlite3_column_text(st, ci);
+  if (!p || !*p) return HP_OK;
+  pthread_once(&g_dkeys_once, dkeys_init);
+  const hp_table_desc *d = hp_table_describe(HP_TABLE_DISPATCH);
+  p = json_ws(p);
+  if (*p++ != '{') goto bad;
+  p = json_ws(p);
+  if (*p == '}') return HP_OK;
+  for (;;) {
+    if (*p != '"') goto bad;
+    const char *k = p + 1, *ke = json_skip(p);
+    if (!ke) goto bad;
+    size_t kn = (size_t)(ke - 1 - k);
+    p = json_ws(ke);
+    if (*p++ != ':') goto bad;
+    p = json_ws(p);
+    const char *v = p;
+    size_t hit = g_ndkeys;
+    for (size_t i = 0; i < g_ndkeys; i++)
+      if (strlen(g_dkeys[i].name) == kn && !memcmp(g_dkeys[i].name, k, kn)) {
+        hit = i;
+        break;
+      }
+    /* the common value, a plain integer into an integer column: read and passed in one step */
+    uint64_t u = 0;
+    const char *q = v + (*v == '-');
+    int digits = 0;
+    for (; *q >= '0' && *q <= '9' && digits < 19; q++, digits++)
+      u = u * 10 + (uint64_t)(*q - '0');
+    const hp_column *col = hit < g_ndkeys ? &d->columns[g_dkeys[hit].col] : NULL;
+    if (digits && digits < 19 && (*q == ',' || *q == '}') && col && col->type != HP_COL_F64 &&
+        col->type != HP_COL_STR) {
+      int64_t i64 = *v == '-' ? -(int64_t)u : (int64_t)u;
+      void *at = (char *)row + col->offset;
+      if (col->type == HP_COL_I32 || col->type == HP_COL_U32) {
+        uint32_t x = (uint32_t)i64;
+        memcpy(at, &x, sizeof x);
+      } else {
+        memcpy(at, &i64, sizeof i64);
+      }
+      p = q;
+    } else {
+      if (!(p = json_skip(p))) goto bad;
+      if (col) ext_put(row, col, v);
+    }
+    p = json_ws(p);
+    if (*p == '}') return HP_OK;
+    if (*p++ != ',') goto bad;
+    p = json_ws(p);
+  }
+bad:
+  return hp_set_error(c->store, HP_ERR_CORRUPT, "dispatch rows: extdata is not a JSON object: %.60s",
+                      (const char *)sqlite3_column_text(st, ci));
+}
+
 /* Fill a row of the cursor's table from the statement: column i is the hub column i of the schema
  * description, read by its type (rp_read_expr made every default in SQL). */
 static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
@@ -892,10 +1071,16 @@ static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
   const hp_table_desc *d = hp_table_describe(c->table);
   rowstr rs;
   rs_begin(&rs, k);
+  int ext_c = c->table == HP_TABLE_DISPATCH && r->ext_c;
+  if (ext_c) pthread_once(&g_dkeys_once, dkeys_init);
   for (size_t i = 0; i < d->ncolumns; i++) {
     const hp_column *col = &d->columns[i];
     void *at = (char *)row + col->offset;
     int ci = (int)i;
+    if (ext_c && g_dpure[i] && col->type != HP_COL_STR) { /* NULL in the SQL: 0 unless extdata has it */
+      memset(at, 0, col->type == HP_COL_I32 || col->type == HP_COL_U32 ? 4 : 8);
+      continue;
+    }
     switch (col->type) {
     case HP_COL_STR: rs_col(&rs, (const char **)at, st, ci); break;
     case HP_COL_F64: {
@@ -927,6 +1112,7 @@ static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
   }
   hp_status e = rs_end(&rs, c->store);
   if (e != HP_OK) return e;
+  if (ext_c && (e = ext_keys(c, st, (int)d->ncolumns, row)) != HP_OK) return e;
   k->text += k->arena.n;
   if (++k->rows > r->bounds->row_budget)
     return hp_set_error(c->store, HP_ERR_CORRUPT,

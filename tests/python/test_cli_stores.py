@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import cli_json
+from conftest import BUILD, cli_json, run
 
 import hubprof
 
@@ -81,3 +81,46 @@ def test_lost_records_warn(tmp_path):
         df = s.analyze()
     assert df.attrs["lost_records"] == 17
     assert df[["calls", "total_ns", "min_ns", "max_ns"]].iloc[0].tolist() == [2, 60, 10, 50]
+
+
+def test_rocpd_dispatch_extdata_parsed(rocpd_store, tmp_path):
+    """hubprof's own rocpd dispatch rows: their extdata keys are parsed in C from the raw text (one pass
+    per row, rocpd_read.c ext_keys): every JSON shape SQLite's json_extract took reads the same, and a text
+    that is not a JSON object is named as damage."""
+    import shutil
+    import sqlite3
+
+    p = tmp_path / "x.db"
+    shutil.copy(rocpd_store, p)
+    db = sqlite3.connect(p)
+    (tab,) = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE "
+                        "'rocpd_kernel_dispatch_%'").fetchone()  # the view's table (rocpd's guid suffix)
+    ids = [r[0] for r in db.execute(f"SELECT id FROM {tab} ORDER BY id LIMIT 3")]
+    shapes = {
+        ids[0]: ' { "enqueue_ns" : -5 , "passes": 2.0, "region_id": null, "x": {"a": [1, "}"]}, "cold": true } ',
+        ids[1]: '{"note":"a \\"quoted\\" text","bytes_restored":18446744073709551000}',
+        ids[2]: "{}",
+    }
+    for i, text in shapes.items():
+        db.execute(f"UPDATE {tab} SET extdata = ? WHERE id = ?", (text, i))
+    db.commit()
+    want = {}
+    for i in ids:  # what SQLite's JSON functions make of each key, as the reader's SQL did before
+        row = db.execute(
+            "SELECT json_extract(extdata,'$.enqueue_ns'), json_extract(extdata,'$.passes'), "
+            "json_extract(extdata,'$.region_id'), json_extract(extdata,'$.cold'), "
+            f"json_extract(extdata,'$.bytes_restored') FROM {tab} WHERE id = ?", (i,)).fetchone()
+        want[i] = [0 if v is None else int(v) for v in row]
+    db.close()
+    with hubprof.open(p) as s:
+        d = s.table("dispatch").set_index("id")
+        for i in ids:
+            got = [int(d.loc[i, c]) for c in ("enqueue_ns", "passes", "region_id", "cold")]
+            assert got == want[i][:4], (i, got, want[i])
+        assert int(d.loc[ids[1], "bytes_restored"]) == 18446744073709551000
+    db = sqlite3.connect(p)
+    db.execute(f"UPDATE {tab} SET extdata = '{{\"passes\": 1' WHERE id = ?", (ids[0],))
+    db.commit()
+    db.close()
+    r = run(str(BUILD / "hubprof"), "analyze", str(p), check=False)
+    assert r.returncode == 1 and "extdata is not a JSON object" in r.stderr, r.stderr
