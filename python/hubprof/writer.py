@@ -22,6 +22,8 @@ class Writer:
         self.path = os.fspath(path)
         if not force and os.path.lexists(self.path):
             raise FileExistsError(f"{self.path}: already exists (use force=True to replace it)")
+        if live and force and os.path.lexists(self.path) and not os.path.isdir(self.path):
+            os.unlink(self.path)  # a live log appears at once and never replaces a file by itself
         self._h: int | None = open_handle(self.path, format, HP_CREATE_LIVE if live else HP_CREATE).value
         self.format: str = _lib.decode(_lib.lib.hp_store_format(self._h))
         self.rows_written: dict[str, int] = {}

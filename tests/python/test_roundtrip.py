@@ -144,6 +144,13 @@ def test_live_log_is_readable_while_written(tmp_path):
     w.commit()
     with hubprof.open(path) as s:
         assert s.count("dispatch") == 3
+    with pytest.raises(FileExistsError):
+        hubprof.create(path, format="log", live=True)
+    w = hubprof.create(path, format="log", live=True, force=True)  # replaces it: the old one removed first
+    w.write("dispatch", {"id": [7]})
+    w.commit()
+    with hubprof.open(path) as s:
+        assert s.count("dispatch") == 1
 
 
 def test_describe_matches_the_c_row_layout():
