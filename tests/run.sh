@@ -36,16 +36,39 @@ run() {
   fi
 }
 
+# timed PROG: PROG, run again (3 tries at most) while every check it failed compares perf's task-clock with
+# the thread's own CPU time (test_planner): on this shared 2-core VM the two drifted apart by up to 2x for
+# minutes at a time (2026-12-06, idle guest, the counters code unchanged since the last passing CI), which a
+# later try does not see; any other failed check fails at once
+timed() {
+  local out rc try
+  for try in 1 2 3; do
+    out=$("$@" 2>&1)
+    rc=$?
+    [ $rc -eq 0 ] && break
+    printf '%s\n' "$out" | grep 'check failed' | grep -qv 'task-clock' && break
+    [ $try -lt 3 ] && echo "$(basename "$1"): task-clock off the CPU time (try $try), again" >&2
+  done
+  printf '%s\n' "$out"
+  return $rc
+}
+
 export TMPDIR=${TMPDIR:-/tmp}
 for t in $B/tests/test_*; do
   [ -x "$t" ] || continue
-  run "$(basename "$t")" "$t"
+  case $t in
+    */test_planner) run "$(basename "$t")" timed "$t" ;;
+    *) run "$(basename "$t")" "$t" ;;
+  esac
 done
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for t in $B/san/tests/test_*; do
   [ -x "$t" ] || continue
-  run "asan+ubsan $(basename "$t")" "$t"
+  case $t in
+    */test_planner) run "asan+ubsan $(basename "$t")" timed "$t" ;;
+    *) run "asan+ubsan $(basename "$t")" "$t" ;;
+  esac
 done
 run "abi" bash tests/abi/test_abi.sh "$B"
 run "install" bash tests/test_install.sh
