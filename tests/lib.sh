@@ -9,6 +9,13 @@ bad() {
   fail=$((fail + 1))
   echo "FAIL: $*" >&2
 }
+# steal_mark: remembers /proc/stat's CPU ticks; steal_since: the share of them a hypervisor took (steal) since
+# the mark, "N%": the cause when a task-clock check against a thread's CPU time fails on a shared VM.
+steal_mark() { _steal0=$(awk '/^cpu /{print $9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat 2>/dev/null); }
+steal_since() {
+  awk -v m="$_steal0" '/^cpu /{split(m, a, " "); t = $2+$3+$4+$5+$6+$7+$8+$9 - a[2];
+    printf "%.0f%%", (t > 0 ? 100 * ($9 - a[1]) / t : 0)}' /proc/stat 2>/dev/null
+}
 # expect CODE CMD...: run, keep stdout in $T/out and stderr in $T/err, check the exit code
 expect() {
   local want=$1

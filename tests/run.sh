@@ -37,9 +37,10 @@ run() {
 }
 
 # timed PROG: PROG, run again (3 tries at most) while every check it failed compares perf's task-clock or
-# cpu-clock with the thread's own CPU time (test_planner): on this shared 2-core VM they drifted apart by up to 2x for
-# minutes at a time (2026-12-06, idle guest, the counters code unchanged since the last passing CI), which a
-# later try does not see; any other failed check fails at once
+# cpu-clock with a thread's time (test_planner). The cause of the 2x seen on this shared 2-core VM for minutes
+# at a time was the hypervisor's steal, which perf's clocks count and the thread's CPU time does not; the test
+# now measures against the thread's time on the CPU (wall less run-queue wait), steal included, so a failed
+# try should be rare; any other failed check fails at once
 timed() {
   local out rc try
   for try in 1 2 3; do

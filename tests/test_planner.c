@@ -859,8 +859,8 @@ static void test_perf_provider(void) {
         CHECK(hc_session_start(s) == HC_OK);
         double spent = spin(20e6);
         CHECK(hc_session_stop(s, v) == HC_OK);
-        CHECK_MSG(NEAR(v[0], spent) && NEAR(v[1], spent), "gated %.0f, free %.0f, CPU time %.0f", v[0], v[1],
-                  spent);
+        CHECK_MSG(NEAR(v[0], spent) && NEAR(v[1], spent), "gated %.0f, free %.0f, time on the CPU %.0f", v[0],
+                  v[1], spent);
       }
       hc_session_close(s);
     }
@@ -873,8 +873,8 @@ static void test_perf_provider(void) {
       CHECK(hc_session_start(s) == HC_OK);
       double spent = spin(20e6);
       CHECK(hc_session_stop(s, v) == HC_OK);
-      CHECK_MSG(NEAR(v[0], spent) && NEAR(v[1], spent), "per thread: gated %.0f, free %.0f, CPU time %.0f",
-                v[0], v[1], spent);
+      CHECK_MSG(NEAR(v[0], spent) && NEAR(v[1], spent),
+                "per thread: gated %.0f, free %.0f, time on the CPU %.0f", v[0], v[1], spent);
       hc_session_close(s);
     }
     hc_provider_close(p);
@@ -898,10 +898,29 @@ static double thread_cpu_ns(void) {
   return t.tv_sec * 1e9 + t.tv_nsec;
 }
 
+/* This thread's time on a CPU as task-clock and cpu-clock count it, for an interval in which it never sleeps:
+ * wall time less the time it waited to run (run_delay, /proc/thread-self/schedstat). Its CPU time leaves out
+ * what a hypervisor takes from the vCPU while the thread runs (steal), perf's clocks do not: on a shared VM
+ * they drifted apart by up to 2x for minutes at a time. The CPU time where schedstat is missing. */
+static double thread_oncpu_ns(void) {
+  char b[128];
+  int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, b, sizeof b - 1) : -1;
+  if (fd >= 0) close(fd);
+  unsigned long long run, delay;
+  if (n <= 0) return thread_cpu_ns();
+  b[n] = 0;
+  if (sscanf(b, "%llu %llu", &run, &delay) != 2) return thread_cpu_ns();
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec - (double)delay;
+}
+
 static volatile uint64_t sink;
-/* Spin on this thread for `ns` of its own CPU time; returns the CPU time spent. */
+/* Spin on this thread for `ns` of its own CPU time; returns its time on the CPU meanwhile (thread_oncpu_ns:
+ * the reference for perf's clocks, steal included; never less than the CPU time spent). */
 static double spin(double ns) {
-  double t0 = thread_cpu_ns(), t;
+  double o0 = thread_oncpu_ns(), t0 = thread_cpu_ns(), t;
   uint64_t x = 1;
   do {
     for (int i = 0; i < 10000; i++)
@@ -909,7 +928,8 @@ static double spin(double ns) {
     t = thread_cpu_ns();
   } while (t - t0 < ns);
   sink = x;
-  return t - t0;
+  double on = thread_oncpu_ns() - o0;
+  return on > t - t0 ? on : t - t0;
 }
 
 typedef struct worker {
@@ -979,8 +999,9 @@ static void test_count_caller(hc_provider *p, const size_t *idx) {
   double mine = spin(30e6);
   CHECK(read(cw.done[0], &c, 1) == 1);
   CHECK(hc_session_stop(s, v) == HC_OK);
-  CHECK_MSG(NEAR(v[0], mine), "caller alone: task-clock %.0f ns, its CPU time %.0f ns (worker %.0f ns)", v[0],
-            mine, cw.spent);
+  CHECK_MSG(NEAR(v[0], mine),
+            "caller alone: task-clock %.0f ns, its time on the CPU %.0f ns (worker %.0f ns)", v[0], mine,
+            cw.spent);
   CHECK(!hc_session_skipped(s));
   /* back to every thread: the worker's time counts again */
   CHECK(hc_session_count_caller(s, 0) == HC_OK);
@@ -989,13 +1010,14 @@ static void test_count_caller(hc_provider *p, const size_t *idx) {
   mine = spin(30e6);
   CHECK(read(cw.done[0], &c, 1) == 1);
   CHECK(hc_session_stop(s, v) == HC_OK);
-  CHECK_MSG(NEAR(v[0], mine + cw.spent), "every thread: task-clock %.0f ns, CPU time %.0f + %.0f ns", v[0],
-            mine, cw.spent);
+  CHECK_MSG(NEAR(v[0], mine + cw.spent), "every thread: task-clock %.0f ns, time on the CPU %.0f + %.0f ns",
+            v[0], mine, cw.spent);
   /* a thread started after the last scan calls: it has no counters yet, so the start scans it in */
   caller_arg a = {.s = s};
   pthread_t th;
   CHECK(pthread_create(&th, NULL, caller_main, &a) == 0 && pthread_join(th, NULL) == 0);
-  CHECK_MSG(a.ok && NEAR(a.v, a.spent), "new caller: task-clock %.0f ns, its CPU time %.0f ns", a.v, a.spent);
+  CHECK_MSG(a.ok && NEAR(a.v, a.spent), "new caller: task-clock %.0f ns, its time on the CPU %.0f ns", a.v,
+            a.spent);
   hc_session_close(s);
   worker_stop(&cw);
   /* context-switches alone, the caller alone, rings off: getrusage; nested in a perf session of the same
@@ -1106,14 +1128,20 @@ static void test_count_rings(hc_provider *p) {
     CHECK(hc_session_count_caller(c, self) == HC_OK && hc_session_count_caller(cref, self) == HC_OK);
     for (int round = 0; round < 8; round++) {
       double vc[3], vr[2];
+      /* c's window lies inside cref's: read() counts the edges between them besides (their wall time: a
+       * hypervisor's steal there is counted, seen 90 us on CI) */
+      double e0 = thread_oncpu_ns();
       CHECK(hc_session_start(cref) == HC_OK && hc_session_start(c) == HC_OK);
+      double e1 = thread_oncpu_ns();
       double spent = round % 2 ? spin(2e6) : 0;
       if (round % 2 == 0) faults_and_switches(10, 20);
+      double e2 = thread_oncpu_ns();
       CHECK(hc_session_stop(c, vc) == HC_OK && hc_session_stop(cref, vr) == HC_OK);
+      double edges = e1 - e0 + thread_oncpu_ns() - e2, slack = edges > 45000 ? edges + 5000 : 50000;
       for (int k = 0; k < 2 && round > 0; k++) /* the first maps the rings: in cref's window, not c's */
-        CHECK_MSG(vc[2 * k] <= vr[k] + 5000 + 0.02 * vr[k] && vc[2 * k] >= vr[k] - 50000 - 0.02 * vr[k],
-                  "round %d: %s reckoned %.0f ns, read() %.0f ns (spun %.0f ns)", round,
-                  k ? "cpu-clock" : "task-clock", vc[2 * k], vr[k], spent);
+        CHECK_MSG(vc[2 * k] <= vr[k] + 5000 + 0.02 * vr[k] && vc[2 * k] >= vr[k] - slack - 0.02 * vr[k],
+                  "round %d: %s reckoned %.0f ns, read() %.0f ns (spun %.0f ns, edges %.0f ns)", round,
+                  k ? "cpu-clock" : "task-clock", vc[2 * k], vr[k], spent, edges);
       CHECK_MSG(vc[1] >= (round % 2 ? 0 : 10) && vc[1] <= (round % 2 ? 2 : 14), "round %d: %.0f faults",
                 round, vc[1]);
     }
@@ -1183,7 +1211,7 @@ static void test_sessions(void) {
   CHECK(hc_session_start(s) == HC_ERR_INVALID);
   double spent = spin(50e6);
   CHECK(hc_session_stop(s, v) == HC_OK);
-  CHECK_MSG(NEAR(v[0], spent), "task-clock %.0f ns, thread CPU time %.0f ns", v[0], spent);
+  CHECK_MSG(NEAR(v[0], spent), "task-clock %.0f ns, thread time on the CPU %.0f ns", v[0], spent);
   /* touching N fresh pages takes at least N page faults */
   enum { NPAGES = 512 };
   size_t pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -1204,13 +1232,14 @@ static void test_sessions(void) {
   CHECK(hc_session_start(s) == HC_OK);
   double wspent = worker_run(&w1);
   CHECK(hc_session_stop(s, v) == HC_OK);
-  CHECK_MSG(NEAR(v[0], wspent), "task-clock %.0f ns, worker CPU time %.0f ns", v[0], wspent);
+  CHECK_MSG(NEAR(v[0], wspent), "task-clock %.0f ns, worker time on the CPU %.0f ns", v[0], wspent);
   /* the worker exits: what it counted stays in the inherited counter; the next pass starts at 0 */
   worker_stop(&w1);
   CHECK(hc_session_start(s) == HC_OK);
   spent = spin(5e6);
   CHECK(hc_session_stop(s, v) == HC_OK);
-  CHECK_MSG(NEAR(v[0], spent), "after the worker exited: task-clock %.0f ns, CPU time %.0f ns", v[0], spent);
+  CHECK_MSG(NEAR(v[0], spent), "after the worker exited: task-clock %.0f ns, time on the CPU %.0f ns", v[0],
+            spent);
   /* a thread started during the pass, and gone before its end */
   worker w2;
   CHECK(hc_session_start(s) == HC_OK);
@@ -1218,7 +1247,7 @@ static void test_sessions(void) {
   wspent = worker_run(&w2);
   worker_stop(&w2);
   CHECK(hc_session_stop(s, v) == HC_OK);
-  CHECK_MSG(NEAR(v[0], wspent), "task-clock %.0f ns, exited worker CPU time %.0f ns", v[0], wspent);
+  CHECK_MSG(NEAR(v[0], wspent), "task-clock %.0f ns, exited worker time on the CPU %.0f ns", v[0], wspent);
   hc_session_close(s);
 
   /* PER_THREAD: threads that exist at the open, and one that appears before a start (re-scan) */
@@ -1233,7 +1262,7 @@ static void test_sessions(void) {
     CHECK_EQ_U64(hc_session_threads(s), 3);
     double sa = worker_run(&a), sb = worker_run(&b);
     CHECK(hc_session_stop(s, v) == HC_OK);
-    CHECK_MSG(NEAR(v[0], sa + sb), "task-clock %.0f ns, workers' CPU time %.0f ns", v[0], sa + sb);
+    CHECK_MSG(NEAR(v[0], sa + sb), "task-clock %.0f ns, workers' time on the CPU %.0f ns", v[0], sa + sb);
     CHECK(!hc_session_skipped(s));
     /* the launching thread left out (the collector's window): its own 40 ms are not counted, a worker's are
      */
@@ -1254,7 +1283,7 @@ static void test_sessions(void) {
     CHECK_EQ_U64(hc_session_missed_threads(s), 0);
     spent = spin(5e6);
     CHECK(hc_session_stop(s, v) == HC_OK);
-    CHECK_MSG(NEAR(v[0], spent), "task-clock %.0f ns, CPU time %.0f ns", v[0], spent);
+    CHECK_MSG(NEAR(v[0], spent), "task-clock %.0f ns, time on the CPU %.0f ns", v[0], spent);
     /* the thread list is cached between starts (re-read when the thread count changes): many starts with
      * no new thread, then a thread that starts late (after the first dispatches) is still counted */
     for (int i = 0; i < 100; i++) {
@@ -1267,7 +1296,7 @@ static void test_sessions(void) {
     CHECK_EQ_U64(hc_session_threads(s), 2);
     double sc = worker_run(&c);
     CHECK(hc_session_stop(s, v) == HC_OK);
-    CHECK_MSG(v[0] >= 0.9 * sc, "late thread: task-clock %.0f ns, its CPU time %.0f ns", v[0], sc);
+    CHECK_MSG(v[0] >= 0.9 * sc, "late thread: task-clock %.0f ns, its time on the CPU %.0f ns", v[0], sc);
     /* one thread exits and another starts between two starts: the count is the same, so the list is
      * re-read once the last scan is older than 10 ms (HC_RESCAN_NS) */
     worker_stop(&c);
@@ -1279,7 +1308,8 @@ static void test_sessions(void) {
     CHECK_EQ_U64(hc_session_threads(s), 2);
     double sd = worker_run(&d);
     CHECK(hc_session_stop(s, v) == HC_OK);
-    CHECK_MSG(v[0] >= 0.9 * sd, "replacing thread: task-clock %.0f ns, its CPU time %.0f ns", v[0], sd);
+    CHECK_MSG(v[0] >= 0.9 * sd, "replacing thread: task-clock %.0f ns, its time on the CPU %.0f ns", v[0],
+              sd);
     worker_stop(&d);
     hc_session_close(s);
   }
@@ -1313,8 +1343,8 @@ static void test_sessions(void) {
     CHECK_EQ_U64(hc_session_threads(s2), 3);
     double s3 = worker_run(&h);
     CHECK(hc_session_stop(s2, v) == HC_OK);
-    CHECK_MSG(v[0] >= 0.9 * s3, "cached start: task-clock %.0f ns, the new thread's CPU time %.0f ns", v[0],
-              s3);
+    CHECK_MSG(v[0] >= 0.9 * s3, "cached start: task-clock %.0f ns, the new thread's time on the CPU %.0f ns",
+              v[0], s3);
     CHECK(hc_session_start_cached(s2) == HC_OK);
     CHECK(hc_session_start_cached(s2) == HC_ERR_INVALID); /* started twice */
     CHECK(hc_session_stop(s2, v) == HC_OK);

@@ -1,13 +1,16 @@
 /* Kernels whose counter values are known by construction, shared by known_work.c and region_work.c: `idle`
  * does nothing, `spin` runs a fixed recurrence per work-item, `touch` writes one word per page; their setup
- * from the command line, the same recurrence on the host and this thread's CPU clock. Include after
- * ocl_common.h. */
+ * from the command line, the same recurrence on the host, this thread's CPU clock and its time on the CPU.
+ * Include after ocl_common.h. */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_EXAMPLES_KNOWN_KERNELS_H
 #define HUBPROF_EXAMPLES_KNOWN_KERNELS_H
 
 #include <stdint.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *kw_src = "__kernel void idle(__global uint *o) {}\n"
                             "__kernel void spin(__global uint *o, uint iters) {\n"
@@ -23,6 +26,27 @@ static inline int64_t kw_cpu_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* This thread's time on a CPU as perf's task-clock counts it, for an interval in which it never sleeps:
+ * wall time less the time it waited to run (run_delay, /proc/thread-self/schedstat). Unlike its CPU time it
+ * keeps what a hypervisor takes from the vCPU while the thread runs (steal), as task-clock does: on a shared
+ * VM the two drift apart by up to 2x. Falls back to the CPU time where schedstat is missing. */
+static inline int64_t kw_oncpu_ns(void) {
+  char b[128];
+  int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC); /* no stdio: no allocation, no fault */
+  ssize_t n = fd >= 0 ? read(fd, b, sizeof b - 1) : -1;
+  if (fd >= 0) close(fd);
+  char *e = NULL;
+  if (n > 0) {
+    b[n] = 0;
+    strtoull(b, &e, 10); /* sum_exec_runtime, then run_delay */
+  }
+  unsigned long long delay = e && *e == ' ' ? strtoull(e, &e, 10) : 0;
+  if (n <= 0 || !e || (*e != ' ' && *e != '\n')) return kw_cpu_ns();
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec - (int64_t)delay;
 }
 
 /* spin's value for work-item i, computed on the host (not folded at compile time). */
