@@ -76,6 +76,15 @@ $(SAN)/%.o: %.c $(HDRS)
 $(B)/src/analysis/%.o $(SAN)/src/analysis/%.o $(B)/src/cli/%.o $(SAN)/src/cli/%.o: CPPFLAGS += $(INC_COUNTERS)
 $(B)/src/export/%.o $(SAN)/src/export/%.o: CPPFLAGS += $(if $(HAVE_OTF2),-DHUBPROF_HAVE_OTF2 $(shell otf2-config --cflags))
 $(addprefix $(B)/,$(EXPORT_SRC:.c=.o)) $(addprefix $(SAN)/,$(EXPORT_SRC:.c=.o)): $(B)/features
+# The report's script (src/export/report.js) as a C string, build/gen/report_js.h (its CSP hash is taken at run
+# time from that string). '??' is refused: C11 would read it as a trigraph.
+$(B)/gen/report_js.h: src/export/report.js
+	@mkdir -p $(dir $@)
+	@! grep -q '??' $< || { echo "$<: '??' would be a C trigraph" >&2; exit 1; }
+	{ echo '/* generated from src/export/report.js by the Makefile */'; echo 'static const char rp_script[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } >$@.tmp && mv $@.tmp $@
+$(B)/src/export/report_html.o $(SAN)/src/export/report_html.o: $(B)/gen/report_js.h
+$(B)/src/export/%.o $(SAN)/src/export/%.o: CPPFLAGS += -I$(B)/gen
 $(B)/src/hub/hub.o $(SAN)/src/hub/hub.o: VERSION
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 

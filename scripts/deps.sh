@@ -9,7 +9,7 @@ debs=(gcc make clang libclang-rt-14-dev libsqlite3-dev sqlite3 libzstd-dev pocl-
 # OpenJDK 17 (about 200 MB; pyspark below is about 500 MB, a few minutes of download, no build).
 debs+=(openjdk-17-jre-headless)
 debs+=(libcapstone-dev libdw-dev) # hubprof analyze --by instruction|line (h-sample)
-debs+=(chromium) # hubprof report: the page opened headless in tests/python/test_report.py (h-report11)
+debs+=(chromium chromium-driver) # hubprof report: the page opened headless, driven through selenium (tests/python/test_report*.py)
 debs+=(openmpi-bin libopenmpi-dev) # cluster runs: the MPI rank tests
 debs+=(llvm-15-dev) # analyze --by line for -g alone: the LLVM-C headers of the plugin build/libhubprof_llvm.so (h-lines)
 debs+=(time) # /usr/bin/time: the memory and time bounds of tests/cli/test_bounds.sh
@@ -27,7 +27,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Python packages for the bindings' tests and the Parquet reference readers (pip, only when missing).
-pips=(pytest numpy pandas pyarrow duckdb polars pyspark perfetto)
+pips=(pytest numpy pandas pyarrow duckdb polars pyspark perfetto selenium)
 need=()
 for m in "${pips[@]}"; do
   python3 -c "import $m" 2>/dev/null || need+=("$m")

@@ -1,9 +1,10 @@
-/* hubprof report: a store as one self-contained HTML page (summary, top kernels, timeline overview, counter
- * and metric tables, regions, the comparison with a baseline), plots drawn here as inline SVG. */
+/* hubprof report: a store as one self-contained HTML page (summary, top kernels, the interactive timeline,
+ * kernel drill-down, samples, regions, ranks, the comparison with a baseline); this file assembles the page
+ * and writes the shared pieces, the sections live in report_*.c. */
 /* SPDX-License-Identifier: MIT */
-#include "ex_internal.h"
+#include "report_internal.h"
 
-#include "hubprof/analysis.h"
+#include "report_js.h" /* generated from src/export/report.js */
 
 #include "../common/hu_bytes.h"
 
@@ -14,37 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define RP_BINS 240      /* columns of the timeline overview */
-#define RP_ROWS 16       /* queues drawn one per row; the others share a last row */
-#define RP_CLASSES 9     /* the top 8 kernels get a colour each, the rest one more */
-#define RP_TOP 15        /* bars in the top-kernel and comparison charts */
-#define RP_MAX_ROWS 5000 /* table rows written; the rest counted */
-#define RP_LABEL 56      /* characters of a name in a chart (the full name in its tooltip) */
-
-static const char *const rp_colors[RP_CLASSES] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2",
-                                                  "#edc948", "#b07aa1", "#ff9da7", "#9c9c9c"};
-
-/* The page's only script: sorts a table when a header is clicked (numbers by data-v, text otherwise). It
- * holds no data, so nothing from a store ever runs; the page's CSP admits this script by its hash only. */
-static const char rp_script[] =
-    "document.querySelectorAll('table.sort').forEach(function(t){\n"
-    " t.querySelectorAll('th').forEach(function(th,i){\n"
-    "  th.addEventListener('click',function(){\n"
-    "   var asc=th.getAttribute('aria-sort')!=='ascending';\n"
-    "   t.querySelectorAll('th').forEach(function(h){h.removeAttribute('aria-sort');});\n"
-    "   th.setAttribute('aria-sort',asc?'ascending':'descending');\n"
-    "   var tb=t.tBodies[0],rows=Array.prototype.slice.call(tb.rows);\n"
-    "   function key(r){var c=r.cells[i],v=c.getAttribute('data-v');\n"
-    "    return v===null?c.textContent:(v===''?NaN:parseFloat(v));}\n"
-    "   rows.sort(function(a,b){var x=key(a),y=key(b),r;\n"
-    "    if(typeof x==='number'&&typeof y==='number'){\n"
-    "     if(isNaN(x)||isNaN(y))return isNaN(x)-isNaN(y);r=x-y;}\n"
-    "    else r=String(x).localeCompare(String(y));\n"
-    "    return asc?r:-r;});\n"
-    "   rows.forEach(function(r){tb.appendChild(r);});\n"
-    "  });\n"
-    " });\n"
-    "});\n";
+#define RP_TOP 15   /* bars in the top-kernel and comparison charts */
+#define RP_LABEL 56 /* characters of a name in a chart (the full name in its tooltip) */
 
 static const char rp_style[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}\n"
@@ -59,25 +31,24 @@ static const char rp_style[] =
     "dt{font-weight:600}dd{margin:0;white-space:pre-wrap;overflow-wrap:anywhere}\n"
     ".warn{background:#fff3cd;border:1px solid #e0c060;padding:6px 10px}\n"
     ".note{color:#555;font-size:12px}svg{display:block;margin:8px 0}\n"
-    "svg text{font:11px system-ui,sans-serif;fill:#222}\n";
-
-typedef struct rp_span {
-  int64_t tmin, tmax;
-  uint64_t timed, untimed;
-} rp_span;
-
-typedef struct rp {
-  ex_writer *w;
-  hu_buf *b; /* the page */
-  hp_store *s;
-} rp;
+    "svg text{font:11px system-ui,sans-serif;fill:#222}\n"
+    ".tl{position:relative;overflow:auto;border:1px solid #ccc;max-height:640px}\n"
+    ".tl canvas{display:block;cursor:grab}.tl canvas:focus{outline:2px solid #4e79a7}\n"
+    ".tip{position:absolute;z-index:2;background:#fff;border:1px solid #888;padding:4px 6px;"
+    "font-size:12px;white-space:pre-wrap;max-width:420px;overflow-wrap:anywhere;pointer-events:none;"
+    "box-shadow:0 2px 6px rgba(0,0,0,.2)}\n"
+    ".sel pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;padding:4px 6px}\n"
+    ".legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;margin:8px 0}\n"
+    ".legend a{color:#222;text-decoration:none;overflow-wrap:anywhere}.legend svg{display:inline;margin:0 "
+    "4px 0 0}\n"
+    "details.kernel{border:1px solid #ddd;margin:6px 0;padding:4px 8px}\n"
+    "details.kernel summary{cursor:pointer;overflow-wrap:anywhere}details.kernel summary "
+    "svg{display:inline;margin:0}\n"
+    ".cold{color:#a60;font-weight:600}\n";
 
 /* ---- text ------------------------------------------------------------------------------------------ */
 
-/* s as HTML text (also fine in a quoted attribute and in SVG): & < > " ' as references, bytes that are not
- * UTF-8 and control characters (but tab and newline) as U+FFFD; at most max code points (0 = all), an
- * ellipsis when cut. */
-static void html_text_n(hu_buf *b, const char *s, size_t max) {
+void rp_text_n(hu_buf *b, const char *s, size_t max) {
   const unsigned char *p = (const unsigned char *)(s ? s : "");
   size_t n = strlen((const char *)p), cps = 0;
   while (n) {
@@ -105,10 +76,9 @@ static void html_text_n(hu_buf *b, const char *s, size_t max) {
     p += len, n -= len;
   }
 }
-static void html_text(hu_buf *b, const char *s) { html_text_n(b, s, 0); }
+void rp_text(hu_buf *b, const char *s) { rp_text_n(b, s, 0); }
 
-/* A duration for people: "12.3 ms". */
-static void fmt_ns(hu_buf *b, double ns) {
+void rp_ns(hu_buf *b, double ns) {
   if (!isfinite(ns))
     hu_buf_str(b, "\xE2\x80\x93");
   else if (fabs(ns) >= 1e9)
@@ -123,12 +93,11 @@ static void fmt_ns(hu_buf *b, double ns) {
 
 /* ---- tables of analysis results ----------------------------------------------------------------------- */
 
-/* One cell of r: numbers with their exact value in data-v (the sort key) and as analyze writes them. */
-static void cell(hu_buf *b, const ha_result *r, size_t row, size_t col) {
+void rp_cell(hu_buf *b, const ha_result *r, size_t row, size_t col) {
   ha_col_kind k = ha_result_col_kind(r, col);
   if (k == HA_TEXT) {
     hu_buf_str(b, "<td class=\"t\">");
-    html_text(b, ha_result_text(r, row, col));
+    rp_text(b, ha_result_text(r, row, col));
     hu_buf_str(b, "</td>");
     return;
   }
@@ -158,26 +127,37 @@ static void cell(hu_buf *b, const ha_result *r, size_t row, size_t col) {
   hu_buf_str(b, "</td>");
 }
 
-/* r as a sortable table: every column (its unit in the header), at most RP_MAX_ROWS rows. */
-static void result_table(hu_buf *b, const ha_result *r) {
-  size_t nc = ha_result_ncols(r), nr = ha_result_nrows(r);
-  hu_buf_str(b, "<div class=\"wrap\"><table class=\"sort\"><thead><tr>");
+void rp_thead(hu_buf *b, const ha_result *r, const char *extra) {
+  size_t nc = ha_result_ncols(r);
+  hu_buf_str(b, "<thead><tr>");
   for (size_t c = 0; c < nc; c++) {
     hu_buf_str(b, "<th>");
-    html_text(b, ha_result_col_name(r, c));
+    rp_text(b, ha_result_col_name(r, c));
     const char *u = ha_result_col_unit(r, c);
     if (u && *u) {
       hu_buf_str(b, " (");
-      html_text(b, u);
+      rp_text(b, u);
       hu_buf_byte(b, ')');
     }
     hu_buf_str(b, "</th>");
   }
-  hu_buf_str(b, "</tr></thead><tbody>\n");
+  if (extra) {
+    hu_buf_str(b, "<th>");
+    rp_text(b, extra);
+    hu_buf_str(b, "</th>");
+  }
+  hu_buf_str(b, "</tr></thead>");
+}
+
+void rp_table(hu_buf *b, const ha_result *r) {
+  size_t nc = ha_result_ncols(r), nr = ha_result_nrows(r);
+  hu_buf_str(b, "<div class=\"wrap\"><table class=\"sort\">");
+  rp_thead(b, r, NULL);
+  hu_buf_str(b, "<tbody>\n");
   for (size_t i = 0; i < nr && i < RP_MAX_ROWS; i++) {
     hu_buf_str(b, "<tr>");
     for (size_t c = 0; c < nc; c++)
-      cell(b, r, i, c);
+      rp_cell(b, r, i, c);
     hu_buf_str(b, "</tr>\n");
   }
   hu_buf_str(b, "</tbody></table></div>\n");
@@ -186,9 +166,14 @@ static void result_table(hu_buf *b, const ha_result *r) {
                   nr - RP_MAX_ROWS);
   for (size_t i = 0; i < ha_result_nnotes(r); i++) {
     hu_buf_str(b, "<p class=\"note\">");
-    html_text(b, ha_result_note(r, i));
+    rp_text(b, ha_result_note(r, i));
     hu_buf_str(b, "</p>\n");
   }
+}
+
+void rp_color(hu_buf *b, size_t n) {
+  static const int light[3] = {52, 38, 66};
+  hu_buf_printf(b, "hsl(%.1f,65%%,%d%%)", (double)((uint64_t)n * 137508 % 360000) / 1000, light[n % 3]);
 }
 
 /* ---- charts --------------------------------------------------------------------------------------- */
@@ -197,7 +182,7 @@ typedef struct rp_bar {
   const char *label, *sub; /* name; device (or NULL) */
   double value;            /* bar length */
   double pct;              /* shown after the value (NaN = none) */
-  size_t cls;              /* colour */
+  size_t color;            /* the page's kernel colour (rp_color), SIZE_MAX: the first bar colour */
 } rp_bar;
 
 /* Horizontal bars of durations, longest first as given, scaled to the largest. */
@@ -214,19 +199,24 @@ static void bar_chart(hu_buf *b, const rp_bar *bars, size_t n, const char *aria)
     double len = max > 0 ? v / max * bw : 0;
     size_t y = i * rh + 4;
     hu_buf_str(b, "<g><title>");
-    html_text(b, bars[i].label);
+    rp_text(b, bars[i].label);
     if (bars[i].sub) {
       hu_buf_str(b, " on ");
-      html_text(b, bars[i].sub);
+      rp_text(b, bars[i].sub);
     }
     hu_buf_str(b, "</title>");
     hu_buf_printf(b, "<text x=\"%d\" y=\"%zu\" text-anchor=\"end\">", lw - 6, y + 15);
-    html_text_n(b, bars[i].label, RP_LABEL);
+    rp_text_n(b, bars[i].label, RP_LABEL);
     hu_buf_str(b, "</text>");
-    hu_buf_printf(b, "<rect x=\"%d\" y=\"%zu\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>", lw, y,
-                  len > 0.5 ? len : 0.5, rh - 6, rp_colors[bars[i].cls % RP_CLASSES]);
+    hu_buf_printf(b, "<rect x=\"%d\" y=\"%zu\" width=\"%.1f\" height=\"%d\" fill=\"", lw, y,
+                  len > 0.5 ? len : 0.5, rh - 6);
+    if (bars[i].color == SIZE_MAX)
+      hu_buf_str(b, "#4e79a7");
+    else
+      rp_color(b, bars[i].color);
+    hu_buf_str(b, "\"/>");
     hu_buf_printf(b, "<text x=\"%.1f\" y=\"%zu\">", lw + len + 6, y + 15);
-    fmt_ns(b, v);
+    rp_ns(b, v);
     if (isfinite(bars[i].pct)) hu_buf_printf(b, " (%.1f%%)", bars[i].pct);
     hu_buf_str(b, "</text></g>\n");
   }
@@ -240,11 +230,16 @@ static int cmp_row_time(const void *a, const void *b) {
   return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Top kernels: the bar chart over every device, most device time first. Gives the top kernels' names their
- * colour: kcls[k] for the model's kernel k (RP_CLASSES - 1 for the rest). */
-static void top_kernels(rp *p, const ha_result *r, size_t *kcls) {
+/* The page's kernel index of a name (SIZE_MAX when the run has no such name). */
+static size_t name_index(const rp *p, const char *name) {
+  for (size_t i = 0; i < p->nnames; i++)
+    if (!strcmp(p->names[i].name, name)) return i;
+  return SIZE_MAX;
+}
+
+/* Top kernels: the bar chart over every device, most device time first, each bar in its kernel's colour. */
+static void top_kernels(rp *p, const ha_result *r) {
   hu_buf *b = p->b;
-  const ex_model *m = p->w->m;
   long ck = ha_result_col_find(r, "kernel"), cd = ha_result_col_find(r, "device"),
        ct = ha_result_col_find(r, "total_ns"), cp = ha_result_col_find(r, "percent");
   size_t nr = ha_result_nrows(r);
@@ -265,148 +260,22 @@ static void top_kernels(rp *p, const ha_result *r, size_t *kcls) {
   }
   qsort(ord, nr, sizeof *ord, cmp_row_time);
   rp_bar bars[RP_TOP];
-  size_t n = 0, next = 0;
+  size_t n = 0;
   for (size_t i = 0; i < nr && n < RP_TOP; i++) {
     size_t row = (size_t)ord[i][1];
     const char *name = ha_result_text(r, row, (size_t)ck);
-    size_t cls = RP_CLASSES - 1;
-    for (size_t j = 0; j < n && cls == RP_CLASSES - 1; j++) /* one colour per name (several devices) */
-      if (!strcmp(bars[j].label, name)) cls = bars[j].cls;
-    if (cls == RP_CLASSES - 1 && next < RP_CLASSES - 1) cls = next++;
     bars[n++] = (rp_bar){.label = name,
                          .sub = cd >= 0 ? ha_result_text(r, row, (size_t)cd) : NULL,
                          .value = ha_result_num(r, row, (size_t)ct),
                          .pct = cp >= 0 ? ha_result_num(r, row, (size_t)cp) : NAN,
-                         .cls = cls};
+                         .color = name_index(p, name)};
   }
   free(ord);
-  for (size_t k = 0; k < m->nkernels; k++) {
-    kcls[k] = RP_CLASSES - 1;
-    for (size_t i = 0; i < n; i++)
-      if (!strcmp(m->kernels[k].name, bars[i].label)) {
-        kcls[k] = bars[i].cls;
-        break;
-      }
-  }
   hu_buf_printf(b,
                 "<p>Device time of the %zu kernels with the most, over every device (in brackets: the "
                 "kernel's share of its device's time).</p>\n",
                 n);
   bar_chart(b, bars, n, "top kernels by device time");
-}
-
-/* One pass over the dispatches: the time span of the timed ones. */
-static int scan_span(rp *p, rp_span *sp) {
-  hp_cursor *c;
-  hp_status st = hp_cursor_open(p->s, HP_TABLE_DISPATCH, &c);
-  if (st != HP_OK)
-    return ex_set_err(p->w, "%s", hp_store_error(p->s)[0] ? hp_store_error(p->s) : hp_status_str(st));
-  hp_dispatch d = {.size = sizeof d};
-  while ((st = hp_cursor_next(c, &d)) == HP_OK) {
-    if (!d.start_ns || d.end_ns < d.start_ns) {
-      sp->untimed++;
-      continue;
-    }
-    if (!sp->timed || d.start_ns < sp->tmin) sp->tmin = d.start_ns;
-    if (!sp->timed || d.end_ns > sp->tmax) sp->tmax = d.end_ns;
-    sp->timed++;
-  }
-  hp_cursor_close(c);
-  if (st != HP_END) ex_note_damage(p->w, p->s);
-  p->w->st->dispatches = sp->timed + sp->untimed;
-  p->w->st->skipped_untimed = sp->untimed;
-  return 0;
-}
-
-/* The timeline overview: a row per queue (RP_ROWS at most, the rest in one more), RP_BINS columns over the
- * span; a column is coloured by the kernel with the most time in it and as opaque as the queue was busy. */
-static int timeline(rp *p, const rp_span *sp, const size_t *kcls) {
-  hu_buf *b = p->b;
-  const ex_model *m = p->w->m;
-  hu_buf_str(b, "<h2 id=\"timeline\">Timeline</h2>\n");
-  if (!sp->timed) {
-    hu_buf_str(b, "<p>No timed dispatches.</p>\n");
-    return 0;
-  }
-  size_t nrows = m->nqueues < RP_ROWS ? m->nqueues : RP_ROWS;
-  int other = m->nqueues > RP_ROWS || !m->nqueues; /* dispatches without a known queue go there too */
-  size_t rows = nrows + (size_t)other;
-  double *busy = calloc(rows * RP_BINS * RP_CLASSES, sizeof *busy);
-  if (!busy) return ex_set_err(p->w, "out of memory");
-  double span = (double)(sp->tmax - sp->tmin), bin = span > 0 ? span / RP_BINS : 1;
-  hp_cursor *c;
-  hp_status st = hp_cursor_open(p->s, HP_TABLE_DISPATCH, &c);
-  if (st != HP_OK) {
-    free(busy);
-    return ex_set_err(p->w, "%s", hp_store_error(p->s)[0] ? hp_store_error(p->s) : hp_status_str(st));
-  }
-  hp_dispatch d = {.size = sizeof d};
-  int any_other = 0;
-  while ((st = hp_cursor_next(c, &d)) == HP_OK) {
-    if (!d.start_ns || d.end_ns < d.start_ns) continue;
-    const ex_queue *q = ex_find_queue(m, d.queue_id);
-    size_t row = q && q->index < nrows ? q->index : rows - 1;
-    if (row == rows - 1 && other) any_other = 1;
-    const ex_named *k = ex_find_named(m->kernels, m->nkernels, d.kernel_id);
-    size_t cls = k ? kcls[k - m->kernels] : RP_CLASSES - 1;
-    double a = (double)(d.start_ns - sp->tmin), e = (double)(d.end_ns - sp->tmin);
-    size_t b0 = (size_t)(a / bin), b1 = (size_t)(e / bin);
-    if (b0 >= RP_BINS) b0 = RP_BINS - 1;
-    if (b1 >= RP_BINS) b1 = RP_BINS - 1;
-    for (size_t x = b0; x <= b1; x++) {
-      double lo = x * bin, hi = lo + bin;
-      double part = (e < hi ? e : hi) - (a > lo ? a : lo);
-      if (part > 0 || a == e) busy[(row * RP_BINS + x) * RP_CLASSES + cls] += part > 0 ? part : 0.001;
-    }
-  }
-  hp_cursor_close(c);
-  if (st != HP_END) ex_note_damage(p->w, p->s);
-  if (other && !any_other) rows--;
-  const int lw = 300, cw = 3, rh = 20, W = lw + RP_BINS * cw + 60;
-  hu_buf_str(b, "<p>Device time over the run (");
-  fmt_ns(b, span);
-  hu_buf_printf(b, ", %zu columns of ", (size_t)RP_BINS);
-  fmt_ns(b, span / RP_BINS);
-  hu_buf_str(b, "): one row per queue; a column takes the colour of the kernel with the most time in it "
-                "(grey: the other kernels) and is as opaque as the queue was busy.</p>\n");
-  hu_buf_printf(b, "<svg width=\"%d\" height=\"%zu\" role=\"img\" aria-label=\"timeline overview\">\n", W,
-                rows * rh + 24);
-  for (size_t r = 0; r < rows; r++) {
-    size_t y = r * rh;
-    hu_buf_printf(b, "<text x=\"%d\" y=\"%zu\" text-anchor=\"end\">", lw - 6, y + 14);
-    const ex_proc *qp = r < nrows ? ex_find_proc(m, m->queues[r].process_id) : NULL;
-    if (qp && m->nprocs > 1) hu_buf_printf(b, "pid %" PRId64 " ", qp->pid);
-    if (r < nrows)
-      html_text_n(b, m->queues[r].name, 44);
-    else
-      hu_buf_str(b, m->nqueues ? "other queues" : "dispatches");
-    hu_buf_str(b, "</text>");
-    hu_buf_printf(b, "<rect x=\"%d\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"#f4f4f4\"/>", lw, y + 2,
-                  RP_BINS * cw, rh - 4);
-    for (size_t x = 0; x < RP_BINS; x++) {
-      const double *v = &busy[(r * RP_BINS + x) * RP_CLASSES];
-      double tot = 0, best = 0;
-      size_t bc = 0;
-      for (size_t k = 0; k < RP_CLASSES; k++) {
-        tot += v[k];
-        if (v[k] > best) best = v[k], bc = k;
-      }
-      if (tot <= 0) continue;
-      double op = tot / bin;
-      op = op > 1 ? 1 : op < 0.2 ? 0.2 : op; /* several lanes can exceed 1; a short dispatch stays visible */
-      hu_buf_printf(
-          b, "<rect x=\"%zu\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"%s\" fill-opacity=\"%.2f\"/>",
-          lw + x * cw, y + 2, cw, rh - 4, rp_colors[bc], op);
-    }
-    hu_buf_byte(b, '\n');
-  }
-  size_t ay = rows * rh + 14;
-  hu_buf_printf(b, "<text x=\"%d\" y=\"%zu\">0</text><text x=\"%d\" y=\"%zu\" text-anchor=\"end\">", lw, ay,
-                lw + RP_BINS * cw, ay);
-  fmt_ns(b, span);
-  hu_buf_str(b, "</text></svg>\n");
-  free(busy);
-  return 0;
 }
 
 /* The run's summary: nodes, processes, devices, dispatches, kernels, time span, damage. */
@@ -418,17 +287,17 @@ static void summary(rp *p, const char *name, const rp_span *sp, uint64_t lost) {
   (void)hp_store_count(p->s, HP_TABLE_REGION, &regions);
   (void)hp_store_count(p->s, HP_TABLE_COUNTER_VALUE, &values);
   hu_buf_str(b, "<h2 id=\"summary\">Run</h2>\n<dl>\n<dt>store</dt><dd>");
-  html_text(b, name);
+  rp_text(b, name);
   hu_buf_printf(b, "</dd>\n<dt>nodes</dt><dd>%" PRIu64 "</dd>\n<dt>processes</dt><dd>%zu", nodes, m->nprocs);
   for (size_t i = 0; i < m->nprocs && i < 20; i++) {
     hu_buf_printf(b, "\npid %" PRId64 ": ", m->procs[i].pid);
-    html_text_n(b, m->procs[i].name, 200);
+    rp_text_n(b, m->procs[i].name, 200);
   }
   if (m->nprocs > 20) hu_buf_printf(b, "\n… %zu more", m->nprocs - 20);
   hu_buf_printf(b, "</dd>\n<dt>devices</dt><dd>%zu", m->nagents);
   for (size_t i = 0; i < m->nagents && i < 20; i++) {
     hu_buf_str(b, "\n");
-    html_text(b, m->agents[i].name);
+    rp_text(b, m->agents[i].name);
   }
   if (m->nagents > 20) hu_buf_printf(b, "\n… %zu more", m->nagents - 20);
   hu_buf_printf(
@@ -438,7 +307,7 @@ static void summary(rp *p, const char *name, const rp_span *sp, uint64_t lost) {
       "</dd>\n<dt>time span</dt><dd>",
       m->nqueues, m->nkernels, sp->timed + sp->untimed, sp->timed, values, regions);
   if (sp->timed) {
-    fmt_ns(b, (double)(sp->tmax - sp->tmin));
+    rp_ns(b, (double)(sp->tmax - sp->tmin));
     hu_buf_printf(b, " (first dispatch start %" PRId64 " ns to last end %" PRId64 " ns, the node's clock)",
                   sp->tmin, sp->tmax);
   } else
@@ -454,7 +323,7 @@ static void damage_note(rp *p) {
   if (!p->w->st->damaged) return;
   hu_buf_str(p->b,
              "<p class=\"warn\">Damaged store: this report shows what was readable; the rest was skipped (");
-  html_text(p->b, p->w->st->damage);
+  rp_text(p->b, p->w->st->damage);
   hu_buf_str(p->b, ").</p>\n");
 }
 
@@ -462,7 +331,7 @@ static void damage_note(rp *p) {
 static void comparison(rp *p, const ha_result *r, const char *base_name) {
   hu_buf *b = p->b;
   hu_buf_str(b, "<h2 id=\"diff\">Against the baseline</h2>\n<p>Baseline: ");
-  html_text(b, base_name);
+  rp_text(b, base_name);
   hu_buf_str(b, ". Change of each kernel's average device time, this run against the baseline (most time "
                 "first; green: faster, red: slower; bars end at ±100 %, the label says the change).</p>\n");
   long ck = ha_result_col_find(r, "kernel"), cs = ha_result_col_find(r, "status"),
@@ -481,10 +350,10 @@ static void comparison(rp *p, const ha_result *r, const char *base_name) {
       const char *status = ha_result_text(r, i, (size_t)cs);
       double pct = ha_result_num(r, i, (size_t)cpct);
       hu_buf_str(b, "<g><title>");
-      html_text(b, ha_result_text(r, i, (size_t)ck));
+      rp_text(b, ha_result_text(r, i, (size_t)ck));
       hu_buf_str(b, "</title>");
       hu_buf_printf(b, "<text x=\"%d\" y=\"%zu\" text-anchor=\"end\">", lw - 6, y + 15);
-      html_text_n(b, ha_result_text(r, i, (size_t)ck), RP_LABEL);
+      rp_text_n(b, ha_result_text(r, i, (size_t)ck), RP_LABEL);
       hu_buf_str(b, "</text>");
       double label_x = lw + half + 6;
       if (!strcmp(status, "both") && isfinite(pct)) {
@@ -494,9 +363,9 @@ static void comparison(rp *p, const ha_result *r, const char *base_name) {
                       len > 0.5 ? len : 0.5, rh - 6, c < 0 ? "#59a14f" : "#e15759");
         label_x = (c < 0 ? lw + half : lw + half + len) + 6;
         hu_buf_printf(b, "<text x=\"%.1f\" y=\"%zu\">%+.1f%% (", label_x, y + 15, pct);
-        fmt_ns(b, ha_result_num(r, i, (size_t)ca));
+        rp_ns(b, ha_result_num(r, i, (size_t)ca));
         hu_buf_str(b, " \xE2\x86\x92 ");
-        fmt_ns(b, ha_result_num(r, i, (size_t)cb));
+        rp_ns(b, ha_result_num(r, i, (size_t)cb));
         hu_buf_str(b, ")</text></g>\n");
       } else {
         hu_buf_printf(b, "<text x=\"%.1f\" y=\"%zu\">", label_x, y + 15);
@@ -508,7 +377,7 @@ static void comparison(rp *p, const ha_result *r, const char *base_name) {
     }
     hu_buf_str(b, "</svg>\n");
   }
-  result_table(b, r);
+  rp_table(b, r);
 }
 
 /* ---- the page ----------------------------------------------------------------------------------- */
@@ -525,7 +394,7 @@ static void csp_hash(hu_buf *b, const char *text) {
   hu_buf_printf(b, "'sha256-%s'", b64);
 }
 
-static ha_result *run_query(hp_store *s, int group, const char *counters, const char *metrics) {
+ha_result *rp_query(hp_store *s, int group, const char *counters, const char *metrics) {
   ha_query q = {.size = sizeof q, .group = group, .counters = counters, .metrics = metrics};
   ha_result *r = NULL;
   if (ha_run(s, &q, &r) != HP_OK) {
@@ -538,10 +407,9 @@ static ha_result *run_query(hp_store *s, int group, const char *counters, const 
 static int build_page(rp *p, const char *name, hp_store *base, const char *base_name) {
   hu_buf *b = p->b;
   ex_writer *w = p->w;
-  rp_span sp = {0};
-  if (scan_span(p, &sp)) return -1;
+  if (rp_names_load(p)) return -1;
   /* per kernel with every counter and metric the store can give; without them when those fail */
-  ha_result *kr = run_query(p->s, HA_BY_KERNEL, NULL, NULL);
+  ha_result *kr = rp_query(p->s, HA_BY_KERNEL, NULL, NULL);
   int no_metrics = !kr;
   if (!kr) {
     ha_query q = {.size = sizeof q, .group = HA_BY_KERNEL, .counters = "", .metrics = ""};
@@ -551,8 +419,9 @@ static int build_page(rp *p, const char *name, hp_store *base, const char *base_
       return r;
     }
   }
-  uint64_t nregions = 0;
+  uint64_t nregions = 0, nsamples = 0;
   (void)hp_store_count(p->s, HP_TABLE_REGION, &nregions);
+  (void)hp_store_count(p->s, HP_TABLE_PC_SAMPLE, &nsamples);
   w->st->regions = nregions;
 
   hu_buf_str(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -561,25 +430,20 @@ static int build_page(rp *p, const char *name, hp_store *base, const char *base_
   hu_buf_str(b, "; style-src ");
   csp_hash(b, rp_style);
   hu_buf_str(b, "; base-uri 'none'; form-action 'none'\">\n<title>hubprof report: ");
-  html_text_n(b, name, 200);
+  rp_text_n(b, name, 200);
   hu_buf_printf(b, "</title>\n<style>%s</style>\n</head><body>\n<h1>hubprof report: ", rp_style);
-  html_text(b, name);
+  rp_text(b, name);
   hu_buf_printf(b,
                 "</h1>\n<p class=\"note\">hubprof %s. Contents: <a href=\"#summary\">run</a> · "
                 "<a href=\"#top\">top kernels</a> · <a href=\"#timeline\">timeline</a> · "
-                "<a href=\"#kernels\">kernels</a>%s%s. Click a table's header to sort it.</p>\n",
-                hp_version(), nregions ? " · <a href=\"#regions\">regions</a>" : "",
+                "<a href=\"#kernels\">kernels</a>%s%s%s. Click a table's header to sort it.</p>\n",
+                hp_version(), nsamples ? " · <a href=\"#samples\">samples</a>" : "",
+                nregions ? " · <a href=\"#regions\">regions</a>" : "",
                 base ? " · <a href=\"#diff\">baseline</a>" : "");
   damage_note(p);
-  summary(p, name, &sp, ha_result_lost_records(kr));
-  size_t *kcls = calloc(w->m->nkernels + 1, sizeof *kcls);
-  if (!kcls) {
-    ha_result_free(kr);
-    return ex_set_err(w, "out of memory");
-  }
-  top_kernels(p, kr, kcls);
-  int rc = timeline(p, &sp, kcls);
-  free(kcls);
+  summary(p, name, &p->span, ha_result_lost_records(kr));
+  top_kernels(p, kr);
+  int rc = rp_timeline(p);
   if (!rc) {
     hu_buf_str(b,
                "<h2 id=\"kernels\">Kernels</h2>\n<p>As <code>hubprof analyze</code> gives them: per device "
@@ -587,32 +451,13 @@ static int build_page(rp *p, const char *name, hp_store *base, const char *base_
     if (no_metrics)
       hu_buf_str(b, "<p class=\"warn\">The counters and metrics could not be computed for this store; "
                     "times only.</p>\n");
-    result_table(b, kr);
+    rp_table(b, kr);
+    rc = rp_kernel_sections(p);
   }
   ha_result_free(kr);
-  if (!rc && nregions) {
-    ha_result *rr = run_query(p->s, HA_BY_REGION, NULL, NULL);
-    if (!rr) rr = run_query(p->s, HA_BY_REGION, "", "");
-    hu_buf_str(b, "<h2 id=\"regions\">Regions</h2>\n");
-    if (!rr)
-      hu_buf_str(b, "<p class=\"warn\">The regions could not be read.</p>\n");
-    else {
-      long cn = ha_result_col_find(rr, "region"), ct = ha_result_col_find(rr, "total_ns");
-      size_t n = ha_result_nrows(rr) < RP_TOP ? ha_result_nrows(rr) : RP_TOP;
-      rp_bar bars[RP_TOP];
-      for (size_t i = 0; cn >= 0 && ct >= 0 && i < n; i++)
-        bars[i] = (rp_bar){.label = ha_result_text(rr, i, (size_t)cn),
-                           .value = ha_result_num(rr, i, (size_t)ct),
-                           .pct = NAN,
-                           .cls = 0};
-      if (cn >= 0 && ct >= 0 && n) {
-        hu_buf_str(b, "<p>Inclusive time of the regions with the most.</p>\n");
-        bar_chart(b, bars, n, "regions by inclusive time");
-      }
-      result_table(b, rr);
-      ha_result_free(rr);
-    }
-  }
+  if (!rc && nsamples) rp_samples(p);
+  if (!rc && nregions) rp_regions(p, nregions);
+  if (!rc) rp_ranks(p);
   if (!rc && base) {
     ha_query q = {.size = sizeof q, .group = HA_BY_KERNEL, .counters = "", .metrics = ""};
     ha_result *dr = NULL;
@@ -644,7 +489,9 @@ ex_status ex_report(hp_store *s, const char *name, hp_store *baseline, const cha
   if (hp_store_damage(s, &off) != HP_OK) ex_note_damage(&w, s);
   hu_buf page = {0};
   rp p = {.w = &w, .b = &page, .s = s};
-  if (build_page(&p, name ? name : "store", baseline, baseline_name ? baseline_name : "baseline")) {
+  int failed = build_page(&p, name ? name : "store", baseline, baseline_name ? baseline_name : "baseline");
+  rp_names_free(&p);
+  if (failed) {
     hu_buf_free(&page);
     ex_model_free(&m);
     return ex_result_err(res, strstr(w.err, "out of memory") ? EX_ERR_NOMEM : EX_ERR_STORE, "%s", w.err);
