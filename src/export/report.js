@@ -30,11 +30,11 @@
   });
 
   // ---- kernel sections: #kernel-N opens N's section ----
-  function openKernel(id) {
+  function openKernel(id, scroll) {
     var d = document.getElementById(id);
     if (d && d.tagName === 'DETAILS') {
       d.open = true;
-      d.scrollIntoView();
+      if (scroll) d.scrollIntoView();
       return true;
     }
     return false;
@@ -47,7 +47,7 @@
     var h = decodeURIComponent(location.hash.slice(1));
     var m = /^t=(-?\d+(?:\.\d+)?)-(-?\d+(?:\.\d+)?)$/.exec(h);
     if (m && hubprof.timeline) hubprof.timeline.setWindow(parseFloat(m[1]), parseFloat(m[2]));
-    else if (/^kernel-\d+$/.test(h)) openKernel(h);
+    else if (/^kernel-\d+$/.test(h)) openKernel(h, true);
   }
   window.addEventListener('hashchange', fromHash);
   if (!tl || !dataEl) {
@@ -253,8 +253,8 @@
       var r = D.rows[L.row], w = W - gutter, pxns = w / (v1 - v0), n = r.n;
       var lo = lowerBound(r.start, n, v0 - r.maxDur), hi = lowerBound(r.start, n, v1 + 1);
       var lodBins = r.lodBusy ? r.lodBusy.length : 0;
-      // many items under each pixel, and the overview fine enough: draw the precomputed bins
-      if (lodBins && hi - lo > 4 * w && (v1 - v0) / w >= D.span / lodBins) {
+      // many items under each pixel and the overview's bins at most 3 pixels wide: draw the precomputed bins
+      if (lodBins && hi - lo > 4 * w && D.span / lodBins * pxns <= 3) {
         var bw = D.span / lodBins, b0 = Math.max(0, Math.floor(v0 / bw)), b1 = Math.min(lodBins - 1, Math.floor(v1 / bw));
         for (var b = b0; b <= b1; b++) {
           var busy = r.lodBusy[b];
@@ -267,34 +267,41 @@
         ctx.globalAlpha = 1;
         return hi - lo;
       }
-      var lastPx = -1e9, lastLab = -1;
-      for (var i = lo; i < hi; i++) {
+      var i = lo;
+      while (i < hi) {
         var s = r.start[i], e = s + r.dur[i];
-        if (e < v0) continue;
+        if (e < v0) {
+          i++;
+          continue;
+        }
         var xa = gutter + (s - v0) * pxns, xb = gutter + (e - v0) * pxns;
         if (xa < gutter) xa = gutter;
         if (xb > W) xb = W;
-        var lab = r.lab[i];
-        // items under one pixel: the first of each pixel (and label) is drawn, the rest add nothing
-        if (xb - xa < 1) {
-          var px = Math.floor(xa);
-          if (px === lastPx && lab === lastLab) continue;
-          lastPx = px;
-          lastLab = lab;
-          xb = xa + 1;
-        }
         var y = L.y + 2, h = L.h - 4;
         if (r.kind) {
           y = L.y + 1 + r.depth[i] * L.lane;
           h = L.lane - 2;
         }
+        if (xb - xa < 1) {
+          // under a pixel: one pixel in this item's colour; the next few in the same pixel are looked at for
+          // longer ones, then the rest of the pixel is skipped (a binary search): a redraw costs pixels, not items
+          var px = Math.floor(xa), tnext = v0 + (px + 1 - gutter) / pxns;
+          ctx.fillStyle = colors[r.lab[i]];
+          ctx.fillRect(px, y, 1, h);
+          var k = i + 1;
+          for (; k < hi && k < i + 16 && r.start[k] < tnext; k++)
+            if (r.start[k] + r.dur[k] >= tnext) break;
+          if (k < hi && k < i + 16) {
+            i = k;
+            continue;
+          }
+          var j = lowerBound(r.start, r.n, tnext);
+          i = j > i ? j : i + 1;
+          continue;
+        }
+        var lab = r.lab[i];
         ctx.fillStyle = colors[lab];
         ctx.fillRect(xa, y, xb - xa, h);
-        if (selected && selected.row === L.row && selected.i === i) {
-          ctx.strokeStyle = '#000';
-          ctx.lineWidth = 2;
-          ctx.strokeRect(xa, y, Math.max(xb - xa, 2), h);
-        }
         if (xb - xa > 24 && h >= 12) { // the whole label inside its box, or none
           var name = D.labels[lab];
           if (textWidth(name) + 6 <= xb - xa) {
@@ -302,6 +309,7 @@
             ctx.fillText(name, xa + 3, y + h / 2 + 4);
           }
         }
+        i++;
       }
       return hi - lo;
     }
@@ -336,9 +344,18 @@
       ctx.fillText(fmtNs(v0), gutter + 2, H - 6);
       var e = fmtNs(v1);
       ctx.fillText(e, W - textWidth(e) - 4, H - 6);
-      // the selection's flow: from its enqueue on its thread to its start on its queue
+      // the selection: outlined (two pixels at least), and its flow from its enqueue on its thread to its
+      // start on its queue
       if (selected) {
-        var r = D.rows[selected.row], i = selected.i, tr = r.trow[i];
+        var r = D.rows[selected.row], i = selected.i, tr = r.kind ? 0 : r.trow[i];
+        layout.forEach(function (L) {
+          if (L.row !== selected.row) return;
+          var y = r.kind ? L.y + 1 + r.depth[i] * L.lane : L.y + 2, h = r.kind ? L.lane - 2 : L.h - 4;
+          var xa = Math.max(gutter, xOf(r.start[i])), xb = Math.min(W, xOf(r.start[i] + r.dur[i]));
+          ctx.strokeStyle = '#000';
+          ctx.lineWidth = 2;
+          if (xb >= gutter && xa <= W) ctx.strokeRect(xa - 1, y, Math.max(xb - xa, 0) + 2, h);
+        });
         if (tr) {
           var from = null, to = null;
           layout.forEach(function (L) {
@@ -457,6 +474,8 @@
         return;
       }
       tip.textContent = describe(h);
+      tip.setAttribute('data-dur-ns', String(D.rows[h.row].dur[h.i]));
+      tip.setAttribute('data-label', D.labels[D.rows[h.row].lab[h.i]]);
       tip.hidden = false;
       var bx = tl.getBoundingClientRect();
       tip.style.left = Math.min(p[0] + 14, bx.width - 280) + 'px';
@@ -499,8 +518,7 @@
           a.href = '#kernel-' + lab;
           a.textContent = 'its kernel\'s section';
           sel.appendChild(a);
-          openKernel('kernel-' + lab);
-          tl.scrollIntoView({block: 'nearest'});
+          openKernel('kernel-' + lab, false); // opened, not scrolled to: the link does that
         }
       }
       draw();
@@ -520,6 +538,13 @@
       });
     };
     self.x = function (t) { return xOf(t - D.t0); };
+    self.t = function (x) { return D.t0 + tOf(x); };
+    self.selected = function () {
+      if (!selected) return null;
+      var r = D.rows[selected.row];
+      return {label: D.labels[r.lab[selected.i]], start: D.t0 + r.start[selected.i], dur: r.dur[selected.i],
+              row: r.kind ? null : r.id[selected.i]};
+    };
     self.redraw = function () {
       draw();
       return parseFloat(tl.getAttribute('data-draw-ms'));

@@ -28,6 +28,22 @@ typedef struct rp_kname {
   int64_t *dur;
 } rp_kname;
 
+/* One timed dispatch as the page needs it (rp_names_load keeps them for the timeline: one pass). */
+typedef struct rp_disp {
+  int64_t start, end, enq;
+  uint64_t rowid, process_id, thread_id, queue_id;
+  uint32_t kernel; /* model kernel index (UINT32_MAX: unknown) */
+  uint32_t shape;  /* index in rp.shapes */
+} rp_disp;
+
+/* A kernel name's calls with one (grid, work-group) shape. */
+typedef struct rp_kshape {
+  size_t name; /* index in rp.names */
+  uint32_t shape;
+  uint64_t calls;
+  double total_ns;
+} rp_kshape;
+
 /* hu_idmap values of rp.cold: why a dispatch is its kernel's cold one */
 #define RP_COLD_FIRST 1 /* the first dispatch of its kernel in its process (JIT, first touch) */
 #define RP_COLD_FLAG 2  /* marked cold by the collector (multiplexing: left out of the imputed medians) */
@@ -41,7 +57,12 @@ typedef struct rp {
   size_t nnames;
   size_t *kname;    /* model kernel k -> its name's index in names */
   hu_strmap byname; /* owns the names' strings */
-  hu_idmap cold;    /* store row id of a cold dispatch -> RP_COLD_* bits */
+  rp_disp *disp;    /* the timed dispatches, in store order */
+  size_t ndisp;
+  hu_strmap shapes;   /* "gx,gy,gz,wx,wy,wz" */
+  rp_kshape *kshapes; /* by name (page order), then most calls first */
+  size_t nkshapes;
+  hu_idmap cold; /* store row id of a cold dispatch -> RP_COLD_* bits */
 } rp;
 
 /* s as HTML text (also fine in a quoted attribute and in SVG): & < > " ' as references, bytes that are not
@@ -63,7 +84,8 @@ void rp_table(hu_buf *b, const ha_result *r);
 /* A query of p's store; NULL when it fails. */
 ha_result *rp_query(hp_store *s, int group, const char *counters, const char *metrics);
 
-/* The kernel names (p->names, p->kname) and their durations, from one pass over the dispatches. 0 or -1. */
+/* The kernel names (p->names, p->kname), their durations and shapes, the cold dispatches and the timed
+ * dispatches (p->disp), from one pass over the dispatches. 0 or -1. */
 int rp_names_load(rp *p);
 void rp_names_free(rp *p);
 

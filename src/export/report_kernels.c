@@ -28,12 +28,20 @@ static int cmp_name(const void *a, const void *b) {
   return strcmp(x->name, y->name);
 }
 
+static int cmp_kshape(const void *a, const void *b) {
+  const rp_kshape *x = a, *y = b;
+  if (x->name != y->name) return x->name < y->name ? -1 : 1;
+  return x->calls > y->calls ? -1 : x->calls < y->calls;
+}
+
 int rp_names_load(rp *p) {
   const ex_model *m = p->w->m;
   hu_strmap byname = {0};
   hu_idmap firsts = {0}; /* (process id, kernel) -> index in first + 1 */
   first_seen *first = NULL;
-  size_t nfirst = 0, capfirst = 0, *capdur = NULL;
+  size_t nfirst = 0, capfirst = 0, *capdur = NULL, capdisp = 0, capks = 0;
+  hu_idmap shapemap = {0}; /* (name, shape) -> index in p->kshapes + 1 */
+  hu_buf tmp = {0};
   rp_kname *names = NULL;
   size_t *of = calloc(m->nkernels + 1, sizeof *of); /* model kernel -> name index before sorting */
   p->kname = calloc(m->nkernels + 1, sizeof *p->kname);
@@ -56,6 +64,7 @@ int rp_names_load(rp *p) {
   if (!rc && (st = hp_cursor_open(p->s, HP_TABLE_DISPATCH, &c)) != HP_OK) {
     free(of), free(names), free(capdur);
     hu_strmap_free(&byname);
+    hu_buf_free(&tmp);
     return ex_set_err(p->w, "%s", hp_store_error(p->s)[0] ? hp_store_error(p->s) : hp_status_str(st));
   }
   hp_dispatch d = {.size = sizeof d};
@@ -72,8 +81,38 @@ int rp_names_load(rp *p) {
     if (!sp->timed || d.start_ns < sp->tmin) sp->tmin = d.start_ns;
     if (!sp->timed || d.end_ns > sp->tmax) sp->tmax = d.end_ns;
     sp->timed++;
+    tmp.n = 0;
+    hu_buf_printf(&tmp, "%u,%u,%u,%u,%u,%u", d.grid[0], d.grid[1], d.grid[2], d.workgroup[0], d.workgroup[1],
+                  d.workgroup[2]);
+    const char *shs = hu_buf_cstr(&tmp);
+    long si = shs ? hu_strmap_intern(&p->shapes, shs, NULL) : -1;
+    if (si < 0 || hu_grow((void **)&p->disp, &capdisp, p->ndisp + 1, sizeof *p->disp)) {
+      rc = -1;
+      break;
+    }
+    p->disp[p->ndisp++] = (rp_disp){.start = d.start_ns,
+                                    .end = d.end_ns,
+                                    .enq = d.enqueue_ns,
+                                    .rowid = d.id,
+                                    .process_id = d.process_id,
+                                    .thread_id = d.thread_id,
+                                    .queue_id = d.queue_id,
+                                    .kernel = k ? (uint32_t)(k - m->kernels) : UINT32_MAX,
+                                    .shape = (uint32_t)si};
     if (!kn) continue;
     size_t ki = (size_t)(kn - names);
+    uint64_t skey = ((uint64_t)ki << 32 | (uint64_t)si) + 1, sv;
+    if (!hu_idmap_get(&shapemap, skey, &sv)) {
+      if (hu_grow((void **)&p->kshapes, &capks, p->nkshapes + 1, sizeof *p->kshapes) ||
+          hu_idmap_put(&shapemap, skey, p->nkshapes + 1)) {
+        rc = -1;
+        break;
+      }
+      p->kshapes[p->nkshapes++] = (rp_kshape){ki, (uint32_t)si, 0, 0};
+      sv = p->nkshapes;
+    }
+    p->kshapes[sv - 1].calls++;
+    p->kshapes[sv - 1].total_ns += (double)(d.end_ns - d.start_ns);
     kn->timed++;
     kn->total_ns += (double)(d.end_ns - d.start_ns);
     if (hu_grow((void **)&kn->dur, &capdur[ki], kn->ndur + 1, sizeof *kn->dur)) {
@@ -102,6 +141,8 @@ int rp_names_load(rp *p) {
   free(first);
   free(capdur);
   hu_idmap_free(&firsts);
+  hu_idmap_free(&shapemap);
+  hu_buf_free(&tmp);
   p->w->st->dispatches = sp->timed + sp->untimed;
   p->w->st->skipped_untimed = sp->untimed;
   if (!rc) { /* most time first; each model kernel's name index follows its name */
@@ -114,6 +155,9 @@ int rp_names_load(rp *p) {
         pos[hu_strmap_find(&byname, names[i].name)] = i;
       for (size_t k = 0; k < m->nkernels; k++)
         p->kname[k] = pos[of[k]];
+      for (size_t i = 0; i < p->nkshapes; i++)
+        p->kshapes[i].name = pos[p->kshapes[i].name];
+      qsort(p->kshapes, p->nkshapes, sizeof *p->kshapes, cmp_kshape);
       free(pos);
     }
   }
@@ -131,6 +175,10 @@ void rp_names_free(rp *p) {
   free(p->kname);
   hu_strmap_free(&p->byname);
   hu_idmap_free(&p->cold);
+  hu_strmap_free(&p->shapes);
+  free(p->disp);
+  free(p->kshapes);
+  p->disp = NULL, p->kshapes = NULL, p->ndisp = p->nkshapes = 0;
   p->names = NULL, p->kname = NULL, p->nnames = 0;
 }
 
@@ -183,28 +231,32 @@ static void histogram(hu_buf *b, rp_kname *kn, size_t idx) {
   hu_buf_printf(b, "</text><text x=\"36\" y=\"14\" text-anchor=\"end\">%" PRIu64 "</text></svg>\n", max);
 }
 
-/* The (grid, work-group) shapes of kernel `name` with their calls, from r (HA_BY_KERNEL_GRID). */
-static void shapes(hu_buf *b, const ha_result *r, const char *name) {
-  long ck = r ? ha_result_col_find(r, "kernel") : -1, cg = r ? ha_result_col_find(r, "grid") : -1,
-       cw = r ? ha_result_col_find(r, "workgroup") : -1, cc = r ? ha_result_col_find(r, "calls") : -1,
-       cd = r ? ha_result_col_find(r, "device") : -1, ca = r ? ha_result_col_find(r, "avg_ns") : -1;
-  if (ck < 0 || cg < 0 || cw < 0 || cc < 0 || cd < 0 || ca < 0) return;
-  size_t n = 0;
-  for (size_t i = 0; i < ha_result_nrows(r); i++) {
-    if (strcmp(ha_result_text(r, i, (size_t)ck), name)) continue;
-    if (!n++)
-      hu_buf_str(b, "<p>Shapes it ran with:</p>\n<div class=\"wrap\"><table class=\"sort shapes\"><thead><tr>"
-                    "<th>device</th><th>grid</th><th>work-group</th><th>calls</th><th>avg_ns (ns)</th>"
-                    "</tr></thead><tbody>\n");
-    hu_buf_str(b, "<tr>");
-    rp_cell(b, r, i, (size_t)cd);
-    rp_cell(b, r, i, (size_t)cg);
-    rp_cell(b, r, i, (size_t)cw);
-    rp_cell(b, r, i, (size_t)cc);
-    rp_cell(b, r, i, (size_t)ca);
-    hu_buf_str(b, "</tr>\n");
+/* The (grid, work-group) shapes kernel n ran with: calls and average duration of each, most calls first. */
+static void shapes(rp *p, size_t n) {
+  hu_buf *b = p->b;
+  size_t lo = 0, hi = p->nkshapes;
+  while (lo < hi) { /* kshapes are by name: the first of n */
+    size_t mid = lo + (hi - lo) / 2;
+    if (p->kshapes[mid].name < n)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  if (n) hu_buf_str(b, "</tbody></table></div>\n");
+  if (lo == p->nkshapes || p->kshapes[lo].name != n) return;
+  hu_buf_str(b, "<p>Shapes it ran with:</p>\n<div class=\"wrap\"><table class=\"sort shapes\"><thead><tr>"
+                "<th>grid</th><th>work-group</th><th>calls</th><th>avg_ns (ns)</th></tr></thead><tbody>\n");
+  for (size_t i = lo; i < p->nkshapes && p->kshapes[i].name == n; i++) {
+    const rp_kshape *k = &p->kshapes[i];
+    unsigned g[6] = {0};
+    sscanf(hu_strmap_str(&p->shapes, k->shape), "%u,%u,%u,%u,%u,%u", &g[0], &g[1], &g[2], &g[3], &g[4],
+           &g[5]);
+    double avg = k->total_ns / (double)k->calls;
+    hu_buf_printf(b,
+                  "<tr><td class=\"t\">%ux%ux%u</td><td class=\"t\">%ux%ux%u</td><td data-v=\"%" PRIu64
+                  "\">%" PRIu64 "</td><td data-v=\"%.17g\">%.3f</td></tr>\n",
+                  g[0], g[1], g[2], g[3], g[4], g[5], k->calls, k->calls, avg, avg);
+  }
+  hu_buf_str(b, "</tbody></table></div>\n");
 }
 
 /* The dispatches of kernel `name` in r (HA_BY_DISPATCH), RP_KROWS at most, with the cold one marked. */
@@ -246,7 +298,6 @@ static void dispatch_table(rp *p, const ha_result *r, const char *name, uint64_t
 int rp_kernel_sections(rp *p) {
   hu_buf *b = p->b;
   if (!p->nnames) return 0;
-  ha_result *grid = rp_query(p->s, HA_BY_KERNEL_GRID, "", "");
   /* per dispatch with every counter and metric (times only when those fail), from the first dispatches */
   int partial = p->span.timed + p->span.untimed > RP_DISPATCH_QUERY;
   ha_query q = {.size = sizeof q, .group = HA_BY_DISPATCH};
@@ -288,11 +339,10 @@ int rp_kernel_sections(rp *p) {
     }
     hu_buf_str(b, ". Durations:</p>\n");
     histogram(b, kn, i);
-    shapes(b, grid, kn->name);
+    shapes(p, i);
     if (dr) dispatch_table(p, dr, kn->name, kn->calls, partial);
     hu_buf_str(b, "</details>\n");
   }
-  ha_result_free(grid);
   ha_result_free(dr);
   return b->oom ? ex_set_err(p->w, "out of memory") : 0;
 }
@@ -456,6 +506,7 @@ void rp_regions(rp *p, uint64_t nregions) {
 
 void rp_ranks(rp *p) {
   hu_buf *b = p->b;
+  if (p->w->m->nprocs < 2) return; /* one process: one rank */
   ha_query q = {.size = sizeof q, .group = HA_BY_RANK_IMBALANCE};
   ha_result *r = NULL;
   if (ha_run(p->s, &q, &r) != HP_OK) {

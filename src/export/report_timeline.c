@@ -46,9 +46,9 @@ typedef struct tl {
   rp *p;
   tl_row *rows;
   size_t nrows, caprows;
-  hu_idmap queue_row, thread_row;  /* id -> row + 1 */
-  hu_strmap rnames, owned, shapes; /* region names (labels after the copies'), thread labels, shapes */
-  int64_t t0;                      /* absolute ns of the run's start (the earliest item) */
+  hu_idmap queue_row, thread_row; /* id -> row + 1 */
+  hu_strmap rnames, owned;        /* region names (labels after the copies'), thread labels */
+  int64_t t0;                     /* absolute ns of the run's start (the earliest item) */
   int have_t0;
   tl_val *vals;
   size_t nvals;
@@ -160,36 +160,20 @@ static tl_item *queue_item(tl *t, uint64_t queue_id, uint64_t process_id, uint64
   return it;
 }
 
-/* Dispatches and memory copies on their queues' rows. */
-static int read_dispatches(tl *t, hu_buf *tmp) {
-  const ex_model *m = t->p->w->m;
+/* Dispatches (kept by rp_names_load) and memory copies on their queues' rows. */
+static int read_dispatches(tl *t) {
+  const rp *p = t->p;
+  for (size_t i = 0; i < p->ndisp; i++) {
+    const rp_disp *d = &p->disp[i];
+    tl_item *it = queue_item(t, d->queue_id, d->process_id, d->thread_id, d->start, d->end, d->enq);
+    if (!it) return tl_oom(t);
+    it->rowid = d->rowid;
+    it->label = d->kernel != UINT32_MAX ? (uint32_t)p->kname[d->kernel] : 0;
+    it->shape = d->shape;
+  }
   hp_cursor *c;
-  if (cursor_open(t, HP_TABLE_DISPATCH, &c)) return -1;
-  hp_dispatch d = {.size = sizeof d};
   hp_status st;
   int oom = 0;
-  while (!oom && (st = hp_cursor_next(c, &d)) == HP_OK) {
-    if (!d.start_ns || d.end_ns < d.start_ns) continue;
-    const ex_named *k = ex_find_named(m->kernels, m->nkernels, d.kernel_id);
-    tmp->n = 0;
-    hu_buf_printf(tmp, "%u,%u,%u,%u,%u,%u", d.grid[0], d.grid[1], d.grid[2], d.workgroup[0], d.workgroup[1],
-                  d.workgroup[2]);
-    const char *sh = hu_buf_cstr(tmp);
-    long si = sh ? hu_strmap_intern(&t->shapes, sh, NULL) : -1;
-    tl_item *it =
-        si >= 0 ? queue_item(t, d.queue_id, d.process_id, d.thread_id, d.start_ns, d.end_ns, d.enqueue_ns)
-                : NULL;
-    if (!it) {
-      oom = 1;
-      break;
-    }
-    it->rowid = d.id;
-    it->label = k ? (uint32_t)t->p->kname[k - m->kernels] : 0;
-    it->shape = (uint32_t)si;
-  }
-  hp_cursor_close(c);
-  if (oom) return tl_oom(t);
-  if (st != HP_END) ex_note_damage(t->p->w, t->p->s);
   if (cursor_open(t, HP_TABLE_MEMORY_COPY, &c)) return -1;
   hp_memory_copy mc = {.size = sizeof mc};
   while (!oom && (st = hp_cursor_next(c, &mc)) == HP_OK) {
@@ -410,10 +394,10 @@ static int encode(tl *t, hu_buf *b, int64_t span) {
     put_str(b, m->counters[i].name);
     put_str(b, m->counters[i].unit);
   }
-  hu_buf_varint(b, t->shapes.n);
-  for (size_t i = 0; i < t->shapes.n; i++) {
+  hu_buf_varint(b, p->shapes.n);
+  for (size_t i = 0; i < p->shapes.n; i++) {
     unsigned g[6] = {0};
-    sscanf(hu_strmap_str(&t->shapes, i), "%u,%u,%u,%u,%u,%u", &g[0], &g[1], &g[2], &g[3], &g[4], &g[5]);
+    sscanf(hu_strmap_str(&p->shapes, i), "%u,%u,%u,%u,%u,%u", &g[0], &g[1], &g[2], &g[3], &g[4], &g[5]);
     for (int k = 0; k < 6; k++)
       hu_buf_varint(b, g[k]);
   }
@@ -530,7 +514,6 @@ static void tl_free(tl *t) {
   hu_idmap_free(&t->thread_row);
   hu_strmap_free(&t->rnames);
   hu_strmap_free(&t->owned);
-  hu_strmap_free(&t->shapes);
 }
 
 int rp_timeline(rp *p) {
@@ -540,7 +523,7 @@ int rp_timeline(rp *p) {
   hu_buf tmp = {0}, raw = {0}, gz = {0};
   int rc = 0;
   if (!rc) rc = read_regions(&t, &tmp);
-  if (!rc) rc = read_dispatches(&t, &tmp);
+  if (!rc) rc = read_dispatches(&t);
   if (!rc) rc = read_values(&t);
   hu_buf_free(&tmp);
   if (!rc && !t.nrows) {

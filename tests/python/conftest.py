@@ -121,3 +121,16 @@ def spark():
     s.sparkContext.setLogLevel("ERROR")
     yield s
     s.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the whole suite (selenium and chromium-driver; tests/python/browser.py)."""
+    from browser import Browser, find
+    found = find()
+    if not found:
+        pytest.skip("chromium or chromium-driver is not installed (scripts/deps.sh installs them)")
+    pytest.importorskip("selenium", reason="selenium is not installed (scripts/deps.sh installs it)")
+    b = Browser(*found)
+    yield b
+    b.close()

@@ -1,5 +1,5 @@
-"""Tests of `hubprof report`: the HTML page opened in headless Chromium (Debian's package) over the DevTools
-protocol: it renders with no console error and no network request, a screenshot is taken, its text shows the
+"""Tests of `hubprof report`: the HTML page opened in headless Chromium (Debian's package, through selenium and
+chromium-driver: conftest's `browser`): it renders with no console error and no network request, a screenshot is taken, its text shows the
 kernels with the numbers `hubprof analyze` gives, hostile names stay text, tables sort; the baseline comparison
 against `hubprof diff`; damaged stores, output errors, and Python's Store.report."""
 # SPDX-License-Identifier: MIT
@@ -14,23 +14,12 @@ from pathlib import Path
 import pytest
 
 import hubprof
-from chromium import Chromium, find
 from conftest import BUILD, HUBPROF, cut_log, need, run, write_one_queue
 
 # quotes, HTML, a newline, a byte that is never UTF-8, an overlong '/', an encoded surrogate and a cut sequence
 WEIRD = ['say "hi"', "<script>alert(1)</script>", "two\nlines", "bad\udcffbyte",
          "ov\udcc0\udcafer\udced\udca0\udc80x\udce2\udc82", "<img src=http://192.0.2.1/x onerror=alert(2)>"]
 EX = BUILD / "examples" / "ocl"
-
-
-@pytest.fixture(scope="module")
-def browser():
-    exe = find()
-    if not exe:
-        pytest.skip("chromium is not installed (scripts/deps.sh installs it)")
-    c = Chromium(exe)
-    yield c
-    c.close()
 
 
 def make_store(path: Path, scale: float, regions: bool = True) -> Path:
@@ -67,7 +56,7 @@ def report(store: Path, out: Path, *extra, check: bool = True) -> subprocess.Com
     return run(need(HUBPROF), "report", store, "-o", out, *extra, check=check)
 
 
-def load(browser: Chromium, page: Path) -> None:
+def load(browser, page: Path) -> None:
     url = browser.open(page)
     errors, requests = browser.problems(url)
     assert errors == [], errors
