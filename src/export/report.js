@@ -50,6 +50,11 @@
     else if (/^kernel-\d+$/.test(h)) openKernel(h, true);
   }
   window.addEventListener('hashchange', fromHash);
+  // a link to a kernel opens its section at once (the hash then scrolls to it)
+  document.addEventListener('click', function (e) {
+    var a = e.target.closest && e.target.closest('a[href^="#kernel-"]');
+    if (a) openKernel(a.getAttribute('href').slice(1), false);
+  });
   if (!tl || !dataEl) {
     fromHash();
     return;
