@@ -60,7 +60,7 @@ int cli_metric_groups(const struct hc_provider *p, const char *const *lists, siz
 int cmd_list(int argc, char **argv);
 void cmd_list_help(FILE *out);
 
-/* "hubprof: <message>" on stderr, one line. */
+/* messages.c, the error reporter: "hubprof: <message>" on stderr, one line. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "hubprof: warning: <message>" on stderr. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -70,7 +70,7 @@ int cli_finish_stdout(int rc);
 static inline const char *cli_noun(uint64_t n, const char *one, const char *many) {
   return n == 1 ? one : many;
 }
-/* Is `f` the name of a format compiled into the hub? */
+/* output_format.c: is `f` the name of a format compiled into the hub? */
 int cli_format_known(const char *f);
 
 struct hp_merge_stats;
@@ -92,7 +92,7 @@ struct hp_assembly *cli_merge_assembly(int strict, struct cli_progress **pr);
 int cli_merge_append(char *const *paths, size_t n, const char *store, int strict, int quiet,
                      struct hp_merge_stats *stats, uint64_t *unfinished);
 
-/* Is `arg` -h or --help? */
+/* options.c: is `arg` -h or --help? */
 int cli_is_help(const char *arg);
 
 struct hp_store;

@@ -111,6 +111,8 @@ const cli_opt cli_opts_store_out[] = {
     {0},
 };
 
+int cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
+
 /* ---- did you mean ---- */
 
 /* Edit distance with adjacent transpositions (optimal string alignment), capped inputs. */

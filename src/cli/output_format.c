@@ -3,6 +3,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 
+#include "hubprof/hub.h"
+
 #include <string.h>
 #include <sys/stat.h>
 
@@ -42,5 +44,11 @@ int cli_output_format(const char *cmd, const char *path, const char *given, cons
     return CLI_USAGE;
   }
   *format = given ? given : named ? named : "rocpd";
+  return 0;
+}
+
+int cli_format_known(const char *f) {
+  for (const char *const *p = hp_formats(); *p; p++)
+    if (strcmp(*p, f) == 0) return 1;
   return 0;
 }
