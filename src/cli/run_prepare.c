@@ -1,0 +1,81 @@
+/* What trace, profile and sample settle before the application starts: the output's name (given, or the
+ * default from the application's), its check, and the collector library to load. */
+/* SPDX-License-Identifier: MIT */
+#include "run_app.h"
+#include "cli.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *find_collector(void) {
+  const char *env = getenv("HUBPROF_COLLECTOR");
+  if (env && *env) return access(env, R_OK) == 0 ? realpath(env, NULL) : NULL;
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return NULL;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (!slash) return NULL;
+  *slash = '\0';
+  static const char *const rel[] = {"/libhubprof_collector.so", "/../lib/hubprof/libhubprof_collector.so",
+                                    "/../lib/libhubprof_collector.so"};
+  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s%s", exe, rel[i]);
+    if (access(p, R_OK) == 0) return realpath(p, NULL);
+  }
+  return NULL;
+}
+
+static const char *format_suffix(const char *format) {
+  if (strcmp(format, "rocpd") == 0) return ".db";
+  if (strcmp(format, "log") == 0) return ".log";
+  return strcmp(format, "parquet") == 0 ? ".parquet" : ".store";
+}
+
+/* "APP.hubprof.db" in the current directory, from the application's base name; when that exists (and not
+ * --force), the first free "APP.hubprof-N.db" from N = 2, as nsys and perf pick a new name. */
+static char *default_output(const char *app, const char *format, int force) {
+  const char *base = strrchr(app, '/');
+  base = base ? base + 1 : app;
+  size_t n = strlen(base) + 32;
+  char *p = malloc(n);
+  if (!p) return NULL;
+  snprintf(p, n, "%s.hubprof%s", base, format_suffix(format));
+  struct stat sb;
+  for (unsigned i = 2; !force && i < 100000 && lstat(p, &sb) == 0; i++)
+    snprintf(p, n, "%s.hubprof-%u%s", base, i, format_suffix(format));
+  return p;
+}
+
+int run_prepare(const run_opts *o, const char *app, char **output, char **collector) {
+  *output = *collector = NULL;
+  if (!cli_format_known(o->format)) {
+    cli_error("%s: unknown format '%s' (see 'hubprof %s --help')", o->mode, o->format, o->mode);
+    return CLI_USAGE;
+  }
+  char *out = o->output ? strdup(o->output) : default_output(app, o->format, o->force);
+  if (!out) {
+    cli_error("out of memory");
+    return CLI_FAIL;
+  }
+  run_signals_name_output(out); /* named by the signal handler */
+  int rc = cli_check_output(out, o->format, o->force);
+  if (rc) {
+    free(out);
+    return rc;
+  }
+  char *coll = find_collector();
+  if (!coll) {
+    cli_error("cannot find libhubprof_collector.so beside the hubprof executable (set HUBPROF_COLLECTOR)");
+    free(out);
+    return CLI_FAIL;
+  }
+  *output = out;
+  *collector = coll;
+  return 0;
+}
