@@ -111,15 +111,23 @@ void cli_merge_inputs_free(char **paths, size_t n);
  * the dispatches kept. */
 void cli_merge_report_cut(char *const *paths, size_t n);
 
-/* output_format.c: the format of an output store, from -F/--output-format (`given`, NULL when not given)
- * and the output's name: NAME.parquet, NAME/ or an existing folder -> parquet; .db .sqlite .sqlite3 .rocpd
- * -> rocpd; .hplog -> log; any other name -> `given`, else rocpd. A name that says another format than
- * `given` is one error line ("CMD: ...") and CLI_USAGE; else 0 with *format set. */
+/* output_format.c, the one rule for output names (docs/cli/output-names.md): the format of an output store,
+ * from -F/--output-format (`given`, NULL when not given) and the output's name: NAME.parquet, NAME/ or an
+ * existing folder -> parquet; .db .sqlite .sqlite3 .rocpd -> rocpd; .log .hplog -> log; any other name ->
+ * `given`, else rocpd. A name that says another format than `given` is one error line ("CMD: ...") and
+ * CLI_USAGE; else 0 with *format set. */
 int cli_output_format(const char *cmd, const char *path, const char *given, const char **format);
+/* The suffix outputs of `format` are named with by default (".db", ".log", ".parquet"); the name says that
+ * format back to cli_output_format. */
+const char *cli_format_suffix(const char *format);
+/* The default output of an application: "APP.hubprof.SUFFIX" in the current directory, from the application's
+ * base name; when that exists (and not force) the first free "APP.hubprof-N.SUFFIX" from N = 2, as nsys and
+ * perf pick a new name. malloc'd; NULL when out of memory. */
+char *cli_default_output(const char *app, const char *format, int force);
 /* rank_output.c: trace and profile: cli_output_format, except under an MPI launcher (a rank variable set,
  * more than one rank) where path (default APP.hubprof-ranks) is the folder of the rank stores: it is created
- * and *output set to this rank's DIR/hubprof-HOST-PID-rRANK.EXT (format -F, default rocpd). Otherwise
- * *output = path. */
+ * and *output set to this rank's DIR/hubprof-HOST-PID-rRANK.SUFFIX (format -F, default rocpd;
+ * cli_format_suffix). Otherwise *output = path. */
 int cli_run_output(const char *cmd, const char *app, const char *path, const char *given, const char **format,
                    const char **output);
 /* output_check.c: the output checked before anything runs: a name, in an existing writable folder, short

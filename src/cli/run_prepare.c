@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 char *find_collector(void) {
@@ -31,34 +30,13 @@ char *find_collector(void) {
   return NULL;
 }
 
-static const char *format_suffix(const char *format) {
-  if (strcmp(format, "rocpd") == 0) return ".db";
-  if (strcmp(format, "log") == 0) return ".log";
-  return strcmp(format, "parquet") == 0 ? ".parquet" : ".store";
-}
-
-/* "APP.hubprof.db" in the current directory, from the application's base name; when that exists (and not
- * --force), the first free "APP.hubprof-N.db" from N = 2, as nsys and perf pick a new name. */
-static char *default_output(const char *app, const char *format, int force) {
-  const char *base = strrchr(app, '/');
-  base = base ? base + 1 : app;
-  size_t n = strlen(base) + 32;
-  char *p = malloc(n);
-  if (!p) return NULL;
-  snprintf(p, n, "%s.hubprof%s", base, format_suffix(format));
-  struct stat sb;
-  for (unsigned i = 2; !force && i < 100000 && lstat(p, &sb) == 0; i++)
-    snprintf(p, n, "%s.hubprof-%u%s", base, i, format_suffix(format));
-  return p;
-}
-
 int run_prepare(const run_opts *o, const char *app, char **output, char **collector) {
   *output = *collector = NULL;
   if (!cli_format_known(o->format)) {
     cli_error("%s: unknown format '%s' (see 'hubprof %s --help')", o->mode, o->format, o->mode);
     return CLI_USAGE;
   }
-  char *out = o->output ? strdup(o->output) : default_output(app, o->format, o->force);
+  char *out = o->output ? strdup(o->output) : cli_default_output(app, o->format, o->force);
   if (!out) {
     cli_error("out of memory");
     return CLI_FAIL;
