@@ -60,7 +60,7 @@ int cli_metric_groups(const struct hc_provider *p, const char *const *lists, siz
 int cmd_list(int argc, char **argv);
 void cmd_list_help(FILE *out);
 
-/* "hubprof: <message>" on stderr, one line. */
+/* messages.c, the error reporter: "hubprof: <message>" on stderr, one line. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "hubprof: warning: <message>" on stderr. */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -70,29 +70,25 @@ int cli_finish_stdout(int rc);
 static inline const char *cli_noun(uint64_t n, const char *one, const char *many) {
   return n == 1 ? one : many;
 }
-/* Is `f` the name of a format compiled into the hub? */
+/* output_format.c: is `f` the name of a format compiled into the hub? */
 int cli_format_known(const char *f);
 
 struct hp_merge_stats;
-/* Open the stores at paths[0..n) (any formats; damaged ones warned about, or refused with strict), merge
- * them into out_path in `format` and commit: the pipeline of `merge` and `convert`. An existing out_path is
- * refused unless force. Errors are printed (one line); returns CLI_OK or CLI_FAIL. first_format, when not
- * NULL, gets the first input's format name. *unfinished, when not NULL, gets the number of processes that did
- * not close their logs (the assembly's count: 0 means no input needs cli_merge_report_cut). */
+/* merge_stores.c: open the stores at paths[0..n) (any formats; damaged ones warned about, or refused with
+ * strict), merge them into out_path in `format` and commit: the pipeline of `merge` and `convert`. An
+ * existing out_path is refused unless force. Errors are printed (one line); returns CLI_OK or CLI_FAIL.
+ * first_format, when not NULL, gets the first input's format name. *unfinished, when not NULL, gets the
+ * number of processes that did not close their logs (the assembly's count: 0 means no input needs
+ * cli_merge_report_cut). */
 int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const char *format, int force,
                      int strict, int quiet, struct hp_merge_stats *stats, char *first_format,
                      size_t first_format_len, uint64_t *unfinished);
-struct hp_assembly;
-struct cli_progress;
-/* A new assembly with merge's options (strict; warnings as cli_warn lines; the progress line in *pr), or
- * NULL after one error line (out of memory): for merge, convert and merge --append. */
-struct hp_assembly *cli_merge_assembly(int strict, struct cli_progress **pr);
 /* `merge --append` (merge_append.c): add the stores at paths[0..n) to the Parquet dataset `store` as new
  * part files; errors printed; CLI_OK or CLI_FAIL. */
 int cli_merge_append(char *const *paths, size_t n, const char *store, int strict, int quiet,
                      struct hp_merge_stats *stats, uint64_t *unfinished);
 
-/* Is `arg` -h or --help? */
+/* options.c: is `arg` -h or --help? */
 int cli_is_help(const char *arg);
 
 struct hp_store;
@@ -106,14 +102,6 @@ struct hp_store *cli_open_store(const char *path);
 /* The same, then checked by cli_check_readable(cmd): NULL (closed) after its error line. */
 struct hp_store *cli_open_readable(const char *cmd, const char *path);
 
-/* output_format.c: the format of an output store, from -F/--output-format (`given`, NULL when not given)
- * and the output's name: NAME.parquet, NAME/ or an existing folder -> parquet; .db .sqlite .sqlite3 .rocpd
- * -> rocpd; .hplog -> log; any other name -> `given`, else rocpd. A name that says another format than
- * `given` is one error line ("CMD: ...") and CLI_USAGE; else 0 with *format set. */
-int cli_output_format(const char *cmd, const char *path, const char *given, const char **format);
-/* trace and profile: cli_output_format, except under an MPI launcher (a rank variable set, more than one
- * rank) where path (default APP.hubprof-ranks) is the folder of the rank stores: it is created and *output
- * set to this rank's DIR/hubprof-HOST-PID-rRANK.EXT (format -F, default rocpd). Otherwise *output = path. */
 /* merge_dir.c: the merge's inputs with every folder of stores (one no format claims) replaced by the stores
  * in it, sorted (and the logs a killed hubprof left in .hubprof-logs.*, with a warning); a foreign entry or
  * an empty folder is one error and CLI_FAIL. Free with cli_merge_inputs_free. */
@@ -122,7 +110,30 @@ void cli_merge_inputs_free(char **paths, size_t n);
 /* One warning per process of the inputs that did not finish (end unknown): its rank, host, pid, store and
  * the dispatches kept. */
 void cli_merge_report_cut(char *const *paths, size_t n);
+
+/* output_format.c, the one rule for output names (docs/cli/output-names.md): the format of an output store,
+ * from -F/--output-format (`given`, NULL when not given) and the output's name: NAME.parquet, NAME/ or an
+ * existing folder -> parquet; .db .sqlite .sqlite3 .rocpd -> rocpd; .log .hplog -> log; any other name ->
+ * `given`, else rocpd. A name that says another format than `given` is one error line ("CMD: ...") and
+ * CLI_USAGE; else 0 with *format set. */
+int cli_output_format(const char *cmd, const char *path, const char *given, const char **format);
+/* The suffix outputs of `format` are named with by default (".db", ".log", ".parquet"); the name says that
+ * format back to cli_output_format. */
+const char *cli_format_suffix(const char *format);
+/* The default output of an application: "APP.hubprof.SUFFIX" in the current directory, from the application's
+ * base name; when that exists (and not force) the first free "APP.hubprof-N.SUFFIX" from N = 2, as nsys and
+ * perf pick a new name. malloc'd; NULL when out of memory. */
+char *cli_default_output(const char *app, const char *format, int force);
+/* rank_output.c: trace and profile: cli_output_format, except under an MPI launcher (a rank variable set,
+ * more than one rank) where path (default APP.hubprof-ranks) is the folder of the rank stores: it is created
+ * and *output set to this rank's DIR/hubprof-HOST-PID-rRANK.SUFFIX (format -F, default rocpd;
+ * cli_format_suffix). Otherwise *output = path. */
 int cli_run_output(const char *cmd, const char *app, const char *path, const char *given, const char **format,
                    const char **output);
+/* output_check.c: the output checked before anything runs: a name, in an existing writable folder, short
+ * enough for the store and its temporary; an existing one is refused unless force, and even with force unless
+ * it is a regular file or a store (never a device, FIFO, socket, or a folder where a file is meant). 0, or
+ * the CLI exit code with the message printed. Used by trace, profile, sample, merge and convert. */
+int cli_check_output(const char *path, const char *format, int force);
 
 #endif

@@ -5,16 +5,11 @@
 #include "partition.h"
 #include "cli.h"
 #include "options.h"
-#include "progress.h"
-#include "run_app.h"
 
-#include "hubprof/assemble.h"
 #include "hubprof/hub.h"
 
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const cli_opt merge_opts[] = {
     {.name = "output",
@@ -46,86 +41,6 @@ static const cli_spec merge_spec = {
 };
 
 void cmd_merge_help(FILE *out) { cli_help(&merge_spec, out); }
-
-static void merge_warn(void *ctx, const char *line) {
-  (void)ctx;
-  cli_warn("%s", line);
-}
-
-hp_assembly *cli_merge_assembly(int strict, cli_progress **pr) {
-  hp_assemble_opts ao = {.size = sizeof ao,
-                         .strict = strict,
-                         .warn = merge_warn,
-                         .progress = cli_progress_ref_cb,
-                         .progress_ctx = pr};
-  hp_assembly *a = NULL;
-  if (hp_assembly_new(&ao, &a) != HP_OK) cli_error("out of memory");
-  return a;
-}
-
-int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const char *format, int force,
-                     int strict, int quiet, hp_merge_stats *stats, char *first_format,
-                     size_t first_format_len, uint64_t *unfinished) {
-  int rc = run_check_output(out_path, format, force);
-  if (rc) return rc == CLI_USAGE ? CLI_USAGE : CLI_FAIL;
-  cli_progress *pr = NULL; /* a live progress line on a terminal while writing: rows read of every input */
-  hp_assembly *a = cli_merge_assembly(strict, &pr);
-  if (!a) return CLI_FAIL;
-  hp_status st = HP_OK;
-  for (size_t i = 0; i < n && st == HP_OK; i++) {
-    if (strcmp(paths[i], out_path) == 0) {
-      cli_error("%s: is both an input and the output", paths[i]);
-      hp_assembly_free(a);
-      return CLI_FAIL;
-    }
-    if ((st = hp_assembly_add(a, paths[i], 0)) != HP_OK) cli_error("%s", hp_assembly_error(a));
-  }
-  if (st != HP_OK) {
-    hp_assembly_free(a);
-    return CLI_FAIL;
-  }
-  if (first_format && n) { /* the first input's format, for convert's summary */
-    hp_store *s = NULL;
-    snprintf(first_format, first_format_len, "%s",
-             hp_store_open(paths[0], NULL, HP_READ, &s) == HP_OK ? hp_store_format(s) : "?");
-    hp_store_abort(s);
-  }
-  hp_store *out = NULL;
-  hp_assemble_stats as = {.size = sizeof as};
-  st = hp_store_open(out_path, format, HP_CREATE, &out);
-  if (st == HP_OK && cli_partition_apply(out, paths, n)) st = HP_ERR_INVALID;
-  if (st == HP_OK) {
-    pr = cli_progress_start("merging", "rows", 0, quiet);
-    st = hp_assembly_write(a, out, &as);
-    cli_progress_end(pr);
-  }
-  int nothing = st == HP_OK && n && as.skipped_inputs == n; /* every input skipped: no empty output */
-  if (nothing) {
-    cli_error("%s: not written: nothing complete in %s", out_path, n == 1 ? "the input" : "any input");
-    rc = CLI_FAIL;
-  }
-  if (st == HP_OK && !nothing) st = hp_store_commit(out); /* the output appears now */
-  if (st != HP_OK) {
-    cli_error("%s", hp_assembly_error(a)[0]         ? hp_assembly_error(a)
-                    : out && hp_store_error(out)[0] ? hp_store_error(out)
-                                                    : hp_status_str(st));
-    rc = CLI_FAIL;
-  }
-  hp_store_abort(out); /* after a commit it only releases; otherwise nothing is left at out_path */
-  hp_assembly_free(a);
-  if (unfinished) *unfinished = as.unfinished_processes;
-  size_t keep = stats->size < sizeof as.merge ? stats->size : sizeof as.merge;
-  memcpy((char *)stats + sizeof stats->size, (char *)&as.merge + sizeof stats->size,
-         keep - sizeof stats->size);
-  if (rc == CLI_OK && stats->duplicate_processes)
-    cli_warn("%" PRIu64 " process%s appeared in more than one input (the same profile given twice?): their "
-             "dispatches were taken once",
-             stats->duplicate_processes, stats->duplicate_processes == 1 ? "" : "es");
-  if (rc == CLI_OK && stats->metadata_conflicts)
-    cli_warn("%" PRIu64 " metadata value%s differed between inputs: the first input's kept",
-             stats->metadata_conflicts, stats->metadata_conflicts == 1 ? "" : "s");
-  return rc;
-}
 
 int cmd_merge(int argc, char **argv) {
   cli_args a;

@@ -4,13 +4,9 @@
 #include "options.h"
 #include "../export/export.h"
 
-#include "../common/hu_text.h"
 #include "hubprof/hub.h"
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const cli_cmd commands[] = {
@@ -35,51 +31,6 @@ static const cli_cmd commands[] = {
      cmd_list_help},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
-
-/* One message line on stderr; names and text from stores and files in it reach the terminal with their
- * control characters made visible (hu_term_clean). */
-static void message(const char *prefix, const char *fmt, va_list ap) {
-  char *text = NULL, *tmp;
-  fputs(prefix, stderr);
-  if (vasprintf(&text, fmt, ap) < 0) {
-    fputs("out of memory\n", stderr);
-    return;
-  }
-  fputs(hu_term_clean(text, &tmp), stderr);
-  fputc('\n', stderr);
-  free(tmp);
-  free(text);
-}
-
-void cli_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  message("hubprof: ", fmt, ap);
-  va_end(ap);
-}
-
-void cli_warn(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  message("hubprof: warning: ", fmt, ap);
-  va_end(ap);
-}
-
-int cli_finish_stdout(int rc) {
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    cli_error("cannot write standard output: %s", strerror(errno));
-    return CLI_FAIL;
-  }
-  return rc;
-}
-
-int cli_format_known(const char *f) {
-  for (const char *const *p = hp_formats(); *p; p++)
-    if (strcmp(*p, f) == 0) return 1;
-  return 0;
-}
-
-int cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
 static void usage(FILE *out) {
   fprintf(out, "usage: hubprof <command> [options] [args]\n\n"

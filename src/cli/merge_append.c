@@ -3,7 +3,7 @@
  * de-duplication are those of a full merge, but its per-process tables' files are never rewritten. */
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
-#include "progress.h"
+#include "drive.h"
 
 #include "hubprof/assemble.h"
 #include "hubprof/hub.h"
@@ -27,40 +27,28 @@ int cli_merge_append(char *const *paths, size_t n, const char *store, int strict
     return CLI_FAIL;
   }
   hp_store_close(in);
-  cli_progress *pr = NULL;
-  hp_assembly *a = cli_merge_assembly(strict, &pr);
-  if (!a) return CLI_FAIL;
-  st = hp_assembly_add(a, store, 0); /* the store first: its ids stay */
+  cli_drive d;
+  hp_assemble_opts ao = {.strict = strict};
+  if (cli_drive_start(&d, &ao)) return CLI_FAIL;
+  st = hp_assembly_add(d.a, store, 0); /* the store first: its ids stay */
   for (size_t i = 0; i < n && st == HP_OK; i++) {
     if (strcmp(paths[i], store) == 0) {
       cli_error("%s: is both an input and the store appended to", paths[i]);
-      hp_assembly_free(a);
+      cli_drive_end(&d);
       return CLI_FAIL;
     }
-    st = hp_assembly_add(a, paths[i], 0);
+    st = hp_assembly_add(d.a, paths[i], 0);
   }
-  hp_store *out = NULL;
-  hp_assemble_stats as = {.size = sizeof as};
-  if (st == HP_OK) st = hp_store_open(store, "parquet", HP_CREATE, &out);
-  if (st == HP_OK) st = hp_parquet_set_append(out);
-  if (st == HP_OK) {
-    pr = cli_progress_start("appending", "rows", 0, quiet);
-    st = hp_assembly_write(a, out, &as);
-    cli_progress_end(pr);
-  }
-  if (st == HP_OK) st = hp_store_commit(out);
+  cli_drive_out o = {.path = store, .format = "parquet", .verb = "appending", .quiet = quiet, .append = 1};
+  if (st == HP_OK) st = cli_drive_write(&d, &o);
+  if (st == HP_OK) st = hp_store_commit(d.out);
   int rc = CLI_OK;
   if (st != HP_OK) {
-    cli_error("merge --append: %s", hp_assembly_error(a)[0]         ? hp_assembly_error(a)
-                                    : out && hp_store_error(out)[0] ? hp_store_error(out)
-                                                                    : hp_status_str(st));
+    cli_error("merge --append: %s", cli_drive_why(&d, st));
     rc = CLI_FAIL;
   }
-  hp_store_abort(out); /* after a commit it only releases; otherwise the store is left as it was */
-  hp_assembly_free(a);
-  if (unfinished) *unfinished = as.unfinished_processes;
-  size_t keep = stats->size < sizeof as.merge ? stats->size : sizeof as.merge;
-  memcpy((char *)stats + sizeof stats->size, (char *)&as.merge + sizeof stats->size,
-         keep - sizeof stats->size);
+  if (unfinished) *unfinished = d.stats.unfinished_processes;
+  cli_drive_merge_stats(&d, stats);
+  cli_drive_end(&d); /* after a commit it only releases; otherwise the store is left as it was */
   return rc;
 }

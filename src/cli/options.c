@@ -105,11 +105,13 @@ const cli_opt cli_opts_store_out[] = {
      .choices_fn = cli_store_formats,
      .help =
          "format of OUT (default: from OUT's name: .parquet or a folder -> parquet, .db .sqlite .rocpd -> "
-         "rocpd, .hplog -> log; else rocpd)"},
+         "rocpd, .log .hplog -> log; else rocpd)"},
     {.name = "format", .kind = CLI_OPT_ENUM, .flags = CLI_OPT_HIDDEN, .alias_of = "output-format"},
     {.name = "force", .short_name = 'f', .kind = CLI_OPT_FLAG, .help = "replace OUT if it exists"},
     {0},
 };
+
+int cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
 /* ---- did you mean ---- */
 

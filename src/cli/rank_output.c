@@ -13,10 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *suffix_of(const char *format) {
-  return !strcmp(format, "parquet") ? ".parquet" : !strcmp(format, "log") ? ".hplog" : ".db";
-}
-
 int cli_run_output(const char *cmd, const char *app, const char *path, const char *given, const char **format,
                    const char **output) {
   static char rank_path[PATH_MAX];
@@ -62,7 +58,7 @@ int cli_run_output(const char *cmd, const char *app, const char *path, const cha
     return CLI_FAIL;
   }
   int w = snprintf(rank_path, sizeof rank_path, "%s/hubprof-%s-%ld-r%ld%s", dir, l.host, (long)getpid(),
-                   l.rank, suffix_of(*format));
+                   l.rank, cli_format_suffix(*format));
   if (w < 0 || (size_t)w >= sizeof rank_path) {
     cli_error("%s: rank %ld: the rank store's name in %s is too long", cmd, l.rank, dir);
     return CLI_FAIL;

@@ -1,7 +1,6 @@
-/* Running an application under the collector (shared by `trace` and `profile`): the output checked first,
- * environment, child following, signals passed on, waiting, the per-process logs assembled into one store by
- * the hub's pipeline, summary, exit status; and the pieces application replay (app_replay.c) runs per pass.
- */
+/* Running an application under the collector (shared by `trace`, `profile` and `sample`): run_app.c (one run,
+ * assembly, summary), run_prepare.c (output, collector), launch.c (environment, fork, wait), run_signals.c,
+ * log_dir.c; and the pieces application replay (app_replay.c) runs per pass. */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_CLI_RUN_APP_H
 #define HUBPROF_CLI_RUN_APP_H
@@ -9,7 +8,9 @@
 #include "hubprof/assemble.h"
 #include "hubprof/hub.h"
 
+#include <signal.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 typedef struct run_opts {
   const char *mode;   /* HUBPROF_MODE for the collector: "trace" or "profile" */
@@ -43,12 +44,7 @@ int run_app(const run_opts *o, int argc, char **argv);
 char *find_collector(void);
 
 /* ---- pieces of a run ---- */
-/* The output checked before anything runs: a name, in an existing writable folder, short enough for the
- * store and its temporary; an existing one is refused unless force, and even with force unless it is a
- * regular file or a store (never a device, FIFO, socket, or a folder where a file is meant). 0, or the CLI
- * exit code with the message printed. Used by trace, profile, merge and convert. */
-int run_check_output(const char *path, const char *format, int force);
-/* Checks made before anything runs: format known, output checked (run_check_output), collector found. On
+/* Checks made before anything runs: format known, output checked (cli_check_output), collector found. On
  * success *output and *collector are malloc'd and 0 is returned; otherwise the CLI exit code, message
  * printed. */
 int run_prepare(const run_opts *o, const char *app, char **output, char **collector);
@@ -74,6 +70,22 @@ int run_stop_signal(void);
  * Returns its exit status as run_app does; *started = 0 when it could not be started (the error printed). */
 int run_launch(const run_opts *o, const char *collector, const char *dir, const char *plan, size_t pass,
                int argc, char **argv, int *started);
+
+/* run_signals.c: SIGINT, SIGTERM and SIGHUP while an application runs are passed on to it (kill, when a
+ * process sent them); once none runs, the first one finishes the store named by run_signals_name_output and
+ * a second one sets the flag of run_signals_cancel (hp_assemble_opts.cancel). run_signals_take installs the
+ * handler (the inherited ones saved once), blocks the three signals into *old_mask, ignores SIGQUIT and
+ * defaults SIGCHLD; run_signals_child gives a forked application its inherited settings and mask back;
+ * run_signals_release gives SIGQUIT and SIGCHLD back after a run (the handler stays). */
+void run_signals_name_output(const char *output);
+const volatile int *run_signals_cancel(void);
+void run_signals_take(sigset_t *old_mask);
+void run_signals_child(const sigset_t *old_mask);
+void run_signals_release(void);
+/* The application's pid while it runs (signals are passed on to it), or 0. */
+void run_signals_set_child(pid_t pid);
+/* "SIGINT", "SIGTERM", "SIGHUP" or "a signal". */
+const char *run_signal_name(int sig);
 
 /* With a dispatch selection: the line "N dispatches not selected" of the summary (stderr). */
 void run_note_selection(const run_opts *o, const hp_assemble_stats *st);

@@ -1,0 +1,96 @@
+/* The output of every command that writes a store (trace, profile, sample, merge, convert), checked before
+ * anything runs: a name, in a writable folder, short enough, and replaced only with --force and a store. */
+/* SPDX-License-Identifier: MIT */
+#include "cli.h"
+
+#include "hubprof/hub.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cli_check_output(const char *path, const char *format, int force) {
+  if (!path || !*path) {
+    cli_error("the output name is empty (give one with -o)");
+    return CLI_USAGE;
+  }
+  char dir[PATH_MAX];
+  size_t pl = strlen(path);
+  if (format && !strcmp(format, "parquet") && pl > 1 && path[pl - 1] == '/' && pl < sizeof dir) {
+    snprintf(dir, sizeof dir, "%s", path); /* "out.parquet/" names the folder out.parquet */
+    while (pl > 1 && dir[pl - 1] == '/')
+      dir[--pl] = 0;
+    path = dir;
+  }
+  const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+  if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+    cli_error("%s: names a folder, not an output file", path);
+    return CLI_FAIL;
+  }
+  /* the hub writes a temporary ".NAME.tmp.PID.N" beside the output: both names must fit */
+  if (strlen(base) + 40 > NAME_MAX || strlen(path) + 40 >= PATH_MAX) {
+    cli_error("%s: name too long (at most %d bytes for the file name)", path, NAME_MAX - 40);
+    return CLI_FAIL;
+  }
+  char parent[PATH_MAX];
+  if (!slash)
+    snprintf(parent, sizeof parent, ".");
+  else if (slash == path)
+    snprintf(parent, sizeof parent, "/");
+  else
+    snprintf(parent, sizeof parent, "%.*s", (int)(slash - path), path);
+  struct stat sb;
+  if (stat(parent, &sb) != 0) {
+    cli_error("%s: cannot write here: folder %s: %s", path, parent, strerror(errno));
+    return CLI_FAIL;
+  }
+  if (!S_ISDIR(sb.st_mode)) {
+    cli_error("%s: cannot write here: %s is not a folder", path, parent);
+    return CLI_FAIL;
+  }
+  if (access(parent, W_OK | X_OK) != 0) {
+    cli_error("%s: cannot write here: folder %s: %s", path, parent, strerror(errno));
+    return CLI_FAIL;
+  }
+  if (lstat(path, &sb) != 0) {
+    if (errno == ENOENT) return 0;
+    cli_error("%s: %s", path, strerror(errno));
+    return CLI_FAIL;
+  }
+  if (S_ISLNK(sb.st_mode) && stat(path, &sb) != 0) { /* a dangling link: replaced only with --force */
+    if (force) return 0;
+    cli_error("%s: already exists (a link; use --force to replace it, or -o to choose another name)", path);
+    return CLI_FAIL;
+  }
+  const char *what = S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) ? "a device"
+                     : S_ISFIFO(sb.st_mode)                     ? "a FIFO"
+                     : S_ISSOCK(sb.st_mode)                     ? "a socket"
+                                                                : NULL;
+  if (what) {
+    cli_error("%s: is %s, not a file hubprof can write a store to", path, what);
+    return CLI_FAIL;
+  }
+  int is_dir = S_ISDIR(sb.st_mode);
+  if (is_dir && (!format || strcmp(format, "parquet") != 0)) {
+    cli_error("%s: is a folder; a %s store is a file (choose another name with -o)", path,
+              format ? format : "rocpd");
+    return CLI_FAIL;
+  }
+  if (!force) {
+    cli_error("%s: already exists (use --force to replace it, or -o to choose another name)", path);
+    return CLI_FAIL;
+  }
+  if (is_dir) { /* --force replaces a folder only when it is a store */
+    hp_store *s = NULL;
+    hp_status st = hp_store_open(path, "parquet", HP_READ, &s);
+    hp_store_abort(s);
+    if (st != HP_OK && st != HP_ERR_TRUNCATED && st != HP_ERR_CORRUPT) {
+      cli_error("%s: is a folder that is not a hubprof store: --force replaces only a file or a store", path);
+      return CLI_FAIL;
+    }
+  }
+  return 0;
+}
