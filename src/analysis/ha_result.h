@@ -1,6 +1,5 @@
 /* The result table's insides (struct ha_result, its cells) for the analysis files that fill rows cell by
- * cell (kernels, regions, API calls, ranks, diff); result.c owns the table. attribution.c uses ha_internal.h.
- */
+ * cell (kernels, regions, API calls, ranks, diff); result.c owns it; attribution.c sees ha_internal.h. */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_ANALYSIS_HA_RESULT_H
 #define HUBPROF_ANALYSIS_HA_RESULT_H

@@ -1,6 +1,5 @@
 /* The context of a kernel, dispatch or region query (run): scan.c reads the store into it, select.c chooses
- * its counters and metrics, measures.c turns them into the counter and metric cells of a row and the notes.
- */
+ * its counters and metrics, measures.c makes them a row's counter and metric cells and the notes. */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_ANALYSIS_HA_RUN_H
 #define HUBPROF_ANALYSIS_HA_RUN_H
