@@ -115,6 +115,7 @@
     for (i = 0; i < nr; i++) {
       var row = {group: r.v(), label: r.s(), kind: r.v()}, n = r.v();
       row.n = n;
+      row.total = r.v(); // more than n: the row's dispatches are binned (its bins below)
       row.start = new Float64Array(n);
       row.dur = new Float64Array(n);
       row.lab = new Uint32Array(n);
@@ -159,7 +160,7 @@
         row.lodLab = new Uint32Array(lb);
         for (j = 0; j < lb; j++) row.lodLab[j] = r.v();
       }
-      D.count += n;
+      D.count += row.total;
       D.rows.push(row);
     }
     return D;
@@ -258,8 +259,9 @@
       var r = D.rows[L.row], w = W - gutter, pxns = w / (v1 - v0), n = r.n;
       var lo = lowerBound(r.start, n, v0 - r.maxDur), hi = lowerBound(r.start, n, v1 + 1);
       var lodBins = r.lodBusy ? r.lodBusy.length : 0;
-      // many items under each pixel and the overview's bins at most 3 pixels wide: draw the precomputed bins
-      if (lodBins && hi - lo > 4 * w && D.span / lodBins * pxns <= 3) {
+      // binned rows: their bins always; otherwise many items under each pixel and the overview's bins at most 3
+      // pixels wide: the precomputed bins
+      if (lodBins && (r.total > r.n || (hi - lo > 4 * w && D.span / lodBins * pxns <= 3))) {
         var bw = D.span / lodBins, b0 = Math.max(0, Math.floor(v0 / bw)), b1 = Math.min(lodBins - 1, Math.floor(v1 / bw));
         for (var b = b0; b <= b1; b++) {
           var busy = r.lodBusy[b];
@@ -415,6 +417,10 @@
         if (layout[k].row !== undefined && y >= layout[k].y && y < layout[k].y + layout[k].h) L = layout[k];
       if (!L) return null;
       var r = D.rows[L.row], tol = 2 * (v1 - v0) / (W - gutter), t = tOf(x);
+      if (r.total > r.n && r.lodBusy) { // a binned row: its bin
+        var bw = D.span / r.lodBusy.length, b = Math.floor(t / bw);
+        return b >= 0 && b < r.lodBusy.length && r.lodBusy[b] ? {row: L.row, bin: b} : null;
+      }
       var hi = lowerBound(r.start, r.n, t + tol + 1), best = -1, bestDur = Infinity;
       for (var i = hi - 1, steps = 0; i >= 0 && steps < 5000; i--, steps++) {
         if (r.start[i] + r.maxDur < t - tol) break;
@@ -426,7 +432,16 @@
       return best < 0 ? null : {row: L.row, i: best};
     }
 
+    function describeBin(h) {
+      var r = D.rows[h.row], bw = D.span / r.lodBusy.length, busy = r.lodBusy[h.bin];
+      return ['binned: ' + fmtNs(h.bin * bw) + ' to ' + fmtNs((h.bin + 1) * bw) + ' from the run\'s start',
+              (busy === 255 ? 'busy throughout' : Math.round((busy - 1) / 254 * 100) + '% busy') +
+              ', its longest: ' + D.labels[r.lodLab[h.bin] - 1],
+              D.groups[r.group] + ' \u00b7 ' + r.label + ' (' + r.total + ' items in ' + r.lodBusy.length + ' bins)'].join('\n');
+    }
+
     function describe(h) {
+      if (h.bin !== undefined) return describeBin(h);
       var r = D.rows[h.row], i = h.i, lab = r.lab[i], out = [D.labels[lab]];
       out.push('start ' + fmtNs(r.start[i]) + ' (from the run\'s start), duration ' + fmtNs(r.dur[i]));
       if (r.kind === 0 && lab < D.nkernels) {
@@ -479,8 +494,9 @@
         return;
       }
       tip.textContent = describe(h);
-      tip.setAttribute('data-dur-ns', String(D.rows[h.row].dur[h.i]));
-      tip.setAttribute('data-label', D.labels[D.rows[h.row].lab[h.i]]);
+      var hr = D.rows[h.row];
+      tip.setAttribute('data-dur-ns', h.bin === undefined ? String(hr.dur[h.i]) : '');
+      tip.setAttribute('data-label', D.labels[h.bin === undefined ? hr.lab[h.i] : hr.lodLab[h.bin] - 1]);
       tip.hidden = false;
       var bx = tl.getBoundingClientRect();
       tip.style.left = Math.min(p[0] + 14, bx.width - 280) + 'px';
@@ -492,7 +508,7 @@
       drag = null;
       if (d.moved) return;
       var h = hit(d.x, d.y);
-      select(h);
+      select(h && h.bin === undefined ? h : null);
     });
     canvas.addEventListener('mouseleave', function () { tip.hidden = true; });
     canvas.addEventListener('dblclick', function (e) {
@@ -539,7 +555,8 @@
     self.rows = function () {
       return layout.filter(function (L) { return L.row !== undefined; }).map(function (L) {
         var r = D.rows[L.row];
-        return {label: r.label, group: D.groups[r.group], kind: r.kind ? 'thread' : 'queue', y: L.y, h: L.h, n: r.n};
+        return {label: r.label, group: D.groups[r.group], kind: r.kind ? 'thread' : 'queue', y: L.y, h: L.h, n: r.n,
+                total: r.total, bins: r.total > r.n && r.lodBusy ? r.lodBusy.length : 0};
       });
     };
     self.x = function (t) { return xOf(t - D.t0); };

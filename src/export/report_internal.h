@@ -11,6 +11,9 @@
 #include "../common/hu_map.h"
 
 #define RP_MAX_ROWS 5000 /* rows of an analysis table written; the rest counted */
+/* Timed dispatches the timeline holds one by one; past them it holds them binned (the page says so).
+ * HUBPROF_REPORT_TIMELINE_ITEMS changes it (docs/cli/report.md). */
+#define RP_TL_ITEMS 2000000
 
 /* The time span of the timed dispatches, read once. */
 typedef struct rp_span {
@@ -57,8 +60,10 @@ typedef struct rp {
   size_t nnames;
   size_t *kname;    /* model kernel k -> its name's index in names */
   hu_strmap byname; /* owns the names' strings */
-  rp_disp *disp;    /* the timed dispatches, in store order */
+  rp_disp *disp;    /* the timed dispatches, in store order (none when disp_binned) */
   size_t ndisp;
+  size_t tl_items;    /* the timeline's limit (RP_TL_ITEMS or the environment's) */
+  int disp_binned;    /* more timed dispatches than tl_items: the timeline bins them */
   hu_strmap shapes;   /* "gx,gy,gz,wx,wy,wz" */
   rp_kshape *kshapes; /* by name (page order), then most calls first */
   size_t nkshapes;

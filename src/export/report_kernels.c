@@ -36,6 +36,10 @@ static int cmp_kshape(const void *a, const void *b) {
 
 int rp_names_load(rp *p) {
   const ex_model *m = p->w->m;
+  const char *lim = getenv("HUBPROF_REPORT_TIMELINE_ITEMS");
+  char *end = NULL;
+  unsigned long long l = lim && *lim ? strtoull(lim, &end, 10) : 0;
+  p->tl_items = lim && *lim && end && !*end && l > 0 ? (size_t)l : RP_TL_ITEMS;
   hu_strmap byname = {0};
   hu_idmap firsts = {0}; /* (process id, kernel) -> index in first + 1 */
   first_seen *first = NULL;
@@ -86,19 +90,28 @@ int rp_names_load(rp *p) {
                   d.workgroup[2]);
     const char *shs = hu_buf_cstr(&tmp);
     long si = shs ? hu_strmap_intern(&p->shapes, shs, NULL) : -1;
-    if (si < 0 || hu_grow((void **)&p->disp, &capdisp, p->ndisp + 1, sizeof *p->disp)) {
+    if (si < 0) {
       rc = -1;
       break;
     }
-    p->disp[p->ndisp++] = (rp_disp){.start = d.start_ns,
-                                    .end = d.end_ns,
-                                    .enq = d.enqueue_ns,
-                                    .rowid = d.id,
-                                    .process_id = d.process_id,
-                                    .thread_id = d.thread_id,
-                                    .queue_id = d.queue_id,
-                                    .kernel = k ? (uint32_t)(k - m->kernels) : UINT32_MAX,
-                                    .shape = (uint32_t)si};
+    if (!p->disp_binned && p->ndisp == p->tl_items) { /* too many to keep: the timeline bins them */
+      free(p->disp);
+      p->disp = NULL, p->ndisp = 0, capdisp = 0, p->disp_binned = 1;
+    }
+    if (!p->disp_binned && hu_grow((void **)&p->disp, &capdisp, p->ndisp + 1, sizeof *p->disp)) {
+      rc = -1;
+      break;
+    }
+    if (!p->disp_binned)
+      p->disp[p->ndisp++] = (rp_disp){.start = d.start_ns,
+                                      .end = d.end_ns,
+                                      .enq = d.enqueue_ns,
+                                      .rowid = d.id,
+                                      .process_id = d.process_id,
+                                      .thread_id = d.thread_id,
+                                      .queue_id = d.queue_id,
+                                      .kernel = k ? (uint32_t)(k - m->kernels) : UINT32_MAX,
+                                      .shape = (uint32_t)si};
     if (!kn) continue;
     size_t ki = (size_t)(kn - names);
     uint64_t skey = ((uint64_t)ki << 32 | (uint64_t)si) + 1, sv;

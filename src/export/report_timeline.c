@@ -13,6 +13,7 @@
 
 #define TL_LOD_BINS 2048     /* bins of a row's precomputed overview (level of detail) */
 #define TL_LOD_MIN 20000     /* rows with more items than this get one */
+#define TL_BINNED_BINS 8192  /* bins of a row whose dispatches are binned (past rp.tl_items) */
 #define TL_MAX_VALUES 400000 /* counter values carried for the tooltips at most (else none) */
 #define TL_MAX_DEPTH 8       /* region rows: nesting levels drawn */
 #define TL_COPY_LABELS 5     /* labels after the kernels': memory copies by direction */
@@ -27,6 +28,14 @@ typedef struct tl_item {
   uint32_t depth;          /* regions: nesting on the thread */
 } tl_item;
 
+/* A row's bins: how much of each bin its items fill, and the label of the one that fills most. */
+typedef struct tl_bins {
+  double *busy, *best;
+  uint32_t *lab; /* label + 1, 0: empty */
+  size_t nb;
+  double width; /* ns */
+} tl_bins;
+
 typedef struct tl_row {
   int kind;     /* 0: a queue (dispatches, copies), 1: a thread (regions, API calls) */
   size_t proc;  /* model process index (SIZE_MAX: none) */
@@ -34,6 +43,8 @@ typedef struct tl_row {
   const char *label;
   tl_item *it;
   size_t n, cap;
+  uint64_t total; /* items of the row, binned ones included */
+  tl_bins *bins;  /* binned rows (rp.disp_binned): their dispatches and copies */
 } tl_row;
 
 typedef struct tl_val {
@@ -54,6 +65,48 @@ typedef struct tl {
   size_t nvals;
   int vals_dropped; /* more counter values than TL_MAX_VALUES: none carried */
 } tl;
+
+static void bins_free(tl_bins *bn) {
+  if (!bn) return;
+  free(bn->busy), free(bn->best), free(bn->lab);
+  free(bn);
+}
+static tl_bins *bins_new(size_t nb, int64_t span) {
+  tl_bins *bn = calloc(1, sizeof *bn);
+  if (!bn) return NULL;
+  bn->busy = calloc(nb, sizeof *bn->busy), bn->best = calloc(nb, sizeof *bn->best);
+  bn->lab = calloc(nb, sizeof *bn->lab);
+  bn->nb = nb, bn->width = span > 0 ? (double)span / (double)nb : 1;
+  if (!bn->busy || !bn->best || !bn->lab) {
+    bins_free(bn);
+    return NULL;
+  }
+  return bn;
+}
+/* An item [start, start + dur) (ns from the run's start) into the bins it covers. */
+static void bins_add(tl_bins *bn, int64_t start, int64_t dur, uint32_t label) {
+  double a = (double)start, e = a + (double)dur, w = bn->width;
+  size_t x0 = a > 0 ? (size_t)(a / w) : 0, x1 = e > 0 ? (size_t)(e / w) : 0;
+  if (x0 >= bn->nb) x0 = bn->nb - 1;
+  if (x1 >= bn->nb) x1 = bn->nb - 1;
+  for (size_t x = x0; x <= x1; x++) {
+    double lo = (double)x * w, hi = lo + w;
+    double part = (e < hi ? e : hi) - (a > lo ? a : lo);
+    if (part < 0) part = 0;
+    bn->busy[x] += part;
+    if (part >= bn->best[x] || !bn->lab[x]) bn->best[x] = part, bn->lab[x] = label + 1;
+  }
+}
+/* The bins as the block holds them: their count, how busy each is (0 empty, 1-255), each one's label + 1. */
+static void bins_put(hu_buf *b, const tl_bins *bn) {
+  hu_buf_varint(b, bn->nb);
+  for (size_t x = 0; x < bn->nb; x++) {
+    double f = bn->busy[x] / bn->width;
+    hu_buf_byte(b, bn->lab[x] ? (unsigned)(f >= 1 ? 255 : f * 254 + 1) : 0);
+  }
+  for (size_t x = 0; x < bn->nb; x++)
+    hu_buf_varint(b, bn->lab[x]);
+}
 
 static int tl_oom(tl *t) { return ex_set_err(t->p->w, "out of memory"); }
 
@@ -158,6 +211,68 @@ static tl_item *queue_item(tl *t, uint64_t queue_id, uint64_t process_id, uint64
   it->trow = thread_id && hu_idmap_get(&t->thread_row, thread_id, &tr) ? (uint32_t)tr : 0;
   see_t0(t, it->start);
   return it;
+}
+
+/* Binned: the dispatches and memory copies in their queues' rows' bins (the run's span known: t->t0, span).
+ */
+static int bin_queues(tl *t, int64_t span) {
+  const ex_model *m = t->p->w->m;
+  for (int table = 0; table < 2; table++) {
+    hp_cursor *c;
+    if (cursor_open(t, table ? HP_TABLE_MEMORY_COPY : HP_TABLE_DISPATCH, &c)) return -1;
+    hp_dispatch d = {.size = sizeof d};
+    hp_memory_copy mc = {.size = sizeof mc};
+    hp_status st;
+    while ((st = hp_cursor_next(c, table ? (void *)&mc : (void *)&d)) == HP_OK) {
+      int64_t s = table ? mc.start_ns : d.start_ns, e = table ? mc.end_ns : d.end_ns;
+      uint64_t q = table ? mc.queue_id : d.queue_id, pr = table ? mc.process_id : d.process_id;
+      if (!s || e < s) continue;
+      const ex_named *k = table ? NULL : ex_find_named(m->kernels, m->nkernels, d.kernel_id);
+      uint32_t label = table ? (uint32_t)(t->p->nnames + (mc.direction < TL_COPY_LABELS ? mc.direction : 0))
+                       : k   ? (uint32_t)t->p->kname[k - m->kernels]
+                             : 0;
+      tl_row *row = row_of(t, 0, q, pr, queue_label(m, q));
+      if (row && !row->bins) row->bins = bins_new(TL_BINNED_BINS, span);
+      if (!row || !row->bins) {
+        hp_cursor_close(c);
+        return tl_oom(t);
+      }
+      row->total++;
+      bins_add(row->bins, s + proc_shift(m, pr) - t->t0, e - s, label);
+    }
+    hp_cursor_close(c);
+    if (st != HP_END) ex_note_damage(t->p->w, t->p->s);
+  }
+  return 0;
+}
+
+/* Binned: the run's span before binning: the regions', the copies' and the dispatches' (p->span). */
+static int binned_span(tl *t, int64_t *end) {
+  const ex_model *m = t->p->w->m;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t i = 0; i < m->nprocs; i++) {
+    if (m->procs[i].shift_ns < lo) lo = m->procs[i].shift_ns;
+    if (m->procs[i].shift_ns > hi) hi = m->procs[i].shift_ns;
+  }
+  if (!m->nprocs) lo = hi = 0;
+  see_t0(t, t->p->span.tmin + lo);
+  *end = t->p->span.tmax + hi;
+  for (size_t r = 0; r < t->nrows; r++)
+    for (size_t i = 0; i < t->rows[r].n; i++)
+      if (t->rows[r].it[i].start + t->rows[r].it[i].dur > *end)
+        *end = t->rows[r].it[i].start + t->rows[r].it[i].dur;
+  hp_cursor *c;
+  if (cursor_open(t, HP_TABLE_MEMORY_COPY, &c)) return -1;
+  hp_memory_copy mc = {.size = sizeof mc};
+  hp_status st;
+  while ((st = hp_cursor_next(c, &mc)) == HP_OK) {
+    if (!mc.start_ns || mc.end_ns < mc.start_ns) continue;
+    int64_t sh = proc_shift(m, mc.process_id);
+    see_t0(t, mc.start_ns + sh);
+    if (mc.end_ns + sh > *end) *end = mc.end_ns + sh;
+  }
+  hp_cursor_close(c);
+  return 0;
 }
 
 /* Dispatches (kept by rp_names_load) and memory copies on their queues' rows. */
@@ -338,37 +453,14 @@ static void region_depths(tl_row *row) {
   }
 }
 
-/* A row's overview: per bin, how busy (0-255) and the label of its longest item (+1, 0 empty). */
+/* A row's overview (level of detail): its items in TL_LOD_BINS bins. */
 static int row_lod(hu_buf *b, const tl_row *row, int64_t span) {
-  double bin = span > 0 ? (double)span / TL_LOD_BINS : 1;
-  double *busy = calloc(TL_LOD_BINS, sizeof *busy), *best = calloc(TL_LOD_BINS, sizeof *best);
-  uint32_t *lab = calloc(TL_LOD_BINS, sizeof *lab);
-  if (!busy || !best || !lab) {
-    free(busy), free(best), free(lab);
-    return -1;
-  }
-  for (size_t i = 0; i < row->n; i++) {
-    const tl_item *it = &row->it[i];
-    double a = (double)it->start, e = a + (double)it->dur;
-    size_t x0 = (size_t)(a / bin), x1 = (size_t)(e / bin);
-    if (x0 >= TL_LOD_BINS) x0 = TL_LOD_BINS - 1;
-    if (x1 >= TL_LOD_BINS) x1 = TL_LOD_BINS - 1;
-    for (size_t x = x0; x <= x1; x++) {
-      double lo = x * bin, hi = lo + bin;
-      double part = (e < hi ? e : hi) - (a > lo ? a : lo);
-      if (part < 0) part = 0;
-      busy[x] += part;
-      if (part >= best[x] || !lab[x]) best[x] = part, lab[x] = it->label + 1;
-    }
-  }
-  hu_buf_varint(b, TL_LOD_BINS);
-  for (size_t x = 0; x < TL_LOD_BINS; x++) {
-    double f = busy[x] / bin;
-    hu_buf_byte(b, lab[x] ? (unsigned)(f >= 1 ? 255 : f * 254 + 1) : 0);
-  }
-  for (size_t x = 0; x < TL_LOD_BINS; x++)
-    hu_buf_varint(b, lab[x]);
-  free(busy), free(best), free(lab);
+  tl_bins *bn = bins_new(TL_LOD_BINS, span);
+  if (!bn) return -1;
+  for (size_t i = 0; i < row->n; i++)
+    bins_add(bn, row->it[i].start, row->it[i].dur, row->it[i].label);
+  bins_put(b, bn);
+  bins_free(bn);
   return 0;
 }
 
@@ -430,6 +522,7 @@ static int encode(tl *t, hu_buf *b, int64_t span) {
     put_str(b, row->label);
     hu_buf_varint(b, (uint64_t)row->kind);
     hu_buf_varint(b, row->n);
+    hu_buf_varint(b, row->total > row->n ? row->total : row->n);
     int64_t prev = 0;
     uint64_t prev_id = 0;
     for (size_t i = 0; i < row->n; i++) {
@@ -458,7 +551,9 @@ static int encode(tl *t, hu_buf *b, int64_t span) {
         hu_buf_le32(b, bits);
       }
     }
-    if (row->n > TL_LOD_MIN) {
+    if (row->bins)
+      bins_put(b, row->bins);
+    else if (row->n > TL_LOD_MIN) {
       if (row_lod(b, row, span)) rc = tl_oom(t);
     } else
       hu_buf_varint(b, 0);
@@ -506,8 +601,10 @@ static void legend(rp *p) {
 }
 
 static void tl_free(tl *t) {
-  for (size_t r = 0; r < t->nrows; r++)
+  for (size_t r = 0; r < t->nrows; r++) {
     free(t->rows[r].it);
+    bins_free(t->rows[r].bins);
+  }
   free(t->rows);
   free(t->vals);
   hu_idmap_free(&t->queue_row);
@@ -522,16 +619,21 @@ int rp_timeline(rp *p) {
   tl t = {.p = p};
   hu_buf tmp = {0}, raw = {0}, gz = {0};
   int rc = 0;
+  int64_t end = 0;
   if (!rc) rc = read_regions(&t, &tmp);
-  if (!rc) rc = read_dispatches(&t);
-  if (!rc) rc = read_values(&t);
+  if (!rc && p->disp_binned) { /* the span first: bins need it */
+    rc = binned_span(&t, &end);
+    if (!rc) rc = bin_queues(&t, end - t.t0);
+  } else if (!rc)
+    rc = read_dispatches(&t);
+  if (!rc && !p->disp_binned) rc = read_values(&t);
   hu_buf_free(&tmp);
   if (!rc && !t.nrows) {
     hu_buf_str(b, "<p>No timed dispatches, copies or regions.</p>\n");
     tl_free(&t);
     return 0;
   }
-  int64_t end = t.t0;
+  if (!p->disp_binned) end = t.t0;
   for (size_t r = 0; !rc && r < t.nrows; r++) {
     tl_row *row = &t.rows[r];
     for (size_t i = 0; i < row->n; i++) {
@@ -585,7 +687,15 @@ int rp_timeline(rp *p) {
                "pan; double-click: the whole run; keys (click the timeline first): + and \xE2\x88\x92 zoom, "
                "\xE2\x86\x90 and \xE2\x86\x92 pan, 0 resets. Hover for details; click a dispatch to select "
                "it (its enqueue call is linked to it) and open its kernel below.</p>\n");
-    if (t.vals_dropped)
+    if (p->disp_binned)
+      hu_buf_printf(
+          b,
+          "<p class=\"warn\" id=\"tl-binned\">This run has %" PRIu64 " timed dispatches, more than "
+          "the %zu the timeline holds one by one: its queues show them binned, %d bins a row (how busy "
+          "each bin is, in the colour of its longest dispatch); hover a bin for its figures. The "
+          "kernel sections and tables count every dispatch.</p>\n",
+          p->span.timed, p->tl_items, TL_BINNED_BINS);
+    else if (t.vals_dropped)
       hu_buf_printf(b,
                     "<p class=\"note\">The tooltips leave out the counter values (more than %d in the "
                     "store): the kernel sections list them.</p>\n",

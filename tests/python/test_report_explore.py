@@ -331,3 +331,29 @@ def test_samples_view(driver, tmp_path):
           return [r.cells[cols.indexOf('line')].textContent, +r.cells[cols.indexOf('samples')].textContent];""")
         assert first == [lines[0]["line"], lines[0]["samples"]], (kernel, first, lines[0])
     shot(d, tmp_path, "report-samples.png")
+
+
+def test_binned_past_the_limit(driver, many, tmp_path):
+    """Past HUBPROF_REPORT_TIMELINE_ITEMS timed dispatches (2 000 000 by default) the queues' rows are binned,
+    which the page says; the kernel sections still count every dispatch."""
+    b, d = driver, driver.driver
+    page = tmp_path / "binned.html"
+    run(need(HUBPROF), "report", "-q", many, "-o", page, env={**os.environ, "HUBPROF_REPORT_TIMELINE_ITEMS": "5000"})
+    open_page(b, page)
+    assert "20000 timed dispatches" in d.find_element(By.ID, "tl-binned").text
+    row = tl(d, "return tl.rows()")[0]
+    assert row["n"] == 0 and row["total"] == 20000 and row["bins"] == 8192
+    # hover the middle of the run: a bin's figures
+    t0, t1 = window(d)
+    c, ox, oy = canvas_point(d, tl(d, f"return tl.x({(t0 + t1) // 2})"), row["y"] + row["h"] / 2)
+    ActionChains(d).move_to_element_with_offset(c, int(ox), int(oy)).perform()
+    tip = d.find_element(By.ID, "tl-tip")
+    assert tip.is_displayed() and tip.text.startswith("binned: ") and "busy" in tip.text
+    # zoomed in far, still the bins (no error, a redraw)
+    tl(d, f"tl.setWindow({(t0 + t1) // 2}, {(t0 + t1) // 2 + 1000})")
+    assert tl(d, "return tl.redraw()") >= 0
+    counts = d.execute_script("return [...document.querySelectorAll('svg.hist')].map(h => [...h.querySelectorAll("
+                              "'rect')].reduce((a, r) => a + +r.getAttribute('data-count'), 0))")
+    assert sum(counts) == 20000
+    errors, _ = b.problems(page.resolve().as_uri())
+    assert errors == []
