@@ -33,10 +33,11 @@ typedef enum ha_group {
 } ha_group;
 
 typedef enum ha_sort {
-  HA_SORT_DEFAULT = 0, /* HA_SORT_TIME for kernel groupings, HA_SORT_ORDER for dispatches */
+  HA_SORT_DEFAULT = 0, /* HA_SORT_TIME for kernel groupings, HA_SORT_START for dispatches */
   HA_SORT_TIME = 1,    /* most device time first (a dispatch: its duration) */
   HA_SORT_ORDER = 2,   /* store order of the first dispatch (collector order within a process) */
   HA_SORT_NAME = 3,    /* kernel name, then grid and work-group, then order */
+  HA_SORT_START = 4, /* dispatches: device start, earliest first (untimed last), then order; groups: order */
 } ha_sort;
 
 enum {

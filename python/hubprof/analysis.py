@@ -24,7 +24,7 @@ GROUPS = {"kernel": 0, "dispatch": 1, "kernel-grid": 2, "region": 3, "region-tre
           # stores traced with --api
           "api": 13, "copy": 14}
 #: Sort orders (ha_sort): None = time for kernels, order for dispatches.
-SORTS = {None: 0, "time": 1, "order": 2, "name": 3}
+SORTS = {None: 0, "time": 1, "order": 2, "name": 3, "start": 4}
 #: Flags of a cell (HA_CELL_*), in df.attrs["flags"].
 IMPUTED, MISSING, DIV0, MIXED, INCOMPLETE, OVER_PEAK = 1, 2, 4, 8, 16, 32
 _TEXT, _INT, _REAL = 0, 1, 2
@@ -216,7 +216,7 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
 
     counters / metrics: None = every counter measured in the store / every metric its counters give;
     a list or "a,b"; [] or "" for none. kernel, device: glob patterns (a string or a list: any matches).
-    dispatch: a collector dispatch id, (first, last) or "A-B". sort: None, "time", "order" or "name".
+    dispatch: a collector dispatch id, (first, last) or "A-B". sort: None, "time", "start", "order" or "name".
     limit keeps the first N rows of each device. metric_files: more definition files (docs/metrics.md).
 
     df.attrs: "units" and "roles" per column, "flags" (per measure column with any, an array of

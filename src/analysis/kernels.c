@@ -50,6 +50,10 @@ static int cmp_dispatches(const void *x, const void *y) {
   } else if (r->sort == HA_SORT_NAME) {
     int c = cmp_name_then(r, a->kernel, b->kernel);
     if (c) return c;
+  } else if (r->sort == HA_SORT_START) {
+    int ua = !a->start || a->end < a->start, ub = !b->start || b->end < b->start; /* untimed last */
+    if (ua != ub) return ua ? 1 : -1;
+    if (!ua && a->start != b->start) return a->start < b->start ? -1 : 1;
   }
   return i < j ? -1 : i > j;
 }
@@ -312,10 +316,10 @@ hp_status hai_kernels(hp_store *s, const ha_query *q, ha_result **out) {
   r.limit = q->size >= offsetof(ha_query, limit) + sizeof q->limit ? q->limit : 0;
   int full = q->size >= HA_QUERY_V1;
   r.sort = full ? q->sort : HA_SORT_DEFAULT;
-  if (r.sort < HA_SORT_DEFAULT || r.sort > HA_SORT_NAME) {
+  if (r.sort < HA_SORT_DEFAULT || r.sort > HA_SORT_START) {
     return hai_error_out(out, HP_ERR_INVALID, "unknown sort order %d", (int)r.sort);
   }
-  if (r.sort == HA_SORT_DEFAULT) r.sort = r.group == HA_BY_DISPATCH ? HA_SORT_ORDER : HA_SORT_TIME;
+  if (r.sort == HA_SORT_DEFAULT) r.sort = r.group == HA_BY_DISPATCH ? HA_SORT_START : HA_SORT_TIME;
   if (full && q->dispatch_first && q->dispatch_last && q->dispatch_first > q->dispatch_last) {
     return hai_error_out(out, HP_ERR_INVALID, "empty dispatch range %" PRIu64 "-%" PRIu64, q->dispatch_first,
                          q->dispatch_last);

@@ -21,7 +21,7 @@ static const char *const by_choices[] = {"kernel",      "kernel-grid", "dispatch
                                          "api",         "copy",        NULL};
 #define BY_ATTRIBUTION 5 /* the first of the sample views (the analysis library's attribution.c) */
 #define BY_RANK 10       /* the rank views (cluster runs) follow them */
-static const char *const sort_choices[] = {"time", "order", "name", NULL};
+static const char *const sort_choices[] = {"time", "order", "name", "start", NULL};
 
 static const cli_opt analyze_opts[] = {
     {.name = "by",
@@ -58,7 +58,9 @@ static const cli_opt analyze_opts[] = {
     {.name = "sort",
      .kind = CLI_OPT_ENUM,
      .choices = sort_choices,
-     .help = "time (default for kernels), order (store order; default for dispatches) or name"},
+     .help =
+         "time (default for kernels), start (device start, earliest first; default for dispatches), order "
+         "(store order) or name"},
     {.name = "limit",
      .short_name = 'n',
      .kind = CLI_OPT_UINT,
@@ -195,7 +197,7 @@ int cmd_analyze(int argc, char **argv) {
                                HA_BY_REGION_TREE, HA_BY_INSTRUCTION, HA_BY_LINE,     HA_BY_FUNCTION,
                                HA_BY_BLOCK,       HA_BY_SOURCE,      HA_BY_RANK,     HA_BY_RANK_IMBALANCE,
                                HA_BY_API,         HA_BY_COPY};
-  static const int sorts[] = {HA_SORT_TIME, HA_SORT_ORDER, HA_SORT_NAME};
+  static const int sorts[] = {HA_SORT_TIME, HA_SORT_ORDER, HA_SORT_NAME, HA_SORT_START};
   opts o = {.fmt = cli_enum(&args, "format", REPORT_TABLE),
             .group = groups[cli_enum(&args, "by", 0)],
             .limit = (long)cli_uint(&args, "limit", 0),

@@ -352,5 +352,17 @@ one_line "unknown metric 'cpu_utl' (did you mean 'cpu_util'?)"
 expect 2 "$HP" plan --metrics-file own.metrics
 expect 1 "$HP" plan --metrics ipc
 
+# --by dispatch comes by device start by default (issue 28): two processes whose dispatches interleave in time
+# (gen_logs: the same clock base for each) are in store order process by process, by start interleaved
+"$EX/../gen_logs" two 2 50 1 1 >/dev/null && "$HP" merge -q -o two.db two/*.log
+expect 0 "$HP" analyze --by dispatch --counters none --metrics none --format csv two.db
+sorted_by() { awk -F, -v c="$1" 'NR > 1 { if (NR > 2 && $c + 0 < last) bad = 1; last = $c + 0 } END { exit bad }' "$2"; }
+col() { head -1 "$2" | tr ',' '\n' | grep -nx "$1" | cut -d: -f1; }
+if [ "$(wc -l <out)" -eq 101 ] && sorted_by "$(col start_ns out)" out; then ok; else bad "--by dispatch not by start: $(head -5 out)"; fi
+expect 0 "$HP" analyze --by dispatch --sort order --counters none --metrics none --format csv two.db
+if sorted_by "$(col start_ns out)" out; then bad "--sort order came by start too (the test shows nothing)"; else ok; fi
+expect 0 "$HP" analyze --by dispatch --sort start -n 3 --counters none --metrics none --format json two.db
+python3 -c 'import json,sys; r = json.load(open("out")); sys.exit(not (len(r) == 3 and [x["start_ns"] for x in r] == sorted(x["start_ns"] for x in r)))' && ok || bad "--sort start -n 3: $(cat out)"
+
 echo "test_analyze: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
