@@ -74,7 +74,7 @@ static const cli_spec profile_spec = {
         "Application replay runs APP once per pass and matches the dispatches of every run to the\n"
         "first. Iteration multiplexing runs APP once and each dispatch once: successive dispatches of a\n"
         "kernel (or launch) measure successive passes, and each counter a dispatch did not measure is\n"
-        "imputed from the mean of the kernel's measured values (marked imputed), for kernels whose\n"
+        "imputed from the median of the kernel's measured values (marked imputed), for kernels whose\n"
         "dispatches covered every pass; the others are reported and get no imputed values.\n"
         "The result is ONE store: one row per dispatch, counter values tagged with their pass.\n"
         "hubprof exits with APP's own exit status (that of the first run).",

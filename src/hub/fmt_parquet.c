@@ -9,6 +9,7 @@
 #include "parquet_fmt.h"
 #include "parquet_internal.h"
 
+#include "../common/hu_buf.h"
 #include "../common/hu_io.h"
 #include "../common/hu_map.h"
 
@@ -537,23 +538,33 @@ static hp_status write_manifest(hp_store *s, pq_store *p, const pq_file_entry *c
  * pandas, polars, Spark) stop with an error naming it instead of mixing every table's rows. */
 #define PQ_README "README.txt"
 static hp_status write_readme(hp_store *s, pq_store *p) {
-  static const char text[] =
-      "This folder is a hubprof profile stored as a Parquet dataset: one folder per table (node, process,\n"
-      "thread, agent, queue, code_object, kernel_symbol, dispatch, counter_info, counter_value, region,\n"
-      "metadata). Read a table by pointing at its folder, e.g.\n"
-      "  pandas.read_parquet(\"THIS/dispatch\")   pyarrow.parquet.read_table(\"THIS/dispatch\")\n"
-      "  spark.read.parquet(\"THIS/dispatch\")    DuckDB: FROM 'THIS/dispatch/**/*.parquet'\n"
-      "The folder itself is not one table: this file makes readers pointed at it stop with an error.\n"
-      "Keys and joins of the tables: docs/formats/parquet.md of hubprof.\n";
+  hu_buf text = {0};
+  hu_buf_str(&text, "This folder is a hubprof profile stored as a Parquet dataset: one folder per table (");
+  for (int t = 0; t < HP_TABLE_COUNT; t++) /* every table of the schema, in its order */
+    hu_buf_printf(&text, "%s%s", t ? ", " : "", hp_table_describe((hp_table)t)->name);
+  hu_buf_str(&text,
+             ").\nRead a table by pointing at its folder, e.g.\n"
+             "  pandas.read_parquet(\"THIS/dispatch\")   pyarrow.parquet.read_table(\"THIS/dispatch\")\n"
+             "  spark.read.parquet(\"THIS/dispatch\")    DuckDB: FROM 'THIS/dispatch/**/*.parquet'\n"
+             "The folder itself is not one table: this file makes readers pointed at it stop with an error.\n"
+             "Keys and joins of the tables: docs/formats/parquet.md of hubprof.\n");
+  if (text.oom) {
+    hu_buf_free(&text);
+    return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
+  }
   char *path = join(p->tmp, PQ_README);
   int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
   free(path);
-  if (fd < 0) return hp_set_error(s, HP_ERR_IO, "%s: cannot create: %s", PQ_README, strerror(errno));
+  if (fd < 0) {
+    hu_buf_free(&text);
+    return hp_set_error(s, HP_ERR_IO, "%s: cannot create: %s", PQ_README, strerror(errno));
+  }
   hp_status st = HP_OK;
-  if (hu_write_all(fd, text, sizeof text - 1))
+  if (hu_write_all(fd, text.p, text.n))
     st = hp_set_error(s, HP_ERR_IO, "%s: cannot write: %s", PQ_README, strerror(errno));
   if (close(fd) != 0 && st == HP_OK)
     st = hp_set_error(s, HP_ERR_IO, "%s: cannot close: %s", PQ_README, strerror(errno));
+  hu_buf_free(&text);
   return st;
 }
 

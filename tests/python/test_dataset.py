@@ -59,7 +59,11 @@ def as_rows(df) -> list[tuple]:
 def test_layout_folder_per_table(dataset):
     assert sorted(p.name for p in dataset.iterdir() if p.is_dir()) == sorted(TABLES)
     assert not list(dataset.glob("*.parquet")), "the root holds no Parquet file of its own"
-    assert "read_parquet" in (dataset / "README.txt").read_text()
+    readme = (dataset / "README.txt").read_text()
+    assert "read_parquet" in readme
+    # it names every table folder, and nothing else as one (issue 28: it listed 12 of 16)
+    listed = re.search(r"one folder per table \(([^)]*)\)", readme).group(1).replace("\n", " ").split(", ")
+    assert sorted(t.strip() for t in listed) == sorted(TABLES)
     m = json.loads((dataset / "_hubprof.json").read_text())
     assert m["version"] == 2
     for t in m["tables"]:
@@ -250,3 +254,21 @@ def test_spark_round_trip_defaults(dataset, spark, tmp_path):
     spark_round_trip(spark, dataset, out)
     assert hub_counts(out) == hub_counts(dataset)
     assert top_of_analyze(out) == top_of_analyze(dataset)
+
+
+def test_doc_columns_match_the_files(dataset):
+    """docs/formats/parquet.md's table of columns (`?` = nullable) is what the files hold (issue 28: it lacked
+    dispatch.cold and region_id)."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "formats" / "parquet.md").read_text()
+    rows = [r for r in re.findall(r"^\| `(\w+)` \| ([^|]*) \|", doc, re.M) if r[0] in TABLES]
+    assert len(rows) >= 13
+    checked = 0
+    for table, cols in rows:
+        files = sorted((dataset / table).rglob("*.parquet"))
+        if not files:
+            continue
+        want = [c.strip() for c in cols.split(",")]
+        got = [f.name + ("?" if f.nullable else "") for f in pq.read_schema(files[0])]
+        assert got == want, (table, got, want)
+        checked += 1
+    assert checked >= 10
