@@ -11,7 +11,7 @@ COLL_ARCHIVES := $(B)/libhubprof_counters.a $(B)/libhubprof_log.a
 COLL_HDR := $(wildcard src/collector/*.h) include/hubprof/hub.h src/hub/hub_internal.h src/hub/fmt_log.h \
             $(wildcard src/counters/*.h)
 # BENCH_SPIN=N: the deliberately slowed collector of `make bench-check SPIN=N` (N pause instructions per
-# dispatch, src/collector/intercept.c), built by bench/bench_check.sh into its own build folder; never set
+# dispatch, src/collector/prov_opencl.c), built by bench/bench_check.sh into its own build folder; never set
 # otherwise.
 COLL_FLAGS := -fvisibility=hidden -Isrc/collector $(INC_HUB) $(INC_COUNTERS) \
               $(if $(BENCH_SPIN),-DHUBPROF_BENCH_SPIN=$(BENCH_SPIN))

@@ -7,7 +7,7 @@
  * Sections: state · tracking (buffers, SVM, kernels) · intercepted calls · shadow storage · ranges ·
  * multiplexing keys · the replay of one dispatch · log rows · init, fork, exit. */
 /* SPDX-License-Identifier: MIT */
-#include "collector.h"
+#include "prov_opencl.h"
 #include "sample.h"
 #include "counters.h"
 #include "env.h"
@@ -1194,7 +1194,7 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
                               const cl_event *wait, cl_event *ev, int task) {
   if (atomic_load(&r_off)) return enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, ev);
   hpc_thread *t = hpc_tls;
-  if (!t && !(t = hpc_thread_attach(n))) /* no log: nothing to profile into */
+  if (!t && !(t = hpc_thread_attach(&hpc_opencl, n))) /* no log: nothing to profile into */
     return enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, ev);
   int saved_errno = errno;
   pthread_mutex_lock(&r_dlock);
@@ -1207,9 +1207,9 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
       .d = {.size = sizeof row.d, .process_id = 1, .thread_id = t->thread_id, .region_id = hpc_region_cur}};
   hp_dispatch *d = &row.d;
   uint32_t kid = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k);
-  if (!kid) kid = hpc_kernel_slow(n, k);
+  if (!kid) kid = hpc_cl_kernel_slow(n, k);
   uint64_t qa = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
-  if (!qa) qa = hpc_queue_slow(n, q);
+  if (!qa) qa = hpc_cl_queue_slow(n, q);
   d->kernel_id = kid;
   d->queue_id = (uint32_t)(qa >> 32);
   d->agent_id = (uint32_t)qa;
