@@ -8,6 +8,7 @@
  * multiplexing keys · the replay of one dispatch · log rows · init, fork, exit. */
 /* SPDX-License-Identifier: MIT */
 #include "prov_opencl.h"
+#include "replay.h"
 #include "sample.h"
 #include "counters.h"
 #include "env.h"
@@ -27,44 +28,16 @@
 #include <unistd.h>
 
 /* ---- state ------------------------------------------------------------------------------------------- */
-typedef struct pass_rec {
-  size_t n;          /* counters of the pass */
-  size_t *idx;       /* their provider indexes */
-  uint64_t *info_id; /* their counter_info row ids (1-based position in the plan) */
-  hc_session *sess;  /* opened at init (re-opened at need after a fork), reused for every dispatch */
-} pass_rec;
-
-static const hpc_env *r_env;
-static hc_provider *r_prov;
-static hc_plan *r_plan;
-static pass_rec *r_passes;
-static size_t r_npasses;
-static double *r_vals;                                      /* one pass's values */
+/* The plan, its passes and sessions, the keys and the counter modes' settings: hpc_rp (replay.c). */
 static pthread_mutex_t r_tlock = PTHREAD_MUTEX_INITIALIZER; /* the tracking tables */
 static pthread_mutex_t r_dlock = PTHREAD_MUTEX_INITIALIZER; /* one dispatch replays at a time */
-static _Atomic int r_off;                                   /* replay given up after a failure */
 static int r_warned_unsaved, r_warned_user, r_warned_save, r_warned_drain; /* one line each (under r_dlock) */
-static int r_mux;                                                          /* HUBPROF_MULTIPLEX: HPC_MUX_* */
-/* HUBPROF_WINDOW: 1 "kernel" (default): an unmeasured warm-up run of each new kernel + launch, and the
- * launching thread left out of the count; 0 "enqueue": the window of old, every thread from enqueue to
- * completion, first use included (kept for comparisons: tests/replay/test_known_work.sh, bench/). */
-static int r_warmup = 1;
 /* HUBPROF_TEST_ALL_THREADS=1 (test and benchmark hook): count every thread also on a device that runs the
  * kernel on the launching thread, as before (tests/replay/test_caller_only.sh shows the difference). */
 static int r_all_threads;
 
-/* What the HUBPROF_DEBUG summary and the benchmarks report (under r_dlock). */
-static struct {
-  uint64_t dispatches, unreplayed, passes, mux_keys, warmups;
-  uint64_t accessible, saved, restored, restores; /* bytes (saved: the ranges, not the pool's padding) */
-  uint64_t tracked, full, faults; /* dispatches saved with write tracking / in full; write faults */
-  uint64_t track_runs;            /* unmeasured runs that took the write faults out of the passes */
-  uint64_t caller_only;           /* dispatches whose passes counted the launching thread alone */
-  int64_t warm_ns;                /* the warm-up runs with their compare and restore */
-  int64_t save_ns, compare_ns, restore_ns, pass_ns, total_ns;
-  int64_t drain_ns, counters_ns, write_ns; /* clFinish before pass 1; session start+stop; the log rows */
-  double save_best, restore_best;          /* bytes per ns of the fastest save / restore of >= 1 MiB */
-} r_st;
+/* What the HUBPROF_DEBUG summary and the benchmarks report (replay.h; under r_dlock). */
+static hpc_rp_stats *const r_st = &hpc_rp.st;
 
 static inline int64_t now_ns(void) {
   struct timespec ts;
@@ -73,13 +46,13 @@ static inline int64_t now_ns(void) {
 }
 /* The stages' times that only the HUBPROF_DEBUG summary reports are taken only then: a clock read costs
  * ~85 ns on a VM, and a 3-pass dispatch took ~18 of them (docs/replay.md "Fixed cost per pass"). */
-static int r_timed;
-static inline int64_t stage_ns(void) { return r_timed ? now_ns() : 0; }
+static inline int64_t stage_ns(void) { return hpc_rp.timed ? now_ns() : 0; }
 
 /* Kernel replay and the application's own call (not one made while replaying): buffers and arguments are
  * tracked. Iteration multiplexing runs every dispatch once, so it saves nothing and tracks nothing. */
 static inline int profiling(void) {
-  return atomic_load_explicit(&hpc_enabled, memory_order_relaxed) == HPC_PROFILING && !hpc_busy && !r_mux;
+  return atomic_load_explicit(&hpc_enabled, memory_order_relaxed) == HPC_PROFILING && !hpc_busy &&
+         !hpc_rp.mux;
 }
 
 /* ---- tracking: buffers, SVM allocations, kernels (r_tlock) --------------------------------------------- */
@@ -242,7 +215,7 @@ static void kern_set(cl_kernel k, cl_uint i, int kind, const void *p) {
 
 void hpc_replay_kernel_new(const cl_icd_dispatch *n, cl_kernel k, cl_kernel src) {
   (void)n;
-  if (r_mux) return; /* multiplexing tracks no arguments */
+  if (hpc_rp.mux) return; /* multiplexing tracks no arguments */
   pthread_mutex_lock(&r_tlock);
   kern_rec *r = kern_find(k, 1); /* a kernel at the address of a released one starts empty */
   if (r) kern_clear(r);
@@ -655,7 +628,7 @@ static int collect_ranges(const cl_icd_dispatch *n, cl_kernel k, uint64_t *unkno
       x.size = m->size;
       int host_rw = !(m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS));
       x.host_read = !(m->flags & (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS));
-      x.how = r_env->shadow_device || !host_rw ? HOW_DEVICE : HOW_HOST;
+      x.how = hpc_rp.env->shadow_device || !host_rw ? HOW_DEVICE : HOW_HOST;
       x.keep = root && !(root->flags & CL_MEM_USE_HOST_PTR);
     } else {
       svm_rec *s = svm_find(p);
@@ -805,7 +778,7 @@ static int64_t restore_ranges(const cl_icd_dispatch *n, cl_command_queue q) {
              : CL_INVALID_MEM_OBJECT;
     }
     bytes += (int64_t)x->size;
-    r_st.restores++;
+    r_st->restores++;
   }
   cl_int f = n->clFinish(q);
   return e != CL_SUCCESS || f != CL_SUCCESS ? -1 : bytes;
@@ -901,7 +874,7 @@ static int wt_start(void) {
 /* Put back what the dispatch changed: the written pages, or the ranges that differ. Bytes, -1 on an error. */
 static int64_t restore_any(const cl_icd_dispatch *n, cl_command_queue q) {
   if (!r_wt_on) return restore_ranges(n, q);
-  r_st.restores++;
+  r_st->restores++;
   return (int64_t)hpc_wt_restore();
 }
 
@@ -915,63 +888,8 @@ static cl_int enqueue(const cl_icd_dispatch *n, int task, cl_command_queue q, cl
               : n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
 }
 
-/* ---- multiplexing keys: how many dispatches of each kernel (or launch) were measured (r_dlock) ----------
- */
-/* The i-th measured dispatch of a key measures pass (i mod N) + 1. Keys are few (kernels, or kernels x
- * sizes): a chained table, an entry allocated at a key's first dispatch. */
-typedef struct mux_key {
-  struct mux_key *next;
-  uint32_t kernel_id;
-  uint32_t grid[3], wg[3]; /* zero with policy "kernel" */
-  uint64_t measured;       /* dispatches of the key that measured a pass */
-  int64_t run_ns;          /* warm-up keys: device time of the last run (write tracking's choice) */
-  uint64_t wt_written;     /* warm-up keys: bytes the last write-tracked dispatch saved */
-  int64_t mem_ns[2]; /* warm-up keys: what saving memory last cost, [0] tracked, [1] full (0: unknown) */
-  uint32_t since;    /* dispatches since the path not chosen was last measured again */
-} mux_key;
-static mux_key *r_muxtab[NBUCKETS];
-/* Kernel + launch configurations that had their warm-up run (kernel and application replay); `measured`
- * is 1 once it ran. */
-static mux_key *r_warmtab[NBUCKETS];
-
-/* The key of a dispatch in `tab` (`launch`: keyed by sizes too), created at its first one; NULL when out of
- * memory (multiplexing: the dispatch then measures pass 1, unrotated; warm-up: it runs none). */
-static mux_key *key_find(mux_key **tab, int launch, uint32_t kid, const uint32_t grid[3],
-                         const uint32_t wg[3]) {
-  mux_key want = {.kernel_id = kid};
-  if (launch) {
-    memcpy(want.grid, grid, sizeof want.grid);
-    memcpy(want.wg, wg, sizeof want.wg);
-  }
-  uint64_t h = kid;
-  for (int i = 0; i < 3; i++)
-    h = h * 1000003u ^ want.grid[i] ^ ((uint64_t)want.wg[i] << 32);
-  size_t b = hpc_hash((uintptr_t)h, 12);
-  for (mux_key *m = tab[b]; m; m = m->next)
-    if (m->kernel_id == kid && !memcmp(m->grid, want.grid, sizeof m->grid) &&
-        !memcmp(m->wg, want.wg, sizeof m->wg))
-      return m;
-  mux_key *m = malloc(sizeof *m);
-  if (!m) return NULL;
-  *m = want;
-  m->next = tab[b];
-  tab[b] = m;
-  if (tab == r_muxtab) r_st.mux_keys++;
-  return m;
-}
-
-static void mux_clear(void) {
-  for (size_t b = 0; b < NBUCKETS; b++)
-    for (mux_key **tab = r_muxtab; tab; tab = tab == r_muxtab ? r_warmtab : NULL)
-      while (tab[b]) {
-        mux_key *m = tab[b];
-        tab[b] = m->next;
-        free(m);
-      }
-}
-
 static void give_up(const char *what, cl_int e) {
-  if (atomic_exchange(&r_off, 1)) return;
+  if (atomic_exchange(&hpc_rp.off, 1)) return;
   hpc_say("kernel replay failed (%s: OpenCL error %d); profiling disabled, the application continues "
           "unprofiled",
           what, (int)e);
@@ -991,26 +909,6 @@ static int recover(const cl_icd_dispatch *n, int task, cl_command_queue q, cl_ke
     st = -1;
   n->clReleaseEvent(ev);
   return st == CL_COMPLETE ? 0 : -1;
-}
-
-/* One pass's session: per thread when the launching thread is left out (it cannot be with inherit). */
-static hc_status session_open(pass_rec *pr) {
-  return hc_session_open_mode(r_prov, pr->idx, pr->n, r_warmup ? HC_SESSION_PER_THREAD : HC_SESSION_AUTO,
-                              &pr->sess);
-}
-
-/* Open the sessions a forked child lost (r_dlock held). */
-static int sessions_ready(void) {
-  for (size_t p = 0; p < r_npasses; p++)
-    if (!r_passes[p].sess) {
-      hc_status st = session_open(&r_passes[p]);
-      if (st != HC_OK) {
-        hpc_say("cannot open the counters of pass %zu (%s); profiling disabled", p + 1, hc_status_str(st));
-        atomic_store(&r_off, 1);
-        return -1;
-      }
-    }
-  return 0;
 }
 
 /* Whether event e has finished (1), failed or is invalid (-1), or is still pending (0). */
@@ -1088,38 +986,14 @@ static int drain(const cl_icd_dispatch *n, cl_command_queue q, cl_uint nwait, co
   return rc;
 }
 
-typedef struct dispatch_row {
-  hp_dispatch d;
-  double *vals;   /* values of every pass that ran */
-  uint64_t *ids;  /* their counter_info row ids */
-  uint32_t *pass; /* the pass each value was measured in */
-  size_t nvals;
-} dispatch_row;
-
-static void write_row(const dispatch_row *r, unsigned path) {
-  hp_store *s = hpc_store_enter();
-  if (s && path && !(r_paths & path)) { /* which way this run saved memory (docs/replay.md), as it changes */
+/* The row, and first, as it changes, which way this run saved memory (docs/replay.md): replay_memory. */
+static void write_row(const hpc_rp_row *r, unsigned path) {
+  const char *mem = NULL;
+  if (path && !(r_paths & path)) {
     r_paths |= path;
-    hp_write_metadata(s, "replay_memory",
-                      r_paths == 3   ? "write-tracked+full"
-                      : r_paths == 1 ? "write-tracked"
-                                     : "full");
+    mem = r_paths == 3 ? "write-tracked+full" : r_paths == 1 ? "write-tracked" : "full";
   }
-  if (s) {
-    hp_write_dispatch(s, &r->d);
-    hpc_code_note(r->d.kernel_id); /* the kernel's code bytes, at its first dispatch (sample.c) */
-    hpc_code_capture(s);
-    for (size_t i = 0; i < r->nvals; i++) {
-      hp_counter_value v = {.size = sizeof v,
-                            .dispatch_id = r->d.id,
-                            .counter_id = r->ids[i],
-                            .pass = r->pass[i],
-                            .value = r->vals[i]};
-      hp_write_counter_value(s, &v);
-    }
-    hp_log_flush(s);
-  }
-  hpc_store_leave(s);
+  hpc_rp_write_row(r, "replay_memory", mem);
 }
 
 /* Whether this dispatch saves with write tracking (r_dlock held, the ranges collected). It needs a device
@@ -1134,9 +1008,9 @@ static void write_row(const dispatch_row *r, unsigned path) {
  * against ~35-50 µs at 256 KiB (docs/replay.md "Write tracking"). On the pthread device a command costs
  * a worker's wake-up and tracking is cheaper from 64 KiB: no threshold there. */
 #define HPC_WT_FULL_BELOW (128u << 10)
-static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, size_t npasses, int *run,
+static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, hpc_rp_key *wk, size_t npasses, int *run,
                      int *timed) {
-  if (r_wt_why || r_env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
+  if (r_wt_why || hpc_rp.env->shadow_device || !host_device(n, q) || !ranges_host(n, q)) return 0;
   size_t pages = 0, walk = 0; /* walk: pages begin protects (an armed buffer's: those written since) */
   for (size_t i = 0; i < r_nranges; i++) {
     pages += hpc_wt_pages(r_ranges[i].host, r_ranges[i].size);
@@ -1173,211 +1047,146 @@ static int wt_choose(const cl_icd_dispatch *n, cl_command_queue q, mux_key *wk, 
   return 1;
 }
 
-static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
-                              const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait,
-                              const cl_event *wait, cl_event *ev, int task);
+/* One dispatch under replay (r_dlock held): the application's call and what the stages below share. */
+typedef struct rctx {
+  const cl_icd_dispatch *n;
+  cl_command_queue q;
+  cl_kernel k;
+  cl_uint dim, nwait;
+  const size_t *offset, *global, *local;
+  const cl_event *wait;
+  cl_event *ev;
+  int task;
+  hpc_rp_row row;
+  size_t npasses, first; /* passes first .. first+npasses-1 (0-based) run */
+  hpc_rp_key *mk, *wk;   /* its multiplexing key; its warm-up key (NULL: no warm-up rule applies) */
+  int sealed;            /* every memory the kernel can write is saved (collect_ranges) */
+  int warm, saving, ooo; /* a warm-up run first; memory saved; restores ignore queue order */
+  int wt_run;            /* an unmeasured run first takes the write faults (none in a counting window) */
+  int timed;             /* the memory stages are timed (write tracking's choice, HUBPROF_DEBUG) */
+  int caller;            /* a device that runs the kernel on this thread: only it is counted */
+  pid_t self;            /* the launching thread (left out of the count), 0: every thread */
+  int64_t mem_ns;        /* what saving memory costs this dispatch (write tracking's choice) */
+  uint64_t wt_saved0, wt_faults0, wt_arm0;
+  size_t nvals, done; /* values kept (in row.vals, row.ids, row.pass: 256 at most); passes that ran */
+  int replayed;       /* it was replayed, not forwarded once */
+  const char *broke;  /* why a pass after the first broke after its restore */
+  cl_int broke_e;
+  int broke_quiet; /* the kernel itself failed: no line when running it once more recovers */
+} rctx;
 
-/* The dispatch with the calling thread's region host counters paused: what hubprof does for it is not the
- * application's host work (its counter values are the region's kernel part). */
-cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
-                           const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait,
-                           const cl_event *wait, cl_event *ev, int task) {
-  hpc_region_host_pause();
-  hpc_wt_guard(); /* armed memory this kernel may write outside tracking: only with the collector's handler */
-  cl_int rc = replay_dispatch(n, q, k, dim, offset, global, local, nwait, wait, ev, task);
-  hpc_region_host_resume();
-  return rc;
+static cl_int rc_enqueue(const rctx *c, cl_uint nwait, const cl_event *wait, cl_event *ev) {
+  return enqueue(c->n, c->task, c->q, c->k, c->dim, c->offset, c->global, c->local, nwait, wait, ev);
 }
 
-static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
-                              const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait,
-                              const cl_event *wait, cl_event *ev, int task) {
-  if (atomic_load(&r_off)) return enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, ev);
-  hpc_thread *t = hpc_tls;
-  if (!t && !(t = hpc_thread_attach(&hpc_opencl, n))) /* no log: nothing to profile into */
-    return enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, ev);
-  int saved_errno = errno;
-  pthread_mutex_lock(&r_dlock);
-  hpc_busy = 1;
-  hubprof_collector_replay_enter();
-  int64_t t0 = stage_ns();
-
-  /* identity and description, as the lite trace records them */
-  dispatch_row row = {
-      .d = {.size = sizeof row.d, .process_id = 1, .thread_id = t->thread_id, .region_id = hpc_region_cur}};
-  hp_dispatch *d = &row.d;
-  uint32_t kid = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k);
-  if (!kid) kid = hpc_cl_kernel_slow(n, k);
-  uint64_t qa = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
-  if (!qa) qa = hpc_cl_queue_slow(n, q);
-  d->kernel_id = kid;
-  d->queue_id = (uint32_t)(qa >> 32);
-  d->agent_id = (uint32_t)qa;
-  cl_uint nd = dim > 3 ? 3 : dim;
-  for (cl_uint i = 0; i < 3; i++) {
-    d->grid[i] = i < nd && global ? clamp32(global[i]) : 1;
-    d->workgroup[i] = !local ? 0 : i < nd ? clamp32(local[i]) : 1;
-  }
-
-  /* the dispatch runs alone: drain its queue and whatever it waits for, for a bounded time */
-  int64_t td = stage_ns();
-  int replay = drain(n, q, nwait, wait) == 0 && sessions_ready() == 0;
-  r_st.drain_ns += stage_ns() - td;
-  uint64_t unknown_svm = 0;
-  int sealed = 0;                        /* every memory the kernel can write is saved (collect_ranges) */
-  size_t npasses = r_npasses, first = 0; /* passes first .. first+npasses-1 (0-based) run */
-  mux_key *mk = NULL;
-  if (r_mux) { /* iteration multiplexing: one run, the key's next pass; nothing to save */
-    npasses = 1;
-    mk = replay ? key_find(r_muxtab, r_mux == HPC_MUX_LAUNCH, kid, d->grid, d->workgroup) : NULL;
-    first = mk ? (size_t)(mk->measured % r_npasses) : 0;
-  } else if (replay && collect_ranges(n, k, &unknown_svm, &sealed) != 0) {
-    replay = 0;
-  }
-  if (unknown_svm && !r_warned_unsaved++)
-    hpc_say("a kernel argument points to memory not allocated with clSVMAlloc: it is not saved between "
-            "passes");
-  for (size_t i = 0; replay && !r_mux && i < r_nranges; i++)
-    d->bytes_accessible += r_ranges[i].size;
-
-  if (!replay) { /* forward once, unprofiled */
-    d->enqueue_ns = now_ns();
-    cl_int e = enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, ev);
-    if (e == CL_SUCCESS) {
-      d->id = d->dispatch_id = atomic_fetch_add(&hpc_next_dispatch, 1) + 1;
-      d->passes = 1;
-      write_row(&row, 0);
-      r_st.unreplayed++;
-    }
-    hubprof_collector_replay_leave();
-    hpc_busy = 0;
-    pthread_mutex_unlock(&r_dlock);
-    errno = saved_errno;
-    return e;
-  }
-
-  /* A kernel + launch configuration's first dispatch runs once unmeasured first (its memory restored after
-   * it): the runtime's first-use work — compiling the kernel for this launch, building its launch state —
-   * happens there, outside every counting window (docs/counters.md). Not in multiplexing (nothing saved).
-   * A kernel whose writes are not all saved (an image, a pipe, system SVM) is re-run only where kernel
-   * replay re-runs it anyway (several passes): never in application replay or with one pass. */
-  mux_key *wk = r_warmup && !r_mux && (sealed || (npasses > 1 && !r_env->pass))
-                    ? key_find(r_warmtab, 1, kid, d->grid, d->workgroup)
-                    : NULL;
-  int warm = wk && !wk->measured;
-  pid_t self = r_warmup ? (pid_t)t->tid : 0; /* the attach's gettid (reset in a forked child) */
-  /* a device that runs the kernel on this thread: only it is counted (docs/counters.md, "Which threads") */
-  int caller = r_warmup && self && !r_all_threads && dev_of(n, q).caller;
-  r_st.caller_only += caller;
-
-  /* save what the kernel can write, when later passes (or the warm-up) need it back */
-  int64_t ts = now_ns(), mem_ns = 0; /* mem_ns: what saving memory costs this dispatch (the choice) */
+/* Save what the kernel can write, when later passes (or the warm-up) need it back: with write tracking or
+ * in full. */
+static void save_stage(rctx *c) {
+  const cl_icd_dispatch *n = c->n;
+  int64_t ts = now_ns();
   r_grow_ns = 0;
-  int saving = (npasses > 1 || warm) && r_nranges > 0;
-  uint64_t wt_saved0 = 0, wt_faults0 = 0, wt_arm0 = hpc_wt_arm_ns();
-  hpc_wt_totals(&wt_saved0, &wt_faults0);
-  int wt_run = 0; /* an unmeasured run first takes the write faults (none in a counting window) */
+  c->saving = (c->npasses > 1 || c->warm) && r_nranges > 0;
+  c->wt_arm0 = hpc_wt_arm_ns();
+  hpc_wt_totals(&c->wt_saved0, &c->wt_faults0);
   /* the memory stages are timed for the write-tracking choice (only where it compares the two paths'
    * costs: a clock read is ~50-85 ns on a VM, ~10 per 3-pass dispatch) and for the HUBPROF_DEBUG summary */
-  int timed = r_timed;
-  r_wt_on = saving && wt_choose(n, q, wk, npasses, &wt_run, &timed) && wt_start() == 0;
+  c->timed = hpc_rp.timed;
+  r_wt_on = c->saving && wt_choose(n, c->q, c->wk, c->npasses, &c->wt_run, &c->timed) && wt_start() == 0;
   if (!r_wt_on) /* armed buffers it writes: writable first, or their faults would land in a counting window */
     for (size_t i = 0; i < r_nranges; i++)
       if (r_ranges[i].host) hpc_wt_disarm(r_ranges[i].host, r_ranges[i].size);
   if (r_wt_on) {
-    r_st.tracked++;
-  } else if (saving) {
-    r_st.full++;
-    cl_int e = save_ranges(n, q);
+    r_st->tracked++;
+  } else if (c->saving) {
+    r_st->full++;
+    cl_int e = save_ranges(n, c->q);
     if (e != CL_SUCCESS) {
       if (!r_warned_save++)
         hpc_say("cannot save the buffers of a dispatch (OpenCL error %d): it runs once, with the counters "
                 "of pass 1 only",
                 (int)e);
-      npasses = 1;
-      saving = 0;
-      warm = 0; /* its writes could not be undone */
+      c->npasses = 1;
+      c->saving = 0;
+      c->warm = 0; /* its writes could not be undone */
     } else {
-      r_st.saved += ranges_data();
-      int64_t t = timed ? now_ns() - ts : 0;
-      if (ranges_data() >= (1 << 20) && t > 0 && (double)ranges_data() / (double)t > r_st.save_best)
-        r_st.save_best = (double)ranges_data() / (double)t;
+      r_st->saved += ranges_data();
+      int64_t t = c->timed ? now_ns() - ts : 0;
+      if (ranges_data() >= (1 << 20) && t > 0 && (double)ranges_data() / (double)t > r_st->save_best)
+        r_st->save_best = (double)ranges_data() / (double)t;
     }
   }
-  int64_t tse = timed ? now_ns() - ts : 0;
-  r_st.save_ns += tse;
-  mem_ns += tse - r_grow_ns;
+  int64_t tse = c->timed ? now_ns() - ts : 0;
+  r_st->save_ns += tse;
+  c->mem_ns += tse - r_grow_ns;
+}
 
-  cl_command_queue_properties qprops = 0;
-  n->clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
-  int ooo = (qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) || r_env->skip_restore;
-  wt_run = r_wt_on && wt_run && !warm;
-  if (warm || wt_run) { /* the warm-up run: no counters, no event for the application, memory put back */
-    int64_t tw = timed ? now_ns() : 0;
-    cl_event wev = NULL;
-    cl_int e = enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, &wev);
-    if (e == CL_SUCCESS && wev) { /* when it could not be enqueued nothing ran: pass 1 meets the same error */
-      n->clWaitForEvents(1, &wev);
-      n->clReleaseEvent(wev);
-      if (warm) {
-        wk->measured = 1;
-        r_st.warmups++;
-      } else {
-        r_st.track_runs++;
-      }
-      if (saving) {
-        if (!r_wt_on) compare_ranges(n, q, ooo);
-        if (restore_any(n, q) < 0) /* memory is as after one run: the passes below still run */
-          give_up("restoring buffers after the warm-up run; its buffers may not be as after one run",
-                  CL_INVALID_OPERATION);
-      }
+/* The warm-up run (or write tracking's run): no counters, no event for the application, memory put back. */
+static void warm_run(rctx *c) {
+  const cl_icd_dispatch *n = c->n;
+  int64_t tw = c->timed ? now_ns() : 0;
+  cl_event wev = NULL;
+  cl_int e = rc_enqueue(c, c->nwait, c->wait, &wev);
+  if (e == CL_SUCCESS && wev) { /* when it could not be enqueued nothing ran: pass 1 meets the same error */
+    n->clWaitForEvents(1, &wev);
+    n->clReleaseEvent(wev);
+    if (c->warm) {
+      c->wk->measured = 1;
+      r_st->warmups++;
+    } else {
+      r_st->track_runs++;
     }
-    tw = timed ? now_ns() - tw : 0;
-    r_st.warm_ns += tw;
-    if (wt_run) mem_ns += tw; /* the tracking run is tracking's cost; the warm-up is not */
+    if (c->saving) {
+      if (!r_wt_on) compare_ranges(n, c->q, c->ooo);
+      if (restore_any(n, c->q) < 0) /* memory is as after one run: the passes below still run */
+        give_up("restoring buffers after the warm-up run; its buffers may not be as after one run",
+                CL_INVALID_OPERATION);
+    }
   }
+  tw = c->timed ? now_ns() - tw : 0;
+  r_st->warm_ns += tw;
+  if (c->wt_run) c->mem_ns += tw; /* the tracking run is tracking's cost; the warm-up is not */
+}
 
-  double vals[256];
-  uint64_t vids[256];
-  uint32_t vpass[256];
-  size_t nvals = 0;
+/* Before pass p > 0: restore what pass 1 wrote. 0, or -1 when partly restored (recovered by finish). */
+static int pass_restore(rctx *c) {
+  int64_t tr = c->timed ? now_ns() : 0;
+  int64_t b = restore_any(c->n, c->q);
+  tr = c->timed ? now_ns() - tr : 0;
+  r_st->restore_ns += tr;
+  c->mem_ns += tr;
+  if (b >= (1 << 20) && tr > 0 && (double)b / (double)tr > r_st->restore_best)
+    r_st->restore_best = (double)b / (double)tr;
+  if (b < 0) {
+    c->broke = "restoring buffers";
+    c->broke_e = CL_INVALID_OPERATION;
+    return -1;
+  }
+  c->row.d.bytes_restored += (uint64_t)b;
+  return 0;
+}
+
+/* Run the passes, each in its counting window. Returns what the application's own enqueue returned. */
+static cl_int run_passes(rctx *c) {
+  const cl_icd_dispatch *n = c->n;
+  hp_dispatch *d = &c->row.d;
   cl_int app_rc = CL_SUCCESS;
-  size_t done = 0;
-  const char *broke = NULL; /* why a pass after the first broke after its restore */
-  cl_int broke_e = CL_SUCCESS;
-  int broke_quiet = 0; /* the kernel itself failed: no line when running it once more recovers */
-  for (size_t p = 0; p < npasses; p++) {
-    pass_rec *pr = &r_passes[first + p];
-    if (p > 0 && saving && !r_env->skip_restore) {
-      int64_t tr = timed ? now_ns() : 0;
-      int64_t b = restore_any(n, q);
-      tr = timed ? now_ns() - tr : 0;
-      r_st.restore_ns += tr;
-      mem_ns += tr;
-      if (b >= (1 << 20) && tr > 0 && (double)b / (double)tr > r_st.restore_best)
-        r_st.restore_best = (double)b / (double)tr;
-      if (b < 0) { /* partly restored: recovered below */
-        broke = "restoring buffers";
-        broke_e = CL_INVALID_OPERATION;
-        break;
-      }
-      d->bytes_restored += (uint64_t)b;
-    }
-    cl_event mine = NULL, *evp = p == 0 && ev ? ev : &mine;
+  for (size_t p = 0; p < c->npasses; p++) {
+    hpc_pass *pr = &hpc_rp.passes[c->first + p];
+    if (p > 0 && c->saving && !hpc_rp.env->skip_restore && pass_restore(c) != 0) break;
+    cl_event mine = NULL, *evp = p == 0 && c->ev ? c->ev : &mine;
     int64_t tp = stage_ns();
-    if (p == 0) d->enqueue_ns = r_timed ? tp : now_ns();
-    if (r_warmup) {
-      hc_session_skip_thread(pr->sess, self);
-      hc_session_count_caller(pr->sess, caller ? self : 0);
+    if (p == 0) d->enqueue_ns = hpc_rp.timed ? tp : now_ns();
+    if (hpc_rp.warmup) {
+      hc_session_skip_thread(pr->sess, c->self);
+      hc_session_count_caller(pr->sess, c->caller ? c->self : 0);
     }
     /* the thread list is checked once per dispatch, at pass 1: a thread that starts during the later
      * passes counts from the next dispatch (docs/replay.md "Fixed cost per pass") */
     hc_status hs = p == 0 ? hc_session_start(pr->sess) : hc_session_start_cached(pr->sess);
     int64_t tc0 = stage_ns();
-    cl_int e = p > 0 && (size_t)r_env->fail_pass == p + 1 /* test hook: this pass fails to enqueue */
+    cl_int e = p > 0 && (size_t)hpc_rp.env->fail_pass == p + 1 /* test hook: this pass fails to enqueue */
                    ? CL_OUT_OF_RESOURCES
-                   : enqueue(n, task, q, k, dim, offset, global, local, p == 0 ? nwait : 0,
-                             p == 0 ? wait : NULL, evp);
+                   : rc_enqueue(c, p == 0 ? c->nwait : 0, p == 0 ? c->wait : NULL, evp);
     cl_int st = CL_COMPLETE;
     if (e == CL_SUCCESS) {
       n->clWaitForEvents(1, evp);
@@ -1385,15 +1194,15 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
         st = -1;
     }
     int64_t tc1 = stage_ns();
-    hc_status hs2 = hc_session_stop(pr->sess, r_vals);
+    hc_status hs2 = hc_session_stop(pr->sess, hpc_rp.vals);
     int64_t te = stage_ns();
-    r_st.pass_ns += te - tp;
-    r_st.counters_ns += (tc0 - tp) + (te - tc1);
+    r_st->pass_ns += te - tp;
+    r_st->counters_ns += (tc0 - tp) + (te - tc1);
     if (p == 0) app_rc = e;
     if (e != CL_SUCCESS) { /* the app's own call failed (pass 1): it sees the error, nothing ran */
       if (p > 0) {         /* a later pass: its memory was restored, nothing ran: recovered below */
-        broke = "enqueueing a replay pass";
-        broke_e = e;
+        c->broke = "enqueueing a replay pass";
+        c->broke_e = e;
       }
       break;
     }
@@ -1403,225 +1212,245 @@ static cl_int replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_k
           n->clGetEventProfilingInfo(*evp, CL_PROFILING_COMMAND_END, sizeof s1, &s1, NULL) == CL_SUCCESS) {
         d->start_ns = (int64_t)s0;
         d->end_ns = (int64_t)s1;
-        if (wk) wk->run_ns = (int64_t)(s1 - s0);
+        if (c->wk) c->wk->run_ns = (int64_t)(s1 - s0);
       }
     }
     if (mine) n->clReleaseEvent(mine);
-    done++;
+    c->done++;
     if (hs == HC_OK && hs2 == HC_OK)
-      for (size_t i = 0; i < pr->n && nvals < 256; i++) {
-        vals[nvals] = r_vals[i];
-        vids[nvals] = pr->info_id[i];
-        vpass[nvals] = r_env->pass ? (uint32_t)r_env->pass : (uint32_t)(first + p + 1);
-        row.nvals = ++nvals;
+      for (size_t i = 0; i < pr->n && c->nvals < 256; i++) {
+        c->row.vals[c->nvals] = hpc_rp.vals[i];
+        c->row.ids[c->nvals] = pr->info_id[i];
+        c->row.pass[c->nvals] = hpc_rp.env->pass ? (uint32_t)hpc_rp.env->pass : (uint32_t)(c->first + p + 1);
+        c->row.nvals = ++c->nvals;
       }
     if (hs != HC_OK || hs2 != HC_OK) {
-      hpc_say("cannot read the counters of pass %zu (%s); profiling disabled", first + p + 1,
+      hpc_say("cannot read the counters of pass %zu (%s); profiling disabled", c->first + p + 1,
               hc_status_str(hs != HC_OK ? hs : hs2));
-      atomic_store(&r_off, 1);
+      atomic_store(&hpc_rp.off, 1);
     }
     if (st != CL_COMPLETE) { /* the kernel failed: running it again would fail again */
       if (p > 0) {           /* but pass 1 ran: its memory is recovered below */
-        broke = "a replay pass's kernel";
-        broke_e = st;
-        broke_quiet = 1;
+        c->broke = "a replay pass's kernel";
+        c->broke_e = st;
+        c->broke_quiet = 1;
       }
       break;
     }
-    if (p == 0 && saving && npasses > 1 && !r_wt_on) {
-      int64_t tc = timed ? now_ns() : 0;
-      compare_ranges(n, q, ooo);
-      tc = timed ? now_ns() - tc : 0;
-      r_st.compare_ns += tc;
-      mem_ns += tc;
+    if (p == 0 && c->saving && c->npasses > 1 && !r_wt_on) {
+      int64_t tc = c->timed ? now_ns() : 0;
+      compare_ranges(n, c->q, c->ooo);
+      tc = c->timed ? now_ns() - tc : 0;
+      r_st->compare_ns += tc;
+      c->mem_ns += tc;
     }
-    if (atomic_load(&r_off)) break;
+    if (atomic_load(&hpc_rp.off)) break;
   }
-  if (broke) { /* a pass after the first broke after its restore: memory must be as after one run */
-    int bad = !saving || r_env->skip_restore || recover(n, task, q, k, dim, offset, global, local) != 0;
-    if (bad || !broke_quiet) {
+  return app_rc;
+}
+
+/* After the passes: memory recovered when a later pass broke, write tracking ended, the paths' costs kept,
+ * the row written. */
+static void finish(rctx *c) {
+  hp_dispatch *d = &c->row.d;
+  if (c->broke) { /* a pass after the first broke after its restore: memory must be as after one run */
+    int bad = !c->saving || hpc_rp.env->skip_restore ||
+              recover(c->n, c->task, c->q, c->k, c->dim, c->offset, c->global, c->local) != 0;
+    if (bad || !c->broke_quiet) {
       char what[160];
-      snprintf(what, sizeof what, "%s%s", broke,
+      snprintf(what, sizeof what, "%s%s", c->broke,
                bad ? "; running the dispatch once more failed too, its buffers may not be as after one run"
                    : "; the dispatch ran once more, its results are kept");
-      give_up(what, broke_e);
+      give_up(what, c->broke_e);
     }
   }
   int wt_used = r_wt_on;
   if (r_wt_on) { /* every page writable again; what was saved at first write counts as saved */
-    int64_t te = timed ? now_ns() : 0;
+    int64_t te = c->timed ? now_ns() : 0;
     hpc_wt_end();
-    mem_ns += timed ? now_ns() - te : 0;
+    c->mem_ns += c->timed ? now_ns() - te : 0;
     r_wt_on = 0;
     uint64_t sv = 0, fl = 0;
     hpc_wt_totals(&sv, &fl);
-    r_st.saved += sv - wt_saved0;
-    if (wk) wk->wt_written = sv - wt_saved0;
-    r_st.faults += fl - wt_faults0;
+    r_st->saved += sv - c->wt_saved0;
+    if (c->wk) c->wk->wt_written = sv - c->wt_saved0;
+    r_st->faults += fl - c->wt_faults0;
   }
+  hpc_rp_key *wk = c->wk;
   if (wt_used && wk && !wk->mem_ns[0]) /* a buffer's first protection (arming) is a one-time cost */
-    mem_ns -= (int64_t)(hpc_wt_arm_ns() - wt_arm0);
-  if (wk && timed && saving && !warm && !broke && done == npasses && npasses > 1)
-    wk->mem_ns[wt_used ? 0 : 1] = mem_ns > 0 ? mem_ns : 1;
-  if (done && mk && nvals) mk->measured++; /* the key's next dispatch measures the next pass */
-  if (done) {
+    c->mem_ns -= (int64_t)(hpc_wt_arm_ns() - c->wt_arm0);
+  if (wk && c->timed && c->saving && !c->warm && !c->broke && c->done == c->npasses && c->npasses > 1)
+    wk->mem_ns[wt_used ? 0 : 1] = c->mem_ns > 0 ? c->mem_ns : 1;
+  if (c->done && c->mk && c->nvals) c->mk->measured++; /* the key's next dispatch measures the next pass */
+  if (c->done) {
     d->id = d->dispatch_id = atomic_fetch_add(&hpc_next_dispatch, 1) + 1;
-    d->passes = (uint32_t)done;
-    row.vals = vals;
-    row.ids = vids;
-    row.pass = vpass;
+    d->passes = (uint32_t)c->done;
     int64_t tw = stage_ns();
-    write_row(&row, !saving ? 0 : wt_used ? 1 : 2);
-    r_st.write_ns += stage_ns() - tw;
-    r_st.dispatches++;
-    r_st.passes += done;
-    r_st.accessible += d->bytes_accessible;
-    r_st.restored += d->bytes_restored;
+    write_row(&c->row, !c->saving ? 0 : wt_used ? 1 : 2);
+    r_st->write_ns += stage_ns() - tw;
+    r_st->dispatches++;
+    r_st->passes += c->done;
+    r_st->accessible += d->bytes_accessible;
+    r_st->restored += d->bytes_restored;
   }
-  r_st.total_ns += stage_ns() - t0;
-  hubprof_collector_replay_leave();
-  hpc_busy = 0;
-  pthread_mutex_unlock(&r_dlock);
-  errno = saved_errno;
+}
+
+/* The dispatch described, drained, and either forwarded once unprofiled or replayed: saved, warmed up, run
+ * once per pass, recorded (r_dlock held, c's call and row identity filled). Returns the app's result. */
+static cl_int replay_locked(rctx *c, hpc_thread *t) {
+  const cl_icd_dispatch *n = c->n;
+  hp_dispatch *d = &c->row.d;
+  uint32_t kid = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)c->k);
+  if (!kid) kid = hpc_cl_kernel_slow(n, c->k);
+  uint64_t qa = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)c->q);
+  if (!qa) qa = hpc_cl_queue_slow(n, c->q);
+  d->kernel_id = kid;
+  d->queue_id = (uint32_t)(qa >> 32);
+  d->agent_id = (uint32_t)qa;
+  cl_uint nd = c->dim > 3 ? 3 : c->dim;
+  for (cl_uint i = 0; i < 3; i++) {
+    d->grid[i] = i < nd && c->global ? clamp32(c->global[i]) : 1;
+    d->workgroup[i] = !c->local ? 0 : i < nd ? clamp32(c->local[i]) : 1;
+  }
+
+  /* the dispatch runs alone: drain its queue and whatever it waits for, for a bounded time */
+  int64_t td = stage_ns();
+  int replay = drain(n, c->q, c->nwait, c->wait) == 0 && hpc_rp_sessions_ready() == 0;
+  r_st->drain_ns += stage_ns() - td;
+  uint64_t unknown_svm = 0;
+  c->npasses = hpc_rp.npasses;
+  if (hpc_rp.mux) { /* iteration multiplexing: one run, the key's next pass; nothing to save */
+    c->npasses = 1;
+    c->mk = replay ? hpc_rp_key_find(hpc_rp.muxtab, hpc_rp.mux == HPC_MUX_LAUNCH, kid, d->grid, d->workgroup)
+                   : NULL;
+    c->first = c->mk ? (size_t)(c->mk->measured % hpc_rp.npasses) : 0;
+  } else if (replay && collect_ranges(n, c->k, &unknown_svm, &c->sealed) != 0) {
+    replay = 0;
+  }
+  if (unknown_svm && !r_warned_unsaved++)
+    hpc_say("a kernel argument points to memory not allocated with clSVMAlloc: it is not saved between "
+            "passes");
+  for (size_t i = 0; replay && !hpc_rp.mux && i < r_nranges; i++)
+    d->bytes_accessible += r_ranges[i].size;
+
+  if (!replay) { /* forward once, unprofiled */
+    d->enqueue_ns = now_ns();
+    cl_int e = rc_enqueue(c, c->nwait, c->wait, c->ev);
+    if (e == CL_SUCCESS) {
+      d->id = d->dispatch_id = atomic_fetch_add(&hpc_next_dispatch, 1) + 1;
+      d->passes = 1;
+      write_row(&c->row, 0);
+      r_st->unreplayed++;
+    }
+    return e;
+  }
+  c->replayed = 1;
+
+  /* A kernel + launch configuration's first dispatch runs once unmeasured first (its memory restored after
+   * it): the runtime's first-use work — compiling the kernel for this launch, building its launch state —
+   * happens there, outside every counting window (docs/counters.md). Not in multiplexing (nothing saved).
+   * A kernel whose writes are not all saved (an image, a pipe, system SVM) is re-run only where kernel
+   * replay re-runs it anyway (several passes): never in application replay or with one pass. */
+  c->wk = hpc_rp.warmup && !hpc_rp.mux && (c->sealed || (c->npasses > 1 && !hpc_rp.env->pass))
+              ? hpc_rp_key_find(hpc_rp.warmtab, 1, kid, d->grid, d->workgroup)
+              : NULL;
+  c->warm = c->wk && !c->wk->measured;
+  c->self = hpc_rp.warmup ? (pid_t)t->tid : 0; /* the attach's gettid (reset in a forked child) */
+  /* a device that runs the kernel on this thread: only it is counted (docs/counters.md, "Which threads") */
+  c->caller = hpc_rp.warmup && c->self && !r_all_threads && dev_of(n, c->q).caller;
+  r_st->caller_only += c->caller;
+
+  save_stage(c);
+  cl_command_queue_properties qprops = 0;
+  n->clGetCommandQueueInfo(c->q, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops, NULL);
+  c->ooo = (qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) || hpc_rp.env->skip_restore;
+  c->wt_run = r_wt_on && c->wt_run && !c->warm;
+  if (c->warm || c->wt_run) warm_run(c);
+  cl_int app_rc = run_passes(c);
+  finish(c);
   return app_rc;
+}
+
+/* The dispatch with the calling thread's region host counters paused: what hubprof does for it is not the
+ * application's host work (its counter values are the region's kernel part). */
+cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
+                           const size_t *offset, const size_t *global, const size_t *local, cl_uint nwait,
+                           const cl_event *wait, cl_event *ev, int task) {
+  hpc_region_host_pause();
+  hpc_wt_guard(); /* armed memory this kernel may write outside tracking: only with the collector's handler */
+  cl_int rc;
+  hpc_thread *t = hpc_tls;
+  if (atomic_load(&hpc_rp.off) ||
+      (!t && !(t = hpc_thread_attach(&hpc_opencl, n)))) { /* given up, or no log: nothing to profile into */
+    rc = enqueue(n, task, q, k, dim, offset, global, local, nwait, wait, ev);
+  } else {
+    int saved_errno = errno;
+    pthread_mutex_lock(&r_dlock);
+    hpc_busy = 1;
+    hubprof_collector_replay_enter();
+    int64_t t0 = stage_ns();
+    double vals[256]; /* the values of the passes that ran, their counter_info ids and passes */
+    uint64_t vids[256];
+    uint32_t vpass[256];
+    rctx c = {.n = n,
+              .q = q,
+              .k = k,
+              .dim = dim,
+              .nwait = nwait,
+              .offset = offset,
+              .global = global,
+              .local = local,
+              .wait = wait,
+              .ev = ev,
+              .task = task,
+              .row = {.d = {.size = sizeof c.row.d,
+                            .process_id = 1,
+                            .thread_id = t->thread_id,
+                            .region_id = hpc_region_cur},
+                      .vals = vals,
+                      .ids = vids,
+                      .pass = vpass}};
+    rc = replay_locked(&c, t);
+    if (c.replayed) r_st->total_ns += stage_ns() - t0;
+    hubprof_collector_replay_leave();
+    hpc_busy = 0;
+    pthread_mutex_unlock(&r_dlock);
+    errno = saved_errno;
+  }
+  hpc_region_host_resume();
+  return rc;
 }
 
 /* ---- log rows: metadata and counter_info --------------------------------------------------------------- */
 void hpc_replay_log_opened(hp_store *s) {
-  hp_write_metadata(s, "replay", r_env->pass ? "application" : r_mux ? "multiplex" : "kernel");
-  if (r_mux) hp_write_metadata(s, "multiplex_policy", r_mux == HPC_MUX_LAUNCH ? "launch" : "kernel");
-  hp_write_metadata(s, "pass_plan", r_env->plan);
-  if (r_env->pass) {
-    char b[32];
-    snprintf(b, sizeof b, "%ld", r_env->pass);
-    hp_write_metadata(s, "replay_pass", b);
-  }
-  hp_write_metadata(s, "counter_provider", hc_provider_name(r_prov));
-  if (!r_mux) hp_write_metadata(s, "replay_write_tracking", r_wt_why ? r_wt_why : "on (mprotect)");
-  uint64_t id = 0;
-  for (size_t p = 0; p < r_npasses; p++)
-    for (size_t i = 0; i < r_passes[p].n; i++)
-      hpc_counter_info_row(s, r_prov, r_passes[p].idx[i], ++id);
-  hpc_region_host_info(s);
+  hpc_rp_log_head(s);
+  if (!hpc_rp.mux) hp_write_metadata(s, "replay_write_tracking", r_wt_why ? r_wt_why : "on (mprotect)");
+  hpc_rp_log_counters(s);
 }
 
 /* ---- init, fork, exit -----------------------------------------------------------------------------------
  */
-/* Regions' host part: the plan's counters, and in application replay (HUBPROF_REGION_COUNTERS, the whole
- * plan: each run measures every counter on the host, the host runs once per run) those of the other passes
- * too, with counter_info ids after `id`. Unknown or unmeasurable names are left out. */
-static void host_counters(uint64_t id) {
-  const char *all = getenv("HUBPROF_REGION_COUNTERS");
-  hc_plan *pl = NULL;
-  if (all && *all && hc_plan_parse(all, &pl) == HC_OK)
-    for (size_t i = 0; i < pl->ncounters; i++) {
-      long x = hc_provider_find(r_prov, pl->names[i]);
-      if (x >= 0 && hc_provider_counter(r_prov, (size_t)x)->available &&
-          hpc_region_host_add((size_t)x, id + 1, 1) == 1)
-        id++;
-    }
-  hc_plan_free(pl);
-  hpc_region_host_start(r_prov);
-}
-
 int hpc_replay_init(const hpc_env *e, const char **why) {
-  static char msg[512];
-  r_env = e;
-  r_mux = e->multiplex;
-  r_timed = e->debug;
-  const char *w = getenv("HUBPROF_WINDOW");
-  if (w && *w) {
-    if (strcmp(w, "kernel") && strcmp(w, "enqueue")) {
-      *why = "HUBPROF_WINDOW must be 'kernel' or 'enqueue'";
-      return -1;
-    }
-    r_warmup = !strcmp(w, "kernel");
-  }
   const char *at = getenv("HUBPROF_TEST_ALL_THREADS");
   r_all_threads = at && strcmp(at, "0") != 0;
-  if (hc_plan_parse(e->plan, &r_plan) != HC_OK || !r_plan->npasses || !r_plan->ncounters) {
-    *why = "HUBPROF_PLAN is not a counter plan (passes separated by ';', counters by ',')";
-    return -1;
-  }
-  if (e->pass && r_plan->npasses != 1) {
-    *why = "HUBPROF_PASS is set: HUBPROF_PLAN must hold that one pass";
-    return -1;
-  }
-  hc_status st = hc_provider_open(e->provider, &r_prov);
-  if (st != HC_OK) {
-    snprintf(msg, sizeof msg, "counter provider '%s': %s", e->provider, hc_status_str(st));
-    *why = msg;
-    return -1;
-  }
-  if (!r_mux && !hpc_wt_usable(&r_wt_why) && e->debug)
+  if (hpc_rp_init_plan(e, why) != 0) return -1;
+  if (!hpc_rp.mux && !hpc_wt_usable(&r_wt_why) && e->debug)
     hpc_say("write tracking is off (%s): kernel replay saves, compares and restores whole buffers", r_wt_why);
-  r_npasses = r_plan->npasses;
-  r_passes = calloc(r_npasses, sizeof *r_passes);
-  r_vals = calloc(r_plan->ncounters, sizeof *r_vals);
-  if (!r_passes || !r_vals) {
-    *why = "out of memory";
-    return -1;
-  }
-  if (r_plan->ncounters > 256) {
-    *why = "HUBPROF_PLAN names more than 256 counters";
-    return -1;
-  }
-  uint64_t id = 0;
-  for (size_t p = 0; p < r_npasses; p++) {
-    pass_rec *pr = &r_passes[p];
-    pr->idx = calloc(r_plan->ncounters, sizeof *pr->idx);
-    pr->info_id = calloc(r_plan->ncounters, sizeof *pr->info_id);
-    if (!pr->idx || !pr->info_id) {
-      *why = "out of memory";
-      return -1;
-    }
-    for (size_t i = 0; i < r_plan->ncounters; i++) {
-      if (r_plan->pass[i] != p + 1) continue;
-      long x = hc_provider_find(r_prov, r_plan->names[i]);
-      if (x < 0 || !hc_provider_counter(r_prov, (size_t)x)->available) {
-        snprintf(msg, sizeof msg, "counter '%s' %s", r_plan->names[i],
-                 x < 0 ? "is unknown" : hc_provider_counter(r_prov, (size_t)x)->reason);
-        *why = msg;
-        return -1;
-      }
-      pr->idx[pr->n] = (size_t)x;
-      pr->info_id[pr->n++] = ++id;
-    }
-    if (!pr->n) {
-      *why = "HUBPROF_PLAN has an empty pass";
-      return -1;
-    }
-    for (size_t i = 0; i < pr->n; i++) /* regions' host part: every counter of the plan */
-      hpc_region_host_add(pr->idx[i], pr->info_id[i], 0);
-    /* opened now, before the runtime starts its worker threads (they inherit the counters) */
-    st = session_open(pr);
-    if (st != HC_OK) {
-      snprintf(msg, sizeof msg, "cannot open the counters of pass %zu: %s", p + 1, hc_status_str(st));
-      *why = msg;
-      return -1;
-    }
-  }
-  host_counters(id);
-  return 0;
+  return hpc_rp_init_passes(why);
 }
 
 void hpc_replay_fork_child(void) {
   pthread_mutex_init(&r_dlock, NULL); /* a fork while another thread replayed leaves it held */
   pthread_mutex_init(&r_tlock, NULL);
-  for (size_t p = 0; p < r_npasses; p++)
-    if (r_passes[p].sess) { /* the parent's counters: the child opens its own at its first dispatch */
-      hc_session_close(r_passes[p].sess);
-      r_passes[p].sess = NULL;
-    }
-  memset(&r_st, 0, sizeof r_st);
+  hpc_rp_fork_child(); /* the parent's counters closed, the keys dropped */
+  memset(r_st, 0, sizeof *r_st);
   hpc_wt_fork_child();
   r_paths = 0; /* the child's log says its own */
-  mux_clear(); /* the child's rotation starts afresh, in its own log */
 }
 
 uint64_t hpc_replay_written(void) {
   pthread_mutex_lock(&r_dlock);
-  uint64_t n = r_st.dispatches + r_st.unreplayed;
+  uint64_t n = r_st->dispatches + r_st->unreplayed;
   pthread_mutex_unlock(&r_dlock);
   return n;
 }
@@ -1629,56 +1458,6 @@ uint64_t hpc_replay_written(void) {
 void hpc_replay_exit(int debug) {
   if (!debug) return;
   pthread_mutex_lock(&r_dlock);
-  double ms = 1e-6;
-  double other = (double)(r_st.total_ns - r_st.pass_ns);
-  if (r_mux) {
-    hpc_say(
-        "pid %ld: %llu dispatches measured one pass each (iteration multiplexing, policy %s, %llu keys; "
-        "%llu ran unprofiled); per dispatch: drain %.1f us, counters start+stop %.1f us, log rows %.1f us, "
-        "cost beyond the run %.1f us",
-        (long)getpid(), (unsigned long long)r_st.dispatches, r_mux == HPC_MUX_LAUNCH ? "launch" : "kernel",
-        (unsigned long long)r_st.mux_keys, (unsigned long long)r_st.unreplayed,
-        r_st.dispatches ? (double)r_st.drain_ns / 1e3 / (double)r_st.dispatches : 0.0,
-        r_st.dispatches ? (double)r_st.counters_ns / 1e3 / (double)r_st.dispatches : 0.0,
-        r_st.dispatches ? (double)r_st.write_ns / 1e3 / (double)r_st.dispatches : 0.0,
-        r_st.dispatches ? other / 1e3 / (double)r_st.dispatches : 0.0);
-    pthread_mutex_unlock(&r_dlock);
-    (void)ms;
-    return;
-  }
-  hpc_say(
-      "pid %ld: %llu dispatches replayed in %llu passes (%llu ran once, unprofiled; %llu warm-up runs and "
-      "%llu tracking runs, "
-      "%.3f ms); replay cost beyond the passes %.1f us per dispatch; saved %llu bytes in %.3f ms (%.2f "
-      "GB/s); compared in %.3f ms; "
-      "restored %llu bytes in %llu copies, %.3f ms (%.2f GB/s); accessible %llu bytes; write-tracked "
-      "%llu dispatches (%llu write faults, %llu armed pages protected again), saved in full %llu",
-      (long)getpid(), (unsigned long long)r_st.dispatches, (unsigned long long)r_st.passes,
-      (unsigned long long)r_st.unreplayed, (unsigned long long)r_st.warmups,
-      (unsigned long long)r_st.track_runs, (double)r_st.warm_ns * ms,
-      r_st.dispatches ? other / 1e3 / (double)r_st.dispatches : 0.0, (unsigned long long)r_st.saved,
-      (double)r_st.save_ns * ms, r_st.save_ns ? (double)r_st.saved / (double)r_st.save_ns : 0.0,
-      (double)r_st.compare_ns * ms, (unsigned long long)r_st.restored, (unsigned long long)r_st.restores,
-      (double)r_st.restore_ns * ms, r_st.restore_ns ? (double)r_st.restored / (double)r_st.restore_ns : 0.0,
-      (unsigned long long)r_st.accessible, (unsigned long long)r_st.tracked, (unsigned long long)r_st.faults,
-      (unsigned long long)hpc_wt_reprotected(), (unsigned long long)r_st.full);
-  if (r_st.dispatches) {
-    double nd = (double)r_st.dispatches, np = (double)r_st.passes;
-    hpc_say(
-        "pid %ld: per dispatch: drain %.1f us, save %.1f us, compare %.1f us, restores %.1f us, log rows "
-        "%.1f us; per pass %.1f us, of which counters start+stop %.1f us; best of 1 MiB or more: save %.2f "
-        "GB/s, restore %.2f GB/s",
-        (long)getpid(), (double)r_st.drain_ns / 1e3 / nd, (double)r_st.save_ns / 1e3 / nd,
-        (double)r_st.compare_ns / 1e3 / nd, (double)r_st.restore_ns / 1e3 / nd,
-        (double)r_st.write_ns / 1e3 / nd, (double)r_st.pass_ns / 1e3 / np,
-        (double)r_st.counters_ns / 1e3 / np, r_st.save_best, r_st.restore_best);
-    hpc_say("pid %ld: counted the launching thread alone in %llu of %llu dispatches (a device that runs "
-            "kernels on it)",
-            (long)getpid(), (unsigned long long)r_st.caller_only, (unsigned long long)r_st.dispatches);
-    const char *off = r_prov ? hc_provider_ring_off(r_prov) : NULL;
-    hpc_say("pid %ld: %llu pass windows counted from perf ring buffers, without a system call%s%s",
-            (long)getpid(), (unsigned long long)(r_prov ? hc_provider_ring_windows(r_prov) : 0),
-            off ? "; rings off: " : "", off ? off : "");
-  }
+  hpc_rp_summary();
   pthread_mutex_unlock(&r_dlock);
 }

@@ -49,8 +49,8 @@ HPC_RHIDDEN void hpc_region_host_start(struct hc_provider *p);
 HPC_RHIDDEN void hpc_region_host_info(struct hp_store *s);
 /* The counter_info row (row id `id`) of provider p's counter idx. */
 HPC_RHIDDEN void hpc_counter_info_row(struct hp_store *s, struct hc_provider *p, size_t idx, uint64_t id);
-/* Around hubprof's own work for a dispatch on the calling thread (prov_opencl_replay.c): its counts are left out of
- * the thread's host parts. */
+/* Around hubprof's own work for a dispatch on the calling thread (prov_opencl_replay.c): its counts are left
+ * out of the thread's host parts. */
 HPC_RHIDDEN void hpc_region_host_pause(void);
 HPC_RHIDDEN void hpc_region_host_resume(void);
 /* Exit handler (nvtx.c): close the NVTX start/end ranges still open. */
