@@ -1,7 +1,7 @@
 /* The runtime-provider seam of the collector: what a runtime provider (OpenCL today, prov_opencl*.c; CUDA
- * through CUPTI next) gives the collector's shared core, and what the core does for every provider.
- *
- * A provider gives: the runtime's entry points it intercepts (its own files: an ICD layer, a preload shim, a
+ * through CUPTI next) gives the collector's shared core, and what the core does for every provider. */
+/* SPDX-License-Identifier: MIT */
+/* A provider gives: the runtime's entry points it intercepts (its own files: an ICD layer, a preload shim, a
  * CUPTI callback), dispatches put into the calling thread's ring (collector.h: hpc_thread, hpc_pending) or
  * rows written directly (hpc_store_enter), code objects, counters through kernel or application replay, and
  * the answers to the questions below, which the core asks on its slow paths only.
@@ -18,7 +18,6 @@
  * fork and exit, once per device, kernel or queue it registers, and once per harvested batch of up to
  * HPC_POLL_BATCH dispatches. agent_describe runs with the registries' lock held: it must not call back into
  * the core's registries (the others may). */
-/* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_COLLECTOR_PROVIDER_H
 #define HUBPROF_COLLECTOR_PROVIDER_H
 
