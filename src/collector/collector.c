@@ -164,7 +164,8 @@ static void init_once(void) {
       atomic_store(&hpc_enabled, -1);
       return;
     }
-  DEBUG("pid %ld: %s into %s", (long)getpid(), g_env.profile ? "profiling" : "tracing", g_env.output_dir);
+  DEBUG("pid %ld: %s into %s (%s)", (long)getpid(), g_env.profile ? "profiling" : "tracing", g_env.output_dir,
+        g_provs[0]->attached(g_provs[0]->h));
   hpc_regions_init(g_env.start_paused);
   hpc_select_init(&g_env); /* --kernel, --dispatch-range, --region (select.c) */
   atomic_store(&hpc_enabled, g_env.profile ? HPC_PROFILING : HPC_TRACING);

@@ -143,7 +143,7 @@ cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl
     return rc;
   }
   hpc_thread *t = hpc_tls;
-  if (HPC_UNLIKELY(!hpc_selected(n, k)) || (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(&hpc_opencl, n)))) {
+  if (HPC_UNLIKELY(!hpc_selected(n, k)) || (HPC_UNLIKELY(!t) && !(t = hpc_cl_thread_attach(n)))) {
     cl_int rc = n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
     unrecorded(rc);
     return rc;
@@ -175,7 +175,7 @@ cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k
     return rc;
   }
   hpc_thread *t = hpc_tls;
-  if (HPC_UNLIKELY(!hpc_selected(n, k)) || (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(&hpc_opencl, n)))) {
+  if (HPC_UNLIKELY(!hpc_selected(n, k)) || (HPC_UNLIKELY(!t) && !(t = hpc_cl_thread_attach(n)))) {
     cl_int rc = n->clEnqueueTask(q, k, nwait, wait, ev);
     unrecorded(rc);
     return rc;
@@ -315,12 +315,29 @@ cl_kernel hpc_CloneKernel(const cl_icd_dispatch *n, cl_kernel src, cl_int *err) 
 }
 
 /* ---- the provider's answers to the core (provider.h; slow paths and harvest only) ---------------------- */
+__attribute__((noinline)) uint32_t hpc_cl_kernel_slow(const cl_icd_dispatch *n, cl_kernel k) {
+  return hpc_kernel_slow(&hpc_opencl, n, (uintptr_t)k);
+}
+__attribute__((noinline)) uint64_t hpc_cl_queue_slow(const cl_icd_dispatch *n, cl_command_queue q) {
+  return hpc_queue_slow(&hpc_opencl, n, (uintptr_t)q);
+}
+__attribute__((noinline)) int hpc_select_dispatch(const cl_icd_dispatch *n, cl_kernel k) {
+  return hpc_select_kernel(&hpc_opencl, n, (uintptr_t)k);
+}
+__attribute__((noinline)) hpc_thread *hpc_cl_thread_attach(const cl_icd_dispatch *n) {
+  return hpc_thread_attach(&hpc_opencl, n);
+}
+
 static const hpc_env *g_env; /* the collector's configuration (init) */
 
 static int ocl_init(void *h, const hpc_env *e, const char **why) {
   g_env = e;
   hpc_api_enable(e->api); /* --api: the layer's table gets its wrappers (prov_opencl_api.c) */
   return e->profile ? hpc_replay_init(e, why) : 0;
+}
+
+static const char *ocl_attached(void *h) {
+  return atomic_load(&hpc_layer_active) ? "OpenCL layer" : "LD_PRELOAD";
 }
 
 static void ocl_log_opened(void *h, hp_store *s) {
@@ -487,6 +504,7 @@ static uint64_t ocl_exit(void *h, int debug) {
 hpc_provider hpc_opencl = {.name = "opencl",
                            .h = NULL,
                            .init = ocl_init,
+                           .attached = ocl_attached,
                            .log_opened = ocl_log_opened,
                            .agent_describe = ocl_agent_describe,
                            .kernel_name = ocl_kernel_name,

@@ -121,19 +121,19 @@ HPC_HIDDEN void hpc_replay_exit(int debug);   /* at exit: the summary line (HUBP
 /* 1: device d runs a ready command inside clEnqueue*, on the enqueuing thread (PoCL's basic device). */
 HPC_HIDDEN int hpc_runs_on_caller(const cl_icd_dispatch *n, cl_device_id d);
 
-/* The core's registries for OpenCL objects (the provider's questions asked through table n). */
-static inline uint32_t hpc_cl_kernel_slow(const cl_icd_dispatch *n, cl_kernel k) {
-  return hpc_kernel_slow(&hpc_opencl, n, (uintptr_t)k);
-}
-static inline uint64_t hpc_cl_queue_slow(const cl_icd_dispatch *n, cl_command_queue q) {
-  return hpc_queue_slow(&hpc_opencl, n, (uintptr_t)q);
-}
+/* The core's registries and rings for OpenCL objects (the provider's questions asked through table n). Out
+ * of line, with the arguments of old, so the enqueue wrappers that call them on their cold paths compile to
+ * the same code as before the provider seam (no extra argument to keep in a register). */
+HPC_HIDDEN uint32_t hpc_cl_kernel_slow(const cl_icd_dispatch *n, cl_kernel k);
+HPC_HIDDEN uint64_t hpc_cl_queue_slow(const cl_icd_dispatch *n, cl_command_queue q);
+HPC_HIDDEN hpc_thread *hpc_cl_thread_attach(const cl_icd_dispatch *n);
+HPC_HIDDEN int hpc_select_dispatch(const cl_icd_dispatch *n,
+                                   cl_kernel k); /* hpc_select_kernel, for kernel k */
 
 /* ---- dispatch selection (select.h) for an OpenCL kernel ---- */
 /* The dispatch fast path's test: one relaxed load when nothing is filtered. */
 static inline int hpc_selected(const cl_icd_dispatch *n, cl_kernel k) {
-  return HPC_LIKELY(!atomic_load_explicit(&hpc_select_on, memory_order_relaxed)) ||
-         hpc_select_kernel(&hpc_opencl, n, (uintptr_t)k);
+  return HPC_LIKELY(!atomic_load_explicit(&hpc_select_on, memory_order_relaxed)) || hpc_select_dispatch(n, k);
 }
 
 /* ---- host API calls and memory copies (prov_opencl_api.c, hubprof --api) ---- */

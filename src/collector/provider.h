@@ -47,6 +47,8 @@ typedef struct hpc_provider {
   /* Init, once, after the environment was read and before collection starts (e: the whole configuration;
    * e->profile: counters). 0, or -1 with a static reason in *why: the collector then stays disabled. */
   int (*init)(void *h, const struct hpc_env *e, const char **why);
+  /* How it is attached to the runtime, for the HUBPROF_DEBUG line at init ("OpenCL layer", "LD_PRELOAD"). */
+  const char *(*attached)(void *h);
   /* The log opened (in this process, or a forked child's): the provider's own metadata and rows. */
   void (*log_opened)(void *h, struct hp_store *s);
   /* A device the core registers as an agent (g_lock held): fill row's descriptive fields (strings from
