@@ -1,10 +1,11 @@
-/* The collector's state: the per-process log (opened lazily), the registries of devices, kernels and queues,
- * the per-thread rings of pending dispatches and their harvest, fork and exit. It must never block the
- * application, wait for the device, or let a failure of its own reach the application.
+/* The collector's shared core: the per-process log (opened lazily), the registries of devices, kernels and
+ * queues, the per-thread rings of pending dispatches and their harvest, fork and exit, for every runtime
+ * provider (provider.h; what it asks a runtime goes through the provider's table, never on the enqueue
+ * path). It must never block the application, wait for the device, or let a failure of its own reach the
+ * application.
  * Sections: globals · time and process facts · init · the log · registries · lookup tables · threads ·
  * harvest · the background harvester · fork · exit. */
 /* SPDX-License-Identifier: MIT */
-#include "api_trace.h"
 #include "collector.h"
 #include "sample.h"
 #include "env.h"
@@ -33,8 +34,6 @@
 /* ---- globals ---------------------------------------------------------------------------------------- */
 _Atomic int hpc_enabled;
 _Atomic int hpc_replay_active;
-_Atomic int hpc_layer_active;
-const cl_icd_dispatch *_Atomic hpc_layer_next;
 _Atomic uint64_t hpc_next_dispatch;
 __thread hpc_thread *hpc_tls __attribute__((tls_model("initial-exec")));
 __thread int hpc_busy __attribute__((tls_model("initial-exec")));
@@ -59,6 +58,9 @@ static int g_atexit_done;
 static hpc_thread *_Atomic g_threads; /* every ring of this process: prepended under g_lock, never removed
                                          (but in a forked child), read without the lock */
 static uint64_t g_thread_ids;         /* last thread row id */
+/* The runtime providers compiled in (provider.h), initialised in this order. */
+static hpc_provider *const g_provs[] = {&hpc_opencl};
+#define NPROVS (sizeof g_provs / sizeof g_provs[0])
 
 /* ---- time and process facts ------------------------------------------------------------------------- */
 static inline int64_t now_ns(void) {
@@ -155,15 +157,15 @@ static void init_once(void) {
       g_env.output_dir = abs_dir;
   }
   read_cmdline();
-  hpc_api_enable(g_env.api);
   if (!g_env.profile && hpc_sample_init(&why) != 0) say("%s; sampling disabled", why); /* hubprof sample */
-  if (g_env.profile && hpc_replay_init(&g_env, &why) != 0) {
-    say("%s; profiling disabled", why);
-    atomic_store(&hpc_enabled, -1);
-    return;
-  }
+  for (size_t i = 0; i < NPROVS; i++)
+    if (g_provs[i]->init(g_provs[i]->h, &g_env, &why) != 0) { /* kernel replay's counters, --api */
+      say("%s; %s disabled", why, g_env.profile ? "profiling" : "tracing");
+      atomic_store(&hpc_enabled, -1);
+      return;
+    }
   DEBUG("pid %ld: %s into %s (%s)", (long)getpid(), g_env.profile ? "profiling" : "tracing", g_env.output_dir,
-        atomic_load(&hpc_layer_active) ? "OpenCL layer" : "LD_PRELOAD");
+        g_provs[0]->attached(g_provs[0]->h));
   hpc_regions_init(g_env.start_paused);
   hpc_select_init(&g_env); /* --kernel, --dispatch-range, --region (select.c) */
   atomic_store(&hpc_enabled, g_env.profile ? HPC_PROFILING : HPC_TRACING);
@@ -322,7 +324,8 @@ static void open_store_locked(void) {
   hp_write_metadata(s, "tool_version", hp_version());
   write_registries(s);
   hpc_sample_log_opened(s);
-  if (g_env.profile) hpc_replay_log_opened(s);
+  for (size_t i = 0; i < NPROVS; i++)
+    g_provs[i]->log_opened(g_provs[i]->h, s);
   hp_log_flush(s);
   g_store = s;
   atomic_store(&g_store_state, STORE_OPEN);
@@ -351,16 +354,17 @@ static void write_failed(hp_store *s, hp_status rc) {
 
 /* ---- registries: devices (agents), kernel names (symbols), queues; g_lock held ------------------------ */
 typedef struct agent_rec {
-  cl_device_id dev;
-  hp_agent row; /* strings owned */
-  int caller;   /* 1: a ready command runs inside clEnqueue*, on the enqueuing thread (hpc_runs_on_caller) */
+  const hpc_provider *prov;
+  uintptr_t dev; /* the runtime's device object */
+  hp_agent row;  /* strings owned */
+  int caller;    /* 1: a ready command runs inside the enqueue call, on the enqueuing thread */
 } agent_rec;
 
 #define MAX_AGENTS 256
 static agent_rec g_agents[MAX_AGENTS];
 static size_t g_nagents;
 static char **g_knames; /* kernel_symbol id i+1 -> name */
-static uint64_t *g_kco; /* kernel_symbol id i+1 -> its program's code object (codeobj.c), g_nkco entries */
+static uint64_t *g_kco; /* kernel_symbol id i+1 -> its program's code object (the provider), g_nkco entries */
 static size_t g_nkco;
 static size_t g_nknames, g_capknames;
 static uint32_t *g_queue_agent; /* queue id i+1 -> agent id */
@@ -395,63 +399,19 @@ static void write_registries(hp_store *s) {
     write_queue(s, i);
 }
 
-static char *dev_str(const cl_icd_dispatch *n, cl_device_id d, cl_device_info what) {
-  size_t len = 0;
-  if (n->clGetDeviceInfo(d, what, 0, NULL, &len) != CL_SUCCESS || len == 0) return strdup("");
-  char *s = calloc(1, len + 1);
-  if (s && n->clGetDeviceInfo(d, what, len, s, NULL) != CL_SUCCESS) s[0] = 0;
-  return s ? s : strdup("");
-}
-
-static int64_t dev_num(const cl_icd_dispatch *n, cl_device_id d, cl_device_info what, size_t size) {
-  uint64_t v = 0;
-  if (n->clGetDeviceInfo(d, what, size, &v, NULL) != CL_SUCCESS) return 0;
-  if (size == sizeof(cl_uint)) return (int64_t)(uint32_t)v;
-  return (int64_t)v;
-}
-
-static uint32_t agent_locked(const cl_icd_dispatch *n, cl_device_id d) {
+static uint32_t agent_locked(const hpc_provider *pv, const void *rt, uintptr_t d) {
   for (size_t i = 0; i < g_nagents; i++)
-    if (g_agents[i].dev == d) return (uint32_t)i + 1;
+    if (g_agents[i].dev == d && g_agents[i].prov == pv) return (uint32_t)i + 1;
   if (g_nagents == MAX_AGENTS) return 0;
   agent_rec *a = &g_agents[g_nagents];
   hp_agent *r = &a->row;
   memset(a, 0, sizeof *a);
+  a->prov = pv;
   a->dev = d;
-  a->caller = hpc_runs_on_caller(n, d);
+  pv->agent_describe(pv->h, rt, d, r, &a->caller); /* type, vendor, names, runtime, index, sizes */
   r->size = sizeof *r;
   r->id = g_nagents + 1;
   r->node_id = 1;
-  cl_device_type t = 0;
-  n->clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL);
-  r->type = t & CL_DEVICE_TYPE_GPU           ? HP_AGENT_GPU
-            : t & CL_DEVICE_TYPE_CPU         ? HP_AGENT_CPU
-            : t & CL_DEVICE_TYPE_ACCELERATOR ? HP_AGENT_ACCEL
-                                             : HP_AGENT_UNKNOWN;
-  r->vendor = dev_str(n, d, CL_DEVICE_VENDOR);
-  r->name = dev_str(n, d, CL_DEVICE_NAME);
-  r->product_name = dev_str(n, d, CL_DEVICE_NAME);
-  /* runtime: the platform's version ("OpenCL 3.0 PoCL 3.1 ..."), else the device's */
-  cl_platform_id plat = NULL;
-  char *rt = NULL;
-  size_t len = 0;
-  if (n->clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof plat, &plat, NULL) == CL_SUCCESS && plat &&
-      n->clGetPlatformInfo(plat, CL_PLATFORM_VERSION, 0, NULL, &len) == CL_SUCCESS && len &&
-      (rt = calloc(1, len + 1)) != NULL &&
-      n->clGetPlatformInfo(plat, CL_PLATFORM_VERSION, len, rt, NULL) != CL_SUCCESS)
-    rt[0] = 0;
-  r->runtime = rt ? rt : dev_str(n, d, CL_DEVICE_VERSION);
-  /* index among the platform's devices */
-  cl_device_id devs[64];
-  cl_uint nd = 0;
-  r->device_index = 0;
-  if (plat && n->clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 64, devs, &nd) == CL_SUCCESS)
-    for (cl_uint i = 0; i < nd && i < 64; i++)
-      if (devs[i] == d) r->device_index = (int32_t)i;
-  r->compute_units = dev_num(n, d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cl_uint));
-  r->max_clock_mhz = dev_num(n, d, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof(cl_uint));
-  r->global_mem_bytes = dev_num(n, d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(cl_ulong));
-  r->local_mem_bytes = dev_num(n, d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(cl_ulong));
   g_nagents++;
   hp_store *s = store_locked();
   if (s) harvester_device(a->caller);
@@ -561,17 +521,10 @@ static void tab_store_locked(hpc_slot *tab, unsigned bits, ovf_rec **ovf, uintpt
     ovf_put_locked(ovf, key, val);
 }
 
-static uint32_t kernel_register(const cl_icd_dispatch *n, cl_kernel k) {
-  char buf[256], *name = buf;
-  size_t len = 0;
-  if (n->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, NULL, &len) != CL_SUCCESS) return 0;
-  if (len >= sizeof buf && !(name = malloc(len + 1))) return 0;
-  if (n->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, len, name, NULL) != CL_SUCCESS) len = 0;
-  name[len] = 0;
-  cl_program prog = NULL; /* its program's code object (codeobj.c's lock before g_lock) */
-  uint64_t co = n->clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof prog, &prog, NULL) == CL_SUCCESS
-                    ? hpc_program_code_object(prog)
-                    : 0;
+static uint32_t kernel_register(const hpc_provider *pv, const void *rt, uintptr_t k) {
+  char buf[256], *name = pv->kernel_name(pv->h, rt, k, buf, sizeof buf);
+  if (!name) return 0;
+  uint64_t co = pv->kernel_code_object(pv->h, rt, k); /* the provider's code-object lock before g_lock */
   pthread_mutex_lock(&g_lock);
   uint32_t id = kname_locked(name);
   if (id && co && (id > g_nkco || g_kco[id - 1] != co)) { /* the kernel's row again, with its code object */
@@ -585,15 +538,15 @@ static uint32_t kernel_register(const cl_icd_dispatch *n, cl_kernel k) {
       write_kernel(store_locked(), id);
     }
   }
-  if (id) tab_store_locked(hpc_ktab, HPC_KTAB_BITS, g_ovf_k, (uintptr_t)k, id);
+  if (id) tab_store_locked(hpc_ktab, HPC_KTAB_BITS, g_ovf_k, k, id);
   pthread_mutex_unlock(&g_lock);
   if (name != buf) free(name);
   return id;
 }
 
-uint32_t hpc_agent_of(const cl_icd_dispatch *n, cl_device_id d) {
+uint32_t hpc_agent_of(const hpc_provider *pv, const void *rt, uintptr_t d) {
   pthread_mutex_lock(&g_lock);
-  uint32_t id = agent_locked(n, d);
+  uint32_t id = agent_locked(pv, rt, d);
   pthread_mutex_unlock(&g_lock);
   return id;
 }
@@ -604,53 +557,51 @@ void hpc_kernel_name(uint32_t id, char *buf, size_t n) {
   pthread_mutex_unlock(&g_lock);
 }
 
-void hpc_kernel_created(const cl_icd_dispatch *n, cl_kernel k) {
-  if (k) kernel_register(n, k);
+void hpc_kernel_created(const hpc_provider *pv, const void *rt, uintptr_t k) {
+  if (k) kernel_register(pv, rt, k);
 }
 
-uint32_t hpc_kernel_slow(const cl_icd_dispatch *n, cl_kernel k) {
-  uint32_t id = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k);
+uint32_t hpc_kernel_slow(const hpc_provider *pv, const void *rt, uintptr_t k) {
+  uint32_t id = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, k);
   if (id) return id;
   pthread_mutex_lock(&g_lock);
-  id = (uint32_t)ovf_get_locked(g_ovf_k, (uintptr_t)k);
+  id = (uint32_t)ovf_get_locked(g_ovf_k, k);
   pthread_mutex_unlock(&g_lock);
-  return id ? id : kernel_register(n, k);
+  return id ? id : kernel_register(pv, rt, k);
 }
 
 /* Register queue q of device d: its row, and its ids in the table or the overflow. With `known` set, a
  * queue registered meanwhile (another thread's slow path) keeps its ids. Returns queue_id<<32 | agent. */
-static uint64_t queue_register(const cl_icd_dispatch *n, cl_command_queue q, cl_device_id d, int known) {
+static uint64_t queue_register(const hpc_provider *pv, const void *rt, uintptr_t q, uintptr_t d, int known) {
   pthread_mutex_lock(&g_lock);
   uint64_t v = 0;
-  if (known && !(v = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q)))
-    v = ovf_get_locked(g_ovf_q, (uintptr_t)q);
+  if (known && !(v = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, q))) v = ovf_get_locked(g_ovf_q, q);
   if (!v) {
-    uint32_t agent = agent_locked(n, d);
+    uint32_t agent = agent_locked(pv, rt, d);
     uint32_t qid = queue_locked(agent);
     if (qid) {
       v = (uint64_t)qid << 32 | agent;
-      tab_store_locked(hpc_qtab, HPC_QTAB_BITS, g_ovf_q, (uintptr_t)q, v);
+      tab_store_locked(hpc_qtab, HPC_QTAB_BITS, g_ovf_q, q, v);
     }
   }
   pthread_mutex_unlock(&g_lock);
   return v;
 }
 
-void hpc_queue_created(const cl_icd_dispatch *n, cl_command_queue q, cl_device_id d) {
-  if (q) queue_register(n, q, d, 0);
+void hpc_queue_created(const hpc_provider *pv, const void *rt, uintptr_t q, uintptr_t d) {
+  if (q) queue_register(pv, rt, q, d, 0);
 }
 
-uint64_t hpc_queue_slow(const cl_icd_dispatch *n, cl_command_queue q) {
-  uint64_t v = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
+uint64_t hpc_queue_slow(const hpc_provider *pv, const void *rt, uintptr_t q) {
+  uint64_t v = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, q);
   if (v) return v;
   pthread_mutex_lock(&g_lock);
-  v = ovf_get_locked(g_ovf_q, (uintptr_t)q);
+  v = ovf_get_locked(g_ovf_q, q);
   pthread_mutex_unlock(&g_lock);
   if (v) return v;
   /* a queue created before the collector saw it (its dispatches may lack device times) */
-  cl_device_id d = NULL;
-  if (n->clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof d, &d, NULL) != CL_SUCCESS) return 0;
-  return queue_register(n, q, d, 1);
+  uintptr_t d = pv->queue_device(pv->h, rt, q);
+  return d ? queue_register(pv, rt, q, d, 1) : 0;
 }
 
 enum { HARVEST_DONE, HARVEST_FULL, HARVEST_ALL };
@@ -674,7 +625,7 @@ static void write_thread(hp_store *s, const hpc_thread *t, int64_t end) {
   hpc_write_thread_row(s, t->thread_id, t->tid, t->start_ns, end);
 }
 
-hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
+hpc_thread *hpc_thread_attach(const hpc_provider *pv, const void *rt) {
   int saved = errno;
   hpc_busy = 1;
   pthread_mutex_lock(&g_lock);
@@ -711,7 +662,8 @@ hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n) {
       hpc_thread_row = t->thread_id;
       t->tid = (int64_t)syscall(SYS_gettid);
       t->start_ns = now_ns();
-      t->next = n;
+      t->prov = pv;
+      t->rt = rt;
       t->err = &errno;
     }
   }
@@ -763,8 +715,8 @@ static void batch_end(batch *b) {
  * "dispatch begun" row of one still running, sample.c), field by field in place: a compound literal would
  * zero the whole row, padding included, and copy it (a `rep stos` and 168 bytes per dispatch). Fields added
  * after region_id are zeroed (the memset's size is a constant: 0 while region_id is the last). */
-static inline void dispatch_fill(hp_dispatch *r, const hpc_thread *t, const hpc_pending *p, cl_ulong start,
-                                 cl_ulong end, uint32_t passes) {
+static inline void dispatch_fill(hp_dispatch *r, const hpc_thread *t, const hpc_pending *p, int64_t start,
+                                 int64_t end, uint32_t passes) {
   r->size = sizeof(hp_dispatch);
   r->id = r->dispatch_id = p->dispatch_id;
   r->process_id = 1;
@@ -777,8 +729,8 @@ static inline void dispatch_fill(hp_dispatch *r, const hpc_thread *t, const hpc_
     r->workgroup[d] = p->wg[d];
   }
   r->private_size = r->group_size = 0;
-  r->start_ns = (int64_t)start;
-  r->end_ns = (int64_t)end;
+  r->start_ns = start;
+  r->end_ns = end;
   r->enqueue_ns = hpc_stamp_ns(p->enqueue_ns);
   r->passes = passes;
   r->bytes_accessible = r->bytes_restored = 0;
@@ -788,33 +740,27 @@ static inline void dispatch_fill(hp_dispatch *r, const hpc_thread *t, const hpc_
   memset((char *)r + TAIL, 0, sizeof(hp_dispatch) - TAIL);
 }
 
-/* Add one dispatch to the batch (device times start/end, 0/0 when it has none) and drop our event
- * reference. */
-static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, cl_ulong start, cl_ulong end) {
-  const cl_icd_dispatch *n = t->next;
+/* Add one dispatch to the batch (device times start/end, 0/0 when it has none); its provider released its
+ * completion handle. */
+static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, int64_t start, int64_t end) {
   b->untimed += !end;
-  n->clReleaseEvent(p->ev);
   if (!b->s) {
     b->dropped++;
     return;
   }
   dispatch_fill(&b->row[b->n++], t, p, start, end, 1);
-  hpc_sample_window(p->dispatch_id, p->kernel_id, (int64_t)start, (int64_t)end);
+  hpc_sample_window(p->dispatch_id, p->kernel_id, start, end);
   hpc_code_note(p->kernel_id);
   if (b->n == HPC_BATCH) batch_write(b);
 }
 
-/* The device start and end of a completed command: 1 with both set, else 0 (profiling times exist only once
- * the command is complete: CL_PROFILING_INFO_NOT_AVAILABLE before). */
-static int event_times(const cl_icd_dispatch *n, cl_event ev, cl_ulong *start, cl_ulong *end) {
-  *start = *end = 0;
-  if (n->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof *end, end, NULL) != CL_SUCCESS || !*end)
-    return 0;
-  if (n->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof *start, start, NULL) != CL_SUCCESS) {
-    *start = *end = 0;
-    return 0;
-  }
-  return 1;
+/* A dispatch still running while PC sampling is on: its samples go out now, from its start (the enqueue when
+ * the runtime gives no start until the end, as PoCL does). */
+static void running(const hpc_thread *t, const hpc_pending *p, int64_t start) {
+  if (!start) start = hpc_stamp_ns(p->enqueue_ns); /* a stamp until emitted (stamp.c) */
+  hp_dispatch begun;                               /* written if samples reach it (sample.c) */
+  dispatch_fill(&begun, t, p, 0, 0, 0);
+  hpc_sample_running(&begun, start);
 }
 
 /* Harvest ring t: write what completed; HARVEST_FULL also frees an eighth of the ring by writing the oldest
@@ -833,49 +779,31 @@ static int harvest(hpc_thread *t, int mode) {
   b.s = writer_enter();
   b.n = b.untimed = b.written = b.dropped = 0;
   hpc_stamp_tick(); /* a calibration point now and then (stamp.c) */
-  const cl_icd_dispatch *n = t->next;
+  const hpc_provider *pv = t->prov;
+  int sampling = hpc_sample_on();
   uint64_t done = 0, kept = 0;
-  for (uint64_t i = tail; i != head; i++) {
-    hpc_pending *p = &t->ring[i & t->mask];
-    /* Profiling times exist only once the command is complete (CL_PROFILING_INFO_NOT_AVAILABLE before):
-     * a dispatch that has its end time is done, and costs the runtime no status query. */
-    cl_ulong start = 0, end = 0;
-    if (event_times(n, p->ev, &start, &end)) {
-      emit(&b, t, p, start, end);
-      p->keep = 0;
-      done++;
-      continue;
-    }
-    cl_int st = CL_QUEUED; /* no device times: complete (a queue without profiling), failed or pending */
-    if (n->clGetEventInfo(p->ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS)
-      st = -1;
-    if (st == CL_COMPLETE || st < 0) {
-      /* it may have completed between the two queries (the harvester polls running work): ask again */
-      if (st < 0 || !event_times(n, p->ev, &start, &end)) start = end = 0;
-      emit(&b, t, p, start, end);
-      p->keep = 0;
-      done++;
-    } else {
+  hpc_poll st[HPC_POLL_BATCH];
+  for (uint64_t i = tail; i != head;) { /* the provider answers a batch at a time: one call per batch */
+    size_t n = head - i < HPC_POLL_BATCH ? (size_t)(head - i) : HPC_POLL_BATCH;
+    pv->poll(pv->h, t->rt, t->ring, t->mask, i, n, sampling, st);
+    for (size_t j = 0; j < n; j++, i++) {
+      hpc_pending *p = &t->ring[i & t->mask];
+      if (st[j].state == HPC_POLL_DONE) {
+        emit(&b, t, p, st[j].start_ns, st[j].end_ns);
+        p->keep = 0;
+        done++;
+        continue;
+      }
       p->keep = 1;
       kept++;
-      /* running: its samples go out now, from its start (the enqueue when the runtime gives no start until
-       * the end, as PoCL does) */
-      cl_ulong run_start = 0;
-      if (st == CL_RUNNING && hpc_sample_on()) {
-        if (n->clGetEventProfilingInfo(p->ev, CL_PROFILING_COMMAND_START, sizeof run_start, &run_start,
-                                       NULL) != CL_SUCCESS ||
-            !run_start)
-          run_start = (cl_ulong)hpc_stamp_ns(p->enqueue_ns); /* a stamp until emitted (stamp.c) */
-        hp_dispatch begun;                                   /* written if samples reach it (sample.c) */
-        dispatch_fill(&begun, t, p, 0, 0, 0);
-        hpc_sample_running(&begun, (int64_t)run_start);
-      }
+      if (st[j].state == HPC_POLL_RUNNING && sampling) running(t, p, st[j].start_ns);
     }
   }
   uint64_t want = mode == HARVEST_ALL ? head - tail : mode == HARVEST_FULL ? (t->mask + 1) / 8 : 0;
   for (uint64_t i = tail; i != head && done < want && kept; i++) {
     hpc_pending *p = &t->ring[i & t->mask];
     if (!p->keep) continue;
+    pv->release(pv->h, t->rt, p->ev);
     emit(&b, t, p, 0, 0); /* not complete: written without device times, never waited for */
     p->keep = 0;
     done++;
@@ -1147,18 +1075,6 @@ void hpc_harvester_late(void) {
   errno = saved;
 }
 
-/* PoCL's basic device ("basic-<cpu>") executes a command that is ready when it is enqueued inside
- * clEnqueue*, on the calling thread, under its device lock (no worker thread of its own). */
-int hpc_runs_on_caller(const cl_icd_dispatch *n, cl_device_id dev) {
-  char name[64] = "", plat[64] = "";
-  cl_platform_id pl = NULL;
-  return n->clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof pl, &pl, NULL) == CL_SUCCESS && pl &&
-         n->clGetPlatformInfo(pl, CL_PLATFORM_NAME, sizeof plat, plat, NULL) == CL_SUCCESS &&
-         strcmp(plat, "Portable Computing Language") == 0 &&
-         n->clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL) == CL_SUCCESS &&
-         strncmp(name, "basic-", 6) == 0;
-}
-
 /* Wait (bounded: one pass, at most ~1 s) until the harvester is outside a pass; it starts none while
  * g_exiting or g_harv_hold is set. */
 static void harvester_quiesce(void) {
@@ -1208,7 +1124,8 @@ static void fork_child(void) {
   hpc_tls = NULL;
   hpc_busy = 0;
   pthread_setspecific(g_key, NULL);
-  if (g_env.profile) hpc_replay_fork_child();
+  for (size_t i = 0; i < NPROVS; i++)
+    g_provs[i]->fork_child(g_provs[i]->h);
   hpc_sample_fork_child();
 }
 
@@ -1274,7 +1191,8 @@ static void at_exit(void) {
      * writes its own (no space), we add the dispatches the collector itself had to drop. */
     uint64_t dropped = atomic_exchange(&g_dropped, 0), lost = 0;
     hp_log_lost(s, &lost);
-    hpc_api_exit(s);               /* memory copies still waiting for their device times */
+    for (size_t i = 0; i < NPROVS; i++) /* what a provider still holds (OpenCL: copies without times yet) */
+      g_provs[i]->flush(g_provs[i]->h, s);
     hpc_regions_exit(s, now_ns()); /* regions still open: ended here, marked as such */
     hpc_select_exit(s, g_env.debug);
     hpc_code_capture(s);
@@ -1282,10 +1200,11 @@ static void at_exit(void) {
     write_process(s, now_ns());
     if (dropped) hp_log_write_lost(s, 1, dropped);
     hp_log_flush(s);
-    if (g_env.profile) hpc_replay_exit(g_env.debug);
+    uint64_t own = 0; /* rows the providers wrote themselves (kernel replay) */
+    for (size_t i = 0; i < NPROVS; i++)
+      own += g_provs[i]->exit(g_provs[i]->h, g_env.debug);
     DEBUG("pid %ld: %llu dispatches written (%llu without device times), %llu lost, %llu dropped",
-          (long)getpid(),
-          (unsigned long long)(g_env.profile ? hpc_replay_written() : atomic_load(&g_written)),
+          (long)getpid(), (unsigned long long)(g_env.profile ? own : atomic_load(&g_written)),
           (unsigned long long)atomic_load(&g_untimed), (unsigned long long)lost, (unsigned long long)dropped);
   }
   writer_leave(s);

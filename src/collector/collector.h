@@ -1,15 +1,12 @@
-/* Collector internals shared by its files: the `next` dispatch table, the intercepted entry points, and the
- * hooks the layer and the preload shim call. Nothing here may block, allocate or change what the app sees. */
+/* The collector's shared core, as its files and its runtime providers (provider.h) see it: the collector's
+ * state, the lock-free lookup tables, the per-thread rings of pending dispatches, the registries and the log.
+ * Nothing here knows a runtime (OpenCL's part is prov_opencl.h). Nothing on the dispatch path may block,
+ * allocate or change what the app sees. */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_COLLECTOR_H
 #define HUBPROF_COLLECTOR_H
 
-#define CL_TARGET_OPENCL_VERSION 300
-#define CL_USE_DEPRECATED_OPENCL_1_0_APIS
-#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
-#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
-#define CL_USE_DEPRECATED_OPENCL_2_0_APIS
-#include <CL/cl_icd.h>
+#include "provider.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -21,20 +18,13 @@
 
 /* ---- state of the whole collector ------------------------------------------------------------------ */
 /* hpc_enabled: 0 = not decided yet (first call decides), 1 = tracing, 2 = profiling (HUBPROF_MODE=profile:
- * dispatches go to kernel replay, replay.c), 3 = the exit handler ran (dispatches are forwarded and each
- * written as a LOST record), -1 = disabled (forward only). The trace fast path tests == 1. */
+ * dispatches go to the provider's replay, prov_opencl_replay.c), 3 = the exit handler ran (dispatches are
+ * forwarded and each written as a LOST record), -1 = disabled (forward only). The trace fast path tests == 1.
+ */
 extern _Atomic int hpc_enabled HPC_HIDDEN;
 /* Replay guard for the counter modes: while non-zero, a replay context owns the dispatches and the lite-trace
  * fast path steps aside (forwards without taking anything). Set with hubprof_collector_replay_enter/leave. */
 extern _Atomic int hpc_replay_active HPC_HIDDEN;
-/* 1 once an ICD loader initialised us as a layer: the preload wrappers then forward without recording. */
-extern _Atomic int hpc_layer_active HPC_HIDDEN;
-
-/* The table the intercept code calls through: the layer's target table when the layer is active,
- * otherwise one filled with dlsym(RTLD_NEXT) (preload.c). Never NULL after hpc_next() returned non-NULL. */
-extern const cl_icd_dispatch *_Atomic hpc_layer_next HPC_HIDDEN;
-HPC_HIDDEN const cl_icd_dispatch *hpc_preload_next(void);
-
 #define HPC_TRACING 1
 #define HPC_PROFILING 2
 #define HPC_EXITING 3
@@ -45,101 +35,7 @@ HPC_HIDDEN int hpc_init_slow(void);
 HPC_HIDDEN void hubprof_collector_replay_enter(void);
 HPC_HIDDEN void hubprof_collector_replay_leave(void);
 
-/* ---- intercepted entry points: same code for the layer and the preload shim -------------------------- */
-/* `n` is the table to forward to. Each preserves errno and returns what the real call returned. */
-HPC_HIDDEN cl_command_queue hpc_CreateCommandQueue(const cl_icd_dispatch *n, cl_context c, cl_device_id d,
-                                                   cl_command_queue_properties p, cl_int *err);
-HPC_HIDDEN cl_command_queue hpc_CreateCommandQueueWithProperties(const cl_icd_dispatch *n, cl_context c,
-                                                                 cl_device_id d, const cl_queue_properties *p,
-                                                                 cl_int *err);
-HPC_HIDDEN cl_int hpc_ReleaseCommandQueue(const cl_icd_dispatch *n, cl_command_queue q);
-HPC_HIDDEN cl_kernel hpc_CreateKernel(const cl_icd_dispatch *n, cl_program p, const char *name, cl_int *err);
-HPC_HIDDEN cl_int hpc_CreateKernelsInProgram(const cl_icd_dispatch *n, cl_program p, cl_uint num,
-                                             cl_kernel *k, cl_uint *num_ret);
-HPC_HIDDEN cl_kernel hpc_CloneKernel(const cl_icd_dispatch *n, cl_kernel k, cl_int *err);
-HPC_HIDDEN cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k,
-                                           cl_uint dim, const size_t *offset, const size_t *global,
-                                           const size_t *local, cl_uint nwait, const cl_event *wait,
-                                           cl_event *ev);
-HPC_HIDDEN cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint nwait,
-                                  const cl_event *wait, cl_event *ev);
-HPC_HIDDEN cl_int hpc_Finish(const cl_icd_dispatch *n, cl_command_queue q);
-HPC_HIDDEN cl_int hpc_WaitForEvents(const cl_icd_dispatch *n, cl_uint num, const cl_event *list);
-/* Profile mode only (replay.c): what kernel replay must know about buffers and kernel arguments. In other
- * modes each forwards untouched. */
-HPC_HIDDEN cl_mem hpc_CreateBuffer(const cl_icd_dispatch *n, cl_context c, cl_mem_flags f, size_t size,
-                                   void *host, cl_int *err);
-HPC_HIDDEN cl_mem hpc_CreateBufferWithProperties(const cl_icd_dispatch *n, cl_context c,
-                                                 const cl_mem_properties *props, cl_mem_flags f, size_t size,
-                                                 void *host, cl_int *err);
-HPC_HIDDEN cl_mem hpc_CreateSubBuffer(const cl_icd_dispatch *n, cl_mem parent, cl_mem_flags f,
-                                      cl_buffer_create_type t, const void *info, cl_int *err);
-HPC_HIDDEN cl_int hpc_ReleaseMemObject(const cl_icd_dispatch *n, cl_mem m);
-HPC_HIDDEN cl_int hpc_EnqueueWriteBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem b, cl_bool blk,
-                                         size_t off, size_t size, const void *p, cl_uint nw,
-                                         const cl_event *w, cl_event *ev);
-HPC_HIDDEN cl_int hpc_EnqueueCopyBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem src, cl_mem dst,
-                                        size_t so, size_t dof, size_t size, cl_uint nw, const cl_event *w,
-                                        cl_event *ev);
-HPC_HIDDEN cl_int hpc_EnqueueFillBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem b,
-                                        const void *pat, size_t psize, size_t off, size_t size, cl_uint nw,
-                                        const cl_event *w, cl_event *ev);
-HPC_HIDDEN void *hpc_EnqueueMapBuffer(const cl_icd_dispatch *n, cl_command_queue q, cl_mem b, cl_bool blk,
-                                      cl_map_flags f, size_t off, size_t size, cl_uint nw, const cl_event *w,
-                                      cl_event *ev, cl_int *e);
-HPC_HIDDEN cl_int hpc_SetKernelArg(const cl_icd_dispatch *n, cl_kernel k, cl_uint i, size_t size,
-                                   const void *v);
-HPC_HIDDEN cl_int hpc_SetKernelArgSVMPointer(const cl_icd_dispatch *n, cl_kernel k, cl_uint i, const void *p);
-HPC_HIDDEN cl_int hpc_SetKernelExecInfo(const cl_icd_dispatch *n, cl_kernel k, cl_kernel_exec_info what,
-                                        size_t size, const void *v);
-HPC_HIDDEN void *hpc_SVMAlloc(const cl_icd_dispatch *n, cl_context c, cl_svm_mem_flags f, size_t size,
-                              cl_uint align);
-HPC_HIDDEN void hpc_SVMFree(const cl_icd_dispatch *n, cl_context c, void *p);
-HPC_HIDDEN cl_int hpc_ReleaseKernel(const cl_icd_dispatch *n, cl_kernel k);
-HPC_HIDDEN cl_int hpc_ReleaseContext(const cl_icd_dispatch *n, cl_context c);
-/* Programs (codeobj.c): code_object rows per program and device, in every mode. */
-HPC_HIDDEN cl_program hpc_CreateProgramWithSource(const cl_icd_dispatch *n, cl_context c, cl_uint count,
-                                                  const char **strings, const size_t *lengths, cl_int *err);
-HPC_HIDDEN cl_program hpc_CreateProgramWithBinary(const cl_icd_dispatch *n, cl_context c, cl_uint nd,
-                                                  const cl_device_id *d, const size_t *lengths,
-                                                  const unsigned char **bins, cl_int *status, cl_int *err);
-HPC_HIDDEN cl_int hpc_BuildProgram(const cl_icd_dispatch *n, cl_program p, cl_uint nd, const cl_device_id *d,
-                                   const char *options, void(CL_CALLBACK *notify)(cl_program, void *),
-                                   void *data);
-HPC_HIDDEN cl_int hpc_CompileProgram(const cl_icd_dispatch *n, cl_program p, cl_uint nd,
-                                     const cl_device_id *d, const char *options, cl_uint nh,
-                                     const cl_program *hdrs, const char **names,
-                                     void(CL_CALLBACK *notify)(cl_program, void *), void *data);
-HPC_HIDDEN cl_program hpc_LinkProgram(const cl_icd_dispatch *n, cl_context c, cl_uint nd,
-                                      const cl_device_id *d, const char *options, cl_uint np,
-                                      const cl_program *progs, void(CL_CALLBACK *notify)(cl_program, void *),
-                                      void *data, cl_int *err);
-/* The code object of a built program's first device, 0 when unknown (codeobj.c). */
-HPC_HIDDEN uint64_t hpc_program_code_object(cl_program p);
-/* The agent row of device d, registered at need (collector.c). */
-HPC_HIDDEN uint32_t hpc_agent_of(const cl_icd_dispatch *n, cl_device_id d);
-
-/* ---- kernel replay (replay.c), HUBPROF_MODE=profile -----------------------------------------------------
- */
-struct hpc_env;
-struct hp_store;
-/* Parse the plan, open the provider and one counter session per pass (at init: before the runtime starts
- * its worker threads). Returns 0, or -1 with a static reason in *why (profiling is then disabled). */
-HPC_HIDDEN int hpc_replay_init(const struct hpc_env *e, const char **why);
-/* The log was opened: write the profile's metadata and counter_info rows. */
-HPC_HIDDEN void hpc_replay_log_opened(struct hp_store *s);
-/* Run one dispatch once per pass (snapshot, restore, counters) and record it; returns what the app's own
- * enqueue would have returned. `task`: it was clEnqueueTask. */
-HPC_HIDDEN cl_int hpc_replay_dispatch(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k, cl_uint dim,
-                                      const size_t *offset, const size_t *global, const size_t *local,
-                                      cl_uint nwait, const cl_event *wait, cl_event *ev, int task);
-/* A kernel object was created (clone: `src` is the kernel it copies, its arguments come along). */
-HPC_HIDDEN void hpc_replay_kernel_new(const cl_icd_dispatch *n, cl_kernel k, cl_kernel src);
-HPC_HIDDEN void hpc_replay_fork_child(void);  /* a forked child: its counters are re-opened at need */
-HPC_HIDDEN uint64_t hpc_replay_written(void); /* dispatch rows profile mode wrote in this process */
-HPC_HIDDEN void hpc_replay_exit(int debug);   /* at exit: the summary line (HUBPROF_DEBUG) */
-
-/* Helpers collector.c offers replay.c: the log for writing (NULL when there is none; bracket every use),
+/* Helpers the core offers providers: the log for writing (NULL when there is none; bracket every use),
  * one line on stderr. */
 HPC_HIDDEN struct hp_store *hpc_store_enter(void);
 HPC_HIDDEN void hpc_store_leave(struct hp_store *s);
@@ -149,7 +45,7 @@ HPC_HIDDEN void hpc_say(const char *fmt, ...) __attribute__((format(printf, 1, 2
 /* Open addressing, linear probing, keys never removed (a re-created object at the same address overwrites
  * its value). A reader that finds no key or a 0 value takes the slow path, which fills the slot. */
 typedef struct hpc_slot {
-  _Atomic uintptr_t key; /* the cl_kernel / cl_command_queue, 0 = empty */
+  _Atomic uintptr_t key; /* the runtime's kernel / queue object (cl_kernel, cl_command_queue), 0 = empty */
   _Atomic uint64_t val;  /* its ids, 0 = not filled yet */
 } hpc_slot;
 
@@ -178,7 +74,7 @@ HPC_HIDDEN int hpc_tab_put(hpc_slot *tab, unsigned bits, uintptr_t key, uint64_t
 
 /* ---- per-thread state: the ring of dispatches enqueued but not harvested yet ----------------------- */
 typedef struct hpc_pending {
-  cl_event ev;          /* our reference to the dispatch's event */
+  void *ev;             /* the provider's completion handle (OpenCL: our reference to the event) */
   uint64_t dispatch_id; /* the collector's id, also the row id */
   uint32_t kernel_id;   /* kernel_symbol row id */
   uint32_t queue_id;    /* queue row id */
@@ -204,20 +100,27 @@ typedef struct hpc_thread {
   uint64_t thread_id;           /* thread row id */
   int64_t tid;                  /* kernel thread id */
   int64_t start_ns;             /* when the thread attached */
-  const cl_icd_dispatch *next;  /* table its events were made with */
+  const hpc_provider *prov;     /* the provider whose dispatches the ring holds (poll, release) */
+  const void *rt;               /* its runtime context (OpenCL: the table its events were made with) */
   int *err;                     /* the owning thread's errno (&errno: no libc call on the enqueue path) */
   struct hpc_thread *all;       /* list of every ring of this process */
 } hpc_thread;
 
 /* The calling thread's state (NULL until its first dispatch) and the recursion guard (1 while the thread
- * is inside the collector: nested OpenCL calls made by the runtime then go straight through). */
+ * is inside the collector: nested runtime calls made by the runtime then go straight through). */
 extern __thread hpc_thread *hpc_tls HPC_HIDDEN __attribute__((tls_model("initial-exec")));
 extern __thread int hpc_busy HPC_HIDDEN __attribute__((tls_model("initial-exec")));
 
 /* Slow paths of the dispatch fast path. */
-HPC_HIDDEN hpc_thread *hpc_thread_attach(const cl_icd_dispatch *n);         /* first dispatch of a thread */
-HPC_HIDDEN uint32_t hpc_kernel_slow(const cl_icd_dispatch *n, cl_kernel k); /* register, return its id */
-HPC_HIDDEN uint64_t hpc_queue_slow(const cl_icd_dispatch *n, cl_command_queue q); /* queue_id<<32 | agent */
+/* `pv` and `rt`: the provider the objects come from and its runtime context (the questions of provider.h
+ * are asked through them); keys are the runtime's object pointers. */
+HPC_HIDDEN hpc_thread *hpc_thread_attach(const hpc_provider *pv,
+                                         const void *rt); /* a thread's first dispatch */
+HPC_HIDDEN uint32_t hpc_kernel_slow(const hpc_provider *pv, const void *rt,
+                                    uintptr_t k); /* register, its id */
+HPC_HIDDEN uint64_t hpc_queue_slow(const hpc_provider *pv, const void *rt, uintptr_t q); /* qid<<32 | agent */
+/* The agent row of device d, registered at need. */
+HPC_HIDDEN uint32_t hpc_agent_of(const hpc_provider *pv, const void *rt, uintptr_t d);
 /* The ring is full: harvest what completed; when too little did, write the oldest without device times.
  * Returns 0 when there is room now, -1 when the ring is held by an exiting process (drop the dispatch). */
 HPC_HIDDEN int hpc_ring_full(hpc_thread *t);
@@ -232,8 +135,6 @@ HPC_HIDDEN void hpc_harvest_sync(void);
  * (~130-250 ns per dispatch on PoCL's basic device; docs/collector.md "What the harvester costs"). */
 extern _Atomic int hpc_harv_watch HPC_HIDDEN;
 HPC_HIDDEN void hpc_harvester_late(void);
-/* 1: device d runs a ready command inside clEnqueue*, on the enqueuing thread (PoCL's basic device). */
-HPC_HIDDEN int hpc_runs_on_caller(const cl_icd_dispatch *n, cl_device_id d);
 #if defined(__has_include) && __has_include(<sys/single_threaded.h>)
 #include <sys/single_threaded.h>
 #define HPC_SINGLE_THREADED() (__libc_single_threaded != 0)
@@ -265,8 +166,8 @@ HPC_HIDDEN void hpc_unrecorded(void);
  * entry): write its ring now (what is pending without device times). */
 HPC_HIDDEN void hpc_exit_race(hpc_thread *t);
 /* Register objects created through an intercepted call (slow path, may lock). */
-HPC_HIDDEN void hpc_kernel_created(const cl_icd_dispatch *n, cl_kernel k);
-HPC_HIDDEN void hpc_queue_created(const cl_icd_dispatch *n, cl_command_queue q, cl_device_id d);
+HPC_HIDDEN void hpc_kernel_created(const hpc_provider *pv, const void *rt, uintptr_t k);
+HPC_HIDDEN void hpc_queue_created(const hpc_provider *pv, const void *rt, uintptr_t q, uintptr_t d);
 /* A dispatch could not be recorded (counted and reported as lost). */
 HPC_HIDDEN void hpc_count_lost(uint64_t n);
 /* Process-wide dispatch id counter; threads take ids in blocks so that they do not contend per dispatch

@@ -3,12 +3,15 @@
 # Included from the main Makefile (uses B, CSTD, CFLAGS, CPPFLAGS and $(B)/libhubprof_log.a from there).
 # SPDX-License-Identifier: MIT
 
-# The counter providers and the planner (src/counters/*.c) come along for kernel replay; they never link SQLite.
-COLL_SRC := $(wildcard src/collector/*.c) $(wildcard src/counters/*.c)
+COLL_SRC := $(wildcard src/collector/*.c)
+# The counter providers and the planner come along for kernel replay through their own archive
+# (libhubprof_counters.a: never SQLite), linked before the hub's log subset; --exclude-libs,ALL keeps every
+# archive member's symbols inside the collector, so it stays self-contained and exports what it did.
+COLL_ARCHIVES := $(B)/libhubprof_counters.a $(B)/libhubprof_log.a
 COLL_HDR := $(wildcard src/collector/*.h) include/hubprof/hub.h src/hub/hub_internal.h src/hub/fmt_log.h \
             $(wildcard src/counters/*.h)
 # BENCH_SPIN=N: the deliberately slowed collector of `make bench-check SPIN=N` (N pause instructions per
-# dispatch, src/collector/intercept.c), built by bench/bench_check.sh into its own build folder; never set
+# dispatch, src/collector/prov_opencl.c), built by bench/bench_check.sh into its own build folder; never set
 # otherwise.
 COLL_FLAGS := -fvisibility=hidden -Isrc/collector $(INC_HUB) $(INC_COUNTERS) \
               $(if $(BENCH_SPIN),-DHUBPROF_BENCH_SPIN=$(BENCH_SPIN))
@@ -25,14 +28,13 @@ ifeq ($(NVTX_INC),)
 OCL_EXAMPLES := $(filter-out $(B)/examples/ocl/nvtx_ranges,$(OCL_EXAMPLES))
 endif
 
-$(B)/libhubprof_collector.so: $(COLL_SRC) $(COLL_HDR) $(B)/libhubprof_log.a
-	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) $(COLL_LDFLAGS) -o $@ $(COLL_SRC) $(B)/libhubprof_log.a \
-	  $(COLL_LIBS)
+$(B)/libhubprof_collector.so: $(COLL_SRC) $(COLL_HDR) $(COLL_ARCHIVES)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) $(COLL_LDFLAGS) -o $@ $(COLL_SRC) $(COLL_ARCHIVES) $(COLL_LIBS)
 
 # The same library with every wrapper forwarding only: the floor of the overhead benchmark.
-$(B)/libhubprof_collector_noop.so: $(COLL_SRC) $(COLL_HDR) $(B)/libhubprof_log.a
+$(B)/libhubprof_collector_noop.so: $(COLL_SRC) $(COLL_HDR) $(COLL_ARCHIVES)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) -DHUBPROF_COLLECTOR_NOOP $(COLL_LDFLAGS) -o $@ $(COLL_SRC) \
-	  $(B)/libhubprof_log.a $(COLL_LIBS)
+	  $(COLL_ARCHIVES) $(COLL_LIBS)
 
 $(filter-out $(B)/examples/ocl/dlopen_ocl $(B)/examples/ocl/nvtx_ranges $(B)/examples/ocl/regions_cxx,\
   $(OCL_EXAMPLES)): $(B)/examples/ocl/%: examples/ocl/%.c \

@@ -33,7 +33,7 @@ typedef struct hpc_env {
      one per line, NULL when unset (select.c parses them) */
   const char *select_kernel, *select_exclude, *select_range, *select_region;
   hu_launch launch; /* rank, job size, local rank, job id and host name (HUBPROF_HOSTNAME) of this process */
-  int api;          /* HUBPROF_API: 1 = also record the OpenCL calls and transfer commands (api_trace.c) */
+  int api; /* HUBPROF_API: 1 = also record the OpenCL calls and transfer commands (prov_opencl_api.c) */
 } hpc_env;
 
 /* When the background harvester runs (docs/collector.md, "Harvest: when a dispatch reaches the log"). */

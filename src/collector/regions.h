@@ -40,7 +40,7 @@ HPC_RHIDDEN int64_t hpc_region_now(void);
 HPC_RHIDDEN int hpc_region_open_named(const char *const *names, size_t n);
 struct hp_store;
 struct hc_provider;
-/* The host part of regions' counters (profile with counters; kernel replay.c sets it up at init): add each
+/* The host part of regions' counters (profile with counters; replay.c sets it up at init): add each
  * counter (provider index, counter_info row id; extra: a counter of no pass of this run, whose counter_info
  * row hpc_region_host_info writes) once, then start. Returns 1 added, 0 already there, -1 past HC_SELF_MAX
  * counters. */
@@ -49,8 +49,8 @@ HPC_RHIDDEN void hpc_region_host_start(struct hc_provider *p);
 HPC_RHIDDEN void hpc_region_host_info(struct hp_store *s);
 /* The counter_info row (row id `id`) of provider p's counter idx. */
 HPC_RHIDDEN void hpc_counter_info_row(struct hp_store *s, struct hc_provider *p, size_t idx, uint64_t id);
-/* Around hubprof's own work for a dispatch on the calling thread (replay.c): its counts are left out of
- * the thread's host parts. */
+/* Around hubprof's own work for a dispatch on the calling thread (prov_opencl_replay.c): its counts are left
+ * out of the thread's host parts. */
 HPC_RHIDDEN void hpc_region_host_pause(void);
 HPC_RHIDDEN void hpc_region_host_resume(void);
 /* Exit handler (nvtx.c): close the NVTX start/end ranges still open. */

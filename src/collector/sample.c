@@ -127,7 +127,7 @@ static int64_t now(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-extern _Atomic uint64_t hpc_code_object_ids; /* codeobj.c: code_object row ids of the process */
+extern _Atomic uint64_t hpc_code_object_ids; /* prov_opencl_codeobj.c: code_object row ids of the process */
 
 int hpc_sample_on(void) { return g_on; }
 

@@ -203,14 +203,13 @@ static int in_ranges(const hu_range *r, size_t n, uint64_t i) {
   return 0;
 }
 
-/* The name filters' answer for kernel k (its name asked from the runtime; slow path). */
-static uint32_t decide(const cl_icd_dispatch *n, cl_kernel k) {
-  char buf[256], *name = buf;
-  size_t len = 0;
-  if (n->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, 0, NULL, &len) != CL_SUCCESS) len = 0;
-  if (len >= sizeof buf && !(name = malloc(len + 1))) return g_ninc ? K_OUT : K_IN; /* nameless */
-  if (len && n->clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, len, name, NULL) != CL_SUCCESS) len = 0;
-  name[len] = 0;
+/* The name filters' answer for kernel k (its name asked from its provider; slow path). */
+static uint32_t decide(const hpc_provider *pv, const void *rt, uintptr_t k) {
+  char buf[256], *name = pv->kernel_name(pv->h, rt, k, buf, sizeof buf);
+  if (!name) { /* nameless: as the empty name */
+    buf[0] = 0;
+    name = buf;
+  }
   int in = !g_ninc;
   for (size_t i = 0; i < g_ninc && !in; i++)
     in = regexec(&g_inc[i], name, 0, NULL, 0) == 0;
@@ -246,21 +245,21 @@ static void open_log_once(void) {
   hpc_store_leave(hpc_store_enter_open());
 }
 
-int hpc_select_dispatch(const cl_icd_dispatch *n, cl_kernel k) {
+int hpc_select_kernel(const hpc_provider *pv, const void *rt, uintptr_t k) {
   int saved = errno, busy = hpc_busy;
   hpc_busy = 1; /* the runtime calls made on the slow paths below are the collector's own */
-  uint32_t kid = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k);
-  if (HPC_UNLIKELY(!kid)) kid = hpc_kernel_slow(n, k);
+  uint32_t kid = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, k);
+  if (HPC_UNLIKELY(!kid)) kid = hpc_kernel_slow(pv, rt, k);
   kstate *ks = kstate_of(kid);
   uint32_t d;
   if (HPC_LIKELY(ks)) {
     d = atomic_load_explicit(&ks->decided, memory_order_relaxed);
     if (HPC_UNLIKELY(d == K_UNKNOWN)) {
-      d = decide(n, k);
+      d = decide(pv, rt, k);
       atomic_store_explicit(&ks->decided, d, memory_order_relaxed);
     }
   } else { /* not cacheable: decided each time, counted together */
-    d = decide(n, k);
+    d = decide(pv, rt, k);
     ks = &g_uncached;
   }
   int sel = d == K_IN && (!g_nregions || hpc_region_open_named(g_regions, g_nregions));

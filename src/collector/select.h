@@ -18,15 +18,11 @@ extern _Atomic int hpc_select_on HPC_HIDDEN;
 /* Init: parse and compile the selection of e. A malformed one is reported in one line on stderr and
  * ignored (every dispatch is then collected). */
 HPC_HIDDEN void hpc_select_init(const struct hpc_env *e);
-/* The dispatch of kernel k the calling thread is making now: 1 = collect it, 0 = forward it untouched
- * (counted as not selected). No allocation and no regex after a kernel name's first dispatch. */
-HPC_HIDDEN int hpc_select_dispatch(const cl_icd_dispatch *n, cl_kernel k);
+/* The dispatch of kernel k (provider pv, runtime context rt) the calling thread is making now: 1 = collect
+ * it, 0 = forward it untouched (counted as not selected). No allocation and no regex after a kernel name's
+ * first dispatch. A provider's fast path tests hpc_select_on first (prov_opencl.h: hpc_selected). */
+HPC_HIDDEN int hpc_select_kernel(const hpc_provider *pv, const void *rt, uintptr_t k);
 /* Exit handler: the selection and the count of dispatches not selected as metadata of s. */
 HPC_HIDDEN void hpc_select_exit(struct hp_store *s, int debug);
-
-/* The dispatch fast path's test: one relaxed load when nothing is filtered. */
-static inline int hpc_selected(const cl_icd_dispatch *n, cl_kernel k) {
-  return HPC_LIKELY(!atomic_load_explicit(&hpc_select_on, memory_order_relaxed)) || hpc_select_dispatch(n, k);
-}
 
 #endif

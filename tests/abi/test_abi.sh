@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ABI test of libhubprof: its exports equal tests/abi/libhubprof.symbols (a new export is added there on
-# purpose), soname and file name follow VERSION, every public declaration is HP_API, headers compile alone.
+# purpose), soname and file name follow VERSION, every public declaration is HP_API, headers compile alone;
+# the collector's exports equal tests/abi/collector.symbols.
 # SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.."
@@ -68,6 +69,20 @@ done
 grep -hoE '_proto\("[a-z_0-9]+"' python/hubprof/*.py | sed 's/.*"\(.*\)"/\1/' | LC_ALL=C sort -u >"$T/python"
 missing=$(LC_ALL=C comm -23 "$T/python" "$T/exported")
 [ -s "$T/python" ] && [ -z "$missing" ] && ok || bad "python/hubprof calls functions libhubprof does not export: $missing"
+
+# 6. the collector exports exactly tests/abi/collector.symbols: its runtime providers' entry points and the
+# in-application API; the core, its hub subset and the counters archive it links stay hidden
+COLL=$B/libhubprof_collector.so
+if [ -f "$COLL" ]; then
+  nm -D --defined-only "$COLL" | awk '{print $3}' | LC_ALL=C sort >"$T/coll_exported"
+  grep -v '^#' tests/abi/collector.symbols | LC_ALL=C sort >"$T/coll_listed"
+  if cmp -s "$T/coll_exported" "$T/coll_listed"; then ok; else
+    bad "collector exports differ from tests/abi/collector.symbols ('>' exported only, '<' listed only):
+$(diff "$T/coll_listed" "$T/coll_exported" | grep '^[<>]')"
+  fi
+else
+  bad "$COLL: missing (run make all first)"
+fi
 
 echo "test_abi: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -2,7 +2,7 @@
  * (dlsym(RTLD_NEXT), looked up at the first call). When the ICD layer is active in the same process these
  * wrappers forward without recording, so nothing is counted twice. Never links or loads libOpenCL itself. */
 /* SPDX-License-Identifier: MIT */
-#include "collector.h"
+#include "prov_opencl.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

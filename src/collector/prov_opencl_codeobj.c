@@ -4,7 +4,7 @@
  * from the intercepted program calls (slow paths: never a dispatch); each forwards first and returns exactly
  * what the runtime returned, errno untouched. */
 /* SPDX-License-Identifier: MIT */
-#include "collector.h"
+#include "prov_opencl.h"
 
 #include "../common/hu_bytes.h"
 #include "hubprof/hub.h"
@@ -91,7 +91,7 @@ static void record(const cl_icd_dispatch *n, cl_program p, const char *options) 
     hp_code_object co = {.size = sizeof co,
                          .id = id,
                          .process_id = 1,
-                         .agent_id = hpc_agent_of(n, devs[i]),
+                         .agent_id = hpc_agent_of(&hpc_opencl, n, (uintptr_t)devs[i]),
                          .uri = uri,
                          .hash = hash,
                          .code_size = size,

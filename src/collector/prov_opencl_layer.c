@@ -2,8 +2,7 @@
  * loader a copy of the next table with the intercepted calls replaced. It must never change a call it does
  * not intercept, and never fail the loader: a problem of ours leaves the table as the loader gave it. */
 /* SPDX-License-Identifier: MIT */
-#include "api_trace.h"
-#include "collector.h"
+#include "prov_opencl.h"
 
 #include <CL/cl_layer.h>
 #include <stddef.h>

@@ -1,14 +1,22 @@
-/* The intercepted OpenCL calls, one body shared by the ICD layer and the LD_PRELOAD shim (`n` is the table
- * to forward to). The dispatch fast path takes no lock, allocates nothing and makes no system call in
- * steady state; every wrapper returns exactly what the runtime returned, with errno untouched. */
+/* The OpenCL runtime provider (provider.h): the intercepted OpenCL calls, one body shared by the ICD layer
+ * and the LD_PRELOAD shim (`n` is the table to forward to), and the provider's answers to the core (devices,
+ * kernel names, event times at harvest). The dispatch fast path calls the core directly (ring, lookup
+ * tables): it takes no lock, allocates nothing and makes no system call in steady state; every wrapper
+ * returns exactly what the runtime returned, with errno untouched.
+ * Sections: fast path · dispatches · sync points · queues · kernels · the provider's answers. */
 /* SPDX-License-Identifier: MIT */
-#include "collector.h"
-#include "select.h"
+#include "prov_opencl.h"
+#include "env.h"
+#include "hubprof/hub.h"
 #include "stamp.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+_Atomic int hpc_layer_active;
+const cl_icd_dispatch *_Atomic hpc_layer_next;
 
 #ifdef HUBPROF_COLLECTOR_NOOP /* the overhead floor: every wrapper forwards */
 static inline int tracing(void) { return 0; }
@@ -76,9 +84,9 @@ static inline __attribute__((always_inline)) void record(const cl_icd_dispatch *
     return;
   }
   uint32_t kid = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k);
-  if (HPC_UNLIKELY(!kid)) kid = hpc_kernel_slow(n, k);
+  if (HPC_UNLIKELY(!kid)) kid = hpc_cl_kernel_slow(n, k);
   uint64_t qa = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
-  if (HPC_UNLIKELY(!qa)) qa = hpc_queue_slow(n, q);
+  if (HPC_UNLIKELY(!qa)) qa = hpc_cl_queue_slow(n, q);
   hpc_pending *p = &t->ring[h & t->mask];
   p->ev = ev;
   if (HPC_UNLIKELY(t->id_next == t->id_end)) {
@@ -135,7 +143,7 @@ cl_int hpc_EnqueueNDRangeKernel(const cl_icd_dispatch *n, cl_command_queue q, cl
     return rc;
   }
   hpc_thread *t = hpc_tls;
-  if (HPC_UNLIKELY(!hpc_selected(n, k)) || (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n)))) {
+  if (HPC_UNLIKELY(!hpc_selected(n, k)) || (HPC_UNLIKELY(!t) && !(t = hpc_cl_thread_attach(n)))) {
     cl_int rc = n->clEnqueueNDRangeKernel(q, k, dim, offset, global, local, nwait, wait, ev);
     unrecorded(rc);
     return rc;
@@ -167,7 +175,7 @@ cl_int hpc_EnqueueTask(const cl_icd_dispatch *n, cl_command_queue q, cl_kernel k
     return rc;
   }
   hpc_thread *t = hpc_tls;
-  if (HPC_UNLIKELY(!hpc_selected(n, k)) || (HPC_UNLIKELY(!t) && !(t = hpc_thread_attach(n)))) {
+  if (HPC_UNLIKELY(!hpc_selected(n, k)) || (HPC_UNLIKELY(!t) && !(t = hpc_cl_thread_attach(n)))) {
     cl_int rc = n->clEnqueueTask(q, k, nwait, wait, ev);
     unrecorded(rc);
     return rc;
@@ -215,7 +223,7 @@ cl_command_queue hpc_CreateCommandQueue(const cl_icd_dispatch *n, cl_context c, 
   if (err) *err = e;
   if (q) {
     hpc_busy = 1;
-    hpc_queue_created(n, q, d);
+    hpc_queue_created(&hpc_opencl, n, (uintptr_t)q, (uintptr_t)d);
     hpc_busy = 0;
   }
   errno = saved;
@@ -254,7 +262,7 @@ cl_command_queue hpc_CreateCommandQueueWithProperties(const cl_icd_dispatch *n, 
   if (err) *err = e;
   if (q) {
     hpc_busy = 1;
-    hpc_queue_created(n, q, d);
+    hpc_queue_created(&hpc_opencl, n, (uintptr_t)q, (uintptr_t)d);
     hpc_busy = 0;
   }
   errno = saved;
@@ -267,7 +275,7 @@ cl_kernel hpc_CreateKernel(const cl_icd_dispatch *n, cl_program p, const char *n
   if (k && active()) {
     int saved = errno;
     hpc_busy = 1;
-    hpc_kernel_created(n, k);
+    hpc_kernel_created(&hpc_opencl, n, (uintptr_t)k);
     if (profiling_on()) hpc_replay_kernel_new(n, k, NULL);
     hpc_busy = 0;
     errno = saved;
@@ -284,7 +292,7 @@ cl_int hpc_CreateKernelsInProgram(const cl_icd_dispatch *n, cl_program p, cl_uin
     int saved = errno;
     hpc_busy = 1;
     for (cl_uint i = 0; i < got && i < num; i++) {
-      hpc_kernel_created(n, k[i]);
+      hpc_kernel_created(&hpc_opencl, n, (uintptr_t)k[i]);
       if (profiling_on()) hpc_replay_kernel_new(n, k[i], NULL);
     }
     hpc_busy = 0;
@@ -298,10 +306,212 @@ cl_kernel hpc_CloneKernel(const cl_icd_dispatch *n, cl_kernel src, cl_int *err) 
   if (k && active()) {
     int saved = errno;
     hpc_busy = 1;
-    hpc_kernel_created(n, k);
+    hpc_kernel_created(&hpc_opencl, n, (uintptr_t)k);
     if (profiling_on()) hpc_replay_kernel_new(n, k, src);
     hpc_busy = 0;
     errno = saved;
   }
   return k;
 }
+
+/* ---- the provider's answers to the core (provider.h; slow paths and harvest only) ---------------------- */
+__attribute__((noinline)) uint32_t hpc_cl_kernel_slow(const cl_icd_dispatch *n, cl_kernel k) {
+  return hpc_kernel_slow(&hpc_opencl, n, (uintptr_t)k);
+}
+__attribute__((noinline)) uint64_t hpc_cl_queue_slow(const cl_icd_dispatch *n, cl_command_queue q) {
+  return hpc_queue_slow(&hpc_opencl, n, (uintptr_t)q);
+}
+__attribute__((noinline)) int hpc_select_dispatch(const cl_icd_dispatch *n, cl_kernel k) {
+  return hpc_select_kernel(&hpc_opencl, n, (uintptr_t)k);
+}
+__attribute__((noinline)) hpc_thread *hpc_cl_thread_attach(const cl_icd_dispatch *n) {
+  return hpc_thread_attach(&hpc_opencl, n);
+}
+
+static const hpc_env *g_env; /* the collector's configuration (init) */
+
+static int ocl_init(void *h, const hpc_env *e, const char **why) {
+  g_env = e;
+  hpc_api_enable(e->api); /* --api: the layer's table gets its wrappers (prov_opencl_api.c) */
+  return e->profile ? hpc_replay_init(e, why) : 0;
+}
+
+static const char *ocl_attached(void *h) {
+  return atomic_load(&hpc_layer_active) ? "OpenCL layer" : "LD_PRELOAD";
+}
+
+static void ocl_log_opened(void *h, hp_store *s) {
+  if (g_env && g_env->profile) hpc_replay_log_opened(s);
+}
+
+static char *dev_str(const cl_icd_dispatch *n, cl_device_id d, cl_device_info what) {
+  size_t len = 0;
+  if (n->clGetDeviceInfo(d, what, 0, NULL, &len) != CL_SUCCESS || len == 0) return strdup("");
+  char *s = calloc(1, len + 1);
+  if (s && n->clGetDeviceInfo(d, what, len, s, NULL) != CL_SUCCESS) s[0] = 0;
+  return s ? s : strdup("");
+}
+
+static int64_t dev_num(const cl_icd_dispatch *n, cl_device_id d, cl_device_info what, size_t size) {
+  uint64_t v = 0;
+  if (n->clGetDeviceInfo(d, what, size, &v, NULL) != CL_SUCCESS) return 0;
+  if (size == sizeof(cl_uint)) return (int64_t)(uint32_t)v;
+  return (int64_t)v;
+}
+
+/* The agent row of a device: type, vendor, names, the platform's version as runtime, the index among the
+ * platform's devices, compute units, clock, memory sizes. */
+static void ocl_agent_describe(void *h, const void *rt, uintptr_t dev, hp_agent *r, int *caller) {
+  const cl_icd_dispatch *n = rt;
+  cl_device_id d = (cl_device_id)dev;
+  *caller = hpc_runs_on_caller(n, d);
+  cl_device_type t = 0;
+  n->clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+  r->type = t & CL_DEVICE_TYPE_GPU           ? HP_AGENT_GPU
+            : t & CL_DEVICE_TYPE_CPU         ? HP_AGENT_CPU
+            : t & CL_DEVICE_TYPE_ACCELERATOR ? HP_AGENT_ACCEL
+                                             : HP_AGENT_UNKNOWN;
+  r->vendor = dev_str(n, d, CL_DEVICE_VENDOR);
+  r->name = dev_str(n, d, CL_DEVICE_NAME);
+  r->product_name = dev_str(n, d, CL_DEVICE_NAME);
+  /* runtime: the platform's version ("OpenCL 3.0 PoCL 3.1 ..."), else the device's */
+  cl_platform_id plat = NULL;
+  char *rts = NULL;
+  size_t len = 0;
+  if (n->clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof plat, &plat, NULL) == CL_SUCCESS && plat &&
+      n->clGetPlatformInfo(plat, CL_PLATFORM_VERSION, 0, NULL, &len) == CL_SUCCESS && len &&
+      (rts = calloc(1, len + 1)) != NULL &&
+      n->clGetPlatformInfo(plat, CL_PLATFORM_VERSION, len, rts, NULL) != CL_SUCCESS)
+    rts[0] = 0;
+  r->runtime = rts ? rts : dev_str(n, d, CL_DEVICE_VERSION);
+  /* index among the platform's devices */
+  cl_device_id devs[64];
+  cl_uint nd = 0;
+  r->device_index = 0;
+  if (plat && n->clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 64, devs, &nd) == CL_SUCCESS)
+    for (cl_uint i = 0; i < nd && i < 64; i++)
+      if (devs[i] == d) r->device_index = (int32_t)i;
+  r->compute_units = dev_num(n, d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(cl_uint));
+  r->max_clock_mhz = dev_num(n, d, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof(cl_uint));
+  r->global_mem_bytes = dev_num(n, d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof(cl_ulong));
+  r->local_mem_bytes = dev_num(n, d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof(cl_ulong));
+}
+
+/* PoCL's basic device ("basic-<cpu>") executes a command that is ready when it is enqueued inside
+ * clEnqueue*, on the calling thread, under its device lock (no worker thread of its own). */
+int hpc_runs_on_caller(const cl_icd_dispatch *n, cl_device_id dev) {
+  char name[64] = "", plat[64] = "";
+  cl_platform_id pl = NULL;
+  return n->clGetDeviceInfo(dev, CL_DEVICE_PLATFORM, sizeof pl, &pl, NULL) == CL_SUCCESS && pl &&
+         n->clGetPlatformInfo(pl, CL_PLATFORM_NAME, sizeof plat, plat, NULL) == CL_SUCCESS &&
+         strcmp(plat, "Portable Computing Language") == 0 &&
+         n->clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, NULL) == CL_SUCCESS &&
+         strncmp(name, "basic-", 6) == 0;
+}
+
+/* CL_KERNEL_FUNCTION_NAME; NULL when the runtime does not answer, "" when it fails the second time. */
+static char *ocl_kernel_name(void *h, const void *rt, uintptr_t k, char *buf, size_t size) {
+  const cl_icd_dispatch *n = rt;
+  char *name = buf;
+  size_t len = 0;
+  if (n->clGetKernelInfo((cl_kernel)k, CL_KERNEL_FUNCTION_NAME, 0, NULL, &len) != CL_SUCCESS) return NULL;
+  if (len >= size && !(name = malloc(len + 1))) return NULL;
+  if (n->clGetKernelInfo((cl_kernel)k, CL_KERNEL_FUNCTION_NAME, len, name, NULL) != CL_SUCCESS) len = 0;
+  name[len] = 0;
+  return name;
+}
+
+/* Its program's code object (prov_opencl_codeobj.c). */
+static uint64_t ocl_kernel_code_object(void *h, const void *rt, uintptr_t k) {
+  const cl_icd_dispatch *n = rt;
+  cl_program prog = NULL;
+  return n->clGetKernelInfo((cl_kernel)k, CL_KERNEL_PROGRAM, sizeof prog, &prog, NULL) == CL_SUCCESS
+             ? hpc_program_code_object(prog)
+             : 0;
+}
+
+static uintptr_t ocl_queue_device(void *h, const void *rt, uintptr_t q) {
+  const cl_icd_dispatch *n = rt;
+  cl_device_id d = NULL;
+  if (n->clGetCommandQueueInfo((cl_command_queue)q, CL_QUEUE_DEVICE, sizeof d, &d, NULL) != CL_SUCCESS)
+    return 0;
+  return (uintptr_t)d;
+}
+
+/* The device start and end of a completed command: 1 with both set, else 0 (profiling times exist only once
+ * the command is complete: CL_PROFILING_INFO_NOT_AVAILABLE before). */
+static inline int event_times(const cl_icd_dispatch *n, cl_event ev, cl_ulong *start, cl_ulong *end) {
+  *start = *end = 0;
+  if (n->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof *end, end, NULL) != CL_SUCCESS || !*end)
+    return 0;
+  if (n->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof *start, start, NULL) != CL_SUCCESS) {
+    *start = *end = 0;
+    return 0;
+  }
+  return 1;
+}
+
+/* Harvest: a dispatch that has its end time is done and costs the runtime no status query; without device
+ * times it is complete (a queue without profiling), failed or pending. */
+static void ocl_poll(void *h, const void *rt, hpc_pending *ring, uint64_t mask, uint64_t from, size_t count,
+                     int want_start, hpc_poll *out) {
+  const cl_icd_dispatch *n = rt;
+  for (size_t j = 0; j < count; j++) {
+    cl_event ev = ring[(from + j) & mask].ev;
+    cl_ulong start = 0, end = 0;
+    hpc_poll *o = &out[j];
+    if (event_times(n, ev, &start, &end)) {
+      n->clReleaseEvent(ev);
+      *o = (hpc_poll){(int64_t)start, (int64_t)end, HPC_POLL_DONE};
+      continue;
+    }
+    cl_int st = CL_QUEUED;
+    if (n->clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) != CL_SUCCESS) st = -1;
+    if (st == CL_COMPLETE || st < 0) {
+      /* it may have completed between the two queries (the harvester polls running work): ask again */
+      if (st < 0 || !event_times(n, ev, &start, &end)) start = end = 0;
+      n->clReleaseEvent(ev);
+      *o = (hpc_poll){(int64_t)start, (int64_t)end, HPC_POLL_DONE};
+      continue;
+    }
+    *o = (hpc_poll){0, 0, HPC_POLL_PENDING};
+    if (st == CL_RUNNING &&
+        want_start) { /* PoCL gives no start until the end: 0, the core uses the enqueue */
+      o->state = HPC_POLL_RUNNING;
+      if (n->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ==
+          CL_SUCCESS)
+        o->start_ns = (int64_t)start;
+    }
+  }
+}
+
+static void ocl_release(void *h, const void *rt, void *ev) {
+  ((const cl_icd_dispatch *)rt)->clReleaseEvent((cl_event)ev);
+}
+
+static void ocl_flush(void *h, hp_store *s) { hpc_api_exit(s); } /* copies still waiting for device times */
+
+static void ocl_fork_child(void *h) {
+  if (g_env && g_env->profile) hpc_replay_fork_child();
+}
+
+static uint64_t ocl_exit(void *h, int debug) {
+  if (!g_env || !g_env->profile) return 0;
+  hpc_replay_exit(debug);
+  return hpc_replay_written();
+}
+
+hpc_provider hpc_opencl = {.name = "opencl",
+                           .h = NULL,
+                           .init = ocl_init,
+                           .attached = ocl_attached,
+                           .log_opened = ocl_log_opened,
+                           .agent_describe = ocl_agent_describe,
+                           .kernel_name = ocl_kernel_name,
+                           .kernel_code_object = ocl_kernel_code_object,
+                           .queue_device = ocl_queue_device,
+                           .poll = ocl_poll,
+                           .release = ocl_release,
+                           .flush = ocl_flush,
+                           .fork_child = ocl_fork_child,
+                           .exit = ocl_exit};

@@ -3,8 +3,7 @@
  * commands, records a memory_copy row with the event's device times. Without --api nothing here is installed:
  * the layer's table is the one it always was, so the lite trace pays nothing for this file. */
 /* SPDX-License-Identifier: MIT */
-#include "api_trace.h"
-#include "collector.h"
+#include "prov_opencl.h"
 #include "hubprof/hub.h"
 #include "regions.h"
 
@@ -174,7 +173,7 @@ static void copy_done(const char *name, size_t len, int64_t t0, cl_command_queue
   int saved = errno;
   hpc_busy = 1;
   uint64_t qa = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
-  if (!qa) qa = hpc_queue_slow(g_next, q);
+  if (!qa) qa = hpc_cl_queue_slow(g_next, q);
   pcopy c = {.ev = *evp,
              .row = {.size = sizeof(hp_memory_copy),
                      .id = atomic_fetch_add_explicit(&g_copy_ids, 1, memory_order_relaxed) + 1,
