@@ -135,5 +135,11 @@ int cli_run_output(const char *cmd, const char *app, const char *path, const cha
  * it is a regular file or a store (never a device, FIFO, socket, or a folder where a file is meant). 0, or
  * the CLI exit code with the message printed. Used by trace, profile, sample, merge and convert. */
 int cli_check_output(const char *path, const char *format, int force);
+/* The room a store's folder must have before anything runs: HUBPROF_MIN_FREE_MB MiB (default 64), in bytes.
+ */
+unsigned long long cli_min_free_bytes(void);
+/* 0 when folder has that room (or cannot tell); else one error line naming `what` and the folder, CLI_FAIL.
+ */
+int cli_folder_room(const char *folder, const char *what);
 
 #endif

@@ -1,5 +1,6 @@
 /* The output of every command that writes a store (trace, profile, sample, merge, convert), checked before
- * anything runs: a name, in a writable folder, short enough, and replaced only with --force and a store. */
+ * anything runs: a name, in a folder where a file can be made (tried), with room, short enough, and replaced
+ * only with --force and a store. */
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 
@@ -9,8 +10,45 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#define CLI_MIN_FREE_MB 64 /* room a store's folder must have before anything runs (HUBPROF_MIN_FREE_MB) */
+
+unsigned long long cli_min_free_bytes(void) {
+  const char *e = getenv("HUBPROF_MIN_FREE_MB");
+  char *end = NULL;
+  unsigned long long mb = e && *e ? strtoull(e, &end, 10) : CLI_MIN_FREE_MB;
+  if (e && *e && (!end || *end)) mb = CLI_MIN_FREE_MB;
+  return mb << 20;
+}
+
+int cli_folder_room(const char *folder, const char *what) {
+  struct statvfs v;
+  if (statvfs(folder, &v) != 0) return 0; /* no answer: the write itself will tell */
+  unsigned long long free_b = (unsigned long long)v.f_bavail * v.f_frsize, need = cli_min_free_bytes();
+  if (free_b >= need) return 0;
+  cli_error("%s: folder %s has %llu MiB free, less than the %llu MiB hubprof wants before it starts (set "
+            "HUBPROF_MIN_FREE_MB to change it)",
+            what, folder, free_b >> 20, need >> 20);
+  return CLI_FAIL;
+}
+
+/* Whether a file can be made in folder: one is made and removed (permissions alone do not say: root on /proc,
+ * a read-only mount). 0, or the error number. */
+static int can_create(const char *folder) {
+  char probe[PATH_MAX];
+  if (snprintf(probe, sizeof probe, "%s/.hubprof-probe.%ld", folder, (long)getpid()) >= (int)sizeof probe)
+    return ENAMETOOLONG;
+  int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return errno == EEXIST ? 0 : errno;
+  close(fd);
+  unlink(probe);
+  return 0;
+}
 
 int cli_check_output(const char *path, const char *format, int force) {
   if (!path || !*path) {
@@ -55,6 +93,12 @@ int cli_check_output(const char *path, const char *format, int force) {
     cli_error("%s: cannot write here: folder %s: %s", path, parent, strerror(errno));
     return CLI_FAIL;
   }
+  int e = can_create(parent);
+  if (e) {
+    cli_error("%s: cannot write here: no file can be made in folder %s (%s)", path, parent, strerror(e));
+    return CLI_FAIL;
+  }
+  if (cli_folder_room(parent, path)) return CLI_FAIL;
   if (lstat(path, &sb) != 0) {
     if (errno == ENOENT) return 0;
     cli_error("%s: %s", path, strerror(errno));

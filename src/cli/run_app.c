@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 /* ---- assembly: the logs of every run into ONE store ---- */
@@ -45,8 +46,14 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
     run_free_list(logs, n);
   }
   if (st == HP_OK && (!nlogs || !nfirst)) {
-    cli_warn("no OpenCL activity recorded%s (did the application use OpenCL?); %s not written",
-             nruns > 1 ? " in the first run" : "", output);
+    struct statvfs v; /* a full disk stops the collector: say that, not "no activity" */
+    if (statvfs(dirs[0], &v) == 0 && (unsigned long long)v.f_bavail * v.f_frsize < (1ull << 20))
+      cli_warn("the disk of %s filled up while the application ran (%llu KiB free): the collector stopped "
+               "and kept no log; %s not written",
+               dirs[0], (unsigned long long)v.f_bavail * v.f_frsize >> 10, output);
+    else
+      cli_warn("no OpenCL activity recorded%s (did the application use OpenCL?); %s not written",
+               nruns > 1 ? " in the first run" : "", output);
     cli_drive_end(&d);
     return 1;
   }
