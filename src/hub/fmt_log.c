@@ -857,12 +857,16 @@ static void guard_save(guard *g) {
   g->lo = t_lo;
   g->hi = t_hi;
 }
+/* The signal fences keep the stores where they are: the accesses between are plain reads (a memcpy) that the
+ * compiler knows cannot look at these variables, so without them it could drop the stores as dead. */
 static void guard_set(guard *g, const unsigned char *lo, const unsigned char *hi) {
   t_lo = lo;
   t_hi = hi;
   t_guard = &g->jb;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 static void guard_end(guard *g) {
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   t_guard = g->prev;
   t_lo = g->lo;
   t_hi = g->hi;
@@ -1488,6 +1492,8 @@ typedef struct lcur {
   const unsigned char *bp, *bend; /* rows left in the current dispatch batch record */
   uint64_t bleft;                 /* how many */
   uint64_t prev[MAX_COLS];        /* the batch's previous row, column by column */
+  unsigned char *blk;             /* the current block's records, copied out of the mapping (load_block) */
+  size_t blkcap;
 } lcur;
 
 static hp_status log_cursor_open(hp_cursor *c) {
@@ -1497,10 +1503,19 @@ static hp_status log_cursor_open(hp_cursor *c) {
   return HP_OK;
 }
 
-static hp_status cursor_next(hp_cursor *c, void *row);
-static hp_status log_cursor_next(hp_cursor *c, void *row) {
+/* Block i's records copied into the cursor's buffer: the one access of a cursor to the mapping, guarded
+ * once per block (a guard per row, sigsetjmp and its thread-local state, cost more than the copy); the rows
+ * are decoded from the copy, which no truncation can take away. */
+static hp_status load_block(hp_cursor *c, lcur *k, const rblk *b) {
   log_r *R = c->store->impl;
-  if (R->shrunk) return HP_ERR_IO;
+  if (b->len > k->blkcap) {
+    size_t cap = b->len < 65536 ? 65536 : b->len;
+    unsigned char *n = malloc(cap);
+    if (!n) return HP_ERR_NOMEM;
+    free(k->blk);
+    k->blk = n;
+    k->blkcap = cap;
+  }
   guard g;
   guard_save(&g);
   if (sigsetjmp(g.jb, 0)) {
@@ -1509,8 +1524,18 @@ static hp_status log_cursor_next(hp_cursor *c, void *row) {
     return hp_set_error(c->store, HP_ERR_IO, "the file shrank while being read (cut by another process)");
   }
   guard_set(&g, R->map, R->map + R->size);
-  hp_status st = cursor_next(c, row);
+  memcpy(k->blk, R->map + b->off, b->len);
   guard_end(&g);
+  k->p = k->blk;
+  k->end = k->blk + b->len;
+  return HP_OK;
+}
+
+static hp_status cursor_next(hp_cursor *c, void *row);
+static hp_status log_cursor_next(hp_cursor *c, void *row) {
+  log_r *R = c->store->impl;
+  if (R->shrunk) return HP_ERR_IO;
+  hp_status st = cursor_next(c, row);
   if (R->shrunk && (st == HP_OK || st == HP_END)) /* found by skip_hole during this call */
     return hp_set_error(c->store, HP_ERR_IO, "the file shrank while being read (cut by another process)");
   return st;
@@ -1538,8 +1563,8 @@ static hp_status cursor_next(hp_cursor *c, void *row) {
       while (k->i < R->nblk && !(R->blk[k->i].mask & bit))
         k->i++;
       if (k->i >= R->nblk) return HP_END;
-      k->p = R->map + R->blk[k->i].off;
-      k->end = k->p + R->blk[k->i].len;
+      hp_status st = load_block(c, k, &R->blk[k->i]);
+      if (st != HP_OK) return st;
       k->i++;
     }
     uint64_t type, plen;
@@ -1574,6 +1599,7 @@ static hp_status cursor_next(hp_cursor *c, void *row) {
 
 static void log_cursor_close(hp_cursor *c) {
   lcur *k = c->impl;
+  free(k->blk);
   free(k->buf);
   free(k);
   c->impl = NULL;
