@@ -917,6 +917,7 @@ typedef struct log_r {
   uint64_t hole_from; /* only holes from here to the end of the file */
   int shrunk;         /* a SIGBUS ended a read: the file is no longer what was scanned */
   char dmg_msg[200];
+  struct stat id; /* the file as scanned (device, inode, size, times): log_resume takes it again unread */
 } log_r;
 
 static int log_probe(const char *path, const unsigned char *head, size_t n) {
@@ -1438,6 +1439,7 @@ static hp_status log_open_read(hp_store *s) {
     st = hp_set_error(s, HP_ERR_FORMAT, "not a hubprof log (empty file)");
   } else {
     R->size = (size_t)sb.st_size;
+    R->id = sb;
     void *m = mmap(NULL, R->size, PROT_READ, MAP_SHARED, R->fd, 0);
     if (m == MAP_FAILED) {
       R->size = 0;
@@ -1475,6 +1477,46 @@ static hp_status log_open_read(hp_store *s) {
                   (unsigned long long)R->nvalid, (unsigned long long)R->ndmg, R->ndmg == 1 ? "" : "s",
                   (unsigned long long)R->skipped);
   return HP_OK;
+}
+
+/* Park (hp_store_park): the file closed and unmapped, what the scan found kept. */
+static int log_park(hp_store *s) {
+  log_r *R = s->impl;
+  if (!R || R->shrunk) return 0;
+  munmap((void *)R->map, R->size);
+  close(R->fd);
+  R->map = NULL;
+  R->fd = -1;
+  return 1;
+}
+
+/* Resume a parked store: the same file, unchanged since its scan (device, inode, size, modification and
+ * change times: any write moves the times), is mapped again and read by the index the scan made, its
+ * blocks' checksums checked then; anything else (changed, replaced, gone) is opened and scanned anew. */
+static hp_status log_resume(hp_store *s) {
+  log_r *R = s->impl;
+  int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  struct stat sb;
+  if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_dev == R->id.st_dev &&
+      sb.st_ino == R->id.st_ino && sb.st_size == R->id.st_size && sb.st_mtim.tv_sec == R->id.st_mtim.tv_sec &&
+      sb.st_mtim.tv_nsec == R->id.st_mtim.tv_nsec && sb.st_ctim.tv_sec == R->id.st_ctim.tv_sec &&
+      sb.st_ctim.tv_nsec == R->id.st_ctim.tv_nsec) {
+    void *m = mmap(NULL, R->size, PROT_READ, MAP_SHARED, fd, 0);
+    if (m != MAP_FAILED) {
+      R->fd = fd;
+      R->map = m;
+      return HP_OK;
+    }
+  }
+  if (fd >= 0) close(fd);
+  free_log_r(R); /* not the file that was scanned: read as new */
+  s->impl = NULL;
+  free(s->schema_version);
+  s->schema_version = NULL;
+  s->damage = HP_OK;
+  s->damage_offset = 0;
+  s->error[0] = 0;
+  return log_open_read(s);
 }
 
 static hp_status log_count(hp_store *s, hp_table t, uint64_t *n) {
@@ -1957,4 +1999,6 @@ const hp_format_ops hp_fmt_log = {
     .cursor_open = log_cursor_open,
     .cursor_next = log_cursor_next,
     .cursor_close = log_cursor_close,
+    .park = log_park,
+    .resume = log_resume,
 };

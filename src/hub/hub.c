@@ -248,6 +248,19 @@ hp_status hp_store_close(hp_store *s) {
   return st;
 }
 
+int hp_store_park(hp_store *s) {
+  if (!s || s->mode != HP_READ || !s->impl || !s->ops ||
+      s->ops->size < offsetof(hp_format_ops, resume) + sizeof(void *) || !s->ops->park || !s->ops->resume)
+    return 0;
+  return s->ops->park(s);
+}
+
+hp_status hp_store_resume(hp_store *s) {
+  hp_status st = s->ops->resume(s);
+  if (st != HP_OK && !s->error[0]) hp_set_error(s, st, "%s", hp_status_str(st));
+  return st;
+}
+
 void hp_store_abort(hp_store *s) {
   if (!s) return;
   if (s->impl && s->ops) {
