@@ -167,6 +167,8 @@ typedef struct rp_state {
   struct rp_bounds *bounds; /* the reader's byte and time bounds and its private VFS (rocpd_read.c) */
 } rp_state;
 
+#define RP_MAX_COLS 24 /* most columns of a hub table, plus the extra ones a reader takes */
+
 /* A read cursor: the statement stepping and the buffer holding the current row's strings. */
 /* Counter values' extdata decoded by SQLite's JSON functions, remembered per distinct text: a store has a
  * handful of them ({"pass":1}, {"pass":2}, …) over millions of rows. */
@@ -187,7 +189,13 @@ typedef struct rp_cursor {
   rp_ext_memo memo[RP_EXT_MEMO]; /* … and its answers, replaced round robin */
   unsigned memo_next;
   uint64_t text, rows; /* bytes of row text and rows handed out so far (the reader's budgets) */
+  uint64_t want;       /* hub columns the statement reads (bit i: column i; rp_cursor_columns), others 0 */
+  uint64_t stepped;    /* rows the statement has stepped over */
+  uint8_t col[RP_MAX_COLS]; /* the hub column of each column of the statement (rocpd_read.c, plan_cols) */
+  size_t ncol;
+  int extpos; /* the statement's column of the raw extdata whose keys ext_keys reads, -1 none */
 } rp_cursor;
+#define RP_ALL_COLS UINT64_MAX
 
 /* Connection settings of the writer: one transaction, no journal, no syncs (commit syncs the file once). */
 #define RP_WRITE_PRAGMAS                                                                                     \
@@ -242,8 +250,6 @@ void rp_pairs_free(rp_pairs *m);
 hp_status rp_rc_status(int rc);
 void rp_make_uuid(char guid[37], char suffix[RP_SUFFIX_LEN + 1]);
 
-#define RP_MAX_COLS 24 /* most columns of a hub table, plus the extra ones a reader takes */
-
 /* ---- rocpd_schema.c ---- */
 extern const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS];
 extern const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS];
@@ -282,5 +288,6 @@ hp_status rp_count(hp_store *s, hp_table t, uint64_t *n);
 hp_status rp_cursor_open(hp_cursor *c);
 void rp_cursor_close(hp_cursor *c);
 hp_status rp_cursor_next(hp_cursor *c, void *row);
+hp_status rp_cursor_columns(hp_cursor *c, void *const *cols);
 
 #endif
