@@ -221,9 +221,30 @@ static inline size_t rp_i64_dec(char *out, int64_t v) {
   uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
   size_t n = 0;
   if (v < 0) out[n++] = '-';
-  size_t len = 1; /* digits, then written from the last one back: no copy of a variable length */
-  for (uint64_t p10 = 10; len < 20 && u >= p10; p10 *= 10)
-    len++;
+  static const uint64_t p10[20] = {1ull,
+                                   10ull,
+                                   100ull,
+                                   1000ull,
+                                   10000ull,
+                                   100000ull,
+                                   1000000ull,
+                                   10000000ull,
+                                   100000000ull,
+                                   1000000000ull,
+                                   10000000000ull,
+                                   100000000000ull,
+                                   1000000000000ull,
+                                   10000000000000ull,
+                                   100000000000000ull,
+                                   1000000000000000ull,
+                                   10000000000000000ull,
+                                   100000000000000000ull,
+                                   1000000000000000000ull,
+                                   10000000000000000000ull};
+  /* digits (log10 from the bit length, no loop), then written from the last one back: no copy of a variable
+   * length */
+  size_t t = (size_t)(((64 - __builtin_clzll(u | 1)) * 1233) >> 12);
+  size_t len = t + 1 - ((u | 1) < p10[t]); /* u | 1: 0 has one digit */
   char *p = out + n + len;
   while (u >= 100) {
     p -= 2;
