@@ -640,6 +640,20 @@ static int build_query(rp_state *r, hp_table t, int count, int order, uint64_t w
     colset_free(&c);
     return -1; /* not a table we can read */
   }
+  if (count && r->own && t != HP_TABLE_METADATA && t != HP_TABLE_COUNTER_VALUE) {
+    /* hubprof's own tables, every row but the placeholder of id 0: the whole count (SQLite counts the
+     * b-tree's cells, reading no row; `WHERE id <> 0` made it read the rowid of every index entry) less that
+     * row */
+    char *e = sqlite3_mprintf(
+        "SELECT (SELECT COUNT(*) FROM \"%w\") - (SELECT COUNT(*) FROM \"%w\" WHERE \"id\" = 0)", obj, obj);
+    if (e)
+      hu_buf_str(q, e);
+    else
+      q->oom = 1;
+    sqlite3_free(e);
+    colset_free(&c);
+    return hu_buf_cstr(q) ? SQLITE_OK : SQLITE_NOMEM;
+  }
   hu_buf_str(q, "SELECT ");
   if (count) hu_buf_str(q, "COUNT(*)");
   switch (t) {
