@@ -256,6 +256,7 @@ int hp_store_park(hp_store *s) {
 }
 
 hp_status hp_store_resume(hp_store *s) {
+  free_meta(s); /* read again when asked, as from a store opened anew (the file may have been scanned anew) */
   hp_status st = s->ops->resume(s);
   if (st != HP_OK && !s->error[0]) hp_set_error(s, st, "%s", hp_status_str(st));
   return st;
