@@ -343,6 +343,20 @@ static void test_streamed_inputs(void) {
   CHECK(strstr(hp_assembly_error(a), names[1]) != NULL);
   hp_store_abort(out);
   hp_assembly_free(a);
+  /* an input written again between add and write: the write reads the file as it is then (scanned anew),
+   * not by what the add found */
+  CHECK_OK(hp_assembly_new(&o, &a), (hp_store *)NULL);
+  path_of(p, sizeof p, names[0]);
+  CHECK_OK(hp_assembly_add(a, p, 0), (hp_store *)NULL);
+  unlink(p);
+  write_proc(names[0], 100, 1000, "app", "k", 9, "c", 1, 1.0);
+  path_of(outp, sizeof outp, "stream-again.db");
+  CHECK_OK(hp_store_open(outp, "rocpd", HP_CREATE, &out), out);
+  CHECK_OK(hp_assembly_write(a, out, NULL), out);
+  CHECK_OK(hp_store_commit(out), out);
+  hp_store_abort(out);
+  hp_assembly_free(a);
+  CHECK_EQ_U64(count("stream-again.db", HP_TABLE_DISPATCH), 9);
 }
 
 /* A sampled process killed while dispatch 2 ran: dispatch 1's "dispatch begun" row is dropped (its own row

@@ -20,7 +20,8 @@ typedef struct ainput {
   hp_store *s;
   int owned; /* opened by the assembly */
   uint32_t run;
-  char *path; /* an owned input's path: closed (s NULL) while not read, opened again by ain_open */
+  char *path;       /* an owned input's path: closed (s NULL) while not read, opened again by ain_open */
+  hp_store *parked; /* ... or parked (hp_store_park: its file closed, what was read kept) while s is NULL */
 } ainput;
 
 typedef struct mproc mproc;
@@ -119,7 +120,7 @@ static hp_status take(hp_assembly *a, hp_store *s, int owned, uint32_t run) {
     a->in = v;
     a->cap = cap;
   }
-  a->in[a->n++] = (ainput){s, owned, run, NULL};
+  a->in[a->n++] = (ainput){s, owned, run, NULL, NULL};
   return HP_OK;
 }
 
@@ -128,7 +129,14 @@ static hp_status take(hp_assembly *a, hp_store *s, int owned, uint32_t run) {
 static hp_status ain_open(hp_assembly *a, size_t i) {
   ainput *x = &a->in[i];
   if (x->s) return HP_OK;
-  hp_status st = hp_store_open(x->path, NULL, HP_READ, &x->s);
+  hp_status st;
+  if (x->parked) { /* a log: its scan is not made again when the file is the one scanned */
+    x->s = x->parked;
+    x->parked = NULL;
+    st = hp_store_resume(x->s);
+  } else {
+    st = hp_store_open(x->path, NULL, HP_READ, &x->s);
+  }
   if (st == HP_OK) return HP_OK;
   if (x->s && hp_store_error(x->s)[0])
     fail(a, st, "%s", hp_store_error(x->s));
@@ -143,7 +151,10 @@ static hp_status ain_open(hp_assembly *a, size_t i) {
 static void ain_park(hp_assembly *a, size_t i) {
   ainput *x = &a->in[i];
   if (!x->owned || !x->path || !x->s) return;
-  hp_store_close(x->s);
+  if (hp_store_park(x->s))
+    x->parked = x->s;
+  else
+    hp_store_close(x->s);
   x->s = NULL;
 }
 
@@ -1518,6 +1529,7 @@ void hp_assembly_free(hp_assembly *a) {
   free(a->begun);
   for (size_t i = 0; i < a->n; i++) {
     if (a->in[i].owned && a->in[i].s) hp_store_close(a->in[i].s);
+    if (a->in[i].parked) hp_store_close(a->in[i].parked);
     free(a->in[i].path);
   }
   free(a->in);

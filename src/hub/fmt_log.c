@@ -857,12 +857,16 @@ static void guard_save(guard *g) {
   g->lo = t_lo;
   g->hi = t_hi;
 }
+/* The signal fences keep the stores where they are: the accesses between are plain reads (a memcpy) that the
+ * compiler knows cannot look at these variables, so without them it could drop the stores as dead. */
 static void guard_set(guard *g, const unsigned char *lo, const unsigned char *hi) {
   t_lo = lo;
   t_hi = hi;
   t_guard = &g->jb;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 static void guard_end(guard *g) {
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
   t_guard = g->prev;
   t_lo = g->lo;
   t_hi = g->hi;
@@ -913,6 +917,7 @@ typedef struct log_r {
   uint64_t hole_from; /* only holes from here to the end of the file */
   int shrunk;         /* a SIGBUS ended a read: the file is no longer what was scanned */
   char dmg_msg[200];
+  struct stat id; /* the file as scanned (device, inode, size, times): log_resume takes it again unread */
 } log_r;
 
 static int log_probe(const char *path, const unsigned char *head, size_t n) {
@@ -1434,6 +1439,7 @@ static hp_status log_open_read(hp_store *s) {
     st = hp_set_error(s, HP_ERR_FORMAT, "not a hubprof log (empty file)");
   } else {
     R->size = (size_t)sb.st_size;
+    R->id = sb;
     void *m = mmap(NULL, R->size, PROT_READ, MAP_SHARED, R->fd, 0);
     if (m == MAP_FAILED) {
       R->size = 0;
@@ -1473,6 +1479,46 @@ static hp_status log_open_read(hp_store *s) {
   return HP_OK;
 }
 
+/* Park (hp_store_park): the file closed and unmapped, what the scan found kept. */
+static int log_park(hp_store *s) {
+  log_r *R = s->impl;
+  if (!R || R->shrunk) return 0;
+  munmap((void *)R->map, R->size);
+  close(R->fd);
+  R->map = NULL;
+  R->fd = -1;
+  return 1;
+}
+
+/* Resume a parked store: the same file, unchanged since its scan (device, inode, size, modification and
+ * change times: any write moves the times), is mapped again and read by the index the scan made, its
+ * blocks' checksums checked then; anything else (changed, replaced, gone) is opened and scanned anew. */
+static hp_status log_resume(hp_store *s) {
+  log_r *R = s->impl;
+  int fd = open(s->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  struct stat sb;
+  if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_dev == R->id.st_dev &&
+      sb.st_ino == R->id.st_ino && sb.st_size == R->id.st_size && sb.st_mtim.tv_sec == R->id.st_mtim.tv_sec &&
+      sb.st_mtim.tv_nsec == R->id.st_mtim.tv_nsec && sb.st_ctim.tv_sec == R->id.st_ctim.tv_sec &&
+      sb.st_ctim.tv_nsec == R->id.st_ctim.tv_nsec) {
+    void *m = mmap(NULL, R->size, PROT_READ, MAP_SHARED, fd, 0);
+    if (m != MAP_FAILED) {
+      R->fd = fd;
+      R->map = m;
+      return HP_OK;
+    }
+  }
+  if (fd >= 0) close(fd);
+  free_log_r(R); /* not the file that was scanned: read as new */
+  s->impl = NULL;
+  free(s->schema_version);
+  s->schema_version = NULL;
+  s->damage = HP_OK;
+  s->damage_offset = 0;
+  s->error[0] = 0;
+  return log_open_read(s);
+}
+
 static hp_status log_count(hp_store *s, hp_table t, uint64_t *n) {
   log_r *R = s->impl;
   *n = g_ti[t].small ? R->small[t].n : R->nbig[t];
@@ -1488,6 +1534,8 @@ typedef struct lcur {
   const unsigned char *bp, *bend; /* rows left in the current dispatch batch record */
   uint64_t bleft;                 /* how many */
   uint64_t prev[MAX_COLS];        /* the batch's previous row, column by column */
+  unsigned char *blk;             /* the current block's records, copied out of the mapping (load_block) */
+  size_t blkcap;
 } lcur;
 
 static hp_status log_cursor_open(hp_cursor *c) {
@@ -1497,10 +1545,19 @@ static hp_status log_cursor_open(hp_cursor *c) {
   return HP_OK;
 }
 
-static hp_status cursor_next(hp_cursor *c, void *row);
-static hp_status log_cursor_next(hp_cursor *c, void *row) {
+/* Block i's records copied into the cursor's buffer: the one access of a cursor to the mapping, guarded
+ * once per block (a guard per row, sigsetjmp and its thread-local state, cost more than the copy); the rows
+ * are decoded from the copy, which no truncation can take away. */
+static hp_status load_block(hp_cursor *c, lcur *k, const rblk *b) {
   log_r *R = c->store->impl;
-  if (R->shrunk) return HP_ERR_IO;
+  if (b->len > k->blkcap) {
+    size_t cap = b->len < 65536 ? 65536 : b->len;
+    unsigned char *n = malloc(cap);
+    if (!n) return HP_ERR_NOMEM;
+    free(k->blk);
+    k->blk = n;
+    k->blkcap = cap;
+  }
   guard g;
   guard_save(&g);
   if (sigsetjmp(g.jb, 0)) {
@@ -1509,8 +1566,18 @@ static hp_status log_cursor_next(hp_cursor *c, void *row) {
     return hp_set_error(c->store, HP_ERR_IO, "the file shrank while being read (cut by another process)");
   }
   guard_set(&g, R->map, R->map + R->size);
-  hp_status st = cursor_next(c, row);
+  memcpy(k->blk, R->map + b->off, b->len);
   guard_end(&g);
+  k->p = k->blk;
+  k->end = k->blk + b->len;
+  return HP_OK;
+}
+
+static hp_status cursor_next(hp_cursor *c, void *row);
+static hp_status log_cursor_next(hp_cursor *c, void *row) {
+  log_r *R = c->store->impl;
+  if (R->shrunk) return HP_ERR_IO;
+  hp_status st = cursor_next(c, row);
   if (R->shrunk && (st == HP_OK || st == HP_END)) /* found by skip_hole during this call */
     return hp_set_error(c->store, HP_ERR_IO, "the file shrank while being read (cut by another process)");
   return st;
@@ -1538,8 +1605,8 @@ static hp_status cursor_next(hp_cursor *c, void *row) {
       while (k->i < R->nblk && !(R->blk[k->i].mask & bit))
         k->i++;
       if (k->i >= R->nblk) return HP_END;
-      k->p = R->map + R->blk[k->i].off;
-      k->end = k->p + R->blk[k->i].len;
+      hp_status st = load_block(c, k, &R->blk[k->i]);
+      if (st != HP_OK) return st;
       k->i++;
     }
     uint64_t type, plen;
@@ -1574,6 +1641,7 @@ static hp_status cursor_next(hp_cursor *c, void *row) {
 
 static void log_cursor_close(hp_cursor *c) {
   lcur *k = c->impl;
+  free(k->blk);
   free(k->buf);
   free(k);
   c->impl = NULL;
@@ -1931,4 +1999,6 @@ const hp_format_ops hp_fmt_log = {
     .cursor_open = log_cursor_open,
     .cursor_next = log_cursor_next,
     .cursor_close = log_cursor_close,
+    .park = log_park,
+    .resume = log_resume,
 };

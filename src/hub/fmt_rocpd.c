@@ -21,4 +21,5 @@ const hp_format_ops hp_fmt_rocpd = {
     .cursor_open = rp_cursor_open,
     .cursor_next = rp_cursor_next,
     .cursor_close = rp_cursor_close,
+    .cursor_columns = rp_cursor_columns,
 };

@@ -248,6 +248,20 @@ hp_status hp_store_close(hp_store *s) {
   return st;
 }
 
+int hp_store_park(hp_store *s) {
+  if (!s || s->mode != HP_READ || !s->impl || !s->ops ||
+      s->ops->size < offsetof(hp_format_ops, resume) + sizeof(void *) || !s->ops->park || !s->ops->resume)
+    return 0;
+  return s->ops->park(s);
+}
+
+hp_status hp_store_resume(hp_store *s) {
+  free_meta(s); /* read again when asked, as from a store opened anew (the file may have been scanned anew) */
+  hp_status st = s->ops->resume(s);
+  if (st != HP_OK && !s->error[0]) hp_set_error(s, st, "%s", hp_status_str(st));
+  return st;
+}
+
 void hp_store_abort(hp_store *s) {
   if (!s) return;
   if (s->impl && s->ops) {
@@ -395,6 +409,14 @@ hp_status hp_cursor_next(hp_cursor *c, void *row) {
   if (c->ended) return HP_END;
   assert(c->store && c->store->ops && (unsigned)c->table < HP_TABLE_COUNT); /* an open cursor's state */
   const hp_table_desc *d = hp_table_describe(c->table);
+  if (c->narrowed) { /* a whole row again after batches of fewer columns */
+    hp_status st = c->store->ops->cursor_columns(c, NULL);
+    if (st != HP_OK) {
+      c->ended = 1;
+      return st;
+    }
+    c->narrowed = 0;
+  }
   if (sz >= d->row_size) { /* fast path: the caller's struct is ours */
     hp_status st = c->store->ops->cursor_next(c, row);
     if (st != HP_OK) c->ended = 1;
@@ -444,6 +466,15 @@ hp_status hp_cursor_next_batch(hp_cursor *c, void *const *cols, size_t max, size
     st = c->store->ops->cursor_next_batch(c, cols, max, n);
     if (st != HP_OK) c->ended = 1;
     return st;
+  }
+  if (c->store->ops->size >= offsetof(hp_format_ops, cursor_columns) + sizeof(void *) &&
+      c->store->ops->cursor_columns) { /* the format reads only the columns wanted */
+    st = c->store->ops->cursor_columns(c, cols);
+    if (st != HP_OK) {
+      c->ended = 1;
+      return st;
+    }
+    c->narrowed = 1;
   }
   for (; i < max; i++) {
     hp_row_init(c->table, &row);

@@ -37,8 +37,9 @@ struct hp_cursor {
   hp_store *store;
   hp_table table;
   void *impl;
-  int ended;   /* the format said HP_END (or failed): never ask it again */
-  char *arena; /* strings of the last hp_cursor_next_batch */
+  int ended;    /* the format said HP_END (or failed): never ask it again */
+  int narrowed; /* cursor_columns was told a batch's columns: tell it every column before a whole row */
+  char *arena;  /* strings of the last hp_cursor_next_batch */
   size_t arena_cap;
 };
 
@@ -79,6 +80,15 @@ struct hp_format_ops {
   /* Optional columnar read with the contract of hp_cursor_next_batch (NULL arrays: columns not wanted,
    * which a columnar format need not decode); NULL = the hub builds batches from cursor_next. */
   hp_status (*cursor_next_batch)(hp_cursor *c, void *const *cols, size_t max, size_t *n);
+  /* Optional, for a row format without cursor_next_batch: the columns the reads that follow need (cols as
+   * hp_cursor_next_batch's, NULL: every column), told before each batch the hub builds and before a row read
+   * by hp_cursor_next after one. cursor_next may then leave the other columns at their hp_row_init value. */
+  hp_status (*cursor_columns)(hp_cursor *c, void *const *cols);
+  /* Optional, for a read store: park releases the file (descriptor, mapping) and keeps what was read from it,
+   * returning 1, or returns 0 when it cannot (the store is then as before); resume takes the file again:
+   * HP_OK, or an error set with hp_set_error (the caller then aborts the store). */
+  int (*park)(hp_store *s);
+  hp_status (*resume)(hp_store *s);
 };
 
 extern const hp_format_ops hp_fmt_rocpd;
@@ -96,6 +106,12 @@ void hp_set_note(hp_store *s, const char *fmt, ...) __attribute__((format(printf
 /* Record damage found while reading: status, offset and message (the store stays usable). */
 void hp_set_damage(hp_store *s, hp_status st, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/* A read store without its file while it is not read (hp_format_ops.park): 1 when parked, 0 when its format
+ * cannot (the caller closes it instead). No cursor may be open on it. */
+int hp_store_park(hp_store *s);
+/* A parked store taken again: HP_OK, or an error (message set) after which the caller aborts the store. */
+hp_status hp_store_resume(hp_store *s);
 
 /* Temporary name beside `path` for a store being created ("<dir>/.<base>.tmp.<pid>.<n>"); malloc'd. */
 char *hp_temp_path(const char *path);

@@ -167,6 +167,8 @@ typedef struct rp_state {
   struct rp_bounds *bounds; /* the reader's byte and time bounds and its private VFS (rocpd_read.c) */
 } rp_state;
 
+#define RP_MAX_COLS 24 /* most columns of a hub table, plus the extra ones a reader takes */
+
 /* A read cursor: the statement stepping and the buffer holding the current row's strings. */
 /* Counter values' extdata decoded by SQLite's JSON functions, remembered per distinct text: a store has a
  * handful of them ({"pass":1}, {"pass":2}, …) over millions of rows. */
@@ -187,7 +189,13 @@ typedef struct rp_cursor {
   rp_ext_memo memo[RP_EXT_MEMO]; /* … and its answers, replaced round robin */
   unsigned memo_next;
   uint64_t text, rows; /* bytes of row text and rows handed out so far (the reader's budgets) */
+  uint64_t want;       /* hub columns the statement reads (bit i: column i; rp_cursor_columns), others 0 */
+  uint64_t stepped;    /* rows the statement has stepped over */
+  uint8_t col[RP_MAX_COLS]; /* the hub column of each column of the statement (rocpd_read.c, plan_cols) */
+  size_t ncol;
+  int extpos; /* the statement's column of the raw extdata whose keys ext_keys reads, -1 none */
 } rp_cursor;
+#define RP_ALL_COLS UINT64_MAX
 
 /* Connection settings of the writer: one transaction, no journal, no syncs (commit syncs the file once). */
 #define RP_WRITE_PRAGMAS                                                                                     \
@@ -213,9 +221,30 @@ static inline size_t rp_i64_dec(char *out, int64_t v) {
   uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
   size_t n = 0;
   if (v < 0) out[n++] = '-';
-  size_t len = 1; /* digits, then written from the last one back: no copy of a variable length */
-  for (uint64_t p10 = 10; len < 20 && u >= p10; p10 *= 10)
-    len++;
+  static const uint64_t p10[20] = {1ull,
+                                   10ull,
+                                   100ull,
+                                   1000ull,
+                                   10000ull,
+                                   100000ull,
+                                   1000000ull,
+                                   10000000ull,
+                                   100000000ull,
+                                   1000000000ull,
+                                   10000000000ull,
+                                   100000000000ull,
+                                   1000000000000ull,
+                                   10000000000000ull,
+                                   100000000000000ull,
+                                   1000000000000000ull,
+                                   10000000000000000ull,
+                                   100000000000000000ull,
+                                   1000000000000000000ull,
+                                   10000000000000000000ull};
+  /* digits (log10 from the bit length, no loop), then written from the last one back: no copy of a variable
+   * length */
+  size_t t = (size_t)(((64 - __builtin_clzll(u | 1)) * 1233) >> 12);
+  size_t len = t + 1 - ((u | 1) < p10[t]); /* u | 1: 0 has one digit */
   char *p = out + n + len;
   while (u >= 100) {
     p -= 2;
@@ -241,8 +270,6 @@ int rp_pairs_put(rp_pairs *m, uint64_t key, int64_t a, int64_t b);
 void rp_pairs_free(rp_pairs *m);
 hp_status rp_rc_status(int rc);
 void rp_make_uuid(char guid[37], char suffix[RP_SUFFIX_LEN + 1]);
-
-#define RP_MAX_COLS 24 /* most columns of a hub table, plus the extra ones a reader takes */
 
 /* ---- rocpd_schema.c ---- */
 extern const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS];
@@ -282,5 +309,6 @@ hp_status rp_count(hp_store *s, hp_table t, uint64_t *n);
 hp_status rp_cursor_open(hp_cursor *c);
 void rp_cursor_close(hp_cursor *c);
 hp_status rp_cursor_next(hp_cursor *c, void *row);
+hp_status rp_cursor_columns(hp_cursor *c, void *const *cols);
 
 #endif

@@ -506,6 +506,65 @@ static void sb_obj(hu_buf *q, const char *obj, const char *alias) {
 
 static int ident_char(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_'; }
 
+/* ---- extdata keys parsed in C (rp_state.ext_c): hubprof's own dispatch rows ----
+ * Each hub column whose read expression is "$key" or "COALESCE($key, …)" takes the key's value when the
+ * row's extdata has it (not null), else what the SQL gave (NULL: the column's 0). */
+typedef struct ext_key {
+  char name[32];
+  size_t len; /* of name */
+  size_t col;
+} ext_key;
+static ext_key g_dkeys[RP_MAX_COLS];
+static size_t g_ndkeys;
+static unsigned char g_dpure[RP_MAX_COLS]; /* column i's expression is "$key" alone: its SQL is NULL */
+static pthread_once_t g_dkeys_once = PTHREAD_ONCE_INIT;
+
+static void dkeys_init(void) {
+  const hp_table_desc *d = hp_table_describe(HP_TABLE_DISPATCH);
+  for (size_t i = 0; i < d->ncolumns && i < RP_MAX_COLS; i++) {
+    const char *e = rp_read_expr[HP_TABLE_DISPATCH][i], *k = e ? strchr(e, '$') : NULL;
+    if (!k) continue;
+    size_t n = 0;
+    while (ident_char(k[1 + n]) && n < sizeof g_dkeys[0].name - 1)
+      n++;
+    g_dpure[i] = k == e && !k[1 + n];
+    memcpy(g_dkeys[g_ndkeys].name, k + 1, n);
+    g_dkeys[g_ndkeys].name[n] = 0;
+    g_dkeys[g_ndkeys].len = n;
+    g_dkeys[g_ndkeys++].col = i;
+  }
+}
+
+/* The dispatch columns whose value may come from an extdata key (the mask of g_dkeys' columns). */
+static uint64_t ext_cols(void) {
+  pthread_once(&g_dkeys_once, dkeys_init);
+  uint64_t m = 0;
+  for (size_t i = 0; i < g_ndkeys; i++)
+    m |= g_dkeys[i].col < 64 ? 1ull << g_dkeys[i].col : 0;
+  return m;
+}
+
+/* Whether hub column i of table t has its place in the SELECT list that reads the columns of mask `want`:
+ * dispatch rows leave out the columns not read (rp_cursor_columns) and, in hubprof's own files, those whose
+ * value is an extdata key alone (ext_keys sets them); every other table lists every column. */
+static int sql_col(const rp_state *r, hp_table t, uint64_t want, size_t i) {
+  if (t != HP_TABLE_DISPATCH) return 1;
+  if (i < 64 && !(want >> i & 1)) return 0;
+  if (!r->ext_c) return 1;
+  pthread_once(&g_dkeys_once, dkeys_init);
+  return i >= RP_MAX_COLS || !g_dpure[i];
+}
+
+/* The cursor's columns in the order of its statement (sql_col), and where extdata follows them (-1: not
+ * read), once the statement is made: fill_row reads only those. */
+static void plan_cols(const rp_state *r, hp_table t, rp_cursor *k) {
+  const hp_table_desc *d = hp_table_describe(t);
+  k->ncol = 0;
+  for (size_t i = 0; i < d->ncolumns && i < RP_MAX_COLS; i++)
+    if (sql_col(r, t, k->want, i)) k->col[k->ncol++] = (uint8_t)i;
+  k->extpos = t == HP_TABLE_DISPATCH && r->ext_c && (k->want & ext_cols()) ? (int)k->ncol : -1;
+}
+
 /* Append a read expression of rp_read_expr, its '@col' and '$key' made SQL over alias `a` of an object
  * with columns c: a missing column is NULL, an extdata key is read with SQLite's JSON functions (NULL when
  * the key is missing; in a foreign file also when extdata is not valid JSON, so it never fails a read, while
@@ -546,23 +605,32 @@ static void sb_expr(hu_buf *q, const colset *c, const char *a, const char *e, in
 
 /* The SELECT list of table t: one expression per hub column (rp_read_expr), `special` filling the NULL
  * entries, then any extra expressions after the columns. */
-static void sb_select(hu_buf *q, hp_table t, const colset *c, const char *a, const char *const *special,
-                      int own) {
+static void sb_select(hu_buf *q, const rp_state *r, hp_table t, const colset *c, const char *a,
+                      const char *const *special, int own, uint64_t want) {
   const hp_table_desc *d = hp_table_describe(t);
-  size_t ns = 0;
+  size_t ns = 0, n = 0;
   for (size_t i = 0; i < RP_MAX_COLS && (i < d->ncolumns || rp_read_expr[t][i]); i++) {
-    if (i) hu_buf_str(q, ", ");
+    if (i < d->ncolumns && !sql_col(r, t, want, i)) continue;
+    if (n++) hu_buf_str(q, ", ");
     const char *e = rp_read_expr[t][i];
-    if (e)
+    size_t kl = e && own == 2 && !strncmp(e, "COALESCE($", 10) ? strcspn(e + 10, ",") : 0;
+    if (kl && !strncmp(e + 10 + kl, ", @", 3) && !strchr(e + 13 + kl, ',')) {
+      /* "COALESCE($key, @col)" with the key read in C (ext_keys): the column alone, not COALESCE(NULL, …) */
+      char col[64];
+      snprintf(col, sizeof col, "%.*s", (int)strcspn(e + 12 + kl, ")"), e + 12 + kl);
+      sb_expr(q, c, a, col, own);
+    } else if (e)
       sb_expr(q, c, a, e, own);
     else
       hu_buf_str(q, special && special[ns] ? special[ns++] : "NULL");
   }
+  if (!n) hu_buf_str(q, "NULL"); /* no column read */
 }
 
-/* Build the SELECT (or COUNT when count != 0) for hub table t. Returns 0, or -1 when the table is absent
- * (read as empty), or an SQLite error code. */
-static int build_query(rp_state *r, hp_table t, int count, int order, hu_buf *q) {
+/* Build the SELECT (or COUNT when count != 0) for hub table t, of the columns in mask `want` (bit i: hub
+ * column i; the others NULL). Returns 0, or -1 when the table is absent (read as empty), or an SQLite error
+ * code. */
+static int build_query(rp_state *r, hp_table t, int count, int order, uint64_t want, hu_buf *q) {
   const char *obj = r->obj[rp_table_base[t]];
   if (!obj) return -1;
   colset c, k = {0};
@@ -572,11 +640,25 @@ static int build_query(rp_state *r, hp_table t, int count, int order, hu_buf *q)
     colset_free(&c);
     return -1; /* not a table we can read */
   }
+  if (count && r->own && t != HP_TABLE_METADATA && t != HP_TABLE_COUNTER_VALUE) {
+    /* hubprof's own tables, every row but the placeholder of id 0: the whole count (SQLite counts the
+     * b-tree's cells, reading no row; `WHERE id <> 0` made it read the rowid of every index entry) less that
+     * row */
+    char *e = sqlite3_mprintf(
+        "SELECT (SELECT COUNT(*) FROM \"%w\") - (SELECT COUNT(*) FROM \"%w\" WHERE \"id\" = 0)", obj, obj);
+    if (e)
+      hu_buf_str(q, e);
+    else
+      q->oom = 1;
+    sqlite3_free(e);
+    colset_free(&c);
+    return hu_buf_cstr(q) ? SQLITE_OK : SQLITE_NOMEM;
+  }
   hu_buf_str(q, "SELECT ");
   if (count) hu_buf_str(q, "COUNT(*)");
   switch (t) {
   case HP_TABLE_METADATA:
-    if (!count) sb_select(q, t, &c, "M", NULL, r->own);
+    if (!count) sb_select(q, r, t, &c, "M", NULL, r->own, want);
     hu_buf_str(q, " FROM");
     sb_obj(q, obj, "M");
     hu_buf_str(q, " WHERE tag NOT IN ('schema_version', 'uuid', 'guid', '" RP_WRITER_TAG "')");
@@ -595,7 +677,7 @@ static int build_query(rp_state *r, hp_table t, int count, int order, hu_buf *q)
                                                              : "NULL",
                                 join && colset_has(&k, "replay_pass") ? "COALESCE(K.\"replay_pass\" + 1, 0)"
                                                                       : "0"};
-      sb_select(q, t, &c, "V", special, r->own);
+      sb_select(q, r, t, &c, "V", special, r->own, want);
     }
     hu_buf_str(q, " FROM");
     sb_obj(q, obj, "V");
@@ -614,7 +696,7 @@ static int build_query(rp_state *r, hp_table t, int count, int order, hu_buf *q)
       int has_s = r->obj[RT_STRING] != NULL, has_e = r->obj[RT_EVENT] != NULL;
       int name = has_s && colset_has(&c, "name_id"), cat = has_s && has_e && colset_has(&c, "event_id");
       const char *special[2] = {name ? "S.\"string\"" : "NULL", cat ? "C.\"string\"" : "NULL"};
-      sb_select(q, t, &c, "R", special, r->own);
+      sb_select(q, r, t, &c, "R", special, r->own, want);
       hu_buf_str(q, " FROM");
       sb_obj(q, obj, "R");
       if (name) {
@@ -641,7 +723,7 @@ static int build_query(rp_state *r, hp_table t, int count, int order, hu_buf *q)
     int name = r->obj[RT_STRING] != NULL && colset_has(&c, "name_id");
     if (!count) {
       const char *special[1] = {name ? "S.\"string\"" : "NULL"};
-      sb_select(q, t, &c, "M", special, r->own);
+      sb_select(q, r, t, &c, "M", special, r->own, want);
     }
     hu_buf_str(q, " FROM");
     sb_obj(q, obj, "M");
@@ -658,8 +740,9 @@ static int build_query(rp_state *r, hp_table t, int count, int order, hu_buf *q)
     /* hubprof's own dispatch rows: their extdata keys parsed in C from the raw text, one pass per row
      * (json_extract per key and row cost twice the whole read at 10^7 dispatches; issue 33) */
     if (t == HP_TABLE_DISPATCH) r->ext_c = r->own && colset_has(&c, "extdata");
-    if (!count) sb_select(q, t, &c, "T", NULL, t == HP_TABLE_DISPATCH && r->ext_c ? 2 : r->own);
-    if (!count && t == HP_TABLE_DISPATCH && r->ext_c) hu_buf_str(q, ", T.\"extdata\"");
+    if (!count) sb_select(q, r, t, &c, "T", NULL, t == HP_TABLE_DISPATCH && r->ext_c ? 2 : r->own, want);
+    if (!count && t == HP_TABLE_DISPATCH && r->ext_c && (want & ext_cols())) /* no key read: no text */
+      hu_buf_str(q, ", T.\"extdata\"");
     hu_buf_str(q, " FROM");
     sb_obj(q, obj, "T");
     if (r->own) hu_buf_str(q, " WHERE T.\"id\" <> 0"); /* id 0 rows are placeholders for "none" */
@@ -691,18 +774,18 @@ static int needs_sort(rp_state *r, const char *q, int *rc) {
   return sort;
 }
 
-static hp_status prepare_query_locked(hp_store *s, hp_table t, int count, sqlite3_stmt **out) {
+static hp_status prepare_query_locked(hp_store *s, hp_table t, int count, uint64_t want, sqlite3_stmt **out) {
   rp_state *r = s->impl;
   const hp_table_desc *d = hp_table_describe(t);
   hu_buf q = {0};
   *out = NULL;
-  int rc = build_query(r, t, count, !count, &q);
+  int rc = build_query(r, t, count, !count, want, &q);
   /* Rows come in id order where that is free (tables, hubprof's views over them). Where SQLite would have
    * to sort them first (a foreign or hostile view: every row with its strings, before the first one comes
    * back), they come in the view's own order instead. */
   if (rc == SQLITE_OK && !count && needs_sort(r, (const char *)q.p, &rc) && rc == SQLITE_OK) {
     rp_buf_reset(&q);
-    rc = build_query(r, t, 0, 0, &q);
+    rc = build_query(r, t, 0, 0, want, &q);
   }
   if (rc == -1) {
     hu_buf_free(&q);
@@ -726,7 +809,7 @@ static hp_status prepare_query_locked(hp_store *s, hp_table t, int count, sqlite
 static hp_status prepare_query(hp_store *s, hp_table t, int count, sqlite3_stmt **out) {
   rp_state *r = s->impl;
   pthread_mutex_lock(&r->rlock);
-  hp_status e = prepare_query_locked(s, t, count, out);
+  hp_status e = prepare_query_locked(s, t, count, RP_ALL_COLS, out);
   pthread_mutex_unlock(&r->rlock);
   return e;
 }
@@ -736,7 +819,7 @@ hp_status rp_count(hp_store *s, hp_table t, uint64_t *n) {
   sqlite3_stmt *st;
   *n = 0;
   pthread_mutex_lock(&r->rlock);
-  hp_status e = prepare_query_locked(s, t, 1, &st);
+  hp_status e = prepare_query_locked(s, t, 1, RP_ALL_COLS, &st);
   if (e == HP_OK) {
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) *n = (uint64_t)sqlite3_column_int64(st, 0);
@@ -756,7 +839,9 @@ hp_status rp_count(hp_store *s, hp_table t, uint64_t *n) {
 hp_status rp_cursor_open(hp_cursor *c) {
   rp_cursor *k = calloc(1, sizeof *k);
   if (!k) return hp_set_error(c->store, HP_ERR_NOMEM, "out of memory");
+  k->want = RP_ALL_COLS;
   hp_status e = prepare_query(c->store, c->table, 0, &k->st);
+  if (e == HP_OK) plan_cols(c->store->impl, c->table, k);
   if (e == HP_OK && c->table == HP_TABLE_COUNTER_VALUE) {
     rp_state *r = c->store->impl;
     pthread_mutex_lock(&r->rlock);
@@ -892,33 +977,6 @@ static hp_status ext_decode(hp_cursor *c, sqlite3_stmt *st, int i, const rp_ext_
   return HP_OK;
 }
 
-/* ---- extdata keys parsed in C (rp_state.ext_c): hubprof's own dispatch rows ----
- * Each hub column whose read expression is "$key" or "COALESCE($key, …)" takes the key's value when the
- * row's extdata has it (not null), else what the SQL gave (NULL: the column's 0). */
-typedef struct ext_key {
-  char name[32];
-  size_t col;
-} ext_key;
-static ext_key g_dkeys[RP_MAX_COLS];
-static size_t g_ndkeys;
-static unsigned char g_dpure[RP_MAX_COLS]; /* column i's expression is "$key" alone: its SQL is NULL */
-static pthread_once_t g_dkeys_once = PTHREAD_ONCE_INIT;
-
-static void dkeys_init(void) {
-  const hp_table_desc *d = hp_table_describe(HP_TABLE_DISPATCH);
-  for (size_t i = 0; i < d->ncolumns && i < RP_MAX_COLS; i++) {
-    const char *e = rp_read_expr[HP_TABLE_DISPATCH][i], *k = e ? strchr(e, '$') : NULL;
-    if (!k) continue;
-    size_t n = 0;
-    while (ident_char(k[1 + n]) && n < sizeof g_dkeys[0].name - 1)
-      n++;
-    g_dpure[i] = k == e && !k[1 + n];
-    memcpy(g_dkeys[g_ndkeys].name, k + 1, n);
-    g_dkeys[g_ndkeys].name[n] = 0;
-    g_dkeys[g_ndkeys++].col = i;
-  }
-}
-
 static const char *json_ws(const char *p) {
   while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
     p++;
@@ -1010,6 +1068,7 @@ static int ext_put(void *row, const hp_column *col, const char *v) {
 static hp_status ext_keys(hp_cursor *c, sqlite3_stmt *st, int ci, void *row) {
   const char *p = (const char *)sqlite3_column_text(st, ci);
   if (!p || !*p) return HP_OK;
+  const char *end = p + sqlite3_column_bytes(st, ci);
   pthread_once(&g_dkeys_once, dkeys_init);
   const hp_table_desc *d = hp_table_describe(HP_TABLE_DISPATCH);
   p = json_ws(p);
@@ -1018,7 +1077,8 @@ static hp_status ext_keys(hp_cursor *c, sqlite3_stmt *st, int ci, void *row) {
   if (*p == '}') return HP_OK;
   for (;;) {
     if (*p != '"') goto bad;
-    const char *k = p + 1, *ke = json_skip(p);
+    const char *k = p + 1, *ke = memchr(k, '"', (size_t)(end - k)); /* a plain key (hubprof's) ends there */
+    ke = ke && ke[-1] != '\\' ? ke + 1 : json_skip(p);              /* an escape: the general way */
     if (!ke) goto bad;
     size_t kn = (size_t)(ke - 1 - k);
     p = json_ws(ke);
@@ -1027,7 +1087,7 @@ static hp_status ext_keys(hp_cursor *c, sqlite3_stmt *st, int ci, void *row) {
     const char *v = p;
     size_t hit = g_ndkeys;
     for (size_t i = 0; i < g_ndkeys; i++)
-      if (strlen(g_dkeys[i].name) == kn && !memcmp(g_dkeys[i].name, k, kn)) {
+      if (g_dkeys[i].len == kn && !memcmp(g_dkeys[i].name, k, kn)) {
         hit = i;
         break;
       }
@@ -1071,16 +1131,10 @@ static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
   const hp_table_desc *d = hp_table_describe(c->table);
   rowstr rs;
   rs_begin(&rs, k);
-  int ext_c = c->table == HP_TABLE_DISPATCH && r->ext_c;
-  if (ext_c) pthread_once(&g_dkeys_once, dkeys_init);
-  for (size_t i = 0; i < d->ncolumns; i++) {
-    const hp_column *col = &d->columns[i];
+  for (size_t j = 0; j < k->ncol; j++) { /* the columns the statement reads (plan_cols); the others stay 0 */
+    const hp_column *col = &d->columns[k->col[j]];
     void *at = (char *)row + col->offset;
-    int ci = (int)i;
-    if (ext_c && g_dpure[i] && col->type != HP_COL_STR) { /* NULL in the SQL: 0 unless extdata has it */
-      memset(at, 0, col->type == HP_COL_I32 || col->type == HP_COL_U32 ? 4 : 8);
-      continue;
-    }
+    int ci = (int)j;
     switch (col->type) {
     case HP_COL_STR: rs_col(&rs, (const char **)at, st, ci); break;
     case HP_COL_F64: {
@@ -1112,7 +1166,7 @@ static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
   }
   hp_status e = rs_end(&rs, c->store);
   if (e != HP_OK) return e;
-  if (ext_c && (e = ext_keys(c, st, (int)d->ncolumns, row)) != HP_OK) return e;
+  if (k->extpos >= 0 && (e = ext_keys(c, st, k->extpos, row)) != HP_OK) return e;
   k->text += k->arena.n;
   if (++k->rows > r->bounds->row_budget)
     return hp_set_error(c->store, HP_ERR_CORRUPT,
@@ -1151,6 +1205,7 @@ hp_status rp_cursor_next(hp_cursor *c, void *row) {
   pthread_mutex_lock(&r->rlock);
   work_begin(r);
   int rc = sqlite3_step(k->st);
+  k->stepped++;
   hp_status e;
   if (rc == SQLITE_ROW) {
     e = fill_row(c, k->st, row);
@@ -1164,4 +1219,45 @@ hp_status rp_cursor_next(hp_cursor *c, void *row) {
   work_end(r);
   pthread_mutex_unlock(&r->rlock);
   return e;
+}
+
+/* The columns the reads that follow need (hp_format_ops.cursor_columns). Dispatch rows only (the big table
+ * of a query: `analyze` reads 6 of its 23 columns): before the first row, the statement is made again to
+ * read those alone (the others NULL, a constant SQLite does not evaluate per row; no extdata text when no
+ * key is read); a column needed later that the statement does not read makes it again with every column,
+ * stepped past the rows already read. */
+hp_status rp_cursor_columns(hp_cursor *c, void *const *cols) {
+  rp_cursor *k = c->impl;
+  if (!k || !k->st || c->table != HP_TABLE_DISPATCH) return HP_OK;
+  const hp_table_desc *d = hp_table_describe(c->table);
+  uint64_t need = RP_ALL_COLS;
+  if (cols && d->ncolumns <= 64) {
+    need = 0;
+    for (size_t i = 0; i < d->ncolumns; i++)
+      need |= cols[i] ? 1ull << i : 0;
+    need |= ~0ull << (d->ncolumns - 1) << 1; /* the bits past the columns: as RP_ALL_COLS */
+  }
+  if (need == k->want || (k->stepped && !(need & ~k->want))) return HP_OK;
+  if (k->stepped) need = RP_ALL_COLS;
+  rp_state *r = c->store->impl;
+  pthread_mutex_lock(&r->rlock);
+  sqlite3_stmt *st = NULL;
+  hp_status e = prepare_query_locked(c->store, c->table, 0, need, &st);
+  work_begin(r);
+  for (uint64_t i = 0; e == HP_OK && i < k->stepped; i++) { /* to where the cursor was */
+    int rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW)
+      e = read_fail(c->store, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "cannot read dispatch rows");
+  }
+  work_end(r);
+  if (e == HP_OK) {
+    sqlite3_finalize(k->st);
+    k->st = st;
+    k->want = need;
+    plan_cols(r, c->table, k);
+  } else {
+    sqlite3_finalize(st);
+  }
+  pthread_mutex_unlock(&r->rlock);
+  return e == HP_END ? HP_OK : e;
 }

@@ -220,11 +220,28 @@ static void strings_default(const hp_table_desc *d, void *row, size_t limit) {
   }
 }
 
+/* Offsets of each table's string columns, for the no-copy write path and hp_row_init (built once). */
+static size_t str_offsets[HP_TABLE_COUNT][16];
+static size_t str_count[HP_TABLE_COUNT];
+static pthread_once_t str_once = PTHREAD_ONCE_INIT;
+
+static void build_str_offsets(void) {
+  for (int t = 0; t < HP_TABLE_COUNT; t++)
+    for (size_t i = 0; i < descs[t].ncolumns && str_count[t] < 16; i++)
+      if (descs[t].columns[i].type == HP_COL_STR) str_offsets[t][str_count[t]++] = descs[t].columns[i].offset;
+}
+
 void hp_row_init(hp_table t, void *row) {
   const hp_table_desc *d = &descs[t];
   memset(row, 0, d->row_size);
   *(uint32_t *)row = (uint32_t)d->row_size;
-  strings_default(d, row, d->row_size);
+  pthread_once(&str_once, build_str_offsets);
+  if (str_count[t] == 16) { /* a table of more string columns than the list holds (none yet) */
+    strings_default(d, row, d->row_size);
+    return;
+  }
+  for (size_t i = 0; i < str_count[t]; i++) /* readers make one per row: the list, not every column */
+    *(const char **)((char *)row + str_offsets[t][i]) = "";
 }
 
 hp_status hp_row_import(hp_table t, const void *in, void *full) {
@@ -249,17 +266,6 @@ hp_status hp_row_export(hp_table t, const void *full, void *out) {
   size_t n = sz < d->row_size ? sz : d->row_size;
   memcpy((char *)out + sizeof(uint32_t), (const char *)full + sizeof(uint32_t), n - sizeof(uint32_t));
   return HP_OK;
-}
-
-/* Offsets of each table's string columns, for the no-copy write path (built once). */
-static size_t str_offsets[HP_TABLE_COUNT][16];
-static size_t str_count[HP_TABLE_COUNT];
-static pthread_once_t str_once = PTHREAD_ONCE_INIT;
-
-static void build_str_offsets(void) {
-  for (int t = 0; t < HP_TABLE_COUNT; t++)
-    for (size_t i = 0; i < descs[t].ncolumns && str_count[t] < 16; i++)
-      if (descs[t].columns[i].type == HP_COL_STR) str_offsets[t][str_count[t]++] = descs[t].columns[i].offset;
 }
 
 int hp_row_is_complete(hp_table t, const void *row) {
