@@ -185,8 +185,9 @@ typedef struct hp_dispatch {
   uint32_t passes;           /* replay passes this dispatch ran (1 = not replayed, 0 = unknown) */
   uint64_t bytes_accessible; /* bytes the kernel could write (kernel replay), 0 unknown */
   uint64_t bytes_restored;   /* bytes restored across all later passes (kernel replay) */
-  uint32_t cold; /* 1: the first dispatch of its kernel (and launch) in its process under multiplexing, whose
-                  * counters hold first-use (JIT) cost: left out of the imputed medians; 0 otherwise */
+  uint32_t cold; /* 1: the first dispatch of its kernel in its process (its launch too under multiplexing),
+                  * whose time and counters hold first-use (JIT) cost: left out of the imputed medians under
+                  * multiplexing; marked by the collector under trace; 0 otherwise */
   uint64_t
       region_id; /* innermost region (hp_region.id) open on the enqueuing thread at the enqueue, 0 none */
 } hp_dispatch;

@@ -177,13 +177,15 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
     ncold += r->g[i].cold;
     ncalls += r->g[i].calls;
   }
-  if (ncold && hai_note(res,
-                        "%" PRIu64 " of the %" PRIu64
-                        " calls are cold: the first dispatch of their kernel under iteration multiplexing, "
-                        "their raw readings hold first-use (JIT) cost: left out of the imputed medians and "
-                        "replaced by them where warm dispatches measured the counter (raw values in metadata "
-                        "multiplex_cold_raw; cold_calls in CSV and JSON)",
-                        ncold, ncalls))
+  if (ncold &&
+      hai_note(res,
+               "%" PRIu64 " of the %" PRIu64
+               " calls are cold: the first dispatch of their kernel in their process, whose time and "
+               "counters hold first-use cost (compilation, first touch); under iteration multiplexing "
+               "their raw readings are left out of the imputed medians and replaced by them where warm "
+               "dispatches measured the counter (raw values in metadata multiplex_cold_raw); "
+               "cold_calls in CSV and JSON",
+               ncold, ncalls))
     return HP_ERR_NOMEM;
   static const hai_coldef keys[] = {{"device", HA_TEXT, HA_ROLE_KEY, ""},
                                     {"kernel", HA_TEXT, HA_ROLE_KEY, ""}};

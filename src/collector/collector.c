@@ -521,6 +521,13 @@ static void tab_store_locked(hpc_slot *tab, unsigned bits, ovf_rec **ovf, uintpt
     ovf_put_locked(ovf, key, val);
 }
 
+/* Kernel ids with a dispatch already (its first one was marked cold); ids past the array are never marked. */
+#define HPC_KSEEN 65536
+static _Atomic unsigned char g_kseen[HPC_KSEEN];
+static int kernel_seen(uint32_t id) {
+  return id >= HPC_KSEEN || atomic_load_explicit(&g_kseen[id], memory_order_relaxed);
+}
+
 static uint32_t kernel_register(const hpc_provider *pv, const void *rt, uintptr_t k) {
   char buf[256], *name = pv->kernel_name(pv->h, rt, k, buf, sizeof buf);
   if (!name) return 0;
@@ -538,10 +545,16 @@ static uint32_t kernel_register(const hpc_provider *pv, const void *rt, uintptr_
       write_kernel(store_locked(), id);
     }
   }
-  if (id) tab_store_locked(hpc_ktab, HPC_KTAB_BITS, g_ovf_k, k, id);
+  if (id) tab_store_locked(hpc_ktab, HPC_KTAB_BITS, g_ovf_k, k, id | (kernel_seen(id) ? 0 : HPC_KFIRST));
   pthread_mutex_unlock(&g_lock);
   if (name != buf) free(name);
   return id;
+}
+
+uint32_t hpc_kernel_first(uint32_t kid, uintptr_t k) {
+  int first = kid < HPC_KSEEN && !atomic_exchange_explicit(&g_kseen[kid], 1, memory_order_relaxed);
+  if (hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, k) >> 32) hpc_tab_put(hpc_ktab, HPC_KTAB_BITS, k, kid);
+  return first ? HPC_COLD : 0;
 }
 
 uint32_t hpc_agent_of(const hpc_provider *pv, const void *rt, uintptr_t d) {
@@ -734,7 +747,8 @@ static inline void dispatch_fill(hp_dispatch *r, const hpc_thread *t, const hpc_
   r->enqueue_ns = hpc_stamp_ns(p->enqueue_ns);
   r->passes = passes;
   r->bytes_accessible = r->bytes_restored = 0;
-  r->cold = 0;
+  r->cold = p->keep & HPC_COLD ? 1 : 0; /* the enqueue saw the kernel's first dispatch (trace; multiplexing
+                                         * decides again at the assembly) */
   r->region_id = p->region_id;
   enum { TAIL = offsetof(hp_dispatch, region_id) + sizeof r->region_id };
   memset((char *)r + TAIL, 0, sizeof(hp_dispatch) - TAIL);
@@ -794,7 +808,7 @@ static int harvest(hpc_thread *t, int mode) {
         done++;
         continue;
       }
-      p->keep = 1;
+      p->keep |= 1;
       kept++;
       if (st[j].state == HPC_POLL_RUNNING && sampling) running(t, p, st[j].start_ns);
     }
@@ -802,7 +816,7 @@ static int harvest(hpc_thread *t, int mode) {
   uint64_t want = mode == HARVEST_ALL ? head - tail : mode == HARVEST_FULL ? (t->mask + 1) / 8 : 0;
   for (uint64_t i = tail; i != head && done < want && kept; i++) {
     hpc_pending *p = &t->ring[i & t->mask];
-    if (!p->keep) continue;
+    if (!(p->keep & 1)) continue;
     pv->release(pv->h, t->rt, p->ev);
     emit(&b, t, p, 0, 0); /* not complete: written without device times, never waited for */
     p->keep = 0;
@@ -813,7 +827,7 @@ static int harvest(hpc_thread *t, int mode) {
   uint64_t w = head;
   for (uint64_t i = head; kept && i-- != tail;) {
     hpc_pending *p = &t->ring[i & t->mask];
-    if (!p->keep) continue;
+    if (!(p->keep & 1)) continue;
     w--;
     if (w != i) t->ring[w & t->mask] = *p;
   }

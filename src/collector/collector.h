@@ -79,11 +79,12 @@ typedef struct hpc_pending {
   uint32_t kernel_id;   /* kernel_symbol row id */
   uint32_t queue_id;    /* queue row id */
   uint32_t agent_id;    /* agent row id */
-  uint32_t keep;        /* harvest scratch: 1 = still pending */
-  uint32_t grid[3];     /* global work size per dimension */
-  uint32_t wg[3];       /* local work size, 0 when the runtime chooses */
-  int64_t enqueue_ns;   /* host stamp just before the enqueue call (stamp.h: ns at harvest) */
-  uint64_t region_id;   /* innermost region open on the thread at the enqueue (hpc_region_cur), 0 none */
+  uint32_t keep;    /* bit 0: harvest scratch (1 = still pending); bit 1 (HPC_COLD): the enqueue found it its
+                       kernel's first dispatch in the process (hp_dispatch.cold) */
+  uint32_t grid[3]; /* global work size per dimension */
+  uint32_t wg[3];   /* local work size, 0 when the runtime chooses */
+  int64_t enqueue_ns; /* host stamp just before the enqueue call (stamp.h: ns at harvest) */
+  uint64_t region_id; /* innermost region open on the thread at the enqueue (hpc_region_cur), 0 none */
 } hpc_pending;
 
 typedef struct hpc_thread {
@@ -116,6 +117,13 @@ extern __thread int hpc_busy HPC_HIDDEN __attribute__((tls_model("initial-exec")
  * are asked through them); keys are the runtime's object pointers. */
 HPC_HIDDEN hpc_thread *hpc_thread_attach(const hpc_provider *pv,
                                          const void *rt); /* a thread's first dispatch */
+#define HPC_COLD 2u                                       /* hpc_pending.keep: a kernel's first dispatch */
+#define HPC_KFIRST ((uint64_t)1 << 32) /* in a kernel's hpc_ktab value: no dispatch of that kernel seen yet  \
+                                        */
+/* The enqueue of kernel handle k (id kid) whose table value carried HPC_KFIRST, or that took the slow path:
+ * HPC_COLD when this is the kernel's first dispatch in the process (one enqueue wins), else 0; the handle's
+ * value loses the flag, so the next enqueue of it costs nothing. */
+HPC_HIDDEN uint32_t hpc_kernel_first(uint32_t kid, uintptr_t k);
 HPC_HIDDEN uint32_t hpc_kernel_slow(const hpc_provider *pv, const void *rt,
                                     uintptr_t k); /* register, its id */
 HPC_HIDDEN uint64_t hpc_queue_slow(const hpc_provider *pv, const void *rt, uintptr_t q); /* qid<<32 | agent */

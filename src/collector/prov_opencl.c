@@ -83,8 +83,9 @@ static inline __attribute__((always_inline)) void record(const cl_icd_dispatch *
     hpc_count_lost(1);
     return;
   }
-  uint32_t kid = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k);
-  if (HPC_UNLIKELY(!kid)) kid = hpc_cl_kernel_slow(n, k);
+  uint64_t kv = hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)k);
+  uint32_t kid = (uint32_t)kv;
+  if (HPC_UNLIKELY(!kid)) kid = hpc_cl_kernel_slow(n, k), kv = HPC_KFIRST; /* new, or in the overflow */
   uint64_t qa = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
   if (HPC_UNLIKELY(!qa)) qa = hpc_cl_queue_slow(n, q);
   hpc_pending *p = &t->ring[h & t->mask];
@@ -95,6 +96,7 @@ static inline __attribute__((always_inline)) void record(const cl_icd_dispatch *
   }
   p->dispatch_id = t->id_next++;
   p->kernel_id = kid;
+  p->keep = HPC_UNLIKELY(kv >> 32) ? hpc_kernel_first(kid, (uintptr_t)k) : 0; /* its kernel's first: cold */
   p->queue_id = (uint32_t)(qa >> 32);
   p->agent_id = (uint32_t)qa;
   if (HPC_LIKELY(dim == 1 && global)) { /* the common case, without the loop's per-dimension tests */

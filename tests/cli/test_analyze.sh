@@ -193,14 +193,24 @@ assert all(r["cpu_util"] == "" for r in fin), fin
 assert all(r["cpu_util"] != "" for r in rows if r["kernel"] == "relax")
 '
 
-# ---- a trace: no counters, the top-kernels view as before ----
+# ---- a trace: no counters, the top-kernels view; the kernel's first dispatch (its compilation) marked cold
+# by the collector under trace too (issue 28), one note saying so ----
 expect 0 "$HP" analyze --format csv trace.db
 py '
 rows = rows_csv()
-assert list(rows[0].keys()) == ["device", "kernel", "calls", "timed_calls", "total_ns", "avg_ns", "min_ns", "max_ns", "percent"]
-assert rows[0]["calls"] == "5"
+assert list(rows[0].keys()) == ["device", "kernel", "calls", "timed_calls", "total_ns", "avg_ns", "min_ns", "max_ns", "percent", "cold_calls"]
+assert rows[0]["calls"] == "5" and rows[0]["cold_calls"] == "1"
 '
-[ ! -s "$T/err" ] && ok || bad "notes on a trace: $(cat "$T/err")"
+[ "$(wc -l <"$T/err")" = 1 ] && grep -q "1 of the 5 calls are cold: the first dispatch of their kernel in their process" "$T/err" &&
+  ok || bad "notes on a trace: $(cat "$T/err")"
+expect 0 "$HP" analyze --by dispatch --counters none --metrics none --format json trace.db
+py '
+d = json.load(open(sys.argv[1]))
+first = min(d, key=lambda r: r["dispatch"])
+con = sqlite3.connect("trace.db")
+cold = [r[0] for r in con.execute("select id from rocpd_kernel_dispatch where json_extract(extdata, \"$.cold\") = 1")]
+assert cold == [first["row"]], (cold, first)
+'
 
 # ---- terminal width ----
 for w in 80 60; do

@@ -126,7 +126,7 @@ EOF2
 import json, sys
 assert sorted(r["cold_calls"] for r in json.load(sys.stdin)) == [1, 1]' && ok || bad "k5 analyze json cold_calls"
 "$HP" analyze k5.db >k5.table 2>&1
-has "k5 analyze cold note" k5.table "note: 2 of the 62 calls are cold: the first dispatch of their kernel under iteration multiplexing"
+has "k5 analyze cold note" k5.table "note: 2 of the 62 calls are cold: the first dispatch of their kernel in their process"
 [ $HAVE_SQL = 0 ] || expect_eq "k5 cold in rocpd's extdata (relax, finish)" \
   "$(q k5.db "select group_concat(s.kernel_name) from rocpd_kernel_dispatch d join rocpd_info_kernel_symbol s
       on s.id = d.kernel_id where json_extract(d.extdata, '$.cold') = 1")" "relax,finish"
