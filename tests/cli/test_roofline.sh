@@ -2,8 +2,8 @@
 # hubprof roofline (issue 26 part 3, docs/cli/roofline.md) on the OpenCL devices here, in quick mode: the CSV
 # header and the five rows per device with their units; fp32 and dram measured (> 0) and fp32 below a physical
 # bound (compute units x max clock x 64 FLOP per cycle, and the same from /proc/cpuinfo on a CPU device); a
-# ceiling without a value has a note; --format json parses; an unknown --device is one error line and exit 1;
-# an argument is a usage error. Skipped when no OpenCL device is there.
+# ceiling without a value has a note; --format json parses; an unknown --device, and no OpenCL platform, are
+# one error line and exit 1; an argument is a usage error. Skipped when no OpenCL device is there.
 # usage: test_roofline.sh [HUBPROF]   (default build/hubprof)
 # SPDX-License-Identifier: MIT
 set -u
@@ -73,6 +73,10 @@ grep -q 'measuring fp32' err && ok || bad "no progress line: $(cat err)"
 # an unknown device: one line naming the devices there, exit 1
 expect 1 "$HP" roofline --device 'no-such-device*'
 one_line_error "roofline: no OpenCL device matches 'no-such-device*' (devices: "
+# no OpenCL platform (the ICD loader pointed at an empty folder of vendors): one line, exit 1
+mkdir -p novendors
+expect 1 env OCL_ICD_VENDORS="$T/novendors" "$HP" roofline
+one_line_error "roofline: no OpenCL platform found"
 # usage errors: an argument, a bad format
 expect 2 "$HP" roofline extra
 expect 2 "$HP" roofline --format xml
