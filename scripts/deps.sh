@@ -13,6 +13,7 @@ debs+=(chromium chromium-driver) # hubprof report: the page opened headless, dri
 debs+=(openmpi-bin libopenmpi-dev) # cluster runs: the MPI rank tests
 debs+=(llvm-15-dev) # analyze --by line for -g alone: the LLVM-C headers of the plugin build/libhubprof_llvm.so (h-lines)
 debs+=(time) # /usr/bin/time: the memory and time bounds of tests/cli/test_bounds.sh
+debs+=(clpeak) # the OpenCL peak benchmark hubprof roofline's ceilings are compared with (bench/bench_roofline.sh)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

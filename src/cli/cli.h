@@ -59,6 +59,8 @@ int cli_metric_groups(const struct hc_provider *p, const char *const *lists, siz
                       const char *const *files, size_t nfiles, char ***groups, size_t *ngroups);
 int cmd_list(int argc, char **argv);
 void cmd_list_help(FILE *out);
+int cmd_roofline(int argc, char **argv);
+void cmd_roofline_help(FILE *out);
 
 /* messages.c, the error reporter: "hubprof: <message>" on stderr, one line. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

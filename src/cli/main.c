@@ -29,6 +29,8 @@ static const cli_cmd commands[] = {
     {"plan", "print the counter passes a profile needs, without running anything", cmd_plan, cmd_plan_help},
     {"list", "list counters and metrics (with availability here) or device descriptions", cmd_list,
      cmd_list_help},
+    {"roofline", "measure each OpenCL device's ceilings: FLOP/s per precision, int32 op/s, memory GB/s",
+     cmd_roofline, cmd_roofline_help},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

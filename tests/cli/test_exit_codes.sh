@@ -22,7 +22,7 @@ mkdir logs
 printf 'metric two = task-clock * 2\n' >own.metrics
 
 # ---- 2: usage errors, in every subcommand ----
-for c in trace profile analyze diff info merge convert plan list export report; do
+for c in trace profile analyze diff info merge convert plan list export report roofline; do
   expect 2 "$HP" "$c" --no-such-option
   one_line_error "$c: unknown option '--no-such-option'"
 done
@@ -139,7 +139,7 @@ expect 5 "$HP" trace -q -o t.db -- sh -c 'exit 5' --no-such-option
 expect 5 "$HP" trace -q -o t.db sh -c 'exit 5' --format x
 
 # ---- 0, and the option tables behind --help ----
-for c in trace profile analyze diff info merge convert plan list export report; do
+for c in trace profile analyze diff info merge convert plan list export report roofline; do
   expect 0 "$HP" "$c" --help
   grep -q "^usage: hubprof $c" "$T/out" && grep -q -- "-h, --help" "$T/out" && ok || bad "$c --help: $(head -3 "$T/out")"
   expect 0 "$HP" help "$c"
@@ -155,7 +155,7 @@ grep -q -- "--replay kernel|application|multiplex" "$T/out" && ok || bad "profil
 for c in trace profile merge convert; do
   "$HP" "$c" --help | grep -q -- "-F, --output-format" && ok || bad "$c: no -F/--output-format"
 done
-for c in analyze diff info list plan; do
+for c in analyze diff info list plan roofline; do
   "$HP" "$c" --help | grep -q -- "--format table|" && ok || bad "$c: no --format table|..."
 done
 # the old spellings still work: --format for a store format, info --json

@@ -1,0 +1,90 @@
+/* `hubprof roofline`: measure every OpenCL device's ceilings with hubprof's own micro-benchmarks
+ * (roofline_cl.c) and print one row per device and ceiling: device,ceiling,value,unit,note. */
+/* SPDX-License-Identifier: MIT */
+#include "cli.h"
+#include "options.h"
+#include "report.h"
+#include "roofline.h"
+
+#include <stdlib.h>
+
+static const cli_opt roofline_opts[] = {
+    {.name = "device",
+     .kind = CLI_OPT_STRING,
+     .value = "GLOB",
+     .help = "only the OpenCL devices whose name (CL_DEVICE_NAME) matches GLOB (default: every device)",
+     .check = cli_check_glob},
+    {.name = "format",
+     .kind = CLI_OPT_ENUM,
+     .choices = cli_report_formats,
+     .def = "table",
+     .help = "table, csv or json"},
+    {.name = "quick",
+     .kind = CLI_OPT_FLAG,
+     .help = "small sizes and few repetitions: a fast, rough figure (tests); also HUBPROF_ROOFLINE_QUICK=1"},
+    {0},
+};
+
+static const cli_opt *const roofline_tables[] = {roofline_opts, cli_opts_quiet, cli_opts_common, NULL};
+
+static const cli_spec roofline_spec = {
+    .command = "roofline",
+    .usage = "roofline [--device GLOB] [--format F] [--quick] [-q]",
+    .about = "Measure the ceilings of every OpenCL device with hubprof's own micro-benchmarks: FLOP/s for\n"
+             "fp64 (with cl_khr_fp64), fp32, fp16 (with cl_khr_fp16), int32 operations per second, and\n"
+             "global-memory bandwidth (dram). One row per device and ceiling; a ceiling a device lacks has\n"
+             "no value and a note saying why. Units: GFLOP/s, GOP/s (int32), GB/s (docs/cli/roofline.md).",
+    .tables = roofline_tables,
+};
+
+void cmd_roofline_help(FILE *out) { cli_help(&roofline_spec, out); }
+
+static int roofline(const cli_args *args) {
+  int fmt = cli_enum(args, "format", REPORT_TABLE);
+  const char *qenv = getenv("HUBPROF_ROOFLINE_QUICK");
+  rl_opts o = {.device_glob = cli_str(args, "device"),
+               .quick = cli_given(args, "quick") || (qenv && qenv[0] && qenv[0] != '0'),
+               .quiet = cli_given(args, "quiet") > 0};
+  if (args->noperands) {
+    cli_error("roofline: unexpected argument '%s' (see 'hubprof roofline --help')", args->operands[0]);
+    return CLI_USAGE;
+  }
+  rl_ceiling *rows;
+  size_t n;
+  char err[1024];
+  if (rl_measure(&o, &rows, &n, err, sizeof err)) {
+    cli_error("%s", err);
+    return CLI_FAIL;
+  }
+  static const report_col table_cols[] = {
+      {"DEVICE", 0, 1}, {"CEILING", 0, 0}, {"VALUE", 1, 0}, {"UNIT", 0, 0}, {"NOTE", 0, 1}};
+  static const report_col data_cols[] = {
+      {"device", 0, 0}, {"ceiling", 0, 0}, {"value", 1, 0}, {"unit", 0, 0}, {"note", 0, 0}};
+  report *r = report_new(fmt == REPORT_TABLE ? table_cols : data_cols, 5);
+  int rc = r ? CLI_OK : CLI_FAIL;
+  for (size_t i = 0; i < n && rc == CLI_OK; i++) {
+    char value[64] = "";
+    if (rows[i].value >= 0)
+      snprintf(value, sizeof value, "%.2f", rows[i].value);
+    else if (fmt == REPORT_TABLE)
+      snprintf(value, sizeof value, "-");
+    const char *cells[] = {rows[i].device, rows[i].ceiling, value, rows[i].unit, rows[i].note};
+    if (report_add(r, cells)) rc = CLI_FAIL;
+  }
+  if (rc == CLI_OK)
+    report_print(r, (report_fmt)fmt, report_term_width(), stdout);
+  else
+    cli_error("out of memory");
+  report_free(r);
+  free(rows);
+  return rc;
+}
+
+int cmd_roofline(int argc, char **argv) {
+  cli_args args;
+  int rc = cli_parse(&roofline_spec, argc, argv, &args);
+  if (rc != CLI_PROCEED) return rc;
+  rc = cli_finish_stdout(roofline(&args));
+  cli_args_free(&args);
+  return rc;
+}

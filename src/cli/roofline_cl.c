@@ -1,0 +1,403 @@
+/* `hubprof roofline`'s micro-benchmarks on OpenCL: FLOP/s per precision (chains of independent multiply-adds
+ * on vector types, widths 4, 8 and 16, the best kept, as clpeak does), int32 op/s and global-memory
+ * bandwidth (streaming reads and a copy over a buffer much larger than the last-level cache, bytes read plus
+ * written), timed with profiling events, the best of several repetitions after a warm-up. libOpenCL.so.1 is
+ * loaded with dlopen, never linked: hubprof runs where no OpenCL loader is installed, as it does for CUPTI.
+ */
+/* SPDX-License-Identifier: MIT */
+#define CL_TARGET_OPENCL_VERSION 120
+#include "roofline.h"
+
+#include <CL/cl.h>
+
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CL_FNS(X)                                                                                            \
+  X(clGetPlatformIDs)                                                                                        \
+  X(clGetDeviceIDs)                                                                                          \
+  X(clGetDeviceInfo)                                                                                         \
+  X(clCreateContext)                                                                                         \
+  X(clCreateCommandQueue)                                                                                    \
+  X(clCreateProgramWithSource)                                                                               \
+  X(clBuildProgram)                                                                                          \
+  X(clGetProgramBuildInfo)                                                                                   \
+  X(clCreateKernel)                                                                                          \
+  X(clSetKernelArg)                                                                                          \
+  X(clCreateBuffer)                                                                                          \
+  X(clEnqueueFillBuffer)                                                                                     \
+  X(clEnqueueNDRangeKernel)                                                                                  \
+  X(clWaitForEvents)                                                                                         \
+  X(clGetEventProfilingInfo)                                                                                 \
+  X(clFinish)                                                                                                \
+  X(clReleaseEvent)                                                                                          \
+  X(clReleaseKernel)                                                                                         \
+  X(clReleaseProgram)                                                                                        \
+  X(clReleaseMemObject)                                                                                      \
+  X(clReleaseCommandQueue)                                                                                   \
+  X(clReleaseContext)
+
+typedef struct cl_api {
+#define X(f) __typeof__(f) *f;
+  CL_FNS(X)
+#undef X
+} cl_api;
+
+static int cl_load(cl_api *cl, char *err, size_t len) {
+  void *h = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) h = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(err, len,
+             "roofline: cannot load libOpenCL.so.1 (install an OpenCL loader and driver, e.g. "
+             "ocl-icd-libopencl1 and pocl-opencl-icd): %s",
+             dlerror());
+    return -1;
+  }
+#define X(f)                                                                                                 \
+  if (!(cl->f = (__typeof__(f) *)dlsym(h, #f))) {                                                            \
+    snprintf(err, len, "roofline: libOpenCL.so.1 has no %s", #f);                                            \
+    return -1;                                                                                               \
+  }
+  CL_FNS(X)
+#undef X
+  return 0; /* the library stays loaded until exit: PoCL's threads may outlive the last release */
+}
+
+/* One program per precision: the FLOP kernels flops4/8/16 for scalar type S (MAD is mad() for floating
+ * point, a multiply and an add for int), and with BW the bandwidth kernels. Eight independent chains per
+ * work-item keep the FMA pipes busy; y and a are kernel arguments, so nothing folds. */
+static const char kernel_src[] =
+    "#ifdef FP64\n#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#endif\n"
+    "#ifdef FP16\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n#endif\n"
+    "#ifdef INT\n#define MAD(x, y, z) ((x) * (y) + (z))\n#else\n#define MAD(x, y, z) mad(x, y, z)\n#endif\n"
+    "#define CAT_(a, b) a##b\n#define CAT(a, b) CAT_(a, b)\n"
+    "#define FLOPS(W) __kernel void flops##W(__global CAT(S, W) *out, float fa, float fb, int n) { \\\n"
+    "  CAT(S, W) a = (CAT(S, W))((S)fa), y = (CAT(S, W))((S)fb); \\\n"
+    "  CAT(S, W) x0 = a + (S)get_local_id(0), x1 = x0 + a, x2 = x1 + a, x3 = x2 + a; \\\n"
+    "  CAT(S, W) x4 = x3 + a, x5 = x4 + a, x6 = x5 + a, x7 = x6 + a; \\\n"
+    "  for (int i = 0; i < n; i++) { \\\n"
+    "    x0 = MAD(x0, y, a); x1 = MAD(x1, y, a); x2 = MAD(x2, y, a); x3 = MAD(x3, y, a); \\\n"
+    "    x4 = MAD(x4, y, a); x5 = MAD(x5, y, a); x6 = MAD(x6, y, a); x7 = MAD(x7, y, a); \\\n"
+    "  } \\\n"
+    "  out[get_global_id(0)] = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7; \\\n"
+    "}\n"
+    "FLOPS(4)\nFLOPS(8)\nFLOPS(16)\n"
+    "#ifdef BW\n"
+    "float sum_float4(float4 v) { return v.x + v.y + v.z + v.w; }\n"
+    "float sum_float16(float16 v) { return sum_float4(v.lo.lo + v.lo.hi + v.hi.lo + v.hi.hi); }\n"
+    "#define READ(T) __kernel void read_##T(__global const T *in, __global float *out) { \\\n"
+    "  size_t ls = get_local_size(0), i = get_group_id(0) * ls * 16 + get_local_id(0); \\\n"
+    "  T s = 0; \\\n"
+    "  for (int k = 0; k < 16; k++) s += in[i + k * ls]; \\\n"
+    "  out[get_global_id(0)] = sum_##T(s); \\\n"
+    "}\n"
+    "READ(float4)\nREAD(float16)\n"
+    "__kernel void copy_float4(__global const float4 *in, __global float4 *out) {\n"
+    "  out[get_global_id(0)] = in[get_global_id(0)];\n"
+    "}\n"
+    "#endif\n";
+
+typedef struct dev {
+  cl_api *cl;
+  cl_device_id id;
+  cl_context ctx;
+  cl_command_queue q;
+  cl_uint cus;
+  size_t wg; /* work-group size used */
+  cl_ulong max_alloc;
+  int quick, quiet;
+  const char *name;
+} dev;
+
+static void note(rl_ceiling *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(rl_ceiling *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->note, sizeof c->note, fmt, ap);
+  va_end(ap);
+}
+
+/* Build the program for one precision; NULL with the reason in c->note. */
+static cl_program build(dev *d, const char *opts, rl_ceiling *c) {
+  const char *src = kernel_src;
+  cl_int e;
+  cl_program p = d->cl->clCreateProgramWithSource(d->ctx, 1, &src, NULL, &e);
+  if (e != CL_SUCCESS) {
+    note(c, "clCreateProgramWithSource failed (%d)", e);
+    return NULL;
+  }
+  e = d->cl->clBuildProgram(p, 1, &d->id, opts, NULL, NULL);
+  if (e != CL_SUCCESS) {
+    char log[160] = "";
+    d->cl->clGetProgramBuildInfo(p, d->id, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+    log[sizeof log - 1] = 0;
+    for (char *s = log; *s; s++)
+      if (*s == '\n') *s = ' ';
+    note(c, "the kernels did not build (%d): %s", e, log);
+    d->cl->clReleaseProgram(p);
+    return NULL;
+  }
+  return p;
+}
+
+/* Run kernel k over global work-items, once to warm up and then reps times; the shortest time in seconds,
+ * or a negative value with the reason in c->note. */
+static double best_time(dev *d, cl_kernel k, size_t global, int reps, rl_ceiling *c) {
+  double best = -1;
+  for (int r = 0; r <= reps; r++) {
+    cl_event ev;
+    cl_int e = d->cl->clEnqueueNDRangeKernel(d->q, k, 1, NULL, &global, &d->wg, 0, NULL, &ev);
+    if (e == CL_SUCCESS) e = d->cl->clWaitForEvents(1, &ev);
+    if (e != CL_SUCCESS) {
+      note(c, "clEnqueueNDRangeKernel failed (%d)", e);
+      return -1;
+    }
+    cl_ulong t0 = 0, t1 = 0;
+    d->cl->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+    e = d->cl->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+    d->cl->clReleaseEvent(ev);
+    if (e != CL_SUCCESS || t1 <= t0) {
+      note(c, "no profiling times (%d)", e);
+      return -1;
+    }
+    double s = (double)(t1 - t0) * 1e-9;
+    if (r > 0 && (best < 0 || s < best)) best = s; /* r == 0: the warm-up */
+  }
+  return best;
+}
+
+/* Compute ceiling: the best of the vector widths 4, 8, 16 (2 operations per multiply-add). */
+static void measure_flops(dev *d, cl_program p, size_t elem, float fa, float fb, rl_ceiling *c) {
+  static const int widths[] = {4, 8, 16};
+  size_t global = (size_t)d->cus * (d->quick ? 256 : 1024);
+  global = (global + d->wg - 1) / d->wg * d->wg;
+  int per_wi = 4096; /* operations per work-item at first */
+  cl_int e;
+  cl_mem out = d->cl->clCreateBuffer(d->ctx, CL_MEM_WRITE_ONLY, global * 16 * elem, NULL, &e);
+  if (e != CL_SUCCESS) {
+    note(c, "clCreateBuffer failed (%d)", e);
+    return;
+  }
+  for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+    int w = widths[i], n = per_wi / (16 * w); /* 8 chains x 2 operations x w lanes per iteration */
+    char name[16];
+    snprintf(name, sizeof name, "flops%d", w);
+    cl_kernel k = d->cl->clCreateKernel(p, name, &e);
+    if (e != CL_SUCCESS) {
+      note(c, "clCreateKernel %s failed (%d)", name, e);
+      break;
+    }
+    d->cl->clSetKernelArg(k, 0, sizeof out, &out);
+    d->cl->clSetKernelArg(k, 1, sizeof fa, &fa);
+    d->cl->clSetKernelArg(k, 2, sizeof fb, &fb);
+    /* long enough to time well: grow the chains until one run takes the target time (the launch costs
+     * little beside it) */
+    double target = d->quick ? 0.002 : 0.03, s = 0;
+    for (int tries = 0; tries < 6; tries++) {
+      d->cl->clSetKernelArg(k, 3, sizeof n, &n);
+      s = best_time(d, k, global, 1, c);
+      if (s < 0 || s >= target / 2 || n >= (1 << 22)) break;
+      double grow = s > 0 ? target / s : 64;
+      n = (int)(n * (grow < 64 ? grow : 64));
+    }
+    if (s >= 0) s = best_time(d, k, global, d->quick ? 2 : 4, c);
+    d->cl->clReleaseKernel(k);
+    if (s < 0) break;
+    double v = (double)global * n * 16 * w / s * 1e-9;
+    if (v > c->value) {
+      c->value = v;
+      note(c, "vector width %d, %zu work-items, mad chains", w, global);
+    }
+  }
+  d->cl->clReleaseMemObject(out);
+}
+
+/* Memory ceiling: the best of streaming reads (float4, float16) and a float4 copy, bytes read plus
+ * written, over a buffer of 256 MiB (32 MiB quick) or the largest allocation the device allows. */
+static void measure_dram(dev *d, cl_program p, rl_ceiling *c) {
+  size_t bytes = (size_t)(d->quick ? 32 : 256) << 20;
+  if (d->max_alloc && bytes > d->max_alloc) bytes = (size_t)d->max_alloc;
+  bytes &= ~(((size_t)64 * 16 * d->wg) - 1); /* whole work-groups of 16 float16 reads each */
+  if (!bytes) {
+    note(c, "the largest allocation (%llu bytes) is too small", (unsigned long long)d->max_alloc);
+    return;
+  }
+  cl_int e, e2;
+  cl_mem in = d->cl->clCreateBuffer(d->ctx, CL_MEM_READ_ONLY, bytes, NULL, &e);
+  cl_mem out = d->cl->clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e2);
+  float one = 1.0f;
+  if (e == CL_SUCCESS && e2 == CL_SUCCESS) /* touch every page: untouched memory reads as the zero page */
+    e = d->cl->clEnqueueFillBuffer(d->q, in, &one, sizeof one, 0, bytes, 0, NULL, NULL);
+  if (e == CL_SUCCESS) e = d->cl->clEnqueueFillBuffer(d->q, out, &one, sizeof one, 0, bytes, 0, NULL, NULL);
+  if (e == CL_SUCCESS) e = d->cl->clFinish(d->q);
+  if (e != CL_SUCCESS || e2 != CL_SUCCESS) {
+    note(c, "a buffer of %zu MiB could not be made (%d)", bytes >> 20, e != CL_SUCCESS ? e : e2);
+  } else {
+    static const struct {
+      const char *name;
+      size_t vec;  /* bytes one read moves */
+      int fetches; /* reads per work-item */
+      int copy;    /* writes as much as it reads */
+    } ks[] = {{"read_float4", 16, 16, 0}, {"read_float16", 64, 16, 0}, {"copy_float4", 16, 1, 1}};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+      cl_kernel k = d->cl->clCreateKernel(p, ks[i].name, &e);
+      if (e != CL_SUCCESS) {
+        note(c, "clCreateKernel %s failed (%d)", ks[i].name, e);
+        break;
+      }
+      d->cl->clSetKernelArg(k, 0, sizeof in, &in);
+      d->cl->clSetKernelArg(k, 1, sizeof out, &out);
+      size_t global = bytes / ks[i].vec / (size_t)ks[i].fetches;
+      double s = best_time(d, k, global, d->quick ? 2 : 5, c);
+      d->cl->clReleaseKernel(k);
+      if (s < 0) break;
+      double moved = ks[i].copy ? 2.0 * (double)bytes : (double)bytes + (double)global * sizeof(float);
+      double v = moved / s * 1e-9;
+      if (v > c->value) {
+        c->value = v;
+        note(c, "%s over %zu MiB, bytes read + written", ks[i].name, bytes >> 20);
+      }
+    }
+  }
+  if (in) d->cl->clReleaseMemObject(in);
+  if (out) d->cl->clReleaseMemObject(out);
+}
+
+static int has_ext(const char *exts, const char *ext) {
+  size_t n = strlen(ext);
+  for (const char *s = strstr(exts, ext); s; s = strstr(s + 1, ext))
+    if ((s == exts || s[-1] == ' ') && (s[n] == ' ' || s[n] == 0)) return 1;
+  return 0;
+}
+
+/* The five ceilings of one device, appended to rows. */
+static void measure_device(dev *d, const char *exts, rl_ceiling *rows) {
+  static const struct {
+    const char *ceiling, *unit, *opts, *ext;
+    size_t elem;
+    float fa, fb;
+  } precs[] = {
+      {"fp64", "GFLOP/s", "-DS=double -DFP64 -cl-mad-enable", "cl_khr_fp64", 8, 0.001f, 0.999f},
+      {"fp32", "GFLOP/s", "-DS=float -DBW -cl-mad-enable", NULL, 4, 0.001f, 0.999f},
+      {"fp16", "GFLOP/s", "-DS=half -DFP16 -cl-mad-enable", "cl_khr_fp16", 2, 0.001f, 0.999f},
+      {"int32", "GOP/s", "-DS=int -DINT", NULL, 4, 1.0f, 3.0f},
+  };
+  for (size_t i = 0; i < 5; i++) {
+    rl_ceiling *c = &rows[i];
+    snprintf(c->device, sizeof c->device, "%s", d->name);
+    c->value = -1;
+    c->note[0] = 0;
+    if (i == 4) { /* dram: after fp32, whose program it shares */
+      c->ceiling = "dram";
+      c->unit = "GB/s";
+      continue;
+    }
+    c->ceiling = precs[i].ceiling;
+    c->unit = precs[i].unit;
+  }
+  for (size_t i = 0; i < 4; i++) {
+    rl_ceiling *c = &rows[i];
+    if (precs[i].ext && !has_ext(exts, precs[i].ext)) {
+      note(c, "the device has no %s", precs[i].ext);
+      continue;
+    }
+    if (!d->quiet) fprintf(stderr, "hubprof: roofline: %s: measuring %s\n", d->name, c->ceiling);
+    cl_program p = build(d, precs[i].opts, c);
+    if (!p) {
+      if (i == 1) snprintf(rows[4].note, sizeof rows[4].note, "%s", c->note);
+      continue;
+    }
+    measure_flops(d, p, precs[i].elem, precs[i].fa, precs[i].fb, c);
+    if (i == 1) {
+      if (!d->quiet) fprintf(stderr, "hubprof: roofline: %s: measuring dram\n", d->name);
+      measure_dram(d, p, &rows[4]);
+    }
+    d->cl->clReleaseProgram(p);
+  }
+}
+
+int rl_measure(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t len) {
+  *out = NULL;
+  *n = 0;
+  static cl_api cl;
+  if (cl_load(&cl, err, len)) return -1;
+  cl_platform_id plats[16];
+  cl_uint np = 0;
+  if (cl.clGetPlatformIDs(16, plats, &np) != CL_SUCCESS || np == 0) {
+    snprintf(err, len, "roofline: no OpenCL platform found (an ICD such as pocl-opencl-icd is needed)");
+    return -1;
+  }
+  if (np > 16) np = 16;
+  cl_device_id devs[64];
+  cl_uint nd = 0;
+  for (cl_uint i = 0; i < np && nd < 64; i++) {
+    cl_uint k = 0;
+    if (cl.clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 64 - nd, devs + nd, &k) == CL_SUCCESS)
+      nd += k < 64 - nd ? k : 64 - nd;
+  }
+  char names[64][256], found[512] = "";
+  size_t nmatch = 0, fw = 0;
+  int match[64];
+  for (cl_uint i = 0; i < nd; i++) {
+    names[i][0] = 0;
+    cl.clGetDeviceInfo(devs[i], CL_DEVICE_NAME, sizeof names[i] - 1, names[i], NULL);
+    names[i][sizeof names[i] - 1] = 0;
+    match[i] = !o->device_glob || fnmatch(o->device_glob, names[i], 0) == 0;
+    nmatch += match[i] != 0;
+    if (fw < sizeof found)
+      fw += (size_t)snprintf(found + fw, sizeof found - fw, "%s'%s'", i ? ", " : "", names[i]);
+  }
+  if (nd == 0) {
+    snprintf(err, len, "roofline: no OpenCL device found");
+    return -1;
+  }
+  if (nmatch == 0) {
+    snprintf(err, len, "roofline: no OpenCL device matches '%s' (devices: %s)", o->device_glob, found);
+    return -1;
+  }
+  rl_ceiling *rows = calloc(nmatch * 5, sizeof *rows);
+  if (!rows) {
+    snprintf(err, len, "roofline: out of memory");
+    return -1;
+  }
+  size_t r = 0;
+  for (cl_uint i = 0; i < nd; i++) {
+    if (!match[i]) continue;
+    dev d = {.cl = &cl, .id = devs[i], .quick = o->quick, .quiet = o->quiet, .name = names[i]};
+    char exts[8192] = "";
+    size_t maxwg = 0;
+    cl.clGetDeviceInfo(devs[i], CL_DEVICE_EXTENSIONS, sizeof exts - 1, exts, NULL);
+    cl.clGetDeviceInfo(devs[i], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d.cus, &d.cus, NULL);
+    cl.clGetDeviceInfo(devs[i], CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof maxwg, &maxwg, NULL);
+    cl.clGetDeviceInfo(devs[i], CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d.max_alloc, &d.max_alloc, NULL);
+    if (!d.cus) d.cus = 1;
+    d.wg = maxwg && maxwg < 256 ? maxwg : 256;
+    cl_int e;
+    d.ctx = cl.clCreateContext(NULL, 1, &devs[i], NULL, NULL, &e);
+    if (e == CL_SUCCESS) d.q = cl.clCreateCommandQueue(d.ctx, devs[i], CL_QUEUE_PROFILING_ENABLE, &e);
+    if (e == CL_SUCCESS) {
+      measure_device(&d, exts, rows + r);
+    } else {
+      for (size_t k = 0; k < 5; k++) { /* the rows say why, as for a missing extension */
+        static const char *const ceil[] = {"fp64", "fp32", "fp16", "int32", "dram"};
+        static const char *const unit[] = {"GFLOP/s", "GFLOP/s", "GFLOP/s", "GOP/s", "GB/s"};
+        rl_ceiling *c = &rows[r + k];
+        snprintf(c->device, sizeof c->device, "%s", names[i]);
+        c->ceiling = ceil[k];
+        c->unit = unit[k];
+        c->value = -1;
+        note(c, "no context or profiling queue on this device (%d)", e);
+      }
+    }
+    if (d.q) cl.clReleaseCommandQueue(d.q);
+    if (d.ctx) cl.clReleaseContext(d.ctx);
+    r += 5;
+  }
+  *out = rows;
+  *n = r;
+  return 0;
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# hubprof roofline (issue 26 part 3, docs/cli/roofline.md) on the OpenCL devices here, in quick mode: the CSV
+# header and the five rows per device with their units; fp32 and dram measured (> 0) and fp32 below a physical
+# bound (compute units x max clock x 64 FLOP per cycle, and the same from /proc/cpuinfo on a CPU device); a
+# ceiling without a value has a note; --format json parses; an unknown --device, and no OpenCL platform, are
+# one error line and exit 1; an argument is a usage error. Skipped when no OpenCL device is there.
+# usage: test_roofline.sh [HUBPROF]   (default build/hubprof)
+# SPDX-License-Identifier: MIT
+set -u
+HP=$(realpath "${1:-build/hubprof}")
+cd "$(dirname "$0")/../.." || exit 1
+. tests/lib.sh
+need_built test_roofline "$HP"
+need_opencl test_roofline
+hp_test_env
+cd "$T" || exit 1
+export HUBPROF_ROOFLINE_QUICK=1
+
+expect 0 "$HP" roofline --format csv -q
+cp out csv
+[ "$(head -1 csv)" = "device,ceiling,value,unit,note" ] && ok || bad "CSV header: $(head -1 csv)"
+[ ! -s err ] && ok || bad "-q wrote to stderr: $(cat err)"
+# five rows per device, each ceiling with its unit; a row without a value has a note saying why
+python3 - csv <<'EOF' && ok || bad "rows: $(cat csv)"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+units = {"fp64": "GFLOP/s", "fp32": "GFLOP/s", "fp16": "GFLOP/s", "int32": "GOP/s", "dram": "GB/s"}
+devs = {r["device"] for r in rows}
+assert devs and len(rows) == 5 * len(devs), rows
+for d in devs:
+    assert sorted(r["ceiling"] for r in rows if r["device"] == d) == sorted(units), d
+for r in rows:
+    assert r["unit"] == units[r["ceiling"]], r
+    assert (r["value"] == "" and r["note"]) or float(r["value"]) > 0, r
+EOF
+# fp32 and dram measured on the first device, with their units
+fp32=$(awk -F, '$2 == "fp32" {print $3; exit}' csv)
+dram=$(awk -F, '$2 == "dram" {print $3; exit}' csv)
+awk -v v="$fp32" 'BEGIN {exit !(v > 0)}' && grep -q ',fp32,[0-9.]*,GFLOP/s,' csv && ok || bad "fp32: '$fp32'"
+awk -v v="$dram" 'BEGIN {exit !(v > 0)}' && grep -q ',dram,[0-9.]*,GB/s,' csv && ok || bad "dram: '$dram'"
+# a physical bound: compute units x max clock (MHz) x 64 FLOP a cycle (two AVX-512 FMA pipes; far above a GPU
+# SM's 256 FLOP at its clock too, for the CPU device here the one that matters); on a CPU device, the same
+# bound from /proc/cpuinfo's processors and fastest clock
+cu=$(clinfo 2>/dev/null | awk '/Max compute units/ {print $NF; exit}')
+mhz=$(clinfo 2>/dev/null | awk '/Max clock frequency/ {gsub(/MHz/, "", $NF); print $NF; exit}')
+if [ -n "$cu" ] && [ -n "$mhz" ] && [ "$mhz" -gt 0 ] 2>/dev/null; then
+  awk -v v="$fp32" -v b="$((cu * mhz * 64 / 1000))" 'BEGIN {exit !(v < b)}' && ok ||
+    bad "fp32 $fp32 GFLOP/s above $cu compute units x $mhz MHz x 64 FLOP/cycle"
+fi
+if head -2 csv | grep -qi 'pthread\|cpu'; then
+  ncpu=$(grep -c ^processor /proc/cpuinfo)
+  cmhz=$(awk -F: '/cpu MHz/ {if ($2 > m) m = $2} END {printf "%d", m}' /proc/cpuinfo)
+  [ "$cmhz" -gt 0 ] 2>/dev/null || cmhz=5000
+  awk -v v="$fp32" -v b="$((ncpu * cmhz * 64 / 1000))" 'BEGIN {exit !(v < b)}' && ok ||
+    bad "fp32 $fp32 GFLOP/s above $ncpu CPUs x $cmhz MHz x 64 FLOP/cycle"
+fi
+
+# JSON parses: one object per row, value a number or null
+expect 0 "$HP" roofline --format json -q
+python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))
+assert rows and all(set(r) == {"device", "ceiling", "value", "unit", "note"} for r in rows), rows
+assert all(r["value"] is None or r["value"] > 0 for r in rows), rows
+' out && ok || bad "JSON: $(head -c 300 out)"
+
+# the table, with progress lines on stderr unless -q; --device picks the device by a glob of its name
+dev=$(awk -F, 'NR == 2 {print $1}' csv | tr -d '"')
+expect 0 "$HP" roofline --device "${dev:0:6}*"
+grep -q '^DEVICE  *CEILING  *VALUE  *UNIT  *NOTE' out && grep -q 'fp32' out && ok || bad "table: $(cat out)"
+grep -q 'measuring fp32' err && ok || bad "no progress line: $(cat err)"
+
+# an unknown device: one line naming the devices there, exit 1
+expect 1 "$HP" roofline --device 'no-such-device*'
+one_line_error "roofline: no OpenCL device matches 'no-such-device*' (devices: "
+# no OpenCL platform (the ICD loader pointed at an empty folder of vendors): one line, exit 1
+mkdir -p novendors
+expect 1 env OCL_ICD_VENDORS="$T/novendors" "$HP" roofline
+one_line_error "roofline: no OpenCL platform found"
+# usage errors: an argument, a bad format
+expect 2 "$HP" roofline extra
+expect 2 "$HP" roofline --format xml
+
+echo "test_roofline: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
