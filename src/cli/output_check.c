@@ -38,8 +38,17 @@ int cli_folder_room(const char *folder, const char *what) {
 }
 
 /* Whether a file can be made in folder: one is made and removed (permissions alone do not say: root on /proc,
- * a read-only mount). 0, or the error number. */
+ * a read-only mount). An unnamed one (O_TMPFILE) where the file system can, so nothing watching the folder
+ * sees a name come and go; a named one elsewhere. 0, or the error number. */
 static int can_create(const char *folder) {
+#ifdef O_TMPFILE
+  int tfd = open(folder, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (tfd >= 0) {
+    close(tfd);
+    return 0;
+  }
+  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) return errno;
+#endif
   char probe[PATH_MAX];
   if (snprintf(probe, sizeof probe, "%s/.hubprof-probe.%ld", folder, (long)getpid()) >= (int)sizeof probe)
     return ENAMETOOLONG;
