@@ -117,9 +117,10 @@ extern __thread int hpc_busy HPC_HIDDEN __attribute__((tls_model("initial-exec")
  * are asked through them); keys are the runtime's object pointers. */
 HPC_HIDDEN hpc_thread *hpc_thread_attach(const hpc_provider *pv,
                                          const void *rt); /* a thread's first dispatch */
-#define HPC_COLD 2u                                       /* hpc_pending.keep: a kernel's first dispatch */
-#define HPC_KFIRST ((uint64_t)1 << 32) /* in a kernel's hpc_ktab value: no dispatch of that kernel seen yet  \
-                                        */
+/* hpc_pending.keep: a kernel's first dispatch */
+#define HPC_COLD 2u
+/* In a kernel's hpc_ktab value: no dispatch of that kernel seen yet */
+#define HPC_KFIRST ((uint64_t)1 << 32)
 /* The enqueue of kernel handle k (id kid) whose table value carried HPC_KFIRST, or that took the slow path:
  * HPC_COLD when this is the kernel's first dispatch in the process (one enqueue wins), else 0; the handle's
  * value loses the flag, so the next enqueue of it costs nothing. */
