@@ -184,6 +184,7 @@ install: all
 	ln -sf $(LIB_SO) $(DESTDIR)$(LIBDIR)/libhubprof.so.$(SOVERSION)
 	ln -sf libhubprof.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libhubprof.so
 	install -m 755 $(B)/libhubprof_collector.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so
+	install -m 755 $(B)/libhubprof_exit.so $(DESTDIR)$(COLLDIR)/libhubprof_exit.so
 	if [ -e $(B)/libhubprof_llvm.so ]; then install -m 755 $(B)/libhubprof_llvm.so $(DESTDIR)$(COLLDIR)/; fi
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/hubprof/
 	for f in $(DATA_FILES:share/%=%); do install -D -m 644 share/$$f $(DESTDIR)$(DATADIR)/$$f || exit 1; done
@@ -194,7 +195,8 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/hubprof $(DESTDIR)$(LIBDIR)/$(LIB_SO) $(DESTDIR)$(LIBDIR)/libhubprof.so.$(SOVERSION) \
-	  $(DESTDIR)$(LIBDIR)/libhubprof.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so $(DESTDIR)$(COLLDIR)/libhubprof_llvm.so \
+	  $(DESTDIR)$(LIBDIR)/libhubprof.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so $(DESTDIR)$(COLLDIR)/libhubprof_exit.so \
+	  $(DESTDIR)$(COLLDIR)/libhubprof_llvm.so \
 	  $(PUBLIC_HDRS:include/%=$(DESTDIR)$(INCLUDEDIR)/%) $(DATA_FILES:share/%=$(DESTDIR)$(DATADIR)/%) \
 	  $(DESTDIR)$(PKGCONFIGDIR)/hubprof.pc
 	-rmdir $(DESTDIR)$(COLLDIR) $(DESTDIR)$(INCLUDEDIR)/hubprof $(sort $(dir $(DATA_FILES:share/%=$(DESTDIR)$(DATADIR)/%))) \

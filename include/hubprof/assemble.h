@@ -87,6 +87,12 @@ HP_API hp_status hp_assembly_add(hp_assembly *a, const char *path, uint32_t run)
 /* Add an open store (HP_READ); the caller keeps it and closes it after hp_assembly_free. Same policy. */
 HP_API hp_status hp_assembly_add_store(hp_assembly *a, hp_store *s, uint32_t run);
 
+/* How process `pid` ended, as the parent that waited for it saw it (the CLI for the application it ran and
+ * the descendants it reaped): its exit code, or the signal that ended it (exit_code -1). The process rows
+ * with that pid get it, overriding what the collector said; the warning about a process that did not close
+ * its log names the signal. Call before hp_assembly_write. */
+HP_API hp_status hp_assembly_set_exit(hp_assembly *a, int64_t pid, int64_t exit_code, int64_t exit_signal);
+
 /* Stream every input, transformed, into `out` (an open HP_CREATE store) in one pass: nodes, agents, kernels
  * … de-duplicated and ids remapped as hp_merge does; multiplexed inputs gain their imputed values; later
  * replay runs' counter values are attached to the first run's dispatches with their pass. `out` is left

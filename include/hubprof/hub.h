@@ -93,6 +93,10 @@ typedef struct hp_process {
   const char *job_id;      /* the launcher's job id ("" when none) */
   int64_t clock_offset_ns; /* this node's CLOCK_REALTIME - CLOCK_MONOTONIC_RAW when the process's log opened:
                               t + clock_offset_ns is wall-clock (UTC) time; 0 = unknown */
+  /* how the process ended: its exit code (0-255) and the signal that ended it (0 = none: it exited), each
+     -1 where unknown (NULL in rocpd and Parquet): killed with SIGKILL, or a child that returned from main */
+  int64_t exit_code;
+  int64_t exit_signal;
 } hp_process;
 
 typedef struct hp_thread {

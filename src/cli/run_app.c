@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- assembly: the logs of every run into ONE store ---- */
@@ -34,6 +35,11 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
                                           : HP_MATCH_GRID;
   if (cli_drive_start(&d, &ao)) return 1;
   hp_status st = HP_OK;
+  size_t nreaped = 0;
+  const run_reaped *r = run_reaped_list(&nreaped);
+  for (size_t i = 0; i < nreaped && st == HP_OK; i++) /* how they ended, into their process rows */
+    st = hp_assembly_set_exit(d.a, r[i].pid, WIFEXITED(r[i].status) ? WEXITSTATUS(r[i].status) : -1,
+                              WIFSIGNALED(r[i].status) ? WTERMSIG(r[i].status) : 0);
   size_t nlogs = 0, nfirst = 0;
   for (size_t k = 0; k < nruns && st == HP_OK; k++) {
     size_t n = 0;

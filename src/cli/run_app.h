@@ -44,6 +44,12 @@ int run_app(const run_opts *o, int argc, char **argv);
 char *find_collector(void);
 
 /* ---- pieces of a run ---- */
+/* A process hubprof reaped (launch.c): the application of each run, and descendants left behind. */
+typedef struct run_reaped {
+  pid_t pid;
+  int status; /* as waitpid gave it */
+} run_reaped;
+const run_reaped *run_reaped_list(size_t *n);
 /* Checks made before anything runs: format known, output checked (cli_check_output), collector found. On
  * success *output and *collector are malloc'd and 0 is returned; otherwise the CLI exit code, message
  * printed. */

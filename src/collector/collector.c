@@ -242,7 +242,9 @@ static void write_process(hp_store *s, int64_t end_ns) {
                   .world_size = g_env.launch.size,
                   .local_rank = g_env.launch.local_rank,
                   .job_id = g_env.launch.job_id,
-                  .clock_offset_ns = g_clock_offset_ns};
+                  .clock_offset_ns = g_clock_offset_ns,
+                  .exit_code = end_ns ? atomic_load(&hpc_exit_code) : -1,
+                  .exit_signal = end_ns && atomic_load(&hpc_exit_code) >= 0 ? 0 : -1};
   hp_write_process(s, &p);
 }
 
@@ -1144,6 +1146,12 @@ static void fork_child(void) {
 }
 
 /* ---- exit ---------------------------------------------------------------------------------------------- */
+void hpc_exit_close(void) {
+  if (pthread_mutex_trylock(&g_lock) != 0) return; /* held (perhaps by this thread, under a signal) */
+  pthread_mutex_unlock(&g_lock);
+  at_exit();
+}
+
 /* Make every thread's earlier stores visible here and its later loads see ours (membarrier: the other half
  * of the barrier in record(), which is only a compiler barrier). Without membarrier, a pause that lets a
  * thread inside an enqueue finish it (not a guarantee; said in docs/collector.md). */

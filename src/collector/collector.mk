@@ -31,6 +31,12 @@ endif
 $(B)/libhubprof_collector.so: $(COLL_SRC) $(COLL_HDR) $(COLL_ARCHIVES)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) $(COLL_LDFLAGS) -o $@ $(COLL_SRC) $(COLL_ARCHIVES) $(COLL_LIBS)
 
+# The exit shim (shim/exit_shim.c): preloaded by hubprof beside the layer, it tells the collector how the
+# process ends. libc and libdl only.
+$(B)/libhubprof_exit.so: src/collector/shim/exit_shim.c
+	$(CC) $(CSTD) $(CFLAGS) -fvisibility=hidden -shared -Wl,-soname,libhubprof_exit.so -Wl,-z,defs -o $@ $< -ldl \
+	  -lpthread
+
 # The same library with every wrapper forwarding only: the floor of the overhead benchmark.
 $(B)/libhubprof_collector_noop.so: $(COLL_SRC) $(COLL_HDR) $(COLL_ARCHIVES)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) -DHUBPROF_COLLECTOR_NOOP $(COLL_LDFLAGS) -o $@ $(COLL_SRC) \
@@ -75,7 +81,7 @@ $(B)/deps/src/collector/%.d: src/collector/%.c
 	$(CC) $(CSTD) $(CPPFLAGS) $(COLL_FLAGS) -M -MP -MT $@ -MF $@ $<
 
 .PHONY: collector collector-test replay-test
-collector: $(B)/libhubprof_collector.so $(B)/libhubprof_collector_noop.so $(OCL_EXAMPLES) \
+collector: $(B)/libhubprof_collector.so $(B)/libhubprof_collector_noop.so $(B)/libhubprof_exit.so $(OCL_EXAMPLES) \
            $(B)/tests/collector/check_logs $(B)/tests/replay/check_profile $(COLL_DEPS)
 collector-test: collector
 	bash tests/collector/test_collector.sh

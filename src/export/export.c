@@ -227,6 +227,7 @@ int ex_model_load(ex_writer *w, hp_store *s) {
     ex_proc *p = &m->procs[m->nprocs];
     p->id = r.id, p->pid = r.pid, p->name = ex_dup(r.command), oom_ = !p->name;
     p->node_id = r.node_id, p->clock_offset_ns = r.clock_offset_ns;
+    p->exit_code = r.exit_code, p->exit_signal = r.exit_signal;
   });
   LOAD(w, s, HP_TABLE_THREAD, hp_thread, m->threads, m->nthreads, {
     ex_thread *t = &m->threads[m->nthreads];

@@ -61,6 +61,7 @@ struct hp_assembly {
     char *command;
     uint64_t kept;
     uint64_t incomplete; /* of kept: running when it died (a "dispatch begun" row only) */
+    int64_t exit_signal; /* as the input says (-1: unknown) */
   } * unf;
   /* per input of a sampled run: dispatch ids of "dispatch begun" rows → BEGUN_ONLY, BEGUN_ENDED (the
    * dispatch's own row is there too: the begun row is dropped) or BEGUN_KEPT (kept once, as incomplete) */
@@ -69,6 +70,10 @@ struct hp_assembly {
   /* dispatches not selected (metadata dispatches_not_selected): summed over the processes, written once */
   int has_nsel;
   char nsel[32];
+  struct pexit { /* how processes ended, as their waiting parent saw it (hp_assembly_set_exit) */
+    int64_t pid, code, sig;
+  } * exits;
+  size_t nexits;
 };
 
 static void warnf(hp_assembly *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1183,8 +1188,50 @@ static int drop_key(const char *key, int replay) {
 
 static int hook_failed(hp_merge_hooks *h, hp_status st, const char *what);
 
+static const struct pexit *exit_of(const hp_assembly *a, int64_t pid) {
+  for (size_t k = a->nexits; k-- > 0;) /* the latest word on a pid */
+    if (a->exits[k].pid == pid) return &a->exits[k];
+  return NULL;
+}
+
+hp_status hp_assembly_set_exit(hp_assembly *a, int64_t pid, int64_t exit_code, int64_t exit_signal) {
+  if (!a || pid <= 0) return HP_ERR_INVALID;
+  struct pexit *e = realloc(a->exits, (a->nexits + 1) * sizeof *e);
+  if (!e) return HP_ERR_NOMEM;
+  a->exits = e;
+  a->exits[a->nexits++] = (struct pexit){pid, exit_code, exit_signal};
+  return HP_OK;
+}
+
+/* "killed by SIGKILL", "exited with status 3", or "" when nobody saw it end: what its waiting parent said
+ * (hp_assembly_set_exit), else what the input says. */
+static const char *ended_how(const hp_assembly *a, const struct unfinished *u, char *b, size_t n) {
+  const struct pexit *e = exit_of(a, u->pid);
+  /* an input's code is taken only with its signal: a writer that never heard of the columns leaves 0s */
+  int64_t code = e ? e->code : -1, sig = e ? e->sig : u->exit_signal;
+  b[0] = 0;
+  if (sig > 0) {
+    const char *abbrev = sigabbrev_np((int)sig);
+    if (abbrev)
+      snprintf(b, n, "killed by SIG%s", abbrev);
+    else
+      snprintf(b, n, "killed by signal %" PRId64, sig);
+  } else if (code >= 0) {
+    snprintf(b, n, "exited with status %" PRId64, code);
+  }
+  return b;
+}
+
 static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
   hp_assembly *a = ctx;
+  if (t == HP_TABLE_PROCESS && a->nexits) {
+    hp_process *p = row;
+    const struct pexit *e = exit_of(a, p->pid);
+    if (e) {
+      p->exit_code = e->code;
+      p->exit_signal = e->sig;
+    }
+  }
   if (t == HP_TABLE_METADATA && !strcmp(((hp_metadata *)row)->key, "dispatches_not_selected"))
     return 0; /* one row with the sum instead (hook_extra) */
   int incomplete = 0;
@@ -1372,7 +1419,7 @@ static hp_status unfinished_of(hp_assembly *a, size_t i, hp_store *s) {
       break;
     }
     a->unf = u;
-    a->unf[a->nunf++] = (struct unfinished){i, p.id, p.pid, cmd, 0, 0};
+    a->unf[a->nunf++] = (struct unfinished){i, p.id, p.pid, cmd, 0, 0, p.exit_signal};
   }
   hp_cursor_close(c);
   return st;
@@ -1491,11 +1538,13 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     if (u->incomplete)
       snprintf(running, sizeof running, " (%" PRIu64 " running when it died: no end time, samples kept)",
                u->incomplete);
+    char how[64];
+    ended_how(a, u, how, sizeof how);
     warnf(a,
-          "%s: process %" PRId64 " (%s) did not close its log (killed, or its log cut short): %" PRIu64
+          "%s: process %" PRId64 " (%s) did not close its log (%s): %" PRIu64
           " dispatch%s kept%s, its end time unknown",
-          a->merged[u->ix] ? hp_store_path(a->merged[u->ix]) : a->in[u->ix].path, u->pid, u->command, u->kept,
-          u->kept == 1 ? "" : "es", running);
+          a->merged[u->ix] ? hp_store_path(a->merged[u->ix]) : a->in[u->ix].path, u->pid, u->command,
+          how[0] ? how : "killed, or its log cut short", u->kept, u->kept == 1 ? "" : "es", running);
   }
   if (user) {
     size_t keep = user->size < sizeof full ? user->size : sizeof full;
@@ -1524,6 +1573,7 @@ void hp_assembly_free(hp_assembly *a) {
   for (size_t k = 0; k < a->nunf; k++)
     free(a->unf[k].command);
   free(a->unf);
+  free(a->exits);
   for (size_t i = 0; a->begun && i < a->n; i++)
     hu_idmap_free(&a->begun[i]);
   free(a->begun);

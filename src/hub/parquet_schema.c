@@ -60,6 +60,10 @@ static const spec_row process_s[] = {
     {"clock_offset_ns", "clock_offset_ns", I64, NR_ZERO, "ns",
      "CLOCK_REALTIME - CLOCK_MONOTONIC_RAW of the node when the process's log opened: start_ns + "
      "clock_offset_ns is UTC nanoseconds since 1970"},
+    {"exit_code", "exit_code", I64, NR_MINUS1, NULL,
+     "the process's exit code (0-255); NULL where unknown (killed, or not seen to exit)"},
+    {"exit_signal", "exit_signal", I64, NR_MINUS1, NULL,
+     "the signal that ended the process, 0 when it exited; NULL where unknown"},
 };
 static const spec_row thread_s[] = {
     ID("id", "row id of the thread"),

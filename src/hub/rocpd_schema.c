@@ -273,7 +273,8 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
                        "@hardware_name"},
     [HP_TABLE_PROCESS] = {"@id", "@nid", "@pid", "@ppid", "COALESCE($rank, -1)", "COALESCE(@start, @init)",
                           "COALESCE(@end, @fini)", "@command", "$lost_records", "COALESCE($world_size, -1)",
-                          "COALESCE($local_rank, -1)", "$job_id", "$clock_offset_ns"},
+                          "COALESCE($local_rank, -1)", "$job_id", "$clock_offset_ns",
+                          "COALESCE($exit_code, -1)", "COALESCE($exit_signal, -1)"},
     [HP_TABLE_THREAD] = {"@id", "@pid", "@tid", "@start", "@end", "@name"},
     /* rocprofv3 keeps device properties in extdata under its own names (cu_count, …) */
     [HP_TABLE_AGENT] =
@@ -346,7 +347,8 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_NODE] = {"id", "?hostname", "machine_id", "?system_name", "?release", "?version",
                        "?hardware_name"},
     [HP_TABLE_PROCESS] = {"id", "nid", "pid", "?ppid", "$rank=-1", "?start,init", "?end,fini", "?command",
-                          "$lost_records", "$world_size=-1", "$local_rank=-1", "$job_id", "$clock_offset_ns"},
+                          "$lost_records", "$world_size=-1", "$local_rank=-1", "$job_id", "$clock_offset_ns",
+                          "$exit_code=-1", "$exit_signal=-1"},
     [HP_TABLE_THREAD] = {"id", "pid", "tid", "?start", "?end", "?name"},
     [HP_TABLE_AGENT] = {"id", "nid", "", "absolute_index,logical_index,type_index", "vendor_name", "name",
                         "product_name", "$runtime", "$compute_units", "$max_clock_mhz", "$global_mem_bytes",

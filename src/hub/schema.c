@@ -32,6 +32,8 @@ static const hp_column process_cols[] = {
     COL(hp_process, local_rank, HP_COL_I64, NULL),
     COL(hp_process, job_id, HP_COL_STR, NULL),
     COL(hp_process, clock_offset_ns, HP_COL_I64, NULL),
+    COL(hp_process, exit_code, HP_COL_I64, NULL),
+    COL(hp_process, exit_signal, HP_COL_I64, NULL),
 };
 static const hp_column thread_cols[] = {
     COL(hp_thread, id, HP_COL_U64, NULL),     COL(hp_thread, process_id, HP_COL_U64, "process"),
