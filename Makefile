@@ -94,11 +94,16 @@ $(B)/libhubprof_log.a: $(call obj,$(B),$(HUBLOG_SRC))
 	ar rcs $@ $^
 $(B)/libhubprof_counters.a: $(call obj,$(B),$(COUNTERS_SRC) $(COMMON_SRC))
 	ar rcs $@ $^
-# The shared library: soname libhubprof.so.$(SOVERSION), file libhubprof.so.$(VERSION), the exports of
-# src/hub/libhubprof.map only (checked against tests/abi/libhubprof.symbols by tests/abi/test_abi.sh).
+# The shared library: soname libhubprof.so.$(SOVERSION), file libhubprof.so.$(VERSION), the exports named one
+# by one in src/hub/libhubprof.symbols (the one list: the version script is made from it, and
+# tests/abi/test_abi.sh checks it against the exports and the HP_API declarations).
 LIB_SO := libhubprof.so.$(VERSION)
-$(B)/$(LIB_SO): $(call obj,$(B),$(HUB_SRC)) src/hub/libhubprof.map
-	$(CC) -shared -Wl,-soname,libhubprof.so.$(SOVERSION) -Wl,--version-script=src/hub/libhubprof.map -Wl,-z,defs \
+$(B)/libhubprof.map: src/hub/libhubprof.symbols
+	@mkdir -p $(dir $@)
+	{ echo "HUBPROF_$(SOVERSION) {"; echo "  global:"; grep -v '^#' $< | sed 's/.*/    &;/'; \
+	  echo "  local:"; echo "    *;"; echo "};"; } >$@.tmp && mv $@.tmp $@
+$(B)/$(LIB_SO): $(call obj,$(B),$(HUB_SRC)) $(B)/libhubprof.map
+	$(CC) -shared -Wl,-soname,libhubprof.so.$(SOVERSION) -Wl,--version-script=$(B)/libhubprof.map -Wl,-z,defs \
 	  -o $@ $(filter %.o,$^) $(LDLIBS_HUB)
 $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.so: $(B)/$(LIB_SO)
 	ln -sf $(LIB_SO) $@

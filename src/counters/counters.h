@@ -306,7 +306,6 @@ hc_status hc_self_open(hc_provider *p, const size_t *idx, size_t n, hc_self **ou
 /* values[k]: counter k's count since the open (scaled when multiplexed). read() calls only: no allocation,
  * no lock. Any thread may read (the counts stay the opening thread's). */
 hc_status hc_self_read(hc_self *s, double *values);
-size_t hc_self_count(const hc_self *s);
 void hc_self_close(hc_self *s);
 
 #endif
