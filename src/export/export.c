@@ -2,10 +2,10 @@
  * store order, and hands each to the output format; the output appears under its name only when complete. */
 /* SPDX-License-Identifier: MIT */
 #include "ex_internal.h"
+#include "../common/hu_dir.h"
 
 #include <errno.h>
 #include <stddef.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -512,17 +512,15 @@ FILE *ex_tmp_file(char *tmpl) {
   return f;
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
-  (void)sb, (void)ftw;
-  return type == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-/* Remove a temporary output: a file, or the OTF2 archive's folder with everything in it. */
+/* Remove a temporary output (a file, or the OTF2 archive's folder with everything in it): 0 when it is gone.
+ */
 static int remove_tree(const char *path) {
+  int e = errno;
+  hu_dir_remove(path, 16);
   struct stat sb;
-  if (lstat(path, &sb)) return 0;
-  if (!S_ISDIR(sb.st_mode)) return unlink(path);
-  return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  if (lstat(path, &sb) == 0) return -1; /* errno: why the last removal failed */
+  errno = e;
+  return 0;
 }
 
 const ex_stats *ex_result_stats(const ex_result *r) {

@@ -7,6 +7,7 @@
  * it. Sections: tuning · directory helpers · layout · create / write / commit / abort · open / read · ops. */
 /* SPDX-License-Identifier: MIT */
 #include "parquet_fmt.h"
+#include "../common/hu_dir.h"
 #include "parquet_internal.h"
 
 #include "../common/hu_buf.h"
@@ -87,32 +88,6 @@ static char *join(const char *dir, const char *name) {
   char *p = malloc(n);
   if (p) snprintf(p, n, "%s/%s", dir, name);
   return p;
-}
-
-/* Remove a store or its temporary: its files and folders, `depth` levels deep at most; never follows a
- * symbolic link (unlinks it). Best effort. */
-static void remove_tree(const char *dir, int depth) {
-  struct stat top;
-  if (lstat(dir, &top) == 0 && !S_ISDIR(top.st_mode)) { /* a link (or a file) in the store's place */
-    unlink(dir);
-    return;
-  }
-  DIR *dp = opendir(dir);
-  if (dp) {
-    struct dirent *e;
-    while ((e = readdir(dp)) != NULL) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-      char *p = join(dir, e->d_name);
-      struct stat sb;
-      if (p && depth > 0 && lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
-        remove_tree(p, depth - 1);
-      else if (p)
-        unlink(p);
-      free(p);
-    }
-    closedir(dp);
-  }
-  rmdir(dir);
 }
 
 /* A file path the manifest may use: relative, components not hidden, not "..", at most 8 deep. */
@@ -589,7 +564,7 @@ static hp_status install(hp_store *s, pq_store *p) {
     free(old);
     return st;
   }
-  remove_tree(old, 10);
+  hu_dir_remove(old, 10);
   free(old);
   return HP_OK;
 }
@@ -640,7 +615,7 @@ static void pq_abort(hp_store *s) {
   pq_store *p = s->impl;
   if (!p) return;
   free_writers(p); /* closes open files first */
-  remove_tree(p->tmp, 10);
+  hu_dir_remove(p->tmp, 10);
   free_write_store(p);
   s->impl = NULL;
 }
@@ -1052,7 +1027,7 @@ static hp_status append_install(hp_store *s, pq_store *p, const pq_file_entry *c
       free(f);
     }
   }
-  remove_tree(p->tmp, 10);
+  hu_dir_remove(p->tmp, 10);
   return HP_OK;
 }
 
