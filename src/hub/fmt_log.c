@@ -1300,16 +1300,17 @@ static uint64_t next_block(log_r *R, uint64_t q, uint64_t cend, uint64_t *budget
 /* Scan every chunk once, block by block. Damage is recorded, never fatal; after a bad block the scan
  * looks for the next valid block of the chunk at 8-byte steps. */
 /* Bounded residency of a mapped input (issue 31): a reader going through the mapping in file order drops the
- * pages it has passed from this process, one window at a time (MADV_DONTNEED on a file mapping: the page cache
- * keeps them, a later read faults them in again), so that RSS stays flat however large the log. *from is the
- * offset released up to so far; upto, where the reader is now. */
+ * pages it has passed from this process, one window at a time (MADV_DONTNEED on a file mapping: the page
+ * cache keeps them, a later read faults them in again), so that RSS stays flat however large the log. *from
+ * is the offset released up to so far; upto, where the reader is now. */
 #define MAP_WINDOW ((uint64_t)8 << 20)
 static void map_release(const unsigned char *map, uint64_t *from, uint64_t upto) {
   if (!map || upto < *from + MAP_WINDOW) return;
   upto &= ~(uint64_t)4095; /* the mapping starts on a page; pages are 4 KiB or a multiple of it */
   long pg = sysconf(_SC_PAGESIZE);
   if (pg > 4096) upto &= ~(uint64_t)(pg - 1);
-  if (upto > *from && madvise((void *)(uintptr_t)(map + *from), upto - *from, MADV_DONTNEED) == 0) *from = upto;
+  if (upto > *from && madvise((void *)(uintptr_t)(map + *from), upto - *from, MADV_DONTNEED) == 0)
+    *from = upto;
 }
 
 static hp_status scan(log_r *R) {
