@@ -1297,8 +1297,6 @@ static uint64_t next_block(log_r *R, uint64_t q, uint64_t cend, uint64_t *budget
   return 0;
 }
 
-/* Scan every chunk once, block by block. Damage is recorded, never fatal; after a bad block the scan
- * looks for the next valid block of the chunk at 8-byte steps. */
 /* Bounded residency of a mapped input (issue 31): a reader going through the mapping in file order drops the
  * pages it has passed from this process, one window at a time (MADV_DONTNEED on a file mapping: the page
  * cache keeps them, a later read faults them in again), so that RSS stays flat however large the log. *from
@@ -1313,6 +1311,8 @@ static void map_release(const unsigned char *map, uint64_t *from, uint64_t upto)
     *from = upto;
 }
 
+/* Scan every chunk once, block by block. Damage is recorded, never fatal; after a bad block the scan
+ * looks for the next valid block of the chunk at 8-byte steps. */
 static hp_status scan(log_r *R) {
   const uint64_t size = R->size, cs = R->chunk_size;
   uint64_t released = 0;
