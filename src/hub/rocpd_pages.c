@@ -35,16 +35,23 @@ static uint32_t get_be32(const unsigned char *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static int varint_len(uint64_t v) {
+static inline int varint_len(uint64_t v) {
+  if (v < 0x80) return 1; /* the usual sizes first: a record's length, a row id */
+  if (v < 0x4000) return 2;
   if (v >> 56) return 9;
-  return (70 - __builtin_clzll(v | 1)) / 7; /* 7 bits a byte: no loop (a page row has a few per cell) */
+  return (70 - __builtin_clzll(v)) / 7; /* 7 bits a byte: no loop (a page row has a few per cell) */
 }
 
 /* SQLite's varint: big-endian 7-bit groups, high bit = more; the 9th byte holds 8 bits. */
-static int put_varint(unsigned char *p, uint64_t v) {
+static inline int put_varint(unsigned char *p, uint64_t v) {
   if (v <= 0x7f) {
     p[0] = (unsigned char)v;
     return 1;
+  }
+  if (v < 0x4000) {
+    p[0] = (unsigned char)(v >> 7 | 0x80);
+    p[1] = (unsigned char)(v & 0x7f);
+    return 2;
   }
   if (v >> 56) {
     p[8] = (unsigned char)v;
@@ -84,6 +91,11 @@ static const unsigned char type_by_bits[65] = {
     1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 5,
     5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6};
 
+/* int_size[type_by_bits[64 - z]]: the bytes of an integer whose magnitude has z leading zero bits */
+static const unsigned char size_by_clz[64] = {
+    8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
+    6, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+
 /* One integer of a record: its serial type at *ph (advanced), its bytes at pb; returns the end of them.
  * pb must have 8 bytes of room (the store is a whole word). */
 static inline unsigned char *put_int(unsigned char **ph, unsigned char *pb, int64_t i) {
@@ -91,9 +103,10 @@ static inline unsigned char *put_int(unsigned char **ph, unsigned char *pb, int6
     *(*ph)++ = (unsigned char)(8 + i);
     return pb;
   }
-  uint64_t u = i < 0 ? ~(uint64_t)i : (uint64_t)i;
-  unsigned t = type_by_bits[64 - __builtin_clzll(u | 1)];
-  int size = int_size[t];
+  uint64_t u = (uint64_t)(i ^ (i >> 63)); /* ~i for a negative i */
+  int z = __builtin_clzll(u | 1);
+  unsigned t = type_by_bits[64 - z];
+  int size = size_by_clz[z];
   *(*ph)++ = (unsigned char)t;
   uint64_t be = __builtin_bswap64((uint64_t)i << (64 - 8 * size));
   memcpy(pb, &be, 8);
