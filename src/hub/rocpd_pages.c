@@ -545,28 +545,9 @@ hp_status rp_bulk_dispatch(hp_store *s, const hp_dispatch *d, const char *ext, s
   rp_state *r = s->impl;
   bulk *b = &r->bk;
   int64_t id = (int64_t)d->id;
-  const int64_t v[22] = {rp_proc_node(r, d->process_id),
-                         (int64_t)d->process_id,
-                         (int64_t)d->thread_id,
-                         (int64_t)d->agent_id,
-                         (int64_t)d->kernel_id,
-                         id, /* dispatch_id: the row id, unique in the file */
-                         (int64_t)d->queue_id,
-                         0, /* stream_id */
-                         d->start_ns,
-                         d->end_ns,
-                         d->private_size,
-                         d->group_size,
-                         d->workgroup[0],
-                         d->workgroup[1],
-                         d->workgroup[2],
-                         d->grid[0],
-                         d->grid[1],
-                         d->grid[2],
-                         0, /* graph_exec_id */
-                         0, /* graph_node_id */
-                         r->str_empty,
-                         id}; /* event_id */
+  /* the row id encoded once: it is dispatch_id, event_id and both values of the index key */
+  unsigned char idt, *idh = &idt, idb[8] = {0};
+  size_t idn = (size_t)(put_int(&idh, idb, id) - idb);
   uint64_t et = (uint64_t)extlen * 2 + 13;
   size_t hl = 3 + 22 + (size_t)varint_len(et); /* < 128: one byte */
   unsigned char *rec = r->rec, *ph = rec, *pb = rec + hl;
@@ -575,18 +556,42 @@ hp_status rp_bulk_dispatch(hp_store *s, const hp_dispatch *d, const char *ext, s
   *ph++ = 36 * 2 + 13; /* guid: text of 36 bytes */
   memcpy(pb, r->guid, 36);
   pb += 36;
-  for (int k = 0; k < 22; k++)
-    pb = put_int(&ph, pb, v[k]);
+#define PUT(x) (pb = put_int(&ph, pb, (int64_t)(x)))
+#define PUT_ID() (*ph++ = idt, memcpy(pb, idb, 8), pb += idn)
+  /* the 22 integer columns, in order */
+  PUT(rp_proc_node(r, d->process_id));
+  PUT(d->process_id);
+  PUT(d->thread_id);
+  PUT(d->agent_id);
+  PUT(d->kernel_id);
+  PUT_ID(); /* dispatch_id: the row id, unique in the file */
+  PUT(d->queue_id);
+  *ph++ = 8; /* stream_id: 0 */
+  PUT(d->start_ns);
+  PUT(d->end_ns);
+  PUT(d->private_size);
+  PUT(d->group_size);
+  PUT(d->workgroup[0]);
+  PUT(d->workgroup[1]);
+  PUT(d->workgroup[2]);
+  PUT(d->grid[0]);
+  PUT(d->grid[1]);
+  PUT(d->grid[2]);
+  *ph++ = 8; /* graph_exec_id: 0 */
+  *ph++ = 8; /* graph_node_id: 0 */
+  PUT(r->str_empty);
+  PUT_ID(); /* event_id */
+#undef PUT
+#undef PUT_ID
   put_varint(ph, et);
   memcpy(pb, ext, extlen);
   pb += extlen;
-  unsigned char key[24], *kh = key + 1, *kb = key + 3;
-  key[0] = 3;
-  kb = put_int(&kh, kb, id);
-  kb = put_int(&kh, kb, id);
+  unsigned char key[24] = {3, idt, idt};
+  memcpy(key + 3, idb, 8);
+  memcpy(key + 3 + idn, idb, 8);
   if (bt_row(b, &b->t[BT_DISPATCH], id, rec, (size_t)(pb - rec)) ||
       bt_row(b, &b->t[BT_EVENT], id, r->evrec, r->evlen) ||
-      bt_key(b, &b->t[BT_EVENT_INDEX], key, (size_t)(kb - key)))
+      bt_key(b, &b->t[BT_EVENT_INDEX], key, 3 + 2 * idn))
     return bulk_fail(s);
   return HP_OK;
 }
