@@ -66,7 +66,7 @@ sizes=$([ "${ROCPD:-1}" = 0 ] || echo " ($(du -sh "$dir/a.db" | cut -f1) + $(du 
 echo "bench_merge_rocpd: $total dispatches$sizes, $rounds rounds; load at the start: $(bench_load)"
 for ((r = 0; r < rounds; r++)); do
   order=("${sides[@]}")
-  [ $((r % 2)) -eq 1 ] && order=($(printf '%s\n' "${sides[@]}" | tac)) # alternate who goes first
+  [ $((r % 2)) -eq 1 ] && mapfile -t order < <(printf '%s\n' "${sides[@]}" | tac) # alternate who goes first
   for s in "${order[@]}"; do
     # shellcheck disable=SC2046 # the command's words
     run "$s" $(cmd "$s")
@@ -79,6 +79,7 @@ for s in "${sides[@]}"; do
   printf '%-10s %26s %26s %26s\n' "$s" "$(stats ${W[$s]} | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')" \
     "$(stats ${C[$s]} | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')" "$(stats ${R[$s]} | awk '{ printf "%s (%s-%s)", $1, $2, $3 }')"
 done
+# shellcheck disable=SC2086 # the values
 ratio() { awk -v a="$(stats $1 | cut -d' ' -f1)" -v b="$(stats $2 | cut -d' ' -f1)" 'BEGIN { printf "%.2fx", a / b }'; }
 # shellcheck disable=SC2086
 [ "${ROCPD:-1}" = 0 ] || echo "hubprof/sqlite3 (rocpd inputs): wall $(ratio "${W[hubprof]}" "${W[sqlite3]}"), CPU $(ratio "${C[hubprof]}" "${C[sqlite3]}")"
