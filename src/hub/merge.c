@@ -19,8 +19,8 @@
 #include <string.h>
 
 /* ---- hash maps: u64 → u64 (ids of one input) and bytes → u64 (de-duplication keys) ---- */
-/* Write one row to the output; a failure without a message of its own (a log being written sets none on
- * its append path) gets one naming the file and the reason. */
+/* A failed write to the output without a message of its own (a log being written sets none on its append
+ * path) gets one naming the file, the table and the reason; st returned. */
 static hp_status named(hp_store *out, hp_table t, hp_status st) {
   if (st != HP_OK && !hp_store_error(out)[0]) {
     int e = hp_log_write_errno(out);
@@ -29,6 +29,7 @@ static hp_status named(hp_store *out, hp_table t, hp_status st) {
   }
   return st;
 }
+/* Write one row to the output (named on failure). */
 static hp_status write_named(hp_store *out, hp_table t, const void *row) {
   return named(out, t, hp_write(out, t, row));
 }
