@@ -53,7 +53,8 @@ static const cli_opt sample_opts[] = {
 };
 
 static const cli_opt *const sample_tables[] = {
-    sample_opts, cli_opts_api, cli_opts_store_out, cli_opts_partition, cli_opts_quiet, cli_opts_common, NULL};
+    sample_opts,        cli_opts_api,   cli_opts_code,   cli_opts_store_out,
+    cli_opts_partition, cli_opts_quiet, cli_opts_common, NULL};
 
 static const cli_spec sample_spec = {
     .command = "sample",
@@ -173,6 +174,7 @@ int cmd_sample(int argc, char **argv) {
                  .force = cli_given(&a, "force"),
                  .preload = cli_given(&a, "preload"),
                  .api = cli_given(&a, "api"),
+                 .code = cli_given(&a, "code") ? "all" : "source", /* sources for analyze --by line */
                  .quiet = cli_given(&a, "quiet")};
   rc = run_app(&ro, (int)a.noperands, a.operands);
   cli_args_free(&a);

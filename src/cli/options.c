@@ -595,3 +595,13 @@ const cli_opt cli_opts_api[] = {
          "'hubprof analyze --by api|copy' sums them"},
     {0},
 };
+
+const cli_opt cli_opts_code[] = {
+    {.name = "code",
+     .kind = CLI_OPT_FLAG,
+     .help = "also store each program's sources and binaries (code_object.source, code_blob); asking the "
+             "runtime for the binaries makes PoCL compile every kernel once more. Without it a store keeps "
+             "each program's identity (a hash of its sources and options, or of its binaries) and build "
+             "options only; 'hubprof sample' keeps the sources for source lines"},
+    {0},
+};

@@ -108,6 +108,7 @@ extern const cli_opt cli_opts_common[];    /* every subcommand: -h/--help */
 extern const cli_opt cli_opts_select[];    /* analyze, diff: --metrics-file, --kernel GLOB, --device GLOB */
 extern const cli_opt cli_opts_quiet[];     /* -q/--quiet */
 extern const cli_opt cli_opts_api[];       /* --api (trace, profile, sample): API calls and memory copies */
+extern const cli_opt cli_opts_code[];      /* --code (trace, profile, sample): programs' sources, binaries */
 /* --format table|csv|json (the report format of analyze, diff, list, plan, info); plan adds "line" and info
  * has no csv, so each defines its own row from these choices. */
 extern const char *const cli_report_formats[];
