@@ -5,8 +5,8 @@
 
 #include "../common/hu_buf.h"
 #include "../common/hu_kname.h"
+#include "../common/hu_pattern.h"
 
-#include <fnmatch.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -147,9 +147,9 @@ hp_status hai_load_tables(hp_store *s, tables *t) {
 int hai_glob_any(const char *const *pats, size_t n, const char *a, const char *b, const char *c) {
   for (size_t i = 0; i < n; i++) {
     if (!pats[i]) continue;
-    if (fnmatch(pats[i], a, 0) == 0 || (b && fnmatch(pats[i], b, 0) == 0) ||
-        (c && fnmatch(pats[i], c, 0) == 0))
-      return 1;
+    if (hu_pattern_match(pats[i], HU_PAT_GLOB, a) || (b && hu_pattern_match(pats[i], HU_PAT_GLOB, b)) ||
+        (c && hu_pattern_match(pats[i], HU_PAT_GLOB, c)))
+      return 1; /* a glob, or "re:" a regular expression */
   }
   return 0;
 }

@@ -59,6 +59,15 @@ pa=${ka#update#}
 # trace --kernel picks one program's kernel by "name#hash"
 "$HP" trace -o sel.db --kernel "^update#$pa" -- "$EX/same_name" 3 5 >/dev/null 2>sel.err
 [ "$(q sel.db 'select count(*) from rocpd_kernel_dispatch')" = 3 ] && ok || bad "trace --kernel ^update#$pa: $(cat sel.err)"
+# one pattern syntax accepted everywhere with a prefix: trace takes 'glob:' (default regex), analyze 're:'
+"$HP" trace -o gsel.db --kernel "glob:update#$pa*" -- "$EX/same_name" 3 5 >/dev/null 2>gsel.err
+[ "$(q gsel.db 'select count(*) from rocpd_kernel_dispatch')" = 3 ] && ok || bad "trace --kernel glob:update#$pa*: $(cat gsel.err)"
+"$HP" trace -o gall.db --kernel "glob:upd" -- "$EX/same_name" 3 5 >/dev/null 2>&1 # a glob matches the whole name
+[ "$(q gall.db 'select count(*) from rocpd_kernel_dispatch')" = 0 ] && ok || bad "trace --kernel glob:upd selected some"
+"$HP" analyze --format csv --by kernel --kernel "re:^update#$pa" t.db >re.csv 2>&1
+[ "$(grep -c 'update#' re.csv)" = 1 ] && grep -q "$ka" re.csv && ok || bad "analyze --kernel re:: $(cat re.csv)"
+"$HP" analyze --kernel "re:(" t.db >out 2>err
+[ $? = 2 ] && grep -q "regular expression" err && ok || bad "analyze --kernel 're:(': $(cat err)"
 # export (Perfetto JSON) names them apart too
 "$HP" export -o t.json t.db >/dev/null 2>&1 && grep -q "$ka" t.json && grep -q "$kb" t.json && ok ||
   bad "export: kernel names not disambiguated"
