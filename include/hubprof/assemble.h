@@ -73,6 +73,9 @@ typedef struct hp_assemble_stats {
   /* dispatches still running when their process died (a sampled run's "dispatch begun" row without the
      dispatch's own row): kept without device times, with their samples; counted in unfinished_dispatches */
   uint64_t incomplete_dispatches;
+  /* kernels the output's dispatches name, a kernel being its name and its program (kernel_symbol rows may
+     also name kernels created but never dispatched) */
+  uint64_t kernels_dispatched;
 } hp_assemble_stats;
 
 typedef struct hp_assembly hp_assembly; /* opaque */

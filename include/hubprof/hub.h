@@ -167,6 +167,10 @@ typedef struct hp_kernel_symbol {
   const char *display_name; /* demangled or shortened name for people */
   int64_t private_size;     /* static private (scratch) bytes per work-item, 0 unknown */
   int64_t group_size;       /* static local (LDS/shared) bytes per work-group */
+  const char
+      *program_hash; /* identity of the kernel's program: 16 hex digits of a hash of what the application
+                        gave the runtime (sources and build options, binaries, linked inputs); "" unknown.
+                        A kernel is its name and its program: merge keeps rows apart by it */
 } hp_kernel_symbol;
 
 typedef struct hp_dispatch {

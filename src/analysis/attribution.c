@@ -8,8 +8,8 @@
 
 #include "../common/hu_buf.h"
 #include "../common/hu_map.h"
+#include "../common/hu_pattern.h"
 
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +62,7 @@ static int by_count(const void *a, const void *b) {
 
 static int kernel_match(const char *name, const char *const *k, size_t nk) {
   for (size_t i = 0; i < nk; i++)
-    if (!fnmatch(k[i], name, 0)) return 1;
+    if (hu_pattern_match(k[i], HU_PAT_GLOB, name)) return 1; /* a glob, or "re:" a regex */
   return 0;
 }
 

@@ -83,6 +83,7 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
   if (o->provider) setenv("HUBPROF_PROVIDER", o->provider, 1);
   setenv("HUBPROF_START_PAUSED", o->start_paused ? "1" : "0", 1);
   setenv("HUBPROF_API", o->api ? "1" : "0", 1);
+  setenv("HUBPROF_CODE", o->code ? o->code : "auto", 1);
   const char *sel[][2] = {{"HUBPROF_KERNEL", o->sel_kernel},
                           {"HUBPROF_KERNEL_EXCLUDE", o->sel_exclude},
                           {"HUBPROF_DISPATCH_RANGE", o->sel_range},

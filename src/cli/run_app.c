@@ -89,10 +89,17 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
   return st == HP_OK ? 0 : 1;
 }
 
+const char *run_code_kept(const run_opts *o) {
+  const char *c = o->code ? o->code : "none";
+  return !strcmp(c, "all")      ? "programs: sources and binaries kept"
+         : !strcmp(c, "source") ? "programs: sources kept, not binaries (--code)"
+                                : "programs: hashes only (--code keeps sources and binaries)";
+}
+
 /* The summary line of trace, kernel replay and multiplexing. */
 static void summary(const run_opts *o, const char *output, const hp_assemble_stats *st) {
   const hp_merge_stats *m = &st->merge;
-  uint64_t nk = m->rows_out[HP_TABLE_KERNEL_SYMBOL], np = m->rows_out[HP_TABLE_PROCESS];
+  uint64_t nk = st->kernels_dispatched, np = m->rows_out[HP_TABLE_PROCESS]; /* kernels run, not created */
   uint64_t nd = m->rows_out[HP_TABLE_DISPATCH];
   fprintf(stderr, "hubprof: %" PRIu64 " %s of %" PRIu64 " kernel%s in %" PRIu64 " process%s", nd,
           cli_noun(nd, "dispatch", "dispatches"), nk, nk == 1 ? "" : "s", np, np == 1 ? "" : "es");
@@ -108,7 +115,7 @@ static void summary(const run_opts *o, const char *output, const hp_assemble_sta
             m->rows_out[HP_TABLE_COUNTER_VALUE],
             cli_noun(m->rows_out[HP_TABLE_COUNTER_VALUE], "value", "values"), o->npasses,
             o->npasses == 1 ? "" : "es");
-  fprintf(stderr, " -> %s (%s)\n", output, o->format);
+  fprintf(stderr, " -> %s (%s); %s\n", output, o->format, run_code_kept(o));
   if (st->unfinished_processes)
     cli_warn("%" PRIu64 " process%s did not finish (killed, or its log cut short): %" PRIu64
              " dispatch%s of %s kept, end time unknown",

@@ -31,6 +31,7 @@ typedef struct run_opts {
   /* dispatch selection (select_args.h): HUBPROF_KERNEL, _KERNEL_EXCLUDE, _DISPATCH_RANGE, HUBPROF_REGION;
      values one per line, NULL = not given */
   const char *sel_kernel, *sel_exclude, *sel_range, *sel_region;
+  const char *code; /* HUBPROF_CODE: "none", "source" (sample) or "all" (--code); NULL: "auto" */
 } run_opts;
 
 /* Run argv[0..argc) once with the collector (trace, or profile with kernel replay or iteration multiplexing)
@@ -38,6 +39,9 @@ typedef struct run_opts {
  * status hubprof should exit with: the application's own (128+signal when killed), 127/126 when it could not
  * be started, or 1/2 for hubprof's own errors found before the application started. */
 int run_app(const run_opts *o, int argc, char **argv);
+
+/* What the store keeps of the programs' code (HUBPROF_CODE), for the summary line. */
+const char *run_code_kept(const run_opts *o);
 
 /* Path of the collector library: $HUBPROF_COLLECTOR, else beside the hubprof executable
  * (build/libhubprof_collector.so) or in ../lib/hubprof/. NULL when not found. malloc'd. */

@@ -42,6 +42,7 @@ typedef struct ex_named {
   uint64_t id;
   char *name;
   char *unit; /* counters only */
+  char *prog; /* kernels only: the program's identity, NULL unknown (names disambiguated by it: hu_kname.h) */
 } ex_named;
 
 /* The small tables, sorted by id. */

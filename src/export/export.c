@@ -4,6 +4,8 @@
 #include "ex_internal.h"
 #include "../common/hu_dir.h"
 
+#include "../common/hu_kname.h"
+
 #include <errno.h>
 #include <stddef.h>
 #include <stdarg.h>
@@ -240,7 +242,11 @@ int ex_model_load(ex_writer *w, hp_store *s) {
   LOAD(w, s, HP_TABLE_KERNEL_SYMBOL, hp_kernel_symbol, m->kernels, m->nkernels, {
     ex_named *k = &m->kernels[m->nkernels];
     k->id = r.id, k->name = ex_dup(r.display_name[0] ? r.display_name : r.name), oom_ = !k->name;
+    if (!oom_ && r.program_hash && *r.program_hash) oom_ = !(k->prog = ex_dup(r.program_hash));
   });
+  if (hu_kname_disambiguate(m->kernels, m->nkernels, sizeof *m->kernels, offsetof(ex_named, name),
+                            offsetof(ex_named, prog)))
+    return ex_set_err(w, "out of memory"); /* names programs share, with the program's digits */
   LOAD(w, s, HP_TABLE_COUNTER_INFO, hp_counter_info, m->counters, m->ncounters, {
     ex_named *k = &m->counters[m->ncounters];
     k->id = r.id, k->name = ex_dup(r.name), k->unit = ex_dup(r.unit), oom_ = !k->name || !k->unit;
@@ -284,7 +290,7 @@ void ex_model_free(ex_model *m) {
   for (size_t i = 0; i < m->nagents; i++)
     free(m->agents[i].name);
   for (size_t i = 0; i < m->nkernels; i++)
-    free(m->kernels[i].name);
+    free(m->kernels[i].name), free(m->kernels[i].prog);
   for (size_t i = 0; i < m->ncounters; i++)
     free(m->counters[i].name), free(m->counters[i].unit);
   free(m->procs), free(m->threads), free(m->queues), free(m->agents), free(m->kernels), free(m->counters);

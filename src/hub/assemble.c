@@ -8,6 +8,7 @@
 #include "hubprof/assemble.h"
 #include "merge_internal.h"
 
+#include "../common/hu_buf.h"
 #include "../common/hu_map.h"
 
 #include <inttypes.h>
@@ -74,6 +75,11 @@ struct hp_assembly {
     int64_t pid, code, sig;
   } * exits;
   size_t nexits;
+  /* kernels dispatched (hp_assemble_stats.kernels_dispatched): each kernel (name and program) once */
+  hu_strmap kkeys;      /* "name\x1fprogram" -> its index */
+  hu_idmap kof;         /* input << 40 | its kernel_symbol id -> index + 1 */
+  unsigned char *kdone; /* per index: a dispatch of it was written */
+  size_t capkdone;
 };
 
 static void warnf(hp_assembly *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -281,6 +287,7 @@ typedef struct mval {
 
 typedef struct mkey {
   const char *name;        /* kernel name (owned by the mproc) */
+  const char *prog;        /* its program's identity, "" unknown (owned by the mproc) */
   uint32_t grid[3], wg[3]; /* policy launch only (else 0) */
   uint64_t ndisp;          /* its dispatches */
   uint64_t cold_row;  /* row of its first dispatch by dispatch id (the cold one: first use in the process) */
@@ -315,7 +322,7 @@ struct mproc {
 static void mproc_free(mproc *p) {
   if (!p) return;
   plan_free(&p->plan);
-  for (size_t i = 0; i < p->nknames; i++)
+  for (size_t i = 0; i < 2 * p->nknames; i++) /* names and identities */
     free(p->knames[i]);
   free(p->knames);
   free(p->d);
@@ -337,7 +344,9 @@ static int cmp_mrow(const void *a, const void *b) {
   return x->row < y->row ? -1 : x->row > y->row;
 }
 
-/* Kernel names by id of store s (ids above a million are ignored: no such log exists). */
+/* Kernel names by id of store s, and in names[n + id] its program's identity (a kernel is its name and its
+ * program: two programs' kernels of one name are two keys); ids above a million are ignored: no such log
+ * exists. */
 static int load_knames(hp_store *s, char ***names, size_t *n) {
   hp_cursor *c = NULL;
   hp_kernel_symbol k = {.size = sizeof k};
@@ -345,19 +354,25 @@ static int load_knames(hp_store *s, char ***names, size_t *n) {
   int rc = 0;
   while (rc == 0 && hp_cursor_next(c, &k) == HP_OK) {
     if (k.id > 1000000) continue;
-    if (k.id >= *n) {
+    if (k.id >= *n) { /* names then identities: both halves grow */
       size_t m = k.id + 16;
-      char **v = realloc(*names, m * sizeof *v);
+      char **v = realloc(*names, 2 * m * sizeof *v);
       if (!v) {
         rc = -1;
         break;
       }
+      memmove(v + m, v + *n, *n * sizeof *v);
       memset(v + *n, 0, (m - *n) * sizeof *v);
+      memset(v + m + *n, 0, (m - *n) * sizeof *v);
       *names = v;
       *n = m;
     }
     free((*names)[k.id]);
-    if (!((*names)[k.id] = strdup(k.name))) rc = -1;
+    free((*names)[*n + k.id]);
+    (*names)[*n + k.id] = NULL;
+    if (!((*names)[k.id] = strdup(k.name)) ||
+        (k.program_hash && *k.program_hash && !((*names)[*n + k.id] = strdup(k.program_hash))))
+      rc = -1;
   }
   hp_cursor_close(c);
   return rc;
@@ -366,11 +381,18 @@ static int load_knames(hp_store *s, char ***names, size_t *n) {
 static const char *kname(char *const *names, size_t n, uint64_t id) {
   return id < n && names[id] ? names[id] : "";
 }
+static const char *kprog(char *const *names, size_t n, uint64_t id) {
+  return id < n && names[n + id] ? names[n + id] : "";
+}
+/* Two kernel ids of one store as keys: by name, then by program. */
+static int kcmp(char *const *names, size_t n, uint64_t x, uint64_t y) {
+  if (x == y) return 0;
+  int c = strcmp(kname(names, n, x), kname(names, n, y));
+  return c ? c : strcmp(kprog(names, n, x), kprog(names, n, y));
+}
 
 static int mux_key_cmp(const mproc *p, const mdisp *x, const mdisp *y) {
-  int c = x->kernel_id == y->kernel_id ? 0
-                                       : strcmp(kname(p->knames, p->nknames, x->kernel_id),
-                                                kname(p->knames, p->nknames, y->kernel_id));
+  int c = kcmp(p->knames, p->nknames, x->kernel_id, y->kernel_id);
   if (c || !p->launch) return c;
   c = memcmp(x->grid, y->grid, sizeof x->grid);
   return c ? c : memcmp(x->wg, y->wg, sizeof x->wg);
@@ -487,6 +509,7 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
     mkey *y = &p->keys[k];
     if (!y->ndisp) {
       y->name = kname(p->knames, p->nknames, x->kernel_id);
+      y->prog = kprog(p->knames, p->nknames, x->kernel_id);
       if (p->launch) {
         memcpy(y->grid, x->grid, sizeof y->grid);
         memcpy(y->wg, x->wg, sizeof y->wg);
@@ -683,6 +706,10 @@ static int mux_cold_json(hp_assembly *a, hp_assemble_stats *stats) {
       sb_printf(&b, "%s{\"pid\":%" PRId64 ",\"process_start_ns\":%" PRId64 ",\"kernel\":", b.n > 1 ? "," : "",
                 p->pid, p->start_ns);
       sb_json_str(&b, p->keys[x->key].name);
+      if (*p->keys[x->key].prog) {
+        sb_printf(&b, ",\"program\":");
+        sb_json_str(&b, p->keys[x->key].prog);
+      }
       sb_printf(&b, ",\"dispatch_id\":%" PRIu64 ",\"counter\":", x->dispatch_id);
       sb_json_str(&b, p->plan.names[ci]);
       sb_printf(&b, ",\"raw\":");
@@ -760,6 +787,10 @@ static hp_status mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
                 "%s{\"pid\":%" PRId64 ",\"process_start_ns\":%" PRId64 ",\"kernel\":", js.n > 1 ? "," : "",
                 p->pid, p->start_ns);
       sb_json_str(&js, key->name);
+      if (*key->prog) {
+        sb_printf(&js, ",\"program\":");
+        sb_json_str(&js, key->prog);
+      }
       if (p->launch)
         sb_printf(&js, ",\"grid\":[%u,%u,%u],\"workgroup\":[%u,%u,%u]", key->grid[0], key->grid[1],
                   key->grid[2], key->wg[0], key->wg[1], key->wg[2]);
@@ -810,6 +841,7 @@ static hp_status mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
 /* ---- application replay ------------------------------------------------------------------------------ */
 typedef struct dkey {
   const char *name;        /* kernel name (owned by the plog) */
+  const char *prog;        /* its program's identity, "" unknown (owned by the plog) */
   uint32_t grid[3], wg[3]; /* global and work-group sizes */
   uint32_t policy;         /* hp_match: which fields count (every key of an assembly has the same) */
   uint64_t seq;            /* position in the process's sequence of dispatches (by dispatch id) */
@@ -853,7 +885,7 @@ static void plog_clear(plog *p) {
     cname_clear(&p->extra[i]);
   free(p->extra);
   free(p->command);
-  for (size_t i = 0; i < p->nknames; i++)
+  for (size_t i = 0; i < 2 * p->nknames; i++) /* names and identities */
     free(p->knames[i]);
   free(p->knames);
   free(p->keys);
@@ -866,6 +898,7 @@ static int cmp_dispatch_id(const void *a, const void *b) {
 }
 static int cmp_fields(const dkey *x, const dkey *y) {
   int c = strcmp(x->name, y->name);
+  if (!c) c = strcmp(x->prog, y->prog); /* a kernel is its name and its program */
   if (c || x->policy == HP_MATCH_NAME) return c;
   c = memcmp(x->grid, y->grid, sizeof x->grid);
   return c ? c : memcmp(x->wg, y->wg, sizeof x->wg);
@@ -917,6 +950,7 @@ static int plog_load(plog *p, hp_match policy) {
     dkey *x = &p->keys[p->nkeys++];
     memset(x, 0, sizeof *x);
     x->name = kname(p->knames, p->nknames, d.kernel_id);
+    x->prog = kprog(p->knames, p->nknames, d.kernel_id);
     memcpy(x->grid, d.grid, sizeof x->grid);
     memcpy(x->wg, d.workgroup, sizeof x->wg);
     x->row = d.id;
@@ -1222,6 +1256,32 @@ static const char *ended_how(const hp_assembly *a, const struct unfinished *u, c
   return b;
 }
 
+/* The kernels the output's dispatches name, each kernel (name and program) counted once across inputs. */
+static int count_kernels(hp_assembly *a, size_t ix, hp_table t, const void *row) {
+  uint64_t v = 0;
+  if (t == HP_TABLE_KERNEL_SYMBOL) {
+    const hp_kernel_symbol *k = row;
+    size_t nl = strlen(k->name), pl = k->program_hash ? strlen(k->program_hash) : 0;
+    char buf[512], *key = nl + pl + 2 <= sizeof buf ? buf : malloc(nl + pl + 2);
+    if (!key) return -1;
+    memcpy(key, k->name, nl);
+    key[nl] = 0x1f;
+    memcpy(key + nl + 1, pl ? k->program_hash : "", pl + 1);
+    long i = hu_strmap_intern(&a->kkeys, key, NULL);
+    if (key != buf) free(key);
+    size_t had = a->capkdone;
+    if (i < 0 || hu_grow((void **)&a->kdone, &a->capkdone, (size_t)i + 1, 1)) return -1;
+    memset(a->kdone + had, 0, a->capkdone - had);
+    return hu_idmap_put(&a->kof, (uint64_t)ix << 40 | k->id, (uint64_t)i + 1);
+  }
+  const hp_dispatch *d = row;
+  if (a->stats && hu_idmap_get(&a->kof, (uint64_t)ix << 40 | d->kernel_id, &v) && !a->kdone[v - 1]) {
+    a->kdone[v - 1] = 1;
+    a->stats->kernels_dispatched++;
+  }
+  return 0;
+}
+
 static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
   hp_assembly *a = ctx;
   if (t == HP_TABLE_PROCESS && a->nexits) {
@@ -1232,6 +1292,8 @@ static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
       p->exit_signal = e->sig;
     }
   }
+  if ((t == HP_TABLE_KERNEL_SYMBOL || t == HP_TABLE_DISPATCH) && count_kernels(a, ix, t, row))
+    return hook_failed(a->hooks, HP_ERR_NOMEM, "out of memory");
   if (t == HP_TABLE_METADATA && !strcmp(((hp_metadata *)row)->key, "dispatches_not_selected"))
     return 0; /* one row with the sum instead (hook_extra) */
   int incomplete = 0;
@@ -1577,6 +1639,9 @@ void hp_assembly_free(hp_assembly *a) {
   for (size_t i = 0; a->begun && i < a->n; i++)
     hu_idmap_free(&a->begun[i]);
   free(a->begun);
+  hu_strmap_free(&a->kkeys);
+  hu_idmap_free(&a->kof);
+  free(a->kdone);
   for (size_t i = 0; i < a->n; i++) {
     if (a->in[i].owned && a->in[i].s) hp_store_close(a->in[i].s);
     if (a->in[i].parked) hp_store_close(a->in[i].parked);

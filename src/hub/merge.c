@@ -139,7 +139,8 @@ static const char *const dedup_process[] = {"node_id", "pid", "start_ns", NULL};
 static const char *const dedup_thread[] = {"process_id", "tid", NULL};
 static const char *const dedup_agent[] = {"node_id", "type", "device_index", "vendor", "name", NULL};
 static const char *const dedup_code_object[] = {"process_id", "agent_id", "uri", "load_base", NULL};
-static const char *const dedup_kernel[] = {"name", "display_name", "private_size", "group_size", NULL};
+static const char *const dedup_kernel[] = {"name",       "display_name", "private_size",
+                                           "group_size", "program_hash", NULL};
 static const char *const dedup_counter[] = {"agent_id", "name", NULL};
 static const char *const dedup_metadata[] = {"key", NULL};
 static const char *const no_dedup[] = {NULL};
