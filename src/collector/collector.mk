@@ -81,3 +81,32 @@ collector-test: collector
 	bash tests/collector/test_collector.sh
 replay-test: collector $(B)/hubprof
 	bash tests/replay/test_replay.sh
+
+# ---- CUDA (prov_cuda*.c, tests/cuda/, docs/cuda.md) ----
+# The toolkit where present: CUPTI's headers for the layout check of the record conversion's test, nvcc for
+# the CUDA test program. Neither is needed to build the collector (CUPTI is loaded at run time); without
+# them the test checks the conversion alone and tests/cuda/test_cuda.sh says what it skipped.
+CUDA_HOME_DIR ?= $(patsubst %/include/cupti_activity.h,%,$(firstword $(wildcard \
+                   /usr/local/cuda/include/cupti_activity.h /usr/local/cuda-*/include/cupti_activity.h)))
+NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME_DIR)/bin/nvcc))
+# sm_90 (H100, H200) code plus its PTX, which the driver compiles for newer GPUs
+NVCC_ARCH ?= -gencode arch=compute_90,code=[sm_90,compute_90]
+$(B)/tests/cuda/test_cuda_conv: tests/cuda/test_cuda_conv.c src/collector/prov_cuda_conv.c src/collector/prov_cuda.h \
+  tests/check.h $(B)/libhubprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) -Isrc/collector \
+	  $(if $(CUDA_HOME_DIR),-DHAVE_CUPTI_H -isystem $(CUDA_HOME_DIR)/include) $< src/collector/prov_cuda_conv.c \
+	  $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
+$(SAN)/tests/cuda/test_cuda_conv: tests/cuda/test_cuda_conv.c src/collector/prov_cuda_conv.c src/collector/prov_cuda.h \
+  tests/check.h $(call obj,$(SAN),$(HUB_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+	  $(CPPFLAGS) $(INC_TESTS) -Isrc/collector $(if $(CUDA_HOME_DIR),-DHAVE_CUPTI_H -isystem $(CUDA_HOME_DIR)/include) \
+	  $< src/collector/prov_cuda_conv.c $(call obj,$(SAN),$(HUB_SRC)) -o $@ $(LDLIBS_HUB)
+$(B)/tests/cuda/cuda_app: tests/cuda/cuda_app.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 $(NVCC_ARCH) $< -o $@ -ldl
+CUDA_TESTS := $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(if $(NVCC),$(B)/tests/cuda/cuda_app)
+.PHONY: cuda-test
+cuda-test: $(CUDA_TESTS) $(B)/hubprof $(B)/libhubprof_collector.so
+	bash tests/cuda/test_cuda.sh
