@@ -106,7 +106,11 @@ $(SAN)/tests/cuda/test_cuda_conv: tests/cuda/test_cuda_conv.c src/collector/prov
 $(B)/tests/cuda/cuda_app: tests/cuda/cuda_app.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -std=c++17 $(NVCC_ARCH) $< -o $@ -ldl
-CUDA_TESTS := $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(if $(NVCC),$(B)/tests/cuda/cuda_app)
+# the driver's injection done by hand, then OpenCL work (no GPU needed)
+$(B)/tests/cuda/inject_ocl: tests/cuda/inject_ocl.c $(wildcard examples/ocl/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -lOpenCL -ldl
+CUDA_TESTS := $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(if $(NVCC),$(B)/tests/cuda/cuda_app)
 .PHONY: cuda-test
 cuda-test: $(CUDA_TESTS) $(B)/hubprof $(B)/libhubprof_collector.so
 	bash tests/cuda/test_cuda.sh

@@ -358,6 +358,13 @@ static void buf_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t si
 
 static uint64_t timestamp(void) { return (uint64_t)hpc_clock_ns(); }
 
+/* ---- the driver's device facts (libcuda is loaded: it called us) --------------------------------------- */
+static void *cuda_sym(const char *name) {
+  static void *lib;
+  if (!lib) lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  return lib ? dlsym(lib, name) : NULL;
+}
+
 /* ---- loading CUPTI ------------------------------------------------------------------------------------ */
 static char g_why[1024];
 
@@ -394,6 +401,10 @@ static const char *cupti_err(int rc) {
 /* CUPTI set up: 0, or -1 with the reason in g_why. */
 static int start_cupti(void) {
   if (hc_cupti_search(load_cupti, NULL, g_why, sizeof g_why) != 1) return -1;
+  if (!cuda_sym("cuInit")) { /* not called by the driver (a test calling InitializeInjection by hand) */
+    snprintf(g_why, sizeof g_why, "no CUDA driver in this process (libcuda.so.1 is not loaded)");
+    return -1;
+  }
   if (cu.timestamp_cb && cu.timestamp_cb(timestamp) == 0) {
     g_ts_offset = 0;
   } else if (cu.get_timestamp) { /* CUPTI's clock, moved onto ours */
@@ -446,13 +457,6 @@ HPC_EXPORT int InitializeInjection(void) {
   hpc_busy = busy;
   errno = saved;
   return 1;
-}
-
-/* ---- the driver's device facts (libcuda is loaded: it called us) --------------------------------------- */
-static void *cuda_sym(const char *name) {
-  static void *lib;
-  if (!lib) lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  return lib ? dlsym(lib, name) : NULL;
 }
 
 static void cuda_agent_describe(void *h, const void *rt, uintptr_t dev, hp_agent *row, int *caller) {
@@ -566,6 +570,13 @@ static void cuda_flush(void *h, hp_store *s) {
 static void cuda_fork_child(void *h) { (void)h; }
 static uint64_t cuda_exit(void *h, int debug) {
   (void)h;
+  int (*count)(int *) = NULL;
+  int n = 0, rc = -1;
+  *(void **)&count = atomic_load(&g_on) && !atomic_load(&g_kernels) && !atomic_load(&g_copies)
+                         ? cuda_sym("cuDeviceGetCount")
+                         : NULL;
+  if (count && ((rc = count(&n)) != 0 || n == 0)) /* CUPTI was ready, but there was nothing to run on */
+    hpc_say("CUDA work is not recorded: no CUDA device (cuDeviceGetCount returned %d, %d devices)", rc, n);
   if (debug && atomic_load(&g_on))
     hpc_say("pid %ld: CUDA: %" PRIu64 " kernels, %" PRIu64 " copies and fills, %" PRIu64 " calls, %" PRIu64
             " not selected, %" PRIu64 " dropped by CUPTI",
