@@ -110,7 +110,14 @@ $(B)/tests/cuda/cuda_app: tests/cuda/cuda_app.cu
 $(B)/tests/cuda/inject_ocl: tests/cuda/inject_ocl.c $(wildcard examples/ocl/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -lOpenCL -ldl
-CUDA_TESTS := $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(if $(NVCC),$(B)/tests/cuda/cuda_app)
+$(B)/tests/cuda/launch_loop: tests/cuda/launch_loop.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 $(NVCC_ARCH) $< -o $@
+# what a store holds, summed (the checks of test_cuda.sh and tests/device/cuda.sh)
+$(B)/tests/cuda/count_store: tests/cuda/count_store.c $(B)/libhubprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
+CUDA_TESTS := $(B)/tests/cuda/count_store $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(if $(NVCC),$(B)/tests/cuda/cuda_app $(B)/tests/cuda/launch_loop)
 .PHONY: cuda-test
 cuda-test: $(CUDA_TESTS) $(B)/hubprof $(B)/libhubprof_collector.so
 	bash tests/cuda/test_cuda.sh
