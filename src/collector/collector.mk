@@ -88,7 +88,8 @@ replay-test: collector $(B)/hubprof
 # them the test checks the conversion alone and tests/cuda/test_cuda.sh says what it skipped.
 CUDA_HOME_DIR ?= $(patsubst %/include/cupti_activity.h,%,$(firstword $(wildcard \
                    /usr/local/cuda/include/cupti_activity.h /usr/local/cuda-*/include/cupti_activity.h)))
-NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard $(CUDA_HOME_DIR)/bin/nvcc))
+# (an nvcc that runs: a wrapper left on PATH by a toolkit that is gone does not count)
+NVCC ?= $(firstword $(shell nvcc --version >/dev/null 2>&1 && command -v nvcc) $(wildcard $(CUDA_HOME_DIR)/bin/nvcc))
 # sm_90 (H100, H200) code plus its PTX, which the driver compiles for newer GPUs
 NVCC_ARCH ?= -gencode arch=compute_90,code=[sm_90,compute_90]
 $(B)/tests/cuda/test_cuda_conv: tests/cuda/test_cuda_conv.c src/collector/prov_cuda_conv.c src/collector/prov_cuda.h \

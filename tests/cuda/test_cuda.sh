@@ -52,10 +52,10 @@ fi
 # ---- a CUDA program built here with nvcc ----
 APP="$B/tests/cuda/cuda_app"
 if [ ! -x "$APP" ]; then
-  if command -v nvcc >/dev/null 2>&1; then
+  if nvcc --version >/dev/null 2>&1; then
     bad "$APP is missing though nvcc is here (make cuda-test builds it)"
   else
-    echo "test_cuda: CUDA program part skipped: no nvcc on PATH (the CUDA toolkit is not installed)"
+    echo "test_cuda: CUDA program part skipped: no working nvcc on PATH (the CUDA toolkit is not installed)"
   fi
 else
   for args in "" "2"; do
