@@ -18,7 +18,8 @@
 #      3 kernels of cuda_app is recorded as the baseline for when they are.
 #   3. trace cost per launch on launch_loop: plain and traced runs interleaved, median and min-max of the
 #      added ns per launch (goal: at most 1000 ns).
-#   4. a PyTorch training step: kernel count under `hubprof trace --region step` against torch.profiler's,
+#   4. a PyTorch training step: kernel count under `hubprof trace --start-paused` (hubprof_start/stop around
+#      one step) against torch.profiler's for a step,
 #      `analyze` naming the cuBLAS kernels, and the added step time of each.
 #   5. the OpenCL path on the GPU (NVIDIA's OpenCL library): the OpenCL examples under trace and kernel
 #      replay, exact counts and identical output; an ICD file is written (in OUT) when the image has none.
@@ -159,7 +160,7 @@ say "time: $(elapsed) s"
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   S=tests/device/torch_step.py
   timeout 120 python3 "$S" --profile >"$OUT/torch_plain.txt" 2>"$OUT/torch_plain.err"
-  timeout 120 "$HP" trace --region step -o "$OUT/torch_step.db" -- python3 "$S" >"$OUT/torch_sel.txt" 2>"$OUT/torch_sel.err"
+  timeout 120 "$HP" trace --start-paused -o "$OUT/torch_step.db" -- python3 "$S" --one-step >"$OUT/torch_sel.txt" 2>"$OUT/torch_sel.err"
   timeout 120 "$HP" trace -o "$OUT/torch_all.db" -- python3 "$S" >"$OUT/torch_trace.txt" 2>"$OUT/torch_trace.err"
   "$B/tests/cuda/count_store" "$OUT/torch_step.db" >"$OUT/torch_counts.txt" 2>&1
   tk=$(key "$OUT/torch_plain.txt" torch_kernels)
@@ -216,6 +217,11 @@ else
     k=$(key "$OUT/ocl_$1_kr_counts.txt" dispatches)
     [ -n "$a" ] && [ "$a" = "$k" ] && [ "$a" -gt 0 ] && pass "5: $1: $a dispatches traced and replayed" ||
       fail "5: $1: dispatches traced ${a:-none}, replayed ${k:-none}"
+    # NVIDIA's OpenCL runs on the CUDA driver: its kernels must not come twice (once through CUPTI)
+    if [ "$1" = vector_add ]; then
+      [ "$a" = 20 ] && pass "5: vector_add: exactly its own 20 dispatches" ||
+        fail "5: vector_add: $a dispatches, 20 enqueued (CUDA injection counting OpenCL's kernels again?)"
+    fi
   done
 fi
 say "time: $(elapsed) s"

@@ -1,7 +1,9 @@
 # A small PyTorch training step for tests/device/cuda.sh: its kernel count under torch.profiler, and its time
-# plain and profiled; under `hubprof trace --region step` hubprof records the same step (the NVTX range
-# "step"). usage: torch_step.py [--profile]   prints "key value" lines.
+# plain and profiled; under `hubprof trace --start-paused` with --one-step, hubprof records that same step
+# (hubprof_start/hubprof_stop around it). usage: torch_step.py [--profile] [--one-step]   prints "key value" lines.
 # SPDX-License-Identifier: MIT
+import ctypes
+import os
 import statistics
 import sys
 import time
@@ -40,12 +42,20 @@ def timed(n):
 
 
 print("plain_ms %.3f" % timed(20))
-torch.cuda.nvtx.range_push("step")  # the one step hubprof's --region step selects
+# the one step `hubprof trace --start-paused` records: collection on around it, on every thread (autograd's
+# backward launches from its own thread, so an NVTX range of this thread would not cover it)
+hub = None
+if os.environ.get("HUBPROF_INJECTION_PATH") and "--one-step" in sys.argv:
+    hub = ctypes.CDLL(os.environ["HUBPROF_INJECTION_PATH"])
+    hub.hubprof_start()
+torch.cuda.nvtx.range_push("step")
 t0 = time.perf_counter()
 loss = step()
 torch.cuda.synchronize()
 print("step_ms %.3f" % ((time.perf_counter() - t0) * 1e3))
 torch.cuda.nvtx.range_pop()
+if hub:
+    hub.hubprof_stop()
 if "--profile" in sys.argv:
     from torch.profiler import ProfilerActivity, profile
 
