@@ -122,3 +122,14 @@ CUDA_TESTS := $(B)/tests/cuda/count_store $(B)/tests/cuda/inject_ocl $(B)/tests/
 .PHONY: cuda-test
 cuda-test: $(CUDA_TESTS) $(B)/hubprof $(B)/libhubprof_collector.so
 	bash tests/cuda/test_cuda.sh
+# What tests/device/cuda.sh needs on a GPU machine that may lack this one's libraries: the shared libraries of
+# hubprof, count_store and the OpenCL examples (the ICD loader libOpenCL.so.1 among them) but the C and C++
+# runtimes, copied into $(B)/device/lib; carry $(B)/device with the binaries (the script's header).
+.PHONY: device-bundle
+device-bundle: $(B)/hubprof $(B)/libhubprof_collector.so $(CUDA_TESTS) $(OCL_EXAMPLES)
+	@mkdir -p $(B)/device/lib
+	@for l in $$(ldd $(B)/hubprof $(B)/tests/cuda/count_store $(B)/examples/ocl/vector_add | \
+	    awk '/=> \// {print $$3}' | sort -u); do \
+	  case $$(basename $$l) in libc.so*|libm.so*|libstdc++*|libgcc_s*|libz.so*|ld-linux*|libpthread*|libdl*) ;; \
+	    *) cp -L $$l $(B)/device/lib/ ;; esac; done
+	@du -sh $(B)/hubprof $(B)/libhubprof_collector.so $(B)/tests/cuda $(B)/examples/ocl $(B)/device

@@ -4,10 +4,11 @@
 # 8 minutes. It builds nothing that needs the network: every binary comes from the machine that prepared it.
 #
 # Prepare (on the build machine, which has the CUDA 13 toolkit but no GPU):
-#   make -j2 all cuda-test          # hubprof, the collector, build/tests/cuda/{cuda_app,launch_loop,count_store}
-#   mkdir -p build/device/lib && cp -L /usr/lib/x86_64-linux-gnu/libOpenCL.so.1 build/device/lib/  # ICD loader
+#   make -j2 all cuda-test device-bundle   # hubprof, the collector, build/tests/cuda/{cuda_app,launch_loop,
+#                                          # count_store}, and build/device/lib: the shared libraries they need
+#                                          # but the C/C++ runtimes (sqlite3, zstd, capstone, ..., libOpenCL.so.1)
 # Carry build/hubprof, build/libhubprof_collector.so, build/tests/cuda, build/examples/ocl and build/device
-# with the working tree (the device tool's `carry`), then run there:
+# (about 21 MB) with the working tree (the device tool's `carry`), then run there:
 #   bash tests/device/cuda.sh OUT        # OUT: a folder for the figures (created); a summary on stdout
 #
 # What it checks (PASS / FAIL / SKIP lines, then a summary; the exit status is the number of FAILs, capped):
@@ -62,6 +63,12 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,pci.bus_id --format=csv,
   die "nvidia-smi failed: $(head -c 300 "$OUT/gpu.txt")"
 say "GPU: $(head -1 "$OUT/gpu.txt")"
 say "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+# the shared libraries: the machine's own, else the carried copies (make device-bundle)
+if ldd "$HP" "$B/examples/ocl/vector_add" 2>/dev/null | grep -q "not found"; then
+  [ -d "$B/device/lib" ] || die "$(ldd "$HP" | grep "not found" | head -1): carry $B/device (make device-bundle)"
+  export LD_LIBRARY_PATH=$PWD/$B/device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  say "libraries from $B/device/lib: $(ldd "$HP" "$B/examples/ocl/vector_add" 2>/dev/null | grep -c "$B/device/lib")"
+fi
 "$HP" --version >/dev/null 2>&1 || die "$HP does not run here: $("$HP" --version 2>&1 | head -1)"
 export HUBPROF_COLLECTOR=$PWD/$B/libhubprof_collector.so
 
@@ -183,7 +190,6 @@ say "time: $(elapsed) s"
 
 # ---- 5. OpenCL on the GPU ----
 EX=$B/examples/ocl
-if [ -f "$B/device/lib/libOpenCL.so.1" ]; then export LD_LIBRARY_PATH=$PWD/$B/device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}; fi
 NV_OCL=$(ls /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 /usr/lib64/libnvidia-opencl.so.1 2>/dev/null | head -1)
 if [ -z "$NV_OCL" ]; then
   skip "5: the driver carries no libnvidia-opencl.so.1"
