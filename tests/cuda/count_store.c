@@ -74,11 +74,11 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 5; i++)
     printf("copies_%s %" PRIu64 "\nbytes_%s %" PRIu64 "\n", dir[i], count[i], dir[i], bytes[i]);
   hp_region r = {.size = sizeof r};
-  uint64_t api = 0, sync = 0, other = 0;
+  uint64_t api = 0, api_cuda = 0, sync = 0, other = 0;
   if (hp_cursor_open(s, HP_TABLE_REGION, &c) == HP_OK) {
     while (hp_cursor_next(c, &r) == HP_OK) {
       if (strcmp(r.category, "api") == 0)
-        api++;
+        api++, api_cuda += strncmp(r.name, "cu", 2) == 0; /* cuda*, cu*: not OpenCL's cl* */
       else if (strcmp(r.category, "sync") == 0)
         sync++;
       else
@@ -86,7 +86,9 @@ int main(int argc, char **argv) {
     }
     hp_cursor_close(c);
   }
-  printf("regions_api %" PRIu64 "\nregions_sync %" PRIu64 "\nregions_other %" PRIu64 "\n", api, sync, other);
+  printf("regions_api %" PRIu64 "\nregions_api_cuda %" PRIu64 "\nregions_sync %" PRIu64
+         "\nregions_other %" PRIu64 "\n",
+         api, api_cuda, sync, other);
   hp_agent a = {.size = sizeof a};
   if (hp_cursor_open(s, HP_TABLE_AGENT, &c) == HP_OK) {
     while (hp_cursor_next(c, &a) == HP_OK)
