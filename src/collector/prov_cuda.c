@@ -16,9 +16,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- CUPTI, as dlsym finds it ---------------------------------------------------------------------- */
@@ -152,14 +155,39 @@ static int is_sync(int dom, uint32_t cbid) {
   return cbid == 17 || cbid == 800 || cbid == 121 || cbid == 126 || cbid == 440;
 }
 
-/* A sync point: what completed is written now, at most once per flush period. */
+/* The flusher thread: every HUBPROF_HARVEST_MS, and at once after a sync point, CUPTI hands over what has
+ * completed (cuptiActivityFlushAll(0): half-full buffers too; CUPTI's own periodic flush returns full
+ * buffers only), so a completed kernel reaches the log within that bound. Never called from a CUPTI
+ * callback: a sync point only wakes the thread. */
+static sem_t g_wake;
+static _Atomic int g_stop; /* exit: the flusher stops (the exit handler makes the last, forced flush) */
+
+static void *flusher(void *arg) {
+  (void)arg;
+  hpc_busy = 1; /* the collector's own thread: its CUDA calls are not the application's */
+  while (!atomic_load(&g_stop)) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += (long)(g_flush_ms % 1000) * 1000000;
+    ts.tv_sec += g_flush_ms / 1000 + ts.tv_nsec / 1000000000;
+    ts.tv_nsec %= 1000000000;
+    while (sem_timedwait(&g_wake, &ts) != 0 && errno == EINTR)
+      ;
+    if (atomic_load(&g_stop)) break;
+    atomic_store_explicit(&g_last_flush, hpc_clock_ns(), memory_order_relaxed);
+    cu.flush_all(0);
+  }
+  return NULL;
+}
+
+/* A sync point: wake the flusher, at most once per flush period. */
 static void flush_due(void) {
   int64_t now = hpc_clock_ns(), last = atomic_load_explicit(&g_last_flush, memory_order_relaxed);
   if (now - last < (int64_t)g_flush_ms * 1000000 ||
       !atomic_compare_exchange_strong_explicit(&g_last_flush, &last, now, memory_order_relaxed,
                                                memory_order_relaxed))
     return;
-  cu.flush_all(0);
+  sem_post(&g_wake);
 }
 
 static void on_api(void *userdata, int dom, uint32_t cbid, const void *data) {
@@ -181,9 +209,7 @@ static void on_api(void *userdata, int dom, uint32_t cbid, const void *data) {
     }
     corr_put(d->correlation_id, &t_cur);
   } else if (t_depth > 0 && --t_depth == 0 && is_sync(dom, cbid)) {
-    hpc_busy = 1;
     flush_due();
-    hpc_busy = 0;
   }
   errno = saved;
 }
@@ -433,8 +459,21 @@ static int start_cupti(void) {
       cu.enable_domain(0, sub, DOM_DRIVER);
       return -1;
     }
-  if (cu.flush_period) cu.flush_period(g_flush_ms); /* CUPTI's own thread delivers what completed */
+  if (cu.flush_period) cu.flush_period(g_flush_ms); /* CUPTI's own thread delivers full buffers */
   atomic_store(&g_last_flush, hpc_clock_ns());
+  pthread_t th;
+  pthread_attr_t at;
+  int ok = sem_init(&g_wake, 0, 0) == 0 && pthread_attr_init(&at) == 0;
+  if (ok) {
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    ok = pthread_create(&th, &at, flusher, NULL) == 0;
+    pthread_attr_destroy(&at);
+  }
+  if (ok)
+    pthread_setname_np(th, "hubprof-cuda");
+  else /* still recorded, at full buffers and at exit only */
+    hpc_say(
+        "cannot start the CUDA flusher thread: completed kernels reach the log at full buffers and at exit");
   return 0;
 }
 
@@ -564,6 +603,7 @@ static void cuda_flush(void *h, hp_store *s) {
   if (!atomic_load(&g_on)) return;
   int busy = hpc_busy;
   hpc_busy = 1;
+  atomic_store(&g_stop, 1);
   cu.flush_all(1); /* CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: records of work still running come too */
   hpc_busy = busy;
 }
