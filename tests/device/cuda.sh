@@ -117,6 +117,12 @@ else
   [ "$sel" = "$G" ] && pass "1: --kernel add_one: the $G graph nodes only (launches of saxpy not selected)" ||
     fail "1: --kernel add_one: ${sel:-no} dispatches, $G graph nodes expected (graph nodes are always recorded)"
   "$HP" analyze "$OUT/app.db" >"$OUT/app_analyze.txt" 2>&1
+  # nothing lost: SIGKILL 100 ms after the last sync point (HUBPROF_HARVEST_MS 20 ms), every kernel in the store
+  "$HP" trace -o "$OUT/app_kill.db" -- "$APP" 2 100 >/dev/null 2>"$OUT/app_kill.err"
+  "$B/tests/cuda/count_store" "$OUT/app_kill.db" >"$OUT/app_kill_counts.txt" 2>&1
+  [ "$(key "$OUT/app_kill_counts.txt" dispatches)" = "$((K + G))" ] &&
+    pass "1: SIGKILL 100 ms after the last sync: all $((K + G)) kernels kept" ||
+    fail "1: SIGKILL 100 ms after the last sync: $(key "$OUT/app_kill_counts.txt" dispatches) of $((K + G)) kernels kept ($(tail -1 "$OUT/app_kill.err"))"
 fi
 skip "1: kernel replay and application replay of CUDA programs (counters, issue 25 point 3, not built)"
 say "time: $(elapsed) s"
