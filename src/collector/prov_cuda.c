@@ -608,7 +608,13 @@ static void cuda_flush(void *h, hp_store *s) {
   cu.flush_all(1); /* CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: records of work still running come too */
   hpc_busy = busy;
 }
-static void cuda_fork_child(void *h) { (void)h; }
+/* A forked child has CUPTI's state but none of its threads (CUDA does not work after fork): it records no
+ * CUDA and never calls CUPTI, whose flush could wait for a lock a parent's thread held at the fork. */
+static void cuda_fork_child(void *h) {
+  (void)h;
+  atomic_store(&g_on, 0);
+  atomic_store(&g_stop, 1);
+}
 static uint64_t cuda_exit(void *h, int debug) {
   (void)h;
   int (*count)(int *) = NULL;
