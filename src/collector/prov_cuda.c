@@ -160,7 +160,8 @@ static int is_sync(int dom, uint32_t cbid) {
  * buffers only), so a completed kernel reaches the log within that bound. Never called from a CUPTI
  * callback: a sync point only wakes the thread. */
 static sem_t g_wake;
-static _Atomic int g_stop; /* exit: the flusher stops (the exit handler makes the last, forced flush) */
+static _Atomic int g_stop;     /* exit: the flusher stops (the exit handler makes the last, forced flush) */
+static _Atomic int g_flushing; /* 1 while the flusher is inside cuptiActivityFlushAll */
 
 static void *flusher(void *arg) {
   (void)arg;
@@ -175,7 +176,9 @@ static void *flusher(void *arg) {
       ;
     if (atomic_load(&g_stop)) break;
     atomic_store_explicit(&g_last_flush, hpc_clock_ns(), memory_order_relaxed);
-    cu.flush_all(0);
+    atomic_store(&g_flushing, 1);
+    if (!atomic_load(&g_stop)) cu.flush_all(0);
+    atomic_store(&g_flushing, 0);
   }
   return NULL;
 }
@@ -605,6 +608,11 @@ static void cuda_flush(void *h, hp_store *s) {
   int busy = hpc_busy;
   hpc_busy = 1;
   atomic_store(&g_stop, 1);
+  sem_post(&g_wake);
+  for (int i = 0; i < 200 && atomic_load(&g_flushing); i++) { /* its flush ends first (200 ms at most) */
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
   cu.flush_all(1); /* CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: records of work still running come too */
   hpc_busy = busy;
 }
