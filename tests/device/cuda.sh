@@ -2,6 +2,7 @@
 # The GPU half of issue 25, prepared as one short script for a machine with one NVIDIA H100/H200 (driver
 # 580, nvcc 13, PyTorch, Nsight Compute): the checks of its "On an H100/H200" list, items 1-5, in at most
 # 8 minutes. It builds nothing that needs the network: every binary comes from the machine that prepared it.
+# SPDX-License-Identifier: MIT
 #
 # Prepare (on the build machine, which has the CUDA 13 toolkit but no GPU):
 #   make -j2 all cuda-test device-bundle   # hubprof, the collector, build/tests/cuda/{cuda_app,launch_loop,
@@ -24,7 +25,6 @@
 #      `analyze` naming the cuBLAS kernels, and the added step time of each.
 #   5. the OpenCL path on the GPU (NVIDIA's OpenCL library): the OpenCL examples under trace and kernel
 #      replay, exact counts and identical output; an ICD file is written (in OUT) when the image has none.
-# SPDX-License-Identifier: MIT
 set -u
 OUT=${1:?usage: tests/device/cuda.sh OUT_FOLDER}
 cd "$(dirname "$0")/../.."
