@@ -163,6 +163,7 @@ typedef struct hp_kernel_symbol {
   const char *display_name; /* demangled or shortened name for people */
   int64_t private_size;     /* static private (scratch) bytes per work-item, 0 unknown */
   int64_t group_size;       /* static local (LDS/shared) bytes per work-group */
+  int64_t registers;        /* registers per work-item (CUDA: per thread), 0 unknown */
 } hp_kernel_symbol;
 
 typedef struct hp_dispatch {

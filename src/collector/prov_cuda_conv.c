@@ -65,6 +65,7 @@ void hpc_cu_kernel_symbol_row(const hpc_cu_kernel *k, uint64_t id, const char *d
   r->display_name = display && *display ? display : r->name;
   r->private_size = k->localMemoryPerThread;
   r->group_size = k->staticSharedMemory > 0 ? k->staticSharedMemory : 0;
+  r->registers = k->registersPerThread;
 }
 
 static void copy_common(const hpc_cu_ids *ids, hp_memory_copy *r) {

@@ -105,6 +105,7 @@ static const spec_row kernel_symbol_s[] = {
     TXT("display_name", "kernel name for people"),
     {"private_size", "private_size", I64, NR_NONE, "bytes", "static private bytes per work-item"},
     {"group_size", "group_size", I64, NR_NONE, "bytes", "static local bytes per work-group"},
+    {"registers", "registers", I64, NR_NONE, NULL, "registers per work-item (CUDA: per thread), 0 unknown"},
 };
 static const spec_row dispatch_s[] = {
     ID("id", "row id of the dispatch (counter_value.dispatch_id refers to it)"),

@@ -145,7 +145,7 @@ static void kernels(hp_dispatch *d, hp_dispatch *g, hp_kernel_symbol *ks) {
   CHECK(d->passes == 1 && d->cold == 1 && d->bytes_accessible == 0);
   hpc_cu_kernel_symbol_row(kr, 4, demangled, ks);
   CHECK(ks->id == 4 && strcmp(ks->name, mangled) == 0 && strcmp(ks->display_name, demangled) == 0);
-  CHECK(ks->private_size == 24 && ks->group_size == 4096);
+  CHECK(ks->private_size == 24 && ks->group_size == 4096 && ks->registers == 40);
   hp_kernel_symbol plain;
   hpc_cu_kernel_symbol_row(kr, 4, NULL, &plain); /* no demangler: the mangled name is shown */
   CHECK(strcmp(plain.display_name, mangled) == 0);
@@ -369,7 +369,8 @@ static void store_trip(const char *format, const hp_dispatch *d, size_t nd, cons
   while (hp_cursor_next(cur, &rk) == HP_OK)
     if (rk.id == ks->id)
       seen += strcmp(rk.name, ks->name) == 0 && strcmp(rk.display_name, ks->display_name) == 0 &&
-              rk.private_size == ks->private_size && rk.group_size == ks->group_size;
+              rk.private_size == ks->private_size && rk.group_size == ks->group_size &&
+              rk.registers == ks->registers;
   hp_cursor_close(cur);
   CHECK_MSG(seen == 1, "%s: kernel symbol with its display name", format);
   seen = 0;
