@@ -209,7 +209,7 @@ uninstall:
 
 # Every test: unit and end-to-end tests, the same under ASan/UBSan, the fuzzers briefly.
 test: deps
-	$(MAKE) -j2 all san fuzz $(addprefix $(B)/tests/,$(TESTS))
+	$(MAKE) -j2 all san fuzz $(addprefix $(B)/tests/,$(TESTS)) $(CUDA_TESTS)
 	@bash tests/run.sh
 
 demo: deps

@@ -171,6 +171,7 @@ typedef struct hp_kernel_symbol {
       *program_hash; /* identity of the kernel's program: 16 hex digits of a hash of what the application
                         gave the runtime (sources and build options, binaries, linked inputs); "" unknown.
                         A kernel is its name and its program: merge keeps rows apart by it */
+  int64_t registers; /* registers per work-item (CUDA: per thread), 0 unknown */
 } hp_kernel_symbol;
 
 typedef struct hp_dispatch {

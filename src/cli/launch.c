@@ -103,6 +103,8 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
     env_prepend("OPENCL_LAYERS", collector);
     setenv("HUBPROF_INJECTION_PATH", collector, 1); /* include/hubprof/api.h and Python regions load it */
     setenv("NVTX_INJECTION64_PATH", collector, 1);  /* NVTX-annotated code hands its calls to it (nvtx.c) */
+    setenv("CUDA_INJECTION64_PATH", collector, 1);  /* the CUDA driver loads it at cuInit (prov_cuda.c) */
+    cli_cuda_check(argv[0]);
     if (o->preload) env_prepend("LD_PRELOAD", collector);
     char *shim = exit_shim(collector);
     if (shim) env_prepend("LD_PRELOAD", shim); /* how each process ends (shim/exit_shim.c) */

@@ -57,9 +57,12 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
       cli_warn("the disk of %s filled up while the application ran (%llu KiB free): the collector stopped "
                "and kept no log; %s not written",
                dirs[0], (unsigned long long)v.f_bavail * v.f_frsize >> 10, output);
+    else if (cli_cuda_warned) /* the one line about CUDA said why (cuda_check.c) */
+      cli_warn("nothing recorded%s; %s not written", nruns > 1 ? " in the first run" : "", output);
     else
-      cli_warn("no OpenCL activity recorded%s (did the application use OpenCL?); %s not written",
-               nruns > 1 ? " in the first run" : "", output);
+      cli_warn(
+          "no OpenCL or CUDA activity recorded%s (did the application use OpenCL or CUDA?); %s not written",
+          nruns > 1 ? " in the first run" : "", output);
     cli_drive_end(&d);
     return 1;
   }

@@ -107,4 +107,9 @@ struct hc_provider;
 int app_replay(const run_opts *o, const struct hc_plan *plan, const struct hc_provider *prov, int argc,
                char **argv);
 
+/* cuda_check.c: before the first run, one warning when argv0 is a CUDA program and there is no CUDA driver
+ * (the driver is what loads the collector into a CUDA program). */
+void cli_cuda_check(const char *argv0);
+extern int cli_cuda_warned; /* 1 once cli_cuda_check warned */
+
 #endif

@@ -59,7 +59,7 @@ static hpc_thread *_Atomic g_threads; /* every ring of this process: prepended u
                                          (but in a forked child), read without the lock */
 static uint64_t g_thread_ids;         /* last thread row id */
 /* The runtime providers compiled in (provider.h), initialised in this order. */
-static hpc_provider *const g_provs[] = {&hpc_opencl};
+static hpc_provider *const g_provs[] = {&hpc_opencl, &hpc_cuda};
 #define NPROVS (sizeof g_provs / sizeof g_provs[0])
 
 /* ---- time and process facts ------------------------------------------------------------------------- */

@@ -89,5 +89,6 @@ typedef struct hpc_provider {
 
 /* Every provider compiled in, in the order the core initialises them (collector.c). */
 extern hpc_provider hpc_opencl __attribute__((visibility("hidden"))); /* prov_opencl.c */
+extern hpc_provider hpc_cuda __attribute__((visibility("hidden")));   /* prov_cuda.c */
 
 #endif

@@ -110,6 +110,7 @@ static const spec_row kernel_symbol_s[] = {
     {"private_size", "private_size", I64, NR_NONE, "bytes", "static private bytes per work-item"},
     {"group_size", "group_size", I64, NR_NONE, "bytes", "static local bytes per work-group"},
     TXT("program_hash", "identity of the kernel's program (16 hex digits); a kernel is its name and program"),
+    {"registers", "registers", I64, NR_NONE, NULL, "registers per work-item (CUDA: per thread), 0 unknown"},
 };
 static const spec_row dispatch_s[] = {
     ID("id", "row id of the dispatch (counter_value.dispatch_id refers to it)"),

@@ -289,7 +289,7 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
                               "$code_size", "$build_options", "$source", "$ir_hash"},
     [HP_TABLE_KERNEL_SYMBOL] = {"@id", "@code_object_id", "@kernel_name",
                                 "COALESCE($display_name, @display_name)", "@private_segment_size",
-                                "@group_segment_size", "$program_hash"},
+                                "@group_segment_size", "$program_hash", "$registers"},
     [HP_TABLE_DISPATCH] = {"@id",
                            "COALESCE($dispatch_id, @dispatch_id)",
                            "@pid",
@@ -357,7 +357,7 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_CODE_OBJECT] = {"id", "pid", "agent_id", "?uri", "load_base", "load_size", "$hash",
                               "$code_size", "$build_options", "$source", "$ir_hash"},
     [HP_TABLE_KERNEL_SYMBOL] = {"id", "code_object_id", "kernel_name", "", "private_segment_size",
-                                "group_segment_size", "$program_hash"},
+                                "group_segment_size", "$program_hash", "$registers"},
     [HP_TABLE_COUNTER_INFO] = {"id", "agent_id", "name,symbol", "?description", "?block", "units",
                                "?expression"},
     /* rocpd's dispatch_id (and the event) is the row id, unique in the file; the collector's id goes to

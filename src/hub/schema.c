@@ -82,6 +82,7 @@ static const hp_column kernel_symbol_cols[] = {
     COL(hp_kernel_symbol, private_size, HP_COL_I64, NULL),
     COL(hp_kernel_symbol, group_size, HP_COL_I64, NULL),
     COL(hp_kernel_symbol, program_hash, HP_COL_STR, NULL),
+    COL(hp_kernel_symbol, registers, HP_COL_I64, NULL),
 };
 static const hp_column dispatch_cols[] = {
     COL(hp_dispatch, id, HP_COL_U64, NULL),
