@@ -237,9 +237,9 @@ void cr_sass_parse(cr_code *c, const char *text) {
     while (s < e && (*s == ' ' || *s == '\t'))
       s++;
     const char *h = NULL;
-    if (!strncmp(s, ".section", 8) && (h = strstr(s, ".text.")) && h < e) { /* .section .text.NAME,"ax",... */
-      h += 6;
-      fn = func_named(c, h, strcspn(h, ",\" \t\n"));
+    if (!strncmp(s, ".section", 8)) { /* .section .text.NAME,"ax",@progbits; other sections hold no code */
+      h = s + 8 + strspn(s + 8, " \t");
+      fn = !strncmp(h, ".text.", 6) ? func_named(c, h + 6, strcspn(h + 6, ",\" \t\n")) : NULL;
       line = 0, pending = 0, leader = 1;
       continue;
     }
