@@ -64,15 +64,16 @@ typedef struct hpc_cupti_pc_cursor { /* where a conversion stopped: the PC and i
  * count, stall_reason = the reason's name, "" for an index CUPTI did not name), ids from *next_id, the
  * given time, thread and weight. Up to max rows into out; returns how many; *cur says where to go on (start
  * it zeroed; done when cur->pc == d->totalNumPcs). Strings point into `reasons`. No allocation. */
-size_t hpc_cupti_pc_rows(const hpc_cupti_pc_data *d, const hpc_cupti_reasons *reasons,
-                         hpc_cupti_where_fn where, void *ctx, int64_t time_ns, uint64_t thread_id,
-                         uint64_t weight, uint64_t *next_id, hpc_cupti_pc_cursor *cur, hp_pc_sample *out,
-                         size_t max);
+__attribute__((visibility("hidden"))) size_t
+hpc_cupti_pc_rows(const hpc_cupti_pc_data *d, const hpc_cupti_reasons *reasons, hpc_cupti_where_fn where,
+                  void *ctx, int64_t time_ns, uint64_t thread_id, uint64_t weight, uint64_t *next_id,
+                  hpc_cupti_pc_cursor *cur, hp_pc_sample *out, size_t max);
 
 /* The file offset of a kernel's code section (".text.<function>") in cubin bytes (ELF64), for the offsets
  * of its PCs. 0 and *off, or -1 when the bytes are not an ELF64 cubin or have no such section. Bounds-
  * checked, no allocation. */
-int hpc_cubin_func_offset(const void *cubin, size_t n, const char *function, uint64_t *off);
+__attribute__((visibility("hidden"))) int hpc_cubin_func_offset(const void *cubin, size_t n,
+                                                                const char *function, uint64_t *off);
 
 /* PM sampling: one interval's values of the counters (cuptiPmSampling decoded by the Profiler Host API). */
 typedef struct hpc_pm_interval {
@@ -92,8 +93,9 @@ typedef struct hpc_pm_window {
  * zeroed when another dispatch begins (*last_dispatch remembers which). Whole intervals only: returns the
  * intervals consumed (fewer than niv when out's max rows are used up), *nrows the rows written, *outside
  * += the intervals of no window. No allocation. */
-size_t hpc_pm_rows(const hpc_pm_interval *iv, size_t niv, const uint64_t *counter_ids, size_t ncounters,
-                   const hpc_pm_window *w, size_t nw, double *acc, uint64_t *last_dispatch, uint64_t *next_id,
-                   uint64_t *outside, hp_counter_sample *out, size_t max, size_t *nrows);
+__attribute__((visibility("hidden"))) size_t
+hpc_pm_rows(const hpc_pm_interval *iv, size_t niv, const uint64_t *counter_ids, size_t ncounters,
+            const hpc_pm_window *w, size_t nw, double *acc, uint64_t *last_dispatch, uint64_t *next_id,
+            uint64_t *outside, hp_counter_sample *out, size_t max, size_t *nrows);
 
 #endif

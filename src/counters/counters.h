@@ -199,6 +199,9 @@ hc_status hc_cupti_open(hc_cupti **out);
 void hc_cupti_close(hc_cupti *c);
 const char *hc_cupti_error(const hc_cupti *c);
 const char *hc_cupti_path(const hc_cupti *c); /* the file loaded */
+/* Another entry point of the loaded libcupti (dlsym), NULL when it has none: the collector's CUDA PC
+ * sampling (src/collector/sample_cupti_pc.c) finds libcupti here, one home for where it is looked for. */
+void *hc_cupti_sym(hc_cupti *c, const char *name);
 /* The chips CUPTI describes ("GV100" … "GH100", "GB100"); the names belong to libcupti. */
 hc_status hc_cupti_chips(hc_cupti *c, const char *const **names, size_t *n);
 /* How many base metrics CUPTI describes for chip (all types); HC_ERR_IO with hc_cupti_error. */

@@ -510,3 +510,5 @@ long hc_cupti_base(const hc_provider *p, const char *name) {
   snprintf(base, sizeof base, "%.*s", (int)base_len(name), name);
   return hc_provider_find(p, base);
 }
+
+void *hc_cupti_sym(hc_cupti *c, const char *name) { return c && c->lib && name ? dlsym(c->lib, name) : NULL; }
