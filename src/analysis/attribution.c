@@ -45,6 +45,8 @@ typedef struct attr {
   size_t nhits, caphits, nco, nnames, ng;
   cobj *cos;
   char **names;
+  char *
+      *bare; /* each kernel's display name less its parameters and scope (CUDA: "chase" of a mangled name) */
   group *g;
   uint64_t total;
   /* dispatches without an end time (running when their process ended or died): their samples count too */
@@ -92,7 +94,7 @@ static const char *find_source(const attr *a, const char *const *k, size_t nk) {
   for (size_t i = 0; i < a->nco; i++)
     for (size_t j = 0; j < a->nnames; j++)
       if (a->cos[i].source && *a->cos[i].source && kernel_match(a->names[j], k, nk) &&
-          strstr(a->cos[i].source, a->names[j]))
+          (strstr(a->cos[i].source, a->names[j]) || (*a->bare[j] && strstr(a->cos[i].source, a->bare[j]))))
         return a->cos[i].source;
   return NULL;
 }
@@ -107,8 +109,9 @@ static void attr_free(attr *a) {
   }
   free(a->cos);
   for (size_t i = 0; i < a->nnames; i++)
-    free(a->names[i]);
+    free(a->names[i]), free(a->bare[i]);
   free(a->names);
+  free(a->bare);
   free(a->hits);
   free(a->g);
   free(a->rc);
@@ -128,9 +131,16 @@ static hp_status hit_kernel(const void *row, void *ctx) {
   const hits_ctx *h = ctx;
   attr *a = h->a;
   if (!kernel_match(k->name, h->q->kernels, h->q->nkernels)) return HP_OK;
-  char **nn = realloc(a->names, (a->nnames + 1) * sizeof *nn);
+  char **nn = realloc(a->names, (a->nnames + 1) * sizeof *nn), **nb = NULL;
   if (nn) a->names = nn;
-  if (!nn || hu_idmap_put(&a->kids, k->id, 1) || !(nn[a->nnames] = strdup(k->name))) return HP_ERR_NOMEM;
+  if (nn && (nb = realloc(a->bare, (a->nnames + 1) * sizeof *nb))) a->bare = nb;
+  if (!nb || hu_idmap_put(&a->kids, k->id, 1) || !(nn[a->nnames] = strdup(k->name))) return HP_ERR_NOMEM;
+  /* "void ns::chase(const unsigned*, ...)" -> "chase": how the program source names it */
+  const char *dn = k->display_name ? k->display_name : "", *paren = strchr(dn, '('), *b = dn;
+  size_t len = paren ? (size_t)(paren - dn) : strlen(dn);
+  for (size_t i = 0; i < len; i++)
+    if (dn[i] == ' ' || dn[i] == ':') b = dn + i + 1;
+  if (!(nb[a->nnames] = strndup(b, len - (size_t)(b - dn)))) return free(nn[a->nnames]), HP_ERR_NOMEM;
   a->nnames++;
   return HP_OK;
 }

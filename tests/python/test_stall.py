@@ -108,8 +108,9 @@ def write_store(path: Path, fmt: str, cb: dict, reasons: bool = True) -> None:
         w.write("agent", {"id": 1, "node_id": 1, "type": 2, "name": "sm_90", "vendor": "NVIDIA"})
         h = w.write_code_bytes(cb["bytes"])
         w.write("code_object", {"id": 1, "process_id": 1, "agent_id": 1, "uri": "cubin://chase", "hash": h,
-                                "code_size": len(cb["bytes"])})
-        w.write("kernel_symbol", {"id": 1, "code_object_id": 1, "name": KERNEL, "display_name": "chase"})
+                                "code_size": len(cb["bytes"]), "source": SRC})
+        w.write("kernel_symbol", {"id": 1, "code_object_id": 1, "name": KERNEL,
+                                  "display_name": "chase(const unsigned int *, unsigned int *, int)"})
         w.write("dispatch", {"id": 1, "dispatch_id": 1, "process_id": 1, "thread_id": 1, "agent_id": 1,
                              "kernel_id": 1, "start_ns": 1000, "end_ns": 9000})
         w.write("pc_sample", [{"id": i + 1, "dispatch_id": 1, "code_object_id": 1, "offset": off,
@@ -142,6 +143,7 @@ def test_by_line(store, cubin):
         df = s.analyze(by="line", kernel=KERNEL)
     top = df.iloc[0]
     assert top.line == f"chase.cu:{cubin['load_line']}" and top.samples == 95
+    assert top.source == "p = next[p];"  # the program source found by the kernel's display name
     assert top.stall == "long_scoreboard" and top.stall_reasons == "long_scoreboard 95%, selected 5%"
     second = df.iloc[1]
     assert second.line == f"chase.cu:{cubin['store_line']}" and second.samples == 10
@@ -174,7 +176,7 @@ def test_cli_formats(store, cubin):
     text = json.dumps(js)
     assert "LDG.E" in text and "long_scoreboard 95%, selected 5%" in text
     table = run(hp, "analyze", "--by", "line", "--kernel", KERNEL, store).stdout
-    assert line in table and "long_scoreboard 95%" in table
+    assert line in table and "long_scoreboard 95%" in table and "p = next[p];" in table
 
 
 def test_no_nvdisasm(store, monkeypatch):
