@@ -5,6 +5,7 @@
  * counter_sample rows per dispatch; the rows go through a store of each format and read back. */
 /* SPDX-License-Identifier: MIT */
 #include "../src/collector/cupti_pc.c"
+#include "../src/collector/sample_cupti_pc.c"
 
 #include "check.h"
 
@@ -201,6 +202,26 @@ static void stores(const hp_pc_sample *ps, size_t nps, const hp_counter_sample *
   CHECK(system(cmd) == 0);
 }
 
+/* The CUPTI side without a GPU: libcupti found by cupti_host.c, every PC-sampling entry point resolved in it
+ * (a misspelt name would say "has no"), then enabling on no context fails with one line, and draining and
+ * closing that state do nothing harmful. Without libcupti (or in a sanitizer build, which does not load it)
+ * the line says so. */
+static void cupti_side(void) {
+  hpc_cupti_pcs *s = hpc_cupti_pcs_open(NULL, 0, 0);
+  CHECK(s != NULL);
+  const char *e = hpc_cupti_pcs_error(s);
+  CHECK_MSG(*e && !strstr(e, "has no") && !strchr(e, '\n'), "%s", e);
+  if (strstr(e, "cuptiPCSamplingEnable failed"))
+    printf("test_cupti_pc: libcupti's PC sampling entry points resolved (%s)\n", e);
+  else
+    printf("test_cupti_pc: CUPTI part: %s\n", e);
+  CHECK(hpc_cupti_pcs_drain(s, NULL, where, NULL, 0, 0) == 0);
+  uint64_t w = 1, u = 1, d = 1;
+  hpc_cupti_pcs_stats(s, &w, &u, &d);
+  CHECK(!w && !u && !d);
+  hpc_cupti_pcs_close(s);
+}
+
 int main(void) {
   hp_pc_sample ps[8];
   hp_counter_sample cs[8];
@@ -209,6 +230,7 @@ int main(void) {
   pm_rows(cs, &ncs);
   cubin();
   stores(ps, nps, cs, ncs);
+  cupti_side();
   printf("test_cupti_pc: %d passed, %d failed\n", check_passed, check_failed);
   return check_failed != 0;
 }
