@@ -6,6 +6,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "../src/collector/cupti_pc.c"
 #include "../src/collector/sample_cupti_pc.c"
+#include "../src/collector/sample_cupti_pm.c"
 
 #include "check.h"
 
@@ -30,6 +31,41 @@ SAME(CUpti_PCSamplingData, hpc_cupti_pc_data, hardwareBufferFull);
 _Static_assert(sizeof(CUpti_PCSamplingPCData) == sizeof(hpc_cupti_pc), "PCData size");
 _Static_assert(sizeof(CUpti_PCSamplingData) == sizeof(hpc_cupti_pc_data), "PCSamplingData size");
 _Static_assert(sizeof(CUpti_PCSamplingStallReason) == sizeof(hpc_cupti_stall), "StallReason size");
+/* PC sampling's parameters (sample_cupti_pc.c) */
+_Static_assert(offsetof(CUpti_PCSamplingConfigurationInfo, attributeData) == offsetof(p_attr, v) &&
+                   sizeof(CUpti_PCSamplingConfigurationInfo) == sizeof(p_attr),
+               "ConfigurationInfo");
+_Static_assert(offsetof(CUpti_PCSamplingConfigurationInfoParams, pPCSamplingConfigurationInfo) ==
+                   offsetof(p_config, attrs),
+               "ConfigurationInfoParams");
+_Static_assert(offsetof(CUpti_PCSamplingGetStallReasonsParams, stallReasons) == offsetof(p_reasons, names),
+               "GetStallReasonsParams");
+_Static_assert(offsetof(CUpti_PCSamplingGetDataParams, pcSamplingData) == offsetof(p_getdata, data),
+               "GetDataParams");
+/* PM sampling's (sample_cupti_pm.c): the last field of each, whose end is the size passed */
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
+#define LAST(a, b, fa, fb)                                                                                   \
+  _Static_assert(offsetof(a, fa) == offsetof(b, fb) && sizeof(((a *)0)->fa) == sizeof(((b *)0)->fb), #fa)
+LAST(CUpti_Device_GetChipName_Params, pm_chip, pChipName, chip);
+LAST(CUpti_PmSampling_GetCounterAvailability_Params, pm_avail, pCounterAvailabilityImage, image);
+LAST(CUpti_PmSampling_Enable_Params, pm_enable, pPmSamplingObject, obj);
+LAST(CUpti_PmSampling_Start_Params, pm_obj, pPmSamplingObject, obj);
+LAST(CUpti_PmSampling_SetConfig_Params, pm_config, samplingInterval, interval);
+LAST(CUpti_PmSampling_SetConfig_Params, pm_config, triggerMode, trigger);
+LAST(CUpti_PmSampling_SetConfig_Params, pm_config, hwBufferAppendMode, append);
+LAST(CUpti_PmSampling_GetCounterDataSize_Params, pm_dsize, maxSamples, max_samples);
+LAST(CUpti_PmSampling_GetCounterDataSize_Params, pm_dsize, counterDataSize, data_size);
+LAST(CUpti_PmSampling_CounterDataImage_Initialize_Params, pm_dinit, pCounterData, data);
+LAST(CUpti_PmSampling_DecodeData_Params, pm_decode, decodeStopReason, stop_reason);
+LAST(CUpti_PmSampling_DecodeData_Params, pm_decode, overflow, overflow);
+LAST(CUpti_PmSampling_GetCounterDataInfo_Params, pm_dinfo, numCompletedSamples, completed);
+LAST(CUpti_PmSampling_CounterData_GetSampleInfo_Params, pm_sinfo, endTimestamp, end);
+/* cupti_profiler_host.h is C++ (it includes <string>): its parameter structs are not checked here */
+_Static_assert(CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL == 1 &&
+                   CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL == 1,
+               "PM sampling's constants");
 #endif
 
 /* The test's "collector": correlation id 7 is dispatch row 3 running code object 5 whose kernel "k" lies at
@@ -220,6 +256,25 @@ static void cupti_side(void) {
   hpc_cupti_pcs_stats(s, &w, &u, &d);
   CHECK(!w && !u && !d);
   hpc_cupti_pcs_close(s);
+  /* PM sampling: every entry point resolved too, then the first call that needs a GPU fails with one line */
+  static const char *const metrics[] = {"sm__cycles_active.sum"};
+  hpc_cupti_pm *pm = hpc_cupti_pm_open(0, metrics, 1, 0, 0);
+  CHECK(pm != NULL);
+  e = hpc_cupti_pm_error(pm);
+  CHECK_MSG(*e && !strstr(e, "has no") && !strchr(e, '\n'), "%s", e);
+  printf("test_cupti_pc: PM part: %s\n", e);
+  hpc_pm_window pw = {1, 0, 100};
+  uint64_t next = 0;
+  const uint64_t ids[1] = {6};
+  CHECK(hpc_cupti_pm_drain(pm, NULL, ids, &pw, 1, &next) == 0);
+  uint64_t w0 = 1;
+  u = d = 1;
+  hpc_cupti_pm_stats(pm, &w0, &u, &d);
+  CHECK(!w0 && !u && !d);
+  hpc_cupti_pm_close(pm);
+  pm = hpc_cupti_pm_open(0, metrics, 0, 0, 0); /* no metrics: refused before CUPTI */
+  CHECK(pm && strstr(hpc_cupti_pm_error(pm), "1 to 32 metrics"));
+  hpc_cupti_pm_close(pm);
 }
 
 int main(void) {
