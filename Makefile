@@ -119,6 +119,10 @@ $(B)/tests/%: tests/%.c tests/check.h $(B)/libhubprof.a
 $(B)/tests/test_planner: tests/test_planner.c tests/check.h $(B)/libhubprof_counters.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) $< $(B)/libhubprof_counters.a -o $@ -lpthread
+# CUDA PC sampling's record layouts are checked against the toolkit's header where it is installed.
+CUDA_INC ?= /usr/local/cuda/include
+$(B)/tests/test_cupti_pc $(SAN)/tests/test_cupti_pc: CPPFLAGS += $(if $(wildcard $(CUDA_INC)/cupti_pcsampling.h),-isystem $(CUDA_INC) -DHPC_HAVE_CUPTI_H)
+$(B)/tests/test_cupti_pc $(SAN)/tests/test_cupti_pc: src/collector/cupti_pc.c src/collector/cupti_pc.h src/collector/sample_cupti_pc.c src/collector/sample_cupti_pm.c
 $(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
@@ -136,10 +140,10 @@ $(B)/fuzz/%: tests/fuzz/%.c $(HUB_SRC) $(HDRS) $(wildcard tests/fuzz/*.h)
 	  $(LDLIBS_HUB)
 # The code-object reader of the attribution groupings (capstone, libdw) alone: its own rule.
 $(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c src/analysis/code_read.c src/analysis/code_read.h src/common/hu_bytes.c \
-  src/analysis/code_lines.c src/analysis/code_lines.h
+  src/analysis/code_lines.c src/analysis/code_lines.h src/analysis/code_sass.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< src/analysis/code_read.c \
-	  src/analysis/code_lines.c src/common/hu_bytes.c -o $@ $(LDLIBS_SAMPLE)
+	  src/analysis/code_lines.c src/analysis/code_sass.c src/common/hu_bytes.c -o $@ $(LDLIBS_SAMPLE)
 fuzz: $(addprefix $(B)/fuzz/,$(FUZZERS))
 
 # The LLVM plugin of analysis (source lines for -g alone on PoCL, src/analysis/llvm_regen.c): LLVM 15's C API,

@@ -255,6 +255,11 @@ typedef struct hp_pc_sample {
   int64_t timestamp_ns;    /* when the sample was taken */
   uint64_t thread_id;      /* thread row of the executing thread */
   uint64_t weight;         /* what one sample stands for: nanoseconds of the sampling period (CPU clock) */
+  /* since stall reasons (GPU PC sampling, docs/sampling.md): */
+  const char *stall_reason; /* what the sampled warp was waiting on, the runtime's own name for it (CUPTI:
+                               "smsp__pcsamp_warps_issue_stalled_long_scoreboard"); "" when unknown or not
+                               given (CPU samples) */
+  uint64_t samples;         /* samples this row stands for (CUPTI counts per instruction and reason); 0 = 1 */
 } hp_pc_sample;
 
 /* One read of one counter during a dispatch (a counter timeline; since schema 2). */

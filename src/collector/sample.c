@@ -509,8 +509,8 @@ static void attribute(hp_store *s, int final) {
       continue;
     }
     if (s) write_begun(s, d);
-    hp_pc_sample ps = {sizeof ps,    ++g_ids,       d,          c->id, p->s.ip - c->base,
-                       p->s.time_ns, p->thread_row, g_period_ns};
+    hp_pc_sample ps = {sizeof ps,    ++g_ids,       d,           c->id, p->s.ip - c->base,
+                       p->s.time_ns, p->thread_row, g_period_ns, "",    0};
     if (s && hp_write_pc_sample(s, &ps) == HP_OK) g_stored++;
     if (s) write_counters(s, d, p);
   }

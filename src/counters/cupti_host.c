@@ -518,3 +518,36 @@ long hc_cupti_base(const hc_provider *p, const char *name) {
   snprintf(base, sizeof base, "%.*s", (int)base_len(name), name);
   return hc_provider_find(p, base);
 }
+
+void *hc_cupti_sym(hc_cupti *c, const char *name) { return c && c->lib && name ? dlsym(c->lib, name) : NULL; }
+
+/* The Profiler Host side of PM sampling (the collector's sample_cupti_pm.c): a host object of profiler type
+ * PM sampling (1) for the chip and its counter availability, with the metrics' configuration image. */
+hc_status hc_cupti_pm_config(hc_cupti *c, const char *chip, const uint8_t *avail, const char *const *names,
+                             size_t n, void **host, uint8_t **image, size_t *size, char *err, size_t len) {
+  char b[32];
+  *host = NULL, *image = NULL, *size = 0;
+  p_init a = {.profiler_type = 1, .chip = chip, .availability = avail};
+  int rc = call(c, F_INIT, &a, PSIZE(p_init, host));
+  if (rc || !a.host)
+    return snprintf(err, len, "%s(%s): %s", fn_names[F_INIT], chip, result_text(c, rc, b, sizeof b)),
+           HC_ERR_IO;
+  *host = a.host;
+  p_add add = {.host = a.host, .names = (const char **)names, .n = n};
+  p_isize is = {.host = a.host};
+  int f = F_ADD;
+  if (!(rc = call(c, F_ADD, &add, PSIZE(p_add, n))))
+    rc = call(c, f = F_ISIZE, &is, PSIZE(p_isize, image_size));
+  if (rc) return snprintf(err, len, "%s: %s", fn_names[f], result_text(c, rc, b, sizeof b)), HC_ERR_IO;
+  p_image im = {
+      .host = a.host, .image_size = is.image_size, .image = malloc(is.image_size ? is.image_size : 1)};
+  if (!im.image) return snprintf(err, len, "out of memory"), HC_ERR_NOMEM;
+  *image = im.image, *size = is.image_size;
+  if ((rc = call(c, F_IMAGE, &im, PSIZE(p_image, image))))
+    return snprintf(err, len, "%s: %s", fn_names[F_IMAGE], result_text(c, rc, b, sizeof b)), HC_ERR_IO;
+  return HC_OK;
+}
+
+void hc_cupti_host_close(hc_cupti *c, void *host) {
+  if (c && host) host_close(c, host);
+}

@@ -183,6 +183,13 @@ static const spec_row memory_copy_s[] = {
     TIME("end_ns", "device end"),
     REF("region_id", "region.id of the innermost region open on the enqueuing thread; NULL when none"),
 };
+/* the columns of stall reasons (GPU PC sampling); the others keep their hub names, without NULLs */
+static const spec_row pc_sample_s[] = {
+    TXT("stall_reason", "what the sampled warp was waiting on, the runtime's name (CUPTI's stall reason); "
+                        "NULL when unknown or not given (CPU samples)"),
+    {"samples", "samples", I64, NR_ZERO, "samples",
+     "samples this row stands for (CUPTI counts per instruction and reason); NULL means 1"},
+};
 static const spec_row metadata_s[] = {
     {"key", "key", STR, NR_NONE, NULL, "metadata key, unique in the store"},
     TXT("value", "its value"),
@@ -206,6 +213,7 @@ static const struct {
     [HP_TABLE_REGION] = {region_s, N(region_s)},
     [HP_TABLE_METADATA] = {metadata_s, N(metadata_s)},
     [HP_TABLE_MEMORY_COPY] = {memory_copy_s, N(memory_copy_s)},
+    [HP_TABLE_PC_SAMPLE] = {pc_sample_s, N(pc_sample_s)},
 };
 
 static pq_colspec g_spec[HP_TABLE_COUNT][PQ_MAX_COLUMNS];

@@ -322,7 +322,7 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_METADATA] = {"@tag", "@value"},
     /* PC samples are rocpd_sample rows on the executing thread's track (track id = thread row id) */
     [HP_TABLE_PC_SAMPLE] = {"@id", "$dispatch_id", "$code_object_id", "$offset", "@timestamp", "@track_id",
-                            "$weight"},
+                            "$weight", "$stall_reason", "$samples"},
     [HP_TABLE_COUNTER_SAMPLE] =
         {"@id", "@dispatch_id", "@pmc_id", "@timestamp",
          "CASE WHEN $value_bits IS NOT NULL AND @value IS NOT NULL THEN -0.0 ELSE @value END"},
@@ -390,7 +390,7 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
     /* the category's string id waits in event_id until commit gives the region its event */
     [HP_TABLE_REGION] = {"id", "pid", "tid", "#name_id", "#event_id", "start", "end"},
     [HP_TABLE_PC_SAMPLE] = {"id", "$dispatch_id", "$code_object_id", "$offset", "timestamp", "track_id",
-                            "$weight"},
+                            "$weight", "$stall_reason", "$samples"},
     [HP_TABLE_COUNTER_SAMPLE] = {"id", "dispatch_id", "pmc_id", "timestamp", "%value"},
     [HP_TABLE_CODE_BLOB] = {"id", "hash", "offset", "total_size", "data"},
     /* the device is both ends' agent (hubprof has no host agent row); the direction says which way */

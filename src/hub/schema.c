@@ -144,6 +144,8 @@ static const hp_column pc_sample_cols[] = {
     COL(hp_pc_sample, timestamp_ns, HP_COL_I64, NULL),
     COL(hp_pc_sample, thread_id, HP_COL_U64, "thread"),
     COL(hp_pc_sample, weight, HP_COL_U64, NULL),
+    COL(hp_pc_sample, stall_reason, HP_COL_STR, NULL),
+    COL(hp_pc_sample, samples, HP_COL_U64, NULL),
 };
 static const hp_column counter_sample_cols[] = {
     COL(hp_counter_sample, id, HP_COL_U64, NULL),
