@@ -11,7 +11,10 @@
 
 /* ---- layout ---- */
 #define LOG_MAGIC "HUBPLOG\0"
-#define LOG_VERSION 2u /* 2: dispatch batch records, which a version-1 reader would skip (lose) */
+#define LOG_VERSION                                                                                          \
+  3u /* 2: dispatch batch records, which a version-1 reader would skip (lose); 3: chunk trailers             \
+      * and the closing record, which a version-2 reader ignores (so it may read the file) */
+#define LOG_MIN_READER 2u
 #define LOG_HEADER_SIZE 4096u
 #define HDR_CRC_OFF 128u      /* header CRC-32C of bytes [0, 128) */
 #define HDR_FIXED 132u        /* bytes of the header this version defines */
@@ -22,6 +25,26 @@
 #define REC_DBATCH 65u   /* record type of a dispatch batch: rows delta-encoded against the previous one */
 #define DBATCH_MAX 64u   /* rows in one dispatch batch record at most (a record stays under 16 KiB) */
 #define LOST_RESERVE 64u /* chunk tail kept free for one LOST block */
+#define REC_CHUNK                                                                                            \
+  66u /* record type of a chunk trailer (the one record of the last block of a closed chunk) */
+/* The trailer's fields: seq, chunk index, blocks, records, CRC-32C of the blocks' CRCs, table count, rows per
+ * table; all varints. Kept free at the end of every chunk, after the LOST reserve. */
+#define TRAILER_MAX (1u + 2u + 6u * 10u + 10u * HP_TABLE_SLOTS)
+#define TRAILER_RESERVE ((BLK_HDR + TRAILER_MAX + 7u) & ~7u)
+/* The closing record: in the header page at CLOSE_OFF, written once when the writer closes the log (commit).
+ * Fields at these offsets from CLOSE_OFF; rows[ntables] at CLOSE_ROWS, then a CRC-32C of all before it. */
+#define CLOSE_OFF 512u
+#define CLOSE_MAGIC "HPLCLOSE"
+#define CLOSE_NTABLES 12u /* u32 */
+#define CLOSE_CHUNKS 16u  /* u64: chunks closed with a trailer (their sequence numbers are 0 .. chunks-1) */
+#define CLOSE_BLOCKS 24u  /* u64: blocks in them, trailers not counted */
+#define CLOSE_RECORDS 32u /* u64: records in those blocks */
+#define CLOSE_LOST 40u    /* u64: records the writer lost (also in LOST records) */
+#define CLOSE_TIME 48u    /* u64: CLOCK_REALTIME when closed */
+#define CLOSE_ROWS 56u    /* u64 per table: rows written (small-table rows counted each time written) */
+#define CLOSE_SIZE(n) (CLOSE_ROWS + 8u * (n) + 4u)
+_Static_assert(HP_TABLE_COUNT <= HP_TABLE_SLOTS,
+               "a trailer and the closing record hold HP_TABLE_SLOTS tables");
 #define MIN_CHUNK (64u << 10)
 #define MAX_CHUNK (1u << 30)
 #define MAX_COLS 32

@@ -104,6 +104,23 @@ typedef struct arena {
   char data[];
 } arena;
 
+/* What the scan of one chunk found, and its trailer (the chunk's last block) when it has one: chunk_end
+ * compares them. Rows are counted as written: every record of a small table, every row of a big one. */
+typedef struct cstate {
+  uint64_t blocks, recs, rows[HP_TABLE_COUNT];
+  uint32_t crc;   /* CRC-32C of the blocks' CRCs, as the writer computes it */
+  int trailer;    /* a trailer was read */
+  int in_trailer; /* the block just read held it */
+  uint64_t t_seq, t_index, t_blocks, t_recs, t_crc, t_rows[HP_TABLE_COUNT];
+} cstate;
+
+/* A chunk the completeness check names: its blocks differ from its trailer (damaged), or it holds data and no
+ * trailer (open: normal in a log that was not closed, damage in one that was). */
+typedef struct cprob {
+  uint64_t k, seq, lost; /* chunk index, sequence number, dispatches lost (known from its trailer) */
+  int open;
+} cprob;
+
 typedef struct log_r {
   int fd;
   const unsigned char *map;
@@ -127,7 +144,22 @@ typedef struct log_r {
   uint64_t data_end;  /* end of the data region skip_hole found last */
   uint64_t hole_from; /* only holes from here to the end of the file */
   int shrunk;         /* a SIGBUS ended a read: the file is no longer what was scanned */
+  int grew;           /* the file grew since it was mapped (a writer still appends) */
+  uint64_t ndmg_scan; /* damaged places the block scan found (the rest: completeness) */
   char dmg_msg[200];
+  uint32_t version; /* the writer's */
+  struct {
+    int state; /* 1: read, 0: none (not closed, or a version-2 writer), -1: damaged */
+    uint64_t chunks, blocks, recs, lost, rows[HP_TABLE_COUNT];
+  } close;
+  cstate cur;
+  uint64_t found[HP_TABLE_COUNT]; /* rows read, counted as written (cstate) */
+  uint64_t *seqs;                 /* the trailers' sequence numbers */
+  size_t nseq, seqcap;
+  cprob *probs;
+  size_t nprob, probcap;
+  char complete_msg[240]; /* what the completeness check found missing, for the damage message */
+  char note[240];         /* what it could not prove (no closing record) */
   struct stat id; /* the file as scanned (device, inode, size, times): hp_log_resume takes it again unread */
 } log_r;
 
@@ -396,6 +428,26 @@ static void dbatch_row(const tinfo *ti, const unsigned char **pp, const unsigned
   }
 }
 
+/* A chunk trailer record [p, end) into c (ignored when it does not decode: the chunk then has none). */
+static void read_trailer(cstate *c, const unsigned char *p, const unsigned char *end) {
+  uint64_t f[6];
+  for (int i = 0; i < 6; i++)
+    if (!hu_varint_get(&p, end, &f[i])) return;
+  uint64_t rows[HP_TABLE_COUNT] = {0};
+  for (uint64_t t = 0; t < f[5]; t++) { /* tables of a newer writer beyond ours: read and dropped */
+    uint64_t v;
+    if (!hu_varint_get(&p, end, &v)) return;
+    if (t < HP_TABLE_COUNT) rows[t] = v;
+  }
+  c->t_seq = f[0];
+  c->t_index = f[1];
+  c->t_blocks = f[2];
+  c->t_recs = f[3];
+  c->t_crc = f[4];
+  memcpy(c->t_rows, rows, sizeof rows);
+  c->trailer = c->in_trailer = 1;
+}
+
 /* Walk the records of a complete block: materialise small tables, count big ones, index the block. */
 static hp_status scan_records(log_r *R, uint64_t poff, uint32_t len, uint32_t count) {
   const unsigned char *p = R->map + poff, *start = p, *end = p + len;
@@ -417,6 +469,7 @@ static hp_status scan_records(log_r *R, uint64_t poff, uint32_t len, uint32_t co
     nrec++;
     if (type >= 1 && type <= HP_TABLE_COUNT) {
       hp_table t = (hp_table)(type - 1);
+      R->cur.rows[t]++;
       if (hp_log_ti[t].small) {
         hp_status st = small_add(R, t, q, p);
         if (st != HP_OK) return st;
@@ -432,11 +485,14 @@ static hp_status scan_records(log_r *R, uint64_t poff, uint32_t len, uint32_t co
       const unsigned char *rows;
       if (dbatch_open(q, p, &n, &rows)) {
         R->nbig[HP_TABLE_DISPATCH] += n;
+        R->cur.rows[HP_TABLE_DISPATCH] += n;
         mask |= 1u << HP_TABLE_DISPATCH;
       } else {
         damage(R, HP_ERR_CORRUPT, (uint64_t)(rec - R->map), "malformed dispatch batch at byte %llu",
                (unsigned long long)(rec - R->map));
       }
+    } else if (type == REC_CHUNK && count == 1) {
+      read_trailer(&R->cur, q, p);
     } /* other types: a newer writer's records, skipped */
   }
   if (framed && nrec != count)
@@ -508,6 +564,170 @@ static uint64_t next_block(log_r *R, uint64_t q, uint64_t cend, uint64_t *budget
   return 0;
 }
 
+static int push_seq(log_r *R, uint64_t seq) {
+  if (R->nseq == R->seqcap) {
+    size_t cap = R->seqcap ? R->seqcap * 2 : 64;
+    uint64_t *n = realloc(R->seqs, cap * sizeof *n);
+    if (!n) return 0;
+    R->seqs = n;
+    R->seqcap = cap;
+  }
+  R->seqs[R->nseq++] = seq;
+  return 1;
+}
+
+static int push_prob(log_r *R, cprob p) {
+  if (R->nprob == R->probcap) {
+    size_t cap = R->probcap ? R->probcap * 2 : 16;
+    cprob *n = realloc(R->probs, cap * sizeof *n);
+    if (!n) return 0;
+    R->probs = n;
+    R->probcap = cap;
+  }
+  R->probs[R->nprob++] = p;
+  return 1;
+}
+
+/* The end of chunk k's scan: its rows added to what was read, and what it holds compared with its trailer
+ * (damage: a block lost, zeroed or changed, named with the dispatches it held). dmg: damage was found in it.
+ */
+static hp_status chunk_end(log_r *R, uint64_t k, int dmg) {
+  const cstate *c = &R->cur;
+  for (int t = 0; t < HP_TABLE_COUNT; t++)
+    R->found[t] += c->rows[t];
+  if (R->version < 3) return HP_OK;
+  if (!c->trailer) {
+    if ((c->blocks || dmg) && !push_prob(R, (cprob){k, 0, 0, 1})) return HP_ERR_NOMEM;
+    return HP_OK;
+  }
+  if (!push_seq(R, c->t_seq)) return HP_ERR_NOMEM;
+  int same = c->t_index == k && c->t_blocks == c->blocks && c->t_recs == c->recs && c->t_crc == c->crc;
+  for (int t = 0; t < HP_TABLE_COUNT; t++)
+    same &= c->t_rows[t] == c->rows[t];
+  if (same) return HP_OK;
+  const uint64_t d = HP_TABLE_DISPATCH, lost = c->t_rows[d] > c->rows[d] ? c->t_rows[d] - c->rows[d] : 0;
+  damage(R, HP_ERR_CORRUPT, R->header_size + k * R->chunk_size,
+         "chunk %llu (sequence %llu) holds %llu of its %llu blocks, %llu of its %llu dispatches",
+         (unsigned long long)k, (unsigned long long)c->t_seq, (unsigned long long)c->blocks,
+         (unsigned long long)c->t_blocks, (unsigned long long)c->rows[d], (unsigned long long)c->t_rows[d]);
+  return push_prob(R, (cprob){k, c->t_seq, lost, 0}) ? HP_OK : HP_ERR_NOMEM;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Append to buf (size n, NUL-terminated) what fmt gives, cut at the end. */
+static void append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t n, const char *fmt, ...) {
+  size_t l = strlen(buf);
+  if (l + 1 >= n) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf + l, n - l, fmt, ap);
+  va_end(ap);
+}
+
+/* Sequence numbers below `upto` that no trailer holds (the trailers' sorted): the chunks missing; each listed
+ * (up to 6) into buf. Returns how many; *dup gets sequence numbers seen twice. */
+static uint64_t missing_seqs(log_r *R, uint64_t upto, char *buf, size_t n, uint64_t *dup) {
+  uint64_t miss = 0, expect = 0;
+  *dup = 0;
+  for (size_t i = 0; i <= R->nseq; i++) {
+    uint64_t s = i < R->nseq ? R->seqs[i] : upto;
+    if (s > upto) s = upto;
+    if (i && i < R->nseq && s == R->seqs[i - 1]) {
+      ++*dup;
+      continue;
+    }
+    for (; expect < s; expect++, miss++)
+      if (miss < 6) append(buf, n, "%s%llu", miss ? ", " : "", (unsigned long long)expect);
+    expect = s + 1;
+  }
+  if (miss > 6) append(buf, n, ", ... (%llu in all)", (unsigned long long)miss);
+  return miss;
+}
+
+/* The log's completeness (version 3): every chunk the closing record counts has its trailer, every chunk
+ * holds what its trailer says, and the rows read are the rows written. What is missing becomes damage
+ * (R->complete_msg, named chunk by chunk, with the dispatches lost); a log without a closing record gets a
+ * note, and damage only for what its trailers prove missing. */
+static hp_status completeness(log_r *R) {
+  R->ndmg_scan = R->ndmg;
+  if (R->version < 3) return HP_OK;
+  qsort(R->seqs, R->nseq, sizeof *R->seqs, cmp_u64);
+  char *m = R->complete_msg, seqs[120] = "";
+  const size_t mn = sizeof R->complete_msg;
+  const int closed = R->close.state == 1;
+  if (R->close.state < 0) {
+    damage(R, HP_ERR_CORRUPT, CLOSE_OFF, "closing record damaged");
+    append(m, mn, "the closing record is damaged (its counts are not used)");
+  }
+  uint64_t top = closed ? R->close.chunks : (R->nseq ? R->seqs[R->nseq - 1] + 1 : 0), dup;
+  uint64_t miss = missing_seqs(R, top, seqs, sizeof seqs, &dup);
+  uint64_t known = 0, nopen = 0;
+  for (size_t i = 0; i < R->nprob; i++) {
+    nopen += R->probs[i].open;
+    known += R->probs[i].lost;
+  }
+  const uint64_t D = HP_TABLE_DISPATCH, bound = R->chunk_size / 4; /* a dispatch row takes 4 bytes at least */
+  if (miss) {
+    damage(R, HP_ERR_CORRUPT, R->size, "chunks missing");
+    append(m, mn, "%llu chunk%s missing (sequence %s: zeroed, cut or absent", (unsigned long long)miss,
+           miss == 1 ? "" : "s", seqs);
+    if (!closed)
+      append(m, mn, "; at most %llu dispatches each)", (unsigned long long)bound);
+    else if (R->close.rows[D] >= R->found[D] + known && !nopen)
+      append(m, mn, "; %llu dispatches%s)", (unsigned long long)(R->close.rows[D] - R->found[D] - known),
+             miss == 1 ? "" : " together");
+    else
+      append(m, mn, ")");
+  }
+  if (dup) {
+    damage(R, HP_ERR_CORRUPT, R->size, "a chunk sequence number twice");
+    append(m, mn, "%s%llu chunk sequence number%s twice", *m ? "; " : "", (unsigned long long)dup,
+           dup == 1 ? "" : "s");
+  }
+  size_t listed = 0;
+  for (size_t i = 0; i < R->nprob; i++) {
+    const cprob *p = &R->probs[i];
+    if (p->open && !closed) continue; /* open when the writer stopped: normal without a closing record */
+    if (p->open) damage(R, HP_ERR_CORRUPT, R->header_size + p->k * R->chunk_size, "chunk without trailer");
+    if (listed++ >= 6) continue;
+    if (p->open)
+      append(m, mn, "%schunk %llu has no trailer (cut or damaged)", *m ? "; " : "", (unsigned long long)p->k);
+    else
+      append(m, mn, "%schunk %llu (sequence %llu) damaged: %llu dispatches lost", *m ? "; " : "",
+             (unsigned long long)p->k, (unsigned long long)p->seq, (unsigned long long)p->lost);
+  }
+  if (listed > 6) append(m, mn, "; ... (%zu chunks in all)", listed);
+  if (closed) {
+    char rows[160] = "";
+    int any = 0;
+    for (int t = 0; t < HP_TABLE_COUNT; t++) {
+      uint64_t w = R->close.rows[t], f = R->found[t];
+      if (w == f) continue;
+      if (!any++) damage(R, HP_ERR_CORRUPT, R->size, "rows missing");
+      const char *name = hp_table_describe((hp_table)t)->name,
+                 *what = hp_log_ti[t].small ? "records" : "rows";
+      if (f < w)
+        append(rows, sizeof rows, "%s%llu of %llu %s %s", *rows ? ", " : "", (unsigned long long)(w - f),
+               (unsigned long long)w, name, what);
+      else
+        append(rows, sizeof rows, "%s%llu %s %s more than written", *rows ? ", " : "",
+               (unsigned long long)(f - w), name, what);
+    }
+    if (any) append(m, mn, "%slost %s (from the closing record)", *m ? "; " : "", rows);
+  } else if (R->close.state == 0) {
+    snprintf(R->note, sizeof R->note,
+             "no closing record (the writer did not close it: killed, or still writing): its %llu complete "
+             "blocks are read, its completeness cannot be proven",
+             (unsigned long long)R->nvalid);
+  }
+  return HP_OK;
+}
+
 /* Scan every chunk once, block by block. Damage is recorded, never fatal; after a bad block the scan
  * looks for the next valid block of the chunk at 8-byte steps. */
 static hp_status scan(log_r *R) {
@@ -520,7 +740,8 @@ static hp_status scan(log_r *R) {
       k = (d - R->header_size) / cs - 1;
       continue;
     }
-    uint64_t cend = cstart + cs, pos = cstart, nblocks = 0, budget = 4 * cs;
+    uint64_t cend = cstart + cs, pos = cstart, nblocks = 0, budget = 4 * cs, ndmg0 = R->ndmg;
+    memset(&R->cur, 0, sizeof R->cur);
     for (;;) {
       if (pos + BLK_HDR > cend) break; /* no room for another block */
       if (pos + BLK_HDR > size) {      /* the file ends inside this chunk */
@@ -575,11 +796,20 @@ static hp_status scan(log_r *R) {
       }
       hp_status st = scan_records(R, pos + BLK_HDR, len, hu_get_le32(h + 8));
       if (st != HP_OK) return st;
+      if (R->cur.in_trailer) {
+        R->cur.in_trailer = 0;
+      } else {
+        R->cur.blocks++;
+        R->cur.recs += hu_get_le32(h + 8);
+        R->cur.crc = hp_crc32c(R->cur.crc, h + 12, 4);
+      }
       nblocks++;
       pos = align8(pos + BLK_HDR + len);
     }
+    if (chunk_end(R, k, R->ndmg > ndmg0) != HP_OK) return HP_ERR_NOMEM;
   }
-  return apply_lost(R);
+  hp_status st = apply_lost(R);
+  return st == HP_OK ? completeness(R) : st;
 }
 
 static void free_log_r(log_r *R) {
@@ -596,6 +826,8 @@ static void free_log_r(log_r *R) {
   }
   free(R->blk);
   free(R->lost);
+  free(R->seqs);
+  free(R->probs);
   if (R->map) munmap((void *)R->map, R->size);
   if (R->fd >= 0) close(R->fd);
   free(R);
@@ -604,6 +836,50 @@ static void free_log_r(log_r *R) {
 void hp_log_close_read(hp_store *s) {
   free_log_r(s->impl);
   s->impl = NULL;
+}
+
+/* The closing record (version 3, in the header page): R->close.state 1 with its counts, 0 when there is none
+ * (all zeros: the writer did not close the log), -1 when it is there but does not check. */
+static void read_closing(log_r *R) {
+  if (R->version < 3 || R->header_size < CLOSE_OFF + CLOSE_SIZE(0)) return;
+  const unsigned char *c = R->map + CLOSE_OFF;
+  if (memcmp(c, CLOSE_MAGIC, 8) != 0) {
+    for (uint32_t i = 0; i < CLOSE_SIZE(HP_TABLE_COUNT) && CLOSE_OFF + i < R->header_size; i++)
+      if (c[i]) R->close.state = -1;
+    return;
+  }
+  uint32_t size = hu_get_le32(c + 8), nt = hu_get_le32(c + CLOSE_NTABLES);
+  R->close.state = -1;
+  if (nt > 1024 || size != CLOSE_SIZE(nt) || CLOSE_OFF + size > R->header_size ||
+      hp_crc32c(0, c, size - 4) != hu_get_le32(c + size - 4))
+    return;
+  R->close.chunks = hu_get_le64(c + CLOSE_CHUNKS);
+  R->close.blocks = hu_get_le64(c + CLOSE_BLOCKS);
+  R->close.recs = hu_get_le64(c + CLOSE_RECORDS);
+  R->close.lost = hu_get_le64(c + CLOSE_LOST);
+  for (uint32_t t = 0; t < nt && t < HP_TABLE_COUNT; t++) /* a newer writer's tables: not ours to count */
+    R->close.rows[t] = hu_get_le64(c + CLOSE_ROWS + 8u * t);
+  R->close.state = 1;
+}
+
+/* The file's size is no longer the one it was mapped with: it shrank (another process cut it) or grew (a
+ * writer still appends to it). Either way the answer would be of a file that is not there: an error, never a
+ * shorter answer. Sets R->shrunk or R->grew. */
+static int size_changed(log_r *R) {
+  struct stat sb;
+  if (R->shrunk || R->grew) return 1;
+  if (R->fd < 0 || fstat(R->fd, &sb) != 0 || (uint64_t)sb.st_size == R->size) return 0;
+  if ((uint64_t)sb.st_size < R->size)
+    R->shrunk = 1;
+  else
+    R->grew = 1;
+  return 1;
+}
+
+static const char *size_changed_why(const log_r *R) {
+  return R->grew && !R->shrunk
+             ? "the file grew while being read (a writer still appends to it: read it when it is done)"
+             : "the file shrank while being read (cut by another process)";
 }
 
 /* Check the header; sets the store's error when the file cannot be read as a log. */
@@ -627,6 +903,8 @@ static hp_status check_header(hp_store *s, log_r *R) {
     return hp_set_error(s, HP_ERR_CORRUPT, "bad chunk size %llu in log header", (unsigned long long)cs);
   R->header_size = hs;
   R->chunk_size = cs;
+  R->version = ver;
+  read_closing(R);
   return HP_OK;
 }
 
@@ -668,8 +946,8 @@ hp_status hp_log_open_read(hp_store *s) {
         st = check_header(s, R);
         if (st == HP_OK) st = scan(R);
         guard_end(&g);
-        if (st == HP_OK && R->shrunk)
-          st = hp_set_error(s, HP_ERR_IO, "the file shrank while being read (cut by another process)");
+        if (st == HP_OK && (R->shrunk || size_changed(R)))
+          st = hp_set_error(s, HP_ERR_IO, "%s", size_changed_why(R));
       }
       if (st == HP_ERR_NOMEM) hp_set_error(s, st, "out of memory");
     }
@@ -684,9 +962,12 @@ hp_status hp_log_open_read(hp_store *s) {
   s->impl = R;
   if (R->dmg != HP_OK)
     hp_set_damage(s, R->dmg, R->dmg_off,
-                  "%s; %llu complete blocks recovered, %llu damaged place%s, %llu bytes skipped", R->dmg_msg,
+                  "%s%s%s%s; %llu complete blocks recovered, %llu damaged place%s, %llu bytes skipped",
+                  R->ndmg_scan ? R->dmg_msg : "", R->ndmg_scan && *R->complete_msg ? "; " : "",
+                  *R->complete_msg ? "incomplete: " : "", *R->complete_msg ? R->complete_msg : "",
                   (unsigned long long)R->nvalid, (unsigned long long)R->ndmg, R->ndmg == 1 ? "" : "s",
                   (unsigned long long)R->skipped);
+  if (*R->note) hp_set_note(s, "%s", R->note);
   return HP_OK;
 }
 
@@ -789,8 +1070,9 @@ hp_status hp_log_cursor_next(hp_cursor *c, void *row) {
   log_r *R = c->store->impl;
   if (R->shrunk) return HP_ERR_IO;
   hp_status st = cursor_next(c, row);
-  if (R->shrunk && (st == HP_OK || st == HP_END)) /* found by skip_hole during this call */
-    return hp_set_error(c->store, HP_ERR_IO, "the file shrank while being read (cut by another process)");
+  if ((R->shrunk && (st == HP_OK || st == HP_END)) || /* found by skip_hole during this call */
+      (st == HP_END && size_changed(R))) /* the last row read: the file is still the one scanned */
+    return hp_set_error(c->store, HP_ERR_IO, "%s", size_changed_why(R));
   return st;
 }
 

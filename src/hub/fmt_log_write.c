@@ -85,15 +85,19 @@ typedef struct log_w log_w;
 /* One thread's writer. Only its owner thread touches it, except under the store lock when the owner
  * is gone (thread exit, close). */
 struct lw {
-  unsigned char *pos;   /* where the next record goes */
-  unsigned char *soft;  /* end of room for records in the open block (== pos when none is open) */
-  unsigned char *blk;   /* header of the open block, NULL when none */
-  uint32_t nrec;        /* records in the open block */
-  unsigned char *chunk; /* mapping of the current chunk, NULL when none */
-  unsigned char *limit; /* chunk end minus LOST_RESERVE: ordinary blocks end before it */
-  uint64_t chunk_off;   /* file offset of the chunk */
-  uint64_t lost;        /* records lost and not yet written as a LOST record */
-  uint64_t retry_at;    /* after a failure, try for a new chunk again when lost reaches this */
+  unsigned char *pos;             /* where the next record goes */
+  unsigned char *soft;            /* end of room for records in the open block (== pos when none is open) */
+  unsigned char *blk;             /* header of the open block, NULL when none */
+  uint32_t nrec;                  /* records in the open block */
+  uint32_t cblocks;               /* blocks committed in the current chunk (its trailer's counts) */
+  uint32_t ccrc;                  /* CRC-32C of their CRCs */
+  uint64_t crecs;                 /* records in them */
+  uint64_t crows[HP_TABLE_COUNT]; /* rows per table written in the current chunk */
+  unsigned char *chunk;           /* mapping of the current chunk, NULL when none */
+  unsigned char *limit;           /* chunk end minus the reserves: ordinary blocks end before it */
+  uint64_t chunk_off;             /* file offset of the chunk */
+  uint64_t lost;                  /* records lost and not yet written as a LOST record */
+  uint64_t retry_at;              /* after a failure, try for a new chunk again when lost reaches this */
   uint32_t backoff;
   int64_t pending; /* chunk index claimed whose allocation failed (retried first), -1 none */
   pthread_t owner;
@@ -120,6 +124,9 @@ struct log_w {
   _Atomic uint64_t lost_total;              /* records lost so far */
   _Atomic int write_errno;                  /* why the last chunk could not be had (ENOSPC ...), 0: never */
   _Atomic uint64_t orphan_lost;             /* lost without a writer (no memory) */
+  _Atomic uint64_t chunk_seq;            /* chunks closed with a trailer (the next one's sequence number) */
+  _Atomic uint64_t tot_blocks, tot_recs; /* the sums of the trailers: the closing record */
+  _Atomic uint64_t tot_rows[HP_TABLE_COUNT];
   /* Chunks made ready ahead of need by hp_log_prepare (allocated, mapped, pages faulted in), taken by
    * new_chunk; under `lock`. spare_taken: chunks needed since the last hp_log_prepare (sizes the next
    * refill). */
@@ -272,17 +279,11 @@ static lw *writer_get(log_w *L, int create) {
 }
 
 /* ---- writer: chunks, blocks, records ---- */
-static void commit_block(lw *w) {
-  unsigned char *b = w->blk;
-  if (!b) return;
-  w->blk = NULL;
-  if (w->nrec == 0) { /* nothing in it: give the space back */
-    w->pos = w->soft = b;
-    return;
-  }
-  uint32_t len = (uint32_t)(w->pos - b - BLK_HDR);
+/* Write the header of the block at b (payload up to end, nrec records), the magic last; returns its CRC. */
+static uint32_t seal_block(unsigned char *b, unsigned char *end, uint32_t nrec) {
+  uint32_t len = (uint32_t)(end - b - BLK_HDR);
   hu_put_le32(b + 4, len);
-  hu_put_le32(b + 8, w->nrec);
+  hu_put_le32(b + 8, nrec);
   uint32_t crc = hp_crc32c(0, b + 4, 8);
   crc = hp_crc32c(crc, b + BLK_HDR, len);
   hu_put_le32(b + 12, crc);
@@ -291,8 +292,56 @@ static void commit_block(lw *w) {
   hu_put_le32(m, BLK_MAGIC);
   memcpy(&mv, m, 4);
   __atomic_store_n((uint32_t *)(void *)b, mv, __ATOMIC_RELEASE); /* the block is valid from here on */
+  return crc;
+}
+
+static void commit_block(lw *w) {
+  unsigned char *b = w->blk;
+  if (!b) return;
+  w->blk = NULL;
+  if (w->nrec == 0) { /* nothing in it: give the space back */
+    w->pos = w->soft = b;
+    return;
+  }
+  unsigned char c[4];
+  hu_put_le32(c, seal_block(b, w->pos, w->nrec));
+  w->ccrc = hp_crc32c(w->ccrc, c, 4); /* the chunk's checksum: per block, never per record */
+  w->cblocks++;
+  w->crecs += w->nrec;
   w->nrec = 0;
   w->soft = w->pos;
+}
+
+/* Close w's chunk: its trailer (sequence number, index, what its blocks hold) as the chunk's last block, the
+ * counts added to the closing record's. A chunk without blocks gets none (it reads as zeros: nothing). */
+static void close_chunk(log_w *L, lw *w) {
+  if (!w->chunk) return;
+  commit_block(w);
+  if (w->cblocks) {
+    unsigned char *b = align8p(w->pos), *p = b + BLK_HDR, *lenp;
+    *p++ = REC_CHUNK;
+    lenp = p;
+    p += 2; /* the length, 2 bytes: a trailer is below 16 KiB */
+    unsigned char *start = p;
+    p = hu_varint_put(p, atomic_fetch_add(&L->chunk_seq, 1));
+    p = hu_varint_put(p, (w->chunk_off - L->header_size) / L->chunk_size);
+    p = hu_varint_put(p, w->cblocks);
+    p = hu_varint_put(p, w->crecs);
+    p = hu_varint_put(p, w->ccrc);
+    p = hu_varint_put(p, HP_TABLE_COUNT);
+    for (int t = 0; t < HP_TABLE_COUNT; t++) {
+      p = hu_varint_put(p, w->crows[t]);
+      atomic_fetch_add_explicit(&L->tot_rows[t], w->crows[t], memory_order_relaxed);
+    }
+    hu_varint_put_n(lenp, (uint64_t)(p - start), 2);
+    seal_block(b, p, 1);
+    atomic_fetch_add_explicit(&L->tot_blocks, w->cblocks, memory_order_relaxed);
+    atomic_fetch_add_explicit(&L->tot_recs, w->crecs, memory_order_relaxed);
+    w->pos = w->soft = p;
+  }
+  w->cblocks = w->ccrc = 0;
+  w->crecs = 0;
+  memset(w->crows, 0, sizeof w->crows);
 }
 
 static void open_block(log_w *L, lw *w, unsigned char *b, size_t need, unsigned char *end) {
@@ -316,7 +365,7 @@ static unsigned char *put_lost(unsigned char *p, uint64_t process_id, uint64_t c
 static int place_lost(log_w *L, lw *w, uint64_t count) {
   if (!w->chunk || count == 0) return w->chunk != NULL;
   commit_block(w);
-  unsigned char *b = align8p(w->pos), *end = w->chunk + L->chunk_size;
+  unsigned char *b = align8p(w->pos), *end = w->chunk + L->chunk_size - TRAILER_RESERVE;
   if (b >= end || (size_t)(end - b) < BLK_HDR + LOST_REC_MAX) return 0;
   w->blk = b;
   w->pos = put_lost(b + BLK_HDR, atomic_load_explicit(&L->process_id, memory_order_relaxed), count);
@@ -334,9 +383,10 @@ static void drop_chunk(log_w *L, unsigned char *m, uint64_t off, uint64_t used) 
   munmap(m, L->chunk_size);
 }
 
-/* Leave w's chunk: drop_chunk, now. */
+/* Leave w's chunk: close it, drop_chunk, now. */
 static void leave_chunk(log_w *L, lw *w) {
   if (!w->chunk) return;
+  close_chunk(L, w);
   drop_chunk(L, w->chunk, w->chunk_off, (uint64_t)(w->pos - w->chunk));
   w->chunk = w->limit = NULL;
   w->pos = w->soft = g_nowhere;
@@ -348,7 +398,7 @@ static void use_chunk(log_w *L, lw *w, unsigned char *m, uint64_t off) {
   leave_chunk(L, w);
   w->chunk = m;
   w->chunk_off = off;
-  w->limit = w->chunk + L->chunk_size - LOST_RESERVE;
+  w->limit = w->chunk + L->chunk_size - LOST_RESERVE - TRAILER_RESERVE;
   w->pos = w->soft = w->chunk;
 }
 
@@ -376,6 +426,7 @@ static int new_chunk(log_w *L, lw *w) {
       m = L->spare[L->nspare].m;
       off = L->spare[L->nspare].off;
       if (w->chunk && L->nretire < SPARE_MAX) { /* the full one: unmapped off the append path */
+        close_chunk(L, w);
         L->retire[L->nretire].m = w->chunk;
         L->retire[L->nretire].off = w->chunk_off;
         L->retire[L->nretire++].used = (uint64_t)(w->pos - w->chunk);
@@ -418,7 +469,7 @@ static hp_status make_room(log_w *L, lw *w, size_t need) {
   unsigned char *b = w->chunk ? align8p(w->pos) : NULL;
   if (b && b < w->limit && (size_t)(w->limit - b) >= BLK_HDR + need) {
     open_block(L, w, b, need, w->limit);
-  } else if (BLK_HDR + need + LOST_REC_MAX > L->chunk_size - LOST_RESERVE) {
+  } else if (BLK_HDR + need + LOST_REC_MAX > L->chunk_size - LOST_RESERVE - TRAILER_RESERVE) {
     lose(L, w); /* larger than a chunk: can never be stored */
     st = HP_ERR_INVALID;
   } else if (w->lost && w->lost < w->retry_at) {
@@ -536,6 +587,7 @@ hp_status hp_log_write(hp_store *s, hp_table t, const void *row) {
   hu_varint_put_n(lenp, (uint64_t)(end - start), lb);
   w->pos = end;
   w->nrec++;
+  w->crows[t]++;
   return HP_OK;
 }
 
@@ -655,7 +707,7 @@ hp_status hp_log_create(hp_store *s) {
   memset(h, 0, sizeof h);
   memcpy(h, LOG_MAGIC, 8);
   hu_put_le32(h + 8, LOG_VERSION);
-  hu_put_le32(h + 12, LOG_VERSION); /* min_reader_version */
+  hu_put_le32(h + 12, LOG_MIN_READER); /* min_reader_version */
   hu_put_le32(h + 16, L->header_size);
   hu_put_le32(h + 20, 0); /* features */
   hu_put_le64(h + 24, L->chunk_size);
@@ -686,6 +738,24 @@ hp_status hp_log_create(hp_store *s) {
   return HP_OK;
 }
 
+/* The closing record (every chunk closed): what a reader needs to prove the log complete. */
+static int write_closing(log_w *L) {
+  unsigned char c[CLOSE_SIZE(HP_TABLE_COUNT)];
+  memset(c, 0, sizeof c);
+  memcpy(c, CLOSE_MAGIC, 8);
+  hu_put_le32(c + 8, (uint32_t)sizeof c);
+  hu_put_le32(c + CLOSE_NTABLES, HP_TABLE_COUNT);
+  hu_put_le64(c + CLOSE_CHUNKS, atomic_load(&L->chunk_seq));
+  hu_put_le64(c + CLOSE_BLOCKS, atomic_load(&L->tot_blocks));
+  hu_put_le64(c + CLOSE_RECORDS, atomic_load(&L->tot_recs));
+  hu_put_le64(c + CLOSE_LOST, atomic_load(&L->lost_total));
+  hu_put_le64(c + CLOSE_TIME, (uint64_t)clock_ns(CLOCK_REALTIME));
+  for (int t = 0; t < HP_TABLE_COUNT; t++)
+    hu_put_le64(c + CLOSE_ROWS + 8u * (unsigned)t, atomic_load(&L->tot_rows[t]));
+  hu_put_le32(c + sizeof c - 4, hp_crc32c(0, c, sizeof c - 4));
+  return hu_pwrite_all(L->fd, c, sizeof c, CLOSE_OFF);
+}
+
 hp_status hp_log_commit(hp_store *s) {
   log_w *L = s->impl;
   if (forked(L))
@@ -697,6 +767,14 @@ hp_status hp_log_commit(hp_store *s) {
   free_writers(L, 1);
   free_spares(L, 1);
   pthread_mutex_unlock(&L->lock);
+  if (write_closing(L) != 0) {
+    hp_status st = hp_set_error(
+        s, HP_ERR_IO, "cannot write the closing record: %s (the log reads as not closed)", strerror(errno));
+    if (L->tmp) unlink(L->tmp);
+    free_log_w(L);
+    s->impl = NULL;
+    return st;
+  }
   if (L->tmp && rename(L->tmp, s->path) != 0)
     return hp_set_error(s, HP_ERR_IO, "cannot rename %s into place: %s", L->tmp, strerror(errno));
   free_log_w(L);
@@ -926,6 +1004,7 @@ hp_status hp_log_write_dispatches(hp_store *s, const hp_dispatch *rows, size_t n
     hu_varint_put_n(lenp, (uint64_t)(p - start), 2);
     w->pos = p;
     w->nrec++;
+    w->crows[HP_TABLE_DISPATCH] += k;
     ok += k;
     i += k;
   }
@@ -970,6 +1049,7 @@ hp_status hp_log_write_region(hp_store *s, const hp_region *r, size_t name_len, 
   hu_varint_put_n(lenp, (uint64_t)(keep - start), lb);
   w->pos = keep;
   w->nrec++;
+  w->crows[HP_TABLE_REGION]++;
   return HP_OK;
 }
 
