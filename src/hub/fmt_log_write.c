@@ -576,6 +576,9 @@ hp_status hp_log_write(hp_store *s, hp_table t, const void *row) {
   unsigned lb;
   unsigned char *lenp;
   hp_status st = HP_OK;
+  if (__builtin_expect(w->lost != 0, 0) && ti->small)
+    w->retry_at =
+        0; /* a process, thread or kernel row: worth a new try for room now, not after the backoff */
   unsigned char *p = record_begin(L, w, t, pb, &lb, &lenp, &st), *start = p;
   if (!p) return st;
   if (ti->small) {

@@ -6,7 +6,7 @@
 # its log into rocpd and of a convert into Parquet, the last two also with the ASan build. The calls are
 # counted first (N=0); a sweep takes every N when they are few, else the first, the last and an even spread
 # (FAULT_SAMPLES, default 32). Each run must not crash (no signal, no sanitizer report); exit 0 means a store
-# holding every dispatch, or a warning on stderr (-q: nothing else is printed) saying what was lost (trace: or
+# holding every dispatch and no lost record, or a warning on stderr saying what was lost (trace: or
 # that the store could not be written, naming the logs it kept, or that the log could not be created); a
 # non-zero exit means a message, and at the output path no store or the complete one (the folder's sync after
 # the rename failed).
@@ -30,15 +30,22 @@ WANT=2000 # multithread 4 500
 dispatches() {
   "$1" info --format json "$2" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["rows"]["dispatch"])' 2>/dev/null || echo -1
 }
+# lost HP STORE: the records its processes lost (LOST records), or -1
+lost() {
+  "$1" info --format json "$2" 2>/dev/null |
+    python3 -c 'import json,sys; print(sum(p["lost_records"] for p in json.load(sys.stdin)["processes"]))' 2>/dev/null || echo -1
+}
+# said: stderr says something went wrong (the summary line alone does not)
+said() { grep -qiE "warning|lost|cannot|damag|incomplete|error|fail" "$T/err"; }
 # run KIND HP OUT N ERRNO: one run of the workload with the Nth call failing (N=0: none, counted)
 run() {
   local kind=$1 hp=$2 out=$3 n=$4 err=$5
   rm -rf "$out" "$T/state"
   local pre=(env LD_PRELOAD="$T/fault.so" FAULT_PATH="$T" FAULT_STATE="$T/state" FAULT_N="$n" FAULT_ERRNO="$err")
   case $kind in
-    trace) "${pre[@]}" "$hp" trace -q -o "$out" -- "$APP" 4 500 >"$T/out" 2>"$T/err" ;;
-    merge) "${pre[@]}" "$hp" merge -q -o "$out" "$T/src.log" >"$T/out" 2>"$T/err" ;;
-    convert) "${pre[@]}" "$hp" convert -q "$T/src.log" -o "$out" >"$T/out" 2>"$T/err" ;;
+    trace) "${pre[@]}" "$hp" trace -o "$out" -- "$APP" 4 500 >"$T/out" 2>"$T/err" ;;
+    merge) "${pre[@]}" "$hp" merge -o "$out" "$T/src.log" >"$T/out" 2>"$T/err" ;;
+    convert) "${pre[@]}" "$hp" convert "$T/src.log" -o "$out" >"$T/out" 2>"$T/err" ;;
   esac
   echo $?
 }
@@ -60,7 +67,7 @@ sweep() {
   rc=$(run "$kind" "$hp" "$out" 0 ENOSPC)
   local calls
   calls=$(count_calls)
-  if [ "$rc" != 0 ] || [ "$(dispatches "$HP" "$out")" != "$WANT" ]; then
+  if [ "$rc" != 0 ] || [ "$(dispatches "$HP" "$out")" != "$WANT" ] || said; then
     bad "$kind ($hp) without a fault: exit $rc, $(head -c 300 "$T/err")"
     return
   fi
@@ -89,12 +96,12 @@ sweep() {
         : # the collector could not create its log (said so: tracing disabled), and no store was written
       elif [ ! -e "$out" ]; then
         why="exit 0 and no store"
-      elif [ "$got" != "$WANT" ] && ! [ -s "$T/err" ]; then
+      elif { [ "$got" != "$WANT" ] || [ "$(lost "$HP" "$out")" != 0 ]; } && ! said; then
         silent=$((silent + 1))
-        why="SILENT: exit 0, $got of $WANT dispatches, nothing on stderr"
+        why="SILENT: exit 0, $got of $WANT dispatches, $(lost "$HP" "$out") records lost, no warning"
       fi
     else
-      [ -s "$T/err" ] || why="exit $rc with nothing on stderr"
+      said || why="exit $rc without a message"
       # a store left at the output path is the complete one (a failure after it was in place: the folder's
       # sync), never a short one
       [ -e "$out" ] && [ "$(dispatches "$HP" "$out")" != "$WANT" ] && why+=" exit $rc and a short store at $out"
