@@ -656,7 +656,7 @@ static uint64_t missing_seqs(log_r *R, uint64_t upto, char *buf, size_t n, uint6
 static hp_status completeness(log_r *R) {
   R->ndmg_scan = R->ndmg;
   if (R->version < 3) return HP_OK;
-  qsort(R->seqs, R->nseq, sizeof *R->seqs, cmp_u64);
+  if (R->nseq) qsort(R->seqs, R->nseq, sizeof *R->seqs, cmp_u64);
   char *m = R->complete_msg, seqs[120] = "";
   const size_t mn = sizeof R->complete_msg;
   const int closed = R->close.state == 1;
