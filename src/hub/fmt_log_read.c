@@ -158,7 +158,7 @@ typedef struct log_r {
   size_t nseq, seqcap;
   cprob *probs;
   size_t nprob, probcap;
-  char complete_msg[240]; /* what the completeness check found missing, for the damage message */
+  char complete_msg[320]; /* what the completeness check found missing, for the damage message */
   char note[240];         /* what it could not prove (no closing record) */
   struct stat id; /* the file as scanned (device, inode, size, times): hp_log_resume takes it again unread */
 } log_r;
@@ -618,15 +618,21 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Append to buf (size n, NUL-terminated) what fmt gives, cut at the end. */
+/* Append to buf (size n, NUL-terminated) what fmt gives, whole or not at all: a piece that does not fit
+ * leaves " ..." instead (once), never half a number. */
 static void append(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void append(char *buf, size_t n, const char *fmt, ...) {
   size_t l = strlen(buf);
   if (l + 1 >= n) return;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf + l, n - l, fmt, ap);
+  int w = vsnprintf(buf + l, n - l, fmt, ap);
   va_end(ap);
+  if (w >= 0 && l + (size_t)w < n) return;
+  buf[l] = 0;
+  if (l >= 4 && strcmp(buf + l - 4, " ...") == 0) return;
+  if (l + 4 >= n) l = n - 5;
+  memcpy(buf + l, " ...", 5);
 }
 
 /* Sequence numbers below `upto` that no trailer holds (the trailers' sorted): the chunks missing; each listed
@@ -664,6 +670,25 @@ static hp_status completeness(log_r *R) {
     damage(R, HP_ERR_CORRUPT, CLOSE_OFF, "closing record damaged");
     append(m, mn, "the closing record is damaged (its counts are not used)");
   }
+  if (closed) { /* the rows first, dispatches first: what a cut message must keep */
+    char rows[150] = "";
+    int any = 0;
+    for (int i = 0; i < HP_TABLE_COUNT; i++) {
+      int t = i == 0 ? (int)HP_TABLE_DISPATCH : i <= (int)HP_TABLE_DISPATCH ? i - 1 : i;
+      uint64_t w = R->close.rows[t], f = R->found[t];
+      if (w == f) continue;
+      if (!any++) damage(R, HP_ERR_CORRUPT, R->size, "rows missing");
+      const char *name = hp_table_describe((hp_table)t)->name,
+                 *what = hp_log_ti[t].small ? "records" : "rows";
+      if (f < w)
+        append(rows, sizeof rows, "%s%llu of %llu %s %s", *rows ? ", " : "", (unsigned long long)(w - f),
+               (unsigned long long)w, name, what);
+      else
+        append(rows, sizeof rows, "%s%llu %s %s more than written", *rows ? ", " : "",
+               (unsigned long long)(f - w), name, what);
+    }
+    if (any) append(m, mn, "%slost %s (from the closing record)", *m ? "; " : "", rows);
+  }
   uint64_t top = closed ? R->close.chunks : (R->nseq ? R->seqs[R->nseq - 1] + 1 : 0), dup;
   uint64_t miss = missing_seqs(R, top, seqs, sizeof seqs, &dup);
   uint64_t known = 0, nopen = 0;
@@ -674,8 +699,8 @@ static hp_status completeness(log_r *R) {
   const uint64_t D = HP_TABLE_DISPATCH, bound = R->chunk_size / 4; /* a dispatch row takes 4 bytes at least */
   if (miss) {
     damage(R, HP_ERR_CORRUPT, R->size, "chunks missing");
-    append(m, mn, "%llu chunk%s missing (sequence %s: zeroed, cut or absent", (unsigned long long)miss,
-           miss == 1 ? "" : "s", seqs);
+    append(m, mn, "%s%llu chunk%s missing (sequence %s: zeroed, cut or absent", *m ? "; " : "",
+           (unsigned long long)miss, miss == 1 ? "" : "s", seqs);
     if (!closed)
       append(m, mn, "; at most %llu dispatches each)", (unsigned long long)bound);
     else if (R->close.rows[D] >= R->found[D] + known && !nopen)
@@ -702,24 +727,7 @@ static hp_status completeness(log_r *R) {
              (unsigned long long)p->k, (unsigned long long)p->seq, (unsigned long long)p->lost);
   }
   if (listed > 6) append(m, mn, "; ... (%zu chunks in all)", listed);
-  if (closed) {
-    char rows[160] = "";
-    int any = 0;
-    for (int t = 0; t < HP_TABLE_COUNT; t++) {
-      uint64_t w = R->close.rows[t], f = R->found[t];
-      if (w == f) continue;
-      if (!any++) damage(R, HP_ERR_CORRUPT, R->size, "rows missing");
-      const char *name = hp_table_describe((hp_table)t)->name,
-                 *what = hp_log_ti[t].small ? "records" : "rows";
-      if (f < w)
-        append(rows, sizeof rows, "%s%llu of %llu %s %s", *rows ? ", " : "", (unsigned long long)(w - f),
-               (unsigned long long)w, name, what);
-      else
-        append(rows, sizeof rows, "%s%llu %s %s more than written", *rows ? ", " : "",
-               (unsigned long long)(f - w), name, what);
-    }
-    if (any) append(m, mn, "%slost %s (from the closing record)", *m ? "; " : "", rows);
-  } else if (R->close.state == 0) {
+  if (R->close.state == 0) {
     snprintf(R->note, sizeof R->note,
              "no closing record (the writer did not close it: killed, or still writing): its %llu complete "
              "blocks are read, its completeness cannot be proven",
