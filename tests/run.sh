@@ -96,6 +96,7 @@ for t in tests/cli/*.sh; do
   [ -f "$t" ] || continue
   run "cli $(basename "$t" .sh)" bash "$t" "$B/san/hubprof"
 done
+run "I/O fault sweep" bash tests/fault/test_fault.sh "$B/hubprof" "$B/san/hubprof"
 # NVIDIA chips through CUPTI: the release build (a sanitizer build does not load libcupti); skipped without it
 run "cupti" bash tests/cupti/test_cupti.sh "$B/hubprof"
 # CUDA programs through CUPTI, no GPU: the record conversion, the injection with OpenCL beside, an nvcc-built

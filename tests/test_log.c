@@ -460,16 +460,19 @@ typedef struct blkinfo {
   uint64_t before; /* rows in earlier blocks */
 } blkinfo;
 
-/* Walk the blocks of a log's first chunks as docs/formats/log.md describes them. */
+/* Walk the blocks of a log's first chunks as docs/formats/log.md describes them; chunk trailers (a block
+ * whose one record is of type 66) are not listed: they hold no rows. */
 static size_t list_blocks(const unsigned char *b, size_t n, blkinfo *out, size_t max) {
   size_t hs = le32(b + 16), cs = (size_t)le32(b + 24), k = 0;
   uint64_t rows = 0;
   for (size_t c = hs; c < n; c += cs) {
     for (size_t pos = c; pos + 16 <= c + cs && pos + 16 <= n && le32(b + pos) == 0x4B4C4248u && k < max;) {
       size_t len = le32(b + pos + 4);
-      out[k] = (blkinfo){pos, pos + 16 + len, le32(b + pos + 8), rows};
-      rows += out[k].count;
-      k++;
+      if (b[pos + 16] != 66) {
+        out[k] = (blkinfo){pos, pos + 16 + len, le32(b + pos + 8), rows};
+        rows += out[k].count;
+        k++;
+      }
       pos = (pos + 16 + len + 7) & ~(size_t)7;
     }
   }
@@ -565,12 +568,36 @@ static void test_damage(void) {
   size_t tail = (L->end + 7 + 100) & ~(size_t)7;
   spit(q, b, tail);
   expect_rows(q, HP_ERR_TRUNCATED, tail, N, NULL, "cut in tail");
-  /* cut exactly at a chunk boundary: indistinguishable from a shorter log */
+  /* cut exactly at a chunk boundary: the closing record counts the chunks and rows (version 3), so the
+   * missing ones are named, with the dispatches they held */
   spit(q, b, 4096 + 65536);
   size_t in_first = 0;
   for (size_t k = 0; k < nb && bl[k].off < 4096 + 65536; k++)
     in_first += bl[k].count;
-  expect_rows(q, HP_OK, 0, in_first, NULL, "cut at chunk end");
+  expect_rows(q, HP_ERR_CORRUPT, 4096 + 65536, in_first, NULL, "cut at chunk end");
+  {
+    hp_store *r = open_read(q);
+    char want[96];
+    snprintf(want, sizeof want, "lost %llu of %llu dispatch rows", (unsigned long long)(N - in_first),
+             (unsigned long long)N);
+    CHECK_MSG(r && strstr(hp_store_error(r), "chunks missing (sequence 1, 2") &&
+                  strstr(hp_store_error(r), want),
+              "cut at chunk end: %s", r ? hp_store_error(r) : "");
+    hp_store_close(r);
+  }
+  /* the same without its closing record (a writer killed): read as it is, with a note, no damage */
+  unsigned char closing[1024];
+  memcpy(closing, b + 512, sizeof closing);
+  memset(b + 512, 0, sizeof closing);
+  spit(q, b, 4096 + 65536);
+  expect_rows(q, HP_OK, 0, in_first, NULL, "cut at chunk end, not closed");
+  {
+    hp_store *r = open_read(q);
+    CHECK_MSG(r && strstr(hp_store_note(r), "no closing record"), "not closed: note '%s'",
+              r ? hp_store_note(r) : "");
+    hp_store_close(r);
+  }
+  memcpy(b + 512, closing, sizeof closing);
   /* cuts inside the header */
   size_t hcuts[] = {5, 8, 23, 100, 4095};
   for (size_t k = 0; k < 5; k++) {
@@ -617,8 +644,8 @@ static void test_damage(void) {
     expect_rows(q, HP_ERR_CORRUPT, B->off, N - B->count, ids, what);
     hp_store *r = open_read(q);
     if (r) {
-      CHECK_MSG(strstr(hp_store_error(r), "zeroed block header") &&
-                    strstr(hp_store_error(r), "1 damaged place,"),
+      CHECK_MSG(strstr(hp_store_error(r), "zeroed block header") && strstr(hp_store_error(r), "damaged: ") &&
+                    strstr(hp_store_error(r), "3 damaged places,"),
                 "%s: %s", what, hp_store_error(r));
       hp_store_close(r);
     }
@@ -651,6 +678,7 @@ static unsigned char *blank_log(const char *p) {
   unsigned char *h = slurp(p, &n), *f = calloc(4096 + 65536, 1);
   CHECK(n == 4096);
   memcpy(f, h, 4096);
+  memset(f + 512, 0, 1024); /* no closing record: blocks of a writer that did not close the log */
   free(h);
   return f;
 }
@@ -760,13 +788,13 @@ static void test_doc_example(void) {
                                        0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0x3f};
   CHECK(n > 4096 + 16 + sizeof want);
   if (n > 4096 + 16 + sizeof want) {
-    CHECK(memcmp(b, "HUBPLOG", 8) == 0 && le32(b + 8) == 2 && le32(b + 12) == 2 && le32(b + 16) == 4096);
+    CHECK(memcmp(b, "HUBPLOG", 8) == 0 && le32(b + 8) == 3 && le32(b + 12) == 2 && le32(b + 16) == 4096);
     CHECK(le32(b + 128) == hp_crc32c(0, b, 128));
     const unsigned char *h = b + 4096;
     CHECK(le32(h) == 0x4B4C4248u && le32(h + 4) == sizeof want && le32(h + 8) == 1);
     CHECK(le32(h + 12) == hp_crc32c(hp_crc32c(0, h + 4, 8), h + 16, sizeof want));
     CHECK(memcmp(h + 16, want, sizeof want) == 0);
-    CHECK(le32(h + 16 + 16) == 0); /* the next block position (align8) is empty */
+    CHECK(h[32 + 16] == 66); /* the next block (align8) is the chunk's trailer */
   }
   free(b);
 }
@@ -1319,7 +1347,7 @@ static void test_foreign(void) {
   CHECK_OK(hp_store_close(s), NULL);
   size_t n;
   unsigned char *b = slurp(p, &n);
-  b[12] = 3; /* min_reader_version 3 */
+  b[12] = 4; /* min_reader_version 4 */
   spit(p, b, n);
   expect_open_error(p, "log", HP_ERR_VERSION, "version");
   expect_open_error(p, NULL, HP_ERR_VERSION, "version");

@@ -78,8 +78,8 @@ static const cli_opt analyze_opts[] = {
     {0},
 };
 
-static const cli_opt *const analyze_tables[] = {analyze_opts, cli_opts_select, cli_opts_quiet,
-                                                cli_opts_common, NULL};
+static const cli_opt *const analyze_tables[] = {analyze_opts,    cli_opts_select, cli_opts_quiet,
+                                                cli_opts_strict, cli_opts_common, NULL};
 
 static const cli_spec analyze_spec = {
     .command = "analyze",
@@ -232,6 +232,12 @@ int cmd_analyze(int argc, char **argv) {
   }
   hp_store *s = cli_open_readable("analyze", args.operands[0]);
   if (!s) {
+    rc = CLI_FAIL;
+    goto out;
+  }
+  if (cli_given(&args, "strict") && hp_store_damage(s, NULL) != HP_OK) { /* incomplete: no figures at all */
+    cli_error("analyze: %s (--strict)", hp_store_error(s));
+    hp_store_close(s);
     rc = CLI_FAIL;
     goto out;
   }

@@ -56,6 +56,15 @@ const cli_opt cli_opts_quiet[] = {
     {0},
 };
 
+const cli_opt cli_opts_strict[] = {
+    {.name = "strict",
+     .kind = CLI_OPT_FLAG,
+     .help =
+         "fail (exit 1, nothing printed) when the store is damaged or incomplete, e.g. a log missing chunks "
+         "(default: a warning, and figures of what is readable)"},
+    {0},
+};
+
 const cli_opt cli_opts_counters[] = {
     {.name = "counters",
      .short_name = 'c',

@@ -113,6 +113,7 @@ extern const cli_opt cli_opts_store_out[]; /* trace, profile, merge, convert: -F
 extern const cli_opt cli_opts_common[];    /* every subcommand: -h/--help */
 extern const cli_opt cli_opts_select[];    /* analyze, diff: --metrics-file, --kernel GLOB, --device GLOB */
 extern const cli_opt cli_opts_quiet[];     /* -q/--quiet */
+extern const cli_opt cli_opts_strict[];    /* analyze: --strict (merge and convert have their own) */
 extern const cli_opt cli_opts_api[];       /* --api (trace, profile, sample): API calls and memory copies */
 extern const cli_opt cli_opts_code[];      /* --code (trace, profile, sample): programs' sources, binaries */
 /* --format table|csv|json (the report format of analyze, diff, list, plan, info); plan adds "line" and info
