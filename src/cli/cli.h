@@ -72,6 +72,18 @@ int cli_finish_stdout(int rc);
 static inline const char *cli_noun(uint64_t n, const char *one, const char *many) {
   return n == 1 ? one : many;
 }
+/* list_file.c: `@FILE` in a list of counters or metrics. cli_list_expand returns value itself, or (for
+ * "@FILE" and "device=SEL:@FILE") the list with the file's names joined by ',' (owned until
+ * cli_list_files_forget), or NULL with "FILE:LINE: problem" in err. One name per line, '#' comments, blank
+ * lines; bounded. */
+#define CLI_LIST_FILE_MAX (1 << 20) /* bytes of a list file (as a metric definition file) */
+#define CLI_LIST_LINE_MAX 4096      /* bytes of one line */
+#define CLI_LIST_NAMES_MAX 8192     /* names in one file (as counters in a device description) */
+const char *cli_list_expand(const char *value, char *err, size_t elen);
+int cli_list_file_read(const char *path, char **out, char *err, size_t elen);
+/* "FILE:LINE" of a name read from a list file (the last one), NULL when it came from no file. */
+const char *cli_list_origin(const char *name, size_t len);
+void cli_list_files_forget(void);
 /* output_format.c: is `f` the name of a format compiled into the hub? */
 int cli_format_known(const char *f);
 

@@ -43,12 +43,14 @@ static const cli_opt analyze_opts[] = {
     {.name = "counters",
      .kind = CLI_OPT_LIST,
      .value = "LIST",
-     .help = "counters to show, comma-separated; 'none' for none (default: every counter measured in the "
+     .help = "counters to show, comma-separated or @FILE; 'none' for none (default: every counter measured "
+             "in the "
              "store)"},
     {.name = "metrics",
      .kind = CLI_OPT_LIST,
      .value = "LIST",
-     .help = "metrics to show; 'none' for none (default: every metric the store's counters give; 'hubprof "
+     .help = "metrics to show (comma-separated or @FILE); 'none' for none (default: every metric the store's "
+             "counters give; 'hubprof "
              "list metrics' names them)"},
     {.name = "dispatch",
      .kind = CLI_OPT_STRING,
