@@ -91,6 +91,7 @@ run "replay, write tracking off" env HUBPROF_WTRACK=off bash tests/replay/test_r
 run "known work, write tracking off" env HUBPROF_WTRACK=off bash tests/replay/test_known_work.sh "$B/san/hubprof"
 run "region counters" bash tests/replay/test_region_counters.sh "$B/san/hubprof"
 run "caller only" bash tests/replay/test_caller_only.sh "$B/san/hubprof"
+run "device plans" bash tests/replay/test_device_plans.sh "$B/san/hubprof"
 run "cluster" bash tests/cluster/test_cluster.sh "$B/san/hubprof"
 for t in tests/cli/*.sh; do
   [ -f "$t" ] || continue
