@@ -257,7 +257,8 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     function; "line": samples, percent, line, source (the line's text, or why it has none); "function":
     samples, percent, function; "basic-block": samples, percent, block, what; most samples first.
     by="source": line (int), samples, percent, source: the kernel's program source annotated line by line.
-    by="timeline" with dispatch=N: time_ns (from the dispatch's start), counter, value. df.attrs["notes"] say
+    by="timeline" with dispatch=N: time_ns (from the dispatch's start), counter, value; without dispatch: the
+    whole run's samples of no dispatch (sample --whole-run), time_ns on the dispatches' clock. df.attrs["notes"] say
     why lines or instructions are missing (a note starting "warning: " when a code object's bytes are).
     by="rank" (cluster runs, docs/cluster.md): one row per (MPI rank, device, kernel): rank (-1 for a
     process without one), host, pid, device, kernel, calls, timed_calls, total_ns, avg_ns, min_ns, max_ns,

@@ -532,12 +532,14 @@ hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
   if (!res) return HP_ERR_NOMEM;
   int full = q->size >= offsetof(ha_query, dispatch_last) + sizeof q->dispatch_last;
   uint64_t dispatch = full ? q->dispatch_first : 0;
-  if (!dispatch || (q->dispatch_last && q->dispatch_last != dispatch))
+  if (q->dispatch_last && q->dispatch_last != dispatch)
     return fail_out(s, res, hai_fail(res, HP_ERR_INVALID, "the timeline needs one dispatch id"), out);
+  /* no dispatch: the whole-run timeline ('sample --whole-run'): the samples of no dispatch, process totals
+   * polled on a timer, at their own times (CLOCK_MONOTONIC_RAW, the dispatches' clock) */
   tl_ctx t = {.dispatch = dispatch};
   hp_dispatch d = {.size = sizeof d};
-  hp_status st = hai_each(s, HP_TABLE_DISPATCH, &d, tl_dispatch, &t);
-  if (st == HP_OK && !t.row)
+  hp_status st = dispatch ? hai_each(s, HP_TABLE_DISPATCH, &d, tl_dispatch, &t) : HP_OK;
+  if (st == HP_OK && !t.row && dispatch)
     st = hai_fail(res, HP_ERR_INVALID, "no dispatch %" PRIu64 " in %s", dispatch, hp_store_path(s));
   hp_kernel_symbol k = {.size = sizeof k};
   if (st == HP_OK) st = hai_each(s, HP_TABLE_KERNEL_SYMBOL, &k, tl_kernel, &t);
@@ -551,16 +553,25 @@ hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
   hp_counter_sample cs = {.size = sizeof cs};
   if (st == HP_OK) st = hai_each(s, HP_TABLE_COUNTER_SAMPLE, &cs, tl_sample, &t);
   size_t n = ha_result_nrows(res);
-  if (st == HP_OK &&
-      (n ? hai_note(res, "dispatch %" PRIu64 " (%s): %zu counter samples, times from the dispatch's %s",
+  if (st == HP_OK && !dispatch &&
+      (n ? hai_note(res,
+                    "the whole run: %zu counter samples of no dispatch (process totals since sampling "
+                    "began), times on the dispatches' clock",
+                    n)
+         : hai_note(res, "no counter samples outside dispatches (record them with 'hubprof sample --counters "
+                         "... --whole-run')")))
+    st = HP_ERR_NOMEM;
+  else if (st == HP_OK && dispatch &&
+           (n ? hai_note(
+                    res, "dispatch %" PRIu64 " (%s): %zu counter samples, times from the dispatch's %s",
                     dispatch, t.kname, n,
                     t.incomplete
                         ? "enqueue (incomplete: no end time, still running when its process ended or died)"
                         : "start")
-         : hai_note(res,
-                    "no counter samples of dispatch %" PRIu64 " (record them with 'hubprof sample "
-                    "--counters ...')",
-                    dispatch)))
+              : hai_note(res,
+                         "no counter samples of dispatch %" PRIu64 " (record them with 'hubprof sample "
+                         "--counters ...')",
+                         dispatch)))
     st = HP_ERR_NOMEM;
   hu_idmap_free(&t.cix);
   hu_strmap_free(&t.cnames);

@@ -38,6 +38,11 @@ static const cli_opt sample_opts[] = {
      .value = "LIST",
      .help = "counters read on every sample, stored as a timeline per dispatch (up to 8; perf counters, "
              "'hubprof list counters')"},
+    {.name = "whole-run",
+     .kind = CLI_OPT_FLAG,
+     .help = "with --counters: also poll the counters of every sampled thread on a timer (every "
+             "HUBPROF_HARVEST_MS, 20 ms) for the whole run, between kernels too: a process-level timeline "
+             "stored with no dispatch ('hubprof analyze --timeline OUT')"},
     {.name = "kernel",
      .short_name = 'k',
      .kind = CLI_OPT_STRING,
@@ -160,6 +165,15 @@ int cmd_sample(int argc, char **argv) {
     setenv("HUBPROF_SAMPLE_COUNTERS", list, 1);
   else
     unsetenv("HUBPROF_SAMPLE_COUNTERS");
+  if (cli_given(&a, "whole-run") && !nc) {
+    cli_error("sample: --whole-run polls the counters of --counters LIST: give some");
+    cli_args_free(&a);
+    return CLI_USAGE;
+  }
+  if (cli_given(&a, "whole-run"))
+    setenv("HUBPROF_SAMPLE_WHOLE_RUN", "1", 1);
+  else
+    unsetenv("HUBPROF_SAMPLE_WHOLE_RUN");
   if (kre)
     setenv("HUBPROF_SAMPLE_KERNEL", kre, 1);
   else

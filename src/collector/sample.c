@@ -37,8 +37,9 @@
 
 typedef struct sthread {
   int32_t tid;
-  void *h;         /* provider handle, NULL when it could not be opened */
-  uint64_t row_id; /* thread row */
+  void *h;                                  /* provider handle, NULL when it could not be opened */
+  uint64_t row_id;                          /* thread row */
+  uint64_t polled[HPC_SAMPLE_MAX_COUNTERS]; /* whole-run polling: its counters at the last poll */
 } sthread;
 
 typedef struct window {
@@ -112,9 +113,11 @@ static size_t g_ncs;
 static double g_sum[HPC_SAMPLE_MAX_COUNTERS]; /* running sum of the dispatch g_sum_id */
 static uint64_t g_sum_id;
 
-static uint64_t g_ids;       /* pc_sample and counter_sample row ids */
-static uint64_t g_taken;     /* samples delivered */
-static uint64_t g_outside;   /* in no kernel's code */
+static int g_whole; /* HUBPROF_SAMPLE_WHOLE_RUN: counters polled for the run */
+static double g_run_total[HPC_SAMPLE_MAX_COUNTERS]; /* their process totals since sampling began */
+static uint64_t g_ids;                              /* pc_sample and counter_sample row ids */
+static uint64_t g_taken;                            /* samples delivered */
+static uint64_t g_outside;                          /* in no kernel's code */
 static uint64_t g_unmatched; /* in a kernel's code, but no window of that kernel held their time */
 static uint64_t g_filtered;  /* of a kernel that --kernel leaves out */
 static uint64_t g_lost;      /* lost by the provider, or the pending buffer was full */
@@ -154,6 +157,8 @@ int hpc_sample_init(const char **why) {
       g_counters[g_ncounters++] = t;
     }
   }
+  const char *w = getenv("HUBPROF_SAMPLE_WHOLE_RUN");
+  g_whole = w && *w && strcmp(w, "0") && g_ncounters && g_prov->read_now;
   const char *k = getenv("HUBPROF_SAMPLE_KERNEL");
   if (k && *k) {
     const char *big;
@@ -515,11 +520,31 @@ static void attribute(hp_store *s, int final) {
   g_npend = keep;
 }
 
+/* Whole-run polling: every sampled thread's counters read now, their growth since the last poll added to
+ * the process totals, one counter_sample row per counter with no dispatch (dispatch_id 0) at this time. */
+static void poll_run(hp_store *s) {
+  if (!g_whole || !s) return;
+  int64_t t = now();
+  for (size_t i = 0; i < g_nthr; i++) {
+    uint64_t v[HPC_SAMPLE_MAX_COUNTERS];
+    size_t n = g_thr[i].h ? g_prov->read_now(g_thr[i].h, v, g_ncounters) : 0;
+    for (size_t c = 0; c < n; c++) {
+      g_run_total[c] += (double)(v[c] - g_thr[i].polled[c]);
+      g_thr[i].polled[c] = v[c];
+    }
+  }
+  for (size_t c = 0; c < g_ncounters; c++) {
+    hp_counter_sample cs = {sizeof cs, ++g_ids, 0, c + 1, t, g_run_total[c]};
+    hp_write_counter_sample(s, &cs);
+  }
+}
+
 void hpc_sample_pass(int final) {
   if (!g_on) return;
   hp_store *s = hpc_store_enter();
   if (!g_self) g_self = (pid_t)syscall(SYS_gettid);
   scan_threads(s);
+  poll_run(s);
   pass_ctx p = {s, 0, 0};
   for (size_t i = 0; i < g_nthr; i++) {
     if (!g_thr[i].h) continue;
@@ -528,7 +553,8 @@ void hpc_sample_pass(int final) {
   }
   uint64_t stored = g_stored;
   attribute(s, final);
-  if (s && g_stored != stored) hp_log_flush(s); /* in the file as they are attributed: SIGKILL keeps them */
+  if (s && (g_stored != stored || g_whole))
+    hp_log_flush(s); /* in the file as they are attributed: SIGKILL keeps them */
   hpc_store_leave(s);
 }
 
@@ -550,6 +576,7 @@ void hpc_sample_log_opened(hp_store *s) {
   snprintf(v, sizeof v, "%llu", (unsigned long long)g_period_ns);
   hp_write_metadata(s, "sample_period_ns", v);
   hp_write_metadata(s, "sample_provider", g_prov->name);
+  if (g_whole) hp_write_metadata(s, "sample_whole_run", "1");
 }
 
 /* Exit handler (every ring harvested, the harvester stopped): the last samples, the counts, close. */
@@ -605,5 +632,6 @@ void hpc_sample_fork_child(void) {
   g_begun_last = 0;
   g_ncs = 0;
   g_sum_id = 0;
+  memset(g_run_total, 0, sizeof g_run_total);
   g_ids = g_taken = g_outside = g_unmatched = g_filtered = g_lost = g_stored = 0;
 }

@@ -36,6 +36,9 @@ typedef struct hpc_sample_provider {
    * itself lost (its buffer was full). */
   uint64_t (*drain)(void *h, void (*fn)(void *ctx, const hpc_raw_sample *s), void *ctx);
   void (*close_thread)(void *h);
+  /* The listed counters' values on the thread now (cumulative since open_thread), for whole-run polling
+   * (HUBPROF_SAMPLE_WHOLE_RUN); the number read, 0 when it cannot. NULL: the provider cannot poll. */
+  size_t (*read_now)(void *h, uint64_t *vals, size_t n);
 } hpc_sample_provider;
 
 extern const hpc_sample_provider hpc_sample_perf __attribute__((visibility("hidden")));
