@@ -12,7 +12,8 @@
 struct hp_store;
 struct hp_dispatch;
 
-#define HPC_SAMPLE_MAX_COUNTERS 8
+#define HPC_SAMPLE_MAX_COUNTERS 8 /* in one set (one perf group: one pass) */
+#define HPC_SAMPLE_MAX_SETS 8     /* sets that rotate by time slice (sampling beyond one pass) */
 
 /* One sample as a provider delivers it: when, where (the program counter), on which thread, and the
  * listed counters' values at that moment (cumulative on that thread since sampling began). */
