@@ -47,6 +47,22 @@ for fmt in db parquet log; do
   grep -q 'the whole run: [0-9]* counter samples of no dispatch' out && grep -q 'context-switches' out && ok ||
     bad "analyze --timeline $fmt: $(tail -3 out)"
 done
+# exports: Chrome and Perfetto draw them on the process's "whole run COUNTER" tracks, none skipped
+expect 0 "$HP" export --format chrome -o w.json "w$ms.db"
+python3 - w.json "w$ms.db" <<'PY' >py.err 2>&1 && ok || bad "chrome export: $(tail -3 py.err) $(cat err)"
+import json, sys, hubprof
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+run = [e for e in ev if e.get("ph") == "C" and e["name"].startswith("whole run ")]
+with hubprof.open(sys.argv[2]) as s:
+    cs = s.table("counter_sample")
+    assert len(run) == (cs.dispatch_id == 0).sum() > 0, (len(run), cs)
+assert {e["name"] for e in run} == {"whole run task-clock", "whole run context-switches"}
+PY
+! grep -q "out of order" err && ok || bad "chrome export skipped events: $(cat err)"
+expect 0 "$HP" export --format perfetto -o w.pftrace "w$ms.db"
+n=$(python3 -c "import hubprof,sys; print(hubprof.open(sys.argv[1]).count('counter_sample'))" "w$ms.db")
+grep -q "hubprof: $n counter samples" err && ! grep -q "out of order" err && ok || bad "perfetto export: $(cat err) (want $n)"
 # without --whole-run: no sample of no dispatch
 expect 0 "$HP" sample -q --counters task-clock -o n.db -- "$EX/two_devices" 20000 2 100
 expect 0 "$HP" analyze --timeline n.db
