@@ -63,6 +63,10 @@ PY
 expect 0 "$HP" export --format perfetto -o w.pftrace "w$ms.db"
 n=$(python3 -c "import hubprof,sys; print(hubprof.open(sys.argv[1]).count('counter_sample'))" "w$ms.db")
 grep -q "hubprof: $n counter samples" err && ! grep -q "out of order" err && ok || bad "perfetto export: $(cat err) (want $n)"
+# the HTML report: a "Whole-run counters" section, one chart per counter
+expect 0 "$HP" report -o w.html "w$ms.db"
+grep -q '<h2 id="run-counters">Whole-run counters</h2>' w.html && [ "$(grep -o 'class="run-counter"' w.html | wc -l)" = 2 ] &&
+  ok || bad "report: $(grep -c run-counter w.html)"
 # without --whole-run: no sample of no dispatch
 expect 0 "$HP" sample -q --counters task-clock -o n.db -- "$EX/two_devices" 20000 2 100
 expect 0 "$HP" analyze --timeline n.db
