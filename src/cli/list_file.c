@@ -18,7 +18,7 @@ typedef struct origin {
 } origin;
 
 static origin *g_orig;
-static size_t g_norig;
+static size_t g_norig, g_caporig;
 static char **g_owned; /* the expanded lists, alive until cli_list_files_forget */
 static size_t g_nowned;
 
@@ -35,7 +35,7 @@ void cli_list_files_forget(void) {
   }
   free(g_orig);
   g_orig = NULL;
-  g_norig = 0;
+  g_norig = g_caporig = 0;
   for (size_t i = 0; i < g_nowned; i++)
     free(g_owned[i]);
   free(g_owned);
@@ -44,9 +44,13 @@ void cli_list_files_forget(void) {
 }
 
 static int remember(const char *name, const char *path, size_t line) {
-  origin *o = realloc(g_orig, (g_norig + 1) * sizeof *o);
-  if (!o) return -1;
-  g_orig = o;
+  if (g_norig == g_caporig) { /* doubled: thousands of names cost no more than their copies */
+    size_t cap = g_caporig ? 2 * g_caporig : 64;
+    origin *o = realloc(g_orig, cap * sizeof *o);
+    if (!o) return -1;
+    g_orig = o;
+    g_caporig = cap;
+  }
   char *where = NULL;
   if (asprintf(&where, "%s:%zu", path, line) < 0) return -1;
   char *n = strdup(name);
