@@ -485,6 +485,7 @@ typedef struct tl_ctx { /* the walks of hai_timeline */
   size_t nsets;         /* counter sets that rotated (metadata sample_counter_sets), 0: one set */
   hu_idmap dkern;       /* with sets: every dispatch row -> its kernel, for the kernel's coverage */
   uint32_t seen, kseen; /* sets seen in the timeline, and in any dispatch of its kernel (bits) */
+  hu_idmap pids; /* the whole run: process row -> pid + 1 (a sample of no dispatch names its process) */
 } tl_ctx;
 
 /* The dispatch asked for (the walk ends there). */
@@ -496,6 +497,13 @@ static hp_status tl_dispatch(const void *row, void *ctx) {
   t->row = d->id, t->start = d->start_ns, t->kid = d->kernel_id, t->incomplete = !d->end_ns;
   if (!t->start) t->start = d->enqueue_ns; /* no device times (incomplete): from its enqueue */
   return t->nsets ? HP_OK : HP_END;
+}
+
+/* The whole run: each process's pid. */
+static hp_status tl_process(const void *row, void *ctx) {
+  const hp_process *p = row;
+  tl_ctx *t = ctx;
+  return hu_idmap_put(&t->pids, p->id, (uint64_t)p->pid + 1) ? HP_ERR_NOMEM : HP_OK;
 }
 
 /* Its kernel's name. */
@@ -533,6 +541,10 @@ static hp_status tl_sample(const void *row, void *ctx) {
   hai_int(t->res, (size_t)r, 0, cs->timestamp_ns - t->start);
   hai_num(t->res, (size_t)r, 2, cs->value);
   if (t->nsets) hai_int(t->res, (size_t)r, 3, (int64_t)cs->sample_set); /* one set per row: never mixed */
+  uint64_t pid = 0;
+  if (!t->dispatch) /* the whole run: the process that took it (0: a store from before the column) */
+    hai_int(t->res, (size_t)r, t->nsets ? 4 : 3,
+            hu_idmap_get(&t->pids, cs->process_id, &pid) ? (int64_t)pid - 1 : 0);
   return HP_OK;
 }
 
@@ -576,7 +588,9 @@ hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
   t.nsets = ns ? strtoul(ns, NULL, 10) : 0;
   if (t.nsets < 2 || t.nsets > 32) t.nsets = 0;
   hp_dispatch d = {.size = sizeof d};
-  hp_status st = dispatch ? hai_each(s, HP_TABLE_DISPATCH, &d, tl_dispatch, &t) : HP_OK;
+  hp_process pr = {.size = sizeof pr};
+  hp_status st = dispatch ? hai_each(s, HP_TABLE_DISPATCH, &d, tl_dispatch, &t)
+                          : hai_each(s, HP_TABLE_PROCESS, &pr, tl_process, &t);
   if (st == HP_OK && !t.row && dispatch)
     st = hai_fail(res, HP_ERR_INVALID, "no dispatch %" PRIu64 " in %s", dispatch, hp_store_path(s));
   hp_kernel_symbol k = {.size = sizeof k};
@@ -586,7 +600,8 @@ hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
   if (st == HP_OK && (hai_col(res, "time_ns", HA_INT, HA_ROLE_KEY, "ns") ||
                       hai_col(res, "counter", HA_TEXT, HA_ROLE_KEY, "") ||
                       hai_col(res, "value", HA_REAL, HA_ROLE_COUNTER, "") ||
-                      (t.nsets && hai_col(res, "set", HA_INT, HA_ROLE_KEY, ""))))
+                      (t.nsets && hai_col(res, "set", HA_INT, HA_ROLE_KEY, "")) ||
+                      (!dispatch && hai_col(res, "pid", HA_INT, HA_ROLE_KEY, ""))))
     st = HP_ERR_NOMEM;
   t.res = res;
   hp_counter_sample cs = {.size = sizeof cs};
@@ -615,6 +630,7 @@ hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
   if (st == HP_OK && t.nsets && coverage_note(res, &t)) st = HP_ERR_NOMEM;
   hu_idmap_free(&t.cix);
   hu_idmap_free(&t.dkern);
+  hu_idmap_free(&t.pids);
   hu_strmap_free(&t.cnames);
   if (st != HP_OK) return fail_out(s, res, st, out);
   *out = res;

@@ -520,8 +520,8 @@ static void write_counters(hp_store *s, uint64_t dispatch, const psample *p) {
     if (p->s.vals[c] < g_cs[i].last[c]) g_cs[i].last[c] = 0; /* reopened on this set since: from 0 */
     g_sum[first + c] += (double)(p->s.vals[c] - g_cs[i].last[c]);
     g_cs[i].last[c] = p->s.vals[c];
-    hp_counter_sample cs = {sizeof cs,    ++g_ids,          dispatch,  first + c + 1,
-                            p->s.time_ns, g_sum[first + c], p->set + 1};
+    hp_counter_sample cs = {sizeof cs,    ++g_ids,          dispatch,   first + c + 1,
+                            p->s.time_ns, g_sum[first + c], p->set + 1, 1};
     hp_write_counter_sample(s, &cs);
   }
 }
@@ -570,7 +570,7 @@ static void poll_run(hp_store *s) {
     }
   }
   for (size_t c = 0; c < nset; c++) { /* the current set's counters only: one set per point */
-    hp_counter_sample cs = {sizeof cs, ++g_ids, 0, first + c + 1, t, g_run_total[first + c], g_cur + 1};
+    hp_counter_sample cs = {sizeof cs, ++g_ids, 0, first + c + 1, t, g_run_total[first + c], g_cur + 1, 1};
     hp_write_counter_sample(s, &cs);
   }
 }

@@ -413,7 +413,8 @@ static void step_skip(ex_writer *w, ex_step *k) {
   if (k->table == HP_TABLE_COUNTER_SAMPLE && !k->pending.s.dispatch_id && k->be && k->be->run_sample &&
       !k->err) { /* a whole-run sample: drawn on its process's own track */
     hp_counter_sample s = k->pending.s;
-    const ex_proc *p = w->m->nprocs ? &w->m->procs[0] : NULL;
+    const ex_proc *p = ex_find_proc(w->m, s.process_id); /* stores from before: the first process */
+    if (!p && w->m->nprocs) p = &w->m->procs[0];
     if (p && s.timestamp_ns) s.timestamp_ns = shifted(w->m, p->id, s.timestamp_ns);
     if (k->be->run_sample(w, &s, p)) k->err = 1;
   } else if (k->table != HP_TABLE_COUNTER_VALUE || !hp_counter_value_is_host_part(&k->pending.v))

@@ -78,8 +78,11 @@ python3 - w$ms.db <<'PY' >py.err 2>&1 && ok || bad "python timeline: $(tail -3 p
 import sys, hubprof
 with hubprof.open(sys.argv[1]) as s:
     tl = s.analyze(by="timeline")
-    assert list(tl.columns) == ["time_ns", "counter", "value"] and len(tl) >= 4, tl
+    assert list(tl.columns) == ["time_ns", "counter", "value", "pid"] and len(tl) >= 4, tl
     assert set(tl.counter) == {"task-clock", "context-switches"}, tl
+    assert set(tl.pid) == set(s.table("process").pid), tl  # each sample names its process
+    cs = s.table("counter_sample")
+    assert (cs.process_id == s.table("process").id.iloc[0]).all(), cs
 PY
 
 echo "test_sample_whole: $pass passed, $fail failed"
