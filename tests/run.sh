@@ -83,6 +83,8 @@ run "select" bash tests/collector/test_select.sh "$B/san/hubprof"
 run "sample" bash tests/sample/test_sample.sh "$B/san/hubprof"
 run "sample kill" bash tests/sample/test_sample_kill.sh "$B/san/hubprof"
 run "sample lines" bash tests/sample/test_sample_lines.sh "$B/san/hubprof"
+run "sample whole run" bash tests/sample/test_sample_whole.sh "$B/san/hubprof"
+run "sample sets" bash tests/sample/test_sample_sets.sh "$B/san/hubprof"
 run "replay" bash tests/replay/test_replay.sh "$B/san/hubprof"
 run "multiplex" bash tests/replay/test_multiplex.sh "$B/san/hubprof"
 run "known work" bash tests/replay/test_known_work.sh "$B/san/hubprof"
@@ -91,6 +93,7 @@ run "replay, write tracking off" env HUBPROF_WTRACK=off bash tests/replay/test_r
 run "known work, write tracking off" env HUBPROF_WTRACK=off bash tests/replay/test_known_work.sh "$B/san/hubprof"
 run "region counters" bash tests/replay/test_region_counters.sh "$B/san/hubprof"
 run "caller only" bash tests/replay/test_caller_only.sh "$B/san/hubprof"
+run "device plans" bash tests/replay/test_device_plans.sh "$B/san/hubprof"
 run "cluster" bash tests/cluster/test_cluster.sh "$B/san/hubprof"
 for t in tests/cli/*.sh; do
   [ -f "$t" ] || continue

@@ -61,8 +61,8 @@ static void write_process(hp_store *s, int pid, char *hash) {
                          reason[k],
                          count[k]};
       CHECK(hp_write_pc_sample(s, &ps) == HP_OK);
-      hp_counter_sample cs = {sizeof cs, (uint64_t)(d * 10 + k), (uint64_t)d,
-                              6,         1000 * d + 100 * k,     k == 0 ? -0.0 : 100.0 * k};
+      hp_counter_sample cs = {sizeof cs,          (uint64_t)(d * 10 + k),    (uint64_t)d, 6,
+                              1000 * d + 100 * k, k == 0 ? -0.0 : 100.0 * k, 1,           1};
       CHECK(hp_write_counter_sample(s, &cs) == HP_OK);
     }
   }

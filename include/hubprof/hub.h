@@ -270,6 +270,11 @@ typedef struct hp_counter_sample {
   uint64_t counter_id;  /* counter_info row */
   int64_t timestamp_ns;
   double value; /* the counter's value since the dispatch began (cumulative counters) */
+  /* added for sampling beyond one pass (issue 32): */
+  uint64_t sample_set; /* the counter set (1-based) whose slice took it, when sampled counters rotate over
+                          more sets than one pass holds; 1 with one set, 0 in stores from before */
+  uint64_t process_id; /* the process that took it (a sample of no dispatch names its process only here);
+                          0 in stores from before */
 } hp_counter_sample;
 
 /* A chunk of a code object's bytes (since schema 2): the bytes of one hash are the chunks of that hash

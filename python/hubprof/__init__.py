@@ -10,7 +10,7 @@ DataFrame, the analyses of `hubprof analyze`, merge, and writing stores), over i
 from __future__ import annotations
 
 from . import _lib
-from .analysis import GROUPS, diff
+from .analysis import GROUPS, diff, read_list_file
 from .errors import (
     CancelledError,
     ConstraintError,
@@ -59,7 +59,7 @@ def library_path() -> str:
 
 
 __all__ = [
-    "diff",
+    "diff", "read_list_file",
     "open", "create", "merge", "formats", "version", "library_path", "describe", "TABLES", "GROUPS",
     "Store", "Writer", "Table", "Column", "Damage",
     "region", "region_begin", "region_end", "mark", "start", "stop", "profiled",

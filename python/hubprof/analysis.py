@@ -73,14 +73,62 @@ _proto("ha_result_nnotes", ctypes.c_size_t, ctypes.c_void_p)
 _proto("ha_result_note", ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
 
 
-def _names(v, what: str) -> bytes | None:
-    """None (the default), a list or a comma-separated string as the C list ("" = none)."""
+LIST_FILE_MAX = 1 << 20  # bytes of an @FILE list (the CLI's CLI_LIST_FILE_MAX)
+LIST_LINE_MAX = 4096
+LIST_NAMES_MAX = 8192
+
+
+def read_list_file(path, origins: dict | None = None) -> list[str]:
+    """The names of a list file (`@FILE`, as the CLI reads it): one counter or metric per line, '#' starts a
+    comment, blank lines skipped; bounded (1 MiB, lines of 4096 bytes, 8192 names). origins, when given,
+    gets name -> "FILE:LINE". Raises ValueError naming the file and line."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not os.path.isfile(path) or st.st_size > LIST_FILE_MAX:
+                raise ValueError(f"{path}: larger than 1 MiB (a list of names is far smaller)")
+            data = f.read(LIST_FILE_MAX + 1)
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e.strerror}") from None
+    if len(data) > LIST_FILE_MAX:
+        raise ValueError(f"{path}: grew while it was read")
+    names = []
+    for no, raw in enumerate(data.split(b"\n"), 1):
+        if len(raw) > LIST_LINE_MAX:
+            raise ValueError(f"{path}:{no}: line longer than {LIST_LINE_MAX} bytes")
+        line = raw.split(b"#", 1)[0].strip(b" \t\r").decode("utf-8", "replace")
+        if not line:
+            continue
+        if any(c in line for c in ", \t@"):
+            raise ValueError(f"{path}:{no}: {line[:80]!r} is not one name (one counter or metric per line)")
+        if len(names) == LIST_NAMES_MAX:
+            raise ValueError(f"{path}:{no}: more than {LIST_NAMES_MAX} names")
+        names.append(line)
+        if origins is not None:
+            origins[line] = f"{path}:{no}"
+    if not names:
+        raise ValueError(f"{path}: no names in it (one counter or metric per line, '#' starts a comment)")
+    return names
+
+
+def _names(v, what: str, origins: dict | None = None) -> bytes | None:
+    """None (the default), a list or a comma-separated string as the C list ("" = none); "@FILE" (alone, or
+    as an item of the list) reads the names of FILE (read_list_file)."""
     if v is None:
         return None
+    if isinstance(v, str) and v.startswith("@"):
+        v = [v]
     if isinstance(v, str):
         return v.encode()
     if isinstance(v, Iterable):
-        items = list(v)
+        items = []
+        for x in v:
+            if isinstance(x, str) and x.startswith("@") and len(x) > 1:
+                items += read_list_file(x[1:], origins)
+            else:
+                items.append(x)
+    if isinstance(v, Iterable):
         for x in items:
             if not isinstance(x, str) or not x or "," in x:
                 raise ValueError(f"{what}: names must be non-empty strings without ',', not {x!r}")
@@ -138,10 +186,11 @@ def _query(by: str, limit, counters, metrics, kernel, device, dispatch, sort, me
     kernels, nkernels = _array(kernel, "kernel")
     devices, ndevices = _array(device, "device")
     first, last = _range(dispatch)
-    q = _Query(ctypes.sizeof(_Query), GROUPS[by], int(limit or 0), _names(counters, "counters"),
-               _names(metrics, "metrics"), files, nfiles, kernels, nkernels, devices, ndevices, first, last,
+    origins: dict = {}  # names read from @FILE lists: their file and line, for the errors about them
+    q = _Query(ctypes.sizeof(_Query), GROUPS[by], int(limit or 0), _names(counters, "counters", origins),
+               _names(metrics, "metrics", origins), files, nfiles, kernels, nkernels, devices, ndevices, first, last,
                SORTS[sort], 0 if builtin_metrics else 1)
-    return q, (files, kernels, devices)  # the arrays stay alive with the query
+    return q, (files, kernels, devices, origins)  # the arrays stay alive with the query
 
 
 def _frame(res: int, store_paths: str) -> pd.DataFrame:
@@ -173,9 +222,14 @@ def _frame(res: int, store_paths: str) -> pd.DataFrame:
     return df
 
 
-def _fail(st: int, store, what: str, res):
-    """The exception for a failed ha_run / ha_diff; res is the result that holds why."""
+def _fail(st: int, store, what: str, res, origins: dict | None = None):
+    """The exception for a failed ha_run / ha_diff; res is the result that holds why. A quoted name read
+    from an @FILE list gets its file and line in front ("c.txt:3: unknown counter 'x'")."""
     why = _lib.decode(_lib.lib.ha_result_error(res)) if res else ""
+    for name, where in (origins or {}).items():
+        if f"'{name}'" in why:
+            why = f"{where}: {why}"
+            break
     if st == -1 and why:  # HP_ERR_INVALID: a bad request (unknown counter or metric, bad definitions)
         return ValueError(why)
     return make_error(st, store._h, store.path, f"{what}: {why}" if why else what)
@@ -205,7 +259,8 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     When samples carry stall reasons (GPU PC sampling), those four views end with "stall" (the top reason)
     and "stall_reasons" (the top three with their share: "long_scoreboard 95%, selected 5%").
     by="source": line (int), samples, percent, source: the kernel's program source annotated line by line.
-    by="timeline" with dispatch=N: time_ns (from the dispatch's start), counter, value. df.attrs["notes"] say
+    by="timeline" with dispatch=N: time_ns (from the dispatch's start), counter, value; without dispatch: the
+    whole run's samples of no dispatch (sample --whole-run), time_ns on the dispatches' clock. df.attrs["notes"] say
     why lines or instructions are missing (a note starting "warning: " when a code object's bytes are).
     by="rank" (cluster runs, docs/cluster.md): one row per (MPI rank, device, kernel): rank (-1 for a
     process without one), host, pid, device, kernel, calls, timed_calls, total_ns, avg_ns, min_ns, max_ns,
@@ -217,7 +272,9 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     total_ns, avg_ns, bandwidth_gbs.
 
     counters / metrics: None = every counter measured in the store / every metric its counters give;
-    a list or "a,b"; [] or "" for none. kernel, device: glob patterns (a string or a list: any matches).
+    a list or "a,b"; [] or "" for none; "@FILE" (or an "@FILE" item) reads one name per line of FILE
+    (read_list_file: "#" comments, blank lines; errors name the file and line). kernel, device: glob
+    patterns (a string or a list: any matches).
     dispatch: a collector dispatch id, (first, last) or "A-B". sort: None, "time", "start", "order" or "name".
     limit keeps the first N rows of each device. metric_files: more definition files (docs/metrics.md).
 
@@ -230,7 +287,7 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     st = _lib.lib.ha_run(store._handle(), ctypes.byref(q), ctypes.byref(res))
     try:
         if st != 0:
-            raise _fail(st, store, f"analyzing by {by}", res.value)
+            raise _fail(st, store, f"analyzing by {by}", res.value, keep[3])
         df = _frame(res.value, store.path)
     finally:
         _lib.lib.ha_result_free(res)
@@ -265,7 +322,7 @@ def diff(a, b, by: str = "kernel", limit: int | None = None, *, metrics=None, co
     st = _lib.lib.ha_diff(a._handle(), b._handle(), ctypes.byref(q), float(threshold), ctypes.byref(res))
     try:
         if st != 0:
-            raise _fail(st, a, "comparing stores", res.value)
+            raise _fail(st, a, "comparing stores", res.value, keep[3])
         df = _frame(res.value, a.path)
     finally:
         _lib.lib.ha_result_free(res)

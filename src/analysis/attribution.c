@@ -554,16 +554,28 @@ typedef struct tl_ctx { /* the walks of hai_timeline */
   hu_idmap cix;         /* counter id -> index + 1 in cnames */
   hu_strmap cnames;
   ha_result *res;
+  size_t nsets;         /* counter sets that rotated (metadata sample_counter_sets), 0: one set */
+  hu_idmap dkern;       /* with sets: every dispatch row -> its kernel, for the kernel's coverage */
+  uint32_t seen, kseen; /* sets seen in the timeline, and in any dispatch of its kernel (bits) */
+  hu_idmap pids; /* the whole run: process row -> pid + 1 (a sample of no dispatch names its process) */
 } tl_ctx;
 
 /* The dispatch asked for (the walk ends there). */
 static hp_status tl_dispatch(const void *row, void *ctx) {
   const hp_dispatch *d = row;
   tl_ctx *t = ctx;
+  if (t->nsets && hu_idmap_put(&t->dkern, d->id, d->kernel_id + 1)) return HP_ERR_NOMEM;
   if (d->dispatch_id != t->dispatch) return HP_OK;
   t->row = d->id, t->start = d->start_ns, t->kid = d->kernel_id, t->incomplete = !d->end_ns;
   if (!t->start) t->start = d->enqueue_ns; /* no device times (incomplete): from its enqueue */
-  return HP_END;
+  return t->nsets ? HP_OK : HP_END;
+}
+
+/* The whole run: each process's pid. */
+static hp_status tl_process(const void *row, void *ctx) {
+  const hp_process *p = row;
+  tl_ctx *t = ctx;
+  return hu_idmap_put(&t->pids, p->id, (uint64_t)p->pid + 1) ? HP_ERR_NOMEM : HP_OK;
 }
 
 /* Its kernel's name. */
@@ -586,7 +598,11 @@ static hp_status tl_counter(const void *row, void *ctx) {
 static hp_status tl_sample(const void *row, void *ctx) {
   const hp_counter_sample *cs = row;
   tl_ctx *t = ctx;
+  uint64_t k = 0;
+  uint32_t bit = cs->sample_set >= 1 && cs->sample_set <= 32 ? 1u << (cs->sample_set - 1) : 0;
+  if (t->nsets && t->row && hu_idmap_get(&t->dkern, cs->dispatch_id, &k) && k == t->kid + 1) t->kseen |= bit;
   if (cs->dispatch_id != t->row) return HP_OK;
+  t->seen |= bit;
   uint64_t ix = 0;
   char idbuf[40];
   const char *nm =
@@ -596,7 +612,38 @@ static hp_status tl_sample(const void *row, void *ctx) {
   if (r < 0 || hai_text(t->res, (size_t)r, 1, nm)) return HP_ERR_NOMEM;
   hai_int(t->res, (size_t)r, 0, cs->timestamp_ns - t->start);
   hai_num(t->res, (size_t)r, 2, cs->value);
+  if (t->nsets) hai_int(t->res, (size_t)r, 3, (int64_t)cs->sample_set); /* one set per row: never mixed */
+  uint64_t pid = 0;
+  if (!t->dispatch) /* the whole run: the process that took it (0: a store from before the column) */
+    hai_int(t->res, (size_t)r, t->nsets ? 4 : 3,
+            hu_idmap_get(&t->pids, cs->process_id, &pid) ? (int64_t)pid - 1 : 0);
   return HP_OK;
+}
+
+/* The sets' coverage (sampling beyond one pass): which of the rotating sets this timeline and its kernel's
+ * dispatches hold samples of; a counter of a set never sampled has no timeline. */
+static int coverage_note(ha_result *res, const tl_ctx *t) {
+  char a[200] = "", b[200] = "";
+  size_t na = 0, nb = 0;
+  for (size_t i = 0; i < t->nsets; i++) {
+    if (t->seen >> i & 1)
+      na += (size_t)snprintf(a + na, sizeof a - na > 0 ? sizeof a - na : 0, "%s%zu", na ? ", " : "", i + 1);
+    if (t->kseen >> i & 1)
+      nb += (size_t)snprintf(b + nb, sizeof b - nb > 0 ? sizeof b - nb : 0, "%s%zu", nb ? ", " : "", i + 1);
+    if (na >= sizeof a) na = sizeof a - 1;
+    if (nb >= sizeof b) nb = sizeof b - 1;
+  }
+  int all = t->seen == (1u << t->nsets) - 1;
+  if (!t->dispatch)
+    return hai_note(res, "counter sets: %zu rotated by time slice; the whole run's samples cover set%s %s%s",
+                    t->nsets, na > 1 ? "s" : "", na ? a : "none",
+                    all ? " (every counter)" : ": the other sets' counters have no points here");
+  return hai_note(res,
+                  "counter sets: %zu rotated by time slice; this dispatch's samples cover %s%s; kernel %s's "
+                  "dispatches cover %s",
+                  t->nsets, na ? a : "none",
+                  all ? " (every counter has a timeline)" : " (the other sets' counters have none here)",
+                  t->kname, nb ? b : "none");
 }
 
 hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
@@ -604,12 +651,19 @@ hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
   if (!res) return HP_ERR_NOMEM;
   int full = q->size >= offsetof(ha_query, dispatch_last) + sizeof q->dispatch_last;
   uint64_t dispatch = full ? q->dispatch_first : 0;
-  if (!dispatch || (q->dispatch_last && q->dispatch_last != dispatch))
+  if (q->dispatch_last && q->dispatch_last != dispatch)
     return fail_out(s, res, hai_fail(res, HP_ERR_INVALID, "the timeline needs one dispatch id"), out);
+  /* no dispatch: the whole-run timeline ('sample --whole-run'): the samples of no dispatch, process totals
+   * polled on a timer, at their own times (CLOCK_MONOTONIC_RAW, the dispatches' clock) */
   tl_ctx t = {.dispatch = dispatch};
+  const char *ns = hp_store_metadata(s, "sample_counter_sets"); /* sampling beyond one pass */
+  t.nsets = ns ? strtoul(ns, NULL, 10) : 0;
+  if (t.nsets < 2 || t.nsets > 32) t.nsets = 0;
   hp_dispatch d = {.size = sizeof d};
-  hp_status st = hai_each(s, HP_TABLE_DISPATCH, &d, tl_dispatch, &t);
-  if (st == HP_OK && !t.row)
+  hp_process pr = {.size = sizeof pr};
+  hp_status st = dispatch ? hai_each(s, HP_TABLE_DISPATCH, &d, tl_dispatch, &t)
+                          : hai_each(s, HP_TABLE_PROCESS, &pr, tl_process, &t);
+  if (st == HP_OK && !t.row && dispatch)
     st = hai_fail(res, HP_ERR_INVALID, "no dispatch %" PRIu64 " in %s", dispatch, hp_store_path(s));
   hp_kernel_symbol k = {.size = sizeof k};
   if (st == HP_OK) st = hai_each(s, HP_TABLE_KERNEL_SYMBOL, &k, tl_kernel, &t);
@@ -617,24 +671,38 @@ hp_status hai_timeline(hp_store *s, const ha_query *q, ha_result **out) {
   if (st == HP_OK) st = hai_each(s, HP_TABLE_COUNTER_INFO, &ci, tl_counter, &t);
   if (st == HP_OK && (hai_col(res, "time_ns", HA_INT, HA_ROLE_KEY, "ns") ||
                       hai_col(res, "counter", HA_TEXT, HA_ROLE_KEY, "") ||
-                      hai_col(res, "value", HA_REAL, HA_ROLE_COUNTER, "")))
+                      hai_col(res, "value", HA_REAL, HA_ROLE_COUNTER, "") ||
+                      (t.nsets && hai_col(res, "set", HA_INT, HA_ROLE_KEY, "")) ||
+                      (!dispatch && hai_col(res, "pid", HA_INT, HA_ROLE_KEY, ""))))
     st = HP_ERR_NOMEM;
   t.res = res;
   hp_counter_sample cs = {.size = sizeof cs};
   if (st == HP_OK) st = hai_each(s, HP_TABLE_COUNTER_SAMPLE, &cs, tl_sample, &t);
   size_t n = ha_result_nrows(res);
-  if (st == HP_OK &&
-      (n ? hai_note(res, "dispatch %" PRIu64 " (%s): %zu counter samples, times from the dispatch's %s",
+  if (st == HP_OK && !dispatch &&
+      (n ? hai_note(res,
+                    "the whole run: %zu counter samples of no dispatch (process totals since sampling "
+                    "began), times on the dispatches' clock",
+                    n)
+         : hai_note(res, "no counter samples outside dispatches (record them with 'hubprof sample --counters "
+                         "... --whole-run')")))
+    st = HP_ERR_NOMEM;
+  else if (st == HP_OK && dispatch &&
+           (n ? hai_note(
+                    res, "dispatch %" PRIu64 " (%s): %zu counter samples, times from the dispatch's %s",
                     dispatch, t.kname, n,
                     t.incomplete
                         ? "enqueue (incomplete: no end time, still running when its process ended or died)"
                         : "start")
-         : hai_note(res,
-                    "no counter samples of dispatch %" PRIu64 " (record them with 'hubprof sample "
-                    "--counters ...')",
-                    dispatch)))
+              : hai_note(res,
+                         "no counter samples of dispatch %" PRIu64 " (record them with 'hubprof sample "
+                         "--counters ...')",
+                         dispatch)))
     st = HP_ERR_NOMEM;
+  if (st == HP_OK && t.nsets && coverage_note(res, &t)) st = HP_ERR_NOMEM;
   hu_idmap_free(&t.cix);
+  hu_idmap_free(&t.dkern);
+  hu_idmap_free(&t.pids);
   hu_strmap_free(&t.cnames);
   if (st != HP_OK) return fail_out(s, res, st, out);
   *out = res;

@@ -72,6 +72,38 @@ int cli_finish_stdout(int rc);
 static inline const char *cli_noun(uint64_t n, const char *one, const char *many) {
   return n == 1 ? one : many;
 }
+/* list_file.c: `@FILE` in a list of counters or metrics. cli_list_expand returns value itself, or (for
+ * "@FILE" and "device=SEL:@FILE") the list with the file's names joined by ',' (owned until
+ * cli_list_files_forget), or NULL with "FILE:LINE: problem" in err. One name per line, '#' comments, blank
+ * lines; bounded. */
+#define CLI_LIST_FILE_MAX (1 << 20) /* bytes of a list file (as a metric definition file) */
+#define CLI_LIST_LINE_MAX 4096      /* bytes of one line */
+#define CLI_LIST_NAMES_MAX 8192     /* names in one file (as counters in a device description) */
+const char *cli_list_expand(const char *value, char *err, size_t elen);
+int cli_list_file_read(const char *path, char **out, char *err, size_t elen);
+/* "FILE:LINE" of a name read from a list file (the last one), NULL when it came from no file. */
+const char *cli_list_origin(const char *name, size_t len);
+void cli_list_files_forget(void);
+/* device_lists.c: --counters lists addressed per device ('device=SEL:LIST') split from the others. */
+typedef struct cli_dev_lists {
+  char **sel; /* the distinct selectors, in order of first use: slot k; slot nsel is every other device */
+  size_t nsel;
+  const char **un; /* the unaddressed lists (every device's) */
+  size_t nun;
+  char **addr;      /* the addressed lists (after "device=SEL:") */
+  size_t *addr_sel; /* the slot of each */
+  size_t naddr;
+} cli_dev_lists;
+int cli_device_lists(const char *cmd, const char *const *lists, size_t n, cli_dev_lists *d);
+/* The lists of slot k (slot nsel: the unaddressed ones alone) into out (room for n lists); their count. */
+size_t cli_device_lists_of(const cli_dev_lists *d, size_t slot, const char **out);
+void cli_device_lists_free(cli_dev_lists *d);
+/* Plan `lists` with `groups` under `max` per pass (0: the device's limits) on p, every counter available;
+ * CLI_OK with *out, or the error printed ("CMD: why") and CLI_USAGE (malformed) / CLI_FAIL. */
+struct hc_provider;
+struct hc_plan;
+int cli_plan_lists(const char *cmd, struct hc_provider *p, const char *const *lists, size_t n,
+                   const char *const *groups, size_t ngroups, unsigned max, struct hc_plan **out);
 /* output_format.c: is `f` the name of a format compiled into the hub? */
 int cli_format_known(const char *f);
 

@@ -39,16 +39,19 @@ static const cli_opt analyze_opts[] = {
          "time over the ranks (min, median, max, the slowest rank)"},
     {.name = "timeline",
      .kind = CLI_OPT_FLAG,
-     .help = "with --dispatch N: the counter samples of dispatch N ('hubprof sample --counters')"},
+     .help = "with --dispatch N: the counter samples of dispatch N ('hubprof sample --counters'); without: "
+             "the whole run's samples of no dispatch ('hubprof sample --whole-run')"},
     {.name = "counters",
      .kind = CLI_OPT_LIST,
      .value = "LIST",
-     .help = "counters to show, comma-separated; 'none' for none (default: every counter measured in the "
+     .help = "counters to show, comma-separated or @FILE; 'none' for none (default: every counter measured "
+             "in the "
              "store)"},
     {.name = "metrics",
      .kind = CLI_OPT_LIST,
      .value = "LIST",
-     .help = "metrics to show; 'none' for none (default: every metric the store's counters give; 'hubprof "
+     .help = "metrics to show (comma-separated or @FILE); 'none' for none (default: every metric the store's "
+             "counters give; 'hubprof "
              "list metrics' names them)"},
     {.name = "dispatch",
      .kind = CLI_OPT_STRING,
@@ -221,8 +224,8 @@ int cmd_analyze(int argc, char **argv) {
     goto out;
   }
   int by = cli_enum(&args, "by", 0), timeline = cli_given(&args, "timeline");
-  if (timeline && (!range || o.first != o.last)) {
-    cli_error("analyze: --timeline needs --dispatch N (one dispatch id)");
+  if (timeline && range && o.first != o.last) {
+    cli_error("analyze: --timeline takes --dispatch N (one dispatch id), or no --dispatch for the whole run");
     goto out;
   }
   if (timeline) o.group = HA_TIMELINE;

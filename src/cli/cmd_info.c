@@ -136,6 +136,36 @@ static void node_name(hp_store *s, uint64_t id, char *out, size_t n) {
   hp_cursor_close(c);
 }
 
+/* Per-device plans (profile --counters 'device=SEL:LIST'): metadata "device_plan.INDEX" = "NAME = PLAN",
+ * written by the collector at each device's first dispatch; as "device plan" lines or a JSON list. */
+static void print_device_plans(hp_store *s, int json) {
+  int n = 0;
+  for (int i = 0; i < 256; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "device_plan.%d", i);
+    const char *v = hp_store_metadata(s, key);
+    if (!v) continue;
+    const char *eq = strstr(v, " = ");
+    char *name = strndup(v, eq ? (size_t)(eq - v) : strlen(v));
+    const char *plan = eq ? eq + 3 : "";
+    if (json) {
+      printf("%s{\"index\": %d, \"device\": ", n ? ", " : "\"device_plans\": [", i);
+      report_json_text(stdout, name ? name : "");
+      printf(", \"plan\": ");
+      report_json_text(stdout, plan);
+      printf("}");
+    } else {
+      char *t;
+      printf("device plan     #%d %s: %s\n", i, hu_term_clean(name ? name : "", &t),
+             *plan ? plan : "(none: its dispatches ran unmeasured)");
+      free(t);
+    }
+    free(name);
+    n++;
+  }
+  if (json && n) printf("], ");
+}
+
 static int print_info(hp_store *s, int json, int quiet) {
   uint64_t counts[HP_TABLE_COUNT];
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
@@ -269,6 +299,7 @@ static int print_info(hp_store *s, int json, int quiet) {
       report_json_text(stdout, rwt ? rwt : "");
       printf("}, ");
     }
+    print_device_plans(s, 1);
     printf("\"time_span\": ");
     if (sp.n)
       printf("{\"first_ns\": %" PRId64 ", \"last_ns\": %" PRId64 "}}\n", sp.first, sp.last);
@@ -289,6 +320,7 @@ static int print_info(hp_store *s, int json, int quiet) {
     if (rmode)
       printf("replay          %s%s%s%s%s\n", rmode, rmem ? "; memory saved " : "", rmem ? rmem : "",
              rwt ? "; write tracking " : "", rwt ? rwt : "");
+    print_device_plans(s, 0);
   }
   return CLI_OK;
 }

@@ -233,6 +233,30 @@ static int cupti_names(const char *const *lists, size_t nlists, char **buf, cons
 
 /* The plan of an NVIDIA chip: CUPTI's own pass count of the whole list as one configuration (it does not say
  * which metric goes in which pass), and per metric the passes it takes alone. */
+/* One plan per device list: "device=SEL:" then its table (or its plan line); the unaddressed lists alone
+ * for every other device. */
+static int plan_devices(hc_provider *p, const cli_dev_lists *dl, const char **groups, size_t ngroups,
+                        unsigned max, int line) {
+  const char **l = malloc((dl->nun + dl->naddr + 1) * sizeof *l);
+  int rc = l ? CLI_OK : CLI_FAIL;
+  if (!l) cli_error("out of memory");
+  for (size_t k = 0; rc == CLI_OK && k <= dl->nsel; k++) {
+    size_t n = cli_device_lists_of(dl, k, l);
+    printf("%sdevice=%s:%s", k && !line ? "\n" : "", k < dl->nsel ? dl->sel[k] : "*", line ? " " : "\n");
+    if (!n && !ngroups) {
+      printf("(nothing: its dispatches run unmeasured)\n");
+      continue;
+    }
+    hc_plan *pl;
+    fflush(stdout);
+    rc = cli_plan_lists("plan", p, l, n, groups, ngroups, max, &pl);
+    if (rc == CLI_OK) rc = print_plan(p, pl, max, line ? FMT_LINE : PLAN_TABLE);
+    hc_plan_free(pl);
+  }
+  free(l);
+  return cli_finish_stdout(rc);
+}
+
 static int plan_cupti(hc_provider *p, const char *const *lists, size_t nlists, int fmt) {
   if (!nlists) {
     cli_error("plan: give the metrics of %s with --counters LIST ('hubprof list counters --device %s' names "
@@ -372,20 +396,24 @@ int cmd_plan(int argc, char **argv) {
     hc_provider_close(p);
     goto out;
   }
-  hc_plan_args a = {.counters = lists,
-                    .ncounters = nlists,
-                    .groups = groups,
-                    .ngroups = ngroups,
-                    .max_per_pass = max,
-                    .need_available = 1};
+  cli_dev_lists dl; /* lists addressed per device ('device=SEL:LIST', device_lists.c): a plan per list */
+  rc = cli_device_lists("plan", lists, nlists, &dl);
+  if (rc == CLI_OK && dl.nsel && (fmt == PLAN_CSV || fmt == PLAN_JSON || cli_given(&args, "splits"))) {
+    cli_error("plan: lists for some devices ('device=SEL:LIST') print one table or line per device list: "
+              "not --format csv or json, nor --splits");
+    rc = CLI_USAGE;
+  }
+  size_t nsel = dl.nsel;
+  if (rc == CLI_OK && nsel) rc = plan_devices(p, &dl, groups, ngroups, max, fmt == PLAN_LINE);
+  if (rc != CLI_OK || nsel) {
+    cli_device_lists_free(&dl);
+    hc_provider_close(p);
+    goto out;
+  }
+  cli_device_lists_free(&dl);
   hc_plan *pl;
-  st = hc_plan_text(p, &a, &pl);
-  if (st != HC_OK) {
-    const char *err = hc_plan_error(pl);
-    cli_error("plan: %s", err[0] ? err : hc_status_str(st));
-    hc_plan_free(pl);
-    rc = st == HC_ERR_INVALID ? CLI_USAGE : CLI_FAIL;
-  } else {
+  rc = cli_plan_lists("plan", p, lists, nlists, groups, ngroups, max, &pl);
+  if (rc == CLI_OK) {
     if (cli_given(&args, "splits") && fmt == PLAN_LINE) {
       cli_error("plan: --splits prints a table, csv or json, not --format line");
       rc = CLI_USAGE;

@@ -209,41 +209,80 @@ static int profile(const cli_args *args, const cli_selection *sel) {
     groups[ngroups++] = groups0[i];
   for (size_t i = 0; i < nmgroups; i++)
     groups[ngroups++] = mgroups[i];
-  hc_plan_args pa = {.counters = counters,
-                     .ncounters = ncounters,
-                     .groups = groups,
-                     .ngroups = ngroups,
-                     .max_per_pass = maxpp,
-                     .need_available = 1};
-  hc_plan *plan = NULL;
-  st = hc_plan_text(prov, &pa, &plan);
-  hc_metrics_groups_free(mgroups); /* the plan holds its own copies of the names */
-  free(groups);
-  if (st != HC_OK) {
-    const char *err = hc_plan_error(plan);
-    cli_error("profile: %s", err[0] ? err : hc_status_str(st));
-    hc_plan_free(plan);
-    hc_provider_close(prov);
-    return st == HC_ERR_INVALID ? CLI_USAGE : CLI_FAIL; /* malformed: usage; unknown, unavailable: input */
+  /* lists addressed per device ('device=SEL:LIST'): one plan per device list, their passes one after the
+   * other in the plan; the collector measures a device's own (HUBPROF_DEVICE_PLANS) */
+  cli_dev_lists dl;
+  int drc = cli_device_lists("profile", counters, ncounters, &dl);
+  if (drc == CLI_OK && dl.nsel && (app || mux)) {
+    cli_error("profile: lists for some devices ('device=SEL:LIST') need kernel replay (--replay kernel): "
+              "application replay and multiplexing plan one list for every device");
+    cli_device_lists_free(&dl);
+    drc = CLI_USAGE;
   }
-  char *plan_str = hc_plan_format(plan);
-  if (!plan_str) {
-    cli_error("profile: out of memory");
-    hc_plan_free(plan);
+  if (drc != CLI_OK) {
+    hc_metrics_groups_free(mgroups);
+    free(groups);
     hc_provider_close(prov);
-    return CLI_FAIL;
+    return drc;
   }
-  ro.plan = plan_str;
-  ro.provider = hc_provider_name(prov);
-  ro.npasses = plan->npasses;
-  ro.match = match ? match : "grid";
-  ro.multiplex = mux ? (policy ? policy : "kernel") : NULL;
   const hc_limits *lim = hc_provider_limits(prov);
-  if (!ro.quiet) print_plan(plan, lim && lim->device[0] ? lim->device : dev, maxpp, replay, ro.multiplex);
-  int rc = app ? app_replay(&ro, plan, prov, (int)args->noperands, args->operands)
-               : run_app(&ro, (int)args->noperands, args->operands);
+  const char **slot_lists = malloc((ncounters + 1) * sizeof *slot_lists);
+  size_t nslots = dl.nsel + 1, total = 0;
+  hc_plan **plans = calloc(nslots, sizeof *plans);
+  char *plan_str = NULL, *map = NULL;
+  size_t plen = 0, mlen = 0;
+  FILE *pf = open_memstream(&plan_str, &plen), *mf = open_memstream(&map, &mlen);
+  int rc = !slot_lists || !plans || !pf || !mf ? CLI_FAIL : CLI_OK;
+  if (rc) cli_error("profile: out of memory");
+  for (size_t k = 0; rc == CLI_OK && k < nslots; k++) {
+    size_t nl = cli_device_lists_of(&dl, k < dl.nsel ? k : dl.nsel, slot_lists);
+    if (k == dl.nsel && dl.nsel && !nl && !ngroups) { /* no list for the other devices: they run unmeasured */
+      fprintf(mf, "0-0:");
+      continue;
+    }
+    rc = cli_plan_lists("profile", prov, slot_lists, nl, groups, ngroups, maxpp, &plans[k]);
+    char *text = rc == CLI_OK ? hc_plan_format(plans[k]) : NULL;
+    if (rc == CLI_OK && !text) {
+      cli_error("profile: out of memory");
+      rc = CLI_FAIL;
+    } else if (rc == CLI_OK) {
+      fprintf(pf, "%s%s", total ? ";" : "", text);
+      fprintf(mf, "%zu-%zu:%s%s", total + 1, total + plans[k]->npasses, k < dl.nsel ? dl.sel[k] : "",
+              k < dl.nsel ? "\n" : "");
+      total += plans[k]->npasses;
+      if (!ro.quiet && dl.nsel)
+        fprintf(stderr, "hubprof: plan for %s%s:\n", k < dl.nsel ? "device=" : "",
+                k < dl.nsel ? dl.sel[k] : "every other device");
+      if (!ro.quiet)
+        print_plan(plans[k], lim && lim->device[0] ? lim->device : dev, maxpp, replay,
+                   mux ? (policy ? policy : "kernel") : NULL);
+    }
+    free(text);
+  }
+  if (pf) fclose(pf);
+  if (mf) fclose(mf);
+  hc_metrics_groups_free(mgroups); /* the plans hold their own copies of the names */
+  free(groups);
+  free(slot_lists);
+  if (rc == CLI_OK && dl.nsel)
+    setenv("HUBPROF_DEVICE_PLANS", map, 1);
+  else
+    unsetenv("HUBPROF_DEVICE_PLANS");
+  if (rc == CLI_OK) {
+    ro.plan = plan_str;
+    ro.provider = hc_provider_name(prov);
+    ro.npasses = total;
+    ro.match = match ? match : "grid";
+    ro.multiplex = mux ? (policy ? policy : "kernel") : NULL;
+    rc = app ? app_replay(&ro, plans[0], prov, (int)args->noperands, args->operands)
+             : run_app(&ro, (int)args->noperands, args->operands);
+  }
+  for (size_t k = 0; plans && k < nslots; k++)
+    hc_plan_free(plans[k]);
+  free(plans);
   free(plan_str);
-  hc_plan_free(plan);
+  free(map);
+  cli_device_lists_free(&dl);
   hc_provider_close(prov);
   return rc;
 }

@@ -35,8 +35,21 @@ static const cli_opt sample_opts[] = {
      .short_name = 'c',
      .kind = CLI_OPT_LIST,
      .value = "LIST",
-     .help = "counters read on every sample, stored as a timeline per dispatch (up to 8; perf counters, "
-             "'hubprof list counters')"},
+     .help = "counters read on every sample, stored as a timeline per dispatch (perf counters, 'hubprof list "
+             "counters'; comma-separated or @FILE). More than one pass holds (8): the planner's sets "
+             "rotate by time slice, each sample records its set"},
+    {.name = "slice-ms",
+     .kind = CLI_OPT_UINT,
+     .value = "N",
+     .min = 1,
+     .max = 10000,
+     .def = "50",
+     .help = "with more counters than one pass holds: each set is read for N ms, then the next (1 to 10000)"},
+    {.name = "whole-run",
+     .kind = CLI_OPT_FLAG,
+     .help = "with --counters: also poll the counters of every sampled thread on a timer (every "
+             "HUBPROF_HARVEST_MS, 20 ms) for the whole run, between kernels too: a process-level timeline "
+             "stored with no dispatch ('hubprof analyze --timeline OUT')"},
     {.name = "kernel",
      .short_name = 'k',
      .kind = CLI_OPT_STRING,
@@ -74,11 +87,14 @@ static const cli_spec sample_spec = {
 
 void cmd_sample_help(FILE *out) { cli_help(&sample_spec, out); }
 
-/* Every listed counter known to the perf provider and measurable here: 0, or the exit code (printed). */
-static int check_counters(const char *const *names, size_t n) {
+/* Every listed counter known to the perf provider and measurable here: 0, or the exit code (printed). With
+ * more than one pass holds (8 in a perf group, and the PMU's own limits), *sets gets the planner's passes
+ * ("a,b;c"): the sets that rotate by time slice. */
+static int check_counters(const char *const *names, size_t n, char **sets) {
+  *sets = NULL;
   if (!n) return 0;
-  if (n > 8) {
-    cli_error("sample: --counters: at most 8 counters are read on every sample (%zu given)", n);
+  if (n > 64) {
+    cli_error("sample: --counters: at most 64 counters (8 sets of 8) are sampled (%zu given)", n);
     return CLI_USAGE;
   }
   hc_provider *p;
@@ -100,6 +116,19 @@ static int check_counters(const char *const *names, size_t n) {
       rc = CLI_FAIL;
     }
   }
+  hc_plan *plan = NULL;
+  if (!rc && n > 8) {
+    rc = cli_plan_lists("sample", p, names, n, NULL, 0, 8, &plan);
+    if (!rc && plan->npasses > 8) {
+      cli_error("sample: --counters: %zu counters need %zu sets; at most 8 rotate", n, plan->npasses);
+      rc = CLI_USAGE;
+    }
+    if (!rc && !(*sets = hc_plan_format(plan))) {
+      cli_error("out of memory");
+      rc = CLI_FAIL;
+    }
+  }
+  hc_plan_free(plan);
   hc_provider_close(p);
   return rc;
 }
@@ -128,7 +157,8 @@ int cmd_sample(int argc, char **argv) {
     cli_args_free(&a);
     return CLI_USAGE;
   }
-  rc = check_counters((const char *const *)cs, nc);
+  char *sets = NULL;
+  rc = check_counters((const char *const *)cs, nc, &sets);
   if (rc) {
     hu_strv_free(cs);
     cli_args_free(&a);
@@ -138,14 +168,19 @@ int cmd_sample(int argc, char **argv) {
   rc = cli_output_format("sample", cli_str(&a, "output"), cli_str(&a, "output-format"), &format);
   if (!rc) rc = cli_partition_choose("sample", &a, format);
   if (rc) { /* before the application starts */
+    free(sets);
     hu_strv_free(cs);
     cli_args_free(&a);
     return rc;
   }
-  char period[32], list[512] = "";
+  char period[32], slice[32], list[4096] = "";
   snprintf(period, sizeof period, "%lu", cli_uint(&a, "period-us", strtoul(DEFAULT_PERIOD_US, NULL, 10)));
-  for (size_t i = 0; i < nc; i++)
+  for (size_t i = 0; i < nc && !sets; i++)
     snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", cs[i]);
+  if (sets) snprintf(list, sizeof list, "%s", sets); /* ';' between the sets that rotate */
+  free(sets);
+  snprintf(slice, sizeof slice, "%lu", cli_uint(&a, "slice-ms", 50));
+  setenv("HUBPROF_SAMPLE_SLICE_MS", slice, 1);
   hu_strv_free(cs);
   /* the collector reads these in the application (run_launch passes the environment on) */
   setenv("HUBPROF_SAMPLE_PERIOD_US", period, 1);
@@ -153,6 +188,15 @@ int cmd_sample(int argc, char **argv) {
     setenv("HUBPROF_SAMPLE_COUNTERS", list, 1);
   else
     unsetenv("HUBPROF_SAMPLE_COUNTERS");
+  if (cli_given(&a, "whole-run") && !nc) {
+    cli_error("sample: --whole-run polls the counters of --counters LIST: give some");
+    cli_args_free(&a);
+    return CLI_USAGE;
+  }
+  if (cli_given(&a, "whole-run"))
+    setenv("HUBPROF_SAMPLE_WHOLE_RUN", "1", 1);
+  else
+    unsetenv("HUBPROF_SAMPLE_WHOLE_RUN");
   if (kre)
     setenv("HUBPROF_SAMPLE_KERNEL", kbuf, 1);
   else

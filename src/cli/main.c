@@ -103,5 +103,7 @@ int main(int argc, char **argv) {
   }
   const cli_cmd *c = find(name);
   if (!c) return unknown(name);
-  return c->run(argc - 1, argv + 1);
+  int rc = c->run(argc - 1, argv + 1);
+  cli_list_files_forget(); /* the lists read from @FILE arguments */
+  return rc;
 }

@@ -21,6 +21,21 @@ static void message(const char *prefix, const char *fmt, va_list ap) {
     fputs("out of memory\n", stderr);
     return;
   }
+  /* a quoted name read from a list file (@FILE, list_file.c): its file and line lead the message, after
+   * the command's name ("profile: c.txt:3: unknown counter 'x'") */
+  for (const char *q = strchr(text, '\''), *e; q && (e = strchr(q + 1, '\'')); q = strchr(e + 1, '\'')) {
+    const char *where = cli_list_origin(q + 1, (size_t)(e - q - 1));
+    if (!where) continue;
+    const char *colon = strstr(text, ": ");
+    size_t at =
+        colon && colon < q && !memchr(text, ' ', (size_t)(colon - text)) ? (size_t)(colon - text) + 2 : 0;
+    char *with = NULL;
+    if (asprintf(&with, "%.*s%s: %s", (int)at, text, where, text + at) >= 0) {
+      free(text);
+      text = with;
+    }
+    break;
+  }
   fputs(hu_term_clean(text, &tmp), stderr);
   fputc('\n', stderr);
   free(tmp);

@@ -71,13 +71,15 @@ const cli_opt cli_opts_counters[] = {
      .kind = CLI_OPT_LIST,
      .flags = CLI_OPT_REPEAT,
      .value = "LIST",
-     .help = "counters to measure, comma-separated; 'hubprof list counters' shows them"},
+     .help = "counters to measure, comma-separated, or @FILE (one per line); 'hubprof list counters' shows "
+             "them"},
     {.name = "metrics",
      .kind = CLI_OPT_LIST,
      .flags = CLI_OPT_REPEAT,
      .value = "LIST",
-     .help = "metrics to measure: their counters, each metric's in one pass where they fit; 'hubprof list "
-             "metrics' shows them"},
+     .help =
+         "metrics to measure (comma-separated, or @FILE): their counters, each metric's in one pass where "
+         "they fit; 'hubprof list metrics' shows them"},
     {.name = "metrics-file",
      .kind = CLI_OPT_STRING,
      .flags = CLI_OPT_REPEAT,
@@ -343,6 +345,13 @@ static int take(cli_args *a, long i, const char *spelled, const char *value) {
     break;
   }
   case CLI_OPT_LIST: {
+    char why[1200];
+    const char *x = cli_list_expand(value, why, sizeof why); /* @FILE (list_file.c) */
+    if (!x) {
+      usage_error(s, "--%s %s", o->name, why);
+      return CLI_FAIL; /* an input file's problem, as an unknown counter */
+    }
+    value = x;
     size_t l = strlen(value);
     if (value[0] == ',' || value[l - 1] == ',' || strstr(value, ",,")) {
       usage_error(s, "--%s '%s': an empty name in the list", o->name, value);

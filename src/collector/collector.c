@@ -577,6 +577,19 @@ uint32_t hpc_agent_of(const hpc_provider *pv, const void *rt, uintptr_t d) {
   return id;
 }
 
+int hpc_agent_names(uint32_t id, char *name, size_t nn, char *product, size_t pn, int32_t *index) {
+  pthread_mutex_lock(&g_lock);
+  int ok = id >= 1 && id <= g_nagents;
+  if (ok) {
+    const hp_agent *r = &g_agents[id - 1].row;
+    snprintf(name, nn, "%s", r->name ? r->name : "");
+    snprintf(product, pn, "%s", r->product_name ? r->product_name : "");
+    *index = r->device_index;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return ok ? 0 : -1;
+}
+
 void hpc_kernel_name(uint32_t id, char *buf, size_t n) {
   pthread_mutex_lock(&g_lock);
   snprintf(buf, n, "%s", id && id <= g_nknames ? g_knames[id - 1] : "");

@@ -130,6 +130,8 @@ HPC_HIDDEN uint32_t hpc_kernel_slow(const hpc_provider *pv, const void *rt,
 HPC_HIDDEN uint64_t hpc_queue_slow(const hpc_provider *pv, const void *rt, uintptr_t q); /* qid<<32 | agent */
 /* The agent row of device d, registered at need. */
 HPC_HIDDEN uint32_t hpc_agent_of(const hpc_provider *pv, const void *rt, uintptr_t d);
+/* Agent row `id`'s name, product name and device index (0, or -1 when there is no such row). */
+HPC_HIDDEN int hpc_agent_names(uint32_t id, char *name, size_t nn, char *product, size_t pn, int32_t *index);
 /* The ring is full: harvest what completed; when too little did, write the oldest without device times.
  * Returns 0 when there is room now, -1 when the ring is held by an exiting process (drop the dispatch). */
 HPC_HIDDEN int hpc_ring_full(hpc_thread *t);

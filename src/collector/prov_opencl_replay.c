@@ -1318,7 +1318,11 @@ static cl_int replay_locked(rctx *c, hpc_thread *t) {
   int replay = drain(n, c->q, c->nwait, c->wait) == 0 && hpc_rp_sessions_ready() == 0;
   r_st->drain_ns += stage_ns() - td;
   uint64_t unknown_svm = 0;
-  c->npasses = hpc_rp.npasses;
+  size_t first = 0, np = hpc_rp.npasses;
+  hpc_rp_device_passes(d->agent_id, &first, &np); /* per-device plans: this device's passes */
+  if (!np) replay = 0;                            /* a device no list names: run once, unmeasured */
+  c->npasses = np;
+  c->first = first;
   if (hpc_rp.mux) { /* iteration multiplexing: one run, the key's next pass; nothing to save */
     c->npasses = 1;
     c->mk = replay ? hpc_rp_key_find(hpc_rp.muxtab, hpc_rp.mux == HPC_MUX_LAUNCH, kid, d->grid, d->workgroup)

@@ -39,6 +39,11 @@ int hpc_rp_init_plan(const hpc_env *e, const char **why) {
     *why = "HUBPROF_PASS is set: HUBPROF_PLAN must hold that one pass";
     return -1;
   }
+  if (hpc_rp_devplans_init(why) != 0) return -1; /* per-device plans (device_plans.c) */
+  if (hpc_rp.ndevplans && (e->pass || hpc_rp.mux)) {
+    *why = "HUBPROF_DEVICE_PLANS needs kernel replay (not application replay or multiplexing)";
+    return -1;
+  }
   hc_status st = hc_provider_open(e->provider, &hpc_rp.prov);
   if (st != HC_OK) {
     snprintf(msg, sizeof msg, "counter provider '%s': %s", e->provider, hc_status_str(st));
@@ -182,6 +187,7 @@ void hpc_rp_log_head(hp_store *s) {
   if (hpc_rp.mux)
     hp_write_metadata(s, "multiplex_policy", hpc_rp.mux == HPC_MUX_LAUNCH ? "launch" : "kernel");
   hp_write_metadata(s, "pass_plan", e->plan);
+  if (hpc_rp.ndevplans) hp_write_metadata(s, "device_plans", getenv("HUBPROF_DEVICE_PLANS"));
   if (e->pass) {
     char b[32];
     snprintf(b, sizeof b, "%ld", e->pass);

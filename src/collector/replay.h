@@ -67,6 +67,12 @@ typedef struct hpc_replay_state {
   hpc_rp_stats st;   /* reset in a forked child by the provider */
   hpc_rp_key *muxtab[HPC_RP_BUCKETS];
   hpc_rp_key *warmtab[HPC_RP_BUCKETS]; /* kernel + launch configurations that had their warm-up run */
+  /* HUBPROF_DEVICE_PLANS (per-device plans, device_plans.c): the plan holds each device list's passes one
+   * after the other; a device measures the passes of the first selector it matches (the last entry, with
+   * an empty selector, is every other device's). Resolved once per agent, under the dispatch lock. */
+  struct hpc_devplan *devplans;
+  size_t ndevplans;
+  uint8_t agent_plan[257]; /* agent id -> 1 + its entry; 0: not resolved yet */
 } hpc_replay_state;
 extern hpc_replay_state hpc_rp HPC_HIDDEN;
 
@@ -98,6 +104,11 @@ HPC_HIDDEN hpc_rp_key *hpc_rp_key_find(hpc_rp_key **tab, int launch, uint32_t ki
 HPC_HIDDEN void hpc_rp_write_row(const hpc_rp_row *r, const char *meta_key, const char *meta_value);
 /* At exit with HUBPROF_DEBUG: the summary lines (the provider's dispatch lock held). */
 HPC_HIDDEN void hpc_rp_summary(void);
+/* Per-device plans (device_plans.c): parse HUBPROF_DEVICE_PLANS (0; -1 with a reason); the passes agent
+ * `agent_id` measures, [*first, *first + *n) 0-based (all of them without per-device plans; n 0: none),
+ * its plan written to the log's metadata at its first dispatch. */
+HPC_HIDDEN int hpc_rp_devplans_init(const char **why);
+HPC_HIDDEN void hpc_rp_device_passes(uint32_t agent_id, size_t *first, size_t *n);
 /* A forked child: the parent's sessions closed (re-opened at need), its keys dropped. */
 HPC_HIDDEN void hpc_rp_fork_child(void);
 

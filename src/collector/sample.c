@@ -37,8 +37,10 @@
 
 typedef struct sthread {
   int32_t tid;
-  void *h;         /* provider handle, NULL when it could not be opened */
-  uint64_t row_id; /* thread row */
+  void *h;                                  /* provider handle, NULL when it could not be opened */
+  uint64_t row_id;                          /* thread row */
+  uint64_t polled[HPC_SAMPLE_MAX_COUNTERS]; /* whole-run polling: its counters at the last poll */
+  size_t set;                               /* the counter set its handle reads */
 } sthread;
 
 typedef struct window {
@@ -57,12 +59,14 @@ typedef struct psample {
   hpc_raw_sample s;
   uint64_t thread_row;
   int32_t code_ix;
+  uint32_t set; /* the counter set its values belong to */
 } psample;
 
 /* per (dispatch, thread): last counter values, for the dispatch's running sum */
 typedef struct cstate {
   uint64_t dispatch_id;
   int32_t tid;
+  uint32_t set;
   uint64_t last[HPC_SAMPLE_MAX_COUNTERS];
 } cstate;
 #define NCSTATE 256
@@ -70,9 +74,15 @@ typedef struct cstate {
 static const hpc_sample_provider *g_prov = &hpc_sample_perf;
 static int g_on;
 static uint64_t g_period_ns;
-static const char *g_counters[HPC_SAMPLE_MAX_COUNTERS];
-static char g_counter_buf[512];
+#define MAX_ALL (HPC_SAMPLE_MAX_COUNTERS * HPC_SAMPLE_MAX_SETS)
+static const char *g_counters[MAX_ALL]; /* every set's, one set after the other */
+static char g_counter_buf[4096];
 static size_t g_ncounters;
+/* Sampling beyond one pass: the sets of HUBPROF_SAMPLE_COUNTERS (';' between sets, each at most 8 counters)
+ * rotate by time slice (HUBPROF_SAMPLE_SLICE_MS): every thread reads the current set; at the end of a slice
+ * the harvester drains each thread and reopens it on the next set. */
+static size_t g_set_first[HPC_SAMPLE_MAX_SETS], g_set_n[HPC_SAMPLE_MAX_SETS], g_nsets, g_cur;
+static int64_t g_slice_ns, g_slice_start;
 static regex_t g_kre;
 static int g_has_kre;
 
@@ -109,15 +119,17 @@ static size_t g_npend, g_cappend;
 
 static cstate g_cs[NCSTATE];
 static size_t g_ncs;
-static double g_sum[HPC_SAMPLE_MAX_COUNTERS]; /* running sum of the dispatch g_sum_id */
+static double g_sum[MAX_ALL]; /* running sum of the dispatch g_sum_id */
 static uint64_t g_sum_id;
 
-static uint64_t g_ids;       /* pc_sample and counter_sample row ids */
-static uint64_t g_taken;     /* samples delivered */
-static uint64_t g_outside;   /* in no kernel's code */
-static uint64_t g_unmatched; /* in a kernel's code, but no window of that kernel held their time */
-static uint64_t g_filtered;  /* of a kernel that --kernel leaves out */
-static uint64_t g_lost;      /* lost by the provider, or the pending buffer was full */
+static int g_whole;                 /* HUBPROF_SAMPLE_WHOLE_RUN: counters polled for the run */
+static double g_run_total[MAX_ALL]; /* their process totals since sampling began */
+static uint64_t g_ids;              /* pc_sample and counter_sample row ids */
+static uint64_t g_taken;            /* samples delivered */
+static uint64_t g_outside;          /* in no kernel's code */
+static uint64_t g_unmatched;        /* in a kernel's code, but no window of that kernel held their time */
+static uint64_t g_filtered;         /* of a kernel that --kernel leaves out */
+static uint64_t g_lost;             /* lost by the provider, or the pending buffer was full */
 static uint64_t g_stored;
 static int g_debug;
 
@@ -143,17 +155,36 @@ int hpc_sample_init(const char **why) {
   g_period_ns = (uint64_t)us * 1000;
   const char *c = getenv("HUBPROF_SAMPLE_COUNTERS");
   if (c && *c) {
+    if (strlen(c) >= sizeof g_counter_buf) {
+      *why = "HUBPROF_SAMPLE_COUNTERS is too long";
+      return -1;
+    }
     snprintf(g_counter_buf, sizeof g_counter_buf, "%s", c);
-    for (char *save = NULL, *t = strtok_r(g_counter_buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-      uint32_t ty;
-      uint64_t cf;
-      if (g_ncounters == HPC_SAMPLE_MAX_COUNTERS || hc_perf_event_of(t, &ty, &cf) != 0) {
-        *why = "HUBPROF_SAMPLE_COUNTERS: unknown counter, or more than 8";
+    char *save_set = NULL;
+    for (char *set = strtok_r(g_counter_buf, ";", &save_set); set; set = strtok_r(NULL, ";", &save_set)) {
+      if (g_nsets == HPC_SAMPLE_MAX_SETS) {
+        *why = "HUBPROF_SAMPLE_COUNTERS: more than 8 sets";
         return -1;
       }
-      g_counters[g_ncounters++] = t;
+      g_set_first[g_nsets] = g_ncounters;
+      for (char *save = NULL, *t = strtok_r(set, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        uint32_t ty;
+        uint64_t cf;
+        if (g_set_n[g_nsets] == HPC_SAMPLE_MAX_COUNTERS || hc_perf_event_of(t, &ty, &cf) != 0) {
+          *why = "HUBPROF_SAMPLE_COUNTERS: unknown counter, or more than 8 in a set";
+          return -1;
+        }
+        g_counters[g_ncounters++] = t;
+        g_set_n[g_nsets]++;
+      }
+      if (g_set_n[g_nsets]) g_nsets++;
     }
+    const char *sl = getenv("HUBPROF_SAMPLE_SLICE_MS");
+    unsigned long ms = sl && *sl ? strtoul(sl, NULL, 10) : 50;
+    g_slice_ns = (int64_t)(ms ? ms : 50) * 1000000;
   }
+  const char *w = getenv("HUBPROF_SAMPLE_WHOLE_RUN");
+  g_whole = w && *w && strcmp(w, "0") && g_ncounters && g_prov->read_now;
   const char *k = getenv("HUBPROF_SAMPLE_KERNEL");
   if (k && *k) {
     const char *big;
@@ -228,7 +259,9 @@ static void scan_threads(hp_store *s) {
     const char *why = NULL;
     sthread *t = &g_thr[g_nthr++];
     t->tid = tid;
-    t->h = g_prov->open_thread(tid, g_period_ns, g_counters, g_ncounters, &why);
+    t->set = g_cur;
+    memset(t->polled, 0, sizeof t->polled);
+    t->h = g_prov->open_thread(tid, g_period_ns, g_counters + g_set_first[g_cur], g_set_n[g_cur], &why);
     if (!t->h) {
       if (g_debug) hpc_say("sample: thread %d: %s", (int)tid, why);
       continue;
@@ -393,6 +426,7 @@ typedef struct pass_ctx {
   hp_store *s;
   uint64_t row;
   int rescanned;
+  uint32_t set; /* the set of the thread being drained */
 } pass_ctx;
 
 static void take(void *ctx, const hpc_raw_sample *r) {
@@ -418,7 +452,7 @@ static void take(void *ctx, const hpc_raw_sample *r) {
     g_pend = np;
     g_cappend = cap;
   }
-  g_pend[g_npend++] = (psample){*r, p->row, ci};
+  g_pend[g_npend++] = (psample){*r, p->row, ci, p->set};
 }
 
 static int by_time(const void *a, const void *b) {
@@ -472,18 +506,24 @@ static void write_counters(hp_store *s, uint64_t dispatch, const psample *p) {
     g_sum_id = dispatch;
   }
   size_t i = 0;
-  while (i < g_ncs && !(g_cs[i].dispatch_id == dispatch && g_cs[i].tid == p->s.tid))
+  /* per (dispatch, thread, set): a set's counters start again at 0 each time its thread is reopened on it,
+   * so a slice's first sample is a new baseline; a counter's sum counts its own set's slices only */
+  while (i < g_ncs && !(g_cs[i].dispatch_id == dispatch && g_cs[i].tid == p->s.tid && g_cs[i].set == p->set))
     i++;
   if (i == g_ncs) { /* the first sample of this thread in this dispatch: the baseline, nothing counted */
     i = g_ncs < NCSTATE ? g_ncs++ : (size_t)(g_ids % NCSTATE);
     g_cs[i].dispatch_id = dispatch;
     g_cs[i].tid = p->s.tid;
+    g_cs[i].set = p->set;
     memcpy(g_cs[i].last, p->s.vals, sizeof g_cs[i].last);
   }
-  for (uint32_t c = 0; c < p->s.nvals && c < g_ncounters; c++) {
-    g_sum[c] += (double)(p->s.vals[c] - g_cs[i].last[c]);
+  size_t first = g_nsets ? g_set_first[p->set] : 0, n = g_nsets ? g_set_n[p->set] : 0;
+  for (uint32_t c = 0; c < p->s.nvals && c < n; c++) {
+    if (p->s.vals[c] < g_cs[i].last[c]) g_cs[i].last[c] = 0; /* reopened on this set since: from 0 */
+    g_sum[first + c] += (double)(p->s.vals[c] - g_cs[i].last[c]);
     g_cs[i].last[c] = p->s.vals[c];
-    hp_counter_sample cs = {sizeof cs, ++g_ids, dispatch, c + 1, p->s.time_ns, g_sum[c]};
+    hp_counter_sample cs = {sizeof cs,    ++g_ids,          dispatch,   first + c + 1,
+                            p->s.time_ns, g_sum[first + c], p->set + 1, 1};
     hp_write_counter_sample(s, &cs);
   }
 }
@@ -517,20 +557,67 @@ static void attribute(hp_store *s, int final) {
   g_npend = keep;
 }
 
+/* Whole-run polling: every sampled thread's counters read now, their growth since the last poll added to
+ * the process totals, one counter_sample row per counter with no dispatch (dispatch_id 0) at this time. */
+static void poll_run(hp_store *s) {
+  if (!g_whole || !s) return;
+  int64_t t = now();
+  size_t first = g_set_first[g_cur], nset = g_set_n[g_cur];
+  for (size_t i = 0; i < g_nthr; i++) {
+    uint64_t v[HPC_SAMPLE_MAX_COUNTERS];
+    size_t n = g_thr[i].h && g_thr[i].set == g_cur ? g_prov->read_now(g_thr[i].h, v, nset) : 0;
+    for (size_t c = 0; c < n; c++) {
+      g_run_total[first + c] += (double)(v[c] - g_thr[i].polled[c]);
+      g_thr[i].polled[c] = v[c];
+    }
+  }
+  for (size_t c = 0; c < nset; c++) { /* the current set's counters only: one set per point */
+    hp_counter_sample cs = {sizeof cs, ++g_ids, 0, first + c + 1, t, g_run_total[first + c], g_cur + 1, 1};
+    hp_write_counter_sample(s, &cs);
+  }
+}
+
+/* The end of a slice: every thread drained of its set's samples and reopened on the next set. */
+static void rotate(hp_store *s) {
+  int64_t t = now();
+  if (!g_slice_start) g_slice_start = t;
+  if (t - g_slice_start < g_slice_ns) return;
+  g_slice_start = t;
+  g_cur = (g_cur + 1) % g_nsets;
+  pass_ctx p = {s, 0, 0, 0};
+  for (size_t i = 0; i < g_nthr; i++) {
+    sthread *th = &g_thr[i];
+    if (!th->h) continue;
+    p.row = th->row_id;
+    p.set = (uint32_t)th->set;
+    g_lost += g_prov->drain(th->h, take, &p);
+    g_prov->close_thread(th->h);
+    const char *why = NULL;
+    th->set = g_cur;
+    memset(th->polled, 0, sizeof th->polled);
+    th->h = g_prov->open_thread(th->tid, g_period_ns, g_counters + g_set_first[g_cur], g_set_n[g_cur], &why);
+    if (!th->h && g_debug) hpc_say("sample: thread %d: %s", (int)th->tid, why);
+  }
+}
+
 void hpc_sample_pass(int final) {
   if (!g_on) return;
   hp_store *s = hpc_store_enter();
   if (!g_self) g_self = (pid_t)syscall(SYS_gettid);
   scan_threads(s);
-  pass_ctx p = {s, 0, 0};
+  poll_run(s);
+  pass_ctx p = {s, 0, 0, 0};
   for (size_t i = 0; i < g_nthr; i++) {
     if (!g_thr[i].h) continue;
     p.row = g_thr[i].row_id;
+    p.set = (uint32_t)g_thr[i].set;
     g_lost += g_prov->drain(g_thr[i].h, take, &p);
   }
+  if (g_nsets > 1 && !final) rotate(s);
   uint64_t stored = g_stored;
   attribute(s, final);
-  if (s && g_stored != stored) hp_log_flush(s); /* in the file as they are attributed: SIGKILL keeps them */
+  if (s && (g_stored != stored || g_whole))
+    hp_log_flush(s); /* in the file as they are attributed: SIGKILL keeps them */
   hpc_store_leave(s);
 }
 
@@ -552,6 +639,13 @@ void hpc_sample_log_opened(hp_store *s) {
   snprintf(v, sizeof v, "%llu", (unsigned long long)g_period_ns);
   hp_write_metadata(s, "sample_period_ns", v);
   hp_write_metadata(s, "sample_provider", g_prov->name);
+  if (g_whole) hp_write_metadata(s, "sample_whole_run", "1");
+  if (g_nsets > 1) {
+    snprintf(v, sizeof v, "%zu", g_nsets);
+    hp_write_metadata(s, "sample_counter_sets", v);
+    snprintf(v, sizeof v, "%lld", (long long)g_slice_ns);
+    hp_write_metadata(s, "sample_slice_ns", v);
+  }
 }
 
 /* Exit handler (every ring harvested, the harvester stopped): the last samples, the counts, close. */
@@ -607,5 +701,7 @@ void hpc_sample_fork_child(void) {
   g_begun_last = 0;
   g_ncs = 0;
   g_sum_id = 0;
+  memset(g_run_total, 0, sizeof g_run_total);
+  g_slice_start = 0;
   g_ids = g_taken = g_outside = g_unmatched = g_filtered = g_lost = g_stored = 0;
 }

@@ -12,7 +12,8 @@
 struct hp_store;
 struct hp_dispatch;
 
-#define HPC_SAMPLE_MAX_COUNTERS 8
+#define HPC_SAMPLE_MAX_COUNTERS 8 /* in one set (one perf group: one pass) */
+#define HPC_SAMPLE_MAX_SETS 8     /* sets that rotate by time slice (sampling beyond one pass) */
 
 /* One sample as a provider delivers it: when, where (the program counter), on which thread, and the
  * listed counters' values at that moment (cumulative on that thread since sampling began). */
@@ -36,6 +37,9 @@ typedef struct hpc_sample_provider {
    * itself lost (its buffer was full). */
   uint64_t (*drain)(void *h, void (*fn)(void *ctx, const hpc_raw_sample *s), void *ctx);
   void (*close_thread)(void *h);
+  /* The listed counters' values on the thread now (cumulative since open_thread), for whole-run polling
+   * (HUBPROF_SAMPLE_WHOLE_RUN); the number read, 0 when it cannot. NULL: the provider cannot poll. */
+  size_t (*read_now)(void *h, uint64_t *vals, size_t n);
 } hpc_sample_provider;
 
 extern const hpc_sample_provider hpc_sample_perf __attribute__((visibility("hidden")));

@@ -156,4 +156,17 @@ static uint64_t p_drain(void *h, void (*fn)(void *ctx, const hpc_raw_sample *s),
   return lost;
 }
 
-const hpc_sample_provider hpc_sample_perf = {"perf", p_open, p_drain, p_close};
+/* The group's values now: one read of the leader (the sampler first, then the listed counters). */
+static size_t p_read(void *h, uint64_t *vals, size_t n) {
+  pthr *t = h;
+  uint64_t buf[2 + HPC_SAMPLE_MAX_COUNTERS];
+  if (t->nfd < 2) return 0;
+  ssize_t r = read(t->fd[0], buf, sizeof buf);
+  if (r < (ssize_t)(2 * sizeof buf[0]) || buf[0] < 2) return 0;
+  size_t k = 0;
+  for (uint64_t i = 1; i < buf[0] && k < n && (ssize_t)((i + 2) * sizeof buf[0]) <= r; i++)
+    vals[k++] = buf[1 + i];
+  return k;
+}
+
+const hpc_sample_provider hpc_sample_perf = {"perf", p_open, p_drain, p_close, p_read};

@@ -245,6 +245,25 @@ static void ch_discard(ex_writer *w) {
   w->priv = NULL;
 }
 
+/* A whole-run counter sample: a counter event "whole run COUNTER" of the process. */
+static int ch_run_sample(ex_writer *w, const hp_counter_sample *s, const ex_proc *p) {
+  ch_state *cs = w->priv;
+  const ex_named *c = ex_find_named(w->m->counters, w->m->ncounters, s->counter_id);
+  if (!c || !s->timestamp_ns) {
+    w->st->skipped_order++;
+    return 0;
+  }
+  hu_buf *b = &cs->ev, *nm = &w->scratch[0];
+  nm->n = 0;
+  hu_buf_printf(nm, "whole run %s", c->name);
+  const char *name = hu_buf_cstr(nm);
+  if (!name) return ex_set_err(w, "out of memory");
+  head(b, "C", name, "counter", pid_of(p), 0, s->timestamp_ns);
+  hu_buf_printf(b, ",\"args\":{\"value\":%.17g}}", isfinite(s->value) ? s->value : 0.0);
+  w->st->counter_samples++;
+  return put(w, cs);
+}
+
 const ex_backend ex_chrome_backend = {
     .open = ch_open,
     .tracks = ch_tracks,
@@ -254,4 +273,5 @@ const ex_backend ex_chrome_backend = {
     .discard = ch_discard,
     .copy = ch_copy,
     .samples = 1,
+    .run_sample = ch_run_sample,
 };

@@ -77,6 +77,10 @@ typedef struct ex_backend {
   /* one memory copy (a transfer command, --api) on its queue's lane; its enqueue on the thread */
   int (*copy)(ex_writer *w, const hp_memory_copy *c, const ex_proc *p, const ex_thread *t, ex_queue *q,
               int lane);
+  /* a counter sample of no dispatch (`sample --whole-run`: a process total polled on a timer), its time
+   * on the trace's clock, on process p's "whole run" counter track (the store's first process: such a
+   * sample names none); NULL: the format skips them (counted in skipped_order) */
+  int (*run_sample)(ex_writer *w, const hp_counter_sample *s, const ex_proc *p);
 } ex_backend;
 
 /* Direction of a memory copy as text ("H2D", ...). */

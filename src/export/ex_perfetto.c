@@ -59,6 +59,8 @@ enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2 };
 #define UUID_COUNTER(q, c) ((4ULL << 60) | (uint64_t)(q) << 28 | (uint64_t)(c))
 #define UUID_NOPROC (5ULL << 60)
 #define UUID_SAMPLE(q, c) ((6ULL << 60) | (uint64_t)(q) << 28 | (uint64_t)(c))
+#define UUID_RUN(c) ((7ULL << 60) | (uint64_t)(c)) /* whole-run samples of counter c (sample --whole-run) */
+#define RUN_TRACKS 1024                            /* counters with a whole-run track */
 
 /* ---- the encoder ------------------------------------------------------------------------------------- */
 
@@ -86,9 +88,10 @@ static void pb_msg(hu_buf *b, unsigned field, const hu_buf *m) { pb_bytes(b, fie
 
 typedef struct pf_state {
   hu_buf pkt, ev, sub, str;
-  int first;          /* the first packet clears the sequence's incremental state */
-  int noproc;         /* the "(no process)" track was described */
-  int *lanes_written; /* per queue: lane tracks described so far */
+  int first;                                 /* the first packet clears the sequence's incremental state */
+  int noproc;                                /* the "(no process)" track was described */
+  int *lanes_written;                        /* per queue: lane tracks described so far */
+  unsigned char run_written[RUN_TRACKS / 8]; /* whole-run counter tracks described so far */
 } pf_state;
 
 /* a string field, as valid UTF-8 */
@@ -382,6 +385,32 @@ static void pf_discard(ex_writer *w) {
   w->priv = NULL;
 }
 
+/* A whole-run counter sample on the process's "whole run COUNTER" track (described at its first). */
+static int pf_run_sample(ex_writer *w, const hp_counter_sample *s, const ex_proc *p) {
+  pf_state *ps = w->priv;
+  const ex_named *c = ex_find_named(w->m->counters, w->m->ncounters, s->counter_id);
+  size_t ci = c ? (size_t)(c - w->m->counters) : RUN_TRACKS;
+  if (ci >= RUN_TRACKS || !s->timestamp_ns) {
+    w->st->skipped_order++;
+    return 0;
+  }
+  if (!(ps->run_written[ci / 8] >> (ci % 8) & 1)) {
+    hu_buf *t = &w->scratch[0];
+    t->n = 0;
+    hu_buf_printf(t, "whole run %s", c->name);
+    const char *nm = hu_buf_cstr(t);
+    if (!nm) return ex_set_err(w, "out of memory");
+    if (c->unit[0]) pb_str(ps, &ps->sub, CD_UNIT_NAME, c->unit);
+    if (descriptor(w, ps, UUID_RUN(ci), proc_uuid(p), nm, TD_COUNTER)) return -1;
+    ps->run_written[ci / 8] |= (unsigned char)(1u << (ci % 8));
+  }
+  begin_event(ps, s->timestamp_ns, TYPE_COUNTER, UUID_RUN(ci));
+  pb_double(&ps->ev, TE_DOUBLE_COUNTER_VALUE, s->value);
+  if (end_event(w, ps)) return -1;
+  w->st->counter_samples++;
+  return 0;
+}
+
 const ex_backend ex_perfetto_backend = {
     .open = pf_open,
     .tracks = pf_tracks,
@@ -391,4 +420,5 @@ const ex_backend ex_perfetto_backend = {
     .discard = pf_discard,
     .copy = pf_copy,
     .samples = 1,
+    .run_sample = pf_run_sample,
 };

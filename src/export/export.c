@@ -395,6 +395,8 @@ typedef struct ex_step {
   size_t row_size;
   unsigned char *rows; /* the current dispatch's rows */
   size_t n, cap;
+  const ex_backend *be; /* counter samples: the backend that draws those of no dispatch (whole run) */
+  int err;              /* its failure */
 } ex_step;
 
 static void step_open(hp_store *s, hp_table t, uint64_t nrows, size_t row_size, size_t id_off, ex_step *k) {
@@ -415,7 +417,14 @@ static uint64_t step_id(const ex_step *k) {
 /* A row passed without its dispatch: counted in skipped_order, unless it is a region's host part (a counter
  * value with no dispatch, docs/api-regions.md), which the timeline formats leave out. */
 static void step_skip(ex_writer *w, ex_step *k) {
-  if (k->table != HP_TABLE_COUNTER_VALUE || !hp_counter_value_is_host_part(&k->pending.v))
+  if (k->table == HP_TABLE_COUNTER_SAMPLE && !k->pending.s.dispatch_id && k->be && k->be->run_sample &&
+      !k->err) { /* a whole-run sample: drawn on its process's own track */
+    hp_counter_sample s = k->pending.s;
+    const ex_proc *p = ex_find_proc(w->m, s.process_id); /* stores from before: the first process */
+    if (!p && w->m->nprocs) p = &w->m->procs[0];
+    if (p && s.timestamp_ns) s.timestamp_ns = shifted(w->m, p->id, s.timestamp_ns);
+    if (k->be->run_sample(w, &s, p)) k->err = 1;
+  } else if (k->table != HP_TABLE_COUNTER_VALUE || !hp_counter_value_is_host_part(&k->pending.v))
     w->st->skipped_order++;
   k->st = hp_cursor_next(k->c, &k->pending);
 }
@@ -426,7 +435,11 @@ static int step_take(ex_writer *w, ex_step *k, uint64_t id, uint64_t prev_id) {
   k->n = 0;
   while (k->st == HP_OK && step_id(k) <= prev_id && step_id(k) != id)
     step_skip(w, k);
-  while (k->st == HP_OK && step_id(k) == id) {
+  while (k->st == HP_OK && (step_id(k) == id || (!step_id(k) && k->be))) {
+    if (step_id(k) != id) { /* a whole-run sample between this dispatch's own: drawn, not skipped */
+      step_skip(w, k);
+      continue;
+    }
     if (hu_grow((void **)&k->rows, &k->cap, k->n + 1, k->row_size)) return ex_set_err(w, "out of memory");
     memcpy(k->rows + k->n++ * k->row_size, &k->pending, k->row_size);
     k->st = hp_cursor_next(k->c, &k->pending);
@@ -457,6 +470,7 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
             offsetof(hp_counter_value, dispatch_id), &vals);
   step_open(s, HP_TABLE_COUNTER_SAMPLE, nsamples, sizeof(hp_counter_sample),
             offsetof(hp_counter_sample, dispatch_id), &samples);
+  samples.be = be;
   uint64_t prev_id = 0;
   hp_dispatch d = {.size = sizeof d};
   int rc = 0;
@@ -473,7 +487,7 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
       d.enqueue_ns = d.enqueue_ns ? d.enqueue_ns + shift : 0;
     }
     if (d.start_ns && (rc = copies_before(w, be, &cw, d.start_ns)) != 0) break;
-    if (step_take(w, &vals, d.id, prev_id) || step_take(w, &samples, d.id, prev_id)) {
+    if (step_take(w, &vals, d.id, prev_id) || step_take(w, &samples, d.id, prev_id) || samples.err) {
       rc = -1;
       break;
     }
@@ -498,6 +512,7 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
   hp_cursor_close(cw.c);
   step_close(w, &vals, s, !rc);
   step_close(w, &samples, s, !rc);
+  if (!rc && samples.err) rc = -1;
   w->samples = NULL, w->nsamples = 0;
   hp_cursor_close(c);
   return rc;

@@ -465,6 +465,7 @@ static int build_page(rp *p, const char *name, hp_store *base, const char *base_
   }
   ha_result_free(kr);
   if (!rc && nsamples) rp_samples(p);
+  if (!rc) rp_run_counters(p);
   if (!rc && nregions) rp_regions(p, nregions);
   if (!rc) rp_ranks(p);
   if (!rc && base) {

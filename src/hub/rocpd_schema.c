@@ -325,7 +325,8 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
                             "$weight", "$stall_reason", "$samples"},
     [HP_TABLE_COUNTER_SAMPLE] =
         {"@id", "@dispatch_id", "@pmc_id", "@timestamp",
-         "CASE WHEN $value_bits IS NOT NULL AND @value IS NOT NULL THEN -0.0 ELSE @value END"},
+         "CASE WHEN $value_bits IS NOT NULL AND @value IS NOT NULL THEN -0.0 ELSE @value END", "$sample_set",
+         "$process_id"},
     [HP_TABLE_CODE_BLOB] = {"@id", "@hash", "@offset", "@total_size", "@data"},
     /* the name through rocpd_string (the reader's join) */
     [HP_TABLE_MEMORY_COPY] = {"@id", "@pid", "@tid", "COALESCE(@dst_agent_id, @src_agent_id)", "@queue_id",
@@ -391,7 +392,8 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_REGION] = {"id", "pid", "tid", "#name_id", "#event_id", "start", "end"},
     [HP_TABLE_PC_SAMPLE] = {"id", "$dispatch_id", "$code_object_id", "$offset", "timestamp", "track_id",
                             "$weight", "$stall_reason", "$samples"},
-    [HP_TABLE_COUNTER_SAMPLE] = {"id", "dispatch_id", "pmc_id", "timestamp", "%value"},
+    [HP_TABLE_COUNTER_SAMPLE] = {"id", "dispatch_id", "pmc_id", "timestamp", "%value", "$sample_set",
+                                 "$process_id"},
     [HP_TABLE_CODE_BLOB] = {"id", "hash", "offset", "total_size", "data"},
     /* the device is both ends' agent (hubprof has no host agent row); the direction says which way */
     [HP_TABLE_MEMORY_COPY] = {"id", "pid", "tid", "dst_agent_id,src_agent_id", "queue_id", "#name_id",

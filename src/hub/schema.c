@@ -153,6 +153,8 @@ static const hp_column counter_sample_cols[] = {
     COL(hp_counter_sample, counter_id, HP_COL_U64, "counter_info"),
     COL(hp_counter_sample, timestamp_ns, HP_COL_I64, NULL),
     COL(hp_counter_sample, value, HP_COL_F64, NULL),
+    COL(hp_counter_sample, sample_set, HP_COL_U64, NULL),
+    COL(hp_counter_sample, process_id, HP_COL_U64, "process"),
 };
 static const hp_column code_blob_cols[] = {
     COL(hp_code_blob, id, HP_COL_U64, NULL),     COL(hp_code_blob, hash, HP_COL_STR, NULL),

@@ -91,6 +91,19 @@ print('device hostile\nmax-per-pass 4\nblock SQ 8')
 for n in range(30000): print('counter C%d SQ cycles d' % n)" >many.device
 b 1 "$HP" plan --device ./many.device -c C1
 err_line "many.device:8196: more than 8192 counters"
+# @FILE lists of counters and metrics (list_file.c): 2 GB sparse, a 20 000-byte line, 10 000 names
+truncate -s 2G sparse.txt
+python3 -c "print('x' * 20000)" >long.txt
+python3 -c "print('\n'.join('c%d' % i for i in range(10000)))" >many.txt
+for f in "sparse.txt: larger than 1 MiB" "long.txt:1: line longer than 4096 bytes" "many.txt:8193: more than 8192 names"; do
+  file=${f%%:*}
+  b 1 "$HP" plan --counters "@$file"
+  err_line "$f"
+  b 1 "$HP" profile -q --counters "@$file" -o p.db -- true
+  err_line "$f"
+  b 1 "$HP" analyze --metrics "@$file" a.db
+  err_line "$f"
+done
 
 # 2. --kernel patterns: 130 KB (GBs and seconds in regcomp), repetitions that multiply, a back-reference;
 # a glob too long for analyze; the limit itself is fine

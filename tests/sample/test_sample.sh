@@ -233,8 +233,10 @@ one_line_error "no-such-counter"
 expect 2 "$HP" sample --kernel '(' -o x.db -- "$EX/hot_spot" 10 1
 one_line_error "regular expression"
 if [ ! -e x.db ]; then ok; else bad "a store was written for bad input"; fi
-expect 2 "$HP" analyze --timeline elsewhere/g.db
-one_line_error "--dispatch"
+expect 0 "$HP" analyze --timeline elsewhere/g.db # no --dispatch: the whole run's samples (none without --whole-run)
+grep -q "no counter samples outside dispatches" out && ok || bad "whole-run timeline: $(cat out)"
+expect 2 "$HP" analyze --timeline --dispatch 1-2 elsewhere/g.db
+one_line_error "--dispatch N (one dispatch id)"
 expect 2 "$HP" analyze --by line elsewhere/g.db
 one_line_error "--kernel"
 expect 1 "$HP" analyze --timeline --dispatch 99 elsewhere/g.db
