@@ -137,6 +137,7 @@ typedef union hp_anyrow {
   hp_counter_sample cs;
   hp_code_blob cb;
   hp_memory_copy mc;
+  hp_ceiling ce;
 } hp_anyrow;
 
 /* 1 for the tables whose rows are many (dispatches, counter values, regions, samples, code bytes): streamed
