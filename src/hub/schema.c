@@ -168,10 +168,10 @@ static const hp_column memory_copy_cols[] = {
     COL(hp_memory_copy, region_id, HP_COL_U64, "region"),
 };
 static const hp_column ceiling_cols[] = {
-    COL(hp_ceiling, id, HP_COL_U64, NULL),       COL(hp_ceiling, agent_id, HP_COL_U64, "agent"),
-    COL(hp_ceiling, name, HP_COL_STR, NULL),     COL(hp_ceiling, value, HP_COL_F64, NULL),
-    COL(hp_ceiling, unit, HP_COL_STR, NULL),     COL(hp_ceiling, method, HP_COL_STR, NULL),
-    COL(hp_ceiling, note, HP_COL_STR, NULL),     COL(hp_ceiling, measured_ns, HP_COL_I64, NULL),
+    COL(hp_ceiling, id, HP_COL_U64, NULL),   COL(hp_ceiling, agent_id, HP_COL_U64, "agent"),
+    COL(hp_ceiling, name, HP_COL_STR, NULL), COL(hp_ceiling, value, HP_COL_F64, NULL),
+    COL(hp_ceiling, unit, HP_COL_STR, NULL), COL(hp_ceiling, method, HP_COL_STR, NULL),
+    COL(hp_ceiling, note, HP_COL_STR, NULL), COL(hp_ceiling, measured_ns, HP_COL_I64, NULL),
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
