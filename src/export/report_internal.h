@@ -100,5 +100,6 @@ int rp_kernel_sections(rp *p);             /* report_kernels.c */
 void rp_samples(rp *p);                    /* report_kernels.c: when the store has PC samples */
 void rp_regions(rp *p, uint64_t nregions); /* report_kernels.c: flame graph and table */
 void rp_ranks(rp *p);                      /* report_kernels.c: when the run has several ranks */
+int rp_roofline(rp *p);                    /* report_roofline.c: when the store has ceilings */
 
 #endif
