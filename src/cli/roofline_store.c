@@ -85,6 +85,15 @@ static const char *why(hp_store *s, hp_status st) {
 int rl_store_check_append(const char *store) {
   hp_store *s = cli_open_readable("roofline --store", store);
   if (!s) return CLI_FAIL;
+  /* rewritten in place: never a store read only up to damage (a log cut by a crash, or still being written
+   * by a running collector), whose unreadable part the rewrite would drop */
+  if (hp_store_damage(s, NULL) != HP_OK) {
+    cli_error("roofline --store: %s: damaged or still being written, not rewriting it (%s; 'hubprof convert' "
+              "keeps what is readable)",
+              store, hp_store_error(s));
+    hp_store_close(s);
+    return CLI_FAIL;
+  }
   hp_store_close(s);
   return CLI_OK;
 }

@@ -129,6 +129,12 @@ one_line_error "nothere.db"
 echo hello >notastore.db
 expect 1 "$HP" roofline -q --store notastore.db
 one_line_error "notastore.db"
+# a log cut short (a crash, or a collector still writing it) is not rewritten: its tail would be lost
+head -c 200000 prof.log >cut.log
+cp cut.log cut.orig
+expect 1 "$HP" roofline -q --store cut.log
+one_line_error "cut.log: damaged or still being written"
+cmp -s cut.log cut.orig && ok || bad "cut.log was changed"
 
 echo "test_roofline: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
