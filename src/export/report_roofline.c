@@ -149,14 +149,16 @@ int rp_roofline(rp *p) {
   if (rf_read(p->s, &r) != HP_OK)
     return ex_set_err(p->w, "%s: the roofline: %s", hp_store_path(p->s), hp_store_error(p->s));
   hu_buf *b = p->b;
+  hu_buf_str(b, "<h2 id=\"roofline\">Roofline</h2>\n");
   if (!r.nceilings) { /* rows, none measured */
+    hu_buf_str(b, "<p>The store's ceilings have no value: none could be measured (the ceiling table's notes "
+                  "say why).</p>\n");
     rf_free(&r);
     return 0;
   }
-  hu_buf_str(b,
-             "<h2 id=\"roofline\">Roofline</h2>\n<p>The devices' ceilings as <code>hubprof roofline</code> "
-             "measured them, and each kernel whose counters give its FLOPs and DRAM bytes placed by "
-             "arithmetic intensity and achieved GFLOP/s (<code>hubprof analyze --roofline</code>).</p>\n");
+  hu_buf_str(b, "<p>The devices' ceilings as <code>hubprof roofline</code> "
+                "measured them, and each kernel whose counters give its FLOPs and DRAM bytes placed by "
+                "arithmetic intensity and achieved GFLOP/s (<code>hubprof analyze --roofline</code>).</p>\n");
   for (size_t i = 0; i < r.nceilings; i++) {
     size_t j = 0;
     while (j < i && r.ceilings[j].agent_id != r.ceilings[i].agent_id)
