@@ -14,6 +14,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 need_built test_roofline "$HP"
 need_opencl test_roofline
+app=$PWD/${B:-build}/examples/ocl/vector_add # a profile to add ceilings to (the plain build's example)
 hp_test_env
 cd "$T" || exit 1
 export HUBPROF_ROOFLINE_QUICK=1
@@ -86,7 +87,6 @@ expect 2 "$HP" roofline --format xml
 # the ceilings kept in a store (-o: a new store; --store: added to a profile of this machine, in its format,
 # on the profile's own device); analyze --roofline reads them back, and says which counters a kernel of the
 # CPU device lacks to be placed (none of them here: no figure invented)
-app=$(dirname "$HP")/examples/ocl/vector_add
 expect 0 "$HP" roofline -q --format csv -o ceil.db
 cp out csv_o
 "$HP" analyze --roofline --format csv ceil.db >an 2>&1 && ok || bad "analyze --roofline ceil.db: $(cat an)"
