@@ -94,11 +94,16 @@ $(B)/libhubprof_log.a: $(call obj,$(B),$(HUBLOG_SRC))
 	ar rcs $@ $^
 $(B)/libhubprof_counters.a: $(call obj,$(B),$(COUNTERS_SRC) $(COMMON_SRC))
 	ar rcs $@ $^
-# The shared library: soname libhubprof.so.$(SOVERSION), file libhubprof.so.$(VERSION), the exports of
-# src/hub/libhubprof.map only (checked against tests/abi/libhubprof.symbols by tests/abi/test_abi.sh).
+# The shared library: soname libhubprof.so.$(SOVERSION), file libhubprof.so.$(VERSION), the exports named one
+# by one in src/hub/libhubprof.symbols (the one list: the version script is made from it, and
+# tests/abi/test_abi.sh checks it against the exports and the HP_API declarations).
 LIB_SO := libhubprof.so.$(VERSION)
-$(B)/$(LIB_SO): $(call obj,$(B),$(HUB_SRC)) src/hub/libhubprof.map
-	$(CC) -shared -Wl,-soname,libhubprof.so.$(SOVERSION) -Wl,--version-script=src/hub/libhubprof.map -Wl,-z,defs \
+$(B)/libhubprof.map: src/hub/libhubprof.symbols
+	@mkdir -p $(dir $@)
+	{ echo "HUBPROF_$(SOVERSION) {"; echo "  global:"; grep -v '^#' $< | sed 's/.*/    &;/'; \
+	  echo "  local:"; echo "    *;"; echo "};"; } >$@.tmp && mv $@.tmp $@
+$(B)/$(LIB_SO): $(call obj,$(B),$(HUB_SRC)) $(B)/libhubprof.map
+	$(CC) -shared -Wl,-soname,libhubprof.so.$(SOVERSION) -Wl,--version-script=$(B)/libhubprof.map -Wl,-z,defs \
 	  -o $@ $(filter %.o,$^) $(LDLIBS_HUB)
 $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.so: $(B)/$(LIB_SO)
 	ln -sf $(LIB_SO) $@
@@ -114,6 +119,10 @@ $(B)/tests/%: tests/%.c tests/check.h $(B)/libhubprof.a
 $(B)/tests/test_planner: tests/test_planner.c tests/check.h $(B)/libhubprof_counters.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) $< $(B)/libhubprof_counters.a -o $@ -lpthread
+# CUDA PC sampling's record layouts are checked against the toolkit's header where it is installed.
+CUDA_INC ?= /usr/local/cuda/include
+$(B)/tests/test_cupti_pc $(SAN)/tests/test_cupti_pc: CPPFLAGS += $(if $(wildcard $(CUDA_INC)/cupti_pcsampling.h),-isystem $(CUDA_INC) -DHPC_HAVE_CUPTI_H)
+$(B)/tests/test_cupti_pc $(SAN)/tests/test_cupti_pc: src/collector/cupti_pc.c src/collector/cupti_pc.h src/collector/sample_cupti_pc.c src/collector/sample_cupti_pm.c
 $(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
@@ -131,10 +140,10 @@ $(B)/fuzz/%: tests/fuzz/%.c $(HUB_SRC) $(HDRS) $(wildcard tests/fuzz/*.h)
 	  $(LDLIBS_HUB)
 # The code-object reader of the attribution groupings (capstone, libdw) alone: its own rule.
 $(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c src/analysis/code_read.c src/analysis/code_read.h src/common/hu_bytes.c \
-  src/analysis/code_lines.c src/analysis/code_lines.h
+  src/analysis/code_lines.c src/analysis/code_lines.h src/analysis/code_sass.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< src/analysis/code_read.c \
-	  src/analysis/code_lines.c src/common/hu_bytes.c -o $@ $(LDLIBS_SAMPLE)
+	  src/analysis/code_lines.c src/analysis/code_sass.c src/common/hu_bytes.c -o $@ $(LDLIBS_SAMPLE)
 fuzz: $(addprefix $(B)/fuzz/,$(FUZZERS))
 
 # The LLVM plugin of analysis (source lines for -g alone on PoCL, src/analysis/llvm_regen.c): LLVM 15's C API,
@@ -184,6 +193,7 @@ install: all
 	ln -sf $(LIB_SO) $(DESTDIR)$(LIBDIR)/libhubprof.so.$(SOVERSION)
 	ln -sf libhubprof.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libhubprof.so
 	install -m 755 $(B)/libhubprof_collector.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so
+	install -m 755 $(B)/libhubprof_exit.so $(DESTDIR)$(COLLDIR)/libhubprof_exit.so
 	if [ -e $(B)/libhubprof_llvm.so ]; then install -m 755 $(B)/libhubprof_llvm.so $(DESTDIR)$(COLLDIR)/; fi
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/hubprof/
 	for f in $(DATA_FILES:share/%=%); do install -D -m 644 share/$$f $(DESTDIR)$(DATADIR)/$$f || exit 1; done
@@ -194,7 +204,8 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/hubprof $(DESTDIR)$(LIBDIR)/$(LIB_SO) $(DESTDIR)$(LIBDIR)/libhubprof.so.$(SOVERSION) \
-	  $(DESTDIR)$(LIBDIR)/libhubprof.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so $(DESTDIR)$(COLLDIR)/libhubprof_llvm.so \
+	  $(DESTDIR)$(LIBDIR)/libhubprof.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so $(DESTDIR)$(COLLDIR)/libhubprof_exit.so \
+	  $(DESTDIR)$(COLLDIR)/libhubprof_llvm.so \
 	  $(PUBLIC_HDRS:include/%=$(DESTDIR)$(INCLUDEDIR)/%) $(DATA_FILES:share/%=$(DESTDIR)$(DATADIR)/%) \
 	  $(DESTDIR)$(PKGCONFIGDIR)/hubprof.pc
 	-rmdir $(DESTDIR)$(COLLDIR) $(DESTDIR)$(INCLUDEDIR)/hubprof $(sort $(dir $(DATA_FILES:share/%=$(DESTDIR)$(DATADIR)/%))) \
@@ -202,7 +213,7 @@ uninstall:
 
 # Every test: unit and end-to-end tests, the same under ASan/UBSan, the fuzzers briefly.
 test: deps
-	$(MAKE) -j2 all san fuzz $(addprefix $(B)/tests/,$(TESTS))
+	$(MAKE) -j2 all san fuzz $(addprefix $(B)/tests/,$(TESTS)) $(CUDA_TESTS)
 	@bash tests/run.sh
 
 demo: deps

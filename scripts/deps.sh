@@ -37,3 +37,11 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "deps: pip installing ${need[*]}" >&2
   python3 -m pip install -q "${need[@]}"
 fi
+
+# nvdisasm for the SASS of stored cubins (docs/sampling.md), where nvcc builds them and no toolkit nvdisasm is
+# installed: the pip package nvidia-cuda-nvdisasm (site-packages/nvidia/cu*/bin/nvdisasm)
+if { command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; } && ! command -v nvdisasm >/dev/null &&
+  [ ! -x /usr/local/cuda/bin/nvdisasm ] && ! python3 -m pip show -q nvidia-cuda-nvdisasm >/dev/null 2>&1; then
+  echo "deps: pip installing nvidia-cuda-nvdisasm" >&2
+  python3 -m pip install -q nvidia-cuda-nvdisasm || echo "deps: nvidia-cuda-nvdisasm not installed" >&2
+fi

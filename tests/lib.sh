@@ -57,7 +57,7 @@ hp_clean_env() {
     for k in "$@"; do [ "$v" = "$k" ] && continue 2; done
     unset "$v"
   done
-  unset OPENCL_LAYERS LD_PRELOAD NVTX_INJECTION64_PATH
+  unset OPENCL_LAYERS LD_PRELOAD NVTX_INJECTION64_PATH CUDA_INJECTION64_PATH
 }
 # hp_test_env [KEEP...]: the common start of a test that runs hubprof or an application, called from the
 # repository root after sourcing this file: hp_clean_env KEEP..., a scratch directory $T removed on exit, no

@@ -98,6 +98,9 @@ for t in tests/cli/*.sh; do
 done
 # NVIDIA chips through CUPTI: the release build (a sanitizer build does not load libcupti); skipped without it
 run "cupti" bash tests/cupti/test_cupti.sh "$B/hubprof"
+# CUDA programs through CUPTI, no GPU: the record conversion, the injection with OpenCL beside, an nvcc-built
+# program plain and traced (its part skipped with the reason without nvcc); the GPU half is tests/device/cuda.sh
+run "cuda" bash tests/cuda/test_cuda.sh "$B/san/hubprof"
 unset ASAN_OPTIONS
 run "python" python3 -m pytest -q tests/python
 run "parquet readers" python3 tests/parquet/check_readers.py --writer $B/tests/test_parquet --require-spark

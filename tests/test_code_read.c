@@ -89,7 +89,7 @@ static void make_store(const char *path, const unsigned char *b, size_t n, uint6
                    .end_ns = 1000};
   hp_write_dispatch(s, &d);
   for (uint64_t i = 0; i < 5; i++) {
-    hp_pc_sample ps = {sizeof ps, i + 1, 1, 3, off, 100 + (int64_t)i, 0, 1000};
+    hp_pc_sample ps = {sizeof ps, i + 1, 1, 3, off, 100 + (int64_t)i, 0, 1000, "", 0};
     CHECK(hp_write_pc_sample(s, &ps) == HP_OK);
   }
   CHECK(hp_store_close(s) == HP_OK);
@@ -123,7 +123,50 @@ static void views(const char *path, int want_lines, size_t want_warnings) {
   hp_store_close(s);
 }
 
+/* nvdisasm's text (--print-code --print-line-info) of two kernels parsed without nvdisasm: instructions at
+ * their .text section's offset + pc, lines from "//## File", leaders after jumps and at labels, each
+ * function's lines ending with it; and garbage lines ignored. */
+static void sass_text(void) {
+  static const char text[] = "\t.section\t.text._Z1kPi,\"ax\",@progbits\n"
+                             "_Z1kPi:\n"
+                             "\t//## File \"/src/k.cu\", line 3\n"
+                             "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+                             "        /*0010*/              @!P0 BRA `(.L_x_0) ;\n"
+                             "\t//## File \"/src/k.cu\", line 5 inlined at \"/src/k.cu\", line 9\n"
+                             "        /*0020*/                   LDG.E R7, desc[UR4][R6.64] ;\n"
+                             ".L_x_0:\n"
+                             "        /*0030*/                   EXIT ;\n"
+                             "        /*zz*/ not an instruction\n"
+                             "\t.section\t.text._Z1jv,\"ax\",@progbits\n"
+                             "        /*0000*/                   NOP ;\n"
+                             "\t.section\t.nv.constant0._Z1jv,\"a\",@progbits\n"
+                             "        /*0000*/ .word 0x0\n";
+  cr_code c;
+  memset(&c, 0, sizeof c);
+  c.funcs = calloc(2, sizeof *c.funcs);
+  if (!c.funcs) return;
+  c.funcs[0] = (cr_func){0x400, 0x440, strdup("_Z1kPi")};
+  c.funcs[1] = (cr_func){0x500, 0x580, strdup("_Z1jv")};
+  c.nfuncs = 2;
+  cr_sass_parse(&c, text);
+  CHECK_MSG(c.ninsns == 5, "%zu SASS instructions", c.ninsns);
+  const cr_insn *x = cr_insn_at(&c, 0x428);
+  CHECK(x && x->addr == 0x420 && !strcmp(x->text, "LDG.E R7, desc[UR4][R6.64]") && x->leader);
+  x = cr_insn_at(&c, 0x410);
+  CHECK(x && !strcmp(x->text, "@!P0 BRA `(.L_x_0)") && x->ends_block && !x->leader);
+  CHECK(cr_insn_at(&c, 0x430) && cr_insn_at(&c, 0x430)->leader && cr_insn_at(&c, 0x400)->leader);
+  CHECK(cr_insn_at(&c, 0x500) && !strcmp(cr_insn_at(&c, 0x500)->text, "NOP"));
+  const cr_line *l = cr_line_at(&c, 0x410);
+  CHECK(l && l->line == 3 && !strcmp(l->file, "k.cu"));
+  l = cr_line_at(&c, 0x430);
+  CHECK(l && l->line == 5);
+  CHECK(!cr_line_at(&c, 0x500)); /* the second kernel has no line: the first's end there */
+  CHECK(cr_func_at(&c, 0x420) && !strcmp(cr_func_at(&c, 0x420)->name, "_Z1kPi"));
+  cr_free(&c);
+}
+
 int main(void) {
+  sass_text();
   size_t n;
   unsigned char *b = slurp("/proc/self/exe", &n);
   CHECK(b && n > 0);

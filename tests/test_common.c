@@ -9,6 +9,7 @@
 #include "../src/common/hu_hash.h"
 #include "../src/common/hu_io.h"
 #include "../src/common/hu_json.h"
+#include "../src/common/hu_kname.h"
 #include "../src/common/hu_map.h"
 #include "../src/common/hu_pattern.h"
 #include "../src/common/hu_range.h"
@@ -20,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -617,7 +619,45 @@ static void test_hostile_text(void) {
             buf);
 }
 
+/* --kernel patterns with their syntax by prefix; globs as anchored regexes; names told apart by program */
+static void test_patterns(void) {
+  char re[64];
+  CHECK(hu_glob_to_regex("up*da?e.[!x]k", re, sizeof re) == 0);
+  CHECK_MSG(strcmp(re, "^up.*da.e\\.[^x]k$") == 0, "%s", re);
+  CHECK(hu_glob_to_regex("a[b", re, sizeof re) == 0 && strcmp(re, "^a\\[b$") == 0); /* a lone '[' is itself */
+  CHECK(hu_glob_to_regex("abcdef", re, 5) == -1);
+  CHECK(hu_pattern_match("up*", HU_PAT_GLOB, "update") && !hu_pattern_match("up", HU_PAT_GLOB, "update"));
+  CHECK(hu_pattern_match("up", HU_PAT_REGEX, "update") && hu_pattern_match("re:^upd", HU_PAT_GLOB, "update"));
+  CHECK(hu_pattern_match("glob:*date", HU_PAT_REGEX, "update") &&
+        !hu_pattern_match("glob:up", HU_PAT_REGEX, "update"));
+  CHECK(!hu_pattern_match("re:(", HU_PAT_GLOB, "(")); /* does not compile: matches nothing */
+  /* hu_kname: a name of two programs gets their digits; one program's name stays; unknown stays bare */
+  struct {
+    char *name, *prog;
+  } k[5] = {{strdup("x"), "3f2a91c0aa"},
+            {strdup("x"), "77aa0000bb"},
+            {strdup("y"), "1111"},
+            {strdup("x"), "3f2a91c0aa"},
+            {strdup("x"), NULL}};
+  CHECK(hu_kname_disambiguate(k, 5, sizeof k[0], offsetof(__typeof__(k[0]), name),
+                              offsetof(__typeof__(k[0]), prog)) == 0);
+  CHECK(!strcmp(k[0].name, "x#3f2a91c0") && !strcmp(k[1].name, "x#77aa0000") && !strcmp(k[2].name, "y") &&
+        !strcmp(k[3].name, "x#3f2a91c0") && !strcmp(k[4].name, "x"));
+  /* identities sharing the first 8 digits: as many as tell them apart */
+  k[0].prog = "abcdef0123";
+  k[1].prog = "abcdef0199";
+  free(k[0].name), free(k[1].name);
+  k[0].name = strdup("z"), k[1].name = strdup("z");
+  CHECK(hu_kname_disambiguate(k, 2, sizeof k[0], offsetof(__typeof__(k[0]), name),
+                              offsetof(__typeof__(k[0]), prog)) == 0);
+  CHECK_MSG(!strcmp(k[0].name, "z#abcdef012") && !strcmp(k[1].name, "z#abcdef019"), "%s %s", k[0].name,
+            k[1].name);
+  for (int i = 0; i < 5; i++)
+    free(k[i].name);
+}
+
 int main(void) {
+  test_patterns();
   test_hostile_text();
   test_buf();
   test_grow();

@@ -14,6 +14,12 @@
 static char dir[] = "/tmp/hubprof-samples-XXXXXX";
 static unsigned char blob[60000]; /* three chunks of code_blob */
 
+/* The stall reason and sample count of sample k of each dispatch: none (a CPU sample), two CUPTI names, and a
+ * count without a reason; NULL is written as "". */
+static const char *const reason[4] = {NULL, "smsp__pcsamp_warps_issue_stalled_long_scoreboard",
+                                      "smsp__pcsamp_warps_issue_stalled_barrier", ""};
+static const uint64_t count[4] = {0, 7, 1, 3};
+
 static void write_process(hp_store *s, int pid, char *hash) {
   hp_node n = {.size = sizeof n, .id = 1, .hostname = "h", .machine_id = "m"};
   hp_write_node(s, &n);
@@ -51,7 +57,9 @@ static void write_process(hp_store *s, int pid, char *hash) {
                          (uint64_t)(0x1000 + 4 * k + d),
                          1000 * d + 100 * k,
                          2,
-                         250000};
+                         250000,
+                         reason[k],
+                         count[k]};
       CHECK(hp_write_pc_sample(s, &ps) == HP_OK);
       hp_counter_sample cs = {sizeof cs, (uint64_t)(d * 10 + k), (uint64_t)d,
                               6,         1000 * d + 100 * k,     k == 0 ? -0.0 : 100.0 * k};
@@ -113,6 +121,11 @@ static void check_store(const char *format, const char *path, uint64_t nproc, co
     good += ps.dispatch_id && ps.dispatch_id < 8 && ps.timestamp_ns >= start[ps.dispatch_id] &&
             ps.timestamp_ns <= end[ps.dispatch_id] && ps.thread_id == thread[ps.dispatch_id] &&
             ps.weight == 250000 && ps.code_object_id && (ps.offset & ~(uint64_t)0xff) == 0x1000;
+    int k = (int)(ps.offset - 0x1000) / 4; /* the sample's k (offsets 0x1000 + 4k + dispatch) */
+    CHECK_MSG(k >= 0 && k < 4 && ps.stall_reason && !strcmp(ps.stall_reason, reason[k] ? reason[k] : "") &&
+                  ps.samples == count[k],
+              "%s: sample %d: stall reason '%s', %" PRIu64 " samples", format, k,
+              ps.stall_reason ? ps.stall_reason : "(null)", ps.samples);
   }
   hp_cursor_close(cur);
   CHECK_MSG(good == rows && rows, "%s: %d of %d samples consistent", format, good, rows);

@@ -2,7 +2,9 @@
  * runs kernels, the parent runs kernels, child B execs /bin/true (no OpenCL), and with "late" child C forks
  * after the parent's OpenCL use and runs kernels (needs a fork-safe runtime: PoCL with POCL_DEVICES=basic).
  * A test workload for the collector's fork handling. Plain OpenCL 1.2.
- * usage: forking [D [late]]   prints one line, exits 0 when every process computed the right result. */
+ * With "quick", child A ends with _exit() (as forked children should: no atexit handlers, no stdio flush),
+ * and a vfork child that ends with _exit() at once joins them (it shares the parent's memory meanwhile).
+ * usage: forking [D [late|quick]]   prints one line, exits 0 when every process computed the right result. */
 /* SPDX-License-Identifier: MIT */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -76,8 +78,9 @@ static int wait_ok(pid_t pid, const char *what) {
 int main(int argc, char **argv) {
   int d = argc > 1 ? atoi(argv[1]) : 10;
   int late = argc > 2 && strcmp(argv[2], "late") == 0;
+  int quick = argc > 2 && strcmp(argv[2], "quick") == 0;
   if (d < 0) {
-    fprintf(stderr, "usage: forking [D [late]]\n");
+    fprintf(stderr, "usage: forking [D [late|quick]]\n");
     return 2;
   }
   fflush(stdout);
@@ -89,6 +92,7 @@ int main(int argc, char **argv) {
     setup(&ctx, &dev);
     int r = run(ctx, dev, "child_inc", d);
     clReleaseContext(ctx);
+    if (quick) _exit(r);
     exit(r);
   }
   cl_context ctx;
@@ -100,6 +104,12 @@ int main(int argc, char **argv) {
   if (b == 0) {
     execl("/bin/true", "true", (char *)NULL);
     _exit(127);
+  }
+  if (quick) {
+    pid_t v = vfork(); /* the child may call nothing but _exit or exec */
+    if (v < 0) return 1;
+    if (v == 0) _exit(0);
+    if (!wait_ok(v, "child V (vfork)")) bad = 1;
   }
   pid_t c = -1;
   if (late) {

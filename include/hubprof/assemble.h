@@ -73,6 +73,9 @@ typedef struct hp_assemble_stats {
   /* dispatches still running when their process died (a sampled run's "dispatch begun" row without the
      dispatch's own row): kept without device times, with their samples; counted in unfinished_dispatches */
   uint64_t incomplete_dispatches;
+  /* kernels the output's dispatches name, a kernel being its name and its program (kernel_symbol rows may
+     also name kernels created but never dispatched) */
+  uint64_t kernels_dispatched;
 } hp_assemble_stats;
 
 typedef struct hp_assembly hp_assembly; /* opaque */
@@ -86,6 +89,12 @@ HP_API hp_status hp_assembly_new(const hp_assemble_opts *o, hp_assembly **out);
 HP_API hp_status hp_assembly_add(hp_assembly *a, const char *path, uint32_t run);
 /* Add an open store (HP_READ); the caller keeps it and closes it after hp_assembly_free. Same policy. */
 HP_API hp_status hp_assembly_add_store(hp_assembly *a, hp_store *s, uint32_t run);
+
+/* How process `pid` ended, as the parent that waited for it saw it (the CLI for the application it ran and
+ * the descendants it reaped): its exit code, or the signal that ended it (exit_code -1). The process rows
+ * with that pid get it, overriding what the collector said; the warning about a process that did not close
+ * its log names the signal. Call before hp_assembly_write. */
+HP_API hp_status hp_assembly_set_exit(hp_assembly *a, int64_t pid, int64_t exit_code, int64_t exit_signal);
 
 /* Stream every input, transformed, into `out` (an open HP_CREATE store) in one pass: nodes, agents, kernels
  * … de-duplicated and ids remapped as hp_merge does; multiplexed inputs gain their imputed values; later

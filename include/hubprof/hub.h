@@ -94,6 +94,10 @@ typedef struct hp_process {
   const char *job_id;      /* the launcher's job id ("" when none) */
   int64_t clock_offset_ns; /* this node's CLOCK_REALTIME - CLOCK_MONOTONIC_RAW when the process's log opened:
                               t + clock_offset_ns is wall-clock (UTC) time; 0 = unknown */
+  /* how the process ended: its exit code (0-255) and the signal that ended it (0 = none: it exited), each
+     -1 where unknown (NULL in rocpd and Parquet): killed with SIGKILL, or a child that returned from main */
+  int64_t exit_code;
+  int64_t exit_signal;
 } hp_process;
 
 typedef struct hp_thread {
@@ -164,6 +168,11 @@ typedef struct hp_kernel_symbol {
   const char *display_name; /* demangled or shortened name for people */
   int64_t private_size;     /* static private (scratch) bytes per work-item, 0 unknown */
   int64_t group_size;       /* static local (LDS/shared) bytes per work-group */
+  const char
+      *program_hash; /* identity of the kernel's program: 16 hex digits of a hash of what the application
+                        gave the runtime (sources and build options, binaries, linked inputs); "" unknown.
+                        A kernel is its name and its program: merge keeps rows apart by it */
+  int64_t registers; /* registers per work-item (CUDA: per thread), 0 unknown */
 } hp_kernel_symbol;
 
 typedef struct hp_dispatch {
@@ -247,6 +256,11 @@ typedef struct hp_pc_sample {
   int64_t timestamp_ns;    /* when the sample was taken */
   uint64_t thread_id;      /* thread row of the executing thread */
   uint64_t weight;         /* what one sample stands for: nanoseconds of the sampling period (CPU clock) */
+  /* since stall reasons (GPU PC sampling, docs/sampling.md): */
+  const char *stall_reason; /* what the sampled warp was waiting on, the runtime's own name for it (CUPTI:
+                               "smsp__pcsamp_warps_issue_stalled_long_scoreboard"); "" when unknown or not
+                               given (CPU samples) */
+  uint64_t samples;         /* samples this row stands for (CUPTI counts per instruction and reason); 0 = 1 */
 } hp_pc_sample;
 
 /* One read of one counter during a dispatch (a counter timeline; since schema 2). */

@@ -120,6 +120,7 @@ _proto("hp_store_metadata", c_char_p, c_void_p, c_char_p)
 _proto("hp_store_damage", c_int, c_void_p, P(c_uint64))
 _proto("hp_write", c_int, c_void_p, c_int, c_void_p)
 _proto("hp_write_metadata", c_int, c_void_p, c_char_p, c_char_p)
+_proto("hp_write_code_bytes", c_int, c_void_p, c_char_p, c_size_t, c_char_p)
 # Cursors.
 _proto("hp_cursor_open", c_int, c_void_p, c_int, P(c_void_p))
 _proto("hp_cursor_next_batch", c_int, c_void_p, P(c_void_p), c_size_t, P(c_size_t))

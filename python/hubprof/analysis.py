@@ -202,6 +202,8 @@ def analyze(store, by: str = "kernel", limit: int | None = None, *, counters=Non
     by="instruction": samples, percent, offset ("0x10bf"), instruction (disassembly), line ("file:3"),
     function; "line": samples, percent, line, source (the line's text, or why it has none); "function":
     samples, percent, function; "basic-block": samples, percent, block, what; most samples first.
+    When samples carry stall reasons (GPU PC sampling), those four views end with "stall" (the top reason)
+    and "stall_reasons" (the top three with their share: "long_scoreboard 95%, selected 5%").
     by="source": line (int), samples, percent, source: the kernel's program source annotated line by line.
     by="timeline" with dispatch=N: time_ns (from the dispatch's start), counter, value. df.attrs["notes"] say
     why lines or instructions are missing (a note starting "warning: " when a code object's bytes are).

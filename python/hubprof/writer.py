@@ -4,6 +4,7 @@ only when committed."""
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
+import ctypes
 import os
 import warnings
 from typing import Any
@@ -63,6 +64,17 @@ class Writer:
         st = _lib.lib.hp_write_metadata(self._handle(), _lib.encode(key), _lib.encode(value))
         if st != 0:
             raise make_error(st, self._h, self.path, f"writing metadata {key!r}")
+
+    def write_code_bytes(self, data: bytes) -> str:
+        """Store the bytes of a code object (a shared object, a cubin) in code_blob and return their
+        SHA-256 (hex), the value of code_object.hash that names them. Write each distinct hash once."""
+        if not isinstance(data, (bytes, bytearray)):
+            raise ValueError("code bytes must be bytes")
+        out = ctypes.create_string_buffer(65)
+        st = _lib.lib.hp_write_code_bytes(self._handle(), bytes(data), len(data), out)
+        if st != 0:
+            raise make_error(st, self._h, self.path, "writing code bytes")
+        return out.value.decode()
 
     def commit(self) -> None:
         """Finish the store: it appears at its path now. Raises the hub's error if that fails (then

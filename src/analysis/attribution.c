@@ -8,8 +8,8 @@
 
 #include "../common/hu_buf.h"
 #include "../common/hu_map.h"
+#include "../common/hu_pattern.h"
 
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +17,7 @@
 
 typedef struct hit {
   uint64_t co, off, n;
+  uint64_t r; /* stall reason: index + 1 in attr.reasons, 0 none */
 } hit;
 
 typedef struct group {
@@ -25,6 +26,8 @@ typedef struct group {
   int line;       /* a source line, 0 when none */
   char text[200]; /* disassembly, source text, block extent */
   char line_at[80], func[96];
+  uint64_t
+      *rc; /* samples per stall reason (index + 1 as in hit.r; [0]: none), when the samples have reasons */
 } group;
 
 typedef struct cobj {
@@ -42,17 +45,23 @@ typedef struct attr {
   size_t nhits, caphits, nco, nnames, ng;
   cobj *cos;
   char **names;
+  char *
+      *bare; /* each kernel's display name less its parameters and scope (CUDA: "chase" of a mangled name) */
   group *g;
   uint64_t total;
   /* dispatches without an end time (running when their process ended or died): their samples count too */
   uint64_t ninc, inc_first, inc_samples;
+  hu_strmap reasons; /* the stall reasons of the samples (GPU PC sampling), none on the CPU */
+  uint64_t *rc;      /* the groups' per-reason counts, reasons.n + 1 per group */
 } attr;
 
 static const char *const by_name[] = {"instruction", "line", "function", "basic-block", "source"};
 
 static int by_hit(const void *a, const void *b) {
   const hit *x = a, *y = b;
-  return x->co != y->co ? (x->co < y->co ? -1 : 1) : x->off < y->off ? -1 : x->off > y->off;
+  if (x->co != y->co) return x->co < y->co ? -1 : 1;
+  if (x->off != y->off) return x->off < y->off ? -1 : 1;
+  return x->r < y->r ? -1 : x->r > y->r;
 }
 
 static int by_count(const void *a, const void *b) {
@@ -62,7 +71,7 @@ static int by_count(const void *a, const void *b) {
 
 static int kernel_match(const char *name, const char *const *k, size_t nk) {
   for (size_t i = 0; i < nk; i++)
-    if (!fnmatch(k[i], name, 0)) return 1;
+    if (hu_pattern_match(k[i], HU_PAT_GLOB, name)) return 1; /* a glob, or "re:" a regex */
   return 0;
 }
 
@@ -85,7 +94,7 @@ static const char *find_source(const attr *a, const char *const *k, size_t nk) {
   for (size_t i = 0; i < a->nco; i++)
     for (size_t j = 0; j < a->nnames; j++)
       if (a->cos[i].source && *a->cos[i].source && kernel_match(a->names[j], k, nk) &&
-          strstr(a->cos[i].source, a->names[j]))
+          (strstr(a->cos[i].source, a->names[j]) || (*a->bare[j] && strstr(a->cos[i].source, a->bare[j]))))
         return a->cos[i].source;
   return NULL;
 }
@@ -100,10 +109,13 @@ static void attr_free(attr *a) {
   }
   free(a->cos);
   for (size_t i = 0; i < a->nnames; i++)
-    free(a->names[i]);
+    free(a->names[i]), free(a->bare[i]);
   free(a->names);
+  free(a->bare);
   free(a->hits);
   free(a->g);
+  free(a->rc);
+  hu_strmap_free(&a->reasons);
   hu_idmap_free(&a->kids);
   hu_idmap_free(&a->dids);
 }
@@ -119,9 +131,16 @@ static hp_status hit_kernel(const void *row, void *ctx) {
   const hits_ctx *h = ctx;
   attr *a = h->a;
   if (!kernel_match(k->name, h->q->kernels, h->q->nkernels)) return HP_OK;
-  char **nn = realloc(a->names, (a->nnames + 1) * sizeof *nn);
+  char **nn = realloc(a->names, (a->nnames + 1) * sizeof *nn), **nb = NULL;
   if (nn) a->names = nn;
-  if (!nn || hu_idmap_put(&a->kids, k->id, 1) || !(nn[a->nnames] = strdup(k->name))) return HP_ERR_NOMEM;
+  if (nn && (nb = realloc(a->bare, (a->nnames + 1) * sizeof *nb))) a->bare = nb;
+  if (!nb || hu_idmap_put(&a->kids, k->id, 1) || !(nn[a->nnames] = strdup(k->name))) return HP_ERR_NOMEM;
+  /* "void ns::chase(const unsigned*, ...)" -> "chase": how the program source names it */
+  const char *dn = k->display_name ? k->display_name : "", *paren = strchr(dn, '('), *b = dn;
+  size_t len = paren ? (size_t)(paren - dn) : strlen(dn);
+  for (size_t i = 0; i < len; i++)
+    if (dn[i] == ' ' || dn[i] == ':') b = dn + i + 1;
+  if (!(nb[a->nnames] = strndup(b, len - (size_t)(b - dn)))) return free(nn[a->nnames]), HP_ERR_NOMEM;
   a->nnames++;
   return HP_OK;
 }
@@ -142,11 +161,17 @@ static hp_status hit_sample(const void *row, void *ctx) {
   attr *a = ctx;
   uint64_t dv = 0;
   if (!hu_idmap_get(&a->dids, ps->dispatch_id, &dv)) return HP_OK;
-  a->inc_samples += dv == 2;
+  uint64_t n = ps->samples ? ps->samples : 1, r = 0; /* a row of CUPTI's stands for its count */
+  if (ps->stall_reason && *ps->stall_reason) {
+    long ix = hu_strmap_intern(&a->reasons, ps->stall_reason, NULL);
+    if (ix < 0) return HP_ERR_NOMEM;
+    r = (uint64_t)ix + 1;
+  }
+  a->inc_samples += dv == 2 ? n : 0;
   if (a->nhits == a->caphits && hu_grow((void **)&a->hits, &a->caphits, a->nhits + 1, sizeof *a->hits))
     return HP_ERR_NOMEM;
-  a->hits[a->nhits++] = (hit){ps->code_object_id, ps->offset, 1};
-  a->total++;
+  a->hits[a->nhits++] = (hit){ps->code_object_id, ps->offset, n, r};
+  a->total += n;
   return HP_OK;
 }
 
@@ -165,8 +190,9 @@ static hp_status read_hits(hp_store *s, const ha_query *q, attr *a) {
   qsort(a->hits, a->nhits, sizeof *a->hits, by_hit);
   size_t u = 0;
   for (size_t i = 0; i < a->nhits; i++)
-    if (u && a->hits[u - 1].co == a->hits[i].co && a->hits[u - 1].off == a->hits[i].off)
-      a->hits[u - 1].n++;
+    if (u && a->hits[u - 1].co == a->hits[i].co && a->hits[u - 1].off == a->hits[i].off &&
+        a->hits[u - 1].r == a->hits[i].r)
+      a->hits[u - 1].n += a->hits[i].n;
     else
       a->hits[u++] = a->hits[i];
   a->nhits = u;
@@ -257,6 +283,8 @@ static hp_status read_code(hp_store *s, attr *a, ha_result *res) {
 /* One group per hit, merged by key. */
 static hp_status group_hits(attr *a, int by, const char *src, ha_result *res) {
   if (!(a->g = calloc(a->nhits, sizeof *a->g))) return HP_ERR_NOMEM;
+  size_t nr = a->reasons.n + 1; /* per-reason counts only when a sample has a reason */
+  if (a->reasons.n && !(a->rc = calloc(a->nhits * nr, sizeof *a->rc))) return HP_ERR_NOMEM;
   int nolines_said = 0;
   for (size_t i = 0; i < a->nhits; i++) {
     const hit *h = &a->hits[i];
@@ -331,15 +359,50 @@ static hp_status group_hits(attr *a, int by, const char *src, ha_result *res) {
     size_t j = 0; /* merge with a group of the same key */
     while (j < a->ng && strcmp(a->g[j].key, x.key))
       j++;
-    if (j < a->ng)
+    if (j < a->ng) {
       a->g[j].n += x.n;
-    else
+    } else {
+      x.rc = a->rc ? a->rc + a->ng * nr : NULL;
       a->g[a->ng++] = x;
+    }
+    if (a->g[j].rc) a->g[j].rc[h->r] += h->n;
   }
   return HP_OK;
 }
 
 static double pct(uint64_t n, uint64_t total) { return total ? 100.0 * (double)n / (double)total : 0; }
+
+/* A stall reason as people read it: CUPTI's names less their common prefix
+ * ("smsp__pcsamp_warps_issue_stalled_long_scoreboard" -> "long_scoreboard"); other names as they are. */
+static const char *reason_short(const char *name) {
+  const char *p = strstr(name, "stalled_");
+  return p && p[8] ? p + 8 : name;
+}
+
+/* A group's stall reasons, most samples first: the top one in `stall`, up to three with their share of the
+ * group's samples in `list` ("long_scoreboard 93%, wait 4%, selected 2%"); the samples without a reason are
+ * left out of both (their share is what the percentages leave). */
+static void top_reasons(const attr *a, const group *g, char *stall, size_t sn, char *list, size_t ln) {
+  stall[0] = list[0] = 0;
+  size_t nr = a->reasons.n, used = 0, pos = 0;
+  size_t picked[3] = {0};
+  for (int k = 0; k < 3; k++) {
+    size_t best = 0;
+    for (size_t r = 1; r <= nr; r++) {
+      int taken = 0;
+      for (size_t q = 0; q < used; q++)
+        taken |= picked[q] == r;
+      if (!taken && g->rc[r] && (!best || g->rc[r] > g->rc[best])) best = r;
+    }
+    if (!best) break;
+    picked[used++] = best;
+    const char *nm = reason_short(hu_strmap_str(&a->reasons, best - 1));
+    if (!k) snprintf(stall, sn, "%s", nm);
+    int w = snprintf(list + pos, ln - pos, "%s%s %.0f%%", k ? ", " : "", nm, pct(g->rc[best], g->n));
+    if (w < 0 || (size_t)w >= ln - pos) break;
+    pos += (size_t)w;
+  }
+}
 
 /* The rows of the grouped views (most samples first). */
 static hp_status group_rows(const attr *a, int by, int64_t limit, ha_result *res) {
@@ -353,6 +416,12 @@ static hp_status group_rows(const attr *a, int by, int64_t limit, ha_result *res
     if (by != HA_BY_FUNCTION) e |= hai_text(res, (size_t)r, 3, g->text);
     if (by == HA_BY_INSTRUCTION)
       e |= hai_text(res, (size_t)r, 4, g->line_at) | hai_text(res, (size_t)r, 5, g->func);
+    if (g->rc) { /* the last two columns (add_cols) */
+      char stall[96], list[240];
+      top_reasons(a, g, stall, sizeof stall, list, sizeof list);
+      size_t nc = ha_result_ncols(res);
+      e |= hai_text(res, (size_t)r, nc - 2, stall) | hai_text(res, (size_t)r, nc - 1, list);
+    }
     if (e) return HP_ERR_NOMEM;
   }
   return HP_OK;
@@ -401,7 +470,7 @@ static hp_status source_rows(const attr *a, const char *src, ha_result *res) {
   return st;
 }
 
-static hp_status add_cols(ha_result *res, int by) {
+static hp_status add_cols(ha_result *res, int by, int reasons) {
   static const char *const key_name[] = {"offset", "line", "function", "block"};
   static const char *const text_name[] = {"instruction", "source", "", "what"};
   int e = 0;
@@ -419,6 +488,9 @@ static hp_status add_cols(ha_result *res, int by) {
   if (by != HA_BY_FUNCTION) e |= hai_col(res, text_name[k], HA_TEXT, HA_ROLE_KEY, "");
   if (by == HA_BY_INSTRUCTION)
     e |= hai_col(res, "line", HA_TEXT, HA_ROLE_KEY, "") | hai_col(res, "function", HA_TEXT, HA_ROLE_KEY, "");
+  if (reasons) /* samples with stall reasons (GPU PC sampling): the top one, and the top three with shares */
+    e |= hai_col(res, "stall", HA_TEXT, HA_ROLE_KEY, "") |
+         hai_col(res, "stall_reasons", HA_TEXT, HA_ROLE_KEY, "");
   return e ? HP_ERR_NOMEM : HP_OK;
 }
 
@@ -444,8 +516,8 @@ hp_status hai_attribution(hp_store *s, const ha_query *q, ha_result **out) {
                     out);
   attr a;
   memset(&a, 0, sizeof a);
-  hp_status st = add_cols(res, by);
-  if (st == HP_OK) st = read_hits(s, q, &a);
+  hp_status st = read_hits(s, q, &a);
+  if (st == HP_OK) st = add_cols(res, by, a.reasons.n > 0);
   if (st == HP_OK && !a.nnames)
     st = hai_fail(res, HP_ERR_INVALID, "no kernel of %s matches %s", hp_store_path(s), q->kernels[0]);
   if (st == HP_OK && a.nhits) st = read_code(s, &a, res);

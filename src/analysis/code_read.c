@@ -222,6 +222,12 @@ int cr_read(const void *bytes, size_t n, cr_code *c) {
     c->no_lines = "no line information (the code object could not be read)";
     return -1;
   }
+  GElf_Ehdr eh;
+  if (gelf_getehdr(e, &eh) && eh.e_machine == EM_CUDA) { /* a cubin: SASS through nvdisasm */
+    int rc = cr_read_sass(c, e, bytes, n);
+    elf_end(e);
+    return rc;
+  }
   read_symbols(c, e);
   read_insns(c, e, bytes, n);
   read_lines(c, e);

@@ -42,6 +42,12 @@ typedef struct cr_code {
  * cr_free in every case. */
 int cr_read(const void *bytes, size_t n, cr_code *c);
 void cr_free(cr_code *c);
+/* CUDA cubins (code_sass.c): instructions and lines from nvdisasm, at byte offsets of the cubin (a kernel's
+ * .text section offset + its pc). cr_read calls cr_read_sass for an ELF of machine EM_CUDA. */
+struct Elf;
+int cr_read_sass(cr_code *c, struct Elf *e, const void *bytes, size_t n);
+void cr_sass_parse(cr_code *c, const char *text);              /* nvdisasm's text, functions already read */
+int cr_sass_find(char *out, size_t n, char *why, size_t whyn); /* nvdisasm's path: 0, or -1 and why */
 /* The instruction / function / line row / basic block (its first instruction) holding addr, or NULL. */
 const cr_insn *cr_insn_at(const cr_code *c, uint64_t addr);
 const cr_func *cr_func_at(const cr_code *c, uint64_t addr);

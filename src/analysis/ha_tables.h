@@ -21,7 +21,8 @@ typedef struct agent_rec {
 } agent_rec;
 
 typedef struct kernel_rec {
-  char *name, *mangled;
+  char *name, *mangled; /* name: for people, "name#digits" where programs share it (hu_kname.h) */
+  char *prog;           /* its program's identity, NULL unknown */
   int keep;
   int mux; /* an incomplete multiplexing key names it */
 } kernel_rec;

@@ -92,14 +92,20 @@ static long group_of(run *r, const drec *d, size_t di) {
 typedef struct muxkey {
   int64_t pid, start;
   char *kernel; /* the kernel symbol's name */
+  char *prog;   /* its program's identity, NULL when not given (a store of before identities) */
   int launch;   /* grid and workgroup given (policy launch) */
   uint32_t grid[3], wg[3];
 } muxkey;
 
 static void mux_free(muxkey *k, size_t n) {
   for (size_t i = 0; i < n; i++)
-    free(k[i].kernel);
+    free(k[i].kernel), free(k[i].prog);
   free(k);
+}
+
+/* Does key k name kernel kr (its name and, when the key gives one, its program)? */
+static int mux_names(const muxkey *k, const kernel_rec *kr) {
+  return !strcmp(k->kernel, kr->mangled) && (!k->prog || !strcmp(k->prog, kr->prog ? kr->prog : ""));
 }
 
 /* [a, b, c] of non-negative integers below 2^32 into v: 0, or -1. */
@@ -126,13 +132,18 @@ static int parse_mux(const char *text, muxkey **out, size_t *n) {
   for (size_t i = 0; !bad && i < j->n; i++) {
     const hu_json *o = &j->kid[i], *kernel = hu_json_get(o, "kernel");
     const hu_json *grid = hu_json_get(o, "grid"), *wg = hu_json_get(o, "workgroup");
+    const hu_json *prog = hu_json_get(o, "program");
     muxkey k = {0};
     bad = o->type != HU_JSON_OBJ || hu_json_int64(hu_json_get(o, "pid"), &k.pid) ||
           hu_json_int64(hu_json_get(o, "process_start_ns"), &k.start) || !kernel ||
           kernel->type != HU_JSON_STR || (grid && mux_triple(grid, k.grid)) || (wg && mux_triple(wg, k.wg));
     k.launch = grid || wg;
-    if (!bad && (hu_grow((void **)out, &cap, *n + 1, sizeof **out) || !(k.kernel = strdup(kernel->s))))
+    bad = bad || (prog && prog->type != HU_JSON_STR);
+    if (!bad && (hu_grow((void **)out, &cap, *n + 1, sizeof **out) || !(k.kernel = strdup(kernel->s)) ||
+                 (prog && !(k.prog = strdup(prog->s))))) {
+      free(k.kernel);
       bad = 1;
+    }
     if (!bad) (*out)[(*n)++] = k;
   }
   hu_json_free(j);
@@ -147,10 +158,10 @@ static int parse_mux(const char *text, muxkey **out, size_t *n) {
 static int in_incomplete_key(const run *r, const drec *x, uint64_t process_id) {
   long pi = ix_get(&r->t.pid_of, process_id);
   if (pi < 0) return 0;
-  const char *kname = r->t.kernels[x->kernel].mangled;
+  const kernel_rec *kr = &r->t.kernels[x->kernel];
   for (size_t i = 0; i < r->nmux; i++) {
     const muxkey *k = &r->mux[i];
-    if (k->pid != r->t.pids[pi] || k->start != r->t.starts[pi] || strcmp(k->kernel, kname)) continue;
+    if (k->pid != r->t.pids[pi] || k->start != r->t.starts[pi] || !mux_names(k, kr)) continue;
     if (k->launch && (memcmp(k->grid, x->grid, sizeof k->grid) || memcmp(k->wg, x->wg, sizeof k->wg)))
       continue;
     return 1;
@@ -499,7 +510,7 @@ hp_status hai_run_scan(hp_store *s, run *r, int full, const char *counters, cons
     if (mux && parse_mux(mux, &r->mux, &r->nmux)) r->mux_unreadable = 1;
     for (size_t i = 0; i < r->t.nkernels; i++)
       for (size_t k = 0; k < r->nmux && !r->t.kernels[i].mux; k++)
-        r->t.kernels[i].mux = strcmp(r->t.kernels[i].mangled, r->mux[k].kernel) == 0;
+        r->t.kernels[i].mux = mux_names(&r->mux[k], &r->t.kernels[i]);
   }
   if (st == HP_OK) st = scan_dispatches(s, r);
   if (st == HP_OK && r->want_counters) st = scan_values(s, r);

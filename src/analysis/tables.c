@@ -4,9 +4,11 @@
 #include "ha_tables.h"
 
 #include "../common/hu_buf.h"
+#include "../common/hu_kname.h"
+#include "../common/hu_pattern.h"
 
-#include <fnmatch.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@ void hai_tables_free(tables *t) {
   for (size_t i = 0; i < t->nkernels; i++) {
     free(t->kernels[i].name);
     free(t->kernels[i].mangled);
+    free(t->kernels[i].prog);
   }
   for (size_t i = 0; i < t->ncounters; i++) {
     free(t->counters[i].name);
@@ -81,6 +84,7 @@ static hp_status load_kernel(const void *row, void *ctx) {
   kernel_rec *r = &t->kernels[t->nkernels++];
   *r = (kernel_rec){
       .name = strdup(k->display_name[0] ? k->display_name : k->name), .mangled = strdup(k->name), .keep = 1};
+  if (k->program_hash && *k->program_hash && !(r->prog = strdup(k->program_hash))) return HP_ERR_NOMEM;
   if (!r->name || !r->mangled || hu_idmap_put(&t->kernel_ix, k->id, (uint32_t)(t->nkernels - 1)))
     return HP_ERR_NOMEM;
   return HP_OK;
@@ -132,6 +136,9 @@ hp_status hai_load_tables(hp_store *s, tables *t) {
   hp_counter_info ci = {.size = sizeof ci};
   hp_status st = hai_each(s, HP_TABLE_AGENT, &a, load_agent, t);
   if (st == HP_OK) st = hai_each(s, HP_TABLE_KERNEL_SYMBOL, &k, load_kernel, t);
+  if (st == HP_OK && hu_kname_disambiguate(t->kernels, t->nkernels, sizeof *t->kernels,
+                                           offsetof(kernel_rec, name), offsetof(kernel_rec, prog)))
+    st = HP_ERR_NOMEM; /* names that kernels of several programs share, with the program's digits */
   if (st == HP_OK) st = hai_each(s, HP_TABLE_PROCESS, &p, load_process, t);
   if (st == HP_OK) st = hai_each(s, HP_TABLE_COUNTER_INFO, &ci, load_counter, t);
   return st;
@@ -140,9 +147,9 @@ hp_status hai_load_tables(hp_store *s, tables *t) {
 int hai_glob_any(const char *const *pats, size_t n, const char *a, const char *b, const char *c) {
   for (size_t i = 0; i < n; i++) {
     if (!pats[i]) continue;
-    if (fnmatch(pats[i], a, 0) == 0 || (b && fnmatch(pats[i], b, 0) == 0) ||
-        (c && fnmatch(pats[i], c, 0) == 0))
-      return 1;
+    if (hu_pattern_match(pats[i], HU_PAT_GLOB, a) || (b && hu_pattern_match(pats[i], HU_PAT_GLOB, b)) ||
+        (c && hu_pattern_match(pats[i], HU_PAT_GLOB, c)))
+      return 1; /* a glob, or "re:" a regular expression */
   }
   return 0;
 }

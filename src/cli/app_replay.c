@@ -72,7 +72,7 @@ int app_replay(const run_opts *o, const hc_plan *plan, const hc_provider *prov, 
     hp_assemble_stats st = {.size = sizeof st};
     if (run_assemble(o, output, dirs, ran, &st, &keep) == 0 && !o->quiet) {
       const hp_merge_stats *m = &st.merge;
-      uint64_t nk = m->rows_out[HP_TABLE_KERNEL_SYMBOL], np = m->rows_out[HP_TABLE_PROCESS];
+      uint64_t nk = st.kernels_dispatched, np = m->rows_out[HP_TABLE_PROCESS]; /* kernels run */
       fprintf(stderr,
               "hubprof: %" PRIu64 " %s of %" PRIu64 " kernel%s in %" PRIu64 " process%s, %" PRIu64
               " counter %s in %zu pass%s (application replay, match '%s'",
@@ -82,7 +82,7 @@ int app_replay(const run_opts *o, const hc_plan *plan, const hc_provider *prov, 
               cli_noun(m->rows_out[HP_TABLE_COUNTER_VALUE], "value", "values"), ran, ran == 1 ? "" : "es",
               o->match);
       if (st.unmatched_dispatches) fprintf(stderr, ", %" PRIu64 " unmatched", st.unmatched_dispatches);
-      fprintf(stderr, ") -> %s (%s)\n", output, o->format);
+      fprintf(stderr, ") -> %s (%s); %s\n", output, o->format, run_code_kept(o));
       if (st.lost_records)
         cli_warn("%" PRIu64 " records were lost (the collector ran out of space)", st.lost_records);
       run_note_selection(o, &st);

@@ -103,8 +103,23 @@ static hp_status dispatch_span(hp_store *s, span *sp, uint64_t total, int quiet)
  * was cut short (a log store read up to a truncation). */
 static const char *process_state(hp_store *s, const hp_process *p) {
   if (p->end_ns != 0) return "finished";
+  if (p->exit_signal <= 0 && p->exit_code >= 0) return "exited"; /* seen to exit, its log not closed */
   return strcmp(hp_store_format(s), "log") == 0 && hp_store_damage(s, NULL) == HP_ERR_TRUNCATED ? "cut"
                                                                                                 : "killed";
+}
+
+/* How a process ended, for the EXIT column: its exit code, SIGNAME, or "-" when unknown. */
+static const char *exit_text(const hp_process *p, char *b, size_t n) {
+  const char *abbrev = p->exit_signal > 0 ? sigabbrev_np((int)p->exit_signal) : NULL;
+  if (abbrev)
+    snprintf(b, n, "SIG%s", abbrev);
+  else if (p->exit_signal > 0)
+    snprintf(b, n, "signal %" PRId64, p->exit_signal);
+  else if (p->exit_code >= 0)
+    snprintf(b, n, "%" PRId64, p->exit_code);
+  else
+    snprintf(b, n, "-");
+  return b;
 }
 
 /* Host name of a node id (small table: looked up by scanning). */
@@ -173,8 +188,8 @@ static int print_info(hp_store *s, int json, int quiet) {
     printf("\nrows\n");
     for (int t = 0; t < HP_TABLE_COUNT; t++)
       printf("  %-15s %12" PRIu64 "\n", hp_table_describe((hp_table)t)->name, counts[t]);
-    printf("\nprocesses\n  %-8s %-8s %-5s %-16s %-9s %-14s %-10s %-8s %s\n", "PID", "PPID", "RANK", "HOST",
-           "STATE", "DURATION(s)", "DISPATCHES", "LOST", "COMMAND");
+    printf("\nprocesses\n  %-8s %-8s %-5s %-16s %-9s %-8s %-14s %-10s %-8s %s\n", "PID", "PPID", "RANK",
+           "HOST", "STATE", "EXIT", "DURATION(s)", "DISPATCHES", "LOST", "COMMAND");
   }
   hp_cursor *c;
   uint64_t lost = 0, unfinished = 0;
@@ -200,8 +215,18 @@ static int print_info(hp_store *s, int json, int quiet) {
           printf("%" PRId64, p.end_ns);
         else
           printf("null");
-        printf(", \"dispatches\": %" PRIu64 ", \"lost_records\": %" PRIu64 ", \"command\": ", nd,
+        printf(", \"dispatches\": %" PRIu64 ", \"lost_records\": %" PRIu64 ", \"exit_code\": ", nd,
                p.lost_records);
+        if (p.exit_code >= 0)
+          printf("%" PRId64, p.exit_code);
+        else
+          printf("null");
+        printf(", \"exit_signal\": ");
+        if (p.exit_signal >= 0)
+          printf("%" PRId64, p.exit_signal);
+        else
+          printf("null");
+        printf(", \"command\": ");
         report_json_text(stdout, p.command);
         printf("}");
       } else {
@@ -212,8 +237,10 @@ static int print_info(hp_store *s, int json, int quiet) {
                                   * control characters visible */
         const char *hs = hu_utf8_clean(host, &th), *cmd = hu_utf8_clean(p.command, &tc);
         const char *hv = hu_term_clean(hs, &vh), *cv = hu_term_clean(cmd, &vc);
-        printf("  %-8" PRId64 " %-8" PRId64 " %-5s %-16.16s %-9s %-14s %-10" PRIu64 " %-8" PRIu64 " %s\n",
-               p.pid, p.ppid, rank, hv, state, durs, nd, p.lost_records, cv);
+        char ex[32];
+        printf("  %-8" PRId64 " %-8" PRId64 " %-5s %-16.16s %-9s %-8s %-14s %-10" PRIu64 " %-8" PRIu64
+               " %s\n",
+               p.pid, p.ppid, rank, hv, state, exit_text(&p, ex, sizeof ex), durs, nd, p.lost_records, cv);
         free(vh);
         free(vc);
         free(th);

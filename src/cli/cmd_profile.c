@@ -58,9 +58,8 @@ static const cli_opt profile_opts[] = {
 };
 
 static const cli_opt *const profile_tables[] = {
-    cli_opts_counters,        profile_opts,       cli_opts_api,
-    cli_opts_dispatch_select, cli_opts_store_out, cli_opts_partition,
-    cli_opts_quiet,           cli_opts_common,    NULL};
+    cli_opts_counters,  profile_opts,       cli_opts_api,   cli_opts_code,   cli_opts_dispatch_select,
+    cli_opts_store_out, cli_opts_partition, cli_opts_quiet, cli_opts_common, NULL};
 
 static const cli_spec profile_spec = {
     .command = "profile",
@@ -136,6 +135,7 @@ static int profile(const cli_args *args, const cli_selection *sel) {
                  .preload = cli_given(args, "preload"),
                  .start_paused = cli_given(args, "start-paused"),
                  .api = cli_given(args, "api"),
+                 .code = cli_given(args, "code") ? "all" : "none",
                  .quiet = cli_given(args, "quiet"),
                  .sel_kernel = sel->kernel,
                  .sel_exclude = sel->exclude,

@@ -11,7 +11,6 @@
 
 #include "../common/hu_text.h"
 
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +41,8 @@ static const cli_opt sample_opts[] = {
      .short_name = 'k',
      .kind = CLI_OPT_STRING,
      .value = "REGEX",
-     .help = "keep the samples of kernels whose name matches this extended regular expression only"},
+     .help = "keep the samples of kernels whose name matches this extended regular expression only "
+             "('glob:PATTERN' for a glob)"},
     {.name = "no-keep-ir",
      .kind = CLI_OPT_FLAG,
      .help = "do not ask PoCL to keep each kernel's IR (parallel.bc) for the source lines of -g alone"},
@@ -53,7 +53,8 @@ static const cli_opt sample_opts[] = {
 };
 
 static const cli_opt *const sample_tables[] = {
-    sample_opts, cli_opts_api, cli_opts_store_out, cli_opts_partition, cli_opts_quiet, cli_opts_common, NULL};
+    sample_opts,        cli_opts_api,   cli_opts_code,   cli_opts_store_out,
+    cli_opts_partition, cli_opts_quiet, cli_opts_common, NULL};
 
 static const cli_spec sample_spec = {
     .command = "sample",
@@ -120,21 +121,13 @@ int cmd_sample(int argc, char **argv) {
     return CLI_USAGE;
   }
   const char *kre = cli_str(&a, "kernel");
-  regex_t re;
-  char why[1200];
-  if (kre && cli_check_pattern(kre, 1, why, sizeof why) != CLI_OK) {
+  char why[1200] = "too long", kbuf[4 * 1024 + 8]; /* a "glob:" as a regex: up to 4 bytes per byte */
+  if (kre && (cli_check_regex(kre, why, sizeof why) != CLI_OK || cli_pattern_regex(kre, kbuf, sizeof kbuf))) {
     cli_error("sample: --kernel %s", why);
     hu_strv_free(cs);
     cli_args_free(&a);
     return CLI_USAGE;
   }
-  if (kre && regcomp(&re, kre, REG_EXTENDED | REG_NOSUB) != 0) {
-    cli_error("sample: --kernel: '%s' is not an extended regular expression", kre);
-    hu_strv_free(cs);
-    cli_args_free(&a);
-    return CLI_USAGE;
-  }
-  if (kre) regfree(&re);
   rc = check_counters((const char *const *)cs, nc);
   if (rc) {
     hu_strv_free(cs);
@@ -161,7 +154,7 @@ int cmd_sample(int argc, char **argv) {
   else
     unsetenv("HUBPROF_SAMPLE_COUNTERS");
   if (kre)
-    setenv("HUBPROF_SAMPLE_KERNEL", kre, 1);
+    setenv("HUBPROF_SAMPLE_KERNEL", kbuf, 1);
   else
     unsetenv("HUBPROF_SAMPLE_KERNEL");
   /* PoCL keeps each kernel's parallel.bc beside its .so (the code that runs is the same): the collector
@@ -173,6 +166,7 @@ int cmd_sample(int argc, char **argv) {
                  .force = cli_given(&a, "force"),
                  .preload = cli_given(&a, "preload"),
                  .api = cli_given(&a, "api"),
+                 .code = cli_given(&a, "code") ? "all" : "source", /* sources for analyze --by line */
                  .quiet = cli_given(&a, "quiet")};
   rc = run_app(&ro, (int)a.noperands, a.operands);
   cli_args_free(&a);

@@ -34,9 +34,15 @@ static const cli_opt trace_opts[] = {
     {0},
 };
 
-static const cli_opt *const trace_tables[] = {
-    trace_opts,         cli_opts_api,   cli_opts_dispatch_select, cli_opts_store_out,
-    cli_opts_partition, cli_opts_quiet, cli_opts_common,          NULL};
+static const cli_opt *const trace_tables[] = {trace_opts,
+                                              cli_opts_api,
+                                              cli_opts_code,
+                                              cli_opts_dispatch_select,
+                                              cli_opts_store_out,
+                                              cli_opts_partition,
+                                              cli_opts_quiet,
+                                              cli_opts_common,
+                                              NULL};
 
 static const cli_spec trace_spec = {
     .command = "trace",
@@ -89,6 +95,7 @@ int cmd_trace(int argc, char **argv) {
                  .preload = cli_given(&a, "preload"),
                  .start_paused = cli_given(&a, "start-paused"),
                  .api = cli_given(&a, "api"),
+                 .code = cli_given(&a, "code") ? "all" : "none",
                  .quiet = cli_given(&a, "quiet"),
                  .sel_kernel = sel.kernel,
                  .sel_exclude = sel.exclude,

@@ -29,6 +29,35 @@ static int env_prepend(const char *name, const char *value) {
   return rc;
 }
 
+/* The exit shim beside the collector (libhubprof_exit.so), or NULL: without it processes still run, and the
+ * process rows have no exit code but the application's own (malloc'd). */
+static char *exit_shim(const char *collector) {
+  const char *slash = strrchr(collector, '/');
+  size_t n = slash ? (size_t)(slash - collector) + 1 : 0;
+  char *p = malloc(n + sizeof "libhubprof_exit.so");
+  if (!p) return NULL;
+  memcpy(p, collector, n);
+  memcpy(p + n, "libhubprof_exit.so", sizeof "libhubprof_exit.so");
+  if (access(p, R_OK) == 0) return p;
+  free(p);
+  return NULL;
+}
+
+/* Every process this hubprof reaped (the application and the descendants left to it), with its wait status.
+ */
+static run_reaped *g_reaped;
+static size_t g_nreaped;
+const run_reaped *run_reaped_list(size_t *n) {
+  *n = g_nreaped;
+  return g_reaped;
+}
+static void reaped(pid_t pid, int status) {
+  run_reaped *r = realloc(g_reaped, (g_nreaped + 1) * sizeof *r);
+  if (!r) return; /* the process row keeps the collector's word */
+  g_reaped = r;
+  g_reaped[g_nreaped++] = (run_reaped){pid, status};
+}
+
 int run_launch(const run_opts *o, const char *collector, const char *dir, const char *plan, size_t pass,
                int argc, char **argv, int *started) {
   (void)argc;
@@ -54,6 +83,7 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
   if (o->provider) setenv("HUBPROF_PROVIDER", o->provider, 1);
   setenv("HUBPROF_START_PAUSED", o->start_paused ? "1" : "0", 1);
   setenv("HUBPROF_API", o->api ? "1" : "0", 1);
+  setenv("HUBPROF_CODE", o->code ? o->code : "auto", 1);
   const char *sel[][2] = {{"HUBPROF_KERNEL", o->sel_kernel},
                           {"HUBPROF_KERNEL_EXCLUDE", o->sel_exclude},
                           {"HUBPROF_DISPATCH_RANGE", o->sel_range},
@@ -73,7 +103,12 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
     env_prepend("OPENCL_LAYERS", collector);
     setenv("HUBPROF_INJECTION_PATH", collector, 1); /* include/hubprof/api.h and Python regions load it */
     setenv("NVTX_INJECTION64_PATH", collector, 1);  /* NVTX-annotated code hands its calls to it (nvtx.c) */
+    setenv("CUDA_INJECTION64_PATH", collector, 1);  /* the CUDA driver loads it at cuInit (prov_cuda.c) */
+    cli_cuda_check(argv[0]);
     if (o->preload) env_prepend("LD_PRELOAD", collector);
+    char *shim = exit_shim(collector);
+    if (shim) env_prepend("LD_PRELOAD", shim); /* how each process ends (shim/exit_shim.c) */
+    free(shim);
   }
 
   /* Orphaned grandchildren are re-parented to us, so every process that writes a log is waited for. */
@@ -129,6 +164,7 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
       if (errno == EINTR) continue;
       break;
     }
+    reaped(w, st);
     if (w == pid) {
       status = st;
       run_signals_set_child(0);

@@ -3,7 +3,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "run_app.h"
 
-#include <dirent.h>
+#include "../common/hu_dir.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,46 +28,13 @@ char *run_make_log_dir(const char *output) {
   return NULL;
 }
 
-void run_remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d))) {
-      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-      char p[PATH_MAX];
-      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-      unlink(p);
-    }
-    closedir(d);
-  }
-  rmdir(dir);
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+void run_remove_dir(const char *dir) { hu_dir_remove(dir, 0); }
 
 /* Paths of the logs in dir (hubprof-*.log), sorted. */
 char **run_list_logs(const char *dir, size_t *n) {
-  *n = 0;
-  DIR *d = opendir(dir);
-  if (!d) return NULL;
   char **v = NULL;
-  size_t cap = 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    size_t l = strlen(e->d_name);
-    if (strncmp(e->d_name, "hubprof-", 8) != 0 || l < 5 || strcmp(e->d_name + l - 4, ".log") != 0) continue;
-    if (*n == cap) {
-      char **nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
-      if (!nv) break;
-      v = nv;
-    }
-    size_t pl = strlen(dir) + l + 2;
-    if (!(v[*n] = malloc(pl))) break;
-    snprintf(v[(*n)++], pl, "%s/%s", dir, e->d_name);
-  }
-  closedir(d);
-  if (*n) qsort(v, *n, sizeof *v, cmp_str);
-  return v;
+  *n = 0;
+  return hu_dir_names(dir, "hubprof-", ".log", 1, &v, n) == HU_OK ? v : NULL;
 }
 
 void run_free_list(char **v, size_t n) {

@@ -2,19 +2,17 @@
  * input stands for the stores in it; a foreign file there is named; a rank whose process did not finish
  * (killed mid-run) is named with what is kept of it (docs/cluster.md). */
 /* SPDX-License-Identifier: MIT */
+#include "../common/hu_dir.h"
 #include "cli.h"
 
 #include "hubprof/hub.h"
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static int push(char ***v, size_t *n, size_t *cap, const char *a, const char *b) {
   if (*n == *cap) {
@@ -34,19 +32,11 @@ static int push(char ***v, size_t *n, size_t *cap, const char *a, const char *b)
   return 0;
 }
 
-/* The sorted names in dir (not "." or ".."), or NULL with *n 0 (also when empty). */
+/* The sorted names in dir (not "." or ".."); *n 0 when none or unreadable. */
 static char **names_in(const char *dir, size_t *n) {
-  DIR *d = opendir(dir);
   char **v = NULL;
-  size_t cap = 0;
   *n = 0;
-  if (!d) return NULL;
-  struct dirent *e;
-  while ((e = readdir(d)))
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && push(&v, n, &cap, e->d_name, NULL)) break;
-  closedir(d);
-  if (*n) qsort(v, *n, sizeof *v, cmp_str);
-  return v;
+  return hu_dir_names(dir, NULL, NULL, 0, &v, n) == HU_OK ? v : NULL;
 }
 
 static void free_names(char **v, size_t n) {

@@ -36,7 +36,8 @@ const cli_opt cli_opts_select[] = {
      .kind = CLI_OPT_STRING,
      .flags = CLI_OPT_REPEAT,
      .value = "GLOB",
-     .help = "only kernels whose name matches (any of them)",
+     .help = "only kernels whose name matches (any of them); the name shown, NAME#PROGRAM where programs "
+             "share a name, or the bare name; 're:REGEX' for a regular expression as trace takes",
      .check = cli_check_glob},
     {.name = "device",
      .kind = CLI_OPT_STRING,
@@ -169,6 +170,10 @@ int cli_check_pattern(const char *v, int regex, char *err, size_t len) {
 }
 
 int cli_check_glob(const char *v, char *err, size_t len) {
+  int kind;
+  const char *body = hu_pattern_kind(v, HU_PAT_GLOB, &kind); /* "re:" a regex, "glob:" a glob */
+  if (kind == HU_PAT_REGEX) return cli_check_regex(v, err, len);
+  v = body;
   int rc = cli_check_pattern(v, 0, err, len);
   if (rc != CLI_OK) return rc;
   for (const char *p = v; *p; p++) {
@@ -593,5 +598,15 @@ const cli_opt cli_opts_api[] = {
          "also record every OpenCL call the collector intercepts (regions of category \"api\", with thread, "
          "start and end) and every transfer command (memory_copy: bytes, direction, queue, device times); "
          "'hubprof analyze --by api|copy' sums them"},
+    {0},
+};
+
+const cli_opt cli_opts_code[] = {
+    {.name = "code",
+     .kind = CLI_OPT_FLAG,
+     .help = "also store each program's sources and binaries (code_object.source, code_blob); asking the "
+             "runtime for the binaries makes PoCL compile every kernel once more. Without it a store keeps "
+             "each program's identity (a hash of its sources and options, or of its binaries) and build "
+             "options only; 'hubprof sample' keeps the sources for source lines"},
     {0},
 };

@@ -93,6 +93,12 @@ const char *cli_suggest(const char *word, const char *const *cands, size_t n);
 
 /* Checks for cli_opt.check. */
 int cli_check_glob(const char *value, char *err, size_t len); /* a valid glob: no unterminated '[' */
+/* A --kernel pattern of trace, profile, sample: a valid regex, or "glob:" and a valid glob, or "re:" and a
+ * regex (hu_pattern.h) — select_args.c. */
+int cli_check_regex(const char *value, char *err, size_t len);
+/* That pattern as the collector reads it: a regular expression ("re:" dropped; a "glob:" written as an
+ * anchored one) into out. 0, or -1 when it does not fit (4 * length + 8 bytes always do). */
+int cli_pattern_regex(const char *value, char *out, size_t len);
 /* A pattern within hu_pattern.h's bounds (regex: a regular expression, else a glob); the message does not
  * repeat a pattern longer than the limit. Used by cli_check_glob and the --kernel regex checks. */
 int cli_check_pattern(const char *value, int regex, char *err, size_t len);
@@ -108,6 +114,7 @@ extern const cli_opt cli_opts_common[];    /* every subcommand: -h/--help */
 extern const cli_opt cli_opts_select[];    /* analyze, diff: --metrics-file, --kernel GLOB, --device GLOB */
 extern const cli_opt cli_opts_quiet[];     /* -q/--quiet */
 extern const cli_opt cli_opts_api[];       /* --api (trace, profile, sample): API calls and memory copies */
+extern const cli_opt cli_opts_code[];      /* --code (trace, profile, sample): programs' sources, binaries */
 /* --format table|csv|json (the report format of analyze, diff, list, plan, info); plan adds "line" and info
  * has no csv, so each defines its own row from these choices. */
 extern const char *const cli_report_formats[];

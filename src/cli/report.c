@@ -62,13 +62,6 @@ void report_free(report *r) {
   free(r);
 }
 
-int report_fmt_parse(const char *s) {
-  if (!strcmp(s, "table")) return REPORT_TABLE;
-  if (!strcmp(s, "csv")) return REPORT_CSV;
-  if (!strcmp(s, "json")) return REPORT_JSON;
-  return -1;
-}
-
 size_t report_term_width(void) {
   struct winsize ws;
   if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;

@@ -30,8 +30,6 @@ void report_free(report *r);
 void report_csv_text(FILE *out, const char *s);
 void report_json_text(FILE *out, const char *s);
 
-/* Parse "table", "csv", "json"; -1 when unknown. */
-int report_fmt_parse(const char *s);
 /* Width of the terminal on stdout, $COLUMNS, or 0 when stdout is not a terminal. */
 size_t report_term_width(void);
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- assembly: the logs of every run into ONE store ---- */
@@ -34,6 +35,11 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
                                           : HP_MATCH_GRID;
   if (cli_drive_start(&d, &ao)) return 1;
   hp_status st = HP_OK;
+  size_t nreaped = 0;
+  const run_reaped *r = run_reaped_list(&nreaped);
+  for (size_t i = 0; i < nreaped && st == HP_OK; i++) /* how they ended, into their process rows */
+    st = hp_assembly_set_exit(d.a, r[i].pid, WIFEXITED(r[i].status) ? WEXITSTATUS(r[i].status) : -1,
+                              WIFSIGNALED(r[i].status) ? WTERMSIG(r[i].status) : 0);
   size_t nlogs = 0, nfirst = 0;
   for (size_t k = 0; k < nruns && st == HP_OK; k++) {
     size_t n = 0;
@@ -51,9 +57,12 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
       cli_warn("the disk of %s filled up while the application ran (%llu KiB free): the collector stopped "
                "and kept no log; %s not written",
                dirs[0], (unsigned long long)v.f_bavail * v.f_frsize >> 10, output);
+    else if (cli_cuda_warned) /* the one line about CUDA said why (cuda_check.c) */
+      cli_warn("nothing recorded%s; %s not written", nruns > 1 ? " in the first run" : "", output);
     else
-      cli_warn("no OpenCL activity recorded%s (did the application use OpenCL?); %s not written",
-               nruns > 1 ? " in the first run" : "", output);
+      cli_warn(
+          "no OpenCL or CUDA activity recorded%s (did the application use OpenCL or CUDA?); %s not written",
+          nruns > 1 ? " in the first run" : "", output);
     cli_drive_end(&d);
     return 1;
   }
@@ -83,10 +92,17 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
   return st == HP_OK ? 0 : 1;
 }
 
+const char *run_code_kept(const run_opts *o) {
+  const char *c = o->code ? o->code : "none";
+  return !strcmp(c, "all")      ? "programs: sources and binaries kept"
+         : !strcmp(c, "source") ? "programs: sources kept, not binaries (--code)"
+                                : "programs: hashes only (--code keeps sources and binaries)";
+}
+
 /* The summary line of trace, kernel replay and multiplexing. */
 static void summary(const run_opts *o, const char *output, const hp_assemble_stats *st) {
   const hp_merge_stats *m = &st->merge;
-  uint64_t nk = m->rows_out[HP_TABLE_KERNEL_SYMBOL], np = m->rows_out[HP_TABLE_PROCESS];
+  uint64_t nk = st->kernels_dispatched, np = m->rows_out[HP_TABLE_PROCESS]; /* kernels run, not created */
   uint64_t nd = m->rows_out[HP_TABLE_DISPATCH];
   fprintf(stderr, "hubprof: %" PRIu64 " %s of %" PRIu64 " kernel%s in %" PRIu64 " process%s", nd,
           cli_noun(nd, "dispatch", "dispatches"), nk, nk == 1 ? "" : "s", np, np == 1 ? "" : "es");
@@ -102,7 +118,7 @@ static void summary(const run_opts *o, const char *output, const hp_assemble_sta
             m->rows_out[HP_TABLE_COUNTER_VALUE],
             cli_noun(m->rows_out[HP_TABLE_COUNTER_VALUE], "value", "values"), o->npasses,
             o->npasses == 1 ? "" : "es");
-  fprintf(stderr, " -> %s (%s)\n", output, o->format);
+  fprintf(stderr, " -> %s (%s); %s\n", output, o->format, run_code_kept(o));
   if (st->unfinished_processes)
     cli_warn("%" PRIu64 " process%s did not finish (killed, or its log cut short): %" PRIu64
              " dispatch%s of %s kept, end time unknown",

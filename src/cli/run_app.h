@@ -31,6 +31,7 @@ typedef struct run_opts {
   /* dispatch selection (select_args.h): HUBPROF_KERNEL, _KERNEL_EXCLUDE, _DISPATCH_RANGE, HUBPROF_REGION;
      values one per line, NULL = not given */
   const char *sel_kernel, *sel_exclude, *sel_range, *sel_region;
+  const char *code; /* HUBPROF_CODE: "none", "source" (sample) or "all" (--code); NULL: "auto" */
 } run_opts;
 
 /* Run argv[0..argc) once with the collector (trace, or profile with kernel replay or iteration multiplexing)
@@ -39,11 +40,20 @@ typedef struct run_opts {
  * be started, or 1/2 for hubprof's own errors found before the application started. */
 int run_app(const run_opts *o, int argc, char **argv);
 
+/* What the store keeps of the programs' code (HUBPROF_CODE), for the summary line. */
+const char *run_code_kept(const run_opts *o);
+
 /* Path of the collector library: $HUBPROF_COLLECTOR, else beside the hubprof executable
  * (build/libhubprof_collector.so) or in ../lib/hubprof/. NULL when not found. malloc'd. */
 char *find_collector(void);
 
 /* ---- pieces of a run ---- */
+/* A process hubprof reaped (launch.c): the application of each run, and descendants left behind. */
+typedef struct run_reaped {
+  pid_t pid;
+  int status; /* as waitpid gave it */
+} run_reaped;
+const run_reaped *run_reaped_list(size_t *n);
 /* Checks made before anything runs: format known, output checked (cli_check_output), collector found. On
  * success *output and *collector are malloc'd and 0 is returned; otherwise the CLI exit code, message
  * printed. */
@@ -96,5 +106,10 @@ struct hc_plan;
 struct hc_provider;
 int app_replay(const run_opts *o, const struct hc_plan *plan, const struct hc_provider *prov, int argc,
                char **argv);
+
+/* cuda_check.c: before the first run, one warning when argv0 is a CUDA program and there is no CUDA driver
+ * (the driver is what loads the collector into a CUDA program). */
+void cli_cuda_check(const char *argv0);
+extern int cli_cuda_warned; /* 1 once cli_cuda_check warned */
 
 #endif

@@ -4,6 +4,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "select_args.h"
 
+#include "../common/hu_pattern.h"
 #include "../common/hu_range.h"
 #include "cli.h"
 
@@ -25,9 +26,27 @@ static int check_line(const char *v, const char *what, char *err, size_t len) {
   return CLI_OK;
 }
 
-static int check_regex(const char *v, char *err, size_t len) {
-  int rc = check_line(v, "pattern", err, len);
+int cli_pattern_regex(const char *v, char *out, size_t len) {
+  int kind;
+  const char *body = hu_pattern_kind(v, HU_PAT_REGEX, &kind);
+  if (kind == HU_PAT_GLOB) return hu_glob_to_regex(body, out, len);
+  return snprintf(out, len, "%s", body) < (int)len ? 0 : -1;
+}
+
+int cli_check_regex(const char *v, char *err, size_t len) {
+  int rc = check_line(v, "pattern", err, len), kind;
   if (rc != CLI_OK) return rc;
+  const char *body = hu_pattern_kind(v, HU_PAT_REGEX, &kind);
+  if (kind == HU_PAT_GLOB) {
+    char re[4 * HU_PATTERN_MAX + 8];
+    if ((rc = cli_check_glob(body, err, len)) != CLI_OK) return rc;
+    if (cli_pattern_regex(v, re, sizeof re)) {
+      snprintf(err, len, "'%.64s': too long", v);
+      return CLI_USAGE;
+    }
+    return CLI_OK;
+  }
+  v = body;
   if ((rc = cli_check_pattern(v, 1, err, len)) != CLI_OK) return rc;
   regex_t re;
   int e = regcomp(&re, v, REG_EXTENDED | REG_NOSUB);
@@ -62,16 +81,17 @@ const cli_opt cli_opts_dispatch_select[] = {
      .kind = CLI_OPT_STRING,
      .flags = CLI_OPT_REPEAT,
      .value = "REGEX",
-     .help = "collect only dispatches of kernels whose name this POSIX extended regular expression matches "
-             "(anywhere in the name: anchor with ^ and $); repeatable: any of them",
-     .check = check_regex},
+     .help = "collect only dispatches of kernels whose name (or NAME#PROGRAM-HASH) this POSIX extended "
+             "regular expression matches (anywhere in the name: anchor with ^ and $; 'glob:PATTERN' for a "
+             "glob as analyze takes, 're:' for a regex explicitly); repeatable: any of them",
+     .check = cli_check_regex},
     {.name = "kernel-exclude",
      .kind = CLI_OPT_STRING,
      .flags = CLI_OPT_REPEAT,
      .value = "REGEX",
      .help = "do not collect dispatches of kernels whose name this regular expression matches (wins over "
              "--kernel); repeatable",
-     .check = check_regex},
+     .check = cli_check_regex},
     {.name = "dispatch-range",
      .kind = CLI_OPT_STRING,
      .flags = CLI_OPT_REPEAT,
@@ -92,8 +112,9 @@ const cli_opt cli_opts_dispatch_select[] = {
     {0},
 };
 
-/* The values of one option joined by newlines into *out (NULL when not given). */
-static int join(const cli_args *a, const char *cmd, const char *name, char **out) {
+/* The values of one option joined by newlines into *out (NULL when not given); patterns (`pat`) as the
+ * collector's regular expressions. */
+static int join(const cli_args *a, const char *cmd, const char *name, int pat, char **out) {
   size_t n, total = 0;
   const char *const *v = cli_list(a, name, &n);
   *out = NULL;
@@ -103,7 +124,7 @@ static int join(const cli_args *a, const char *cmd, const char *name, char **out
     return CLI_USAGE;
   }
   for (size_t i = 0; i < n; i++)
-    total += strlen(v[i]) + 1;
+    total += (pat ? 4 * strlen(v[i]) + 8 : strlen(v[i])) + 1; /* a glob as a regex: at most 4 bytes each */
   char *s = malloc(total);
   if (!s) {
     cli_error("out of memory");
@@ -111,8 +132,13 @@ static int join(const cli_args *a, const char *cmd, const char *name, char **out
   }
   size_t o = 0;
   for (size_t i = 0; i < n; i++) {
-    size_t l = strlen(v[i]);
-    memcpy(s + o, v[i], l);
+    if (pat && cli_pattern_regex(v[i], s + o, total - o)) { /* checked when parsed: it fits */
+      free(s);
+      cli_error("%s: --%s '%.64s': too long", cmd, name, v[i]);
+      return CLI_USAGE;
+    }
+    size_t l = pat ? strlen(s + o) : strlen(v[i]);
+    if (!pat) memcpy(s + o, v[i], l);
     o += l;
     s[o++] = i + 1 < n ? '\n' : 0;
   }
@@ -122,10 +148,10 @@ static int join(const cli_args *a, const char *cmd, const char *name, char **out
 
 int cli_selection_get(const cli_args *a, const char *cmd, cli_selection *s) {
   memset(s, 0, sizeof *s);
-  int rc = join(a, cmd, "kernel", &s->kernel);
-  if (rc == CLI_OK) rc = join(a, cmd, "kernel-exclude", &s->exclude);
-  if (rc == CLI_OK) rc = join(a, cmd, "dispatch-range", &s->range);
-  if (rc == CLI_OK) rc = join(a, cmd, "region", &s->region);
+  int rc = join(a, cmd, "kernel", 1, &s->kernel);
+  if (rc == CLI_OK) rc = join(a, cmd, "kernel-exclude", 1, &s->exclude);
+  if (rc == CLI_OK) rc = join(a, cmd, "dispatch-range", 0, &s->range);
+  if (rc == CLI_OK) rc = join(a, cmd, "region", 0, &s->region);
   if (rc != CLI_OK) cli_selection_free(s);
   return rc;
 }

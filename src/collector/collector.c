@@ -59,7 +59,7 @@ static hpc_thread *_Atomic g_threads; /* every ring of this process: prepended u
                                          (but in a forked child), read without the lock */
 static uint64_t g_thread_ids;         /* last thread row id */
 /* The runtime providers compiled in (provider.h), initialised in this order. */
-static hpc_provider *const g_provs[] = {&hpc_opencl};
+static hpc_provider *const g_provs[] = {&hpc_opencl, &hpc_cuda};
 #define NPROVS (sizeof g_provs / sizeof g_provs[0])
 
 /* ---- time and process facts ------------------------------------------------------------------------- */
@@ -158,6 +158,7 @@ static void init_once(void) {
   }
   read_cmdline();
   if (!g_env.profile && hpc_sample_init(&why) != 0) say("%s; sampling disabled", why); /* hubprof sample */
+  hpc_code_keep = hpc_sample_on() || g_env.code == HPC_CODE_ALL; /* the kernels' machine code (sample.c) */
   for (size_t i = 0; i < NPROVS; i++)
     if (g_provs[i]->init(g_provs[i]->h, &g_env, &why) != 0) { /* kernel replay's counters, --api */
       say("%s; %s disabled", why, g_env.profile ? "profiling" : "tracing");
@@ -242,7 +243,9 @@ static void write_process(hp_store *s, int64_t end_ns) {
                   .world_size = g_env.launch.size,
                   .local_rank = g_env.launch.local_rank,
                   .job_id = g_env.launch.job_id,
-                  .clock_offset_ns = g_clock_offset_ns};
+                  .clock_offset_ns = g_clock_offset_ns,
+                  .exit_code = end_ns ? atomic_load(&hpc_exit_code) : -1,
+                  .exit_signal = end_ns && atomic_load(&hpc_exit_code) >= 0 ? 0 : -1};
   hp_write_process(s, &p);
 }
 
@@ -363,7 +366,8 @@ typedef struct agent_rec {
 #define MAX_AGENTS 256
 static agent_rec g_agents[MAX_AGENTS];
 static size_t g_nagents;
-static char **g_knames; /* kernel_symbol id i+1 -> name */
+static char **g_knames;                 /* kernel_symbol id i+1 -> name */
+static char (*g_kprog)[HPC_PROGRAM_ID]; /* kernel_symbol id i+1 -> its program's identity, "" unknown */
 static uint64_t *g_kco; /* kernel_symbol id i+1 -> its program's code object (the provider), g_nkco entries */
 static size_t g_nkco;
 static size_t g_nknames, g_capknames;
@@ -379,7 +383,8 @@ static void write_kernel(hp_store *s, size_t id) {
                         .id = id,
                         .code_object_id = id <= g_nkco ? g_kco[id - 1] : 0,
                         .name = g_knames[id - 1],
-                        .display_name = g_knames[id - 1]};
+                        .display_name = g_knames[id - 1],
+                        .program_hash = g_kprog[id - 1]};
   hp_write_kernel_symbol(s, &k);
 }
 static void write_queue(hp_store *s, size_t id) {
@@ -420,18 +425,24 @@ static uint32_t agent_locked(const hpc_provider *pv, const void *rt, uintptr_t d
   return (uint32_t)r->id;
 }
 
-static uint32_t kname_locked(const char *name) {
+/* The kernel_symbol id of (name, program identity): a kernel is its name in its program, so two programs'
+ * kernels of one name get two rows (a provider without identities: "" for all, one row per name). */
+static uint32_t kname_locked(const char *name, const char *prog) {
   for (size_t i = 0; i < g_nknames; i++)
-    if (strcmp(g_knames[i], name) == 0) return (uint32_t)i + 1;
+    if (strcmp(g_knames[i], name) == 0 && strcmp(g_kprog[i], prog) == 0) return (uint32_t)i + 1;
   if (g_nknames == g_capknames) {
     size_t cap = g_capknames ? 2 * g_capknames : 64;
     char **k = realloc(g_knames, cap * sizeof *k);
     if (!k) return 0;
     g_knames = k;
+    char(*kp)[HPC_PROGRAM_ID] = realloc(g_kprog, cap * sizeof *kp);
+    if (!kp) return 0;
+    g_kprog = kp;
     g_capknames = cap;
   }
   char *dup = strdup(name);
   if (!dup) return 0;
+  snprintf(g_kprog[g_nknames], sizeof g_kprog[g_nknames], "%s", prog);
   g_knames[g_nknames++] = dup;
   hp_store *s = store_locked();
   write_kernel(s, g_nknames);
@@ -532,8 +543,10 @@ static uint32_t kernel_register(const hpc_provider *pv, const void *rt, uintptr_
   char buf[256], *name = pv->kernel_name(pv->h, rt, k, buf, sizeof buf);
   if (!name) return 0;
   uint64_t co = pv->kernel_code_object(pv->h, rt, k); /* the provider's code-object lock before g_lock */
+  char prog[HPC_PROGRAM_ID] = "";
+  if (pv->kernel_program && !pv->kernel_program(pv->h, rt, k, prog)) prog[0] = 0;
   pthread_mutex_lock(&g_lock);
-  uint32_t id = kname_locked(name);
+  uint32_t id = kname_locked(name, prog);
   if (id && co && (id > g_nkco || g_kco[id - 1] != co)) { /* the kernel's row again, with its code object */
     uint64_t *nk = id > g_nkco ? realloc(g_kco, id * sizeof *nk) : g_kco;
     if (nk) {
@@ -1144,6 +1157,12 @@ static void fork_child(void) {
 }
 
 /* ---- exit ---------------------------------------------------------------------------------------------- */
+void hpc_exit_close(void) {
+  if (pthread_mutex_trylock(&g_lock) != 0) return; /* held (perhaps by this thread, under a signal) */
+  pthread_mutex_unlock(&g_lock);
+  at_exit();
+}
+
 /* Make every thread's earlier stores visible here and its later loads see ours (membarrier: the other half
  * of the barrier in record(), which is only a compiler barrier). Without membarrier, a pause that lets a
  * thread inside an enqueue finish it (not a guarantee; said in docs/collector.md). */

@@ -174,6 +174,11 @@ HPC_HIDDEN void hpc_unrecorded(void);
 /* The exit handler started while this thread was inside an enqueue (record() saw it after publishing the
  * entry): write its ring now (what is pending without device times). */
 HPC_HIDDEN void hpc_exit_race(hpc_thread *t);
+/* The process's exit code as given to exit/_exit (proc_exit.c), -1 until one is; the process row carries it.
+ */
+extern _Atomic int64_t hpc_exit_code HPC_HIDDEN;
+/* What exit() does for the log, for an _exit(): nothing when another thread holds the collector's lock. */
+HPC_HIDDEN void hpc_exit_close(void);
 /* Register objects created through an intercepted call (slow path, may lock). */
 HPC_HIDDEN void hpc_kernel_created(const hpc_provider *pv, const void *rt, uintptr_t k);
 HPC_HIDDEN void hpc_queue_created(const hpc_provider *pv, const void *rt, uintptr_t q, uintptr_t d);

@@ -31,6 +31,12 @@ endif
 $(B)/libhubprof_collector.so: $(COLL_SRC) $(COLL_HDR) $(COLL_ARCHIVES)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) $(COLL_LDFLAGS) -o $@ $(COLL_SRC) $(COLL_ARCHIVES) $(COLL_LIBS)
 
+# The exit shim (shim/exit_shim.c): preloaded by hubprof beside the layer, it tells the collector how the
+# process ends. libc and libdl only.
+$(B)/libhubprof_exit.so: src/collector/shim/exit_shim.c
+	$(CC) $(CSTD) $(CFLAGS) -fvisibility=hidden -shared -Wl,-soname,libhubprof_exit.so -Wl,-z,defs -o $@ $< -ldl \
+	  -lpthread
+
 # The same library with every wrapper forwarding only: the floor of the overhead benchmark.
 $(B)/libhubprof_collector_noop.so: $(COLL_SRC) $(COLL_HDR) $(COLL_ARCHIVES)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(COLL_FLAGS) -DHUBPROF_COLLECTOR_NOOP $(COLL_LDFLAGS) -o $@ $(COLL_SRC) \
@@ -75,9 +81,61 @@ $(B)/deps/src/collector/%.d: src/collector/%.c
 	$(CC) $(CSTD) $(CPPFLAGS) $(COLL_FLAGS) -M -MP -MT $@ -MF $@ $<
 
 .PHONY: collector collector-test replay-test
-collector: $(B)/libhubprof_collector.so $(B)/libhubprof_collector_noop.so $(OCL_EXAMPLES) \
+collector: $(B)/libhubprof_collector.so $(B)/libhubprof_collector_noop.so $(B)/libhubprof_exit.so $(OCL_EXAMPLES) \
            $(B)/tests/collector/check_logs $(B)/tests/replay/check_profile $(COLL_DEPS)
 collector-test: collector
 	bash tests/collector/test_collector.sh
 replay-test: collector $(B)/hubprof
 	bash tests/replay/test_replay.sh
+
+# ---- CUDA (prov_cuda*.c, tests/cuda/, docs/cuda.md) ----
+# The toolkit where present: CUPTI's headers for the layout check of the record conversion's test, nvcc for
+# the CUDA test program. Neither is needed to build the collector (CUPTI is loaded at run time); without
+# them the test checks the conversion alone and tests/cuda/test_cuda.sh says what it skipped.
+CUDA_HOME_DIR ?= $(patsubst %/include/cupti_activity.h,%,$(firstword $(wildcard \
+                   /usr/local/cuda/include/cupti_activity.h /usr/local/cuda-*/include/cupti_activity.h)))
+# (an nvcc that runs: a wrapper left on PATH by a toolkit that is gone does not count)
+NVCC ?= $(firstword $(shell nvcc --version >/dev/null 2>&1 && command -v nvcc) $(wildcard $(CUDA_HOME_DIR)/bin/nvcc))
+# sm_90 (H100, H200) code plus its PTX, which the driver compiles for newer GPUs
+NVCC_ARCH ?= -gencode arch=compute_90,code=[sm_90,compute_90]
+$(B)/tests/cuda/test_cuda_conv: tests/cuda/test_cuda_conv.c src/collector/prov_cuda_conv.c src/collector/prov_cuda.h \
+  tests/check.h $(B)/libhubprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) -Isrc/collector \
+	  $(if $(CUDA_HOME_DIR),-DHAVE_CUPTI_H -isystem $(CUDA_HOME_DIR)/include) $< src/collector/prov_cuda_conv.c \
+	  $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
+$(SAN)/tests/cuda/test_cuda_conv: tests/cuda/test_cuda_conv.c src/collector/prov_cuda_conv.c src/collector/prov_cuda.h \
+  tests/check.h $(call obj,$(SAN),$(HUB_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+	  $(CPPFLAGS) $(INC_TESTS) -Isrc/collector $(if $(CUDA_HOME_DIR),-DHAVE_CUPTI_H -isystem $(CUDA_HOME_DIR)/include) \
+	  $< src/collector/prov_cuda_conv.c $(call obj,$(SAN),$(HUB_SRC)) -o $@ $(LDLIBS_HUB)
+$(B)/tests/cuda/cuda_app: tests/cuda/cuda_app.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 $(NVCC_ARCH) $< -o $@ -ldl
+# the driver's injection done by hand, then OpenCL work (no GPU needed)
+$(B)/tests/cuda/inject_ocl: tests/cuda/inject_ocl.c $(wildcard examples/ocl/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -lOpenCL -ldl
+$(B)/tests/cuda/launch_loop: tests/cuda/launch_loop.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 $(NVCC_ARCH) $< -o $@
+# what a store holds, summed (the checks of test_cuda.sh and tests/device/cuda.sh)
+$(B)/tests/cuda/count_store: tests/cuda/count_store.c $(B)/libhubprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
+CUDA_TESTS := $(B)/tests/cuda/count_store $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(if $(NVCC),$(B)/tests/cuda/cuda_app $(B)/tests/cuda/launch_loop)
+.PHONY: cuda-test
+cuda-test: $(CUDA_TESTS) $(B)/hubprof $(B)/libhubprof_collector.so
+	bash tests/cuda/test_cuda.sh
+# What tests/device/cuda.sh needs on a GPU machine that may lack this one's libraries: the shared libraries of
+# hubprof, count_store and the OpenCL examples (the ICD loader libOpenCL.so.1 among them) but the C and C++
+# runtimes, copied into $(B)/device/lib; carry $(B)/device with the binaries (the script's header).
+.PHONY: device-bundle
+device-bundle: $(B)/hubprof $(B)/libhubprof_collector.so $(CUDA_TESTS) $(OCL_EXAMPLES)
+	@mkdir -p $(B)/device/lib
+	@for l in $$(ldd $(B)/hubprof $(B)/tests/cuda/count_store $(B)/examples/ocl/vector_add | \
+	    awk '/=> \// {print $$3}' | sort -u); do \
+	  case $$(basename $$l) in libc.so*|libm.so*|libstdc++*|libgcc_s*|libz.so*|ld-linux*|libpthread*|libdl*) ;; \
+	    *) cp -L $$l $(B)/device/lib/ ;; esac; done
+	@du -sh $(B)/hubprof $(B)/libhubprof_collector.so $(B)/tests/cuda $(B)/examples/ocl $(B)/device

@@ -62,6 +62,10 @@ const hpc_env_var hpc_env_vars[] = {
     {"HUBPROF_API", "0",
      "1: also record every OpenCL call the collector intercepts (regions of category \"api\") and every "
      "transfer command (memory_copy rows) (hubprof trace|profile|sample --api)"},
+    {"HUBPROF_CODE", "auto",
+     "which program code the store keeps besides each program's identity and build options: none, source "
+     "(the sources the application gave) or all (sources and binaries, which PoCL compiles once more to "
+     "give: --code); auto = source when PC sampling (HUBPROF_SAMPLE_PERIOD_US), else none"},
     /* Read, never set: the MPI rank as launchers publish it (the first one set wins). */
     {"OMPI_COMM_WORLD_RANK", NULL, "MPI rank (Open MPI)"},
     {"PMI_RANK", NULL, "MPI rank (MPICH, Intel MPI)"},
@@ -105,6 +109,7 @@ enum {
   VAR_SEL_RANGE,
   VAR_SEL_REGION,
   VAR_API,
+  VAR_CODE,
   VAR_RANK_FIRST,
   VAR_RANK_LAST = VAR_RANK_FIRST + 3
 };
@@ -126,6 +131,13 @@ int hpc_env_load(hpc_env *e, const char **why) {
   e->start_paused = sp && strcmp(sp, "0") != 0;
   const char *api = get(VAR_API);
   e->api = api && strcmp(api, "0") != 0;
+  const char *code = get(VAR_CODE), *sampling = getenv("HUBPROF_SAMPLE_PERIOD_US"); /* sample.c's */
+  if (!strcmp(code, "auto")) code = sampling && *sampling ? "source" : "none";
+  e->code = !strcmp(code, "all") ? HPC_CODE_ALL : !strcmp(code, "source") ? HPC_CODE_SOURCE : HPC_CODE_NONE;
+  if (e->code == HPC_CODE_NONE && strcmp(code, "none")) {
+    *why = "HUBPROF_CODE must be auto, none, source or all";
+    return -1;
+  }
   e->select_kernel = get(VAR_SEL_KERNEL); /* checked by select.c: a bad one disables selection only */
   e->select_exclude = get(VAR_SEL_EXCLUDE);
   e->select_range = get(VAR_SEL_RANGE);

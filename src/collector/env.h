@@ -33,8 +33,14 @@ typedef struct hpc_env {
      one per line, NULL when unset (select.c parses them) */
   const char *select_kernel, *select_exclude, *select_range, *select_region;
   hu_launch launch; /* rank, job size, local rank, job id and host name (HUBPROF_HOSTNAME) of this process */
-  int api; /* HUBPROF_API: 1 = also record the OpenCL calls and transfer commands (prov_opencl_api.c) */
+  int api;  /* HUBPROF_API: 1 = also record the OpenCL calls and transfer commands (prov_opencl_api.c) */
+  int code; /* HUBPROF_CODE: which program code the store keeps, HPC_CODE_* */
 } hpc_env;
+
+/* HUBPROF_CODE: a program's identity and code_object rows always; its sources (as the application gave
+ * them, for `analyze --by line`) from HPC_CODE_SOURCE; its binaries too at HPC_CODE_ALL, asked from the
+ * runtime (PoCL then compiles each kernel once more, in a variant that never runs). */
+enum { HPC_CODE_NONE = 0, HPC_CODE_SOURCE = 1, HPC_CODE_ALL = 2 };
 
 /* When the background harvester runs (docs/collector.md, "Harvest: when a dispatch reaches the log"). */
 enum { HPC_HARVEST_AUTO = 0, HPC_HARVEST_THREAD = 1, HPC_HARVEST_SYNC = 2 };

@@ -334,6 +334,7 @@ static const hpc_env *g_env; /* the collector's configuration (init) */
 
 static int ocl_init(void *h, const hpc_env *e, const char **why) {
   g_env = e;
+  hpc_cl_code = e->code;
   hpc_api_enable(e->api); /* --api: the layer's table gets its wrappers (prov_opencl_api.c) */
   return e->profile ? hpc_replay_init(e, why) : 0;
 }
@@ -432,6 +433,14 @@ static uint64_t ocl_kernel_code_object(void *h, const void *rt, uintptr_t k) {
              : 0;
 }
 
+/* Its program's identity (prov_opencl_codeobj.c). */
+static int ocl_kernel_program(void *h, const void *rt, uintptr_t k, char id[HPC_PROGRAM_ID]) {
+  const cl_icd_dispatch *n = rt;
+  cl_program prog = NULL;
+  return n->clGetKernelInfo((cl_kernel)k, CL_KERNEL_PROGRAM, sizeof prog, &prog, NULL) == CL_SUCCESS &&
+         hpc_program_identity(prog, id);
+}
+
 static uintptr_t ocl_queue_device(void *h, const void *rt, uintptr_t q) {
   const cl_icd_dispatch *n = rt;
   cl_device_id d = NULL;
@@ -516,4 +525,5 @@ hpc_provider hpc_opencl = {.name = "opencl",
                            .release = ocl_release,
                            .flush = ocl_flush,
                            .fork_child = ocl_fork_child,
-                           .exit = ocl_exit};
+                           .exit = ocl_exit,
+                           .kernel_program = ocl_kernel_program};

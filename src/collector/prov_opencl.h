@@ -97,6 +97,9 @@ HPC_HIDDEN cl_program hpc_LinkProgram(const cl_icd_dispatch *n, cl_context c, cl
                                       void *data, cl_int *err);
 /* The code object of a built program's first device, 0 when unknown (prov_opencl_codeobj.c). */
 HPC_HIDDEN uint64_t hpc_program_code_object(cl_program p);
+/* A built program's identity (provider.h kernel_program; prov_opencl_codeobj.c): 1 with id set, 0 unknown. */
+HPC_HIDDEN int hpc_program_identity(cl_program p, char id[HPC_PROGRAM_ID]);
+HPC_HIDDEN extern int hpc_cl_code; /* HUBPROF_CODE: HPC_CODE_* (env.h), set at init */
 
 /* ---- kernel replay (prov_opencl_replay.c), HUBPROF_MODE=profile ------------------------------------------
  */

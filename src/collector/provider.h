@@ -77,9 +77,18 @@ typedef struct hpc_provider {
   /* Exit, after the log's last flush: the provider's summary line (debug); returns the dispatch rows the
    * provider wrote itself (kernel replay writes each dispatch as it ends), 0 when the rings wrote them. */
   uint64_t (*exit)(void *h, int debug);
+  /* The identity of a kernel's program (module): HPC_PROGRAM_ID - 1 lower-case hex digits of a hash of what
+   * the application gave the runtime (sources and build options, binaries, linked inputs), never of
+   * anything the runtime would have to produce; into id, returning 1; 0 when unknown. The core keys kernel
+   * symbols by name and this identity (two programs' kernels of one name are two kernels). NULL: the
+   * provider knows no identities (kernels are told apart by name alone). */
+  int (*kernel_program)(void *h, const void *rt, uintptr_t kernel, char id[17]);
 } hpc_provider;
+
+#define HPC_PROGRAM_ID 17 /* a program identity as text: 16 hex digits (64 bits of SHA-256) and its NUL */
 
 /* Every provider compiled in, in the order the core initialises them (collector.c). */
 extern hpc_provider hpc_opencl __attribute__((visibility("hidden"))); /* prov_opencl.c */
+extern hpc_provider hpc_cuda __attribute__((visibility("hidden")));   /* prov_cuda.c */
 
 #endif

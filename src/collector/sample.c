@@ -357,8 +357,10 @@ static void scan_maps(hp_store *s) {
   pthread_mutex_unlock(&g_mlock);
 }
 
+int hpc_code_keep;
+
 void hpc_code_note(uint32_t kernel_id) {
-  if (kernel_id >= NKSEEN) return; /* so many kernels: their first dispatches trigger no more looks */
+  if (!hpc_code_keep || kernel_id >= NKSEEN) return; /* not kept; or so many kernels: no more looks */
   uint32_t bit = 1u << (kernel_id % 32);
   if (!(atomic_load_explicit(&g_kseen[kernel_id / 32], memory_order_relaxed) & bit) &&
       !(atomic_fetch_or(&g_kseen[kernel_id / 32], bit) & bit))
@@ -507,8 +509,8 @@ static void attribute(hp_store *s, int final) {
       continue;
     }
     if (s) write_begun(s, d);
-    hp_pc_sample ps = {sizeof ps,    ++g_ids,       d,          c->id, p->s.ip - c->base,
-                       p->s.time_ns, p->thread_row, g_period_ns};
+    hp_pc_sample ps = {sizeof ps,    ++g_ids,       d,           c->id, p->s.ip - c->base,
+                       p->s.time_ns, p->thread_row, g_period_ns, "",    0};
     if (s && hp_write_pc_sample(s, &ps) == HP_OK) g_stored++;
     if (s) write_counters(s, d, p);
   }

@@ -58,9 +58,11 @@ __attribute__((visibility("hidden"))) void hpc_sample_exit(struct hp_store *s);
 /* A forked child samples its own threads: the parent's samplers, samples and code are dropped (its copies).
  */
 __attribute__((visibility("hidden"))) void hpc_sample_fork_child(void);
-/* The bytes of what runs, under every mode (trace and profile too): a harvested dispatch of a kernel never
- * seen before (hpc_code_note, cheap: a bit) makes the next hpc_code_capture (after a harvest, off the enqueue
- * path) look for new kernel code objects in /proc/self/maps and store their rows and bytes once per hash. */
+/* The bytes of what runs, when sampling or asked for (HUBPROF_CODE=all: --code; hpc_code_keep set at init):
+ * a harvested dispatch of a kernel never seen before (hpc_code_note, cheap: a bit) makes the next
+ * hpc_code_capture (after a harvest, off the enqueue path) look for new kernel code objects in
+ * /proc/self/maps and store their rows and bytes once per hash. */
+__attribute__((visibility("hidden"))) extern int hpc_code_keep;
 __attribute__((visibility("hidden"))) void hpc_code_note(uint32_t kernel_id);
 __attribute__((visibility("hidden"))) void hpc_code_capture(struct hp_store *s);
 /* collector.c: the name of kernel_symbol row `id` copied into buf ("" when unknown). */

@@ -203,18 +203,29 @@ static int in_ranges(const hu_range *r, size_t n, uint64_t i) {
   return 0;
 }
 
-/* The name filters' answer for kernel k (its name asked from its provider; slow path). */
+/* Does one of the n regexes match the name, or the name with its program ("name#<16 hex digits>")? */
+static int matches(const regex_t *re, size_t n, const char *name, const char *named) {
+  for (size_t i = 0; i < n; i++)
+    if (regexec(&re[i], name, 0, NULL, 0) == 0 || (named && regexec(&re[i], named, 0, NULL, 0) == 0))
+      return 1;
+  return 0;
+}
+
+/* The name filters' answer for kernel k (its name and program asked from its provider; slow path). A
+ * pattern matches the kernel's name, or its name followed by '#' and its program's identity: "^Xaxpy#3f2a"
+ * picks the Xaxpy of one program. */
 static uint32_t decide(const hpc_provider *pv, const void *rt, uintptr_t k) {
   char buf[256], *name = pv->kernel_name(pv->h, rt, k, buf, sizeof buf);
   if (!name) { /* nameless: as the empty name */
     buf[0] = 0;
     name = buf;
   }
-  int in = !g_ninc;
-  for (size_t i = 0; i < g_ninc && !in; i++)
-    in = regexec(&g_inc[i], name, 0, NULL, 0) == 0;
-  for (size_t i = 0; i < g_nexc && in; i++)
-    in = regexec(&g_exc[i], name, 0, NULL, 0) != 0;
+  char prog[HPC_PROGRAM_ID] = "", *named = NULL;
+  if (pv->kernel_program && pv->kernel_program(pv->h, rt, k, prog) && (named = malloc(strlen(name) + 18)))
+    sprintf(named, "%s#%s", name, prog);
+  int in = !g_ninc || matches(g_inc, g_ninc, name, named);
+  if (in && g_nexc) in = !matches(g_exc, g_nexc, name, named);
+  free(named);
   if (name != buf) free(name);
   return in ? K_IN : K_OUT;
 }

@@ -1,10 +1,13 @@
-/* Directory listing over a search path (hu_dir.h). */
+/* Folders: listings and removal (hu_dir.h). */
 /* SPDX-License-Identifier: MIT */
 #include "hu_dir.h"
 
 #include "hu_text.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,70 @@ static const char *base_of(const char *p) {
 
 static int by_base(const void *a, const void *b) {
   return strcmp(base_of(*(char *const *)a), base_of(*(char *const *)b));
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+hu_status hu_dir_names(const char *dir, const char *prefix, const char *suffix, int full, char ***names,
+                       size_t *n) {
+  size_t cnt = 0, cap = 8, pl = prefix ? strlen(prefix) : 0, sl = suffix ? strlen(suffix) : 0;
+  char **v = calloc(cap + 1, sizeof *v);
+  if (!v) return HU_ERR_NOMEM;
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d))) {
+    const char *nm = e->d_name;
+    size_t len = strlen(nm);
+    if (!strcmp(nm, ".") || !strcmp(nm, "..") || len < pl + sl || strncmp(nm, prefix ? prefix : "", pl) ||
+        strcmp(nm + len - sl, suffix ? suffix : ""))
+      continue;
+    if (cnt == cap) {
+      char **nv = realloc(v, (2 * cap + 1) * sizeof *nv);
+      if (!nv) goto nomem;
+      v = nv;
+      cap *= 2;
+    }
+    size_t l = (full ? strlen(dir) + 1 : 0) + len + 1;
+    if (!(v[cnt] = malloc(l))) goto nomem;
+    snprintf(v[cnt++], l, "%s%s%s", full ? dir : "", full ? "/" : "", nm);
+    v[cnt] = NULL;
+  }
+  if (d) {
+    int e2 = errno;
+    closedir(d);
+    errno = e2;
+  }
+  qsort(v, cnt, sizeof *v, by_name);
+  *names = v;
+  if (n) *n = cnt;
+  return HU_OK;
+nomem:
+  closedir(d);
+  hu_strv_free(v);
+  return HU_ERR_NOMEM;
+}
+
+void hu_dir_remove(const char *path, int depth) {
+  struct stat sb;
+  if (lstat(path, &sb) != 0) return;
+  if (!S_ISDIR(sb.st_mode)) { /* a file, or a link in a folder's place: never followed */
+    unlink(path);
+    return;
+  }
+  char **v = NULL;
+  size_t n = 0;
+  if (depth >= 0 && hu_dir_names(path, NULL, NULL, 1, &v, &n) == HU_OK) {
+    for (size_t i = 0; i < n; i++) {
+      struct stat eb;
+      if (lstat(v[i], &eb) == 0 && S_ISDIR(eb.st_mode)) {
+        if (depth > 0) hu_dir_remove(v[i], depth - 1);
+      } else {
+        unlink(v[i]);
+      }
+    }
+    hu_strv_free(v);
+  }
+  rmdir(path);
 }
 
 hu_status hu_dir_find(const char *const *dirs, size_t nd, const char *ext, char ***paths, size_t *n) {

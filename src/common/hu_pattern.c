@@ -3,6 +3,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "hu_pattern.h"
 
+#include <fnmatch.h>
+#include <regex.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -124,4 +126,78 @@ int hu_glob_bounded(const char *glob, const char **why) {
   if (strlen(glob) <= HU_PATTERN_MAX) return 0;
   *why = "longer than 1024 bytes, the limit of a pattern";
   return -1;
+}
+
+const char *hu_pattern_kind(const char *pat, int dflt, int *kind) {
+  *kind = dflt;
+  if (!strncmp(pat, "re:", 3)) {
+    *kind = HU_PAT_REGEX;
+    return pat + 3;
+  }
+  if (!strncmp(pat, "glob:", 5)) {
+    *kind = HU_PAT_GLOB;
+    return pat + 5;
+  }
+  return pat;
+}
+
+int hu_pattern_match(const char *pat, int dflt, const char *name) {
+  int kind;
+  const char *body = hu_pattern_kind(pat, dflt, &kind);
+  if (kind == HU_PAT_GLOB) return fnmatch(body, name, 0) == 0;
+  const char *why;
+  regex_t re;
+  if (hu_regex_bounded(body, (size_t)-1, &why) || regcomp(&re, body, REG_EXTENDED | REG_NOSUB)) return 0;
+  int hit = regexec(&re, name, 0, NULL, 0) == 0;
+  regfree(&re);
+  return hit;
+}
+
+/* Does the '[' at p open a bracket expression (a ']' closes it; a ']' first is a member)? */
+static int glob_bracket(const char *p) {
+  const char *q = p + 1;
+  if (*q == '!' || *q == '^') q++;
+  if (*q == ']') q++;
+  return *q && strchr(q, ']') != NULL;
+}
+
+int hu_glob_to_regex(const char *glob, char *out, size_t len) {
+  size_t o = 0;
+#define PUT(c)                                                                                               \
+  do {                                                                                                       \
+    if (o + 1 >= len) return -1;                                                                             \
+    out[o++] = (c);                                                                                          \
+  } while (0)
+  PUT('^');
+  for (const char *p = glob; *p; p++) {
+    if (*p == '*') {
+      PUT('.');
+      PUT('*');
+    } else if (*p == '?') {
+      PUT('.');
+    } else if (*p == '[' && glob_bracket(p)) {
+      const char *q = p + 1; /* a bracket expression: copied, its '!' negation as '^' */
+      PUT('[');
+      if (*q == '!' || *q == '^') {
+        PUT('^');
+        q++;
+      }
+      if (*q == ']') {
+        PUT(']');
+        q++;
+      }
+      for (; *q != ']'; q++)
+        PUT(*q);
+      PUT(']');
+      p = q;
+    } else {
+      if (*p == '\\' && p[1]) p++; /* an escaped character: itself */
+      if (strchr(".[]()*+?{}|^$\\", *p)) PUT('\\');
+      PUT(*p);
+    }
+  }
+  PUT('$');
+#undef PUT
+  out[o] = 0;
+  return 0;
 }

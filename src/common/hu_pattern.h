@@ -18,4 +18,17 @@ int hu_regex_bounded(const char *re, size_t len, const char **why);
 /* The same for a glob (fnmatch): its length only. */
 int hu_glob_bounded(const char *glob, const char **why);
 
+/* A name pattern with its syntax given by a prefix: "re:" a POSIX extended regular expression searched
+ * anywhere in the name, "glob:" a glob matching the whole name (fnmatch); without a prefix, `dflt`
+ * (HU_PAT_GLOB: analyze, diff, report, roofline; HU_PAT_REGEX: trace, profile, sample). Returns the text
+ * after the prefix, *kind its syntax. */
+enum { HU_PAT_GLOB = 0, HU_PAT_REGEX = 1 };
+const char *hu_pattern_kind(const char *pat, int dflt, int *kind);
+/* Does pattern pat (syntax by prefix, else dflt) match name? A regular expression that does not compile
+ * matches nothing. Compiles it at each call: for kernel or device names, not per row. */
+int hu_pattern_match(const char *pat, int dflt, const char *name);
+/* A glob as an anchored POSIX extended regular expression matching the same names, into out (len bytes):
+ * 0, or -1 when it does not fit. */
+int hu_glob_to_regex(const char *glob, char *out, size_t len);
+
 #endif

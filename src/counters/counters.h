@@ -199,6 +199,15 @@ hc_status hc_cupti_open(hc_cupti **out);
 void hc_cupti_close(hc_cupti *c);
 const char *hc_cupti_error(const hc_cupti *c);
 const char *hc_cupti_path(const hc_cupti *c); /* the file loaded */
+/* Another entry point of the loaded libcupti (dlsym), NULL when it has none: the collector's CUDA PC
+ * sampling (src/collector/sample_cupti_pc.c) finds libcupti here, one home for where it is looked for. */
+void *hc_cupti_sym(hc_cupti *c, const char *name);
+/* PM sampling's configuration (the collector's sample_cupti_pm.c): a Profiler Host object of type PM sampling
+ * for chip and its counter availability image, and the configuration image of the metrics (malloc'd, *size
+ * bytes). HC_OK, or an error with one line in err; close *host with hc_cupti_host_close, free *image. */
+hc_status hc_cupti_pm_config(hc_cupti *c, const char *chip, const uint8_t *avail, const char *const *names,
+                             size_t n, void **host, uint8_t **image, size_t *size, char *err, size_t len);
+void hc_cupti_host_close(hc_cupti *c, void *host);
 /* The chips CUPTI describes ("GV100" … "GH100", "GB100"); the names belong to libcupti. */
 hc_status hc_cupti_chips(hc_cupti *c, const char *const **names, size_t *n);
 /* How many base metrics CUPTI describes for chip (all types); HC_ERR_IO with hc_cupti_error. */
@@ -306,7 +315,6 @@ hc_status hc_self_open(hc_provider *p, const size_t *idx, size_t n, hc_self **ou
 /* values[k]: counter k's count since the open (scaled when multiplexed). read() calls only: no allocation,
  * no lock. Any thread may read (the counts stay the opening thread's). */
 hc_status hc_self_read(hc_self *s, double *values);
-size_t hc_self_count(const hc_self *s);
 void hc_self_close(hc_self *s);
 
 #endif

@@ -3,6 +3,7 @@
  * metric list takes as one configuration (docs/cuda.md). */
 /* SPDX-License-Identifier: MIT */
 #include "counters_internal.h"
+#include "cupti_find.h"
 
 #include "../common/hu_text.h"
 
@@ -180,23 +181,26 @@ static int try_load(hc_cupti *c, const char *path) {
   return 1;
 }
 
+/* ---- the search: one home for where libcupti is looked for (cupti_find.h; the collector's CUDA provider
+ * uses it too) ---- */
+
 /* The first libcupti.so* in a folder (the unversioned name first, then the newest version). */
-static int try_dir(hc_cupti *c, const char *dir) {
+static int try_dir(hc_cupti_load_fn load, void *ctx, const char *dir) {
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/libcupti.so", dir);
-  int r = try_load(c, path);
+  int r = load(ctx, path);
   if (r) return r;
   glob_t g;
   snprintf(path, sizeof path, "%s/libcupti.so.*", dir);
   if (glob(path, 0, NULL, &g) != 0) return 0;
   for (size_t i = g.gl_pathc; i-- > 0 && !r;)
-    r = try_load(c, g.gl_pathv[i]);
+    r = load(ctx, g.gl_pathv[i]);
   globfree(&g);
   return r;
 }
 
 /* Folders of the nvidia-cuda-cupti pip package: nvidia/cuda_cupti/lib under site-packages. */
-static int try_pip(hc_cupti *c) {
+static int try_pip(hc_cupti_load_fn load, void *ctx) {
   const char *home = getenv("HOME"), *venv = getenv("VIRTUAL_ENV");
   char pats[5][PATH_MAX];
   size_t np = 0;
@@ -211,23 +215,18 @@ static int try_pip(hc_cupti *c) {
     glob_t g;
     if (glob(pats[k], GLOB_ONLYDIR, NULL, &g) != 0) continue;
     for (size_t i = 0; i < g.gl_pathc && !r; i++)
-      r = try_dir(c, g.gl_pathv[i]);
+      r = try_dir(load, ctx, g.gl_pathv[i]);
     globfree(&g);
   }
   return r;
 }
 
-hc_status hc_cupti_open(hc_cupti **out) {
-  if (!out) return HC_ERR_INVALID;
-  hc_cupti *c = calloc(1, sizeof *c);
-  *out = c;
-  if (!c) return HC_ERR_NOMEM;
+int hc_cupti_search(hc_cupti_load_fn load, void *ctx, char *err, size_t len) {
   const char *env = getenv("HUBPROF_CUPTI");
   if (env && *env) { /* the user's choice is the only one tried */
-    int r = try_load(c, env);
-    if (r == 0)
-      snprintf(c->error, sizeof c->error, "libcupti not found: HUBPROF_CUPTI=%s: no such file", env);
-    return r == 1 ? HC_OK : HC_ERR_UNAVAILABLE;
+    int r = load(ctx, env);
+    if (r == 0) snprintf(err, len, "libcupti not found: HUBPROF_CUPTI=%s: no such file", env);
+    return r;
   }
   const char *cuda = getenv("CUDA_HOME");
   char dirs[4][PATH_MAX];
@@ -240,17 +239,26 @@ hc_status hc_cupti_open(hc_cupti **out) {
   }
   int r = 0;
   for (size_t i = 0; i < nd && !r; i++)
-    r = try_dir(c, dirs[i]);
-  if (!r) r = try_pip(c);
-  if (r == 1) return HC_OK;
+    r = try_dir(load, ctx, dirs[i]);
+  if (!r) r = try_pip(load, ctx);
   if (r == 0)
-    snprintf(c->error, sizeof c->error,
+    snprintf(err, len,
              "libcupti not found (looked in $HUBPROF_CUPTI (unset), /usr/local/cuda/lib64, "
              "/usr/local/cuda/extras/CUPTI/lib64, $CUDA_HOME%s%.300s%s, and the nvidia-cuda-cupti pip "
              "package's site-packages/nvidia/cuda_cupti/lib); set HUBPROF_CUPTI=/path/to/libcupti.so",
              cuda && *cuda ? "=" : " (unset)", cuda ? cuda : "",
              cuda && *cuda ? "/{lib64,extras/CUPTI/lib64}" : "");
-  return HC_ERR_UNAVAILABLE;
+  return r;
+}
+
+static int load_host(void *ctx, const char *path) { return try_load(ctx, path); }
+
+hc_status hc_cupti_open(hc_cupti **out) {
+  if (!out) return HC_ERR_INVALID;
+  hc_cupti *c = calloc(1, sizeof *c);
+  *out = c;
+  if (!c) return HC_ERR_NOMEM;
+  return hc_cupti_search(load_host, c, c->error, sizeof c->error) == 1 ? HC_OK : HC_ERR_UNAVAILABLE;
 }
 
 void hc_cupti_close(hc_cupti *c) {
@@ -509,4 +517,37 @@ long hc_cupti_base(const hc_provider *p, const char *name) {
   char base[256];
   snprintf(base, sizeof base, "%.*s", (int)base_len(name), name);
   return hc_provider_find(p, base);
+}
+
+void *hc_cupti_sym(hc_cupti *c, const char *name) { return c && c->lib && name ? dlsym(c->lib, name) : NULL; }
+
+/* The Profiler Host side of PM sampling (the collector's sample_cupti_pm.c): a host object of profiler type
+ * PM sampling (1) for the chip and its counter availability, with the metrics' configuration image. */
+hc_status hc_cupti_pm_config(hc_cupti *c, const char *chip, const uint8_t *avail, const char *const *names,
+                             size_t n, void **host, uint8_t **image, size_t *size, char *err, size_t len) {
+  char b[32];
+  *host = NULL, *image = NULL, *size = 0;
+  p_init a = {.profiler_type = 1, .chip = chip, .availability = avail};
+  int rc = call(c, F_INIT, &a, PSIZE(p_init, host));
+  if (rc || !a.host)
+    return snprintf(err, len, "%s(%s): %s", fn_names[F_INIT], chip, result_text(c, rc, b, sizeof b)),
+           HC_ERR_IO;
+  *host = a.host;
+  p_add add = {.host = a.host, .names = (const char **)names, .n = n};
+  p_isize is = {.host = a.host};
+  int f = F_ADD;
+  if (!(rc = call(c, F_ADD, &add, PSIZE(p_add, n))))
+    rc = call(c, f = F_ISIZE, &is, PSIZE(p_isize, image_size));
+  if (rc) return snprintf(err, len, "%s: %s", fn_names[f], result_text(c, rc, b, sizeof b)), HC_ERR_IO;
+  p_image im = {
+      .host = a.host, .image_size = is.image_size, .image = malloc(is.image_size ? is.image_size : 1)};
+  if (!im.image) return snprintf(err, len, "out of memory"), HC_ERR_NOMEM;
+  *image = im.image, *size = is.image_size;
+  if ((rc = call(c, F_IMAGE, &im, PSIZE(p_image, image))))
+    return snprintf(err, len, "%s: %s", fn_names[F_IMAGE], result_text(c, rc, b, sizeof b)), HC_ERR_IO;
+  return HC_OK;
+}
+
+void hc_cupti_host_close(hc_cupti *c, void *host) {
+  if (c && host) host_close(c, host);
 }

@@ -422,6 +422,198 @@ static int kw_is(const char *s, size_t n, const char *kw) {
   return strlen(kw) == n && strncmp(s, kw, n) == 0;
 }
 
+/* One file's text being added: where it started (to take it all back on failure) and what it said so far. */
+typedef struct mfile {
+  hc_metrics *m;
+  const char *file, *ofile, *oset, *odev; /* odev: its `device` line, or "" */
+  const char *device;                     /* the device being described, or NULL: any */
+  int skip_other;
+  size_t first, first_node, first_agg;
+  int seen_set, seen_device;
+  long last; /* its last definition, -1 before the first */
+  unsigned line;
+  const char *buf; /* the line, for column numbers */
+} mfile;
+
+/* The next line of *pp into *buf (comments cut, blanks trimmed); NULL at the end of the text or on an error
+ * (*st says which); "" for a line with nothing in it. */
+static char *next_line(mfile *f, const char **pp, char **buf, size_t *cap, hc_status *st) {
+  const char *p = *pp;
+  if (!*p) return NULL;
+  f->line++;
+  size_t len = strcspn(p, "\n");
+  if (len > HC_METRICS_LINE_MAX) {
+    seterr(f->m, "%s:%u: line longer than %d bytes (the limit of a metrics line; docs/metrics.md)", f->file,
+           f->line, HC_METRICS_LINE_MAX);
+    *st = HC_ERR_PARSE;
+    return NULL;
+  }
+  if (hu_grow((void **)buf, cap, len + 1, 1)) {
+    *st = HC_ERR_NOMEM;
+    return NULL;
+  }
+  char *b = *buf;
+  memcpy(b, p, len);
+  b[len] = 0;
+  *pp = p + len + (p[len] == '\n');
+  /* comments: '#' at the start or after a blank; then trim */
+  for (char *c = b; *c; c++)
+    if (*c == '#' && (c == b || c[-1] == ' ' || c[-1] == '\t')) {
+      *c = 0;
+      break;
+    }
+  size_t n = strlen(b);
+  while (n && (b[n - 1] == ' ' || b[n - 1] == '\t' || b[n - 1] == '\r'))
+    b[--n] = 0;
+  char *s = b;
+  while (*s == ' ' || *s == '\t')
+    s++;
+  for (char *c = s; *c; c++)
+    if ((unsigned char)*c < 0x20 && *c != '\t') {
+      seterr(f->m, "%s:%u: control character in the line", f->file, f->line);
+      *st = HC_ERR_PARSE;
+      return NULL;
+    }
+  f->buf = b;
+  return s;
+}
+
+/* `set NAME` or `device NAME` (s: the keyword). *stop: a set for another device, to be skipped. */
+static hc_status stmt_header(mfile *f, const char *s, const char *rest, int *stop) {
+  hc_metrics *m = f->m;
+  int is_set = s[0] == 's';
+  if (is_set ? f->seen_set : f->seen_device) {
+    seterr(m, "%s:%u: '%s' given twice", f->file, f->line, is_set ? "set" : "device");
+    return HC_ERR_PARSE;
+  }
+  if (m->ndefs > f->first) {
+    seterr(m, "%s:%u: '%s' must come before the definitions", f->file, f->line, is_set ? "set" : "device");
+    return HC_ERR_PARSE;
+  }
+  if (!*rest || strpbrk(rest, " \t")) {
+    seterr(m, "%s:%u: expected '%s NAME'", f->file, f->line, is_set ? "set" : "device");
+    return HC_ERR_PARSE;
+  }
+  if (is_set) {
+    f->seen_set = 1;
+    return (f->oset = own(m, rest)) ? HC_OK : HC_ERR_NOMEM;
+  }
+  f->seen_device = 1;
+  if (!(f->odev = own(m, rest))) return HC_ERR_NOMEM;
+  if (f->device && strcmp(f->device, rest)) {
+    if (f->skip_other) { /* a set for another device: not ours */
+      *stop = 1;
+      return HC_OK;
+    }
+    seterr(m, "%s:%u: these metrics are for device '%s', not '%s'", f->file, f->line, rest, f->device);
+    return HC_ERR_INVALID;
+  }
+  return HC_OK;
+}
+
+/* `metric NAME = EXPRESSION` or `const NAME = EXPRESSION` (s: the keyword). */
+static hc_status stmt_def(mfile *f, const char *s, const char *rest) {
+  hc_metrics *m = f->m;
+  int is_const = s[0] == 'c';
+  const char *what = is_const ? "constant" : "metric";
+  const char *eq = strchr(rest, '=');
+  char name[256];
+  size_t nl = eq ? (size_t)(eq - rest) : strlen(rest);
+  while (nl && (rest[nl - 1] == ' ' || rest[nl - 1] == '\t'))
+    nl--;
+  if (nl >= sizeof name) nl = sizeof name - 1;
+  memcpy(name, rest, nl);
+  name[nl] = 0;
+  if (!eq || !nl) {
+    seterr(m, "%s:%u: expected '%s NAME = EXPRESSION'", f->file, f->line, is_const ? "const" : "metric");
+    return HC_ERR_PARSE;
+  }
+  if (!valid_def_name(name)) {
+    seterr(m, "%s:%u: bad %s name '%s' (letters, digits and '_', not starting with a digit)", f->file,
+           f->line, what, name);
+    return HC_ERR_PARSE;
+  }
+  for (int v = 0; v < HC_VAR_COUNT; v++)
+    if (strcmp(name, var_names[v]) == 0) {
+      seterr(m, "%s:%u: '%s' is a built-in variable and cannot be redefined", f->file, f->line, name);
+      return HC_ERR_PARSE;
+    }
+  long prev = find_def(m, name);
+  if (prev >= 0) {
+    seterr(m, "%s:%u: %s '%s' is already defined at %s:%u", f->file, f->line, what, name, m->defs[prev].file,
+           m->defs[prev].line);
+    return HC_ERR_PARSE;
+  }
+  if (hu_grow((void **)&m->defs, &m->capdefs, m->ndefs + 1, sizeof *m->defs)) return HC_ERR_NOMEM;
+  def *d = &m->defs[m->ndefs];
+  memset(d, 0, sizeof *d);
+  d->root = d->peak_root = -1;
+  d->is_const = is_const;
+  d->file = f->ofile;
+  d->set = f->oset;
+  d->device = f->odev;
+  d->line = f->line;
+  if (!(d->name = strdup(name)) || !(d->expr = strdup(eq + 1 + strspn(eq + 1, " \t")))) {
+    free(d->name);
+    return HC_ERR_NOMEM;
+  }
+  m->ndefs++;
+  if (hu_strmap_intern(&m->defmap, name, NULL) != (long)m->ndefs - 1) return HC_ERR_NOMEM;
+  parser ps = {.m = m, .file = f->file, .line = f->line, .what = what, .name = d->name};
+  int r = parse_full(&ps, eq + 1, (unsigned)(eq + 1 - f->buf) + 1);
+  if (r < 0) return HC_ERR_PARSE;
+  m->defs[m->ndefs - 1].root = r;
+  f->last = (long)m->ndefs - 1;
+  return HC_OK;
+}
+
+/* `unit`, `description`, `peak` or `exceeds` of the last metric (s: the keyword, kl its length). */
+static hc_status stmt_attr(mfile *f, const char *s, size_t kl, const char *rest) {
+  hc_metrics *m = f->m;
+  char kw[16];
+  snprintf(kw, sizeof kw, "%.*s", (int)kl, s);
+  if (f->last < 0 || m->defs[f->last].is_const) {
+    seterr(m, "%s:%u: '%s' must follow a 'metric' line", f->file, f->line, kw);
+    return HC_ERR_PARSE;
+  }
+  def *d = &m->defs[f->last];
+  char **slot = kw[0] == 'u' ? &d->unit : kw[0] == 'd' ? &d->desc : kw[0] == 'e' ? &d->exceeds : &d->peak;
+  if (*slot) {
+    seterr(m, "%s:%u: metric '%s' has two '%s' lines", f->file, f->line, d->name, kw);
+    return HC_ERR_PARSE;
+  }
+  if (!*rest) {
+    seterr(m, "%s:%u: '%s' needs a value", f->file, f->line, kw);
+    return HC_ERR_PARSE;
+  }
+  if (!(*slot = strdup(rest))) return HC_ERR_NOMEM;
+  if (kw[0] == 'p') {
+    parser ps = {.m = m, .file = f->file, .line = f->line, .what = "peak of metric", .name = d->name};
+    int r = parse_full(&ps, rest, (unsigned)(rest - f->buf) + 1);
+    if (r < 0) return HC_ERR_PARSE;
+    m->defs[f->last].peak_root = r;
+  }
+  return HC_OK;
+}
+
+/* Nothing of a bad file stays: its definitions and nodes dropped, the name map rebuilt from the rest. */
+static hc_status take_back(mfile *f, hc_status st) {
+  hc_metrics *m = f->m;
+  for (size_t i = f->first; i < m->ndefs; i++)
+    def_free(&m->defs[i]);
+  m->ndefs = f->first;
+  for (size_t i = f->first_node; i < m->nnodes; i++)
+    free(m->nodes[i].name);
+  m->nnodes = f->first_node;
+  m->naggs = f->first_agg;
+  hu_strmap_free(&m->defmap); /* the names of the definitions kept, again */
+  memset(&m->defmap, 0, sizeof m->defmap);
+  for (size_t i = 0; i < f->first && st != HC_ERR_NOMEM; i++)
+    if (hu_strmap_intern(&m->defmap, m->defs[i].name, NULL) < 0) st = HC_ERR_NOMEM;
+  if (st == HC_ERR_NOMEM) seterr(m, "%s: out of memory", f->file);
+  return st;
+}
+
 /* The definitions of one file's text. skip_other: a `device` line naming another device skips the
  * file (built-in sets) instead of failing. */
 static hc_status add_text(hc_metrics *m, const char *file, const char *text, const char *device,
@@ -437,203 +629,43 @@ static hc_status add_text(hc_metrics *m, const char *file, const char *text, con
   snprintf(setname, sizeof setname, "%s", base);
   size_t bl = strlen(setname), el = strlen(MET_EXT);
   if (bl > el && strcmp(setname + bl - el, MET_EXT) == 0) setname[bl - el] = 0;
-  const char *ofile = own(m, file), *oset = own(m, setname), *odev = own(m, "");
-  if (!ofile || !oset || !odev) return HC_ERR_NOMEM;
-  size_t first = m->ndefs, first_node = m->nnodes, first_agg = m->naggs; /* where this file's start */
-  int seen_set = 0, seen_device = 0;
-  long last = -1; /* the last definition of this file */
-  unsigned line = 0;
+  mfile f = {.m = m,
+             .file = file,
+             .ofile = own(m, file),
+             .oset = own(m, setname),
+             .odev = own(m, ""),
+             .device = device,
+             .skip_other = skip_other,
+             .first = m->ndefs,
+             .first_node = m->nnodes,
+             .first_agg = m->naggs,
+             .last = -1};
+  if (!f.ofile || !f.oset || !f.odev) return HC_ERR_NOMEM;
   hc_status st = HC_OK;
   const char *p = text;
-  char *buf = NULL;
+  char *buf = NULL, *s;
   size_t bufcap = 0;
-  while (*p && st == HC_OK) {
-    line++;
-    size_t len = strcspn(p, "\n");
-    if (len > HC_METRICS_LINE_MAX) {
-      seterr(m, "%s:%u: line longer than %d bytes (the limit of a metrics line; docs/metrics.md)", file, line,
-             HC_METRICS_LINE_MAX);
-      st = HC_ERR_PARSE;
-      break;
-    }
-    if (hu_grow((void **)&buf, &bufcap, len + 1, 1)) {
-      st = HC_ERR_NOMEM;
-      break;
-    }
-    memcpy(buf, p, len);
-    buf[len] = 0;
-    p += len + (p[len] == '\n');
-    /* comments: '#' at the start or after a blank; then trim */
-    for (char *c = buf; *c; c++)
-      if (*c == '#' && (c == buf || c[-1] == ' ' || c[-1] == '\t')) {
-        *c = 0;
-        break;
-      }
-    size_t n = strlen(buf);
-    while (n && (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r'))
-      buf[--n] = 0;
-    char *s = buf;
-    while (*s == ' ' || *s == '\t')
-      s++;
+  int stop = 0;
+  while (st == HC_OK && !stop && (s = next_line(&f, &p, &buf, &bufcap, &st))) {
     if (!*s) continue;
-    for (char *c = s; *c; c++)
-      if ((unsigned char)*c < 0x20 && *c != '\t') {
-        seterr(m, "%s:%u: control character in the line", file, line);
-        st = HC_ERR_PARSE;
-        break;
-      }
-    if (st != HC_OK) break;
     const char *rest;
     size_t kl = keyword(s, &rest);
-    if (kw_is(s, kl, "set") || kw_is(s, kl, "device")) {
-      int is_set = s[0] == 's';
-      if (is_set ? seen_set : seen_device) {
-        seterr(m, "%s:%u: '%s' given twice", file, line, is_set ? "set" : "device");
-        st = HC_ERR_PARSE;
-      } else if (m->ndefs > first) {
-        seterr(m, "%s:%u: '%s' must come before the definitions", file, line, is_set ? "set" : "device");
-        st = HC_ERR_PARSE;
-      } else if (!*rest || strpbrk(rest, " \t")) {
-        seterr(m, "%s:%u: expected '%s NAME'", file, line, is_set ? "set" : "device");
-        st = HC_ERR_PARSE;
-      } else if (is_set) {
-        seen_set = 1;
-        if (!(oset = own(m, rest))) st = HC_ERR_NOMEM;
-      } else {
-        seen_device = 1;
-        if (!(odev = own(m, rest))) st = HC_ERR_NOMEM;
-        if (st == HC_OK && device && strcmp(device, rest)) {
-          if (skip_other) break; /* a set for another device: not ours */
-          seterr(m, "%s:%u: these metrics are for device '%s', not '%s'", file, line, rest, device);
-          st = HC_ERR_INVALID;
-        }
-      }
-      continue;
+    if (kw_is(s, kl, "set") || kw_is(s, kl, "device"))
+      st = stmt_header(&f, s, rest, &stop);
+    else if (kw_is(s, kl, "metric") || kw_is(s, kl, "const"))
+      st = stmt_def(&f, s, rest);
+    else if (kw_is(s, kl, "unit") || kw_is(s, kl, "description") || kw_is(s, kl, "peak") ||
+             kw_is(s, kl, "exceeds"))
+      st = stmt_attr(&f, s, kl, rest);
+    else {
+      seterr(m,
+             "%s:%u: unknown statement '%.*s' (set, device, metric, const, unit, description, peak, exceeds)",
+             file, f.line, (int)(kl > 40 ? 40 : kl), s);
+      st = HC_ERR_PARSE;
     }
-    if (kw_is(s, kl, "metric") || kw_is(s, kl, "const")) {
-      int is_const = s[0] == 'c';
-      const char *what = is_const ? "constant" : "metric";
-      const char *eq = strchr(rest, '=');
-      char name[256];
-      size_t nl = eq ? (size_t)(eq - rest) : strlen(rest);
-      while (nl && (rest[nl - 1] == ' ' || rest[nl - 1] == '\t'))
-        nl--;
-      if (nl >= sizeof name) nl = sizeof name - 1;
-      memcpy(name, rest, nl);
-      name[nl] = 0;
-      if (!eq || !nl) {
-        seterr(m, "%s:%u: expected '%s NAME = EXPRESSION'", file, line, is_const ? "const" : "metric");
-        st = HC_ERR_PARSE;
-        continue;
-      }
-      if (!valid_def_name(name)) {
-        seterr(m, "%s:%u: bad %s name '%s' (letters, digits and '_', not starting with a digit)", file, line,
-               what, name);
-        st = HC_ERR_PARSE;
-        continue;
-      }
-      for (int v = 0; v < HC_VAR_COUNT; v++)
-        if (strcmp(name, var_names[v]) == 0) {
-          seterr(m, "%s:%u: '%s' is a built-in variable and cannot be redefined", file, line, name);
-          st = HC_ERR_PARSE;
-        }
-      if (st != HC_OK) continue;
-      long prev = find_def(m, name);
-      if (prev >= 0) {
-        seterr(m, "%s:%u: %s '%s' is already defined at %s:%u", file, line, what, name, m->defs[prev].file,
-               m->defs[prev].line);
-        st = HC_ERR_PARSE;
-        continue;
-      }
-      if (hu_grow((void **)&m->defs, &m->capdefs, m->ndefs + 1, sizeof *m->defs)) {
-        st = HC_ERR_NOMEM;
-        continue;
-      }
-      def *d = &m->defs[m->ndefs];
-      memset(d, 0, sizeof *d);
-      d->root = d->peak_root = -1;
-      d->is_const = is_const;
-      d->file = ofile;
-      d->set = oset;
-      d->device = odev;
-      d->line = line;
-      if (!(d->name = strdup(name)) || !(d->expr = strdup(eq + 1 + strspn(eq + 1, " \t")))) {
-        free(d->name);
-        st = HC_ERR_NOMEM;
-        continue;
-      }
-      m->ndefs++;
-      if (hu_strmap_intern(&m->defmap, name, NULL) != (long)m->ndefs - 1) {
-        st = HC_ERR_NOMEM;
-        continue;
-      }
-      parser ps = {.m = m, .file = file, .line = line, .what = what, .name = d->name};
-      int r = parse_full(&ps, eq + 1, (unsigned)(eq + 1 - buf) + 1);
-      if (r < 0) {
-        st = HC_ERR_PARSE;
-        continue;
-      }
-      m->defs[m->ndefs - 1].root = r;
-      last = (long)m->ndefs - 1;
-      continue;
-    }
-    if (kw_is(s, kl, "unit") || kw_is(s, kl, "description") || kw_is(s, kl, "peak") ||
-        kw_is(s, kl, "exceeds")) {
-      char kw[16];
-      snprintf(kw, sizeof kw, "%.*s", (int)kl, s);
-      if (last < 0 || m->defs[last].is_const) {
-        seterr(m, "%s:%u: '%s' must follow a 'metric' line", file, line, kw);
-        st = HC_ERR_PARSE;
-        continue;
-      }
-      def *d = &m->defs[last];
-      char **slot = kw[0] == 'u' ? &d->unit : kw[0] == 'd' ? &d->desc : kw[0] == 'e' ? &d->exceeds : &d->peak;
-      if (*slot) {
-        seterr(m, "%s:%u: metric '%s' has two '%s' lines", file, line, d->name, kw);
-        st = HC_ERR_PARSE;
-        continue;
-      }
-      if (!*rest) {
-        seterr(m, "%s:%u: '%s' needs a value", file, line, kw);
-        st = HC_ERR_PARSE;
-        continue;
-      }
-      if (!(*slot = strdup(rest))) {
-        st = HC_ERR_NOMEM;
-        continue;
-      }
-      if (kw[0] == 'p') {
-        parser ps = {.m = m, .file = file, .line = line, .what = "peak of metric", .name = d->name};
-        int r = parse_full(&ps, rest, (unsigned)(rest - buf) + 1);
-        if (r < 0) {
-          st = HC_ERR_PARSE;
-          continue;
-        }
-        m->defs[last].peak_root = r;
-      }
-      continue;
-    }
-    seterr(m,
-           "%s:%u: unknown statement '%.*s' (set, device, metric, const, unit, description, peak, exceeds)",
-           file, line, (int)(kl > 40 ? 40 : kl), s);
-    st = HC_ERR_PARSE;
   }
   free(buf);
-  if (st != HC_OK) { /* nothing of a bad file stays */
-    for (size_t i = first; i < m->ndefs; i++)
-      def_free(&m->defs[i]);
-    m->ndefs = first;
-    for (size_t i = first_node; i < m->nnodes; i++)
-      free(m->nodes[i].name);
-    m->nnodes = first_node;
-    m->naggs = first_agg;
-    hu_strmap_free(&m->defmap); /* the names of the definitions kept, again */
-    memset(&m->defmap, 0, sizeof m->defmap);
-    for (size_t i = 0; i < first && st != HC_ERR_NOMEM; i++)
-      if (hu_strmap_intern(&m->defmap, m->defs[i].name, NULL) < 0) st = HC_ERR_NOMEM;
-    if (st == HC_ERR_NOMEM) seterr(m, "%s: out of memory", file);
-  }
-  return st;
+  return st != HC_OK ? take_back(&f, st) : st;
 }
 
 hc_status hc_metrics_add_text(hc_metrics *m, const char *name, const char *text, const char *device) {

@@ -66,8 +66,6 @@ hc_status hc_self_read(hc_self *s, double *values) {
   return st;
 }
 
-size_t hc_self_count(const hc_self *s) { return s ? s->n : 0; }
-
 void hc_self_close(hc_self *s) {
   if (!s) return;
   for (size_t k = 0; k < s->n; k++)

@@ -20,6 +20,7 @@ typedef struct ex_proc {
   uint64_t node_id;
   int64_t clock_offset_ns; /* hp_process's (0 = unknown) */
   int64_t shift_ns; /* added to the process's times: its node's clock onto the first node's (ex_align) */
+  int64_t exit_code, exit_signal; /* hp_process's (-1 = unknown) */
 } ex_proc;
 
 typedef struct ex_thread {
@@ -41,6 +42,7 @@ typedef struct ex_named {
   uint64_t id;
   char *name;
   char *unit; /* counters only */
+  char *prog; /* kernels only: the program's identity, NULL unknown (names disambiguated by it: hu_kname.h) */
 } ex_named;
 
 /* The small tables, sorted by id. */

@@ -2,10 +2,12 @@
  * store order, and hands each to the output format; the output appears under its name only when complete. */
 /* SPDX-License-Identifier: MIT */
 #include "ex_internal.h"
+#include "../common/hu_dir.h"
+
+#include "../common/hu_kname.h"
 
 #include <errno.h>
 #include <stddef.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +229,7 @@ int ex_model_load(ex_writer *w, hp_store *s) {
     ex_proc *p = &m->procs[m->nprocs];
     p->id = r.id, p->pid = r.pid, p->name = ex_dup(r.command), oom_ = !p->name;
     p->node_id = r.node_id, p->clock_offset_ns = r.clock_offset_ns;
+    p->exit_code = r.exit_code, p->exit_signal = r.exit_signal;
   });
   LOAD(w, s, HP_TABLE_THREAD, hp_thread, m->threads, m->nthreads, {
     ex_thread *t = &m->threads[m->nthreads];
@@ -239,7 +242,11 @@ int ex_model_load(ex_writer *w, hp_store *s) {
   LOAD(w, s, HP_TABLE_KERNEL_SYMBOL, hp_kernel_symbol, m->kernels, m->nkernels, {
     ex_named *k = &m->kernels[m->nkernels];
     k->id = r.id, k->name = ex_dup(r.display_name[0] ? r.display_name : r.name), oom_ = !k->name;
+    if (!oom_ && r.program_hash && *r.program_hash) oom_ = !(k->prog = ex_dup(r.program_hash));
   });
+  if (hu_kname_disambiguate(m->kernels, m->nkernels, sizeof *m->kernels, offsetof(ex_named, name),
+                            offsetof(ex_named, prog)))
+    return ex_set_err(w, "out of memory"); /* names programs share, with the program's digits */
   LOAD(w, s, HP_TABLE_COUNTER_INFO, hp_counter_info, m->counters, m->ncounters, {
     ex_named *k = &m->counters[m->ncounters];
     k->id = r.id, k->name = ex_dup(r.name), k->unit = ex_dup(r.unit), oom_ = !k->name || !k->unit;
@@ -283,7 +290,7 @@ void ex_model_free(ex_model *m) {
   for (size_t i = 0; i < m->nagents; i++)
     free(m->agents[i].name);
   for (size_t i = 0; i < m->nkernels; i++)
-    free(m->kernels[i].name);
+    free(m->kernels[i].name), free(m->kernels[i].prog);
   for (size_t i = 0; i < m->ncounters; i++)
     free(m->counters[i].name), free(m->counters[i].unit);
   free(m->procs), free(m->threads), free(m->queues), free(m->agents), free(m->kernels), free(m->counters);
@@ -511,17 +518,15 @@ FILE *ex_tmp_file(char *tmpl) {
   return f;
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw) {
-  (void)sb, (void)ftw;
-  return type == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-/* Remove a temporary output: a file, or the OTF2 archive's folder with everything in it. */
+/* Remove a temporary output (a file, or the OTF2 archive's folder with everything in it): 0 when it is gone.
+ */
 static int remove_tree(const char *path) {
+  int e = errno;
+  hu_dir_remove(path, 16);
   struct stat sb;
-  if (lstat(path, &sb)) return 0;
-  if (!S_ISDIR(sb.st_mode)) return unlink(path);
-  return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  if (lstat(path, &sb) == 0) return -1; /* errno: why the last removal failed */
+  errno = e;
+  return 0;
 }
 
 const ex_stats *ex_result_stats(const ex_result *r) {

@@ -290,8 +290,17 @@ static void summary(rp *p, const char *name, const rp_span *sp, uint64_t lost) {
   rp_text(b, name);
   hu_buf_printf(b, "</dd>\n<dt>nodes</dt><dd>%" PRIu64 "</dd>\n<dt>processes</dt><dd>%zu", nodes, m->nprocs);
   for (size_t i = 0; i < m->nprocs && i < 20; i++) {
-    hu_buf_printf(b, "\npid %" PRId64 ": ", m->procs[i].pid);
-    rp_text_n(b, m->procs[i].name, 200);
+    const ex_proc *pr = &m->procs[i];
+    hu_buf_printf(b, "\npid %" PRId64 ": ", pr->pid);
+    rp_text_n(b, pr->name, 200);
+    const char *sig = pr->exit_signal > 0 ? sigabbrev_np((int)pr->exit_signal) : NULL;
+    if (sig)
+      hu_buf_printf(b, " <span class=\"exit bad\">(killed by SIG%s)</span>", sig);
+    else if (pr->exit_signal > 0)
+      hu_buf_printf(b, " <span class=\"exit bad\">(killed by signal %" PRId64 ")</span>", pr->exit_signal);
+    else if (pr->exit_code >= 0)
+      hu_buf_printf(b, " <span class=\"exit%s\">(exit status %" PRId64 ")</span>",
+                    pr->exit_code ? " bad" : "", pr->exit_code);
   }
   if (m->nprocs > 20) hu_buf_printf(b, "\n… %zu more", m->nprocs - 20);
   hu_buf_printf(b, "</dd>\n<dt>devices</dt><dd>%zu", m->nagents);

@@ -8,6 +8,7 @@
 #include "hubprof/assemble.h"
 #include "merge_internal.h"
 
+#include "../common/hu_buf.h"
 #include "../common/hu_map.h"
 
 #include <inttypes.h>
@@ -61,6 +62,7 @@ struct hp_assembly {
     char *command;
     uint64_t kept;
     uint64_t incomplete; /* of kept: running when it died (a "dispatch begun" row only) */
+    int64_t exit_signal; /* as the input says (-1: unknown) */
   } * unf;
   /* per input of a sampled run: dispatch ids of "dispatch begun" rows → BEGUN_ONLY, BEGUN_ENDED (the
    * dispatch's own row is there too: the begun row is dropped) or BEGUN_KEPT (kept once, as incomplete) */
@@ -69,6 +71,15 @@ struct hp_assembly {
   /* dispatches not selected (metadata dispatches_not_selected): summed over the processes, written once */
   int has_nsel;
   char nsel[32];
+  struct pexit { /* how processes ended, as their waiting parent saw it (hp_assembly_set_exit) */
+    int64_t pid, code, sig;
+  } * exits;
+  size_t nexits;
+  /* kernels dispatched (hp_assemble_stats.kernels_dispatched): each kernel (name and program) once */
+  hu_strmap kkeys;      /* "name\x1fprogram" -> its index */
+  hu_idmap kof;         /* input << 40 | its kernel_symbol id -> index + 1 */
+  unsigned char *kdone; /* per index: a dispatch of it was written */
+  size_t capkdone;
 };
 
 static void warnf(hp_assembly *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -276,6 +287,7 @@ typedef struct mval {
 
 typedef struct mkey {
   const char *name;        /* kernel name (owned by the mproc) */
+  const char *prog;        /* its program's identity, "" unknown (owned by the mproc) */
   uint32_t grid[3], wg[3]; /* policy launch only (else 0) */
   uint64_t ndisp;          /* its dispatches */
   uint64_t cold_row;  /* row of its first dispatch by dispatch id (the cold one: first use in the process) */
@@ -310,7 +322,7 @@ struct mproc {
 static void mproc_free(mproc *p) {
   if (!p) return;
   plan_free(&p->plan);
-  for (size_t i = 0; i < p->nknames; i++)
+  for (size_t i = 0; i < 2 * p->nknames; i++) /* names and identities */
     free(p->knames[i]);
   free(p->knames);
   free(p->d);
@@ -332,7 +344,9 @@ static int cmp_mrow(const void *a, const void *b) {
   return x->row < y->row ? -1 : x->row > y->row;
 }
 
-/* Kernel names by id of store s (ids above a million are ignored: no such log exists). */
+/* Kernel names by id of store s, and in names[n + id] its program's identity (a kernel is its name and its
+ * program: two programs' kernels of one name are two keys); ids above a million are ignored: no such log
+ * exists. */
 static int load_knames(hp_store *s, char ***names, size_t *n) {
   hp_cursor *c = NULL;
   hp_kernel_symbol k = {.size = sizeof k};
@@ -340,19 +354,25 @@ static int load_knames(hp_store *s, char ***names, size_t *n) {
   int rc = 0;
   while (rc == 0 && hp_cursor_next(c, &k) == HP_OK) {
     if (k.id > 1000000) continue;
-    if (k.id >= *n) {
+    if (k.id >= *n) { /* names then identities: both halves grow */
       size_t m = k.id + 16;
-      char **v = realloc(*names, m * sizeof *v);
+      char **v = realloc(*names, 2 * m * sizeof *v);
       if (!v) {
         rc = -1;
         break;
       }
+      memmove(v + m, v + *n, *n * sizeof *v);
       memset(v + *n, 0, (m - *n) * sizeof *v);
+      memset(v + m + *n, 0, (m - *n) * sizeof *v);
       *names = v;
       *n = m;
     }
     free((*names)[k.id]);
-    if (!((*names)[k.id] = strdup(k.name))) rc = -1;
+    free((*names)[*n + k.id]);
+    (*names)[*n + k.id] = NULL;
+    if (!((*names)[k.id] = strdup(k.name)) ||
+        (k.program_hash && *k.program_hash && !((*names)[*n + k.id] = strdup(k.program_hash))))
+      rc = -1;
   }
   hp_cursor_close(c);
   return rc;
@@ -361,11 +381,18 @@ static int load_knames(hp_store *s, char ***names, size_t *n) {
 static const char *kname(char *const *names, size_t n, uint64_t id) {
   return id < n && names[id] ? names[id] : "";
 }
+static const char *kprog(char *const *names, size_t n, uint64_t id) {
+  return id < n && names[n + id] ? names[n + id] : "";
+}
+/* Two kernel ids of one store as keys: by name, then by program. */
+static int kcmp(char *const *names, size_t n, uint64_t x, uint64_t y) {
+  if (x == y) return 0;
+  int c = strcmp(kname(names, n, x), kname(names, n, y));
+  return c ? c : strcmp(kprog(names, n, x), kprog(names, n, y));
+}
 
 static int mux_key_cmp(const mproc *p, const mdisp *x, const mdisp *y) {
-  int c = x->kernel_id == y->kernel_id ? 0
-                                       : strcmp(kname(p->knames, p->nknames, x->kernel_id),
-                                                kname(p->knames, p->nknames, y->kernel_id));
+  int c = kcmp(p->knames, p->nknames, x->kernel_id, y->kernel_id);
   if (c || !p->launch) return c;
   c = memcmp(x->grid, y->grid, sizeof x->grid);
   return c ? c : memcmp(x->wg, y->wg, sizeof x->wg);
@@ -482,6 +509,7 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
     mkey *y = &p->keys[k];
     if (!y->ndisp) {
       y->name = kname(p->knames, p->nknames, x->kernel_id);
+      y->prog = kprog(p->knames, p->nknames, x->kernel_id);
       if (p->launch) {
         memcpy(y->grid, x->grid, sizeof y->grid);
         memcpy(y->wg, x->wg, sizeof y->wg);
@@ -678,6 +706,10 @@ static int mux_cold_json(hp_assembly *a, hp_assemble_stats *stats) {
       sb_printf(&b, "%s{\"pid\":%" PRId64 ",\"process_start_ns\":%" PRId64 ",\"kernel\":", b.n > 1 ? "," : "",
                 p->pid, p->start_ns);
       sb_json_str(&b, p->keys[x->key].name);
+      if (*p->keys[x->key].prog) {
+        sb_printf(&b, ",\"program\":");
+        sb_json_str(&b, p->keys[x->key].prog);
+      }
       sb_printf(&b, ",\"dispatch_id\":%" PRIu64 ",\"counter\":", x->dispatch_id);
       sb_json_str(&b, p->plan.names[ci]);
       sb_printf(&b, ",\"raw\":");
@@ -755,6 +787,10 @@ static hp_status mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
                 "%s{\"pid\":%" PRId64 ",\"process_start_ns\":%" PRId64 ",\"kernel\":", js.n > 1 ? "," : "",
                 p->pid, p->start_ns);
       sb_json_str(&js, key->name);
+      if (*key->prog) {
+        sb_printf(&js, ",\"program\":");
+        sb_json_str(&js, key->prog);
+      }
       if (p->launch)
         sb_printf(&js, ",\"grid\":[%u,%u,%u],\"workgroup\":[%u,%u,%u]", key->grid[0], key->grid[1],
                   key->grid[2], key->wg[0], key->wg[1], key->wg[2]);
@@ -805,6 +841,7 @@ static hp_status mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
 /* ---- application replay ------------------------------------------------------------------------------ */
 typedef struct dkey {
   const char *name;        /* kernel name (owned by the plog) */
+  const char *prog;        /* its program's identity, "" unknown (owned by the plog) */
   uint32_t grid[3], wg[3]; /* global and work-group sizes */
   uint32_t policy;         /* hp_match: which fields count (every key of an assembly has the same) */
   uint64_t seq;            /* position in the process's sequence of dispatches (by dispatch id) */
@@ -848,7 +885,7 @@ static void plog_clear(plog *p) {
     cname_clear(&p->extra[i]);
   free(p->extra);
   free(p->command);
-  for (size_t i = 0; i < p->nknames; i++)
+  for (size_t i = 0; i < 2 * p->nknames; i++) /* names and identities */
     free(p->knames[i]);
   free(p->knames);
   free(p->keys);
@@ -861,6 +898,7 @@ static int cmp_dispatch_id(const void *a, const void *b) {
 }
 static int cmp_fields(const dkey *x, const dkey *y) {
   int c = strcmp(x->name, y->name);
+  if (!c) c = strcmp(x->prog, y->prog); /* a kernel is its name and its program */
   if (c || x->policy == HP_MATCH_NAME) return c;
   c = memcmp(x->grid, y->grid, sizeof x->grid);
   return c ? c : memcmp(x->wg, y->wg, sizeof x->wg);
@@ -912,6 +950,7 @@ static int plog_load(plog *p, hp_match policy) {
     dkey *x = &p->keys[p->nkeys++];
     memset(x, 0, sizeof *x);
     x->name = kname(p->knames, p->nknames, d.kernel_id);
+    x->prog = kprog(p->knames, p->nknames, d.kernel_id);
     memcpy(x->grid, d.grid, sizeof x->grid);
     memcpy(x->wg, d.workgroup, sizeof x->wg);
     x->row = d.id;
@@ -1183,8 +1222,78 @@ static int drop_key(const char *key, int replay) {
 
 static int hook_failed(hp_merge_hooks *h, hp_status st, const char *what);
 
+static const struct pexit *exit_of(const hp_assembly *a, int64_t pid) {
+  for (size_t k = a->nexits; k-- > 0;) /* the latest word on a pid */
+    if (a->exits[k].pid == pid) return &a->exits[k];
+  return NULL;
+}
+
+hp_status hp_assembly_set_exit(hp_assembly *a, int64_t pid, int64_t exit_code, int64_t exit_signal) {
+  if (!a || pid <= 0) return HP_ERR_INVALID;
+  struct pexit *e = realloc(a->exits, (a->nexits + 1) * sizeof *e);
+  if (!e) return HP_ERR_NOMEM;
+  a->exits = e;
+  a->exits[a->nexits++] = (struct pexit){pid, exit_code, exit_signal};
+  return HP_OK;
+}
+
+/* "killed by SIGKILL", "exited with status 3", or "" when nobody saw it end: what its waiting parent said
+ * (hp_assembly_set_exit), else what the input says. */
+static const char *ended_how(const hp_assembly *a, const struct unfinished *u, char *b, size_t n) {
+  const struct pexit *e = exit_of(a, u->pid);
+  /* an input's code is taken only with its signal: a writer that never heard of the columns leaves 0s */
+  int64_t code = e ? e->code : -1, sig = e ? e->sig : u->exit_signal;
+  b[0] = 0;
+  if (sig > 0) {
+    const char *abbrev = sigabbrev_np((int)sig);
+    if (abbrev)
+      snprintf(b, n, "killed by SIG%s", abbrev);
+    else
+      snprintf(b, n, "killed by signal %" PRId64, sig);
+  } else if (code >= 0) {
+    snprintf(b, n, "exited with status %" PRId64, code);
+  }
+  return b;
+}
+
+/* The kernels the output's dispatches name, each kernel (name and program) counted once across inputs. */
+static int count_kernels(hp_assembly *a, size_t ix, hp_table t, const void *row) {
+  uint64_t v = 0;
+  if (t == HP_TABLE_KERNEL_SYMBOL) {
+    const hp_kernel_symbol *k = row;
+    size_t nl = strlen(k->name), pl = k->program_hash ? strlen(k->program_hash) : 0;
+    char buf[512], *key = nl + pl + 2 <= sizeof buf ? buf : malloc(nl + pl + 2);
+    if (!key) return -1;
+    memcpy(key, k->name, nl);
+    key[nl] = 0x1f;
+    memcpy(key + nl + 1, pl ? k->program_hash : "", pl + 1);
+    long i = hu_strmap_intern(&a->kkeys, key, NULL);
+    if (key != buf) free(key);
+    size_t had = a->capkdone;
+    if (i < 0 || hu_grow((void **)&a->kdone, &a->capkdone, (size_t)i + 1, 1)) return -1;
+    memset(a->kdone + had, 0, a->capkdone - had);
+    return hu_idmap_put(&a->kof, (uint64_t)ix << 40 | k->id, (uint64_t)i + 1);
+  }
+  const hp_dispatch *d = row;
+  if (a->stats && hu_idmap_get(&a->kof, (uint64_t)ix << 40 | d->kernel_id, &v) && !a->kdone[v - 1]) {
+    a->kdone[v - 1] = 1;
+    a->stats->kernels_dispatched++;
+  }
+  return 0;
+}
+
 static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
   hp_assembly *a = ctx;
+  if (t == HP_TABLE_PROCESS && a->nexits) {
+    hp_process *p = row;
+    const struct pexit *e = exit_of(a, p->pid);
+    if (e) {
+      p->exit_code = e->code;
+      p->exit_signal = e->sig;
+    }
+  }
+  if ((t == HP_TABLE_KERNEL_SYMBOL || t == HP_TABLE_DISPATCH) && count_kernels(a, ix, t, row))
+    return hook_failed(a->hooks, HP_ERR_NOMEM, "out of memory");
   if (t == HP_TABLE_METADATA && !strcmp(((hp_metadata *)row)->key, "dispatches_not_selected"))
     return 0; /* one row with the sum instead (hook_extra) */
   int incomplete = 0;
@@ -1372,7 +1481,7 @@ static hp_status unfinished_of(hp_assembly *a, size_t i, hp_store *s) {
       break;
     }
     a->unf = u;
-    a->unf[a->nunf++] = (struct unfinished){i, p.id, p.pid, cmd, 0, 0};
+    a->unf[a->nunf++] = (struct unfinished){i, p.id, p.pid, cmd, 0, 0, p.exit_signal};
   }
   hp_cursor_close(c);
   return st;
@@ -1491,11 +1600,13 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     if (u->incomplete)
       snprintf(running, sizeof running, " (%" PRIu64 " running when it died: no end time, samples kept)",
                u->incomplete);
+    char how[64];
+    ended_how(a, u, how, sizeof how);
     warnf(a,
-          "%s: process %" PRId64 " (%s) did not close its log (killed, or its log cut short): %" PRIu64
+          "%s: process %" PRId64 " (%s) did not close its log (%s): %" PRIu64
           " dispatch%s kept%s, its end time unknown",
-          a->merged[u->ix] ? hp_store_path(a->merged[u->ix]) : a->in[u->ix].path, u->pid, u->command, u->kept,
-          u->kept == 1 ? "" : "es", running);
+          a->merged[u->ix] ? hp_store_path(a->merged[u->ix]) : a->in[u->ix].path, u->pid, u->command,
+          how[0] ? how : "killed, or its log cut short", u->kept, u->kept == 1 ? "" : "es", running);
   }
   if (user) {
     size_t keep = user->size < sizeof full ? user->size : sizeof full;
@@ -1524,9 +1635,13 @@ void hp_assembly_free(hp_assembly *a) {
   for (size_t k = 0; k < a->nunf; k++)
     free(a->unf[k].command);
   free(a->unf);
+  free(a->exits);
   for (size_t i = 0; a->begun && i < a->n; i++)
     hu_idmap_free(&a->begun[i]);
   free(a->begun);
+  hu_strmap_free(&a->kkeys);
+  hu_idmap_free(&a->kof);
+  free(a->kdone);
   for (size_t i = 0; i < a->n; i++) {
     if (a->in[i].owned && a->in[i].s) hp_store_close(a->in[i].s);
     if (a->in[i].parked) hp_store_close(a->in[i].parked);

@@ -1297,13 +1297,29 @@ static uint64_t next_block(log_r *R, uint64_t q, uint64_t cend, uint64_t *budget
   return 0;
 }
 
+/* Bounded residency of a mapped input (issue 31): a reader going through the mapping in file order drops the
+ * pages it has passed from this process, one window at a time (MADV_DONTNEED on a file mapping: the page
+ * cache keeps them, a later read faults them in again), so that RSS stays flat however large the log. *from
+ * is the offset released up to so far; upto, where the reader is now. */
+#define MAP_WINDOW ((uint64_t)8 << 20)
+static void map_release(const unsigned char *map, uint64_t *from, uint64_t upto) {
+  if (!map || upto < *from + MAP_WINDOW) return;
+  upto &= ~(uint64_t)4095; /* the mapping starts on a page; pages are 4 KiB or a multiple of it */
+  long pg = sysconf(_SC_PAGESIZE);
+  if (pg > 4096) upto &= ~(uint64_t)(pg - 1);
+  if (upto > *from && madvise((void *)(uintptr_t)(map + *from), upto - *from, MADV_DONTNEED) == 0)
+    *from = upto;
+}
+
 /* Scan every chunk once, block by block. Damage is recorded, never fatal; after a bad block the scan
  * looks for the next valid block of the chunk at 8-byte steps. */
 static hp_status scan(log_r *R) {
   const uint64_t size = R->size, cs = R->chunk_size;
+  uint64_t released = 0;
   for (uint64_t k = 0;; k++) {
     uint64_t cstart = R->header_size + k * cs;
     if (cstart >= size) break;
+    map_release(R->map, &released, cstart);
     uint64_t d = skip_hole(R, cstart);
     if (d >= cstart + cs) { /* the whole chunk is a hole: go to the chunk of the next data */
       k = (d - R->header_size) / cs - 1;
@@ -1536,6 +1552,7 @@ typedef struct lcur {
   uint64_t prev[MAX_COLS];        /* the batch's previous row, column by column */
   unsigned char *blk;             /* the current block's records, copied out of the mapping (load_block) */
   size_t blkcap;
+  uint64_t released; /* the mapping below this offset dropped from memory (map_release) */
 } lcur;
 
 static hp_status log_cursor_open(hp_cursor *c) {
@@ -1568,6 +1585,7 @@ static hp_status load_block(hp_cursor *c, lcur *k, const rblk *b) {
   guard_set(&g, R->map, R->map + R->size);
   memcpy(k->blk, R->map + b->off, b->len);
   guard_end(&g);
+  map_release(R->map, &k->released, b->off);
   k->p = k->blk;
   k->end = k->blk + b->len;
   return HP_OK;

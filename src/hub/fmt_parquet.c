@@ -7,6 +7,7 @@
  * it. Sections: tuning · directory helpers · layout · create / write / commit / abort · open / read · ops. */
 /* SPDX-License-Identifier: MIT */
 #include "parquet_fmt.h"
+#include "../common/hu_dir.h"
 #include "parquet_internal.h"
 
 #include "../common/hu_buf.h"
@@ -89,32 +90,6 @@ static char *join(const char *dir, const char *name) {
   return p;
 }
 
-/* Remove a store or its temporary: its files and folders, `depth` levels deep at most; never follows a
- * symbolic link (unlinks it). Best effort. */
-static void remove_tree(const char *dir, int depth) {
-  struct stat top;
-  if (lstat(dir, &top) == 0 && !S_ISDIR(top.st_mode)) { /* a link (or a file) in the store's place */
-    unlink(dir);
-    return;
-  }
-  DIR *dp = opendir(dir);
-  if (dp) {
-    struct dirent *e;
-    while ((e = readdir(dp)) != NULL) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-      char *p = join(dir, e->d_name);
-      struct stat sb;
-      if (p && depth > 0 && lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode))
-        remove_tree(p, depth - 1);
-      else if (p)
-        unlink(p);
-      free(p);
-    }
-    closedir(dp);
-  }
-  rmdir(dir);
-}
-
 /* A file path the manifest may use: relative, components not hidden, not "..", at most 8 deep. */
 static int valid_name(const char *s) {
   size_t n = strlen(s);
@@ -193,18 +168,18 @@ static int by_name(const struct dirent **a, const struct dirent **b) {
   return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-/* Collect the .parquet files below root/rel (rel relative to root), sorted; key=value folders are Hive
- * partitions and are walked; names starting with '_' or '.' are skipped, as every dataset reader does. */
-static hp_status find_files(const char *root, const char *rel, int depth, name_list *out, char *err,
-                            size_t errlen) {
-  char *dir = join(root, rel);
-  if (!dir) return HP_ERR_NOMEM;
+/* Collect the .parquet files below root/rel (rel relative to the store's root), sorted; key=value folders are
+ * Hive partitions and are walked; names starting with '_' or '.' are skipped, as every dataset reader does.
+ * Errors go on the store (hp_set_error), naming the path. */
+static hp_status find_files(hp_store *s, const char *rel, int depth, name_list *out) {
+  char *dir = join(s->path, rel);
+  if (!dir) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   struct dirent **ents = NULL;
   int n = scandir(dir, &ents, NULL, by_name);
   if (n < 0) {
-    snprintf(err, errlen, "%s: cannot list: %s", rel, strerror(errno));
+    int e = errno;
     free(dir);
-    return HP_ERR_IO;
+    return hp_set_error(s, HP_ERR_IO, "%s: cannot list: %s", rel, strerror(e));
   }
   hp_status st = HP_OK;
   for (int i = 0; i < n; i++) {
@@ -213,21 +188,20 @@ static hp_status find_files(const char *root, const char *rel, int depth, name_l
     char *p = join(dir, nm);
     struct stat sb;
     if (!p) {
-      st = HP_ERR_NOMEM;
+      st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");
     } else if (stat(p, &sb) != 0) {
-      snprintf(err, errlen, "%s/%s: %s", rel, nm, strerror(errno));
-      st = HP_ERR_IO;
+      st = hp_set_error(s, HP_ERR_IO, "%s/%s: %s", rel, nm, strerror(errno));
     } else if (S_ISDIR(sb.st_mode) && strchr(nm, '=') && depth > 0) {
       char *sub = join(rel, nm);
-      st = sub ? find_files(root, sub, depth - 1, out, err, errlen) : HP_ERR_NOMEM;
+      st = sub ? find_files(s, sub, depth - 1, out) : hp_set_error(s, HP_ERR_NOMEM, "out of memory");
       free(sub);
     } else if (S_ISREG(sb.st_mode) && ends_with(nm, ".parquet")) {
-      if (list_add(out, rel, nm)) st = HP_ERR_NOMEM;
+      if (list_add(out, rel, nm)) st = hp_set_error(s, HP_ERR_NOMEM, "out of memory");
     } else {
-      snprintf(err, errlen,
-               "%s/%s: %s in a table's folder (only .parquet files and key=value folders belong there)", rel,
-               nm, S_ISDIR(sb.st_mode) ? "a folder" : "a foreign file");
-      st = HP_ERR_FORMAT;
+      st = hp_set_error(
+          s, HP_ERR_FORMAT,
+          "%s/%s: %s in a table's folder (only .parquet files and key=value folders belong there)", rel, nm,
+          S_ISDIR(sb.st_mode) ? "a folder" : "a foreign file");
     }
     free(p);
   }
@@ -235,22 +209,20 @@ static hp_status find_files(const char *root, const char *rel, int depth, name_l
     free(ents[i]);
   free(ents);
   free(dir);
-  if (st == HP_ERR_NOMEM) snprintf(err, errlen, "out of memory");
   return st;
 }
 
-hp_status pq_layout_find(const char *root, const char *table, char ***names, size_t *n, char *err,
-                         size_t errlen) {
+hp_status pq_layout_find(hp_store *s, const char *table, char ***names, size_t *n) {
   *names = NULL;
   *n = 0;
-  char *dir = join(root, table);
-  if (!dir) return HP_ERR_NOMEM;
+  char *dir = join(s->path, table);
+  if (!dir) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
   struct stat sb;
   int is_dir = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
   free(dir);
   if (!is_dir) return HP_OK;
   name_list l = {0};
-  hp_status st = find_files(root, table, 8, &l, err, errlen);
+  hp_status st = find_files(s, table, 8, &l);
   if (st != HP_OK) {
     for (size_t i = 0; i < l.n; i++)
       free(l.v[i]);
@@ -592,7 +564,7 @@ static hp_status install(hp_store *s, pq_store *p) {
     free(old);
     return st;
   }
-  remove_tree(old, 10);
+  hu_dir_remove(old, 10);
   free(old);
   return HP_OK;
 }
@@ -643,7 +615,7 @@ static void pq_abort(hp_store *s) {
   pq_store *p = s->impl;
   if (!p) return;
   free_writers(p); /* closes open files first */
-  remove_tree(p->tmp, 10);
+  hu_dir_remove(p->tmp, 10);
   free_write_store(p);
   s->impl = NULL;
 }
@@ -808,7 +780,6 @@ static hp_status load_table(hp_store *s, pq_store *p, const hu_json *tj) {
 /* A dataset without a manifest: every table's files found by pq_layout_find; anything else in the root but
  * names starting with '_' or '.' is reported by name. */
 static hp_status open_bare(hp_store *s, pq_store *p) {
-  char err[600];
   struct dirent **ents = NULL;
   int n = scandir(s->path, &ents, NULL, by_name);
   if (n < 0) return hp_set_error(s, HP_ERR_IO, "cannot list: %s", strerror(errno));
@@ -829,11 +800,8 @@ static hp_status open_bare(hp_store *s, pq_store *p) {
     const hp_table_desc *d = hp_table_describe((hp_table)t);
     char **names;
     size_t k;
-    st = pq_layout_find(s->path, d->name, &names, &k, err, sizeof err);
-    if (st != HP_OK) {
-      st = hp_set_error(s, st, "%s", err);
-      break;
-    }
+    st = pq_layout_find(s, d->name, &names, &k);
+    if (st != HP_OK) break;
     pq_rtable *rt = &p->tab[t];
     rt->files = calloc(k ? k : 1, sizeof *rt->files);
     for (size_t i = 0; i < k; i++) {
@@ -1059,7 +1027,7 @@ static hp_status append_install(hp_store *s, pq_store *p, const pq_file_entry *c
       free(f);
     }
   }
-  remove_tree(p->tmp, 10);
+  hu_dir_remove(p->tmp, 10);
   return HP_OK;
 }
 

@@ -305,11 +305,35 @@ static void find_str_cols(void) {
 }
 
 /* ---- write ---- */
+static __thread hp_store *g_held; /* the store whose lock this thread holds for hp_write_rows */
+
 static hp_status write_row(hp_store *s, hp_table t, const void *r) {
-  if (s->ops->flags & HP_FMT_THREADSAFE_WRITE) return s->ops->write(s, t, r);
+  if ((s->ops->flags & HP_FMT_THREADSAFE_WRITE) || g_held == s) return s->ops->write(s, t, r);
   pthread_mutex_lock(&s->lock);
   hp_status st = s->ops->write(s, t, r);
   pthread_mutex_unlock(&s->lock);
+  return st;
+}
+
+hp_status hp_write_rows(hp_store *s, const unsigned char *tables, const void *rows, size_t stride, size_t n,
+                        uint64_t *rows_out, size_t *done) {
+  if (!s || (n && (!tables || !rows))) return HP_ERR_INVALID;
+  int lock = !(s->ops && (s->ops->flags & HP_FMT_THREADSAFE_WRITE)) && g_held != s;
+  if (lock) {
+    pthread_mutex_lock(&s->lock);
+    g_held = s;
+  }
+  hp_status st = HP_OK;
+  size_t i = 0;
+  for (; i < n; i++) {
+    if ((st = hp_write(s, (hp_table)tables[i], (const char *)rows + i * stride)) != HP_OK) break;
+    if (rows_out) rows_out[tables[i]]++;
+  }
+  if (done) *done = i;
+  if (lock) {
+    g_held = NULL;
+    pthread_mutex_unlock(&s->lock);
+  }
   return st;
 }
 

@@ -140,6 +140,13 @@ typedef union hp_anyrow {
   hp_ceiling ce;
 } hp_anyrow;
 
+/* hp_write of n rows, rows[i] (stride bytes apart) of table tables[i], the store's lock taken once for them
+ * all instead of once a row (merge's writer thread writes batches of rows); counts each row written in
+ * rows_out[table] when given; stops at the first failure, returned, *done (when given) the rows written
+ * before it. */
+hp_status hp_write_rows(hp_store *s, const unsigned char *tables, const void *rows, size_t stride, size_t n,
+                        uint64_t *rows_out, size_t *done);
+
 /* 1 for the tables whose rows are many (dispatches, counter values, regions, samples, code bytes): streamed
  * by readers and merge, never de-duplicated by key (schema.c). */
 int hp_table_streamed(hp_table t);

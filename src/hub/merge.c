@@ -19,16 +19,19 @@
 #include <string.h>
 
 /* ---- hash maps: u64 → u64 (ids of one input) and bytes → u64 (de-duplication keys) ---- */
-/* Write one row to the output; a failure without a message of its own (a log being written sets none on
- * its append path) gets one naming the file and the reason. */
-static hp_status write_named(hp_store *out, hp_table t, const void *row) {
-  hp_status st = hp_write(out, t, row);
+/* A failed write to the output without a message of its own (a log being written sets none on its append
+ * path) gets one naming the file, the table and the reason; st returned. */
+static hp_status named(hp_store *out, hp_table t, hp_status st) {
   if (st != HP_OK && !hp_store_error(out)[0]) {
     int e = hp_log_write_errno(out);
     hp_set_error(out, st, "cannot write %s rows: %s", hp_table_describe(t)->name,
                  e ? strerror(e) : hp_status_str(st));
   }
   return st;
+}
+/* Write one row to the output (named on failure). */
+static hp_status write_named(hp_store *out, hp_table t, const void *row) {
+  return named(out, t, hp_write(out, t, row));
 }
 
 /* id -> id maps of the merge (key 0 is never stored: ids are never 0; 0 answers "absent") */
@@ -136,7 +139,8 @@ static const char *const dedup_process[] = {"node_id", "pid", "start_ns", NULL};
 static const char *const dedup_thread[] = {"process_id", "tid", NULL};
 static const char *const dedup_agent[] = {"node_id", "type", "device_index", "vendor", "name", NULL};
 static const char *const dedup_code_object[] = {"process_id", "agent_id", "uri", "load_base", NULL};
-static const char *const dedup_kernel[] = {"name", "display_name", "private_size", "group_size", NULL};
+static const char *const dedup_kernel[] = {"name",       "display_name", "private_size",
+                                           "group_size", "program_hash", NULL};
 static const char *const dedup_counter[] = {"agent_id", "name", NULL};
 static const char *const dedup_metadata[] = {"key", NULL};
 /* a ceiling merged twice (the same measurement in two inputs) is kept once */
@@ -404,11 +408,13 @@ static void *pipe_writer(void *arg) {
     mbatch *b = q->b[q->take];
     hp_status err = q->werr;
     pthread_mutex_unlock(&q->mu);
-    for (size_t i = 0; i < b->n && err == HP_OK; i++) {
-      hp_table t = (hp_table)b->table[i];
-      if (b->strings.n) strings_in(b, t, &b->rows[i]);
-      err = write_named(q->out, t, &b->rows[i]);
-      if (err == HP_OK && q->stats) q->stats->rows_out[t]++;
+    for (size_t i = 0; b->strings.n && i < b->n; i++)
+      strings_in(b, (hp_table)b->table[i], &b->rows[i]);
+    if (err == HP_OK) { /* the whole batch under one take of the output's lock */
+      size_t done = 0;
+      err = hp_write_rows(q->out, b->table, b->rows, sizeof b->rows[0], b->n,
+                          q->stats ? q->stats->rows_out : NULL, &done);
+      if (err != HP_OK) named(q->out, (hp_table)b->table[done < b->n ? done : 0], err);
     }
     pthread_mutex_lock(&q->mu);
     if (err != HP_OK && q->werr == HP_OK) q->werr = err;

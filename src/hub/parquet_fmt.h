@@ -46,9 +46,8 @@ const pq_colspec *pq_colspec_of(hp_table t, size_t col);
  * <root>/<table>-NNNNN.parquet. pq_layout_find lists, sorted, the .parquet files below <root>/<table>/ (paths
  * relative to root, e.g. "dispatch/part-00000.parquet"); a store without a manifest (a dataset written back
  * by Spark, pandas, DuckDB) is read this way. Returns HP_OK with *n == 0 when the folder is absent; on a
- * problem (a foreign entry, unreadable folder) returns the status with a message in err naming the path. The
- * caller frees each name and the array. */
-hp_status pq_layout_find(const char *root, const char *table, char ***names, size_t *n, char *err,
-                         size_t errlen);
+ * problem (a foreign entry, unreadable folder) returns the status, set on the store with a message naming the
+ * path (the hub's error convention). <root> is the store's path. The caller frees each name and the array. */
+hp_status pq_layout_find(hp_store *s, const char *table, char ***names, size_t *n);
 
 #endif

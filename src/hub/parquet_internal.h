@@ -94,8 +94,6 @@ typedef struct tc_writer {
 void tc_init(tc_writer *w, hu_buf *b);
 void tc_i32(tc_writer *w, int16_t id, int32_t v);
 void tc_i64(tc_writer *w, int16_t id, int64_t v);
-void tc_i8(tc_writer *w, int16_t id, int8_t v);
-void tc_bool(tc_writer *w, int16_t id, int v);
 void tc_binary(tc_writer *w, int16_t id, const void *p, size_t n);
 void tc_struct_begin(tc_writer *w, int16_t id); /* a struct-valued field */
 void tc_struct_end(tc_writer *w);               /* stop byte, back to the outer struct */

@@ -60,6 +60,10 @@ static const spec_row process_s[] = {
     {"clock_offset_ns", "clock_offset_ns", I64, NR_ZERO, "ns",
      "CLOCK_REALTIME - CLOCK_MONOTONIC_RAW of the node when the process's log opened: start_ns + "
      "clock_offset_ns is UTC nanoseconds since 1970"},
+    {"exit_code", "exit_code", I64, NR_MINUS1, NULL,
+     "the process's exit code (0-255); NULL where unknown (killed, or not seen to exit)"},
+    {"exit_signal", "exit_signal", I64, NR_MINUS1, NULL,
+     "the signal that ended the process, 0 when it exited; NULL where unknown"},
 };
 static const spec_row thread_s[] = {
     ID("id", "row id of the thread"),
@@ -105,6 +109,8 @@ static const spec_row kernel_symbol_s[] = {
     TXT("display_name", "kernel name for people"),
     {"private_size", "private_size", I64, NR_NONE, "bytes", "static private bytes per work-item"},
     {"group_size", "group_size", I64, NR_NONE, "bytes", "static local bytes per work-group"},
+    TXT("program_hash", "identity of the kernel's program (16 hex digits); a kernel is its name and program"),
+    {"registers", "registers", I64, NR_NONE, NULL, "registers per work-item (CUDA: per thread), 0 unknown"},
 };
 static const spec_row dispatch_s[] = {
     ID("id", "row id of the dispatch (counter_value.dispatch_id refers to it)"),
@@ -177,6 +183,13 @@ static const spec_row memory_copy_s[] = {
     TIME("end_ns", "device end"),
     REF("region_id", "region.id of the innermost region open on the enqueuing thread; NULL when none"),
 };
+/* the columns of stall reasons (GPU PC sampling); the others keep their hub names, without NULLs */
+static const spec_row pc_sample_s[] = {
+    TXT("stall_reason", "what the sampled warp was waiting on, the runtime's name (CUPTI's stall reason); "
+                        "NULL when unknown or not given (CPU samples)"),
+    {"samples", "samples", I64, NR_ZERO, "samples",
+     "samples this row stands for (CUPTI counts per instruction and reason); NULL means 1"},
+};
 static const spec_row ceiling_s[] = {
     ID("id", "row id of the ceiling"),
     REF("agent_id", "agent.id of the device measured"),
@@ -210,6 +223,7 @@ static const struct {
     [HP_TABLE_REGION] = {region_s, N(region_s)},
     [HP_TABLE_METADATA] = {metadata_s, N(metadata_s)},
     [HP_TABLE_MEMORY_COPY] = {memory_copy_s, N(memory_copy_s)},
+    [HP_TABLE_PC_SAMPLE] = {pc_sample_s, N(pc_sample_s)},
     [HP_TABLE_CEILING] = {ceiling_s, N(ceiling_s)},
 };
 

@@ -34,13 +34,6 @@ void tc_i64(tc_writer *w, int16_t id, int64_t v) {
   hu_buf_varint(w->b, hu_zigzag(v));
 }
 
-void tc_i8(tc_writer *w, int16_t id, int8_t v) {
-  field_header(w, id, TC_I8);
-  hu_buf_byte(w->b, (unsigned char)v);
-}
-
-void tc_bool(tc_writer *w, int16_t id, int v) { field_header(w, id, v ? TC_TRUE : TC_FALSE); }
-
 void tc_binary(tc_writer *w, int16_t id, const void *p, size_t n) {
   field_header(w, id, TC_BINARY);
   hu_buf_varint(w->b, n);

@@ -35,16 +35,23 @@ static uint32_t get_be32(const unsigned char *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static int varint_len(uint64_t v) {
+static inline int varint_len(uint64_t v) {
+  if (v < 0x80) return 1; /* the usual sizes first: a record's length, a row id */
+  if (v < 0x4000) return 2;
   if (v >> 56) return 9;
-  return (70 - __builtin_clzll(v | 1)) / 7; /* 7 bits a byte: no loop (a page row has a few per cell) */
+  return (70 - __builtin_clzll(v)) / 7; /* 7 bits a byte: no loop (a page row has a few per cell) */
 }
 
 /* SQLite's varint: big-endian 7-bit groups, high bit = more; the 9th byte holds 8 bits. */
-static int put_varint(unsigned char *p, uint64_t v) {
+static inline int put_varint(unsigned char *p, uint64_t v) {
   if (v <= 0x7f) {
     p[0] = (unsigned char)v;
     return 1;
+  }
+  if (v < 0x4000) {
+    p[0] = (unsigned char)(v >> 7 | 0x80);
+    p[1] = (unsigned char)(v & 0x7f);
+    return 2;
   }
   if (v >> 56) {
     p[8] = (unsigned char)v;
@@ -84,6 +91,11 @@ static const unsigned char type_by_bits[65] = {
     1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 5,
     5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6};
 
+/* int_size[type_by_bits[64 - z]]: the bytes of an integer whose magnitude has z leading zero bits */
+static const unsigned char size_by_clz[64] = {
+    8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
+    6, 4, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+
 /* One integer of a record: its serial type at *ph (advanced), its bytes at pb; returns the end of them.
  * pb must have 8 bytes of room (the store is a whole word). */
 static inline unsigned char *put_int(unsigned char **ph, unsigned char *pb, int64_t i) {
@@ -91,9 +103,10 @@ static inline unsigned char *put_int(unsigned char **ph, unsigned char *pb, int6
     *(*ph)++ = (unsigned char)(8 + i);
     return pb;
   }
-  uint64_t u = i < 0 ? ~(uint64_t)i : (uint64_t)i;
-  unsigned t = type_by_bits[64 - __builtin_clzll(u | 1)];
-  int size = int_size[t];
+  uint64_t u = (uint64_t)(i ^ (i >> 63)); /* ~i for a negative i */
+  int z = __builtin_clzll(u | 1);
+  unsigned t = type_by_bits[64 - z];
+  int size = size_by_clz[z];
   *(*ph)++ = (unsigned char)t;
   uint64_t be = __builtin_bswap64((uint64_t)i << (64 - 8 * size));
   memcpy(pb, &be, 8);
@@ -532,28 +545,9 @@ hp_status rp_bulk_dispatch(hp_store *s, const hp_dispatch *d, const char *ext, s
   rp_state *r = s->impl;
   bulk *b = &r->bk;
   int64_t id = (int64_t)d->id;
-  const int64_t v[22] = {rp_proc_node(r, d->process_id),
-                         (int64_t)d->process_id,
-                         (int64_t)d->thread_id,
-                         (int64_t)d->agent_id,
-                         (int64_t)d->kernel_id,
-                         id, /* dispatch_id: the row id, unique in the file */
-                         (int64_t)d->queue_id,
-                         0, /* stream_id */
-                         d->start_ns,
-                         d->end_ns,
-                         d->private_size,
-                         d->group_size,
-                         d->workgroup[0],
-                         d->workgroup[1],
-                         d->workgroup[2],
-                         d->grid[0],
-                         d->grid[1],
-                         d->grid[2],
-                         0, /* graph_exec_id */
-                         0, /* graph_node_id */
-                         r->str_empty,
-                         id}; /* event_id */
+  /* the row id encoded once: it is dispatch_id, event_id and both values of the index key */
+  unsigned char idt, *idh = &idt, idb[8] = {0};
+  size_t idn = (size_t)(put_int(&idh, idb, id) - idb);
   uint64_t et = (uint64_t)extlen * 2 + 13;
   size_t hl = 3 + 22 + (size_t)varint_len(et); /* < 128: one byte */
   unsigned char *rec = r->rec, *ph = rec, *pb = rec + hl;
@@ -562,18 +556,42 @@ hp_status rp_bulk_dispatch(hp_store *s, const hp_dispatch *d, const char *ext, s
   *ph++ = 36 * 2 + 13; /* guid: text of 36 bytes */
   memcpy(pb, r->guid, 36);
   pb += 36;
-  for (int k = 0; k < 22; k++)
-    pb = put_int(&ph, pb, v[k]);
+#define PUT(x) (pb = put_int(&ph, pb, (int64_t)(x)))
+#define PUT_ID() (*ph++ = idt, memcpy(pb, idb, 8), pb += idn)
+  /* the 22 integer columns, in order */
+  PUT(rp_proc_node(r, d->process_id));
+  PUT(d->process_id);
+  PUT(d->thread_id);
+  PUT(d->agent_id);
+  PUT(d->kernel_id);
+  PUT_ID(); /* dispatch_id: the row id, unique in the file */
+  PUT(d->queue_id);
+  *ph++ = 8; /* stream_id: 0 */
+  PUT(d->start_ns);
+  PUT(d->end_ns);
+  PUT(d->private_size);
+  PUT(d->group_size);
+  PUT(d->workgroup[0]);
+  PUT(d->workgroup[1]);
+  PUT(d->workgroup[2]);
+  PUT(d->grid[0]);
+  PUT(d->grid[1]);
+  PUT(d->grid[2]);
+  *ph++ = 8; /* graph_exec_id: 0 */
+  *ph++ = 8; /* graph_node_id: 0 */
+  PUT(r->str_empty);
+  PUT_ID(); /* event_id */
+#undef PUT
+#undef PUT_ID
   put_varint(ph, et);
   memcpy(pb, ext, extlen);
   pb += extlen;
-  unsigned char key[24], *kh = key + 1, *kb = key + 3;
-  key[0] = 3;
-  kb = put_int(&kh, kb, id);
-  kb = put_int(&kh, kb, id);
+  unsigned char key[24] = {3, idt, idt};
+  memcpy(key + 3, idb, 8);
+  memcpy(key + 3 + idn, idb, 8);
   if (bt_row(b, &b->t[BT_DISPATCH], id, rec, (size_t)(pb - rec)) ||
       bt_row(b, &b->t[BT_EVENT], id, r->evrec, r->evlen) ||
-      bt_key(b, &b->t[BT_EVENT_INDEX], key, (size_t)(kb - key)))
+      bt_key(b, &b->t[BT_EVENT_INDEX], key, 3 + 2 * idn))
     return bulk_fail(s);
   return HP_OK;
 }

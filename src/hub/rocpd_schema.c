@@ -277,7 +277,8 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
                        "@hardware_name"},
     [HP_TABLE_PROCESS] = {"@id", "@nid", "@pid", "@ppid", "COALESCE($rank, -1)", "COALESCE(@start, @init)",
                           "COALESCE(@end, @fini)", "@command", "$lost_records", "COALESCE($world_size, -1)",
-                          "COALESCE($local_rank, -1)", "$job_id", "$clock_offset_ns"},
+                          "COALESCE($local_rank, -1)", "$job_id", "$clock_offset_ns",
+                          "COALESCE($exit_code, -1)", "COALESCE($exit_signal, -1)"},
     [HP_TABLE_THREAD] = {"@id", "@pid", "@tid", "@start", "@end", "@name"},
     /* rocprofv3 keeps device properties in extdata under its own names (cu_count, …) */
     [HP_TABLE_AGENT] =
@@ -292,7 +293,7 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
                               "$code_size", "$build_options", "$source", "$ir_hash"},
     [HP_TABLE_KERNEL_SYMBOL] = {"@id", "@code_object_id", "@kernel_name",
                                 "COALESCE($display_name, @display_name)", "@private_segment_size",
-                                "@group_segment_size"},
+                                "@group_segment_size", "$program_hash", "$registers"},
     [HP_TABLE_DISPATCH] = {"@id",
                            "COALESCE($dispatch_id, @dispatch_id)",
                            "@pid",
@@ -325,7 +326,7 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_METADATA] = {"@tag", "@value"},
     /* PC samples are rocpd_sample rows on the executing thread's track (track id = thread row id) */
     [HP_TABLE_PC_SAMPLE] = {"@id", "$dispatch_id", "$code_object_id", "$offset", "@timestamp", "@track_id",
-                            "$weight"},
+                            "$weight", "$stall_reason", "$samples"},
     [HP_TABLE_COUNTER_SAMPLE] =
         {"@id", "@dispatch_id", "@pmc_id", "@timestamp",
          "CASE WHEN $value_bits IS NOT NULL AND @value IS NOT NULL THEN -0.0 ELSE @value END"},
@@ -354,7 +355,8 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_NODE] = {"id", "?hostname", "machine_id", "?system_name", "?release", "?version",
                        "?hardware_name"},
     [HP_TABLE_PROCESS] = {"id", "nid", "pid", "?ppid", "$rank=-1", "?start,init", "?end,fini", "?command",
-                          "$lost_records", "$world_size=-1", "$local_rank=-1", "$job_id", "$clock_offset_ns"},
+                          "$lost_records", "$world_size=-1", "$local_rank=-1", "$job_id", "$clock_offset_ns",
+                          "$exit_code=-1", "$exit_signal=-1"},
     [HP_TABLE_THREAD] = {"id", "pid", "tid", "?start", "?end", "?name"},
     [HP_TABLE_AGENT] = {"id", "nid", "", "absolute_index,logical_index,type_index", "vendor_name", "name",
                         "product_name", "$runtime", "$compute_units", "$max_clock_mhz", "$global_mem_bytes",
@@ -363,7 +365,7 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_CODE_OBJECT] = {"id", "pid", "agent_id", "?uri", "load_base", "load_size", "$hash",
                               "$code_size", "$build_options", "$source", "$ir_hash"},
     [HP_TABLE_KERNEL_SYMBOL] = {"id", "code_object_id", "kernel_name", "", "private_segment_size",
-                                "group_segment_size"},
+                                "group_segment_size", "$program_hash", "$registers"},
     [HP_TABLE_COUNTER_INFO] = {"id", "agent_id", "name,symbol", "?description", "?block", "units",
                                "?expression"},
     /* rocpd's dispatch_id (and the event) is the row id, unique in the file; the collector's id goes to
@@ -396,7 +398,7 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
     /* the category's string id waits in event_id until commit gives the region its event */
     [HP_TABLE_REGION] = {"id", "pid", "tid", "#name_id", "#event_id", "start", "end"},
     [HP_TABLE_PC_SAMPLE] = {"id", "$dispatch_id", "$code_object_id", "$offset", "timestamp", "track_id",
-                            "$weight"},
+                            "$weight", "$stall_reason", "$samples"},
     [HP_TABLE_COUNTER_SAMPLE] = {"id", "dispatch_id", "pmc_id", "timestamp", "%value"},
     [HP_TABLE_CODE_BLOB] = {"id", "hash", "offset", "total_size", "data"},
     /* the device is both ends' agent (hubprof has no host agent row); the direction says which way */

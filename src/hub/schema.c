@@ -32,6 +32,8 @@ static const hp_column process_cols[] = {
     COL(hp_process, local_rank, HP_COL_I64, NULL),
     COL(hp_process, job_id, HP_COL_STR, NULL),
     COL(hp_process, clock_offset_ns, HP_COL_I64, NULL),
+    COL(hp_process, exit_code, HP_COL_I64, NULL),
+    COL(hp_process, exit_signal, HP_COL_I64, NULL),
 };
 static const hp_column thread_cols[] = {
     COL(hp_thread, id, HP_COL_U64, NULL),     COL(hp_thread, process_id, HP_COL_U64, "process"),
@@ -79,6 +81,8 @@ static const hp_column kernel_symbol_cols[] = {
     COL(hp_kernel_symbol, display_name, HP_COL_STR, NULL),
     COL(hp_kernel_symbol, private_size, HP_COL_I64, NULL),
     COL(hp_kernel_symbol, group_size, HP_COL_I64, NULL),
+    COL(hp_kernel_symbol, program_hash, HP_COL_STR, NULL),
+    COL(hp_kernel_symbol, registers, HP_COL_I64, NULL),
 };
 static const hp_column dispatch_cols[] = {
     COL(hp_dispatch, id, HP_COL_U64, NULL),
@@ -140,6 +144,8 @@ static const hp_column pc_sample_cols[] = {
     COL(hp_pc_sample, timestamp_ns, HP_COL_I64, NULL),
     COL(hp_pc_sample, thread_id, HP_COL_U64, "thread"),
     COL(hp_pc_sample, weight, HP_COL_U64, NULL),
+    COL(hp_pc_sample, stall_reason, HP_COL_STR, NULL),
+    COL(hp_pc_sample, samples, HP_COL_U64, NULL),
 };
 static const hp_column counter_sample_cols[] = {
     COL(hp_counter_sample, id, HP_COL_U64, NULL),

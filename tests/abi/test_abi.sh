@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# ABI test of libhubprof: its exports equal tests/abi/libhubprof.symbols (a new export is added there on
+# ABI test of libhubprof: its exports equal src/hub/libhubprof.symbols (a new export is added there on
 # purpose), soname and file name follow VERSION, every public declaration is HP_API, headers compile alone;
 # the collector's exports equal tests/abi/collector.symbols.
 # SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.."
 B=${1:-build}
-LIST=tests/abi/libhubprof.symbols
+LIST=src/hub/libhubprof.symbols
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 . tests/lib.sh

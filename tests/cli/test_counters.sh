@@ -220,6 +220,29 @@ done
 full90=$(grep -v '^#' "$(dirname "$0")/../data/gfx90a_full_profile.counters" | paste -sd, -)
 expect 0 "$HP" plan --device gfx90a --counters "$full90"
 head -1 "$T/out" | grep -q "^gfx90a: .* in 12 passes" && ok || bad "gfx90a full profile: $(head -1 "$T/out")"
+# what rocprofiler-compute's full profile asks for since 2025 that the January 2025 descriptions lacked:
+# each plannable on its device, TCP_TCP_LATENCY (no gfx942 definition) refused on gfx942, and each
+# device file naming the source commit its tests/data profile list came from
+new_gfx942=SQ_INSTS_VALU_MFMA_F8,SQ_INSTS_VALU_MFMA_MOPS_F8,SQ_VMEM_TA_ADDR_FIFO_FULL,SQ_VMEM_TA_CMD_FIFO_FULL,SQ_VMEM_WR_TA_DATA_FIFO_FULL
+new_gfx90a='SQ_VMEM_TA_ADDR_FIFO_FULL,SQ_VMEM_TA_CMD_FIFO_FULL,SQ_VMEM_WR_TA_DATA_FIFO_FULL,TCC_BUBBLE[*],TCC_EA0_WRREQ_sum,TCC_EA0_WRREQ_64B_sum'
+for a in gfx942 gfx90a; do
+  var=new_$a
+  want=${!var}
+  expect 0 "$HP" plan --device $a --counters "$want" --format line
+  [ "$(cat "$T/out")" = "$want" ] && ok || bad "$a: counters new in 2025: $(cat "$T/out")"
+  missing=
+  for n in ${want//,/ }; do
+    grep -qxF "$n" "$(dirname "$0")/../data/${a}_full_profile.counters" || missing="$missing $n"
+  done
+  [ -z "$missing" ] && ok || bad "$a: not in ${a}_full_profile.counters:$missing"
+done
+expect 1 "$HP" plan --device gfx942 --counters TCP_TCP_LATENCY_sum
+one_line_error "unknown counter 'TCP_TCP_LATENCY_sum' on gfx942"
+for a in gfx942 gfx90a; do
+  dev=$(grep -o 'commit [0-9a-f]\{40\}' "$(dirname "$0")/../../share/hubprof/devices/$a.device")
+  list=$(grep '^#' "$(dirname "$0")/../data/${a}_full_profile.counters" | grep -o 'commit [0-9a-f]\{40\}')
+  [ -n "$dev" ] && [ "$dev" = "$list" ] && ok || bad "$a.device names '$dev', its profile list '$list'"
+done
 expect 0 "$HP" plan --device gfx942 --counters "$full"
 head -1 "$T/out" | grep -q "in 12 passes" && grep -q "^pass 1: .*registers: .*TCC 4" "$T/out" && ok ||
   bad "plan table: $(head -3 "$T/out")"
@@ -261,7 +284,7 @@ grep -q "^note: .* measured in more than one pass" "$T/out" && ok || bad "no not
 expect 0 "$HP" plan --device gfx942 --metrics all --splits --format csv
 py '
 rows = list(csv.DictReader(out.splitlines()))
-assert 0 < len(rows) <= 20 and len(rows) == int(os.environ["NNOTES"]), (len(rows), os.environ["NNOTES"])
+assert 0 < len(rows) <= 21 and len(rows) == int(os.environ["NNOTES"]), (len(rows), os.environ["NNOTES"])
 for r in rows:
     assert len(r["passes"].split(", ")) >= 2, r
     assert all(":" in c for c in r["counters"].split()), r

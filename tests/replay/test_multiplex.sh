@@ -169,7 +169,7 @@ EOF2
   expect_eq "k5 metadata replay" "$(meta k5.db replay)" multiplex
   pid=$(q k5.db "select distinct pid from counters_collection")
   meta k5.db multiplex_incomplete >k5.inc
-  grep -qE "^\[\{\"pid\":$pid,\"process_start_ns\":[0-9]+,\"kernel\":\"finish\",\"dispatches\":2,\"passes\":5,\"passes_covered\":2,\"measured_per_pass\":\[1,1,0,0,0\]\}\]$" k5.inc &&
+  grep -qE "^\[\{\"pid\":$pid,\"process_start_ns\":[0-9]+,\"kernel\":\"finish\",\"program\":\"[0-9a-f]{16}\",\"dispatches\":2,\"passes\":5,\"passes_covered\":2,\"measured_per_pass\":\[1,1,0,0,0\]\}\]$" k5.inc &&
     ok || bad "k5 multiplex_incomplete: $(cat k5.inc)"
 fi
 
@@ -194,7 +194,8 @@ if [ $HAVE_SQL = 1 ]; then
   expect_eq "l3 imputed = median of the same grid" "$(q l3.db "$(median_check "kernel_name, grid_size_x")")" 0
   expect_eq "l3 metadata policy" "$(meta l3.db multiplex_policy)" launch
   meta l3.db multiplex_incomplete >l3.inc
-  has "l3 multiplex_incomplete names the launch" l3.inc '"kernel":"finish","grid":[1,1,1],"workgroup":[0,0,0],"dispatches":2,"passes":3,"passes_covered":2,"measured_per_pass":[1,1,0]'
+  has "l3 multiplex_incomplete names the launch" l3.inc '"kernel":"finish","program":"'
+  has "l3 multiplex_incomplete names the launch" l3.inc '","grid":[1,1,1],"workgroup":[0,0,0],"dispatches":2,"passes":3,"passes_covered":2,"measured_per_pass":[1,1,0]'
 fi
 # the same run with policy kernel rotates over both grids: grid 2048 has dispatches 2, 4, 6, ... of relax
 muxed k3 "${C3[@]}" --replay multiplex -- "$EX/iterations" 4096 60 2

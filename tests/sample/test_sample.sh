@@ -211,9 +211,14 @@ py "forked child sampled" fork.db '
     ln = s.analyze(by="line", kernel="hot"); ks = s.table("kernel_symbol")
     assert ln.line[0].endswith(":3") and ln.samples.sum() == m.dispatch_id.isin(d.id[d.kernel_id.isin(ks.id[ks.name == "hot"])]).sum(), ln'
 
-# 9. trace and profile store the bytes of what ran too (a kernel's first dispatch; the store alone is enough)
-expect 0 "$HP" trace -q -o tr.db -- "$EX/hot_spot" -g 200000 2
-expect 0 "$HP" profile -q --counters task-clock -o pr.db -- "$EX/hot_spot" -g 200000 2
+# 9. trace and profile store the bytes of what ran too with --code (a kernel's first dispatch; the store alone
+# is enough), and none without (issue 28: no code in a trace unless asked)
+expect 0 "$HP" trace -q --code -o tr.db -- "$EX/hot_spot" -g 200000 2
+expect 0 "$HP" profile -q --code --counters task-clock -o pr.db -- "$EX/hot_spot" -g 200000 2
+expect 0 "$HP" trace -q -o tr0.db -- "$EX/hot_spot" -g 200000 2
+py "no code bytes under trace without --code" tr0.db '
+    co = s.table("code_object"); assert not co.uri.str.endswith(".so").any() and s.count("code_blob") == 0, co.uri.tolist()
+    assert (co.source == "").all() and (co.hash == "").all() and (s.table("kernel_symbol").program_hash.str.len() == 16).all()'
 for st in tr.db pr.db; do
   py "code bytes under ${st%.db}" $st '
     co = s.table("code_object"); so = co[co.uri.str.endswith(".so")]

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The CUDA provider without a GPU: the record conversion's test (release and sanitizer builds), the driver's
+# injection done by hand with OpenCL in the same process (one line about CUDA, OpenCL still recorded, with
+# and without libcupti), and a CUDA program built here with nvcc run plain and under `hubprof trace`: its
+# output and exit status unchanged and exactly one line about CUDA from hubprof. The nvcc part is skipped,
+# with the reason, where nvcc is absent; the GPU half is tests/device/cuda.sh.
+# usage: test_cuda.sh [HUBPROF]
+# SPDX-License-Identifier: MIT
+set -u
+HP=${1:-build/hubprof}
+. "$(dirname "$0")/../lib.sh"
+hp_test_env
+B=${B:-build}
+need_built test_cuda "$HP" "$B/tests/cuda/test_cuda_conv" "$B/tests/cuda/inject_ocl" "$B/libhubprof_collector.so"
+
+# ---- the record conversion ----
+for t in "$B/tests/cuda/test_cuda_conv" "$B/san/tests/cuda/test_cuda_conv"; do
+  [ -x "$t" ] || continue
+  if "$t" >"$T/out" 2>&1 && grep -q " 0 failed" "$T/out"; then ok; else bad "$t: $(tail -5 "$T/out")"; fi
+done
+
+# cuda_lines FILE: the lines of hubprof's that speak of CUDA
+cuda_lines() { grep -c '^hubprof: .*CUDA' "$1"; }
+
+# ---- the driver's injection by hand, then OpenCL (needs an OpenCL device) ----
+if clinfo -l 2>/dev/null | grep -q Device; then
+  # no libcupti: one line saying where it was looked for; OpenCL recorded; the program's output unchanged
+  "$B/tests/cuda/inject_ocl" >"$T/plain.out" 2>"$T/plain.err"
+  plain_rc=$?
+  HUBPROF_CUPTI=/nonexistent expect 0 "$HP" trace -o "$T/a.db" -- "$B/tests/cuda/inject_ocl"
+  grep -q "^inject_ocl: injection 1, 4 dispatches, ok$" "$T/out" && ok || bad "inject_ocl output: $(cat "$T/out")"
+  [ "$plain_rc" -eq 0 ] && sed 's/injection 0/injection 1/' "$T/plain.out" | cmp -s - "$T/out" && ok ||
+    bad "output differs from plain: $(cat "$T/plain.out") / $(cat "$T/out")"
+  [ "$(cuda_lines "$T/err")" -eq 1 ] &&
+    grep -q "^hubprof: CUDA work is not recorded: libcupti not found: HUBPROF_CUPTI=/nonexistent: no such file$" "$T/err" &&
+    ok || bad "no-libcupti line: $(cat "$T/err")"
+  "$HP" info "$T/a.db" >"$T/info" 2>&1
+  grep -qE '^  dispatch +4$' "$T/info" && ok || bad "OpenCL dispatches not recorded beside CUDA: $(cat "$T/info")"
+  # libcupti found (the toolkit's), but no driver in the process: one line, OpenCL recorded
+  expect 0 "$HP" trace -o "$T/b.db" -- "$B/tests/cuda/inject_ocl"
+  [ "$(cuda_lines "$T/err")" -eq 1 ] && grep -qE "^hubprof: CUDA work is not recorded: (no CUDA driver in this process|libcupti not found)" "$T/err" &&
+    ok || bad "no-driver line: $(cat "$T/err")"
+  "$HP" info "$T/b.db" >"$T/info" 2>&1
+  grep -qE '^  dispatch +4$' "$T/info" && ok || bad "OpenCL dispatches (b): $(cat "$T/info")"
+  # without hubprof, the injection variable unset: nothing is loaded, nothing said
+  expect 0 "$B/tests/cuda/inject_ocl"
+  grep -q "injection 0" "$T/out" && [ ! -s "$T/err" ] && ok || bad "plain run: $(cat "$T/out" "$T/err")"
+else
+  echo "test_cuda: injection part skipped: no OpenCL device (install pocl-opencl-icd)"
+fi
+
+# ---- a CUDA program built here with nvcc ----
+APP="$B/tests/cuda/cuda_app"
+if [ ! -x "$APP" ]; then
+  if nvcc --version >/dev/null 2>&1; then
+    bad "$APP is missing though nvcc is here (make cuda-test builds it)"
+  else
+    echo "test_cuda: CUDA program part skipped: no working nvcc on PATH (the CUDA toolkit is not installed)"
+  fi
+else
+  for args in "" "2"; do
+    "$APP" $args >"$T/plain.out" 2>"$T/plain.err"
+    plain_rc=$?
+    for mode in "trace" "trace --api"; do
+      "$HP" $mode -o "$T/c.db" -- "$APP" $args >"$T/out" 2>"$T/err"
+      rc=$?
+      [ "$rc" -eq "$plain_rc" ] && ok || bad "$mode: exit $rc, plain $plain_rc"
+      cmp -s "$T/plain.out" "$T/out" && ok || bad "$mode: stdout differs: $(cat "$T/plain.out") / $(cat "$T/out")"
+      grep -v '^hubprof: ' "$T/err" | cmp -s "$T/plain.err" - && ok || bad "$mode: the program's stderr differs"
+      [ "$(cuda_lines "$T/err")" -eq 1 ] && ok || bad "$mode: not one line about CUDA: $(cat "$T/err")"
+      rm -rf "$T/c.db"
+    done
+  done
+  if ! ls /dev/nvidia0 >/dev/null 2>&1; then
+    grep -q "is a CUDA program and there is no CUDA driver here\|CUDA work is not recorded" "$T/err" && ok ||
+      bad "no GPU: the line does not say why: $(cat "$T/err")"
+  fi
+fi
+
+echo "test_cuda: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
