@@ -45,7 +45,7 @@ HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c 
 # when the OTF2 library is installed (libotf2-trace-dev, found through otf2-config).
 EXPORT_SRC := $(wildcard src/export/*.c)
 HAVE_OTF2 := $(shell command -v otf2-config >/dev/null 2>&1 && echo 1)
-LDLIBS_EXPORT := $(if $(HAVE_OTF2),$(shell otf2-config --ldflags) $(shell otf2-config --libs))
+LDLIBS_EXPORT := $(if $(HAVE_OTF2),$(shell otf2-config --ldflags) $(shell otf2-config --libs)) -lm
 # The optional parts found when make read this file, in one file: objects that depend on them rebuild when they
 # change (a machine where `make deps` installed libotf2 after an earlier build). `demo` and `test` run `deps`
 # first and the build in a second make, which reads this file again.

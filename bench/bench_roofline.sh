@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Roofline ceilings next to clpeak (issue 26 part 4): `hubprof roofline --format csv` and `clpeak
+# Roofline ceilings next to clpeak (issue 26 part 4): `hubprof roofline -o STORE` (the ceilings as stored,
+# read back with `hubprof analyze --roofline`) and `clpeak
 # --compute-sp --global-bandwidth` run interleaved on the same OpenCL device, ROUNDS rounds; for fp32 (GFLOP/s:
 # clpeak's best vector width) and dram (GB/s: clpeak's best global-memory bandwidth) prints the median and
 # min-max of each and the ratio of the medians (hubprof over clpeak; the issue asks for at least 0.90).
@@ -16,9 +17,11 @@ command -v clpeak >/dev/null || {
 }
 echo "load before: $(bench_load)"
 for i in $(seq "$rounds"); do # interleaved: hubprof, then clpeak
-  "$HP" roofline -q --format csv --device "$glob" >"$dir/hp.csv"
-  awk -F, '$2 == "fp32" {print $3; exit}' "$dir/hp.csv" >>"$dir/hp_fp32"
-  awk -F, '$2 == "dram" {print $3; exit}' "$dir/hp.csv" >>"$dir/hp_dram"
+  # the ceilings as stored (-o) and read back by analyze --roofline (its first table), as a profile keeps them
+  "$HP" roofline -q --format csv --device "$glob" -f -o "$dir/ceil.db" >"$dir/hp.csv"
+  "$HP" analyze --roofline --format csv "$dir/ceil.db" >"$dir/stored.csv"
+  awk -F, '$2 == "fp32" {print $3; exit}' "$dir/stored.csv" >>"$dir/hp_fp32"
+  awk -F, '$2 == "dram" {print $3; exit}' "$dir/stored.csv" >>"$dir/hp_dram"
   clpeak --compute-sp --global-bandwidth >"$dir/clpeak.txt" 2>&1
   # the best vector width of each section, on the first device clpeak lists
   awk '/Global memory bandwidth/ {s = "dram"; next} /compute \(GFLOPS\)/ {s = "fp32"; next}

@@ -54,6 +54,7 @@ typedef enum hp_table {
   HP_TABLE_COUNTER_SAMPLE, /* counter values read during a dispatch (a timeline) */
   HP_TABLE_CODE_BLOB,      /* the bytes of code objects, once per distinct hash, in chunks */
   HP_TABLE_MEMORY_COPY, /* transfer commands: buffer/image/SVM reads, writes, copies, fills, maps (--api) */
+  HP_TABLE_CEILING,     /* a device's measured peaks (hubprof roofline): the first analysis result kept */
   HP_TABLE_COUNT        /* number of tables; not a table */
 } hp_table;
 
@@ -316,6 +317,20 @@ typedef struct hp_memory_copy {
   uint64_t region_id; /* innermost region open on the enqueuing thread, 0 none */
 } hp_memory_copy;
 
+/* One ceiling of a device (an analysis result; hubprof roofline): the best rate a micro-benchmark reached for
+ * one kind of work, the roof of the roofline. The rows of one measurement share agent and measured_ns. */
+typedef struct hp_ceiling {
+  uint32_t size;
+  uint64_t id;
+  uint64_t agent_id;   /* the device measured (its node: the machine) */
+  const char *name;    /* "fp64", "fp32", "fp16" (FLOP/s), "int32" (operations/s), "dram" (bandwidth) */
+  double value;        /* in `unit`; < 0 when it could not be measured (`note` says why) */
+  const char *unit;    /* "GFLOP/s", "GOP/s", "GB/s" */
+  const char *method;  /* what measured it: tool and version ("hubprof roofline 0.1.0", "... --quick") */
+  const char *note;    /* the benchmark that gave the value (kernel, sizes), or why there is none */
+  int64_t measured_ns; /* when it was measured: Unix time (UTC) in nanoseconds, 0 unknown */
+} hp_ceiling;
+
 /* ---- Table descriptions: let bindings (Python) and generic code walk any row without knowing it. ---- */
 typedef enum hp_col_type {
   HP_COL_U32 = 1,
@@ -405,6 +420,7 @@ HP_API hp_status hp_write_metadata(hp_store *s, const char *key, const char *val
 HP_API hp_status hp_write_pc_sample(hp_store *s, const hp_pc_sample *r);
 HP_API hp_status hp_write_counter_sample(hp_store *s, const hp_counter_sample *r);
 HP_API hp_status hp_write_memory_copy(hp_store *s, const hp_memory_copy *r);
+HP_API hp_status hp_write_ceiling(hp_store *s, const hp_ceiling *r);
 /* Store the bytes of a code object as code_blob chunks, hashed (SHA-256); `hash_hex` (65 bytes, may be
  * NULL) gets the hash. The caller writes each distinct hash once per store. */
 HP_API hp_status hp_write_code_bytes(hp_store *s, const void *bytes, size_t n, char *hash_hex);

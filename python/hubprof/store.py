@@ -146,6 +146,16 @@ class Store:
         df = _read.read_table(self, t, cols, self.count(name))
         return to_dataset(df, cols) if dataset else df
 
+    def ceilings(self) -> pd.DataFrame:
+        """The devices' ceilings (`hubprof roofline -o/--store`, docs/cli/roofline.md): one row per measured
+        ceiling with its device's name (column `device`) beside the ceiling table's columns; a ceiling that
+        could not be measured has a negative value."""
+        c = self.table("ceiling")
+        a = self.table("agent", ["id", "name"]).rename(columns={"id": "agent_id", "name": "device"})
+        out = c.merge(a, on="agent_id", how="left")
+        out["device"] = out["device"].fillna("")
+        return out[["id", "agent_id", "device", "name", "value", "unit", "method", "note", "measured_ns"]]
+
     def batches(self, name: str, rows: int = 1_000_000, columns: Iterable[str] | None = None
                 ) -> Iterator[pd.DataFrame]:
         """The rows of a table as DataFrames of at most `rows` rows each, for tables larger than memory."""

@@ -176,4 +176,8 @@ unsigned long long cli_min_free_bytes(void);
  */
 int cli_folder_room(const char *folder, const char *what);
 
+/* analyze_roofline.c: `analyze --roofline`: the ceilings and the kernels placed under them, printed in
+ * format fmt (report_fmt); errors printed. CLI_OK or CLI_FAIL. */
+int cli_analyze_roofline(struct hp_store *s, int fmt);
+
 #endif

@@ -78,6 +78,11 @@ static const cli_opt analyze_opts[] = {
      .help = "table (fitted to the terminal), csv or json; csv and json give every column, times in "
              "nanoseconds, and the columns 'imputed' and 'incomplete' naming the row's imputed and "
              "unmeasured values"},
+    {.name = "roofline",
+     .kind = CLI_OPT_FLAG,
+     .help = "the store's ceilings (from 'hubprof roofline --store'), one row per device and ceiling, then "
+             "each kernel placed by arithmetic intensity and achieved GFLOP/s where its counters give FLOPs "
+             "and DRAM bytes, or the counters missing to place it (docs/cli/analyze.md)"},
     {0},
 };
 
@@ -244,7 +249,7 @@ int cmd_analyze(int argc, char **argv) {
     rc = CLI_FAIL;
     goto out;
   }
-  rc = analyze(s, &o);
+  rc = cli_given(&args, "roofline") ? cli_analyze_roofline(s, o.fmt) : analyze(s, &o);
   hp_store_close(s);
   rc = cli_finish_stdout(rc);
 out:

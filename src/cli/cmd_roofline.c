@@ -6,7 +6,11 @@
 #include "report.h"
 #include "roofline.h"
 
+#include "hubprof/hub.h"
+
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 static const cli_opt roofline_opts[] = {
     {.name = "device",
@@ -19,6 +23,18 @@ static const cli_opt roofline_opts[] = {
      .choices = cli_report_formats,
      .def = "table",
      .help = "table, csv or json"},
+    {.name = "output",
+     .short_name = 'o',
+     .kind = CLI_OPT_STRING,
+     .value = "STORE",
+     .help = "also write the ceilings (with the node and devices) to a new store; its format from the name "
+             "(.db rocpd, .parquet or a folder, .log)"},
+    {.name = "force", .short_name = 'f', .kind = CLI_OPT_FLAG, .help = "replace the -o STORE if it exists"},
+    {.name = "store",
+     .kind = CLI_OPT_STRING,
+     .value = "STORE",
+     .help = "also add the ceilings to an existing store (a profile of this machine), in its format, next to "
+             "its devices"},
     {.name = "quick",
      .kind = CLI_OPT_FLAG,
      .help = "small sizes and few repetitions: a fast, rough figure (tests); also HUBPROF_ROOFLINE_QUICK=1"},
@@ -29,11 +45,14 @@ static const cli_opt *const roofline_tables[] = {roofline_opts, cli_opts_quiet, 
 
 static const cli_spec roofline_spec = {
     .command = "roofline",
-    .usage = "roofline [--device GLOB] [--format F] [--quick] [-q]",
-    .about = "Measure the ceilings of every OpenCL device with hubprof's own micro-benchmarks: FLOP/s for\n"
-             "fp64 (with cl_khr_fp64), fp32, fp16 (with cl_khr_fp16), int32 operations per second, and\n"
-             "global-memory bandwidth (dram). One row per device and ceiling; a ceiling a device lacks has\n"
-             "no value and a note saying why. Units: GFLOP/s, GOP/s (int32), GB/s (docs/cli/roofline.md).",
+    .usage = "roofline [--device GLOB] [--format F] [-o STORE [-f]] [--store STORE] [--quick] [-q]",
+    .about =
+        "Measure the ceilings of every OpenCL device with hubprof's own micro-benchmarks: FLOP/s for\n"
+        "fp64 (with cl_khr_fp64), fp32, fp16 (with cl_khr_fp16), int32 operations per second, and\n"
+        "global-memory bandwidth (dram). One row per device and ceiling; a ceiling a device lacks has\n"
+        "no value and a note saying why. Units: GFLOP/s, GOP/s (int32), GB/s (docs/cli/roofline.md).\n"
+        "With -o or --store the ceilings are kept in a store (its ceiling table), where `hubprof analyze\n"
+        "--roofline` and `hubprof report` place the profile's kernels under them.",
     .tables = roofline_tables,
 };
 
@@ -49,11 +68,33 @@ static int roofline(const cli_args *args) {
     cli_error("roofline: unexpected argument '%s' (see 'hubprof roofline --help')", args->operands[0]);
     return CLI_USAGE;
   }
+  /* the stores are checked before measuring (seconds): a bad name fails at once */
+  const char *out = cli_str(args, "output"), *add = cli_str(args, "store"), *out_fmt = NULL;
+  if (out) {
+    int rc = cli_output_format("roofline", out, NULL, &out_fmt);
+    if (!rc) rc = cli_check_output(out, out_fmt, cli_given(args, "force"));
+    if (rc) return rc;
+  }
+  if (add && rl_store_check_append(add)) return CLI_FAIL;
+  if (out && add && strcmp(out, add) == 0) {
+    cli_error("roofline: %s: is both -o and --store", out);
+    return CLI_USAGE;
+  }
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  int64_t when = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  char method[64];
+  snprintf(method, sizeof method, "hubprof roofline %s%s", hp_version(), o.quick ? " --quick" : "");
   rl_ceiling *rows;
   size_t n;
   char err[1024];
   if (rl_measure(&o, &rows, &n, err, sizeof err)) {
     cli_error("%s", err);
+    return CLI_FAIL;
+  }
+  if ((out && rl_store_new(out, out_fmt, rows, n, method, when)) ||
+      (add && rl_store_append(add, rows, n, method, when))) {
+    free(rows);
     return CLI_FAIL;
   }
   static const report_col table_cols[] = {

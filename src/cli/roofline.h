@@ -5,6 +5,7 @@
 #define HUBPROF_CLI_ROOFLINE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct rl_ceiling {
   char device[256];    /* CL_DEVICE_NAME */
@@ -12,6 +13,13 @@ typedef struct rl_ceiling {
   const char *unit;    /* "GFLOP/s", "GOP/s", "GB/s" */
   double value;        /* < 0: not measured (note says why) */
   char note[192];      /* how it was measured (the best kernel), or why there is no value */
+  /* the device as the collector describes it (an hp_agent row: merge finds the profile's own agent by type,
+   * index among its platform's devices, vendor and name) */
+  int type;          /* hp_agent_type */
+  int device_index;  /* index among its platform's devices */
+  char vendor[128];  /* CL_DEVICE_VENDOR */
+  char runtime[192]; /* CL_PLATFORM_VERSION */
+  int64_t compute_units, max_clock_mhz, global_mem_bytes, local_mem_bytes;
 } rl_ceiling;
 
 typedef struct rl_opts {
@@ -24,5 +32,13 @@ typedef struct rl_opts {
  * *out (free()) holding *n rows, or -1 with one line in err (no OpenCL, no device matches the glob, out of
  * memory). */
 int rl_measure(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t len);
+
+/* roofline_store.c: the ceilings as hub rows (node, agents, ceiling). `method` names the tool ("hubprof
+ * roofline 0.1.0"), `when` the Unix time of the measurement in ns. Errors printed; CLI_OK or CLI_FAIL. */
+int rl_store_check_append(const char *store); /* a readable store to add ceilings to */
+int rl_store_new(const char *path, const char *format, const rl_ceiling *rows, size_t n, const char *method,
+                 int64_t when);
+/* Add them to an existing store, rewritten in its format (a Parquet dataset: appended to). */
+int rl_store_append(const char *store, const rl_ceiling *rows, size_t n, const char *method, int64_t when);
 
 #endif

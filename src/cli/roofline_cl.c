@@ -8,6 +8,8 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include "roofline.h"
 
+#include "hubprof/hub.h"
+
 #include <CL/cl.h>
 
 #include <dlfcn.h>
@@ -19,6 +21,7 @@
 
 #define CL_FNS(X)                                                                                            \
   X(clGetPlatformIDs)                                                                                        \
+  X(clGetPlatformInfo)                                                                                       \
   X(clGetDeviceIDs)                                                                                          \
   X(clGetDeviceInfo)                                                                                         \
   X(clCreateContext)                                                                                         \
@@ -320,6 +323,40 @@ static void measure_device(dev *d, const char *exts, rl_ceiling *rows) {
   }
 }
 
+/* The device's agent description, as the collector writes it (prov_opencl.c), on its five rows. */
+static void describe_agent(cl_api *cl, cl_device_id id, cl_platform_id plat, int index, rl_ceiling *rows) {
+  rl_ceiling a = {.device_index = index};
+  cl_device_type t = 0;
+  cl_uint u = 0;
+  cl_ulong l = 0;
+  cl->clGetDeviceInfo(id, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+  a.type = t & CL_DEVICE_TYPE_GPU           ? HP_AGENT_GPU
+           : t & CL_DEVICE_TYPE_CPU         ? HP_AGENT_CPU
+           : t & CL_DEVICE_TYPE_ACCELERATOR ? HP_AGENT_ACCEL
+                                            : HP_AGENT_UNKNOWN;
+  cl->clGetDeviceInfo(id, CL_DEVICE_VENDOR, sizeof a.vendor - 1, a.vendor, NULL);
+  cl->clGetPlatformInfo(plat, CL_PLATFORM_VERSION, sizeof a.runtime - 1, a.runtime, NULL);
+  if (cl->clGetDeviceInfo(id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof u, &u, NULL) == CL_SUCCESS)
+    a.compute_units = u;
+  if (cl->clGetDeviceInfo(id, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof u, &u, NULL) == CL_SUCCESS)
+    a.max_clock_mhz = u;
+  if (cl->clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof l, &l, NULL) == CL_SUCCESS)
+    a.global_mem_bytes = (int64_t)l;
+  if (cl->clGetDeviceInfo(id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof l, &l, NULL) == CL_SUCCESS)
+    a.local_mem_bytes = (int64_t)l;
+  for (int k = 0; k < 5; k++) {
+    rl_ceiling *c = &rows[k];
+    c->type = a.type;
+    c->device_index = a.device_index;
+    memcpy(c->vendor, a.vendor, sizeof c->vendor);
+    memcpy(c->runtime, a.runtime, sizeof c->runtime);
+    c->compute_units = a.compute_units;
+    c->max_clock_mhz = a.max_clock_mhz;
+    c->global_mem_bytes = a.global_mem_bytes;
+    c->local_mem_bytes = a.local_mem_bytes;
+  }
+}
+
 int rl_measure(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t len) {
   *out = NULL;
   *n = 0;
@@ -333,11 +370,17 @@ int rl_measure(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t 
   }
   if (np > 16) np = 16;
   cl_device_id devs[64];
-  cl_uint nd = 0;
+  cl_uint nd = 0, plat_of[64], first[64]; /* each device's platform, and its platform's first device */
   for (cl_uint i = 0; i < np && nd < 64; i++) {
     cl_uint k = 0;
-    if (cl.clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 64 - nd, devs + nd, &k) == CL_SUCCESS)
-      nd += k < 64 - nd ? k : 64 - nd;
+    if (cl.clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 64 - nd, devs + nd, &k) == CL_SUCCESS) {
+      k = k < 64 - nd ? k : 64 - nd;
+      for (cl_uint j = nd; j < nd + k; j++) {
+        plat_of[j] = i;
+        first[j] = nd;
+      }
+      nd += k;
+    }
   }
   char names[64][256], found[512] = "";
   size_t nmatch = 0, fw = 0;
@@ -395,6 +438,7 @@ int rl_measure(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t 
     }
     if (d.q) cl.clReleaseCommandQueue(d.q);
     if (d.ctx) cl.clReleaseContext(d.ctx);
+    describe_agent(&cl, devs[i], plats[plat_of[i]], (int)(i - first[i]), rows + r);
     r += 5;
   }
   *out = rows;

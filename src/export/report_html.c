@@ -431,6 +431,8 @@ static int build_page(rp *p, const char *name, hp_store *base, const char *base_
   uint64_t nregions = 0, nsamples = 0;
   (void)hp_store_count(p->s, HP_TABLE_REGION, &nregions);
   (void)hp_store_count(p->s, HP_TABLE_PC_SAMPLE, &nsamples);
+  uint64_t nceilings = 0;
+  (void)hp_store_count(p->s, HP_TABLE_CEILING, &nceilings);
   w->st->regions = nregions;
 
   hu_buf_str(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -445,10 +447,11 @@ static int build_page(rp *p, const char *name, hp_store *base, const char *base_
   hu_buf_printf(b,
                 "</h1>\n<p class=\"note\">hubprof %s. Contents: <a href=\"#summary\">run</a> · "
                 "<a href=\"#top\">top kernels</a> · <a href=\"#timeline\">timeline</a> · "
-                "<a href=\"#kernels\">kernels</a>%s%s%s. Click a table's header to sort it.</p>\n",
+                "<a href=\"#kernels\">kernels</a>%s%s%s%s. Click a table's header to sort it.</p>\n",
                 hp_version(), nsamples ? " · <a href=\"#samples\">samples</a>" : "",
                 nregions ? " · <a href=\"#regions\">regions</a>" : "",
-                base ? " · <a href=\"#diff\">baseline</a>" : "");
+                base ? " · <a href=\"#diff\">baseline</a>" : "",
+                nceilings ? " · <a href=\"#roofline\">roofline</a>" : "");
   damage_note(p);
   summary(p, name, &p->span, ha_result_lost_records(kr));
   top_kernels(p, kr);
@@ -468,6 +471,7 @@ static int build_page(rp *p, const char *name, hp_store *base, const char *base_
   if (!rc) rp_run_counters(p);
   if (!rc && nregions) rp_regions(p, nregions);
   if (!rc) rp_ranks(p);
+  if (!rc) rc = rp_roofline(p);
   if (!rc && base) {
     ha_query q = {.size = sizeof q, .group = HA_BY_KERNEL, .counters = "", .metrics = ""};
     ha_result *dr = NULL;

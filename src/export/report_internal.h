@@ -101,5 +101,6 @@ void rp_samples(rp *p);                    /* report_kernels.c: when the store h
 void rp_regions(rp *p, uint64_t nregions); /* report_kernels.c: flame graph and table */
 void rp_ranks(rp *p);                      /* report_kernels.c: when the run has several ranks */
 void rp_run_counters(rp *p); /* report_run.c: counter samples of no dispatch (sample --whole-run) */
+int rp_roofline(rp *p);      /* report_roofline.c: when the store has ceilings */
 
 #endif

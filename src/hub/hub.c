@@ -395,6 +395,7 @@ TYPED(hp_write_region, hp_region, HP_TABLE_REGION)
 TYPED(hp_write_pc_sample, hp_pc_sample, HP_TABLE_PC_SAMPLE)
 TYPED(hp_write_counter_sample, hp_counter_sample, HP_TABLE_COUNTER_SAMPLE)
 TYPED(hp_write_memory_copy, hp_memory_copy, HP_TABLE_MEMORY_COPY)
+TYPED(hp_write_ceiling, hp_ceiling, HP_TABLE_CEILING)
 
 hp_status hp_write_metadata(hp_store *s, const char *key, const char *value) {
   if (!key || !*key) return HP_ERR_INVALID;

@@ -137,6 +137,7 @@ typedef union hp_anyrow {
   hp_counter_sample cs;
   hp_code_blob cb;
   hp_memory_copy mc;
+  hp_ceiling ce;
 } hp_anyrow;
 
 /* hp_write of n rows, rows[i] (stride bytes apart) of table tables[i], the store's lock taken once for them

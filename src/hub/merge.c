@@ -143,6 +143,8 @@ static const char *const dedup_kernel[] = {"name",       "display_name", "privat
                                            "group_size", "program_hash", NULL};
 static const char *const dedup_counter[] = {"agent_id", "name", NULL};
 static const char *const dedup_metadata[] = {"key", NULL};
+/* a ceiling merged twice (the same measurement in two inputs) is kept once */
+static const char *const dedup_ceiling[] = {"agent_id", "name", "measured_ns", "method", NULL};
 static const char *const no_dedup[] = {NULL};
 
 static const char *const *const dedup_cols[HP_TABLE_COUNT] = {
@@ -162,6 +164,7 @@ static const char *const *const dedup_cols[HP_TABLE_COUNT] = {
     [HP_TABLE_COUNTER_SAMPLE] = no_dedup,
     [HP_TABLE_CODE_BLOB] = no_dedup, /* streamed; chunks of a hash already written are dropped (merge_row) */
     [HP_TABLE_MEMORY_COPY] = no_dedup,
+    [HP_TABLE_CEILING] = dedup_ceiling,
 };
 
 /* Big tables: no map per row, so memory does not grow with them. Region ids are shifted by an offset per

@@ -190,6 +190,16 @@ static const spec_row pc_sample_s[] = {
     {"samples", "samples", I64, NR_ZERO, "samples",
      "samples this row stands for (CUPTI counts per instruction and reason); NULL means 1"},
 };
+static const spec_row ceiling_s[] = {
+    ID("id", "row id of the ceiling"),
+    REF("agent_id", "agent.id of the device measured"),
+    TXT("name", "fp64, fp32, fp16 (FLOP/s), int32 (operations/s) or dram (bandwidth)"),
+    {"value", "value", F64, NR_NONE, NULL, "the ceiling, in unit; negative when it could not be measured"},
+    TXT("unit", "GFLOP/s, GOP/s or GB/s"),
+    TXT("method", "what measured it: tool and version (hubprof roofline 0.1.0)"),
+    TXT("note", "the benchmark that gave the value, or why there is none"),
+    {"measured_ns", "measured_ns", I64, NR_ZERO, "ns", "when it was measured: Unix time (UTC), nanoseconds"},
+};
 static const spec_row metadata_s[] = {
     {"key", "key", STR, NR_NONE, NULL, "metadata key, unique in the store"},
     TXT("value", "its value"),
@@ -214,6 +224,7 @@ static const struct {
     [HP_TABLE_METADATA] = {metadata_s, N(metadata_s)},
     [HP_TABLE_MEMORY_COPY] = {memory_copy_s, N(memory_copy_s)},
     [HP_TABLE_PC_SAMPLE] = {pc_sample_s, N(pc_sample_s)},
+    [HP_TABLE_CEILING] = {ceiling_s, N(ceiling_s)},
 };
 
 static pq_colspec g_spec[HP_TABLE_COUNT][PQ_MAX_COLUMNS];

@@ -63,6 +63,7 @@ enum {
   RT_GRAPH_LAUNCH,
   RT_HP_COUNTER_SAMPLE, /* hubprof's own tables, beside ROCm's (docs/formats/rocpd.md, "Samples") */
   RT_HP_CODE_BLOB,
+  RT_HP_CEILING, /* hubprof_ceiling: a device's measured peaks (hubprof roofline) */
   RT_COUNT
 };
 

@@ -29,6 +29,7 @@ const char *const rp_rt_name[RT_COUNT] = {
     "graph_launch",
     "hubprof_counter_sample",
     "hubprof_code_blob",
+    "hubprof_ceiling",
 };
 
 #define EXT ", extdata JSONB NOT NULL DEFAULT '{}'"
@@ -109,6 +110,9 @@ const char *const rp_rt_cols[RT_COUNT] = {
         "value REAL DEFAULT 0.0" EXT,
     [RT_HP_CODE_BLOB] =
         "hash TEXT NOT NULL, \"offset\" BIGINT NOT NULL, total_size BIGINT NOT NULL, data TEXT NOT NULL",
+    [RT_HP_CEILING] =
+        "agent_id INTEGER, name TEXT NOT NULL, value REAL, unit TEXT NOT NULL, method TEXT, note "
+        "TEXT, measured BIGINT" EXT,
 };
 
 /* Views over the base-name views, with rocprofv3's view and column names (our own SQL). Every counter
@@ -331,6 +335,10 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
     /* the name through rocpd_string (the reader's join) */
     [HP_TABLE_MEMORY_COPY] = {"@id", "@pid", "@tid", "COALESCE(@dst_agent_id, @src_agent_id)", "@queue_id",
                               NULL, "$direction", "@size", "$enqueue_ns", "@start", "@end", "$region_id"},
+    [HP_TABLE_CEILING] =
+        {"@id", "@agent_id", "@name",
+         "CASE WHEN $value_bits IS NOT NULL AND @value IS NOT NULL THEN -0.0 ELSE @value END", "@unit",
+         "@method", "@note", "@measured"},
 };
 
 /* Where each hub column is written, in the order of hp_table_describe, for the tables whose rows map
@@ -398,6 +406,7 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
     /* the device is both ends' agent (hubprof has no host agent row); the direction says which way */
     [HP_TABLE_MEMORY_COPY] = {"id", "pid", "tid", "dst_agent_id,src_agent_id", "queue_id", "#name_id",
                               "$direction", "size", "$enqueue_ns", "start", "end", "$region_id"},
+    [HP_TABLE_CEILING] = {"id", "agent_id", "name", "%value", "unit", "?method", "?note", "?measured"},
 };
 
 /* The columns the writer derives for a row of those tables (from other tables' rows, or constants), in the
@@ -434,4 +443,5 @@ const int rp_table_base[HP_TABLE_COUNT] = {
     [HP_TABLE_COUNTER_SAMPLE] = RT_HP_COUNTER_SAMPLE,
     [HP_TABLE_CODE_BLOB] = RT_HP_CODE_BLOB,
     [HP_TABLE_MEMORY_COPY] = RT_MEMORY_COPY,
+    [HP_TABLE_CEILING] = RT_HP_CEILING,
 };

@@ -175,6 +175,12 @@ static const hp_column memory_copy_cols[] = {
     COL(hp_memory_copy, end_ns, HP_COL_I64, NULL),
     COL(hp_memory_copy, region_id, HP_COL_U64, "region"),
 };
+static const hp_column ceiling_cols[] = {
+    COL(hp_ceiling, id, HP_COL_U64, NULL),   COL(hp_ceiling, agent_id, HP_COL_U64, "agent"),
+    COL(hp_ceiling, name, HP_COL_STR, NULL), COL(hp_ceiling, value, HP_COL_F64, NULL),
+    COL(hp_ceiling, unit, HP_COL_STR, NULL), COL(hp_ceiling, method, HP_COL_STR, NULL),
+    COL(hp_ceiling, note, HP_COL_STR, NULL), COL(hp_ceiling, measured_ns, HP_COL_I64, NULL),
+};
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define DESC(nm, T, st, cols)                                                                                \
@@ -197,6 +203,7 @@ static const hp_table_desc descs[HP_TABLE_COUNT] = {
     DESC("counter_sample", HP_TABLE_COUNTER_SAMPLE, hp_counter_sample, counter_sample_cols),
     DESC("code_blob", HP_TABLE_CODE_BLOB, hp_code_blob, code_blob_cols),
     DESC("memory_copy", HP_TABLE_MEMORY_COPY, hp_memory_copy, memory_copy_cols),
+    DESC("ceiling", HP_TABLE_CEILING, hp_ceiling, ceiling_cols),
 };
 
 /* Tables whose rows are many (streamed by readers and merge, never held in memory, never de-duplicated by

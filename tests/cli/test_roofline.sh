@@ -3,7 +3,9 @@
 # header and the five rows per device with their units; fp32 and dram measured (> 0) and fp32 below a physical
 # bound (compute units x max clock x 64 FLOP per cycle, and the same from /proc/cpuinfo on a CPU device); a
 # ceiling without a value has a note; --format json parses; an unknown --device, and no OpenCL platform, are
-# one error line and exit 1; an argument is a usage error. Skipped when no OpenCL device is there.
+# one error line and exit 1; an argument is a usage error. -o STORE and --store STORE (rocpd, Parquet, log
+# profiles of vector_add) keep the ceilings on the profile's own device, analyze --roofline reads them back
+# and names the counters missing to place the kernel. Skipped when no OpenCL device is there.
 # usage: test_roofline.sh [HUBPROF]   (default build/hubprof)
 # SPDX-License-Identifier: MIT
 set -u
@@ -12,6 +14,7 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/lib.sh
 need_built test_roofline "$HP"
 need_opencl test_roofline
+app=$PWD/${B:-build}/examples/ocl/vector_add # a profile to add ceilings to (the plain build's example)
 hp_test_env
 cd "$T" || exit 1
 export HUBPROF_ROOFLINE_QUICK=1
@@ -80,6 +83,58 @@ one_line_error "roofline: no OpenCL platform found"
 # usage errors: an argument, a bad format
 expect 2 "$HP" roofline extra
 expect 2 "$HP" roofline --format xml
+
+# the ceilings kept in a store (-o: a new store; --store: added to a profile of this machine, in its format,
+# on the profile's own device); analyze --roofline reads them back, and says which counters a kernel of the
+# CPU device lacks to be placed (none of them here: no figure invented)
+expect 0 "$HP" roofline -q --format csv -o ceil.db
+cp out csv_o
+"$HP" analyze --roofline --format csv ceil.db >an 2>&1 && ok || bad "analyze --roofline ceil.db: $(cat an)"
+python3 - csv_o an <<'EOF' && ok || bad "-o store: $(cat an)"
+import csv, io, sys
+measured = [r for r in csv.DictReader(open(sys.argv[1])) if r["value"]]
+ceil, kern = open(sys.argv[2]).read().split("\n\n")
+got = list(csv.DictReader(io.StringIO(ceil)))
+assert [(r["device"], r["ceiling"], r["unit"]) for r in got] == \
+       [(r["device"], r["ceiling"], r["unit"]) for r in measured], (got, measured)
+assert all(float(r["value"]) > 0 for r in got), got
+assert kern.strip() == "device,kernel,precision,flop,bytes,time_ns,intensity,gflops,bound,missing", kern
+EOF
+expect 1 "$HP" roofline -q -o ceil.db
+one_line_error "ceil.db: already exists"
+for f in db parquet log; do
+  "$HP" trace -q -o "prof.$f" "$app" >/dev/null 2>&1 || bad "trace -o prof.$f"
+  expect 0 "$HP" roofline -q --store "prof.$f"
+  "$HP" analyze --roofline --format csv "prof.$f" >an 2>&1 && ok || bad "analyze --roofline prof.$f: $(cat an)"
+  python3 - an "prof.$f" <<'EOF' && ok || bad "--store prof.$f: $(cat an)"
+import csv, io, sys
+import hubprof
+ceil, kern = open(sys.argv[1]).read().split("\n\n")
+c, k = list(csv.DictReader(io.StringIO(ceil))), list(csv.DictReader(io.StringIO(kern)))
+assert {r["ceiling"] for r in c} >= {"fp32", "dram"}, c
+row = [r for r in k if r["kernel"] == "vector_add"]
+assert len(row) == 1 and row[0]["precision"] == "" and row[0]["flop"] == "" and row[0]["gflops"] == "", row
+assert "smsp__sass_thread_inst_executed_op_" in row[0]["missing"] and "dram__bytes" in row[0]["missing"]
+assert "SQ_INSTS_VALU_" in row[0]["missing"], row
+s = hubprof.open(sys.argv[2])
+assert len(s.table("agent")) == 1, s.table("agent")  # the profile's own device, not a second one
+assert s.count("dispatch") > 0 and len(s.ceilings()) == 5
+assert set(s.ceilings()["agent_id"]) == set(s.table("dispatch")["agent_id"])
+EOF
+done
+[ -z "$(ls -A | grep '^\.')" ] && ok || bad "hidden files left: $(ls -A)"
+# a store that is not there, or not a store: one error line, before anything is measured
+expect 1 "$HP" roofline -q --store nothere.db
+one_line_error "nothere.db"
+echo hello >notastore.db
+expect 1 "$HP" roofline -q --store notastore.db
+one_line_error "notastore.db"
+# a log cut short (a crash, or a collector still writing it) is not rewritten: its tail would be lost
+head -c 200000 prof.log >cut.log
+cp cut.log cut.orig
+expect 1 "$HP" roofline -q --store cut.log
+one_line_error "cut.log: damaged or still being written"
+cmp -s cut.log cut.orig && ok || bad "cut.log was changed"
 
 echo "test_roofline: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -357,3 +357,56 @@ def test_binned_past_the_limit(driver, many, tmp_path):
     assert sum(counts) == 20000
     errors, _ = b.problems(page.resolve().as_uri())
     assert errors == []
+
+
+def roofline_charts(d) -> list[dict]:
+    """Each roofline chart of the page: its device, roofs (ceiling -> value) and points, and its box."""
+    return d.execute_script("""
+      return [...document.querySelectorAll('svg.roofline')].map(s => ({
+        device: s.getAttribute('data-device'),
+        roofs: Object.fromEntries([...s.querySelectorAll('g.roof')].map(g =>
+          [g.getAttribute('data-ceiling'), +g.getAttribute('data-value')])),
+        points: [...s.querySelectorAll('circle.kpoint')].map(c => ({kernel: c.getAttribute('data-kernel'),
+          precision: c.getAttribute('data-precision'), intensity: +c.getAttribute('data-intensity'),
+          gflops: +c.getAttribute('data-gflops'), inside: (b => { const r = s.getBoundingClientRect();
+            return b.left >= r.left && b.right <= r.right && b.top >= r.top && b.bottom <= r.bottom; })(
+            c.getBoundingClientRect())})),
+        shown: s.getBoundingClientRect().width > 0}))""")
+
+
+def test_roofline_chart(driver, tmp_path):
+    from test_roofline import write_store
+
+    b, d = driver, driver.driver
+    # known ceilings and counter values (an H100 and a gfx942): one chart per device, its roofs and points
+    page = report(write_store(tmp_path / "roof.db"), tmp_path / "roof.html")
+    open_page(b, page)
+    charts = roofline_charts(d)
+    assert [c["device"] for c in charts] == ["NVIDIA H100", "gfx942"] and all(c["shown"] for c in charts)
+    assert charts[0]["roofs"] == {"fp64": 33500.0, "fp32": 67000.0, "dram": 3350.0}  # fp16 unmeasured: no roof
+    assert charts[1]["roofs"] == {"fp32": 163400.0, "dram": 5300.0}
+    pts = {(p["kernel"], p["precision"]): p for c in charts for p in c["points"]}
+    assert set(pts) == {("saxpy", "fp32"), ("dgemm", "fp64"), ("amd_fma", "fp32")}
+    assert (pts["saxpy", "fp32"]["intensity"], pts["saxpy", "fp32"]["gflops"]) == (2.25, 0.9)
+    assert all(p["inside"] for p in pts.values())
+    missing = d.execute_script("return [...document.querySelectorAll('ul.roof-missing li')].map(l => l.textContent)")
+    assert [m.split(" ")[0] for m in missing] == ["partial", "nothing"]
+    assert "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum" in missing[0]
+    assert d.find_element(By.CSS_SELECTOR, "a[href='#roofline']")
+    # a store without ceilings: no chart, no link
+    plain = tmp_path / "plain.db"
+    make_store(plain, 1.0)
+    open_page(b, report(plain, tmp_path / "plain.html"))
+    assert d.execute_script("return document.querySelectorAll('svg.roofline, #roofline, a[href=\"#roofline\"]')"
+                            ".length") == 0
+    # a real PoCL run with the ceilings of this machine: the roofs, no point, and the counters it lacks
+    if not have_opencl():
+        return
+    store = tmp_path / "va.db"
+    run(need(HUBPROF), "trace", "-q", "-o", store, "--", EX / "vector_add")
+    run(need(HUBPROF), "roofline", "-q", "--quick", "--store", store)
+    open_page(b, report(store, tmp_path / "va.html"))
+    (chart,) = roofline_charts(d)
+    assert {"fp32", "dram"} <= set(chart["roofs"]) and chart["points"] == []
+    missing = d.execute_script("return [...document.querySelectorAll('ul.roof-missing li')].map(l => l.textContent)")
+    assert len(missing) == 1 and missing[0].startswith("vector_add") and "dram__bytes.sum" in missing[0]
