@@ -1,14 +1,13 @@
 /* The profile-assembly pipeline (include/hubprof/assemble.h): inputs under one damage policy, then ONE
- * streaming merge (merge.c) whose hooks apply the per-input transforms: multiplex imputation (per process and
- * key, the mean of the measured values, only where every pass was measured) and application replay (later
- * runs' processes paired by command line, their dispatches matched to the first run's, values tagged with
- * their pass). Nothing is written but the output. Sections: inputs · plans · multiplexing · application
- * replay · the hooks · write. */
+ * streaming merge (merge.c) whose hooks apply the per-input transforms: multiplex imputation (assemble_mux.c)
+ * and application replay (later runs' processes paired by command line, their dispatches matched to the first
+ * run's, values tagged with their pass). Nothing is written but the output. Sections: inputs · application
+ * replay · dispatches running when their process died · the hooks · write. */
 /* SPDX-License-Identifier: MIT */
-#include "hubprof/assemble.h"
-#include "merge_internal.h"
+#include "assemble_internal.h"
 
 #include "../common/hu_buf.h"
+#include "../common/hu_json.h"
 #include "../common/hu_map.h"
 
 #include <inttypes.h>
@@ -17,73 +16,7 @@
 #include <string.h>
 
 /* ---- inputs ---------------------------------------------------------------------------------------- */
-typedef struct ainput {
-  hp_store *s;
-  int owned; /* opened by the assembly */
-  uint32_t run;
-  char *path;       /* an owned input's path: closed (s NULL) while not read, opened again by ain_open */
-  hp_store *parked; /* ... or parked (hp_store_park: its file closed, what was read kept) while s is NULL */
-} ainput;
-
-typedef struct mproc mproc;
-typedef struct plog plog;
-
-struct hp_assembly {
-  hp_assemble_opts o;
-  char error[HP_ERRMSG_MAX];
-  ainput *in;
-  size_t n, cap;
-  uint64_t skipped;
-  int written;
-  /* transforms, built by hp_assembly_write */
-  hp_store **merged; /* the merge's inputs: every input, or the first run's */
-  size_t nmerged;
-  mproc **mux;      /* per merged input: its imputation, or NULL */
-  char *mux_json;   /* multiplex_incomplete */
-  char *mux_cold;   /* multiplex_cold_raw: the raw readings of cold dispatches replaced by warm estimates */
-  char *mux_policy; /* multiplex_policy written */
-  uint64_t mux_keys;
-  uint32_t replay_runs; /* 0: no application replay */
-  plog **runs;          /* runs[k][i]: process i of run k, in order of start */
-  size_t *nprocs;
-  char *replay_plan; /* the whole plan: every run's pass_plan */
-  /* the extra-rows iterator of the hooks */
-  size_t it_a, it_b;
-  hp_cursor *it_c;
-  int it_state;
-  hp_merge_hooks *hooks;    /* while writing: where a failing hook leaves its error */
-  hp_assemble_stats *stats; /* while writing */
-  char num[2][32];          /* metadata values */
-  /* processes that did not close their logs (end time 0): reported with the dispatches kept */
-  struct unfinished {
-    size_t ix;
-    uint64_t id; /* the process row's id in input ix */
-    int64_t pid;
-    char *command;
-    uint64_t kept;
-    uint64_t incomplete; /* of kept: running when it died (a "dispatch begun" row only) */
-    int64_t exit_signal; /* as the input says (-1: unknown) */
-  } * unf;
-  /* per input of a sampled run: dispatch ids of "dispatch begun" rows → BEGUN_ONLY, BEGUN_ENDED (the
-   * dispatch's own row is there too: the begun row is dropped) or BEGUN_KEPT (kept once, as incomplete) */
-  hu_idmap *begun;
-  size_t nunf;
-  /* dispatches not selected (metadata dispatches_not_selected): summed over the processes, written once */
-  int has_nsel;
-  char nsel[32];
-  struct pexit { /* how processes ended, as their waiting parent saw it (hp_assembly_set_exit) */
-    int64_t pid, code, sig;
-  } * exits;
-  size_t nexits;
-  /* kernels dispatched (hp_assemble_stats.kernels_dispatched): each kernel (name and program) once */
-  hu_strmap kkeys;      /* "name\x1fprogram" -> its index */
-  hu_idmap kof;         /* input << 40 | its kernel_symbol id -> index + 1 */
-  unsigned char *kdone; /* per index: a dispatch of it was written */
-  size_t capkdone;
-};
-
-static void warnf(hp_assembly *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warnf(hp_assembly *a, const char *fmt, ...) {
+void asm_warnf(hp_assembly *a, const char *fmt, ...) {
   if (!a->o.warn) return;
   char line[1024];
   va_list ap;
@@ -93,9 +26,7 @@ static void warnf(hp_assembly *a, const char *fmt, ...) {
   a->o.warn(a->o.warn_ctx, line);
 }
 
-static hp_status fail(hp_assembly *a, hp_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static hp_status fail(hp_assembly *a, hp_status st, const char *fmt, ...) {
+hp_status asm_fail(hp_assembly *a, hp_status st, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(a->error, sizeof a->error, fmt, ap);
@@ -126,7 +57,7 @@ static hp_status take(hp_assembly *a, hp_store *s, int owned, uint32_t run) {
     ainput *v = realloc(a->in, cap * sizeof *v);
     if (!v) {
       if (owned) hp_store_close(s);
-      return fail(a, HP_ERR_NOMEM, "%s: out of memory", hp_store_path(s));
+      return asm_fail(a, HP_ERR_NOMEM, "%s: out of memory", hp_store_path(s));
     }
     a->in = v;
     a->cap = cap;
@@ -150,9 +81,9 @@ static hp_status ain_open(hp_assembly *a, size_t i) {
   }
   if (st == HP_OK) return HP_OK;
   if (x->s && hp_store_error(x->s)[0])
-    fail(a, st, "%s", hp_store_error(x->s));
+    asm_fail(a, st, "%s", hp_store_error(x->s));
   else
-    fail(a, st, "%s: %s", x->path, hp_status_str(st));
+    asm_fail(a, st, "%s: %s", x->path, hp_status_str(st));
   hp_store_abort(x->s);
   x->s = NULL;
   return st;
@@ -181,11 +112,11 @@ static void ain_pause(hp_assembly *a, size_t i) {
 
 /* The damage policy for a store that opened: damaged = an error (strict) or a warning. */
 static hp_status policy(hp_assembly *a, hp_store *s) {
-  if (hp_store_note(s)[0]) warnf(a, "%s", hp_store_note(s));
+  if (hp_store_note(s)[0]) asm_warnf(a, "%s", hp_store_note(s));
   hp_status d = hp_store_damage(s, NULL);
   if (d == HP_OK) return HP_OK;
-  if (a->o.strict) return fail(a, d, "%s", hp_store_error(s));
-  warnf(a, "%s (taking what is complete)", hp_store_error(s));
+  if (a->o.strict) return asm_fail(a, d, "%s", hp_store_error(s));
+  asm_warnf(a, "%s (taking what is complete)", hp_store_error(s));
   return HP_OK;
 }
 
@@ -197,15 +128,15 @@ hp_status hp_assembly_add(hp_assembly *a, const char *path, uint32_t run) {
     const char *why = s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(st);
     if (!a->o.strict && (st == HP_ERR_TRUNCATED || st == HP_ERR_CORRUPT)) {
       /* nothing complete in it (a process killed before its first block): skipped, said */
-      warnf(a, "%s (skipped: nothing complete in it)", why);
+      asm_warnf(a, "%s (skipped: nothing complete in it)", why);
       a->skipped++;
       hp_store_abort(s);
       return HP_OK;
     }
     if (s && hp_store_error(s)[0])
-      fail(a, st, "%s", why);
+      asm_fail(a, st, "%s", why);
     else
-      fail(a, st, "%s: %s", path, why);
+      asm_fail(a, st, "%s: %s", path, why);
     hp_store_abort(s);
     return st;
   }
@@ -226,128 +157,10 @@ hp_status hp_assembly_add_store(hp_assembly *a, hp_store *s, uint32_t run) {
 
 const char *hp_assembly_error(const hp_assembly *a) { return a ? a->error : "no assembly"; }
 
-/* ---- plans: "a,b;c" — counters separated by ',' within a pass, ';' between passes ------------------- */
-typedef struct aplan {
-  char **names;
-  uint32_t *pass; /* 1-based */
-  size_t n;
-  uint32_t npasses;
-} aplan;
-
-static void plan_free(aplan *p) {
-  for (size_t i = 0; i < p->n; i++)
-    free(p->names[i]);
-  free(p->names);
-  free(p->pass);
-  memset(p, 0, sizeof *p);
-}
-
-/* 0, or -1 for an empty name or pass, or out of memory. */
-static int plan_parse(const char *s, aplan *p) {
-  memset(p, 0, sizeof *p);
-  size_t cap = 1;
-  for (const char *c = s; *c; c++)
-    cap += *c == ',' || *c == ';';
-  p->names = calloc(cap, sizeof *p->names);
-  p->pass = calloc(cap, sizeof *p->pass);
-  if (!p->names || !p->pass) return -1;
-  uint32_t pass = 1;
-  for (const char *c = s;;) {
-    size_t w = strcspn(c, ",;");
-    const char *b = c, *e = c + w;
-    while (b < e && (*b == ' ' || *b == '\t'))
-      b++;
-    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
-      e--;
-    if (b == e || !(p->names[p->n] = strndup(b, (size_t)(e - b)))) return -1;
-    p->pass[p->n++] = pass;
-    if (!c[w]) break;
-    if (c[w] == ';') pass++;
-    c += w + 1;
-  }
-  p->npasses = pass;
-  return 0;
-}
-
-/* ---- multiplexing ------------------------------------------------------------------------------------ */
-typedef struct mdisp {
-  uint64_t row;            /* the dispatch's row id in its input */
-  uint64_t dispatch_id;    /* the collector's id: enqueue order in the process */
-  uint64_t kernel_id;      /* kernel_symbol id in its input */
-  uint32_t grid[3], wg[3]; /* global and work-group sizes */
-  size_t key;              /* index of its key */
-} mdisp;
-
-/* One measured value of a key's counter (kc = key * C + counter). */
-typedef struct mval {
-  size_t kc;
-  uint64_t row;
-  double value;
-} mval;
-
-typedef struct mkey {
-  const char *name;        /* kernel name (owned by the mproc) */
-  const char *prog;        /* its program's identity, "" unknown (owned by the mproc) */
-  uint32_t grid[3], wg[3]; /* policy launch only (else 0) */
-  uint64_t ndisp;          /* its dispatches */
-  uint64_t cold_row;  /* row of its first dispatch by dispatch id (the cold one: first use in the process) */
-  uint64_t cold_id;   /* that dispatch's dispatch id */
-  size_t covered;     /* passes measured by at least min_per_pass of its dispatches */
-  uint64_t *per_pass; /* per pass: how many of its dispatches measured it (fewest over its counters) */
-} mkey;
-
-struct mproc {
-  aplan plan;
-  int launch; /* policy launch */
-  int64_t pid, start_ns;
-  char **knames; /* kernel_symbol id -> name */
-  size_t nknames;
-  mdisp *d; /* sorted by row */
-  size_t nd;
-  mkey *keys;
-  size_t nkeys;
-  uint64_t *info_of; /* plan index -> counter_info id in the input, 0 = none */
-  double *sum;       /* [key * C + c]: sum of the measured values of counter c */
-  uint64_t *cnt;     /* [key * C + c]: how many */
-  double *est;       /* [key * C + c]: the estimate imputed (median of the warm measured values) */
-  struct mval *vals; /* every measured value, for the medians */
-  size_t nvals, capvals;
-  unsigned char *cold_only; /* [key * C + c]: the estimate is a cold dispatch's value (its only one) */
-  uint64_t ncold;           /* such estimates of complete keys (imputed from) */
-  unsigned char *measured;  /* [dispatch * C + c]: 1 measured, 2 imputed already (never imputed again) */
-  uint64_t nmeasured;
-  uint64_t nwarmed; /* cold dispatches' measured values replaced by their warm siblings' estimate */
-};
-
-static void mproc_free(mproc *p) {
-  if (!p) return;
-  plan_free(&p->plan);
-  for (size_t i = 0; i < 2 * p->nknames; i++) /* names and identities */
-    free(p->knames[i]);
-  free(p->knames);
-  free(p->d);
-  for (size_t k = 0; k < p->nkeys; k++)
-    free(p->keys[k].per_pass);
-  free(p->keys);
-  free(p->info_of);
-  free(p->sum);
-  free(p->cnt);
-  free(p->est);
-  free(p->cold_only);
-  free(p->vals);
-  free(p->measured);
-  free(p);
-}
-
-static int cmp_mrow(const void *a, const void *b) {
-  const mdisp *x = a, *y = b;
-  return x->row < y->row ? -1 : x->row > y->row;
-}
-
 /* Kernel names by id of store s, and in names[n + id] its program's identity (a kernel is its name and its
  * program: two programs' kernels of one name are two keys); ids above a million are ignored: no such log
  * exists. */
-static int load_knames(hp_store *s, char ***names, size_t *n) {
+int asm_knames_load(hp_store *s, char ***names, size_t *n) {
   hp_cursor *c = NULL;
   hp_kernel_symbol k = {.size = sizeof k};
   if (hp_cursor_open(s, HP_TABLE_KERNEL_SYMBOL, &c) != HP_OK) return -1;
@@ -378,464 +191,11 @@ static int load_knames(hp_store *s, char ***names, size_t *n) {
   return rc;
 }
 
-static const char *kname(char *const *names, size_t n, uint64_t id) {
+const char *asm_kname(char *const *names, size_t n, uint64_t id) {
   return id < n && names[id] ? names[id] : "";
 }
-static const char *kprog(char *const *names, size_t n, uint64_t id) {
+const char *asm_kprog(char *const *names, size_t n, uint64_t id) {
   return id < n && names[n + id] ? names[n + id] : "";
-}
-/* Two kernel ids of one store as keys: by name, then by program. */
-static int kcmp(char *const *names, size_t n, uint64_t x, uint64_t y) {
-  if (x == y) return 0;
-  int c = strcmp(kname(names, n, x), kname(names, n, y));
-  return c ? c : strcmp(kprog(names, n, x), kprog(names, n, y));
-}
-
-static int mux_key_cmp(const mproc *p, const mdisp *x, const mdisp *y) {
-  int c = kcmp(p->knames, p->nknames, x->kernel_id, y->kernel_id);
-  if (c || !p->launch) return c;
-  c = memcmp(x->grid, y->grid, sizeof x->grid);
-  return c ? c : memcmp(x->wg, y->wg, sizeof x->wg);
-}
-static int mux_cmp_key(const void *a, const void *b, void *ctx) {
-  const mproc *p = ctx;
-  const mdisp *x = &p->d[*(const size_t *)a], *y = &p->d[*(const size_t *)b];
-  int c = mux_key_cmp(p, x, y);
-  return c ? c : x->row < y->row ? -1 : x->row > y->row;
-}
-
-static int cmp_mval(const void *a, const void *b) {
-  const mval *x = a, *y = b;
-  if (x->kc != y->kc) return x->kc < y->kc ? -1 : 1;
-  return x->value < y->value ? -1 : x->value > y->value;
-}
-
-/* The estimate of each key's counters: the median of its measured values, the key's cold dispatch (its
- * first: compilation and first-use work of the runtime may fall into its window) left out unless it is
- * the only measurement. Robust to outliers (a preempted dispatch, a first-touch page storm), where the mean
- * follows them. */
-static int mux_estimates(mproc *p) {
-  size_t C = p->plan.n, n = (p->nkeys ? p->nkeys : 1) * (C ? C : 1);
-  if (!(p->est = calloc(n, sizeof *p->est)) || !(p->cold_only = calloc(n, 1))) return -1;
-  if (p->nvals) qsort(p->vals, p->nvals, sizeof *p->vals, cmp_mval);
-  for (size_t i = 0; i < p->nvals;) {
-    size_t j = i, kc = p->vals[i].kc;
-    while (j < p->nvals && p->vals[j].kc == kc)
-      j++;
-    uint64_t cold = p->keys[kc / C].cold_row;
-    size_t warm = 0;
-    for (size_t t = i; t < j; t++)
-      warm += p->vals[t].row != cold;
-    if (!warm) { /* the cold dispatch measured it and no other did */
-      p->est[kc] = p->vals[i].value;
-      p->cold_only[kc] = 1;
-    } else { /* the median of the warm values: the middle one, or the mean of the middle two */
-      size_t want[2] = {(warm - 1) / 2, warm / 2}, seen = 0;
-      double m[2] = {0, 0};
-      for (size_t t = i; t < j; t++) {
-        if (p->vals[t].row == cold) continue;
-        for (int h = 0; h < 2; h++)
-          if (seen == want[h]) m[h] = p->vals[t].value;
-        seen++;
-      }
-      p->est[kc] = want[0] == want[1] ? m[0] : (m[0] + m[1]) / 2;
-    }
-    i = j;
-  }
-  return 0;
-}
-
-/* Read process p of store s: its dispatches grouped into keys, which counters each dispatch measured, per
- * key the sum and count of each counter's measured values, and each key's coverage of the passes. */
-static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
-  hp_cursor *c = NULL;
-  hp_process pr = {.size = sizeof pr};
-  if (hp_cursor_open(s, HP_TABLE_PROCESS, &c) == HP_OK) {
-    while (hp_cursor_next(c, &pr) == HP_OK) { /* the last row of a process is its latest */
-      p->pid = pr.pid;
-      p->start_ns = pr.start_ns;
-    }
-    hp_cursor_close(c);
-  }
-  if (load_knames(s, &p->knames, &p->nknames)) return -1;
-  size_t C = p->plan.n, P = p->plan.npasses;
-  if (!(p->info_of = calloc(C ? C : 1, sizeof *p->info_of))) return -1;
-  hp_counter_info ci = {.size = sizeof ci};
-  if (hp_cursor_open(s, HP_TABLE_COUNTER_INFO, &c) == HP_OK) {
-    while (hp_cursor_next(c, &ci) == HP_OK)
-      for (size_t i = 0; i < C; i++)
-        if (strcmp(p->plan.names[i], ci.name) == 0) p->info_of[i] = ci.id;
-    hp_cursor_close(c);
-  }
-  hp_dispatch d = {.size = sizeof d};
-  size_t cap = 0;
-  if (hp_cursor_open(s, HP_TABLE_DISPATCH, &c) != HP_OK) return -1;
-  while (hp_cursor_next(c, &d) == HP_OK) {
-    if (p->nd == cap) {
-      cap = cap ? 2 * cap : 1024;
-      mdisp *v = realloc(p->d, cap * sizeof *v);
-      if (!v) {
-        hp_cursor_close(c);
-        return -1;
-      }
-      p->d = v;
-    }
-    mdisp *x = &p->d[p->nd++];
-    memset(x, 0, sizeof *x);
-    x->row = d.id;
-    x->dispatch_id = d.dispatch_id;
-    x->kernel_id = d.kernel_id;
-    memcpy(x->grid, d.grid, sizeof x->grid);
-    memcpy(x->wg, d.workgroup, sizeof x->wg);
-  }
-  hp_cursor_close(c);
-  qsort(p->d, p->nd, sizeof *p->d, cmp_mrow);
-  /* keys, ordered by name and sizes */
-  size_t *ord = malloc((p->nd ? p->nd : 1) * sizeof *ord);
-  if (!ord) return -1;
-  for (size_t i = 0; i < p->nd; i++)
-    ord[i] = i;
-  qsort_r(ord, p->nd, sizeof *ord, mux_cmp_key, p);
-  for (size_t i = 0; i < p->nd; i++)
-    p->nkeys += !i || mux_key_cmp(p, &p->d[ord[i - 1]], &p->d[ord[i]]) != 0;
-  if (!(p->keys = calloc(p->nkeys ? p->nkeys : 1, sizeof *p->keys))) {
-    free(ord);
-    return -1;
-  }
-  size_t k = 0;
-  for (size_t i = 0; i < p->nd; i++) {
-    mdisp *x = &p->d[ord[i]];
-    if (i && mux_key_cmp(p, &p->d[ord[i - 1]], x) != 0) k++;
-    mkey *y = &p->keys[k];
-    if (!y->ndisp) {
-      y->name = kname(p->knames, p->nknames, x->kernel_id);
-      y->prog = kprog(p->knames, p->nknames, x->kernel_id);
-      if (p->launch) {
-        memcpy(y->grid, x->grid, sizeof y->grid);
-        memcpy(y->wg, x->wg, sizeof y->wg);
-      }
-    }
-    if (!y->ndisp || x->dispatch_id < y->cold_id) { /* rows of several threads need not be in enqueue order */
-      y->cold_row = x->row;
-      y->cold_id = x->dispatch_id;
-    }
-    y->ndisp++;
-    x->key = k;
-  }
-  free(ord);
-  size_t nk = p->nkeys ? p->nkeys : 1, Cn = C ? C : 1;
-  p->sum = calloc(nk * Cn, sizeof *p->sum);
-  p->cnt = calloc(nk * Cn, sizeof *p->cnt);
-  p->measured = calloc((p->nd ? p->nd : 1) * Cn, 1);
-  if (!p->sum || !p->cnt || !p->measured) return -1;
-  uint64_t maxid = 0; /* counter_info id -> plan index */
-  for (size_t i = 0; i < C; i++)
-    if (p->info_of[i] > maxid) maxid = p->info_of[i];
-  long *plan_of = malloc((maxid + 1) * sizeof *plan_of);
-  if (!plan_of) return -1;
-  for (uint64_t i = 0; i <= maxid; i++)
-    plan_of[i] = -1;
-  for (size_t i = 0; i < C; i++)
-    if (p->info_of[i]) plan_of[p->info_of[i]] = (long)i;
-  hp_counter_value v = {.size = sizeof v};
-  if (hp_cursor_open(s, HP_TABLE_COUNTER_VALUE, &c) == HP_OK) {
-    while (hp_cursor_next(c, &v) == HP_OK) {
-      if (v.counter_id > maxid || plan_of[v.counter_id] < 0) continue;
-      mdisp want = {.row = v.dispatch_id};
-      mdisp *x = bsearch(&want, p->d, p->nd, sizeof *p->d, cmp_mrow);
-      if (!x) continue;
-      size_t ci2 = (size_t)plan_of[v.counter_id];
-      unsigned char *m = &p->measured[(size_t)(x - p->d) * C + ci2];
-      if (*m) continue; /* a counter twice on one dispatch: the first value counts */
-      *m = v.imputed ? 2 : 1;
-      if (v.imputed) continue;
-      p->sum[x->key * C + ci2] += v.value;
-      p->cnt[x->key * C + ci2]++;
-      p->nmeasured++;
-      if (p->nvals == p->capvals) {
-        size_t nc = p->capvals ? 2 * p->capvals : 1024;
-        mval *nv = realloc(p->vals, nc * sizeof *nv);
-        if (!nv) {
-          hp_cursor_close(c);
-          free(plan_of);
-          return -1;
-        }
-        p->vals = nv;
-        p->capvals = nc;
-      }
-      p->vals[p->nvals++] = (mval){x->key * C + ci2, x->row, v.value};
-    }
-    hp_cursor_close(c);
-  }
-  free(plan_of);
-  if (mux_estimates(p)) return -1;
-  for (size_t y = 0; y < p->nkeys; y++) { /* coverage of pass q: the fewest measurements of its counters */
-    mkey *key = &p->keys[y];
-    if (!(key->per_pass = calloc(P ? P : 1, sizeof *key->per_pass))) return -1;
-    for (size_t q = 0; q < P; q++) {
-      uint64_t least = UINT64_MAX;
-      for (size_t i = 0; i < C; i++)
-        if (p->plan.pass[i] == q + 1 && p->cnt[y * C + i] < least) least = p->cnt[y * C + i];
-      key->per_pass[q] = least == UINT64_MAX ? 0 : least;
-      key->covered += key->per_pass[q] >= min_per_pass;
-    }
-    for (size_t i = 0; i < C && key->covered == P; i++)
-      p->ncold += p->cold_only[y * C + i];
-  }
-  return 0;
-}
-
-/* A dispatch of a multiplexed input is cold when it is its key's first (by dispatch id): stored on the row
- * (hp_dispatch.cold), so every format and reader can tell which values hold first-use cost. */
-static void mux_mark_cold(const mproc *p, hp_dispatch *d) {
-  mdisp want = {.row = d->id};
-  const mdisp *x = bsearch(&want, p->d, p->nd, sizeof *p->d, cmp_mrow);
-  d->cold = x && p->keys[x->key].cold_row == d->id;
-}
-
-static int key_complete(const mproc *p, const mkey *k) { return k->covered == p->plan.npasses; }
-
-/* The estimate that replaces a measured value of a cold dispatch (its key's first), or NULL to keep the
- * value: only for a complete key whose counter was measured by at least one warm dispatch too. The cold
- * reading holds first-use cost (JIT, first touch) that no warm-up could take out under multiplexing, so the
- * dispatch gets the same robust estimate as the values it did not measure; the raw reading is kept in
- * metadata multiplex_cold_raw (docs/counters.md). */
-static const double *mux_cold_estimate(const mproc *p, const mdisp *x, uint64_t counter_id) {
-  const mkey *key = &p->keys[x->key];
-  if (key->cold_row != x->row || !key_complete(p, key)) return NULL;
-  size_t C = p->plan.n;
-  for (size_t ci = 0; ci < C; ci++) {
-    size_t kc = x->key * C + ci;
-    if (p->info_of[ci] == counter_id) return p->cnt[kc] && !p->cold_only[kc] ? &p->est[kc] : NULL;
-  }
-  return NULL;
-}
-
-/* A measured counter value of a cold dispatch: its warm siblings' estimate instead, marked imputed. */
-static void mux_warm_cold(const mproc *p, hp_counter_value *v) {
-  if (v->imputed) return;
-  mdisp want = {.row = v->dispatch_id};
-  const mdisp *x = bsearch(&want, p->d, p->nd, sizeof *p->d, cmp_mrow);
-  const double *e = x ? mux_cold_estimate(p, x, v->counter_id) : NULL;
-  if (!e) return;
-  v->value = *e;
-  v->imputed = 1;
-}
-
-/* A growable string for the incomplete keys as JSON. */
-typedef struct sbuf {
-  char *p;
-  size_t n, cap;
-  int failed;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int w = b->failed ? 0 : vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
-    va_end(ap);
-    if (b->failed || w < 0) {
-      b->failed = 1;
-      return;
-    }
-    if (b->p && b->n + (size_t)w < b->cap) {
-      b->n += (size_t)w;
-      return;
-    }
-    size_t cap = b->cap ? 2 * b->cap : 1024;
-    while (cap <= b->n + (size_t)w)
-      cap *= 2;
-    char *np = realloc(b->p, cap);
-    if (!np) {
-      b->failed = 1;
-      return;
-    }
-    b->p = np;
-    b->cap = cap;
-  }
-}
-
-static void sb_json_str(sbuf *b, const char *s) {
-  sb_printf(b, "\"");
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    if (*c == '"' || *c == '\\')
-      sb_printf(b, "\\%c", *c);
-    else if (*c < 0x20)
-      sb_printf(b, "\\u%04x", *c);
-    else
-      sb_printf(b, "%c", *c);
-  }
-  sb_printf(b, "\"");
-}
-
-/* A number as JSON: null where JSON has none (NaN, infinities). */
-static void sb_json_num(sbuf *b, double v) {
-  if (v - v == 0) /* finite */
-    sb_printf(b, "%.17g", v);
-  else
-    sb_printf(b, "null");
-}
-
-#define MAX_WARNED 20 /* incomplete keys named in warnings; the metadata holds them all */
-
-/* Metadata multiplex_cold_raw: per cold dispatch and counter whose reading is replaced by its warm siblings'
- * estimate (mux_warm_cold), the raw reading and the estimate, so the first-use cost stays visible; an input
- * assembled before keeps its own list (its values are imputed already: nothing is replaced again). Counts
- * the replaced values as imputed, not measured. */
-static int mux_cold_json(hp_assembly *a, hp_assemble_stats *stats) {
-  sbuf b = {0};
-  sb_printf(&b, "[");
-  for (size_t i = 0; i < a->nmerged; i++) {
-    mproc *p = a->mux[i];
-    if (!p) continue;
-    const char *had = hp_store_metadata(a->merged[i], "multiplex_cold_raw"); /* an assembled input's own */
-    size_t hn = had ? strlen(had) : 0;
-    if (hn > 2 && had[0] == '[' && had[hn - 1] == ']')
-      sb_printf(&b, "%s%.*s", b.n > 1 ? "," : "", (int)(hn - 2), had + 1);
-    size_t C = p->plan.n;
-    for (size_t t = 0; t < p->nvals; t++) {
-      const mval *v = &p->vals[t];
-      mdisp want = {.row = v->row};
-      const mdisp *x = bsearch(&want, p->d, p->nd, sizeof *p->d, cmp_mrow);
-      size_t ci = v->kc % C;
-      const double *e = x ? mux_cold_estimate(p, x, p->info_of[ci]) : NULL;
-      if (!e) continue;
-      p->nwarmed++;
-      sb_printf(&b, "%s{\"pid\":%" PRId64 ",\"process_start_ns\":%" PRId64 ",\"kernel\":", b.n > 1 ? "," : "",
-                p->pid, p->start_ns);
-      sb_json_str(&b, p->keys[x->key].name);
-      if (*p->keys[x->key].prog) {
-        sb_printf(&b, ",\"program\":");
-        sb_json_str(&b, p->keys[x->key].prog);
-      }
-      sb_printf(&b, ",\"dispatch_id\":%" PRIu64 ",\"counter\":", x->dispatch_id);
-      sb_json_str(&b, p->plan.names[ci]);
-      sb_printf(&b, ",\"raw\":");
-      sb_json_num(&b, v->value);
-      sb_printf(&b, ",\"estimate\":");
-      sb_json_num(&b, *e);
-      sb_printf(&b, "}");
-    }
-    if (stats) {
-      stats->measured_values -= p->nwarmed;
-      stats->imputed_values += p->nwarmed;
-    }
-  }
-  sb_printf(&b, "]");
-  if (b.failed) {
-    free(b.p);
-    return -1;
-  }
-  a->mux_cold = b.p;
-  return 0;
-}
-
-/* Build the imputation of every merged input that asks for it; warnings for incomplete keys. */
-static hp_status mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
-  if (!(a->mux = calloc(a->nmerged ? a->nmerged : 1, sizeof *a->mux)))
-    return fail(a, HP_ERR_NOMEM, "out of memory");
-  sbuf js = {0};
-  sb_printf(&js, "[");
-  uint64_t nincomplete = 0;
-  size_t nmux = 0;
-  for (size_t i = 0; i < a->nmerged; i++) {
-    hp_store *s = a->merged[i];
-    int launch;
-    if (a->o.impute == HP_IMPUTE_AUTO) {
-      const char *rp = hp_store_metadata(s, "replay"), *pol = hp_store_metadata(s, "multiplex_policy");
-      if (!rp || strcmp(rp, "multiplex") || !pol) continue;
-      launch = strcmp(pol, "launch") == 0;
-    } else {
-      launch = a->o.impute == HP_IMPUTE_LAUNCH;
-    }
-    const char *plan = a->o.plan ? a->o.plan : hp_store_metadata(s, "pass_plan");
-    if (!plan || !*plan) {
-      free(js.p);
-      return fail(a, HP_ERR_INVALID, "%s: no pass plan to impute with (metadata pass_plan missing)",
-                  hp_store_path(s));
-    }
-    mproc *p = calloc(1, sizeof *p);
-    if (!p) break;
-    a->mux[i] = p;
-    p->launch = launch;
-    if (plan_parse(plan, &p->plan)) {
-      free(js.p);
-      return fail(a, HP_ERR_INVALID, "%s: cannot read the pass plan '%s'", hp_store_path(s), plan);
-    }
-    if (mproc_load(p, s, a->o.min_per_pass)) {
-      free(js.p);
-      return fail(a, HP_ERR_NOMEM, "%s: cannot read its dispatches and counters (out of memory?)",
-                  hp_store_path(s));
-    }
-    if (!a->mux_policy && !(a->mux_policy = strdup(launch ? "launch" : "kernel"))) break;
-    nmux++;
-  }
-  size_t nm = 0;
-  for (size_t i = 0; i < a->nmerged; i++)
-    nm += a->mux[i] != NULL;
-  for (size_t i = 0; i < a->nmerged; i++) {
-    const mproc *p = a->mux[i];
-    if (!p) continue;
-    if (stats) stats->measured_values += p->nmeasured;
-    for (size_t k = 0; k < p->nkeys; k++) {
-      const mkey *key = &p->keys[k];
-      a->mux_keys++;
-      if (key_complete(p, key)) continue;
-      sb_printf(&js,
-                "%s{\"pid\":%" PRId64 ",\"process_start_ns\":%" PRId64 ",\"kernel\":", js.n > 1 ? "," : "",
-                p->pid, p->start_ns);
-      sb_json_str(&js, key->name);
-      if (*key->prog) {
-        sb_printf(&js, ",\"program\":");
-        sb_json_str(&js, key->prog);
-      }
-      if (p->launch)
-        sb_printf(&js, ",\"grid\":[%u,%u,%u],\"workgroup\":[%u,%u,%u]", key->grid[0], key->grid[1],
-                  key->grid[2], key->wg[0], key->wg[1], key->wg[2]);
-      sb_printf(&js,
-                ",\"dispatches\":%" PRIu64 ",\"passes\":%u,\"passes_covered\":%zu,\"measured_per_pass\":[",
-                key->ndisp, p->plan.npasses, key->covered);
-      for (size_t q = 0; q < p->plan.npasses; q++)
-        sb_printf(&js, "%s%" PRIu64, q ? "," : "", key->per_pass[q]);
-      sb_printf(&js, "]}");
-      if (nincomplete++ >= MAX_WARNED) continue;
-      char what[512], where[64] = "";
-      if (p->launch)
-        snprintf(what, sizeof what, "kernel %s grid %u,%u,%u wg %u,%u,%u", key->name, key->grid[0],
-                 key->grid[1], key->grid[2], key->wg[0], key->wg[1], key->wg[2]);
-      else
-        snprintf(what, sizeof what, "kernel %s", key->name);
-      if (nm > 1) snprintf(where, sizeof where, " (pid %" PRId64 ")", p->pid);
-      warnf(a, "%s%s: %" PRIu64 " dispatch%s cover%s %zu of %u passes: left out of metrics", what, where,
-            key->ndisp, key->ndisp == 1 ? "" : "es", key->ndisp == 1 ? "s" : "", key->covered,
-            p->plan.npasses);
-    }
-  }
-  sb_printf(&js, "]");
-  if (mux_cold_json(a, stats)) {
-    free(js.p);
-    return fail(a, HP_ERR_NOMEM, "out of memory");
-  }
-  for (size_t i = 0; i < a->nmerged; i++)
-    if (a->mux[i] && a->mux[i]->ncold)
-      warnf(a,
-            "pid %" PRId64 ": %" PRIu64
-            " imputed counter%s come%s from a kernel's cold first dispatch only (its "
-            "first use may be in them): more dispatches per kernel give warm ones",
-            a->mux[i]->pid, a->mux[i]->ncold, a->mux[i]->ncold == 1 ? "" : "s",
-            a->mux[i]->ncold == 1 ? "s" : "");
-  if (nincomplete > MAX_WARNED)
-    warnf(a, "... and %" PRIu64 " more incomplete (metadata multiplex_incomplete lists them all)",
-          nincomplete - MAX_WARNED);
-  if (stats) {
-    stats->keys = a->mux_keys;
-    stats->incomplete_keys = nincomplete;
-  }
-  a->mux_json = js.p;
-  if (js.failed || (nmux && !a->mux_policy)) return fail(a, HP_ERR_NOMEM, "out of memory");
-  return HP_OK;
 }
 
 /* ---- application replay ------------------------------------------------------------------------------ */
@@ -933,7 +293,7 @@ static int plog_load(plog *p, hp_match policy) {
     hp_cursor_close(c);
   }
   if (!p->command && !(p->command = strdup(""))) return -1;
-  if (load_knames(p->s, &p->knames, &p->nknames)) return -1;
+  if (asm_knames_load(p->s, &p->knames, &p->nknames)) return -1;
   hp_dispatch d = {.size = sizeof d};
   size_t cap = 0;
   if (hp_cursor_open(p->s, HP_TABLE_DISPATCH, &c) != HP_OK) return -1;
@@ -949,8 +309,8 @@ static int plog_load(plog *p, hp_match policy) {
     }
     dkey *x = &p->keys[p->nkeys++];
     memset(x, 0, sizeof *x);
-    x->name = kname(p->knames, p->nknames, d.kernel_id);
-    x->prog = kprog(p->knames, p->nknames, d.kernel_id);
+    x->name = asm_kname(p->knames, p->nknames, d.kernel_id);
+    x->prog = asm_kprog(p->knames, p->nknames, d.kernel_id);
     memcpy(x->grid, d.grid, sizeof x->grid);
     memcpy(x->wg, d.workgroup, sizeof x->wg);
     x->row = d.id;
@@ -1004,7 +364,7 @@ static void match_dispatches(hp_assembly *a, size_t k, plog *f, plog *p, hp_asse
     free(seq);
   }
   static const char *const pol[] = {"grid", "name", "all"};
-  warnf(
+  asm_warnf(
       a,
       "pass %zu: %zu dispatch%s matched no dispatch of the first run and %zu of the first run's had no match "
       "(policy '%s'); their counters of this pass are left out%s",
@@ -1078,43 +438,48 @@ static hp_status replay_prepare(hp_assembly *a, hp_assemble_stats *stats) {
   if (stats) stats->runs = R;
   a->runs = calloc(R, sizeof *a->runs);
   a->nprocs = calloc(R, sizeof *a->nprocs);
-  if (!a->runs || !a->nprocs) return fail(a, HP_ERR_NOMEM, "out of memory");
+  if (!a->runs || !a->nprocs) return asm_fail(a, HP_ERR_NOMEM, "out of memory");
   for (uint32_t k = 0; k < R; k++) {
     size_t m = 0;
     for (size_t i = 0; i < a->n; i++)
       m += a->in[i].run == k;
-    if (!(a->runs[k] = calloc(m ? m : 1, sizeof **a->runs))) return fail(a, HP_ERR_NOMEM, "out of memory");
+    if (!(a->runs[k] = calloc(m ? m : 1, sizeof **a->runs)))
+      return asm_fail(a, HP_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < a->n; i++) {
       if (a->in[i].run != k) continue;
       plog *p = &a->runs[k][a->nprocs[k]++];
       p->s = a->in[i].s;
       if (plog_load(p, a->o.match))
-        return fail(a, HP_ERR_NOMEM, "%s: cannot read its dispatches (out of memory?)", hp_store_path(p->s));
+        return asm_fail(a, HP_ERR_NOMEM, "%s: cannot read its dispatches (out of memory?)",
+                        hp_store_path(p->s));
     }
     qsort(a->runs[k], a->nprocs[k], sizeof **a->runs, cmp_start);
   }
   /* the merge's inputs: the first run's processes, in order of start */
   a->nmerged = a->nprocs[0];
   if (!(a->merged = calloc(a->nmerged ? a->nmerged : 1, sizeof *a->merged)))
-    return fail(a, HP_ERR_NOMEM, "out of memory");
+    return asm_fail(a, HP_ERR_NOMEM, "out of memory");
   for (size_t i = 0; i < a->nmerged; i++) {
     a->merged[i] = a->runs[0][i].s;
     a->runs[0][i].input = i;
   }
   /* the whole plan: each run's pass */
-  sbuf plan = {0};
+  hu_buf plan = {0};
   for (uint32_t k = 0; k < R; k++) {
     const char *pp = a->nprocs[k] ? hp_store_metadata(a->runs[k][0].s, "pass_plan") : NULL;
-    sb_printf(&plan, "%s%s", k ? ";" : "", pp ? pp : "");
+    hu_buf_printf(&plan, "%s%s", k ? ";" : "", pp ? pp : "");
   }
-  if (plan.failed) return fail(a, HP_ERR_NOMEM, "out of memory");
-  a->replay_plan = plan.p;
+  if (plan.oom || !hu_buf_cstr(&plan)) {
+    hu_buf_free(&plan);
+    return asm_fail(a, HP_ERR_NOMEM, "out of memory");
+  }
+  a->replay_plan = (char *)plan.p;
   /* processes paired by command line, then order of start among equals */
   for (uint32_t k = 1; k < R; k++) {
     plog *first = a->runs[0];
     size_t n0 = a->nprocs[0];
     unsigned char *taken = calloc(n0 ? n0 : 1, 1);
-    if (!taken) return fail(a, HP_ERR_NOMEM, "out of memory");
+    if (!taken) return asm_fail(a, HP_ERR_NOMEM, "out of memory");
     /* the same command line first; then the same program (arguments may differ between runs) */
     for (int tier = 0; tier < 2; tier++)
       for (size_t i = 0; i < a->nprocs[k]; i++) {
@@ -1133,10 +498,10 @@ static hp_status replay_prepare(hp_assembly *a, hp_assemble_stats *stats) {
           stats->unmatched_processes++;
           stats->unmatched_dispatches += p->nkeys;
         }
-        warnf(a,
-              "pass %u: process %" PRId64
-              " '%s' has no process of the same program in the first run: its %zu dispatch%s left out",
-              k + 1, p->pid, p->command, p->nkeys, p->nkeys == 1 ? " is" : "es are");
+        asm_warnf(a,
+                  "pass %u: process %" PRId64
+                  " '%s' has no process of the same program in the first run: its %zu dispatch%s left out",
+                  k + 1, p->pid, p->command, p->nkeys, p->nkeys == 1 ? " is" : "es are");
         continue;
       }
       match_dispatches(a, k, p->partner, p, stats);
@@ -1147,19 +512,20 @@ static hp_status replay_prepare(hp_assembly *a, hp_assemble_stats *stats) {
           stats->unmatched_processes++;
           stats->unmatched_dispatches += first[j].nkeys;
         }
-        warnf(a,
-              "pass %u: the first run's process %" PRId64
-              " '%s' has no process with the same command line in this run: its counters of this pass are "
-              "missing",
-              k + 1, first[j].pid, first[j].command);
+        asm_warnf(
+            a,
+            "pass %u: the first run's process %" PRId64
+            " '%s' has no process with the same command line in this run: its counters of this pass are "
+            "missing",
+            k + 1, first[j].pid, first[j].command);
       }
     free(taken);
   }
   for (uint32_t k = 1; k < R; k++)
     for (size_t i = 0; i < a->nprocs[k]; i++)
       if (a->runs[k][i].partner && map_counters(a->runs[k][i].partner, &a->runs[k][i]))
-        return fail(a, HP_ERR_NOMEM, "%s: cannot read its counters (out of memory?)",
-                    hp_store_path(a->runs[k][i].s));
+        return asm_fail(a, HP_ERR_NOMEM, "%s: cannot read its counters (out of memory?)",
+                        hp_store_path(a->runs[k][i].s));
   /* every process sorted by row: run 0 for the passes of its dispatches, later runs for their values */
   for (uint32_t k = 0; k < R; k++)
     for (size_t i = 0; i < a->nprocs[k]; i++)
@@ -1180,7 +546,7 @@ static int is_begun(const hp_dispatch *d) { return !d->passes && !d->start_ns &&
 static hp_status begun_scan(hp_assembly *a, size_t i, hp_store *s) {
   if (!hp_store_metadata(s, "sample_period_ns")) return HP_OK;
   if (!a->begun && !(a->begun = calloc(a->n, sizeof *a->begun)))
-    return fail(a, HP_ERR_NOMEM, "out of memory");
+    return asm_fail(a, HP_ERR_NOMEM, "out of memory");
   hu_idmap *m = &a->begun[i];
   for (int pass = 0; pass < 2 && (pass == 0 || m->n); pass++) { /* the begun ids, then their own rows */
     hp_cursor *c;
@@ -1194,7 +560,7 @@ static hp_status begun_scan(hp_assembly *a, size_t i, hp_store *s) {
         nomem = hu_idmap_put(m, d.id, BEGUN_ENDED) != 0;
     }
     hp_cursor_close(c);
-    if (nomem) return fail(a, HP_ERR_NOMEM, "out of memory");
+    if (nomem) return asm_fail(a, HP_ERR_NOMEM, "out of memory");
   }
   return HP_OK;
 }
@@ -1323,8 +689,8 @@ static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
     return 1;
   }
   if (a->mux && a->mux_policy && t == HP_TABLE_METADATA) return !drop_key(((hp_metadata *)row)->key, 0);
-  if (a->mux && a->mux[ix] && t == HP_TABLE_DISPATCH) mux_mark_cold(a->mux[ix], row);
-  if (a->mux && a->mux[ix] && t == HP_TABLE_COUNTER_VALUE) mux_warm_cold(a->mux[ix], row);
+  if (a->mux && a->mux[ix] && t == HP_TABLE_DISPATCH) asm_mux_mark_cold(a->mux[ix], row);
+  if (a->mux && a->mux[ix] && t == HP_TABLE_COUNTER_VALUE) asm_mux_warm_cold(a->mux[ix], row);
   return 1;
 }
 
@@ -1417,26 +783,6 @@ static int extra_replay(hp_assembly *a, size_t ix, hp_table t, void *row) {
 }
 
 /* Imputed values of merged input ix, dispatch by dispatch (it_a) and counter by counter (it_b). */
-static int extra_mux(hp_assembly *a, size_t ix, hp_counter_value *v, hp_assemble_stats *stats) {
-  mproc *p = a->mux[ix];
-  size_t C = p->plan.n;
-  for (; a->it_a < p->nd; a->it_a++, a->it_b = 0) {
-    const mdisp *x = &p->d[a->it_a];
-    if (!key_complete(p, &p->keys[x->key])) continue; /* incomplete: no imputed value at all */
-    while (a->it_b < C) {
-      size_t ci = a->it_b++;
-      if (p->measured[a->it_a * C + ci] || !p->info_of[ci]) continue;
-      v->dispatch_id = x->row;
-      v->counter_id = p->info_of[ci];
-      v->pass = p->plan.pass[ci];
-      v->imputed = 1;
-      v->value = p->est[x->key * C + ci];
-      if (stats) stats->imputed_values++;
-      return 1;
-    }
-  }
-  return 0;
-}
 
 static int hook_extra(void *ctx, size_t ix, hp_table t, void *row) {
   hp_assembly *a = ctx;
@@ -1455,7 +801,7 @@ static int hook_extra(void *ctx, size_t ix, hp_table t, void *row) {
     return 1;
   }
   if (a->replay_runs) return extra_replay(a, ix, t, row);
-  if (a->mux && a->mux[ix] && t == HP_TABLE_COUNTER_VALUE) return extra_mux(a, ix, row, a->stats);
+  if (a->mux && a->mux[ix] && t == HP_TABLE_COUNTER_VALUE) return asm_mux_extra(a, ix, row, a->stats);
   return 0;
 }
 
@@ -1477,7 +823,7 @@ static hp_status unfinished_of(hp_assembly *a, size_t i, hp_store *s) {
     if (!u || !cmd) {
       if (u) a->unf = u;
       free(cmd);
-      st = fail(a, HP_ERR_NOMEM, "out of memory");
+      st = asm_fail(a, HP_ERR_NOMEM, "out of memory");
       break;
     }
     a->unf = u;
@@ -1521,7 +867,7 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
   for (size_t i = 0; i < a->n; i++)
     replay |= a->in[i].run > 0;
   if (replay && a->o.impute != HP_IMPUTE_NONE && a->o.impute != HP_IMPUTE_AUTO)
-    st = fail(a, HP_ERR_INVALID, "application replay and multiplex imputation exclude each other");
+    st = asm_fail(a, HP_ERR_INVALID, "application replay and multiplex imputation exclude each other");
   /* A plain merge (no application replay, no multiplex imputation) reads one input at a time: an input is
    * open only while it is read (first its small tables here, then all of it in the merge), so memory does
    * not grow with the number of inputs; the first AIN_KEEP_OPEN stay open in between (ain_pause). Replay
@@ -1540,10 +886,10 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
   } else if (st == HP_OK) {
     a->nmerged = a->n;
     if (!(a->merged = calloc(a->n ? a->n : 1, sizeof *a->merged)))
-      st = fail(a, HP_ERR_NOMEM, "out of memory");
+      st = asm_fail(a, HP_ERR_NOMEM, "out of memory");
     for (size_t i = 0; st == HP_OK && i < a->n; i++)
       a->merged[i] = stream ? NULL : a->in[i].s; /* NULL: hook_open opens it (again) for the merge */
-    if (st == HP_OK && !stream && a->o.impute != HP_IMPUTE_NONE) st = mux_prepare(a, &full);
+    if (st == HP_OK && !stream && a->o.impute != HP_IMPUTE_NONE) st = asm_mux_prepare(a, &full);
   }
   uint64_t total = 0;                                /* the inputs' rows, for progress */
   for (size_t i = 0; st == HP_OK && i < a->n; i++) { /* lost records, from every input's processes */
@@ -1590,7 +936,7 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     a->stats = NULL;
     if (a->it_c) hp_cursor_close(a->it_c);
     a->it_c = NULL;
-    if (st != HP_OK) fail(a, st, "%s", hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
+    if (st != HP_OK) asm_fail(a, st, "%s", hp_store_error(out)[0] ? hp_store_error(out) : hp_status_str(st));
   }
   for (size_t k = 0; st == HP_OK && k < a->nunf; k++) {
     const struct unfinished *u = &a->unf[k];
@@ -1602,11 +948,11 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
                u->incomplete);
     char how[64];
     ended_how(a, u, how, sizeof how);
-    warnf(a,
-          "%s: process %" PRId64 " (%s) did not close its log (%s): %" PRIu64
-          " dispatch%s kept%s, its end time unknown",
-          a->merged[u->ix] ? hp_store_path(a->merged[u->ix]) : a->in[u->ix].path, u->pid, u->command,
-          how[0] ? how : "killed, or its log cut short", u->kept, u->kept == 1 ? "" : "es", running);
+    asm_warnf(a,
+              "%s: process %" PRId64 " (%s) did not close its log (%s): %" PRIu64
+              " dispatch%s kept%s, its end time unknown",
+              a->merged[u->ix] ? hp_store_path(a->merged[u->ix]) : a->in[u->ix].path, u->pid, u->command,
+              how[0] ? how : "killed, or its log cut short", u->kept, u->kept == 1 ? "" : "es", running);
   }
   if (user) {
     size_t keep = user->size < sizeof full ? user->size : sizeof full;
@@ -1618,7 +964,7 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
 void hp_assembly_free(hp_assembly *a) {
   if (!a) return;
   for (size_t i = 0; a->mux && i < a->nmerged; i++)
-    mproc_free(a->mux[i]);
+    asm_mproc_free(a->mux[i]);
   free(a->mux);
   free(a->mux_json);
   free(a->mux_cold);
