@@ -1170,11 +1170,6 @@ static void fork_child(void) {
 }
 
 /* ---- exit ---------------------------------------------------------------------------------------------- */
-void hpc_exit_close(void) {
-  if (pthread_mutex_trylock(&g_lock) != 0) return; /* held (perhaps by this thread, under a signal) */
-  pthread_mutex_unlock(&g_lock);
-  at_exit();
-}
 
 /* Make every thread's earlier stores visible here and its later loads see ours (membarrier: the other half
  * of the barrier in record(), which is only a compiler barrier). Without membarrier, a pause that lets a
