@@ -103,13 +103,17 @@ static hp_status dispatch_span(hp_store *s, span *sp, uint64_t total, int quiet)
  * was cut short (a log store read up to a truncation). */
 static const char *process_state(hp_store *s, const hp_process *p) {
   if (p->end_ns != 0) return "finished";
-  if (p->exit_signal <= 0 && p->exit_code >= 0) return "exited"; /* seen to exit, its log not closed */
   return strcmp(hp_store_format(s), "log") == 0 && hp_store_damage(s, NULL) == HP_ERR_TRUNCATED ? "cut"
                                                                                                 : "killed";
 }
 
-/* How a process ended, for the EXIT column: its exit code, SIGNAME, or "-" when unknown. */
+/* How a process ended, for the EXIT column: its exit code, SIGNAME, or "-" when unknown (or when the process
+ * did not close its log and no signal is known: writers that predate the columns leave 0s). */
 static const char *exit_text(const hp_process *p, char *b, size_t n) {
+  if (!p->end_ns && p->exit_signal <= 0) { /* not closed and not seen killed: a code here is a writer's 0 */
+    snprintf(b, n, "-");
+    return b;
+  }
   const char *abbrev = p->exit_signal > 0 ? sigabbrev_np((int)p->exit_signal) : NULL;
   if (abbrev)
     snprintf(b, n, "SIG%s", abbrev);

@@ -98,7 +98,9 @@ def nulls_writer(path, name):
     t = pq.read_table(path)
     cols = []
     for f, col in zip(t.schema, t.columns):
-        unknown = -1 if f.name == "rank" else ("" if pa.types.is_string(f.type) else 0)
+        # the columns whose unknown is -1 (NR_MINUS1 in src/hub/parquet_schema.c); 0 is a value there
+        minus1 = {"rank", "world_size", "local_rank", "exit_code", "exit_signal"}
+        unknown = -1 if f.name in minus1 else ("" if pa.types.is_string(f.type) else 0)
         if not (pa.types.is_integer(f.type) or pa.types.is_string(f.type)):
             unknown = None  # floats, booleans, timestamps: kept as they are
         if unknown is not None and len(col):
