@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: MIT
 set -euo pipefail
 
-debs=(gcc make clang libclang-rt-14-dev libsqlite3-dev sqlite3 libzstd-dev pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo libotf2-trace-dev otf2-tools libsnappy-dev)
+debs=(gcc g++ make clang libclang-rt-14-dev libsqlite3-dev sqlite3 libzstd-dev pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo libotf2-trace-dev otf2-tools libsnappy-dev)
 # Spark (the dataset tests, tests/python/test_dataset.py and check_readers.py) needs a Java runtime: Debian 12's
 # OpenJDK 17 (about 200 MB; pyspark below is about 500 MB, a few minutes of download, no build).
 debs+=(openjdk-17-jre-headless)
