@@ -1,8 +1,9 @@
 /* Application replay (`hubprof profile --replay application`): runs the application once per pass, each run's
  * logs in their own directory, then hands every run to the hub's assembly pipeline (hubprof/assemble.h),
  * which pairs each later run's processes with the first run's (command line, then order of start), matches
- * their dispatches by a policy (name, grid, all) and writes ONE store: the first run's dispatches with every
- * pass's counter values attached. Unmatched dispatches and processes are reported, never joined. */
+ * their dispatches per device by a policy (name, grid, all) and writes ONE store: the first run's dispatches
+ * with every pass's counter values attached. Unmatched dispatches and processes are reported, never joined.
+ * With per-device plans each run measures each device's next pass (as many runs as the longest list). */
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "run_app.h"
