@@ -595,7 +595,6 @@ static const char *cuda_attached(void *h) {
 static void cuda_log_opened(void *h, hp_store *s) {
   (void)h;
   if (atomic_load(&g_on)) hp_write_metadata(s, "cuda.cupti", g_cupti_path);
-  hpc_cuda_why_log_opened(s);
 }
 static char *cuda_kernel_name(void *h, const void *rt, uintptr_t k, char *buf, size_t len) {
   (void)h, (void)rt;

@@ -152,6 +152,9 @@ static void module_loaded(const module_data *m) {
   (void)id;
 }
 
+static void write_facts(void);
+static void drain_locked(hp_store *s, void *only_ctx, int final);
+
 static void context_created(void *ctx) {
   uint32_t dev = 0;
   if (g_device_id && g_device_id(ctx, &dev) != 0) dev = 0;
@@ -178,14 +181,14 @@ static void context_created(void *ctx) {
     pcs = NULL;
   }
   if (pm) g_dev_pm[dev] = pm, g_dev_ctx[dev] = ctx;
+  int on = g_nctx > 0 || pm;
   pthread_mutex_unlock(&g_lock);
+  if (on) write_facts();
   if (pcs) { /* more contexts than NCTX */
     hpc_say("CUDA PC sampling: more than %d contexts; context %p is not sampled", NCTX, ctx);
     hpc_cupti_pcs_close(pcs);
   }
 }
-
-static void drain_locked(hp_store *s, void *only_ctx, int final);
 
 static void context_destroying(void *ctx) {
   hp_store *s = hpc_store_enter_open();
@@ -364,7 +367,12 @@ void hpc_cuda_why_drain(hp_store *s, int final) {
   hpc_store_leave(own);
 }
 
-void hpc_cuda_why_log_opened(hp_store *s) {
+/* What was sampled, once sampling runs on a first context: the PM metrics' counter_info rows, metadata. */
+static void write_facts(void) {
+  static _Atomic int done;
+  if (atomic_exchange(&done, 1)) return;
+  hp_store *s = hpc_store_enter_open();
+  if (!s) return;
   for (size_t i = 0; g_pm && i < g_npm; i++) {
     hp_counter_info ci = {.size = sizeof ci,
                           .id = g_pm_ids[i],
@@ -387,6 +395,7 @@ void hpc_cuda_why_log_opened(hp_store *s) {
     snprintf(v, sizeof v, "%llu", 1ull << g_period_log2);
     hp_write_metadata(s, "cuda_pc_period_cycles", v);
   }
+  hpc_store_leave(s);
 }
 
 /* A forked child has none of CUPTI's threads: it samples nothing and never calls CUPTI. */

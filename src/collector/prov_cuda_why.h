@@ -28,7 +28,6 @@ __attribute__((visibility("hidden"))) void hpc_cuda_why_kernel(uint32_t correlat
  * second has passed), and at exit (final: everything, then sampling ends and the counts go in as metadata).
  */
 __attribute__((visibility("hidden"))) void hpc_cuda_why_drain(struct hp_store *s, int final);
-__attribute__((visibility("hidden"))) void hpc_cuda_why_log_opened(struct hp_store *s);
 __attribute__((visibility("hidden"))) void hpc_cuda_why_fork_child(void);
 
 #endif
