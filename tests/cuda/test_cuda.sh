@@ -3,7 +3,8 @@
 # injection done by hand with OpenCL in the same process (one line about CUDA, OpenCL still recorded, with
 # and without libcupti), and a CUDA program built here with nvcc run plain and under `hubprof trace`: its
 # output and exit status unchanged and exactly one line about CUDA from hubprof. The nvcc part is skipped,
-# with the reason, where nvcc is absent; the GPU half is tests/device/cuda.sh.
+# with the reason, where nvcc is absent; `sample -c` passing NVIDIA metrics to the CUDA provider's PM
+# sampling. The GPU half is tests/device/cuda.sh and tests/device/cuda_why.sh.
 # usage: test_cuda.sh [HUBPROF]
 # SPDX-License-Identifier: MIT
 set -u
@@ -76,6 +77,17 @@ else
       bad "no GPU: the line does not say why: $(cat "$T/err")"
   fi
 fi
+
+# ---- hubprof sample's counters: NVIDIA metrics (a '__' in the name) go to the CUDA provider's PM sampling
+# (HUBPROF_SAMPLE_CUDA_COUNTERS, prov_cuda_why.c), perf counters to the CPU threads' sampling as before; more
+# than 32 metrics are refused before the application runs
+expect 0 "$HP" sample -q -o "$T/s.db" -c sm__cycles_active.sum,task-clock,dram__bytes.sum -- \
+  sh -c 'echo "$HUBPROF_SAMPLE_CUDA_COUNTERS|$HUBPROF_SAMPLE_COUNTERS"'
+grep -qx 'sm__cycles_active.sum,dram__bytes.sum|task-clock' "$T/out" && ok || bad "sample -c split: $(cat "$T/out")"
+expect 0 "$HP" sample -q -o "$T/s.db" -c sm__cycles_active.sum -- sh -c 'echo "$HUBPROF_SAMPLE_COUNTERS-"'
+grep -qx -- '-' "$T/out" && ok || bad "sample -c NVIDIA only: perf counters set: $(cat "$T/out")"
+expect 2 "$HP" sample -q -o "$T/s.db" -c "$(seq -s, -f 'sm__m%g.sum' 33)" -- true
+grep -q "at most 32 CUDA metrics" "$T/err" && [ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "33 metrics: $(cat "$T/err")"
 
 echo "test_cuda: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,17 +1,14 @@
 #!/usr/bin/env bash
 # The GPU section "why a kernel is slow" (issue 26), for an H100/H200 (at most 3 minutes):
-#   1. a kernel whose time is a chain of dependent global loads on one source line (tests/cuda/why_chase.cu),
-#      sampled with `hubprof sample` through CUPTI's PC sampling, puts most of its samples on that line with
-#      the stall reason long_scoreboard, and its top instructions include a global load (LDG) with it;
-#   2. a PM-sampling timeline of that kernel (`sample -c sm__cycles_active.sum`) spans its duration with
-#      increasing times;
-#   3. `hubprof roofline --platform cuda` measures fp32 and dram within 15% of the datasheet (H100 SXM:
-#      67 TFLOP/s fp32 without tensor cores, 3.35 TB/s; H200: 4.8 TB/s), and a profile of
-#      tests/cuda/why_axpy.cu with NVIDIA's FLOP and DRAM counters places its kernel under those ceilings.
-# The CUDA provider runs PC and PM sampling through src/collector/prov_cuda_why.c. Prepare as for
-# tests/device/cuda.sh (make -j2 all cuda-test device-bundle: the programs come prebuilt in build/tests/cuda,
-# nvdisasm in build/device/bin), carry build/hubprof, build/libhubprof_collector.so, build/tests/cuda and
-# build/device; where they are missing the programs are built with the machine's nvcc.
+#   1. a chain of dependent global loads on one source line (tests/cuda/why_chase.cu) under `hubprof sample`
+#      (CUPTI's PC sampling) puts most samples on that line with long_scoreboard, an LDG among the top;
+#   2. its PM-sampling timeline (`sample -c sm__cycles_active.sum`) spans it with increasing times;
+#   3. `hubprof roofline --platform cuda` gives fp32 and dram within 15% of the datasheet (H100 SXM: 67
+#      TFLOP/s fp32 without tensor cores, 3.35 TB/s; H200: 4.8 TB/s), and a profile of tests/cuda/why_axpy.cu
+#      with NVIDIA's FLOP and DRAM counters places its kernel under them.
+# Prepare as for tests/device/cuda.sh (make -j2 all cuda-test device-bundle: the programs prebuilt in
+# build/tests/cuda, nvdisasm in build/device/bin); carry build/hubprof, build/libhubprof_collector.so,
+# build/tests/cuda and build/device; missing programs are built with the machine's nvcc.
 # usage: bash tests/device/cuda_why.sh [HUBPROF]   (from the repository root)
 # SPDX-License-Identifier: MIT
 set -u
