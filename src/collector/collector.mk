@@ -143,7 +143,19 @@ endif
 $(B)/tests/cuda/why_%: tests/cuda/why_%.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O3 -lineinfo -std=c++17 $(NVCC_ARCH) $< -o $@
-CUDA_TESTS := $(B)/tests/cuda/count_store $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(if $(NVCC),$(B)/tests/cuda/cuda_app $(B)/tests/cuda/launch_loop $(B)/tests/cuda/why_chase $(B)/tests/cuda/why_axpy)
+# stand-ins for libcupti and libcuda.so.1, and the program they play a CUDA run to (the sampling path
+# without a GPU: tests/cuda/test_cuda.sh)
+$(B)/tests/cuda/fake/libcupti.so: tests/cuda/fake_cupti.c src/collector/cupti_pc.h src/collector/prov_cuda.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) -Isrc/collector -fvisibility=default -shared -o $@ $< -lpthread
+$(B)/tests/cuda/fake/libcuda.so.1: tests/cuda/fake_cupti.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) -DFAKE_LIBCUDA -fvisibility=default -shared -Wl,-soname,libcuda.so.1 -o $@ $<
+$(B)/tests/cuda/why_driver: tests/cuda/why_driver.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -ldl
+CUDA_TESTS := $(B)/tests/cuda/fake/libcupti.so $(B)/tests/cuda/fake/libcuda.so.1 $(B)/tests/cuda/why_driver \
+  $(B)/tests/cuda/count_store $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(if $(NVCC),$(B)/tests/cuda/cuda_app $(B)/tests/cuda/launch_loop $(B)/tests/cuda/why_chase $(B)/tests/cuda/why_axpy)
 .PHONY: cuda-test
 cuda-test: $(CUDA_TESTS) $(B)/hubprof $(B)/libhubprof_collector.so
 	bash tests/cuda/test_cuda.sh

@@ -89,5 +89,39 @@ grep -qx -- '-' "$T/out" && ok || bad "sample -c NVIDIA only: perf counters set:
 expect 2 "$HP" sample -q -o "$T/s.db" -c "$(seq -s, -f 'sm__m%g.sum' 33)" -- true
 grep -q "at most 32 CUDA metrics" "$T/err" && [ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "33 metrics: $(cat "$T/err")"
 
+# ---- the sampling path without a GPU: stand-ins for libcupti and libcuda.so.1 (fake_cupti.c) play a context,
+# a module (a cubin nvcc builds here with -lineinfo) and two launches to why_driver under `hubprof sample`.
+# The provider must enable PC sampling on the context, keep the cubin, place each PC at its kernel's .text
+# offset + pcOffset, and give each sample its launch's dispatch: the second launch's samples are read a
+# second before its kernel record comes (at exit) and wait for it. analyze then puts all 110 samples of the
+# load on its line, long_scoreboard first.
+ND=${HUBPROF_NVDISASM:-$(command -v nvdisasm || ls /usr/local/cuda/bin/nvdisasm \
+  "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null)"/nvidia/cu*/bin/nvdisasm \
+  2>/dev/null | head -1)}
+NVCC=${NVCC:-$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)}
+if [ -x "$B/tests/cuda/why_driver" ] && [ -n "$NVCC" ] && [ -x "$ND" ]; then
+  printf '%s\n' '__global__ void chase(const unsigned *next, unsigned *out, int n)' '{' \
+    '  unsigned p = threadIdx.x;' '  for (int i = 0; i < n; i++)' '    p = next[p];' '  out[threadIdx.x] = p;' \
+    '}' >"$T/chase.cu"
+  "$NVCC" -cubin -arch=sm_90 -O3 -lineinfo -o "$T/c.cubin" "$T/chase.cu" 2>"$T/nvcc.err" || bad "nvcc: $(cat "$T/nvcc.err")"
+  ldg=$("$ND" -c "$T/c.cubin" | awk '/LDG/ { if (match($0, /\/\*[0-9a-f]+\*\//)) { print substr($0, RSTART + 2, RLENGTH - 4); exit } }')
+  F=$PWD/$B/tests/cuda/fake
+  HUBPROF_CUPTI=$F/libcupti.so expect 0 "$HP" sample -o "$T/w.db" -- "$B/tests/cuda/why_driver" \
+    "$F/libcuda.so.1" "$F/libcupti.so" "$T/c.cubin" "$ldg"
+  grep -qx "why_driver: injection 1, cupti loaded, run 0" "$T/out" && ok || bad "why_driver: $(cat "$T/out" "$T/err")"
+  "$HP" info "$T/w.db" >"$T/info" 2>&1
+  grep -qE '^  pc_sample +4$' "$T/info" && grep -qE '^  code_object +1$' "$T/info" && ok ||
+    bad "rows: $(cat "$T/info")"
+  HUBPROF_NVDISASM=$ND expect 0 "$HP" analyze --by line --kernel '*chase*' --format csv "$T/w.db"
+  sed -n 2p "$T/out" | grep -qx '110,91.6666667,chase.cu:5,,long_scoreboard,"long_scoreboard 95%, selected 5%"' &&
+    sed -n 3p "$T/out" | grep -qx '10,8.33333333,chase.cu:1,,barrier,barrier 100%' && ok ||
+    bad "by line: $(cat "$T/out" "$T/err")"
+  HUBPROF_NVDISASM=$ND expect 0 "$HP" analyze --by instruction --kernel '*chase*' --format csv "$T/w.db"
+  sed -n 2p "$T/out" | grep -q '^110,.*,"LDG[^"]*",chase.cu:5,_Z5chasePKjPji,long_scoreboard,' && ok ||
+    bad "by instruction: $(cat "$T/out")"
+else
+  echo "test_cuda: sampling part skipped: needs $B/tests/cuda/why_driver (make cuda-test), nvcc and nvdisasm"
+fi
+
 echo "test_cuda: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
