@@ -268,8 +268,8 @@ int rl_measure_cuda(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, si
       c->type = HP_AGENT_GPU;
       c->device_index = i;
       snprintf(c->vendor, sizeof c->vendor, "NVIDIA");
-      snprintf(c->runtime, sizeof c->runtime, "CUDA %d.%d, sm_%d%d, %s", drv / 1000, drv % 1000 / 10, v[2],
-               v[3], product);
+      snprintf(c->runtime, sizeof c->runtime, "CUDA %d.%d, sm_%d%d, %.120s", drv / 1000, drv % 1000 / 10,
+               v[2], v[3], product);
       c->compute_units = v[1];
       c->max_clock_mhz = v[0] / 1000;
       c->global_mem_bytes = (int64_t)mem;
