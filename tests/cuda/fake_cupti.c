@@ -3,7 +3,8 @@
  * prov_cuda_why.c, sample_cupti_pc.c and cupti_host.c resolve, callbacks kept, and fake_cupti_run() plays
  * what the driver and CUPTI would do for one context, one module (a real cubin) and two launches: resource
  * and API callbacks, kernel activity records at flushes (the second only at the forced flush, a kernel still
- * running), and PC sampling records of both launches, laid out as cupti_pcsampling.h defines them. */
+ * running), PC sampling records of both launches, laid out as cupti_pcsampling.h defines them, and PM
+ * sampling intervals around and inside the first (on the GPU's clock, CLOCK_REALTIME). */
 /* SPDX-License-Identifier: MIT */
 #ifdef FAKE_LIBCUDA
 int cuInit(unsigned flags) { return (int)flags; }
@@ -19,6 +20,7 @@ int cuDeviceGetCount(int *n) {
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef void (*buf_req_fn)(uint8_t **buffer, size_t *size, size_t *max_records);
 typedef void (*buf_done_fn)(void *ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid);
@@ -82,15 +84,145 @@ int cuptiActivityRegisterTimestampCallback(uint64_t (*fn)(void)) { return now = 
 #define HOST(f)                                                                                              \
   int f(void *p) { return (void)p, FAIL; }
 HOST(cuptiProfilerHostGetSupportedChips)
-HOST(cuptiProfilerHostInitialize)
-HOST(cuptiProfilerHostDeinitialize)
 HOST(cuptiProfilerHostGetBaseMetrics)
 HOST(cuptiProfilerHostGetSubMetrics)
 HOST(cuptiProfilerHostGetMetricProperties)
-HOST(cuptiProfilerHostConfigAddMetrics)
-HOST(cuptiProfilerHostGetConfigImageSize)
-HOST(cuptiProfilerHostGetConfigImage)
 HOST(cuptiProfilerHostGetNumOfPasses)
+#define OKAY(f)                                                                                              \
+  int f(void *p) { return (void)p, OK; }
+OKAY(cuptiProfilerHostDeinitialize)
+OKAY(cuptiProfilerHostConfigAddMetrics)
+OKAY(cuptiProfilerHostGetConfigImage)
+OKAY(cuptiProfilerInitialize)
+OKAY(cuptiPmSamplingDisable)
+OKAY(cuptiPmSamplingStart)
+OKAY(cuptiPmSamplingStop)
+OKAY(cuptiPmSamplingSetConfig)
+typedef struct {
+  size_t size;
+  void *priv;
+} hdr;
+int cuptiProfilerHostInitialize(void *p) {
+  struct {
+    hdr h;
+    int type;
+    const char *chip;
+    const uint8_t *avail;
+    void *host;
+  } *q = p;
+  return q->host = (void *)0x5, OK;
+}
+int cuptiProfilerHostGetConfigImageSize(void *p) {
+  struct {
+    hdr h;
+    void *host;
+    size_t n;
+  } *q = p;
+  return q->n = 16, OK;
+}
+int cuptiDeviceGetChipName(void *p) {
+  struct {
+    hdr h;
+    size_t device;
+    const char *chip;
+  } *q = p;
+  return q->chip = "GH100", OK;
+}
+int cuptiPmSamplingGetCounterAvailability(void *p) {
+  struct {
+    hdr h;
+    size_t device, n;
+    uint8_t *image;
+  } *q = p;
+  return q->n = 8, OK;
+}
+int cuptiPmSamplingEnable(void *p) {
+  struct {
+    hdr h;
+    size_t device;
+    void *obj;
+  } *q = p;
+  return q->obj = (void *)0x6, OK;
+}
+int cuptiPmSamplingGetCounterDataSize(void *p) {
+  struct {
+    hdr h;
+    void *obj;
+    const char **names;
+    size_t n;
+    uint32_t max;
+    size_t size;
+  } *q = p;
+  return q->size = 64, OK;
+}
+
+/* PM sampling: the intervals the GPU sampled (on CLOCK_REALTIME, as a GPU's timer runs), made at the first
+ * launch: two before its kernel, ten of 99 us inside it, the values 1 to 10 */
+typedef struct {
+  uint64_t start, end;
+  double v;
+} pm_iv;
+static pm_iv pm_made[32], pm_decoded[32];
+static int pm_nmade, pm_ndecoded;
+int cuptiPmSamplingCounterDataImageInitialize(void *p) { return (void)p, pm_ndecoded = 0, OK; }
+int cuptiPmSamplingDecodeData(void *p) {
+  struct {
+    hdr h;
+    void *obj;
+    uint8_t *data;
+    size_t size;
+    int32_t stop;
+    uint8_t overflow;
+  } *q = p;
+  pthread_mutex_lock(&lock);
+  memcpy(pm_decoded, pm_made, sizeof pm_made);
+  pm_ndecoded = pm_nmade, pm_nmade = 0;
+  pthread_mutex_unlock(&lock);
+  return q->stop = 0, q->overflow = 0, OK;
+}
+int cuptiPmSamplingGetCounterDataInfo(void *p) {
+  struct {
+    hdr h;
+    const uint8_t *data;
+    size_t size, total, populated, completed;
+  } *q = p;
+  return q->total = 32, q->populated = q->completed = (size_t)pm_ndecoded, OK;
+}
+int cuptiPmSamplingCounterDataGetSampleInfo(void *p) {
+  struct {
+    hdr h;
+    void *obj;
+    const uint8_t *data;
+    size_t size, index;
+    uint64_t start, end;
+  } *q = p;
+  if (q->index >= (size_t)pm_ndecoded) return FAIL;
+  return q->start = pm_decoded[q->index].start, q->end = pm_decoded[q->index].end, OK;
+}
+int cuptiProfilerHostEvaluateToGpuValues(void *p) {
+  struct {
+    hdr h;
+    void *host;
+    const uint8_t *data;
+    size_t size, index;
+    const char **names;
+    size_t n;
+    double *values;
+  } *q = p;
+  if (q->index >= (size_t)pm_ndecoded) return FAIL;
+  for (size_t k = 0; k < q->n; k++)
+    q->values[k] = pm_decoded[q->index].v * (double)(k + 1);
+  return OK;
+}
+static void pm_make(uint64_t start) { /* lock held */
+  struct timespec r, m;
+  clock_gettime(CLOCK_REALTIME, &r);
+  clock_gettime(CLOCK_MONOTONIC_RAW, &m);
+  int64_t off = ((int64_t)r.tv_sec - m.tv_sec) * 1000000000 + r.tv_nsec - m.tv_nsec;
+  for (int i = -2; i < 10 && pm_nmade < 32; i++)
+    pm_made[pm_nmade++] = (pm_iv){(uint64_t)((int64_t)start + off + 1000 + i * 99000),
+                                  (uint64_t)((int64_t)start + off + 1000 + (i + 1) * 99000), i + 1.0};
+}
 
 static uint64_t crc_of(const void *p, size_t n) { /* FNV-1a: any function of the bytes does */
   uint64_t h = 1469598103934665603ull;
@@ -118,7 +250,8 @@ typedef struct {
   void *priv;
   void *ctx;
 } p_ctx;
-int cuptiPCSamplingEnable(void *p) { return ((p_ctx *)p)->ctx ? OK : FAIL; }
+static int pc_enabled;
+int cuptiPCSamplingEnable(void *p) { return pc_enabled = 1, ((p_ctx *)p)->ctx ? OK : FAIL; }
 int cuptiPCSamplingDisable(void *p) { return (void)p, OK; }
 int cuptiPCSamplingStart(void *p) { return (void)p, OK; }
 int cuptiPCSamplingStop(void *p) { return (void)p, OK; }
@@ -222,14 +355,15 @@ int fake_cupti_run(const unsigned char *bytes, size_t n, uint64_t ldg) {
     hpc_cu_kernel *k = &recs[nrecs++];
     memset(k, 0, sizeof *k);
     k->kind = HPC_CU_KIND_CONCURRENT_KERNEL;
-    k->start = now ? now() : 1000;
+    k->start = corr == 6 ? recs[0].end + 1000 : now ? now() : 1000; /* one stream: one after the other */
     k->end = k->start + 1000000;
     k->correlationId = corr;
     k->gridX = k->gridY = k->gridZ = k->blockX = k->blockY = k->blockZ = 1;
     k->name = "_Z5chasePKjPji";
+    if (corr == 5) pm_make(k->start);
     pthread_mutex_unlock(&lock);
   }
-  held = 1;            /* launch 6 still runs: its record comes at the forced flush only */
+  held = pc_enabled;   /* PC sampling: launch 6 still runs, its record comes at the forced flush only */
   api(1, 17, 8, NULL); /* cuCtxSynchronize: the flusher reads what has completed */
   return 0;
 }

@@ -94,7 +94,7 @@ grep -q "at most 32 CUDA metrics" "$T/err" && [ "$(wc -l <"$T/err")" -eq 1 ] && 
 # The provider must enable PC sampling on the context, keep the cubin, place each PC at its kernel's .text
 # offset + pcOffset, and give each sample its launch's dispatch: the second launch's samples are read a
 # second before its kernel record comes (at exit) and wait for it. analyze then puts all 110 samples of the
-# load on its line, long_scoreboard first.
+# load on its line, long_scoreboard first. Then PM sampling: a counter timeline inside the first kernel.
 ND=${HUBPROF_NVDISASM:-$(command -v nvdisasm || ls /usr/local/cuda/bin/nvdisasm \
   "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null)"/nvidia/cu*/bin/nvdisasm \
   2>/dev/null | head -1)}
@@ -119,6 +119,24 @@ if [ -x "$B/tests/cuda/why_driver" ] && [ -n "$NVCC" ] && [ -x "$ND" ]; then
   HUBPROF_NVDISASM=$ND expect 0 "$HP" analyze --by instruction --kernel '*chase*' --format csv "$T/w.db"
   sed -n 2p "$T/out" | grep -q '^110,.*,"LDG[^"]*",chase.cu:5,_Z5chasePKjPji,long_scoreboard,' && ok ||
     bad "by instruction: $(cat "$T/out")"
+  # PM sampling instead (sample -c with NVIDIA metrics): the first launch's intervals, on the GPU's clock
+  # (CLOCK_REALTIME), moved onto the dispatches' and written as its cumulative timeline; the two before it
+  # counted outside (one of them ends inside the kernel: it belongs to it)
+  HUBPROF_CUPTI=$F/libcupti.so expect 0 "$HP" sample -o "$T/p.db" -c sm__cycles_active.sum,dram__bytes.sum -- \
+    "$B/tests/cuda/why_driver" "$F/libcuda.so.1" "$F/libcupti.so" "$T/c.cubin" "$ldg"
+  expect 0 "$HP" analyze --timeline --dispatch 1 --format csv "$T/p.db"
+  python3 - "$T/out" <<'EOF' && ok || bad "PM timeline: $(cat "$T/out" "$T/err")"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for name, scale in (("sm__cycles_active.sum", 1), ("dram__bytes.sum", 2)):
+    t = [int(r["time_ns"]) for r in rows if r["counter"] == name]
+    v = [float(r["value"]) for r in rows if r["counter"] == name]
+    assert v == [scale * k * (k + 1) / 2 for k in range(11)], (name, v)
+    assert all(b - a == 99000 for a, b in zip(t, t[1:])), (name, t)
+    assert 0 < t[0] < 20000 and 980000 < t[-1] < 1000000, (name, t)
+EOF
+  "$HP" info "$T/p.db" >"$T/info" 2>&1
+  grep -qE '^  pc_sample +0$' "$T/info" && ok || bad "PM run has PC samples: $(cat "$T/info")"
 else
   echo "test_cuda: sampling part skipped: needs $B/tests/cuda/why_driver (make cuda-test), nvcc and nvdisasm"
 fi
