@@ -49,6 +49,7 @@ typedef struct { /* CUpti_GetCubinCrcParams */
 #define PEND_N 65536                /* PC rows waiting for their launch's dispatch row */
 /* where(): a dispatch not known yet, the launch's correlation id in the low bits */
 #define PENDING ((uint64_t)1 << 63)
+#define NOT_SELECTED UINT64_MAX /* the corr ring's row of a launch the selection left out */
 
 static int g_pc, g_pm, g_code; /* PC sampling, PM sampling, cubins kept */
 static int g_debug;
@@ -220,9 +221,9 @@ void hpc_cuda_why_launch(void) {
 
 void hpc_cuda_why_kernel(uint32_t corr, uint64_t row, int64_t start_ns, int64_t end_ns) {
   if (!g_pc && !g_pm) return;
-  if (g_pc && row) {
+  if (g_pc) {
     unsigned i = corr & (CORR_N - 1);
-    atomic_store_explicit(&g_corr[i].row, row, memory_order_relaxed);
+    atomic_store_explicit(&g_corr[i].row, row ? row : NOT_SELECTED, memory_order_relaxed);
     atomic_store_explicit(&g_corr[i].corr, corr, memory_order_release);
   }
   if (g_pm && row && end_ns > start_ns) {
@@ -243,6 +244,7 @@ static int where(void *ctx, const hpc_cupti_pc *pc, uint64_t *d, uint64_t *co, u
   (void)ctx;
   if (hpc_cubins_place(g_cubins, pc, co, off)) return -1;
   *d = dispatch_of(pc->correlationId);
+  if (*d == NOT_SELECTED) return -1;         /* a kernel --kernel/--dispatch-range left out: not kept */
   if (!*d) *d = PENDING | pc->correlationId; /* its record has not come: write_row keeps it */
   return 0;
 }
@@ -272,6 +274,7 @@ static void write_pending(hp_store *s, int final) {
       g_pend[keep++] = *r;
       continue;
     }
+    if (d == NOT_SELECTED) continue;
     if (!d) atomic_fetch_add_explicit(&g_no_dispatch, 1, memory_order_relaxed);
     r->dispatch_id = d;
     g_pc_rows += s && hp_write_pc_sample(s, r) == HP_OK;
