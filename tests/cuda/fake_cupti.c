@@ -1,5 +1,6 @@
-/* A stand-in libcupti (and, built again with -DFAKE_LIBCUDA, a stand-in libcuda.so.1) for the CUDA provider's
- * sampling path without a GPU (tests/cuda/test_cuda.sh, with why_driver.c): the entry points prov_cuda.c,
+/* A stand-in libcupti (and, built again with -DFAKE_LIBCUDA, a stand-in libcuda.so.1, also for `hubprof
+ * roofline --platform cuda`) for the CUDA provider's sampling path without a GPU (tests/cuda/test_cuda.sh,
+ * with why_driver.c): the entry points prov_cuda.c,
  * prov_cuda_why.c, sample_cupti_pc.c and cupti_host.c resolve, callbacks kept, and fake_cupti_run() plays
  * what the driver and CUPTI would do for one context, one module (a real cubin) and two launches: resource
  * and API callbacks, kernel activity records at flushes (the second only at the forced flush, a kernel still
@@ -7,11 +8,64 @@
  * sampling intervals around and inside the first (on the GPU's clock, CLOCK_REALTIME). */
 /* SPDX-License-Identifier: MIT */
 #ifdef FAKE_LIBCUDA
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 int cuInit(unsigned flags) { return (int)flags; }
 int cuDeviceGetCount(int *n) {
   *n = 1;
   return 0;
 }
+/* The driver API of `hubprof roofline --platform cuda` (src/cli/roofline_cuda.c): a device "Fake H100" of
+ * 132 SMs whose kernels take the time their work takes at 60 TFLOP/s fp32 (30 fp64 and int32, 120 fp16 in
+ * half2) and 3 TB/s: each event pair's elapsed time is the last launch's work at those rates. */
+static double last_ms;
+int cuDriverGetVersion(int *v) { return *v = 13000, 0; }
+int cuDeviceGet(int *d, int i) { return *d = i, 0; }
+int cuDeviceGetName(char *b, int n, int d) { return (void)d, snprintf(b, (size_t)n, "Fake H100"), 0; }
+int cuDeviceGetAttribute(int *v, int a, int d) {
+  (void)d;
+  *v = a == 16 ? 132 : a == 13 ? 1980000 : a == 75 ? 9 : 0;
+  return 0;
+}
+int cuDeviceTotalMem_v2(size_t *b, int d) { return (void)d, *b = (size_t)80 << 30, 0; }
+int cuDevicePrimaryCtxRetain(void **c, int d) { return (void)d, *c = (void *)0x1, 0; }
+int cuDevicePrimaryCtxRelease_v2(int d) { return (void)d, 0; }
+int cuCtxSetCurrent(void *c) { return (void)c, 0; }
+int cuCtxSynchronize(void) { return 0; }
+int cuModuleLoadData(void **m, const void *image) { return *m = (void *)image, 0; }
+int cuModuleUnload(void *m) { return (void)m, 0; }
+int cuModuleGetFunction(void **f, void *m, const char *name) {
+  static const char *const known[] = {"hp_fp64", "hp_fp32", "hp_fp16", "hp_int32", "hp_read", "hp_copy"};
+  (void)m;
+  for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+    if (!strcmp(name, known[i])) return *f = (void *)known[i], 0;
+  return 500; /* CUDA_ERROR_NOT_FOUND */
+}
+int cuMemAlloc_v2(unsigned long long *p, size_t n) { return *p = 0x1000 + n, 0; }
+int cuMemFree_v2(unsigned long long p) { return (void)p, 0; }
+int cuMemsetD32_v2(unsigned long long p, unsigned v, size_t n) { return (void)p, (void)v, (void)n, 0; }
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned shared, void *stream, void **args, void **extra) {
+  (void)gy, (void)gz, (void)by, (void)bz, (void)shared, (void)stream, (void)extra;
+  const char *k = f;
+  double threads = (double)gx * bx;
+  if (!strcmp(k, "hp_read") || !strcmp(k, "hp_copy")) {
+    double bytes = (double)*(size_t *)args[2] * 16 * (k[3] == 'c' ? 2 : 1);
+    last_ms = bytes / 3e12 * 1e3;
+  } else {
+    double ops = threads * *(int *)args[3] * 16 * (!strcmp(k, "hp_fp16") ? 2 : 1);
+    double rate = !strcmp(k, "hp_fp32") ? 60e12 : !strcmp(k, "hp_fp16") ? 120e12 : 30e12;
+    last_ms = ops / rate * 1e3;
+  }
+  return 0;
+}
+int cuEventCreate(void **e, unsigned f) { return (void)f, *e = (void *)0x2, 0; }
+int cuEventRecord(void *e, void *s) { return (void)e, (void)s, 0; }
+int cuEventSynchronize(void *e) { return (void)e, 0; }
+int cuEventDestroy_v2(void *e) { return (void)e, 0; }
+int cuEventElapsedTime(float *ms, void *a, void *b) { return (void)a, (void)b, *ms = (float)last_ms, 0; }
+int cuGetErrorString(int rc, const char **s) { return (void)rc, *s = "fake CUDA error", 0; }
 #else
 #include "cupti_pc.h"
 #include "prov_cuda.h"
