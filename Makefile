@@ -123,7 +123,8 @@ $(B)/tests/test_planner: tests/test_planner.c tests/check.h $(B)/libhubprof_coun
 # CUDA PC sampling's record layouts are checked against the toolkit's header where it is installed.
 CUDA_INC ?= /usr/local/cuda/include
 $(B)/tests/test_cupti_pc $(SAN)/tests/test_cupti_pc: CPPFLAGS += $(if $(wildcard $(CUDA_INC)/cupti_pcsampling.h),-isystem $(CUDA_INC) -DHPC_HAVE_CUPTI_H)
-$(B)/tests/test_cupti_pc $(SAN)/tests/test_cupti_pc: src/collector/cupti_pc.c src/collector/cupti_pc.h src/collector/sample_cupti_pc.c src/collector/sample_cupti_pm.c
+$(B)/tests/test_cupti_pc $(SAN)/tests/test_cupti_pc: src/collector/cupti_pc.c src/collector/cupti_pc.h src/collector/sample_cupti_pc.c src/collector/sample_cupti_pm.c \
+  src/collector/cuda_cubin.c src/collector/cuda_cubin.h
 $(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC))
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \

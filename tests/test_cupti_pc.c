@@ -7,6 +7,8 @@
 #include "../src/collector/cupti_pc.c"
 #include "../src/collector/sample_cupti_pc.c"
 #include "../src/collector/sample_cupti_pm.c"
+#include "../src/collector/cuda_cubin.c"
+#include "../src/analysis/code_read.h"
 
 #include "check.h"
 
@@ -148,6 +150,11 @@ static void pm_rows(hp_counter_sample *rows, size_t *nrows) {
   CHECK(rows[4].dispatch_id == 4 && rows[4].value == 4 && rows[6].value == 9 && rows[7].value == 90);
   for (size_t i = 1; i < n; i++)
     CHECK(rows[i].timestamp_ns >= rows[i - 1].timestamp_ns && rows[i].id == rows[i - 1].id + 1);
+  /* the GPU's clock: as it is where it falls in a window, else moved by the other clock's distance */
+  hpc_pm_interval on = {150, 250, NULL}, far = {150 + 5000, 250 + 5000, NULL}, none = {9000, 9100, NULL};
+  CHECK(hpc_pm_shift(&on, w, 2, 5000) == 0);
+  CHECK(hpc_pm_shift(&far, w, 2, 5000) == 5000);
+  CHECK(hpc_pm_shift(&none, w, 2, 5000) == 0 && hpc_pm_shift(&far, w, 2, 0) == 0);
   *nrows = n;
 }
 
@@ -180,6 +187,165 @@ static void cubin(void) {
   CHECK(hpc_cubin_func_offset(b, n, "_Z1k", &off) == -1);                   /* a prefix is not the name */
   CHECK(hpc_cubin_func_offset(b, n > 200 ? 200 : n, "_Z1kPi", &off) == -1); /* cut: headers outside */
   CHECK(hpc_cubin_func_offset("not an elf", 10, "_Z1kPi", &off) == -1);
+  free(b);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  CHECK(system(cmd) == 0);
+}
+
+/* The cubin capture path, as the CUDA provider runs it (prov_cuda_why.c) without a GPU: a cubin nvcc builds
+ * here with -lineinfo, handed over twice as CUPTI's module-loaded callback hands it (the same module loaded
+ * again), goes into a store once (its bytes) with a code_object row per load; PCs of its kernel as CUPTI
+ * reports them (cubin CRC, function name, pcOffset) are placed at the kernel's .text offset + pcOffset; then
+ * `hubprof analyze` disassembles the stored cubin with nvdisasm and puts the samples on the source line of
+ * the dependent load and on its LDG instruction, with their stall reason. */
+#define CHASE_SRC                                                                                            \
+  "__global__ void chase(const unsigned *next, unsigned *out, int n)\n"                                      \
+  "{\n"                                                                                                      \
+  "  unsigned p = threadIdx.x;\n"                                                                            \
+  "  for (int i = 0; i < n; i++)\n"                                                                          \
+  "    p = next[p];\n"                                                                                       \
+  "  out[threadIdx.x] = p;\n"                                                                                \
+  "}\n"
+static const char *const chase_fn = "_Z5chasePKjPji";
+static hpc_cubins *cap_reg;
+static int cap_where(void *ctx, const hpc_cupti_pc *pc, uint64_t *d, uint64_t *co, uint64_t *off) {
+  (void)ctx;
+  *d = 1;
+  return hpc_cubins_place(cap_reg, pc, co, off);
+}
+
+static void capture(void) {
+  char nvdisasm[4096], why[256];
+  if (system("command -v nvcc >/dev/null 2>&1 || test -x /usr/local/cuda/bin/nvcc") != 0 ||
+      cr_sass_find(nvdisasm, sizeof nvdisasm, why, sizeof why) != 0) {
+    printf("test_cupti_pc: capture part skipped: nvcc or nvdisasm not found\n");
+    return;
+  }
+  const char *hp = getenv("HUBPROF");
+  if (!hp) hp = "build/hubprof";
+  if (access(hp, X_OK) != 0) {
+    printf("test_cupti_pc: capture part skipped: no %s (make all)\n", hp);
+    return;
+  }
+  char dir[] = "/tmp/hubprof-cubin-XXXXXX", cmd[8600], path[256];
+  if (!mkdtemp(dir)) return;
+  snprintf(path, sizeof path, "%s/chase.cu", dir);
+  FILE *f = fopen(path, "w");
+  CHECK(f && fputs(CHASE_SRC, f) >= 0);
+  if (f) fclose(f);
+  /* the cubin, and the offset of its global load in the kernel as nvdisasm prints it (/ *0090* / LDG...) */
+  snprintf(
+      cmd, sizeof cmd,
+      "cd %s && PATH=$PATH:/usr/local/cuda/bin nvcc -cubin -arch=sm_90 -O3 -lineinfo -o c.cubin chase.cu && "
+      "'%s' -c c.cubin | awk '/LDG/ { if (match($0, /\\/\\*[0-9a-f]+\\*\\//)) "
+      "{ print substr($0, RSTART + 2, RLENGTH - 4); exit } }' > ldg",
+      dir, nvdisasm);
+  CHECK(system(cmd) == 0);
+  snprintf(path, sizeof path, "%s/c.cubin", dir);
+  f = fopen(path, "rb");
+  unsigned char *b = malloc(1 << 20);
+  size_t n = f && b ? fread(b, 1, 1 << 20, f) : 0;
+  if (f) fclose(f);
+  snprintf(path, sizeof path, "%s/ldg", dir);
+  f = fopen(path, "r");
+  unsigned long long ldg = 0;
+  CHECK(f && fscanf(f, "%llx", &ldg) == 1 && ldg > 0);
+  if (f) fclose(f);
+  /* the store: a kernel, one dispatch of it, the module loaded twice */
+  snprintf(path, sizeof path, "%s/s.db", dir);
+  hp_store *s;
+  CHECK(hp_store_open(path, "rocpd", HP_CREATE, &s) == HP_OK);
+  hp_process pr = {.size = sizeof pr, .id = 1, .pid = 9};
+  hp_write_process(s, &pr);
+  hp_kernel_symbol k = {.size = sizeof k,
+                        .id = 1,
+                        .name = chase_fn,
+                        .display_name = "chase(unsigned const*, "
+                                        "unsigned*, int)"};
+  hp_write_kernel_symbol(s, &k);
+  hp_dispatch di = {.size = sizeof di,
+                    .id = 1,
+                    .dispatch_id = 1,
+                    .process_id = 1,
+                    .kernel_id = 1,
+                    .start_ns = 1000,
+                    .end_ns = 2000000};
+  hp_write_dispatch(s, &di);
+  cap_reg = hpc_cubins_new();
+  _Atomic uint64_t ids = 0;
+  const char *w1, *w2, *w3;
+  uint64_t co1 = hpc_cubins_add(cap_reg, s, b, n, 0xc0ffee, 1, &ids, &w1);
+  uint64_t co2 = hpc_cubins_add(cap_reg, s, b, n, 0xc0ffee, 2, &ids, &w2);
+  CHECK(co1 == 1 && co2 == 2 && !*w1 && !*w2);
+  CHECK(hpc_cubins_add(cap_reg, s, "not a cubin", 11, 1, 3, &ids, &w3) == 0 && *w3);
+  uint64_t mods, refused;
+  hpc_cubins_stats(cap_reg, &mods, &refused);
+  CHECK(mods == 3 && refused == 1);
+  /* CUPTI's PCs: 90 samples on the load (long scoreboard), 10 at the kernel's start; one of another cubin */
+  hpc_cupti_stall st_ldg[2] = {{2, 85}, {9, 5}}, st_first[1] = {{4, 10}};
+  char fn[32];
+  snprintf(fn, sizeof fn, "%s", chase_fn);
+  hpc_cupti_pc pcs[3] = {{sizeof(hpc_cupti_pc), 0xc0ffee, ldg, 0, 0, fn, 2, st_ldg, 7},
+                         {sizeof(hpc_cupti_pc), 0xc0ffee, 0, 0, 0, fn, 1, st_first, 7},
+                         {sizeof(hpc_cupti_pc), 0xbad, 0, 0, 0, fn, 1, st_first, 7}};
+  hpc_cupti_pc_data data = {.size = sizeof data, .totalNumPcs = 3, .pPcData = pcs};
+  hpc_cupti_pc_cursor cur = {0};
+  hp_pc_sample rows[8];
+  uint64_t next = 0;
+  size_t nr = hpc_cupti_pc_rows(&data, &reasons, cap_where, NULL, 1500, 0, 0, &next, &cur, rows, 8);
+  CHECK_MSG(nr == 3 && cur.unplaced == 10, "%zu rows, %llu unplaced", nr, (unsigned long long)cur.unplaced);
+  uint64_t text = 0;
+  CHECK(hpc_cubin_func_offset(b, n, chase_fn, &text) == 0);
+  CHECK(nr == 3 && rows[0].code_object_id == 2 && rows[0].offset == text + ldg && rows[2].offset == text);
+  for (size_t i = 0; i < nr; i++)
+    CHECK(hp_write_pc_sample(s, &rows[i]) == HP_OK);
+  CHECK(hp_store_close(s) == HP_OK);
+  /* read back: two code objects of one hash, whose bytes are the cubin */
+  CHECK(hp_store_open(path, NULL, HP_READ, &s) == HP_OK);
+  hp_cursor *c;
+  hp_code_object co = {.size = sizeof co};
+  char hash[2][65] = {"", ""}, uri[2][32] = {"", ""};
+  size_t nco = 0;
+  CHECK(hp_cursor_open(s, HP_TABLE_CODE_OBJECT, &c) == HP_OK);
+  while (hp_cursor_next(c, &co) == HP_OK && nco < 2) {
+    snprintf(uri[nco], sizeof uri[nco], "%s", co.uri);
+    snprintf(hash[nco++], 65, "%s", co.hash);
+  }
+  hp_cursor_close(c);
+  CHECK(nco == 2 && !strcmp(hash[0], hash[1]) && !strcmp(uri[0], "cuda://module/1") &&
+        !strcmp(uri[1], "cuda://module/2"));
+  void *back = NULL;
+  size_t nback = 0;
+  CHECK(hp_read_code_bytes(s, hash[0], &back, &nback) == HP_OK && nback == n && !memcmp(back, b, n));
+  free(back);
+  hp_store_close(s);
+  /* analysis: the load's line first with its reason; its instruction an LDG */
+  snprintf(cmd, sizeof cmd,
+           "HUBPROF_NVDISASM='%s' '%s' analyze --by line --kernel '*chase*' --format csv %s/s.db > "
+           "%s/line.csv 2>%s/err && "
+           "HUBPROF_NVDISASM='%s' '%s' analyze --by instruction --kernel '*chase*' --format csv %s/s.db > "
+           "%s/insn.csv 2>>%s/err",
+           nvdisasm, hp, dir, dir, dir, nvdisasm, hp, dir, dir, dir);
+  if (system(cmd) != 0) {
+    snprintf(cmd, sizeof cmd, "cat %s/err", dir);
+    CHECK(system(cmd) == 0 && 0);
+  }
+  char out[4096] = "", line[1024];
+  snprintf(path, sizeof path, "%s/line.csv", dir);
+  f = fopen(path, "r");
+  size_t got = f ? fread(out, 1, sizeof out - 1, f) : 0;
+  out[got] = 0;
+  if (f) fclose(f);
+  char *l2 = strchr(out, '\n'); /* the first row after the header */
+  snprintf(line, sizeof line, "%.*s", l2 ? (int)strcspn(l2 + 1, "\n") : 0, l2 ? l2 + 1 : "");
+  CHECK_MSG(strstr(line, "chase.cu:5") && strstr(line, "long_scoreboard"), "by line: %s", out);
+  snprintf(path, sizeof path, "%s/insn.csv", dir);
+  f = fopen(path, "r");
+  got = f ? fread(out, 1, sizeof out - 1, f) : 0;
+  out[got] = 0;
+  if (f) fclose(f);
+  CHECK_MSG(strstr(out, "LDG") && strstr(out, "long_scoreboard"), "by instruction: %s", out);
+  hpc_cubins_free(cap_reg);
   free(b);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   CHECK(system(cmd) == 0);
@@ -251,7 +417,8 @@ static void cupti_side(void) {
     printf("test_cupti_pc: libcupti's PC sampling entry points resolved (%s)\n", e);
   else
     printf("test_cupti_pc: CUPTI part: %s\n", e);
-  CHECK(hpc_cupti_pcs_drain(s, NULL, where, NULL, 0, 0) == 0);
+  uint64_t ids0 = 0;
+  CHECK(hpc_cupti_pcs_drain(s, NULL, where, NULL, 0, 0, &ids0, NULL, NULL) == 0 && ids0 == 0);
   uint64_t w = 1, u = 1, d = 1;
   hpc_cupti_pcs_stats(s, &w, &u, &d);
   CHECK(!w && !u && !d);
@@ -266,7 +433,7 @@ static void cupti_side(void) {
   hpc_pm_window pw = {1, 0, 100};
   uint64_t next = 0;
   const uint64_t ids[1] = {6};
-  CHECK(hpc_cupti_pm_drain(pm, NULL, ids, &pw, 1, &next) == 0);
+  CHECK(hpc_cupti_pm_drain(pm, NULL, ids, &pw, 1, 0, &next) == 0);
   uint64_t w0 = 1;
   u = d = 1;
   hpc_cupti_pm_stats(pm, &w0, &u, &d);
@@ -284,6 +451,7 @@ int main(void) {
   pc_rows(ps, &nps);
   pm_rows(cs, &ncs);
   cubin();
+  capture();
   stores(ps, nps, cs, ncs);
   cupti_side();
   printf("test_cupti_pc: %d passed, %d failed\n", check_passed, check_failed);

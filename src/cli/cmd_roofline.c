@@ -1,5 +1,6 @@
-/* `hubprof roofline`: measure every OpenCL device's ceilings with hubprof's own micro-benchmarks
- * (roofline_cl.c) and print one row per device and ceiling: device,ceiling,value,unit,note. */
+/* `hubprof roofline`: measure every OpenCL and CUDA device's ceilings with hubprof's own micro-benchmarks
+ * (roofline_cl.c, roofline_cuda.c) and print one row per device and ceiling: device,ceiling,value,unit,note.
+ */
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
@@ -12,12 +13,22 @@
 #include <string.h>
 #include <time.h>
 
+static const char *const platforms[] = {"all", "opencl", "cuda", NULL};
+enum { PLAT_ALL, PLAT_OPENCL, PLAT_CUDA };
+
 static const cli_opt roofline_opts[] = {
     {.name = "device",
      .kind = CLI_OPT_STRING,
      .value = "GLOB",
-     .help = "only the OpenCL devices whose name (CL_DEVICE_NAME) matches GLOB (default: every device)",
+     .help =
+         "only the devices whose name matches GLOB (OpenCL: CL_DEVICE_NAME; CUDA: the product name or the "
+         "chip name, e.g. GH100) (default: every device)",
      .check = cli_check_glob},
+    {.name = "platform",
+     .kind = CLI_OPT_ENUM,
+     .choices = platforms,
+     .def = "all",
+     .help = "which devices: all (CUDA devices through CUDA, the others through OpenCL), opencl or cuda"},
     {.name = "format",
      .kind = CLI_OPT_ENUM,
      .choices = cli_report_formats,
@@ -45,11 +56,13 @@ static const cli_opt *const roofline_tables[] = {roofline_opts, cli_opts_quiet, 
 
 static const cli_spec roofline_spec = {
     .command = "roofline",
-    .usage = "roofline [--device GLOB] [--format F] [-o STORE [-f]] [--store STORE] [--quick] [-q]",
+    .usage = "roofline [--device GLOB] [--platform P] [--format F] [-o STORE [-f]] [--store STORE] [--quick] "
+             "[-q]",
     .about =
-        "Measure the ceilings of every OpenCL device with hubprof's own micro-benchmarks: FLOP/s for\n"
-        "fp64 (with cl_khr_fp64), fp32, fp16 (with cl_khr_fp16), int32 operations per second, and\n"
-        "global-memory bandwidth (dram). One row per device and ceiling; a ceiling a device lacks has\n"
+        "Measure the ceilings of every OpenCL and CUDA device with hubprof's own micro-benchmarks: FLOP/s\n"
+        "for fp64 (OpenCL: with cl_khr_fp64), fp32, fp16 (OpenCL: with cl_khr_fp16), int32 operations per\n"
+        "second, and global-memory bandwidth (dram). One row per device and ceiling; a ceiling a device "
+        "lacks has\n"
         "no value and a note saying why. Units: GFLOP/s, GOP/s (int32), GB/s (docs/cli/roofline.md).\n"
         "With -o or --store the ceilings are kept in a store (its ceiling table), where `hubprof analyze\n"
         "--roofline` and `hubprof report` place the profile's kernels under them.",
@@ -85,12 +98,33 @@ static int roofline(const cli_args *args) {
   int64_t when = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
   char method[64];
   snprintf(method, sizeof method, "hubprof roofline %s%s", hp_version(), o.quick ? " --quick" : "");
-  rl_ceiling *rows;
-  size_t n;
-  char err[1024];
-  if (rl_measure(&o, &rows, &n, err, sizeof err)) {
-    cli_error("%s", err);
+  /* CUDA devices first: OpenCL then leaves NVIDIA's out (the same GPUs) */
+  int plat = cli_enum(args, "platform", PLAT_ALL);
+  rl_ceiling *rows = NULL, *crows = NULL;
+  size_t n = 0, cn = 0;
+  char err[1024] = "", cerr[1024] = "";
+  int crc = plat != PLAT_OPENCL ? rl_measure_cuda(&o, &crows, &cn, cerr, sizeof cerr) : 0;
+  o.skip_nvidia = cn > 0;
+  int ofail = plat != PLAT_CUDA && rl_measure(&o, &rows, &n, err, sizeof err);
+  if ((plat == PLAT_CUDA && crc) || (plat == PLAT_OPENCL && ofail) || (crc && ofail)) {
+    if (ofail) cli_error("%s", err);
+    if (crc && (plat == PLAT_CUDA || crc == -2)) cli_error("%s", cerr); /* not: no CUDA here at all */
+    free(rows);
+    free(crows);
     return CLI_FAIL;
+  }
+  if (cn) { /* one list: the CUDA devices' rows, then OpenCL's */
+    rl_ceiling *all = realloc(crows, (cn + n) * sizeof *all);
+    if (!all) {
+      cli_error("out of memory");
+      free(rows);
+      free(crows);
+      return CLI_FAIL;
+    }
+    if (n) memcpy(all + cn, rows, n * sizeof *rows);
+    free(rows);
+    rows = all;
+    n += cn;
   }
   if ((out && rl_store_new(out, out_fmt, rows, n, method, when)) ||
       (add && rl_store_append(add, rows, n, method, when))) {

@@ -37,7 +37,8 @@ static const cli_opt sample_opts[] = {
      .value = "LIST",
      .help = "counters read on every sample, stored as a timeline per dispatch (perf counters, 'hubprof list "
              "counters'; comma-separated or @FILE). More than one pass holds (8): the planner's sets "
-             "rotate by time slice, each sample records its set"},
+             "rotate by time slice, each sample records its set. NVIDIA metrics (sm__cycles_active.sum): "
+             "CUPTI's PM sampling on CUDA devices, every 100 us of GPU time, instead of PC sampling"},
     {.name = "slice-ms",
      .kind = CLI_OPT_UINT,
      .value = "N",
@@ -157,6 +158,26 @@ int cmd_sample(int argc, char **argv) {
     cli_args_free(&a);
     return CLI_USAGE;
   }
+  /* NVIDIA's metrics (a '__' in the name, e.g. sm__cycles_active.sum): PM sampling on CUDA devices, checked
+   * by CUPTI in the application (one line there when it refuses them); the rest are perf counters */
+  char cuda_list[2048] = "";
+  size_t ncuda = 0, nperf = 0;
+  for (size_t i = 0; i < nc; i++) {
+    if (!strstr(cs[i], "__")) {
+      char *t = cs[i];
+      cs[i] = cs[nperf], cs[nperf++] = t; /* perf names first, in their order */
+      continue;
+    }
+    size_t used = strlen(cuda_list);
+    if (++ncuda > 32 || used + strlen(cs[i]) + 2 > sizeof cuda_list) {
+      cli_error("sample: --counters: at most 32 CUDA metrics (PM sampling) fit one run");
+      hu_strv_free(cs);
+      cli_args_free(&a);
+      return CLI_USAGE;
+    }
+    snprintf(cuda_list + used, sizeof cuda_list - used, "%s%s", used ? "," : "", cs[i]);
+  }
+  nc = nperf;
   char *sets = NULL;
   rc = check_counters((const char *const *)cs, nc, &sets);
   if (rc) {
@@ -188,6 +209,10 @@ int cmd_sample(int argc, char **argv) {
     setenv("HUBPROF_SAMPLE_COUNTERS", list, 1);
   else
     unsetenv("HUBPROF_SAMPLE_COUNTERS");
+  if (ncuda) /* prov_cuda_why.c: PM sampling of these instead of PC sampling on CUDA devices */
+    setenv("HUBPROF_SAMPLE_CUDA_COUNTERS", cuda_list, 1);
+  else
+    unsetenv("HUBPROF_SAMPLE_CUDA_COUNTERS");
   if (cli_given(&a, "whole-run") && !nc) {
     cli_error("sample: --whole-run polls the counters of --counters LIST: give some");
     cli_args_free(&a);

@@ -1,5 +1,6 @@
-/* The ceilings of `hubprof roofline`, measured by hubprof's own OpenCL micro-benchmarks (roofline_cl.c):
- * FLOP/s per precision, int32 op/s and global-memory bandwidth on every OpenCL device. */
+/* The ceilings of `hubprof roofline`, measured by hubprof's own micro-benchmarks on OpenCL (roofline_cl.c)
+ * and CUDA (roofline_cuda.c): FLOP/s per precision, int32 op/s and global-memory bandwidth on every device.
+ */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_CLI_ROOFLINE_H
 #define HUBPROF_CLI_ROOFLINE_H
@@ -26,12 +27,18 @@ typedef struct rl_opts {
   const char *device_glob; /* NULL: every device */
   int quick;               /* smaller sizes, fewer repetitions (tests) */
   int quiet;               /* no progress lines on stderr */
+  int skip_nvidia;         /* OpenCL: leave out NVIDIA's devices (CUDA measured them) */
 } rl_opts;
 
 /* Measure every ceiling on every matching OpenCL device (libOpenCL.so.1 loaded with dlopen). Returns 0 with
  * *out (free()) holding *n rows, or -1 with one line in err (no OpenCL, no device matches the glob, out of
  * memory). */
 int rl_measure(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t len);
+/* The same on every matching CUDA device (libcuda.so.1 loaded with dlopen; the kernels built by nvcc with
+ * hubprof): the device named as the CUDA provider names its agent (CUPTI's chip name, else sm_XY), the glob
+ * matching that name or the product name. -1 with one line in err when there is no CUDA here (built without
+ * nvcc, no driver, no device), -2 when there are devices but none matches. */
+int rl_measure_cuda(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t len);
 
 /* roofline_store.c: the ceilings as hub rows (node, agents, ceiling). `method` names the tool ("hubprof
  * roofline 0.1.0"), `when` the Unix time of the measurement in ns. Errors printed; CLI_OK or CLI_FAIL. */

@@ -390,6 +390,9 @@ int rl_measure(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t 
     cl.clGetDeviceInfo(devs[i], CL_DEVICE_NAME, sizeof names[i] - 1, names[i], NULL);
     names[i][sizeof names[i] - 1] = 0;
     match[i] = !o->device_glob || fnmatch(o->device_glob, names[i], 0) == 0;
+    char vendor[128] = "";
+    cl.clGetDeviceInfo(devs[i], CL_DEVICE_VENDOR, sizeof vendor - 1, vendor, NULL);
+    if (o->skip_nvidia && strstr(vendor, "NVIDIA")) match[i] = 0; /* measured through CUDA */
     nmatch += match[i] != 0;
     if (fw < sizeof found)
       fw += (size_t)snprintf(found + fw, sizeof found - fw, "%s'%s'", i ? ", " : "", names[i]);

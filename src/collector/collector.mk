@@ -124,13 +124,45 @@ $(B)/tests/cuda/launch_loop: tests/cuda/launch_loop.cu
 $(B)/tests/cuda/count_store: tests/cuda/count_store.c $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
-CUDA_TESTS := $(B)/tests/cuda/count_store $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(if $(NVCC),$(B)/tests/cuda/cuda_app $(B)/tests/cuda/launch_loop)
+# hubprof roofline's CUDA micro-benchmarks (src/cli/roofline_cuda.cu): a fatbin nvcc makes (sm_80, sm_90 and
+# compute_90 PTX, which the driver compiles for newer GPUs), as a C array in build/gen/roofline_cuda_fatbin.h
+# for src/cli/roofline_cuda.c; without nvcc that file says in one line that it has none.
+ROOFLINE_CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=[sm_90,compute_90]
+ifneq ($(NVCC),)
+$(B)/gen/roofline_cuda_fatbin.h: src/cli/roofline_cuda.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -fatbin $(ROOFLINE_CUDA_ARCH) -o $(B)/gen/roofline_cuda.fatbin $<
+	{ echo '/* generated from src/cli/roofline_cuda.cu by nvcc -fatbin (src/collector/collector.mk) */'; \
+	  echo 'static const unsigned char rl_cuda_fatbin[] __attribute__((aligned(8))) = {'; \
+	  od -An -v -tx1 $(B)/gen/roofline_cuda.fatbin | sed -e 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } >$@.tmp
+	mv $@.tmp $@
+$(B)/src/cli/roofline_cuda.o $(SAN)/src/cli/roofline_cuda.o: $(B)/gen/roofline_cuda_fatbin.h
+$(B)/src/cli/roofline_cuda.o $(SAN)/src/cli/roofline_cuda.o: CPPFLAGS += -I$(B)/gen -DHUBPROF_HAVE_CUDA_BENCH
+endif
+# the programs of tests/device/cuda_why.sh (-lineinfo: analyze --by line maps their samples to lines)
+$(B)/tests/cuda/why_%: tests/cuda/why_%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -lineinfo -std=c++17 $(NVCC_ARCH) $< -o $@
+# stand-ins for libcupti and libcuda.so.1, and the program they play a CUDA run to (the sampling path
+# without a GPU: tests/cuda/test_cuda.sh)
+$(B)/tests/cuda/fake/libcupti.so: tests/cuda/fake_cupti.c src/collector/cupti_pc.h src/collector/prov_cuda.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) -Isrc/collector -fvisibility=default -shared -o $@ $< -lpthread
+$(B)/tests/cuda/fake/libcuda.so.1: tests/cuda/fake_cupti.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) -DFAKE_LIBCUDA -fvisibility=default -shared -Wl,-soname,libcuda.so.1 -o $@ $<
+$(B)/tests/cuda/why_driver: tests/cuda/why_driver.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -ldl
+CUDA_TESTS := $(B)/tests/cuda/fake/libcupti.so $(B)/tests/cuda/fake/libcuda.so.1 $(B)/tests/cuda/why_driver \
+  $(B)/tests/cuda/count_store $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(if $(NVCC),$(B)/tests/cuda/cuda_app $(B)/tests/cuda/launch_loop $(B)/tests/cuda/why_chase $(B)/tests/cuda/why_axpy)
 .PHONY: cuda-test
 cuda-test: $(CUDA_TESTS) $(B)/hubprof $(B)/libhubprof_collector.so
 	bash tests/cuda/test_cuda.sh
 # What tests/device/cuda.sh needs on a GPU machine that may lack this one's libraries: the shared libraries of
 # hubprof, count_store and the OpenCL examples (the ICD loader libOpenCL.so.1 among them) but the C and C++
-# runtimes, copied into $(B)/device/lib; carry $(B)/device with the binaries (the script's header).
+# runtimes, copied into $(B)/device/lib, and nvdisasm (toolkit or pip package) into $(B)/device/bin for
+# tests/device/cuda_why.sh; carry $(B)/device with the binaries (the script's header).
 .PHONY: device-bundle
 device-bundle: $(B)/hubprof $(B)/libhubprof_collector.so $(CUDA_TESTS) $(OCL_EXAMPLES)
 	@mkdir -p $(B)/device/lib
@@ -138,4 +170,7 @@ device-bundle: $(B)/hubprof $(B)/libhubprof_collector.so $(CUDA_TESTS) $(OCL_EXA
 	    awk '/=> \// {print $$3}' | sort -u); do \
 	  case $$(basename $$l) in libc.so*|libm.so*|libstdc++*|libgcc_s*|libz.so*|ld-linux*|libpthread*|libdl*) ;; \
 	    *) cp -L $$l $(B)/device/lib/ ;; esac; done
+	@for n in $$(command -v nvdisasm) $(CUDA_HOME_DIR)/bin/nvdisasm \
+	    $$(ls -d $$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null)/nvidia/cu*/bin/nvdisasm 2>/dev/null); do \
+	    if [ -x "$$n" ]; then mkdir -p $(B)/device/bin && cp -L "$$n" $(B)/device/bin/nvdisasm; break; fi; done
 	@du -sh $(B)/hubprof $(B)/libhubprof_collector.so $(B)/tests/cuda $(B)/examples/ocl $(B)/device

@@ -109,3 +109,14 @@ size_t hpc_pm_rows(const hpc_pm_interval *iv, size_t niv, const uint64_t *counte
   *nrows = n;
   return i;
 }
+
+static int in_window(int64_t t, const hpc_pm_window *w, size_t nw) {
+  for (size_t k = 0; k < nw; k++)
+    if (t > w[k].start_ns && t <= w[k].end_ns) return 1;
+  return 0;
+}
+
+int64_t hpc_pm_shift(const hpc_pm_interval *iv, const hpc_pm_window *w, size_t nw, int64_t alt) {
+  if (in_window(iv->end_ns, w, nw)) return 0;
+  return alt && in_window(iv->end_ns - alt, w, nw) ? alt : 0;
+}

@@ -98,4 +98,10 @@ hpc_pm_rows(const hpc_pm_interval *iv, size_t niv, const uint64_t *counter_ids, 
             const hpc_pm_window *w, size_t nw, double *acc, uint64_t *last_dispatch, uint64_t *next_id,
             uint64_t *outside, hp_counter_sample *out, size_t max, size_t *nrows);
 
+/* The clock of a PM interval: 0 when its end lies in a window as it is (the GPU's timestamps on the
+ * dispatches' clock), else alt (the GPU clock's distance from the dispatches', e.g. CLOCK_REALTIME's from
+ * CLOCK_MONOTONIC_RAW) when its end less alt lies in one; 0 when neither. */
+__attribute__((visibility("hidden"))) int64_t hpc_pm_shift(const hpc_pm_interval *iv, const hpc_pm_window *w,
+                                                           size_t nw, int64_t alt);
+
 #endif

@@ -8,6 +8,7 @@
 #include "env.h"
 #include "fmt_log.h"
 #include "prov_cuda.h"
+#include "prov_cuda_why.h"
 #include "regions.h"
 #include "select.h"
 #include "stamp.h"
@@ -85,6 +86,7 @@ typedef struct cb_data {
 /* ---- state --------------------------------------------------------------------------------------------- */
 static int g_api;             /* --api: runtime and driver calls, synchronisations */
 static int g_profile;         /* hubprof profile: kernels traced, no counters for CUDA yet */
+static int g_why_on;          /* sampling or --code: CUPTI's resource callbacks (prov_cuda_why.c) */
 static unsigned g_flush_ms;   /* HUBPROF_HARVEST_MS: CUPTI's flush period, and the sync points' spacing */
 static _Atomic int g_started; /* InitializeInjection ran */
 static _Atomic int g_on;      /* CUPTI records into the log */
@@ -178,6 +180,7 @@ static void *flusher(void *arg) {
     atomic_store_explicit(&g_last_flush, hpc_clock_ns(), memory_order_relaxed);
     atomic_store(&g_flushing, 1);
     if (!atomic_load(&g_stop)) cu.flush_all(0);
+    if (!atomic_load(&g_stop)) hpc_cuda_why_drain(NULL, 0); /* samples of the kernels just recorded */
     atomic_store(&g_flushing, 0);
   }
   return NULL;
@@ -196,9 +199,14 @@ static void flush_due(void) {
 
 static void on_api(void *userdata, int dom, uint32_t cbid, const void *data) {
   (void)userdata;
+  int saved = errno;
+  if (dom == HPC_CUPTI_DOMAIN_RESOURCE) { /* contexts and modules: sampling, cubins */
+    hpc_cuda_why_resource(cbid, data);
+    errno = saved;
+    return;
+  }
   if (hpc_busy || (dom != DOM_RUNTIME && dom != DOM_DRIVER)) return; /* the collector's own calls */
   const cb_data *d = data;
-  int saved = errno;
   if (d->site == SITE_ENTER) {
     if (t_depth++ == 0) { /* the outermost call: the application's */
       hpc_busy = 1;
@@ -209,6 +217,7 @@ static void on_api(void *userdata, int dom, uint32_t cbid, const void *data) {
       if (t_cur.sel && is_launch(dom, cbid) && atomic_load_explicit(&hpc_select_on, memory_order_relaxed) &&
           d->symbol_name)
         t_cur.sel = (uint32_t)hpc_select_kernel(&hpc_cuda, NULL, (uintptr_t)d->symbol_name);
+      if (is_launch(dom, cbid)) hpc_cuda_why_launch();
       hpc_busy = 0;
     }
     corr_put(d->correlation_id, &t_cur);
@@ -301,6 +310,7 @@ static void write_record(hp_store *s, void *rec) {
     k->start = fix(k->start), k->end = fix(k->end);
     if (!ids_of(k->correlationId, k->deviceId, k->streamId, &ids)) {
       atomic_fetch_add_explicit(&g_not_selected, 1, memory_order_relaxed);
+      hpc_cuda_why_kernel(k->correlationId, 0, 0, 0);
       return;
     }
     ids.kernel_id = kernel_id(k, &ids.cold);
@@ -308,6 +318,7 @@ static void write_record(hp_store *s, void *rec) {
     hp_dispatch d;
     hpc_cu_dispatch_row(k, &ids, &d);
     hp_write_dispatch(s, &d);
+    hpc_cuda_why_kernel(k->correlationId, ids.row_id, (int64_t)k->start, (int64_t)k->end);
     atomic_fetch_add_explicit(&g_kernels, 1, memory_order_relaxed);
     return;
   }
@@ -450,6 +461,10 @@ static int start_cupti(void) {
     snprintf(g_why, sizeof g_why, "CUPTI (%.600s) refused its callbacks: %s", g_cupti_path, cupti_err(rc));
     return -1;
   }
+  if (g_why_on) hpc_cuda_why_start();
+  int rrc = g_why_on ? cu.enable_domain(1, sub, HPC_CUPTI_DOMAIN_RESOURCE) : 0;
+  if (rrc != 0)
+    hpc_say("CUDA sampling and cubins are off: CUPTI refused its resource callbacks: %s", cupti_err(rrc));
   const uint32_t kinds[] = {HPC_CU_KIND_CONCURRENT_KERNEL, HPC_CU_KIND_MEMCPY, HPC_CU_KIND_MEMSET,
                             HPC_CU_KIND_RUNTIME,           HPC_CU_KIND_DRIVER, HPC_CU_KIND_SYNCHRONIZATION};
   size_t nk = g_api ? 6 : 3;
@@ -569,6 +584,7 @@ static int cuda_init(void *h, const hpc_env *e, const char **why) {
   (void)h, (void)why;
   g_api = e->api;
   g_profile = e->profile;
+  g_why_on = !e->profile && hpc_cuda_why_init(e->code == HPC_CODE_ALL);
   g_flush_ms = e->harvest_ms ? e->harvest_ms : 10;
   return 0;
 }
@@ -613,7 +629,8 @@ static void cuda_flush(void *h, hp_store *s) {
     struct timespec ts = {0, 1000000};
     nanosleep(&ts, NULL);
   }
-  cu.flush_all(1); /* CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: records of work still running come too */
+  cu.flush_all(1);          /* CUPTI_ACTIVITY_FLAG_FLUSH_FORCED: records of work still running come too */
+  hpc_cuda_why_drain(s, 1); /* the last samples, then sampling ends */
   hpc_busy = busy;
 }
 /* A forked child has CUPTI's state but none of its threads (CUDA does not work after fork): it records no
@@ -622,6 +639,7 @@ static void cuda_fork_child(void *h) {
   (void)h;
   atomic_store(&g_on, 0);
   atomic_store(&g_stop, 1);
+  hpc_cuda_why_fork_child();
 }
 static uint64_t cuda_exit(void *h, int debug) {
   (void)h;

@@ -83,7 +83,7 @@ struct hpc_cupti_pcs {
   hpc_cupti_reasons reasons;
   hpc_cupti_pc_data data; /* CUPTI fills it: pPcData[collectNumPcs], each with nreasons stall slots */
   hpc_cupti_stall *slots;
-  uint64_t next_id, unplaced, dropped, written;
+  uint64_t unplaced, dropped, written;
   char error[256];
 };
 
@@ -140,21 +140,26 @@ hpc_cupti_pcs *hpc_cupti_pcs_open(void *cuctx, uint32_t period_log2, size_t max_
   }
   p_attr a[7];
   memset(a, 0, sizeof a);
-  a[0].type = A_PERIOD, a[0].v.u32 = period_log2 ? period_log2 : 5; /* 2^(5+period) cycles */
-  a[1].type = A_STALL, a[1].v.stall.n = n, a[1].v.stall.index = s->index;
-  a[2].type = A_SCRATCH, a[2].v.sz = (size_t)max_pcs * (32 + 8 * (n ? n : 1)) * 4;
-  a[3].type = A_MODE, a[3].v.u32 = 1;      /* CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS */
-  a[4].type = A_STARTSTOP, a[4].v.u32 = 0; /* sampling runs from enable to disable */
-  a[5].type = A_FORMAT, a[5].v.u32 = 1;    /* CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED */
-  a[6].type = A_BUFFER, a[6].v.ptr = &s->data;
-  p_config pc = {0, NULL, cuctx, 7, a};
+  a[0].type = A_STALL, a[0].v.stall.n = n, a[0].v.stall.index = s->index;
+  a[1].type = A_SCRATCH, a[1].v.sz = (size_t)max_pcs * (32 + 8 * (n ? n : 1)) * 4;
+  a[2].type = A_MODE, a[2].v.u32 = 1;      /* CUPTI_PC_SAMPLING_COLLECTION_MODE_CONTINUOUS */
+  a[3].type = A_STARTSTOP, a[3].v.u32 = 0; /* sampling runs from enable to disable */
+  a[4].type = A_FORMAT, a[4].v.u32 = 1;    /* CUPTI_PC_SAMPLING_OUTPUT_DATA_FORMAT_PARSED */
+  a[5].type = A_BUFFER, a[5].v.ptr = &s->data;
+  size_t na = 6;
+  if (period_log2) { /* 2^period_log2 cycles (5 to 31); else CUPTI's default, which follows the SM count */
+    a[6].type = A_PERIOD, a[6].v.u32 = period_log2 < 5 ? 5 : period_log2 > 31 ? 31 : period_log2;
+    na = 7;
+  }
+  p_config pc = {0, NULL, cuctx, na, a};
   if (call(s, F_CONFIG, &pc, sizeof pc, "cuptiPCSamplingSetConfigurationAttribute")) return s;
   s->error[0] = 0;
   return s;
 }
 
 uint64_t hpc_cupti_pcs_drain(hpc_cupti_pcs *s, struct hp_store *st, hpc_cupti_where_fn where, void *wctx,
-                             int64_t time_ns, uint64_t weight) {
+                             int64_t time_ns, uint64_t weight, uint64_t *next_id, hpc_cupti_write_fn write,
+                             void *write_ctx) {
   if (!s || s->error[0] || !s->data.pPcData) return 0;
   uint64_t wrote = 0;
   for (int round = 0; round < 1024; round++) { /* until CUPTI has no PCs left */
@@ -164,10 +169,10 @@ uint64_t hpc_cupti_pcs_drain(hpc_cupti_pcs *s, struct hp_store *st, hpc_cupti_wh
     hpc_cupti_pc_cursor cur = {0};
     hp_pc_sample rows[ROWS];
     size_t n;
-    while ((n = hpc_cupti_pc_rows(&s->data, &s->reasons, where, wctx, time_ns, 0, weight, &s->next_id, &cur,
-                                  rows, ROWS)) > 0)
+    while ((n = hpc_cupti_pc_rows(&s->data, &s->reasons, where, wctx, time_ns, 0, weight, next_id, &cur, rows,
+                                  ROWS)) > 0)
       for (size_t i = 0; i < n; i++)
-        wrote += st && hp_write_pc_sample(st, &rows[i]) == HP_OK;
+        wrote += write ? write(write_ctx, st, &rows[i]) : st && hp_write_pc_sample(st, &rows[i]) == HP_OK;
     s->unplaced += cur.unplaced;
     if (!s->data.remainingNumPcs || !s->data.totalNumPcs) break;
   }

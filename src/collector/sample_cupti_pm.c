@@ -225,7 +225,7 @@ hpc_cupti_pm *hpc_cupti_pm_open(size_t device, const char *const *metrics, size_
 }
 
 uint64_t hpc_cupti_pm_drain(hpc_cupti_pm *s, struct hp_store *st, const uint64_t *counter_ids,
-                            const hpc_pm_window *w, size_t nw, uint64_t *next_id) {
+                            const hpc_pm_window *w, size_t nw, int64_t gpu_minus_host, uint64_t *next_id) {
   if (!s || !s->started || s->error[0]) return 0;
   uint64_t wrote = 0;
   for (int round = 0; round < 64; round++) { /* until the hardware buffer is decoded */
@@ -240,6 +240,8 @@ uint64_t hpc_cupti_pm_drain(hpc_cupti_pm *s, struct hp_store *st, const uint64_t
       if (pm_call(s, M_SINFO, &si, PSIZE(pm_sinfo, end)) || pm_call(s, M_EVAL, &ev, PSIZE(pm_eval, values)))
         break;
       hpc_pm_interval iv = {(int64_t)si.start, (int64_t)si.end, s->values};
+      int64_t shift = hpc_pm_shift(&iv, w, nw, gpu_minus_host); /* onto the windows' clock */
+      iv.start_ns -= shift, iv.end_ns -= shift;
       hp_counter_sample rows[HPC_PM_MAX_METRICS];
       size_t nrows = 0;
       hpc_pm_rows(&iv, 1, counter_ids, s->n, w, nw, s->acc, &s->last_dispatch, next_id, &s->outside, rows,

@@ -20,12 +20,13 @@ __attribute__((visibility("hidden"))) hpc_cupti_pm *hpc_cupti_pm_open(size_t dev
                                                                       uint32_t max_samples);
 __attribute__((visibility("hidden"))) const char *hpc_cupti_pm_error(const hpc_cupti_pm *s);
 /* Decode what the GPU sampled and write it as counter_sample rows (counter_ids: the counter_info rows of the
- * metrics, in their order) of the dispatches whose windows (same clock as the samples' GPU timestamps) hold
- * each interval's end; values cumulative from the dispatch's start. Returns the rows written. */
+ * metrics, in their order) of the dispatches whose windows hold each interval's end; values cumulative from
+ * the dispatch's start. The samples' GPU timestamps are taken on the windows' clock, or moved by
+ * gpu_minus_host where that puts them in a window (hpc_pm_shift). Returns the rows written. */
 __attribute__((visibility("hidden"))) uint64_t hpc_cupti_pm_drain(hpc_cupti_pm *s, struct hp_store *st,
                                                                   const uint64_t *counter_ids,
                                                                   const hpc_pm_window *w, size_t nw,
-                                                                  uint64_t *next_id);
+                                                                  int64_t gpu_minus_host, uint64_t *next_id);
 /* Rows written, intervals outside every window, decodes that found the hardware buffer overflowed. */
 __attribute__((visibility("hidden"))) void hpc_cupti_pm_stats(const hpc_cupti_pm *s, uint64_t *written,
                                                               uint64_t *outside, uint64_t *overflows);

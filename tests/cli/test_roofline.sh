@@ -80,6 +80,17 @@ one_line_error "roofline: no OpenCL device matches 'no-such-device*' (devices: "
 mkdir -p novendors
 expect 1 env OCL_ICD_VENDORS="$T/novendors" "$HP" roofline
 one_line_error "roofline: no OpenCL platform found"
+# CUDA devices (--platform cuda): where this machine has no NVIDIA driver (or hubprof was built without
+# nvcc), one line saying which, exit 1; --platform opencl measures what the default measures here
+if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
+  expect 1 "$HP" roofline --platform cuda
+  one_line_error "roofline: CUDA: "
+  grep -q "cannot load libcuda.so.1 (no NVIDIA driver on this machine)\|built without nvcc" err && ok ||
+    bad "--platform cuda without a driver: $(cat err)"
+fi
+expect 0 "$HP" roofline -q --platform opencl --format csv --device "$(awk -F, 'NR == 2 {print $1}' csv)"
+[ "$(cut -d, -f1,2,4 out)" = "$(cut -d, -f1,2,4 csv | head -6)" ] && ok || bad "--platform opencl: $(cat out)"
+expect 2 "$HP" roofline --platform metal
 # usage errors: an argument, a bad format
 expect 2 "$HP" roofline extra
 expect 2 "$HP" roofline --format xml

@@ -1,0 +1,318 @@
+/* `hubprof roofline`'s micro-benchmarks on CUDA devices: the kernels of roofline_cuda.cu (a fatbin nvcc made
+ * at build time, build/gen/roofline_cuda_fatbin.h) run through the driver API, libcuda.so.1 loaded with
+ * dlopen (never linked): FLOP/s per precision and int32 op/s from chains of fused multiply-adds,
+ * device-memory bandwidth from streaming reads and a copy over 2 GiB, timed with CUDA events, the best of
+ * several runs after a warm-up. Without nvcc at build time, or without the NVIDIA driver, it says so in one
+ * line. */
+/* SPDX-License-Identifier: MIT */
+#include "roofline.h"
+
+#include "counters.h"
+#include "hubprof/hub.h"
+
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef HUBPROF_HAVE_CUDA_BENCH
+#include "roofline_cuda_fatbin.h" /* rl_cuda_fatbin[] */
+
+typedef unsigned long long cu_ptr;
+#define CU_FNS(X)                                                                                            \
+  X(cuInit, int, (unsigned))                                                                                 \
+  X(cuDriverGetVersion, int, (int *))                                                                        \
+  X(cuDeviceGetCount, int, (int *))                                                                          \
+  X(cuDeviceGet, int, (int *, int))                                                                          \
+  X(cuDeviceGetName, int, (char *, int, int))                                                                \
+  X(cuDeviceGetAttribute, int, (int *, int, int))                                                            \
+  X(cuDeviceTotalMem_v2, int, (size_t *, int))                                                               \
+  X(cuDevicePrimaryCtxRetain, int, (void **, int))                                                           \
+  X(cuDevicePrimaryCtxRelease_v2, int, (int))                                                                \
+  X(cuCtxSetCurrent, int, (void *))                                                                          \
+  X(cuModuleLoadData, int, (void **, const void *))                                                          \
+  X(cuModuleUnload, int, (void *))                                                                           \
+  X(cuModuleGetFunction, int, (void **, void *, const char *))                                               \
+  X(cuMemAlloc_v2, int, (cu_ptr *, size_t))                                                                  \
+  X(cuMemFree_v2, int, (cu_ptr))                                                                             \
+  X(cuMemsetD32_v2, int, (cu_ptr, unsigned, size_t))                                                         \
+  X(cuLaunchKernel, int,                                                                                     \
+    (void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **,          \
+     void **))                                                                                               \
+  X(cuEventCreate, int, (void **, unsigned))                                                                 \
+  X(cuEventRecord, int, (void *, void *))                                                                    \
+  X(cuEventSynchronize, int, (void *))                                                                       \
+  X(cuEventDestroy_v2, int, (void *))                                                                        \
+  X(cuCtxSynchronize, int, (void))                                                                           \
+  X(cuGetErrorString, int, (int, const char **))
+
+typedef struct cu_api {
+#define X(f, r, a) r(*f) a;
+  CU_FNS(X)
+#undef X
+  int (*elapsed)(float *, void *, void *); /* cuEventElapsedTime_v2, else cuEventElapsedTime */
+} cu_api;
+
+enum { A_CLOCK = 13, A_SMS = 16, A_CC_MAJOR = 75, A_CC_MINOR = 76, A_SHARED_OPTIN = 97 };
+
+static int cu_load(cu_api *cu, char *err, size_t len) {
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(err, len, "roofline: CUDA: cannot load libcuda.so.1 (no NVIDIA driver on this machine): %s",
+             dlerror());
+    return -1;
+  }
+#define X(f, r, a)                                                                                           \
+  if (!(*(void **)&cu->f = dlsym(h, #f))) {                                                                  \
+    snprintf(err, len, "roofline: CUDA: libcuda.so.1 has no %s", #f);                                        \
+    return -1;                                                                                               \
+  }
+  CU_FNS(X)
+#undef X
+  if (!(*(void **)&cu->elapsed = dlsym(h, "cuEventElapsedTime_v2")) &&
+      !(*(void **)&cu->elapsed = dlsym(h, "cuEventElapsedTime"))) {
+    snprintf(err, len, "roofline: CUDA: libcuda.so.1 has no cuEventElapsedTime");
+    return -1;
+  }
+  return 0;
+}
+
+static const char *cu_err(const cu_api *cu, int rc) {
+  const char *s = NULL;
+  if (cu->cuGetErrorString && cu->cuGetErrorString(rc, &s) == 0 && s) return s;
+  return "unknown CUDA error";
+}
+
+static void note(rl_ceiling *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(rl_ceiling *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->note, sizeof c->note, fmt, ap);
+  va_end(ap);
+}
+
+typedef struct dev {
+  cu_api *cu;
+  void *mod, *ev0, *ev1;
+  int sms, quick;
+} dev;
+
+/* Launch f over blocks x threads with args, once to warm up and then reps times: the shortest time in
+ * seconds, or -1 with the reason in c->note. */
+static double best_time(dev *d, void *f, unsigned blocks, unsigned threads, void **args, int reps,
+                        rl_ceiling *c) {
+  double best = -1;
+  for (int r = 0; r <= reps; r++) {
+    float ms = 0;
+    int rc = d->cu->cuEventRecord(d->ev0, NULL);
+    if (!rc) rc = d->cu->cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, NULL, args, NULL);
+    if (!rc) rc = d->cu->cuEventRecord(d->ev1, NULL);
+    if (!rc) rc = d->cu->cuEventSynchronize(d->ev1);
+    if (!rc) rc = d->cu->elapsed(&ms, d->ev0, d->ev1);
+    if (rc) {
+      note(c, "the kernel failed: %s", cu_err(d->cu, rc));
+      return -1;
+    }
+    double s = ms * 1e-3;
+    if (r > 0 && s > 0 && (best < 0 || s < best)) best = s;
+  }
+  return best;
+}
+
+/* A compute ceiling: kernel `name` over SMs x 8 blocks of 256 threads, its chains grown until one run takes
+ * the target time; ops = 16 per iteration per thread times lanes (2 for half2). */
+static void measure_ops(dev *d, const char *name, int kind, int lanes, cu_ptr out, rl_ceiling *c) {
+  void *f = NULL;
+  int rc = d->cu->cuModuleGetFunction(&f, d->mod, name);
+  if (rc) {
+    note(c, "no kernel %s: %s", name, cu_err(d->cu, rc));
+    return;
+  }
+  unsigned threads = 256, blocks = (unsigned)d->sms * 8;
+  double da = 0.001, db = 0.999;
+  float fa = 0.001f, fb = 0.999f;
+  int ia = 1, ib = 3, n = 256;
+  void *args[4] = {&out, NULL, NULL, &n};
+  if (kind == 0)
+    args[1] = &da, args[2] = &db; /* fp64 */
+  else if (kind == 1)
+    args[1] = &fa, args[2] = &fb; /* fp32, fp16 (converted in the kernel) */
+  else
+    args[1] = &ia, args[2] = &ib; /* int32 */
+  double target = d->quick ? 0.002 : 0.03, s = 0;
+  for (int tries = 0; tries < 8; tries++) {
+    s = best_time(d, f, blocks, threads, args, 1, c);
+    if (s < 0 || s >= target / 2 || n >= (1 << 24)) break;
+    double grow = s > 0 ? target / s : 64;
+    n = (int)(n * (grow < 64 ? grow : 64));
+    n = (n + 7) / 8 * 8;
+  }
+  if (s >= 0) s = best_time(d, f, blocks, threads, args, d->quick ? 2 : 5, c);
+  if (s <= 0) return;
+  c->value = (double)blocks * threads * n * 16.0 * lanes / s * 1e-9;
+  note(c, "%s: %u blocks x %u threads, 8 chains of %d fused multiply-adds", name, blocks, threads, n);
+}
+
+/* The dram ceiling: the best of streaming float4 reads and a float4 copy over 2 GiB (64 MiB quick; a quarter
+ * of the device's memory at most), bytes read plus written. */
+static void measure_dram(dev *d, size_t total_mem, rl_ceiling *c) {
+  size_t bytes = (size_t)(d->quick ? 64 : 2048) << 20;
+  if (total_mem && bytes > total_mem / 4) bytes = total_mem / 4 & ~(size_t)0xffff;
+  cu_ptr in = 0, out = 0, sums = 0;
+  unsigned threads = 256, blocks = (unsigned)d->sms * 8;
+  int rc = d->cu->cuMemAlloc_v2(&in, bytes);
+  if (!rc) rc = d->cu->cuMemAlloc_v2(&out, bytes);
+  if (!rc) rc = d->cu->cuMemAlloc_v2(&sums, (size_t)blocks * threads * sizeof(float));
+  if (!rc) rc = d->cu->cuMemsetD32_v2(in, 0x3f800000u, bytes / 4); /* 1.0f: every page touched */
+  if (!rc) rc = d->cu->cuMemsetD32_v2(out, 0, bytes / 4);
+  if (!rc) rc = d->cu->cuCtxSynchronize();
+  if (rc) {
+    note(c, "%zu MiB of device memory: %s", bytes >> 20, cu_err(d->cu, rc));
+  } else {
+    size_t n4 = bytes / 16;
+    static const char *const names[] = {"hp_read", "hp_copy"};
+    for (int k = 0; k < 2; k++) {
+      void *f = NULL;
+      if ((rc = d->cu->cuModuleGetFunction(&f, d->mod, names[k]))) {
+        note(c, "no kernel %s: %s", names[k], cu_err(d->cu, rc));
+        break;
+      }
+      void *args[3] = {&in, k ? &out : &sums, &n4};
+      double s = best_time(d, f, blocks, threads, args, d->quick ? 2 : 5, c);
+      if (s <= 0) break;
+      double v = (k ? 2.0 * (double)bytes : (double)bytes) / s * 1e-9;
+      if (v > c->value) {
+        c->value = v;
+        note(c, "%s over %zu MiB, bytes read + written", names[k], bytes >> 20);
+      }
+    }
+  }
+  if (in) d->cu->cuMemFree_v2(in);
+  if (out) d->cu->cuMemFree_v2(out);
+  if (sums) d->cu->cuMemFree_v2(sums);
+}
+
+/* The device's name as the CUDA provider writes its agent row (prov_cuda.c: CUPTI's chip name, else
+ * sm_XY), so that --store finds the profile's own agent. */
+static void chip_name(int ordinal, int major, int minor, char *out, size_t len) {
+  snprintf(out, len, "sm_%d%d", major, minor);
+  hc_cupti *lib = NULL;
+  if (hc_cupti_open(&lib) == HC_OK) {
+    int (*chip)(void *) = NULL;
+    *(void **)&chip = hc_cupti_sym(lib, "cuptiDeviceGetChipName");
+    struct {
+      size_t size;
+      void *priv;
+      size_t index;
+      const char *chip;
+    } p = {sizeof p, NULL, (size_t)ordinal, NULL};
+    if (chip && chip(&p) == 0 && p.chip && *p.chip) snprintf(out, len, "%s", p.chip);
+  }
+  hc_cupti_close(lib);
+}
+
+#endif /* HUBPROF_HAVE_CUDA_BENCH */
+
+int rl_measure_cuda(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t len) {
+  *out = NULL;
+  *n = 0;
+#ifndef HUBPROF_HAVE_CUDA_BENCH
+  (void)o;
+  snprintf(
+      err, len,
+      "roofline: CUDA: this hubprof was built without nvcc, so it has no CUDA micro-benchmarks (build it "
+      "where the CUDA toolkit is installed)");
+  return -1;
+#else
+  static cu_api cu;
+  if (cu_load(&cu, err, len)) return -1;
+  int rc = cu.cuInit(0), ndev = 0;
+  if (!rc) rc = cu.cuDeviceGetCount(&ndev);
+  if (rc || ndev <= 0) {
+    snprintf(err, len, "roofline: CUDA: no CUDA device (%s)", rc ? cu_err(&cu, rc) : "0 devices");
+    return -1;
+  }
+  int drv = 0;
+  if (cu.cuDriverGetVersion(&drv)) drv = 0;
+  rl_ceiling *rows = calloc((size_t)ndev * 5, sizeof *rows);
+  if (!rows) {
+    snprintf(err, len, "roofline: out of memory");
+    return -1;
+  }
+  char found[512] = "";
+  size_t r = 0, fw = 0;
+  for (int i = 0; i < ndev; i++) {
+    int cd = -1, v[5] = {0};
+    static const int which[5] = {A_CLOCK, A_SMS, A_CC_MAJOR, A_CC_MINOR, A_SHARED_OPTIN};
+    char product[256] = "", name[64];
+    if (cu.cuDeviceGet(&cd, i)) continue;
+    cu.cuDeviceGetName(product, sizeof product - 1, cd);
+    for (int k = 0; k < 5; k++)
+      if (cu.cuDeviceGetAttribute(&v[k], which[k], cd)) v[k] = 0;
+    chip_name(i, v[2], v[3], name, sizeof name);
+    if (fw < sizeof found)
+      fw += (size_t)snprintf(found + fw, sizeof found - fw, "%s'%s' (%s)", i ? ", " : "", product, name);
+    if (o->device_glob && fnmatch(o->device_glob, product, 0) && fnmatch(o->device_glob, name, 0)) continue;
+    size_t mem = 0;
+    if (cu.cuDeviceTotalMem_v2(&mem, cd)) mem = 0;
+    static const char *const ceil[] = {"fp64", "fp32", "fp16", "int32", "dram"};
+    static const char *const unit[] = {"GFLOP/s", "GFLOP/s", "GFLOP/s", "GOP/s", "GB/s"};
+    for (int k = 0; k < 5; k++) {
+      rl_ceiling *c = &rows[r + (size_t)k];
+      snprintf(c->device, sizeof c->device, "%s", name);
+      c->ceiling = ceil[k];
+      c->unit = unit[k];
+      c->value = -1;
+      c->type = HP_AGENT_GPU;
+      c->device_index = i;
+      snprintf(c->vendor, sizeof c->vendor, "NVIDIA");
+      snprintf(c->runtime, sizeof c->runtime, "CUDA %d.%d, sm_%d%d, %.120s", drv / 1000, drv % 1000 / 10,
+               v[2], v[3], product);
+      c->compute_units = v[1];
+      c->max_clock_mhz = v[0] / 1000;
+      c->global_mem_bytes = (int64_t)mem;
+      c->local_mem_bytes = v[4];
+    }
+    dev d = {.cu = &cu, .sms = v[1] > 0 ? v[1] : 1, .quick = o->quick};
+    void *ctx = NULL;
+    cu_ptr outb = 0;
+    rc = cu.cuDevicePrimaryCtxRetain(&ctx, cd);
+    if (!rc) rc = cu.cuCtxSetCurrent(ctx);
+    if (!rc) rc = cu.cuModuleLoadData(&d.mod, rl_cuda_fatbin);
+    if (!rc) rc = cu.cuEventCreate(&d.ev0, 0);
+    if (!rc) rc = cu.cuEventCreate(&d.ev1, 0);
+    if (!rc) rc = cu.cuMemAlloc_v2(&outb, (size_t)d.sms * 8 * 256 * 8);
+    if (rc) {
+      for (int k = 0; k < 5; k++)
+        note(&rows[r + (size_t)k], "the benchmarks could not be set up on this device: %s", cu_err(&cu, rc));
+    } else {
+      static const struct {
+        const char *kernel;
+        int kind, lanes;
+      } ks[4] = {{"hp_fp64", 0, 1}, {"hp_fp32", 1, 1}, {"hp_fp16", 1, 2}, {"hp_int32", 2, 1}};
+      for (int k = 0; k < 4; k++) {
+        if (!o->quiet) fprintf(stderr, "hubprof: roofline: %s: measuring %s\n", product, rows[r + k].ceiling);
+        measure_ops(&d, ks[k].kernel, ks[k].kind, ks[k].lanes, outb, &rows[r + (size_t)k]);
+      }
+      if (!o->quiet) fprintf(stderr, "hubprof: roofline: %s: measuring dram\n", product);
+      measure_dram(&d, mem, &rows[r + 4]);
+    }
+    if (outb) cu.cuMemFree_v2(outb);
+    if (d.ev0) cu.cuEventDestroy_v2(d.ev0);
+    if (d.ev1) cu.cuEventDestroy_v2(d.ev1);
+    if (d.mod) cu.cuModuleUnload(d.mod);
+    if (ctx) cu.cuDevicePrimaryCtxRelease_v2(cd);
+    r += 5;
+  }
+  if (!r) {
+    free(rows);
+    snprintf(err, len, "roofline: CUDA: no CUDA device matches '%s' (devices: %s)", o->device_glob, found);
+    return -2;
+  }
+  *out = rows;
+  *n = r;
+  return 0;
+#endif
+}
