@@ -451,7 +451,8 @@ HP_API const char *hp_store_metadata(hp_store *s, const char *key);
 
 /* One line about the first thing found while opening that is worth a warning but is not damage, e.g. a
  * Parquet file rewritten since the store's manifest was written and read by its own footer; "" when none.
- * Valid until the store is closed. */
+ * For a created store after hp_store_commit returned HP_OK: what the commit could not confirm although the
+ * store is complete and in place (its folder could not be synced). Valid until the store is closed. */
 HP_API const char *hp_store_note(const hp_store *s);
 
 /* Damage found while reading (a store may be readable up to a point): HP_OK when none, otherwise

@@ -464,8 +464,8 @@ static hp_status source_rows(const attr *a, const char *src, ha_result *res) {
   }
   free(per);
   if (st == HP_OK && (none || elsewhere) &&
-      hai_note(res, "%" PRIu64 " samples have no line of this source (%" PRIu64 " no line at all)",
-               none + elsewhere, none))
+      hai_note(res, "%" PRIu64 " sample%s no line of this source (%" PRIu64 " no line at all)",
+               none + elsewhere, none + elsewhere == 1 ? " has" : "s have", none))
     st = HP_ERR_NOMEM;
   return st;
 }

@@ -180,12 +180,12 @@ static hp_status build_group_rows(run *r, ha_result *res, rowctx *rc) {
   if (ncold &&
       hai_note(res,
                "%" PRIu64 " of the %" PRIu64
-               " calls are cold: the first dispatch of their kernel in their process, whose time and "
+               " call%s %s cold: the first dispatch of their kernel in their process, whose time and "
                "counters hold first-use cost (compilation, first touch); under iteration multiplexing "
                "their raw readings are left out of the imputed medians and replaced by them where warm "
                "dispatches measured the counter (raw values in metadata multiplex_cold_raw); "
                "cold_calls in CSV and JSON",
-               ncold, ncalls))
+               ncold, ncalls, ncalls == 1 ? "" : "s", ncold == 1 ? "is" : "are"))
     return HP_ERR_NOMEM;
   static const hai_coldef keys[] = {{"device", HA_TEXT, HA_ROLE_KEY, ""},
                                     {"kernel", HA_TEXT, HA_ROLE_KEY, ""}};

@@ -91,7 +91,9 @@ int app_replay(const run_opts *o0, hc_plan *const *plans, const char *const *sel
   const char *keep = NULL;
   if (ok && ran) {
     hp_assemble_stats st = {.size = sizeof st};
-    if (run_assemble(o, output, dirs, ran, &st, &keep) == 0 && !o->quiet) {
+    int arc = run_assemble(o, output, dirs, ran, &st, &keep);
+    if (arc == RUN_NO_LOG && app_rc == 0) app_rc = CLI_FAIL;
+    if (arc == 0 && !o->quiet) {
       const hp_merge_stats *m = &st.merge;
       uint64_t nk = st.kernels_dispatched, np = m->rows_out[HP_TABLE_PROCESS]; /* kernels run */
       fprintf(stderr,
@@ -104,10 +106,9 @@ int app_replay(const run_opts *o0, hc_plan *const *plans, const char *const *sel
               o->match);
       if (st.unmatched_dispatches) fprintf(stderr, ", %" PRIu64 " unmatched", st.unmatched_dispatches);
       fprintf(stderr, ") -> %s (%s); %s\n", output, o->format, run_code_kept(o));
-      if (st.lost_records)
-        cli_warn("%" PRIu64 " records were lost (the collector ran out of space)", st.lost_records);
       run_note_selection(o, &st);
     }
+    if (arc == 0) run_warn_losses(&st); /* -q or not */
   }
   for (size_t k = 0; dirs && k < nruns; k++) {
     if (dirs[k] && !keep) run_remove_dir(dirs[k]);

@@ -163,8 +163,9 @@ static int analyze(hp_store *s, const opts *o) {
     rc = cli_print_analysis(res, o->fmt, report_term_width());
   /* losses make every figure a lower bound: say so */
   if (ha_result_lost_records(res))
-    cli_warn("%" PRIu64 " records were lost while tracing: calls and times are lower bounds",
-             ha_result_lost_records(res));
+    cli_warn("%" PRIu64 " %s lost while tracing: calls and times are lower bounds",
+             ha_result_lost_records(res),
+             cli_noun(ha_result_lost_records(res), "record was", "records were"));
   if (hp_store_damage(s, NULL) != HP_OK) cli_warn("%s (figures cover the readable part)", hp_store_error(s));
   ha_result_free(res);
   return rc;

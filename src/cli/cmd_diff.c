@@ -157,8 +157,9 @@ int cmd_diff(int argc, char **argv) {
     else
       rc = cli_print_analysis(res, fmt, report_term_width());
     if (rc == CLI_OK && ha_result_lost_records(res))
-      cli_warn("%" PRIu64 " records were lost while tracing: calls and times are lower bounds",
-               ha_result_lost_records(res));
+      cli_warn("%" PRIu64 " %s lost while tracing: calls and times are lower bounds",
+               ha_result_lost_records(res),
+               cli_noun(ha_result_lost_records(res), "record was", "records were"));
     if (fmt == REPORT_TABLE && ha_result_nrows(res) == 0) rc = CLI_OK;
     ha_result_free(res);
   }

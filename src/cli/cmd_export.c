@@ -107,10 +107,11 @@ int cmd_export(int argc, char **argv) {
     cli_warn("%s: damaged store: exported what was readable, the rest of the table skipped (%s)", path,
              stats.damage);
   if (stats.skipped_untimed)
-    cli_warn("%" PRIu64 " dispatches or regions without start or end time not exported",
-             stats.skipped_untimed);
+    cli_warn("%" PRIu64 " %s without start or end time not exported", stats.skipped_untimed,
+             cli_noun(stats.skipped_untimed, "dispatch or region", "dispatches or regions"));
   if (stats.skipped_order)
-    cli_warn("%" PRIu64 " events out of order skipped (see docs/cli/export.md)", stats.skipped_order);
+    cli_warn("%" PRIu64 " %s out of order skipped (see docs/cli/export.md)", stats.skipped_order,
+             cli_noun(stats.skipped_order, "event", "events"));
   char copies[48] = ""; /* stores traced with --api */
   if (stats.copies) snprintf(copies, sizeof copies, ", %" PRIu64 " memory copies", stats.copies);
   if (!quiet)
@@ -123,6 +124,7 @@ int cmd_export(int argc, char **argv) {
             cli_noun(stats.markers, "marker", "markers"), stats.flows, cli_noun(stats.flows, "flow", "flows"),
             stats.counter_values, cli_noun(stats.counter_values, "value", "values"), copies);
   if (!quiet && stats.counter_samples)
-    fprintf(stderr, "hubprof: %" PRIu64 " counter samples\n", stats.counter_samples);
+    fprintf(stderr, "hubprof: %" PRIu64 " counter %s\n", stats.counter_samples,
+            cli_noun(stats.counter_samples, "sample", "samples"));
   return CLI_OK;
 }

@@ -313,9 +313,11 @@ static int print_info(hp_store *s, int json, int quiet) {
     if (first) printf("  (none)\n");
     if (lost) printf("\nlost records    %" PRIu64 " (the collector ran out of space)\n", lost);
     if (unfinished)
-      printf("\nunfinished      %" PRIu64 " process%s did not close its log (killed or cut short): end time "
-             "unknown, what it recorded before is kept\n",
-             unfinished, unfinished == 1 ? "" : "es");
+      printf("\nunfinished      %" PRIu64 " %s (killed or cut short): end time unknown, what %s recorded "
+             "before is kept\n",
+             unfinished,
+             unfinished == 1 ? "process did not close its log" : "processes did not close their log",
+             unfinished == 1 ? "it" : "they");
     if (sp.n)
       printf("\ntime span       %.6f s (first dispatch at %" PRId64 " ns, last end at %" PRId64 " ns)\n",
              ((double)sp.last - (double)sp.first) / 1e9, sp.first, sp.last);

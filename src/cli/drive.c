@@ -39,6 +39,12 @@ hp_status cli_drive_write(cli_drive *d, const cli_drive_out *o) {
   return st;
 }
 
+hp_status cli_drive_commit(cli_drive *d) {
+  hp_status st = hp_store_commit(d->out);
+  if (st == HP_OK && hp_store_note(d->out)[0]) cli_warn("%s", hp_store_note(d->out)); /* -q or not */
+  return st;
+}
+
 const char *cli_drive_why(const cli_drive *d, hp_status st) {
   return hp_assembly_error(d->a)[0]            ? hp_assembly_error(d->a)
          : d->out && hp_store_error(d->out)[0] ? hp_store_error(d->out)

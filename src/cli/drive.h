@@ -36,6 +36,9 @@ int cli_drive_start(cli_drive *d, hp_assemble_opts *ao);
 /* The inputs added written into a new store as *o says: created, partitioned (or set to append) and written
  * under the progress line. Not committed: hp_store_commit(d->out) makes it appear. HP_OK or the failure. */
 hp_status cli_drive_write(cli_drive *d, const cli_drive_out *o);
+/* hp_store_commit(d->out): the output appears; what the commit could not confirm of a complete store (its
+ * folder's sync) is one warning, and HP_OK all the same. */
+hp_status cli_drive_commit(cli_drive *d);
 /* Why st failed: the assembly's message, else the output store's, else the status's. */
 const char *cli_drive_why(const cli_drive *d, hp_status st);
 /* The merge statistics of the write into *stats (as much as stats->size holds). */

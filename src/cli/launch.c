@@ -181,7 +181,7 @@ int run_launch(const run_opts *o, const char *collector, const char *dir, const 
     cli_error("cannot run '%s': %s", argv[0], strerror(exec_errno));
     return app_rc;
   }
-  if (run_stop_signal() && !o->quiet)
+  if (run_stop_signal()) /* -q or not: the run was cut short, its profile with it */
     fprintf(stderr,
             "hubprof: %s received: passed on to the application, which ended with status %d; keeping "
             "what it recorded\n",

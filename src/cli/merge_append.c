@@ -41,7 +41,7 @@ int cli_merge_append(char *const *paths, size_t n, const char *store, int strict
   }
   cli_drive_out o = {.path = store, .format = "parquet", .verb = "appending", .quiet = quiet, .append = 1};
   if (st == HP_OK) st = cli_drive_write(&d, &o);
-  if (st == HP_OK) st = hp_store_commit(d.out);
+  if (st == HP_OK) st = cli_drive_commit(&d);
   int rc = CLI_OK;
   if (st != HP_OK) {
     cli_error("merge --append: %s", cli_drive_why(&d, st));

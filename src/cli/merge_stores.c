@@ -46,7 +46,7 @@ int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const c
     cli_error("%s: not written: nothing complete in %s", out_path, n == 1 ? "the input" : "any input");
     rc = CLI_FAIL;
   }
-  if (st == HP_OK && !nothing) st = hp_store_commit(d.out); /* the output appears now */
+  if (st == HP_OK && !nothing) st = cli_drive_commit(&d); /* the output appears now */
   if (st != HP_OK) {
     cli_error("%s", cli_drive_why(&d, st));
     rc = CLI_FAIL;

@@ -439,9 +439,9 @@ int cli_print_analysis(const struct ha_result *res, int fmt, size_t width) {
       char note[256];
       snprintf(note, sizeof note,
                "%" PRIu64 " of the %" PRIu64
-               " calls shown have no device time (never completed, or not timed): "
+               " call%s shown %s no device time (never completed, or not timed): "
                "the time columns cover the other %" PRIu64 " (timed_calls in CSV and JSON)",
-               calls - timed, calls, timed);
+               calls - timed, calls, calls == 1 ? "" : "s", calls - timed == 1 ? "has" : "have", timed);
       if (!ha_result_nnotes(res)) putchar('\n');
       print_note(stdout, note, width);
     }

@@ -17,7 +17,27 @@ struct cli_progress {
   uint64_t total, done;
   int64_t start_ns, stage_ns, last_draw_ns, delay_ns;
   int drawn;
+  int pin;  /* the line keeps the terminal's last row (cli_progress_pin) */
+  int rows; /* pinned: the terminal's rows when the scrolling region above the line was set; 0 = not set */
 };
+
+/* The terminal's rows, 0 when unknown. */
+static int term_rows(void) {
+  struct winsize ws;
+  return ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_row : 0;
+}
+
+/* Escape sequences in one write(2): the terminal takes a write whole, so the application's own output,
+ * written at any moment, never lands between a cursor save and its restore. */
+static void put(const char *seq, size_t n) {
+  fflush(stderr);
+  while (n) {
+    ssize_t w = write(STDERR_FILENO, seq, n);
+    if (w <= 0) return;
+    seq += w;
+    n -= (size_t)w;
+  }
+}
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -88,8 +108,22 @@ static void draw(cli_progress *p, int64_t t) {
   struct winsize ws;
   size_t width = ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col - 1 : 79;
   if (n > 0 && (size_t)n > width) line[width] = 0;
-  fprintf(stderr, "\r%s\033[K", line);
-  fflush(stderr);
+  int rows = p->pin ? term_rows() : 0;
+  if (rows >= 3) {
+    /* the application writes on this terminal too: the line lives on the last row, below a scrolling region
+     * of the rows above (as apt draws its progress), so what the application writes scrolls above it and
+     * never runs onto it. First draw, or the terminal resized: make room below the cursor (index down, then
+     * up: the column kept), then set the region, the cursor restored where it was. */
+    char seq[700];
+    int k = 0;
+    if (rows != p->rows) k = snprintf(seq, sizeof seq, "\033D\033M\0337\033[1;%dr\0338", rows - 1);
+    k += snprintf(seq + k, sizeof seq - (size_t)k, "\0337\033[%d;1H%s\033[K\0338", rows, line);
+    put(seq, (size_t)k < sizeof seq ? (size_t)k : sizeof seq - 1);
+    p->rows = rows;
+  } else {
+    fprintf(stderr, "\r%s\033[K", line);
+    fflush(stderr);
+  }
   p->drawn = 1;
   p->last_draw_ns = t;
 }
@@ -110,9 +144,19 @@ void cli_progress_stage(cli_progress *p, const char *what, uint64_t total) {
   p->done = 0;
 }
 
+void cli_progress_pin(cli_progress *p) {
+  if (p) p->pin = 1;
+}
+
 void cli_progress_end(cli_progress *p) {
   if (!p) return;
-  if (p->drawn) {
+  if (p->rows) { /* pinned: the whole screen scrolls again; the line's row (then and now) cleared */
+    char seq[96];
+    int rows = term_rows(), k = snprintf(seq, sizeof seq, "\0337\033[r\033[%d;1H\033[K", p->rows);
+    if (rows > 0 && rows != p->rows) k += snprintf(seq + k, sizeof seq - (size_t)k, "\033[%d;1H\033[K", rows);
+    k += snprintf(seq + k, sizeof seq - (size_t)k, "\0338");
+    put(seq, (size_t)k);
+  } else if (p->drawn) {
     fputs("\r\033[K", stderr);
     fflush(stderr);
   }

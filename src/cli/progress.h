@@ -19,6 +19,10 @@ void cli_progress_update(cli_progress *p, uint64_t done);
 /* A new stage: a new label ("pass 2/3"; NULL keeps the old one) and total (0 = unknown); done counts from 0
  * again, and the rate is this stage's. */
 void cli_progress_stage(cli_progress *p, const char *what, uint64_t total);
+/* The line shares the terminal with another program's output (the application, while it runs): drawn on the
+ * terminal's last row, kept out of the scrolling region the program's output moves in, so neither runs onto
+ * the other; the region is given back at the end. Where the terminal's size is unknown: drawn as usual. */
+void cli_progress_pin(cli_progress *p);
 /* Clear the line (if drawn) and free. */
 void cli_progress_end(cli_progress *p);
 

@@ -51,6 +51,29 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
     if (st != HP_OK) *keep_dir = dirs[k];
     run_free_list(logs, n);
   }
+  /* processes whose collector kept no log said why in the folder's status file (hu_collector_status.h) */
+  long fpid = 0;
+  char fwhy[1100] = "";
+  size_t nfailed = 0, nfailed_first = 0;
+  for (size_t k = 0; k < nruns; k++) {
+    long p = 0;
+    char w[sizeof fwhy];
+    size_t f = run_collector_failures(dirs[k], &p, w, sizeof w);
+    if (f && !nfailed) {
+      fpid = p;
+      memcpy(fwhy, w, sizeof fwhy);
+    }
+    nfailed += f;
+    if (k == 0) nfailed_first = f;
+  }
+  if (st == HP_OK && (!nlogs || !nfirst) && (nruns == 1 ? nfailed : nfailed_first)) {
+    cli_error(
+        "%s not written: the collector could not keep a log in %zu process%s%s, so nothing was recorded "
+        "(process %ld: %s)",
+        output, nfailed, nfailed == 1 ? "" : "es", nruns > 1 ? " of the first run" : "", fpid, fwhy);
+    cli_drive_end(&d);
+    return RUN_NO_LOG;
+  }
   if (st == HP_OK && (!nlogs || !nfirst)) {
     struct statvfs v; /* a full disk stops the collector: say that, not "no activity" */
     if (statvfs(dirs[0], &v) == 0 && (unsigned long long)v.f_bavail * v.f_frsize < (1ull << 20))
@@ -74,7 +97,10 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
                        .ninputs = nruns};
   if (st == HP_OK) st = cli_drive_write(&d, &out);
   *stats = d.stats;
-  if (st == HP_OK) st = hp_store_commit(d.out);
+  if (st == HP_OK) st = cli_drive_commit(&d);
+  if (st == HP_OK && nfailed) /* never silenced by -q: what they did is missing from the store */
+    cli_warn("%zu process%s kept no log, so what %s did is not in %s (process %ld: %s)", nfailed,
+             nfailed == 1 ? "" : "es", nfailed == 1 ? "it" : "they", output, fpid, fwhy);
   if (st != HP_OK) {
     const char *why = cli_drive_why(&d, st), *sig = run_signal_name(run_stop_signal());
     if (!*keep_dir) *keep_dir = dirs[0];
@@ -100,7 +126,7 @@ const char *run_code_kept(const run_opts *o) {
 }
 
 /* The summary line of trace, kernel replay and multiplexing. */
-static void summary(const run_opts *o, const char *output, const hp_assemble_stats *st) {
+static void summary_line(const run_opts *o, const char *output, const hp_assemble_stats *st) {
   const hp_merge_stats *m = &st->merge;
   uint64_t nk = st->kernels_dispatched, np = m->rows_out[HP_TABLE_PROCESS]; /* kernels run, not created */
   uint64_t nd = m->rows_out[HP_TABLE_DISPATCH];
@@ -119,13 +145,23 @@ static void summary(const run_opts *o, const char *output, const hp_assemble_sta
             cli_noun(m->rows_out[HP_TABLE_COUNTER_VALUE], "value", "values"), o->npasses,
             o->npasses == 1 ? "" : "es");
   fprintf(stderr, " -> %s (%s); %s\n", output, o->format, run_code_kept(o));
+}
+
+/* The summary line (not with -q), then what was lost (-q or not). */
+static void summary(const run_opts *o, const char *output, const hp_assemble_stats *st) {
+  if (!o->quiet) summary_line(o, output, st);
+  run_warn_losses(st);
+}
+
+void run_warn_losses(const hp_assemble_stats *st) {
   if (st->unfinished_processes)
     cli_warn("%" PRIu64 " process%s did not finish (killed, or its log cut short): %" PRIu64
              " dispatch%s of %s kept, end time unknown",
              st->unfinished_processes, st->unfinished_processes == 1 ? "" : "es", st->unfinished_dispatches,
              st->unfinished_dispatches == 1 ? "" : "es", st->unfinished_processes == 1 ? "it" : "them");
   if (st->lost_records)
-    cli_warn("%" PRIu64 " records were lost (the collector ran out of space)", st->lost_records);
+    cli_warn("%" PRIu64 " %s lost (the collector ran out of space)", st->lost_records,
+             cli_noun(st->lost_records, "record was", "records were"));
 }
 
 void run_note_selection(const run_opts *o, const hp_assemble_stats *st) {
@@ -149,15 +185,13 @@ int run_app(const run_opts *o, int argc, char **argv) {
   int app_rc = run_launch(o, collector, dir, o->plan, 0, argc, argv, &started);
   hp_assemble_stats stats = {.size = sizeof stats};
   const char *keep = NULL;
-  if (!started) {
-    run_remove_dir(dir);
-  } else if (run_assemble(o, output, &dir, 1, &stats, &keep) == 0) {
-    if (!o->quiet) summary(o, output, &stats);
+  int arc = started ? run_assemble(o, output, &dir, 1, &stats, &keep) : 1;
+  if (arc == 0) {
+    summary(o, output, &stats);
     if (!o->quiet) run_note_selection(o, &stats);
-    run_remove_dir(dir);
-  } else if (!keep) {
-    rmdir(dir); /* nothing recorded: remove the empty directory; a failed assembly keeps the logs it named */
   }
+  if (!keep) run_remove_dir(dir);                          /* a failed assembly keeps the logs it named */
+  if (arc == RUN_NO_LOG && app_rc == 0) app_rc = CLI_FAIL; /* no profile, and not the application's doing */
   free(dir);
   free(output);
   free(collector);

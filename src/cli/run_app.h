@@ -40,6 +40,9 @@ typedef struct run_opts {
  * be started, or 1/2 for hubprof's own errors found before the application started. */
 int run_app(const run_opts *o, int argc, char **argv);
 
+/* The warnings of data lost in a run (processes that did not finish, records the collector could not store):
+ * printed after every assembly, -q or not. */
+void run_warn_losses(const hp_assemble_stats *st);
 /* What the store keeps of the programs' code (HUBPROF_CODE), for the summary line. */
 const char *run_code_kept(const run_opts *o);
 
@@ -60,6 +63,10 @@ const run_reaped *run_reaped_list(size_t *n);
 int run_prepare(const run_opts *o, const char *app, char **output, char **collector);
 /* A fresh directory for one run's logs, beside the output (or in $TMPDIR); NULL on failure. malloc'd. */
 char *run_make_log_dir(const char *output);
+/* How many processes of the run whose logs are in dir kept no log because their collector turned itself off
+ * (it could not create the log, or a setting was bad): the lines of dir's status file
+ * (hu_collector_status.h). The first one's process in *pid and message in why. */
+size_t run_collector_failures(const char *dir, long *pid, char *why, size_t len);
 /* Remove a log directory and the files in it. */
 void run_remove_dir(const char *dir);
 /* Paths of the logs in dir (hubprof-*.log), sorted; free with run_free_list. */
@@ -68,7 +75,10 @@ void run_free_list(char **v, size_t n);
 /* Assemble the logs of runs dirs[0..nruns) (run k's logs in dirs[k]; more than one run = application
  * replay) into `output` through the hub's pipeline (o->multiplex: imputed; o->match: replay matching).
  * Warnings printed as they come. 0 on success with *stats filled; 1 when nothing was recorded (warned,
- * *keep_dir NULL) or on failure (warned; *keep_dir = the folder whose logs are kept for `hubprof merge`). */
+ * *keep_dir NULL) or on failure (warned; *keep_dir = the folder whose logs are kept for `hubprof merge`);
+ * RUN_NO_LOG when nothing was recorded because the collector could not keep a log (said, with its reason):
+ * hubprof then exits non-zero even when the application exited 0. */
+#define RUN_NO_LOG 2
 int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_t nruns,
                  hp_assemble_stats *stats, const char **keep_dir);
 /* The last of SIGINT, SIGTERM, SIGHUP hubprof received while an application ran (passed on to it), or 0:

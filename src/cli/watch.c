@@ -41,6 +41,7 @@ cli_watch *cli_watch_start(const char *dir, const char *what, int quiet) {
     return NULL;
   }
   w->p = p;
+  cli_progress_pin(p); /* the application writes on this terminal too */
   w->next_count_ns = now_ns() + MIN_COUNT_NS;
   return w;
 }

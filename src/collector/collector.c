@@ -14,6 +14,8 @@
 #include "select.h"
 #include "stamp.h"
 
+#include "../common/hu_collector_status.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -89,7 +91,29 @@ static void read_cmdline(void) {
 }
 
 /* One line on stderr, "hubprof: ..."; a single write so lines of processes do not mix. */
-static void vsay(const char *fmt, va_list ap) {
+/* The line "<pid>\t<text>" appended to the status file of the log folder, when hubprof made one
+ * (hu_collector_status.h): how hubprof learns why this process kept no log. Made by hubprof with room
+ * reserved, so it takes the line on a full disk or in a folder the application made unwritable; absent (the
+ * collector loaded by hand), nothing is written. One write of at most ~1 KiB with O_APPEND: whole lines. */
+static void tell_hubprof(const char *text, size_t len) {
+  if (!g_env.output_dir) return;
+  char path[4096], line[1100];
+  if ((size_t)snprintf(path, sizeof path, "%s/" HU_COLLECTOR_STATUS, g_env.output_dir) >= sizeof path) return;
+  int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return;
+  struct stat sb;
+  int n = snprintf(line, sizeof line, "%ld\t%.*s", (long)getpid(), (int)len, text);
+  if (n > 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+    if ((size_t)n >= sizeof line) line[(n = (int)sizeof line - 1) - 1] = '\n';
+    ssize_t w = write(fd, line, (size_t)n);
+    (void)w;
+  }
+  close(fd);
+}
+
+/* One line "hubprof: ..." on stderr; tell: also into the status file for hubprof (the process keeps no log).
+ */
+static void vsay(int tell, const char *fmt, va_list ap) {
   char buf[1024];
   int saved = errno;
   int n = snprintf(buf, sizeof buf, "hubprof: ");
@@ -99,18 +123,27 @@ static void vsay(const char *fmt, va_list ap) {
   buf[len++] = '\n';
   ssize_t w = write(2, buf, len);
   (void)w;
+  if (tell) tell_hubprof(buf + n, len - (size_t)n);
   errno = saved;
 }
 __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsay(fmt, ap);
+  vsay(0, fmt, ap);
   va_end(ap);
+}
+/* The collector turns itself off before it has a log: said on stderr and to hubprof (status file). */
+__attribute__((format(printf, 1, 2))) static void say_off(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsay(1, fmt, ap);
+  va_end(ap);
+  atomic_store(&hpc_enabled, -1);
 }
 void hpc_say(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsay(fmt, ap);
+  vsay(0, fmt, ap);
   va_end(ap);
 }
 #define DEBUG(...)                                                                                           \
@@ -132,21 +165,18 @@ static void init_once(void) {
     return;
   }
   if (!ok) {
-    say("%s; tracing disabled", why);
-    atomic_store(&hpc_enabled, -1);
+    say_off("%s; tracing disabled", why);
     return;
   }
   const char *stamps = hpc_stamp_init(getenv("HUBPROF_TIMESTAMP")); /* enqueue times (stamp.c) */
   if (!stamps) {
-    say("HUBPROF_TIMESTAMP must be 'auto', 'tsc' or 'clock'; tracing disabled");
-    atomic_store(&hpc_enabled, -1);
+    say_off("HUBPROF_TIMESTAMP must be 'auto', 'tsc' or 'clock'; tracing disabled");
     return;
   }
   DEBUG("pid %ld: enqueue times from %s", (long)getpid(), stamps);
   if (pthread_key_create(&g_key, thread_gone) != 0 ||
       pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
-    say("cannot set up thread and fork handlers; tracing disabled");
-    atomic_store(&hpc_enabled, -1);
+    say_off("cannot set up thread and fork handlers; tracing disabled");
     return;
   }
   if (g_env.output_dir[0] != '/') { /* fixed now: the app may change directory before its first dispatch */
@@ -161,8 +191,7 @@ static void init_once(void) {
   hpc_code_keep = hpc_sample_on() || g_env.code == HPC_CODE_ALL; /* the kernels' machine code (sample.c) */
   for (size_t i = 0; i < NPROVS; i++)
     if (g_provs[i]->init(g_provs[i]->h, &g_env, &why) != 0) { /* kernel replay's counters, --api */
-      say("%s; %s disabled", why, g_env.profile ? "profiling" : "tracing");
-      atomic_store(&hpc_enabled, -1);
+      say_off("%s; %s disabled", why, g_env.profile ? "profiling" : "tracing");
       return;
     }
   DEBUG("pid %ld: %s into %s (%s)", (long)getpid(), g_env.profile ? "profiling" : "tracing", g_env.output_dir,
@@ -293,9 +322,8 @@ static void open_store_locked(void) {
     rc = hp_store_open(path, "log", HP_CREATE_LIVE, &s);
   }
   if (rc != HP_OK) {
-    say("%s; tracing disabled", s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(rc));
+    say_off("%s; tracing disabled", s && hp_store_error(s)[0] ? hp_store_error(s) : hp_status_str(rc));
     hp_store_abort(s); /* nothing was created */
-    atomic_store(&hpc_enabled, -1);
     atomic_store(&g_store_state, STORE_FAILED);
     return;
   }

@@ -272,9 +272,9 @@ static void top_kernels(rp *p, const ha_result *r) {
   }
   free(ord);
   hu_buf_printf(b,
-                "<p>Device time of the %zu kernels with the most, over every device (in brackets: the "
+                "<p>Device time of the %zu kernel%s with the most, over every device (in brackets: the "
                 "kernel's share of its device's time).</p>\n",
-                n);
+                n, n == 1 ? "" : "s");
   bar_chart(b, bars, n, "top kernels by device time");
 }
 
@@ -324,8 +324,8 @@ static void summary(rp *p, const char *name, const rp_span *sp, uint64_t lost) {
   hu_buf_str(b, "</dd>\n</dl>\n");
   if (lost)
     hu_buf_printf(
-        b, "<p class=\"warn\">The collector lost %" PRIu64 " records: the figures are lower bounds.</p>\n",
-        lost);
+        b, "<p class=\"warn\">The collector lost %" PRIu64 " record%s: the figures are lower bounds.</p>\n",
+        lost, lost == 1 ? "" : "s");
 }
 
 static void damage_note(rp *p) {

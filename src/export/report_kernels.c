@@ -231,7 +231,8 @@ static void histogram(hu_buf *b, rp_kname *kn, size_t idx) {
     hu_buf_printf(b, "<rect x=\"%zu\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"", 40 + x * bw,
                   H - h + 4, bw - 2, h);
     rp_color(b, idx);
-    hu_buf_printf(b, "\" data-count=\"%" PRIu64 "\"><title>%" PRIu64 " dispatches, ", cnt[x], cnt[x]);
+    hu_buf_printf(b, "\" data-count=\"%" PRIu64 "\"><title>%" PRIu64 " dispatch%s, ", cnt[x], cnt[x],
+                  cnt[x] == 1 ? "" : "es");
     rp_ns(b, (double)lo + (double)x * w);
     hu_buf_str(b, " to ");
     rp_ns(b, (double)lo + (double)(x + 1) * w);
@@ -340,9 +341,10 @@ int rp_kernel_sections(rp *p) {
     rp_color(b, i);
     hu_buf_str(b, "\"/></svg> <span class=\"kname\">");
     rp_text(b, kn->name);
-    hu_buf_printf(b, "</span> \xC2\xB7 %" PRIu64 " calls \xC2\xB7 ", kn->calls);
+    hu_buf_printf(b, "</span> \xC2\xB7 %" PRIu64 " call%s \xC2\xB7 ", kn->calls, kn->calls == 1 ? "" : "s");
     rp_ns(b, kn->total_ns);
-    hu_buf_printf(b, "</summary>\n<p>%" PRIu64 " calls, %" PRIu64 " timed, ", kn->calls, kn->timed);
+    hu_buf_printf(b, "</summary>\n<p>%" PRIu64 " call%s, %" PRIu64 " timed, ", kn->calls,
+                  kn->calls == 1 ? "" : "s", kn->timed);
     rp_ns(b, kn->total_ns);
     hu_buf_str(b, " of device time");
     if (kn->timed) {
@@ -467,7 +469,9 @@ static void flame(hu_buf *b, const ha_result *r) {
       hu_buf_str(b, ", exclusive ");
       rp_ns(b, ha_result_num(r, i, (size_t)cx));
     }
-    if (cc >= 0) hu_buf_printf(b, ", %" PRId64 " calls", ha_result_int(r, i, (size_t)cc));
+    if (cc >= 0)
+      hu_buf_printf(b, ", %" PRId64 " call%s", ha_result_int(r, i, (size_t)cc),
+                    ha_result_int(r, i, (size_t)cc) == 1 ? "" : "s");
     for (size_t c = 0; c < ha_result_ncols(r); c++) {
       int role = ha_result_col_role(r, c);
       if (role != HA_ROLE_COUNTER && role != HA_ROLE_METRIC) continue;
@@ -495,11 +499,11 @@ static void flame(hu_buf *b, const ha_result *r) {
 void rp_regions(rp *p, uint64_t nregions) {
   hu_buf *b = p->b;
   hu_buf_printf(b,
-                "<h2 id=\"regions\">Regions</h2>\n<p>%" PRIu64 " regions. The flame graph: each region "
+                "<h2 id=\"regions\">Regions</h2>\n<p>%" PRIu64 " region%s. The flame graph: each region "
                 "under the one around it, as wide as its inclusive time (hover for inclusive and "
                 "exclusive time and its counters); the tables as <code>hubprof analyze --by region</code> "
                 "and <code>--by region-tree</code> give them.</p>\n",
-                nregions);
+                nregions, nregions == 1 ? "" : "s");
   ha_result *tr = rp_query(p->s, HA_BY_REGION_TREE, NULL, NULL);
   if (!tr) tr = rp_query(p->s, HA_BY_REGION_TREE, "", "");
   if (tr) flame(b, tr);

@@ -5,6 +5,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "hub_internal.h"
 
+#include "../common/hu_io.h"
 #include "../common/hu_text.h"
 
 #include <assert.h>
@@ -214,6 +215,27 @@ static void free_store(hp_store *s) {
   free(s);
 }
 
+/* After the format's commit put a created store (HP_CREATE) at its path: its folder synced, so the new name
+ * survives a system crash. The store is complete and in place whatever this gives, so a failure is a note
+ * (hp_store_note), not an error: removing a finished store (and, with --force, the one it replaced) because
+ * durability could not be confirmed would lose more than it saves, as SQLite ignores a directory's failed
+ * sync too. The contract: docs/cli/exit-codes.md#a-store-whose-folder-cannot-be-synced. */
+static void sync_folder(hp_store *s) {
+  size_t l = strlen(s->path);
+  while (l > 1 && s->path[l - 1] == '/') /* a Parquet folder named "x.parquet/" */
+    l--;
+  size_t d = l;
+  while (d > 0 && s->path[d - 1] != '/')
+    d--;
+  char *dir = d == 0 ? strdup(".") : strndup(s->path, d == 1 ? 1 : d - 1);
+  if (!dir || hu_fsync_dir(dir) != 0)
+    hp_set_note(s,
+                "written and complete, but its folder could not be synced (%s): its name may not survive a "
+                "system crash",
+                dir ? strerror(errno) : "out of memory");
+  free(dir);
+}
+
 hp_status hp_store_commit(hp_store *s) {
   if (!s) return HP_ERR_INVALID;
   if (s->mode == HP_READ) return HP_ERR_UNSUPPORTED;
@@ -224,6 +246,7 @@ hp_status hp_store_commit(hp_store *s) {
     st = s->first_error;
   } else {
     st = s->ops->commit(s);
+    if (st == HP_OK && s->mode == HP_CREATE) sync_folder(s);
     if (st != HP_OK) {
       if (!s->error[0]) hp_set_error(s, st, "cannot commit: %s", hp_status_str(st));
       s->first_error = st;

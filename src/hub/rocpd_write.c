@@ -867,13 +867,7 @@ hp_status rp_commit(hp_store *s) {
   close(fd);
   if (rename(r->tmp, s->path) != 0)
     return hp_set_error(s, HP_ERR_IO, "cannot rename %s: %s", r->tmp, strerror(errno));
-  /* the new name is durable once the folder is synced */
-  const char *slash = strrchr(s->path, '/');
-  char *dir = slash ? strndup(s->path, slash == s->path ? 1 : (size_t)(slash - s->path)) : strdup(".");
-  int synced = dir && hu_fsync_dir(dir) == 0;
-  int e = errno;
-  free(dir);
-  if (!synced) return hp_set_error(s, HP_ERR_IO, "cannot sync the folder of %s: %s", s->path, strerror(e));
+  /* the new name is made durable by the hub (hp_store_commit syncs the folder) */
   rp_free_state(r);
   s->impl = NULL;
   return HP_OK;

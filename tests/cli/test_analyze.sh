@@ -201,7 +201,7 @@ rows = rows_csv()
 assert list(rows[0].keys()) == ["device", "kernel", "calls", "timed_calls", "total_ns", "avg_ns", "min_ns", "max_ns", "percent", "cold_calls"]
 assert rows[0]["calls"] == "5" and rows[0]["cold_calls"] == "1"
 '
-[ "$(wc -l <"$T/err")" = 1 ] && grep -q "1 of the 5 calls are cold: the first dispatch of their kernel in their process" "$T/err" &&
+[ "$(wc -l <"$T/err")" = 1 ] && grep -q "1 of the 5 calls is cold: the first dispatch of their kernel in their process" "$T/err" &&
   ok || bad "notes on a trace: $(cat "$T/err")"
 expect 0 "$HP" analyze --by dispatch --counters none --metrics none --format json trace.db
 py '

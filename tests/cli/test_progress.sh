@@ -126,6 +126,17 @@ if clinfo -l 2>/dev/null | grep -q Device && [ -x "$EX/launch_loop" ]; then
   run_case "kernel replay" 15000 profile "${C3[@]}" --replay kernel
   run_case "pass 3/3" 15000 profile "${C3[@]}" --replay application
   run_case "multiplexing" 15000 profile "${C3[@]}" --replay multiplex
+  # the application writes on the same terminal (stdout and stderr): the live line keeps the last row, below
+  # a scrolling region, so the application's line starts its own row and nothing runs onto the live line;
+  # at the end the line is gone and the summary is one whole row (issue 28)
+  VT_RAW="$T/raw" python3 tests/cli/vt_screen.py 12 250 "$HP" trace -f -o "$T/r.db" -- "$EX/launch_loop" 200000 \
+    >"$T/screen"
+  [ $? -eq 0 ] && ok || bad "trace on a terminal of 12 rows failed: $(cat "$T/screen")"
+  grep -aqE "hubprof: tracing: [1-9][0-9]* dispatches, " "$T/raw" && ok || bad "no live line drawn: $(tail -c 300 "$T/raw" | od -c | head)"
+  grep -qE "^launch_loop: n=200000 .* ok$" "$T/screen" && ! grep -q "dispatches/s" "$T/screen" && ok ||
+    bad "the application's line ran onto the live line, or the line stayed: $(cat "$T/screen")"
+  grep -qE "^hubprof: 20000[01] dispatches of 1 kernel in 1 process -> .*r\.db \(rocpd\); programs: .*\)$" "$T/screen" &&
+    ok || bad "the summary is not one whole row: $(cat "$T/screen")"
   ptyrun "$T/out" "$HP" profile -q "${C3[@]}" --replay application -f -o "$T/r.db" -- "$EX/launch_loop" 3000 >"$T/tty"
   ! grep -aq "dispatches" "$T/tty" && ok || bad "profile -q drew a live line: $(tr '\r' '\n' <"$T/tty" | tail -3)"
   "$HP" trace -f -o "$T/r.db" -- "$EX/launch_loop" 3000 >"$T/out" 2>"$T/err"

@@ -24,8 +24,11 @@ MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np 4)
 unset OMPI_COMM_WORLD_RANK PMI_RANK PMIX_RANK SLURM_PROCID HUBPROF_HOSTNAME
 
 # 1. mpirun -np 4 hubprof trace -o DIR -- APP: one store per rank, named for host, pid and rank
-expect 0 timeout 300 "${MPIRUN[@]}" "$HP" trace -q -o "$T/ranks" -- $EX/mpi/mpi_ocl
+expect 0 timeout 300 "${MPIRUN[@]}" "$HP" trace -o "$T/ranks" -- $EX/mpi/mpi_ocl
 grep -q "mpi_ocl: 4 ranks, 120 dispatches, ok" "$T/out" && ok || bad "the program's line: $(cat "$T/out")"
+# each rank's summary one whole line (issue 28: they interleaved mid-line), whatever order they came in
+n=$(grep -cE '^hubprof: [0-9]+ dispatch(es)? of [0-9]+ kernels? in 1 process -> [^ ]+/hubprof-[^ ]+-r[0-3]\.db \(rocpd\); programs: [^;]+$' "$T/err")
+[ "$n" -eq 4 ] && ok || bad "4 whole summary lines expected, $n: $(cat "$T/err")"
 n=$(ls "$T/ranks" | grep -cE '^hubprof-.+-[0-9]+-r[0-3]\.db$')
 [ "$n" -eq 4 ] && ok || bad "4 rank stores expected: $(ls -a "$T/ranks")"
 [ "$(ls -A "$T/ranks" | wc -l)" -eq 4 ] && ok || bad "leftovers in the folder: $(ls -a "$T/ranks")"

@@ -4,7 +4,8 @@
  * count; the count is the counter's final value), FAULT_ERRNO=ENOSPC|EIO (default ENOSPC), FAULT_PATH=PREFIX
  * (optional: only calls on regular files under it, e.g. the test's folder, not the OpenCL runtime's kernel
  * cache; msync is always counted). Writes to anything but a regular file (terminals, pipes: the messages) are
- * never counted nor failed. */
+ * never counted nor failed. FAULT_DIRSYNC=K (optional): the Kth fsync of a folder under FAULT_PATH fails
+ * (counted apart, in the counter file's second 8 bytes; a folder's sync is never counted with the others). */
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -21,8 +22,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-static _Atomic uint64_t *g_counter; /* shared through FAULT_STATE's mapping */
-static uint64_t g_n;
+static _Atomic uint64_t
+    *g_counter; /* shared through FAULT_STATE's mapping: [0] the calls, [1] folder syncs */
+static uint64_t g_n, g_dirsync;
 static int g_errno = ENOSPC;
 static int g_ready;          /* 1: armed, -1: off (no FAULT_STATE or it cannot be mapped) */
 static const char *g_prefix; /* FAULT_PATH */
@@ -35,16 +37,18 @@ static void setup(void) {
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return;
   struct stat sb;
-  if (fstat(fd, &sb) != 0 || (sb.st_size < 8 && ftruncate(fd, 8) != 0)) { /* ours: the real one */
+  if (fstat(fd, &sb) != 0 || (sb.st_size < 16 && ftruncate(fd, 16) != 0)) { /* ours: the real one */
     close(fd);
     return;
   }
-  void *m = mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void *m = mmap(NULL, 16, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (m == MAP_FAILED) return;
   g_counter = m;
   const char *n = getenv("FAULT_N"), *e = getenv("FAULT_ERRNO");
   g_n = n ? strtoull(n, NULL, 10) : 0;
+  const char *k = getenv("FAULT_DIRSYNC");
+  g_dirsync = k ? strtoull(k, NULL, 10) : 0;
   if (e && strcmp(e, "EIO") == 0) g_errno = EIO;
   g_prefix = getenv("FAULT_PATH");
   g_ready = 1;
@@ -118,9 +122,26 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) {
   return real_pwrite64(fd, buf, n, off);
 }
 
+/* A folder under FAULT_PATH whose sync is the FAULT_DIRSYNC-th: 1 (errno set). */
+static int dir_hit(int fd) {
+  int saved = errno;
+  setup();
+  struct stat sb;
+  int r = 0;
+  if (g_ready == 1 && fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) { /* counted even without FAULT_DIRSYNC */
+    char link[64], path[PATH_MAX];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof path - 1);
+    path[n > 0 ? n : 0] = 0;
+    r = n > 0 && under(path) && atomic_fetch_add(&g_counter[1], 1) + 1 == g_dirsync;
+  }
+  errno = r ? g_errno : saved;
+  return r;
+}
+
 int fsync(int fd) {
   REAL(fsync);
-  if (regular(fd) && hit()) return -1;
+  if ((regular(fd) && hit()) || dir_hit(fd)) return -1;
   return real_fsync(fd);
 }
 
