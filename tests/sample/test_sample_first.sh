@@ -19,8 +19,12 @@ need_opencl test_sample_first
 cd "$T"
 ITERS=4000000
 
-# 1. the ordinary run: PoCL caches the kernels, without their IR
+# 1. the ordinary run: PoCL caches the kernels, without their IR. Run twice: on a warm cache PoCL itself
+# (its LLVM) prints the verifier's complaint about the -g bitcode ("function definition may only have a
+# distinct !dbg attachment"), without hubprof: the application's own stderr, which hubprof leaves alone
 "$EX/hot_spot" -g $ITERS 1 >plain.out 2>plain.err || bad "hot_spot alone failed: $(cat plain.err)"
+"$EX/hot_spot" -g $ITERS 1 >/dev/null 2>plain2.err
+sort -u plain.err plain2.err >own.err
 if [ -n "$(find "$T/cache" -name hot.so)" ] && [ -z "$(find "$T/cache" -name parallel.bc)" ]; then ok; else
   bad "the ordinary run did not cache hot.so without its IR under $T/cache"
 fi
@@ -29,8 +33,8 @@ fi
 # itself and hubprof's own lines
 expect 0 "$HP" sample -o s.db -- "$EX/hot_spot" -g $ITERS 1
 if cmp -s plain.out out; then ok; else bad "output differs under sample: $(head -3 out)"; fi
-tr '\r' '\n' <err | grep -v '^hubprof' | grep -v '^\s*$' >noise
-if diff -q noise plain.err >/dev/null; then ok; else bad "tool noise on the terminal: $(head -5 noise)"; fi
+tr '\r' '\n' <err | grep -v '^hubprof' | grep -v '^\s*$' | grep -vxFf own.err >noise
+if [ ! -s noise ]; then ok; else bad "tool noise on the terminal: $(head -5 noise)"; fi
 
 # 3. the source lines of -g alone on the first try: the loop line of `hot`; analyze's stderr has its own notes only
 expect 0 "$HP" analyze --by line --kernel hot --format csv s.db
@@ -40,8 +44,8 @@ fi
 if ! grep -qv '^hubprof' err; then ok; else bad "analyze --by line: not hubprof's on stderr: $(head -3 err)"; fi
 # a second sample reuses the kernels hubprof's cache keeps (built with their IR once): lines again
 expect 0 "$HP" sample -q -o s2.db -- "$EX/hot_spot" -g $ITERS 1
-tr '\r' '\n' <err | grep -v '^hubprof' | grep -v '^\s*$' >noise
-if diff -q noise plain.err >/dev/null; then ok; else bad "tool noise on the second sample: $(head -5 noise)"; fi
+tr '\r' '\n' <err | grep -v '^hubprof' | grep -v '^\s*$' | grep -vxFf own.err >noise
+if [ ! -s noise ]; then ok; else bad "tool noise on the second sample: $(head -5 noise)"; fi
 expect 0 "$HP" analyze --by line --kernel hot --format csv s2.db
 if awk -F, 'NR==2 && $3 ~ /:3$/ && $2 > 60 {f=1} END {exit !f}' out && ! grep -qv '^hubprof' err; then ok; else
   bad "second sample: $(head -3 out) $(cat err)"
