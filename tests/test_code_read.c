@@ -168,10 +168,10 @@ static void sass_text(void) {
 /* A function of AVX-512 instructions (never called: the CPU need not have them) between ordinary ones: VNNI,
  * BF16 and FP16 are newer than capstone 4's tables, which stopped the whole section's disassembly there. */
 __asm__(".text\n.globl hp_test_avx512\n.type hp_test_avx512, @function\nhp_test_avx512:\n"
-        "  vaddps %zmm2, %zmm1, %zmm0\n"  /* AVX-512F */
-        "  vpdpbusd %zmm2, %zmm1, %zmm0\n" /* AVX-512 VNNI */
+        "  vaddps %zmm2, %zmm1, %zmm0\n"         /* AVX-512F */
+        "  vpdpbusd %zmm2, %zmm1, %zmm0\n"       /* AVX-512 VNNI */
         "  vcvtne2ps2bf16 %zmm2, %zmm1, %zmm0\n" /* AVX-512 BF16 */
-        "  vaddph %zmm2, %zmm1, %zmm0\n"  /* AVX-512 FP16 */
+        "  vaddph %zmm2, %zmm1, %zmm0\n"         /* AVX-512 FP16 */
         "  addq $1, %rax\n  ret\n.size hp_test_avx512, .-hp_test_avx512\n"
         ".globl hp_test_after\n.type hp_test_after, @function\nhp_test_after:\n  xorl %eax, %eax\n  ret\n"
         ".size hp_test_after, .-hp_test_after\n.previous\n");
@@ -204,8 +204,10 @@ static void avx512(const unsigned char *b, size_t n, int llvm) {
   CHECK(x && x->addr == after && !strncmp(x->text, "xor", 3));
   x = cr_insn_at(&c, after);
   CHECK_MSG(x && !strncmp(x->text, "xor", 3), "the code after it: %s", x ? x->text : "(none)");
-  if (llvm) CHECK_MSG(c.llvm_insns >= 1 && c.undecoded == 0, "llvm %zu, undecoded %zu", c.llvm_insns, c.undecoded);
-  if (!llvm) CHECK_MSG(c.undecoded > 0, "capstone alone decoded every AVX-512 instruction: the test shows nothing");
+  if (llvm)
+    CHECK_MSG(c.llvm_insns >= 1 && c.undecoded == 0, "llvm %zu, undecoded %zu", c.llvm_insns, c.undecoded);
+  if (!llvm)
+    CHECK_MSG(c.undecoded > 0, "capstone alone decoded every AVX-512 instruction: the test shows nothing");
   cr_free(&c);
 }
 

@@ -271,8 +271,10 @@ static hp_status read_code(hp_store *s, attr *a, ha_result *res) {
         hai_note(res, "warning: code object %s: %s; instructions without lines", o->uri, o->code.no_lines))
       st = HP_ERR_NOMEM;
     if (o->readable && o->code.undecoded &&
-        hai_note(res, "code object %s: %zu bytes no disassembler here could decode are shown as \"(not decoded: "
-                 "...)\" rows (docs/sampling.md#instructions)", o->uri, o->code.undecoded))
+        hai_note(res,
+                 "code object %s: %zu bytes no disassembler here could decode are shown as \"(not decoded: "
+                 "...)\" rows (docs/sampling.md#instructions)",
+                 o->uri, o->code.undecoded))
       st = HP_ERR_NOMEM;
     if (!o->readable && !warned++ &&
         hai_note(res, "warning: code object %s: %s; showing addresses only", o->uri,
@@ -318,7 +320,8 @@ static hp_status group_hits(attr *a, int by, const char *src, ha_result *res) {
       if (in)
         snprintf(x.text, sizeof x.text, "%s", in->text);
       else if (cc)
-        snprintf(x.text, sizeof x.text, "(no instruction here: outside the code object's executable sections)");
+        snprintf(x.text, sizeof x.text,
+                 "(no instruction here: outside the code object's executable sections)");
       break;
     case HA_BY_FUNCTION:
       snprintf(x.key, sizeof x.key, "%s", fn ? fn->name : "?");

@@ -1,5 +1,6 @@
 /* LLVM's disassembler for the instructions capstone does not decode (AVX-512 extensions newer than capstone
- * 4's tables, ...): the LLVM library is loaded with dlopen when the first such instruction is met, never linked. */
+ * 4's tables, ...): the LLVM library is loaded with dlopen when the first such instruction is met, never
+ * linked. */
 /* SPDX-License-Identifier: MIT */
 #include "code_read.h"
 
@@ -23,7 +24,7 @@ struct cr_llvm {
 };
 
 /* The LLVM releases tried, newest first after PoCL's own (15); $HUBPROF_LIBLLVM names another. */
-static const char *const libs[] = {"libLLVM-15.so.1", "libLLVM-15.so", "libLLVM.so.19.1", "libLLVM.so.18.1",
+static const char *const libs[] = {"libLLVM-15.so.1", "libLLVM-15.so",   "libLLVM.so.19.1", "libLLVM.so.18.1",
                                    "libLLVM-17.so.1", "libLLVM-16.so.1", "libLLVM-14.so.1", "libLLVM-14.so"};
 
 cr_llvm *cr_llvm_open(int elf_machine) {
@@ -38,8 +39,7 @@ cr_llvm *cr_llvm_open(int elf_machine) {
     return NULL;
   const char *env = getenv("HUBPROF_LIBLLVM");
   void *lib = NULL;
-  if (env && *env)
-    lib = dlopen(env, RTLD_LAZY | RTLD_LOCAL);
+  if (env && *env) lib = dlopen(env, RTLD_LAZY | RTLD_LOCAL);
   for (size_t i = 0; !lib && !(env && *env) && i < sizeof libs / sizeof libs[0]; i++)
     lib = dlopen(libs[i], RTLD_LAZY | RTLD_LOCAL);
   if (!lib) return NULL;

@@ -154,8 +154,8 @@ typedef struct open_range {
   uint64_t thread_id;  /* thread that started it */
   int64_t start_ns;
   const char *category;
-  int host_ok;                       /* host[] holds the thread's counts at its start (profile with counters) */
-  double host[HPC_REGION_HOST_MAX];  /* ... read then */
+  int host_ok; /* host[] holds the thread's counts at its start (profile with counters) */
+  double host[HPC_REGION_HOST_MAX]; /* ... read then */
   char name[HPC_REGION_NAME_MAX];
 } open_range;
 static open_range g_open[OPEN_SLOTS];

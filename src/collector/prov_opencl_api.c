@@ -171,7 +171,8 @@ static void drain_mine(void) {
 /* A transfer command was enqueued (rc, and its event in *evp; `app_ev`: the application asked for it and
  * keeps its own reference): its API region, and its memory_copy row now or once the event completes. */
 static void copy_done(const char *name, size_t len, int64_t t0, int host_ok, const double *host,
-                      cl_command_queue q, uint32_t dir, uint64_t bytes, cl_int rc, cl_event *evp, int app_ev) {
+                      cl_command_queue q, uint32_t dir, uint64_t bytes, cl_int rc, cl_event *evp,
+                      int app_ev) {
   call_done(name, len, t0, host_ok, host);
   if (rc != CL_SUCCESS || !*evp) return;
   int saved = errno;
@@ -450,7 +451,8 @@ static void *CL_API_CALL A_clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_b
   if (e) *e = rc;
   map_put(p, n);
   errno = saved;
-  copy_done(NAME(clEnqueueMapBuffer), t0, host_ok, host, q, HP_COPY_D2H, n, p ? rc : CL_OUT_OF_RESOURCES, evp, ev != NULL);
+  copy_done(NAME(clEnqueueMapBuffer), t0, host_ok, host, q, HP_COPY_D2H, n, p ? rc : CL_OUT_OF_RESOURCES, evp,
+            ev != NULL);
   return p;
 }
 static void *CL_API_CALL A_clEnqueueMapImage(cl_command_queue q, cl_mem im, cl_bool blk, cl_map_flags f,
@@ -469,7 +471,8 @@ static void *CL_API_CALL A_clEnqueueMapImage(cl_command_queue q, cl_mem im, cl_b
   uint64_t n = image_bytes(im, r);
   map_put(p, n);
   errno = saved;
-  copy_done(NAME(clEnqueueMapImage), t0, host_ok, host, q, HP_COPY_D2H, n, p ? rc : CL_OUT_OF_RESOURCES, evp, ev != NULL);
+  copy_done(NAME(clEnqueueMapImage), t0, host_ok, host, q, HP_COPY_D2H, n, p ? rc : CL_OUT_OF_RESOURCES, evp,
+            ev != NULL);
   return p;
 }
 static cl_int CL_API_CALL A_clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p, cl_uint nw,

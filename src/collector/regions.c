@@ -623,8 +623,8 @@ void hpc_region_write(const char *category, const char *name, size_t len, int64_
   errno = saved;
 }
 
-void hpc_region_write_host(const char *category, const char *name, size_t len, int64_t start_ns, int64_t end_ns,
-                           const double *host_begin) {
+void hpc_region_write_host(const char *category, const char *name, size_t len, int64_t start_ns,
+                           int64_t end_ns, const double *host_begin) {
   rstate *st = t_state;
   if (HPC_UNLIKELY(!st) && !(st = state_slow())) return;
   int saved = errno;

@@ -124,13 +124,13 @@ static code g_code[MAX_CODE];
 static _Atomic size_t g_ncode; /* appended under g_mlock; read without it (entries are complete first) */
 static pthread_mutex_t g_mlock = PTHREAD_MUTEX_INITIALIZER; /* scan_maps, g_hashes */
 #define NKSEEN 4096
-static _Atomic uint32_t g_kseen[NKSEEN / 32]; /* kernel ids whose dispatches were harvested */
-static _Atomic uint32_t g_kagent[NKSEEN];     /* their agent + 1 (the device that ran the first) */
-static _Atomic uint32_t g_last_agent;         /* agent + 1 of the last kernel seen first */
-static int64_t g_scan_ns;                     /* when the last scan of the maps began (g_mlock) */
+static _Atomic uint32_t g_kseen[NKSEEN / 32];   /* kernel ids whose dispatches were harvested */
+static _Atomic uint32_t g_kagent[NKSEEN];       /* their agent + 1 (the device that ran the first) */
+static _Atomic uint32_t g_last_agent;           /* agent + 1 of the last kernel seen first */
+static int64_t g_scan_ns;                       /* when the last scan of the maps began (g_mlock) */
 static unsigned long long g_dl_adds, g_dl_subs; /* the loader's load and unload counts then */
-static _Atomic int g_code_new;                /* a kernel ran for the first time: look for its code */
-static char (*g_hashes)[65];                  /* hashes whose bytes are in the log */
+static _Atomic int g_code_new;                  /* a kernel ran for the first time: look for its code */
+static char (*g_hashes)[65];                    /* hashes whose bytes are in the log */
 static size_t g_nhash;
 
 static psample *g_pend;
@@ -223,7 +223,8 @@ int hpc_sample_init(const char **why) {
   return 0;
 }
 
-void hpc_sample_window(uint64_t dispatch_id, uint32_t kernel_id, uint32_t agent_id, int64_t start, int64_t end) {
+void hpc_sample_window(uint64_t dispatch_id, uint32_t kernel_id, uint32_t agent_id, int64_t start,
+                       int64_t end) {
   if (!g_on) return;
   pthread_mutex_lock(&g_wlock);
   if (end) {
@@ -242,8 +243,8 @@ void hpc_sample_running(const hp_dispatch *begun, int64_t start) {
   while (i < g_nopen && g_open[i].w.dispatch_id != begun->id)
     i++;
   if (i == g_nopen && g_nopen < NOPEN)
-    g_open[g_nopen++] =
-        (running){{begun->id, (uint32_t)begun->kernel_id, (uint32_t)begun->agent_id, start, INT64_MAX}, *begun, 0};
+    g_open[g_nopen++] = (running){
+        {begun->id, (uint32_t)begun->kernel_id, (uint32_t)begun->agent_id, start, INT64_MAX}, *begun, 0};
   pthread_mutex_unlock(&g_wlock);
 }
 
@@ -445,8 +446,9 @@ static void scan_maps_locked(hp_store *s) {
     if (path[0] != '/' || !is_kernel_code(path)) continue;
     uint64_t dev = ((uint64_t)maj << 32) | min;
     size_t i = 0;
-    while (i < ncode && !(g_code[i].lo == lo && g_code[i].hi == hi && g_code[i].dev == dev &&
-                          g_code[i].ino == ino && !atomic_load_explicit(&g_code[i].gone, memory_order_relaxed)))
+    while (i < ncode &&
+           !(g_code[i].lo == lo && g_code[i].hi == hi && g_code[i].dev == dev && g_code[i].ino == ino &&
+             !atomic_load_explicit(&g_code[i].gone, memory_order_relaxed)))
       i++;
     if (i < ncode) {
       g_code[i].seen = 1;
