@@ -62,7 +62,8 @@ static const cli_opt sample_opts[] = {
              "('glob:PATTERN' for a glob)"},
     {.name = "no-keep-ir",
      .kind = CLI_OPT_FLAG,
-     .help = "do not ask PoCL to keep each kernel's IR (parallel.bc) for the source lines of -g alone"},
+     .help = "do not ask PoCL to keep each kernel's IR (parallel.bc) for the source lines of -g alone, nor "
+             "give it hubprof's kernel cache (~/.cache/hubprof/pocl-kcache, unless POCL_CACHE_DIR is set)"},
     {.name = "preload",
      .kind = CLI_OPT_FLAG,
      .help = "also load the collector with LD_PRELOAD (for OpenCL loaders without layer support)"},
