@@ -142,10 +142,11 @@ $(B)/fuzz/%: tests/fuzz/%.c $(HUB_SRC) $(HDRS) $(wildcard tests/fuzz/*.h)
 	  $(LDLIBS_HUB)
 # The code-object reader of the attribution groupings (capstone, libdw) alone: its own rule.
 $(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c src/analysis/code_read.c src/analysis/code_read.h src/common/hu_bytes.c \
-  src/analysis/code_lines.c src/analysis/code_lines.h src/analysis/code_sass.c
+  src/analysis/code_lines.c src/analysis/code_lines.h src/analysis/code_sass.c src/analysis/code_llvm.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< src/analysis/code_read.c \
-	  src/analysis/code_lines.c src/analysis/code_sass.c src/common/hu_bytes.c -o $@ $(LDLIBS_SAMPLE)
+	  src/analysis/code_lines.c src/analysis/code_sass.c src/analysis/code_llvm.c src/common/hu_bytes.c -o $@ \
+	  $(LDLIBS_SAMPLE)
 fuzz: $(addprefix $(B)/fuzz/,$(FUZZERS))
 
 # The LLVM plugin of analysis (source lines for -g alone on PoCL, src/analysis/llvm_regen.c): LLVM 15's C API,

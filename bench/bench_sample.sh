@@ -4,26 +4,29 @@
 # periods (HUBPROF_SAMPLE_PERIOD_US 10000, 1000, 100), interleaved in one run: median and min-max of R rounds,
 # slowdown against trace in the same round order; in wall time (the app's own figure) and in the process's CPU
 # time.
-# usage: bench_sample.sh [N [ROUNDS]]
+# SYNC (default 1000) is launch_loop's clFinish interval: 1 waits after every dispatch (a synchronous program,
+# as clpeak's latency test: issue 28's "sample cost on synchronous dispatches").
+# usage: bench_sample.sh [N [ROUNDS [SYNC]]]
 # SPDX-License-Identifier: MIT
 . "$(dirname "$0")/lib.sh"
 bench_start
 n=${1:-50000}
 rounds=${2:-5}
+sync=${3:-1000}
 # one ENV...: "wall cpu" of one run: the app's own host ns per dispatch, and the CPU time of the whole process
 # (every thread: the application, PoCL's workers, the harvester, the sampling interrupts) per dispatch,
 # which a loaded machine disturbs less than wall time
 one() {
   python3 -c '
 import os, re, resource, subprocess, sys
-n, app = sys.argv[1], sys.argv[2]
+n, app, sync = sys.argv[1], sys.argv[2], sys.argv[3]
 env = dict(os.environ)
-for kv in sys.argv[3:]:
+for kv in sys.argv[4:]:
     k, v = kv.split("=", 1)
     env[k] = v
-out = subprocess.run([app, n, "1000"], env=env, capture_output=True, text=True, check=True).stdout
+out = subprocess.run([app, n, sync], env=env, capture_output=True, text=True, check=True).stdout
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(re.search(r"ns_per_dispatch=([0-9.]+)", out).group(1), (r.ru_utime + r.ru_stime) * 1e9 / int(n))' "$n" "$LAUNCH_LOOP" "$@"
+print(re.search(r"ns_per_dispatch=([0-9.]+)", out).group(1), (r.ru_utime + r.ru_stime) * 1e9 / int(n))' "$n" "$LAUNCH_LOOP" "$sync" "$@"
 }
 run() { # ENV...: under the collector
   rm -rf "$dir/logs" && mkdir -p "$dir/logs"
@@ -55,5 +58,5 @@ table() { # TITLE ARRAY-NAME
       'BEGIN { printf "%-40s %9.1f %17s %9.2fx\n", L, m, l "-" h, m / t }'
   done
 }
-table "launch_loop $n dispatches, $rounds rounds: wall" wall
+table "launch_loop $n dispatches (clFinish every $sync), $rounds rounds: wall" wall
 table "process CPU time per dispatch" cpu

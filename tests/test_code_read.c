@@ -165,6 +165,52 @@ static void sass_text(void) {
   cr_free(&c);
 }
 
+/* A function of AVX-512 instructions (never called: the CPU need not have them) between ordinary ones: VNNI,
+ * BF16 and FP16 are newer than capstone 4's tables, which stopped the whole section's disassembly there. */
+__asm__(".text\n.globl hp_test_avx512\n.type hp_test_avx512, @function\nhp_test_avx512:\n"
+        "  vaddps %zmm2, %zmm1, %zmm0\n"         /* AVX-512F */
+        "  vpdpbusd %zmm2, %zmm1, %zmm0\n"       /* AVX-512 VNNI */
+        "  vcvtne2ps2bf16 %zmm2, %zmm1, %zmm0\n" /* AVX-512 BF16 */
+        "  vaddph %zmm2, %zmm1, %zmm0\n"         /* AVX-512 FP16 */
+        "  addq $1, %rax\n  ret\n.size hp_test_avx512, .-hp_test_avx512\n"
+        ".globl hp_test_after\n.type hp_test_after, @function\nhp_test_after:\n  xorl %eax, %eax\n  ret\n"
+        ".size hp_test_after, .-hp_test_after\n.previous\n");
+
+/* Every instruction of hp_test_avx512 decoded (by capstone, or LLVM where the library is there), and the code
+ * after it too: before, the first instruction capstone did not know ended the section's instructions. */
+static void avx512(const unsigned char *b, size_t n, int llvm) {
+  cr_code c;
+  CHECK(cr_read(b, n, &c) == 0);
+  uint64_t lo = 0, after = 0;
+  for (size_t i = 0; i < c.nfuncs; i++) {
+    if (!strcmp(c.funcs[i].name, "hp_test_avx512")) lo = c.funcs[i].lo;
+    if (!strcmp(c.funcs[i].name, "hp_test_after")) after = c.funcs[i].lo;
+  }
+  CHECK(lo && after > lo);
+  static const char *const want[] = {"vaddps", "vpdpbusd", "vcvtne2ps2bf16", "vaddph", "add", "ret"};
+  const cr_insn *x = cr_insn_at(&c, lo);
+  if (llvm) { /* each of them, with its name */
+    for (size_t i = 0; i < sizeof want / sizeof want[0] && x; i++) {
+      CHECK_MSG(!strncmp(x->text, want[i], strlen(want[i])), "instruction %zu: '%s', want %s", i, x->text,
+                want[i]);
+      x = cr_insn_at(&c, x->addr + x->size);
+    }
+  } else { /* without LLVM: what capstone does not know is one row saying so, up to the next function */
+    while (x && x->addr < after) {
+      CHECK_MSG(strstr(x->text, "not decoded") || strncmp(x->text, "(", 1), "row '%s'", x->text);
+      x = cr_insn_at(&c, x->addr + x->size);
+    }
+  }
+  CHECK(x && x->addr == after && !strncmp(x->text, "xor", 3));
+  x = cr_insn_at(&c, after);
+  CHECK_MSG(x && !strncmp(x->text, "xor", 3), "the code after it: %s", x ? x->text : "(none)");
+  if (llvm)
+    CHECK_MSG(c.llvm_insns >= 1 && c.undecoded == 0, "llvm %zu, undecoded %zu", c.llvm_insns, c.undecoded);
+  if (!llvm)
+    CHECK_MSG(c.undecoded > 0, "capstone alone decoded every AVX-512 instruction: the test shows nothing");
+  cr_free(&c);
+}
+
 int main(void) {
   sass_text();
   size_t n;
@@ -179,6 +225,10 @@ int main(void) {
     if (!strcmp(c.funcs[i].name, "main")) off = c.funcs[i].lo + 4;
   CHECK(off && cr_line_at(&c, off) != NULL);
   cr_free(&c);
+  avx512(b, n, 1);
+  setenv("HUBPROF_LIBLLVM", "none", 1); /* an analysing machine without the LLVM library */
+  avx512(b, n, 0);
+  unsetenv("HUBPROF_LIBLLVM");
   char dir[] = "/tmp/hubprof-coderead-XXXXXX", path[64];
   CHECK(mkdtemp(dir) != NULL);
   snprintf(path, sizeof path, "%s/good.log", dir);

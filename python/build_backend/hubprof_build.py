@@ -1,6 +1,7 @@
-"""In-tree PEP 517 build backend of the hubprof Python package: builds a wheel holding the pure-Python
-package and the hub's C library (hubprof/_native/libhubprof.so), made with the source tree's Makefile or
-taken from $HUBPROF_LIB. It needs nothing from PyPI, so `pip install ./python` works offline."""
+"""In-tree PEP 517 build backend of the hubprof Python package: builds a wheel that is the whole tool: the
+pure-Python package, the hub's C library (hubprof/_native/libhubprof.so), the hubprof program and the collector
+beside it, and the `hubprof` command (a console script), made with the source tree's Makefile or taken from
+the folder of $HUBPROF_LIB. It needs nothing from PyPI, so `pip install ./python` works offline."""
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
@@ -70,21 +71,53 @@ def _tag() -> str:
     return "py3-none-" + sysconfig.get_platform().replace("-", "_").replace(".", "_")
 
 
-def _find_library(config_settings: dict | None) -> Path:
-    """The libhubprof.so to bundle: config setting `lib` or $HUBPROF_LIB, else built with make."""
+# What the wheel carries beside the library, from the source tree's build/ (all made by `make all`): the
+# hubprof program, the collector it loads into applications and the exit shim beside it, and (when LLVM 15 was
+# there to build it) the analysis plugin for source lines. The program finds them beside itself.
+PROGRAM = "hubprof"
+NATIVE = ["libhubprof_collector.so", "libhubprof_exit.so"]
+OPTIONAL = ["libhubprof_llvm.so"]
+
+
+def _given(config_settings: dict | None) -> Path | None:
     given = (config_settings or {}).get("lib") or os.environ.get("HUBPROF_LIB")
+    return Path(given) if given else None
+
+
+def _find_library(config_settings: dict | None) -> Path:
+    """The libhubprof.so to bundle: config setting `lib` or $HUBPROF_LIB, else built with make (with the
+    program and the collector: the whole tool)."""
+    given = _given(config_settings)
     if given:
-        path = Path(given)
-        if not path.is_file():
-            raise RuntimeError(f"hubprof build: {path}: no such library")
-        return path
+        if not given.is_file():
+            raise RuntimeError(f"hubprof build: {given}: no such library")
+        return given
     if (REPO / "Makefile").is_file() and (REPO / "include" / "hubprof" / "hub.h").is_file():
-        cmd = ["make", "-C", str(REPO), f"build/{LIB}"]
+        cmd = ["make", "-C", str(REPO), f"build/{LIB}", f"build/{PROGRAM}", "collector"]
         print("hubprof build: " + " ".join(cmd), file=sys.stderr)
         subprocess.run(cmd, check=True, stdout=sys.stderr)
         return REPO / "build" / LIB
     raise RuntimeError("hubprof build: no hubprof source tree above python/ to build libhubprof.so in; "
                        "set HUBPROF_LIB to a built libhubprof.so")
+
+
+def _native_files(lib: Path) -> list[tuple[str, bytes, int]]:
+    """The program and the collector from the library's folder (build/, or HUBPROF_LIB's folder). Missing
+    ones are an error: a wheel without them is not the whole tool (HUBPROF_WHEEL_LIBRARY_ONLY=1 builds the
+    bindings alone, for a machine where only the library was built)."""
+    if os.environ.get("HUBPROF_WHEEL_LIBRARY_ONLY") == "1":
+        return []
+    folder = lib.resolve().parent
+    out = []
+    for name in [PROGRAM, *NATIVE, *OPTIONAL]:
+        f = folder / name
+        if not f.is_file():
+            if name in OPTIONAL:
+                continue
+            raise RuntimeError(f"hubprof build: {f} is missing: build it with `make all` (or set "
+                               "HUBPROF_WHEEL_LIBRARY_ONLY=1 for a wheel of the bindings alone)")
+        out.append((f"hubprof/_native/{name}", f.read_bytes(), 0o755))
+    return out
 
 
 def _package_files() -> list[tuple[str, Path]]:
@@ -116,7 +149,15 @@ class _Wheel:
         self.zip.close()
 
 
-def _write_wheel(wheel_directory: str, files: list[tuple[str, bytes, int]]) -> str:
+def _entry_points(p: dict) -> str:
+    """entry_points.txt from [project.scripts]: the `hubprof` command."""
+    scripts = p.get("scripts", {})
+    if not scripts:
+        return ""
+    return "[console_scripts]\n" + "".join(f"{k} = {v}\n" for k, v in scripts.items())
+
+
+def _write_wheel(wheel_directory: str, files: list[tuple[str, bytes, int]], entry_points: str = "") -> str:
     p = _project()
     name = _dist_name(p)
     tag = _tag()
@@ -129,6 +170,8 @@ def _write_wheel(wheel_directory: str, files: list[tuple[str, bytes, int]]) -> s
     w.add(f"{dist_info}/WHEEL", (f"Wheel-Version: 1.0\nGenerator: hubprof_build\nRoot-Is-Purelib: false\n"
                                  f"Tag: {tag}\n").encode())
     w.add(f"{dist_info}/top_level.txt", b"hubprof\n")
+    if entry_points:
+        w.add(f"{dist_info}/entry_points.txt", entry_points.encode())
     w.close(dist_info)
     return filename
 
@@ -150,18 +193,20 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     lib = _find_library(config_settings)
     files = [(arc, f.read_bytes(), 0o644) for arc, f in _package_files()]
     files.append((f"hubprof/_native/{LIB}", lib.read_bytes(), 0o755))
+    files += _native_files(lib)
     # the built-in metric sets and device descriptions, where the library looks beside itself
     share = REPO / "share" / "hubprof"
     for f in sorted(share.rglob("*")) if share.is_dir() else []:
         if f.is_file():
             files.append((f"hubprof/_native/share/hubprof/{f.relative_to(share).as_posix()}", f.read_bytes(), 0o644))
-    return _write_wheel(wheel_directory, files)
+    return _write_wheel(wheel_directory, files, _entry_points(_project()))
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
     """An editable install: a .pth file puts python/ on sys.path; the library is found in the source
     tree's build/ (run make) or through $HUBPROF_LIB."""
-    return _write_wheel(wheel_directory, [("hubprof_editable.pth", (str(HERE) + "\n").encode(), 0o644)])
+    return _write_wheel(wheel_directory, [("hubprof_editable.pth", (str(HERE) + "\n").encode(), 0o644)],
+                        _entry_points(_project()))
 
 
 def build_sdist(sdist_directory, config_settings=None):

@@ -9,7 +9,7 @@ DataFrame, the analyses of `hubprof analyze`, merge, and writing stores), over i
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
-from . import _lib
+from . import _cli, _lib
 from .analysis import GROUPS, diff, read_list_file
 from .errors import (
     CancelledError,
@@ -53,6 +53,23 @@ def formats() -> list[str]:
     return out
 
 
+def trace(app, output, options=(), check: bool = True):
+    """Run `hubprof trace -q -o OUTPUT [OPTIONS] -- APP...` (app: the program and its arguments, a list) with
+    the hubprof program of this package; returns the CompletedProcess (the application's exit status).
+    Open the result with hubprof.open(output)."""
+    return _cli.run_app("trace", list(app), output, tuple(options), check)
+
+
+def sample(app, output, options=(), check: bool = True):
+    """Run `hubprof sample -q -o OUTPUT [OPTIONS] -- APP...`, as trace()."""
+    return _cli.run_app("sample", list(app), output, tuple(options), check)
+
+
+def program_path() -> str:
+    """Path of the hubprof program that trace(), sample(), Store.export() and the `hubprof` command run."""
+    return _cli.program()
+
+
 def library_path() -> str:
     """Path of the C library these bindings loaded (see HUBPROF_LIB)."""
     return _lib.path
@@ -61,6 +78,7 @@ def library_path() -> str:
 __all__ = [
     "diff", "read_list_file",
     "open", "create", "merge", "formats", "version", "library_path", "describe", "TABLES", "GROUPS",
+    "trace", "sample", "program_path",
     "Store", "Writer", "Table", "Column", "Damage",
     "region", "region_begin", "region_end", "mark", "start", "stop", "profiled",
     "Error", "InvalidArgumentError", "OutOfMemoryError", "IOFailedError", "NotFoundError", "FormatError",

@@ -146,6 +146,18 @@ class Store:
         df = _read.read_table(self, t, cols, self.count(name))
         return to_dataset(df, cols) if dataset else df
 
+    def arrow(self, name: str, columns: Iterable[str] | None = None, dataset: bool = False):
+        """Every row of a table as a pyarrow.Table (needs pyarrow: `pip install hubprof[arrow]`): the columns
+        and types of table(), numpy arrays handed to Arrow without a copy where the type allows. With
+        dataset=True the Parquet datasets' layout, unknown values as Arrow nulls (the schema of
+        docs/formats/parquet.md)."""
+        try:
+            import pyarrow as pa
+        except ImportError as e:  # an optional dependency: say how to get it
+            raise ImportError("hubprof: Store.arrow() needs pyarrow (pip install pyarrow, or hubprof[arrow])") from e
+        df = self.table(name, columns, dataset=dataset)
+        return pa.Table.from_pandas(df, preserve_index=False)
+
     def ceilings(self) -> pd.DataFrame:
         """The devices' ceilings (`hubprof roofline -o/--store`, docs/cli/roofline.md): one row per measured
         ceiling with its device's name (column `device`) beside the ceiling table's columns; a ceiling that

@@ -270,6 +270,12 @@ static hp_status read_code(hp_store *s, attr *a, ha_result *res) {
     if (o->readable && o->code.bad_dwarf && !warned++ &&
         hai_note(res, "warning: code object %s: %s; instructions without lines", o->uri, o->code.no_lines))
       st = HP_ERR_NOMEM;
+    if (o->readable && o->code.undecoded &&
+        hai_note(res,
+                 "code object %s: %zu bytes no disassembler here could decode are shown as \"(not decoded: "
+                 "...)\" rows (docs/sampling.md#instructions)",
+                 o->uri, o->code.undecoded))
+      st = HP_ERR_NOMEM;
     if (!o->readable && !warned++ &&
         hai_note(res, "warning: code object %s: %s; showing addresses only", o->uri,
                  rs == HP_ERR_NOT_FOUND ? "its bytes are not in the store"
@@ -311,7 +317,11 @@ static hp_status group_hits(attr *a, int by, const char *src, ha_result *res) {
     switch (by) {
     case HA_BY_INSTRUCTION:
       snprintf(x.key, sizeof x.key, "0x%" PRIx64, h->off);
-      if (in) snprintf(x.text, sizeof x.text, "%s", in->text);
+      if (in)
+        snprintf(x.text, sizeof x.text, "%s", in->text);
+      else if (cc)
+        snprintf(x.text, sizeof x.text,
+                 "(no instruction here: outside the code object's executable sections)");
       break;
     case HA_BY_FUNCTION:
       snprintf(x.key, sizeof x.key, "%s", fn ? fn->name : "?");

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
@@ -57,8 +58,12 @@ static int write_all(int fd, const void *p, size_t n) {
   return 0;
 }
 
-/* The child: regenerate and send [int rc][uint64 n][n bytes of object or reason]. */
-static void child(int fd, const void *ir, size_t n) {
+/* The child: regenerate and send [int rc][uint64 n][n bytes of object or reason]. LLVM writes some messages
+ * straight to stderr (the verifier's, when the bitcode reader upgrades debug information it finds broken:
+ * "function definition may only have a distinct !dbg attachment"): the child's stderr goes to `err`, never
+ * the user's terminal; the parent names its last line only when the plugin crashed. */
+static void child(int fd, int err, const void *ir, size_t n) {
+  if (err >= 0) dup2(err, STDERR_FILENO);
   char path[PATH_MAX + 32], why[HL_WHY] = "";
   plugin_path(path, sizeof path);
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -86,15 +91,22 @@ static int regenerate(const void *ir, size_t n, unsigned char **obj, size_t *on,
   *on = 0;
   if (pipe(p) != 0) return snprintf(why, whyn, "no pipe to the LLVM plugin"), -1;
   fflush(NULL);
+  FILE *err = tmpfile(); /* the child's stderr (NULL: /dev/null) */
+  int efd = err ? fileno(err) : open("/dev/null", O_WRONLY | O_CLOEXEC);
   pid_t pid = fork();
   if (pid < 0) {
     close(p[0]), close(p[1]);
+    if (err)
+      fclose(err);
+    else if (efd >= 0)
+      close(efd);
     return snprintf(why, whyn, "the LLVM plugin cannot be started (fork)"), -1;
   }
   if (pid == 0) {
     close(p[0]);
-    child(p[1], ir, n);
+    child(p[1], efd, ir, n);
   }
+  if (!err && efd >= 0) close(efd);
   close(p[1]);
   unsigned char *buf = NULL;
   size_t len = 0, cap = 0;
@@ -117,7 +129,11 @@ static int regenerate(const void *ir, size_t n, unsigned char **obj, size_t *on,
   int rc = -1;
   uint64_t m = 0;
   if (WIFSIGNALED(st)) {
-    snprintf(why, whyn, "the LLVM plugin crashed (signal %d)", WTERMSIG(st));
+    char last[200] = "";
+    if (err && fseek(err, 0, SEEK_SET) == 0) /* its last line: LLVM's "LLVM ERROR: ..." before an abort */
+      for (char l[200]; fgets(l, sizeof l, err);)
+        if (l[strspn(l, " \t\r\n")]) snprintf(last, sizeof last, "%.*s", (int)strcspn(l, "\r\n"), l);
+    snprintf(why, whyn, "the LLVM plugin crashed (signal %d)%s%s", WTERMSIG(st), *last ? ": " : "", last);
   } else if (len < sizeof rc + sizeof m ||
              (memcpy(&rc, buf, sizeof rc), memcpy(&m, buf + sizeof rc, sizeof m),
               m != len - sizeof rc - sizeof m)) {
@@ -130,9 +146,10 @@ static int regenerate(const void *ir, size_t n, unsigned char **obj, size_t *on,
   } else {
     memmove(buf, buf + sizeof rc + sizeof m, (size_t)m);
     *obj = buf, *on = (size_t)m;
-    return 0;
+    rc = 0;
   }
-  free(buf);
+  if (err) fclose(err);
+  if (rc != 0) free(buf);
   return rc;
 }
 

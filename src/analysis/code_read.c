@@ -70,7 +70,33 @@ static void read_symbols(cr_code *c, Elf *e) {
   c->nfuncs = u;
 }
 
-/* Every instruction of the executable sections, with the blocks' leaders marked. */
+/* Room for one more instruction (doubling); NULL when out of memory. */
+static cr_insn *next_insn(cr_code *c, size_t *cap) {
+  if (c->ninsns == *cap) {
+    size_t nc = *cap ? 2 * *cap : 1024;
+    cr_insn *ni = realloc(c->insns, nc * sizeof *ni);
+    if (!ni) return NULL;
+    c->insns = ni;
+    *cap = nc;
+  }
+  cr_insn *x = &c->insns[c->ninsns];
+  memset(x, 0, sizeof *x);
+  return x;
+}
+
+/* The first function start after addr (the end when none): where decoding starts again after bytes that
+ * no disassembler could decode. */
+static uint64_t next_func(const cr_code *c, uint64_t addr, uint64_t end) {
+  for (size_t i = 0; i < c->nfuncs; i++) /* sorted by address */
+    if (c->funcs[i].lo > addr && c->funcs[i].lo < end) return c->funcs[i].lo;
+  return end;
+}
+
+/* Every instruction of the executable sections, one at a time (a stop at one undecodable instruction never
+ * loses the rest), with the blocks' leaders marked. Capstone first; what it cannot decode (capstone 4 stops
+ * at AVX-512 instructions newer than its tables: VNNI, BF16, FP16, ...) goes to LLVM's disassembler when the
+ * LLVM library is there (code_llvm.c); bytes neither decodes become one row "(not decoded ...)" up to the
+ * next function, so an instruction column is never blank without a reason. */
 static void read_insns(cr_code *c, Elf *e, const unsigned char *bytes, size_t n) {
   GElf_Ehdr eh;
   if (!gelf_getehdr(e, &eh)) return;
@@ -92,42 +118,71 @@ static void read_insns(cr_code *c, Elf *e, const unsigned char *bytes, size_t n)
     return;
   }
   cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+  cs_insn *in = cs_malloc(h);
+  cr_llvm *llvm = NULL; /* opened at the first instruction capstone cannot decode */
+  int llvm_tried = 0;
+  size_t cap = 0;
   Elf_Scn *scn = NULL;
-  while ((scn = elf_nextscn(e, scn))) {
+  while (in && (scn = elf_nextscn(e, scn))) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR)) continue;
     if (sh.sh_offset > n || sh.sh_size > n - sh.sh_offset) {
       reason(c, "an executable section lies outside the bytes");
       continue;
     }
-    cs_insn *in = NULL;
-    size_t k = cs_disasm(h, bytes + sh.sh_offset, sh.sh_size, sh.sh_addr, 0, &in);
-    cr_insn *ni = realloc(c->insns, (c->ninsns + k + 1) * sizeof *ni);
-    if (!ni) {
-      cs_free(in, k);
-      break;
+    const uint8_t *code = bytes + sh.sh_offset;
+    size_t left = sh.sh_size;
+    uint64_t addr = sh.sh_addr, end = sh.sh_addr + sh.sh_size;
+    while (left) {
+      cr_insn *x = next_insn(c, &cap);
+      if (!x) break;
+      uint64_t at = addr;
+      const uint8_t *p = code;
+      if (cs_disasm_iter(h, &code, &left, &addr, in)) {
+        x->addr = in->address;
+        x->size = in->size;
+        snprintf(x->text, sizeof x->text, "%.31s%s%.62s", in->mnemonic, in->op_str[0] ? " " : "", in->op_str);
+        int jump = cs_insn_group(h, in, CS_GRP_JUMP) || cs_insn_group(h, in, CS_GRP_RET) ||
+                   cs_insn_group(h, in, CS_GRP_IRET);
+        x->ends_block = jump;
+        if (jump && arch == CS_ARCH_X86 && in->detail && in->detail->x86.op_count == 1 &&
+            in->detail->x86.operands[0].type == X86_OP_IMM)
+          x->target = (uint64_t)in->detail->x86.operands[0].imm;
+        if (jump && arch == CS_ARCH_ARM64 && in->detail)
+          for (int o = 0; o < in->detail->arm64.op_count; o++)
+            if (in->detail->arm64.operands[o].type == ARM64_OP_IMM)
+              x->target = (uint64_t)in->detail->arm64.operands[o].imm;
+        c->ninsns++;
+        continue;
+      }
+      if (!llvm_tried) {
+        llvm_tried = 1;
+        llvm = cr_llvm_open(eh.e_machine);
+      }
+      size_t k = llvm ? cr_llvm_insn(llvm, p, left, at, x->text, sizeof x->text) : 0;
+      if (k) { /* LLVM knows it: not a jump (capstone decodes every branch) */
+        x->addr = at;
+        x->size = (uint16_t)k;
+        c->llvm_insns++;
+      } else { /* neither: the bytes up to the next function (at most what one row can span) */
+        uint64_t to = next_func(c, at, end);
+        if (to - at > UINT16_MAX) to = at + UINT16_MAX;
+        k = (size_t)(to - at);
+        x->addr = at;
+        x->size = (uint16_t)k;
+        x->ends_block = 1;
+        snprintf(x->text, sizeof x->text, "(not decoded: %s)",
+                 llvm ? "unknown to capstone and LLVM" : "unknown to capstone; no LLVM library");
+        c->undecoded += k;
+      }
+      c->ninsns++;
+      code = p + k;
+      left -= k;
+      addr = at + k;
     }
-    c->insns = ni;
-    for (size_t i = 0; i < k; i++) {
-      cr_insn *x = &c->insns[c->ninsns++];
-      memset(x, 0, sizeof *x);
-      x->addr = in[i].address;
-      x->size = in[i].size;
-      snprintf(x->text, sizeof x->text, "%.31s%s%.62s", in[i].mnemonic, in[i].op_str[0] ? " " : "",
-               in[i].op_str);
-      int jump = cs_insn_group(h, &in[i], CS_GRP_JUMP) || cs_insn_group(h, &in[i], CS_GRP_RET) ||
-                 cs_insn_group(h, &in[i], CS_GRP_IRET);
-      x->ends_block = jump;
-      if (jump && arch == CS_ARCH_X86 && in[i].detail && in[i].detail->x86.op_count == 1 &&
-          in[i].detail->x86.operands[0].type == X86_OP_IMM)
-        x->target = (uint64_t)in[i].detail->x86.operands[0].imm;
-      if (jump && arch == CS_ARCH_ARM64 && in[i].detail)
-        for (int o = 0; o < in[i].detail->arm64.op_count; o++)
-          if (in[i].detail->arm64.operands[o].type == ARM64_OP_IMM)
-            x->target = (uint64_t)in[i].detail->arm64.operands[o].imm;
-    }
-    cs_free(in, k);
   }
+  if (in) cs_free(in, 1);
+  cr_llvm_close(llvm);
   cs_close(&h);
   if (c->ninsns) qsort(c->insns, c->ninsns, sizeof *c->insns, by_insn);
   /* leaders: the first instruction, function starts, jump targets, instructions after a jump (functions

@@ -36,6 +36,8 @@ typedef struct cr_code {
   char why[128];        /* why instructions are missing, "" when they were read */
   const char *no_lines; /* why lines are missing, NULL when there are lines */
   int bad_dwarf;        /* it has DWARF sections that libdw could not read (no_lines says so) */
+  size_t llvm_insns;    /* instructions capstone could not decode that LLVM's disassembler did */
+  size_t undecoded;     /* bytes neither decoded (rows "(not decoded: ...)") */
 } cr_code;
 
 /* Read n bytes (any bytes). 0 when instructions were read; -1 otherwise (c->why says why). Free with
@@ -48,6 +50,14 @@ struct Elf;
 int cr_read_sass(cr_code *c, struct Elf *e, const void *bytes, size_t n);
 void cr_sass_parse(cr_code *c, const char *text);              /* nvdisasm's text, functions already read */
 int cr_sass_find(char *out, size_t n, char *why, size_t whyn); /* nvdisasm's path: 0, or -1 and why */
+/* LLVM's disassembler (code_llvm.c), for the instructions capstone does not know: the LLVM library loaded
+ * with dlopen (libLLVM-15, the one PoCL runs, or another release), never linked. open: NULL when there is no
+ * LLVM library or no disassembler for the ELF machine; insn: the length of the instruction at bytes (its
+ * text in Intel syntax into text), 0 when it cannot be decoded. */
+typedef struct cr_llvm cr_llvm;
+cr_llvm *cr_llvm_open(int elf_machine);
+size_t cr_llvm_insn(cr_llvm *d, const uint8_t *bytes, size_t n, uint64_t addr, char *text, size_t textn);
+void cr_llvm_close(cr_llvm *d);
 /* The instruction / function / line row / basic block (its first instruction) holding addr, or NULL. */
 const cr_insn *cr_insn_at(const cr_code *c, uint64_t addr);
 const cr_func *cr_func_at(const cr_code *c, uint64_t addr);

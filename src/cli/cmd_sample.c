@@ -11,9 +11,13 @@
 
 #include "../common/hu_text.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define DEFAULT_PERIOD_US "1000"
 
@@ -59,7 +63,8 @@ static const cli_opt sample_opts[] = {
              "('glob:PATTERN' for a glob)"},
     {.name = "no-keep-ir",
      .kind = CLI_OPT_FLAG,
-     .help = "do not ask PoCL to keep each kernel's IR (parallel.bc) for the source lines of -g alone"},
+     .help = "do not ask PoCL to keep each kernel's IR (parallel.bc) for the source lines of -g alone, nor "
+             "give it hubprof's kernel cache (~/.cache/hubprof/pocl-kcache, unless POCL_CACHE_DIR is set)"},
     {.name = "preload",
      .kind = CLI_OPT_FLAG,
      .help = "also load the collector with LD_PRELOAD (for OpenCL loaders without layer support)"},
@@ -132,6 +137,37 @@ static int check_counters(const char *const *names, size_t n, char **sets) {
   hc_plan_free(plan);
   hc_provider_close(p);
   return rc;
+}
+
+/* PoCL's kernel cache for sampled runs: a kernel that an ordinary run (without the variable above) cached
+ * has no IR beside its .so, and PoCL never builds it again, so the first `sample` after ordinary use would
+ * have no source lines. Unless the user chose a cache (POCL_CACHE_DIR), sampled runs use one of hubprof's
+ * own, kept between runs ($XDG_CACHE_HOME/hubprof/pocl-kcache, else ~/.cache/hubprof/pocl-kcache): every
+ * kernel in it was built with its IR kept, once; the code is what PoCL builds anyway (the same compiler and
+ * options). When the folder cannot be made, PoCL's own cache is used (and the lines may be missing). */
+static void sample_kernel_cache(void) {
+  const char *given = getenv("POCL_CACHE_DIR");
+  if (given && *given) return;
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  char dir[PATH_MAX];
+  int n;
+  if (xdg && *xdg == '/')
+    n = snprintf(dir, sizeof dir, "%s/hubprof/pocl-kcache", xdg);
+  else if (home && *home == '/')
+    n = snprintf(dir, sizeof dir, "%s/.cache/hubprof/pocl-kcache", home);
+  else
+    return;
+  if (n <= 0 || (size_t)n >= sizeof dir) return;
+  for (char *p = dir + 1; *p; p++) { /* mkdir -p, private to the user as PoCL's own cache */
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) return;
+    *p = '/';
+  }
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST) return;
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) return;
+  setenv("POCL_CACHE_DIR", dir, 1);
 }
 
 int cmd_sample(int argc, char **argv) {
@@ -228,7 +264,10 @@ int cmd_sample(int argc, char **argv) {
     unsetenv("HUBPROF_SAMPLE_KERNEL");
   /* PoCL keeps each kernel's parallel.bc beside its .so (the code that runs is the same): the collector
    * stores it, and analysis compiles it again for the lines of a program built with -g alone */
-  if (!cli_given(&a, "no-keep-ir")) setenv("POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES", "1", 1);
+  if (!cli_given(&a, "no-keep-ir")) {
+    setenv("POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES", "1", 1);
+    sample_kernel_cache();
+  }
   run_opts ro = {.mode = "trace",
                  .format = format,
                  .output = cli_str(&a, "output"),

@@ -817,8 +817,8 @@ static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, int64_t st
     return;
   }
   dispatch_fill(&b->row[b->n++], t, p, start, end, 1);
-  hpc_sample_window(p->dispatch_id, p->kernel_id, start, end);
-  hpc_code_note(p->kernel_id);
+  hpc_sample_window(p->dispatch_id, p->kernel_id, p->agent_id, start, end);
+  hpc_code_note(p->kernel_id, p->agent_id);
   if (b->n == HPC_BATCH) batch_write(b);
 }
 

@@ -154,6 +154,8 @@ typedef struct open_range {
   uint64_t thread_id;  /* thread that started it */
   int64_t start_ns;
   const char *category;
+  int host_ok; /* host[] holds the thread's counts at its start (profile with counters) */
+  double host[HPC_REGION_HOST_MAX]; /* ... read then */
   char name[HPC_REGION_NAME_MAX];
 } open_range;
 static open_range g_open[OPEN_SLOTS];
@@ -168,6 +170,7 @@ static uint64_t start(const char *cat, const char *name, size_t len) {
     r->thread_id = hpc_region_thread();
     r->category = cat;
     hpc_region_name(r->name, sizeof r->name, name, len);
+    r->host_ok = hpc_region_host_begin(r->host);
     r->start_ns = hpc_region_now();
     atomic_store_explicit(&r->id, id, memory_order_release);
     return id;
@@ -175,8 +178,8 @@ static uint64_t start(const char *cat, const char *name, size_t len) {
   return id; /* every slot holds an open range: this one ends as an unbalanced end */
 }
 
-static void write_range(hp_store *s, uint64_t thread_id, const char *cat, const char *name, int64_t a,
-                        int64_t b) {
+static uint64_t write_range(hp_store *s, uint64_t thread_id, const char *cat, const char *name, int64_t a,
+                            int64_t b) {
   hp_region row = {.size = sizeof row,
                    .id = hpc_region_id_new(),
                    .process_id = 1,
@@ -186,16 +189,22 @@ static void write_range(hp_store *s, uint64_t thread_id, const char *cat, const 
                    .start_ns = a,
                    .end_ns = b};
   hp_write_region(s, &row);
+  return row.id;
 }
 
 static void end(uint64_t id) {
   int64_t t = hpc_region_now();
+  uint64_t me = 0; /* the host part is of the thread that started the range: ended there, it has one */
   for (unsigned p = 0; id && id != SLOT_BUSY && p < OPEN_SLOTS; p++) {
     open_range *r = &g_open[(id + p) % OPEN_SLOTS];
     uint64_t want = id;
     if (!atomic_compare_exchange_strong(&r->id, &want, SLOT_BUSY)) continue;
+    if (r->host_ok) me = hpc_region_thread();
     hp_store *s = hpc_store_enter_open();
-    if (s) write_range(s, r->thread_id, r->category, r->name, r->start_ns, t);
+    if (s) {
+      uint64_t rid = write_range(s, r->thread_id, r->category, r->name, r->start_ns, t);
+      if (r->host_ok && me == r->thread_id) hpc_region_host_end(s, rid, r->host);
+    }
     hpc_store_leave(s);
     atomic_store_explicit(&r->id, 0, memory_order_release);
     return;

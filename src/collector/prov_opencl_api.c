@@ -31,10 +31,14 @@ static inline int recording(void) {
          !atomic_load_explicit(&hpc_paused, memory_order_relaxed);
 }
 
-/* One finished call: its region on the calling thread (errno kept). */
-static void call_done(const char *name, size_t len, int64_t t0) {
+/* One finished call: its region on the calling thread (errno kept), with its host part when regions have
+ * counters (profile --api with counters: `host` read before the call). */
+static void call_done(const char *name, size_t len, int64_t t0, int host_ok, const double *host) {
   int saved = errno;
-  hpc_region_write(hpc_api_cat, name, len, t0, now_ns());
+  if (HPC_UNLIKELY(host_ok))
+    hpc_region_write_host(hpc_api_cat, name, len, t0, now_ns(), host);
+  else
+    hpc_region_write(hpc_api_cat, name, len, t0, now_ns());
   errno = saved;
 }
 
@@ -166,9 +170,10 @@ static void drain_mine(void) {
 
 /* A transfer command was enqueued (rc, and its event in *evp; `app_ev`: the application asked for it and
  * keeps its own reference): its API region, and its memory_copy row now or once the event completes. */
-static void copy_done(const char *name, size_t len, int64_t t0, cl_command_queue q, uint32_t dir,
-                      uint64_t bytes, cl_int rc, cl_event *evp, int app_ev) {
-  call_done(name, len, t0);
+static void copy_done(const char *name, size_t len, int64_t t0, int host_ok, const double *host,
+                      cl_command_queue q, uint32_t dir, uint64_t bytes, cl_int rc, cl_event *evp,
+                      int app_ev) {
+  call_done(name, len, t0, host_ok, host);
   if (rc != CL_SUCCESS || !*evp) return;
   int saved = errno;
   hpc_busy = 1;
@@ -270,16 +275,20 @@ static uint64_t map_take(void *p) {
 /* a call timed as a region */
 #define CALL(T, f, args)                                                                                     \
   if (HPC_UNLIKELY(!recording())) return g_in.f args;                                                        \
+  double host[HPC_REGION_HOST_MAX];                                                                          \
+  int host_ok = hpc_region_host_begin(host);                                                                 \
   int64_t t0 = now_ns();                                                                                     \
   T rc = g_in.f args;                                                                                        \
-  call_done(NAME(f), t0);                                                                                    \
+  call_done(NAME(f), t0, host_ok, host);                                                                     \
   return rc
 /* a call after which completed copies are written */
 #define SYNC_CALL(f, args)                                                                                   \
   if (HPC_UNLIKELY(!recording())) return g_in.f args;                                                        \
+  double host[HPC_REGION_HOST_MAX];                                                                          \
+  int host_ok = hpc_region_host_begin(host);                                                                 \
   int64_t t0 = now_ns();                                                                                     \
   cl_int rc = g_in.f args;                                                                                   \
-  call_done(NAME(f), t0);                                                                                    \
+  call_done(NAME(f), t0, host_ok, host);                                                                     \
   drain_mine();                                                                                              \
   return rc
 /* a transfer command returning cl_int; `args` name the event pointer `evp` */
@@ -287,9 +296,11 @@ static uint64_t map_take(void *p) {
   cl_event mine = NULL, *evp = ev;                                                                           \
   if (HPC_UNLIKELY(!recording())) return g_in.f args;                                                        \
   if (!evp) evp = &mine;                                                                                     \
+  double host[HPC_REGION_HOST_MAX];                                                                          \
+  int host_ok = hpc_region_host_begin(host);                                                                 \
   int64_t t0 = now_ns();                                                                                     \
   cl_int rc = g_in.f args;                                                                                   \
-  copy_done(NAME(f), t0, q, dir, bytes, rc, evp, ev != NULL);                                                \
+  copy_done(NAME(f), t0, host_ok, host, q, dir, bytes, rc, evp, ev != NULL);                                 \
   return rc
 
 static cl_int CL_API_CALL A_clGetPlatformIDs(cl_uint n, cl_platform_id *p, cl_uint *r) {
@@ -432,13 +443,16 @@ static void *CL_API_CALL A_clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_b
   if (HPC_UNLIKELY(!recording())) return g_in.clEnqueueMapBuffer(q, b, blk, f, off, n, nw, w, ev, e);
   if (!evp) evp = &mine;
   cl_int rc = CL_SUCCESS;
+  double host[HPC_REGION_HOST_MAX];
+  int host_ok = hpc_region_host_begin(host);
   int64_t t0 = now_ns();
   void *p = g_in.clEnqueueMapBuffer(q, b, blk, f, off, n, nw, w, evp, &rc);
   int saved = errno;
   if (e) *e = rc;
   map_put(p, n);
   errno = saved;
-  copy_done(NAME(clEnqueueMapBuffer), t0, q, HP_COPY_D2H, n, p ? rc : CL_OUT_OF_RESOURCES, evp, ev != NULL);
+  copy_done(NAME(clEnqueueMapBuffer), t0, host_ok, host, q, HP_COPY_D2H, n, p ? rc : CL_OUT_OF_RESOURCES, evp,
+            ev != NULL);
   return p;
 }
 static void *CL_API_CALL A_clEnqueueMapImage(cl_command_queue q, cl_mem im, cl_bool blk, cl_map_flags f,
@@ -448,6 +462,8 @@ static void *CL_API_CALL A_clEnqueueMapImage(cl_command_queue q, cl_mem im, cl_b
   if (HPC_UNLIKELY(!recording())) return g_in.clEnqueueMapImage(q, im, blk, f, o, r, rp, sp, nw, w, ev, e);
   if (!evp) evp = &mine;
   cl_int rc = CL_SUCCESS;
+  double host[HPC_REGION_HOST_MAX];
+  int host_ok = hpc_region_host_begin(host);
   int64_t t0 = now_ns();
   void *p = g_in.clEnqueueMapImage(q, im, blk, f, o, r, rp, sp, nw, w, evp, &rc);
   int saved = errno;
@@ -455,7 +471,8 @@ static void *CL_API_CALL A_clEnqueueMapImage(cl_command_queue q, cl_mem im, cl_b
   uint64_t n = image_bytes(im, r);
   map_put(p, n);
   errno = saved;
-  copy_done(NAME(clEnqueueMapImage), t0, q, HP_COPY_D2H, n, p ? rc : CL_OUT_OF_RESOURCES, evp, ev != NULL);
+  copy_done(NAME(clEnqueueMapImage), t0, host_ok, host, q, HP_COPY_D2H, n, p ? rc : CL_OUT_OF_RESOURCES, evp,
+            ev != NULL);
   return p;
 }
 static cl_int CL_API_CALL A_clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p, cl_uint nw,

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+_Static_assert(HPC_REGION_HOST_MAX == HC_SELF_MAX, "regions.h's copy of HC_SELF_MAX");
+
 _Atomic int hpc_paused;
 __thread uint64_t hpc_thread_row __attribute__((tls_model("initial-exec")));
 __thread uint64_t hpc_region_cur __attribute__((tls_model("initial-exec")));
@@ -442,6 +444,45 @@ static void host_end(hp_store *s, rstate *st, const rframe *f, const double *now
   }
 }
 
+/* The host part of regions that are not frames of the thread's stack: NVTX start/end ranges and API calls
+ * (--api). The calling thread's counts now into v (HC_SELF_MAX values); 1 when read (profile with
+ * counters), else 0. errno kept. */
+int hpc_region_host_begin(double *v) {
+  if (HPC_LIKELY(!g_host_on)) return 0;
+  rstate *st = t_state;
+  if (!st && !(st = state_slow())) return 0;
+  int saved = errno, ok = 0;
+  if (st_enter(st)) {
+    ok = host_now(st, v);
+    st_leave(st);
+  }
+  errno = saved;
+  return ok;
+}
+
+/* ...and at its end, on the thread that began it: the rows of region `region_id`, its counts since `begin`
+ * (hpc_region_host_begin's). */
+static void host_rows_now(hp_store *s, rstate *st, uint64_t region_id, const double *begin) {
+  double v[HC_SELF_MAX];
+  if (!host_now(st, v)) return;
+  for (size_t k = 0; k < g_hn; k++) {
+    hp_counter_value cv = {
+        .size = sizeof cv, .counter_id = g_hinfo[k], .value = v[k] - begin[k], .region_id = region_id};
+    hp_write_counter_value(s, &cv);
+  }
+}
+
+void hpc_region_host_end(hp_store *s, uint64_t region_id, const double *begin) {
+  rstate *st = t_state;
+  if (!st || !g_host_on || !s) return;
+  int saved = errno;
+  if (st_enter(st)) {
+    host_rows_now(s, st, region_id, begin);
+    st_leave(st);
+  }
+  errno = saved;
+}
+
 void hpc_region_host_pause(void) {
   rstate *st = t_state;
   if (!g_host_on || !st || !st->hs || st->paused) return;
@@ -576,6 +617,29 @@ void hpc_region_write(const char *category, const char *name, size_t len, int64_
     hpc_region_name(buf, sizeof buf, name, len);
     thread_id(s, st);
     write_row(s, st, category, buf, start_ns, end_ns);
+  }
+  st_unstore(st, s);
+  st_leave(st);
+  errno = saved;
+}
+
+void hpc_region_write_host(const char *category, const char *name, size_t len, int64_t start_ns,
+                           int64_t end_ns, const double *host_begin) {
+  rstate *st = t_state;
+  if (HPC_UNLIKELY(!st) && !(st = state_slow())) return;
+  int saved = errno;
+  if (!st_enter(st)) {
+    errno = saved;
+    return;
+  }
+  hp_store *s = st_store(st);
+  if (s) {
+    char buf[HPC_REGION_NAME_MAX];
+    size_t n = hpc_region_name(buf, sizeof buf, name, len);
+    thread_id(s, st);
+    uint64_t id = new_id(st);
+    write_row_id(s, st, id, category, buf, n, start_ns, end_ns);
+    host_rows_now(s, st, id, host_begin);
   }
   st_unstore(st, s);
   st_leave(st);

@@ -53,6 +53,15 @@ HPC_RHIDDEN void hpc_counter_info_row(struct hp_store *s, struct hc_provider *p,
  * out of the thread's host parts. */
 HPC_RHIDDEN void hpc_region_host_pause(void);
 HPC_RHIDDEN void hpc_region_host_resume(void);
+/* The host part of regions that are not frames of the thread's stack (NVTX start/end ranges, API calls):
+ * begin reads the calling thread's counts into v (HPC_REGION_HOST_MAX values; 1 when read: profile with
+ * counters); end writes region region_id's rows, its counts since then, on the same thread; write_host
+ * writes a finished region with its rows (API calls). */
+#define HPC_REGION_HOST_MAX 32 /* = HC_SELF_MAX */
+HPC_RHIDDEN int hpc_region_host_begin(double *v);
+HPC_RHIDDEN void hpc_region_host_end(struct hp_store *s, uint64_t region_id, const double *begin);
+HPC_RHIDDEN void hpc_region_write_host(const char *category, const char *name, size_t len, int64_t start_ns,
+                                       int64_t end_ns, const double *host_begin);
 /* Exit handler (nvtx.c): close the NVTX start/end ranges still open. */
 HPC_RHIDDEN void hpc_nvtx_exit(struct hp_store *s, int64_t end_ns);
 

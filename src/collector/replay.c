@@ -207,7 +207,8 @@ void hpc_rp_write_row(const hpc_rp_row *r, const char *meta_key, const char *met
   if (s && meta_value) hp_write_metadata(s, meta_key, meta_value);
   if (s) {
     hp_write_dispatch(s, &r->d);
-    hpc_code_note(r->d.kernel_id); /* the kernel's code bytes, at its first dispatch (sample.c) */
+    hpc_code_note(r->d.kernel_id,
+                  r->d.agent_id); /* the kernel's code bytes, at its first dispatch (sample.c) */
     hpc_code_capture(s);
     for (size_t i = 0; i < r->nvals; i++) {
       hp_counter_value v = {.size = sizeof v,

@@ -16,6 +16,8 @@
 #include "hubprof/hub.h"
 
 #include <dirent.h>
+#include <link.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -31,7 +33,7 @@
 #define MAX_THREADS 1024
 #define NWIN 65536             /* dispatch windows remembered (a ring) */
 #define MAX_PENDING (1u << 18) /* samples waiting for their dispatch's window */
-#define MAX_CODE 1024          /* kernel code objects of the process */
+#define MAX_CODE 4096          /* kernel code objects of the process (mappings, reloads included) */
 #define SLACK_NS 1000000       /* a sample this close outside a window of its kernel still belongs to it */
 #define MAX_CODE_BYTES (64u << 20)
 
@@ -46,13 +48,26 @@ typedef struct sthread {
 typedef struct window {
   uint64_t dispatch_id;
   uint32_t kernel_id;
+  uint32_t agent_id;
   int64_t start, end;
 } window;
 
+/* A kernel code object as mapped: its identity is the file (device and inode) with the range, and its life
+ * the scans of the maps that saw it: mapped after `after` (the scan before the one that found it) and, once a
+ * scan no longer finds it (unloaded, or another file mapped there), unmapped before `gone`. A sample belongs
+ * to the newest mapping of its address alive at its time, so a range PoCL reuses for the next kernel it
+ * loads is never taken for the one it unloaded. */
 typedef struct code {
   uint64_t lo, hi, base; /* executable range and load base (the address of file offset 0) */
   uint64_t id;           /* code_object row */
-  char kernel[128];      /* kernel name, from the cache path (.../<kernel>/<variant>/<kernel>.so) */
+  uint64_t dev, ino;     /* the file mapped */
+  int64_t after;         /* mapped after this time */
+  _Atomic int64_t gone;  /* unmapped before this time; 0 while the maps show it */
+  int seen;              /* found by the scan going on (g_mlock) */
+  _Atomic int written;   /* its code_object row is in the log (written once its agent is known) */
+  char *uri, *hash, *ir_hash;
+  uint64_t size;
+  char kernel[128]; /* kernel name, from the cache path (.../<kernel>/<variant>/<kernel>.so) */
 } code;
 
 typedef struct psample {
@@ -109,9 +124,13 @@ static code g_code[MAX_CODE];
 static _Atomic size_t g_ncode; /* appended under g_mlock; read without it (entries are complete first) */
 static pthread_mutex_t g_mlock = PTHREAD_MUTEX_INITIALIZER; /* scan_maps, g_hashes */
 #define NKSEEN 4096
-static _Atomic uint32_t g_kseen[NKSEEN / 32]; /* kernel ids whose dispatches were harvested */
-static _Atomic int g_code_new;                /* a kernel ran for the first time: look for its code */
-static char (*g_hashes)[65];                  /* hashes whose bytes are in the log */
+static _Atomic uint32_t g_kseen[NKSEEN / 32];   /* kernel ids whose dispatches were harvested */
+static _Atomic uint32_t g_kagent[NKSEEN];       /* their agent + 1 (the device that ran the first) */
+static _Atomic uint32_t g_last_agent;           /* agent + 1 of the last kernel seen first */
+static int64_t g_scan_ns;                       /* when the last scan of the maps began (g_mlock) */
+static unsigned long long g_dl_adds, g_dl_subs; /* the loader's load and unload counts then */
+static _Atomic int g_code_new;                  /* a kernel ran for the first time: look for its code */
+static char (*g_hashes)[65];                    /* hashes whose bytes are in the log */
 static size_t g_nhash;
 
 static psample *g_pend;
@@ -204,11 +223,12 @@ int hpc_sample_init(const char **why) {
   return 0;
 }
 
-void hpc_sample_window(uint64_t dispatch_id, uint32_t kernel_id, int64_t start, int64_t end) {
+void hpc_sample_window(uint64_t dispatch_id, uint32_t kernel_id, uint32_t agent_id, int64_t start,
+                       int64_t end) {
   if (!g_on) return;
   pthread_mutex_lock(&g_wlock);
   if (end) {
-    g_win[g_nwin % NWIN] = (window){dispatch_id, kernel_id, start, end};
+    g_win[g_nwin % NWIN] = (window){dispatch_id, kernel_id, agent_id, start, end};
     g_nwin++;
   }
   for (size_t i = 0; i < g_nopen; i++) /* no longer running (also when written without device times) */
@@ -223,7 +243,8 @@ void hpc_sample_running(const hp_dispatch *begun, int64_t start) {
   while (i < g_nopen && g_open[i].w.dispatch_id != begun->id)
     i++;
   if (i == g_nopen && g_nopen < NOPEN)
-    g_open[g_nopen++] = (running){{begun->id, (uint32_t)begun->kernel_id, start, INT64_MAX}, *begun, 0};
+    g_open[g_nopen++] = (running){
+        {begun->id, (uint32_t)begun->kernel_id, (uint32_t)begun->agent_id, start, INT64_MAX}, *begun, 0};
   pthread_mutex_unlock(&g_wlock);
 }
 
@@ -328,60 +349,122 @@ static void store_bytes(hp_store *s, const char *path, char hash[65], uint64_t *
   free(b);
 }
 
-/* Read /proc/self/maps and register every kernel code object not known yet (g_mlock held). */
+/* The agent of kernel code named `kernel`: that of the newest kernel of that name seen run (its first
+ * dispatch), else of the last kernel seen; 0 when none ran yet. */
+static uint32_t code_agent(const char *kernel) {
+  char name[256];
+  int looked = 0;
+  for (size_t k = NKSEEN; k-- > 0 && looked < 256;) {
+    if (!(atomic_load_explicit(&g_kseen[k / 32], memory_order_relaxed) & (1u << (k % 32)))) continue;
+    looked++;
+    hpc_kernel_name((uint32_t)k, name, sizeof name);
+    uint32_t a = atomic_load_explicit(&g_kagent[k], memory_order_relaxed);
+    if (a && !strcmp(name, kernel)) return a;
+  }
+  return atomic_load_explicit(&g_last_agent, memory_order_relaxed);
+}
+
+/* Its code_object row, once: with the agent (+ 1) given, or looked up by its kernel's name; left for later
+ * while no kernel has run (unless `now`). */
+static void write_code(hp_store *s, code *c, uint32_t agent1, int now_) {
+  if (atomic_load_explicit(&c->written, memory_order_acquire)) return;
+  if (!agent1) agent1 = code_agent(c->kernel);
+  if ((!agent1 && !now_) || !s) return;
+  if (atomic_exchange(&c->written, 1)) return;
+  hp_code_object co = {.size = sizeof co,
+                       .id = c->id,
+                       .process_id = 1,
+                       .agent_id = agent1 ? agent1 - 1 : 0,
+                       .uri = c->uri ? c->uri : "",
+                       .load_base = c->base,
+                       .load_size = c->hi - c->base,
+                       .hash = c->hash ? c->hash : "",
+                       .code_size = c->size,
+                       .build_options = "",
+                       .source = "",
+                       .ir_hash = c->ir_hash ? c->ir_hash : ""};
+  hp_write_code_object(s, &co);
+}
+
+/* A new kernel code object: mapped [lo, hi) from file offset off of `path` (device dev, inode ino) after
+ * time `after`; its bytes (and IR) stored once per hash, its row written once its agent is known (g_mlock
+ * held). */
+static void add_code(hp_store *s, uint64_t lo, uint64_t hi, uint64_t off, uint64_t dev, uint64_t ino,
+                     const char *path, int64_t after) {
+  if (g_ncode == MAX_CODE) return;
+  code *c = &g_code[g_ncode];
+  memset(c, 0, sizeof *c);
+  c->lo = lo;
+  c->hi = hi;
+  c->base = lo - off; /* shared objects: segments lie at their file offsets from the load base */
+  c->dev = dev;
+  c->ino = ino;
+  c->after = after;
+  const char *b = strrchr(path, '/');
+  snprintf(c->kernel, sizeof c->kernel, "%s", b ? b + 1 : path);
+  size_t kl = strlen(c->kernel);
+  if (kl > 3 && !strcmp(c->kernel + kl - 3, ".so")) c->kernel[kl - 3] = 0;
+  char hash[65];
+  store_bytes(s, path, hash, &c->size);
+  /* PoCL's parallel.bc beside it (kept with POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES=1, which hubprof sample
+   * sets): the IR analysis compiles again for the source lines of a program built with -g alone */
+  char ir[4200], ir_hash[65];
+  uint64_t ir_size;
+  snprintf(ir, sizeof ir, "%.*sparallel.bc", (int)(b ? b + 1 - path : 0), path);
+  store_bytes(s, ir, ir_hash, &ir_size);
+  c->id = atomic_fetch_add(&hpc_code_object_ids, 1) + 1;
+  char uri[4200];
+  snprintf(uri, sizeof uri, "file://%s", path);
+  c->uri = strdup(uri);
+  c->hash = strdup(hash);
+  c->ir_hash = strdup(ir_hash);
+  atomic_store_explicit(&g_ncode, g_ncode + 1, memory_order_release); /* complete first */
+  write_code(s, c, 0, !g_on); /* sampling: once a kernel ran, so that its agent is known */
+}
+
+/* Read /proc/self/maps and register every kernel code object mapped now that is not known yet (by range and
+ * file); those no longer mapped are marked gone (g_mlock held). */
 static void scan_maps_locked(hp_store *s) {
   FILE *f = fopen("/proc/self/maps", "re");
   if (!f) return;
+  int64_t begin = now();
+  size_t ncode = g_ncode;
+  for (size_t i = 0; i < ncode; i++)
+    g_code[i].seen = 0;
   char line[4600];
   while (fgets(line, sizeof line, f)) {
-    unsigned long lo, hi, off;
+    unsigned long lo, hi, off, ino;
+    unsigned maj, min;
     char perms[8];
     int pos = 0;
-    if (sscanf(line, "%lx-%lx %7s %lx %*s %*s%n", &lo, &hi, perms, &off, &pos) < 4 || perms[2] != 'x')
+    if (sscanf(line, "%lx-%lx %7s %lx %x:%x %lu%n", &lo, &hi, perms, &off, &maj, &min, &ino, &pos) < 7 ||
+        perms[2] != 'x')
       continue;
     char *path = line + pos;
     path += strspn(path, " ");
     path[strcspn(path, "\n")] = 0;
     if (path[0] != '/' || !is_kernel_code(path)) continue;
+    uint64_t dev = ((uint64_t)maj << 32) | min;
     size_t i = 0;
-    while (i < g_ncode && !(g_code[i].lo == lo && g_code[i].hi == hi))
+    while (i < ncode &&
+           !(g_code[i].lo == lo && g_code[i].hi == hi && g_code[i].dev == dev && g_code[i].ino == ino &&
+             !atomic_load_explicit(&g_code[i].gone, memory_order_relaxed)))
       i++;
-    if (i < g_ncode || g_ncode == MAX_CODE) continue;
-    code *c = &g_code[g_ncode];
-    c->lo = lo;
-    c->hi = hi;
-    c->base = lo - off; /* shared objects: segments lie at their file offsets from the load base */
-    const char *b = strrchr(path, '/');
-    snprintf(c->kernel, sizeof c->kernel, "%s", b ? b + 1 : path);
-    size_t kl = strlen(c->kernel);
-    if (kl > 3 && !strcmp(c->kernel + kl - 3, ".so")) c->kernel[kl - 3] = 0;
-    char hash[65];
-    uint64_t size;
-    store_bytes(s, path, hash, &size);
-    /* PoCL's parallel.bc beside it (kept with POCL_LEAVE_KERNEL_COMPILER_TEMP_FILES=1, which hubprof sample
-     * sets): the IR analysis compiles again for the source lines of a program built with -g alone */
-    char ir[4200], ir_hash[65];
-    uint64_t ir_size;
-    snprintf(ir, sizeof ir, "%.*sparallel.bc", (int)(b ? b + 1 - path : 0), path);
-    store_bytes(s, ir, ir_hash, &ir_size);
-    c->id = atomic_fetch_add(&hpc_code_object_ids, 1) + 1;
-    char uri[4200];
-    snprintf(uri, sizeof uri, "file://%s", path);
-    hp_code_object co = {.size = sizeof co,
-                         .id = c->id,
-                         .process_id = 1,
-                         .uri = uri,
-                         .load_base = c->base,
-                         .load_size = hi - c->base,
-                         .hash = hash,
-                         .code_size = size,
-                         .build_options = "",
-                         .source = "",
-                         .ir_hash = ir_hash};
-    if (s) hp_write_code_object(s, &co);
-    g_ncode++;
+    if (i < ncode) {
+      g_code[i].seen = 1;
+      continue;
+    }
+    add_code(s, lo, hi, off, dev, ino, path, g_scan_ns);
+    if (g_ncode > ncode) g_code[g_ncode - 1].seen = 1;
   }
   fclose(f);
+  int64_t end = now();
+  for (size_t i = 0; i < ncode; i++) /* no longer mapped: gone before now */
+    if (!g_code[i].seen && !atomic_load_explicit(&g_code[i].gone, memory_order_relaxed))
+      atomic_store_explicit(&g_code[i].gone, end, memory_order_relaxed);
+  for (size_t i = 0; i < g_ncode; i++) /* rows left for later: a kernel has run since */
+    write_code(s, &g_code[i], 0, 0);
+  g_scan_ns = begin;
 }
 
 static void scan_maps(hp_store *s) {
@@ -390,14 +473,41 @@ static void scan_maps(hp_store *s) {
   pthread_mutex_unlock(&g_mlock);
 }
 
+/* The loader's counts of loads and unloads (dl_iterate_phdr: the first object is enough). */
+static int dl_counts(struct dl_phdr_info *info, size_t size, void *data) {
+  unsigned long long *v = data;
+  if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+    v[0] = info->dlpi_adds;
+    v[1] = info->dlpi_subs;
+  }
+  return 1;
+}
+
+/* A harvest pass begins: when a shared object was loaded or unloaded since the last scan (PoCL loading or
+ * releasing a kernel), scan again, before the pass's samples are placed. Cheap otherwise. */
+static void scan_if_loaded(hp_store *s) {
+  unsigned long long v[2] = {0, 0};
+  dl_iterate_phdr(dl_counts, v);
+  pthread_mutex_lock(&g_mlock);
+  if (v[0] != g_dl_adds || v[1] != g_dl_subs) {
+    g_dl_adds = v[0];
+    g_dl_subs = v[1];
+    scan_maps_locked(s);
+  }
+  pthread_mutex_unlock(&g_mlock);
+}
+
 int hpc_code_keep;
 
-void hpc_code_note(uint32_t kernel_id) {
+void hpc_code_note(uint32_t kernel_id, uint32_t agent_id) {
   if (!hpc_code_keep || kernel_id >= NKSEEN) return; /* not kept; or so many kernels: no more looks */
   uint32_t bit = 1u << (kernel_id % 32);
-  if (!(atomic_load_explicit(&g_kseen[kernel_id / 32], memory_order_relaxed) & bit) &&
-      !(atomic_fetch_or(&g_kseen[kernel_id / 32], bit) & bit))
+  if (atomic_load_explicit(&g_kseen[kernel_id / 32], memory_order_relaxed) & bit) return;
+  atomic_store_explicit(&g_kagent[kernel_id], agent_id + 1, memory_order_relaxed);
+  if (!(atomic_fetch_or(&g_kseen[kernel_id / 32], bit) & bit)) {
+    atomic_store_explicit(&g_last_agent, agent_id + 1, memory_order_relaxed);
     atomic_store(&g_code_new, 1);
+  }
 }
 
 void hpc_code_capture(hp_store *s) {
@@ -415,9 +525,16 @@ void hpc_code_capture(hp_store *s) {
   pthread_mutex_unlock(&g_mlock);
 }
 
-static int find_code(uint64_t ip) {
-  for (size_t i = 0; i < g_ncode; i++)
-    if (ip >= g_code[i].lo && ip < g_code[i].hi) return (int)i;
+/* The code object holding ip at time t: the newest mapping of that address alive then (mapped after its
+ * `after`, not gone before t); -1 when none. */
+static int find_code(uint64_t ip, int64_t t) {
+  for (size_t i = atomic_load_explicit(&g_ncode, memory_order_acquire); i-- > 0;) {
+    const code *c = &g_code[i];
+    if (ip < c->lo || ip >= c->hi) continue;
+    int64_t gone = atomic_load_explicit(&c->gone, memory_order_relaxed);
+    if ((gone && t >= gone) || t < c->after) continue;
+    return (int)i;
+  }
   return -1;
 }
 
@@ -429,19 +546,45 @@ typedef struct pass_ctx {
   uint32_t set; /* the set of the thread being drained */
 } pass_ctx;
 
+/* An executable file mapped at r->time_ns (the provider saw the mmap: exact time): a kernel's code object
+ * registered with that start, and what it replaced in its range gone from then on (g_mlock taken). */
+static void map_event(hp_store *s, const hpc_raw_sample *r) {
+  if (r->map_path[0] != '/' || !is_kernel_code(r->map_path)) return;
+  uint64_t lo = r->ip, hi = r->ip + r->map_len;
+  int64_t t = r->time_ns;
+  pthread_mutex_lock(&g_mlock);
+  size_t n = g_ncode;
+  int known = 0;
+  int64_t until = 0; /* a later mapping of this range, met first (another thread's ring) */
+  for (size_t i = 0; i < n; i++) {
+    code *c = &g_code[i];
+    if (c->hi <= lo || c->lo >= hi) continue;
+    int64_t gone = atomic_load_explicit(&c->gone, memory_order_relaxed);
+    if (c->lo == lo && c->hi == hi && c->dev == r->map_dev && c->ino == r->map_ino && (!gone || gone > t) &&
+        c->after <= t) {
+      c->after = t; /* found by a scan before: now its start is known */
+      known = 1;
+    } else if (c->after > t) {
+      if (!until || c->after < until) until = c->after;
+    } else if (!gone || gone > t) {
+      atomic_store_explicit(&c->gone, t, memory_order_relaxed); /* replaced at t */
+    }
+  }
+  if (!known) {
+    size_t before = g_ncode;
+    add_code(s, lo, hi, r->map_pgoff, r->map_dev, r->map_ino, r->map_path, t);
+    if (g_ncode > before && until) atomic_store_explicit(&g_code[before].gone, until, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&g_mlock);
+}
+
 static void take(void *ctx, const hpc_raw_sample *r) {
   pass_ctx *p = ctx;
-  g_taken++;
-  int ci = find_code(r->ip);
-  if (ci < 0 && !p->rescanned) { /* a kernel loaded since the last look */
-    p->rescanned = 1;
-    scan_maps(p->s);
-    ci = find_code(r->ip);
-  }
-  if (ci < 0) {
-    g_outside++;
+  if (r->map_path) {
+    map_event(p->s, r);
     return;
   }
+  g_taken++;
   if (g_npend == g_cappend) {
     size_t cap = g_cappend ? 2 * g_cappend : 4096;
     psample *np = cap <= MAX_PENDING ? realloc(g_pend, cap * sizeof *np) : NULL;
@@ -452,7 +595,30 @@ static void take(void *ctx, const hpc_raw_sample *r) {
     g_pend = np;
     g_cappend = cap;
   }
-  g_pend[g_npend++] = (psample){*r, p->row, ci, p->set};
+  g_pend[g_npend++] = (psample){*r, p->row, -1, p->set}; /* its code is found once every ring is read */
+}
+
+/* The code object of each sample taken this pass (g_pend from `first` on), once every ring's mappings are
+ * known; samples in no kernel's code are counted and dropped. */
+static void place(hp_store *s, size_t first) {
+  int rescanned = 0;
+  size_t w = first;
+  for (size_t i = first; i < g_npend; i++) {
+    psample q = g_pend[i];
+    int ci = find_code(q.s.ip, q.s.time_ns);
+    if (ci < 0 && !rescanned) { /* a kernel loaded since the last look, on a thread not sampled then */
+      rescanned = 1;
+      scan_maps(s);
+      ci = find_code(q.s.ip, q.s.time_ns);
+    }
+    if (ci < 0) {
+      g_outside++;
+      continue;
+    }
+    q.code_ix = ci;
+    g_pend[w++] = q;
+  }
+  g_npend = w;
 }
 
 static int by_time(const void *a, const void *b) {
@@ -462,7 +628,7 @@ static int by_time(const void *a, const void *b) {
 
 /* The dispatch of kernel `name` whose window holds t (closest within SLACK_NS), 0 when none. Candidates are
  * copied under the window lock; kernel names are compared outside it (they take the collector's lock). */
-static uint64_t match(int64_t t, const char *name, uint32_t *kid) {
+static uint64_t match(int64_t t, const char *name, uint32_t *kid, uint32_t *agent) {
   window cand[64];
   uint64_t dist[64];
   size_t nc = 0;
@@ -488,6 +654,7 @@ static uint64_t match(int64_t t, const char *name, uint32_t *kid) {
     best = cand[i].dispatch_id;
     bestd = dist[i];
     *kid = cand[i].kernel_id;
+    *agent = cand[i].agent_id;
   }
   long bi = -1; /* else the running dispatch of the kernel that started last */
   for (size_t i = nclosed; i < nc && !best; i++) {
@@ -495,7 +662,7 @@ static uint64_t match(int64_t t, const char *name, uint32_t *kid) {
     hpc_kernel_name(cand[i].kernel_id, kname, sizeof kname);
     if (!strcmp(kname, name)) bi = (long)i;
   }
-  if (!best && bi >= 0) best = cand[bi].dispatch_id, *kid = cand[bi].kernel_id;
+  if (!best && bi >= 0) best = cand[bi].dispatch_id, *kid = cand[bi].kernel_id, *agent = cand[bi].agent_id;
   return best;
 }
 
@@ -534,9 +701,9 @@ static void attribute(hp_store *s, int final) {
   size_t keep = 0;
   for (size_t i = 0; i < g_npend; i++) {
     psample *p = &g_pend[i];
-    const code *c = &g_code[p->code_ix];
-    uint32_t kid = 0;
-    uint64_t d = match(p->s.time_ns, c->kernel, &kid);
+    code *c = &g_code[p->code_ix];
+    uint32_t kid = 0, agent = 0;
+    uint64_t d = match(p->s.time_ns, c->kernel, &kid, &agent);
     if (!d) {
       if (final)
         g_unmatched++;
@@ -549,6 +716,7 @@ static void attribute(hp_store *s, int final) {
       continue;
     }
     if (s) write_begun(s, d);
+    if (s) write_code(s, c, agent + 1, 1); /* before its first sample: the agent that ran it */
     hp_pc_sample ps = {sizeof ps,    ++g_ids,       d,           c->id, p->s.ip - c->base,
                        p->s.time_ns, p->thread_row, g_period_ns, "",    0};
     if (s && hp_write_pc_sample(s, &ps) == HP_OK) g_stored++;
@@ -605,8 +773,10 @@ void hpc_sample_pass(int final) {
   hp_store *s = hpc_store_enter();
   if (!g_self) g_self = (pid_t)syscall(SYS_gettid);
   scan_threads(s);
+  scan_if_loaded(s);
   poll_run(s);
   pass_ctx p = {s, 0, 0, 0};
+  size_t first = g_npend; /* this pass's samples are appended: their code is placed below */
   for (size_t i = 0; i < g_nthr; i++) {
     if (!g_thr[i].h) continue;
     p.row = g_thr[i].row_id;
@@ -614,6 +784,7 @@ void hpc_sample_pass(int final) {
     g_lost += g_prov->drain(g_thr[i].h, take, &p);
   }
   if (g_nsets > 1 && !final) rotate(s);
+  place(s, first);
   uint64_t stored = g_stored;
   attribute(s, final);
   if (s && (g_stored != stored || g_whole))
@@ -666,6 +837,10 @@ void hpc_sample_exit(hp_store *s) {
     snprintf(v, sizeof v, "%llu", (unsigned long long)*m[i].v);
     hp_write_metadata(s, m[i].key, v);
   }
+  pthread_mutex_lock(&g_mlock); /* code objects without samples whose agent was never known */
+  for (size_t i = 0; i < g_ncode; i++)
+    write_code(s, &g_code[i], 0, 1);
+  pthread_mutex_unlock(&g_mlock);
   for (size_t i = 0; i < g_nthr; i++)
     if (g_thr[i].h) g_prov->close_thread(g_thr[i].h);
   g_nthr = 0;
@@ -678,7 +853,15 @@ void hpc_sample_exit(hp_store *s) {
 void hpc_sample_fork_child(void) {
   /* the code objects: the child's log has none of the parent's rows or bytes */
   pthread_mutex_init(&g_mlock, NULL);
+  for (size_t i = 0; i < g_ncode; i++) {
+    free(g_code[i].uri);
+    free(g_code[i].hash);
+    free(g_code[i].ir_hash);
+  }
   g_ncode = 0;
+  g_scan_ns = 0;
+  g_dl_adds = g_dl_subs = 0;
+  g_last_agent = 0;
   free(g_hashes);
   g_hashes = NULL;
   g_nhash = 0;

@@ -23,6 +23,11 @@ typedef struct hpc_raw_sample {
   int32_t tid;
   uint32_t nvals;
   uint64_t vals[HPC_SAMPLE_MAX_COUNTERS];
+  /* Not NULL: not a sample but a file mapped executable by the thread at time_ns (the provider saw the mmap):
+   * [ip, ip + map_len) from file offset map_pgoff of map_path (device map_dev = major << 32 | minor, inode
+   * map_ino); the path lives until the callback returns. */
+  const char *map_path;
+  uint64_t map_len, map_pgoff, map_dev, map_ino;
 } hpc_raw_sample;
 
 /* A sampling source. Every call comes from the collector's harvester thread (or its exit handler), never
@@ -50,7 +55,7 @@ __attribute__((visibility("hidden"))) int hpc_sample_on(void);
 __attribute__((visibility("hidden"))) void hpc_sample_log_opened(struct hp_store *s);
 /* A dispatch's device window is known (harvest): its samples can be attributed. */
 __attribute__((visibility("hidden"))) void hpc_sample_window(uint64_t dispatch_id, uint32_t kernel_id,
-                                                             int64_t start, int64_t end);
+                                                             uint32_t agent_id, int64_t start, int64_t end);
 /* A dispatch is running since `start` (device time; harvest, for a dispatch not complete yet): samples of its
  * kernel after start and in no completed window are attributed to it right away, so they reach the log while
  * it runs (and survive a SIGKILL). `begun` is its "dispatch begun" row (no device times, passes 0), written
@@ -63,11 +68,12 @@ __attribute__((visibility("hidden"))) void hpc_sample_exit(struct hp_store *s);
  */
 __attribute__((visibility("hidden"))) void hpc_sample_fork_child(void);
 /* The bytes of what runs, when sampling or asked for (HUBPROF_CODE=all: --code; hpc_code_keep set at init):
- * a harvested dispatch of a kernel never seen before (hpc_code_note, cheap: a bit) makes the next
+ * a harvested dispatch of a kernel never seen before (hpc_code_note, cheap: a bit; its agent is the code
+ * object's) makes the next
  * hpc_code_capture (after a harvest, off the enqueue path) look for new kernel code objects in
  * /proc/self/maps and store their rows and bytes once per hash. */
 __attribute__((visibility("hidden"))) extern int hpc_code_keep;
-__attribute__((visibility("hidden"))) void hpc_code_note(uint32_t kernel_id);
+__attribute__((visibility("hidden"))) void hpc_code_note(uint32_t kernel_id, uint32_t agent_id);
 __attribute__((visibility("hidden"))) void hpc_code_capture(struct hp_store *s);
 /* collector.c: the name of kernel_symbol row `id` copied into buf ("" when unknown). */
 __attribute__((visibility("hidden"))) void hpc_kernel_name(uint32_t id, char *buf, size_t n);

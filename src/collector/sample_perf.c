@@ -58,6 +58,11 @@ static void *p_open(pid_t tid, uint64_t period_ns, const char *const *counters, 
   a.use_clockid = 1;
   a.clockid = CLOCK_MONOTONIC_RAW;
   a.disabled = 1;
+  /* the thread's executable mmaps as records in the ring, timed like the samples (sample_id_all: its pid,
+   * tid and time at the record's end): a kernel's code loaded where another was unloaded is told apart */
+  a.mmap = 1;
+  a.mmap2 = 1;
+  a.sample_id_all = 1;
   long fd = open_event(&a, tid, -1);
   if (fd < 0) {
     *why = errno == EACCES || errno == EPERM ? "perf_event_open refused (perf_event_paranoid)"
@@ -116,7 +121,7 @@ static uint64_t p_drain(void *h, void (*fn)(void *ctx, const hpc_raw_sample *s),
   const unsigned char *data = t->base + t->page;
   size_t size = t->len - t->page;
   uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE), tail = mp->data_tail, lost = 0;
-  unsigned char rec[512];
+  unsigned char rec[4608]; /* a sample, or an mmap record with its file's path */
   while (tail + sizeof(struct perf_event_header) <= head) {
     struct perf_event_header hd;
     ring_copy(data, size, tail, &hd, sizeof hd);
@@ -135,6 +140,7 @@ static uint64_t p_drain(void *h, void (*fn)(void *ctx, const hpc_raw_sample *s),
         s.tid = (int32_t)pid_tid[1];
         s.time_ns = (int64_t)tm;
         s.nvals = 0;
+        s.map_path = NULL;
         if (t->nfd > 1 && end - p >= 8) {
           uint64_t nr;
           memcpy(&nr, p, 8);
@@ -144,6 +150,24 @@ static uint64_t p_drain(void *h, void (*fn)(void *ctx, const hpc_raw_sample *s),
             if (i >= 1 && s.nvals < HPC_SAMPLE_MAX_COUNTERS) memcpy(&s.vals[s.nvals++], p, 8);
         }
         fn(ctx, &s);
+      } else if (hd.type == PERF_RECORD_MMAP2 && end - p >= 64 + 1 + 16) {
+        /* pid, tid, addr, len, pgoff, maj, min, ino, ino_generation, prot, flags, filename (NUL-terminated,
+         * padded to 8), then the sample id: pid, tid, time */
+        hpc_raw_sample s;
+        uint32_t mm[2];
+        uint64_t tm;
+        memset(&s, 0, sizeof s);
+        memcpy(&s.ip, p + 8, 8);
+        memcpy(&s.map_len, p + 16, 8);
+        memcpy(&s.map_pgoff, p + 24, 8);
+        memcpy(mm, p + 32, 8);
+        memcpy(&s.map_ino, p + 40, 8);
+        memcpy(&tm, end - 8, 8);
+        s.map_dev = (uint64_t)mm[0] << 32 | mm[1];
+        s.time_ns = (int64_t)tm;
+        rec[hd.size - 17] = 0; /* the path ends before the sample id, whatever the record says */
+        s.map_path = (const char *)rec + sizeof hd + 64;
+        if (!(hd.misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) fn(ctx, &s);
       } else if (hd.type == PERF_RECORD_LOST && end - p >= 16) {
         uint64_t n;
         memcpy(&n, p + 8, 8);

@@ -166,6 +166,7 @@ typedef struct rp_state {
   uint64_t budget;      /* ... and the most it may do */
   uint64_t max_text;    /* the longest string or blob SQLite may make for this file (SQLITE_LIMIT_LENGTH) */
   struct rp_bounds *bounds; /* the reader's byte and time bounds and its private VFS (rocpd_read.c) */
+  uint64_t samples;         /* pc_sample rows written (each gets a rocpd_event at commit) */
 } rp_state;
 
 #define RP_MAX_COLS 24 /* most columns of a hub table, plus the extra ones a reader takes */

@@ -252,7 +252,15 @@ const char rp_views_sql[] =
     "S.guid = M.guid JOIN rocpd_info_process P ON P.id = M.pid AND P.guid = M.guid LEFT JOIN "
     "rocpd_info_thread T ON T.id = M.tid AND T.guid = M.guid LEFT JOIN rocpd_info_queue Q ON Q.id = "
     "M.queue_id AND Q.guid = M.guid LEFT JOIN rocpd_info_agent A ON A.id = M.dst_agent_id AND A.guid = "
-    "M.guid;\n";
+    "M.guid;\n"
+    /* PC samples (issue 28): rocprofv3's columns; every sample has its rocpd_event (category PC_SAMPLE) */
+    "CREATE VIEW samples AS SELECT R.id, R.guid, (SELECT string FROM rocpd_string WHERE id = E.category_id "
+    "AND guid = E.guid) AS category, (SELECT string FROM rocpd_string WHERE id = T.name_id AND guid = "
+    "T.guid) AS name, T.nid, P.pid, TH.tid, R.timestamp, R.event_id, E.stack_id, E.parent_stack_id, "
+    "E.correlation_id AS corr_id, E.extdata, E.call_stack, E.line_info FROM rocpd_sample R JOIN rocpd_track "
+    "T ON T.id = R.track_id AND T.guid = R.guid JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid "
+    "JOIN rocpd_info_process P ON P.id = T.pid AND P.guid = T.guid JOIN rocpd_info_thread TH ON TH.id = "
+    "T.tid AND TH.guid = T.guid;\n";
 
 /* Metadata tags owned by the format, never returned as user metadata. */
 int rp_reserved_tag(const char *t) {

@@ -489,6 +489,7 @@ static hp_status write_mapped(hp_store *s, hp_table t, const void *row) {
     e = rp_sql_fail(s, rc, what);
   }
   if (e == HP_OK && t == HP_TABLE_REGION) r->regions++;
+  if (e == HP_OK && t == HP_TABLE_PC_SAMPLE) r->samples++;
   return e;
 }
 
@@ -715,11 +716,12 @@ hp_status rp_create(hp_store *s) {
   return HP_OK;
 }
 
-/* Regions get their rocpd_event rows (which carry the category) once every dispatch event id is known:
- * ids after the largest event id, or before the smallest when that would overflow. */
-static hp_status finish_regions(hp_store *s) {
+/* Rows of `table` (@region, @sample) get their rocpd_event rows once every dispatch event id is known: ids
+ * after the largest event id, or before the smallest when that would overflow; `cat` is the events'
+ * category: a string id, or the name of the table's column that holds it (regions: event_id until now). */
+static hp_status give_events(hp_store *s, const char *table, uint64_t n, const char *cat, const char *what) {
   rp_state *r = s->impl;
-  if (!r->regions) return HP_OK;
+  if (!n) return HP_OK;
   hu_buf q = {0};
   rp_buf_expand(&q, "SELECT MIN(id), MAX(id) FROM @event", r->suffix);
   sqlite3_stmt *st = NULL;
@@ -730,7 +732,6 @@ static hp_status finish_regions(hp_store *s) {
     hi = sqlite3_column_int64(st, 1);
   }
   sqlite3_finalize(st);
-  uint64_t n = r->regions;
   int64_t base;
   if (hi <= 0 || (uint64_t)(INT64_MAX - hi) >= n)
     base = hi > 0 ? hi : 0;
@@ -738,25 +739,45 @@ static hp_status finish_regions(hp_store *s) {
     base = lo - (int64_t)n - 1;
   else {
     hu_buf_free(&q);
-    return hp_set_error(s, HP_ERR_CONSTRAINT, "no free rocpd_event ids left for %" PRIu64 " regions", n);
+    return hp_set_error(s, HP_ERR_CONSTRAINT, "no free rocpd_event ids left for %" PRIu64 " %s", n, what);
   }
   rp_buf_reset(&q);
   char num[32];
   snprintf(num, sizeof num, "%" PRId64, base);
   rp_buf_expand(&q, "INSERT INTO @event(id, category_id) SELECT ", r->suffix);
   hu_buf_str(&q, num);
-  rp_buf_expand(&q,
-                " + ROW_NUMBER() OVER (ORDER BY id), event_id FROM @region ORDER BY id;\n"
-                "UPDATE @region SET event_id = m.eid FROM (SELECT id AS rid, ",
-                r->suffix);
+  hu_buf_str(&q, " + ROW_NUMBER() OVER (ORDER BY id), ");
+  hu_buf_str(&q, cat);
+  rp_buf_expand(&q, " FROM ", r->suffix);
+  rp_buf_expand(&q, table, r->suffix);
+  rp_buf_expand(&q, " ORDER BY id;\nUPDATE ", r->suffix);
+  rp_buf_expand(&q, table, r->suffix);
+  hu_buf_str(&q, " SET event_id = m.eid FROM (SELECT id AS rid, ");
   hu_buf_str(&q, num);
-  rp_buf_expand(&q,
-                " + ROW_NUMBER() OVER (ORDER BY id) AS eid FROM @region) AS m WHERE m.rid = @region.id;\n",
-                r->suffix);
+  rp_buf_expand(&q, " + ROW_NUMBER() OVER (ORDER BY id) AS eid FROM ", r->suffix);
+  rp_buf_expand(&q, table, r->suffix);
+  rp_buf_expand(&q, ") AS m WHERE m.rid = ", r->suffix);
+  rp_buf_expand(&q, table, r->suffix);
+  hu_buf_str(&q, ".id;\n");
+  char err[64];
+  snprintf(err, sizeof err, "cannot write %s events", what);
   hp_status e = !hu_buf_cstr(&q) ? hp_set_error(s, HP_ERR_NOMEM, "out of memory")
-                                 : rp_exec_sql(s, (const char *)q.p, "cannot write region events");
+                                 : rp_exec_sql(s, (const char *)q.p, err);
   hu_buf_free(&q);
   return e;
+}
+
+/* Regions: their category waits in event_id. PC samples (rocpd_sample): an event each too, of category
+ * "PC_SAMPLE", so that ROCm's `samples` view (which joins rocpd_event on event_id) lists them. */
+static hp_status finish_regions(hp_store *s) {
+  rp_state *r = s->impl;
+  hp_status e = give_events(s, "@region", r->regions, "event_id", "regions");
+  if (e != HP_OK || !r->samples) return e;
+  int64_t cat = string_id(s, "PC_SAMPLE");
+  if (!cat) return s->first_error;
+  char num[32];
+  snprintf(num, sizeof num, "%" PRId64, cat);
+  return give_events(s, "@sample", r->samples, num, "samples");
 }
 
 hp_status rp_commit(hp_store *s) {
