@@ -168,7 +168,7 @@ typedef struct rp_state {
   struct rp_bounds *bounds; /* the reader's byte and time bounds and its private VFS (rocpd_read.c) */
 } rp_state;
 
-#define RP_MAX_COLS 24 /* most columns of a hub table, plus the extra ones a reader takes */
+#define RP_MAX_COLS 28 /* most columns of a hub table, plus the extra ones a reader takes */
 
 /* A read cursor: the statement stepping and the buffer holding the current row's strings. */
 /* Counter values' extdata decoded by SQLite's JSON functions, remembered per distinct text: a store has a
