@@ -133,11 +133,11 @@ $(B)/tests/cuda/count_store: tests/cuda/count_store.c $(B)/libhubprof.a
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
 # CUDA counters' values table and configuration images (prov_cuda_range*.c): no CUPTI call but the host API's
 $(B)/tests/cuda/test_cuda_range: tests/cuda/test_cuda_range.c src/collector/prov_cuda_range_vals.c \
-  src/collector/prov_cuda_range.h tests/check.h $(B)/libhubprof_counters.a
+  src/collector/prov_cuda_conv.c src/collector/prov_cuda_range.h tests/check.h $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) -Isrc/collector -Iinclude \
 	  $(if $(CUDA_HOME_DIR),-DHAVE_CUPTI_H -isystem $(CUDA_HOME_DIR)/include) $< src/collector/prov_cuda_range_vals.c \
-	  $(B)/libhubprof_counters.a -o $@ -ldl -lpthread -lm
+	  src/collector/prov_cuda_conv.c $(B)/libhubprof.a -o $@ $(LDLIBS_HUB) -ldl -lm
 CUDA_TESTS := $(B)/tests/cuda/count_store $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(B)/tests/cuda/test_cuda_range $(B)/tests/cuda/counter_table $(if $(NVCC),$(B)/tests/cuda/cuda_app $(B)/tests/cuda/launch_loop $(B)/tests/cuda/stream_copy)
 .PHONY: cuda-test
 cuda-test: $(CUDA_TESTS) $(B)/hubprof $(B)/libhubprof_collector.so

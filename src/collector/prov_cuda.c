@@ -644,6 +644,7 @@ static void cuda_fork_child(void *h) {
   (void)h;
   atomic_store(&g_on, 0);
   atomic_store(&g_stop, 1);
+  hpc_cu_range_exit(0); /* no counters either: the range lock may be a parent thread's */
 }
 static uint64_t cuda_exit(void *h, int debug) {
   (void)h;

@@ -85,6 +85,20 @@ CHECK="python3 tests/cupti/cupti_check.py"
 FIVE=sm__cycles_elapsed.avg,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum,l1tex__t_sectors.sum
 TEN=$FIVE,sm__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,smsp__warps_launched.sum
 "$R" >"$T/range.out" 2>&1 && grep -q " 0 failed" "$T/range.out" && ok || bad "test_cuda_range: $(tail -5 "$T/range.out")"
+# the record-to-row path: values put by correlation id, taken by the converted kernel records, written as the
+# collector writes them; the NVIDIA metric set evaluated on them by analyze (2 launches: 2^29 and 2^30 DRAM
+# bytes in 1 ms each, 2^20 instructions in 2^21 cycles, 1024 blocks on 132 SMs)
+"$R" --store "$T/cuda_prof.db" >"$T/range.out" 2>&1 && grep -q " 0 failed" "$T/range.out" && ok ||
+  bad "test_cuda_range --store: $(tail -5 "$T/range.out")"
+expect 0 "$HP" analyze --metrics dram_gbs,sm_ipc,launch_blocks_per_sm --format csv "$T/cuda_prof.db"
+python3 -c '
+import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))
+assert len(r) == 1 and r[0]["kernel"] == "copy4" and r[0]["calls"] == "2", r
+assert abs(float(r[0]["dram_gbs"]) - (2**29 + 2**30) / 2 / 1e6) < 1e-3, r[0]["dram_gbs"]
+assert float(r[0]["sm_ipc"]) == 0.5 and abs(float(r[0]["launch_blocks_per_sm"]) - 1024 / 132) < 1e-6, r
+assert r[0]["smsp__inst_executed.sum"] == "1048576", r
+' "$T/out" && ok || bad "analyze of a CUDA counter store: $(cat "$T/out" "$T/err")"
 # with libcupti: the configuration images the collector builds for GH100 and GB100, their passes as CUPTI counts
 LIB=$("$HP" list devices --format csv 2>/dev/null | python3 -c 'import csv,sys; r=[x["path"] for x in csv.DictReader(sys.stdin) if x["provider"] == "cupti"]; print(r[0] if r else "")')
 if [ -z "$LIB" ]; then

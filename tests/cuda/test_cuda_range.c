@@ -9,6 +9,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "counters.h"
+#include "prov_cuda.h"
 #include "prov_cuda_range.h"
 
 #include <stdio.h>
@@ -141,8 +142,93 @@ static int images(int argc, char **argv) {
   return 1;
 }
 
+/* ---- a profile store written as the collector writes one --------------------------------------------------
+ */
+/* Two launches of one kernel on a GH100: their kernel records converted (prov_cuda_conv.c), their ranges'
+ * values put by correlation id and taken by the records, the rows written as write_record does (dispatch,
+ * then its counter values), with the counter_info rows of the plan. test_cuda.sh analyzes the store with the
+ * NVIDIA metric set and checks the figures. */
+static void profile_store(const char *path) {
+  static const char *const names[4] = {"dram__bytes_read.sum", "dram__bytes_write.sum",
+                                       "smsp__inst_executed.sum", "sm__cycles_elapsed.sum"};
+  static const uint64_t ids[4] = {1, 2, 3, 4};
+  static const uint32_t pass[4] = {1, 1, 1, 1};
+  hpc_cu_rv *t = hpc_cu_rv_new(6, 4);
+  hp_store *s = NULL;
+  hp_status st = hp_store_open(path, NULL, HP_CREATE, &s);
+  CHECK_OK(st, s);
+  if (st != HP_OK || !t) {
+    hp_store_abort(s);
+    hpc_cu_rv_free(t);
+    return;
+  }
+  hp_node node = {.size = sizeof node, .id = 1, .hostname = "h"};
+  hp_process proc = {.size = sizeof proc, .id = 1, .node_id = 1, .pid = 1, .rank = -1, .command = "cuda_app"};
+  hp_agent ag = {.size = sizeof ag,
+                 .id = 1,
+                 .node_id = 1,
+                 .type = HP_AGENT_GPU,
+                 .vendor = "NVIDIA",
+                 .name = "GH100",
+                 .product_name = "NVIDIA H100",
+                 .compute_units = 132,
+                 .max_clock_mhz = 1980};
+  hp_queue q = {.size = sizeof q, .id = 1, .process_id = 1, .agent_id = 1, .name = "stream 7"};
+  hp_kernel_symbol ks = {
+      .size = sizeof ks, .id = 1, .name = "_Z5copy4PK6float4PS_m", .display_name = "copy4"};
+  CHECK(hp_write_node(s, &node) == HP_OK && hp_write_process(s, &proc) == HP_OK &&
+        hp_write_agent(s, &ag) == HP_OK && hp_write_queue(s, &q) == HP_OK &&
+        hp_write_kernel_symbol(s, &ks) == HP_OK && hp_write_metadata(s, "mode", "profile") == HP_OK);
+  for (size_t i = 0; i < 4; i++) {
+    hp_counter_info ci = {.size = sizeof ci,
+                          .id = ids[i],
+                          .name = names[i],
+                          .block = "",
+                          .unit = "",
+                          .description = "",
+                          .expression = ""};
+    CHECK(hp_write_counter_info(s, &ci) == HP_OK);
+  }
+  for (uint32_t l = 0; l < 2; l++) {
+    /* launch l: 1 ms on the device, 2^28 bytes read and written, 2^20 instructions over 2^21 cycles */
+    double v[4] = {268435456.0 * (l + 1), 268435456.0 * (l + 1), 1048576.0, 2097152.0};
+    uint32_t corr = 500 + 2 * l;
+    hpc_cu_rv_put(t, corr, 0, v, ids, pass, 4, 11);
+    struct {
+      hpc_cu_kernel k;
+      char pad[64];
+    } rec;
+    memset(&rec, 0, sizeof rec);
+    rec.k.kind = HPC_CU_KIND_CONCURRENT_KERNEL;
+    rec.k.start = 1000000 + 2000000ull * l;
+    rec.k.end = rec.k.start + 1000000;
+    rec.k.gridX = 1024, rec.k.gridY = rec.k.gridZ = 1;
+    rec.k.blockX = 256, rec.k.blockY = rec.k.blockZ = 1;
+    rec.k.correlationId = corr;
+    rec.k.name = ks.name;
+    hpc_cu_ids cid = {.row_id = 10 + l, .agent_id = 1, .queue_id = 1, .kernel_id = 1};
+    hp_dispatch d;
+    hpc_cu_dispatch_row(&rec.k, &cid, &d);
+    hp_counter_value out[8];
+    uint32_t passes = 0;
+    size_t n = hpc_cu_rv_take(t, rec.k.correlationId, d.id, out, 8, &passes);
+    CHECK(n == 4 && passes == 11);
+    d.passes = passes;
+    d.process_id = 1;
+    CHECK_OK(hp_write_dispatch(s, &d), s);
+    for (size_t i = 0; i < n; i++)
+      CHECK_OK(hp_write_counter_value(s, &out[i]), s);
+  }
+  CHECK_OK(hp_store_close(s), (hp_store *)NULL);
+  hpc_cu_rv_free(t);
+}
+
 int main(int argc, char **argv) {
   values();
+  if (argc == 3 && !strcmp(argv[1], "--store")) {
+    profile_store(argv[2]);
+    return check_report("test_cuda_range");
+  }
   images(argc, argv);
   return check_report("test_cuda_range");
 }
