@@ -16,7 +16,7 @@
 #   1. cuda_app (streams, a CUDA graph, NVTX ranges, copies, fills): exact kernel counts and copy bytes in
 #      hubprof's store against the program's own count, and its results identical plain and traced.
 #      The same under CUDA counters (CUPTI's Range Profiler): kernel replay and application replay, results
-#      identical, every kernel with its values.
+#      identical, every kernel with its values; per-device lists picked by the GPU's chip (GH100).
 #   2. counters beside ncu: 10 metrics on the 3 kernels of stream_copy (a streaming copy past L2, a scale, an
 #      FMA loop), hubprof's median per kernel against ncu's; the deterministic ones (instructions executed,
 #      DRAM bytes of the copy) within 3 %; the wall times of ncu and hubprof on the same program and list.
@@ -144,6 +144,15 @@ for rp in kernel application; do
   [ "$wv" = "$((K + G))" ] && pass "1: $rp replay: every kernel has counter values" ||
     fail "1: $rp replay: ${wv:-no} kernels with values of $((K + G)) ($(grep -i 'counters\|CUPTI' "$OUT/app_$rp.err" | head -2))"
 done
+# per-device plans by chip (issue 32): H100 and H200 are GH100; a list for another chip measures nothing here
+if [ $rc_plain -eq 0 ] && grep -qE "H100|H200" "$OUT/gpu.txt"; then
+  timeout 120 "$HP" profile --device cuda --counters "device=GH100:smsp__inst_executed.sum" \
+    --counters "device=GB100:dram__bytes_read.sum" -o "$OUT/app_dev.db" -- "$APP" 2 >"$OUT/app_dev.out" 2>"$OUT/app_dev.err"
+  "$CT" "$OUT/app_dev.db" >"$OUT/app_dev_values.txt" 2>&1
+  grep -q " smsp__inst_executed.sum " "$OUT/app_dev_values.txt" && ! grep -q " dram__bytes_read.sum " "$OUT/app_dev_values.txt" &&
+    pass "1: per-device plans: the GH100 list measured, the GB100 list not" ||
+    fail "1: per-device plans: $(head -3 "$OUT/app_dev_values.txt") ($(tail -1 "$OUT/app_dev.err"))"
+fi
 say "time: $(elapsed) s"
 
 # ---- 2. counters beside ncu: 10 metrics on the 3 kernels of stream_copy ----
