@@ -158,9 +158,9 @@ say "time: $(elapsed) s"
 # ---- 2. counters beside ncu: 10 metrics on the 3 kernels of stream_copy ----
 SC=$B/tests/cuda/stream_copy
 METRICS=smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__cycles_elapsed.avg,gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,smsp__warps_launched.sum,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sectors.sum
-"$SC" >"$OUT/sc_plain.out" 2>&1
+"$SC" 128 >"$OUT/sc_plain.out" 2>&1
 t0=$(date +%s.%N)
-timeout 200 "$HP" profile --device cuda --counters "$METRICS" -o "$OUT/sc.db" -- "$SC" >"$OUT/sc_hp.out" 2>"$OUT/sc_hp.err"
+timeout 150 "$HP" profile --device cuda --counters "$METRICS" -o "$OUT/sc.db" -- "$SC" 128 >"$OUT/sc_hp.out" 2>"$OUT/sc_hp.err"
 rc=$?
 t1=$(date +%s.%N)
 hp_s=$(echo "$t1 - $t0" | bc)
@@ -169,7 +169,7 @@ cmp -s "$OUT/sc_plain.out" "$OUT/sc_hp.out" && [ $rc -eq 0 ] && pass "2: stream_
 "$CT" "$OUT/sc.db" >"$OUT/sc_values.txt" 2>&1
 if command -v ncu >/dev/null 2>&1; then
   t0=$(date +%s.%N)
-  timeout 200 ncu --metrics "$METRICS" --csv --print-units base --print-kernel-base mangled "$SC" >"$OUT/ncu.csv" 2>"$OUT/ncu.err"
+  timeout 150 ncu --metrics "$METRICS" --csv --print-units base --print-kernel-base mangled "$SC" 128 >"$OUT/ncu.csv" 2>"$OUT/ncu.err"
   rc=$?
   t1=$(date +%s.%N)
   ncu_s=$(echo "$t1 - $t0" | bc)
