@@ -138,7 +138,14 @@ $(B)/tests/cuda/test_cuda_range: tests/cuda/test_cuda_range.c src/collector/prov
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) -Isrc/collector -Iinclude \
 	  $(if $(CUDA_HOME_DIR),-DHAVE_CUPTI_H -isystem $(CUDA_HOME_DIR)/include) $< src/collector/prov_cuda_range_vals.c \
 	  src/collector/prov_cuda_conv.c $(B)/libhubprof.a -o $@ $(LDLIBS_HUB) -ldl -lm
-CUDA_TESTS := $(B)/tests/cuda/count_store $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(B)/tests/cuda/test_cuda_range $(B)/tests/cuda/counter_table $(if $(NVCC),$(B)/tests/cuda/cuda_app $(B)/tests/cuda/launch_loop $(B)/tests/cuda/stream_copy)
+$(SAN)/tests/cuda/test_cuda_range: tests/cuda/test_cuda_range.c src/collector/prov_cuda_range_vals.c \
+  src/collector/prov_cuda_conv.c src/collector/prov_cuda_range.h tests/check.h $(call obj,$(SAN),$(HUB_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+	  $(CPPFLAGS) $(INC_TESTS) -Isrc/collector $(if $(CUDA_HOME_DIR),-DHAVE_CUPTI_H -isystem $(CUDA_HOME_DIR)/include) \
+	  $< src/collector/prov_cuda_range_vals.c src/collector/prov_cuda_conv.c $(call obj,$(SAN),$(HUB_SRC)) -o $@ \
+	  $(LDLIBS_HUB) -ldl -lm
+CUDA_TESTS := $(B)/tests/cuda/count_store $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(B)/tests/cuda/test_cuda_range $(SAN)/tests/cuda/test_cuda_range $(B)/tests/cuda/counter_table $(if $(NVCC),$(B)/tests/cuda/cuda_app $(B)/tests/cuda/launch_loop $(B)/tests/cuda/stream_copy)
 .PHONY: cuda-test
 cuda-test: $(CUDA_TESTS) $(B)/hubprof $(B)/libhubprof_collector.so
 	bash tests/cuda/test_cuda.sh
