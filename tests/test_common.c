@@ -2,9 +2,11 @@
  * (round trips, cut-short and over-long input), hashes (known FNV-1a values, string and byte forms agree),
  * the JSON reader (every kind of value, escapes, surrogates, the errors) and writer (round trip of every
  * byte), id maps and the interner under growth, the directory search over real folders, and the text
- * helpers (CSV quoting, name lists, edit distance), and the dispatch-range grammar. */
+ * helpers (CSV quoting, name lists, edit distance), the dispatch-range grammar, and the map of per-device
+ * plans (well-formed and hostile maps, a device found by index, name or model). */
 /* SPDX-License-Identifier: MIT */
 #include "../src/common/hu_buf.h"
+#include "../src/common/hu_devplan.h"
 #include "../src/common/hu_dir.h"
 #include "../src/common/hu_hash.h"
 #include "../src/common/hu_io.h"
@@ -656,7 +658,32 @@ static void test_patterns(void) {
     free(k[i].name);
 }
 
+/* ---- per-device plans' map ---- */
+static void test_devplan(void) {
+  const char *map = "1-2:0\n3-3:pthread*\n4-4:*Xeon*\n0-0:", *why = NULL;
+  CHECK(hu_devplan_check(map, 4, 64, &why) == 0);
+  size_t f = 9, n = 9;
+  CHECK(hu_devplan_find(map, "basic-x", "m", 0, &f, &n) == 0 && f == 0 && n == 2);      /* by index */
+  CHECK(hu_devplan_find(map, "pthread-x", "m", 1, &f, &n) == 1 && f == 2 && n == 1);    /* by name */
+  CHECK(hu_devplan_find(map, "gpu", "Intel Xeon", 2, &f, &n) == 2 && f == 3 && n == 1); /* by model */
+  CHECK(hu_devplan_find(map, "gpu", "other", 7, &f, &n) == 3 && f == 0 && n == 0); /* every other: none */
+  CHECK(hu_devplan_check(map, 3, 64, &why) == -1); /* a pass beyond the plan */
+  CHECK(hu_devplan_check(map, 4, 3, &why) == -1);  /* more entries than allowed */
+  CHECK(hu_devplan_check("1-1:0", 1, 64, &why) == -1 && strstr(why, "every other device"));
+  static const char *const bad[] = {"", "1-1", "x-1:", "2-1:", "0-1:", "1-1:0\n", "1-1:0\nzz\n0-0:"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    CHECK(hu_devplan_check(bad[i], 4, 64, &why) == -1);
+  char big[HU_PATTERN_MAX + 16]; /* a selector longer than a pattern may be */
+  memset(big, 'a', sizeof big);
+  memcpy(big, "1-1:", 4);
+  memcpy(big + sizeof big - 6, "\n0-0:", 6);
+  big[sizeof big - 1] = 0;
+  CHECK(hu_devplan_check(big, 1, 64, &why) == -1);
+  CHECK(hu_devplan_find("nonsense", "a", "b", 0, &f, &n) == -1);
+}
+
 int main(void) {
+  test_devplan();
   test_patterns();
   test_hostile_text();
   test_buf();

@@ -1,11 +1,13 @@
 /* `hubprof list counters|metrics|devices`: the counters of a device (block, unit, whether they can be
  * measured here and why not), its derived metrics (unit, counters, measurable here), and the device
- * descriptions found, as a table, CSV or JSON. Runs nothing. */
+ * descriptions found, as a table, CSV or JSON; counters and metrics only those named (lists or @FILE, as
+ * --counters and --metrics take them: a list file checked before a run). Runs nothing. */
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
 #include "report.h"
 
+#include "../common/hu_buf.h"
 #include "counters.h"
 #include "metrics.h"
 
@@ -41,16 +43,20 @@ static const cli_opt *const list_tables[] = {list_opts, cli_opts_common, NULL};
 
 static const cli_spec list_spec = {
     .command = "list",
-    .usage = "list counters [--device D] [--format F]\n"
-             "       hubprof list metrics [--device D] [--metrics-file FILE]... [--format F]\n"
-             "       hubprof list devices [--format F]",
+    .usage =
+        "list counters [NAMES|@FILE]... [--device D] [--format F]\n"
+        "       hubprof list metrics [NAMES|@FILE]... [--device D] [--metrics-file FILE]... [--format F]\n"
+        "       hubprof list devices [--format F]",
     .about = "counters: every counter of a device with its block, unit, whether it can be measured on\n"
              "this machine and, when not, why (no PMU, perf_event_paranoid, a description for planning\n"
              "only). metrics: the derived metrics for a device (share/hubprof/metrics, $HUBPROF_METRICS,\n"
              "--metrics-file; docs/metrics.md) with their unit, the counters they need and whether they\n"
              "can be measured here. devices: the device descriptions found (share/hubprof/devices,\n"
              "$HUBPROF_DEVICES) with their provider and per-pass limits, then the NVIDIA chips CUPTI's\n"
-             "Profiler Host API describes when libcupti is found ($HUBPROF_CUPTI; docs/cuda.md).",
+             "Profiler Host API describes when libcupti is found ($HUBPROF_CUPTI; docs/cuda.md).\n"
+             "NAMES (a,b) or @FILE (one name a line, '#' comments: the lists --counters and --metrics\n"
+             "take) list only those counters or metrics, in their order; an unknown one is an error\n"
+             "naming its file and line.",
     .tables = list_tables,
 };
 
@@ -68,7 +74,55 @@ static void block_limits(const hc_limits *l, char *out, size_t len) {
   }
 }
 
-static int list_counters(const char *device, int fmt) {
+/* The names of the operands after the first (each "a,b" or @FILE), as indexes found by find (-1: unknown,
+ * reported with its file and line); *nsel 0 without operands. CLI_OK, CLI_FAIL or CLI_USAGE. */
+static int named(const cli_args *args, const char *what, long (*find)(const void *, const char *),
+                 const void *ctx, size_t **sel, size_t *nsel) {
+  *sel = NULL;
+  *nsel = 0;
+  size_t cap = 0;
+  for (size_t i = 1; i < args->noperands; i++) {
+    char why[1200];
+    const char *x = cli_list_expand(args->operands[i], why, sizeof why); /* @FILE (list_file.c) */
+    if (!x) {
+      cli_error("list: %s", why);
+      return CLI_FAIL;
+    }
+    for (const char *p = x;;) {
+      size_t n = strcspn(p, ",");
+      char *name = strndup(p, n);
+      if (!name) {
+        cli_error("out of memory");
+        return CLI_FAIL;
+      }
+      if (!n) {
+        cli_error("list: '%s': an empty name in the list", args->operands[i]);
+        free(name);
+        return CLI_USAGE;
+      }
+      long k = find(ctx, name);
+      if (k < 0) {
+        cli_error("list: unknown %s '%s'", what, name);
+        free(name);
+        return CLI_FAIL;
+      }
+      free(name);
+      if (hu_grow((void **)sel, &cap, *nsel + 1, sizeof **sel)) {
+        cli_error("out of memory");
+        return CLI_FAIL;
+      }
+      (*sel)[(*nsel)++] = (size_t)k;
+      if (!p[n]) break;
+      p += n + 1;
+    }
+  }
+  return CLI_OK;
+}
+
+static long find_counter(const void *p, const char *name) { return hc_provider_find(p, name); }
+static long find_metric(const void *m, const char *name) { return hc_metrics_find(m, name); }
+
+static int list_counters(const cli_args *args, const char *device, int fmt) {
   hc_provider *p;
   hc_status st = hc_device_open(device, &p);
   if (st != HC_OK) {
@@ -82,13 +136,20 @@ static int list_counters(const char *device, int fmt) {
   static const report_col data_cols[] = {{"device", 0, 0},     {"counter", 0, 0},   {"block", 0, 0},
                                          {"unit", 0, 0},       {"available", 1, 0}, {"reason", 0, 0},
                                          {"description", 0, 0}};
-  report *r = fmt == REPORT_TABLE ? report_new(table_cols, 5) : report_new(data_cols, 7);
+  size_t *sel, nsel;
+  int rc = named(args, "counter", find_counter, p, &sel, &nsel);
+  report *r = rc != CLI_OK          ? NULL
+              : fmt == REPORT_TABLE ? report_new(table_cols, 5)
+                                    : report_new(data_cols, 7);
   const hc_limits *lim = hc_provider_limits(p);
-  size_t n = hc_provider_count(p), avail = 0, nreasons = 0;
+  size_t n = nsel ? nsel : hc_provider_count(p), avail = 0, nreasons = 0;
   const char *reasons[16]; /* distinct reasons, footnoted in the table */
-  int rc = r ? CLI_OK : CLI_FAIL;
+  if (rc == CLI_OK && !r) {
+    cli_error("out of memory");
+    rc = CLI_FAIL;
+  }
   for (size_t i = 0; i < n && rc == CLI_OK; i++) {
-    const hc_counter *c = hc_provider_counter(p, i);
+    const hc_counter *c = hc_provider_counter(p, nsel ? sel[i] : i);
     avail += c->available != 0;
     char mark[32];
     if (fmt == REPORT_TABLE) {
@@ -116,7 +177,8 @@ static int list_counters(const char *device, int fmt) {
   if (rc == CLI_OK) {
     if (fmt == REPORT_TABLE) {
       const char *d = hc_provider_description(p);
-      printf("%s%s%s: %zu counters, %zu available here\n", lim->device, d[0] ? " — " : "", d, n, avail);
+      printf("%s%s%s: %zu counter%s%s, %zu available here\n", lim->device, d[0] ? " — " : "", d, n,
+             n == 1 ? "" : "s", nsel ? " named" : "", avail);
     }
     report_print(r, (report_fmt)fmt, report_term_width(), stdout);
     if (fmt == REPORT_TABLE && nreasons) {
@@ -124,10 +186,11 @@ static int list_counters(const char *device, int fmt) {
       for (size_t k = 0; k < nreasons; k++)
         printf("[%zu] %s\n", k + 1, reasons[k]);
     }
-  } else {
+  } else if (r) {
     cli_error("out of memory");
   }
   report_free(r);
+  free(sel);
   hc_provider_close(p);
   return rc;
 }
@@ -149,7 +212,8 @@ static int metric_measurable(const hc_provider *p, const hc_metrics *m, const hc
   return 1;
 }
 
-static int list_metrics(const char *device, const char *const *files, size_t nfiles, int fmt) {
+static int list_metrics(const cli_args *args, const char *device, const char *const *files, size_t nfiles,
+                        int fmt) {
   hc_provider *p;
   hc_status st = hc_device_open(device, &p);
   if (st != HC_OK) {
@@ -169,13 +233,20 @@ static int list_metrics(const char *device, const char *const *files, size_t nfi
                                          {"counters", 0, 0},   {"measurable", 1, 0}, {"reason", 0, 0},
                                          {"expression", 0, 0}, {"peak", 0, 0},       {"set", 0, 0},
                                          {"file", 0, 0},       {"description", 0, 0}};
-  report *r = fmt == REPORT_TABLE ? report_new(table_cols, 5) : report_new(data_cols, 11);
+  size_t *sel, nsel;
+  int rc = named(args, "metric", find_metric, m, &sel, &nsel);
+  report *r = rc != CLI_OK          ? NULL
+              : fmt == REPORT_TABLE ? report_new(table_cols, 5)
+                                    : report_new(data_cols, 11);
   const hc_limits *lim = hc_provider_limits(p);
-  size_t n = hc_metrics_count(m), avail = 0, nreasons = 0;
+  size_t n = nsel ? nsel : hc_metrics_count(m), avail = 0, nreasons = 0;
   char reasons[16][300]; /* distinct reasons, footnoted in the table */
-  int rc = r ? CLI_OK : CLI_FAIL;
+  if (rc == CLI_OK && !r) {
+    cli_error("out of memory");
+    rc = CLI_FAIL;
+  }
   for (size_t i = 0; i < n && rc == CLI_OK; i++) {
-    const hc_metric_info *mi = hc_metrics_get(m, i);
+    const hc_metric_info *mi = hc_metrics_get(m, nsel ? sel[i] : i);
     char counters[1024] = "", why[300], mark[32], line[32];
     size_t w = 0;
     for (size_t k = 0; k < mi->ncounters && w < sizeof counters; k++)
@@ -213,17 +284,19 @@ static int list_metrics(const char *device, const char *const *files, size_t nfi
   }
   if (rc == CLI_OK) {
     if (fmt == REPORT_TABLE)
-      printf("%s: %zu metric%s, %zu measurable here\n", lim->device, n, n == 1 ? "" : "s", avail);
+      printf("%s: %zu metric%s%s, %zu measurable here\n", lim->device, n, n == 1 ? "" : "s",
+             nsel ? " named" : "", avail);
     if (fmt != REPORT_TABLE || n) report_print(r, (report_fmt)fmt, report_term_width(), stdout);
     if (fmt == REPORT_TABLE && nreasons) {
       putchar('\n');
       for (size_t k = 0; k < nreasons; k++)
         printf("[%zu] %s\n", k + 1, reasons[k]);
     }
-  } else {
+  } else if (r) {
     cli_error("out of memory");
   }
   report_free(r);
+  free(sel);
   hc_metrics_free(m);
   hc_provider_close(p);
   return rc;
@@ -319,21 +392,24 @@ static int list(const cli_args *args) {
   const char *device = cli_str(args, "device");
   size_t nfiles;
   const char *const *files = cli_list(args, "metrics-file", &nfiles);
-  if (args->noperands != 1) {
-    cli_error(args->noperands
-                  ? "list: expected one of counters, metrics, devices (see 'hubprof list --help')"
-                  : "list: what to list? counters, metrics or devices (see 'hubprof list --help')");
+  if (!args->noperands) {
+    cli_error("list: what to list? counters, metrics or devices (see 'hubprof list --help')");
     return CLI_USAGE;
   }
   const char *what = args->operands[0];
+  if (args->noperands > 1 && strcmp(what, "counters") && strcmp(what, "metrics")) {
+    cli_error("list: names to list (NAMES, @FILE) follow 'counters' or 'metrics' only (see 'hubprof list "
+              "--help')");
+    return CLI_USAGE;
+  }
   if (nfiles && strcmp(what, "metrics")) {
     cli_error("list: --metrics-file applies to 'list metrics'");
     return CLI_USAGE;
   }
   if (strcmp(what, "metrics") == 0)
-    return cli_finish_stdout(list_metrics(device ? device : DEFAULT_DEVICE, files, nfiles, fmt));
+    return cli_finish_stdout(list_metrics(args, device ? device : DEFAULT_DEVICE, files, nfiles, fmt));
   if (strcmp(what, "counters") == 0)
-    return cli_finish_stdout(list_counters(device ? device : DEFAULT_DEVICE, fmt));
+    return cli_finish_stdout(list_counters(args, device ? device : DEFAULT_DEVICE, fmt));
   if (strcmp(what, "devices") == 0) {
     if (device) {
       cli_error("list: --device applies to 'list counters', not 'list devices'");

@@ -226,12 +226,6 @@ static int profile(const cli_args *args, const cli_selection *sel) {
    * other in the plan; the collector measures a device's own (HUBPROF_DEVICE_PLANS) */
   cli_dev_lists dl;
   int drc = cli_device_lists("profile", counters, ncounters, &dl);
-  if (drc == CLI_OK && dl.nsel && (app || mux)) {
-    cli_error("profile: lists for some devices ('device=SEL:LIST') need kernel replay (--replay kernel): "
-              "application replay and multiplexing plan one list for every device");
-    cli_device_lists_free(&dl);
-    drc = CLI_USAGE;
-  }
   if (drc != CLI_OK) {
     hc_metrics_groups_free(mgroups);
     free(groups);
@@ -287,8 +281,14 @@ static int profile(const cli_args *args, const cli_selection *sel) {
     ro.npasses = total;
     ro.match = match ? match : "grid";
     ro.multiplex = mux ? (policy ? policy : "kernel") : NULL;
-    rc = app ? app_replay(&ro, plans[0], prov, (int)args->noperands, args->operands)
-             : run_app(&ro, (int)args->noperands, args->operands);
+    /* application replay: per device list, its own runs (the most passes of a list sets their number) */
+    const char **sels = app ? calloc(nslots, sizeof *sels) : NULL;
+    for (size_t k = 0; sels && k < dl.nsel; k++)
+      sels[k] = dl.sel[k];
+    rc = app && !sels ? (cli_error("profile: out of memory"), CLI_FAIL)
+         : app        ? app_replay(&ro, plans, sels, nslots, (int)args->noperands, args->operands)
+                      : run_app(&ro, (int)args->noperands, args->operands);
+    free(sels);
   }
   for (size_t k = 0; plans && k < nslots; k++)
     hc_plan_free(plans[k]);

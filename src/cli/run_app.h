@@ -101,11 +101,13 @@ const char *run_signal_name(int sig);
 void run_note_selection(const run_opts *o, const hp_assemble_stats *st);
 
 /* `hubprof profile --replay application`: one run per pass, dispatches matched across runs, one store
- * (app_replay.c). `plan` is the whole plan; argv as for run_app. */
+ * (app_replay.c). `plans` holds one plan per device list (nslots; NULL for a list that measures nothing):
+ * with one, each run measures one of its passes; with several (per-device plans, o->plan the whole plan
+ * and HUBPROF_DEVICE_PLANS set), run k measures each device's k-th pass. sels[k]: the device selector of
+ * list k, NULL for every other device's. argv as for run_app. */
 struct hc_plan;
-struct hc_provider;
-int app_replay(const run_opts *o, const struct hc_plan *plan, const struct hc_provider *prov, int argc,
-               char **argv);
+int app_replay(const run_opts *o, struct hc_plan *const *plans, const char *const *sels, size_t nslots,
+               int argc, char **argv);
 
 /* cuda_check.c: before the first run, one warning when argv0 is a CUDA program and there is no CUDA driver
  * (the driver is what loads the collector into a CUDA program). */

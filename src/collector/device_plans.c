@@ -1,69 +1,37 @@
 /* Per-device plans of profile mode (HUBPROF_DEVICE_PLANS, written by `hubprof profile --counters
  * 'device=SEL:LIST'`): which passes of the plan each device measures, chosen at a device's first dispatch
- * by its index, name or model (glob), and that device's plan kept in the log's metadata. */
+ * by its index, name or model (glob; the map is read by src/common/hu_devplan.c), and that device's plan
+ * kept in the log's metadata. Kernel replay runs a device's passes; application replay (HUBPROF_PASS) its
+ * pass of the run; multiplexing rotates over its passes (prov_opencl_replay.c). */
 /* SPDX-License-Identifier: MIT */
 #include "replay.h"
 
-#include "../common/hu_pattern.h"
+#include "../common/hu_devplan.h"
+#include "env.h"
 #include "fmt_log.h"
 
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_DEVPLANS 64
 
-typedef struct hpc_devplan {
-  char sel[256];   /* a device index, or a glob over its name and model; "" for every other device */
-  size_t first, n; /* its passes, 0-based */
-} hpc_devplan;
-
-static hpc_devplan g_dp[MAX_DEVPLANS];
-
-/* HUBPROF_DEVICE_PLANS: one entry per line, "FIRST-LAST:SEL" (1-based passes of HUBPROF_PLAN; "0-0" for
- * none), the last one with an empty SEL. */
 int hpc_rp_devplans_init(const char **why) {
-  const char *v = getenv("HUBPROF_DEVICE_PLANS");
+  static char msg[160];
+  const char *v = getenv("HUBPROF_DEVICE_PLANS"), *bad;
+  free(hpc_rp.devplans);
   hpc_rp.devplans = NULL;
-  hpc_rp.ndevplans = 0;
   if (!v || !*v) return 0;
-  size_t k = 0;
-  for (const char *p = v; *p; k++) {
-    const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p);
-    unsigned long a, b;
-    int used = 0;
-    if (k == MAX_DEVPLANS || sscanf(p, "%lu-%lu:%n", &a, &b, &used) != 2 || !used || p + used > end ||
-        (size_t)(end - p - used) >= sizeof g_dp[k].sel || a > b || b > hpc_rp.plan->npasses || (!a && b)) {
-      *why = "HUBPROF_DEVICE_PLANS is not a list of FIRST-LAST:DEVICE lines over the passes of HUBPROF_PLAN";
-      return -1;
-    }
-    memcpy(g_dp[k].sel, p + used, (size_t)(end - p - used));
-    g_dp[k].sel[end - p - used] = 0;
-    const char *big;
-    if (hu_glob_bounded(g_dp[k].sel, &big)) {
-      *why = "HUBPROF_DEVICE_PLANS: a device pattern is longer than the limit of a pattern";
-      return -1;
-    }
-    g_dp[k].first = a ? a - 1 : 0;
-    g_dp[k].n = a ? b - a + 1 : 0;
-    p = nl ? nl + 1 : end;
-  }
-  if (!k || g_dp[k - 1].sel[0]) {
-    *why = "HUBPROF_DEVICE_PLANS must end with the entry of every other device (no selector)";
+  if (hu_devplan_check(v, hpc_rp.plan->npasses, MAX_DEVPLANS, &bad)) {
+    snprintf(msg, sizeof msg, "HUBPROF_DEVICE_PLANS: %s", bad);
+    *why = msg;
     return -1;
   }
-  hpc_rp.devplans = g_dp;
-  hpc_rp.ndevplans = k;
+  if (!(hpc_rp.devplans = strdup(v))) {
+    *why = "out of memory";
+    return -1;
+  }
   return 0;
-}
-
-static int matches(const char *sel, const char *name, const char *model, int32_t index) {
-  if (!sel[0]) return 1;
-  char *end;
-  long i = strtol(sel, &end, 10);
-  if (!*end) return i == index;
-  return fnmatch(sel, name, 0) == 0 || fnmatch(sel, model, 0) == 0;
 }
 
 /* The passes [first, first + n) as a plan ("a,b;c"), into buf. */
@@ -83,23 +51,22 @@ static void plan_text(size_t first, size_t n, char *buf, size_t len) {
 void hpc_rp_device_passes(uint32_t agent_id, size_t *first, size_t *n) {
   *first = 0;
   *n = hpc_rp.npasses;
-  if (!hpc_rp.ndevplans) return;
-  size_t e = agent_id < sizeof hpc_rp.agent_plan ? hpc_rp.agent_plan[agent_id] : 0;
-  if (!e) {
+  if (!hpc_rp.devplans) return;
+  hpc_rp_range *r = agent_id < HPC_RP_AGENTS ? &hpc_rp.agent_range[agent_id] : NULL;
+  size_t f = 0, m = 0;
+  if (r && r->known) {
+    f = r->first, m = r->n;
+  } else {
     char name[256] = "", model[256] = "";
     int32_t index = -1;
     hpc_agent_names(agent_id, name, sizeof name, model, sizeof model, &index);
-    while (e < hpc_rp.ndevplans && !matches(hpc_rp.devplans[e].sel, name, model, index))
-      e++;
-    if (e == hpc_rp.ndevplans) e--; /* the last entry matches every device */
-    e++;
-    if (agent_id < sizeof hpc_rp.agent_plan) hpc_rp.agent_plan[agent_id] = (uint8_t)e;
+    if (hu_devplan_find(hpc_rp.devplans, name, model, index, &f, &m) < 0) f = m = 0; /* checked at init */
+    if (r) *r = (hpc_rp_range){(uint32_t)f, (uint32_t)m, 1};
     /* the device's plan in the metadata: "device_plan.INDEX" = "NAME = PLAN" (its passes only, numbered
-     * from 1 within the device; "" when it measures nothing) */
-    const hpc_devplan *d = &hpc_rp.devplans[e - 1];
+     * from 1 within the device; "" when it measures nothing), at its first dispatch */
     char key[64], plan[3000], val[3400];
     snprintf(key, sizeof key, "device_plan.%d", (int)index);
-    plan_text(d->first, d->n, plan, sizeof plan);
+    plan_text(f, m, plan, sizeof plan);
     snprintf(val, sizeof val, "%s = %s", name, plan);
     hp_store *s = hpc_store_enter();
     if (s) {
@@ -108,6 +75,12 @@ void hpc_rp_device_passes(uint32_t agent_id, size_t *first, size_t *n) {
     }
     hpc_store_leave(s);
   }
-  *first = hpc_rp.devplans[e - 1].first;
-  *n = hpc_rp.devplans[e - 1].n;
+  long pass = hpc_rp.env ? hpc_rp.env->pass : 0;
+  if (pass) { /* application replay: run P measures each device's P-th pass, if it has one */
+    *first = f + (size_t)pass - 1;
+    *n = (size_t)pass <= m;
+    return;
+  }
+  *first = f;
+  *n = m;
 }

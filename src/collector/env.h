@@ -14,7 +14,8 @@ typedef struct hpc_env {
   int profile;            /* 1 when mode is "profile" (kernel replay, or one pass of application replay) */
   const char *plan;       /* HUBPROF_PLAN (profile): passes separated by ';', counters by ',' */
   long pass;              /* HUBPROF_PASS (profile): 0 = kernel replay of every pass of the plan; k > 0 = this
-                             run is pass k of an application replay (the plan then holds that pass only) */
+                             run is pass k of an application replay (the plan then holds that pass only;
+                             with per-device plans the whole plan, each device measuring its k-th pass) */
   const char *provider;   /* HUBPROF_PROVIDER (profile): counter provider, "perf" */
   int shadow_device;      /* HUBPROF_SHADOW (profile): 0 = "host" (default), 1 = "device" */
   long fail_pass;         /* HUBPROF_TEST_FAIL_PASS: k >= 2 = pass k fails to enqueue (test hook) */

@@ -1221,7 +1221,9 @@ static cl_int run_passes(rctx *c) {
       for (size_t i = 0; i < pr->n && c->nvals < 256; i++) {
         c->row.vals[c->nvals] = hpc_rp.vals[i];
         c->row.ids[c->nvals] = pr->info_id[i];
-        c->row.pass[c->nvals] = hpc_rp.env->pass ? (uint32_t)hpc_rp.env->pass : (uint32_t)(c->first + p + 1);
+        /* application replay: the run's pass; with per-device plans, the device's pass in the whole plan */
+        c->row.pass[c->nvals] =
+            hpc_rp.env->pass && !hpc_rp.devplans ? (uint32_t)hpc_rp.env->pass : (uint32_t)(c->first + p + 1);
         c->row.nvals = ++c->nvals;
       }
     if (hs != HC_OK || hs2 != HC_OK) {
@@ -1323,11 +1325,13 @@ static cl_int replay_locked(rctx *c, hpc_thread *t) {
   if (!np) replay = 0;                            /* a device no list names: run once, unmeasured */
   c->npasses = np;
   c->first = first;
-  if (hpc_rp.mux) { /* iteration multiplexing: one run, the key's next pass; nothing to save */
+  if (hpc_rp
+          .mux) { /* iteration multiplexing: one run, the key's next pass of its device's; nothing to save */
     c->npasses = 1;
-    c->mk = replay ? hpc_rp_key_find(hpc_rp.muxtab, hpc_rp.mux == HPC_MUX_LAUNCH, kid, d->grid, d->workgroup)
+    c->mk = replay ? hpc_rp_key_find(hpc_rp.muxtab, hpc_rp.mux == HPC_MUX_LAUNCH, kid, d->agent_id, d->grid,
+                                     d->workgroup)
                    : NULL;
-    c->first = c->mk ? (size_t)(c->mk->measured % hpc_rp.npasses) : 0;
+    c->first = first + (c->mk ? (size_t)(c->mk->measured % np) : 0);
   } else if (replay && collect_ranges(n, c->k, &unknown_svm, &c->sealed) != 0) {
     replay = 0;
   }
@@ -1356,7 +1360,7 @@ static cl_int replay_locked(rctx *c, hpc_thread *t) {
    * A kernel whose writes are not all saved (an image, a pipe, system SVM) is re-run only where kernel
    * replay re-runs it anyway (several passes): never in application replay or with one pass. */
   c->wk = hpc_rp.warmup && !hpc_rp.mux && (c->sealed || (c->npasses > 1 && !hpc_rp.env->pass))
-              ? hpc_rp_key_find(hpc_rp.warmtab, 1, kid, d->grid, d->workgroup)
+              ? hpc_rp_key_find(hpc_rp.warmtab, 1, kid, d->agent_id, d->grid, d->workgroup)
               : NULL;
   c->warm = c->wk && !c->wk->measured;
   c->self = hpc_rp.warmup ? (pid_t)t->tid : 0; /* the attach's gettid (reset in a forked child) */

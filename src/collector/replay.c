@@ -35,13 +35,11 @@ int hpc_rp_init_plan(const hpc_env *e, const char **why) {
     *why = "HUBPROF_PLAN is not a counter plan (passes separated by ';', counters by ',')";
     return -1;
   }
-  if (e->pass && hpc_rp.plan->npasses != 1) {
-    *why = "HUBPROF_PASS is set: HUBPROF_PLAN must hold that one pass";
-    return -1;
-  }
   if (hpc_rp_devplans_init(why) != 0) return -1; /* per-device plans (device_plans.c) */
-  if (hpc_rp.ndevplans && (e->pass || hpc_rp.mux)) {
-    *why = "HUBPROF_DEVICE_PLANS needs kernel replay (not application replay or multiplexing)";
+  /* application replay: one pass per run; with per-device plans the whole plan, each device measuring its
+   * pass of the run (device_plans.c) */
+  if (e->pass && hpc_rp.plan->npasses != 1 && !hpc_rp.devplans) {
+    *why = "HUBPROF_PASS is set: HUBPROF_PLAN must hold that one pass";
     return -1;
   }
   hc_status st = hc_provider_open(e->provider, &hpc_rp.prov);
@@ -146,19 +144,19 @@ int hpc_rp_sessions_ready(void) {
 }
 
 /* ---- keys ---------------------------------------------------------------------------------------------- */
-hpc_rp_key *hpc_rp_key_find(hpc_rp_key **tab, int launch, uint32_t kid, const uint32_t grid[3],
-                            const uint32_t wg[3]) {
-  hpc_rp_key want = {.kernel_id = kid};
+hpc_rp_key *hpc_rp_key_find(hpc_rp_key **tab, int launch, uint32_t kid, uint32_t agent,
+                            const uint32_t grid[3], const uint32_t wg[3]) {
+  hpc_rp_key want = {.kernel_id = kid, .agent_id = agent};
   if (launch) {
     memcpy(want.grid, grid, sizeof want.grid);
     memcpy(want.wg, wg, sizeof want.wg);
   }
-  uint64_t h = kid;
+  uint64_t h = (uint64_t)agent << 32 | kid;
   for (int i = 0; i < 3; i++)
     h = h * 1000003u ^ want.grid[i] ^ ((uint64_t)want.wg[i] << 32);
   size_t b = hpc_hash((uintptr_t)h, 12);
   for (hpc_rp_key *m = tab[b]; m; m = m->next)
-    if (m->kernel_id == kid && !memcmp(m->grid, want.grid, sizeof m->grid) &&
+    if (m->kernel_id == kid && m->agent_id == agent && !memcmp(m->grid, want.grid, sizeof m->grid) &&
         !memcmp(m->wg, want.wg, sizeof m->wg))
       return m;
   hpc_rp_key *m = malloc(sizeof *m);
@@ -187,7 +185,7 @@ void hpc_rp_log_head(hp_store *s) {
   if (hpc_rp.mux)
     hp_write_metadata(s, "multiplex_policy", hpc_rp.mux == HPC_MUX_LAUNCH ? "launch" : "kernel");
   hp_write_metadata(s, "pass_plan", e->plan);
-  if (hpc_rp.ndevplans) hp_write_metadata(s, "device_plans", getenv("HUBPROF_DEVICE_PLANS"));
+  if (hpc_rp.devplans) hp_write_metadata(s, "device_plans", hpc_rp.devplans);
   if (e->pass) {
     char b[32];
     snprintf(b, sizeof b, "%ld", e->pass);

@@ -27,6 +27,7 @@ typedef struct hpc_pass {
 typedef struct hpc_rp_key {
   struct hpc_rp_key *next;
   uint32_t kernel_id;
+  uint32_t agent_id;       /* a kernel rotates (and warms up) on each device on its own */
   uint32_t grid[3], wg[3]; /* zero with policy "kernel" */
   uint64_t measured;       /* dispatches of the key that measured a pass */
   int64_t run_ns;          /* warm-up keys: device time of the last run (write tracking's choice) */
@@ -47,6 +48,12 @@ typedef struct hpc_rp_stats {
   int64_t drain_ns, counters_ns, write_ns; /* the drain before pass 1; session start+stop; the log rows */
   double save_best, restore_best;          /* bytes per ns of the fastest save / restore of >= 1 MiB */
 } hpc_rp_stats;
+
+/* A device's passes of a per-device plan: [first, first + n), 0-based; known once resolved. */
+#define HPC_RP_AGENTS 257
+typedef struct hpc_rp_range {
+  uint32_t first, n, known;
+} hpc_rp_range;
 
 /* The state of the counter modes (set at init; the tables and `off` under the provider's dispatch lock). */
 typedef struct hpc_replay_state {
@@ -70,9 +77,8 @@ typedef struct hpc_replay_state {
   /* HUBPROF_DEVICE_PLANS (per-device plans, device_plans.c): the plan holds each device list's passes one
    * after the other; a device measures the passes of the first selector it matches (the last entry, with
    * an empty selector, is every other device's). Resolved once per agent, under the dispatch lock. */
-  struct hpc_devplan *devplans;
-  size_t ndevplans;
-  uint8_t agent_plan[257]; /* agent id -> 1 + its entry; 0: not resolved yet */
+  char *devplans; /* the map (src/common/hu_devplan.h), NULL without per-device plans */
+  hpc_rp_range agent_range[HPC_RP_AGENTS]; /* agent id -> its passes, once resolved */
 } hpc_replay_state;
 extern hpc_replay_state hpc_rp HPC_HIDDEN;
 
@@ -98,15 +104,16 @@ HPC_HIDDEN void hpc_rp_log_counters(struct hp_store *s);
 HPC_HIDDEN int hpc_rp_sessions_ready(void);
 /* The key of a dispatch in `tab` (`launch`: keyed by sizes too), created at its first one; NULL when out of
  * memory (multiplexing: the dispatch then measures pass 1, unrotated; warm-up: it runs none). */
-HPC_HIDDEN hpc_rp_key *hpc_rp_key_find(hpc_rp_key **tab, int launch, uint32_t kid, const uint32_t grid[3],
-                                       const uint32_t wg[3]);
+HPC_HIDDEN hpc_rp_key *hpc_rp_key_find(hpc_rp_key **tab, int launch, uint32_t kid, uint32_t agent,
+                                       const uint32_t grid[3], const uint32_t wg[3]);
 /* Write a dispatch row and its values (and first, when meta_value is set, that metadata). */
 HPC_HIDDEN void hpc_rp_write_row(const hpc_rp_row *r, const char *meta_key, const char *meta_value);
 /* At exit with HUBPROF_DEBUG: the summary lines (the provider's dispatch lock held). */
 HPC_HIDDEN void hpc_rp_summary(void);
-/* Per-device plans (device_plans.c): parse HUBPROF_DEVICE_PLANS (0; -1 with a reason); the passes agent
- * `agent_id` measures, [*first, *first + *n) 0-based (all of them without per-device plans; n 0: none),
- * its plan written to the log's metadata at its first dispatch. */
+/* Per-device plans (device_plans.c): check HUBPROF_DEVICE_PLANS (0; -1 with a reason); the passes agent
+ * `agent_id` measures, [*first, *first + *n) 0-based (all of them without per-device plans; n 0: none;
+ * in application replay the device's pass of this run only), its plan written to the log's metadata at
+ * its first dispatch. */
 HPC_HIDDEN int hpc_rp_devplans_init(const char **why);
 HPC_HIDDEN void hpc_rp_device_passes(uint32_t agent_id, size_t *first, size_t *n);
 /* A forked child: the parent's sessions closed (re-opened at need), its keys dropped. */

@@ -1,6 +1,7 @@
 /* hubprof export to OTF2 through the OTF2 library: a location per thread and per queue lane, dispatches and
- * regions as Enter/Leave of OTF2 regions, counters as metrics; definitions written at the end, once event
- * counts are known. */
+ * regions as Enter/Leave of OTF2 regions, counters as metrics (whole-run samples, of no dispatch, on a
+ * metric location "whole run" of their process); definitions written at the end, once event counts are
+ * known. */
 /* SPDX-License-Identifier: MIT */
 #ifdef HUBPROF_HAVE_OTF2
 #include "ex_internal.h"
@@ -32,9 +33,12 @@ typedef struct ot_state {
   hu_strmap strings; /* every string of the definitions */
   uint64_t tmin, tmax;
   int any_time;
+  int any_run; /* whole-run samples were written: their metric classes are defined */
 } ot_state;
 
 #define QUEUE_LOC(m, q, lane) ((m)->nthreads + (q)->index * EX_MAX_LANES + (size_t)(lane))
+/* the "whole run" metric location of process index i, after every queue lane */
+#define RUN_LOC(m, i) ((m)->nthreads + (m)->nqueues * EX_MAX_LANES + (size_t)(i))
 
 static OTF2_FlushType pre_flush(void *user, OTF2_FileType type, OTF2_LocationRef loc, void *caller,
                                 bool final) {
@@ -85,7 +89,7 @@ static int ot_open_archive(ex_writer *w) {
   ot_state *os = calloc(1, sizeof *os);
   if (!os) return ex_set_err(w, "out of memory");
   w->priv = os;
-  os->nlocs = w->m->nthreads + w->m->nqueues * EX_MAX_LANES;
+  os->nlocs = RUN_LOC(w->m, w->m->nprocs);
   if (os->nlocs && !(os->locs = calloc(os->nlocs, sizeof *os->locs))) return ex_set_err(w, "out of memory");
   os->ar = OTF2_Archive_Open(w->tmp_path, "traces", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
                              OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
@@ -129,6 +133,31 @@ static int ot_metric(ex_writer *w, ot_state *os, size_t l, uint64_t ts, OTF2_Met
     return ex_set_err(w, "%s: OTF2 write failed: %s", w->out_path, OTF2_Error_GetDescription(e));
   lc->events++;
   lc->last = ts;
+  return 0;
+}
+
+/* A counter sample of no dispatch (`sample --whole-run`: its process's total, polled on a timer) as a metric
+ * of class 2 * ncounters + counter on its process's "whole run" location; one out of time order there, or of
+ * an unknown counter, is skipped (counted). */
+static int ot_run_sample(ex_writer *w, const hp_counter_sample *s, const ex_proc *p) {
+  ot_state *os = w->priv;
+  const ex_named *c = ex_find_named(w->m->counters, w->m->ncounters, s->counter_id);
+  size_t l = p ? RUN_LOC(w->m, p->index) : 0;
+  if (!p || !c || s->timestamp_ns < 0 ||
+      (os->locs[l].events && (uint64_t)s->timestamp_ns < os->locs[l].last)) {
+    w->st->skipped_order++;
+    return 0;
+  }
+  ot_loc *lc = &os->locs[l];
+  if (!lc->ew && !(lc->ew = OTF2_Archive_GetEvtWriter(os->ar, (OTF2_LocationRef)l)))
+    return ex_set_err(w, "%s: OTF2 cannot open an event writer", w->out_path);
+  uint64_t ts = (uint64_t)s->timestamp_ns;
+  if (ot_metric(w, os, l, ts, (OTF2_MetricRef)(2 * w->m->ncounters + (size_t)(c - w->m->counters)), s->value))
+    return -1;
+  if (!os->any_time || ts < os->tmin) os->tmin = ts;
+  if (!os->any_time || ts > os->tmax) os->tmax = ts;
+  os->any_time = os->any_run = 1;
+  w->st->counter_samples++;
   return 0;
 }
 
@@ -299,12 +328,18 @@ static int ot_finish(ex_writer *w) {
         str_ref(os, hu_buf_cstr(nb) ? hu_buf_cstr(nb) : "", &oom);
       }
   OTF2_StringRef s_per = str_ref(os, "per dispatch: the counter's value over the dispatch, at its end", &oom),
-                 s_sample = str_ref(os, "sample: the counter's value since the dispatch began", &oom);
+                 s_sample = str_ref(os, "sample: the counter's value since the dispatch began", &oom),
+                 s_whole = str_ref(
+                     os, "whole run: the process's total since sampling began, polled on a timer", &oom),
+                 s_runloc = str_ref(os, "whole run", &oom);
+  static const char *const kind[] = {"%s", "%s (sample)", "%s (whole run)"};
   for (size_t i = 0; i < m->ncounters; i++) {
-    str_ref(os, m->counters[i].name, &oom), str_ref(os, m->counters[i].unit, &oom);
-    nb->n = 0;
-    hu_buf_printf(nb, "%s (sample)", m->counters[i].name);
-    str_ref(os, hu_buf_cstr(nb) ? hu_buf_cstr(nb) : "", &oom);
+    str_ref(os, m->counters[i].unit, &oom);
+    for (int k = 0; k < 3; k++) {
+      nb->n = 0;
+      hu_buf_printf(nb, kind[k], m->counters[i].name);
+      str_ref(os, hu_buf_cstr(nb) ? hu_buf_cstr(nb) : "", &oom);
+    }
   }
   if (oom || nb->oom) return ex_set_err(w, "out of memory");
   hu_buf *cb = &w->scratch[2];
@@ -336,6 +371,11 @@ static int ot_finish(ex_writer *w) {
                                              OTF2_LOCATION_TYPE_ACCELERATOR_STREAM, os->locs[l].events,
                                              (OTF2_LocationGroupRef)(p ? p->index : m->nprocs));
     }
+  for (size_t i = 0; e == OTF2_SUCCESS && i < m->nprocs; i++) /* whole-run samples: a metric location */
+    if (os->locs[RUN_LOC(m, i)].events)
+      e = OTF2_GlobalDefWriter_WriteLocation(g, (OTF2_LocationRef)RUN_LOC(m, i), s_runloc,
+                                             OTF2_LOCATION_TYPE_METRIC, os->locs[RUN_LOC(m, i)].events,
+                                             (OTF2_LocationGroupRef)i);
   for (size_t i = 0; e == OTF2_SUCCESS && i <= m->nkernels; i++) {
     OTF2_StringRef n = i < m->nkernels ? str_ref(os, m->kernels[i].name, &oom) : s_unknown;
     e = OTF2_GlobalDefWriter_WriteRegion(g, (OTF2_RegionRef)i, n, n, n, OTF2_REGION_ROLE_FUNCTION,
@@ -348,22 +388,26 @@ static int ot_finish(ex_writer *w) {
                                          OTF2_REGION_ROLE_CODE, OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
                                          OTF2_UNDEFINED_STRING, 0, 0);
   }
-  /* counters: a metric member and class per counter for per-dispatch values (2 i), one for samples (2 i + 1)
-   */
-  for (size_t i = 0; e == OTF2_SUCCESS && i < m->ncounters; i++)
-    for (int smp = 0; e == OTF2_SUCCESS && smp < 2; smp++) {
-      OTF2_MetricMemberRef ref = (OTF2_MetricMemberRef)(2 * i + (size_t)smp);
-      nb->n = 0;
-      hu_buf_printf(nb, "%s (sample)", m->counters[i].name);
-      e = OTF2_GlobalDefWriter_WriteMetricMember(
-          g, ref, smp ? str_ref(os, hu_buf_cstr(nb), &oom) : str_ref(os, m->counters[i].name, &oom),
-          smp ? s_sample : s_per, OTF2_METRIC_TYPE_OTHER,
-          smp ? OTF2_METRIC_ABSOLUTE_POINT : OTF2_METRIC_ABSOLUTE_LAST, OTF2_TYPE_DOUBLE, OTF2_BASE_DECIMAL,
-          0, str_ref(os, m->counters[i].unit, &oom));
-      if (e == OTF2_SUCCESS)
-        e = OTF2_GlobalDefWriter_WriteMetricClass(g, (OTF2_MetricRef)ref, 1, &ref, OTF2_METRIC_ASYNCHRONOUS,
-                                                  OTF2_RECORDER_KIND_ABSTRACT);
-    }
+  /* counters: a metric member and class per counter for per-dispatch values (2 i), one for samples (2 i + 1),
+   * and with whole-run samples one for them (2 ncounters + i) */
+  size_t nc = m->ncounters;
+  for (size_t r = 0; e == OTF2_SUCCESS && r < (os->any_run ? 3 : 2) * nc; r++) {
+    int smp = r < 2 * nc ? (int)(r % 2) : 2;
+    size_t i = r < 2 * nc ? r / 2 : r - 2 * nc;
+    OTF2_MetricMemberRef ref = (OTF2_MetricMemberRef)r;
+    nb->n = 0;
+    hu_buf_printf(nb, kind[smp], m->counters[i].name);
+    e = OTF2_GlobalDefWriter_WriteMetricMember(
+        g, ref, str_ref(os, hu_buf_cstr(nb), &oom),
+        smp == 2 ? s_whole
+        : smp    ? s_sample
+                 : s_per,
+        OTF2_METRIC_TYPE_OTHER, smp ? OTF2_METRIC_ABSOLUTE_POINT : OTF2_METRIC_ABSOLUTE_LAST,
+        OTF2_TYPE_DOUBLE, OTF2_BASE_DECIMAL, 0, str_ref(os, m->counters[i].unit, &oom));
+    if (e == OTF2_SUCCESS)
+      e = OTF2_GlobalDefWriter_WriteMetricClass(g, (OTF2_MetricRef)ref, 1, &ref, OTF2_METRIC_ASYNCHRONOUS,
+                                                OTF2_RECORDER_KIND_ABSTRACT);
+  }
   if (e != OTF2_SUCCESS)
     return ex_set_err(w, "%s: OTF2 write failed: %s", w->out_path, OTF2_Error_GetDescription(e));
   if (OTF2_Archive_CloseGlobalDefWriter(os->ar, g) != OTF2_SUCCESS ||
@@ -390,6 +434,7 @@ const ex_backend ex_otf2_backend = {
     .region = ot_region,
     .dispatch = ot_dispatch,
     .copy = ot_copy,
+    .run_sample = ot_run_sample,
     .finish = ot_finish,
     .discard = ot_discard,
     .is_dir = 1,

@@ -204,6 +204,7 @@ typedef struct dkey {
   const char *prog;        /* its program's identity, "" unknown (owned by the plog) */
   uint32_t grid[3], wg[3]; /* global and work-group sizes */
   uint32_t policy;         /* hp_match: which fields count (every key of an assembly has the same) */
+  int64_t device;          /* its device's index (agent.device_index; -1 unknown): matched per device */
   uint64_t seq;            /* position in the process's sequence of dispatches (by dispatch id) */
   uint64_t occ;            /* occurrence among the dispatches with the same policy fields */
   uint64_t row;            /* the dispatch's row id in its input */
@@ -257,6 +258,7 @@ static int cmp_dispatch_id(const void *a, const void *b) {
   return x->dispatch_id < y->dispatch_id ? -1 : x->dispatch_id > y->dispatch_id;
 }
 static int cmp_fields(const dkey *x, const dkey *y) {
+  if (x->device != y->device) return x->device < y->device ? -1 : 1; /* never across devices */
   int c = strcmp(x->name, y->name);
   if (!c) c = strcmp(x->prog, y->prog); /* a kernel is its name and its program */
   if (c || x->policy == HP_MATCH_NAME) return c;
@@ -294,15 +296,31 @@ static int plog_load(plog *p, hp_match policy) {
   }
   if (!p->command && !(p->command = strdup(""))) return -1;
   if (asm_knames_load(p->s, &p->knames, &p->nknames)) return -1;
+  hu_idmap dev = {0}; /* agent row id -> 1 + its device index */
+  hp_agent ag = {.size = sizeof ag};
+  if (hp_cursor_open(p->s, HP_TABLE_AGENT, &c) == HP_OK) {
+    int bad = 0;
+    while (!bad && hp_cursor_next(c, &ag) == HP_OK)
+      bad = ag.device_index >= 0 && hu_idmap_put(&dev, ag.id, (uint64_t)ag.device_index + 1) != 0;
+    hp_cursor_close(c);
+    if (bad) {
+      hu_idmap_free(&dev);
+      return -1;
+    }
+  }
   hp_dispatch d = {.size = sizeof d};
   size_t cap = 0;
-  if (hp_cursor_open(p->s, HP_TABLE_DISPATCH, &c) != HP_OK) return -1;
+  if (hp_cursor_open(p->s, HP_TABLE_DISPATCH, &c) != HP_OK) {
+    hu_idmap_free(&dev);
+    return -1;
+  }
   while (hp_cursor_next(c, &d) == HP_OK) {
     if (p->nkeys == cap) {
       cap = cap ? 2 * cap : 1024;
       dkey *v = realloc(p->keys, cap * sizeof *v);
       if (!v) {
         hp_cursor_close(c);
+        hu_idmap_free(&dev);
         return -1;
       }
       p->keys = v;
@@ -316,8 +334,11 @@ static int plog_load(plog *p, hp_match policy) {
     x->row = d.id;
     x->dispatch_id = d.dispatch_id;
     x->policy = policy;
+    uint64_t di = 0;
+    x->device = hu_idmap_get(&dev, d.agent_id, &di) ? (int64_t)di - 1 : -1;
   }
   hp_cursor_close(c);
+  hu_idmap_free(&dev);
   qsort(p->keys, p->nkeys, sizeof *p->keys, cmp_dispatch_id);
   for (size_t i = 0; i < p->nkeys; i++)
     p->keys[i].seq = i;
@@ -463,9 +484,11 @@ static hp_status replay_prepare(hp_assembly *a, hp_assemble_stats *stats) {
     a->merged[i] = a->runs[0][i].s;
     a->runs[0][i].input = i;
   }
-  /* the whole plan: each run's pass */
+  /* the whole plan: each run's pass; with per-device plans, every run's plan is the whole one (each device
+   * measured its own pass of the run in it) */
   hu_buf plan = {0};
-  for (uint32_t k = 0; k < R; k++) {
+  a->replay_devplans = a->nprocs[0] && hp_store_metadata(a->runs[0][0].s, "device_plans");
+  for (uint32_t k = 0; k < (a->replay_devplans ? 1 : R); k++) {
     const char *pp = a->nprocs[k] ? hp_store_metadata(a->runs[k][0].s, "pass_plan") : NULL;
     hu_buf_printf(&plan, "%s%s", k ? ";" : "", pp ? pp : "");
   }
@@ -684,8 +707,9 @@ static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
       d->passes = (uint32_t)(1 + (y ? y->target : 0));
       d->bytes_restored = 0; /* nothing is restored: every run starts afresh */
     }
-    if (t == HP_TABLE_COUNTER_VALUE && ((hp_counter_value *)row)->dispatch_id)
-      ((hp_counter_value *)row)->pass = 1; /* a region's host part stays pass 0 (every run measures it) */
+    if (t == HP_TABLE_COUNTER_VALUE && ((hp_counter_value *)row)->dispatch_id && !a->replay_devplans)
+      ((hp_counter_value *)row)->pass = 1; /* a region's host part stays pass 0 (every run measures it);
+                                              per-device plans: the device's pass, kept */
     return 1;
   }
   if (a->mux && a->mux_policy && t == HP_TABLE_METADATA) return !drop_key(((hp_metadata *)row)->key, 0);
@@ -775,7 +799,7 @@ static int extra_replay(hp_assembly *a, size_t ix, hp_table t, void *row) {
       if (!y || !y->target || !cid) continue; /* unmatched: never joined to another dispatch */
       v->dispatch_id = y->target;
       v->counter_id = cid;
-      v->pass = a->it_a + 1;
+      if (!a->replay_devplans) v->pass = a->it_a + 1; /* per-device plans: the device's pass, kept */
       return 1;
     }
   }

@@ -42,7 +42,8 @@ struct hp_assembly {
   uint32_t replay_runs; /* 0: no application replay */
   plog **runs;          /* runs[k][i]: process i of run k, in order of start */
   size_t *nprocs;
-  char *replay_plan; /* the whole plan: every run's pass_plan */
+  char *replay_plan;   /* the whole plan: every run's pass_plan */
+  int replay_devplans; /* per-device plans: each run has the whole plan, its values their own pass numbers */
   /* the extra-rows iterator of the hooks */
   size_t it_a, it_b;
   hp_cursor *it_c;

@@ -6,6 +6,7 @@
 #include "assemble_internal.h"
 
 #include "../common/hu_buf.h"
+#include "../common/hu_devplan.h"
 #include "../common/hu_json.h"
 
 #include <inttypes.h>
@@ -61,7 +62,9 @@ typedef struct mdisp {
   uint64_t dispatch_id;    /* the collector's id: enqueue order in the process */
   uint64_t kernel_id;      /* kernel_symbol id in its input */
   uint32_t grid[3], wg[3]; /* global and work-group sizes */
-  size_t key;              /* index of its key */
+  uint64_t agent;          /* agent row id (per-device plans: keys are per device) */
+  uint32_t pf, np; /* the passes its device measures, [pf, pf + np) 0-based (all without per-device plans) */
+  size_t key;      /* index of its key */
 } mdisp;
 
 /* One measured value of a key's counter (kc = key * C + counter). */
@@ -75,6 +78,7 @@ typedef struct mkey {
   const char *name;        /* kernel name (owned by the mproc) */
   const char *prog;        /* its program's identity, "" unknown (owned by the mproc) */
   uint32_t grid[3], wg[3]; /* policy launch only (else 0) */
+  uint32_t pf, np;         /* its device's passes (mdisp) */
   uint64_t ndisp;          /* its dispatches */
   uint64_t cold_row;  /* row of its first dispatch by dispatch id (the cold one: first use in the process) */
   uint64_t cold_id;   /* that dispatch's dispatch id */
@@ -84,7 +88,8 @@ typedef struct mkey {
 
 struct mproc {
   aplan plan;
-  int launch; /* policy launch */
+  int launch;         /* policy launch */
+  const char *devmap; /* per-device plans: metadata device_plans (hu_devplan.h), else NULL */
   int64_t pid, start_ns;
   char **knames; /* kernel_symbol id -> name */
   size_t nknames;
@@ -138,6 +143,7 @@ static int kcmp(char *const *names, size_t n, uint64_t x, uint64_t y) {
 }
 
 static int mux_key_cmp(const mproc *p, const mdisp *x, const mdisp *y) {
+  if (p->devmap && x->agent != y->agent) return x->agent < y->agent ? -1 : 1; /* a key per device */
   int c = kcmp(p->knames, p->nknames, x->kernel_id, y->kernel_id);
   if (c || !p->launch) return c;
   c = memcmp(x->grid, y->grid, sizeof x->grid);
@@ -213,15 +219,36 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
         if (strcmp(p->plan.names[i], ci.name) == 0) p->info_of[i] = ci.id;
     hp_cursor_close(c);
   }
+  hu_idmap range = {0}; /* per-device plans: agent row id -> 1 + (first pass << 32 | passes) */
+  if (p->devmap && hp_cursor_open(s, HP_TABLE_AGENT, &c) == HP_OK) {
+    hp_agent ag = {.size = sizeof ag};
+    int bad = 0;
+    while (!bad && hp_cursor_next(c, &ag) == HP_OK) {
+      size_t f = 0, n = 0;
+      if (hu_devplan_find(p->devmap, ag.name ? ag.name : "", ag.product_name ? ag.product_name : "",
+                          ag.device_index, &f, &n) < 0)
+        f = n = 0;
+      bad = hu_idmap_put(&range, ag.id, ((uint64_t)f << 32 | n) + 1) != 0;
+    }
+    hp_cursor_close(c);
+    if (bad) {
+      hu_idmap_free(&range);
+      return -1;
+    }
+  }
   hp_dispatch d = {.size = sizeof d};
   size_t cap = 0;
-  if (hp_cursor_open(s, HP_TABLE_DISPATCH, &c) != HP_OK) return -1;
+  if (hp_cursor_open(s, HP_TABLE_DISPATCH, &c) != HP_OK) {
+    hu_idmap_free(&range);
+    return -1;
+  }
   while (hp_cursor_next(c, &d) == HP_OK) {
     if (p->nd == cap) {
       cap = cap ? 2 * cap : 1024;
       mdisp *v = realloc(p->d, cap * sizeof *v);
       if (!v) {
         hp_cursor_close(c);
+        hu_idmap_free(&range);
         return -1;
       }
       p->d = v;
@@ -231,10 +258,18 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
     x->row = d.id;
     x->dispatch_id = d.dispatch_id;
     x->kernel_id = d.kernel_id;
+    x->agent = d.agent_id;
     memcpy(x->grid, d.grid, sizeof x->grid);
     memcpy(x->wg, d.workgroup, sizeof x->wg);
+    uint64_t r = 0;
+    x->np = (uint32_t)P; /* without per-device plans (or an agent not in the store): every pass */
+    if (p->devmap && hu_idmap_get(&range, d.agent_id, &r)) {
+      x->pf = (uint32_t)((r - 1) >> 32);
+      x->np = (uint32_t)(r - 1);
+    }
   }
   hp_cursor_close(c);
+  hu_idmap_free(&range);
   qsort(p->d, p->nd, sizeof *p->d, cmp_mrow);
   /* keys, ordered by name and sizes */
   size_t *ord = malloc((p->nd ? p->nd : 1) * sizeof *ord);
@@ -254,6 +289,8 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
     if (i && mux_key_cmp(p, &p->d[ord[i - 1]], x) != 0) k++;
     mkey *y = &p->keys[k];
     if (!y->ndisp) {
+      y->pf = x->pf;
+      y->np = x->np;
       y->name = asm_kname(p->knames, p->nknames, x->kernel_id);
       y->prog = asm_kprog(p->knames, p->nknames, x->kernel_id);
       if (p->launch) {
@@ -318,14 +355,14 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
   for (size_t y = 0; y < p->nkeys; y++) { /* coverage of pass q: the fewest measurements of its counters */
     mkey *key = &p->keys[y];
     if (!(key->per_pass = calloc(P ? P : 1, sizeof *key->per_pass))) return -1;
-    for (size_t q = 0; q < P; q++) {
+    for (size_t q = key->pf; q < (size_t)key->pf + key->np && q < P; q++) { /* its device's passes */
       uint64_t least = UINT64_MAX;
       for (size_t i = 0; i < C; i++)
         if (p->plan.pass[i] == q + 1 && p->cnt[y * C + i] < least) least = p->cnt[y * C + i];
       key->per_pass[q] = least == UINT64_MAX ? 0 : least;
       key->covered += key->per_pass[q] >= min_per_pass;
     }
-    for (size_t i = 0; i < C && key->covered == P; i++)
+    for (size_t i = 0; i < C && key->covered == key->np; i++)
       p->ncold += p->cold_only[y * C + i];
   }
   return 0;
@@ -339,7 +376,7 @@ void asm_mux_mark_cold(const mproc *p, hp_dispatch *d) {
   d->cold = x && p->keys[x->key].cold_row == d->id;
 }
 
-static int key_complete(const mproc *p, const mkey *k) { return k->covered == p->plan.npasses; }
+static int key_complete(const mkey *k) { return k->covered == k->np; }
 
 /* The estimate that replaces a measured value of a cold dispatch (its key's first), or NULL to keep the
  * value: only for a complete key whose counter was measured by at least one warm dispatch too. The cold
@@ -348,7 +385,7 @@ static int key_complete(const mproc *p, const mkey *k) { return k->covered == p-
  * metadata multiplex_cold_raw (docs/counters.md). */
 static const double *mux_cold_estimate(const mproc *p, const mdisp *x, uint64_t counter_id) {
   const mkey *key = &p->keys[x->key];
-  if (key->cold_row != x->row || !key_complete(p, key)) return NULL;
+  if (key->cold_row != x->row || !key_complete(key)) return NULL;
   size_t C = p->plan.n;
   for (size_t ci = 0; ci < C; ci++) {
     size_t kc = x->key * C + ci;
@@ -463,6 +500,12 @@ hp_status asm_mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
       hu_buf_free(&js);
       return asm_fail(a, HP_ERR_INVALID, "%s: cannot read the pass plan '%s'", hp_store_path(s), plan);
     }
+    const char *dm = hp_store_metadata(s, "device_plans"), *bad; /* per-device plans: keys per device */
+    if (dm && hu_devplan_check(dm, p->plan.npasses, (size_t)-1, &bad)) {
+      hu_buf_free(&js);
+      return asm_fail(a, HP_ERR_INVALID, "%s: metadata device_plans: %s", hp_store_path(s), bad);
+    }
+    p->devmap = dm;
     if (mproc_load(p, s, a->o.min_per_pass)) {
       hu_buf_free(&js);
       return asm_fail(a, HP_ERR_NOMEM, "%s: cannot read its dispatches and counters (out of memory?)",
@@ -481,7 +524,7 @@ hp_status asm_mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
     for (size_t k = 0; k < p->nkeys; k++) {
       const mkey *key = &p->keys[k];
       a->mux_keys++;
-      if (key_complete(p, key)) continue;
+      if (key_complete(key)) continue;
       hu_buf_printf(&js, "%s{\"pid\":%" PRId64 ",\"process_start_ns\":%" PRId64 ",\"kernel\":",
                     js.n > 1 ? "," : "", p->pid, p->start_ns);
       hu_json_put_str(&js, key->name);
@@ -494,9 +537,9 @@ hp_status asm_mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
                       key->grid[2], key->wg[0], key->wg[1], key->wg[2]);
       hu_buf_printf(
           &js, ",\"dispatches\":%" PRIu64 ",\"passes\":%u,\"passes_covered\":%zu,\"measured_per_pass\":[",
-          key->ndisp, p->plan.npasses, key->covered);
-      for (size_t q = 0; q < p->plan.npasses; q++)
-        hu_buf_printf(&js, "%s%" PRIu64, q ? "," : "", key->per_pass[q]);
+          key->ndisp, key->np, key->covered);
+      for (size_t q = key->pf; q < (size_t)key->pf + key->np && q < p->plan.npasses; q++)
+        hu_buf_printf(&js, "%s%" PRIu64, q > key->pf ? "," : "", key->per_pass[q]);
       hu_buf_printf(&js, "]}");
       if (nincomplete++ >= MAX_WARNED) continue;
       char what[512], where[64] = "";
@@ -507,8 +550,7 @@ hp_status asm_mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
         snprintf(what, sizeof what, "kernel %s", key->name);
       if (nm > 1) snprintf(where, sizeof where, " (pid %" PRId64 ")", p->pid);
       asm_warnf(a, "%s%s: %" PRIu64 " dispatch%s cover%s %zu of %u passes: left out of metrics", what, where,
-                key->ndisp, key->ndisp == 1 ? "" : "es", key->ndisp == 1 ? "s" : "", key->covered,
-                p->plan.npasses);
+                key->ndisp, key->ndisp == 1 ? "" : "es", key->ndisp == 1 ? "s" : "", key->covered, key->np);
     }
   }
   hu_buf_printf(&js, "]");
@@ -541,10 +583,12 @@ int asm_mux_extra(hp_assembly *a, size_t ix, hp_counter_value *v, hp_assemble_st
   size_t C = p->plan.n;
   for (; a->it_a < p->nd; a->it_a++, a->it_b = 0) {
     const mdisp *x = &p->d[a->it_a];
-    if (!key_complete(p, &p->keys[x->key])) continue; /* incomplete: no imputed value at all */
+    if (!key_complete(&p->keys[x->key])) continue; /* incomplete: no imputed value at all */
     while (a->it_b < C) {
       size_t ci = a->it_b++;
-      if (p->measured[a->it_a * C + ci] || !p->info_of[ci]) continue;
+      if (p->measured[a->it_a * C + ci] || !p->info_of[ci] || p->plan.pass[ci] <= x->pf ||
+          p->plan.pass[ci] > x->pf + x->np) /* measured, unknown, or of another device's passes */
+        continue;
       v->dispatch_id = x->row;
       v->counter_id = p->info_of[ci];
       v->pass = p->plan.pass[ci];

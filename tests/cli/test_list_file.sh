@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `@FILE` wherever a list of counters or metrics is taken (issue 32): profile, sample, plan and analyze read
+# `@FILE` wherever a list of counters or metrics is taken (issue 32): profile, sample, plan, analyze and list read
 # one name per line with '#' comments and blank lines, and a bad line's error names the file and line; the
 # same from Python (analyze(counters="@FILE")). Runs vector_add under PoCL. usage: test_list_file.sh [HUBPROF]
 # SPDX-License-Identifier: MIT
@@ -33,6 +33,25 @@ expect 1 "$HP" plan --counters @missing.txt
 one_line_error "missing.txt: cannot read"
 expect 0 "$HP" plan --counters @c.txt --counters context-switches # a file and a list together
 [ "$(grep -c '^ *1  ' out)" = 3 ] && ok || bad "file + list: $(cat out)"
+
+# list: only the counters (metrics) a file or list names, in its order, so a file is checked before a run
+expect 0 "$HP" list counters @c.txt --format csv
+[ "$(cut -d, -f2 out | tail -n +2 | tr '\n' ' ')" = "task-clock page-faults " ] && ok || bad "list counters @c.txt: $(cat out)"
+expect 0 "$HP" list counters @c.txt context-switches
+head -1 out | grep -q ': 3 counters named, ' && [ "$(grep -cE '^(task-clock|page-faults|context-switches) ' out)" = 3 ] &&
+  ok || bad "list counters @c.txt NAME: $(cat out)"
+expect 1 "$HP" list counters @bad.txt
+one_line_error "list: bad.txt:3: unknown counter 'no-such-counter'"
+[ ! -s out ] && ok || bad "list counters @bad.txt printed: $(cat out)"
+expect 1 "$HP" list counters @two.txt
+one_line_error "two.txt:2: 'page-faults context-switches' is not one name"
+expect 0 "$HP" list metrics @m.txt --format json
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert [x["metric"] for x in m] == ["cpu_util"], m' out &&
+  ok || bad "list metrics @m.txt: $(cat out)"
+expect 1 "$HP" list metrics @c.txt
+one_line_error "list: c.txt:2: unknown metric 'task-clock'"
+expect 2 "$HP" list devices @c.txt
+one_line_error "follow 'counters' or 'metrics' only"
 
 # profile: the counters measured are the file's; a bad line stops it before the application runs
 expect 0 "$HP" profile -q --counters @c.txt -o p.db -- "$EX/vector_add" 256 2

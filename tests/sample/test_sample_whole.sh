@@ -63,6 +63,34 @@ PY
 expect 0 "$HP" export --format perfetto -o w.pftrace "w$ms.db"
 n=$(python3 -c "import hubprof,sys; print(hubprof.open(sys.argv[1]).count('counter_sample'))" "w$ms.db")
 grep -q "hubprof: $n counter samples" err && ! grep -q "out of order" err && ok || bad "perfetto export: $(cat err) (want $n)"
+# OTF2: metric events on the process's "whole run" location (a metric location), every row in order,
+# read back with otf2-print
+if command -v otf2-print >/dev/null && "$HP" version 2>/dev/null | grep -q '^export formats: .*otf2'; then
+  expect 0 "$HP" export --format otf2 -o w-otf2 "w$ms.db"
+  ! grep -q "out of order" err && ok || bad "otf2 export skipped events: $(cat err)"
+  otf2-print w-otf2/traces.otf2 >otf2.txt 2>&1 && otf2-print -G w-otf2/traces.otf2 >otf2-defs.txt 2>&1 &&
+    python3 - otf2.txt otf2-defs.txt "w$ms.db" <<'PY' >py.err 2>&1 && ok || bad "otf2 whole run: $(tail -3 py.err)"
+import re, sys, hubprof
+text, defs = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+with hubprof.open(sys.argv[3]) as s:
+    info = s.table("counter_info").sort_values("id")
+    cs = s.table("counter_sample")
+nc = len(info)
+ev = re.findall(r"^METRIC\s+(\d+)\s+(\d+)\s+Metric: (\d+), 1 Value: \(.*; DOUBLE; ([-0-9.e+]+)\)$", text, re.M)
+run = [(int(l), int(t), int(m), float(v)) for l, t, m, v in ev if int(m) >= 2 * nc]
+whole = cs[cs.dispatch_id == 0]
+assert len(run) == len(whole) > 0, (len(run), len(whole))
+assert len({l for l, _, _, _ in run}) == 1, run[:5]  # one location: the process's
+loc = run[0][0]
+assert all(int(l) != loc for l, _, m, _ in ev if int(m) < 2 * nc)  # dispatches' metrics stay on their lanes
+for i, (cid, name) in enumerate(zip(info.id, info.name)):  # class 2 nc + i: counter i's polls, in order
+    want = whole[whole.counter_id == cid].sort_values("timestamp_ns").value.tolist()
+    got = [v for _, _, m, v in run if m == 2 * nc + i]
+    assert len(got) == len(want) and all(abs(a - b) <= 1e-5 * max(1.0, abs(b)) for a, b in zip(got, want)), (name, got[:3], want[:3])
+    assert f'Name: "{name} (whole run)"' in defs, name
+assert re.search(r'^LOCATION\s+%d\s+Name: "whole run" <\d+>, Type: METRIC' % loc, defs, re.M), defs[:2000]
+PY
+fi
 # the HTML report: a "Whole-run counters" section, one chart per counter
 expect 0 "$HP" report -o w.html "w$ms.db"
 grep -q '<h2 id="run-counters">Whole-run counters</h2>' w.html && [ "$(grep -o 'class="run-counter"' w.html | wc -l)" = 2 ] &&
