@@ -176,12 +176,15 @@ static int run(run_opts *ro, hc_provider *p, int app, const cli_dev_lists *dl, c
   char *plan = NULL, *map = NULL;
   size_t plen = 0, mlen = 0;
   FILE *pf = open_memstream(&plan, &plen), *mf = open_memstream(&map, &mlen);
-  int rc = l && pf && mf ? CLI_OK : CLI_FAIL;
+  hc_plan **plans =
+      calloc(nslots, sizeof *plans); /* each device list's, NULL for one that measures nothing */
+  const char **sels = calloc(nslots, sizeof *sels);
+  int rc = l && pf && mf && plans && sels ? CLI_OK : CLI_FAIL;
   if (rc) cli_error("profile: out of memory");
-  hc_plan *first = NULL;
   for (size_t k = 0; rc == CLI_OK && k < nslots; k++) {
     size_t nl = cli_device_lists_of(dl, k, l);
     const char *sel = k < dl->nsel ? dl->sel[k] : "";
+    sels[k] = k < dl->nsel ? sel : NULL;
     if (k == dl->nsel && dl->nsel && !nl && !ngroups) { /* the other devices run unmeasured */
       fprintf(mf, "0-0:");
       continue;
@@ -210,17 +213,32 @@ static int run(run_opts *ro, hc_provider *p, int app, const cli_dev_lists *dl, c
         fprintf(stderr, "hubprof:   CUPTI replays each kernel %zu time%s for this configuration\n", np,
                 np == 1 ? "" : "s");
     }
+    char *slot = NULL; /* this list's own plan, for application replay's runs */
+    size_t slen = 0;
+    FILE *sf = rc == CLI_OK ? open_memstream(&slot, &slen) : NULL;
+    if (rc == CLI_OK && !sf) {
+      cli_error("profile: out of memory");
+      rc = CLI_FAIL;
+    }
     for (size_t c = 1; rc == CLI_OK && c <= nconf; c++) {
       if (!ro->quiet) fprintf(stderr, "hubprof:   pass %zu:", c);
       size_t w = 0;
       fprintf(pf, "%s", total + c > 1 ? ";" : "");
+      fprintf(sf, "%s", c > 1 ? ";" : "");
       for (size_t i = 0; i < nm.n; i++)
         if (pass[i] == c) {
           if (!ro->quiet) fprintf(stderr, "%s%s", w ? ", " : " ", nm.v[i]);
-          fprintf(pf, "%s%s", w++ ? "," : "", nm.v[i]);
+          fprintf(pf, "%s%s", w ? "," : "", nm.v[i]);
+          fprintf(sf, "%s%s", w++ ? "," : "", nm.v[i]);
         }
       if (!ro->quiet) fputc('\n', stderr);
     }
+    if (sf) fclose(sf);
+    if (rc == CLI_OK && hc_plan_parse(slot, &plans[k]) != HC_OK) {
+      cli_error("profile: out of memory");
+      rc = CLI_FAIL;
+    }
+    free(slot);
     if (rc == CLI_OK) fprintf(mf, "%zu-%zu:%s%s", total + 1, total + nconf, sel, k < dl->nsel ? "\n" : "");
     total += nconf;
     free(pass);
@@ -231,10 +249,6 @@ static int run(run_opts *ro, hc_provider *p, int app, const cli_dev_lists *dl, c
   if (pf) fclose(pf);
   if (mf) fclose(mf);
   free(l);
-  if (rc == CLI_OK && hc_plan_parse(plan, &first) != HC_OK) {
-    cli_error("profile: out of memory");
-    rc = CLI_FAIL;
-  }
   if (rc == CLI_OK) {
     if (dl->nsel)
       setenv("HUBPROF_DEVICE_PLANS", map, 1);
@@ -243,9 +257,12 @@ static int run(run_opts *ro, hc_provider *p, int app, const cli_dev_lists *dl, c
     ro->plan = plan;
     ro->provider = "cupti";
     ro->npasses = total;
-    rc = app ? app_replay(ro, first, p, argc, argv) : run_app(ro, argc, argv);
+    rc = app ? app_replay(ro, plans, sels, nslots, argc, argv) : run_app(ro, argc, argv);
   }
-  hc_plan_free(first);
+  for (size_t k = 0; plans && k < nslots; k++)
+    hc_plan_free(plans[k]);
+  free(plans);
+  free(sels);
   free(plan);
   free(map);
   return rc;
@@ -286,11 +303,6 @@ int cli_profile_cuda(run_opts *ro, hc_provider *p, const char *replay, const cha
   memset(&dl, 0, sizeof dl);
   if (rc == CLI_OK) rc = cli_device_lists("profile", counters, ncounters, &dl);
   int app = !strcmp(replay, "application");
-  if (rc == CLI_OK && dl.nsel && app) {
-    cli_error("profile: lists for some devices ('device=SEL:LIST') need kernel replay (--replay kernel): "
-              "application replay plans one list for every device");
-    rc = CLI_USAGE;
-  }
   if (rc == CLI_OK) rc = run(ro, p, app, &dl, groups, ngroups, argc, argv);
   cli_device_lists_free(&dl);
   free(groups);

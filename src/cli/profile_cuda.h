@@ -19,7 +19,8 @@ int cli_cuda_metric_names(const char *const *counters, size_t n);
 int cli_cuda_chip(const char *cmd, char *chip, size_t len);
 /* Plan and run a profile of NVIDIA metrics on chip's provider p (hc_cupti_device_open): kernel replay (one
  * configuration per device list: CUPTI replays its passes inside each kernel) or application replay (the
- * list split into configurations of one CUPTI pass each, one run per configuration); not multiplexing.
+ * list split into configurations of one CUPTI pass each, one run per configuration; per device list too);
+ * not multiplexing.
  * counters: the --counters lists ('device=SEL:LIST' ones too), groups: --group, mlists/mfiles: --metrics and
  * --metrics-file. ro: the run's options (plan and provider set here). Returns the exit status. */
 int cli_profile_cuda(run_opts *ro, hc_provider *p, const char *replay, const char *const *counters,

@@ -158,6 +158,12 @@ else
   grep -A1 "^hubprof: plan for device=GB100:" "$T/err" | grep -q "^hubprof: plan: 5 counters in 1 pass on GB100, kernel" &&
     grep -A1 "^hubprof: plan for device=1:" "$T/err" | grep -q "^hubprof: plan: 1 counter in 1 pass on GH100, kernel" &&
     ! grep -q "every other device" "$T/err" && ok || bad "per-device plans: $(cat "$T/err")"
+  # ... and under application replay (issue 32): each list split into its own one-pass configurations
+  expect 0 "$HP" profile --device GH100 --replay application --counters "device=GB100:$TEN" \
+    --counters "device=1:dram__bytes_read.sum" -o "$T/p.db" -- true
+  grep -A1 "^hubprof: plan for device=GB100:" "$T/err" | grep -qE "^hubprof: plan: 10 counters in [0-9]+ passes on GB100, application" &&
+    grep -A1 "^hubprof: plan for device=1:" "$T/err" | grep -q "^hubprof: plan: 1 counter in 1 pass on GH100, application" &&
+    ok || bad "per-device plans, application replay: $(cat "$T/err")"
   # the NVIDIA metric set: planned for a chip without a GPU
   expect 0 "$HP" plan --device GH100 --metrics all
   head -1 "$T/out" | grep -qE "^GH100: [0-9]+ counters in [0-9]+ passes" && ok || bad "plan --metrics all: $(head -3 "$T/out" "$T/err")"
