@@ -1002,6 +1002,8 @@ static void test_batch_random(void) {
     r.bytes_restored += step(&x, rare);
     r.cold ^= (uint32_t)(step(&x, rare) & 1);
     r.region_id += step(&x, rare);
+    r.correlation_id += step(&x, rare); /* CUDA's columns (issue 25) */
+    r.graph_id += step(&x, rare);
     memcpy(&want[i], &r, sizeof r); /* r's padding is zero: it was zero-initialised and only fields change */
     memset(&give[i], 0xa5 ^ (int)(i & 0xff), sizeof give[i]);
     give[i].size = r.size, give[i].id = r.id, give[i].dispatch_id = r.dispatch_id;
@@ -1013,6 +1015,7 @@ static void test_batch_random(void) {
     give[i].start_ns = r.start_ns, give[i].end_ns = r.end_ns, give[i].enqueue_ns = r.enqueue_ns;
     give[i].passes = r.passes, give[i].bytes_accessible = r.bytes_accessible;
     give[i].bytes_restored = r.bytes_restored, give[i].cold = r.cold, give[i].region_id = r.region_id;
+    give[i].correlation_id = r.correlation_id, give[i].graph_id = r.graph_id;
   }
   hp_store *s = NULL;
   CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);

@@ -200,6 +200,9 @@ typedef struct hp_dispatch {
                   * multiplexing; marked by the collector under trace; 0 otherwise */
   uint64_t
       region_id; /* innermost region (hp_region.id) open on the enqueuing thread at the enqueue, 0 none */
+  /* added for CUDA (issue 25): */
+  uint64_t correlation_id; /* the launch call's id in the runtime's tracing (CUPTI's correlationId), 0 none */
+  uint64_t graph_id;       /* the graph a kernel node ran in (CUPTI's graphId), 0 not a graph's */
 } hp_dispatch;
 
 typedef struct hp_counter_info {

@@ -375,13 +375,29 @@ int cmd_plan(int argc, char **argv) {
     goto out;
   }
   if (hc_provider_is_cupti(p)) { /* an NVIDIA chip: CUPTI counts the passes */
-    if (ngroups || nmlists || max || cli_given(&args, "splits")) {
-      cli_error("plan: %s is an NVIDIA chip: give its metrics with --counters (CUPTI plans them as one "
-                "configuration; --group, --metrics, --max-counters-per-pass and --splits do not apply)",
+    if (max || cli_given(&args, "splits")) {
+      cli_error("plan: %s is an NVIDIA chip: CUPTI plans its metrics as one configuration "
+                "(--max-counters-per-pass and --splits do not apply)",
                 hc_provider_limits(p)->device);
       rc = CLI_USAGE;
-    } else {
-      rc = plan_cupti(p, lists, nlists, fmt);
+    } else { /* --metrics and --group: their metrics join the --counters lists ("NAME=" dropped) */
+      rc = cli_metric_groups(p, mlists, nmlists, mfiles, nmfiles, &mgroups, &nmgroups);
+      const char **all = NULL;
+      size_t nall = 0;
+      int oom = 0;
+      for (size_t i = 0; rc == CLI_OK && !oom && i < nmgroups; i++)
+        oom = push_arg(&groups, &ngroups, mgroups[i]);
+      for (size_t i = 0; rc == CLI_OK && !oom && i < nlists + ngroups; i++) {
+        const char *g = i < nlists ? lists[i] : groups[i - nlists];
+        if (i >= nlists && strchr(g, '=')) g = strchr(g, '=') + 1;
+        oom = push_arg(&all, &nall, g);
+      }
+      if (oom) {
+        cli_error("out of memory");
+        rc = CLI_FAIL;
+      }
+      if (rc == CLI_OK) rc = plan_cupti(p, all, nall, fmt);
+      free(all);
     }
     hc_provider_close(p);
     goto out;

@@ -7,6 +7,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "partition.h"
 #include "cli.h"
+#include "profile_cuda.h"
 #include "options.h"
 #include "run_app.h"
 #include "select_args.h"
@@ -17,6 +18,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const replay_modes[] = {"kernel", "application", "multiplex", NULL};
 static const char *const mux_policies[] = {"kernel", "launch", NULL};
@@ -173,6 +175,11 @@ static int profile(const cli_args *args, const cli_selection *sel) {
   }
 
   /* the device, its provider and the plan: every error here comes before the application starts */
+  char chip[64]; /* CUDA: the GPU's chip (--device cuda, or NVIDIA metric names and no --device) */
+  if ((device && !strcasecmp(device, "cuda")) || (!device && cli_cuda_metric_names(counters, ncounters))) {
+    if (cli_cuda_chip("profile", chip, sizeof chip) != CLI_OK) return CLI_FAIL;
+    device = chip;
+  }
   const char *dev = device ? device : "cpu-perf";
   hc_provider *prov = NULL;
   hc_status st = hc_device_open(dev, &prov);
@@ -181,6 +188,12 @@ static int profile(const cli_args *args, const cli_selection *sel) {
     cli_error("profile: %s", err[0] ? err : hc_status_str(st));
     hc_provider_close(prov);
     return CLI_FAIL; /* an unknown or broken device: an input error */
+  }
+  if (hc_provider_is_cupti(prov)) { /* NVIDIA metrics: CUPTI's Range Profiler in the collector */
+    int crc = cli_profile_cuda(&ro, prov, replay, counters, ncounters, groups0, ngroups0, mlists, nmlists,
+                               mfiles, nmfiles, maxpp, (int)args->noperands, args->operands);
+    hc_provider_close(prov);
+    return crc;
   }
   if (!hc_provider_measurable(prov)) {
     cli_error("profile: device '%s' cannot be measured on this machine (no provider for it here); "

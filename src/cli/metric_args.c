@@ -20,7 +20,10 @@ int cli_metrics_open(const hc_provider *p, const char *const *files, size_t nfil
   if (st == HC_OK) st = hc_metrics_add_builtin(m, device);
   for (size_t i = 0; st == HC_OK && i < nfiles; i++)
     st = hc_metrics_add_file(m, files[i], device);
-  if (st == HC_OK) st = hc_metrics_resolve(m, names, n);
+  /* an NVIDIA chip's catalogue holds base metrics ("dram__bytes_read"), a definition full names (".sum"):
+   * CUPTI checks those when they are planned (profile_cuda.c) */
+  if (st == HC_OK)
+    st = hc_provider_is_cupti(p) ? hc_metrics_resolve(m, NULL, 0) : hc_metrics_resolve(m, names, n);
   free(names);
   if (st != HC_OK) {
     cli_error("%s", st == HC_ERR_NOMEM ? "out of memory" : hc_metrics_error(m));

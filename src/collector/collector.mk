@@ -120,6 +120,13 @@ $(B)/tests/cuda/inject_ocl: tests/cuda/inject_ocl.c $(wildcard examples/ocl/*.h)
 $(B)/tests/cuda/launch_loop: tests/cuda/launch_loop.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -std=c++17 $(NVCC_ARCH) $< -o $@
+$(B)/tests/cuda/stream_copy: tests/cuda/stream_copy.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 $(NVCC_ARCH) $< -o $@
+# counter values per kernel and counter (tests/device/cuda.sh: hubprof's CUDA counters beside ncu's)
+$(B)/tests/cuda/counter_table: tests/cuda/counter_table.c $(B)/libhubprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
 # what a store holds, summed (the checks of test_cuda.sh and tests/device/cuda.sh)
 $(B)/tests/cuda/count_store: tests/cuda/count_store.c $(B)/libhubprof.a
 	@mkdir -p $(dir $@)
@@ -154,8 +161,25 @@ $(B)/tests/cuda/fake/libcuda.so.1: tests/cuda/fake_cupti.c
 $(B)/tests/cuda/why_driver: tests/cuda/why_driver.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $< -o $@ -ldl
+# CUDA counters' values table and configuration images (prov_cuda_range*.c): no CUPTI call but the host API's
+$(B)/tests/cuda/test_cuda_range: tests/cuda/test_cuda_range.c src/collector/prov_cuda_range_vals.c \
+  src/collector/prov_cuda_conv.c src/collector/prov_cuda_range.h tests/check.h $(B)/libhubprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) -Isrc/collector -Iinclude \
+	  $(if $(CUDA_HOME_DIR),-DHAVE_CUPTI_H -isystem $(CUDA_HOME_DIR)/include) $< src/collector/prov_cuda_range_vals.c \
+	  src/collector/prov_cuda_conv.c $(B)/libhubprof.a -o $@ $(LDLIBS_HUB) -ldl -lm
+$(SAN)/tests/cuda/test_cuda_range: tests/cuda/test_cuda_range.c src/collector/prov_cuda_range_vals.c \
+  src/collector/prov_cuda_conv.c src/collector/prov_cuda_range.h tests/check.h $(call obj,$(SAN),$(HUB_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+	  $(CPPFLAGS) $(INC_TESTS) -Isrc/collector $(if $(CUDA_HOME_DIR),-DHAVE_CUPTI_H -isystem $(CUDA_HOME_DIR)/include) \
+	  $< src/collector/prov_cuda_range_vals.c src/collector/prov_cuda_conv.c $(call obj,$(SAN),$(HUB_SRC)) -o $@ \
+	  $(LDLIBS_HUB) -ldl -lm
 CUDA_TESTS := $(B)/tests/cuda/fake/libcupti.so $(B)/tests/cuda/fake/libcuda.so.1 $(B)/tests/cuda/why_driver \
-  $(B)/tests/cuda/count_store $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv $(if $(NVCC),$(B)/tests/cuda/cuda_app $(B)/tests/cuda/launch_loop $(B)/tests/cuda/why_chase $(B)/tests/cuda/why_axpy)
+  $(B)/tests/cuda/count_store $(B)/tests/cuda/inject_ocl $(B)/tests/cuda/test_cuda_conv $(SAN)/tests/cuda/test_cuda_conv \
+  $(B)/tests/cuda/test_cuda_range $(SAN)/tests/cuda/test_cuda_range $(B)/tests/cuda/counter_table \
+  $(if $(NVCC),$(B)/tests/cuda/cuda_app $(B)/tests/cuda/launch_loop $(B)/tests/cuda/why_chase $(B)/tests/cuda/why_axpy \
+  $(B)/tests/cuda/stream_copy)
 .PHONY: cuda-test
 cuda-test: $(CUDA_TESTS) $(B)/hubprof $(B)/libhubprof_collector.so
 	bash tests/cuda/test_cuda.sh

@@ -35,7 +35,7 @@ const hpc_env_var hpc_env_vars[] = {
      "of the plan, rotating over the dispatches of the same \"kernel\" or the same \"launch\" (kernel + "
      "global "
      "and work-group sizes); unset: kernel replay"},
-    {"HUBPROF_PROVIDER", "perf", "profile: counter provider"},
+    {"HUBPROF_PROVIDER", "perf", "profile: counter provider (cupti: CUDA counters, prov_cuda_range.c)"},
     {"HUBPROF_SHADOW", "host",
      "profile: where buffers are saved before pass 1: host (read/write into a reused host pool) or device "
      "(copies into reused buffers of the same context)"},

@@ -9,6 +9,7 @@
 #include "fmt_log.h"
 #include "prov_cuda.h"
 #include "prov_cuda_why.h"
+#include "prov_cuda_range.h"
 #include "regions.h"
 #include "select.h"
 #include "stamp.h"
@@ -84,12 +85,13 @@ typedef struct cb_data {
 } cb_data;
 
 /* ---- state --------------------------------------------------------------------------------------------- */
-static int g_api;             /* --api: runtime and driver calls, synchronisations */
-static int g_profile;         /* hubprof profile: kernels traced, no counters for CUDA yet */
-static int g_why_on;          /* sampling or --code: CUPTI's resource callbacks (prov_cuda_why.c) */
-static unsigned g_flush_ms;   /* HUBPROF_HARVEST_MS: CUPTI's flush period, and the sync points' spacing */
-static _Atomic int g_started; /* InitializeInjection ran */
-static _Atomic int g_on;      /* CUPTI records into the log */
+static int g_api;              /* --api: runtime and driver calls, synchronisations */
+static int g_profile;          /* hubprof profile: counters through the Range Profiler (prov_cuda_range.c) */
+static const char *g_provider; /* HUBPROF_PROVIDER (profile) */
+static int g_why_on;           /* sampling or --code: CUPTI's resource callbacks (prov_cuda_why.c) */
+static unsigned g_flush_ms;    /* HUBPROF_HARVEST_MS: CUPTI's flush period, and the sync points' spacing */
+static _Atomic int g_started;  /* InitializeInjection ran */
+static _Atomic int g_on;       /* CUPTI records into the log */
 static char g_cupti_path[PATH_MAX];
 static int64_t g_ts_offset; /* subtracted from CUPTI's times when its timestamp callback is missing */
 static _Atomic int64_t g_last_flush;
@@ -218,11 +220,18 @@ static void on_api(void *userdata, int dom, uint32_t cbid, const void *data) {
           d->symbol_name)
         t_cur.sel = (uint32_t)hpc_select_kernel(&hpc_cuda, NULL, (uintptr_t)d->symbol_name);
       if (is_launch(dom, cbid)) hpc_cuda_why_launch();
+      if (hpc_cu_range_on() && hpc_cu_range_is_launch(dom, cbid)) /* counters: the launch's ranges */
+        hpc_cu_range_enter(d->context, d->correlation_id);
       hpc_busy = 0;
+    } else {
+      hpc_cu_range_corr(d->correlation_id); /* a launch's nested driver call: its records may carry this id */
     }
     corr_put(d->correlation_id, &t_cur);
-  } else if (t_depth > 0 && --t_depth == 0 && is_sync(dom, cbid)) {
-    flush_due();
+  } else if (t_depth > 0 && --t_depth == 0) {
+    if (is_sync(dom, cbid)) flush_due();
+    hpc_busy = 1;
+    hpc_cu_range_leave(); /* after a profiled launch: its ranges decoded and evaluated */
+    hpc_busy = 0;
   }
   errno = saved;
 }
@@ -317,8 +326,14 @@ static void write_record(hp_store *s, void *rec) {
     ids.row_id = atomic_fetch_add_explicit(&hpc_next_dispatch, 1, memory_order_relaxed) + 1;
     hp_dispatch d;
     hpc_cu_dispatch_row(k, &ids, &d);
+    hp_counter_value v[HPC_CU_RANGE_MAX]; /* its counters (profile), by the launch's correlation id */
+    uint32_t passes = 0;
+    size_t nv = g_profile ? hpc_cu_range_take(k->correlationId, d.id, v, HPC_CU_RANGE_MAX, &passes) : 0;
+    if (nv) d.passes = passes;
     hp_write_dispatch(s, &d);
     hpc_cuda_why_kernel(k->correlationId, ids.row_id, (int64_t)k->start, (int64_t)k->end);
+    for (size_t i = 0; i < nv; i++)
+      hp_write_counter_value(s, &v[i]);
     atomic_fetch_add_explicit(&g_kernels, 1, memory_order_relaxed);
     return;
   }
@@ -510,8 +525,12 @@ HPC_EXPORT int InitializeInjection(void) {
   hpc_busy = 1;
   if (start_cupti() != 0)
     hpc_say("CUDA work is not recorded: %s", g_why);
-  else if (g_profile)
-    hpc_say("CUDA kernels are traced without counters (CUDA counters are not built yet): %s", g_cupti_path);
+  else if (hpc_cu_range_on() && hpc_cu_range_start(g_cupti_path, g_why, sizeof g_why) != 0)
+    hpc_say("%s; CUDA kernels are traced without counters", g_why);
+  else if (g_profile && !hpc_cu_range_on())
+    hpc_say("CUDA kernels are traced without counters: the counters of this profile (provider %s) are not "
+            "NVIDIA metrics (hubprof profile --device cuda, docs/cuda.md)",
+            g_provider);
   hpc_busy = busy;
   errno = saved;
   return 1;
@@ -581,10 +600,12 @@ static void cuda_agent_describe(void *h, const void *rt, uintptr_t dev, hp_agent
 
 /* ---- the provider table ------------------------------------------------------------------------------ */
 static int cuda_init(void *h, const hpc_env *e, const char **why) {
-  (void)h, (void)why;
+  (void)h;
   g_api = e->api;
   g_profile = e->profile;
   g_why_on = !e->profile && hpc_cuda_why_init(e->code == HPC_CODE_ALL);
+  g_provider = e->provider ? e->provider : "?";
+  if (g_profile && e->provider && !strcmp(e->provider, "cupti") && hpc_cu_range_init(e, why) != 0) return -1;
   g_flush_ms = e->harvest_ms ? e->harvest_ms : 10;
   return 0;
 }
@@ -595,6 +616,7 @@ static const char *cuda_attached(void *h) {
 static void cuda_log_opened(void *h, hp_store *s) {
   (void)h;
   if (atomic_load(&g_on)) hp_write_metadata(s, "cuda.cupti", g_cupti_path);
+  if (g_profile) hpc_cu_range_log(s); /* the counters' metadata and counter_info rows */
 }
 static char *cuda_kernel_name(void *h, const void *rt, uintptr_t k, char *buf, size_t len) {
   (void)h, (void)rt;
@@ -640,6 +662,7 @@ static void cuda_fork_child(void *h) {
   atomic_store(&g_on, 0);
   atomic_store(&g_stop, 1);
   hpc_cuda_why_fork_child();
+  hpc_cu_range_exit(0); /* no counters either: the range lock may be a parent thread's */
 }
 static uint64_t cuda_exit(void *h, int debug) {
   (void)h;
@@ -650,6 +673,7 @@ static uint64_t cuda_exit(void *h, int debug) {
                          : NULL;
   if (count && ((rc = count(&n)) != 0 || n == 0)) /* CUPTI was ready, but there was nothing to run on */
     hpc_say("CUDA work is not recorded: no CUDA device (cuDeviceGetCount returned %d, %d devices)", rc, n);
+  hpc_cu_range_exit(debug && atomic_load(&g_on));
   if (debug && atomic_load(&g_on))
     hpc_say("pid %ld: CUDA: %" PRIu64 " kernels, %" PRIu64 " copies and fills, %" PRIu64 " calls, %" PRIu64
             " not selected, %" PRIu64 " dropped by CUPTI",

@@ -55,6 +55,8 @@ void hpc_cu_dispatch_row(const hpc_cu_kernel *k, const hpc_cu_ids *ids, hp_dispa
   d->passes = 1;
   d->cold = ids->cold;
   d->region_id = ids->region_id;
+  d->correlation_id = k->correlationId;
+  d->graph_id = k->graphId;
 }
 
 void hpc_cu_kernel_symbol_row(const hpc_cu_kernel *k, uint64_t id, const char *display, hp_kernel_symbol *r) {

@@ -6,6 +6,7 @@
  * Sections: fast path · dispatches · sync points · queues · kernels · the provider's answers. */
 /* SPDX-License-Identifier: MIT */
 #include "prov_opencl.h"
+#include "replay.h"
 #include "env.h"
 #include "hubprof/hub.h"
 #include "stamp.h"
@@ -331,11 +332,17 @@ __attribute__((noinline)) hpc_thread *hpc_cl_thread_attach(const cl_icd_dispatch
 }
 
 static const hpc_env *g_env; /* the collector's configuration (init) */
+/* A profile of CUDA counters (HUBPROF_PROVIDER=cupti): OpenCL's kernel replay stays off. */
+static int hpc_ocl_cupti(const hpc_env *e) { return e->provider && !strcmp(e->provider, "cupti"); }
 
 static int ocl_init(void *h, const hpc_env *e, const char **why) {
   g_env = e;
   hpc_cl_code = e->code;
-  hpc_api_enable(e->api); /* --api: the layer's table gets its wrappers (prov_opencl_api.c) */
+  hpc_api_enable(e->api);               /* --api: the layer's table gets its wrappers (prov_opencl_api.c) */
+  if (e->profile && hpc_ocl_cupti(e)) { /* CUDA counters (prov_cuda_range.c): OpenCL kernels run unprofiled */
+    atomic_store(&hpc_rp.off, 1);
+    return 0;
+  }
   return e->profile ? hpc_replay_init(e, why) : 0;
 }
 
@@ -344,7 +351,7 @@ static const char *ocl_attached(void *h) {
 }
 
 static void ocl_log_opened(void *h, hp_store *s) {
-  if (g_env && g_env->profile) hpc_replay_log_opened(s);
+  if (g_env && g_env->profile && !hpc_ocl_cupti(g_env)) hpc_replay_log_opened(s);
 }
 
 static char *dev_str(const cl_icd_dispatch *n, cl_device_id d, cl_device_info what) {
@@ -503,11 +510,11 @@ static void ocl_release(void *h, const void *rt, void *ev) {
 static void ocl_flush(void *h, hp_store *s) { hpc_api_exit(s); } /* copies still waiting for device times */
 
 static void ocl_fork_child(void *h) {
-  if (g_env && g_env->profile) hpc_replay_fork_child();
+  if (g_env && g_env->profile && !hpc_ocl_cupti(g_env)) hpc_replay_fork_child();
 }
 
 static uint64_t ocl_exit(void *h, int debug) {
-  if (!g_env || !g_env->profile) return 0;
+  if (!g_env || !g_env->profile || hpc_ocl_cupti(g_env)) return 0;
   hpc_replay_exit(debug);
   return hpc_replay_written();
 }

@@ -191,7 +191,8 @@ void hpc_rp_log_head(hp_store *s) {
     snprintf(b, sizeof b, "%ld", e->pass);
     hp_write_metadata(s, "replay_pass", b);
   }
-  hp_write_metadata(s, "counter_provider", hc_provider_name(hpc_rp.prov));
+  /* CUDA counters (prov_cuda_range.c) have no counter provider of their own: HUBPROF_PROVIDER's name */
+  hp_write_metadata(s, "counter_provider", hpc_rp.prov ? hc_provider_name(hpc_rp.prov) : e->provider);
 }
 
 void hpc_rp_log_counters(hp_store *s) {

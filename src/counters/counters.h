@@ -208,6 +208,12 @@ void *hc_cupti_sym(hc_cupti *c, const char *name);
 hc_status hc_cupti_pm_config(hc_cupti *c, const char *chip, const uint8_t *avail, const char *const *names,
                              size_t n, void **host, uint8_t **image, size_t *size, char *err, size_t len);
 void hc_cupti_host_close(hc_cupti *c, void *host);
+/* The same for any profiler type (0: the Range Profiler, CUDA counters: src/collector/prov_cuda_range.c; 1:
+ * PM sampling); avail NULL: no device, every counter assumed available. *passes (when not NULL): CUPTI's
+ * pass count of the image (cuptiProfilerHostGetNumOfPasses). */
+hc_status hc_cupti_config(hc_cupti *c, int type, const char *chip, const uint8_t *avail,
+                          const char *const *names, size_t n, void **host, uint8_t **image, size_t *size,
+                          size_t *passes, char *err, size_t len);
 /* The chips CUPTI describes ("GV100" … "GH100", "GB100"); the names belong to libcupti. */
 hc_status hc_cupti_chips(hc_cupti *c, const char *const **names, size_t *n);
 /* How many base metrics CUPTI describes for chip (all types); HC_ERR_IO with hc_cupti_error. */

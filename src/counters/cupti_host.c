@@ -379,7 +379,7 @@ hc_status hc_cupti_device_open(const char *chip, hc_provider **out) {
         st = HC_ERR_NOMEM;
         break;
       }
-      k->reason = "a CUPTI host description: hubprof does not measure CUDA programs yet";
+      k->reason = "a CUPTI host description: measured on a CUDA GPU by hubprof profile --device cuda";
       p->n++;
     }
   }
@@ -525,12 +525,19 @@ void *hc_cupti_sym(hc_cupti *c, const char *name) { return c && c->lib && name ?
  * PM sampling (1) for the chip and its counter availability, with the metrics' configuration image. */
 hc_status hc_cupti_pm_config(hc_cupti *c, const char *chip, const uint8_t *avail, const char *const *names,
                              size_t n, void **host, uint8_t **image, size_t *size, char *err, size_t len) {
+  return hc_cupti_config(c, 1, chip, avail, names, n, host, image, size, NULL, err, len);
+}
+
+hc_status hc_cupti_config(hc_cupti *c, int type, const char *chip, const uint8_t *avail,
+                          const char *const *names, size_t n, void **host, uint8_t **image, size_t *size,
+                          size_t *passes, char *err, size_t len) {
   char b[32];
   *host = NULL, *image = NULL, *size = 0;
-  p_init a = {.profiler_type = 1, .chip = chip, .availability = avail};
+  p_init a = {.profiler_type = type, .chip = chip, .availability = avail};
   int rc = call(c, F_INIT, &a, PSIZE(p_init, host));
   if (rc || !a.host)
-    return snprintf(err, len, "%s(%s): %s", fn_names[F_INIT], chip, result_text(c, rc, b, sizeof b)),
+    return snprintf(err, len, "%s(%s): %s", fn_names[F_INIT], chip ? chip : "?",
+                    result_text(c, rc, b, sizeof b)),
            HC_ERR_IO;
   *host = a.host;
   p_add add = {.host = a.host, .names = (const char **)names, .n = n};
@@ -545,6 +552,10 @@ hc_status hc_cupti_pm_config(hc_cupti *c, const char *chip, const uint8_t *avail
   *image = im.image, *size = is.image_size;
   if ((rc = call(c, F_IMAGE, &im, PSIZE(p_image, image))))
     return snprintf(err, len, "%s: %s", fn_names[F_IMAGE], result_text(c, rc, b, sizeof b)), HC_ERR_IO;
+  p_passes np = {.image_size = is.image_size, .image = im.image};
+  if (passes && (rc = call(c, F_PASSES, &np, PSIZE(p_passes, passes))))
+    return snprintf(err, len, "%s: %s", fn_names[F_PASSES], result_text(c, rc, b, sizeof b)), HC_ERR_IO;
+  if (passes) *passes = np.passes;
   return HC_OK;
 }
 

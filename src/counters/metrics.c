@@ -478,6 +478,18 @@ static char *next_line(mfile *f, const char **pp, char **buf, size_t *cap, hc_st
   return s;
 }
 
+/* 1 when `device` is one of the comma-separated names of a `device` line (NVIDIA chips share a set:
+ * "device GA100,GH100,GB100"; chip names matched without regard to case). */
+static int device_listed(const char *line, const char *device) {
+  size_t dl = strlen(device);
+  for (const char *p = line;;) {
+    size_t l = strcspn(p, ",");
+    if (l == dl && !strncasecmp(p, device, l)) return 1;
+    if (!p[l]) return 0;
+    p += l + 1;
+  }
+}
+
 /* `set NAME` or `device NAME` (s: the keyword). *stop: a set for another device, to be skipped. */
 static hc_status stmt_header(mfile *f, const char *s, const char *rest, int *stop) {
   hc_metrics *m = f->m;
@@ -500,7 +512,7 @@ static hc_status stmt_header(mfile *f, const char *s, const char *rest, int *sto
   }
   f->seen_device = 1;
   if (!(f->odev = own(m, rest))) return HC_ERR_NOMEM;
-  if (f->device && strcmp(f->device, rest)) {
+  if (f->device && !device_listed(rest, f->device)) {
     if (f->skip_other) { /* a set for another device: not ours */
       *stop = 1;
       return HC_OK;

@@ -48,6 +48,8 @@ static const col_op g_dispatch_ops[] = {
     {offsetof(hp_dispatch, bytes_restored), K_U64},
     {offsetof(hp_dispatch, cold), K_U32},
     {offsetof(hp_dispatch, region_id), K_U64},
+    {offsetof(hp_dispatch, correlation_id), K_U64},
+    {offsetof(hp_dispatch, graph_id), K_U64},
 };
 #define DISPATCH_NCOLS (sizeof g_dispatch_ops / sizeof g_dispatch_ops[0])
 static int g_dispatch_unrolled; /* set by global_init when the description is the one above */
@@ -895,13 +897,14 @@ static inline unsigned char *encode_dispatch_delta(unsigned char *p, const hp_di
     }                                                                                                        \
     bit++;                                                                                                   \
   } while (0)
-  /* In a harvest only the ids, the kernel and the three times change from row to row: when the 17 other
+  /* In a harvest only the ids, the kernel and the three times change from row to row: when the 19 other
    * columns are equal (compared 16 bytes at a time where they lie together), those six are the row. */
   drow_v x = (drow_at(d, DROW_A) ^ drow_at(o, DROW_A)) | (drow_at(d, DROW_A + 16) ^ drow_at(o, DROW_A + 16)) |
              (drow_at(d, DROW_G) ^ drow_at(o, DROW_G)) | (drow_at(d, DROW_G + 16) ^ drow_at(o, DROW_G + 16)) |
              (drow_at(d, DROW_B) ^ drow_at(o, DROW_B));
   if (!(x[0] | x[1] | (uint64_t)(d->group_size ^ o->group_size) | (d->passes ^ o->passes) |
-        (d->cold ^ o->cold) | (d->region_id ^ o->region_id))) {
+        (d->cold ^ o->cold) | (d->region_id ^ o->region_id) | (d->correlation_id ^ o->correlation_id) |
+        (d->graph_id ^ o->graph_id))) {
     DCOL(id);          /* column 0 (g_dispatch_ops' order, as below) */
     DCOL(dispatch_id); /* 1 */
     bit = 6;
@@ -935,6 +938,8 @@ static inline unsigned char *encode_dispatch_delta(unsigned char *p, const hp_di
   DCOL(bytes_restored);
   DCOL(cold);
   DCOL(region_id);
+  DCOL(correlation_id);
+  DCOL(graph_id);
 #undef DCOL
 mask:
   /* the mask as 4 LEB128 bytes (hu_varint_put_n(mp, m, 4)) in one go */

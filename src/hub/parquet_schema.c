@@ -143,6 +143,10 @@ static const spec_row dispatch_s[] = {
     {"cold", "cold", BOOL, NR_NONE, NULL,
      "true on a multiplexed kernel's first dispatch, whose counters hold first-use cost"},
     REF("region_id", "region.id of the innermost region open on the enqueuing thread; NULL when none"),
+    {"correlation_id", "correlation_id", I64, NR_ZERO, NULL,
+     "the launch call's correlation id in the runtime's tracing (CUDA: CUPTI's); NULL when none"},
+    {"graph_id", "graph_id", I64, NR_ZERO, NULL,
+     "the CUDA graph a kernel node ran in; NULL when not a graph's"},
 };
 static const spec_row counter_info_s[] = {
     ID("id", "row id of the counter"),

@@ -169,7 +169,7 @@ typedef struct rp_state {
   uint64_t samples;         /* pc_sample rows written (each gets a rocpd_event at commit) */
 } rp_state;
 
-#define RP_MAX_COLS 24 /* most columns of a hub table, plus the extra ones a reader takes */
+#define RP_MAX_COLS 28 /* most columns of a hub table, plus the extra ones a reader takes */
 
 /* A read cursor: the statement stepping and the buffer holding the current row's strings. */
 /* Counter values' extdata decoded by SQLite's JSON functions, remembered per distinct text: a store has a

@@ -324,7 +324,9 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
                            "$bytes_accessible",
                            "$bytes_restored",
                            "$cold",
-                           "$region_id"},
+                           "$region_id",
+                           "$correlation_id",
+                           "$graph_id"},
     [HP_TABLE_COUNTER_INFO] = {"@id", "COALESCE($agent_id, @agent_id)", "@name", "@description", "@block",
                                "@units", "@expression"},
     /* dispatch_id and pass depend on who wrote the file (the reader); extdata follows the columns and is
@@ -401,7 +403,9 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
                            "$bytes_accessible",
                            "$bytes_restored",
                            "$cold",
-                           "$region_id"},
+                           "$region_id",
+                           "$correlation_id",
+                           "$graph_id"},
     /* the row id is a running number of the file (rocpd_pmc_event has no hub id: bind_extra) */
     [HP_TABLE_COUNTER_VALUE] = {"event_id", "pmc_id", "$pass", "$imputed", "%value", "$region_id"},
     /* the category's string id waits in event_id until commit gives the region its event */

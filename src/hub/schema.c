@@ -108,6 +108,8 @@ static const hp_column dispatch_cols[] = {
     COL(hp_dispatch, bytes_restored, HP_COL_U64, NULL),
     COL(hp_dispatch, cold, HP_COL_U32, NULL),
     COL(hp_dispatch, region_id, HP_COL_U64, "region"),
+    COL(hp_dispatch, correlation_id, HP_COL_U64, NULL),
+    COL(hp_dispatch, graph_id, HP_COL_U64, NULL),
 };
 static const hp_column counter_info_cols[] = {
     COL(hp_counter_info, id, HP_COL_U64, NULL),         COL(hp_counter_info, agent_id, HP_COL_U64, "agent"),

@@ -143,6 +143,7 @@ static void kernels(hp_dispatch *d, hp_dispatch *g, hp_kernel_symbol *ks) {
   CHECK(d->group_size == 512 && d->private_size == 0);
   CHECK(d->start_ns == 1000000123 && d->end_ns == 1000004567 && d->enqueue_ns == 999999000);
   CHECK(d->passes == 1 && d->cold == 1 && d->bytes_accessible == 0);
+  CHECK(d->correlation_id == 77 && d->graph_id == 0); /* a launch, not a graph's */
   hpc_cu_kernel_symbol_row(kr, 4, demangled, ks);
   CHECK(ks->id == 4 && strcmp(ks->name, mangled) == 0 && strcmp(ks->display_name, demangled) == 0);
   CHECK(ks->private_size == 24 && ks->group_size == 4096 && ks->registers == 40);
@@ -166,6 +167,7 @@ static void kernels(hp_dispatch *d, hp_dispatch *g, hp_kernel_symbol *ks) {
   hpc_cu_dispatch_row((const hpc_cu_kernel *)&gk, &gids, g);
   CHECK(g->grid[0] == UINT32_MAX && g->grid[1] == 65535 && g->grid[2] == 4);
   CHECK(g->workgroup[0] == 1024 && g->start_ns == g->end_ns && g->enqueue_ns == 0 && g->thread_id == 0);
+  CHECK(g->correlation_id == 78 && g->graph_id == 9);
   CHECK(hpc_cu_items(1 << 21, 1024) == 1u << 31 && hpc_cu_items(-1, 4) == 0 && hpc_cu_items(5, 0) == 0);
 }
 
@@ -282,7 +284,8 @@ static int same_dispatch(const hp_dispatch *a, const hp_dispatch *b) {
          memcmp(a->grid, b->grid, sizeof a->grid) == 0 &&
          memcmp(a->workgroup, b->workgroup, sizeof a->grid) == 0 && a->group_size == b->group_size &&
          a->start_ns == b->start_ns && a->end_ns == b->end_ns && a->enqueue_ns == b->enqueue_ns &&
-         a->passes == b->passes && a->cold == b->cold && a->region_id == b->region_id;
+         a->passes == b->passes && a->cold == b->cold && a->region_id == b->region_id &&
+         a->correlation_id == b->correlation_id && a->graph_id == b->graph_id;
 }
 static int same_copy(const hp_memory_copy *a, const hp_memory_copy *b) {
   return a->id == b->id && a->thread_id == b->thread_id && a->agent_id == b->agent_id &&

@@ -57,7 +57,7 @@ py '
 rows = {r["counter"]: r for r in json.loads(out)}
 r = rows["dram__bytes_read"]
 assert r["device"] == "GH100" and r["block"] == "dram" and r["unit"] == "byte" and r["available"] == 0, r
-assert r["description"].startswith("counter: ") and "hubprof does not measure CUDA" in r["reason"], r
+assert r["description"].startswith("counter: ") and "measured on a CUDA GPU" in r["reason"], r
 ' && ok || bad "list counters --format json"
 
 ONE=dram__bytes_read.sum
@@ -101,8 +101,10 @@ expect 1 "$HP" plan --device GB100 --counters dram__bytes_read.summ
 one_line_error "unknown metric 'dram__bytes_read.summ' on GB100 (not one of its rollups: did you mean 'dram__bytes_read.sum'?)"
 expect 1 "$HP" plan --device GH100 --counters no_such_thing
 one_line_error "unknown metric 'no_such_thing' on GH100"
-expect 2 "$HP" plan --device GH100 --metrics ipc
-one_line_error "GH100 is an NVIDIA chip: give its metrics with --counters"
+expect 1 "$HP" plan --device GH100 --metrics ipc # perf's (cpu-perf): not a metric of NVIDIA chips
+one_line_error "unknown metric 'ipc'"
+expect 0 "$HP" plan --device GH100 --metrics sm_ipc # nvidia.metrics: CUPTI's names, one configuration
+head -1 "$T/out" | grep -q "^GH100: 2 counters in 1 pass " && ok || bad "plan --metrics sm_ipc: $(head -1 "$T/out")"
 expect 2 "$HP" plan --device GH100 --counters "$ONE" --max-counters-per-pass 2
 one_line_error "do not apply"
 expect 1 "$HP" plan --device GH999 --counters "$ONE"

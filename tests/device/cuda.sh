@@ -15,9 +15,11 @@
 # What it checks (PASS / FAIL / SKIP lines, then a summary; the exit status is the number of FAILs, capped):
 #   1. cuda_app (streams, a CUDA graph, NVTX ranges, copies, fills): exact kernel counts and copy bytes in
 #      hubprof's store against the program's own count, and its results identical plain and traced.
-#      Kernel replay and application replay of CUDA programs are not built yet (issue 25 point 3): SKIP.
-#   2. counters beside ncu: hubprof's CUDA counters are not built yet: SKIP; ncu's time for 10 metrics on
-#      3 kernels of cuda_app is recorded as the baseline for when they are.
+#      The same under CUDA counters (CUPTI's Range Profiler): kernel replay and application replay, results
+#      identical, every kernel with its values; per-device lists picked by the GPU's chip (GH100).
+#   2. counters beside ncu: 10 metrics on the 3 kernels of stream_copy (a streaming copy past L2, a scale, an
+#      FMA loop), hubprof's median per kernel against ncu's; the deterministic ones (instructions executed,
+#      DRAM bytes of the copy) within 3 %; the wall times of ncu and hubprof on the same program and list.
 #   3. trace cost per launch on launch_loop: plain and traced runs interleaved, median and min-max of the
 #      added ns per launch (goal: at most 1000 ns).
 #   4. a PyTorch training step: kernel count under `hubprof trace --start-paused` (hubprof_start/stop around
@@ -55,7 +57,7 @@ T0=$(date +%s)
 
 # ---- what must be there (non-GPU parts fail loudly) ----
 for f in "$HP" "$B/libhubprof_collector.so" "$B/tests/cuda/cuda_app" "$B/tests/cuda/launch_loop" \
-  "$B/tests/cuda/count_store"; do
+  "$B/tests/cuda/count_store" "$B/tests/cuda/counter_table" "$B/tests/cuda/stream_copy"; do
   [ -x "$f" ] || [ -f "$f" ] || die "$f is missing: build it where the toolkit is (make all cuda-test) and carry $B"
 done
 command -v nvidia-smi >/dev/null 2>&1 || die "no nvidia-smi: this is not a GPU machine"
@@ -124,24 +126,93 @@ else
     pass "1: SIGKILL 100 ms after the last sync: all $((K + G)) kernels kept" ||
     fail "1: SIGKILL 100 ms after the last sync: $(key "$OUT/app_kill_counts.txt" dispatches) of $((K + G)) kernels kept ($(tail -1 "$OUT/app_kill.err"))"
 fi
-skip "1: kernel replay and application replay of CUDA programs (counters, issue 25 point 3, not built)"
+# under CUDA counters: kernel replay (CUPTI's, one run) and application replay (one run per configuration)
+CT=$B/tests/cuda/counter_table
+for rp in kernel application; do
+  if [ $rc_plain -ne 0 ]; then break; fi
+  timeout 120 "$HP" profile --device cuda --replay $rp --counters smsp__inst_executed.sum,dram__bytes_read.sum,sm__cycles_elapsed.avg \
+    -o "$OUT/app_$rp.db" -- "$APP" 2 >"$OUT/app_$rp.out" 2>"$OUT/app_$rp.err"
+  rc=$?
+  cmp -s "$OUT/app_plain.out" "$OUT/app_$rp.out" && [ $rc -eq 0 ] && pass "1: cuda_app output identical plain and under $rp replay" ||
+    fail "1: $rp replay: exit $rc, output $(cat "$OUT/app_$rp.out") ($(grep -v '^hubprof:   ' "$OUT/app_$rp.err" | tail -2))"
+  "$B/tests/cuda/count_store" "$OUT/app_$rp.db" >"$OUT/app_${rp}_counts.txt" 2>&1
+  "$CT" "$OUT/app_$rp.db" >"$OUT/app_${rp}_values.txt" 2>&1
+  got=$(key "$OUT/app_${rp}_counts.txt" dispatches)
+  [ "$got" = "$((K + G))" ] && pass "1: $rp replay: $got kernels = $K launched + $G graph nodes" ||
+    fail "1: $rp replay: $got kernels, program $K + $G"
+  wv=$(sed -nE 's/^dispatches [0-9]+ with_values ([0-9]+)/\1/p' "$OUT/app_${rp}_values.txt")
+  [ "$wv" = "$((K + G))" ] && pass "1: $rp replay: every kernel has counter values" ||
+    fail "1: $rp replay: ${wv:-no} kernels with values of $((K + G)) ($(grep -i 'counters\|CUPTI' "$OUT/app_$rp.err" | head -2))"
+done
+# per-device plans by chip (issue 32): H100 and H200 are GH100; a list for another chip measures nothing here
+if [ $rc_plain -eq 0 ] && grep -qE "H100|H200" "$OUT/gpu.txt"; then
+  timeout 120 "$HP" profile --device cuda --counters "device=GH100:smsp__inst_executed.sum" \
+    --counters "device=GB100:dram__bytes_read.sum" -o "$OUT/app_dev.db" -- "$APP" 2 >"$OUT/app_dev.out" 2>"$OUT/app_dev.err"
+  "$CT" "$OUT/app_dev.db" >"$OUT/app_dev_values.txt" 2>&1
+  grep -q " smsp__inst_executed.sum " "$OUT/app_dev_values.txt" && ! grep -q " dram__bytes_read.sum " "$OUT/app_dev_values.txt" &&
+    pass "1: per-device plans: the GH100 list measured, the GB100 list not" ||
+    fail "1: per-device plans: $(head -3 "$OUT/app_dev_values.txt") ($(tail -1 "$OUT/app_dev.err"))"
+fi
 say "time: $(elapsed) s"
 
-# ---- 2. counters: ncu as the baseline ----
-skip "2: hubprof CUDA counters (Range Profiler, issue 25 point 3, not built)"
+# ---- 2. counters beside ncu: 10 metrics on the 3 kernels of stream_copy ----
+SC=$B/tests/cuda/stream_copy
+METRICS=smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__cycles_elapsed.avg,gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,smsp__warps_launched.sum,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sectors.sum
+"$SC" 128 >"$OUT/sc_plain.out" 2>&1
+t0=$(date +%s.%N)
+timeout 150 "$HP" profile --device cuda --counters "$METRICS" -o "$OUT/sc.db" -- "$SC" 128 >"$OUT/sc_hp.out" 2>"$OUT/sc_hp.err"
+rc=$?
+t1=$(date +%s.%N)
+hp_s=$(echo "$t1 - $t0" | bc)
+cmp -s "$OUT/sc_plain.out" "$OUT/sc_hp.out" && [ $rc -eq 0 ] && pass "2: stream_copy output identical plain and profiled" ||
+  fail "2: hubprof profile of stream_copy: exit $rc: $(tail -2 "$OUT/sc_hp.err")"
+"$CT" "$OUT/sc.db" >"$OUT/sc_values.txt" 2>&1
 if command -v ncu >/dev/null 2>&1; then
-  METRICS=smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__cycles_elapsed.avg,gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__block_size,sm__warps_active.avg.pct_of_peak_sustained_active
   t0=$(date +%s.%N)
-  timeout 120 ncu --metrics "$METRICS" --launch-count 3 --csv "$APP" >"$OUT/ncu.csv" 2>"$OUT/ncu.err"
+  timeout 150 ncu --metrics "$METRICS" --csv --print-units base --print-kernel-base mangled "$SC" 128 >"$OUT/ncu.csv" 2>"$OUT/ncu.err"
   rc=$?
   t1=$(date +%s.%N)
   ncu_s=$(echo "$t1 - $t0" | bc)
-  t0=$(date +%s.%N)
-  "$APP" >/dev/null 2>&1
-  t1=$(date +%s.%N)
-  say "2: ncu, 10 metrics on 3 kernels of cuda_app: exit $rc, $ncu_s s (the program alone: $(echo "$t1 - $t0" | bc) s); values in ncu.csv"
+  say "2: wall time, stream_copy with 10 metrics: hubprof $hp_s s, ncu $ncu_s s (ncu exit $rc; goal: hubprof at most 0.5x ncu)"
+  python3 - "$OUT/sc_values.txt" "$OUT/ncu.csv" <<'PY' | tee -a "$SUMMARY"
+import csv, statistics, sys
+hub = {}
+for l in open(sys.argv[1]):
+    f = l.split()
+    if f and f[0] == "value":
+        hub[(f[1], f[2])] = float(f[3])
+rows = [r for r in csv.reader(open(sys.argv[2])) if len(r) > 10]
+head = rows[0] if rows else []
+ncu = {}
+if head:
+    ki, mi, vi = head.index("Kernel Name"), head.index("Metric Name"), head.index("Metric Value")
+    for r in rows[1:]:
+        try:
+            ncu.setdefault((r[ki], r[mi]), []).append(float(r[vi].replace(",", "")))
+        except ValueError:
+            pass
+exact = ("smsp__inst_executed.sum", "smsp__warps_launched.sum")
+checked = 0
+for (k, m), vs in sorted(ncu.items()):
+    want = statistics.median(vs)
+    got = hub.get((k, m))
+    if got is None:
+        print("FAIL 2: %s %s: no hubprof value (ncu %g)" % (k[:40], m, want))
+        continue
+    d = abs(got - want) / want if want else abs(got)
+    strict = m in exact or (m.startswith("dram__bytes") and "copy4" in k)
+    verdict = "PASS" if d <= 0.03 or not strict else "FAIL"
+    checked += strict
+    print("%s 2: %s %s: hubprof %g, ncu %g (%.2f%%%s)" % (verdict if strict else "INFO", k[:40], m, got, want, 100 * d,
+          ", within 3% required" if strict else ""))
+if not ncu:
+    print("FAIL 2: no ncu values in ncu.csv")
+elif not checked:
+    print("FAIL 2: no deterministic counter compared")
+PY
+  grep -q "^FAIL 2" "$SUMMARY" && fails=$((fails + $(grep -c "^FAIL 2" "$SUMMARY")))
 else
-  skip "2: no ncu on PATH"
+  skip "2: no ncu on PATH (hubprof alone: $hp_s s; values in sc_values.txt)"
 fi
 say "time: $(elapsed) s"
 
