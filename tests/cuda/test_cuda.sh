@@ -160,6 +160,7 @@ EOF
   expect 0 "$HP" analyze --roofline --format csv "$T/r.db"
   grep -q '^GH100,fp32,60000' "$T/out" && grep -q '^GH100,dram,3000' "$T/out" && ok ||
     bad "analyze --roofline: $(cat "$T/out")"
+fi
 
 # ---- CUDA counters without a GPU (the Range Profiler's host half; tests/device/cuda.sh runs the rest) ----
 # the values table and the parameter structs (no libcupti needed)
@@ -205,19 +206,19 @@ else
   done
   # profile with NVIDIA metric names and no driver: one line, before anything runs, nothing written
   for dev in "" "--device cuda"; do
-    expect 1 "$HP" profile $dev --counters "$FIVE" -o "$T/p.db" -- touch "$T/ran"
+    expect 1 "$HP" profile $dev --counters "$FIVE" -o "$T/prof.db" -- touch "$T/ran"
     one_line_error "NVIDIA metrics need a CUDA GPU"
-    [ ! -e "$T/ran" ] && [ ! -e "$T/p.db" ] && ok || bad "profile ${dev:-(no --device)} without a GPU ran the program"
+    [ ! -e "$T/ran" ] && [ ! -e "$T/prof.db" ] && ok || bad "profile ${dev:-(no --device)} without a GPU ran the program"
   done
   # a named chip: the plan is CUPTI's (kernel replay: one configuration, CUPTI's pass count), then the run
   # (`true` uses no GPU API: nothing is recorded, which hubprof says; its exit status)
-  expect 0 "$HP" profile --device GH100 --counters "$TEN" -o "$T/p.db" -- true
+  expect 0 "$HP" profile --device GH100 --counters "$TEN" -o "$T/prof.db" -- true
   want=$($CHECK "$LIB" GH100 passes "$TEN")
   grep -q "^hubprof: plan: 10 counters in 1 pass on GH100, kernel replay (one configuration)$" "$T/err" &&
     grep -q "^hubprof:   CUPTI replays each kernel $want times for this configuration$" "$T/err" && ok ||
     bad "kernel replay plan: $(cat "$T/err")"
   # application replay: configurations of one CUPTI pass each, every metric in exactly one
-  expect 0 "$HP" profile --device GH100 --replay application --counters "$TEN" -o "$T/p.db" -- true
+  expect 0 "$HP" profile --device GH100 --replay application --counters "$TEN" -o "$T/prof.db" -- true
   n=0 all=""
   while read -r conf; do
     n=$((n + 1))
@@ -237,13 +238,13 @@ else
   one_line_error "unknown metric 'dram__bytes_reed.sum' on GH100 (did you mean 'dram__bytes_read.sum'?)"
   [ ! -e "$T/ran" ] && ok || bad "a refused profile ran the program"
   # per-device lists: the chip a selector names plans its own list
-  expect 0 "$HP" profile --device GH100 --counters "device=GB100:$FIVE" --counters "device=1:dram__bytes_read.sum" -o "$T/p.db" -- true
+  expect 0 "$HP" profile --device GH100 --counters "device=GB100:$FIVE" --counters "device=1:dram__bytes_read.sum" -o "$T/prof.db" -- true
   grep -A1 "^hubprof: plan for device=GB100:" "$T/err" | grep -q "^hubprof: plan: 5 counters in 1 pass on GB100, kernel" &&
     grep -A1 "^hubprof: plan for device=1:" "$T/err" | grep -q "^hubprof: plan: 1 counter in 1 pass on GH100, kernel" &&
     ! grep -q "every other device" "$T/err" && ok || bad "per-device plans: $(cat "$T/err")"
   # ... and under application replay (issue 32): each list split into its own one-pass configurations
   expect 0 "$HP" profile --device GH100 --replay application --counters "device=GB100:$TEN" \
-    --counters "device=1:dram__bytes_read.sum" -o "$T/p.db" -- true
+    --counters "device=1:dram__bytes_read.sum" -o "$T/prof.db" -- true
   grep -A1 "^hubprof: plan for device=GB100:" "$T/err" | grep -qE "^hubprof: plan: 10 counters in [0-9]+ passes on GB100, application" &&
     grep -A1 "^hubprof: plan for device=1:" "$T/err" | grep -q "^hubprof: plan: 1 counter in 1 pass on GH100, application" &&
     ok || bad "per-device plans, application replay: $(cat "$T/err")"
