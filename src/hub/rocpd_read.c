@@ -885,7 +885,12 @@ hp_status rp_id_span(hp_store *s, hp_table t, int64_t *lo, int64_t *hi) {
   *lo = 1;
   *hi = 0;
   if (t != HP_TABLE_DISPATCH || !r->own || !obj) return HP_ERR_UNSUPPORTED;
-  char *q = sqlite3_mprintf("SELECT min(\"id\"), max(\"id\") FROM \"%w\" WHERE \"id\" <> 0", obj);
+  /* the first and last id in rowid order: two b-tree searches (min() and max() under a WHERE scan the table)
+   */
+  char *q =
+      sqlite3_mprintf("SELECT (SELECT \"id\" FROM \"%w\" WHERE \"id\" <> 0 ORDER BY \"id\" LIMIT 1), (SELECT "
+                      "\"id\" FROM \"%w\" WHERE \"id\" <> 0 ORDER BY \"id\" DESC LIMIT 1)",
+                      obj, obj);
   sqlite3_stmt *st = NULL;
   pthread_mutex_lock(&r->rlock);
   guard_reset(r);
