@@ -814,14 +814,6 @@ static hp_status prepare_query_locked(hp_store *s, hp_table t, int count, uint64
   return HP_OK;
 }
 
-static hp_status prepare_query(hp_store *s, hp_table t, int count, const int64_t *range, sqlite3_stmt **out) {
-  rp_state *r = s->impl;
-  pthread_mutex_lock(&r->rlock);
-  hp_status e = prepare_query_locked(s, t, count, RP_ALL_COLS, range, out);
-  pthread_mutex_unlock(&r->rlock);
-  return e;
-}
-
 hp_status rp_count(hp_store *s, hp_table t, uint64_t *n) {
   rp_state *r = s->impl;
   sqlite3_stmt *st;
@@ -854,8 +846,11 @@ static hp_status cursor_open_range(hp_cursor *c, const int64_t *range) {
     k->range[0] = range[0];
     k->range[1] = range[1];
   }
-  hp_status e = prepare_query(c->store, c->table, 0, range, &k->st);
-  if (e == HP_OK) plan_cols(c->store->impl, c->table, k);
+  rp_state *rs = c->store->impl;
+  pthread_mutex_lock(&rs->rlock); /* plan_cols reads what build_query set (cursors of other threads too) */
+  hp_status e = prepare_query_locked(c->store, c->table, 0, RP_ALL_COLS, range, &k->st);
+  if (e == HP_OK) plan_cols(rs, c->table, k);
+  pthread_mutex_unlock(&rs->rlock);
   if (e == HP_OK && c->table == HP_TABLE_COUNTER_VALUE) {
     rp_state *r = c->store->impl;
     pthread_mutex_lock(&r->rlock);
