@@ -41,11 +41,12 @@ rows = con.execute("""
   GROUP BY 1, 2""").fetchall()
 print(json.dumps(sorted([str(r[0]), str(r[1]), int(r[2]), int(r[3])] for r in rows)))
 EOF
-# the sqlite3 CLI over the rocpd file (the same query on its views)
+# the sqlite3 CLI over the rocpd file (the same query on its views: summed per agent and kernel id, then named)
 sql_rocpd="SELECT coalesce(nullif(A.product_name, ''), A.name) AS d, coalesce(nullif(S.display_name, ''), S.kernel_name) AS k,
-  count(*) AS c, coalesce(sum(CASE WHEN K.start <> 0 AND K.\"end\" >= K.start THEN K.\"end\" - K.start END), 0) AS t
-  FROM rocpd_kernel_dispatch K JOIN rocpd_info_agent A ON A.id = K.agent_id JOIN rocpd_info_kernel_symbol S
-  ON S.id = K.kernel_id WHERE K.id <> 0 GROUP BY 1, 2"
+  sum(G.c) AS c, sum(G.t) AS t FROM (SELECT agent_id, kernel_id, count(*) AS c,
+  coalesce(sum(CASE WHEN start <> 0 AND \"end\" >= start THEN \"end\" - start END), 0) AS t FROM rocpd_kernel_dispatch
+  WHERE id <> 0 GROUP BY agent_id, kernel_id) G JOIN rocpd_info_agent A ON A.id = G.agent_id
+  JOIN rocpd_info_kernel_symbol S ON S.id = G.kernel_id GROUP BY 1, 2"
 answer() { # SIDE FILE: the side's answer as sorted JSON rows of (device, kernel, calls, total_ns)
   case $1 in
   duckdb) cat "$2" ;;
