@@ -36,7 +36,7 @@ COUNTERS_SRC := $(wildcard src/counters/*.c)
 HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c src/hub/assemble.c src/hub/assemble_mux.c \
            src/hub/fmt_log.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c \
            $(wildcard src/hub/parquet_*.c) src/hub/formats.c $(filter-out src/analysis/llvm_regen.c,$(wildcard src/analysis/*.c)) $(COUNTERS_SRC) $(COMMON_SRC) \
-           src/hub/code_bytes.c
+           src/hub/code_bytes.c src/hub/merge_read.c
 # The collector's subset: no SQLite, no Parquet.
 HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c \
               src/hub/formats_log.c \

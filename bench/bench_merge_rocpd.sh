@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Merge of two rocpd files (issue 31): `hubprof merge` against the sqlite3 CLI's ATTACH + INSERT…SELECT (the way
-# ROCm's rocpd merge copies each file's tables), the same inputs, interleaved; and, with a log directory, the
+# ROCm's rocpd merge copies each file's tables), the same inputs, interleaved (hubprof reading each input on a
+# thread per CPU, and on one: hubprof-1); and, with a log directory, the
 # merge of logs into rocpd by this tree and by a baseline build. Prints wall ms, CPU ms (user + sys) and peak RSS
 # (`/usr/bin/time`) as median (min-max) per side, the ratio of medians, and the load before and after.
 # SPDX-License-Identifier: MIT
@@ -52,11 +53,12 @@ run() { # SIDE CMD...: one timed run
   R[$side]+="$m "
 }
 sides=()
-[ "${ROCPD:-1}" = 0 ] || sides+=(hubprof sqlite3)
+[ "${ROCPD:-1}" = 0 ] || sides+=(hubprof hubprof-1 sqlite3)
 [ -n "${BASE:-}" ] && sides+=(logs-now logs-base)
 cmd() {
   case $1 in
   hubprof) echo "$HP merge -q -f -o $dir/out.db $dir/a.db $dir/b.db" ;;
+  hubprof-1) echo "env HUBPROF_THREADS=1 $HP merge -q -f -o $dir/out.db $dir/a.db $dir/b.db" ;;
   sqlite3) echo "sqlite3 $dir/out.db -init $dir/attach.sql .quit" ;;
   logs-now) echo "$HP merge -q -f -o $dir/out.db $(echo "$dir"/Lnow/*.log)" ;;
   logs-base) echo "$BASE/build/hubprof merge -q -f -o $dir/out.db $(echo "$dir"/Lbase/*.log)" ;;
@@ -82,6 +84,6 @@ done
 # shellcheck disable=SC2086 # the values
 ratio() { awk -v a="$(stats $1 | cut -d' ' -f1)" -v b="$(stats $2 | cut -d' ' -f1)" 'BEGIN { printf "%.2fx", a / b }'; }
 # shellcheck disable=SC2086
-[ "${ROCPD:-1}" = 0 ] || echo "hubprof/sqlite3 (rocpd inputs): wall $(ratio "${W[hubprof]}" "${W[sqlite3]}"), CPU $(ratio "${C[hubprof]}" "${C[sqlite3]}")"
+[ "${ROCPD:-1}" = 0 ] || echo "hubprof/sqlite3 (rocpd inputs): wall $(ratio "${W[hubprof]}" "${W[sqlite3]}"), CPU $(ratio "${C[hubprof]}" "${C[sqlite3]}"); one thread: wall $(ratio "${W[hubprof-1]}" "${W[sqlite3]}")"
 [ -z "${BASE:-}" ] ||
   echo "logs-now/logs-base: wall $(ratio "${W[logs-now]}" "${W[logs-base]}"), CPU $(ratio "${C[logs-now]}" "${C[logs-base]}")"

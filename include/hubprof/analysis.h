@@ -68,6 +68,10 @@ typedef struct ha_query {
    * counter values; the CLI's progress line); its return value is ignored. NULL = none. */
   int (*progress)(void *ctx, uint64_t rows_read);
   void *progress_ctx;
+  /* Optional, when size covers it: threads reading the store at once (the groupings by kernel without
+   * counters share the dispatch table out: Parquet row groups, rocpd id ranges); 0 = HUBPROF_THREADS when
+   * set, else one per online CPU; 1 = the calling thread alone. Answers do not depend on it. */
+  uint32_t threads;
 } ha_query;
 
 typedef struct ha_result ha_result; /* opaque: columns and rows */

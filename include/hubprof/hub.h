@@ -462,6 +462,30 @@ HP_API const char *hp_store_note(const hp_store *s);
  * the status, and *offset (if not NULL) gets the byte where damage starts. Details in hp_store_error. */
 HP_API hp_status hp_store_damage(const hp_store *s, uint64_t *offset);
 
+/* A read cursor over part `part` (0 to nparts - 1) of table t, for scans shared out to threads: the parts
+ * together hold every row once, part i's rows before part i + 1's, each part in hp_cursor_open's order.
+ * Parquet shares out whole row groups (balanced by their rows); rocpd files written by hubprof equal ranges
+ * of the dispatch table's ids; other tables and stores give every row to part 0 (the others are empty).
+ * Cursors of different parts may be read from different threads at once; a rocpd store has one SQLite
+ * connection, which they then take in turn: to read rocpd in parallel, open the store once per thread and
+ * each thread's part on its own store. */
+HP_API hp_status hp_cursor_open_part(hp_store *s, hp_table t, unsigned part, unsigned nparts,
+                                     hp_cursor **out);
+
+/* What a format knows of one column over a group of rows it may pass over (a Parquet row group's statistics):
+ * known = 1 when every value of the group, as a cursor would return it, lies in [min, max] (integer columns).
+ */
+typedef struct hp_col_range {
+  int known;
+  int64_t min, max;
+} hp_col_range;
+/* Before reading a group of rows, ask keep(ctx, cols) (cols: one per column of the table, in
+ * hp_table_describe's order) and pass the group over unread when it returns 0: for queries that can tell from
+ * the ranges that none of its rows matters (a dispatch id range, a set of kernel ids). Call before the first
+ * read; the rows of the groups read still all come. HP_ERR_UNSUPPORTED for a format without such groups
+ * (rocpd, log: every row comes). */
+HP_API hp_status hp_cursor_filter(hp_cursor *c, int (*keep)(void *ctx, const hp_col_range *cols), void *ctx);
+
 /* ---- Merge ------------------------------------------------------------------------------------ */
 /* Per-table arrays in public structs have this many slots, so that a new table does not change their
  * layout (the ABI) again; HP_TABLE_COUNT is at most this. */

@@ -85,6 +85,7 @@ typedef struct run {
   uint8_t *host_has; /* per counter: some region has a host part of it */
   /* kept dispatches running when their process died ("dispatch begun" rows: no device times, passes 0) */
   uint64_t nincomplete;
+  int col_agent, col_kernel, col_dispatch; /* their index in the dispatch table's columns, -1 when absent */
 } run;
 
 typedef struct rowctx { /* per-metric tallies for the notes */
@@ -130,6 +131,24 @@ typedef struct gmeas {
  * r's insides. */
 hp_status hai_run_scan(hp_store *s, run *r, int full, const char *counters, const char *metrics, rowctx *rc);
 void hai_run_free(run *r);
+/* The group of dispatch d (its agent and kernel; for HA_BY_KERNEL_GRID its sizes too), made when new with
+ * first = di; -1 when out of memory. Entries for an agent or kernel id the store lacks ("?", "(none)" for id
+ * 0), made on first use; -1 when out of memory. */
+long hai_group_of(run *r, const drec *d, size_t di);
+long hai_placeholder_agent(run *r, uint64_t id);
+long hai_placeholder_kernel(run *r, uint64_t id);
+
+/* scan_par.c. The dispatch scan on several threads, for the groupings that need only sums per group (by
+ * kernel, no counters, no multiplexing keys): returns 1 with *st its outcome, or 0 when it did not run (one
+ * thread, a store too small or of a format that cannot split, or a part that failed: the one-thread scan then
+ * reads the store, and its error is the store's own). */
+int hai_scan_parallel(hp_store *s, run *r, hp_status *st);
+/* Threads a scan may use: the query's `threads`, else HUBPROF_THREADS, else the online CPUs (*asked 0); at
+ * most 64. */
+unsigned hai_threads(const ha_query *q, int *asked);
+/* Tell dispatch cursor c to pass over the row groups whose statistics show that none of their rows can be
+ * kept by the query's filters (devices, kernels, dispatch ids), where the format has such groups. */
+void hai_scan_filter(const run *r, hp_cursor *c);
 
 /* select.c. The counters to report (a list, or every counter with a value among the kept dispatches); the
  * metric definitions loaded and the metrics to report. HP_ERR_INVALID with the reason on r->res. */

@@ -51,7 +51,7 @@ static int same_group(const run *r, const grec *g, const drec *d) {
 }
 
 /* The group of dispatch d (created when new), or -1 when out of memory. */
-static long group_of(run *r, const drec *d, size_t di) {
+long hai_group_of(run *r, const drec *d, size_t di) {
   if (2 * (r->ng + 1) > r->capgslot) {
     size_t nc = r->capgslot ? 2 * r->capgslot : 256;
     size_t *n = calloc(nc, sizeof *n);
@@ -170,7 +170,7 @@ static int in_incomplete_key(const run *r, const drec *x, uint64_t process_id) {
 }
 
 /* An entry for an agent / kernel id the store lacks, made on first use; -1 when out of memory. */
-static long placeholder_agent(run *r, uint64_t id) {
+long hai_placeholder_agent(run *r, uint64_t id) {
   tables *t = &r->t;
   if (!id && t->none_agent >= 0) return t->none_agent;
   if (hu_grow((void **)&t->agents, &t->capagents, t->nagents + 1, sizeof *t->agents)) return -1;
@@ -188,7 +188,7 @@ static long placeholder_agent(run *r, uint64_t id) {
   return a;
 }
 
-static long placeholder_kernel(run *r, uint64_t id) {
+long hai_placeholder_kernel(run *r, uint64_t id) {
   tables *t = &r->t;
   if (!id && t->none_kernel >= 0) return t->none_kernel;
   if (hu_grow((void **)&t->kernels, &t->capkernels, t->nkernels + 1, sizeof *t->kernels)) return -1;
@@ -282,6 +282,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
   hp_cursor *c;
   hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
   if (st != HP_OK) return st;
+  hai_scan_filter(r, c);
   scan_cols sc;
   if (scan_cols_init(&sc, r, filters)) {
     scan_cols_free(&sc);
@@ -327,11 +328,11 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     if (a >= 0) last_agent_id = agent_id, last_a = a;
     if (k >= 0) last_kernel_id = kernel_id, last_k = k;
     /* rows naming an agent or kernel the store lacks still count, under "?" ("(none)" for id 0) */
-    if (a < 0 && (a = placeholder_agent(r, agent_id)) < 0) {
+    if (a < 0 && (a = hai_placeholder_agent(r, agent_id)) < 0) {
       st = HP_ERR_NOMEM;
       break;
     }
-    if (k < 0 && (k = placeholder_kernel(r, kernel_id)) < 0) {
+    if (k < 0 && (k = hai_placeholder_kernel(r, kernel_id)) < 0) {
       st = HP_ERR_NOMEM;
       break;
     }
@@ -394,7 +395,7 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
     } else if (r->group != HA_BY_DISPATCH) {
       long *slot =
           gdirect && (size_t)a < dna && (size_t)k < dnk ? &gdirect[(size_t)a * dnk + (size_t)k] : NULL;
-      long g = slot && *slot >= 0 ? *slot : group_of(r, x, r->nseen);
+      long g = slot && *slot >= 0 ? *slot : hai_group_of(r, x, r->nseen);
       if (slot && g >= 0) *slot = g;
       if (g < 0) {
         st = HP_ERR_NOMEM;
@@ -502,6 +503,13 @@ static hp_status scan_values(hp_store *s, run *r) {
 hp_status hai_run_scan(hp_store *s, run *r, int full, const char *counters, const char *metrics, rowctx *rc) {
   const ha_query *q = r->q;
   hp_status st = hai_load_tables(s, &r->t);
+  const hp_table_desc *dd = hp_table_describe(HP_TABLE_DISPATCH);
+  r->col_agent = r->col_kernel = r->col_dispatch = -1;
+  for (size_t i = 0; i < dd->ncolumns; i++) {
+    if (!strcmp(dd->columns[i].name, "agent_id")) r->col_agent = (int)i;
+    if (!strcmp(dd->columns[i].name, "kernel_id")) r->col_kernel = (int)i;
+    if (!strcmp(dd->columns[i].name, "dispatch_id")) r->col_dispatch = (int)i;
+  }
   if (st == HP_OK && full) hai_keep_filtered(&r->t, q); /* filters on devices and kernels */
   r->want_counters = !(counters && !*counters && metrics && !*metrics);
   r->keep_records = r->regions || r->group == HA_BY_DISPATCH || (r->want_counters && r->t.ncounters > 0);
@@ -512,7 +520,7 @@ hp_status hai_run_scan(hp_store *s, run *r, int full, const char *counters, cons
       for (size_t k = 0; k < r->nmux && !r->t.kernels[i].mux; k++)
         r->t.kernels[i].mux = mux_names(&r->mux[k], &r->t.kernels[i]);
   }
-  if (st == HP_OK) st = scan_dispatches(s, r);
+  if (st == HP_OK && !hai_scan_parallel(s, r, &st)) st = scan_dispatches(s, r);
   if (st == HP_OK && r->want_counters) st = scan_values(s, r);
   if (st == HP_OK) st = hai_select_counters(r, counters);
   if (st == HP_OK && !(metrics && !*metrics)) st = hai_select_metrics(r, metrics);

@@ -83,6 +83,13 @@ static const cli_opt analyze_opts[] = {
      .help = "the store's ceilings (from 'hubprof roofline --store'), one row per device and ceiling, then "
              "each kernel placed by arithmetic intensity and achieved GFLOP/s where its counters give FLOPs "
              "and DRAM bytes, or the counters missing to place it (docs/cli/analyze.md)"},
+    {.name = "threads",
+     .kind = CLI_OPT_UINT,
+     .value = "N",
+     .min = 1,
+     .max = 64,
+     .help = "threads reading the store at once (the views by kernel without counters, over Parquet or "
+             "rocpd; default: $HUBPROF_THREADS, else one per CPU; 1: one thread). The answers are the same"},
     {0},
 };
 
@@ -105,6 +112,7 @@ void cmd_analyze_help(FILE *out) { cli_help(&analyze_spec, out); }
 typedef struct opts {
   int fmt, group, sort, quiet;
   long limit;
+  unsigned threads;
   const char *counters, *metrics;
   const char *const *files, *const *kernels, *const *devices;
   size_t nfiles, nkernels, ndevices;
@@ -130,7 +138,8 @@ static int analyze(hp_store *s, const opts *o) {
                 .ndevices = o->ndevices,
                 .dispatch_first = o->first,
                 .dispatch_last = o->last,
-                .sort = o->sort};
+                .sort = o->sort,
+                .threads = o->threads};
   /* a progress line on a terminal: rows read of the dispatches and counter values */
   cli_progress *pr = cli_progress_start("reading", "rows", 0, o->quiet);
   if (pr) {
@@ -212,7 +221,8 @@ int cmd_analyze(int argc, char **argv) {
             .limit = (long)cli_uint(&args, "limit", 0),
             .counters = cli_str(&args, "counters"),
             .metrics = cli_str(&args, "metrics"),
-            .quiet = cli_given(&args, "quiet")};
+            .quiet = cli_given(&args, "quiet"),
+            .threads = (unsigned)cli_uint(&args, "threads", 0)};
   int sort = cli_enum(&args, "sort", -1);
   if (sort >= 0) o.sort = sorts[sort];
   if (o.counters && !strcmp(o.counters, "none")) o.counters = "";

@@ -900,7 +900,34 @@ static hp_status pq_cursor_open(hp_cursor *c) {
   return HP_OK;
 }
 
+/* Part `part` of nparts: the row groups whose first row, counted over the readable files, lies in
+ * [part * rows / nparts, (part + 1) * rows / nparts). */
+static hp_status pq_cursor_part(hp_cursor *c, unsigned part, unsigned nparts) {
+  hp_status st = pq_cursor_open(c);
+  if (st != HP_OK) return st;
+  const pq_rtable *rt = &((pq_store *)c->store->impl)->tab[c->table];
+  unsigned __int128 rows = 0, at = 0;
+  for (size_t i = 0; i < rt->nfiles; i++)
+    for (size_t j = 0; rt->files[i].ok && j < rt->files[i].nrg; j++)
+      rows += rt->files[i].rg[j].rows;
+  uint64_t g = 0, g0 = UINT64_MAX, g1 = UINT64_MAX;
+  for (size_t i = 0; i < rt->nfiles; i++)
+    for (size_t j = 0; rt->files[i].ok && j < rt->files[i].nrg; j++, g++) {
+      unsigned __int128 p = rows ? at * nparts / rows : 0; /* the part of this row group */
+      if (p >= part && g0 == UINT64_MAX) g0 = g;
+      if (p > part && g1 == UINT64_MAX) g1 = g;
+      at += rt->files[i].rg[j].rows;
+    }
+  if (g0 == UINT64_MAX) g0 = g1 = 0; /* no row group of its own */
+  pq_rcursor_range(c->impl, g0, g1);
+  return HP_OK;
+}
+
 static hp_status pq_cursor_next(hp_cursor *c, void *row) { return pq_rcursor_next(c->impl, row); }
+
+static hp_status pq_cursor_filter(hp_cursor *c, int (*keep)(void *, const hp_col_range *), void *ctx) {
+  return pq_rcursor_filter(c->impl, keep, ctx);
+}
 
 hp_status hp_parquet_cursor_next_batch(hp_cursor *c, void *const *cols, size_t max, size_t *n) {
   if (n) *n = 0;
@@ -1048,4 +1075,6 @@ const hp_format_ops hp_fmt_parquet = {
     .cursor_next = pq_cursor_next,
     .cursor_close = pq_cursor_close,
     .cursor_next_batch = hp_parquet_cursor_next_batch,
+    .cursor_part = pq_cursor_part,
+    .cursor_filter = pq_cursor_filter,
 };

@@ -47,10 +47,15 @@ const char *hp_status_str(hp_status s) {
 }
 
 /* ---- errors and temp names ---- */
+/* Messages and damage of a store may be set by cursors of several parts read at once (hp_cursor_open_part):
+ * one lock for them all (taken only on trouble; never held while anything else is taken). */
+static pthread_mutex_t msg_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static void vset_msg(hp_store *s, const char *fmt, va_list ap) {
+  pthread_mutex_lock(&msg_lock);
   int n = snprintf(s->error, sizeof s->error, "%s: ", s->path ? s->path : "(store)");
-  if (n < 0 || (size_t)n >= sizeof s->error) return;
-  vsnprintf(s->error + n, sizeof s->error - (size_t)n, fmt, ap);
+  if (n >= 0 && (size_t)n < sizeof s->error) vsnprintf(s->error + n, sizeof s->error - (size_t)n, fmt, ap);
+  pthread_mutex_unlock(&msg_lock);
 }
 
 hp_status hp_set_error(hp_store *s, hp_status st, const char *fmt, ...) {
@@ -78,13 +83,18 @@ void hp_set_note(hp_store *s, const char *fmt, ...) {
 const char *hp_store_note(const hp_store *s) { return s ? s->note : ""; }
 
 void hp_set_damage(hp_store *s, hp_status st, uint64_t offset, const char *fmt, ...) {
-  if (s->damage != HP_OK) return; /* the first damage is where it starts */
+  pthread_mutex_lock(&msg_lock);
+  int first = s->damage == HP_OK; /* the first damage is where it starts */
+  if (first) {
+    s->damage = st;
+    s->damage_offset = offset;
+  }
+  pthread_mutex_unlock(&msg_lock);
+  if (!first) return;
   va_list ap;
   va_start(ap, fmt);
   vset_msg(s, fmt, ap);
   va_end(ap);
-  s->damage = st;
-  s->damage_offset = offset;
 }
 
 char *hp_temp_path(const char *path) {
@@ -448,6 +458,35 @@ hp_status hp_cursor_open(hp_store *s, hp_table t, hp_cursor **out) {
   }
   *out = c;
   return HP_OK;
+}
+
+hp_status hp_cursor_open_part(hp_store *s, hp_table t, unsigned part, unsigned nparts, hp_cursor **out) {
+  if (out) *out = NULL;
+  if (!s || !out || (unsigned)t >= HP_TABLE_COUNT || !nparts || part >= nparts) return HP_ERR_INVALID;
+  if (s->mode != HP_READ || !s->impl) return HP_ERR_UNSUPPORTED;
+  int split = s->ops->size >= offsetof(hp_format_ops, cursor_part) + sizeof(void *) && s->ops->cursor_part;
+  if (nparts == 1 || (!split && part == 0)) return hp_cursor_open(s, t, out);
+  hp_cursor *c = calloc(1, sizeof *c);
+  if (!c) return HP_ERR_NOMEM;
+  c->store = s;
+  c->table = t;
+  hp_status st = split ? s->ops->cursor_part(c, part, nparts) : HP_OK;
+  if (st != HP_OK) {
+    free(c);
+    return st;
+  }
+  c->ended = !split; /* a format that cannot split: every row is part 0's */
+  *out = c;
+  return HP_OK;
+}
+
+hp_status hp_cursor_filter(hp_cursor *c, int (*keep)(void *ctx, const hp_col_range *cols), void *ctx) {
+  if (!c || !keep) return HP_ERR_INVALID;
+  if (c->ended || !c->impl) return HP_OK; /* no rows: nothing to pass over */
+  if (c->store->ops->size < offsetof(hp_format_ops, cursor_filter) + sizeof(void *) ||
+      !c->store->ops->cursor_filter)
+    return HP_ERR_UNSUPPORTED;
+  return c->store->ops->cursor_filter(c, keep, ctx);
 }
 
 hp_status hp_cursor_next(hp_cursor *c, void *row) {

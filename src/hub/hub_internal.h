@@ -89,6 +89,11 @@ struct hp_format_ops {
    * HP_OK, or an error set with hp_set_error (the caller then aborts the store). */
   int (*park)(hp_store *s);
   hp_status (*resume)(hp_store *s);
+  /* Optional: open c (as cursor_open) on part `part` of `nparts` (2 or more) of its table, with the contract
+   * of hp_cursor_open_part; NULL = the format cannot split (part 0 gets every row). */
+  hp_status (*cursor_part)(hp_cursor *c, unsigned part, unsigned nparts);
+  /* Optional: hp_cursor_filter's contract; NULL = every row is read. */
+  hp_status (*cursor_filter)(hp_cursor *c, int (*keep)(void *, const hp_col_range *), void *ctx);
 };
 
 extern const hp_format_ops hp_fmt_rocpd;

@@ -689,14 +689,15 @@ static hp_status merge_table(merger *m, hp_store *in, size_t ix, hp_table t, hp_
   ti.has_id = strcmp(d->columns[0].name, "id") == 0;
   ti.strings = has_strings(t);
   hp_merge_hooks *h = m->hooks;
-  hp_cursor *c;
-  hp_status st = hp_cursor_open(in, t, &c);
+  hp_cursor *c = NULL;
+  mread *mr = NULL; /* a large rocpd input's dispatches: read ahead on every CPU */
+  hp_status st = mread_open(in, t, &mr) == HP_OK ? HP_OK : hp_cursor_open(in, t, &c);
   if (st != HP_OK) return fail_from(m, in, st);
   anyrow row;
   /* a format's cursor fills every column of a full row: initialised once, not per row */
   hp_row_init(t, &row);
   for (;;) {
-    st = hp_cursor_next(c, &row);
+    st = mr ? mread_next(mr, in, &row) : hp_cursor_next(c, &row);
     if (st == HP_END) {
       st = HP_OK;
       break;
@@ -722,6 +723,7 @@ static hp_status merge_table(merger *m, hp_store *in, size_t ix, hp_table t, hp_
     if (st != HP_OK) break;
   }
   hp_cursor_close(c);
+  mread_close(mr);
   while (st == HP_OK && h && h->extra) { /* rows the transforms add after this table */
     anyrow x;
     hp_row_init(t, &x);

@@ -32,4 +32,13 @@ typedef struct hp_merge_hooks {
 hp_status hp_merge_with(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *stats,
                         hp_merge_hooks *hooks);
 
+/* merge_read.c: the dispatch rows of a large rocpd input written by hubprof, read ahead by a thread per CPU
+ * (HUBPROF_THREADS), in store order. mread_open: HP_OK, or HP_ERR_UNSUPPORTED (another input or table, a
+ * small file, one CPU: read it with a cursor) or HP_ERR_NOMEM; mread_next as hp_cursor_next (a failure's
+ * message put on `in`). */
+typedef struct mread mread;
+hp_status mread_open(hp_store *in, hp_table t, mread **out);
+hp_status mread_next(mread *r, hp_store *in, void *row);
+void mread_close(mread *r);
+
 #endif

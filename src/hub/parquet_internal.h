@@ -184,6 +184,8 @@ typedef struct pq_chunk {
   int phys;            /* physical type in the file (PQ_INT32, ...), converted to the hub column's type */
   int is_unsigned;     /* INT32 annotated unsigned: zero-extended */
   uint32_t ts_scale;   /* TIMESTAMP in MILLIS (1000000) or MICROS (1000): times this gives nanoseconds */
+  int has_range;       /* every value as read lies in [min, max] (statistics; integer columns) */
+  int64_t min, max;
 } pq_chunk;
 
 typedef struct pq_rowgroup {
@@ -213,6 +215,11 @@ typedef struct pq_rcursor pq_rcursor;
 /* A cursor over the readable files of one table, in order. */
 hp_status pq_rcursor_open(hp_store *s, const hp_table_desc *d, pq_rfile *files, size_t nfiles,
                           pq_rcursor **out);
+/* Only the row groups [g0, g1) of the cursor's readable files, counted in order over all of them (before the
+ * first read). */
+void pq_rcursor_range(pq_rcursor *c, uint64_t g0, uint64_t g1);
+/* Read only the row groups keep() says 1 of (hp_cursor_filter). */
+hp_status pq_rcursor_filter(pq_rcursor *c, int (*keep)(void *, const hp_col_range *), void *ctx);
 hp_status pq_rcursor_next(pq_rcursor *c, void *row);
 /* Columnar read with the contract of hp_cursor_next_batch; columns left out (NULL) are not decoded, and
  * their pages not decompressed when wholly passed over. */

@@ -188,7 +188,27 @@ static int parse_schema(footer_ctx *x, tc_reader *r) {
 typedef struct chunk_meta {
   int64_t type, codec, num_values, comp, data_off, dict_off;
   int has_meta, has_path;
+  int64_t nulls;                  /* statistics: null_count, -1 unknown */
+  const unsigned char *min, *max; /* min_value and max_value (plain encoded), NULL unknown */
+  size_t minn, maxn;
 } chunk_meta;
+
+/* Statistics (parquet.thrift): null_count and min_value / max_value (the deprecated min / max are left: their
+ * order is not defined for every type). */
+static void parse_stats(tc_reader *r, chunk_meta *m) {
+  int16_t last = 0, id;
+  int ft;
+  while (tc_field(r, &last, &ft, &id)) {
+    if (id == 3 && (ft == TC_I64 || ft == TC_I32))
+      m->nulls = tc_read_int(r, ft);
+    else if (id == 5 && ft == TC_BINARY)
+      tc_read_binary(r, &m->max, &m->maxn);
+    else if (id == 6 && ft == TC_BINARY)
+      tc_read_binary(r, &m->min, &m->minn);
+    else
+      tc_skip(r, ft);
+  }
+}
 
 static void parse_column_meta(tc_reader *r, chunk_meta *m) {
   int16_t last = 0, id;
@@ -207,6 +227,8 @@ static void parse_column_meta(tc_reader *r, chunk_meta *m) {
       m->data_off = tc_read_int(r, ft);
     else if (id == 11 && isint)
       m->dict_off = tc_read_int(r, ft);
+    else if (id == 12 && ft == TC_STRUCT)
+      parse_stats(r, m);
     else
       tc_skip(r, ft);
   }
@@ -236,7 +258,7 @@ static int parse_rowgroup(footer_ctx *x, tc_reader *r, size_t ri, pq_rowgroup *r
         int16_t l2 = 0, id2;
         int ft2;
         chunk_meta *m = &cm[j];
-        m->type = m->codec = m->num_values = m->comp = m->data_off = m->dict_off = -1;
+        m->type = m->codec = m->num_values = m->comp = m->data_off = m->dict_off = m->nulls = -1;
         while (tc_field(r, &l2, &ft2, &id2)) {
           if (id2 == 3 && ft2 == TC_STRUCT) {
             parse_column_meta(r, m);
@@ -308,6 +330,24 @@ static int parse_rowgroup(footer_ctx *x, tc_reader *r, size_t ri, pq_rowgroup *r
     ch->phys = x->leaves[j].type;
     ch->is_unsigned = x->leaves[j].is_unsigned;
     ch->ts_scale = x->leaves[j].ts_scale > 1 ? x->leaves[j].ts_scale : 0;
+    /* the range of the values as read, for hp_cursor_filter: integers of the hub column's own width whose
+     * statistics give min and max, both >= 0 (signed and unsigned orders then agree), no NULL possible */
+    size_t w = pq_col_width(d->columns[c].type);
+    if (d->columns[c].type != HP_COL_STR && d->columns[c].type != HP_COL_F64 &&
+        ch->phys == pq_phys_type(d->columns[c].type) && !ch->ts_scale && m->min && m->max && m->minn == w &&
+        m->maxn == w && (!ch->optional || m->nulls == 0)) {
+      int64_t lo = 0, hi = 0;
+      for (size_t b = 0; b < w; b++) {
+        lo |= (int64_t)((uint64_t)m->min[b] << (8 * b));
+        hi |= (int64_t)((uint64_t)m->max[b] << (8 * b));
+      }
+      if (w == 4) lo = (int32_t)(uint32_t)lo, hi = (int32_t)(uint32_t)hi;
+      if (lo >= 0 && hi >= lo) {
+        ch->has_range = 1;
+        ch->min = lo;
+        ch->max = hi;
+      }
+    }
   }
   free(cm);
   return 0;
@@ -506,10 +546,16 @@ struct pq_rcursor {
   const hp_table_desc *d;
   pq_rfile *files;
   size_t nfiles;
-  size_t fi;          /* current file (nfiles before the first) */
-  size_t rgi;         /* current row group */
-  uint64_t rg_left;   /* rows left in it */
-  unsigned char *map; /* mapping of the current file */
+  size_t fi;       /* current file (nfiles before the first) */
+  size_t rgi;      /* current row group */
+  uint64_t gbase;  /* row groups of the readable files before file fi */
+  uint64_t g0, g1; /* row groups read: [g0, g1) of the readable files' (pq_rcursor_range) */
+  int (*keep)(void *, const hp_col_range *); /* hp_cursor_filter: a row group is read when it says 1 */
+  void *keep_ctx;
+  hp_col_range *ranges; /* per column, for keep */
+  int rg_set;           /* the current row group was read (its pages may be resident) */
+  uint64_t rg_left;     /* rows left in it */
+  unsigned char *map;   /* mapping of the current file */
   size_t mapsz;
   colrd *cr; /* one per hub column */
   ZSTD_DCtx *dctx;
@@ -1104,6 +1150,7 @@ hp_status pq_rcursor_open(hp_store *s, const hp_table_desc *d, pq_rfile *files, 
   c->files = files;
   c->nfiles = nfiles;
   c->fi = nfiles;
+  c->g1 = UINT64_MAX;
   c->cr = calloc(d->ncolumns, sizeof *c->cr);
   c->dctx = ZSTD_createDCtx();
   if (!c->cr || !c->dctx) {
@@ -1121,6 +1168,7 @@ hp_status pq_rcursor_open(hp_store *s, const hp_table_desc *d, pq_rfile *files, 
 }
 
 static void unmap(pq_rcursor *c) {
+  c->rg_set = 0;
   if (c->map) munmap(c->map, c->mapsz);
   c->map = NULL;
   c->mapsz = 0;
@@ -1137,6 +1185,7 @@ void pq_rcursor_close(pq_rcursor *c) {
     sb_free(&c->cr[i]);
   }
   free(c->cr);
+  free(c->ranges);
   hu_buf_free(&c->arena);
   ZSTD_freeDCtx(c->dctx);
   free(c);
@@ -1159,17 +1208,57 @@ static hp_status map_file(pq_rcursor *c) {
   return HP_OK;
 }
 
-/* Move to the next row group with rows; HP_END after the last. */
+hp_status pq_rcursor_filter(pq_rcursor *c, int (*keep)(void *, const hp_col_range *), void *ctx) {
+  if (!c->ranges && !(c->ranges = calloc(c->d->ncolumns, sizeof *c->ranges))) return HP_ERR_NOMEM;
+  c->keep = keep;
+  c->keep_ctx = ctx;
+  return HP_OK;
+}
+
+void pq_rcursor_range(pq_rcursor *c, uint64_t g0, uint64_t g1) {
+  c->g0 = g0;
+  c->g1 = g1;
+}
+
+static uint64_t readable_rgs(const pq_rfile *f) { return f->ok ? f->nrg : 0; }
+
+/* The pages of row group rgi of the mapped file given back (MADV_DONTNEED: the page cache keeps them): the
+ * reader's resident memory is then the row group being read, not the part of the file read so far. */
+static void release_rowgroup(pq_rcursor *c, size_t rgi) {
+  const pq_rowgroup *rg = &c->files[c->fi].rg[rgi];
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = 0; i < c->d->ncolumns; i++)
+    if (rg->cols[i].present) {
+      if (rg->cols[i].start < lo) lo = rg->cols[i].start;
+      if (rg->cols[i].start + rg->cols[i].len > hi) hi = rg->cols[i].start + rg->cols[i].len;
+    }
+  uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+  lo = lo / page * page;
+  hi = hi < c->mapsz ? hi / page * page : c->mapsz; /* a page shared with the next group stays */
+  if (lo < hi) madvise(c->map + lo, (size_t)(hi - lo), MADV_DONTNEED);
+}
+
+/* Move to the next row group with rows (of the range); HP_END after the last. */
 static hp_status next_rowgroup(pq_rcursor *c) {
   for (;;) {
     if (c->map && c->rgi + 1 < c->files[c->fi].nrg) {
+      if (c->rg_set) release_rowgroup(c, c->rgi);
       c->rgi++;
     } else {
       unmap(c);
-      c->fi = c->fi == c->nfiles ? 0 : c->fi + 1;
-      while (c->fi < c->nfiles && !c->files[c->fi].ok)
+      if (c->fi == c->nfiles) {
+        c->fi = 0;
+        c->gbase = 0;
+      } else {
+        c->gbase += readable_rgs(&c->files[c->fi]);
         c->fi++;
-      if (c->fi >= c->nfiles) {
+      }
+      /* files without readable row groups, or whose row groups all lie before the range, are not opened */
+      while (c->fi < c->nfiles && (!c->files[c->fi].ok || c->gbase + c->files[c->fi].nrg <= c->g0)) {
+        c->gbase += readable_rgs(&c->files[c->fi]);
+        c->fi++;
+      }
+      if (c->fi >= c->nfiles || c->gbase >= c->g1) {
         c->fi = c->nfiles - (c->nfiles > 0); /* stay on a valid index for messages */
         c->failed = HP_END;
         return HP_END;
@@ -1179,10 +1268,19 @@ static hp_status next_rowgroup(pq_rcursor *c) {
         c->failed = st;
         return st;
       }
-      c->rgi = 0;
-      if (!c->files[c->fi].nrg) continue;
+      c->rgi = c->g0 > c->gbase ? (size_t)(c->g0 - c->gbase) : 0;
+    }
+    if (c->gbase + c->rgi >= c->g1) { /* past the range */
+      unmap(c);
+      c->failed = HP_END;
+      return HP_END;
     }
     const pq_rowgroup *rg = &c->files[c->fi].rg[c->rgi];
+    if (c->keep && rg->rows) { /* the caller's verdict on the group's statistics */
+      for (size_t i = 0; i < c->d->ncolumns; i++)
+        c->ranges[i] = (hp_col_range){rg->cols[i].has_range, rg->cols[i].min, rg->cols[i].max};
+      if (!c->keep(c->keep_ctx, c->ranges)) continue;
+    }
     for (size_t i = 0; i < c->d->ncolumns; i++) {
       colrd *r = &c->cr[i];
       r->ch = &rg->cols[i];
@@ -1206,6 +1304,7 @@ static hp_status next_rowgroup(pq_rcursor *c) {
                                                   : K_W8;
     }
     c->rg_left = rg->rows;
+    c->rg_set = 1;
     if (c->rg_left) return HP_OK;
   }
 }

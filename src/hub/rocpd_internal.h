@@ -196,6 +196,8 @@ typedef struct rp_cursor {
   uint8_t col[RP_MAX_COLS]; /* the hub column of each column of the statement (rocpd_read.c, plan_cols) */
   size_t ncol;
   int extpos; /* the statement's column of the raw extdata whose keys ext_keys reads, -1 none */
+  int ranged; /* a part's cursor (rp_cursor_part): only the ids in range[0]..range[1] */
+  int64_t range[2];
 } rp_cursor;
 #define RP_ALL_COLS UINT64_MAX
 
@@ -312,5 +314,9 @@ hp_status rp_cursor_open(hp_cursor *c);
 void rp_cursor_close(hp_cursor *c);
 hp_status rp_cursor_next(hp_cursor *c, void *row);
 hp_status rp_cursor_columns(hp_cursor *c, void *const *cols);
+hp_status rp_cursor_part(hp_cursor *c, unsigned part, unsigned nparts);
+/* The smallest and largest id of table t's rows in a file written by hubprof (the dispatch table): HP_OK (lo
+ * > hi when it has none), HP_ERR_UNSUPPORTED for another table or file, or a read error. */
+hp_status rp_id_span(hp_store *s, hp_table t, int64_t *lo, int64_t *hi);
 
 #endif

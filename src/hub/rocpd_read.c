@@ -630,7 +630,9 @@ static void sb_select(hu_buf *q, const rp_state *r, hp_table t, const colset *c,
 /* Build the SELECT (or COUNT when count != 0) for hub table t, of the columns in mask `want` (bit i: hub
  * column i; the others NULL). Returns 0, or -1 when the table is absent (read as empty), or an SQLite error
  * code. */
-static int build_query(rp_state *r, hp_table t, int count, int order, uint64_t want, hu_buf *q) {
+/* range: NULL, or the ids [range[0], range[1]] of a part (hp_cursor_open_part; hubprof's dispatch rows). */
+static int build_query(rp_state *r, hp_table t, int count, int order, uint64_t want, const int64_t *range,
+                       hu_buf *q) {
   const char *obj = r->obj[rp_table_base[t]];
   if (!obj) return -1;
   colset c, k = {0};
@@ -746,6 +748,11 @@ static int build_query(rp_state *r, hp_table t, int count, int order, uint64_t w
     hu_buf_str(q, " FROM");
     sb_obj(q, obj, "T");
     if (r->own) hu_buf_str(q, " WHERE T.\"id\" <> 0"); /* id 0 rows are placeholders for "none" */
+    if (r->own && range) {
+      char b[96];
+      snprintf(b, sizeof b, " AND T.\"id\" BETWEEN %lld AND %lld", (long long)range[0], (long long)range[1]);
+      hu_buf_str(q, b);
+    }
     if (order) hu_buf_str(q, " ORDER BY T.\"id\"");
     break;
   }
@@ -774,18 +781,19 @@ static int needs_sort(rp_state *r, const char *q, int *rc) {
   return sort;
 }
 
-static hp_status prepare_query_locked(hp_store *s, hp_table t, int count, uint64_t want, sqlite3_stmt **out) {
+static hp_status prepare_query_locked(hp_store *s, hp_table t, int count, uint64_t want, const int64_t *range,
+                                      sqlite3_stmt **out) {
   rp_state *r = s->impl;
   const hp_table_desc *d = hp_table_describe(t);
   hu_buf q = {0};
   *out = NULL;
-  int rc = build_query(r, t, count, !count, want, &q);
+  int rc = build_query(r, t, count, !count, want, range, &q);
   /* Rows come in id order where that is free (tables, hubprof's views over them). Where SQLite would have
    * to sort them first (a foreign or hostile view: every row with its strings, before the first one comes
    * back), they come in the view's own order instead. */
   if (rc == SQLITE_OK && !count && needs_sort(r, (const char *)q.p, &rc) && rc == SQLITE_OK) {
     rp_buf_reset(&q);
-    rc = build_query(r, t, 0, 0, want, &q);
+    rc = build_query(r, t, 0, 0, want, range, &q);
   }
   if (rc == -1) {
     hu_buf_free(&q);
@@ -806,20 +814,12 @@ static hp_status prepare_query_locked(hp_store *s, hp_table t, int count, uint64
   return HP_OK;
 }
 
-static hp_status prepare_query(hp_store *s, hp_table t, int count, sqlite3_stmt **out) {
-  rp_state *r = s->impl;
-  pthread_mutex_lock(&r->rlock);
-  hp_status e = prepare_query_locked(s, t, count, RP_ALL_COLS, out);
-  pthread_mutex_unlock(&r->rlock);
-  return e;
-}
-
 hp_status rp_count(hp_store *s, hp_table t, uint64_t *n) {
   rp_state *r = s->impl;
   sqlite3_stmt *st;
   *n = 0;
   pthread_mutex_lock(&r->rlock);
-  hp_status e = prepare_query_locked(s, t, 1, RP_ALL_COLS, &st);
+  hp_status e = prepare_query_locked(s, t, 1, RP_ALL_COLS, NULL, &st);
   if (e == HP_OK) {
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) *n = (uint64_t)sqlite3_column_int64(st, 0);
@@ -836,12 +836,21 @@ hp_status rp_count(hp_store *s, hp_table t, uint64_t *n) {
   return e;
 }
 
-hp_status rp_cursor_open(hp_cursor *c) {
+/* The cursor, over the ids of `range` when not NULL. */
+static hp_status cursor_open_range(hp_cursor *c, const int64_t *range) {
   rp_cursor *k = calloc(1, sizeof *k);
   if (!k) return hp_set_error(c->store, HP_ERR_NOMEM, "out of memory");
   k->want = RP_ALL_COLS;
-  hp_status e = prepare_query(c->store, c->table, 0, &k->st);
-  if (e == HP_OK) plan_cols(c->store->impl, c->table, k);
+  if (range) {
+    k->ranged = 1;
+    k->range[0] = range[0];
+    k->range[1] = range[1];
+  }
+  rp_state *rs = c->store->impl;
+  pthread_mutex_lock(&rs->rlock); /* plan_cols reads what build_query set (cursors of other threads too) */
+  hp_status e = prepare_query_locked(c->store, c->table, 0, RP_ALL_COLS, range, &k->st);
+  if (e == HP_OK) plan_cols(rs, c->table, k);
+  pthread_mutex_unlock(&rs->rlock);
   if (e == HP_OK && c->table == HP_TABLE_COUNTER_VALUE) {
     rp_state *r = c->store->impl;
     pthread_mutex_lock(&r->rlock);
@@ -861,6 +870,59 @@ hp_status rp_cursor_open(hp_cursor *c) {
   }
   c->impl = k; /* k->st NULL: the table is absent, the cursor has no rows */
   return HP_OK;
+}
+
+hp_status rp_cursor_open(hp_cursor *c) { return cursor_open_range(c, NULL); }
+
+hp_status rp_id_span(hp_store *s, hp_table t, int64_t *lo, int64_t *hi) {
+  rp_state *r = s->impl;
+  const char *obj = r->obj[rp_table_base[t]];
+  *lo = 1;
+  *hi = 0;
+  if (t != HP_TABLE_DISPATCH || !r->own || !obj) return HP_ERR_UNSUPPORTED;
+  /* the first and last id in rowid order: two b-tree searches (min() and max() under a WHERE scan the table)
+   */
+  char *q =
+      sqlite3_mprintf("SELECT (SELECT \"id\" FROM \"%w\" WHERE \"id\" <> 0 ORDER BY \"id\" LIMIT 1), (SELECT "
+                      "\"id\" FROM \"%w\" WHERE \"id\" <> 0 ORDER BY \"id\" DESC LIMIT 1)",
+                      obj, obj);
+  sqlite3_stmt *st = NULL;
+  pthread_mutex_lock(&r->rlock);
+  guard_reset(r);
+  int rc = q ? sqlite3_prepare_v2(r->db, q, -1, &st, NULL) : SQLITE_NOMEM;
+  sqlite3_free(q);
+  if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (sqlite3_column_type(st, 0) != SQLITE_NULL) {
+      *lo = sqlite3_column_int64(st, 0);
+      *hi = sqlite3_column_int64(st, 1);
+    }
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(st);
+  hp_status e = rc == SQLITE_OK ? HP_OK : read_fail(s, rc, "cannot read dispatch rows");
+  pthread_mutex_unlock(&r->rlock);
+  return e;
+}
+
+/* Part `part` of nparts: hubprof's own dispatch rows by equal ranges of their ids (from the smallest to the
+ * largest, each a b-tree search), part i the i-th; other tables and foreign files (ids that need not be
+ * unique or present) every row in part 0. */
+hp_status rp_cursor_part(hp_cursor *c, unsigned part, unsigned nparts) {
+  int64_t lo, hi;
+  hp_status e = rp_id_span(c->store, c->table, &lo, &hi);
+  if (e == HP_ERR_UNSUPPORTED) {
+    if (part == 0) return rp_cursor_open(c);
+    c->impl = calloc(1, sizeof(rp_cursor)); /* no statement: no rows */
+    return c->impl ? HP_OK : hp_set_error(c->store, HP_ERR_NOMEM, "out of memory");
+  }
+  if (e != HP_OK) return e;
+  int64_t range[2] = {1, 0}; /* empty */
+  if (lo <= hi) {
+    __int128 w = (__int128)hi - lo + 1;
+    range[0] = (int64_t)(lo + w * part / nparts);
+    range[1] = (int64_t)(lo + w * (part + 1) / nparts - 1);
+  }
+  return cursor_open_range(c, range);
 }
 
 void rp_cursor_close(hp_cursor *c) {
@@ -1242,7 +1304,7 @@ hp_status rp_cursor_columns(hp_cursor *c, void *const *cols) {
   rp_state *r = c->store->impl;
   pthread_mutex_lock(&r->rlock);
   sqlite3_stmt *st = NULL;
-  hp_status e = prepare_query_locked(c->store, c->table, 0, need, &st);
+  hp_status e = prepare_query_locked(c->store, c->table, 0, need, k->ranged ? k->range : NULL, &st);
   work_begin(r);
   for (uint64_t i = 0; e == HP_OK && i < k->stepped; i++) { /* to where the cursor was */
     int rc = sqlite3_step(st);
