@@ -29,11 +29,7 @@ static const cli_opt list_opts[] = {
      .value = "FILE",
      .help = "list metrics: more metric definitions",
      .check = cli_check_file},
-    {.name = "format",
-     .kind = CLI_OPT_ENUM,
-     .choices = cli_report_formats,
-     .def = "table",
-     .help = "table, csv or json"},
+    CLI_OPT_REPORT_FORMAT("table, csv or json"),
     {0},
 };
 
@@ -68,6 +64,38 @@ static void block_limits(const hc_limits *l, char *out, size_t len) {
   }
 }
 
+/* The table's footnotes: the distinct reasons a counter or metric is not available here, numbered. */
+typedef struct footnotes {
+  char text[16][300];
+  size_t n;
+} footnotes;
+
+/* The AVAILABLE / MEASURABLE cell: "yes", or "no [k]" naming reason's footnote (added when new). */
+static void footnote_mark(footnotes *f, int ok, const char *reason, char *mark, size_t len) {
+  if (ok) {
+    snprintf(mark, len, "yes");
+    return;
+  }
+  size_t k = 0;
+  while (k < f->n && strcmp(f->text[k], reason))
+    k++;
+  if (k == f->n && f->n < 16) snprintf(f->text[f->n++], sizeof f->text[0], "%s", reason);
+  if (k < 16)
+    snprintf(mark, len, "no [%zu]", k + 1);
+  else
+    snprintf(mark, len, "no");
+}
+
+/* The report, then (a table) its footnotes. */
+static void print_with_footnotes(report *r, int fmt, const footnotes *f) {
+  report_print(r, (report_fmt)fmt, report_term_width(), stdout);
+  if (fmt == REPORT_TABLE && f->n) {
+    putchar('\n');
+    for (size_t k = 0; k < f->n; k++)
+      printf("[%zu] %s\n", k + 1, f->text[k]);
+  }
+}
+
 static int list_counters(const char *device, int fmt) {
   hc_provider *p;
   hc_status st = hc_device_open(device, &p);
@@ -84,26 +112,15 @@ static int list_counters(const char *device, int fmt) {
                                          {"description", 0, 0}};
   report *r = fmt == REPORT_TABLE ? report_new(table_cols, 5) : report_new(data_cols, 7);
   const hc_limits *lim = hc_provider_limits(p);
-  size_t n = hc_provider_count(p), avail = 0, nreasons = 0;
-  const char *reasons[16]; /* distinct reasons, footnoted in the table */
+  size_t n = hc_provider_count(p), avail = 0;
+  footnotes notes = {.n = 0};
   int rc = r ? CLI_OK : CLI_FAIL;
   for (size_t i = 0; i < n && rc == CLI_OK; i++) {
     const hc_counter *c = hc_provider_counter(p, i);
     avail += c->available != 0;
     char mark[32];
     if (fmt == REPORT_TABLE) {
-      if (c->available) {
-        snprintf(mark, sizeof mark, "yes");
-      } else {
-        size_t k = 0;
-        while (k < nreasons && strcmp(reasons[k], c->reason))
-          k++;
-        if (k == nreasons && nreasons < 16) reasons[nreasons++] = c->reason;
-        if (k < 16)
-          snprintf(mark, sizeof mark, "no [%zu]", k + 1);
-        else
-          snprintf(mark, sizeof mark, "no");
-      }
+      footnote_mark(&notes, c->available, c->reason, mark, sizeof mark);
       const char *cells[] = {c->name, c->block, c->unit, mark, c->description};
       if (report_add(r, cells)) rc = CLI_FAIL;
     } else {
@@ -118,12 +135,7 @@ static int list_counters(const char *device, int fmt) {
       const char *d = hc_provider_description(p);
       printf("%s%s%s: %zu counters, %zu available here\n", lim->device, d[0] ? " — " : "", d, n, avail);
     }
-    report_print(r, (report_fmt)fmt, report_term_width(), stdout);
-    if (fmt == REPORT_TABLE && nreasons) {
-      putchar('\n');
-      for (size_t k = 0; k < nreasons; k++)
-        printf("[%zu] %s\n", k + 1, reasons[k]);
-    }
+    print_with_footnotes(r, fmt, &notes);
   } else {
     cli_error("out of memory");
   }
@@ -171,8 +183,8 @@ static int list_metrics(const char *device, const char *const *files, size_t nfi
                                          {"file", 0, 0},       {"description", 0, 0}};
   report *r = fmt == REPORT_TABLE ? report_new(table_cols, 5) : report_new(data_cols, 11);
   const hc_limits *lim = hc_provider_limits(p);
-  size_t n = hc_metrics_count(m), avail = 0, nreasons = 0;
-  char reasons[16][300]; /* distinct reasons, footnoted in the table */
+  size_t n = hc_metrics_count(m), avail = 0;
+  footnotes notes = {.n = 0};
   int rc = r ? CLI_OK : CLI_FAIL;
   for (size_t i = 0; i < n && rc == CLI_OK; i++) {
     const hc_metric_info *mi = hc_metrics_get(m, i);
@@ -186,20 +198,8 @@ static int list_metrics(const char *device, const char *const *files, size_t nfi
     int ok = metric_measurable(p, m, mi, &reason, why, sizeof why);
     avail += ok;
     if (fmt == REPORT_TABLE) {
-      if (ok) {
-        snprintf(mark, sizeof mark, "yes");
-      } else {
-        const char *bare = strstr(reason, ": "); /* footnotes give the counter's reason; COUNTERS names it */
-        bare = bare ? bare + 2 : reason;
-        size_t k = 0;
-        while (k < nreasons && strcmp(reasons[k], bare))
-          k++;
-        if (k == nreasons && nreasons < 16) snprintf(reasons[nreasons++], sizeof reasons[0], "%s", bare);
-        if (k < 16)
-          snprintf(mark, sizeof mark, "no [%zu]", k + 1);
-        else
-          snprintf(mark, sizeof mark, "no");
-      }
+      const char *bare = ok ? NULL : strstr(reason, ": "); /* a footnote gives the counter's reason */
+      footnote_mark(&notes, ok, bare ? bare + 2 : reason, mark, sizeof mark);
       const char *cells[] = {mi->name, mi->unit, counters, mark, mi->description};
       if (report_add(r, cells)) rc = CLI_FAIL;
     } else {
@@ -214,12 +214,7 @@ static int list_metrics(const char *device, const char *const *files, size_t nfi
   if (rc == CLI_OK) {
     if (fmt == REPORT_TABLE)
       printf("%s: %zu metric%s, %zu measurable here\n", lim->device, n, n == 1 ? "" : "s", avail);
-    if (fmt != REPORT_TABLE || n) report_print(r, (report_fmt)fmt, report_term_width(), stdout);
-    if (fmt == REPORT_TABLE && nreasons) {
-      putchar('\n');
-      for (size_t k = 0; k < nreasons; k++)
-        printf("[%zu] %s\n", k + 1, reasons[k]);
-    }
+    if (fmt != REPORT_TABLE || n) print_with_footnotes(r, fmt, &notes);
   } else {
     cli_error("out of memory");
   }

@@ -116,9 +116,17 @@ extern const cli_opt cli_opts_quiet[];     /* -q/--quiet */
 extern const cli_opt cli_opts_strict[];    /* analyze: --strict (merge and convert have their own) */
 extern const cli_opt cli_opts_api[];       /* --api (trace, profile, sample): API calls and memory copies */
 extern const cli_opt cli_opts_code[];      /* --code (trace, profile, sample): programs' sources, binaries */
-/* --format table|csv|json (the report format of analyze, diff, list, plan, info); plan adds "line" and info
- * has no csv, so each defines its own row from these choices. */
+/* --format table|csv|json (the report format of analyze, diff, list, roofline: CLI_OPT_REPORT_FORMAT); plan
+ * adds "line" and info has no csv, so they define their own rows from these choices. */
 extern const char *const cli_report_formats[];
+/* Rows several subcommands share with their own help: -n/--limit N, and --format over cli_report_formats. */
+#define CLI_OPT_LIMIT(HELP)                                                                                  \
+  {                                                                                                          \
+    .name = "limit", .short_name = 'n', .kind = CLI_OPT_UINT, .value = "N", .min = 1, .max = 1000000000,     \
+    .help = HELP                                                                                             \
+  }
+#define CLI_OPT_REPORT_FORMAT(HELP)                                                                          \
+  { .name = "format", .kind = CLI_OPT_ENUM, .choices = cli_report_formats, .def = "table", .help = HELP }
 /* The store formats compiled into the hub (choices_fn of -F/--output-format). */
 const char *const *cli_store_formats(void);
 

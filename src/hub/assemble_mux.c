@@ -5,55 +5,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "assemble_internal.h"
 
+#include "../counters/counters.h"
+
 #include "../common/hu_buf.h"
 #include "../common/hu_json.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- plans: "a,b;c" — counters separated by ',' within a pass, ';' between passes ------------------- */
-typedef struct aplan {
-  char **names;
-  uint32_t *pass; /* 1-based */
-  size_t n;
-  uint32_t npasses;
-} aplan;
-
-static void plan_free(aplan *p) {
-  for (size_t i = 0; i < p->n; i++)
-    free(p->names[i]);
-  free(p->names);
-  free(p->pass);
-  memset(p, 0, sizeof *p);
-}
-
-/* 0, or -1 for an empty name or pass, or out of memory. */
-static int plan_parse(const char *s, aplan *p) {
-  memset(p, 0, sizeof *p);
-  size_t cap = 1;
-  for (const char *c = s; *c; c++)
-    cap += *c == ',' || *c == ';';
-  p->names = calloc(cap, sizeof *p->names);
-  p->pass = calloc(cap, sizeof *p->pass);
-  if (!p->names || !p->pass) return -1;
-  uint32_t pass = 1;
-  for (const char *c = s;;) {
-    size_t w = strcspn(c, ",;");
-    const char *b = c, *e = c + w;
-    while (b < e && (*b == ' ' || *b == '\t'))
-      b++;
-    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
-      e--;
-    if (b == e || !(p->names[p->n] = strndup(b, (size_t)(e - b)))) return -1;
-    p->pass[p->n++] = pass;
-    if (!c[w]) break;
-    if (c[w] == ';') pass++;
-    c += w + 1;
-  }
-  p->npasses = pass;
-  return 0;
-}
 
 /* ---- multiplexing ------------------------------------------------------------------------------------ */
 typedef struct mdisp {
@@ -83,8 +42,8 @@ typedef struct mkey {
 } mkey;
 
 struct mproc {
-  aplan plan;
-  int launch; /* policy launch */
+  hc_plan *plan; /* the pass plan (the counters' one grammar, hc_plan_parse) */
+  int launch;    /* policy launch */
   int64_t pid, start_ns;
   char **knames; /* kernel_symbol id -> name */
   size_t nknames;
@@ -107,7 +66,7 @@ struct mproc {
 
 void asm_mproc_free(mproc *p) {
   if (!p) return;
-  plan_free(&p->plan);
+  hc_plan_free(p->plan);
   for (size_t i = 0; i < 2 * p->nknames; i++) /* names and identities */
     free(p->knames[i]);
   free(p->knames);
@@ -161,7 +120,7 @@ static int cmp_mval(const void *a, const void *b) {
  * the only measurement. Robust to outliers (a preempted dispatch, a first-touch page storm), where the mean
  * follows them. */
 static int mux_estimates(mproc *p) {
-  size_t C = p->plan.n, n = (p->nkeys ? p->nkeys : 1) * (C ? C : 1);
+  size_t C = p->plan->ncounters, n = (p->nkeys ? p->nkeys : 1) * (C ? C : 1);
   if (!(p->est = calloc(n, sizeof *p->est)) || !(p->cold_only = calloc(n, 1))) return -1;
   if (p->nvals) qsort(p->vals, p->nvals, sizeof *p->vals, cmp_mval);
   for (size_t i = 0; i < p->nvals;) {
@@ -204,13 +163,13 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
     hp_cursor_close(c);
   }
   if (asm_knames_load(s, &p->knames, &p->nknames)) return -1;
-  size_t C = p->plan.n, P = p->plan.npasses;
+  size_t C = p->plan->ncounters, P = p->plan->npasses;
   if (!(p->info_of = calloc(C ? C : 1, sizeof *p->info_of))) return -1;
   hp_counter_info ci = {.size = sizeof ci};
   if (hp_cursor_open(s, HP_TABLE_COUNTER_INFO, &c) == HP_OK) {
     while (hp_cursor_next(c, &ci) == HP_OK)
       for (size_t i = 0; i < C; i++)
-        if (strcmp(p->plan.names[i], ci.name) == 0) p->info_of[i] = ci.id;
+        if (strcmp(p->plan->names[i], ci.name) == 0) p->info_of[i] = ci.id;
     hp_cursor_close(c);
   }
   hp_dispatch d = {.size = sizeof d};
@@ -321,7 +280,7 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
     for (size_t q = 0; q < P; q++) {
       uint64_t least = UINT64_MAX;
       for (size_t i = 0; i < C; i++)
-        if (p->plan.pass[i] == q + 1 && p->cnt[y * C + i] < least) least = p->cnt[y * C + i];
+        if (p->plan->pass[i] == q + 1 && p->cnt[y * C + i] < least) least = p->cnt[y * C + i];
       key->per_pass[q] = least == UINT64_MAX ? 0 : least;
       key->covered += key->per_pass[q] >= min_per_pass;
     }
@@ -339,7 +298,7 @@ void asm_mux_mark_cold(const mproc *p, hp_dispatch *d) {
   d->cold = x && p->keys[x->key].cold_row == d->id;
 }
 
-static int key_complete(const mproc *p, const mkey *k) { return k->covered == p->plan.npasses; }
+static int key_complete(const mproc *p, const mkey *k) { return k->covered == p->plan->npasses; }
 
 /* The estimate that replaces a measured value of a cold dispatch (its key's first), or NULL to keep the
  * value: only for a complete key whose counter was measured by at least one warm dispatch too. The cold
@@ -349,7 +308,7 @@ static int key_complete(const mproc *p, const mkey *k) { return k->covered == p-
 static const double *mux_cold_estimate(const mproc *p, const mdisp *x, uint64_t counter_id) {
   const mkey *key = &p->keys[x->key];
   if (key->cold_row != x->row || !key_complete(p, key)) return NULL;
-  size_t C = p->plan.n;
+  size_t C = p->plan->ncounters;
   for (size_t ci = 0; ci < C; ci++) {
     size_t kc = x->key * C + ci;
     if (p->info_of[ci] == counter_id) return p->cnt[kc] && !p->cold_only[kc] ? &p->est[kc] : NULL;
@@ -392,7 +351,7 @@ static int mux_cold_json(hp_assembly *a, hp_assemble_stats *stats) {
     size_t hn = had ? strlen(had) : 0;
     if (hn > 2 && had[0] == '[' && had[hn - 1] == ']')
       hu_buf_printf(&b, "%s%.*s", b.n > 1 ? "," : "", (int)(hn - 2), had + 1);
-    size_t C = p->plan.n;
+    size_t C = p->plan->ncounters;
     for (size_t t = 0; t < p->nvals; t++) {
       const mval *v = &p->vals[t];
       mdisp want = {.row = v->row};
@@ -410,7 +369,7 @@ static int mux_cold_json(hp_assembly *a, hp_assemble_stats *stats) {
         hu_json_put_str(&b, p->keys[x->key].prog);
       }
       hu_buf_printf(&b, ",\"dispatch_id\":%" PRIu64 ",\"counter\":", x->dispatch_id);
-      hu_json_put_str(&b, p->plan.names[ci]);
+      hu_json_put_str(&b, p->plan->names[ci]);
       hu_buf_printf(&b, ",\"raw\":");
       json_num(&b, v->value);
       hu_buf_printf(&b, ",\"estimate\":");
@@ -459,7 +418,7 @@ hp_status asm_mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
     if (!p) break;
     a->mux[i] = p;
     p->launch = launch;
-    if (plan_parse(plan, &p->plan)) {
+    if (hc_plan_parse(plan, &p->plan) != HC_OK) {
       hu_buf_free(&js);
       return asm_fail(a, HP_ERR_INVALID, "%s: cannot read the pass plan '%s'", hp_store_path(s), plan);
     }
@@ -493,9 +452,9 @@ hp_status asm_mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
         hu_buf_printf(&js, ",\"grid\":[%u,%u,%u],\"workgroup\":[%u,%u,%u]", key->grid[0], key->grid[1],
                       key->grid[2], key->wg[0], key->wg[1], key->wg[2]);
       hu_buf_printf(
-          &js, ",\"dispatches\":%" PRIu64 ",\"passes\":%u,\"passes_covered\":%zu,\"measured_per_pass\":[",
-          key->ndisp, p->plan.npasses, key->covered);
-      for (size_t q = 0; q < p->plan.npasses; q++)
+          &js, ",\"dispatches\":%" PRIu64 ",\"passes\":%zu,\"passes_covered\":%zu,\"measured_per_pass\":[",
+          key->ndisp, p->plan->npasses, key->covered);
+      for (size_t q = 0; q < p->plan->npasses; q++)
         hu_buf_printf(&js, "%s%" PRIu64, q ? "," : "", key->per_pass[q]);
       hu_buf_printf(&js, "]}");
       if (nincomplete++ >= MAX_WARNED) continue;
@@ -506,9 +465,9 @@ hp_status asm_mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
       else
         snprintf(what, sizeof what, "kernel %s", key->name);
       if (nm > 1) snprintf(where, sizeof where, " (pid %" PRId64 ")", p->pid);
-      asm_warnf(a, "%s%s: %" PRIu64 " dispatch%s cover%s %zu of %u passes: left out of metrics", what, where,
+      asm_warnf(a, "%s%s: %" PRIu64 " dispatch%s cover%s %zu of %zu passes: left out of metrics", what, where,
                 key->ndisp, key->ndisp == 1 ? "" : "es", key->ndisp == 1 ? "s" : "", key->covered,
-                p->plan.npasses);
+                p->plan->npasses);
     }
   }
   hu_buf_printf(&js, "]");
@@ -538,7 +497,7 @@ hp_status asm_mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
 
 int asm_mux_extra(hp_assembly *a, size_t ix, hp_counter_value *v, hp_assemble_stats *stats) {
   mproc *p = a->mux[ix];
-  size_t C = p->plan.n;
+  size_t C = p->plan->ncounters;
   for (; a->it_a < p->nd; a->it_a++, a->it_b = 0) {
     const mdisp *x = &p->d[a->it_a];
     if (!key_complete(p, &p->keys[x->key])) continue; /* incomplete: no imputed value at all */
@@ -547,7 +506,7 @@ int asm_mux_extra(hp_assembly *a, size_t ix, hp_counter_value *v, hp_assemble_st
       if (p->measured[a->it_a * C + ci] || !p->info_of[ci]) continue;
       v->dispatch_id = x->row;
       v->counter_id = p->info_of[ci];
-      v->pass = p->plan.pass[ci];
+      v->pass = p->plan->pass[ci];
       v->imputed = 1;
       v->value = p->est[x->key * C + ci];
       if (stats) stats->imputed_values++;

@@ -57,4 +57,5 @@ const hp_format_ops hp_fmt_log = {
     .cursor_close = hp_log_cursor_close,
     .park = hp_log_park,
     .resume = hp_log_resume,
+    .write_errno = hp_log_write_errno,
 };
