@@ -37,12 +37,12 @@ COMMON_SRC := $(wildcard src/common/*.c)
 # Counter providers, the pass planner and the metrics engine: no SQLite. Their own archive
 # (libhubprof_counters.a) and part of libhubprof, whose analysis evaluates metrics.
 COUNTERS_SRC := $(wildcard src/counters/*.c)
-HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c src/hub/assemble.c src/hub/assemble_mux.c \
-           src/hub/fmt_log.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c \
+HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c src/hub/assemble.c src/hub/assemble_mux.c src/hub/assemble_util.c \
+           src/hub/fmt_log.c src/hub/fmt_log_cols.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c \
            $(wildcard src/hub/parquet_*.c) src/hub/formats.c $(filter-out src/analysis/llvm_regen.c $(CODE_SRC),$(wildcard src/analysis/*.c)) src/analysis/code_find.c $(COUNTERS_SRC) $(COMMON_SRC) \
            src/hub/code_bytes.c
 # The collector's subset: no SQLite, no Parquet.
-HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c \
+HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/fmt_log_cols.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c \
               src/hub/formats_log.c \
               $(COMMON_SRC) src/hub/code_bytes.c
 # The timeline exporter (hubprof export): reads through the hub's public API, linked into the CLI. OTF2 output

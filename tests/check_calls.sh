@@ -72,16 +72,37 @@ for a, bs in sorted(medges.items()):
     for b, why in sorted(bs.items()):
         check(b not in FORBIDDEN.get(a, set()), f"{a} must not call {b}: {why}")
 # 3. circles between files: across modules they are module circles (above); inside one module they fail too
-# (the CLI included: its error reporter calls nothing else of the CLI).
+# (the CLI included: its error reporter calls nothing else of the CLI), except the ones KNOWN lists, each
+# with why it stays for now; a listed circle that is gone fails too, so that the list only shrinks.
+KNOWN = {  # the files of a circle -> why it is left
+    frozenset({"src/counters/counters.c", "src/counters/perf.c"}): "hc_provider_open picks the kind's open; each kind builds its provider with counters.c's hc_provider_alloc",
+    frozenset({"src/counters/counters.c", "src/counters/devices.c"}): "the same, and a description's catalogue opens its measuring provider",
+    frozenset({"src/counters/counters.c", "src/counters/cupti_host.c"}): "the same for CUPTI chips",
+    frozenset({"src/collector/collector.c", "src/collector/regions.c"}): "the core's init and exit call the regions' hooks; regions start the core on first use (collector: not changed by the consolidation)",
+    frozenset({"src/collector/collector.c", "src/collector/regions.c", "src/collector/nvtx.c"}): "the same, through NVTX",
+    frozenset({"src/collector/regions.c", "src/collector/nvtx.c"}): "regions' exit closes NVTX ranges; NVTX ranges are regions",
+    frozenset({"src/collector/collector.c", "src/collector/sample.c"}): "the core's harvest feeds sampling; sampling names kernels through the core",
+    frozenset({"src/collector/collector.c", "src/collector/select.c"}): "the core's exit writes the selection's counts; selection registers kernels through the core",
+    frozenset({"src/collector/prov_opencl.c", "src/collector/prov_opencl_api.c"}): "the provider installs --api; the API wrappers register queues through it",
+    frozenset({"src/collector/prov_opencl.c", "src/collector/prov_opencl_replay.c"}): "the enqueue wrapper hands a dispatch to replay; replay registers kernels through the provider",
+    frozenset({"src/hub/rocpd_write.c", "src/hub/rocpd_pages.c"}): "the writer flushes through the page writer; the page writer falls back to the writer's SQL",
+}
 ff = circles(fedges)
+seen_known = set()
 for c in ff:
     why = " -> ".join(c) + ": " + "; ".join(f"{fedges[a][b]}" for a, b in zip(c, c[1:]))
     if len({module(f) for f in c}) > 1:
         check(False, "call circle between files of different modules " + why)
+    elif frozenset(c) in KNOWN:
+        seen_known.add(frozenset(c))
+        print("  known: call circle inside module " + module(c[0]) + ": " + why + " (" + KNOWN[frozenset(c)] + ")")
     else:
         check(False, "call circle inside module " + module(c[0]) + ": " + why)
+if not partial:
+    for k in sorted(set(KNOWN) - seen_known, key=sorted):
+        check(False, "KNOWN lists a call circle that is gone: " + ", ".join(sorted(k)) + " (remove it)")
 check(not found, "call graph has circles between modules")
-check(not ff, "call graph has circles between files")
+check(not [c for c in ff if frozenset(c) not in KNOWN], "call graph has circles between files")
 # 4. the merge and the assembly reach a format only through hp_format_ops: none of their files includes a
 # format's own header (from the compiler's dependency file beside each object, headers included directly or not)
 FORMAT_HDR = re.compile(r"src/hub/(fmt_[a-z_]+|rocpd_[a-z_]+|parquet_[a-z_]+)\.h$")
@@ -132,14 +153,14 @@ printf 'int zz_y(void);\nint zz_x(void) { return zz_y(); }\n' >"$T/x.c"
 printf 'int zz_x(void);\nint zz_y(void) { return zz_x(); }\n' >"$T/y.c"
 cc -c "$T/a.c" -o "$S/src/hub/zz_a.o" && cc -c "$T/b.c" -o "$S/src/cli/zz_b.o" &&
   cc -c "$T/x.c" -o "$S/src/common/zz_x.o" && cc -c "$T/y.c" -o "$S/src/common/zz_y.o" &&
-  cc -c -x c /dev/null -o "$S/src/hub/zz_merge.o" || fail=$((fail + 1))
-printf 'src/hub/zz_merge.o: src/hub/zz_merge.c src/hub/hub_internal.h \\\n src/hub/fmt_log.h\n' >"$S/src/hub/zz_merge.d"
+  cc -c -x c /dev/null -o "$S/src/hub/merge_zz.o" || fail=$((fail + 1))
+printf 'src/hub/merge_zz.o: src/hub/merge_zz.c src/hub/hub_internal.h \\\n src/hub/fmt_log.h\n' >"$S/src/hub/merge_zz.d"
 graph "$S" --partial >"$T/self" 2>&1
 selfrc=$?
 want_ok=1
 for msg in "call circle between modules cli -> hub -> cli" "hub must not call cli: src/hub/zz_a.c calls zz_cli_fn of src/cli/zz_b.c" \
   "call circle inside module common: src/common/zz_x.c -> src/common/zz_y.c -> src/common/zz_x.c" \
-  "src/hub/zz_merge.c includes a format's own header: src/hub/fmt_log.h"; do
+  "src/hub/merge_zz.c includes a format's own header: src/hub/fmt_log.h"; do
   grep -qF "$msg" "$T/self" || { echo "FAIL: check_calls does not report '$msg' on a broken tree" >&2; want_ok=0; }
 done
 if [ $selfrc -ne 0 ] && [ $want_ok -eq 1 ]; then pass=$((pass + 1)); else
