@@ -98,13 +98,7 @@ static void print_with_footnotes(report *r, int fmt, const footnotes *f) {
 
 static int list_counters(const char *device, int fmt) {
   hc_provider *p;
-  hc_status st = hc_device_open(device, &p);
-  if (st != HC_OK) {
-    const char *err = hc_provider_error(p);
-    cli_error("%s", err[0] ? err : hc_status_str(st));
-    hc_provider_close(p);
-    return CLI_FAIL;
-  }
+  if (cli_device_open(NULL, device, &p) != CLI_OK) return CLI_FAIL;
   static const report_col table_cols[] = {
       {"COUNTER", 0, 0}, {"BLOCK", 0, 0}, {"UNIT", 0, 0}, {"AVAILABLE", 0, 0}, {"DESCRIPTION", 0, 1}};
   static const report_col data_cols[] = {{"device", 0, 0},     {"counter", 0, 0},   {"block", 0, 0},
@@ -163,13 +157,7 @@ static int metric_measurable(const hc_provider *p, const hc_metrics *m, const hc
 
 static int list_metrics(const char *device, const char *const *files, size_t nfiles, int fmt) {
   hc_provider *p;
-  hc_status st = hc_device_open(device, &p);
-  if (st != HC_OK) {
-    const char *err = hc_provider_error(p);
-    cli_error("%s", err[0] ? err : hc_status_str(st));
-    hc_provider_close(p);
-    return CLI_FAIL;
-  }
+  if (cli_device_open(NULL, device, &p) != CLI_OK) return CLI_FAIL;
   hc_metrics *m;
   if (cli_metrics_open(p, files, nfiles, &m) != CLI_OK) {
     hc_provider_close(p);

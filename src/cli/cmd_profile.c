@@ -175,13 +175,7 @@ static int profile(const cli_args *args, const cli_selection *sel) {
   /* the device, its provider and the plan: every error here comes before the application starts */
   const char *dev = device ? device : "cpu-perf";
   hc_provider *prov = NULL;
-  hc_status st = hc_device_open(dev, &prov);
-  if (st != HC_OK) {
-    const char *err = hc_provider_error(prov);
-    cli_error("profile: %s", err[0] ? err : hc_status_str(st));
-    hc_provider_close(prov);
-    return CLI_FAIL; /* an unknown or broken device: an input error */
-  }
+  if (cli_device_open("profile", dev, &prov) != CLI_OK) return CLI_FAIL; /* an unknown or broken device */
   if (!hc_provider_measurable(prov)) {
     cli_error("profile: device '%s' cannot be measured on this machine (no provider for it here); "
               "'hubprof plan --device %s' shows its plan",
