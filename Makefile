@@ -167,9 +167,11 @@ $(B)/fuzz/%: tests/fuzz/%.c $(HUB_SRC) $(HDRS) $(wildcard tests/fuzz/*.h)
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $(INC_TESTS) $< $(HUB_SRC) -o $@ \
 	  $(LDLIBS_HUB)
 # The code-object reader of the attribution groupings (the code plugin's sources) alone: its own rule.
-$(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c $(CODE_SRC) src/analysis/code_read.h src/analysis/code_lines.h
+$(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c $(CODE_SRC) src/common/hu_bytes.c src/analysis/code_read.h \
+  src/analysis/code_lines.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< $(CODE_SRC) -o $@ $(LDLIBS_CODE)
+	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< $(CODE_SRC) src/common/hu_bytes.c -o $@ \
+	  $(LDLIBS_CODE)
 fuzz: $(addprefix $(B)/fuzz/,$(FUZZERS))
 
 # The LLVM plugin of analysis (source lines for -g alone on PoCL, src/analysis/llvm_regen.c): LLVM 15's C API,
