@@ -22,9 +22,13 @@ INC_COUNTERS := -Isrc/counters
 INC_TESTS := $(INC_HUB) $(INC_COUNTERS) -Itests
 # Dependency files (build/**/*.d) for incremental builds and tests/check_deps.sh (system headers too).
 DEPFLAGS := -MD -MP
-# The attribution groupings of the analysis (src/analysis/code_read.c): capstone and libdw.
-LDLIBS_SAMPLE := -lcapstone -ldw -lelf
-LDLIBS_HUB := -lsqlite3 -lzstd -lsnappy -lz -lpthread $(LDLIBS_SAMPLE)
+# The reading library needs these alone (tests/abi/test_abi.sh checks its DT_NEEDED).
+LDLIBS_HUB := -lsqlite3 -lzstd -lsnappy -lz -lpthread
+# The code plugin (libhubprof_code.so, src/analysis/code_plugin.h): reading code objects for the sample views
+# (capstone, libdw, libelf), loaded by the analysis when a view asks for the code, never linked into libhubprof.
+CODE_SRC := src/analysis/code_read.c src/analysis/code_sass.c src/analysis/code_lines.c src/analysis/code_find.c \
+            src/analysis/code_api.c src/analysis/code_llvm.c src/common/hu_part.c
+LDLIBS_CODE := -lcapstone -ldw -lelf
 B       := build
 SAN     := $(B)/san
 
@@ -33,12 +37,12 @@ COMMON_SRC := $(wildcard src/common/*.c)
 # Counter providers, the pass planner and the metrics engine: no SQLite. Their own archive
 # (libhubprof_counters.a) and part of libhubprof, whose analysis evaluates metrics.
 COUNTERS_SRC := $(wildcard src/counters/*.c)
-HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c src/hub/assemble.c src/hub/assemble_mux.c \
-           src/hub/fmt_log.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c \
-           $(wildcard src/hub/parquet_*.c) src/hub/formats.c $(filter-out src/analysis/llvm_regen.c,$(wildcard src/analysis/*.c)) $(COUNTERS_SRC) $(COMMON_SRC) \
+HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c src/hub/assemble.c src/hub/assemble_mux.c src/hub/assemble_util.c \
+           src/hub/fmt_log.c src/hub/fmt_log_cols.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c \
+           $(wildcard src/hub/parquet_*.c) src/hub/formats.c $(filter-out src/analysis/llvm_regen.c $(CODE_SRC),$(wildcard src/analysis/*.c)) src/analysis/code_find.c $(COUNTERS_SRC) $(COMMON_SRC) \
            src/hub/code_bytes.c src/hub/merge_read.c
 # The collector's subset: no SQLite, no Parquet.
-HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c \
+HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/fmt_log_cols.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c \
               src/hub/formats_log.c \
               $(COMMON_SRC) src/hub/code_bytes.c
 # The timeline exporter (hubprof export): reads through the hub's public API, linked into the CLI. OTF2 output
@@ -63,7 +67,7 @@ obj = $(patsubst %.c,$(1)/%.o,$(2))
 
 .PHONY: all deps demo test test-only check-format format bench bench-check fuzz clean san install uninstall
 all: $(B)/libhubprof.so $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.a $(B)/libhubprof_log.a \
-     $(B)/libhubprof_counters.a $(B)/hubprof $(B)/examples/gen_logs collector
+     $(B)/libhubprof_counters.a $(B)/hubprof $(B)/libhubprof_code.so $(B)/examples/gen_logs collector
 
 $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -109,13 +113,27 @@ $(B)/$(LIB_SO): $(call obj,$(B),$(HUB_SRC)) $(B)/libhubprof.map
 $(B)/libhubprof.so.$(SOVERSION) $(B)/libhubprof.so: $(B)/$(LIB_SO)
 	ln -sf $(LIB_SO) $@
 
-$(B)/hubprof: $(call obj,$(B),$(CLI_SRC)) $(B)/libhubprof.a
+# The code plugin, plain and sanitized: the one export hubprof_code_api (-fvisibility=hidden hides the rest).
+# Found beside the library or program that loads it (build/, build/san/: src/common/hu_part.c).
+$(B)/libhubprof_code.so: $(call obj,$(B),$(CODE_SRC))
+	$(CC) -shared -Wl,-z,defs -o $@ $^ $(LDLIBS_CODE)
+$(SAN)/libhubprof_code.so: $(call obj,$(SAN),$(CODE_SRC))
+	$(CC) -shared -fsanitize=address,undefined -Wl,-z,defs -o $@ $^ $(LDLIBS_CODE)
+
+$(B)/hubprof: $(call obj,$(B),$(CLI_SRC)) $(B)/libhubprof.a | $(B)/libhubprof_code.so
 	$(CC) -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT)
 
-# Tests: each tests/test_X.c is a program linked with the hub; built plain and with ASan/UBSan.
-$(B)/tests/%: tests/%.c tests/check.h $(B)/libhubprof.a
+# Tests: each tests/test_X.c is a program linked with the hub; built plain and with ASan/UBSan (the code
+# plugin beside them for the sample views).
+$(B)/tests/%: tests/%.c tests/check.h $(B)/libhubprof.a | $(B)/libhubprof_code.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) $< $(B)/libhubprof.a -o $@ $(LDLIBS_HUB)
+# The code reader's test calls it directly: linked with the plugin's objects.
+$(B)/tests/test_code_read: tests/test_code_read.c tests/check.h $(call obj,$(B),$(CODE_SRC)) $(B)/libhubprof.a \
+  | $(B)/libhubprof_code.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) $< $(call obj,$(B),$(CODE_SRC)) $(B)/libhubprof.a -o $@ \
+	  $(LDLIBS_HUB) $(LDLIBS_CODE)
 # The counters' tests link the counters archive alone: it must stand without the hub or SQLite.
 $(B)/tests/test_planner: tests/test_planner.c tests/check.h $(B)/libhubprof_counters.a
 	@mkdir -p $(dir $@)
@@ -125,14 +143,23 @@ CUDA_INC ?= /usr/local/cuda/include
 $(B)/tests/test_cupti_pc $(SAN)/tests/test_cupti_pc: CPPFLAGS += $(if $(wildcard $(CUDA_INC)/cupti_pcsampling.h),-isystem $(CUDA_INC) -DHPC_HAVE_CUPTI_H)
 $(B)/tests/test_cupti_pc $(SAN)/tests/test_cupti_pc: src/collector/cupti_pc.c src/collector/cupti_pc.h src/collector/sample_cupti_pc.c src/collector/sample_cupti_pm.c \
   src/collector/cuda_cubin.c src/collector/cuda_cubin.h
-$(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC))
+SAN_LINK := $(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# The sanitized programs load libdw and libelf at start although only the code plugin calls them: GCC 12's
+# LeakSanitizer crashes at exit ("Tracer caught signal 11", a bogus DTLS range) on the thread-local storage of
+# a library first loaded by dlopen. Loaded at start, their TLS is static, as in any program linking them.
+SAN_CODE_TLS := -Wl,--no-as-needed -ldw -lelf -Wl,--as-needed
+$(SAN)/tests/%: tests/%.c tests/check.h $(call obj,$(SAN),$(HUB_SRC)) | $(SAN)/libhubprof_code.so
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
-	  $(CPPFLAGS) $(INC_TESTS) $< $(call obj,$(SAN),$(HUB_SRC)) -o $@ $(LDLIBS_HUB)
-$(SAN)/hubprof: $(call obj,$(SAN),$(CLI_SRC) $(HUB_SRC))
-	$(CC) -fsanitize=address,undefined -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT)
+	$(SAN_LINK) $(CPPFLAGS) $(INC_TESTS) $< $(call obj,$(SAN),$(HUB_SRC)) -o $@ $(LDLIBS_HUB) $(SAN_CODE_TLS)
+$(SAN)/tests/test_code_read: tests/test_code_read.c tests/check.h $(call obj,$(SAN),$(sort $(HUB_SRC) $(CODE_SRC))) \
+  | $(SAN)/libhubprof_code.so
+	@mkdir -p $(dir $@)
+	$(SAN_LINK) $(CPPFLAGS) $(INC_TESTS) $< $(call obj,$(SAN),$(sort $(HUB_SRC) $(CODE_SRC))) -o $@ \
+	  $(LDLIBS_HUB) $(LDLIBS_CODE)
+$(SAN)/hubprof: $(call obj,$(SAN),$(CLI_SRC) $(HUB_SRC)) | $(SAN)/libhubprof_code.so
+	$(CC) -fsanitize=address,undefined -o $@ $^ $(LDLIBS_HUB) $(LDLIBS_EXPORT) $(SAN_CODE_TLS)
 
-san: $(addprefix $(SAN)/tests/,$(TESTS)) $(SAN)/hubprof
+san: $(addprefix $(SAN)/tests/,$(TESTS)) $(SAN)/hubprof $(SAN)/libhubprof_code.so
 
 # libFuzzer targets (clang), run briefly by the test suite.
 FUZZ_CC ?= clang
@@ -140,13 +167,12 @@ $(B)/fuzz/%: tests/fuzz/%.c $(HUB_SRC) $(HDRS) $(wildcard tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $(INC_TESTS) $< $(HUB_SRC) -o $@ \
 	  $(LDLIBS_HUB)
-# The code-object reader of the attribution groupings (capstone, libdw) alone: its own rule.
-$(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c src/analysis/code_read.c src/analysis/code_read.h src/common/hu_bytes.c \
-  src/analysis/code_lines.c src/analysis/code_lines.h src/analysis/code_sass.c src/analysis/code_llvm.c
+# The code-object reader of the attribution groupings (the code plugin's sources) alone: its own rule.
+$(B)/fuzz/fuzz_code: tests/fuzz/fuzz_code.c $(CODE_SRC) src/common/hu_bytes.c src/analysis/code_read.h \
+  src/analysis/code_lines.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< src/analysis/code_read.c \
-	  src/analysis/code_lines.c src/analysis/code_sass.c src/analysis/code_llvm.c src/common/hu_bytes.c -o $@ \
-	  $(LDLIBS_SAMPLE)
+	$(FUZZ_CC) $(CSTD) -O1 -g -fsanitize=fuzzer,address,undefined $(CPPFLAGS) $< $(CODE_SRC) src/common/hu_bytes.c -o $@ \
+	  $(LDLIBS_CODE)
 fuzz: $(addprefix $(B)/fuzz/,$(FUZZERS))
 
 # The LLVM plugin of analysis (source lines for -g alone on PoCL, src/analysis/llvm_regen.c): LLVM 15's C API,
@@ -197,6 +223,7 @@ install: all
 	ln -sf libhubprof.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libhubprof.so
 	install -m 755 $(B)/libhubprof_collector.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so
 	install -m 755 $(B)/libhubprof_exit.so $(DESTDIR)$(COLLDIR)/libhubprof_exit.so
+	install -m 755 $(B)/libhubprof_code.so $(DESTDIR)$(COLLDIR)/libhubprof_code.so
 	if [ -e $(B)/libhubprof_llvm.so ]; then install -m 755 $(B)/libhubprof_llvm.so $(DESTDIR)$(COLLDIR)/; fi
 	install -m 644 $(PUBLIC_HDRS) $(DESTDIR)$(INCLUDEDIR)/hubprof/
 	for f in $(DATA_FILES:share/%=%); do install -D -m 644 share/$$f $(DESTDIR)$(DATADIR)/$$f || exit 1; done
@@ -208,7 +235,7 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/hubprof $(DESTDIR)$(LIBDIR)/$(LIB_SO) $(DESTDIR)$(LIBDIR)/libhubprof.so.$(SOVERSION) \
 	  $(DESTDIR)$(LIBDIR)/libhubprof.so $(DESTDIR)$(COLLDIR)/libhubprof_collector.so $(DESTDIR)$(COLLDIR)/libhubprof_exit.so \
-	  $(DESTDIR)$(COLLDIR)/libhubprof_llvm.so \
+	  $(DESTDIR)$(COLLDIR)/libhubprof_llvm.so $(DESTDIR)$(COLLDIR)/libhubprof_code.so \
 	  $(PUBLIC_HDRS:include/%=$(DESTDIR)$(INCLUDEDIR)/%) $(DATA_FILES:share/%=$(DESTDIR)$(DATADIR)/%) \
 	  $(DESTDIR)$(PKGCONFIGDIR)/hubprof.pc
 	-rmdir $(DESTDIR)$(COLLDIR) $(DESTDIR)$(INCLUDEDIR)/hubprof $(sort $(dir $(DATA_FILES:share/%=$(DESTDIR)$(DATADIR)/%))) \

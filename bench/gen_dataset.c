@@ -5,6 +5,7 @@
  * usage: gen_dataset OUT.parquet NPROC NDISP [node,process]   (the last argument partitions the dataset) */
 /* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
+#include "hubprof/parquet.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Call-graph check over the object files: file -> file edges from each object's undefined symbols and the
 # object that defines them (`nm`), mapped to modules as tests/check_deps.sh maps includes (tests/modules.py);
-# fails on a circle between modules (so between files of different modules) and on a call against the
-# layering (a lower module calling an upper one); circles between files of one module are listed as notes.
+# fails on a circle between modules or between files of one module, on a call against the layering (a lower
+# module calling an upper one), and on a merge or assembly file that includes a format's own header.
 # Prints the module graph and its layers. usage: check_calls.sh [BUILD]
 # SPDX-License-Identifier: MIT
 set -u
@@ -14,7 +14,7 @@ trap 'rm -rf "$T"' EXIT
 # graph DIR [--partial]: check the objects under DIR (DIR/src/MODULE/FILE.o); prints "N passed, N failed"
 graph() {
   python3 - "$@" <<'PY'
-import os, subprocess, sys
+import os, re, subprocess, sys
 
 sys.path.insert(0, "tests")
 from modules import FORBIDDEN, Checks, circles, layers, module
@@ -30,7 +30,7 @@ for d, dirs, files in os.walk(os.path.join(root, "src")):
             src = os.path.relpath(os.path.join(d, f[:-2] + ".c"), root)
             if module(src):
                 objs[src] = os.path.join(d, f)
-defined, undefined = {}, {}
+defined, undefined, funcs = {}, {}, set()
 for src, o in sorted(objs.items()):
     out = subprocess.run(["nm", "-P", o], capture_output=True, text=True)
     check(out.returncode == 0, f"nm {o}: {out.stderr.strip()}")
@@ -44,6 +44,8 @@ for src, o in sorted(objs.items()):
             undefined[src].add(name)
         elif kind in "TDBRGSVWi" and kind.isupper():  # a global definition
             defined.setdefault(name, src)
+            if kind in "TWi":
+                funcs.add(name)
 if not partial:
     seen = {module(s) for s in objs}
     want = {"hub", "common", "counters", "analysis", "collector", "export", "cli"}
@@ -55,7 +57,8 @@ for src in sorted(undefined):
         dst = defined.get(sym)
         if not dst or dst == src:
             continue
-        fedges.setdefault(src, {}).setdefault(dst, sym)
+        if sym in funcs:  # calls; a data reference (an ops table registered, shared state) is no call
+            fedges.setdefault(src, {}).setdefault(dst, sym)
         a, b = module(src), module(dst)
         if a != b:
             medges.setdefault(a, {}).setdefault(b, f"{src} calls {sym} of {dst}")
@@ -68,16 +71,52 @@ for c in found:
 for a, bs in sorted(medges.items()):
     for b, why in sorted(bs.items()):
         check(b not in FORBIDDEN.get(a, set()), f"{a} must not call {b}: {why}")
-# 3. circles between files: across modules they are module circles (above); inside one module (a
-# subcommand calling main.c's cli_error, a format's ops table and its helpers) they are allowed and listed.
+# 3. circles between files: across modules they are module circles (above); inside one module they fail too
+# (the CLI included: its error reporter calls nothing else of the CLI), except the ones KNOWN lists, each
+# with why it stays for now; a listed circle that is gone fails too, so that the list only shrinks.
+KNOWN = {  # the files of a circle -> why it is left
+    frozenset({"src/counters/counters.c", "src/counters/perf.c"}): "hc_provider_open picks the kind's open; each kind builds its provider with counters.c's hc_provider_alloc",
+    frozenset({"src/counters/counters.c", "src/counters/devices.c"}): "the same, and a description's catalogue opens its measuring provider",
+    frozenset({"src/counters/counters.c", "src/counters/cupti_host.c"}): "the same for CUPTI chips",
+    frozenset({"src/collector/collector.c", "src/collector/regions.c"}): "the core's init and exit call the regions' hooks; regions start the core on first use (collector: not changed by the consolidation)",
+    frozenset({"src/collector/collector.c", "src/collector/regions.c", "src/collector/nvtx.c"}): "the same, through NVTX",
+    frozenset({"src/collector/regions.c", "src/collector/nvtx.c"}): "regions' exit closes NVTX ranges; NVTX ranges are regions",
+    frozenset({"src/collector/collector.c", "src/collector/sample.c"}): "the core's harvest feeds sampling; sampling names kernels through the core",
+    frozenset({"src/collector/collector.c", "src/collector/select.c"}): "the core's exit writes the selection's counts; selection registers kernels through the core",
+    frozenset({"src/collector/prov_opencl.c", "src/collector/prov_opencl_api.c"}): "the provider installs --api; the API wrappers register queues through it",
+    frozenset({"src/collector/prov_opencl.c", "src/collector/prov_opencl_replay.c"}): "the enqueue wrapper hands a dispatch to replay; replay registers kernels through the provider",
+    frozenset({"src/hub/rocpd_write.c", "src/hub/rocpd_pages.c"}): "the writer flushes through the page writer; the page writer falls back to the writer's SQL",
+}
 ff = circles(fedges)
+seen_known = set()
 for c in ff:
     why = " -> ".join(c) + ": " + "; ".join(f"{fedges[a][b]}" for a, b in zip(c, c[1:]))
     if len({module(f) for f in c}) > 1:
         check(False, "call circle between files of different modules " + why)
+    elif frozenset(c) in KNOWN:
+        seen_known.add(frozenset(c))
+        print("  known: call circle inside module " + module(c[0]) + ": " + why + " (" + KNOWN[frozenset(c)] + ")")
     else:
-        print("  note: call circle inside module " + module(c[0]) + ": " + why)
+        check(False, "call circle inside module " + module(c[0]) + ": " + why)
+if not partial:
+    for k in sorted(set(KNOWN) - seen_known, key=sorted):
+        check(False, "KNOWN lists a call circle that is gone: " + ", ".join(sorted(k)) + " (remove it)")
 check(not found, "call graph has circles between modules")
+check(not [c for c in ff if frozenset(c) not in KNOWN], "call graph has circles between files")
+# 4. the merge and the assembly reach a format only through hp_format_ops: none of their files includes a
+# format's own header (from the compiler's dependency file beside each object, headers included directly or not)
+FORMAT_HDR = re.compile(r"src/hub/(fmt_[a-z_]+|rocpd_[a-z_]+|parquet_[a-z_]+)\.h$")
+MERGERS = re.compile(r"src/(hub/(merge|assemble)[a-z_]*|cli/merge_[a-z_]+)\.c$")
+for src, o in sorted(objs.items()):
+    if not MERGERS.search(src):
+        continue
+    d = o[:-2] + ".d"
+    if not os.path.exists(d):
+        check(partial, f"{d}: missing (the build writes it with -MD)")
+        continue
+    deps = open(d).read().replace("\\\n", " ").split()
+    bad = sorted({os.path.normpath(x) for x in deps if FORMAT_HDR.search(os.path.normpath(x))})
+    check(not bad, f"{src} includes a format's own header: {', '.join(bad)} (use hp_format_ops)")
 
 print("call graph: " + f"{len(objs)} objects, {sum(len(v) for v in fedges.values())} file edges")
 print("module layers by calls (bottom first): " + ", ".join([] if found else layers({module(s) for s in objs}, medges)))
@@ -89,7 +128,7 @@ PY
 
 # The collector is linked from its sources in one step (src/collector/collector.mk): compile its files alone.
 mkdir -p "$T/objs"
-(cd "$B" && find src -name '*.o' -exec cp --parents {} "$T/objs" \;)
+(cd "$B" && find src -name '*.[od]' -exec cp --parents {} "$T/objs" \;)
 mkdir -p "$T/objs/src/collector"
 for c in src/collector/*.c; do
   cc -std=c11 -D_GNU_SOURCE -pthread -fPIC -O0 -w -Iinclude -Isrc/hub -Isrc/counters -Isrc/collector \
@@ -104,7 +143,8 @@ pass=${pass:-0}
 fail=${fail:-1}
 
 # The check itself: a small synthetic tree with a module circle (hub -> cli -> hub), a call against the
-# layering (hub -> cli) must fail, naming each; a file circle inside one module is listed.
+# layering (hub -> cli), a file circle inside one module and a merge file including a format's header must
+# fail, naming each.
 S="$T/synth"
 mkdir -p "$S/src/hub" "$S/src/cli" "$S/src/common"
 printf 'int zz_cli_fn(void);\nint zz_hub_fn(void) { return zz_cli_fn(); }\n' >"$T/a.c"
@@ -112,12 +152,15 @@ printf 'int zz_hub_fn(void);\nint zz_cli_fn(void) { return zz_hub_fn() + 1; }\n'
 printf 'int zz_y(void);\nint zz_x(void) { return zz_y(); }\n' >"$T/x.c"
 printf 'int zz_x(void);\nint zz_y(void) { return zz_x(); }\n' >"$T/y.c"
 cc -c "$T/a.c" -o "$S/src/hub/zz_a.o" && cc -c "$T/b.c" -o "$S/src/cli/zz_b.o" &&
-  cc -c "$T/x.c" -o "$S/src/common/zz_x.o" && cc -c "$T/y.c" -o "$S/src/common/zz_y.o" || fail=$((fail + 1))
+  cc -c "$T/x.c" -o "$S/src/common/zz_x.o" && cc -c "$T/y.c" -o "$S/src/common/zz_y.o" &&
+  cc -c -x c /dev/null -o "$S/src/hub/merge_zz.o" || fail=$((fail + 1))
+printf 'src/hub/merge_zz.o: src/hub/merge_zz.c src/hub/hub_internal.h \\\n src/hub/fmt_log.h\n' >"$S/src/hub/merge_zz.d"
 graph "$S" --partial >"$T/self" 2>&1
 selfrc=$?
 want_ok=1
 for msg in "call circle between modules cli -> hub -> cli" "hub must not call cli: src/hub/zz_a.c calls zz_cli_fn of src/cli/zz_b.c" \
-  "note: call circle inside module common: src/common/zz_x.c -> src/common/zz_y.c -> src/common/zz_x.c"; do
+  "call circle inside module common: src/common/zz_x.c -> src/common/zz_y.c -> src/common/zz_x.c" \
+  "src/hub/merge_zz.c includes a format's own header: src/hub/fmt_log.h"; do
   grep -qF "$msg" "$T/self" || { echo "FAIL: check_calls does not report '$msg' on a broken tree" >&2; want_ok=0; }
 done
 if [ $selfrc -ne 0 ] && [ $want_ok -eq 1 ]; then pass=$((pass + 1)); else

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Include-graph check over the compiler's dependency files (build/**/*.d, from -MD): no circle between modules
-# and the layering rules of docs/development.md ("Build, ABI and install (h-abi)"). usage: check_deps.sh [BUILD]
+# and the layering rules of docs/development.md ("Build, ABI and install"). usage: check_deps.sh [BUILD]
 # SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/.."

@@ -21,7 +21,8 @@ if make -s install DESTDIR="$ROOT" PREFIX="$PREFIX" >"$T/make.out" 2>&1; then ok
   echo "test_install: $pass passed, $fail failed"
   exit 1
 fi
-for f in bin/hubprof "lib/libhubprof.so.$VERSION" lib/hubprof/libhubprof_collector.so include/hubprof/hub.h \
+for f in bin/hubprof "lib/libhubprof.so.$VERSION" lib/hubprof/libhubprof_collector.so lib/hubprof/libhubprof_code.so \
+  include/hubprof/hub.h include/hubprof/parquet.h \
   include/hubprof/analysis.h include/hubprof/export.h lib/pkgconfig/hubprof.pc share/hubprof/metrics/generic.metrics \
   share/hubprof/devices/cpu-perf.device; do
   [ -f "$P/$f" ] && ok || bad "$P/$f: not installed"

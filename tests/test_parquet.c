@@ -8,6 +8,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "check.h"
 #include "hubprof/hub.h"
+#include "hubprof/parquet.h"
 #include "hubprof/dataset.h"
 #include "parquet_fmt.h"
 

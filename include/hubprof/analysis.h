@@ -115,8 +115,9 @@ enum {
  * ("a > b"), in tree order (a row after its parent, siblings by name).
  * The sample views (stores made by `hubprof sample`; docs/sampling.md) need `kernels` (globs) and read the
  * PC samples of every dispatch of the kernels that match, grouped on the kernel's code as read back from the
- * store (capstone, and libdw for lines): HA_BY_INSTRUCTION: samples, percent, offset ("0x1a2b", in the code
- * object), instruction (its disassembly), line ("file:line", "" without debug information), function;
+ * store (by the code plugin libhubprof_code.so, loaded from beside the library: capstone, and libdw for
+ * lines; without it, addresses and a warning): HA_BY_INSTRUCTION: samples, percent, offset ("0x1a2b", in the
+ * code object), instruction (its disassembly), line ("file:line", "" without debug information), function;
  * HA_BY_LINE: samples, percent, line ("file:line", "?" for samples without a line), source (the line's text
  * from the program's source, or why there is no line); HA_BY_FUNCTION: samples, percent, function;
  * HA_BY_BLOCK: samples, percent, block ("0xA-0xB"), what ("N instructions, function"). Rows: most samples

@@ -1,7 +1,8 @@
 """In-tree PEP 517 build backend of the hubprof Python package: builds a wheel that is the whole tool: the
-pure-Python package, the hub's C library (hubprof/_native/libhubprof.so), the hubprof program and the collector
-beside it, and the `hubprof` command (a console script), made with the source tree's Makefile or taken from
-the folder of $HUBPROF_LIB. It needs nothing from PyPI, so `pip install ./python` works offline."""
+pure-Python package, the hub's C library (hubprof/_native/libhubprof.so) and its code plugin, the hubprof
+program and the collector beside it, and the `hubprof` command (a console script), made with the source
+tree's Makefile or taken from the folder of $HUBPROF_LIB. It needs nothing from PyPI, so `pip install
+./python` works offline."""
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ except ImportError:  # Python < 3.11: pyproject lists tomli as a build requireme
 HERE = Path(__file__).resolve().parent.parent  # python/
 REPO = HERE.parent  # the hubprof source tree, when building from it
 LIB = "libhubprof.so"
+PLUGIN = "libhubprof_code.so"  # src/analysis/code_plugin.h: capstone, libdw, libelf
 
 
 def _version() -> str:
@@ -194,6 +196,12 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     files = [(arc, f.read_bytes(), 0o644) for arc, f in _package_files()]
     files.append((f"hubprof/_native/{LIB}", lib.read_bytes(), 0o755))
     files += _native_files(lib)
+    # the code plugin (disassembly and source lines of the sample views), loaded from beside the library
+    plugin = lib.parent / PLUGIN
+    if not plugin.is_file() and (REPO / "Makefile").is_file() and lib.parent == REPO / "build":
+        subprocess.run(["make", "-C", str(REPO), f"build/{PLUGIN}"], check=True, stdout=sys.stderr)
+    if plugin.is_file():
+        files.append((f"hubprof/_native/{PLUGIN}", plugin.read_bytes(), 0o755))
     # the built-in metric sets and device descriptions, where the library looks beside itself
     share = REPO / "share" / "hubprof"
     for f in sorted(share.rglob("*")) if share.is_dir() else []:

@@ -2,8 +2,7 @@
  * code_read.c) per instruction with its disassembly, source line, function or basic block, the annotated
  * source, and one dispatch's counter samples (the timeline), as result tables for the CLI and Python. */
 /* SPDX-License-Identifier: MIT */
-#include "code_lines.h"
-#include "code_read.h"
+#include "code_plugin.h"
 #include "ha_internal.h"
 
 #include "../common/hu_buf.h"
@@ -229,9 +228,9 @@ static int needs_ir_lines(const attr *a, const cobj *o) {
   return 0;
 }
 
-/* Lines from o's stored IR (code_lines.c). o->ir_why says why when they are not all there; 1 when that is
- * worth a warning (there was an IR to try), else 0. */
-static int ir_lines(hp_store *s, cobj *o, const void *so, size_t n) {
+/* Lines from o's stored IR (code_lines.c, through the code plugin). o->ir_why says why when they are not all
+ * there; 1 when that is worth a warning (there was an IR to try), else 0. */
+static int ir_lines(const cp_api *cp, hp_store *s, cobj *o, const void *so, size_t n) {
   if (!*o->ir_hash) {
     snprintf(o->ir_why, sizeof o->ir_why,
              "its IR was not kept (--no-keep-ir, or a kernel PoCL had cached before: use an empty "
@@ -244,17 +243,22 @@ static int ir_lines(hp_store *s, cobj *o, const void *so, size_t n) {
   if (rs != HP_OK)
     snprintf(o->ir_why, sizeof o->ir_why, "its IR is %s",
              rs == HP_ERR_NOT_FOUND ? "not in the store" : "damaged (its hash does not match)");
-  int rc = rs == HP_OK ? cl_lines_from_ir(&o->code, so, n, ir, irn, o->ir_why, sizeof o->ir_why) : -1;
+  int rc = rs == HP_OK ? cp->lines_from_ir(&o->code, so, n, ir, irn, o->ir_why, sizeof o->ir_why) : -1;
   free(ir);
   if (!rc) o->ir_why[0] = 0;
   return rc < 0;
 }
 
-/* The code objects: every one with a source (for the source lines), and the sampled ones' bytes, read. */
+/* The code objects: every one with a source (for the source lines), and the sampled ones' bytes, read
+ * through the code plugin (code_plugin.h; without it, addresses only and a warning saying why). */
 static hp_status read_code(hp_store *s, attr *a, ha_result *res) {
   hp_code_object co = {.size = sizeof co};
   hp_status st = hai_each(s, HP_TABLE_CODE_OBJECT, &co, keep_code, a);
   int warned = 0;
+  char cp_why[sizeof a->cos->code.why] = "";
+  const cp_api *cp = NULL;
+  for (size_t i = 0; i < a->nco && !cp && !*cp_why; i++)
+    if (a->cos[i].id) cp = cp_load(cp_why, sizeof cp_why);
   for (size_t i = 0; st == HP_OK && i < a->nco; i++) {
     cobj *o = &a->cos[i];
     if (!o->id) continue;
@@ -262,8 +266,10 @@ static hp_status read_code(hp_store *s, attr *a, ha_result *res) {
     size_t n = 0;
     hp_status rs = *o->hash ? hp_read_code_bytes(s, o->hash, &bytes, &n) : HP_ERR_NOT_FOUND;
     if (rs == HP_ERR_NOMEM) st = rs;
-    if (rs == HP_OK) o->readable = cr_read(bytes, n, &o->code) == 0;
-    if (o->readable && !o->code.no_lines && needs_ir_lines(a, o) && ir_lines(s, o, bytes, n) && !warned++ &&
+    if (rs == HP_OK && cp) o->readable = cp->read(bytes, n, &o->code) == 0;
+    if (rs == HP_OK && !cp) snprintf(o->code.why, sizeof o->code.why, "%s", cp_why);
+    if (o->readable && !o->code.no_lines && needs_ir_lines(a, o) && ir_lines(cp, s, o, bytes, n) &&
+        !warned++ &&
         hai_note(res, "warning: code object %s: no source lines from its IR: %s", o->uri, o->ir_why))
       st = HP_ERR_NOMEM;
     free(bytes);

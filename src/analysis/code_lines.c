@@ -7,6 +7,8 @@
 
 #include "llvm_regen.h"
 
+#include "../common/hu_part.h"
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -22,32 +24,6 @@
 #include <unistd.h>
 
 #define MAX_OBJ (256u << 20)
-
-/* The plugin: $HUBPROF_LLVM_PLUGIN, else libhubprof_llvm.so where it is built or installed relative to the
- * library or program holding this code (build/, build/san/; PREFIX/bin, PREFIX/lib -> PREFIX/lib/hubprof). */
-static void plugin_path(char *out, size_t n) {
-  const char *env = getenv("HUBPROF_LLVM_PLUGIN");
-  if (env && *env) {
-    snprintf(out, n, "%s", env);
-    return;
-  }
-  Dl_info di;
-  char self[PATH_MAX] = "";
-  ssize_t l;
-  if (dladdr((void *)plugin_path, &di) && di.dli_fname && strchr(di.dli_fname, '/'))
-    snprintf(self, sizeof self, "%s", di.dli_fname);
-  else if ((l = readlink("/proc/self/exe", self, sizeof self - 1)) > 0)
-    self[l] = 0;
-  char *slash = strrchr(self, '/');
-  int dl = slash ? (int)(slash - self) : 1;
-  static const char *const rel[] = {"/libhubprof_llvm.so", "/hubprof/libhubprof_llvm.so",
-                                    "/../lib/hubprof/libhubprof_llvm.so", "/../libhubprof_llvm.so"};
-  for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-    snprintf(out, n, "%.*s%s", dl, slash ? self : ".", rel[i]);
-    if (access(out, R_OK) == 0) return;
-  }
-  snprintf(out, n, "%.*s%s", dl, slash ? self : ".", rel[0]); /* not there: dlopen says so */
-}
 
 static int write_all(int fd, const void *p, size_t n) {
   for (size_t at = 0; at < n;) {
@@ -65,7 +41,8 @@ static int write_all(int fd, const void *p, size_t n) {
 static void child(int fd, int err, const void *ir, size_t n) {
   if (err >= 0) dup2(err, STDERR_FILENO);
   char path[PATH_MAX + 32], why[HL_WHY] = "";
-  plugin_path(path, sizeof path);
+  /* $HUBPROF_LLVM_PLUGIN, else libhubprof_llvm.so where it is built or installed beside this code */
+  hu_part_path(path, sizeof path, "HUBPROF_LLVM_PLUGIN", "libhubprof_llvm.so");
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   hl_regenerate_fn *fn = h ? (hl_regenerate_fn *)dlsym(h, "hl_regenerate") : NULL;
   void *obj = NULL;

@@ -33,7 +33,7 @@ typedef struct cr_code {
   size_t ninsns;
   cr_line *lines;
   size_t nlines, caplines;
-  char why[128];        /* why instructions are missing, "" when they were read */
+  char why[256];        /* why instructions are missing, "" when they were read */
   const char *no_lines; /* why lines are missing, NULL when there are lines */
   int bad_dwarf;        /* it has DWARF sections that libdw could not read (no_lines says so) */
   size_t llvm_insns;    /* instructions capstone could not decode that LLVM's disassembler did */

@@ -46,10 +46,13 @@ struct ha_result;
 int cli_print_analysis(const struct ha_result *res, int fmt, size_t width);
 int cmd_plan(int argc, char **argv);
 void cmd_plan_help(FILE *out);
-/* metric_args.c: the metric definitions for provider p's device (the built-in sets for it, and `files`),
- * names checked against its counters; errors printed. CLI_OK or CLI_FAIL. */
 struct hc_provider;
 struct hc_metrics;
+/* metric_args.c: open device (a description's name or file) into *out: CLI_OK, or CLI_FAIL after one error
+ * line ("CMD: " first when cmd is given) with *out NULL. */
+int cli_device_open(const char *cmd, const char *device, struct hc_provider **out);
+/* metric_args.c: the metric definitions for provider p's device (the built-in sets for it, and `files`),
+ * names checked against its counters; errors printed. CLI_OK or CLI_FAIL. */
 int cli_metrics_open(const struct hc_provider *p, const char *const *files, size_t nfiles,
                      struct hc_metrics **out);
 /* metric_args.c: `--metrics` lists (each "a,b") as planner groups "NAME=C1,C2" for hc_plan_args.groups

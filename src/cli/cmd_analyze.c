@@ -64,20 +64,11 @@ static const cli_opt analyze_opts[] = {
      .help =
          "time (default for kernels), start (device start, earliest first; default for dispatches), order "
          "(store order) or name"},
-    {.name = "limit",
-     .short_name = 'n',
-     .kind = CLI_OPT_UINT,
-     .value = "N",
-     .min = 1,
-     .max = 1000000000,
-     .help = "only the first N rows of each device"},
-    {.name = "format",
-     .kind = CLI_OPT_ENUM,
-     .choices = cli_report_formats,
-     .def = "table",
-     .help = "table (fitted to the terminal), csv or json; csv and json give every column, times in "
-             "nanoseconds, and the columns 'imputed' and 'incomplete' naming the row's imputed and "
-             "unmeasured values"},
+    CLI_OPT_LIMIT("only the first N rows of each device"),
+    CLI_OPT_REPORT_FORMAT(
+        "table (fitted to the terminal), csv or json; csv and json give every column, times in "
+        "nanoseconds, and the columns 'imputed' and 'incomplete' naming the row's imputed and "
+        "unmeasured values"),
     {.name = "roofline",
      .kind = CLI_OPT_FLAG,
      .help = "the store's ceilings (from 'hubprof roofline --store'), one row per device and ceiling, then "

@@ -5,7 +5,7 @@
 #include "progress.h"
 #include "options.h"
 
-#include "../export/export.h"
+#include "../export/exporter.h"
 #include "hubprof/hub.h"
 
 #include <inttypes.h>

@@ -31,11 +31,7 @@ static const cli_opt list_opts[] = {
      .value = "FILE",
      .help = "list metrics: more metric definitions",
      .check = cli_check_file},
-    {.name = "format",
-     .kind = CLI_OPT_ENUM,
-     .choices = cli_report_formats,
-     .def = "table",
-     .help = "table, csv or json"},
+    CLI_OPT_REPORT_FORMAT("table, csv or json"),
     {0},
 };
 
@@ -122,15 +118,41 @@ static int named(const cli_args *args, const char *what, long (*find)(const void
 static long find_counter(const void *p, const char *name) { return hc_provider_find(p, name); }
 static long find_metric(const void *m, const char *name) { return hc_metrics_find(m, name); }
 
+/* The table's footnotes: the distinct reasons a counter or metric is not available here, numbered. */
+typedef struct footnotes {
+  char text[16][300];
+  size_t n;
+} footnotes;
+
+/* The AVAILABLE / MEASURABLE cell: "yes", or "no [k]" naming reason's footnote (added when new). */
+static void footnote_mark(footnotes *f, int ok, const char *reason, char *mark, size_t len) {
+  if (ok) {
+    snprintf(mark, len, "yes");
+    return;
+  }
+  size_t k = 0;
+  while (k < f->n && strcmp(f->text[k], reason))
+    k++;
+  if (k == f->n && f->n < 16) snprintf(f->text[f->n++], sizeof f->text[0], "%s", reason);
+  if (k < 16)
+    snprintf(mark, len, "no [%zu]", k + 1);
+  else
+    snprintf(mark, len, "no");
+}
+
+/* The report, then (a table) its footnotes. */
+static void print_with_footnotes(report *r, int fmt, const footnotes *f) {
+  report_print(r, (report_fmt)fmt, report_term_width(), stdout);
+  if (fmt == REPORT_TABLE && f->n) {
+    putchar('\n');
+    for (size_t k = 0; k < f->n; k++)
+      printf("[%zu] %s\n", k + 1, f->text[k]);
+  }
+}
+
 static int list_counters(const cli_args *args, const char *device, int fmt) {
   hc_provider *p;
-  hc_status st = hc_device_open(device, &p);
-  if (st != HC_OK) {
-    const char *err = hc_provider_error(p);
-    cli_error("%s", err[0] ? err : hc_status_str(st));
-    hc_provider_close(p);
-    return CLI_FAIL;
-  }
+  if (cli_device_open(NULL, device, &p) != CLI_OK) return CLI_FAIL;
   static const report_col table_cols[] = {
       {"COUNTER", 0, 0}, {"BLOCK", 0, 0}, {"UNIT", 0, 0}, {"AVAILABLE", 0, 0}, {"DESCRIPTION", 0, 1}};
   static const report_col data_cols[] = {{"device", 0, 0},     {"counter", 0, 0},   {"block", 0, 0},
@@ -142,8 +164,8 @@ static int list_counters(const cli_args *args, const char *device, int fmt) {
               : fmt == REPORT_TABLE ? report_new(table_cols, 5)
                                     : report_new(data_cols, 7);
   const hc_limits *lim = hc_provider_limits(p);
-  size_t n = nsel ? nsel : hc_provider_count(p), avail = 0, nreasons = 0;
-  const char *reasons[16]; /* distinct reasons, footnoted in the table */
+  size_t n = nsel ? nsel : hc_provider_count(p), avail = 0;
+  footnotes notes = {.n = 0};
   if (rc == CLI_OK && !r) {
     cli_error("out of memory");
     rc = CLI_FAIL;
@@ -153,18 +175,7 @@ static int list_counters(const cli_args *args, const char *device, int fmt) {
     avail += c->available != 0;
     char mark[32];
     if (fmt == REPORT_TABLE) {
-      if (c->available) {
-        snprintf(mark, sizeof mark, "yes");
-      } else {
-        size_t k = 0;
-        while (k < nreasons && strcmp(reasons[k], c->reason))
-          k++;
-        if (k == nreasons && nreasons < 16) reasons[nreasons++] = c->reason;
-        if (k < 16)
-          snprintf(mark, sizeof mark, "no [%zu]", k + 1);
-        else
-          snprintf(mark, sizeof mark, "no");
-      }
+      footnote_mark(&notes, c->available, c->reason, mark, sizeof mark);
       const char *cells[] = {c->name, c->block, c->unit, mark, c->description};
       if (report_add(r, cells)) rc = CLI_FAIL;
     } else {
@@ -180,12 +191,7 @@ static int list_counters(const cli_args *args, const char *device, int fmt) {
       printf("%s%s%s: %zu counter%s%s, %zu available here\n", lim->device, d[0] ? " — " : "", d, n,
              n == 1 ? "" : "s", nsel ? " named" : "", avail);
     }
-    report_print(r, (report_fmt)fmt, report_term_width(), stdout);
-    if (fmt == REPORT_TABLE && nreasons) {
-      putchar('\n');
-      for (size_t k = 0; k < nreasons; k++)
-        printf("[%zu] %s\n", k + 1, reasons[k]);
-    }
+    print_with_footnotes(r, fmt, &notes);
   } else if (r) {
     cli_error("out of memory");
   }
@@ -215,13 +221,7 @@ static int metric_measurable(const hc_provider *p, const hc_metrics *m, const hc
 static int list_metrics(const cli_args *args, const char *device, const char *const *files, size_t nfiles,
                         int fmt) {
   hc_provider *p;
-  hc_status st = hc_device_open(device, &p);
-  if (st != HC_OK) {
-    const char *err = hc_provider_error(p);
-    cli_error("%s", err[0] ? err : hc_status_str(st));
-    hc_provider_close(p);
-    return CLI_FAIL;
-  }
+  if (cli_device_open(NULL, device, &p) != CLI_OK) return CLI_FAIL;
   hc_metrics *m;
   if (cli_metrics_open(p, files, nfiles, &m) != CLI_OK) {
     hc_provider_close(p);
@@ -239,8 +239,8 @@ static int list_metrics(const cli_args *args, const char *device, const char *co
               : fmt == REPORT_TABLE ? report_new(table_cols, 5)
                                     : report_new(data_cols, 11);
   const hc_limits *lim = hc_provider_limits(p);
-  size_t n = nsel ? nsel : hc_metrics_count(m), avail = 0, nreasons = 0;
-  char reasons[16][300]; /* distinct reasons, footnoted in the table */
+  size_t n = nsel ? nsel : hc_metrics_count(m), avail = 0;
+  footnotes notes = {.n = 0};
   if (rc == CLI_OK && !r) {
     cli_error("out of memory");
     rc = CLI_FAIL;
@@ -257,20 +257,8 @@ static int list_metrics(const cli_args *args, const char *device, const char *co
     int ok = metric_measurable(p, m, mi, &reason, why, sizeof why);
     avail += ok;
     if (fmt == REPORT_TABLE) {
-      if (ok) {
-        snprintf(mark, sizeof mark, "yes");
-      } else {
-        const char *bare = strstr(reason, ": "); /* footnotes give the counter's reason; COUNTERS names it */
-        bare = bare ? bare + 2 : reason;
-        size_t k = 0;
-        while (k < nreasons && strcmp(reasons[k], bare))
-          k++;
-        if (k == nreasons && nreasons < 16) snprintf(reasons[nreasons++], sizeof reasons[0], "%s", bare);
-        if (k < 16)
-          snprintf(mark, sizeof mark, "no [%zu]", k + 1);
-        else
-          snprintf(mark, sizeof mark, "no");
-      }
+      const char *bare = ok ? NULL : strstr(reason, ": "); /* a footnote gives the counter's reason */
+      footnote_mark(&notes, ok, bare ? bare + 2 : reason, mark, sizeof mark);
       const char *cells[] = {mi->name, mi->unit, counters, mark, mi->description};
       if (report_add(r, cells)) rc = CLI_FAIL;
     } else {
@@ -286,12 +274,7 @@ static int list_metrics(const cli_args *args, const char *device, const char *co
     if (fmt == REPORT_TABLE)
       printf("%s: %zu metric%s%s, %zu measurable here\n", lim->device, n, n == 1 ? "" : "s",
              nsel ? " named" : "", avail);
-    if (fmt != REPORT_TABLE || n) report_print(r, (report_fmt)fmt, report_term_width(), stdout);
-    if (fmt == REPORT_TABLE && nreasons) {
-      putchar('\n');
-      for (size_t k = 0; k < nreasons; k++)
-        printf("[%zu] %s\n", k + 1, reasons[k]);
-    }
+    if (fmt != REPORT_TABLE || n) print_with_footnotes(r, fmt, &notes);
   } else if (r) {
     cli_error("out of memory");
   }

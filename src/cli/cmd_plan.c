@@ -366,11 +366,7 @@ int cmd_plan(int argc, char **argv) {
     goto out;
   }
   hc_provider *p;
-  hc_status st = hc_device_open(device ? device : DEFAULT_DEVICE, &p);
-  if (st != HC_OK) {
-    const char *err = hc_provider_error(p);
-    cli_error("%s", err[0] ? err : hc_status_str(st));
-    hc_provider_close(p);
+  if (cli_device_open(NULL, device ? device : DEFAULT_DEVICE, &p) != CLI_OK) {
     rc = CLI_FAIL;
     goto out;
   }

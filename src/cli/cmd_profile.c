@@ -182,13 +182,7 @@ static int profile(const cli_args *args, const cli_selection *sel) {
   }
   const char *dev = device ? device : "cpu-perf";
   hc_provider *prov = NULL;
-  hc_status st = hc_device_open(dev, &prov);
-  if (st != HC_OK) {
-    const char *err = hc_provider_error(prov);
-    cli_error("profile: %s", err[0] ? err : hc_status_str(st));
-    hc_provider_close(prov);
-    return CLI_FAIL; /* an unknown or broken device: an input error */
-  }
+  if (cli_device_open("profile", dev, &prov) != CLI_OK) return CLI_FAIL; /* an unknown or broken device */
   if (hc_provider_is_cupti(prov)) { /* NVIDIA metrics: CUPTI's Range Profiler in the collector */
     int crc = cli_profile_cuda(&ro, prov, replay, counters, ncounters, groups0, ngroups0, mlists, nmlists,
                                mfiles, nmfiles, maxpp, (int)args->noperands, args->operands);

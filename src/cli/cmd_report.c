@@ -4,7 +4,7 @@
 #include "cli.h"
 #include "options.h"
 
-#include "../export/export.h"
+#include "../export/exporter.h"
 #include "hubprof/hub.h"
 
 #include <inttypes.h>

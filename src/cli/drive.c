@@ -3,6 +3,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "drive.h"
 #include "cli.h"
+
+#include "hubprof/parquet.h"
 #include "partition.h"
 
 #include <string.h>

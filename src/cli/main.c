@@ -2,7 +2,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "options.h"
-#include "../export/export.h"
+#include "../export/exporter.h"
 
 #include "hubprof/hub.h"
 

@@ -1,5 +1,5 @@
-/* Metric arguments shared by `plan`, `profile` and `list`: the metric definitions for a device (built-in sets
- * and --metrics-file), and --metrics lists turned into the planner's counter groups. */
+/* Metric arguments shared by `plan`, `profile` and `list`: a device opened, the metric definitions for it
+ * (built-in sets and --metrics-file), and --metrics lists turned into the planner's counter groups. */
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 
@@ -8,6 +8,16 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+int cli_device_open(const char *cmd, const char *device, hc_provider **out) {
+  hc_status st = hc_device_open(device, out);
+  if (st == HC_OK) return CLI_OK;
+  const char *err = hc_provider_error(*out);
+  cli_error("%s%s%s", cmd ? cmd : "", cmd ? ": " : "", err[0] ? err : hc_status_str(st));
+  hc_provider_close(*out);
+  *out = NULL;
+  return CLI_FAIL;
+}
 
 int cli_metrics_open(const hc_provider *p, const char *const *files, size_t nfiles, hc_metrics **out) {
   const char *device = hc_provider_limits(p) ? hc_provider_limits(p)->device : NULL;

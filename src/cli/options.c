@@ -170,46 +170,6 @@ const char *cli_suggest(const char *word, const char *const *cands, size_t n) {
 
 /* ---- checks ---- */
 
-int cli_check_pattern(const char *v, int regex, char *err, size_t len) {
-  const char *why;
-  if (!(regex ? hu_regex_bounded(v, (size_t)-1, &why) : hu_glob_bounded(v, &why))) return CLI_OK;
-  if (strlen(v) > HU_PATTERN_MAX) /* not echoed: one short line */
-    snprintf(err, len, "'%.32s...' (%zu bytes): %s", v, strlen(v), why);
-  else
-    snprintf(err, len, "'%s': %s", v, why);
-  return CLI_USAGE;
-}
-
-int cli_check_glob(const char *v, char *err, size_t len) {
-  int kind;
-  const char *body = hu_pattern_kind(v, HU_PAT_GLOB, &kind); /* "re:" a regex, "glob:" a glob */
-  if (kind == HU_PAT_REGEX) return cli_check_regex(v, err, len);
-  v = body;
-  int rc = cli_check_pattern(v, 0, err, len);
-  if (rc != CLI_OK) return rc;
-  for (const char *p = v; *p; p++) {
-    if (*p == '\\') {
-      if (!p[1]) {
-        snprintf(err, len, "'%s' ends with a lone '\\'", v);
-        return CLI_USAGE;
-      }
-      p++;
-    } else if (*p == '[') {
-      const char *q = p + 1;
-      if (*q == '!' || *q == '^') q++;
-      if (*q == ']') q++; /* a ']' first is a member */
-      while (*q && *q != ']')
-        q++;
-      if (!*q) {
-        snprintf(err, len, "'%s' has a '[' without its ']' (write '[[]' for a literal '[')", v);
-        return CLI_USAGE;
-      }
-      p = q;
-    }
-  }
-  return CLI_OK;
-}
-
 /* A path that exists must be a regular file: FIFOs, devices and sockets would block or never end. */
 static int regular(const char *v, int must_exist, char *err, size_t len) {
   struct stat st;

@@ -91,10 +91,10 @@ void cli_help(const cli_spec *spec, FILE *out);
  * NULL when none is close enough to be a likely typo. */
 const char *cli_suggest(const char *word, const char *const *cands, size_t n);
 
-/* Checks for cli_opt.check. */
+/* Checks for cli_opt.check. The pattern checks and cli_check_line are pattern_args.c's. */
 int cli_check_glob(const char *value, char *err, size_t len); /* a valid glob: no unterminated '[' */
 /* A --kernel pattern of trace, profile, sample: a valid regex, or "glob:" and a valid glob, or "re:" and a
- * regex (hu_pattern.h) — select_args.c. */
+ * regex (hu_pattern.h). */
 int cli_check_regex(const char *value, char *err, size_t len);
 /* That pattern as the collector reads it: a regular expression ("re:" dropped; a "glob:" written as an
  * anchored one) into out. 0, or -1 when it does not fit (4 * length + 8 bytes always do). */
@@ -102,6 +102,9 @@ int cli_pattern_regex(const char *value, char *out, size_t len);
 /* A pattern within hu_pattern.h's bounds (regex: a regular expression, else a glob); the message does not
  * repeat a pattern longer than the limit. Used by cli_check_glob and the --kernel regex checks. */
 int cli_check_pattern(const char *value, int regex, char *err, size_t len);
+/* A value that travels one per line in the environment (`what` names it in the message): not empty, no
+ * newline. */
+int cli_check_line(const char *value, const char *what, char *err, size_t len);
 int cli_check_file(const char *value, char *err, size_t len);   /* an existing regular file */
 int cli_check_device(const char *value, char *err, size_t len); /* a device name, or a regular file */
 
@@ -116,9 +119,17 @@ extern const cli_opt cli_opts_quiet[];     /* -q/--quiet */
 extern const cli_opt cli_opts_strict[];    /* analyze: --strict (merge and convert have their own) */
 extern const cli_opt cli_opts_api[];       /* --api (trace, profile, sample): API calls and memory copies */
 extern const cli_opt cli_opts_code[];      /* --code (trace, profile, sample): programs' sources, binaries */
-/* --format table|csv|json (the report format of analyze, diff, list, plan, info); plan adds "line" and info
- * has no csv, so each defines its own row from these choices. */
+/* --format table|csv|json (the report format of analyze, diff, list, roofline: CLI_OPT_REPORT_FORMAT); plan
+ * adds "line" and info has no csv, so they define their own rows from these choices. */
 extern const char *const cli_report_formats[];
+/* Rows several subcommands share with their own help: -n/--limit N, and --format over cli_report_formats. */
+#define CLI_OPT_LIMIT(HELP)                                                                                  \
+  {                                                                                                          \
+    .name = "limit", .short_name = 'n', .kind = CLI_OPT_UINT, .value = "N", .min = 1, .max = 1000000000,     \
+    .help = HELP                                                                                             \
+  }
+#define CLI_OPT_REPORT_FORMAT(HELP)                                                                          \
+  { .name = "format", .kind = CLI_OPT_ENUM, .choices = cli_report_formats, .def = "table", .help = HELP }
 /* The store formats compiled into the hub (choices_fn of -F/--output-format). */
 const char *const *cli_store_formats(void);
 

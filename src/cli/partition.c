@@ -5,6 +5,8 @@
 
 #include "cli.h"
 
+#include "hubprof/parquet.h"
+
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>

@@ -7,6 +7,7 @@
 #include "roofline.h"
 
 #include "hubprof/hub.h"
+#include "hubprof/parquet.h"
 
 #include <fcntl.h>
 #include <limits.h>

@@ -4,30 +4,21 @@
 #include "run_app.h"
 #include "cli.h"
 
+#include "../common/hu_part.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* The collector: $HUBPROF_COLLECTOR, else libhubprof_collector.so where it is built or installed beside the
+ * hubprof executable (hu_part_path, the one search of hubprof's parts); its real path, or NULL. */
 char *find_collector(void) {
-  const char *env = getenv("HUBPROF_COLLECTOR");
-  if (env && *env) return access(env, R_OK) == 0 ? realpath(env, NULL) : NULL;
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return NULL;
-  exe[n] = '\0';
-  char *slash = strrchr(exe, '/');
-  if (!slash) return NULL;
-  *slash = '\0';
-  static const char *const rel[] = {"/libhubprof_collector.so", "/../lib/hubprof/libhubprof_collector.so",
-                                    "/../lib/libhubprof_collector.so"};
-  for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-    char p[PATH_MAX + 64];
-    snprintf(p, sizeof p, "%s%s", exe, rel[i]);
-    if (access(p, R_OK) == 0) return realpath(p, NULL);
-  }
-  return NULL;
+  char p[PATH_MAX + 64];
+  if (hu_part_path(p, sizeof p, "HUBPROF_COLLECTOR", "libhubprof_collector.so") || access(p, R_OK) != 0)
+    return NULL;
+  return realpath(p, NULL);
 }
 
 int run_prepare(const run_opts *o, const char *app, char **output, char **collector) {

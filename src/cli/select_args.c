@@ -12,56 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A value travels one per line in the environment: it cannot hold a newline (nor be empty: the parser
- * refuses empty values before this check). */
-static int check_line(const char *v, const char *what, char *err, size_t len) {
-  if (!*v) {
-    snprintf(err, len, "'': an empty %s", what);
-    return CLI_USAGE;
-  }
-  if (strchr(v, '\n')) {
-    snprintf(err, len, "'%.*s...': a %s cannot hold a newline", (int)strcspn(v, "\n"), v, what);
-    return CLI_USAGE;
-  }
-  return CLI_OK;
-}
-
-int cli_pattern_regex(const char *v, char *out, size_t len) {
-  int kind;
-  const char *body = hu_pattern_kind(v, HU_PAT_REGEX, &kind);
-  if (kind == HU_PAT_GLOB) return hu_glob_to_regex(body, out, len);
-  return snprintf(out, len, "%s", body) < (int)len ? 0 : -1;
-}
-
-int cli_check_regex(const char *v, char *err, size_t len) {
-  int rc = check_line(v, "pattern", err, len), kind;
-  if (rc != CLI_OK) return rc;
-  const char *body = hu_pattern_kind(v, HU_PAT_REGEX, &kind);
-  if (kind == HU_PAT_GLOB) {
-    char re[4 * HU_PATTERN_MAX + 8];
-    if ((rc = cli_check_glob(body, err, len)) != CLI_OK) return rc;
-    if (cli_pattern_regex(v, re, sizeof re)) {
-      snprintf(err, len, "'%.64s': too long", v);
-      return CLI_USAGE;
-    }
-    return CLI_OK;
-  }
-  v = body;
-  if ((rc = cli_check_pattern(v, 1, err, len)) != CLI_OK) return rc;
-  regex_t re;
-  int e = regcomp(&re, v, REG_EXTENDED | REG_NOSUB);
-  if (e) {
-    char msg[160];
-    regerror(e, &re, msg, sizeof msg);
-    snprintf(err, len, "'%s': not a valid POSIX extended regular expression: %s", v, msg);
-    return CLI_USAGE;
-  }
-  regfree(&re);
-  return CLI_OK;
-}
-
 static int check_range(const char *v, char *err, size_t len) {
-  int rc = check_line(v, "range", err, len);
+  int rc = cli_check_line(v, "range", err, len);
   if (rc != CLI_OK) return rc;
   hu_range r;
   const char *why = "";
@@ -73,7 +25,7 @@ static int check_range(const char *v, char *err, size_t len) {
 }
 
 static int check_region(const char *v, char *err, size_t len) {
-  return check_line(v, "region name", err, len);
+  return cli_check_line(v, "region name", err, len);
 }
 
 const cli_opt cli_opts_dispatch_select[] = {

@@ -216,12 +216,10 @@ cl_int hpc_ReleaseCommandQueue(const cl_icd_dispatch *n, cl_command_queue q) {
 }
 
 /* ---- queues: profiling forced on, registered with their device ---- */
-cl_command_queue hpc_CreateCommandQueue(const cl_icd_dispatch *n, cl_context c, cl_device_id d,
-                                        cl_command_queue_properties p, cl_int *err) {
-  if (!active()) return n->clCreateCommandQueue(c, d, p, err);
-  cl_int e = CL_SUCCESS;
-  cl_command_queue q = n->clCreateCommandQueue(c, d, p | CL_QUEUE_PROFILING_ENABLE, &e);
-  if (!q && !(p & CL_QUEUE_PROFILING_ENABLE)) q = n->clCreateCommandQueue(c, d, p, &e); /* as the app asked */
+/* The end of both queue creations (not a dispatch path): the runtime's status handed on, the queue
+ * registered, errno as the runtime left it. */
+static cl_command_queue queue_made(const cl_icd_dispatch *n, cl_command_queue q, cl_device_id d, cl_int e,
+                                   cl_int *err) {
   int saved = errno;
   if (err) *err = e;
   if (q) {
@@ -231,6 +229,15 @@ cl_command_queue hpc_CreateCommandQueue(const cl_icd_dispatch *n, cl_context c, 
   }
   errno = saved;
   return q;
+}
+
+cl_command_queue hpc_CreateCommandQueue(const cl_icd_dispatch *n, cl_context c, cl_device_id d,
+                                        cl_command_queue_properties p, cl_int *err) {
+  if (!active()) return n->clCreateCommandQueue(c, d, p, err);
+  cl_int e = CL_SUCCESS;
+  cl_command_queue q = n->clCreateCommandQueue(c, d, p | CL_QUEUE_PROFILING_ENABLE, &e);
+  if (!q && !(p & CL_QUEUE_PROFILING_ENABLE)) q = n->clCreateCommandQueue(c, d, p, &e); /* as the app asked */
+  return queue_made(n, q, d, e, err);
 }
 
 cl_command_queue hpc_CreateCommandQueueWithProperties(const cl_icd_dispatch *n, cl_context c, cl_device_id d,
@@ -261,15 +268,7 @@ cl_command_queue hpc_CreateCommandQueueWithProperties(const cl_icd_dispatch *n, 
   cl_command_queue q = NULL;
   if (fits) q = n->clCreateCommandQueueWithProperties(c, d, mine, &e);
   if (!q) q = n->clCreateCommandQueueWithProperties(c, d, p, &e); /* as the app asked */
-  int saved = errno;
-  if (err) *err = e;
-  if (q) {
-    hpc_busy = 1;
-    hpc_queue_created(&hpc_opencl, n, (uintptr_t)q, (uintptr_t)d);
-    hpc_busy = 0;
-  }
-  errno = saved;
-  return q;
+  return queue_made(n, q, d, e, err);
 }
 
 /* ---- kernels: registered by name when created ---- */

@@ -4,7 +4,7 @@
 #ifndef HUBPROF_EXPORT_INTERNAL_H
 #define HUBPROF_EXPORT_INTERNAL_H
 
-#include "export.h"
+#include "exporter.h"
 
 #include "../common/hu_buf.h"
 

@@ -279,6 +279,34 @@ static int tracks_for(ex_writer *w, pf_state *ps, ex_queue *q, int lane, uint64_
   return 0;
 }
 
+/* What ends a command's slice: its enqueue and end times, its tracks, its flow, its name and id. */
+typedef struct cmd_ends {
+  int64_t enqueue_ns, end_ns;
+  uint64_t track, host, flow;
+  const char *name, *id_key;
+  uint64_t id;
+} cmd_ends;
+
+/* The rest of a command's begin event (its id and enqueue time; the flow's end), its end event, and the
+ * host side: an instant on the enqueuing thread, where the flow starts. */
+static int slice_end(ex_writer *w, pf_state *ps, const cmd_ends *c) {
+  annotation_uint(ps, c->id_key, c->id);
+  if (c->enqueue_ns) annotation_int(ps, "enqueue_ns", c->enqueue_ns);
+  if (c->enqueue_ns) pb_fixed64(&ps->ev, TE_TERMINATING_FLOW_IDS, c->flow);
+  if (end_event(w, ps)) return -1;
+  begin_event(ps, c->end_ns, TYPE_SLICE_END, c->track);
+  if (end_event(w, ps)) return -1;
+  if (!c->enqueue_ns) return 0;
+  begin_event(ps, c->enqueue_ns, TYPE_INSTANT, c->host);
+  pb_str(ps, &ps->ev, TE_NAME, c->name);
+  pb_str(ps, &ps->ev, TE_CATEGORIES, "enqueue");
+  annotation_uint(ps, c->id_key, c->id);
+  pb_fixed64(&ps->ev, TE_FLOW_IDS, c->flow);
+  if (end_event(w, ps)) return -1;
+  w->st->flows++;
+  return 0;
+}
+
 static int pf_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, const ex_proc *p,
                        const ex_thread *t, ex_queue *q, int lane, const hp_counter_value *cv, size_t ncv) {
   pf_state *ps = w->priv;
@@ -294,21 +322,10 @@ static int pf_dispatch(ex_writer *w, const hp_dispatch *d, const char *kernel, c
   annotation_str(ps, "grid", dims);
   snprintf(dims, sizeof dims, "%u,%u,%u", d->workgroup[0], d->workgroup[1], d->workgroup[2]);
   annotation_str(ps, "workgroup", dims);
-  annotation_uint(ps, "dispatch_id", d->dispatch_id);
-  if (d->enqueue_ns) annotation_int(ps, "enqueue_ns", d->enqueue_ns);
-  if (d->enqueue_ns) pb_fixed64(&ps->ev, TE_TERMINATING_FLOW_IDS, flow);
-  if (end_event(w, ps)) return -1;
-  begin_event(ps, d->end_ns, TYPE_SLICE_END, track);
-  if (end_event(w, ps)) return -1;
-  if (d->enqueue_ns) { /* the host side: an instant on the enqueuing thread, where the flow starts */
-    begin_event(ps, d->enqueue_ns, TYPE_INSTANT, host);
-    pb_str(ps, &ps->ev, TE_NAME, kernel);
-    pb_str(ps, &ps->ev, TE_CATEGORIES, "enqueue");
-    annotation_uint(ps, "dispatch_id", d->dispatch_id);
-    pb_fixed64(&ps->ev, TE_FLOW_IDS, flow);
-    if (end_event(w, ps)) return -1;
-    w->st->flows++;
-  }
+  if (slice_end(
+          w, ps,
+          &(cmd_ends){d->enqueue_ns, d->end_ns, track, host, flow, kernel, "dispatch_id", d->dispatch_id}))
+    return -1;
   for (size_t i = 0; q && i < ncv; i++) {
     const ex_named *c = ex_find_named(w->m->counters, w->m->ncounters, cv[i].counter_id);
     if (!c) continue;
@@ -344,21 +361,8 @@ static int pf_copy(ex_writer *w, const hp_memory_copy *c, const ex_proc *p, cons
   pb_str(ps, &ps->ev, TE_CATEGORIES, "copy");
   annotation_uint(ps, "bytes", c->bytes);
   annotation_str(ps, "direction", ex_copy_direction(c->direction));
-  annotation_uint(ps, "copy_id", c->id);
-  if (c->enqueue_ns) annotation_int(ps, "enqueue_ns", c->enqueue_ns);
-  if (c->enqueue_ns) pb_fixed64(&ps->ev, TE_TERMINATING_FLOW_IDS, flow);
-  if (end_event(w, ps)) return -1;
-  begin_event(ps, c->end_ns, TYPE_SLICE_END, track);
-  if (end_event(w, ps)) return -1;
-  if (c->enqueue_ns) { /* the host side: an instant on the enqueuing thread, where the flow starts */
-    begin_event(ps, c->enqueue_ns, TYPE_INSTANT, host);
-    pb_str(ps, &ps->ev, TE_NAME, c->name);
-    pb_str(ps, &ps->ev, TE_CATEGORIES, "enqueue");
-    annotation_uint(ps, "copy_id", c->id);
-    pb_fixed64(&ps->ev, TE_FLOW_IDS, flow);
-    if (end_event(w, ps)) return -1;
-    w->st->flows++;
-  }
+  if (slice_end(w, ps, &(cmd_ends){c->enqueue_ns, c->end_ns, track, host, flow, c->name, "copy_id", c->id}))
+    return -1;
   w->st->copies++;
   return 0;
 }

@@ -7,54 +7,12 @@
 
 #include "../common/hu_buf.h"
 #include "../common/hu_devplan.h"
+#include "../counters/counters.h"
 #include "../common/hu_json.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- plans: "a,b;c" — counters separated by ',' within a pass, ';' between passes ------------------- */
-typedef struct aplan {
-  char **names;
-  uint32_t *pass; /* 1-based */
-  size_t n;
-  uint32_t npasses;
-} aplan;
-
-static void plan_free(aplan *p) {
-  for (size_t i = 0; i < p->n; i++)
-    free(p->names[i]);
-  free(p->names);
-  free(p->pass);
-  memset(p, 0, sizeof *p);
-}
-
-/* 0, or -1 for an empty name or pass, or out of memory. */
-static int plan_parse(const char *s, aplan *p) {
-  memset(p, 0, sizeof *p);
-  size_t cap = 1;
-  for (const char *c = s; *c; c++)
-    cap += *c == ',' || *c == ';';
-  p->names = calloc(cap, sizeof *p->names);
-  p->pass = calloc(cap, sizeof *p->pass);
-  if (!p->names || !p->pass) return -1;
-  uint32_t pass = 1;
-  for (const char *c = s;;) {
-    size_t w = strcspn(c, ",;");
-    const char *b = c, *e = c + w;
-    while (b < e && (*b == ' ' || *b == '\t'))
-      b++;
-    while (e > b && (e[-1] == ' ' || e[-1] == '\t'))
-      e--;
-    if (b == e || !(p->names[p->n] = strndup(b, (size_t)(e - b)))) return -1;
-    p->pass[p->n++] = pass;
-    if (!c[w]) break;
-    if (c[w] == ';') pass++;
-    c += w + 1;
-  }
-  p->npasses = pass;
-  return 0;
-}
 
 /* ---- multiplexing ------------------------------------------------------------------------------------ */
 typedef struct mdisp {
@@ -87,7 +45,7 @@ typedef struct mkey {
 } mkey;
 
 struct mproc {
-  aplan plan;
+  hc_plan *plan;      /* the pass plan (the counters' one grammar, hc_plan_parse) */
   int launch;         /* policy launch */
   const char *devmap; /* per-device plans: metadata device_plans (hu_devplan.h), else NULL */
   int64_t pid, start_ns;
@@ -112,7 +70,7 @@ struct mproc {
 
 void asm_mproc_free(mproc *p) {
   if (!p) return;
-  plan_free(&p->plan);
+  hc_plan_free(p->plan);
   for (size_t i = 0; i < 2 * p->nknames; i++) /* names and identities */
     free(p->knames[i]);
   free(p->knames);
@@ -167,7 +125,7 @@ static int cmp_mval(const void *a, const void *b) {
  * the only measurement. Robust to outliers (a preempted dispatch, a first-touch page storm), where the mean
  * follows them. */
 static int mux_estimates(mproc *p) {
-  size_t C = p->plan.n, n = (p->nkeys ? p->nkeys : 1) * (C ? C : 1);
+  size_t C = p->plan->ncounters, n = (p->nkeys ? p->nkeys : 1) * (C ? C : 1);
   if (!(p->est = calloc(n, sizeof *p->est)) || !(p->cold_only = calloc(n, 1))) return -1;
   if (p->nvals) qsort(p->vals, p->nvals, sizeof *p->vals, cmp_mval);
   for (size_t i = 0; i < p->nvals;) {
@@ -210,13 +168,13 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
     hp_cursor_close(c);
   }
   if (asm_knames_load(s, &p->knames, &p->nknames)) return -1;
-  size_t C = p->plan.n, P = p->plan.npasses;
+  size_t C = p->plan->ncounters, P = p->plan->npasses;
   if (!(p->info_of = calloc(C ? C : 1, sizeof *p->info_of))) return -1;
   hp_counter_info ci = {.size = sizeof ci};
   if (hp_cursor_open(s, HP_TABLE_COUNTER_INFO, &c) == HP_OK) {
     while (hp_cursor_next(c, &ci) == HP_OK)
       for (size_t i = 0; i < C; i++)
-        if (strcmp(p->plan.names[i], ci.name) == 0) p->info_of[i] = ci.id;
+        if (strcmp(p->plan->names[i], ci.name) == 0) p->info_of[i] = ci.id;
     hp_cursor_close(c);
   }
   hu_idmap range = {0}; /* per-device plans: agent row id -> 1 + (first pass << 32 | passes) */
@@ -358,7 +316,7 @@ static int mproc_load(mproc *p, hp_store *s, uint32_t min_per_pass) {
     for (size_t q = key->pf; q < (size_t)key->pf + key->np && q < P; q++) { /* its device's passes */
       uint64_t least = UINT64_MAX;
       for (size_t i = 0; i < C; i++)
-        if (p->plan.pass[i] == q + 1 && p->cnt[y * C + i] < least) least = p->cnt[y * C + i];
+        if (p->plan->pass[i] == q + 1 && p->cnt[y * C + i] < least) least = p->cnt[y * C + i];
       key->per_pass[q] = least == UINT64_MAX ? 0 : least;
       key->covered += key->per_pass[q] >= min_per_pass;
     }
@@ -386,7 +344,7 @@ static int key_complete(const mkey *k) { return k->covered == k->np; }
 static const double *mux_cold_estimate(const mproc *p, const mdisp *x, uint64_t counter_id) {
   const mkey *key = &p->keys[x->key];
   if (key->cold_row != x->row || !key_complete(key)) return NULL;
-  size_t C = p->plan.n;
+  size_t C = p->plan->ncounters;
   for (size_t ci = 0; ci < C; ci++) {
     size_t kc = x->key * C + ci;
     if (p->info_of[ci] == counter_id) return p->cnt[kc] && !p->cold_only[kc] ? &p->est[kc] : NULL;
@@ -429,7 +387,7 @@ static int mux_cold_json(hp_assembly *a, hp_assemble_stats *stats) {
     size_t hn = had ? strlen(had) : 0;
     if (hn > 2 && had[0] == '[' && had[hn - 1] == ']')
       hu_buf_printf(&b, "%s%.*s", b.n > 1 ? "," : "", (int)(hn - 2), had + 1);
-    size_t C = p->plan.n;
+    size_t C = p->plan->ncounters;
     for (size_t t = 0; t < p->nvals; t++) {
       const mval *v = &p->vals[t];
       mdisp want = {.row = v->row};
@@ -447,7 +405,7 @@ static int mux_cold_json(hp_assembly *a, hp_assemble_stats *stats) {
         hu_json_put_str(&b, p->keys[x->key].prog);
       }
       hu_buf_printf(&b, ",\"dispatch_id\":%" PRIu64 ",\"counter\":", x->dispatch_id);
-      hu_json_put_str(&b, p->plan.names[ci]);
+      hu_json_put_str(&b, p->plan->names[ci]);
       hu_buf_printf(&b, ",\"raw\":");
       json_num(&b, v->value);
       hu_buf_printf(&b, ",\"estimate\":");
@@ -496,12 +454,12 @@ hp_status asm_mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
     if (!p) break;
     a->mux[i] = p;
     p->launch = launch;
-    if (plan_parse(plan, &p->plan)) {
+    if (hc_plan_parse(plan, &p->plan) != HC_OK) {
       hu_buf_free(&js);
       return asm_fail(a, HP_ERR_INVALID, "%s: cannot read the pass plan '%s'", hp_store_path(s), plan);
     }
     const char *dm = hp_store_metadata(s, "device_plans"), *bad; /* per-device plans: keys per device */
-    if (dm && hu_devplan_check(dm, p->plan.npasses, (size_t)-1, &bad)) {
+    if (dm && hu_devplan_check(dm, p->plan->npasses, (size_t)-1, &bad)) {
       hu_buf_free(&js);
       return asm_fail(a, HP_ERR_INVALID, "%s: metadata device_plans: %s", hp_store_path(s), bad);
     }
@@ -538,7 +496,7 @@ hp_status asm_mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
       hu_buf_printf(
           &js, ",\"dispatches\":%" PRIu64 ",\"passes\":%u,\"passes_covered\":%zu,\"measured_per_pass\":[",
           key->ndisp, key->np, key->covered);
-      for (size_t q = key->pf; q < (size_t)key->pf + key->np && q < p->plan.npasses; q++)
+      for (size_t q = key->pf; q < (size_t)key->pf + key->np && q < p->plan->npasses; q++)
         hu_buf_printf(&js, "%s%" PRIu64, q > key->pf ? "," : "", key->per_pass[q]);
       hu_buf_printf(&js, "]}");
       if (nincomplete++ >= MAX_WARNED) continue;
@@ -580,18 +538,18 @@ hp_status asm_mux_prepare(hp_assembly *a, hp_assemble_stats *stats) {
 
 int asm_mux_extra(hp_assembly *a, size_t ix, hp_counter_value *v, hp_assemble_stats *stats) {
   mproc *p = a->mux[ix];
-  size_t C = p->plan.n;
+  size_t C = p->plan->ncounters;
   for (; a->it_a < p->nd; a->it_a++, a->it_b = 0) {
     const mdisp *x = &p->d[a->it_a];
     if (!key_complete(&p->keys[x->key])) continue; /* incomplete: no imputed value at all */
     while (a->it_b < C) {
       size_t ci = a->it_b++;
-      if (p->measured[a->it_a * C + ci] || !p->info_of[ci] || p->plan.pass[ci] <= x->pf ||
-          p->plan.pass[ci] > x->pf + x->np) /* measured, unknown, or of another device's passes */
+      if (p->measured[a->it_a * C + ci] || !p->info_of[ci] || p->plan->pass[ci] <= x->pf ||
+          p->plan->pass[ci] > x->pf + x->np) /* measured, unknown, or of another device's passes */
         continue;
       v->dispatch_id = x->row;
       v->counter_id = p->info_of[ci];
-      v->pass = p->plan.pass[ci];
+      v->pass = p->plan->pass[ci];
       v->imputed = 1;
       v->value = p->est[x->key * C + ci];
       if (stats) stats->imputed_values++;

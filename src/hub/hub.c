@@ -288,6 +288,13 @@ int hp_store_park(hp_store *s) {
   return s->ops->park(s);
 }
 
+int hp_store_write_errno(hp_store *s) {
+  if (!s || !s->impl || !s->ops || s->ops->size < offsetof(hp_format_ops, write_errno) + sizeof(void *) ||
+      !s->ops->write_errno)
+    return 0;
+  return s->ops->write_errno(s);
+}
+
 hp_status hp_store_resume(hp_store *s) {
   free_meta(s); /* read again when asked, as from a store opened anew (the file may have been scanned anew) */
   hp_status st = s->ops->resume(s);

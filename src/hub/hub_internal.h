@@ -94,6 +94,9 @@ struct hp_format_ops {
   hp_status (*cursor_part)(hp_cursor *c, unsigned part, unsigned nparts);
   /* Optional: hp_cursor_filter's contract; NULL = every row is read. */
   hp_status (*cursor_filter)(hp_cursor *c, int (*keep)(void *, const hp_col_range *), void *ctx);
+  /* Optional, for a store being created: errno of the last failure to extend it (ENOSPC), 0 when none, for
+   * a format whose append path sets no message (the log's runs inside the application). */
+  int (*write_errno)(hp_store *s);
 };
 
 extern const hp_format_ops hp_fmt_rocpd;
@@ -115,6 +118,9 @@ void hp_set_damage(hp_store *s, hp_status st, uint64_t offset, const char *fmt, 
 /* A read store without its file while it is not read (hp_format_ops.park): 1 when parked, 0 when its format
  * cannot (the caller closes it instead). No cursor may be open on it. */
 int hp_store_park(hp_store *s);
+/* errno of the last failure to extend a store being created, 0 when none or its format does not say
+ * (hp_format_ops.write_errno): for callers that name the file in their own message, such as the merge. */
+int hp_store_write_errno(hp_store *s);
 /* A parked store taken again: HP_OK, or an error (message set) after which the caller aborts the store. */
 hp_status hp_store_resume(hp_store *s);
 

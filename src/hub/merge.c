@@ -6,8 +6,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "merge_internal.h"
 
-#include "fmt_log.h"
-
 #include "../common/hu_hash.h"
 #include "../common/hu_map.h"
 
@@ -23,7 +21,7 @@
  * path) gets one naming the file, the table and the reason; st returned. */
 static hp_status named(hp_store *out, hp_table t, hp_status st) {
   if (st != HP_OK && !hp_store_error(out)[0]) {
-    int e = hp_log_write_errno(out);
+    int e = hp_store_write_errno(out);
     hp_set_error(out, st, "cannot write %s rows: %s", hp_table_describe(t)->name,
                  e ? strerror(e) : hp_status_str(st));
   }

@@ -6,6 +6,8 @@
 
 #include "hub_internal.h"
 
+#include "hubprof/parquet.h"
+
 /* The format's operations (also declared by hub_internal.h once the format table lists it). */
 extern const hp_format_ops hp_fmt_parquet;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ABI test of libhubprof: its exports equal src/hub/libhubprof.symbols (a new export is added there on
 # purpose), soname and file name follow VERSION, every public declaration is HP_API, headers compile alone;
-# the collector's exports equal tests/abi/collector.symbols.
+# the collector's exports equal tests/abi/collector.symbols; libhubprof needs no capstone, libdw, libelf or LLVM.
 # SPDX-License-Identifier: MIT
 set -u
 cd "$(dirname "$0")/../.."
@@ -82,6 +82,21 @@ $(diff "$T/coll_listed" "$T/coll_exported" | grep '^[<>]')"
   fi
 else
   bad "$COLL: missing (run make all first)"
+fi
+
+# 7. a lean reading library: libhubprof needs SQLite, zstd, snappy, zlib and libc alone; disassembly and line
+# tables (capstone, libdw, libelf, LLVM) are in the code plugin, which exports its one entry
+needed=$(readelf -d "$LIB" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+[ -n "$needed" ] && ok || bad "readelf -d $LIB shows no NEEDED library"
+heavy=$(printf '%s\n' $needed | grep -iE 'capstone|libdw|libelf|llvm')
+[ -z "$heavy" ] && ok || bad "libhubprof needs $(echo $heavy) (the code plugin's, src/analysis/code_plugin.h)"
+CODE=$B/libhubprof_code.so
+if [ -f "$CODE" ]; then
+  readelf -d "$CODE" | grep -q 'NEEDED.*libcapstone' && ok || bad "$CODE: does not need capstone"
+  [ "$(nm -D --defined-only "$CODE" | awk '{print $3}' | tr '\n' ' ')" = "hubprof_code_api " ] && ok ||
+    bad "$CODE exports $(nm -D --defined-only "$CODE" | awk '{print $3}' | head -5 | tr '\n' ' '), want hubprof_code_api"
+else
+  bad "$CODE: missing (run make all first)"
 fi
 
 echo "test_abi: $pass passed, $fail failed"

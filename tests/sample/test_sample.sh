@@ -125,6 +125,11 @@ expect 0 "$HP" analyze --by instruction --kernel hot -n 5 --format csv elsewhere
 if [ "$(grep -c . out)" -ge 2 ] && awk -F, 'NR==2 && $4 ~ /[a-z]/ {f=1} END {exit !f}' out && ! grep -q warning err; then ok; else
   bad "instructions from the moved store: $(cat out) $(cat err)"
 fi
+# without the code plugin (libhubprof_code.so: capstone, libdw, libelf): addresses, one warning naming it
+HUBPROF_CODE_PLUGIN=$T/no-such-plugin.so expect 0 "$HP" analyze --by instruction --kernel hot -n 5 elsewhere/g.db
+if [ "$(grep -c warning err)" -eq 1 ] && grep -q 'no code plugin.*no-such-plugin' err && grep -q 0x out; then ok; else
+  bad "without the code plugin: $(cat err) / $(head -3 out)"
+fi
 
 # 5. without -g: instructions, and the reason lines are missing
 expect 0 "$HP" sample -q -o nog.db -- "$EX/hot_spot" $ITERS 1

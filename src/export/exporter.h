@@ -1,8 +1,8 @@
 /* hubprof export: a store's run as a timeline for viewers (Perfetto protobuf, Chrome trace-event JSON, OTF2).
  * Reads only through the hub's public API, streaming the large tables; linked into the CLI. */
 /* SPDX-License-Identifier: MIT */
-#ifndef HUBPROF_EXPORT_EXPORT_H
-#define HUBPROF_EXPORT_EXPORT_H
+#ifndef HUBPROF_EXPORT_EXPORTER_H
+#define HUBPROF_EXPORT_EXPORTER_H
 
 #include "hubprof/hub.h"
 
