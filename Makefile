@@ -94,11 +94,11 @@ $(B)/src/hub/hub.o $(SAN)/src/hub/hub.o: VERSION
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
 $(B)/libhubprof.a: $(call obj,$(B),$(HUB_SRC))
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 $(B)/libhubprof_log.a: $(call obj,$(B),$(HUBLOG_SRC))
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 $(B)/libhubprof_counters.a: $(call obj,$(B),$(COUNTERS_SRC) $(COMMON_SRC))
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 # The shared library: soname libhubprof.so.$(SOVERSION), file libhubprof.so.$(VERSION), the exports named one
 # by one in src/hub/libhubprof.symbols (the one list: the version script is made from it, and
 # tests/abi/test_abi.sh checks it against the exports and the HP_API declarations).
@@ -143,6 +143,15 @@ CUDA_INC ?= /usr/local/cuda/include
 $(B)/tests/test_cupti_pc $(SAN)/tests/test_cupti_pc: CPPFLAGS += $(if $(wildcard $(CUDA_INC)/cupti_pcsampling.h),-isystem $(CUDA_INC) -DHPC_HAVE_CUPTI_H)
 $(B)/tests/test_cupti_pc $(SAN)/tests/test_cupti_pc: src/collector/cupti_pc.c src/collector/cupti_pc.h src/collector/sample_cupti_pc.c src/collector/sample_cupti_pm.c \
   src/collector/cuda_cubin.c src/collector/cuda_cubin.h
+# ... and it places PCs in SASS (cr_sass_find): linked with the code plugin's objects, as test_code_read
+$(B)/tests/test_cupti_pc: tests/test_cupti_pc.c tests/check.h $(call obj,$(B),$(CODE_SRC)) $(B)/libhubprof.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(CFLAGS) $(CPPFLAGS) $(INC_TESTS) $< $(call obj,$(B),$(CODE_SRC)) $(B)/libhubprof.a -o $@ \
+	  $(LDLIBS_HUB) $(LDLIBS_CODE)
+$(SAN)/tests/test_cupti_pc: tests/test_cupti_pc.c tests/check.h $(call obj,$(SAN),$(sort $(HUB_SRC) $(CODE_SRC)))
+	@mkdir -p $(dir $@)
+	$(SAN_LINK) $(CPPFLAGS) $(INC_TESTS) $< $(call obj,$(SAN),$(sort $(HUB_SRC) $(CODE_SRC))) -o $@ \
+	  $(LDLIBS_HUB) $(LDLIBS_CODE)
 SAN_LINK := $(CC) $(CSTD) -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 # The sanitized programs load libdw and libelf at start although only the code plugin calls them: GCC 12's
 # LeakSanitizer crashes at exit ("Tracer caught signal 11", a bogus DTLS range) on the thread-local storage of

@@ -82,42 +82,6 @@ static int col_index(const hp_table_desc *d, const char *name) {
   return -1;
 }
 
-/* ---- row groups passed over by their statistics (hp_cursor_filter) ---- */
-static int ids_known(const hu_idmap *m, const hp_col_range *c) {
-  if (!c->known || c->min < 1 || c->max - c->min >= 4096) return 0; /* id 0 is "(none)", never in the map */
-  for (int64_t i = c->min; i <= c->max; i++)
-    if (ix_get(m, (uint64_t)i) < 0) return 0;
-  return 1;
-}
-
-/* 0 when no row of a group whose columns lie in `cols` can be kept: its agent and kernel ids are all stored
- * ones (reading it would make no "?" entry), and none of those kept, or its dispatch ids out of the range. */
-static int group_matters(void *ctx, const hp_col_range *cols) {
-  const run *r = ctx;
-  const hp_col_range *a = &cols[r->col_agent], *k = &cols[r->col_kernel], *d = &cols[r->col_dispatch];
-  if (!ids_known(&r->t.agent_ix, a) || !ids_known(&r->t.kernel_ix, k)) return 1;
-  const ha_query *q = r->q;
-  if (d->known && ((q->dispatch_first && (uint64_t)d->max < q->dispatch_first) ||
-                   (q->dispatch_last && (uint64_t)d->min > q->dispatch_last)))
-    return 0;
-  int any = 0;
-  for (int64_t i = a->min; i <= a->max && !any; i++)
-    any = r->t.agents[ix_get(&r->t.agent_ix, (uint64_t)i)].keep;
-  if (!any) return 0;
-  any = 0;
-  for (int64_t i = k->min; i <= k->max && !any; i++)
-    any = r->t.kernels[ix_get(&r->t.kernel_ix, (uint64_t)i)].keep;
-  return any;
-}
-
-void hai_scan_filter(const run *r, hp_cursor *c) {
-  const ha_query *q = r->q;
-  if (q->size < HA_QUERY_V1 || (!q->nkernels && !q->ndevices && !q->dispatch_first && !q->dispatch_last))
-    return; /* every group matters */
-  if (r->col_agent < 0 || r->col_kernel < 0 || r->col_dispatch < 0) return;
-  hp_cursor_filter(c, group_matters, (void *)r); /* a format without groups: every row is read */
-}
-
 static void *work(void *arg) {
   worker *w = arg;
   const hp_table_desc *d = hp_table_describe(HP_TABLE_DISPATCH);

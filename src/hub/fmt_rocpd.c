@@ -23,4 +23,5 @@ const hp_format_ops hp_fmt_rocpd = {
     .cursor_close = rp_cursor_close,
     .cursor_columns = rp_cursor_columns,
     .cursor_part = rp_cursor_part,
+    .row_span = rp_id_span,
 };

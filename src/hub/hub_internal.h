@@ -97,6 +97,9 @@ struct hp_format_ops {
   /* Optional, for a store being created: errno of the last failure to extend it (ENOSPC), 0 when none, for
    * a format whose append path sets no message (the log's runs inside the application). */
   int (*write_errno)(hp_store *s);
+  /* Optional: the smallest and largest row id of table t, where cursor_part cuts a table by id ranges that
+   * other read-only opens of the same file can read at once (merge_read.c's read-ahead); NULL = none. */
+  hp_status (*row_span)(hp_store *s, hp_table t, int64_t *lo, int64_t *hi);
 };
 
 extern const hp_format_ops hp_fmt_rocpd;

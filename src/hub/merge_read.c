@@ -5,7 +5,6 @@
  * bounded. */
 /* SPDX-License-Identifier: MIT */
 #include "merge_internal.h"
-#include "rocpd_internal.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -34,6 +33,7 @@ typedef struct mrworker {
 
 struct mread {
   const char *path;
+  const char *format; /* the input's format name: each worker opens the file again with it */
   unsigned nthreads;
   unsigned long nranges;
   pthread_mutex_t mu;
@@ -59,7 +59,7 @@ static void *mr_work(void *arg) {
   mrworker *w = arg;
   struct mread *r = w->r;
   hp_store *s = NULL;
-  hp_status st = hp_store_open(r->path, "rocpd", HP_READ, &s);
+  hp_status st = hp_store_open(r->path, r->format, HP_READ, &s);
   for (unsigned long j = w->k; st == HP_OK && j < r->nranges; j += r->nthreads) {
     mrbuf *b = &w->buf[(j / r->nthreads) & 1];
     pthread_mutex_lock(&r->mu);
@@ -127,13 +127,15 @@ hp_status mread_open(hp_store *in, hp_table t, mread **out) {
   int asked;
   unsigned n = mr_threads(&asked);
   int64_t lo, hi;
-  if (t != HP_TABLE_DISPATCH || n < 2 || in->ops != &hp_fmt_rocpd || stat(hp_store_path(in), &sb) != 0 ||
-      (!asked && (uint64_t)sb.st_size < MR_MIN_BYTES) || rp_id_span(in, t, &lo, &hi) != HP_OK ||
+  if (t != HP_TABLE_DISPATCH || n < 2 || !in->ops->row_span || !in->ops->cursor_part ||
+      stat(hp_store_path(in), &sb) != 0 || (!asked && (uint64_t)sb.st_size < MR_MIN_BYTES) ||
+      in->ops->row_span(in, t, &lo, &hi) != HP_OK ||
       hi - lo < 4 * MR_RANGE_ROWS)
     return HP_ERR_UNSUPPORTED;
   mread *r = calloc(1, sizeof *r);
   if (!r) return HP_ERR_NOMEM;
   r->path = hp_store_path(in);
+  r->format = in->ops->name;
   r->nthreads = n;
   /* ranges of at most MR_RANGE_ROWS ids (hp_cursor_open_part cuts [lo, hi] in equal ranges) */
   r->nranges = (unsigned long)(((uint64_t)(hi - lo) + MR_RANGE_ROWS) / MR_RANGE_ROWS);
