@@ -132,3 +132,13 @@ long hai_placeholder_kernel(run *r, uint64_t id) {
   if (!id) t->none_kernel = k;
   return k;
 }
+
+/* Room in the per-device totals (run.devtot, zeroed) for agent index a: 0, or -1 when out of memory. */
+int hai_devtot_fit(run *r, size_t a) {
+  if (a < r->ndevtot) return 0;
+  size_t old = r->ndevtot, cap = r->ndevtot;
+  if (hu_grow((void **)&r->devtot, &cap, a + 1, sizeof *r->devtot)) return -1;
+  memset(r->devtot + old, 0, (cap - old) * sizeof *r->devtot);
+  r->ndevtot = cap;
+  return 0;
+}

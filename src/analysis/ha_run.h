@@ -136,6 +136,7 @@ void hai_run_free(run *r);
  * 0), made on first use; -1 when out of memory. */
 long hai_group_of(run *r, const drec *d, size_t di);
 long hai_placeholder_agent(run *r, uint64_t id);
+int hai_devtot_fit(run *r, size_t a); /* room in run.devtot for agent index a (groups.c): 0, or -1 */
 long hai_placeholder_kernel(run *r, uint64_t id);
 
 /* scan_par.c. The dispatch scan on several threads, for the groupings that need only sums per group (by

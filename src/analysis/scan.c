@@ -269,14 +269,9 @@ static hp_status scan_dispatches(hp_store *s, run *r) {
       }
       x = &r->d[r->nd];
     }
-    if ((size_t)a >= r->ndevtot) {
-      size_t old = r->ndevtot, cap = r->ndevtot;
-      if (hu_grow((void **)&r->devtot, &cap, (size_t)a + 1, sizeof *r->devtot)) {
-        st = HP_ERR_NOMEM;
-        break;
-      }
-      memset(r->devtot + old, 0, (cap - old) * sizeof *r->devtot);
-      r->ndevtot = cap;
+    if (hai_devtot_fit(r, (size_t)a)) {
+      st = HP_ERR_NOMEM;
+      break;
     }
     if (start_ns && end_ns >= start_ns) r->devtot[a] = sat_add(r->devtot[a], dur_ns(start_ns, end_ns));
     if (fast && (size_t)a < dna && (size_t)k < dnk && gdirect[(size_t)a * dnk + (size_t)k] >= 0) {

@@ -190,14 +190,9 @@ static hp_status merge_parts(run *r, worker *w, unsigned n) {
         break;
       }
       if (!r->t.agents[a].keep || !r->t.kernels[k].keep) continue;
-      if ((size_t)a >= r->ndevtot) {
-        size_t old = r->ndevtot, cap = r->ndevtot;
-        if (hu_grow((void **)&r->devtot, &cap, (size_t)a + 1, sizeof *r->devtot)) {
-          st = HP_ERR_NOMEM;
-          break;
-        }
-        memset(r->devtot + old, 0, (cap - old) * sizeof *r->devtot);
-        r->ndevtot = cap;
+      if (hai_devtot_fit(r, (size_t)a)) {
+        st = HP_ERR_NOMEM;
+        break;
       }
       r->devtot[a] = sat_add(r->devtot[a], p->total); /* sums of durations: saturation is associative */
       r->nincomplete += p->incomplete;

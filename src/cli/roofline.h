@@ -23,6 +23,9 @@ typedef struct rl_ceiling {
   int64_t compute_units, max_clock_mhz, global_mem_bytes, local_mem_bytes;
 } rl_ceiling;
 
+/* c->note from a printf format: why a ceiling has no value (roofline_store.c; the measurers' one helper). */
+void rl_note(rl_ceiling *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 typedef struct rl_opts {
   const char *device_glob; /* NULL: every device */
   int quick;               /* smaller sizes, fewer repetitions (tests) */

@@ -116,21 +116,13 @@ typedef struct dev {
   const char *name;
 } dev;
 
-static void note(rl_ceiling *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(rl_ceiling *c, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(c->note, sizeof c->note, fmt, ap);
-  va_end(ap);
-}
-
 /* Build the program for one precision; NULL with the reason in c->note. */
 static cl_program build(dev *d, const char *opts, rl_ceiling *c) {
   const char *src = kernel_src;
   cl_int e;
   cl_program p = d->cl->clCreateProgramWithSource(d->ctx, 1, &src, NULL, &e);
   if (e != CL_SUCCESS) {
-    note(c, "clCreateProgramWithSource failed (%d)", e);
+    rl_note(c, "clCreateProgramWithSource failed (%d)", e);
     return NULL;
   }
   e = d->cl->clBuildProgram(p, 1, &d->id, opts, NULL, NULL);
@@ -140,7 +132,7 @@ static cl_program build(dev *d, const char *opts, rl_ceiling *c) {
     log[sizeof log - 1] = 0;
     for (char *s = log; *s; s++)
       if (*s == '\n') *s = ' ';
-    note(c, "the kernels did not build (%d): %s", e, log);
+    rl_note(c, "the kernels did not build (%d): %s", e, log);
     d->cl->clReleaseProgram(p);
     return NULL;
   }
@@ -156,7 +148,7 @@ static double best_time(dev *d, cl_kernel k, size_t global, int reps, rl_ceiling
     cl_int e = d->cl->clEnqueueNDRangeKernel(d->q, k, 1, NULL, &global, &d->wg, 0, NULL, &ev);
     if (e == CL_SUCCESS) e = d->cl->clWaitForEvents(1, &ev);
     if (e != CL_SUCCESS) {
-      note(c, "clEnqueueNDRangeKernel failed (%d)", e);
+      rl_note(c, "clEnqueueNDRangeKernel failed (%d)", e);
       return -1;
     }
     cl_ulong t0 = 0, t1 = 0;
@@ -164,7 +156,7 @@ static double best_time(dev *d, cl_kernel k, size_t global, int reps, rl_ceiling
     e = d->cl->clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
     d->cl->clReleaseEvent(ev);
     if (e != CL_SUCCESS || t1 <= t0) {
-      note(c, "no profiling times (%d)", e);
+      rl_note(c, "no profiling times (%d)", e);
       return -1;
     }
     double s = (double)(t1 - t0) * 1e-9;
@@ -182,7 +174,7 @@ static void measure_flops(dev *d, cl_program p, size_t elem, float fa, float fb,
   cl_int e;
   cl_mem out = d->cl->clCreateBuffer(d->ctx, CL_MEM_WRITE_ONLY, global * 16 * elem, NULL, &e);
   if (e != CL_SUCCESS) {
-    note(c, "clCreateBuffer failed (%d)", e);
+    rl_note(c, "clCreateBuffer failed (%d)", e);
     return;
   }
   for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
@@ -191,7 +183,7 @@ static void measure_flops(dev *d, cl_program p, size_t elem, float fa, float fb,
     snprintf(name, sizeof name, "flops%d", w);
     cl_kernel k = d->cl->clCreateKernel(p, name, &e);
     if (e != CL_SUCCESS) {
-      note(c, "clCreateKernel %s failed (%d)", name, e);
+      rl_note(c, "clCreateKernel %s failed (%d)", name, e);
       break;
     }
     d->cl->clSetKernelArg(k, 0, sizeof out, &out);
@@ -213,7 +205,7 @@ static void measure_flops(dev *d, cl_program p, size_t elem, float fa, float fb,
     double v = (double)global * n * 16 * w / s * 1e-9;
     if (v > c->value) {
       c->value = v;
-      note(c, "vector width %d, %zu work-items, mad chains", w, global);
+      rl_note(c, "vector width %d, %zu work-items, mad chains", w, global);
     }
   }
   d->cl->clReleaseMemObject(out);
@@ -226,7 +218,7 @@ static void measure_dram(dev *d, cl_program p, rl_ceiling *c) {
   if (d->max_alloc && bytes > d->max_alloc) bytes = (size_t)d->max_alloc;
   bytes &= ~(((size_t)64 * 16 * d->wg) - 1); /* whole work-groups of 16 float16 reads each */
   if (!bytes) {
-    note(c, "the largest allocation (%llu bytes) is too small", (unsigned long long)d->max_alloc);
+    rl_note(c, "the largest allocation (%llu bytes) is too small", (unsigned long long)d->max_alloc);
     return;
   }
   cl_int e, e2;
@@ -238,7 +230,7 @@ static void measure_dram(dev *d, cl_program p, rl_ceiling *c) {
   if (e == CL_SUCCESS) e = d->cl->clEnqueueFillBuffer(d->q, out, &one, sizeof one, 0, bytes, 0, NULL, NULL);
   if (e == CL_SUCCESS) e = d->cl->clFinish(d->q);
   if (e != CL_SUCCESS || e2 != CL_SUCCESS) {
-    note(c, "a buffer of %zu MiB could not be made (%d)", bytes >> 20, e != CL_SUCCESS ? e : e2);
+    rl_note(c, "a buffer of %zu MiB could not be made (%d)", bytes >> 20, e != CL_SUCCESS ? e : e2);
   } else {
     static const struct {
       const char *name;
@@ -249,7 +241,7 @@ static void measure_dram(dev *d, cl_program p, rl_ceiling *c) {
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
       cl_kernel k = d->cl->clCreateKernel(p, ks[i].name, &e);
       if (e != CL_SUCCESS) {
-        note(c, "clCreateKernel %s failed (%d)", ks[i].name, e);
+        rl_note(c, "clCreateKernel %s failed (%d)", ks[i].name, e);
         break;
       }
       d->cl->clSetKernelArg(k, 0, sizeof in, &in);
@@ -262,7 +254,7 @@ static void measure_dram(dev *d, cl_program p, rl_ceiling *c) {
       double v = moved / s * 1e-9;
       if (v > c->value) {
         c->value = v;
-        note(c, "%s over %zu MiB, bytes read + written", ks[i].name, bytes >> 20);
+        rl_note(c, "%s over %zu MiB, bytes read + written", ks[i].name, bytes >> 20);
       }
     }
   }
@@ -305,7 +297,7 @@ static void measure_device(dev *d, const char *exts, rl_ceiling *rows) {
   for (size_t i = 0; i < 4; i++) {
     rl_ceiling *c = &rows[i];
     if (precs[i].ext && !has_ext(exts, precs[i].ext)) {
-      note(c, "the device has no %s", precs[i].ext);
+      rl_note(c, "the device has no %s", precs[i].ext);
       continue;
     }
     if (!d->quiet) fprintf(stderr, "hubprof: roofline: %s: measuring %s\n", d->name, c->ceiling);
@@ -436,7 +428,7 @@ int rl_measure(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t 
         c->ceiling = ceil[k];
         c->unit = unit[k];
         c->value = -1;
-        note(c, "no context or profiling queue on this device (%d)", e);
+        rl_note(c, "no context or profiling queue on this device (%d)", e);
       }
     }
     if (d.q) cl.clReleaseCommandQueue(d.q);

@@ -85,14 +85,6 @@ static const char *cu_err(const cu_api *cu, int rc) {
   return "unknown CUDA error";
 }
 
-static void note(rl_ceiling *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(rl_ceiling *c, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(c->note, sizeof c->note, fmt, ap);
-  va_end(ap);
-}
-
 typedef struct dev {
   cu_api *cu;
   void *mod, *ev0, *ev1;
@@ -112,7 +104,7 @@ static double best_time(dev *d, void *f, unsigned blocks, unsigned threads, void
     if (!rc) rc = d->cu->cuEventSynchronize(d->ev1);
     if (!rc) rc = d->cu->elapsed(&ms, d->ev0, d->ev1);
     if (rc) {
-      note(c, "the kernel failed: %s", cu_err(d->cu, rc));
+      rl_note(c, "the kernel failed: %s", cu_err(d->cu, rc));
       return -1;
     }
     double s = ms * 1e-3;
@@ -127,7 +119,7 @@ static void measure_ops(dev *d, const char *name, int kind, int lanes, cu_ptr ou
   void *f = NULL;
   int rc = d->cu->cuModuleGetFunction(&f, d->mod, name);
   if (rc) {
-    note(c, "no kernel %s: %s", name, cu_err(d->cu, rc));
+    rl_note(c, "no kernel %s: %s", name, cu_err(d->cu, rc));
     return;
   }
   unsigned threads = 256, blocks = (unsigned)d->sms * 8;
@@ -152,7 +144,7 @@ static void measure_ops(dev *d, const char *name, int kind, int lanes, cu_ptr ou
   if (s >= 0) s = best_time(d, f, blocks, threads, args, d->quick ? 2 : 5, c);
   if (s <= 0) return;
   c->value = (double)blocks * threads * n * 16.0 * lanes / s * 1e-9;
-  note(c, "%s: %u blocks x %u threads, 8 chains of %d fused multiply-adds", name, blocks, threads, n);
+  rl_note(c, "%s: %u blocks x %u threads, 8 chains of %d fused multiply-adds", name, blocks, threads, n);
 }
 
 /* The dram ceiling: the best of streaming float4 reads and a float4 copy over 2 GiB (64 MiB quick; a quarter
@@ -169,14 +161,14 @@ static void measure_dram(dev *d, size_t total_mem, rl_ceiling *c) {
   if (!rc) rc = d->cu->cuMemsetD32_v2(out, 0, bytes / 4);
   if (!rc) rc = d->cu->cuCtxSynchronize();
   if (rc) {
-    note(c, "%zu MiB of device memory: %s", bytes >> 20, cu_err(d->cu, rc));
+    rl_note(c, "%zu MiB of device memory: %s", bytes >> 20, cu_err(d->cu, rc));
   } else {
     size_t n4 = bytes / 16;
     static const char *const names[] = {"hp_read", "hp_copy"};
     for (int k = 0; k < 2; k++) {
       void *f = NULL;
       if ((rc = d->cu->cuModuleGetFunction(&f, d->mod, names[k]))) {
-        note(c, "no kernel %s: %s", names[k], cu_err(d->cu, rc));
+        rl_note(c, "no kernel %s: %s", names[k], cu_err(d->cu, rc));
         break;
       }
       void *args[3] = {&in, k ? &out : &sums, &n4};
@@ -185,7 +177,7 @@ static void measure_dram(dev *d, size_t total_mem, rl_ceiling *c) {
       double v = (k ? 2.0 * (double)bytes : (double)bytes) / s * 1e-9;
       if (v > c->value) {
         c->value = v;
-        note(c, "%s over %zu MiB, bytes read + written", names[k], bytes >> 20);
+        rl_note(c, "%s over %zu MiB, bytes read + written", names[k], bytes >> 20);
       }
     }
   }
@@ -286,7 +278,8 @@ int rl_measure_cuda(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, si
     if (!rc) rc = cu.cuMemAlloc_v2(&outb, (size_t)d.sms * 8 * 256 * 8);
     if (rc) {
       for (int k = 0; k < 5; k++)
-        note(&rows[r + (size_t)k], "the benchmarks could not be set up on this device: %s", cu_err(&cu, rc));
+        rl_note(&rows[r + (size_t)k], "the benchmarks could not be set up on this device: %s",
+                cu_err(&cu, rc));
     } else {
       static const struct {
         const char *kernel;

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -178,4 +179,11 @@ int rl_store_append(const char *store, const rl_ceiling *rows, size_t n, const c
   }
   hp_store_close(out);
   return CLI_OK;
+}
+
+void rl_note(rl_ceiling *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->note, sizeof c->note, fmt, ap);
+  va_end(ap);
 }

@@ -604,23 +604,7 @@ uint64_t hpc_region_id_new(void) {
 }
 
 void hpc_region_write(const char *category, const char *name, size_t len, int64_t start_ns, int64_t end_ns) {
-  rstate *st = t_state;
-  if (HPC_UNLIKELY(!st) && !(st = state_slow())) return;
-  int saved = errno;
-  if (!st_enter(st)) {
-    errno = saved;
-    return;
-  }
-  hp_store *s = st_store(st);
-  if (s) {
-    char buf[HPC_REGION_NAME_MAX];
-    hpc_region_name(buf, sizeof buf, name, len);
-    thread_id(s, st);
-    write_row(s, st, category, buf, start_ns, end_ns);
-  }
-  st_unstore(st, s);
-  st_leave(st);
-  errno = saved;
+  hpc_region_write_host(category, name, len, start_ns, end_ns, NULL);
 }
 
 void hpc_region_write_host(const char *category, const char *name, size_t len, int64_t start_ns,
@@ -639,7 +623,7 @@ void hpc_region_write_host(const char *category, const char *name, size_t len, i
     thread_id(s, st);
     uint64_t id = new_id(st);
     write_row_id(s, st, id, category, buf, n, start_ns, end_ns);
-    host_rows_now(s, st, id, host_begin);
+    if (host_begin) host_rows_now(s, st, id, host_begin); /* the host part's counters, when begun */
   }
   st_unstore(st, s);
   st_leave(st);

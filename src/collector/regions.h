@@ -56,7 +56,8 @@ HPC_RHIDDEN void hpc_region_host_resume(void);
 /* The host part of regions that are not frames of the thread's stack (NVTX start/end ranges, API calls):
  * begin reads the calling thread's counts into v (HPC_REGION_HOST_MAX values; 1 when read: profile with
  * counters); end writes region region_id's rows, its counts since then, on the same thread; write_host
- * writes a finished region with its rows (API calls). */
+ * writes a finished region with its rows (API calls; host_begin NULL: the region alone, as hpc_region_write).
+ */
 #define HPC_REGION_HOST_MAX 32 /* = HC_SELF_MAX */
 HPC_RHIDDEN int hpc_region_host_begin(double *v);
 HPC_RHIDDEN void hpc_region_host_end(struct hp_store *s, uint64_t region_id, const double *begin);

@@ -7,21 +7,15 @@
 #include "sample_cupti_pm.h"
 
 #include "counters.h"
+#include "prov_cuda_range.h" /* the parameter structs the Range Profiler shares with PM sampling */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-  size_t size;
-  void *priv;
-} pm_init; /* CUpti_Profiler_Initialize_Params */
-typedef struct {
-  size_t size;
-  void *priv;
-  size_t device;
-  const char *chip;
-} pm_chip; /* CUpti_Device_GetChipName_Params */
+typedef hpc_crp_init pm_init; /* CUpti_Profiler_Initialize_Params */
+typedef hpc_crp_chip pm_chip; /* CUpti_Device_GetChipName_Params */
+typedef hpc_crp_eval pm_eval; /* CUpti_Profiler_Host_EvaluateToGpuValues_Params */
 typedef struct {
   size_t size;
   void *priv;
@@ -29,17 +23,6 @@ typedef struct {
   size_t image_size;
   uint8_t *image;
 } pm_avail; /* CUpti_PmSampling_GetCounterAvailability_Params */
-typedef struct {
-  size_t size;
-  void *priv;
-  void *host;
-  const uint8_t *data;
-  size_t data_size;
-  size_t range;
-  const char **names;
-  size_t n;
-  double *values;
-} pm_eval; /* CUpti_Profiler_Host_EvaluateToGpuValues_Params */
 typedef struct {
   size_t size;
   void *priv;
