@@ -63,35 +63,73 @@ void run_free_list(char **v, size_t n) {
   free(v);
 }
 
-size_t run_collector_failures(const char *dir, long *pid, char *why, size_t len) {
+/* Each line "<pid>\t<message>" of dir's status file to fn (the line cut at the tab); stops at fn's non-zero.
+ */
+static void status_lines(const char *dir, int (*fn)(void *, long, char *), void *ctx) {
   char p[PATH_MAX], buf[8192];
-  *pid = 0;
-  if (len) why[0] = 0;
-  if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, HU_COLLECTOR_STATUS) >= sizeof p) return 0;
+  if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, HU_COLLECTOR_STATUS) >= sizeof p) return;
   int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return 0;
-  size_t n = 0, lines = 0;
+  if (fd < 0) return;
+  size_t n = 0;
   ssize_t r;
-  int first = 1;
-  while ((r = read(fd, buf + n, sizeof buf - 1 - n)) > 0 || (r < 0 && errno == EINTR)) {
+  int stop = 0;
+  while (!stop && ((r = read(fd, buf + n, sizeof buf - 1 - n)) > 0 || (r < 0 && errno == EINTR))) {
     if (r < 0) continue;
     n += (size_t)r;
     buf[n] = 0;
     char *nl;
-    while ((nl = memchr(buf, '\n', n))) {
+    while (!stop && (nl = memchr(buf, '\n', n))) {
       *nl = 0;
-      if (first) { /* "<pid>\t<message>" */
-        char *tab = strchr(buf, '\t');
-        *pid = strtol(buf, NULL, 10);
-        snprintf(why, len, "%s", tab ? tab + 1 : buf);
-        first = 0;
-      }
-      lines++;
+      char *tab = strchr(buf, '\t');
+      stop = fn(ctx, strtol(buf, NULL, 10), tab ? tab + 1 : buf);
       n -= (size_t)(nl + 1 - buf);
       memmove(buf, nl + 1, n);
     }
     if (n == sizeof buf - 1) n = 0; /* a line longer than the buffer: not one of the collector's */
   }
   close(fd);
-  return lines;
+}
+
+typedef struct failures {
+  long *pid;
+  char *why;
+  size_t len, lines;
+} failures;
+
+static int one_failure(void *ctx, long pid, char *msg) {
+  failures *f = ctx;
+  if (!strncmp(msg, HU_COLLECTOR_STOPPED, strlen(HU_COLLECTOR_STOPPED))) return 0; /* it kept a log */
+  if (!f->lines++) {
+    *f->pid = pid;
+    snprintf(f->why, f->len, "%s", msg);
+  }
+  return 0;
+}
+
+size_t run_collector_failures(const char *dir, long *pid, char *why, size_t len) {
+  *pid = 0;
+  if (len) why[0] = 0;
+  failures f = {pid, why, len, 0};
+  status_lines(dir, one_failure, &f);
+  return f.lines;
+}
+
+typedef struct stopped {
+  hp_store *out;
+  hp_status st;
+} stopped;
+
+static int one_stopped(void *ctx, long pid, char *msg) {
+  stopped *s = ctx;
+  size_t k = strlen(HU_COLLECTOR_STOPPED);
+  if (strncmp(msg, HU_COLLECTOR_STOPPED, k)) return 0; /* a process without a log: said otherwise */
+  char key[64];
+  snprintf(key, sizeof key, "collector_stopped.%ld", pid);
+  return (s->st = hp_write_metadata(s->out, key, msg + k)) != HP_OK;
+}
+
+hp_status run_collector_stopped(const char *dir, hp_store *out) {
+  stopped s = {out, HP_OK};
+  status_lines(dir, one_stopped, &s);
+  return s.st;
 }

@@ -3,6 +3,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
 #include "drive.h"
+#include "run_app.h"
 
 #include "hubprof/assemble.h"
 #include "hubprof/hub.h"
@@ -41,6 +42,18 @@ int cli_merge_stores(char *const *paths, size_t n, const char *out_path, const c
   cli_drive_out o = {
       .path = out_path, .format = format, .verb = "merging", .quiet = quiet, .inputs = paths, .ninputs = n};
   st = cli_drive_write(&d, &o);
+  for (size_t i = 0; i < n && st == HP_OK; i++) { /* logs of a run's folder: those that stopped growing */
+    const char *slash = strrchr(paths[i], '/'), *base = slash ? slash + 1 : paths[i];
+    size_t len = strlen(base);
+    if (strncmp(base, "hubprof-", 8) || len < 4 || strcmp(base + len - 4, ".log")) continue;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - paths[i]) : 1, slash ? paths[i] : ".");
+    int seen = 0; /* each folder once */
+    for (size_t j = 0; j < i && !seen; j++)
+      seen = !strncmp(paths[j], dir, strlen(dir)) && paths[j][strlen(dir)] == '/' &&
+             !strchr(paths[j] + strlen(dir) + 1, '/');
+    if (!seen) st = run_collector_stopped(dir, d.out);
+  }
   int nothing = st == HP_OK && n && d.stats.skipped_inputs == n; /* every input skipped: no empty output */
   if (nothing) {
     cli_error("%s: not written: nothing complete in %s", out_path, n == 1 ? "the input" : "any input");

@@ -97,6 +97,8 @@ int run_assemble(const run_opts *o, const char *output, char *const *dirs, size_
                        .ninputs = nruns};
   if (st == HP_OK) st = cli_drive_write(&d, &out);
   *stats = d.stats;
+  for (size_t k = 0; k < nruns && st == HP_OK; k++) /* logs that stopped growing: why, in the metadata */
+    st = run_collector_stopped(dirs[k], d.out);
   if (st == HP_OK) st = cli_drive_commit(&d);
   if (st == HP_OK && nfailed) /* never silenced by -q: what they did is missing from the store */
     cli_warn("%zu process%s kept no log, so what %s did is not in %s (process %ld: %s)", nfailed,

@@ -67,6 +67,9 @@ char *run_make_log_dir(const char *output);
  * (it could not create the log, or a setting was bad): the lines of dir's status file
  * (hu_collector_status.h). The first one's process in *pid and message in why. */
 size_t run_collector_failures(const char *dir, long *pid, char *why, size_t len);
+/* The processes of dir whose log stopped growing (the disk filled: their status lines of kind
+ * HU_COLLECTOR_STOPPED) into out's metadata, collector_stopped.PID = the collector's message. */
+hp_status run_collector_stopped(const char *dir, struct hp_store *out);
 /* Remove a log directory and the files in it. */
 void run_remove_dir(const char *dir);
 /* Paths of the logs in dir (hubprof-*.log), sorted; free with run_free_list. */

@@ -95,14 +95,14 @@ static void read_cmdline(void) {
  * (hu_collector_status.h): how hubprof learns why this process kept no log. Made by hubprof with room
  * reserved, so it takes the line on a full disk or in a folder the application made unwritable; absent (the
  * collector loaded by hand), nothing is written. One write of at most ~1 KiB with O_APPEND: whole lines. */
-static void tell_hubprof(const char *text, size_t len) {
+static void tell_hubprof(const char *kind, const char *text, size_t len) {
   if (!g_env.output_dir) return;
   char path[4096], line[1100];
   if ((size_t)snprintf(path, sizeof path, "%s/" HU_COLLECTOR_STATUS, g_env.output_dir) >= sizeof path) return;
   int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return;
   struct stat sb;
-  int n = snprintf(line, sizeof line, "%ld\t%.*s", (long)getpid(), (int)len, text);
+  int n = snprintf(line, sizeof line, "%ld\t%s%.*s", (long)getpid(), kind, (int)len, text);
   if (n > 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
     if ((size_t)n >= sizeof line) line[(n = (int)sizeof line - 1) - 1] = '\n';
     ssize_t w = write(fd, line, (size_t)n);
@@ -111,9 +111,9 @@ static void tell_hubprof(const char *text, size_t len) {
   close(fd);
 }
 
-/* One line "hubprof: ..." on stderr; tell: also into the status file for hubprof (the process keeps no log).
- */
-static void vsay(int tell, const char *fmt, va_list ap) {
+/* One line "hubprof: ..." on stderr; tell (non-NULL): also into the status file for hubprof, after that kind
+ * ("": the process keeps no log; HU_COLLECTOR_STOPPED: its log stopped growing). */
+static void vsay(const char *tell, const char *fmt, va_list ap) {
   char buf[1024];
   int saved = errno;
   int n = snprintf(buf, sizeof buf, "hubprof: ");
@@ -123,27 +123,34 @@ static void vsay(int tell, const char *fmt, va_list ap) {
   buf[len++] = '\n';
   ssize_t w = write(2, buf, len);
   (void)w;
-  if (tell) tell_hubprof(buf + n, len - (size_t)n);
+  if (tell) tell_hubprof(tell, buf + n, len - (size_t)n);
   errno = saved;
 }
 __attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsay(0, fmt, ap);
+  vsay(NULL, fmt, ap);
   va_end(ap);
 }
 /* The collector turns itself off before it has a log: said on stderr and to hubprof (status file). */
 __attribute__((format(printf, 1, 2))) static void say_off(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsay(1, fmt, ap);
+  vsay("", fmt, ap);
   va_end(ap);
   atomic_store(&hpc_enabled, -1);
+}
+/* The log stops growing (the disk filled): said on stderr and to hubprof, which keeps it in the metadata. */
+__attribute__((format(printf, 1, 2))) static void say_stopped(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsay(HU_COLLECTOR_STOPPED, fmt, ap);
+  va_end(ap);
 }
 void hpc_say(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsay(0, fmt, ap);
+  vsay(NULL, fmt, ap);
   va_end(ap);
 }
 #define DEBUG(...)                                                                                           \
@@ -379,8 +386,8 @@ static hp_store *store_locked(void) {
 /* Count a failed row write; the log itself records the loss. Warn once. */
 static void write_failed(hp_store *s, hp_status rc) {
   if (atomic_exchange(&g_warned_space, 1)) return;
-  say("%s: cannot write (%s, disk full?); records are counted as lost from here on", hp_store_path(s),
-      hp_status_str(rc));
+  say_stopped("%s: cannot write (%s, disk full?); records are counted as lost from here on", hp_store_path(s),
+              hp_status_str(rc));
 }
 
 /* ---- registries: devices (agents), kernel names (symbols), queues; g_lock held ------------------------ */

@@ -6,8 +6,12 @@
 #define HUBPROF_HU_COLLECTOR_STATUS_H
 
 /* The file's name in the log folder: hidden, so `hubprof merge FOLDER` and the log listings pass it by. Each
- * line: the process id, a tab, the collector's message (the one it wrote on stderr), a newline. */
+ * line: the process id, a tab, the collector's message (the one it wrote on stderr), a newline. A process
+ * that keeps its log but stopped adding to it (the disk filled) writes HU_COLLECTOR_STOPPED right after the
+ * tab: hubprof stores such lines in the store's metadata (collector_stopped.PID) instead of counting the
+ * process as one without a log. */
 #define HU_COLLECTOR_STATUS ".collector-status"
+#define HU_COLLECTOR_STOPPED "stopped: "
 /* Room hubprof reserves for it (FALLOC_FL_KEEP_SIZE), so the lines fit on a disk that has filled up since. */
 #define HU_COLLECTOR_STATUS_ROOM 65536
 

@@ -129,8 +129,7 @@ hp_status mread_open(hp_store *in, hp_table t, mread **out) {
   int64_t lo, hi;
   if (t != HP_TABLE_DISPATCH || n < 2 || !in->ops->row_span || !in->ops->cursor_part ||
       stat(hp_store_path(in), &sb) != 0 || (!asked && (uint64_t)sb.st_size < MR_MIN_BYTES) ||
-      in->ops->row_span(in, t, &lo, &hi) != HP_OK ||
-      hi - lo < 4 * MR_RANGE_ROWS)
+      in->ops->row_span(in, t, &lo, &hi) != HP_OK || hi - lo < 4 * MR_RANGE_ROWS)
     return HP_ERR_UNSUPPORTED;
   mread *r = calloc(1, sizeof *r);
   if (!r) return HP_ERR_NOMEM;

@@ -60,6 +60,11 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=3m tmpfs "$mnt" 2>/dev/null; the
   else
     kept=$(grep -oE "logs are kept in [^ ]+" full.err | awk '{print $NF}')
     [ -n "$kept" ] && [ -d "$kept" ] && ok || bad "no store and no kept logs named: $(cat full.err)"
+    # merged where there is room: the store's metadata says where and why the log stopped (collector_stopped.PID)
+    "$HP" merge -q -o "$T/kept.db" "$kept" 2>merge.err && ok || bad "merge of the kept logs: $(cat merge.err)"
+    sqlite3 "$T/kept.db" "select value from rocpd_metadata where tag like 'collector_stopped.%'" 2>/dev/null |
+      grep -q "cannot write (.*disk full?); records are counted as lost" && ok ||
+      bad "the kept logs' store does not say why they stopped: $("$HP" info "$T/kept.db" 2>&1 | head -20)"
   fi
   umount "$mnt"
 else
