@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The I/O fault sweep (issue 30): fault_io.c, preloaded into hubprof and the traced application, makes the Nth
 # write/pwrite/fsync/fdatasync/rename/ftruncate/posix_fallocate/msync on a file under the test folder (not
 # the OpenCL runtime's kernel cache) fail with ENOSPC or EIO (alternately). Swept over the calls of a trace
@@ -13,7 +14,6 @@
 # folder sync of a trace, a merge, a convert to Parquet and to a log): the store is complete and in place, one
 # warning says its name may not survive a system crash, exit 0 (docs/cli/exit-codes.md).
 # Prints the sweep sizes. usage: test_fault.sh [HUBPROF [SAN_HUBPROF]]
-# SPDX-License-Identifier: MIT
 set -u
 HP=${1:-build/hubprof}
 SAN=${2:-build/san/hubprof}
