@@ -14,6 +14,8 @@ debs+=(openmpi-bin libopenmpi-dev) # cluster runs: the MPI rank tests
 debs+=(llvm-15-dev) # analyze --by line for -g alone: the LLVM-C headers of the plugin build/libhubprof_llvm.so (h-lines)
 debs+=(time) # /usr/bin/time: the memory and time bounds of tests/cli/test_bounds.sh
 debs+=(clpeak) # the OpenCL peak benchmark hubprof roofline's ceilings are compared with (bench/bench_roofline.sh)
+debs+=(pkg-config) # tests/test_install.sh builds an application against the installed hubprof.pc (a bare Debian 12 lacks it)
+debs+=(python3-venv) # tests/python/test_install.py: pip install ./python into a fresh venv (ensurepip; a bare Debian 12 lacks it)
 debs+=(python3 python3-pip) # the Python bindings and their tests; pip for the packages below (a bare Debian 12 has neither)
 missing=()
 for p in "${debs[@]}"; do

@@ -16,9 +16,10 @@ mkdir -p "$T/logs"
 "$HP" merge -q -o "$T/s.db" "$T"/logs/*.log || bad "merge failed"
 
 # ptyrun OUTFILE CMD...: run CMD with stderr on a pseudo-terminal (stdout into OUTFILE); prints what the
-# terminal received, and exits with CMD's status
+# terminal received, and exits with CMD's status. TERM is a real terminal's (xterm) unless the caller sets
+# PTY_TERM: the line is never drawn under TERM=dumb, which a bare container or CI shell often has.
 ptyrun() {
-  python3 - "$@" <<'EOF'
+  TERM=${PTY_TERM:-xterm} python3 - "$@" <<'EOF'
 import os, pty, subprocess, sys
 out = open(sys.argv[1], "wb")
 master, slave = pty.openpty()
@@ -93,6 +94,9 @@ ptyrun "$T/out" "$HP" analyze -q "$T/s.db" >"$T/tty"
 # work shorter than the delay stays silent even on a terminal
 HUBPROF_PROGRESS_DELAY_MS=600000 ptyrun "$T/out" "$HP" info "$T/s.db" >"$T/tty"
 [ ! -s "$T/tty" ] && ok || bad "work shorter than the delay drew a progress line"
+# a terminal that cannot move the cursor (TERM=dumb): nothing drawn, the report unchanged
+PTY_TERM=dumb ptyrun "$T/out" "$HP" info "$T/s.db" >"$T/tty"
+[ ! -s "$T/tty" ] && grep -qE "dispatch +40000$" "$T/out" && ok || bad "TERM=dumb drew: $(od -c "$T/tty" | head -3)"
 
 # export: regions and dispatches read, of their total
 ptyrun "$T/out" "$HP" export --format chrome "$T/s.db" -o "$T/s.json" >"$T/tty"

@@ -18,7 +18,9 @@ import termios
 rows, cols = int(sys.argv[1]), int(sys.argv[2])
 master, slave = pty.openpty()
 fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-p = subprocess.Popen(sys.argv[3:], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL)
+# TERM names this terminal, as a terminal emulator does (the caller's may be "dumb", or unset in a container)
+p = subprocess.Popen(sys.argv[3:], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL,
+                     env=dict(os.environ, TERM="vt100"))
 os.close(slave)
 data = b""
 while True:

@@ -33,7 +33,8 @@ def test_pip_install_into_a_venv(tmp_path):
     env_dir = tmp_path / "venv"
     try:
         venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
-    except (subprocess.CalledProcessError, OSError) as e:  # Debian's python3 without python3-venv
+    except (subprocess.CalledProcessError, OSError, SystemExit) as e:  # Debian's python3 without python3-venv
+        # (Debian's venv module exits, SystemExit, when ensurepip is missing; scripts/deps.sh installs it)
         pytest.skip(f"cannot create a virtual environment with pip: {e}")
     py = env_dir / "bin" / "python"
     env = {k: v for k, v in os.environ.items() if k not in ("HUBPROF_LIB", "PYTHONPATH", "PIP_REQUIRE_VIRTUALENV")}
