@@ -90,8 +90,8 @@ static hpc_cu_kernel recs[4];
 static int nrecs, held; /* records to deliver; the last `held` only at a forced flush */
 static const unsigned char *cubin;
 static size_t cubin_n;
-static uint64_t pc_ldg; /* the LDG's offset in the kernel */
-static int pc_given;
+static uint64_t pc_ldg;        /* the LDG's offset in the kernel */
+static int pc_given, pc_ready; /* the samples handed over; they exist (both launches made) */
 
 #define OK 0
 #define FAIL 1
@@ -330,7 +330,9 @@ int cuptiPCSamplingGetStallReasons(void *p) {
   }
   return OK;
 }
-/* Once: launch 5's samples (90 on the load, 10 at the start) and launch 6's (20 on the load). */
+/* Once, after both launches (as on a GPU: no sample of a kernel before its module has loaded and it has
+ * launched; a drain between the context's creation and the module's callback would find them unplaceable):
+ * launch 5's samples (90 on the load, 10 at the start) and launch 6's (20 on the load). */
 int cuptiPCSamplingGetData(void *p) {
   struct {
     p_ctx c;
@@ -339,7 +341,7 @@ int cuptiPCSamplingGetData(void *p) {
   hpc_cupti_pc_data *d = q->d;
   pthread_mutex_lock(&lock);
   d->totalNumPcs = d->remainingNumPcs = 0;
-  if (!pc_given && cubin && d->collectNumPcs >= 3) {
+  if (!pc_given && pc_ready && cubin && d->collectNumPcs >= 3) {
     static char fn[] = "_Z5chasePKjPji";
     static const struct {
       uint64_t off;
@@ -403,21 +405,23 @@ int fake_cupti_run(const unsigned char *bytes, size_t n, uint64_t ldg) {
   } mod = {7, n, bytes};
   res.desc = &mod;
   cb(NULL, 3, 6, &res); /* CUPTI_CBID_RESOURCE_MODULE_LOADED */
+  uint64_t end5 = 0;    /* launch 5's end (its record may be flushed before launch 6) */
   for (uint32_t corr = 5; corr <= 6; corr++) {
     api(1, 307, corr, "_Z5chasePKjPji"); /* cuLaunchKernel */
     pthread_mutex_lock(&lock);
     hpc_cu_kernel *k = &recs[nrecs++];
     memset(k, 0, sizeof *k);
     k->kind = HPC_CU_KIND_CONCURRENT_KERNEL;
-    k->start = corr == 6 ? recs[0].end + 1000 : now ? now() : 1000; /* one stream: one after the other */
-    k->end = k->start + 1000000;
+    k->start = corr == 6 ? end5 + 1000 : now ? now() : 1000; /* one stream: one after the other */
+    k->end = end5 = k->start + 1000000;
     k->correlationId = corr;
     k->gridX = k->gridY = k->gridZ = k->blockX = k->blockY = k->blockZ = 1;
     k->name = "_Z5chasePKjPji";
     if (corr == 5) pm_make(k->start);
+    /* PC sampling: launch 6 still runs, its record comes at the forced flush only; the samples now exist */
+    if (corr == 6) held = pc_enabled, pc_ready = 1;
     pthread_mutex_unlock(&lock);
   }
-  held = pc_enabled;   /* PC sampling: launch 6 still runs, its record comes at the forced flush only */
   api(1, 17, 8, NULL); /* cuCtxSynchronize: the flusher reads what has completed */
   return 0;
 }
