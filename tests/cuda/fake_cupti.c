@@ -210,8 +210,11 @@ int cuptiPmSamplingGetCounterDataSize(void *p) {
   return q->size = 64, OK;
 }
 
-/* PM sampling: the intervals the GPU sampled (on CLOCK_REALTIME, as a GPU's timer runs), made at the first
- * launch: two before its kernel, ten of 99 us inside it, the values 1 to 10 */
+/* PM sampling: the intervals the GPU sampled, made at the first launch on the collector's clock
+ * (CLOCK_MONOTONIC_RAW): two before its kernel (the second ends 1 us inside it), ten of 99 us inside it, the
+ * values 1 to 10; decoded on CLOCK_REALTIME, as a GPU's timer runs, by the offset measured at the decode (in
+ * the provider's drain, as it measures its own), each clock read between two of the other, the tightest of 8
+ */
 typedef struct {
   uint64_t start, end;
   double v;
@@ -228,8 +231,20 @@ int cuptiPmSamplingDecodeData(void *p) {
     int32_t stop;
     uint8_t overflow;
   } *q = p;
+  int64_t off = 0, width = INT64_MAX;
+  for (int i = 0; i < 8 && width > 200; i++) {
+    struct timespec a, r, b;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &a);
+    clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_MONOTONIC_RAW, &b);
+    int64_t an = (int64_t)a.tv_sec * 1000000000 + a.tv_nsec, bn = (int64_t)b.tv_sec * 1000000000 + b.tv_nsec;
+    if (bn - an < width)
+      width = bn - an, off = (int64_t)r.tv_sec * 1000000000 + r.tv_nsec - (an + (bn - an) / 2);
+  }
   pthread_mutex_lock(&lock);
-  memcpy(pm_decoded, pm_made, sizeof pm_made);
+  for (int i = 0; i < pm_nmade; i++)
+    pm_decoded[i] = (pm_iv){(uint64_t)((int64_t)pm_made[i].start + off),
+                            (uint64_t)((int64_t)pm_made[i].end + off), pm_made[i].v};
   pm_ndecoded = pm_nmade, pm_nmade = 0;
   pthread_mutex_unlock(&lock);
   return q->stop = 0, q->overflow = 0, OK;
@@ -269,13 +284,9 @@ int cuptiProfilerHostEvaluateToGpuValues(void *p) {
   return OK;
 }
 static void pm_make(uint64_t start) { /* lock held */
-  struct timespec r, m;
-  clock_gettime(CLOCK_REALTIME, &r);
-  clock_gettime(CLOCK_MONOTONIC_RAW, &m);
-  int64_t off = ((int64_t)r.tv_sec - m.tv_sec) * 1000000000 + r.tv_nsec - m.tv_nsec;
   for (int i = -2; i < 10 && pm_nmade < 32; i++)
-    pm_made[pm_nmade++] = (pm_iv){(uint64_t)((int64_t)start + off + 1000 + i * 99000),
-                                  (uint64_t)((int64_t)start + off + 1000 + (i + 1) * 99000), i + 1.0};
+    pm_made[pm_nmade++] = (pm_iv){(uint64_t)((int64_t)start + 1000 + i * 99000),
+                                  (uint64_t)((int64_t)start + 1000 + (i + 1) * 99000), i + 1.0};
 }
 
 static uint64_t crc_of(const void *p, size_t n) { /* FNV-1a: any function of the bytes does */
