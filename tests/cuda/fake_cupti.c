@@ -90,8 +90,8 @@ static hpc_cu_kernel recs[4];
 static int nrecs, held; /* records to deliver; the last `held` only at a forced flush */
 static const unsigned char *cubin;
 static size_t cubin_n;
-static uint64_t pc_ldg; /* the LDG's offset in the kernel */
-static int pc_given;
+static uint64_t pc_ldg;        /* the LDG's offset in the kernel */
+static int pc_given, pc_ready; /* the samples handed over; they exist (both launches made) */
 
 #define OK 0
 #define FAIL 1
@@ -210,8 +210,11 @@ int cuptiPmSamplingGetCounterDataSize(void *p) {
   return q->size = 64, OK;
 }
 
-/* PM sampling: the intervals the GPU sampled (on CLOCK_REALTIME, as a GPU's timer runs), made at the first
- * launch: two before its kernel, ten of 99 us inside it, the values 1 to 10 */
+/* PM sampling: the intervals the GPU sampled, made at the first launch on the collector's clock
+ * (CLOCK_MONOTONIC_RAW): two before its kernel (the second ends 1 us inside it), ten of 99 us inside it, the
+ * values 1 to 10; decoded on CLOCK_REALTIME, as a GPU's timer runs, by the offset measured at the decode (in
+ * the provider's drain, as it measures its own), each clock read between two of the other, the tightest of 8
+ */
 typedef struct {
   uint64_t start, end;
   double v;
@@ -228,8 +231,20 @@ int cuptiPmSamplingDecodeData(void *p) {
     int32_t stop;
     uint8_t overflow;
   } *q = p;
+  int64_t off = 0, width = INT64_MAX;
+  for (int i = 0; i < 8 && width > 200; i++) {
+    struct timespec a, r, b;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &a);
+    clock_gettime(CLOCK_REALTIME, &r);
+    clock_gettime(CLOCK_MONOTONIC_RAW, &b);
+    int64_t an = (int64_t)a.tv_sec * 1000000000 + a.tv_nsec, bn = (int64_t)b.tv_sec * 1000000000 + b.tv_nsec;
+    if (bn - an < width)
+      width = bn - an, off = (int64_t)r.tv_sec * 1000000000 + r.tv_nsec - (an + (bn - an) / 2);
+  }
   pthread_mutex_lock(&lock);
-  memcpy(pm_decoded, pm_made, sizeof pm_made);
+  for (int i = 0; i < pm_nmade; i++)
+    pm_decoded[i] = (pm_iv){(uint64_t)((int64_t)pm_made[i].start + off),
+                            (uint64_t)((int64_t)pm_made[i].end + off), pm_made[i].v};
   pm_ndecoded = pm_nmade, pm_nmade = 0;
   pthread_mutex_unlock(&lock);
   return q->stop = 0, q->overflow = 0, OK;
@@ -269,13 +284,9 @@ int cuptiProfilerHostEvaluateToGpuValues(void *p) {
   return OK;
 }
 static void pm_make(uint64_t start) { /* lock held */
-  struct timespec r, m;
-  clock_gettime(CLOCK_REALTIME, &r);
-  clock_gettime(CLOCK_MONOTONIC_RAW, &m);
-  int64_t off = ((int64_t)r.tv_sec - m.tv_sec) * 1000000000 + r.tv_nsec - m.tv_nsec;
   for (int i = -2; i < 10 && pm_nmade < 32; i++)
-    pm_made[pm_nmade++] = (pm_iv){(uint64_t)((int64_t)start + off + 1000 + i * 99000),
-                                  (uint64_t)((int64_t)start + off + 1000 + (i + 1) * 99000), i + 1.0};
+    pm_made[pm_nmade++] = (pm_iv){(uint64_t)((int64_t)start + 1000 + i * 99000),
+                                  (uint64_t)((int64_t)start + 1000 + (i + 1) * 99000), i + 1.0};
 }
 
 static uint64_t crc_of(const void *p, size_t n) { /* FNV-1a: any function of the bytes does */
@@ -330,7 +341,9 @@ int cuptiPCSamplingGetStallReasons(void *p) {
   }
   return OK;
 }
-/* Once: launch 5's samples (90 on the load, 10 at the start) and launch 6's (20 on the load). */
+/* Once, after both launches (as on a GPU: no sample of a kernel before its module has loaded and it has
+ * launched; a drain between the context's creation and the module's callback would find them unplaceable):
+ * launch 5's samples (90 on the load, 10 at the start) and launch 6's (20 on the load). */
 int cuptiPCSamplingGetData(void *p) {
   struct {
     p_ctx c;
@@ -339,7 +352,7 @@ int cuptiPCSamplingGetData(void *p) {
   hpc_cupti_pc_data *d = q->d;
   pthread_mutex_lock(&lock);
   d->totalNumPcs = d->remainingNumPcs = 0;
-  if (!pc_given && cubin && d->collectNumPcs >= 3) {
+  if (!pc_given && pc_ready && cubin && d->collectNumPcs >= 3) {
     static char fn[] = "_Z5chasePKjPji";
     static const struct {
       uint64_t off;
@@ -403,21 +416,23 @@ int fake_cupti_run(const unsigned char *bytes, size_t n, uint64_t ldg) {
   } mod = {7, n, bytes};
   res.desc = &mod;
   cb(NULL, 3, 6, &res); /* CUPTI_CBID_RESOURCE_MODULE_LOADED */
+  uint64_t end5 = 0;    /* launch 5's end (its record may be flushed before launch 6) */
   for (uint32_t corr = 5; corr <= 6; corr++) {
     api(1, 307, corr, "_Z5chasePKjPji"); /* cuLaunchKernel */
     pthread_mutex_lock(&lock);
     hpc_cu_kernel *k = &recs[nrecs++];
     memset(k, 0, sizeof *k);
     k->kind = HPC_CU_KIND_CONCURRENT_KERNEL;
-    k->start = corr == 6 ? recs[0].end + 1000 : now ? now() : 1000; /* one stream: one after the other */
-    k->end = k->start + 1000000;
+    k->start = corr == 6 ? end5 + 1000 : now ? now() : 1000; /* one stream: one after the other */
+    k->end = end5 = k->start + 1000000;
     k->correlationId = corr;
     k->gridX = k->gridY = k->gridZ = k->blockX = k->blockY = k->blockZ = 1;
     k->name = "_Z5chasePKjPji";
     if (corr == 5) pm_make(k->start);
+    /* PC sampling: launch 6 still runs, its record comes at the forced flush only; the samples now exist */
+    if (corr == 6) held = pc_enabled, pc_ready = 1;
     pthread_mutex_unlock(&lock);
   }
-  held = pc_enabled;   /* PC sampling: launch 6 still runs, its record comes at the forced flush only */
   api(1, 17, 8, NULL); /* cuCtxSynchronize: the flusher reads what has completed */
   return 0;
 }
