@@ -59,7 +59,7 @@ def test_counters_as_otf2_metrics(store, tmp_path):
     out = tmp_path / "c-otf2"
     p = run(need(HUBPROF), "export", store, "-o", out, "--format", "otf2")
     assert "9 counter values" in p.stderr and "12 counter samples" in p.stderr
-    assert "1 events out of order skipped" in p.stderr  # the sample after its dispatch
+    assert "1 event out of order skipped" in p.stderr  # the sample after its dispatch
     ev = metrics(out)
     with hubprof.open(store) as s:
         cv = s.table("counter_value")
