@@ -170,6 +170,9 @@ EOF
 fi
 
 # ---- CUDA counters without a GPU (the Range Profiler's host half; tests/device/cuda.sh runs the rest) ----
+# CUPTI's host API cannot be loaded by a sanitizer build (cupti_host.c): this part runs the release CLI
+HPC=$HP
+case "$HP" in *san/*) HPC=$B/hubprof ;; esac
 # the values table and the parameter structs (no libcupti needed)
 R="$B/tests/cuda/test_cuda_range"
 CHECK="python3 tests/cupti/cupti_check.py"
@@ -185,7 +188,7 @@ done
 # bytes in 1 ms each, 2^20 instructions in 2^21 cycles, 1024 blocks on 132 SMs)
 "$R" --store "$T/cuda_prof.db" >"$T/range.out" 2>&1 && grep -q " 0 failed" "$T/range.out" && ok ||
   bad "test_cuda_range --store: $(tail -5 "$T/range.out")"
-expect 0 "$HP" analyze --metrics dram_gbs,sm_ipc,launch_blocks_per_sm --format csv "$T/cuda_prof.db"
+expect 0 "$HPC" analyze --metrics dram_gbs,sm_ipc,launch_blocks_per_sm --format csv "$T/cuda_prof.db"
 python3 -c '
 import csv, sys
 r = list(csv.DictReader(open(sys.argv[1])))
@@ -195,9 +198,9 @@ assert float(r[0]["sm_ipc"]) == 0.5 and abs(float(r[0]["launch_blocks_per_sm"]) 
 assert r[0]["smsp__inst_executed.sum"] == "1048576", r
 ' "$T/out" && ok || bad "analyze of a CUDA counter store: $(cat "$T/out" "$T/err")"
 # with libcupti: the configuration images the collector builds for GH100 and GB100, their passes as CUPTI counts
-LIB=$("$HP" list devices --format csv 2>/dev/null | python3 -c 'import csv,sys; r=[x["path"] for x in csv.DictReader(sys.stdin) if x["provider"] == "cupti"]; print(r[0] if r else "")')
+LIB=$("$HPC" list devices --format csv 2>/dev/null | python3 -c 'import csv,sys; r=[x["path"] for x in csv.DictReader(sys.stdin) if x["provider"] == "cupti"]; print(r[0] if r else "")')
 if [ -z "$LIB" ]; then
-  echo "test_cuda: CUDA counters' host part skipped: no libcupti ($("$HP" list devices 2>&1 >/dev/null | head -1))"
+  echo "test_cuda: CUDA counters' host part skipped: no libcupti ($("$HPC" list devices 2>&1 >/dev/null | head -1))"
 else
   export HUBPROF_CUPTI=$LIB
   "$R" GH100 "$FIVE" GH100 "$TEN" GB100 "$FIVE" GB100 "$TEN" >"$T/range.out" 2>&1
@@ -213,19 +216,19 @@ else
   done
   # profile with NVIDIA metric names and no driver: one line, before anything runs, nothing written
   for dev in "" "--device cuda"; do
-    expect 1 "$HP" profile $dev --counters "$FIVE" -o "$T/prof.db" -- touch "$T/ran"
+    expect 1 "$HPC" profile $dev --counters "$FIVE" -o "$T/prof.db" -- touch "$T/ran"
     one_line_error "NVIDIA metrics need a CUDA GPU"
     [ ! -e "$T/ran" ] && [ ! -e "$T/prof.db" ] && ok || bad "profile ${dev:-(no --device)} without a GPU ran the program"
   done
   # a named chip: the plan is CUPTI's (kernel replay: one configuration, CUPTI's pass count), then the run
   # (`true` uses no GPU API: nothing is recorded, which hubprof says; its exit status)
-  expect 0 "$HP" profile --device GH100 --counters "$TEN" -o "$T/prof.db" -- true
+  expect 0 "$HPC" profile --device GH100 --counters "$TEN" -o "$T/prof.db" -- true
   want=$($CHECK "$LIB" GH100 passes "$TEN")
   grep -q "^hubprof: plan: 10 counters in 1 pass on GH100, kernel replay (one configuration)$" "$T/err" &&
     grep -q "^hubprof:   CUPTI replays each kernel $want times for this configuration$" "$T/err" && ok ||
     bad "kernel replay plan: $(cat "$T/err")"
   # application replay: configurations of one CUPTI pass each, every metric in exactly one
-  expect 0 "$HP" profile --device GH100 --replay application --counters "$TEN" -o "$T/prof.db" -- true
+  expect 0 "$HPC" profile --device GH100 --replay application --counters "$TEN" -o "$T/prof.db" -- true
   n=0 all=""
   while read -r conf; do
     n=$((n + 1))
@@ -239,33 +242,33 @@ else
     bad "application replay plan ($n configurations): $(head -1 "$T/err")"
   echo "test_cuda: GH100, 10 metrics: kernel replay 1 configuration of $want CUPTI passes; application replay $n runs"
   # refused before anything runs: multiplexing, an unknown metric (CUPTI's closest name), per-pass limits
-  expect 2 "$HP" profile --device GH100 --replay multiplex --counters "$FIVE" -- touch "$T/ran"
+  expect 2 "$HPC" profile --device GH100 --replay multiplex --counters "$FIVE" -- touch "$T/ran"
   one_line_error "not iteration multiplexing"
-  expect 1 "$HP" profile --device GH100 --counters sm__cycles_elapsed.avg,dram__bytes_reed.sum -- touch "$T/ran"
+  expect 1 "$HPC" profile --device GH100 --counters sm__cycles_elapsed.avg,dram__bytes_reed.sum -- touch "$T/ran"
   one_line_error "unknown metric 'dram__bytes_reed.sum' on GH100 (did you mean 'dram__bytes_read.sum'?)"
   [ ! -e "$T/ran" ] && ok || bad "a refused profile ran the program"
   # per-device lists: the chip a selector names plans its own list
-  expect 0 "$HP" profile --device GH100 --counters "device=GB100:$FIVE" --counters "device=1:dram__bytes_read.sum" -o "$T/prof.db" -- true
+  expect 0 "$HPC" profile --device GH100 --counters "device=GB100:$FIVE" --counters "device=1:dram__bytes_read.sum" -o "$T/prof.db" -- true
   grep -A1 "^hubprof: plan for device=GB100:" "$T/err" | grep -q "^hubprof: plan: 5 counters in 1 pass on GB100, kernel" &&
     grep -A1 "^hubprof: plan for device=1:" "$T/err" | grep -q "^hubprof: plan: 1 counter in 1 pass on GH100, kernel" &&
     ! grep -q "every other device" "$T/err" && ok || bad "per-device plans: $(cat "$T/err")"
   # ... and under application replay (issue 32): each list split into its own one-pass configurations
-  expect 0 "$HP" profile --device GH100 --replay application --counters "device=GB100:$TEN" \
+  expect 0 "$HPC" profile --device GH100 --replay application --counters "device=GB100:$TEN" \
     --counters "device=1:dram__bytes_read.sum" -o "$T/prof.db" -- true
   grep -A1 "^hubprof: plan for device=GB100:" "$T/err" | grep -qE "^hubprof: plan: 10 counters in [0-9]+ passes on GB100, application" &&
     grep -A1 "^hubprof: plan for device=1:" "$T/err" | grep -q "^hubprof: plan: 1 counter in 1 pass on GH100, application" &&
     ok || bad "per-device plans, application replay: $(cat "$T/err")"
   # the NVIDIA metric set: planned for a chip without a GPU
-  expect 0 "$HP" plan --device GH100 --metrics all
+  expect 0 "$HPC" plan --device GH100 --metrics all
   head -1 "$T/out" | grep -qE "^GH100: [0-9]+ counters in [0-9]+ passes" && ok || bad "plan --metrics all: $(head -3 "$T/out" "$T/err")"
-  expect 0 "$HP" plan --device GB100 --metrics sol_sm_pct,occupancy_pct,dram_gbs --format line
+  expect 0 "$HPC" plan --device GB100 --metrics sol_sm_pct,occupancy_pct,dram_gbs --format line
   [ "$(cat "$T/out")" = "sm__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum" ] &&
     ok || bad "plan --metrics on GB100: $(cat "$T/out" "$T/err")"
   # the collector asked for CUDA counters in a process with OpenCL and no CUDA driver: the one CUDA line, the
   # program unchanged (OpenCL kernels run unprofiled under a CUDA counter profile)
   if clinfo -l 2>/dev/null | grep -q Device; then
     "$B/tests/cuda/inject_ocl" >"$T/plain.out" 2>/dev/null
-    "$HP" profile --device GH100 --counters "$FIVE" -o "$T/q.db" -- "$B/tests/cuda/inject_ocl" >"$T/out" 2>"$T/err"
+    "$HPC" profile --device GH100 --counters "$FIVE" -o "$T/q.db" -- "$B/tests/cuda/inject_ocl" >"$T/out" 2>"$T/err"
     sed 's/injection 0/injection 1/' "$T/plain.out" | cmp -s - "$T/out" && ok || bad "inject_ocl under a CUDA profile: $(cat "$T/out")"
     [ "$(grep -c '^hubprof: CUDA work is not recorded' "$T/err")" -eq 1 ] && ok ||
       bad "inject_ocl under a CUDA profile: not one line about CUDA: $(cat "$T/err")"
