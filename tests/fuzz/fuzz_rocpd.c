@@ -29,13 +29,13 @@ static void make_base(void) {
     return;
   }
   hp_node n = {sizeof n, 1, "host", "machine", "Linux", "6.1", "#1", "x86_64"};
-  hp_process p = {sizeof p, 1, 1, 100, 1, 3, 5, 900, "./app \"x\"", 2, -1, -1, "", 0};
+  hp_process p = {sizeof p, 1, 1, 100, 1, 3, 5, 900, "./app \"x\"", 2, -1, -1, "", 0, -1, -1};
   hp_thread t = {sizeof t, 1, 1, 100, 5, 900, "main"};
   hp_agent a = {
       .size = sizeof a, .id = 1, .node_id = 1, .type = HP_AGENT_GPU, .name = "gfx942", .runtime = "r\n"};
   hp_queue q = {sizeof q, 1, 1, 1, "q"};
   hp_code_object co = {sizeof co, 1, 1, 1, "file:///k.co", 4096, 8192, "", 0, "", "", ""};
-  hp_kernel_symbol k = {sizeof k, 1, 1, "kern", "", 4, 8};
+  hp_kernel_symbol k = {sizeof k, 1, 1, "kern", "", 4, 8, "", 0};
   hp_counter_info ci = {.size = sizeof ci, .id = 1, .agent_id = 1, .name = "SQ_WAVES", .block = "SQ"};
   hp_write_node(s, &n);
   hp_write_process(s, &p);
