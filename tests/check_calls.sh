@@ -48,7 +48,7 @@ for src, o in sorted(objs.items()):
                 funcs.add(name)
 if not partial:
     seen = {module(s) for s in objs}
-    want = {"hub", "common", "counters", "analysis", "collector", "export", "cli"}
+    want = {"hub", "assembly", "common", "counters", "analysis", "collector", "export", "cli"}
     check(want <= seen, f"{root}: objects missing for modules {sorted(want - seen)}")
 
 fedges, medges = {}, {}  # file -> file -> symbol; module -> module -> "a calls b's f"
@@ -106,7 +106,7 @@ check(not [c for c in ff if frozenset(c) not in KNOWN], "call graph has circles 
 # 4. the merge and the assembly reach a format only through hp_format_ops: none of their files includes a
 # format's own header (from the compiler's dependency file beside each object, headers included directly or not)
 FORMAT_HDR = re.compile(r"src/hub/(fmt_[a-z_]+|rocpd_[a-z_]+|parquet_[a-z_]+)\.h$")
-MERGERS = re.compile(r"src/(hub/(merge|assemble)[a-z_]*|cli/merge_[a-z_]+)\.c$")
+MERGERS = re.compile(r"src/(assembly/[a-z_]+|cli/merge_[a-z_]+)\.c$")
 for src, o in sorted(objs.items()):
     if not MERGERS.search(src):
         continue
@@ -146,21 +146,21 @@ fail=${fail:-1}
 # layering (hub -> cli), a file circle inside one module and a merge file including a format's header must
 # fail, naming each.
 S="$T/synth"
-mkdir -p "$S/src/hub" "$S/src/cli" "$S/src/common"
+mkdir -p "$S/src/hub" "$S/src/cli" "$S/src/common" "$S/src/assembly"
 printf 'int zz_cli_fn(void);\nint zz_hub_fn(void) { return zz_cli_fn(); }\n' >"$T/a.c"
 printf 'int zz_hub_fn(void);\nint zz_cli_fn(void) { return zz_hub_fn() + 1; }\n' >"$T/b.c"
 printf 'int zz_y(void);\nint zz_x(void) { return zz_y(); }\n' >"$T/x.c"
 printf 'int zz_x(void);\nint zz_y(void) { return zz_x(); }\n' >"$T/y.c"
 cc -c "$T/a.c" -o "$S/src/hub/zz_a.o" && cc -c "$T/b.c" -o "$S/src/cli/zz_b.o" &&
   cc -c "$T/x.c" -o "$S/src/common/zz_x.o" && cc -c "$T/y.c" -o "$S/src/common/zz_y.o" &&
-  cc -c -x c /dev/null -o "$S/src/hub/merge_zz.o" || fail=$((fail + 1))
-printf 'src/hub/merge_zz.o: src/hub/merge_zz.c src/hub/hub_internal.h \\\n src/hub/fmt_log.h\n' >"$S/src/hub/merge_zz.d"
+  cc -c -x c /dev/null -o "$S/src/assembly/merge_zz.o" || fail=$((fail + 1))
+printf 'src/assembly/merge_zz.o: src/assembly/merge_zz.c src/hub/hub_internal.h \\\n src/hub/fmt_log.h\n' >"$S/src/assembly/merge_zz.d"
 graph "$S" --partial >"$T/self" 2>&1
 selfrc=$?
 want_ok=1
 for msg in "call circle between modules cli -> hub -> cli" "hub must not call cli: src/hub/zz_a.c calls zz_cli_fn of src/cli/zz_b.c" \
   "call circle inside module common: src/common/zz_x.c -> src/common/zz_y.c -> src/common/zz_x.c" \
-  "src/hub/merge_zz.c includes a format's own header: src/hub/fmt_log.h"; do
+  "src/assembly/merge_zz.c includes a format's own header: src/hub/fmt_log.h"; do
   grep -qF "$msg" "$T/self" || { echo "FAIL: check_calls does not report '$msg' on a broken tree" >&2; want_ok=0; }
 done
 if [ $selfrc -ne 0 ] && [ $want_ok -eq 1 ]; then pass=$((pass + 1)); else

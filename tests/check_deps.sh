@@ -37,8 +37,8 @@ for root, dirs, files in os.walk(build):
             if src and module(src):
                 deps.setdefault(src, set()).update(inc)
 seen = {module(s) for s in deps}
-check(deps and {"hub", "counters", "analysis", "collector", "cli"} <= seen,
-      f"{build}: dependency files missing for modules {sorted({'hub', 'counters', 'analysis', 'collector', 'cli'} - seen)}"
+check(deps and {"hub", "assembly", "counters", "analysis", "collector", "cli"} <= seen,
+      f"{build}: dependency files missing for modules {sorted({'hub', 'assembly', 'counters', 'analysis', 'collector', 'cli'} - seen)}"
       " (run `make all` first)")
 
 # 1. the module graph, each edge with one example, and its circles

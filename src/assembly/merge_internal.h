@@ -4,7 +4,7 @@
 #ifndef HUBPROF_MERGE_INTERNAL_H
 #define HUBPROF_MERGE_INTERNAL_H
 
-#include "hub_internal.h"
+#include "../hub/hub_internal.h"
 
 /* Hooks called while merging; rows are full structs of this build, in the input's own ids (before remap).
  * Return values: 1 keep / a row given, 0 drop / no more rows, negative = failure (the hook has set
