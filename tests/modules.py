@@ -16,6 +16,19 @@ FORBIDDEN = {
     "export": {"assembly", "cli", "collector", "counters"},  # analysis through its public API: the HTML report
     "cli": {"collector"},
 }
+# The layer above the storage (merge and assembly: module "assembly") reaches the hub through its public headers
+# and this one internal header alone: functions on an opaque store, a format's fast path behind hp_format_ops.
+# A format's own header (fmt_*, rocpd_*, parquet_*), hub_internal.h or any other hub internal is refused, on
+# includes (check_deps.sh) and on the dependency files of the merge's objects (check_calls.sh).
+HUB_SEAM = "src/hub/hub_layer.h"
+
+
+def hub_internals_seen(src, headers):
+    """The hub's internal headers (src/hub/*.h) a file of the assembly layer includes besides HUB_SEAM, sorted;
+    [] for a file of another module."""
+    if module(src) != "assembly" and not re.match(r"src/cli/merge_[a-z_]+\.c$", src):
+        return []
+    return sorted({h for h in headers if re.match(r"src/hub/[^/]+\.h$", h) and h != HUB_SEAM})
 
 
 def module(path):
