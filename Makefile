@@ -37,10 +37,12 @@ COMMON_SRC := $(wildcard src/common/*.c)
 # Counter providers, the pass planner and the metrics engine: no SQLite. Their own archive
 # (libhubprof_counters.a) and part of libhubprof, whose analysis evaluates metrics.
 COUNTERS_SRC := $(wildcard src/counters/*.c)
-HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/merge.c src/hub/assemble.c src/hub/assemble_mux.c src/hub/assemble_util.c \
+# The merge and the assembly pipeline (src/assembly/): a layer above the hub's storage, in the same library.
+ASSEMBLY_SRC := $(wildcard src/assembly/*.c)
+HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c $(ASSEMBLY_SRC) \
            src/hub/fmt_log.c src/hub/fmt_log_cols.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c \
            $(wildcard src/hub/parquet_*.c) src/hub/formats.c $(filter-out src/analysis/llvm_regen.c $(CODE_SRC),$(wildcard src/analysis/*.c)) src/analysis/code_find.c $(COUNTERS_SRC) $(COMMON_SRC) \
-           src/hub/code_bytes.c src/hub/merge_read.c
+           src/hub/code_bytes.c src/hub/hub_layer.c
 # The collector's subset: no SQLite, no Parquet.
 HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/fmt_log_cols.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c \
               src/hub/formats_log.c \
@@ -58,7 +60,7 @@ ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
 $(shell mkdir -p $(B) && { [ "$$(cat $(B)/features 2>/dev/null)" = "$(FEATURES)" ] || echo "$(FEATURES)" >$(B)/features; })
 endif
 CLI_SRC := $(wildcard src/cli/*.c) $(EXPORT_SRC)
-HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/analysis/*.h src/cli/*.h src/counters/*.h src/common/*.h src/export/*.h)
+HDRS    := $(wildcard include/hubprof/*.h src/hub/*.h src/assembly/*.h src/analysis/*.h src/cli/*.h src/counters/*.h src/common/*.h src/export/*.h)
 
 TESTS   := $(patsubst tests/%.c,%,$(wildcard tests/test_*.c))
 FUZZERS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))

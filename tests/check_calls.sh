@@ -2,7 +2,8 @@
 # Call-graph check over the object files: file -> file edges from each object's undefined symbols and the
 # object that defines them (`nm`), mapped to modules as tests/check_deps.sh maps includes (tests/modules.py);
 # fails on a circle between modules or between files of one module, on a call against the layering (a lower
-# module calling an upper one), and on a merge or assembly file that includes a format's own header.
+# module calling an upper one), and on a merge or assembly file that includes a format's own header or a hub
+# internal other than src/hub/hub_layer.h (tests/modules.py: HUB_SEAM).
 # Prints the module graph and its layers. usage: check_calls.sh [BUILD]
 # SPDX-License-Identifier: MIT
 set -u
@@ -17,7 +18,7 @@ graph() {
 import os, re, subprocess, sys
 
 sys.path.insert(0, "tests")
-from modules import FORBIDDEN, Checks, circles, layers, module
+from modules import FORBIDDEN, HUB_SEAM, Checks, circles, hub_internals_seen, layers, module
 
 root, partial = sys.argv[1], "--partial" in sys.argv[2:]
 check = Checks()
@@ -48,7 +49,7 @@ for src, o in sorted(objs.items()):
                 funcs.add(name)
 if not partial:
     seen = {module(s) for s in objs}
-    want = {"hub", "common", "counters", "analysis", "collector", "export", "cli"}
+    want = {"hub", "assembly", "common", "counters", "analysis", "collector", "export", "cli"}
     check(want <= seen, f"{root}: objects missing for modules {sorted(want - seen)}")
 
 fedges, medges = {}, {}  # file -> file -> symbol; module -> module -> "a calls b's f"
@@ -103,10 +104,11 @@ if not partial:
         check(False, "KNOWN lists a call circle that is gone: " + ", ".join(sorted(k)) + " (remove it)")
 check(not found, "call graph has circles between modules")
 check(not [c for c in ff if frozenset(c) not in KNOWN], "call graph has circles between files")
-# 4. the merge and the assembly reach a format only through hp_format_ops: none of their files includes a
-# format's own header (from the compiler's dependency file beside each object, headers included directly or not)
+# 4. the merge and the assembly reach a format only through hp_format_ops, and the hub only through its public
+# headers and HUB_SEAM (tests/modules.py): none of their files includes a format's own header or another hub
+# internal (from the compiler's dependency file beside each object, headers included directly or not)
 FORMAT_HDR = re.compile(r"src/hub/(fmt_[a-z_]+|rocpd_[a-z_]+|parquet_[a-z_]+)\.h$")
-MERGERS = re.compile(r"src/(hub/(merge|assemble)[a-z_]*|cli/merge_[a-z_]+)\.c$")
+MERGERS = re.compile(r"src/(assembly/[a-z_]+|cli/merge_[a-z_]+)\.c$")
 for src, o in sorted(objs.items()):
     if not MERGERS.search(src):
         continue
@@ -115,8 +117,11 @@ for src, o in sorted(objs.items()):
         check(partial, f"{d}: missing (the build writes it with -MD)")
         continue
     deps = open(d).read().replace("\\\n", " ").split()
-    bad = sorted({os.path.normpath(x) for x in deps if FORMAT_HDR.search(os.path.normpath(x))})
+    seen = hub_internals_seen(src, {os.path.normpath(x) for x in deps})
+    bad = [h for h in seen if FORMAT_HDR.search(h)]
     check(not bad, f"{src} includes a format's own header: {', '.join(bad)} (use hp_format_ops)")
+    other = [h for h in seen if not FORMAT_HDR.search(h)]
+    check(not other, f"{src} includes the hub's internals: {', '.join(other)} (use {HUB_SEAM})")
 
 print("call graph: " + f"{len(objs)} objects, {sum(len(v) for v in fedges.values())} file edges")
 print("module layers by calls (bottom first): " + ", ".join([] if found else layers({module(s) for s in objs}, medges)))
@@ -142,25 +147,30 @@ fail=$(echo "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
 pass=${pass:-0}
 fail=${fail:-1}
 
-# The check itself: a small synthetic tree with a module circle (hub -> cli -> hub), a call against the
-# layering (hub -> cli), a file circle inside one module and a merge file including a format's header must
-# fail, naming each.
+# The check itself: a small synthetic tree with a module circle (hub -> cli -> hub), calls against the
+# layering (hub -> cli, the storage calling the merge), a file circle inside one module and a merge file
+# including a format's header and the hub's internals must fail, naming each.
 S="$T/synth"
-mkdir -p "$S/src/hub" "$S/src/cli" "$S/src/common"
+mkdir -p "$S/src/hub" "$S/src/cli" "$S/src/common" "$S/src/assembly"
 printf 'int zz_cli_fn(void);\nint zz_hub_fn(void) { return zz_cli_fn(); }\n' >"$T/a.c"
 printf 'int zz_hub_fn(void);\nint zz_cli_fn(void) { return zz_hub_fn() + 1; }\n' >"$T/b.c"
 printf 'int zz_y(void);\nint zz_x(void) { return zz_y(); }\n' >"$T/x.c"
 printf 'int zz_x(void);\nint zz_y(void) { return zz_x(); }\n' >"$T/y.c"
+printf 'int zz_asm_fn(void);\nint zz_store_fn(void) { return zz_asm_fn(); }\n' >"$T/c.c"
+printf 'int zz_asm_fn(void) { return 2; }\n' >"$T/d.c"
 cc -c "$T/a.c" -o "$S/src/hub/zz_a.o" && cc -c "$T/b.c" -o "$S/src/cli/zz_b.o" &&
   cc -c "$T/x.c" -o "$S/src/common/zz_x.o" && cc -c "$T/y.c" -o "$S/src/common/zz_y.o" &&
-  cc -c -x c /dev/null -o "$S/src/hub/merge_zz.o" || fail=$((fail + 1))
-printf 'src/hub/merge_zz.o: src/hub/merge_zz.c src/hub/hub_internal.h \\\n src/hub/fmt_log.h\n' >"$S/src/hub/merge_zz.d"
+  cc -c "$T/c.c" -o "$S/src/hub/zz_c.o" && cc -c "$T/d.c" -o "$S/src/assembly/zz_d.o" &&
+  cc -c -x c /dev/null -o "$S/src/assembly/merge_zz.o" || fail=$((fail + 1))
+printf 'src/assembly/merge_zz.o: src/assembly/merge_zz.c src/hub/hub_internal.h \\\n src/hub/fmt_log.h\n' >"$S/src/assembly/merge_zz.d"
 graph "$S" --partial >"$T/self" 2>&1
 selfrc=$?
 want_ok=1
 for msg in "call circle between modules cli -> hub -> cli" "hub must not call cli: src/hub/zz_a.c calls zz_cli_fn of src/cli/zz_b.c" \
   "call circle inside module common: src/common/zz_x.c -> src/common/zz_y.c -> src/common/zz_x.c" \
-  "src/hub/merge_zz.c includes a format's own header: src/hub/fmt_log.h"; do
+  "hub must not call assembly: src/hub/zz_c.c calls zz_asm_fn of src/assembly/zz_d.c" \
+  "src/assembly/merge_zz.c includes a format's own header: src/hub/fmt_log.h" \
+  "src/assembly/merge_zz.c includes the hub's internals: src/hub/hub_internal.h (use src/hub/hub_layer.h)"; do
   grep -qF "$msg" "$T/self" || { echo "FAIL: check_calls does not report '$msg' on a broken tree" >&2; want_ok=0; }
 done
 if [ $selfrc -ne 0 ] && [ $want_ok -eq 1 ]; then pass=$((pass + 1)); else

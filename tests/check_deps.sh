@@ -11,7 +11,7 @@ graph() {
 import os, re, subprocess, sys
 
 sys.path.insert(0, "tests")
-from modules import FORBIDDEN, Checks, circles, layers, module  # the module map, shared with check_calls.sh
+from modules import FORBIDDEN, HUB_SEAM, Checks, circles, hub_internals_seen, layers, module  # the module map, shared with check_calls.sh
 
 build = sys.argv[1]
 check = Checks()
@@ -37,8 +37,8 @@ for root, dirs, files in os.walk(build):
             if src and module(src):
                 deps.setdefault(src, set()).update(inc)
 seen = {module(s) for s in deps}
-check(deps and {"hub", "counters", "analysis", "collector", "cli"} <= seen,
-      f"{build}: dependency files missing for modules {sorted({'hub', 'counters', 'analysis', 'collector', 'cli'} - seen)}"
+check(deps and {"hub", "assembly", "counters", "analysis", "collector", "cli"} <= seen,
+      f"{build}: dependency files missing for modules {sorted({'hub', 'assembly', 'counters', 'analysis', 'collector', 'cli'} - seen)}"
       " (run `make all` first)")
 
 # 1. the module graph, each edge with one example, and its circles
@@ -60,6 +60,10 @@ check(not found, "module graph has circles")
 for a, bs in sorted(edges.items()):
     for b, why in sorted(bs.items()):
         check(b not in FORBIDDEN.get(a, set()), f"{a} must not include {b}: {why}")
+# ... and the layer above the storage (merge, assembly) sees the hub's public headers and HUB_SEAM alone
+for src in sorted(deps):
+    bad = hub_internals_seen(src, deps[src])
+    check(not bad, f"{src} includes the hub's internals {', '.join(bad)} (the assembly reaches the hub through {HUB_SEAM} alone)")
 
 # 3. no SQLite and no Parquet in the collector: its own files, the counters and the hub's log subset it links
 log_objs = []
@@ -102,21 +106,25 @@ pass=$(echo "$line" | sed -nE 's/.* ([0-9]+) passed.*/\1/p')
 fail=$(echo "$line" | sed -nE 's/.* ([0-9]+) failed.*/\1/p')
 pass=${pass:-0}
 fail=${fail:-1}
-# The check itself: a copy of these dependency files with a circle, a layering break and SQLite in the
-# collector added must fail, naming each.
+# The check itself: a copy of these dependency files with a circle, layering breaks (the hub including the CLI
+# and the assembly, the assembly including a format's internals) and SQLite in the collector added must fail,
+# naming each.
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$T/b"
 (cd "$B" && find . -name '*.d' -not -path './san/*' -not -path './fuzz/*' -exec cp --parents {} "$T/b" \;)
 cp "$B/libhubprof_log.a" "$T/b/" 2>/dev/null
-mkdir -p "$T/b/src/hub" "$T/b/deps/src/collector"
+mkdir -p "$T/b/src/hub" "$T/b/src/assembly" "$T/b/deps/src/collector"
 printf 'x.o: src/hub/zz_bad.c src/cli/cli.h src/hub/hub_internal.h src/hub/zz_other.c\n' >"$T/b/src/hub/zz_bad.d"
 printf 'x.o: src/counters/zz_bad.c include/hubprof/analysis.h\n' >"$T/b/src/hub/zz_bad2.d"
+printf 'x.o: src/assembly/zz_bad.c src/hub/hub_layer.h src/hub/rocpd_internal.h\n' >"$T/b/src/assembly/zz_bad.d"
+printf 'x.o: src/hub/zz_bad3.c include/hubprof/assemble.h\n' >"$T/b/src/hub/zz_bad3.d"
 printf 'x.o: src/collector/zz_bad.c /usr/include/sqlite3.h\n' >"$T/b/deps/src/collector/zz_bad.d"
 graph "$T/b" >"$T/out" 2>&1
 selfrc=$?
 want_ok=1
-for msg in "hub must not include cli" "src/hub/zz_bad.c includes the source file src/hub/zz_other.c" "circle between modules analysis -> counters -> analysis" \
+for msg in "hub must not include cli" "hub must not include assembly" \
+  "src/assembly/zz_bad.c includes the hub's internals src/hub/rocpd_internal.h (the assembly reaches" "src/hub/zz_bad.c includes the source file src/hub/zz_other.c" "circle between modules analysis -> counters -> analysis" \
   "src/collector/zz_bad.c (linked into the collector) includes /usr/include/sqlite3.h"; do
   grep -qF "$msg" "$T/out" || { echo "FAIL: check_deps does not report '$msg' on a broken tree" >&2; want_ok=0; }
 done

@@ -4,23 +4,37 @@ tests/check_calls.sh: calls): which module a file belongs to, who must never use
 import re
 import sys
 
-MODULES = ("hub", "common", "counters", "analysis", "collector", "export", "cli")
+MODULES = ("hub", "assembly", "common", "counters", "analysis", "collector", "export", "cli")
 # Modules a module's files must never use (besides the circle rule): lower layers never see upper ones.
 FORBIDDEN = {
-    "common": {"hub", "counters", "analysis", "collector", "export", "cli"},
-    "hub": {"cli", "collector", "analysis", "export"},
-    "counters": {"cli", "collector", "analysis", "export"},
-    "analysis": {"cli", "collector", "export"},
-    "collector": {"cli", "analysis", "export"},
-    "export": {"cli", "collector", "counters"},  # analysis through its public API: the HTML report
+    "common": {"hub", "assembly", "counters", "analysis", "collector", "export", "cli"},
+    "hub": {"assembly", "cli", "collector", "analysis", "export"},  # storage: formats, never the merge
+    "assembly": {"cli", "collector", "analysis", "export"},  # merge and assembly: above the hub, below the CLI
+    "counters": {"assembly", "cli", "collector", "analysis", "export"},
+    "analysis": {"assembly", "cli", "collector", "export"},
+    "collector": {"assembly", "cli", "analysis", "export"},
+    "export": {"assembly", "cli", "collector", "counters"},  # analysis through its public API: the HTML report
     "cli": {"collector"},
 }
+# The layer above the storage (merge and assembly: module "assembly") reaches the hub through its public headers
+# and this one internal header alone: functions on an opaque store, a format's fast path behind hp_format_ops.
+# A format's own header (fmt_*, rocpd_*, parquet_*), hub_internal.h or any other hub internal is refused, on
+# includes (check_deps.sh) and on the dependency files of the merge's objects (check_calls.sh).
+HUB_SEAM = "src/hub/hub_layer.h"
+
+
+def hub_internals_seen(src, headers):
+    """The hub's internal headers (src/hub/*.h) a file of the assembly layer includes besides HUB_SEAM, sorted;
+    [] for a file of another module."""
+    if module(src) != "assembly" and not re.match(r"src/cli/merge_[a-z_]+\.c$", src):
+        return []
+    return sorted({h for h in headers if re.match(r"src/hub/[^/]+\.h$", h) and h != HUB_SEAM})
 
 
 def module(path):
     """The module of a project file, None for anything else (system headers, tests, examples)."""
     if path.startswith("include/hubprof/"):
-        return "analysis" if path == "include/hubprof/analysis.h" else "hub"
+        return {"include/hubprof/analysis.h": "analysis", "include/hubprof/assemble.h": "assembly"}.get(path, "hub")
     m = re.match(r"src/([a-z]+)/", path)
     return m.group(1) if m and m.group(1) in MODULES else None
 

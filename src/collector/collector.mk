@@ -8,7 +8,7 @@ COLL_SRC := $(wildcard src/collector/*.c)
 # (libhubprof_counters.a: never SQLite), linked before the hub's log subset; --exclude-libs,ALL keeps every
 # archive member's symbols inside the collector, so it stays self-contained and exports what it did.
 COLL_ARCHIVES := $(B)/libhubprof_counters.a $(B)/libhubprof_log.a
-COLL_HDR := $(wildcard src/collector/*.h) include/hubprof/hub.h src/hub/hub_internal.h src/hub/fmt_log.h \
+COLL_HDR := $(wildcard src/collector/*.h) include/hubprof/hub.h src/hub/hub_internal.h src/hub/hub_layer.h src/hub/fmt_log.h \
             $(wildcard src/counters/*.h)
 # BENCH_SPIN=N: the deliberately slowed collector of `make bench-check SPIN=N` (N pause instructions per
 # dispatch, src/collector/prov_opencl.c), built by bench/bench_check.sh into its own build folder; never set

@@ -6,12 +6,11 @@
 #define HUBPROF_HUB_INTERNAL_H
 
 #include "hubprof/hub.h"
+#include "hub_layer.h" /* the calls the layer above the storage uses too */
 
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
-
-#define HP_ERRMSG_MAX 512
 
 typedef struct hp_format_ops hp_format_ops;
 
@@ -109,61 +108,14 @@ extern const hp_format_ops hp_fmt_parquet;
 /* The formats of this build, NULL-terminated (formats.c: all; formats_log.c: log only, for the collector). */
 extern const hp_format_ops *const hp_format_table[];
 
-/* Set s->error to "<path>: <formatted problem>" and return st (also recorded as first_error when
- * the store is being created). */
-hp_status hp_set_error(hp_store *s, hp_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Record a note (hp_store_note): "<path>: <what>"; the first one is kept, later ones are counted in it. */
 void hp_set_note(hp_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Record damage found while reading: status, offset and message (the store stays usable). */
 void hp_set_damage(hp_store *s, hp_status st, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* A read store without its file while it is not read (hp_format_ops.park): 1 when parked, 0 when its format
- * cannot (the caller closes it instead). No cursor may be open on it. */
-int hp_store_park(hp_store *s);
-/* errno of the last failure to extend a store being created, 0 when none or its format does not say
- * (hp_format_ops.write_errno): for callers that name the file in their own message, such as the merge. */
-int hp_store_write_errno(hp_store *s);
-/* A parked store taken again: HP_OK, or an error (message set) after which the caller aborts the store. */
-hp_status hp_store_resume(hp_store *s);
-
 /* Temporary name beside `path` for a store being created ("<dir>/.<base>.tmp.<pid>.<n>"); malloc'd. */
 char *hp_temp_path(const char *path);
-
-/* Zero-fill a row struct of table t and set its size; strings set to "". */
-void hp_row_init(hp_table t, void *row);
-
-/* Room for one row of any table (a full, current-size struct): for copies and imports. */
-typedef union hp_anyrow {
-  hp_node n;
-  hp_process p;
-  hp_thread th;
-  hp_agent a;
-  hp_queue q;
-  hp_code_object co;
-  hp_kernel_symbol k;
-  hp_dispatch d;
-  hp_counter_info ci;
-  hp_counter_value cv;
-  hp_region r;
-  hp_metadata m;
-  hp_pc_sample ps;
-  hp_counter_sample cs;
-  hp_code_blob cb;
-  hp_memory_copy mc;
-  hp_ceiling ce;
-} hp_anyrow;
-
-/* hp_write of n rows, rows[i] (stride bytes apart) of table tables[i], the store's lock taken once for them
- * all instead of once a row (merge's writer thread writes batches of rows); counts each row written in
- * rows_out[table] when given; stops at the first failure, returned, *done (when given) the rows written
- * before it. */
-hp_status hp_write_rows(hp_store *s, const unsigned char *tables, const void *rows, size_t stride, size_t n,
-                        uint64_t *rows_out, size_t *done);
-
-/* 1 for the tables whose rows are many (dispatches, counter values, regions, samples, code bytes): streamed
- * by readers and merge, never de-duplicated by key (schema.c). */
-int hp_table_streamed(hp_table t);
 
 /* Copy the caller's row (which may be an older, smaller struct) into a full struct of this build. */
 hp_status hp_row_import(hp_table t, const void *in, void *full);

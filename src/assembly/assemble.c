@@ -132,7 +132,7 @@ hp_status hp_assembly_add(hp_assembly *a, const char *path, uint32_t run) {
 }
 
 hp_status hp_assembly_add_store(hp_assembly *a, hp_store *s, uint32_t run) {
-  if (!a || !s || s->mode != HP_READ || a->written) return HP_ERR_INVALID;
+  if (!a || !s || hp_store_mode(s) != HP_READ || a->written) return HP_ERR_INVALID;
   hp_status st = policy(a, s);
   return st != HP_OK ? st : take(a, s, 0, run);
 }
@@ -819,7 +819,7 @@ static void hook_done(void *ctx, size_t ix) {
 /* ---- write -----------------------------------------------------------------------------------------------
  */
 hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *user) {
-  if (!a || !out || out->mode == HP_READ || a->written) return HP_ERR_INVALID;
+  if (!a || !out || hp_store_mode(out) == HP_READ || a->written) return HP_ERR_INVALID;
   if (user && user->size < offsetof(hp_assemble_stats, skipped_inputs)) return HP_ERR_INVALID;
   a->written = 1;
   hp_assemble_stats full;

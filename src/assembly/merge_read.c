@@ -127,14 +127,14 @@ hp_status mread_open(hp_store *in, hp_table t, mread **out) {
   int asked;
   unsigned n = mr_threads(&asked);
   int64_t lo, hi;
-  if (t != HP_TABLE_DISPATCH || n < 2 || !in->ops->row_span || !in->ops->cursor_part ||
-      stat(hp_store_path(in), &sb) != 0 || (!asked && (uint64_t)sb.st_size < MR_MIN_BYTES) ||
-      in->ops->row_span(in, t, &lo, &hi) != HP_OK || hi - lo < 4 * MR_RANGE_ROWS)
+  if (t != HP_TABLE_DISPATCH || n < 2 || stat(hp_store_path(in), &sb) != 0 ||
+      (!asked && (uint64_t)sb.st_size < MR_MIN_BYTES) || hp_store_row_span(in, t, &lo, &hi) != HP_OK ||
+      hi - lo < 4 * MR_RANGE_ROWS)
     return HP_ERR_UNSUPPORTED;
   mread *r = calloc(1, sizeof *r);
   if (!r) return HP_ERR_NOMEM;
   r->path = hp_store_path(in);
-  r->format = in->ops->name;
+  r->format = hp_store_format(in);
   r->nthreads = n;
   /* ranges of at most MR_RANGE_ROWS ids (hp_cursor_open_part cuts [lo, hi] in equal ranges) */
   r->nranges = (unsigned long)(((uint64_t)(hi - lo) + MR_RANGE_ROWS) / MR_RANGE_ROWS);
@@ -181,7 +181,7 @@ hp_status mread_next(mread *r, hp_store *in, void *row) {
       hp_status e = b->ready && b->range == (long)r->next ? HP_OK : r->err;
       pthread_mutex_unlock(&r->mu);
       if (e != HP_OK) { /* the thread's message, as the input's own */
-        snprintf(in->error, sizeof in->error, "%s", r->msg);
+        hp_store_fail(in, e, r->msg);
         return e;
       }
     }

@@ -362,7 +362,7 @@ static hp_status fail_from(merger *m, hp_store *in, hp_status st) {
   if (in && hp_store_error(in)[0])
     snprintf(m->perr, sizeof m->perr, "%s", hp_store_error(in));
   else
-    snprintf(m->perr, sizeof m->perr, "%s: %s", in ? hp_store_path(in) : out->path, hp_status_str(st));
+    snprintf(m->perr, sizeof m->perr, "%s: %s", hp_store_path(in ? in : out), hp_status_str(st));
   m->perr_st = st;
   return st;
 }
@@ -496,7 +496,7 @@ static hp_status emit_row(merger *m, hp_table t, anyrow *row, int strings) {
   b->table[b->n] = (unsigned char)t;
   memcpy(&b->rows[b->n], row, hp_table_describe(t)->row_size);
   if (strings && strings_out(b, t, &b->rows[b->n])) {
-    snprintf(m->perr, sizeof m->perr, "%s: out of memory while merging", m->out->path);
+    snprintf(m->perr, sizeof m->perr, "%s: out of memory while merging", hp_store_path(m->out));
     return m->perr_st = HP_ERR_NOMEM;
   }
   if (++b->n == MQ_ROWS) return pipe_submit(q);
@@ -644,7 +644,7 @@ static int progress(merger *m) {
   if (!h || (!h->progress && !h->cancel) || ++m->done % 4096) return 0;
   if (h->cancel && *h->cancel) {
     m->perr_st = HP_ERR_CANCELLED;
-    snprintf(m->perr, sizeof m->perr, "%s: cancelled after %" PRIu64 " rows", m->out->path, m->done);
+    snprintf(m->perr, sizeof m->perr, "%s: cancelled after %" PRIu64 " rows", hp_store_path(m->out), m->done);
     return 1;
   }
   if (h->progress && m->done % PROGRESS_EVERY == 0)
@@ -731,7 +731,8 @@ static hp_status merge_table(merger *m, hp_store *in, size_t ix, hp_table t, hp_
     st = progress(m) ? HP_ERR_CANCELLED : merge_row(m, in, t, &ti, &x, stats);
   }
   if (st == HP_ERR_NOMEM && m->perr_st == HP_OK) {
-    snprintf(m->perr, sizeof m->perr, "%s: out of memory while merging %s", m->out->path, hp_store_path(in));
+    snprintf(m->perr, sizeof m->perr, "%s: out of memory while merging %s", hp_store_path(m->out),
+             hp_store_path(in));
     m->perr_st = st;
   }
   return st;
@@ -749,7 +750,7 @@ hp_status hp_merge(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats 
 
 hp_status hp_merge_with(hp_store *out, hp_store *const *in, size_t n, hp_merge_stats *user,
                         hp_merge_hooks *hooks) {
-  if (!out || (n && !in) || out->mode == HP_READ) return HP_ERR_INVALID;
+  if (!out || (n && !in) || hp_store_mode(out) == HP_READ) return HP_ERR_INVALID;
   if (user && user->size < offsetof(hp_merge_stats, rows_in)) return HP_ERR_INVALID;
   hp_merge_stats full;
   memset(&full, 0, sizeof full);
@@ -789,7 +790,7 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
       st = hook_failed(m);
       break;
     }
-    if (s->mode != HP_READ) {
+    if (hp_store_mode(s) != HP_READ) {
       st = HP_ERR_INVALID;
       if (!in[i] && hooks->done) hooks->done(hooks->ctx, i);
       break;
@@ -817,10 +818,7 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
     hp_status w = pipe_stop(m->pipe);
     if (w != HP_OK) st = w;
   }
-  if (st != HP_OK && m->perr_st != HP_OK && out->first_error == HP_OK) {
-    snprintf(out->error, sizeof out->error, "%s", m->perr);
-    st = m->perr_st;
-  }
+  if (st != HP_OK && m->perr_st != HP_OK && hp_store_fail(out, m->perr_st, m->perr)) st = m->perr_st;
   for (int t = 0; t < HP_TABLE_COUNT; t++) {
     ids_clear(m, (hp_table)t);
     keymap_clear(&m->dedup[t]);
@@ -834,6 +832,6 @@ static hp_status merge_all(hp_store *out, hp_store *const *in, size_t n, hp_merg
   free(m->key.p);
   free(m->disp.r);
   free(m);
-  if (st != HP_OK && out->first_error == HP_OK) out->first_error = st;
+  if (st != HP_OK) hp_store_fail(out, st, NULL);
   return st;
 }

@@ -1,10 +1,12 @@
-/* Hub internals of the merge: the per-input transform hooks and progress the assembly pipeline
- * (assemble.c) plugs into hp_merge's single streaming pass. Only src/hub/ includes this. */
+/* The merge's internals: the per-input transform hooks and progress the assembly pipeline
+ * (assemble.c) plugs into hp_merge's single streaming pass. Only src/assembly/ includes this. */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_MERGE_INTERNAL_H
 #define HUBPROF_MERGE_INTERNAL_H
 
-#include "hub_internal.h"
+#include "../hub/hub_layer.h"
+
+#include <stdio.h>
 
 /* Hooks called while merging; rows are full structs of this build, in the input's own ids (before remap).
  * Return values: 1 keep / a row given, 0 drop / no more rows, negative = failure (the hook has set
