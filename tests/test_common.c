@@ -3,7 +3,8 @@
  * the JSON reader (every kind of value, escapes, surrogates, the errors) and writer (round trip of every
  * byte), id maps and the interner under growth, the directory search over real folders, and the text
  * helpers (CSV quoting, name lists, edit distance), the dispatch-range grammar, and the map of per-device
- * plans (well-formed and hostile maps, a device found by index, name or model). */
+ * plans (well-formed and hostile maps, a device found by index, name or model), and the binary search's
+ * partition point (lower and upper bounds on every small sorted array, against a linear scan). */
 /* SPDX-License-Identifier: MIT */
 #include "../src/common/hu_buf.h"
 #include "../src/common/hu_devplan.h"
@@ -15,6 +16,7 @@
 #include "../src/common/hu_map.h"
 #include "../src/common/hu_pattern.h"
 #include "../src/common/hu_range.h"
+#include "../src/common/hu_search.h"
 #include "../src/common/hu_text.h"
 #include "../src/common/hu_varint.h"
 
@@ -188,6 +190,52 @@ static void test_hash(void) {
     used[s] = 1;
   }
   CHECK_MSG(coll < 1500, "%zu collisions", coll);
+}
+
+/* ---- binary search ---- */
+
+static void test_partition(void) {
+  /* every array of 0-9 values in 0..3, non-decreasing (built from the counts of each value), every key -1..4:
+   * the lower bound (first >= key) and the upper bound (first > key) equal a linear scan's */
+  int ok = 1;
+  size_t arrays = 0;
+  for (unsigned code = 0; code < 10000; code++) { /* the counts of 0, 1, 2, 3: four decimal digits */
+    unsigned cnt[4] = {code % 10, code / 10 % 10, code / 100 % 10, code / 1000};
+    if (cnt[0] + cnt[1] + cnt[2] + cnt[3] > 9) continue;
+    int a[9];
+    size_t n = 0;
+    for (int v = 0; v < 4; v++)
+      for (unsigned k = 0; k < cnt[v]; k++)
+        a[n++] = v;
+    arrays++;
+    for (int key = -1; key <= 4; key++) {
+      size_t lo, up, want_lo = 0, want_up = 0;
+      HU_PARTITION(lo, n, mid, a[mid] < key);
+      HU_PARTITION(up, n, mid, a[mid] <= key);
+      while (want_lo < n && a[want_lo] < key)
+        want_lo++;
+      while (want_up < n && a[want_up] <= key)
+        want_up++;
+      if (lo != want_lo || up != want_up) {
+        CHECK_MSG(0, "n %zu key %d: lower %zu (want %zu), upper %zu (want %zu)", n, key, lo, want_lo, up,
+                  want_up);
+        ok = 0;
+      }
+    }
+    if (!ok) break;
+  }
+  CHECK(ok && arrays == 715); /* the multisets of at most 9 values out of 4: C(13, 4) */
+  /* the index and the array are the caller's expressions: a struct key, and n evaluated once */
+  struct run {
+    uint64_t first, last;
+  } runs[] = {{1, 4}, {5, 5}, {9, 20}};
+  size_t calls = 0, i;
+#define NRUNS (calls++, sizeof runs / sizeof *runs)
+  HU_PARTITION(i, NRUNS, m, runs[m].last < 7);
+#undef NRUNS
+  CHECK(i == 2 && calls == 1);
+  HU_PARTITION(i, (size_t)0, m, runs[m].last < 7);
+  CHECK(i == 0);
 }
 
 /* ---- JSON ---- */
@@ -699,5 +747,6 @@ int main(void) {
   test_text();
   test_utf8();
   test_range();
+  test_partition();
   return check_report("test_common");
 }

@@ -3,6 +3,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "code_read.h"
 
+#include "../common/hu_search.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,14 +18,8 @@ void cr_free(cr_code *c) {
 }
 
 const cr_insn *cr_insn_at(const cr_code *c, uint64_t addr) {
-  size_t lo = 0, hi = c->ninsns;
-  while (lo < hi) { /* the last instruction starting at or before addr */
-    size_t mid = (lo + hi) / 2;
-    if (c->insns[mid].addr <= addr)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  size_t lo; /* the last instruction starting at or before addr: lo - 1 */
+  HU_PARTITION(lo, c->ninsns, mid, c->insns[mid].addr <= addr);
   if (!lo) return NULL;
   const cr_insn *x = &c->insns[lo - 1];
   return addr < x->addr + x->size ? x : NULL;

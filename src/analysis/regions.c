@@ -4,6 +4,7 @@
 #include "ha_run.h"
 
 #include "../common/hu_buf.h"
+#include "../common/hu_search.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -53,16 +54,11 @@ static int cmp_ragg_tree(const void *x, const void *y) {
 /* The innermost region of (proc, thread) whose interval holds t, -1 none: for dispatches that name no
  * region (stores written before dispatch.region_id, NVTX start/end ranges). rg sorted by cmp_rreg. */
 static long rreg_at(const rreg *rg, size_t n, uint64_t proc, uint64_t thread, int64_t t) {
-  size_t lo = 0, hi = n; /* first region after (proc, thread, t) */
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    const rreg *m = &rg[mid];
-    int before = m->proc != proc ? m->proc < proc : m->thread != thread ? m->thread < thread : m->start <= t;
-    if (before)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  size_t lo; /* first region after (proc, thread, t) */
+  HU_PARTITION(lo, n, mid,
+               rg[mid].proc != proc       ? rg[mid].proc < proc
+               : rg[mid].thread != thread ? rg[mid].thread < thread
+                                          : rg[mid].start <= t);
   if (!lo || rg[lo - 1].proc != proc || rg[lo - 1].thread != thread) return -1;
   long j = (long)lo - 1;
   while (j >= 0 && rg[j].end < t)

@@ -150,6 +150,57 @@ static void print_with_footnotes(report *r, int fmt, const footnotes *f) {
   }
 }
 
+/* A listing of counters or metrics: the ones named (all when none is), their report and its footnotes. */
+typedef struct listing {
+  const char *what;  /* "counter", "metric": the error lines and the summary */
+  const char *here;  /* "available", "measurable": the summary */
+  size_t *sel, nsel; /* indexes named on the command line (named); nsel 0: every one */
+  size_t n;          /* rows: nsel, or the total */
+  size_t avail;      /* rows available here (the caller counts them) */
+  report *r;         /* table_cols for a table, data_cols for csv and json */
+  footnotes notes;
+} listing;
+
+/* The names the operands give (find in ctx) and the report for fmt; l->n rows of total (l->what and l->here
+ * set by the caller). CLI_OK, or CLI_FAIL / CLI_USAGE after one error line; listing_end in every case. */
+static int listing_begin(listing *l, const cli_args *args, long (*find)(const void *, const char *),
+                         const void *ctx, size_t total, int fmt, const report_col *table_cols, size_t ntable,
+                         const report_col *data_cols, size_t ndata) {
+  l->r = NULL;
+  l->avail = 0;
+  l->notes.n = 0;
+  int rc = named(args, l->what, find, ctx, &l->sel, &l->nsel);
+  l->n = l->nsel ? l->nsel : total;
+  if (rc != CLI_OK) return rc;
+  l->r = fmt == REPORT_TABLE ? report_new(table_cols, ntable) : report_new(data_cols, ndata);
+  if (!l->r) {
+    cli_error("out of memory");
+    return CLI_FAIL;
+  }
+  return CLI_OK;
+}
+
+/* Row i's index in the provider or metric set. */
+static size_t listing_index(const listing *l, size_t i) { return l->nsel ? l->sel[i] : i; }
+
+/* rc CLI_OK: a table's summary line ("DEVICE — DESCRIPTION: N counters, M available here"), then the report
+ * (a table only when print_empty or it has rows) with its footnotes; else a failed report_add is out of
+ * memory. The listing freed; rc returned. */
+static int listing_end(listing *l, int rc, int fmt, const char *device, const char *description,
+                       int print_empty) {
+  if (rc == CLI_OK) {
+    if (fmt == REPORT_TABLE)
+      printf("%s%s%s: %zu %s%s%s, %zu %s here\n", device, description[0] ? " — " : "", description, l->n,
+             l->what, l->n == 1 ? "" : "s", l->nsel ? " named" : "", l->avail, l->here);
+    if (fmt != REPORT_TABLE || l->n || print_empty) print_with_footnotes(l->r, fmt, &l->notes);
+  } else if (l->r) {
+    cli_error("out of memory");
+  }
+  report_free(l->r);
+  free(l->sel);
+  return rc;
+}
+
 static int list_counters(const cli_args *args, const char *device, int fmt) {
   hc_provider *p;
   if (cli_device_open(NULL, device, &p) != CLI_OK) return CLI_FAIL;
@@ -158,45 +209,25 @@ static int list_counters(const cli_args *args, const char *device, int fmt) {
   static const report_col data_cols[] = {{"device", 0, 0},     {"counter", 0, 0},   {"block", 0, 0},
                                          {"unit", 0, 0},       {"available", 1, 0}, {"reason", 0, 0},
                                          {"description", 0, 0}};
-  size_t *sel, nsel;
-  int rc = named(args, "counter", find_counter, p, &sel, &nsel);
-  report *r = rc != CLI_OK          ? NULL
-              : fmt == REPORT_TABLE ? report_new(table_cols, 5)
-                                    : report_new(data_cols, 7);
+  listing l = {.what = "counter", .here = "available"};
+  int rc = listing_begin(&l, args, find_counter, p, hc_provider_count(p), fmt, table_cols, 5, data_cols, 7);
   const hc_limits *lim = hc_provider_limits(p);
-  size_t n = nsel ? nsel : hc_provider_count(p), avail = 0;
-  footnotes notes = {.n = 0};
-  if (rc == CLI_OK && !r) {
-    cli_error("out of memory");
-    rc = CLI_FAIL;
-  }
-  for (size_t i = 0; i < n && rc == CLI_OK; i++) {
-    const hc_counter *c = hc_provider_counter(p, nsel ? sel[i] : i);
-    avail += c->available != 0;
+  for (size_t i = 0; i < l.n && rc == CLI_OK; i++) {
+    const hc_counter *c = hc_provider_counter(p, listing_index(&l, i));
+    l.avail += c->available != 0;
     char mark[32];
     if (fmt == REPORT_TABLE) {
-      footnote_mark(&notes, c->available, c->reason, mark, sizeof mark);
+      footnote_mark(&l.notes, c->available, c->reason, mark, sizeof mark);
       const char *cells[] = {c->name, c->block, c->unit, mark, c->description};
-      if (report_add(r, cells)) rc = CLI_FAIL;
+      if (report_add(l.r, cells)) rc = CLI_FAIL;
     } else {
       const char *cells[] = {
           lim->device,   c->name, c->block, c->unit, c->available ? "1" : "0", c->available ? "" : c->reason,
           c->description};
-      if (report_add(r, cells)) rc = CLI_FAIL;
+      if (report_add(l.r, cells)) rc = CLI_FAIL;
     }
   }
-  if (rc == CLI_OK) {
-    if (fmt == REPORT_TABLE) {
-      const char *d = hc_provider_description(p);
-      printf("%s%s%s: %zu counter%s%s, %zu available here\n", lim->device, d[0] ? " — " : "", d, n,
-             n == 1 ? "" : "s", nsel ? " named" : "", avail);
-    }
-    print_with_footnotes(r, fmt, &notes);
-  } else if (r) {
-    cli_error("out of memory");
-  }
-  report_free(r);
-  free(sel);
+  rc = listing_end(&l, rc, fmt, lim->device, hc_provider_description(p), 1);
   hc_provider_close(p);
   return rc;
 }
@@ -233,20 +264,11 @@ static int list_metrics(const cli_args *args, const char *device, const char *co
                                          {"counters", 0, 0},   {"measurable", 1, 0}, {"reason", 0, 0},
                                          {"expression", 0, 0}, {"peak", 0, 0},       {"set", 0, 0},
                                          {"file", 0, 0},       {"description", 0, 0}};
-  size_t *sel, nsel;
-  int rc = named(args, "metric", find_metric, m, &sel, &nsel);
-  report *r = rc != CLI_OK          ? NULL
-              : fmt == REPORT_TABLE ? report_new(table_cols, 5)
-                                    : report_new(data_cols, 11);
+  listing l = {.what = "metric", .here = "measurable"};
+  int rc = listing_begin(&l, args, find_metric, m, hc_metrics_count(m), fmt, table_cols, 5, data_cols, 11);
   const hc_limits *lim = hc_provider_limits(p);
-  size_t n = nsel ? nsel : hc_metrics_count(m), avail = 0;
-  footnotes notes = {.n = 0};
-  if (rc == CLI_OK && !r) {
-    cli_error("out of memory");
-    rc = CLI_FAIL;
-  }
-  for (size_t i = 0; i < n && rc == CLI_OK; i++) {
-    const hc_metric_info *mi = hc_metrics_get(m, nsel ? sel[i] : i);
+  for (size_t i = 0; i < l.n && rc == CLI_OK; i++) {
+    const hc_metric_info *mi = hc_metrics_get(m, listing_index(&l, i));
     char counters[1024] = "", why[300], mark[32], line[32];
     size_t w = 0;
     for (size_t k = 0; k < mi->ncounters && w < sizeof counters; k++)
@@ -255,31 +277,22 @@ static int list_metrics(const cli_args *args, const char *device, const char *co
     if (!mi->ncounters) snprintf(counters, sizeof counters, "%s", fmt == REPORT_TABLE ? "(none)" : "");
     const char *reason;
     int ok = metric_measurable(p, m, mi, &reason, why, sizeof why);
-    avail += ok;
+    l.avail += ok;
     if (fmt == REPORT_TABLE) {
       const char *bare = ok ? NULL : strstr(reason, ": "); /* a footnote gives the counter's reason */
-      footnote_mark(&notes, ok, bare ? bare + 2 : reason, mark, sizeof mark);
+      footnote_mark(&l.notes, ok, bare ? bare + 2 : reason, mark, sizeof mark);
       const char *cells[] = {mi->name, mi->unit, counters, mark, mi->description};
-      if (report_add(r, cells)) rc = CLI_FAIL;
+      if (report_add(l.r, cells)) rc = CLI_FAIL;
     } else {
       char file[4200];
       snprintf(line, sizeof line, "%u", mi->line);
       snprintf(file, sizeof file, "%s:%s", mi->file, line);
       const char *cells[] = {lim->device,    mi->name, mi->unit, counters, ok ? "1" : "0", reason,
                              mi->expression, mi->peak, mi->set,  file,     mi->description};
-      if (report_add(r, cells)) rc = CLI_FAIL;
+      if (report_add(l.r, cells)) rc = CLI_FAIL;
     }
   }
-  if (rc == CLI_OK) {
-    if (fmt == REPORT_TABLE)
-      printf("%s: %zu metric%s%s, %zu measurable here\n", lim->device, n, n == 1 ? "" : "s",
-             nsel ? " named" : "", avail);
-    if (fmt != REPORT_TABLE || n) print_with_footnotes(r, fmt, &notes);
-  } else if (r) {
-    cli_error("out of memory");
-  }
-  report_free(r);
-  free(sel);
+  rc = listing_end(&l, rc, fmt, lim->device, "", 0);
   hc_metrics_free(m);
   hc_provider_close(p);
   return rc;

@@ -39,16 +39,10 @@ int cli_cuda_chip(const char *cmd, char *chip, size_t len) {
     return CLI_FAIL;
   }
   hc_cupti *c = NULL;
-  struct {
-    size_t size;
-    void *priv;
-    size_t device;
-    const char *chip;
-  } p = {sizeof p, NULL, 0, NULL}; /* CUpti_Device_GetChipName_Params */
   int (*get)(void *) = NULL;
   if (hc_cupti_open(&c) == HC_OK) *(void **)&get = hc_cupti_sym(c, "cuptiDeviceGetChipName");
-  int grc = get ? get(&p) : -1;
-  if (!get || grc != 0 || !p.chip) {
+  const char *name = hc_cupti_chip(get, 0);
+  if (!name) {
     cli_error("%s: the chip of CUDA device 0 is unknown: %s", cmd,
               !c     ? "out of memory"
               : !get ? (hc_cupti_error(c)[0] ? hc_cupti_error(c) : "libcupti has no cuptiDeviceGetChipName")
@@ -57,7 +51,7 @@ int cli_cuda_chip(const char *cmd, char *chip, size_t len) {
     dlclose(drv);
     return CLI_FAIL;
   }
-  snprintf(chip, len, "%s", p.chip);
+  snprintf(chip, len, "%s", name);
   hc_cupti_close(c);
   dlclose(drv);
   return CLI_OK;

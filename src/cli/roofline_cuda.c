@@ -192,15 +192,10 @@ static void chip_name(int ordinal, int major, int minor, char *out, size_t len) 
   snprintf(out, len, "sm_%d%d", major, minor);
   hc_cupti *lib = NULL;
   if (hc_cupti_open(&lib) == HC_OK) {
-    int (*chip)(void *) = NULL;
-    *(void **)&chip = hc_cupti_sym(lib, "cuptiDeviceGetChipName");
-    struct {
-      size_t size;
-      void *priv;
-      size_t index;
-      const char *chip;
-    } p = {sizeof p, NULL, (size_t)ordinal, NULL};
-    if (chip && chip(&p) == 0 && p.chip && *p.chip) snprintf(out, len, "%s", p.chip);
+    int (*get)(void *) = NULL;
+    *(void **)&get = hc_cupti_sym(lib, "cuptiDeviceGetChipName");
+    const char *chip = hc_cupti_chip(get, (size_t)ordinal);
+    if (chip) snprintf(out, len, "%s", chip);
   }
   hc_cupti_close(lib);
 }

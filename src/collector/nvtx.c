@@ -115,34 +115,31 @@ static const char *message_of(const nvtx_attr *a, char *buf, size_t cap) {
   }
 }
 
+/* The four entry points NVTX has for an action on a named region (marks, pushes, starts), one rule for all:
+ * NAME##A (an ASCII message) and NAME##W (wide) in the default domain; DOMAIN##Ex (a domain and an attributes
+ * struct, whose message may be ASCII, wide or a registered string) and NAME##Ex (the default domain). Each
+ * calls act(category, name, (size_t)-1) with the name as UTF-8 (in a stack buffer when converted); ret is
+ * `return`, or `(void)` for the actions of no result. */
+#define NVTX_NAMED(NAME, DOMAIN, type, ret, act)                                                             \
+  static type NAME##A(const char *m) { ret act(cat_default, m, (size_t)-1); }                                \
+  static type NAME##W(const wchar_t *m) {                                                                    \
+    char b[HPC_REGION_NAME_MAX];                                                                             \
+    from_wide(b, sizeof b, m);                                                                               \
+    ret act(cat_default, b, (size_t)-1);                                                                     \
+  }                                                                                                          \
+  static type DOMAIN##Ex(const void *d, const nvtx_attr *a) {                                                \
+    char b[HPC_REGION_NAME_MAX];                                                                             \
+    ret act(category_of(d), message_of(a, b, sizeof b), (size_t)-1);                                         \
+  }                                                                                                          \
+  static type NAME##Ex(const nvtx_attr *a) { ret DOMAIN##Ex(NULL, a); }
+
 /* ---- push/pop and marks ------------------------------------------------------------------------------ */
 static void mark(const char *cat, const char *name, size_t len) {
   int64_t t = hpc_region_now();
   hpc_region_write(cat, name, len, t, t);
 }
-static void MarkA(const char *m) { mark(cat_default, m, (size_t)-1); }
-static void MarkW(const wchar_t *m) {
-  char b[HPC_REGION_NAME_MAX];
-  from_wide(b, sizeof b, m);
-  mark(cat_default, b, (size_t)-1);
-}
-static void DomainMarkEx(const void *d, const nvtx_attr *a) {
-  char b[HPC_REGION_NAME_MAX];
-  mark(category_of(d), message_of(a, b, sizeof b), (size_t)-1);
-}
-static void MarkEx(const nvtx_attr *a) { DomainMarkEx(NULL, a); }
-
-static int PushA(const char *m) { return hpc_region_push(cat_default, m, (size_t)-1); }
-static int PushW(const wchar_t *m) {
-  char b[HPC_REGION_NAME_MAX];
-  from_wide(b, sizeof b, m);
-  return hpc_region_push(cat_default, b, (size_t)-1);
-}
-static int DomainPushEx(const void *d, const nvtx_attr *a) {
-  char b[HPC_REGION_NAME_MAX];
-  return hpc_region_push(category_of(d), message_of(a, b, sizeof b), (size_t)-1);
-}
-static int PushEx(const nvtx_attr *a) { return DomainPushEx(NULL, a); }
+NVTX_NAMED(Mark, DomainMark, void, (void), mark)
+NVTX_NAMED(Push, DomainPush, int, return, hpc_region_push)
 static int DomainPop(const void *d) { return hpc_region_pop(category_of(d)); }
 static int Pop(void) { return hpc_region_pop(cat_default); }
 
@@ -212,17 +209,7 @@ static void end(uint64_t id) {
   hpc_region_write(hpc_region_cat_hubprof, HPC_REGION_END_WITHOUT_BEGIN, (size_t)-1, t, t);
 }
 
-static uint64_t StartA(const char *m) { return start(cat_default, m, (size_t)-1); }
-static uint64_t StartW(const wchar_t *m) {
-  char b[HPC_REGION_NAME_MAX];
-  from_wide(b, sizeof b, m);
-  return start(cat_default, b, (size_t)-1);
-}
-static uint64_t DomainStartEx(const void *d, const nvtx_attr *a) {
-  char b[HPC_REGION_NAME_MAX];
-  return start(category_of(d), message_of(a, b, sizeof b), (size_t)-1);
-}
-static uint64_t StartEx(const nvtx_attr *a) { return DomainStartEx(NULL, a); }
+NVTX_NAMED(Start, DomainStart, uint64_t, return, start)
 static void End(uint64_t id) { end(id); }
 static void DomainEnd(const void *d, uint64_t id) {
   (void)d;

@@ -4,6 +4,7 @@
  * collector's log (conversion: prov_cuda_conv.c). docs/cuda.md says how and what. */
 /* SPDX-License-Identifier: MIT */
 #include "collector.h"
+#include "counters.h"
 #include "cupti_find.h"
 #include "env.h"
 #include "fmt_log.h"
@@ -565,16 +566,7 @@ static void cuda_agent_describe(void *h, const void *rt, uintptr_t dev, hp_agent
   char buf[256] = "";
   if (name && cdev >= 0 && name(buf, sizeof buf, cdev) != 0) buf[0] = 0;
   row->product_name = strdup(buf);
-  const char *chip = NULL;
-  if (cu.chip_name) {
-    struct {
-      size_t size;
-      void *priv;
-      size_t index;
-      const char *chip;
-    } p = {sizeof p, NULL, (size_t)ord, NULL};
-    if (cu.chip_name(&p) == 0) chip = p.chip;
-  }
+  const char *chip = hc_cupti_chip(cu.chip_name, (size_t)ord);
   snprintf(buf, sizeof buf, "sm_%d%d", v[9], v[10]);
   row->name = strdup(chip ? chip : buf);
   unsigned char u[16] = {0};

@@ -116,28 +116,29 @@ void hpc_cu_memset_row(const hpc_cu_memset *m, const hpc_cu_ids *ids, char *buf,
   r->end_ns = t(m->end);
 }
 
-void hpc_cu_api_row(const hpc_cu_api *a, const char *name, const hpc_cu_ids *ids, hp_region *r) {
+/* A region row of the calling thread from start to end (API calls and synchronisations). */
+static void region_common(const hpc_cu_ids *ids, const char *name, const char *category, uint64_t start,
+                          uint64_t end, hp_region *r) {
   memset(r, 0, sizeof *r);
   r->size = sizeof *r;
   r->id = ids->row_id;
   r->process_id = 1;
   r->thread_id = ids->thread_id;
-  r->name = name && *name ? name : (a->kind == HPC_CU_KIND_DRIVER ? "CUDA driver call" : "CUDA runtime call");
-  r->category = hpc_cu_api_cat;
-  r->start_ns = t(a->start);
-  r->end_ns = t(a->end);
+  r->name = name;
+  r->category = category;
+  r->start_ns = t(start);
+  r->end_ns = t(end);
+}
+
+void hpc_cu_api_row(const hpc_cu_api *a, const char *name, const hpc_cu_ids *ids, hp_region *r) {
+  region_common(
+      ids, name && *name ? name : (a->kind == HPC_CU_KIND_DRIVER ? "CUDA driver call" : "CUDA runtime call"),
+      hpc_cu_api_cat, a->start, a->end, r);
 }
 
 void hpc_cu_sync_row(const hpc_cu_sync *s, const hpc_cu_ids *ids, hp_region *r) {
   static const char *const names[] = {"CUDA synchronize", "cudaEventSynchronize", "cudaStreamWaitEvent",
                                       "cudaStreamSynchronize", "cudaDeviceSynchronize"};
-  memset(r, 0, sizeof *r);
-  r->size = sizeof *r;
-  r->id = ids->row_id;
-  r->process_id = 1;
-  r->thread_id = ids->thread_id;
-  r->name = s->type < sizeof names / sizeof *names ? names[s->type] : names[0];
-  r->category = hpc_cu_sync_cat;
-  r->start_ns = t(s->start);
-  r->end_ns = t(s->end);
+  region_common(ids, s->type < sizeof names / sizeof *names ? names[s->type] : names[0], hpc_cu_sync_cat,
+                s->start, s->end, r);
 }

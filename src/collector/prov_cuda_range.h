@@ -8,6 +8,7 @@
 #ifndef HUBPROF_COLLECTOR_PROV_CUDA_RANGE_H
 #define HUBPROF_COLLECTOR_PROV_CUDA_RANGE_H
 
+#include "counters.h"
 #include "hubprof/hub.h"
 
 #include <stddef.h>
@@ -72,13 +73,8 @@ __attribute__((visibility("hidden"))) void hpc_cu_range_exit(int debug);
 typedef struct {
   size_t size;
   void *priv;
-} hpc_crp_init; /* CUpti_Profiler_Initialize_Params */
-typedef struct {
-  size_t size;
-  void *priv;
-  size_t device;
-  const char *chip;
-} hpc_crp_chip; /* CUpti_Device_GetChipName_Params */
+} hpc_crp_init;                            /* CUpti_Profiler_Initialize_Params */
+typedef hc_cupti_chip_params hpc_crp_chip; /* CUpti_Device_GetChipName_Params (counters.h) */
 typedef struct {
   size_t size;
   void *priv;

@@ -28,12 +28,8 @@ typedef struct {
   void *priv;
   size_t device;
   void *obj;
-} pm_enable; /* CUpti_PmSampling_Enable_Params */
-typedef struct {
-  size_t size;
-  void *priv;
-  void *obj;
-} pm_obj; /* Disable, Start, Stop */
+} pm_enable;                /* CUpti_PmSampling_Enable_Params */
+typedef hpc_crp_obj pm_obj; /* CUpti_PmSampling_Disable_Params, _Start_Params, _Stop_Params */
 typedef struct {
   size_t size;
   void *priv;
@@ -53,14 +49,8 @@ typedef struct {
   size_t n;
   uint32_t max_samples;
   size_t data_size;
-} pm_dsize; /* CUpti_PmSampling_GetCounterDataSize_Params */
-typedef struct {
-  size_t size;
-  void *priv;
-  void *obj;
-  size_t data_size;
-  uint8_t *data;
-} pm_dinit; /* CUpti_PmSampling_CounterDataImage_Initialize_Params */
+} pm_dsize;                     /* CUpti_PmSampling_GetCounterDataSize_Params */
+typedef hpc_crp_dinit pm_dinit; /* CUpti_PmSampling_CounterDataImage_Initialize_Params */
 typedef struct {
   size_t size;
   void *priv;
@@ -87,7 +77,7 @@ typedef struct {
   uint64_t start, end;
 } pm_sinfo; /* CUpti_PmSampling_CounterData_GetSampleInfo_Params */
 
-#define PSIZE(type, last) (offsetof(type, last) + sizeof(((type *)0)->last))
+#define PSIZE HPC_CRP_SIZE
 
 enum {
   M_PINIT,

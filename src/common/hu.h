@@ -1,6 +1,6 @@
 /* hubprof's shared utilities (src/common, prefix hu_): the one status enum of the part. Every module may
  * use src/common; src/common uses nothing of hubprof. Headers: hu_buf.h, hu_hash.h, hu_varint.h, hu_json.h,
- * hu_map.h, hu_dir.h, hu_io.h, hu_text.h. */
+ * hu_map.h, hu_dir.h, hu_io.h, hu_text.h, hu_search.h. */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_HU_H
 #define HUBPROF_HU_H

@@ -202,6 +202,21 @@ const char *hc_cupti_path(const hc_cupti *c); /* the file loaded */
 /* Another entry point of the loaded libcupti (dlsym), NULL when it has none: the collector's CUDA PC
  * sampling (src/collector/sample_cupti_pc.c) finds libcupti here, one home for where it is looked for. */
 void *hc_cupti_sym(hc_cupti *c, const char *name);
+/* CUpti_Device_GetChipName_Params (cupti_target.h), declared here in its fields' order for every caller of
+ * cuptiDeviceGetChipName (the CLI's profile and roofline, the collector's CUDA provider, Range Profiler and
+ * PM sampling; tests/cuda/test_cuda_range.c checks its size against the header where present). */
+typedef struct hc_cupti_chip_params {
+  size_t size;
+  void *priv;
+  size_t device;
+  const char *chip;
+} hc_cupti_chip_params;
+/* The chip name ("GH100") of CUDA device `device` through get (libcupti's cuptiDeviceGetChipName; NULL gives
+ * NULL): libcupti's own string, or NULL when the call fails or names none. */
+static inline const char *hc_cupti_chip(int (*get)(void *params), size_t device) {
+  hc_cupti_chip_params p = {sizeof p, NULL, device, NULL};
+  return get && get(&p) == 0 && p.chip && *p.chip ? p.chip : NULL;
+}
 /* PM sampling's configuration (the collector's sample_cupti_pm.c): a Profiler Host object of type PM sampling
  * for chip and its counter availability image, and the configuration image of the metrics (malloc'd, *size
  * bytes). HC_OK, or an error with one line in err; close *host with hc_cupti_host_close, free *image. */

@@ -3,6 +3,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "report_internal.h"
 
+#include "../common/hu_search.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -248,14 +250,8 @@ static void histogram(hu_buf *b, rp_kname *kn, size_t idx) {
 /* The (grid, work-group) shapes kernel n ran with: calls and average duration of each, most calls first. */
 static void shapes(rp *p, size_t n) {
   hu_buf *b = p->b;
-  size_t lo = 0, hi = p->nkshapes;
-  while (lo < hi) { /* kshapes are by name: the first of n */
-    size_t mid = lo + (hi - lo) / 2;
-    if (p->kshapes[mid].name < n)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  size_t lo; /* kshapes are by name: the first of n */
+  HU_PARTITION(lo, p->nkshapes, mid, p->kshapes[mid].name < n);
   if (lo == p->nkshapes || p->kshapes[lo].name != n) return;
   hu_buf_str(b, "<p>Shapes it ran with:</p>\n<div class=\"wrap\"><table class=\"sort shapes\"><thead><tr>"
                 "<th>grid</th><th>work-group</th><th>calls</th><th>avg_ns (ns)</th></tr></thead><tbody>\n");

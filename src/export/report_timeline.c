@@ -4,6 +4,7 @@
 #include "report_internal.h"
 
 #include "../common/hu_bytes.h"
+#include "../common/hu_search.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -347,14 +348,8 @@ static int read_values(tl *t) {
 
 /* The first counter value of rowid in t->vals (t->nvals when none). */
 static size_t first_val(const tl *t, uint64_t rowid) {
-  size_t lo = 0, hi = t->nvals;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (t->vals[mid].rowid < rowid)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  size_t lo;
+  HU_PARTITION(lo, t->nvals, mid, t->vals[mid].rowid < rowid);
   return lo < t->nvals && t->vals[lo].rowid == rowid ? lo : t->nvals;
 }
 

@@ -13,6 +13,7 @@
 #include "../common/hu_buf.h"
 #include "../common/hu_io.h"
 #include "../common/hu_map.h"
+#include "../common/hu_search.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -330,14 +331,8 @@ static const pq_drun *find_run(pq_part *pp, uint64_t id) {
       if (id >= pp->runs[i].first && id <= pp->runs[i].last) return &pp->runs[pp->hit = i];
     return NULL;
   }
-  size_t lo = 0, hi = pp->nruns;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (pp->runs[mid].last < id)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  size_t lo;
+  HU_PARTITION(lo, pp->nruns, mid, pp->runs[mid].last < id);
   if (lo < pp->nruns && id >= pp->runs[lo].first) return &pp->runs[pp->hit = lo];
   return NULL;
 }
