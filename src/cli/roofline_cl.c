@@ -286,7 +286,7 @@ static void measure_dram(dev *d, cl_program p, rl_ceiling *c) {
  * compute units x 8 work-groups (x 4 quick) that all read the same data, its repetitions grown until one run
  * takes the target time; then rounds of one run of every level in turn (a burst of load slows a round, not
  * one level), the best run of each level kept; then a level that cannot be told apart from the one outside it
- * (or dram) is dropped (rl_order_levels). */
+ * (or dram) is dropped (rl_order_levels), after up to two more sets of rounds. */
 static void measure_caches(dev *d, cl_program p, double dram, rl_ceiling *rows) {
   size_t nl = d->nlevels, local = d->cpu ? 1 : d->wg;
   size_t groups = (size_t)d->cus * (d->quick ? 4 : 8), global = groups * local;
@@ -341,30 +341,55 @@ static void measure_caches(dev *d, cl_program p, double dram, rl_ceiling *rows) 
         reps[i] = (int)(reps[i] * (grow < 64 ? grow : 64)) + 1;
       }
     }
-    for (int round = 0; round < (d->quick ? 3 : 5); round++)
-      for (size_t i = 0; i < nl; i++) {
-        if (!ws[i]) continue;
-        int n = (int)(ws[i] / 64);
-        d->cl->clSetKernelArg(k, 2, sizeof n, &n);
-        d->cl->clSetKernelArg(k, 3, sizeof reps[i], &reps[i]);
-        double s = best_time_local(d, k, global, local, 1, &rows[i]); /* a warm-up refills it, one run */
-        if (s < 0) {
-          ws[i] = 0;
-          best[i] = -1;
-        } else if (best[i] < 0 || s < best[i]) {
-          best[i] = s;
+    /* rounds; where a level would then not be told apart from the one outside it (its runs slowed in every
+     * round), up to two more sets of rounds of the two before it is given up */
+    int again[RL_MAX_LEVELS];
+    for (size_t i = 0; i < nl; i++)
+      again[i] = 1;
+    for (int set = 0; set < 3; set++) {
+      for (int round = 0; round < (d->quick ? 3 : 5); round++)
+        for (size_t i = 0; i < nl; i++) {
+          if (!ws[i] || !again[i]) continue;
+          int n = (int)(ws[i] / 64);
+          d->cl->clSetKernelArg(k, 2, sizeof n, &n);
+          d->cl->clSetKernelArg(k, 3, sizeof reps[i], &reps[i]);
+          double s = best_time_local(d, k, global, local, 1, &rows[i]); /* a warm-up refills it, one run */
+          if (s < 0) {                                                  /* the note says why */
+            ws[i] = 0;
+            best[i] = rows[i].value = -1;
+          } else if (best[i] < 0 || s < best[i]) {
+            best[i] = s;
+          }
         }
+      for (size_t i = 0; i < nl; i++) {
+        if (!ws[i] || best[i] <= 0) continue;
+        char w[32], sz[32];
+        rl_size_text(ws[i], w, sizeof w);
+        rl_size_text(d->levels[i].size, sz, sizeof sz);
+        rows[i].value = (double)groups * reps[i] * (double)ws[i] / best[i] * 1e-9;
+        rl_note(&rows[i], "cache_read: %s read %d times by %zu work-groups of %zu (%s of %s)", w, reps[i],
+                groups, local, rows[i].ceiling, sz);
       }
-    for (size_t i = 0; i < nl; i++) {
-      if (!ws[i] || best[i] <= 0) continue;
-      char w[32], sz[32];
-      rl_size_text(ws[i], w, sizeof w);
-      rl_size_text(d->levels[i].size, sz, sizeof sz);
-      rows[i].value = (double)groups * reps[i] * (double)ws[i] / best[i] * 1e-9;
-      rl_note(&rows[i], "cache_read: %s read %d times by %zu work-groups of %zu (%s of %s)", w, reps[i],
-              groups, local, rows[i].ceiling, sz);
+      rl_ceiling tried[RL_MAX_LEVELS];
+      memcpy(tried, rows, nl * sizeof *rows);
+      rl_order_levels(tried, nl, dram);
+      size_t dropped = 0;
+      for (size_t i = 0; i < nl; i++)
+        again[i] = 0;
+      for (size_t i = 0; i < nl; i++) {
+        if (!(rows[i].value >= 0 && tried[i].value < 0)) continue;
+        dropped++;
+        size_t j = i + 1; /* the level it was compared with (none: dram, not measured again) */
+        while (j < nl && tried[j].value < 0)
+          j++;
+        again[i] = 1;
+        if (j < nl) again[j] = 1;
+      }
+      if (!dropped || set == 2) {
+        memcpy(rows, tried, nl * sizeof *rows);
+        break;
+      }
     }
-    rl_order_levels(rows, nl, dram);
   }
   if (k) d->cl->clReleaseKernel(k);
   if (in) d->cl->clReleaseMemObject(in);

@@ -51,13 +51,12 @@ EOF
 # with a working set inside it (the note names the level and its size as sysfs gives it), or saying why
 # not; the levels kept fall in order, each at least 1.2x the next one kept outside it (dram last): the
 # measurement drops a level it cannot tell apart (load only slows a run, so at load 10 a level may be
-# dropped, never misordered); l1 (half of L1, read again and again) is always apart from dram, and below a
-# physical bound (CPUs x fastest clock x 256 bytes a cycle)
-if head -2 csv | grep -qi 'pthread\|cpu'; then
-  ncpu=$(grep -c ^processor /proc/cpuinfo)
-  cmhz=$(awk -F: '/cpu MHz/ {if ($2 > m) m = $2} END {printf "%d", m}' /proc/cpuinfo)
-  [ "$cmhz" -gt 0 ] 2>/dev/null || cmhz=5000
-  python3 - csv /sys/devices/system/cpu/cpu0/cache "$((ncpu * cmhz * 256 / 1000))" <<'EOF' && ok || bad "cache levels: $(cat csv)"
+# dropped, never misordered); l1 (half of L1, read again and again) is apart from dram, and below a
+# physical bound (CPUs x fastest clock x 256 bytes a cycle). A measurement whose every l1 run was slowed (the
+# runner already measures a level again before dropping it) is retried twice: the checks of the rows and notes
+# cannot pass by chance, and l1 kept in one of three measurements is what load cannot take away
+cache_check() {
+  python3 - "$1" /sys/devices/system/cpu/cpu0/cache "$((ncpu * cmhz * 256 / 1000))" 2>&1 <<'EOF'
 import csv, glob, os, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 dev = rows[0]["device"]
@@ -88,8 +87,20 @@ for name in sorted(levels, reverse=True):
 l1 = mine["l1"]
 assert l1["value"] and float(l1["value"]) < float(sys.argv[3]), (l1, sys.argv[3])
 print("test_roofline: " + ", ".join(f"{n} {mine[n]['value'] or '-'}" for n in sorted(levels)) +
-      f", dram {mine['dram']['value']} GB/s", file=sys.stderr)
+      f", dram {mine['dram']['value']} GB/s")
 EOF
+}
+if head -2 csv | grep -qi 'pthread\|cpu'; then
+  ncpu=$(grep -c ^processor /proc/cpuinfo)
+  cmhz=$(awk -F: '/cpu MHz/ {if ($2 > m) m = $2} END {printf "%d", m}' /proc/cpuinfo)
+  [ "$cmhz" -gt 0 ] 2>/dev/null || cmhz=5000
+  cp csv levels.csv
+  for try in 1 2 3; do
+    cache_check levels.csv >levels.out && break
+    echo "test_roofline: cache levels, measurement $try: $(tail -1 levels.out)"
+    [ $try -lt 3 ] && "$HP" roofline -q --format csv --device "$(awk -F, 'NR == 2 {print $1}' csv)" >levels.csv
+  done && ok || bad "cache levels: $(cat levels.out levels.csv)"
+  cat levels.out
 fi
 # fp32 and dram measured on the first device, with their units
 fp32=$(awk -F, '$2 == "fp32" {print $3; exit}' csv)
@@ -111,6 +122,20 @@ if head -2 csv | grep -qi 'pthread\|cpu'; then
   [ "$cmhz" -gt 0 ] 2>/dev/null || cmhz=5000
   awk -v v="$fp32" -v b="$((ncpu * cmhz * 64 / 1000))" 'BEGIN {exit !(v < b)}' && ok ||
     bad "fp32 $fp32 GFLOP/s above $ncpu CPUs x $cmhz MHz x 64 FLOP/cycle"
+fi
+# the levels from another folder laid out as sysfs (HUBPROF_ROOFLINE_CACHES): an L2 under 8x L1 has no
+# working set well inside it and outside L1, and its row says so
+if head -2 csv | grep -qi 'pthread\|cpu'; then
+  for c in "0 1 Data 32K" "1 1 Instruction 32K" "2 2 Unified 128K"; do
+    set -- $c
+    mkdir -p "fakecache/index$1" && echo "$2" >"fakecache/index$1/level" && echo "$3" >"fakecache/index$1/type" &&
+      echo "$4" >"fakecache/index$1/size"
+  done
+  expect 0 env HUBPROF_ROOFLINE_CACHES="$T/fakecache" "$HP" roofline -q --format csv \
+    --device "$(awk -F, 'NR == 2 {print $1}' csv)"
+  [ "$(cut -d, -f2 out | tail -2 | tr '\n' ' ')" = "l1 l2 " ] &&
+    grep -q ',l2,,GB/s,l2 (128 KiB) is under 8x l1 (32 KiB): no working set well inside it and outside l1$' out &&
+    grep -q ',l1,.*(l1 of 32 KiB)' out && ok || bad "HUBPROF_ROOFLINE_CACHES: $(cat out err)"
 fi
 
 # JSON parses: one object per row, value a number or null
