@@ -326,7 +326,7 @@ typedef struct hp_ceiling {
   uint32_t size;
   uint64_t id;
   uint64_t agent_id;   /* the device measured (its node: the machine) */
-  const char *name;    /* "fp64", "fp32", "fp16" (FLOP/s), "int32" (operations/s), "dram" (bandwidth) */
+  const char *name;    /* "fp64", "fp32", "fp16" (FLOP/s), "int32" (op/s), "dram", "l1".."l4" (GB/s) */
   double value;        /* in `unit`; < 0 when it could not be measured (`note` says why) */
   const char *unit;    /* "GFLOP/s", "GOP/s", "GB/s" */
   const char *method;  /* what measured it: tool and version ("hubprof roofline 0.1.0", "... --quick") */

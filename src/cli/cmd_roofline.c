@@ -1,5 +1,6 @@
 /* `hubprof roofline`: measure every OpenCL and CUDA device's ceilings with hubprof's own micro-benchmarks
- * (roofline_cl.c, roofline_cuda.c) and print one row per device and ceiling: device,ceiling,value,unit,note.
+ * (roofline_cl.c, roofline_cuda.c; the cache levels: roofline_cache.c) and print one row per device and
+ * ceiling: device,ceiling,value,unit,note.
  */
 /* SPDX-License-Identifier: MIT */
 #include "cli.h"
@@ -57,9 +58,11 @@ static const cli_spec roofline_spec = {
     .about =
         "Measure the ceilings of every OpenCL and CUDA device with hubprof's own micro-benchmarks: FLOP/s\n"
         "for fp64 (OpenCL: with cl_khr_fp64), fp32, fp16 (OpenCL: with cl_khr_fp16), int32 operations per\n"
-        "second, and global-memory bandwidth (dram). One row per device and ceiling; a ceiling a device "
-        "lacks has\n"
-        "no value and a note saying why. Units: GFLOP/s, GOP/s (int32), GB/s (docs/cli/roofline.md).\n"
+        "second, global-memory bandwidth (dram) and each cache level's read bandwidth (l1, l2, l3: the\n"
+        "host's caches on a CPU device, L1/shared memory and L2 on CUDA). One row per device and ceiling; a\n"
+        "ceiling a device lacks, or a cache level not told apart from the one outside it, has no value and "
+        "a\n"
+        "note saying why. Units: GFLOP/s, GOP/s (int32), GB/s (docs/cli/roofline.md).\n"
         "With -o or --store the ceilings are kept in a store (its ceiling table), where `hubprof analyze\n"
         "--roofline` and `hubprof report` place the profile's kernels under them.",
     .tables = roofline_tables,

@@ -1,5 +1,6 @@
 /* The ceilings of `hubprof roofline`, measured by hubprof's own micro-benchmarks on OpenCL (roofline_cl.c)
- * and CUDA (roofline_cuda.c): FLOP/s per precision, int32 op/s and global-memory bandwidth on every device.
+ * and CUDA (roofline_cuda.c): FLOP/s per precision, int32 op/s, global-memory bandwidth and each cache
+ * level's bandwidth (roofline_cache.c: the levels and their working sets) on every device.
  */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_CLI_ROOFLINE_H
@@ -10,7 +11,7 @@
 
 typedef struct rl_ceiling {
   char device[256];    /* CL_DEVICE_NAME */
-  const char *ceiling; /* "fp64", "fp32", "fp16", "int32", "dram" */
+  const char *ceiling; /* "fp64", "fp32", "fp16", "int32", "dram", then the cache levels "l1", "l2", "l3" */
   const char *unit;    /* "GFLOP/s", "GOP/s", "GB/s" */
   double value;        /* < 0: not measured (note says why) */
   char note[192];      /* how it was measured (the best kernel), or why there is no value */
@@ -25,6 +26,33 @@ typedef struct rl_ceiling {
 
 /* c->note from a printf format: why a ceiling has no value (roofline_store.c; the measurers' one helper). */
 void rl_note(rl_ceiling *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The rows of one device: fp64, fp32, fp16, int32, dram (RL_FIXED), then up to RL_MAX_LEVELS cache levels. */
+#define RL_FIXED 5
+#define RL_MAX_LEVELS 4
+#define RL_MAX_ROWS (RL_FIXED + RL_MAX_LEVELS)
+
+/* roofline_cache.c: a data (or unified) cache level of the host CPU, as sysfs describes cpu0's. */
+typedef struct rl_level {
+  int level;    /* 1, 2, 3, 4 */
+  int64_t size; /* bytes */
+} rl_level;
+
+/* The host CPU's data and unified cache levels, innermost first, from DIR/indexN/{level,type,size} (DIR:
+ * $HUBPROF_ROOFLINE_CACHES, else /sys/devices/system/cpu/cpu0/cache); 0 when there is none to read. */
+size_t rl_host_caches(rl_level *out, size_t max);
+/* The ceiling name of cache level n ("l1" .. "l4"). */
+const char *rl_level_name(int level);
+/* The working set (bytes) that measures levels[i]: half of L1; for an outer level 4x the level inside it,
+ * at least 1/8 of its own size, at most half of it. 0 when there is no such working set, why in `why`. */
+int64_t rl_working_set(const rl_level *levels, size_t i, char *why, size_t len);
+/* The cache ceilings of one device, innermost first, against the dram ceiling: from the outermost in, a
+ * level that does not read at least RL_APART times faster than the next level out that is kept (dram first)
+ * cannot be told apart from it: its value is dropped (-1) and its note says so. */
+#define RL_APART 1.2
+void rl_order_levels(rl_ceiling *levels, size_t n, double dram);
+/* "48 KiB", "2 MiB": a byte count for notes. */
+void rl_size_text(int64_t bytes, char *buf, size_t len);
 
 typedef struct rl_opts {
   const char *device_glob; /* NULL: every device */

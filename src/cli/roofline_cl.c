@@ -1,7 +1,8 @@
 /* `hubprof roofline`'s micro-benchmarks on OpenCL: FLOP/s per precision (chains of independent multiply-adds
- * on vector types, widths 4, 8 and 16, the best kept, as clpeak does), int32 op/s and global-memory
- * bandwidth (streaming reads and a copy over a buffer much larger than the last-level cache, bytes read plus
- * written), timed with profiling events, the best of several repetitions after a warm-up. libOpenCL.so.1 is
+ * on vector types, widths 4, 8 and 16, the best kept, as clpeak does), int32 op/s, global-memory bandwidth
+ * (streaming reads and a copy over a buffer much larger than the last-level cache, bytes read plus written)
+ * and each cache level's read bandwidth (a working set inside the level read again and again), timed with
+ * profiling events, the best of several repetitions after a warm-up. libOpenCL.so.1 is
  * loaded with dlopen, never linked: hubprof runs where no OpenCL loader is installed, as it does for CUPTI.
  */
 /* SPDX-License-Identifier: MIT */
@@ -102,6 +103,18 @@ static const char kernel_src[] =
     "__kernel void copy_float4(__global const float4 *in, __global float4 *out) {\n"
     "  out[get_global_id(0)] = in[get_global_id(0)];\n"
     "}\n"
+    /* a cache level: every work-group reads the working set in[0, n) reps times, its work-items interleaved
+     * (coalesced on a GPU; on a CPU one work-item per work-group reads it start to end), 8 sums in flight */
+    "__kernel void cache_read(__global const float16 *in, __global float *out, int n, int reps) {\n"
+    "  size_t ls = get_local_size(0);\n"
+    "  float16 s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;\n"
+    "  for (int r = 0; r < reps; r++)\n"
+    "    for (size_t i = get_local_id(0); i < (size_t)n; i += 8 * ls) {\n"
+    "      s0 += in[i]; s1 += in[i + ls]; s2 += in[i + 2 * ls]; s3 += in[i + 3 * ls];\n"
+    "      s4 += in[i + 4 * ls]; s5 += in[i + 5 * ls]; s6 += in[i + 6 * ls]; s7 += in[i + 7 * ls];\n"
+    "    }\n"
+    "  out[get_global_id(0)] = sum_float16(s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7);\n"
+    "}\n"
     "#endif\n";
 
 typedef struct dev {
@@ -114,6 +127,9 @@ typedef struct dev {
   cl_ulong max_alloc;
   int quick, quiet;
   const char *name;
+  int cpu;                        /* a CPU device: the host's caches (sysfs), one work-item per work-group */
+  rl_level levels[RL_MAX_LEVELS]; /* the cache levels measured, innermost first */
+  size_t nlevels;
 } dev;
 
 /* Build the program for one precision; NULL with the reason in c->note. */
@@ -139,13 +155,13 @@ static cl_program build(dev *d, const char *opts, rl_ceiling *c) {
   return p;
 }
 
-/* Run kernel k over global work-items, once to warm up and then reps times; the shortest time in seconds,
- * or a negative value with the reason in c->note. */
-static double best_time(dev *d, cl_kernel k, size_t global, int reps, rl_ceiling *c) {
+/* Run kernel k over global work-items in work-groups of local, once to warm up and then reps times; the
+ * shortest time in seconds, or a negative value with the reason in c->note. */
+static double best_time_local(dev *d, cl_kernel k, size_t global, size_t local, int reps, rl_ceiling *c) {
   double best = -1;
   for (int r = 0; r <= reps; r++) {
     cl_event ev;
-    cl_int e = d->cl->clEnqueueNDRangeKernel(d->q, k, 1, NULL, &global, &d->wg, 0, NULL, &ev);
+    cl_int e = d->cl->clEnqueueNDRangeKernel(d->q, k, 1, NULL, &global, &local, 0, NULL, &ev);
     if (e == CL_SUCCESS) e = d->cl->clWaitForEvents(1, &ev);
     if (e != CL_SUCCESS) {
       rl_note(c, "clEnqueueNDRangeKernel failed (%d)", e);
@@ -163,6 +179,10 @@ static double best_time(dev *d, cl_kernel k, size_t global, int reps, rl_ceiling
     if (r > 0 && (best < 0 || s < best)) best = s; /* r == 0: the warm-up */
   }
   return best;
+}
+
+static double best_time(dev *d, cl_kernel k, size_t global, int reps, rl_ceiling *c) {
+  return best_time_local(d, k, global, d->wg, reps, c);
 }
 
 /* Compute ceiling: the best of the vector widths 4, 8, 16 (2 operations per multiply-add). */
@@ -262,6 +282,120 @@ static void measure_dram(dev *d, cl_program p, rl_ceiling *c) {
   if (out) d->cl->clReleaseMemObject(out);
 }
 
+/* The cache ceilings, rows innermost first: cache_read over each level's working set (rl_working_set) by
+ * compute units x 8 work-groups (x 4 quick) that all read the same data, its repetitions grown until one run
+ * takes the target time; then rounds of one run of every level in turn (a burst of load slows a round, not
+ * one level), the best run of each level kept; then a level that cannot be told apart from the one outside it
+ * (or dram) is dropped (rl_order_levels), after up to two more sets of rounds. */
+static void measure_caches(dev *d, cl_program p, double dram, rl_ceiling *rows) {
+  size_t nl = d->nlevels, local = d->cpu ? 1 : d->wg;
+  size_t groups = (size_t)d->cus * (d->quick ? 4 : 8), global = groups * local;
+  int64_t unit = (int64_t)(64 * 8 * local), ws[RL_MAX_LEVELS], maxw = 0; /* one pass: 8 float16 per item */
+  int reps[RL_MAX_LEVELS];
+  double best[RL_MAX_LEVELS];
+  for (size_t i = 0; i < nl; i++) {
+    char why[sizeof rows[i].note] = "", sz[32];
+    best[i] = -1;
+    reps[i] = 1;
+    ws[i] = rl_working_set(d->levels, i, why, sizeof why);
+    ws[i] -= ws[i] % unit;
+    if (ws[i] > (int64_t)d->max_alloc) ws[i] = 0;
+    if (why[0]) {
+      rl_note(&rows[i], "%s", why);
+    } else if (ws[i] <= 0) {
+      rl_size_text(d->levels[i].size, sz, sizeof sz);
+      rl_note(&rows[i], "no working set for a cache of %s (reads of %lld bytes, allocations up to %llu)", sz,
+              (long long)unit, (unsigned long long)d->max_alloc);
+    }
+    if (ws[i] > maxw) maxw = ws[i];
+  }
+  if (!maxw) return;
+  cl_int e, e2;
+  cl_mem in = d->cl->clCreateBuffer(d->ctx, CL_MEM_READ_ONLY, (size_t)maxw, NULL, &e);
+  cl_mem out = d->cl->clCreateBuffer(d->ctx, CL_MEM_WRITE_ONLY, global * sizeof(float), NULL, &e2);
+  float one = 1.0f;
+  if (e == CL_SUCCESS && e2 == CL_SUCCESS)
+    e = d->cl->clEnqueueFillBuffer(d->q, in, &one, sizeof one, 0, (size_t)maxw, 0, NULL, NULL);
+  if (e == CL_SUCCESS) e = d->cl->clFinish(d->q);
+  cl_kernel k = NULL;
+  if (e == CL_SUCCESS && e2 == CL_SUCCESS) k = d->cl->clCreateKernel(p, "cache_read", &e);
+  if (e != CL_SUCCESS || e2 != CL_SUCCESS || !k) {
+    for (size_t i = 0; i < nl; i++)
+      if (ws[i]) rl_note(&rows[i], "no buffer or kernel for the cache levels (%d)", e != CL_SUCCESS ? e : e2);
+  } else {
+    d->cl->clSetKernelArg(k, 0, sizeof in, &in);
+    d->cl->clSetKernelArg(k, 1, sizeof out, &out);
+    double target = d->quick ? 0.003 : 0.02;
+    for (size_t i = 0; i < nl; i++) { /* the repetitions that make a run long enough to time */
+      int n = (int)(ws[i] / 64);
+      for (int tries = 0; ws[i] && tries < 8; tries++) {
+        d->cl->clSetKernelArg(k, 2, sizeof n, &n);
+        d->cl->clSetKernelArg(k, 3, sizeof reps[i], &reps[i]);
+        double s = best_time_local(d, k, global, local, 1, &rows[i]);
+        if (s < 0) {
+          ws[i] = 0;
+          break;
+        }
+        if (s >= target / 2 || reps[i] >= (1 << 20)) break;
+        double grow = s > 0 ? target / s : 64;
+        reps[i] = (int)(reps[i] * (grow < 64 ? grow : 64)) + 1;
+      }
+    }
+    /* rounds; where a level would then not be told apart from the one outside it (its runs slowed in every
+     * round), up to two more sets of rounds of the two before it is given up */
+    int again[RL_MAX_LEVELS];
+    for (size_t i = 0; i < nl; i++)
+      again[i] = 1;
+    for (int set = 0; set < 3; set++) {
+      for (int round = 0; round < (d->quick ? 3 : 5); round++)
+        for (size_t i = 0; i < nl; i++) {
+          if (!ws[i] || !again[i]) continue;
+          int n = (int)(ws[i] / 64);
+          d->cl->clSetKernelArg(k, 2, sizeof n, &n);
+          d->cl->clSetKernelArg(k, 3, sizeof reps[i], &reps[i]);
+          double s = best_time_local(d, k, global, local, 1, &rows[i]); /* a warm-up refills it, one run */
+          if (s < 0) {                                                  /* the note says why */
+            ws[i] = 0;
+            best[i] = rows[i].value = -1;
+          } else if (best[i] < 0 || s < best[i]) {
+            best[i] = s;
+          }
+        }
+      for (size_t i = 0; i < nl; i++) {
+        if (!ws[i] || best[i] <= 0) continue;
+        char w[32], sz[32];
+        rl_size_text(ws[i], w, sizeof w);
+        rl_size_text(d->levels[i].size, sz, sizeof sz);
+        rows[i].value = (double)groups * reps[i] * (double)ws[i] / best[i] * 1e-9;
+        rl_note(&rows[i], "cache_read: %s read %d times by %zu work-groups of %zu (%s of %s)", w, reps[i],
+                groups, local, rows[i].ceiling, sz);
+      }
+      rl_ceiling tried[RL_MAX_LEVELS];
+      memcpy(tried, rows, nl * sizeof *rows);
+      rl_order_levels(tried, nl, dram);
+      size_t dropped = 0;
+      for (size_t i = 0; i < nl; i++)
+        again[i] = 0;
+      for (size_t i = 0; i < nl; i++) {
+        if (!(rows[i].value >= 0 && tried[i].value < 0)) continue;
+        dropped++;
+        size_t j = i + 1; /* the level it was compared with (none: dram, not measured again) */
+        while (j < nl && tried[j].value < 0)
+          j++;
+        again[i] = 1;
+        if (j < nl) again[j] = 1;
+      }
+      if (!dropped || set == 2) {
+        memcpy(rows, tried, nl * sizeof *rows);
+        break;
+      }
+    }
+  }
+  if (k) d->cl->clReleaseKernel(k);
+  if (in) d->cl->clReleaseMemObject(in);
+  if (out) d->cl->clReleaseMemObject(out);
+}
+
 static int has_ext(const char *exts, const char *ext) {
   size_t n = strlen(ext);
   for (const char *s = strstr(exts, ext); s; s = strstr(s + 1, ext))
@@ -269,32 +403,36 @@ static int has_ext(const char *exts, const char *ext) {
   return 0;
 }
 
-/* The five ceilings of one device, appended to rows. */
+/* The rows of one device: fp64, fp32, fp16, int32, dram, then its cache levels; how many. */
+static size_t init_rows(const dev *d, rl_ceiling *rows) {
+  static const char *const ceil[] = {"fp64", "fp32", "fp16", "int32", "dram"};
+  static const char *const unit[] = {"GFLOP/s", "GFLOP/s", "GFLOP/s", "GOP/s", "GB/s"};
+  size_t n = RL_FIXED + d->nlevels;
+  for (size_t i = 0; i < n; i++) {
+    rl_ceiling *c = &rows[i];
+    snprintf(c->device, sizeof c->device, "%s", d->name);
+    c->ceiling = i < RL_FIXED ? ceil[i] : rl_level_name(d->levels[i - RL_FIXED].level);
+    c->unit = i < RL_FIXED ? unit[i] : "GB/s";
+    c->value = -1;
+    c->note[0] = 0;
+  }
+  return n;
+}
+
+/* The ceilings of one device (rows from init_rows). */
 static void measure_device(dev *d, const char *exts, rl_ceiling *rows) {
   static const struct {
-    const char *ceiling, *unit, *opts, *ext;
+    const char *opts, *ext;
     size_t elem;
     float fa, fb;
   } precs[] = {
-      {"fp64", "GFLOP/s", "-DS=double -DFP64 -cl-mad-enable", "cl_khr_fp64", 8, 0.001f, 0.999f},
-      {"fp32", "GFLOP/s", "-DS=float -DBW -cl-mad-enable", NULL, 4, 0.001f, 0.999f},
-      {"fp16", "GFLOP/s", "-DS=half -DFP16 -cl-mad-enable", "cl_khr_fp16", 2, 0.001f, 0.999f},
-      {"int32", "GOP/s", "-DS=int -DINT", NULL, 4, 1.0f, 3.0f},
+      /* fp64, fp32, fp16, int32: the rows' order */
+      {"-DS=double -DFP64 -cl-mad-enable", "cl_khr_fp64", 8, 0.001f, 0.999f},
+      {"-DS=float -DBW -cl-mad-enable", NULL, 4, 0.001f, 0.999f},
+      {"-DS=half -DFP16 -cl-mad-enable", "cl_khr_fp16", 2, 0.001f, 0.999f},
+      {"-DS=int -DINT", NULL, 4, 1.0f, 3.0f},
   };
-  for (size_t i = 0; i < 5; i++) {
-    rl_ceiling *c = &rows[i];
-    snprintf(c->device, sizeof c->device, "%s", d->name);
-    c->value = -1;
-    c->note[0] = 0;
-    if (i == 4) { /* dram: after fp32, whose program it shares */
-      c->ceiling = "dram";
-      c->unit = "GB/s";
-      continue;
-    }
-    c->ceiling = precs[i].ceiling;
-    c->unit = precs[i].unit;
-  }
-  for (size_t i = 0; i < 4; i++) {
+  for (size_t i = 0; i < 4; i++) { /* dram and the caches after fp32, whose program they share */
     rl_ceiling *c = &rows[i];
     if (precs[i].ext && !has_ext(exts, precs[i].ext)) {
       rl_note(c, "the device has no %s", precs[i].ext);
@@ -303,20 +441,24 @@ static void measure_device(dev *d, const char *exts, rl_ceiling *rows) {
     if (!d->quiet) fprintf(stderr, "hubprof: roofline: %s: measuring %s\n", d->name, c->ceiling);
     cl_program p = build(d, precs[i].opts, c);
     if (!p) {
-      if (i == 1) snprintf(rows[4].note, sizeof rows[4].note, "%s", c->note);
+      for (size_t k = 4; i == 1 && k < RL_FIXED + d->nlevels; k++)
+        snprintf(rows[k].note, sizeof rows[k].note, "%s", c->note);
       continue;
     }
     measure_flops(d, p, precs[i].elem, precs[i].fa, precs[i].fb, c);
     if (i == 1) {
       if (!d->quiet) fprintf(stderr, "hubprof: roofline: %s: measuring dram\n", d->name);
       measure_dram(d, p, &rows[4]);
+      if (!d->quiet && d->nlevels) fprintf(stderr, "hubprof: roofline: %s: measuring the caches\n", d->name);
+      measure_caches(d, p, rows[4].value, rows + RL_FIXED);
     }
     d->cl->clReleaseProgram(p);
   }
 }
 
-/* The device's agent description, as the collector writes it (prov_opencl.c), on its five rows. */
-static void describe_agent(cl_api *cl, cl_device_id id, cl_platform_id plat, int index, rl_ceiling *rows) {
+/* The device's agent description, as the collector writes it (prov_opencl.c), on its n rows. */
+static void describe_agent(cl_api *cl, cl_device_id id, cl_platform_id plat, int index, rl_ceiling *rows,
+                           size_t n) {
   rl_ceiling a = {.device_index = index};
   cl_device_type t = 0;
   cl_uint u = 0;
@@ -336,7 +478,7 @@ static void describe_agent(cl_api *cl, cl_device_id id, cl_platform_id plat, int
     a.global_mem_bytes = (int64_t)l;
   if (cl->clGetDeviceInfo(id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof l, &l, NULL) == CL_SUCCESS)
     a.local_mem_bytes = (int64_t)l;
-  for (int k = 0; k < 5; k++) {
+  for (size_t k = 0; k < n; k++) {
     rl_ceiling *c = &rows[k];
     c->type = a.type;
     c->device_index = a.device_index;
@@ -347,6 +489,24 @@ static void describe_agent(cl_api *cl, cl_device_id id, cl_platform_id plat, int
     c->global_mem_bytes = a.global_mem_bytes;
     c->local_mem_bytes = a.local_mem_bytes;
   }
+}
+
+/* The cache levels of a device: on a CPU device (the host's CPU) its data and unified caches from sysfs; on
+ * any other, or where sysfs has none, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE as l2, the cache in front of device
+ * memory on GPUs. */
+static void cache_levels(cl_api *cl, cl_device_id id, dev *d) {
+  cl_device_type t = 0;
+  cl->clGetDeviceInfo(id, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+  d->cpu = (t & CL_DEVICE_TYPE_CPU) != 0;
+  d->nlevels = d->cpu ? rl_host_caches(d->levels, RL_MAX_LEVELS) : 0;
+  if (d->nlevels) return;
+  cl_device_mem_cache_type ct = CL_NONE;
+  cl_ulong size = 0;
+  if (cl->clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_CACHE_TYPE, sizeof ct, &ct, NULL) == CL_SUCCESS &&
+      ct != CL_NONE &&
+      cl->clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, sizeof size, &size, NULL) == CL_SUCCESS &&
+      size)
+    d->levels[d->nlevels++] = (rl_level){2, (int64_t)size};
 }
 
 int rl_measure(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t len) {
@@ -397,7 +557,7 @@ int rl_measure(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t 
     snprintf(err, len, "roofline: no OpenCL device matches '%s' (devices: %s)", o->device_glob, found);
     return -1;
   }
-  rl_ceiling *rows = calloc(nmatch * 5, sizeof *rows);
+  rl_ceiling *rows = calloc(nmatch * RL_MAX_ROWS, sizeof *rows);
   if (!rows) {
     snprintf(err, len, "roofline: out of memory");
     return -1;
@@ -414,27 +574,21 @@ int rl_measure(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t 
     cl.clGetDeviceInfo(devs[i], CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d.max_alloc, &d.max_alloc, NULL);
     if (!d.cus) d.cus = 1;
     d.wg = maxwg && maxwg < 256 ? maxwg : 256;
+    cache_levels(&cl, devs[i], &d);
+    size_t nrows = init_rows(&d, rows + r);
     cl_int e;
     d.ctx = cl.clCreateContext(NULL, 1, &devs[i], NULL, NULL, &e);
     if (e == CL_SUCCESS) d.q = cl.clCreateCommandQueue(d.ctx, devs[i], CL_QUEUE_PROFILING_ENABLE, &e);
     if (e == CL_SUCCESS) {
       measure_device(&d, exts, rows + r);
     } else {
-      for (size_t k = 0; k < 5; k++) { /* the rows say why, as for a missing extension */
-        static const char *const ceil[] = {"fp64", "fp32", "fp16", "int32", "dram"};
-        static const char *const unit[] = {"GFLOP/s", "GFLOP/s", "GFLOP/s", "GOP/s", "GB/s"};
-        rl_ceiling *c = &rows[r + k];
-        snprintf(c->device, sizeof c->device, "%s", names[i]);
-        c->ceiling = ceil[k];
-        c->unit = unit[k];
-        c->value = -1;
-        rl_note(c, "no context or profiling queue on this device (%d)", e);
-      }
+      for (size_t k = 0; k < nrows; k++) /* the rows say why, as for a missing extension */
+        rl_note(&rows[r + k], "no context or profiling queue on this device (%d)", e);
     }
     if (d.q) cl.clReleaseCommandQueue(d.q);
     if (d.ctx) cl.clReleaseContext(d.ctx);
-    describe_agent(&cl, devs[i], plats[plat_of[i]], (int)(i - first[i]), rows + r);
-    r += 5;
+    describe_agent(&cl, devs[i], plats[plat_of[i]], (int)(i - first[i]), rows + r, nrows);
+    r += nrows;
   }
   *out = rows;
   *n = r;

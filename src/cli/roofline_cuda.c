@@ -1,7 +1,8 @@
 /* `hubprof roofline`'s micro-benchmarks on CUDA devices: the kernels of roofline_cuda.cu (a fatbin nvcc made
  * at build time, build/gen/roofline_cuda_fatbin.h) run through the driver API, libcuda.so.1 loaded with
  * dlopen (never linked): FLOP/s per precision and int32 op/s from chains of fused multiply-adds,
- * device-memory bandwidth from streaming reads and a copy over 2 GiB, timed with CUDA events, the best of
+ * device-memory bandwidth from streaming reads and a copy over 2 GiB, L1 (shared memory) and L2 bandwidth
+ * from reads of working sets held there, timed with CUDA events, the best of
  * several runs after a warm-up. Without nvcc at build time, or without the NVIDIA driver, it says so in one
  * line. */
 /* SPDX-License-Identifier: MIT */
@@ -19,6 +20,8 @@
 
 #ifdef HUBPROF_HAVE_CUDA_BENCH
 #include "roofline_cuda_fatbin.h" /* rl_cuda_fatbin[] */
+
+#define CUDA_ROWS (RL_FIXED + 2) /* fp64, fp32, fp16, int32, dram, l1, l2 */
 
 typedef unsigned long long cu_ptr;
 #define CU_FNS(X)                                                                                            \
@@ -55,7 +58,7 @@ typedef struct cu_api {
   int (*elapsed)(float *, void *, void *); /* cuEventElapsedTime_v2, else cuEventElapsedTime */
 } cu_api;
 
-enum { A_CLOCK = 13, A_SMS = 16, A_CC_MAJOR = 75, A_CC_MINOR = 76, A_SHARED_OPTIN = 97 };
+enum { A_CLOCK = 13, A_SMS = 16, A_L2 = 38, A_CC_MAJOR = 75, A_CC_MINOR = 76, A_SHARED_OPTIN = 97 };
 
 static int cu_load(cu_api *cu, char *err, size_t len) {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -186,6 +189,76 @@ static void measure_dram(dev *d, size_t total_mem, rl_ceiling *c) {
   if (sums) d->cu->cuMemFree_v2(sums);
 }
 
+/* Reads of kernel `name` (hp_l1, hp_shared, hp_l2) cycling through mask + 1 float4s of `in`, over SMs x 8
+ * blocks of 256 threads, n reads per thread grown until one run takes the target time: GB/s, or -1 with the
+ * reason in c->note. */
+static double measure_reads(dev *d, const char *name, cu_ptr in, cu_ptr out, unsigned mask, rl_ceiling *c,
+                            int *reads) {
+  void *f = NULL;
+  int rc = d->cu->cuModuleGetFunction(&f, d->mod, name);
+  if (rc) {
+    rl_note(c, "no kernel %s: %s", name, cu_err(d->cu, rc));
+    return -1;
+  }
+  unsigned threads = 256, blocks = (unsigned)d->sms * 8;
+  int n = 64;
+  void *args[4] = {&in, &out, &mask, &n};
+  double target = d->quick ? 0.002 : 0.03, s = 0;
+  for (int tries = 0; tries < 8; tries++) {
+    s = best_time(d, f, blocks, threads, args, 1, c);
+    if (s < 0 || s >= target / 2 || n >= (1 << 24)) break;
+    double grow = s > 0 ? target / s : 64;
+    n = (int)(n * (grow < 64 ? grow : 64));
+    n = (n + 15) / 16 * 16;
+  }
+  if (s >= 0) s = best_time(d, f, blocks, threads, args, d->quick ? 2 : 5, c);
+  if (s <= 0) return -1;
+  *reads = n;
+  return (double)blocks * threads * n * 16.0 / s * 1e-9;
+}
+
+/* The cache ceilings, l1 then l2: l1 the best of shared-memory reads (hp_shared) and L1-cached global reads
+ * (hp_l1) of 16 KiB; l2 reads (hp_l2, L2 only) of a working set of a quarter of L2 (a power of two, at least
+ * 256 KiB); then a level that cannot be told apart from the one outside it is dropped (rl_order_levels). */
+static void measure_caches(dev *d, int l2_bytes, double dram, rl_ceiling *rows) {
+  size_t ws = (size_t)256 << 10;
+  while (l2_bytes > 0 && ws * 2 <= (size_t)l2_bytes / 4)
+    ws *= 2;
+  cu_ptr in = 0, out = 0;
+  int rc = d->cu->cuMemAlloc_v2(&in, ws);
+  if (!rc) rc = d->cu->cuMemAlloc_v2(&out, (size_t)d->sms * 8 * 256 * sizeof(float));
+  if (!rc) rc = d->cu->cuMemsetD32_v2(in, 0x3f800000u, ws / 4); /* 1.0f */
+  if (!rc) rc = d->cu->cuCtxSynchronize();
+  if (rc) {
+    rl_note(&rows[0], "%zu KiB of device memory: %s", ws >> 10, cu_err(d->cu, rc));
+    rl_note(&rows[1], "%zu KiB of device memory: %s", ws >> 10, cu_err(d->cu, rc));
+  } else {
+    static const char *const l1k[] = {"hp_shared", "hp_l1"};
+    for (int k = 0; k < 2; k++) {
+      int n = 0;
+      double v = measure_reads(d, l1k[k], in, out, 1023, &rows[0], &n);
+      if (v > rows[0].value) {
+        rows[0].value = v;
+        rl_note(&rows[0], "%s: 16 KiB per SM, %d reads of 16 bytes per thread, %u blocks x 256 threads",
+                l1k[k], n, (unsigned)d->sms * 8);
+      }
+    }
+    int n = 0;
+    double v = measure_reads(d, "hp_l2", in, out, (unsigned)(ws / 16 - 1), &rows[1], &n);
+    if (v > 0) {
+      char w[32], l2[32];
+      rl_size_text((int64_t)ws, w, sizeof w);
+      rl_size_text(l2_bytes, l2, sizeof l2);
+      rows[1].value = v;
+      rl_note(&rows[1], "hp_l2: %s of an L2 of %s, %d reads of 16 bytes per thread, %u blocks x 256 threads",
+              w, l2, n, (unsigned)d->sms * 8);
+    }
+    rl_order_levels(rows, 2, dram);
+  }
+  if (in) d->cu->cuMemFree_v2(in);
+  if (out) d->cu->cuMemFree_v2(out);
+}
+
 /* The device's name as the CUDA provider writes its agent row (prov_cuda.c: CUPTI's chip name, else
  * sm_XY), so that --store finds the profile's own agent. */
 static void chip_name(int ordinal, int major, int minor, char *out, size_t len) {
@@ -223,7 +296,7 @@ int rl_measure_cuda(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, si
   }
   int drv = 0;
   if (cu.cuDriverGetVersion(&drv)) drv = 0;
-  rl_ceiling *rows = calloc((size_t)ndev * 5, sizeof *rows);
+  rl_ceiling *rows = calloc((size_t)ndev * CUDA_ROWS, sizeof *rows);
   if (!rows) {
     snprintf(err, len, "roofline: out of memory");
     return -1;
@@ -231,12 +304,12 @@ int rl_measure_cuda(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, si
   char found[512] = "";
   size_t r = 0, fw = 0;
   for (int i = 0; i < ndev; i++) {
-    int cd = -1, v[5] = {0};
-    static const int which[5] = {A_CLOCK, A_SMS, A_CC_MAJOR, A_CC_MINOR, A_SHARED_OPTIN};
+    int cd = -1, v[6] = {0};
+    static const int which[6] = {A_CLOCK, A_SMS, A_CC_MAJOR, A_CC_MINOR, A_SHARED_OPTIN, A_L2};
     char product[256] = "", name[64];
     if (cu.cuDeviceGet(&cd, i)) continue;
     cu.cuDeviceGetName(product, sizeof product - 1, cd);
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 6; k++)
       if (cu.cuDeviceGetAttribute(&v[k], which[k], cd)) v[k] = 0;
     chip_name(i, v[2], v[3], name, sizeof name);
     if (fw < sizeof found)
@@ -244,9 +317,10 @@ int rl_measure_cuda(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, si
     if (o->device_glob && fnmatch(o->device_glob, product, 0) && fnmatch(o->device_glob, name, 0)) continue;
     size_t mem = 0;
     if (cu.cuDeviceTotalMem_v2(&mem, cd)) mem = 0;
-    static const char *const ceil[] = {"fp64", "fp32", "fp16", "int32", "dram"};
-    static const char *const unit[] = {"GFLOP/s", "GFLOP/s", "GFLOP/s", "GOP/s", "GB/s"};
-    for (int k = 0; k < 5; k++) {
+    static const char *const ceil[CUDA_ROWS] = {"fp64", "fp32", "fp16", "int32", "dram", "l1", "l2"};
+    static const char *const unit[CUDA_ROWS] = {"GFLOP/s", "GFLOP/s", "GFLOP/s", "GOP/s",
+                                                "GB/s",    "GB/s",    "GB/s"};
+    for (int k = 0; k < CUDA_ROWS; k++) {
       rl_ceiling *c = &rows[r + (size_t)k];
       snprintf(c->device, sizeof c->device, "%s", name);
       c->ceiling = ceil[k];
@@ -272,7 +346,7 @@ int rl_measure_cuda(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, si
     if (!rc) rc = cu.cuEventCreate(&d.ev1, 0);
     if (!rc) rc = cu.cuMemAlloc_v2(&outb, (size_t)d.sms * 8 * 256 * 8);
     if (rc) {
-      for (int k = 0; k < 5; k++)
+      for (int k = 0; k < CUDA_ROWS; k++)
         rl_note(&rows[r + (size_t)k], "the benchmarks could not be set up on this device: %s",
                 cu_err(&cu, rc));
     } else {
@@ -286,13 +360,15 @@ int rl_measure_cuda(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, si
       }
       if (!o->quiet) fprintf(stderr, "hubprof: roofline: %s: measuring dram\n", product);
       measure_dram(&d, mem, &rows[r + 4]);
+      if (!o->quiet) fprintf(stderr, "hubprof: roofline: %s: measuring the caches\n", product);
+      measure_caches(&d, v[5], rows[r + 4].value, &rows[r + RL_FIXED]);
     }
     if (outb) cu.cuMemFree_v2(outb);
     if (d.ev0) cu.cuEventDestroy_v2(d.ev0);
     if (d.ev1) cu.cuEventDestroy_v2(d.ev1);
     if (d.mod) cu.cuModuleUnload(d.mod);
     if (ctx) cu.cuDevicePrimaryCtxRelease_v2(cd);
-    r += 5;
+    r += CUDA_ROWS;
   }
   if (!r) {
     free(rows);

@@ -1,6 +1,7 @@
 // `hubprof roofline`'s micro-benchmarks on CUDA devices (roofline_cuda.c loads them with the driver API):
 // chains of independent fused multiply-adds per precision (fp64, fp32, fp16 as half2, int32 as IMAD), and
-// streaming reads and a copy over device memory. Compiled by nvcc into a fatbin at build time.
+// streaming reads and a copy over device memory, and reads that cycle through a working set held in L2, in
+// each SM's L1 or in its shared memory. Compiled by nvcc into a fatbin at build time.
 // SPDX-License-Identifier: MIT
 #include <cuda_fp16.h>
 
@@ -45,4 +46,54 @@ extern "C" __global__ void hp_copy(const float4 *__restrict__ in, float4 *out, s
   size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x, step = (size_t)gridDim.x * blockDim.x;
 #pragma unroll 4
   for (; i < n4; i += step) __stcs(out + i, __ldcs(in + i));
+}
+
+// The cache levels: every thread makes n float4 reads, the grid's threads side by side (coalesced), stepping
+// through a working set of mask + 1 float4s (a power of two) that stays in the level measured: bytes read =
+// threads x n x 16. The index is an argument's function, so no read is hoisted out of the loop.
+// L2: __ldcg caches in L2 only, the working set a quarter of L2 at most, so every read is an L2 hit.
+extern "C" __global__ void hp_l2(const float4 *__restrict__ in, float *out, unsigned mask, int n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x, step = gridDim.x * blockDim.x;
+  float4 s = make_float4(0, 0, 0, 0), t = s;
+#pragma unroll 8
+  for (int k = 0; k < n; k += 2) {
+    float4 v = __ldcg(in + (i & mask)), w = __ldcg(in + ((i + step) & mask));
+    i += 2 * step;
+    s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+    t.x += w.x, t.y += w.y, t.z += w.z, t.w += w.w;
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s.x + s.y + s.z + s.w + t.x + t.y + t.z + t.w;
+}
+
+// L1: every block reads the same small working set (16 KiB) with __ldca, cached in each SM's L1.
+extern "C" __global__ void hp_l1(const float4 *__restrict__ in, float *out, unsigned mask, int n) {
+  unsigned i = threadIdx.x;
+  float4 s = make_float4(0, 0, 0, 0), t = s;
+#pragma unroll 8
+  for (int k = 0; k < n; k += 2) {
+    float4 v = __ldca(in + (i & mask)), w = __ldca(in + ((i + 32) & mask));
+    i += 64;
+    s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+    t.x += w.x, t.y += w.y, t.z += w.z, t.w += w.w;
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s.x + s.y + s.z + s.w + t.x + t.y + t.z + t.w;
+}
+
+// Shared memory (the same SRAM as L1): each block fills 16 KiB of it, then reads it as hp_l1 reads L1.
+extern "C" __global__ void hp_shared(const float4 *__restrict__ in, float *out, unsigned mask, int n) {
+  __shared__ float4 sh[1024];
+  for (unsigned j = threadIdx.x; j < 1024; j += blockDim.x)
+    sh[j] = in[j];
+  __syncthreads();
+  unsigned i = threadIdx.x;
+  mask &= 1023;
+  float4 s = make_float4(0, 0, 0, 0), t = s;
+#pragma unroll 8
+  for (int k = 0; k < n; k += 2) {
+    float4 v = sh[i & mask], w = sh[(i + 32) & mask];
+    i += 64;
+    s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
+    t.x += w.x, t.y += w.y, t.z += w.z, t.w += w.w;
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s.x + s.y + s.z + s.w + t.x + t.y + t.z + t.w;
 }

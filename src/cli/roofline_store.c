@@ -28,8 +28,14 @@ static void machine_id(char *buf, size_t len) {
   if (nl) *nl = 0;
 }
 
+/* Whether rows a and b are of one device (a device's rows come together). */
+static int same_device(const rl_ceiling *a, const rl_ceiling *b) {
+  return a->type == b->type && a->device_index == b->device_index && strcmp(a->device, b->device) == 0 &&
+         strcmp(a->vendor, b->vendor) == 0 && strcmp(a->runtime, b->runtime) == 0;
+}
+
 /* The node (as the collector writes it: merge matches it by host name and machine id), one agent per device
- * (rows come five per device) and every ceiling. */
+ * (a device's rows come together) and every ceiling. */
 static hp_status write_rows(hp_store *s, const rl_ceiling *rows, size_t n, const char *method, int64_t when) {
   hu_launch l;
   hu_launch_read(&l);
@@ -50,7 +56,7 @@ static hp_status write_rows(hp_store *s, const rl_ceiling *rows, size_t n, const
   uint64_t agent = 0;
   for (size_t i = 0; i < n && st == HP_OK; i++) {
     const rl_ceiling *c = &rows[i];
-    if (i % 5 == 0) {
+    if (i == 0 || !same_device(c, &rows[i - 1])) {
       hp_agent a = {.size = sizeof a,
                     .id = ++agent,
                     .node_id = 1,

@@ -1,7 +1,9 @@
 /* hubprof report: the roofline chart, where the store has ceilings (`hubprof roofline --store`): per device a
  * log-log SVG (arithmetic intensity in FLOP per DRAM byte across, GFLOP/s up), one roof per compute ceiling
- * under the DRAM slope, the kernels placed by their counters (roofline_place.c) as points, and the kernels
- * that could not be placed with the counters they lack. Drawn here, no script: the page's CSP allows none. */
+ * under the DRAM slope, a slope per cache level measured (l1, l2, l3: the bandwidth a kernel whose bytes came
+ * from that level could reach), the kernels placed by their counters (roofline_place.c) as points, and the
+ * kernels that could not be placed with the counters they lack. Drawn here, no script: the page's CSP allows
+ * none. */
 /* SPDX-License-Identifier: MIT */
 #include "report_internal.h"
 #include "roofline_place.h"
@@ -30,28 +32,37 @@ static const char *roof_color(const char *name) {
          : !strcmp(name, "fp32")  ? "#2ca02c"
          : !strcmp(name, "fp16")  ? "#9467bd"
          : !strcmp(name, "int32") ? "#8c564b"
+         : !strcmp(name, "l1")    ? "#ff7f0e"
+         : !strcmp(name, "l2")    ? "#17becf"
+         : !strcmp(name, "l3")    ? "#bcbd22"
+         : !strcmp(name, "l4")    ? "#7f7f7f"
                                   : "#d62728";
 }
 
+/* A bandwidth ceiling (dram and the cache levels: GB/s), drawn as a slope; the others are flat roofs. */
+static int is_slope(const rf_ceiling *c) { return strcmp(c->unit, "GB/s") == 0; }
+
 /* One device's chart: its ceilings (dram and the compute ones) and its placed points. */
 static void chart(hu_buf *b, const rf_roofline *r, uint64_t agent) {
-  double dram = -1, cmax = 0, cmin = INFINITY;
+  double dram = -1, bwmax = -1, bwmin = INFINITY, cmax = 0, cmin = INFINITY;
   const char *device = "";
   for (size_t i = 0; i < r->nceilings; i++) {
     const rf_ceiling *c = &r->ceilings[i];
     if (c->agent_id != agent || !(c->value > 0)) continue;
     device = c->device;
-    if (!strcmp(c->name, "dram"))
-      dram = c->value;
-    else {
+    if (!strcmp(c->name, "dram")) dram = c->value;
+    if (is_slope(c)) {
+      bwmax = fmax(bwmax, c->value);
+      bwmin = fmin(bwmin, c->value);
+    } else {
       cmax = fmax(cmax, c->value);
       cmin = fmin(cmin, c->value);
     }
   }
-  /* ranges: from the ridge points and the points, in whole decades */
+  /* ranges: from the ridge points (the fastest cache's too) and the points, in whole decades */
   double xlo = 1.0 / 16, xhi = 64, ylo = INFINITY, yhi = cmax > 0 ? cmax : 1;
   if (dram > 0 && cmax > 0) {
-    xlo = fmin(xlo, cmin / dram / 16);
+    xlo = fmin(xlo, cmin / bwmax / 16);
     xhi = fmax(xhi, cmax / dram * 16);
   }
   for (size_t i = 0; i < r->npoints; i++) {
@@ -60,7 +71,7 @@ static void chart(hu_buf *b, const rf_roofline *r, uint64_t agent) {
     xlo = fmin(xlo, q->intensity / 2), xhi = fmax(xhi, q->intensity * 2);
     ylo = fmin(ylo, q->gflops / 2), yhi = fmax(yhi, q->gflops * 2);
   }
-  if (dram > 0) ylo = fmin(ylo, dram * xlo);
+  if (isfinite(bwmin)) ylo = fmin(ylo, bwmin * xlo); /* the lowest slope (dram) on the chart */
   if (!isfinite(ylo)) ylo = yhi / 1e4;
   axes a = {floor(log10(xlo)), ceil(log10(xhi)), floor(log10(ylo)), ceil(log10(yhi * 2))};
   if (a.y1 <= a.y0) a.y1 = a.y0 + 1;
@@ -91,7 +102,8 @@ static void chart(hu_buf *b, const rf_roofline *r, uint64_t agent) {
                 "transform=\"rotate(-90 14 %.1f)\">GFLOP/s</text>\n",
                 (L + W - R) / 2, H - 6, (H - B) / 2, (H - B) / 2);
   double xa = pow(10, a.x0), xb = pow(10, a.x1);
-  /* each roof: the DRAM slope up to its ridge, then flat (or flat alone without a dram ceiling) */
+  /* each roof: the DRAM slope up to its ridge, then flat (or flat alone without a dram ceiling); each cache
+   * level's slope, thinner, up to the highest compute roof */
   for (size_t i = 0; i < r->nceilings; i++) {
     const rf_ceiling *c = &r->ceilings[i];
     if (c->agent_id != agent || !(c->value > 0)) continue;
@@ -100,14 +112,16 @@ static void chart(hu_buf *b, const rf_roofline *r, uint64_t agent) {
     hu_buf_printf(b, "\" data-value=\"%.17g\" data-unit=\"", c->value);
     rp_text(b, c->unit);
     hu_buf_printf(b, "\"><title>%s %.2f %s</title>", c->name, c->value, c->unit);
-    if (!strcmp(c->name, "dram")) {
-      double x2 = cmax > 0 ? fmin(cmax / dram, xb) : xb;
+    if (is_slope(c)) {
+      double bw = c->value, x2 = cmax > 0 ? fmin(cmax / bw, xb) : xb;
       hu_buf_printf(b,
-                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" "
-                    "stroke-dasharray=\"6 3\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\">dram "
-                    "%.4g %s</text>",
-                    px(&a, xa), py(&a, dram * xa), px(&a, x2), py(&a, dram * x2), roof_color(c->name),
-                    px(&a, xa) + 4, py(&a, dram * xa) - 6, roof_color(c->name), c->value, c->unit);
+                    "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"%s\" "
+                    "stroke-dasharray=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"%s\">",
+                    px(&a, xa), py(&a, bw * xa), px(&a, x2), py(&a, bw * x2), roof_color(c->name),
+                    !strcmp(c->name, "dram") ? "2" : "1.5", !strcmp(c->name, "dram") ? "6 3" : "2 3",
+                    px(&a, xa) + 4, py(&a, bw * xa) - 6, roof_color(c->name));
+      rp_text(b, c->name);
+      hu_buf_printf(b, " %.4g %s</text>", c->value, c->unit);
     } else {
       double ridge = dram > 0 ? fmax(c->value / dram, xa) : xa;
       if (dram > 0 && ridge > xa)

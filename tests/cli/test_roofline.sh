@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # hubprof roofline (issue 26 part 3, docs/cli/roofline.md) on the OpenCL devices here, in quick mode: the CSV
-# header and the five rows per device with their units; fp32 and dram measured (> 0) and fp32 below a physical
-# bound (compute units x max clock x 64 FLOP per cycle, and the same from /proc/cpuinfo on a CPU device); a
+# header and the five rows per device with their units, then one per cache level (a CPU device: each data or
+# unified level sysfs lists, its size in the note); fp32 and dram measured (> 0) and fp32 below a physical
+# bound (compute units x max clock x 64 FLOP per cycle, and the same from /proc/cpuinfo on a CPU device); the
+# cache levels kept are each at least 1.2x the level outside them (dram last), the others say why; a
 # ceiling without a value has a note; --format json parses; an unknown --device, and no OpenCL platform, are
 # one error line and exit 1; an argument is a usage error. -o STORE and --store STORE (rocpd, Parquet, log
 # profiles of vector_add) keep the ceilings on the profile's own device, analyze --roofline reads them back
@@ -28,19 +30,78 @@ expect 0 "$HP" roofline --format csv -q
 cp out csv
 [ "$(head -1 csv)" = "device,ceiling,value,unit,note" ] && ok || bad "CSV header: $(head -1 csv)"
 [ ! -s err ] && ok || bad "-q wrote to stderr: $(cat err)"
-# five rows per device, each ceiling with its unit; a row without a value has a note saying why
+# five rows per device, then its cache levels innermost first, each ceiling with its unit; a row without a
+# value has a note saying why
 python3 - csv <<'EOF' && ok || bad "rows: $(cat csv)"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-units = {"fp64": "GFLOP/s", "fp32": "GFLOP/s", "fp16": "GFLOP/s", "int32": "GOP/s", "dram": "GB/s"}
+units = {"fp64": "GFLOP/s", "fp32": "GFLOP/s", "fp16": "GFLOP/s", "int32": "GOP/s", "dram": "GB/s",
+         "l1": "GB/s", "l2": "GB/s", "l3": "GB/s", "l4": "GB/s"}
 devs = {r["device"] for r in rows}
-assert devs and len(rows) == 5 * len(devs), rows
+assert devs, rows
 for d in devs:
-    assert sorted(r["ceiling"] for r in rows if r["device"] == d) == sorted(units), d
+    names = [r["ceiling"] for r in rows if r["device"] == d]
+    assert names[:5] == ["fp64", "fp32", "fp16", "int32", "dram"], (d, names)
+    assert names[5:] == sorted(set(names[5:])) and set(names[5:]) <= {"l1", "l2", "l3", "l4"}, (d, names)
 for r in rows:
     assert r["unit"] == units[r["ceiling"]], r
     assert (r["value"] == "" and r["note"]) or float(r["value"]) > 0, r
 EOF
+# the cache levels of a CPU device (PoCL here): one row per data or unified level of sysfs, each measured
+# with a working set inside it (the note names the level and its size as sysfs gives it), or saying why
+# not; the levels kept fall in order, each at least 1.2x the next one kept outside it (dram last): the
+# measurement drops a level it cannot tell apart (load only slows a run, so at load 10 a level may be
+# dropped, never misordered); l1 (half of L1, read again and again) is apart from dram, and below a
+# physical bound (CPUs x fastest clock x 256 bytes a cycle). A measurement whose every l1 run was slowed (the
+# runner already measures a level again before dropping it) is retried twice: the checks of the rows and notes
+# cannot pass by chance, and l1 kept in one of three measurements is what load cannot take away
+cache_check() {
+  python3 - "$1" /sys/devices/system/cpu/cpu0/cache "$((ncpu * cmhz * 256 / 1000))" 2>&1 <<'EOF'
+import csv, glob, os, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+dev = rows[0]["device"]
+mine = {r["ceiling"]: r for r in rows if r["device"] == dev}
+def read(d, f):
+    return open(os.path.join(d, f)).read().strip()
+levels = {}
+for d in sorted(glob.glob(os.path.join(sys.argv[2], "index*")), key=lambda d: int(d.rsplit("index", 1)[1])):
+    if read(d, "type") in ("Data", "Unified") and int(read(d, "level")) <= 4:
+        levels.setdefault("l" + read(d, "level"), read(d, "size"))
+assert levels and sorted(n for n in mine if n.startswith("l")) == sorted(levels), (levels, mine)
+def size_text(s):  # sysfs's 48K, 2048K, 307200K as the notes write them
+    b = int(s[:-1]) * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[s[-1]] if s[-1] in "KMG" else int(s)
+    return f"{b >> 20} MiB" if b >= 1 << 20 and b % (1 << 20) == 0 else \
+        f"{b / (1 << 20):.1f} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
+outer, outer_v = "dram", float(mine["dram"]["value"])
+for name in sorted(levels, reverse=True):
+    r = mine[name]
+    if r["value"]:
+        v = float(r["value"])
+        assert f"({name} of {size_text(levels[name])})" in r["note"] and r["note"].startswith("cache_read: "), r
+        assert v >= 1.2 * outer_v, (name, v, outer, outer_v)
+        outer, outer_v = name, v
+    elif "not told apart from " in r["note"]:
+        assert f"({name} of {size_text(levels[name])})" in r["note"], r
+    else:
+        assert "no working set" in r["note"], r
+l1 = mine["l1"]
+assert l1["value"] and float(l1["value"]) < float(sys.argv[3]), (l1, sys.argv[3])
+print("test_roofline: " + ", ".join(f"{n} {mine[n]['value'] or '-'}" for n in sorted(levels)) +
+      f", dram {mine['dram']['value']} GB/s")
+EOF
+}
+if head -2 csv | grep -qi 'pthread\|cpu'; then
+  ncpu=$(grep -c ^processor /proc/cpuinfo)
+  cmhz=$(awk -F: '/cpu MHz/ {if ($2 > m) m = $2} END {printf "%d", m}' /proc/cpuinfo)
+  [ "$cmhz" -gt 0 ] 2>/dev/null || cmhz=5000
+  cp csv levels.csv
+  for try in 1 2 3; do
+    cache_check levels.csv >levels.out && break
+    echo "test_roofline: cache levels, measurement $try: $(tail -1 levels.out)"
+    [ $try -lt 3 ] && "$HP" roofline -q --format csv --device "$(awk -F, 'NR == 2 {print $1}' csv)" >levels.csv
+  done && ok || bad "cache levels: $(cat levels.out levels.csv)"
+  cat levels.out
+fi
 # fp32 and dram measured on the first device, with their units
 fp32=$(awk -F, '$2 == "fp32" {print $3; exit}' csv)
 dram=$(awk -F, '$2 == "dram" {print $3; exit}' csv)
@@ -61,6 +122,20 @@ if head -2 csv | grep -qi 'pthread\|cpu'; then
   [ "$cmhz" -gt 0 ] 2>/dev/null || cmhz=5000
   awk -v v="$fp32" -v b="$((ncpu * cmhz * 64 / 1000))" 'BEGIN {exit !(v < b)}' && ok ||
     bad "fp32 $fp32 GFLOP/s above $ncpu CPUs x $cmhz MHz x 64 FLOP/cycle"
+fi
+# the levels from another folder laid out as sysfs (HUBPROF_ROOFLINE_CACHES): an L2 under 8x L1 has no
+# working set well inside it and outside L1, and its row says so
+if head -2 csv | grep -qi 'pthread\|cpu'; then
+  for c in "0 1 Data 32K" "1 1 Instruction 32K" "2 2 Unified 128K"; do
+    set -- $c
+    mkdir -p "fakecache/index$1" && echo "$2" >"fakecache/index$1/level" && echo "$3" >"fakecache/index$1/type" &&
+      echo "$4" >"fakecache/index$1/size"
+  done
+  expect 0 env HUBPROF_ROOFLINE_CACHES="$T/fakecache" "$HP" roofline -q --format csv \
+    --device "$(awk -F, 'NR == 2 {print $1}' csv)"
+  [ "$(cut -d, -f2 out | tail -2 | tr '\n' ' ')" = "l1 l2 " ] &&
+    grep -q ',l2,,GB/s,l2 (128 KiB) is under 8x l1 (32 KiB): no working set well inside it and outside l1$' out &&
+    grep -q ',l1,.*(l1 of 32 KiB)' out && ok || bad "HUBPROF_ROOFLINE_CACHES: $(cat out err)"
 fi
 
 # JSON parses: one object per row, value a number or null
@@ -94,7 +169,9 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1'; then
     bad "--platform cuda without a driver: $(cat err)"
 fi
 expect 0 "$HP" roofline -q --platform opencl --format csv --device "$(awk -F, 'NR == 2 {print $1}' csv)"
-[ "$(cut -d, -f1,2,4 out)" = "$(cut -d, -f1,2,4 csv | head -6)" ] && ok || bad "--platform opencl: $(cat out)"
+first=$(awk -F, 'NR == 2 {print $1}' csv)
+[ "$(cut -d, -f1,2,4 out)" = "$(awk -F, -v d="$first" 'NR == 1 || $1 == d' csv | cut -d, -f1,2,4)" ] && ok ||
+  bad "--platform opencl: $(cat out)"
 expect 2 "$HP" roofline --platform metal
 # usage errors: an argument, a bad format
 expect 2 "$HP" roofline extra
@@ -122,19 +199,28 @@ for f in db parquet log; do
   "$HP" trace -q -o "prof.$f" "$app" >/dev/null 2>&1 || bad "trace -o prof.$f"
   expect 0 "$HP" roofline -q --store "prof.$f"
   "$HP" analyze --roofline --format csv "prof.$f" >an 2>&1 && ok || bad "analyze --roofline prof.$f: $(cat an)"
-  python3 - an "prof.$f" <<'EOF' && ok || bad "--store prof.$f: $(cat an)"
+  python3 - an "prof.$f" csv <<'EOF' && ok || bad "--store prof.$f: $(cat an)"
 import csv, io, sys
 import hubprof
 ceil, kern = open(sys.argv[1]).read().split("\n\n")
 c, k = list(csv.DictReader(io.StringIO(ceil))), list(csv.DictReader(io.StringIO(kern)))
 assert {r["ceiling"] for r in c} >= {"fp32", "dram"}, c
+# the cache levels too: every row of the device (measured or not) stored, the measured ones printed
+first = list(csv.DictReader(open(sys.argv[3])))
+first = [r for r in first if r["device"] == first[0]["device"]]
+levels = [r["ceiling"] for r in first if r["ceiling"].startswith("l")]
+assert any(r["ceiling"] in levels and r["unit"] == "GB/s" and float(r["value"]) > 0 for r in c), c
 row = [r for r in k if r["kernel"] == "vector_add"]
 assert len(row) == 1 and row[0]["precision"] == "" and row[0]["flop"] == "" and row[0]["gflops"] == "", row
 assert "smsp__sass_thread_inst_executed_op_" in row[0]["missing"] and "dram__bytes" in row[0]["missing"]
 assert "SQ_INSTS_VALU_" in row[0]["missing"], row
 s = hubprof.open(sys.argv[2])
 assert len(s.table("agent")) == 1, s.table("agent")  # the profile's own device, not a second one
-assert s.count("dispatch") > 0 and len(s.ceilings()) == 5
+ce = s.ceilings()
+assert s.count("dispatch") > 0 and len(ce) == len(first), (ce, first)
+assert list(ce["name"]) == [r["ceiling"] for r in first] and list(ce["unit"]) == [r["unit"] for r in first]
+lv = ce[ce["name"].isin(levels)]
+assert [r.name for r in lv.itertuples() if r.value > 0] == [r["ceiling"] for r in c if r["ceiling"] in levels]
 assert set(s.ceilings()["agent_id"]) == set(s.table("dispatch")["agent_id"])
 EOF
 done

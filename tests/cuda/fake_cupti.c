@@ -17,15 +17,16 @@ int cuDeviceGetCount(int *n) {
   return 0;
 }
 /* The driver API of `hubprof roofline --platform cuda` (src/cli/roofline_cuda.c): a device "Fake H100" of
- * 132 SMs whose kernels take the time their work takes at 60 TFLOP/s fp32 (30 fp64 and int32, 120 fp16 in
- * half2) and 3 TB/s: each event pair's elapsed time is the last launch's work at those rates. */
+ * 132 SMs (50 MiB of L2) whose kernels take the time their work takes at 60 TFLOP/s fp32 (30 fp64 and int32,
+ * 120 fp16 in half2), 3 TB/s from device memory, 10 TB/s from L2, 20 TB/s from L1 and 30 TB/s from shared
+ * memory: each event pair's elapsed time is the last launch's work at those rates. */
 static double last_ms;
 int cuDriverGetVersion(int *v) { return *v = 13000, 0; }
 int cuDeviceGet(int *d, int i) { return *d = i, 0; }
 int cuDeviceGetName(char *b, int n, int d) { return (void)d, snprintf(b, (size_t)n, "Fake H100"), 0; }
 int cuDeviceGetAttribute(int *v, int a, int d) {
   (void)d;
-  *v = a == 16 ? 132 : a == 13 ? 1980000 : a == 75 ? 9 : 0;
+  *v = a == 16 ? 132 : a == 13 ? 1980000 : a == 75 ? 9 : a == 38 ? 50 << 20 : 0;
   return 0;
 }
 int cuDeviceTotalMem_v2(size_t *b, int d) { return (void)d, *b = (size_t)80 << 30, 0; }
@@ -36,7 +37,8 @@ int cuCtxSynchronize(void) { return 0; }
 int cuModuleLoadData(void **m, const void *image) { return *m = (void *)image, 0; }
 int cuModuleUnload(void *m) { return (void)m, 0; }
 int cuModuleGetFunction(void **f, void *m, const char *name) {
-  static const char *const known[] = {"hp_fp64", "hp_fp32", "hp_fp16", "hp_int32", "hp_read", "hp_copy"};
+  static const char *const known[] = {"hp_fp64", "hp_fp32", "hp_fp16", "hp_int32", "hp_read",
+                                      "hp_copy", "hp_l2",   "hp_l1",   "hp_shared"};
   (void)m;
   for (size_t i = 0; i < sizeof known / sizeof *known; i++)
     if (!strcmp(name, known[i])) return *f = (void *)known[i], 0;
@@ -50,7 +52,10 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
   (void)gy, (void)gz, (void)by, (void)bz, (void)shared, (void)stream, (void)extra;
   const char *k = f;
   double threads = (double)gx * bx;
-  if (!strcmp(k, "hp_read") || !strcmp(k, "hp_copy")) {
+  if (!strcmp(k, "hp_l2") || !strcmp(k, "hp_l1") || !strcmp(k, "hp_shared")) { /* n float4 reads a thread */
+    double bytes = threads * *(int *)args[3] * 16;
+    last_ms = bytes / (k[4] == '2' ? 10e12 : k[3] == 'l' ? 20e12 : 30e12) * 1e3;
+  } else if (!strcmp(k, "hp_read") || !strcmp(k, "hp_copy")) {
     double bytes = (double)*(size_t *)args[2] * 16 * (k[3] == 'c' ? 2 : 1);
     last_ms = bytes / 3e12 * 1e3;
   } else {

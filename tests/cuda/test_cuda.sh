@@ -143,9 +143,10 @@ else
 fi
 
 # ---- hubprof roofline --platform cuda against the stand-in libcuda.so.1 (fake_cupti.c: its kernels take the
-# time their work takes at 30/60/120/30 T op/s and 3 TB/s): each ceiling is the stand-in's rate, so the
-# launches carry the work the runner counts; the device named as the provider names its agent (CUPTI's chip);
-# kept with -o and read back by analyze --roofline. A sanitizer build cannot load libcupti (cupti_host.c: its
+# time their work takes at 30/60/120/30 T op/s, 3 TB/s from device memory, 10 from L2, 20 from L1 and 30 from
+# shared memory): each ceiling is the stand-in's rate, so the launches carry the work the runner counts (l1 the
+# better of shared memory and L1, l2 a quarter of the 50 MiB L2); the device named as the provider names its
+# agent (CUPTI's chip); kept with -o and read back by analyze --roofline. A sanitizer build cannot load libcupti (cupti_host.c: its
 # RTLD_DEEPBIND): there the device takes its fallback name from the compute capability, sm_90
 if [ -x "$B/tests/cuda/fake/libcuda.so.1" ]; then
   F=$PWD/$B/tests/cuda/fake
@@ -156,13 +157,17 @@ if [ -x "$B/tests/cuda/fake/libcuda.so.1" ]; then
     python3 - "$T/out" "$dev" <<'EOF' && ok || bad "roofline on the stand-in ($rl): $(cat "$T/out" "$T/err")"
 import csv, sys
 rows = {r["ceiling"]: r for r in csv.DictReader(open(sys.argv[1]))}
-want = {"fp64": 30000, "fp32": 60000, "fp16": 120000, "int32": 30000, "dram": 3000}
+want = {"fp64": 30000, "fp32": 60000, "fp16": 120000, "int32": 30000, "dram": 3000, "l1": 30000, "l2": 10000}
+assert list(rows) == list(want), rows
 for name, v in want.items():
     r = rows[name]
     assert r["device"] == sys.argv[2] and abs(float(r["value"]) - v) < 0.01 * v, r
+assert rows["l1"]["note"].startswith("hp_shared: 16 KiB") and rows["l1"]["unit"] == "GB/s", rows["l1"]
+assert rows["l2"]["note"].startswith("hp_l2: 8 MiB of an L2 of 50 MiB"), rows["l2"]
 EOF
     expect 0 "$rl" analyze --roofline --format csv "$T/r.db"
-    grep -q "^$dev,fp32,60000" "$T/out" && grep -q "^$dev,dram,3000" "$T/out" && ok ||
+    grep -q "^$dev,fp32,60000" "$T/out" && grep -q "^$dev,dram,3000" "$T/out" &&
+      grep -q "^$dev,l1,30000.00,GB/s" "$T/out" && grep -q "^$dev,l2,10000.00,GB/s" "$T/out" && ok ||
       bad "analyze --roofline ($rl): $(cat "$T/out")"
     rm -f "$T/r.db"
     [ "$rl" = "$HP" ] && break

@@ -4,8 +4,9 @@
 #      (CUPTI's PC sampling) puts most samples on that line with long_scoreboard, an LDG among the top;
 #   2. its PM-sampling timeline (`sample -c sm__cycles_active.sum`) spans it with increasing times;
 #   3. `hubprof roofline --platform cuda` gives fp32 and dram within 15% of the datasheet (H100 SXM: 67
-#      TFLOP/s fp32 without tensor cores, 3.35 TB/s; H200: 4.8 TB/s), and a profile of tests/cuda/why_axpy.cu
-#      with NVIDIA's FLOP and DRAM counters places its kernel under them.
+#      TFLOP/s fp32 without tensor cores, 3.35 TB/s; H200: 4.8 TB/s), its cache ceilings l1 (shared memory
+#      or L1) and l2 printed and in order, l1 > l2 > dram (no datasheet figure), and a profile of
+#      tests/cuda/why_axpy.cu with NVIDIA's FLOP and DRAM counters places its kernel under them.
 # Prepare as for tests/device/cuda.sh (make -j2 all cuda-test device-bundle: the programs prebuilt in
 # build/tests/cuda, nvdisasm in build/device/bin); carry build/hubprof, build/libhubprof_collector.so,
 # build/tests/cuda and build/device; missing programs are built with the machine's nvcc.
@@ -123,6 +124,11 @@ for name, want in zip(("fp32", "dram"), sheet[key]):
 for name in ("fp64", "fp16", "int32"):
     print(f"cuda_why: {gpu} {name} {rows[name]['value']} {rows[name]['unit']}")
     assert rows[name]["value"], rows[name]
+# the caches: no datasheet figure; both measured, each above the level outside it
+for name in ("l1", "l2"):
+    print(f"cuda_why: {gpu} {name} {rows[name]['value']} {rows[name]['unit']}: {rows[name]['note']}")
+l1, l2, dram = (float(rows[n]["value"]) for n in ("l1", "l2", "dram"))
+assert l1 > l2 > dram, (l1, l2, dram)
 PY
 if [ -n "$AXPY" ]; then
   C=smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__sass_thread_inst_executed_op_fmul_pred_on.sum

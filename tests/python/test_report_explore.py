@@ -383,8 +383,20 @@ def test_roofline_chart(driver, tmp_path):
     open_page(b, page)
     charts = roofline_charts(d)
     assert [c["device"] for c in charts] == ["NVIDIA H100", "gfx942"] and all(c["shown"] for c in charts)
-    assert charts[0]["roofs"] == {"fp64": 33500.0, "fp32": 67000.0, "dram": 3350.0}  # fp16 unmeasured: no roof
+    # fp16 unmeasured: no roof; the cache levels' slopes beside dram's, from the left edge up to the top roof
+    assert charts[0]["roofs"] == {"fp64": 33500.0, "fp32": 67000.0, "dram": 3350.0, "l1": 33000.0, "l2": 11000.0}
     assert charts[1]["roofs"] == {"fp32": 163400.0, "dram": 5300.0}
+    slopes = d.execute_script("""return Object.fromEntries([...document.querySelectorAll('svg.roofline')[0]
+      .querySelectorAll('g.roof')].filter(g => /^(dram|l1|l2)$/.test(g.getAttribute('data-ceiling')))
+      .map(g => { const l = g.querySelector('line'); return [g.getAttribute('data-ceiling'),
+        [+l.getAttribute('x1'), +l.getAttribute('y1'), +l.getAttribute('x2'), +l.getAttribute('y2')]]; }))""")
+    x1 = {k: v[0] for k, v in slopes.items()}
+    assert x1["l1"] == x1["l2"] == x1["dram"]  # all from the left edge
+    assert slopes["l1"][1] < slopes["l2"][1] < slopes["dram"][1]  # l1 highest (SVG y grows downwards)
+    # each slope parallel (log-log: equal rise over run) and ending on the fp32 roof, the top one
+    top = slopes["l1"][3]
+    assert abs(slopes["l2"][3] - top) < 0.2 and abs(slopes["dram"][3] - top) < 0.2, slopes
+    assert slopes["l1"][2] < slopes["l2"][2] < slopes["dram"][2], slopes
     pts = {(p["kernel"], p["precision"]): p for c in charts for p in c["points"]}
     assert set(pts) == {("saxpy", "fp32"), ("dgemm", "fp64"), ("amd_fma", "fp32")}
     assert (pts["saxpy", "fp32"]["intensity"], pts["saxpy", "fp32"]["gflops"]) == (2.25, 0.9)
@@ -407,6 +419,6 @@ def test_roofline_chart(driver, tmp_path):
     run(need(HUBPROF), "roofline", "-q", "--quick", "--store", store)
     open_page(b, report(store, tmp_path / "va.html"))
     (chart,) = roofline_charts(d)
-    assert {"fp32", "dram"} <= set(chart["roofs"]) and chart["points"] == []
+    assert {"fp32", "dram", "l1"} <= set(chart["roofs"]) and chart["points"] == []
     missing = d.execute_script("return [...document.querySelectorAll('ul.roof-missing li')].map(l => l.textContent)")
     assert len(missing) == 1 and missing[0].startswith("vector_add") and "dram__bytes.sum" in missing[0]

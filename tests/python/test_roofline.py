@@ -1,5 +1,5 @@
-"""The roofline's data (issue 26 part 3): ceilings written through the hub API in every format, read back by
-Python (table("ceiling"), Store.ceilings()), kept through convert and merge; and `hubprof analyze --roofline`
+"""The roofline's data (issue 26 part 3): ceilings (the cache levels' too) written through the hub API in every
+format, read back by Python (table("ceiling"), Store.ceilings()), kept through convert and merge; and `hubprof analyze --roofline`
 placing kernels of NVIDIA- and gfx942-named counter values exactly (intensity, GFLOP/s), naming the counters
 missing where a kernel cannot be placed."""
 # SPDX-License-Identifier: MIT
@@ -19,9 +19,12 @@ CEILINGS = [  # agent, name, value, unit
     (1, "fp64", 33500.0, "GFLOP/s"),
     (1, "fp32", 67000.0, "GFLOP/s"),
     (1, "dram", 3350.0, "GB/s"),
+    (1, "l1", 33000.0, "GB/s"),  # the cache levels: bandwidth ceilings as dram is
+    (1, "l2", 11000.0, "GB/s"),
     (1, "fp16", -1.0, "GFLOP/s"),  # not measured: left out of the roofline
     (2, "fp32", 163400.0, "GFLOP/s"),
     (2, "dram", 5300.0, "GB/s"),
+    (2, "l2", -1.0, "GB/s"),  # not told apart from dram: left out too
 ]
 
 
@@ -81,7 +84,7 @@ def test_ceilings_read_back(tmp_path, fmt):
     with hubprof.open(path) as s:
         c = s.ceilings()
         assert [(int(r.agent_id), r.name, r.value, r.unit) for r in c.itertuples()] == CEILINGS
-        assert c["device"].tolist()[:3] == ["NVIDIA H100"] * 3 and c["device"].tolist()[-1] == "gfx942"
+        assert c["device"].tolist()[:6] == ["NVIDIA H100"] * 6 and c["device"].tolist()[-3:] == ["gfx942"] * 3
         assert set(c["method"]) == {"test"} and set(c["measured_ns"]) == {1_700_000_000_000_000_000}
         assert len(s.table("ceiling")) == len(CEILINGS)
 
@@ -107,13 +110,14 @@ def test_analyze_places_kernels_exactly(tmp_path):
     ceil, kern = sections(run(need(HUBPROF), "analyze", "--roofline", "--format", "csv", path).stdout)
     assert [(r["device"], r["ceiling"], r["value"], r["unit"]) for r in ceil] == [
         ("NVIDIA H100", "fp64", "33500.00", "GFLOP/s"), ("NVIDIA H100", "fp32", "67000.00", "GFLOP/s"),
-        ("NVIDIA H100", "dram", "3350.00", "GB/s"), ("gfx942", "fp32", "163400.00", "GFLOP/s"),
+        ("NVIDIA H100", "dram", "3350.00", "GB/s"), ("NVIDIA H100", "l1", "33000.00", "GB/s"),
+        ("NVIDIA H100", "l2", "11000.00", "GB/s"), ("gfx942", "fp32", "163400.00", "GFLOP/s"),
         ("gfx942", "dram", "5300.00", "GB/s")]
     by = {(r["kernel"], r["precision"]): r for r in kern}
     # saxpy: 2 x (100 + 200 + 2 x 300) FLOP over 2 x 400 bytes in 2000 ns
     s = by[("saxpy", "fp32")]
     assert (s["flop"], s["bytes"], s["time_ns"], s["intensity"], s["gflops"]) == ("1800", "800", "2000", "2.25", "0.9")
-    assert s["bound"] == "memory" and s["missing"] == ""  # 3350 x 2.25 < 67000
+    assert s["bound"] == "memory" and s["missing"] == ""  # 3350 x 2.25 < 67000 (dram's slope, not a cache's)
     # dgemm: only fp64 has FLOPs (2 x 5000 over 1000 bytes in 4000 ns)
     d = by[("dgemm", "fp64")]
     assert (d["flop"], d["bytes"], d["intensity"], d["gflops"]) == ("10000", "1000", "10", "2.5")
@@ -129,5 +133,5 @@ def test_analyze_places_kernels_exactly(tmp_path):
     assert NV.format("fadd") in n["missing"] and "dram__bytes.sum" in n["missing"]
     # JSON: one object with both lists
     j = json.loads(run(need(HUBPROF), "analyze", "--roofline", "--format", "json", path).stdout)
-    assert len(j["ceilings"]) == 5 and {k["kernel"] for k in j["kernels"]} == {"saxpy", "dgemm", "partial",
+    assert len(j["ceilings"]) == 7 and {k["kernel"] for k in j["kernels"]} == {"saxpy", "dgemm", "partial",
                                                                              "amd_fma", "nothing"}
