@@ -12,7 +12,6 @@
 #include "env.h"
 #include "fmt_log.h"
 #include "hubprof/hub.h"
-#include "select.h"
 #include "stamp.h"
 
 #include "../common/hu_collector_status.h"
