@@ -72,38 +72,19 @@ for c in found:
 for a, bs in sorted(medges.items()):
     for b, why in sorted(bs.items()):
         check(b not in FORBIDDEN.get(a, set()), f"{a} must not call {b}: {why}")
-# 3. circles between files: across modules they are module circles (above); inside one module they fail too
-# (the CLI included: its error reporter calls nothing else of the CLI), except the ones KNOWN lists, each
-# with why it stays for now; a listed circle that is gone fails too, so that the list only shrinks.
-KNOWN = {  # the files of a circle -> why it is left
-    frozenset({"src/counters/counters.c", "src/counters/perf.c"}): "hc_provider_open picks the kind's open; each kind builds its provider with counters.c's hc_provider_alloc",
-    frozenset({"src/counters/counters.c", "src/counters/devices.c"}): "the same, and a description's catalogue opens its measuring provider",
-    frozenset({"src/counters/counters.c", "src/counters/cupti_host.c"}): "the same for CUPTI chips",
-    frozenset({"src/collector/collector.c", "src/collector/regions.c"}): "the core's init and exit call the regions' hooks; regions start the core on first use (collector: not changed by the consolidation)",
-    frozenset({"src/collector/collector.c", "src/collector/regions.c", "src/collector/nvtx.c"}): "the same, through NVTX",
-    frozenset({"src/collector/regions.c", "src/collector/nvtx.c"}): "regions' exit closes NVTX ranges; NVTX ranges are regions",
-    frozenset({"src/collector/collector.c", "src/collector/sample.c"}): "the core's harvest feeds sampling; sampling names kernels through the core",
-    frozenset({"src/collector/collector.c", "src/collector/select.c"}): "the core's exit writes the selection's counts; selection registers kernels through the core",
-    frozenset({"src/collector/prov_opencl.c", "src/collector/prov_opencl_api.c"}): "the provider installs --api; the API wrappers register queues through it",
-    frozenset({"src/collector/prov_opencl.c", "src/collector/prov_opencl_replay.c"}): "the enqueue wrapper hands a dispatch to replay; replay registers kernels through the provider",
-    frozenset({"src/hub/rocpd_write.c", "src/hub/rocpd_pages.c"}): "the writer flushes through the page writer; the page writer falls back to the writer's SQL",
-}
+# 3. circles between files: across modules they are module circles (above); inside one module they fail too,
+# every module alike (the CLI included: its error reporter calls nothing else of the CLI). Where a lower file
+# must reach an upper one (an event the upper one handles), it does so through a table of functions the upper
+# side fills (a data reference, no call here), as the collector's core reaches its features (feature_hooks.c).
 ff = circles(fedges)
-seen_known = set()
 for c in ff:
     why = " -> ".join(c) + ": " + "; ".join(f"{fedges[a][b]}" for a, b in zip(c, c[1:]))
     if len({module(f) for f in c}) > 1:
         check(False, "call circle between files of different modules " + why)
-    elif frozenset(c) in KNOWN:
-        seen_known.add(frozenset(c))
-        print("  known: call circle inside module " + module(c[0]) + ": " + why + " (" + KNOWN[frozenset(c)] + ")")
     else:
         check(False, "call circle inside module " + module(c[0]) + ": " + why)
-if not partial:
-    for k in sorted(set(KNOWN) - seen_known, key=sorted):
-        check(False, "KNOWN lists a call circle that is gone: " + ", ".join(sorted(k)) + " (remove it)")
 check(not found, "call graph has circles between modules")
-check(not [c for c in ff if frozenset(c) not in KNOWN], "call graph has circles between files")
+check(not ff, "call graph has circles between files")
 # 4. the merge and the assembly reach a format only through hp_format_ops, and the hub only through its public
 # headers and HUB_SEAM (tests/modules.py): none of their files includes a format's own header or another hub
 # internal (from the compiler's dependency file beside each object, headers included directly or not)

@@ -75,6 +75,7 @@ run "abi" bash tests/abi/test_abi.sh "$B"
 run "install" bash tests/test_install.sh
 run "include graph" bash tests/check_deps.sh "$B"
 run "call graph" bash tests/check_calls.sh "$B"
+run "source sizes" bash tests/check_sizes.sh
 run "asserts" bash tests/check_asserts.sh "$B"
 run "license lines" bash tests/check_spdx.sh
 run "collector" bash tests/collector/test_collector.sh

@@ -7,11 +7,11 @@
  * harvest · the background harvester · fork · exit. */
 /* SPDX-License-Identifier: MIT */
 #include "collector.h"
+#include "feature_hooks.h"
 #include "sample.h"
 #include "env.h"
 #include "fmt_log.h"
 #include "hubprof/hub.h"
-#include "select.h"
 #include "stamp.h"
 
 #include "../common/hu_collector_status.h"
@@ -194,8 +194,9 @@ static void init_once(void) {
       g_env.output_dir = abs_dir;
   }
   read_cmdline();
-  if (!g_env.profile && hpc_sample_init(&why) != 0) say("%s; sampling disabled", why); /* hubprof sample */
-  hpc_code_keep = hpc_sample_on() || g_env.code == HPC_CODE_ALL; /* the kernels' machine code (sample.c) */
+  /* hubprof sample; the kernels' machine code (sample.c, through feature_hooks.c) */
+  if (!g_env.profile && hpc_features.sample_init(&why) != 0) say("%s; sampling disabled", why);
+  hpc_code_keep = hpc_features.sampling() || g_env.code == HPC_CODE_ALL;
   for (size_t i = 0; i < NPROVS; i++)
     if (g_provs[i]->init(g_provs[i]->h, &g_env, &why) != 0) { /* kernel replay's counters, --api */
       say_off("%s; %s disabled", why, g_env.profile ? "profiling" : "tracing");
@@ -203,8 +204,7 @@ static void init_once(void) {
     }
   DEBUG("pid %ld: %s into %s (%s)", (long)getpid(), g_env.profile ? "profiling" : "tracing", g_env.output_dir,
         g_provs[0]->attached(g_provs[0]->h));
-  hpc_regions_init(g_env.start_paused);
-  hpc_select_init(&g_env); /* --kernel, --dispatch-range, --region (select.c) */
+  hpc_features.init(&g_env); /* HUBPROF_START_PAUSED; --kernel, --dispatch-range, --region */
   atomic_store(&hpc_enabled, g_env.profile ? HPC_PROFILING : HPC_TRACING);
 }
 
@@ -361,7 +361,7 @@ static void open_store_locked(void) {
   hp_write_metadata(s, "mode", g_env.profile ? "profile" : "trace");
   hp_write_metadata(s, "tool_version", hp_version());
   write_registries(s);
-  hpc_sample_log_opened(s);
+  hpc_features.log_opened(s);
   for (size_t i = 0; i < NPROVS; i++)
     g_provs[i]->log_opened(g_provs[i]->h, s);
   hp_log_flush(s);
@@ -764,6 +764,7 @@ hpc_thread *hpc_thread_attach(const hpc_provider *pv, const void *rt) {
 #define HPC_BATCH 32
 typedef struct batch {
   hp_store *s;
+  int sampling; /* PC sampling on (the features' window hook wants each dispatch) */
   size_t n;
   uint64_t untimed, written, dropped;
   hp_dispatch row[HPC_BATCH];
@@ -824,8 +825,8 @@ static void emit(batch *b, const hpc_thread *t, const hpc_pending *p, int64_t st
     return;
   }
   dispatch_fill(&b->row[b->n++], t, p, start, end, 1);
-  hpc_sample_window(p->dispatch_id, p->kernel_id, p->agent_id, start, end);
-  hpc_code_note(p->kernel_id, p->agent_id);
+  if (b->sampling) hpc_features.window(p->dispatch_id, p->kernel_id, p->agent_id, start, end);
+  if (hpc_code_keep) hpc_features.code_note(p->kernel_id, p->agent_id);
   if (b->n == HPC_BATCH) batch_write(b);
 }
 
@@ -835,7 +836,7 @@ static void running(const hpc_thread *t, const hpc_pending *p, int64_t start) {
   if (!start) start = hpc_stamp_ns(p->enqueue_ns); /* a stamp until emitted (stamp.c) */
   hp_dispatch begun;                               /* written if samples reach it (sample.c) */
   dispatch_fill(&begun, t, p, 0, 0, 0);
-  hpc_sample_running(&begun, start);
+  hpc_features.running(&begun, start);
 }
 
 /* Harvest ring t: write what completed; HARVEST_FULL also frees an eighth of the ring by writing the oldest
@@ -855,7 +856,7 @@ static int harvest(hpc_thread *t, int mode) {
   b.n = b.untimed = b.written = b.dropped = 0;
   hpc_stamp_tick(); /* a calibration point now and then (stamp.c) */
   const hpc_provider *pv = t->prov;
-  int sampling = hpc_sample_on();
+  int sampling = b.sampling = hpc_features.sampling();
   uint64_t done = 0, kept = 0;
   hpc_poll st[HPC_POLL_BATCH];
   for (uint64_t i = tail; i != head;) { /* the provider answers a batch at a time: one call per batch */
@@ -897,7 +898,7 @@ static int harvest(hpc_thread *t, int mode) {
   atomic_store_explicit(&t->harvested_ns, now_ns(), memory_order_relaxed);
   atomic_store_explicit(&t->due, hpc_stamp() + due_span(), memory_order_relaxed);
   if (b.s && done) hp_log_flush(b.s);
-  if (b.s && done) hpc_code_capture(b.s); /* a kernel's first dispatch: its code's bytes (sample.c) */
+  if (b.s && done) hpc_features.code_capture(b.s); /* a kernel's first dispatch: its code's bytes */
   writer_leave(b.s);
   atomic_store_explicit(&t->lock, 0, memory_order_release);
   return 0;
@@ -1062,7 +1063,7 @@ static void *harvester(void *arg) {
     /* a ring harvested within the last period (its owner's sync points) is left alone: no contention
      * with a thread that harvests itself; every other one waits at most two periods and a pass */
     if (!atomic_load(&g_harv_hold)) harvest_all(now_ns() - period_ns);
-    if (!atomic_load(&g_harv_hold)) hpc_sample_pass(0);
+    if (!atomic_load(&g_harv_hold)) hpc_features.pass(0);
     if (!atomic_load(&g_harv_hold)) { /* the log's next chunks, faulted in here rather than by a writer */
       hp_store *ps = writer_enter();
       if (ps) hp_log_prepare(ps);
@@ -1122,8 +1123,8 @@ static int agents_all_caller_locked(void) {
 
 static void harvester_decide(void) {
   atomic_store(&hpc_harv_watch, 0);
-  if (g_env.harvester == HPC_HARVEST_SYNC && !hpc_sample_on()) return; /* `sample` needs its pass */
-  if (g_env.harvester == HPC_HARVEST_AUTO && !hpc_sample_on() && HPC_SINGLE_THREADED() &&
+  if (g_env.harvester == HPC_HARVEST_SYNC && !hpc_features.sampling()) return; /* `sample` needs its pass */
+  if (g_env.harvester == HPC_HARVEST_AUTO && !hpc_features.sampling() && HPC_SINGLE_THREADED() &&
       agents_all_caller_locked()) {
     atomic_store(&hpc_harv_watch, 1);
     DEBUG("pid %ld: one thread, commands run on it: harvest at sync points until a second thread",
@@ -1201,7 +1202,7 @@ static void fork_child(void) {
   pthread_setspecific(g_key, NULL);
   for (size_t i = 0; i < NPROVS; i++)
     g_provs[i]->fork_child(g_provs[i]->h);
-  hpc_sample_fork_child();
+  hpc_features.fork_child();
 }
 
 /* ---- exit ---------------------------------------------------------------------------------------------- */
@@ -1269,10 +1270,7 @@ static void at_exit(void) {
     hp_log_lost(s, &lost);
     for (size_t i = 0; i < NPROVS; i++) /* what a provider still holds (OpenCL: copies without times yet) */
       g_provs[i]->flush(g_provs[i]->h, s);
-    hpc_regions_exit(s, now_ns()); /* regions still open: ended here, marked as such */
-    hpc_select_exit(s, g_env.debug);
-    hpc_code_capture(s);
-    hpc_sample_exit(s); /* the last samples and their counts */
+    hpc_features.exit(s, now_ns(), g_env.debug); /* regions still open, the selection, code, samples */
     write_process(s, now_ns());
     if (dropped) hp_log_write_lost(s, 1, dropped);
     hp_log_flush(s);

@@ -1,6 +1,7 @@
 /* The OpenCL runtime provider (provider.h): the entry points it intercepts, one body shared by the ICD layer
- * (prov_opencl_layer.c) and the LD_PRELOAD shim (prov_opencl_preload.c), its code objects
- * (prov_opencl_codeobj.c), --api (prov_opencl_api.c) and kernel replay (prov_opencl_replay.c). */
+ * (prov_opencl_layer.c) and the LD_PRELOAD shim (prov_opencl_preload.c), its devices
+ * (prov_opencl_device.c), code objects (prov_opencl_codeobj.c), --api (prov_opencl_api.c) and kernel replay
+ * (prov_opencl_replay.c). */
 /* SPDX-License-Identifier: MIT */
 #ifndef HUBPROF_COLLECTOR_PROV_OPENCL_H
 #define HUBPROF_COLLECTOR_PROV_OPENCL_H
@@ -121,8 +122,12 @@ HPC_HIDDEN void hpc_replay_fork_child(void);  /* a forked child: its counters ar
 HPC_HIDDEN uint64_t hpc_replay_written(void); /* dispatch rows profile mode wrote in this process */
 HPC_HIDDEN void hpc_replay_exit(int debug);   /* at exit: the summary line (HUBPROF_DEBUG) */
 
-/* 1: device d runs a ready command inside clEnqueue*, on the enqueuing thread (PoCL's basic device). */
+/* Devices (prov_opencl_device.c). 1: device d runs a ready command inside clEnqueue*, on the enqueuing
+ * thread (PoCL's basic device). */
 HPC_HIDDEN int hpc_runs_on_caller(const cl_icd_dispatch *n, cl_device_id d);
+/* provider.h agent_describe: device `dev`'s agent row (rt: the table to ask through). */
+HPC_HIDDEN void hpc_cl_agent_describe(void *h, const void *rt, uintptr_t dev, struct hp_agent *r,
+                                      int *caller);
 
 /* The core's registries and rings for OpenCL objects (the provider's questions asked through table n). Out
  * of line, with the arguments of old, so the enqueue wrappers that call them on their cold paths compile to

@@ -178,7 +178,7 @@ static void copy_done(const char *name, size_t len, int64_t t0, int host_ok, con
   int saved = errno;
   hpc_busy = 1;
   uint64_t qa = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)q);
-  if (!qa) qa = hpc_cl_queue_slow(g_next, q);
+  if (!qa) qa = hpc_queue_slow(&hpc_opencl, g_next, (uintptr_t)q);
   pcopy c = {.ev = *evp,
              .row = {.size = sizeof(hp_memory_copy),
                      .id = atomic_fetch_add_explicit(&g_copy_ids, 1, memory_order_relaxed) + 1,

@@ -1303,9 +1303,9 @@ static cl_int replay_locked(rctx *c, hpc_thread *t) {
   const cl_icd_dispatch *n = c->n;
   hp_dispatch *d = &c->row.d;
   uint32_t kid = (uint32_t)hpc_tab_get(hpc_ktab, HPC_KTAB_BITS, (uintptr_t)c->k);
-  if (!kid) kid = hpc_cl_kernel_slow(n, c->k);
+  if (!kid) kid = hpc_kernel_slow(&hpc_opencl, n, (uintptr_t)c->k);
   uint64_t qa = hpc_tab_get(hpc_qtab, HPC_QTAB_BITS, (uintptr_t)c->q);
-  if (!qa) qa = hpc_cl_queue_slow(n, c->q);
+  if (!qa) qa = hpc_queue_slow(&hpc_opencl, n, (uintptr_t)c->q);
   d->kernel_id = kid;
   d->queue_id = (uint32_t)(qa >> 32);
   d->agent_id = (uint32_t)qa;

@@ -676,7 +676,6 @@ void hpc_regions_exit(hp_store *s, int64_t end_ns) {
     close_all(s, st, end_ns, HPC_REGION_PROCESS_EXIT);
     /* the thread's later calls do nothing: they see HPC_EXITING, or (without membarrier) the lock kept */
   }
-  hpc_nvtx_exit(s, end_ns);
 }
 
 static void collection(int on) {

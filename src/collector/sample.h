@@ -49,7 +49,8 @@ typedef struct hpc_sample_provider {
 
 extern const hpc_sample_provider hpc_sample_perf __attribute__((visibility("hidden")));
 
-/* Hooks (collector.c). All cheap no-ops unless HUBPROF_SAMPLE_PERIOD_US was set. */
+/* Hooks (the core reaches them through feature_hooks.c). All cheap no-ops unless HUBPROF_SAMPLE_PERIOD_US was
+ * set. */
 __attribute__((visibility("hidden"))) int hpc_sample_init(const char **why); /* 0, or -1 with a reason */
 __attribute__((visibility("hidden"))) int hpc_sample_on(void);
 __attribute__((visibility("hidden"))) void hpc_sample_log_opened(struct hp_store *s);

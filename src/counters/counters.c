@@ -1,5 +1,6 @@
-/* hubprof counters, generic part: status texts, the provider object (lookup, "did you mean"
- * suggestions by edit distance) and opening providers by name. Providers live in perf.c and devices.c. */
+/* hubprof counters, generic part: status texts and the provider object (lookup, "did you mean" suggestions
+ * by edit distance), which every kind builds. The kinds live in perf.c (which also opens providers by name),
+ * devices.c and cupti_host.c; this file calls none of them. */
 /* SPDX-License-Identifier: MIT */
 #include "counters_internal.h"
 
@@ -46,13 +47,6 @@ const char *hc_provider_own(hc_provider *p, const char *s) {
   return c;
 }
 
-hc_status hc_provider_open(const char *name, hc_provider **out) {
-  if (!name || !out) return HC_ERR_INVALID;
-  *out = NULL;
-  if (strcmp(name, "perf") == 0) return hc_perf_provider_open(out);
-  return HC_ERR_UNKNOWN;
-}
-
 void hc_provider_close(hc_provider *p) {
   if (!p) return;
   for (size_t i = 0; i < p->nowned; i++)
@@ -61,7 +55,7 @@ void hc_provider_close(hc_provider *p) {
   free(p->counters);
   free(p->perf);
   free(p->rules);
-  hc_cupti_close(p->cupti);
+  if (p->release) p->release(p);
   free(p);
 }
 
@@ -80,11 +74,6 @@ long hc_provider_find(const hc_provider *p, const char *name) {
   for (size_t i = 0; i < p->n; i++)
     if (strcmp(p->counters[i].name, name) == 0) return (long)i;
   return -1;
-}
-
-const char *hc_provider_block_of(const char *counter, void *provider) {
-  hc_counter_need nd;
-  return hc_provider_need(provider, counter, &nd) == HC_OK ? nd.block : NULL;
 }
 
 static int contains_nocase(const char *hay, const char *needle) {

@@ -45,6 +45,9 @@ struct hc_provider {
   char ring_off[160];
   uint64_t ring_windows;
   struct hc_cupti *cupti; /* HC_KIND_CUPTI: the loaded libcupti (cupti_host.c), closed with the provider */
+  /* frees what its kind holds besides the fields above (HC_KIND_CUPTI: closes `cupti`), NULL: nothing;
+   * hc_provider_close calls it first */
+  void (*release)(struct hc_provider *p);
 };
 
 /* Copy s into storage the provider owns (freed with it); NULL when out of memory. */

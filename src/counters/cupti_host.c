@@ -315,10 +315,13 @@ static void host_close(hc_cupti *c, void *host) {
 
 int hc_provider_is_cupti(const hc_provider *p) { return p && p->kind == HC_KIND_CUPTI; }
 
+static void cupti_release(hc_provider *p) { hc_cupti_close(p->cupti); }
+
 hc_status hc_cupti_device_open(const char *chip, hc_provider **out) {
   hc_provider *p = hc_provider_alloc(HC_KIND_CUPTI, "cupti");
   *out = p;
   if (!p) return HC_ERR_NOMEM;
+  p->release = cupti_release;
   hc_status st = hc_cupti_open(&p->cupti);
   if (st != HC_OK) {
     snprintf(p->error, sizeof p->error, "%s", hc_cupti_error(p->cupti));

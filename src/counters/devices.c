@@ -653,3 +653,8 @@ hc_status hc_provider_need(hc_provider *p, const char *name, hc_counter_need *o)
   }
   return HC_OK;
 }
+
+const char *hc_provider_block_of(const char *counter, void *provider) {
+  hc_counter_need nd;
+  return hc_provider_need(provider, counter, &nd) == HC_OK ? nd.block : NULL;
+}

@@ -204,6 +204,15 @@ hc_status hc_perf_provider_open(hc_provider **out) {
   return HC_OK;
 }
 
+/* By name: "perf" is the one provider opened so (a device description names it; hc_device_open opens the
+ * others). */
+hc_status hc_provider_open(const char *name, hc_provider **out) {
+  if (!name || !out) return HC_ERR_INVALID;
+  *out = NULL;
+  if (strcmp(name, "perf") == 0) return hc_perf_provider_open(out);
+  return HC_ERR_UNKNOWN;
+}
+
 /* ---- sessions ---- */
 
 struct hc_session {

@@ -274,6 +274,7 @@ int rp_pairs_put(rp_pairs *m, uint64_t key, int64_t a, int64_t b);
 void rp_pairs_free(rp_pairs *m);
 hp_status rp_rc_status(int rc);
 void rp_make_uuid(char guid[37], char suffix[RP_SUFFIX_LEN + 1]);
+int64_t rp_proc_node(rp_state *r, uint64_t pid); /* node of process pid (0: not written yet) */
 
 /* ---- rocpd_schema.c ---- */
 extern const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS];
@@ -293,14 +294,15 @@ hp_status rp_bulk_dispatch(hp_store *s, const hp_dispatch *d, const char *ext, s
 hp_status rp_bulk_counter_value(hp_store *s, const hp_counter_value *cv, const char *ext);
 hp_status rp_bulk_flush(hp_store *s);
 
-/* ---- rocpd_write.c ---- */
-void rp_free_state(rp_state *r);
+/* ---- rocpd_sql.c ---- */
 hp_status rp_sql_fail(hp_store *s, int rc, const char *what);
 hp_status rp_exec_sql(hp_store *s, const char *sql, const char *what);
-int64_t rp_proc_node(rp_state *r, uint64_t pid);
-hp_status rp_write(hp_store *s, hp_table t, const void *row);
 hp_status rp_prepare_inserts(hp_store *s);
 void rp_finalize_inserts(rp_state *r);
+
+/* ---- rocpd_write.c ---- */
+void rp_free_state(rp_state *r);
+hp_status rp_write(hp_store *s, hp_table t, const void *row);
 hp_status rp_create(hp_store *s);
 hp_status rp_commit(hp_store *s);
 void rp_abort(hp_store *s);

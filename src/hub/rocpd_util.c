@@ -121,6 +121,15 @@ void rp_pairs_free(rp_pairs *m) {
 }
 
 /* SQLite result code -> hub status. */
+/* Node of process `pid` (0 when not written yet). */
+int64_t rp_proc_node(rp_state *r, uint64_t pid) {
+  if (pid == r->last_proc && pid) return r->last_nid;
+  const int64_t *p = rp_pairs_get(&r->proc, pid);
+  r->last_proc = pid;
+  r->last_nid = p ? p[0] : 0;
+  return r->last_nid;
+}
+
 hp_status rp_rc_status(int rc) {
   switch (rc & 0xff) {
   case SQLITE_OK:
