@@ -5,7 +5,9 @@
 # slowdown against trace in the same round order; in wall time (the app's own figure) and in the process's CPU
 # time.
 # SYNC (default 1000) is launch_loop's clFinish interval: 1 waits after every dispatch (a synchronous program,
-# as clpeak's latency test: issue 28's "sample cost on synchronous dispatches").
+# as clpeak's latency test: issue 28's "sample cost on synchronous dispatches"). The last configuration is the
+# default period with HUBPROF_SAMPLE_ADAPT=0: every thread sampled at the period even when it switches more
+# than it runs (src/collector/sample.c, SLOW_NS: what sampling cost such programs before).
 # usage: bench_sample.sh [N [ROUNDS [SYNC]]]
 # SPDX-License-Identifier: MIT
 . "$(dirname "$0")/lib.sh"
@@ -32,16 +34,18 @@ run() { # ENV...: under the collector
   rm -rf "$dir/logs" && mkdir -p "$dir/logs"
   one OPENCL_LAYERS="$COLLECTOR" HUBPROF_OUTPUT_DIR="$dir/logs" HUBPROF_MODE=trace "$@"
 }
-names=("no collector" "trace" "sample, period 10000 us" "sample, period 1000 us (default)" "sample, period 100 us")
+names=("no collector" "trace" "sample, period 10000 us" "sample, period 1000 us (default)" "sample, period 100 us"
+  "sample, 1000 us, HUBPROF_SAMPLE_ADAPT=0")
 declare -A wall cpu
 for ((r = 0; r < rounds; r++)); do
-  for c in 0 1 2 3 4; do # interleaved: every configuration once per round
+  for c in 0 1 2 3 4 5; do # interleaved: every configuration once per round
     case $c in
     0) v=$(one) ;;
     1) v=$(run) ;;
     2) v=$(run HUBPROF_SAMPLE_PERIOD_US=10000) ;;
     3) v=$(run HUBPROF_SAMPLE_PERIOD_US=1000) ;;
     4) v=$(run HUBPROF_SAMPLE_PERIOD_US=100) ;;
+    5) v=$(run HUBPROF_SAMPLE_PERIOD_US=1000 HUBPROF_SAMPLE_ADAPT=0) ;;
     esac
     wall[$c]+="${v% *} "
     cpu[$c]+="${v#* } "
@@ -52,7 +56,7 @@ table() { # TITLE ARRAY-NAME
   local tm
   read -r tm _ _ <<<"$(stats ${a[1]})"
   printf '%-40s %9s %17s %10s\n' "$1" "ns/disp" "min-max" "vs trace"
-  for c in 0 1 2 3 4; do
+  for c in 0 1 2 3 4 5; do
     read -r m l h <<<"$(stats ${a[$c]})"
     awk -v L="${names[$c]}" -v m="$m" -v l="$l" -v h="$h" -v t="$tm" \
       'BEGIN { printf "%-40s %9.1f %17s %9.2fx\n", L, m, l "-" h, m / t }'
@@ -60,3 +64,4 @@ table() { # TITLE ARRAY-NAME
 }
 table "launch_loop $n dispatches (clFinish every $sync), $rounds rounds: wall" wall
 table "process CPU time per dispatch" cpu
+echo "load at the end: $(bench_load)"

@@ -68,6 +68,12 @@ static const cli_opt sample_opts[] = {
     {.name = "preload",
      .kind = CLI_OPT_FLAG,
      .help = "also load the collector with LD_PRELOAD (for OpenCL loaders without layer support)"},
+    {.name = "fixed-period",
+     .kind = CLI_OPT_FLAG,
+     .help = "sample every thread at the period, also one that runs less than 100 us of CPU time per switch "
+             "(by default such a thread is sampled every 50 ms while it does: its sampler's timer costs a "
+             "clock reprogramming at every switch, a synchronous program's threads switch once per "
+             "dispatch)"},
     {0},
 };
 
@@ -258,6 +264,10 @@ int cmd_sample(int argc, char **argv) {
     setenv("HUBPROF_SAMPLE_WHOLE_RUN", "1", 1);
   else
     unsetenv("HUBPROF_SAMPLE_WHOLE_RUN");
+  if (cli_given(&a, "fixed-period"))
+    setenv("HUBPROF_SAMPLE_ADAPT", "0", 1);
+  else
+    unsetenv("HUBPROF_SAMPLE_ADAPT");
   if (kre)
     setenv("HUBPROF_SAMPLE_KERNEL", kbuf, 1);
   else

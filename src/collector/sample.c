@@ -36,6 +36,19 @@
 #define MAX_CODE 4096          /* kernel code objects of the process (mappings, reloads included) */
 #define SLACK_NS 1000000       /* a sample this close outside a window of its kernel still belongs to it */
 #define MAX_CODE_BYTES (64u << 20)
+/* Threads that switch more than they run (issue 28: `sample` on synchronous dispatches). A thread's
+ * task-clock sampler arms its timer when the thread is switched in and disarms it when it is switched out;
+ * with a period shorter than the scheduler's tick that timer is the CPU's next event, so each switch
+ * reprograms the clock device (on a virtual machine a VM exit each time: ~3 us per switch). A thread that
+ * runs less than SLICE_SLOW_NS of CPU time between two switches (it blocks and wakes around every tiny
+ * dispatch: a synchronous program's launching thread, PoCL's workers between tiny kernels) is sampled every
+ * SLOW_NS instead, until it runs SLICE_FAST_NS or more per switch again; each sample keeps its period as
+ * weight. HUBPROF_SAMPLE_ADAPT=0: every thread at the period. */
+#define SLOW_NS 50000000ull
+#define SLICE_SLOW_NS 100000ull
+#define SLICE_FAST_NS 200000ull
+#define ADAPT_SLICES 16 /* switches a decision needs (or ADAPT_CPU_NS of CPU time) */
+#define ADAPT_CPU_NS 20000000ull
 
 typedef struct sthread {
   int32_t tid;
@@ -43,6 +56,10 @@ typedef struct sthread {
   uint64_t row_id;                          /* thread row */
   uint64_t polled[HPC_SAMPLE_MAX_COUNTERS]; /* whole-run polling: its counters at the last poll */
   size_t set;                               /* the counter set its handle reads */
+  uint64_t period;                          /* its sampler's period now (g_period_ns, or SLOW_NS) */
+  int sfd;                                  /* its /proc schedstat (CPU time, switches), -1 if none */
+  uint64_t cpu, slices;                     /* their values at the last decision on its period */
+  int slowed;                               /* ever sampled at SLOW_NS */
 } sthread;
 
 typedef struct window {
@@ -74,7 +91,8 @@ typedef struct psample {
   hpc_raw_sample s;
   uint64_t thread_row;
   int32_t code_ix;
-  uint32_t set; /* the counter set its values belong to */
+  uint32_t set;    /* the counter set its values belong to */
+  uint64_t weight; /* its thread's sampling period when it was taken */
 } psample;
 
 /* per (dispatch, thread): last counter values, for the dispatch's running sum */
@@ -150,6 +168,8 @@ static uint64_t g_unmatched;        /* in a kernel's code, but no window of that
 static uint64_t g_filtered;         /* of a kernel that --kernel leaves out */
 static uint64_t g_lost;             /* lost by the provider, or the pending buffer was full */
 static uint64_t g_stored;
+static uint64_t g_slowed; /* threads sampled at SLOW_NS at some time */
+static int g_adapt;       /* switch-bound threads slowed (HUBPROF_SAMPLE_ADAPT not 0) */
 static int g_debug;
 
 static int64_t now(void) {
@@ -217,6 +237,8 @@ int hpc_sample_init(const char **why) {
     }
     g_has_kre = 1;
   }
+  const char *ad = getenv("HUBPROF_SAMPLE_ADAPT");
+  g_adapt = !(ad && !strcmp(ad, "0")) && g_period_ns < SLOW_NS && g_prov->set_period;
   const char *dbg = getenv("HUBPROF_DEBUG");
   g_debug = dbg && *dbg && strcmp(dbg, "0");
   g_on = 1;
@@ -266,6 +288,25 @@ static void write_begun(hp_store *s, uint64_t dispatch_id) {
 }
 
 /* ---- threads: every thread of the process but the harvester, opened once ---- */
+/* A thread's CPU time (ns) and the times it was switched in, from its /proc schedstat; 0, or -1. */
+static int sched_read(int fd, uint64_t *cpu, uint64_t *slices) {
+  char b[128];
+  ssize_t n = fd >= 0 ? pread(fd, b, sizeof b - 1, 0) : -1;
+  if (n <= 0) return -1;
+  b[n] = 0;
+  unsigned long long c, w, k;
+  if (sscanf(b, "%llu %llu %llu", &c, &w, &k) != 3) return -1;
+  *cpu = c;
+  *slices = k;
+  return 0;
+}
+
+static void close_thread(sthread *t) {
+  if (t->h) g_prov->close_thread(t->h);
+  t->h = NULL;
+  if (t->sfd >= 0) close(t->sfd);
+  t->sfd = -1;
+}
 static void scan_threads(hp_store *s) {
   DIR *d = opendir("/proc/self/task");
   if (!d) return;
@@ -281,6 +322,9 @@ static void scan_threads(hp_store *s) {
     sthread *t = &g_thr[g_nthr++];
     t->tid = tid;
     t->set = g_cur;
+    t->period = g_period_ns;
+    t->sfd = -1;
+    t->slowed = 0;
     memset(t->polled, 0, sizeof t->polled);
     t->h = g_prov->open_thread(tid, g_period_ns, g_counters + g_set_first[g_cur], g_set_n[g_cur], &why);
     if (!t->h) {
@@ -289,6 +333,11 @@ static void scan_threads(hp_store *s) {
     }
     t->row_id = hpc_thread_id_new();
     char path[64], name[64] = "";
+    if (g_adapt) {
+      snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
+      t->sfd = open(path, O_RDONLY | O_CLOEXEC);
+      if (sched_read(t->sfd, &t->cpu, &t->slices) != 0) t->cpu = t->slices = 0;
+    }
     snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
@@ -543,7 +592,8 @@ typedef struct pass_ctx {
   hp_store *s;
   uint64_t row;
   int rescanned;
-  uint32_t set; /* the set of the thread being drained */
+  uint32_t set;    /* the set of the thread being drained */
+  uint64_t weight; /* its period */
 } pass_ctx;
 
 /* An executable file mapped at r->time_ns (the provider saw the mmap: exact time): a kernel's code object
@@ -595,7 +645,7 @@ static void take(void *ctx, const hpc_raw_sample *r) {
     g_pend = np;
     g_cappend = cap;
   }
-  g_pend[g_npend++] = (psample){*r, p->row, -1, p->set}; /* its code is found once every ring is read */
+  g_pend[g_npend++] = (psample){*r, p->row, -1, p->set, p->weight}; /* its code: once every ring is read */
 }
 
 /* The code object of each sample taken this pass (g_pend from `first` on), once every ring's mappings are
@@ -717,8 +767,8 @@ static void attribute(hp_store *s, int final) {
     }
     if (s) write_begun(s, d);
     if (s) write_code(s, c, agent + 1, 1); /* before its first sample: the agent that ran it */
-    hp_pc_sample ps = {sizeof ps,    ++g_ids,       d,           c->id, p->s.ip - c->base,
-                       p->s.time_ns, p->thread_row, g_period_ns, "",    0};
+    hp_pc_sample ps = {sizeof ps,    ++g_ids,       d,         c->id, p->s.ip - c->base,
+                       p->s.time_ns, p->thread_row, p->weight, "",    0};
     if (s && hp_write_pc_sample(s, &ps) == HP_OK) g_stored++;
     if (s) write_counters(s, d, p);
   }
@@ -752,19 +802,49 @@ static void rotate(hp_store *s) {
   if (t - g_slice_start < g_slice_ns) return;
   g_slice_start = t;
   g_cur = (g_cur + 1) % g_nsets;
-  pass_ctx p = {s, 0, 0, 0};
+  pass_ctx p = {s, 0, 0, 0, 0};
   for (size_t i = 0; i < g_nthr; i++) {
     sthread *th = &g_thr[i];
     if (!th->h) continue;
     p.row = th->row_id;
     p.set = (uint32_t)th->set;
+    p.weight = th->period;
     g_lost += g_prov->drain(th->h, take, &p);
     g_prov->close_thread(th->h);
     const char *why = NULL;
     th->set = g_cur;
     memset(th->polled, 0, sizeof th->polled);
-    th->h = g_prov->open_thread(th->tid, g_period_ns, g_counters + g_set_first[g_cur], g_set_n[g_cur], &why);
+    th->h = g_prov->open_thread(th->tid, th->period, g_counters + g_set_first[g_cur], g_set_n[g_cur], &why);
     if (!th->h && g_debug) hpc_say("sample: thread %d: %s", (int)th->tid, why);
+  }
+}
+
+/* Each sampled thread's period for what follows: SLOW_NS while it switches more than it runs, else the
+ * period (see SLOW_NS). Its ring is drained first, so that every sample keeps the period it was taken at. */
+static void adapt(pass_ctx *p) {
+  for (size_t i = 0; g_adapt && i < g_nthr; i++) {
+    sthread *th = &g_thr[i];
+    uint64_t cpu, sl;
+    if (!th->h || sched_read(th->sfd, &cpu, &sl) != 0) continue;
+    uint64_t dc = cpu - th->cpu, ds = sl - th->slices;
+    if (ds < ADAPT_SLICES && dc < ADAPT_CPU_NS) continue; /* too little seen since the last decision */
+    th->cpu = cpu;
+    th->slices = sl;
+    uint64_t per = ds ? dc / ds : dc;
+    uint64_t want = ds >= ADAPT_SLICES && per < SLICE_SLOW_NS ? SLOW_NS
+                    : per >= SLICE_FAST_NS                    ? g_period_ns
+                                                              : th->period;
+    if (want == th->period) continue;
+    p->row = th->row_id;
+    p->set = (uint32_t)th->set;
+    p->weight = th->period;
+    g_lost += g_prov->drain(th->h, take, p);
+    if (g_prov->set_period(th->h, want) != 0) continue;
+    if (g_debug)
+      hpc_say("sample: thread %d: %llu us of CPU per switch: sampled every %llu us", (int)th->tid,
+              (unsigned long long)(per / 1000), (unsigned long long)(want / 1000));
+    th->period = want;
+    if (want == SLOW_NS && !th->slowed) th->slowed = 1, g_slowed++;
   }
 }
 
@@ -775,14 +855,16 @@ void hpc_sample_pass(int final) {
   scan_threads(s);
   scan_if_loaded(s);
   poll_run(s);
-  pass_ctx p = {s, 0, 0, 0};
+  pass_ctx p = {s, 0, 0, 0, 0};
   size_t first = g_npend; /* this pass's samples are appended: their code is placed below */
   for (size_t i = 0; i < g_nthr; i++) {
     if (!g_thr[i].h) continue;
     p.row = g_thr[i].row_id;
     p.set = (uint32_t)g_thr[i].set;
+    p.weight = g_thr[i].period;
     g_lost += g_prov->drain(g_thr[i].h, take, &p);
   }
+  if (!final) adapt(&p);
   if (g_nsets > 1 && !final) rotate(s);
   place(s, first);
   uint64_t stored = g_stored;
@@ -831,7 +913,8 @@ void hpc_sample_exit(hp_store *s) {
            {"sample_outside_kernels", &g_outside},
            {"sample_unattributed", &g_unmatched},
            {"sample_filtered", &g_filtered},
-           {"sample_lost", &g_lost}};
+           {"sample_lost", &g_lost},
+           {"sample_threads_slowed", &g_slowed}};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
     char v[32];
     snprintf(v, sizeof v, "%llu", (unsigned long long)*m[i].v);
@@ -842,7 +925,7 @@ void hpc_sample_exit(hp_store *s) {
     write_code(s, &g_code[i], 0, 1);
   pthread_mutex_unlock(&g_mlock);
   for (size_t i = 0; i < g_nthr; i++)
-    if (g_thr[i].h) g_prov->close_thread(g_thr[i].h);
+    close_thread(&g_thr[i]);
   g_nthr = 0;
   free(g_pend);
   g_pend = NULL;
@@ -874,7 +957,7 @@ void hpc_sample_fork_child(void) {
    * settings stay. Its harvester finds its threads and code again on its first pass. */
   pthread_mutex_init(&g_wlock, NULL); /* another thread of the parent may have held it */
   for (size_t i = 0; i < g_nthr; i++)
-    if (g_thr[i].h) g_prov->close_thread(g_thr[i].h);
+    close_thread(&g_thr[i]);
   g_nthr = 0;
   g_self = 0; /* the child's harvester is a new thread */
   free(g_pend);
@@ -886,5 +969,5 @@ void hpc_sample_fork_child(void) {
   g_sum_id = 0;
   memset(g_run_total, 0, sizeof g_run_total);
   g_slice_start = 0;
-  g_ids = g_taken = g_outside = g_unmatched = g_filtered = g_lost = g_stored = 0;
+  g_ids = g_taken = g_outside = g_unmatched = g_filtered = g_lost = g_stored = g_slowed = 0;
 }

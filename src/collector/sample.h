@@ -45,6 +45,9 @@ typedef struct hpc_sample_provider {
   /* The listed counters' values on the thread now (cumulative since open_thread), for whole-run polling
    * (HUBPROF_SAMPLE_WHOLE_RUN); the number read, 0 when it cannot. NULL: the provider cannot poll. */
   size_t (*read_now)(void *h, uint64_t *vals, size_t n);
+  /* Sample the thread every period_ns of its CPU time from now on (samples already taken keep theirs);
+   * 0 when done. NULL: the provider cannot change its period. */
+  int (*set_period)(void *h, uint64_t period_ns);
 } hpc_sample_provider;
 
 extern const hpc_sample_provider hpc_sample_perf __attribute__((visibility("hidden")));

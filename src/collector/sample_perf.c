@@ -193,4 +193,10 @@ static size_t p_read(void *h, uint64_t *vals, size_t n) {
   return k;
 }
 
-const hpc_sample_provider hpc_sample_perf = {"perf", p_open, p_drain, p_close, p_read};
+/* A new period for the sampler (perf applies it from the next sample on). */
+static int p_set_period(void *h, uint64_t period_ns) {
+  pthr *t = h;
+  return ioctl(t->fd[0], PERF_EVENT_IOC_PERIOD, &period_ns) == 0 ? 0 : -1;
+}
+
+const hpc_sample_provider hpc_sample_perf = {"perf", p_open, p_drain, p_close, p_read, p_set_period};
