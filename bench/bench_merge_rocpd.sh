@@ -6,7 +6,8 @@
 # (`/usr/bin/time`) as median (min-max) per side, the ratio of medians, and the load before and after.
 # SPDX-License-Identifier: MIT
 # usage: bench_merge_rocpd.sh DISPATCHES [ROUNDS] [DIR]   (environment: BASE=FOLDER a baseline tree already built
-#   (FOLDER/build/hubprof, FOLDER/build/examples/gen_logs), adding the log merge of both builds; ROCPD=0 leaves
+#   (FOLDER/build/hubprof, FOLDER/build/examples/gen_logs), adding the log merge of both builds and the
+#   baseline's merge of the rocpd inputs (rocpd-base); ROCPD=0 leaves
 #   out the rocpd inputs (the log merge alone); B the build folder)
 # The two rocpd inputs are made by this tree from gen_logs' logs, DISPATCHES/2 each (2 processes each).
 . "$(dirname "$0")/lib.sh"
@@ -55,6 +56,7 @@ run() { # SIDE CMD...: one timed run
 sides=()
 [ "${ROCPD:-1}" = 0 ] || sides+=(hubprof hubprof-1 sqlite3)
 [ -n "${BASE:-}" ] && sides+=(logs-now logs-base)
+[ -n "${BASE:-}" ] && [ "${ROCPD:-1}" != 0 ] && sides+=(rocpd-base) # the baseline's merge of the rocpd inputs
 cmd() {
   case $1 in
   hubprof) echo "$HP merge -q -f -o $dir/out.db $dir/a.db $dir/b.db" ;;
@@ -62,6 +64,7 @@ cmd() {
   sqlite3) echo "sqlite3 $dir/out.db -init $dir/attach.sql .quit" ;;
   logs-now) echo "$HP merge -q -f -o $dir/out.db $(echo "$dir"/Lnow/*.log)" ;;
   logs-base) echo "$BASE/build/hubprof merge -q -f -o $dir/out.db $(echo "$dir"/Lbase/*.log)" ;;
+  rocpd-base) echo "$BASE/build/hubprof merge -q -f -o $dir/out.db $dir/a.db $dir/b.db" ;;
   esac
 }
 sizes=$([ "${ROCPD:-1}" = 0 ] || echo " ($(du -sh "$dir/a.db" | cut -f1) + $(du -sh "$dir/b.db" | cut -f1) of rocpd)")
@@ -87,3 +90,6 @@ ratio() { awk -v a="$(stats $1 | cut -d' ' -f1)" -v b="$(stats $2 | cut -d' ' -f
 [ "${ROCPD:-1}" = 0 ] || echo "hubprof/sqlite3 (rocpd inputs): wall $(ratio "${W[hubprof]}" "${W[sqlite3]}"), CPU $(ratio "${C[hubprof]}" "${C[sqlite3]}"); one thread: wall $(ratio "${W[hubprof-1]}" "${W[sqlite3]}")"
 [ -z "${BASE:-}" ] ||
   echo "logs-now/logs-base: wall $(ratio "${W[logs-now]}" "${W[logs-base]}"), CPU $(ratio "${C[logs-now]}" "${C[logs-base]}")"
+# shellcheck disable=SC2086
+[ -z "${BASE:-}" ] || [ "${ROCPD:-1}" = 0 ] ||
+  echo "hubprof/rocpd-base (rocpd inputs): wall $(ratio "${W[hubprof]}" "${W[rocpd-base]}"), CPU $(ratio "${C[hubprof]}" "${C[rocpd-base]}")"

@@ -80,7 +80,7 @@ typedef struct rv {
   int64_t i;
   const char *s;
 } rv;
-enum { RV_NULL, RV_INT, RV_REAL, RV_TEXT };
+enum { RV_NULL, RV_INT, RV_REAL, RV_TEXT, RV_BLOB };
 
 #define RV_I(v) ((rv){RV_INT, 0, (int64_t)(v), NULL})
 #define RV_NIL ((rv){RV_NULL, 0, 0, NULL})
@@ -167,6 +167,12 @@ typedef struct rp_state {
   uint64_t max_text;    /* the longest string or blob SQLite may make for this file (SQLITE_LIMIT_LENGTH) */
   struct rp_bounds *bounds; /* the reader's byte and time bounds and its private VFS (rocpd_read.c) */
   uint64_t samples;         /* pc_sample rows written (each gets a rocpd_event at commit) */
+  /* dispatch rows read straight from the table's pages (rocpd_btree.c), planned once (rocpd_read.c) */
+  int pg_plan;       /* 0 not looked at yet, 1 possible, -1 not */
+  uint32_t pg_root;  /* the table's root page */
+  int8_t pg_src[64]; /* each hub dispatch column's record field; -1 none (0, or an extdata key), -2
+                      * the rowid */
+  int pg_ext;        /* the record field of extdata */
 } rp_state;
 
 #define RP_MAX_COLS 28 /* most columns of a hub table, plus the extra ones a reader takes */
@@ -198,6 +204,9 @@ typedef struct rp_cursor {
   int extpos; /* the statement's column of the raw extdata whose keys ext_keys reads, -1 none */
   int ranged; /* a part's cursor (rp_cursor_part): only the ids in range[0]..range[1] */
   int64_t range[2];
+  struct rp_btree *bt; /* dispatch rows read from the pages (rocpd_btree.c); NULL: through the statement */
+  int64_t bt_last;     /* the rowid of the last row read from them, INT64_MIN none */
+  hu_buf bt_ext;       /* the row's extdata text, NUL-terminated */
 } rp_cursor;
 #define RP_ALL_COLS UINT64_MAX
 
@@ -319,4 +328,15 @@ hp_status rp_cursor_part(hp_cursor *c, unsigned part, unsigned nparts);
  * > hi when it has none), HP_ERR_UNSUPPORTED for another table or file, or a read error. */
 hp_status rp_id_span(hp_store *s, hp_table t, int64_t *lo, int64_t *hi);
 
+/* ---- rocpd_btree.c ---- */
+/* A table b-tree of the file at `path` read from its pages, from root page `root`: NULL when the file is not
+ * one this reads (not UTF-8, a WAL file, a bad root) or out of memory. rp_bt_seek: to the first row whose
+ * rowid is at least lo (0, or -1); rp_bt_next: the next row's rowid and its record's first nmax values in v
+ * (texts point into the reader's buffers until the next call), *nv the values the record holds: 1, 0 at the
+ * end, -1 for anything unexpected (damage, a loop): read the rest another way. */
+typedef struct rp_btree rp_btree;
+rp_btree *rp_bt_open(const char *path, uint32_t root);
+int rp_bt_seek(rp_btree *b, int64_t lo);
+int rp_bt_next(rp_btree *b, int64_t *rowid, rv *v, int nmax, int *nv);
+void rp_bt_close(rp_btree *b);
 #endif
