@@ -9,7 +9,7 @@
 #   (FOLDER/build/hubprof, FOLDER/build/examples/gen_logs), adding the log merge of both builds and the
 #   baseline's merge of the rocpd inputs (rocpd-base); ROCPD=0 leaves
 #   out the rocpd inputs (the log merge alone); B the build folder)
-# The two rocpd inputs are made by this tree from gen_logs' logs, DISPATCHES/2 each (2 processes each).
+# The two rocpd inputs are made by this tree from gen_logs' logs, DISPATCHES/2 each (2 processes each, 4 in all).
 . "$(dirname "$0")/lib.sh"
 bench_start "${3:-}"
 total=${1:?usage: bench_merge_rocpd.sh DISPATCHES [ROUNDS] [DIR]}
@@ -18,10 +18,12 @@ HP=$BENCH_ROOT/$B/hubprof
 GEN=$BENCH_ROOT/$B/examples/gen_logs
 command -v sqlite3 >/dev/null || { echo "bench_merge_rocpd: no sqlite3 CLI" >&2; exit 2; }
 per=$((total / 4))
-for part in a b; do # two stores of two processes each
-  rm -rf "$dir/L$part" && "$GEN" "$dir/L$part" 2 "$per" >/dev/null
-  [ "${ROCPD:-1}" = 0 ] || "$HP" merge -q -f -o "$dir/$part.db" "$dir/L$part"/*.log
-done
+# two stores of two processes each, four different processes (gen_logs gives each run the same pids: two runs
+# would make the same profile twice, whose second copy the merge drops as duplicates)
+rm -rf "$dir/L" && "$GEN" "$dir/L" 4 "$per" >/dev/null
+logs=("$dir"/L/*.log)
+[ "${ROCPD:-1}" = 0 ] || "$HP" merge -q -f -o "$dir/a.db" "${logs[0]}" "${logs[1]}"
+[ "${ROCPD:-1}" = 0 ] || "$HP" merge -q -f -o "$dir/b.db" "${logs[2]}" "${logs[3]}"
 if [ -n "${BASE:-}" ]; then
   rm -rf "$dir/Lbase" && "$BASE/build/examples/gen_logs" "$dir/Lbase" 4 "$per" >/dev/null
   rm -rf "$dir/Lnow" && "$GEN" "$dir/Lnow" 4 "$per" >/dev/null

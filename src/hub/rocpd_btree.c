@@ -242,49 +242,37 @@ static const unsigned char *payload(rp_btree *b, const btlevel *l, const unsigne
   return have == psize ? b->ovf : NULL;
 }
 
-/* The record rec of n bytes into v[0..nmax): *nv the values it holds. 0, or -1 when it is not a record. */
-static int record(const unsigned char *rec, uint64_t n, rv *v, int nmax, int *nv) {
+/* Where the values of record rec (n bytes) lie, the first nmax in f; *nv the values it holds. 0, or -1 when
+ * it is not a record. */
+static int record(const unsigned char *rec, uint64_t n, rp_field *f, int nmax, int *nv) {
+  static const unsigned char size[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0};
   const unsigned char *end = rec + n;
   uint64_t hlen;
   int k = varint_in(rec, end, &hlen);
   if (!k || hlen > n || hlen < (uint64_t)k) return -1;
-  const unsigned char *h = rec + k, *hend = rec + hlen, *body = hend;
+  const unsigned char *h = rec + k, *hend = rec + hlen;
+  uint64_t at = hlen;
   int i = 0;
   while (h < hend) {
-    uint64_t t;
-    int m = varint_in(h, hend, &t);
-    if (!m) return -1;
-    h += m;
-    uint64_t len = t <= 4 ? t : t == 5 ? 6 : t <= 7 ? 8 : t <= 11 ? 0 : (t - 12) / 2;
-    if (t == 10 || t == 11 || len > (uint64_t)(end - body)) return -1;
-    if (i < nmax) {
-      rv *o = &v[i];
-      if (t == 0) {
-        *o = RV_NIL;
-      } else if (t <= 6) {
-        int64_t x = (int8_t)body[0]; /* big-endian two's complement, sign from the first byte */
-        for (uint64_t j = 1; j < len; j++)
-          x = (int64_t)((uint64_t)x << 8 | body[j]);
-        *o = RV_I(x);
-      } else if (t == 7) {
-        uint64_t x = 0;
-        for (int j = 0; j < 8; j++)
-          x = x << 8 | body[j];
-        *o = (rv){RV_REAL, 0, (int64_t)x, NULL};
-      } else if (t <= 9) {
-        *o = RV_I(t - 8);
-      } else {
-        *o = (rv){t & 1 ? RV_TEXT : RV_BLOB, (uint32_t)len, 0, (const char *)body};
-      }
+    uint64_t t = *h;
+    if (t < 0x80) { /* the usual one-byte serial type */
+      h++;
+    } else {
+      int m = varint_in(h, hend, &t);
+      if (!m) return -1;
+      h += m;
     }
-    body += len;
+    uint64_t len = t < 12 ? size[t] : (t - 12) / 2;
+    if (t == 10 || t == 11 || len > n - at) return -1;
+    if (i < nmax) f[i] = (rp_field){(uint32_t)at, (uint32_t)len, (uint8_t)(t < 12 ? t : 12 + (t & 1))};
+    at += len;
     i++;
   }
   *nv = i;
   return 0;
 }
 
-int rp_bt_next(rp_btree *b, int64_t *rowid, rv *v, int nmax, int *nv) {
+int rp_bt_next(rp_btree *b, int64_t *rowid, const unsigned char **out, rp_field *f, int nmax, int *nv) {
   for (;;) {
     if (b->depth <= 0) return b->depth < 0 ? -1 : 0;
     btlevel *l = &b->lv[b->depth - 1];
@@ -293,8 +281,9 @@ int rp_bt_next(rp_btree *b, int64_t *rowid, rv *v, int nmax, int *nv) {
       uint64_t psize, r;
       int k1 = c ? varint_in(c, end, &psize) : 0, k2 = k1 ? varint_in(c + k1, end, &r) : 0;
       const unsigned char *rec = k2 ? payload(b, l, c + k1 + k2, psize) : NULL;
-      if (!rec || record(rec, psize, v, nmax, nv)) break;
+      if (!rec || record(rec, psize, f, nmax, nv)) break;
       *rowid = (int64_t)r;
+      *out = rec;
       return 1;
     }
     /* this page is done: up to the first level with a child left, then down its leftmost path */

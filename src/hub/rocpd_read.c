@@ -850,11 +850,15 @@ static hp_status cursor_open_range(hp_cursor *c, const int64_t *range) {
   }
   rp_state *rs = c->store->impl;
   pthread_mutex_lock(&rs->rlock); /* plan_cols reads what build_query set (cursors of other threads too) */
-  hp_status e = prepare_query_locked(c->store, c->table, 0, RP_ALL_COLS, range, &k->st);
-  if (e == HP_OK) plan_cols(rs, c->table, k);
   c->impl = k;
   k->bt_last = INT64_MIN;
-  if (e == HP_OK && c->table == HP_TABLE_DISPATCH) pages_open(c); /* the statement stays for a fallback */
+  hp_status e = HP_OK;
+  /* a store whose dispatch pages an earlier cursor read: this one reads them too, no statement made (a merge
+   * reads a large input in many parts); otherwise the statement, kept for a fallback */
+  if (c->table == HP_TABLE_DISPATCH && rs->pg_plan > 0) pages_open(c);
+  if (!k->bt) e = prepare_query_locked(c->store, c->table, 0, RP_ALL_COLS, range, &k->st);
+  if (e == HP_OK && !k->bt) plan_cols(rs, c->table, k);
+  if (e == HP_OK && c->table == HP_TABLE_DISPATCH && !k->bt) pages_open(c);
   c->impl = NULL;
   pthread_mutex_unlock(&rs->rlock);
   if (e == HP_OK && c->table == HP_TABLE_COUNTER_VALUE) {
@@ -886,6 +890,11 @@ hp_status rp_id_span(hp_store *s, hp_table t, int64_t *lo, int64_t *hi) {
   *lo = 1;
   *hi = 0;
   if (t != HP_TABLE_DISPATCH || !r->own || !obj) return HP_ERR_UNSUPPORTED;
+  pthread_mutex_lock(&r->rlock);
+  int known = r->span_known;
+  *lo = r->span_lo, *hi = r->span_hi;
+  pthread_mutex_unlock(&r->rlock);
+  if (known) return HP_OK; /* asked before: the file is read-only */
   /* the first and last id in rowid order: two b-tree searches (min() and max() under a WHERE scan the table)
    */
   char *q =
@@ -906,6 +915,7 @@ hp_status rp_id_span(hp_store *s, hp_table t, int64_t *lo, int64_t *hi) {
   }
   sqlite3_finalize(st);
   hp_status e = rc == SQLITE_OK ? HP_OK : read_fail(s, rc, "cannot read dispatch rows");
+  if (e == HP_OK) r->span_known = 1, r->span_lo = *lo, r->span_hi = *hi;
   pthread_mutex_unlock(&r->rlock);
   return e;
 }
@@ -1137,6 +1147,7 @@ static int ext_put(void *row, const hp_column *col, const char *v) {
  * empty: none). A text that is not a JSON object is damage, as SQLite's JSON functions made it. */
 static hp_status ext_keys_text(hp_cursor *c, const char *p, size_t n, void *row) {
   const char *text = p;
+  rp_cursor *kc = c->impl;
   if (!*p) return HP_OK;
   const char *end = p + n;
   pthread_once(&g_dkeys_once, dkeys_init);
@@ -1155,12 +1166,16 @@ static hp_status ext_keys_text(hp_cursor *c, const char *p, size_t n, void *row)
     if (*p++ != ':') goto bad;
     p = json_ws(p);
     const char *v = p;
-    size_t hit = g_ndkeys;
-    for (size_t i = 0; i < g_ndkeys; i++)
-      if (g_dkeys[i].len == kn && !memcmp(g_dkeys[i].name, k, kn)) {
-        hit = i;
-        break;
-      }
+    size_t hit = g_ndkeys, h = kc->bt_key < g_ndkeys ? kc->bt_key : 0; /* the key after the last one first */
+    if (g_dkeys[h].len == kn && !memcmp(g_dkeys[h].name, k, kn))
+      hit = h;
+    else
+      for (size_t i = 0; i < g_ndkeys; i++)
+        if (g_dkeys[i].len == kn && !memcmp(g_dkeys[i].name, k, kn)) {
+          hit = i;
+          break;
+        }
+    kc->bt_key = hit + 1;
     /* the common value, a plain integer into an integer column: read and passed in one step */
     uint64_t u = 0;
     const char *q = v + (*v == '-');
@@ -1325,18 +1340,15 @@ static void pages_open(hp_cursor *c) {
   }
 }
 
-/* A value of a record as an integer column of type `type` reads it (col_i64, col_u64); -1 for a text or a
- * blob, which the statement would convert (the caller falls back to it). */
-static int field_value(const rv *f, hp_col_type type, void *at) {
-  int64_t i = 0;
-  if (f->kind == RV_TEXT || f->kind == RV_BLOB) return -1;
-  int sgn = type == HP_COL_I32 || type == HP_COL_I64;
-  if (f->kind == RV_INT) {
-    i = f->i;
-  } else if (f->kind == RV_REAL) {
+/* The value of field f of record rec into an integer column of type `type` at `at`, as col_i64 and col_u64
+ * read it; -1 for a text or a blob, which the statement would convert (the caller falls back to it). */
+static inline int field_value(const unsigned char *rec, const rp_field *f, unsigned type, void *at) {
+  if (f->type >= RP_F_BLOB) return -1;
+  int64_t i = rp_field_int(rec + f->off, f->type);
+  if (f->type == 7) { /* a real */
     double x;
-    memcpy(&x, &f->i, sizeof x);
-    i = sgn ? rp_d2i64(x) : (int64_t)rp_d2u64(x);
+    memcpy(&x, &i, sizeof x);
+    i = type == HP_COL_I32 || type == HP_COL_I64 ? rp_d2i64(x) : (int64_t)rp_d2u64(x);
   }
   if (type == HP_COL_I32 || type == HP_COL_U32) {
     uint32_t v = (uint32_t)i;
@@ -1347,16 +1359,29 @@ static int field_value(const rv *f, hp_col_type type, void *at) {
   return 0;
 }
 
+/* The columns a row from the pages sets from its record (k->bt_col), for the columns k->want reads. */
+static void pages_columns(rp_cursor *k, const rp_state *r) {
+  const hp_table_desc *d = hp_table_describe(HP_TABLE_DISPATCH);
+  k->bt_ncol = 0;
+  for (size_t i = 0; i < d->ncolumns; i++)
+    if (r->pg_src[i] != -1 && (i >= 64 || (k->want >> i & 1))) /* else 0, an extdata key's, or not read */
+      k->bt_col[k->bt_ncol++] =
+          (struct rp_btcol){r->pg_src[i], (uint8_t)d->columns[i].type, (uint16_t)d->columns[i].offset};
+  k->bt_want = k->want;
+}
+
 /* The next dispatch row from the pages: HP_OK, HP_END, a failure of the row (its message set), or
  * HP_ERR_UNSUPPORTED when the statement must read on from the row after the last one given. */
 static hp_status pages_next(hp_cursor *c, void *row) {
   rp_cursor *k = c->impl;
   rp_state *r = c->store->impl;
-  const hp_table_desc *d = hp_table_describe(HP_TABLE_DISPATCH);
-  rv v[64];
+  rp_field f[64];
+  if (k->bt_want != k->want || !k->bt_ncol) pages_columns(k, r);
+  int ext = (k->want & ext_cols()) != 0;
   for (;;) {
     int64_t rowid;
-    int nv = 0, got = rp_bt_next(k->bt, &rowid, v, 64, &nv);
+    const unsigned char *rec;
+    int nv = 0, got = rp_bt_next(k->bt, &rowid, &rec, f, 64, &nv);
     if (got <= 0) return got < 0 ? HP_ERR_UNSUPPORTED : HP_END;
     if (rowid <= k->bt_last) return HP_ERR_UNSUPPORTED; /* out of order: damage, SQLite's to explain */
     if (k->ranged && rowid > k->range[1]) return HP_END;
@@ -1365,33 +1390,43 @@ static hp_status pages_next(hp_cursor *c, void *row) {
       continue;
     }
     uint32_t size = *(uint32_t *)row;
-    hp_row_init(HP_TABLE_DISPATCH, row);
+    memset(row, 0, sizeof(hp_dispatch)); /* hp_row_init: a dispatch has no string */
     *(uint32_t *)row = size;
-    for (size_t i = 0; i < d->ncolumns; i++) {
-      int f = r->pg_src[i];
-      if (f == -1 || (i < 64 && !(k->want >> i & 1))) continue; /* 0, an extdata key's, or not read */
-      rv id = RV_I(rowid);
-      if (f >= nv ||
-          field_value(f == -2 ? &id : &v[f], d->columns[i].type, (char *)row + d->columns[i].offset))
+    for (int i = 0; i < k->bt_ncol; i++) {
+      int src = k->bt_col[i].src;
+      unsigned type = k->bt_col[i].type;
+      void *at = (char *)row + k->bt_col[i].off;
+      if (src == -2) { /* the rowid */
+        rp_field id = {0, 8, 6};
+        uint64_t be = __builtin_bswap64((uint64_t)rowid);
+        field_value((const unsigned char *)&be, &id, type, at);
+      } else if (src >= nv || field_value(rec, &f[src], type, at)) {
         return HP_ERR_UNSUPPORTED; /* a field the record lacks takes the column's default: SQLite's */
+      }
     }
-    if (k->want & ext_cols()) {
-      const rv *x = r->pg_ext < nv ? &v[r->pg_ext] : NULL;
-      if (!x || (x->kind != RV_TEXT && x->kind != RV_NULL)) return HP_ERR_UNSUPPORTED;
-      if (x->kind == RV_TEXT) {
-        rp_buf_reset(&k->bt_ext);
-        hu_buf_put(&k->bt_ext, x->s, x->n);
-        const char *t = hu_buf_cstr(&k->bt_ext);
-        if (!t) return hp_set_error(c->store, HP_ERR_NOMEM, "out of memory");
-        hp_status e = ext_keys_text(c, t, x->n, row);
+    if (ext) {
+      const rp_field *x = r->pg_ext < nv ? &f[r->pg_ext] : NULL;
+      if (!x || (x->type != RP_F_TEXT && x->type != 0)) return HP_ERR_UNSUPPORTED;
+      if (x->type == RP_F_TEXT) {
+        char small[256], *t = small;
+        if (x->len < sizeof small) {
+          memcpy(small, rec + x->off, x->len);
+          small[x->len] = 0;
+        } else {
+          rp_buf_reset(&k->bt_ext);
+          hu_buf_put(&k->bt_ext, rec + x->off, x->len);
+          if (!(t = (char *)hu_buf_cstr(&k->bt_ext)))
+            return hp_set_error(c->store, HP_ERR_NOMEM, "out of memory");
+        }
+        hp_status e = ext_keys_text(c, t, x->len, row);
         if (e != HP_OK) return e;
       }
     }
     if (++k->rows > r->bounds->row_budget)
       return hp_set_error(
           c->store, HP_ERR_CORRUPT,
-          "%s rows: more than %llu rows, more than a file of this size holds (a hostile view?)", d->name,
-          (unsigned long long)r->bounds->row_budget);
+          "%s rows: more than %llu rows, more than a file of this size holds (a hostile view?)",
+          hp_table_describe(HP_TABLE_DISPATCH)->name, (unsigned long long)r->bounds->row_budget);
     k->bt_last = rowid;
     return HP_OK;
   }
@@ -1528,7 +1563,7 @@ hp_status rp_cursor_next(hp_cursor *c, void *row) {
  * stepped past the rows already read. */
 hp_status rp_cursor_columns(hp_cursor *c, void *const *cols) {
   rp_cursor *k = c->impl;
-  if (!k || !k->st || c->table != HP_TABLE_DISPATCH) return HP_OK;
+  if (!k || (!k->st && !k->bt) || c->table != HP_TABLE_DISPATCH) return HP_OK;
   const hp_table_desc *d = hp_table_describe(c->table);
   uint64_t need = RP_ALL_COLS;
   if (cols && d->ncolumns <= 64) {
