@@ -242,32 +242,46 @@ static const unsigned char *payload(rp_btree *b, const btlevel *l, const unsigne
   return have == psize ? b->ovf : NULL;
 }
 
+/* The bytes of a value of one-byte serial type t (below 0x80); 0xff for the reserved types 10 and 11. */
+static const unsigned char type_len[128] = {
+    0,  1,  2,  3,  4,  6,  8,  8,  0,  0,  0xff, 0xff, 0,  0,  1,  1,  2,  2,  3,  3,  4,  4,
+    5,  5,  6,  6,  7,  7,  8,  8,  9,  9,  10,   10,   11, 11, 12, 12, 13, 13, 14, 14, 15, 15,
+    16, 16, 17, 17, 18, 18, 19, 19, 20, 20, 21,   21,   22, 22, 23, 23, 24, 24, 25, 25, 26, 26,
+    27, 27, 28, 28, 29, 29, 30, 30, 31, 31, 32,   32,   33, 33, 34, 34, 35, 35, 36, 36, 37, 37,
+    38, 38, 39, 39, 40, 40, 41, 41, 42, 42, 43,   43,   44, 44, 45, 45, 46, 46, 47, 47, 48, 48,
+    49, 49, 50, 50, 51, 51, 52, 52, 53, 53, 54,   54,   55, 55, 56, 56, 57, 57};
+
+static const unsigned char type_code[14] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, RP_F_BLOB, RP_F_TEXT};
+
 /* Where the values of record rec (n bytes) lie, the first nmax in f; *nv the values it holds. 0, or -1 when
  * it is not a record. */
 static int record(const unsigned char *rec, uint64_t n, rp_field *f, int nmax, int *nv) {
-  static const unsigned char size[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0};
   const unsigned char *end = rec + n;
   uint64_t hlen;
   int k = varint_in(rec, end, &hlen);
   if (!k || hlen > n || hlen < (uint64_t)k) return -1;
   const unsigned char *h = rec + k, *hend = rec + hlen;
   uint64_t at = hlen;
+  unsigned bad = 0; /* a reserved type seen (its length 0xff) */
   int i = 0;
   while (h < hend) {
-    uint64_t t = *h;
-    if (t < 0x80) { /* the usual one-byte serial type */
+    uint64_t t = *h, len;
+    if (t < 0x80) { /* the usual one-byte serial type: its length from the table, checked after the loop */
       h++;
+      len = type_len[t];
+      bad |= (unsigned)len;
     } else {
       int m = varint_in(h, hend, &t);
-      if (!m) return -1;
+      if (!m || t < 12) return -1; /* a small type in a longer varint: not SQLite's */
       h += m;
+      len = (t - 12) / 2;
+      if (len > n) return -1;
     }
-    uint64_t len = t < 12 ? size[t] : (t - 12) / 2;
-    if (t == 10 || t == 11 || len > n - at) return -1;
-    if (i < nmax) f[i] = (rp_field){(uint32_t)at, (uint32_t)len, (uint8_t)(t < 12 ? t : 12 + (t & 1))};
+    if (i < nmax) f[i] = (rp_field){(uint32_t)at, (uint32_t)len, type_code[t < 12 ? t : 12 + (t & 1)]};
     at += len;
     i++;
   }
+  if ((bad & 0x80) || at > n) return -1; /* a reserved type, or values past the record */
   *nv = i;
   return 0;
 }
