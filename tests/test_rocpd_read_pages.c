@@ -1,7 +1,8 @@
 /* rocpd dispatch rows read straight from the table's pages (rocpd_btree.c) give exactly what SQLite's
  * statements give (HUBPROF_ROCPD_READ_PAGES=0): whole tables, parts, column batches; on trees built by the
  * page writer and by SQLite; with reals, texts in integer columns, extdata on overflow pages and NULLs put in
- * by another SQLite client (the reader falls back to SQLite from such a row, or reads it as SQLite would). */
+ * by another SQLite client (the reader falls back to SQLite from such a row, or reads it as SQLite would); and
+ * damaged files: the same rows, or a failure both ways. */
 /* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 
@@ -18,6 +19,8 @@
 #define NDISP 30000
 
 static char dir[512];
+static int quiet; /* damaged files: a failed read is an answer, not a test failure */
+static char last_error[512];
 
 static const char *path_in(const char *name) {
   static char p[4][1024];
@@ -84,9 +87,10 @@ static hp_dispatch *read_all(const char *path, int pages, unsigned nparts, size_
       if ((st = hp_cursor_next(c, d)) == HP_OK) ++*n;
     }
     if (st == HP_END) st = HP_OK;
-    CHECK_MSG(st == HP_OK, "%s: %s", path, hp_store_error(s));
+    if (!quiet) CHECK_MSG(st == HP_OK, "%s: %s", path, hp_store_error(s));
     hp_cursor_close(c);
   }
+  snprintf(last_error, sizeof last_error, "%s", s ? hp_store_error(s) : "");
   hp_store_close(s);
   unsetenv("HUBPROF_ROCPD_READ_PAGES");
   if (st != HP_OK) {
@@ -212,7 +216,8 @@ int main(void) {
   memset(pad, 'x', sizeof pad - 1);
   char *sql = sqlite3_mprintf(
       "UPDATE \"%w\" SET \"end\" = 1234.75 WHERE id = (SELECT id FROM \"%w\" LIMIT 1 OFFSET 100);"
-      "UPDATE \"%w\" SET private_segment_size = NULL, tid = NULL WHERE id = (SELECT id FROM \"%w\" LIMIT 1 OFFSET 200);"
+      "UPDATE \"%w\" SET private_segment_size = NULL, tid = NULL WHERE id = (SELECT id FROM \"%w\" LIMIT 1 "
+      "OFFSET 200);"
       "UPDATE \"%w\" SET extdata = '{\"pad\":\"%s\",\"passes\":3,\"cold\":1}' WHERE id = (SELECT id FROM "
       "\"%w\" LIMIT 1 OFFSET 300);"
       "UPDATE \"%w\" SET grid_size_x = '12abc' WHERE id = (SELECT id FROM \"%w\" LIMIT 1 OFFSET 20000);",
@@ -227,6 +232,54 @@ int main(void) {
   CHECK(exec_sql(edited, add) == SQLITE_OK);
   sqlite3_free(add);
   check_file("a column added", edited);
+
+  /* damage: 16 bytes overwritten at places through the file; the pages and SQLite give the same answer (the
+   * same rows, or both a failure) */
+  size_t size = 0;
+  FILE *fb = fopen(built, "rb");
+  unsigned char *orig = NULL;
+  if (fb && fseek(fb, 0, SEEK_END) == 0 && (size = (size_t)ftell(fb)) > 0 && (orig = malloc(size)) &&
+      fseek(fb, 0, SEEK_SET) == 0 && fread(orig, 1, size, fb) != size)
+    size = 0;
+  if (fb) fclose(fb);
+  CHECK(orig && size > 65536);
+  const char *hurt = path_in("damaged.db");
+  int same = 0, failed = 0, differ = 0;
+  quiet = 1;
+  for (size_t at = 4096; orig && at + 16 < size; at += size / 97) {
+    FILE *o = fopen(hurt, "wb");
+    uint64_t x = at * 0x9E3779B97F4A7C15ull;
+    unsigned char bad[16];
+    for (int i = 0; i < 16; i++)
+      bad[i] = (unsigned char)(x >> (i % 8 * 8)) ^ (unsigned char)i;
+    if (o) {
+      fwrite(orig, 1, at, o);
+      fwrite(bad, 1, sizeof bad, o);
+      fwrite(orig + at + 16, 1, size - at - 16, o);
+      fclose(o);
+    }
+    size_t na = 0, nb = 0;
+    hp_dispatch *a = read_all(hurt, 1, 1, &na);
+    char ea[512];
+    snprintf(ea, sizeof ea, "%s", last_error);
+    hp_dispatch *b = read_all(hurt, 0, 1, &nb);
+    if (!a && !b) {
+      failed++;
+    } else if (a && b && na == nb && !memcmp(a, b, na * sizeof *a)) {
+      same++;
+    } else {
+      differ++;
+      fprintf(stderr, "damage at %zu: pages %s (%zu rows%s%s), SQLite %s (%zu rows%s%s)\n", at,
+              a ? "read" : "failed", na, a ? "" : ": ", a ? "" : ea, b ? "read" : "failed", nb, b ? "" : ": ",
+              b ? "" : last_error);
+    }
+    free(a);
+    free(b);
+  }
+  quiet = 0;
+  free(orig);
+  CHECK_MSG(differ == 0 && same + failed > 50, "damage: %d the same, %d failed both ways, %d differ", same,
+            failed, differ);
 
   DIR *d = opendir(dir);
   struct dirent *e;

@@ -1218,8 +1218,8 @@ static hp_status ext_keys(hp_cursor *c, sqlite3_stmt *st, int ci, void *row) {
  * dispatches in one rowid table behind a plain view; its pages are read in rowid order and each record's
  * fields go to the hub columns exactly as the statement's columns would (an integer as is, NULL as 0, a real
  * converted as col_i64 and col_u64 do, extdata's keys by ext_keys_text). Anything else (a text in an integer
- * column, a record shorter than the table, damage) ends the page reading: the statement, prepared again
- * from the row after the last one given, reads the rest, and SQLite reports any damage as before.
+ * column, a record shorter than the table, damage) ends the page reading: the statement, stepped over the
+ * rows already given, reads the rest, and SQLite reports any damage as before.
  * HUBPROF_ROCPD_READ_PAGES=0 reads every row through SQLite. */
 
 /* Column `name` of the table's columns, -1 when absent. */
@@ -1371,7 +1371,7 @@ static void pages_columns(rp_cursor *k, const rp_state *r) {
 }
 
 /* The next dispatch row from the pages: HP_OK, HP_END, a failure of the row (its message set), or
- * HP_ERR_UNSUPPORTED when the statement must read on from the row after the last one given. */
+ * HP_ERR_UNSUPPORTED when the statement must read on past the rows given (pages_fallback). */
 static hp_status pages_next(hp_cursor *c, void *row) {
   rp_cursor *k = c->impl;
   rp_state *r = c->store->impl;
@@ -1432,24 +1432,26 @@ static hp_status pages_next(hp_cursor *c, void *row) {
   }
 }
 
-/* The pages are left: the statement is prepared again for the rows after the last one they gave. HP_OK,
- * HP_END (none left), or a failure. */
+/* The pages are left: the statement is made, and stepped over the rows the pages gave (SQLite reads the same
+ * cells in the same order up to there; a seek to the next rowid could pass over a damaged cell that a scan
+ * reports). HP_OK, or a failure. */
 static hp_status pages_fallback(hp_cursor *c) {
   rp_cursor *k = c->impl;
   rp_state *r = c->store->impl;
   rp_bt_close(k->bt);
   k->bt = NULL;
-  if (k->bt_last == INT64_MAX || (k->ranged && k->bt_last >= k->range[1])) return HP_END;
-  if (k->bt_last != INT64_MIN) { /* the rest of the range, as a part's cursor */
-    k->range[0] = k->bt_last + 1;
-    if (!k->ranged) k->range[1] = INT64_MAX;
-    k->ranged = 1;
-  }
   pthread_mutex_lock(&r->rlock);
   sqlite3_finalize(k->st);
   hp_status e = prepare_query_locked(c->store, c->table, 0, k->want, k->ranged ? k->range : NULL, &k->st);
   if (e == HP_OK) plan_cols(r, c->table, k);
-  k->stepped = 0;
+  work_begin(r);
+  for (uint64_t i = 0; e == HP_OK && i < k->rows; i++) {
+    int rc = sqlite3_step(k->st);
+    if (rc != SQLITE_ROW)
+      e = read_fail(c->store, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "cannot read dispatch rows");
+  }
+  work_end(r);
+  k->stepped = k->rows;
   pthread_mutex_unlock(&r->rlock);
   return e;
 }
