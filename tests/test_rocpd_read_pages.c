@@ -1,8 +1,8 @@
 /* rocpd dispatch rows read straight from the table's pages (rocpd_btree.c) give exactly what SQLite's
  * statements give (HUBPROF_ROCPD_READ_PAGES=0): whole tables, parts, column batches; on trees built by the
  * page writer and by SQLite; with reals, texts in integer columns, extdata on overflow pages and NULLs put in
- * by another SQLite client (the reader falls back to SQLite from such a row, or reads it as SQLite would); and
- * damaged files: the same rows, or a failure both ways. */
+ * by another SQLite client (the reader falls back to SQLite from such a row, or reads it as SQLite would);
+ * and damaged files: the same rows, or a failure both ways. */
 /* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 
