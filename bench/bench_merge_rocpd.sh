@@ -6,9 +6,10 @@
 # (`/usr/bin/time`) as median (min-max) per side, the ratio of medians, and the load before and after.
 # SPDX-License-Identifier: MIT
 # usage: bench_merge_rocpd.sh DISPATCHES [ROUNDS] [DIR]   (environment: BASE=FOLDER a baseline tree already built
-#   (FOLDER/build/hubprof, FOLDER/build/examples/gen_logs), adding the log merge of both builds; ROCPD=0 leaves
+#   (FOLDER/build/hubprof, FOLDER/build/examples/gen_logs), adding the log merge of both builds and the
+#   baseline's merge of the rocpd inputs (rocpd-base); ROCPD=0 leaves
 #   out the rocpd inputs (the log merge alone); B the build folder)
-# The two rocpd inputs are made by this tree from gen_logs' logs, DISPATCHES/2 each (2 processes each).
+# The two rocpd inputs are made by this tree from gen_logs' logs, DISPATCHES/2 each (2 processes each, 4 in all).
 . "$(dirname "$0")/lib.sh"
 bench_start "${3:-}"
 total=${1:?usage: bench_merge_rocpd.sh DISPATCHES [ROUNDS] [DIR]}
@@ -17,10 +18,12 @@ HP=$BENCH_ROOT/$B/hubprof
 GEN=$BENCH_ROOT/$B/examples/gen_logs
 command -v sqlite3 >/dev/null || { echo "bench_merge_rocpd: no sqlite3 CLI" >&2; exit 2; }
 per=$((total / 4))
-for part in a b; do # two stores of two processes each
-  rm -rf "$dir/L$part" && "$GEN" "$dir/L$part" 2 "$per" >/dev/null
-  [ "${ROCPD:-1}" = 0 ] || "$HP" merge -q -f -o "$dir/$part.db" "$dir/L$part"/*.log
-done
+# two stores of two processes each, four different processes (gen_logs gives each run the same pids: two runs
+# would make the same profile twice, whose second copy the merge drops as duplicates)
+rm -rf "$dir/L" && "$GEN" "$dir/L" 4 "$per" >/dev/null
+logs=("$dir"/L/*.log)
+[ "${ROCPD:-1}" = 0 ] || "$HP" merge -q -f -o "$dir/a.db" "${logs[0]}" "${logs[1]}"
+[ "${ROCPD:-1}" = 0 ] || "$HP" merge -q -f -o "$dir/b.db" "${logs[2]}" "${logs[3]}"
 if [ -n "${BASE:-}" ]; then
   rm -rf "$dir/Lbase" && "$BASE/build/examples/gen_logs" "$dir/Lbase" 4 "$per" >/dev/null
   rm -rf "$dir/Lnow" && "$GEN" "$dir/Lnow" 4 "$per" >/dev/null
@@ -55,6 +58,7 @@ run() { # SIDE CMD...: one timed run
 sides=()
 [ "${ROCPD:-1}" = 0 ] || sides+=(hubprof hubprof-1 sqlite3)
 [ -n "${BASE:-}" ] && sides+=(logs-now logs-base)
+[ -n "${BASE:-}" ] && [ "${ROCPD:-1}" != 0 ] && sides+=(rocpd-base) # the baseline's merge of the rocpd inputs
 cmd() {
   case $1 in
   hubprof) echo "$HP merge -q -f -o $dir/out.db $dir/a.db $dir/b.db" ;;
@@ -62,6 +66,7 @@ cmd() {
   sqlite3) echo "sqlite3 $dir/out.db -init $dir/attach.sql .quit" ;;
   logs-now) echo "$HP merge -q -f -o $dir/out.db $(echo "$dir"/Lnow/*.log)" ;;
   logs-base) echo "$BASE/build/hubprof merge -q -f -o $dir/out.db $(echo "$dir"/Lbase/*.log)" ;;
+  rocpd-base) echo "$BASE/build/hubprof merge -q -f -o $dir/out.db $dir/a.db $dir/b.db" ;;
   esac
 }
 sizes=$([ "${ROCPD:-1}" = 0 ] || echo " ($(du -sh "$dir/a.db" | cut -f1) + $(du -sh "$dir/b.db" | cut -f1) of rocpd)")
@@ -87,3 +92,6 @@ ratio() { awk -v a="$(stats $1 | cut -d' ' -f1)" -v b="$(stats $2 | cut -d' ' -f
 [ "${ROCPD:-1}" = 0 ] || echo "hubprof/sqlite3 (rocpd inputs): wall $(ratio "${W[hubprof]}" "${W[sqlite3]}"), CPU $(ratio "${C[hubprof]}" "${C[sqlite3]}"); one thread: wall $(ratio "${W[hubprof-1]}" "${W[sqlite3]}")"
 [ -z "${BASE:-}" ] ||
   echo "logs-now/logs-base: wall $(ratio "${W[logs-now]}" "${W[logs-base]}"), CPU $(ratio "${C[logs-now]}" "${C[logs-base]}")"
+# shellcheck disable=SC2086
+[ -z "${BASE:-}" ] || [ "${ROCPD:-1}" = 0 ] ||
+  echo "hubprof/rocpd-base (rocpd inputs): wall $(ratio "${W[hubprof]}" "${W[rocpd-base]}"), CPU $(ratio "${C[hubprof]}" "${C[rocpd-base]}")"

@@ -80,7 +80,7 @@ typedef struct rv {
   int64_t i;
   const char *s;
 } rv;
-enum { RV_NULL, RV_INT, RV_REAL, RV_TEXT };
+enum { RV_NULL, RV_INT, RV_REAL, RV_TEXT, RV_BLOB };
 
 #define RV_I(v) ((rv){RV_INT, 0, (int64_t)(v), NULL})
 #define RV_NIL ((rv){RV_NULL, 0, 0, NULL})
@@ -167,6 +167,14 @@ typedef struct rp_state {
   uint64_t max_text;    /* the longest string or blob SQLite may make for this file (SQLITE_LIMIT_LENGTH) */
   struct rp_bounds *bounds; /* the reader's byte and time bounds and its private VFS (rocpd_read.c) */
   uint64_t samples;         /* pc_sample rows written (each gets a rocpd_event at commit) */
+  /* dispatch rows read straight from the table's pages (rocpd_btree.c), planned once (rocpd_read.c) */
+  int pg_plan;       /* 0 not looked at yet, 1 possible, -1 not */
+  uint32_t pg_root;  /* the table's root page */
+  int8_t pg_src[64]; /* each hub dispatch column's record field; -1 none (0, or an extdata key), -2
+                      * the rowid */
+  int pg_ext;        /* the record field of extdata */
+  int span_known;    /* rp_id_span's answer for the dispatch table, asked once (the file is read-only) */
+  int64_t span_lo, span_hi;
 } rp_state;
 
 #define RP_MAX_COLS 28 /* most columns of a hub table, plus the extra ones a reader takes */
@@ -198,6 +206,17 @@ typedef struct rp_cursor {
   int extpos; /* the statement's column of the raw extdata whose keys ext_keys reads, -1 none */
   int ranged; /* a part's cursor (rp_cursor_part): only the ids in range[0]..range[1] */
   int64_t range[2];
+  struct rp_btree *bt; /* dispatch rows read from the pages (rocpd_btree.c); NULL: through the statement */
+  int64_t bt_last;     /* the rowid of the last row read from them, INT64_MIN none */
+  hu_buf bt_ext;       /* the row's extdata text, NUL-terminated (a long one) */
+  uint64_t bt_want;    /* the columns bt_col was made for (want) */
+  int bt_ncol;
+  struct rp_btcol {
+    int8_t src;          /* record field, -2 the rowid */
+    uint8_t type;        /* hp_col_type */
+    uint16_t off;        /* in the row */
+  } bt_col[RP_MAX_COLS]; /* the columns read from the record (rocpd_read.c, pages_next) */
+  size_t bt_key;         /* ext_keys_text: the key looked for first (the keys come in the same order) */
 } rp_cursor;
 #define RP_ALL_COLS UINT64_MAX
 
@@ -321,4 +340,39 @@ hp_status rp_cursor_part(hp_cursor *c, unsigned part, unsigned nparts);
  * > hi when it has none), HP_ERR_UNSUPPORTED for another table or file, or a read error. */
 hp_status rp_id_span(hp_store *s, hp_table t, int64_t *lo, int64_t *hi);
 
+/* ---- rocpd_btree.c ---- */
+/* A table b-tree of the file at `path` read from its pages, from root page `root`: NULL when the file is not
+ * one this reads (not UTF-8, a WAL file, a bad root) or out of memory. rp_bt_seek: to the first row whose
+ * rowid is at least lo (0, or -1); rp_bt_next: the next row's rowid, its record (in the reader's buffers
+ * until the next call) and where its first nmax values lie in f, *nv the values the record holds: 1, 0 at the
+ * end, -1 for anything unexpected (damage, a loop): read the rest another way. */
+typedef struct rp_btree rp_btree;
+/* A value of a record: `type` its serial type when below 12 (0 NULL, 1-6 integers, 7 a real, 8 and 9 the
+ * integers 0 and 1), RP_F_BLOB or RP_F_TEXT; its len bytes at off from the record's start. */
+typedef struct rp_field {
+  uint32_t off, len;
+  uint8_t type;
+} rp_field;
+enum { RP_F_BLOB = 12, RP_F_TEXT = 13 };
+rp_btree *rp_bt_open(const char *path, uint32_t root);
+int rp_bt_seek(rp_btree *b, int64_t lo);
+int rp_bt_next(rp_btree *b, int64_t *rowid, const unsigned char **rec, rp_field *f, int nmax, int *nv);
+void rp_bt_close(rp_btree *b);
+/* The integer (serial types 1-6, 8, 9) or the real's bits (7) of a value at p. */
+static inline int64_t rp_field_int(const unsigned char *p, unsigned type) {
+  uint64_t x;
+  switch (type) {
+  case 1: return (int8_t)p[0];
+  case 2: return (int16_t)(uint16_t)((unsigned)p[0] << 8 | p[1]);
+  case 3: return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8) >> 8;
+  case 4: return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+  case 5:
+    x = (uint64_t)(int64_t)(int16_t)(uint16_t)((unsigned)p[0] << 8 | p[1]) << 32;
+    return (int64_t)(x | (uint32_t)p[2] << 24 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 8 | p[5]);
+  case 6:
+  case 7: memcpy(&x, p, 8); return (int64_t)__builtin_bswap64(x);
+  case 9: return 1;
+  default: return 0;
+  }
+}
 #endif

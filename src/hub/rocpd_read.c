@@ -836,6 +836,8 @@ hp_status rp_count(hp_store *s, hp_table t, uint64_t *n) {
   return e;
 }
 
+static void pages_open(hp_cursor *c);
+
 /* The cursor, over the ids of `range` when not NULL. */
 static hp_status cursor_open_range(hp_cursor *c, const int64_t *range) {
   rp_cursor *k = calloc(1, sizeof *k);
@@ -848,8 +850,16 @@ static hp_status cursor_open_range(hp_cursor *c, const int64_t *range) {
   }
   rp_state *rs = c->store->impl;
   pthread_mutex_lock(&rs->rlock); /* plan_cols reads what build_query set (cursors of other threads too) */
-  hp_status e = prepare_query_locked(c->store, c->table, 0, RP_ALL_COLS, range, &k->st);
-  if (e == HP_OK) plan_cols(rs, c->table, k);
+  c->impl = k;
+  k->bt_last = INT64_MIN;
+  hp_status e = HP_OK;
+  /* a store whose dispatch pages an earlier cursor read: this one reads them too, no statement made (a merge
+   * reads a large input in many parts); otherwise the statement, kept for a fallback */
+  if (c->table == HP_TABLE_DISPATCH && rs->pg_plan > 0) pages_open(c);
+  if (!k->bt) e = prepare_query_locked(c->store, c->table, 0, RP_ALL_COLS, range, &k->st);
+  if (e == HP_OK && !k->bt) plan_cols(rs, c->table, k);
+  if (e == HP_OK && c->table == HP_TABLE_DISPATCH && !k->bt) pages_open(c);
+  c->impl = NULL;
   pthread_mutex_unlock(&rs->rlock);
   if (e == HP_OK && c->table == HP_TABLE_COUNTER_VALUE) {
     rp_state *r = c->store->impl;
@@ -880,6 +890,11 @@ hp_status rp_id_span(hp_store *s, hp_table t, int64_t *lo, int64_t *hi) {
   *lo = 1;
   *hi = 0;
   if (t != HP_TABLE_DISPATCH || !r->own || !obj) return HP_ERR_UNSUPPORTED;
+  pthread_mutex_lock(&r->rlock);
+  int known = r->span_known;
+  *lo = r->span_lo, *hi = r->span_hi;
+  pthread_mutex_unlock(&r->rlock);
+  if (known) return HP_OK; /* asked before: the file is read-only */
   /* the first and last id in rowid order: two b-tree searches (min() and max() under a WHERE scan the table)
    */
   char *q =
@@ -900,6 +915,7 @@ hp_status rp_id_span(hp_store *s, hp_table t, int64_t *lo, int64_t *hi) {
   }
   sqlite3_finalize(st);
   hp_status e = rc == SQLITE_OK ? HP_OK : read_fail(s, rc, "cannot read dispatch rows");
+  if (e == HP_OK) r->span_known = 1, r->span_lo = *lo, r->span_hi = *hi;
   pthread_mutex_unlock(&r->rlock);
   return e;
 }
@@ -938,6 +954,8 @@ void rp_cursor_close(hp_cursor *c) {
   pthread_mutex_unlock(&r->rlock);
   for (int i = 0; i < RP_EXT_MEMO; i++)
     free(k->memo[i].text);
+  rp_bt_close(k->bt);
+  hu_buf_free(&k->bt_ext);
   hu_buf_free(&k->arena);
   free(k);
   c->impl = NULL;
@@ -1125,12 +1143,13 @@ static int ext_put(void *row, const hp_column *col, const char *v) {
   return 0;
 }
 
-/* The dispatch row's extdata keys from the raw text in column ci (a flat JSON object; NULL or empty: none).
- * A text that is not a JSON object is damage, as SQLite's JSON functions made it. */
-static hp_status ext_keys(hp_cursor *c, sqlite3_stmt *st, int ci, void *row) {
-  const char *p = (const char *)sqlite3_column_text(st, ci);
-  if (!p || !*p) return HP_OK;
-  const char *end = p + sqlite3_column_bytes(st, ci);
+/* A dispatch row's extdata keys from its raw text p (n bytes, NUL-terminated at p[n]; a flat JSON object;
+ * empty: none). A text that is not a JSON object is damage, as SQLite's JSON functions made it. */
+static hp_status ext_keys_text(hp_cursor *c, const char *p, size_t n, void *row) {
+  const char *text = p;
+  rp_cursor *kc = c->impl;
+  if (!*p) return HP_OK;
+  const char *end = p + n;
   pthread_once(&g_dkeys_once, dkeys_init);
   const hp_table_desc *d = hp_table_describe(HP_TABLE_DISPATCH);
   p = json_ws(p);
@@ -1147,12 +1166,16 @@ static hp_status ext_keys(hp_cursor *c, sqlite3_stmt *st, int ci, void *row) {
     if (*p++ != ':') goto bad;
     p = json_ws(p);
     const char *v = p;
-    size_t hit = g_ndkeys;
-    for (size_t i = 0; i < g_ndkeys; i++)
-      if (g_dkeys[i].len == kn && !memcmp(g_dkeys[i].name, k, kn)) {
-        hit = i;
-        break;
-      }
+    size_t hit = g_ndkeys, h = kc->bt_key < g_ndkeys ? kc->bt_key : 0; /* the key after the last one first */
+    if (g_dkeys[h].len == kn && !memcmp(g_dkeys[h].name, k, kn))
+      hit = h;
+    else
+      for (size_t i = 0; i < g_ndkeys; i++)
+        if (g_dkeys[i].len == kn && !memcmp(g_dkeys[i].name, k, kn)) {
+          hit = i;
+          break;
+        }
+    kc->bt_key = hit + 1;
     /* the common value, a plain integer into an integer column: read and passed in one step */
     uint64_t u = 0;
     const char *q = v + (*v == '-');
@@ -1181,8 +1204,256 @@ static hp_status ext_keys(hp_cursor *c, sqlite3_stmt *st, int ci, void *row) {
     p = json_ws(p);
   }
 bad:
-  return hp_set_error(c->store, HP_ERR_CORRUPT, "dispatch rows: extdata is not a JSON object: %.60s",
-                      (const char *)sqlite3_column_text(st, ci));
+  return hp_set_error(c->store, HP_ERR_CORRUPT, "dispatch rows: extdata is not a JSON object: %.60s", text);
+}
+
+/* The same from the raw text in column ci of the statement (NULL: none). */
+static hp_status ext_keys(hp_cursor *c, sqlite3_stmt *st, int ci, void *row) {
+  const char *p = (const char *)sqlite3_column_text(st, ci);
+  return p ? ext_keys_text(c, p, (size_t)sqlite3_column_bytes(st, ci), row) : HP_OK;
+}
+
+/* ---- hubprof's own dispatch rows read straight from the table's pages (rocpd_btree.c) ----
+ * SQLite's stepping was most of a merge's or a scan's time over rocpd. A file hubprof wrote keeps its
+ * dispatches in one rowid table behind a plain view; its pages are read in rowid order and each record's
+ * fields go to the hub columns exactly as the statement's columns would (an integer as is, NULL as 0, a real
+ * converted as col_i64 and col_u64 do, extdata's keys by ext_keys_text). Anything else (a text in an integer
+ * column, a record shorter than the table, damage) ends the page reading: the statement, stepped over the
+ * rows already given, reads the rest, and SQLite reports any damage as before.
+ * HUBPROF_ROCPD_READ_PAGES=0 reads every row through SQLite. */
+
+/* Column `name` of the table's columns, -1 when absent. */
+static int field_of(char *const *names, int n, const char *name) {
+  for (int i = 0; i < n; i++)
+    if (sqlite3_stricmp(names[i], name) == 0) return i;
+  return -1;
+}
+
+/* The uuid table behind r->obj[RT_KERNEL_DISPATCH] (the view hubprof writes over it, or the table itself),
+ * malloc'd, with its root page; NULL when it is anything else. */
+static char *pages_table(rp_state *r, uint32_t *root) {
+  const char *obj = r->obj[RT_KERNEL_DISPATCH], *base = rp_rt_name[RT_KERNEL_DISPATCH];
+  char *name = strdup(obj), *view = NULL;
+  sqlite3_stmt *st = NULL;
+  guard_reset(r);
+  if (!name || sqlite3_prepare_v2(r->db, "SELECT type, sql, rootpage FROM sqlite_master WHERE name = ?1", -1,
+                                  &st, NULL))
+    goto fail;
+  for (int hop = 0; hop < 2; hop++) {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) != SQLITE_ROW) goto fail;
+    const char *type = (const char *)sqlite3_column_text(st, 0),
+               *sql = (const char *)sqlite3_column_text(st, 1);
+    int64_t rp = sqlite3_column_int64(st, 2);
+    if (!type || !sql) goto fail;
+    if (!strcmp(type, "view") && hop == 0) { /* CREATE VIEW "rocpd_X" AS SELECT * FROM "rocpd_X_<uuid>" */
+      view = sqlite3_mprintf("CREATE VIEW \"%w\" AS SELECT * FROM \"", name);
+      size_t vl = view ? strlen(view) : 0, sl = strlen(sql);
+      if (!view || strncmp(sql, view, vl) || sl < vl + 2 || sql[sl - 1] != '"') goto fail;
+      free(name);
+      if (!(name = strndup(sql + vl, sl - vl - 1)) || strchr(name, '"')) goto fail;
+      sqlite3_reset(st);
+      continue;
+    }
+    /* a rowid table made by rp_create: CREATE TABLE "rocpd_X_<uuid>" (id INTEGER PRIMARY KEY, ...) */
+    char *want = sqlite3_mprintf("CREATE TABLE \"%w\" (id INTEGER PRIMARY KEY, ", name);
+    size_t sl = strlen(sql);
+    int ok = want && sl && !strcmp(type, "table") && is_uuid_table(name, base) &&
+             !strncmp(sql, want, strlen(want)) && sql[sl - 1] == ')' && rp >= 2 && rp <= UINT32_MAX;
+    sqlite3_free(want);
+    if (!ok) goto fail;
+    *root = (uint32_t)rp;
+    sqlite3_finalize(st);
+    sqlite3_free(view);
+    return name;
+  }
+fail:
+  sqlite3_finalize(st);
+  sqlite3_free(view);
+  free(name);
+  return NULL;
+}
+
+/* Can this store's dispatch rows be read from the pages? Worked out once (r->pg_*), under rlock. */
+static int pages_plan(rp_state *r) {
+  if (r->pg_plan) return r->pg_plan > 0;
+  r->pg_plan = -1;
+  const char *env = getenv("HUBPROF_ROCPD_READ_PAGES");
+  const hp_table_desc *d = hp_table_describe(HP_TABLE_DISPATCH);
+  if ((env && !strcmp(env, "0")) || !r->own || !r->ext_c || d->ncolumns > RP_MAX_COLS) return 0;
+  pthread_once(&g_dkeys_once, dkeys_init);
+  uint32_t root = 0;
+  char *tbl = pages_table(r, &root), *names[64];
+  int n = 0, ok = tbl != NULL;
+  char *q = ok ? sqlite3_mprintf("PRAGMA table_xinfo(\"%w\")", tbl) : NULL;
+  sqlite3_stmt *st = NULL;
+  guard_reset(r);
+  ok = ok && q && sqlite3_prepare_v2(r->db, q, -1, &st, NULL) == SQLITE_OK;
+  while (ok && sqlite3_step(st) == SQLITE_ROW) { /* plain columns only; the first the rowid's alias */
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    ok = n < 64 && name && sqlite3_column_int(st, 6) == 0 && (n > 0 || !strcmp(name, "id")) &&
+         (names[n] = strdup(name)) != NULL;
+    n += ok;
+  }
+  sqlite3_finalize(st);
+  sqlite3_free(q);
+  r->pg_ext = ok ? field_of(names, n, "extdata") : -1;
+  ok = ok && r->pg_ext > 0;
+  for (size_t i = 0; ok && i < d->ncolumns; i++) { /* each read expression's column (sb_select's shapes) */
+    const char *e = rp_read_expr[HP_TABLE_DISPATCH][i], *col = NULL;
+    char buf[64];
+    size_t kl = e && !strncmp(e, "COALESCE($", 10) ? strcspn(e + 10, ",") : 0;
+    if (d->columns[i].type == HP_COL_STR || d->columns[i].type == HP_COL_F64 || !e) {
+      ok = 0;
+    } else if (e[0] == '@' &&
+               strspn(e + 1, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_") == strlen(e + 1)) {
+      col = e + 1;
+    } else if (kl && !strncmp(e + 10 + kl, ", @", 3) && !strchr(e + 13 + kl, ',') &&
+               snprintf(buf, sizeof buf, "%s", e + 13 + kl) < (int)sizeof buf && buf[0] &&
+               buf[strlen(buf) - 1] == ')') {
+      buf[strlen(buf) - 1] = 0; /* "COALESCE($key, @col)": the column, the key over it (ext_keys_text) */
+      col = buf;
+    } else if (!g_dpure[i]) {
+      ok = 0;
+    }
+    int f = col ? field_of(names, n, col) : -1;
+    r->pg_src[i] = (int8_t)(f == 0 ? -2 : f);
+  }
+  for (int i = 0; i < n; i++)
+    free(names[i]);
+  free(tbl);
+  if (ok) {
+    r->pg_root = root;
+    r->pg_plan = 1;
+  }
+  return ok;
+}
+
+/* Read cursor c's dispatch rows from the pages when the store's plan allows (under rlock). */
+static void pages_open(hp_cursor *c) {
+  rp_cursor *k = c->impl;
+  rp_state *r = c->store->impl;
+  if (!pages_plan(r) || !(k->bt = rp_bt_open(c->store->path, r->pg_root))) return;
+  if (rp_bt_seek(k->bt, k->ranged ? k->range[0] : INT64_MIN) != 0) {
+    rp_bt_close(k->bt);
+    k->bt = NULL;
+  }
+}
+
+/* The value of field f of record rec into an integer column of type `type` at `at`, as col_i64 and col_u64
+ * read it; -1 for a text or a blob, which the statement would convert (the caller falls back to it). */
+static inline int field_value(const unsigned char *rec, const rp_field *f, unsigned type, void *at) {
+  if (f->type >= RP_F_BLOB) return -1;
+  int64_t i = rp_field_int(rec + f->off, f->type);
+  if (f->type == 7) { /* a real */
+    double x;
+    memcpy(&x, &i, sizeof x);
+    i = type == HP_COL_I32 || type == HP_COL_I64 ? rp_d2i64(x) : (int64_t)rp_d2u64(x);
+  }
+  if (type == HP_COL_I32 || type == HP_COL_U32) {
+    uint32_t v = (uint32_t)i;
+    memcpy(at, &v, sizeof v);
+  } else {
+    memcpy(at, &i, sizeof i);
+  }
+  return 0;
+}
+
+/* The columns a row from the pages sets from its record (k->bt_col), for the columns k->want reads. */
+static void pages_columns(rp_cursor *k, const rp_state *r) {
+  const hp_table_desc *d = hp_table_describe(HP_TABLE_DISPATCH);
+  k->bt_ncol = 0;
+  for (size_t i = 0; i < d->ncolumns; i++)
+    if (r->pg_src[i] != -1 && (i >= 64 || (k->want >> i & 1))) /* else 0, an extdata key's, or not read */
+      k->bt_col[k->bt_ncol++] =
+          (struct rp_btcol){r->pg_src[i], (uint8_t)d->columns[i].type, (uint16_t)d->columns[i].offset};
+  k->bt_want = k->want;
+}
+
+/* The next dispatch row from the pages: HP_OK, HP_END, a failure of the row (its message set), or
+ * HP_ERR_UNSUPPORTED when the statement must read on past the rows given (pages_fallback). */
+static hp_status pages_next(hp_cursor *c, void *row) {
+  rp_cursor *k = c->impl;
+  rp_state *r = c->store->impl;
+  rp_field f[64];
+  if (k->bt_want != k->want || !k->bt_ncol) pages_columns(k, r);
+  int ext = (k->want & ext_cols()) != 0;
+  for (;;) {
+    int64_t rowid;
+    const unsigned char *rec;
+    int nv = 0, got = rp_bt_next(k->bt, &rowid, &rec, f, 64, &nv);
+    if (got <= 0) return got < 0 ? HP_ERR_UNSUPPORTED : HP_END;
+    if (rowid <= k->bt_last) return HP_ERR_UNSUPPORTED; /* out of order: damage, SQLite's to explain */
+    if (k->ranged && rowid > k->range[1]) return HP_END;
+    if (rowid == 0 || (k->ranged && rowid < k->range[0])) { /* id 0: a placeholder (WHERE id <> 0) */
+      k->bt_last = rowid;
+      continue;
+    }
+    uint32_t size = *(uint32_t *)row;
+    memset(row, 0, sizeof(hp_dispatch)); /* hp_row_init: a dispatch has no string */
+    *(uint32_t *)row = size;
+    for (int i = 0; i < k->bt_ncol; i++) {
+      int src = k->bt_col[i].src;
+      unsigned type = k->bt_col[i].type;
+      void *at = (char *)row + k->bt_col[i].off;
+      if (src == -2) { /* the rowid */
+        rp_field id = {0, 8, 6};
+        uint64_t be = __builtin_bswap64((uint64_t)rowid);
+        field_value((const unsigned char *)&be, &id, type, at);
+      } else if (src >= nv || field_value(rec, &f[src], type, at)) {
+        return HP_ERR_UNSUPPORTED; /* a field the record lacks takes the column's default: SQLite's */
+      }
+    }
+    if (ext) {
+      const rp_field *x = r->pg_ext < nv ? &f[r->pg_ext] : NULL;
+      if (!x || (x->type != RP_F_TEXT && x->type != 0)) return HP_ERR_UNSUPPORTED;
+      if (x->type == RP_F_TEXT) {
+        char small[256], *t = small;
+        if (x->len < sizeof small) {
+          memcpy(small, rec + x->off, x->len);
+          small[x->len] = 0;
+        } else {
+          rp_buf_reset(&k->bt_ext);
+          hu_buf_put(&k->bt_ext, rec + x->off, x->len);
+          if (!(t = (char *)hu_buf_cstr(&k->bt_ext)))
+            return hp_set_error(c->store, HP_ERR_NOMEM, "out of memory");
+        }
+        hp_status e = ext_keys_text(c, t, x->len, row);
+        if (e != HP_OK) return e;
+      }
+    }
+    if (++k->rows > r->bounds->row_budget)
+      return hp_set_error(
+          c->store, HP_ERR_CORRUPT,
+          "%s rows: more than %llu rows, more than a file of this size holds (a hostile view?)",
+          hp_table_describe(HP_TABLE_DISPATCH)->name, (unsigned long long)r->bounds->row_budget);
+    k->bt_last = rowid;
+    return HP_OK;
+  }
+}
+
+/* The pages are left: the statement is made, and stepped over the rows the pages gave (SQLite reads the same
+ * cells in the same order up to there; a seek to the next rowid could pass over a damaged cell that a scan
+ * reports). HP_OK, or a failure. */
+static hp_status pages_fallback(hp_cursor *c) {
+  rp_cursor *k = c->impl;
+  rp_state *r = c->store->impl;
+  rp_bt_close(k->bt);
+  k->bt = NULL;
+  pthread_mutex_lock(&r->rlock);
+  sqlite3_finalize(k->st);
+  hp_status e = prepare_query_locked(c->store, c->table, 0, k->want, k->ranged ? k->range : NULL, &k->st);
+  if (e == HP_OK) plan_cols(r, c->table, k);
+  work_begin(r);
+  for (uint64_t i = 0; e == HP_OK && i < k->rows; i++) {
+    int rc = sqlite3_step(k->st);
+    if (rc != SQLITE_ROW)
+      e = read_fail(c->store, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "cannot read dispatch rows");
+  }
+  work_end(r);
+  k->stepped = k->rows;
+  pthread_mutex_unlock(&r->rlock);
+  return e;
 }
 
 /* Fill a row of the cursor's table from the statement: column i is the hub column i of the schema
@@ -1259,6 +1530,10 @@ static hp_status fill_row(hp_cursor *c, sqlite3_stmt *st, void *row) {
 
 hp_status rp_cursor_next(hp_cursor *c, void *row) {
   rp_cursor *k = c->impl;
+  if (k && k->bt) {
+    hp_status e = pages_next(c, row);
+    if (e != HP_ERR_UNSUPPORTED || (e = pages_fallback(c)) != HP_OK) return e;
+  }
   if (!k || !k->st) return HP_END;
   uint32_t size = *(uint32_t *)row;
   hp_row_init(c->table, row);
@@ -1290,7 +1565,7 @@ hp_status rp_cursor_next(hp_cursor *c, void *row) {
  * stepped past the rows already read. */
 hp_status rp_cursor_columns(hp_cursor *c, void *const *cols) {
   rp_cursor *k = c->impl;
-  if (!k || !k->st || c->table != HP_TABLE_DISPATCH) return HP_OK;
+  if (!k || (!k->st && !k->bt) || c->table != HP_TABLE_DISPATCH) return HP_OK;
   const hp_table_desc *d = hp_table_describe(c->table);
   uint64_t need = RP_ALL_COLS;
   if (cols && d->ncolumns <= 64) {
@@ -1300,6 +1575,10 @@ hp_status rp_cursor_columns(hp_cursor *c, void *const *cols) {
     need |= ~0ull << (d->ncolumns - 1) << 1; /* the bits past the columns: as RP_ALL_COLS */
   }
   if (need == k->want || (k->stepped && !(need & ~k->want))) return HP_OK;
+  if (k->bt) { /* read from the pages: as the statement would (a fallback prepares it with `want`) */
+    k->want = k->bt_last == INT64_MIN ? need : RP_ALL_COLS;
+    return HP_OK;
+  }
   if (k->stepped) need = RP_ALL_COLS;
   rp_state *r = c->store->impl;
   pthread_mutex_lock(&r->rlock);
