@@ -62,7 +62,7 @@ echo "load at the start: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min), $(npro
 # configurations, run in this order in every round; results in W[name,round], C[..] and P[..] (wall, thread
 # CPU, process CPU)
 idle=$PWD/$B/bench/idle_thread.so
-[ -e "$idle" ] || make -s "$idle" >/dev/null
+[ -e "$idle" ] || make -s "$B/bench/idle_thread.so" >/dev/null
 names=(plain idle noop queue events times)
 [ -n "$old" ] && names+=(prev)
 names+=(full thr clk ab abq abt)
