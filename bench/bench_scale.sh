@@ -14,7 +14,7 @@
 # usage: bench_scale.sh DIR [NPROC [NDISP [ROUNDS]]]   (defaults 64 ranks x 1562500 = 10^8 dispatches, 7 rounds)
 #   DIR keeps the dataset (DIR/scale-NPROCxNDISP.parquet, about 1 GB at 10^8; made once, reused; CLEAN=1
 #   deletes it at the end). Environment: STORE=PATH another dataset; VIEWS (default "top ranks imbalance");
-#   SIDES (default "hubprof duckdb spark"); MASTER (Spark's, default local[2]); SPARK_ROUNDS=N Spark in the
+#   SIDES (default "hubprof duckdb spark"; hubprof-1: hubprof on one thread, --threads 1); MASTER (Spark's, default local[2]); SPARK_ROUNDS=N Spark in the
 #   first N rounds only (default all: a Spark run of 10^8 takes minutes on a loaded 2-core machine); B the
 #   build folder.
 #   When missing, the script installs what it runs (never the tests): python duckdb and pyspark with pip, a
@@ -61,6 +61,7 @@ cmd() { # VIEW SIDE: the command line
   case $1 in ranks) by="--by rank" ;; imbalance) by="--by rank-imbalance" ;; esac
   case $2 in
   hubprof) echo "$HP analyze -q --format json $by $store" ;;
+  hubprof-1) echo "$HP analyze -q --format json --threads 1 $by $store" ;;
   duckdb) echo "python3 $Q duckdb $1 $store" ;;
   spark) echo "python3 $Q spark $1 $store $master" ;;
   esac
@@ -76,7 +77,7 @@ run() { # VIEW SIDE: one timed run, its answer checked against hubprof's
   C[$key]+="$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.0f", (u + s) * 1000 }') "
   R[$key]+="$m "
   QM[$key]+="$(grep -o 'query_ms=[0-9]*' "$dir/run.err" | cut -d= -f2 || true) "
-  if [ "$side" = hubprof ]; then answer "$v" "$dir/out.$v.$side" >"$dir/ans.$v.$side"; else cp "$dir/out.$v.$side" "$dir/ans.$v.$side"; fi
+  if [[ $side == hubprof* ]]; then answer "$v" "$dir/out.$v.$side" >"$dir/ans.$v.$side"; else cp "$dir/out.$v.$side" "$dir/ans.$v.$side"; fi
   [ "$side" = hubprof ] && [ ! -s "$dir/ans.$v.ref" ] && cp "$dir/ans.$v.hubprof" "$dir/ans.$v.ref"
   if [ -s "$dir/ans.$v.ref" ] && ! cmp -s "$dir/ans.$v.$side" "$dir/ans.$v.ref"; then
     echo "bench_scale: $key gives other figures than hubprof analyze:" >&2
@@ -121,6 +122,7 @@ for v in "${views[@]}"; do
     has "$s" && line+=" $(ratio "${W[$v/hubprof]}" "${W[$v/$s]}") of $s's process"
     has "$s" && line+=" ($(ratio "${W[$v/hubprof]}" "${QM[$v/$s]}") of its query)"
   done
+  has hubprof-1 && line+="; threads/one: wall $(ratio "${W[$v/hubprof]}" "${W[$v/hubprof-1]}"), CPU $(ratio "${C[$v/hubprof]}" "${C[$v/hubprof-1]}")"
   echo "$line"
 done
 echo "answers: every side's equal to hubprof's in every round"
