@@ -3,9 +3,10 @@
  * process's code object, as a merge de-duplicates them), one agent, per process a thread, a queue and a code
  * object; durations from a fixed pseudo-random sequence.
  * usage: gen_dataset OUT.parquet NPROC NDISP [node,process|none [ranks]]
- *   node,process partitions the dataset (as a merge of >= 1 GiB of rank stores does); ranks makes it a cluster
- *   run's: process p is MPI rank p - 1 of NPROC (one job), and rank r's kernels take (100 + r % 16) % of the
- *   base durations, so that the rank views (analyze --by rank, --by rank-imbalance) have an imbalance to show */
+ *   node,process partitions the dataset (as a merge of >= 1 GiB of rank stores does); ranks makes it a
+ * cluster run's: process p is MPI rank p - 1 of NPROC (one job), and rank r's kernels take (100 + r % 16) %
+ * of the base durations, so that the rank views (analyze --by rank, --by rank-imbalance) have an imbalance to
+ * show */
 /* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 #include "hubprof/parquet.h"

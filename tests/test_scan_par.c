@@ -271,12 +271,14 @@ static void check_store(const char *path, int splits) {
     for (int v = 0; v < 5; v++) {
       int g = groups[gi];
       ha_result *one = by_group(s, g, 1, v);
-      size_t want = g == HA_BY_RANK_IMBALANCE ? (v == 2 ? 2u : v == 4 ? 2u : 6u)
+      size_t want = g == HA_BY_RANK_IMBALANCE ? (v == 2   ? 2u
+                                                 : v == 4 ? 2u
+                                                          : 6u)
                     : g == HA_BY_RANK         ? (v == 4 ? 8u : 16u)
                     : v == 4 || v == 2        ? 4u
                                               : 10u;
-      CHECK_MSG(one && ha_result_nrows(one) >= want, "%s group %d variant %d: %zu rows", hp_store_format(s), g,
-                v, one ? ha_result_nrows(one) : 0);
+      CHECK_MSG(one && ha_result_nrows(one) >= want, "%s group %d variant %d: %zu rows", hp_store_format(s),
+                g, v, one ? ha_result_nrows(one) : 0);
       for (unsigned t = 2; t <= 7; t += t == 3 ? 4 : 1) {
         ha_result *many = by_group(s, g, t, v);
         CHECK_MSG(same_result(one, many), "%s group %d variant %d: %u threads differ from one",

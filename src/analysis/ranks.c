@@ -107,7 +107,8 @@ static hp_status rk_units(hp_store *s, rk_run *k, ha_result *res) {
 
 /* The group of the dispatches of (process, agent, kernel) ids into *g: made on first use; NULL when the
  * query's filters leave them out. HP_OK, or HP_ERR_NOMEM. */
-static hp_status rk_group_of(rk_ctx *x, uint64_t process_id, uint64_t agent_id, uint64_t kernel_id, grec **g) {
+static hp_status rk_group_of(rk_ctx *x, uint64_t process_id, uint64_t agent_id, uint64_t kernel_id,
+                             grec **g) {
   rk_run *k = x->k;
   const ha_query *q = x->q;
   int filters = x->filters;
@@ -148,7 +149,8 @@ static hp_status rk_dispatch(const void *row, void *ctx) {
 }
 
 /* The sums of a part of the dispatch table read on another thread (hai_scan_sums) into their group. */
-static hp_status rk_sum(void *ctx, uint64_t process_id, uint64_t agent_id, uint64_t kernel_id, const grec *sum) {
+static hp_status rk_sum(void *ctx, uint64_t process_id, uint64_t agent_id, uint64_t kernel_id,
+                        const grec *sum) {
   grec *g;
   hp_status st = rk_group_of(ctx, process_id, agent_id, kernel_id, &g);
   if (g) grec_merge(g, sum);

@@ -33,7 +33,7 @@ typedef struct worker {
   const void *fctx;
   int by_process; /* sums per process too */
   hp_store *s;    /* the store this part is read from (a rocpd store opened for this thread alone) */
-  int own_store; /* s was opened here */
+  int own_store;  /* s was opened here */
   const char *path, *format;
   unsigned part, nparts;
   uint64_t first, last; /* the query's dispatch id range; 0 = open */
@@ -221,8 +221,9 @@ static unsigned parts_of(hp_store *s, const ha_query *q) {
 
 /* The dispatch table of s read in n parts, part i by w[i] (part 0 on this thread, the others on threads of
  * their own), over the query's dispatch range; filter (NULL: none) tells each part's cursor which row groups
- * to pass over. 1 when every part was read; 0 when one failed (the one-thread scan then reads the store again,
- * so that its error is the store's own). *rows: the rows read. Free w with free_parts, whatever the outcome. */
+ * to pass over. 1 when every part was read; 0 when one failed (the one-thread scan then reads the store
+ * again, so that its error is the store's own). *rows: the rows read. Free w with free_parts, whatever the
+ * outcome. */
 static int read_parts(hp_store *s, const ha_query *q, worker *w, unsigned n, int by_process,
                       void (*filter)(const void *, hp_cursor *), const void *fctx, uint64_t *rows) {
   pthread_t *th = calloc(n, sizeof *th);
