@@ -99,9 +99,10 @@ static inline void grec_merge(grec *gr, const grec *g) {
 
 /* scan_par.c. The dispatch table's sums per (process id, agent id, kernel id) (calls, timed, total, min, max,
  * cold in g; its agent, kernel and first unused) over the query's dispatch range, read on the query's threads
- * (hai_threads), only the columns the sums need; each handed to add (on this thread). Returns 1 with *st the
- * outcome (the first error of add) and *rows the rows read, or 0 when it did not run (one thread, a store too
- * small or of a format that cannot split, or a part that failed): the caller then reads the store itself. */
+ * (hai_threads; one where the store is small or its format cannot split), only the columns the sums need;
+ * each handed to add (on this thread). Returns 1 with *st the outcome (the first error of add) and *rows the
+ * rows read, or 0 when it did not run (out of memory, or a part that failed): the caller then reads the store
+ * itself, so that an error is the store's own. */
 typedef hp_status (*hai_sum_fn)(void *ctx, uint64_t process_id, uint64_t agent_id, uint64_t kernel_id,
                                 const grec *g);
 int hai_scan_sums(hp_store *s, const ha_query *q, hai_sum_fn add, void *ctx, uint64_t *rows, hp_status *st);

@@ -294,7 +294,8 @@ int hai_scan_parallel(hp_store *s, run *r, hp_status *out) {
 
 int hai_scan_sums(hp_store *s, const ha_query *q, hai_sum_fn add, void *ctx, uint64_t *rows, hp_status *out) {
   unsigned n = parts_of(s, q);
-  worker *w = n > 1 ? calloc(n, sizeof *w) : NULL;
+  if (n < 1) n = 1; /* one part, on this thread: still only the columns the sums need */
+  worker *w = calloc(n, sizeof *w);
   int done = w && read_parts(s, q, w, n, 1, NULL, NULL, rows);
   if (done) {
     hp_status st = HP_OK;
