@@ -76,7 +76,11 @@ run() { # VIEW SIDE: one timed run, its answer checked against hubprof's
   W[$key]+="$(awk -v t="$t" 'BEGIN { printf "%.0f", t * 1000 }') "
   C[$key]+="$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.0f", (u + s) * 1000 }') "
   R[$key]+="$m "
-  QM[$key]+="$(grep -o 'query_ms=[0-9]*' "$dir/run.err" | cut -d= -f2 || true) "
+  local q
+  q=$(grep -o 'query_ms=[0-9]*' "$dir/run.err" | cut -d= -f2 || true)
+  QM[$key]+="$q "
+  # each run's figures as it ends (a run stopped early keeps them), the load beside them
+  echo "    $key: wall ${t} s, CPU $(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }') s, peak RSS $m KB${q:+, query $q ms}; load $(cut -d' ' -f1 /proc/loadavg)"
   if [[ $side == hubprof* ]]; then answer "$v" "$dir/out.$v.$side" >"$dir/ans.$v.$side"; else cp "$dir/out.$v.$side" "$dir/ans.$v.$side"; fi
   [ "$side" = hubprof ] && [ ! -s "$dir/ans.$v.ref" ] && cp "$dir/ans.$v.hubprof" "$dir/ans.$v.ref"
   if [ -s "$dir/ans.$v.ref" ] && ! cmp -s "$dir/ans.$v.$side" "$dir/ans.$v.ref"; then

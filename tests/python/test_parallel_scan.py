@@ -161,3 +161,25 @@ def test_figures_equal_duckdb_and_sqlite(stores):
     got = [tuple(r.values()) for r in json.loads(out)]
     assert norm(got) == hub_rows(db, 2)
     assert sum(r[2] for r in hub) == len(rows)
+
+
+def test_large_halves_keep_their_digits(tmp_path):
+    """JSON and CSV reals keep every digit of their integer part and a decimal: the median of two ranks' device
+    times over 0.1 s is x.5 (DuckDB's and Spark's answer), not rounded to 9 significant digits."""
+    db = tmp_path / "halves.db"
+    with hubprof.create(db) as w:
+        w.write("node", dict(id=1, hostname="h", machine_id="m", system_name="Linux"))
+        w.write("agent", dict(id=1, node_id=1, type=1, name="gfx1", product_name="GPU 1"))
+        w.write("process", [dict(id=p, node_id=1, pid=100 + p, ppid=1, rank=p - 1, start_ns=1, end_ns=10**12,
+                                 command="x") for p in (1, 2)])
+        w.write("thread", [dict(id=p, process_id=p, tid=100 + p, name="t") for p in (1, 2)])
+        w.write("queue", [dict(id=p, process_id=p, agent_id=1, name="q") for p in (1, 2)])
+        w.write("code_object", dict(id=1, process_id=1, agent_id=1, uri="memory://x"))
+        w.write("kernel_symbol", dict(id=1, code_object_id=1, name="k", display_name="k"))
+        w.write("dispatch", [dict(id=p, dispatch_id=1, process_id=p, thread_id=p, agent_id=1, queue_id=p,
+                                  kernel_id=1, start_ns=1000, end_ns=1000 + 2_123_456_789 + p, passes=1)
+                             for p in (1, 2)])
+    out = run(HUBPROF, "analyze", "-q", "--by", "rank-imbalance", "--format", "json", db).stdout
+    assert '"median_ns": 2123456790.5' in out and '"mean_ns": 2123456790.5' in out, out
+    csv = run(HUBPROF, "analyze", "-q", "--by", "rank-imbalance", "--format", "csv", db).stdout
+    assert ",2123456790.5,2123456790.5," in csv, csv
