@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# Cluster-scale analysis (issue 31): a 64-rank dataset of 10^8 dispatches asked three questions by hubprof,
+# DuckDB and Spark side by side, interleaved; wall, CPU, peak RSS and the answers checked equal.
+# SPDX-License-Identifier: MIT
 # Cluster-scale analysis (issue 31): a 64-rank dataset of 10^8 dispatches (bench/gen_dataset, partitioned by
 # node and process as a merge of >= 1 GiB of rank stores is) asked three questions by `hubprof analyze`, by
 # DuckDB (python duckdb) and by Spark (pyspark, local[2]), each in a process of its own, interleaved (every
@@ -19,7 +22,6 @@
 #   build folder.
 #   When missing, the script installs what it runs (never the tests): python duckdb and pyspark with pip, a
 #   Java runtime (openjdk-17-jre-headless) with apt-get.
-# SPDX-License-Identifier: MIT
 . "$(dirname "$0")/lib.sh"
 bench_start "${1:?usage: bench_scale.sh DIR [NPROC [NDISP [ROUNDS]]]}"
 nproc=${2:-64}
