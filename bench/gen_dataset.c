@@ -2,7 +2,11 @@
  * API (no logs, no merge), so that a 10 M-dispatch dataset takes seconds to make. 8 kernels (of the first
  * process's code object, as a merge de-duplicates them), one agent, per process a thread, a queue and a code
  * object; durations from a fixed pseudo-random sequence.
- * usage: gen_dataset OUT.parquet NPROC NDISP [node,process]   (the last argument partitions the dataset) */
+ * usage: gen_dataset OUT.parquet NPROC NDISP [node,process|none [ranks]]
+ *   node,process partitions the dataset (as a merge of >= 1 GiB of rank stores does); ranks makes it a
+ * cluster run's: process p is MPI rank p - 1 of NPROC (one job), and rank r's kernels take (100 + r % 16) %
+ * of the base durations, so that the rank views (analyze --by rank, --by rank-imbalance) have an imbalance to
+ * show */
 /* SPDX-License-Identifier: MIT */
 #include "hubprof/hub.h"
 #include "hubprof/parquet.h"
@@ -21,10 +25,15 @@ static int fail(hp_store *s, const char *what) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: gen_dataset OUT.parquet NPROC NDISP [node,process]\n");
+    fprintf(stderr, "usage: gen_dataset OUT.parquet NPROC NDISP [node,process|none [ranks]]\n");
     return 2;
   }
   long nproc = strtol(argv[2], NULL, 10), ndisp = strtol(argv[3], NULL, 10);
+  int ranks = argc > 5 && strcmp(argv[5], "ranks") == 0;
+  if (argc > 5 && !ranks) {
+    fprintf(stderr, "gen_dataset: %s: not 'ranks'\n", argv[5]);
+    return 2;
+  }
   hp_store *s = NULL;
   if (hp_store_open(argv[1], "parquet", HP_CREATE, &s) != HP_OK) return fail(s, "create");
   if (argc > 4 && strcmp(argv[4], "node,process") == 0 &&
@@ -49,7 +58,10 @@ int main(int argc, char **argv) {
                      .node_id = 1,
                      .pid = 1000 + p,
                      .ppid = 1,
-                     .rank = -1,
+                     .rank = ranks ? p - 1 : -1,
+                     .world_size = ranks ? nproc : -1,
+                     .local_rank = ranks ? p - 1 : -1,
+                     .job_id = ranks ? "4242" : "",
                      .start_ns = 1000,
                      .end_ns = 1000 + 2000 * ndisp + 1000,
                      .command = "./bench"};
@@ -83,7 +95,8 @@ int main(int argc, char **argv) {
     for (long i = 0; i < ndisp; i++) {
       x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
       int k = (int)(x % NKERNELS);
-      int64_t t0 = 2000 + 2000 * (int64_t)i;
+      int64_t t0 = 2000 + 2000 * (int64_t)i, dur = 500 + (int64_t)(x >> 40) % 1000 * (k + 1);
+      if (ranks) dur = dur * (100 + (p - 1) % 16) / 100;
       hp_dispatch d = {.size = sizeof d,
                        .id = ++id,
                        .dispatch_id = (uint64_t)i + 1,
@@ -95,7 +108,7 @@ int main(int argc, char **argv) {
                        .grid = {1u << 20, 1, 1},
                        .workgroup = {256, 1, 1},
                        .start_ns = t0,
-                       .end_ns = t0 + 500 + (int64_t)(x >> 40) % 1000 * (k + 1),
+                       .end_ns = t0 + dur,
                        .enqueue_ns = t0 - 100,
                        .passes = 1};
       if (hp_write_dispatch(s, &d) != HP_OK) return fail(s, "write");

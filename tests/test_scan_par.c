@@ -1,7 +1,7 @@
 /* Scans shared out to threads: hp_cursor_open_part over Parquet (row groups of several part files, one
  * process without rows), rocpd (id ranges) and a log (part 0 alone), each part read on its own thread, gives
- * every row once and in order; ha_run by kernel on 1, 2, 3 and 7 threads gives the one-thread result cell for
- * cell. */
+ * every row once and in order; ha_run by kernel and the rank views on 1, 2, 3 and 7 threads give the
+ * one-thread result cell for cell. */
 /* SPDX-License-Identifier: MIT */
 #include "hubprof/analysis.h"
 #include "hubprof/hub.h"
@@ -56,7 +56,12 @@ static int make_store(const char *path, const char *format, uint64_t ndisp) {
   }
   for (uint64_t p = 1; p <= NPROC; p++) {
     hp_process pr = {
-        .size = sizeof pr, .id = p, .node_id = 1, .pid = 100 + (int64_t)p, .rank = -1, .start_ns = 1};
+        .size = sizeof pr,
+        .id = p,
+        .node_id = 1,
+        .pid = 100 + (int64_t)p,
+        .rank = p == NPROC ? -1 : (int64_t)(p % 3), /* ranks 1, 2, 0, 1 (process 4: no dispatch), none */
+        .start_ns = 1};
     hp_thread th = {.size = sizeof th, .id = p, .process_id = p, .tid = 100 + (int64_t)p, .name = "t"};
     hp_queue q = {.size = sizeof q, .id = p, .process_id = p, .agent_id = 1, .name = "q"};
     bad |= hp_write_process(s, &pr) != HP_OK || hp_write_thread(s, &th) != HP_OK ||
@@ -191,9 +196,9 @@ static void check_filter(hp_store *s) {
   }
 }
 
-static ha_result *by_kernel(hp_store *s, unsigned threads, int variant) {
+static ha_result *by_group(hp_store *s, int group, unsigned threads, int variant) {
   static const char *const kern[] = {"k_[ab]"};
-  ha_query q = {.size = sizeof q, .group = HA_BY_KERNEL, .threads = threads};
+  ha_query q = {.size = sizeof q, .group = group, .threads = threads};
   if (variant == 1) q.sort = HA_SORT_ORDER;
   if (variant == 2) q.kernels = kern, q.nkernels = 1;
   if (variant == 3) q.dispatch_first = 300, q.dispatch_last = 1700;
@@ -259,21 +264,29 @@ static void check_store(const char *path, int splits) {
   hp_cursor_close(c);
   CHECK_MSG(n0 + n1 == NPROC && (!strcmp(hp_store_format(s), "parquet") || n1 == 0),
             "%s: processes %zu + %zu", hp_store_format(s), n0, n1);
-  /* ha_run on several threads: the one-thread result, cell for cell, in every sort and filter */
-  for (int v = 0; v < 5; v++) {
-    ha_result *one = by_kernel(s, 1, v);
-    CHECK_MSG(one && ha_result_nrows(one) >= (v == 4   ? 4u
-                                              : v == 2 ? 4u
-                                                       : 10u),
-              "%s variant %d: %zu rows", hp_store_format(s), v, one ? ha_result_nrows(one) : 0);
-    for (unsigned t = 2; t <= 7; t += t == 3 ? 4 : 1) {
-      ha_result *many = by_kernel(s, t, v);
-      CHECK_MSG(same_result(one, many), "%s variant %d: %u threads differ from one", hp_store_format(s), v,
-                t);
-      ha_result_free(many);
+  /* ha_run on several threads: the one-thread result, cell for cell, in every sort and filter; by kernel, by
+   * rank (4 ranks x 2 devices x 7 kernels at most) and per kernel over the ranks */
+  static const int groups[] = {HA_BY_KERNEL, HA_BY_RANK, HA_BY_RANK_IMBALANCE};
+  for (int gi = 0; gi < 3; gi++)
+    for (int v = 0; v < 5; v++) {
+      int g = groups[gi];
+      ha_result *one = by_group(s, g, 1, v);
+      size_t want = g == HA_BY_RANK_IMBALANCE ? (v == 2   ? 2u
+                                                 : v == 4 ? 2u
+                                                          : 6u)
+                    : g == HA_BY_RANK         ? (v == 4 ? 8u : 16u)
+                    : v == 4 || v == 2        ? 4u
+                                              : 10u;
+      CHECK_MSG(one && ha_result_nrows(one) >= want, "%s group %d variant %d: %zu rows", hp_store_format(s),
+                g, v, one ? ha_result_nrows(one) : 0);
+      for (unsigned t = 2; t <= 7; t += t == 3 ? 4 : 1) {
+        ha_result *many = by_group(s, g, t, v);
+        CHECK_MSG(same_result(one, many), "%s group %d variant %d: %u threads differ from one",
+                  hp_store_format(s), g, v, t);
+        ha_result_free(many);
+      }
+      ha_result_free(one);
     }
-    ha_result_free(one);
-  }
   hp_store_close(s);
 }
 
@@ -340,7 +353,7 @@ int main(void) {
   /* the three formats give one answer */
   hp_store *a = NULL, *b = NULL;
   if (hp_store_open(pq, NULL, HP_READ, &a) == HP_OK && hp_store_open(db, NULL, HP_READ, &b) == HP_OK) {
-    ha_result *x = by_kernel(a, 3, 0), *y = by_kernel(b, 3, 0);
+    ha_result *x = by_group(a, HA_BY_KERNEL, 3, 0), *y = by_group(b, HA_BY_KERNEL, 3, 0);
     CHECK(same_result(x, y));
     ha_result_free(x);
     ha_result_free(y);

@@ -85,6 +85,28 @@ static inline void grec_add(grec *gr, int64_t start, int64_t end) {
   }
 }
 
+/* The sums of group g (dispatches of the same group read elsewhere, e.g. by another thread) into gr. */
+static inline void grec_merge(grec *gr, const grec *g) {
+  gr->calls += g->calls;
+  gr->cold += g->cold;
+  if (g->timed) {
+    if (!gr->timed || g->min < gr->min) gr->min = g->min;
+    if (!gr->timed || g->max > gr->max) gr->max = g->max;
+    gr->total = sat_add(gr->total, g->total); /* sums of durations: saturation is associative */
+    gr->timed += g->timed;
+  }
+}
+
+/* scan_par.c. The dispatch table's sums per (process id, agent id, kernel id) (calls, timed, total, min, max,
+ * cold in g; its agent, kernel and first unused) over the query's dispatch range, read on the query's threads
+ * (hai_threads; one where the store is small or its format cannot split), only the columns the sums need;
+ * each handed to add (on this thread). Returns 1 with *st the outcome (the first error of add) and *rows the
+ * rows read, or 0 when it did not run (out of memory, or a part that failed): the caller then reads the store
+ * itself, so that an error is the store's own. */
+typedef hp_status (*hai_sum_fn)(void *ctx, uint64_t process_id, uint64_t agent_id, uint64_t kernel_id,
+                                const grec *g);
+int hai_scan_sums(hp_store *s, const ha_query *q, hai_sum_fn add, void *ctx, uint64_t *rows, hp_status *st);
+
 /* The columns of a group's call statistics, in this order: calls, timed_calls, total_ns, avg_ns, min_ns,
  * max_ns, percent (of its device's time, or its rank's). */
 extern const hai_coldef hai_grec_cols[7];

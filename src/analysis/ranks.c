@@ -105,23 +105,19 @@ static hp_status rk_units(hp_store *s, rk_run *k, ha_result *res) {
   return st;
 }
 
-/* A dispatch row into the group of its (unit, agent, kernel), unless the query's filters leave it out. */
-static hp_status rk_dispatch(const void *row, void *ctx) {
-  const hp_dispatch *d = row;
-  rk_ctx *x = ctx;
+/* The group of the dispatches of (process, agent, kernel) ids into *g: made on first use; NULL when the
+ * query's filters leave them out. HP_OK, or HP_ERR_NOMEM. */
+static hp_status rk_group_of(rk_ctx *x, uint64_t process_id, uint64_t agent_id, uint64_t kernel_id,
+                             grec **g) {
   rk_run *k = x->k;
   const ha_query *q = x->q;
   int filters = x->filters;
-  if (q->size >= offsetof(ha_query, progress_ctx) + sizeof(void *) && q->progress && !(++x->rows & 0xffff))
-    q->progress(q->progress_ctx, x->rows);
-  if (filters && ((q->dispatch_first && d->dispatch_id < q->dispatch_first) ||
-                  (q->dispatch_last && d->dispatch_id > q->dispatch_last)))
-    return HP_OK;
   uint64_t u, a, kk;
-  if (!hu_idmap_get(&k->unit_of, d->process_id, &u)) return HP_OK; /* a dispatch of no known process */
+  *g = NULL;
+  if (!hu_idmap_get(&k->unit_of, process_id, &u)) return HP_OK; /* a dispatch of no known process */
   /* an agent or kernel the store does not describe: its own "unknown" entry (0) */
-  a = hu_idmap_get(&k->t.agent_ix, d->agent_id, &a) ? a + 1 : 0;
-  kk = hu_idmap_get(&k->t.kernel_ix, d->kernel_id, &kk) ? kk + 1 : 0;
+  a = hu_idmap_get(&k->t.agent_ix, agent_id, &a) ? a + 1 : 0;
+  kk = hu_idmap_get(&k->t.kernel_ix, kernel_id, &kk) ? kk + 1 : 0;
   if ((a && !k->t.agents[a - 1].keep) || (kk && !k->t.kernels[kk - 1].keep) ||
       (!kk && filters && q->nkernels) || (!a && filters && q->ndevices))
     return HP_OK;
@@ -132,8 +128,33 @@ static hp_status rk_dispatch(const void *row, void *ctx) {
     k->g[k->ng] = (rk_group){.unit = (uint32_t)u, .agent = (uint32_t)a, .kernel = (uint32_t)kk};
     gi = k->ng++;
   }
-  grec_add(&k->g[gi].g, d->start_ns, d->end_ns);
+  *g = &k->g[gi].g;
   return HP_OK;
+}
+
+/* A dispatch row into the group of its (unit, agent, kernel), unless the query's filters leave it out. */
+static hp_status rk_dispatch(const void *row, void *ctx) {
+  const hp_dispatch *d = row;
+  rk_ctx *x = ctx;
+  const ha_query *q = x->q;
+  if (q->size >= offsetof(ha_query, progress_ctx) + sizeof(void *) && q->progress && !(++x->rows & 0xffff))
+    q->progress(q->progress_ctx, x->rows);
+  if (x->filters && ((q->dispatch_first && d->dispatch_id < q->dispatch_first) ||
+                     (q->dispatch_last && d->dispatch_id > q->dispatch_last)))
+    return HP_OK;
+  grec *g;
+  hp_status st = rk_group_of(x, d->process_id, d->agent_id, d->kernel_id, &g);
+  if (g) grec_add(g, d->start_ns, d->end_ns);
+  return st;
+}
+
+/* The sums of a part of the dispatch table read on another thread (hai_scan_sums) into their group. */
+static hp_status rk_sum(void *ctx, uint64_t process_id, uint64_t agent_id, uint64_t kernel_id,
+                        const grec *sum) {
+  grec *g;
+  hp_status st = rk_group_of(ctx, process_id, agent_id, kernel_id, &g);
+  if (g) grec_merge(g, sum);
+  return st;
 }
 
 static hp_status rk_scan(hp_store *s, const ha_query *q, rk_run *k) {
@@ -143,7 +164,14 @@ static hp_status rk_scan(hp_store *s, const ha_query *q, rk_run *k) {
     return HP_ERR_UNSUPPORTED; /* the group key below: beyond any real run */
   rk_ctx x = {.k = k, .q = q, .filters = filters};
   hp_dispatch d = {.size = sizeof d};
-  hp_status st = hai_each(s, HP_TABLE_DISPATCH, &d, rk_dispatch, &x);
+  uint64_t rows = 0;
+  hp_status st;
+  if (hai_scan_sums(s, q, rk_sum, &x, &rows, &st)) { /* on the query's threads, the columns needed only */
+    if (st == HP_OK && q->size >= offsetof(ha_query, progress_ctx) + sizeof(void *) && q->progress)
+      q->progress(q->progress_ctx, rows);
+  } else {
+    st = hai_each(s, HP_TABLE_DISPATCH, &d, rk_dispatch, &x);
+  }
   if (st != HP_OK) return st;
   for (size_t i = 0; i < k->ng; i++)
     k->u[k->g[i].unit].total = sat_add(k->u[k->g[i].unit].total, k->g[i].g.total);

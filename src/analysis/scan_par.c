@@ -1,7 +1,8 @@
-/* The dispatch scan shared out to threads (hai_scan_parallel): for groupings whose groups need only sums (by
- * kernel, no counters), each thread reads one part of the dispatch table (hp_cursor_open_part) and sums per
- * (agent id, kernel id); the parts' sums are then merged in store order, so the groups, their order and their
- * figures are the one-thread scan's. */
+/* The dispatch scan shared out to threads (hai_scan_parallel, hai_scan_sums): for groupings whose groups need
+ * only sums (by kernel, no counters; the rank views), each thread reads one part of the dispatch table
+ * (hp_cursor_open_part), only the columns the sums need, and sums per (agent id, kernel id), or per (process
+ * id, agent id, kernel id); the parts' sums are then merged in store order, so the groups, their order and
+ * their figures are the one-thread scan's. */
 /* SPDX-License-Identifier: MIT */
 #include "ha_run.h"
 
@@ -20,17 +21,19 @@
 #define PAR_MIN_ROWS 65536
 #define PAR_MIN_ROCPD_BYTES (8u << 20)
 
-typedef struct pacc { /* the sums of one (agent id, kernel id) in one part */
-  uint64_t agent_id, kernel_id;
+typedef struct pacc { /* the sums of one (process id, agent id, kernel id) in one part */
+  uint64_t process_id, agent_id, kernel_id; /* process_id 0 unless summed by process */
   uint64_t first; /* the part's row where it first came (kept by the dispatch range) */
-  uint64_t calls, timed, cold, incomplete;
-  int64_t total, min, max;
+  grec g;         /* calls, timed, total, min, max, cold (its agent, kernel and first unused) */
+  uint64_t incomplete;
 } pacc;
 
 typedef struct worker {
-  const run *r;
-  hp_store *s;   /* the store this part is read from (a rocpd store opened for this thread alone) */
-  int own_store; /* s was opened here */
+  void (*filter)(const void *, hp_cursor *); /* row groups to pass over (NULL: none) */
+  const void *fctx;
+  int by_process; /* sums per process too */
+  hp_store *s;    /* the store this part is read from (a rocpd store opened for this thread alone) */
+  int own_store;  /* s was opened here */
   const char *path, *format;
   unsigned part, nparts;
   uint64_t first, last; /* the query's dispatch id range; 0 = open */
@@ -42,18 +45,19 @@ typedef struct worker {
   hp_status st;
 } worker;
 
-static uint64_t pair_hash(uint64_t a, uint64_t k) {
-  return (a * 0x9E3779B97F4A7C15ULL ^ (k + 0x632BE59BD9B4E019ULL)) * 0xBF58476D1CE4E5B9ULL;
+static uint64_t key_hash(uint64_t p, uint64_t a, uint64_t k) {
+  return ((a * 0x9E3779B97F4A7C15ULL ^ (k + 0x632BE59BD9B4E019ULL)) + p * 0xD6E8FEB86659FD93ULL) *
+         0xBF58476D1CE4E5B9ULL;
 }
 
-/* The sums of (a, k) in w, made on first use (first: the row it came at); NULL when out of memory. */
-static pacc *acc_of(worker *w, uint64_t a, uint64_t k, uint64_t first) {
+/* The sums of (p, a, k) in w, made on first use (first: the row it came at); NULL when out of memory. */
+static pacc *acc_of(worker *w, uint64_t p, uint64_t a, uint64_t k, uint64_t first) {
   if (2 * (w->nacc + 1) > w->capslot) {
     size_t nc = w->capslot ? 2 * w->capslot : 64;
     uint32_t *n = calloc(nc, sizeof *n);
     if (!n) return NULL;
     for (size_t i = 0; i < w->nacc; i++) {
-      size_t j = pair_hash(w->acc[i].agent_id, w->acc[i].kernel_id) & (nc - 1);
+      size_t j = key_hash(w->acc[i].process_id, w->acc[i].agent_id, w->acc[i].kernel_id) & (nc - 1);
       while (n[j])
         j = (j + 1) & (nc - 1);
       n[j] = (uint32_t)(i + 1);
@@ -62,18 +66,18 @@ static pacc *acc_of(worker *w, uint64_t a, uint64_t k, uint64_t first) {
     w->slot = n;
     w->capslot = nc;
   }
-  size_t j = pair_hash(a, k) & (w->capslot - 1);
+  size_t j = key_hash(p, a, k) & (w->capslot - 1);
   while (w->slot[j]) {
-    pacc *p = &w->acc[w->slot[j] - 1];
-    if (p->agent_id == a && p->kernel_id == k) return p;
+    pacc *x = &w->acc[w->slot[j] - 1];
+    if (x->agent_id == a && x->kernel_id == k && x->process_id == p) return x;
     j = (j + 1) & (w->capslot - 1);
   }
   if (w->nacc >= UINT32_MAX - 1 || hu_grow((void **)&w->acc, &w->capacc, w->nacc + 1, sizeof *w->acc))
     return NULL;
-  pacc *p = &w->acc[w->nacc];
-  *p = (pacc){.agent_id = a, .kernel_id = k, .first = first};
+  pacc *x = &w->acc[w->nacc];
+  *x = (pacc){.process_id = p, .agent_id = a, .kernel_id = k, .first = first};
   w->slot[j] = (uint32_t)++w->nacc;
-  return p;
+  return x;
 }
 
 static int col_index(const hp_table_desc *d, const char *name) {
@@ -87,23 +91,25 @@ static void *work(void *arg) {
   const hp_table_desc *d = hp_table_describe(HP_TABLE_DISPATCH);
   int ia = col_index(d, "agent_id"), ik = col_index(d, "kernel_id"), is = col_index(d, "start_ns");
   int ie = col_index(d, "end_ns"), ip = col_index(d, "passes"), ic = col_index(d, "cold");
-  int idd = col_index(d, "dispatch_id");
+  int idd = col_index(d, "dispatch_id"), ipr = col_index(d, "process_id");
   int range = w->first || w->last;
-  if (ia < 0 || ik < 0 || is < 0 || ie < 0 || ip < 0 || ic < 0 || idd < 0 || d->ncolumns > 64) {
+  if (ia < 0 || ik < 0 || is < 0 || ie < 0 || ip < 0 || ic < 0 || idd < 0 || ipr < 0 || d->ncolumns > 64) {
     w->st = HP_ERR_INVALID;
     return NULL;
   }
   uint64_t *agent = malloc(PAR_BATCH * 8), *kernel = malloc(PAR_BATCH * 8), *did = malloc(PAR_BATCH * 8);
+  uint64_t *proc = calloc(PAR_BATCH, 8); /* stays 0 unless summed by process */
   int64_t *start = malloc(PAR_BATCH * 8), *end = malloc(PAR_BATCH * 8);
   uint32_t *passes = malloc(PAR_BATCH * 4), *cold = malloc(PAR_BATCH * 4);
   void *cols[64] = {0};
   cols[ia] = agent, cols[ik] = kernel, cols[is] = start, cols[ie] = end, cols[ip] = passes, cols[ic] = cold;
   if (range) cols[idd] = did;
+  if (w->by_process) cols[ipr] = proc;
   hp_cursor *c = NULL;
-  hp_status st = agent && kernel && did && start && end && passes && cold ? HP_OK : HP_ERR_NOMEM;
+  hp_status st = agent && kernel && did && proc && start && end && passes && cold ? HP_OK : HP_ERR_NOMEM;
   if (st == HP_OK && w->own_store) st = hp_store_open(w->path, w->format, HP_READ, &w->s);
   if (st == HP_OK) st = hp_cursor_open_part(w->s, HP_TABLE_DISPATCH, w->part, w->nparts, &c);
-  if (st == HP_OK) hai_scan_filter(w->r, c);
+  if (st == HP_OK && w->filter) w->filter(w->fctx, c);
   pacc *last = NULL;
   while (st == HP_OK) {
     size_t n = 0;
@@ -113,30 +119,23 @@ static void *work(void *arg) {
       uint64_t row = w->rows + i;
       if (range && ((w->first && did[i] < w->first) || (w->last && did[i] > w->last))) continue;
       pacc *p = last;
-      if (!p || p->agent_id != agent[i] || p->kernel_id != kernel[i]) {
-        if (!(p = acc_of(w, agent[i], kernel[i], row))) {
+      if (!p || p->agent_id != agent[i] || p->kernel_id != kernel[i] || p->process_id != proc[i]) {
+        if (!(p = acc_of(w, proc[i], agent[i], kernel[i], row))) {
           st = HP_ERR_NOMEM;
           break;
         }
         last = p;
       }
       int64_t s = start[i], e = end[i];
-      p->calls++;
-      p->cold += cold[i] != 0;
+      grec_add(&p->g, s, e);
+      p->g.cold += cold[i] != 0;
       p->incomplete += !s && !e && !passes[i];
-      if (s && e >= s) { /* as grec_add */
-        int64_t t = dur_ns(s, e);
-        if (!p->timed || t < p->min) p->min = t;
-        if (!p->timed || t > p->max) p->max = t;
-        p->total = sat_add(p->total, t);
-        p->timed++;
-      }
     }
     w->rows += n;
   }
   hp_cursor_close(c);
   w->st = st == HP_END ? HP_OK : st;
-  free(agent), free(kernel), free(did), free(start), free(end), free(passes), free(cold);
+  free(agent), free(kernel), free(did), free(proc), free(start), free(end), free(passes), free(cold);
   return NULL;
 }
 
@@ -194,9 +193,9 @@ static hp_status merge_parts(run *r, worker *w, unsigned n) {
         st = HP_ERR_NOMEM;
         break;
       }
-      r->devtot[a] = sat_add(r->devtot[a], p->total); /* sums of durations: saturation is associative */
+      r->devtot[a] = sat_add(r->devtot[a], p->g.total); /* sums of durations: saturation is associative */
       r->nincomplete += p->incomplete;
-      r->nseen += p->calls;
+      r->nseen += p->g.calls;
       drec x = {.agent = (uint32_t)a, .kernel = (uint32_t)k};
       long *slot =
           gdirect && (size_t)a < dna && (size_t)k < dnk ? &gdirect[(size_t)a * dnk + (size_t)k] : NULL;
@@ -207,38 +206,38 @@ static hp_status merge_parts(run *r, worker *w, unsigned n) {
         break;
       }
       if (slot) *slot = g;
-      grec *gr = &r->g[g];
-      gr->calls += p->calls;
-      gr->cold += p->cold;
-      if (p->timed) {
-        if (!gr->timed || p->min < gr->min) gr->min = p->min;
-        if (!gr->timed || p->max > gr->max) gr->max = p->max;
-        gr->total = sat_add(gr->total, p->total);
-        gr->timed += p->timed;
-      }
+      grec_merge(&r->g[g], &p->g);
     }
   free(gdirect);
   return st;
 }
 
-int hai_scan_parallel(hp_store *s, run *r, hp_status *out) {
-  const ha_query *q = r->q;
-  if (r->group != HA_BY_KERNEL || r->keep_records || r->nmux || r->regions) return 0;
+/* How many parts to read the dispatch table of s in: 0 or 1 when not worth it (or not possible). */
+static unsigned parts_of(hp_store *s, const ha_query *q) {
   int asked;
   unsigned n = hai_threads(q, &asked);
-  if (n > 1) n = useful_threads(s, n, asked);
-  if (n <= 1) return 0;
-  worker *w = calloc(n, sizeof *w);
+  return n > 1 ? useful_threads(s, n, asked) : n;
+}
+
+/* The dispatch table of s read in n parts, part i by w[i] (part 0 on this thread, the others on threads of
+ * their own), over the query's dispatch range; filter (NULL: none) tells each part's cursor which row groups
+ * to pass over. 1 when every part was read; 0 when one failed (the one-thread scan then reads the store
+ * again, so that its error is the store's own). *rows: the rows read. Free w with free_parts, whatever the
+ * outcome. */
+static int read_parts(hp_store *s, const ha_query *q, worker *w, unsigned n, int by_process,
+                      void (*filter)(const void *, hp_cursor *), const void *fctx, uint64_t *rows) {
   pthread_t *th = calloc(n, sizeof *th);
   uint8_t *started = calloc(n, 1);
-  if (!w || !th || !started) {
-    free(w), free(th), free(started);
-    return 0; /* the one-thread scan then */
+  if (!th || !started) {
+    free(th), free(started);
+    return 0;
   }
   int rocpd = !strcmp(hp_store_format(s), "rocpd");
   int filters = q->size >= HA_QUERY_V1;
   for (unsigned i = 0; i < n; i++) {
-    w[i] = (worker){.r = r,
+    w[i] = (worker){.filter = filter,
+                    .fctx = fctx,
+                    .by_process = by_process,
                     .own_store = rocpd && i > 0, /* a connection per thread (part 0: the store's own) */
                     .s = rocpd && i > 0 ? NULL : s,
                     .path = hp_store_path(s),
@@ -248,7 +247,6 @@ int hai_scan_parallel(hp_store *s, run *r, hp_status *out) {
                     .first = filters ? q->dispatch_first : 0,
                     .last = filters ? q->dispatch_last : 0};
   }
-  hp_status st = HP_OK;
   for (unsigned i = 1; i < n; i++)
     started[i] = pthread_create(&th[i], NULL, work, &w[i]) == 0;
   work(&w[0]);
@@ -258,21 +256,54 @@ int hai_scan_parallel(hp_store *s, run *r, hp_status *out) {
     else
       w[i].st = HP_ERR_NOMEM;
   }
-  for (unsigned i = 0; i < n && st == HP_OK; i++)
-    st = w[i].st;
-  uint64_t rows = 0;
-  for (unsigned i = 0; i < n; i++)
-    rows += w[i].rows;
-  /* a part that failed: the one-thread scan reads it again, so that its error is the store's own */
-  int done = st == HP_OK;
-  if (done) st = merge_parts(r, w, n);
-  if (done && r->prog) r->prog(q->progress_ctx, r->rows_read += rows);
+  int done = 1;
+  *rows = 0;
   for (unsigned i = 0; i < n; i++) {
+    done = done && w[i].st == HP_OK;
+    *rows += w[i].rows;
+  }
+  free(th), free(started);
+  return done;
+}
+
+static void free_parts(worker *w, unsigned n) {
+  for (unsigned i = 0; w && i < n; i++) {
     if (w[i].own_store) hp_store_close(w[i].s);
     free(w[i].acc);
     free(w[i].slot);
   }
-  free(w), free(th), free(started);
-  if (done) *out = st;
+  free(w);
+}
+
+static void run_filter(const void *r, hp_cursor *c) { hai_scan_filter(r, c); }
+
+int hai_scan_parallel(hp_store *s, run *r, hp_status *out) {
+  const ha_query *q = r->q;
+  if (r->group != HA_BY_KERNEL || r->keep_records || r->nmux || r->regions) return 0;
+  unsigned n = parts_of(s, q);
+  worker *w = n > 1 ? calloc(n, sizeof *w) : NULL;
+  uint64_t rows = 0;
+  int done = w && read_parts(s, q, w, n, 0, run_filter, r, &rows);
+  if (done) {
+    *out = merge_parts(r, w, n);
+    if (r->prog) r->prog(q->progress_ctx, r->rows_read += rows);
+  }
+  free_parts(w, n);
+  return done;
+}
+
+int hai_scan_sums(hp_store *s, const ha_query *q, hai_sum_fn add, void *ctx, uint64_t *rows, hp_status *out) {
+  unsigned n = parts_of(s, q);
+  if (n < 1) n = 1; /* one part, on this thread: still only the columns the sums need */
+  worker *w = calloc(n, sizeof *w);
+  int done = w && read_parts(s, q, w, n, 1, NULL, NULL, rows);
+  if (done) {
+    hp_status st = HP_OK;
+    for (unsigned i = 0; i < n && st == HP_OK; i++)
+      for (size_t j = 0; j < w[i].nacc && st == HP_OK; j++)
+        st = add(ctx, w[i].acc[j].process_id, w[i].acc[j].agent_id, w[i].acc[j].kernel_id, &w[i].acc[j].g);
+    *out = st;
+  }
+  free_parts(w, n);
   return done;
 }

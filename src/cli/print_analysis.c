@@ -17,16 +17,20 @@
 
 /* ---- numbers as text ---- */
 
-/* A value for CSV/JSON: integers exactly, others to 9 significant digits, "" for no value. */
+/* A value for CSV/JSON: integers exactly, others to 9 significant digits and at least every digit of their
+ * integer part and one decimal (a median or mean of nanoseconds over a second keeps its units and halves),
+ * "" for no value. */
 static double absd(double v) { return v < 0 ? -v : v; }
 
 static void fmt_data(char *buf, size_t len, double v) {
-  if (isnan(v) || isinf(v))
+  if (isnan(v) || isinf(v)) {
     buf[0] = 0;
-  else if (v == (double)(int64_t)v && absd(v) < 1e15)
+  } else if (v == (double)(int64_t)v && absd(v) < 1e15) {
     snprintf(buf, len, "%" PRId64, (int64_t)v);
-  else
-    snprintf(buf, len, "%.9g", v);
+  } else {
+    int digits = absd(v) >= 1e8 ? (int)floor(log10(absd(v))) + 2 : 9;
+    snprintf(buf, len, "%.*g", digits < 17 ? digits : 17, v);
+  }
 }
 
 /* A value for people: about 4 significant digits, thousands kept whole. */

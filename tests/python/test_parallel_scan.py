@@ -1,7 +1,7 @@
 """`hubprof analyze --threads N` (the dispatch scan shared out to threads, docs/cli/analyze.md "Threads"): on a
 generated store with ties, untimed and incomplete dispatches, kernel ids the store lacks and a process without
-dispatches, every thread count gives the one-thread answer byte for byte, over rocpd and over a Parquet dataset
-partitioned by process (made by convert, which writes the absent kernel's id as 0); the figures equal DuckDB's over the Parquet folders and the sqlite3 CLI's over the rocpd
+dispatches, every thread count gives the one-thread answer byte for byte (top kernels and the rank views),
+over rocpd and over a Parquet dataset partitioned by process (made by convert, which writes the absent kernel's id as 0); the figures equal DuckDB's over the Parquet folders and the sqlite3 CLI's over the rocpd
 file."""
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
@@ -63,8 +63,9 @@ def stores(tmp_path_factory) -> tuple[Path, Path, list[dict]]:
     with hubprof.create(db) as w:
         w.write("node", dict(id=1, hostname="h", machine_id="m", system_name="Linux"))
         w.write("agent", [dict(id=a, node_id=1, type=1, name=f"gfx{a}", product_name=f"GPU {a}") for a in (1, 2)])
-        w.write("process", [dict(id=p, node_id=1, pid=100 + p, ppid=1, rank=-1, start_ns=1, end_ns=10**9,
-                                 command="x") for p in range(1, NPROC + 1)])
+        # ranks 1, 2, 0, 1 (process 4: a second process of rank 1, without dispatches), and one without a rank
+        w.write("process", [dict(id=p, node_id=1, pid=100 + p, ppid=1, rank=-1 if p == 5 else p % 3, start_ns=1,
+                                 end_ns=10**9, command="x") for p in range(1, NPROC + 1)])
         w.write("thread", [dict(id=p, process_id=p, tid=100 + p, name="t") for p in range(1, NPROC + 1)])
         w.write("queue", [dict(id=p, process_id=p, agent_id=1, name="q") for p in range(1, NPROC + 1)])
         w.write("code_object", dict(id=1, process_id=1, agent_id=1, uri="memory://x"))
@@ -93,6 +94,22 @@ def test_every_thread_count_gives_the_one_thread_answer(stores, extra):
     env_run = run(HUBPROF, "analyze", "-q", "--format", "json", *extra, pq, env={**__import__("os").environ,
                                                                                    "HUBPROF_THREADS": "3"})
     assert env_run.stdout == analyze(pq, 1, *extra)
+
+
+@pytest.mark.parametrize("by", ["rank", "rank-imbalance"])
+@pytest.mark.parametrize("extra", [(), ("--sort", "name", "-n", "2"), ("--kernel", "k_[ab]",),
+                                   ("--dispatch", "100-2500"), ("--device", "GPU 2")])
+def test_rank_views_on_every_thread_count(stores, by, extra):
+    """The rank views sum per (process, device, kernel) on each thread, then per rank: the same answer."""
+    db, pq, _ = stores
+    for store in (db, pq):
+        want = analyze(store, 1, "--by", by, *extra)
+        got = json.loads(want)
+        assert got, f"{store.name} {by} {extra}: no rows"
+        if by == "rank":
+            assert {r["rank"] for r in got} == {-1, 0, 1, 2}
+        for n in THREADS[1:]:
+            assert analyze(store, n, "--by", by, *extra) == want, f"{store.name} --by {by} --threads {n} {extra}"
 
 
 def hub_rows(store: Path, threads: int) -> list[tuple]:
@@ -144,3 +161,25 @@ def test_figures_equal_duckdb_and_sqlite(stores):
     got = [tuple(r.values()) for r in json.loads(out)]
     assert norm(got) == hub_rows(db, 2)
     assert sum(r[2] for r in hub) == len(rows)
+
+
+def test_large_halves_keep_their_digits(tmp_path):
+    """JSON and CSV reals keep every digit of their integer part and a decimal: the median of two ranks' device
+    times over 0.1 s is x.5 (DuckDB's and Spark's answer), not rounded to 9 significant digits."""
+    db = tmp_path / "halves.db"
+    with hubprof.create(db) as w:
+        w.write("node", dict(id=1, hostname="h", machine_id="m", system_name="Linux"))
+        w.write("agent", dict(id=1, node_id=1, type=1, name="gfx1", product_name="GPU 1"))
+        w.write("process", [dict(id=p, node_id=1, pid=100 + p, ppid=1, rank=p - 1, start_ns=1, end_ns=10**12,
+                                 command="x") for p in (1, 2)])
+        w.write("thread", [dict(id=p, process_id=p, tid=100 + p, name="t") for p in (1, 2)])
+        w.write("queue", [dict(id=p, process_id=p, agent_id=1, name="q") for p in (1, 2)])
+        w.write("code_object", dict(id=1, process_id=1, agent_id=1, uri="memory://x"))
+        w.write("kernel_symbol", dict(id=1, code_object_id=1, name="k", display_name="k"))
+        w.write("dispatch", [dict(id=p, dispatch_id=1, process_id=p, thread_id=p, agent_id=1, queue_id=p,
+                                  kernel_id=1, start_ns=1000, end_ns=1000 + 2_123_456_789 + p, passes=1)
+                             for p in (1, 2)])
+    out = run(HUBPROF, "analyze", "-q", "--by", "rank-imbalance", "--format", "json", db).stdout
+    assert '"median_ns": 2123456790.5' in out and '"mean_ns": 2123456790.5' in out, out
+    csv = run(HUBPROF, "analyze", "-q", "--by", "rank-imbalance", "--format", "csv", db).stdout
+    assert ",2123456790.5,2123456790.5," in csv, csv
