@@ -41,18 +41,10 @@ static const cli_opt analyze_opts[] = {
      .kind = CLI_OPT_FLAG,
      .help = "with --dispatch N: the counter samples of dispatch N ('hubprof sample --counters'); without: "
              "the whole run's samples of no dispatch ('hubprof sample --whole-run')"},
-    {.name = "counters",
-     .kind = CLI_OPT_LIST,
-     .value = "LIST",
-     .help = "counters to show, comma-separated or @FILE; 'none' for none (default: every counter measured "
-             "in the "
-             "store)"},
-    {.name = "metrics",
-     .kind = CLI_OPT_LIST,
-     .value = "LIST",
-     .help = "metrics to show (comma-separated or @FILE); 'none' for none (default: every metric the store's "
-             "counters give; 'hubprof "
-             "list metrics' names them)"},
+    CLI_OPT_COUNTERS("counters to show, comma-separated or @FILE; 'none' for none (default: every counter "
+                     "measured in the store)"),
+    CLI_OPT_METRICS("metrics to show (comma-separated or @FILE); 'none' for none (default: every metric the "
+                    "store's counters give; 'hubprof list metrics' names them)"),
     {.name = "dispatch",
      .kind = CLI_OPT_STRING,
      .value = "A-B",
@@ -87,18 +79,13 @@ static const cli_opt analyze_opts[] = {
 static const cli_opt *const analyze_tables[] = {analyze_opts,    cli_opts_select, cli_opts_quiet,
                                                 cli_opts_strict, cli_opts_common, NULL};
 
-static const cli_spec analyze_spec = {
-    .command = "analyze",
-    .usage = "analyze [options] STORE",
-    .about = "Device time, counters and derived metrics of a store's kernels (the default view: top\n"
-             "kernels per device, most expensive first), kernel launches or dispatches. Any store\n"
-             "format is read. Counters of a group are means per dispatch; metrics are computed from\n"
-             "them (docs/metrics.md). In tables, * marks an imputed value (measured on part of the\n"
-             "group's dispatches), ! a value combining different replay passes, - no value.",
-    .tables = analyze_tables,
-};
-
-void cmd_analyze_help(FILE *out) { cli_help(&analyze_spec, out); }
+CLI_COMMAND(analyze, .usage = "analyze [options] STORE",
+            .about = "Device time, counters and derived metrics of a store's kernels (the default view: top\n"
+                     "kernels per device, most expensive first), kernel launches or dispatches. Any store\n"
+                     "format is read. Counters of a group are means per dispatch; metrics are computed from\n"
+                     "them (docs/metrics.md). In tables, * marks an imputed value (measured on part of the\n"
+                     "group's dispatches), ! a value combining different replay passes, - no value.",
+            .tables = analyze_tables)
 
 typedef struct opts {
   int fmt, group, sort, quiet;

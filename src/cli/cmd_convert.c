@@ -26,16 +26,12 @@ static const cli_opt convert_opts[] = {
 static const cli_opt *const convert_tables[] = {convert_opts,   cli_opts_store_out, cli_opts_partition,
                                                 cli_opts_quiet, cli_opts_common,    NULL};
 
-static const cli_spec convert_spec = {
-    .command = "convert",
-    .usage = "convert [options] IN -o OUT [-F FORMAT]",
+CLI_COMMAND(
+    convert, .usage = "convert [options] IN -o OUT [-F FORMAT]",
     .about = "Rewrite the store IN (any format, detected) as OUT in format FORMAT: every table of the data\n"
              "model, replay passes and imputed flags kept. For example a rocpd file as a Parquet store\n"
              "for pandas, DuckDB, polars or Spark, or a Parquet store back to rocpd for ROCm's tools.",
-    .tables = convert_tables,
-};
-
-void cmd_convert_help(FILE *out) { cli_help(&convert_spec, out); }
+    .tables = convert_tables)
 
 int cmd_convert(int argc, char **argv) {
   cli_args a;

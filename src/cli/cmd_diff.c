@@ -38,14 +38,8 @@ static const cli_opt diff_opts[] = {
      .def = "kernel",
      .help = "match kernels by name, or by name, grid and work-group sizes; or regions by category and "
              "name, or by category and path of nested names"},
-    {.name = "metrics",
-     .kind = CLI_OPT_LIST,
-     .value = "LIST",
-     .help = "metrics to compare; 'none' for none (default: every metric both stores' counters give)"},
-    {.name = "counters",
-     .kind = CLI_OPT_LIST,
-     .value = "LIST",
-     .help = "counters to compare too (default none)"},
+    CLI_OPT_METRICS("metrics to compare; 'none' for none (default: every metric both stores' counters give)"),
+    CLI_OPT_COUNTERS("counters to compare too (default none)"),
     {.name = "threshold",
      .kind = CLI_OPT_STRING,
      .value = "PCT",
@@ -60,9 +54,8 @@ static const cli_opt diff_opts[] = {
 static const cli_opt *const diff_tables[] = {diff_opts, cli_opts_select, cli_opts_quiet, cli_opts_common,
                                              NULL};
 
-static const cli_spec diff_spec = {
-    .command = "diff",
-    .usage = "diff [options] A B",
+CLI_COMMAND(
+    diff, .usage = "diff [options] A B",
     .about = "Compare two stores per kernel: calls, total and average device time, and the metrics\n"
              "both can give (and counters when asked), as A, B, the change B - A, the change in\n"
              "percent of A, and its direction: 'faster'/'slower' for the average time, 'higher'/\n"
@@ -72,10 +65,7 @@ static const cli_spec diff_spec = {
              "'missing' (only in A). Rows: most device time first. With --by region (region-tree),\n"
              "regions are matched by category and name (path): calls, inclusive time (total, per call)\n"
              "and the counters and metrics of the kernels inside them (see 'hubprof analyze --by region').",
-    .tables = diff_tables,
-};
-
-void cmd_diff_help(FILE *out) { cli_help(&diff_spec, out); }
+    .tables = diff_tables)
 
 typedef struct diff_progress {
   cli_progress *p;

@@ -30,9 +30,8 @@ static const cli_opt export_opts[] = {
 
 static const cli_opt *const export_tables[] = {export_opts, cli_opts_quiet, cli_opts_common, NULL};
 
-static const cli_spec export_spec = {
-    .command = "export",
-    .usage = "export STORE -o OUT [--format perfetto|chrome|otf2] [-f]",
+CLI_COMMAND(
+    export, .usage = "export STORE -o OUT [--format perfetto|chrome|otf2] [-f]",
     .about =
         "Write a store's run as a timeline: a track per process, thread and queue; dispatches as slices\n"
         "with kernel, grid and work-group; regions nested on their threads, markers as instants; a flow\n"
@@ -43,10 +42,7 @@ static const cli_spec export_spec = {
     .tables = export_tables,
     .epilog = "examples:\n  hubprof export run.db -o run.pftrace          # open in ui.perfetto.dev\n"
               "  hubprof export run.db -o run.json --format chrome\n"
-              "  hubprof export run.db -o run-otf2 --format otf2  # otf2-print run-otf2/traces.otf2",
-};
-
-void cmd_export_help(FILE *out) { cli_help(&export_spec, out); }
+              "  hubprof export run.db -o run-otf2 --format otf2  # otf2-print run-otf2/traces.otf2")
 
 int cmd_export(int argc, char **argv) {
   cli_args args;

@@ -28,16 +28,12 @@ static const cli_opt info_opts[] = {
 
 static const cli_opt *const info_tables[] = {info_opts, cli_opts_quiet, cli_opts_common, NULL};
 
-static const cli_spec info_spec = {
-    .command = "info",
-    .usage = "info [--format table|json] STORE",
-    .about = "Show what a profile store holds: its format and schema version, damage found while\n"
-             "reading (a log cut short by a crash), rows per table, the processes with lost records,\n"
-             "and the time span of its dispatches. Any format is detected automatically.",
-    .tables = info_tables,
-};
-
-void cmd_info_help(FILE *out) { cli_help(&info_spec, out); }
+CLI_COMMAND(info, .usage = "info [--format table|json] STORE",
+            .about =
+                "Show what a profile store holds: its format and schema version, damage found while\n"
+                "reading (a log cut short by a crash), rows per table, the processes with lost records,\n"
+                "and the time span of its dispatches. Any format is detected automatically.",
+            .tables = info_tables)
 
 typedef struct span {
   int64_t first, last;

@@ -37,8 +37,8 @@ static const cli_opt list_opts[] = {
 
 static const cli_opt *const list_tables[] = {list_opts, cli_opts_common, NULL};
 
-static const cli_spec list_spec = {
-    .command = "list",
+CLI_COMMAND(
+    list,
     .usage =
         "list counters [NAMES|@FILE]... [--device D] [--format F]\n"
         "       hubprof list metrics [NAMES|@FILE]... [--device D] [--metrics-file FILE]... [--format F]\n"
@@ -53,10 +53,7 @@ static const cli_spec list_spec = {
              "NAMES (a,b) or @FILE (one name a line, '#' comments: the lists --counters and --metrics\n"
              "take) list only those counters or metrics, in their order; an unknown one is an error\n"
              "naming its file and line.",
-    .tables = list_tables,
-};
-
-void cmd_list_help(FILE *out) { cli_help(&list_spec, out); }
+    .tables = list_tables)
 
 /* "sw unlimited, core 4" */
 static void block_limits(const hc_limits *l, char *out, size_t len) {

@@ -27,20 +27,16 @@ static const cli_opt merge_opts[] = {
 static const cli_opt *const merge_tables[] = {merge_opts,     cli_opts_store_out, cli_opts_partition,
                                               cli_opts_quiet, cli_opts_common,    NULL};
 
-static const cli_spec merge_spec = {
-    .command = "merge",
-    .usage = "merge [options] -o OUT IN|DIR...",
-    .about = "Merge profile stores (any mix of formats, detected automatically) into ONE store:\n"
-             "ids are remapped; nodes, agents, kernels, code objects and counters are de-duplicated;\n"
-             "processes stay apart (host + pid + start time); replay passes stay apart.\n"
-             "A log cut short by a crash is merged up to its damage, with a warning.\n"
-             "A folder that is not a store stands for the stores in it (the rank stores of\n"
-             "'mpirun -np N hubprof trace -o DIR -- APP'): a foreign file there is an error naming it,\n"
-             "and a rank that did not finish is named with the dispatches kept.",
-    .tables = merge_tables,
-};
-
-void cmd_merge_help(FILE *out) { cli_help(&merge_spec, out); }
+CLI_COMMAND(merge, .usage = "merge [options] -o OUT IN|DIR...",
+            .about =
+                "Merge profile stores (any mix of formats, detected automatically) into ONE store:\n"
+                "ids are remapped; nodes, agents, kernels, code objects and counters are de-duplicated;\n"
+                "processes stay apart (host + pid + start time); replay passes stay apart.\n"
+                "A log cut short by a crash is merged up to its damage, with a warning.\n"
+                "A folder that is not a store stands for the stores in it (the rank stores of\n"
+                "'mpirun -np N hubprof trace -o DIR -- APP'): a foreign file there is an error naming it,\n"
+                "and a rank that did not finish is named with the dispatches kept.",
+            .tables = merge_tables)
 
 int cmd_merge(int argc, char **argv) {
   cli_args a;

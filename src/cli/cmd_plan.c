@@ -34,19 +34,15 @@ static const cli_opt plan_opts[] = {
 
 static const cli_opt *const plan_tables[] = {cli_opts_counters, plan_opts, cli_opts_common, NULL};
 
-static const cli_spec plan_spec = {
-    .command = "plan",
-    .usage = "plan [--counters LIST] [--metrics LIST] [--group NAME=LIST]... [--device D] [options]",
+CLI_COMMAND(
+    plan, .usage = "plan [--counters LIST] [--metrics LIST] [--group NAME=LIST]... [--device D] [options]",
     .about = "Print the passes a set of counters needs on a device, without running anything: the\n"
              "fewest passes the device's limits allow (counters per pass and per hardware block),\n"
              "with the counters of one group (a metric's ratio partners) in one pass where they fit.\n"
              "Counters are checked first: unknown names, counters this machine cannot measure and\n"
              "impossible plans are errors. An NVIDIA chip (--device GH100): CUPTI's own pass count of\n"
              "the --counters list as one configuration (docs/cuda.md).",
-    .tables = plan_tables,
-};
-
-void cmd_plan_help(FILE *out) { cli_help(&plan_spec, out); }
+    .tables = plan_tables)
 
 static int print_plan(const hc_provider *p, const hc_plan *pl, unsigned max_arg, int fmt) {
   const hc_limits *lim = hc_provider_limits(p);

@@ -63,9 +63,8 @@ static const cli_opt *const profile_tables[] = {
     cli_opts_counters,  profile_opts,       cli_opts_api,   cli_opts_code,   cli_opts_dispatch_select,
     cli_opts_store_out, cli_opts_partition, cli_opts_quiet, cli_opts_common, NULL};
 
-static const cli_spec profile_spec = {
-    .command = "profile",
-    .usage = "profile --counters LIST [options] [--] APP [ARGS...]",
+CLI_COMMAND(
+    profile, .usage = "profile --counters LIST [options] [--] APP [ARGS...]",
     .about =
         "Run APP and measure counters on every kernel dispatch. The counters are planned into passes\n"
         "under the device's per-pass limits (the plan is printed first; 'hubprof plan' shows it\n"
@@ -82,10 +81,7 @@ static const cli_spec profile_spec = {
     .tables = profile_tables,
     .epilog = "Example: hubprof profile --counters task-clock,page-faults,context-switches \\\n"
               "           --max-counters-per-pass 1 -o prof.db -- ./app",
-    .stop_at_operand = 1,
-};
-
-void cmd_profile_help(FILE *out) { cli_help(&profile_spec, out); }
+    .stop_at_operand = 1)
 
 /* The plan on stderr: one line per pass. */
 static void print_plan(const hc_plan *plan, const char *device, unsigned maxpp, const char *replay,

@@ -27,9 +27,8 @@ static const cli_opt report_opts[] = {
 
 static const cli_opt *const report_tables[] = {report_opts, cli_opts_quiet, cli_opts_common, NULL};
 
-static const cli_spec report_spec = {
-    .command = "report",
-    .usage = "report STORE -o OUT.html [--baseline B] [-f]",
+CLI_COMMAND(
+    report, .usage = "report STORE -o OUT.html [--baseline B] [-f]",
     .about =
         "Write a store's run as one self-contained HTML page (no network needed to view it): the run's\n"
         "summary, the top kernels as a bar chart, a timeline overview, the per-kernel counter and metric\n"
@@ -37,10 +36,7 @@ static const cli_spec report_spec = {
         "Tables sort by a click on their header. Any store format is read.",
     .tables = report_tables,
     .epilog = "examples:\n  hubprof report run.db -o run.html\n"
-              "  hubprof report new.db -o diff.html --baseline old.db",
-};
-
-void cmd_report_help(FILE *out) { cli_help(&report_spec, out); }
+              "  hubprof report new.db -o diff.html --baseline old.db")
 
 int cmd_report(int argc, char **argv) {
   cli_args args;

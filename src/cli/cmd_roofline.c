@@ -51,8 +51,8 @@ static const cli_opt roofline_opts[] = {
 
 static const cli_opt *const roofline_tables[] = {roofline_opts, cli_opts_quiet, cli_opts_common, NULL};
 
-static const cli_spec roofline_spec = {
-    .command = "roofline",
+CLI_COMMAND(
+    roofline,
     .usage = "roofline [--device GLOB] [--platform P] [--format F] [-o STORE [-f]] [--store STORE] [--quick] "
              "[-q]",
     .about =
@@ -65,10 +65,7 @@ static const cli_spec roofline_spec = {
         "note saying why. Units: GFLOP/s, GOP/s (int32), GB/s (docs/cli/roofline.md).\n"
         "With -o or --store the ceilings are kept in a store (its ceiling table), where `hubprof analyze\n"
         "--roofline` and `hubprof report` place the profile's kernels under them.",
-    .tables = roofline_tables,
-};
-
-void cmd_roofline_help(FILE *out) { cli_help(&roofline_spec, out); }
+    .tables = roofline_tables)
 
 static int roofline(const cli_args *args) {
   int fmt = cli_enum(args, "format", REPORT_TABLE);

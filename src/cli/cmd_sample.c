@@ -81,9 +81,8 @@ static const cli_opt *const sample_tables[] = {
     sample_opts,        cli_opts_api,   cli_opts_code,   cli_opts_store_out,
     cli_opts_partition, cli_opts_quiet, cli_opts_common, NULL};
 
-static const cli_spec sample_spec = {
-    .command = "sample",
-    .usage = "sample [options] [--] APP [ARGS...]",
+CLI_COMMAND(
+    sample, .usage = "sample [options] [--] APP [ARGS...]",
     .about = "Run APP once and sample the threads that execute its kernels: every sample's program counter\n"
              "is attributed to the dispatch running on that thread and to the kernel's code object and\n"
              "offset (the code's bytes are kept in the store). Samples outside kernel code are counted,\n"
@@ -94,10 +93,7 @@ static const cli_spec sample_spec = {
     .epilog = "Afterwards: 'hubprof analyze --by instruction|line|function|basic-block --kernel K OUT' for\n"
               "the hot code, 'hubprof analyze --timeline --dispatch N OUT' for a counter timeline.\n"
               "docs/sampling.md says what a sample means on each device.",
-    .stop_at_operand = 1,
-};
-
-void cmd_sample_help(FILE *out) { cli_help(&sample_spec, out); }
+    .stop_at_operand = 1)
 
 /* Every listed counter known to the perf provider and measurable here: 0, or the exit code (printed). With
  * more than one pass holds (8 in a perf group, and the PMU's own limits), *sets gets the planner's passes

@@ -44,9 +44,8 @@ static const cli_opt *const trace_tables[] = {trace_opts,
                                               cli_opts_common,
                                               NULL};
 
-static const cli_spec trace_spec = {
-    .command = "trace",
-    .usage = "trace [options] [--] APP [ARGS...]",
+CLI_COMMAND(
+    trace, .usage = "trace [options] [--] APP [ARGS...]",
     .about = "Run APP and record a lite kernel trace: for every kernel dispatch its kernel, device,\n"
              "queue, thread, global and local sizes, host enqueue time and device start/end — and\n"
              "nothing else, at the lowest overhead. Child processes are followed (each writes its own\n"
@@ -55,10 +54,7 @@ static const cli_spec trace_spec = {
     .tables = trace_tables,
     .epilog = "Counters are not collected by a trace: use 'hubprof profile --counters ...'.\n"
               "Afterwards: 'hubprof analyze OUT' for the top kernels, 'hubprof info OUT' for the contents.",
-    .stop_at_operand = 1,
-};
-
-void cmd_trace_help(FILE *out) { cli_help(&trace_spec, out); }
+    .stop_at_operand = 1)
 
 int cmd_trace(int argc, char **argv) {
   cli_args a;

@@ -86,6 +86,11 @@ const char *const *cli_list(const cli_args *a, const char *name, size_t *n); /* 
 
 /* --help from the spec (stdout for --help, stderr never: errors are one line). */
 void cli_help(const cli_spec *spec, FILE *out);
+/* A subcommand's spec, NAME_spec, and its help function cmd_NAME_help (cli.h): the spec's fields other
+ * than .command, which is NAME as written. */
+#define CLI_COMMAND(NAME, ...)                                                                               \
+  static const cli_spec NAME##_spec = {.command = #NAME, __VA_ARGS__};                                       \
+  void cmd_##NAME##_help(FILE *out) { cli_help(&NAME##_spec, out); }
 
 /* The candidate closest to word (edit distance with transpositions, or the only one word is a prefix of), or
  * NULL when none is close enough to be a likely typo. */
@@ -130,6 +135,12 @@ extern const char *const cli_report_formats[];
   }
 #define CLI_OPT_REPORT_FORMAT(HELP)                                                                          \
   { .name = "format", .kind = CLI_OPT_ENUM, .choices = cli_report_formats, .def = "table", .help = HELP }
+/* --counters LIST and --metrics LIST of the commands that read stores (analyze, diff), each with its own
+ * help: the counters and metrics to show, comma-separated (or @FILE). */
+#define CLI_OPT_COUNTERS(HELP)                                                                               \
+  { .name = "counters", .kind = CLI_OPT_LIST, .value = "LIST", .help = HELP }
+#define CLI_OPT_METRICS(HELP)                                                                                \
+  { .name = "metrics", .kind = CLI_OPT_LIST, .value = "LIST", .help = HELP }
 /* The store formats compiled into the hub (choices_fn of -F/--output-format). */
 const char *const *cli_store_formats(void);
 

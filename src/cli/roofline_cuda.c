@@ -116,6 +116,23 @@ static double best_time(dev *d, void *f, unsigned blocks, unsigned threads, void
   return best;
 }
 
+/* Runs kernel f with *n (which args points to) grown, a multiple of step, until one run takes the target
+ * time (2 ms quick, 30 ms else; at most 8 tries, n below 2^24), then the best of 2 (quick) or 5 runs:
+ * seconds, or a negative value with the reason in c->note. */
+static double time_grown(dev *d, void *f, unsigned blocks, unsigned threads, void **args, int *n, int step,
+                         rl_ceiling *c) {
+  double target = d->quick ? 0.002 : 0.03, s = 0;
+  for (int tries = 0; tries < 8; tries++) {
+    s = best_time(d, f, blocks, threads, args, 1, c);
+    if (s < 0 || s >= target / 2 || *n >= (1 << 24)) break;
+    double grow = s > 0 ? target / s : 64;
+    *n = (int)(*n * (grow < 64 ? grow : 64));
+    *n = (*n + step - 1) / step * step;
+  }
+  if (s >= 0) s = best_time(d, f, blocks, threads, args, d->quick ? 2 : 5, c);
+  return s;
+}
+
 /* A compute ceiling: kernel `name` over SMs x 8 blocks of 256 threads, its chains grown until one run takes
  * the target time; ops = 16 per iteration per thread times lanes (2 for half2). */
 static void measure_ops(dev *d, const char *name, int kind, int lanes, cu_ptr out, rl_ceiling *c) {
@@ -136,15 +153,7 @@ static void measure_ops(dev *d, const char *name, int kind, int lanes, cu_ptr ou
     args[1] = &fa, args[2] = &fb; /* fp32, fp16 (converted in the kernel) */
   else
     args[1] = &ia, args[2] = &ib; /* int32 */
-  double target = d->quick ? 0.002 : 0.03, s = 0;
-  for (int tries = 0; tries < 8; tries++) {
-    s = best_time(d, f, blocks, threads, args, 1, c);
-    if (s < 0 || s >= target / 2 || n >= (1 << 24)) break;
-    double grow = s > 0 ? target / s : 64;
-    n = (int)(n * (grow < 64 ? grow : 64));
-    n = (n + 7) / 8 * 8;
-  }
-  if (s >= 0) s = best_time(d, f, blocks, threads, args, d->quick ? 2 : 5, c);
+  double s = time_grown(d, f, blocks, threads, args, &n, 8, c);
   if (s <= 0) return;
   c->value = (double)blocks * threads * n * 16.0 * lanes / s * 1e-9;
   rl_note(c, "%s: %u blocks x %u threads, 8 chains of %d fused multiply-adds", name, blocks, threads, n);
@@ -203,15 +212,7 @@ static double measure_reads(dev *d, const char *name, cu_ptr in, cu_ptr out, uns
   unsigned threads = 256, blocks = (unsigned)d->sms * 8;
   int n = 64;
   void *args[4] = {&in, &out, &mask, &n};
-  double target = d->quick ? 0.002 : 0.03, s = 0;
-  for (int tries = 0; tries < 8; tries++) {
-    s = best_time(d, f, blocks, threads, args, 1, c);
-    if (s < 0 || s >= target / 2 || n >= (1 << 24)) break;
-    double grow = s > 0 ? target / s : 64;
-    n = (int)(n * (grow < 64 ? grow : 64));
-    n = (n + 15) / 16 * 16;
-  }
-  if (s >= 0) s = best_time(d, f, blocks, threads, args, d->quick ? 2 : 5, c);
+  double s = time_grown(d, f, blocks, threads, args, &n, 16, c);
   if (s <= 0) return -1;
   *reads = n;
   return (double)blocks * threads * n * 16.0 / s * 1e-9;

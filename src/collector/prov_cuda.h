@@ -61,6 +61,17 @@ typedef struct HPC_CU_REC hpc_cu_kernel {
   uint32_t graphId;
 } hpc_cu_kernel;
 
+/* The fields CUpti_ActivityMemcpy6 and CUpti_ActivityMemset4 share, from bytes to correlationId, at the
+ * same offsets in both (8 bytes in; tests/cuda checks every offset against cupti_activity.h) */
+#define HPC_CU_MEM_FIELDS                                                                                    \
+  uint64_t bytes;                                                                                            \
+  uint64_t start;                                                                                            \
+  uint64_t end;                                                                                              \
+  uint32_t deviceId;                                                                                         \
+  uint32_t contextId;                                                                                        \
+  uint32_t streamId;                                                                                         \
+  uint32_t correlationId
+
 /* CUpti_ActivityMemcpy6 */
 typedef struct HPC_CU_REC hpc_cu_memcpy {
   uint32_t kind;
@@ -68,13 +79,7 @@ typedef struct HPC_CU_REC hpc_cu_memcpy {
   uint8_t srcKind;  /* CUpti_ActivityMemoryKind */
   uint8_t dstKind;
   uint8_t flags;
-  uint64_t bytes;
-  uint64_t start;
-  uint64_t end;
-  uint32_t deviceId;
-  uint32_t contextId;
-  uint32_t streamId;
-  uint32_t correlationId;
+  HPC_CU_MEM_FIELDS;
   uint32_t runtimeCorrelationId;
   uint32_t pad;
   void *reserved0;
@@ -86,13 +91,7 @@ typedef struct HPC_CU_REC hpc_cu_memcpy {
 typedef struct HPC_CU_REC hpc_cu_memset {
   uint32_t kind;
   uint32_t value;
-  uint64_t bytes;
-  uint64_t start;
-  uint64_t end;
-  uint32_t deviceId;
-  uint32_t contextId;
-  uint32_t streamId;
-  uint32_t correlationId;
+  HPC_CU_MEM_FIELDS;
   uint16_t flags;
   uint16_t memoryKind;
   uint32_t pad;

@@ -31,13 +31,15 @@ uint32_t hpc_cu_items(int32_t grid, int32_t block) {
 /* CUPTI's times are in the collector's clock (prov_cuda.c registers its timestamp callback); 0 stays 0. */
 static int64_t t(uint64_t ns) { return ns > INT64_MAX ? 0 : (int64_t)ns; }
 
+/* The start of every row made from a record (hp_dispatch, hp_memory_copy, hp_region): zeroed, its size, its
+ * id, the process (1: the log's own) and the calling thread. */
+#define ROW_BEGIN(r, ids)                                                                                    \
+  (memset((r), 0, sizeof *(r)), (r)->size = sizeof *(r), (r)->id = (ids)->row_id, (r)->process_id = 1,       \
+   (r)->thread_id = (ids)->thread_id)
+
 void hpc_cu_dispatch_row(const hpc_cu_kernel *k, const hpc_cu_ids *ids, hp_dispatch *d) {
-  memset(d, 0, sizeof *d);
-  d->size = sizeof *d;
-  d->id = ids->row_id;
+  ROW_BEGIN(d, ids);
   d->dispatch_id = ids->row_id;
-  d->process_id = 1;
-  d->thread_id = ids->thread_id;
   d->agent_id = ids->agent_id;
   d->queue_id = ids->queue_id;
   d->kernel_id = ids->kernel_id;
@@ -70,21 +72,22 @@ void hpc_cu_kernel_symbol_row(const hpc_cu_kernel *k, uint64_t id, const char *d
   r->registers = k->registersPerThread;
 }
 
-static void copy_common(const hpc_cu_ids *ids, hp_memory_copy *r) {
-  memset(r, 0, sizeof *r);
-  r->size = sizeof *r;
-  r->id = ids->row_id;
-  r->process_id = 1;
-  r->thread_id = ids->thread_id;
+/* What a copy and a fill row share: the ids, the bytes and the times (the record's HPC_CU_MEM_FIELDS). */
+static void copy_common(const hpc_cu_ids *ids, uint64_t bytes, uint64_t start, uint64_t end,
+                        hp_memory_copy *r) {
+  ROW_BEGIN(r, ids);
   r->agent_id = ids->agent_id;
   r->queue_id = ids->queue_id;
   r->enqueue_ns = ids->enqueue_ns;
   r->region_id = ids->region_id;
+  r->bytes = bytes;
+  r->start_ns = t(start);
+  r->end_ns = t(end);
 }
 
 void hpc_cu_memcpy_row(const hpc_cu_memcpy *m, const hpc_cu_ids *ids, char *buf, size_t len,
                        hp_memory_copy *r) {
-  copy_common(ids, r);
+  copy_common(ids, m->bytes, m->start, m->end, r);
   snprintf(buf, len, "CUDA memcpy %s (%s -> %s)", hpc_cu_copy_kind(m->copyKind),
            hpc_cu_memory_kind(m->srcKind), hpc_cu_memory_kind(m->dstKind));
   r->name = buf;
@@ -100,30 +103,20 @@ void hpc_cu_memcpy_row(const hpc_cu_memcpy *m, const hpc_cu_ids *ids, char *buf,
   case 10: /* PtoP */ r->direction = HP_COPY_D2D; break;
   default: /* HtoH, unknown */ r->direction = HP_COPY_UNKNOWN;
   }
-  r->bytes = m->bytes;
-  r->start_ns = t(m->start);
-  r->end_ns = t(m->end);
 }
 
 void hpc_cu_memset_row(const hpc_cu_memset *m, const hpc_cu_ids *ids, char *buf, size_t len,
                        hp_memory_copy *r) {
-  copy_common(ids, r);
+  copy_common(ids, m->bytes, m->start, m->end, r);
   snprintf(buf, len, "CUDA memset (%s, value 0x%x)", hpc_cu_memory_kind(m->memoryKind), (unsigned)m->value);
   r->name = buf;
   r->direction = HP_COPY_FILL;
-  r->bytes = m->bytes;
-  r->start_ns = t(m->start);
-  r->end_ns = t(m->end);
 }
 
 /* A region row of the calling thread from start to end (API calls and synchronisations). */
 static void region_common(const hpc_cu_ids *ids, const char *name, const char *category, uint64_t start,
                           uint64_t end, hp_region *r) {
-  memset(r, 0, sizeof *r);
-  r->size = sizeof *r;
-  r->id = ids->row_id;
-  r->process_id = 1;
-  r->thread_id = ids->thread_id;
+  ROW_BEGIN(r, ids);
   r->name = name;
   r->category = category;
   r->start_ns = t(start);

@@ -70,6 +70,12 @@ __attribute__((visibility("hidden"))) void hpc_cu_range_exit(int debug);
 /* ---- CUPTI's parameter structs the Range Profiler takes, declared from cupti_range_profiler.h,
  * cupti_profiler_target.h, cupti_target.h and cupti_profiler_host.h in their fields' order (hubprof builds
  * without the toolkit; tests/cuda/test_cuda_range.c checks each size against the headers where present) -- */
+/* The head of every parameter struct that names a Range Profiler or PM sampling object: structSize, pPriv
+ * and the object (both files' structs begin so) */
+#define HPC_CRP_OBJ_HEAD                                                                                     \
+  size_t size;                                                                                               \
+  void *priv;                                                                                                \
+  void *obj
 typedef struct {
   size_t size;
   void *priv;
@@ -89,22 +95,16 @@ typedef struct {
   void *obj;
 } hpc_crp_enable; /* CUpti_RangeProfiler_Enable_Params */
 typedef struct {
-  size_t size;
-  void *priv;
-  void *obj;
+  HPC_CRP_OBJ_HEAD;
 } hpc_crp_obj; /* CUpti_RangeProfiler_Disable_Params, _Start_Params */
 typedef struct {
-  size_t size;
-  void *priv;
-  void *obj;
+  HPC_CRP_OBJ_HEAD;
   size_t pass;
   size_t level;
   uint8_t all_submitted;
 } hpc_crp_stop; /* CUpti_RangeProfiler_Stop_Params */
 typedef struct {
-  size_t size;
-  void *priv;
-  void *obj;
+  HPC_CRP_OBJ_HEAD;
   size_t config_size;
   const uint8_t *config;
   size_t data_size;
@@ -117,15 +117,11 @@ typedef struct {
   uint16_t target_level;
 } hpc_crp_config; /* CUpti_RangeProfiler_SetConfig_Params */
 typedef struct {
-  size_t size;
-  void *priv;
-  void *obj;
+  HPC_CRP_OBJ_HEAD;
   size_t dropped;
 } hpc_crp_decode; /* CUpti_RangeProfiler_DecodeData_Params */
 typedef struct {
-  size_t size;
-  void *priv;
-  void *obj;
+  HPC_CRP_OBJ_HEAD;
   const char **names;
   size_t n;
   size_t max_ranges;
@@ -133,9 +129,7 @@ typedef struct {
   size_t data_size;
 } hpc_crp_dsize; /* CUpti_RangeProfiler_GetCounterDataSize_Params */
 typedef struct {
-  size_t size;
-  void *priv;
-  void *obj;
+  HPC_CRP_OBJ_HEAD;
   size_t data_size;
   uint8_t *data;
 } hpc_crp_dinit; /* CUpti_RangeProfiler_CounterDataImage_Initialize_Params */

@@ -31,9 +31,7 @@ typedef struct {
 } pm_enable;                /* CUpti_PmSampling_Enable_Params */
 typedef hpc_crp_obj pm_obj; /* CUpti_PmSampling_Disable_Params, _Start_Params, _Stop_Params */
 typedef struct {
-  size_t size;
-  void *priv;
-  void *obj;
+  HPC_CRP_OBJ_HEAD;
   size_t config_size;
   const uint8_t *config;
   size_t hw_buffer;
@@ -42,9 +40,7 @@ typedef struct {
   int32_t append;  /* CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST = 0 */
 } pm_config;       /* CUpti_PmSampling_SetConfig_Params */
 typedef struct {
-  size_t size;
-  void *priv;
-  void *obj;
+  HPC_CRP_OBJ_HEAD;
   const char **names;
   size_t n;
   uint32_t max_samples;
@@ -52,9 +48,7 @@ typedef struct {
 } pm_dsize;                     /* CUpti_PmSampling_GetCounterDataSize_Params */
 typedef hpc_crp_dinit pm_dinit; /* CUpti_PmSampling_CounterDataImage_Initialize_Params */
 typedef struct {
-  size_t size;
-  void *priv;
-  void *obj;
+  HPC_CRP_OBJ_HEAD;
   uint8_t *data;
   size_t data_size;
   int32_t stop_reason;
@@ -68,9 +62,7 @@ typedef struct {
   size_t total, populated, completed;
 } pm_dinfo; /* CUpti_PmSampling_GetCounterDataInfo_Params */
 typedef struct {
-  size_t size;
-  void *priv;
-  void *obj;
+  HPC_CRP_OBJ_HEAD;
   const uint8_t *data;
   size_t data_size;
   size_t index;

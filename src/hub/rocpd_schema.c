@@ -276,6 +276,14 @@ const char *const rp_ins_sql[WS_COUNT] = {
     [WS_META_UPDATE] = "UPDATE @metadata SET value = ?2 WHERE tag = ?1",
 };
 
+/* The dispatch's columns after its two ids, in hp_table_describe's order, for both maps below: the rocpd
+ * columns (each behind p: "@" in the read map, "" in the write map), then the extdata keys. */
+#define RP_DISPATCH_COLS(p)                                                                                  \
+  p "pid", p "tid", p "agent_id", p "queue_id", p "kernel_id", p "grid_size_x", p "grid_size_y",             \
+      p "grid_size_z", p "workgroup_size_x", p "workgroup_size_y", p "workgroup_size_z",                     \
+      p "private_segment_size", p "group_segment_size", p "start", p "end", "$enqueue_ns", "$passes",        \
+      "$bytes_accessible", "$bytes_restored", "$cold", "$region_id", "$correlation_id", "$graph_id"
+
 /* How each hub column is read, as an SQL expression, in the order of the hub's schema description
  * (hp_table_describe): '@col' is a column of the rocpd table (NULL when a file lacks it), '$key' a key of its
  * extdata JSON (NULL when absent or when extdata is not valid JSON). SQL gives every default, so the reader
@@ -302,31 +310,7 @@ const char *const rp_read_expr[HP_TABLE_COUNT][RP_MAX_COLS] = {
     [HP_TABLE_KERNEL_SYMBOL] = {"@id", "@code_object_id", "@kernel_name",
                                 "COALESCE($display_name, @display_name)", "@private_segment_size",
                                 "@group_segment_size", "$program_hash", "$registers"},
-    [HP_TABLE_DISPATCH] = {"@id",
-                           "COALESCE($dispatch_id, @dispatch_id)",
-                           "@pid",
-                           "@tid",
-                           "@agent_id",
-                           "@queue_id",
-                           "@kernel_id",
-                           "@grid_size_x",
-                           "@grid_size_y",
-                           "@grid_size_z",
-                           "@workgroup_size_x",
-                           "@workgroup_size_y",
-                           "@workgroup_size_z",
-                           "@private_segment_size",
-                           "@group_segment_size",
-                           "@start",
-                           "@end",
-                           "$enqueue_ns",
-                           "$passes",
-                           "$bytes_accessible",
-                           "$bytes_restored",
-                           "$cold",
-                           "$region_id",
-                           "$correlation_id",
-                           "$graph_id"},
+    [HP_TABLE_DISPATCH] = {"@id", "COALESCE($dispatch_id, @dispatch_id)", RP_DISPATCH_COLS("@")},
     [HP_TABLE_COUNTER_INFO] = {"@id", "COALESCE($agent_id, @agent_id)", "@name", "@description", "@block",
                                "@units", "@expression"},
     /* dispatch_id and pass depend on who wrote the file (the reader); extdata follows the columns and is
@@ -381,31 +365,7 @@ const char *const rp_write_map[HP_TABLE_COUNT][RP_MAX_COLS] = {
                                "?expression"},
     /* rocpd's dispatch_id (and the event) is the row id, unique in the file; the collector's id goes to
      * extdata when it differs */
-    [HP_TABLE_DISPATCH] = {"id,dispatch_id,event_id",
-                           "$dispatch_id=@id",
-                           "pid",
-                           "tid",
-                           "agent_id",
-                           "queue_id",
-                           "kernel_id",
-                           "grid_size_x",
-                           "grid_size_y",
-                           "grid_size_z",
-                           "workgroup_size_x",
-                           "workgroup_size_y",
-                           "workgroup_size_z",
-                           "private_segment_size",
-                           "group_segment_size",
-                           "start",
-                           "end",
-                           "$enqueue_ns",
-                           "$passes",
-                           "$bytes_accessible",
-                           "$bytes_restored",
-                           "$cold",
-                           "$region_id",
-                           "$correlation_id",
-                           "$graph_id"},
+    [HP_TABLE_DISPATCH] = {"id,dispatch_id,event_id", "$dispatch_id=@id", RP_DISPATCH_COLS("")},
     /* the row id is a running number of the file (rocpd_pmc_event has no hub id: bind_extra) */
     [HP_TABLE_COUNTER_VALUE] = {"event_id", "pmc_id", "$pass", "$imputed", "%value", "$region_id"},
     /* the category's string id waits in event_id until commit gives the region its event */
