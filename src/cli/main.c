@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "options.h"
 #include "../export/exporter.h"
+#include "roofline.h"
 
 #include "hubprof/hub.h"
 
@@ -93,7 +94,7 @@ int main(int argc, char **argv) {
     for (int f = 0; ex_format_names[f]; f++)
       printf(" %s%s", ex_format_names[f],
              ex_format_available((ex_format)f) ? "" : " (not built: no libotf2)");
-    printf("\n");
+    printf("\nroofline platforms: opencl cuda%s\n", rl_cuda_built() ? "" : " (not built: no nvcc)");
     return cli_finish_stdout(CLI_OK);
   }
   if (strcmp(name, "help") == 0) {

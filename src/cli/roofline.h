@@ -70,6 +70,8 @@ int rl_measure(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t 
  * matching that name or the product name. -1 with one line in err when there is no CUDA here (built without
  * nvcc, no driver, no device), -2 when there are devices but none matches. */
 int rl_measure_cuda(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t len);
+/* 1 when this hubprof carries the CUDA micro-benchmarks (built where nvcc was found), else 0 */
+int rl_cuda_built(void);
 
 /* roofline_store.c: the ceilings as hub rows (node, agents, ceiling). `method` names the tool ("hubprof
  * roofline 0.1.0"), `when` the Unix time of the measurement in ns. Errors printed; CLI_OK or CLI_FAIL. */

@@ -276,6 +276,14 @@ static void chip_name(int ordinal, int major, int minor, char *out, size_t len) 
 
 #endif /* HUBPROF_HAVE_CUDA_BENCH */
 
+int rl_cuda_built(void) {
+#ifdef HUBPROF_HAVE_CUDA_BENCH
+  return 1;
+#else
+  return 0;
+#endif
+}
+
 int rl_measure_cuda(const rl_opts *o, rl_ceiling **out, size_t *n, char *err, size_t len) {
   *out = NULL;
   *n = 0;

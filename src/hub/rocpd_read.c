@@ -1,6 +1,7 @@
 /* rocpd format, reader: a rocpd file (hubprof's or rocprofv3's) read as hub tables, through SQLite,
  * read-only, with the checks that keep a damaged or hostile file from crashing or hanging the reader. */
 /* SPDX-License-Identifier: MIT */
+#include "rocpd_bounds.h"
 #include "rocpd_internal.h"
 
 #include <errno.h>
@@ -39,218 +40,6 @@ int rp_probe(const char *path, const unsigned char *head, size_t n) {
   sqlite3_close(db);
   return found != 0;
 }
-
-/* ---- bounds in bytes and time ----
- * SQLite's step count does not see two kinds of work a hostile view can ask for: temporary storage (a sort
- * or a temporary b-tree of rows with huge strings, written to temporary files before the first row comes
- * back) and work inside one step (a function building a huge string whose result is thrown away). Each
- * store's connection therefore runs on its own VFS, the default one with every temporary file's writes
- * counted against a byte budget (a write past it fails with SQLITE_FULL), and the progress handler also
- * stops a statement that has spent more than its time budget inside SQLite. */
-enum { RB_NONE, RB_WORK, RB_TEMP, RB_TIME };
-
-typedef struct rp_bounds {
-  sqlite3_vfs vfs;   /* this store's VFS: forwards to base, temporary files wrapped */
-  sqlite3_vfs *base; /* the default VFS */
-  char name[48];
-  int registered;
-  _Atomic uint64_t temp_bytes; /* written to temporary files by the current statement ... */
-  uint64_t temp_budget;        /* ... and the most it may write */
-  uint64_t text_budget;        /* bytes of row text one cursor may hand out ... */
-  uint64_t row_budget;         /* ... and rows */
-  uint64_t time_budget;        /* ns inside SQLite per statement */
-  uint64_t used;               /* ns spent inside SQLite by the current statement before t0 */
-  uint64_t t0;                 /* start of the current stretch of work (coarse clock) */
-  int why;                     /* what stopped the statement (RB_*) */
-} rp_bounds;
-
-/* A coarse clock (a few ms resolution, no system call): summed over many steps its deltas average out. */
-static uint64_t coarse_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* A temporary file: SQLite's sqlite3_file of the base VFS follows this struct in the same allocation. */
-typedef struct tfile {
-  sqlite3_file base;
-  rp_bounds *b;
-  sqlite3_file *real;
-} tfile;
-
-#define REAL(f) (((tfile *)(f))->real)
-#define REALM(f) (REAL(f)->pMethods)
-static int tf_close(sqlite3_file *f) { return REALM(f)->xClose(REAL(f)); }
-static int tf_read(sqlite3_file *f, void *p, int n, sqlite3_int64 off) {
-  return REALM(f)->xRead(REAL(f), p, n, off);
-}
-static int tf_write(sqlite3_file *f, const void *p, int n, sqlite3_int64 off) {
-  rp_bounds *b = ((tfile *)f)->b;
-  uint64_t add = n > 0 ? (uint64_t)n : 0;
-  if (atomic_fetch_add_explicit(&b->temp_bytes, add, memory_order_relaxed) + add > b->temp_budget) {
-    b->why = RB_TEMP;
-    return SQLITE_FULL;
-  }
-  return REALM(f)->xWrite(REAL(f), p, n, off);
-}
-static int tf_truncate(sqlite3_file *f, sqlite3_int64 n) { return REALM(f)->xTruncate(REAL(f), n); }
-static int tf_sync(sqlite3_file *f, int fl) { return REALM(f)->xSync(REAL(f), fl); }
-static int tf_size(sqlite3_file *f, sqlite3_int64 *n) { return REALM(f)->xFileSize(REAL(f), n); }
-static int tf_lock(sqlite3_file *f, int l) { return REALM(f)->xLock(REAL(f), l); }
-static int tf_unlock(sqlite3_file *f, int l) { return REALM(f)->xUnlock(REAL(f), l); }
-static int tf_reserved(sqlite3_file *f, int *out) { return REALM(f)->xCheckReservedLock(REAL(f), out); }
-static int tf_control(sqlite3_file *f, int op, void *arg) {
-  if (op == SQLITE_FCNTL_SIZE_HINT) return SQLITE_NOTFOUND; /* growth comes through counted writes only */
-  return REALM(f)->xFileControl(REAL(f), op, arg);
-}
-static int tf_sector(sqlite3_file *f) { return REALM(f)->xSectorSize(REAL(f)); }
-static int tf_dev(sqlite3_file *f) { return REALM(f)->xDeviceCharacteristics(REAL(f)); }
-static int tf_fetch(sqlite3_file *f, sqlite3_int64 off, int n, void **pp) {
-  if (REALM(f)->iVersion < 3 || !REALM(f)->xFetch) {
-    *pp = NULL;
-    return SQLITE_OK;
-  }
-  return REALM(f)->xFetch(REAL(f), off, n, pp);
-}
-static int tf_unfetch(sqlite3_file *f, sqlite3_int64 off, void *p) {
-  if (REALM(f)->iVersion < 3 || !REALM(f)->xUnfetch) return SQLITE_OK;
-  return REALM(f)->xUnfetch(REAL(f), off, p);
-}
-#undef REALM
-#undef REAL
-
-static const sqlite3_io_methods tf_methods = {.iVersion = 3,
-                                              .xClose = tf_close,
-                                              .xRead = tf_read,
-                                              .xWrite = tf_write,
-                                              .xTruncate = tf_truncate,
-                                              .xSync = tf_sync,
-                                              .xFileSize = tf_size,
-                                              .xLock = tf_lock,
-                                              .xUnlock = tf_unlock,
-                                              .xCheckReservedLock = tf_reserved,
-                                              .xFileControl = tf_control,
-                                              .xSectorSize = tf_sector,
-                                              .xDeviceCharacteristics = tf_dev,
-                                              .xFetch = tf_fetch,
-                                              .xUnfetch = tf_unfetch};
-
-#define BASE(v) (((rp_bounds *)(v)->pAppData)->base)
-static int bv_open(sqlite3_vfs *v, sqlite3_filename name, sqlite3_file *f, int flags, int *out) {
-  const int temp =
-      SQLITE_OPEN_TEMP_DB | SQLITE_OPEN_TEMP_JOURNAL | SQLITE_OPEN_TRANSIENT_DB | SQLITE_OPEN_SUBJOURNAL;
-  if (!(flags & temp)) return BASE(v)->xOpen(BASE(v), name, f, flags, out);
-  tfile *t = (tfile *)f;
-  t->b = v->pAppData;
-  t->real = (sqlite3_file *)(t + 1);
-  t->real->pMethods = NULL;
-  int rc = BASE(v)->xOpen(BASE(v), name, t->real, flags, out);
-  t->base.pMethods = t->real->pMethods ? &tf_methods : NULL;
-  return rc;
-}
-static int bv_delete(sqlite3_vfs *v, const char *p, int sync) { return BASE(v)->xDelete(BASE(v), p, sync); }
-static int bv_access(sqlite3_vfs *v, const char *p, int fl, int *out) {
-  return BASE(v)->xAccess(BASE(v), p, fl, out);
-}
-static int bv_full(sqlite3_vfs *v, const char *p, int n, char *out) {
-  return BASE(v)->xFullPathname(BASE(v), p, n, out);
-}
-static int bv_random(sqlite3_vfs *v, int n, char *out) { return BASE(v)->xRandomness(BASE(v), n, out); }
-static int bv_sleep(sqlite3_vfs *v, int us) { return BASE(v)->xSleep(BASE(v), us); }
-static int bv_time(sqlite3_vfs *v, double *out) { return BASE(v)->xCurrentTime(BASE(v), out); }
-static int bv_error(sqlite3_vfs *v, int n, char *out) { return BASE(v)->xGetLastError(BASE(v), n, out); }
-static int bv_time64(sqlite3_vfs *v, sqlite3_int64 *out) {
-  if (BASE(v)->iVersion >= 2 && BASE(v)->xCurrentTimeInt64) return BASE(v)->xCurrentTimeInt64(BASE(v), out);
-  double d = 0;
-  int rc = BASE(v)->xCurrentTime(BASE(v), &d);
-  *out = (sqlite3_int64)(d * 86400000.0);
-  return rc;
-}
-#undef BASE
-
-/* Make r's bounds and register its VFS (named after the state's address, unique while it lives). */
-static hp_status bounds_open(hp_store *s, uint64_t bytes) {
-  rp_state *r = s->impl;
-  sqlite3_initialize();
-  rp_bounds *b = calloc(1, sizeof *b);
-  if (!b) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-  r->bounds = b;
-  b->base = sqlite3_vfs_find(NULL);
-  if (!b->base) return hp_set_error(s, HP_ERR_IO, "cannot open: SQLite has no default VFS");
-  /* temporary storage: a plain read of a table or of hubprof's views needs none; a foreign view may */
-  b->temp_budget = (64ull << 20) + 4 * bytes;
-  /* row text: strings are stored once and joined into rows, but not 64 times over */
-  b->text_budget = (128ull << 20) + 64 * bytes;
-  /* rows: a stored row takes at least 6 bytes (cell pointer, sizes, rowid, record header); a view can make
-   * rows out of nothing */
-  b->row_budget = 4096 + bytes / 2;
-  /* time inside SQLite per statement: 2 s, and 1 s more per MiB of stored data (hundreds of times what
-   * reading a MiB takes) */
-  b->time_budget = 2000000000ull + (bytes >> 20) * 1000000000ull;
-  snprintf(b->name, sizeof b->name, "hubprof-read-%p", (void *)b);
-  b->vfs = (sqlite3_vfs){.iVersion = 2,
-                         .szOsFile = (int)sizeof(tfile) + b->base->szOsFile,
-                         .mxPathname = b->base->mxPathname,
-                         .zName = b->name,
-                         .pAppData = b,
-                         .xOpen = bv_open,
-                         .xDelete = bv_delete,
-                         .xAccess = bv_access,
-                         .xFullPathname = bv_full,
-                         .xRandomness = bv_random,
-                         .xSleep = bv_sleep,
-                         .xCurrentTime = bv_time,
-                         .xGetLastError = bv_error,
-                         .xCurrentTimeInt64 = bv_time64};
-  if (sqlite3_vfs_register(&b->vfs, 0) != SQLITE_OK) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-  b->registered = 1;
-  return HP_OK;
-}
-
-/* Close the connection, then retire the VFS it used (a connection SQLite could not close yet keeps it). */
-static void bounds_close(rp_state *r) {
-  rp_bounds *b = r->bounds;
-  if (r->db && sqlite3_close(r->db) != SQLITE_OK) {
-    sqlite3_close_v2(r->db); /* statements still open: it closes with the last; the VFS must stay */
-    r->db = NULL;
-    return;
-  }
-  r->db = NULL;
-  if (b && b->registered) sqlite3_vfs_unregister(&b->vfs);
-  free(b);
-  r->bounds = NULL;
-}
-
-/* Progress handler: interrupts a statement that does far more work than the file's size allows, in SQLite
- * steps or in time spent inside SQLite (a hostile or looping schema must not hang a reader). */
-static int work_guard(void *arg) {
-  rp_state *r = arg;
-  rp_bounds *b = r->bounds;
-  if (atomic_fetch_add_explicit(&r->ops, 1000, memory_order_relaxed) + 1000 > r->budget) {
-    b->why = RB_WORK;
-    return 1;
-  }
-  if (b->used + (coarse_ns() - b->t0) > b->time_budget) {
-    b->why = RB_TIME;
-    return 1;
-  }
-  return 0;
-}
-
-/* A new statement: its work, temporary bytes and time count from zero. */
-static void guard_reset(rp_state *r) {
-  rp_bounds *b = r->bounds;
-  atomic_store_explicit(&r->ops, 0, memory_order_relaxed);
-  atomic_store_explicit(&b->temp_bytes, 0, memory_order_relaxed);
-  b->used = 0;
-  b->t0 = coarse_ns();
-  b->why = RB_NONE;
-}
-
-/* Time between work_begin and work_end counts as the current statement's (not the caller's time between
- * rows). */
-static void work_begin(rp_state *r) { r->bounds->t0 = coarse_ns(); }
-static void work_end(rp_state *r) { r->bounds->used += coarse_ns() - r->bounds->t0; }
 
 static hp_status read_fail(hp_store *s, int rc, const char *what) {
   rp_state *r = s->impl;
@@ -291,7 +80,7 @@ static int is_uuid_table(const char *name, const char *base) {
 static int resolve_tables(hp_store *s) {
   rp_state *r = s->impl;
   sqlite3_stmt *st;
-  guard_reset(r);
+  rp_guard_reset(r);
   int rc = sqlite3_prepare_v2(
       r->db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY name", -1, &st, NULL);
   if (rc != SQLITE_OK) {
@@ -330,7 +119,7 @@ static char *meta_value(rp_state *r, const char *tag) {
       sqlite3_mprintf("SELECT value FROM \"%w\" WHERE tag = ?1 ORDER BY id LIMIT 1", r->obj[RT_METADATA]);
   sqlite3_stmt *st = NULL;
   char *v = NULL;
-  guard_reset(r);
+  rp_guard_reset(r);
   if (q && sqlite3_prepare_v2(r->db, q, -1, &st, NULL) == SQLITE_OK) {
     sqlite3_bind_text(st, 1, tag, -1, SQLITE_STATIC);
     if (sqlite3_step(st) == SQLITE_ROW) {
@@ -397,7 +186,8 @@ hp_status rp_open_read(hp_store *s) {
   s->impl = r;
   r->budget = 20000000ull + bytes * 200ull; /* SQLite steps: ~1.6 M per 8 KiB page of data */
   /* Text counts too (a view can build huge strings in one step): no value longer than the file could hold;
-   * the text a cursor hands out, temporary storage and time are bounded by bounds_open. */
+   * the text a cursor hands out, temporary storage and time are bounded by rp_bounds_open (rocpd_bounds.c).
+   */
   r->max_text = (1ull << 20) + 2 * bytes;
   if (r->max_text > INT_MAX) r->max_text = INT_MAX;
   /* cursors of one store may be used from several threads: every use of the connection after this
@@ -408,13 +198,13 @@ hp_status rp_open_read(hp_store *s) {
   r->rlock_on = pthread_mutex_init(&r->rlock, &ma) == 0;
   pthread_mutexattr_destroy(&ma);
   if (!r->rlock_on) return hp_set_error(s, HP_ERR_NOMEM, "out of memory");
-  st = bounds_open(s, bytes);
+  st = rp_bounds_open(s, bytes);
   if (st != HP_OK) return st;
   int rc = sqlite3_open_v2(s->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, r->bounds->name);
   if (rc != SQLITE_OK) return read_fail(s, rc, "cannot open");
   sqlite3_db_config(r->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
   sqlite3_db_config(r->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-  sqlite3_progress_handler(r->db, 1000, work_guard, r);
+  sqlite3_progress_handler(r->db, 1000, rp_work_guard, r);
   sqlite3_limit(r->db, SQLITE_LIMIT_LENGTH, (int)r->max_text);
   sqlite3_limit(r->db, SQLITE_LIMIT_WORKER_THREADS, 0);
   /* memory: temporary data goes to (counted) files, the page cache and a sort's in-memory part stay small */
@@ -443,7 +233,7 @@ hp_status rp_open_read(hp_store *s) {
 }
 
 void rp_close_read(hp_store *s) {
-  if (s->impl) bounds_close(s->impl);
+  if (s->impl) rp_bounds_close(s->impl);
   if (s->impl) rp_free_state(s->impl);
   s->impl = NULL;
 }
@@ -466,7 +256,7 @@ static int colset_load(rp_state *r, const char *obj, colset *c) {
   if (!obj) return 0;
   char *q = sqlite3_mprintf("PRAGMA table_info(\"%w\")", obj);
   sqlite3_stmt *st = NULL;
-  guard_reset(r);
+  rp_guard_reset(r);
   int rc = q ? sqlite3_prepare_v2(r->db, q, -1, &st, NULL) : SQLITE_NOMEM;
   sqlite3_free(q);
   if (rc != SQLITE_OK) return rc;
@@ -768,7 +558,7 @@ static int needs_sort(rp_state *r, const char *q, int *rc) {
   char *e = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", q);
   sqlite3_stmt *st = NULL;
   int sort = 0;
-  guard_reset(r);
+  rp_guard_reset(r);
   *rc = e ? sqlite3_prepare_v2(r->db, e, -1, &st, NULL) : SQLITE_NOMEM;
   sqlite3_free(e);
   while (*rc == SQLITE_OK && (*rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -802,7 +592,7 @@ static hp_status prepare_query_locked(hp_store *s, hp_table t, int count, uint64
   char what[96];
   snprintf(what, sizeof what, "cannot read %s rows", d->name);
   if (rc == SQLITE_OK) {
-    guard_reset(r);
+    rp_guard_reset(r);
     rc = sqlite3_prepare_v2(r->db, (const char *)q.p, -1, out, NULL);
   }
   hu_buf_free(&q);
@@ -903,7 +693,7 @@ hp_status rp_id_span(hp_store *s, hp_table t, int64_t *lo, int64_t *hi) {
                       obj, obj);
   sqlite3_stmt *st = NULL;
   pthread_mutex_lock(&r->rlock);
-  guard_reset(r);
+  rp_guard_reset(r);
   int rc = q ? sqlite3_prepare_v2(r->db, q, -1, &st, NULL) : SQLITE_NOMEM;
   sqlite3_free(q);
   if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1235,7 +1025,7 @@ static char *pages_table(rp_state *r, uint32_t *root) {
   const char *obj = r->obj[RT_KERNEL_DISPATCH], *base = rp_rt_name[RT_KERNEL_DISPATCH];
   char *name = strdup(obj), *view = NULL;
   sqlite3_stmt *st = NULL;
-  guard_reset(r);
+  rp_guard_reset(r);
   if (!name || sqlite3_prepare_v2(r->db, "SELECT type, sql, rootpage FROM sqlite_master WHERE name = ?1", -1,
                                   &st, NULL))
     goto fail;
@@ -1287,7 +1077,7 @@ static int pages_plan(rp_state *r) {
   int n = 0, ok = tbl != NULL;
   char *q = ok ? sqlite3_mprintf("PRAGMA table_xinfo(\"%w\")", tbl) : NULL;
   sqlite3_stmt *st = NULL;
-  guard_reset(r);
+  rp_guard_reset(r);
   ok = ok && q && sqlite3_prepare_v2(r->db, q, -1, &st, NULL) == SQLITE_OK;
   while (ok && sqlite3_step(st) == SQLITE_ROW) { /* plain columns only; the first the rowid's alias */
     const char *name = (const char *)sqlite3_column_text(st, 1);
@@ -1444,13 +1234,13 @@ static hp_status pages_fallback(hp_cursor *c) {
   sqlite3_finalize(k->st);
   hp_status e = prepare_query_locked(c->store, c->table, 0, k->want, k->ranged ? k->range : NULL, &k->st);
   if (e == HP_OK) plan_cols(r, c->table, k);
-  work_begin(r);
+  rp_work_begin(r);
   for (uint64_t i = 0; e == HP_OK && i < k->rows; i++) {
     int rc = sqlite3_step(k->st);
     if (rc != SQLITE_ROW)
       e = read_fail(c->store, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "cannot read dispatch rows");
   }
-  work_end(r);
+  rp_work_end(r);
   k->stepped = k->rows;
   pthread_mutex_unlock(&r->rlock);
   return e;
@@ -1540,7 +1330,7 @@ hp_status rp_cursor_next(hp_cursor *c, void *row) {
   *(uint32_t *)row = size;
   rp_state *r = c->store->impl;
   pthread_mutex_lock(&r->rlock);
-  work_begin(r);
+  rp_work_begin(r);
   int rc = sqlite3_step(k->st);
   k->stepped++;
   hp_status e;
@@ -1553,7 +1343,7 @@ hp_status rp_cursor_next(hp_cursor *c, void *row) {
     snprintf(what, sizeof what, "cannot read %s rows", hp_table_describe(c->table)->name);
     e = read_fail(c->store, rc, what);
   }
-  work_end(r);
+  rp_work_end(r);
   pthread_mutex_unlock(&r->rlock);
   return e;
 }
@@ -1584,13 +1374,13 @@ hp_status rp_cursor_columns(hp_cursor *c, void *const *cols) {
   pthread_mutex_lock(&r->rlock);
   sqlite3_stmt *st = NULL;
   hp_status e = prepare_query_locked(c->store, c->table, 0, need, k->ranged ? k->range : NULL, &st);
-  work_begin(r);
+  rp_work_begin(r);
   for (uint64_t i = 0; e == HP_OK && i < k->stepped; i++) { /* to where the cursor was */
     int rc = sqlite3_step(st);
     if (rc != SQLITE_ROW)
       e = read_fail(c->store, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "cannot read dispatch rows");
   }
-  work_end(r);
+  rp_work_end(r);
   if (e == HP_OK) {
     sqlite3_finalize(k->st);
     k->st = st;

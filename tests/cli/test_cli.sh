@@ -26,7 +26,11 @@ for v in --version -V version; do
 done
 grep -q '^export formats: perfetto chrome otf2' "$T/out" && ok || bad "version: formats: $(cat "$T/out")"
 if command -v otf2-config >/dev/null; then
-  grep -q 'not built' "$T/out" && bad "libotf2 is installed but OTF2 export is not built: $(cat "$T/out")" || ok
+  grep '^export' "$T/out" | grep -q 'not built' && bad "libotf2 is installed but OTF2 export is not built: $(cat "$T/out")" || ok
+fi
+grep -qE '^roofline platforms: opencl cuda( \(not built: no nvcc\))?$' "$T/out" && ok || bad "version: roofline: $(cat "$T/out")"
+if nvcc --version >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  grep '^roofline' "$T/out" | grep -q 'not built' && bad "nvcc is here but the CUDA roofline is not built: $(cat "$T/out")" || ok
 fi
 expect 2 "$HP" nosuchcommand
 one_line_error "unknown command 'nosuchcommand'"

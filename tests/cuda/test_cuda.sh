@@ -148,7 +148,13 @@ fi
 # better of shared memory and L1, l2 a quarter of the 50 MiB L2); the device named as the provider names its
 # agent (CUPTI's chip); kept with -o and read back by analyze --roofline. A sanitizer build cannot load libcupti (cupti_host.c: its
 # RTLD_DEEPBIND): there the device takes its fallback name from the compute capability, sm_90
-if [ -x "$B/tests/cuda/fake/libcuda.so.1" ]; then
+if ! "$B/hubprof" version | grep -q '^roofline platforms: opencl cuda$'; then
+  if [ -n "$NVCC" ]; then
+    bad "hubprof has no CUDA micro-benchmarks though nvcc is here ($NVCC): $("$B/hubprof" version | tail -1)"
+  else
+    echo "test_cuda: roofline part skipped: no nvcc, so hubprof was built without its CUDA micro-benchmarks"
+  fi
+elif [ -x "$B/tests/cuda/fake/libcuda.so.1" ]; then
   F=$PWD/$B/tests/cuda/fake
   for rl in "$B/hubprof" "$HP"; do
     dev=GH100
