@@ -9,17 +9,21 @@
 #include <glob.h>
 #include <libelf.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
 
 #define SASS_MAX_OUT (256u << 20) /* nvdisasm's text of one cubin at most */
+#define SASS_SECONDS 60           /* nvdisasm's time on one cubin at most, unless HUBPROF_NVDISASM_TIMEOUT */
 
 static void why(cr_code *c, const char *fmt, const char *arg) {
   if (!c->why[0]) snprintf(c->why, sizeof c->why, fmt, arg);
@@ -96,6 +100,21 @@ int cr_sass_find(char *out, size_t n, char *whyb, size_t whyn) {
   return -1;
 }
 
+/* How long nvdisasm may take on one cubin: HUBPROF_NVDISASM_TIMEOUT seconds (1 to 86400), else SASS_SECONDS.
+ */
+static long sass_limit_ms(void) {
+  const char *e = getenv("HUBPROF_NVDISASM_TIMEOUT");
+  char *end;
+  long s = e && *e ? strtol(e, &end, 10) : 0;
+  return (s >= 1 && s <= 86400 && !*end ? s : SASS_SECONDS) * 1000L;
+}
+
+static long elapsed_ms(const struct timespec *t0) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long)(t.tv_sec - t0->tv_sec) * 1000L + (t.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
 /* Run nvdisasm on the bytes (a private temporary file): its output (stdout and stderr), malloc'd and
  * NUL-terminated, or NULL with why. */
 static char *run_nvdisasm(const char *exe, const void *bytes, size_t n, char *whyb, size_t whyn) {
@@ -131,7 +150,10 @@ static char *run_nvdisasm(const char *exe, const void *bytes, size_t n, char *wh
   posix_spawn_file_actions_destroy(&fa);
   close(p[1]);
   size_t len = 0, cap = 0;
-  int full = 0;
+  int full = 0, late = 0;
+  long limit_ms = sass_limit_ms();
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   for (; rc == 0;) {
     if (len + 1 >= cap) {
       size_t nc = cap ? 2 * cap : 1 << 16;
@@ -142,11 +164,22 @@ static char *run_nvdisasm(const char *exe, const void *bytes, size_t n, char *wh
       }
       out = nb, cap = nc;
     }
+    struct pollfd pf = {.fd = p[0], .events = POLLIN};
+    long wait = limit_ms - elapsed_ms(&t0);
+    int pr = wait > 0 ? poll(&pf, 1, wait > 1000 ? 1000 : (int)wait) : 0;
+    if (pr < 0 && errno == EINTR) continue;
+    if (pr == 0 && elapsed_ms(&t0) < limit_ms) continue;
+    if (pr <= 0) { /* a damaged cubin can keep nvdisasm busy for ever: it is stopped, the cubin unread */
+      late = pr == 0;
+      kill(pid, SIGKILL);
+      break;
+    }
     ssize_t r = read(p[0], out + len, cap - len - 1);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
     len += (size_t)r;
   }
+  if (full && rc == 0) kill(pid, SIGKILL); /* not left writing into a pipe nobody reads */
   close(p[0]);
   int st = 0;
   if (rc == 0)
@@ -158,6 +191,10 @@ static char *run_nvdisasm(const char *exe, const void *bytes, size_t n, char *wh
     snprintf(whyb, whyn, "nvdisasm (%.60s) cannot be started: %s", exe, strerror(rc));
   } else if (full) {
     snprintf(whyb, whyn, "nvdisasm's output is too large");
+  } else if (late) {
+    snprintf(whyb, whyn,
+             "nvdisasm ran longer than %ld s on the cubin and was stopped (HUBPROF_NVDISASM_TIMEOUT)",
+             limit_ms / 1000);
   } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
     size_t l = out ? strcspn(out, "\n") : 0;
     snprintf(whyb, whyn, "nvdisasm failed (%s %d)%s%.*s", WIFEXITED(st) ? "exit status" : "signal",

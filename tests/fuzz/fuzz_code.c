@@ -1,7 +1,9 @@
 /* libFuzzer target for the code-object reader of `hubprof analyze --by ...` (src/analysis/code_read.c): any
  * bytes as a stored code object (ELF, DWARF, machine code) must read or fail with a reason, and every lookup
  * must answer without a crash, leak or hang; the base64 decoder of the stored chunks takes any text too; the
- * same bytes as the object regenerated from a kernel's IR (code_lines.c: relocation, identity check, rows).
+ * same bytes as the object regenerated from a kernel's IR (code_lines.c: relocation, identity check, rows),
+ * and as nvdisasm's text (code_sass.c's parser). A cubin-like input runs the real nvdisasm, bounded here to 2
+ * s (HUBPROF_NVDISASM_TIMEOUT) so that libFuzzer's 10 s limit tests hubprof, not nvdisasm.
  */
 /* SPDX-License-Identifier: MIT */
 #include "../../src/analysis/code_lines.h"
@@ -12,7 +14,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc, (void)argv;
+  setenv("HUBPROF_NVDISASM_TIMEOUT", "2", 1);
+  return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *text = malloc(size + 1);
+  if (text) { /* the bytes as nvdisasm's output */
+    memcpy(text, data, size);
+    text[size] = 0;
+    cr_code s = {0};
+    cr_sass_parse(&s, text);
+    for (size_t i = 0; i < s.ninsns && i < 64; i++)
+      cr_line_at(&s, s.insns[i].addr);
+    cr_free(&s);
+    free(text);
+  }
   cr_code c;
   cr_read(data, size, &c);
   uint64_t probe[] = {0, 0x1000, 0x1040, 0x10c0, UINT64_MAX};

@@ -188,6 +188,21 @@ def test_no_nvdisasm(store, monkeypatch):
     assert rows[0]["instruction"] == "" and rows[0]["stall"] == "long_scoreboard"
 
 
+def test_stuck_nvdisasm_is_stopped(store, monkeypatch, tmp_path):
+    """A damaged cubin can keep nvdisasm busy for ever (the code fuzzer found one): analyze stops it after
+    HUBPROF_NVDISASM_TIMEOUT seconds, says so, and answers without instructions."""
+    stuck = tmp_path / "nvdisasm"
+    stuck.write_text("#!/bin/sh\necho started\nexec sleep 300\n")
+    stuck.chmod(0o755)
+    monkeypatch.setenv("HUBPROF_NVDISASM", str(stuck))
+    monkeypatch.setenv("HUBPROF_NVDISASM_TIMEOUT", "1")
+    hp = need(HUBPROF)
+    p = run(hp, "analyze", "--by", "instruction", "--kernel", KERNEL, "--format", "csv", store)
+    assert "nvdisasm ran longer than 1 s on the cubin and was stopped" in p.stdout + p.stderr
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert rows[0]["instruction"] == "" and rows[0]["stall"] == "long_scoreboard"
+
+
 def test_without_reasons_no_stall_columns(cubin, tmp_path):
     path = tmp_path / "plain.db"
     write_store(path, "rocpd", cubin, reasons=False)
