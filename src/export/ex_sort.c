@@ -48,7 +48,8 @@ static int spill(ex_sorted *x) {
   if (x->fd < 0) {
     const char *dir = getenv("TMPDIR");
     char path[4096];
-    if (snprintf(path, sizeof path, "%s/hubprof-export-XXXXXX", dir && *dir ? dir : "/tmp") >= (int)sizeof path) {
+    if (snprintf(path, sizeof path, "%s/hubprof-export-XXXXXX", dir && *dir ? dir : "/tmp") >=
+        (int)sizeof path) {
       errno = ENAMETOOLONG;
       return -1;
     }

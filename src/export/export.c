@@ -380,18 +380,18 @@ static int copies_before(ex_writer *w, const ex_backend *be, copy_walk *cw, int6
   return 0;
 }
 
-/* A table read alongside the dispatches, in step, by dispatch id: the dispatches of a store hubprof wrote come
- * in increasing id order (merge numbers them in the order it reads them). Counter values are stored after
- * their dispatch, in dispatch order (the collector writes them with it), and are read as they are. Counter
- * samples are stored in time order (a sampler writes them as it reads them, on its own thread; a dispatch
- * written by another thread than the one before it may lie earlier in the store, and the samples of
- * dispatches that overlap interleave), so they are read sorted by dispatch id (ex_sorted). Its rows hold no
+/* A table read alongside the dispatches, in step, by dispatch id: the dispatches of a store hubprof wrote
+ * come in increasing id order (merge numbers them in the order it reads them). Counter values are stored
+ * after their dispatch, in dispatch order (the collector writes them with it), and are read as they are.
+ * Counter samples are stored in time order, as a sampler reads them: the samples of dispatches that overlap
+ * interleave, and a dispatch the collector's harvester thread wrote (into its own part of a log) may lie
+ * ahead of one that ran before it; so they are read sorted by dispatch id (ex_sorted). Its rows hold no
  * strings, so they are copied as they are. */
 typedef struct ex_step {
   hp_cursor *c;
   ex_sorted *sorted; /* the rows by dispatch id, instead of c */
   hp_status st;      /* of the last read: HP_OK while `pending` holds a row */
-  size_t id_off; /* offset of the row's dispatch_id (a uint64_t) */
+  size_t id_off;     /* offset of the row's dispatch_id (a uint64_t) */
   hp_table table;
   union {
     hp_counter_value v;
