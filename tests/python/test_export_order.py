@@ -130,18 +130,19 @@ def stored_ahead(store: Path) -> bool:
 
 @pytest.fixture(scope="module")
 def sampled(tmp_path_factory) -> Path:
-    """`hubprof sample --counters task-clock` of hot_spot: 2 x 30 dispatches of a few ms, each completion
-    seen by the harvester thread's pass (every ms) or by the application's own harvest, each writing into
-    its own part of the log. Run again (at most 4 times) until a dispatch lies ahead of one that ran before
-    it, the case the export used to skip the samples of."""
+    """`hubprof sample --counters task-clock` of hot_spot: 12 dispatches of ~10 ms, several samples each. The
+    harvester thread writes the dispatches that complete while the application waits in a blocking read; the
+    application writes those its own harvest takes (the last ones, at clFinish) into its part of the log, which
+    lies ahead of the harvester's: they get the lowest ids, their samples come last (4 runs of 4 here). Run
+    again (at most 4 times) until that happened, the case the export used to skip the samples of."""
     if not have_opencl():
         pytest.skip("no OpenCL device (install pocl-opencl-icd)")
     d = tmp_path_factory.mktemp("sampled")
-    env = dict(os.environ, POCL_DEVICES="pthread", POCL_CACHE_DIR=str(d / "kcache"), HUBPROF_HARVEST_MS="1")
+    env = dict(os.environ, POCL_DEVICES="pthread", POCL_CACHE_DIR=str(d / "kcache"))
     for i in range(4):
         store = d / f"s{i}.db"
         run(need(HUBPROF), "sample", "-q", "--counters", "task-clock", "-o", store, "--", need(EX / "hot_spot"),
-            "300000", "30", env=env, cwd=d)
+            "2000000", "6", env=env, cwd=d)
         if stored_ahead(store):
             break
     return store
