@@ -32,7 +32,8 @@ struct ex_sorted {
   size_t nruns, cap;
   size_t *heap; /* runs with records left, by their next record */
   size_t nheap;
-  int err; /* errno of a failed read back, 0 */
+  int err;         /* errno of a failed read back, 0 */
+  const char *dir; /* the temporary file's folder: $TMPDIR, or /tmp */
 };
 
 static int rec_cmp(const void *a, const void *b) {
@@ -46,10 +47,8 @@ static int rec_cmp(const void *a, const void *b) {
 static int spill(ex_sorted *x) {
   qsort(x->mem, x->n, x->rec, rec_cmp);
   if (x->fd < 0) {
-    const char *dir = getenv("TMPDIR");
     char path[4096];
-    if (snprintf(path, sizeof path, "%s/hubprof-export-XXXXXX", dir && *dir ? dir : "/tmp") >=
-        (int)sizeof path) {
+    if (snprintf(path, sizeof path, "%s/hubprof-export-XXXXXX", x->dir) >= (int)sizeof path) {
       errno = ENAMETOOLONG;
       return -1;
     }
@@ -116,6 +115,8 @@ int ex_sorted_open(ex_writer *w, hp_store *s, hp_table t, size_t row_size, size_
   if (!x) return ex_set_err(w, "out of memory");
   x->row_size = row_size, x->id_off = id_off, x->fd = -1;
   x->rec = (KEY + row_size + 7) & ~(size_t)7;
+  x->dir = getenv("TMPDIR");
+  if (!x->dir || !*x->dir) x->dir = "/tmp";
   *out = x;
   hp_cursor *c = NULL;
   hp_status st = hp_cursor_open(s, t, &c);
@@ -134,7 +135,8 @@ int ex_sorted_open(ex_writer *w, hp_store *s, hp_table t, size_t row_size, size_
       int e = errno;
       hp_cursor_close(c);
       errno = e;
-      return ex_set_err(w, "cannot sort the counter samples in a temporary file: %s", strerror(errno));
+      return ex_set_err(w, "cannot sort the counter samples in a temporary file in %s: %s", x->dir,
+                        strerror(errno));
     }
   }
   hp_cursor_close(c);
@@ -144,7 +146,8 @@ int ex_sorted_open(ex_writer *w, hp_store *s, hp_table t, size_t row_size, size_
     return 0;
   }
   if ((x->n && spill(x)) || merge_start(x))
-    return ex_set_err(w, "cannot sort the counter samples in a temporary file: %s", strerror(errno));
+    return ex_set_err(w, "cannot sort the counter samples in a temporary file in %s: %s", x->dir,
+                      strerror(errno));
   return 0;
 }
 
