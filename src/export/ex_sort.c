@@ -109,10 +109,20 @@ static int merge_start(ex_sorted *x) {
   return 0;
 }
 
-int ex_sorted_open(ex_writer *w, hp_store *s, hp_table t, size_t row_size, size_t id_off, ex_sorted **out) {
+/* What failed into err (n bytes): -1. */
+static int failed(char *err, size_t n, const ex_sorted *x, int e) {
+  if (x && e != ENOMEM)
+    snprintf(err, n, "cannot sort the counter samples in a temporary file in %s: %s", x->dir, strerror(e));
+  else
+    snprintf(err, n, "out of memory");
+  return -1;
+}
+
+int ex_sorted_open(hp_store *s, hp_table t, size_t row_size, size_t id_off, ex_sorted **out, char *err,
+                   size_t errlen) {
   *out = NULL;
   ex_sorted *x = calloc(1, sizeof *x);
-  if (!x) return ex_set_err(w, "out of memory");
+  if (!x) return failed(err, errlen, NULL, ENOMEM);
   x->row_size = row_size, x->id_off = id_off, x->fd = -1;
   x->rec = (KEY + row_size + 7) & ~(size_t)7;
   x->dir = getenv("TMPDIR");
@@ -123,7 +133,7 @@ int ex_sorted_open(ex_writer *w, hp_store *s, hp_table t, size_t row_size, size_
   for (uint64_t seq = 0; st == HP_OK; seq++) {
     if (hu_grow((void **)&x->mem, &x->memcap, x->n + 1, x->rec)) { /* up to RUN_ROWS, a power of 2 */
       hp_cursor_close(c);
-      return ex_set_err(w, "out of memory");
+      return failed(err, errlen, x, ENOMEM);
     }
     unsigned char *r = x->mem + x->n * x->rec;
     memset(r, 0, x->rec);
@@ -134,9 +144,7 @@ int ex_sorted_open(ex_writer *w, hp_store *s, hp_table t, size_t row_size, size_
     if (++x->n == RUN_ROWS && spill(x)) {
       int e = errno;
       hp_cursor_close(c);
-      errno = e;
-      return ex_set_err(w, "cannot sort the counter samples in a temporary file in %s: %s", x->dir,
-                        strerror(errno));
+      return failed(err, errlen, x, e);
     }
   }
   hp_cursor_close(c);
@@ -145,9 +153,7 @@ int ex_sorted_open(ex_writer *w, hp_store *s, hp_table t, size_t row_size, size_
     qsort(x->mem, x->n, x->rec, rec_cmp);
     return 0;
   }
-  if ((x->n && spill(x)) || merge_start(x))
-    return ex_set_err(w, "cannot sort the counter samples in a temporary file in %s: %s", x->dir,
-                      strerror(errno));
+  if ((x->n && spill(x)) || merge_start(x)) return failed(err, errlen, x, errno);
   return 0;
 }
 

@@ -416,7 +416,7 @@ static int step_open(ex_writer *w, hp_store *s, hp_table t, uint64_t nrows, size
   memcpy(&k->pending, &(uint32_t){(uint32_t)row_size}, sizeof(uint32_t)); /* every row starts with its size */
   if (!nrows) return 0;
   if (by_id) {
-    if (ex_sorted_open(w, s, t, row_size, id_off, &k->sorted)) return -1;
+    if (ex_sorted_open(s, t, row_size, id_off, &k->sorted, w->err, sizeof w->err)) return -1;
     step_next(k);
     return 0;
   }
