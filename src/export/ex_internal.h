@@ -83,6 +83,19 @@ typedef struct ex_backend {
   int (*run_sample)(ex_writer *w, const hp_counter_sample *s, const ex_proc *p);
 } ex_backend;
 
+/* A table's rows in dispatch order (ex_sort.c): the rows of a table without strings (counter samples), read
+ * once at open and sorted by the uint64_t dispatch id at id_off, stably (a dispatch's rows keep their store
+ * order), in runs of at most 32768 rows in memory; a longer table is written run by run to an unlinked file
+ * in $TMPDIR and merged back. open: 0, or -1 with the message in err (*out to close either way). next: HP_OK,
+ * then what the store's read ended with (HP_END, or the failure a damaged table gave), or HP_ERR_IO when the
+ * file could not be read back (ex_sorted_error: its errno). */
+typedef struct ex_sorted ex_sorted;
+int ex_sorted_open(hp_store *s, hp_table t, size_t row_size, size_t id_off, ex_sorted **out, char *err,
+                   size_t errlen);
+hp_status ex_sorted_next(ex_sorted *x, void *row);
+int ex_sorted_error(const ex_sorted *x);
+void ex_sorted_close(ex_sorted *x);
+
 /* Direction of a memory copy as text ("H2D", ...). */
 const char *ex_copy_direction(uint32_t d);
 /* Flow ids of memory copies, apart from the dispatches' (their row ids) */

@@ -380,13 +380,18 @@ static int copies_before(ex_writer *w, const ex_backend *be, copy_walk *cw, int6
   return 0;
 }
 
-/* A table read alongside the dispatches, in step (counter values, counter samples): every writer stores a
- * dispatch's rows after it and in dispatch order. Its rows hold no strings, so they are copied as they are.
- */
+/* A table read alongside the dispatches, in step, by dispatch id: the dispatches of a store hubprof wrote
+ * come in increasing id order (merge numbers them in the order it reads them). Counter values are stored
+ * after their dispatch, in dispatch order (the collector writes them with it), and are read as they are.
+ * Counter samples are stored in time order, as a sampler reads them: the samples of dispatches that overlap
+ * interleave, and a dispatch the collector's harvester thread wrote (into its own part of a log) may lie
+ * ahead of one that ran before it; so they are read sorted by dispatch id (ex_sorted). Its rows hold no
+ * strings, so they are copied as they are. */
 typedef struct ex_step {
   hp_cursor *c;
-  hp_status st;  /* of the last read: HP_OK while `pending` holds a row */
-  size_t id_off; /* offset of the row's dispatch_id (a uint64_t) */
+  ex_sorted *sorted; /* the rows by dispatch id, instead of c */
+  hp_status st;      /* of the last read: HP_OK while `pending` holds a row */
+  size_t id_off;     /* offset of the row's dispatch_id (a uint64_t) */
   hp_table table;
   union {
     hp_counter_value v;
@@ -399,13 +404,25 @@ typedef struct ex_step {
   int err;              /* its failure */
 } ex_step;
 
-static void step_open(hp_store *s, hp_table t, uint64_t nrows, size_t row_size, size_t id_off, ex_step *k) {
+static void step_next(ex_step *k) {
+  k->st = k->sorted ? ex_sorted_next(k->sorted, &k->pending) : hp_cursor_next(k->c, &k->pending);
+}
+
+/* 0, or -1 with w->err set (sorting failed: k to close all the same). */
+static int step_open(ex_writer *w, hp_store *s, hp_table t, uint64_t nrows, size_t row_size, size_t id_off,
+                     int by_id, ex_step *k) {
   memset(k, 0, sizeof *k);
   k->st = HP_END, k->row_size = row_size, k->id_off = id_off, k->table = t;
   memcpy(&k->pending, &(uint32_t){(uint32_t)row_size}, sizeof(uint32_t)); /* every row starts with its size */
-  if (!nrows) return;
+  if (!nrows) return 0;
+  if (by_id) {
+    if (ex_sorted_open(s, t, row_size, id_off, &k->sorted, w->err, sizeof w->err)) return -1;
+    step_next(k);
+    return 0;
+  }
   k->st = hp_cursor_open(s, t, &k->c);
-  if (k->st == HP_OK) k->st = hp_cursor_next(k->c, &k->pending);
+  if (k->st == HP_OK) step_next(k);
+  return 0;
 }
 
 static uint64_t step_id(const ex_step *k) {
@@ -426,7 +443,7 @@ static void step_skip(ex_writer *w, ex_step *k) {
     if (k->be->run_sample(w, &s, p)) k->err = 1;
   } else if (k->table != HP_TABLE_COUNTER_VALUE || !hp_counter_value_is_host_part(&k->pending.v))
     w->st->skipped_order++;
-  k->st = hp_cursor_next(k->c, &k->pending);
+  step_next(k);
 }
 
 /* The rows of dispatch `id` into k->rows; rows of dispatches before it (up to prev_id) that were never
@@ -442,23 +459,28 @@ static int step_take(ex_writer *w, ex_step *k, uint64_t id, uint64_t prev_id) {
     }
     if (hu_grow((void **)&k->rows, &k->cap, k->n + 1, k->row_size)) return ex_set_err(w, "out of memory");
     memcpy(k->rows + k->n++ * k->row_size, &k->pending, k->row_size);
-    k->st = hp_cursor_next(k->c, &k->pending);
+    step_next(k);
   }
   return 0;
 }
 
-/* Rows left whose dispatch never came are counted; damage is noted; the cursor closed. */
-static void step_close(ex_writer *w, ex_step *k, hp_store *s, int ok) {
+/* Rows left whose dispatch never came are counted; damage is noted; the cursor closed. -1 (w->err set) when
+ * the sorted rows could not be read back. */
+static int step_close(ex_writer *w, ex_step *k, hp_store *s, int ok) {
   while (ok && k->st == HP_OK)
     step_skip(w, k);
-  if (ok && k->st != HP_END && k->st != HP_OK) ex_note_damage(w, s);
+  int e = ex_sorted_error(k->sorted);
+  if (ok && e) ex_set_err(w, "cannot read back the sorted counter samples: %s", strerror(e));
+  if (ok && !e && k->st != HP_END && k->st != HP_OK) ex_note_damage(w, s);
   free(k->rows);
   hp_cursor_close(k->c);
+  ex_sorted_close(k->sorted);
+  return ok && e ? -1 : 0;
 }
 
 /* Dispatches in store order, with the counter values of each and, for the formats that take them, its counter
- * samples (w->samples): both read alongside in step (ex_step); a row whose dispatch was already passed is
- * counted in skipped_order. */
+ * samples (w->samples): both read alongside in step (ex_step); a row whose dispatch was already passed, or
+ * never comes (a damaged store), is counted in skipped_order. */
 static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
   hp_cursor *c;
   hp_status st = hp_cursor_open(s, HP_TABLE_DISPATCH, &c);
@@ -466,14 +488,13 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
   ex_step vals, samples;
   uint64_t nsamples = 0;
   if (!be->samples || hp_store_count(s, HP_TABLE_COUNTER_SAMPLE, &nsamples) != HP_OK) nsamples = 0;
-  step_open(s, HP_TABLE_COUNTER_VALUE, w->m->nvalues, sizeof(hp_counter_value),
-            offsetof(hp_counter_value, dispatch_id), &vals);
-  step_open(s, HP_TABLE_COUNTER_SAMPLE, nsamples, sizeof(hp_counter_sample),
-            offsetof(hp_counter_sample, dispatch_id), &samples);
+  int rc = step_open(w, s, HP_TABLE_COUNTER_VALUE, w->m->nvalues, sizeof(hp_counter_value),
+                     offsetof(hp_counter_value, dispatch_id), 0, &vals);
+  rc |= step_open(w, s, HP_TABLE_COUNTER_SAMPLE, nsamples, sizeof(hp_counter_sample),
+                  offsetof(hp_counter_sample, dispatch_id), 1, &samples);
   samples.be = be;
   uint64_t prev_id = 0;
   hp_dispatch d = {.size = sizeof d};
-  int rc = 0;
   copy_walk cw = {.st = HP_END, .next = {.size = sizeof cw.next}};
   uint64_t ncopies = 0;
   if (hp_store_count(s, HP_TABLE_MEMORY_COPY, &ncopies) == HP_OK && ncopies &&
@@ -510,9 +531,8 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
   if (!rc) rc = copies_before(w, be, &cw, INT64_MAX);
   if (!rc && cw.st != HP_END && cw.st != HP_OK && ncopies) ex_note_damage(w, s);
   hp_cursor_close(cw.c);
-  step_close(w, &vals, s, !rc);
-  step_close(w, &samples, s, !rc);
-  if (!rc && samples.err) rc = -1;
+  if (step_close(w, &vals, s, !rc)) rc = -1;
+  if (step_close(w, &samples, s, !rc) || (!rc && samples.err)) rc = -1;
   w->samples = NULL, w->nsamples = 0;
   hp_cursor_close(c);
   return rc;
