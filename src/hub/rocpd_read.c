@@ -285,7 +285,7 @@ static int colset_has(const colset *c, const char *name) {
   return 0;
 }
 
-/* " FROM \"obj\" AS alias" (kw " FROM"), or a join's item */
+/* kw "obj" AS alias: a FROM item (kw " FROM") or a joined one (sb_join) */
 static void sb_obj(hu_buf *q, const char *kw, const char *obj, const char *alias) {
   char *t = sqlite3_mprintf("%s \"%w\" AS %s", kw, obj, alias);
   if (t)
