@@ -124,13 +124,20 @@ struct hp_format_ops {
 };
 
 /* The operations every format has, in one list: a format whose functions are named PREFIX_<operation>
- * declares them with HP_FORMAT_DECLARE(PREFIX) (prototypes from the typedefs above) and starts its table with
- * HP_FORMAT(PREFIX, "name", flags) (size, name, flags and those operations); the optional ones it has follow.
- */
+ * declares them with HP_FORMAT_DECLARE(PREFIX) (prototypes from the typedefs above) and starts its table
+ * with HP_FORMAT(PREFIX, "name", flags) (size, name, flags and these operations), then its optional ones. */
 #define HP_FORMAT_CORE_OPS(X, P)                                                                             \
   X(P, probe)                                                                                                \
-  X(P, open_read) X(P, create) X(P, write) X(P, commit) X(P, abort) X(P, close_read) X(P, count)             \
-      X(P, cursor_open) X(P, cursor_next) X(P, cursor_close)
+  X(P, open_read)                                                                                            \
+  X(P, create)                                                                                               \
+  X(P, write)                                                                                                \
+  X(P, commit)                                                                                               \
+  X(P, abort)                                                                                                \
+  X(P, close_read)                                                                                           \
+  X(P, count)                                                                                                \
+  X(P, cursor_open)                                                                                          \
+  X(P, cursor_next)                                                                                          \
+  X(P, cursor_close)
 #define HP_FORMAT_DECL_(P, op) hp_fmt_##op##_fn P##_##op;
 #define HP_FORMAT_INIT_(P, op) , .op = P##_##op
 #define HP_FORMAT_DECLARE(P) HP_FORMAT_CORE_OPS(HP_FORMAT_DECL_, P)
