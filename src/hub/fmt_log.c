@@ -6,20 +6,7 @@
 
 /* ---- ops table ---- */
 const hp_format_ops hp_fmt_log = {
-    .size = sizeof(hp_format_ops),
-    .name = "log",
-    .flags = HP_FMT_THREADSAFE_WRITE | HP_FMT_LIVE,
-    .probe = hp_log_probe,
-    .open_read = hp_log_open_read,
-    .create = hp_log_create,
-    .write = hp_log_write,
-    .commit = hp_log_commit,
-    .abort = hp_log_abort,
-    .close_read = hp_log_close_read,
-    .count = hp_log_count,
-    .cursor_open = hp_log_cursor_open,
-    .cursor_next = hp_log_cursor_next,
-    .cursor_close = hp_log_cursor_close,
+    HP_FORMAT(hp_log, "log", HP_FMT_THREADSAFE_WRITE | HP_FMT_LIVE),
     .park = hp_log_park,
     .resume = hp_log_resume,
     .write_errno = hp_log_write_errno,

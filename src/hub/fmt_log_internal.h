@@ -80,19 +80,11 @@ extern tinfo hp_log_ti[HP_TABLE_COUNT]; /* filled by hp_log_ti_init */
 /* Derive the column programs once (thread-safe; every entry point of the format calls it first). */
 void hp_log_ti_init(void);
 
-/* The format's operations, one file each side. */
-int hp_log_probe(const char *path, const unsigned char *head, size_t n);
-hp_status hp_log_open_read(hp_store *s);
-void hp_log_close_read(hp_store *s);
-hp_status hp_log_count(hp_store *s, hp_table t, uint64_t *n);
-hp_status hp_log_cursor_open(hp_cursor *c);
-hp_status hp_log_cursor_next(hp_cursor *c, void *row);
-void hp_log_cursor_close(hp_cursor *c);
-int hp_log_park(hp_store *s);
-hp_status hp_log_resume(hp_store *s);
-hp_status hp_log_create(hp_store *s);
-hp_status hp_log_write(hp_store *s, hp_table t, const void *row);
-hp_status hp_log_commit(hp_store *s);
-void hp_log_abort(hp_store *s);
+/* The format's operations, one file each side (the reader's in fmt_log_read.c, the writer's in
+ * fmt_log_write.c): hp_log_probe, hp_log_open_read, ... hp_log_cursor_close (hub_internal.h), and
+ * park/resume. */
+HP_FORMAT_DECLARE(hp_log)
+hp_fmt_park_fn hp_log_park;
+hp_fmt_resume_fn hp_log_resume;
 
 #endif

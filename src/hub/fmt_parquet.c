@@ -1055,20 +1055,7 @@ static hp_status append_install(hp_store *s, pq_store *p, const pq_file_entry *c
 
 /* ---- ops ---- */
 const hp_format_ops hp_fmt_parquet = {
-    .size = sizeof(hp_format_ops),
-    .name = "parquet",
-    .flags = 0,
-    .probe = pq_probe,
-    .open_read = pq_open_read,
-    .create = pq_create,
-    .write = pq_write,
-    .commit = pq_commit,
-    .abort = pq_abort,
-    .close_read = pq_close_read,
-    .count = pq_count,
-    .cursor_open = pq_cursor_open,
-    .cursor_next = pq_cursor_next,
-    .cursor_close = pq_cursor_close,
+    HP_FORMAT(pq, "parquet", 0),
     .cursor_next_batch = hp_parquet_cursor_next_batch,
     .cursor_part = pq_cursor_part,
     .cursor_filter = pq_cursor_filter,

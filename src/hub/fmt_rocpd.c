@@ -7,20 +7,7 @@
 #include "rocpd_internal.h"
 
 const hp_format_ops hp_fmt_rocpd = {
-    .size = sizeof(hp_format_ops),
-    .name = "rocpd",
-    .flags = 0,
-    .probe = rp_probe,
-    .open_read = rp_open_read,
-    .create = rp_create,
-    .write = rp_write,
-    .commit = rp_commit,
-    .abort = rp_abort,
-    .close_read = rp_close_read,
-    .count = rp_count,
-    .cursor_open = rp_cursor_open,
-    .cursor_next = rp_cursor_next,
-    .cursor_close = rp_cursor_close,
+    HP_FORMAT(rp, "rocpd", 0),
     .cursor_columns = rp_cursor_columns,
     .cursor_part = rp_cursor_part,
     .row_span = rp_id_span,

@@ -49,57 +49,100 @@ enum {
   HP_FMT_LIVE = 1u << 1,             /* supports HP_CREATE_LIVE */
 };
 
+/* The signature of each operation, written once: hp_format_ops' members and the formats' own declarations
+ * (HP_FORMAT_DECLARE) take it from here. */
+typedef int hp_fmt_probe_fn(const char *path, const unsigned char *head, size_t n);
+typedef hp_status hp_fmt_open_read_fn(hp_store *s);
+typedef hp_status hp_fmt_create_fn(hp_store *s);
+typedef hp_status hp_fmt_write_fn(hp_store *s, hp_table t, const void *row);
+typedef hp_status hp_fmt_commit_fn(hp_store *s);
+typedef void hp_fmt_abort_fn(hp_store *s);
+typedef void hp_fmt_close_read_fn(hp_store *s);
+typedef hp_status hp_fmt_count_fn(hp_store *s, hp_table t, uint64_t *n);
+typedef hp_status hp_fmt_cursor_open_fn(hp_cursor *c);
+typedef hp_status hp_fmt_cursor_next_fn(hp_cursor *c, void *row);
+typedef void hp_fmt_cursor_close_fn(hp_cursor *c);
+typedef hp_status hp_fmt_cursor_next_batch_fn(hp_cursor *c, void *const *cols, size_t max, size_t *n);
+typedef hp_status hp_fmt_cursor_columns_fn(hp_cursor *c, void *const *cols);
+typedef int hp_fmt_park_fn(hp_store *s);
+typedef hp_status hp_fmt_resume_fn(hp_store *s);
+typedef hp_status hp_fmt_cursor_part_fn(hp_cursor *c, unsigned part, unsigned nparts);
+typedef hp_status hp_fmt_cursor_filter_fn(hp_cursor *c, int (*keep)(void *, const hp_col_range *), void *ctx);
+typedef int hp_fmt_write_errno_fn(hp_store *s);
+typedef hp_status hp_fmt_row_span_fn(hp_store *s, hp_table t, int64_t *lo, int64_t *hi);
+
 struct hp_format_ops {
   size_t size;
   const char *name;
   unsigned flags; /* HP_FMT_* */
   /* Detection: given the path and its first bytes (head, n may be 0 for a directory or empty file),
    * return 1 when the path is certainly this format. */
-  int (*probe)(const char *path, const unsigned char *head, size_t n);
+  hp_fmt_probe_fn *probe;
   /* Open for reading / create for writing; fill s->impl and s->schema_version. On error set the message
    * with hp_set_error and return the status (the hub then calls close_read/abort as fitting). */
-  hp_status (*open_read)(hp_store *s);
-  hp_status (*create)(hp_store *s);
+  hp_fmt_open_read_fn *open_read;
+  hp_fmt_create_fn *create;
   /* Append one row (row is a full struct of this build, already normalised by the hub: size set to
    * this build's size, NULL strings replaced by ""). */
-  hp_status (*write)(hp_store *s, hp_table t, const void *row);
+  hp_fmt_write_fn *write;
   /* Commit a created store: make it appear at s->path atomically. Commit and abort both release
    * everything in s->impl (the hub sets it to NULL after either). */
-  hp_status (*commit)(hp_store *s);
+  hp_fmt_commit_fn *commit;
   /* Drop a created store: remove every temporary. */
-  void (*abort)(hp_store *s);
+  hp_fmt_abort_fn *abort;
   /* Release a read store. */
-  void (*close_read)(hp_store *s);
-  hp_status (*count)(hp_store *s, hp_table t, uint64_t *n);
+  hp_fmt_close_read_fn *close_read;
+  hp_fmt_count_fn *count;
   /* Cursor: open fills c->impl; next fills a full row struct of this build (strings valid until the
    * next call); close releases c->impl. */
-  hp_status (*cursor_open)(hp_cursor *c);
-  hp_status (*cursor_next)(hp_cursor *c, void *row);
-  void (*cursor_close)(hp_cursor *c);
+  hp_fmt_cursor_open_fn *cursor_open;
+  hp_fmt_cursor_next_fn *cursor_next;
+  hp_fmt_cursor_close_fn *cursor_close;
   /* Optional columnar read with the contract of hp_cursor_next_batch (NULL arrays: columns not wanted,
    * which a columnar format need not decode); NULL = the hub builds batches from cursor_next. */
-  hp_status (*cursor_next_batch)(hp_cursor *c, void *const *cols, size_t max, size_t *n);
+  hp_fmt_cursor_next_batch_fn *cursor_next_batch;
   /* Optional, for a row format without cursor_next_batch: the columns the reads that follow need (cols as
    * hp_cursor_next_batch's, NULL: every column), told before each batch the hub builds and before a row read
    * by hp_cursor_next after one. cursor_next may then leave the other columns at their hp_row_init value. */
-  hp_status (*cursor_columns)(hp_cursor *c, void *const *cols);
+  hp_fmt_cursor_columns_fn *cursor_columns;
   /* Optional, for a read store: park releases the file (descriptor, mapping) and keeps what was read from it,
    * returning 1, or returns 0 when it cannot (the store is then as before); resume takes the file again:
    * HP_OK, or an error set with hp_set_error (the caller then aborts the store). */
-  int (*park)(hp_store *s);
-  hp_status (*resume)(hp_store *s);
+  hp_fmt_park_fn *park;
+  hp_fmt_resume_fn *resume;
   /* Optional: open c (as cursor_open) on part `part` of `nparts` (2 or more) of its table, with the contract
    * of hp_cursor_open_part; NULL = the format cannot split (part 0 gets every row). */
-  hp_status (*cursor_part)(hp_cursor *c, unsigned part, unsigned nparts);
+  hp_fmt_cursor_part_fn *cursor_part;
   /* Optional: hp_cursor_filter's contract; NULL = every row is read. */
-  hp_status (*cursor_filter)(hp_cursor *c, int (*keep)(void *, const hp_col_range *), void *ctx);
+  hp_fmt_cursor_filter_fn *cursor_filter;
   /* Optional, for a store being created: errno of the last failure to extend it (ENOSPC), 0 when none, for
    * a format whose append path sets no message (the log's runs inside the application). */
-  int (*write_errno)(hp_store *s);
+  hp_fmt_write_errno_fn *write_errno;
   /* Optional: the smallest and largest row id of table t, where cursor_part cuts a table by id ranges that
    * other read-only opens of the same file can read at once (merge_read.c's read-ahead); NULL = none. */
-  hp_status (*row_span)(hp_store *s, hp_table t, int64_t *lo, int64_t *hi);
+  hp_fmt_row_span_fn *row_span;
 };
+
+/* The operations every format has, in one list: a format whose functions are named PREFIX_<operation>
+ * declares them with HP_FORMAT_DECLARE(PREFIX) (prototypes from the typedefs above) and starts its table
+ * with HP_FORMAT(PREFIX, "name", flags) (size, name, flags and these operations), then its optional ones. */
+#define HP_FORMAT_CORE_OPS(X, P)                                                                             \
+  X(P, probe)                                                                                                \
+  X(P, open_read)                                                                                            \
+  X(P, create)                                                                                               \
+  X(P, write)                                                                                                \
+  X(P, commit)                                                                                               \
+  X(P, abort)                                                                                                \
+  X(P, close_read)                                                                                           \
+  X(P, count)                                                                                                \
+  X(P, cursor_open)                                                                                          \
+  X(P, cursor_next)                                                                                          \
+  X(P, cursor_close)
+#define HP_FORMAT_DECL_(P, op) hp_fmt_##op##_fn P##_##op;
+#define HP_FORMAT_INIT_(P, op) , .op = P##_##op
+#define HP_FORMAT_DECLARE(P) HP_FORMAT_CORE_OPS(HP_FORMAT_DECL_, P)
+#define HP_FORMAT(P, NAME, FLAGS)                                                                            \
+  .size = sizeof(hp_format_ops), .name = NAME, .flags = FLAGS HP_FORMAT_CORE_OPS(HP_FORMAT_INIT_, P)
 
 extern const hp_format_ops hp_fmt_rocpd;
 extern const hp_format_ops hp_fmt_log;

@@ -319,23 +319,17 @@ hp_status rp_exec_sql(hp_store *s, const char *sql, const char *what);
 hp_status rp_prepare_inserts(hp_store *s);
 void rp_finalize_inserts(rp_state *r);
 
+/* ---- the format's operations (fmt_rocpd.c's table) ---- */
+/* rp_probe, rp_open_read, rp_create, ... rp_cursor_close (hub_internal.h): the writer's in rocpd_write.c
+ * (create, write, commit, abort), the reader's in rocpd_read.c, with the optional ones below. */
+HP_FORMAT_DECLARE(rp)
+hp_fmt_cursor_columns_fn rp_cursor_columns;
+hp_fmt_cursor_part_fn rp_cursor_part;
+
 /* ---- rocpd_write.c ---- */
 void rp_free_state(rp_state *r);
-hp_status rp_write(hp_store *s, hp_table t, const void *row);
-hp_status rp_create(hp_store *s);
-hp_status rp_commit(hp_store *s);
-void rp_abort(hp_store *s);
 
 /* ---- rocpd_read.c ---- */
-int rp_probe(const char *path, const unsigned char *head, size_t n);
-hp_status rp_open_read(hp_store *s);
-void rp_close_read(hp_store *s);
-hp_status rp_count(hp_store *s, hp_table t, uint64_t *n);
-hp_status rp_cursor_open(hp_cursor *c);
-void rp_cursor_close(hp_cursor *c);
-hp_status rp_cursor_next(hp_cursor *c, void *row);
-hp_status rp_cursor_columns(hp_cursor *c, void *const *cols);
-hp_status rp_cursor_part(hp_cursor *c, unsigned part, unsigned nparts);
 /* The smallest and largest id of table t's rows in a file written by hubprof (the dispatch table): HP_OK (lo
  * > hi when it has none), HP_ERR_UNSUPPORTED for another table or file, or a read error. */
 hp_status rp_id_span(hp_store *s, hp_table t, int64_t *lo, int64_t *hi);

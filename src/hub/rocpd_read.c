@@ -285,13 +285,21 @@ static int colset_has(const colset *c, const char *name) {
   return 0;
 }
 
-static void sb_obj(hu_buf *q, const char *obj, const char *alias) {
-  char *t = sqlite3_mprintf(" \"%w\" AS %s", obj, alias);
+/* kw "obj" AS alias: a FROM item (kw " FROM") or a joined one (sb_join) */
+static void sb_obj(hu_buf *q, const char *kw, const char *obj, const char *alias) {
+  char *t = sqlite3_mprintf("%s \"%w\" AS %s", kw, obj, alias);
   if (t)
     hu_buf_str(q, t);
   else
     q->oom = 1;
   sqlite3_free(t);
+}
+
+/* " LEFT JOIN \"obj\" AS alias ON on": the joins that bring a row its strings and its dispatch */
+static void sb_join(hu_buf *q, const char *obj, const char *alias, const char *on) {
+  sb_obj(q, " LEFT JOIN", obj, alias);
+  hu_buf_str(q, " ON ");
+  hu_buf_str(q, on);
 }
 
 static int ident_char(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_'; }
@@ -451,8 +459,7 @@ static int build_query(rp_state *r, hp_table t, int count, int order, uint64_t w
   switch (t) {
   case HP_TABLE_METADATA:
     if (!count) sb_select(q, r, t, &c, "M", NULL, r->own, want);
-    hu_buf_str(q, " FROM");
-    sb_obj(q, obj, "M");
+    sb_obj(q, " FROM", obj, "M");
     hu_buf_str(q, " WHERE tag NOT IN ('schema_version', 'uuid', 'guid', '" RP_WRITER_TAG "')");
     if (order) hu_buf_str(q, " ORDER BY id");
     break;
@@ -471,12 +478,9 @@ static int build_query(rp_state *r, hp_table t, int count, int order, uint64_t w
                                                                       : "0"};
       sb_select(q, r, t, &c, "V", special, r->own, want);
     }
-    hu_buf_str(q, " FROM");
-    sb_obj(q, obj, "V");
+    sb_obj(q, " FROM", obj, "V");
     if (!count && join) {
-      hu_buf_str(q, " LEFT JOIN");
-      sb_obj(q, r->obj[RT_KERNEL_DISPATCH], "K");
-      hu_buf_str(q, " ON K.\"event_id\" = V.\"event_id\"");
+      sb_join(q, r->obj[RT_KERNEL_DISPATCH], "K", "K.\"event_id\" = V.\"event_id\"");
     }
     if (colset_has(&c, "sample_id")) hu_buf_str(q, " WHERE V.\"sample_id\" IS NULL");
     if (order && colset_has(&c, "id")) hu_buf_str(q, " ORDER BY V.\"id\"");
@@ -489,23 +493,14 @@ static int build_query(rp_state *r, hp_table t, int count, int order, uint64_t w
       int name = has_s && colset_has(&c, "name_id"), cat = has_s && has_e && colset_has(&c, "event_id");
       const char *special[2] = {name ? "S.\"string\"" : "NULL", cat ? "C.\"string\"" : "NULL"};
       sb_select(q, r, t, &c, "R", special, r->own, want);
-      hu_buf_str(q, " FROM");
-      sb_obj(q, obj, "R");
-      if (name) {
-        hu_buf_str(q, " LEFT JOIN");
-        sb_obj(q, r->obj[RT_STRING], "S");
-        hu_buf_str(q, " ON S.\"id\" = R.\"name_id\"");
-      }
+      sb_obj(q, " FROM", obj, "R");
+      if (name) sb_join(q, r->obj[RT_STRING], "S", "S.\"id\" = R.\"name_id\"");
       if (cat) {
-        hu_buf_str(q, " LEFT JOIN");
-        sb_obj(q, r->obj[RT_EVENT], "E");
-        hu_buf_str(q, " ON E.\"id\" = R.\"event_id\" LEFT JOIN");
-        sb_obj(q, r->obj[RT_STRING], "C");
-        hu_buf_str(q, " ON C.\"id\" = E.\"category_id\"");
+        sb_join(q, r->obj[RT_EVENT], "E", "E.\"id\" = R.\"event_id\"");
+        sb_join(q, r->obj[RT_STRING], "C", "C.\"id\" = E.\"category_id\"");
       }
     } else {
-      hu_buf_str(q, " FROM");
-      sb_obj(q, obj, "R");
+      sb_obj(q, " FROM", obj, "R");
     }
     if (r->own) hu_buf_str(q, " WHERE R.\"id\" <> 0");
     if (order) hu_buf_str(q, " ORDER BY R.\"id\"");
@@ -517,13 +512,8 @@ static int build_query(rp_state *r, hp_table t, int count, int order, uint64_t w
       const char *special[1] = {name ? "S.\"string\"" : "NULL"};
       sb_select(q, r, t, &c, "M", special, r->own, want);
     }
-    hu_buf_str(q, " FROM");
-    sb_obj(q, obj, "M");
-    if (!count && name) {
-      hu_buf_str(q, " LEFT JOIN");
-      sb_obj(q, r->obj[RT_STRING], "S");
-      hu_buf_str(q, " ON S.\"id\" = M.\"name_id\"");
-    }
+    sb_obj(q, " FROM", obj, "M");
+    if (!count && name) sb_join(q, r->obj[RT_STRING], "S", "S.\"id\" = M.\"name_id\"");
     if (r->own) hu_buf_str(q, " WHERE M.\"id\" <> 0");
     if (order) hu_buf_str(q, " ORDER BY M.\"id\"");
     break;
@@ -535,8 +525,7 @@ static int build_query(rp_state *r, hp_table t, int count, int order, uint64_t w
     if (!count) sb_select(q, r, t, &c, "T", NULL, t == HP_TABLE_DISPATCH && r->ext_c ? 2 : r->own, want);
     if (!count && t == HP_TABLE_DISPATCH && r->ext_c && (want & ext_cols())) /* no key read: no text */
       hu_buf_str(q, ", T.\"extdata\"");
-    hu_buf_str(q, " FROM");
-    sb_obj(q, obj, "T");
+    sb_obj(q, " FROM", obj, "T");
     if (r->own) hu_buf_str(q, " WHERE T.\"id\" <> 0"); /* id 0 rows are placeholders for "none" */
     if (r->own && range) {
       char b[96];

@@ -1,212 +1,24 @@
-/* Hub data model descriptions: one table of columns per row struct, and the row copy helpers built on it.
- * Generic code (merge, bindings, the log encoder) walks rows through these; nothing here knows a format. */
+/* Hub data model descriptions: one table of columns per row struct (from columns.h), and the row copy helpers
+ * built on it. Generic code (merge, bindings, the log encoder) walks rows through these; nothing here knows a
+ * format. */
 /* SPDX-License-Identifier: MIT */
+#include "columns.h"
 #include "hub_internal.h"
 
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
-#define COL(st, f, ty, ref)                                                                                  \
-  { #f, ty, offsetof(st, f), ref }
-#define COLN(st, nm, f, ty)                                                                                  \
-  { nm, ty, offsetof(st, f), NULL }
-
-static const hp_column node_cols[] = {
-    COL(hp_node, id, HP_COL_U64, NULL),         COL(hp_node, hostname, HP_COL_STR, NULL),
-    COL(hp_node, machine_id, HP_COL_STR, NULL), COL(hp_node, system_name, HP_COL_STR, NULL),
-    COL(hp_node, release, HP_COL_STR, NULL),    COL(hp_node, version, HP_COL_STR, NULL),
-    COL(hp_node, machine, HP_COL_STR, NULL),
-};
-static const hp_column process_cols[] = {
-    COL(hp_process, id, HP_COL_U64, NULL),
-    COL(hp_process, node_id, HP_COL_U64, "node"),
-    COL(hp_process, pid, HP_COL_I64, NULL),
-    COL(hp_process, ppid, HP_COL_I64, NULL),
-    COL(hp_process, rank, HP_COL_I64, NULL),
-    COL(hp_process, start_ns, HP_COL_I64, NULL),
-    COL(hp_process, end_ns, HP_COL_I64, NULL),
-    COL(hp_process, command, HP_COL_STR, NULL),
-    COL(hp_process, lost_records, HP_COL_U64, NULL),
-    COL(hp_process, world_size, HP_COL_I64, NULL),
-    COL(hp_process, local_rank, HP_COL_I64, NULL),
-    COL(hp_process, job_id, HP_COL_STR, NULL),
-    COL(hp_process, clock_offset_ns, HP_COL_I64, NULL),
-    COL(hp_process, exit_code, HP_COL_I64, NULL),
-    COL(hp_process, exit_signal, HP_COL_I64, NULL),
-};
-static const hp_column thread_cols[] = {
-    COL(hp_thread, id, HP_COL_U64, NULL),     COL(hp_thread, process_id, HP_COL_U64, "process"),
-    COL(hp_thread, tid, HP_COL_I64, NULL),    COL(hp_thread, start_ns, HP_COL_I64, NULL),
-    COL(hp_thread, end_ns, HP_COL_I64, NULL), COL(hp_thread, name, HP_COL_STR, NULL),
-};
-static const hp_column agent_cols[] = {
-    COL(hp_agent, id, HP_COL_U64, NULL),
-    COL(hp_agent, node_id, HP_COL_U64, "node"),
-    COL(hp_agent, type, HP_COL_I32, NULL),
-    COL(hp_agent, device_index, HP_COL_I32, NULL),
-    COL(hp_agent, vendor, HP_COL_STR, NULL),
-    COL(hp_agent, name, HP_COL_STR, NULL),
-    COL(hp_agent, product_name, HP_COL_STR, NULL),
-    COL(hp_agent, runtime, HP_COL_STR, NULL),
-    COL(hp_agent, compute_units, HP_COL_I64, NULL),
-    COL(hp_agent, max_clock_mhz, HP_COL_I64, NULL),
-    COL(hp_agent, global_mem_bytes, HP_COL_I64, NULL),
-    COL(hp_agent, local_mem_bytes, HP_COL_I64, NULL),
-    COL(hp_agent, wave_size, HP_COL_I64, NULL),
-};
-static const hp_column queue_cols[] = {
-    COL(hp_queue, id, HP_COL_U64, NULL),
-    COL(hp_queue, process_id, HP_COL_U64, "process"),
-    COL(hp_queue, agent_id, HP_COL_U64, "agent"),
-    COL(hp_queue, name, HP_COL_STR, NULL),
-};
-static const hp_column code_object_cols[] = {
-    COL(hp_code_object, id, HP_COL_U64, NULL),
-    COL(hp_code_object, process_id, HP_COL_U64, "process"),
-    COL(hp_code_object, agent_id, HP_COL_U64, "agent"),
-    COL(hp_code_object, uri, HP_COL_STR, NULL),
-    COL(hp_code_object, load_base, HP_COL_U64, NULL),
-    COL(hp_code_object, load_size, HP_COL_U64, NULL),
-    COL(hp_code_object, hash, HP_COL_STR, NULL),
-    COL(hp_code_object, code_size, HP_COL_U64, NULL),
-    COL(hp_code_object, build_options, HP_COL_STR, NULL),
-    COL(hp_code_object, source, HP_COL_STR, NULL),
-    COL(hp_code_object, ir_hash, HP_COL_STR, NULL),
-};
-static const hp_column kernel_symbol_cols[] = {
-    COL(hp_kernel_symbol, id, HP_COL_U64, NULL),
-    COL(hp_kernel_symbol, code_object_id, HP_COL_U64, "code_object"),
-    COL(hp_kernel_symbol, name, HP_COL_STR, NULL),
-    COL(hp_kernel_symbol, display_name, HP_COL_STR, NULL),
-    COL(hp_kernel_symbol, private_size, HP_COL_I64, NULL),
-    COL(hp_kernel_symbol, group_size, HP_COL_I64, NULL),
-    COL(hp_kernel_symbol, program_hash, HP_COL_STR, NULL),
-    COL(hp_kernel_symbol, registers, HP_COL_I64, NULL),
-};
-static const hp_column dispatch_cols[] = {
-    COL(hp_dispatch, id, HP_COL_U64, NULL),
-    COL(hp_dispatch, dispatch_id, HP_COL_U64, NULL),
-    COL(hp_dispatch, process_id, HP_COL_U64, "process"),
-    COL(hp_dispatch, thread_id, HP_COL_U64, "thread"),
-    COL(hp_dispatch, agent_id, HP_COL_U64, "agent"),
-    COL(hp_dispatch, queue_id, HP_COL_U64, "queue"),
-    COL(hp_dispatch, kernel_id, HP_COL_U64, "kernel_symbol"),
-    {"grid_x", HP_COL_U32, offsetof(hp_dispatch, grid) + 0, NULL},
-    {"grid_y", HP_COL_U32, offsetof(hp_dispatch, grid) + 4, NULL},
-    {"grid_z", HP_COL_U32, offsetof(hp_dispatch, grid) + 8, NULL},
-    {"workgroup_x", HP_COL_U32, offsetof(hp_dispatch, workgroup) + 0, NULL},
-    {"workgroup_y", HP_COL_U32, offsetof(hp_dispatch, workgroup) + 4, NULL},
-    {"workgroup_z", HP_COL_U32, offsetof(hp_dispatch, workgroup) + 8, NULL},
-    COL(hp_dispatch, private_size, HP_COL_I64, NULL),
-    COL(hp_dispatch, group_size, HP_COL_I64, NULL),
-    COL(hp_dispatch, start_ns, HP_COL_I64, NULL),
-    COL(hp_dispatch, end_ns, HP_COL_I64, NULL),
-    COL(hp_dispatch, enqueue_ns, HP_COL_I64, NULL),
-    COL(hp_dispatch, passes, HP_COL_U32, NULL),
-    COL(hp_dispatch, bytes_accessible, HP_COL_U64, NULL),
-    COL(hp_dispatch, bytes_restored, HP_COL_U64, NULL),
-    COL(hp_dispatch, cold, HP_COL_U32, NULL),
-    COL(hp_dispatch, region_id, HP_COL_U64, "region"),
-    COL(hp_dispatch, correlation_id, HP_COL_U64, NULL),
-    COL(hp_dispatch, graph_id, HP_COL_U64, NULL),
-};
-static const hp_column counter_info_cols[] = {
-    COL(hp_counter_info, id, HP_COL_U64, NULL),         COL(hp_counter_info, agent_id, HP_COL_U64, "agent"),
-    COL(hp_counter_info, name, HP_COL_STR, NULL),       COL(hp_counter_info, description, HP_COL_STR, NULL),
-    COL(hp_counter_info, block, HP_COL_STR, NULL),      COL(hp_counter_info, unit, HP_COL_STR, NULL),
-    COL(hp_counter_info, expression, HP_COL_STR, NULL),
-};
-static const hp_column counter_value_cols[] = {
-    COL(hp_counter_value, dispatch_id, HP_COL_U64, "dispatch"),
-    COL(hp_counter_value, counter_id, HP_COL_U64, "counter_info"),
-    COL(hp_counter_value, pass, HP_COL_U32, NULL),
-    COL(hp_counter_value, imputed, HP_COL_U32, NULL),
-    COL(hp_counter_value, value, HP_COL_F64, NULL),
-    COL(hp_counter_value, region_id, HP_COL_U64, "region"),
-};
-static const hp_column region_cols[] = {
-    COL(hp_region, id, HP_COL_U64, NULL),
-    COL(hp_region, process_id, HP_COL_U64, "process"),
-    COL(hp_region, thread_id, HP_COL_U64, "thread"),
-    COL(hp_region, name, HP_COL_STR, NULL),
-    COL(hp_region, category, HP_COL_STR, NULL),
-    COL(hp_region, start_ns, HP_COL_I64, NULL),
-    COL(hp_region, end_ns, HP_COL_I64, NULL),
-};
-static const hp_column metadata_cols[] = {
-    COL(hp_metadata, key, HP_COL_STR, NULL),
-    COL(hp_metadata, value, HP_COL_STR, NULL),
-};
-static const hp_column pc_sample_cols[] = {
-    COL(hp_pc_sample, id, HP_COL_U64, NULL),
-    COL(hp_pc_sample, dispatch_id, HP_COL_U64, "dispatch"),
-    COL(hp_pc_sample, code_object_id, HP_COL_U64, "code_object"),
-    COL(hp_pc_sample, offset, HP_COL_U64, NULL),
-    COL(hp_pc_sample, timestamp_ns, HP_COL_I64, NULL),
-    COL(hp_pc_sample, thread_id, HP_COL_U64, "thread"),
-    COL(hp_pc_sample, weight, HP_COL_U64, NULL),
-    COL(hp_pc_sample, stall_reason, HP_COL_STR, NULL),
-    COL(hp_pc_sample, samples, HP_COL_U64, NULL),
-};
-static const hp_column counter_sample_cols[] = {
-    COL(hp_counter_sample, id, HP_COL_U64, NULL),
-    COL(hp_counter_sample, dispatch_id, HP_COL_U64, "dispatch"),
-    COL(hp_counter_sample, counter_id, HP_COL_U64, "counter_info"),
-    COL(hp_counter_sample, timestamp_ns, HP_COL_I64, NULL),
-    COL(hp_counter_sample, value, HP_COL_F64, NULL),
-    COL(hp_counter_sample, sample_set, HP_COL_U64, NULL),
-    COL(hp_counter_sample, process_id, HP_COL_U64, "process"),
-};
-static const hp_column code_blob_cols[] = {
-    COL(hp_code_blob, id, HP_COL_U64, NULL),     COL(hp_code_blob, hash, HP_COL_STR, NULL),
-    COL(hp_code_blob, offset, HP_COL_U64, NULL), COL(hp_code_blob, total_size, HP_COL_U64, NULL),
-    COL(hp_code_blob, data, HP_COL_STR, NULL),
-};
-static const hp_column memory_copy_cols[] = {
-    COL(hp_memory_copy, id, HP_COL_U64, NULL),
-    COL(hp_memory_copy, process_id, HP_COL_U64, "process"),
-    COL(hp_memory_copy, thread_id, HP_COL_U64, "thread"),
-    COL(hp_memory_copy, agent_id, HP_COL_U64, "agent"),
-    COL(hp_memory_copy, queue_id, HP_COL_U64, "queue"),
-    COL(hp_memory_copy, name, HP_COL_STR, NULL),
-    COL(hp_memory_copy, direction, HP_COL_U32, NULL),
-    COL(hp_memory_copy, bytes, HP_COL_U64, NULL),
-    COL(hp_memory_copy, enqueue_ns, HP_COL_I64, NULL),
-    COL(hp_memory_copy, start_ns, HP_COL_I64, NULL),
-    COL(hp_memory_copy, end_ns, HP_COL_I64, NULL),
-    COL(hp_memory_copy, region_id, HP_COL_U64, "region"),
-};
-static const hp_column ceiling_cols[] = {
-    COL(hp_ceiling, id, HP_COL_U64, NULL),   COL(hp_ceiling, agent_id, HP_COL_U64, "agent"),
-    COL(hp_ceiling, name, HP_COL_STR, NULL), COL(hp_ceiling, value, HP_COL_F64, NULL),
-    COL(hp_ceiling, unit, HP_COL_STR, NULL), COL(hp_ceiling, method, HP_COL_STR, NULL),
-    COL(hp_ceiling, note, HP_COL_STR, NULL), COL(hp_ceiling, measured_ns, HP_COL_I64, NULL),
-};
+/* The descriptions, from the one list of tables and columns (columns.h). */
+#define HUB_COL(S, member, name, type, ref, dataset, boolean, null, unit, desc)                              \
+  {name, HP_COL_##type, offsetof(S, member), ref},
+#define HUB_COLS(T, nm, S) static const hp_column nm##_cols[] = {HP_COLUMNS_##T(HUB_COL, S)};
+HP_TABLES(HUB_COLS)
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-#define DESC(nm, T, st, cols)                                                                                \
-  { nm, T, sizeof(st), N(cols), cols }
+#define DESC(T, nm, S) [HP_TABLE_##T] = {#nm, HP_TABLE_##T, sizeof(S), N(nm##_cols), nm##_cols},
 
-static const hp_table_desc descs[HP_TABLE_COUNT] = {
-    DESC("node", HP_TABLE_NODE, hp_node, node_cols),
-    DESC("process", HP_TABLE_PROCESS, hp_process, process_cols),
-    DESC("thread", HP_TABLE_THREAD, hp_thread, thread_cols),
-    DESC("agent", HP_TABLE_AGENT, hp_agent, agent_cols),
-    DESC("queue", HP_TABLE_QUEUE, hp_queue, queue_cols),
-    DESC("code_object", HP_TABLE_CODE_OBJECT, hp_code_object, code_object_cols),
-    DESC("kernel_symbol", HP_TABLE_KERNEL_SYMBOL, hp_kernel_symbol, kernel_symbol_cols),
-    DESC("dispatch", HP_TABLE_DISPATCH, hp_dispatch, dispatch_cols),
-    DESC("counter_info", HP_TABLE_COUNTER_INFO, hp_counter_info, counter_info_cols),
-    DESC("counter_value", HP_TABLE_COUNTER_VALUE, hp_counter_value, counter_value_cols),
-    DESC("region", HP_TABLE_REGION, hp_region, region_cols),
-    DESC("metadata", HP_TABLE_METADATA, hp_metadata, metadata_cols),
-    DESC("pc_sample", HP_TABLE_PC_SAMPLE, hp_pc_sample, pc_sample_cols),
-    DESC("counter_sample", HP_TABLE_COUNTER_SAMPLE, hp_counter_sample, counter_sample_cols),
-    DESC("code_blob", HP_TABLE_CODE_BLOB, hp_code_blob, code_blob_cols),
-    DESC("memory_copy", HP_TABLE_MEMORY_COPY, hp_memory_copy, memory_copy_cols),
-    DESC("ceiling", HP_TABLE_CEILING, hp_ceiling, ceiling_cols),
-};
+static const hp_table_desc descs[HP_TABLE_COUNT] = {HP_TABLES(DESC)};
 
 /* Tables whose rows are many (streamed by readers and merge, never held in memory, never de-duplicated by
  * key); the others are small and keyed. */

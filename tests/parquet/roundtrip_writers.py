@@ -98,7 +98,7 @@ def nulls_writer(path, name):
     t = pq.read_table(path)
     cols = []
     for f, col in zip(t.schema, t.columns):
-        # the columns whose unknown is -1 (NR_MINUS1 in src/hub/parquet_schema.c); 0 is a value there
+        # the columns whose unknown is -1 (MINUS1 in src/hub/columns.h); 0 is a value there
         minus1 = {"rank", "world_size", "local_rank", "exit_code", "exit_signal"}
         unknown = -1 if f.name in minus1 else ("" if pa.types.is_string(f.type) else 0)
         if not (pa.types.is_integer(f.type) or pa.types.is_string(f.type)):
