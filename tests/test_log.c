@@ -142,8 +142,10 @@ static void test_round_trip(void) {
   const char *u8 = "ñandú – 速度 – 𝄞 – \"quoted\" \\ tab\t";
   hp_node nodes[] = {{sizeof(hp_node), 1, "host-ü", "mid-0123", "Linux", "6.1.0", "#1 SMP", "x86_64"},
                      {sizeof(hp_node), UINT64_MAX, u8, "", "", "", "", ""}};
-  hp_process procs[] = {{sizeof(hp_process), 1, 1, 4242, 1, -1, INT64_MIN, INT64_MAX, "./app --x=ü 'a b'", 0},
-                        {sizeof(hp_process), 2, UINT64_MAX, -7, 0, 12, -1, 0, "", UINT64_MAX}};
+  hp_process procs[] = {
+      {sizeof(hp_process), 1, 1, 4242, 1, -1, INT64_MIN, INT64_MAX, "./app --x=ü 'a b'", 0, 0, 0, NULL, 0, 0,
+       0},
+      {sizeof(hp_process), 2, UINT64_MAX, -7, 0, 12, -1, 0, "", UINT64_MAX, 0, 0, NULL, 0, 0, 0}};
   hp_thread threads[] = {{sizeof(hp_thread), 1, 1, 4242, 5, 6, "main"},
                          {sizeof(hp_thread), 9, 2, -1, 0, 0, u8}};
   hp_agent agents[] = {{sizeof(hp_agent), 1, 1, HP_AGENT_GPU, 0, "AMD", "gfx942", "Instinct MI300X", "ROCm 6",
@@ -154,57 +156,57 @@ static void test_round_trip(void) {
                            4096, "", 0, "", "", ""},
                           {sizeof(hp_code_object), 3, 0, 0, "", UINT64_MAX, UINT64_MAX, "", 0, "", "", ""}};
   hp_kernel_symbol ks[] = {
-      {sizeof(hp_kernel_symbol), 1, 1, "_Z4axpyPfS_f", "axpy(float*, float*, float)", 16, -32},
-      {sizeof(hp_kernel_symbol), 2, 0, u8, u8, INT64_MIN, INT64_MAX}};
-  hp_dispatch ds[] = {{sizeof(hp_dispatch),
-                       1,
-                       77,
-                       1,
-                       1,
-                       1,
-                       1,
-                       1,
-                       {1024, 1, 1},
-                       {64, 1, 1},
-                       0,
-                       128,
-                       1000,
-                       2000,
-                       900,
-                       3,
-                       1 << 20,
-                       2 << 20,
-                       1,
-                       2},
-                      {sizeof(hp_dispatch),
-                       UINT64_MAX,
-                       UINT64_MAX,
-                       2,
-                       9,
-                       2,
-                       2,
-                       2,
-                       {UINT32_MAX, UINT32_MAX, 7},
-                       {0, 0, UINT32_MAX},
-                       -1,
-                       INT64_MIN,
-                       INT64_MAX,
-                       -5,
-                       0,
-                       UINT32_MAX,
-                       UINT64_MAX,
-                       0,
-                       UINT32_MAX,
-                       UINT64_MAX}};
+      {sizeof(hp_kernel_symbol), 1, 1, "_Z4axpyPfS_f", "axpy(float*, float*, float)", 16, -32, NULL, 0},
+      {sizeof(hp_kernel_symbol), 2, 0, u8, u8, INT64_MIN, INT64_MAX, NULL, 0}};
+  hp_dispatch ds[] = {{.size = sizeof(hp_dispatch),
+                       .id = 1,
+                       .dispatch_id = 77,
+                       .process_id = 1,
+                       .thread_id = 1,
+                       .agent_id = 1,
+                       .queue_id = 1,
+                       .kernel_id = 1,
+                       .grid = {1024, 1, 1},
+                       .workgroup = {64, 1, 1},
+                       .private_size = 0,
+                       .group_size = 128,
+                       .start_ns = 1000,
+                       .end_ns = 2000,
+                       .enqueue_ns = 900,
+                       .passes = 3,
+                       .bytes_accessible = 1 << 20,
+                       .bytes_restored = 2 << 20,
+                       .cold = 1,
+                       .region_id = 2},
+                      {.size = sizeof(hp_dispatch),
+                       .id = UINT64_MAX,
+                       .dispatch_id = UINT64_MAX,
+                       .process_id = 2,
+                       .thread_id = 9,
+                       .agent_id = 2,
+                       .queue_id = 2,
+                       .kernel_id = 2,
+                       .grid = {UINT32_MAX, UINT32_MAX, 7},
+                       .workgroup = {0, 0, UINT32_MAX},
+                       .private_size = -1,
+                       .group_size = INT64_MIN,
+                       .start_ns = INT64_MAX,
+                       .end_ns = -5,
+                       .enqueue_ns = 0,
+                       .passes = UINT32_MAX,
+                       .bytes_accessible = UINT64_MAX,
+                       .bytes_restored = 0,
+                       .cold = UINT32_MAX,
+                       .region_id = UINT64_MAX}};
   hp_counter_info cis[] = {{sizeof(hp_counter_info), 1, 1, "SQ_WAVES", "waves launched", "SQ", "waves", ""},
                            {sizeof(hp_counter_info), 2, 0, u8, u8, "sw", "%", "100 * A / B"}};
   hp_counter_value cvs[] = {
-      {sizeof(hp_counter_value), 1, 1, 1, 0, 3.141592653589793},
-      {sizeof(hp_counter_value), UINT64_MAX, 2, UINT32_MAX, 1, -0.0},
-      {sizeof(hp_counter_value), 1, 2, 2, 0, dbl_bits(0x7ff8dead0000beefull)}, /* NaN with a payload */
-      {sizeof(hp_counter_value), 1, 2, 3, 0, 4.9e-324},                        /* smallest denormal */
-      {sizeof(hp_counter_value), 1, 2, 4, 0, -INFINITY},
-      {sizeof(hp_counter_value), 1, 2, 5, 0, 1.7976931348623157e308},
+      {sizeof(hp_counter_value), 1, 1, 1, 0, 3.141592653589793, 0},
+      {sizeof(hp_counter_value), UINT64_MAX, 2, UINT32_MAX, 1, -0.0, 0},
+      {sizeof(hp_counter_value), 1, 2, 2, 0, dbl_bits(0x7ff8dead0000beefull), 0}, /* NaN with a payload */
+      {sizeof(hp_counter_value), 1, 2, 3, 0, 4.9e-324, 0},                        /* smallest denormal */
+      {sizeof(hp_counter_value), 1, 2, 4, 0, -INFINITY, 0},
+      {sizeof(hp_counter_value), 1, 2, 5, 0, 1.7976931348623157e308, 0},
   };
   hp_region regs[] = {{sizeof(hp_region), 1, 1, 1, "init", "app", 10, 20},
                       {sizeof(hp_region), 2, 2, 9, u8, "", INT64_MIN, -1}};
@@ -327,7 +329,12 @@ static void *mt_thread(void *arg) {
   hp_thread th = {.size = sizeof th, .id = t + 1, .process_id = 1, .tid = (int64_t)t, .name = "worker"};
   int ok = hp_write_thread(g_mt, &th) == HP_OK;
   for (uint64_t i = 0; i < NPER; i++) {
-    hp_counter_value v = {sizeof v, t + 1, i, (uint32_t)t, (uint32_t)(i & 1), (double)i * 0.25};
+    hp_counter_value v = {.size = sizeof v,
+                          .dispatch_id = t + 1,
+                          .counter_id = i,
+                          .pass = (uint32_t)t,
+                          .imputed = (uint32_t)(i & 1),
+                          .value = (double)i * 0.25};
     ok &= hp_write_counter_value(g_mt, &v) == HP_OK;
     if (i % 1000 == 0) ok &= write_dispatch(g_mt, t * NPER + i + 1);
   }
@@ -779,7 +786,7 @@ static void test_doc_example(void) {
   const char *p = path_of("ex.log");
   hp_store *s = NULL;
   CHECK_OK(hp_store_open(p, "log", HP_CREATE, &s), s);
-  hp_counter_value v = {sizeof v, 300, 2, 1, 0, 1.5};
+  hp_counter_value v = {.size = sizeof v, .dispatch_id = 300, .counter_id = 2, .pass = 1, .value = 1.5};
   CHECK_OK(hp_write_counter_value(s, &v), s);
   CHECK_OK(hp_store_close(s), NULL);
   size_t n = 0;
@@ -1138,7 +1145,7 @@ static void test_full_disk(void) {
     uint64_t failed = 0, lost = 0;
     int e = errno = 12345;
     for (uint64_t i = 0; i < N; i++) {
-      hp_counter_value v = {sizeof v, i + 1, 1, 1, 0, 1.5};
+      hp_counter_value v = {.size = sizeof v, .dispatch_id = i + 1, .counter_id = 1, .pass = 1, .value = 1.5};
       failed += hp_write_counter_value(s, &v) != HP_OK;
     }
     hp_log_lost(s, &lost);

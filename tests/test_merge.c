@@ -32,7 +32,14 @@ static void write_process_log(const char *path, const char *host, int pid, const
   hp_node node = {sizeof node, 1, host, "machine-id-of-", "Linux", "6.1", "#1", "x86_64"};
   node.machine_id = host;
   hp_write_node(s, &node);
-  hp_process p = {sizeof p, 1, 1, pid, 1, pid % 4, 1000 + pid, 0, "./app --size 1024", 0};
+  hp_process p = {.size = sizeof p,
+                  .id = 1,
+                  .node_id = 1,
+                  .pid = pid,
+                  .ppid = 1,
+                  .rank = pid % 4,
+                  .start_ns = 1000 + pid,
+                  .command = "./app --size 1024"};
   hp_write_process(s, &p);
   p.end_ns = 900000000 + pid; /* rewritten at exit, as the collector does */
   hp_write_process(s, &p);
@@ -54,7 +61,11 @@ static void write_process_log(const char *path, const char *host, int pid, const
   hp_code_object co = {sizeof co, 5, 1, 7, "program://abc", 0, 0, "", 0, "", "", ""};
   hp_write_code_object(s, &co);
   for (int k = 0; k < NKERN; k++) {
-    hp_kernel_symbol ks = {sizeof ks, (uint64_t)(k + 10), 5, kernels[k], kernels[k], 0, 0};
+    hp_kernel_symbol ks = {.size = sizeof ks,
+                           .id = (uint64_t)(k + 10),
+                           .code_object_id = 5,
+                           .name = kernels[k],
+                           .display_name = kernels[k]};
     hp_write_kernel_symbol(s, &ks);
   }
   const char *cn[2] = {"task-clock", "page-faults"};
@@ -79,8 +90,11 @@ static void write_process_log(const char *path, const char *host, int pid, const
                       .passes = 2};
     hp_write_dispatch(s, &di);
     for (int c = 0; c < 2; c++) {
-      hp_counter_value v = {sizeof v,          (uint64_t)d, (uint64_t)(c + 20),
-                            (uint32_t)(c + 1), 0,           (double)(pid * 1000 + d)};
+      hp_counter_value v = {.size = sizeof v,
+                            .dispatch_id = (uint64_t)d,
+                            .counter_id = (uint64_t)(c + 20),
+                            .pass = (uint32_t)(c + 1),
+                            .value = (double)(pid * 1000 + d)};
       hp_write_counter_value(s, &v);
     }
   }

@@ -53,9 +53,11 @@ static hp_node nodes[] = {
     {sizeof(hp_node), 7, "nöde-'b'", "", "Linux", "", "", "aarch64"},
 };
 static hp_process procs[] = {
-    {sizeof(hp_process), 1, 1, 4242, 1, -1, -5000, 900000000, "./app --size 1024 'x y'", 0},
-    {sizeof(hp_process), 2, 7, 77, -3, 0, 123, 0, "", 18446744073709551615ull},
-    {sizeof(hp_process), 3, 7, 78, 77, 12, INT64_MIN, INT64_MAX, "mpirun -n 2 \"./a b\"", 3},
+    {sizeof(hp_process), 1, 1, 4242, 1, -1, -5000, 900000000, "./app --size 1024 'x y'", 0, 0, 0, NULL, 0, 0,
+     0},
+    {sizeof(hp_process), 2, 7, 77, -3, 0, 123, 0, "", 18446744073709551615ull, 0, 0, NULL, 0, 0, 0},
+    {sizeof(hp_process), 3, 7, 78, 77, 12, INT64_MIN, INT64_MAX, "mpirun -n 2 \"./a b\"", 3, 0, 0, NULL, 0, 0,
+     0},
 };
 static hp_thread threads[] = {
     {sizeof(hp_thread), 1, 1, 4242, -7, 8, "main"},
@@ -82,92 +84,110 @@ static hp_code_object codes[] = {
     {sizeof(hp_code_object), 3, 2, 0, "", 0, 0, "", 0, "", "", ""},
 };
 static hp_kernel_symbol kernels[] = {
-    {sizeof(hp_kernel_symbol), 1, 1, "_Z4vaddPfS_S_", "vadd", 0, 1024},
-    {sizeof(hp_kernel_symbol), 2, 2, "mm_kernel", "", 16, 0},
-    {sizeof(hp_kernel_symbol), 3, 0, "q\"k'", "display \"x\"", -1, -2},
+    {sizeof(hp_kernel_symbol), 1, 1, "_Z4vaddPfS_S_", "vadd", 0, 1024, NULL, 0},
+    {sizeof(hp_kernel_symbol), 2, 2, "mm_kernel", "", 16, 0, NULL, 0},
+    {sizeof(hp_kernel_symbol), 3, 0, "q\"k'", "display \"x\"", -1, -2, NULL, 0},
 };
 /* durations: vadd 2000 + 4000 + 1000, mm_kernel (display "") 6000 + 3000 */
 static hp_dispatch disps[] = {
-    {sizeof(hp_dispatch),
-     0xffffffffffffff00ull,
-     18446744073709551614ull,
-     2,
-     5,
-     3,
-     2,
-     2,
-     {1, 2, 3},
-     {0, 0, 0},
-     0,
-     0,
-     20000,
-     23000,
-     19000,
-     1,
-     0,
-     0,
-     0},
-    {sizeof(hp_dispatch), 1, 1, 1, 1, 2, 1, 1, {1024, 1, 1}, {64, 1, 1}, 0, 256, 1000, 3000, 900, 1, 0, 0, 1},
-    {sizeof(hp_dispatch),
-     2,
-     2,
-     1,
-     2,
-     2,
-     1,
-     1,
-     {4096, 2, 1},
-     {256, 2, 1},
-     32,
-     0,
-     5000,
-     9000,
-     4900,
-     2,
-     1 << 20,
-     0,
-     0,
-     2},
-    {sizeof(hp_dispatch),
-     3,
-     3,
-     1,
-     1,
-     2,
-     1,
-     2,
-     {4294967295u, 7, 9},
-     {1024, 1, 1},
-     -8,
-     -16,
-     10000,
-     16000,
-     9999,
-     3,
-     18446744073709551615ull,
-     18446744073709551615ull,
-     1,
-     9},
-    {sizeof(hp_dispatch),
-     (1ull << 62),
-     99,
-     1,
-     0,
-     0,
-     0,
-     1,
-     {1, 1, 1},
-     {1, 1, 1},
-     0,
-     0,
-     17000,
-     18000,
-     0,
-     0,
-     0,
-     0,
-     0,
-     18446744073709551615ull},
+    {.size = sizeof(hp_dispatch),
+     .id = 0xffffffffffffff00ull,
+     .dispatch_id = 18446744073709551614ull,
+     .process_id = 2,
+     .thread_id = 5,
+     .agent_id = 3,
+     .queue_id = 2,
+     .kernel_id = 2,
+     .grid = {1, 2, 3},
+     .workgroup = {0, 0, 0},
+     .private_size = 0,
+     .group_size = 0,
+     .start_ns = 20000,
+     .end_ns = 23000,
+     .enqueue_ns = 19000,
+     .passes = 1,
+     .bytes_accessible = 0,
+     .bytes_restored = 0,
+     .cold = 0},
+    {.size = sizeof(hp_dispatch),
+     .id = 1,
+     .dispatch_id = 1,
+     .process_id = 1,
+     .thread_id = 1,
+     .agent_id = 2,
+     .queue_id = 1,
+     .kernel_id = 1,
+     .grid = {1024, 1, 1},
+     .workgroup = {64, 1, 1},
+     .private_size = 0,
+     .group_size = 256,
+     .start_ns = 1000,
+     .end_ns = 3000,
+     .enqueue_ns = 900,
+     .passes = 1,
+     .bytes_accessible = 0,
+     .bytes_restored = 0,
+     .cold = 1},
+    {.size = sizeof(hp_dispatch),
+     .id = 2,
+     .dispatch_id = 2,
+     .process_id = 1,
+     .thread_id = 2,
+     .agent_id = 2,
+     .queue_id = 1,
+     .kernel_id = 1,
+     .grid = {4096, 2, 1},
+     .workgroup = {256, 2, 1},
+     .private_size = 32,
+     .group_size = 0,
+     .start_ns = 5000,
+     .end_ns = 9000,
+     .enqueue_ns = 4900,
+     .passes = 2,
+     .bytes_accessible = 1 << 20,
+     .bytes_restored = 0,
+     .cold = 0,
+     .region_id = 2},
+    {.size = sizeof(hp_dispatch),
+     .id = 3,
+     .dispatch_id = 3,
+     .process_id = 1,
+     .thread_id = 1,
+     .agent_id = 2,
+     .queue_id = 1,
+     .kernel_id = 2,
+     .grid = {4294967295u, 7, 9},
+     .workgroup = {1024, 1, 1},
+     .private_size = -8,
+     .group_size = -16,
+     .start_ns = 10000,
+     .end_ns = 16000,
+     .enqueue_ns = 9999,
+     .passes = 3,
+     .bytes_accessible = 18446744073709551615ull,
+     .bytes_restored = 18446744073709551615ull,
+     .cold = 1,
+     .region_id = 9},
+    {.size = sizeof(hp_dispatch),
+     .id = (1ull << 62),
+     .dispatch_id = 99,
+     .process_id = 1,
+     .thread_id = 0,
+     .agent_id = 0,
+     .queue_id = 0,
+     .kernel_id = 1,
+     .grid = {1, 1, 1},
+     .workgroup = {1, 1, 1},
+     .private_size = 0,
+     .group_size = 0,
+     .start_ns = 17000,
+     .end_ns = 18000,
+     .enqueue_ns = 0,
+     .passes = 0,
+     .bytes_accessible = 0,
+     .bytes_restored = 0,
+     .cold = 0,
+     .region_id = 18446744073709551615ull},
 };
 static hp_counter_info counters[] = {
     {sizeof(hp_counter_info), 10, 2, "SQ_WAVES", "Count number of waves sent to SQs.", "SQ", "waves", ""},
@@ -177,17 +197,17 @@ static hp_counter_info counters[] = {
     {sizeof(hp_counter_info), 14, 1, "task-clock", "perf sw", "sw", "ns", "SQ_WAVES * 2 / GRBM_COUNT"},
 };
 static hp_counter_value values[] = {
-    {sizeof(hp_counter_value), 1, 10, 0, 0, 7.5},
-    {sizeof(hp_counter_value), 3, 10, 1, 0, 512},
-    {sizeof(hp_counter_value), 3, 11, 2, 0, 1e300},
-    {sizeof(hp_counter_value), 3, 12, 3, 0, -0.0},
-    {sizeof(hp_counter_value), 3, 13, 1, 0, 100},
-    {sizeof(hp_counter_value), 3, 13, 2, 0, 101},
-    {sizeof(hp_counter_value), 3, 13, 3, 1, 102},
-    {sizeof(hp_counter_value), 2, 14, 4294967295u, 4294967295u, -123.456e-300},
-    {sizeof(hp_counter_value), 2, 12, 1, 0, 5e-324},
-    {sizeof(hp_counter_value), 2, 11, 1, 0, INFINITY},
-    {sizeof(hp_counter_value), 2, 10, 2, 0, 0},
+    {sizeof(hp_counter_value), 1, 10, 0, 0, 7.5, 0},
+    {sizeof(hp_counter_value), 3, 10, 1, 0, 512, 0},
+    {sizeof(hp_counter_value), 3, 11, 2, 0, 1e300, 0},
+    {sizeof(hp_counter_value), 3, 12, 3, 0, -0.0, 0},
+    {sizeof(hp_counter_value), 3, 13, 1, 0, 100, 0},
+    {sizeof(hp_counter_value), 3, 13, 2, 0, 101, 0},
+    {sizeof(hp_counter_value), 3, 13, 3, 1, 102, 0},
+    {sizeof(hp_counter_value), 2, 14, 4294967295u, 4294967295u, -123.456e-300, 0},
+    {sizeof(hp_counter_value), 2, 12, 1, 0, 5e-324, 0},
+    {sizeof(hp_counter_value), 2, 11, 1, 0, INFINITY, 0},
+    {sizeof(hp_counter_value), 2, 10, 2, 0, 0, 0},
 };
 static hp_region regions[] = {
     {sizeof(hp_region), 1, 1, 1, "setup", "roctx", 100, 200},
@@ -821,12 +841,21 @@ static hp_counter_value bulk_value(const hp_dispatch *d, uint64_t i, int c) {
 
 static void write_refs(hp_store *s) {
   hp_node node = {sizeof node, 1, "host", "m", "Linux", "6", "#1", "x86_64"};
-  hp_process pr = {sizeof pr, 1, 1, 42, 1, -1, 10, 20, "./app", 0};
+  hp_process pr = {.size = sizeof pr,
+                   .id = 1,
+                   .node_id = 1,
+                   .pid = 42,
+                   .ppid = 1,
+                   .rank = -1,
+                   .start_ns = 10,
+                   .end_ns = 20,
+                   .command = "./app"};
   hp_thread th = {sizeof th, 1, 1, 42, 10, 20, "main"};
   hp_agent ag = {.size = sizeof ag, .id = 1, .node_id = 1, .type = HP_AGENT_GPU, .name = "gpu"};
   hp_queue q = {sizeof q, 1, 1, 1, "q"};
   hp_code_object co = {sizeof co, 1, 1, 1, "file:///k.so", 0, 0, "", 0, "", "", ""};
-  hp_kernel_symbol ks = {sizeof ks, 1, 1, "k", "kern", 0, 0};
+  hp_kernel_symbol ks = {
+      .size = sizeof ks, .id = 1, .code_object_id = 1, .name = "k", .display_name = "kern"};
   CHECK_OK(hp_write_node(s, &node), s);
   CHECK_OK(hp_write_process(s, &pr), s);
   CHECK_OK(hp_write_thread(s, &th), s);
@@ -857,7 +886,8 @@ static hp_status write_deep(hp_store *w, uint64_t n) {
                       .end_ns = (int64_t)k * 10 + 5,
                       .passes = 1};
     st = hp_write_dispatch(w, &dd);
-    hp_counter_value cv = {sizeof cv, k, 1, 1, 0, (double)k};
+    hp_counter_value cv = {
+        .size = sizeof cv, .dispatch_id = k, .counter_id = 1, .pass = 1, .value = (double)k};
     if (st == HP_OK) st = hp_write_counter_value(w, &cv);
   }
   for (uint64_t k = n + 100; k > n && st == HP_OK; k--) {
@@ -871,7 +901,8 @@ static hp_status write_deep(hp_store *w, uint64_t n) {
                       .kernel_id = 1,
                       .passes = 1};
     st = hp_write_dispatch(w, &dd);
-    hp_counter_value cv = {sizeof cv, k, 2, 1, 0, (double)k};
+    hp_counter_value cv = {
+        .size = sizeof cv, .dispatch_id = k, .counter_id = 2, .pass = 1, .value = (double)k};
     if (st == HP_OK) st = hp_write_counter_value(w, &cv);
   }
   return st;
@@ -1050,7 +1081,15 @@ static void check_merge_order(void) {
     CHECK_OK(hp_store_open(in[f], "log", HP_CREATE, &s), s);
     write_refs(s);
     if (f) { /* another process than the first log's (the same process twice is merged once) */
-      hp_process pr = {sizeof pr, 1, 1, 43, 1, -1, 10, 20, "./app", 0};
+      hp_process pr = {.size = sizeof pr,
+                       .id = 1,
+                       .node_id = 1,
+                       .pid = 43,
+                       .ppid = 1,
+                       .rank = -1,
+                       .start_ns = 10,
+                       .end_ns = 20,
+                       .command = "./app"};
       CHECK_OK(hp_write_process(s, &pr), s);
     }
     uint64_t n = f ? 3000 : 2048, ids[3000];
@@ -1082,7 +1121,11 @@ static void check_merge_order(void) {
     }
     for (uint64_t k = n; k-- > 0;)
       for (int c = 1; c <= 2; c++) {
-        hp_counter_value v = {sizeof v, ids[k], (uint64_t)c, 1, 0, (double)(ids[k] * 10 + (uint64_t)c)};
+        hp_counter_value v = {.size = sizeof v,
+                              .dispatch_id = ids[k],
+                              .counter_id = (uint64_t)c,
+                              .pass = 1,
+                              .value = (double)(ids[k] * 10 + (uint64_t)c)};
         CHECK_OK(hp_write_counter_value(s, &v), s);
       }
     CHECK_OK(hp_store_close(s), (hp_store *)NULL);
