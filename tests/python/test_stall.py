@@ -179,28 +179,29 @@ def test_cli_formats(store, cubin):
     assert line in table and "long_scoreboard 95%" in table and "p = next[p];" in table
 
 
-def test_no_nvdisasm(store, monkeypatch):
-    monkeypatch.setenv("HUBPROF_NVDISASM", "/nonexistent/nvdisasm")
-    hp = need(HUBPROF)
-    p = run(hp, "analyze", "--by", "instruction", "--kernel", KERNEL, "--format", "csv", store)
-    assert "HUBPROF_NVDISASM=/nonexistent/nvdisasm is not an executable file" in p.stdout + p.stderr
+def rows_without_sass(store, said):
+    """analyze --by instruction when nvdisasm gives nothing: the warning says why, the rows are by address
+    (no instruction text) and keep their stall reasons."""
+    p = run(need(HUBPROF), "analyze", "--by", "instruction", "--kernel", KERNEL, "--format", "csv", store)
+    assert said in p.stdout + p.stderr
     rows = list(csv.DictReader(io.StringIO(p.stdout)))
     assert rows[0]["instruction"] == "" and rows[0]["stall"] == "long_scoreboard"
 
 
+def test_no_nvdisasm(store, monkeypatch):
+    monkeypatch.setenv("HUBPROF_NVDISASM", "/nonexistent/nvdisasm")
+    rows_without_sass(store, "HUBPROF_NVDISASM=/nonexistent/nvdisasm is not an executable file")
+
+
 def test_stuck_nvdisasm_is_stopped(store, monkeypatch, tmp_path):
     """A damaged cubin can keep nvdisasm busy for ever (the code fuzzer found one): analyze stops it after
-    HUBPROF_NVDISASM_TIMEOUT seconds, says so, and answers without instructions."""
+    HUBPROF_NVDISASM_TIMEOUT seconds and says so."""
     stuck = tmp_path / "nvdisasm"
     stuck.write_text("#!/bin/sh\necho started\nexec sleep 300\n")
     stuck.chmod(0o755)
     monkeypatch.setenv("HUBPROF_NVDISASM", str(stuck))
     monkeypatch.setenv("HUBPROF_NVDISASM_TIMEOUT", "1")
-    hp = need(HUBPROF)
-    p = run(hp, "analyze", "--by", "instruction", "--kernel", KERNEL, "--format", "csv", store)
-    assert "nvdisasm ran longer than 1 s on the cubin and was stopped" in p.stdout + p.stderr
-    rows = list(csv.DictReader(io.StringIO(p.stdout)))
-    assert rows[0]["instruction"] == "" and rows[0]["stall"] == "long_scoreboard"
+    rows_without_sass(store, "nvdisasm ran longer than 1 s on the cubin and was stopped")
 
 
 def test_without_reasons_no_stall_columns(cubin, tmp_path):
