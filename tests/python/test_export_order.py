@@ -270,3 +270,14 @@ def test_random_commands_first_free_lane(tmp_path, fmt):
         assert not any(overlap(a, b) for b in lane if b != a and lane[b] == lane[a]), a
         for k in range(lane[a]):
             assert any(overlap(a, b) for b in lane if lane[b] == k), (a, lane[a], k)
+
+
+def test_real_sample_run_one_lane(sampled, tmp_path):
+    """hot_spot's in-order queue runs one dispatch at a time: one track for it, though (most runs) dispatches
+    are stored ahead of ones that ran before them."""
+    pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2", reason="pip install perfetto")
+    for fmt in ("perfetto", "chrome"):
+        out = tmp_path / f"one.{fmt}"
+        export(sampled, out, fmt)
+        names = set(lanes_of(out, fmt).values())
+        assert len(names) == 1 and not any(" lane " in n for n in names), (fmt, names)
