@@ -2,7 +2,8 @@
 not in dispatch order (overlapping dispatches, a dispatch stored ahead of one that ran before it, as the
 collector's harvester thread writes them), are all exported, in every format; only a sample of a dispatch the
 store lacks is skipped and counted. A made store, one long enough to be sorted through a temporary file, and
-a real `hubprof sample` run."""
+a real `hubprof sample` run. And the queue lanes such stores get: a dispatch goes on the first lane where it
+overlaps nothing, whatever its place in the store (Perfetto, Chrome; OTF2 keeps each lane in time order)."""
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
