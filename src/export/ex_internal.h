@@ -10,7 +10,16 @@
 
 #include <stdio.h>
 
-#define EX_MAX_LANES 16 /* tracks per queue for dispatches that overlap in time (out-of-order queues) */
+#define EX_MAX_LANES 16  /* tracks per queue for dispatches that overlap in time (out-of-order queues) */
+#define EX_LANE_SPANS 64 /* busy spans a lane remembers (ex_lane.c) */
+
+/* The busy time of a queue lane: the commands placed on it as spans [start, end), sorted and disjoint (spans
+ * that touch joined), at most EX_LANE_SPANS (then the two closest are joined, the gap between counted busy);
+ * one slot more while a span goes in. */
+typedef struct ex_lane {
+  int n;
+  int64_t span[EX_LANE_SPANS + 1][2];
+} ex_lane;
 
 typedef struct ex_proc {
   uint64_t id;
@@ -32,11 +41,18 @@ typedef struct ex_thread {
 
 typedef struct ex_queue {
   uint64_t id, process_id, agent_id;
-  char *name;   /* "queue NAME (DEVICE)" */
-  size_t index; /* position in the model's queue array */
-  int lanes;    /* lanes used so far */
-  int64_t lane_end[EX_MAX_LANES];
+  char *name;                  /* "queue NAME (DEVICE)" */
+  size_t index;                /* position in the model's queue array */
+  int lanes;                   /* lanes used so far */
+  ex_lane *lane[EX_MAX_LANES]; /* each allocated when the lane opens */
 } ex_queue;
+
+/* The lane of a command [start, end) on queue q (0 when q is NULL): the first where it overlaps no command
+ * placed before, in any order; with `ordered` (a format that takes each lane's events in time order), the
+ * first whose commands all ended by its start. A new lane when none fits; past EX_MAX_LANES, the last one.
+ * -1 when out of memory. ex_lanes_free frees q's lanes. */
+int ex_lane_place(ex_queue *q, int ordered, int64_t start, int64_t end);
+void ex_lanes_free(ex_queue *q);
 
 typedef struct ex_named {
   uint64_t id;
@@ -73,6 +89,7 @@ typedef struct ex_backend {
   int (*finish)(ex_writer *w);   /* write what is left and close (the walker renames afterwards) */
   void (*discard)(ex_writer *w); /* free after a failure (the walker removes the temporary output) */
   int is_dir;                    /* the output is a folder */
+  int ordered;                   /* each queue lane's events must come in time order (ex_lane_place) */
   int samples;                   /* the format takes counter samples: w->samples during dispatch() */
   /* one memory copy (a transfer command, --api) on its queue's lane; its enqueue on the thread */
   int (*copy)(ex_writer *w, const hp_memory_copy *c, const ex_proc *p, const ex_thread *t, ex_queue *q,

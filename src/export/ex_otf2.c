@@ -438,6 +438,7 @@ const ex_backend ex_otf2_backend = {
     .finish = ot_finish,
     .discard = ot_discard,
     .is_dir = 1,
+    .ordered = 1,
     .samples = 1,
 };
 #else

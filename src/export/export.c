@@ -286,7 +286,7 @@ void ex_model_free(ex_model *m) {
   for (size_t i = 0; i < m->nthreads; i++)
     free(m->threads[i].name);
   for (size_t i = 0; i < m->nqueues; i++)
-    free(m->queues[i].name);
+    free(m->queues[i].name), ex_lanes_free(&m->queues[i]);
   for (size_t i = 0; i < m->nagents; i++)
     free(m->agents[i].name);
   for (size_t i = 0; i < m->nkernels; i++)
@@ -323,22 +323,12 @@ static int walk_regions(ex_writer *w, const ex_backend *be, hp_store *s) {
   return rc;
 }
 
-/* The lane of a command (dispatch or copy) on its queue: the first whose commands all ended by its start. */
-static int lane_at(ex_queue *q, int64_t start, int64_t end) {
-  if (!q) return 0;
-  for (int i = 0; i < q->lanes; i++)
-    if (q->lane_end[i] <= start) {
-      q->lane_end[i] = end;
-      return i;
-    }
-  if (q->lanes < EX_MAX_LANES) {
-    q->lane_end[q->lanes] = end;
-    return q->lanes++;
-  }
-  if (q->lane_end[EX_MAX_LANES - 1] < end) q->lane_end[EX_MAX_LANES - 1] = end;
-  return EX_MAX_LANES - 1;
+/* The lane of a command (dispatch or copy) on its queue (ex_lane_place): -1 with w->err set when out of
+ * memory. */
+static int lane_at(ex_writer *w, const ex_backend *be, ex_queue *q, int64_t start, int64_t end) {
+  int lane = ex_lane_place(q, be->ordered, start, end);
+  return lane < 0 ? ex_set_err(w, "out of memory") : lane;
 }
-static int queue_lane(ex_queue *q, const hp_dispatch *d) { return lane_at(q, d->start_ns, d->end_ns); }
 
 const char *ex_copy_direction(uint32_t d) {
   static const char *const names[] = {"UNKNOWN", "H2D", "D2H", "D2D", "FILL"};
@@ -371,8 +361,9 @@ static int copies_before(ex_writer *w, const ex_backend *be, copy_walk *cw, int6
       w->st->skipped_untimed += !c->start_ns || c->end_ns < c->start_ns;
     } else {
       ex_queue *q = ex_find_queue(w->m, c->queue_id);
-      if (be->copy(w, c, ex_find_proc(w->m, c->process_id), ex_find_thread(w->m, c->thread_id), q,
-                   lane_at(q, c->start_ns, c->end_ns)))
+      int lane = lane_at(w, be, q, c->start_ns, c->end_ns);
+      if (lane < 0 ||
+          be->copy(w, c, ex_find_proc(w->m, c->process_id), ex_find_thread(w->m, c->thread_id), q, lane))
         return -1;
     }
     copy_next(w, cw);
@@ -523,9 +514,11 @@ static int walk_dispatches(ex_writer *w, const ex_backend *be, hp_store *s) {
     for (size_t i = 0; shift && i < samples.n; i++)
       cs[i].timestamp_ns = cs[i].timestamp_ns ? cs[i].timestamp_ns + shift : 0;
     w->samples = cs, w->nsamples = samples.n;
-    rc = be->dispatch(w, &d, k ? k->name : "(unknown kernel)", ex_find_proc(w->m, d.process_id),
-                      ex_find_thread(w->m, d.thread_id), q, queue_lane(q, &d),
-                      (const hp_counter_value *)vals.rows, vals.n);
+    int lane = lane_at(w, be, q, d.start_ns, d.end_ns);
+    rc = lane < 0 ? -1
+                  : be->dispatch(w, &d, k ? k->name : "(unknown kernel)", ex_find_proc(w->m, d.process_id),
+                                 ex_find_thread(w->m, d.thread_id), q, lane,
+                                 (const hp_counter_value *)vals.rows, vals.n);
   }
   if (!rc && st != HP_END) ex_note_damage(w, s);
   if (!rc) rc = copies_before(w, be, &cw, INT64_MAX);

@@ -2,10 +2,12 @@
 not in dispatch order (overlapping dispatches, a dispatch stored ahead of one that ran before it, as the
 collector's harvester thread writes them), are all exported, in every format; only a sample of a dispatch the
 store lacks is skipped and counted. A made store, one long enough to be sorted through a temporary file, and
-a real `hubprof sample` run."""
+a real `hubprof sample` run. And the queue lanes such stores get: a dispatch goes on the first lane where it
+overlaps nothing, whatever its place in the store (Perfetto, Chrome; OTF2 keeps each lane in time order)."""
 # SPDX-License-Identifier: MIT
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -37,6 +39,18 @@ def exported_samples(err: str) -> int:
     return int(m.group(1)) if m else 0
 
 
+def write_dispatches(w, starts: list[int], ends: list[int]) -> None:
+    """Through writer w: one queue (write_one_queue), kernel 1 and dispatches 1, 2, … of these device times,
+    in this store order."""
+    n = len(starts)
+    write_one_queue(w)
+    w.write("kernel_symbol", {"id": 1, "name": "k"})
+    w.write("dispatch", {"id": list(range(1, n + 1)), "dispatch_id": list(range(1, n + 1)), "process_id": 1,
+                         "thread_id": 1, "agent_id": 1, "queue_id": 1, "kernel_id": 1, "grid_x": 64, "grid_y": 1,
+                         "grid_z": 1, "workgroup_x": 64, "workgroup_y": 1, "workgroup_z": 1, "start_ns": starts,
+                         "end_ns": ends, "enqueue_ns": [s - 10 for s in starts]})
+
+
 @pytest.fixture(scope="module")
 def made(tmp_path_factory) -> Path:
     """Four dispatches in id order; 1 and 2 overlap (their samples interleave), 3 ran after 4 (stored ahead of
@@ -45,12 +59,7 @@ def made(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("order") / "o.db"
     starts, ends = [1000, 1500, 4100, 3000], [2000, 2600, 5000, 4000]
     with hubprof.create(path) as w:
-        write_one_queue(w)
-        w.write("kernel_symbol", {"id": 1, "name": "k"})
-        w.write("dispatch", {"id": [1, 2, 3, 4], "dispatch_id": [1, 2, 3, 4], "process_id": 1, "thread_id": 1,
-                             "agent_id": 1, "queue_id": 1, "kernel_id": 1, "grid_x": 64, "grid_y": 1, "grid_z": 1,
-                             "workgroup_x": 64, "workgroup_y": 1, "workgroup_z": 1, "start_ns": starts,
-                             "end_ns": ends, "enqueue_ns": [s - 10 for s in starts]})
+        write_dispatches(w, starts, ends)
         w.write("counter_info", {"id": [1, 2], "name": ["task-clock", "page-faults"], "unit": "x"})
         rows = [(1, 1100), (2, 1600), (1, 1700), (2, 1800), (1, 1900), (2, 2500), (0, 2800), (4, 3100),
                 (4, 3500), (4, 3900), (9, 3950), (3, 4200), (3, 4600), (3, 4900), (0, 5200)]
@@ -89,13 +98,7 @@ def test_long_table_sorted_through_a_file(tmp_path):
     starts = [10_000 + d * 100_000 for d in range(n)]
     path = tmp_path / "long.db"
     with hubprof.create(path) as w:
-        write_one_queue(w)
-        w.write("kernel_symbol", {"id": 1, "name": "k"})
-        w.write("dispatch", {"id": list(range(1, n + 1)), "dispatch_id": list(range(1, n + 1)), "process_id": 1,
-                             "thread_id": 1, "agent_id": 1, "queue_id": 1, "kernel_id": 1, "grid_x": 64,
-                             "grid_y": 1, "grid_z": 1, "workgroup_x": 64, "workgroup_y": 1, "workgroup_z": 1,
-                             "start_ns": starts, "end_ns": [s + 50_000 for s in starts],
-                             "enqueue_ns": [s - 10 for s in starts]})
+        write_dispatches(w, starts, [s + 50_000 for s in starts])
         w.write("counter_info", {"id": 1, "name": "task-clock", "unit": "ns"})
         # round robin over the dispatches, last first: no dispatch's samples together, none in id order
         sd = [n - (i % n) for i in range(n * per)]
@@ -158,3 +161,124 @@ def test_real_sample_run_every_sample_exported(sampled, tmp_path):
     for fmt in ("perfetto", "chrome"):
         err = export(sampled, tmp_path / f"s-{fmt}", fmt)
         assert "out of order" not in err and exported_samples(err) == want, (fmt, want, err)
+
+
+# ---- queue lanes: a dispatch stored ahead of one that started before it -------------------------------------
+
+
+def lanes_of(out: Path, fmt: str) -> dict[int, str]:
+    """The queue track each dispatch is on, by dispatch id: its name (`q (dev)`, `q (dev) lane 2`, …); the
+    slices of each track checked not to overlap (test_export's readers)."""
+    from test_export import annotations, check_chrome, check_perfetto, read_perfetto
+    if fmt == "chrome":
+        doc = json.loads(out.read_text(encoding="utf-8"))
+        disp = [e for e in doc["traceEvents"] if e["ph"] == "X" and e.get("cat") == "dispatch"]
+        check_chrome(out, [e["args"]["dispatch_id"] for e in disp])
+        names = {(e["pid"], e["tid"]): e["args"]["name"] for e in doc["traceEvents"]
+                 if e["ph"] == "M" and e["name"] == "thread_name"}
+        return {e["args"]["dispatch_id"]: names[(e["pid"], e["tid"])] for e in disp}
+    t = read_perfetto(out)
+    ids = [int(annotations(s[2])["dispatch_id"]) for v in t["slices"].values() for s in v
+           if "dispatch" in s[2].categories]
+    check_perfetto(out, ids)
+    return {int(annotations(s[2])["dispatch_id"]): t["tracks"][uuid].name for uuid, v in t["slices"].items()
+            for s in v if "dispatch" in s[2].categories}
+
+
+@pytest.mark.parametrize("fmt", ["perfetto", "chrome"])
+def test_dispatch_stored_ahead_on_first_lane(made, tmp_path, fmt):
+    """Dispatch 4 (3000–4000) comes after dispatch 3 (4100–5000) in store order but overlaps nothing on the
+    first lane: it goes there, not on the second lane that dispatch 2 (overlapping dispatch 1) needs."""
+    pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2", reason="pip install perfetto")
+    out = tmp_path / f"lanes.{fmt}"
+    export(made, out, fmt)
+    assert lanes_of(out, fmt) == {1: "q (dev)", 2: "q (dev) lane 2", 3: "q (dev)", 4: "q (dev)"}
+
+
+@pytest.fixture(scope="module")
+def serial(tmp_path_factory) -> Path:
+    """One queue's dispatches, none overlapping, stored as the collector's two writers leave them: the last
+    three (ids 1–3) ahead of the five that ran before them (ids 4–8)."""
+    path = tmp_path_factory.mktemp("serial") / "s.db"
+    starts = [6000, 7000, 8000, 1000, 2000, 3000, 4000, 5000]
+    with hubprof.create(path) as w:
+        write_dispatches(w, starts, [s + 900 for s in starts])
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["perfetto", "chrome"])
+def test_serial_queue_stored_out_of_order_one_lane(serial, tmp_path, fmt):
+    pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2", reason="pip install perfetto")
+    out = tmp_path / f"serial.{fmt}"
+    export(serial, out, fmt)
+    assert set(lanes_of(out, fmt).values()) == {"q (dev)"}
+
+
+def test_otf2_lanes_in_time_order(serial, tmp_path):
+    """OTF2 takes each location's events in time order: the dispatches that ran before the ones stored ahead
+    of them go on a second lane (a location of their own), none skipped."""
+    if "otf2" not in formats() or not shutil.which("otf2-print"):
+        pytest.skip("no OTF2 export or no otf2-print")
+    out = tmp_path / "serial-otf2"
+    err = export(serial, out, "otf2")
+    assert "out of order" not in err, err
+    text = run("otf2-print", out / "traces.otf2").stdout
+    locs = {}
+    for loc, ts in re.findall(r"^ENTER\s+(\d+)\s+(\d+)\s", text, re.M):
+        locs.setdefault(loc, []).append(int(ts))
+    assert sorted(sorted(v) for v in locs.values()) == [[1000, 2000, 3000, 4000, 5000], [6000, 7000, 8000]]
+
+
+@pytest.mark.parametrize("fmt", ["perfetto", "chrome"])
+def test_long_serial_queue_stored_in_swapped_chunks_one_lane(tmp_path, fmt):
+    """300 dispatches of a serial queue stored in chunks of 20, each pair of chunks swapped (the later chunk
+    first): more commands than a lane remembers spans (64), all on one lane all the same."""
+    pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2", reason="pip install perfetto")
+    order = [c * 20 + i for p in range(0, 15, 2) for c in (p + 1, p) if c < 15 for i in range(20)]
+    starts = [1000 + 1000 * k for k in order]
+    path = tmp_path / "chunks.db"
+    with hubprof.create(path) as w:
+        write_dispatches(w, starts, [s + 900 for s in starts])
+    out = tmp_path / f"chunks.{fmt}"
+    export(path, out, fmt)
+    lanes = lanes_of(out, fmt)
+    assert len(lanes) == 300 and set(lanes.values()) == {"q (dev)"}
+
+
+@pytest.mark.parametrize("fmt", ["perfetto", "chrome"])
+def test_random_commands_first_free_lane(tmp_path, fmt):
+    """Dispatches of random times, some overlapping, in random store order: no two on one lane overlap, and
+    each one on lane k overlaps a dispatch on every lane before k (it went on the first lane it fits)."""
+    pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2", reason="pip install perfetto")
+    import random
+    rnd = random.Random(7)
+    starts = [rnd.randrange(0, 40_000, 10) + 1000 for _ in range(50)]
+    ends = [s + rnd.randrange(100, 3000, 10) for s in starts]
+    path = tmp_path / "random.db"
+    with hubprof.create(path) as w:
+        write_dispatches(w, starts, ends)
+    out = tmp_path / f"random.{fmt}"
+    export(path, out, fmt)
+    names = lanes_of(out, fmt)
+    lane = {d: int(n.rsplit(" ", 1)[1]) - 1 if " lane " in n else 0 for d, n in names.items()}
+    assert len(lane) == 50 and max(lane.values()) > 0
+    span = {d: (starts[d - 1], ends[d - 1]) for d in lane}
+
+    def overlap(a: int, b: int) -> bool:
+        return span[a][0] < span[b][1] and span[b][0] < span[a][1]
+
+    for a in lane:
+        assert not any(overlap(a, b) for b in lane if b != a and lane[b] == lane[a]), a
+        for k in range(lane[a]):
+            assert any(overlap(a, b) for b in lane if lane[b] == k), (a, lane[a], k)
+
+
+def test_real_sample_run_one_lane(sampled, tmp_path):
+    """hot_spot's in-order queue runs one dispatch at a time: one track for it, though (most runs) dispatches
+    are stored ahead of ones that ran before them."""
+    pytest.importorskip("perfetto.protos.perfetto.trace.perfetto_trace_pb2", reason="pip install perfetto")
+    for fmt in ("perfetto", "chrome"):
+        out = tmp_path / f"one.{fmt}"
+        export(sampled, out, fmt)
+        names = set(lanes_of(out, fmt).values())
+        assert len(names) == 1 and not any(" lane " in n for n in names), (fmt, names)
