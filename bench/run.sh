@@ -24,6 +24,8 @@ bash bench/bench_trace_instr.sh
 echo
 echo "== sampling overhead at 3 periods against trace (bench/bench_sample.sh)"
 bash bench/bench_sample.sh "${BENCH_SAMPLE_LAUNCHES:-50000}" "${BENCH_ROUNDS:-7}"
+echo "   what a thread's perf events cost per context switch (bench/bench_switch_events.c)"
+"$B/bench/bench_switch_events" 20000 "${BENCH_ROUNDS:-7}"
 echo
 echo "== region begin+end pair: hubprof absent, under trace, api.h and NVTX (bench/bench_regions.sh)"
 bash bench/bench_regions.sh "${BENCH_REGION_PAIRS:-1000000}" "${BENCH_ROUNDS:-7}"
