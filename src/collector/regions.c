@@ -10,8 +10,10 @@
 #include "stamp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -647,21 +649,58 @@ int hpc_region_open_named(const char *const *names, size_t n) {
 
 void hpc_regions_init(int start_paused) { atomic_store(&hpc_paused, start_paused ? 1 : 0); }
 
+/* Whether thread tid is on a CPU, waiting for one, or in an uninterruptible wait (/proc's state R or D): a
+ * region call it is inside ends as soon as it runs. Sleeping (S: on a lock, in a signal handler), stopped
+ * (T, t: a debugger) or gone: it may not. */
+static int thread_will_run(int64_t tid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/self/task/%lld/stat", (long long)tid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  const char *p = strrchr(buf, ')'); /* the name in parentheses may hold anything */
+  return p && p[1] == ' ' && (p[2] == 'R' || p[2] == 'D');
+}
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Wait for a busy stack's owner to leave its call: 10 ms in all over every stack (`waits`, 50 us each), then
+ * on, 1 ms at a time, only while the owner is runnable (preempted inside the call on a loaded machine: it
+ * finishes once it gets a CPU), up to EXIT_WAIT_RUNNABLE_NS from the first wait. 1 when it left. */
+#define EXIT_WAIT_RUNNABLE_NS 2000000000LL
+static int wait_idle(rstate *st, int *waits, int64_t *since) {
+  for (;;) {
+    if (!atomic_load_explicit(&st->lock, memory_order_acquire)) return 1;
+    struct timespec ts = {0, 50000};
+    if (*waits > 0) {
+      (*waits)--;
+    } else {
+      if (!*since) *since = mono_ns();
+      if (mono_ns() - *since > EXIT_WAIT_RUNNABLE_NS || !thread_will_run(st->tid)) return 0;
+      ts.tv_nsec = 1000000;
+    }
+    nanosleep(&ts, NULL);
+  }
+}
+
 void hpc_regions_exit(hp_store *s, int64_t end_ns) {
   pthread_mutex_lock(&g_rlock);
   rstate *list = g_states;
   pthread_mutex_unlock(&g_rlock);
-  int pinned = 0, waits = 200; /* 50 us each: 10 ms in all, whatever the number of threads */
+  int pinned = 0, waits = 200; /* see wait_idle */
+  int64_t since = 0;
   for (rstate *st = list; st; st = st->all) {
     if (!atomic_load(&st->in_use)) continue;
     if (g_rbar) { /* after exit_barrier: an owner not busy now sees HPC_EXITING from here on */
-      int idle;
-      while (!(idle = !atomic_load_explicit(&st->lock, memory_order_acquire)) && waits > 0) {
-        struct timespec ts = {0, 50000};
-        nanosleep(&ts, NULL);
-        waits--;
-      }
-      if (!idle) { /* its owner is stuck inside a call: its regions stay open, the log with it */
+      if (!wait_idle(st, &waits,
+                     &since)) { /* its owner is stuck inside a call: its regions stay open, the log with it */
         if (!pinned) pinned = hpc_store_enter() != NULL; /* never left: the log is not closed under it */
         continue;
       }
