@@ -699,6 +699,12 @@ static void write_thread(hp_store *s, const hpc_thread *t, int64_t end) {
   hpc_write_thread_row(s, t->thread_id, t->tid, t->start_ns, end);
 }
 
+/* The ring's record of how its entries' enqueue stamps convert (read only after a crash: launch file). */
+static void calibrate(hpc_thread *t) {
+  int64_t st = hpc_stamp();
+  hp_log_launch_calibrate(&t->lr, st, hpc_stamp_ns(st), (double)hpc_stamp_span(1000000000) / 1e9);
+}
+
 hpc_thread *hpc_thread_attach(const hpc_provider *pv, const void *rt) {
   int saved = errno;
   hpc_busy = 1;
@@ -709,21 +715,19 @@ hpc_thread *hpc_thread_attach(const hpc_provider *pv, const void *rt) {
   if (s && (mode == HPC_TRACING || mode == HPC_PROFILING)) { /* not once the exit handler started */
     for (hpc_thread *x = atomic_load(&g_threads); x; x = x->all) {
       if (atomic_load(&x->in_use)) continue;
-      if (atomic_load(&x->head) != atomic_load(&x->tail))
+      if (atomic_load(&x->lr.head) != atomic_load(&x->lr.tail))
         harvest(x, HARVEST_DONE); /* left by a thread that exited before its dispatches completed */
-      if (atomic_load(&x->head) == atomic_load(&x->tail) && !atomic_load(&x->lock)) {
+      if (atomic_load(&x->lr.head) == atomic_load(&x->lr.tail) && !atomic_load(&x->lock)) {
         t = x;
         break;
       }
     }
-    if (!t && (t = calloc(1, sizeof *t)) != NULL) {
+    if (!t) { /* a new ring: in the launch file beside the log (in memory when there is none) */
       size_t cap = g_env.pending < RING_START ? g_env.pending : RING_START;
-      void *m =
-          mmap(NULL, cap * sizeof(hpc_pending), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (m == MAP_FAILED) {
-        free(t);
-        t = NULL;
-      } else {
+      hp_launch_ring *r = NULL;
+      void *m = NULL;
+      if (hp_log_launch_ring(s, (unsigned)__builtin_ctzll(cap), &r, &m) == HP_OK) {
+        t = (hpc_thread *)r; /* its header page: zeros but for the format's fields */
         t->ring = m;
         t->mask = cap - 1;
         t->all = atomic_load(&g_threads);
@@ -734,6 +738,8 @@ hpc_thread *hpc_thread_attach(const hpc_provider *pv, const void *rt) {
       atomic_store(&t->in_use, 1);
       t->thread_id = hpc_thread_row ? hpc_thread_row : ++g_thread_ids; /* a region may have taken it */
       hpc_thread_row = t->thread_id;
+      atomic_store(&t->lr.thread_id, t->thread_id);
+      calibrate(t);
       t->tid = (int64_t)syscall(SYS_gettid);
       t->start_ns = now_ns();
       t->prov = pv;
@@ -845,8 +851,8 @@ static void running(const hpc_thread *t, const hpc_pending *p, int64_t start) {
 static int harvest(hpc_thread *t, int mode) {
   int expect = 0;
   if (!atomic_compare_exchange_strong(&t->lock, &expect, 1)) return -1;
-  uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
-  uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+  uint64_t head = atomic_load_explicit(&t->lr.head, memory_order_acquire);
+  uint64_t tail = atomic_load_explicit(&t->lr.tail, memory_order_relaxed);
   if (head == tail) {
     atomic_store_explicit(&t->lock, 0, memory_order_release);
     return 0;
@@ -885,6 +891,11 @@ static int harvest(hpc_thread *t, int mode) {
     done++;
     kept--;
   }
+  /* The rows written are committed before the compaction below overwrites their entries: a process killed
+   * at any point has each dispatch in the log or in the ring (the launch file), or both (the reader drops
+   * the ring's copy) */
+  batch_end(&b);
+  if (b.s && done) hp_log_flush(b.s);
   /* keep the still-pending ones, in order, at the head end (none: no second walk of the ring) */
   uint64_t w = head;
   for (uint64_t i = head; kept && i-- != tail;) {
@@ -893,11 +904,10 @@ static int harvest(hpc_thread *t, int mode) {
     w--;
     if (w != i) t->ring[w & t->mask] = *p;
   }
-  batch_end(&b);
-  atomic_store_explicit(&t->tail, w, memory_order_release);
+  atomic_store_explicit(&t->lr.tail, w, memory_order_release);
   atomic_store_explicit(&t->harvested_ns, now_ns(), memory_order_relaxed);
   atomic_store_explicit(&t->due, hpc_stamp() + due_span(), memory_order_relaxed);
-  if (b.s && done) hp_log_flush(b.s);
+  if (done) calibrate(t);
   if (b.s && done) hpc_features.code_capture(b.s); /* a kernel's first dispatch: its code's bytes */
   writer_leave(b.s);
   atomic_store_explicit(&t->lock, 0, memory_order_release);
@@ -926,8 +936,8 @@ static int harvest_wait(hpc_thread *t, int mode) {
  * often enough), are left to their owner or the next pass. */
 static void harvest_all(int64_t recent) {
   for (hpc_thread *t = atomic_load_explicit(&g_threads, memory_order_acquire); t; t = t->all) {
-    if (atomic_load_explicit(&t->head, memory_order_acquire) ==
-        atomic_load_explicit(&t->tail, memory_order_acquire))
+    if (atomic_load_explicit(&t->lr.head, memory_order_acquire) ==
+        atomic_load_explicit(&t->lr.tail, memory_order_acquire))
       continue;
     if (recent < 0) {
       harvest_wait(t, HARVEST_DONE);
@@ -946,17 +956,13 @@ static int grow(hpc_thread *t) {
   if (cap >= g_env.pending) return -1;
   int expect = 0;
   if (!atomic_compare_exchange_strong(&t->lock, &expect, 1)) return -1;
-  int rc = -1;
-  hpc_pending *ring =
-      mmap(NULL, 2 * cap * sizeof *ring, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (ring != MAP_FAILED) {
-    uint64_t head = atomic_load(&t->head), tail = atomic_load(&t->tail);
-    for (uint64_t i = tail; i != head; i++)
-      ring[i & (2 * cap - 1)] = t->ring[i & t->mask];
-    munmap(t->ring, cap * sizeof *ring);
-    t->ring = ring;
+  hp_store *s = writer_enter(); /* the ring's launch file is the log's */
+  void *m = t->ring;
+  int rc = hp_log_launch_grow(s, &t->lr, &m);
+  writer_leave(s);
+  if (rc == 0) {
+    t->ring = m;
     t->mask = 2 * cap - 1;
-    rc = 0;
   }
   atomic_store_explicit(&t->lock, 0, memory_order_release);
   return rc;
@@ -965,12 +971,12 @@ static int grow(hpc_thread *t) {
 int hpc_ring_full(hpc_thread *t) {
   int saved = errno;
   int rc = harvest_wait(t, HARVEST_DONE); /* the background harvester may be in this ring: wait for it */
-  uint64_t used = atomic_load(&t->head) - atomic_load(&t->tail);
+  uint64_t used = atomic_load(&t->lr.head) - atomic_load(&t->lr.tail);
   if (rc == 0 && used > t->mask - t->mask / 8 && grow(t) != 0) /* too little completed and cannot grow */
     rc = harvest_wait(t, HARVEST_FULL);
   errno = saved;
   if (rc != 0) return -1;
-  used = atomic_load(&t->head) - atomic_load(&t->tail);
+  used = atomic_load(&t->lr.head) - atomic_load(&t->lr.tail);
   return used <= t->mask ? 0 : -1;
 }
 
@@ -1006,7 +1012,7 @@ void hpc_exit_race(hpc_thread *t) {
   int saved = errno, busy = hpc_busy;
   hpc_busy = 1;
   if (harvest_wait(t, HARVEST_ALL) != 0) /* never seen: the exit handler holds the ring for one pass */
-    for (uint64_t n = atomic_load(&t->head) - atomic_load(&t->tail); n; n--)
+    for (uint64_t n = atomic_load(&t->lr.head) - atomic_load(&t->lr.tail); n; n--)
       hpc_unrecorded();
   hpc_busy = busy;
   errno = saved;
@@ -1109,8 +1115,8 @@ _Atomic int hpc_harv_watch;
 void hpc_harvest_due(hpc_thread *t) {
   int saved = errno;
   hpc_stamp_tick(); /* the calibration follows the clock as the harvester's passes keep it (stamp.c) */
-  if (harvest(t, HARVEST_DONE) != 0 || atomic_load_explicit(&t->head, memory_order_relaxed) ==
-                                           atomic_load_explicit(&t->tail, memory_order_relaxed))
+  if (harvest(t, HARVEST_DONE) != 0 || atomic_load_explicit(&t->lr.head, memory_order_relaxed) ==
+                                           atomic_load_explicit(&t->lr.tail, memory_order_relaxed))
     atomic_store_explicit(&t->due, hpc_stamp() + due_span(), memory_order_relaxed);
   errno = saved;
 }
@@ -1193,8 +1199,7 @@ static void fork_child(void) {
   g_thread_ids = 0;
   for (hpc_thread *t = atomic_load(&g_threads), *next; t; t = next) { /* the parent's rings: drop them */
     next = t->all;
-    munmap(t->ring, (t->mask + 1) * sizeof(hpc_pending));
-    free(t);
+    hp_log_launch_unmap(&t->lr, t->ring); /* the file stays the parent's */
   }
   atomic_store(&g_threads, NULL);
   hpc_tls = NULL;
@@ -1260,7 +1265,7 @@ static void at_exit(void) {
   harvester_quiesce(); /* it starts no pass after g_exiting */
   for (hpc_thread *t = atomic_load(&g_threads); t; t = t->all) {
     if (harvest_wait(t, HARVEST_ALL) != 0) /* held by its owner for over 50 ms: count, not wait longer */
-      hpc_count_lost(atomic_load(&t->head) - atomic_load(&t->tail));
+      hpc_count_lost(atomic_load(&t->lr.head) - atomic_load(&t->lr.tail));
   }
   hp_store *s = writer_enter();
   if (s) {

@@ -6,6 +6,7 @@
 #ifndef HUBPROF_COLLECTOR_H
 #define HUBPROF_COLLECTOR_H
 
+#include "fmt_log.h" /* the launch file's ring header and entry (hp_launch_ring) */
 #include "provider.h"
 
 #include <stdatomic.h>
@@ -88,10 +89,12 @@ typedef struct hpc_pending {
 } hpc_pending;
 
 typedef struct hpc_thread {
-  hpc_pending *ring;            /* `cap` entries (mmap'd once, reused) */
+  /* The ring's header in the run's launch file (src/hub/fmt_log.h): head (next slot to fill, written by the
+   * owner only), tail (oldest pending slot, written under `lock`), the ring's geometry and calibration. The
+   * whole struct lives in the header's page, so a killed process leaves its pending dispatches on record. */
+  hp_launch_ring lr;
+  hpc_pending *ring;            /* `cap` entries (the file's, after the header page; reused) */
   uint64_t mask;                /* cap - 1 */
-  _Atomic uint64_t head;        /* next slot to fill; written by the owner only */
-  _Atomic uint64_t tail;        /* oldest pending slot; written under `lock` */
   _Atomic int lock;             /* 1 while someone harvests this ring (owner, thread exit or process exit) */
   _Atomic int in_use;           /* 1 while a live thread owns it; 0: free for the next new thread */
   _Atomic int64_t harvested_ns; /* end of its last harvest (the background harvester skips it when recent) */
@@ -106,6 +109,19 @@ typedef struct hpc_thread {
   int *err;                     /* the owning thread's errno (&errno: no libc call on the enqueue path) */
   struct hpc_thread *all;       /* list of every ring of this process */
 } hpc_thread;
+_Static_assert(sizeof(hpc_thread) <= HP_LAUNCH_PAGE, "a ring's state fits its header page");
+/* hpc_pending is the launch file's entry (fmt_log.h), field for field */
+_Static_assert(sizeof(hpc_pending) == HP_LAUNCH_ENTRY &&
+                   offsetof(hpc_pending, dispatch_id) == HP_LAUNCH_E_DISPATCH &&
+                   offsetof(hpc_pending, kernel_id) == HP_LAUNCH_E_KERNEL &&
+                   offsetof(hpc_pending, queue_id) == HP_LAUNCH_E_QUEUE &&
+                   offsetof(hpc_pending, agent_id) == HP_LAUNCH_E_AGENT &&
+                   offsetof(hpc_pending, keep) == HP_LAUNCH_E_FLAGS &&
+                   offsetof(hpc_pending, grid) == HP_LAUNCH_E_GRID &&
+                   offsetof(hpc_pending, wg) == HP_LAUNCH_E_WG &&
+                   offsetof(hpc_pending, enqueue_ns) == HP_LAUNCH_E_ENQUEUE &&
+                   offsetof(hpc_pending, region_id) == HP_LAUNCH_E_REGION,
+               "hpc_pending is the launch file's entry");
 
 /* The calling thread's state (NULL until its first dispatch) and the recursion guard (1 while the thread
  * is inside the collector: nested runtime calls made by the runtime then go straight through). */

@@ -77,8 +77,8 @@ static inline __attribute__((always_inline)) void record(const cl_icd_dispatch *
                                                          const size_t *global, const size_t *local,
                                                          int64_t enq) {
   bench_spin();
-  uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
-  if (HPC_UNLIKELY(h - atomic_load_explicit(&t->tail, memory_order_acquire) > t->mask) &&
+  uint64_t h = atomic_load_explicit(&t->lr.head, memory_order_relaxed);
+  if (HPC_UNLIKELY(h - atomic_load_explicit(&t->lr.tail, memory_order_acquire) > t->mask) &&
       hpc_ring_full(t) != 0) {
     n->clReleaseEvent(ev);
     hpc_count_lost(1);
@@ -113,7 +113,7 @@ static inline __attribute__((always_inline)) void record(const cl_icd_dispatch *
   }
   p->enqueue_ns = enq;
   p->region_id = hpc_region_cur;
-  atomic_store_explicit(&t->head, h + 1, memory_order_release);
+  atomic_store_explicit(&t->lr.head, h + 1, memory_order_release);
   /* The exit handler may have harvested this ring already: it sets hpc_enabled, then membarrier() orders
    * every thread (at_exit), so either it saw the entry above or this load sees it exiting. */
   atomic_signal_fence(memory_order_seq_cst);

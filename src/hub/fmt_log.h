@@ -61,7 +61,8 @@ hp_status hp_log_set_defaults(uint64_t chunk_size, uint32_t block_target);
 #define HP_LAUNCH_MAGIC "HPLAUNCH"
 #define HP_LAUNCH_RING_MAGIC "HPLRING"
 #define HP_LAUNCH_VERSION 1u
-#define HP_LAUNCH_PAGE 4096u /* the file header and each ring's header take one page; areas are page-aligned */
+#define HP_LAUNCH_PAGE                                                                                       \
+  4096u /* the file header and each ring's header take one page; areas are page-aligned */
 /* File header (offset 0, little-endian): magic[8], u32 version, u32 entry size, u64 offset of the ring
  * made last (0: none; each ring names the one before it: `prev`), i64 pid of the writer. */
 #define HP_LAUNCH_H_VERSION 8u
@@ -114,7 +115,7 @@ _Static_assert(offsetof(hp_launch_ring, tail) == HP_LAUNCH_R_TAIL &&
 #define HP_LAUNCH_E_KERNEL 16u  /* u32 kernel_symbol id */
 #define HP_LAUNCH_E_QUEUE 20u   /* u32 queue id */
 #define HP_LAUNCH_E_AGENT 24u   /* u32 agent id */
-#define HP_LAUNCH_E_FLAGS 28u   /* u32: bit 1: the kernel's first dispatch in the process (hp_dispatch.cold) */
+#define HP_LAUNCH_E_FLAGS 28u   /* u32: bit 1 = hp_dispatch.cold (its kernel's first dispatch) */
 #define HP_LAUNCH_E_GRID 32u    /* u32[3] */
 #define HP_LAUNCH_E_WG 44u      /* u32[3] */
 #define HP_LAUNCH_E_ENQUEUE 56u /* i64 stamp of the enqueue (cal_* convert it) */

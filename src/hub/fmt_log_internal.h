@@ -87,4 +87,10 @@ HP_FORMAT_DECLARE(hp_log)
 hp_fmt_park_fn hp_log_park;
 hp_fmt_resume_fn hp_log_resume;
 
+/* The launch file of a log being written (fmt_log_launch.c): the writer's slot for it (NULL when s is not a
+ * log this process writes), and its release at commit (remove: the log is closed, or gone) or abort. */
+struct hp_launch_w;
+struct hp_launch_w **hp_log_launch_state(hp_store *s);
+void hp_log_launch_close(struct hp_launch_w *w, int remove);
+
 #endif

@@ -2,8 +2,8 @@
  * only) and prints one summary line per log plus one line per kernel, for tests/collector/test_collector.sh.
  * It checks the invariants every log must hold and prints "bad: ..." for each violation; it never writes.
  * usage: check_logs DIR
- * output:  log FILE pid=P ppid=P rank=R dispatches=N untimed=U threads=T agents=A queues=Q kernels=K
- *              ended=0|1 lost=L damage=STATUS
+ * output:  log FILE pid=P ppid=P rank=R dispatches=N untimed=U launched=L threads=T agents=A queues=Q
+ *              kernels=K ended=0|1 lost=L damage=STATUS   (launched: rows from the launch file, end unknown)
  *          kernel FILE NAME COUNT GX,GY,GZ WX,WY,WZ      (sizes of the kernel's first dispatch)
  *          total logs=N dispatches=N bad=N */
 /* SPDX-License-Identifier: MIT */
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAXK 256
 #define MAXID 65536
@@ -108,7 +109,7 @@ static uint64_t check_one(const char *dir, const char *file) {
     hp_cursor_close(c);
   }
   /* dispatches */
-  uint64_t nd = 0, untimed = 0;
+  uint64_t nd = 0, untimed = 0, launched = 0;
   static uint8_t seen_did[1u << 20];
   memset(seen_did, 0, sizeof seen_did);
   hp_dispatch d = {.size = sizeof d};
@@ -137,7 +138,12 @@ static uint64_t check_one(const char *dir, const char *file) {
         BAD("%s: dispatch %" PRIu64 " has unknown agent", file, d.dispatch_id);
       if (d.process_id != 1)
         BAD("%s: dispatch %" PRIu64 " process_id %" PRIu64, file, d.dispatch_id, d.process_id);
-      if (d.passes != 1) BAD("%s: dispatch %" PRIu64 " passes %u", file, d.dispatch_id, d.passes);
+      /* passes 0 without device times: from the launch file (launched, end unknown: the process died first)
+       */
+      if (d.passes == 0 && !d.start_ns && !d.end_ns)
+        launched++;
+      else if (d.passes != 1)
+        BAD("%s: dispatch %" PRIu64 " passes %u", file, d.dispatch_id, d.passes);
       if (!d.grid[0] || !d.grid[1] || !d.grid[2])
         BAD("%s: dispatch %" PRIu64 " has a zero grid", file, d.dispatch_id);
       if (d.enqueue_ns <= 0) BAD("%s: dispatch %" PRIu64 " has no enqueue time", file, d.dispatch_id);
@@ -161,9 +167,9 @@ static uint64_t check_one(const char *dir, const char *file) {
   uint64_t off = 0;
   hp_status dmg = hp_store_damage(s, &off);
   printf("log %s pid=%" PRId64 " ppid=%" PRId64 " rank=%" PRId64 " dispatches=%" PRIu64 " untimed=%" PRIu64
-         " threads=%" PRIu64 " agents=%" PRIu64 " queues=%" PRIu64 " kernels=%zu ended=%d lost=%" PRIu64
-         " damage=%s\n",
-         file, pid, ppid, rank, nd, untimed, nthreads, nagents, nqueues, nk, end > 0, lost,
+         " launched=%" PRIu64 " threads=%" PRIu64 " agents=%" PRIu64 " queues=%" PRIu64
+         " kernels=%zu ended=%d lost=%" PRIu64 " damage=%s\n",
+         file, pid, ppid, rank, nd, untimed, launched, nthreads, nagents, nqueues, nk, end > 0, lost,
          dmg == HP_OK ? "none" : hp_status_str(dmg));
   for (size_t i = 0; i < nk; i++)
     printf("kernel %s %s %" PRIu64 " %u,%u,%u %u,%u,%u\n", file, ks[i].name, ks[i].count, ks[i].grid[0],
@@ -173,6 +179,13 @@ static uint64_t check_one(const char *dir, const char *file) {
 }
 
 static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* dir holds the log whose name is the first n bytes of `name` */
+static int has_log(const char *dir, const char *name, size_t n) {
+  char p[4096];
+  snprintf(p, sizeof p, "%s/%.*s", dir, (int)n, name);
+  return access(p, F_OK) == 0;
+}
 
 int main(int argc, char **argv) {
   if (argc != 2) {
@@ -192,6 +205,9 @@ int main(int argc, char **argv) {
     if (e->d_name[0] == '.') continue;
     if (strncmp(e->d_name, "hubprof-", 8) == 0 && l > 4 && strcmp(e->d_name + l - 4, ".log") == 0)
       names[n++] = strdup(e->d_name);
+    else if (strncmp(e->d_name, "hubprof-", 8) == 0 && l > 11 && !strcmp(e->d_name + l - 11, ".log.launch") &&
+             has_log(argv[1], e->d_name, l - 7))
+      continue; /* its log's launch file (read with the log) */
     else
       BAD("unexpected file %s", e->d_name);
   }
