@@ -286,8 +286,9 @@ int hai_write_notes(run *r, ha_result *res, const rowctx *rc) {
   }
   if (r->nincomplete)
     e |= hai_note(res,
-                  "%" PRIu64 " dispatch%s incomplete: still running when %s process died (no end time; %s "
-                  "device time is unknown and not counted, %s samples are kept)",
+                  "%" PRIu64 " dispatch%s incomplete: launched and not seen to end before %s process died "
+                  "(still running, or not harvested yet: no end time; %s device time is unknown and not "
+                  "counted, %s samples are kept)",
                   r->nincomplete, r->nincomplete == 1 ? " is" : "es are",
                   r->nincomplete == 1 ? "its" : "their", r->nincomplete == 1 ? "its" : "their",
                   r->nincomplete == 1 ? "its" : "their");

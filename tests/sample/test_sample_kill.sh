@@ -141,7 +141,7 @@ grep -q "incomplete: $N2 of these samples are of 1 dispatch without an end time 
 expect 0 "$HP" analyze --by line --kernel ratio k.parquet
 grep -q "incomplete: $N2 of these samples" out && ok || bad "by line: $(cat out)"
 expect 0 "$HP" analyze k.db
-grep -q "1 dispatch is incomplete: still running when its process died" out && ok || bad "analyze: $(cat out)"
+grep -q "1 dispatch is incomplete: launched and not seen to end before its process died" out && ok || bad "analyze: $(cat out)"
 expect 0 "$HP" analyze full.db
 grep -q "incomplete" out && bad "a complete run called incomplete: $(cat out)" || ok
 py "Python analysis counts them" k.db '
