@@ -40,11 +40,11 @@ COUNTERS_SRC := $(wildcard src/counters/*.c)
 # The merge and the assembly pipeline (src/assembly/): a layer above the hub's storage, in the same library.
 ASSEMBLY_SRC := $(wildcard src/assembly/*.c)
 HUB_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c $(ASSEMBLY_SRC) \
-           src/hub/fmt_log.c src/hub/fmt_log_cols.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c \
+           src/hub/fmt_log.c src/hub/fmt_log_cols.c src/hub/fmt_log_read.c src/hub/fmt_log_launch_read.c src/hub/fmt_log_write.c src/hub/fmt_rocpd.c $(wildcard src/hub/rocpd_*.c) src/hub/fmt_parquet.c \
            $(wildcard src/hub/parquet_*.c) src/hub/formats.c $(filter-out src/analysis/llvm_regen.c $(CODE_SRC),$(wildcard src/analysis/*.c)) src/analysis/code_find.c $(COUNTERS_SRC) $(COMMON_SRC) \
            src/hub/code_bytes.c src/hub/hub_layer.c
 # The collector's subset: no SQLite, no Parquet.
-HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/fmt_log_cols.c src/hub/fmt_log_read.c src/hub/fmt_log_write.c \
+HUBLOG_SRC := src/hub/hub.c src/hub/schema.c src/hub/crc32c.c src/hub/fmt_log.c src/hub/fmt_log_cols.c src/hub/fmt_log_read.c src/hub/fmt_log_launch_read.c src/hub/fmt_log_write.c \
               src/hub/formats_log.c \
               $(COMMON_SRC) src/hub/code_bytes.c
 # The timeline exporter (hubprof export): reads through the hub's public API, linked into the CLI. OTF2 output
