@@ -71,7 +71,9 @@ typedef struct hp_assemble_stats {
      without recording: the sum of the inputs' metadata dispatches_not_selected (first run's processes) */
   uint64_t not_selected_dispatches;
   /* dispatches still running when their process died (a sampled run's "dispatch begun" row without the
-     dispatch's own row): kept without device times, with their samples; counted in unfinished_dispatches */
+     dispatch's own row): kept without device times, with their samples; and, in a run not sampled, those
+     launched and not seen to end (a killed process's log read with its launch file, docs/formats/log.md):
+     kept without device times; counted in unfinished_dispatches */
   uint64_t incomplete_dispatches;
   /* kernels the output's dispatches name, a kernel being its name and its program (kernel_symbol rows may
      also name kernels created but never dispatched) */

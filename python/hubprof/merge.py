@@ -40,7 +40,8 @@ def merge(inputs: Iterable[PathOrStore], output: str | os.PathLike, format: str 
     "not_selected_dispatches", "incomplete_dispatches", "rows_in": {table: rows}, "rows_out": {table: rows}};
     unfinished_*: processes that did not close their logs (killed: their end time unknown) and the dispatches
     kept of them, each also named in a HubprofWarning; incomplete_dispatches: of those, the ones still running
-    when their process died (a sampled run: kept without device times, with their samples);
+    when their process died (a sampled run: kept without device times, with their samples) or launched and not
+    seen to end (a run not sampled: from the log's launch file, without device times);
     not_selected_dispatches: the inputs' metadata dispatches_not_selected summed
     (hubprof trace|profile --kernel, --dispatch-range, --region).
     An existing output raises FileExistsError unless force=True. A damaged input (a log cut by a crash)

@@ -530,10 +530,16 @@ static hp_status begun_scan(hp_assembly *a, size_t i, hp_store *s) {
 }
 
 /* A dispatch row of input ix: 1 keep, 0 drop (a begun row of a dispatch that has its own row, or one kept
- * already), -1 out of memory. *incomplete: it is kept as a dispatch that never ended. */
+ * already), -1 out of memory. *incomplete: it is kept as a dispatch that never ended; 2 when it is a row of
+ * a run that is not sampled: a dispatch its process launched and was not seen to end before it died (the
+ * log's reader adds them from the launch file, docs/formats/log.md). */
 static int begun_row(hp_assembly *a, size_t ix, const hp_dispatch *d, int *incomplete) {
   *incomplete = 0;
-  if (!a->begun || !a->begun[ix].n || !is_begun(d)) return 1;
+  if (!is_begun(d)) return 1;
+  if (!a->begun || !a->begun[ix].n) {
+    *incomplete = 2;
+    return 1;
+  }
   uint64_t v = 0;
   hu_idmap_get(&a->begun[ix], d->id, &v);
   if (v != BEGUN_ONLY) return 0;
@@ -630,14 +636,18 @@ static int hook_row(void *ctx, size_t ix, hp_table t, void *row) {
   if (t == HP_TABLE_DISPATCH && !a->replay_runs) {
     int k = begun_row(a, ix, row, &incomplete);
     if (k <= 0) return k < 0 ? hook_failed(a->hooks, HP_ERR_NOMEM, "out of memory") : 0;
-    if (incomplete && a->stats) a->stats->incomplete_dispatches++;
   }
+  int unf = 0; /* of a process that did not close its log */
   if (a->nunf && t == HP_TABLE_DISPATCH)
     for (size_t k = 0; k < a->nunf; k++)
       if (a->unf[k].ix == ix && a->unf[k].id == ((const hp_dispatch *)row)->process_id) {
+        unf = 1;
         a->unf[k].kept++;
-        a->unf[k].incomplete += incomplete;
+        a->unf[k].incomplete += incomplete == 1;
+        a->unf[k].launched += incomplete == 2;
       }
+  if (incomplete == 2 && !unf) incomplete = 0; /* a closed log's: no launch file was read for it */
+  if (incomplete && a->stats) a->stats->incomplete_dispatches++;
   if (a->replay_runs) {
     if (t == HP_TABLE_METADATA) return !drop_key(((hp_metadata *)row)->key, 1);
     if (t == HP_TABLE_DISPATCH) {
@@ -792,7 +802,8 @@ static hp_status unfinished_of(hp_assembly *a, size_t i, hp_store *s) {
       break;
     }
     a->unf = u;
-    a->unf[a->nunf++] = (struct unfinished){i, p.id, p.pid, cmd, 0, 0, p.exit_signal};
+    a->unf[a->nunf++] =
+        (struct unfinished){.ix = i, .id = p.id, .pid = p.pid, .command = cmd, .exit_signal = p.exit_signal};
   }
   hp_cursor_close(c);
   return st;
@@ -911,6 +922,9 @@ hp_status hp_assembly_write(hp_assembly *a, hp_store *out, hp_assemble_stats *us
     if (u->incomplete)
       snprintf(running, sizeof running, " (%" PRIu64 " running when it died: no end time, samples kept)",
                u->incomplete);
+    else if (u->launched)
+      snprintf(running, sizeof running,
+               " (%" PRIu64 " launched and not seen to end before it died: no end time)", u->launched);
     char how[64];
     ended_how(a, u, how, sizeof how);
     asm_warnf(a,

@@ -59,6 +59,7 @@ struct hp_assembly {
     char *command;
     uint64_t kept;
     uint64_t incomplete; /* of kept: running when it died (a "dispatch begun" row only) */
+    uint64_t launched;   /* of kept, in a run not sampled: launched and not seen to end (the launch file's) */
     int64_t exit_signal; /* as the input says (-1: unknown) */
   } * unf;
   /* per input of a sampled run: dispatch ids of "dispatch begun" rows → BEGUN_ONLY, BEGUN_ENDED (the

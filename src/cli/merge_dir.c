@@ -84,6 +84,9 @@ static int expand_folder(const char *dir, char ***v, size_t *n, size_t *cap, siz
       }
       continue;
     }
+    size_t l = strlen(names[i]);
+    if (l > 11 && !strcmp(names[i] + l - 11, ".log.launch"))
+      continue; /* NAME.log's launch file (its reader's) */
     hp_store *s = NULL;
     hp_status st = hp_store_open(p, NULL, HP_READ, &s);
     hp_store_abort(s);

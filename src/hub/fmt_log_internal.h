@@ -84,6 +84,13 @@ void hp_log_ti_init(void);
  * fmt_log_write.c): hp_log_probe, hp_log_open_read, ... hp_log_cursor_close (hub_internal.h), and
  * park/resume. */
 HP_FORMAT_DECLARE(hp_log)
+
+/* The launch file beside the log at log_path (fmt_log_launch_read.c; docs/formats/log.md, "The launch file"):
+ * *rows (malloc'd, NULL when none) and *n get a dispatch row for every entry [tail, head) of its rings, each
+ * dispatch id once (0 never), as a dispatch launched whose end is unknown (no device times, passes 0). None
+ * when the file is absent, or its writer still lives (it holds a write lock on the file's first byte). why
+ * (may be NULL) gets what was not read and why ("" when all was). HP_OK, or HP_ERR_NOMEM (no rows). */
+hp_status hp_log_launch_read(const char *log_path, hp_dispatch **rows, size_t *n, char *why, size_t whylen);
 hp_fmt_park_fn hp_log_park;
 hp_fmt_resume_fn hp_log_resume;
 

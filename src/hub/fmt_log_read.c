@@ -6,6 +6,7 @@
 
 #include "../common/hu_hash.h"
 #include "../common/hu_io.h"
+#include "../common/hu_map.h"
 #include "../common/hu_varint.h"
 
 #include <errno.h>
@@ -159,7 +160,9 @@ typedef struct log_r {
   cprob *probs;
   size_t nprob, probcap;
   char complete_msg[320]; /* what the completeness check found missing, for the damage message */
-  char note[240];         /* what it could not prove (no closing record) */
+  char note[400];         /* what it could not prove (no closing record) */
+  hp_dispatch *xrows; /* dispatches only the launch file holds (a log without closing record), after the */
+  size_t nx;          /* blocks' rows (launch_rows) */
   struct stat id; /* the file as scanned (device, inode, size, times): hp_log_resume takes it again unread */
 } log_r;
 
@@ -852,6 +855,7 @@ static void free_log_r(log_r *R) {
   free(R->lost);
   free(R->seqs);
   free(R->probs);
+  free(R->xrows);
   if (R->map) munmap((void *)R->map, R->size);
   if (R->fd >= 0) close(R->fd);
   free(R);
@@ -932,6 +936,8 @@ static hp_status check_header(hp_store *s, log_r *R) {
   return HP_OK;
 }
 
+static hp_status launch_rows(hp_store *s, log_r *R);
+
 hp_status hp_log_open_read(hp_store *s) {
   hp_log_ti_init();
   log_r *R = calloc(1, sizeof *R);
@@ -984,6 +990,13 @@ hp_status hp_log_open_read(hp_store *s) {
   }
   s->schema_version = schema;
   s->impl = R;
+  if (R->version >= 3 && R->close.state == 0 && (st = launch_rows(s, R)) != HP_OK) {
+    s->impl = NULL;
+    free(s->schema_version);
+    s->schema_version = NULL;
+    free_log_r(R);
+    return st;
+  }
   if (R->dmg != HP_OK)
     hp_set_damage(s, R->dmg, R->dmg_off,
                   "%s%s%s%s; %llu complete blocks recovered, %llu damaged place%s, %llu bytes skipped",
@@ -1037,13 +1050,14 @@ hp_status hp_log_resume(hp_store *s) {
 
 hp_status hp_log_count(hp_store *s, hp_table t, uint64_t *n) {
   log_r *R = s->impl;
-  *n = hp_log_ti[t].small ? R->small[t].n : R->nbig[t];
+  *n = hp_log_ti[t].small ? R->small[t].n : R->nbig[t] + (t == HP_TABLE_DISPATCH ? R->nx : 0);
   return HP_OK;
 }
 
 /* ---- cursors: small tables from memory, big tables decoded block by block ---- */
 typedef struct lcur {
   size_t i;                     /* next row (small) or next block (big) */
+  size_t x;                     /* next of the launch file's rows (R->xrows), after the blocks' */
   const unsigned char *p, *end; /* records left in the current block */
   char *buf;                    /* strings of the current row */
   size_t cap;
@@ -1123,7 +1137,11 @@ static hp_status cursor_next(hp_cursor *c, void *row) {
     if (k->p >= k->end) {
       while (k->i < R->nblk && !(R->blk[k->i].mask & bit))
         k->i++;
-      if (k->i >= R->nblk) return HP_END;
+      if (k->i >= R->nblk) {
+        if (c->table != HP_TABLE_DISPATCH || k->x >= R->nx) return HP_END;
+        memcpy(row, &R->xrows[k->x++], sizeof(hp_dispatch));
+        return HP_OK;
+      }
       hp_status st = load_block(c, k, &R->blk[k->i]);
       if (st != HP_OK) return st;
       k->i++;
@@ -1164,4 +1182,49 @@ void hp_log_cursor_close(hp_cursor *c) {
   free(k->buf);
   free(k);
   c->impl = NULL;
+}
+
+/* A log without closing record: the dispatches its writer launched and had not put in it when it stopped,
+ * from its launch file (hp_log_launch_read), less those the log holds (by row id or dispatch id: one pass
+ * over its dispatch rows), kept in R->xrows for the count and the cursor, and told in the note. */
+static hp_status launch_rows(hp_store *s, log_r *R) {
+  char why[160] = "";
+  hp_dispatch *x = NULL;
+  size_t nx = 0;
+  hp_status st = hp_log_launch_read(s->path, &x, &nx, why, sizeof why);
+  if (st != HP_OK) return hp_set_error(s, st, "out of memory");
+  hu_idmap cand = {0};
+  for (size_t i = 0; i < nx && st == HP_OK; i++)
+    if (hu_idmap_put(&cand, x[i].id, i + 1) != 0) st = HP_ERR_NOMEM;
+  if (nx && st == HP_OK &&
+      R->nbig[HP_TABLE_DISPATCH]) { /* the log's own rows: a candidate there is dropped */
+    hp_cursor c = {.store = s, .table = HP_TABLE_DISPATCH};
+    st = hp_log_cursor_open(&c);
+    hp_dispatch d = {.size = sizeof d};
+    uint64_t v;
+    while (st == HP_OK && (st = cursor_next(&c, &d)) == HP_OK)
+      for (int k = 0; k < 2; k++)
+        if (hu_idmap_get(&cand, k ? d.dispatch_id : d.id, &v) && v) {
+          x[v - 1].id = 0;                                  /* dropped */
+          hu_idmap_put(&cand, k ? d.dispatch_id : d.id, 0); /* a replacement: never fails */
+        }
+    if (c.impl) hp_log_cursor_close(&c);
+    if (st == HP_END) st = R->shrunk ? hp_set_error(s, HP_ERR_IO, "%s", size_changed_why(R)) : HP_OK;
+  }
+  hu_idmap_free(&cand);
+  size_t n = 0;
+  for (size_t i = 0; i < nx; i++)
+    if (x[i].id) x[n++] = x[i];
+  if (st != HP_OK || !n) free(x);
+  if (st != HP_OK) return st == HP_ERR_NOMEM ? hp_set_error(s, st, "out of memory") : st;
+  if (n) {
+    R->xrows = x;
+    R->nx = n;
+    append(R->note, sizeof R->note,
+           "; %zu dispatch%s launched and not yet harvested when it stopped %s read from its launch file, %s "
+           "end unknown",
+           n, n == 1 ? "" : "es", n == 1 ? "is" : "are", n == 1 ? "its" : "their");
+  }
+  if (*why) append(R->note, sizeof R->note, "; its launch file: %s", why);
+  return HP_OK;
 }

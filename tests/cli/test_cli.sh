@@ -77,6 +77,32 @@ pct=$(sqlite3 "$T/merged.db" "select round(sum(percentage)) from top_kernels;")
 ncc=$(sqlite3 "$T/merged.db" "select count(*) from counters_collection;")
 [ "$ncc" = "12000" ] && ok || bad "counters_collection rows $ncc"
 
+# a folder of stores holding a log and its launch file (NAME.log.launch, docs/formats/log.md): the launch file is
+# not a foreign file; a closed log's is not read; once the log has no closing record (its writer killed), the
+# launch file's dispatches the log lacks are merged (ids 9001 and 9002; 7 is the log's own)
+mkdir -p "$T/lfold"
+cp "$T/logs/$(ls "$T/logs" | head -n 1)" "$T/lfold/hubprof-x.log"
+python3 - "$T/lfold/hubprof-x.log.launch" <<'PY'
+import struct, sys
+b = bytearray(3 * 4096 + 16 * 72)
+struct.pack_into("<8sIIQq", b, 0, b"HPLAUNCH", 1, 72, 4096, 0)
+# ring at 4096: head 3, tail 0, entries at 8192, 16 of them, thread 1, calibration 1 stamp per ns from 0
+struct.pack_into("<QQQQQqqdQ8s", b, 4096, 3, 0, 8192 | 4, 1, 0, 0, 0, 1.0, 0, b"HPLRING\0")
+for i, did in enumerate((9001, 7, 9002)):
+    struct.pack_into("<8xQIIIIIIIIIIqQ", b, 8192 + 72 * i, did, 1, 1, 1, 0, 64, 1, 1, 64, 1, 1, 5000 + i, 0)
+open(sys.argv[1], "wb").write(b)
+PY
+expect 0 "$HP" merge -o "$T/lf.db" "$T/lfold"
+grep -q "merged 1 store" "$T/err" && grep -q " 500 dispatches" "$T/err" && ok || bad "closed log + launch file: $(cat "$T/err")"
+dd if=/dev/zero of="$T/lfold/hubprof-x.log" bs=1 seek=512 count=1024 conv=notrunc 2>/dev/null
+expect 0 "$HP" merge -f -o "$T/lf.db" "$T/lfold"
+[ "$(sqlite3 "$T/lf.db" "select count(*) from rocpd_kernel_dispatch")" = 502 ] && ok || bad "launch file's rows: $(cat "$T/err")"
+[ "$(sqlite3 "$T/lf.db" "select count(*) from rocpd_kernel_dispatch where end = 0 or end is null")" = 2 ] && ok ||
+  bad "launch file's rows not without end: $(sqlite3 "$T/lf.db" "select * from rocpd_kernel_dispatch order by id desc limit 3")"
+expect 0 "$HP" info "$T/lfold/hubprof-x.log"
+grep -q "2 dispatches launched and not yet harvested when it stopped are read from its launch file" "$T/out" "$T/err" &&
+  ok || bad "info: no note of the launch file: $(cat "$T/out" "$T/err")"
+
 # merge again: refuses to replace without --force; --force replaces; log output format
 expect 1 "$HP" merge -o "$T/merged.db" "$T"/logs/*.log
 one_line_error "already exists"
