@@ -680,7 +680,7 @@ uint64_t hpc_queue_slow(const hpc_provider *pv, const void *rt, uintptr_t q) {
 
 enum { HARVEST_DONE, HARVEST_FULL, HARVEST_ALL };
 static int harvest(hpc_thread *t, int mode);
-#define RING_START 1024 /* entries of a new ring (64 KiB); it doubles up to HUBPROF_PENDING */
+#define RING_START 1024 /* entries of a new ring (72 KiB); it doubles up to HUBPROF_PENDING */
 
 /* ---- threads ------------------------------------------------------------------------------------------- */
 void hpc_write_thread_row(hp_store *s, uint64_t id, int64_t tid, int64_t start, int64_t end) {
