@@ -11,6 +11,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -1582,6 +1583,94 @@ static const hp_dispatch *launch_find(const hp_dispatch *v, size_t n, uint64_t i
   return NULL;
 }
 
+/* The writer's side, end to end: a child writes a log (rows 1..3, committed) and two launch rings (16
+ * entries) through hp_log_launch_ring, doubles one across its end (hp_log_launch_grow), records a calibration
+ * and dies by SIGKILL; the parent reads the log with the rings' pending entries that the log lacks. A child
+ * that commits instead leaves no launch file. */
+static void launch_put(void *e, unsigned k, uint64_t i, uint64_t id, int64_t stamp) {
+  unsigned char *x = (unsigned char *)e + (i & ((1u << k) - 1)) * HP_LAUNCH_ENTRY;
+  memset(x, 0, HP_LAUNCH_ENTRY);
+  memcpy(x + HP_LAUNCH_E_DISPATCH, &id, 8);
+  uint32_t one = 1, g[3] = {64, 1, 1};
+  memcpy(x + HP_LAUNCH_E_KERNEL, &one, 4);
+  memcpy(x + HP_LAUNCH_E_QUEUE, &one, 4);
+  memcpy(x + HP_LAUNCH_E_AGENT, &one, 4);
+  memcpy(x + HP_LAUNCH_E_GRID, g, sizeof g);
+  memcpy(x + HP_LAUNCH_E_ENQUEUE, &stamp, 8);
+}
+
+static void launch_child(const char *p, int commit) {
+  hp_store *s = NULL;
+  if (hp_store_open(p, "log", HP_CREATE_LIVE, &s) != HP_OK) _exit(2);
+  for (uint64_t i = 1; i <= 3; i++)
+    write_dispatch(s, i);
+  hp_log_flush(s);
+  hp_launch_ring *a = NULL, *b = NULL;
+  void *ea = NULL, *eb = NULL;
+  if (hp_log_launch_ring(s, 4, &a, &ea) != HP_OK || hp_log_launch_ring(s, 4, &b, &eb) != HP_OK || !a->own ||
+      !b->own)
+    _exit(3);
+  atomic_store(&a->thread_id, 7);
+  for (uint64_t i = 10; i < 26; i++) /* ring A full, across its end: 50..65, the first harvested (tail 11) */
+    launch_put(ea, 4, i, 40 + i, 1000 + 1000 * (int64_t)(i - 10));
+  atomic_store(&a->head, 26);
+  atomic_store(&a->tail, 11);
+  if (hp_log_launch_grow(s, a, &ea) != 0 || (atomic_load(&a->geom) & 63) != 5) _exit(4);
+  for (uint64_t i = 26; i < 29; i++) /* 66..68 in the doubled ring */
+    launch_put(ea, 5, i, 40 + i, 1000 + 1000 * (int64_t)(i - 10));
+  atomic_store(&a->head, 29);
+  hp_log_launch_calibrate(a, 1000, 5000000000, 2.0);
+  launch_put(eb, 4, 0, 2, 0); /* already in the log (its row id): dropped */
+  launch_put(eb, 4, 1, 90, 0);
+  atomic_store(&b->head, 2);
+  if (commit) _exit(hp_store_close(s) == HP_OK ? 0 : 5);
+  raise(SIGKILL);
+  _exit(6);
+}
+
+static void test_launch_writer(void) {
+  const char *p = path_of("launchw.log");
+  char lp[4096];
+  snprintf(lp, sizeof lp, "%s%s", p, HP_LAUNCH_SUFFIX);
+  for (int commit = 0; commit < 2; commit++) {
+    unlink(p);
+    unlink(lp);
+    pid_t pid = fork();
+    if (pid == 0) launch_child(p, commit);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK_MSG(commit ? WIFEXITED(st) && WEXITSTATUS(st) == 0 : WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+              "child status %d", st);
+    CHECK_MSG(access(lp, F_OK) == (commit ? -1 : 0), "launch file %s after %s", lp,
+              commit ? "a commit" : "a kill");
+    hp_store *r = open_read(p);
+    if (!r) continue;
+    hp_cursor *c = NULL;
+    uint64_t ids = 0, n = 0, recovered = 0;
+    CHECK_OK(hp_cursor_open(r, HP_TABLE_DISPATCH, &c), r);
+    hp_dispatch d = {.size = sizeof d};
+    while (c && hp_cursor_next(c, &d) == HP_OK) {
+      n++;
+      if (d.id < 50) continue;
+      recovered++;
+      ids += d.id;
+      CHECK_MSG(!d.start_ns && !d.end_ns && !d.passes && d.grid[0] == 64 && d.kernel_id == 1,
+                "row %llu not as launched", (unsigned long long)d.id);
+      if (d.id == 68) /* stamp 19000: 5 s + (19000 - 1000) / 2 */
+        CHECK_MSG(d.enqueue_ns == 5000009000 && d.thread_id == 7, "68: enqueue %lld thread %llu",
+                  (long long)d.enqueue_ns, (unsigned long long)d.thread_id);
+    }
+    hp_cursor_close(c);
+    CHECK_EQ_U64(n, commit ? 3 : 3 + 19);
+    CHECK_EQ_U64(recovered, commit ? 0 : 19);
+    CHECK_EQ_U64(ids, commit ? 0 : (51 + 68) * 18 / 2 + 90);
+    CHECK_MSG(commit || strstr(hp_store_note(r), "19 dispatches launched"), "note '%s'", hp_store_note(r));
+    hp_store_close(r);
+  }
+  unlink(p);
+  unlink(lp);
+}
+
 static void test_launch(void) {
   const char *p = path_of("launch.log"), *lp = path_of("launch.log.launch");
   launch_log(p, 0);
@@ -1787,7 +1876,8 @@ int main(int argc, char **argv) {
                {"shrink", test_shrink},
                {"lost_wrap", test_lost_wrap},
                {"prepare", test_prepare},
-               {"launch", test_launch}};
+               {"launch", test_launch},
+               {"launch-writer", test_launch_writer}};
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
     if (!only || strcmp(only, tests[i].name) == 0) tests[i].fn();
   cleanup();

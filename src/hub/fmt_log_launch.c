@@ -146,6 +146,14 @@ int hp_log_launch_grow(hp_store *s, hp_launch_ring *r, void **entries) {
   atomic_store(&r->geom, off | (k + 1)); /* one store: a reader sees the old ring or the new one, whole */
   munmap(*entries, round_page(cap * HP_LAUNCH_ENTRY));
   *entries = m;
+  if (r->own) { /* the old area's blocks given back (the file keeps its size: later offsets stay) */
+    pthread_mutex_lock(&g_lock);
+    struct hp_launch_w **slot = state_of(s);
+    if (slot && *slot)
+      (void)fallocate((*slot)->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(g & ~(uint64_t)63),
+                      (off_t)round_page(cap * HP_LAUNCH_ENTRY));
+    pthread_mutex_unlock(&g_lock);
+  }
   errno = saved;
   return 0;
 }
