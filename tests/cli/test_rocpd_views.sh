@@ -76,8 +76,9 @@ fi
 [ "$(sqlite3 "$T/killed.db" 'select count(*) from rocpd_info_process where "end" is null and fini is null and start is not null')" = 1 ] &&
   ok || bad "a killed process's end is not NULL"
 [ "$(sqlite3 "$T/killed.db" 'select count(*) from rocpd_info_thread where "end" is null')" = 1 ] && ok || bad "thread end not NULL"
+# (crash kill 12: 12 dispatches harvested, 3 launched after the last sync kept from the launch file, no end)
 [ "$(sqlite3 "$T/killed.db" 'select count(*) from processes where "end" is null; select count(*) from kernels')" = "1
-12" ] && ok || bad "views over NULLs"
+15" ] && ok || bad "views over NULLs"
 views "$T/killed.db"
 "$HP" info "$T/killed.db" | grep -q "^unfinished *1 process" && ok || bad "info: the NULL end is not read as unknown"
 PYTHONPATH=$PWD/python python3 -c '
