@@ -94,10 +94,8 @@ hp_status hp_log_launch_read(const char *log_path, hp_dispatch **rows, size_t *n
 hp_fmt_park_fn hp_log_park;
 hp_fmt_resume_fn hp_log_resume;
 
-/* The launch file of a log being written (fmt_log_launch.c): the writer's slot for it (NULL when s is not a
- * log this process writes), and its release at commit (remove: the log is closed, or gone) or abort. */
-struct hp_launch_w;
-struct hp_launch_w **hp_log_launch_state(hp_store *s);
-void hp_log_launch_close(struct hp_launch_w *w, int remove);
+/* The launch file of log s being written (fmt_log_launch.c), released at its commit or abort: remove (the
+ * log is closed, or gone) unlinks it when this process made it; a forked child's copy only closes it. */
+void hp_log_launch_close(const hp_store *s, int remove);
 
 #endif

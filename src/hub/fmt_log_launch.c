@@ -16,24 +16,29 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-struct hp_launch_w {
+/* One log's launch file. */
+typedef struct launch_w {
+  const hp_store *s; /* the log being written (the key) */
+  pid_t pid;         /* the process that made it: a forked child's copy is not its */
   int fd;
   uint64_t end;  /* the file's size: where the next area goes */
   uint64_t last; /* offset of the ring header made last */
   char *path;
-};
+  struct launch_w *next;
+} launch_w;
 
-/* Every launch file of the process: areas are made rarely (a thread's first dispatch, a ring that doubles).
- */
+/* Every launch file of the process, and the lock of all of them: areas are made rarely (a thread's first
+ * dispatch, a ring that doubles). */
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static launch_w *g_files;
 
 static size_t round_page(size_t n) { return (n + HP_LAUNCH_PAGE - 1) & ~(size_t)(HP_LAUNCH_PAGE - 1); }
 
 /* The launch file of the log at `log_path`: made with its header, its first byte write-locked while this
  * process lives (a reader's sign that the writer is gone). NULL when it cannot be made (one of another
  * process's is never taken over or cut: its owner may have it mapped). */
-static struct hp_launch_w *launch_open(const char *log_path) {
-  struct hp_launch_w *w = calloc(1, sizeof *w);
+static launch_w *launch_open(const hp_store *s, const char *log_path) {
+  launch_w *w = calloc(1, sizeof *w);
   size_t n = strlen(log_path) + sizeof HP_LAUNCH_SUFFIX;
   if (!w || !(w->path = malloc(n))) {
     free(w);
@@ -59,12 +64,16 @@ static struct hp_launch_w *launch_open(const char *log_path) {
   }
   (void)fcntl(w->fd, F_SETLK, &lk); /* refused (no locks on this file system): readers then read it anyway */
   w->end = HP_LAUNCH_PAGE;
+  w->s = s;
+  w->pid = getpid();
+  w->next = g_files;
+  g_files = w;
   return w;
 }
 
 /* A new area of `bytes` (page multiple) at the file's end, its blocks allocated (a store into a hole of a
  * shared mapping on a full disk would be a SIGBUS in the application), mapped; NULL when not possible. */
-static void *area(struct hp_launch_w *w, size_t bytes, uint64_t *off) {
+static void *area(launch_w *w, size_t bytes, uint64_t *off) {
   if (posix_fallocate(w->fd, (off_t)w->end, (off_t)bytes) != 0) return NULL;
   void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, (off_t)w->end);
   if (m == MAP_FAILED) return NULL;
@@ -73,7 +82,15 @@ static void *area(struct hp_launch_w *w, size_t bytes, uint64_t *off) {
   return m;
 }
 
-static struct hp_launch_w **state_of(hp_store *s) { return s ? hp_log_launch_state(s) : NULL; }
+/* The launch file of store s made by this process (under g_lock); NULL when none. */
+static launch_w *file_of(const hp_store *s) {
+  for (launch_w *w = g_files; w; w = w->next)
+    if (w->s == s && w->pid == getpid()) return w;
+  return NULL;
+}
+
+/* s is a log being written (not read) */
+static int writing(const hp_store *s) { return s && s->ops == &hp_fmt_log && s->mode != HP_READ && s->impl; }
 
 hp_status hp_log_launch_ring(hp_store *s, unsigned log2cap, hp_launch_ring **ring, void **entries) {
   *ring = NULL;
@@ -84,9 +101,8 @@ hp_status hp_log_launch_ring(hp_store *s, unsigned log2cap, hp_launch_ring **rin
   uint64_t off = 0;
   int saved = errno;
   pthread_mutex_lock(&g_lock);
-  struct hp_launch_w **slot = state_of(s), *w = NULL;
-  if (slot && !*slot) *slot = launch_open(hp_store_path(s));
-  if (slot) w = *slot;
+  launch_w *w = writing(s) ? file_of(s) : NULL;
+  if (!w && writing(s)) w = launch_open(s, hp_store_path(s));
   if (w) m = area(w, bytes, &off);
   if (!m) {
     m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -125,8 +141,8 @@ int hp_log_launch_grow(hp_store *s, hp_launch_ring *r, void **entries) {
   int saved = errno;
   if (r->own) {
     pthread_mutex_lock(&g_lock);
-    struct hp_launch_w **slot = state_of(s);
-    if (slot && *slot) m = area(*slot, eb2, &off);
+    launch_w *w = file_of(s);
+    if (w) m = area(w, eb2, &off);
     pthread_mutex_unlock(&g_lock);
     if (!m) { /* its header stays in the file: the ring cannot move to memory */
       errno = saved;
@@ -148,9 +164,9 @@ int hp_log_launch_grow(hp_store *s, hp_launch_ring *r, void **entries) {
   *entries = m;
   if (r->own) { /* the old area's blocks given back (the file keeps its size: later offsets stay) */
     pthread_mutex_lock(&g_lock);
-    struct hp_launch_w **slot = state_of(s);
-    if (slot && *slot)
-      (void)fallocate((*slot)->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(g & ~(uint64_t)63),
+    launch_w *w = file_of(s);
+    if (w)
+      (void)fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(g & ~(uint64_t)63),
                       (off_t)round_page(cap * HP_LAUNCH_ENTRY));
     pthread_mutex_unlock(&g_lock);
   }
@@ -175,10 +191,18 @@ void hp_log_launch_unmap(hp_launch_ring *r, void *entries) {
   munmap(r, HP_LAUNCH_PAGE);
 }
 
-void hp_log_launch_close(struct hp_launch_w *w, int remove) {
-  if (!w) return;
-  if (remove) unlink(w->path);
-  close(w->fd);
-  free(w->path);
-  free(w);
+void hp_log_launch_close(const hp_store *s, int remove) {
+  pthread_mutex_lock(&g_lock);
+  for (launch_w **p = &g_files, *w; (w = *p) != NULL;) {
+    if (w->s != s) {
+      p = &w->next;
+      continue;
+    }
+    *p = w->next; /* a forked child's copy: its descriptor closed, the file and the lock left to the parent */
+    if (remove && w->pid == getpid()) unlink(w->path);
+    close(w->fd);
+    free(w->path);
+    free(w);
+  }
+  pthread_mutex_unlock(&g_lock);
 }

@@ -126,7 +126,6 @@ struct log_w {
   _Atomic uint64_t lost_total;              /* records lost so far */
   _Atomic int write_errno;                  /* why the last chunk could not be had (ENOSPC ...), 0: never */
   _Atomic uint64_t orphan_lost;             /* lost without a writer (no memory) */
-  struct hp_launch_w *launch;               /* its launch file (fmt_log_launch.c), NULL until a ring */
   _Atomic uint64_t chunk_seq;            /* chunks closed with a trailer (the next one's sequence number) */
   _Atomic uint64_t tot_blocks, tot_recs; /* the sums of the trailers: the closing record */
   _Atomic uint64_t tot_rows[HP_TABLE_COUNT];
@@ -657,7 +656,6 @@ static void free_spares(log_w *L, int keep_files) {
 }
 
 static void free_log_w(log_w *L) {
-  hp_log_launch_close(L->launch, 0); /* (kept: the log reads as not closed) */
   if (L->fd >= 0) close(L->fd);
   pthread_mutex_destroy(&L->lock);
   free(L->tmp);
@@ -778,14 +776,14 @@ hp_status hp_log_commit(hp_store *s) {
     hp_status st = hp_set_error(
         s, HP_ERR_IO, "cannot write the closing record: %s (the log reads as not closed)", strerror(errno));
     if (L->tmp) unlink(L->tmp);
+    hp_log_launch_close(s, 0); /* kept: the log reads as not closed, its rings are what a reader has */
     free_log_w(L);
     s->impl = NULL;
     return st;
   }
   if (L->tmp && rename(L->tmp, s->path) != 0)
     return hp_set_error(s, HP_ERR_IO, "cannot rename %s into place: %s", L->tmp, strerror(errno));
-  hp_log_launch_close(L->launch, 1); /* closed: the log holds every dispatch its rings had */
-  L->launch = NULL;
+  hp_log_launch_close(s, 1); /* closed: the log holds every dispatch its rings had */
   free_log_w(L);
   s->impl = NULL;
   return HP_OK;
@@ -801,7 +799,7 @@ void hp_log_abort(hp_store *s) {
       free(w);
     }
     free_spares(L, 0);
-    hp_log_launch_close(L->launch, 0); /* the parent's: its lock is the parent's, kept */
+    hp_log_launch_close(s, 0); /* the parent's: its file and lock are the parent's, kept */
     if (L->fd >= 0) close(L->fd);
     free(L->tmp);
     free(L);
@@ -814,8 +812,7 @@ void hp_log_abort(hp_store *s) {
   free_spares(L, 0);
   pthread_mutex_unlock(&L->lock);
   unlink(L->tmp ? L->tmp : s->path);
-  hp_log_launch_close(L->launch, 1);
-  L->launch = NULL;
+  hp_log_launch_close(s, 1);
   free_log_w(L);
   s->impl = NULL;
 }
@@ -825,11 +822,6 @@ static log_w *writable(hp_store *s) {
   if (!s || s->ops != &hp_fmt_log || s->mode == HP_READ || !s->impl) return NULL;
   log_w *L = s->impl;
   return forked(L) ? NULL : L;
-}
-
-struct hp_launch_w **hp_log_launch_state(hp_store *s) {
-  log_w *L = writable(s);
-  return L ? &L->launch : NULL;
 }
 
 hp_status hp_log_write_lost(hp_store *s, uint64_t process_id, uint64_t count) {

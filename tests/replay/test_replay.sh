@@ -257,13 +257,13 @@ expect_eq "one pass: values" "$(facts one values)" 24
 expect_eq "one pass: nothing restored" "$(facts one restored)" 0
 
 # ---- 8. one pipeline: profile (every mode), trace, merge and convert write nothing but the final store ----
-# (a watched output folder and TMPDIR; the collector's own per-process logs are inputs, the log folder's
-# .collector-status is how a collector that keeps no log says why (docs/collector.md#failures), and the store's
-# commit temporary ".NAME.tmp.*" is the store itself before its rename)
+# (a watched output folder and TMPDIR; the collector's own per-process logs and their launch files are inputs,
+# the log folder's .collector-status is how a collector that keeps no log says why (docs/collector.md#failures),
+# and the store's commit temporary ".NAME.tmp.*" is the store itself before its rename)
 # only_store NAME LISTING: every created path is the store, its temporary, or a collector log
 only_store() {
   local name=$1 listing=$2 extra
-  extra=$(grep -vE "^(\.hubprof-logs\.[^/]+(/(\.)?hubprof-[^/]*\.log(\.tmp\.[0-9.]+)?|/\.collector-status)?|(\.)?$name(\.tmp\.[0-9.]+(\.[0-9a-f]+)?)?(/.*)?)$" "$listing")
+  extra=$(grep -vE "^(\.hubprof-logs\.[^/]+(/(\.)?hubprof-[^/]*\.log(\.launch|\.tmp\.[0-9.]+)?|/\.collector-status)?|(\.)?$name(\.tmp\.[0-9.]+(\.[0-9a-f]+)?)?(/.*)?)$" "$listing")
   [ -s "$listing" ] && [ -z "$extra" ] && ok || bad "$name: intermediate files: $(echo $extra) (all: $(cat "$listing"))"
 }
 mkdir -p w wt
